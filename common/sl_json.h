@@ -1,0 +1,93 @@
+/*  sl_json.h - a zero-allocation JSON scanner and writer for hot paths.
+
+    Provider chunks are decoded once per chunk at up to millions of chunks a
+    second, and rendered chunks are written at the same rate. A tree parser
+    (jansson) allocates every node; here a value is a slice of the input and
+    is only walked or copied when a caller asks for it. jansson is still used
+    where a tree is the right tool (request bodies, policy values).
+
+    Every function checks its input: malformed JSON yields -2 (or NULL from
+    sl_json_skip) and never reads outside [ptr, ptr + len). Nesting is bounded
+    by SL_JSON_MAX_DEPTH.
+
+    Slices returned here borrow from the caller's input buffer.
+*/
+#ifndef SL_JSON_H
+#define SL_JSON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sl_buf.h"
+#include "sl_str.h"
+
+#define SL_JSON_MAX_DEPTH 256           //  deeper nesting is rejected
+
+typedef enum {
+    SL_JSON_BAD = 0,
+    SL_JSON_OBJECT,
+    SL_JSON_ARRAY,
+    SL_JSON_STRING,
+    SL_JSON_NUMBER,
+    SL_JSON_TRUE,
+    SL_JSON_FALSE,
+    SL_JSON_NULL
+} sl_json_type_t;
+
+//  Iterator over the members of an object or the elements of an array.
+typedef struct {
+    const char *p;                      //  next unread byte
+    const char *end;                    //  end of the container's text
+    bool first;                         //  no member read yet
+    char close;                         //  '}' or ']'
+} sl_json_iter_t;
+
+//  Skip optional whitespace and one complete value; returns the byte after
+//  it, or NULL when the value is malformed, truncated or too deep.
+const char *sl_json_skip (const char *p, const char *end);
+//  True when s holds exactly one JSON value (whitespace around is allowed).
+bool sl_json_valid (sl_str_t s);
+//  The type of the value starting at the first non-space byte of s (not
+//  validated beyond its first byte).
+sl_json_type_t sl_json_type (sl_str_t s);
+//  Trim JSON whitespace from both ends.
+sl_str_t sl_json_trim (sl_str_t s);
+
+//  Start iterating; 0 on success, -2 when s is not an object / array.
+int sl_json_object (sl_json_iter_t *it, sl_str_t s);
+int sl_json_array (sl_json_iter_t *it, sl_str_t s);
+//  Next member: key is the raw text between the quotes (escapes intact),
+//  value the raw value text. Returns 1, 0 at the end, -2 when malformed.
+int sl_json_next_member (sl_json_iter_t *it, sl_str_t *key, sl_str_t *value);
+//  Next array element; 1, 0 at the end, -2 when malformed.
+int sl_json_next_elem (sl_json_iter_t *it, sl_str_t *value);
+//  Find a member by key in an object; 1 found, 0 absent, -2 malformed.
+int sl_json_find (sl_str_t object, const char *key, sl_str_t *value);
+//  Compare a raw key (as returned by sl_json_next_member) with a C string.
+bool sl_json_key_eq (sl_str_t raw_key, const char *key);
+
+//  The text of a string value. Zero-copy when the string has no escapes;
+//  otherwise decoded into scratch (appended). Slices into scratch stay valid
+//  only while scratch does not grow: reserve the input size once before
+//  decoding several strings from one buffer. 0 ok, -2 not a valid string.
+int sl_json_str (sl_str_t value, sl_buf_t *scratch, sl_str_t *out);
+//  Decode a string value and append its text to out; 0 ok, -2 malformed.
+int sl_json_unescape (sl_str_t value, sl_buf_t *out);
+//  Integer / floating point value; 0 ok, -2 not a number (or out of range).
+int sl_json_i64 (sl_str_t value, int64_t *out);
+int sl_json_f64 (sl_str_t value, double *out);
+//  true / false; 0 ok, -2 not a boolean.
+int sl_json_bool (sl_str_t value, bool *out);
+bool sl_json_is_null (sl_str_t value);
+
+//  Append s as a quoted, escaped JSON string.
+void sl_json_put_str (sl_buf_t *out, const char *s, size_t n);
+static inline void
+sl_json_put_sl (sl_buf_t *out, sl_str_t s)
+{
+    sl_json_put_str (out, s.ptr ? s.ptr : "", s.len);
+}
+//  Append s escaped for use inside a JSON string (no quotes).
+void sl_json_put_escaped (sl_buf_t *out, const char *s, size_t n);
+
+#endif

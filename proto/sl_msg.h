@@ -1,0 +1,255 @@
+/*  sl_msg.h - the messages sluice processes exchange, and their one codec.
+
+    proto/PROTOCOL.md is the specification; this header is its C form. Every
+    message is one msgpack map with an envelope (version, type, stream id,
+    epoch, sequence) and the body fields of its type. Several messages may be
+    concatenated in one ZeroMQ frame (batching); sl_codec_decode walks them.
+
+    The rest of the code sees sl_msg_t, never msgpack. A decoded message
+    borrows its strings from the frame it was decoded from: they live as long
+    as that frame. A message to encode borrows its strings from the caller.
+
+    A flat struct rather than one struct per type: stages copy, forward and
+    rewrite messages constantly, and a flat struct with "absent" sentinels
+    keeps that to one memcpy. PROTOCOL.md says which fields each type uses.
+*/
+#ifndef SL_MSG_H
+#define SL_MSG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/sl_buf.h"
+#include "../common/sl_str.h"
+
+#define SL_SID_SIZE 16                  //  stream id, random bytes
+#define SL_SID_HEX_SIZE 33              //  32 hex digits and a NUL
+#define SL_MSG_MAX_SIZE (64u << 20)     //  one encoded message, bytes
+
+//  Message types (field "t").
+typedef enum {
+    SL_MSG_HB = 1,                      //  heartbeat and credit, no stream
+    SL_MSG_REQ,                         //  gateway -> ingest: a request job
+    SL_MSG_ACK,                         //  gateway -> ingest: seq delivered
+    SL_MSG_CANCEL,                      //  gateway -> ingest: client gone
+    SL_MSG_START,                       //  first message of a stream at every hop
+    SL_MSG_DELTA,                       //  ingest -> aggregator
+    SL_MSG_BLOCK,                       //  aggregator -> judge -> emitter
+    SL_MSG_VERDICT,                     //  judge -> emitter (and taps)
+    SL_MSG_FRAME,                       //  emitter -> gateway: bytes for the client
+    SL_MSG_ERROR,                       //  an error inside a stream
+    SL_MSG_END,                         //  last message of a stream at every hop
+    SL_MSG_TYPE_MAX
+} sl_msg_type_t;
+
+//  Wire dialects, client side and upstream side (fields "cd", "ud").
+typedef enum {
+    SL_DIALECT_NONE = 0,
+    SL_DIALECT_OPENAI,                  //  OpenAI Chat Completions
+    SL_DIALECT_ANTHROPIC,               //  Anthropic Messages
+    SL_DIALECT_RESPONSES,               //  OpenAI Responses
+    SL_DIALECT_GEMINI,                  //  Gemini generateContent
+    SL_DIALECT_MAX
+} sl_dialect_t;
+
+//  Kinds of DELTA messages (field "k"): what a provider said, normalized.
+typedef enum {
+    SL_D_MESSAGE = 1,                   //  message identity: id, model, ts
+    SL_D_TEXT,                          //  text fragment
+    SL_D_THINKING,                      //  reasoning fragment (SL_F_SUMMARY: a summary)
+    SL_D_SIGNATURE,                     //  signature of the current thinking block
+    SL_D_REDACTED,                      //  redacted thinking, opaque data in text
+    SL_D_REFUSAL,                       //  refusal fragment
+    SL_D_TOOL_CALL,                     //  tool call fragment: i, id, cid, name, text=args
+    SL_D_SERVER_TOOL_USE,               //  provider-run tool: i, id, name, text=input
+    SL_D_SERVER_TOOL_RESULT,            //  its result: i, id, name=type, body=JSON
+    SL_D_CITATION,                      //  i = block it belongs to, body=JSON
+    SL_D_BLOCK_STOP,                    //  provider closed its block i
+    SL_D_FINISH,                        //  finr = raw finish reason, stops
+    SL_D_USAGE,                         //  u
+    SL_D_DONE,                          //  upstream ended the response cleanly
+    SL_D_MAX
+} sl_delta_kind_t;
+
+//  Kinds of BLOCK messages (field "k").
+typedef enum {
+    SL_B_MESSAGE = 1,                   //  message identity: id, model, ts
+    SL_B_START,                         //  block i opens: bk, id, cid, name
+    SL_B_DELTA,                         //  fragment of block i: text
+    SL_B_END,                           //  block i complete: whole content
+    SL_B_FINISH,                        //  fin, finr, stops, u
+    SL_B_KEEPALIVE,                     //  judge is holding a call; keep client alive
+    SL_B_MAX
+} sl_block_event_t;
+
+//  Block kinds (field "bk").
+typedef enum {
+    SL_BK_NONE = 0,
+    SL_BK_TEXT,
+    SL_BK_THINKING,
+    SL_BK_REDACTED_THINKING,
+    SL_BK_TOOL_CALL,
+    SL_BK_REFUSAL,
+    SL_BK_SERVER_TOOL_USE,
+    SL_BK_SERVER_TOOL_RESULT,
+    SL_BK_CITATION,
+    SL_BK_MAX
+} sl_block_kind_t;
+
+//  Normalized finish reasons (field "fin"); the raw value travels in "finr".
+typedef enum {
+    SL_FIN_NONE = 0,
+    SL_FIN_STOP,
+    SL_FIN_LENGTH,
+    SL_FIN_TOOL_CALLS,
+    SL_FIN_CONTENT_FILTER,
+    SL_FIN_REFUSAL,
+    SL_FIN_ERROR,
+    SL_FIN_PAUSE,
+    SL_FIN_MAX
+} sl_finish_t;
+
+//  Judge actions (field "act").
+typedef enum {
+    SL_ACT_NONE = 0,
+    SL_ACT_ALLOW,
+    SL_ACT_BLOCK,
+    SL_ACT_DROP,
+    SL_ACT_REWRITE,
+    SL_ACT_TERMINATE,
+    SL_ACT_MAX
+} sl_action_t;
+
+//  Whether the check behind a verdict ran (field "chk"): an audit trail
+//  must never record a pass for a check that did not run.
+typedef enum {
+    SL_CHK_RAN = 0,                     //  the rule was evaluated
+    SL_CHK_TIMEOUT,                     //  LLM judge timed out; fail mode applied
+    SL_CHK_ERROR,                       //  LLM judge failed or answered garbage
+    SL_CHK_DEFAULT,                     //  no rule matched; default action
+    SL_CHK_MAX
+} sl_check_t;
+
+//  Flags (field "f").
+#define SL_F_STREAM      (1u << 0)      //  client asked for a streaming response
+#define SL_F_ARGS_VALID  (1u << 1)      //  tool arguments are complete valid JSON
+#define SL_F_REPAIRED    (1u << 2)      //  arguments were double-encoded and repaired
+#define SL_F_INCOMPLETE  (1u << 3)      //  content cut off (length finish, error)
+#define SL_F_SUMMARY     (1u << 4)      //  thinking text is a summary
+#define SL_F_FIRST       (1u << 5)      //  first frame of a response (carries st, ct)
+#define SL_F_LAST        (1u << 6)      //  last frame of a response
+#define SL_F_UPSTREAM    (1u << 7)      //  error reported by the upstream provider
+#define SL_F_USAGE       (1u << 8)      //  client asked for usage in the stream
+#define SL_F_RETRYABLE   (1u << 9)      //  error happened before any byte reached the client
+#define SL_F_REPLACED    (1u << 10)     //  block written by the judge in place of a call
+
+//  Token usage (field "u"); -1 means "not reported".
+typedef struct {
+    int64_t input;                      //  prompt tokens
+    int64_t output;                     //  completion tokens
+    int64_t total;
+    int64_t cache_read;                 //  prompt tokens read from cache
+    int64_t cache_write;                //  prompt tokens written to cache
+    int64_t reasoning;                  //  of output, spent thinking
+} sl_usage_t;
+
+typedef struct {
+    //  Envelope, on every message
+    uint32_t version;                   //  "v"   protocol version
+    uint8_t type;                       //  "t"   sl_msg_type_t
+    uint8_t sid [SL_SID_SIZE];          //  "sid" stream id (zero for HB)
+    uint32_t epoch;                     //  "ep"  replay epoch of the stream
+    uint64_t seq;                       //  "seq" position in the stream at this hop
+    //  Body: which fields a type uses is in PROTOCOL.md
+    uint8_t kind;                       //  "k"   delta kind / block event
+    uint8_t block;                      //  "bk"  sl_block_kind_t
+    int32_t index;                      //  "i"   block or provider index, -1 absent
+    uint32_t flags;                     //  "f"   SL_F_*
+    sl_str_t id;                        //  "id"  message / block / item id
+    sl_str_t call_id;                   //  "cid" tool call id when distinct from id
+    sl_str_t name;                      //  "name" tool name
+    sl_str_t text;                      //  "text" fragment or whole content
+    sl_str_t sig;                       //  "sig" thinking / call signature
+    sl_str_t body;                      //  "body" bytes: request, frame, JSON extras
+    sl_str_t model;                     //  "model"
+    int64_t ts;                         //  "ts"  time (created, send stamp), 0 absent
+    uint8_t finish;                     //  "fin" sl_finish_t
+    sl_str_t finish_raw;                //  "finr" provider's own finish value
+    sl_str_t stop_seq;                  //  "stops" stop sequence that ended it
+    bool has_usage;                     //  "u" present
+    sl_usage_t usage;                   //  "u"
+    int32_t status;                     //  "st"  HTTP status
+    sl_str_t code;                      //  "code" error type
+    sl_str_t message;                   //  "msg" error message
+    sl_str_t content_type;              //  "ct"  of the response (first frame)
+    uint8_t client_dialect;             //  "cd"
+    uint8_t upstream_dialect;           //  "ud"
+    sl_str_t provider;                  //  "prov" upstream provider name
+    sl_str_t reply_to;                  //  "rt"  endpoint of the owning gateway
+    sl_str_t tools;                     //  "tools" JSON array [{name, schema}]
+    sl_str_t headers;                   //  "hdrs" JSON object, policy headers
+    sl_str_t last_user;                 //  "lu"  last user message text
+    sl_str_t auth;                      //  "auth" client credential (REQ only)
+    uint8_t action;                     //  "act" sl_action_t
+    uint8_t check;                      //  "chk" sl_check_t
+    sl_str_t rule;                      //  "rule" rule id
+    sl_str_t reason;                    //  "why" human reason
+    sl_str_t judge_model;               //  "jm"  LLM judge model
+    double probability;                 //  "p"   LLM judge probability, NaN absent
+    uint32_t latency_us;                //  "lat" time to decide
+    uint32_t credit;                    //  "cr"  credit granted (HB)
+    sl_str_t instance;                  //  "inst" sender instance name (HB)
+    uint64_t incarnation;               //  "inc" sender incarnation (HB)
+} sl_msg_t;
+
+//  Where a stage library puts its output: called once per message produced.
+//  msg and its strings are borrowed for the duration of the call.
+typedef void (sl_emit_fn) (void *arg, const sl_msg_t *msg);
+
+//  Reset a message to "all absent" with the given type and current version.
+void sl_msg_init (sl_msg_t *self, sl_msg_type_t type);
+//  Copy the envelope (sid, epoch) of another message.
+void sl_msg_set_stream (sl_msg_t *self, const sl_msg_t *from);
+//  Append the encoding of self to out.
+void sl_msg_encode (const sl_msg_t *self, sl_buf_t *out);
+//  A deep copy owning its strings (one allocation); free with free().
+sl_msg_t *sl_msg_dup (const sl_msg_t *self);
+
+//  Decoder state; reusable across frames.
+typedef struct _sl_codec_t sl_codec_t;
+
+sl_codec_t *sl_codec_new (void);
+void sl_codec_destroy (sl_codec_t **self_p);
+//  Decode the message at data + *offset into msg and advance *offset.
+//  Returns 0 on success, -1 when *offset == size (nothing left), -2 when the
+//  message is malformed (truncated, wrong field type, unknown type or kind,
+//  unsupported version, oversized). After -2 the rest of the frame is not
+//  trusted: *offset is set to size. msg borrows from data and stays valid
+//  until data is released or the next call on this codec.
+int sl_codec_decode (sl_codec_t *self, const void *data, size_t size,
+                     size_t *offset, sl_msg_t *msg);
+//  Why the last decode failed (static string).
+const char *sl_codec_error (sl_codec_t *self);
+
+//  Names, for logs, taps and JSON output. Unknown values give "?".
+const char *sl_msg_type_name (int type);
+const char *sl_dialect_name (int dialect);
+const char *sl_delta_kind_name (int kind);
+const char *sl_block_event_name (int kind);
+const char *sl_block_kind_name (int kind);
+const char *sl_finish_name (int finish);
+const char *sl_action_name (int action);
+const char *sl_check_name (int check);
+//  Reverse lookups; 0 when unknown.
+int sl_dialect_parse (const char *name);
+int sl_action_parse (const char *name);
+
+//  Fill sid with random bytes.
+void sl_sid_new (uint8_t sid [SL_SID_SIZE]);
+//  Write sid as 32 lowercase hex digits and a NUL.
+void sl_sid_hex (const uint8_t sid [SL_SID_SIZE], char out [SL_SID_HEX_SIZE]);
+//  Parse 32 hex digits; 0 ok, -1 malformed.
+int sl_sid_parse (const char *hex, uint8_t sid [SL_SID_SIZE]);
+
+#endif

@@ -1,0 +1,135 @@
+/*  Unit tests: common/sl_json (scanner and writer). */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "../../common/sl_json.h"
+
+static bool
+s_valid (const char *text)
+{
+    return sl_json_valid (sl_str (text));
+}
+
+Test (sl_json, accepts_valid_documents)
+{
+    const char *good [] = {
+        "{}", "[]", "0", "-0.5e+10", "\"\"", "true", "false", "null",
+        " { \"a\" : [1, 2, {\"b\": null}], \"c\": \"x\\ny\\u00e9\\ud83d\\ude00\" } ",
+        "[[[[[]]]]]", "{\"k\":{\"k\":{\"k\":[true,false]}}}", NULL
+    };
+    for (int i = 0; good [i]; i++)
+        cr_expect (s_valid (good [i]), "should be valid: %s", good [i]);
+}
+
+Test (sl_json, rejects_malformed_documents)
+{
+    const char *bad [] = {
+        "", "{", "}", "[1,]", "{\"a\":}", "{\"a\" 1}", "{a:1}", "01", "1.", "-", ".5",
+        "\"unterminated", "\"bad \\x escape\"", "\"ctrl \x01 char\"", "tru", "nul",
+        "[1] [2]", "{\"a\":1,}", "[}", "{]", "\"\\u12G4\"", NULL
+    };
+    for (int i = 0; bad [i]; i++)
+        cr_expect (!s_valid (bad [i]), "should be invalid: %s", bad [i]);
+}
+
+Test (sl_json, bounds_nesting_depth)
+{
+    char deep [SL_JSON_MAX_DEPTH * 2 + 3];
+    size_t n = 0;
+    for (int i = 0; i < SL_JSON_MAX_DEPTH; i++)
+        deep [n++] = '[';
+    for (int i = 0; i < SL_JSON_MAX_DEPTH; i++)
+        deep [n++] = ']';
+    deep [n] = 0;
+    cr_expect (s_valid (deep), "depth at the limit is accepted");
+    memmove (deep + 1, deep, n + 1);
+    deep [0] = '[';
+    deep [n + 1] = ']';
+    deep [n + 2] = 0;
+    cr_expect (!s_valid (deep), "one level deeper is rejected");
+}
+
+Test (sl_json, iterates_object_members)
+{
+    sl_str_t obj = sl_str ("{\"a\":1, \"b\" : \"two\", \"c\":[3,{\"d\":4}] }");
+    sl_json_iter_t it;
+    cr_assert_eq (sl_json_object (&it, obj), 0);
+    sl_str_t k, v;
+    cr_assert_eq (sl_json_next_member (&it, &k, &v), 1);
+    cr_expect (sl_str_eq (k, "a") && sl_str_eq (v, "1"));
+    cr_assert_eq (sl_json_next_member (&it, &k, &v), 1);
+    cr_expect (sl_str_eq (k, "b") && sl_str_eq (v, "\"two\""));
+    cr_assert_eq (sl_json_next_member (&it, &k, &v), 1);
+    cr_expect (sl_str_eq (v, "[3,{\"d\":4}]"));
+    cr_expect_eq (sl_json_next_member (&it, &k, &v), 0);
+    cr_expect_eq (sl_json_next_member (&it, &k, &v), 0, "stays at the end");
+}
+
+Test (sl_json, reports_malformed_members)
+{
+    sl_json_iter_t it;
+    sl_str_t k, v;
+    cr_assert_eq (sl_json_object (&it, sl_str ("{\"a\":1 \"b\":2}")), 0);
+    cr_expect_eq (sl_json_next_member (&it, &k, &v), 1);
+    cr_expect_eq (sl_json_next_member (&it, &k, &v), -2);
+    cr_expect_eq (sl_json_object (&it, sl_str ("[1]")), -2);
+    cr_expect_eq (sl_json_array (&it, sl_str ("{}")), -2);
+}
+
+Test (sl_json, finds_keys_and_escaped_keys)
+{
+    sl_str_t v;
+    cr_expect_eq (sl_json_find (sl_str ("{\"x\":1,\"y\":[2]}"), "y", &v), 1);
+    cr_expect (sl_str_eq (v, "[2]"));
+    cr_expect_eq (sl_json_find (sl_str ("{\"x\":1}"), "z", &v), 0);
+    cr_expect_eq (sl_json_find (sl_str ("{\"\\u0079\":7}"), "y", &v), 1, "escaped key");
+    cr_expect (sl_str_eq (v, "7"));
+}
+
+Test (sl_json, decodes_strings)
+{
+    sl_buf_t scratch = { 0 };
+    sl_str_t out;
+    cr_assert_eq (sl_json_str (sl_str ("\"plain\""), &scratch, &out), 0);
+    cr_expect (sl_str_eq (out, "plain"));
+    cr_expect_eq (scratch.len, 0, "plain strings are not copied");
+    cr_assert_eq (sl_json_str (sl_str ("\"a\\\"b\\\\c\\/d\\n\\t\\u00e9\\ud83d\\ude00\""), &scratch, &out), 0);
+    cr_expect (sl_str_eq (out, "a\"b\\c/d\n\t\xc3\xa9\xf0\x9f\x98\x80"));
+    cr_assert_eq (sl_json_str (sl_str ("\"lone \\ud800 surrogate\""), &scratch, &out), 0);
+    cr_expect (sl_str_eq (out, "lone \xef\xbf\xbd surrogate"));
+    cr_expect_eq (sl_json_str (sl_str ("42"), &scratch, &out), -2);
+    cr_expect_eq (sl_json_str (sl_str ("\"open"), &scratch, &out), -2);
+    sl_buf_free (&scratch);
+}
+
+Test (sl_json, reads_numbers_and_literals)
+{
+    int64_t i;
+    double d;
+    bool b;
+    cr_expect (sl_json_i64 (sl_str ("-42"), &i) == 0 && i == -42);
+    cr_expect (sl_json_i64 (sl_str ("3.0"), &i) == 0 && i == 3);
+    cr_expect_eq (sl_json_i64 (sl_str ("3.5"), &i), -2);
+    cr_expect_eq (sl_json_i64 (sl_str ("99999999999999999999"), &i), -2);
+    cr_expect (sl_json_f64 (sl_str ("0.25"), &d) == 0 && d == 0.25);
+    cr_expect (sl_json_bool (sl_str (" true "), &b) == 0 && b);
+    cr_expect_eq (sl_json_bool (sl_str ("1"), &b), -2);
+    cr_expect (sl_json_is_null (sl_str ("null")));
+    cr_expect_eq (sl_json_type (sl_str ("  [1]")), SL_JSON_ARRAY);
+    cr_expect_eq (sl_json_type (sl_str ("-1")), SL_JSON_NUMBER);
+}
+
+Test (sl_json, writes_escaped_strings)
+{
+    sl_buf_t out = { 0 };
+    const char raw [] = "q\"b\\n\n\x01\xc3\xa9";
+    sl_json_put_str (&out, raw, sizeof raw - 1);
+    cr_expect_str_eq (sl_buf_cstr (&out), "\"q\\\"b\\\\n\\n\\u0001\xc3\xa9\"");
+    //  What we write, we read back.
+    sl_buf_t back = { 0 };
+    cr_assert_eq (sl_json_unescape (sl_buf_str (&out), &back), 0);
+    cr_expect_eq (back.len, sizeof raw - 1);
+    cr_expect (memcmp (back.data, raw, back.len) == 0);
+    sl_buf_free (&out);
+    sl_buf_free (&back);
+}
