@@ -1,0 +1,409 @@
+/*  gateway.c - client HTTP, request jobs, frame delivery (see gateway.h). */
+#include "gateway.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/sl_alloc.h"
+#include "../../common/sl_httpd.h"
+#include "../../common/sl_json.h"
+#include "../../common/sl_log.h"
+#include "../../common/sl_router.h"
+#include "../../common/sl_sidmap.h"
+#include "../../common/sl_stage.h"
+#include "sl_request.h"
+
+#define GATEWAY_ACK_EVERY 16            //  frames between acknowledgements
+
+typedef struct {
+    gateway_t *gw;
+    uint8_t sid [SL_SID_SIZE];
+    sl_http_req_t *req;                 //  NULL once the client is gone
+    uint64_t next_seq;                  //  next frame expected
+    uint64_t acked;                     //  frames acknowledged to the ingest
+    uint32_t epoch;
+    bool done;                          //  the last frame was delivered
+} s_stream_t;
+
+struct _gateway_t {
+    gateway_config_t config;
+    sl_service_t *service;
+    sl_httpd_t *httpd;
+    sl_stage_t *stage;
+    sl_router_t *router;
+    sl_sidmap_t *streams;
+    char *advertise;
+    sl_buf_t scratch;
+    sl_counter_t *requests;
+    sl_counter_t *refused;
+    sl_counter_t *frames;
+    sl_counter_t *duplicates;
+    sl_counter_t *gaps;
+    sl_counter_t *cancels;
+    sl_counter_t *slow_readers;
+    sl_counter_t *unroutable;
+    sl_counter_t *unknown_frames;
+};
+
+//  --------------------------------------------------------------------------
+//  Messages to the ingest
+
+static void
+s_send (gateway_t *self, sl_msg_t *msg)
+{
+    if (sl_router_send (self->router, msg))
+        sl_counter_inc (self->unroutable);
+}
+
+static void
+s_ack (gateway_t *self, s_stream_t *s)
+{
+    if (s->next_seq == 0)
+        return;
+    sl_msg_t ack;
+    sl_msg_init (&ack, SL_MSG_ACK);
+    memcpy (ack.sid, s->sid, SL_SID_SIZE);
+    ack.epoch = s->epoch;
+    ack.seq = s->next_seq - 1;
+    s->acked = s->next_seq;
+    s_send (self, &ack);
+}
+
+static void
+s_cancel (gateway_t *self, s_stream_t *s, const char *why)
+{
+    sl_msg_t cancel;
+    sl_msg_init (&cancel, SL_MSG_CANCEL);
+    memcpy (cancel.sid, s->sid, SL_SID_SIZE);
+    cancel.epoch = s->epoch;
+    cancel.code = SL_STR_LIT ("client_gone");
+    cancel.message = sl_str (why);
+    s_send (self, &cancel);
+    sl_counter_inc (self->cancels);
+}
+
+static void
+s_stream_forget (gateway_t *self, s_stream_t *s)
+{
+    if (s->req)
+        sl_http_req_set_data (s->req, NULL);
+    sl_sidmap_remove (self->streams, s->sid);
+    sl_router_unpin (self->router, s->sid);
+    free (s);
+}
+
+//  --------------------------------------------------------------------------
+//  Frames from the emitters
+
+static void
+s_on_frame (gateway_t *self, const sl_msg_t *f)
+{
+    s_stream_t *s = sl_sidmap_get (self->streams, f->sid);
+    if (!s) {
+        sl_counter_inc (self->unknown_frames);
+        return;
+    }
+    if (f->seq < s->next_seq) {
+        sl_counter_inc (self->duplicates);  //  delivered already (a replay)
+        return;
+    }
+    if (f->seq > s->next_seq) {
+        sl_counter_inc (self->gaps);
+        sl_log_error ("frame_gap", "expected frame %llu, got %llu: ending the response",
+                      (unsigned long long) s->next_seq, (unsigned long long) f->seq);
+        sl_http_stream_abort (s->req);
+        s_cancel (self, s, "frames lost");
+        s_stream_forget (self, s);
+        return;
+    }
+    s->next_seq++;
+    sl_counter_inc (self->frames);
+    bool last = (f->flags & SL_F_LAST) != 0;
+    char ct [128] = "text/event-stream";
+    if (f->content_type.ptr && f->content_type.len < sizeof ct) {
+        memcpy (ct, f->content_type.ptr, f->content_type.len);
+        ct [f->content_type.len] = 0;
+    }
+    int rc = 0;
+    if ((f->flags & SL_F_FIRST) && last && strncmp (ct, "text/event-stream", 17) != 0)
+        rc = sl_http_respond (s->req, f->status ? f->status : 200, ct, f->body.ptr, f->body.len);
+    else {
+        if (f->flags & SL_F_FIRST)
+            rc = sl_http_stream_start (s->req, f->status ? f->status : 200, ct);
+        if (rc == 0 && f->body.len)
+            rc = sl_http_stream_write (s->req, f->body.ptr, f->body.len);
+        if (rc == 0 && last)
+            sl_http_stream_end (s->req);
+    }
+    if (rc) {
+        //  The client is gone or reads too slowly: stop the upstream.
+        if (sl_http_req_aborted (s->req) && sl_http_stream_buffered (s->req) == 0)
+            sl_log_info ("client_gone", "stream ended early");
+        else
+            sl_counter_inc (self->slow_readers);
+        sl_http_stream_abort (s->req);
+        s_cancel (self, s, "client could not take the response");
+        s_stream_forget (self, s);
+        return;
+    }
+    if (last) {
+        s_ack (self, s);
+        s->done = true;
+        s_stream_forget (self, s);
+    }
+    else
+    if (s->next_seq - s->acked >= GATEWAY_ACK_EVERY)
+        s_ack (self, s);
+}
+
+static void
+s_on_inbox (void *arg, const sl_msg_t *msg, sl_str_t peer)
+{
+    (void) peer;
+    gateway_t *self = arg;
+    if (msg->type == SL_MSG_FRAME)
+        s_on_frame (self, msg);
+}
+
+static void
+s_flush (void *arg)
+{
+    gateway_t *self = arg;
+    sl_router_flush (self->router);
+    sl_httpd_run (self->httpd);
+}
+
+//  --------------------------------------------------------------------------
+//  Client requests
+
+static void
+s_respond_json_error (sl_http_req_t *req, int status, const char *type, const char *message)
+{
+    sl_buf_t body = { 0 };
+    sl_buf_puts (&body, "{\"error\":{\"message\":");
+    sl_json_put_str (&body, message, strlen (message));
+    sl_buf_puts (&body, ",\"type\":");
+    sl_json_put_str (&body, type, strlen (type));
+    sl_buf_puts (&body, ",\"param\":null,\"code\":null}}");
+    sl_http_respond (req, status, "application/json", body.data, body.len);
+    sl_buf_free (&body);
+}
+
+//  Headers a policy may match on: all but credentials, names lower-cased.
+static bool
+s_secret_header (const char *name)
+{
+    static const char *secrets [] = {
+        "authorization", "proxy-authorization", "x-api-key", "x-goog-api-key",
+        "api-key", "cookie", NULL
+    };
+    for (int i = 0; secrets [i]; i++)
+        if (strcasecmp (name, secrets [i]) == 0)
+            return true;
+    return false;
+}
+
+typedef struct {
+    sl_buf_t *out;
+    bool first;
+} s_hdr_walk_t;
+
+static void
+s_collect_header (void *arg, const char *name, const char *value)
+{
+    s_hdr_walk_t *walk = arg;
+    if (s_secret_header (name))
+        return;
+    char lower [128];
+    size_t n = strlen (name);
+    if (n >= sizeof lower)
+        return;
+    for (size_t i = 0; i <= n; i++)
+        lower [i] = (char) tolower ((unsigned char) name [i]);
+    sl_buf_putc (walk->out, walk->first ? '{' : ',');
+    walk->first = false;
+    sl_json_put_str (walk->out, lower, n);
+    sl_buf_putc (walk->out, ':');
+    sl_json_put_str (walk->out, value, strlen (value));
+}
+
+static void
+s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
+{
+    s_stream_t *s = sl_xcalloc (1, sizeof *s);
+    s->gw = self;
+    s->req = req;
+    sl_sid_new (s->sid);
+    sl_sidmap_put (self->streams, s->sid, s);
+    sl_http_req_set_data (req, s);
+
+    sl_buf_t headers = { 0 };
+    s_hdr_walk_t walk = { &headers, true };
+    sl_http_req_headers (req, s_collect_header, &walk);
+    if (walk.first)
+        sl_buf_putc (&headers, '{');
+    sl_buf_putc (&headers, '}');
+
+    sl_buf_t auth = { 0 };
+    const char *authorization = sl_http_req_header (req, "Authorization");
+    if (authorization)
+        sl_buf_printf (&auth, "Authorization: %s", authorization);
+
+    sl_msg_t job;
+    sl_msg_init (&job, SL_MSG_REQ);
+    memcpy (job.sid, s->sid, SL_SID_SIZE);
+    job.client_dialect = (uint8_t) parsed->client_dialect;
+    job.upstream_dialect = (uint8_t) parsed->upstream_dialect;
+    job.model = sl_buf_str (&parsed->model);
+    job.body = sl_buf_str (&parsed->upstream_body);
+    job.reply_to = sl_str (self->advertise);
+    job.flags = (parsed->stream ? SL_F_STREAM : 0) | (parsed->include_usage ? SL_F_USAGE : 0);
+    job.tools = sl_buf_str (&parsed->tools);
+    job.headers = sl_buf_str (&headers);
+    job.last_user = sl_buf_str (&parsed->last_user);
+    if (auth.len)
+        job.auth = sl_buf_str (&auth);
+    s_send (self, &job);
+    sl_router_flush (self->router);
+    sl_buf_free (&headers);
+    sl_buf_free (&auth);
+}
+
+static void
+s_on_request (void *arg, sl_http_req_t *req)
+{
+    gateway_t *self = arg;
+    const char *method = sl_http_req_method (req);
+    const char *path = sl_http_req_path (req);
+    if (strcmp (path, "/healthz") == 0 || strcmp (path, "/metrics") == 0) {
+        if (strcmp (method, "GET") != 0) {
+            sl_http_add_header (req, "Allow", "GET");
+            s_respond_json_error (req, 405, "method_not_allowed", "use GET");
+            return;
+        }
+        sl_buf_reset (&self->scratch);
+        if (path [1] == 'h') {
+            sl_service_render_health (self->service, &self->scratch);
+            sl_http_respond (req, 200, "application/json", self->scratch.data, self->scratch.len);
+        }
+        else {
+            sl_service_render_metrics (self->service, &self->scratch);
+            sl_http_respond (req, 200, "text/plain; version=0.0.4", self->scratch.data, self->scratch.len);
+        }
+        return;
+    }
+    if (strcmp (path, "/v1/chat/completions") != 0) {
+        s_respond_json_error (req, 404, "not_found", "no such endpoint");
+        return;
+    }
+    if (strcmp (method, "POST") != 0) {
+        sl_http_add_header (req, "Allow", "POST");
+        s_respond_json_error (req, 405, "method_not_allowed", "use POST");
+        return;
+    }
+    sl_counter_inc (self->requests);
+    sl_request_t parsed;
+    if (sl_request_parse_openai (sl_http_req_body (req), &parsed)) {
+        sl_counter_inc (self->refused);
+        s_respond_json_error (req, parsed.status, parsed.error_type,
+                              sl_buf_cstr (&parsed.error_message));
+    }
+    else
+        s_start_stream (self, req, &parsed);
+    sl_request_clear (&parsed);
+}
+
+static void
+s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
+{
+    gateway_t *self = arg;
+    s_stream_t *s = sl_http_req_data (req);
+    if (!s)
+        return;
+    //  The response did not complete: the client left. Stop the upstream.
+    s->req = NULL;
+    s_cancel (self, s, aborted ? "client disconnected" : "response closed");
+    sl_router_flush (self->router);
+    s_stream_forget (self, s);
+}
+
+static double
+s_active (void *arg)
+{
+    return (double) sl_sidmap_size (((gateway_t *) arg)->streams);
+}
+
+gateway_t *
+gateway_new (sl_service_t *service, const gateway_config_t *config)
+{
+    gateway_t *self = sl_xcalloc (1, sizeof *self);
+    self->config = *config;
+    self->service = service;
+    self->streams = sl_sidmap_new ();
+    zloop_t *loop = sl_service_loop (service);
+    sl_metrics_t *m = sl_service_metrics (service);
+    self->requests = sl_metrics_counter (m, "sluice_requests_total", NULL, "Client requests for a completion");
+    self->refused = sl_metrics_counter (m, "sluice_requests_refused_total", NULL, "Requests refused before any upstream call");
+    self->frames = sl_metrics_counter (m, "sluice_frames_total", NULL, "Frames delivered to clients");
+    self->duplicates = sl_metrics_counter (m, "sluice_frames_duplicate_total", NULL, "Frames dropped as already delivered");
+    self->gaps = sl_metrics_counter (m, "sluice_frames_gap_total", NULL, "Responses ended because frames were missing");
+    self->cancels = sl_metrics_counter (m, "sluice_cancels_total", NULL, "Upstream calls cancelled for a departed client");
+    self->slow_readers = sl_metrics_counter (m, "sluice_slow_readers_total", NULL, "Responses ended because the client read too slowly");
+    self->unroutable = sl_metrics_counter (m, "sluice_unroutable_total", NULL, "Messages with no ingest to go to");
+    self->unknown_frames = sl_metrics_counter (m, "sluice_frames_unknown_total", NULL, "Frames for streams this gateway does not hold");
+    sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Client streams in progress", s_active, self);
+
+    self->router = sl_router_new (loop, sl_service_name (service), sl_service_incarnation (service));
+    sl_router_set_metrics (self->router, m, "ingest");
+    if (sl_router_connect (self->router, config->next)) {
+        gateway_destroy (&self);
+        return NULL;
+    }
+    self->stage = sl_stage_new (service, config->bind, s_on_inbox, s_flush, self);
+    if (!self->stage) {
+        gateway_destroy (&self);
+        return NULL;
+    }
+    const char *bound = sl_inbox_endpoint (sl_stage_inbox (self->stage));
+    self->advertise = sl_xstrdup (config->advertise && *config->advertise ? config->advertise : bound);
+    self->httpd = sl_httpd_new (loop, config->http_host, config->http_port, config->max_body,
+                                s_on_request, s_on_closed, self);
+    if (!self->httpd) {
+        gateway_destroy (&self);
+        return NULL;
+    }
+    sl_httpd_set_stream_cap (self->httpd, config->stream_cap);
+    sl_log_info ("listening", "http=%s:%d inbox=%s advertise=%s",
+                 config->http_host, sl_httpd_port (self->httpd), bound, self->advertise);
+    return self;
+}
+
+void
+gateway_destroy (gateway_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    gateway_t *self = *self_p;
+    //  Closing the HTTP server ends every client request (on_closed).
+    sl_httpd_destroy (&self->httpd);
+    sl_router_flush (self->router);
+    size_t count;
+    void **streams = sl_sidmap_values (self->streams, &count);
+    for (size_t i = 0; i < count; i++)
+        free (streams [i]);
+    free (streams);
+    sl_sidmap_destroy (&self->streams);
+    sl_stage_destroy (&self->stage);
+    sl_router_destroy (&self->router);
+    sl_buf_free (&self->scratch);
+    free (self->advertise);
+    free (self);
+    *self_p = NULL;
+}
+
+int
+gateway_http_port (gateway_t *self)
+{
+    return sl_httpd_port (self->httpd);
+}

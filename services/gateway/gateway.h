@@ -1,0 +1,33 @@
+/*  gateway.h - the HTTP edge: client connections in, request jobs out,
+    rendered frames back to the client.
+
+    Each client request gets a random stream id; its job goes to an ingest
+    instance (pinned for the stream). Frames for the stream arrive on the
+    gateway's inbox from the emitters, in sequence; the gateway writes them
+    to the client, drops any it already delivered, acknowledges progress to
+    the ingest, and cancels the upstream call when the client goes away.
+*/
+#ifndef GATEWAY_H
+#define GATEWAY_H
+
+#include <stddef.h>
+
+#include "../../common/sl_service.h"
+
+typedef struct _gateway_t gateway_t;
+
+typedef struct {
+    const char *http_host;
+    int http_port;
+    const char *bind;                   //  inbox for frames from the emitters
+    const char *advertise;              //  endpoint emitters reach the inbox at
+    const char *next;                   //  ingest endpoints
+    size_t max_body;                    //  request body limit, bytes
+    size_t stream_cap;                  //  bytes buffered per slow client
+} gateway_config_t;
+
+gateway_t *gateway_new (sl_service_t *service, const gateway_config_t *config);
+void gateway_destroy (gateway_t **self_p);
+int gateway_http_port (gateway_t *self);
+
+#endif

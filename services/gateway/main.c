@@ -1,0 +1,51 @@
+/*  sluice-gateway - the HTTP edge clients talk to. */
+#include <stdlib.h>
+
+#include "../../common/sl_log.h"
+#include "gateway.h"
+
+int
+main (int argc, char **argv)
+{
+    const char *http_host = "127.0.0.1";
+    const char *http_port = "8080";
+    const char *bind = "tcp://127.0.0.1:5555";
+    const char *advertise = "";
+    const char *next = "tcp://127.0.0.1:5551";
+    const char *max_body = "10485760";
+    const char *stream_cap = "8388608";
+    sl_opt_t opts [] = {
+        { "http-host", "SLUICE_HTTP_HOST", &http_host, "address clients connect to" },
+        { "http-port", "SLUICE_HTTP_PORT", &http_port, "port clients connect to" },
+        { "bind", NULL, &bind, "inbox endpoint (frames from the emitters)" },
+        { "advertise", NULL, &advertise, "inbox endpoint as emitters reach it (default: --bind)" },
+        { "next", NULL, &next, "ingest endpoints, comma-separated" },
+        { "max-body", NULL, &max_body, "largest request body accepted, bytes" },
+        { "stream-cap", NULL, &stream_cap, "bytes buffered for a slow client before it is cut off" },
+        SL_OPT_END
+    };
+    int code;
+    sl_service_t *svc = sl_service_new ("gateway", opts, "9555", argc, argv, &code);
+    if (!svc)
+        return code;
+    gateway_config_t config = {
+        .http_host = http_host,
+        .http_port = (int) sl_opts_long (http_port),
+        .bind = bind,
+        .advertise = advertise,
+        .next = next,
+        .max_body = (size_t) sl_opts_long (max_body),
+        .stream_cap = (size_t) sl_opts_long (stream_cap),
+    };
+    if (config.http_port < 0 || config.http_port > 65535
+    ||  sl_opts_long (max_body) <= 0 || sl_opts_long (stream_cap) <= 0) {
+        sl_log_error ("bad_option", "--http-port, --max-body and --stream-cap must be numbers");
+        sl_service_destroy (&svc);
+        return 2;
+    }
+    gateway_t *gateway = gateway_new (svc, &config);
+    int rc = gateway ? sl_service_run (svc) : 1;
+    gateway_destroy (&gateway);
+    sl_service_destroy (&svc);
+    return rc;
+}

@@ -1,0 +1,163 @@
+/*  Unit tests: services/emitter (sl_emitter + the OpenAI renderer). */
+#include <criterion/criterion.h>
+
+#include "../../common/sl_buf.h"
+#include "../../services/emitter/sl_emitter.h"
+#include "recorder.h"
+
+static sl_emitter_t *em;
+static recorder_t rec;
+
+static void
+s_setup (void)
+{
+    em = sl_emitter_new ();
+    memset (&rec, 0, sizeof rec);
+    sl_msg_t start = recorder_msg (SL_MSG_START, 0);
+    start.client_dialect = SL_DIALECT_OPENAI;
+    start.upstream_dialect = SL_DIALECT_OPENAI;
+    start.model = sl_str ("asked-model");
+    start.reply_to = sl_str ("tcp://gw:1");
+    start.flags = SL_F_STREAM | SL_F_USAGE;
+    sl_emitter_feed (em, &start, recorder_emit, &rec);
+}
+
+static void
+s_teardown (void)
+{
+    sl_emitter_destroy (&em);
+    recorder_clear (&rec);
+}
+
+TestSuite (sl_emitter, .init = s_setup, .fini = s_teardown);
+
+static void
+s_feed (sl_msg_t m)
+{
+    sl_emitter_feed (em, &m, recorder_emit, &rec);
+}
+
+static sl_msg_t
+s_block (int event, int kind, int index)
+{
+    sl_msg_t m = recorder_msg (SL_MSG_BLOCK, event);
+    m.block = (uint8_t) kind;
+    m.index = index;
+    return m;
+}
+
+//  All frame bytes so far, concatenated.
+static const char *
+s_bytes (void)
+{
+    static sl_buf_t out;
+    sl_buf_reset (&out);
+    for (size_t i = 0; i < rec.count; i++)
+        sl_buf_append_str (&out, rec.msgs [i]->body);
+    return sl_buf_cstr (&out);
+}
+
+Test (sl_emitter, renders_an_openai_stream)
+{
+    sl_msg_t msg = s_block (SL_B_MESSAGE, 0, -1);
+    msg.id = sl_str ("chatcmpl-1");
+    msg.model = sl_str ("real-model");
+    msg.ts = 42;
+    s_feed (msg);
+    cr_expect_eq (rec.count, 0, "identity alone writes nothing");
+    s_feed (s_block (SL_B_START, SL_BK_TEXT, 0));
+    sl_msg_t d = s_block (SL_B_DELTA, SL_BK_TEXT, 0);
+    d.text = sl_str ("a \"quote\"\n");
+    s_feed (d);
+    s_feed (s_block (SL_B_END, SL_BK_TEXT, 0));
+    sl_msg_t call = s_block (SL_B_START, SL_BK_TOOL_CALL, 1);
+    call.id = sl_str ("call_1");
+    call.name = sl_str ("f");
+    s_feed (call);
+    sl_msg_t args = s_block (SL_B_DELTA, SL_BK_TOOL_CALL, 1);
+    args.text = sl_str ("{\"x\":1}");
+    s_feed (args);
+    sl_msg_t fin = s_block (SL_B_FINISH, 0, -1);
+    fin.finish = SL_FIN_TOOL_CALLS;
+    fin.finish_raw = sl_str ("tool_calls");
+    fin.has_usage = true;
+    fin.usage = (sl_usage_t) { 5, 6, -1, -1, -1, -1 };
+    s_feed (fin);
+    s_feed (recorder_msg (SL_MSG_END, 0));
+
+    const char *head = "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":42,"
+                       "\"model\":\"real-model\",\"choices\":[";
+    sl_buf_t want = { 0 };
+    sl_buf_printf (&want, "%s{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n", head);
+    sl_buf_printf (&want, "%s{\"index\":0,\"delta\":{\"content\":\"a \\\"quote\\\"\\n\"},\"finish_reason\":null}]}\n\n", head);
+    sl_buf_printf (&want, "%s{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\","
+                          "\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]},\"finish_reason\":null}]}\n\n", head);
+    sl_buf_printf (&want, "%s{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":"
+                          "\"{\\\"x\\\":1}\"}}]},\"finish_reason\":null}]}\n\n", head);
+    sl_buf_printf (&want, "%s{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n", head);
+    sl_buf_printf (&want, "%s],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":6,\"total_tokens\":11}}\n\n", head);
+    sl_buf_puts (&want, "data: [DONE]\n\n");
+    cr_expect_str_eq (s_bytes (), sl_buf_cstr (&want));
+    sl_buf_free (&want);
+
+    cr_assert_gt (rec.count, 1);
+    cr_expect (rec.msgs [0]->flags & SL_F_FIRST);
+    cr_expect_eq (rec.msgs [0]->status, 200);
+    cr_expect (sl_str_eq (rec.msgs [0]->content_type, "text/event-stream"));
+    cr_expect (sl_str_eq (rec.msgs [0]->reply_to, "tcp://gw:1"));
+    cr_expect (rec.msgs [rec.count - 1]->flags & SL_F_LAST);
+    for (size_t i = 0; i < rec.count; i++) {
+        cr_expect_eq (rec.msgs [i]->seq, i, "frames numbered from 0");
+        cr_expect_eq (rec.msgs [i]->type, SL_MSG_FRAME);
+    }
+    cr_expect_eq (sl_emitter_streams (em), 0);
+}
+
+Test (sl_emitter, error_before_content_is_an_http_error)
+{
+    sl_msg_t err = recorder_msg (SL_MSG_ERROR, 0);
+    err.code = sl_str ("rate_limit_error");
+    err.message = sl_str ("slow down");
+    err.status = 429;
+    s_feed (err);
+    s_feed (recorder_msg (SL_MSG_END, 0));
+    cr_assert_eq (rec.count, 1);
+    cr_expect_eq (rec.msgs [0]->status, 429);
+    cr_expect (rec.msgs [0]->flags & SL_F_FIRST);
+    cr_expect (rec.msgs [0]->flags & SL_F_LAST);
+    cr_expect (sl_str_eq (rec.msgs [0]->content_type, "application/json"));
+    cr_expect_str_eq (s_bytes (), "{\"error\":{\"message\":\"slow down\",\"type\":\"rate_limit_error\","
+                                  "\"param\":null,\"code\":null}}");
+}
+
+Test (sl_emitter, error_mid_stream_is_an_error_event_without_done)
+{
+    s_feed (s_block (SL_B_START, SL_BK_TEXT, 0));
+    sl_msg_t err = recorder_msg (SL_MSG_ERROR, 0);
+    err.code = sl_str ("server_error");
+    err.message = sl_str ("boom");
+    s_feed (err);
+    s_feed (recorder_msg (SL_MSG_END, 0));
+    const char *bytes = s_bytes ();
+    cr_expect_not_null (strstr (bytes, "data: {\"error\":{\"message\":\"boom\""));
+    cr_expect_null (strstr (bytes, "[DONE]"), "a failed stream does not claim completion");
+    cr_expect (rec.msgs [rec.count - 1]->flags & SL_F_LAST);
+}
+
+Test (sl_emitter, judge_fixed_finish_uses_the_normalized_value)
+{
+    s_feed (s_block (SL_B_START, SL_BK_TEXT, 0));
+    sl_msg_t fin = s_block (SL_B_FINISH, 0, -1);
+    fin.finish = SL_FIN_STOP;           //  finish_raw cleared by the judge
+    s_feed (fin);
+    cr_expect_not_null (strstr (s_bytes (), "\"finish_reason\":\"stop\""));
+}
+
+Test (sl_emitter, messages_for_unknown_streams_dropped)
+{
+    sl_msg_t d = s_block (SL_B_DELTA, SL_BK_TEXT, 0);
+    memset (d.sid, 0x99, SL_SID_SIZE);
+    s_feed (d);
+    cr_expect_eq (rec.count, 0);
+    cr_expect_eq (sl_emitter_dropped (em), 1);
+}
