@@ -1,0 +1,310 @@
+/*  harness.c - start, watch and stop sluice processes (see harness.h). */
+#include "harness.h"
+
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define POLL_MS 5
+
+static long
+s_now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+static void
+s_pause (void)
+{
+    struct timespec ts = { 0, POLL_MS * 1000000L };
+    nanosleep (&ts, NULL);
+}
+
+proc_t *
+proc_start (const char *dir, const char *name, const char *const *args)
+{
+    const char *bin_dir = getenv ("SLUICE_BIN_DIR");
+    if (!bin_dir)
+        bin_dir = "build/bin";
+    proc_t *p = calloc (1, sizeof *p);
+    snprintf (p->name, sizeof p->name, "%s", name);
+    snprintf (p->log_path, sizeof p->log_path, "%s/%s.log", dir, name);
+    char path [512];
+    snprintf (path, sizeof path, "%s/sluice-%s", bin_dir, name);
+    const char *argv [64];
+    int n = 0;
+    argv [n++] = path;
+    for (int i = 0; args && args [i] && n < 62; i++)
+        argv [n++] = args [i];
+    argv [n] = NULL;
+    pid_t pid = fork ();
+    if (pid == 0) {
+        int fd = open (p->log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2 (fd, 1);
+        dup2 (fd, 2);
+        close (fd);
+        setpgid (0, 0);
+        execv (path, (char *const *) argv);
+        fprintf (stderr, "cannot exec %s: %s\n", path, strerror (errno));
+        _exit (127);
+    }
+    if (pid < 0) {
+        free (p);
+        return NULL;
+    }
+    p->pid = pid;
+    return p;
+}
+
+bool
+proc_wait_log (proc_t *p, const char *needle, const char *after,
+               char *value, size_t size, int timeout_ms)
+{
+    long deadline = s_now_ms () + timeout_ms;
+    char line [4096];
+    while (s_now_ms () < deadline) {
+        FILE *f = fopen (p->log_path, "r");
+        while (f && fgets (line, sizeof line, f)) {
+            char *hit = strstr (line, needle);
+            if (!hit)
+                continue;
+            if (!after) {
+                fclose (f);
+                return true;
+            }
+            char *v = strstr (hit, after);
+            if (!v)
+                continue;
+            v += strlen (after);
+            size_t n = strcspn (v, " \"\n");
+            if (n >= size)
+                n = size - 1;
+            memcpy (value, v, n);
+            value [n] = 0;
+            fclose (f);
+            return true;
+        }
+        if (f)
+            fclose (f);
+        //  A process that died will never log it.
+        if (waitpid (p->pid, NULL, WNOHANG) == p->pid) {
+            p->pid = 0;
+            return false;
+        }
+        s_pause ();
+    }
+    return false;
+}
+
+int
+proc_stop (proc_t *p, int timeout_ms)
+{
+    if (!p || p->pid <= 0)
+        return -1;
+    kill (p->pid, SIGTERM);
+    long deadline = s_now_ms () + timeout_ms;
+    int status;
+    while (s_now_ms () < deadline) {
+        pid_t r = waitpid (p->pid, &status, WNOHANG);
+        if (r == p->pid) {
+            p->pid = 0;
+            return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+        }
+        s_pause ();
+    }
+    proc_kill (p);
+    return -1;
+}
+
+void
+proc_kill (proc_t *p)
+{
+    if (p && p->pid > 0) {
+        kill (p->pid, SIGKILL);
+        waitpid (p->pid, NULL, 0);
+        p->pid = 0;
+    }
+}
+
+void
+proc_dump (proc_t *p)
+{
+    if (!p)
+        return;
+    FILE *f = fopen (p->log_path, "r");
+    char line [4096];
+    fprintf (stderr, "---- %s log ----\n", p->name);
+    while (f && fgets (line, sizeof line, f))
+        fputs (line, stderr);
+    if (f)
+        fclose (f);
+}
+
+//  --------------------------------------------------------------------------
+
+static bool
+s_up (proc_t *p, const char *needle, const char *after, char *value, size_t size)
+{
+    if (p && proc_wait_log (p, needle, after, value, size, 15000))
+        return true;
+    if (p)
+        proc_dump (p);
+    return false;
+}
+
+sluice_stack_t *
+stack_start (const stack_opts_t *opts)
+{
+    sluice_stack_t *s = calloc (1, sizeof *s);
+    snprintf (s->dir, sizeof s->dir, "/tmp/sluice-test-XXXXXX");
+    if (!mkdtemp (s->dir)) {
+        free (s);
+        return NULL;
+    }
+    char delay [16], port [16], inbox [128], next [128];
+    snprintf (delay, sizeof delay, "%d", opts ? opts->mock_delay_ms : 0);
+    const char *mock_args [] = { "--host", "127.0.0.1", "--port", "0", "--delay-ms", delay, NULL };
+    s->mock = proc_start (s->dir, "mock", mock_args);
+    if (!s_up (s->mock, "\"listening\"", "http=127.0.0.1:", port, sizeof port))
+        goto failed;
+    s->mock_port = atoi (port);
+
+    const char *emitter_args [] = { "--bind", "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*",
+                                    "--metrics-port", "0", NULL };
+    s->emitter = proc_start (s->dir, "emitter", emitter_args);
+    if (!s_up (s->emitter, "\"pub_bound\"", "endpoint=", s->pub, sizeof s->pub)
+    ||  !s_up (s->emitter, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
+    ||  !s_up (s->emitter, "\"started\"", "metrics_port=", s->metrics [4], sizeof s->metrics [4]))
+        goto failed;
+
+    snprintf (next, sizeof next, "%s", inbox);
+    const char *judge_args [] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
+                                  "--policy", opts && opts->policy ? opts->policy : "", NULL };
+    s->judge = proc_start (s->dir, "judge", judge_args);
+    if (!s_up (s->judge, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
+    ||  !s_up (s->judge, "\"started\"", "metrics_port=", s->metrics [3], sizeof s->metrics [3]))
+        goto failed;
+
+    snprintf (next, sizeof next, "%s", inbox);
+    const char *agg_args [] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0", NULL };
+    s->aggregator = proc_start (s->dir, "aggregator", agg_args);
+    if (!s_up (s->aggregator, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
+    ||  !s_up (s->aggregator, "\"started\"", "metrics_port=", s->metrics [2], sizeof s->metrics [2]))
+        goto failed;
+
+    snprintf (next, sizeof next, "%s", inbox);
+    char base [64];
+    snprintf (base, sizeof base, "http://127.0.0.1:%d/v1", s->mock_port);
+    const char *ingest_args [] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
+                                   "--openai-base-url", base, NULL };
+    s->ingest = proc_start (s->dir, "ingest", ingest_args);
+    if (!s_up (s->ingest, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
+    ||  !s_up (s->ingest, "\"started\"", "metrics_port=", s->metrics [1], sizeof s->metrics [1]))
+        goto failed;
+
+    snprintf (next, sizeof next, "%s", inbox);
+    const char *gw_args [] = { "--http-host", "127.0.0.1", "--http-port", "0", "--bind", "tcp://127.0.0.1:*",
+                               "--next", next, "--metrics-port", "0", NULL };
+    s->gateway = proc_start (s->dir, "gateway", gw_args);
+    if (!s_up (s->gateway, "\"listening\"", "http=127.0.0.1:", port, sizeof port)
+    ||  !s_up (s->gateway, "\"started\"", "metrics_port=", s->metrics [5], sizeof s->metrics [5]))
+        goto failed;
+    s->http_port = atoi (port);
+    return s;
+
+failed:
+    stack_stop (s);
+    return NULL;
+}
+
+int
+stack_stop (sluice_stack_t *s)
+{
+    if (!s)
+        return 0;
+    //  Front to back, so no process sees its peer vanish mid-request.
+    proc_t *order [] = { s->gateway, s->ingest, s->aggregator, s->judge, s->emitter, s->mock };
+    int unclean = 0;
+    for (int i = 0; i < 6; i++) {
+        if (!order [i])
+            continue;
+        int rc = proc_stop (order [i], 10000);
+        if (rc != 0) {
+            unclean++;
+            fprintf (stderr, "%s exited with %d\n", order [i]->name, rc);
+            proc_dump (order [i]);
+        }
+        unlink (order [i]->log_path);
+        free (order [i]);
+    }
+    rmdir (s->dir);
+    free (s);
+    return unclean;
+}
+
+//  --------------------------------------------------------------------------
+
+static size_t
+s_collect (char *ptr, size_t size, size_t nmemb, void *arg)
+{
+    sl_buf_append ((sl_buf_t *) arg, ptr, size * nmemb);
+    return size * nmemb;
+}
+
+int
+http_request (int port, const char *method, const char *path, const char *body,
+              const char *const *headers, sl_buf_t *out, int timeout_ms)
+{
+    CURL *easy = curl_easy_init ();
+    char url [256];
+    snprintf (url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+    curl_easy_setopt (easy, CURLOPT_URL, url);
+    curl_easy_setopt (easy, CURLOPT_CUSTOMREQUEST, method);
+    if (body)
+        curl_easy_setopt (easy, CURLOPT_POSTFIELDS, body);
+    struct curl_slist *list = curl_slist_append (NULL, "Content-Type: application/json");
+    for (int i = 0; headers && headers [i]; i++)
+        list = curl_slist_append (list, headers [i]);
+    curl_easy_setopt (easy, CURLOPT_HTTPHEADER, list);
+    curl_easy_setopt (easy, CURLOPT_WRITEFUNCTION, s_collect);
+    curl_easy_setopt (easy, CURLOPT_WRITEDATA, out);
+    curl_easy_setopt (easy, CURLOPT_TIMEOUT_MS, (long) timeout_ms);
+    curl_easy_setopt (easy, CURLOPT_NOSIGNAL, 1L);
+    long status = 0;
+    if (curl_easy_perform (easy) == CURLE_OK)
+        curl_easy_getinfo (easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all (list);
+    curl_easy_cleanup (easy);
+    return (int) status;
+}
+
+double
+metric_value (int port, const char *name)
+{
+    sl_buf_t out = { 0 };
+    double value = -1;
+    if (http_request (port, "GET", "/metrics", NULL, NULL, &out, 5000) == 200) {
+        const char *text = sl_buf_cstr (&out);
+        size_t n = strlen (name);
+        for (const char *line = text; line && *line; line = strchr (line, '\n') ? strchr (line, '\n') + 1 : NULL)
+            if (strncmp (line, name, n) == 0 && (line [n] == ' ' || line [n] == '{')) {
+                const char *v = strchr (line, ' ');
+                if (v) {
+                    value = atof (v + 1);
+                    break;
+                }
+            }
+    }
+    sl_buf_free (&out);
+    return value;
+}

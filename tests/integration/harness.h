@@ -1,0 +1,68 @@
+/*  harness.h - real sluice processes on loopback, for integration tests.
+
+    Programs come from $SLUICE_BIN_DIR (the Makefile points it at the
+    sanitizer builds). Every endpoint is an ephemeral port on 127.0.0.1:
+    each process is started after the one it connects to, and the harness
+    learns the bound endpoints from the processes' own log lines. All waits
+    are bounded and poll for an event (a log line, a counter), never sleep
+    a fixed time.
+*/
+#ifndef HARNESS_H
+#define HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "../../common/sl_buf.h"
+
+typedef struct {
+    pid_t pid;
+    char name [32];
+    char log_path [512];
+} proc_t;
+
+//  Start sluice-<name> with args (NULL-terminated). Output goes to a log
+//  file in dir. NULL if the program cannot be started.
+proc_t *proc_start (const char *dir, const char *name, const char *const *args);
+//  Wait until the log has a line containing needle (and, if after is not
+//  NULL, found after it in that line); copy the value that follows after
+//  into value. true when found within timeout_ms.
+bool proc_wait_log (proc_t *p, const char *needle, const char *after,
+                    char *value, size_t size, int timeout_ms);
+//  SIGTERM and wait; returns the exit status, or -1 when it had to be
+//  killed or died from a signal (a sanitizer report exits non-zero).
+int proc_stop (proc_t *p, int timeout_ms);
+void proc_kill (proc_t *p);
+//  Print the process's log to stderr (for failed tests).
+void proc_dump (proc_t *p);
+
+typedef struct {
+    const char *policy;                 //  policy file, NULL for none
+    int mock_delay_ms;                  //  time between mock events
+} stack_opts_t;
+
+typedef struct {
+    char dir [256];
+    proc_t *mock, *emitter, *judge, *aggregator, *ingest, *gateway;
+    int http_port;
+    int mock_port;
+    char pub [128];
+    char metrics [6][16];               //  metrics ports by process
+} sluice_stack_t;
+
+//  Start mock, emitter, judge, aggregator, ingest and gateway. NULL (and
+//  everything started is stopped) when one does not come up.
+sluice_stack_t *stack_start (const stack_opts_t *opts);
+//  Stop all; returns how many did not exit cleanly with status 0.
+int stack_stop (sluice_stack_t *s);
+
+//  A blocking HTTP request to 127.0.0.1:port (bounded by timeout_ms).
+//  Returns the HTTP status (0 on a transport error); the body goes to out.
+int http_request (int port, const char *method, const char *path,
+                  const char *body, const char *const *headers,
+                  sl_buf_t *out, int timeout_ms);
+//  Read a counter or gauge from a Prometheus /metrics page (-1 if absent).
+double metric_value (int port, const char *name);
+
+#endif

@@ -1,0 +1,228 @@
+/*  Integration: the commands of docker-compose.yml, run as they are.
+
+    Docker does not run here, so this test reads docker-compose.yml, takes
+    every service's command, and starts the same programs with the same
+    flags on loopback: service host names become 127.0.0.1, every port
+    becomes a free local port (the same compose port always maps to the same
+    local one), the image's policy path becomes deploy/policy.yaml. Then it
+    checks each healthcheck URL and sends a request through the gateway.
+*/
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "harness.h"
+#include "sse_client.h"
+
+#define MAX_SERVICES 16
+#define MAX_ARGS 32
+#define MAX_PORTS 32
+
+typedef struct {
+    char name [32];
+    char *args [MAX_ARGS];              //  command without the program
+    int argc;
+    char program [64];
+    char health_url [256];
+} service_t;
+
+static struct { int from, to; } s_ports [MAX_PORTS];
+static int s_port_count;
+
+static int
+s_free_port (void)
+{
+    int fd = socket (AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    bind (fd, (struct sockaddr *) &a, sizeof a);
+    socklen_t len = sizeof a;
+    getsockname (fd, (struct sockaddr *) &a, &len);
+    close (fd);
+    return ntohs (a.sin_port);
+}
+
+static int
+s_map_port (int from)
+{
+    for (int i = 0; i < s_port_count; i++)
+        if (s_ports [i].from == from)
+            return s_ports [i].to;
+    cr_assert_lt (s_port_count, MAX_PORTS);
+    s_ports [s_port_count].from = from;
+    s_ports [s_port_count].to = s_free_port ();
+    return s_ports [s_port_count++].to;
+}
+
+//  Rewrite one argument from the compose network to loopback.
+static char *
+s_rewrite (const char *arg, const char *prev)
+{
+    char out [512];
+    //  ${VAR:-default} takes its default (the test sets no such variable).
+    const char *dollar = strstr (arg, "${");
+    char expanded [512];
+    if (dollar && strstr (dollar, ":-")) {
+        const char *def = strstr (dollar, ":-") + 2;
+        const char *close = strrchr (arg, '}');
+        snprintf (expanded, sizeof expanded, "%.*s%.*s%s", (int) (dollar - arg), arg,
+                  (int) (close - def), def, close + 1);
+        arg = expanded;
+    }
+    if (prev && (strcmp (prev, "--port") == 0 || strcmp (prev, "--http-port") == 0
+             ||  strcmp (prev, "--metrics-port") == 0)) {
+        snprintf (out, sizeof out, "%d", s_map_port (atoi (arg)));
+        return strdup (out);
+    }
+    if (strcmp (arg, "0.0.0.0") == 0)
+        return strdup ("127.0.0.1");
+    if (strcmp (arg, "/etc/sluice/policy.yaml") == 0)
+        return strdup ("deploy/policy.yaml");
+    const char *scheme = strstr (arg, "://");
+    if (scheme) {
+        const char *host = scheme + 3;
+        const char *colon = strchr (host, ':');
+        if (colon) {
+            int port = atoi (colon + 1);
+            const char *rest = colon + 1;
+            while (*rest >= '0' && *rest <= '9')
+                rest++;
+            snprintf (out, sizeof out, "%.*s127.0.0.1:%d%s", (int) (host - arg), arg,
+                      s_map_port (port), rest);
+            return strdup (out);
+        }
+    }
+    return strdup (arg);
+}
+
+static yaml_node_t *
+s_get (yaml_document_t *doc, yaml_node_t *map, const char *key)
+{
+    if (!map || map->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node (doc, p->key);
+        if (k->type == YAML_SCALAR_NODE && strcmp ((char *) k->data.scalar.value, key) == 0)
+            return yaml_document_get_node (doc, p->value);
+    }
+    return NULL;
+}
+
+static int
+s_load (service_t *services)
+{
+    FILE *f = fopen ("docker-compose.yml", "rb");
+    cr_assert_not_null (f, "run from the repository root");
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    yaml_parser_initialize (&parser);
+    yaml_parser_set_input_file (&parser, f);
+    cr_assert (yaml_parser_load (&parser, &doc), "docker-compose.yml parses");
+    yaml_node_t *list = s_get (&doc, yaml_document_get_root_node (&doc), "services");
+    cr_assert_not_null (list);
+    int n = 0;
+    for (yaml_node_pair_t *p = list->data.mapping.pairs.start; p < list->data.mapping.pairs.top; p++) {
+        service_t *s = &services [n++];
+        memset (s, 0, sizeof *s);
+        snprintf (s->name, sizeof s->name, "%s", (char *) yaml_document_get_node (&doc, p->key)->data.scalar.value);
+        yaml_node_t *svc = yaml_document_get_node (&doc, p->value);
+        yaml_node_t *cmd = s_get (&doc, svc, "command");
+        cr_assert (cmd && cmd->type == YAML_SEQUENCE_NODE, "%s has a command list", s->name);
+        const char *prev = NULL;
+        for (yaml_node_item_t *i = cmd->data.sequence.items.start; i < cmd->data.sequence.items.top; i++) {
+            const char *v = (char *) yaml_document_get_node (&doc, *i)->data.scalar.value;
+            if (i == cmd->data.sequence.items.start) {
+                cr_assert (strncmp (v, "sluice-", 7) == 0, "%s runs a sluice program", s->name);
+                snprintf (s->program, sizeof s->program, "%s", v + 7);
+            }
+            else
+                s->args [s->argc++] = s_rewrite (v, prev);
+            prev = v;
+        }
+        yaml_node_t *test = s_get (&doc, s_get (&doc, svc, "healthcheck"), "test");
+        if (test && test->type == YAML_SEQUENCE_NODE) {
+            yaml_node_item_t *last = test->data.sequence.items.top - 1;
+            char *url = s_rewrite ((char *) yaml_document_get_node (&doc, *last)->data.scalar.value, NULL);
+            snprintf (s->health_url, sizeof s->health_url, "%s", url);
+            free (url);
+        }
+    }
+    yaml_document_delete (&doc);
+    yaml_parser_delete (&parser);
+    fclose (f);
+    return n;
+}
+
+static int
+s_url_port (const char *url)
+{
+    const char *c = strstr (url, "127.0.0.1:");
+    return c ? atoi (c + 10) : 0;
+}
+
+Test (compose, the_compose_commands_run_and_serve)
+{
+    service_t services [MAX_SERVICES];
+    int n = s_load (services);
+    cr_assert_geq (n, 6, "mock and the five processes");
+    char dir [] = "/tmp/sluice-compose-XXXXXX";
+    cr_assert_not_null (mkdtemp (dir));
+    proc_t *procs [MAX_SERVICES] = { 0 };
+    for (int i = 0; i < n; i++) {
+        services [i].args [services [i].argc] = NULL;
+        procs [i] = proc_start (dir, services [i].program, (const char *const *) services [i].args);
+        cr_assert_not_null (procs [i]);
+    }
+    for (int i = 0; i < n; i++) {
+        bool up = proc_wait_log (procs [i], "\"started\"", NULL, NULL, 0, 15000);
+        if (!up)
+            proc_dump (procs [i]);
+        cr_assert (up, "%s started with its compose flags", services [i].name);
+    }
+    //  Every healthcheck answers.
+    for (int i = 0; i < n; i++) {
+        if (!services [i].health_url [0])
+            continue;
+        sl_buf_t body = { 0 };
+        int port = s_url_port (services [i].health_url);
+        int status = 0;
+        //  A health URL may lag the "started" line by a reactor turn: bounded retry.
+        for (int attempt = 0; attempt < 100 && status != 200; attempt++) {
+            sl_buf_reset (&body);
+            status = http_request (port, "GET", "/healthz", NULL, NULL, &body, 2000);
+            if (status != 200)
+                usleep (20000);
+        }
+        cr_expect_eq (status, 200, "%s healthcheck %s", services [i].name, services [i].health_url);
+        sl_buf_free (&body);
+    }
+    //  A request through the gateway's published port, with the image's policy.
+    int gateway_port = s_map_port (8080);
+    const char *req = "{\"model\":\"mock-tools\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    sl_buf_t body = { 0 };
+    cr_expect_eq (http_request (gateway_port, "POST", "/v1/chat/completions", req, NULL, &body, 20000), 200);
+    chat_stream_t cs;
+    chat_stream_parse (sl_buf_cstr (&body), &cs);
+    cr_expect_eq (cs.call_count, 1);
+    cr_expect_str_eq (sl_buf_cstr (&cs.calls [0].name), "get_weather");
+    cr_expect_not_null (strstr (sl_buf_cstr (&cs.content), "sluice blocked a call to run_shell"));
+    cr_expect (cs.done_last);
+    chat_stream_free (&cs);
+    sl_buf_free (&body);
+    for (int i = n - 1; i >= 0; i--) {
+        int rc = proc_stop (procs [i], 10000);
+        if (rc != 0)
+            proc_dump (procs [i]);
+        cr_expect_eq (rc, 0, "%s exits cleanly", services [i].name);
+        unlink (procs [i]->log_path);
+        free (procs [i]);
+        for (int a = 0; a < services [i].argc; a++)
+            free (services [i].args [a]);
+    }
+    rmdir (dir);
+}
