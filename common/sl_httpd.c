@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "sl_alloc.h"
@@ -24,7 +25,7 @@
 #define SL_HTTPD_IDLE_TIMEOUT_S 120     //  idle keep-alive connections close
 #define SL_HTTPD_STREAM_BLOCK 65536     //  max bytes per content-reader call
 #define SL_HTTPD_DEFAULT_CAP (8u << 20) //  default stream buffer cap
-#define SL_HTTPD_RUN_REPEAT 8           //  re-runs while MHD has work pending
+#define SL_HTTPD_RUN_REPEAT 8           //  re-runs in one turn while MHD has work pending
 #define SL_HTTPD_MAX_EVENTS 64
 
 typedef enum {
@@ -78,9 +79,14 @@ struct _sl_httpd_t {
     zmq_pollitem_t watch_item;          //  our hang-up watch epoll fd
     int watch_fd;
     int tick_timer;
+    int kick_fd;                        //  eventfd: MHD has work now, run it next turn
+    zmq_pollitem_t kick_item;
+    bool kick_pending;
+    int soon_timer;                     //  one-shot for a short MHD timeout, -1 none
 };
 
 static void s_run (sl_httpd_t *self);
+static int s_on_soon (zloop_t *loop, int timer_id, void *arg);
 
 //  --------------------------------------------------------------------------
 //  Hang-up watch
@@ -281,15 +287,56 @@ s_mhd_log (void *cls, const char *fm, va_list ap)
 //  --------------------------------------------------------------------------
 //  Reactor glue
 
+static int
+s_on_soon (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    sl_httpd_t *self = arg;
+    self->soon_timer = -1;
+    s_run (self);
+    return 0;
+}
+
+//  Run MHD. When it still has work (timeout 0) after a few rounds, come
+//  back next reactor turn through the eventfd, so a large response keeps
+//  flowing without starving the rest of the reactor; a short timeout gets
+//  a one-shot timer.
 static void
 s_run (sl_httpd_t *self)
 {
+    MHD_UNSIGNED_LONG_LONG timeout = 0;
+    bool known = false;
     for (int i = 0; i < SL_HTTPD_RUN_REPEAT; i++) {
         MHD_run (self->daemon);
-        MHD_UNSIGNED_LONG_LONG timeout;
-        if (MHD_get_timeout (self->daemon, &timeout) != MHD_YES || timeout > 0)
+        known = MHD_get_timeout (self->daemon, &timeout) == MHD_YES;
+        if (!known || timeout > 0)
             break;
     }
+    if (!known)
+        return;
+    if (timeout == 0) {
+        if (!self->kick_pending) {
+            uint64_t one = 1;
+            self->kick_pending = write (self->kick_fd, &one, sizeof one) == sizeof one;
+        }
+    }
+    else
+    if (timeout < SL_HTTPD_TICK_MS && self->soon_timer < 0)
+        self->soon_timer = zloop_timer (self->loop, (size_t) timeout, 1, s_on_soon, self);
+}
+
+static int
+s_on_kick (zloop_t *loop, zmq_pollitem_t *item, void *arg)
+{
+    (void) loop;
+    (void) item;
+    sl_httpd_t *self = arg;
+    uint64_t count;
+    if (read (self->kick_fd, &count, sizeof count) > 0)
+        self->kick_pending = false;
+    s_run (self);
+    return 0;
 }
 
 static int
@@ -346,8 +393,12 @@ sl_httpd_new (zloop_t *loop, const char *host, int port, size_t max_body,
     self->mhd_item = (zmq_pollitem_t) { .socket = NULL, .fd = info->epoll_fd, .events = ZMQ_POLLIN };
     self->watch_fd = epoll_create1 (EPOLL_CLOEXEC);
     self->watch_item = (zmq_pollitem_t) { .socket = NULL, .fd = self->watch_fd, .events = ZMQ_POLLIN };
+    self->kick_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
+    self->kick_item = (zmq_pollitem_t) { .socket = NULL, .fd = self->kick_fd, .events = ZMQ_POLLIN };
+    self->soon_timer = -1;
     zloop_poller (loop, &self->mhd_item, s_on_mhd, self);
     zloop_poller (loop, &self->watch_item, s_on_watch, self);
+    zloop_poller (loop, &self->kick_item, s_on_kick, self);
     self->tick_timer = zloop_timer (loop, SL_HTTPD_TICK_MS, 0, s_on_tick, self);
     return self;
 }
@@ -360,10 +411,14 @@ sl_httpd_destroy (sl_httpd_t **self_p)
     sl_httpd_t *self = *self_p;
     zloop_poller_end (self->loop, &self->mhd_item);
     zloop_poller_end (self->loop, &self->watch_item);
+    zloop_poller_end (self->loop, &self->kick_item);
     zloop_timer_end (self->loop, self->tick_timer);
+    if (self->soon_timer >= 0)
+        zloop_timer_end (self->loop, self->soon_timer);
     //  Stopping the daemon completes every request (on_closed, aborted).
     MHD_stop_daemon (self->daemon);
     close (self->watch_fd);
+    close (self->kick_fd);
     free (self);
     *self_p = NULL;
 }

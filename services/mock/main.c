@@ -135,8 +135,10 @@ s_on_request (void *arg, sl_http_req_t *req)
     const char *delay = sl_http_req_header (req, "x-mock-delay-ms");
     if (delay && sl_opts_long (delay) >= 0)
         s->delay_ms = sl_opts_long (delay);
+    json_t *max_tokens = json_object_get (root, "max_tokens");
+    long chunks = json_is_integer (max_tokens) ? (long) json_integer_value (max_tokens) : 0;
     sl_mock_script_build (sl_str_n (json_string_value (model), json_string_length (model)),
-                          body, &s->script);
+                          body, chunks, &s->script);
     json_decref (root);
     if (s->script.status != 200) {
         sl_http_respond (req, s->script.status, "application/json",

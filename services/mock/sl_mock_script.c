@@ -11,7 +11,7 @@
 
 #define MOCK_CREATED 1767225600         //  fixed "created" stamp (2026-01-01)
 
-const char *sl_mock_scenarios [] = { "mock-text", "mock-tools", "mock-error", NULL };
+const char *sl_mock_scenarios [] = { "mock-text", "mock-tools", "mock-error", "mock-bench", NULL };
 
 static const char *s_text_words [] = {
     "Hello", "! This", " is", " the", " mock", " upstream", " of", " sluice", ".",
@@ -112,7 +112,7 @@ s_done (s_ctx_t *ctx)
 }
 
 int
-sl_mock_script_build (sl_str_t model, sl_str_t request_body, sl_mock_script_t *out)
+sl_mock_script_build (sl_str_t model, sl_str_t request_body, long chunks, sl_mock_script_t *out)
 {
     memset (out, 0, sizeof *out);
     s_ctx_t ctx = { .script = out, .model = model };
@@ -144,6 +144,29 @@ sl_mock_script_build (sl_str_t model, sl_str_t request_body, sl_mock_script_t *o
         s_done (&ctx);
     }
     else
+    if (sl_str_eq (model, "mock-bench")) {
+        if (chunks <= 0)
+            chunks = SL_MOCK_BENCH_CHUNKS;
+        if (chunks > SL_MOCK_BENCH_MAX)
+            chunks = SL_MOCK_BENCH_MAX;
+        char word [32];
+        for (long i = 0; i < chunks; i++) {
+            snprintf (word, sizeof word, "tok%ld ", i);
+            s_text (&ctx, word);
+        }
+        s_tool_start (&ctx, 0, "call_bench_1", "get_weather");
+        s_tool_args (&ctx, 0, "{\"ci");
+        s_tool_args (&ctx, 0, "ty\":\"Pa");
+        s_tool_args (&ctx, 0, "ris\"}");
+        s_tool_start (&ctx, 1, "call_bench_2", "read_file");
+        s_tool_args (&ctx, 1, "{\"pa");
+        s_tool_args (&ctx, 1, "th\":\"/tmp/");
+        s_tool_args (&ctx, 1, "notes.txt\"}");
+        s_chunk (&ctx, "", "tool_calls");
+        s_usage (&ctx, 100, (int) (chunks < 1000000 ? chunks : 1000000));
+        s_done (&ctx);
+    }
+    else
     if (sl_str_eq (model, "mock-error")) {
         s_text (&ctx, "This answer");
         s_text (&ctx, " will not");
@@ -156,7 +179,7 @@ sl_mock_script_build (sl_str_t model, sl_str_t request_body, sl_mock_script_t *o
         out->status = 404;
         sl_buf_puts (&out->error_body, "{\"error\":{\"message\":\"The model ");
         sl_json_put_escaped (&out->error_body, model.ptr ? model.ptr : "", model.len);
-        sl_buf_puts (&out->error_body, " does not exist on the mock upstream (try mock-text, "
+        sl_buf_puts (&out->error_body, " does not exist on the mock upstream (try mock-text, mock-bench, "
                                        "mock-tools or mock-error).\",\"type\":\"invalid_request_error\","
                                        "\"param\":\"model\",\"code\":\"model_not_found\"}}");
     }

@@ -10,6 +10,10 @@
       mock-tools   a short text, then get_weather {"city":"Paris"} and
                    run_shell {"command":"rm -rf /"}, arguments in fragments
       mock-error   two text chunks, then an error event mid-stream
+      mock-bench   `chunks` text chunks, then two tool calls with their
+                   arguments in fragments (load tests; the count is the
+                   request's max_tokens, which passes through any proxy
+                   unchanged; default 1000)
 */
 #ifndef SL_MOCK_SCRIPT_H
 #define SL_MOCK_SCRIPT_H
@@ -26,8 +30,13 @@ typedef struct {
     sl_buf_t error_body;                //  JSON body when status is not 200
 } sl_mock_script_t;
 
+#define SL_MOCK_BENCH_CHUNKS 1000       //  default text chunks of mock-bench
+#define SL_MOCK_BENCH_MAX 10000000      //  most text chunks mock-bench sends
+
 //  Build the script for model; 0 ok (status 200 or an error answer).
-int sl_mock_script_build (sl_str_t model, sl_str_t request_body, sl_mock_script_t *out);
+//  chunks: text chunks for mock-bench (0 for the default).
+int sl_mock_script_build (sl_str_t model, sl_str_t request_body, long chunks,
+                          sl_mock_script_t *out);
 void sl_mock_script_clear (sl_mock_script_t *self);
 //  The scenario names, NULL-terminated.
 extern const char *sl_mock_scenarios [];

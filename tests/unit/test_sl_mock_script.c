@@ -52,7 +52,7 @@ static s_sink_t
 s_run (const char *model)
 {
     sl_mock_script_t sc;
-    cr_assert_eq (sl_mock_script_build (sl_str (model), sl_str ("{}"), &sc), 0);
+    cr_assert_eq (sl_mock_script_build (sl_str (model), sl_str ("{}"), 0, &sc), 0);
     cr_assert_eq (sc.status, 200);
     s_sink_t sink = { .dec = sl_decoder_new (SL_DIALECT_OPENAI) };
     sl_sse_t *sse = sl_sse_new (0);
@@ -83,6 +83,20 @@ Test (sl_mock_script, tools_scenario)
     s_sink_free (&s);
 }
 
+Test (sl_mock_script, bench_scenario_has_the_asked_chunks_and_two_calls)
+{
+    sl_mock_script_t sc;
+    cr_assert_eq (sl_mock_script_build (sl_str ("mock-bench"), sl_str ("{}"), 50, &sc), 0);
+    //  role, 50 text, 2 x (start + 3 fragments), finish, usage, [DONE]
+    cr_expect_eq (sc.count, 1 + 50 + 8 + 3);
+    sl_mock_script_clear (&sc);
+    s_sink_t s = s_run ("mock-bench");
+    cr_expect_str_eq (sl_buf_cstr (&s.calls),
+                      "get_weather({\"city\":\"Paris\"});read_file({\"path\":\"/tmp/notes.txt\"}");
+    cr_expect (sl_decoder_done (s.dec));
+    s_sink_free (&s);
+}
+
 Test (sl_mock_script, text_and_error_scenarios)
 {
     s_sink_t s = s_run ("mock-text");
@@ -98,14 +112,14 @@ Test (sl_mock_script, text_and_error_scenarios)
 Test (sl_mock_script, same_request_same_bytes_and_unknown_model)
 {
     sl_mock_script_t a, b;
-    sl_mock_script_build (sl_str ("mock-text"), sl_str ("{\"x\":1}"), &a);
-    sl_mock_script_build (sl_str ("mock-text"), sl_str ("{\"x\":1}"), &b);
+    sl_mock_script_build (sl_str ("mock-text"), sl_str ("{\"x\":1}"), 0, &a);
+    sl_mock_script_build (sl_str ("mock-text"), sl_str ("{\"x\":1}"), 0, &b);
     cr_assert_eq (a.count, b.count);
     for (size_t i = 0; i < a.count; i++)
         cr_expect (sl_str_eq_str (sl_buf_str (&a.events [i]), sl_buf_str (&b.events [i])));
     sl_mock_script_clear (&a);
     sl_mock_script_clear (&b);
-    sl_mock_script_build (sl_str ("gpt-9"), sl_str ("{}"), &a);
+    sl_mock_script_build (sl_str ("gpt-9"), sl_str ("{}"), 0, &a);
     cr_expect_eq (a.status, 404);
     cr_expect_not_null (strstr (sl_buf_cstr (&a.error_body), "model_not_found"));
     sl_mock_script_clear (&a);
