@@ -4,8 +4,8 @@
 #   make run        install what is missing, build, start the stack on loopback
 #   make test       install what is missing, build, run every test
 #   make memcheck   run the unit tests under valgrind
-#   make fuzz       run the fuzz targets for a bounded time (clang, libFuzzer)
-#   make bench      start the stack and measure it (build/bench.json)
+#   make fuzz       run every fuzz target for FUZZ_SECONDS (clang, libFuzzer)
+#   make bench      run the benchmarks (tests/bench/bench_*.c)
 #   make deps       install the Debian packages the build needs (root), or
 #                   print the command to do it
 #
@@ -26,7 +26,8 @@ LDLIBS    = -lczmq -lzmq -lmsgpackc -lcurl -ljansson -lmicrohttpd -lyaml -lm
 # tests drive (curl), the compose checker, and Node for the SDK tests.
 PACKAGES  = gcc make pkg-config libzmq3-dev libczmq-dev libmsgpack-dev \
             libcriterion-dev libcurl4-openssl-dev libjansson-dev \
-            libmicrohttpd-dev libyaml-dev clang curl python3 docker-compose
+            libmicrohttpd-dev libyaml-dev clang libclang-rt-14-dev curl python3 \
+            docker-compose
 
 SERVICES  = gateway ingest aggregator judge emitter mock tap
 BUILD     = build
@@ -35,6 +36,17 @@ COMMON_SRC = $(wildcard common/*.c) $(wildcard proto/*.c)
 LIB_SRC    = $(foreach s,$(SERVICES),$(wildcard services/$(s)/sl_*.c))
 UNIT_SRC   = $(wildcard tests/unit/*.c)
 INTEG_SRC  = $(wildcard tests/integration/*.c)
+FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
+BENCH_SRC  = $(wildcard tests/bench/bench_*.c)
+
+# Fuzzing: clang with libFuzzer, ASan and UBSan (make fuzz; make test runs
+# each target for FUZZ_SMOKE_SECONDS).
+FUZZ_CC   = clang
+FUZZFLAGS = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 3
+FUZZ_BINS  = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+BENCH_BINS = $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 # Objects of a source list in a flavour directory: $(call objs,flavour,srcs)
 objs = $(patsubst %.c,$(BUILD)/obj/$(1)/%.o,$(2))
@@ -44,8 +56,8 @@ svc_src = $(filter-out services/$(1)/sl_%.c,$(wildcard services/$(1)/*.c))
 RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
-.PHONY: all deps run test unit integration check-compose memcheck fuzz bench \
-        chaos clean asan
+.PHONY: all deps run test unit integration check-compose memcheck fuzz fuzz-smoke \
+        bench chaos clean asan
 .DEFAULT_GOAL := all
 
 all: $(RELEASE_BINS)
@@ -61,6 +73,10 @@ $(BUILD)/obj/release/%.o: %.c
 $(BUILD)/obj/asan/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) $(ASANFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) $(WARN) $(FUZZFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
 
 $(BUILD)/lib/libsluice.a: $(call objs,release,$(COMMON_SRC) $(LIB_SRC))
 	@mkdir -p $(dir $@)
@@ -90,6 +106,19 @@ $(BUILD)/asan/tests/unit: $(call objs,asan,$(UNIT_SRC)) $(BUILD)/asan/lib/libslu
 $(BUILD)/asan/tests/integration: $(call objs,asan,$(INTEG_SRC)) $(BUILD)/asan/lib/libsluice.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ASANFLAGS) -o $@ $^ -lcriterion $(LDLIBS)
+
+# Fuzz targets: tests/fuzz/fuzz_<name>.c, one libFuzzer binary each.
+$(BUILD)/fuzz/lib.a: $(call objs,fuzz,$(COMMON_SRC) $(LIB_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/fuzz/tests/fuzz/fuzz_%.o $(BUILD)/fuzz/lib.a
+	$(FUZZ_CC) $(FUZZFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+# Benchmarks: tests/bench/bench_<name>.c, optimized, one binary each.
+$(BUILD)/bench/bench_%: $(BUILD)/obj/release/tests/bench/bench_%.o $(BUILD)/lib/libsluice.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
@@ -122,8 +151,8 @@ run: deps
 # Tests
 
 test: deps
-	@$(MAKE) --no-print-directory all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration
-	@$(MAKE) --no-print-directory unit integration check-compose
+	@$(MAKE) --no-print-directory all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(FUZZ_BINS)
+	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose
 
 unit: $(BUILD)/asan/tests/unit
 	$(BUILD)/asan/tests/unit --jobs 2
@@ -136,6 +165,26 @@ check-compose:
 	@if command -v docker-compose >/dev/null 2>&1; then \
 	  docker-compose -f docker-compose.yml config -q && echo "docker-compose.yml: valid"; \
 	else echo "docker-compose not installed: skipping the compose check"; fi
+
+# Each fuzz target keeps its growing corpus in build/fuzz/corpus-<name>,
+# seeded from tests/fuzz/seeds/<name>/ when that exists.
+define run_fuzz
+	@for f in $(FUZZ_BINS); do \
+	  name=$$(basename $$f); dir=$(BUILD)/fuzz/corpus-$$name; mkdir -p $$dir; \
+	  seeds=tests/fuzz/seeds/$${name#fuzz_}; [ -d $$seeds ] || seeds=; \
+	  echo "fuzzing $$name for $(1) s"; \
+	  $$f -max_total_time=$(1) -print_final_stats=0 $$dir $$seeds 2>&1 | tail -1 || exit 1; \
+	done
+endef
+
+fuzz: $(FUZZ_BINS)
+	$(call run_fuzz,$(FUZZ_SECONDS))
+
+fuzz-smoke: $(FUZZ_BINS)
+	$(call run_fuzz,$(FUZZ_SMOKE_SECONDS))
+
+bench: all $(BENCH_BINS)
+	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 
 memcheck: $(BUILD)/tests/unit-plain
 	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \

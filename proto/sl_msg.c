@@ -368,6 +368,8 @@ sl_codec_error (sl_codec_t *self)
 static const s_field_t *
 s_find_field (const char *key, size_t len)
 {
+    if (len == 0)
+        return NULL;                    //  msgpack-c gives an empty key no pointer
     size_t lo = 0, hi = S_FIELD_COUNT;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -482,6 +484,85 @@ s_decode_field (sl_msg_t *m, const s_field_t *f, const msgpack_object *o)
     return -2;
 }
 
+//  Walk one msgpack value at data [*offset, size) checking that every
+//  declared length fits in the bytes that are really there, and set *end
+//  past it. msgpack-c allocates what a container header declares before it
+//  looks at the input, so a five-byte message could ask it for gigabytes;
+//  every element takes at least one byte, so a count above the bytes left
+//  is a lie. 0 ok, -1 truncated or invalid.
+static int
+s_check_span (const uint8_t *data, size_t size, size_t offset, size_t *end)
+{
+    size_t items = 1;                   //  values still to read
+    size_t p = offset;
+    while (items > 0) {
+        if (p >= size)
+            return -1;
+        uint8_t b = data [p++];
+        items--;
+        size_t skip = 0;                //  payload bytes after the header
+        size_t add = 0;                 //  items a container adds
+        size_t len_bytes = 0;           //  big-endian length field size
+        if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3)
+            ;
+        else
+        if ((b & 0xf0) == 0x80)
+            add = 2 * (size_t) (b & 0x0f);
+        else
+        if ((b & 0xf0) == 0x90)
+            add = b & 0x0f;
+        else
+        if ((b & 0xe0) == 0xa0)
+            skip = b & 0x1f;
+        else
+        switch (b) {
+            case 0xc4: case 0xd9: len_bytes = 1; break;     //  bin8, str8
+            case 0xc5: case 0xda: len_bytes = 2; break;     //  bin16, str16
+            case 0xc6: case 0xdb: len_bytes = 4; break;     //  bin32, str32
+            case 0xc7: len_bytes = 1; skip = 1; break;      //  ext8 (+type)
+            case 0xc8: len_bytes = 2; skip = 1; break;
+            case 0xc9: len_bytes = 4; skip = 1; break;
+            case 0xca: skip = 4; break;
+            case 0xcb: skip = 8; break;
+            case 0xcc: case 0xd0: skip = 1; break;
+            case 0xcd: case 0xd1: skip = 2; break;
+            case 0xce: case 0xd2: skip = 4; break;
+            case 0xcf: case 0xd3: skip = 8; break;
+            case 0xd4: skip = 2; break;
+            case 0xd5: skip = 3; break;
+            case 0xd6: skip = 5; break;
+            case 0xd7: skip = 9; break;
+            case 0xd8: skip = 17; break;
+            case 0xdc: case 0xde: len_bytes = 2; break;     //  array16, map16
+            case 0xdd: case 0xdf: len_bytes = 4; break;     //  array32, map32
+            default: return -1;                             //  0xc1: never used
+        }
+        if (len_bytes) {
+            if (size - p < len_bytes)
+                return -1;
+            size_t n = 0;
+            for (size_t i = 0; i < len_bytes; i++)
+                n = (n << 8) | data [p + i];
+            p += len_bytes;
+            if (b == 0xdc || b == 0xdd)
+                add = n;
+            else
+            if (b == 0xde || b == 0xdf)
+                add = 2 * n;
+            else
+                skip += n;
+        }
+        if (skip > size - p)
+            return -1;
+        p += skip;
+        items += add;
+        if (items > size - p)
+            return -1;                  //  more values declared than bytes left
+    }
+    *end = p;
+    return 0;
+}
+
 static int
 s_fail (sl_codec_t *self, size_t size, size_t *offset, const char *why)
 {
@@ -497,8 +578,13 @@ sl_codec_decode (sl_codec_t *self, const void *data, size_t size,
     if (*offset >= size)
         return -1;
     size_t start = *offset;
+    size_t end;
+    if (s_check_span (data, size, start, &end))
+        return s_fail (self, size, offset, "truncated or invalid msgpack");
+    if (end - start > SL_MSG_MAX_SIZE)
+        return s_fail (self, size, offset, "oversized message");
     msgpack_unpack_return rc = msgpack_unpack_next (&self->unpacked,
-                                                    (const char *) data, size, offset);
+                                                    (const char *) data, end, offset);
     if (rc == MSGPACK_UNPACK_CONTINUE)
         return s_fail (self, size, offset, "truncated message");
     if (rc != MSGPACK_UNPACK_SUCCESS && rc != MSGPACK_UNPACK_EXTRA_BYTES)

@@ -368,3 +368,25 @@ Test (sl_msg, names_and_sids)
     cr_expect (memcmp (sid, back, SL_SID_SIZE) == 0);
     cr_expect_eq (sl_sid_parse ("xyz", back), -1);
 }
+
+Test (sl_msg, lying_length_headers_are_rejected_without_allocating)
+{
+    //  Containers and strings that declare more than the bytes present.
+    const char *cases [] = {
+        "\xdd\xdd\xdd\xdd\xdd",                 //  array32 of 3.7 billion
+        "\xdf\x7f\xff\xff\xff\x00",             //  map32
+        "\xdc\xff\xff",                         //  array16
+        "\x81\xa1v\xdb\xff\xff\xff\xff",        //  str32 value
+        "\x81\xa1v\xc6\x00\x10\x00\x00",        //  bin32 value
+        "\x9f\x01",                             //  fixarray of 15 with one element
+        "\xc1",                                 //  never-used byte
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        sl_codec_t *codec = sl_codec_new ();
+        size_t offset = 0;
+        sl_msg_t out;
+        cr_expect_eq (sl_codec_decode (codec, cases [i], strlen (cases [i]) ? strlen (cases [i]) : 1,
+                                       &offset, &out), -2, "case %zu", i);
+        sl_codec_destroy (&codec);
+    }
+}
