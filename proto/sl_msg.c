@@ -1,14 +1,22 @@
 /*  sl_msg.c - the one codec of the sluice wire protocol (see PROTOCOL.md).
 
     Table driven: s_fields lists every body field once (wire key, type,
-    offset in sl_msg_t), sorted by key so decoding finds a key by binary
-    search. Encoding writes only present fields; absent and zero decode to
-    the same value, so omitting them loses nothing.
+    offset in sl_msg_t). Encoding writes only present fields; absent and
+    zero decode to the same value, so omitting them loses nothing.
+
+    The codec reads and writes msgpack itself. It runs four times per
+    chunk on the data path, and msgpack-c's unpacker both allocates an
+    object tree per message and allocates whatever a container header
+    declares before looking at the input (five bytes can ask for 137 GB).
+    Here the writer fills a buffer reserved once per message and the reader
+    is a bounds-checked walk that allocates nothing; tests check the wire
+    bytes against msgpack-c, which stays the reference.
 */
 #include "sl_msg.h"
 
 #include <math.h>
-#include <msgpack.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -34,7 +42,7 @@ typedef struct {
 #define FIELD(k, t, member) { k, sizeof (k) - 1, t, offsetof (sl_msg_t, member), P_NONZERO }
 #define FIELD_P(k, t, member, p) { k, sizeof (k) - 1, t, offsetof (sl_msg_t, member), p }
 
-//  Sorted by key (strcmp order); tests/unit/test_sl_msg.c checks it.
+//  The order is the order fields are written in; lookups use a sorted copy.
 static const s_field_t s_fields [] = {
     FIELD ("act",   F_U8,    action),
     FIELD ("auth",  F_STR,   auth),
@@ -86,8 +94,15 @@ static const s_field_t s_fields [] = {
 static const char *s_usage_keys [] = { "in", "out", "tot", "cr", "cw", "rsn" };
 #define S_USAGE_COUNT 6
 
+//  A key packed into an integer (length in the top byte), for lookups
+//  without memcmp.
+typedef struct {
+    uint64_t packed;
+    const s_field_t *field;
+} s_key_t;
+
 struct _sl_codec_t {
-    msgpack_unpacked unpacked;          //  last decoded message's object tree
+    s_key_t keys [S_FIELD_COUNT];       //  sorted by packed value
     const char *error;                  //  why the last decode failed
 };
 
@@ -222,16 +237,135 @@ sl_msg_set_stream (sl_msg_t *self, const sl_msg_t *from)
     self->epoch = from->epoch;
 }
 
-static int
-s_write (void *data, const char *buf, size_t len)
+//  --------------------------------------------------------------------------
+//  Writing msgpack. The encoder writes straight into a buffer reserved
+//  once per message: no callback per item, no second pass to count fields
+//  (the map header is a map16 whose count is patched at the end).
+
+static inline uint8_t *
+s_be16 (uint8_t *w, uint32_t v)
 {
-    sl_buf_append ((sl_buf_t *) data, buf, len);
-    return 0;
+    w [0] = (uint8_t) (v >> 8);
+    w [1] = (uint8_t) v;
+    return w + 2;
+}
+
+static inline uint8_t *
+s_be32 (uint8_t *w, uint32_t v)
+{
+    w [0] = (uint8_t) (v >> 24);
+    w [1] = (uint8_t) (v >> 16);
+    w [2] = (uint8_t) (v >> 8);
+    w [3] = (uint8_t) v;
+    return w + 4;
+}
+
+static inline uint8_t *
+s_be64 (uint8_t *w, uint64_t v)
+{
+    w = s_be32 (w, (uint32_t) (v >> 32));
+    return s_be32 (w, (uint32_t) v);
+}
+
+static inline uint8_t *
+s_put_uint (uint8_t *w, uint64_t v)
+{
+    if (v < 128)
+        *w++ = (uint8_t) v;
+    else
+    if (v < 256) {
+        *w++ = 0xcc;
+        *w++ = (uint8_t) v;
+    }
+    else
+    if (v < 65536) {
+        *w++ = 0xcd;
+        w = s_be16 (w, (uint32_t) v);
+    }
+    else
+    if (v <= 0xffffffffu) {
+        *w++ = 0xce;
+        w = s_be32 (w, (uint32_t) v);
+    }
+    else {
+        *w++ = 0xcf;
+        w = s_be64 (w, v);
+    }
+    return w;
+}
+
+static inline uint8_t *
+s_put_int (uint8_t *w, int64_t v)
+{
+    if (v >= 0)
+        return s_put_uint (w, (uint64_t) v);
+    if (v >= -32)
+        *w++ = (uint8_t) (0xe0 | (v + 32));
+    else
+    if (v >= -128) {
+        *w++ = 0xd0;
+        *w++ = (uint8_t) (int8_t) v;
+    }
+    else
+    if (v >= -32768) {
+        *w++ = 0xd1;
+        w = s_be16 (w, (uint32_t) (uint16_t) (int16_t) v);
+    }
+    else
+    if (v >= INT32_MIN) {
+        *w++ = 0xd2;
+        w = s_be32 (w, (uint32_t) (int32_t) v);
+    }
+    else {
+        *w++ = 0xd3;
+        w = s_be64 (w, (uint64_t) v);
+    }
+    return w;
+}
+
+static inline uint8_t *
+s_put_raw (uint8_t *w, const char *p, size_t n, bool binary)
+{
+    if (binary) {
+        if (n < 256) {
+            *w++ = 0xc4;
+            *w++ = (uint8_t) n;
+        }
+        else
+        if (n < 65536) {
+            *w++ = 0xc5;
+            w = s_be16 (w, (uint32_t) n);
+        }
+        else {
+            *w++ = 0xc6;
+            w = s_be32 (w, (uint32_t) n);
+        }
+    }
+    else
+    if (n < 32)
+        *w++ = (uint8_t) (0xa0 | n);
+    else
+    if (n < 256) {
+        *w++ = 0xd9;
+        *w++ = (uint8_t) n;
+    }
+    else
+    if (n < 65536) {
+        *w++ = 0xda;
+        w = s_be16 (w, (uint32_t) n);
+    }
+    else {
+        *w++ = 0xdb;
+        w = s_be32 (w, (uint32_t) n);
+    }
+    if (n)
+        memcpy (w, p, n);
+    return w + n;
 }
 
 //  Whether a field is present and must be written. Envelope fields are
 //  always written; "i" is absent at -1; numbers are absent at zero.
-static bool
+static inline bool
 s_present (const sl_msg_t *m, const s_field_t *f)
 {
     const char *p = (const char *) m + f->offset;
@@ -255,59 +389,69 @@ s_present (const sl_msg_t *m, const s_field_t *f)
     return false;
 }
 
-static void
-s_pack_field (msgpack_packer *pk, const sl_msg_t *m, const s_field_t *f)
+static uint8_t *
+s_put_field (uint8_t *w, const sl_msg_t *m, const s_field_t *f)
 {
     const char *p = (const char *) m + f->offset;
-    msgpack_pack_str_with_body (pk, f->key, f->keylen);
+    w = s_put_raw (w, f->key, f->keylen, false);
     switch (f->type) {
-        case F_U8:  msgpack_pack_uint8 (pk, *(const uint8_t *) p); break;
-        case F_U32: msgpack_pack_uint32 (pk, *(const uint32_t *) p); break;
-        case F_U64: msgpack_pack_uint64 (pk, *(const uint64_t *) p); break;
-        case F_I32: msgpack_pack_int32 (pk, *(const int32_t *) p); break;
-        case F_I64: msgpack_pack_int64 (pk, *(const int64_t *) p); break;
-        case F_F64: msgpack_pack_double (pk, *(const double *) p); break;
-        case F_STR: {
-            const sl_str_t *s = (const sl_str_t *) p;
-            msgpack_pack_str_with_body (pk, s->ptr, s->len);
-            break;
+        case F_U8:  return s_put_uint (w, *(const uint8_t *) p);
+        case F_U32: return s_put_uint (w, *(const uint32_t *) p);
+        case F_U64: return s_put_uint (w, *(const uint64_t *) p);
+        case F_I32: return s_put_int (w, *(const int32_t *) p);
+        case F_I64: return s_put_int (w, *(const int64_t *) p);
+        case F_F64: {
+            uint64_t bits;
+            memcpy (&bits, p, sizeof bits);
+            *w++ = 0xcb;
+            return s_be64 (w, bits);
         }
+        case F_STR:
         case F_BIN: {
             const sl_str_t *s = (const sl_str_t *) p;
-            msgpack_pack_bin_with_body (pk, s->ptr, s->len);
-            break;
+            return s_put_raw (w, s->ptr, s->len, f->type == F_BIN);
         }
         case F_SID:
-            msgpack_pack_bin_with_body (pk, m->sid, SL_SID_SIZE);
-            break;
+            return s_put_raw (w, (const char *) m->sid, SL_SID_SIZE, true);
         case F_USAGE: {
             const int64_t *u = &m->usage.input;
-            uint32_t n = 0;
-            for (int i = 0; i < S_USAGE_COUNT; i++)
-                n += u [i] >= 0;
-            msgpack_pack_map (pk, n);
+            uint8_t *header = w++;
+            uint8_t n = 0;
             for (int i = 0; i < S_USAGE_COUNT; i++)
                 if (u [i] >= 0) {
-                    msgpack_pack_str_with_body (pk, s_usage_keys [i], strlen (s_usage_keys [i]));
-                    msgpack_pack_int64 (pk, u [i]);
+                    w = s_put_raw (w, s_usage_keys [i], strlen (s_usage_keys [i]), false);
+                    w = s_put_int (w, u [i]);
+                    n++;
                 }
-            break;
+            *header = (uint8_t) (0x80 | n);
+            return w;
         }
     }
+    return w;
 }
+
+//  Bytes a field can take at most, besides its string payload.
+#define S_FIELD_OVERHEAD 16
+#define S_USAGE_MAX (1 + S_USAGE_COUNT * (4 + 9))
 
 void
 sl_msg_encode (const sl_msg_t *self, sl_buf_t *out)
 {
-    msgpack_packer pk;
-    msgpack_packer_init (&pk, out, s_write);
+    size_t bound = 3 + S_FIELD_COUNT * S_FIELD_OVERHEAD + S_USAGE_MAX;
+    for (size_t i = 0; i < S_FIELD_COUNT; i++)
+        if (s_fields [i].type == F_STR || s_fields [i].type == F_BIN)
+            bound += ((const sl_str_t *) ((const char *) self + s_fields [i].offset))->len;
+    uint8_t *start = (uint8_t *) sl_buf_reserve (out, bound);
+    uint8_t *w = start + 3;             //  map16 header, count patched below
     uint32_t count = 0;
     for (size_t i = 0; i < S_FIELD_COUNT; i++)
-        count += s_present (self, &s_fields [i]);
-    msgpack_pack_map (&pk, count);
-    for (size_t i = 0; i < S_FIELD_COUNT; i++)
-        if (s_present (self, &s_fields [i]))
-            s_pack_field (&pk, self, &s_fields [i]);
+        if (s_present (self, &s_fields [i])) {
+            w = s_put_field (w, self, &s_fields [i]);
+            count++;
+        }
+    start [0] = 0xde;
+    s_be16 (start + 1, count);
+    out->len += (size_t) (w - start);
 }
 
 sl_msg_t *
@@ -340,11 +484,31 @@ sl_msg_dup (const sl_msg_t *self)
 //  --------------------------------------------------------------------------
 //  Decoding
 
+static inline uint64_t
+s_pack_key (const char *key, size_t len)
+{
+    uint64_t v = (uint64_t) len << 56;
+    for (size_t i = 0; i < len; i++)
+        v |= (uint64_t) (uint8_t) key [i] << (8 * i);
+    return v;
+}
+
+static int
+s_key_cmp (const void *a, const void *b)
+{
+    uint64_t x = ((const s_key_t *) a)->packed, y = ((const s_key_t *) b)->packed;
+    return x < y ? -1 : x > y;
+}
+
 sl_codec_t *
 sl_codec_new (void)
 {
     sl_codec_t *self = sl_xcalloc (1, sizeof *self);
-    msgpack_unpacked_init (&self->unpacked);
+    for (size_t i = 0; i < S_FIELD_COUNT; i++) {
+        self->keys [i].packed = s_pack_key (s_fields [i].key, s_fields [i].keylen);
+        self->keys [i].field = &s_fields [i];
+    }
+    qsort (self->keys, S_FIELD_COUNT, sizeof (s_key_t), s_key_cmp);
     self->error = "";
     return self;
 }
@@ -353,7 +517,6 @@ void
 sl_codec_destroy (sl_codec_t **self_p)
 {
     if (self_p && *self_p) {
-        msgpack_unpacked_destroy (&(*self_p)->unpacked);
         free (*self_p);
         *self_p = NULL;
     }
@@ -365,144 +528,188 @@ sl_codec_error (sl_codec_t *self)
     return self->error;
 }
 
-static const s_field_t *
-s_find_field (const char *key, size_t len)
+//  Keys longer than 7 bytes are no field of ours.
+static inline const s_field_t *
+s_find_field (sl_codec_t *self, const uint8_t *key, size_t len)
 {
-    if (len == 0)
-        return NULL;                    //  msgpack-c gives an empty key no pointer
+    if (len == 0 || len > 7)
+        return NULL;
+    uint64_t packed = s_pack_key ((const char *) key, len);
     size_t lo = 0, hi = S_FIELD_COUNT;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        const char *k = s_fields [mid].key;
-        size_t klen = s_fields [mid].keylen;
-        int cmp = memcmp (key, k, len < klen ? len : klen);
-        if (cmp == 0)
-            cmp = len < klen ? -1 : len > klen ? 1 : 0;
-        if (cmp == 0)
-            return &s_fields [mid];
-        if (cmp < 0)
-            hi = mid;
-        else
+        uint64_t k = self->keys [mid].packed;
+        if (k == packed)
+            return self->keys [mid].field;
+        if (k < packed)
             lo = mid + 1;
+        else
+            hi = mid;
     }
     return NULL;
 }
 
-//  Read an integer object into *out; false if it is not an integer or does
-//  not fit [lo, hi].
+//  --------------------------------------------------------------------------
+//  Reading msgpack. Every read checks the bytes left first; a length that
+//  does not fit is malformed. Nothing is allocated: strings are slices of
+//  the frame.
+
+typedef struct {
+    const uint8_t *p;
+    const uint8_t *end;
+} s_reader_t;
+
+static inline uint64_t
+s_get_be (const uint8_t *p, size_t n)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = (v << 8) | p [i];
+    return v;
+}
+
+//  An integer of any msgpack width; false if the value is not an integer.
+static inline bool
+s_read_int (s_reader_t *r, bool *negative, uint64_t *magnitude_or_bits)
+{
+    if (r->p >= r->end)
+        return false;
+    uint8_t b = *r->p;
+    size_t n = 0;
+    bool is_signed = false;
+    if (b <= 0x7f) {
+        r->p++;
+        *negative = false;
+        *magnitude_or_bits = b;
+        return true;
+    }
+    if (b >= 0xe0) {
+        r->p++;
+        *negative = true;
+        *magnitude_or_bits = (uint64_t) (int64_t) (int8_t) b;
+        return true;
+    }
+    switch (b) {
+        case 0xcc: n = 1; break;
+        case 0xcd: n = 2; break;
+        case 0xce: n = 4; break;
+        case 0xcf: n = 8; break;
+        case 0xd0: n = 1; is_signed = true; break;
+        case 0xd1: n = 2; is_signed = true; break;
+        case 0xd2: n = 4; is_signed = true; break;
+        case 0xd3: n = 8; is_signed = true; break;
+        default: return false;
+    }
+    if ((size_t) (r->end - r->p) < n + 1)
+        return false;
+    uint64_t v = s_get_be (r->p + 1, n);
+    r->p += n + 1;
+    if (is_signed) {
+        //  Sign-extend from n bytes.
+        int shift = 64 - 8 * (int) n;
+        int64_t sv = (int64_t) (v << shift) >> shift;
+        *negative = sv < 0;
+        *magnitude_or_bits = (uint64_t) sv;
+    }
+    else {
+        *negative = false;
+        *magnitude_or_bits = v;
+    }
+    return true;
+}
+
+//  A signed value in [lo, hi]; false when not an integer or out of range.
+static inline bool
+s_read_ranged (s_reader_t *r, int64_t lo, uint64_t hi, int64_t *out)
+{
+    bool negative;
+    uint64_t v;
+    if (!s_read_int (r, &negative, &v))
+        return false;
+    if (negative) {
+        if ((int64_t) v < lo)
+            return false;
+        *out = (int64_t) v;
+    }
+    else {
+        if (v > hi)
+            return false;
+        *out = (int64_t) v;
+    }
+    return true;
+}
+
+//  A str (binary false) or bin (binary true) header and payload.
+static inline bool
+s_read_raw (s_reader_t *r, bool binary, const uint8_t **ptr, size_t *len)
+{
+    if (r->p >= r->end)
+        return false;
+    uint8_t b = *r->p;
+    size_t header = 1, n;
+    if (!binary && (b & 0xe0) == 0xa0)
+        n = b & 0x1f;
+    else {
+        size_t width;
+        if (binary)
+            width = b == 0xc4 ? 1 : b == 0xc5 ? 2 : b == 0xc6 ? 4 : 0;
+        else
+            width = b == 0xd9 ? 1 : b == 0xda ? 2 : b == 0xdb ? 4 : 0;
+        if (width == 0 || (size_t) (r->end - r->p) < 1 + width)
+            return false;
+        n = (size_t) s_get_be (r->p + 1, width);
+        header = 1 + width;
+    }
+    if ((size_t) (r->end - r->p) - header < n)
+        return false;
+    *ptr = r->p + header;
+    *len = n;
+    r->p += header + n;
+    return true;
+}
+
+//  A map header; false when the value is not a map or declares more
+//  entries than the bytes left could hold.
+static inline bool
+s_read_map (s_reader_t *r, size_t *count)
+{
+    if (r->p >= r->end)
+        return false;
+    uint8_t b = *r->p;
+    size_t n, header = 1;
+    if ((b & 0xf0) == 0x80)
+        n = b & 0x0f;
+    else
+    if (b == 0xde || b == 0xdf) {
+        size_t width = b == 0xde ? 2 : 4;
+        if ((size_t) (r->end - r->p) < 1 + width)
+            return false;
+        n = (size_t) s_get_be (r->p + 1, width);
+        header = 1 + width;
+    }
+    else
+        return false;
+    r->p += header;
+    if (n > (size_t) (r->end - r->p) / 2)
+        return false;
+    *count = n;
+    return true;
+}
+
+//  Skip one value of any type. Every element takes at least one byte, so a
+//  container declaring more values than bytes left is malformed (msgpack
+//  readers that allocate first can be made to ask for gigabytes).
 static bool
-s_get_int (const msgpack_object *o, int64_t lo, uint64_t hi, int64_t *out)
+s_skip_value (s_reader_t *r)
 {
-    if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
-        if (o->via.u64 > hi)
-            return false;
-        *out = (int64_t) o->via.u64;
-        return true;
-    }
-    if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
-        if (o->via.i64 < lo)
-            return false;
-        *out = o->via.i64;
-        return true;
-    }
-    return false;
-}
-
-static int
-s_decode_usage (sl_msg_t *m, const msgpack_object *o)
-{
-    if (o->type != MSGPACK_OBJECT_MAP)
-        return -2;
-    m->has_usage = true;
-    int64_t *u = &m->usage.input;
-    for (uint32_t i = 0; i < o->via.map.size; i++) {
-        const msgpack_object_kv *kv = &o->via.map.ptr [i];
-        if (kv->key.type != MSGPACK_OBJECT_STR)
-            return -2;
-        for (int j = 0; j < S_USAGE_COUNT; j++)
-            if (kv->key.via.str.size == strlen (s_usage_keys [j])
-            &&  memcmp (kv->key.via.str.ptr, s_usage_keys [j], kv->key.via.str.size) == 0) {
-                int64_t v;
-                if (!s_get_int (&kv->val, -1, INT64_MAX, &v))
-                    return -2;
-                u [j] = v;
-            }
-    }
-    return 0;
-}
-
-static int
-s_decode_field (sl_msg_t *m, const s_field_t *f, const msgpack_object *o)
-{
-    char *p = (char *) m + f->offset;
-    int64_t v;
-    switch (f->type) {
-        case F_U8:
-            if (!s_get_int (o, 0, UINT8_MAX, &v)) return -2;
-            *(uint8_t *) p = (uint8_t) v;
-            return 0;
-        case F_U32:
-            if (!s_get_int (o, 0, UINT32_MAX, &v)) return -2;
-            *(uint32_t *) p = (uint32_t) v;
-            return 0;
-        case F_U64:
-            if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER) return -2;
-            *(uint64_t *) p = o->via.u64;
-            return 0;
-        case F_I32:
-            if (!s_get_int (o, INT32_MIN, INT32_MAX, &v)) return -2;
-            *(int32_t *) p = (int32_t) v;
-            return 0;
-        case F_I64:
-            if (!s_get_int (o, INT64_MIN, INT64_MAX, &v)) return -2;
-            *(int64_t *) p = v;
-            return 0;
-        case F_F64:
-            if (o->type == MSGPACK_OBJECT_FLOAT64 || o->type == MSGPACK_OBJECT_FLOAT32)
-                *(double *) p = o->via.f64;
-            else
-            if (s_get_int (o, INT64_MIN, INT64_MAX, &v))
-                *(double *) p = (double) v;
-            else
-                return -2;
-            return 0;
-        case F_STR:
-            if (o->type != MSGPACK_OBJECT_STR) return -2;
-            *(sl_str_t *) p = sl_str_n (o->via.str.size ? o->via.str.ptr : "", o->via.str.size);
-            return 0;
-        case F_BIN:
-            if (o->type != MSGPACK_OBJECT_BIN) return -2;
-            *(sl_str_t *) p = sl_str_n (o->via.bin.size ? o->via.bin.ptr : "", o->via.bin.size);
-            return 0;
-        case F_SID:
-            if (o->type != MSGPACK_OBJECT_BIN || o->via.bin.size != SL_SID_SIZE) return -2;
-            memcpy (m->sid, o->via.bin.ptr, SL_SID_SIZE);
-            return 0;
-        case F_USAGE:
-            return s_decode_usage (m, o);
-    }
-    return -2;
-}
-
-//  Walk one msgpack value at data [*offset, size) checking that every
-//  declared length fits in the bytes that are really there, and set *end
-//  past it. msgpack-c allocates what a container header declares before it
-//  looks at the input, so a five-byte message could ask it for gigabytes;
-//  every element takes at least one byte, so a count above the bytes left
-//  is a lie. 0 ok, -1 truncated or invalid.
-static int
-s_check_span (const uint8_t *data, size_t size, size_t offset, size_t *end)
-{
-    size_t items = 1;                   //  values still to read
-    size_t p = offset;
+    size_t items = 1;
+    const uint8_t *p = r->p;
     while (items > 0) {
-        if (p >= size)
-            return -1;
-        uint8_t b = data [p++];
+        if (p >= r->end)
+            return false;
+        uint8_t b = *p++;
         items--;
-        size_t skip = 0;                //  payload bytes after the header
-        size_t add = 0;                 //  items a container adds
-        size_t len_bytes = 0;           //  big-endian length field size
+        size_t skip = 0, add = 0, len_bytes = 0;
         if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3)
             ;
         else
@@ -516,10 +723,10 @@ s_check_span (const uint8_t *data, size_t size, size_t offset, size_t *end)
             skip = b & 0x1f;
         else
         switch (b) {
-            case 0xc4: case 0xd9: len_bytes = 1; break;     //  bin8, str8
-            case 0xc5: case 0xda: len_bytes = 2; break;     //  bin16, str16
-            case 0xc6: case 0xdb: len_bytes = 4; break;     //  bin32, str32
-            case 0xc7: len_bytes = 1; skip = 1; break;      //  ext8 (+type)
+            case 0xc4: case 0xd9: len_bytes = 1; break;
+            case 0xc5: case 0xda: len_bytes = 2; break;
+            case 0xc6: case 0xdb: len_bytes = 4; break;
+            case 0xc7: len_bytes = 1; skip = 1; break;
             case 0xc8: len_bytes = 2; skip = 1; break;
             case 0xc9: len_bytes = 4; skip = 1; break;
             case 0xca: skip = 4; break;
@@ -533,16 +740,14 @@ s_check_span (const uint8_t *data, size_t size, size_t offset, size_t *end)
             case 0xd6: skip = 5; break;
             case 0xd7: skip = 9; break;
             case 0xd8: skip = 17; break;
-            case 0xdc: case 0xde: len_bytes = 2; break;     //  array16, map16
-            case 0xdd: case 0xdf: len_bytes = 4; break;     //  array32, map32
-            default: return -1;                             //  0xc1: never used
+            case 0xdc: case 0xde: len_bytes = 2; break;
+            case 0xdd: case 0xdf: len_bytes = 4; break;
+            default: return false;      //  0xc1 is never used
         }
         if (len_bytes) {
-            if (size - p < len_bytes)
-                return -1;
-            size_t n = 0;
-            for (size_t i = 0; i < len_bytes; i++)
-                n = (n << 8) | data [p + i];
+            if ((size_t) (r->end - p) < len_bytes)
+                return false;
+            size_t n = (size_t) s_get_be (p, len_bytes);
             p += len_bytes;
             if (b == 0xdc || b == 0xdd)
                 add = n;
@@ -552,15 +757,116 @@ s_check_span (const uint8_t *data, size_t size, size_t offset, size_t *end)
             else
                 skip += n;
         }
-        if (skip > size - p)
-            return -1;
+        if (skip > (size_t) (r->end - p))
+            return false;
         p += skip;
         items += add;
-        if (items > size - p)
-            return -1;                  //  more values declared than bytes left
+        if (items > (size_t) (r->end - p))
+            return false;
     }
-    *end = p;
-    return 0;
+    r->p = p;
+    return true;
+}
+
+static bool
+s_read_usage (s_reader_t *r, sl_msg_t *m)
+{
+    size_t n;
+    if (!s_read_map (r, &n))
+        return false;
+    m->has_usage = true;
+    int64_t *u = &m->usage.input;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *key;
+        size_t klen;
+        if (!s_read_raw (r, false, &key, &klen))
+            return false;
+        int slot = -1;
+        for (int j = 0; j < S_USAGE_COUNT; j++)
+            if (klen == strlen (s_usage_keys [j]) && memcmp (key, s_usage_keys [j], klen) == 0)
+                slot = j;
+        if (slot < 0) {
+            if (!s_skip_value (r))
+                return false;
+            continue;
+        }
+        int64_t v;
+        if (!s_read_ranged (r, -1, INT64_MAX, &v))
+            return false;
+        u [slot] = v;
+    }
+    return true;
+}
+
+static bool
+s_read_field (s_reader_t *r, sl_msg_t *m, const s_field_t *f)
+{
+    char *p = (char *) m + f->offset;
+    int64_t v;
+    switch (f->type) {
+        case F_U8:
+            if (!s_read_ranged (r, 0, UINT8_MAX, &v)) return false;
+            *(uint8_t *) p = (uint8_t) v;
+            return true;
+        case F_U32:
+            if (!s_read_ranged (r, 0, UINT32_MAX, &v)) return false;
+            *(uint32_t *) p = (uint32_t) v;
+            return true;
+        case F_U64: {
+            bool negative;
+            uint64_t u;
+            if (!s_read_int (r, &negative, &u) || negative) return false;
+            *(uint64_t *) p = u;
+            return true;
+        }
+        case F_I32:
+            if (!s_read_ranged (r, INT32_MIN, INT32_MAX, &v)) return false;
+            *(int32_t *) p = (int32_t) v;
+            return true;
+        case F_I64:
+            if (!s_read_ranged (r, INT64_MIN, INT64_MAX, &v)) return false;
+            *(int64_t *) p = v;
+            return true;
+        case F_F64: {
+            if (r->p < r->end && (*r->p == 0xcb || *r->p == 0xca)) {
+                size_t n = *r->p == 0xcb ? 8 : 4;
+                if ((size_t) (r->end - r->p) < n + 1)
+                    return false;
+                uint64_t bits = s_get_be (r->p + 1, n);
+                if (n == 8)
+                    memcpy (p, &bits, 8);
+                else {
+                    uint32_t b32 = (uint32_t) bits;
+                    float fl;
+                    memcpy (&fl, &b32, 4);
+                    *(double *) p = fl;
+                }
+                r->p += n + 1;
+                return true;
+            }
+            if (!s_read_ranged (r, INT64_MIN, INT64_MAX, &v)) return false;
+            *(double *) p = (double) v;
+            return true;
+        }
+        case F_STR:
+        case F_BIN: {
+            const uint8_t *ptr;
+            size_t len;
+            if (!s_read_raw (r, f->type == F_BIN, &ptr, &len)) return false;
+            *(sl_str_t *) p = sl_str_n (len ? (const char *) ptr : "", len);
+            return true;
+        }
+        case F_SID: {
+            const uint8_t *ptr;
+            size_t len;
+            if (!s_read_raw (r, true, &ptr, &len) || len != SL_SID_SIZE) return false;
+            memcpy (m->sid, ptr, SL_SID_SIZE);
+            return true;
+        }
+        case F_USAGE:
+            return s_read_usage (r, m);
+    }
+    return false;
 }
 
 static int
@@ -577,37 +883,36 @@ sl_codec_decode (sl_codec_t *self, const void *data, size_t size,
 {
     if (*offset >= size)
         return -1;
-    size_t start = *offset;
-    size_t end;
-    if (s_check_span (data, size, start, &end))
-        return s_fail (self, size, offset, "truncated or invalid msgpack");
-    if (end - start > SL_MSG_MAX_SIZE)
-        return s_fail (self, size, offset, "oversized message");
-    msgpack_unpack_return rc = msgpack_unpack_next (&self->unpacked,
-                                                    (const char *) data, end, offset);
-    if (rc == MSGPACK_UNPACK_CONTINUE)
-        return s_fail (self, size, offset, "truncated message");
-    if (rc != MSGPACK_UNPACK_SUCCESS && rc != MSGPACK_UNPACK_EXTRA_BYTES)
-        return s_fail (self, size, offset, "not msgpack");
-    if (*offset - start > SL_MSG_MAX_SIZE)
-        return s_fail (self, size, offset, "oversized message");
-
-    const msgpack_object *root = &self->unpacked.data;
-    if (root->type != MSGPACK_OBJECT_MAP)
+    const uint8_t *base = data;
+    s_reader_t r = { base + *offset, base + size };
+    if (size - *offset > SL_MSG_MAX_SIZE)
+        r.end = base + *offset + SL_MSG_MAX_SIZE;
+    size_t count;
+    if (r.p < r.end && ((*r.p & 0xf0) != 0x80 && *r.p != 0xde && *r.p != 0xdf))
         return s_fail (self, size, offset, "message is not a map");
+    if (!s_read_map (&r, &count))
+        return s_fail (self, size, offset, "truncated or invalid msgpack");
 
     sl_msg_init (msg, 0);
     msg->version = 0;
     bool seen_sid = false, seen_ep = false, seen_seq = false;
-    for (uint32_t i = 0; i < root->via.map.size; i++) {
-        const msgpack_object_kv *kv = &root->via.map.ptr [i];
-        if (kv->key.type != MSGPACK_OBJECT_STR)
-            return s_fail (self, size, offset, "field name is not a string");
-        const s_field_t *f = s_find_field (kv->key.via.str.ptr, kv->key.via.str.size);
-        if (!f)
-            continue;                   //  unknown fields are ignored
-        if (s_decode_field (msg, f, &kv->val))
-            return s_fail (self, size, offset, "wrong type for a field");
+    for (size_t i = 0; i < count; i++) {
+        const uint8_t *key;
+        size_t klen;
+        if (!s_read_raw (&r, false, &key, &klen)) {
+            if (r.p < r.end && (*r.p & 0xe0) != 0xa0 && *r.p != 0xd9 && *r.p != 0xda && *r.p != 0xdb)
+                return s_fail (self, size, offset, "field name is not a string");
+            return s_fail (self, size, offset, "truncated or invalid msgpack");
+        }
+        const s_field_t *f = s_find_field (self, key, klen);
+        if (!f) {
+            if (!s_skip_value (&r))     //  unknown fields are ignored
+                return s_fail (self, size, offset, "truncated or invalid msgpack");
+            continue;
+        }
+        if (!s_read_field (&r, msg, f))
+            return s_fail (self, size, offset, r.p >= r.end ? "truncated or invalid msgpack"
+                                                           : "wrong type for a field");
         if (f->type == F_SID)
             seen_sid = true;
         else
@@ -617,6 +922,9 @@ sl_codec_decode (sl_codec_t *self, const void *data, size_t size,
         if (f->offset == offsetof (sl_msg_t, seq))
             seen_seq = true;
     }
+    if (r.p - (base + *offset) > (ptrdiff_t) SL_MSG_MAX_SIZE)
+        return s_fail (self, size, offset, "oversized message");
+    *offset = (size_t) (r.p - base);
     if (msg->version != SL_PROTO_VERSION)
         return s_fail (self, size, offset, "unsupported protocol version");
     if (msg->type == 0 || msg->type >= SL_MSG_TYPE_MAX)

@@ -390,3 +390,102 @@ Test (sl_msg, lying_length_headers_are_rejected_without_allocating)
         sl_codec_destroy (&codec);
     }
 }
+
+//  msgpack-c is the reference: what we write, it reads as the same map.
+Test (sl_msg, msgpack_c_reads_our_bytes)
+{
+    sl_msg_t m = s_base (SL_MSG_BLOCK);
+    m.kind = SL_B_END;
+    m.block = SL_BK_TOOL_CALL;
+    m.index = 300;
+    m.text = sl_str ("{\"city\":\"Paris\"}");
+    m.ts = -70000;
+    m.has_usage = true;
+    m.usage = (sl_usage_t) { 70000, 3, -1, -1, -1, 4294967296LL };
+    m.probability = 0.5;
+    char long_text [70000];
+    memset (long_text, 'x', sizeof long_text);
+    m.body = sl_str_n (long_text, sizeof long_text);    //  bin32
+    sl_buf_t buf = { 0 };
+    sl_msg_encode (&m, &buf);
+
+    msgpack_unpacked up;
+    msgpack_unpacked_init (&up);
+    size_t off = 0;
+    cr_assert_eq (msgpack_unpack_next (&up, buf.data, buf.len, &off), MSGPACK_UNPACK_SUCCESS);
+    cr_expect_eq (off, buf.len);
+    msgpack_object *o = &up.data;
+    cr_assert_eq (o->type, MSGPACK_OBJECT_MAP);
+    int seen = 0;
+    for (uint32_t i = 0; i < o->via.map.size; i++) {
+        msgpack_object *k = &o->via.map.ptr [i].key, *v = &o->via.map.ptr [i].val;
+        cr_assert_eq (k->type, MSGPACK_OBJECT_STR);
+        char key [8] = { 0 };
+        memcpy (key, k->via.str.ptr, k->via.str.size < 7 ? k->via.str.size : 7);
+        if (strcmp (key, "i") == 0) {
+            cr_expect (v->type == MSGPACK_OBJECT_POSITIVE_INTEGER && v->via.u64 == 300);
+            seen++;
+        }
+        else
+        if (strcmp (key, "ts") == 0) {
+            cr_expect (v->type == MSGPACK_OBJECT_NEGATIVE_INTEGER && v->via.i64 == -70000);
+            seen++;
+        }
+        else
+        if (strcmp (key, "text") == 0) {
+            cr_expect (v->type == MSGPACK_OBJECT_STR && v->via.str.size == m.text.len
+                       && memcmp (v->via.str.ptr, m.text.ptr, m.text.len) == 0);
+            seen++;
+        }
+        else
+        if (strcmp (key, "body") == 0) {
+            cr_expect (v->type == MSGPACK_OBJECT_BIN && v->via.bin.size == sizeof long_text);
+            seen++;
+        }
+        else
+        if (strcmp (key, "p") == 0) {
+            cr_expect (v->type == MSGPACK_OBJECT_FLOAT64 && v->via.f64 == 0.5);
+            seen++;
+        }
+        else
+        if (strcmp (key, "sid") == 0) {
+            cr_expect (v->type == MSGPACK_OBJECT_BIN && v->via.bin.size == SL_SID_SIZE
+                       && memcmp (v->via.bin.ptr, m.sid, SL_SID_SIZE) == 0);
+            seen++;
+        }
+        else
+        if (strcmp (key, "u") == 0) {
+            cr_expect_eq (v->type, MSGPACK_OBJECT_MAP);
+            cr_expect_eq (v->via.map.size, 3, "absent usage fields are not written");
+            seen++;
+        }
+    }
+    cr_expect_eq (seen, 7);
+    msgpack_unpacked_destroy (&up);
+
+    //  And what msgpack-c writes (its own widths), we read.
+    msgpack_sbuffer sb;
+    msgpack_packer pk;
+    msgpack_sbuffer_init (&sb);
+    msgpack_packer_init (&pk, &sb, msgpack_sbuffer_write);
+    s_pack_envelope (&pk, SL_MSG_BLOCK, 4);
+    msgpack_pack_str_with_body (&pk, "k", 1);
+    msgpack_pack_uint64 (&pk, SL_B_DELTA);          //  a wide encoding of a small value
+    msgpack_pack_str_with_body (&pk, "i", 1);
+    msgpack_pack_int64 (&pk, 7);
+    msgpack_pack_str_with_body (&pk, "p", 1);
+    msgpack_pack_float (&pk, 0.25f);
+    msgpack_pack_str_with_body (&pk, "text", 4);
+    msgpack_pack_str_with_body (&pk, long_text, 300);   //  str16
+    sl_codec_t *codec = sl_codec_new ();
+    size_t offset = 0;
+    sl_msg_t out;
+    cr_assert_eq (sl_codec_decode (codec, sb.data, sb.size, &offset, &out), 0, "%s", sl_codec_error (codec));
+    cr_expect_eq (out.kind, SL_B_DELTA);
+    cr_expect_eq (out.index, 7);
+    cr_expect_eq (out.probability, 0.25);
+    cr_expect_eq (out.text.len, 300);
+    sl_codec_destroy (&codec);
+    msgpack_sbuffer_destroy (&sb);
+    sl_buf_free (&buf);
+}
