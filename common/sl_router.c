@@ -1,8 +1,22 @@
-/*  sl_router.c - per-stream pinning, batching and heartbeats to the next stage. */
+/*  sl_router.c - pinning, credit, heartbeats and batching to the next stage.
+
+    Peers are DEALER sockets, one per next-stage instance address. Each
+    peer has a state:
+
+        CONNECTING  connected, no heartbeat yet (start-up, or after death)
+        ALIVE       heartbeats arrive; may take new streams
+        DEAD        silent for SL_HB_DEAD_MS; its queue is discarded
+
+    and a flag `gone` when DNS no longer lists it (it takes no new streams
+    and is closed once nothing is pinned to it).
+*/
 #include "sl_router.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "sl_alloc.h"
@@ -10,18 +24,28 @@
 #include "sl_log.h"
 #include "sl_sidmap.h"
 
-#define SL_ROUTER_MAX_PEERS 1024        //  endpoints, static and on demand
-#define SL_ROUTER_SNDHWM 10000          //  batches queued in ZeroMQ per peer
+#define SL_ROUTER_MAX_PEERS 1024        //  addresses, static, resolved and on demand
+#define SL_ROUTER_MAX_SOURCES 64        //  configured endpoints
+#define SL_ROUTER_SNDHWM 100000         //  batches queued in ZeroMQ per peer
 #define SL_ROUTER_MAX_DRAIN 64          //  heartbeats read per wake-up
-#define SL_ROUTER_RETRY_MS 5            //  retry of a batch that could not leave
+#define SL_ROUTER_RETRY_MS 1            //  retry of a batch that could not leave
+#define SL_ROUTER_MAX_PENDING (64u << 20)   //  queued bytes that mean congestion
+
+typedef enum { PEER_CONNECTING, PEER_ALIVE, PEER_DEAD } s_peer_state_t;
 
 typedef struct {
-    char *endpoint;
+    char *endpoint;                     //  tcp://10.0.0.3:5552
+    int source;                         //  index of the configured endpoint, -1 on demand
     zsock_t *sock;                      //  DEALER connected to endpoint
     sl_buf_t batch;                     //  encoded messages not yet sent
+    size_t batch_msgs;                  //  messages in batch
+    int64_t batch_since;                //  ms, when batch stopped being empty
     size_t streams;                     //  streams pinned here
+    s_peer_state_t state;
+    bool gone;                          //  no longer resolved: no new streams
     int64_t last_seen;                  //  ms, last heartbeat from the peer
     uint64_t incarnation;               //  the peer's, 0 until it spoke
+    int64_t credit;                     //  messages it will still take
     sl_router_t *router;
 } s_peer_t;
 
@@ -30,19 +54,35 @@ typedef struct {
     uint32_t epoch;
 } s_pin_t;
 
+//  A configured endpoint: a literal address, or a name to resolve.
+typedef struct {
+    char *raw;                          //  as configured
+    char *prefix;                       //  "tcp://"
+    char *host;
+    char *port;
+    bool is_name;
+} s_source_t;
+
 struct _sl_router_t {
     zloop_t *loop;
     char *name;
     uint64_t incarnation;
     s_peer_t **peers;
     size_t count;
+    s_source_t sources [SL_ROUTER_MAX_SOURCES];
+    size_t source_count;
     sl_sidmap_t *pins;                  //  sid -> s_pin_t
     sl_codec_t *codec;
-    int timer;
+    int hb_timer;
+    int resolve_timer;
     int retry_timer;                    //  -1 when no retry is scheduled
+    sl_router_peer_fn *peer_fn;
+    void *peer_arg;
     sl_counter_t *sent;                 //  batches handed to ZeroMQ
     sl_counter_t *blocked;              //  flushes that left a batch queued
     sl_counter_t *restarts;             //  peers seen with a new incarnation
+    sl_counter_t *deaths;               //  peers that stopped heartbeating
+    sl_counter_t *discarded;            //  messages meant for a peer that died
 };
 
 static int64_t
@@ -53,10 +93,38 @@ s_now_ms (void)
     return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static bool
-s_alive (s_peer_t *peer, int64_t now)
+static void
+s_event (sl_router_t *self, s_peer_t *peer, sl_peer_event_t event)
 {
-    return peer->incarnation != 0 && now - peer->last_seen < SL_HB_DEAD_MS;
+    static const char *names [] = { "", "peer_up", "peer_dead", "peer_restarted" };
+    if (event == SL_PEER_UP)
+        sl_log_info (names [event], "endpoint=%s", peer->endpoint);
+    else
+        sl_log_warn (names [event], "endpoint=%s streams=%zu", peer->endpoint, peer->streams);
+    if (self->peer_fn)
+        self->peer_fn (self->peer_arg, peer->endpoint, event);
+}
+
+//  --------------------------------------------------------------------------
+//  Peers
+
+//  Note when a batch starts filling (to age out batches nobody takes).
+static inline void
+s_batch_touch (s_peer_t *peer)
+{
+    if (peer->batch.len == 0)
+        peer->batch_since = s_now_ms ();
+}
+
+static void
+s_queue_hb (sl_router_t *self, s_peer_t *peer)
+{
+    s_batch_touch (peer);
+    sl_msg_t hb;
+    sl_msg_init (&hb, SL_MSG_HB);
+    hb.instance = sl_str (self->name);
+    hb.incarnation = self->incarnation;
+    sl_msg_encode (&hb, &peer->batch);
 }
 
 //  Heartbeats and credit from the next stage arrive on the DEALER.
@@ -81,37 +149,206 @@ s_on_peer (zloop_t *loop, zsock_t *reader, void *arg)
                                 &offset, &msg) == 0) {
             if (msg.type != SL_MSG_HB)
                 continue;
+            peer->last_seen = s_now_ms ();
             if (peer->incarnation && msg.incarnation != peer->incarnation) {
-                sl_log_warn ("peer_restarted", "endpoint=%s", peer->endpoint);
+                //  Restarted: whatever it held is lost. A new peer.
                 if (self->restarts)
                     sl_counter_inc (self->restarts);
+                peer->incarnation = msg.incarnation;
+                peer->credit = msg.credit;
+                peer->state = PEER_ALIVE;
+                s_event (self, peer, SL_PEER_RESTARTED);
+                continue;
             }
+            bool was_alive = peer->state == PEER_ALIVE;
             peer->incarnation = msg.incarnation;
-            peer->last_seen = s_now_ms ();
+            peer->credit += msg.credit;
+            peer->state = PEER_ALIVE;
+            if (!was_alive)
+                s_event (self, peer, SL_PEER_UP);
         }
         zmq_msg_close (&frame);
     }
     return 0;
 }
 
-static void
-s_queue_hb (sl_router_t *self, s_peer_t *peer)
+static s_peer_t *
+s_add_peer (sl_router_t *self, const char *endpoint, int source)
 {
-    sl_msg_t hb;
-    sl_msg_init (&hb, SL_MSG_HB);
-    hb.instance = sl_str (self->name);
-    hb.incarnation = self->incarnation;
-    sl_msg_encode (&hb, &peer->batch);
+    if (self->count == SL_ROUTER_MAX_PEERS) {
+        sl_log_error ("too_many_peers", "not connecting to %s", endpoint);
+        return NULL;
+    }
+    zsock_t *sock = zsock_new (ZMQ_DEALER);
+    zsock_set_immediate (sock, 1);      //  queue nothing for a peer that is not there
+    zsock_set_sndhwm (sock, SL_ROUTER_SNDHWM);
+    zsock_set_reconnect_ivl (sock, 50);
+    zsock_set_reconnect_ivl_max (sock, 500);
+    if (zsock_connect (sock, "%s", endpoint) < 0) {
+        sl_log_error ("connect_failed", "cannot connect to %s: %s",
+                      endpoint, zmq_strerror (zmq_errno ()));
+        zsock_destroy (&sock);
+        return NULL;
+    }
+    s_peer_t *peer = sl_xcalloc (1, sizeof *peer);
+    peer->endpoint = sl_xstrdup (endpoint);
+    peer->source = source;
+    peer->sock = sock;
+    peer->router = self;
+    peer->state = PEER_CONNECTING;
+    self->peers = sl_xrealloc (self->peers, (self->count + 1) * sizeof (s_peer_t *));
+    self->peers [self->count++] = peer;
+    if (self->loop)
+        zloop_reader (self->loop, sock, s_on_peer, peer);
+    s_queue_hb (self, peer);            //  introduce ourselves at once
+    return peer;
+}
+
+static void
+s_destroy_peer (sl_router_t *self, size_t i)
+{
+    s_peer_t *peer = self->peers [i];
+    if (self->loop)
+        zloop_reader_end (self->loop, peer->sock);
+    zsock_destroy (&peer->sock);
+    sl_buf_free (&peer->batch);
+    free (peer->endpoint);
+    free (peer);
+    memmove (self->peers + i, self->peers + i + 1, (self->count - i - 1) * sizeof (s_peer_t *));
+    self->count--;
+}
+
+static s_peer_t *
+s_find_peer (sl_router_t *self, const char *endpoint, size_t len)
+{
+    for (size_t i = 0; i < self->count; i++)
+        if (strlen (self->peers [i]->endpoint) == len
+        &&  memcmp (self->peers [i]->endpoint, endpoint, len) == 0)
+            return self->peers [i];
+    return NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Sources and DNS
+
+static bool
+s_is_name (const char *host)
+{
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (strcmp (host, "*") == 0 || host [0] == '[')
+        return false;
+    return inet_pton (AF_INET, host, &a4) != 1 && inet_pton (AF_INET6, host, &a6) != 1;
+}
+
+//  Connect to every address a source stands for now; mark the addresses it
+//  no longer has as gone.
+static void
+s_resolve_source (sl_router_t *self, int index)
+{
+    s_source_t *src = &self->sources [index];
+    if (!src->is_name) {
+        if (!s_find_peer (self, src->raw, strlen (src->raw)))
+            s_add_peer (self, src->raw, index);
+        return;
+    }
+    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
+    struct addrinfo *res = NULL;
+    //  Blocking, but only every SL_RESOLVE_MS, against the local resolver
+    //  (docker's embedded DNS in a compose network).
+    int rc = getaddrinfo (src->host, src->port, &hints, &res);
+    if (rc != 0) {
+        sl_log_warn ("resolve_failed", "%s: %s", src->raw, gai_strerror (rc));
+        return;
+    }
+    char seen [SL_ROUTER_MAX_PEERS] = { 0 };
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        char ip [INET_ADDRSTRLEN];
+        inet_ntop (AF_INET, &((struct sockaddr_in *) ai->ai_addr)->sin_addr, ip, sizeof ip);
+        char endpoint [128];
+        snprintf (endpoint, sizeof endpoint, "%s%s:%s", src->prefix, ip, src->port);
+        s_peer_t *peer = s_find_peer (self, endpoint, strlen (endpoint));
+        if (!peer) {
+            peer = s_add_peer (self, endpoint, index);
+            if (peer)
+                sl_log_info ("peer_resolved", "%s -> %s", src->raw, endpoint);
+        }
+        if (peer) {
+            peer->gone = false;
+            for (size_t i = 0; i < self->count; i++)
+                if (self->peers [i] == peer)
+                    seen [i] = 1;
+        }
+    }
+    freeaddrinfo (res);
+    for (size_t i = 0; i < self->count; i++)
+        if (self->peers [i]->source == index && !seen [i] && !self->peers [i]->gone) {
+            self->peers [i]->gone = true;
+            sl_log_info ("peer_gone", "%s no longer lists %s", src->raw, self->peers [i]->endpoint);
+        }
 }
 
 static int
-s_on_timer (zloop_t *loop, int timer_id, void *arg)
+s_on_resolve (zloop_t *loop, int timer_id, void *arg)
 {
     (void) loop;
     (void) timer_id;
     sl_router_t *self = arg;
-    for (size_t i = 0; i < self->count; i++)
-        s_queue_hb (self, self->peers [i]);
+    for (size_t i = 0; i < self->source_count; i++)
+        if (self->sources [i].is_name)
+            s_resolve_source (self, (int) i);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Heartbeats, liveness, retries
+
+//  Messages queued for a dead peer would be lost with it anyway; the
+//  ingest replays their streams in a new epoch.
+static void
+s_discard_batch (sl_router_t *self, s_peer_t *peer)
+{
+    if (self->discarded)
+        sl_counter_add (self->discarded, peer->batch_msgs);
+    sl_buf_reset (&peer->batch);
+    peer->batch_msgs = 0;
+}
+
+static void
+s_declare_dead (sl_router_t *self, s_peer_t *peer)
+{
+    peer->state = PEER_DEAD;
+    peer->credit = 0;
+    if (self->deaths)
+        sl_counter_inc (self->deaths);
+    s_discard_batch (self, peer);
+    s_event (self, peer, SL_PEER_DEAD);
+}
+
+static int
+s_on_hb_timer (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    sl_router_t *self = arg;
+    int64_t now = s_now_ms ();
+    for (size_t i = 0; i < self->count; i++) {
+        s_peer_t *peer = self->peers [i];
+        if (peer->state == PEER_ALIVE && now - peer->last_seen > SL_HB_DEAD_MS)
+            s_declare_dead (self, peer);
+        //  A batch no live peer took within the dead interval (the peer died,
+        //  or never came up) is dropped, so queues cannot grow forever.
+        if (peer->state != PEER_ALIVE && peer->batch.len
+        &&  now - peer->batch_since > SL_HB_DEAD_MS)
+            s_discard_batch (self, peer);
+        if (peer->state == PEER_ALIVE || peer->batch.len == 0)
+            s_queue_hb (self, peer);
+    }
+    //  Close peers DNS dropped once nothing depends on them.
+    for (size_t i = self->count; i-- > 0;)
+        if (self->peers [i]->gone && self->peers [i]->streams == 0
+        &&  self->peers [i]->state != PEER_ALIVE)
+            s_destroy_peer (self, i);
     sl_router_flush (self);
     return 0;
 }
@@ -127,6 +364,9 @@ s_on_retry (zloop_t *loop, int timer_id, void *arg)
     return 0;
 }
 
+//  --------------------------------------------------------------------------
+//  Public
+
 sl_router_t *
 sl_router_new (zloop_t *loop, const char *name, uint64_t incarnation)
 {
@@ -136,7 +376,8 @@ sl_router_new (zloop_t *loop, const char *name, uint64_t incarnation)
     self->incarnation = incarnation;
     self->pins = sl_sidmap_new ();
     self->codec = sl_codec_new ();
-    self->timer = loop ? zloop_timer (loop, SL_HB_INTERVAL_MS, 0, s_on_timer, self) : -1;
+    self->hb_timer = loop ? zloop_timer (loop, SL_HB_INTERVAL_MS, 0, s_on_hb_timer, self) : -1;
+    self->resolve_timer = -1;
     self->retry_timer = -1;
     return self;
 }
@@ -147,25 +388,28 @@ sl_router_destroy (sl_router_t **self_p)
     if (!self_p || !*self_p)
         return;
     sl_router_t *self = *self_p;
-    if (self->loop && self->timer >= 0)
-        zloop_timer_end (self->loop, self->timer);
-    if (self->loop && self->retry_timer >= 0)
-        zloop_timer_end (self->loop, self->retry_timer);
+    if (self->loop) {
+        if (self->hb_timer >= 0)
+            zloop_timer_end (self->loop, self->hb_timer);
+        if (self->resolve_timer >= 0)
+            zloop_timer_end (self->loop, self->resolve_timer);
+        if (self->retry_timer >= 0)
+            zloop_timer_end (self->loop, self->retry_timer);
+    }
     size_t cursor = 0;
     s_pin_t *pin;
     while ((pin = sl_sidmap_next (self->pins, &cursor, NULL)))
         free (pin);
     sl_sidmap_destroy (&self->pins);
-    for (size_t i = 0; i < self->count; i++) {
-        s_peer_t *peer = self->peers [i];
-        if (self->loop)
-            zloop_reader_end (self->loop, peer->sock);
-        zsock_destroy (&peer->sock);
-        sl_buf_free (&peer->batch);
-        free (peer->endpoint);
-        free (peer);
-    }
+    while (self->count)
+        s_destroy_peer (self, self->count - 1);
     free (self->peers);
+    for (size_t i = 0; i < self->source_count; i++) {
+        free (self->sources [i].raw);
+        free (self->sources [i].prefix);
+        free (self->sources [i].host);
+        free (self->sources [i].port);
+    }
     sl_codec_destroy (&self->codec);
     free (self->name);
     free (self);
@@ -183,38 +427,17 @@ sl_router_set_metrics (sl_router_t *self, sl_metrics_t *m, const char *hop)
                                         "Flushes that left a batch queued (peer down or full)");
     self->restarts = sl_metrics_counter (m, "sluice_peer_restarts_total", labels,
                                          "Next-stage instances seen with a new incarnation");
+    self->deaths = sl_metrics_counter (m, "sluice_peer_deaths_total", labels,
+                                       "Next-stage instances declared dead (heartbeats stopped)");
+    self->discarded = sl_metrics_counter (m, "sluice_discarded_messages_total", labels,
+                                          "Messages meant for an instance that died (replayed upstream)");
 }
 
-static s_peer_t *
-s_add_peer (sl_router_t *self, const char *endpoint)
+void
+sl_router_on_peer (sl_router_t *self, sl_router_peer_fn *fn, void *arg)
 {
-    if (self->count == SL_ROUTER_MAX_PEERS) {
-        sl_log_error ("too_many_peers", "not connecting to %s", endpoint);
-        return NULL;
-    }
-    zsock_t *sock = zsock_new (ZMQ_DEALER);
-    zsock_set_immediate (sock, 1);      //  queue nothing for a peer that is not there
-    zsock_set_sndhwm (sock, SL_ROUTER_SNDHWM);
-    zsock_set_heartbeat_ivl (sock, 1000);
-    zsock_set_heartbeat_timeout (sock, 3000);
-    zsock_set_reconnect_ivl (sock, 100);
-    zsock_set_reconnect_ivl_max (sock, 1000);
-    if (zsock_connect (sock, "%s", endpoint) < 0) {
-        sl_log_error ("connect_failed", "cannot connect to %s: %s",
-                      endpoint, zmq_strerror (zmq_errno ()));
-        zsock_destroy (&sock);
-        return NULL;
-    }
-    s_peer_t *peer = sl_xcalloc (1, sizeof *peer);
-    peer->endpoint = sl_xstrdup (endpoint);
-    peer->sock = sock;
-    peer->router = self;
-    self->peers = sl_xrealloc (self->peers, (self->count + 1) * sizeof (s_peer_t *));
-    self->peers [self->count++] = peer;
-    if (self->loop)
-        zloop_reader (self->loop, sock, s_on_peer, peer);
-    s_queue_hb (self, peer);            //  introduce ourselves at once
-    return peer;
+    self->peer_fn = fn;
+    self->peer_arg = arg;
 }
 
 int
@@ -223,28 +446,63 @@ sl_router_connect (sl_router_t *self, const char *endpoints)
     char *list = sl_xstrdup (endpoints);
     int rc = 0;
     char *save = NULL;
-    for (char *ep = strtok_r (list, ", ", &save); ep; ep = strtok_r (NULL, ", ", &save))
-        if (!s_add_peer (self, ep))
+    bool any_name = false;
+    for (char *ep = strtok_r (list, ", ", &save); ep; ep = strtok_r (NULL, ", ", &save)) {
+        const char *scheme_end = strstr (ep, "://");
+        bool tcp = strncmp (ep, "tcp://", 6) == 0;
+        const char *colon = tcp ? strrchr (ep + 6, ':') : NULL;
+        //  tcp:// needs host:port; ipc:// and inproc:// name a path.
+        if (!scheme_end || (tcp && !colon) || self->source_count == SL_ROUTER_MAX_SOURCES) {
+            sl_log_error ("bad_endpoint", "cannot use endpoint: %s", ep);
             rc = -1;
+            continue;
+        }
+        s_source_t *src = &self->sources [self->source_count];
+        src->raw = sl_xstrdup (ep);
+        src->prefix = sl_xstrndup (ep, (size_t) (scheme_end + 3 - ep));
+        if (tcp) {
+            src->host = sl_xstrndup (scheme_end + 3, (size_t) (colon - scheme_end - 3));
+            src->port = sl_xstrdup (colon + 1);
+            src->is_name = s_is_name (src->host);
+        }
+        else {
+            src->host = sl_xstrdup ("");
+            src->port = sl_xstrdup ("");
+        }
+        any_name |= src->is_name;
+        s_resolve_source (self, (int) self->source_count);
+        self->source_count++;
+    }
     free (list);
+    if (any_name && self->loop && self->resolve_timer < 0)
+        self->resolve_timer = zloop_timer (self->loop, SL_RESOLVE_MS, 0, s_on_resolve, self);
     return rc;
 }
 
-//  The live peer with the fewest streams; when none is known to be alive
-//  yet (start-up), the least loaded of all: ZeroMQ delivers once it connects.
+//  The live peer with the most credit (fewest streams on a tie); before
+//  any peer is known to be alive (start-up), the least loaded connecting
+//  one: ZeroMQ delivers once it connects.
 static s_peer_t *
 s_choose (sl_router_t *self)
 {
-    int64_t now = s_now_ms ();
     s_peer_t *best = NULL;
-    for (int pass = 0; pass < 2 && !best; pass++)
-        for (size_t i = 0; i < self->count; i++) {
-            s_peer_t *p = self->peers [i];
-            if (pass == 0 && !s_alive (p, now))
-                continue;
-            if (!best || p->streams < best->streams)
-                best = p;
-        }
+    for (size_t i = 0; i < self->count; i++) {
+        s_peer_t *p = self->peers [i];
+        if (p->state != PEER_ALIVE || p->gone)
+            continue;
+        if (!best || p->credit > best->credit
+        ||  (p->credit == best->credit && p->streams < best->streams))
+            best = p;
+    }
+    if (best)
+        return best;
+    for (size_t i = 0; i < self->count; i++) {
+        s_peer_t *p = self->peers [i];
+        if (p->state != PEER_CONNECTING || p->gone)
+            continue;
+        if (!best || p->streams < best->streams)
+            best = p;
+    }
     return best;
 }
 
@@ -269,12 +527,43 @@ sl_router_send (sl_router_t *self, const sl_msg_t *msg)
         peer->streams++;
         sl_sidmap_put (self->pins, msg->sid, pin);
     }
-    sl_msg_encode (msg, &pin->peer->batch);
+    s_peer_t *peer = pin->peer;
+    if (peer->state == PEER_DEAD) {
+        //  Its stream is lost until the ingest replays it in a new epoch.
+        if (self->discarded)
+            sl_counter_inc (self->discarded);
+    }
+    else {
+        s_batch_touch (peer);
+        sl_msg_encode (msg, &peer->batch);
+        peer->batch_msgs++;
+        peer->credit--;
+    }
     if (msg->type == SL_MSG_END) {
-        pin->peer->streams--;
+        peer->streams--;
         sl_sidmap_remove (self->pins, msg->sid);
         free (pin);
     }
+    return 0;
+}
+
+int
+sl_router_send_to (sl_router_t *self, sl_str_t endpoint, const sl_msg_t *msg)
+{
+    if (!endpoint.ptr)
+        return -1;
+    s_peer_t *peer = s_find_peer (self, endpoint.ptr, endpoint.len);
+    if (!peer) {
+        char *ep = sl_xstrndup (endpoint.ptr, endpoint.len);
+        peer = s_add_peer (self, ep, -1);
+        free (ep);
+        if (!peer)
+            return -1;
+    }
+    s_batch_touch (peer);
+    sl_msg_encode (msg, &peer->batch);
+    peer->batch_msgs++;
+    peer->credit--;
     return 0;
 }
 
@@ -286,24 +575,6 @@ sl_router_unpin (sl_router_t *self, const uint8_t *sid)
         pin->peer->streams--;
         free (pin);
     }
-}
-
-int
-sl_router_send_to (sl_router_t *self, sl_str_t endpoint, const sl_msg_t *msg)
-{
-    s_peer_t *peer = NULL;
-    for (size_t i = 0; i < self->count && !peer; i++)
-        if (sl_str_eq (endpoint, self->peers [i]->endpoint))
-            peer = self->peers [i];
-    if (!peer) {
-        char *ep = sl_xstrndup (endpoint.ptr ? endpoint.ptr : "", endpoint.len);
-        peer = s_add_peer (self, ep);
-        free (ep);
-        if (!peer)
-            return -1;
-    }
-    sl_msg_encode (msg, &peer->batch);
-    return 0;
 }
 
 int
@@ -323,12 +594,24 @@ sl_router_flush (sl_router_t *self)
         }
         if (self->sent)
             sl_counter_inc (self->sent);
+        peer->batch_msgs = 0;
         sl_buf_reset (&peer->batch);
         sl_buf_shrink (&peer->batch, 1 << 16);
     }
     if (rc && self->loop && self->retry_timer < 0)
         self->retry_timer = zloop_timer (self->loop, SL_ROUTER_RETRY_MS, 1, s_on_retry, self);
     return rc;
+}
+
+bool
+sl_router_congested (sl_router_t *self)
+{
+    for (size_t i = 0; i < self->count; i++) {
+        s_peer_t *p = self->peers [i];
+        if (p->streams && p->state == PEER_ALIVE && (p->credit <= 0 || p->batch.len > SL_ROUTER_MAX_PENDING))
+            return true;
+    }
+    return false;
 }
 
 size_t
@@ -344,4 +627,13 @@ size_t
 sl_router_peer_count (sl_router_t *self)
 {
     return self->count;
+}
+
+size_t
+sl_router_alive_count (sl_router_t *self)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < self->count; i++)
+        n += self->peers [i]->state == PEER_ALIVE;
+    return n;
 }

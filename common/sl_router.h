@@ -1,20 +1,31 @@
 /*  sl_router.h - sending a stage's output to the instances of the next one.
 
-    The router connects one DEALER to every instance of the next stage (a
-    static endpoint list, or endpoints added on demand, e.g. the gateway that
-    owns a stream). A stream is pinned at its first message to one instance
-    and stays there for its epoch; a message of a new epoch is pinned afresh,
-    and the stream is unpinned after its END.
+    The router connects one DEALER to every instance of the next stage. The
+    instances come from a comma-separated endpoint list; an endpoint whose
+    host is a name (tcp://aggregator:5552) is resolved to all its addresses
+    every SL_RESOLVE_MS, so `docker compose --scale` instances are found and
+    new ones take new streams without a restart. Endpoints can also be
+    added on demand (the gateway that owns a stream).
+
+    A stream is pinned at its first message to the live instance with the
+    most credit, and stays there for its epoch; a message of a new epoch is
+    pinned afresh (the old instance may be dead), and the stream is unpinned
+    after its END.
+
+    Both ends exchange heartbeats (proto "hb") every SL_HB_INTERVAL_MS; an
+    instance silent for SL_HB_DEAD_MS is dead: it gets no new streams, and
+    what was queued for it is discarded and counted (the ingest replays
+    lost streams in a new epoch). A heartbeat with a new incarnation is a
+    restarted instance: a new peer. Heartbeats from the next stage carry
+    credit: the messages it is ready to take. The router spends credit as it
+    sends; sl_router_congested tells the stage to stop asking its own
+    senders for more until credit returns, so memory stays bounded along
+    the whole pipeline. ZeroMQ itself never drops: a batch that cannot be
+    handed over stays queued and is retried.
 
     Messages are encoded straight into a per-instance batch; sl_router_flush
     sends each batch as one ZeroMQ message. A stage flushes at the end of
-    each reactor turn, so batching adds no latency: under load, everything
-    produced in one turn leaves in one send.
-
-    Both ends exchange heartbeats (proto "hb"): an instance whose heartbeats
-    stop is not chosen for new streams. A batch that cannot be sent (the
-    instance is down, or its pipe is full) stays queued and is retried; no
-    message is dropped by the router.
+    each reactor turn, so batching adds no latency.
 */
 #ifndef SL_ROUTER_H
 #define SL_ROUTER_H
@@ -26,33 +37,48 @@
 #include "sl_metrics.h"
 #include "sl_str.h"
 
-#define SL_HB_INTERVAL_MS 500           //  heartbeat period
-#define SL_HB_DEAD_MS 2000              //  silence after which a peer is dead
+#define SL_HB_INTERVAL_MS 100           //  heartbeat period
+#define SL_HB_DEAD_MS 500               //  silence after which a peer is dead
+#define SL_RESOLVE_MS 2000              //  period of DNS re-resolution
+#define SL_CREDIT_WINDOW 20000          //  messages a receiver lets a sender have in flight
 
 typedef struct _sl_router_t sl_router_t;
+
+//  Peer events, for the owner's logic and logs.
+typedef enum {
+    SL_PEER_UP = 1,                     //  first heartbeat of an incarnation
+    SL_PEER_DEAD,                       //  heartbeats stopped
+    SL_PEER_RESTARTED                   //  a new incarnation at the same endpoint
+} sl_peer_event_t;
+
+typedef void (sl_router_peer_fn) (void *arg, const char *endpoint, sl_peer_event_t event);
 
 //  name/incarnation identify this instance in heartbeats. loop may be NULL
 //  (no heartbeats, no retries: for tests and tools).
 sl_router_t *sl_router_new (zloop_t *loop, const char *name, uint64_t incarnation);
 void sl_router_destroy (sl_router_t **self_p);
-//  Connect to every endpoint of a comma-separated list. 0 ok, -1 when one
-//  is malformed (logged).
+//  Connect to every endpoint of a comma-separated list (names are resolved
+//  now and periodically). 0 ok, -1 when one is malformed (logged).
 int sl_router_connect (sl_router_t *self, const char *endpoints);
-//  Queue msg for the instance its stream is pinned to (pinning it to the
-//  least loaded live instance on first use). 0 ok, -1 when there is no
-//  instance at all.
+//  Queue msg for the instance its stream is pinned to, pinning it on first
+//  use. 0 ok, -1 when there is no instance at all.
 int sl_router_send (sl_router_t *self, const sl_msg_t *msg);
 //  Queue msg for the instance at endpoint, connecting on first use.
 int sl_router_send_to (sl_router_t *self, sl_str_t endpoint, const sl_msg_t *msg);
 //  Forget a stream's pin (streams that never send END through this router).
 void sl_router_unpin (sl_router_t *self, const uint8_t *sid);
 //  Send the queued batches. 0 when everything left, -1 when some stays
-//  queued for a later flush.
+//  queued for a later flush (retried by the router itself).
 int sl_router_flush (sl_router_t *self);
+//  True when an instance with streams pinned to it has no credit left or
+//  too much queued: the stage should stop granting credit upstream.
+bool sl_router_congested (sl_router_t *self);
 //  Bytes queued and not yet handed to ZeroMQ.
 size_t sl_router_pending (sl_router_t *self);
 size_t sl_router_peer_count (sl_router_t *self);
-//  Count router events into m (batches sent, retries, peers alive).
+size_t sl_router_alive_count (sl_router_t *self);
+void sl_router_on_peer (sl_router_t *self, sl_router_peer_fn *fn, void *arg);
+//  Count router events into m (batches sent, discards, peers).
 void sl_router_set_metrics (sl_router_t *self, sl_metrics_t *m, const char *hop);
 
 #endif

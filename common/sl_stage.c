@@ -7,7 +7,15 @@
 #include "sl_log.h"
 
 #define SL_STAGE_MAX_DRAIN 256          //  ZeroMQ messages per wake-up (fairness)
-#define SL_STAGE_CREDIT 1000            //  credit advertised in heartbeats
+
+#include "sl_router.h"
+
+//  What we know about one sender on the inbox.
+typedef struct {
+    sl_buf_t identity;                  //  its ZeroMQ routing id
+    uint64_t consumed;                  //  messages handled since the last grant
+    bool greeted;                       //  first window granted
+} s_sender_t;
 
 struct _sl_stage_t {
     sl_service_t *service;
@@ -17,22 +25,95 @@ struct _sl_stage_t {
     sl_stage_flush_fn *on_flush;
     void *arg;
     sl_buf_t reply;
+    zhashx_t *senders;                  //  hex routing id -> s_sender_t
+    bool (*congested) (void *arg);
+    void *congested_arg;
     sl_counter_t *in_messages;
     sl_counter_t *malformed;
+    sl_counter_t *withheld;
 };
 
 static void
-s_answer_hb (sl_stage_t *self, sl_str_t peer)
+s_sender_free (void **item)
+{
+    s_sender_t *sender = *item;
+    if (sender) {
+        sl_buf_free (&sender->identity);
+        free (sender);
+        *item = NULL;
+    }
+}
+
+static s_sender_t *
+s_sender (sl_stage_t *self, sl_str_t peer)
+{
+    char key [2 * 64 + 1];
+    size_t n = peer.len < 64 ? peer.len : 64;
+    for (size_t i = 0; i < n; i++)
+        snprintf (key + 2 * i, 3, "%02x", (unsigned char) peer.ptr [i]);
+    key [2 * n] = 0;
+    s_sender_t *sender = zhashx_lookup (self->senders, key);
+    if (!sender) {
+        sender = sl_xcalloc (1, sizeof *sender);
+        sl_buf_append_str (&sender->identity, peer);
+        zhashx_insert (self->senders, key, sender);
+    }
+    return sender;
+}
+
+static bool
+s_congested (sl_stage_t *self)
+{
+    return self->congested && self->congested (self->congested_arg);
+}
+
+static void
+s_send_hb (sl_stage_t *self, s_sender_t *sender, uint32_t credit)
 {
     sl_msg_t hb;
     sl_msg_init (&hb, SL_MSG_HB);
     hb.instance = sl_str (sl_service_name (self->service));
     hb.incarnation = sl_service_incarnation (self->service);
-    hb.credit = SL_STAGE_CREDIT;
+    hb.credit = credit;
     sl_buf_reset (&self->reply);
     sl_msg_encode (&hb, &self->reply);
-    sl_inbox_send (self->inbox, peer, self->reply.data, self->reply.len);
+    sl_inbox_send (self->inbox, sl_buf_str (&sender->identity), self->reply.data, self->reply.len);
 }
+
+//  Credit to give a sender now: its first window, then what it used.
+static uint32_t
+s_grant (sl_stage_t *self, s_sender_t *sender)
+{
+    if (s_congested (self)) {
+        sl_counter_inc (self->withheld);
+        return 0;
+    }
+    uint64_t credit = sender->greeted ? sender->consumed : SL_CREDIT_WINDOW;
+    sender->greeted = true;
+    sender->consumed = 0;
+    return (uint32_t) credit;
+}
+
+static void
+s_answer_hb (sl_stage_t *self, sl_str_t peer)
+{
+    s_sender_t *sender = s_sender (self, peer);
+    s_send_hb (self, sender, s_grant (self, sender));
+}
+
+//  Give back credit for what senders used, between their heartbeats too,
+//  so a busy sender never waits a heartbeat period for it. Credit held
+//  back during congestion goes out with the next heartbeat answer.
+static void
+s_grant_used (sl_stage_t *self)
+{
+    if (s_congested (self))
+        return;
+    for (s_sender_t *sender = zhashx_first (self->senders); sender; sender = zhashx_next (self->senders))
+        if (sender->greeted && sender->consumed >= SL_CREDIT_WINDOW / 4)
+            s_send_hb (self, sender, s_grant (self, sender));
+}
+
 
 static int
 s_on_readable (zloop_t *loop, zsock_t *reader, void *arg)
@@ -52,12 +133,17 @@ s_on_readable (zloop_t *loop, zsock_t *reader, void *arg)
         }
         size_t offset = 0;
         sl_msg_t msg;
+        s_sender_t *sender = NULL;
         while ((rc = sl_codec_decode (self->codec, data.ptr, data.len, &offset, &msg)) == 0) {
             sl_counter_inc (self->in_messages);
             if (msg.type == SL_MSG_HB)
                 s_answer_hb (self, peer);
-            else
+            else {
                 self->on_msg (self->arg, &msg, peer);
+                if (!sender)
+                    sender = s_sender (self, peer);
+                sender->consumed++;
+            }
         }
         if (rc == -2) {
             sl_counter_inc (self->malformed);
@@ -66,6 +152,7 @@ s_on_readable (zloop_t *loop, zsock_t *reader, void *arg)
     }
     if (self->on_flush)
         self->on_flush (self->arg);
+    s_grant_used (self);
     return 0;
 }
 
@@ -88,6 +175,10 @@ sl_stage_new (sl_service_t *service, const char *bind,
                                             "Protocol messages received on the inbox");
     self->malformed = sl_metrics_counter (m, "sluice_malformed_messages_total", NULL,
                                           "Messages dropped as malformed (bad frames, codec errors)");
+    self->withheld = sl_metrics_counter (m, "sluice_credit_withheld_total", NULL,
+                                         "Credit grants held back because the stage's output was congested");
+    self->senders = zhashx_new ();
+    zhashx_set_destructor (self->senders, s_sender_free);
     zloop_reader (sl_service_loop (service), sl_inbox_sock (inbox), s_on_readable, self);
     sl_log_info ("inbox_bound", "endpoint=%s", sl_inbox_endpoint (inbox));
     return self;
@@ -100,11 +191,19 @@ sl_stage_destroy (sl_stage_t **self_p)
         return;
     sl_stage_t *self = *self_p;
     zloop_reader_end (sl_service_loop (self->service), sl_inbox_sock (self->inbox));
+    zhashx_destroy (&self->senders);
     sl_inbox_destroy (&self->inbox);
     sl_codec_destroy (&self->codec);
     sl_buf_free (&self->reply);
     free (self);
     *self_p = NULL;
+}
+
+void
+sl_stage_set_congestion (sl_stage_t *self, bool (*fn) (void *arg), void *arg)
+{
+    self->congested = fn;
+    self->congested_arg = arg;
 }
 
 sl_inbox_t *

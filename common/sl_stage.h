@@ -2,10 +2,15 @@
 
     Binds the inbox, drains it when the reactor says it is readable, decodes
     every protocol message of every batch and hands each to the stage's
-    callback. Heartbeats are answered here (with the instance's name,
-    incarnation and credit); malformed messages are counted, logged and
-    dropped. After each drained batch the stage's flush hook runs, so output
-    produced in one reactor turn leaves in one send per next-stage instance.
+    callback. Malformed messages are counted, logged and dropped. After
+    each drained batch the stage's flush hook runs, so output produced in
+    one reactor turn leaves in one send per next-stage instance.
+
+    Heartbeats are answered here, with the instance's name, incarnation and
+    credit: each sender first gets SL_CREDIT_WINDOW messages, then, as its
+    messages are handled, credit for as many again, unless the stage's own
+    output is congested (sl_stage_set_congestion): then credit is held back
+    until it clears, and the senders upstream slow down in turn.
 */
 #ifndef SL_STAGE_H
 #define SL_STAGE_H
@@ -26,6 +31,8 @@ sl_stage_t *sl_stage_new (sl_service_t *service, const char *bind,
                           sl_stage_msg_fn *on_msg, sl_stage_flush_fn *on_flush, void *arg);
 void sl_stage_destroy (sl_stage_t **self_p);
 sl_inbox_t *sl_stage_inbox (sl_stage_t *self);
+//  While fn returns true, hold credit back from senders.
+void sl_stage_set_congestion (sl_stage_t *self, bool (*fn) (void *arg), void *arg);
 //  Send a message back to a peer of the inbox (e.g. the ingest's error to a
 //  gateway); 0 ok, -1 when the peer is gone.
 int sl_stage_reply (sl_stage_t *self, sl_str_t peer, const sl_msg_t *msg);

@@ -1,0 +1,153 @@
+/*  Unit tests: common/sl_router, against real ROUTER sockets on loopback
+    that play next-stage instances (they answer heartbeats with credit). */
+#include <criterion/criterion.h>
+#include <czmq.h>
+
+#include "../../common/sl_router.h"
+
+typedef struct {
+    zsock_t *sock;
+    char endpoint [64];
+    uint32_t credit;                    //  granted in the first answer
+    bool silent;                        //  stop answering heartbeats
+    int starts;                         //  START messages received
+    uint32_t last_epoch;
+} s_fake_t;
+
+static sl_codec_t *codec;
+
+static int
+s_on_fake (zloop_t *loop, zsock_t *reader, void *arg)
+{
+    (void) loop;
+    (void) reader;
+    s_fake_t *f = arg;
+    zmsg_t *msg = zmsg_recv (f->sock);
+    zframe_t *id = zmsg_pop (msg);
+    zframe_t *data = zmsg_pop (msg);
+    size_t offset = 0;
+    sl_msg_t m;
+    bool hb = false;
+    while (data && sl_codec_decode (codec, zframe_data (data), zframe_size (data), &offset, &m) == 0) {
+        if (m.type == SL_MSG_HB)
+            hb = true;
+        else
+        if (m.type == SL_MSG_START) {
+            f->starts++;
+            f->last_epoch = m.epoch;
+        }
+    }
+    if (hb && !f->silent) {
+        sl_msg_t reply;
+        sl_msg_init (&reply, SL_MSG_HB);
+        reply.instance = sl_str ("fake");
+        reply.incarnation = 42;
+        reply.credit = f->credit;
+        f->credit = 0;                  //  the window is given once
+        sl_buf_t buf = { 0 };
+        sl_msg_encode (&reply, &buf);
+        zmsg_t *out = zmsg_new ();
+        zmsg_append (out, &id);
+        zmsg_addmem (out, buf.data, buf.len);
+        zmsg_send (&out, f->sock);
+        sl_buf_free (&buf);
+    }
+    zframe_destroy (&id);
+    zframe_destroy (&data);
+    zmsg_destroy (&msg);
+    return 0;
+}
+
+static void
+s_fake_init (s_fake_t *f, uint32_t credit)
+{
+    memset (f, 0, sizeof *f);
+    f->sock = zsock_new (ZMQ_ROUTER);
+    int port = zsock_bind (f->sock, "tcp://127.0.0.1:*");
+    cr_assert_gt (port, 0);
+    snprintf (f->endpoint, sizeof f->endpoint, "tcp://127.0.0.1:%d", port);
+    f->credit = credit;
+}
+
+static void
+s_start (sl_router_t *r, int n, uint32_t epoch)
+{
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_START);
+    memset (m.sid, 0, SL_SID_SIZE);
+    m.sid [0] = (uint8_t) n;
+    m.epoch = epoch;
+    cr_assert_eq (sl_router_send (r, &m), 0);
+}
+
+typedef struct {
+    sl_router_t *router;
+    s_fake_t *a, *b;
+    int step;
+} s_script_t;
+
+//  A timeline in 100 ms steps, bounded: the loop ends after the last one.
+static int
+s_on_step (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_script_t *s = arg;
+    s->step++;
+    if (s->step == 3) {
+        //  Both alive; a has the most credit: new streams go there.
+        cr_expect_eq (sl_router_alive_count (s->router), 2);
+        for (int i = 0; i < 5; i++)
+            s_start (s->router, i, 0);
+        sl_router_flush (s->router);
+    }
+    if (s->step == 4)
+        s->a->silent = true;            //  a "dies"
+    if (s->step == 12) {
+        //  a missed its heartbeats for more than SL_HB_DEAD_MS.
+        cr_expect_eq (sl_router_alive_count (s->router), 1);
+        for (int i = 10; i < 13; i++)
+            s_start (s->router, i, 0);
+        s_start (s->router, 0, 1);      //  stream 0 replayed in epoch 1
+        sl_router_flush (s->router);
+    }
+    return s->step >= 15 ? -1 : 0;
+}
+
+Test (sl_router, most_credit_then_failover_and_repin)
+{
+    codec = sl_codec_new ();
+    zloop_t *loop = zloop_new ();
+    s_fake_t a, b;
+    s_fake_init (&a, 1000);
+    s_fake_init (&b, 10);
+    zloop_reader (loop, a.sock, s_on_fake, &a);
+    zloop_reader (loop, b.sock, s_on_fake, &b);
+    sl_router_t *router = sl_router_new (loop, "test", 7);
+    char list [160];
+    snprintf (list, sizeof list, "%s, %s", a.endpoint, b.endpoint);
+    cr_assert_eq (sl_router_connect (router, list), 0);
+    cr_expect_eq (sl_router_peer_count (router), 2);
+    s_script_t script = { router, &a, &b, 0 };
+    zloop_timer (loop, 100, 0, s_on_step, &script);
+    zloop_start (loop);
+    cr_expect_eq (script.step, 15, "the timeline ran to its end");
+    cr_expect_eq (a.starts, 5, "the peer with the most credit took the first streams");
+    cr_expect_eq (b.starts, 4, "after a died, new streams and the replay went to b");
+    cr_expect_eq (b.last_epoch, 1);
+    sl_router_destroy (&router);
+    zloop_destroy (&loop);
+    zsock_destroy (&a.sock);
+    zsock_destroy (&b.sock);
+    sl_codec_destroy (&codec);
+}
+
+Test (sl_router, names_resolve_and_bad_endpoints_fail)
+{
+    sl_router_t *router = sl_router_new (NULL, "test", 7);
+    cr_expect_eq (sl_router_connect (router, "tcp://localhost:5999"), 0);
+    cr_expect_eq (sl_router_peer_count (router), 1, "localhost resolves to one IPv4 address");
+    cr_expect_eq (sl_router_connect (router, "localhost:5999"), -1, "no scheme");
+    cr_expect_eq (sl_router_connect (router, "tcp://nohostport"), -1, "no port");
+    sl_router_destroy (&router);
+}
