@@ -1,0 +1,98 @@
+/*  bench_stats.c - samples and /proc readings (see bench_stats.h). */
+#include "bench_stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../common/sl_alloc.h"
+
+void
+bench_samples_add (bench_samples_t *s, double value)
+{
+    if (s->count == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 1024;
+        s->values = sl_xrealloc (s->values, s->cap * sizeof (double));
+    }
+    s->values [s->count++] = value;
+}
+
+static int
+s_cmp (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+double
+bench_samples_quantile (bench_samples_t *s, double q)
+{
+    if (s->count == 0)
+        return NAN;
+    qsort (s->values, s->count, sizeof (double), s_cmp);
+    size_t rank = (size_t) ceil (q * (double) s->count);
+    if (rank == 0)
+        rank = 1;
+    return s->values [rank - 1];
+}
+
+void
+bench_samples_free (bench_samples_t *s)
+{
+    free (s->values);
+    memset (s, 0, sizeof *s);
+}
+
+int64_t
+bench_now_us (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t
+bench_cpu_us (pid_t pid)
+{
+    char path [64];
+    snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+    FILE *f = fopen (path, "r");
+    if (!f)
+        return -1;
+    char buf [1024];
+    size_t n = fread (buf, 1, sizeof buf - 1, f);
+    fclose (f);
+    buf [n] = 0;
+    //  Fields after the command name (which may hold spaces) start after ')'.
+    char *p = strrchr (buf, ')');
+    if (!p)
+        return -1;
+    unsigned long utime = 0, stime = 0;
+    //  state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+    if (sscanf (p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+        return -1;
+    long hz = sysconf (_SC_CLK_TCK);
+    return (int64_t) (utime + stime) * 1000000 / hz;
+}
+
+long
+bench_rss_kib (pid_t pid)
+{
+    char path [64];
+    snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
+    FILE *f = fopen (path, "r");
+    if (!f)
+        return -1;
+    char line [256];
+    long rss = -1;
+    while (fgets (line, sizeof line, f))
+        if (strncmp (line, "VmRSS:", 6) == 0) {
+            rss = strtol (line + 6, NULL, 10);
+            break;
+        }
+    fclose (f);
+    return rss;
+}
