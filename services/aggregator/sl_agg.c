@@ -92,6 +92,10 @@ struct _sl_agg_t {
     void *arg;
     sl_msg_t blank;                     //  an initialized BLOCK message, copied
                                         //  instead of re-initialized per event
+    sl_msg_t delta;                     //  the block_delta message, reused: only
+                                        //  its block, index and text change, and
+                                        //  copying 500 bytes per fragment was
+                                        //  most of the cost of a fragment
 };
 
 //  --------------------------------------------------------------------------
@@ -105,6 +109,8 @@ sl_agg_new (void)
     self->max_blocks = SL_AGG_DEFAULT_MAX_BLOCKS;
     self->max_bytes = SL_AGG_DEFAULT_MAX_BYTES;
     sl_msg_init (&self->blank, SL_MSG_BLOCK);
+    self->delta = self->blank;
+    self->delta.kind = SL_B_DELTA;
     return self;
 }
 
@@ -310,18 +316,20 @@ s_continues_call (const s_stream_t *s, int kind, const sl_msg_t *d)
         return false;
     if (d->id.len && s_buf_eq (&s->id, d->id))
         return true;                    //  the same id says so
-    bool identity = s_new_piece (d->id, &s->id)
-                 || s_new_piece (d->call_id, &s->call_id)
-                 || s_new_piece (d->name, &s->name);
-    if (!identity && s_blank (d->text))
-        return true;                    //  nothing that could start a call
     sl_jsonv_status_t args = sl_jsonv_status (s->args);
+    if (args == SL_JSONV_COMPLETE) {
+        //  Complete: a name or id (even the same name: Gemini calls one
+        //  tool several times at index 0) or more content is another call.
+        bool named = d->id.len || d->call_id.len || d->name.len;
+        return !named && s_blank (d->text);
+    }
+    bool fresh = s_new_piece (d->id, &s->id)
+              || s_new_piece (d->call_id, &s->call_id)
+              || s_new_piece (d->name, &s->name);
+    if (!fresh)
+        return true;                    //  at any index: the provider may renumber parts
     if (d->index != s->pindex)
-        return !identity && args != SL_JSONV_COMPLETE;
-    if (args == SL_JSONV_COMPLETE)
-        return false;                   //  complete: more is another call
-    if (!identity)
-        return true;
+        return false;
     return args == SL_JSONV_EMPTY;      //  identity still arriving in pieces
 }
 
@@ -430,10 +438,11 @@ append_to_block (sl_agg_t *self, s_stream_t *s, sl_str_t fragment)
     sl_buf_append_str (&s->content, fragment);
     if (s_is_call (s->kind))
         sl_jsonv_feed (s->args, fragment.ptr, fragment.len);
-    sl_msg_t m;
-    s_block_msg (self, s, SL_B_DELTA, &m);
-    m.text = fragment;
-    s_emit (self, s, &m);
+    sl_msg_t *m = &self->delta;
+    m->block = (uint8_t) s->kind;
+    m->index = s->index;
+    m->text = fragment;
+    s_emit (self, s, m);
 }
 
 //  Append the pieces of identity a fragment brings that the block lacks.

@@ -25,15 +25,16 @@
         different blocks; a different id starts a new block. Providers that
         put two blocks of one kind in a row close the first with block_stop.
       - A tool call fragment continues the open call when it carries the
-        same id, or no identity at the same index, or no identity at another
-        index while the arguments are still open (a provider that renumbers
-        the parts of one call). A new id, call_id or name at the same index
-        starts a new call once the arguments have begun (or are complete);
-        before any argument byte it is a further piece of the identity and
-        is appended (id and name sent in fragments). Once the arguments are
-        complete JSON, anything but whitespace at the same index starts a
-        new call: every call at index 0 is told apart that way. Any identity
-        at another index starts a new call.
+        same id. Once the call's arguments are complete JSON, any other
+        fragment that names a call (id, call_id or name, even the same
+        name) or brings more than whitespace starts a new call: that is how
+        calls that share an index (every call at index 0) are told apart.
+        While the arguments are open, a fragment with no new identity
+        continues the call at any index (a provider that renumbers the
+        parts of one call); a new id, call_id or name at another index
+        starts a new call; at the same index it is a further piece of the
+        identity (appended: id and name sent in fragments) until the first
+        argument byte, and a new call after it.
       - A call's block_start goes out when its first argument byte arrives
         (or when it closes), so it carries the whole identity even when that
         came in pieces. A whole call in one fragment must carry complete

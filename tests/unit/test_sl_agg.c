@@ -427,6 +427,26 @@ Test (sl_agg, call_fragments_renumbered_by_the_provider)
     s_check_invariants ();
 }
 
+//  Gemini streamed arguments: the same tool called again and again at
+//  index 0, each call named first, its arguments after.
+Test (sl_agg, same_tool_called_again_at_the_same_index)
+{
+    const char *ids [] = { "A", "B", "C" };
+    for (int i = 0; i < 3; i++) {
+        char args [32];
+        snprintf (args, sizeof args, "{\"id\":\"%s\"}", ids [i]);
+        s_call (0, NULL, "read_screen", "");
+        s_call (0, NULL, NULL, "{\"id\":");
+        s_call (0, NULL, NULL, args + 6);
+    }
+    s_done ();
+    cr_assert_eq (s_blocks (), 3);
+    s_expect_block (0, SL_BK_TOOL_CALL, NULL, "read_screen", "{\"id\":\"A\"}");
+    s_expect_block (1, SL_BK_TOOL_CALL, NULL, "read_screen", "{\"id\":\"B\"}");
+    s_expect_block (2, SL_BK_TOOL_CALL, NULL, "read_screen", "{\"id\":\"C\"}");
+    s_check_invariants ();
+}
+
 //  The rule the others rest on: at the same index, once the arguments are
 //  complete JSON, more non-blank text is a new call; whitespace is not.
 Test (sl_agg, new_call_at_same_index_when_arguments_are_complete)
