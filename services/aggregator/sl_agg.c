@@ -281,8 +281,7 @@ s_blank (sl_str_t s)
 static size_t
 s_delta_bytes (const sl_msg_t *d)
 {
-    return d->text.len + d->id.len + d->call_id.len + d->name.len + d->sig.len + d->body.len
-         + d->model.len;
+    return d->text.len + d->id.len + d->call_id.len + d->name.len + d->sig.len + d->body.len;
 }
 
 static int
@@ -783,8 +782,7 @@ s_on_delta (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
     }
     switch (d->kind) {
         case SL_D_MESSAGE:
-            if (admit_delta (self, s, d, false))
-                announce_message (self, s, d);
+            announce_message (self, s, d);  //  replaced, not accumulated: not counted
             break;
         case SL_D_TEXT:
         case SL_D_THINKING:
@@ -811,8 +809,7 @@ s_on_delta (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
             s_on_block_stop (self, s, d);
             break;
         case SL_D_FINISH:
-            if (admit_delta (self, s, d, false))
-                record_finish (s, d);
+            record_finish (s, d);       //  replaced, not accumulated: not counted
             break;
         case SL_D_USAGE:
             merge_usage (s, d);

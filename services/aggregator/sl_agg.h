@@ -54,11 +54,12 @@
     response holds tool calls and the provider said stop (or nothing).
     Usage reported several times is merged field by field. An upstream ERROR
     closes the open block (INCOMPLETE) and ends the stream with the error:
-    no finish follows.
+    no finish follows (an error after the finish is passed on as well; a
+    second error is dropped).
 
-    Bounded: each stream may start at most max_blocks blocks and carry at
-    most max_bytes bytes of content (text, arguments, ids, names,
-    signatures, bodies); past either, the open block is closed INCOMPLETE
+    Bounded: each stream may start at most max_blocks blocks and take in
+    at most max_bytes bytes of content (text, arguments, ids, names,
+    signatures, bodies, summed over the stream); past either, the open block is closed INCOMPLETE
     and the stream ends with an ERROR (code stream_too_large, status 502).
 
     Messages of an older epoch than the stream's are dropped; a newer epoch
