@@ -2,7 +2,9 @@
 
     Binds its inbox (deltas from the ingest instances), feeds every message
     to the aggregator library and routes the block events to the judges.
+    --max-blocks and --max-bytes bound each stream (see sl_agg.h).
 */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../../common/sl_log.h"
@@ -15,6 +17,9 @@ typedef struct {
     sl_agg_t *agg;
     sl_router_t *router;
     sl_counter_t *unroutable;
+    sl_counter_t *too_large;            //  mirrors of the library's counts
+    sl_counter_t *ignored;
+    sl_counter_t *dropped;
 } s_app_t;
 
 static void
@@ -31,6 +36,9 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
     (void) peer;
     s_app_t *app = arg;
     sl_agg_feed (app->agg, msg, s_emit, app);
+    app->too_large->value = sl_agg_too_large (app->agg);
+    app->ignored->value = sl_agg_ignored (app->agg);
+    app->dropped->value = sl_agg_dropped (app->agg);
 }
 
 static void
@@ -50,17 +58,30 @@ main (int argc, char **argv)
 {
     const char *bind = "tcp://127.0.0.1:5552";
     const char *next = "tcp://127.0.0.1:5553";
+    char default_blocks [32], default_bytes [32];
+    snprintf (default_blocks, sizeof default_blocks, "%u", (unsigned) SL_AGG_DEFAULT_MAX_BLOCKS);
+    snprintf (default_bytes, sizeof default_bytes, "%u", (unsigned) SL_AGG_DEFAULT_MAX_BYTES);
+    const char *max_blocks = default_blocks;
+    const char *max_bytes = default_bytes;
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (deltas from the ingest)" },
         { "next", NULL, &next, "judge endpoints, comma-separated" },
+        { "max-blocks", NULL, &max_blocks, "most blocks one response may have" },
+        { "max-bytes", NULL, &max_bytes, "most content bytes one response may carry" },
         SL_OPT_END
     };
     int code;
     sl_service_t *svc = sl_service_new ("aggregator", opts, "9552", argc, argv, &code);
     if (!svc)
         return code;
+    if (sl_opts_long (max_blocks) <= 0 || sl_opts_long (max_bytes) <= 0) {
+        sl_log_error ("bad_option", "--max-blocks and --max-bytes must be positive integers");
+        sl_service_destroy (&svc);
+        return 2;
+    }
     s_app_t app = { 0 };
     app.agg = sl_agg_new ();
+    sl_agg_set_limits (app.agg, (size_t) sl_opts_long (max_blocks), (size_t) sl_opts_long (max_bytes));
     app.router = sl_router_new (sl_service_loop (svc), sl_service_name (svc),
                                 sl_service_incarnation (svc));
     sl_metrics_t *m = sl_service_metrics (svc);
@@ -68,6 +89,12 @@ main (int argc, char **argv)
     app.unroutable = sl_metrics_counter (m, "sluice_unroutable_total", NULL,
                                          "Messages with no next-stage instance to go to");
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Streams in progress", s_streams, &app);
+    app.too_large = sl_metrics_counter (m, "sluice_streams_too_large_total", NULL,
+                                        "Streams ended for going over --max-blocks or --max-bytes");
+    app.ignored = sl_metrics_counter (m, "sluice_deltas_ignored_total", NULL,
+                                      "Deltas that changed nothing (after the end, stops of unopened blocks)");
+    app.dropped = sl_metrics_counter (m, "sluice_messages_dropped_total", NULL,
+                                      "Messages of unknown streams, stale epochs or duplicate starts");
     sl_stage_t *stage = NULL;
     if (sl_router_connect (app.router, next) == 0)
         stage = sl_stage_new (svc, bind, s_on_msg, s_flush, &app);

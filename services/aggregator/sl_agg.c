@@ -1,11 +1,24 @@
-/*  sl_agg.c - the block state machine (see sl_agg.h).
+/*  sl_agg.c - the block state machine (see sl_agg.h for the rules).
 
     States of a stream:
-        OPEN     started, no block open
-        IN_BLOCK a block is open (kind, index, identity, content so far)
-        CLOSED   finish emitted; only END may follow
-    Each delta is handled by an action named for what it does
-    (start_block, append_to_block, close_current_block, finish_response).
+        OPEN          started, no block open
+        PENDING_CALL  a tool call (or server tool use) is open and its
+                      identity may still be arriving: block_start not sent
+        IN_BLOCK      a block is open and its block_start is out
+        CLOSED        finish or error sent; only END may follow
+
+    Transitions, by what arrives:
+        content that continues the open block   append_to_block
+        content that does not                   close_current_block, start_block
+        block_stop naming the open block        close_current_block
+        first argument byte of a pending call   send_block_start (-> IN_BLOCK)
+        done                                    finish_response (-> CLOSED)
+        error                                   end_with_error (-> CLOSED)
+        going over a limit                      end_with_error (-> CLOSED)
+        end                                     finish_response if not CLOSED,
+                                                then the stream is freed
+    Which block a fragment belongs to is decided by the continues_* tests,
+    which only read the state; actions are the only functions that write it.
 */
 #include "sl_agg.h"
 
@@ -16,41 +29,88 @@
 #include "../../common/sl_buf.h"
 #include "../../common/sl_json.h"
 #include "../../common/sl_sidmap.h"
+#include "sl_jsonv.h"
 
-typedef enum { ST_OPEN, ST_IN_BLOCK, ST_CLOSED } s_state_t;
+#define SL_AGG_TOO_LARGE_STATUS 502     //  reported when nothing was sent yet
+
+typedef enum {
+    ST_OPEN,
+    ST_PENDING_CALL,
+    ST_IN_BLOCK,
+    ST_CLOSED
+} s_state_t;
 
 typedef struct {
     uint8_t sid [SL_SID_SIZE];
     uint32_t epoch;
     uint64_t seq;                       //  next output sequence
     s_state_t state;
-    int32_t next_index;                 //  index of the next block
+    size_t max_blocks;                  //  limits this stream started with
+    size_t max_bytes;
+    size_t blocks;                      //  blocks started (the next index)
+    size_t bytes;                       //  content bytes taken in
     //  The open block
     int kind;                           //  sl_block_kind_t
-    int32_t index;
-    int32_t provider_index;             //  provider's index of the block
+    int32_t index;                      //  our index
+    int32_t pindex;                     //  the provider's index (-1: none)
+    uint32_t flags;                     //  SL_F_SUMMARY of a thinking block
     sl_buf_t id;
+    sl_buf_t call_id;
     sl_buf_t name;
-    sl_buf_t content;
-    int tool_calls;                     //  tool call blocks so far
-    //  Finish
+    sl_buf_t content;                   //  text, thinking, arguments, data
+    sl_buf_t sig;
+    sl_buf_t body;                      //  server tool result content
+    sl_buf_t citations;                 //  citation objects, comma-separated
+    sl_jsonv_t *args;                   //  JSON state of a call's arguments
+    //  The response
+    int tool_calls;                     //  tool_call blocks started
+    bool announced;                     //  a message event was sent
+    sl_buf_t msg_id;
+    sl_buf_t msg_model;
+    int64_t msg_ts;
+    bool has_finish_raw;
     sl_buf_t finish_raw;
+    bool has_stop_seq;
+    sl_buf_t stop_seq;
     bool has_usage;
-    sl_usage_t usage;
+    sl_usage_t usage;                   //  merged
+    bool failed;                        //  an error was sent
+    sl_buf_t scratch;                   //  repaired arguments, block bodies, messages
+    sl_snapshot_t *snapshot;            //  NULL unless snapshots were asked for
 } s_stream_t;
 
 struct _sl_agg_t {
     sl_sidmap_t *streams;
+    size_t max_blocks;
+    size_t max_bytes;
+    sl_agg_snapshot_fn *snapshot_fn;
+    void *snapshot_arg;
     uint64_t dropped;
+    uint64_t ignored;
+    uint64_t too_large;
     sl_emit_fn *emit;                   //  valid during sl_agg_feed
     void *arg;
+    sl_msg_t blank;                     //  an initialized BLOCK message, copied
+                                        //  instead of re-initialized per event
+    sl_msg_t delta;                     //  the block_delta message, reused: only
+                                        //  its block, index and text change, and
+                                        //  copying 500 bytes per fragment was
+                                        //  most of the cost of a fragment
 };
+
+//  --------------------------------------------------------------------------
+//  Life cycle
 
 sl_agg_t *
 sl_agg_new (void)
 {
     sl_agg_t *self = sl_xcalloc (1, sizeof *self);
     self->streams = sl_sidmap_new ();
+    self->max_blocks = SL_AGG_DEFAULT_MAX_BLOCKS;
+    self->max_bytes = SL_AGG_DEFAULT_MAX_BYTES;
+    sl_msg_init (&self->blank, SL_MSG_BLOCK);
+    self->delta = self->blank;
+    self->delta.kind = SL_B_DELTA;
     return self;
 }
 
@@ -58,9 +118,19 @@ static void
 s_stream_free (s_stream_t *s)
 {
     sl_buf_free (&s->id);
+    sl_buf_free (&s->call_id);
     sl_buf_free (&s->name);
     sl_buf_free (&s->content);
+    sl_buf_free (&s->sig);
+    sl_buf_free (&s->body);
+    sl_buf_free (&s->citations);
+    sl_jsonv_destroy (&s->args);
+    sl_buf_free (&s->msg_id);
+    sl_buf_free (&s->msg_model);
     sl_buf_free (&s->finish_raw);
+    sl_buf_free (&s->stop_seq);
+    sl_buf_free (&s->scratch);
+    sl_snapshot_destroy (&s->snapshot);
     free (s);
 }
 
@@ -79,6 +149,20 @@ sl_agg_destroy (sl_agg_t **self_p)
     *self_p = NULL;
 }
 
+void
+sl_agg_set_limits (sl_agg_t *self, size_t max_blocks, size_t max_bytes)
+{
+    self->max_blocks = max_blocks ? max_blocks : SL_AGG_DEFAULT_MAX_BLOCKS;
+    self->max_bytes = max_bytes ? max_bytes : SL_AGG_DEFAULT_MAX_BYTES;
+}
+
+void
+sl_agg_on_snapshot (sl_agg_t *self, sl_agg_snapshot_fn *fn, void *arg)
+{
+    self->snapshot_fn = fn;
+    self->snapshot_arg = arg;
+}
+
 size_t
 sl_agg_streams (sl_agg_t *self)
 {
@@ -91,23 +175,206 @@ sl_agg_dropped (sl_agg_t *self)
     return self->dropped;
 }
 
+uint64_t
+sl_agg_ignored (sl_agg_t *self)
+{
+    return self->ignored;
+}
+
+uint64_t
+sl_agg_too_large (sl_agg_t *self)
+{
+    return self->too_large;
+}
+
 sl_finish_t
 sl_agg_normalize_finish (sl_str_t raw)
 {
-    if (sl_str_eq (raw, "stop") || sl_str_eq (raw, "end_turn") || sl_str_eq (raw, "STOP")
-    ||  sl_str_eq (raw, "stop_sequence"))
-        return SL_FIN_STOP;
-    if (sl_str_eq (raw, "length") || sl_str_eq (raw, "max_tokens") || sl_str_eq (raw, "MAX_TOKENS"))
-        return SL_FIN_LENGTH;
-    if (sl_str_eq (raw, "tool_calls") || sl_str_eq (raw, "function_call") || sl_str_eq (raw, "tool_use"))
-        return SL_FIN_TOOL_CALLS;
-    if (sl_str_eq (raw, "content_filter") || sl_str_eq (raw, "SAFETY"))
-        return SL_FIN_CONTENT_FILTER;
-    if (sl_str_eq (raw, "refusal"))
-        return SL_FIN_REFUSAL;
-    if (sl_str_eq (raw, "pause_turn"))
-        return SL_FIN_PAUSE;
-    return raw.ptr ? SL_FIN_STOP : SL_FIN_NONE;
+    static const struct {
+        const char *raw;
+        sl_finish_t finish;
+    } table [] = {
+        //  OpenAI Chat
+        { "stop", SL_FIN_STOP },
+        { "length", SL_FIN_LENGTH },
+        { "tool_calls", SL_FIN_TOOL_CALLS },
+        { "function_call", SL_FIN_TOOL_CALLS },
+        { "content_filter", SL_FIN_CONTENT_FILTER },
+        //  Anthropic
+        { "end_turn", SL_FIN_STOP },
+        { "stop_sequence", SL_FIN_STOP },
+        { "max_tokens", SL_FIN_LENGTH },
+        { "model_context_window_exceeded", SL_FIN_LENGTH },
+        { "tool_use", SL_FIN_TOOL_CALLS },
+        { "refusal", SL_FIN_REFUSAL },
+        { "pause_turn", SL_FIN_PAUSE },
+        //  Responses (status, incomplete_details.reason)
+        { "completed", SL_FIN_STOP },
+        { "max_output_tokens", SL_FIN_LENGTH },
+        { "failed", SL_FIN_ERROR },
+        //  Gemini
+        { "STOP", SL_FIN_STOP },
+        { "MAX_TOKENS", SL_FIN_LENGTH },
+        { "SAFETY", SL_FIN_CONTENT_FILTER },
+        { "RECITATION", SL_FIN_CONTENT_FILTER },
+        { "BLOCKLIST", SL_FIN_CONTENT_FILTER },
+        { "PROHIBITED_CONTENT", SL_FIN_CONTENT_FILTER },
+        { "SPII", SL_FIN_CONTENT_FILTER },
+        { "IMAGE_SAFETY", SL_FIN_CONTENT_FILTER },
+        { "MALFORMED_FUNCTION_CALL", SL_FIN_ERROR },
+        { "UNEXPECTED_TOOL_CALL", SL_FIN_ERROR },
+        //  Several
+        { "error", SL_FIN_ERROR },
+    };
+    if (!raw.ptr)
+        return SL_FIN_NONE;
+    for (size_t i = 0; i < sizeof table / sizeof table [0]; i++)
+        if (sl_str_eq (raw, table [i].raw))
+            return table [i].finish;
+    return SL_FIN_STOP;                 //  the provider ended it, for a reason we do not know
+}
+
+//  --------------------------------------------------------------------------
+//  Small helpers (no state changes)
+
+static bool
+s_is_call (int kind)
+{
+    return kind == SL_BK_TOOL_CALL || kind == SL_BK_SERVER_TOOL_USE;
+}
+
+static bool
+s_block_open (const s_stream_t *s)
+{
+    return s->state == ST_PENDING_CALL || s->state == ST_IN_BLOCK;
+}
+
+static bool
+s_buf_eq (const sl_buf_t *buf, sl_str_t s)
+{
+    return buf->len == s.len && (s.len == 0 || memcmp (buf->data, s.ptr, s.len) == 0);
+}
+
+//  A present, non-empty value that is not what the open block has.
+static bool
+s_new_piece (sl_str_t value, const sl_buf_t *have)
+{
+    return value.len > 0 && !s_buf_eq (have, value);
+}
+
+//  Two non-empty ids that differ.
+static bool
+s_other_id (sl_str_t value, const sl_buf_t *have)
+{
+    return value.len > 0 && have->len > 0 && !s_buf_eq (have, value);
+}
+
+static bool
+s_blank (sl_str_t s)
+{
+    for (size_t i = 0; i < s.len; i++)
+        if (s.ptr [i] != ' ' && s.ptr [i] != '\n' && s.ptr [i] != '\r' && s.ptr [i] != '\t')
+            return false;
+    return true;
+}
+
+static size_t
+s_delta_bytes (const sl_msg_t *d)
+{
+    return d->text.len + d->id.len + d->call_id.len + d->name.len + d->sig.len + d->body.len;
+}
+
+static int
+s_content_kind (int delta_kind)
+{
+    switch (delta_kind) {
+        case SL_D_TEXT: return SL_BK_TEXT;
+        case SL_D_THINKING: return SL_BK_THINKING;
+        case SL_D_REFUSAL: return SL_BK_REFUSAL;
+        case SL_D_TOOL_CALL: return SL_BK_TOOL_CALL;
+        default: return SL_BK_SERVER_TOOL_USE;
+    }
+}
+
+//  Does a text, thinking or refusal fragment continue the open block?
+static bool
+s_continues_content (const s_stream_t *s, int kind, const sl_msg_t *d)
+{
+    if (s->state != ST_IN_BLOCK || s->kind != kind)
+        return false;
+    if (kind == SL_BK_THINKING && (s->flags & SL_F_SUMMARY) != (d->flags & SL_F_SUMMARY))
+        return false;                   //  a summary and the reasoning stay apart
+    return !s_other_id (d->id, &s->id);
+}
+
+//  Does a tool call (or server tool use) fragment continue the open call?
+static bool
+s_continues_call (const s_stream_t *s, int kind, const sl_msg_t *d)
+{
+    if (!s_block_open (s) || s->kind != kind)
+        return false;
+    if (d->id.len && s_buf_eq (&s->id, d->id))
+        return true;                    //  the same id says so
+    sl_jsonv_status_t args = sl_jsonv_status (s->args);
+    if (args == SL_JSONV_COMPLETE) {
+        //  Complete: a name or id (even the same name: Gemini calls one
+        //  tool several times at index 0) or more content is another call.
+        bool named = d->id.len || d->call_id.len || d->name.len;
+        return !named && s_blank (d->text);
+    }
+    bool fresh = s_new_piece (d->id, &s->id)
+              || s_new_piece (d->call_id, &s->call_id)
+              || s_new_piece (d->name, &s->name);
+    if (!fresh)
+        return true;                    //  at any index: the provider may renumber parts
+    if (d->index != s->pindex)
+        return false;
+    return args == SL_JSONV_EMPTY;      //  identity still arriving in pieces
+}
+
+//  A server tool result continues the open one at the same index and id.
+static bool
+s_continues_result (const s_stream_t *s, const sl_msg_t *d)
+{
+    return s->state == ST_IN_BLOCK && s->kind == SL_BK_SERVER_TOOL_RESULT
+        && d->index == s->pindex && !s_other_id (d->id, &s->id);
+}
+
+//  The arguments a call ends with, and the flags they earn.
+static sl_str_t
+s_final_arguments (s_stream_t *s, uint32_t *flags)
+{
+    sl_str_t args = sl_json_trim (sl_buf_str (&s->content));
+    if (*flags & SL_F_INCOMPLETE)
+        return args;                    //  as they came: never valid
+    sl_jsonv_status_t status = sl_jsonv_status (s->args);
+    if (status == SL_JSONV_EMPTY) {
+        *flags |= SL_F_ARGS_VALID;
+        return SL_STR_LIT ("{}");       //  a call without arguments
+    }
+    if (status != SL_JSONV_COMPLETE)
+        return args;
+    if (sl_jsonv_type (s->args) == SL_JSON_OBJECT) {
+        *flags |= SL_F_ARGS_VALID;
+        return args;
+    }
+    if (sl_jsonv_type (s->args) == SL_JSON_STRING) {
+        //  Double-encoded: a JSON string whose text is the object. Decoded
+        //  once, here, not per fragment.
+        sl_buf_reset (&s->scratch);
+        if (sl_json_unescape (args, &s->scratch) == 0) {
+            sl_str_t inner = sl_json_trim (sl_buf_str (&s->scratch));
+            if (inner.len == 0) {
+                *flags |= SL_F_ARGS_VALID | SL_F_REPAIRED;
+                return SL_STR_LIT ("{}");
+            }
+            if (sl_json_type (inner) == SL_JSON_OBJECT && sl_json_valid (inner)) {
+                *flags |= SL_F_ARGS_VALID | SL_F_REPAIRED;
+                return inner;
+            }
+        }
+    }
+    return args;
 }
 
 //  --------------------------------------------------------------------------
@@ -119,161 +386,476 @@ s_emit (sl_agg_t *self, s_stream_t *s, sl_msg_t *msg)
     memcpy (msg->sid, s->sid, SL_SID_SIZE);
     msg->epoch = s->epoch;
     msg->seq = s->seq++;
+    //  The snapshot needs no deltas: block_end carries the whole content.
+    if (s->snapshot && !(msg->type == SL_MSG_BLOCK && msg->kind == SL_B_DELTA))
+        sl_snapshot_feed (s->snapshot, msg);
     self->emit (self->arg, msg);
 }
 
+//  A BLOCK message about the open block, ready for its fields.
 static void
-s_emit_block (sl_agg_t *self, s_stream_t *s, int event, sl_msg_t *msg)
+s_block_msg (sl_agg_t *self, const s_stream_t *s, int event, sl_msg_t *msg)
 {
-    msg->type = SL_MSG_BLOCK;
+    *msg = self->blank;
     msg->kind = (uint8_t) event;
     msg->block = (uint8_t) s->kind;
     msg->index = s->index;
-    s_emit (self, s, msg);
+}
+
+static void
+s_put_identity (const s_stream_t *s, sl_msg_t *msg)
+{
+    if (s->id.len)
+        msg->id = sl_buf_str (&s->id);
+    if (s->call_id.len)
+        msg->call_id = sl_buf_str (&s->call_id);
+    if (s->name.len)
+        msg->name = sl_buf_str (&s->name);
 }
 
 //  --------------------------------------------------------------------------
-//  Actions
+//  Actions: the only functions that change a stream's state
+
+static void
+send_block_start (sl_agg_t *self, s_stream_t *s)
+{
+    sl_msg_t m;
+    s_block_msg (self, s, SL_B_START, &m);
+    s_put_identity (s, &m);
+    m.flags = s->flags & SL_F_SUMMARY;
+    s_emit (self, s, &m);
+    s->state = ST_IN_BLOCK;
+}
+
+static void
+append_to_block (sl_agg_t *self, s_stream_t *s, sl_str_t fragment)
+{
+    if (!fragment.len)
+        return;
+    if (s->state == ST_PENDING_CALL)
+        send_block_start (self, s);     //  the identity is settled now
+    sl_buf_append_str (&s->content, fragment);
+    if (s_is_call (s->kind))
+        sl_jsonv_feed (s->args, fragment.ptr, fragment.len);
+    sl_msg_t *m = &self->delta;
+    m->block = (uint8_t) s->kind;
+    m->index = s->index;
+    m->text = fragment;
+    s_emit (self, s, m);
+}
+
+//  Append the pieces of identity a fragment brings that the block lacks.
+static void
+add_identity (s_stream_t *s, const sl_msg_t *d)
+{
+    if (s_new_piece (d->id, &s->id))
+        sl_buf_append_str (&s->id, d->id);
+    if (s_new_piece (d->call_id, &s->call_id))
+        sl_buf_append_str (&s->call_id, d->call_id);
+    if (s_new_piece (d->name, &s->name))
+        sl_buf_append_str (&s->name, d->name);
+}
+
+static void
+attach_signature (s_stream_t *s, sl_str_t sig)
+{
+    sl_buf_append_str (&s->sig, sig);
+}
+
+static void
+attach_citation (s_stream_t *s, sl_str_t citation)
+{
+    if (s->citations.len)
+        sl_buf_putc (&s->citations, ',');
+    sl_buf_append_str (&s->citations, sl_json_trim (citation));
+}
 
 static void
 close_current_block (sl_agg_t *self, s_stream_t *s, uint32_t extra_flags)
 {
-    if (s->state != ST_IN_BLOCK)
+    if (!s_block_open (s))
         return;
+    if (s->state == ST_PENDING_CALL)
+        send_block_start (self, s);
     sl_msg_t m;
-    sl_msg_init (&m, SL_MSG_BLOCK);
-    m.flags = extra_flags;
-    if (s->id.len)
-        m.id = sl_buf_str (&s->id);
-    if (s->kind == SL_BK_TOOL_CALL) {
-        m.name = sl_buf_str (&s->name);
-        sl_str_t args = sl_json_trim (sl_buf_str (&s->content));
-        if (args.len == 0)
-            args = SL_STR_LIT ("{}");   //  a call without arguments
-        m.text = args;
-        if (!(extra_flags & SL_F_INCOMPLETE) && sl_json_type (args) == SL_JSON_OBJECT
-        &&  sl_json_valid (args))
-            m.flags |= SL_F_ARGS_VALID;
-    }
+    s_block_msg (self, s, SL_B_END, &m);
+    m.flags = s->flags | extra_flags;
+    s_put_identity (s, &m);
+    if (s_is_call (s->kind))
+        m.text = s_final_arguments (s, &m.flags);
     else
         m.text = sl_buf_str (&s->content);
-    s_emit_block (self, s, SL_B_END, &m);
+    if (s->sig.len)
+        m.sig = sl_buf_str (&s->sig);
+    if (s->citations.len) {
+        //  scratch is free: only calls use it for their arguments
+        sl_buf_reset (&s->scratch);
+        sl_buf_puts (&s->scratch, "{\"citations\":[");
+        sl_buf_append (&s->scratch, s->citations.data, s->citations.len);
+        sl_buf_puts (&s->scratch, "]}");
+        m.body = sl_buf_str (&s->scratch);
+    }
+    else
+    if (s->body.len)
+        m.body = sl_buf_str (&s->body);
+    s_emit (self, s, &m);
     s->state = ST_OPEN;
-    sl_buf_reset (&s->id);
-    sl_buf_reset (&s->name);
-    sl_buf_reset (&s->content);
 }
 
 static void
 start_block (sl_agg_t *self, s_stream_t *s, int kind, const sl_msg_t *d)
 {
     close_current_block (self, s, 0);
-    s->state = ST_IN_BLOCK;
     s->kind = kind;
-    s->index = s->next_index++;
-    s->provider_index = d->index;
-    sl_buf_append_str (&s->id, d->id);
-    sl_buf_append_str (&s->name, d->name);
-    if (kind == SL_BK_TOOL_CALL)
-        s->tool_calls++;
-    sl_msg_t m;
-    sl_msg_init (&m, SL_MSG_BLOCK);
-    if (s->id.len)
-        m.id = sl_buf_str (&s->id);
-    if (kind == SL_BK_TOOL_CALL)
-        m.name = sl_buf_str (&s->name);
-    s_emit_block (self, s, SL_B_START, &m);
+    s->index = (int32_t) s->blocks++;
+    s->pindex = d->index;
+    s->flags = kind == SL_BK_THINKING ? (d->flags & SL_F_SUMMARY) : 0;
+    sl_buf_reset (&s->id);
+    sl_buf_reset (&s->call_id);
+    sl_buf_reset (&s->name);
+    sl_buf_reset (&s->content);
+    sl_buf_reset (&s->sig);
+    sl_buf_reset (&s->body);
+    sl_buf_reset (&s->citations);
+    add_identity (s, d);
+    if (s_is_call (kind)) {
+        sl_jsonv_reset (s->args);
+        if (kind == SL_BK_TOOL_CALL)
+            s->tool_calls++;
+        s->state = ST_PENDING_CALL;
+    }
+    else
+        send_block_start (self, s);
 }
 
 static void
-append_to_block (sl_agg_t *self, s_stream_t *s, sl_str_t fragment)
+end_with_error (sl_agg_t *self, s_stream_t *s, const sl_msg_t *error)
 {
-    if (!fragment.ptr || fragment.len == 0)
+    close_current_block (self, s, SL_F_INCOMPLETE);
+    sl_msg_t m = *error;
+    s_emit (self, s, &m);
+    s->failed = true;
+    s->state = ST_CLOSED;
+}
+
+static void
+end_as_too_large (sl_agg_t *self, s_stream_t *s, const char *what, size_t limit)
+{
+    self->too_large++;
+    sl_buf_t text = { 0 };
+    sl_buf_printf (&text, "the response has more than %zu %s, the limit of a stream", limit, what);
+    sl_msg_t e;
+    sl_msg_init (&e, SL_MSG_ERROR);
+    e.code = SL_STR_LIT ("stream_too_large");
+    e.message = sl_buf_str (&text);
+    e.status = SL_AGG_TOO_LARGE_STATUS;
+    end_with_error (self, s, &e);
+    sl_buf_free (&text);
+}
+
+//  Take in the bytes of a delta (and a new block when it starts one), or
+//  end the stream when that goes over a limit. false: the stream ended.
+static bool
+admit_delta (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d, bool new_block)
+{
+    size_t bytes = s_delta_bytes (d);
+    if (new_block && s->blocks >= s->max_blocks) {
+        end_as_too_large (self, s, "blocks", s->max_blocks);
+        return false;
+    }
+    if (bytes > s->max_bytes - s->bytes) {
+        end_as_too_large (self, s, "bytes", s->max_bytes);
+        return false;
+    }
+    s->bytes += bytes;
+    return true;
+}
+
+static void
+announce_message (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
+{
+    bool changed = !s->announced;
+    if (d->id.len && !s_buf_eq (&s->msg_id, d->id)) {
+        sl_buf_reset (&s->msg_id);
+        sl_buf_append_str (&s->msg_id, d->id);
+        changed = true;
+    }
+    if (d->model.len && !s_buf_eq (&s->msg_model, d->model)) {
+        sl_buf_reset (&s->msg_model);
+        sl_buf_append_str (&s->msg_model, d->model);
+        changed = true;
+    }
+    if (d->ts && d->ts != s->msg_ts) {
+        s->msg_ts = d->ts;
+        changed = true;
+    }
+    if (!changed)
+        return;                         //  providers repeat it on every chunk
+    s->announced = true;
+    sl_msg_t m = self->blank;
+    m.kind = SL_B_MESSAGE;
+    if (s->msg_id.len)
+        m.id = sl_buf_str (&s->msg_id);
+    if (s->msg_model.len)
+        m.model = sl_buf_str (&s->msg_model);
+    m.ts = s->msg_ts;
+    s_emit (self, s, &m);
+}
+
+static void
+record_finish (s_stream_t *s, const sl_msg_t *d)
+{
+    if (d->finish_raw.ptr) {
+        sl_buf_reset (&s->finish_raw);
+        sl_buf_append_str (&s->finish_raw, d->finish_raw);
+        s->has_finish_raw = true;
+    }
+    if (d->stop_seq.ptr) {
+        sl_buf_reset (&s->stop_seq);
+        sl_buf_append_str (&s->stop_seq, d->stop_seq);
+        s->has_stop_seq = true;
+    }
+}
+
+static void
+merge_usage (s_stream_t *s, const sl_msg_t *d)
+{
+    if (!d->has_usage)
         return;
-    sl_buf_append_str (&s->content, fragment);
-    sl_msg_t m;
-    sl_msg_init (&m, SL_MSG_BLOCK);
-    m.text = fragment;
-    s_emit_block (self, s, SL_B_DELTA, &m);
+    s->has_usage = true;
+    const int64_t *from = &d->usage.input;
+    int64_t *to = &s->usage.input;
+    for (size_t i = 0; i < sizeof (sl_usage_t) / sizeof (int64_t); i++)
+        if (from [i] >= 0)
+            to [i] = from [i];
 }
 
 static void
 finish_response (sl_agg_t *self, s_stream_t *s)
 {
-    if (s->state == ST_CLOSED)
-        return;
-    close_current_block (self, s, 0);
-    sl_msg_t m;
-    sl_msg_init (&m, SL_MSG_BLOCK);
+    sl_msg_t m = self->blank;
     m.kind = SL_B_FINISH;
-    m.type = SL_MSG_BLOCK;
-    if (s->finish_raw.len)
+    if (s->has_finish_raw)
         m.finish_raw = sl_buf_str (&s->finish_raw);
-    m.finish = (uint8_t) sl_agg_normalize_finish (m.finish_raw);
-    if (s->tool_calls > 0 && m.finish == SL_FIN_STOP)
-        m.finish = SL_FIN_TOOL_CALLS;   //  calls left: the client must run them
-    if (m.finish == SL_FIN_NONE)
-        m.finish = s->tool_calls ? SL_FIN_TOOL_CALLS : SL_FIN_STOP;
+    if (s->has_stop_seq)
+        m.stop_seq = sl_buf_str (&s->stop_seq);
+    sl_finish_t finish = sl_agg_normalize_finish (m.finish_raw);
+    //  Stopped before it was done: what is open was cut off.
+    bool cut = finish == SL_FIN_LENGTH || finish == SL_FIN_CONTENT_FILTER;
+    close_current_block (self, s, cut ? SL_F_INCOMPLETE : 0);
+    //  Calls are left for the client to run: it must be told so, whatever
+    //  a provider says for a normal end (Gemini says STOP). A length or
+    //  filter finish stays what it is: the client must not run a call that
+    //  may have been cut off.
+    if (s->tool_calls > 0 && (finish == SL_FIN_STOP || finish == SL_FIN_NONE))
+        finish = SL_FIN_TOOL_CALLS;
+    if (finish == SL_FIN_NONE)
+        finish = SL_FIN_STOP;
+    m.finish = (uint8_t) finish;
     m.has_usage = s->has_usage;
     m.usage = s->usage;
     s_emit (self, s, &m);
     s->state = ST_CLOSED;
 }
 
+//  --------------------------------------------------------------------------
+//  Events: decide, admit, act
+
 static void
-merge_usage (s_stream_t *s, const sl_usage_t *u)
+s_on_content (sl_agg_t *self, s_stream_t *s, int kind, const sl_msg_t *d)
 {
-    s->has_usage = true;
-    const int64_t *from = &u->input;
-    int64_t *to = &s->usage.input;
-    for (int i = 0; i < 6; i++)
-        if (from [i] >= 0)
-            to [i] = from [i];
+    bool same = s_continues_content (s, kind, d);
+    //  An empty fragment opens nothing (OpenAI starts with content ""),
+    //  except a thinking block known by its id or signature alone.
+    if (!same && !d->text.len && !(kind == SL_BK_THINKING && (d->id.len || d->sig.len)))
+        return;
+    if (!admit_delta (self, s, d, !same))
+        return;
+    if (!same)
+        start_block (self, s, kind, d);
+    else
+    if (!s->id.len && d->id.len)
+        sl_buf_append_str (&s->id, d->id);
+    if (d->sig.len)
+        attach_signature (s, d->sig);
+    append_to_block (self, s, d->text);
+}
+
+static void
+s_on_redacted (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
+{
+    bool same = s->state == ST_IN_BLOCK && s->kind == SL_BK_REDACTED_THINKING
+             && d->index == s->pindex && !s_other_id (d->id, &s->id);
+    if (!same && !d->text.len)
+        return;
+    if (!admit_delta (self, s, d, !same))
+        return;
+    if (!same)
+        start_block (self, s, SL_BK_REDACTED_THINKING, d);
+    append_to_block (self, s, d->text);
+}
+
+static void
+s_on_signature (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
+{
+    if (!d->sig.len) {
+        self->ignored++;
+        return;
+    }
+    bool attach = s_block_open (s)
+               && (s->kind == SL_BK_THINKING || s->kind == SL_BK_REDACTED_THINKING
+                || d->index == s->pindex);
+    if (!admit_delta (self, s, d, !attach))
+        return;
+    if (!attach)
+        start_block (self, s, SL_BK_THINKING, d);   //  signature-only thinking
+    attach_signature (s, d->sig);
+}
+
+static void
+s_on_call (sl_agg_t *self, s_stream_t *s, int kind, const sl_msg_t *d)
+{
+    bool same = s_continues_call (s, kind, d);
+    if (!same && !d->id.len && !d->call_id.len && !d->name.len && !d->text.len)
+        return;                         //  nothing to open a call with
+    if (!admit_delta (self, s, d, !same))
+        return;
+    if (!same)
+        start_block (self, s, kind, d);
+    else
+        add_identity (s, d);
+    if (d->sig.len)
+        attach_signature (s, d->sig);
+    append_to_block (self, s, d->text);
+}
+
+static void
+s_on_tool_result (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
+{
+    bool same = s_continues_result (s, d);
+    if (!admit_delta (self, s, d, !same))
+        return;
+    if (!same)
+        start_block (self, s, SL_BK_SERVER_TOOL_RESULT, d);
+    else
+        add_identity (s, d);
+    if (d->body.ptr) {
+        sl_buf_reset (&s->body);        //  each result event carries it whole
+        sl_buf_append_str (&s->body, sl_json_trim (d->body));
+    }
+    append_to_block (self, s, d->text);
+}
+
+static void
+s_on_citation (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
+{
+    if (!d->body.len || !sl_json_valid (d->body)) {
+        self->ignored++;                //  would make the block's body unreadable
+        return;
+    }
+    //  Citations belong to the text being written; a run of citations with
+    //  no text open is a citation block of its own.
+    bool attach = s->state == ST_IN_BLOCK
+               && (s->kind == SL_BK_TEXT || (s->kind == SL_BK_CITATION && d->index == s->pindex));
+    if (!admit_delta (self, s, d, !attach))
+        return;
+    if (!attach)
+        start_block (self, s, SL_BK_CITATION, d);
+    attach_citation (s, d->body);
+}
+
+static void
+s_on_block_stop (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
+{
+    if (s_block_open (s) && d->index == s->pindex)
+        close_current_block (self, s, 0);
+    else
+        self->ignored++;                //  a block we never opened (it was empty)
 }
 
 static void
 s_on_delta (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
 {
-    if (s->state == ST_CLOSED && d->kind != SL_D_USAGE)
-        return;                         //  nothing but usage after the finish
+    if (s->state == ST_CLOSED) {
+        self->ignored++;                //  the response is over
+        return;
+    }
     switch (d->kind) {
-        case SL_D_MESSAGE: {
-            sl_msg_t m = *d;
-            m.type = SL_MSG_BLOCK;
-            m.kind = SL_B_MESSAGE;
-            m.index = -1;
-            s_emit (self, s, &m);
+        case SL_D_MESSAGE:
+            announce_message (self, s, d);  //  replaced, not accumulated: not counted
             break;
-        }
         case SL_D_TEXT:
-            if (s->state != ST_IN_BLOCK || s->kind != SL_BK_TEXT)
-                start_block (self, s, SL_BK_TEXT, &(sl_msg_t) { .index = d->index });
-            append_to_block (self, s, d->text);
+        case SL_D_THINKING:
+        case SL_D_REFUSAL:
+            s_on_content (self, s, s_content_kind (d->kind), d);
             break;
-        case SL_D_TOOL_CALL: {
-            //  The same call continues while the provider index matches and
-            //  no different id appears; anything else starts a new call.
-            bool same = s->state == ST_IN_BLOCK && s->kind == SL_BK_TOOL_CALL
-                     && s->provider_index == d->index
-                     && (!d->id.ptr || d->id.len == 0 || sl_str_eq_str (d->id, sl_buf_str (&s->id)));
-            if (!same)
-                start_block (self, s, SL_BK_TOOL_CALL, d);
-            append_to_block (self, s, d->text);
+        case SL_D_REDACTED:
+            s_on_redacted (self, s, d);
             break;
-        }
+        case SL_D_SIGNATURE:
+            s_on_signature (self, s, d);
+            break;
+        case SL_D_TOOL_CALL:
+        case SL_D_SERVER_TOOL_USE:
+            s_on_call (self, s, s_content_kind (d->kind), d);
+            break;
+        case SL_D_SERVER_TOOL_RESULT:
+            s_on_tool_result (self, s, d);
+            break;
+        case SL_D_CITATION:
+            s_on_citation (self, s, d);
+            break;
+        case SL_D_BLOCK_STOP:
+            s_on_block_stop (self, s, d);
+            break;
         case SL_D_FINISH:
-            sl_buf_reset (&s->finish_raw);
-            sl_buf_append_str (&s->finish_raw, d->finish_raw);
+            record_finish (s, d);       //  replaced, not accumulated: not counted
             break;
         case SL_D_USAGE:
-            merge_usage (s, &d->usage);
+            merge_usage (s, d);
             break;
         case SL_D_DONE:
             finish_response (self, s);
             break;
         default:
-            break;                      //  other kinds: later stages of the aggregator
+            self->ignored++;            //  the codec only passes known kinds
+            break;
     }
+}
+
+//  --------------------------------------------------------------------------
+//  Streams
+
+static void
+s_on_start (sl_agg_t *self, const sl_msg_t *msg)
+{
+    s_stream_t *s = sl_xcalloc (1, sizeof *s);
+    memcpy (s->sid, msg->sid, SL_SID_SIZE);
+    s->epoch = msg->epoch;
+    s->state = ST_OPEN;
+    s->max_blocks = self->max_blocks;
+    s->max_bytes = self->max_bytes;
+    s->args = sl_jsonv_new ();
+    s->usage = (sl_usage_t) { -1, -1, -1, -1, -1, -1 };
+    if (self->snapshot_fn)
+        s->snapshot = sl_snapshot_new ();
+    sl_sidmap_put (self->streams, msg->sid, s);
+    sl_msg_t m = *msg;
+    s_emit (self, s, &m);
+}
+
+static void
+s_on_end (sl_agg_t *self, s_stream_t *s)
+{
+    if (s->state != ST_CLOSED)
+        finish_response (self, s);      //  the ingest always says done or error first
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_END);
+    s_emit (self, s, &m);
+    if (s->snapshot)
+        self->snapshot_fn (self->snapshot_arg, s->sid, s->snapshot);
+    sl_sidmap_remove (self->streams, s->sid);
+    s_stream_free (s);
 }
 
 void
@@ -293,16 +875,10 @@ sl_agg_feed (sl_agg_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *arg)
         s = NULL;
     }
     if (msg->type == SL_MSG_START) {
-        if (s) {
+        if (s)
             self->dropped++;            //  duplicate start of the same epoch
-            return;
-        }
-        s = sl_xcalloc (1, sizeof *s);
-        memcpy (s->sid, msg->sid, SL_SID_SIZE);
-        s->epoch = msg->epoch;
-        sl_sidmap_put (self->streams, msg->sid, s);
-        sl_msg_t m = *msg;
-        s_emit (self, s, &m);
+        else
+            s_on_start (self, msg);
         return;
     }
     if (!s) {
@@ -313,22 +889,15 @@ sl_agg_feed (sl_agg_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *arg)
         case SL_MSG_DELTA:
             s_on_delta (self, s, msg);
             break;
-        case SL_MSG_ERROR: {
-            close_current_block (self, s, SL_F_INCOMPLETE);
-            sl_msg_t m = *msg;
-            s_emit (self, s, &m);
-            s->state = ST_CLOSED;
+        case SL_MSG_ERROR:
+            if (s->failed)
+                self->ignored++;        //  one error ends a stream
+            else
+                end_with_error (self, s, msg);
             break;
-        }
-        case SL_MSG_END: {
-            finish_response (self, s);
-            sl_msg_t m;
-            sl_msg_init (&m, SL_MSG_END);
-            s_emit (self, s, &m);
-            sl_sidmap_remove (self->streams, s->sid);
-            s_stream_free (s);
+        case SL_MSG_END:
+            s_on_end (self, s);
             break;
-        }
         default:
             self->dropped++;
             break;

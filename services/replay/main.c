@@ -1,0 +1,137 @@
+/*  sluice-replay - run a captured upstream response through the stages.
+
+    sluice-replay --dialect openai|anthropic|responses|gemini [--policy FILE]
+                  [--render blocks|openai|anthropic|responses|gemini] [--jsonl]
+
+    Reads the capture on stdin as it arrives and writes to stdout what the
+    stages make of it (see sl_replay.h): by default one JSON line per block
+    and a last line with the finish and usage; with --policy the judge's
+    verdicts too; with --render the bytes a client of that dialect would
+    receive. Exit status: 0 done, 1 malformed input, 2 bad usage.
+*/
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../proto/sl_msg.h"
+#include "sl_replay.h"
+
+#define S_READ_SIZE 65536               //  bytes per read of stdin
+#define S_EXIT_MALFORMED 1
+#define S_EXIT_USAGE 2
+
+static void
+s_usage (FILE *out)
+{
+    fprintf (out,
+        "usage: sluice-replay --dialect openai|anthropic|responses|gemini\n"
+        "                     [--policy FILE] [--render blocks|openai|anthropic|responses|gemini]\n"
+        "                     [--jsonl] < capture\n"
+        "\n"
+        "  --dialect   the upstream dialect the capture was recorded in (required)\n"
+        "  --policy    judge tool calls with this policy file\n"
+        "  --render    blocks (default): one JSON line per block, then the finish;\n"
+        "              a dialect: the bytes a client of that dialect would receive\n"
+        "  --jsonl     the capture is JSONL, one SSE data payload per line\n"
+        "              (detected when the first byte is '{'; '[' is a JSON array)\n");
+}
+
+static void
+s_write (void *arg, const char *data, size_t size)
+{
+    (void) arg;
+    fwrite (data, 1, size, stdout);
+}
+
+int
+main (int argc, char **argv)
+{
+    static const struct option options [] = {
+        { "dialect", required_argument, NULL, 'd' },
+        { "policy", required_argument, NULL, 'p' },
+        { "render", required_argument, NULL, 'r' },
+        { "jsonl", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 }
+    };
+    const char *dialect = NULL, *policy_path = NULL, *render = "blocks";
+    bool jsonl = false;
+    int c;
+    while ((c = getopt_long (argc, argv, "h", options, NULL)) != -1) {
+        switch (c) {
+            case 'd': dialect = optarg; break;
+            case 'p': policy_path = optarg; break;
+            case 'r': render = optarg; break;
+            case 'j': jsonl = true; break;
+            case 'h': s_usage (stdout); return 0;
+            default: s_usage (stderr); return S_EXIT_USAGE;
+        }
+    }
+    if (optind < argc || !dialect) {
+        fprintf (stderr, "sluice-replay: %s\n", dialect ? "unexpected argument" : "--dialect is required");
+        s_usage (stderr);
+        return S_EXIT_USAGE;
+    }
+    sl_replay_opts_t opts = { 0 };
+    opts.dialect = sl_dialect_parse (dialect);
+    if (!opts.dialect) {
+        fprintf (stderr, "sluice-replay: unknown dialect '%s'\n", dialect);
+        return S_EXIT_USAGE;
+    }
+    if (!sl_replay_can_decode (opts.dialect)) {
+        fprintf (stderr, "sluice-replay: this build cannot decode %s streams yet\n", dialect);
+        return S_EXIT_USAGE;
+    }
+    if (strcmp (render, "blocks") != 0) {
+        opts.render = sl_dialect_parse (render);
+        if (!opts.render) {
+            fprintf (stderr, "sluice-replay: unknown --render '%s'\n", render);
+            return S_EXIT_USAGE;
+        }
+        if (!sl_replay_can_render (opts.render)) {
+            fprintf (stderr, "sluice-replay: this build cannot render %s responses yet\n", render);
+            return S_EXIT_USAGE;
+        }
+    }
+    opts.input = jsonl ? SL_REPLAY_INPUT_JSONL : SL_REPLAY_INPUT_AUTO;
+    if (policy_path) {
+        char *error = NULL;
+        opts.policy = sl_policy_load (policy_path, &error);
+        if (!opts.policy) {
+            fprintf (stderr, "sluice-replay: %s\n", error ? error : policy_path);
+            free (error);
+            return S_EXIT_USAGE;
+        }
+    }
+    const char *why = NULL;
+    sl_replay_t *replay = sl_replay_new (&opts, s_write, NULL, &why);
+    sl_policy_unref (&opts.policy);
+    if (!replay) {
+        fprintf (stderr, "sluice-replay: %s\n", why);
+        return S_EXIT_USAGE;
+    }
+    static char buf [S_READ_SIZE];
+    int rc = 0;
+    while (rc == 0) {
+        ssize_t n = read (STDIN_FILENO, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            fprintf (stderr, "sluice-replay: reading stdin: %s\n", strerror (errno));
+            rc = -2;
+            break;
+        }
+        if (n == 0) {
+            rc = sl_replay_finish (replay);
+            break;
+        }
+        rc = sl_replay_feed (replay, buf, (size_t) n);
+        fflush (stdout);                //  a live capture shows as it comes
+    }
+    fflush (stdout);
+    sl_replay_destroy (&replay);
+    return rc == 0 ? 0 : S_EXIT_MALFORMED;
+}

@@ -1,0 +1,414 @@
+/*  Integration: sluice-replay, the program, over the recorded corpus.
+
+    Every file in ../shared/corpus that has an expectation file under
+    tests/expected/blocks/<corpus dir>/<file>.jsonl is replayed with
+    --render blocks and must give exactly that output (text, tool names,
+    ids, arguments, finish, usage); files without one are listed. Files of
+    dialects this build cannot decode must be refused with a clear message.
+    The corpus part is skipped when ../shared/corpus is absent.
+
+    The program runs with stdin from a file and its output on pipes, read
+    with poll until it exits; every wait is bounded.
+*/
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../common/sl_buf.h"
+
+#define CORPUS_DIR "../shared/corpus"
+#define EXPECTED_DIR "tests/expected/blocks"
+#define TIMEOUT_MS 20000
+#define MAX_FILES 256                   //  per corpus directory
+
+//  Corpus directories and the dialect their captures are in.
+static const struct {
+    const char *dir;
+    const char *dialect;
+} s_dirs [] = {
+    { "openai-chat", "openai" },
+    { "anthropic", "anthropic" },
+    { "openai-responses", "responses" },
+    { "gemini", "gemini" },
+};
+
+typedef struct {
+    int status;                         //  exit status, -1 killed or signalled
+    sl_buf_t out;
+    sl_buf_t err;
+} run_t;
+
+static long
+s_now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+//  Run sluice-replay with args (NULL-terminated) and stdin from input_path.
+static void
+s_run (const char *const *args, const char *input_path, run_t *run)
+{
+    memset (run, 0, sizeof *run);
+    run->status = -1;
+    const char *bin_dir = getenv ("SLUICE_BIN_DIR");
+    char path [512];
+    snprintf (path, sizeof path, "%s/sluice-replay", bin_dir ? bin_dir : "build/bin");
+    const char *argv [16];
+    int n = 0;
+    argv [n++] = path;
+    for (int i = 0; args [i] && n < 15; i++)
+        argv [n++] = args [i];
+    argv [n] = NULL;
+    int out_pipe [2], err_pipe [2];
+    cr_assert_eq (pipe (out_pipe), 0);
+    cr_assert_eq (pipe (err_pipe), 0);
+    pid_t pid = fork ();
+    cr_assert_geq (pid, 0);
+    if (pid == 0) {
+        int in = open (input_path, O_RDONLY);
+        if (in < 0)
+            _exit (126);
+        dup2 (in, 0);
+        dup2 (out_pipe [1], 1);
+        dup2 (err_pipe [1], 2);
+        close (in);
+        close (out_pipe [0]);
+        close (err_pipe [0]);
+        execv (path, (char *const *) argv);
+        _exit (127);
+    }
+    close (out_pipe [1]);
+    close (err_pipe [1]);
+    struct pollfd fds [2] = { { out_pipe [0], POLLIN, 0 }, { err_pipe [0], POLLIN, 0 } };
+    sl_buf_t *bufs [2] = { &run->out, &run->err };
+    int open_fds = 2;
+    long deadline = s_now_ms () + TIMEOUT_MS;
+    while (open_fds > 0 && s_now_ms () < deadline) {
+        int rc = poll (fds, 2, (int) (deadline - s_now_ms ()));
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc <= 0)
+            break;
+        for (int i = 0; i < 2; i++) {
+            if (fds [i].fd < 0 || !fds [i].revents)
+                continue;
+            char chunk [8192];
+            ssize_t got = read (fds [i].fd, chunk, sizeof chunk);
+            if (got > 0)
+                sl_buf_append (bufs [i], chunk, (size_t) got);
+            else {
+                close (fds [i].fd);
+                fds [i].fd = -1;
+                open_fds--;
+            }
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        if (fds [i].fd >= 0) {
+            close (fds [i].fd);
+            kill (pid, SIGKILL);        //  it did not finish in time
+        }
+    int status;
+    if (waitpid (pid, &status, 0) == pid && WIFEXITED (status))
+        run->status = WEXITSTATUS (status);
+    sl_buf_cstr (&run->out);
+    sl_buf_cstr (&run->err);
+}
+
+static void
+s_run_free (run_t *run)
+{
+    sl_buf_free (&run->out);
+    sl_buf_free (&run->err);
+}
+
+static bool
+s_read_file (const char *path, sl_buf_t *out)
+{
+    FILE *f = fopen (path, "rb");
+    if (!f)
+        return false;
+    char chunk [8192];
+    size_t n;
+    while ((n = fread (chunk, 1, sizeof chunk, f)) > 0)
+        sl_buf_append (out, chunk, n);
+    fclose (f);
+    sl_buf_cstr (out);
+    return true;
+}
+
+static bool
+s_is_dir (const char *path)
+{
+    struct stat st;
+    return stat (path, &st) == 0 && S_ISDIR (st.st_mode);
+}
+
+static int
+s_compare_names (const void *a, const void *b)
+{
+    return strcmp ((const char *) a, (const char *) b);
+}
+
+//  The regular files of a directory, sorted; returns how many (bounded).
+static int
+s_list (const char *dir, char names [][256], int max)
+{
+    DIR *d = opendir (dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir (d)) && n < max) {
+        if (e->d_name [0] == '.')
+            continue;
+        char path [1024];
+        snprintf (path, sizeof path, "%s/%s", dir, e->d_name);
+        if (s_is_dir (path))
+            continue;
+        snprintf (names [n++], 256, "%s", e->d_name);
+    }
+    closedir (d);
+    qsort (names, (size_t) n, 256, s_compare_names);
+    return n;
+}
+
+//  Whether the build decodes a dialect: an empty capture is refused (2)
+//  when it does not.
+static bool
+s_can_decode (const char *dialect)
+{
+    run_t run;
+    const char *args [] = { "--dialect", dialect, NULL };
+    s_run (args, "/dev/null", &run);
+    bool can = run.status == 0;
+    if (!can) {
+        cr_expect_eq (run.status, 2, "%s: refused as bad usage", dialect);
+        cr_expect_not_null (strstr (run.err.data, "cannot decode"), "%s: a clear message: %s",
+                            dialect, run.err.data);
+    }
+    s_run_free (&run);
+    return can;
+}
+
+//  The first line where two outputs differ, for the failure message.
+static int
+s_first_diff_line (const char *a, const char *b)
+{
+    int line = 1;
+    while (*a && *a == *b) {
+        if (*a == '\n')
+            line++;
+        a++;
+        b++;
+    }
+    return line;
+}
+
+Test (replay, corpus_matches_the_expectation_files)
+{
+    if (!s_is_dir (CORPUS_DIR))
+        cr_skip_test ("no corpus at %s", CORPUS_DIR);
+    static char names [MAX_FILES][256];
+    int checked = 0, missing = 0;
+    for (size_t d = 0; d < sizeof s_dirs / sizeof s_dirs [0]; d++) {
+        char dir [512];
+        snprintf (dir, sizeof dir, "%s/%s", CORPUS_DIR, s_dirs [d].dir);
+        int n = s_list (dir, names, MAX_FILES);
+        for (int i = 0; i < n; i++) {
+            char input [1024], expected_path [1024];
+            snprintf (input, sizeof input, "%s/%s", dir, names [i]);
+            snprintf (expected_path, sizeof expected_path, "%s/%s/%s.jsonl", EXPECTED_DIR,
+                      s_dirs [d].dir, names [i]);
+            sl_buf_t expected = { 0 };
+            if (!s_read_file (expected_path, &expected)) {
+                fprintf (stderr, "replay: no expectation file for %s/%s\n", s_dirs [d].dir, names [i]);
+                missing++;
+                continue;
+            }
+            run_t run;
+            const char *args [] = { "--dialect", s_dirs [d].dialect, "--render", "blocks", NULL };
+            s_run (args, input, &run);
+            cr_expect_eq (run.status, 0, "%s: exit status (%s)", names [i], run.err.data);
+            cr_expect_str_eq (run.out.data, expected.data, "%s differs from %s at line %d", names [i],
+                              expected_path, s_first_diff_line (run.out.data, expected.data));
+            checked++;
+            s_run_free (&run);
+            sl_buf_free (&expected);
+        }
+    }
+    fprintf (stderr, "replay: %d corpus files checked against expectations, %d without one\n",
+             checked, missing);
+    cr_expect_gt (checked, 0, "some corpus files have expectations");
+}
+
+Test (replay, every_expectation_file_has_its_corpus_file)
+{
+    if (!s_is_dir (CORPUS_DIR))
+        cr_skip_test ("no corpus at %s", CORPUS_DIR);
+    static char names [MAX_FILES][256];
+    for (size_t d = 0; d < sizeof s_dirs / sizeof s_dirs [0]; d++) {
+        char dir [512];
+        snprintf (dir, sizeof dir, "%s/%s", EXPECTED_DIR, s_dirs [d].dir);
+        int n = s_list (dir, names, MAX_FILES);
+        for (int i = 0; i < n; i++) {
+            size_t len = strlen (names [i]);
+            cr_expect (len > 6 && strcmp (names [i] + len - 6, ".jsonl") == 0, "%s", names [i]);
+            char input [1024];
+            snprintf (input, sizeof input, "%s/%s/%.*s", CORPUS_DIR, s_dirs [d].dir,
+                      (int) (len - 6), names [i]);
+            cr_expect_eq (access (input, R_OK), 0, "expectation %s/%s has no corpus file",
+                          s_dirs [d].dir, names [i]);
+        }
+    }
+}
+
+Test (replay, every_corpus_file_runs_or_is_refused_clearly)
+{
+    if (!s_is_dir (CORPUS_DIR))
+        cr_skip_test ("no corpus at %s", CORPUS_DIR);
+    static char names [MAX_FILES][256];
+    for (size_t d = 0; d < sizeof s_dirs / sizeof s_dirs [0]; d++) {
+        bool can = s_can_decode (s_dirs [d].dialect);
+        char dir [512];
+        snprintf (dir, sizeof dir, "%s/%s", CORPUS_DIR, s_dirs [d].dir);
+        int n = s_list (dir, names, MAX_FILES);
+        for (int i = 0; i < n; i++) {
+            char input [1024];
+            snprintf (input, sizeof input, "%s/%s", dir, names [i]);
+            run_t run;
+            const char *args [] = { "--dialect", s_dirs [d].dialect, NULL };
+            s_run (args, input, &run);
+            if (can) {
+                cr_expect_eq (run.status, 0, "%s: %s", names [i], run.out.data);
+                const char *last = strstr (run.out.data, "{\"finish\":");
+                cr_expect_not_null (last, "%s ends with its finish line", names [i]);
+            }
+            else {
+                cr_expect_eq (run.status, 2, "%s", names [i]);
+                cr_expect_eq (run.out.len, 0, "%s: nothing made up", names [i]);
+            }
+            s_run_free (&run);
+        }
+    }
+}
+
+//  A capture written to a temporary file.
+static void
+s_capture_file (char *path, size_t size, const char *content)
+{
+    snprintf (path, size, "/tmp/sluice-replay-test-XXXXXX");
+    int fd = mkstemp (path);
+    cr_assert_geq (fd, 0);
+    size_t len = strlen (content);
+    cr_assert_eq (write (fd, content, len), (ssize_t) len);
+    close (fd);
+}
+
+static const char *s_tools_capture =
+    "data: {\"id\":\"c1\",\"model\":\"gpt\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Tidying.\"}}]}\n\n"
+    "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+        "\"id\":\"call_1\",\"function\":{\"name\":\"run_shell\",\"arguments\":\"{\\\"command\\\":\"}}]}}]}\n\n"
+    "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+        "\"function\":{\"arguments\":\"\\\"rm -rf /\\\"}\"}}]}}]}\n\n"
+    "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
+    "data: [DONE]\n\n";
+
+Test (replay, a_policy_is_checked_against_a_capture)
+{
+    char path [64];
+    s_capture_file (path, sizeof path, s_tools_capture);
+    run_t run;
+    const char *args [] = { "--dialect", "openai", "--policy", "deploy/policy.yaml", NULL };
+    s_run (args, path, &run);
+    cr_expect_eq (run.status, 0, "%s", run.err.data);
+    cr_expect_not_null (strstr (run.out.data,
+        "{\"verdict\":{\"index\":1,\"id\":\"call_1\",\"name\":\"run_shell\",\"action\":\"block\""),
+        "%s", run.out.data);
+    cr_expect_not_null (strstr (run.out.data, "\"replaced\":true"));
+    cr_expect_null (strstr (run.out.data, "\"kind\":\"tool_call\""), "the call was replaced");
+    cr_expect_not_null (strstr (run.out.data, "{\"finish\":\"stop\""), "no call is left: stop");
+    s_run_free (&run);
+    //  Without the policy the call passes.
+    const char *plain [] = { "--dialect", "openai", NULL };
+    s_run (plain, path, &run);
+    cr_expect_not_null (strstr (run.out.data, "\"kind\":\"tool_call\""));
+    cr_expect_not_null (strstr (run.out.data, "{\"finish\":\"tool_calls\""));
+    s_run_free (&run);
+    unlink (path);
+}
+
+Test (replay, render_openai_writes_what_a_client_receives)
+{
+    char path [64];
+    s_capture_file (path, sizeof path, s_tools_capture);
+    run_t run;
+    const char *args [] = { "--dialect", "openai", "--render", "openai", NULL };
+    s_run (args, path, &run);
+    cr_expect_eq (run.status, 0);
+    cr_expect_not_null (strstr (run.out.data, "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\""),
+                        "%s", run.out.data);
+    size_t len = run.out.len, tail = strlen ("data: [DONE]\n\n");
+    cr_expect (len > tail && strcmp (run.out.data + len - tail, "data: [DONE]\n\n") == 0);
+    s_run_free (&run);
+    unlink (path);
+}
+
+Test (replay, malformed_input_prints_an_error_line_and_exits_1)
+{
+    char path [64];
+    s_capture_file (path, sizeof path,
+                    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"A\"}}]}\n\ndata: {oops\n\n");
+    run_t run;
+    const char *args [] = { "--dialect", "openai", NULL };
+    s_run (args, path, &run);
+    cr_expect_eq (run.status, 1);
+    cr_expect_not_null (strstr (run.out.data, "{\"error\":\"malformed input: "), "%s", run.out.data);
+    s_run_free (&run);
+    unlink (path);
+}
+
+Test (replay, bad_usage_is_refused)
+{
+    const char *no_dialect [] = { NULL };
+    const char *unknown [] = { "--dialect", "cobol", NULL };
+    const char *bad_render [] = { "--dialect", "openai", "--render", "html", NULL };
+    const char *bad_policy [] = { "--dialect", "openai", "--policy", "/nonexistent/policy.yaml", NULL };
+    const char *const *cases [] = { no_dialect, unknown, bad_render, bad_policy };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        run_t run;
+        s_run (cases [i], "/dev/null", &run);
+        cr_expect_eq (run.status, 2, "case %zu", i);
+        cr_expect_gt (run.err.len, 0, "case %zu says why", i);
+        s_run_free (&run);
+    }
+}
+
+Test (replay, renderers_not_in_this_build_are_refused_clearly)
+{
+    const char *dialects [] = { "anthropic", "responses", "gemini" };
+    for (size_t i = 0; i < 3; i++) {
+        run_t run;
+        const char *args [] = { "--dialect", "openai", "--render", dialects [i], NULL };
+        s_run (args, "/dev/null", &run);
+        if (run.status != 0) {
+            cr_expect_eq (run.status, 2, "%s", dialects [i]);
+            cr_expect_not_null (strstr (run.err.data, "cannot render"), "%s: %s", dialects [i],
+                                run.err.data);
+            cr_expect_eq (run.out.len, 0, "nothing made up");
+        }
+        s_run_free (&run);
+    }
+}
