@@ -30,6 +30,8 @@
 
 #define S_TERMINATE_CODE "policy_violation"
 #define S_TERMINATE_STATUS 403
+#define S_MEMO_RETIRED INT32_MIN        //  index of a memo entry no call may use
+#define S_NO_MEMO SIZE_MAX
 
 typedef enum {
     MEMO_ASKING,                        //  an LLM judge was asked; no outcome yet
@@ -38,8 +40,9 @@ typedef enum {
 
 //  A decision for the call at one block index; survives a new epoch.
 typedef struct {
-    int32_t index;
+    int32_t index;                      //  S_MEMO_RETIRED: matches no call any more
     uint64_t hash;                      //  of name and arguments: same call?
+    uint32_t epoch;                     //  the epoch whose call last claimed it
     s_memo_state_t state;
     uint64_t ticket;                    //  while asking
     sl_msg_t *end;                      //  the call's block_end (owned): name, args
@@ -56,6 +59,7 @@ typedef struct _s_item_t {
     int32_t index;                      //  call: its block index
     bool complete;                      //  call: block_end arrived
     int ordinal;                        //  call: 1 for the response's first call
+    size_t memo;                        //  call: its decision's slot, S_NO_MEMO until judged
     sl_msg_t **parts;                   //  call: start, deltas, end (owned)
     size_t part_count;
     size_t part_cap;
@@ -433,15 +437,6 @@ release_call (sl_judge_t *self, s_stream_t *s, const s_item_t *call, const s_mem
     }
 }
 
-static s_memo_t *
-s_memo_find (s_stream_t *s, int32_t index)
-{
-    for (size_t i = 0; i < s->memo_count; i++)
-        if (s->memo [i].index == index)
-            return &s->memo [i];
-    return NULL;
-}
-
 //  Release the queue from its head as far as it goes.
 static void
 release_ready (sl_judge_t *self, s_stream_t *s)
@@ -450,7 +445,7 @@ release_ready (sl_judge_t *self, s_stream_t *s)
     while (s->head && !s->terminated) {
         s_item_t *item = s->head;
         if (!item->msg) {
-            s_memo_t *memo = item->complete ? s_memo_find (s, item->index) : NULL;
+            s_memo_t *memo = item->memo != S_NO_MEMO ? &s->memo [item->memo] : NULL;
             if (!memo || memo->state != MEMO_DECIDED)
                 break;
             s->head = item->next;
@@ -552,32 +547,39 @@ ask_llm_judge (sl_judge_t *self, s_stream_t *s, s_memo_t *memo)
 }
 
 //  A call is complete: decide it, or ask its judge, or find its decision
-//  from an earlier epoch.
+//  from an earlier epoch (same index, same name and arguments).
 static void
-judge_call (sl_judge_t *self, s_stream_t *s, const s_item_t *item)
+judge_call (sl_judge_t *self, s_stream_t *s, s_item_t *item)
 {
-    int ordinal = item->ordinal;
     const sl_msg_t *end = item->parts [item->part_count - 1];
     uint64_t hash = s_hash (end->name, end->text);
-    s_memo_t *memo = s_memo_find (s, item->index);
-    if (memo && memo->hash == hash)
-        return;                         //  a replay: decided or asked already
-    if (memo) {
-        //  Another call at this index (the upstream answered differently):
-        //  the old decision does not apply.
-        if (memo->state == MEMO_ASKING && s_ticket_take (self, memo->ticket, NULL) && self->cancel)
-            self->cancel (self->llm_arg, memo->ticket);
-        s_memo_clear (memo);
-        memset (memo, 0, sizeof *memo);
+    for (size_t i = 0; i < s->memo_count; i++) {
+        s_memo_t *m = &s->memo [i];
+        if (m->index != item->index || m->epoch == s->epoch)
+            continue;                   //  another call, or one of this epoch already
+        if (m->hash == hash) {
+            m->epoch = s->epoch;        //  a replay: decided or asked already
+            item->memo = i;
+            return;
+        }
+        //  The replay has another call at this index (the upstream answered
+        //  differently): the old decision does not apply to it.
+        if (m->state == MEMO_ASKING && s_ticket_take (self, m->ticket, NULL) && self->cancel)
+            self->cancel (self->llm_arg, m->ticket);
+        m->state = MEMO_DECIDED;
+        m->index = S_MEMO_RETIRED;
     }
-    else
-        memo = s_memo_new (s);
+    //  A new decision. (An index repeated within one epoch is malformed
+    //  input; each such call still gets a decision of its own.)
+    item->memo = s->memo_count;
+    s_memo_t *memo = s_memo_new (s);
     memo->index = item->index;
     memo->hash = hash;
+    memo->epoch = s->epoch;
     memo->end = sl_msg_dup (end);
-    memo->ordinal = ordinal;
+    memo->ordinal = item->ordinal;
     memo->end_us = s_now (self);
-    sl_call_t call = s_call_view (s, memo->end, ordinal);
+    sl_call_t call = s_call_view (s, memo->end, memo->ordinal);
     sl_policy_decide (s->policy, &call, &memo->decision);
     if (memo->decision.action != SL_ACT_NONE) {
         memo->state = MEMO_DECIDED;
@@ -618,6 +620,7 @@ start_tool_call (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
     s_item_t *call = sl_xcalloc (1, sizeof *call);
     call->index = msg->index;
     call->ordinal = ++s->calls_seen;
+    call->memo = S_NO_MEMO;
     s_part_add (call, msg);
     s_enqueue (self, s, call);
     if (s->open_count == s->open_cap) {

@@ -607,3 +607,15 @@ Test (sl_judge, old_epochs_are_dropped_and_streams_freed_with_their_asks)
     cr_expect_eq (asks.cancel_count, 1);
     cr_expect_eq (sl_judge_pending (judge), 0);
 }
+
+Test (sl_judge, an_index_repeated_in_one_epoch_gets_its_own_decision)
+{
+    //  Malformed input (indices are unique per epoch), handled without
+    //  letting one call out under another's verdict.
+    s_call (0, "run_shell", "{\"command\":\"rm -rf /\"}");
+    s_call (0, "get_weather", "{}");
+    s_finish (SL_FIN_TOOL_CALLS);
+    cr_expect_str_eq (s_trace (1), "V0(block) St0 Dt0 Et0 V0(allow) Sc0 Dc0 Ec0 F(tool_calls) Z");
+    cr_expect (sl_str_eq (s_nth_verdict (0)->name, "run_shell"));
+    cr_expect (sl_str_eq (s_nth_verdict (1)->name, "get_weather"));
+}
