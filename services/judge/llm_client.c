@@ -42,7 +42,7 @@ struct _s_req_t {
     char *key_env;                      //  variable holding the key, or NULL
     int timeout_ms;
     int64_t deadline_us;
-    const char *failure;                //  set: fail at the next sweep with this
+    char failure [160];                 //  set: fail at the next sweep with this
     sl_buf_t body;
     sl_buf_t answer;
     bool answer_too_big;
@@ -206,7 +206,8 @@ s_start (llm_client_t *self, s_req_t *req)
     if (req->key_env) {
         key = getenv (req->key_env);
         if (!key || !*key) {
-            req->failure = "the API key variable named by the policy is not set";
+            //  The variable's name is no secret; its value never appears.
+            snprintf (req->failure, sizeof req->failure, "the API key variable %.100s is not set", req->key_env);
             return;
         }
     }
@@ -233,7 +234,7 @@ s_start (llm_client_t *self, s_req_t *req)
     curl_easy_setopt (easy, CURLOPT_TIMEOUT_MS, (long) req->timeout_ms + LLM_CONNECT_SLACK_MS);
     if (sl_curlm_add (self->curlm, easy, s_on_done, req)) {
         curl_easy_cleanup (easy);
-        req->failure = "the HTTP transfer could not be started";
+        snprintf (req->failure, sizeof req->failure, "the HTTP transfer could not be started");
         return;
     }
     req->easy = easy;
@@ -255,7 +256,7 @@ s_start_queued (llm_client_t *self)
             req->qnext = NULL;
             self->queued--;
             s_start (self, req);
-            if (req->failure)
+            if (req->failure [0])
                 break;                  //  reported by the sweep; do not spin here
         }
     s_update_gauges (self);
@@ -302,9 +303,9 @@ s_on_sweep (zloop_t *loop, int timer_id, void *arg)
     s_req_t *req = self->reqs;
     while (req) {
         s_req_t *next = req->next;
-        if (req->failure || now >= req->deadline_us) {
+        if (req->failure [0] || now >= req->deadline_us) {
             sl_llm_result_t result = { 0 };
-            if (req->failure)
+            if (req->failure [0])
                 sl_llm_result_fail (&result, SL_CHK_ERROR, req->failure);
             else {
                 char why [96];

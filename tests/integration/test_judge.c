@@ -250,6 +250,20 @@ s_wait_metric (sluice_stack_t *s, const char *name, double value)
     cr_assert_geq (v, value, "%s reached %g", name, value);
 }
 
+//  Does the process's log hold needle (now)?
+static bool
+s_log_has (proc_t *p, const char *needle)
+{
+    FILE *f = fopen (p->log_path, "r");
+    char line [4096];
+    bool found = false;
+    while (f && !found && fgets (line, sizeof line, f))
+        found = strstr (line, needle) != NULL;
+    if (f)
+        fclose (f);
+    return found;
+}
+
 static const sl_msg_t *
 s_verdict_for (tap_t *t, const char *tool)
 {
@@ -403,6 +417,49 @@ Test (judge, garbage_and_failed_judges_are_never_a_pass)
     cr_expect_eq (r->action, SL_ACT_BLOCK, "on_error defaults to block");
     cr_expect_eq (r->check, SL_CHK_ERROR);
     s_expect_reason (r, "HTTP 500");
+    chat_stream_free (&cs);
+    sl_buf_free (&body);
+    s_tap_close (tap);
+    cr_expect_eq (stack_stop (s), 0);
+}
+
+Test (judge, anthropic_judge_and_api_keys_from_the_environment)
+{
+    //  The judge inherits the test's environment: one key is set, the
+    //  other is not, and a missing key is an error, not a pass.
+    setenv ("SLUICE_TEST_JUDGE_KEY", "test-key-not-a-secret", 1);
+    unsetenv ("SLUICE_TEST_MISSING_KEY");
+    const char *policy =
+        "rules:\n"
+        "  - id: weather-anthropic\n"
+        "    tool: get_weather\n"
+        "    llm_judge: {api: anthropic, url: '@MOCK@/v1/messages', model: judge-allow,\n"
+        "                api_key_env: SLUICE_TEST_JUDGE_KEY}\n"
+        "  - id: shell-no-key\n"
+        "    tool: run_shell\n"
+        "    llm_judge: {url: '@MOCK@/v1/chat/completions', model: judge-allow,\n"
+        "                api_key_env: SLUICE_TEST_MISSING_KEY}\n";
+    stack_opts_t opts = { .policy_text = policy, .mock_delay_ms = 1 };
+    sluice_stack_t *s = stack_start (&opts);
+    cr_assert_not_null (s);
+    tap_t *tap = s_tap_open (s);
+    sl_buf_t body = { 0 };
+    cr_expect_eq (http_request (s->http_port, "POST", "/v1/chat/completions", s_chat ("mock-tools"), NULL,
+                                &body, TIMEOUT_MS), 200);
+    chat_stream_t cs;
+    chat_stream_parse (sl_buf_cstr (&body), &cs);
+    cr_expect_eq (cs.call_count, 1);
+    s_tap_wait (tap, 2);
+    const sl_msg_t *w = s_verdict_for (tap, "get_weather"), *r = s_verdict_for (tap, "run_shell");
+    cr_expect_eq (w->action, SL_ACT_ALLOW);
+    cr_expect_eq (w->check, SL_CHK_RAN, "the Anthropic judge answered");
+    cr_expect_float_eq (w->probability, 0.02, 1e-9);
+    cr_expect_eq (r->action, SL_ACT_BLOCK);
+    cr_expect_eq (r->check, SL_CHK_ERROR);
+    s_expect_reason (r, "the API key variable SLUICE_TEST_MISSING_KEY is not set");
+    //  Keys are never logged.
+    cr_expect (s_log_has (s->judge, "SLUICE_TEST_MISSING_KEY is not set"), "the failure is logged");
+    cr_expect_not (s_log_has (s->judge, "test-key-not-a-secret"), "the key is not");
     chat_stream_free (&cs);
     sl_buf_free (&body);
     s_tap_close (tap);
