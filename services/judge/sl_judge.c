@@ -21,6 +21,7 @@
 */
 #include "sl_judge.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -429,10 +430,17 @@ release_call (sl_judge_t *self, s_stream_t *s, const s_item_t *call, const s_mem
         case SL_ACT_TERMINATE:
             terminate_stream (self, s, d->message);
             break;
-        default:
+        case SL_ACT_ALLOW:
             s->calls_kept++;
             for (size_t i = 0; i < call->part_count; i++)
                 s_forward (self, s, call->parts [i]);
+            break;
+        default:
+            //  Every decided call has an action; should one not, it fails
+            //  closed rather than letting the call through.
+            assert (false);
+            s->calls_replaced++;
+            s_emit_replacement (self, s, call->index, "sluice blocked a tool call it could not judge.");
             break;
     }
 }
