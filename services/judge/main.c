@@ -1,32 +1,96 @@
 /*  sluice-judge - holds tool calls, applies the policy, releases or replaces.
 
     Binds its inbox (block events from the aggregators), feeds them to the
-    judge library and routes the judged stream to the emitters. On SIGHUP
-    the policy file is read again; a bad file is reported and the running
-    policy stays.
+    judge library and routes the judged stream to the emitters. The library
+    is pure; this file gives it what it may not take itself:
+
+    - LLM judges: asks go to llm_client (libcurl multi in this reactor),
+      outcomes come back through sl_judge_llm_done;
+    - time: a monotonic clock for verdict latencies, and a periodic tick
+      that lets the library send keep-alives for streams it holds back;
+    - the policy: read at start (a bad file stops the judge), again on
+      SIGHUP and when the file changes (polled), keeping the running policy
+      when the new one is bad. Streams keep the policy they started with.
+
+    Every verdict is also logged (event "verdict"), so the audit trail
+    survives even when no tap is listening.
 */
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "../../common/sl_log.h"
 #include "../../common/sl_router.h"
 #include "../../common/sl_service.h"
 #include "../../common/sl_stage.h"
+#include "llm_client.h"
 #include "sl_judge.h"
 
+#define JUDGE_TICK_MIN_MS 10            //  keep-alive tick, at most this often
+
 typedef struct {
+    sl_service_t *svc;
     sl_judge_t *judge;
     sl_router_t *router;
+    llm_client_t *llm;
     const char *policy_path;
+    struct stat policy_stat;            //  of the file last loaded (change polling)
     sl_counter_t *unroutable;
+    sl_counter_t *reloads;
     sl_counter_t *reloads_failed;
+    sl_counter_t *keepalives;
+    sl_counter_t *verdicts [SL_ACT_MAX][SL_CHK_MAX];
+    sl_histo_t *decision_latency;
 } s_app_t;
+
+static int64_t
+s_clock (void *arg)
+{
+    (void) arg;
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void
+s_log_verdict (const sl_msg_t *v)
+{
+    char hex [SL_SID_HEX_SIZE];
+    sl_sid_hex (v->sid, hex);
+    char p [32] = "";
+    if (!isnan (v->probability))
+        snprintf (p, sizeof p, " p=%.3f", v->probability);
+    sl_log_info ("verdict", "sid=%.8s index=%d tool=%.*s action=%s check=%s rule=%.*s latency_us=%u"
+                 " judge=%.*s%s reason=%.*s", hex, v->index,
+                 (int) v->name.len, v->name.ptr ? v->name.ptr : "",
+                 sl_action_name (v->action), sl_check_name (v->check),
+                 (int) v->rule.len, v->rule.ptr ? v->rule.ptr : "-", v->latency_us,
+                 (int) v->judge_model.len, v->judge_model.ptr ? v->judge_model.ptr : "-", p,
+                 (int) v->reason.len, v->reason.ptr ? v->reason.ptr : "");
+}
 
 static void
 s_emit (void *arg, const sl_msg_t *msg)
 {
     s_app_t *app = arg;
+    if (msg->type == SL_MSG_VERDICT) {
+        if (msg->action < SL_ACT_MAX && msg->check < SL_CHK_MAX && app->verdicts [msg->action][msg->check])
+            sl_counter_inc (app->verdicts [msg->action][msg->check]);
+        sl_histo_observe (app->decision_latency, msg->latency_us / 1e6);
+        s_log_verdict (msg);
+    }
+    if (msg->type == SL_MSG_BLOCK && msg->kind == SL_B_KEEPALIVE)
+        sl_counter_inc (app->keepalives);
     if (sl_router_send (app->router, msg))
         sl_counter_inc (app->unroutable);
+}
+
+static void
+s_flush (void *arg)
+{
+    sl_router_flush (((s_app_t *) arg)->router);
 }
 
 static void
@@ -37,26 +101,56 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
     sl_judge_feed (app->judge, msg, s_emit, app);
 }
 
-static void
-s_flush (void *arg)
+//  --------------------------------------------------------------------------
+//  LLM judges
+
+static int
+s_ask (void *arg, const sl_judge_ask_t *ask)
 {
-    sl_router_flush (((s_app_t *) arg)->router);
+    return llm_client_ask (((s_app_t *) arg)->llm, ask);
 }
 
-static double
-s_streams (void *arg)
+static void
+s_cancel (void *arg, uint64_t ticket)
 {
-    return (double) sl_judge_streams (((s_app_t *) arg)->judge);
+    llm_client_cancel (((s_app_t *) arg)->llm, ticket);
 }
+
+static void
+s_llm_done (void *arg, uint64_t ticket, const sl_llm_result_t *result)
+{
+    s_app_t *app = arg;
+    sl_judge_llm_done (app->judge, ticket, result, s_emit, app);
+}
+
+static int
+s_on_tick (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_app_t *app = arg;
+    sl_judge_tick (app->judge, s_emit, app);
+    sl_router_flush (app->router);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  The policy
 
 //  Load the policy named on the command line (allow-all when none).
 static sl_policy_t *
-s_load_policy (const char *path)
+s_load_policy (s_app_t *app)
 {
-    if (!path || !*path)
+    if (!app->policy_path || !*app->policy_path)
         return sl_policy_allow_all ();
+    struct stat st;
+    memset (&st, 0, sizeof st);
+    stat (app->policy_path, &st);
     char *error = NULL;
-    sl_policy_t *policy = sl_policy_load (path, &error);
+    sl_policy_t *policy = sl_policy_load (app->policy_path, &error);
+    //  Remember the file even when it is bad: polling then waits for the
+    //  next change instead of reporting the same error every second.
+    app->policy_stat = st;
     if (!policy) {
         sl_log_error ("policy_invalid", "%s", error);
         free (error);
@@ -68,15 +162,75 @@ static void
 s_reload (void *arg)
 {
     s_app_t *app = arg;
-    sl_policy_t *policy = s_load_policy (app->policy_path);
+    sl_policy_t *policy = s_load_policy (app);
     if (!policy) {
         sl_counter_inc (app->reloads_failed);
         sl_log_warn ("policy_kept", "the running policy stays in force");
         return;
     }
     sl_judge_set_policy (app->judge, policy);
-    sl_log_info ("policy_loaded", "%s: %d rules", sl_policy_name (policy), sl_policy_rule_count (policy));
+    sl_counter_inc (app->reloads);
+    sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge", sl_policy_name (policy),
+                 sl_policy_rule_count (policy), sl_policy_llm_count (policy));
     sl_policy_unref (&policy);
+}
+
+//  Reload when the file changed: a new inode (editors and deploy tools
+//  replace files), a new modification time, or a new size.
+static int
+s_on_watch (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_app_t *app = arg;
+    struct stat st;
+    if (stat (app->policy_path, &st) != 0)
+        return 0;                       //  being replaced; look again later
+    const struct stat *old = &app->policy_stat;
+    if (st.st_ino != old->st_ino || st.st_size != old->st_size
+    ||  st.st_mtim.tv_sec != old->st_mtim.tv_sec || st.st_mtim.tv_nsec != old->st_mtim.tv_nsec) {
+        sl_log_info ("reload", "policy file changed");
+        s_reload (app);
+    }
+    return 0;
+}
+
+static void
+s_health (void *arg, sl_buf_t *out)
+{
+    s_app_t *app = arg;
+    sl_buf_printf (out, ",\"streams\":%zu,\"llm_pending\":%zu", sl_judge_streams (app->judge),
+                   sl_judge_pending (app->judge));
+}
+
+static double
+s_streams (void *arg)
+{
+    return (double) sl_judge_streams (((s_app_t *) arg)->judge);
+}
+
+static void
+s_metrics (s_app_t *app, sl_metrics_t *m)
+{
+    app->unroutable = sl_metrics_counter (m, "sluice_unroutable_total", NULL,
+                                          "Messages with no next-stage instance to go to");
+    app->reloads = sl_metrics_counter (m, "sluice_policy_reloads_total", NULL,
+                                       "Policies loaded after the first (SIGHUP, file change)");
+    app->reloads_failed = sl_metrics_counter (m, "sluice_policy_reload_failures_total", NULL,
+                                              "Policy reloads rejected (the old policy stayed)");
+    app->keepalives = sl_metrics_counter (m, "sluice_keepalives_total", NULL,
+                                          "Keep-alive events sent for held streams");
+    for (int a = SL_ACT_ALLOW; a < SL_ACT_MAX; a++)
+        for (int c = 0; c < SL_CHK_MAX; c++) {
+            char labels [64];
+            snprintf (labels, sizeof labels, "action=\"%s\",check=\"%s\"", sl_action_name (a), sl_check_name (c));
+            app->verdicts [a][c] = sl_metrics_counter (m, "sluice_verdicts_total", labels,
+                                                       "Verdicts by action and by whether the check ran");
+        }
+    app->decision_latency = sl_metrics_histogram (m, "sluice_verdict_latency_seconds", NULL,
+                                                  "Time from a tool call's end to its verdict",
+                                                  sl_metrics_latency_bounds, sl_metrics_latency_bounds_count);
+    sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Streams in progress", s_streams, app);
 }
 
 int
@@ -85,41 +239,59 @@ main (int argc, char **argv)
     const char *bind = "tcp://127.0.0.1:5553";
     const char *next = "tcp://127.0.0.1:5554";
     const char *policy_path = "";
+    const char *keepalive = "2000";
+    const char *watch = "1000";
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (blocks from the aggregators)" },
         { "next", NULL, &next, "emitter endpoints, comma-separated" },
         { "policy", "SLUICE_POLICY", &policy_path, "policy file (YAML); none allows every call" },
+        { "keepalive-ms", NULL, &keepalive, "keep-alive to the client while a call is held this long (0: off)" },
+        { "watch-ms", NULL, &watch, "check the policy file for changes this often (0: only on SIGHUP)" },
         SL_OPT_END
     };
     int code;
     sl_service_t *svc = sl_service_new ("judge", opts, "9553", argc, argv, &code);
     if (!svc)
         return code;
-    sl_policy_t *policy = s_load_policy (policy_path);
+    long keepalive_ms = sl_opts_long (keepalive), watch_ms = sl_opts_long (watch);
+    if (keepalive_ms < 0 || watch_ms < 0) {
+        sl_log_error ("bad_option", "--keepalive-ms and --watch-ms must be non-negative integers");
+        sl_service_destroy (&svc);
+        return 2;
+    }
+    s_app_t app = { .svc = svc, .policy_path = policy_path };
+    sl_policy_t *policy = s_load_policy (&app);
     if (!policy) {
         sl_service_destroy (&svc);
         return 2;
     }
-    sl_log_info ("policy_loaded", "%s: %d rules", sl_policy_name (policy), sl_policy_rule_count (policy));
-    s_app_t app = { 0 };
-    app.policy_path = policy_path;
+    sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge", sl_policy_name (policy),
+                 sl_policy_rule_count (policy), sl_policy_llm_count (policy));
+    zloop_t *loop = sl_service_loop (svc);
+    sl_metrics_t *m = sl_service_metrics (svc);
+    s_metrics (&app, m);
     app.judge = sl_judge_new (policy);
     sl_policy_unref (&policy);
-    app.router = sl_router_new (sl_service_loop (svc), sl_service_name (svc),
-                                sl_service_incarnation (svc));
-    sl_metrics_t *m = sl_service_metrics (svc);
+    app.router = sl_router_new (loop, sl_service_name (svc), sl_service_incarnation (svc));
     sl_router_set_metrics (app.router, m, "emitter");
-    app.unroutable = sl_metrics_counter (m, "sluice_unroutable_total", NULL,
-                                         "Messages with no next-stage instance to go to");
-    app.reloads_failed = sl_metrics_counter (m, "sluice_policy_reload_failures_total", NULL,
-                                             "Policy reloads rejected (the old policy stayed)");
-    sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Streams in progress", s_streams, &app);
+    app.llm = llm_client_new (loop, m, s_llm_done, s_flush, &app);
+    sl_judge_set_llm (app.judge, s_ask, s_cancel, &app);
+    sl_judge_set_clock (app.judge, s_clock, NULL);
+    sl_judge_set_keepalive (app.judge, keepalive_ms * 1000);
+    if (keepalive_ms > 0) {
+        long tick = keepalive_ms / 4 > JUDGE_TICK_MIN_MS ? keepalive_ms / 4 : JUDGE_TICK_MIN_MS;
+        zloop_timer (loop, (size_t) tick, 0, s_on_tick, &app);
+    }
+    if (watch_ms > 0 && *policy_path)
+        zloop_timer (loop, (size_t) watch_ms, 0, s_on_watch, &app);
     sl_service_on_reload (svc, s_reload, &app);
+    sl_service_on_health (svc, s_health, &app);
     sl_stage_t *stage = NULL;
     if (sl_router_connect (app.router, next) == 0)
         stage = sl_stage_new (svc, bind, s_on_msg, s_flush, &app);
     int rc = stage ? sl_service_run (svc) : 1;
     sl_stage_destroy (&stage);
+    llm_client_destroy (&app.llm);
     sl_router_destroy (&app.router);
     sl_judge_destroy (&app.judge);
     sl_service_destroy (&svc);

@@ -1,27 +1,99 @@
-/*  sl_judge.c - holding, judging and releasing tool calls (see sl_judge.h). */
+/*  sl_judge.c - holding, judging and releasing tool calls (see sl_judge.h).
+
+    Each stream has an output queue. While it is empty, messages pass
+    straight through (no copy). A tool call's block_start puts a call item
+    in the queue; the call's own events go into that item, every other
+    message that arrives while the queue is not empty is copied in behind.
+    The queue is released from its head for as long as the head is a
+    message or a decided call; an open call or one waiting for its LLM
+    judge stops it. Calls are decided the moment they are complete, in
+    whatever order their judges answer; release order is queue order.
+
+    Decisions live in the stream's memo, keyed by block index, apart from
+    the queue: a replay of the stream (new epoch) rebuilds the queue from
+    the replayed messages and finds its decisions, or its asks in flight,
+    in the memo.
+
+    A call's life:  open --block_end--> deciding --rules--> decided
+                                           |
+                                           +--llm--> asking --done/timeout/error--> decided
+    and a decided call at the head of the queue is released.
+*/
 #include "sl_judge.h"
 
+#include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../../common/sl_alloc.h"
 #include "../../common/sl_sidmap.h"
+
+#define S_TERMINATE_CODE "policy_violation"
+#define S_TERMINATE_STATUS 403
+#define S_MEMO_RETIRED INT32_MIN        //  index of a memo entry no call may use
+#define S_NO_MEMO SIZE_MAX
+
+typedef enum {
+    MEMO_ASKING,                        //  an LLM judge was asked; no outcome yet
+    MEMO_DECIDED                        //  the decision is final
+} s_memo_state_t;
+
+//  A decision for the call at one block index; survives a new epoch.
+typedef struct {
+    int32_t index;                      //  S_MEMO_RETIRED: matches no call any more
+    uint64_t hash;                      //  of name and arguments: same call?
+    uint32_t epoch;                     //  the epoch whose call last claimed it
+    s_memo_state_t state;
+    uint64_t ticket;                    //  while asking
+    sl_msg_t *end;                      //  the call's block_end (owned): name, args
+    int ordinal;
+    sl_decision_t decision;
+    int64_t end_us;                     //  when the call was complete
+    int64_t decided_us;                 //  when it was decided
+} s_memo_t;
+
+//  An entry of the output queue: a message waiting, or a tool call.
+typedef struct _s_item_t {
+    struct _s_item_t *next;
+    sl_msg_t *msg;                      //  a message (owned), or NULL for a call
+    int32_t index;                      //  call: its block index
+    bool complete;                      //  call: block_end arrived
+    int ordinal;                        //  call: 1 for the response's first call
+    size_t memo;                        //  call: its decision's slot, S_NO_MEMO until judged
+    sl_msg_t **parts;                   //  call: start, deltas, end (owned)
+    size_t part_count;
+    size_t part_cap;
+} s_item_t;
 
 typedef struct {
     uint8_t sid [SL_SID_SIZE];
     uint32_t epoch;
     uint64_t seq;                       //  next output sequence
     sl_policy_t *policy;                //  the policy the stream started with
-    sl_msg_t **held;                    //  messages waiting behind a tool call
-    size_t held_count;
-    size_t held_cap;
-    bool holding;                       //  a tool call is open
-    bool ended;                         //  END was forwarded
+    sl_msg_t *start;                    //  its START: model, headers, tools, last user
+    sl_schema_t *schema;                //  the request's tools, parsed when first needed
+    s_item_t *head, *tail;              //  output queue
+    s_item_t **open;                    //  calls still receiving events
+    size_t open_count;
+    size_t open_cap;
+    s_memo_t *memo;
+    size_t memo_count;
+    size_t memo_cap;
     int32_t removed;                    //  blocks dropped so far (renumbering)
-    int calls_kept;                     //  tool calls released as calls
-    int calls_replaced;                 //  tool calls blocked or dropped
+    int calls_seen;                     //  tool calls started (ordinals)
+    int calls_kept;                     //  released as calls (allowed, rewritten)
+    int calls_replaced;                 //  blocked or dropped
+    bool terminated;                    //  END went out early; swallow the rest
+    bool ended;                         //  END went out and the input is over
+    int64_t quiet_since;                //  last output while holding, µs
 } s_stream_t;
+
+//  Where the outcome of an ask goes.
+typedef struct {
+    uint64_t ticket;
+    uint8_t sid [SL_SID_SIZE];
+} s_ticket_t;
 
 struct _sl_judge_t {
     sl_sidmap_t *streams;
@@ -29,15 +101,68 @@ struct _sl_judge_t {
     uint64_t dropped;
     sl_emit_fn *emit;
     void *arg;
+    sl_judge_ask_fn *ask;
+    sl_judge_cancel_fn *cancel;
+    void *llm_arg;
+    sl_judge_clock_fn *clock;
+    void *clock_arg;
+    int64_t keepalive_us;
+    uint64_t next_ticket;
+    s_ticket_t *tickets;                //  asks in flight
+    size_t ticket_count;
+    size_t ticket_cap;
+    sl_buf_t scratch;                   //  prompts and request bodies
 };
 
 static int64_t
-s_now_us (void)
+s_now (sl_judge_t *self)
 {
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return self->clock ? self->clock (self->clock_arg) : 0;
 }
+
+static uint64_t
+s_hash (sl_str_t a, sl_str_t b)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < a.len; i++)
+        h = (h ^ (unsigned char) a.ptr [i]) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;
+    for (size_t i = 0; i < b.len; i++)
+        h = (h ^ (unsigned char) b.ptr [i]) * 1099511628211ULL;
+    return h;
+}
+
+//  --------------------------------------------------------------------------
+//  Tickets
+
+static void
+s_ticket_add (sl_judge_t *self, uint64_t ticket, const uint8_t *sid)
+{
+    if (self->ticket_count == self->ticket_cap) {
+        self->ticket_cap = self->ticket_cap ? self->ticket_cap * 2 : 16;
+        self->tickets = sl_xrealloc (self->tickets, self->ticket_cap * sizeof (s_ticket_t));
+    }
+    s_ticket_t *t = &self->tickets [self->ticket_count++];
+    t->ticket = ticket;
+    memcpy (t->sid, sid, SL_SID_SIZE);
+}
+
+//  Forget a ticket; true (and its stream id) when it was known.
+static bool
+s_ticket_take (sl_judge_t *self, uint64_t ticket, uint8_t *sid)
+{
+    for (size_t i = 0; i < self->ticket_count; i++)
+        if (self->tickets [i].ticket == ticket) {
+            if (sid)
+                memcpy (sid, self->tickets [i].sid, SL_SID_SIZE);
+            self->tickets [i] = self->tickets [--self->ticket_count];
+            return true;
+        }
+    return false;
+}
+
+//  --------------------------------------------------------------------------
+//  Life cycle
 
 sl_judge_t *
 sl_judge_new (sl_policy_t *policy)
@@ -45,15 +170,55 @@ sl_judge_new (sl_policy_t *policy)
     sl_judge_t *self = sl_xcalloc (1, sizeof *self);
     self->streams = sl_sidmap_new ();
     self->policy = sl_policy_ref (policy);
+    self->keepalive_us = SL_JUDGE_KEEPALIVE_US;
     return self;
 }
 
 static void
-s_stream_free (s_stream_t *s)
+s_item_free (s_item_t *item)
 {
-    for (size_t i = 0; i < s->held_count; i++)
-        free (s->held [i]);
-    free (s->held);
+    free (item->msg);
+    for (size_t i = 0; i < item->part_count; i++)
+        free (item->parts [i]);
+    free (item->parts);
+    free (item);
+}
+
+static void
+s_queue_free (s_stream_t *s)
+{
+    while (s->head) {
+        s_item_t *next = s->head->next;
+        s_item_free (s->head);
+        s->head = next;
+    }
+    s->tail = NULL;
+    s->open_count = 0;
+}
+
+static void
+s_memo_clear (s_memo_t *m)
+{
+    free (m->end);
+    sl_decision_clear (&m->decision);
+}
+
+//  Free a stream. Its asks in flight are cancelled when cancel is true
+//  (not on destroy: the service then discards its requests itself).
+static void
+s_stream_free (sl_judge_t *self, s_stream_t *s, bool cancel)
+{
+    for (size_t i = 0; i < s->memo_count; i++) {
+        s_memo_t *m = &s->memo [i];
+        if (m->state == MEMO_ASKING && s_ticket_take (self, m->ticket, NULL) && cancel && self->cancel)
+            self->cancel (self->llm_arg, m->ticket);
+        s_memo_clear (m);
+    }
+    free (s->memo);
+    s_queue_free (s);
+    free (s->open);
+    free (s->start);
+    sl_schema_destroy (&s->schema);
     sl_policy_unref (&s->policy);
     free (s);
 }
@@ -67,9 +232,11 @@ sl_judge_destroy (sl_judge_t **self_p)
     size_t cursor = 0;
     s_stream_t *s;
     while ((s = sl_sidmap_next (self->streams, &cursor, NULL)))
-        s_stream_free (s);
+        s_stream_free (self, s, false);
     sl_sidmap_destroy (&self->streams);
     sl_policy_unref (&self->policy);
+    free (self->tickets);
+    sl_buf_free (&self->scratch);
     free (self);
     *self_p = NULL;
 }
@@ -81,17 +248,33 @@ sl_judge_set_policy (sl_judge_t *self, sl_policy_t *policy)
     self->policy = sl_policy_ref (policy);
 }
 
-size_t
-sl_judge_streams (sl_judge_t *self)
+void
+sl_judge_set_llm (sl_judge_t *self, sl_judge_ask_fn *ask, sl_judge_cancel_fn *cancel, void *arg)
 {
-    return sl_sidmap_size (self->streams);
+    self->ask = ask;
+    self->cancel = cancel;
+    self->llm_arg = arg;
 }
 
-uint64_t
-sl_judge_dropped (sl_judge_t *self)
+void
+sl_judge_set_clock (sl_judge_t *self, sl_judge_clock_fn *clock, void *arg)
 {
-    return self->dropped;
+    self->clock = clock;
+    self->clock_arg = arg;
 }
+
+void
+sl_judge_set_keepalive (sl_judge_t *self, int64_t interval_us)
+{
+    self->keepalive_us = interval_us > 0 ? interval_us : 0;
+}
+
+size_t sl_judge_streams (sl_judge_t *self) { return sl_sidmap_size (self->streams); }
+size_t sl_judge_pending (sl_judge_t *self) { return self->ticket_count; }
+uint64_t sl_judge_dropped (sl_judge_t *self) { return self->dropped; }
+
+//  --------------------------------------------------------------------------
+//  Output
 
 static void
 s_emit (sl_judge_t *self, s_stream_t *s, sl_msg_t *msg)
@@ -116,126 +299,443 @@ s_forward (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
         m.finish_raw = SL_STR_NULL;     //  the raw value no longer applies
     }
     s_emit (self, s, &m);
+    if (m.type == SL_MSG_END)
+        s->ended = true;
 }
 
 static void
-s_hold (s_stream_t *s, const sl_msg_t *msg)
+s_emit_verdict (sl_judge_t *self, s_stream_t *s, const s_item_t *call, const s_memo_t *memo)
 {
-    if (s->held_count == s->held_cap) {
-        s->held_cap = s->held_cap ? s->held_cap * 2 : 8;
-        s->held = sl_xrealloc (s->held, s->held_cap * sizeof (sl_msg_t *));
-    }
-    s->held [s->held_count++] = sl_msg_dup (msg);
-}
-
-static void
-s_emit_verdict (sl_judge_t *self, s_stream_t *s, const sl_msg_t *end,
-                const sl_decision_t *d, int64_t latency_us)
-{
+    const sl_decision_t *d = &memo->decision;
+    const sl_msg_t *end = call->parts [call->part_count - 1];
+    const sl_msg_t *start = call->parts [0];
     sl_msg_t v;
     sl_msg_init (&v, SL_MSG_VERDICT);
-    v.index = end->index - s->removed;
-    v.id = end->id;
-    v.name = end->name;
+    v.index = call->index - s->removed;
+    v.id = end->id.ptr ? end->id : start->id;
+    v.name = end->name.ptr ? end->name : start->name;
     v.action = (uint8_t) d->action;
     v.check = (uint8_t) d->check;
     v.rule = sl_str (d->rule);
     v.reason = sl_str (d->reason);
-    v.latency_us = (uint32_t) (latency_us > 0 ? latency_us : 0);
+    v.judge_model = sl_str (d->judge_model);
+    v.probability = d->probability;
+    int64_t latency = memo->decided_us - memo->end_us;
+    v.latency_us = (uint32_t) (latency <= 0 ? 0 : latency > UINT32_MAX ? UINT32_MAX : latency);
     s_emit (self, s, &v);
 }
 
-//  Emit a text block in place of the call at index with the notice.
+//  A text block in place of the call at index, holding the notice.
 static void
 s_emit_replacement (sl_judge_t *self, s_stream_t *s, int32_t index, const char *notice)
 {
+    static const uint8_t kinds [] = { SL_B_START, SL_B_DELTA, SL_B_END };
+    for (size_t i = 0; i < sizeof kinds; i++) {
+        sl_msg_t m;
+        sl_msg_init (&m, SL_MSG_BLOCK);
+        m.kind = kinds [i];
+        m.block = SL_BK_TEXT;
+        m.index = index;
+        if (m.kind != SL_B_START)
+            m.text = sl_str (notice ? notice : "");
+        if (m.kind != SL_B_DELTA)
+            m.flags = SL_F_REPLACED;
+        s_forward (self, s, &m);
+    }
+}
+
+//  The call as it was, but with the rewritten arguments in one fragment.
+static void
+s_emit_rewritten (sl_judge_t *self, s_stream_t *s, const s_item_t *call, const char *arguments)
+{
+    s_forward (self, s, call->parts [0]);
     sl_msg_t m;
     sl_msg_init (&m, SL_MSG_BLOCK);
-    m.kind = SL_B_START;
-    m.block = SL_BK_TEXT;
-    m.index = index;
-    m.flags = SL_F_REPLACED;
-    s_forward (self, s, &m);
-    sl_msg_init (&m, SL_MSG_BLOCK);
     m.kind = SL_B_DELTA;
-    m.block = SL_BK_TEXT;
-    m.index = index;
-    m.text = sl_str (notice);
+    m.block = SL_BK_TOOL_CALL;
+    m.index = call->index;
+    m.text = sl_str (arguments);
     s_forward (self, s, &m);
-    sl_msg_init (&m, SL_MSG_BLOCK);
-    m.kind = SL_B_END;
-    m.block = SL_BK_TEXT;
-    m.index = index;
-    m.text = sl_str (notice);
-    m.flags = SL_F_REPLACED;
+    m = *call->parts [call->part_count - 1];
+    m.text = sl_str (arguments);
+    m.flags |= SL_F_ARGS_VALID;
     s_forward (self, s, &m);
 }
 
-static void s_process (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg);
+static void s_conclude (sl_judge_t *self, s_stream_t *s, s_memo_t *memo, const sl_llm_result_t *result);
 
-//  The held call is complete (held [0] is its start, held [end_at] its
-//  end): judge it, emit the verdict and the outcome, then process what
-//  waited behind it, in order.
+//  Cancel every ask of the stream still in flight: the stream ends before
+//  those calls. Each is concluded as a check that did not run, so the memo
+//  never holds a pending decision for a replay to trip on.
 static void
-judge_held_call (sl_judge_t *self, s_stream_t *s, size_t end_at)
+s_cancel_asks (sl_judge_t *self, s_stream_t *s)
 {
-    int64_t t0 = s_now_us ();
-    const sl_msg_t *end = s->held [end_at];
-    int32_t index = end->index;
-    sl_call_t call = {
+    for (size_t i = 0; i < s->memo_count; i++) {
+        s_memo_t *m = &s->memo [i];
+        if (m->state != MEMO_ASKING)
+            continue;
+        if (s_ticket_take (self, m->ticket, NULL) && self->cancel)
+            self->cancel (self->llm_arg, m->ticket);
+        sl_llm_result_t cancelled = { 0 };
+        sl_llm_result_fail (&cancelled, SL_CHK_ERROR, "not answered: the response ended first");
+        s_conclude (self, s, m, &cancelled);
+        sl_llm_result_clear (&cancelled);
+    }
+}
+
+//  End the response with an error now; the rest of the input is swallowed.
+static void
+terminate_stream (sl_judge_t *self, s_stream_t *s, const char *message)
+{
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_ERROR);
+    m.code = SL_STR_LIT (S_TERMINATE_CODE);
+    m.message = sl_str (message ? message : "the policy ended this response");
+    m.status = S_TERMINATE_STATUS;
+    s_emit (self, s, &m);
+    sl_msg_init (&m, SL_MSG_END);
+    s_emit (self, s, &m);
+    s->terminated = true;
+    //  If the input's END already arrived (it waits in the queue), the
+    //  stream is over; otherwise it is freed when END arrives.
+    bool input_over = false;
+    for (s_item_t *it = s->head; it; it = it->next)
+        if (it->msg && it->msg->type == SL_MSG_END)
+            input_over = true;
+    s_cancel_asks (self, s);
+    s_queue_free (s);
+    if (input_over)
+        s->ended = true;
+}
+
+//  Release a decided call: its verdict, then what the decision says.
+static void
+release_call (sl_judge_t *self, s_stream_t *s, const s_item_t *call, const s_memo_t *memo)
+{
+    const sl_decision_t *d = &memo->decision;
+    s_emit_verdict (self, s, call, memo);
+    switch (d->action) {
+        case SL_ACT_BLOCK:
+            s->calls_replaced++;
+            s_emit_replacement (self, s, call->index, d->message);
+            break;
+        case SL_ACT_DROP:
+            s->calls_replaced++;
+            s->removed++;
+            break;
+        case SL_ACT_REWRITE:
+            s->calls_kept++;
+            s_emit_rewritten (self, s, call, d->arguments);
+            break;
+        case SL_ACT_TERMINATE:
+            terminate_stream (self, s, d->message);
+            break;
+        case SL_ACT_ALLOW:
+            s->calls_kept++;
+            for (size_t i = 0; i < call->part_count; i++)
+                s_forward (self, s, call->parts [i]);
+            break;
+        default:
+            //  Every decided call has an action; should one not, it fails
+            //  closed rather than letting the call through.
+            assert (false);
+            s->calls_replaced++;
+            s_emit_replacement (self, s, call->index, "sluice blocked a tool call it could not judge.");
+            break;
+    }
+}
+
+//  Release the queue from its head as far as it goes.
+static void
+release_ready (sl_judge_t *self, s_stream_t *s)
+{
+    bool released = false;
+    while (s->head && !s->terminated) {
+        s_item_t *item = s->head;
+        if (!item->msg) {
+            s_memo_t *memo = item->memo != S_NO_MEMO ? &s->memo [item->memo] : NULL;
+            if (!memo || memo->state != MEMO_DECIDED)
+                break;
+            s->head = item->next;
+            release_call (self, s, item, memo);
+        }
+        else {
+            s->head = item->next;
+            s_forward (self, s, item->msg);
+        }
+        released = true;
+        s_item_free (item);
+        if (!s->head)
+            s->tail = NULL;
+    }
+    if (s->head && released)
+        s->quiet_since = s_now (self);
+}
+
+//  --------------------------------------------------------------------------
+//  Judging
+
+static s_memo_t *
+s_memo_new (s_stream_t *s)
+{
+    if (s->memo_count == s->memo_cap) {
+        s->memo_cap = s->memo_cap ? s->memo_cap * 2 : 4;
+        s->memo = sl_xrealloc (s->memo, s->memo_cap * sizeof (s_memo_t));
+    }
+    s_memo_t *m = &s->memo [s->memo_count++];
+    memset (m, 0, sizeof *m);
+    m->decision.llm_rule = -1;
+    m->decision.probability = NAN;
+    return m;
+}
+
+//  The call as the policy sees it, from its block_end and the stream.
+static sl_call_t
+s_call_view (s_stream_t *s, const sl_msg_t *end, int ordinal)
+{
+    if (!s->schema && sl_policy_uses_schema (s->policy))
+        s->schema = sl_schema_new (s->start->tools);
+    return (sl_call_t) {
         .name = end->name,
         .arguments = end->text,
-        .args_valid = (end->flags & SL_F_ARGS_VALID) != 0
+        .args_valid = (end->flags & SL_F_ARGS_VALID) != 0,
+        .repaired = (end->flags & SL_F_REPAIRED) != 0,
+        .ordinal = ordinal,
+        .model = s->start->model,
+        .headers = s->start->headers,
+        .last_user = s->start->last_user,
+        .tools = s->start->tools,
+        .schema = s->schema
     };
-    sl_decision_t d;
-    sl_policy_decide (s->policy, &call, &d);
-    s_emit_verdict (self, s, end, &d, s_now_us () - t0);
+}
 
-    //  Detach the queue first: processing what waited may hold again.
-    sl_msg_t **queue = s->held;
-    size_t count = s->held_count;
-    s->held = NULL;
-    s->held_count = s->held_cap = 0;
-    s->holding = false;
+//  Conclude a pending decision with a result (answer, timeout, error).
+static void
+s_conclude (sl_judge_t *self, s_stream_t *s, s_memo_t *memo, const sl_llm_result_t *result)
+{
+    sl_call_t call = s_call_view (s, memo->end, memo->ordinal);
+    sl_policy_conclude (s->policy, &call, result, &memo->decision);
+    memo->state = MEMO_DECIDED;
+    memo->decided_us = s_now (self);
+}
 
-    if (d.action == SL_ACT_BLOCK) {
-        s->calls_replaced++;
-        s_emit_replacement (self, s, index, d.message);
+//  Ask the rule's LLM judge; when that cannot start, the check failed.
+static void
+ask_llm_judge (sl_judge_t *self, s_stream_t *s, s_memo_t *memo)
+{
+    int rule = memo->decision.llm_rule;
+    sl_call_t call = s_call_view (s, memo->end, memo->ordinal);
+    const char *why = "no LLM judge client in this process";
+    if (self->ask) {
+        sl_buf_t prompt = { 0 };
+        sl_policy_llm_prompt (s->policy, rule, &call, &prompt);
+        sl_buf_reset (&self->scratch);
+        sl_llm_request_body (sl_policy_llm_spec (s->policy, rule), sl_buf_str (&prompt), &self->scratch);
+        sl_buf_free (&prompt);
+        sl_judge_ask_t ask = {
+            .ticket = ++self->next_ticket,
+            .rule = memo->decision.rule,
+            .spec = sl_policy_llm_spec (s->policy, rule),
+            .body = sl_buf_str (&self->scratch),
+            .sid = s->sid,
+            .index = memo->index
+        };
+        if (self->ask (self->llm_arg, &ask) == 0) {
+            memo->state = MEMO_ASKING;
+            memo->ticket = ask.ticket;
+            s_ticket_add (self, ask.ticket, s->sid);
+            return;
+        }
+        why = "the request to the judge could not be started";
     }
-    else {
-        s->calls_kept++;
-        for (size_t i = 0; i < count; i++)
-            if (queue [i]->type == SL_MSG_BLOCK && queue [i]->index == index)
-                s_forward (self, s, queue [i]);
+    sl_llm_result_t failed = { 0 };
+    sl_llm_result_fail (&failed, SL_CHK_ERROR, why);
+    s_conclude (self, s, memo, &failed);
+    sl_llm_result_clear (&failed);
+}
+
+//  A call is complete: decide it, or ask its judge, or find its decision
+//  from an earlier epoch (same index, same name and arguments).
+static void
+judge_call (sl_judge_t *self, s_stream_t *s, s_item_t *item)
+{
+    const sl_msg_t *end = item->parts [item->part_count - 1];
+    uint64_t hash = s_hash (end->name, end->text);
+    for (size_t i = 0; i < s->memo_count; i++) {
+        s_memo_t *m = &s->memo [i];
+        if (m->index != item->index || m->epoch == s->epoch)
+            continue;                   //  another call, or one of this epoch already
+        if (m->hash == hash) {
+            m->epoch = s->epoch;        //  a replay: decided or asked already
+            item->memo = i;
+            return;
+        }
+        //  The replay has another call at this index (the upstream answered
+        //  differently): the old decision does not apply to it.
+        if (m->state == MEMO_ASKING && s_ticket_take (self, m->ticket, NULL) && self->cancel)
+            self->cancel (self->llm_arg, m->ticket);
+        m->state = MEMO_DECIDED;
+        m->index = S_MEMO_RETIRED;
     }
-    sl_decision_clear (&d);
-    for (size_t i = 0; i < count; i++)
-        if (!(queue [i]->type == SL_MSG_BLOCK && queue [i]->index == index))
-            s_process (self, s, queue [i]);
-    for (size_t i = 0; i < count; i++)
-        free (queue [i]);
-    free (queue);
+    //  A new decision. (An index repeated within one epoch is malformed
+    //  input; each such call still gets a decision of its own.)
+    item->memo = s->memo_count;
+    s_memo_t *memo = s_memo_new (s);
+    memo->index = item->index;
+    memo->hash = hash;
+    memo->epoch = s->epoch;
+    memo->end = sl_msg_dup (end);
+    memo->ordinal = item->ordinal;
+    memo->end_us = s_now (self);
+    sl_call_t call = s_call_view (s, memo->end, memo->ordinal);
+    sl_policy_decide (s->policy, &call, &memo->decision);
+    if (memo->decision.action != SL_ACT_NONE) {
+        memo->state = MEMO_DECIDED;
+        memo->decided_us = s_now (self);
+    }
+    else
+        ask_llm_judge (self, s, memo);
+}
+
+//  --------------------------------------------------------------------------
+//  Input
+
+static void
+s_enqueue (sl_judge_t *self, s_stream_t *s, s_item_t *item)
+{
+    if (!s->head) {
+        s->head = item;
+        s->quiet_since = s_now (self);
+    }
+    else
+        s->tail->next = item;
+    s->tail = item;
+}
+
+static void
+s_part_add (s_item_t *call, const sl_msg_t *msg)
+{
+    if (call->part_count == call->part_cap) {
+        call->part_cap = call->part_cap ? call->part_cap * 2 : 8;
+        call->parts = sl_xrealloc (call->parts, call->part_cap * sizeof (sl_msg_t *));
+    }
+    call->parts [call->part_count++] = sl_msg_dup (msg);
+}
+
+static void
+start_tool_call (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
+{
+    s_item_t *call = sl_xcalloc (1, sizeof *call);
+    call->index = msg->index;
+    call->ordinal = ++s->calls_seen;
+    call->memo = S_NO_MEMO;
+    s_part_add (call, msg);
+    s_enqueue (self, s, call);
+    if (s->open_count == s->open_cap) {
+        s->open_cap = s->open_cap ? s->open_cap * 2 : 4;
+        s->open = sl_xrealloc (s->open, s->open_cap * sizeof (s_item_t *));
+    }
+    s->open [s->open_count++] = call;
+}
+
+//  The open call a block event belongs to, removed from the open list
+//  when remove is set; NULL when none.
+static s_item_t *
+s_open_call (s_stream_t *s, int32_t index, bool remove)
+{
+    for (size_t i = 0; i < s->open_count; i++)
+        if (s->open [i]->index == index) {
+            s_item_t *call = s->open [i];
+            if (remove) {
+                memmove (&s->open [i], &s->open [i + 1], (s->open_count - i - 1) * sizeof (s_item_t *));
+                s->open_count--;
+            }
+            return call;
+        }
+    return NULL;
+}
+
+//  A stream failed: calls still open are incomplete and never released.
+static void
+discard_open_calls (s_stream_t *s)
+{
+    s_item_t **link = &s->head;
+    s_item_t *prev = NULL;
+    while (*link) {
+        s_item_t *item = *link;
+        if (!item->msg && !item->complete) {
+            *link = item->next;
+            s_item_free (item);
+            continue;
+        }
+        prev = item;
+        link = &item->next;
+    }
+    s->tail = prev;
+    s->open_count = 0;
 }
 
 static void
 s_process (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
 {
-    bool is_block = msg->type == SL_MSG_BLOCK;
-    if (s->holding) {
-        s_hold (s, msg);
-        if (is_block && msg->kind == SL_B_END && msg->block == SL_BK_TOOL_CALL
-        &&  msg->index == s->held [0]->index)
-            judge_held_call (self, s, s->held_count - 1);
+    if (msg->type == SL_MSG_BLOCK && msg->block == SL_BK_TOOL_CALL && msg->kind == SL_B_START) {
+        start_tool_call (self, s, msg);
         return;
     }
-    if (is_block && msg->kind == SL_B_START && msg->block == SL_BK_TOOL_CALL) {
-        s->holding = true;
-        s_hold (s, msg);
+    s_item_t *call = msg->type == SL_MSG_BLOCK && msg->index >= 0
+                   ? s_open_call (s, msg->index, msg->kind == SL_B_END) : NULL;
+    if (call) {
+        s_part_add (call, msg);
+        if (msg->kind == SL_B_END) {
+            call->complete = true;
+            judge_call (self, s, call);
+            release_ready (self, s);
+        }
         return;
     }
-    s_forward (self, s, msg);
-    if (msg->type == SL_MSG_END)
-        s->ended = true;
+    if (msg->type == SL_MSG_ERROR)
+        discard_open_calls (s);
+    if (!s->head) {
+        s_forward (self, s, msg);
+        return;
+    }
+    s_item_t *item = sl_xcalloc (1, sizeof *item);
+    item->msg = sl_msg_dup (msg);
+    s_enqueue (self, s, item);
+    release_ready (self, s);            //  discarded calls may have unblocked the head
+}
+
+//  A replay (new epoch) of a stream: a fresh stream that keeps the old
+//  one's policy and decisions. Asks in flight stay in flight.
+static s_stream_t *
+s_stream_replay (sl_judge_t *self, s_stream_t *old, const sl_msg_t *start)
+{
+    s_stream_t *s = sl_xcalloc (1, sizeof *s);
+    memcpy (s->sid, start->sid, SL_SID_SIZE);
+    s->epoch = start->epoch;
+    s->start = sl_msg_dup (start);
+    if (old) {
+        s->policy = old->policy;
+        old->policy = NULL;
+        s->memo = old->memo;
+        s->memo_count = old->memo_count;
+        s->memo_cap = old->memo_cap;
+        old->memo = NULL;
+        old->memo_count = old->memo_cap = 0;
+        s_stream_free (self, old, true);
+    }
+    else
+        s->policy = sl_policy_ref (self->policy);
+    return s;
+}
+
+static void
+s_after (sl_judge_t *self, s_stream_t *s)
+{
+    if (s->ended) {
+        sl_sidmap_remove (self->streams, s->sid);
+        s_stream_free (self, s, true);
+    }
 }
 
 void
@@ -248,39 +748,84 @@ sl_judge_feed (sl_judge_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *ar
         self->dropped++;
         return;
     }
-    if (s && msg->epoch > s->epoch) {
-        sl_sidmap_remove (self->streams, msg->sid);
-        s_stream_free (s);
-        s = NULL;
-    }
     if (msg->type == SL_MSG_START) {
-        if (s) {
-            self->dropped++;
+        if (s && msg->epoch == s->epoch) {
+            self->dropped++;            //  duplicate start of the same epoch
             return;
         }
-        s = sl_xcalloc (1, sizeof *s);
-        memcpy (s->sid, msg->sid, SL_SID_SIZE);
-        s->epoch = msg->epoch;
-        s->policy = sl_policy_ref (self->policy);
-        sl_sidmap_put (self->streams, msg->sid, s);
+        if (s)
+            sl_sidmap_remove (self->streams, s->sid);
+        s = s_stream_replay (self, s, msg);
+        sl_sidmap_put (self->streams, s->sid, s);
         s_forward (self, s, msg);
         return;
+    }
+    if (s && msg->epoch > s->epoch) {
+        //  A new epoch must begin with its START; without one the stream
+        //  cannot be judged, and the old epoch is over.
+        sl_sidmap_remove (self->streams, s->sid);
+        s_stream_free (self, s, true);
+        s = NULL;
     }
     if (!s) {
         self->dropped++;
         return;
     }
-    if (msg->type == SL_MSG_ERROR && s->holding) {
-        //  A call still open when the stream fails is incomplete: it is
-        //  never released to the client.
-        for (size_t i = 0; i < s->held_count; i++)
-            free (s->held [i]);
-        s->held_count = 0;
-        s->holding = false;
+    if (s->terminated) {
+        //  The client's response is over; wait for the input's END.
+        if (msg->type == SL_MSG_END)
+            s->ended = true;
+        s_after (self, s);
+        return;
     }
     s_process (self, s, msg);
-    if (s->ended) {
-        sl_sidmap_remove (self->streams, s->sid);
-        s_stream_free (s);
+    s_after (self, s);
+}
+
+void
+sl_judge_llm_done (sl_judge_t *self, uint64_t ticket, const sl_llm_result_t *result,
+                   sl_emit_fn *emit, void *arg)
+{
+    self->emit = emit;
+    self->arg = arg;
+    uint8_t sid [SL_SID_SIZE];
+    if (!s_ticket_take (self, ticket, sid))
+        return;
+    s_stream_t *s = sl_sidmap_get (self->streams, sid);
+    s_memo_t *memo = NULL;
+    for (size_t i = 0; s && i < s->memo_count && !memo; i++)
+        if (s->memo [i].state == MEMO_ASKING && s->memo [i].ticket == ticket)
+            memo = &s->memo [i];
+    if (!memo)
+        return;
+    s_conclude (self, s, memo, result);
+    release_ready (self, s);
+    s_after (self, s);
+}
+
+void
+sl_judge_tick (sl_judge_t *self, sl_emit_fn *emit, void *arg)
+{
+    if (!self->keepalive_us || !self->clock)
+        return;
+    self->emit = emit;
+    self->arg = arg;
+    int64_t now = s_now (self);
+    size_t cursor = 0;
+    s_stream_t *s;
+    while ((s = sl_sidmap_next (self->streams, &cursor, NULL))) {
+        if (!s->head || s->terminated || now - s->quiet_since < self->keepalive_us)
+            continue;
+        //  A keep-alive is time-driven, not input-driven: it takes no
+        //  sequence number, so a replay numbers the stream's messages the
+        //  same way whatever keep-alives went out.
+        sl_msg_t m;
+        sl_msg_init (&m, SL_MSG_BLOCK);
+        m.kind = SL_B_KEEPALIVE;
+        memcpy (m.sid, s->sid, SL_SID_SIZE);
+        m.epoch = s->epoch;
+        m.seq = s->seq;
+        self->emit (self->arg, &m);
+        s->quiet_since = now;
     }
 }

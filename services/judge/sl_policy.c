@@ -1,14 +1,20 @@
 /*  sl_policy.c - policy parsing (libyaml) and rule evaluation.
 
     The YAML document is loaded as a node tree; every node keeps its
-    position, so each error points at the offending line and column.
-    Argument matching parses the call's arguments once with jansson and
-    resolves RFC 6901 JSON pointers in the tree.
+    position, so each error points at the offending line and column. Values
+    the policy compares arguments with (equals, contains, set) are converted
+    to JSON once at load time, with YAML's own typing: a plain 5 is a
+    number, a quoted "5" a string.
+
+    Evaluation parses a call's arguments once with jansson, and only when a
+    rule that the cheaper conditions (tool name, flags, position) did not
+    rule out needs them. JSON pointers are split into tokens at load time.
 */
 #include "sl_policy.h"
 
 #include <errno.h>
-#include <jansson.h>
+#include <fnmatch.h>
+#include <math.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,32 +23,88 @@
 #include <yaml.h>
 
 #include "../../common/sl_alloc.h"
-#include "../../common/sl_buf.h"
+#include "../../common/sl_json.h"
 
 #define SL_POLICY_MAX_FILE (4u << 20)   //  bytes
+#define SL_POLICY_MAX_DEPTH 32          //  nesting of YAML values turned into JSON
+#define SL_POLICY_NAME_MAX 256          //  tool and model names matched on the stack
+
+#define S_DEFAULT_BLOCK "sluice blocked a call to the tool \"{tool}\" (policy rule {rule})."
+#define S_DEFAULT_TERMINATE \
+    "sluice ended this response: a call to the tool \"{tool}\" is not allowed (policy rule {rule})."
+
+//  Operators of an argument or header matcher (bit set).
+enum {
+    OP_REGEX = 1 << 0,
+    OP_EQUALS = 1 << 1,
+    OP_CONTAINS = 1 << 2,
+    OP_PREFIX = 1 << 3,
+    OP_GT = 1 << 4,
+    OP_GE = 1 << 5,
+    OP_LT = 1 << 6,
+    OP_LE = 1 << 7,
+    OP_EXISTS = 1 << 8
+};
 
 typedef struct {
-    char *pointer;                      //  JSON pointer, "" is the whole value
-    regex_t regex;
-    char *pattern;
-} s_arg_match_t;
+    char *pointer;                      //  JSON pointer (args) or header name (headers)
+    char **tokens;                      //  the pointer's unescaped tokens
+    int token_count;
+    unsigned ops;                       //  OP_* present
+    regex_t regex;                      //  OP_REGEX
+    json_t *equals;                     //  OP_EQUALS
+    json_t *contains;                   //  OP_CONTAINS
+    char *prefix;                       //  OP_PREFIX
+    double gt, ge, lt, le;              //  OP_GT ... OP_LE
+    bool exists;                        //  OP_EXISTS: the value must (not) be there
+    bool negate;                        //  not: true inverts the result
+} s_matcher_t;
+
+//  A list of names, each exact or a glob (fnmatch).
+typedef struct {
+    char **names;
+    bool *globs;
+    int count;                          //  0: the condition is absent
+} s_names_t;
+
+typedef struct {
+    char **tokens;                      //  where (split pointer)
+    int token_count;
+    char *pointer;                      //  as written, for reasons
+    json_t *value;                      //  NULL: delete
+} s_edit_t;
+
+//  A tri-state flag condition: absent, must be false, must be true.
+typedef enum { FLAG_ANY = -1, FLAG_NO = 0, FLAG_YES = 1 } s_flag_t;
 
 typedef struct {
     char *id;
-    char *tool;                         //  NULL matches any tool
-    s_arg_match_t *args;
+    s_names_t tools;
+    s_names_t models;
+    s_matcher_t *args;
     int arg_count;
+    s_matcher_t *headers;
+    int header_count;
+    s_flag_t args_invalid;
+    s_flag_t args_repaired;
+    s_flag_t schema_violation;
+    long max_calls;                     //  -1: absent; else matches calls after the first N
+    sl_llm_spec_t *llm;                 //  NULL: the rule decides by itself
     sl_action_t action;
-    char *message;                      //  template, NULL for the default
-    char *reason;                       //  "rule <id> matched"
+    char *message;                      //  notice template, NULL for the default
+    s_edit_t *edits;                    //  rewrite: set and delete, in order
+    int edit_count;
 } s_rule_t;
 
 struct _sl_policy_t {
     int refs;
     char *name;
     sl_action_t default_action;
+    char *default_message;              //  notice of the default block / terminate
     s_rule_t *rules;
     int rule_count;
+    bool uses_schema;
+    int llm_count;
 };
 
 //  --------------------------------------------------------------------------
@@ -53,6 +115,10 @@ typedef struct {
     char **error;
     yaml_document_t *doc;
 } s_ctx_t;
+
+static void
+s_error_at (s_ctx_t *ctx, yaml_node_t *node, const char *format, ...)
+    __attribute__ ((format (printf, 3, 4)));
 
 static void
 s_error_at (s_ctx_t *ctx, yaml_node_t *node, const char *format, ...)
@@ -77,23 +143,73 @@ s_scalar (yaml_node_t *node)
     return node && node->type == YAML_SCALAR_NODE ? (const char *) node->data.scalar.value : NULL;
 }
 
+static bool
+s_plain (yaml_node_t *node)
+{
+    return node && node->type == YAML_SCALAR_NODE && node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
+static yaml_node_t *
+s_node (s_ctx_t *ctx, int index)
+{
+    return yaml_document_get_node (ctx->doc, index);
+}
+
 //  --------------------------------------------------------------------------
 //  Life cycle
 
 static void
+s_tokens_free (char **tokens, int count)
+{
+    for (int i = 0; i < count; i++)
+        free (tokens [i]);
+    free (tokens);
+}
+
+static void
+s_matcher_free (s_matcher_t *m)
+{
+    if (m->ops & OP_REGEX)
+        regfree (&m->regex);
+    free (m->pointer);
+    s_tokens_free (m->tokens, m->token_count);
+    json_decref (m->equals);
+    json_decref (m->contains);
+    free (m->prefix);
+}
+
+static void
+s_names_free (s_names_t *n)
+{
+    for (int i = 0; i < n->count; i++)
+        free (n->names [i]);
+    free (n->names);
+    free (n->globs);
+}
+
+static void
 s_rule_free (s_rule_t *r)
 {
-    for (int i = 0; i < r->arg_count; i++) {
-        if (r->args [i].pattern)        //  compiled only when pattern is set
-            regfree (&r->args [i].regex);
-        free (r->args [i].pointer);
-        free (r->args [i].pattern);
-    }
+    for (int i = 0; i < r->arg_count; i++)
+        s_matcher_free (&r->args [i]);
     free (r->args);
+    for (int i = 0; i < r->header_count; i++)
+        s_matcher_free (&r->headers [i]);
+    free (r->headers);
+    for (int i = 0; i < r->edit_count; i++) {
+        s_tokens_free (r->edits [i].tokens, r->edits [i].token_count);
+        free (r->edits [i].pointer);
+        json_decref (r->edits [i].value);
+    }
+    free (r->edits);
+    s_names_free (&r->tools);
+    s_names_free (&r->models);
+    if (r->llm) {
+        sl_llm_spec_clear (r->llm);
+        free (r->llm);
+    }
     free (r->id);
-    free (r->tool);
     free (r->message);
-    free (r->reason);
 }
 
 static void
@@ -103,6 +219,7 @@ s_policy_free (sl_policy_t *self)
         s_rule_free (&self->rules [i]);
     free (self->rules);
     free (self->name);
+    free (self->default_message);
     free (self);
 }
 
@@ -133,150 +250,612 @@ sl_policy_allow_all (void)
     return self;
 }
 
-int
-sl_policy_rule_count (sl_policy_t *self)
-{
-    return self->rule_count;
-}
-
-const char *
-sl_policy_name (sl_policy_t *self)
-{
-    return self->name;
-}
+int sl_policy_rule_count (sl_policy_t *self) { return self->rule_count; }
+const char *sl_policy_name (sl_policy_t *self) { return self->name; }
+bool sl_policy_uses_schema (sl_policy_t *self) { return self->uses_schema; }
+int sl_policy_llm_count (sl_policy_t *self) { return self->llm_count; }
 
 //  --------------------------------------------------------------------------
-//  Parsing
+//  Parsing: values
+
+//  Split an RFC 6901 pointer ("" or "/a/b~1c") into unescaped tokens.
+static int
+s_split_pointer (s_ctx_t *ctx, yaml_node_t *node, const char *ptr, char ***tokens, int *count)
+{
+    if (*ptr && *ptr != '/') {
+        s_error_at (ctx, node, "a JSON pointer is empty or starts with '/'");
+        return -1;
+    }
+    *tokens = NULL;
+    *count = 0;
+    const char *p = ptr;
+    while (*p == '/') {
+        p++;
+        sl_buf_t token = { 0 };
+        while (*p && *p != '/') {
+            if (p [0] == '~' && (p [1] == '0' || p [1] == '1')) {
+                sl_buf_putc (&token, p [1] == '0' ? '~' : '/');
+                p += 2;
+            }
+            else
+            if (p [0] == '~') {
+                sl_buf_free (&token);
+                s_error_at (ctx, node, "bad escape in JSON pointer (use ~0 for ~ and ~1 for /)");
+                return -1;
+            }
+            else
+                sl_buf_putc (&token, *p++);
+        }
+        *tokens = sl_xrealloc (*tokens, (size_t) (*count + 1) * sizeof (char *));
+        (*tokens) [(*count)++] = sl_xstrdup (sl_buf_cstr (&token));
+        sl_buf_free (&token);
+    }
+    return 0;
+}
+
+//  A YAML value as JSON, with YAML's typing of plain scalars.
+static json_t *
+s_to_json (s_ctx_t *ctx, yaml_node_t *node, int depth)
+{
+    if (!node || depth > SL_POLICY_MAX_DEPTH) {
+        s_error_at (ctx, node, "value nested too deeply");
+        return NULL;
+    }
+    if (node->type == YAML_SCALAR_NODE) {
+        const char *v = s_scalar (node);
+        if (!s_plain (node))
+            return json_string (v);
+        if (!*v || strcmp (v, "null") == 0 || strcmp (v, "~") == 0)
+            return json_null ();
+        if (strcmp (v, "true") == 0)
+            return json_true ();
+        if (strcmp (v, "false") == 0)
+            return json_false ();
+        char *end;
+        errno = 0;
+        long long i = strtoll (v, &end, 10);
+        if (*end == 0 && errno == 0)
+            return json_integer (i);
+        double d = strtod (v, &end);
+        if (*end == 0 && isfinite (d))
+            return json_real (d);
+        return json_string (v);
+    }
+    if (node->type == YAML_SEQUENCE_NODE) {
+        json_t *array = json_array ();
+        for (yaml_node_item_t *it = node->data.sequence.items.start; it < node->data.sequence.items.top; it++) {
+            json_t *elem = s_to_json (ctx, s_node (ctx, *it), depth + 1);
+            if (!elem) {
+                json_decref (array);
+                return NULL;
+            }
+            json_array_append_new (array, elem);
+        }
+        return array;
+    }
+    json_t *object = json_object ();
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+        const char *key = s_scalar (s_node (ctx, p->key));
+        json_t *value = key ? s_to_json (ctx, s_node (ctx, p->value), depth + 1) : NULL;
+        if (!key)
+            s_error_at (ctx, s_node (ctx, p->key), "mapping keys must be strings");
+        if (!value) {
+            json_decref (object);
+            return NULL;
+        }
+        json_object_set_new (object, key, value);
+    }
+    return object;
+}
 
 static int
-s_parse_action (s_ctx_t *ctx, yaml_node_t *node, sl_action_t *out)
+s_parse_bool (s_ctx_t *ctx, yaml_node_t *node, const char *what, bool *out)
+{
+    const char *v = s_plain (node) ? s_scalar (node) : NULL;
+    if (v && strcmp (v, "true") == 0)
+        *out = true;
+    else
+    if (v && strcmp (v, "false") == 0)
+        *out = false;
+    else {
+        s_error_at (ctx, node, "%s must be true or false", what);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+s_parse_flag (s_ctx_t *ctx, yaml_node_t *node, const char *what, s_flag_t *out)
+{
+    bool b;
+    if (s_parse_bool (ctx, node, what, &b))
+        return -1;
+    *out = b ? FLAG_YES : FLAG_NO;
+    return 0;
+}
+
+static int
+s_parse_number (s_ctx_t *ctx, yaml_node_t *node, const char *what, double *out)
+{
+    const char *v = s_plain (node) ? s_scalar (node) : NULL;
+    char *end = NULL;
+    double d = v && *v ? strtod (v, &end) : NAN;
+    if (!v || !*v || *end || !isfinite (d)) {
+        s_error_at (ctx, node, "%s must be a number", what);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+static int
+s_parse_int (s_ctx_t *ctx, yaml_node_t *node, const char *what, long min, long max, long *out)
+{
+    double d;
+    if (s_parse_number (ctx, node, what, &d))
+        return -1;
+    if (d != floor (d) || d < (double) min || d > (double) max) {
+        s_error_at (ctx, node, "%s must be a whole number from %ld to %ld", what, min, max);
+        return -1;
+    }
+    *out = (long) d;
+    return 0;
+}
+
+static int
+s_parse_string (s_ctx_t *ctx, yaml_node_t *node, const char *what, char **out)
+{
+    const char *v = s_scalar (node);
+    if (!v) {
+        s_error_at (ctx, node, "%s must be a string", what);
+        return -1;
+    }
+    free (*out);
+    *out = sl_xstrdup (v);
+    return 0;
+}
+
+//  One name or glob, or a list of them.
+static int
+s_parse_names (s_ctx_t *ctx, yaml_node_t *node, const char *what, s_names_t *out)
+{
+    yaml_node_item_t one = 0;
+    yaml_node_item_t *start = &one, *top = &one;
+    if (node->type == YAML_SEQUENCE_NODE) {
+        start = node->data.sequence.items.start;
+        top = node->data.sequence.items.top;
+        if (start == top) {
+            s_error_at (ctx, node, "%s: the list is empty", what);
+            return -1;
+        }
+    }
+    else
+        top = start + 1;
+    for (yaml_node_item_t *it = start; it < top; it++) {
+        yaml_node_t *item = it == &one ? node : s_node (ctx, *it);
+        const char *v = s_scalar (item);
+        if (!v || !*v) {
+            s_error_at (ctx, item, "%s must be a name, a glob or a list of them", what);
+            return -1;
+        }
+        out->names = sl_xrealloc (out->names, (size_t) (out->count + 1) * sizeof (char *));
+        out->globs = sl_xrealloc (out->globs, (size_t) (out->count + 1) * sizeof (bool));
+        out->names [out->count] = sl_xstrdup (v);
+        out->globs [out->count] = strpbrk (v, "*?[") != NULL;
+        out->count++;
+    }
+    return 0;
+}
+
+static int
+s_parse_action (s_ctx_t *ctx, yaml_node_t *node, bool is_default, sl_action_t *out)
 {
     const char *v = s_scalar (node);
     int action = v ? sl_action_parse (v) : 0;
-    if (action != SL_ACT_ALLOW && action != SL_ACT_BLOCK) {
-        s_error_at (ctx, node, "action must be allow or block");
+    if (is_default && (action == SL_ACT_REWRITE || action == 0)) {
+        s_error_at (ctx, node, "default must be allow, block, drop or terminate");
+        return -1;
+    }
+    if (action == 0) {
+        s_error_at (ctx, node, "action must be allow, block, drop, rewrite or terminate");
         return -1;
     }
     *out = (sl_action_t) action;
     return 0;
 }
 
+//  --------------------------------------------------------------------------
+//  Parsing: matchers, edits, LLM judges
+
+//  One entry of args (key "pointer") or headers (key "name").
 static int
-s_parse_arg (s_ctx_t *ctx, yaml_node_t *node, s_arg_match_t *m)
+s_parse_matcher (s_ctx_t *ctx, yaml_node_t *node, const char *locator, s_matcher_t *m)
 {
+    bool is_args = strcmp (locator, "pointer") == 0;
     if (node->type != YAML_MAPPING_NODE) {
-        s_error_at (ctx, node, "each args entry must be a mapping with pointer and regex");
+        s_error_at (ctx, node, "each %s entry must be a mapping with %s and a test",
+                    is_args ? "args" : "headers", locator);
         return -1;
     }
     for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node (ctx->doc, p->key);
-        yaml_node_t *v = yaml_document_get_node (ctx->doc, p->value);
+        yaml_node_t *k = s_node (ctx, p->key);
+        yaml_node_t *v = s_node (ctx, p->value);
         const char *key = s_scalar (k);
-        if (!key || !s_scalar (v)) {
-            s_error_at (ctx, v, "args fields must be plain strings");
+        if (!key) {
+            s_error_at (ctx, k, "keys must be strings");
             return -1;
         }
-        if (strcmp (key, "pointer") == 0) {
-            const char *ptr = s_scalar (v);
-            if (*ptr && *ptr != '/') {
-                s_error_at (ctx, v, "a JSON pointer is empty or starts with '/'");
+        if (strcmp (key, locator) == 0) {
+            if (s_parse_string (ctx, v, locator, &m->pointer))
                 return -1;
+            if (is_args) {
+                s_tokens_free (m->tokens, m->token_count);
+                if (s_split_pointer (ctx, v, m->pointer, &m->tokens, &m->token_count))
+                    return -1;
             }
-            free (m->pointer);
-            m->pointer = sl_xstrdup (ptr);
+            else
+                for (char *c = m->pointer; *c; c++)
+                    *c = (char) (*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+            continue;
         }
-        else
-        if (strcmp (key, "regex") == 0) {
-            if (m->pattern) {
-                s_error_at (ctx, k, "regex given twice");
+        static const struct { const char *name; unsigned op; } ops [] = {
+            { "regex", OP_REGEX }, { "equals", OP_EQUALS }, { "contains", OP_CONTAINS },
+            { "prefix", OP_PREFIX }, { "gt", OP_GT }, { "ge", OP_GE }, { "lt", OP_LT },
+            { "le", OP_LE }, { "exists", OP_EXISTS }
+        };
+        unsigned op = 0;
+        for (size_t i = 0; i < sizeof ops / sizeof ops [0]; i++)
+            if (strcmp (key, ops [i].name) == 0)
+                op = ops [i].op;
+        if (strcmp (key, "not") == 0) {
+            if (s_parse_bool (ctx, v, "not", &m->negate))
                 return -1;
-            }
-            m->pattern = sl_xstrdup (s_scalar (v));
-            int rc = regcomp (&m->regex, m->pattern, REG_EXTENDED | REG_NOSUB);
-            if (rc) {
-                char why [128];
-                regerror (rc, &m->regex, why, sizeof why);
-                free (m->pattern);
-                m->pattern = NULL;
-                s_error_at (ctx, v, "bad regex: %s", why);
-                return -1;
-            }
+            continue;
         }
-        else {
-            s_error_at (ctx, k, "unknown args field '%s' (expected pointer, regex)", key);
+        if (!op) {
+            s_error_at (ctx, k, "unknown %s field '%s' (expected %s, regex, equals, contains, prefix, "
+                        "gt, ge, lt, le, exists, not)", is_args ? "args" : "headers", key, locator);
             return -1;
         }
+        if (m->ops & op) {
+            s_error_at (ctx, k, "%s given twice", key);
+            return -1;
+        }
+        int rc = 0;
+        switch (op) {
+            case OP_REGEX: {
+                const char *pattern = s_scalar (v);
+                if (!pattern) {
+                    s_error_at (ctx, v, "regex must be a string");
+                    return -1;
+                }
+                int err = regcomp (&m->regex, pattern, REG_EXTENDED | REG_NOSUB);
+                if (err) {
+                    char why [128];
+                    regerror (err, &m->regex, why, sizeof why);
+                    s_error_at (ctx, v, "bad regex: %s", why);
+                    return -1;
+                }
+                break;
+            }
+            case OP_EQUALS:
+                rc = (m->equals = s_to_json (ctx, v, 0)) ? 0 : -1;
+                break;
+            case OP_CONTAINS:
+                rc = (m->contains = s_to_json (ctx, v, 0)) ? 0 : -1;
+                break;
+            case OP_PREFIX:
+                rc = s_parse_string (ctx, v, "prefix", &m->prefix);
+                break;
+            case OP_GT: rc = s_parse_number (ctx, v, "gt", &m->gt); break;
+            case OP_GE: rc = s_parse_number (ctx, v, "ge", &m->ge); break;
+            case OP_LT: rc = s_parse_number (ctx, v, "lt", &m->lt); break;
+            case OP_LE: rc = s_parse_number (ctx, v, "le", &m->le); break;
+            default: rc = s_parse_bool (ctx, v, "exists", &m->exists); break;
+        }
+        if (rc)
+            return -1;
+        m->ops |= op;
     }
-    if (!m->pointer || !m->pattern) {
-        s_error_at (ctx, node, "an args entry needs both pointer and regex");
+    if (!m->pointer) {
+        s_error_at (ctx, node, "%s entry needs %s", is_args ? "an args" : "a headers", locator);
+        return -1;
+    }
+    if (!m->ops) {
+        s_error_at (ctx, node, "%s entry needs a test (regex, equals, contains, prefix, gt, ge, "
+                    "lt, le or exists)", is_args ? "an args" : "a headers");
         return -1;
     }
     return 0;
 }
 
 static int
+s_parse_matchers (s_ctx_t *ctx, yaml_node_t *node, const char *what, const char *locator,
+                  s_matcher_t **out, int *count)
+{
+    if (node->type != YAML_SEQUENCE_NODE) {
+        s_error_at (ctx, node, "%s must be a list", what);
+        return -1;
+    }
+    int n = (int) (node->data.sequence.items.top - node->data.sequence.items.start);
+    *out = sl_xcalloc ((size_t) n + 1, sizeof (s_matcher_t));
+    for (int i = 0; i < n; i++) {
+        *count = i + 1;
+        if (s_parse_matcher (ctx, s_node (ctx, node->data.sequence.items.start [i]), locator, &(*out) [i]))
+            return -1;
+    }
+    return 0;
+}
+
+static s_edit_t *
+s_new_edit (s_rule_t *r)
+{
+    r->edits = sl_xrealloc (r->edits, (size_t) (r->edit_count + 1) * sizeof (s_edit_t));
+    s_edit_t *e = &r->edits [r->edit_count++];
+    memset (e, 0, sizeof *e);
+    return e;
+}
+
+static int
+s_parse_edit_pointer (s_ctx_t *ctx, yaml_node_t *node, s_edit_t *e)
+{
+    const char *ptr = s_scalar (node);
+    if (!ptr || *ptr != '/') {
+        s_error_at (ctx, node, "a rewrite names a field by a JSON pointer starting with '/'");
+        return -1;
+    }
+    e->pointer = sl_xstrdup (ptr);
+    return s_split_pointer (ctx, node, ptr, &e->tokens, &e->token_count);
+}
+
+//  set: a mapping of pointer to value; delete: a list of pointers.
+static int
+s_parse_edits (s_ctx_t *ctx, yaml_node_t *node, bool is_set, s_rule_t *r)
+{
+    if (is_set && node->type != YAML_MAPPING_NODE) {
+        s_error_at (ctx, node, "set must be a mapping of JSON pointer to value");
+        return -1;
+    }
+    if (!is_set && node->type != YAML_SEQUENCE_NODE) {
+        s_error_at (ctx, node, "delete must be a list of JSON pointers");
+        return -1;
+    }
+    if (is_set)
+        for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+            s_edit_t *e = s_new_edit (r);
+            if (s_parse_edit_pointer (ctx, s_node (ctx, p->key), e))
+                return -1;
+            if (!(e->value = s_to_json (ctx, s_node (ctx, p->value), 0)))
+                return -1;
+        }
+    else
+        for (yaml_node_item_t *it = node->data.sequence.items.start; it < node->data.sequence.items.top; it++)
+            if (s_parse_edit_pointer (ctx, s_node (ctx, *it), s_new_edit (r)))
+                return -1;
+    return 0;
+}
+
+static int
+s_parse_llm (s_ctx_t *ctx, yaml_node_t *node, sl_llm_spec_t *spec)
+{
+    if (node->type != YAML_MAPPING_NODE) {
+        s_error_at (ctx, node, "llm_judge must be a mapping");
+        return -1;
+    }
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = s_node (ctx, p->key);
+        yaml_node_t *v = s_node (ctx, p->value);
+        const char *key = s_scalar (k);
+        long n;
+        int rc;
+        if (!key) {
+            s_error_at (ctx, k, "keys must be strings");
+            return -1;
+        }
+        if (strcmp (key, "api") == 0) {
+            const char *api = s_scalar (v);
+            if (api && strcmp (api, "openai") == 0)
+                spec->api = SL_LLM_OPENAI;
+            else
+            if (api && strcmp (api, "anthropic") == 0)
+                spec->api = SL_LLM_ANTHROPIC;
+            else {
+                s_error_at (ctx, v, "api must be openai or anthropic");
+                return -1;
+            }
+            rc = 0;
+        }
+        else
+        if (strcmp (key, "url") == 0) {
+            rc = s_parse_string (ctx, v, "url", &spec->url);
+            if (!rc && strncmp (spec->url, "http://", 7) != 0 && strncmp (spec->url, "https://", 8) != 0) {
+                s_error_at (ctx, v, "url must start with http:// or https://");
+                rc = -1;
+            }
+        }
+        else
+        if (strcmp (key, "model") == 0)
+            rc = s_parse_string (ctx, v, "model", &spec->model);
+        else
+        if (strcmp (key, "api_key_env") == 0)
+            rc = s_parse_string (ctx, v, "api_key_env", &spec->api_key_env);
+        else
+        if (strcmp (key, "prompt") == 0)
+            rc = s_parse_string (ctx, v, "prompt", &spec->prompt);
+        else
+        if (strcmp (key, "threshold") == 0) {
+            rc = s_parse_number (ctx, v, "threshold", &spec->threshold);
+            if (!rc && !(spec->threshold >= 0.0 && spec->threshold <= 1.0)) {
+                s_error_at (ctx, v, "threshold must be from 0 to 1");
+                rc = -1;
+            }
+        }
+        else
+        if (strcmp (key, "timeout_ms") == 0) {
+            rc = s_parse_int (ctx, v, "timeout_ms", 1, 600000, &n);
+            spec->timeout_ms = (int) n;
+        }
+        else
+        if (strcmp (key, "concurrency") == 0) {
+            rc = s_parse_int (ctx, v, "concurrency", 1, 100000, &n);
+            spec->concurrency = (int) n;
+        }
+        else
+        if (strcmp (key, "max_tokens") == 0) {
+            rc = s_parse_int (ctx, v, "max_tokens", 1, 100000, &n);
+            spec->max_tokens = (int) n;
+        }
+        else
+        if (strcmp (key, "on_error") == 0) {
+            int action = s_scalar (v) ? sl_action_parse (s_scalar (v)) : 0;
+            if (action != SL_ACT_ALLOW && action != SL_ACT_BLOCK) {
+                s_error_at (ctx, v, "on_error must be block or allow");
+                return -1;
+            }
+            spec->on_error = (sl_action_t) action;
+            rc = 0;
+        }
+        else {
+            s_error_at (ctx, k, "unknown llm_judge field '%s' (expected api, url, model, api_key_env, "
+                        "prompt, threshold, timeout_ms, on_error, concurrency, max_tokens)", key);
+            return -1;
+        }
+        if (rc)
+            return -1;
+    }
+    if (!spec->model) {
+        s_error_at (ctx, node, "llm_judge needs a model");
+        return -1;
+    }
+    if (!spec->url)
+        spec->url = sl_xstrdup (sl_llm_default_url (spec->api));
+    if (!spec->prompt)
+        spec->prompt = sl_xstrdup (sl_llm_default_prompt);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Parsing: rules and the document
+
+static int
+s_parse_rule_field (s_ctx_t *ctx, yaml_node_t *k, yaml_node_t *v, const char *key,
+                    s_rule_t *r, bool *has_action)
+{
+    if (strcmp (key, "id") == 0)
+        return s_parse_string (ctx, v, "id", &r->id);
+    if (strcmp (key, "message") == 0)
+        return s_parse_string (ctx, v, "message", &r->message);
+    if (strcmp (key, "description") == 0)
+        return s_scalar (v) ? 0 : (s_error_at (ctx, v, "description must be a string"), -1);
+    if (strcmp (key, "action") == 0) {
+        *has_action = true;
+        return s_parse_action (ctx, v, false, &r->action);
+    }
+    if (strcmp (key, "tool") == 0)
+        return s_parse_names (ctx, v, "tool", &r->tools);
+    if (strcmp (key, "model") == 0)
+        return s_parse_names (ctx, v, "model", &r->models);
+    if (strcmp (key, "args") == 0)
+        return s_parse_matchers (ctx, v, "args", "pointer", &r->args, &r->arg_count);
+    if (strcmp (key, "headers") == 0)
+        return s_parse_matchers (ctx, v, "headers", "name", &r->headers, &r->header_count);
+    if (strcmp (key, "args_invalid") == 0)
+        return s_parse_flag (ctx, v, key, &r->args_invalid);
+    if (strcmp (key, "args_repaired") == 0)
+        return s_parse_flag (ctx, v, key, &r->args_repaired);
+    if (strcmp (key, "schema_violation") == 0)
+        return s_parse_flag (ctx, v, key, &r->schema_violation);
+    if (strcmp (key, "max_calls") == 0)
+        return s_parse_int (ctx, v, "max_calls", 0, 1000000, &r->max_calls);
+    if (strcmp (key, "set") == 0 || strcmp (key, "delete") == 0)
+        return s_parse_edits (ctx, v, key [0] == 's', r);
+    if (strcmp (key, "llm_judge") == 0) {
+        if (r->llm) {
+            s_error_at (ctx, k, "llm_judge given twice");
+            return -1;
+        }
+        r->llm = sl_xmalloc (sizeof *r->llm);
+        sl_llm_spec_defaults (r->llm);
+        return s_parse_llm (ctx, v, r->llm);
+    }
+    s_error_at (ctx, k, "unknown rule field '%s' (expected id, description, tool, model, headers, "
+                "args, args_invalid, args_repaired, schema_violation, max_calls, llm_judge, action, "
+                "message, set, delete)", key);
+    return -1;
+}
+
+static int
 s_parse_rule (s_ctx_t *ctx, yaml_node_t *node, s_rule_t *r)
 {
+    r->args_invalid = r->args_repaired = r->schema_violation = FLAG_ANY;
+    r->max_calls = -1;
     if (node->type != YAML_MAPPING_NODE) {
         s_error_at (ctx, node, "a rule must be a mapping");
         return -1;
     }
     bool has_action = false;
     for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node (ctx->doc, p->key);
-        yaml_node_t *v = yaml_document_get_node (ctx->doc, p->value);
+        yaml_node_t *k = s_node (ctx, p->key);
         const char *key = s_scalar (k);
         if (!key) {
             s_error_at (ctx, k, "rule keys must be strings");
             return -1;
         }
-        if (strcmp (key, "id") == 0 || strcmp (key, "tool") == 0 || strcmp (key, "message") == 0) {
-            if (!s_scalar (v)) {
-                s_error_at (ctx, v, "%s must be a string", key);
-                return -1;
-            }
-            char **field = key [0] == 'i' ? &r->id : key [0] == 't' ? &r->tool : &r->message;
-            free (*field);
-            *field = sl_xstrdup (s_scalar (v));
-        }
-        else
-        if (strcmp (key, "action") == 0) {
-            if (s_parse_action (ctx, v, &r->action))
-                return -1;
-            has_action = true;
-        }
-        else
-        if (strcmp (key, "args") == 0) {
-            if (v->type != YAML_SEQUENCE_NODE) {
-                s_error_at (ctx, v, "args must be a list");
-                return -1;
-            }
-            int n = (int) (v->data.sequence.items.top - v->data.sequence.items.start);
-            r->args = sl_xcalloc ((size_t) n + 1, sizeof (s_arg_match_t));
-            for (int i = 0; i < n; i++) {
-                yaml_node_t *item = yaml_document_get_node (ctx->doc, v->data.sequence.items.start [i]);
-                r->arg_count = i + 1;
-                if (s_parse_arg (ctx, item, &r->args [i]))
-                    return -1;
-            }
-        }
-        else {
-            s_error_at (ctx, k, "unknown rule field '%s' (expected id, tool, args, action, message)", key);
+        if (s_parse_rule_field (ctx, k, s_node (ctx, p->value), key, r, &has_action))
             return -1;
-        }
     }
     if (!r->id) {
         s_error_at (ctx, node, "a rule needs an id");
         return -1;
     }
+    if (!has_action && r->llm)
+        r->action = SL_ACT_BLOCK;       //  what an LLM judge's "no" does by default
+    else
     if (!has_action) {
         s_error_at (ctx, node, "rule '%s' needs an action", r->id);
         return -1;
     }
-    sl_buf_t reason = { 0 };
-    sl_buf_printf (&reason, "rule %s matched", r->id);
-    r->reason = sl_xstrdup (sl_buf_cstr (&reason));
-    sl_buf_free (&reason);
+    if (r->llm && r->action == SL_ACT_ALLOW) {
+        s_error_at (ctx, node, "rule '%s': an llm_judge rule acts on the calls its judge rejects, "
+                    "so its action cannot be allow", r->id);
+        return -1;
+    }
+    if (r->action == SL_ACT_REWRITE && r->edit_count == 0) {
+        s_error_at (ctx, node, "rule '%s': rewrite needs set or delete", r->id);
+        return -1;
+    }
+    if (r->action != SL_ACT_REWRITE && r->edit_count > 0) {
+        s_error_at (ctx, node, "rule '%s': set and delete need action: rewrite", r->id);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+s_parse_rules (s_ctx_t *ctx, yaml_node_t *v, sl_policy_t *self)
+{
+    if (v->type != YAML_SEQUENCE_NODE) {
+        s_error_at (ctx, v, "rules must be a list");
+        return -1;
+    }
+    int n = (int) (v->data.sequence.items.top - v->data.sequence.items.start);
+    self->rules = sl_xcalloc ((size_t) n + 1, sizeof (s_rule_t));
+    for (int i = 0; i < n; i++) {
+        yaml_node_t *item = s_node (ctx, v->data.sequence.items.start [i]);
+        self->rule_count = i + 1;
+        s_rule_t *r = &self->rules [i];
+        if (s_parse_rule (ctx, item, r))
+            return -1;
+        for (int j = 0; j < i; j++)
+            if (strcmp (self->rules [j].id, r->id) == 0) {
+                s_error_at (ctx, item, "duplicate rule id '%s'", r->id);
+                return -1;
+            }
+        if (r->schema_violation != FLAG_ANY)
+            self->uses_schema = true;
+        if (r->llm)
+            self->llm_count++;
+    }
     return 0;
 }
 
@@ -292,45 +871,33 @@ s_parse_root (s_ctx_t *ctx, yaml_node_t *root, sl_policy_t *self)
         return -1;
     }
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node (ctx->doc, p->key);
-        yaml_node_t *v = yaml_document_get_node (ctx->doc, p->value);
+        yaml_node_t *k = s_node (ctx, p->key);
+        yaml_node_t *v = s_node (ctx, p->value);
         const char *key = s_scalar (k);
-        if (key && strcmp (key, "default") == 0) {
-            if (s_parse_action (ctx, v, &self->default_action))
-                return -1;
-        }
+        int rc;
+        if (key && strcmp (key, "default") == 0)
+            rc = s_parse_action (ctx, v, true, &self->default_action);
+        else
+        if (key && strcmp (key, "message") == 0)
+            rc = s_parse_string (ctx, v, "message", &self->default_message);
         else
         if (key && strcmp (key, "version") == 0) {
+            rc = 0;
             if (!s_scalar (v) || strcmp (s_scalar (v), "1") != 0) {
                 s_error_at (ctx, v, "unsupported policy version (this sluice reads version 1)");
-                return -1;
+                rc = -1;
             }
         }
         else
-        if (key && strcmp (key, "rules") == 0) {
-            if (v->type != YAML_SEQUENCE_NODE) {
-                s_error_at (ctx, v, "rules must be a list");
-                return -1;
-            }
-            int n = (int) (v->data.sequence.items.top - v->data.sequence.items.start);
-            self->rules = sl_xcalloc ((size_t) n + 1, sizeof (s_rule_t));
-            for (int i = 0; i < n; i++) {
-                yaml_node_t *item = yaml_document_get_node (ctx->doc, v->data.sequence.items.start [i]);
-                self->rule_count = i + 1;
-                if (s_parse_rule (ctx, item, &self->rules [i]))
-                    return -1;
-                for (int j = 0; j < i; j++)
-                    if (strcmp (self->rules [j].id, self->rules [i].id) == 0) {
-                        s_error_at (ctx, item, "duplicate rule id '%s'", self->rules [i].id);
-                        return -1;
-                    }
-            }
-        }
+        if (key && strcmp (key, "rules") == 0)
+            rc = s_parse_rules (ctx, v, self);
         else {
-            s_error_at (ctx, k, "unknown top-level field '%s' (expected version, default, rules)",
+            s_error_at (ctx, k, "unknown top-level field '%s' (expected version, default, message, rules)",
                         key ? key : "?");
-            return -1;
+            rc = -1;
         }
+        if (rc)
+            return -1;
     }
     return 0;
 }
@@ -371,6 +938,7 @@ sl_policy_parse (const char *text, size_t size, const char *name, char **error)
 sl_policy_t *
 sl_policy_load (const char *path, char **error)
 {
+    *error = NULL;
     FILE *f = fopen (path, "rb");
     if (!f) {
         sl_buf_t buf = { 0 };
@@ -404,75 +972,237 @@ sl_policy_load (const char *path, char **error)
 //  --------------------------------------------------------------------------
 //  Evaluation
 
-//  Resolve an RFC 6901 pointer; NULL when the path does not exist.
+//  What one evaluation knows about the call, computed when first needed.
+typedef struct {
+    const sl_call_t *call;
+    bool parsed;                        //  args parsed (or found invalid)
+    json_t *args;                       //  NULL when not valid JSON
+    sl_schema_t *own_schema;            //  parsed here when the caller had none
+} s_eval_t;
+
 static json_t *
-s_resolve (json_t *root, const char *pointer)
+s_args (s_eval_t *e)
+{
+    if (!e->parsed) {
+        e->parsed = true;
+        const sl_call_t *c = e->call;
+        if (c->args_valid && c->arguments.ptr)
+            e->args = json_loadb (c->arguments.ptr, c->arguments.len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+    }
+    return e->args;
+}
+
+static json_t *
+s_resolve (json_t *root, char **tokens, int count)
 {
     json_t *node = root;
-    const char *p = pointer;
-    while (node && *p == '/') {
-        p++;
-        sl_buf_t token = { 0 };
-        while (*p && *p != '/') {
-            if (p [0] == '~' && p [1] == '0') {
-                sl_buf_putc (&token, '~');
-                p += 2;
-            }
-            else
-            if (p [0] == '~' && p [1] == '1') {
-                sl_buf_putc (&token, '/');
-                p += 2;
-            }
-            else
-                sl_buf_putc (&token, *p++);
-        }
-        const char *t = sl_buf_cstr (&token);
+    for (int i = 0; node && i < count; i++) {
         if (json_is_object (node))
-            node = json_object_get (node, t);
+            node = json_object_get (node, tokens [i]);
         else
         if (json_is_array (node)) {
             char *end;
-            long i = strtol (t, &end, 10);
-            node = (*t && !*end && i >= 0) ? json_array_get (node, (size_t) i) : NULL;
+            long k = strtol (tokens [i], &end, 10);
+            node = (*tokens [i] && !*end && k >= 0) ? json_array_get (node, (size_t) k) : NULL;
         }
         else
             node = NULL;
-        sl_buf_free (&token);
     }
     return node;
 }
 
+//  Run a regex over bytes that may hold NUL: a NUL would end the match
+//  early and hide what follows it, so NULs are matched as spaces.
 static bool
-s_arg_matches (const s_arg_match_t *m, json_t *args)
+s_regex_bytes (const regex_t *re, const char *s, size_t len)
 {
-    json_t *value = s_resolve (args, m->pointer);
-    if (!value)
-        return false;
-    if (json_is_string (value))
-        return regexec (&m->regex, json_string_value (value), 0, NULL, 0) == 0;
-    //  Non-strings are matched in their compact JSON form.
-    char *text = json_dumps (value, JSON_ENCODE_ANY | JSON_COMPACT);
-    bool hit = text && regexec (&m->regex, text, 0, NULL, 0) == 0;
-    free (text);
+    if (!memchr (s, 0, len))
+        return regexec (re, s, 0, NULL, 0) == 0;
+    char *copy = sl_xstrndup (s, len);
+    for (size_t i = 0; i < len; i++)
+        if (!copy [i])
+            copy [i] = ' ';
+    bool hit = regexec (re, copy, 0, NULL, 0) == 0;
+    free (copy);
     return hit;
 }
 
-static char *
-s_render_message (const s_rule_t *r, sl_str_t tool)
+static bool
+s_equal (json_t *a, json_t *b)
 {
-    const char *tmpl = r->message
-        ? r->message
-        : "sluice blocked a call to the tool \"{tool}\" (policy rule {rule}).";
+    if (json_is_number (a) && json_is_number (b))
+        return json_number_value (a) == json_number_value (b);
+    return json_equal (a, b);
+}
+
+//  Does the value (NULL: not there) pass every test of m?
+static bool
+s_matcher_eval (const s_matcher_t *m, json_t *value)
+{
+    bool hit;
+    if (!value)
+        hit = m->ops == OP_EXISTS && !m->exists;
+    else {
+        hit = true;
+        bool str = json_is_string (value);
+        const char *s = str ? json_string_value (value) : NULL;
+        size_t len = str ? json_string_length (value) : 0;
+        bool num = json_is_number (value);
+        double d = num ? json_number_value (value) : 0;
+        if (m->ops & OP_EXISTS)
+            hit = hit && m->exists;
+        if (hit && (m->ops & OP_REGEX)) {
+            if (str)
+                hit = s_regex_bytes (&m->regex, s, len);
+            else {
+                //  Non-strings are matched in their compact JSON form.
+                char *text = json_dumps (value, JSON_ENCODE_ANY | JSON_COMPACT);
+                hit = text && regexec (&m->regex, text, 0, NULL, 0) == 0;
+                free (text);
+            }
+        }
+        if (hit && (m->ops & OP_EQUALS))
+            hit = s_equal (value, m->equals);
+        if (hit && (m->ops & OP_CONTAINS)) {
+            if (str && json_is_string (m->contains))
+                hit = json_string_length (m->contains) == 0
+                   || memmem (s, len, json_string_value (m->contains), json_string_length (m->contains));
+            else
+            if (json_is_array (value)) {
+                hit = false;
+                size_t i;
+                json_t *elem;
+                json_array_foreach (value, i, elem)
+                    if (s_equal (elem, m->contains)) {
+                        hit = true;
+                        break;
+                    }
+            }
+            else
+                hit = false;
+        }
+        if (hit && (m->ops & OP_PREFIX))
+            hit = str && len >= strlen (m->prefix) && memcmp (s, m->prefix, strlen (m->prefix)) == 0;
+        if (hit && (m->ops & OP_GT)) hit = num && d > m->gt;
+        if (hit && (m->ops & OP_GE)) hit = num && d >= m->ge;
+        if (hit && (m->ops & OP_LT)) hit = num && d < m->lt;
+        if (hit && (m->ops & OP_LE)) hit = num && d <= m->le;
+    }
+    return hit != m->negate;
+}
+
+static bool
+s_names_match (const s_names_t *n, sl_str_t name)
+{
+    if (!name.ptr)
+        return false;
+    char stack [SL_POLICY_NAME_MAX];
+    char *cname = NULL;
+    bool hit = false;
+    for (int i = 0; i < n->count && !hit; i++) {
+        if (!n->globs [i]) {
+            hit = sl_str_eq (name, n->names [i]);
+            continue;
+        }
+        if (!cname) {
+            cname = name.len < sizeof stack ? stack : sl_xmalloc (name.len + 1);
+            memcpy (cname, name.ptr, name.len);
+            cname [name.len] = 0;
+        }
+        hit = fnmatch (n->names [i], cname, 0) == 0;
+    }
+    if (cname && cname != stack)
+        free (cname);
+    return hit;
+}
+
+//  Header values are strings; a header the request did not send is absent.
+static bool
+s_header_match (const s_matcher_t *m, sl_str_t headers)
+{
+    sl_str_t raw;
+    json_t *value = NULL;
+    if (headers.ptr && sl_json_find (headers, m->pointer, &raw) == 1) {
+        sl_buf_t text = { 0 };
+        if (sl_json_unescape (raw, &text) == 0)
+            value = json_stringn (text.data ? text.data : "", text.len);
+        sl_buf_free (&text);
+    }
+    bool hit = s_matcher_eval (m, value);
+    json_decref (value);
+    return hit;
+}
+
+//  Does the call violate its tool's schema? why gets the first violation.
+static bool
+s_violates (s_eval_t *e, sl_buf_t *why)
+{
+    const sl_call_t *c = e->call;
+    sl_schema_t *schema = c->schema;
+    if (!schema) {
+        if (!e->own_schema)
+            e->own_schema = sl_schema_new (c->tools);
+        schema = e->own_schema;
+    }
+    return sl_schema_check (schema, c->name, s_args (e), why) != 0;
+}
+
+//  The conditions of rule r; detail gets what made a schema rule match.
+static bool
+s_rule_matches (const s_rule_t *r, s_eval_t *e, sl_buf_t *detail)
+{
+    const sl_call_t *c = e->call;
+    if (r->tools.count && !s_names_match (&r->tools, c->name))
+        return false;
+    if (r->models.count && !s_names_match (&r->models, c->model))
+        return false;
+    if (r->max_calls >= 0 && c->ordinal <= r->max_calls)
+        return false;
+    //  Arguments the aggregator found valid but that cannot be read here
+    //  (nesting beyond jansson's limit, say) are invalid for the policy too.
+    if (r->args_invalid != FLAG_ANY && (r->args_invalid == FLAG_YES) != !s_args (e))
+        return false;
+    if (r->args_repaired != FLAG_ANY && (r->args_repaired == FLAG_YES) != c->repaired)
+        return false;
+    for (int i = 0; i < r->header_count; i++)
+        if (!s_header_match (&r->headers [i], c->headers))
+            return false;
+    if (r->arg_count) {
+        json_t *args = s_args (e);
+        if (!args)
+            return false;               //  no argument test passes on invalid JSON
+        for (int i = 0; i < r->arg_count; i++)
+            if (!s_matcher_eval (&r->args [i], s_resolve (args, r->args [i].tokens, r->args [i].token_count)))
+                return false;
+    }
+    if (r->schema_violation != FLAG_ANY) {
+        sl_buf_reset (detail);
+        bool violates = s_violates (e, detail);
+        if ((r->schema_violation == FLAG_YES) != violates)
+            return false;
+    }
+    return true;
+}
+
+//  Fill a notice template: {tool}, {rule}, {reason}.
+static char *
+s_render (const char *tmpl, sl_str_t tool, const char *rule, const char *reason)
+{
     sl_buf_t out = { 0 };
     for (const char *p = tmpl; *p; p++) {
         if (strncmp (p, "{tool}", 6) == 0) {
-            sl_buf_append_str (&out, tool);
+            sl_buf_append_str (&out, tool.ptr ? tool : SL_STR_LIT (""));
             p += 5;
         }
         else
         if (strncmp (p, "{rule}", 6) == 0) {
-            sl_buf_puts (&out, r->id);
+            sl_buf_puts (&out, rule);
             p += 5;
+        }
+        else
+        if (strncmp (p, "{reason}", 8) == 0) {
+            sl_buf_puts (&out, reason ? reason : "");
+            p += 7;
         }
         else
             sl_buf_putc (&out, *p);
@@ -482,50 +1212,235 @@ s_render_message (const s_rule_t *r, sl_str_t tool)
     return s;
 }
 
+//  Set (value) or delete (value NULL) at tokens in root; creates missing
+//  objects on the way. 0 ok, -1 when the path cannot exist.
+static int
+s_edit (json_t *root, const s_edit_t *e)
+{
+    json_t *node = root;
+    for (int i = 0; i < e->token_count; i++) {
+        const char *t = e->tokens [i];
+        bool last = i == e->token_count - 1;
+        //  Values are copied in: the policy's own must never change.
+        json_t *value = last && e->value ? json_deep_copy (e->value) : NULL;
+        if (json_is_object (node)) {
+            if (last)
+                return value ? json_object_set_new (node, t, value) : (json_object_del (node, t), 0);
+            json_t *next = json_object_get (node, t);
+            if (!next && !e->value)
+                return 0;               //  nothing to delete
+            if (!next) {
+                //  "/list/-" appends to a list that does not exist yet.
+                next = strcmp (e->tokens [i + 1], "-") == 0 ? json_array () : json_object ();
+                json_object_set_new (node, t, next);
+            }
+            node = next;
+        }
+        else
+        if (json_is_array (node)) {
+            size_t size = json_array_size (node);
+            bool append = strcmp (t, "-") == 0;
+            char *end = NULL;
+            long k = append ? (long) size : strtol (t, &end, 10);
+            if (!append && (!*t || *end || k < 0)) {
+                json_decref (value);
+                return -1;
+            }
+            if (last) {
+                if (!value)
+                    return (size_t) k < size ? json_array_remove (node, (size_t) k) : 0;
+                if ((size_t) k < size)
+                    return json_array_set_new (node, (size_t) k, value);
+                if ((size_t) k == size)
+                    return json_array_append_new (node, value);
+                json_decref (value);
+                return -1;
+            }
+            node = json_array_get (node, (size_t) k);
+            if (!node)
+                return e->value ? -1 : 0;
+        }
+        else {
+            json_decref (value);
+            return -1;
+        }
+    }
+    return -1;                          //  an empty pointer is refused at load time
+}
+
+//  The rule's edits applied to a copy of the arguments.
+static char *
+s_rewrite (const s_rule_t *r, json_t *args, sl_buf_t *why)
+{
+    if (!json_is_object (args)) {
+        sl_buf_puts (why, "the arguments are not a JSON object");
+        return NULL;
+    }
+    json_t *copy = json_deep_copy (args);
+    for (int i = 0; i < r->edit_count; i++)
+        if (s_edit (copy, &r->edits [i])) {
+            sl_buf_printf (why, "cannot %s %s", r->edits [i].value ? "set" : "delete", r->edits [i].pointer);
+            json_decref (copy);
+            return NULL;
+        }
+    char *text = json_dumps (copy, JSON_COMPACT);
+    json_decref (copy);
+    return text;
+}
+
+static void
+s_decision_init (sl_decision_t *d)
+{
+    memset (d, 0, sizeof *d);
+    d->llm_rule = -1;
+    d->probability = NAN;
+}
+
+//  Take rule r's action for the call, with reason (copied).
+static void
+s_take_action (const s_rule_t *r, s_eval_t *e, sl_action_t action, const char *reason, sl_decision_t *d)
+{
+    d->action = action;
+    d->rule = r->id;
+    if (action == SL_ACT_REWRITE) {
+        sl_buf_t why = { 0 };
+        char *text = s_rewrite (r, s_args (e), &why);
+        if (!text) {
+            //  A rewrite that cannot be applied must not let the call pass
+            //  as it was: the call is blocked and the check marked failed.
+            d->action = SL_ACT_BLOCK;
+            d->check = SL_CHK_ERROR;
+            sl_buf_t r2 = { 0 };
+            sl_buf_printf (&r2, "%s; rewrite failed: %s", reason, sl_buf_cstr (&why));
+            d->reason = sl_xstrdup (sl_buf_cstr (&r2));
+            sl_buf_free (&r2);
+            sl_buf_free (&why);
+            d->message = s_render (r->message ? r->message : S_DEFAULT_BLOCK, e->call->name, r->id, d->reason);
+            return;
+        }
+        sl_buf_free (&why);
+        //  json_dumps allocates with jansson's allocator (malloc by default);
+        //  copy so the decision owns memory freed with free ().
+        d->arguments = sl_xstrdup (text);
+        free (text);
+    }
+    d->reason = sl_xstrdup (reason);
+    if (action == SL_ACT_BLOCK || action == SL_ACT_TERMINATE)
+        d->message = s_render (r->message ? r->message
+                             : action == SL_ACT_BLOCK ? S_DEFAULT_BLOCK : S_DEFAULT_TERMINATE,
+                               e->call->name, r->id, d->reason);
+}
+
+static void
+s_eval_clear (s_eval_t *e)
+{
+    json_decref (e->args);
+    sl_schema_destroy (&e->own_schema);
+}
+
 void
 sl_policy_decide (sl_policy_t *self, const sl_call_t *call, sl_decision_t *out)
 {
-    memset (out, 0, sizeof *out);
-    json_t *args = NULL;
-    bool parsed = false;
+    s_decision_init (out);
+    s_eval_t e = { .call = call };
+    sl_buf_t detail = { 0 };
     for (int i = 0; i < self->rule_count; i++) {
         const s_rule_t *r = &self->rules [i];
-        if (r->tool && !sl_str_eq (call->name, r->tool))
+        if (!s_rule_matches (r, &e, &detail))
             continue;
-        bool match = true;
-        if (r->arg_count) {
-            if (!parsed) {
-                parsed = true;
-                if (call->args_valid && call->arguments.ptr)
-                    args = json_loadb (call->arguments.ptr, call->arguments.len, 0, NULL);
-            }
-            for (int j = 0; j < r->arg_count && match; j++)
-                match = args && s_arg_matches (&r->args [j], args);
-        }
-        if (!match)
-            continue;
-        out->action = r->action;
         out->check = SL_CHK_RAN;
-        out->rule = r->id;
-        out->reason = r->reason;
-        if (r->action == SL_ACT_BLOCK)
-            out->message = s_render_message (r, call->name);
-        json_decref (args);
+        if (r->llm) {
+            out->rule = r->id;
+            out->llm_rule = i;
+            out->judge_model = r->llm->model;
+        }
+        else {
+            sl_buf_t reason = { 0 };
+            sl_buf_printf (&reason, "rule %s matched", r->id);
+            if (detail.len)
+                sl_buf_printf (&reason, ": %s", sl_buf_cstr (&detail));
+            s_take_action (r, &e, r->action, sl_buf_cstr (&reason), out);
+            sl_buf_free (&reason);
+        }
+        sl_buf_free (&detail);
+        s_eval_clear (&e);
         return;
     }
-    json_decref (args);
+    sl_buf_free (&detail);
+    s_eval_clear (&e);
     out->action = self->default_action;
     out->check = SL_CHK_DEFAULT;
-    out->reason = "no rule matched";
-    if (out->action == SL_ACT_BLOCK) {
-        s_rule_t fallback = { .id = (char *) "default" };
-        out->message = s_render_message (&fallback, call->name);
+    out->reason = sl_xstrdup ("no rule matched");
+    if (out->action == SL_ACT_BLOCK || out->action == SL_ACT_TERMINATE) {
+        const char *tmpl = self->default_message ? self->default_message
+                         : out->action == SL_ACT_BLOCK ? S_DEFAULT_BLOCK : S_DEFAULT_TERMINATE;
+        out->message = s_render (tmpl, call->name, "default", out->reason);
     }
+}
+
+const sl_llm_spec_t *
+sl_policy_llm_spec (sl_policy_t *self, int rule)
+{
+    return rule >= 0 && rule < self->rule_count ? self->rules [rule].llm : NULL;
+}
+
+void
+sl_policy_llm_prompt (sl_policy_t *self, int rule, const sl_call_t *call, sl_buf_t *out)
+{
+    const sl_llm_spec_t *spec = sl_policy_llm_spec (self, rule);
+    if (spec)
+        sl_llm_render_prompt (spec->prompt, call->name, call->arguments, call->last_user, call->model, out);
+}
+
+void
+sl_policy_conclude (sl_policy_t *self, const sl_call_t *call,
+                    const sl_llm_result_t *result, sl_decision_t *d)
+{
+    int index = d->llm_rule;
+    const sl_llm_spec_t *spec = sl_policy_llm_spec (self, index);
+    if (!spec)
+        return;                         //  not a pending decision of this policy
+    const s_rule_t *r = &self->rules [index];
+    s_eval_t e = { .call = call };
+    sl_buf_t reason = { 0 };
+    d->judge_model = spec->model;
+    d->rule = r->id;
+    if (result->check == SL_CHK_RAN) {
+        d->check = SL_CHK_RAN;
+        d->probability = result->probability;
+        bool harmful = result->probability >= spec->threshold;
+        sl_buf_printf (&reason, "LLM judge %s: p=%.2f %s %.2f", spec->model, result->probability,
+                       harmful ? ">=" : "<", spec->threshold);
+        if (result->explanation && *result->explanation)
+            sl_buf_printf (&reason, ": %s", result->explanation);
+        if (harmful)
+            s_take_action (r, &e, r->action, sl_buf_cstr (&reason), d);
+        else {
+            d->action = SL_ACT_ALLOW;
+            d->reason = sl_xstrdup (sl_buf_cstr (&reason));
+        }
+    }
+    else {
+        d->check = result->check == SL_CHK_TIMEOUT ? SL_CHK_TIMEOUT : SL_CHK_ERROR;
+        d->probability = NAN;
+        sl_buf_printf (&reason, "LLM judge %s %s: %s; on_error: %s", spec->model,
+                       d->check == SL_CHK_TIMEOUT ? "timed out" : "failed",
+                       result->error ? result->error : "no answer", sl_action_name (spec->on_error));
+        d->action = spec->on_error;
+        d->reason = sl_xstrdup (sl_buf_cstr (&reason));
+        if (d->action == SL_ACT_BLOCK)
+            d->message = s_render (r->message ? r->message : S_DEFAULT_BLOCK, call->name, r->id, d->reason);
+    }
+    d->llm_rule = -1;
+    sl_buf_free (&reason);
+    s_eval_clear (&e);
 }
 
 void
 sl_decision_clear (sl_decision_t *decision)
 {
+    free (decision->reason);
     free (decision->message);
-    memset (decision, 0, sizeof *decision);
+    free (decision->arguments);
+    s_decision_init (decision);
 }

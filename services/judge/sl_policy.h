@@ -5,17 +5,29 @@
     a reload can swap in a new policy while streams that started under the
     old one finish under it.
 
-    Format (see README.md, "Policy file"):
+    A rule is a set of conditions (all must hold) and an action. Rules are
+    tried in order and the first whose conditions hold decides; a call that
+    no rule matches gets the default action. Conditions: the tool name
+    (exact, glob, list), argument values by JSON pointer (regex, equals,
+    contains, prefix, numeric comparisons, exists, negation), arguments that
+    are not valid JSON, arguments that were repaired, a violation of the
+    tool's schema from the request, the call's position among the
+    response's calls (max_calls), the model, request headers. Actions:
+    allow, block, drop, rewrite, terminate. A rule with an llm_judge
+    section decides by asking an LLM (see sl_llm.h): the decision is then
+    pending until the answer is concluded with sl_policy_conclude.
 
-        default: allow                  # action when no rule matches
+    The full format is in README.md, "Policy file". Example:
+
+        default: allow
         rules:
-          - id: no-rm-rf                # required, unique
-            tool: run_shell             # tool name
-            args:                       # all must match
-              - pointer: /command       # JSON pointer into the arguments
-                regex: 'rm\s+-rf'       # POSIX extended regex
-            action: block               # allow | block
-            message: "Blocked {tool}: {rule}"   # notice replacing the call
+          - id: no-rm-rf
+            tool: run_shell
+            args:
+              - pointer: /command
+                regex: 'rm[[:space:]]+-rf'
+            action: block
+            message: "Blocked {tool}: {rule}"
 */
 #ifndef SL_POLICY_H
 #define SL_POLICY_H
@@ -23,24 +35,38 @@
 #include <stdbool.h>
 
 #include "../../proto/sl_msg.h"
+#include "sl_llm.h"
+#include "sl_schema.h"
 
 typedef struct _sl_policy_t sl_policy_t;
 
-//  A complete tool call to judge; strings are borrowed.
+//  A complete tool call to judge, with what is known of its request.
+//  Everything is borrowed from the caller.
 typedef struct {
     sl_str_t name;                      //  tool name
     sl_str_t arguments;                 //  JSON text of the arguments
-    bool args_valid;                    //  arguments are valid JSON
+    bool args_valid;                    //  arguments are valid JSON (SL_F_ARGS_VALID)
+    bool repaired;                      //  arguments were repaired (SL_F_REPAIRED)
+    int ordinal;                        //  1 for the response's first tool call, 2 ...
+    sl_str_t model;                     //  model of the request (START model)
+    sl_str_t headers;                   //  request headers, JSON object (START hdrs)
+    sl_str_t last_user;                 //  last user message (START lu)
+    sl_str_t tools;                     //  the request's tools, JSON (START tools)
+    sl_schema_t *schema;                //  tools already parsed, or NULL: parsed on demand
 } sl_call_t;
 
-//  The outcome for one call. rule and reason borrow from the policy (valid
-//  while the caller holds a reference); message is the caller's to free.
+//  The outcome for one call. Borrowed fields live as long as the policy;
+//  owned ones are freed by sl_decision_clear.
 typedef struct {
-    sl_action_t action;
+    sl_action_t action;                 //  NONE while an LLM judge must be asked
     sl_check_t check;
-    const char *rule;                   //  rule id, NULL for the default
-    const char *reason;                 //  why, for the audit trail
-    char *message;                      //  notice text for block, else NULL
+    const char *rule;                   //  rule id, NULL for the default (borrowed)
+    char *reason;                       //  why, for the audit trail (owned)
+    char *message;                      //  block notice / terminate error (owned)
+    char *arguments;                    //  rewritten arguments, rewrite only (owned)
+    int llm_rule;                       //  rule whose LLM judge decides, -1: none
+    const char *judge_model;            //  LLM judge model when one was asked (borrowed)
+    double probability;                 //  its answer, NaN when it gave none
 } sl_decision_t;
 
 //  Parse a policy. NULL on error, with *error set to "name:line:col: why"
@@ -54,8 +80,25 @@ sl_policy_t *sl_policy_ref (sl_policy_t *self);
 void sl_policy_unref (sl_policy_t **self_p);
 int sl_policy_rule_count (sl_policy_t *self);
 const char *sl_policy_name (sl_policy_t *self);
+//  True when some rule checks schemas (callers then parse the request's
+//  tools once per stream and pass them in sl_call_t.schema).
+bool sl_policy_uses_schema (sl_policy_t *self);
+//  Number of rules that ask an LLM judge.
+int sl_policy_llm_count (sl_policy_t *self);
 
+//  Decide for call. When the deciding rule asks an LLM judge, out->action
+//  is SL_ACT_NONE and out->llm_rule names it: ask (sl_policy_llm_spec,
+//  sl_policy_llm_prompt) and finish with sl_policy_conclude.
 void sl_policy_decide (sl_policy_t *self, const sl_call_t *call, sl_decision_t *out);
+//  The LLM judge of a rule (borrowed; NULL when the rule has none).
+const sl_llm_spec_t *sl_policy_llm_spec (sl_policy_t *self, int rule);
+//  Append the prompt for the rule's LLM judge about call.
+void sl_policy_llm_prompt (sl_policy_t *self, int rule, const sl_call_t *call, sl_buf_t *out);
+//  Finish a pending decision with the LLM judge's result: p >= threshold
+//  takes the rule's action, below it the call is allowed; a check that did
+//  not run (timeout, error) takes the rule's on_error action and says so.
+void sl_policy_conclude (sl_policy_t *self, const sl_call_t *call,
+                         const sl_llm_result_t *result, sl_decision_t *d);
 void sl_decision_clear (sl_decision_t *decision);
 
 #endif

@@ -6,6 +6,7 @@
     overrides it; 0 sends as fast as the client reads). Also serves
     /healthz and /metrics on the same port; the metrics count the streams
     its clients abandoned, which is how tests see a cancel reach upstream.
+    Requests for judge-* models play an LLM judge (sl_mock_judge.h).
 */
 #include <jansson.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "../../common/sl_httpd.h"
 #include "../../common/sl_log.h"
 #include "../../common/sl_service.h"
+#include "sl_mock_judge.h"
 #include "sl_mock_script.h"
 
 #define MOCK_MAX_BODY (16u << 20)
@@ -40,6 +42,7 @@ struct _s_app_t {
     sl_counter_t *completed;
     sl_counter_t *abandoned;
     sl_gauge_t *active;
+    sl_mock_judge_t *judge;             //  LLM judge scenarios (judge-* models)
 };
 
 static void s_schedule (s_stream_t *s, long delay_ms);
@@ -111,6 +114,8 @@ s_on_request (void *arg, sl_http_req_t *req)
         sl_buf_free (&out);
         return;
     }
+    if (sl_mock_judge_handle (app->judge, app->httpd, req))
+        return;
     if (!s_ends_with (path, "/chat/completions")) {
         s_respond_error (req, 404, "the mock serves POST .../chat/completions");
         return;
@@ -158,6 +163,7 @@ static void
 s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
 {
     s_app_t *app = arg;
+    sl_mock_judge_closed (app->judge, req);
     s_stream_t *s = sl_http_req_data (req);
     if (!s)
         return;
@@ -203,6 +209,7 @@ main (int argc, char **argv)
     app.completed = sl_metrics_counter (m, "mock_streams_completed_total", NULL, "Streams sent to the end");
     app.abandoned = sl_metrics_counter (m, "mock_streams_abandoned_total", NULL, "Streams whose client closed early");
     app.active = sl_metrics_gauge (m, "mock_streams_active", NULL, "Streams being sent");
+    app.judge = sl_mock_judge_new (sl_service_loop (svc));
     app.httpd = sl_httpd_new (sl_service_loop (svc), host, (int) p, MOCK_MAX_BODY,
                               s_on_request, s_on_closed, &app);
     int rc = 1;
@@ -211,6 +218,7 @@ main (int argc, char **argv)
         rc = sl_service_run (svc);
     }
     sl_httpd_destroy (&app.httpd);
+    sl_mock_judge_destroy (&app.judge);
     sl_service_destroy (&svc);
     return rc;
 }

@@ -162,6 +162,27 @@ s_up (proc_t *p, const char *needle, const char *after, char *value, size_t size
     return false;
 }
 
+//  Write policy_text to the stack's dir, with the mock's base URL in it.
+static int
+s_write_policy (sluice_stack_t *s, const char *text)
+{
+    snprintf (s->policy_path, sizeof s->policy_path, "%s/policy.yaml", s->dir);
+    char base [64];
+    snprintf (base, sizeof base, "http://127.0.0.1:%d", s->mock_port);
+    FILE *f = fopen (s->policy_path, "w");
+    if (!f)
+        return -1;
+    for (const char *p = text; *p; p++)
+        if (strncmp (p, "@MOCK@", 6) == 0) {
+            fputs (base, f);
+            p += 5;
+        }
+        else
+            fputc (*p, f);
+    fclose (f);
+    return 0;
+}
+
 sluice_stack_t *
 stack_start (const stack_opts_t *opts)
 {
@@ -188,8 +209,13 @@ stack_start (const stack_opts_t *opts)
         goto failed;
 
     snprintf (next, sizeof next, "%s", inbox);
-    const char *judge_args [] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
-                                  "--policy", opts && opts->policy ? opts->policy : "", NULL };
+    if (opts && opts->policy_text && s_write_policy (s, opts->policy_text))
+        goto failed;
+    const char *judge_args [64] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
+                                    "--policy", s->policy_path [0] ? s->policy_path
+                                              : opts && opts->policy ? opts->policy : "", NULL };
+    for (int i = 0, n = 8; opts && opts->judge_args && opts->judge_args [i] && n < 62; i++)
+        judge_args [n++] = opts->judge_args [i];
     s->judge = proc_start (s->dir, "judge", judge_args);
     if (!s_up (s->judge, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
     ||  !s_up (s->judge, "\"started\"", "metrics_port=", s->metrics [3], sizeof s->metrics [3]))
@@ -247,6 +273,8 @@ stack_stop (sluice_stack_t *s)
         unlink (order [i]->log_path);
         free (order [i]);
     }
+    if (s->policy_path [0])
+        unlink (s->policy_path);
     rmdir (s->dir);
     free (s);
     return unclean;

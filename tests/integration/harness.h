@@ -40,6 +40,9 @@ void proc_dump (proc_t *p);
 typedef struct {
     const char *policy;                 //  policy file, NULL for none
     int mock_delay_ms;                  //  time between mock events
+    const char *policy_text;            //  or a policy written to the stack's dir once the
+                                        //  mock is up, "@MOCK@" replaced by its base URL
+    const char *const *judge_args;      //  extra judge flags, NULL-terminated (or NULL)
 } stack_opts_t;
 
 typedef struct {
@@ -49,6 +52,7 @@ typedef struct {
     int mock_port;
     char pub [128];
     char metrics [6][16];               //  metrics ports by process
+    char policy_path [512];             //  the policy written from policy_text, or ""
 } sluice_stack_t;
 
 //  Start mock, emitter, judge, aggregator, ingest and gateway. NULL (and

@@ -1,0 +1,263 @@
+/*  sl_mock_judge.c - scripted LLM judges for tests (see sl_mock_judge.h). */
+#include "sl_mock_judge.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/sl_alloc.h"
+#include "../../common/sl_json.h"
+
+#define MOCK_JUDGE_PREFIX "judge-"
+
+const char *sl_mock_judge_scenarios [] = {
+    "judge-allow", "judge-block", "judge-slow", "judge-garbage", "judge-error", NULL
+};
+
+static bool
+s_ends_with (const char *s, const char *suffix)
+{
+    size_t n = strlen (s), m = strlen (suffix);
+    return n >= m && strcmp (s + n - m, suffix) == 0;
+}
+
+//  The model of a request body, or NULL (result owned by root).
+static const char *
+s_model (json_t *root)
+{
+    json_t *model = json_object_get (root, "model");
+    return json_is_string (model) ? json_string_value (model) : NULL;
+}
+
+bool
+sl_mock_judge_wants (const char *path, sl_str_t body)
+{
+    if (!s_ends_with (path, "/chat/completions") && !s_ends_with (path, "/messages"))
+        return false;
+    //  Cheap first: most requests to the mock are not for a judge.
+    if (!body.ptr || !memmem (body.ptr, body.len, MOCK_JUDGE_PREFIX, strlen (MOCK_JUDGE_PREFIX)))
+        return false;
+    json_t *root = json_loadb (body.ptr, body.len, 0, NULL);
+    const char *model = s_model (root);
+    bool wants = model && strncmp (model, MOCK_JUDGE_PREFIX, strlen (MOCK_JUDGE_PREFIX)) == 0;
+    json_decref (root);
+    return wants;
+}
+
+//  Split "judge-<kind>[-<ms>]" into kind and delay (-1: none given).
+static void
+s_parse_model (const char *model, char *kind, size_t size, long *delay_ms)
+{
+    const char *k = model + strlen (MOCK_JUDGE_PREFIX);
+    const char *dash = strrchr (k, '-');
+    *delay_ms = -1;
+    size_t n = strlen (k);
+    if (dash && dash [1] && strspn (dash + 1, "0123456789") == strlen (dash + 1)) {
+        *delay_ms = strtol (dash + 1, NULL, 10);
+        n = (size_t) (dash - k);
+    }
+    if (n >= size)
+        n = size - 1;
+    memcpy (kind, k, n);
+    kind [n] = 0;
+}
+
+static void
+s_error_body (bool anthropic, const char *type, const char *message, sl_buf_t *out)
+{
+    if (anthropic)
+        sl_buf_puts (out, "{\"type\":\"error\",\"error\":{\"type\":");
+    else
+        sl_buf_puts (out, "{\"error\":{\"type\":");
+    sl_json_put_str (out, type, strlen (type));
+    sl_buf_puts (out, ",\"message\":");
+    sl_json_put_str (out, message, strlen (message));
+    sl_buf_puts (out, anthropic ? "}}" : ",\"param\":null,\"code\":null}}");
+}
+
+static void
+s_answer_body (bool anthropic, const char *model, const char *content, sl_buf_t *out)
+{
+    if (anthropic) {
+        sl_buf_puts (out, "{\"id\":\"msg_mockjudge\",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
+        sl_json_put_str (out, model, strlen (model));
+        sl_buf_puts (out, ",\"content\":[{\"type\":\"text\",\"text\":");
+        sl_json_put_str (out, content, strlen (content));
+        sl_buf_puts (out, "}],\"stop_reason\":\"end_turn\",\"usage\":{\"input_tokens\":50,\"output_tokens\":20}}");
+        return;
+    }
+    sl_buf_puts (out, "{\"id\":\"chatcmpl-mockjudge\",\"object\":\"chat.completion\",\"created\":1767225600,"
+                      "\"model\":");
+    sl_json_put_str (out, model, strlen (model));
+    sl_buf_puts (out, ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":");
+    sl_json_put_str (out, content, strlen (content));
+    sl_buf_puts (out, "},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":50,\"completion_tokens\":20,"
+                      "\"total_tokens\":70}}");
+}
+
+void
+sl_mock_judge_answer (const char *path, sl_str_t body, sl_mock_judge_reply_t *out)
+{
+    memset (out, 0, sizeof *out);
+    bool anthropic = s_ends_with (path, "/messages");
+    json_t *root = json_loadb (body.ptr ? body.ptr : "", body.len, 0, NULL);
+    const char *model = s_model (root);
+    if (!model || strncmp (model, MOCK_JUDGE_PREFIX, strlen (MOCK_JUDGE_PREFIX)) != 0) {
+        out->status = 400;
+        s_error_body (anthropic, "invalid_request_error", "the body must be JSON with a judge-* model",
+                      &out->body);
+        json_decref (root);
+        return;
+    }
+    char kind [32];
+    long delay;
+    s_parse_model (model, kind, sizeof kind, &delay);
+    out->delay_ms = delay >= 0 ? delay : strcmp (kind, "slow") == 0 ? SL_MOCK_JUDGE_SLOW_MS : 0;
+    if (out->delay_ms > SL_MOCK_JUDGE_MAX_DELAY_MS)
+        out->delay_ms = SL_MOCK_JUDGE_MAX_DELAY_MS;
+    out->status = 200;
+    if (strcmp (kind, "allow") == 0 || strcmp (kind, "slow") == 0)
+        s_answer_body (anthropic, model, "{\"probability\": 0.02, \"explanation\": \"The mock judge sees "
+                       "nothing wrong with this call.\"}", &out->body);
+    else
+    if (strcmp (kind, "block") == 0)
+        s_answer_body (anthropic, model, "{\"probability\": 0.97, \"explanation\": \"The mock judge "
+                       "rejects this call.\"}", &out->body);
+    else
+    if (strcmp (kind, "garbage") == 0)
+        s_answer_body (anthropic, model, "Looks fine to me, probably. Let me know if you need "
+                       "anything else!", &out->body);
+    else
+    if (strcmp (kind, "error") == 0) {
+        out->status = 500;
+        s_error_body (anthropic, anthropic ? "api_error" : "server_error", "The mock judge failed.", &out->body);
+    }
+    else {
+        out->status = 404;
+        out->delay_ms = 0;
+        s_error_body (anthropic, "not_found_error", "no such mock judge (try judge-allow, judge-block, "
+                      "judge-slow, judge-garbage or judge-error)", &out->body);
+    }
+    json_decref (root);
+}
+
+void
+sl_mock_judge_reply_clear (sl_mock_judge_reply_t *self)
+{
+    sl_buf_free (&self->body);
+    memset (self, 0, sizeof *self);
+}
+
+//  --------------------------------------------------------------------------
+//  Serving
+
+typedef struct _s_pending_t {
+    sl_mock_judge_t *owner;
+    sl_httpd_t *httpd;
+    sl_http_req_t *req;
+    sl_mock_judge_reply_t reply;
+    int timer;
+    struct _s_pending_t *prev, *next;
+} s_pending_t;
+
+struct _sl_mock_judge_t {
+    zloop_t *loop;
+    s_pending_t *pending;               //  replies waiting for their delay
+    uint64_t requests;
+};
+
+sl_mock_judge_t *
+sl_mock_judge_new (zloop_t *loop)
+{
+    sl_mock_judge_t *self = sl_xcalloc (1, sizeof *self);
+    self->loop = loop;
+    return self;
+}
+
+static void
+s_forget (sl_mock_judge_t *self, s_pending_t *p)
+{
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        self->pending = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    sl_mock_judge_reply_clear (&p->reply);
+    free (p);
+}
+
+void
+sl_mock_judge_destroy (sl_mock_judge_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sl_mock_judge_t *self = *self_p;
+    while (self->pending) {
+        zloop_timer_end (self->loop, self->pending->timer);
+        s_forget (self, self->pending);
+    }
+    free (self);
+    *self_p = NULL;
+}
+
+static void
+s_respond (sl_http_req_t *req, const sl_mock_judge_reply_t *reply)
+{
+    sl_http_respond (req, reply->status, "application/json", reply->body.data, reply->body.len);
+}
+
+static int
+s_on_delay (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_pending_t *p = arg;
+    sl_httpd_t *httpd = p->httpd;
+    s_respond (p->req, &p->reply);
+    s_forget (p->owner, p);
+    sl_httpd_run (httpd);
+    return 0;
+}
+
+bool
+sl_mock_judge_handle (sl_mock_judge_t *self, sl_httpd_t *httpd, sl_http_req_t *req)
+{
+    if (!sl_mock_judge_wants (sl_http_req_path (req), sl_http_req_body (req)))
+        return false;
+    self->requests++;
+    s_pending_t *p = sl_xcalloc (1, sizeof *p);
+    sl_mock_judge_answer (sl_http_req_path (req), sl_http_req_body (req), &p->reply);
+    if (p->reply.delay_ms == 0) {
+        s_respond (req, &p->reply);
+        sl_mock_judge_reply_clear (&p->reply);
+        free (p);
+        return true;
+    }
+    p->owner = self;
+    p->httpd = httpd;
+    p->req = req;
+    p->timer = zloop_timer (self->loop, (size_t) p->reply.delay_ms, 1, s_on_delay, p);
+    p->next = self->pending;
+    if (self->pending)
+        self->pending->prev = p;
+    self->pending = p;
+    return true;
+}
+
+void
+sl_mock_judge_closed (sl_mock_judge_t *self, sl_http_req_t *req)
+{
+    for (s_pending_t *p = self->pending; p; p = p->next)
+        if (p->req == req) {
+            zloop_timer_end (self->loop, p->timer);
+            s_forget (self, p);
+            return;
+        }
+}
+
+uint64_t
+sl_mock_judge_requests (sl_mock_judge_t *self)
+{
+    return self->requests;
+}
