@@ -115,17 +115,17 @@ s_message_start (s_state_t *st, sl_decoder_t *dec, sl_str_t message)
         return sl_decoder_fail (dec, "message_start without a message object");
     int rc;
     while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (sl_json_key_eq (key, "id")) {
+        if (SL_KEY (key, "id")) {
             if (sl_decoder_str (dec, value, &d.id))
                 d.id = SL_STR_NULL;
         }
         else
-        if (sl_json_key_eq (key, "model")) {
+        if (SL_KEY (key, "model")) {
             if (sl_decoder_str (dec, value, &d.model))
                 d.model = SL_STR_NULL;
         }
         else
-        if (sl_json_key_eq (key, "usage"))
+        if (SL_KEY (key, "usage"))
             usage = value;
     }
     if (rc < 0)
@@ -178,34 +178,34 @@ s_block_start (s_state_t *st, sl_decoder_t *dec, int32_t index, sl_str_t block)
     int rc;
     while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
         sl_str_t *slot = NULL;
-        if (sl_json_key_eq (key, "type"))
+        if (SL_KEY (key, "type"))
             slot = &type;
         else
-        if (sl_json_key_eq (key, "text") || sl_json_key_eq (key, "thinking"))
+        if (SL_KEY (key, "text") || SL_KEY (key, "thinking"))
             slot = &text;
         else
-        if (sl_json_key_eq (key, "id"))
+        if (SL_KEY (key, "id"))
             slot = &id;
         else
-        if (sl_json_key_eq (key, "name"))
+        if (SL_KEY (key, "name"))
             slot = &name;
         else
-        if (sl_json_key_eq (key, "signature"))
+        if (SL_KEY (key, "signature"))
             slot = &signature;
         else
-        if (sl_json_key_eq (key, "data"))
+        if (SL_KEY (key, "data"))
             slot = &data;
         else
-        if (sl_json_key_eq (key, "tool_use_id"))
+        if (SL_KEY (key, "tool_use_id"))
             slot = &tool_use_id;
         else
-        if (sl_json_key_eq (key, "input"))
+        if (SL_KEY (key, "input"))
             input = value;
         else
-        if (sl_json_key_eq (key, "content"))
+        if (SL_KEY (key, "content"))
             content = value;
         else
-        if (sl_json_key_eq (key, "citations"))
+        if (SL_KEY (key, "citations"))
             citations = value;
         if (slot && sl_decoder_str (dec, value, slot))
             return sl_decoder_fail (dec, "content_block field is not a string");
@@ -283,14 +283,14 @@ s_block_delta (s_state_t *st, sl_decoder_t *dec, int32_t index, sl_str_t delta)
     int rc;
     while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
         sl_str_t *slot = NULL;
-        if (sl_json_key_eq (key, "type"))
+        if (SL_KEY (key, "type"))
             slot = &type;
         else
-        if (sl_json_key_eq (key, "text") || sl_json_key_eq (key, "thinking")
-        ||  sl_json_key_eq (key, "partial_json") || sl_json_key_eq (key, "signature"))
+        if (SL_KEY (key, "text") || SL_KEY (key, "thinking")
+        ||  SL_KEY (key, "partial_json") || SL_KEY (key, "signature"))
             slot = &text;
         else
-        if (sl_json_key_eq (key, "citation"))
+        if (SL_KEY (key, "citation"))
             citation = value;
         if (slot && sl_decoder_str (dec, value, slot))
             return sl_decoder_fail (dec, "delta field is not a string");
@@ -373,12 +373,12 @@ s_message_delta (s_state_t *st, sl_decoder_t *dec, sl_str_t delta, sl_str_t usag
         if (sl_json_object (&it, delta))
             return sl_decoder_fail (dec, "message_delta delta is not an object");
         while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-            if (sl_json_key_eq (key, "stop_reason")) {
+            if (SL_KEY (key, "stop_reason")) {
                 if (sl_decoder_str (dec, value, &d.finish_raw))
                     return sl_decoder_fail (dec, "stop_reason is not a string");
             }
             else
-            if (sl_json_key_eq (key, "stop_sequence")) {
+            if (SL_KEY (key, "stop_sequence")) {
                 if (sl_decoder_str (dec, value, &d.stop_seq))
                     return sl_decoder_fail (dec, "stop_sequence is not a string");
             }
@@ -409,30 +409,30 @@ s_event (void *state, sl_decoder_t *dec, sl_str_t event, sl_str_t data)
     bool has_index = false;
     int rc;
     while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (sl_json_key_eq (key, "type")) {
+        if (SL_KEY (key, "type")) {
             if (sl_decoder_str (dec, value, &type))
                 return sl_decoder_fail (dec, "event type is not a string");
         }
         else
-        if (sl_json_key_eq (key, "index")) {
+        if (SL_KEY (key, "index")) {
             if (sl_decoder_index (value, &index))
                 return sl_decoder_fail (dec, "block index is not a small integer");
             has_index = true;
         }
         else
-        if (sl_json_key_eq (key, "delta"))
+        if (SL_KEY (key, "delta"))
             delta = value;
         else
-        if (sl_json_key_eq (key, "content_block"))
+        if (SL_KEY (key, "content_block"))
             block = value;
         else
-        if (sl_json_key_eq (key, "message"))
+        if (SL_KEY (key, "message"))
             message = value;
         else
-        if (sl_json_key_eq (key, "usage"))
+        if (SL_KEY (key, "usage"))
             usage = value;
         else
-        if (sl_json_key_eq (key, "error"))
+        if (SL_KEY (key, "error"))
             error = value;
     }
     if (rc < 0)

@@ -97,19 +97,19 @@ s_partial_args (s_state_t *st, sl_decoder_t *dec, sl_str_t list)
         if (sl_json_object (&ait, arg))
             return sl_decoder_fail (dec, "partial arg is not an object");
         while ((rc = sl_json_next_member (&ait, &key, &value)) == 1) {
-            if (sl_json_key_eq (key, "jsonPath")) {
+            if (SL_KEY (key, "jsonPath")) {
                 if (sl_decoder_str (dec, value, &path))
                     return sl_decoder_fail (dec, "jsonPath is not a string");
             }
             else
-            if (sl_json_key_eq (key, "stringValue") || sl_json_key_eq (key, "numberValue")
-            ||  sl_json_key_eq (key, "boolValue"))
+            if (SL_KEY (key, "stringValue") || SL_KEY (key, "numberValue")
+            ||  SL_KEY (key, "boolValue"))
                 v = value;
             else
-            if (sl_json_key_eq (key, "nullValue"))
+            if (SL_KEY (key, "nullValue"))
                 v = SL_STR_LIT ("null");
             else
-            if (sl_json_key_eq (key, "willContinue"))
+            if (SL_KEY (key, "willContinue"))
                 sl_json_bool (value, &more);
         }
         if (rc < 0)
@@ -131,23 +131,23 @@ s_function_call (s_state_t *st, sl_decoder_t *dec, int32_t index, sl_str_t call,
         return sl_decoder_fail (dec, "functionCall is not an object");
     int rc;
     while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (sl_json_key_eq (key, "name")) {
+        if (SL_KEY (key, "name")) {
             if (sl_decoder_str (dec, value, &name))
                 return sl_decoder_fail (dec, "functionCall name is not a string");
         }
         else
-        if (sl_json_key_eq (key, "id")) {
+        if (SL_KEY (key, "id")) {
             if (sl_decoder_str (dec, value, &id))
                 return sl_decoder_fail (dec, "functionCall id is not a string");
         }
         else
-        if (sl_json_key_eq (key, "args"))
+        if (SL_KEY (key, "args"))
             args = sl_json_trim (value);
         else
-        if (sl_json_key_eq (key, "partialArgs"))
+        if (SL_KEY (key, "partialArgs"))
             partial = value;
         else
-        if (sl_json_key_eq (key, "willContinue"))
+        if (SL_KEY (key, "willContinue"))
             sl_json_bool (value, &more);
     }
     if (rc < 0)
@@ -199,26 +199,26 @@ s_part (s_state_t *st, sl_decoder_t *dec, int32_t index, sl_str_t part)
         return sl_decoder_fail (dec, "part is not an object");
     int rc;
     while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (sl_json_key_eq (key, "text")) {
+        if (SL_KEY (key, "text")) {
             if (sl_decoder_str (dec, value, &text))
                 return sl_decoder_fail (dec, "part text is not a string");
         }
         else
-        if (sl_json_key_eq (key, "thought"))
+        if (SL_KEY (key, "thought"))
             sl_json_bool (value, &thought);
         else
-        if (sl_json_key_eq (key, "thoughtSignature")) {
+        if (SL_KEY (key, "thoughtSignature")) {
             if (sl_decoder_str (dec, value, &sig))
                 return sl_decoder_fail (dec, "thoughtSignature is not a string");
         }
         else
-        if (sl_json_key_eq (key, "functionCall"))
+        if (SL_KEY (key, "functionCall"))
             call = value;
         else
-        if (sl_json_key_eq (key, "executableCode"))
+        if (SL_KEY (key, "executableCode"))
             code = sl_json_trim (value);
         else
-        if (sl_json_key_eq (key, "codeExecutionResult"))
+        if (SL_KEY (key, "codeExecutionResult"))
             result = sl_json_trim (value);
         else
             other = true;               //  inlineData, fileData, videoMetadata...
@@ -290,21 +290,21 @@ s_candidate (s_state_t *st, sl_decoder_t *dec, sl_str_t candidate)
         return sl_decoder_fail (dec, "candidate is not an object");
     int rc;
     while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (sl_json_key_eq (key, "content"))
+        if (SL_KEY (key, "content"))
             content = value;
         else
-        if (sl_json_key_eq (key, "finishReason"))
+        if (SL_KEY (key, "finishReason"))
             finish = value;
         else
-        if (sl_json_key_eq (key, "index")) {
+        if (SL_KEY (key, "index")) {
             if (sl_decoder_index (value, &index))
                 return sl_decoder_fail (dec, "candidate index is not a small integer");
         }
         else
-        if (sl_json_key_eq (key, "citationMetadata"))
+        if (SL_KEY (key, "citationMetadata"))
             citations = sl_json_trim (value);
         else
-        if (sl_json_key_eq (key, "groundingMetadata"))
+        if (SL_KEY (key, "groundingMetadata"))
             grounding = sl_json_trim (value);
     }
     if (rc < 0)
@@ -384,25 +384,25 @@ s_event (void *state, sl_decoder_t *dec, sl_str_t type, sl_str_t data)
     sl_str_t usage = SL_STR_NULL, error = SL_STR_NULL, model = SL_STR_NULL, id = SL_STR_NULL;
     int rc;
     while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (sl_json_key_eq (key, "candidates"))
+        if (SL_KEY (key, "candidates"))
             candidates = value;
         else
-        if (sl_json_key_eq (key, "usageMetadata"))
+        if (SL_KEY (key, "usageMetadata"))
             usage = value;
         else
-        if (sl_json_key_eq (key, "modelVersion"))
+        if (SL_KEY (key, "modelVersion"))
             model = value;
         else
-        if (sl_json_key_eq (key, "responseId"))
+        if (SL_KEY (key, "responseId"))
             id = value;
         else
-        if (sl_json_key_eq (key, "promptFeedback"))
+        if (SL_KEY (key, "promptFeedback"))
             feedback = value;
         else
-        if (sl_json_key_eq (key, "error"))
+        if (SL_KEY (key, "error"))
             error = value;
         else
-        if (!sl_json_key_eq (key, "createTime") && !sl_json_key_eq (key, "modelStatus"))
+        if (!SL_KEY (key, "createTime") && !SL_KEY (key, "modelStatus"))
             sl_decoder_count_unknown (dec);
     }
     if (rc < 0)

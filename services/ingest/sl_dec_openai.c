@@ -25,19 +25,25 @@ typedef struct {
 
 //  Fields read elsewhere or deliberately dropped; anything else is counted
 //  as unknown (a provider extension this decoder does not translate).
-static const char *const s_chunk_known [] = {
-    "id", "model", "created", "choices", "usage", "error", "object",
-    "system_fingerprint", "service_tier", "provider", "obfuscation",
-    "provider_specific_fields", "x_groq", "prompt_filter_results", "citations", NULL
+static const sl_str_t s_chunk_known [] = {
+    SL_STR_LIT ("id"), SL_STR_LIT ("model"), SL_STR_LIT ("created"), SL_STR_LIT ("choices"),
+    SL_STR_LIT ("usage"), SL_STR_LIT ("error"), SL_STR_LIT ("object"),
+    SL_STR_LIT ("system_fingerprint"), SL_STR_LIT ("service_tier"), SL_STR_LIT ("provider"),
+    SL_STR_LIT ("obfuscation"), SL_STR_LIT ("provider_specific_fields"), SL_STR_LIT ("x_groq"),
+    SL_STR_LIT ("prompt_filter_results"), SL_STR_LIT ("citations"), SL_STR_NULL
 };
-static const char *const s_choice_known [] = {
-    "index", "delta", "finish_reason", "logprobs", "native_finish_reason",
-    "content_filter_results", "stop_reason", "matched_stop", NULL
+static const sl_str_t s_choice_known [] = {
+    SL_STR_LIT ("index"), SL_STR_LIT ("delta"), SL_STR_LIT ("finish_reason"),
+    SL_STR_LIT ("logprobs"), SL_STR_LIT ("native_finish_reason"),
+    SL_STR_LIT ("content_filter_results"), SL_STR_LIT ("stop_reason"),
+    SL_STR_LIT ("matched_stop"), SL_STR_NULL
 };
-static const char *const s_delta_known [] = {
-    "role", "content", "refusal", "reasoning_content", "reasoning", "tool_calls",
-    "function_call", "thinking_blocks", "reasoning_details", "audio", "annotations",
-    "channel", "provider_specific_fields", NULL
+static const sl_str_t s_delta_known [] = {
+    SL_STR_LIT ("role"), SL_STR_LIT ("content"), SL_STR_LIT ("refusal"),
+    SL_STR_LIT ("reasoning_content"), SL_STR_LIT ("reasoning"), SL_STR_LIT ("tool_calls"),
+    SL_STR_LIT ("function_call"), SL_STR_LIT ("thinking_blocks"),
+    SL_STR_LIT ("reasoning_details"), SL_STR_LIT ("audio"), SL_STR_LIT ("annotations"),
+    SL_STR_LIT ("channel"), SL_STR_LIT ("provider_specific_fields"), SL_STR_NULL
 };
 
 static void *
@@ -78,12 +84,12 @@ s_function (sl_decoder_t *dec, sl_str_t function, sl_msg_t *d)
     if (sl_json_object (&it, function))
         return sl_decoder_fail (dec, "function is not an object");
     while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (sl_json_key_eq (key, "name")) {
+        if (SL_KEY (key, "name")) {
             if (sl_decoder_str (dec, value, &d->name))
                 return sl_decoder_fail (dec, "function name is not a string");
         }
         else
-        if (sl_json_key_eq (key, "arguments")) {
+        if (SL_KEY (key, "arguments")) {
             if (sl_decoder_str (dec, value, &d->text))
                 return sl_decoder_fail (dec, "function arguments are not a string");
         }
@@ -102,17 +108,17 @@ s_tool_call (sl_decoder_t *dec, sl_str_t call)
     sl_str_t key, value;
     int rc;
     while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (sl_json_key_eq (key, "index")) {
+        if (SL_KEY (key, "index")) {
             if (sl_decoder_index (value, &d.index))
                 return sl_decoder_fail (dec, "tool call index is not a small integer");
         }
         else
-        if (sl_json_key_eq (key, "id")) {
+        if (SL_KEY (key, "id")) {
             if (sl_decoder_str (dec, value, &d.id))
                 return sl_decoder_fail (dec, "tool call id is not a string");
         }
         else
-        if (sl_json_key_eq (key, "function")) {
+        if (SL_KEY (key, "function")) {
             if (s_function (dec, value, &d))
                 return -2;
         }
@@ -143,10 +149,10 @@ s_thinking_blocks (sl_decoder_t *dec, sl_str_t blocks, bool had_reasoning)
         if (sl_json_object (&bit, block))
             return sl_decoder_fail (dec, "thinking block is not an object");
         while ((rc = sl_json_next_member (&bit, &key, &value)) == 1) {
-            sl_str_t *slot = sl_json_key_eq (key, "type") ? &type
-                           : sl_json_key_eq (key, "thinking") ? &thinking
-                           : sl_json_key_eq (key, "signature") ? &signature
-                           : sl_json_key_eq (key, "data") ? &data : NULL;
+            sl_str_t *slot = SL_KEY (key, "type") ? &type
+                           : SL_KEY (key, "thinking") ? &thinking
+                           : SL_KEY (key, "signature") ? &signature
+                           : SL_KEY (key, "data") ? &data : NULL;
             if (slot && sl_decoder_str (dec, value, slot))
                 return sl_decoder_fail (dec, "thinking block field is not a string");
         }
@@ -187,25 +193,25 @@ s_delta (sl_decoder_t *dec, sl_str_t delta)
     sl_str_t function_call = SL_STR_NULL, thinking_blocks = SL_STR_NULL;
     int rc;
     while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (sl_json_key_eq (key, "content"))
+        if (SL_KEY (key, "content"))
             content = value;
         else
-        if (sl_json_key_eq (key, "reasoning_content"))
+        if (SL_KEY (key, "reasoning_content"))
             reasoning = value;
         else
-        if (sl_json_key_eq (key, "reasoning"))
+        if (SL_KEY (key, "reasoning"))
             reasoning_alt = value;
         else
-        if (sl_json_key_eq (key, "tool_calls"))
+        if (SL_KEY (key, "tool_calls"))
             tool_calls = value;
         else
-        if (sl_json_key_eq (key, "refusal"))
+        if (SL_KEY (key, "refusal"))
             refusal = value;
         else
-        if (sl_json_key_eq (key, "function_call"))
+        if (SL_KEY (key, "function_call"))
             function_call = value;
         else
-        if (sl_json_key_eq (key, "thinking_blocks"))
+        if (SL_KEY (key, "thinking_blocks"))
             thinking_blocks = value;
         else
         if (!sl_decoder_key_in (key, s_delta_known))
@@ -266,13 +272,13 @@ s_choice (s_state_t *st, sl_decoder_t *dec, sl_str_t choice)
     int32_t index = 0;
     int rc;
     while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (sl_json_key_eq (key, "delta"))
+        if (SL_KEY (key, "delta"))
             delta = value;
         else
-        if (sl_json_key_eq (key, "finish_reason"))
+        if (SL_KEY (key, "finish_reason"))
             finish = value;
         else
-        if (sl_json_key_eq (key, "index")) {
+        if (SL_KEY (key, "index")) {
             if (sl_decoder_index (value, &index))
                 return sl_decoder_fail (dec, "choice index is not a small integer");
         }
@@ -348,22 +354,22 @@ s_event (void *state, sl_decoder_t *dec, sl_str_t type, sl_str_t data)
     sl_str_t usage = SL_STR_NULL, error = SL_STR_NULL, created = SL_STR_NULL;
     int rc;
     while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (sl_json_key_eq (key, "choices"))
+        if (SL_KEY (key, "choices"))
             choices = value;
         else
-        if (sl_json_key_eq (key, "id"))
+        if (SL_KEY (key, "id"))
             id = value;
         else
-        if (sl_json_key_eq (key, "model"))
+        if (SL_KEY (key, "model"))
             model = value;
         else
-        if (sl_json_key_eq (key, "created"))
+        if (SL_KEY (key, "created"))
             created = value;
         else
-        if (sl_json_key_eq (key, "usage"))
+        if (SL_KEY (key, "usage"))
             usage = value;
         else
-        if (sl_json_key_eq (key, "error"))
+        if (SL_KEY (key, "error"))
             error = value;
         else
         if (!sl_decoder_key_in (key, s_chunk_known))

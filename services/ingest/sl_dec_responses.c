@@ -37,9 +37,10 @@ typedef struct {
 } s_state_t;
 
 //  Output items run by the provider itself; reported, never judged.
-static const char *const s_server_items [] = {
-    "web_search_call", "file_search_call", "code_interpreter_call",
-    "image_generation_call", "mcp_call", NULL
+static const sl_str_t s_server_items [] = {
+    SL_STR_LIT ("web_search_call"), SL_STR_LIT ("file_search_call"),
+    SL_STR_LIT ("code_interpreter_call"), SL_STR_LIT ("image_generation_call"),
+    SL_STR_LIT ("mcp_call"), SL_STR_NULL
 };
 
 static void *
@@ -125,26 +126,26 @@ s_response (s_state_t *st, sl_decoder_t *dec, const s_event_t *e)
         return sl_decoder_fail (dec, "response event without a response object");
     int rc;
     while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (sl_json_key_eq (key, "id")) {
+        if (SL_KEY (key, "id")) {
             if (sl_decoder_str (dec, value, &m.id))
                 m.id = SL_STR_NULL;
         }
         else
-        if (sl_json_key_eq (key, "model")) {
+        if (SL_KEY (key, "model")) {
             if (sl_decoder_str (dec, value, &m.model))
                 m.model = SL_STR_NULL;
         }
         else
-        if (sl_json_key_eq (key, "created_at"))
+        if (SL_KEY (key, "created_at"))
             sl_json_i64 (value, &m.ts);
         else
-        if (sl_json_key_eq (key, "usage"))
+        if (SL_KEY (key, "usage"))
             usage = value;
         else
-        if (sl_json_key_eq (key, "error"))
+        if (SL_KEY (key, "error"))
             error = value;
         else
-        if (sl_json_key_eq (key, "incomplete_details"))
+        if (SL_KEY (key, "incomplete_details"))
             details = value;
     }
     if (rc < 0)
@@ -194,29 +195,29 @@ s_item_fields (sl_decoder_t *dec, sl_str_t item, s_item_fields_t *f)
     int rc;
     while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
         sl_str_t *slot = NULL;
-        if (sl_json_key_eq (key, "type"))
+        if (SL_KEY (key, "type"))
             slot = &f->type;
         else
-        if (sl_json_key_eq (key, "id"))
+        if (SL_KEY (key, "id"))
             slot = &f->id;
         else
-        if (sl_json_key_eq (key, "call_id"))
+        if (SL_KEY (key, "call_id"))
             slot = &f->call_id;
         else
-        if (sl_json_key_eq (key, "name"))
+        if (SL_KEY (key, "name"))
             slot = &f->name;
         else
-        if (sl_json_key_eq (key, "arguments"))
+        if (SL_KEY (key, "arguments"))
             slot = &f->arguments;
         else
-        if (sl_json_key_eq (key, "encrypted_content"))
+        if (SL_KEY (key, "encrypted_content"))
             slot = &f->encrypted;
         else
-        if (sl_json_key_eq (key, "action"))
+        if (SL_KEY (key, "action"))
             f->action = sl_json_trim (value);
         else
-        if (sl_json_key_eq (key, "results") || sl_json_key_eq (key, "outputs")
-        ||  sl_json_key_eq (key, "output"))
+        if (SL_KEY (key, "results") || SL_KEY (key, "outputs")
+        ||  SL_KEY (key, "output"))
             f->results = sl_json_trim (value);
         if (slot && sl_decoder_str (dec, value, slot))
             return sl_decoder_fail (dec, "output item field is not a string");
@@ -346,12 +347,14 @@ s_fragment (s_state_t *st, sl_decoder_t *dec, const s_event_t *e, int kind, uint
 
 //  Event types that carry nothing to translate (progress, repeats of
 //  what the deltas already said).
-static const char *const s_quiet [] = {
-    "response.content_part.added", "response.content_part.done",
-    "response.output_text.done", "response.refusal.done",
-    "response.reasoning_text.done", "response.reasoning_summary_text.done",
-    "response.reasoning_summary_part.added", "response.reasoning_summary_part.done",
-    "response.function_call_arguments.done", NULL
+static const sl_str_t s_quiet [] = {
+    SL_STR_LIT ("response.content_part.added"), SL_STR_LIT ("response.content_part.done"),
+    SL_STR_LIT ("response.output_text.done"), SL_STR_LIT ("response.refusal.done"),
+    SL_STR_LIT ("response.reasoning_text.done"),
+    SL_STR_LIT ("response.reasoning_summary_text.done"),
+    SL_STR_LIT ("response.reasoning_summary_part.added"),
+    SL_STR_LIT ("response.reasoning_summary_part.done"),
+    SL_STR_LIT ("response.function_call_arguments.done"), SL_STR_NULL
 };
 
 static int
@@ -371,40 +374,40 @@ s_event (void *state, sl_decoder_t *dec, sl_str_t event, sl_str_t data)
     sl_str_t key, value, delta = SL_STR_NULL;
     int rc;
     while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (sl_json_key_eq (key, "type")) {
+        if (SL_KEY (key, "type")) {
             if (sl_decoder_str (dec, value, &e.type))
                 return sl_decoder_fail (dec, "event type is not a string");
         }
         else
-        if (sl_json_key_eq (key, "delta"))
+        if (SL_KEY (key, "delta"))
             delta = value;
         else
-        if (sl_json_key_eq (key, "output_index")) {
+        if (SL_KEY (key, "output_index")) {
             if (sl_decoder_index (value, &e.index))
                 return sl_decoder_fail (dec, "output_index is not a small integer");
         }
         else
-        if (sl_json_key_eq (key, "item_id")) {
+        if (SL_KEY (key, "item_id")) {
             if (sl_decoder_str (dec, value, &e.item_id))
                 return sl_decoder_fail (dec, "item_id is not a string");
         }
         else
-        if (sl_json_key_eq (key, "item"))
+        if (SL_KEY (key, "item"))
             e.item = value;
         else
-        if (sl_json_key_eq (key, "response"))
+        if (SL_KEY (key, "response"))
             e.response = value;
         else
-        if (sl_json_key_eq (key, "annotation"))
+        if (SL_KEY (key, "annotation"))
             e.annotation = value;
         else
-        if (sl_json_key_eq (key, "error"))
+        if (SL_KEY (key, "error"))
             e.error = value;
         else
-        if (sl_json_key_eq (key, "code") && sl_json_type (value) == SL_JSON_STRING)
+        if (SL_KEY (key, "code") && sl_json_type (value) == SL_JSON_STRING)
             sl_json_str (value, sl_decoder_scratch (dec), &e.code);
         else
-        if (sl_json_key_eq (key, "message") && sl_json_type (value) == SL_JSON_STRING)
+        if (SL_KEY (key, "message") && sl_json_type (value) == SL_JSON_STRING)
             sl_json_str (value, sl_decoder_scratch (dec), &e.message);
     }
     if (rc < 0)

@@ -215,13 +215,13 @@ sl_decoder_emit_error_object (sl_decoder_t *dec, sl_str_t error)
         sl_str_t code_num = SL_STR_NULL;
         while (sl_json_next_member (&it, &key, &value) == 1) {
             sl_json_type_t t = sl_json_type (value);
-            if (sl_json_key_eq (key, "type") && t == SL_JSON_STRING)
+            if (SL_KEY (key, "type") && t == SL_JSON_STRING)
                 sl_json_str (value, &dec->scratch, &type);
             else
-            if (sl_json_key_eq (key, "status") && t == SL_JSON_STRING)
+            if (SL_KEY (key, "status") && t == SL_JSON_STRING)
                 sl_json_str (value, &dec->scratch, &rpc_status);
             else
-            if (sl_json_key_eq (key, "code")) {
+            if (SL_KEY (key, "code")) {
                 if (t == SL_JSON_STRING)
                     sl_json_str (value, &dec->scratch, &code_str);
                 else
@@ -233,13 +233,13 @@ sl_decoder_emit_error_object (sl_decoder_t *dec, sl_str_t error)
                 }
             }
             else
-            if (sl_json_key_eq (key, "status_code") && t == SL_JSON_NUMBER) {
+            if (SL_KEY (key, "status_code") && t == SL_JSON_NUMBER) {
                 if (sl_json_i64 (value, &number) == 0
                 &&  number >= SL_DECODER_STATUS_MIN && number <= SL_DECODER_STATUS_MAX && !status)
                     status = (int) number;
             }
             else
-            if (sl_json_key_eq (key, "message") && t == SL_JSON_STRING)
+            if (SL_KEY (key, "message") && t == SL_JSON_STRING)
                 sl_json_str (value, &dec->scratch, &message);
         }
         code = type.ptr ? type : rpc_status.ptr ? rpc_status : code_str.ptr ? code_str : code_num;
@@ -275,10 +275,10 @@ sl_decoder_set_done (sl_decoder_t *dec)
 }
 
 bool
-sl_decoder_key_in (sl_str_t key, const char *const *names)
+sl_decoder_key_in (sl_str_t key, const sl_str_t *names)
 {
-    for (; *names; names++)
-        if (key.len == strlen (*names) && memcmp (key.ptr, *names, key.len) == 0)
+    for (; names->ptr; names++)
+        if (key.len == names->len && memcmp (key.ptr, names->ptr, key.len) == 0)
             return true;
     return false;
 }

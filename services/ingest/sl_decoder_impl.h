@@ -7,6 +7,8 @@
 #ifndef SL_DECODER_IMPL_H
 #define SL_DECODER_IMPL_H
 
+#include <string.h>
+
 #include "../../common/sl_buf.h"
 #include "../../common/sl_json.h"
 #include "sl_decoder.h"
@@ -60,7 +62,19 @@ int sl_decoder_fail (sl_decoder_t *dec, const char *why);
 void sl_decoder_count_unknown (sl_decoder_t *dec);
 bool sl_decoder_is_done (sl_decoder_t *dec);
 void sl_decoder_set_done (sl_decoder_t *dec);
-//  True when key is one of the NULL-terminated names.
-bool sl_decoder_key_in (sl_str_t key, const char *const *names);
+//  True when key is one of the names (a list ended by SL_STR_NULL).
+bool sl_decoder_key_in (sl_str_t key, const sl_str_t *names);
+
+//  A raw member name (escapes intact) equals a literal. The length decides
+//  most comparisons at once; a name with escapes is longer than its text,
+//  so only a longer name needs sl_json_key_eq to decode it.
+static inline bool
+sl_decoder_key (sl_str_t key, const char *lit, size_t n)
+{
+    if (key.len == n)
+        return memcmp (key.ptr, lit, n) == 0;
+    return key.len > n && memchr (key.ptr, '\\', key.len) && sl_json_key_eq (key, lit);
+}
+#define SL_KEY(key, lit) sl_decoder_key ((key), (lit), sizeof (lit) - 1)
 
 #endif

@@ -171,6 +171,17 @@ s_line (sl_sse_t *self, const char *p, size_t n, sl_sse_event_fn *fn, void *arg)
     return 0;
 }
 
+//  The first CR or LF in [p, end), or end. Two memchr calls (vectorized in
+//  libc) beat a byte loop: lines are long and CR is rare or right before LF.
+static inline const char *
+s_line_end (const char *p, const char *end)
+{
+    const char *lf = memchr (p, '\n', (size_t) (end - p));
+    const char *limit = lf ? lf : end;
+    const char *cr = memchr (p, '\r', (size_t) (limit - p));
+    return cr ? cr : limit;
+}
+
 int
 sl_sse_feed (sl_sse_t *self, const char *data, size_t size, sl_sse_event_fn *fn, void *arg)
 {
@@ -184,9 +195,7 @@ sl_sse_feed (sl_sse_t *self, const char *data, size_t size, sl_sse_event_fn *fn,
                 continue;
             }
         }
-        const char *q = p;
-        while (q < end && *q != '\n' && *q != '\r')
-            q++;
+        const char *q = s_line_end (p, end);
         if (q == end) {
             //  Partial line: keep it for the next read.
             if (self->line.len + (size_t) (end - p) > self->max) {
