@@ -39,14 +39,18 @@
 
 typedef struct _s_app_t s_app_t;
 
-typedef struct {
+typedef struct _s_stream_t s_stream_t;
+
+struct _s_stream_t {
     s_app_t *app;
     sl_http_req_t *req;
     sl_mock_script_t script;
     size_t next;                        //  next event to send
     long delay_ms;
     int timer;                          //  -1 when none
-} s_stream_t;
+    bool started;                       //  response headers queued
+    s_stream_t *prev, *next_stream;     //  the app's live streams
+};
 
 typedef struct {
     uint64_t key;                       //  hash of model and body
@@ -60,6 +64,7 @@ struct _s_app_t {
     const char *replay_dir;             //  NULL: replay disabled
     s_attempt_t attempts [MOCK_ATTEMPTS];
     size_t attempt_next;                //  ring position for a new body
+    s_stream_t *live;                   //  streams being answered
     sl_counter_t *streams;
     sl_counter_t *completed;
     sl_counter_t *abandoned;
@@ -74,6 +79,10 @@ static void s_schedule (s_stream_t *s, long delay_ms);
 static void
 s_pump (s_stream_t *s)
 {
+    if (!s->started) {
+        s->started = true;
+        sl_http_stream_start (s->req, 200, "text/event-stream");
+    }
     do {
         if (s->next == s->script.count) {
             if (s->script.end == SL_MOCK_END_CLOSE)
@@ -285,10 +294,17 @@ s_answer (s_app_t *app, sl_http_req_t *req, sl_mock_script_t *script)
     sl_http_req_set_data (req, s);
     sl_counter_inc (app->streams);
     app->active->value++;
-    if (script->status == 0)
-        return;                         //  mock-hang: the client waits for ever
-    sl_http_stream_start (req, 200, "text/event-stream");
-    s_pump (s);
+    s->next_stream = app->live;
+    if (app->live)
+        app->live->prev = s;
+    app->live = s;
+    //  The response starts in the next reactor turn, not from inside the
+    //  request callback: a request left unanswered by the callback is the
+    //  one sl_httpd watches for the client hanging up, and a stalled
+    //  stream must notice that too.
+    if (script->status != 0)
+        s_schedule (s, 0);
+    //  else mock-hang: the client waits until it gives up
 }
 
 static void
@@ -355,6 +371,12 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
     else
         sl_counter_inc (app->completed);
     app->active->value--;
+    if (s->prev)
+        s->prev->next_stream = s->next_stream;
+    else
+        app->live = s->next_stream;
+    if (s->next_stream)
+        s->next_stream->prev = s->prev;
     if (s->timer >= 0)
         zloop_timer_end (sl_service_loop (app->service), s->timer);
     sl_mock_script_clear (&s->script);
@@ -405,6 +427,15 @@ main (int argc, char **argv)
         sl_log_info ("listening", "http=%s:%d delay_ms=%ld replay_dir=%s", host,
                      sl_httpd_port (app->httpd), app->delay_ms, app->replay_dir ? app->replay_dir : "off");
         rc = sl_service_run (svc);
+        //  Let go of streams still open (stalled, hanging): the HTTP
+        //  server cannot stop while it holds parked connections.
+        for (s_stream_t *s = app->live; s; s = s->next_stream) {
+            if (s->timer >= 0)
+                zloop_timer_end (sl_service_loop (svc), s->timer);
+            s->timer = -1;
+            sl_http_stream_abort (s->req);
+        }
+        sl_httpd_run (app->httpd);
     }
     sl_httpd_destroy (&app->httpd);
     free (app);
