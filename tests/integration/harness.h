@@ -40,6 +40,7 @@ void proc_dump (proc_t *p);
 typedef struct {
     const char *policy;                 //  policy file, NULL for none
     int mock_delay_ms;                  //  time between mock events
+    const char *const *ingest_args;     //  extra ingest flags, NULL-terminated (or NULL)
 } stack_opts_t;
 
 typedef struct {
