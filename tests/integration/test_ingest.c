@@ -534,3 +534,41 @@ Test (ingest, routes_file_picks_the_provider_and_names_it)
     unlink (path);
     cr_expect_eq (s_rig_stop (&rig), 0);
 }
+
+Test (ingest, a_connect_that_never_completes_hits_the_connect_deadline)
+{
+    //  A listening socket whose one-slot accept queue is already full:
+    //  the kernel drops further handshakes, so a connect to it hangs.
+    int listener = socket (AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    cr_assert_eq (bind (listener, (struct sockaddr *) &a, sizeof a), 0);
+    cr_assert_eq (listen (listener, 0), 0);
+    getsockname (listener, (struct sockaddr *) &a, &len);
+    int fillers [4];
+    for (int i = 0; i < 4; i++) {
+        fillers [i] = socket (AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        connect (fillers [i], (struct sockaddr *) &a, sizeof a);
+    }
+    s_rig_t rig;
+    cr_assert (s_rig_mock (&rig));
+    char base [64];
+    snprintf (base, sizeof base, "http://127.0.0.1:%d/v1", ntohs (a.sin_port));
+    const char *flags [] = { "--connect-timeout-ms", "300", "--max-retries", "1", "--retry-base-ms", "20",
+                             "--openai-base-url", base, NULL };
+    cr_assert (s_rig_ingest (&rig, flags));
+    s_stream_t st = { .dialect = SL_DIALECT_OPENAI, .model = "mock-text" };
+    s_request (&rig, &st, 1);
+    s_collect (&rig, &st, 1);
+    cr_expect (st.ended);
+    cr_expect_str_eq (sl_buf_cstr (&st.error_code), "upstream_connect_timeout");
+    cr_expect_eq (st.error_status, 504);
+    cr_expect_eq (st.error_flags, SL_F_RETRYABLE);
+    cr_expect_eq (metric_value (rig.ingest_metrics, "sluice_upstream_retries_total"), 1,
+                  "a connect that timed out is retried");
+    s_stream_free (&st);
+    for (int i = 0; i < 4; i++)
+        close (fillers [i]);
+    close (listener);
+    cr_expect_eq (s_rig_stop (&rig), 0);
+}
