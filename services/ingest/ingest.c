@@ -148,6 +148,8 @@ s_emit_delta (void *arg, const sl_msg_t *msg)
         sl_counter_inc (s->ingest->deltas);
     else
     if (m.type == SL_MSG_ERROR) {
+        if (s_untouched (s))
+            m.flags |= SL_F_RETRYABLE;  //  the provider failed before saying anything
         sl_counter_inc (s->ingest->upstream_errors);
         sl_log_info ("upstream_error", "provider=%s code=%.*s", s->provider->name,
                      (int) m.code.len, m.code.ptr);

@@ -146,7 +146,8 @@ typedef struct {
     int ingest_metrics;                 //  port of its /metrics
 } s_rig_t;
 
-//  The mock, and the ROUTER the ingest will send to.
+//  The mock (replaying files from the rig's directory), and the ROUTER the
+//  ingest will send to.
 static bool
 s_rig_mock (s_rig_t *rig)
 {
@@ -154,7 +155,8 @@ s_rig_mock (s_rig_t *rig)
     snprintf (rig->dir, sizeof rig->dir, "/tmp/sluice-ingest-XXXXXX");
     if (!mkdtemp (rig->dir))
         return false;
-    const char *mock_args [] = { "--host", "127.0.0.1", "--port", "0", "--delay-ms", "1", NULL };
+    const char *mock_args [] = { "--host", "127.0.0.1", "--port", "0", "--delay-ms", "1",
+                                 "--replay-dir", rig->dir, NULL };
     rig->mock = proc_start (rig->dir, "mock", mock_args);
     char port [16];
     if (!proc_wait_log (rig->mock, "\"listening\"", "http=127.0.0.1:", port, sizeof port, TIMEOUT_MS))
@@ -215,6 +217,9 @@ s_rig_stop (s_rig_t *rig)
     zsock_destroy (&rig->gateway);
     zsock_destroy (&rig->aggregator);
     sl_codec_destroy (&rig->codec);
+    char replay [300];
+    snprintf (replay, sizeof replay, "%s/error-first.sse", rig->dir);
+    unlink (replay);
     rmdir (rig->dir);
     return unclean;
 }
@@ -570,5 +575,29 @@ Test (ingest, a_connect_that_never_completes_hits_the_connect_deadline)
     for (int i = 0; i < 4; i++)
         close (fillers [i]);
     close (listener);
+    cr_expect_eq (s_rig_stop (&rig), 0);
+}
+
+Test (ingest, a_provider_error_before_any_output_is_retryable_for_the_client)
+{
+    s_rig_t rig;
+    cr_assert (s_rig_start (&rig, NULL));
+    //  A recorded Anthropic stream that fails at once, replayed by the mock.
+    char path [300];
+    snprintf (path, sizeof path, "%s/error-first.sse", rig.dir);
+    FILE *f = fopen (path, "w");
+    cr_assert_not_null (f);
+    fputs ("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\","
+           "\"message\":\"Overloaded\"}}\n\n", f);
+    fclose (f);
+    s_stream_t st = { .dialect = SL_DIALECT_ANTHROPIC, .model = "mock-replay/error-first.sse" };
+    s_request (&rig, &st, 1);
+    s_collect (&rig, &st, 1);
+    cr_expect (st.ended);
+    cr_expect_str_eq (sl_buf_cstr (&st.error_code), "overloaded_error");
+    cr_expect_eq (st.error_status, 529);
+    cr_expect_eq (st.error_flags, SL_F_UPSTREAM | SL_F_RETRYABLE, "nothing reached the client: %u",
+                  st.error_flags);
+    s_stream_free (&st);
     cr_expect_eq (s_rig_stop (&rig), 0);
 }
