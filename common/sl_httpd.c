@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "sl_alloc.h"
@@ -606,6 +607,10 @@ sl_http_stream_abort (sl_http_req_t *req)
 {
     req->aborted = true;
     s_unwatch (req);
+    //  MHD may not look at a connection it is not waiting on for a long
+    //  time; the peer must see the close now.
+    if (req->fd >= 0)
+        shutdown (req->fd, SHUT_RDWR);
     s_resume (req);
 }
 

@@ -533,6 +533,11 @@ end_with_error (sl_agg_t *self, s_stream_t *s, const sl_msg_t *error)
 {
     close_current_block (self, s, SL_F_INCOMPLETE);
     sl_msg_t m = *error;
+    if (!m.has_usage && s->has_usage) {
+        //  Tokens spent before the failure are still billed: pass them on.
+        m.has_usage = true;
+        m.usage = s->usage;
+    }
     s_emit (self, s, &m);
     s->failed = true;
     s->state = ST_CLOSED;

@@ -184,6 +184,20 @@ s_set_identity (s_block_t *b, const sl_msg_t *msg)
         s_field_set (&b->name, msg->name);
 }
 
+//  Usage from a finish or an error (tokens spent before a failure count).
+static void
+s_merge_usage (sl_snapshot_t *self, const sl_msg_t *msg)
+{
+    if (!msg->has_usage)
+        return;
+    const int64_t *from = &msg->usage.input;
+    int64_t *to = &self->usage.input;
+    for (size_t i = 0; i < sizeof (sl_usage_t) / sizeof (int64_t); i++)
+        if (from [i] >= 0)
+            to [i] = from [i];
+    self->has_usage = true;
+}
+
 static void
 s_on_block (sl_snapshot_t *self, const sl_msg_t *msg)
 {
@@ -231,14 +245,7 @@ s_on_block (sl_snapshot_t *self, const sl_msg_t *msg)
             s_field_set (&self->finish_raw, msg->finish_raw);
             s_field_clear (&self->stop_seq);
             s_field_set (&self->stop_seq, msg->stop_seq);
-            if (msg->has_usage) {
-                const int64_t *from = &msg->usage.input;
-                int64_t *to = &self->usage.input;
-                for (size_t i = 0; i < sizeof (sl_usage_t) / sizeof (int64_t); i++)
-                    if (from [i] >= 0)
-                        to [i] = from [i];
-                self->has_usage = true;
-            }
+            s_merge_usage (self, msg);
             break;
         default:
             break;                      //  keepalive
@@ -264,6 +271,7 @@ sl_snapshot_feed (sl_snapshot_t *self, const sl_msg_t *msg)
             s_field_set (&self->error_code, msg->code);
             s_field_set (&self->error_message, msg->message);
             self->error_status = msg->status;
+            s_merge_usage (self, msg);
             break;
         case SL_MSG_END:
             self->ended = true;

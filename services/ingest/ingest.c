@@ -1,8 +1,22 @@
-/*  ingest.c - upstream calls and delta emission for the ingest service. */
+/*  ingest.c - upstream calls and delta emission for the ingest service.
+
+    Each stream is a small state machine over its upstream call:
+
+        BACKOFF --start_attempt--> CONNECTING --connected--> WAITING
+        WAITING --first_byte--> STREAMING --bytes--> STREAMING
+        any --done / failure / timeout--> (retry: BACKOFF) or closed
+
+    One reactor timer sweeps the live streams every SL_INGEST_TICK_MS and
+    fires the deadline of each state (connect, first byte, idle, the end of
+    a backoff); curl's own timers only back it up. A retry is allowed only
+    while nothing but the START has gone downstream.
+*/
 #include "ingest.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
 #include "../../common/sl_alloc.h"
 #include "../../common/sl_curlm.h"
@@ -15,6 +29,16 @@
 #include "sl_sse.h"
 
 #define INGEST_ERROR_BODY_MAX 65536     //  bytes of a non-2xx body kept
+#define INGEST_TICK_MS 25               //  deadline sweep period
+#define INGEST_CURL_SLACK_MS 1000       //  curl's own connect timeout: ours + this
+#define INGEST_ANTHROPIC_VERSION "anthropic-version: 2023-06-01"
+
+typedef enum {
+    PHASE_BACKOFF,                      //  waiting to start an attempt
+    PHASE_CONNECTING,                   //  transfer started, not connected yet
+    PHASE_WAITING,                      //  request sent, no response byte yet
+    PHASE_STREAMING                     //  response arriving
+} s_phase_t;
 
 typedef struct _s_stream_t s_stream_t;
 
@@ -25,29 +49,52 @@ struct _ingest_t {
     sl_router_t *router;
     sl_curlm_t *curlm;
     sl_sidmap_t *streams;
+    int sweep;                          //  deadline timer, -1 while no streams
     sl_counter_t *started;
     sl_counter_t *upstream_errors;
     sl_counter_t *deltas;
     sl_counter_t *cancels;
     sl_counter_t *unroutable;
     sl_counter_t *malformed_upstream;
+    sl_counter_t *unknown;
+    sl_counter_t *retries;
+    sl_counter_t *timeouts [3];         //  connect, first byte, idle
 };
 
 struct _s_stream_t {
     ingest_t *ingest;
     uint8_t sid [SL_SID_SIZE];
     uint32_t epoch;
-    uint64_t seq;                       //  next delta sequence
-    CURL *easy;
+    uint64_t seq;                       //  next message sequence (START is 0)
+    const sl_provider_t *provider;
+    int dialect;
+    sl_buf_t url;
+    sl_buf_t body;                      //  the request body, kept for retries
     struct curl_slist *headers;
+    CURL *easy;                         //  the current attempt, NULL between
+    int attempt;                        //  0 for the first
+    s_phase_t phase;
+    int64_t deadline;                   //  ms, of the current phase
+    int64_t last_byte;                  //  ms, last byte from upstream
     sl_sse_t *sse;
     sl_decoder_t *decoder;
+    uint64_t unknown_seen;              //  decoder's unknown count already added
     long status;                        //  upstream HTTP status, 0 until known
+    long retry_after_s;                 //  the answer's Retry-After, -1 when absent
     sl_buf_t error_body;                //  body of a non-2xx answer
     const char *failure;                //  why we stopped reading, or NULL
     const char *failure_code;
+    bool ended;                         //  END sent: only cleanup is left
     char errbuf [CURL_ERROR_SIZE];
 };
+
+static const char *s_timeout_names [] = { "connect", "first_byte", "idle" };
+
+static int64_t
+s_now (void)
+{
+    return zclock_mono ();
+}
 
 //  --------------------------------------------------------------------------
 //  Emitting into the pipeline
@@ -62,54 +109,99 @@ s_send (s_stream_t *s, sl_msg_t *msg)
         sl_counter_inc (s->ingest->unroutable);
 }
 
-static void
-s_emit_delta (void *arg, const sl_msg_t *msg)
+//  True while nothing but the START went downstream: the client has seen
+//  nothing, so the call may be retried and the error is the gateway's to
+//  answer with a status.
+static bool
+s_untouched (s_stream_t *s)
 {
-    s_stream_t *s = arg;
-    sl_msg_t m = *msg;
-    if (m.type == SL_MSG_DELTA)
-        sl_counter_inc (s->ingest->deltas);
-    else
-    if (m.type == SL_MSG_ERROR)
-        sl_counter_inc (s->ingest->upstream_errors);
-    s_send (s, &m);
+    return s->seq <= 1;
 }
 
 static void
-s_send_error (s_stream_t *s, const char *code, const char *message, int status, uint32_t flags)
+s_count_unknown (s_stream_t *s)
 {
-    sl_msg_t m;
-    sl_msg_init (&m, SL_MSG_ERROR);
-    m.code = sl_str (code);
-    m.message = sl_str (message);
-    m.status = status;
-    m.flags = flags;
-    sl_counter_inc (s->ingest->upstream_errors);
-    s_send (s, &m);
+    uint64_t now = sl_decoder_unknown (s->decoder);
+    sl_counter_add (s->ingest->unknown, now - s->unknown_seen);
+    s->unknown_seen = now;
 }
 
 static void
 s_send_end (s_stream_t *s)
 {
+    if (s->ended)
+        return;
     sl_msg_t m;
     sl_msg_init (&m, SL_MSG_END);
     s_send (s, &m);
+    s->ended = true;
+}
+
+static void
+s_emit_delta (void *arg, const sl_msg_t *msg)
+{
+    s_stream_t *s = arg;
+    if (s->ended)
+        return;
+    sl_msg_t m = *msg;
+    if (m.type == SL_MSG_DELTA)
+        sl_counter_inc (s->ingest->deltas);
+    else
+    if (m.type == SL_MSG_ERROR) {
+        if (s_untouched (s))
+            m.flags |= SL_F_RETRYABLE;  //  the provider failed before saying anything
+        sl_counter_inc (s->ingest->upstream_errors);
+        sl_log_info ("upstream_error", "provider=%s code=%.*s", s->provider->name,
+                     (int) m.code.len, m.code.ptr);
+    }
+    s_send (s, &m);
+    //  The provider's own end (or its error) ends the stream now; the
+    //  transfer may still drain its last bytes for connection reuse.
+    if (m.type == SL_MSG_ERROR || (m.type == SL_MSG_DELTA && m.kind == SL_D_DONE))
+        s_send_end (s);
+}
+
+static void
+s_send_error (s_stream_t *s, const char *code, const char *message, int status, uint32_t flags)
+{
+    if (s->ended)
+        return;
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_ERROR);
+    m.code = sl_str (code);
+    m.message = sl_str (message);
+    m.status = status;
+    m.flags = flags | (s_untouched (s) ? SL_F_RETRYABLE : 0);
+    sl_counter_inc (s->ingest->upstream_errors);
+    sl_log_info ("upstream_error", "provider=%s code=%s status=%d", s->provider ? s->provider->name : "-",
+                 code, status);
+    s_send (s, &m);
+    s_send_end (s);
 }
 
 //  --------------------------------------------------------------------------
 //  Stream life cycle
 
 static void
-s_stream_free (s_stream_t *s)
+s_drop_transfer (s_stream_t *s)
 {
     if (s->easy) {
         sl_curlm_remove (s->ingest->curlm, s->easy);
         curl_easy_cleanup (s->easy);
+        s->easy = NULL;
     }
+}
+
+static void
+s_stream_free (s_stream_t *s)
+{
+    s_drop_transfer (s);
     curl_slist_free_all (s->headers);
     sl_sse_destroy (&s->sse);
     sl_decoder_destroy (&s->decoder);
     sl_buf_free (&s->error_body);
+    sl_buf_free (&s->url);
+    sl_buf_free (&s->body);
     free (s);
 }
 
@@ -125,7 +217,9 @@ s_on_event (void *arg, sl_str_t type, sl_str_t data, sl_str_t id)
 {
     (void) id;
     s_stream_t *s = arg;
-    if (sl_decoder_event (s->decoder, type, data, s_emit_delta, s) == 0)
+    int rc = sl_decoder_event (s->decoder, type, data, s_emit_delta, s);
+    s_count_unknown (s);
+    if (rc == 0)
         return 0;
     s->failure = sl_decoder_error (s->decoder);
     s->failure_code = "upstream_malformed";
@@ -133,11 +227,71 @@ s_on_event (void *arg, sl_str_t type, sl_str_t data, sl_str_t id)
     return -1;
 }
 
+//  curl: the connection is up (or reused) and the request is about to go.
+static int
+s_on_connected (void *arg, char *primary_ip, char *local_ip, int primary_port, int local_port)
+{
+    (void) primary_ip;
+    (void) local_ip;
+    (void) primary_port;
+    (void) local_port;
+    s_stream_t *s = arg;
+    if (s->phase == PHASE_CONNECTING) {
+        s->phase = PHASE_WAITING;
+        s->deadline = s_now () + s->ingest->config.first_byte_timeout_ms;
+    }
+    return CURL_PREREQFUNC_OK;
+}
+
+static void
+s_on_bytes (s_stream_t *s)
+{
+    s->last_byte = s_now ();
+    s->phase = PHASE_STREAMING;
+}
+
+//  Retry-After: delay-seconds or an HTTP date; -1 when unreadable.
+static long
+s_parse_retry_after (const char *value, size_t len)
+{
+    char text [64];
+    while (len && (*value == ' ' || *value == '\t')) {
+        value++;
+        len--;
+    }
+    while (len && (value [len - 1] == '\r' || value [len - 1] == '\n' || value [len - 1] == ' '))
+        len--;
+    if (len == 0 || len >= sizeof text)
+        return -1;
+    memcpy (text, value, len);
+    text [len] = 0;
+    if (strspn (text, "0123456789") == len)
+        return len > 9 ? -1 : atol (text);
+    time_t when = curl_getdate (text, NULL);
+    if (when < 0)
+        return -1;
+    time_t now = time (NULL);
+    return when > now ? (long) (when - now) : 0;
+}
+
+static size_t
+s_on_header (char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+    s_stream_t *s = userdata;
+    size_t n = size * nmemb;
+    static const char name [] = "retry-after:";
+    s_on_bytes (s);
+    if (n > sizeof name - 1 && strncasecmp (ptr, name, sizeof name - 1) == 0)
+        s->retry_after_s = s_parse_retry_after (ptr + sizeof name - 1, n - (sizeof name - 1));
+    return n;
+}
+
 static size_t
 s_on_body (char *ptr, size_t size, size_t nmemb, void *userdata)
 {
     s_stream_t *s = userdata;
     size_t n = size * nmemb;
+    s_on_bytes (s);
     if (!s->status)
         curl_easy_getinfo (s->easy, CURLINFO_RESPONSE_CODE, &s->status);
     if (s->status < 200 || s->status >= 300) {
@@ -145,6 +299,8 @@ s_on_body (char *ptr, size_t size, size_t nmemb, void *userdata)
         sl_buf_append (&s->error_body, ptr, n < room ? n : room);
         return n;
     }
+    if (s->ended)
+        return n;                       //  draining after the provider's end
     int rc = sl_sse_feed (s->sse, ptr, n, s_on_event, s);
     if (rc == -1 && !s->failure) {
         s->failure = sl_sse_error (s->sse);
@@ -153,9 +309,10 @@ s_on_body (char *ptr, size_t size, size_t nmemb, void *userdata)
     return rc ? 0 : n;                  //  0 makes curl stop the transfer
 }
 
-//  Turn a non-2xx answer into an error carrying the provider's words.
+//  The provider's error code and message from a non-2xx JSON body (OpenAI,
+//  Anthropic and Google shapes).
 static void
-s_send_status_error (s_stream_t *s)
+s_status_error (s_stream_t *s)
 {
     sl_buf_t scratch = { 0 };
     sl_str_t body = sl_buf_str (&s->error_body);
@@ -163,7 +320,9 @@ s_send_status_error (s_stream_t *s)
     sl_buf_reserve (&scratch, body.len);
     if (sl_json_find (body, "error", &error) == 1) {
         if (sl_json_type (error) == SL_JSON_OBJECT) {
-            if (sl_json_find (error, "type", &v) == 1 && sl_json_type (v) == SL_JSON_STRING)
+            if (((sl_json_find (error, "type", &v) == 1 && sl_json_type (v) == SL_JSON_STRING)
+              || (sl_json_find (error, "status", &v) == 1 && sl_json_type (v) == SL_JSON_STRING)
+              || (sl_json_find (error, "code", &v) == 1 && sl_json_type (v) == SL_JSON_STRING)))
                 sl_json_str (v, &scratch, &type);
             if (sl_json_find (error, "message", &v) == 1 && sl_json_type (v) == SL_JSON_STRING)
                 sl_json_str (v, &scratch, &message);
@@ -172,23 +331,62 @@ s_send_status_error (s_stream_t *s)
         if (sl_json_type (error) == SL_JSON_STRING)
             sl_json_str (error, &scratch, &message);
     }
-    sl_buf_t text = { 0 };
-    if (message.ptr)
+    sl_buf_t text = { 0 }, code = { 0 };
+    if (message.ptr && message.len)
         sl_buf_append_str (&text, message);
     else
-        sl_buf_printf (&text, "the upstream answered HTTP %ld", s->status);
-    sl_buf_t code = { 0 };
-    if (type.ptr)
+        sl_buf_printf (&text, "%s answered HTTP %ld", s->provider->name, s->status);
+    if (type.ptr && type.len)
         sl_buf_append_str (&code, type);
     else
         sl_buf_puts (&code, "upstream_http_error");
-    s_send_error (s, sl_buf_cstr (&code), sl_buf_cstr (&text), (int) s->status,
-                  SL_F_UPSTREAM | SL_F_RETRYABLE);
+    s_send_error (s, sl_buf_cstr (&code), sl_buf_cstr (&text), (int) s->status, SL_F_UPSTREAM);
     sl_buf_free (&code);
     sl_buf_free (&text);
     sl_buf_free (&scratch);
 }
 
+static void s_start_attempt (s_stream_t *s);
+
+//  How long to wait before attempt number s->attempt + 1: what the
+//  provider's Retry-After asks, else exponential backoff; -1 when the
+//  provider asked for longer than we are willing to wait.
+static long
+s_backoff_ms (s_stream_t *s)
+{
+    const ingest_config_t *c = &s->ingest->config;
+    if (s->retry_after_s >= 0)
+        return s->retry_after_s * 1000 > c->retry_max_ms ? -1 : s->retry_after_s * 1000;
+    long wait = c->retry_base_ms;
+    for (int i = 0; i < s->attempt && wait < c->retry_max_ms; i++)
+        wait *= 2;
+    //  A spread derived from the stream id: streams failing together do
+    //  not come back together, and a replay waits the same.
+    wait += wait * (s->sid [s->attempt % SL_SID_SIZE] % 64) / 256;
+    return wait < c->retry_max_ms ? wait : c->retry_max_ms;
+}
+
+//  Schedule another attempt if this failure allows one; false otherwise.
+static bool
+s_retry (s_stream_t *s)
+{
+    if (!s_untouched (s) || s->attempt >= s->ingest->config.max_retries)
+        return false;
+    long wait = s_backoff_ms (s);
+    if (wait < 0)
+        return false;
+    sl_log_info ("upstream_retry", "provider=%s attempt=%d status=%ld wait_ms=%ld",
+                 s->provider->name, s->attempt + 1, s->status, wait);
+    sl_counter_inc (s->ingest->retries);
+    s_drop_transfer (s);
+    s->attempt++;
+    s->phase = PHASE_BACKOFF;
+    s->deadline = s_now () + wait;
+    return true;
+}
+
+//  The transfer ended: curl let go of the handle, which is ours to clean
+//  up (s_retry and s_stream_close do).
 static void
 s_on_done (void *arg, CURL *easy, CURLcode result)
 {
@@ -196,23 +394,31 @@ s_on_done (void *arg, CURL *easy, CURLcode result)
     s_stream_t *s = arg;
     if (!s->status)
         curl_easy_getinfo (s->easy, CURLINFO_RESPONSE_CODE, &s->status);
-    if (s->failure) {
-        s_send_error (s, s->failure_code, s->failure, 502, 0);
+    if (s->ended) {
+        //  The provider's end already went downstream.
     }
     else
+    if (s->failure)
+        s_send_error (s, s->failure_code, s->failure, 502, 0);
+    else
     if (result != CURLE_OK) {
-        bool timeout = result == CURLE_OPERATION_TIMEDOUT;
+        if (s_retry (s))
+            return;
+        bool connected = s->phase != PHASE_CONNECTING;
         const char *why = s->errbuf [0] ? s->errbuf : curl_easy_strerror (result);
         sl_buf_t text = { 0 };
-        sl_buf_printf (&text, "upstream %s: %s", timeout ? "timed out" : "connection failed", why);
-        s_send_error (s, timeout ? "upstream_timeout" : "upstream_unreachable",
-                      sl_buf_cstr (&text), timeout ? 504 : 502,
-                      s->seq <= 1 ? SL_F_RETRYABLE : 0);
+        sl_buf_printf (&text, "%s: %s %s", s->provider->name,
+                       connected ? "the connection broke:" : "cannot connect:", why);
+        s_send_error (s, connected ? "upstream_connection_lost" : "upstream_unreachable",
+                      sl_buf_cstr (&text), 502, 0);
         sl_buf_free (&text);
     }
     else
-    if (s->status < 200 || s->status >= 300)
-        s_send_status_error (s);
+    if (s->status < 200 || s->status >= 300) {
+        if ((s->status == 429 || s->status >= 500) && s_retry (s))
+            return;
+        s_status_error (s);
+    }
     else {
         int rc = sl_sse_finish (s->sse, s_on_event, s);
         if (rc == 0)
@@ -220,12 +426,183 @@ s_on_done (void *arg, CURL *easy, CURLcode result)
         else
             s_send_error (s, s->failure_code ? s->failure_code : "upstream_malformed",
                           s->failure ? s->failure : sl_sse_error (s->sse), 502, 0);
+        s_count_unknown (s);
     }
     s_send_end (s);
-    //  The transfer is over: curl no longer owns the handle.
-    curl_easy_cleanup (s->easy);
-    s->easy = NULL;
     s_stream_close (s);
+}
+
+//  A credential header line from the client, forwarded only when it is
+//  one well-formed header line.
+static bool
+s_valid_header_line (sl_str_t line)
+{
+    if (!line.ptr || line.len < 3 || memchr (line.ptr, '\r', line.len) || memchr (line.ptr, '\n', line.len)
+    ||  memchr (line.ptr, 0, line.len))
+        return false;
+    const char *colon = memchr (line.ptr, ':', line.len);
+    return colon && colon > line.ptr;
+}
+
+//  URL and headers for the stream's dialect and provider. False when the
+//  request cannot be made (reported to the caller).
+static bool
+s_prepare (s_stream_t *s, const sl_msg_t *req)
+{
+    const sl_provider_t *p = s->provider;
+    switch (s->dialect) {
+        case SL_DIALECT_OPENAI:
+            sl_buf_printf (&s->url, "%s/chat/completions", p->base_url);
+            break;
+        case SL_DIALECT_RESPONSES:
+            sl_buf_printf (&s->url, "%s/responses", p->base_url);
+            break;
+        case SL_DIALECT_ANTHROPIC:
+            sl_buf_printf (&s->url, "%s/v1/messages", p->base_url);
+            break;
+        case SL_DIALECT_GEMINI: {
+            sl_str_t model = req->model;
+            if (sl_str_starts (model, "models/")) {
+                model.ptr += 7;
+                model.len -= 7;
+            }
+            if (!model.ptr || !model.len || model.len > 256)
+                return false;
+            char *escaped = curl_easy_escape (NULL, model.ptr, (int) model.len);
+            sl_buf_printf (&s->url, "%s/models/%s:streamGenerateContent?alt=sse", p->base_url, escaped);
+            curl_free (escaped);
+            break;
+        }
+        default:
+            return false;
+    }
+    s->headers = curl_slist_append (s->headers, "Content-Type: application/json");
+    s->headers = curl_slist_append (s->headers, "Accept: text/event-stream");
+    s->headers = curl_slist_append (s->headers, "Expect:");     //  no 100-continue round trip
+    if (s->dialect == SL_DIALECT_ANTHROPIC)
+        s->headers = curl_slist_append (s->headers, INGEST_ANTHROPIC_VERSION);
+    const char *key = p->key_env [0] ? getenv (p->key_env) : NULL;
+    sl_buf_t line = { 0 };
+    if (key && *key) {
+        if (s->dialect == SL_DIALECT_ANTHROPIC)
+            sl_buf_printf (&line, "x-api-key: %s", key);
+        else
+        if (s->dialect == SL_DIALECT_GEMINI)
+            sl_buf_printf (&line, "x-goog-api-key: %s", key);
+        else
+            sl_buf_printf (&line, "Authorization: Bearer %s", key);
+    }
+    else
+    if (p->forward_auth && s_valid_header_line (req->auth))
+        sl_buf_append_str (&line, req->auth);
+    if (line.len)
+        s->headers = curl_slist_append (s->headers, sl_buf_cstr (&line));
+    //  The key must not linger in a freed buffer's memory.
+    if (line.data)
+        memset (line.data, 0, line.cap);
+    sl_buf_free (&line);
+    return true;
+}
+
+static void
+s_start_attempt (s_stream_t *s)
+{
+    ingest_t *self = s->ingest;
+    s->status = 0;
+    s->retry_after_s = -1;
+    s->failure = NULL;
+    s->failure_code = NULL;
+    s->errbuf [0] = 0;
+    sl_buf_reset (&s->error_body);
+    sl_sse_reset (s->sse);
+    if (s->attempt) {
+        //  Nothing went downstream, so the decoder starts afresh too.
+        sl_decoder_destroy (&s->decoder);
+        s->decoder = sl_decoder_new (s->dialect);
+        s->unknown_seen = 0;
+    }
+    s->easy = curl_easy_init ();
+    curl_easy_setopt (s->easy, CURLOPT_URL, sl_buf_cstr (&s->url));
+    curl_easy_setopt (s->easy, CURLOPT_POSTFIELDS, s->body.data ? s->body.data : "");
+    curl_easy_setopt (s->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) s->body.len);
+    curl_easy_setopt (s->easy, CURLOPT_HTTPHEADER, s->headers);
+    curl_easy_setopt (s->easy, CURLOPT_WRITEFUNCTION, s_on_body);
+    curl_easy_setopt (s->easy, CURLOPT_WRITEDATA, s);
+    curl_easy_setopt (s->easy, CURLOPT_HEADERFUNCTION, s_on_header);
+    curl_easy_setopt (s->easy, CURLOPT_HEADERDATA, s);
+    curl_easy_setopt (s->easy, CURLOPT_PREREQFUNCTION, s_on_connected);
+    curl_easy_setopt (s->easy, CURLOPT_PREREQDATA, s);
+    curl_easy_setopt (s->easy, CURLOPT_ERRORBUFFER, s->errbuf);
+    curl_easy_setopt (s->easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt (s->easy, CURLOPT_CONNECTTIMEOUT_MS,
+                      self->config.connect_timeout_ms + INGEST_CURL_SLACK_MS);
+    curl_easy_setopt (s->easy, CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_2TLS);
+    s->phase = PHASE_CONNECTING;
+    s->deadline = s_now () + self->config.connect_timeout_ms;
+    if (sl_curlm_add (self->curlm, s->easy, s_on_done, s)) {
+        curl_easy_cleanup (s->easy);
+        s->easy = NULL;
+        s_send_error (s, "upstream_unreachable", "the upstream call could not be started", 502, 0);
+        s_stream_close (s);
+    }
+}
+
+//  A deadline passed: the phase says which one.
+static void
+s_on_deadline (s_stream_t *s)
+{
+    if (s->phase == PHASE_BACKOFF) {
+        s_start_attempt (s);
+        return;
+    }
+    s_drop_transfer (s);
+    if (s->ended) {
+        s_stream_close (s);             //  the response was complete; only the body hung
+        return;
+    }
+    int which = s->phase == PHASE_CONNECTING ? 0 : s->phase == PHASE_WAITING ? 1 : 2;
+    long limit = which == 0 ? s->ingest->config.connect_timeout_ms
+               : which == 1 ? s->ingest->config.first_byte_timeout_ms
+               : s->ingest->config.idle_timeout_ms;
+    sl_counter_inc (s->ingest->timeouts [which]);
+    //  A connect that never completed is a connection error: retry it.
+    if (which == 0 && s_retry (s))
+        return;
+    char code [64], text [256];
+    snprintf (code, sizeof code, "upstream_%s_timeout", s_timeout_names [which]);
+    snprintf (text, sizeof text,
+              which == 0 ? "%s: no connection within %ld ms (connect timeout)"
+            : which == 1 ? "%s: no response within %ld ms of the request (first byte timeout)"
+            : "%s: nothing received for %ld ms mid-stream (idle timeout)",
+              s->provider->name, limit);
+    s_send_error (s, code, text, 504, 0);
+    s_stream_close (s);
+}
+
+static int
+s_on_sweep (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    ingest_t *self = arg;
+    int64_t now = s_now ();
+    size_t count;
+    void **streams = sl_sidmap_values (self->streams, &count);
+    for (size_t i = 0; i < count; i++) {
+        s_stream_t *s = streams [i];
+        bool due = s->phase == PHASE_STREAMING
+                 ? now - s->last_byte >= self->config.idle_timeout_ms
+                 : now >= s->deadline;
+        if (due)
+            s_on_deadline (s);
+    }
+    free (streams);
+    if (sl_sidmap_size (self->streams) == 0) {
+        zloop_timer_end (sl_service_loop (self->service), self->sweep);
+        self->sweep = -1;
+    }
+    sl_router_flush (self->router);
+    return 0;
 }
 
 //  --------------------------------------------------------------------------
@@ -242,60 +619,45 @@ s_start (ingest_t *self, const sl_msg_t *req)
     s->ingest = self;
     memcpy (s->sid, req->sid, SL_SID_SIZE);
     s->epoch = req->epoch;
+    s->dialect = req->upstream_dialect;
     sl_sidmap_put (self->streams, s->sid, s);
     sl_counter_inc (self->started);
+    //  The gateway may have routed already; otherwise the model decides.
+    const sl_provider_t *p = req->provider.ptr ? sl_routes_find (self->config.routes, req->provider) : NULL;
+    if (!p || p->dialect != s->dialect)
+        p = sl_routes_match (self->config.routes, req->model, s->dialect);
+    s->provider = p;
 
     //  The stream's first message carries what later stages need to know.
     sl_msg_t start = *req;
     start.type = SL_MSG_START;
     start.body = SL_STR_NULL;
     start.auth = SL_STR_NULL;           //  credentials stop here
+    start.provider = p ? sl_str (p->name) : SL_STR_NULL;
     s_send (s, &start);
 
-    s->decoder = sl_decoder_new (req->upstream_dialect);
-    if (!s->decoder) {
-        s_send_error (s, "unsupported_dialect", "no decoder for this upstream dialect", 400, 0);
-        s_send_end (s);
+    s->decoder = sl_decoder_new (s->dialect);
+    if (!s->decoder || !p) {
+        char text [160];
+        if (!s->decoder)
+            snprintf (text, sizeof text, "no decoder for upstream dialect %d", s->dialect);
+        else
+            snprintf (text, sizeof text, "no provider serves the %s dialect", sl_dialect_name (s->dialect));
+        s_send_error (s, !s->decoder ? "unsupported_dialect" : "no_provider", text, 400, 0);
         s_stream_close (s);
         return;
     }
     s->sse = sl_sse_new (self->config.max_event);
-    s->easy = curl_easy_init ();
-    sl_buf_t url = { 0 };
-    sl_buf_printf (&url, "%s/chat/completions", self->config.openai_base_url);
-    curl_easy_setopt (s->easy, CURLOPT_URL, sl_buf_cstr (&url));
-    sl_buf_free (&url);
-    curl_easy_setopt (s->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->body.len);
-    curl_easy_setopt (s->easy, CURLOPT_COPYPOSTFIELDS, req->body.ptr ? req->body.ptr : "");
-    s->headers = curl_slist_append (s->headers, "Content-Type: application/json");
-    s->headers = curl_slist_append (s->headers, "Accept: text/event-stream");
-    if (self->config.openai_key && *self->config.openai_key) {
-        sl_buf_t auth = { 0 };
-        sl_buf_printf (&auth, "Authorization: Bearer %s", self->config.openai_key);
-        s->headers = curl_slist_append (s->headers, sl_buf_cstr (&auth));
-        sl_buf_free (&auth);
-    }
-    else
-    if (req->auth.ptr && req->auth.len) {
-        char *line = sl_xstrndup (req->auth.ptr, req->auth.len);
-        s->headers = curl_slist_append (s->headers, line);
-        free (line);
-    }
-    curl_easy_setopt (s->easy, CURLOPT_HTTPHEADER, s->headers);
-    curl_easy_setopt (s->easy, CURLOPT_WRITEFUNCTION, s_on_body);
-    curl_easy_setopt (s->easy, CURLOPT_WRITEDATA, s);
-    curl_easy_setopt (s->easy, CURLOPT_ERRORBUFFER, s->errbuf);
-    curl_easy_setopt (s->easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt (s->easy, CURLOPT_CONNECTTIMEOUT_MS, self->config.connect_timeout_ms);
-    curl_easy_setopt (s->easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt (s->easy, CURLOPT_LOW_SPEED_TIME, self->config.idle_timeout_s);
-    curl_easy_setopt (s->easy, CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_2TLS);
-    if (sl_curlm_add (self->curlm, s->easy, s_on_done, s)) {
-        s_send_error (s, "upstream_unreachable", "the upstream call could not be started", 502,
-                      SL_F_RETRYABLE);
-        s_send_end (s);
+    sl_buf_append_str (&s->body, req->body);
+    if (!s_prepare (s, req)) {
+        s_send_error (s, "invalid_request_error", "the request names no usable model", 400, 0);
         s_stream_close (s);
+        return;
     }
+    sl_log_debug ("upstream_call", "provider=%s dialect=%s", p->name, sl_dialect_name (s->dialect));
+    if (self->sweep < 0)
+        self->sweep = zloop_timer (sl_service_loop (self->service), INGEST_TICK_MS, 0, s_on_sweep, self);
+    s_start_attempt (s);
 }
 
 static void
@@ -307,8 +669,16 @@ s_cancel (ingest_t *self, const sl_msg_t *msg)
     sl_counter_inc (self->cancels);
     //  Closing the stream frees the upstream connection now; the error and
     //  end tell the later stages to let go of it too.
-    s_send_error (s, "client_cancelled", "the client went away", 499, 0);
-    s_send_end (s);
+    s_drop_transfer (s);
+    if (!s->ended) {
+        sl_msg_t m;
+        sl_msg_init (&m, SL_MSG_ERROR);
+        m.code = SL_STR_LIT ("client_cancelled");
+        m.message = SL_STR_LIT ("the client went away");
+        m.status = 499;
+        s_send (s, &m);
+        s_send_end (s);
+    }
     s_stream_close (s);
 }
 
@@ -343,6 +713,7 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
     ingest_t *self = sl_xcalloc (1, sizeof *self);
     self->config = *config;
     self->service = service;
+    self->sweep = -1;
     self->streams = sl_sidmap_new ();
     zloop_t *loop = sl_service_loop (service);
     self->curlm = sl_curlm_new (loop);
@@ -359,6 +730,16 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
                                            "Messages with no aggregator to go to");
     self->malformed_upstream = sl_metrics_counter (m, "sluice_upstream_malformed_total", NULL,
                                                    "Upstream events that could not be decoded");
+    self->unknown = sl_metrics_counter (m, "sluice_upstream_unknown_total", NULL,
+                                        "Upstream event types and fields not known, skipped");
+    self->retries = sl_metrics_counter (m, "sluice_upstream_retries_total", NULL,
+                                        "Upstream calls retried (connection error, 429, 5xx)");
+    for (int i = 0; i < 3; i++) {
+        char labels [64];
+        snprintf (labels, sizeof labels, "kind=\"%s\"", s_timeout_names [i]);
+        self->timeouts [i] = sl_metrics_counter (m, "sluice_upstream_timeouts_total", labels,
+                                                 "Upstream calls ended by a deadline");
+    }
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Streams in progress", s_active, self);
     if (sl_router_connect (self->router, config->next)) {
         ingest_destroy (&self);
@@ -383,6 +764,8 @@ ingest_destroy (ingest_t **self_p)
     for (size_t i = 0; i < count; i++)
         s_stream_free (streams [i]);
     free (streams);
+    if (self->sweep >= 0)
+        zloop_timer_end (sl_service_loop (self->service), self->sweep);
     sl_sidmap_destroy (&self->streams);
     sl_stage_destroy (&self->stage);
     sl_curlm_destroy (&self->curlm);

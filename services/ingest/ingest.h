@@ -1,14 +1,23 @@
 /*  ingest.h - the ingest service: request jobs in, upstream calls, deltas out.
 
-    For every request job from a gateway it starts the upstream HTTP call
-    (libcurl multi, in the reactor), parses the server-sent events as they
-    arrive, decodes them with the provider's decoder and sends the deltas
-    (after a START carrying the request's metadata) to the aggregator the
-    stream is pinned to. A cancel from the gateway aborts the call at once.
+    For every request job from a gateway it picks the provider (sl_routes:
+    the request's dialect and model), starts the upstream HTTP call
+    (libcurl multi, in the reactor) at the dialect's path with the
+    provider's credentials, parses the server-sent events as they arrive,
+    decodes them with the dialect's decoder and sends the deltas (after a
+    START carrying the request's metadata and the provider's name) to the
+    aggregator the stream is pinned to.
+
+    It guards every call with three deadlines (connect, first byte, idle
+    between bytes), each ending the stream with an error naming it; it
+    retries with backoff (honouring Retry-After) on connection errors, 429
+    and 5xx while nothing but the START has gone downstream; and a cancel
+    from the gateway aborts the call at once.
 */
 #ifndef INGEST_H
 #define INGEST_H
 
+#include "../../common/sl_routes.h"
 #include "../../common/sl_service.h"
 
 typedef struct _ingest_t ingest_t;
@@ -16,11 +25,14 @@ typedef struct _ingest_t ingest_t;
 typedef struct {
     const char *bind;                   //  inbox endpoint (jobs from gateways)
     const char *next;                   //  aggregator endpoints
-    const char *openai_base_url;        //  e.g. https://api.openai.com/v1
-    const char *openai_key;             //  NULL or "" to forward the client's
-    long connect_timeout_ms;
-    long idle_timeout_s;                //  no byte for this long ends the call
+    sl_routes_t *routes;                //  providers and routes (borrowed)
+    long connect_timeout_ms;            //  TCP + TLS connect
+    long first_byte_timeout_ms;         //  request sent -> first response byte
+    long idle_timeout_ms;               //  no byte for this long ends the call
     size_t max_event;                   //  SSE line / event limit, bytes
+    int max_retries;                    //  attempts after the first
+    long retry_base_ms;                 //  first backoff, doubled each time
+    long retry_max_ms;                  //  longest wait; a longer Retry-After is not waited for
 } ingest_config_t;
 
 ingest_t *ingest_new (sl_service_t *service, const ingest_config_t *config);

@@ -1,9 +1,30 @@
-/*  sluice-ingest - calls the upstream model and decodes its stream. */
+/*  sluice-ingest - calls the upstream model and decodes its stream.
+
+    Providers come from a routes file (--routes) or, without one, from the
+    built-in defaults: one provider per dialect at the --*-base-url flags.
+    API keys are read from the environment only (the variable each
+    provider names: OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY by
+    default), never from flags, and never logged.
+*/
 #include <stdlib.h>
 
 #include "../../common/sl_log.h"
+#include "../../common/sl_routes.h"
+#include "../../proto/sl_msg.h"
 #include "ingest.h"
 #include "sl_sse.h"
+
+//  A positive integer option, or -1 (reported) when it is not one.
+static long
+s_positive (const char *name, const char *value, bool zero_ok)
+{
+    long n = sl_opts_long (value);
+    if (n < 0 || (n == 0 && !zero_ok)) {
+        sl_log_error ("bad_option", "--%s must be a %s integer", name, zero_ok ? "non-negative" : "positive");
+        return -1;
+    }
+    return n;
+}
 
 int
 main (int argc, char **argv)
@@ -11,16 +32,34 @@ main (int argc, char **argv)
     const char *bind = "tcp://127.0.0.1:5551";
     const char *next = "tcp://127.0.0.1:5552";
     const char *openai_base = "https://api.openai.com/v1";
+    const char *anthropic_base = "https://api.anthropic.com";
+    const char *gemini_base = "https://generativelanguage.googleapis.com/v1beta";
+    const char *routes_path = "";
     const char *connect_timeout = "10000";
-    const char *idle_timeout = "300";
+    const char *first_byte_timeout = "120000";
+    const char *idle_timeout = "300000";
     const char *max_event = "8388608";
+    const char *max_retries = "2";
+    const char *retry_base = "500";
+    const char *retry_max = "20000";
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (jobs from the gateways)" },
         { "next", NULL, &next, "aggregator endpoints, comma-separated" },
-        { "openai-base-url", "SLUICE_OPENAI_BASE_URL", &openai_base, "OpenAI-compatible upstream base URL" },
-        { "connect-timeout-ms", NULL, &connect_timeout, "upstream connect timeout" },
-        { "idle-timeout-s", NULL, &idle_timeout, "end a call when the upstream sends nothing this long" },
+        { "openai-base-url", "SLUICE_OPENAI_BASE_URL", &openai_base,
+          "OpenAI-compatible base URL (chat completions and responses), without a routes file" },
+        { "anthropic-base-url", "SLUICE_ANTHROPIC_BASE_URL", &anthropic_base,
+          "Anthropic base URL (.../v1/messages is appended), without a routes file" },
+        { "gemini-base-url", "SLUICE_GEMINI_BASE_URL", &gemini_base,
+          "Gemini base URL (.../models/{model}:streamGenerateContent), without a routes file" },
+        { "routes", "SLUICE_ROUTES", &routes_path, "routes file: providers and model routes (YAML)" },
+        { "connect-timeout-ms", NULL, &connect_timeout, "upstream connect deadline" },
+        { "first-byte-timeout-ms", NULL, &first_byte_timeout,
+          "deadline from the request to the first response byte" },
+        { "idle-timeout-ms", NULL, &idle_timeout, "end a call when the upstream sends nothing this long" },
         { "max-event", NULL, &max_event, "largest SSE line or event accepted, bytes" },
+        { "max-retries", NULL, &max_retries, "retries of a call before any byte reached the client" },
+        { "retry-base-ms", NULL, &retry_base, "first retry backoff (doubled each retry)" },
+        { "retry-max-ms", NULL, &retry_max, "longest retry wait; a longer Retry-After is not waited for" },
         SL_OPT_END
     };
     int code;
@@ -30,20 +69,40 @@ main (int argc, char **argv)
     ingest_config_t config = {
         .bind = bind,
         .next = next,
-        .openai_base_url = openai_base,
-        .openai_key = getenv ("OPENAI_API_KEY"),
-        .connect_timeout_ms = sl_opts_long (connect_timeout),
-        .idle_timeout_s = sl_opts_long (idle_timeout),
-        .max_event = (size_t) sl_opts_long (max_event),
+        .connect_timeout_ms = s_positive ("connect-timeout-ms", connect_timeout, false),
+        .first_byte_timeout_ms = s_positive ("first-byte-timeout-ms", first_byte_timeout, false),
+        .idle_timeout_ms = s_positive ("idle-timeout-ms", idle_timeout, false),
+        .max_retries = (int) s_positive ("max-retries", max_retries, true),
+        .retry_base_ms = s_positive ("retry-base-ms", retry_base, false),
+        .retry_max_ms = s_positive ("retry-max-ms", retry_max, true),
     };
-    if (config.connect_timeout_ms <= 0 || config.idle_timeout_s <= 0 || sl_opts_long (max_event) <= 0) {
-        sl_log_error ("bad_option", "timeouts and --max-event must be positive integers");
+    long event = s_positive ("max-event", max_event, false);
+    config.max_event = (size_t) event;
+    if (config.connect_timeout_ms < 0 || config.first_byte_timeout_ms < 0 || config.idle_timeout_ms < 0
+    ||  config.max_retries < 0 || config.retry_base_ms < 0 || config.retry_max_ms < 0 || event < 0) {
         sl_service_destroy (&svc);
         return 2;
+    }
+    char *error = NULL;
+    config.routes = *routes_path ? sl_routes_load (routes_path, &error)
+                                 : sl_routes_new_default (openai_base, anthropic_base, gemini_base);
+    if (!config.routes) {
+        sl_log_error ("bad_routes", "%s", error ? error : "a base URL must be an http:// or https:// URL");
+        free (error);
+        sl_service_destroy (&svc);
+        return 2;
+    }
+    for (size_t i = 0; i < sl_routes_provider_count (config.routes); i++) {
+        const sl_provider_t *p = sl_routes_provider (config.routes, i);
+        const char *key = p->key_env [0] ? getenv (p->key_env) : NULL;
+        sl_log_info ("provider", "name=%s dialect=%s base_url=%s key=%s", p->name,
+                     sl_dialect_name (p->dialect), p->base_url,
+                     key && *key ? "set" : p->forward_auth ? "client's" : "none");
     }
     ingest_t *ingest = ingest_new (svc, &config);
     int rc = ingest ? sl_service_run (svc) : 1;
     ingest_destroy (&ingest);
+    sl_routes_destroy (&config.routes);
     sl_service_destroy (&svc);
     return rc;
 }

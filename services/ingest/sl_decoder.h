@@ -4,11 +4,16 @@
     sl_sse) becomes zero or more normalized DELTA messages, or an ERROR
     message when the provider reports an error inside the stream. The
     envelope (sid, epoch, seq) of emitted messages is left for the caller.
+    proto/PROTOCOL.md ("Delta conventions", "Dialect mappings") says what
+    each provider event becomes.
 
     A decoder never asserts on what the provider sent: an event that is not
     valid JSON where JSON is required returns -2 (sl_decoder_error says why)
     and the caller ends the stream with an error; unknown event types and
-    fields are counted (sl_decoder_unknown) and skipped.
+    fields are counted (sl_decoder_unknown) and skipped. Once the provider's
+    terminal event was decoded (its end marker, or an error it reported),
+    every further event is counted as unknown and skipped: a response has
+    one end.
 */
 #ifndef SL_DECODER_H
 #define SL_DECODER_H
@@ -34,5 +39,7 @@ bool sl_decoder_done (sl_decoder_t *self);
 const char *sl_decoder_error (sl_decoder_t *self);
 //  Unknown event types and fields skipped so far.
 uint64_t sl_decoder_unknown (sl_decoder_t *self);
+//  The dialect's name, for logs ("openai", "anthropic", ...).
+const char *sl_decoder_name (sl_decoder_t *self);
 
 #endif

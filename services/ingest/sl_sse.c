@@ -9,6 +9,8 @@
 #include "../../common/sl_buf.h"
 #include "../../common/sl_json.h"
 
+#define SL_SSE_RETRY_DIGITS 19          //  longer values would overflow a long
+
 struct _sl_sse_t {
     size_t max;                         //  bytes per line, event data, trailer
     sl_buf_t line;                      //  a line split across reads
@@ -78,13 +80,14 @@ sl_sse_retry (sl_sse_t *self)
 static int
 s_dispatch (sl_sse_t *self, sl_sse_event_fn *fn, void *arg)
 {
-    sl_buf_reset (&self->junk);
-    self->junk_overflow = false;
     if (self->data.len == 0) {
         //  Nothing to dispatch: the event type is reset, not carried over.
         sl_buf_reset (&self->type);
         return 0;
     }
+    //  An event arrived: what came before it was not a trailing body.
+    sl_buf_reset (&self->junk);
+    self->junk_overflow = false;
     sl_str_t data = sl_str_n (self->data.data, self->data.len - 1);   //  drop final LF
     sl_str_t type = self->type.len ? sl_buf_str (&self->type) : SL_STR_LIT ("message");
     int rc = fn (arg, type, data, sl_buf_str (&self->id));
@@ -149,7 +152,7 @@ s_line (sl_sse_t *self, const char *p, size_t n, sl_sse_event_fn *fn, void *arg)
     }
     else
     if (name_len == 5 && memcmp (p, "retry", 5) == 0) {
-        if (s_all_digits (value, value_len) && value_len < 10)
+        if (s_all_digits (value, value_len) && value_len < SL_SSE_RETRY_DIGITS)
             self->retry = strtol (value, NULL, 10);
     }
     else
@@ -168,6 +171,17 @@ s_line (sl_sse_t *self, const char *p, size_t n, sl_sse_event_fn *fn, void *arg)
     return 0;
 }
 
+//  The first CR or LF in [p, end), or end. Two memchr calls (vectorized in
+//  libc) beat a byte loop: lines are long and CR is rare or right before LF.
+static inline const char *
+s_line_end (const char *p, const char *end)
+{
+    const char *lf = memchr (p, '\n', (size_t) (end - p));
+    const char *limit = lf ? lf : end;
+    const char *cr = memchr (p, '\r', (size_t) (limit - p));
+    return cr ? cr : limit;
+}
+
 int
 sl_sse_feed (sl_sse_t *self, const char *data, size_t size, sl_sse_event_fn *fn, void *arg)
 {
@@ -181,9 +195,7 @@ sl_sse_feed (sl_sse_t *self, const char *data, size_t size, sl_sse_event_fn *fn,
                 continue;
             }
         }
-        const char *q = p;
-        while (q < end && *q != '\n' && *q != '\r')
-            q++;
+        const char *q = s_line_end (p, end);
         if (q == end) {
             //  Partial line: keep it for the next read.
             if (self->line.len + (size_t) (end - p) > self->max) {
@@ -193,12 +205,13 @@ sl_sse_feed (sl_sse_t *self, const char *data, size_t size, sl_sse_event_fn *fn,
             sl_buf_append (&self->line, p, (size_t) (end - p));
             break;
         }
+        //  The limit holds however the line was split across reads.
+        if (self->line.len + (size_t) (q - p) > self->max) {
+            self->error = "line over the size limit";
+            return -1;
+        }
         int rc;
         if (self->line.len) {
-            if (self->line.len + (size_t) (q - p) > self->max) {
-                self->error = "line over the size limit";
-                return -1;
-            }
             sl_buf_append (&self->line, p, (size_t) (q - p));
             rc = s_line (self, self->line.data, self->line.len, fn, arg);
             sl_buf_reset (&self->line);

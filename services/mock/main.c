@@ -1,14 +1,25 @@
 /*  sluice-mock - an upstream LLM that serves scripted streams over HTTP.
 
-    POST /v1/chat/completions (or /chat/completions under any base path
-    prefix): the request's model picks the scenario (sl_mock_script.h); the
-    events are sent one every --delay-ms (a request header x-mock-delay-ms
-    overrides it; 0 sends as fast as the client reads). Also serves
-    /healthz and /metrics on the same port; the metrics count the streams
-    its clients abandoned, which is how tests see a cancel reach upstream.
-    Requests for judge-* models play an LLM judge (sl_mock_judge.h).
+    It answers at each provider's real path, in that provider's format:
+      POST .../chat/completions                       OpenAI Chat Completions
+      POST .../responses                              OpenAI Responses
+      POST .../messages                               Anthropic Messages
+      POST .../models/{model}:streamGenerateContent   Gemini (alt=sse)
+    (any prefix, so /v1/..., /v1beta/... and bare paths all work). The
+    model picks the scenario (sl_mock_script.h), including the ones that
+    misbehave on purpose. With --replay-dir, the model
+    "mock-replay/<path>" replays the recorded stream file <path> under that
+    directory. Events are sent one every --delay-ms (a request header
+    x-mock-delay-ms overrides it; 0 sends as fast as the client reads).
+
+    Also serves /healthz and /metrics on the same port; the metrics count
+    the streams its clients abandoned, which is how tests see a cancel
+    reach upstream. Requests for judge-* models play an LLM judge
+    (sl_mock_judge.h).
 */
+#include <ctype.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,39 +33,72 @@
 #define MOCK_MAX_BODY (16u << 20)
 #define MOCK_FAST_BACKLOG (256u << 10)  //  bytes queued before a fast stream waits
 #define MOCK_FAST_WAIT_MS 1
+#define MOCK_DRAIN_WAIT_MS 1            //  mock-drop: wait for the bytes to leave
+#define MOCK_MODEL_MAX 256
+#define MOCK_ATTEMPTS 64                //  request bodies remembered for mock-flaky
+#define MOCK_REPLAY_PREFIX "mock-replay/"
+#define MOCK_REPLAY_MAX (64u << 20)     //  largest file replayed
 
 typedef struct _s_app_t s_app_t;
 
-typedef struct {
+typedef struct _s_stream_t s_stream_t;
+
+struct _s_stream_t {
     s_app_t *app;
     sl_http_req_t *req;
     sl_mock_script_t script;
     size_t next;                        //  next event to send
     long delay_ms;
     int timer;                          //  -1 when none
-} s_stream_t;
+    bool started;                       //  response headers queued
+    s_stream_t *prev, *next_stream;     //  the app's live streams
+};
+
+typedef struct {
+    uint64_t key;                       //  hash of model and body
+    unsigned count;
+} s_attempt_t;
 
 struct _s_app_t {
     sl_service_t *service;
     sl_httpd_t *httpd;
     long delay_ms;
+    const char *replay_dir;             //  NULL: replay disabled
+    s_attempt_t attempts [MOCK_ATTEMPTS];
+    size_t attempt_next;                //  ring position for a new body
+    s_stream_t *live;                   //  streams being answered
     sl_counter_t *streams;
     sl_counter_t *completed;
     sl_counter_t *abandoned;
+    sl_counter_t *dropped;
     sl_gauge_t *active;
     sl_mock_judge_t *judge;             //  LLM judge scenarios (judge-* models)
 };
 
 static void s_schedule (s_stream_t *s, long delay_ms);
 
-//  Send the next event(s); end the response after the last.
+//  Send the next event(s); end the response after the last, the way the
+//  script says.
 static void
 s_pump (s_stream_t *s)
 {
+    if (!s->started) {
+        s->started = true;
+        sl_http_stream_start (s->req, 200, "text/event-stream");
+    }
     do {
         if (s->next == s->script.count) {
-            sl_http_stream_end (s->req);
-            return;
+            if (s->script.end == SL_MOCK_END_CLOSE)
+                sl_http_stream_end (s->req);
+            else
+            if (s->script.end == SL_MOCK_END_DROP) {
+                //  Close only once the half event left, so the client sees it.
+                if (sl_http_stream_buffered (s->req))
+                    s_schedule (s, MOCK_DRAIN_WAIT_MS);
+                else
+                    sl_http_stream_abort (s->req);
+            }
+            return;                     //  SL_MOCK_END_STALL: silence
         }
         sl_buf_t *e = &s->script.events [s->next++];
         if (sl_http_stream_write (s->req, e->data, e->len))
@@ -82,13 +126,22 @@ s_schedule (s_stream_t *s, long delay_ms)
 }
 
 static void
-s_respond_error (sl_http_req_t *req, int status, const char *message)
+s_respond_script_error (sl_http_req_t *req, sl_mock_script_t *script)
 {
-    json_t *body = json_pack ("{s:{s:s,s:s}}", "error", "message", message, "type", "invalid_request_error");
-    char *text = json_dumps (body, JSON_COMPACT);
-    sl_http_respond (req, status, "application/json", text, strlen (text));
-    free (text);
-    json_decref (body);
+    if (script->retry_after [0])
+        sl_http_add_header (req, "Retry-After", script->retry_after);
+    sl_http_respond (req, script->status, "application/json",
+                     script->error_body.data, script->error_body.len);
+}
+
+static void
+s_respond_not_found (sl_http_req_t *req, int dialect, const char *message)
+{
+    sl_mock_script_t script;
+    memset (&script, 0, sizeof script);
+    sl_mock_script_not_found (dialect ? dialect : SL_DIALECT_OPENAI, message, &script);
+    s_respond_script_error (req, &script);
+    sl_mock_script_clear (&script);
 }
 
 static bool
@@ -98,65 +151,211 @@ s_ends_with (const char *s, const char *suffix)
     return n >= m && strcmp (s + n - m, suffix) == 0;
 }
 
-static void
-s_on_request (void *arg, sl_http_req_t *req)
+//  The dialect a path speaks, and for Gemini the model it names.
+static int
+s_dialect_of (const char *path, char *model, size_t size)
 {
-    s_app_t *app = arg;
-    const char *path = sl_http_req_path (req);
-    if (strcmp (path, "/healthz") == 0 || strcmp (path, "/metrics") == 0) {
-        sl_buf_t out = { 0 };
-        if (path [1] == 'h')
-            sl_service_render_health (app->service, &out);
+    if (s_ends_with (path, "/chat/completions"))
+        return SL_DIALECT_OPENAI;
+    if (s_ends_with (path, "/responses"))
+        return SL_DIALECT_RESPONSES;
+    if (s_ends_with (path, "/messages"))
+        return SL_DIALECT_ANTHROPIC;
+    const char *models = strstr (path, "/models/");
+    if (models && s_ends_with (path, ":streamGenerateContent")) {
+        const char *name = models + strlen ("/models/");
+        size_t n = strlen (name) - strlen (":streamGenerateContent");
+        if (n == 0 || n >= size)
+            return 0;
+        memcpy (model, name, n);
+        model [n] = 0;
+        return SL_DIALECT_GEMINI;
+    }
+    return 0;
+}
+
+//  The request's max-tokens field, in whichever dialect it comes.
+static long
+s_max_tokens (json_t *root, int dialect)
+{
+    json_t *v = NULL;
+    if (dialect == SL_DIALECT_GEMINI)
+        v = json_object_get (json_object_get (root, "generationConfig"), "maxOutputTokens");
+    else
+    if (dialect == SL_DIALECT_RESPONSES)
+        v = json_object_get (root, "max_output_tokens");
+    else {
+        v = json_object_get (root, "max_tokens");
+        if (!v)
+            v = json_object_get (root, "max_completion_tokens");
+    }
+    return json_is_integer (v) ? (long) json_integer_value (v) : 0;
+}
+
+static uint64_t
+s_hash (const char *model, sl_str_t body)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *p = model; *p; p++)
+        h = (h ^ (unsigned char) *p) * 1099511628211ULL;
+    for (size_t i = 0; i < body.len; i++)
+        h = (h ^ (unsigned char) body.ptr [i]) * 1099511628211ULL;
+    return h;
+}
+
+//  How many requests with this model and body came before this one.
+static unsigned
+s_attempt (s_app_t *app, const char *model, sl_str_t body)
+{
+    uint64_t key = s_hash (model, body);
+    for (size_t i = 0; i < MOCK_ATTEMPTS; i++)
+        if (app->attempts [i].key == key)
+            return app->attempts [i].count++;
+    s_attempt_t *slot = &app->attempts [app->attempt_next];
+    app->attempt_next = (app->attempt_next + 1) % MOCK_ATTEMPTS;
+    *slot = (s_attempt_t) { .key = key, .count = 1 };
+    return 0;
+}
+
+//  A replay path: segments of [A-Za-z0-9._-], none of them "." or "..".
+static bool
+s_safe_path (const char *path)
+{
+    if (!*path)
+        return false;
+    const char *seg = path;
+    for (const char *p = path; ; p++) {
+        if (*p == '/' || *p == 0) {
+            size_t n = (size_t) (p - seg);
+            if (n == 0 || (n == 1 && seg [0] == '.') || (n == 2 && seg [0] == '.' && seg [1] == '.'))
+                return false;
+            if (*p == 0)
+                return true;
+            seg = p + 1;
+        }
         else
-            sl_service_render_metrics (app->service, &out);
-        sl_http_respond (req, 200, path [1] == 'h' ? "application/json" : "text/plain; version=0.0.4",
-                         out.data, out.len);
-        sl_buf_free (&out);
-        return;
+        if (!isalnum ((unsigned char) *p) && *p != '.' && *p != '_' && *p != '-')
+            return false;
     }
-    if (sl_mock_judge_handle (app->judge, app->httpd, req))
-        return;
-    if (!s_ends_with (path, "/chat/completions")) {
-        s_respond_error (req, 404, "the mock serves POST .../chat/completions");
-        return;
-    }
-    if (strcmp (sl_http_req_method (req), "POST") != 0) {
-        s_respond_error (req, 405, "use POST");
-        return;
-    }
-    sl_str_t body = sl_http_req_body (req);
-    json_t *root = json_loadb (body.ptr ? body.ptr : "", body.len, 0, NULL);
-    json_t *model = json_object_get (root, "model");
-    if (!json_is_string (model)) {
-        json_decref (root);
-        s_respond_error (req, 400, "the body must be JSON with a model");
+}
+
+//  Build the replay script for model "mock-replay/<path>"; false when
+//  replay is off or the file is not there.
+static bool
+s_replay (s_app_t *app, const char *name, sl_mock_script_t *script)
+{
+    if (!app->replay_dir || !s_safe_path (name))
+        return false;
+    char path [1024];
+    snprintf (path, sizeof path, "%s/%s", app->replay_dir, name);
+    FILE *f = fopen (path, "rb");
+    if (!f)
+        return false;
+    sl_buf_t bytes = { 0 };
+    char chunk [65536];
+    size_t n;
+    while ((n = fread (chunk, 1, sizeof chunk, f)) > 0 && bytes.len < MOCK_REPLAY_MAX)
+        sl_buf_append (&bytes, chunk, n);
+    fclose (f);
+    int rc = sl_mock_script_replay (sl_str (name), sl_buf_str (&bytes), script);
+    sl_buf_free (&bytes);
+    return rc == 0;
+}
+
+static void
+s_serve_health (s_app_t *app, sl_http_req_t *req, const char *path)
+{
+    sl_buf_t out = { 0 };
+    bool health = strcmp (path, "/healthz") == 0;
+    if (health)
+        sl_service_render_health (app->service, &out);
+    else
+        sl_service_render_metrics (app->service, &out);
+    sl_http_respond (req, 200, health ? "application/json" : "text/plain; version=0.0.4",
+                     out.data, out.len);
+    sl_buf_free (&out);
+}
+
+//  Answer with the script: an HTTP error, nothing at all, or a stream.
+static void
+s_answer (s_app_t *app, sl_http_req_t *req, sl_mock_script_t *script)
+{
+    if (script->status != 200 && script->status != 0) {
+        s_respond_script_error (req, script);
+        sl_mock_script_clear (script);
         return;
     }
     s_stream_t *s = sl_xcalloc (1, sizeof *s);
     s->app = app;
     s->req = req;
     s->timer = -1;
+    s->script = *script;
     s->delay_ms = app->delay_ms;
     const char *delay = sl_http_req_header (req, "x-mock-delay-ms");
     if (delay && sl_opts_long (delay) >= 0)
         s->delay_ms = sl_opts_long (delay);
-    json_t *max_tokens = json_object_get (root, "max_tokens");
-    long chunks = json_is_integer (max_tokens) ? (long) json_integer_value (max_tokens) : 0;
-    sl_mock_script_build (sl_str_n (json_string_value (model), json_string_length (model)),
-                          body, chunks, &s->script);
-    json_decref (root);
-    if (s->script.status != 200) {
-        sl_http_respond (req, s->script.status, "application/json",
-                         s->script.error_body.data, s->script.error_body.len);
-        sl_mock_script_clear (&s->script);
-        free (s);
-        return;
-    }
     sl_http_req_set_data (req, s);
     sl_counter_inc (app->streams);
     app->active->value++;
-    sl_http_stream_start (req, 200, "text/event-stream");
-    s_pump (s);
+    s->next_stream = app->live;
+    if (app->live)
+        app->live->prev = s;
+    app->live = s;
+    //  The response starts in the next reactor turn, not from inside the
+    //  request callback: a request left unanswered by the callback is the
+    //  one sl_httpd watches for the client hanging up, and a stalled
+    //  stream must notice that too.
+    if (script->status != 0)
+        s_schedule (s, 0);
+    //  else mock-hang: the client waits until it gives up
+}
+
+static void
+s_on_request (void *arg, sl_http_req_t *req)
+{
+    s_app_t *app = arg;
+    const char *path = sl_http_req_path (req);
+    if (strcmp (path, "/healthz") == 0 || strcmp (path, "/metrics") == 0) {
+        s_serve_health (app, req, path);
+        return;
+    }
+    if (sl_mock_judge_handle (app->judge, app->httpd, req))
+        return;
+    char model [MOCK_MODEL_MAX] = "";
+    int dialect = s_dialect_of (path, model, sizeof model);
+    if (!dialect) {
+        s_respond_not_found (req, SL_DIALECT_OPENAI,
+                             "the mock serves POST .../chat/completions, .../responses, .../messages "
+                             "and .../models/{model}:streamGenerateContent");
+        return;
+    }
+    if (strcmp (sl_http_req_method (req), "POST") != 0) {
+        s_respond_not_found (req, dialect, "use POST");
+        return;
+    }
+    sl_str_t body = sl_http_req_body (req);
+    json_t *root = json_loadb (body.ptr ? body.ptr : "", body.len, 0, NULL);
+    json_t *jmodel = json_object_get (root, "model");
+    if (dialect != SL_DIALECT_GEMINI && json_is_string (jmodel))
+        snprintf (model, sizeof model, "%s", json_string_value (jmodel));
+    long chunks = s_max_tokens (root, dialect);
+    json_decref (root);
+    if (!model [0]) {
+        s_respond_not_found (req, dialect, "the body must be JSON with a model");
+        return;
+    }
+    sl_mock_script_t script;
+    if (strncmp (model, MOCK_REPLAY_PREFIX, strlen (MOCK_REPLAY_PREFIX)) == 0) {
+        if (!s_replay (app, model + strlen (MOCK_REPLAY_PREFIX), &script)) {
+            s_respond_not_found (req, dialect, app->replay_dir ? "no such replay file"
+                                                               : "replay is off (start the mock with --replay-dir)");
+            return;
+        }
+    }
+    else
+        sl_mock_script_build (dialect, sl_str (model), body, chunks,
+                              s_attempt (app, model, body), &script);
+    s_answer (app, req, &script);
 }
 
 static void
@@ -167,6 +366,9 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
     s_stream_t *s = sl_http_req_data (req);
     if (!s)
         return;
+    if (aborted && s->script.end == SL_MOCK_END_DROP && s->next == s->script.count)
+        sl_counter_inc (app->dropped);  //  we closed it: mock-drop
+    else
     if (aborted) {
         sl_counter_inc (app->abandoned);
         sl_log_info ("client_closed", "stream abandoned after %zu of %zu events",
@@ -175,6 +377,12 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
     else
         sl_counter_inc (app->completed);
     app->active->value--;
+    if (s->prev)
+        s->prev->next_stream = s->next_stream;
+    else
+        app->live = s->next_stream;
+    if (s->next_stream)
+        s->next_stream->prev = s->prev;
     if (s->timer >= 0)
         zloop_timer_end (sl_service_loop (app->service), s->timer);
     sl_mock_script_clear (&s->script);
@@ -187,38 +395,58 @@ main (int argc, char **argv)
     const char *host = "127.0.0.1";
     const char *port = "9090";
     const char *delay = "20";
+    const char *replay_dir = "";
     sl_opt_t opts [] = {
         { "host", "SLUICE_MOCK_HOST", &host, "address to listen on" },
         { "port", "SLUICE_MOCK_PORT", &port, "port to listen on" },
         { "delay-ms", "SLUICE_MOCK_DELAY_MS", &delay, "time between events (0: as fast as possible)" },
+        { "replay-dir", "SLUICE_MOCK_REPLAY_DIR", &replay_dir,
+          "directory of recorded streams served to model mock-replay/<file> (empty: off)" },
         SL_OPT_END
     };
     int code;
     sl_service_t *svc = sl_service_new ("mock", opts, "off", argc, argv, &code);
     if (!svc)
         return code;
-    s_app_t app = { .service = svc, .delay_ms = sl_opts_long (delay) };
+    s_app_t *app = sl_xcalloc (1, sizeof *app);
+    app->service = svc;
+    app->delay_ms = sl_opts_long (delay);
+    app->replay_dir = *replay_dir ? replay_dir : NULL;
     long p = sl_opts_long (port);
-    if (app.delay_ms < 0 || p < 0 || p > 65535) {
+    if (app->delay_ms < 0 || p < 0 || p > 65535) {
         sl_log_error ("bad_option", "--port and --delay-ms must be non-negative integers");
+        free (app);
         sl_service_destroy (&svc);
         return 2;
     }
     sl_metrics_t *m = sl_service_metrics (svc);
-    app.streams = sl_metrics_counter (m, "mock_streams_total", NULL, "Streams started");
-    app.completed = sl_metrics_counter (m, "mock_streams_completed_total", NULL, "Streams sent to the end");
-    app.abandoned = sl_metrics_counter (m, "mock_streams_abandoned_total", NULL, "Streams whose client closed early");
-    app.active = sl_metrics_gauge (m, "mock_streams_active", NULL, "Streams being sent");
-    app.judge = sl_mock_judge_new (sl_service_loop (svc));
-    app.httpd = sl_httpd_new (sl_service_loop (svc), host, (int) p, MOCK_MAX_BODY,
-                              s_on_request, s_on_closed, &app);
+    app->streams = sl_metrics_counter (m, "mock_streams_total", NULL, "Streams started");
+    app->completed = sl_metrics_counter (m, "mock_streams_completed_total", NULL, "Streams sent to the end");
+    app->abandoned = sl_metrics_counter (m, "mock_streams_abandoned_total", NULL, "Streams whose client closed early");
+    app->dropped = sl_metrics_counter (m, "mock_streams_dropped_total", NULL,
+                                       "Streams the mock closed mid-event on purpose (mock-drop)");
+    app->active = sl_metrics_gauge (m, "mock_streams_active", NULL, "Streams being sent");
+    app->judge = sl_mock_judge_new (sl_service_loop (svc));
+    app->httpd = sl_httpd_new (sl_service_loop (svc), host, (int) p, MOCK_MAX_BODY,
+                               s_on_request, s_on_closed, app);
     int rc = 1;
-    if (app.httpd) {
-        sl_log_info ("listening", "http=%s:%d delay_ms=%ld", host, sl_httpd_port (app.httpd), app.delay_ms);
+    if (app->httpd) {
+        sl_log_info ("listening", "http=%s:%d delay_ms=%ld replay_dir=%s", host,
+                     sl_httpd_port (app->httpd), app->delay_ms, app->replay_dir ? app->replay_dir : "off");
         rc = sl_service_run (svc);
+        //  Let go of streams still open (stalled, hanging): the HTTP
+        //  server cannot stop while it holds parked connections.
+        for (s_stream_t *s = app->live; s; s = s->next_stream) {
+            if (s->timer >= 0)
+                zloop_timer_end (sl_service_loop (svc), s->timer);
+            s->timer = -1;
+            sl_http_stream_abort (s->req);
+        }
+        sl_httpd_run (app->httpd);
     }
-    sl_httpd_destroy (&app.httpd);
-    sl_mock_judge_destroy (&app.judge);
+    sl_httpd_destroy (&app->httpd);
+    sl_mock_judge_destroy (&app->judge);
+    free (app);
     sl_service_destroy (&svc);
     return rc;
 }

@@ -1,4 +1,11 @@
-/*  sl_mock_script.c - scripted OpenAI-format streams (see sl_mock_script.h). */
+/*  sl_mock_script.c - scripted streams in four dialects (see sl_mock_script.h).
+
+    A scenario is written once, as steps (text, a tool call's start and
+    argument fragments, the finish, a failure); a renderer per dialect turns
+    the steps into that provider's events, keeping what the format needs
+    (open blocks or items, accumulated text for "done" events, Gemini's
+    whole calls).
+*/
 #include "sl_mock_script.h"
 
 #include <stdint.h>
@@ -10,8 +17,13 @@
 #include "../../common/sl_json.h"
 
 #define MOCK_CREATED 1767225600         //  fixed "created" stamp (2026-01-01)
+#define MOCK_DROP_EVENTS 2              //  events mock-drop sends whole
+#define MOCK_STALL_EVENTS 3             //  events mock-stall sends
 
-const char *sl_mock_scenarios [] = { "mock-text", "mock-tools", "mock-error", "mock-bench", NULL };
+const char *sl_mock_scenarios [] = {
+    "mock-text", "mock-tools", "mock-error", "mock-bench", "mock-stall", "mock-hang",
+    "mock-drop", "mock-garbage", "mock-429", "mock-500", "mock-flaky", NULL
+};
 
 static const char *s_text_words [] = {
     "Hello", "! This", " is", " the", " mock", " upstream", " of", " sluice", ".",
@@ -20,11 +32,35 @@ static const char *s_text_words [] = {
     " work", ".", NULL
 };
 
+typedef enum { OPEN_NONE, OPEN_TEXT, OPEN_TOOL } s_open_t;
+
+typedef struct _s_ctx_t s_ctx_t;
+
+//  What a dialect does with each step of a scenario.
 typedef struct {
+    void (*begin) (s_ctx_t *ctx);
+    void (*text) (s_ctx_t *ctx, const char *text);
+    void (*tool_start) (s_ctx_t *ctx, int index, const char *id, const char *name);
+    void (*tool_args) (s_ctx_t *ctx, int index, const char *fragment);
+    //  reason: "stop", "tool_calls" or "length" (OpenAI's words; each
+    //  renderer says it its own way).
+    void (*finish) (s_ctx_t *ctx, const char *reason, int input, int output);
+    void (*fail) (s_ctx_t *ctx);
+} s_render_t;
+
+struct _s_ctx_t {
+    const s_render_t *render;
+    int dialect;
     sl_mock_script_t *script;
-    char id [64];
+    uint64_t hash;                      //  of the request body: ids
     sl_str_t model;
-} s_ctx_t;
+    s_open_t open;                      //  Anthropic block / Responses item open
+    int block;                          //  next Anthropic block / Responses item index
+    int seq;                            //  Responses sequence_number
+    sl_buf_t acc;                       //  text or arguments of the open item
+    char tool_id [64];                  //  the open call's id / name
+    char tool_name [64];
+};
 
 static uint64_t
 s_fnv1a (sl_str_t s)
@@ -38,23 +74,31 @@ s_fnv1a (sl_str_t s)
 }
 
 static sl_buf_t *
-s_new_event (s_ctx_t *ctx)
+s_new_event (sl_mock_script_t *sc)
 {
-    sl_mock_script_t *sc = ctx->script;
     sc->events = sl_xrealloc (sc->events, (sc->count + 1) * sizeof (sl_buf_t));
     sl_buf_t *e = &sc->events [sc->count++];
     memset (e, 0, sizeof *e);
     return e;
 }
 
+static void
+s_put_model (s_ctx_t *ctx, sl_buf_t *e)
+{
+    sl_json_put_sl (e, ctx->model);
+}
+
+//  --------------------------------------------------------------------------
+//  OpenAI Chat Completions
+
 //  A chunk with one choice: delta JSON (without braces) and finish reason.
 static void
-s_chunk (s_ctx_t *ctx, const char *delta, const char *finish)
+s_oa_chunk (s_ctx_t *ctx, const char *delta, const char *finish)
 {
-    sl_buf_t *e = s_new_event (ctx);
-    sl_buf_printf (e, "data: {\"id\":\"%s\",\"object\":\"chat.completion.chunk\",\"created\":%d,\"model\":",
-                   ctx->id, MOCK_CREATED);
-    sl_json_put_sl (e, ctx->model);
+    sl_buf_t *e = s_new_event (ctx->script);
+    sl_buf_printf (e, "data: {\"id\":\"chatcmpl-mock%016llx\",\"object\":\"chat.completion.chunk\","
+                      "\"created\":%d,\"model\":", (unsigned long long) ctx->hash, MOCK_CREATED);
+    s_put_model (ctx, e);
     sl_buf_printf (e, ",\"choices\":[{\"index\":0,\"delta\":{%s},\"finish_reason\":", delta);
     if (finish)
         sl_buf_printf (e, "\"%s\"", finish);
@@ -64,84 +108,524 @@ s_chunk (s_ctx_t *ctx, const char *delta, const char *finish)
 }
 
 static void
-s_text (s_ctx_t *ctx, const char *text)
+s_oa_begin (s_ctx_t *ctx)
+{
+    s_oa_chunk (ctx, "\"role\":\"assistant\",\"content\":\"\"", NULL);
+}
+
+static void
+s_oa_text (s_ctx_t *ctx, const char *text)
 {
     sl_buf_t delta = { 0 };
     sl_buf_puts (&delta, "\"content\":");
     sl_json_put_str (&delta, text, strlen (text));
-    s_chunk (ctx, sl_buf_cstr (&delta), NULL);
+    s_oa_chunk (ctx, sl_buf_cstr (&delta), NULL);
     sl_buf_free (&delta);
 }
 
 static void
-s_tool_start (s_ctx_t *ctx, int index, const char *id, const char *name)
+s_oa_tool_start (s_ctx_t *ctx, int index, const char *id, const char *name)
 {
     sl_buf_t delta = { 0 };
-    sl_buf_printf (&delta, "\"tool_calls\":[{\"index\":%d,\"id\":\"%s\",\"type\":\"function\","
+    sl_buf_printf (&delta, "\"tool_calls\":[{\"index\":%d,\"id\":\"call_%s\",\"type\":\"function\","
                            "\"function\":{\"name\":\"%s\",\"arguments\":\"\"}}]", index, id, name);
-    s_chunk (ctx, sl_buf_cstr (&delta), NULL);
+    s_oa_chunk (ctx, sl_buf_cstr (&delta), NULL);
     sl_buf_free (&delta);
 }
 
 static void
-s_tool_args (s_ctx_t *ctx, int index, const char *fragment)
+s_oa_tool_args (s_ctx_t *ctx, int index, const char *fragment)
 {
     sl_buf_t delta = { 0 };
     sl_buf_printf (&delta, "\"tool_calls\":[{\"index\":%d,\"function\":{\"arguments\":", index);
     sl_json_put_str (&delta, fragment, strlen (fragment));
     sl_buf_puts (&delta, "}}]");
-    s_chunk (ctx, sl_buf_cstr (&delta), NULL);
+    s_oa_chunk (ctx, sl_buf_cstr (&delta), NULL);
     sl_buf_free (&delta);
 }
 
 static void
-s_usage (s_ctx_t *ctx, int prompt, int completion)
+s_oa_finish (s_ctx_t *ctx, const char *reason, int input, int output)
 {
-    sl_buf_t *e = s_new_event (ctx);
-    sl_buf_printf (e, "data: {\"id\":\"%s\",\"object\":\"chat.completion.chunk\",\"created\":%d,\"model\":",
-                   ctx->id, MOCK_CREATED);
-    sl_json_put_sl (e, ctx->model);
+    s_oa_chunk (ctx, "", reason);
+    sl_buf_t *e = s_new_event (ctx->script);
+    sl_buf_printf (e, "data: {\"id\":\"chatcmpl-mock%016llx\",\"object\":\"chat.completion.chunk\","
+                      "\"created\":%d,\"model\":", (unsigned long long) ctx->hash, MOCK_CREATED);
+    s_put_model (ctx, e);
     sl_buf_printf (e, ",\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d,"
-                      "\"total_tokens\":%d}}\n\n", prompt, completion, prompt + completion);
+                      "\"total_tokens\":%d}}\n\n", input, output, input + output);
+    sl_buf_puts (s_new_event (ctx->script), "data: [DONE]\n\n");
 }
 
 static void
-s_done (s_ctx_t *ctx)
+s_oa_fail (s_ctx_t *ctx)
 {
-    sl_buf_puts (s_new_event (ctx), "data: [DONE]\n\n");
+    sl_buf_puts (s_new_event (ctx->script),
+                 "data: {\"error\":{\"message\":\"The mock upstream failed mid-stream.\","
+                 "\"type\":\"server_error\",\"param\":null,\"code\":\"mock_failure\"}}\n\n");
+}
+
+static const s_render_t s_openai = {
+    s_oa_begin, s_oa_text, s_oa_tool_start, s_oa_tool_args, s_oa_finish, s_oa_fail
+};
+
+//  --------------------------------------------------------------------------
+//  Anthropic Messages
+
+static sl_buf_t *
+s_an_event (s_ctx_t *ctx, const char *type)
+{
+    sl_buf_t *e = s_new_event (ctx->script);
+    sl_buf_printf (e, "event: %s\ndata: {\"type\":\"%s\"", type, type);
+    return e;
+}
+
+static void
+s_an_close (s_ctx_t *ctx)
+{
+    if (ctx->open == OPEN_NONE)
+        return;
+    sl_buf_t *e = s_an_event (ctx, "content_block_stop");
+    sl_buf_printf (e, ",\"index\":%d}\n\n", ctx->block - 1);
+    ctx->open = OPEN_NONE;
+}
+
+static void
+s_an_begin (s_ctx_t *ctx)
+{
+    sl_buf_t *e = s_an_event (ctx, "message_start");
+    sl_buf_printf (e, ",\"message\":{\"id\":\"msg_mock%016llx\",\"type\":\"message\",\"role\":\"assistant\","
+                      "\"model\":", (unsigned long long) ctx->hash);
+    s_put_model (ctx, e);
+    sl_buf_puts (e, ",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,"
+                    "\"usage\":{\"input_tokens\":12,\"output_tokens\":1}}}\n\n");
+}
+
+static void
+s_an_text (s_ctx_t *ctx, const char *text)
+{
+    sl_buf_t *e;
+    if (ctx->open != OPEN_TEXT) {
+        s_an_close (ctx);
+        e = s_an_event (ctx, "content_block_start");
+        sl_buf_printf (e, ",\"index\":%d,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n", ctx->block++);
+        if (ctx->block == 1)
+            sl_buf_puts (s_new_event (ctx->script), "event: ping\ndata: {\"type\": \"ping\"}\n\n");
+        ctx->open = OPEN_TEXT;
+    }
+    e = s_an_event (ctx, "content_block_delta");
+    sl_buf_printf (e, ",\"index\":%d,\"delta\":{\"type\":\"text_delta\",\"text\":", ctx->block - 1);
+    sl_json_put_str (e, text, strlen (text));
+    sl_buf_puts (e, "}}\n\n");
+}
+
+static void
+s_an_tool_start (s_ctx_t *ctx, int index, const char *id, const char *name)
+{
+    (void) index;
+    s_an_close (ctx);
+    sl_buf_t *e = s_an_event (ctx, "content_block_start");
+    sl_buf_printf (e, ",\"index\":%d,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_%s\","
+                      "\"name\":\"%s\",\"input\":{}}}\n\n", ctx->block++, id, name);
+    ctx->open = OPEN_TOOL;
+}
+
+static void
+s_an_tool_args (s_ctx_t *ctx, int index, const char *fragment)
+{
+    (void) index;
+    sl_buf_t *e = s_an_event (ctx, "content_block_delta");
+    sl_buf_printf (e, ",\"index\":%d,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":", ctx->block - 1);
+    sl_json_put_str (e, fragment, strlen (fragment));
+    sl_buf_puts (e, "}}\n\n");
+}
+
+static void
+s_an_finish (s_ctx_t *ctx, const char *reason, int input, int output)
+{
+    (void) input;
+    s_an_close (ctx);
+    const char *stop = strcmp (reason, "tool_calls") == 0 ? "tool_use"
+                     : strcmp (reason, "length") == 0 ? "max_tokens" : "end_turn";
+    sl_buf_t *e = s_an_event (ctx, "message_delta");
+    sl_buf_printf (e, ",\"delta\":{\"stop_reason\":\"%s\",\"stop_sequence\":null},"
+                      "\"usage\":{\"output_tokens\":%d}}\n\n", stop, output);
+    sl_buf_puts (s_an_event (ctx, "message_stop"), "}\n\n");
+}
+
+static void
+s_an_fail (s_ctx_t *ctx)
+{
+    sl_buf_puts (s_an_event (ctx, "error"),
+                 ",\"error\":{\"type\":\"overloaded_error\",\"message\":\"The mock upstream failed mid-stream.\"}}\n\n");
+}
+
+static const s_render_t s_anthropic = {
+    s_an_begin, s_an_text, s_an_tool_start, s_an_tool_args, s_an_finish, s_an_fail
+};
+
+//  --------------------------------------------------------------------------
+//  OpenAI Responses
+
+static sl_buf_t *
+s_re_event (s_ctx_t *ctx, const char *type)
+{
+    sl_buf_t *e = s_new_event (ctx->script);
+    sl_buf_printf (e, "event: %s\ndata: {\"type\":\"%s\",\"sequence_number\":%d", type, type, ctx->seq++);
+    return e;
+}
+
+static void
+s_re_response (s_ctx_t *ctx, const char *type, const char *status, int input, int output)
+{
+    sl_buf_t *e = s_re_event (ctx, type);
+    sl_buf_printf (e, ",\"response\":{\"id\":\"resp_mock%016llx\",\"object\":\"response\",\"created_at\":%d,"
+                      "\"status\":\"%s\",\"model\":", (unsigned long long) ctx->hash, MOCK_CREATED, status);
+    s_put_model (ctx, e);
+    if (input >= 0)
+        sl_buf_printf (e, ",\"usage\":{\"input_tokens\":%d,\"output_tokens\":%d,\"total_tokens\":%d}",
+                       input, output, input + output);
+    else
+        sl_buf_puts (e, ",\"usage\":null");
+    sl_buf_puts (e, "}}\n\n");
+}
+
+static void
+s_re_close (s_ctx_t *ctx)
+{
+    int index = ctx->block - 1;
+    sl_buf_t *e;
+    if (ctx->open == OPEN_TEXT) {
+        char id [64];
+        snprintf (id, sizeof id, "msg_mock%016llx", (unsigned long long) ctx->hash);
+        e = s_re_event (ctx, "response.output_text.done");
+        sl_buf_printf (e, ",\"item_id\":\"%s\",\"output_index\":%d,\"content_index\":0,\"text\":", id, index);
+        sl_json_put_sl (e, sl_buf_str (&ctx->acc));
+        sl_buf_puts (e, "}\n\n");
+        e = s_re_event (ctx, "response.content_part.done");
+        sl_buf_printf (e, ",\"item_id\":\"%s\",\"output_index\":%d,\"content_index\":0,"
+                          "\"part\":{\"type\":\"output_text\",\"annotations\":[],\"text\":", id, index);
+        sl_json_put_sl (e, sl_buf_str (&ctx->acc));
+        sl_buf_puts (e, "}}\n\n");
+        e = s_re_event (ctx, "response.output_item.done");
+        sl_buf_printf (e, ",\"output_index\":%d,\"item\":{\"id\":\"%s\",\"type\":\"message\",\"status\":\"completed\","
+                          "\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"annotations\":[],\"text\":",
+                       index, id);
+        sl_json_put_sl (e, sl_buf_str (&ctx->acc));
+        sl_buf_puts (e, "}]}}\n\n");
+    }
+    else
+    if (ctx->open == OPEN_TOOL) {
+        e = s_re_event (ctx, "response.function_call_arguments.done");
+        sl_buf_printf (e, ",\"item_id\":\"fc_%s\",\"output_index\":%d,\"arguments\":", ctx->tool_id, index);
+        sl_json_put_sl (e, sl_buf_str (&ctx->acc));
+        sl_buf_puts (e, "}\n\n");
+        e = s_re_event (ctx, "response.output_item.done");
+        sl_buf_printf (e, ",\"output_index\":%d,\"item\":{\"id\":\"fc_%s\",\"type\":\"function_call\","
+                          "\"status\":\"completed\",\"arguments\":", index, ctx->tool_id);
+        sl_json_put_sl (e, sl_buf_str (&ctx->acc));
+        sl_buf_printf (e, ",\"call_id\":\"call_%s\",\"name\":\"%s\"}}\n\n", ctx->tool_id, ctx->tool_name);
+    }
+    ctx->open = OPEN_NONE;
+    sl_buf_reset (&ctx->acc);
+}
+
+static void
+s_re_begin (s_ctx_t *ctx)
+{
+    s_re_response (ctx, "response.created", "in_progress", -1, 0);
+    s_re_response (ctx, "response.in_progress", "in_progress", -1, 0);
+}
+
+static void
+s_re_text (s_ctx_t *ctx, const char *text)
+{
+    char id [64];
+    snprintf (id, sizeof id, "msg_mock%016llx", (unsigned long long) ctx->hash);
+    sl_buf_t *e;
+    if (ctx->open != OPEN_TEXT) {
+        s_re_close (ctx);
+        e = s_re_event (ctx, "response.output_item.added");
+        sl_buf_printf (e, ",\"output_index\":%d,\"item\":{\"id\":\"%s\",\"type\":\"message\","
+                          "\"status\":\"in_progress\",\"role\":\"assistant\",\"content\":[]}}\n\n", ctx->block, id);
+        e = s_re_event (ctx, "response.content_part.added");
+        sl_buf_printf (e, ",\"item_id\":\"%s\",\"output_index\":%d,\"content_index\":0,"
+                          "\"part\":{\"type\":\"output_text\",\"annotations\":[],\"text\":\"\"}}\n\n", id, ctx->block);
+        ctx->block++;
+        ctx->open = OPEN_TEXT;
+    }
+    e = s_re_event (ctx, "response.output_text.delta");
+    sl_buf_printf (e, ",\"item_id\":\"%s\",\"output_index\":%d,\"content_index\":0,\"delta\":", id, ctx->block - 1);
+    sl_json_put_str (e, text, strlen (text));
+    sl_buf_puts (e, "}\n\n");
+    sl_buf_puts (&ctx->acc, text);
+}
+
+static void
+s_re_tool_start (s_ctx_t *ctx, int index, const char *id, const char *name)
+{
+    (void) index;
+    s_re_close (ctx);
+    snprintf (ctx->tool_id, sizeof ctx->tool_id, "%s", id);
+    snprintf (ctx->tool_name, sizeof ctx->tool_name, "%s", name);
+    sl_buf_t *e = s_re_event (ctx, "response.output_item.added");
+    sl_buf_printf (e, ",\"output_index\":%d,\"item\":{\"id\":\"fc_%s\",\"type\":\"function_call\","
+                      "\"status\":\"in_progress\",\"arguments\":\"\",\"call_id\":\"call_%s\",\"name\":\"%s\"}}\n\n",
+                   ctx->block++, id, id, name);
+    ctx->open = OPEN_TOOL;
+}
+
+static void
+s_re_tool_args (s_ctx_t *ctx, int index, const char *fragment)
+{
+    (void) index;
+    sl_buf_t *e = s_re_event (ctx, "response.function_call_arguments.delta");
+    sl_buf_printf (e, ",\"item_id\":\"fc_%s\",\"output_index\":%d,\"delta\":", ctx->tool_id, ctx->block - 1);
+    sl_json_put_str (e, fragment, strlen (fragment));
+    sl_buf_puts (e, "}\n\n");
+    sl_buf_puts (&ctx->acc, fragment);
+}
+
+static void
+s_re_finish (s_ctx_t *ctx, const char *reason, int input, int output)
+{
+    s_re_close (ctx);
+    if (strcmp (reason, "length") == 0) {
+        sl_buf_t *e = s_re_event (ctx, "response.incomplete");
+        sl_buf_printf (e, ",\"response\":{\"id\":\"resp_mock%016llx\",\"status\":\"incomplete\","
+                          "\"incomplete_details\":{\"reason\":\"max_output_tokens\"}}}\n\n",
+                       (unsigned long long) ctx->hash);
+        return;
+    }
+    s_re_response (ctx, "response.completed", "completed", input, output);
+}
+
+static void
+s_re_fail (s_ctx_t *ctx)
+{
+    sl_buf_puts (s_re_event (ctx, "error"),
+                 ",\"code\":\"server_error\",\"message\":\"The mock upstream failed mid-stream.\",\"param\":null}\n\n");
+}
+
+static const s_render_t s_responses = {
+    s_re_begin, s_re_text, s_re_tool_start, s_re_tool_args, s_re_finish, s_re_fail
+};
+
+//  --------------------------------------------------------------------------
+//  Gemini: every event a GenerateContentResponse; calls are sent whole.
+
+//  Start a chunk whose candidate has the given parts JSON (no brackets).
+static sl_buf_t *
+s_ge_chunk (s_ctx_t *ctx, const char *parts)
+{
+    sl_buf_t *e = s_new_event (ctx->script);
+    sl_buf_printf (e, "data: {\"candidates\":[{\"content\":{\"parts\":[%s],\"role\":\"model\"},\"index\":0", parts);
+    return e;
+}
+
+static void
+s_ge_end_chunk (s_ctx_t *ctx, sl_buf_t *e)
+{
+    sl_buf_puts (e, ",\"modelVersion\":");
+    s_put_model (ctx, e);
+    sl_buf_printf (e, ",\"responseId\":\"mock%016llx\"}\r\n\r\n", (unsigned long long) ctx->hash);
+}
+
+static void
+s_ge_flush_call (s_ctx_t *ctx)
+{
+    if (ctx->open != OPEN_TOOL)
+        return;
+    sl_buf_t parts = { 0 };
+    sl_buf_printf (&parts, "{\"functionCall\":{\"name\":\"%s\",\"args\":", ctx->tool_name);
+    sl_buf_append_str (&parts, sl_buf_str (&ctx->acc));
+    sl_buf_puts (&parts, "}}");
+    sl_buf_t *e = s_ge_chunk (ctx, sl_buf_cstr (&parts));
+    sl_buf_puts (e, "}]");
+    s_ge_end_chunk (ctx, e);
+    sl_buf_free (&parts);
+    sl_buf_reset (&ctx->acc);
+    ctx->open = OPEN_NONE;
+}
+
+static void
+s_ge_begin (s_ctx_t *ctx)
+{
+    (void) ctx;                         //  Gemini has no opening event
+}
+
+static void
+s_ge_text (s_ctx_t *ctx, const char *text)
+{
+    s_ge_flush_call (ctx);
+    sl_buf_t parts = { 0 };
+    sl_buf_puts (&parts, "{\"text\":");
+    sl_json_put_str (&parts, text, strlen (text));
+    sl_buf_putc (&parts, '}');
+    sl_buf_t *e = s_ge_chunk (ctx, sl_buf_cstr (&parts));
+    sl_buf_puts (e, "}]");
+    s_ge_end_chunk (ctx, e);
+    sl_buf_free (&parts);
+}
+
+static void
+s_ge_tool_start (s_ctx_t *ctx, int index, const char *id, const char *name)
+{
+    (void) index;
+    (void) id;                          //  the Gemini API sends no call ids
+    s_ge_flush_call (ctx);
+    snprintf (ctx->tool_name, sizeof ctx->tool_name, "%s", name);
+    ctx->open = OPEN_TOOL;
+}
+
+static void
+s_ge_tool_args (s_ctx_t *ctx, int index, const char *fragment)
+{
+    (void) index;
+    sl_buf_puts (&ctx->acc, fragment);
+}
+
+static void
+s_ge_finish (s_ctx_t *ctx, const char *reason, int input, int output)
+{
+    s_ge_flush_call (ctx);
+    sl_buf_t *e = s_ge_chunk (ctx, "{\"text\":\"\"}");
+    sl_buf_printf (e, ",\"finishReason\":\"%s\"}],\"usageMetadata\":{\"promptTokenCount\":%d,"
+                      "\"candidatesTokenCount\":%d,\"totalTokenCount\":%d}",
+                   strcmp (reason, "length") == 0 ? "MAX_TOKENS" : "STOP", input, output, input + output);
+    s_ge_end_chunk (ctx, e);
+}
+
+static void
+s_ge_fail (s_ctx_t *ctx)
+{
+    sl_buf_puts (s_new_event (ctx->script),
+                 "data: {\"error\":{\"code\":500,\"message\":\"The mock upstream failed mid-stream.\","
+                 "\"status\":\"INTERNAL\"}}\r\n\r\n");
+}
+
+static const s_render_t s_gemini = {
+    s_ge_begin, s_ge_text, s_ge_tool_start, s_ge_tool_args, s_ge_finish, s_ge_fail
+};
+
+//  --------------------------------------------------------------------------
+//  Scenarios
+
+static void
+s_tool (s_ctx_t *ctx, int index, const char *id, const char *name, const char *const *fragments)
+{
+    ctx->render->tool_start (ctx, index, id, name);
+    for (int i = 0; fragments [i]; i++)
+        ctx->render->tool_args (ctx, index, fragments [i]);
+}
+
+static const char *const s_weather [] = { "{\"ci", "ty\":\"Pa", "ris\"}", NULL };
+static const char *const s_shell [] = { "{\"comm", "and\":\"rm -rf", " /\"}", NULL };
+static const char *const s_notes [] = { "{\"pa", "th\":\"/tmp/", "notes.txt\"}", NULL };
+
+static void
+s_scenario_text (s_ctx_t *ctx)
+{
+    ctx->render->begin (ctx);
+    for (int i = 0; s_text_words [i]; i++)
+        ctx->render->text (ctx, s_text_words [i]);
+    ctx->render->finish (ctx, "stop", 12, 30);
+}
+
+//  The provider's error body for an HTTP error answer.
+static void
+s_error_body (int dialect, int status, const char *type, const char *message, sl_buf_t *out)
+{
+    sl_buf_reset (out);
+    if (dialect == SL_DIALECT_ANTHROPIC) {
+        sl_buf_printf (out, "{\"type\":\"error\",\"error\":{\"type\":\"%s\",\"message\":", type);
+        sl_json_put_str (out, message, strlen (message));
+        sl_buf_puts (out, "}}");
+    }
+    else
+    if (dialect == SL_DIALECT_GEMINI) {
+        const char *rpc = status == 404 ? "NOT_FOUND" : status == 429 ? "RESOURCE_EXHAUSTED"
+                        : status == 503 ? "UNAVAILABLE" : "INTERNAL";
+        sl_buf_printf (out, "{\"error\":{\"code\":%d,\"message\":", status);
+        sl_json_put_str (out, message, strlen (message));
+        sl_buf_printf (out, ",\"status\":\"%s\"}}", rpc);
+    }
+    else {
+        sl_buf_puts (out, "{\"error\":{\"message\":");
+        sl_json_put_str (out, message, strlen (message));
+        sl_buf_printf (out, ",\"type\":\"%s\",\"param\":null,\"code\":null}}", type);
+    }
+}
+
+static void
+s_http_error (s_ctx_t *ctx, int status, const char *retry_after)
+{
+    sl_mock_script_t *sc = ctx->script;
+    int dialect = ctx->dialect;
+    sl_mock_script_clear (sc);
+    sc->status = status;
+    if (retry_after)
+        snprintf (sc->retry_after, sizeof sc->retry_after, "%s", retry_after);
+    bool anthropic = dialect == SL_DIALECT_ANTHROPIC;
+    if (status == 429)
+        s_error_body (dialect, status, anthropic ? "rate_limit_error" : "rate_limit_exceeded",
+                      "The mock upstream is rate limiting this request.", &sc->error_body);
+    else
+        s_error_body (dialect, status, anthropic ? (status == 503 ? "overloaded_error" : "api_error")
+                                                 : "server_error",
+                      status == 503 ? "The mock upstream is briefly unavailable."
+                                    : "The mock upstream failed.", &sc->error_body);
+}
+
+//  Keep the first count events and, for mock-drop, half of the next.
+static void
+s_truncate (sl_mock_script_t *sc, size_t count, bool half_more)
+{
+    size_t keep = count + (half_more ? 1 : 0);
+    if (keep > sc->count)
+        keep = sc->count;
+    for (size_t i = keep; i < sc->count; i++)
+        sl_buf_free (&sc->events [i]);
+    sc->count = keep;
+    if (half_more && keep > count)
+        sc->events [count].len /= 2;
+}
+
+void
+sl_mock_script_not_found (int dialect, const char *message, sl_mock_script_t *out)
+{
+    sl_mock_script_clear (out);
+    out->status = 404;
+    s_error_body (dialect, 404, dialect == SL_DIALECT_ANTHROPIC ? "not_found_error" : "invalid_request_error",
+                  message, &out->error_body);
 }
 
 int
-sl_mock_script_build (sl_str_t model, sl_str_t request_body, long chunks, sl_mock_script_t *out)
+sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long chunks,
+                      unsigned attempt, sl_mock_script_t *out)
 {
     memset (out, 0, sizeof *out);
-    s_ctx_t ctx = { .script = out, .model = model };
-    snprintf (ctx.id, sizeof ctx.id, "chatcmpl-mock%016llx",
-              (unsigned long long) s_fnv1a (request_body));
+    const s_render_t *render = dialect == SL_DIALECT_OPENAI ? &s_openai
+                             : dialect == SL_DIALECT_ANTHROPIC ? &s_anthropic
+                             : dialect == SL_DIALECT_RESPONSES ? &s_responses
+                             : dialect == SL_DIALECT_GEMINI ? &s_gemini : NULL;
+    if (!render)
+        return -1;
+    s_ctx_t ctx = {
+        .render = render, .dialect = dialect, .script = out,
+        .hash = s_fnv1a (request_body), .model = model
+    };
     out->status = 200;
-    s_chunk (&ctx, "\"role\":\"assistant\",\"content\":\"\"", NULL);
-    if (sl_str_eq (model, "mock-text")) {
-        for (int i = 0; s_text_words [i]; i++)
-            s_text (&ctx, s_text_words [i]);
-        s_chunk (&ctx, "", "stop");
-        s_usage (&ctx, 12, 30);
-        s_done (&ctx);
-    }
+    if (sl_str_eq (model, "mock-text"))
+        s_scenario_text (&ctx);
     else
     if (sl_str_eq (model, "mock-tools")) {
-        s_text (&ctx, "Let me check");
-        s_text (&ctx, " the weather and tidy up.");
-        s_tool_start (&ctx, 0, "call_weather_1", "get_weather");
-        s_tool_args (&ctx, 0, "{\"ci");
-        s_tool_args (&ctx, 0, "ty\":\"Pa");
-        s_tool_args (&ctx, 0, "ris\"}");
-        s_tool_start (&ctx, 1, "call_shell_1", "run_shell");
-        s_tool_args (&ctx, 1, "{\"comm");
-        s_tool_args (&ctx, 1, "and\":\"rm -rf");
-        s_tool_args (&ctx, 1, " /\"}");
-        s_chunk (&ctx, "", "tool_calls");
-        s_usage (&ctx, 40, 25);
-        s_done (&ctx);
+        render->begin (&ctx);
+        render->text (&ctx, "Let me check");
+        render->text (&ctx, " the weather and tidy up.");
+        s_tool (&ctx, 0, "weather_1", "get_weather", s_weather);
+        s_tool (&ctx, 1, "shell_1", "run_shell", s_shell);
+        render->finish (&ctx, "tool_calls", 40, 25);
     }
     else
     if (sl_str_eq (model, "mock-bench")) {
@@ -149,40 +633,143 @@ sl_mock_script_build (sl_str_t model, sl_str_t request_body, long chunks, sl_moc
             chunks = SL_MOCK_BENCH_CHUNKS;
         if (chunks > SL_MOCK_BENCH_MAX)
             chunks = SL_MOCK_BENCH_MAX;
+        render->begin (&ctx);
         char word [32];
         for (long i = 0; i < chunks; i++) {
             snprintf (word, sizeof word, "tok%ld ", i);
-            s_text (&ctx, word);
+            render->text (&ctx, word);
         }
-        s_tool_start (&ctx, 0, "call_bench_1", "get_weather");
-        s_tool_args (&ctx, 0, "{\"ci");
-        s_tool_args (&ctx, 0, "ty\":\"Pa");
-        s_tool_args (&ctx, 0, "ris\"}");
-        s_tool_start (&ctx, 1, "call_bench_2", "read_file");
-        s_tool_args (&ctx, 1, "{\"pa");
-        s_tool_args (&ctx, 1, "th\":\"/tmp/");
-        s_tool_args (&ctx, 1, "notes.txt\"}");
-        s_chunk (&ctx, "", "tool_calls");
-        s_usage (&ctx, 100, (int) (chunks < 1000000 ? chunks : 1000000));
-        s_done (&ctx);
+        s_tool (&ctx, 0, "bench_1", "get_weather", s_weather);
+        s_tool (&ctx, 1, "bench_2", "read_file", s_notes);
+        render->finish (&ctx, "tool_calls", 100, (int) (chunks < 1000000 ? chunks : 1000000));
     }
     else
     if (sl_str_eq (model, "mock-error")) {
-        s_text (&ctx, "This answer");
-        s_text (&ctx, " will not");
-        sl_buf_puts (s_new_event (&ctx),
-                     "data: {\"error\":{\"message\":\"The mock upstream failed mid-stream.\","
-                     "\"type\":\"server_error\",\"param\":null,\"code\":\"mock_failure\"}}\n\n");
+        render->begin (&ctx);
+        render->text (&ctx, "This answer");
+        render->text (&ctx, " will not");
+        render->fail (&ctx);
+    }
+    else
+    if (sl_str_eq (model, "mock-stall") || sl_str_eq (model, "mock-drop")) {
+        s_scenario_text (&ctx);
+        bool drop = sl_str_eq (model, "mock-drop");
+        s_truncate (out, drop ? MOCK_DROP_EVENTS : MOCK_STALL_EVENTS, drop);
+        out->end = drop ? SL_MOCK_END_DROP : SL_MOCK_END_STALL;
+    }
+    else
+    if (sl_str_eq (model, "mock-hang")) {
+        out->status = 0;
+        out->end = SL_MOCK_END_STALL;
+    }
+    else
+    if (sl_str_eq (model, "mock-garbage")) {
+        s_scenario_text (&ctx);
+        s_truncate (out, 1, false);
+        sl_buf_puts (s_new_event (out), "data: {\"choices\": [{\"delta\": \x01\xfe garbage <html>\n\n");
+    }
+    else
+    if (sl_str_eq (model, "mock-429"))
+        s_http_error (&ctx, 429, "1");
+    else
+    if (sl_str_eq (model, "mock-500"))
+        s_http_error (&ctx, 500, NULL);
+    else
+    if (sl_str_eq (model, "mock-flaky")) {
+        if (attempt % 2 == 0)
+            s_http_error (&ctx, 503, "0");
+        else
+            s_scenario_text (&ctx);
     }
     else {
-        sl_mock_script_clear (out);
-        out->status = 404;
-        sl_buf_puts (&out->error_body, "{\"error\":{\"message\":\"The model ");
-        sl_json_put_escaped (&out->error_body, model.ptr ? model.ptr : "", model.len);
-        sl_buf_puts (&out->error_body, " does not exist on the mock upstream (try mock-text, mock-bench, "
-                                       "mock-tools or mock-error).\",\"type\":\"invalid_request_error\","
-                                       "\"param\":\"model\",\"code\":\"model_not_found\"}}");
+        sl_buf_t message = { 0 };
+        sl_buf_puts (&message, "The model ");
+        sl_buf_append_str (&message, model);
+        sl_buf_puts (&message, " does not exist on the mock upstream (try mock-text, mock-tools, "
+                               "mock-error or mock-bench).");
+        sl_mock_script_not_found (dialect, sl_buf_cstr (&message), out);
+        sl_buf_free (&message);
     }
+    sl_buf_free (&ctx.acc);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Replay
+
+static bool
+s_ends_with (sl_str_t s, const char *suffix)
+{
+    size_t n = strlen (suffix);
+    return s.len >= n && memcmp (s.ptr + s.len - n, suffix, n) == 0;
+}
+
+//  SSE bytes cut after each blank line, verbatim.
+static void
+s_replay_sse (sl_str_t file, sl_mock_script_t *out)
+{
+    const char *p = file.ptr, *end = file.ptr + file.len, *start = p;
+    bool line_empty = true;             //  no byte since the last line end
+    while (p < end) {
+        char c = *p++;
+        if (c != '\n' && c != '\r') {
+            line_empty = false;
+            continue;
+        }
+        if (c == '\r' && p < end && *p == '\n')
+            p++;
+        if (line_empty && p > start) {
+            sl_buf_append (s_new_event (out), start, (size_t) (p - start));
+            start = p;
+        }
+        line_empty = true;
+    }
+    if (end > start)
+        sl_buf_append (s_new_event (out), start, (size_t) (end - start));
+}
+
+int
+sl_mock_script_replay (sl_str_t name, sl_str_t file, sl_mock_script_t *out)
+{
+    memset (out, 0, sizeof *out);
+    out->status = 200;
+    if (s_ends_with (name, ".jsonl")) {
+        const char *p = file.ptr, *end = file.ptr + file.len;
+        while (p < end) {
+            const char *nl = memchr (p, '\n', (size_t) (end - p));
+            const char *e = nl ? nl : end;
+            if (e > p) {
+                sl_buf_t *ev = s_new_event (out);
+                sl_buf_puts (ev, "data: ");
+                sl_buf_append (ev, p, (size_t) (e - p));
+                sl_buf_puts (ev, "\n\n");
+            }
+            p = e + 1;
+        }
+    }
+    else
+    if (s_ends_with (name, ".json")) {
+        sl_json_iter_t it;
+        sl_str_t elem;
+        if (sl_json_array (&it, file))
+            return -1;
+        int rc;
+        while ((rc = sl_json_next_elem (&it, &elem)) == 1) {
+            //  One data line per chunk: newlines inside are JSON whitespace.
+            sl_buf_t *ev = s_new_event (out);
+            sl_buf_puts (ev, "data: ");
+            for (size_t i = 0; i < elem.len; i++)
+                if (elem.ptr [i] != '\n' && elem.ptr [i] != '\r')
+                    sl_buf_putc (ev, elem.ptr [i]);
+            sl_buf_puts (ev, "\n\n");
+        }
+        if (rc < 0) {
+            sl_mock_script_clear (out);
+            return -1;
+        }
+    }
+    else
+        s_replay_sse (file, out);
     return 0;
 }
 

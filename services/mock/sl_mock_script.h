@@ -1,19 +1,37 @@
 /*  sl_mock_script.h - the scripted responses of the mock upstream.
 
-    A pure library: given the model a request names (which picks the
-    scenario) and the request body, build the exact bytes the mock will
-    send, as a list of SSE events. Ids and timestamps are derived from the
-    request body, so the same request always gets the same bytes.
+    A pure library: given the dialect a request was made in (its path), the
+    model it names (which picks the scenario) and the request body, build
+    the exact bytes the mock will send, as a list of SSE events in that
+    dialect's real wire format, plus how the answer ends. Ids and time
+    stamps are derived from the request body, so the same request always
+    gets the same bytes.
 
-    Scenarios (OpenAI Chat Completions format):
-      mock-text    a few sentences, a word or two per chunk
+    Scenarios, in every dialect:
+      mock-text    a few sentences, a word or two per event
       mock-tools   a short text, then get_weather {"city":"Paris"} and
                    run_shell {"command":"rm -rf /"}, arguments in fragments
-      mock-error   two text chunks, then an error event mid-stream
-      mock-bench   `chunks` text chunks, then two tool calls with their
-                   arguments in fragments (load tests; the count is the
-                   request's max_tokens, which passes through any proxy
-                   unchanged; default 1000)
+                   (Gemini sends whole calls, as Gemini does)
+      mock-error   two text events, then the provider's error event
+      mock-bench   `chunks` text events, then two tool calls (load tests;
+                   the count is the request's max-tokens field, which
+                   passes through any proxy unchanged; default 1000)
+    Misbehaviour on request (the model name is the only thing that passes
+    through a proxy unchanged):
+      mock-stall   three events, then silence with the connection open
+      mock-hang    no answer at all, not even a status line
+      mock-drop    two events and half of a third, then the connection closes
+      mock-garbage one event, then an event whose data is not JSON
+      mock-429     429 with Retry-After: 1 and the provider's error body
+      mock-500     500 with the provider's error body
+      mock-flaky   every other request with the same body answers 503
+                   (Retry-After: 0); the others get mock-text
+    Any other model: 404 in the provider's error format.
+
+    sl_mock_script_replay turns a recorded stream file into a script: .sse
+    files are sent verbatim (cut into events at blank lines, so pacing
+    works), .chunks.jsonl files one "data:" event per line, .json files
+    (a JSON array of chunks) one "data:" event per element.
 */
 #ifndef SL_MOCK_SCRIPT_H
 #define SL_MOCK_SCRIPT_H
@@ -22,21 +40,36 @@
 
 #include "../../common/sl_buf.h"
 #include "../../common/sl_str.h"
+#include "../../proto/sl_msg.h"
+
+//  How an answer ends after its last event.
+typedef enum {
+    SL_MOCK_END_CLOSE = 0,              //  end of body, connection kept for reuse
+    SL_MOCK_END_STALL,                  //  send nothing more, keep the connection open
+    SL_MOCK_END_DROP                    //  close the connection without ending the body
+} sl_mock_end_t;
 
 typedef struct {
-    int status;                         //  HTTP status of the answer
-    sl_buf_t *events;                   //  SSE events, each complete ("data: ...\n\n")
+    int status;                         //  HTTP status; 0: never answer at all
+    sl_buf_t *events;                   //  SSE events (or pieces of the body)
     size_t count;
     sl_buf_t error_body;                //  JSON body when status is not 200
+    sl_mock_end_t end;
+    char retry_after [16];              //  Retry-After header value, "" for none
 } sl_mock_script_t;
 
 #define SL_MOCK_BENCH_CHUNKS 1000       //  default text chunks of mock-bench
 #define SL_MOCK_BENCH_MAX 10000000      //  most text chunks mock-bench sends
 
-//  Build the script for model; 0 ok (status 200 or an error answer).
-//  chunks: text chunks for mock-bench (0 for the default).
-int sl_mock_script_build (sl_str_t model, sl_str_t request_body, long chunks,
-                          sl_mock_script_t *out);
+//  Build the script for model in dialect (SL_DIALECT_*). chunks: text
+//  chunks for mock-bench (0 for the default); attempt: how many requests
+//  with this body came before (mock-flaky). 0 ok, -1 for an unknown dialect.
+int sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long chunks,
+                          unsigned attempt, sl_mock_script_t *out);
+//  Build a script that replays a recorded file (name picks the format).
+int sl_mock_script_replay (sl_str_t name, sl_str_t file, sl_mock_script_t *out);
+//  A 404 in the dialect's error format, for requests the mock cannot serve.
+void sl_mock_script_not_found (int dialect, const char *message, sl_mock_script_t *out);
 void sl_mock_script_clear (sl_mock_script_t *self);
 //  The scenario names, NULL-terminated.
 extern const char *sl_mock_scenarios [];

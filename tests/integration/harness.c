@@ -229,10 +229,15 @@ stack_start (const stack_opts_t *opts)
         goto failed;
 
     snprintf (next, sizeof next, "%s", inbox);
-    char base [64];
+    char base [64], anthropic [64], gemini [64];
     snprintf (base, sizeof base, "http://127.0.0.1:%d/v1", s->mock_port);
-    const char *ingest_args [] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
-                                   "--openai-base-url", base, NULL };
+    snprintf (anthropic, sizeof anthropic, "http://127.0.0.1:%d", s->mock_port);
+    snprintf (gemini, sizeof gemini, "http://127.0.0.1:%d/v1beta", s->mock_port);
+    const char *ingest_args [48] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
+                                     "--openai-base-url", base, "--anthropic-base-url", anthropic,
+                                     "--gemini-base-url", gemini, NULL };
+    for (int i = 0, n = 12; opts && opts->ingest_args && opts->ingest_args [i] && n < 47; i++)
+        ingest_args [n++] = opts->ingest_args [i];
     s->ingest = proc_start (s->dir, "ingest", ingest_args);
     if (!s_up (s->ingest, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
     ||  !s_up (s->ingest, "\"started\"", "metrics_port=", s->metrics [1], sizeof s->metrics [1]))

@@ -1,19 +1,28 @@
 /*  Unit tests: services/mock/sl_mock_script. The scripts are decoded with
-    the project's own SSE parser and OpenAI decoder, so the mock and the
-    ingest agree on the format. */
+    the project's own SSE parser and decoders, so the mock and the ingest
+    agree on every dialect's format. */
 #include <criterion/criterion.h>
 
 #include "../../common/sl_buf.h"
+#include "../../common/sl_json.h"
 #include "../../services/ingest/sl_decoder.h"
 #include "../../services/ingest/sl_sse.h"
 #include "../../services/mock/sl_mock_script.h"
+
+static const int s_dialects [] = {
+    SL_DIALECT_OPENAI, SL_DIALECT_ANTHROPIC, SL_DIALECT_RESPONSES, SL_DIALECT_GEMINI
+};
+#define DIALECTS (sizeof s_dialects / sizeof s_dialects [0])
 
 typedef struct {
     sl_decoder_t *dec;
     sl_buf_t text;
     sl_buf_t calls;                     //  "name(args);" per call
     sl_buf_t finish;
+    sl_buf_t error;
     int errors;
+    int failures;                       //  events the decoder refused
+    bool done;
 } s_sink_t;
 
 static void
@@ -22,6 +31,7 @@ s_delta (void *arg, const sl_msg_t *m)
     s_sink_t *s = arg;
     if (m->type == SL_MSG_ERROR) {
         s->errors++;
+        sl_buf_append_str (&s->error, m->code);
         return;
     }
     if (m->kind == SL_D_TEXT)
@@ -37,6 +47,8 @@ s_delta (void *arg, const sl_msg_t *m)
     }
     if (m->kind == SL_D_FINISH)
         sl_buf_append_str (&s->finish, m->finish_raw);
+    if (m->kind == SL_D_DONE)
+        s->done = true;
 }
 
 static int
@@ -44,21 +56,32 @@ s_event (void *arg, sl_str_t type, sl_str_t data, sl_str_t id)
 {
     (void) id;
     s_sink_t *s = arg;
-    cr_assert_eq (sl_decoder_event (s->dec, type, data, s_delta, s), 0);
+    if (sl_decoder_event (s->dec, type, data, s_delta, s))
+        s->failures++;
     return 0;
 }
 
+//  Decode a script's events as the ingest would (body end included).
 static s_sink_t
-s_run (const char *model)
+s_decode (int dialect, const sl_mock_script_t *sc)
+{
+    s_sink_t sink = { .dec = sl_decoder_new (dialect) };
+    sl_sse_t *sse = sl_sse_new (0);
+    for (size_t i = 0; i < sc->count; i++)
+        cr_assert_eq (sl_sse_feed (sse, sc->events [i].data, sc->events [i].len, s_event, &sink), 0);
+    sl_sse_finish (sse, s_event, &sink);
+    sl_decoder_finish (sink.dec, s_delta, &sink);
+    sl_sse_destroy (&sse);
+    return sink;
+}
+
+static s_sink_t
+s_run (int dialect, const char *model)
 {
     sl_mock_script_t sc;
-    cr_assert_eq (sl_mock_script_build (sl_str (model), sl_str ("{}"), 0, &sc), 0);
-    cr_assert_eq (sc.status, 200);
-    s_sink_t sink = { .dec = sl_decoder_new (SL_DIALECT_OPENAI) };
-    sl_sse_t *sse = sl_sse_new (0);
-    for (size_t i = 0; i < sc.count; i++)
-        cr_assert_eq (sl_sse_feed (sse, sc.events [i].data, sc.events [i].len, s_event, &sink), 0);
-    sl_sse_destroy (&sse);
+    cr_assert_eq (sl_mock_script_build (dialect, sl_str (model), sl_str ("{}"), 0, 0, &sc), 0);
+    cr_assert_eq (sc.status, 200, "%s in %s", model, sl_dialect_name (dialect));
+    s_sink_t sink = s_decode (dialect, &sc);
     sl_mock_script_clear (&sc);
     return sink;
 }
@@ -70,57 +93,153 @@ s_sink_free (s_sink_t *s)
     sl_buf_free (&s->text);
     sl_buf_free (&s->calls);
     sl_buf_free (&s->finish);
+    sl_buf_free (&s->error);
 }
 
-Test (sl_mock_script, tools_scenario)
+Test (sl_mock_script, tools_scenario_in_every_dialect)
 {
-    s_sink_t s = s_run ("mock-tools");
-    cr_expect_str_eq (sl_buf_cstr (&s.text), "Let me check the weather and tidy up.");
-    cr_expect_str_eq (sl_buf_cstr (&s.calls),
-                      "get_weather({\"city\":\"Paris\"});run_shell({\"command\":\"rm -rf /\"}");
-    cr_expect_str_eq (sl_buf_cstr (&s.finish), "tool_calls");
-    cr_expect (sl_decoder_done (s.dec));
-    s_sink_free (&s);
+    const char *finish [] = { "tool_calls", "tool_use", "completed", "STOP" };
+    for (size_t d = 0; d < DIALECTS; d++) {
+        s_sink_t s = s_run (s_dialects [d], "mock-tools");
+        const char *name = sl_dialect_name (s_dialects [d]);
+        cr_expect_str_eq (sl_buf_cstr (&s.text), "Let me check the weather and tidy up.", "%s", name);
+        cr_expect_str_eq (sl_buf_cstr (&s.calls),
+                          "get_weather({\"city\":\"Paris\"});run_shell({\"command\":\"rm -rf /\"}", "%s", name);
+        cr_expect_str_eq (sl_buf_cstr (&s.finish), finish [d], "%s", name);
+        cr_expect (s.done, "%s", name);
+        cr_expect_eq (s.failures + s.errors, 0, "%s", name);
+        cr_expect_eq (sl_decoder_unknown (s.dec), 0, "%s: nothing the decoder does not know", name);
+        s_sink_free (&s);
+    }
+}
+
+Test (sl_mock_script, text_and_error_scenarios_in_every_dialect)
+{
+    for (size_t d = 0; d < DIALECTS; d++) {
+        const char *name = sl_dialect_name (s_dialects [d]);
+        s_sink_t s = s_run (s_dialects [d], "mock-text");
+        cr_expect_gt (s.text.len, 50, "%s", name);
+        cr_expect (s.done, "%s", name);
+        s_sink_free (&s);
+        s = s_run (s_dialects [d], "mock-error");
+        cr_expect_str_eq (sl_buf_cstr (&s.text), "This answer will not", "%s", name);
+        cr_expect_eq (s.errors, 1, "%s", name);
+        cr_expect_not (s.finish.len, "%s", name);
+        s_sink_free (&s);
+    }
 }
 
 Test (sl_mock_script, bench_scenario_has_the_asked_chunks_and_two_calls)
 {
     sl_mock_script_t sc;
-    cr_assert_eq (sl_mock_script_build (sl_str ("mock-bench"), sl_str ("{}"), 50, &sc), 0);
+    cr_assert_eq (sl_mock_script_build (SL_DIALECT_OPENAI, sl_str ("mock-bench"), sl_str ("{}"), 50, 0, &sc), 0);
     //  role, 50 text, 2 x (start + 3 fragments), finish, usage, [DONE]
     cr_expect_eq (sc.count, 1 + 50 + 8 + 3);
     sl_mock_script_clear (&sc);
-    s_sink_t s = s_run ("mock-bench");
-    cr_expect_str_eq (sl_buf_cstr (&s.calls),
-                      "get_weather({\"city\":\"Paris\"});read_file({\"path\":\"/tmp/notes.txt\"}");
-    cr_expect (sl_decoder_done (s.dec));
-    s_sink_free (&s);
+    for (size_t d = 0; d < DIALECTS; d++) {
+        s_sink_t s = s_run (s_dialects [d], "mock-bench");
+        cr_expect_str_eq (sl_buf_cstr (&s.calls),
+                          "get_weather({\"city\":\"Paris\"});read_file({\"path\":\"/tmp/notes.txt\"}",
+                          "%s", sl_dialect_name (s_dialects [d]));
+        cr_expect (s.done);
+        s_sink_free (&s);
+    }
 }
 
-Test (sl_mock_script, text_and_error_scenarios)
+Test (sl_mock_script, misbehaviours)
 {
-    s_sink_t s = s_run ("mock-text");
-    cr_expect_gt (s.text.len, 50);
-    cr_expect_str_eq (sl_buf_cstr (&s.finish), "stop");
-    s_sink_free (&s);
-    s = s_run ("mock-error");
-    cr_expect_eq (s.errors, 1);
-    cr_expect_not (s.finish.len);
-    s_sink_free (&s);
+    for (size_t d = 0; d < DIALECTS; d++) {
+        int dialect = s_dialects [d];
+        const char *name = sl_dialect_name (dialect);
+        sl_mock_script_t sc;
+        sl_mock_script_build (dialect, sl_str ("mock-stall"), sl_str ("{}"), 0, 0, &sc);
+        cr_expect_eq (sc.status, 200);
+        cr_expect_eq (sc.end, SL_MOCK_END_STALL);
+        cr_expect_eq (sc.count, 3, "%s", name);
+        sl_mock_script_clear (&sc);
+
+        sl_mock_script_build (dialect, sl_str ("mock-drop"), sl_str ("{}"), 0, 0, &sc);
+        cr_expect_eq (sc.end, SL_MOCK_END_DROP);
+        s_sink_t s = s_decode (dialect, &sc);
+        cr_expect (!s.done, "%s: a dropped stream does not end cleanly", name);
+        s_sink_free (&s);
+        sl_mock_script_clear (&sc);
+
+        sl_mock_script_build (dialect, sl_str ("mock-hang"), sl_str ("{}"), 0, 0, &sc);
+        cr_expect_eq (sc.status, 0, "no answer at all");
+        sl_mock_script_clear (&sc);
+
+        sl_mock_script_build (dialect, sl_str ("mock-garbage"), sl_str ("{}"), 0, 0, &sc);
+        s = s_decode (dialect, &sc);
+        cr_expect_eq (s.failures, 1, "%s: the garbage event is refused", name);
+        s_sink_free (&s);
+        sl_mock_script_clear (&sc);
+
+        sl_mock_script_build (dialect, sl_str ("mock-429"), sl_str ("{}"), 0, 0, &sc);
+        cr_expect_eq (sc.status, 429);
+        cr_expect_str_eq (sc.retry_after, "1");
+        cr_expect (sl_json_valid (sl_buf_str (&sc.error_body)));
+        sl_mock_script_clear (&sc);
+
+        sl_mock_script_build (dialect, sl_str ("mock-500"), sl_str ("{}"), 0, 0, &sc);
+        cr_expect_eq (sc.status, 500);
+        cr_expect_str_eq (sc.retry_after, "");
+        cr_expect (sl_json_valid (sl_buf_str (&sc.error_body)));
+        sl_mock_script_clear (&sc);
+
+        sl_mock_script_build (dialect, sl_str ("mock-flaky"), sl_str ("{}"), 0, 0, &sc);
+        cr_expect_eq (sc.status, 503, "first attempt fails");
+        cr_expect_str_eq (sc.retry_after, "0");
+        sl_mock_script_clear (&sc);
+        sl_mock_script_build (dialect, sl_str ("mock-flaky"), sl_str ("{}"), 0, 1, &sc);
+        cr_expect_eq (sc.status, 200, "the retry succeeds");
+        sl_mock_script_clear (&sc);
+    }
 }
 
 Test (sl_mock_script, same_request_same_bytes_and_unknown_model)
 {
-    sl_mock_script_t a, b;
-    sl_mock_script_build (sl_str ("mock-text"), sl_str ("{\"x\":1}"), 0, &a);
-    sl_mock_script_build (sl_str ("mock-text"), sl_str ("{\"x\":1}"), 0, &b);
-    cr_assert_eq (a.count, b.count);
-    for (size_t i = 0; i < a.count; i++)
-        cr_expect (sl_str_eq_str (sl_buf_str (&a.events [i]), sl_buf_str (&b.events [i])));
-    sl_mock_script_clear (&a);
-    sl_mock_script_clear (&b);
-    sl_mock_script_build (sl_str ("gpt-9"), sl_str ("{}"), 0, &a);
-    cr_expect_eq (a.status, 404);
-    cr_expect_not_null (strstr (sl_buf_cstr (&a.error_body), "model_not_found"));
-    sl_mock_script_clear (&a);
+    for (size_t d = 0; d < DIALECTS; d++) {
+        sl_mock_script_t a, b;
+        sl_mock_script_build (s_dialects [d], sl_str ("mock-tools"), sl_str ("{\"x\":1}"), 0, 0, &a);
+        sl_mock_script_build (s_dialects [d], sl_str ("mock-tools"), sl_str ("{\"x\":1}"), 0, 0, &b);
+        cr_assert_eq (a.count, b.count);
+        for (size_t i = 0; i < a.count; i++)
+            cr_expect (sl_str_eq_str (sl_buf_str (&a.events [i]), sl_buf_str (&b.events [i])));
+        sl_mock_script_clear (&a);
+        sl_mock_script_clear (&b);
+        sl_mock_script_build (s_dialects [d], sl_str ("gpt-9"), sl_str ("{}"), 0, 0, &a);
+        cr_expect_eq (a.status, 404);
+        cr_expect (sl_json_valid (sl_buf_str (&a.error_body)));
+        cr_expect_not_null (strstr (sl_buf_cstr (&a.error_body), "gpt-9"));
+        sl_mock_script_clear (&a);
+    }
+    sl_mock_script_t sc;
+    cr_expect_eq (sl_mock_script_build (SL_DIALECT_NONE, sl_str ("mock-text"), sl_str ("{}"), 0, 0, &sc), -1);
+}
+
+Test (sl_mock_script, replay_keeps_sse_bytes_and_frames_chunk_files)
+{
+    sl_mock_script_t sc;
+    const char *sse = "event: a\r\ndata: 1\r\n\r\ndata: 2\n\n: c\ndata: 3";
+    cr_assert_eq (sl_mock_script_replay (sl_str ("x.sse"), sl_str (sse), &sc), 0);
+    cr_expect_eq (sc.count, 3);
+    sl_buf_t all = { 0 };
+    for (size_t i = 0; i < sc.count; i++)
+        sl_buf_append_str (&all, sl_buf_str (&sc.events [i]));
+    cr_expect_str_eq (sl_buf_cstr (&all), sse, "verbatim, unterminated end included");
+    cr_expect_str_eq (sl_buf_cstr (&sc.events [0]), "event: a\r\ndata: 1\r\n\r\n");
+    sl_mock_script_clear (&sc);
+    sl_buf_free (&all);
+
+    cr_assert_eq (sl_mock_script_replay (sl_str ("x.chunks.jsonl"), sl_str ("{\"a\":1}\n\n{\"b\":2}\n"), &sc), 0);
+    cr_expect_eq (sc.count, 2);
+    cr_expect_str_eq (sl_buf_cstr (&sc.events [1]), "data: {\"b\":2}\n\n");
+    sl_mock_script_clear (&sc);
+
+    cr_assert_eq (sl_mock_script_replay (sl_str ("x.json"), sl_str ("[{\"a\":\n 1}, {\"b\":2}]"), &sc), 0);
+    cr_expect_eq (sc.count, 2);
+    cr_expect_str_eq (sl_buf_cstr (&sc.events [0]), "data: {\"a\": 1}\n\n");
+    sl_mock_script_clear (&sc);
+    cr_expect_eq (sl_mock_script_replay (sl_str ("x.json"), sl_str ("{not an array"), &sc), -1);
 }

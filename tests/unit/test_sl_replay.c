@@ -154,7 +154,7 @@ Test (sl_replay, an_upstream_error_is_not_malformed_input)
     cr_expect_str_eq (sl_buf_cstr (&out),
         "{\"kind\":\"text\",\"index\":0,\"text\":\"Partial\",\"incomplete\":true}\n"
         "{\"finish\":\"error\",\"finish_raw\":null,\"usage\":{},"
-        "\"error\":{\"code\":\"server_error\",\"message\":\"boom\"}}\n");
+        "\"error\":{\"code\":\"server_error\",\"message\":\"boom\",\"status\":500}}\n");
     sl_buf_free (&out);
 }
 

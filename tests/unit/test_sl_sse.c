@@ -214,3 +214,82 @@ Test (sl_sse, callback_can_stop_parsing)
     cr_expect_eq (sl_sse_feed (sse, "data: a\n\ndata: b\n\n", 18, s_stop, NULL), 7);
     sl_sse_destroy (&sse);
 }
+
+Test (sl_sse, only_the_last_lf_of_the_data_buffer_is_removed)
+{
+    cr_expect_str_eq (s_strict ("data: a\ndata:\n\n"), "message|a\n|\n");
+    cr_expect_str_eq (s_strict ("data:\ndata:\n\n"), "message|\n|\n");
+}
+
+Test (sl_sse, event_type_applies_to_one_event)
+{
+    cr_expect_str_eq (s_strict ("event: a\nevent: b\ndata: 1\n\ndata: 2\n\n"), "b|1|\nmessage|2|\n",
+                      "the last event line wins, and only for its event");
+}
+
+Test (sl_sse, field_names_are_case_sensitive_and_exact)
+{
+    cr_expect_str_eq (s_strict ("Data: x\ndata : y\n data: z\ndata: w\n\n"), "message|w|\n");
+}
+
+Test (sl_sse, id_value_keeps_colons_and_retry_takes_long_values)
+{
+    cr_expect_str_eq (s_strict ("id: a:b\ndata: x\n\n"), "message|x|a:b\n");
+    sl_buf_t out = { 0 };
+    sl_sse_t *sse = sl_sse_new (0);
+    sl_sse_feed (sse, "retry: 3600000000\n\n", 19, s_collect, &out);
+    cr_expect_eq (sl_sse_retry (sse), 3600000000L);
+    sl_sse_destroy (&sse);
+    sl_buf_free (&out);
+}
+
+Test (sl_sse, trailing_json_survives_blank_lines_but_not_a_later_event)
+{
+    const char *t = "data: a\n\n{\"error\":{\"code\":1}}\n\n\n";
+    cr_expect_str_eq (s_parse (t, strlen (t), 0, true), "message|a|\nerror|{\"error\":{\"code\":1}}|\n");
+    //  Junk followed by a real event was junk, not a trailing body.
+    t = "{\"x\":1}\ndata: b\n\n";
+    cr_expect_str_eq (s_parse (t, strlen (t), 0, true), "message|b|\n");
+    //  Junk that is not one JSON value is not reported.
+    t = "data: a\n\n{\"x\":1}\n{\"y\":2}\n";
+    cr_expect_str_eq (s_parse (t, strlen (t), 0, true), "message|a|\n");
+}
+
+Test (sl_sse, many_empty_data_lines_are_bounded_too)
+{
+    sl_buf_t out = { 0 };
+    sl_sse_t *sse = sl_sse_new (64);
+    int rc = 0;
+    for (int i = 0; i < 100 && rc == 0; i++)
+        rc = sl_sse_feed (sse, "data\n", 5, s_collect, &out);
+    cr_expect_eq (rc, -1, "an event of 100 empty lines is over 64 bytes");
+    cr_expect_str_eq (sl_sse_error (sse), "event data over the size limit");
+    sl_sse_destroy (&sse);
+    sl_buf_free (&out);
+}
+
+Test (sl_sse, unknown_lines_do_not_accumulate_without_bound)
+{
+    sl_buf_t out = { 0 };
+    sl_sse_t *sse = sl_sse_new (64);
+    //  Far more unknown-field bytes than the limit: ignored, never an error.
+    for (int i = 0; i < 1000; i++)
+        cr_assert_eq (sl_sse_feed (sse, "{\"padding\": 1234567890}\n", 24, s_collect, &out), 0);
+    cr_expect_eq (sl_sse_finish (sse, s_collect, &out), 0);
+    cr_expect_str_eq (sl_buf_cstr (&out), "", "an oversized trailer is not reported");
+    sl_sse_destroy (&sse);
+    sl_buf_free (&out);
+}
+
+Test (sl_sse, a_line_split_over_many_reads_is_bounded)
+{
+    sl_buf_t out = { 0 };
+    sl_sse_t *sse = sl_sse_new (32);
+    int rc = 0;
+    for (int i = 0; i < 10 && rc == 0; i++)
+        rc = sl_sse_feed (sse, "data: 0123456", 13, s_collect, &out);
+    cr_expect_eq (rc, -1);
+    cr_expect_str_eq (sl_sse_error (sse), "line over the size limit");
+    sl_sse_destroy (&sse);
+    sl_buf_free (&out);
+}

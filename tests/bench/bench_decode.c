@@ -1,0 +1,185 @@
+/*  Benchmark: SSE parsing + decoding rate per upstream dialect, one core.
+
+    Input: the mock's mock-bench stream of each dialect (BENCH_CHUNKS text
+    events and two tool calls, the bytes the provider format really has),
+    fed in reads of READ_SIZE bytes as libcurl hands them over; and, when
+    ../shared/corpus exists, every recorded stream of the dialect. Output
+    per dialect: MB/s of input, SSE events/s and deltas/s (best of ROUNDS;
+    the deltas are only counted, so this is the ingest's decode cost
+    without encoding and sending). Optional arguments: the text events of
+    the mock streams and the rounds (for profiling runs, e.g. 20000 1).
+*/
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../common/sl_buf.h"
+#include "../../services/ingest/sl_decoder.h"
+#include "../../services/ingest/sl_sse.h"
+#include "../../services/mock/sl_mock_script.h"
+
+#define BENCH_CHUNKS 200000            //  default text events per mock stream
+#define READ_SIZE 16384                 //  libcurl's default receive buffer
+#define ROUNDS 5                        //  default rounds; the best counts
+#define CORPUS_REPEAT 200               //  the corpus is small: decode it many times
+
+typedef struct {
+    sl_decoder_t *dec;
+    uint64_t deltas;
+    uint64_t events;
+    int failures;
+} s_count_t;
+
+static double
+s_now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+static void
+s_delta (void *arg, const sl_msg_t *msg)
+{
+    (void) msg;
+    ((s_count_t *) arg)->deltas++;
+}
+
+static int
+s_event (void *arg, sl_str_t type, sl_str_t data, sl_str_t id)
+{
+    (void) id;
+    s_count_t *c = arg;
+    c->events++;
+    if (sl_decoder_event (c->dec, type, data, s_delta, c))
+        c->failures++;
+    return 0;
+}
+
+//  Decode one stream; adds to the counters.
+static void
+s_decode (int dialect, const sl_buf_t *bytes, s_count_t *c)
+{
+    c->dec = sl_decoder_new (dialect);
+    sl_sse_t *sse = sl_sse_new (0);
+    for (size_t at = 0; at < bytes->len; at += READ_SIZE) {
+        size_t n = bytes->len - at < READ_SIZE ? bytes->len - at : READ_SIZE;
+        sl_sse_feed (sse, bytes->data + at, n, s_event, c);
+    }
+    sl_sse_finish (sse, s_event, c);
+    sl_decoder_finish (c->dec, s_delta, c);
+    sl_sse_destroy (&sse);
+    sl_decoder_destroy (&c->dec);
+}
+
+static void
+s_report (const char *what, const char *dialect, size_t bytes, double secs, const s_count_t *c)
+{
+    printf ("%-7s %-10s %8.1f MB/s  %9.0f events/s  %9.0f deltas/s  (%zu bytes, %llu deltas%s)\n",
+            what, dialect, (double) bytes / secs / 1e6, (double) c->events / secs,
+            (double) c->deltas / secs, bytes, (unsigned long long) c->deltas,
+            c->failures ? ", DECODE FAILURES" : "");
+}
+
+//  The best of ROUNDS over a set of streams, each decoded repeat times.
+static int s_rounds = ROUNDS;
+
+static void
+s_measure (const char *what, int dialect, sl_buf_t *streams, size_t count, int repeat)
+{
+    double best = 1e30;
+    s_count_t last = { 0 };
+    size_t bytes = 0;
+    for (size_t i = 0; i < count; i++)
+        bytes += streams [i].len * (size_t) repeat;
+    for (int r = 0; r < s_rounds; r++) {
+        s_count_t c = { 0 };
+        double t0 = s_now ();
+        for (int k = 0; k < repeat; k++)
+            for (size_t i = 0; i < count; i++)
+                s_decode (dialect, &streams [i], &c);
+        double t = s_now () - t0;
+        if (t < best) {
+            best = t;
+            last = c;
+        }
+    }
+    s_report (what, sl_dialect_name (dialect), bytes, best, &last);
+}
+
+static const struct {
+    int dialect;
+    const char *dir;
+} s_dialects [] = {
+    { SL_DIALECT_OPENAI, "openai-chat" },
+    { SL_DIALECT_ANTHROPIC, "anthropic" },
+    { SL_DIALECT_RESPONSES, "openai-responses" },
+    { SL_DIALECT_GEMINI, "gemini" },
+};
+
+//  The .sse recordings of a corpus directory (the framed formats are
+//  covered by the tests; here only raw wire bytes count).
+static size_t
+s_corpus (const char *dir, sl_buf_t *out, size_t max)
+{
+    char path [1024];
+    snprintf (path, sizeof path, "../shared/corpus/%s", dir);
+    DIR *dp = opendir (path);
+    if (!dp)
+        return 0;
+    size_t n = 0;
+    struct dirent *de;
+    while ((de = readdir (dp)) && n < max) {
+        size_t len = strlen (de->d_name);
+        if (len < 4 || strcmp (de->d_name + len - 4, ".sse") != 0)
+            continue;
+        char file [1400];
+        snprintf (file, sizeof file, "%s/%s", path, de->d_name);
+        FILE *f = fopen (file, "rb");
+        if (!f)
+            continue;
+        memset (&out [n], 0, sizeof out [n]);
+        char chunk [65536];
+        size_t got;
+        while ((got = fread (chunk, 1, sizeof chunk, f)) > 0)
+            sl_buf_append (&out [n], chunk, got);
+        fclose (f);
+        n++;
+    }
+    closedir (dp);
+    return n;
+}
+
+int
+main (int argc, char **argv)
+{
+    long chunks = argc > 1 ? atol (argv [1]) : BENCH_CHUNKS;
+    if (argc > 2 && atoi (argv [2]) > 0)
+        s_rounds = atoi (argv [2]);
+    if (chunks <= 0)
+        chunks = BENCH_CHUNKS;
+    printf ("SSE parse + decode, one core, reads of %d bytes, best of %d rounds\n", READ_SIZE, s_rounds);
+    for (size_t d = 0; d < sizeof s_dialects / sizeof s_dialects [0]; d++) {
+        sl_mock_script_t sc;
+        sl_mock_script_build (s_dialects [d].dialect, sl_str ("mock-bench"), sl_str ("{}"),
+                              chunks, 0, &sc);
+        sl_buf_t stream = { 0 };
+        for (size_t i = 0; i < sc.count; i++)
+            sl_buf_append_str (&stream, sl_buf_str (&sc.events [i]));
+        sl_mock_script_clear (&sc);
+        s_measure ("mock", s_dialects [d].dialect, &stream, 1, 1);
+        sl_buf_free (&stream);
+    }
+    for (size_t d = 0; d < sizeof s_dialects / sizeof s_dialects [0]; d++) {
+        sl_buf_t files [64];
+        size_t n = s_corpus (s_dialects [d].dir, files, 64);
+        if (!n)
+            continue;
+        s_measure ("corpus", s_dialects [d].dialect, files, n, CORPUS_REPEAT);
+        for (size_t i = 0; i < n; i++)
+            sl_buf_free (&files [i]);
+    }
+    return 0;
+}

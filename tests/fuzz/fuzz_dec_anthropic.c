@@ -1,0 +1,5 @@
+/*  Fuzz target: the anthropic stream decoder (services/ingest/sl_dec_anthropic) behind
+    the SSE parser must survive any bytes and emit only well-formed
+    messages (see fuzz_dec.h). */
+#define FUZZ_DIALECT SL_DIALECT_ANTHROPIC
+#include "fuzz_dec.h"
