@@ -162,6 +162,18 @@ s_up (proc_t *p, const char *needle, const char *after, char *value, size_t size
     return false;
 }
 
+//  Append a NULL-terminated list to a NULL-terminated argv of size max.
+static void
+s_append_args (const char **argv, int max, const char *const *extra)
+{
+    int n = 0;
+    while (argv [n])
+        n++;
+    for (int i = 0; extra && extra [i] && n < max - 1; i++)
+        argv [n++] = extra [i];
+    argv [n] = NULL;
+}
+
 sluice_stack_t *
 stack_start (const stack_opts_t *opts)
 {
@@ -205,16 +217,18 @@ stack_start (const stack_opts_t *opts)
     snprintf (next, sizeof next, "%s", inbox);
     char base [64];
     snprintf (base, sizeof base, "http://127.0.0.1:%d/v1", s->mock_port);
-    const char *ingest_args [] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
-                                   "--openai-base-url", base, NULL };
+    const char *ingest_args [32] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
+                                     "--openai-base-url", base, NULL };
+    s_append_args (ingest_args, 32, opts ? opts->ingest_args : NULL);
     s->ingest = proc_start (s->dir, "ingest", ingest_args);
     if (!s_up (s->ingest, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
     ||  !s_up (s->ingest, "\"started\"", "metrics_port=", s->metrics [1], sizeof s->metrics [1]))
         goto failed;
 
     snprintf (next, sizeof next, "%s", inbox);
-    const char *gw_args [] = { "--http-host", "127.0.0.1", "--http-port", "0", "--bind", "tcp://127.0.0.1:*",
-                               "--next", next, "--metrics-port", "0", NULL };
+    const char *gw_args [32] = { "--http-host", "127.0.0.1", "--http-port", "0", "--bind", "tcp://127.0.0.1:*",
+                                 "--next", next, "--metrics-port", "0", NULL };
+    s_append_args (gw_args, 32, opts ? opts->gateway_args : NULL);
     s->gateway = proc_start (s->dir, "gateway", gw_args);
     if (!s_up (s->gateway, "\"listening\"", "http=127.0.0.1:", port, sizeof port)
     ||  !s_up (s->gateway, "\"started\"", "metrics_port=", s->metrics [5], sizeof s->metrics [5]))

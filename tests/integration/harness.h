@@ -40,6 +40,8 @@ void proc_dump (proc_t *p);
 typedef struct {
     const char *policy;                 //  policy file, NULL for none
     int mock_delay_ms;                  //  time between mock events
+    const char *const *gateway_args;    //  extra gateway arguments (NULL-terminated), or NULL
+    const char *const *ingest_args;     //  extra ingest arguments (later flags win), or NULL
 } stack_opts_t;
 
 typedef struct {
