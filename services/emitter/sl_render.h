@@ -1,4 +1,7 @@
-/*  sl_render.h - per-dialect renderers used by the emitter (private).
+/*  sl_render.h - per-dialect renderers used by the emitter.
+
+    The emitter's own interface; the gateway uses only error_body, so that
+    the errors it answers itself have exactly the shape of the emitter's.
 
     The emitter owns the stream; a renderer turns one judged event into the
     client's bytes (whole SSE events), appended to out. It keeps what it

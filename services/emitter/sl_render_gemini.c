@@ -6,9 +6,10 @@
     (its signature a thoughtSignature), a tool call is one functionCall
     part with its whole arguments (Gemini sends calls whole, so a call is
     rendered at its end), server tool use and results are executableCode
-    and codeExecutionResult parts, citations go in citationMetadata. The
-    last event carries finishReason and usageMetadata. Gemini has no end
-    marker: the stream simply ends.
+    and codeExecutionResult parts, citations go in
+    citationMetadata.citationSources (the Gemini API's name; the SDKs turn
+    them into "citations"). The last event carries finishReason and
+    usageMetadata. Gemini has no end marker: the stream simply ends.
 */
 #include <string.h>
 
@@ -64,7 +65,7 @@ s_citation (sl_render_stream_t *rs, sl_str_t body, sl_buf_t *out)
     if (!body.len || !sl_json_valid (body))
         return;
     s_chunk_open (out);
-    sl_buf_puts (out, "\"citationMetadata\":{\"citations\":[");
+    sl_buf_puts (out, "\"citationMetadata\":{\"citationSources\":[");
     sl_buf_append_str (out, sl_json_trim (body));
     sl_buf_puts (out, "]},");
     s_chunk_close (rs, out);

@@ -50,7 +50,7 @@ Test (sl_render_gemini, renders_every_block_in_a_legal_stream)
                 cr_expect_str_eq (json_string_value (s_get (part, "functionCall.args.city")), "Paris");
             }
         }
-        if (s_get (cand, "citationMetadata.citations.0"))
+        if (s_get (cand, "citationMetadata.citationSources.0"))
             citations++;
         if (json_object_get (cand, "finishReason")) {
             finishes++;
