@@ -205,7 +205,19 @@ Test (sdk, emitter_renderings_read_by_each_sdk, .timeout = 240)
     snprintf (env_dir, sizeof env_dir, "SLUICE_SDK_FIXTURES=%s", dir);
     snprintf (log, sizeof log, "%s/sdk.log", dir);
     const char *env [] = { env_dir, NULL };
+    //  Anthropic's server tools, redacted thinking and stop sequences.
+    driver_t d;
+    driver_start (&d, SL_DIALECT_ANTHROPIC, SL_F_STREAM);
+    driver_server_tools_response (&d);
+    cr_expect_eq (sl_emitter_stats (d.em)->illegal, 0);
+    snprintf (path, sizeof path, "%s/anthropic-server.sse", dir);
+    FILE *f = fopen (path, "w");
+    cr_assert_not_null (f);
+    fputs (driver_bytes (&d), f);
+    fclose (f);
+    driver_stop (&d);
     cr_expect (s_run_node (SDK_DIR "/render", env, log), "every SDK read the renderings as expected");
+    unlink (path);
     for (int i = 0; i < 4; i++) {
         snprintf (path, sizeof path, "%s/%s-full.sse", dir, kinds [i].name);
         unlink (path);

@@ -185,4 +185,45 @@ driver_full_response (driver_t *d, const char *finish_raw)
     driver_end (d);
 }
 
+//  Redacted thinking, a server tool's use and result, text, and a finish
+//  on a stop sequence.
+static inline void
+driver_server_tools_response (driver_t *d)
+{
+    driver_feed (d, driver_block (SL_B_START, SL_BK_REDACTED_THINKING, 0));
+    sl_msg_t m = driver_block (SL_B_END, SL_BK_REDACTED_THINKING, 0);
+    m.text = sl_str ("opaque==");
+    driver_feed (d, m);
+    m = driver_block (SL_B_START, SL_BK_SERVER_TOOL_USE, 1);
+    m.id = sl_str ("srvtoolu_1");
+    m.name = sl_str ("web_search");
+    driver_feed (d, m);
+    m = driver_block (SL_B_DELTA, SL_BK_SERVER_TOOL_USE, 1);
+    m.text = sl_str ("{\"query\":\"x\"}");
+    driver_feed (d, m);
+    m = driver_block (SL_B_END, SL_BK_SERVER_TOOL_USE, 1);
+    m.text = sl_str ("{\"query\":\"x\"}");
+    driver_feed (d, m);
+    m = driver_block (SL_B_START, SL_BK_SERVER_TOOL_RESULT, 2);
+    m.id = sl_str ("srvtoolu_1");
+    m.name = sl_str ("web_search_tool_result");
+    driver_feed (d, m);
+    m = driver_block (SL_B_END, SL_BK_SERVER_TOOL_RESULT, 2);
+    m.body = sl_str ("[{\"type\":\"web_search_result\",\"url\":\"https://example.org\",\"title\":\"t\","
+                     "\"encrypted_content\":\"e\",\"page_age\":null}]");
+    driver_feed (d, m);
+    driver_feed (d, driver_block (SL_B_START, SL_BK_TEXT, 3));
+    m = driver_block (SL_B_DELTA, SL_BK_TEXT, 3);
+    m.text = sl_str ("done");
+    driver_feed (d, m);
+    m = driver_block (SL_B_END, SL_BK_TEXT, 3);
+    m.text = sl_str ("done");
+    driver_feed (d, m);
+    m = driver_block (SL_B_FINISH, 0, -1);
+    m.finish = SL_FIN_STOP;
+    m.stop_seq = sl_str ("STOP!");
+    driver_feed (d, m);
+    driver_end (d);
+}
+
 #endif

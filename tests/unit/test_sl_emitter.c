@@ -252,3 +252,23 @@ Test (sl_emitter, openai_thinking_and_citations)
     cr_expect_not_null (strstr (s_bytes (), "\"delta\":{\"annotations\":[{\"type\":\"url_citation\"}]}"), "%s", s_bytes ());
     cr_expect_eq (sl_emitter_stats (em)->illegal, 0);
 }
+
+Test (sl_emitter, a_dialect_it_cannot_render_gets_an_http_error)
+{
+    sl_emitter_destroy (&em);
+    recorder_clear (&rec);
+    em = sl_emitter_new ();
+    sl_msg_t start = recorder_msg (SL_MSG_START, 0);
+    start.client_dialect = 9;
+    start.reply_to = sl_str ("tcp://gw:1");
+    s_feed (start);
+    cr_assert_eq (rec.count, 1);
+    cr_expect_eq (rec.msgs [0]->status, 502);
+    cr_expect (rec.msgs [0]->flags & SL_F_FIRST);
+    cr_expect (rec.msgs [0]->flags & SL_F_LAST);
+    cr_expect_not_null (strstr (s_bytes (), "unsupported_dialect"));
+    s_feed (s_block (SL_B_START, SL_BK_TEXT, 0));
+    s_feed (recorder_msg (SL_MSG_END, 0));
+    cr_expect_eq (rec.count, 1, "nothing after the answer");
+    cr_expect_eq (sl_emitter_streams (em), 0);
+}

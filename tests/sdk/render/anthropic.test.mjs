@@ -37,6 +37,27 @@ test('every block kind reassembles exactly', async () => {
   }
 });
 
+test('server tools, redacted thinking and a stop sequence reassemble exactly', async () => {
+  const srv = await serve('anthropic-server.sse');
+  try {
+    const client = new Anthropic({ baseURL: srv.url, apiKey: 'x', maxRetries: 0 });
+    const msg = await client.messages.stream(ask).finalMessage();
+    assert.deepEqual(msg.content.map((b) => b.type),
+      ['redacted_thinking', 'server_tool_use', 'web_search_tool_result', 'text']);
+    assert.equal(msg.content[0].data, 'opaque==');
+    assert.equal(msg.content[1].id, 'srvtoolu_1');
+    assert.equal(msg.content[1].name, 'web_search');
+    assert.deepEqual(msg.content[1].input, { query: 'x' });
+    assert.equal(msg.content[2].tool_use_id, 'srvtoolu_1');
+    assert.equal(msg.content[2].content[0].url, 'https://example.org');
+    assert.equal(msg.content[3].text, 'done');
+    assert.equal(msg.stop_reason, 'stop_sequence');
+    assert.equal(msg.stop_sequence, 'STOP!');
+  } finally {
+    await srv.close();
+  }
+});
+
 test('an error mid-stream surfaces as the SDK\'s APIError', async () => {
   const srv = await serve('anthropic-error.sse');
   try {
