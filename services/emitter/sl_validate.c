@@ -170,6 +170,56 @@ s_string (sl_validate_t *self, sl_str_t json, const char *path)
     return sl_str_n (self->scratch.data ? self->scratch.data : "", self->scratch.len);
 }
 
+//  Walk an object once, keeping the values of the named keys (ptr NULL
+//  when absent). Walking every member checks the whole object, so 0 means
+//  it is well-formed JSON with nothing after it; -2 otherwise. One walk
+//  instead of a lookup per field: lookups from the top re-scan every
+//  member before the one wanted.
+static int
+s_pick (sl_str_t json, const char *const *keys, sl_str_t *values)
+{
+    int n = 0;
+    while (keys [n])
+        values [n++] = SL_STR_NULL;
+    sl_json_iter_t it;
+    if (sl_json_object (&it, json))
+        return -2;
+    sl_str_t key, value;
+    int rc;
+    while ((rc = sl_json_next_member (&it, &key, &value)) == 1)
+        for (int i = 0; i < n; i++)
+            if (!values [i].ptr && sl_json_key_eq (key, keys [i])) {
+                values [i] = sl_json_trim (value);
+                break;
+            }
+    if (rc != 0)
+        return -2;
+    const char *end = json.ptr + json.len;
+    for (const char *p = it.p; p < end; p++)
+        if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
+            return -2;
+    return 0;
+}
+
+//  The decoded text of a string value (absent when not a string), in
+//  self->scratch until the next decode.
+static sl_str_t
+s_text (sl_validate_t *self, sl_str_t value)
+{
+    if (!value.ptr || sl_json_type (value) != SL_JSON_STRING)
+        return SL_STR_NULL;
+    sl_buf_reset (&self->scratch);
+    if (sl_json_unescape (value, &self->scratch))
+        return SL_STR_NULL;
+    return sl_str_n (self->scratch.data ? self->scratch.data : "", self->scratch.len);
+}
+
+static bool
+s_int_of (sl_str_t value, int64_t *out)
+{
+    return value.ptr && sl_json_type (value) == SL_JSON_NUMBER && sl_json_i64 (value, out) == 0;
+}
+
 static bool
 s_has (sl_str_t json, const char *path)
 {
@@ -276,15 +326,18 @@ s_openai (sl_validate_t *self, s_state_t *st, sl_str_t name, sl_str_t data)
         st->phase = P_END;
         return 0;
     }
-    if (sl_json_type (data) != SL_JSON_OBJECT || !sl_json_valid (data))
+    enum { K_ERROR, K_OBJECT, K_ID, K_CHOICES, K_USAGE, K_COUNT };
+    static const char *const keys [] = { "error", "object", "id", "choices", "usage", NULL };
+    sl_str_t v [K_COUNT];
+    if (s_pick (data, keys, v))
         return s_fail (self, "data is not a JSON object");
-    if (s_has (data, "error")) {
+    if (v [K_ERROR].ptr) {
         st->phase = P_END;
         return 0;
     }
-    if (!sl_str_eq (s_string (self, data, "object"), "chat.completion.chunk"))
+    if (!sl_str_eq (s_text (self, v [K_OBJECT]), "chat.completion.chunk"))
         return s_fail (self, "object is not chat.completion.chunk");
-    sl_str_t id = s_string (self, data, "id");
+    sl_str_t id = s_text (self, v [K_ID]);
     if (!id.ptr)
         return s_fail (self, "a chunk without an id");
     if (st->phase == P_NEW)
@@ -292,11 +345,19 @@ s_openai (sl_validate_t *self, s_state_t *st, sl_str_t name, sl_str_t data)
     else
     if (!s_same (st->id, id))
         return s_fail (self, "the chunk id changed mid-stream");
-    int choices = s_count (data, "choices");
-    if (choices < 0)
+    //  The choices: count them, keep the first.
+    sl_json_iter_t it;
+    sl_str_t choice = SL_STR_NULL, elem;
+    int choices = 0, rc;
+    if (!v [K_CHOICES].ptr || sl_json_array (&it, v [K_CHOICES]))
+        return s_fail (self, "choices is not an array");
+    while ((rc = sl_json_next_elem (&it, &elem)) == 1)
+        if (choices++ == 0)
+            choice = elem;
+    if (rc != 0)
         return s_fail (self, "choices is not an array");
     if (choices == 0) {
-        if (!s_type_is (data, "usage", SL_JSON_OBJECT))
+        if (!v [K_USAGE].ptr || sl_json_type (v [K_USAGE]) != SL_JSON_OBJECT)
             return s_fail (self, "a chunk with no choices and no usage");
         if (st->phase != P_FINISHED)
             return s_fail (self, "the usage chunk before the finish_reason");
@@ -307,15 +368,22 @@ s_openai (sl_validate_t *self, s_state_t *st, sl_str_t name, sl_str_t data)
     }
     if (choices > 1)
         return s_fail (self, "more than one choice in a chunk");
+    enum { C_INDEX, C_DELTA, C_FINISH, C_COUNT };
+    static const char *const choice_keys [] = { "index", "delta", "finish_reason", NULL };
+    sl_str_t c [C_COUNT];
     int64_t index;
-    if (!s_int (data, "choices.0.index", &index) || index != 0)
+    if (s_pick (choice, choice_keys, c) || !s_int_of (c [C_INDEX], &index) || index != 0)
         return s_fail (self, "a choice other than index 0");
     if (st->phase == P_FINISHED)
         return s_fail (self, "a chunk for choice 0 after its finish_reason");
-    sl_str_t delta;
-    if (s_path (data, "choices.0.delta", &delta) != 1 || sl_json_type (delta) != SL_JSON_OBJECT)
+    sl_str_t delta = c [C_DELTA];
+    if (!delta.ptr || sl_json_type (delta) != SL_JSON_OBJECT)
         return s_fail (self, "a choice without a delta object");
-    sl_str_t role = s_string (self, delta, "role");
+    enum { D_ROLE, D_CALLS, D_COUNT };
+    static const char *const delta_keys [] = { "role", "tool_calls", NULL };
+    sl_str_t dv [D_COUNT];
+    s_pick (delta, delta_keys, dv);
+    sl_str_t role = s_text (self, dv [D_ROLE]);
     if (st->phase == P_NEW) {
         if (!sl_str_eq (role, "assistant"))
             return s_fail (self, "the first chunk does not give the role");
@@ -324,12 +392,10 @@ s_openai (sl_validate_t *self, s_state_t *st, sl_str_t name, sl_str_t data)
     else
     if (role.ptr)
         return s_fail (self, "the role sent twice");
-    if (s_openai_tool_calls (self, st, delta))
+    if (dv [D_CALLS].ptr && s_openai_tool_calls (self, st, delta))
         return -1;
-    sl_str_t finish;
-    if (s_path (data, "choices.0.finish_reason", &finish) == 1 && !sl_json_is_null (finish)) {
-        sl_str_t f = s_string (self, data, "choices.0.finish_reason");
-        if (!f.len)
+    if (c [C_FINISH].ptr && !sl_json_is_null (c [C_FINISH])) {
+        if (!s_text (self, c [C_FINISH]).len)
             return s_fail (self, "finish_reason is not a string");
         st->phase = P_FINISHED;
     }
@@ -408,10 +474,11 @@ s_anthropic (sl_validate_t *self, s_state_t *st, sl_str_t name, sl_str_t data)
 {
     if (!name.len)
         return s_fail (self, "an event without a name");
-    if (sl_json_type (data) != SL_JSON_OBJECT || !sl_json_valid (data))
+    static const char *const keys [] = { "type", NULL };
+    sl_str_t v [1];
+    if (s_pick (data, keys, v))
         return s_fail (self, "data is not a JSON object");
-    sl_str_t type = s_string (self, data, "type");
-    if (!sl_str_eq_str (type, name))
+    if (!sl_str_eq_str (s_text (self, v [0]), name))
         return s_fail (self, "event %.*s carries data of another type", (int) name.len, name.ptr);
     if (sl_str_eq (name, "error")) {
         st->phase = P_END;
@@ -484,12 +551,14 @@ s_responses (sl_validate_t *self, s_state_t *st, sl_str_t name, sl_str_t data)
 {
     if (!name.len)
         return s_fail (self, "an event without a name");
-    if (sl_json_type (data) != SL_JSON_OBJECT || !sl_json_valid (data))
+    static const char *const keys [] = { "type", "sequence_number", NULL };
+    sl_str_t v [2];
+    if (s_pick (data, keys, v))
         return s_fail (self, "data is not a JSON object");
-    if (!sl_str_eq_str (s_string (self, data, "type"), name))
+    if (!sl_str_eq_str (s_text (self, v [0]), name))
         return s_fail (self, "event %.*s carries data of another type", (int) name.len, name.ptr);
     int64_t seq;
-    if (!s_int (data, "sequence_number", &seq) || seq < 0 || (uint64_t) seq != st->seq)
+    if (!s_int_of (v [1], &seq) || seq < 0 || (uint64_t) seq != st->seq)
         return s_fail (self, "sequence_number out of order (expected %llu)", (unsigned long long) st->seq);
     st->seq++;
     if (sl_str_eq (name, "error")) {
@@ -637,13 +706,16 @@ static int
 s_gemini (sl_validate_t *self, s_state_t *st, sl_str_t name, sl_str_t data)
 {
     (void) name;
-    if (sl_json_type (data) != SL_JSON_OBJECT || !sl_json_valid (data))
+    enum { K_ERROR, K_ID, K_CANDIDATES, K_COUNT };
+    static const char *const keys [] = { "error", "responseId", "candidates", NULL };
+    sl_str_t v [K_COUNT];
+    if (s_pick (data, keys, v))
         return s_fail (self, "data is not a JSON object");
-    if (s_has (data, "error")) {
+    if (v [K_ERROR].ptr) {
         st->phase = P_END;
         return 0;
     }
-    sl_str_t id = s_string (self, data, "responseId");
+    sl_str_t id = s_text (self, v [K_ID]);
     if (id.ptr) {
         if (st->id [0] == 0)
             s_copy (st->id, sizeof st->id, id);
@@ -651,11 +723,16 @@ s_gemini (sl_validate_t *self, s_state_t *st, sl_str_t name, sl_str_t data)
         if (!s_same (st->id, id))
             return s_fail (self, "the responseId changed mid-stream");
     }
-    int count = s_count (data, "candidates");
-    if (count != 1)
+    sl_json_iter_t it;
+    sl_str_t candidate = SL_STR_NULL, elem;
+    int count = 0, rc;
+    if (!v [K_CANDIDATES].ptr || sl_json_array (&it, v [K_CANDIDATES]))
+        return s_fail (self, "a chunk without candidates");
+    while ((rc = sl_json_next_elem (&it, &elem)) == 1)
+        if (count++ == 0)
+            candidate = elem;
+    if (rc != 0 || count != 1)
         return s_fail (self, "a chunk with %d candidates (one expected)", count);
-    sl_str_t candidate;
-    s_path (data, "candidates.0", &candidate);
     int64_t index = 0;
     if (s_has (candidate, "index") && (!s_int (candidate, "index", &index) || index != 0))
         return s_fail (self, "a candidate other than index 0");
