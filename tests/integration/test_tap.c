@@ -97,7 +97,11 @@ s_start_tap (sluice_stack_t *s, const char *name, const char *const *filters)
     char dir [512];
     snprintf (dir, sizeof dir, "%s/%s", s->dir, name);
     mkdir (dir, 0755);
-    const char *args [16] = { "--connect", s->pub, "--json", "yes" };
+    //  Two endpoints: the stack's emitter and one nobody binds (a tap
+    //  follows several emitters; one that is not there yet costs nothing).
+    static char connect [256];
+    snprintf (connect, sizeof connect, "%s,tcp://127.0.0.1:1", s->pub);
+    const char *args [16] = { "--connect", connect, "--json", "yes" };
     int n = 4;
     for (int i = 0; filters && filters [i] && n < 15; i++)
         args [n++] = filters [i];
