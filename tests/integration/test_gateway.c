@@ -380,6 +380,19 @@ Test (gateway, keep_alive_reuses_the_connection)
     curl_easy_cleanup (easy);
     fprintf (stderr, "one stream at a time: mean time to first byte %.2f ms\n",
              1000 * metric_value (s->http_port, "sluice_ttfb_seconds_sum") / 3);
+    //  What the gateway and the emitter count about those streams.
+    int gw = atoi (s->metrics [5]), em = atoi (s->metrics [4]);
+    cr_expect_eq (metric_value (gw, "sluice_streams_total"), 3);
+    cr_expect_eq (metric_value (gw, "sluice_ttfb_seconds_count"), 3);
+    cr_expect_eq (metric_value (gw, "sluice_requests_total"), 3, "the first series is the OpenAI dialect");
+    cr_expect_eq (metric_value (gw, "sluice_slow_readers_total"), 0);
+    cr_expect_eq (s_wait_metric (em, "sluice_streams_total", 3, 5000), 3);
+    cr_expect_eq (metric_value (em, "sluice_streams_active"), 0);
+    cr_expect_gt (metric_value (em, "sluice_events_out_total"), 3 * 30, "every chunk of every stream");
+    cr_expect_eq (metric_value (em, "sluice_illegal_events_total"), 0);
+    cr_expect_eq (metric_value (em, "sluice_dropped_events_total"), 0);
+    cr_expect_gt (metric_value (em, "sluice_tap_published_total"), 3 * 30);
+    cr_expect_geq (metric_value (em, "sluice_queue_bytes"), 0);
     cr_expect_eq (stack_stop (s), 0);
 }
 
