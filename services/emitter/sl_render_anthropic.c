@@ -143,6 +143,8 @@ static void s_hold_field (sl_render_stream_t *rs, sl_str_t value);
 static void
 s_on_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
+    if (msg->block == SL_BK_CITATION)
+        return;                         //  belongs to the text block in progress
     sl_buf_reset (&rs->open_id);
     sl_buf_reset (&rs->open_name);
     sl_buf_append_str (&rs->open_id, msg->id);
@@ -179,7 +181,7 @@ s_on_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
             rs->open_deferred = true;
             break;
         default:
-            break;                      //  citations belong to the text block
+            break;
     }
 }
 

@@ -396,7 +396,7 @@ Test (gateway, keep_alive_reuses_the_connection)
     cr_expect_eq (stack_stop (s), 0);
 }
 
-#define CONCURRENT 48
+#define CONCURRENT 128
 
 Test (gateway, many_concurrent_streams_on_one_process)
 {
