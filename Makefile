@@ -8,6 +8,8 @@
 #   make bench      run the benchmarks (tests/bench/bench_*.c)
 #   make deps       install the Debian packages the build needs (root), or
 #                   print the command to do it
+#   make sdk-deps   install the official SDKs the SDK tests drive (npm, pinned
+#                   in tests/sdk/package-lock.json); make test runs it
 #
 # Layout: common/ and proto/ are shared code; services/<name>/sl_*.c is the
 # stage library of <name> (pure, no sockets), every other .c file in
@@ -56,9 +58,11 @@ svc_src = $(filter-out services/$(1)/sl_%.c,$(wildcard services/$(1)/*.c))
 RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
-.PHONY: all deps run test unit integration check-compose memcheck fuzz fuzz-smoke \
+.PHONY: all deps sdk-deps run test unit integration check-compose memcheck fuzz fuzz-smoke \
         bench chaos clean asan
 .DEFAULT_GOAL := all
+# Keep intermediate objects (fuzz and bench objects are built by pattern rules).
+.SECONDARY:
 
 all: $(RELEASE_BINS)
 asan: $(ASAN_BINS)
@@ -140,6 +144,32 @@ deps:
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get install -y $$missing || { apt-get update && apt-get install -y $$missing; }
 
+# The official SDKs for tests/sdk: npm packages pinned in its
+# package-lock.json, installed with npm ci. npm comes from Debian's nodejs and
+# npm packages when the command is missing (checked by command: npm may come
+# from elsewhere). When the packages cannot be installed this says so and
+# the SDK test is skipped with the reason; it never fails the build.
+SDK_DIR = tests/sdk
+
+sdk-deps:
+	@if ! command -v npm >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing Debian's nodejs and npm for the SDK tests"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y nodejs npm || { apt-get update && apt-get install -y nodejs npm; } || true; \
+	  else \
+	    echo "npm is missing; install it with: sudo apt-get install -y nodejs npm"; \
+	  fi; \
+	fi; \
+	if ! command -v npm >/dev/null 2>&1; then \
+	  echo "npm is not available: the SDK tests will be skipped"; \
+	elif [ ! -f $(SDK_DIR)/node_modules/.package-lock.json ] \
+	  || [ $(SDK_DIR)/package-lock.json -nt $(SDK_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "installing the SDKs for the SDK tests ($(SDK_DIR)/package-lock.json)"; \
+	  (cd $(SDK_DIR) && timeout 600 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) \
+	    || echo "npm could not install the SDK packages: the SDK tests will be skipped"; \
+	fi
+
 # ---------------------------------------------------------------------------
 # Running
 
@@ -151,6 +181,7 @@ run: deps
 # Tests
 
 test: deps
+	@$(MAKE) --no-print-directory sdk-deps
 	@$(MAKE) --no-print-directory all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(FUZZ_BINS)
 	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose
 

@@ -72,6 +72,7 @@ struct _sl_httpd_t {
     int port;
     size_t max_body;
     size_t stream_cap;
+    bool dispatch_oversize;             //  on_request answers bodies over the limit
     size_t active;                      //  requests alive
     sl_httpd_request_fn *on_request;
     sl_httpd_closed_fn *on_closed;
@@ -205,8 +206,10 @@ s_handler (void *cls, struct MHD_Connection *conn, const char *url,
         return MHD_YES;
     }
     if (req->state == REQ_READING && *upload_data_size) {
-        if (req->body.len + *upload_data_size > self->max_body)
+        if (req->too_large || req->body.len + *upload_data_size > self->max_body) {
             req->too_large = true;
+            sl_buf_free (&req->body);   //  never kept: the limit bounds memory
+        }
         else
             sl_buf_append (&req->body, upload_data, *upload_data_size);
         *upload_data_size = 0;
@@ -214,7 +217,7 @@ s_handler (void *cls, struct MHD_Connection *conn, const char *url,
     }
     if (req->state == REQ_READING) {
         req->state = REQ_WAITING;
-        if (req->too_large) {
+        if (req->too_large && !self->dispatch_oversize) {
             static const char msg [] =
                 "{\"error\":{\"type\":\"request_too_large\",\"message\":\"request body is over the limit\"}}";
             req->dispatched = true;
@@ -442,6 +445,12 @@ sl_httpd_set_stream_cap (sl_httpd_t *self, size_t cap)
     self->stream_cap = cap;
 }
 
+void
+sl_httpd_dispatch_oversize (sl_httpd_t *self, bool dispatch)
+{
+    self->dispatch_oversize = dispatch;
+}
+
 size_t
 sl_httpd_active (sl_httpd_t *self)
 {
@@ -501,6 +510,12 @@ sl_str_t
 sl_http_req_body (sl_http_req_t *req)
 {
     return sl_buf_str (&req->body);
+}
+
+bool
+sl_http_req_too_large (sl_http_req_t *req)
+{
+    return req->too_large;
 }
 
 void

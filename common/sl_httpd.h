@@ -45,6 +45,10 @@ int sl_httpd_port (sl_httpd_t *self);
 void sl_httpd_run (sl_httpd_t *self);
 //  Cap on bytes buffered for one streaming response (slow readers).
 void sl_httpd_set_stream_cap (sl_httpd_t *self, size_t cap);
+//  Dispatch requests whose body is over max_body to on_request (with an
+//  empty body and sl_http_req_too_large true) instead of answering 413
+//  here, so the application can answer in its own format.
+void sl_httpd_dispatch_oversize (sl_httpd_t *self, bool dispatch);
 size_t sl_httpd_active (sl_httpd_t *self);
 
 const char *sl_http_req_method (sl_http_req_t *req);
@@ -59,6 +63,8 @@ void sl_http_req_headers (sl_http_req_t *req,
                           void (*fn) (void *arg, const char *name, const char *value),
                           void *arg);
 sl_str_t sl_http_req_body (sl_http_req_t *req);
+//  True when the body was over the limit (and was not kept).
+bool sl_http_req_too_large (sl_http_req_t *req);
 void sl_http_req_set_data (sl_http_req_t *req, void *data);
 void *sl_http_req_data (sl_http_req_t *req);
 

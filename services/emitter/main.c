@@ -4,7 +4,14 @@
     emitter library and sends each to the gateway that owns the stream (the
     endpoint in the stream's start). Every event it receives is published
     on its PUB socket under the topic "<type>.<sid-hex>" for sluice-tap and
-    other monitoring subscribers.
+    other monitoring subscribers, in the order received: the stream's
+    start (the request summary: model, dialects, tools), its blocks, the
+    verdicts, the finish with its usage, errors, the end. Events the
+    emitter itself raises (an illegal event withheld) are published too.
+
+    Published messages are the stage's protocol messages: start carries no
+    credential (the ingest keeps the client's key to itself) and the
+    request headers in it never include credential headers.
 */
 #include <stdlib.h>
 
@@ -21,12 +28,26 @@ typedef struct {
     sl_buf_t tap;
     sl_counter_t *unroutable;
     sl_counter_t *published;
+    sl_counter_t *tap_dropped;
+    //  Copies of the library's running totals (sl_emitter_stats)
+    sl_counter_t *streams_total;
+    sl_counter_t *events_out;
+    sl_counter_t *frames;
+    sl_counter_t *illegal;
+    sl_counter_t *dropped;
+    sl_counter_t *http_errors;
 } s_app_t;
+
+static void s_publish (s_app_t *app, const sl_msg_t *msg);
 
 static void
 s_emit (void *arg, const sl_msg_t *msg)
 {
     s_app_t *app = arg;
+    if (msg->type != SL_MSG_FRAME) {
+        s_publish (app, msg);           //  the emitter's own events: monitoring only
+        return;
+    }
     sl_msg_t frame = *msg;
     frame.reply_to = SL_STR_NULL;       //  routing only; not on the wire
     if (!msg->reply_to.ptr || sl_router_send_to (app->gateways, msg->reply_to, &frame))
@@ -47,6 +68,8 @@ s_publish (s_app_t *app, const sl_msg_t *msg)
     if (zmq_send (sock, topic, (size_t) n, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0
     &&  zmq_send (sock, app->tap.data, app->tap.len, ZMQ_DONTWAIT) >= 0)
         sl_counter_inc (app->published);
+    else
+        sl_counter_inc (app->tap_dropped);
 }
 
 static void
@@ -61,7 +84,21 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
 static void
 s_flush (void *arg)
 {
-    sl_router_flush (((s_app_t *) arg)->gateways);
+    s_app_t *app = arg;
+    sl_router_flush (app->gateways);
+    const sl_emitter_stats_t *st = sl_emitter_stats (app->emitter);
+    app->streams_total->value = st->streams;
+    app->events_out->value = st->events_out;
+    app->frames->value = st->frames;
+    app->illegal->value = st->illegal;
+    app->dropped->value = st->dropped;
+    app->http_errors->value = st->http_errors;
+}
+
+static double
+s_pending (void *arg)
+{
+    return (double) sl_router_pending (((s_app_t *) arg)->gateways);
 }
 
 static double
@@ -94,7 +131,21 @@ main (int argc, char **argv)
                                          "Frames whose gateway could not be reached");
     app.published = sl_metrics_counter (m, "sluice_tap_published_total", NULL,
                                         "Events published to monitoring subscribers");
+    app.tap_dropped = sl_metrics_counter (m, "sluice_tap_dropped_total", NULL,
+                                          "Events not published (no room for a slow subscriber)");
+    app.streams_total = sl_metrics_counter (m, "sluice_streams_total", NULL, "Streams started");
+    app.events_out = sl_metrics_counter (m, "sluice_events_out_total", NULL,
+                                         "Events (SSE events or whole bodies) sent to clients");
+    app.frames = sl_metrics_counter (m, "sluice_frames_total", NULL, "Frames sent to gateways");
+    app.illegal = sl_metrics_counter (m, "sluice_illegal_events_total", NULL,
+                                      "Events withheld as illegal for the client's dialect");
+    app.dropped = sl_metrics_counter (m, "sluice_dropped_events_total", NULL,
+                                      "Messages dropped: unknown stream or stale epoch");
+    app.http_errors = sl_metrics_counter (m, "sluice_http_error_responses_total", NULL,
+                                          "Responses that were an HTTP error (nothing streamed)");
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Streams in progress", s_streams, &app);
+    sl_metrics_gauge_fn (m, "sluice_queue_bytes", "queue=\"gateway\"",
+                         "Bytes queued for the next hop, not yet handed to ZeroMQ", s_pending, &app);
     app.pub = zsock_new (ZMQ_PUB);
     sl_stage_t *stage = NULL;
     if (zsock_bind (app.pub, "%s", pub) < 0)

@@ -1,31 +1,46 @@
-/*  sl_emitter.c - stream bookkeeping and framing around the renderers. */
+/*  sl_emitter.c - stream bookkeeping, framing and the legality gate around
+    the renderers (see sl_emitter.h).
+
+    States of a stream, from the client's point of view:
+        QUIET     nothing sent: an error can still be an HTTP status
+        STREAMING the FIRST frame is out (status 200, an event stream)
+        CLOSED    the LAST frame is out; everything else is ignored until END
+*/
 #include "sl_emitter.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../common/sl_alloc.h"
+#include "../../common/sl_log.h"
 #include "../../common/sl_sidmap.h"
 #include "sl_render.h"
+#include "sl_validate.h"
 
 #define SL_EMITTER_SSE_TYPE "text/event-stream"
 #define SL_EMITTER_JSON_TYPE "application/json"
 #define SL_EMITTER_DEFAULT_ERROR_STATUS 502
+#define SL_EMITTER_ILLEGAL_CODE "illegal_output"
+
+typedef enum { ST_QUIET, ST_STREAMING, ST_CLOSED } s_state_t;
 
 typedef struct {
     uint8_t sid [SL_SID_SIZE];
     uint32_t epoch;
     uint64_t seq;                       //  next frame sequence
+    s_state_t state;
     sl_buf_t reply_to;                  //  owning gateway's endpoint
+    const sl_renderer_t *renderer;
+    sl_validate_t *validate;
     sl_render_stream_t rs;
-    bool first_sent;                    //  the FIRST frame is out
-    bool last_sent;                     //  the LAST frame is out
 } s_stream_t;
 
 struct _sl_emitter_t {
     sl_sidmap_t *streams;
-    uint64_t dropped;
-    sl_buf_t out;                       //  bytes of the frame being built
+    sl_emitter_stats_t stats;
+    sl_buf_t out;                       //  rendered bytes, not yet checked
+    sl_buf_t frame;                     //  checked bytes of the frame being built
+    sl_buf_t why;                       //  reason text of a withheld event
     sl_emit_fn *emit;
     void *arg;
 };
@@ -42,9 +57,8 @@ static void
 s_stream_free (s_stream_t *s)
 {
     sl_buf_free (&s->reply_to);
-    sl_buf_free (&s->rs.model);
-    sl_buf_free (&s->rs.id);
-    sl_buf_free (&s->rs.prefix);
+    sl_render_stream_clear (&s->rs);
+    sl_validate_destroy (&s->validate);
     free (s);
 }
 
@@ -60,6 +74,8 @@ sl_emitter_destroy (sl_emitter_t **self_p)
         s_stream_free (s);
     sl_sidmap_destroy (&self->streams);
     sl_buf_free (&self->out);
+    sl_buf_free (&self->frame);
+    sl_buf_free (&self->why);
     free (self);
     *self_p = NULL;
 }
@@ -73,35 +89,127 @@ sl_emitter_streams (sl_emitter_t *self)
 uint64_t
 sl_emitter_dropped (sl_emitter_t *self)
 {
-    return self->dropped;
+    return self->stats.dropped;
 }
 
-//  Send what was rendered into self->out as one frame.
-static void
-s_frame (sl_emitter_t *self, s_stream_t *s, int status, const char *content_type, bool last)
+const sl_emitter_stats_t *
+sl_emitter_stats (sl_emitter_t *self)
 {
-    if (self->out.len == 0 && !last)
+    return &self->stats;
+}
+
+//  --------------------------------------------------------------------------
+//  Frames
+
+//  Send self->frame as one frame (nothing when empty and not last).
+static void
+s_send_frame (sl_emitter_t *self, s_stream_t *s, int status, const char *content_type, bool last)
+{
+    if (self->frame.len == 0 && !last)
         return;
     sl_msg_t f;
     sl_msg_init (&f, SL_MSG_FRAME);
     memcpy (f.sid, s->sid, SL_SID_SIZE);
     f.epoch = s->epoch;
     f.seq = s->seq++;
-    f.body = sl_buf_str (&self->out);
+    f.body = sl_buf_str (&self->frame);
     f.reply_to = sl_buf_str (&s->reply_to);
-    if (!s->first_sent) {
+    if (s->state == ST_QUIET) {
         f.flags |= SL_F_FIRST;
         f.status = status;
         f.content_type = sl_str (content_type);
-        s->first_sent = true;
+        s->state = ST_STREAMING;
     }
     if (last) {
         f.flags |= SL_F_LAST;
-        s->last_sent = true;
+        s->state = ST_CLOSED;
     }
+    self->stats.frames++;
     self->emit (self->arg, &f);
-    sl_buf_reset (&self->out);
+    sl_buf_reset (&self->frame);
 }
+
+//  A whole HTTP error response, when nothing was sent yet.
+static void
+s_http_error (sl_emitter_t *self, s_stream_t *s, int status, sl_str_t code, sl_str_t message)
+{
+    sl_buf_reset (&self->frame);
+    s->renderer->error_body (status, code, message, &self->frame);
+    self->stats.events_out++;
+    self->stats.http_errors++;
+    s_send_frame (self, s, status, SL_EMITTER_JSON_TYPE, true);
+}
+
+//  Tell monitoring why the stream was cut.
+static void
+s_report_illegal (sl_emitter_t *self, s_stream_t *s)
+{
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_ERROR);
+    memcpy (m.sid, s->sid, SL_SID_SIZE);
+    m.epoch = s->epoch;
+    m.code = SL_STR_LIT (SL_EMITTER_ILLEGAL_CODE);
+    m.message = sl_buf_str (&self->why);
+    m.status = SL_EMITTER_DEFAULT_ERROR_STATUS;
+    self->emit (self->arg, &m);
+}
+
+//  An event was withheld (or the response could not be completed): end
+//  the stream cleanly in the client's dialect.
+static void
+s_cut (sl_emitter_t *self, s_stream_t *s, const char *what)
+{
+    self->stats.illegal++;
+    char hex [SL_SID_HEX_SIZE];
+    sl_sid_hex (s->sid, hex);
+    sl_buf_reset (&self->why);
+    sl_buf_printf (&self->why, "sluice withheld %s that would break the %s stream: %s",
+                   what, sl_dialect_name (s->rs.client_dialect), sl_validate_reason (s->validate));
+    sl_log_warn ("illegal_output", "sid=%s %s", hex, sl_buf_cstr (&self->why));
+    s_report_illegal (self, s);
+    s->rs.failed = true;
+    if (s->state == ST_QUIET && self->frame.len == 0) {
+        s_http_error (self, s, SL_EMITTER_DEFAULT_ERROR_STATUS, SL_STR_LIT (SL_EMITTER_ILLEGAL_CODE),
+                      sl_buf_str (&self->why));
+        return;
+    }
+    sl_buf_t err = { 0 };
+    s->renderer->error (&s->rs, SL_STR_LIT (SL_EMITTER_ILLEGAL_CODE), sl_buf_str (&self->why), &err);
+    //  The error event is checked too; it is legal in every open state.
+    if (sl_validate_event (s->validate, sl_buf_str (&err)) == 0) {
+        sl_buf_append (&self->frame, err.data, err.len);
+        self->stats.events_out++;
+    }
+    sl_buf_free (&err);
+    s_send_frame (self, s, 200, SL_EMITTER_SSE_TYPE, true);
+}
+
+//  Check every event rendered into self->out and move the legal ones into
+//  the frame; the first illegal one cuts the stream. Returns 0 when all
+//  were legal.
+static int
+s_check (sl_emitter_t *self, s_stream_t *s)
+{
+    sl_str_t rest = sl_buf_str (&self->out);
+    int rc = 0;
+    while (rest.len) {
+        size_t n = sl_validate_next_event (rest);
+        sl_str_t event = sl_str_n (rest.ptr, n ? n : rest.len);
+        if (sl_validate_event (s->validate, event)) {
+            s_cut (self, s, "an event");
+            rc = -1;
+            break;
+        }
+        sl_buf_append_str (&self->frame, event);
+        self->stats.events_out++;
+        rest = sl_str_n (rest.ptr + event.len, rest.len - event.len);
+    }
+    sl_buf_reset (&self->out);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Stream events
 
 static void
 s_on_start (sl_emitter_t *self, const sl_msg_t *msg)
@@ -113,18 +221,26 @@ s_on_start (sl_emitter_t *self, const sl_msg_t *msg)
     s->rs.client_dialect = msg->client_dialect;
     s->rs.upstream_dialect = msg->upstream_dialect;
     s->rs.flags = msg->flags;
+    s->rs.open_index = -1;
+    sl_sid_hex (msg->sid, s->rs.sid_hex);
     sl_buf_append_str (&s->rs.model, msg->model);
-    //  Until the upstream names the response, it is named after the stream.
-    char hex [SL_SID_HEX_SIZE];
-    sl_sid_hex (msg->sid, hex);
-    sl_buf_printf (&s->rs.id, "chatcmpl-%s", hex);
+    s->renderer = sl_render_for (msg->client_dialect);
+    s->validate = sl_validate_new (msg->client_dialect);
     sl_sidmap_put (self->streams, msg->sid, s);
+    self->stats.streams++;
+    if (!s->renderer) {
+        //  The gateway only accepts dialects we render; answer anyway.
+        s->renderer = &sl_render_openai;
+        s_http_error (self, s, SL_EMITTER_DEFAULT_ERROR_STATUS, SL_STR_LIT ("unsupported_dialect"),
+                      SL_STR_LIT ("the emitter cannot render this client dialect"));
+    }
 }
 
 static void
 s_on_block (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg)
 {
     if (msg->kind == SL_B_MESSAGE) {
+        //  The upstream's identity of the response, used by every event.
         if (msg->id.ptr && msg->id.len) {
             sl_buf_reset (&s->rs.id);
             sl_buf_append_str (&s->rs.id, msg->id);
@@ -136,35 +252,48 @@ s_on_block (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg)
         s->rs.created = msg->ts;
         return;
     }
-    sl_render_openai_block (&s->rs, msg, &self->out);
-    s_frame (self, s, 200, SL_EMITTER_SSE_TYPE, false);
+    s->renderer->block (&s->rs, msg, &self->out);
+    if (s_check (self, s) == 0)
+        s_send_frame (self, s, 200, SL_EMITTER_SSE_TYPE, false);
 }
 
 static void
 s_on_error (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg)
 {
     s->rs.failed = true;
-    if (!s->rs.started) {
+    if (s->state == ST_QUIET) {
         //  Nothing sent yet: a real HTTP error response.
-        sl_render_openai_error_body (msg, &self->out);
-        int status = msg->status >= 400 ? msg->status : SL_EMITTER_DEFAULT_ERROR_STATUS;
-        s_frame (self, s, status, SL_EMITTER_JSON_TYPE, true);
+        int status = msg->status >= 400 && msg->status <= 599 ? msg->status : SL_EMITTER_DEFAULT_ERROR_STATUS;
+        s_http_error (self, s, status, msg->code, msg->message);
         return;
     }
-    sl_render_openai_error (&s->rs, msg, &self->out);
-    s_frame (self, s, 200, SL_EMITTER_SSE_TYPE, false);
+    s->renderer->error (&s->rs, msg->code, msg->message, &self->out);
+    if (s_check (self, s) == 0)
+        s_send_frame (self, s, 200, SL_EMITTER_SSE_TYPE, true);
 }
 
 static void
 s_on_end (sl_emitter_t *self, s_stream_t *s)
 {
-    if (s->last_sent)
+    if (s->state == ST_CLOSED)
         return;
-    //  The aggregator always sends a finish before a normal end, so a
-    //  stream that did not fail has started by now.
-    if (!s->rs.failed)
-        sl_render_openai_end (&s->rs, &self->out);
-    s_frame (self, s, 200, SL_EMITTER_SSE_TYPE, true);
+    if (!s->rs.failed) {
+        s->renderer->end (&s->rs, &self->out);
+        if (s_check (self, s))
+            return;
+    }
+    if (sl_validate_end (s->validate) && !s->rs.failed) {
+        //  The response stopped short of its last event (no finish came):
+        //  say so rather than let the client take it as complete.
+        s_cut (self, s, "the end of a response");
+        return;
+    }
+    if (s->state == ST_QUIET && self->frame.len == 0) {
+        s_http_error (self, s, SL_EMITTER_DEFAULT_ERROR_STATUS, SL_STR_LIT ("empty_response"),
+                      SL_STR_LIT ("the upstream ended the response without any content"));
+        return;
+    }
+    s_send_frame (self, s, 200, SL_EMITTER_SSE_TYPE, true);
 }
 
 void
@@ -174,7 +303,7 @@ sl_emitter_feed (sl_emitter_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void
     self->arg = arg;
     s_stream_t *s = sl_sidmap_get (self->streams, msg->sid);
     if (s && msg->epoch < s->epoch) {
-        self->dropped++;
+        self->stats.dropped++;
         return;
     }
     if (s && msg->epoch > s->epoch) {
@@ -184,22 +313,22 @@ sl_emitter_feed (sl_emitter_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void
     }
     if (msg->type == SL_MSG_START) {
         if (s)
-            self->dropped++;
+            self->stats.dropped++;
         else
             s_on_start (self, msg);
         return;
     }
     if (!s) {
-        self->dropped++;
+        self->stats.dropped++;
         return;
     }
     switch (msg->type) {
         case SL_MSG_BLOCK:
-            if (!s->last_sent)
+            if (s->state != ST_CLOSED)
                 s_on_block (self, s, msg);
             break;
         case SL_MSG_ERROR:
-            if (!s->last_sent)
+            if (s->state != ST_CLOSED)
                 s_on_error (self, s, msg);
             break;
         case SL_MSG_END:

@@ -2,15 +2,25 @@
 
     A pure library: feed it the judged stream (START, BLOCK, VERDICT, ERROR,
     END) of interleaved streams; it emits FRAME messages holding the bytes
-    to write to the client in the client's own dialect, numbered from 0 per
+    to write to the client in the client's own dialect (OpenAI Chat,
+    Anthropic Messages, OpenAI Responses, Gemini), numbered from 0 per
     stream. The first frame of a response carries the HTTP status and
     content type (flag FIRST); the last one is flagged LAST. Each emitted
     frame has reply_to set to the stream's owning gateway (the service
     routes on it and clears it before sending).
 
-    Nothing is written before the first block or finish: an upstream error
-    before that becomes a proper HTTP error response (status from the error,
-    502 by default) instead of a 200 followed by an error event.
+    Nothing is written before the first event the client would see: an
+    upstream error before that becomes a proper HTTP error response
+    (status from the error, 502 by default) in the client's dialect,
+    instead of a 200 followed by an error event.
+
+    Every event is checked by the dialect's validator (sl_validate.h)
+    before it leaves. An illegal event is withheld and the stream ends at
+    once with a clean error event of the dialect (or an HTTP 502 when
+    nothing was sent yet); the emitter also emits an ERROR message (code
+    "illegal_output", the reason in msg) through the same callback, for
+    monitoring. The service sends FRAME messages to the gateway and
+    publishes the others.
 */
 #ifndef SL_EMITTER_H
 #define SL_EMITTER_H
@@ -22,10 +32,21 @@
 
 typedef struct _sl_emitter_t sl_emitter_t;
 
+//  Running totals, for metrics.
+typedef struct {
+    uint64_t streams;                   //  streams started
+    uint64_t events_out;                //  SSE events / bodies sent to clients
+    uint64_t frames;                    //  frames emitted
+    uint64_t illegal;                   //  events withheld as illegal (and incomplete ends)
+    uint64_t dropped;                   //  messages for unknown streams or stale epochs
+    uint64_t http_errors;               //  responses that were an HTTP error
+} sl_emitter_stats_t;
+
 sl_emitter_t *sl_emitter_new (void);
 void sl_emitter_destroy (sl_emitter_t **self_p);
 void sl_emitter_feed (sl_emitter_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *arg);
 size_t sl_emitter_streams (sl_emitter_t *self);
 uint64_t sl_emitter_dropped (sl_emitter_t *self);
+const sl_emitter_stats_t *sl_emitter_stats (sl_emitter_t *self);
 
 #endif

@@ -1,8 +1,23 @@
-/*  sl_render.h - per-dialect renderers used by the emitter (private).
+/*  sl_render.h - per-dialect renderers used by the emitter.
+
+    The emitter's own interface; the gateway uses only error_body, so that
+    the errors it answers itself have exactly the shape of the emitter's.
 
     The emitter owns the stream; a renderer turns one judged event into the
-    client's bytes, appended to out. It keeps what it needs between events
-    in the stream's sl_render_stream_t.
+    client's bytes (whole SSE events), appended to out. It keeps what it
+    needs between events in the stream's sl_render_stream_t. One renderer
+    per client dialect, chosen once per stream with sl_render_for.
+
+    Blocks reach a renderer one at a time (start, deltas, end), in order,
+    as the aggregator and the judge produce them. What a block may carry
+    (PROTOCOL.md, "block"): id, call_id, name at its start; text fragments
+    in its deltas; the whole content, signature (sig) and JSON extras
+    (body: citations, a server tool's result) at its end. A citation is a
+    BLOCK message of kind SL_BK_CITATION (delta or end) whose body is the
+    provider's citation object; it belongs to the text block in progress.
+
+    Every renderer writes only what its wire format can carry; the emitter
+    checks each event with the dialect's validator before it is sent.
 */
 #ifndef SL_RENDER_H
 #define SL_RENDER_H
@@ -16,25 +31,66 @@ typedef struct {
     int client_dialect;
     int upstream_dialect;
     uint32_t flags;                     //  STREAM, USAGE of the request
+    char sid_hex [SL_SID_HEX_SIZE];     //  names ids the upstream did not give
     sl_buf_t model;                     //  model as reported (or requested)
-    sl_buf_t id;                        //  response id
+    sl_buf_t id;                        //  response / message id ("" until known)
     int64_t created;
-    bool started;                       //  response headers are out
+    bool started;                       //  the first event is out
     bool failed;                        //  an error was rendered
-    int tool_calls;                     //  tool calls started so far; blocks are
-                                        //  sequential, so the open call is the last
-    sl_buf_t prefix;                    //  OpenAI: chunk JSON up to "choices"
+    bool finished;                      //  the finish was rendered
+    int tool_calls;                     //  tool calls started so far
+    int items;                          //  client-side blocks / items opened so far
+    //  The block open at the client (blocks are sequential)
+    int open_kind;                      //  sl_block_kind_t, 0 when none
+    int open_index;                     //  its client-side index
+    bool open_deferred;                 //  rendered whole at its end, not yet
+    bool open_summary;                  //  thinking block holds a summary
+    sl_buf_t open_id;                   //  item id (Responses) / call id
+    sl_buf_t open_call_id;              //  Responses call_id
+    sl_buf_t open_name;                 //  tool name
+    sl_buf_t open_extra;                //  citations of the open text block (JSON, comma-joined)
+    int open_extra_count;               //  how many
+    //  OpenAI
+    sl_buf_t prefix;                    //  chunk JSON up to "choices"
+    //  Anthropic: tool_use blocks wait for the finish, so that text the
+    //  judge writes after a call still comes before every call
+    sl_buf_t held;                      //  held calls: id \0 name \0 args \0 ...
+    int held_count;
+    //  Responses
+    uint64_t seq;                       //  sequence_number of the next event
+    sl_buf_t output;                    //  completed output items, comma-joined
 } sl_render_stream_t;
 
-//  Render a BLOCK event (message, block_start / delta / end, finish).
-void sl_render_openai_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out);
-//  Render an error inside a started stream.
-void sl_render_openai_error (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out);
-//  Render the end of a stream that finished normally.
-void sl_render_openai_end (sl_render_stream_t *rs, sl_buf_t *out);
-//  The JSON body of an error response sent before anything else.
-void sl_render_openai_error_body (const sl_msg_t *msg, sl_buf_t *out);
-//  The wire value of a normalized finish reason.
-const char *sl_render_openai_finish (int finish);
+typedef struct {
+    int dialect;
+    //  Render a BLOCK event (block_start / delta / end, finish, keepalive).
+    //  SL_B_MESSAGE is absorbed by the emitter into the stream's identity.
+    void (*block) (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out);
+    //  Render an error inside a started stream: a terminal error event.
+    void (*error) (sl_render_stream_t *rs, sl_str_t code, sl_str_t message, sl_buf_t *out);
+    //  Render the end of a stream that finished normally.
+    void (*end) (sl_render_stream_t *rs, sl_buf_t *out);
+    //  The JSON body of an error response sent before anything else.
+    void (*error_body) (int status, sl_str_t code, sl_str_t message, sl_buf_t *out);
+} sl_renderer_t;
+
+//  The renderer of a client dialect; NULL when there is none.
+const sl_renderer_t *sl_render_for (int dialect);
+//  Free what a stream's render state holds (the struct itself is the caller's).
+void sl_render_stream_clear (sl_render_stream_t *rs);
+
+extern const sl_renderer_t sl_render_openai;
+extern const sl_renderer_t sl_render_anthropic;
+extern const sl_renderer_t sl_render_responses;
+extern const sl_renderer_t sl_render_gemini;
+
+//  Shared helpers of the renderers
+//  Copy the provider's raw finish value when it may pass through: the
+//  upstream speaks the client's dialect and the judge left it in place.
+//  Returns the raw value (NUL-terminated in buf) or NULL.
+const char *sl_render_raw_finish (const sl_render_stream_t *rs, const sl_msg_t *msg,
+                                  char *buf, size_t size);
+//  Append value when it is a complete JSON value, otherwise fallback.
+void sl_render_put_json (sl_buf_t *out, sl_str_t value, const char *fallback);
 
 #endif

@@ -1,17 +1,23 @@
-/*  sl_render_openai.c - render judged blocks as OpenAI chat.completion.chunk SSE.
+/*  sl_render_openai.c - judged blocks as OpenAI chat.completion.chunk SSE.
 
     Every chunk shares the same head ({"id":..,"object":..,"created":..,
     "model":..,"choices":[), built once per stream; a chunk is that head,
     the choice with its delta, and the tail. Tool calls are numbered from 0
     in the order they appear, as OpenAI numbers them.
+
+    What Chat Completions can carry: text (content), refusals (refusal),
+    reasoning text (reasoning_content, as OpenAI-compatible servers send
+    it), tool calls, citations (annotations), usage with cached and
+    reasoning tokens. Redacted thinking, signatures and server tool blocks
+    have no place in a chat chunk and are left out.
 */
 #include <string.h>
 
 #include "../../common/sl_json.h"
 #include "sl_render.h"
 
-const char *
-sl_render_openai_finish (int finish)
+static const char *
+s_finish_name (int finish)
 {
     switch (finish) {
         case SL_FIN_LENGTH: return "length";
@@ -27,7 +33,10 @@ s_prefix (sl_render_stream_t *rs)
     if (rs->prefix.len)
         return;
     sl_buf_puts (&rs->prefix, "data: {\"id\":");
-    sl_json_put_sl (&rs->prefix, sl_buf_str (&rs->id));
+    if (rs->id.len)
+        sl_json_put_sl (&rs->prefix, sl_buf_str (&rs->id));
+    else
+        sl_buf_printf (&rs->prefix, "\"chatcmpl-%s\"", rs->sid_hex);
     sl_buf_puts (&rs->prefix, ",\"object\":\"chat.completion.chunk\",\"created\":");
     sl_buf_put_i64 (&rs->prefix, rs->created);
     sl_buf_puts (&rs->prefix, ",\"model\":");
@@ -89,14 +98,37 @@ s_usage_chunk (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
     sl_buf_puts (out, "}}\n\n");
 }
 
-void
-sl_render_openai_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+static void
+s_text_chunk (sl_render_stream_t *rs, const char *field, sl_str_t text, sl_buf_t *out)
 {
-    if (msg->kind == SL_B_MESSAGE || msg->kind == SL_B_KEEPALIVE) {
-        if (msg->kind == SL_B_KEEPALIVE && rs->started)
+    s_chunk_open (rs, out);
+    sl_buf_printf (out, "\"%s\":", field);
+    sl_json_put_sl (out, text);
+    s_chunk_close (out, NULL);
+}
+
+static void
+s_citation_chunk (sl_render_stream_t *rs, sl_str_t citation, sl_buf_t *out)
+{
+    if (!citation.len || !sl_json_valid (citation))
+        return;
+    s_chunk_open (rs, out);
+    sl_buf_puts (out, "\"annotations\":[");
+    sl_buf_append_str (out, sl_json_trim (citation));
+    sl_buf_putc (out, ']');
+    s_chunk_close (out, NULL);
+}
+
+static void
+s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    if (msg->kind == SL_B_KEEPALIVE) {
+        if (rs->started)
             sl_buf_puts (out, ": keep-alive\n\n");
         return;
     }
+    if (msg->kind == SL_B_MESSAGE)
+        return;
     if (!rs->started) {
         rs->started = true;
         s_role_chunk (rs, out);
@@ -109,7 +141,10 @@ sl_render_openai_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *o
                 sl_buf_puts (out, "\"tool_calls\":[{\"index\":");
                 sl_buf_put_i64 (out, k);
                 sl_buf_puts (out, ",\"id\":");
-                sl_json_put_sl (out, msg->id);
+                if (msg->id.len)
+                    sl_json_put_sl (out, msg->id);
+                else
+                    sl_buf_printf (out, "\"call_%.24s_%d\"", rs->sid_hex, k);
                 sl_buf_puts (out, ",\"type\":\"function\",\"function\":{\"name\":");
                 sl_json_put_sl (out, msg->name);
                 sl_buf_puts (out, ",\"arguments\":\"\"}}]");
@@ -117,16 +152,22 @@ sl_render_openai_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *o
             }
             break;
         case SL_B_DELTA:
+            if (msg->block == SL_BK_CITATION) {
+                s_citation_chunk (rs, msg->body, out);
+                break;
+            }
             if (!msg->text.len)
                 break;
-            if (msg->block == SL_BK_TEXT || msg->block == SL_BK_REFUSAL) {
-                s_chunk_open (rs, out);
-                sl_buf_puts (out, msg->block == SL_BK_TEXT ? "\"content\":" : "\"refusal\":");
-                sl_json_put_sl (out, msg->text);
-                s_chunk_close (out, NULL);
-            }
+            if (msg->block == SL_BK_TEXT)
+                s_text_chunk (rs, "content", msg->text, out);
             else
-            if (msg->block == SL_BK_TOOL_CALL) {
+            if (msg->block == SL_BK_REFUSAL)
+                s_text_chunk (rs, "refusal", msg->text, out);
+            else
+            if (msg->block == SL_BK_THINKING)
+                s_text_chunk (rs, "reasoning_content", msg->text, out);
+            else
+            if (msg->block == SL_BK_TOOL_CALL && rs->tool_calls > 0) {
                 s_chunk_open (rs, out);
                 sl_buf_puts (out, "\"tool_calls\":[{\"index\":");
                 sl_buf_put_i64 (out, rs->tool_calls - 1);
@@ -136,18 +177,16 @@ sl_render_openai_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *o
                 s_chunk_close (out, NULL);
             }
             break;
+        case SL_B_END:
+            if (msg->block == SL_BK_CITATION)
+                s_citation_chunk (rs, msg->body, out);
+            break;
         case SL_B_FINISH: {
-            const char *finish = sl_render_openai_finish (msg->finish);
             char raw [32];
-            if (rs->upstream_dialect == SL_DIALECT_OPENAI && msg->finish_raw.ptr
-            &&  msg->finish_raw.len < sizeof raw) {
-                //  Same dialect: the provider's own value passes through.
-                memcpy (raw, msg->finish_raw.ptr, msg->finish_raw.len);
-                raw [msg->finish_raw.len] = 0;
-                finish = raw;
-            }
+            const char *finish = sl_render_raw_finish (rs, msg, raw, sizeof raw);
             s_chunk_open (rs, out);
-            s_chunk_close (out, finish);
+            s_chunk_close (out, finish ? finish : s_finish_name (msg->finish));
+            rs->finished = true;
             if ((rs->flags & SL_F_USAGE) && msg->has_usage)
                 s_usage_chunk (rs, msg, out);
             break;
@@ -157,28 +196,37 @@ sl_render_openai_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *o
     }
 }
 
-void
-sl_render_openai_error_body (const sl_msg_t *msg, sl_buf_t *out)
+static void
+s_error_body (int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
 {
+    (void) status;
     sl_buf_puts (out, "{\"error\":{\"message\":");
-    sl_json_put_sl (out, msg->message.ptr ? msg->message : SL_STR_LIT ("upstream error"));
+    sl_json_put_sl (out, message.ptr ? message : SL_STR_LIT ("upstream error"));
     sl_buf_puts (out, ",\"type\":");
-    sl_json_put_sl (out, msg->code.ptr ? msg->code : SL_STR_LIT ("upstream_error"));
+    sl_json_put_sl (out, code.ptr ? code : SL_STR_LIT ("upstream_error"));
     sl_buf_puts (out, ",\"param\":null,\"code\":null}}");
 }
 
-void
-sl_render_openai_error (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+static void
+s_error (sl_render_stream_t *rs, sl_str_t code, sl_str_t message, sl_buf_t *out)
 {
     (void) rs;
     sl_buf_puts (out, "data: ");
-    sl_render_openai_error_body (msg, out);
+    s_error_body (0, code, message, out);
     sl_buf_puts (out, "\n\n");
 }
 
-void
-sl_render_openai_end (sl_render_stream_t *rs, sl_buf_t *out)
+static void
+s_end (sl_render_stream_t *rs, sl_buf_t *out)
 {
     (void) rs;
     sl_buf_puts (out, "data: [DONE]\n\n");
 }
+
+const sl_renderer_t sl_render_openai = {
+    .dialect = SL_DIALECT_OPENAI,
+    .block = s_block,
+    .error = s_error,
+    .end = s_end,
+    .error_body = s_error_body,
+};

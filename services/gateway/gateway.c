@@ -1,9 +1,16 @@
-/*  gateway.c - client HTTP, request jobs, frame delivery (see gateway.h). */
+/*  gateway.c - client HTTP, request jobs, frame delivery (see gateway.h).
+
+    Every answer the gateway writes itself (a refused request, an unknown
+    endpoint, a body over the limit, a missing client key) is an error
+    body of the client's dialect, made by the same renderer the emitter
+    uses for that dialect.
+*/
 #include "gateway.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../common/sl_alloc.h"
 #include "../../common/sl_httpd.h"
@@ -12,9 +19,11 @@
 #include "../../common/sl_router.h"
 #include "../../common/sl_sidmap.h"
 #include "../../common/sl_stage.h"
+#include "../emitter/sl_render.h"
 #include "sl_request.h"
 
 #define GATEWAY_ACK_EVERY 16            //  frames between acknowledgements
+#define GATEWAY_MAX_CLIENT_KEYS 256     //  keys accepted from SLUICE_CLIENT_KEYS
 
 typedef struct {
     gateway_t *gw;
@@ -24,6 +33,7 @@ typedef struct {
     uint64_t acked;                     //  frames acknowledged to the ingest
     uint32_t epoch;
     bool done;                          //  the last frame was delivered
+    int64_t started_us;                 //  when the request was dispatched (TTFB)
 } s_stream_t;
 
 struct _gateway_t {
@@ -35,8 +45,13 @@ struct _gateway_t {
     sl_sidmap_t *streams;
     char *advertise;
     sl_buf_t scratch;
-    sl_counter_t *requests;
+    sl_counter_t *requests [SL_DIALECT_MAX];
     sl_counter_t *refused;
+    sl_counter_t *unauthorized;
+    sl_counter_t *streams_total;
+    sl_histo_t *ttfb;
+    char **client_keys;                 //  accepted client keys, NULL when none configured
+    size_t client_key_count;
     sl_counter_t *frames;
     sl_counter_t *duplicates;
     sl_counter_t *gaps;
@@ -45,6 +60,14 @@ struct _gateway_t {
     sl_counter_t *unroutable;
     sl_counter_t *unknown_frames;
 };
+
+static int64_t
+s_now_us (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 //  --------------------------------------------------------------------------
 //  Messages to the ingest
@@ -125,6 +148,8 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
         memcpy (ct, f->content_type.ptr, f->content_type.len);
         ct [f->content_type.len] = 0;
     }
+    if (f->flags & SL_F_FIRST)
+        sl_histo_observe (self->ttfb, (double) (s_now_us () - s->started_us) / 1e6);
     int rc = 0;
     if ((f->flags & SL_F_FIRST) && last && strncmp (ct, "text/event-stream", 17) != 0)
         rc = sl_http_respond (s->req, f->status ? f->status : 200, ct, f->body.ptr, f->body.len);
@@ -177,15 +202,15 @@ s_flush (void *arg)
 //  --------------------------------------------------------------------------
 //  Client requests
 
+//  An error answer in the client's dialect.
 static void
-s_respond_json_error (sl_http_req_t *req, int status, const char *type, const char *message)
+s_respond_error (sl_http_req_t *req, int dialect, int status, const char *type, const char *message)
 {
+    const sl_renderer_t *r = sl_render_for (dialect);
+    if (!r)
+        r = &sl_render_openai;
     sl_buf_t body = { 0 };
-    sl_buf_puts (&body, "{\"error\":{\"message\":");
-    sl_json_put_str (&body, message, strlen (message));
-    sl_buf_puts (&body, ",\"type\":");
-    sl_json_put_str (&body, type, strlen (type));
-    sl_buf_puts (&body, ",\"param\":null,\"code\":null}}");
+    r->error_body (status, sl_str (type), sl_str (message), &body);
     sl_http_respond (req, status, "application/json", body.data, body.len);
     sl_buf_free (&body);
 }
@@ -228,15 +253,78 @@ s_collect_header (void *arg, const char *name, const char *value)
     sl_json_put_str (walk->out, value, strlen (value));
 }
 
+//  The client's key, as each SDK sends it: Authorization: Bearer (OpenAI),
+//  x-api-key (Anthropic), x-goog-api-key or ?key= (Gemini). Borrowed.
+static const char *
+s_client_key (sl_http_req_t *req)
+{
+    const char *v = sl_http_req_header (req, "Authorization");
+    if (v && strncasecmp (v, "Bearer ", 7) == 0)
+        return v + 7;
+    if (v)
+        return v;
+    if ((v = sl_http_req_header (req, "x-api-key")))
+        return v;
+    if ((v = sl_http_req_header (req, "x-goog-api-key")))
+        return v;
+    return sl_http_req_query (req, "key");
+}
+
+//  Compare without an early exit, so the time taken does not tell how
+//  much of a key was right.
+static bool
+s_key_equal (const char *a, const char *b)
+{
+    size_t na = strlen (a), nb = strlen (b);
+    unsigned char diff = (unsigned char) (na != nb);
+    for (size_t i = 0; i < nb; i++)
+        diff |= (unsigned char) (a [i < na ? i : 0] ^ b [i]);
+    return diff == 0 && na == nb;
+}
+
+static bool
+s_authorized (gateway_t *self, sl_http_req_t *req)
+{
+    if (!self->client_keys)
+        return true;
+    const char *key = s_client_key (req);
+    bool ok = false;
+    for (size_t i = 0; key && i < self->client_key_count; i++)
+        ok |= s_key_equal (key, self->client_keys [i]);
+    return ok;
+}
+
+//  The credential header line the ingest may forward upstream (only when
+//  sluice does not check client keys itself: then the client's key is
+//  sluice's, not the provider's).
+static void
+s_upstream_auth (gateway_t *self, sl_http_req_t *req, int dialect, sl_buf_t *out)
+{
+    if (self->client_keys)
+        return;
+    const char *v;
+    if (dialect == SL_DIALECT_ANTHROPIC && (v = sl_http_req_header (req, "x-api-key")))
+        sl_buf_printf (out, "x-api-key: %s", v);
+    else
+    if (dialect == SL_DIALECT_GEMINI
+    &&  ((v = sl_http_req_header (req, "x-goog-api-key")) || (v = sl_http_req_query (req, "key"))))
+        sl_buf_printf (out, "x-goog-api-key: %s", v);
+    else
+    if ((v = sl_http_req_header (req, "Authorization")))
+        sl_buf_printf (out, "Authorization: %s", v);
+}
+
 static void
 s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
 {
     s_stream_t *s = sl_xcalloc (1, sizeof *s);
     s->gw = self;
     s->req = req;
+    s->started_us = s_now_us ();
     sl_sid_new (s->sid);
     sl_sidmap_put (self->streams, s->sid, s);
     sl_http_req_set_data (req, s);
+    sl_counter_inc (self->streams_total);
 
     sl_buf_t headers = { 0 };
     s_hdr_walk_t walk = { &headers, true };
@@ -246,9 +334,7 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
     sl_buf_putc (&headers, '}');
 
     sl_buf_t auth = { 0 };
-    const char *authorization = sl_http_req_header (req, "Authorization");
-    if (authorization)
-        sl_buf_printf (&auth, "Authorization: %s", authorization);
+    s_upstream_auth (self, req, parsed->client_dialect, &auth);
 
     sl_msg_t job;
     sl_msg_init (&job, SL_MSG_REQ);
@@ -271,43 +357,76 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
 }
 
 static void
+s_serve_status (gateway_t *self, sl_http_req_t *req, const char *method, const char *path)
+{
+    if (strcmp (method, "GET") != 0) {
+        sl_http_add_header (req, "Allow", "GET");
+        s_respond_error (req, SL_DIALECT_OPENAI, 405, "invalid_request_error", "use GET");
+        return;
+    }
+    sl_buf_reset (&self->scratch);
+    if (path [1] == 'h') {
+        sl_service_render_health (self->service, &self->scratch);
+        sl_http_respond (req, 200, "application/json", self->scratch.data, self->scratch.len);
+    }
+    else {
+        sl_service_render_metrics (self->service, &self->scratch);
+        sl_http_respond (req, 200, "text/plain; version=0.0.4", self->scratch.data, self->scratch.len);
+    }
+}
+
+static void
 s_on_request (void *arg, sl_http_req_t *req)
 {
     gateway_t *self = arg;
     const char *method = sl_http_req_method (req);
     const char *path = sl_http_req_path (req);
     if (strcmp (path, "/healthz") == 0 || strcmp (path, "/metrics") == 0) {
-        if (strcmp (method, "GET") != 0) {
-            sl_http_add_header (req, "Allow", "GET");
-            s_respond_json_error (req, 405, "method_not_allowed", "use GET");
-            return;
-        }
-        sl_buf_reset (&self->scratch);
-        if (path [1] == 'h') {
-            sl_service_render_health (self->service, &self->scratch);
-            sl_http_respond (req, 200, "application/json", self->scratch.data, self->scratch.len);
-        }
-        else {
-            sl_service_render_metrics (self->service, &self->scratch);
-            sl_http_respond (req, 200, "text/plain; version=0.0.4", self->scratch.data, self->scratch.len);
-        }
+        s_serve_status (self, req, method, path);
         return;
     }
-    if (strcmp (path, "/v1/chat/completions") != 0) {
-        s_respond_json_error (req, 404, "not_found", "no such endpoint");
+    sl_route_t route;
+    bool found = sl_request_route (path, &route) == 1;
+    int dialect = route.dialect ? route.dialect : SL_DIALECT_OPENAI;
+    if (!found) {
+        s_respond_error (req, dialect, 404, "not_found_error", "no such endpoint");
         return;
     }
     if (strcmp (method, "POST") != 0) {
         sl_http_add_header (req, "Allow", "POST");
-        s_respond_json_error (req, 405, "method_not_allowed", "use POST");
+        s_respond_error (req, dialect, 405, "invalid_request_error", "use POST");
         return;
     }
-    sl_counter_inc (self->requests);
-    sl_request_t parsed;
-    if (sl_request_parse_openai (sl_http_req_body (req), &parsed)) {
+    sl_counter_inc (self->requests [dialect]);
+    if (!s_authorized (self, req)) {
+        sl_counter_inc (self->unauthorized);
+        s_respond_error (req, dialect, 401, "authentication_error", "invalid or missing API key");
+        return;
+    }
+    if (sl_http_req_too_large (req)) {
         sl_counter_inc (self->refused);
-        s_respond_json_error (req, parsed.status, parsed.error_type,
-                              sl_buf_cstr (&parsed.error_message));
+        char message [96];
+        snprintf (message, sizeof message, "the request body is over the limit of %zu bytes",
+                  self->config.max_body);
+        s_respond_error (req, dialect, 413, "request_too_large", message);
+        return;
+    }
+    sl_request_t parsed;
+    sl_str_t body = sl_http_req_body (req);
+    int rc;
+    switch (dialect) {
+        case SL_DIALECT_ANTHROPIC: rc = sl_request_parse_anthropic (body, &parsed); break;
+        case SL_DIALECT_RESPONSES: rc = sl_request_parse_responses (body, &parsed); break;
+        case SL_DIALECT_GEMINI: {
+            const char *alt = sl_http_req_query (req, "alt");
+            rc = sl_request_parse_gemini (body, &route, alt && strcmp (alt, "sse") == 0, &parsed);
+            break;
+        }
+        default:                   rc = sl_request_parse_openai (body, &parsed); break;
+    }
+    if (rc) {
+        sl_counter_inc (self->refused);
+        s_respond_error (req, dialect, parsed.status, parsed.error_type, sl_buf_cstr (&parsed.error_message));
     }
     else
         s_start_stream (self, req, &parsed);
@@ -334,6 +453,47 @@ s_active (void *arg)
     return (double) sl_sidmap_size (((gateway_t *) arg)->streams);
 }
 
+static double
+s_pending (void *arg)
+{
+    return (double) sl_router_pending (((gateway_t *) arg)->router);
+}
+
+static double
+s_buffered (void *arg)
+{
+    gateway_t *self = arg;
+    size_t cursor = 0, total = 0;
+    s_stream_t *s;
+    while ((s = sl_sidmap_next (self->streams, &cursor, NULL)))
+        if (s->req)
+            total += sl_http_stream_buffered (s->req);
+    return (double) total;
+}
+
+//  SLUICE_CLIENT_KEYS: comma-separated; empty means no check.
+static void
+s_load_client_keys (gateway_t *self, const char *list)
+{
+    if (!list || !*list)
+        return;
+    self->client_keys = sl_xcalloc (GATEWAY_MAX_CLIENT_KEYS, sizeof (char *));
+    for (const char *p = list; *p && self->client_key_count < GATEWAY_MAX_CLIENT_KEYS;) {
+        size_t n = strcspn (p, ",");
+        while (n && (*p == ' ')) {
+            p++;
+            n--;
+        }
+        size_t len = n;
+        while (len && p [len - 1] == ' ')
+            len--;
+        if (len)
+            self->client_keys [self->client_key_count++] = sl_xstrndup (p, len);
+        p += n + (p [n] == ',');
+    }
+    sl_log_info ("client_keys", "%zu client key(s) accepted", self->client_key_count);
+}
+
 gateway_t *
 gateway_new (sl_service_t *service, const gateway_config_t *config)
 {
@@ -343,8 +503,19 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     self->streams = sl_sidmap_new ();
     zloop_t *loop = sl_service_loop (service);
     sl_metrics_t *m = sl_service_metrics (service);
-    self->requests = sl_metrics_counter (m, "sluice_requests_total", NULL, "Client requests for a completion");
+    for (int d = SL_DIALECT_OPENAI; d < SL_DIALECT_MAX; d++) {
+        char labels [64];
+        snprintf (labels, sizeof labels, "dialect=\"%s\"", sl_dialect_name (d));
+        self->requests [d] = sl_metrics_counter (m, "sluice_requests_total", labels,
+                                                 "Client requests for a completion, by client dialect");
+    }
     self->refused = sl_metrics_counter (m, "sluice_requests_refused_total", NULL, "Requests refused before any upstream call");
+    self->unauthorized = sl_metrics_counter (m, "sluice_requests_unauthorized_total", NULL,
+                                             "Requests refused for a missing or unknown client key");
+    self->streams_total = sl_metrics_counter (m, "sluice_streams_total", NULL, "Client streams started");
+    self->ttfb = sl_metrics_histogram (m, "sluice_ttfb_seconds", NULL,
+                                       "Time from a client request to the first byte of its response",
+                                       sl_metrics_latency_bounds, sl_metrics_latency_bounds_count);
     self->frames = sl_metrics_counter (m, "sluice_frames_total", NULL, "Frames delivered to clients");
     self->duplicates = sl_metrics_counter (m, "sluice_frames_duplicate_total", NULL, "Frames dropped as already delivered");
     self->gaps = sl_metrics_counter (m, "sluice_frames_gap_total", NULL, "Responses ended because frames were missing");
@@ -353,6 +524,11 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     self->unroutable = sl_metrics_counter (m, "sluice_unroutable_total", NULL, "Messages with no ingest to go to");
     self->unknown_frames = sl_metrics_counter (m, "sluice_frames_unknown_total", NULL, "Frames for streams this gateway does not hold");
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Client streams in progress", s_active, self);
+    sl_metrics_gauge_fn (m, "sluice_queue_bytes", "queue=\"ingest\"",
+                         "Bytes queued for the next hop, not yet handed to ZeroMQ", s_pending, self);
+    sl_metrics_gauge_fn (m, "sluice_client_buffered_bytes", NULL,
+                         "Response bytes waiting for clients to read them", s_buffered, self);
+    s_load_client_keys (self, config->client_keys);
 
     self->router = sl_router_new (loop, sl_service_name (service), sl_service_incarnation (service));
     sl_router_set_metrics (self->router, m, "ingest");
@@ -374,6 +550,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
         return NULL;
     }
     sl_httpd_set_stream_cap (self->httpd, config->stream_cap);
+    sl_httpd_dispatch_oversize (self->httpd, true);
     sl_log_info ("listening", "http=%s:%d inbox=%s advertise=%s",
                  config->http_host, sl_httpd_port (self->httpd), bound, self->advertise);
     return self;
@@ -397,6 +574,9 @@ gateway_destroy (gateway_t **self_p)
     sl_stage_destroy (&self->stage);
     sl_router_destroy (&self->router);
     sl_buf_free (&self->scratch);
+    for (size_t i = 0; i < self->client_key_count; i++)
+        free (self->client_keys [i]);
+    free (self->client_keys);
     free (self->advertise);
     free (self);
     *self_p = NULL;

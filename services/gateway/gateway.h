@@ -24,6 +24,7 @@ typedef struct {
     const char *next;                   //  ingest endpoints
     size_t max_body;                    //  request body limit, bytes
     size_t stream_cap;                  //  bytes buffered per slow client
+    const char *client_keys;            //  accepted client keys, comma-separated ("" : no check)
 } gateway_config_t;
 
 gateway_t *gateway_new (sl_service_t *service, const gateway_config_t *config);

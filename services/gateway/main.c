@@ -36,6 +36,9 @@ main (int argc, char **argv)
         .next = next,
         .max_body = (size_t) sl_opts_long (max_body),
         .stream_cap = (size_t) sl_opts_long (stream_cap),
+        //  Keys come from the environment only: a flag would show them
+        //  to anyone who can list processes, and --help would print them.
+        .client_keys = getenv ("SLUICE_CLIENT_KEYS"),
     };
     if (config.http_port < 0 || config.http_port > 65535
     ||  sl_opts_long (max_body) <= 0 || sl_opts_long (stream_cap) <= 0) {

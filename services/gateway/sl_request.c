@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,57 +85,93 @@ s_openai_tools (json_t *tools, sl_request_t *out)
     return 0;
 }
 
+//  The parts common to every dialect: a JSON object with a model.
+static json_t *
+s_load (sl_str_t body, int dialect, sl_request_t *out)
+{
+    memset (out, 0, sizeof *out);
+    out->client_dialect = dialect;
+    out->upstream_dialect = dialect;    //  same-dialect; the ingest routes models
+    json_error_t jerr;
+    json_t *root = json_loadb (body.ptr ? body.ptr : "", body.len, 0, &jerr);
+    if (!root) {
+        s_refuse (out, 400, "invalid_request_error", "the body is not valid JSON (line %d, column %d: %s)",
+                  jerr.line, jerr.column, jerr.text);
+        return NULL;
+    }
+    if (!json_is_object (root)) {
+        s_refuse (out, 400, "invalid_request_error", "the body must be a JSON object");
+        json_decref (root);
+        return NULL;
+    }
+    return root;
+}
+
+static int
+s_model (json_t *root, sl_request_t *out)
+{
+    json_t *model = json_object_get (root, "model");
+    if (!json_is_string (model) || json_string_length (model) == 0)
+        return s_refuse (out, 400, "invalid_request_error", "'model' is required and must be a string");
+    sl_buf_append (&out->model, json_string_value (model), json_string_length (model));
+    return 0;
+}
+
+//  "stream" must be true: non-streaming responses are not served yet.
+static int
+s_streaming (json_t *root, sl_request_t *out)
+{
+    json_t *stream = json_object_get (root, "stream");
+    if (stream && !json_is_boolean (stream))
+        return s_refuse (out, 400, "invalid_request_error", "'stream' must be a boolean");
+    if (!json_is_true (stream))
+        return s_refuse (out, 400, "invalid_request_error",
+                         "non-streaming requests are not supported on this endpoint yet: set \"stream\": true");
+    out->stream = true;
+    return 0;
+}
+
+//  Last message with role user (role_key/user value) of an array; its
+//  content through s_content_text.
+static void
+s_last_user (json_t *messages, const char *content_key, sl_request_t *out)
+{
+    for (size_t i = json_array_size (messages); i-- > 0;) {
+        json_t *msg = json_array_get (messages, i);
+        json_t *role = json_object_get (msg, "role");
+        if (json_is_string (role) && strcmp (json_string_value (role), "user") == 0) {
+            s_content_text (json_object_get (msg, content_key), &out->last_user);
+            return;
+        }
+    }
+}
+
 int
 sl_request_parse_openai (sl_str_t body, sl_request_t *out)
 {
-    memset (out, 0, sizeof *out);
-    out->client_dialect = SL_DIALECT_OPENAI;
-    out->upstream_dialect = SL_DIALECT_OPENAI;
-    json_error_t jerr;
-    json_t *root = json_loadb (body.ptr ? body.ptr : "", body.len, 0, &jerr);
+    json_t *root = s_load (body, SL_DIALECT_OPENAI, out);
     if (!root)
-        return s_refuse (out, 400, "invalid_request_error",
-                         "the body is not valid JSON (line %d, column %d: %s)",
-                         jerr.line, jerr.column, jerr.text);
+        return -1;
     int rc = -1;
-    json_t *model = json_object_get (root, "model");
     json_t *messages = json_object_get (root, "messages");
-    json_t *stream = json_object_get (root, "stream");
     json_t *n = json_object_get (root, "n");
-    if (!json_is_object (root))
-        s_refuse (out, 400, "invalid_request_error", "the body must be a JSON object");
-    else
-    if (!json_is_string (model) || json_string_length (model) == 0)
-        s_refuse (out, 400, "invalid_request_error", "'model' is required and must be a string");
+    if (s_model (root, out))
+        ;
     else
     if (!json_is_array (messages) || json_array_size (messages) == 0)
         s_refuse (out, 400, "invalid_request_error", "'messages' is required and must be a non-empty array");
     else
-    if (stream && !json_is_boolean (stream))
-        s_refuse (out, 400, "invalid_request_error", "'stream' must be a boolean");
-    else
-    if (!json_is_true (stream))
-        s_refuse (out, 400, "invalid_request_error",
-                  "non-streaming requests are not supported on this endpoint yet: set \"stream\": true");
+    if (s_streaming (root, out))
+        ;
     else
     if (n && !json_is_null (n) && !(json_is_integer (n) && json_integer_value (n) == 1))
         s_refuse (out, 400, "invalid_request_error",
                   "'n' other than 1 is not supported: sluice judges one choice per response");
     else
     if (s_openai_tools (json_object_get (root, "tools"), out) == 0) {
-        sl_buf_append (&out->model, json_string_value (model), json_string_length (model));
-        out->stream = true;
         json_t *opts = json_object_get (root, "stream_options");
         out->include_usage = json_is_true (json_object_get (opts, "include_usage"));
-        //  Last user message, for an LLM judge's prompt.
-        for (size_t i = json_array_size (messages); i-- > 0;) {
-            json_t *msg = json_array_get (messages, i);
-            if (json_is_string (json_object_get (msg, "role"))
-            &&  strcmp (json_string_value (json_object_get (msg, "role")), "user") == 0) {
-                s_content_text (json_object_get (msg, "content"), &out->last_user);
-                break;
-            }
-        }
+        s_last_user (messages, "content", out);
         //  Upstream always streams and always reports usage; the emitter
         //  shows the client only what it asked for.
         json_object_set_new (root, "stream", json_true ());
@@ -146,6 +183,242 @@ sl_request_parse_openai (sl_str_t body, sl_request_t *out)
     }
     json_decref (root);
     return rc;
+}
+
+//  Tools of the other dialects: an array of objects, each giving its name
+//  and schema under the dialect's keys. Entries without a name (a
+//  provider's own tools named by type only) are not the judge's.
+static int
+s_named_tools (json_t *tools, const char *what, const char *schema_key, const char *schema_key2,
+               json_t *norm, sl_request_t *out)
+{
+    if (!tools || json_is_null (tools))
+        return 0;
+    if (!json_is_array (tools))
+        return s_refuse (out, 400, "invalid_request_error", "'%s' must be an array", what);
+    size_t i;
+    json_t *tool;
+    json_array_foreach (tools, i, tool) {
+        if (!json_is_object (tool))
+            return s_refuse (out, 400, "invalid_request_error", "%s[%zu] must be an object", what, i);
+        json_t *name = json_object_get (tool, "name");
+        if (!name)
+            continue;
+        if (!json_is_string (name))
+            return s_refuse (out, 400, "invalid_request_error", "%s[%zu].name must be a string", what, i);
+        json_t *schema = json_object_get (tool, schema_key);
+        if (!json_is_object (schema) && schema_key2)
+            schema = json_object_get (tool, schema_key2);
+        json_t *entry = json_object ();
+        json_object_set (entry, "name", name);
+        json_object_set_new (entry, "schema", json_is_object (schema) ? json_incref (schema) : json_object ());
+        json_array_append_new (norm, entry);
+    }
+    return 0;
+}
+
+int
+sl_request_parse_anthropic (sl_str_t body, sl_request_t *out)
+{
+    json_t *root = s_load (body, SL_DIALECT_ANTHROPIC, out);
+    if (!root)
+        return -1;
+    int rc = -1;
+    json_t *messages = json_object_get (root, "messages");
+    json_t *max_tokens = json_object_get (root, "max_tokens");
+    json_t *norm = json_array ();
+    if (s_model (root, out))
+        ;
+    else
+    if (!json_is_array (messages) || json_array_size (messages) == 0)
+        s_refuse (out, 400, "invalid_request_error", "messages: a non-empty array is required");
+    else
+    if (!json_is_integer (max_tokens) || json_integer_value (max_tokens) < 1)
+        s_refuse (out, 400, "invalid_request_error", "max_tokens: a positive integer is required");
+    else
+    if (s_streaming (root, out))
+        ;
+    else
+    if (s_named_tools (json_object_get (root, "tools"), "tools", "input_schema", NULL, norm, out) == 0) {
+        out->include_usage = true;      //  Anthropic always reports usage
+        s_last_user (messages, "content", out);
+        s_dump (norm, &out->tools);
+        s_dump (root, &out->upstream_body);
+        rc = 0;
+    }
+    json_decref (norm);
+    json_decref (root);
+    return rc;
+}
+
+int
+sl_request_parse_responses (sl_str_t body, sl_request_t *out)
+{
+    json_t *root = s_load (body, SL_DIALECT_RESPONSES, out);
+    if (!root)
+        return -1;
+    int rc = -1;
+    json_t *input = json_object_get (root, "input");
+    json_t *norm = json_array ();
+    if (s_model (root, out))
+        ;
+    else
+    if (!(json_is_string (input) || (json_is_array (input) && json_array_size (input) > 0)))
+        s_refuse (out, 400, "invalid_request_error", "'input' is required: a string or a non-empty array");
+    else
+    if (s_streaming (root, out))
+        ;
+    else
+    if (json_is_true (json_object_get (root, "background")))
+        s_refuse (out, 400, "invalid_request_error",
+                  "'background' responses are not supported: sluice judges the response as it streams");
+    else
+    if (s_named_tools (json_object_get (root, "tools"), "tools", "parameters", NULL, norm, out) == 0) {
+        out->include_usage = true;      //  response.completed always carries usage
+        if (json_is_string (input))
+            s_content_text (input, &out->last_user);
+        else
+            s_last_user (input, "content", out);
+        s_dump (norm, &out->tools);
+        s_dump (root, &out->upstream_body);
+        rc = 0;
+    }
+    json_decref (norm);
+    json_decref (root);
+    return rc;
+}
+
+//  Gemini content parts: the text of the parts that have some.
+static void
+s_gemini_text (json_t *content, sl_buf_t *out)
+{
+    size_t i;
+    json_t *part;
+    json_array_foreach (json_object_get (content, "parts"), i, part) {
+        json_t *text = json_object_get (part, "text");
+        if (json_is_string (text)) {
+            if (out->len)
+                sl_buf_putc (out, '\n');
+            sl_buf_append (out, json_string_value (text), json_string_length (text));
+        }
+    }
+}
+
+int
+sl_request_parse_gemini (sl_str_t body, const sl_route_t *route, bool sse, sl_request_t *out)
+{
+    json_t *root = s_load (body, SL_DIALECT_GEMINI, out);
+    if (!root)
+        return -1;
+    int rc = -1;
+    json_t *contents = json_object_get (root, "contents");
+    json_t *config = json_object_get (root, "generationConfig");
+    json_t *candidates = json_object_get (config, "candidateCount");
+    json_t *tools = json_object_get (root, "tools");
+    json_t *norm = json_array ();
+    if (!route->model [0])
+        s_refuse (out, 400, "invalid_request_error", "the path names no model");
+    else
+    if (!json_is_array (contents) || json_array_size (contents) == 0)
+        s_refuse (out, 400, "invalid_request_error", "'contents' is required and must be a non-empty array");
+    else
+    if (!route->stream)
+        s_refuse (out, 400, "invalid_request_error",
+                  "non-streaming requests are not supported yet: call :streamGenerateContent?alt=sse");
+    else
+    if (!sse)
+        s_refuse (out, 400, "invalid_request_error",
+                  "only server-sent events are supported: add alt=sse to the query");
+    else
+    if (candidates && !json_is_null (candidates)
+    &&  !(json_is_integer (candidates) && json_integer_value (candidates) == 1))
+        s_refuse (out, 400, "invalid_request_error",
+                  "candidateCount other than 1 is not supported: sluice judges one candidate per response");
+    else
+    if (tools && !json_is_null (tools) && !json_is_array (tools))
+        s_refuse (out, 400, "invalid_request_error", "'tools' must be an array");
+    else {
+        size_t i;
+        json_t *tool;
+        rc = 0;
+        json_array_foreach (tools, i, tool) {
+            json_t *decls = json_object_get (tool, "functionDeclarations");
+            if (s_named_tools (decls, "functionDeclarations", "parameters", "parametersJsonSchema", norm, out)) {
+                rc = -1;
+                break;
+            }
+        }
+        if (rc == 0) {
+            sl_buf_puts (&out->model, route->model);
+            out->stream = true;
+            out->include_usage = true;  //  Gemini always reports usageMetadata
+            for (size_t k = json_array_size (contents); k-- > 0;) {
+                json_t *content = json_array_get (contents, k);
+                json_t *role = json_object_get (content, "role");
+                if (!role || (json_is_string (role) && strcmp (json_string_value (role), "user") == 0)) {
+                    s_gemini_text (content, &out->last_user);
+                    break;
+                }
+            }
+            s_dump (norm, &out->tools);
+            s_dump (root, &out->upstream_body);
+        }
+    }
+    json_decref (norm);
+    json_decref (root);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Endpoints
+
+static bool
+s_prefix (const char **path, const char *prefix)
+{
+    size_t n = strlen (prefix);
+    if (strncmp (*path, prefix, n) != 0)
+        return false;
+    *path += n;
+    return true;
+}
+
+int
+sl_request_route (const char *path, sl_route_t *out)
+{
+    memset (out, 0, sizeof *out);
+    if (strcmp (path, "/v1/chat/completions") == 0 || strcmp (path, "/chat/completions") == 0) {
+        out->dialect = SL_DIALECT_OPENAI;
+        return 1;
+    }
+    if (strcmp (path, "/v1/messages") == 0 || strcmp (path, "/messages") == 0) {
+        out->dialect = SL_DIALECT_ANTHROPIC;
+        return 1;
+    }
+    if (strcmp (path, "/v1/responses") == 0 || strcmp (path, "/responses") == 0) {
+        out->dialect = SL_DIALECT_RESPONSES;
+        return 1;
+    }
+    const char *p = path;
+    if (!(s_prefix (&p, "/v1beta/models/") || s_prefix (&p, "/v1/models/") || s_prefix (&p, "/models/"))) {
+        if (strncmp (path, "/v1/messages", 12) == 0)
+            out->dialect = SL_DIALECT_ANTHROPIC;
+        else
+        if (strncmp (path, "/v1beta/", 8) == 0)
+            out->dialect = SL_DIALECT_GEMINI;
+        return 0;
+    }
+    out->dialect = SL_DIALECT_GEMINI;
+    const char *colon = strrchr (p, ':');
+    if (!colon || colon == p || (size_t) (colon - p) >= sizeof out->model || memchr (p, '/', (size_t) (colon - p)))
+        return 0;
+    if (strcmp (colon + 1, "streamGenerateContent") == 0)
+        out->stream = true;
+    else
+    if (strcmp (colon + 1, "generateContent") != 0)
+        return 0;
+    memcpy (out->model, p, (size_t) (colon - p));
+    out->model [colon - p] = 0;
+    return 1;
 }
 
 void

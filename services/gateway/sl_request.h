@@ -1,11 +1,22 @@
 /*  sl_request.h - turning a client's request into a request job.
 
-    A pure library: given the body a client posted to one of the endpoints,
-    check it, and prepare what the ingest needs: the upstream request body
-    (streaming forced on, usage asked for), the model, the request's tool
+    A pure library: given the endpoint a client called and the body it
+    posted, check the request and prepare what the ingest needs: the
+    upstream request body (streaming forced on, usage asked for where the
+    dialect has a switch for it), the model, the request's tool
     definitions in normalized form ([{"name":..,"schema":{..}}]) for the
     judge, and the text of the last user message. A request sluice cannot
-    serve is refused with the status, error type and message to send back.
+    serve is refused with the status, error type and message to send back
+    in the client's dialect.
+
+    Endpoints (sl_request_route):
+      POST /v1/chat/completions                         OpenAI Chat Completions
+      POST /v1/messages                                 Anthropic Messages
+      POST /v1/responses                                OpenAI Responses
+      POST /v1beta/models/{model}:streamGenerateContent Gemini (also under /v1/,
+           /v1beta/models/{model}:generateContent        and without the version)
+    The upstream dialect is the client's (same-dialect); routing a model to
+    another provider is the ingest's business.
 */
 #ifndef SL_REQUEST_H
 #define SL_REQUEST_H
@@ -14,6 +25,8 @@
 
 #include "../../common/sl_buf.h"
 #include "../../proto/sl_msg.h"
+
+#define SL_REQUEST_MODEL_MAX 256        //  longest model name taken from a path
 
 typedef struct {
     int client_dialect;                 //  sl_dialect_t
@@ -30,9 +43,25 @@ typedef struct {
     sl_buf_t error_message;
 } sl_request_t;
 
-//  Parse an OpenAI Chat Completions request. 0 ok; -1 refused (status,
-//  error_type and error_message say why).
+//  Which endpoint a path names.
+typedef struct {
+    int dialect;                        //  sl_dialect_t, 0 when no endpoint matched
+    bool stream;                        //  Gemini: the streaming method was called
+    char model [SL_REQUEST_MODEL_MAX];  //  Gemini: the model in the path
+} sl_route_t;
+
+//  Match a request path (no query string). 1 when it names an endpoint,
+//  0 otherwise; out->dialect is then still set to the dialect the path
+//  looks like (for the shape of the 404), or 0.
+int sl_request_route (const char *path, sl_route_t *out);
+
+//  Parse a request of each dialect. 0 ok; -1 refused (status, error_type
+//  and error_message say why). Gemini takes the model and the method from
+//  the path, and sse: whether the client asked for alt=sse.
 int sl_request_parse_openai (sl_str_t body, sl_request_t *out);
+int sl_request_parse_anthropic (sl_str_t body, sl_request_t *out);
+int sl_request_parse_responses (sl_str_t body, sl_request_t *out);
+int sl_request_parse_gemini (sl_str_t body, const sl_route_t *route, bool sse, sl_request_t *out);
 //  Free what a parse filled in; the struct can be reused.
 void sl_request_clear (sl_request_t *self);
 

@@ -1,45 +1,139 @@
 /*  sluice-tap - watch what flows through sluice, live.
 
-    Subscribes to the PUB socket of one or more emitters and prints every
-    event: stream starts, blocks, verdicts, errors, ends. Human-readable
-    lines by default, one JSON object per line with --json. Filters: a
-    stream id (--stream, hex, a prefix is enough) and event types (--type,
-    comma-separated: start, block, verdict, error, end).
+    Subscribes to the PUB socket of one or more emitters (--connect, a
+    comma-separated list) and prints every event as it happens: the
+    request summary at a stream's start, blocks, verdicts, the finish with
+    its usage, errors, the end. Human-readable lines by default, one JSON
+    object per line with --json yes.
+
+    Filters (all must match):
+      --stream HEX     one stream (its id or a prefix of it)
+      --type LIST      event types: start, block, verdict, error, end
+      --tool NAME      events about calls to this tool (the call's blocks
+                       and its verdict)
+      --action LIST    verdicts with these actions (allow, block, ...)
+
+    The emitters publish each event under the topic "<type>.<sid-hex>";
+    with --type only those topics are subscribed to. What is published
+    never holds a credential: the ingest keeps the client's key to itself
+    and the request headers in a start never include credential headers.
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "../../common/sl_alloc.h"
 #include "../../common/sl_buf.h"
 #include "../../common/sl_json.h"
 #include "../../common/sl_log.h"
 #include "../../common/sl_service.h"
+#include "../../common/sl_sidmap.h"
 #include "../../proto/sl_msg.h"
+
+#define TAP_MAX_BLOCKS 4096             //  tool names remembered per stream
+
+//  Per stream: the tool name of each block index, so a --tool filter can
+//  place the deltas of a call (they carry no name).
+typedef struct {
+    char **names;
+    int count;
+} s_stream_t;
 
 typedef struct {
     zsock_t *sub;
     sl_codec_t *codec;
+    sl_sidmap_t *streams;
     bool json;
     const char *stream;                 //  hex prefix, "" for all
     const char *types;                  //  comma list, "" for all
+    const char *tool;                   //  tool name, "" for all
+    const char *actions;                //  comma list, "" for all
     sl_buf_t line;
 } s_app_t;
 
 static bool
-s_type_wanted (s_app_t *app, const char *type)
+s_in_list (const char *list, const char *word)
 {
-    if (!*app->types)
+    if (!*list)
         return true;
-    size_t n = strlen (type);
-    for (const char *p = app->types; *p;) {
+    size_t n = strlen (word);
+    for (const char *p = list; *p;) {
         const char *comma = strchr (p, ',');
         size_t len = comma ? (size_t) (comma - p) : strlen (p);
-        if (len == n && strncmp (p, type, n) == 0)
+        if (len == n && strncmp (p, word, n) == 0)
             return true;
         p += len + (comma ? 1 : 0);
     }
     return false;
+}
+
+static void
+s_stream_free (s_stream_t *s)
+{
+    for (int i = 0; i < s->count; i++)
+        free (s->names [i]);
+    free (s->names);
+    free (s);
+}
+
+//  Remember tool names by block index; return the name of m's block.
+static const char *
+s_track (s_app_t *app, const sl_msg_t *m)
+{
+    s_stream_t *s = sl_sidmap_get (app->streams, m->sid);
+    if (m->type == SL_MSG_START && !s) {
+        s = sl_xcalloc (1, sizeof *s);
+        sl_sidmap_put (app->streams, m->sid, s);
+    }
+    if (!s)
+        return NULL;
+    if (m->type == SL_MSG_BLOCK && m->kind == SL_B_START && m->index >= 0 && m->index < TAP_MAX_BLOCKS
+    &&  m->name.ptr) {
+        if (m->index >= s->count) {
+            s->names = sl_xrealloc (s->names, (size_t) (m->index + 1) * sizeof (char *));
+            memset (s->names + s->count, 0, (size_t) (m->index + 1 - s->count) * sizeof (char *));
+            s->count = m->index + 1;
+        }
+        free (s->names [m->index]);
+        s->names [m->index] = sl_xstrndup (m->name.ptr, m->name.len);
+    }
+    if (m->type == SL_MSG_BLOCK && m->index >= 0 && m->index < s->count)
+        return s->names [m->index];
+    return NULL;
+}
+
+static void
+s_forget (s_app_t *app, const sl_msg_t *m)
+{
+    if (m->type != SL_MSG_END)
+        return;
+    s_stream_t *s = sl_sidmap_remove (app->streams, m->sid);
+    if (s)
+        s_stream_free (s);
+}
+
+static bool
+s_wanted (s_app_t *app, const sl_msg_t *m, const char *hex, const char *block_tool)
+{
+    if (strncmp (hex, app->stream, strlen (app->stream)) != 0)
+        return false;
+    if (!s_in_list (app->types, sl_msg_type_name (m->type)))
+        return false;
+    if (*app->actions && (m->type != SL_MSG_VERDICT || !s_in_list (app->actions, sl_action_name (m->action))))
+        return false;
+    if (*app->tool) {
+        const char *name = m->type == SL_MSG_VERDICT ? NULL : block_tool;
+        char buf [256];
+        if (m->type == SL_MSG_VERDICT && m->name.ptr && m->name.len < sizeof buf) {
+            memcpy (buf, m->name.ptr, m->name.len);
+            buf [m->name.len] = 0;
+            name = buf;
+        }
+        if (!name || strcmp (name, app->tool) != 0)
+            return false;
+    }
+    return true;
 }
 
 static void
@@ -49,6 +143,21 @@ s_field_str (sl_buf_t *out, const char *key, sl_str_t value)
         return;
     sl_buf_printf (out, ",\"%s\":", key);
     sl_json_put_sl (out, value);
+}
+
+static void
+s_usage_json (sl_buf_t *out, const sl_usage_t *u)
+{
+    sl_buf_puts (out, ",\"usage\":{");
+    const char *names [] = { "input", "output", "total", "cache_read", "cache_write", "reasoning" };
+    const int64_t *v = &u->input;
+    bool first = true;
+    for (int i = 0; i < 6; i++)
+        if (v [i] >= 0) {
+            sl_buf_printf (out, "%s\"%s\":%lld", first ? "" : ",", names [i], (long long) v [i]);
+            first = false;
+        }
+    sl_buf_putc (out, '}');
 }
 
 static void
@@ -66,6 +175,11 @@ s_print_json (s_app_t *app, const sl_msg_t *m, const char *hex)
             sl_buf_printf (out, ",\"kind\":\"%s\"", sl_block_kind_name (m->block));
         if (m->finish)
             sl_buf_printf (out, ",\"finish\":\"%s\"", sl_finish_name (m->finish));
+        s_field_str (out, "finish_raw", m->finish_raw);
+        if (m->flags & SL_F_REPLACED)
+            sl_buf_puts (out, ",\"replaced\":true");
+        if (m->kind == SL_B_FINISH && m->has_usage)
+            s_usage_json (out, &m->usage);
     }
     if (m->index >= 0)
         sl_buf_printf (out, ",\"index\":%d", m->index);
@@ -78,15 +192,41 @@ s_print_json (s_app_t *app, const sl_msg_t *m, const char *hex)
                        sl_action_name (m->action), sl_check_name (m->check), m->latency_us);
         s_field_str (out, "rule", m->rule);
         s_field_str (out, "reason", m->reason);
+        s_field_str (out, "judge_model", m->judge_model);
     }
-    if (m->type == SL_MSG_START)
-        sl_buf_printf (out, ",\"client\":\"%s\",\"upstream\":\"%s\"",
-                       sl_dialect_name (m->client_dialect), sl_dialect_name (m->upstream_dialect));
+    if (m->type == SL_MSG_START) {
+        sl_buf_printf (out, ",\"client\":\"%s\",\"upstream\":\"%s\",\"stream\":%s",
+                       sl_dialect_name (m->client_dialect), sl_dialect_name (m->upstream_dialect),
+                       (m->flags & SL_F_STREAM) ? "true" : "false");
+        s_field_str (out, "provider", m->provider);
+        if (m->tools.len && sl_json_valid (m->tools)) {
+            sl_buf_puts (out, ",\"tools\":");
+            sl_buf_append_str (out, sl_json_trim (m->tools));
+        }
+        s_field_str (out, "last_user", m->last_user);
+    }
     s_field_str (out, "code", m->code);
     s_field_str (out, "message", m->message);
     if (m->status)
         sl_buf_printf (out, ",\"status\":%d", m->status);
     sl_buf_puts (out, "}\n");
+}
+
+//  Tool names of a start's tools JSON, comma-separated.
+static void
+s_tool_names (sl_buf_t *out, sl_str_t tools)
+{
+    sl_json_iter_t it;
+    sl_str_t tool, name;
+    if (sl_json_array (&it, tools))
+        return;
+    bool first = true;
+    while (sl_json_next_elem (&it, &tool) == 1)
+        if (sl_json_find (tool, "name", &name) == 1 && sl_json_type (name) == SL_JSON_STRING) {
+            sl_buf_puts (out, first ? " tools=" : ",");
+            sl_json_unescape (name, out);
+            first = false;
+        }
 }
 
 static void
@@ -105,6 +245,7 @@ s_print_text (s_app_t *app, const sl_msg_t *m, const char *hex)
             sl_buf_printf (out, " model=%.*s client=%s upstream=%s", (int) m->model.len,
                            m->model.ptr ? m->model.ptr : "", sl_dialect_name (m->client_dialect),
                            sl_dialect_name (m->upstream_dialect));
+            s_tool_names (out, m->tools);
             break;
         case SL_MSG_BLOCK:
             sl_buf_printf (out, " %s", sl_block_event_name (m->kind));
@@ -112,11 +253,17 @@ s_print_text (s_app_t *app, const sl_msg_t *m, const char *hex)
                 sl_buf_printf (out, " #%d", m->index);
             if (m->block)
                 sl_buf_printf (out, " %s", sl_block_kind_name (m->block));
+            if (m->flags & SL_F_REPLACED)
+                sl_buf_puts (out, " (written by the judge)");
             if (m->name.ptr)
                 sl_buf_printf (out, " %.*s", (int) m->name.len, m->name.ptr);
-            if (m->kind == SL_B_FINISH)
+            if (m->kind == SL_B_FINISH) {
                 sl_buf_printf (out, " %s", sl_finish_name (m->finish));
-            if (m->kind == SL_B_END && m->text.ptr) {
+                if (m->has_usage)
+                    sl_buf_printf (out, " tokens in=%lld out=%lld", (long long) m->usage.input,
+                                   (long long) m->usage.output);
+            }
+            if ((m->kind == SL_B_END || m->kind == SL_B_DELTA) && m->text.ptr) {
                 sl_buf_puts (out, " ");
                 sl_json_put_sl (out, m->text);
             }
@@ -128,6 +275,8 @@ s_print_text (s_app_t *app, const sl_msg_t *m, const char *hex)
             if (m->rule.ptr)
                 sl_buf_printf (out, ", rule %.*s", (int) m->rule.len, m->rule.ptr);
             sl_buf_printf (out, ", %u us)", m->latency_us);
+            if (m->reason.ptr && m->reason.len)
+                sl_buf_printf (out, " %.*s", (int) m->reason.len, m->reason.ptr);
             break;
         case SL_MSG_ERROR:
             sl_buf_printf (out, " %.*s: %.*s", (int) m->code.len, m->code.ptr ? m->code.ptr : "",
@@ -156,8 +305,8 @@ s_on_event (zloop_t *loop, zsock_t *reader, void *arg)
     &&  sl_codec_decode (app->codec, zframe_data (body), zframe_size (body), &offset, &m) == 0) {
         char hex [SL_SID_HEX_SIZE];
         sl_sid_hex (m.sid, hex);
-        if (strncmp (hex, app->stream, strlen (app->stream)) == 0
-        &&  s_type_wanted (app, sl_msg_type_name (m.type))) {
+        const char *block_tool = s_track (app, &m);
+        if (s_wanted (app, &m, hex, block_tool)) {
             sl_buf_reset (&app->line);
             if (app->json)
                 s_print_json (app, &m, hex);
@@ -166,9 +315,31 @@ s_on_event (zloop_t *loop, zsock_t *reader, void *arg)
             fwrite (app->line.data, 1, app->line.len, stdout);
             fflush (stdout);
         }
+        s_forget (app, &m);
     }
     zmsg_destroy (&msg);
     return 0;
+}
+
+//  Subscribe to the wanted types only; everything when none is named or
+//  when a tool filter needs the blocks.
+static void
+s_subscribe (s_app_t *app)
+{
+    if (!*app->types || *app->tool) {
+        zsock_set_subscribe (app->sub, "");
+        return;
+    }
+    for (const char *p = app->types; *p;) {
+        const char *comma = strchr (p, ',');
+        size_t len = comma ? (size_t) (comma - p) : strlen (p);
+        char topic [64];
+        if (len && len < sizeof topic - 1) {
+            snprintf (topic, sizeof topic, "%.*s.", (int) len, p);
+            zsock_set_subscribe (app->sub, topic);
+        }
+        p += len + (comma ? 1 : 0);
+    }
 }
 
 int
@@ -178,31 +349,44 @@ main (int argc, char **argv)
     const char *json = "no";
     const char *stream = "";
     const char *types = "";
+    const char *tool = "";
+    const char *actions = "";
     sl_opt_t opts [] = {
         { "connect", NULL, &connect, "emitter PUB endpoints, comma-separated" },
         { "json", NULL, &json, "yes: one JSON object per line" },
         { "stream", NULL, &stream, "only this stream (hex id or a prefix of it)" },
-        { "type", NULL, &types, "only these event types, comma-separated" },
+        { "type", NULL, &types, "only these event types, comma-separated (start, block, verdict, error, end)" },
+        { "tool", NULL, &tool, "only events about calls to this tool (its blocks and verdicts)" },
+        { "action", NULL, &actions, "only verdicts with these actions, comma-separated (allow, block, ...)" },
         SL_OPT_END
     };
     int code;
     sl_service_t *svc = sl_service_new ("tap", opts, "off", argc, argv, &code);
     if (!svc)
         return code;
-    s_app_t app = { .json = strcmp (json, "yes") == 0, .stream = stream, .types = types };
+    s_app_t app = { .json = strcmp (json, "yes") == 0, .stream = stream, .types = types,
+                    .tool = tool, .actions = actions };
     app.codec = sl_codec_new ();
+    app.streams = sl_sidmap_new ();
     app.sub = zsock_new (ZMQ_SUB);
-    zsock_set_subscribe (app.sub, "");
+    s_subscribe (&app);
     int rc = 0;
     if (zsock_attach (app.sub, connect, false) != 0) {
         sl_log_error ("connect_failed", "cannot connect to %s", connect);
         rc = 2;
     }
     else {
+        sl_log_info ("connected", "emitters=%s", connect);
         zloop_reader (sl_service_loop (svc), app.sub, s_on_event, &app);
         rc = sl_service_run (svc);
     }
     zsock_destroy (&app.sub);
+    size_t count;
+    void **left = sl_sidmap_values (app.streams, &count);
+    for (size_t i = 0; i < count; i++)
+        s_stream_free (left [i]);
+    free (left);
+    sl_sidmap_destroy (&app.streams);
     sl_codec_destroy (&app.codec);
     sl_buf_free (&app.line);
     sl_service_destroy (&svc);

@@ -183,6 +183,18 @@ s_write_policy (sluice_stack_t *s, const char *text)
     return 0;
 }
 
+//  Append a NULL-terminated list to a NULL-terminated argv of size max.
+static void
+s_append_args (const char **argv, int max, const char *const *extra)
+{
+    int n = 0;
+    while (argv [n])
+        n++;
+    for (int i = 0; extra && extra [i] && n < max - 1; i++)
+        argv [n++] = extra [i];
+    argv [n] = NULL;
+}
+
 sluice_stack_t *
 stack_start (const stack_opts_t *opts)
 {
@@ -236,16 +248,16 @@ stack_start (const stack_opts_t *opts)
     const char *ingest_args [48] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
                                      "--openai-base-url", base, "--anthropic-base-url", anthropic,
                                      "--gemini-base-url", gemini, NULL };
-    for (int i = 0, n = 12; opts && opts->ingest_args && opts->ingest_args [i] && n < 47; i++)
-        ingest_args [n++] = opts->ingest_args [i];
+    s_append_args (ingest_args, 48, opts ? opts->ingest_args : NULL);
     s->ingest = proc_start (s->dir, "ingest", ingest_args);
     if (!s_up (s->ingest, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
     ||  !s_up (s->ingest, "\"started\"", "metrics_port=", s->metrics [1], sizeof s->metrics [1]))
         goto failed;
 
     snprintf (next, sizeof next, "%s", inbox);
-    const char *gw_args [] = { "--http-host", "127.0.0.1", "--http-port", "0", "--bind", "tcp://127.0.0.1:*",
-                               "--next", next, "--metrics-port", "0", NULL };
+    const char *gw_args [32] = { "--http-host", "127.0.0.1", "--http-port", "0", "--bind", "tcp://127.0.0.1:*",
+                                 "--next", next, "--metrics-port", "0", NULL };
+    s_append_args (gw_args, 32, opts ? opts->gateway_args : NULL);
     s->gateway = proc_start (s->dir, "gateway", gw_args);
     if (!s_up (s->gateway, "\"listening\"", "http=127.0.0.1:", port, sizeof port)
     ||  !s_up (s->gateway, "\"started\"", "metrics_port=", s->metrics [5], sizeof s->metrics [5]))

@@ -161,3 +161,114 @@ Test (sl_emitter, messages_for_unknown_streams_dropped)
     cr_expect_eq (rec.count, 0);
     cr_expect_eq (sl_emitter_dropped (em), 1);
 }
+
+//  --------------------------------------------------------------------------
+//  The legality gate
+
+static size_t
+s_count_type (int type)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rec.count; i++)
+        n += rec.msgs [i]->type == type;
+    return n;
+}
+
+Test (sl_emitter, an_illegal_event_is_withheld_and_the_stream_ends_cleanly)
+{
+    s_feed (s_block (SL_B_START, SL_BK_TEXT, 0));
+    sl_msg_t d = s_block (SL_B_DELTA, SL_BK_TEXT, 0);
+    d.text = sl_str ("fine");
+    s_feed (d);
+    sl_msg_t fin = s_block (SL_B_FINISH, 0, -1);
+    fin.finish = SL_FIN_STOP;
+    s_feed (fin);
+    size_t frames = s_count_type (SL_MSG_FRAME);
+    s_feed (fin);                       //  a second finish: illegal for the client
+    s_feed (recorder_msg (SL_MSG_END, 0));
+    const sl_emitter_stats_t *st = sl_emitter_stats (em);
+    cr_expect_eq (st->illegal, 1);
+    const char *bytes = s_bytes ();
+    cr_expect_eq (strstr (bytes, "\"finish_reason\":\"stop\"") ? 1 : 0, 1);
+    const char *first = strstr (bytes, "\"finish_reason\":\"stop\"");
+    cr_expect_null (first ? strstr (first + 1, "\"finish_reason\":\"stop\"") : NULL, "the second finish is withheld");
+    cr_expect_not_null (strstr (bytes, "data: {\"error\":{\"message\":\"sluice withheld an event"), "%s", bytes);
+    cr_expect_not_null (strstr (bytes, "illegal_output"));
+    cr_expect_null (strstr (bytes, "[DONE]"), "no claim of completion after a cut");
+    cr_expect_eq (s_count_type (SL_MSG_FRAME), frames + 1, "one more frame: the error, flagged LAST");
+    cr_expect (rec.msgs [rec.count - 1]->flags & SL_F_LAST);
+    cr_expect_eq (s_count_type (SL_MSG_ERROR), 1, "monitoring hears why");
+    for (size_t i = 0; i < rec.count; i++)
+        if (rec.msgs [i]->type == SL_MSG_ERROR)
+            cr_expect (sl_str_eq (rec.msgs [i]->code, "illegal_output"));
+}
+
+Test (sl_emitter, a_response_that_stops_short_is_cut_not_completed)
+{
+    s_feed (s_block (SL_B_START, SL_BK_TEXT, 0));
+    sl_msg_t d = s_block (SL_B_DELTA, SL_BK_TEXT, 0);
+    d.text = sl_str ("half");
+    s_feed (d);
+    s_feed (recorder_msg (SL_MSG_END, 0));   //  no finish came
+    cr_expect_eq (sl_emitter_stats (em)->illegal, 1);
+    cr_expect_not_null (strstr (s_bytes (), "illegal_output"), "%s", s_bytes ());
+    cr_expect (rec.msgs [rec.count - 1]->flags & SL_F_LAST);
+}
+
+Test (sl_emitter, anthropic_nested_block_is_withheld)
+{
+    sl_emitter_destroy (&em);
+    recorder_clear (&rec);
+    em = sl_emitter_new ();
+    sl_msg_t start = recorder_msg (SL_MSG_START, 0);
+    start.client_dialect = SL_DIALECT_ANTHROPIC;
+    start.upstream_dialect = SL_DIALECT_ANTHROPIC;
+    start.reply_to = sl_str ("tcp://gw:1");
+    s_feed (start);
+    s_feed (s_block (SL_B_START, SL_BK_TEXT, 0));
+    s_feed (s_block (SL_B_START, SL_BK_TEXT, 1));   //  block 0 never ended
+    cr_expect_eq (sl_emitter_stats (em)->illegal, 1);
+    const char *bytes = s_bytes ();
+    cr_expect_null (strstr (bytes, "\"index\":1"), "the nested start is withheld: %s", bytes);
+    cr_expect_not_null (strstr (bytes, "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\""), "%s", bytes);
+    cr_expect (rec.msgs [rec.count - 1]->flags & SL_F_LAST);
+    size_t count = rec.count;
+    sl_msg_t late = s_block (SL_B_DELTA, SL_BK_TEXT, 0);
+    late.text = sl_str ("late");
+    s_feed (late);
+    cr_expect_eq (rec.count, count, "nothing after the cut");
+}
+
+Test (sl_emitter, openai_thinking_and_citations)
+{
+    s_feed (s_block (SL_B_START, SL_BK_THINKING, 0));
+    sl_msg_t d = s_block (SL_B_DELTA, SL_BK_THINKING, 0);
+    d.text = sl_str ("hmm");
+    s_feed (d);
+    sl_msg_t c = s_block (SL_B_DELTA, SL_BK_CITATION, 1);
+    c.body = sl_str ("{\"type\":\"url_citation\"}");
+    s_feed (c);
+    cr_expect_not_null (strstr (s_bytes (), "\"delta\":{\"reasoning_content\":\"hmm\"}"), "%s", s_bytes ());
+    cr_expect_not_null (strstr (s_bytes (), "\"delta\":{\"annotations\":[{\"type\":\"url_citation\"}]}"), "%s", s_bytes ());
+    cr_expect_eq (sl_emitter_stats (em)->illegal, 0);
+}
+
+Test (sl_emitter, a_dialect_it_cannot_render_gets_an_http_error)
+{
+    sl_emitter_destroy (&em);
+    recorder_clear (&rec);
+    em = sl_emitter_new ();
+    sl_msg_t start = recorder_msg (SL_MSG_START, 0);
+    start.client_dialect = 9;
+    start.reply_to = sl_str ("tcp://gw:1");
+    s_feed (start);
+    cr_assert_eq (rec.count, 1);
+    cr_expect_eq (rec.msgs [0]->status, 502);
+    cr_expect (rec.msgs [0]->flags & SL_F_FIRST);
+    cr_expect (rec.msgs [0]->flags & SL_F_LAST);
+    cr_expect_not_null (strstr (s_bytes (), "unsupported_dialect"));
+    s_feed (s_block (SL_B_START, SL_BK_TEXT, 0));
+    s_feed (recorder_msg (SL_MSG_END, 0));
+    cr_expect_eq (rec.count, 1, "nothing after the answer");
+    cr_expect_eq (sl_emitter_streams (em), 0);
+}

@@ -66,3 +66,125 @@ Test (sl_request, refuses_bad_requests_with_reasons)
         sl_request_clear (&r);
     }
 }
+
+//  --------------------------------------------------------------------------
+//  Endpoints and the other dialects
+
+Test (sl_request, routes_every_endpoint)
+{
+    sl_route_t r;
+    cr_expect_eq (sl_request_route ("/v1/chat/completions", &r), 1);
+    cr_expect_eq (r.dialect, SL_DIALECT_OPENAI);
+    cr_expect_eq (sl_request_route ("/v1/messages", &r), 1);
+    cr_expect_eq (r.dialect, SL_DIALECT_ANTHROPIC);
+    cr_expect_eq (sl_request_route ("/v1/responses", &r), 1);
+    cr_expect_eq (r.dialect, SL_DIALECT_RESPONSES);
+    cr_expect_eq (sl_request_route ("/v1beta/models/gemini-2.5-flash:streamGenerateContent", &r), 1);
+    cr_expect_eq (r.dialect, SL_DIALECT_GEMINI);
+    cr_expect (r.stream);
+    cr_expect_str_eq (r.model, "gemini-2.5-flash");
+    cr_expect_eq (sl_request_route ("/v1/models/gemini-x:generateContent", &r), 1);
+    cr_expect_not (r.stream);
+    cr_expect_str_eq (r.model, "gemini-x");
+    cr_expect_eq (sl_request_route ("/v1beta/models/gemini-x:countTokens", &r), 0);
+    cr_expect_eq (r.dialect, SL_DIALECT_GEMINI, "a Gemini-looking path gets a Gemini 404");
+    cr_expect_eq (sl_request_route ("/v1beta/models/a/b:generateContent", &r), 0);
+    cr_expect_eq (sl_request_route ("/v1beta/models/:generateContent", &r), 0);
+    cr_expect_eq (sl_request_route ("/v1/messages/count_tokens", &r), 0);
+    cr_expect_eq (r.dialect, SL_DIALECT_ANTHROPIC);
+    cr_expect_eq (sl_request_route ("/v1/nowhere", &r), 0);
+    cr_expect_eq (r.dialect, 0);
+}
+
+Test (sl_request, anthropic_request)
+{
+    sl_request_t r;
+    cr_assert_eq (sl_request_parse_anthropic (sl_str (
+        "{\"model\":\"claude-x\",\"max_tokens\":100,\"stream\":true,"
+        "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"weather?\"}]}],"
+        "\"tools\":[{\"name\":\"get_weather\",\"input_schema\":{\"type\":\"object\"}},"
+        "{\"type\":\"web_search_20250305\",\"name\":\"web_search\"}]}"), &r), 0, "%s", sl_buf_cstr (&r.error_message));
+    cr_expect_eq (r.client_dialect, SL_DIALECT_ANTHROPIC);
+    cr_expect_eq (r.upstream_dialect, SL_DIALECT_ANTHROPIC);
+    cr_expect (sl_str_eq (sl_buf_str (&r.model), "claude-x"));
+    cr_expect (r.include_usage);
+    cr_expect (sl_str_eq (sl_buf_str (&r.last_user), "weather?"));
+    cr_expect_str_eq (sl_buf_cstr (&r.tools), "[{\"name\":\"get_weather\",\"schema\":{\"type\":\"object\"}},"
+                                              "{\"name\":\"web_search\",\"schema\":{}}]");
+    json_t *up = json_loads (sl_buf_cstr (&r.upstream_body), 0, NULL);
+    cr_expect (json_is_true (json_object_get (up, "stream")));
+    cr_expect_eq (json_integer_value (json_object_get (up, "max_tokens")), 100);
+    json_decref (up);
+    sl_request_clear (&r);
+
+    const char *bad [] = {
+        "{\"max_tokens\":1,\"stream\":true,\"messages\":[{}]}",
+        "{\"model\":\"m\",\"stream\":true,\"messages\":[{}]}",
+        "{\"model\":\"m\",\"max_tokens\":1,\"stream\":true,\"messages\":[]}",
+        "{\"model\":\"m\",\"max_tokens\":1,\"messages\":[{}]}",
+        "{\"model\":\"m\",\"max_tokens\":1,\"stream\":true,\"messages\":[{}],\"tools\":[{\"name\":3}]}",
+        NULL };
+    for (int i = 0; bad [i]; i++) {
+        cr_expect_eq (sl_request_parse_anthropic (sl_str (bad [i]), &r), -1, "case %d", i);
+        cr_expect_eq (r.status, 400);
+        sl_request_clear (&r);
+    }
+}
+
+Test (sl_request, responses_request)
+{
+    sl_request_t r;
+    cr_assert_eq (sl_request_parse_responses (sl_str (
+        "{\"model\":\"gpt-x\",\"stream\":true,\"input\":[{\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"hi\"}]}],"
+        "\"tools\":[{\"type\":\"function\",\"name\":\"f\",\"parameters\":{\"type\":\"object\"}},{\"type\":\"web_search\"}]}"),
+        &r), 0, "%s", sl_buf_cstr (&r.error_message));
+    cr_expect_eq (r.client_dialect, SL_DIALECT_RESPONSES);
+    cr_expect (sl_str_eq (sl_buf_str (&r.last_user), "hi"));
+    cr_expect_str_eq (sl_buf_cstr (&r.tools), "[{\"name\":\"f\",\"schema\":{\"type\":\"object\"}}]");
+    sl_request_clear (&r);
+    cr_assert_eq (sl_request_parse_responses (sl_str ("{\"model\":\"m\",\"stream\":true,\"input\":\"plain\"}"), &r), 0);
+    cr_expect (sl_str_eq (sl_buf_str (&r.last_user), "plain"));
+    cr_expect_str_eq (sl_buf_cstr (&r.tools), "[]");
+    sl_request_clear (&r);
+    const char *bad [] = {
+        "{\"model\":\"m\",\"stream\":true}",
+        "{\"model\":\"m\",\"input\":\"x\"}",
+        "{\"model\":\"m\",\"stream\":true,\"input\":\"x\",\"background\":true}",
+        NULL };
+    for (int i = 0; bad [i]; i++) {
+        cr_expect_eq (sl_request_parse_responses (sl_str (bad [i]), &r), -1, "case %d", i);
+        cr_expect_eq (r.status, 400);
+        sl_request_clear (&r);
+    }
+}
+
+Test (sl_request, gemini_request)
+{
+    sl_route_t route;
+    sl_request_route ("/v1beta/models/gemini-x:streamGenerateContent", &route);
+    sl_request_t r;
+    const char *body = "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"a\"},{\"text\":\"b\"}]},"
+                       "{\"role\":\"model\",\"parts\":[{\"text\":\"c\"}]}],"
+                       "\"tools\":[{\"functionDeclarations\":[{\"name\":\"f\",\"parameters\":{\"type\":\"OBJECT\"}},"
+                       "{\"name\":\"g\",\"parametersJsonSchema\":{\"type\":\"object\"}}]},{\"googleSearch\":{}}]}";
+    cr_assert_eq (sl_request_parse_gemini (sl_str (body), &route, true, &r), 0, "%s", sl_buf_cstr (&r.error_message));
+    cr_expect_eq (r.client_dialect, SL_DIALECT_GEMINI);
+    cr_expect (sl_str_eq (sl_buf_str (&r.model), "gemini-x"));
+    cr_expect (sl_str_eq (sl_buf_str (&r.last_user), "a\nb"));
+    cr_expect_str_eq (sl_buf_cstr (&r.tools), "[{\"name\":\"f\",\"schema\":{\"type\":\"OBJECT\"}},"
+                                              "{\"name\":\"g\",\"schema\":{\"type\":\"object\"}}]");
+    sl_request_clear (&r);
+    cr_expect_eq (sl_request_parse_gemini (sl_str (body), &route, false, &r), -1, "alt=sse is required");
+    cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "alt=sse"));
+    sl_request_clear (&r);
+    sl_route_t unary;
+    sl_request_route ("/v1beta/models/gemini-x:generateContent", &unary);
+    cr_expect_eq (sl_request_parse_gemini (sl_str (body), &unary, false, &r), -1, "not yet: non-streaming");
+    sl_request_clear (&r);
+    cr_expect_eq (sl_request_parse_gemini (sl_str ("{\"contents\":[{}],\"generationConfig\":{\"candidateCount\":2}}"),
+                                           &route, true, &r), -1);
+    cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "candidateCount"));
+    sl_request_clear (&r);
+    cr_expect_eq (sl_request_parse_gemini (sl_str ("{\"contents\":[]}"), &route, true, &r), -1);
+    sl_request_clear (&r);
+}

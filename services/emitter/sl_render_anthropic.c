@@ -1,0 +1,428 @@
+/*  sl_render_anthropic.c - judged blocks as Anthropic Messages SSE events.
+
+    message_start, then one content_block_start / _delta* / _stop per
+    block with contiguous indices, then message_delta (stop reason, usage)
+    and message_stop. Everything a Messages stream carries gets through:
+    text with citations (citations_delta), thinking with its signature
+    (signature_delta before the block's stop), redacted thinking, tool_use,
+    server_tool_use and server tool results, stop sequences, usage with
+    cache reads and writes.
+
+    Anthropic clients expect nothing after a tool_use but more tool_use
+    blocks and the end. A judge may write a notice (a text block) after a
+    call it released, so tool_use blocks are held here, whole, and sent at
+    the finish, after every other block. The judge already holds a call
+    until it is complete, so this costs the client nothing but the time of
+    the blocks that follow the call (usually none).
+
+    Blocks whose content is only known at their end (redacted thinking,
+    server tool results) are rendered whole at their end.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/sl_json.h"
+#include "sl_render.h"
+
+static void
+s_event (sl_buf_t *out, const char *name)
+{
+    sl_buf_printf (out, "event: %s\ndata: ", name);
+}
+
+static void
+s_event_end (sl_buf_t *out)
+{
+    sl_buf_puts (out, "\n\n");
+}
+
+//  The Anthropic error type for a status, for codes that are not one.
+static const char *
+s_error_type (int status, sl_str_t code)
+{
+    static char buf [64];
+    if (code.ptr && code.len > 6 && code.len < sizeof buf
+    &&  memcmp (code.ptr + code.len - 6, "_error", 6) == 0) {
+        memcpy (buf, code.ptr, code.len);
+        buf [code.len] = 0;
+        return buf;
+    }
+    switch (status) {
+        case 400: return "invalid_request_error";
+        case 401: return "authentication_error";
+        case 403: return "permission_error";
+        case 404: return "not_found_error";
+        case 413: return "request_too_large";
+        case 429: return "rate_limit_error";
+        case 529: return "overloaded_error";
+        default:  return "api_error";
+    }
+}
+
+static void
+s_message_start (sl_render_stream_t *rs, sl_buf_t *out)
+{
+    s_event (out, "message_start");
+    sl_buf_puts (out, "{\"type\":\"message_start\",\"message\":{\"id\":");
+    if (rs->id.len)
+        sl_json_put_sl (out, sl_buf_str (&rs->id));
+    else
+        sl_buf_printf (out, "\"msg_%s\"", rs->sid_hex);
+    sl_buf_puts (out, ",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
+    sl_json_put_sl (out, sl_buf_str (&rs->model));
+    sl_buf_puts (out, ",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,"
+                      "\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}");
+    s_event_end (out);
+}
+
+//  content_block_start with the block's JSON (content_block value) and
+//  the next index; the block is then open.
+static int
+s_block_start (sl_render_stream_t *rs, int kind, const char *block_json, sl_buf_t *out)
+{
+    int index = rs->items++;
+    s_event (out, "content_block_start");
+    sl_buf_printf (out, "{\"type\":\"content_block_start\",\"index\":%d,\"content_block\":%s}",
+                   index, block_json);
+    s_event_end (out);
+    rs->open_kind = kind;
+    rs->open_index = index;
+    return index;
+}
+
+static void
+s_delta_open (sl_render_stream_t *rs, const char *type, sl_buf_t *out)
+{
+    s_event (out, "content_block_delta");
+    sl_buf_printf (out, "{\"type\":\"content_block_delta\",\"index\":%d,\"delta\":{\"type\":\"%s\",",
+                   rs->open_index, type);
+}
+
+static void
+s_text_delta (sl_render_stream_t *rs, const char *type, const char *field, sl_str_t text,
+              sl_buf_t *out)
+{
+    s_delta_open (rs, type, out);
+    sl_buf_printf (out, "\"%s\":", field);
+    sl_json_put_sl (out, text);
+    sl_buf_puts (out, "}}");
+    s_event_end (out);
+}
+
+static void
+s_block_stop (sl_render_stream_t *rs, sl_buf_t *out)
+{
+    s_event (out, "content_block_stop");
+    sl_buf_printf (out, "{\"type\":\"content_block_stop\",\"index\":%d}", rs->open_index);
+    s_event_end (out);
+    rs->open_kind = 0;
+}
+
+//  A block rendered whole: start with its JSON, stop.
+static void
+s_whole_block (sl_render_stream_t *rs, int kind, sl_buf_t *json, sl_buf_t *out)
+{
+    s_block_start (rs, kind, sl_buf_cstr (json), out);
+    s_block_stop (rs, out);
+}
+
+static void
+s_citation (sl_render_stream_t *rs, sl_str_t body, sl_buf_t *out)
+{
+    if (rs->open_kind != SL_BK_TEXT || !body.len || !sl_json_valid (body))
+        return;
+    s_delta_open (rs, "citations_delta", out);
+    sl_buf_puts (out, "\"citation\":");
+    sl_buf_append_str (out, sl_json_trim (body));
+    sl_buf_puts (out, "}}");
+    s_event_end (out);
+}
+
+static void s_hold_field (sl_render_stream_t *rs, sl_str_t value);
+
+static void
+s_on_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    if (msg->block == SL_BK_CITATION)
+        return;                         //  belongs to the text block in progress
+    sl_buf_reset (&rs->open_id);
+    sl_buf_reset (&rs->open_name);
+    sl_buf_append_str (&rs->open_id, msg->id);
+    sl_buf_append_str (&rs->open_name, msg->name);
+    rs->open_deferred = false;
+    switch (msg->block) {
+        case SL_BK_TEXT:
+        case SL_BK_REFUSAL:
+            s_block_start (rs, SL_BK_TEXT, "{\"type\":\"text\",\"text\":\"\"}", out);
+            break;
+        case SL_BK_THINKING:
+            s_block_start (rs, SL_BK_THINKING, "{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}", out);
+            break;
+        case SL_BK_SERVER_TOOL_USE: {
+            sl_buf_t json = { 0 };
+            sl_buf_puts (&json, "{\"type\":\"server_tool_use\",\"id\":");
+            if (msg->id.len)
+                sl_json_put_sl (&json, msg->id);
+            else
+                sl_buf_printf (&json, "\"srvtoolu_%.24s_%d\"", rs->sid_hex, rs->items);
+            sl_buf_puts (&json, ",\"name\":");
+            sl_json_put_sl (&json, msg->name);
+            sl_buf_puts (&json, ",\"input\":{}}");
+            s_block_start (rs, SL_BK_SERVER_TOOL_USE, sl_buf_cstr (&json), out);
+            sl_buf_free (&json);
+            break;
+        }
+        case SL_BK_TOOL_CALL:
+            rs->tool_calls++;
+            /* fall through */
+        case SL_BK_REDACTED_THINKING:
+        case SL_BK_SERVER_TOOL_RESULT:
+            rs->open_kind = msg->block;
+            rs->open_deferred = true;
+            break;
+        default:
+            break;
+    }
+}
+
+static void
+s_on_delta (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    if (msg->block == SL_BK_CITATION) {
+        s_citation (rs, msg->body, out);
+        return;
+    }
+    if (rs->open_deferred || !rs->open_kind || !msg->text.len)
+        return;
+    switch (msg->block) {
+        case SL_BK_TEXT:
+        case SL_BK_REFUSAL:
+            s_text_delta (rs, "text_delta", "text", msg->text, out);
+            break;
+        case SL_BK_THINKING:
+            s_text_delta (rs, "thinking_delta", "thinking", msg->text, out);
+            break;
+        case SL_BK_SERVER_TOOL_USE:
+            s_text_delta (rs, "input_json_delta", "partial_json", msg->text, out);
+            break;
+        default:
+            break;
+    }
+}
+
+static void
+s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    if (msg->block == SL_BK_CITATION) {
+        s_citation (rs, msg->body, out);
+        return;
+    }
+    if (!rs->open_kind)
+        return;
+    sl_buf_t json = { 0 };
+    switch (msg->block) {
+        case SL_BK_TOOL_CALL:
+            //  Held whole until the finish: id, name, arguments.
+            if (rs->open_id.len)
+                s_hold_field (rs, sl_buf_str (&rs->open_id));
+            else {
+                char id [64];
+                snprintf (id, sizeof id, "toolu_%.24s_%d", rs->sid_hex, rs->tool_calls);
+                s_hold_field (rs, sl_str (id));
+            }
+            s_hold_field (rs, sl_buf_str (&rs->open_name));
+            s_hold_field (rs, msg->text.len ? msg->text : SL_STR_LIT ("{}"));
+            rs->held_count++;
+            rs->open_kind = 0;
+            break;
+        case SL_BK_REDACTED_THINKING:
+            sl_buf_puts (&json, "{\"type\":\"redacted_thinking\",\"data\":");
+            sl_json_put_sl (&json, msg->text);
+            sl_buf_putc (&json, '}');
+            s_whole_block (rs, SL_BK_REDACTED_THINKING, &json, out);
+            break;
+        case SL_BK_SERVER_TOOL_RESULT:
+            sl_buf_puts (&json, "{\"type\":");
+            if (rs->open_name.len)
+                sl_json_put_sl (&json, sl_buf_str (&rs->open_name));
+            else
+                sl_buf_puts (&json, "\"web_search_tool_result\"");
+            sl_buf_puts (&json, ",\"tool_use_id\":");
+            sl_json_put_sl (&json, sl_buf_str (&rs->open_id));
+            sl_buf_puts (&json, ",\"content\":");
+            sl_render_put_json (&json, msg->body, "[]");
+            sl_buf_putc (&json, '}');
+            s_whole_block (rs, SL_BK_SERVER_TOOL_RESULT, &json, out);
+            break;
+        case SL_BK_THINKING:
+            if (msg->sig.len) {
+                s_delta_open (rs, "signature_delta", out);
+                sl_buf_puts (out, "\"signature\":");
+                sl_json_put_sl (out, msg->sig);
+                sl_buf_puts (out, "}}");
+                s_event_end (out);
+            }
+            s_block_stop (rs, out);
+            break;
+        default:
+            s_block_stop (rs, out);
+            break;
+    }
+    sl_buf_free (&json);
+}
+
+//  Held calls are length-prefixed fields in rs->held: id, name, arguments.
+static void
+s_hold_field (sl_render_stream_t *rs, sl_str_t value)
+{
+    uint32_t n = (uint32_t) value.len;
+    sl_buf_append (&rs->held, &n, sizeof n);
+    sl_buf_append (&rs->held, value.ptr, value.len);
+}
+
+static sl_str_t
+s_next_field (const sl_buf_t *held, size_t *pos)
+{
+    uint32_t n;
+    memcpy (&n, held->data + *pos, sizeof n);
+    sl_str_t value = sl_str_n (held->data + *pos + sizeof n, n);
+    *pos += sizeof n + n;
+    return value;
+}
+
+//  Send the held tool_use blocks, each whole.
+static void
+s_release_calls (sl_render_stream_t *rs, sl_buf_t *out)
+{
+    size_t pos = 0;
+    sl_buf_t json = { 0 };
+    for (int i = 0; i < rs->held_count; i++) {
+        sl_str_t id = s_next_field (&rs->held, &pos);
+        sl_str_t name = s_next_field (&rs->held, &pos);
+        sl_str_t args = s_next_field (&rs->held, &pos);
+        sl_buf_reset (&json);
+        sl_buf_puts (&json, "{\"type\":\"tool_use\",\"id\":");
+        sl_json_put_sl (&json, id);
+        sl_buf_puts (&json, ",\"name\":");
+        sl_json_put_sl (&json, name);
+        sl_buf_puts (&json, ",\"input\":{}}");
+        s_block_start (rs, SL_BK_TOOL_CALL, sl_buf_cstr (&json), out);
+        s_text_delta (rs, "input_json_delta", "partial_json", args, out);
+        s_block_stop (rs, out);
+    }
+    sl_buf_free (&json);
+    sl_buf_reset (&rs->held);
+}
+
+static const char *
+s_stop_reason (const sl_render_stream_t *rs, const sl_msg_t *msg, char *raw, size_t size)
+{
+    const char *reason = sl_render_raw_finish (rs, msg, raw, size);
+    if (!reason)
+        switch (msg->finish) {
+            case SL_FIN_LENGTH:         reason = "max_tokens"; break;
+            case SL_FIN_TOOL_CALLS:     reason = "tool_use"; break;
+            case SL_FIN_CONTENT_FILTER:
+            case SL_FIN_REFUSAL:        reason = "refusal"; break;
+            case SL_FIN_PAUSE:          reason = "pause_turn"; break;
+            default:
+                reason = msg->stop_seq.ptr ? "stop_sequence" : "end_turn";
+                break;
+        }
+    //  The stop reason must agree with the calls the client got.
+    if (rs->held_count == 0 && strcmp (reason, "tool_use") == 0)
+        reason = "end_turn";
+    if (rs->held_count > 0 && (strcmp (reason, "end_turn") == 0 || strcmp (reason, "stop_sequence") == 0))
+        reason = "tool_use";
+    return reason;
+}
+
+static void
+s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    if (rs->open_kind && !rs->open_deferred)
+        s_block_stop (rs, out);         //  a block the upstream never closed
+    char raw [32];
+    const char *reason = s_stop_reason (rs, msg, raw, sizeof raw);
+    s_release_calls (rs, out);
+    s_event (out, "message_delta");
+    sl_buf_puts (out, "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":");
+    sl_json_put_str (out, reason, strlen (reason));
+    sl_buf_puts (out, ",\"stop_sequence\":");
+    if (msg->stop_seq.ptr && strcmp (reason, "stop_sequence") == 0)
+        sl_json_put_sl (out, msg->stop_seq);
+    else
+        sl_buf_puts (out, "null");
+    const sl_usage_t *u = &msg->usage;
+    sl_buf_puts (out, "},\"usage\":{");
+    if (msg->has_usage && u->input >= 0)
+        sl_buf_printf (out, "\"input_tokens\":%lld,", (long long) u->input);
+    if (msg->has_usage && u->cache_read >= 0)
+        sl_buf_printf (out, "\"cache_read_input_tokens\":%lld,", (long long) u->cache_read);
+    if (msg->has_usage && u->cache_write >= 0)
+        sl_buf_printf (out, "\"cache_creation_input_tokens\":%lld,", (long long) u->cache_write);
+    sl_buf_printf (out, "\"output_tokens\":%lld}}",
+                   (long long) (msg->has_usage && u->output >= 0 ? u->output : 0));
+    s_event_end (out);
+    rs->finished = true;
+}
+
+static void
+s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    if (msg->kind == SL_B_KEEPALIVE) {
+        if (rs->started)
+            sl_buf_puts (out, ": keep-alive\n\n");
+        return;
+    }
+    if (msg->kind == SL_B_MESSAGE)
+        return;
+    if (!rs->started) {
+        rs->started = true;
+        s_message_start (rs, out);
+    }
+    switch (msg->kind) {
+        case SL_B_START:  s_on_start (rs, msg, out); break;
+        case SL_B_DELTA:  s_on_delta (rs, msg, out); break;
+        case SL_B_END:    s_on_end (rs, msg, out); break;
+        case SL_B_FINISH: s_on_finish (rs, msg, out); break;
+        default:          break;
+    }
+}
+
+static void
+s_error_object (int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
+{
+    const char *type = s_error_type (status, code);
+    sl_buf_puts (out, "{\"type\":\"error\",\"error\":{\"type\":");
+    sl_json_put_str (out, type, strlen (type));
+    sl_buf_puts (out, ",\"message\":");
+    sl_json_put_sl (out, message.ptr ? message : SL_STR_LIT ("upstream error"));
+    sl_buf_puts (out, "}}");
+}
+
+static void
+s_error (sl_render_stream_t *rs, sl_str_t code, sl_str_t message, sl_buf_t *out)
+{
+    (void) rs;
+    s_event (out, "error");
+    s_error_object (500, code, message, out);
+    s_event_end (out);
+}
+
+static void
+s_end (sl_render_stream_t *rs, sl_buf_t *out)
+{
+    (void) rs;
+    s_event (out, "message_stop");
+    sl_buf_puts (out, "{\"type\":\"message_stop\"}");
+    s_event_end (out);
+}
+
+const sl_renderer_t sl_render_anthropic = {
+    .dialect = SL_DIALECT_ANTHROPIC,
+    .block = s_block,
+    .error = s_error,
+    .end = s_end,
+    .error_body = s_error_object,
+};

@@ -1,0 +1,511 @@
+/*  sl_render_responses.c - judged blocks as OpenAI Responses API events.
+
+    response.created and response.in_progress, then one output item per
+    block (output_item.added ... output_item.done, with the content part
+    and delta events of its type), then response.completed (or
+    response.incomplete) carrying the whole response: every output item
+    and the usage. Every event has a sequence_number from 0.
+
+    Block kinds to output items: text -> message with an output_text part
+    (citations as annotations); refusal -> message with a refusal part;
+    thinking -> reasoning (summary_text parts for summaries, reasoning_text
+    content otherwise; the signature is its encrypted_content); redacted
+    thinking -> reasoning with encrypted_content only; tool call ->
+    function_call (item id and call_id); server tool use -> its *_call
+    item. A server tool's result has no item of its own in this format.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/sl_json.h"
+#include "sl_render.h"
+
+//  Open an event: "event: type" and data up to the sequence number.
+static void
+s_event (sl_render_stream_t *rs, sl_buf_t *out, const char *type)
+{
+    sl_buf_printf (out, "event: %s\ndata: {\"type\":\"%s\",\"sequence_number\":%llu",
+                   type, type, (unsigned long long) rs->seq++);
+}
+
+static void
+s_event_end (sl_buf_t *out)
+{
+    sl_buf_puts (out, "}\n\n");
+}
+
+//  ,"item_id":..,"output_index":n
+static void
+s_item_ref (sl_render_stream_t *rs, sl_buf_t *out)
+{
+    sl_buf_puts (out, ",\"item_id\":");
+    sl_json_put_sl (out, sl_buf_str (&rs->open_id));
+    sl_buf_printf (out, ",\"output_index\":%d", rs->open_index);
+}
+
+static void
+s_usage (const sl_msg_t *msg, sl_buf_t *out)
+{
+    const sl_usage_t *u = &msg->usage;
+    int64_t in = u->input > 0 ? u->input : 0, outp = u->output > 0 ? u->output : 0;
+    sl_buf_printf (out, "{\"input_tokens\":%lld,\"input_tokens_details\":{\"cached_tokens\":%lld},"
+                        "\"output_tokens\":%lld,\"output_tokens_details\":{\"reasoning_tokens\":%lld},"
+                        "\"total_tokens\":%lld}",
+                   (long long) in, (long long) (u->cache_read > 0 ? u->cache_read : 0),
+                   (long long) outp, (long long) (u->reasoning > 0 ? u->reasoning : 0),
+                   (long long) (u->total >= 0 ? u->total : in + outp));
+}
+
+//  The response object; msg is the finish (NULL while in progress).
+static void
+s_response (sl_render_stream_t *rs, const char *status, const char *incomplete,
+            const sl_msg_t *msg, sl_buf_t *out)
+{
+    sl_buf_puts (out, ",\"response\":{\"id\":");
+    if (rs->id.len)
+        sl_json_put_sl (out, sl_buf_str (&rs->id));
+    else
+        sl_buf_printf (out, "\"resp_%s\"", rs->sid_hex);
+    sl_buf_printf (out, ",\"object\":\"response\",\"created_at\":%lld,\"status\":\"%s\","
+                        "\"error\":null,\"incomplete_details\":",
+                   (long long) rs->created, status);
+    if (incomplete)
+        sl_buf_printf (out, "{\"reason\":\"%s\"}", incomplete);
+    else
+        sl_buf_puts (out, "null");
+    sl_buf_puts (out, ",\"instructions\":null,\"metadata\":{},\"model\":");
+    sl_json_put_sl (out, sl_buf_str (&rs->model));
+    sl_buf_puts (out, ",\"output\":[");
+    if (msg)
+        sl_buf_append (out, rs->output.data, rs->output.len);
+    sl_buf_puts (out, "],\"parallel_tool_calls\":true,\"temperature\":null,\"tool_choice\":\"auto\","
+                      "\"tools\":[],\"top_p\":null,\"usage\":");
+    if (msg && msg->has_usage)
+        s_usage (msg, out);
+    else
+        sl_buf_puts (out, "null");
+    sl_buf_putc (out, '}');
+}
+
+static void
+s_start_response (sl_render_stream_t *rs, sl_buf_t *out)
+{
+    s_event (rs, out, "response.created");
+    s_response (rs, "in_progress", NULL, NULL, out);
+    s_event_end (out);
+    s_event (rs, out, "response.in_progress");
+    s_response (rs, "in_progress", NULL, NULL, out);
+    s_event_end (out);
+}
+
+//  The item's type for a server tool: its name as a *_call item type.
+static void
+s_server_type (sl_render_stream_t *rs, sl_buf_t *out)
+{
+    sl_str_t name = sl_buf_str (&rs->open_name);
+    if (!name.len)
+        sl_buf_puts (out, "\"web_search_call\"");
+    else
+    if (name.len > 5 && memcmp (name.ptr + name.len - 5, "_call", 5) == 0)
+        sl_json_put_sl (out, name);
+    else {
+        sl_buf_t t = { 0 };
+        sl_buf_append_str (&t, name);
+        sl_buf_puts (&t, "_call");
+        sl_json_put_sl (out, sl_buf_str (&t));
+        sl_buf_free (&t);
+    }
+}
+
+//  The item JSON of the open block; whole is the block's content at its
+//  end (NULL for the in-progress item of output_item.added).
+static void
+s_item (sl_render_stream_t *rs, const sl_msg_t *end, sl_buf_t *out)
+{
+    const char *status = end ? "completed" : "in_progress";
+    sl_buf_puts (out, "{\"id\":");
+    sl_json_put_sl (out, sl_buf_str (&rs->open_id));
+    switch (rs->open_kind) {
+        case SL_BK_TEXT:
+        case SL_BK_REFUSAL:
+            sl_buf_printf (out, ",\"type\":\"message\",\"status\":\"%s\",\"role\":\"assistant\",\"content\":[",
+                           status);
+            if (end && rs->open_kind == SL_BK_TEXT) {
+                sl_buf_puts (out, "{\"type\":\"output_text\",\"text\":");
+                sl_json_put_sl (out, end->text);
+                sl_buf_puts (out, ",\"annotations\":[");
+                sl_buf_append (out, rs->open_extra.data, rs->open_extra.len);
+                sl_buf_puts (out, "],\"logprobs\":[]}");
+            }
+            else
+            if (end) {
+                sl_buf_puts (out, "{\"type\":\"refusal\",\"refusal\":");
+                sl_json_put_sl (out, end->text);
+                sl_buf_putc (out, '}');
+            }
+            sl_buf_putc (out, ']');
+            break;
+        case SL_BK_THINKING:
+        case SL_BK_REDACTED_THINKING:
+            sl_buf_puts (out, ",\"type\":\"reasoning\",\"summary\":[");
+            if (end && rs->open_kind == SL_BK_THINKING && rs->open_summary) {
+                sl_buf_puts (out, "{\"type\":\"summary_text\",\"text\":");
+                sl_json_put_sl (out, end->text);
+                sl_buf_putc (out, '}');
+            }
+            sl_buf_putc (out, ']');
+            if (rs->open_kind == SL_BK_THINKING && !rs->open_summary) {
+                sl_buf_puts (out, ",\"content\":[{\"type\":\"reasoning_text\",\"text\":");
+                sl_json_put_sl (out, end ? end->text : SL_STR_LIT (""));
+                sl_buf_puts (out, "}]");
+            }
+            if (end && rs->open_kind == SL_BK_THINKING && end->sig.len) {
+                sl_buf_puts (out, ",\"encrypted_content\":");
+                sl_json_put_sl (out, end->sig);
+            }
+            if (end && rs->open_kind == SL_BK_REDACTED_THINKING) {
+                sl_buf_puts (out, ",\"encrypted_content\":");
+                sl_json_put_sl (out, end->text);
+            }
+            break;
+        case SL_BK_TOOL_CALL:
+            sl_buf_printf (out, ",\"type\":\"function_call\",\"status\":\"%s\",\"arguments\":", status);
+            sl_json_put_sl (out, end ? end->text : SL_STR_LIT (""));
+            sl_buf_puts (out, ",\"call_id\":");
+            sl_json_put_sl (out, sl_buf_str (&rs->open_call_id));
+            sl_buf_puts (out, ",\"name\":");
+            sl_json_put_sl (out, sl_buf_str (&rs->open_name));
+            break;
+        case SL_BK_SERVER_TOOL_USE:
+            sl_buf_puts (out, ",\"type\":");
+            s_server_type (rs, out);
+            sl_buf_printf (out, ",\"status\":\"%s\"", status);
+            if (end && sl_json_type (end->text) == SL_JSON_OBJECT && sl_json_valid (end->text)) {
+                sl_buf_puts (out, ",\"action\":");
+                sl_buf_append_str (out, sl_json_trim (end->text));
+            }
+            break;
+        default:
+            break;
+    }
+    sl_buf_putc (out, '}');
+}
+
+static void
+s_item_added (sl_render_stream_t *rs, sl_buf_t *out)
+{
+    s_event (rs, out, "response.output_item.added");
+    sl_buf_printf (out, ",\"output_index\":%d,\"item\":", rs->open_index);
+    s_item (rs, NULL, out);
+    s_event_end (out);
+}
+
+static void
+s_item_done (sl_render_stream_t *rs, const sl_msg_t *end, sl_buf_t *out)
+{
+    s_event (rs, out, "response.output_item.done");
+    sl_buf_printf (out, ",\"output_index\":%d,\"item\":", rs->open_index);
+    size_t at = out->len;
+    s_item (rs, end, out);
+    //  The final response lists every item as its done event showed it.
+    if (rs->output.len)
+        sl_buf_putc (&rs->output, ',');
+    sl_buf_append (&rs->output, out->data + at, out->len - at);
+    s_event_end (out);
+    rs->open_kind = 0;
+}
+
+static const char *
+s_id_prefix (int kind)
+{
+    switch (kind) {
+        case SL_BK_TEXT:
+        case SL_BK_REFUSAL:         return "msg";
+        case SL_BK_THINKING:
+        case SL_BK_REDACTED_THINKING: return "rs";
+        case SL_BK_TOOL_CALL:       return "fc";
+        default:                    return "ws";
+    }
+}
+
+static void
+s_part (sl_render_stream_t *rs, const char *event, const char *part_json, sl_buf_t *out)
+{
+    s_event (rs, out, event);
+    s_item_ref (rs, out);
+    sl_buf_printf (out, ",\"content_index\":0,\"part\":%s", part_json);
+    s_event_end (out);
+}
+
+static void
+s_on_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    if (msg->block == SL_BK_CITATION || msg->block == SL_BK_SERVER_TOOL_RESULT)
+        return;                         //  no item of their own
+    rs->open_kind = msg->block;
+    rs->open_index = rs->items++;
+    rs->open_deferred = msg->block == SL_BK_REDACTED_THINKING;
+    rs->open_summary = (msg->flags & SL_F_SUMMARY) != 0;
+    rs->open_extra_count = 0;
+    sl_buf_reset (&rs->open_extra);
+    sl_buf_reset (&rs->open_id);
+    sl_buf_reset (&rs->open_call_id);
+    sl_buf_reset (&rs->open_name);
+    sl_buf_append_str (&rs->open_name, msg->name);
+    if (msg->block == SL_BK_TOOL_CALL) {
+        rs->tool_calls++;
+        //  Responses calls have an item id and a call id; a provider with
+        //  one id gives it as the call id.
+        if (msg->call_id.len)
+            sl_buf_append_str (&rs->open_call_id, msg->call_id);
+        else
+        if (msg->id.len)
+            sl_buf_append_str (&rs->open_call_id, msg->id);
+        else
+            sl_buf_printf (&rs->open_call_id, "call_%.24s_%d", rs->sid_hex, rs->open_index);
+        if (msg->id.len && msg->call_id.len)
+            sl_buf_append_str (&rs->open_id, msg->id);
+    }
+    else
+    if (msg->id.len)
+        sl_buf_append_str (&rs->open_id, msg->id);
+    if (!rs->open_id.len)
+        sl_buf_printf (&rs->open_id, "%s_%.24s_%d", s_id_prefix (msg->block), rs->sid_hex, rs->open_index);
+    if (rs->open_deferred)
+        return;
+    s_item_added (rs, out);
+    if (msg->block == SL_BK_TEXT)
+        s_part (rs, "response.content_part.added",
+                "{\"type\":\"output_text\",\"text\":\"\",\"annotations\":[],\"logprobs\":[]}", out);
+    else
+    if (msg->block == SL_BK_REFUSAL)
+        s_part (rs, "response.content_part.added", "{\"type\":\"refusal\",\"refusal\":\"\"}", out);
+    else
+    if (msg->block == SL_BK_THINKING && rs->open_summary) {
+        s_event (rs, out, "response.reasoning_summary_part.added");
+        s_item_ref (rs, out);
+        sl_buf_puts (out, ",\"summary_index\":0,\"part\":{\"type\":\"summary_text\",\"text\":\"\"}");
+        s_event_end (out);
+    }
+}
+
+static void
+s_delta (sl_render_stream_t *rs, const char *event, const char *index_field, sl_str_t text,
+         sl_buf_t *out)
+{
+    s_event (rs, out, event);
+    s_item_ref (rs, out);
+    if (index_field)
+        sl_buf_printf (out, ",\"%s\":0", index_field);
+    sl_buf_puts (out, ",\"delta\":");
+    sl_json_put_sl (out, text);
+    if (strcmp (event, "response.output_text.delta") == 0)
+        sl_buf_puts (out, ",\"logprobs\":[]");
+    s_event_end (out);
+}
+
+static void
+s_citation (sl_render_stream_t *rs, sl_str_t body, sl_buf_t *out)
+{
+    if (rs->open_kind != SL_BK_TEXT || !body.len || !sl_json_valid (body))
+        return;
+    s_event (rs, out, "response.output_text.annotation.added");
+    s_item_ref (rs, out);
+    sl_buf_printf (out, ",\"content_index\":0,\"annotation_index\":%d,\"annotation\":",
+                   rs->open_extra_count++);
+    sl_buf_append_str (out, sl_json_trim (body));
+    s_event_end (out);
+    if (rs->open_extra.len)
+        sl_buf_putc (&rs->open_extra, ',');
+    sl_buf_append_str (&rs->open_extra, sl_json_trim (body));
+}
+
+static void
+s_on_delta (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    if (msg->block == SL_BK_CITATION) {
+        s_citation (rs, msg->body, out);
+        return;
+    }
+    if (!rs->open_kind || rs->open_deferred || !msg->text.len)
+        return;
+    switch (msg->block) {
+        case SL_BK_TEXT:
+            s_delta (rs, "response.output_text.delta", "content_index", msg->text, out);
+            break;
+        case SL_BK_REFUSAL:
+            s_delta (rs, "response.refusal.delta", "content_index", msg->text, out);
+            break;
+        case SL_BK_THINKING:
+            if (rs->open_summary)
+                s_delta (rs, "response.reasoning_summary_text.delta", "summary_index", msg->text, out);
+            else
+                s_delta (rs, "response.reasoning_text.delta", "content_index", msg->text, out);
+            break;
+        case SL_BK_TOOL_CALL:
+            s_delta (rs, "response.function_call_arguments.delta", NULL, msg->text, out);
+            break;
+        default:
+            break;
+    }
+}
+
+static void
+s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    if (msg->block == SL_BK_CITATION) {
+        s_citation (rs, msg->body, out);
+        return;
+    }
+    if (!rs->open_kind)
+        return;
+    sl_buf_t part = { 0 };
+    switch (rs->open_kind) {
+        case SL_BK_TEXT:
+            s_event (rs, out, "response.output_text.done");
+            s_item_ref (rs, out);
+            sl_buf_puts (out, ",\"content_index\":0,\"text\":");
+            sl_json_put_sl (out, msg->text);
+            sl_buf_puts (out, ",\"logprobs\":[]");
+            s_event_end (out);
+            sl_buf_puts (&part, "{\"type\":\"output_text\",\"text\":");
+            sl_json_put_sl (&part, msg->text);
+            sl_buf_puts (&part, ",\"annotations\":[");
+            sl_buf_append (&part, rs->open_extra.data, rs->open_extra.len);
+            sl_buf_puts (&part, "],\"logprobs\":[]}");
+            s_part (rs, "response.content_part.done", sl_buf_cstr (&part), out);
+            break;
+        case SL_BK_REFUSAL:
+            s_event (rs, out, "response.refusal.done");
+            s_item_ref (rs, out);
+            sl_buf_puts (out, ",\"content_index\":0,\"refusal\":");
+            sl_json_put_sl (out, msg->text);
+            s_event_end (out);
+            sl_buf_puts (&part, "{\"type\":\"refusal\",\"refusal\":");
+            sl_json_put_sl (&part, msg->text);
+            sl_buf_putc (&part, '}');
+            s_part (rs, "response.content_part.done", sl_buf_cstr (&part), out);
+            break;
+        case SL_BK_THINKING:
+            if (rs->open_summary) {
+                s_event (rs, out, "response.reasoning_summary_text.done");
+                s_item_ref (rs, out);
+                sl_buf_puts (out, ",\"summary_index\":0,\"text\":");
+                sl_json_put_sl (out, msg->text);
+                s_event_end (out);
+                s_event (rs, out, "response.reasoning_summary_part.done");
+                s_item_ref (rs, out);
+                sl_buf_puts (out, ",\"summary_index\":0,\"part\":{\"type\":\"summary_text\",\"text\":");
+                sl_json_put_sl (out, msg->text);
+                sl_buf_putc (out, '}');
+                s_event_end (out);
+            }
+            else {
+                s_event (rs, out, "response.reasoning_text.done");
+                s_item_ref (rs, out);
+                sl_buf_puts (out, ",\"content_index\":0,\"text\":");
+                sl_json_put_sl (out, msg->text);
+                s_event_end (out);
+            }
+            break;
+        case SL_BK_TOOL_CALL:
+            s_event (rs, out, "response.function_call_arguments.done");
+            s_item_ref (rs, out);
+            sl_buf_puts (out, ",\"name\":");
+            sl_json_put_sl (out, sl_buf_str (&rs->open_name));
+            sl_buf_puts (out, ",\"arguments\":");
+            sl_json_put_sl (out, msg->text);
+            s_event_end (out);
+            break;
+        case SL_BK_REDACTED_THINKING:
+            s_item_added (rs, out);
+            break;
+        default:
+            break;
+    }
+    sl_buf_free (&part);
+    s_item_done (rs, msg, out);
+}
+
+static void
+s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    char raw [32];
+    const char *incomplete = NULL;
+    const char *passed = sl_render_raw_finish (rs, msg, raw, sizeof raw);
+    if (passed && (strcmp (passed, "max_output_tokens") == 0 || strcmp (passed, "content_filter") == 0))
+        incomplete = passed;
+    else
+    if (!passed && msg->finish == SL_FIN_LENGTH)
+        incomplete = "max_output_tokens";
+    else
+    if (!passed && msg->finish == SL_FIN_CONTENT_FILTER)
+        incomplete = "content_filter";
+    const char *event = incomplete ? "response.incomplete" : "response.completed";
+    s_event (rs, out, event);
+    s_response (rs, incomplete ? "incomplete" : "completed", incomplete, msg, out);
+    s_event_end (out);
+    rs->finished = true;
+}
+
+static void
+s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    if (msg->kind == SL_B_KEEPALIVE) {
+        if (rs->started)
+            sl_buf_puts (out, ": keep-alive\n\n");
+        return;
+    }
+    if (msg->kind == SL_B_MESSAGE)
+        return;
+    if (!rs->started) {
+        rs->started = true;
+        s_start_response (rs, out);
+    }
+    switch (msg->kind) {
+        case SL_B_START:  s_on_start (rs, msg, out); break;
+        case SL_B_DELTA:  s_on_delta (rs, msg, out); break;
+        case SL_B_END:    s_on_end (rs, msg, out); break;
+        case SL_B_FINISH: s_on_finish (rs, msg, out); break;
+        default:          break;
+    }
+}
+
+//  Error responses have the Chat Completions shape.
+static void
+s_error_body (int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
+{
+    (void) status;
+    sl_buf_puts (out, "{\"error\":{\"message\":");
+    sl_json_put_sl (out, message.ptr ? message : SL_STR_LIT ("upstream error"));
+    sl_buf_puts (out, ",\"type\":");
+    sl_json_put_sl (out, code.ptr ? code : SL_STR_LIT ("upstream_error"));
+    sl_buf_puts (out, ",\"param\":null,\"code\":null}}");
+}
+
+static void
+s_error (sl_render_stream_t *rs, sl_str_t code, sl_str_t message, sl_buf_t *out)
+{
+    s_event (rs, out, "error");
+    sl_buf_puts (out, ",\"code\":");
+    sl_json_put_sl (out, code.ptr ? code : SL_STR_LIT ("server_error"));
+    sl_buf_puts (out, ",\"message\":");
+    sl_json_put_sl (out, message.ptr ? message : SL_STR_LIT ("upstream error"));
+    sl_buf_puts (out, ",\"param\":null");
+    s_event_end (out);
+}
+
+static void
+s_end (sl_render_stream_t *rs, sl_buf_t *out)
+{
+    (void) rs;
+    (void) out;                         //  response.completed was the last event
+}
+
+const sl_renderer_t sl_render_responses = {
+    .dialect = SL_DIALECT_RESPONSES,
+    .block = s_block,
+    .error = s_error,
+    .end = s_end,
+    .error_body = s_error_body,
+};

@@ -1,0 +1,28 @@
+/*  Fuzz target: the output validators must survive any event bytes, and a
+    refused event must leave the state as it was (services/emitter/
+    sl_validate). The first byte picks the dialect; the rest is split into
+    events at blank lines. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../proto/sl_msg.h"
+#include "../../services/emitter/sl_validate.h"
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    sl_validate_t *v = sl_validate_new (SL_DIALECT_OPENAI + data [0] % 4);
+    sl_str_t rest = sl_str_n (data + 1, size - 1);
+    while (rest.len) {
+        size_t n = sl_validate_next_event (rest);
+        sl_str_t event = sl_str_n (rest.ptr, n ? n : rest.len);
+        if (sl_validate_event (v, event) != 0 && sl_validate_event (v, event) == 0)
+            __builtin_trap ();          //  refused once, accepted the second time: state moved
+        rest = sl_str_n (rest.ptr + event.len, rest.len - event.len);
+    }
+    sl_validate_end (v);
+    sl_validate_destroy (&v);
+    return 0;
+}

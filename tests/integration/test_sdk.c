@@ -1,0 +1,228 @@
+/*  Integration: the official SDKs (tests/sdk, pinned in its package.json
+    and package-lock.json) as real clients.
+
+    1. Against a running stack: each .test.mjs file in tests/sdk is run
+       with node's test runner against the stack started here; the base
+       URLs reach them as SLUICE_OPENAI_BASE_URL, SLUICE_ANTHROPIC_BASE_URL
+       and SLUICE_GEMINI_BASE_URL.
+    2. The emitter's renderings, every dialect: the emitter library renders
+       a hand-made judged stream holding every block kind (and one that
+       fails mid-stream) for each client dialect; the files in
+       tests/sdk/render serve those bytes to each SDK and check what its
+       own stream helpers make of them. This covers the dialects whose
+       upstream side is not decoded yet, without pretending to be a stack.
+
+    Skipped, with the reason, only when the packages are not installed
+    (make sdk-deps installs them; it says why when it cannot). */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../unit/emit_driver.h"
+#include "harness.h"
+
+#define SDK_DIR "tests/sdk"
+#define SDK_TIMEOUT_MS 180000           //  the whole node run
+#define SDK_TEST_TIMEOUT "--test-timeout=60000"
+#define SDK_MAX_FILES 16
+
+static long
+s_now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+static void
+s_dump (const char *path)
+{
+    FILE *f = fopen (path, "r");
+    char line [4096];
+    fprintf (stderr, "---- SDK tests ----\n");
+    while (f && fgets (line, sizeof line, f))
+        fputs (line, stderr);
+    if (f)
+        fclose (f);
+}
+
+static void
+s_require_packages (void)
+{
+    if (access (SDK_DIR "/node_modules/openai/package.json", R_OK) != 0
+    ||  access (SDK_DIR "/node_modules/@anthropic-ai/sdk/package.json", R_OK) != 0
+    ||  access (SDK_DIR "/node_modules/@google/genai/package.json", R_OK) != 0)
+        cr_skip_test ("the SDK packages are not installed in " SDK_DIR "/node_modules "
+                      "(run make sdk-deps; it needs npm and the npm registry)");
+    if (system ("node --version > /dev/null 2>&1") != 0)
+        cr_skip_test ("node is not installed (make sdk-deps installs Debian's nodejs and npm)");
+}
+
+//  Run node's test runner on the .test.mjs files of dir, with env
+//  (NAME=value strings, NULL-terminated) added; output to log. true when
+//  every test passed within the time limit.
+static bool
+s_run_node (const char *dir, const char *const *env, const char *log)
+{
+    char *files [SDK_MAX_FILES];
+    int count = 0;
+    DIR *d = opendir (dir);
+    cr_assert_not_null (d);
+    struct dirent *e;
+    while ((e = readdir (d)) && count < SDK_MAX_FILES) {
+        size_t n = strlen (e->d_name);
+        if (n > 9 && strcmp (e->d_name + n - 9, ".test.mjs") == 0) {
+            files [count] = malloc (strlen (dir) + n + 2);
+            sprintf (files [count++], "%s/%s", dir, e->d_name);
+        }
+    }
+    closedir (d);
+    cr_assert_gt (count, 0, "SDK test files exist in %s", dir);
+    const char *argv [SDK_MAX_FILES + 6] = { "node", "--test", SDK_TEST_TIMEOUT, "--test-reporter=spec" };
+    int argc = 4;
+    for (int i = 0; i < count; i++)
+        argv [argc++] = files [i];
+    argv [argc] = NULL;
+    pid_t pid = fork ();
+    if (pid == 0) {
+        int fd = open (log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2 (fd, 1);
+        dup2 (fd, 2);
+        close (fd);
+        setpgid (0, 0);
+        for (int i = 0; env [i]; i++)
+            putenv ((char *) env [i]);
+        //  The SDKs read their own variables too; make sure none points elsewhere.
+        unsetenv ("OPENAI_BASE_URL");
+        unsetenv ("ANTHROPIC_BASE_URL");
+        execvp ("node", (char *const *) argv);
+        _exit (127);
+    }
+    cr_assert_gt (pid, 0);
+    int status = -1;
+    long deadline = s_now_ms () + SDK_TIMEOUT_MS;
+    bool exited = false;
+    while (!exited && s_now_ms () < deadline) {
+        if (waitpid (pid, &status, WNOHANG) == pid)
+            exited = true;
+        else {
+            struct timespec ts = { 0, 20 * 1000000L };
+            nanosleep (&ts, NULL);
+        }
+    }
+    if (!exited) {
+        kill (-pid, SIGKILL);
+        waitpid (pid, &status, 0);
+    }
+    bool ok = exited && WIFEXITED (status) && WEXITSTATUS (status) == 0;
+    if (!ok)
+        s_dump (log);
+    cr_expect (exited, "the SDK tests in %s finished within %d s", dir, SDK_TIMEOUT_MS / 1000);
+    //  Say what ran: the runner's own summary lines.
+    FILE *f = fopen (log, "r");
+    char line [1024];
+    while (f && fgets (line, sizeof line, f))
+        if (strncmp (line, "ℹ tests", 9) == 0 || strncmp (line, "ℹ pass", 8) == 0 || strncmp (line, "ℹ fail", 8) == 0)
+            fprintf (stderr, "sdk (%s): %s", dir, line);
+    if (f)
+        fclose (f);
+    unlink (log);
+    for (int i = 0; i < count; i++)
+        free (files [i]);
+    return ok;
+}
+
+Test (sdk, official_sdks_against_the_stack, .timeout = 240)
+{
+    s_require_packages ();
+    stack_opts_t opts = { .policy = "deploy/policy.yaml", .mock_delay_ms = 1 };
+    sluice_stack_t *s = stack_start (&opts);
+    cr_assert_not_null (s, "the stack came up");
+    char openai [128], anthropic [128], gemini [128], log [512];
+    snprintf (openai, sizeof openai, "SLUICE_OPENAI_BASE_URL=http://127.0.0.1:%d/v1", s->http_port);
+    snprintf (anthropic, sizeof anthropic, "SLUICE_ANTHROPIC_BASE_URL=http://127.0.0.1:%d", s->http_port);
+    snprintf (gemini, sizeof gemini, "SLUICE_GEMINI_BASE_URL=http://127.0.0.1:%d", s->http_port);
+    snprintf (log, sizeof log, "%s/sdk.log", s->dir);
+    const char *env [] = { openai, anthropic, gemini, NULL };
+    cr_expect (s_run_node (SDK_DIR, env, log), "every SDK test passed");
+    cr_expect_eq (stack_stop (s), 0);
+}
+
+//  Render a hand-made judged stream for a dialect into dir/<name>.
+static void
+s_fixture (const char *dir, const char *name, int dialect, bool fail)
+{
+    driver_t d;
+    driver_start (&d, dialect, SL_F_STREAM | SL_F_USAGE);
+    if (fail) {
+        driver_feed (&d, driver_block (SL_B_START, SL_BK_TEXT, 0));
+        sl_msg_t m = driver_block (SL_B_DELTA, SL_BK_TEXT, 0);
+        m.text = sl_str ("partial");
+        driver_feed (&d, m);
+        sl_msg_t err = recorder_msg (SL_MSG_ERROR, 0);
+        err.code = sl_str ("overloaded_error");
+        err.message = sl_str ("the upstream went away");
+        driver_feed (&d, err);
+        driver_end (&d);
+    }
+    else
+        driver_full_response (&d, dialect == SL_DIALECT_ANTHROPIC ? "tool_use"
+                                : dialect == SL_DIALECT_OPENAI ? "tool_calls" : NULL);
+    cr_expect_eq (sl_emitter_stats (d.em)->illegal, 0, "%s: every event legal", name);
+    char path [512];
+    snprintf (path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen (path, "w");
+    cr_assert_not_null (f);
+    fputs (driver_bytes (&d), f);
+    fclose (f);
+    driver_stop (&d);
+}
+
+Test (sdk, emitter_renderings_read_by_each_sdk, .timeout = 240)
+{
+    s_require_packages ();
+    char dir [] = "/tmp/sluice-sdk-XXXXXX";
+    cr_assert_not_null (mkdtemp (dir));
+    const struct { const char *name; int dialect; } kinds [] = {
+        { "openai", SL_DIALECT_OPENAI }, { "anthropic", SL_DIALECT_ANTHROPIC },
+        { "responses", SL_DIALECT_RESPONSES }, { "gemini", SL_DIALECT_GEMINI },
+    };
+    char name [64], path [512];
+    for (int i = 0; i < 4; i++) {
+        snprintf (name, sizeof name, "%s-full.sse", kinds [i].name);
+        s_fixture (dir, name, kinds [i].dialect, false);
+        snprintf (name, sizeof name, "%s-error.sse", kinds [i].name);
+        s_fixture (dir, name, kinds [i].dialect, true);
+    }
+    char env_dir [600], log [600];
+    snprintf (env_dir, sizeof env_dir, "SLUICE_SDK_FIXTURES=%s", dir);
+    snprintf (log, sizeof log, "%s/sdk.log", dir);
+    const char *env [] = { env_dir, NULL };
+    //  Anthropic's server tools, redacted thinking and stop sequences.
+    driver_t d;
+    driver_start (&d, SL_DIALECT_ANTHROPIC, SL_F_STREAM);
+    driver_server_tools_response (&d);
+    cr_expect_eq (sl_emitter_stats (d.em)->illegal, 0);
+    snprintf (path, sizeof path, "%s/anthropic-server.sse", dir);
+    FILE *f = fopen (path, "w");
+    cr_assert_not_null (f);
+    fputs (driver_bytes (&d), f);
+    fclose (f);
+    driver_stop (&d);
+    cr_expect (s_run_node (SDK_DIR "/render", env, log), "every SDK read the renderings as expected");
+    unlink (path);
+    for (int i = 0; i < 4; i++) {
+        snprintf (path, sizeof path, "%s/%s-full.sse", dir, kinds [i].name);
+        unlink (path);
+        snprintf (path, sizeof path, "%s/%s-error.sse", dir, kinds [i].name);
+        unlink (path);
+    }
+    rmdir (dir);
+}

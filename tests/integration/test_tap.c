@@ -1,0 +1,244 @@
+/*  Integration: sluice-tap against a running stack - it sees every event
+    of a stream in order, its filters hold, and credentials never appear
+    in what is published nor in any log. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define TIMEOUT_MS 15000
+#define SECRET "sk-SECRET-tap-4711"
+#define MAX_LINES 512
+
+typedef struct {
+    json_t *lines [MAX_LINES];          //  tap lines (JSON objects with a sid)
+    int count;
+} tap_lines_t;
+
+static long
+s_now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+static void
+s_read_tap (proc_t *tap, tap_lines_t *out)
+{
+    for (int i = 0; i < out->count; i++)
+        json_decref (out->lines [i]);
+    out->count = 0;
+    FILE *f = fopen (tap->log_path, "r");
+    char line [16384];
+    while (f && fgets (line, sizeof line, f) && out->count < MAX_LINES) {
+        json_t *j = json_loads (line, 0, NULL);
+        if (j && json_object_get (j, "sid"))
+            out->lines [out->count++] = j;
+        else
+            json_decref (j);
+    }
+    if (f)
+        fclose (f);
+}
+
+static const char *
+s_field (json_t *j, const char *key)
+{
+    json_t *v = json_object_get (j, key);
+    return json_is_string (v) ? json_string_value (v) : "";
+}
+
+//  The sid of the stream whose start names this model, once its end is
+//  in the tap's output; "" until then.
+static const char *
+s_finished_stream (tap_lines_t *t, const char *model)
+{
+    static char sid [64];
+    sid [0] = 0;
+    for (int i = 0; i < t->count; i++)
+        if (strcmp (s_field (t->lines [i], "type"), "start") == 0
+        &&  strcmp (s_field (t->lines [i], "model"), model) == 0)
+            snprintf (sid, sizeof sid, "%s", s_field (t->lines [i], "sid"));
+    if (!sid [0])
+        return "";
+    for (int i = 0; i < t->count; i++)
+        if (strcmp (s_field (t->lines [i], "sid"), sid) == 0
+        &&  strcmp (s_field (t->lines [i], "type"), "end") == 0)
+            return sid;
+    return "";
+}
+
+static bool
+s_wait_stream (proc_t *tap, tap_lines_t *t, const char *model, int timeout_ms)
+{
+    long deadline = s_now_ms () + timeout_ms;
+    do {
+        s_read_tap (tap, t);
+        if (*s_finished_stream (t, model))
+            return true;
+        struct timespec ts = { 0, 10 * 1000000L };
+        nanosleep (&ts, NULL);
+    } while (s_now_ms () < deadline);
+    return false;
+}
+
+//  Each tap runs in its own directory under the stack's, so its output
+//  has a file of its own (the harness names logs after the program).
+static proc_t *
+s_start_tap (sluice_stack_t *s, const char *name, const char *const *filters)
+{
+    char dir [512];
+    snprintf (dir, sizeof dir, "%s/%s", s->dir, name);
+    mkdir (dir, 0755);
+    //  Two endpoints: the stack's emitter and one nobody binds (a tap
+    //  follows several emitters; one that is not there yet costs nothing).
+    static char connect [256];
+    snprintf (connect, sizeof connect, "%s,tcp://127.0.0.1:1", s->pub);
+    const char *args [16] = { "--connect", connect, "--json", "yes" };
+    int n = 4;
+    for (int i = 0; filters && filters [i] && n < 15; i++)
+        args [n++] = filters [i];
+    args [n] = NULL;
+    proc_t *tap = proc_start (dir, "tap", args);
+    cr_assert_not_null (tap);
+    cr_assert (proc_wait_log (tap, "\"connected\"", NULL, NULL, 0, TIMEOUT_MS), "tap %s is up", name);
+    return tap;
+}
+
+static void
+s_stop_tap (proc_t *tap)
+{
+    cr_expect_eq (proc_stop (tap, 10000), 0, "the tap exits cleanly");
+    unlink (tap->log_path);
+    char *slash = strrchr (tap->log_path, '/');
+    *slash = 0;
+    rmdir (tap->log_path);
+    free (tap);
+}
+
+Test (tap, sees_every_event_in_order_filters_hold_and_no_secret_leaks)
+{
+    stack_opts_t opts = { .policy = "deploy/policy.yaml", .mock_delay_ms = 1 };
+    sluice_stack_t *s = stack_start (&opts);
+    cr_assert_not_null (s);
+    proc_t *all = s_start_tap (s, "all", NULL);
+    const char *block_filter [] = { "--type", "verdict", "--action", "block", NULL };
+    proc_t *blocked = s_start_tap (s, "blocked", block_filter);
+    const char *tool_filter [] = { "--tool", "get_weather", NULL };
+    proc_t *weather = s_start_tap (s, "weather", tool_filter);
+
+    //  Subscriptions take a moment to reach the publisher: send small
+    //  requests until the first tap has seen one whole (bounded).
+    tap_lines_t t = { 0 };
+    const char *warm = "{\"model\":\"mock-text\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    bool seen = false;
+    for (int i = 0; i < 20 && !seen; i++) {
+        sl_buf_t body = { 0 };
+        http_request (s->http_port, "POST", "/v1/chat/completions", warm, NULL, &body, TIMEOUT_MS);
+        sl_buf_free (&body);
+        seen = s_wait_stream (all, &t, "mock-text", 500);
+    }
+    cr_assert (seen, "the tap receives events");
+
+    const char *secrets [] = { "Authorization: Bearer " SECRET, "x-api-key: " SECRET, "Cookie: s=" SECRET, NULL };
+    const char *req = "{\"model\":\"mock-tools\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"weather?\"}],"
+                      "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"parameters\":{\"type\":\"object\"}}}]}";
+    sl_buf_t body = { 0 };
+    cr_expect_eq (http_request (s->http_port, "POST", "/v1/chat/completions", req, secrets, &body, TIMEOUT_MS), 200);
+    sl_buf_free (&body);
+    cr_assert (s_wait_stream (all, &t, "mock-tools", TIMEOUT_MS), "the whole stream reaches the tap");
+
+    //  Every event of the stream, in order: start first, end last,
+    //  sequence numbers without a gap.
+    char sid [64];
+    snprintf (sid, sizeof sid, "%s", s_finished_stream (&t, "mock-tools"));
+    json_t *mine [MAX_LINES];
+    int n = 0;
+    for (int i = 0; i < t.count; i++)
+        if (strcmp (s_field (t.lines [i], "sid"), sid) == 0 && strcmp (s_field (t.lines [i], "type"), "error") != 0)
+            mine [n++] = t.lines [i];
+    cr_assert_gt (n, 10);
+    cr_expect_str_eq (s_field (mine [0], "type"), "start");
+    cr_expect_str_eq (s_field (mine [0], "client"), "openai");
+    cr_expect_str_eq (s_field (json_array_get (json_object_get (mine [0], "tools"), 0), "name"), "get_weather",
+                      "the request summary lists the tools");
+    cr_expect_str_eq (s_field (mine [n - 1], "type"), "end");
+    int verdicts = 0, blocks = 0, finish = 0;
+    for (int i = 0; i < n; i++) {
+        cr_expect_eq (json_integer_value (json_object_get (mine [i], "seq")), i, "event %d in order", i);
+        const char *type = s_field (mine [i], "type");
+        if (strcmp (type, "verdict") == 0) {
+            verdicts++;
+            const char *name = s_field (mine [i], "name");
+            cr_expect_str_eq (s_field (mine [i], "action"), strcmp (name, "run_shell") == 0 ? "block" : "allow");
+        }
+        if (strcmp (type, "block") == 0)
+            blocks++;
+        if (strcmp (s_field (mine [i], "event"), "finish") == 0) {
+            finish++;
+            cr_expect_eq (json_integer_value (json_object_get (json_object_get (mine [i], "usage"), "input")), 40);
+        }
+    }
+    cr_expect_eq (verdicts, 2);
+    cr_expect_eq (finish, 1, "the finish with its usage");
+    cr_expect_gt (blocks, 8);
+
+    //  Filters: only block verdicts; only get_weather's call and verdict.
+    tap_lines_t f = { 0 };
+    long deadline = s_now_ms () + TIMEOUT_MS;
+    do
+        s_read_tap (blocked, &f);
+    while (f.count < 1 && s_now_ms () < deadline);
+    cr_expect_eq (f.count, 1, "one block verdict");
+    for (int i = 0; i < f.count; i++) {
+        cr_expect_str_eq (s_field (f.lines [i], "type"), "verdict");
+        cr_expect_str_eq (s_field (f.lines [i], "action"), "block");
+        cr_expect_str_eq (s_field (f.lines [i], "name"), "run_shell");
+    }
+    s_read_tap (weather, &f);
+    int weather_lines = 0;
+    for (int i = 0; i < f.count; i++) {
+        if (strcmp (s_field (f.lines [i], "sid"), sid) != 0)
+            continue;
+        weather_lines++;
+        const char *type = s_field (f.lines [i], "type");
+        if (strcmp (type, "verdict") == 0)
+            cr_expect_str_eq (s_field (f.lines [i], "name"), "get_weather");
+        else
+            cr_expect_str_eq (s_field (f.lines [i], "kind"), "tool_call", "only the call's blocks");
+    }
+    cr_expect_geq (weather_lines, 4, "start, deltas and end of the call, and its verdict");
+
+    //  No credential anywhere: tap output and every log.
+    for (int i = 0; i < t.count; i++)
+        json_decref (t.lines [i]);
+    for (int i = 0; i < f.count; i++)
+        json_decref (f.lines [i]);
+    char cmd [1024];
+    snprintf (cmd, sizeof cmd, "grep -rl -- 'SECRET-tap' %s", s->dir);
+    FILE *p = popen (cmd, "r");
+    char hit [512] = "";
+    cr_assert_not_null (p);
+    if (!fgets (hit, sizeof hit, p))
+        hit [0] = 0;
+    pclose (p);
+    cr_expect_str_eq (hit, "", "a credential was found in %s", hit);
+    snprintf (cmd, sizeof cmd, "grep -rl -- 'get_weather' %s/all", s->dir);
+    p = popen (cmd, "r");
+    hit [0] = 0;
+    if (!fgets (hit, sizeof hit, p))
+        hit [0] = 0;
+    pclose (p);
+    cr_expect_neq (strlen (hit), 0, "the search itself finds what is there");
+    s_stop_tap (all);
+    s_stop_tap (blocked);
+    s_stop_tap (weather);
+    cr_expect_eq (stack_stop (s), 0);
+}

@@ -1,0 +1,151 @@
+/*  Unit tests: the OpenAI Responses renderer, through the emitter. */
+#include "emit_driver.h"
+
+#define MAX_EVENTS 80
+
+static json_t *
+s_get (json_t *j, const char *path)
+{
+    char key [64];
+    const char *p = path;
+    while (j && *p) {
+        size_t n = strcspn (p, ".");
+        snprintf (key, sizeof key, "%.*s", (int) n, p);
+        if (key [0] >= '0' && key [0] <= '9')
+            j = json_array_get (j, (size_t) atoi (key));
+        else
+            j = json_object_get (j, key);
+        p += n + (p [n] == '.');
+    }
+    return j;
+}
+
+static const char *
+s_str (json_t *j, const char *path)
+{
+    json_t *v = s_get (j, path);
+    return json_is_string (v) ? json_string_value (v) : "(none)";
+}
+
+Test (sl_render_responses, renders_every_block_in_a_legal_stream)
+{
+    driver_t d;
+    driver_start (&d, SL_DIALECT_RESPONSES, SL_F_STREAM);
+    driver_full_response (&d, NULL);
+    sse_event_t ev [MAX_EVENTS];
+    int n = driver_events (&d, ev, MAX_EVENTS);
+    cr_expect_eq (sl_emitter_stats (d.em)->illegal, 0, "every event passed the validator:\n%s", driver_bytes (&d));
+    cr_assert_gt (n, 4);
+    cr_expect_str_eq (ev [0].name, "response.created");
+    cr_expect_str_eq (ev [1].name, "response.in_progress");
+    cr_expect_str_eq (ev [n - 1].name, "response.completed");
+    for (int i = 0; i < n; i++) {
+        cr_expect_str_eq (s_str (ev [i].data, "type"), ev [i].name, "event %d names its type", i);
+        cr_expect_eq (json_integer_value (json_object_get (ev [i].data, "sequence_number")), i);
+    }
+    //  Reassemble like a client: text deltas, argument deltas, reasoning.
+    sl_buf_t text = { 0 }, args = { 0 }, reasoning = { 0 };
+    int annotations = 0;
+    for (int i = 0; i < n; i++) {
+        const char *name = ev [i].name;
+        if (strcmp (name, "response.output_text.delta") == 0)
+            sl_buf_puts (&text, s_str (ev [i].data, "delta"));
+        if (strcmp (name, "response.function_call_arguments.delta") == 0)
+            sl_buf_puts (&args, s_str (ev [i].data, "delta"));
+        if (strcmp (name, "response.reasoning_text.delta") == 0)
+            sl_buf_puts (&reasoning, s_str (ev [i].data, "delta"));
+        if (strcmp (name, "response.output_text.annotation.added") == 0)
+            annotations++;
+    }
+    cr_expect_str_eq (sl_buf_cstr (&text), "Paris is sunny \"today\".blocked run_shell");
+    cr_expect_str_eq (sl_buf_cstr (&args), "{\"city\":\"Paris\"}");
+    cr_expect_str_eq (sl_buf_cstr (&reasoning), "Let me think.");
+    cr_expect_eq (annotations, 1);
+    //  The final response lists every item with its whole content.
+    json_t *resp = s_get (ev [n - 1].data, "response");
+    cr_expect_str_eq (s_str (resp, "id"), "resp-id-1");
+    cr_expect_str_eq (s_str (resp, "status"), "completed");
+    cr_expect_str_eq (s_str (resp, "model"), "real-model");
+    json_t *output = s_get (resp, "output");
+    cr_assert_eq (json_array_size (output), 4);
+    cr_expect_str_eq (s_str (output, "0.type"), "reasoning");
+    cr_expect_str_eq (s_str (output, "0.encrypted_content"), "sig-abc");
+    cr_expect_str_eq (s_str (output, "1.type"), "message");
+    cr_expect_str_eq (s_str (output, "1.content.0.text"), "Paris is sunny \"today\".");
+    cr_expect_str_eq (s_str (output, "1.content.0.annotations.0.url"), "https://example.org");
+    cr_expect_str_eq (s_str (output, "2.type"), "function_call");
+    cr_expect_str_eq (s_str (output, "2.call_id"), "call_w1");
+    cr_expect_str_eq (s_str (output, "2.name"), "get_weather");
+    cr_expect_str_eq (s_str (output, "2.arguments"), "{\"city\":\"Paris\"}");
+    cr_expect_str_eq (s_str (output, "3.content.0.text"), "blocked run_shell");
+    cr_expect_eq (json_integer_value (s_get (resp, "usage.input_tokens_details.cached_tokens")), 8);
+    cr_expect_eq (json_integer_value (s_get (resp, "usage.output_tokens_details.reasoning_tokens")), 5);
+    cr_expect_eq (json_integer_value (s_get (resp, "usage.total_tokens")), 65);
+    sl_buf_free (&text);
+    sl_buf_free (&args);
+    sl_buf_free (&reasoning);
+    driver_events_free (ev, n);
+    driver_stop (&d);
+}
+
+Test (sl_render_responses, summaries_refusals_and_a_cut_response)
+{
+    driver_t d;
+    driver_start (&d, SL_DIALECT_RESPONSES, SL_F_STREAM);
+    sl_msg_t m = driver_block (SL_B_START, SL_BK_THINKING, 0);
+    m.flags = SL_F_SUMMARY;
+    m.id = sl_str ("rs_1");
+    driver_feed (&d, m);
+    m = driver_block (SL_B_DELTA, SL_BK_THINKING, 0);
+    m.text = sl_str ("summary");
+    driver_feed (&d, m);
+    m = driver_block (SL_B_END, SL_BK_THINKING, 0);
+    m.text = sl_str ("summary");
+    m.flags = SL_F_SUMMARY;
+    driver_feed (&d, m);
+    driver_feed (&d, driver_block (SL_B_START, SL_BK_REFUSAL, 1));
+    m = driver_block (SL_B_DELTA, SL_BK_REFUSAL, 1);
+    m.text = sl_str ("I can't");
+    driver_feed (&d, m);
+    m = driver_block (SL_B_END, SL_BK_REFUSAL, 1);
+    m.text = sl_str ("I can't");
+    driver_feed (&d, m);
+    m = driver_block (SL_B_FINISH, 0, -1);
+    m.finish = SL_FIN_LENGTH;
+    driver_feed (&d, m);
+    driver_end (&d);
+    sse_event_t ev [MAX_EVENTS];
+    int n = driver_events (&d, ev, MAX_EVENTS);
+    cr_expect_eq (sl_emitter_stats (d.em)->illegal, 0, "%s", driver_bytes (&d));
+    cr_assert_gt (n, 0);
+    cr_expect_str_eq (ev [n - 1].name, "response.incomplete");
+    json_t *resp = s_get (ev [n - 1].data, "response");
+    cr_expect_str_eq (s_str (resp, "incomplete_details.reason"), "max_output_tokens");
+    cr_expect_str_eq (s_str (resp, "output.0.summary.0.text"), "summary");
+    cr_expect_str_eq (s_str (resp, "output.0.id"), "rs_1");
+    cr_expect_str_eq (s_str (resp, "output.1.content.0.type"), "refusal");
+    cr_expect_str_eq (s_str (resp, "output.1.content.0.refusal"), "I can't");
+    driver_events_free (ev, n);
+    driver_stop (&d);
+}
+
+Test (sl_render_responses, errors_in_the_dialect)
+{
+    driver_t d;
+    driver_start (&d, SL_DIALECT_RESPONSES, SL_F_STREAM);
+    driver_feed (&d, driver_block (SL_B_START, SL_BK_TEXT, 0));
+    sl_msg_t err = recorder_msg (SL_MSG_ERROR, 0);
+    err.code = sl_str ("server_error");
+    err.message = sl_str ("boom");
+    driver_feed (&d, err);
+    driver_end (&d);
+    sse_event_t ev [MAX_EVENTS];
+    int n = driver_events (&d, ev, MAX_EVENTS);
+    cr_assert_gt (n, 0);
+    cr_expect_str_eq (ev [n - 1].name, "error");
+    cr_expect_str_eq (s_str (ev [n - 1].data, "code"), "server_error");
+    cr_expect_str_eq (s_str (ev [n - 1].data, "message"), "boom");
+    cr_expect_eq (sl_emitter_stats (d.em)->illegal, 0);
+    driver_events_free (ev, n);
+    driver_stop (&d);
+}
