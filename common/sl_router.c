@@ -78,6 +78,8 @@ struct _sl_router_t {
     int retry_timer;                    //  -1 when no retry is scheduled
     sl_router_peer_fn *peer_fn;
     void *peer_arg;
+    sl_router_message_fn *message_fn;
+    void *message_arg;
     sl_counter_t *sent;                 //  batches handed to ZeroMQ
     sl_counter_t *blocked;              //  flushes that left a batch queued
     sl_counter_t *restarts;             //  peers seen with a new incarnation
@@ -147,8 +149,11 @@ s_on_peer (zloop_t *loop, zsock_t *reader, void *arg)
         sl_msg_t msg;
         while (sl_codec_decode (self->codec, zmq_msg_data (&frame), zmq_msg_size (&frame),
                                 &offset, &msg) == 0) {
-            if (msg.type != SL_MSG_HB)
+            if (msg.type != SL_MSG_HB) {
+                if (self->message_fn)
+                    self->message_fn (self->message_arg, &msg);
                 continue;
+            }
             peer->last_seen = s_now_ms ();
             if (peer->incarnation && msg.incarnation != peer->incarnation) {
                 //  Restarted: whatever it held is lost. A new peer.
@@ -440,6 +445,13 @@ sl_router_on_peer (sl_router_t *self, sl_router_peer_fn *fn, void *arg)
     self->peer_arg = arg;
 }
 
+void
+sl_router_on_message (sl_router_t *self, sl_router_message_fn *fn, void *arg)
+{
+    self->message_fn = fn;
+    self->message_arg = arg;
+}
+
 int
 sl_router_connect (sl_router_t *self, const char *endpoints)
 {
@@ -565,6 +577,20 @@ sl_router_send_to (sl_router_t *self, sl_str_t endpoint, const sl_msg_t *msg)
     peer->batch_msgs++;
     peer->credit--;
     return 0;
+}
+
+const char *
+sl_router_peer_of (sl_router_t *self, const uint8_t *sid)
+{
+    s_pin_t *pin = sl_sidmap_get (self->pins, sid);
+    return pin ? pin->peer->endpoint : NULL;
+}
+
+bool
+sl_router_peer_alive (sl_router_t *self, const char *endpoint)
+{
+    s_peer_t *peer = s_find_peer (self, endpoint, strlen (endpoint));
+    return peer && peer->state == PEER_ALIVE;
 }
 
 void

@@ -52,6 +52,9 @@ typedef enum {
 } sl_peer_event_t;
 
 typedef void (sl_router_peer_fn) (void *arg, const char *endpoint, sl_peer_event_t event);
+//  A message other than a heartbeat from a next-stage instance (the
+//  ingest tells a gateway of a stream it lost); borrowed for the call.
+typedef void (sl_router_message_fn) (void *arg, const sl_msg_t *msg);
 
 //  name/incarnation identify this instance in heartbeats. loop may be NULL
 //  (no heartbeats, no retries: for tests and tools).
@@ -65,6 +68,10 @@ int sl_router_connect (sl_router_t *self, const char *endpoints);
 int sl_router_send (sl_router_t *self, const sl_msg_t *msg);
 //  Queue msg for the instance at endpoint, connecting on first use.
 int sl_router_send_to (sl_router_t *self, sl_str_t endpoint, const sl_msg_t *msg);
+//  The endpoint a stream is pinned to (borrowed), or NULL.
+const char *sl_router_peer_of (sl_router_t *self, const uint8_t *sid);
+//  True when the instance at endpoint is alive (heartbeats arrive).
+bool sl_router_peer_alive (sl_router_t *self, const char *endpoint);
 //  Forget a stream's pin (streams that never send END through this router).
 void sl_router_unpin (sl_router_t *self, const uint8_t *sid);
 //  Send the queued batches. 0 when everything left, -1 when some stays
@@ -78,6 +85,7 @@ size_t sl_router_pending (sl_router_t *self);
 size_t sl_router_peer_count (sl_router_t *self);
 size_t sl_router_alive_count (sl_router_t *self);
 void sl_router_on_peer (sl_router_t *self, sl_router_peer_fn *fn, void *arg);
+void sl_router_on_message (sl_router_t *self, sl_router_message_fn *fn, void *arg);
 //  Count router events into m (batches sent, discards, peers).
 void sl_router_set_metrics (sl_router_t *self, sl_metrics_t *m, const char *hop);
 

@@ -47,6 +47,13 @@ s_flush (void *arg)
     sl_router_flush (((s_app_t *) arg)->router);
 }
 
+//  Hold credit back from the previous stage while our own output has none.
+static bool
+s_congested (void *arg)
+{
+    return sl_router_congested (((s_app_t *) arg)->router);
+}
+
 static double
 s_streams (void *arg)
 {
@@ -98,6 +105,8 @@ main (int argc, char **argv)
     sl_stage_t *stage = NULL;
     if (sl_router_connect (app.router, next) == 0)
         stage = sl_stage_new (svc, bind, s_on_msg, s_flush, &app);
+    if (stage)
+        sl_stage_set_congestion (stage, s_congested, &app);
     int rc = stage ? sl_service_run (svc) : 1;
     sl_stage_destroy (&stage);
     sl_router_destroy (&app.router);

@@ -81,6 +81,13 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
     sl_emitter_feed (app->emitter, msg, s_emit, app);
 }
 
+static int64_t
+s_clock (void *arg)
+{
+    (void) arg;
+    return zclock_usecs ();
+}
+
 static void
 s_flush (void *arg)
 {
@@ -93,6 +100,13 @@ s_flush (void *arg)
     app->illegal->value = st->illegal;
     app->dropped->value = st->dropped;
     app->http_errors->value = st->http_errors;
+}
+
+//  Hold credit back from the previous stage while our own output has none.
+static bool
+s_congested (void *arg)
+{
+    return sl_router_congested (((s_app_t *) arg)->gateways);
 }
 
 static double
@@ -123,6 +137,7 @@ main (int argc, char **argv)
         return code;
     s_app_t app = { 0 };
     app.emitter = sl_emitter_new ();
+    sl_emitter_set_clock (app.emitter, s_clock, NULL);
     app.gateways = sl_router_new (sl_service_loop (svc), sl_service_name (svc),
                                   sl_service_incarnation (svc));
     sl_metrics_t *m = sl_service_metrics (svc);
@@ -153,6 +168,8 @@ main (int argc, char **argv)
     else {
         sl_log_info ("pub_bound", "endpoint=%s", zsock_endpoint (app.pub));
         stage = sl_stage_new (svc, bind, s_on_msg, s_flush, &app);
+        if (stage)
+            sl_stage_set_congestion (stage, s_congested, &app);
     }
     int rc = stage ? sl_service_run (svc) : 1;
     sl_stage_destroy (&stage);

@@ -17,6 +17,7 @@
 #include "sl_render.h"
 #include "sl_validate.h"
 
+#define SL_EMITTER_LIVENESS_US 100000  //  frameless input this long: a liveness keep-alive
 #define SL_EMITTER_SSE_TYPE "text/event-stream"
 #define SL_EMITTER_JSON_TYPE "application/json"
 #define SL_EMITTER_DEFAULT_ERROR_STATUS 502
@@ -28,6 +29,7 @@ typedef struct {
     uint8_t sid [SL_SID_SIZE];
     uint32_t epoch;
     uint64_t seq;                       //  next frame sequence
+    int64_t signalled_us;               //  last frame or keep-alive sent, by the clock
     s_state_t state;
     sl_buf_t reply_to;                  //  owning gateway's endpoint
     const sl_renderer_t *renderer;
@@ -43,6 +45,8 @@ struct _sl_emitter_t {
     sl_buf_t why;                       //  reason text of a withheld event
     sl_emit_fn *emit;
     void *arg;
+    int64_t (*clock) (void *arg);       //  µs, for liveness keep-alives; NULL: none
+    void *clock_arg;
 };
 
 sl_emitter_t *
@@ -90,6 +94,13 @@ uint64_t
 sl_emitter_dropped (sl_emitter_t *self)
 {
     return self->stats.dropped;
+}
+
+void
+sl_emitter_set_clock (sl_emitter_t *self, int64_t (*clock) (void *arg), void *arg)
+{
+    self->clock = clock;
+    self->clock_arg = arg;
 }
 
 const sl_emitter_stats_t *
@@ -236,9 +247,38 @@ s_on_start (sl_emitter_t *self, const sl_msg_t *msg)
     }
 }
 
+//  A keep-alive is time-driven, so it must not take a frame number: a
+//  replay numbers frames the same way whatever keep-alives went out. It
+//  tells the gateway (and through its acks the ingest) that the stream is
+//  alive; once the response has started it also carries the dialect's
+//  comment to keep the client's connection open.
+static void
+s_send_keepalive (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg, bool visible)
+{
+    sl_buf_reset (&self->out);
+    if (visible && s->state == ST_STREAMING)
+        s->renderer->block (&s->rs, msg, &self->out);
+    sl_msg_t f;
+    sl_msg_init (&f, SL_MSG_FRAME);
+    memcpy (f.sid, s->sid, SL_SID_SIZE);
+    f.epoch = s->epoch;
+    f.seq = s->seq;
+    f.flags = SL_F_KEEPALIVE;
+    f.body = sl_buf_str (&self->out);
+    f.reply_to = sl_buf_str (&s->reply_to);
+    self->emit (self->arg, &f);
+    sl_buf_reset (&self->out);
+}
+
 static void
 s_on_block (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg)
 {
+    if (msg->kind == SL_B_KEEPALIVE) {
+        //  Visible (a comment for the client) only when the judge says so.
+        if (s->state != ST_CLOSED)
+            s_send_keepalive (self, s, msg, (msg->flags & SL_F_KEEPALIVE) != 0);
+        return;
+    }
     if (msg->kind == SL_B_MESSAGE) {
         //  The upstream's identity of the response, used by every event.
         if (msg->id.ptr && msg->id.len) {
@@ -323,10 +363,29 @@ sl_emitter_feed (sl_emitter_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void
         return;
     }
     switch (msg->type) {
-        case SL_MSG_BLOCK:
-            if (s->state != ST_CLOSED)
-                s_on_block (self, s, msg);
+        case SL_MSG_BLOCK: {
+            if (s->state == ST_CLOSED)
+                break;
+            uint64_t frames = s->seq;
+            s_on_block (self, s, msg);
+            //  Input that produces no frame (a part held for the dialect's
+            //  order, a non-streaming response being built) must still show
+            //  the gateway, and through its acks the ingest, that the stream
+            //  is alive: an empty keep-alive when nothing went out for
+            //  SL_EMITTER_LIVENESS_US. Empty, so the client's bytes do not
+            //  depend on timing; without a clock (tests, replay) none.
+            if (!self->clock || s->state == ST_CLOSED)
+                break;
+            int64_t now = self->clock (self->clock_arg);
+            if (s->seq != frames || msg->kind == SL_B_KEEPALIVE)
+                s->signalled_us = now;
+            else
+            if (now - s->signalled_us >= SL_EMITTER_LIVENESS_US) {
+                s_send_keepalive (self, s, msg, false);
+                s->signalled_us = now;
+            }
             break;
+        }
         case SL_MSG_ERROR:
             if (s->state != ST_CLOSED)
                 s_on_error (self, s, msg);

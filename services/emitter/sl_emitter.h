@@ -44,6 +44,9 @@ typedef struct {
 
 sl_emitter_t *sl_emitter_new (void);
 void sl_emitter_destroy (sl_emitter_t **self_p);
+//  A monotonic clock in µs, used only for liveness keep-alives (frames the
+//  client never sees); without one the output depends only on the input.
+void sl_emitter_set_clock (sl_emitter_t *self, int64_t (*clock) (void *arg), void *arg);
 void sl_emitter_feed (sl_emitter_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *arg);
 size_t sl_emitter_streams (sl_emitter_t *self);
 uint64_t sl_emitter_dropped (sl_emitter_t *self);

@@ -22,18 +22,22 @@
 #include "../emitter/sl_render.h"
 #include "sl_request.h"
 
-#define GATEWAY_ACK_EVERY 16            //  frames between acknowledgements
+#define GATEWAY_ACK_MS 100              //  period of the acks of every live stream
 #define GATEWAY_MAX_CLIENT_KEYS 256     //  keys accepted from SLUICE_CLIENT_KEYS
+#define GATEWAY_MAX_RESENDS 3           //  new ingests tried for a request nothing came of
 
 typedef struct {
     gateway_t *gw;
     uint8_t sid [SL_SID_SIZE];
     sl_http_req_t *req;                 //  NULL once the client is gone
-    uint64_t next_seq;                  //  next frame expected
-    uint64_t acked;                     //  frames acknowledged to the ingest
-    uint32_t epoch;
+    int dialect;                        //  the client's
+    uint64_t next_seq;                  //  next frame expected (= frames delivered)
+    uint64_t activity;                  //  frames and keep-alives received
+    bool started;                       //  the response's status line is out
     bool done;                          //  the last frame was delivered
     int64_t started_us;                 //  when the request was dispatched (TTFB)
+    sl_buf_t job;                       //  the encoded request, until a frame arrives
+    int resends;                        //  times the job went to another ingest
 } s_stream_t;
 
 struct _gateway_t {
@@ -59,6 +63,11 @@ struct _gateway_t {
     sl_counter_t *slow_readers;
     sl_counter_t *unroutable;
     sl_counter_t *unknown_frames;
+    sl_counter_t *keepalives;
+    sl_counter_t *resent;               //  jobs sent again after their ingest died
+    sl_counter_t *ingest_lost;          //  responses ended because their ingest died
+    sl_codec_t *codec;
+    int ack_timer;
 };
 
 static int64_t
@@ -79,17 +88,17 @@ s_send (gateway_t *self, sl_msg_t *msg)
         sl_counter_inc (self->unroutable);
 }
 
+//  Frames delivered and the activity counter: the ingest's only view of
+//  whether the stream is alive (see PROTOCOL.md, "ack").
 static void
-s_ack (gateway_t *self, s_stream_t *s)
+s_ack (gateway_t *self, s_stream_t *s, bool last)
 {
-    if (s->next_seq == 0)
-        return;
     sl_msg_t ack;
     sl_msg_init (&ack, SL_MSG_ACK);
     memcpy (ack.sid, s->sid, SL_SID_SIZE);
-    ack.epoch = s->epoch;
-    ack.seq = s->next_seq - 1;
-    s->acked = s->next_seq;
+    ack.seq = s->next_seq;
+    ack.ts = (int64_t) s->activity;
+    ack.flags = last ? SL_F_LAST : 0;
     s_send (self, &ack);
 }
 
@@ -99,7 +108,6 @@ s_cancel (gateway_t *self, s_stream_t *s, const char *why)
     sl_msg_t cancel;
     sl_msg_init (&cancel, SL_MSG_CANCEL);
     memcpy (cancel.sid, s->sid, SL_SID_SIZE);
-    cancel.epoch = s->epoch;
     cancel.code = SL_STR_LIT ("client_gone");
     cancel.message = sl_str (why);
     s_send (self, &cancel);
@@ -113,7 +121,36 @@ s_stream_forget (gateway_t *self, s_stream_t *s)
         sl_http_req_set_data (s->req, NULL);
     sl_sidmap_remove (self->streams, s->sid);
     sl_router_unpin (self->router, s->sid);
+    sl_buf_free (&s->job);
     free (s);
+}
+
+//  End a response that cannot be completed (its ingest died, or lost it),
+//  in the client's dialect: an HTTP error when nothing was written yet, an
+//  error event otherwise.
+static void
+s_fail (gateway_t *self, s_stream_t *s, const char *code, const char *message)
+{
+    const sl_renderer_t *r = sl_render_for (s->dialect);
+    if (!r)
+        r = &sl_render_openai;
+    sl_buf_t out = { 0 };
+    if (s->req && !s->started) {
+        r->error_body (502, sl_str (code), sl_str (message), &out);
+        sl_http_respond (s->req, 502, "application/json", out.data, out.len);
+    }
+    else
+    if (s->req) {
+        sl_render_stream_t rs;
+        memset (&rs, 0, sizeof rs);
+        rs.client_dialect = s->dialect;
+        rs.started = true;
+        r->error (&rs, sl_str (code), sl_str (message), &out);
+        if (sl_http_stream_write (s->req, out.data, out.len) == 0)
+            sl_http_stream_end (s->req);
+    }
+    sl_buf_free (&out);
+    s_stream_forget (self, s);
 }
 
 //  --------------------------------------------------------------------------
@@ -127,17 +164,26 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
         sl_counter_inc (self->unknown_frames);
         return;
     }
+    s->activity++;
+    sl_buf_free (&s->job);              //  an ingest has it: no resend any more
+    if (f->flags & SL_F_KEEPALIVE) {
+        sl_counter_inc (self->keepalives);
+        if (s->started && f->body.len && sl_http_stream_write (s->req, f->body.ptr, f->body.len)) {
+            sl_counter_inc (self->slow_readers);
+            sl_http_stream_abort (s->req);
+            s_cancel (self, s, "client could not take the response");
+            s_stream_forget (self, s);
+        }
+        return;
+    }
     if (f->seq < s->next_seq) {
         sl_counter_inc (self->duplicates);  //  delivered already (a replay)
         return;
     }
     if (f->seq > s->next_seq) {
+        //  Frames before it were lost with an instance; the ingest's replay
+        //  brings them again, and this one after them.
         sl_counter_inc (self->gaps);
-        sl_log_error ("frame_gap", "expected frame %llu, got %llu: ending the response",
-                      (unsigned long long) s->next_seq, (unsigned long long) f->seq);
-        sl_http_stream_abort (s->req);
-        s_cancel (self, s, "frames lost");
-        s_stream_forget (self, s);
         return;
     }
     s->next_seq++;
@@ -148,8 +194,10 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
         memcpy (ct, f->content_type.ptr, f->content_type.len);
         ct [f->content_type.len] = 0;
     }
-    if (f->flags & SL_F_FIRST)
+    if (f->flags & SL_F_FIRST) {
         sl_histo_observe (self->ttfb, (double) (s_now_us () - s->started_us) / 1e6);
+        s->started = true;
+    }
     int rc = 0;
     if ((f->flags & SL_F_FIRST) && last && strncmp (ct, "text/event-stream", 17) != 0)
         rc = sl_http_respond (s->req, f->status ? f->status : 200, ct, f->body.ptr, f->body.len);
@@ -173,13 +221,73 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
         return;
     }
     if (last) {
-        s_ack (self, s);
+        s_ack (self, s, true);
         s->done = true;
         s_stream_forget (self, s);
     }
-    else
-    if (s->next_seq - s->acked >= GATEWAY_ACK_EVERY)
-        s_ack (self, s);
+}
+
+static int
+s_on_ack_timer (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    gateway_t *self = arg;
+    size_t cursor = 0;
+    s_stream_t *s;
+    while ((s = sl_sidmap_next (self->streams, &cursor, NULL)))
+        s_ack (self, s, false);
+    sl_router_flush (self->router);
+    return 0;
+}
+
+//  An ingest died: its upstream calls died with it (an LLM call cannot be
+//  resumed). A request nothing came back for yet goes to another ingest;
+//  a response already under way ends with an error.
+static void
+s_on_ingest_event (void *arg, const char *endpoint, sl_peer_event_t event)
+{
+    gateway_t *self = arg;
+    if (event != SL_PEER_DEAD && event != SL_PEER_RESTARTED)
+        return;
+    size_t count;
+    void **streams = sl_sidmap_values (self->streams, &count);
+    for (size_t i = 0; i < count; i++) {
+        s_stream_t *s = streams [i];
+        const char *pinned = sl_router_peer_of (self->router, s->sid);
+        if (!pinned || strcmp (pinned, endpoint) != 0)
+            continue;
+        sl_router_unpin (self->router, s->sid);
+        size_t offset = 0;
+        sl_msg_t job;
+        if (s->job.len && s->resends < GATEWAY_MAX_RESENDS
+        &&  sl_codec_decode (self->codec, s->job.data, s->job.len, &offset, &job) == 0) {
+            s->resends++;
+            sl_counter_inc (self->resent);
+            s_send (self, &job);
+            continue;
+        }
+        sl_counter_inc (self->ingest_lost);
+        s_fail (self, s, "upstream_lost", "the sluice instance calling the model stopped; "
+                                          "the model's answer cannot be resumed");
+    }
+    free (streams);
+    sl_router_flush (self->router);
+}
+
+//  The ingest lost a stream it could not replay.
+static void
+s_on_ingest_message (void *arg, const sl_msg_t *msg)
+{
+    gateway_t *self = arg;
+    s_stream_t *s = sl_sidmap_get (self->streams, msg->sid);
+    if (!s || msg->type != SL_MSG_ERROR)
+        return;
+    char code [64], message [256];
+    snprintf (code, sizeof code, "%.*s", (int) msg->code.len, msg->code.ptr ? msg->code.ptr : "");
+    snprintf (message, sizeof message, "%.*s", (int) msg->message.len, msg->message.ptr ? msg->message.ptr : "");
+    sl_counter_inc (self->ingest_lost);
+    s_fail (self, s, code, message);
 }
 
 static void
@@ -320,6 +428,7 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
     s_stream_t *s = sl_xcalloc (1, sizeof *s);
     s->gw = self;
     s->req = req;
+    s->dialect = parsed->client_dialect;
     s->started_us = s_now_us ();
     sl_sid_new (s->sid);
     sl_sidmap_put (self->streams, s->sid, s);
@@ -350,6 +459,9 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
     job.last_user = sl_buf_str (&parsed->last_user);
     if (auth.len)
         job.auth = sl_buf_str (&auth);
+    //  Kept until the first frame: if its ingest dies before, the job goes
+    //  to another one.
+    sl_msg_encode (&job, &s->job);
     s_send (self, &job);
     sl_router_flush (self->router);
     sl_buf_free (&headers);
@@ -518,11 +630,19 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
                                        sl_metrics_latency_bounds, sl_metrics_latency_bounds_count);
     self->frames = sl_metrics_counter (m, "sluice_frames_total", NULL, "Frames delivered to clients");
     self->duplicates = sl_metrics_counter (m, "sluice_frames_duplicate_total", NULL, "Frames dropped as already delivered");
-    self->gaps = sl_metrics_counter (m, "sluice_frames_gap_total", NULL, "Responses ended because frames were missing");
+    self->gaps = sl_metrics_counter (m, "sluice_frames_gap_total", NULL,
+                                     "Frames that arrived before earlier ones (held back for the replay)");
     self->cancels = sl_metrics_counter (m, "sluice_cancels_total", NULL, "Upstream calls cancelled for a departed client");
     self->slow_readers = sl_metrics_counter (m, "sluice_slow_readers_total", NULL, "Responses ended because the client read too slowly");
     self->unroutable = sl_metrics_counter (m, "sluice_unroutable_total", NULL, "Messages with no ingest to go to");
     self->unknown_frames = sl_metrics_counter (m, "sluice_frames_unknown_total", NULL, "Frames for streams this gateway does not hold");
+    self->keepalives = sl_metrics_counter (m, "sluice_keepalive_frames_total", NULL,
+                                           "Keep-alive frames received (a call held by the judge)");
+    self->resent = sl_metrics_counter (m, "sluice_jobs_resent_total", NULL,
+                                       "Requests sent to another ingest after theirs died before answering");
+    self->ingest_lost = sl_metrics_counter (m, "sluice_streams_lost_total", NULL,
+                                            "Responses ended with an error because their ingest died or lost them");
+    self->codec = sl_codec_new ();
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Client streams in progress", s_active, self);
     sl_metrics_gauge_fn (m, "sluice_queue_bytes", "queue=\"ingest\"",
                          "Bytes queued for the next hop, not yet handed to ZeroMQ", s_pending, self);
@@ -532,6 +652,9 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
 
     self->router = sl_router_new (loop, sl_service_name (service), sl_service_incarnation (service));
     sl_router_set_metrics (self->router, m, "ingest");
+    sl_router_on_peer (self->router, s_on_ingest_event, self);
+    sl_router_on_message (self->router, s_on_ingest_message, self);
+    self->ack_timer = zloop_timer (loop, GATEWAY_ACK_MS, 0, s_on_ack_timer, self);
     if (sl_router_connect (self->router, config->next)) {
         gateway_destroy (&self);
         return NULL;
@@ -567,12 +690,17 @@ gateway_destroy (gateway_t **self_p)
     sl_router_flush (self->router);
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);
-    for (size_t i = 0; i < count; i++)
+    for (size_t i = 0; i < count; i++) {
+        sl_buf_free (&((s_stream_t *) streams [i])->job);
         free (streams [i]);
+    }
     free (streams);
     sl_sidmap_destroy (&self->streams);
     sl_stage_destroy (&self->stage);
+    if (self->ack_timer > 0)
+        zloop_timer_end (sl_service_loop (self->service), self->ack_timer);
     sl_router_destroy (&self->router);
+    sl_codec_destroy (&self->codec);
     sl_buf_free (&self->scratch);
     for (size_t i = 0; i < self->client_key_count; i++)
         free (self->client_keys [i]);

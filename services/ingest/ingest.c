@@ -6,10 +6,28 @@
         WAITING --first_byte--> STREAMING --bytes--> STREAMING
         any --done / failure / timeout--> (retry: BACKOFF) or closed
 
+    and, once the upstream is over (or failed), DONE: the stream stays
+    until the gateway acknowledges the end of the response, so that it can
+    still be replayed.
+
     One reactor timer sweeps the live streams every SL_INGEST_TICK_MS and
     fires the deadline of each state (connect, first byte, idle, the end of
     a backoff); curl's own timers only back it up. A retry is allowed only
     while nothing but the START has gone downstream.
+
+    Replay: everything a stream sends downstream is also kept in its log.
+    The gateway acknowledges every 100 ms with an activity counter that
+    moves whenever frames (or keep-alives) of the stream reach it. When the
+    ingest has sent messages and the counter then does not move for the
+    stall deadline, an instance between here and the gateway died with the
+    stream's state: the stream is sent again from its log, in a new epoch,
+    and the routers pin it afresh to live instances; every stage is a
+    deterministic function of its input and the gateway writes each frame
+    number once, so the client sees neither loss nor duplicates. A log over
+    its bound is dropped and the stream marked not replayable (counted);
+    such a stream that stalls ends with an error the ingest sends the
+    gateway directly. When no ack comes at all for the gateway deadline,
+    the gateway is gone: the upstream call is cancelled.
 */
 #include "ingest.h"
 
@@ -32,12 +50,14 @@
 #define INGEST_TICK_MS 25               //  deadline sweep period
 #define INGEST_CURL_SLACK_MS 1000       //  curl's own connect timeout: ours + this
 #define INGEST_ANTHROPIC_VERSION "anthropic-version: 2023-06-01"
+#define INGEST_MAX_REPLAYS 8            //  replays of one stream before it is lost
 
 typedef enum {
     PHASE_BACKOFF,                      //  waiting to start an attempt
     PHASE_CONNECTING,                   //  transfer started, not connected yet
     PHASE_WAITING,                      //  request sent, no response byte yet
-    PHASE_STREAMING                     //  response arriving
+    PHASE_STREAMING,                    //  response arriving
+    PHASE_DONE                          //  upstream over; waiting for the final ack
 } s_phase_t;
 
 typedef struct _s_stream_t s_stream_t;
@@ -59,6 +79,13 @@ struct _ingest_t {
     sl_counter_t *unknown;
     sl_counter_t *retries;
     sl_counter_t *timeouts [3];         //  connect, first byte, idle
+    sl_counter_t *replays;              //  streams sent again in a new epoch
+    sl_counter_t *unreplayable;         //  logs dropped over their bound
+    sl_counter_t *lost;                 //  streams that stalled and could not be replayed
+    sl_counter_t *gateway_gone;         //  streams cancelled for want of acks
+    sl_counter_t *paused;               //  transfers paused for back-pressure
+    sl_codec_t *codec;                  //  reads logs back
+    size_t log_bytes;                   //  all streams' logs
 };
 
 struct _s_stream_t {
@@ -84,8 +111,18 @@ struct _s_stream_t {
     sl_buf_t error_body;                //  body of a non-2xx answer
     const char *failure;                //  why we stopped reading, or NULL
     const char *failure_code;
-    bool ended;                         //  END sent: only cleanup is left
+    bool ended;                         //  END sent downstream
+    bool paused;                        //  transfer paused: downstream congested
     char errbuf [CURL_ERROR_SIZE];
+    //  Replay
+    sl_buf_t gateway;                   //  routing id of the gateway that sent the job
+    sl_buf_t log;                       //  every message sent, encoded
+    bool replayable;                    //  log within its bound
+    int replays;
+    uint64_t activity;                  //  the gateway's activity counter, last seen
+    int64_t unacked_since;              //  ms, first send since activity last moved; 0: none
+    int64_t last_ack;                   //  ms, last ack (or the job's arrival)
+    int64_t last_replay;                //  ms
 };
 
 static const char *s_timeout_names [] = { "connect", "first_byte", "idle" };
@@ -99,14 +136,45 @@ s_now (void)
 //  --------------------------------------------------------------------------
 //  Emitting into the pipeline
 
+//  Send downstream without logging (a replay sends from the log).
 static void
-s_send (s_stream_t *s, sl_msg_t *msg)
+s_send_unlogged (s_stream_t *s, sl_msg_t *msg)
 {
     memcpy (msg->sid, s->sid, SL_SID_SIZE);
     msg->epoch = s->epoch;
     msg->seq = s->seq++;
     if (sl_router_send (s->ingest->router, msg))
         sl_counter_inc (s->ingest->unroutable);
+    if (!s->unacked_since)
+        s->unacked_since = s_now ();
+}
+
+//  Keep a copy for a replay, within the per-stream and total bounds.
+static void
+s_log (s_stream_t *s, const sl_msg_t *msg)
+{
+    if (!s->replayable)
+        return;
+    ingest_t *self = s->ingest;
+    size_t before = s->log.len;
+    sl_msg_encode (msg, &s->log);
+    self->log_bytes += s->log.len - before;
+    if (s->log.len > self->config.replay_log_max || self->log_bytes > self->config.replay_log_total) {
+        self->log_bytes -= s->log.len;
+        sl_buf_free (&s->log);
+        s->replayable = false;
+        sl_counter_inc (self->unreplayable);
+        char hex [SL_SID_HEX_SIZE];
+        sl_sid_hex (s->sid, hex);
+        sl_log_warn ("replay_log_dropped", "sid=%s: over the replay log bound, no replay possible", hex);
+    }
+}
+
+static void
+s_send (s_stream_t *s, sl_msg_t *msg)
+{
+    s_send_unlogged (s, msg);
+    s_log (s, msg);
 }
 
 //  True while nothing but the START went downstream: the client has seen
@@ -196,6 +264,9 @@ static void
 s_stream_free (s_stream_t *s)
 {
     s_drop_transfer (s);
+    s->ingest->log_bytes -= s->log.len;
+    sl_buf_free (&s->log);
+    sl_buf_free (&s->gateway);
     curl_slist_free_all (s->headers);
     sl_sse_destroy (&s->sse);
     sl_decoder_destroy (&s->decoder);
@@ -210,6 +281,15 @@ s_stream_close (s_stream_t *s)
 {
     sl_sidmap_remove (s->ingest->streams, s->sid);
     s_stream_free (s);
+}
+
+//  The upstream part is over and END went downstream: let the transfer go
+//  and wait for the gateway's final ack, keeping the log for a replay.
+static void
+s_stream_done (s_stream_t *s)
+{
+    s_drop_transfer (s);
+    s->phase = PHASE_DONE;
 }
 
 static int
@@ -301,6 +381,13 @@ s_on_body (char *ptr, size_t size, size_t nmemb, void *userdata)
     }
     if (s->ended)
         return n;                       //  draining after the provider's end
+    if (sl_router_congested (s->ingest->router)) {
+        //  The aggregators hold back credit: stop reading the upstream
+        //  (TCP pushes back to the provider) until the sweep sees it clear.
+        s->paused = true;
+        sl_counter_inc (s->ingest->paused);
+        return CURL_WRITEFUNC_PAUSE;
+    }
     int rc = sl_sse_feed (s->sse, ptr, n, s_on_event, s);
     if (rc == -1 && !s->failure) {
         s->failure = sl_sse_error (s->sse);
@@ -347,6 +434,7 @@ s_status_error (s_stream_t *s)
 }
 
 static void s_start_attempt (s_stream_t *s);
+static int s_on_sweep (zloop_t *loop, int timer_id, void *arg);
 
 //  How long to wait before attempt number s->attempt + 1: what the
 //  provider's Retry-After asks, else exponential backoff; -1 when the
@@ -429,7 +517,7 @@ s_on_done (void *arg, CURL *easy, CURLcode result)
         s_count_unknown (s);
     }
     s_send_end (s);
-    s_stream_close (s);
+    s_stream_done (s);
 }
 
 //  A credential header line from the client, forwarded only when it is
@@ -543,7 +631,7 @@ s_start_attempt (s_stream_t *s)
         curl_easy_cleanup (s->easy);
         s->easy = NULL;
         s_send_error (s, "upstream_unreachable", "the upstream call could not be started", 502, 0);
-        s_stream_close (s);
+        s_stream_done (s);
     }
 }
 
@@ -557,7 +645,7 @@ s_on_deadline (s_stream_t *s)
     }
     s_drop_transfer (s);
     if (s->ended) {
-        s_stream_close (s);             //  the response was complete; only the body hung
+        s_stream_done (s);              //  the response was complete; only the body hung
         return;
     }
     int which = s->phase == PHASE_CONNECTING ? 0 : s->phase == PHASE_WAITING ? 1 : 2;
@@ -576,6 +664,77 @@ s_on_deadline (s_stream_t *s)
             : "%s: nothing received for %ld ms mid-stream (idle timeout)",
               s->provider->name, limit);
     s_send_error (s, code, text, 504, 0);
+    s_stream_done (s);
+}
+
+//  A stream stalled with no log to replay from: tell its gateway directly
+//  (the pipeline path is what broke), and let the upstream go.
+static void
+s_lose (s_stream_t *s, const char *why)
+{
+    ingest_t *self = s->ingest;
+    sl_counter_inc (self->lost);
+    char hex [SL_SID_HEX_SIZE];
+    sl_sid_hex (s->sid, hex);
+    sl_log_warn ("stream_lost", "sid=%s: %s", hex, why);
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_ERROR);
+    memcpy (m.sid, s->sid, SL_SID_SIZE);
+    m.epoch = s->epoch;
+    m.code = SL_STR_LIT ("stream_lost");
+    m.message = sl_str (why);
+    m.status = 502;
+    sl_stage_reply (self->stage, sl_buf_str (&s->gateway), &m);
+    s_stream_close (s);
+}
+
+//  Send the stream again from its log, in a new epoch.
+static void
+s_replay (s_stream_t *s)
+{
+    ingest_t *self = s->ingest;
+    if (!s->replayable) {
+        s_lose (s, "a stage died and the stream's replay log was over its bound");
+        return;
+    }
+    if (s->replays >= INGEST_MAX_REPLAYS) {
+        s_lose (s, "the stream stalled again after every replay");
+        return;
+    }
+    s->replays++;
+    s->epoch++;
+    s->seq = 0;
+    s->unacked_since = 0;
+    s->last_replay = s_now ();
+    sl_counter_inc (self->replays);
+    char hex [SL_SID_HEX_SIZE];
+    sl_sid_hex (s->sid, hex);
+    sl_log_info ("stream_replay", "sid=%s epoch=%u messages from the log", hex, s->epoch);
+    size_t offset = 0;
+    sl_msg_t m;
+    while (sl_codec_decode (self->codec, s->log.data, s->log.len, &offset, &m) == 0)
+        s_send_unlogged (s, &m);
+}
+
+//  No ack for the gateway deadline: the gateway (and its client) are gone.
+static void
+s_gateway_gone (s_stream_t *s)
+{
+    ingest_t *self = s->ingest;
+    sl_counter_inc (self->gateway_gone);
+    char hex [SL_SID_HEX_SIZE];
+    sl_sid_hex (s->sid, hex);
+    sl_log_warn ("gateway_gone", "sid=%s: no ack for %ld ms, cancelling", hex, self->config.gateway_dead_ms);
+    s_drop_transfer (s);
+    if (!s->ended) {
+        sl_msg_t m;
+        sl_msg_init (&m, SL_MSG_ERROR);
+        m.code = SL_STR_LIT ("client_cancelled");
+        m.message = SL_STR_LIT ("the gateway holding the client went away");
+        m.status = 499;
+        s_send (s, &m);
+        s_send_end (s);
+    }
     s_stream_close (s);
 }
 
@@ -586,10 +745,27 @@ s_on_sweep (zloop_t *loop, int timer_id, void *arg)
     (void) timer_id;
     ingest_t *self = arg;
     int64_t now = s_now ();
+    bool congested = sl_router_congested (self->router);
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);
     for (size_t i = 0; i < count; i++) {
         s_stream_t *s = streams [i];
+        if (now - s->last_ack >= self->config.gateway_dead_ms) {
+            s_gateway_gone (s);
+            continue;
+        }
+        if (s->unacked_since && now - s->unacked_since >= self->config.stall_ms
+        &&  now - s->last_replay >= self->config.stall_ms) {
+            s_replay (s);
+            continue;
+        }
+        if (s->paused && !congested && s->easy) {
+            s->paused = false;
+            s->last_byte = now;         //  the pause is not upstream idleness
+            curl_easy_pause (s->easy, CURLPAUSE_CONT);
+        }
+        if (s->phase == PHASE_DONE || s->paused)
+            continue;
         bool due = s->phase == PHASE_STREAMING
                  ? now - s->last_byte >= self->config.idle_timeout_ms
                  : now >= s->deadline;
@@ -609,17 +785,22 @@ s_on_sweep (zloop_t *loop, int timer_id, void *arg)
 //  Jobs from the gateway
 
 static void
-s_start (ingest_t *self, const sl_msg_t *req)
+s_start (ingest_t *self, const sl_msg_t *req, sl_str_t peer)
 {
     if (sl_sidmap_get (self->streams, req->sid)) {
         sl_log_warn ("duplicate_request", "stream already running");
         return;
     }
+    if (self->sweep < 0)
+        self->sweep = zloop_timer (sl_service_loop (self->service), INGEST_TICK_MS, 0, s_on_sweep, self);
     s_stream_t *s = sl_xcalloc (1, sizeof *s);
     s->ingest = self;
     memcpy (s->sid, req->sid, SL_SID_SIZE);
     s->epoch = req->epoch;
     s->dialect = req->upstream_dialect;
+    s->replayable = true;
+    s->last_ack = s_now ();
+    sl_buf_append_str (&s->gateway, peer);
     sl_sidmap_put (self->streams, s->sid, s);
     sl_counter_inc (self->started);
     //  The gateway may have routed already; otherwise the model decides.
@@ -644,19 +825,17 @@ s_start (ingest_t *self, const sl_msg_t *req)
         else
             snprintf (text, sizeof text, "no provider serves the %s dialect", sl_dialect_name (s->dialect));
         s_send_error (s, !s->decoder ? "unsupported_dialect" : "no_provider", text, 400, 0);
-        s_stream_close (s);
+        s_stream_done (s);
         return;
     }
     s->sse = sl_sse_new (self->config.max_event);
     sl_buf_append_str (&s->body, req->body);
     if (!s_prepare (s, req)) {
         s_send_error (s, "invalid_request_error", "the request names no usable model", 400, 0);
-        s_stream_close (s);
+        s_stream_done (s);
         return;
     }
     sl_log_debug ("upstream_call", "provider=%s dialect=%s", p->name, sl_dialect_name (s->dialect));
-    if (self->sweep < 0)
-        self->sweep = zloop_timer (sl_service_loop (self->service), INGEST_TICK_MS, 0, s_on_sweep, self);
     s_start_attempt (s);
 }
 
@@ -682,15 +861,31 @@ s_cancel (ingest_t *self, const sl_msg_t *msg)
     s_stream_close (s);
 }
 
+//  The gateway's word on a stream: alive, how far, finished.
+static void
+s_ack (ingest_t *self, const sl_msg_t *msg)
+{
+    s_stream_t *s = sl_sidmap_get (self->streams, msg->sid);
+    if (!s)
+        return;
+    int64_t now = s_now ();
+    s->last_ack = now;
+    if ((uint64_t) msg->ts != s->activity) {
+        s->activity = (uint64_t) msg->ts;
+        s->unacked_since = 0;
+    }
+    if (msg->flags & SL_F_LAST)
+        s_stream_close (s);             //  the client has the whole response
+}
+
 static void
 s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
 {
-    (void) peer;
     ingest_t *self = arg;
     switch (msg->type) {
-        case SL_MSG_REQ:    s_start (self, msg); break;
+        case SL_MSG_REQ:    s_start (self, msg, peer); break;
         case SL_MSG_CANCEL: s_cancel (self, msg); break;
-        case SL_MSG_ACK:    break;      //  progress; used for replay decisions
+        case SL_MSG_ACK:    s_ack (self, msg); break;
         default:            break;
     }
 }
@@ -699,6 +894,12 @@ static void
 s_flush (void *arg)
 {
     sl_router_flush (((ingest_t *) arg)->router);
+}
+
+static double
+s_log_bytes (void *arg)
+{
+    return (double) ((ingest_t *) arg)->log_bytes;
 }
 
 static double
@@ -740,6 +941,18 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
         self->timeouts [i] = sl_metrics_counter (m, "sluice_upstream_timeouts_total", labels,
                                                  "Upstream calls ended by a deadline");
     }
+    self->replays = sl_metrics_counter (m, "sluice_replays_total", NULL,
+                                        "Streams sent again from their log in a new epoch (a stage died)");
+    self->unreplayable = sl_metrics_counter (m, "sluice_replay_logs_dropped_total", NULL,
+                                             "Replay logs dropped over their bound (the stream is not replayable)");
+    self->lost = sl_metrics_counter (m, "sluice_streams_lost_total", NULL,
+                                     "Streams that stalled and could not be replayed");
+    self->gateway_gone = sl_metrics_counter (m, "sluice_gateway_gone_total", NULL,
+                                             "Streams cancelled because their gateway stopped acknowledging");
+    self->paused = sl_metrics_counter (m, "sluice_upstream_paused_total", NULL,
+                                       "Upstream reads paused because the aggregators held back credit");
+    sl_metrics_gauge_fn (m, "sluice_replay_log_bytes", NULL, "Bytes held in replay logs", s_log_bytes, self);
+    self->codec = sl_codec_new ();
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Streams in progress", s_active, self);
     if (sl_router_connect (self->router, config->next)) {
         ingest_destroy (&self);
@@ -770,6 +983,7 @@ ingest_destroy (ingest_t **self_p)
     sl_stage_destroy (&self->stage);
     sl_curlm_destroy (&self->curlm);
     sl_router_destroy (&self->router);
+    sl_codec_destroy (&self->codec);
     free (self);
     *self_p = NULL;
 }

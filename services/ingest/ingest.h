@@ -13,6 +13,11 @@
     retries with backoff (honouring Retry-After) on connection errors, 429
     and 5xx while nothing but the START has gone downstream; and a cancel
     from the gateway aborts the call at once.
+
+    It keeps what each stream sent downstream and replays it in a new epoch
+    when the gateway's acks show the stream stalled (a stage died), and
+    cancels the call when the acks stop altogether (the gateway died); see
+    ingest.c.
 */
 #ifndef INGEST_H
 #define INGEST_H
@@ -33,6 +38,10 @@ typedef struct {
     int max_retries;                    //  attempts after the first
     long retry_base_ms;                 //  first backoff, doubled each time
     long retry_max_ms;                  //  longest wait; a longer Retry-After is not waited for
+    long stall_ms;                      //  no progress after a send this long: replay
+    long gateway_dead_ms;               //  no ack this long: the gateway is gone
+    size_t replay_log_max;              //  bytes of one stream's replay log
+    size_t replay_log_total;            //  bytes of all replay logs
 } ingest_config_t;
 
 ingest_t *ingest_new (sl_service_t *service, const ingest_config_t *config);

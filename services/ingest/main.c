@@ -42,6 +42,10 @@ main (int argc, char **argv)
     const char *max_retries = "2";
     const char *retry_base = "500";
     const char *retry_max = "20000";
+    const char *stall = "600";
+    const char *gateway_dead = "2000";
+    const char *log_max = "4194304";
+    const char *log_total = "268435456";
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (jobs from the gateways)" },
         { "next", NULL, &next, "aggregator endpoints, comma-separated" },
@@ -60,6 +64,10 @@ main (int argc, char **argv)
         { "max-retries", NULL, &max_retries, "retries of a call before any byte reached the client" },
         { "retry-base-ms", NULL, &retry_base, "first retry backoff (doubled each retry)" },
         { "retry-max-ms", NULL, &retry_max, "longest retry wait; a longer Retry-After is not waited for" },
+        { "stall-ms", NULL, &stall, "replay a stream whose acks stop moving this long after a send" },
+        { "gateway-dead-ms", NULL, &gateway_dead, "cancel a stream whose gateway sends no ack this long" },
+        { "replay-log-max", NULL, &log_max, "bytes kept per stream for a replay" },
+        { "replay-log-total", NULL, &log_total, "bytes kept for replays in all" },
         SL_OPT_END
     };
     int code;
@@ -75,11 +83,18 @@ main (int argc, char **argv)
         .max_retries = (int) s_positive ("max-retries", max_retries, true),
         .retry_base_ms = s_positive ("retry-base-ms", retry_base, false),
         .retry_max_ms = s_positive ("retry-max-ms", retry_max, true),
+        .stall_ms = s_positive ("stall-ms", stall, false),
+        .gateway_dead_ms = s_positive ("gateway-dead-ms", gateway_dead, false),
     };
+    long log_max_v = s_positive ("replay-log-max", log_max, true);
+    long log_total_v = s_positive ("replay-log-total", log_total, true);
+    config.replay_log_max = (size_t) log_max_v;
+    config.replay_log_total = (size_t) log_total_v;
     long event = s_positive ("max-event", max_event, false);
     config.max_event = (size_t) event;
     if (config.connect_timeout_ms < 0 || config.first_byte_timeout_ms < 0 || config.idle_timeout_ms < 0
-    ||  config.max_retries < 0 || config.retry_base_ms < 0 || config.retry_max_ms < 0 || event < 0) {
+    ||  config.max_retries < 0 || config.retry_base_ms < 0 || config.retry_max_ms < 0 || event < 0
+    ||  config.stall_ms < 0 || config.gateway_dead_ms < 0 || log_max_v < 0 || log_total_v < 0) {
         sl_service_destroy (&svc);
         return 2;
     }

@@ -93,6 +93,13 @@ s_flush (void *arg)
     sl_router_flush (((s_app_t *) arg)->router);
 }
 
+//  Hold credit back from the previous stage while our own output has none.
+static bool
+s_congested (void *arg)
+{
+    return sl_router_congested (((s_app_t *) arg)->router);
+}
+
 static void
 s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
 {
@@ -278,8 +285,12 @@ main (int argc, char **argv)
     sl_judge_set_llm (app.judge, s_ask, s_cancel, &app);
     sl_judge_set_clock (app.judge, s_clock, NULL);
     sl_judge_set_keepalive (app.judge, keepalive_ms * 1000);
-    if (keepalive_ms > 0) {
-        long tick = keepalive_ms / 4 > JUDGE_TICK_MIN_MS ? keepalive_ms / 4 : JUDGE_TICK_MIN_MS;
+    {
+        //  Ticks drive both keep-alives: the client's and the liveness one.
+        long period = SL_JUDGE_LIVENESS_US / 1000;
+        if (keepalive_ms > 0 && keepalive_ms < period)
+            period = keepalive_ms;
+        long tick = period / 4 > JUDGE_TICK_MIN_MS ? period / 4 : JUDGE_TICK_MIN_MS;
         zloop_timer (loop, (size_t) tick, 0, s_on_tick, &app);
     }
     if (watch_ms > 0 && *policy_path)
@@ -289,6 +300,8 @@ main (int argc, char **argv)
     sl_stage_t *stage = NULL;
     if (sl_router_connect (app.router, next) == 0)
         stage = sl_stage_new (svc, bind, s_on_msg, s_flush, &app);
+    if (stage)
+        sl_stage_set_congestion (stage, s_congested, &app);
     int rc = stage ? sl_service_run (svc) : 1;
     sl_stage_destroy (&stage);
     llm_client_destroy (&app.llm);

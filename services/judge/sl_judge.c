@@ -87,6 +87,7 @@ typedef struct {
     bool terminated;                    //  END went out early; swallow the rest
     bool ended;                         //  END went out and the input is over
     int64_t quiet_since;                //  last output while holding, µs
+    int64_t alive_since;                //  last liveness keep-alive while holding, µs
 } s_stream_t;
 
 //  Where the outcome of an ask goes.
@@ -806,7 +807,7 @@ sl_judge_llm_done (sl_judge_t *self, uint64_t ticket, const sl_llm_result_t *res
 void
 sl_judge_tick (sl_judge_t *self, sl_emit_fn *emit, void *arg)
 {
-    if (!self->keepalive_us || !self->clock)
+    if (!self->clock)
         return;
     self->emit = emit;
     self->arg = arg;
@@ -814,7 +815,16 @@ sl_judge_tick (sl_judge_t *self, sl_emit_fn *emit, void *arg)
     size_t cursor = 0;
     s_stream_t *s;
     while ((s = sl_sidmap_next (self->streams, &cursor, NULL))) {
-        if (!s->head || s->terminated || now - s->quiet_since < self->keepalive_us)
+        if (!s->head || s->terminated)
+            continue;
+        //  Two beats while a call is held: a visible one for the client
+        //  every keep-alive interval, and a liveness one every
+        //  SL_JUDGE_LIVENESS_US that only tells the gateway (and through
+        //  its acks the ingest) that the stream is alive, not stalled.
+        bool visible = self->keepalive_us && now - s->quiet_since >= self->keepalive_us;
+        bool alive = now - s->quiet_since >= SL_JUDGE_LIVENESS_US
+                  && now - s->alive_since >= SL_JUDGE_LIVENESS_US;
+        if (!visible && !alive)
             continue;
         //  A keep-alive is time-driven, not input-driven: it takes no
         //  sequence number, so a replay numbers the stream's messages the
@@ -822,10 +832,13 @@ sl_judge_tick (sl_judge_t *self, sl_emit_fn *emit, void *arg)
         sl_msg_t m;
         sl_msg_init (&m, SL_MSG_BLOCK);
         m.kind = SL_B_KEEPALIVE;
+        m.flags = visible ? SL_F_KEEPALIVE : 0;
         memcpy (m.sid, s->sid, SL_SID_SIZE);
         m.epoch = s->epoch;
         m.seq = s->seq;
         self->emit (self->arg, &m);
-        s->quiet_since = now;
+        s->alive_since = now;
+        if (visible)
+            s->quiet_since = now;
     }
 }

@@ -49,7 +49,8 @@
 #include "sl_llm.h"
 #include "sl_policy.h"
 
-#define SL_JUDGE_KEEPALIVE_US 2000000   //  default keep-alive interval
+#define SL_JUDGE_KEEPALIVE_US 2000000   //  default keep-alive interval (visible to the client)
+#define SL_JUDGE_LIVENESS_US 200000     //  liveness keep-alives while a call is held
 
 typedef struct _sl_judge_t sl_judge_t;
 
@@ -85,7 +86,8 @@ void sl_judge_destroy (sl_judge_t **self_p);
 void sl_judge_set_policy (sl_judge_t *self, sl_policy_t *policy);
 void sl_judge_set_llm (sl_judge_t *self, sl_judge_ask_fn *ask, sl_judge_cancel_fn *cancel, void *arg);
 void sl_judge_set_clock (sl_judge_t *self, sl_judge_clock_fn *clock, void *arg);
-//  Keep-alive interval in µs; 0 disables keep-alives.
+//  Keep-alive interval in µs; 0 disables the client-visible keep-alives
+//  (liveness keep-alives, SL_JUDGE_LIVENESS_US, always run with a clock).
 void sl_judge_set_keepalive (sl_judge_t *self, int64_t interval_us);
 
 void sl_judge_feed (sl_judge_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *arg);

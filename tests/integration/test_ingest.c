@@ -167,7 +167,9 @@ s_rig_mock (s_rig_t *rig)
     return rig->aggregator != NULL;
 }
 
-//  The ingest, with the mock as every dialect's default provider.
+//  The ingest, with the mock as every dialect's default provider. The test
+//  plays the gateway without acks, so the ingest's stall and gateway
+//  deadlines are set past any test's length.
 static bool
 s_rig_ingest (s_rig_t *rig, const char *const *extra)
 {
@@ -178,8 +180,9 @@ s_rig_ingest (s_rig_t *rig, const char *const *extra)
     snprintf (gemini, sizeof gemini, "http://127.0.0.1:%d/v1beta", rig->mock_port);
     const char *args [48] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
                               "--openai-base-url", openai, "--anthropic-base-url", anthropic,
-                              "--gemini-base-url", gemini, NULL };
-    for (int i = 0, n = 12; extra && extra [i] && n < 47; i++)
+                              "--gemini-base-url", gemini, "--stall-ms", "600000",
+                              "--gateway-dead-ms", "600000", NULL };
+    for (int i = 0, n = 16; extra && extra [i] && n < 47; i++)
         args [n++] = extra [i];
     rig->ingest = proc_start (rig->dir, "ingest", args);
     char port [16];

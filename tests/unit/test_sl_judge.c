@@ -218,7 +218,8 @@ s_trace (size_t from)
             n += (size_t) snprintf (out + n, sizeof out - n, "F(%s) ", sl_finish_name (m->finish));
         else
         if (m->type == SL_MSG_BLOCK && m->kind == SL_B_KEEPALIVE)
-            n += (size_t) snprintf (out + n, sizeof out - n, "K ");
+            //  K: shown to the client; k: a liveness beat only
+            n += (size_t) snprintf (out + n, sizeof out - n, (m->flags & SL_F_KEEPALIVE) ? "K " : "k ");
         else
         if (m->type == SL_MSG_BLOCK)
             n += (size_t) snprintf (out + n, sizeof out - n, "%c%c%d ", "?MSDEFK" [m->kind],
@@ -511,14 +512,17 @@ Test (sl_judge, keepalive_while_a_call_is_held)
     sl_judge_tick (judge, recorder_emit, &rec);
     cr_expect_eq (rec.count, n, "nothing held: no keep-alive");
     s_call (1, "judged", "{}");
-    now_us += 999999;
+    now_us += SL_JUDGE_LIVENESS_US - 1;
     sl_judge_tick (judge, recorder_emit, &rec);
-    cr_expect_eq (rec.count, n, "not yet due");
+    cr_expect_eq (rec.count, n, "no beat of either kind due yet");
+    now_us += 999999 - (SL_JUDGE_LIVENESS_US - 1);
+    sl_judge_tick (judge, recorder_emit, &rec);
+    cr_expect_str_eq (s_trace (n), "k", "a liveness beat before the client's keep-alive is due");
     now_us += 1;
     sl_judge_tick (judge, recorder_emit, &rec);
     now_us += 1000000;
     sl_judge_tick (judge, recorder_emit, &rec);
-    cr_expect_str_eq (s_trace (n), "K K");
+    cr_expect_str_eq (s_trace (n), "k K K");
     cr_expect_eq (rec.msgs [n]->seq, n, "a keep-alive takes no sequence number");
     s_answer (0, 0.0);
     cr_expect_eq (rec.msgs [rec.count - 1]->seq, n + 3, "the verdict numbered as if no keep-alive went out");
