@@ -6,6 +6,7 @@
 #   make memcheck   run the unit tests under valgrind
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (clang, libFuzzer)
 #   make bench      run the benchmarks (tests/bench/bench_*.c)
+#   make chaos      the kill-and-restart test alone, with its one-line summary
 #   make deps       install the Debian packages the build needs (root), or
 #                   print the command to do it
 #   make sdk-deps   install the official SDKs the SDK tests drive (npm, pinned
@@ -191,6 +192,11 @@ unit: $(BUILD)/asan/tests/unit
 # The integration tests start the sanitizer builds of the real programs.
 integration: $(BUILD)/asan/tests/integration $(ASAN_BINS)
 	SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin $(BUILD)/asan/tests/integration --jobs 1
+
+chaos: $(BUILD)/asan/tests/integration $(ASAN_BINS)
+	@out=$$(mktemp); SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin $(BUILD)/asan/tests/integration \
+	  --filter 'chaos/kill_any_stage_lose_nothing' --jobs 1 > $$out 2>&1; rc=$$?; \
+	  grep -E '^chaos:|^\[FAIL|^\[----\] .*Assertion|Synthesis' $$out; rm -f $$out; exit $$rc
 
 check-compose:
 	@if command -v docker-compose >/dev/null 2>&1; then \

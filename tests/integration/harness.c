@@ -1,7 +1,10 @@
 /*  harness.c - start, watch and stop sluice processes (see harness.h). */
 #include "harness.h"
 
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -33,12 +36,30 @@ s_pause (void)
 proc_t *
 proc_start (const char *dir, const char *name, const char *const *args)
 {
+    return proc_start_as (dir, name, name, args);
+}
+
+int
+harness_free_port (void)
+{
+    int fd = socket (AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    bind (fd, (struct sockaddr *) &a, sizeof a);
+    socklen_t len = sizeof a;
+    getsockname (fd, (struct sockaddr *) &a, &len);
+    close (fd);
+    return ntohs (a.sin_port);
+}
+
+proc_t *
+proc_start_as (const char *dir, const char *name, const char *label, const char *const *args)
+{
     const char *bin_dir = getenv ("SLUICE_BIN_DIR");
     if (!bin_dir)
         bin_dir = "build/bin";
     proc_t *p = calloc (1, sizeof *p);
-    snprintf (p->name, sizeof p->name, "%s", name);
-    snprintf (p->log_path, sizeof p->log_path, "%s/%s.log", dir, name);
+    snprintf (p->name, sizeof p->name, "%s", label);
+    snprintf (p->log_path, sizeof p->log_path, "%s/%s.log", dir, label);
     char path [512];
     snprintf (path, sizeof path, "%s/sluice-%s", bin_dir, name);
     const char *argv [64];

@@ -25,6 +25,10 @@ typedef struct {
 //  Start sluice-<name> with args (NULL-terminated). Output goes to a log
 //  file in dir. NULL if the program cannot be started.
 proc_t *proc_start (const char *dir, const char *name, const char *const *args);
+//  The same, logging to <dir>/<label>.log (several instances of one program).
+proc_t *proc_start_as (const char *dir, const char *name, const char *label, const char *const *args);
+//  A TCP port on 127.0.0.1 that was free a moment ago.
+int harness_free_port (void);
 //  Wait until the log has a line containing needle (and, if after is not
 //  NULL, found after it in that line); copy the value that follows after
 //  into value. true when found within timeout_ms.

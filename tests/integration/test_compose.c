@@ -36,18 +36,6 @@ static struct { int from, to; } s_ports [MAX_PORTS];
 static int s_port_count;
 
 static int
-s_free_port (void)
-{
-    int fd = socket (AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
-    bind (fd, (struct sockaddr *) &a, sizeof a);
-    socklen_t len = sizeof a;
-    getsockname (fd, (struct sockaddr *) &a, &len);
-    close (fd);
-    return ntohs (a.sin_port);
-}
-
-static int
 s_map_port (int from)
 {
     for (int i = 0; i < s_port_count; i++)
@@ -55,7 +43,7 @@ s_map_port (int from)
             return s_ports [i].to;
     cr_assert_lt (s_port_count, MAX_PORTS);
     s_ports [s_port_count].from = from;
-    s_ports [s_port_count].to = s_free_port ();
+    s_ports [s_port_count].to = harness_free_port ();
     return s_ports [s_port_count++].to;
 }
 

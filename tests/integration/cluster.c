@@ -1,0 +1,184 @@
+/*  cluster.c - multi-instance stacks on loopback (see cluster.h). */
+#include "cluster.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CLUSTER_WAIT_MS 15000
+
+static const char *s_names [CL_STAGES] = { "ingest", "aggregator", "judge", "emitter" };
+
+//  "tcp://127.0.0.1:p1,tcp://127.0.0.1:p2,..." of a stage's slots.
+static void
+s_endpoints (cluster_t *c, int stage, char *out, size_t size)
+{
+    size_t n = 0;
+    out [0] = 0;
+    for (int i = 0; i < c->opts.slots [stage] && n < size; i++)
+        n += (size_t) snprintf (out + n, size - n, "%stcp://127.0.0.1:%d", i ? "," : "", c->port [stage][i]);
+}
+
+int
+cluster_start_instance (cluster_t *c, int stage, int i, bool wait)
+{
+    char bind [64], next [512], metrics [16], label [48], name [48], base [3][96];
+    snprintf (bind, sizeof bind, "tcp://127.0.0.1:%d", c->port [stage][i]);
+    snprintf (metrics, sizeof metrics, "%d", c->metrics [stage][i]);
+    snprintf (name, sizeof name, "%s-%d", s_names [stage], i);
+    snprintf (label, sizeof label, "%s-%d-run%d", s_names [stage], i, c->restarts [stage][i]++);
+    const char *args [64] = { "--bind", bind, "--metrics-port", metrics, "--name", name, NULL };
+    int n = 6;
+    if (stage != CL_EMITTER) {
+        s_endpoints (c, stage + 1, next, sizeof next);
+        args [n++] = "--next";
+        args [n++] = next;
+    }
+    else {
+        args [n++] = "--pub";
+        args [n++] = "tcp://127.0.0.1:*";
+    }
+    if (stage == CL_JUDGE) {
+        args [n++] = "--policy";
+        args [n++] = c->opts.policy ? c->opts.policy : "";
+        for (int k = 0; c->opts.judge_args && c->opts.judge_args [k] && n < 60; k++)
+            args [n++] = c->opts.judge_args [k];
+    }
+    if (stage == CL_INGEST) {
+        snprintf (base [0], sizeof base [0], "http://127.0.0.1:%d/v1", c->mock_port);
+        snprintf (base [1], sizeof base [1], "http://127.0.0.1:%d", c->mock_port);
+        snprintf (base [2], sizeof base [2], "http://127.0.0.1:%d/v1beta", c->mock_port);
+        args [n++] = "--openai-base-url";
+        args [n++] = base [0];
+        args [n++] = "--anthropic-base-url";
+        args [n++] = base [1];
+        args [n++] = "--gemini-base-url";
+        args [n++] = base [2];
+        for (int k = 0; c->opts.ingest_args && c->opts.ingest_args [k] && n < 60; k++)
+            args [n++] = c->opts.ingest_args [k];
+    }
+    args [n] = NULL;
+    if (c->procs [stage][i]) {
+        proc_stop (c->procs [stage][i], 5000);
+        free (c->procs [stage][i]);
+    }
+    c->procs [stage][i] = proc_start_as (c->dir, s_names [stage], label, args);
+    if (!c->procs [stage][i])
+        return -1;
+    if (wait && !proc_wait_log (c->procs [stage][i], "\"started\"", NULL, NULL, 0, CLUSTER_WAIT_MS)) {
+        proc_dump (c->procs [stage][i]);
+        return -1;
+    }
+    return 0;
+}
+
+void
+cluster_kill (cluster_t *c, int stage, int i)
+{
+    proc_kill (c->procs [stage][i]);
+}
+
+void
+cluster_kill_gateway (cluster_t *c, int g)
+{
+    proc_kill (c->gateway [g]);
+}
+
+static int
+s_start_gateway (cluster_t *c, int g)
+{
+    char port [16], next [512], label [32];
+    int http = harness_free_port ();
+    snprintf (port, sizeof port, "%d", http);
+    snprintf (label, sizeof label, "gateway-%d", g);
+    s_endpoints (c, CL_INGEST, next, sizeof next);
+    const char *args [] = { "--http-host", "127.0.0.1", "--http-port", port, "--bind", "tcp://127.0.0.1:*",
+                            "--next", next, "--metrics-port", "off", "--stream-cap", "67108864", NULL };
+    c->gateway [g] = proc_start_as (c->dir, "gateway", label, args);
+    c->http_port [g] = http;
+    if (!c->gateway [g] || !proc_wait_log (c->gateway [g], "\"started\"", NULL, NULL, 0, CLUSTER_WAIT_MS)) {
+        proc_dump (c->gateway [g]);
+        return -1;
+    }
+    return 0;
+}
+
+cluster_t *
+cluster_start (const cluster_opts_t *opts)
+{
+    cluster_t *c = calloc (1, sizeof *c);
+    c->opts = *opts;
+    if (c->opts.gateways < 1)
+        c->opts.gateways = 1;
+    snprintf (c->dir, sizeof c->dir, "/tmp/sluice-cluster-XXXXXX");
+    if (!mkdtemp (c->dir)) {
+        free (c);
+        return NULL;
+    }
+    for (int s = 0; s < CL_STAGES; s++) {
+        if (c->opts.slots [s] < c->opts.count [s])
+            c->opts.slots [s] = c->opts.count [s];
+        for (int i = 0; i < c->opts.slots [s]; i++) {
+            c->port [s][i] = harness_free_port ();
+            c->metrics [s][i] = harness_free_port ();
+        }
+    }
+    char delay [16], port [16];
+    snprintf (delay, sizeof delay, "%d", opts->mock_delay_ms);
+    const char *mock_args [] = { "--host", "127.0.0.1", "--port", "0", "--delay-ms", delay, NULL };
+    c->mock = proc_start (c->dir, "mock", mock_args);
+    if (!c->mock || !proc_wait_log (c->mock, "\"listening\"", "http=127.0.0.1:", port, sizeof port, CLUSTER_WAIT_MS))
+        goto failed;
+    c->mock_port = atoi (port);
+    for (int s = CL_EMITTER; s >= CL_INGEST; s--)
+        for (int i = 0; i < c->opts.count [s]; i++)
+            if (cluster_start_instance (c, s, i, true))
+                goto failed;
+    for (int g = 0; g < c->opts.gateways; g++)
+        if (s_start_gateway (c, g))
+            goto failed;
+    return c;
+failed:
+    cluster_stop (c);
+    return NULL;
+}
+
+int
+cluster_stop (cluster_t *c)
+{
+    if (!c)
+        return 0;
+    int unclean = 0;
+    proc_t *front [3] = { c->gateway [0], c->gateway [1], NULL };
+    for (int g = 0; g < 2; g++)
+        if (front [g] && front [g]->pid > 0 && proc_stop (front [g], 10000) != 0) {
+            unclean++;
+            proc_dump (front [g]);
+        }
+    for (int s = 0; s < CL_STAGES; s++)
+        for (int i = 0; i < CLUSTER_SLOTS; i++) {
+            proc_t *p = c->procs [s][i];
+            if (p && p->pid > 0 && proc_stop (p, 10000) != 0) {
+                unclean++;
+                proc_dump (p);
+            }
+        }
+    if (c->mock && proc_stop (c->mock, 10000) != 0)
+        unclean++;
+    //  Logs stay in c->dir when something went wrong, for the reader.
+    if (unclean == 0) {
+        char cmd [300];
+        snprintf (cmd, sizeof cmd, "rm -rf '%s'", c->dir);
+        if (system (cmd) != 0)
+            fprintf (stderr, "cannot remove %s\n", c->dir);
+    }
+    for (int g = 0; g < 2; g++)
+        free (c->gateway [g]);
+    for (int s = 0; s < CL_STAGES; s++)
+        for (int i = 0; i < CLUSTER_SLOTS; i++)
+            free (c->procs [s][i]);
+    free (c->mock);
+    free (c);
+    return unclean;
+}
