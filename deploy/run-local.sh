@@ -1,7 +1,6 @@
 #!/bin/sh
 # Start the whole sluice stack on 127.0.0.1 from one directory of binaries:
-# the mock upstream (unless a real provider key is set), ingest, aggregator,
-# judge, emitter and gateway. Prints one ready line; on SIGINT or SIGTERM
+# the mock upstream, ingest, aggregator, judge, emitter and gateway. Prints one ready line; on SIGINT or SIGTERM
 # stops every process it started and exits 0.
 #
 #   deploy/run-local.sh build/bin
@@ -29,19 +28,24 @@ start() {
     PIDS="$PIDS $!"
 }
 
-if [ -n "${OPENAI_API_KEY:-}" ] && [ -n "${SLUICE_OPENAI_BASE_URL:-}" -o -z "${SLUICE_USE_MOCK:-}" ]; then
-    UPSTREAM=${SLUICE_OPENAI_BASE_URL:-https://api.openai.com/v1}
-    echo "upstream: $UPSTREAM (OPENAI_API_KEY is set)"
-else
-    start "$BIN/sluice-mock" --host 127.0.0.1 --port "$MOCK_PORT"
-    UPSTREAM=http://127.0.0.1:$MOCK_PORT/v1
-    echo "upstream: the mock at $UPSTREAM (set OPENAI_API_KEY to use OpenAI)"
-fi
+# The mock always runs; a dialect goes to its real provider when that
+# provider's key is set (or its base URL is given explicitly).
+start "$BIN/sluice-mock" --host 127.0.0.1 --port "$MOCK_PORT"
+MOCK=http://127.0.0.1:$MOCK_PORT
+pick() {  # pick <explicit url> <key> <real url> <mock url>
+    if [ -n "$1" ]; then echo "$1"; elif [ -n "$2" ]; then echo "$3"; else echo "$4"; fi
+}
+OPENAI_URL=$(pick "${SLUICE_OPENAI_BASE_URL:-}" "${OPENAI_API_KEY:-}" https://api.openai.com/v1 "$MOCK/v1")
+ANTHROPIC_URL=$(pick "${SLUICE_ANTHROPIC_BASE_URL:-}" "${ANTHROPIC_API_KEY:-}" https://api.anthropic.com "$MOCK")
+GEMINI_URL=$(pick "${SLUICE_GEMINI_BASE_URL:-}" "${GEMINI_API_KEY:-}" https://generativelanguage.googleapis.com/v1beta "$MOCK/v1beta")
+echo "upstreams: openai $OPENAI_URL, anthropic $ANTHROPIC_URL, gemini $GEMINI_URL"
+echo "(each is the mock unless its API key or base URL is set)"
 
 start "$BIN/sluice-emitter" --bind tcp://127.0.0.1:5554 --pub tcp://127.0.0.1:5556 --metrics-port 9554
 start "$BIN/sluice-judge" --bind tcp://127.0.0.1:5553 --next tcp://127.0.0.1:5554 --policy "$POLICY" --metrics-port 9553
 start "$BIN/sluice-aggregator" --bind tcp://127.0.0.1:5552 --next tcp://127.0.0.1:5553 --metrics-port 9552
-start "$BIN/sluice-ingest" --bind tcp://127.0.0.1:5551 --next tcp://127.0.0.1:5552 --openai-base-url "$UPSTREAM" --metrics-port 9551
+start "$BIN/sluice-ingest" --bind tcp://127.0.0.1:5551 --next tcp://127.0.0.1:5552 --openai-base-url "$OPENAI_URL" \
+    --anthropic-base-url "$ANTHROPIC_URL" --gemini-base-url "$GEMINI_URL" --metrics-port 9551
 start "$BIN/sluice-gateway" --http-host 127.0.0.1 --http-port "$HTTP_PORT" --bind tcp://127.0.0.1:5555 --next tcp://127.0.0.1:5551 --metrics-port 9555
 
 # Ready when the gateway answers (bounded: 10 s).

@@ -7,7 +7,12 @@
 */
 #include "gateway.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -606,6 +611,38 @@ s_load_client_keys (gateway_t *self, const char *list)
     sl_log_info ("client_keys", "%zu client key(s) accepted", self->client_key_count);
 }
 
+//  --advertise auto: the bound endpoint, unless it is bound to every
+//  interface; then this host's first IPv4 address that is not loopback
+//  (in a compose network: the container's address, so scaled gateways each
+//  advertise their own).
+static char *
+s_advertise_auto (const char *bound)
+{
+    const char *host = strstr (bound, "://");
+    const char *colon = strrchr (bound, ':');
+    if (!host || !colon || strncmp (host + 3, "0.0.0.0:", 8) != 0)
+        return sl_xstrdup (bound);
+    char name [256] = "";
+    gethostname (name, sizeof name - 1);
+    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res = NULL;
+    char ip [INET_ADDRSTRLEN] = "127.0.0.1";
+    if (getaddrinfo (name, NULL, &hints, &res) == 0) {
+        for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+            struct in_addr a = ((struct sockaddr_in *) ai->ai_addr)->sin_addr;
+            if ((ntohl (a.s_addr) >> 24) != 127) {
+                inet_ntop (AF_INET, &a, ip, sizeof ip);
+                break;
+            }
+        }
+        freeaddrinfo (res);
+    }
+    sl_buf_t out = { 0 };
+    sl_buf_printf (&out, "tcp://%s%s", ip, colon);
+    char *endpoint = sl_xstrdup (sl_buf_cstr (&out));
+    sl_buf_free (&out);
+    return endpoint;
+}
+
 gateway_t *
 gateway_new (sl_service_t *service, const gateway_config_t *config)
 {
@@ -665,7 +702,10 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
         return NULL;
     }
     const char *bound = sl_inbox_endpoint (sl_stage_inbox (self->stage));
-    self->advertise = sl_xstrdup (config->advertise && *config->advertise ? config->advertise : bound);
+    if (config->advertise && strcmp (config->advertise, "auto") == 0)
+        self->advertise = s_advertise_auto (bound);
+    else
+        self->advertise = sl_xstrdup (config->advertise && *config->advertise ? config->advertise : bound);
     self->httpd = sl_httpd_new (loop, config->http_host, config->http_port, config->max_body,
                                 s_on_request, s_on_closed, self);
     if (!self->httpd) {

@@ -18,7 +18,7 @@ main (int argc, char **argv)
         { "http-host", "SLUICE_HTTP_HOST", &http_host, "address clients connect to" },
         { "http-port", "SLUICE_HTTP_PORT", &http_port, "port clients connect to" },
         { "bind", NULL, &bind, "inbox endpoint (frames from the emitters)" },
-        { "advertise", NULL, &advertise, "inbox endpoint as emitters reach it (default: --bind)" },
+        { "advertise", NULL, &advertise, "inbox endpoint as emitters reach it (default: --bind; auto: this host's address)" },
         { "next", NULL, &next, "ingest endpoints, comma-separated" },
         { "max-body", NULL, &max_body, "largest request body accepted, bytes" },
         { "stream-cap", NULL, &stream_cap, "bytes buffered for a slow client before it is cut off" },
