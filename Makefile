@@ -5,7 +5,8 @@
 #   make test       install what is missing, build, run every test
 #   make memcheck   run the unit tests under valgrind
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (clang, libFuzzer)
-#   make bench      run the benchmarks (tests/bench/bench_*.c)
+#   make bench      run the benchmarks (tests/bench/bench_*.c), then
+#                   sluice-bench against two stacks and the mock
 #   make chaos      the kill-and-restart test alone, with its one-line summary
 #   make deps       install the Debian packages the build needs (root), or
 #                   print the command to do it
@@ -222,6 +223,8 @@ fuzz-smoke: $(FUZZ_BINS)
 
 bench: all $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+	@echo "== sluice-bench: the stack against the bare mock (build/bench.json)"
+	@tests/bench/run-stack.sh $(BUILD)/bin --out $(BUILD)/bench.json
 
 memcheck: $(BUILD)/tests/unit-plain
 	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \

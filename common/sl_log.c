@@ -31,6 +31,12 @@ sl_log_level_parse (const char *name)
     return SL_LOG_INFO;
 }
 
+bool
+sl_log_enabled (sl_log_level_t level)
+{
+    return level >= s_level;
+}
+
 void
 sl_log (sl_log_level_t level, const char *event, const char *format, ...)
 {

@@ -10,6 +10,8 @@
 #ifndef SL_LOG_H
 #define SL_LOG_H
 
+#include <stdbool.h>
+
 typedef enum {
     SL_LOG_DEBUG = 0,
     SL_LOG_INFO,
@@ -21,6 +23,8 @@ typedef enum {
 void sl_log_init (const char *proc, sl_log_level_t level);
 //  Parse "debug" / "info" / "warn" / "error"; returns SL_LOG_INFO otherwise.
 sl_log_level_t sl_log_level_parse (const char *name);
+//  True when lines of this level are printed (to skip costly formatting).
+bool sl_log_enabled (sl_log_level_t level);
 void sl_log (sl_log_level_t level, const char *event, const char *format, ...)
     __attribute__ ((format (printf, 3, 4)));
 

@@ -52,6 +52,7 @@ typedef struct {
 typedef struct {
     s_peer_t *peer;
     uint32_t epoch;
+    int64_t ended_at;                   //  ms of its END, 0 while the stream runs
 } s_pin_t;
 
 //  A configured endpoint: a literal address, or a name to resolve.
@@ -349,6 +350,21 @@ s_on_hb_timer (zloop_t *loop, int timer_id, void *arg)
         if (peer->state == PEER_ALIVE || peer->batch.len == 0)
             s_queue_hb (self, peer);
     }
+    //  Forget pins of streams that ended longer ago than the grace.
+    size_t cursor = 0;
+    const uint8_t *sid;
+    s_pin_t *pin;
+    uint8_t expired [64][SL_SID_SIZE];
+    size_t n_expired;
+    do {
+        n_expired = 0;
+        cursor = 0;
+        while (n_expired < 64 && (pin = sl_sidmap_next (self->pins, &cursor, &sid)))
+            if (pin->ended_at && now - pin->ended_at > SL_PIN_GRACE_MS)
+                memcpy (expired [n_expired++], sid, SL_SID_SIZE);
+        for (size_t i = 0; i < n_expired; i++)
+            free (sl_sidmap_remove (self->pins, expired [i]));
+    } while (n_expired == 64);
     //  Close peers DNS dropped once nothing depends on them.
     for (size_t i = self->count; i-- > 0;)
         if (self->peers [i]->gone && self->peers [i]->streams == 0
@@ -522,9 +538,10 @@ int
 sl_router_send (sl_router_t *self, const sl_msg_t *msg)
 {
     s_pin_t *pin = sl_sidmap_get (self->pins, msg->sid);
-    if (pin && pin->epoch != msg->epoch) {
+    if (pin && (pin->epoch != msg->epoch || pin->ended_at)) {
         //  A new epoch is pinned afresh (the old instance may be dead).
-        pin->peer->streams--;
+        if (!pin->ended_at)
+            pin->peer->streams--;
         sl_sidmap_remove (self->pins, msg->sid);
         free (pin);
         pin = NULL;
@@ -538,6 +555,12 @@ sl_router_send (sl_router_t *self, const sl_msg_t *msg)
         pin->epoch = msg->epoch;
         peer->streams++;
         sl_sidmap_put (self->pins, msg->sid, pin);
+        if (sl_log_enabled (SL_LOG_DEBUG)) {
+            char hex [SL_SID_HEX_SIZE];
+            sl_sid_hex (msg->sid, hex);
+            sl_log_debug ("pin", "sid=%s epoch=%u type=%d endpoint=%s credit=%lld", hex, msg->epoch,
+                          msg->type, peer->endpoint, (long long) peer->credit);
+        }
     }
     s_peer_t *peer = pin->peer;
     if (peer->state == PEER_DEAD) {
@@ -553,8 +576,7 @@ sl_router_send (sl_router_t *self, const sl_msg_t *msg)
     }
     if (msg->type == SL_MSG_END) {
         peer->streams--;
-        sl_sidmap_remove (self->pins, msg->sid);
-        free (pin);
+        pin->ended_at = s_now_ms ();    //  remembered a while (SL_PIN_GRACE_MS)
     }
     return 0;
 }
@@ -583,7 +605,29 @@ const char *
 sl_router_peer_of (sl_router_t *self, const uint8_t *sid)
 {
     s_pin_t *pin = sl_sidmap_get (self->pins, sid);
-    return pin ? pin->peer->endpoint : NULL;
+    return pin && !pin->ended_at ? pin->peer->endpoint : NULL;
+}
+
+void
+sl_router_each_pinned (sl_router_t *self, const char *endpoint,
+                       void (*fn) (void *arg, const uint8_t *sid, uint32_t epoch), void *arg)
+{
+    //  Collected first: fn may send (a replay re-pins), and the map must
+    //  not change under the walk.
+    typedef struct { uint8_t sid [SL_SID_SIZE]; uint32_t epoch; } s_hit_t;
+    size_t size = sl_sidmap_size (self->pins);
+    s_hit_t *hits = sl_xmalloc ((size ? size : 1) * sizeof *hits);
+    size_t count = 0, cursor = 0;
+    const uint8_t *sid;
+    s_pin_t *pin;
+    while ((pin = sl_sidmap_next (self->pins, &cursor, &sid)))
+        if (strcmp (pin->peer->endpoint, endpoint) == 0) {
+            memcpy (hits [count].sid, sid, SL_SID_SIZE);
+            hits [count++].epoch = pin->epoch;
+        }
+    for (size_t i = 0; i < count; i++)
+        fn (arg, hits [i].sid, hits [i].epoch);
+    free (hits);
 }
 
 bool
@@ -598,7 +642,8 @@ sl_router_unpin (sl_router_t *self, const uint8_t *sid)
 {
     s_pin_t *pin = sl_sidmap_remove (self->pins, sid);
     if (pin) {
-        pin->peer->streams--;
+        if (!pin->ended_at)
+            pin->peer->streams--;
         free (pin);
     }
 }

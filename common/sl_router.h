@@ -9,8 +9,9 @@
 
     A stream is pinned at its first message to the live instance with the
     most credit, and stays there for its epoch; a message of a new epoch is
-    pinned afresh (the old instance may be dead), and the stream is unpinned
-    after its END.
+    pinned afresh (the old instance may be dead). After its END the pin is
+    remembered for SL_PIN_GRACE_MS, so that an instance dying with a
+    stream's last messages is still known to have held it.
 
     Both ends exchange heartbeats (proto "hb") every SL_HB_INTERVAL_MS; an
     instance silent for SL_HB_DEAD_MS is dead: it gets no new streams, and
@@ -41,6 +42,7 @@
 #define SL_HB_DEAD_MS 500               //  silence after which a peer is dead
 #define SL_RESOLVE_MS 2000              //  period of DNS re-resolution
 #define SL_CREDIT_WINDOW 20000          //  messages a receiver lets a sender have in flight
+#define SL_PIN_GRACE_MS 3000            //  a pin is remembered this long after its END
 
 typedef struct _sl_router_t sl_router_t;
 
@@ -70,6 +72,12 @@ int sl_router_send (sl_router_t *self, const sl_msg_t *msg);
 int sl_router_send_to (sl_router_t *self, sl_str_t endpoint, const sl_msg_t *msg);
 //  The endpoint a stream is pinned to (borrowed), or NULL.
 const char *sl_router_peer_of (sl_router_t *self, const uint8_t *sid);
+//  Call fn for every stream pinned to the instance at endpoint, or pinned
+//  there and ended less than SL_PIN_GRACE_MS ago (its last messages may
+//  have died with the instance): what a stage reports lost when that
+//  instance dies.
+void sl_router_each_pinned (sl_router_t *self, const char *endpoint,
+                            void (*fn) (void *arg, const uint8_t *sid, uint32_t epoch), void *arg);
 //  True when the instance at endpoint is alive (heartbeats arrive).
 bool sl_router_peer_alive (sl_router_t *self, const char *endpoint);
 //  Forget a stream's pin (streams that never send END through this router).

@@ -9,6 +9,9 @@
 #define SL_STAGE_MAX_DRAIN 256          //  ZeroMQ messages per wake-up (fairness)
 
 #include "sl_router.h"
+#include "sl_sidmap.h"
+
+#define SL_STAGE_PURGE_MS 1000          //  how often ended streams' origins are forgotten
 
 //  What we know about one sender on the inbox.
 typedef struct {
@@ -16,6 +19,12 @@ typedef struct {
     uint64_t consumed;                  //  messages handled since the last grant
     bool greeted;                       //  first window granted
 } s_sender_t;
+
+//  Where a stream came from (for `lost` notices), kept a while after its end.
+typedef struct {
+    s_sender_t *sender;
+    int64_t ended_at;                   //  ms, 0 while the stream runs
+} s_origin_t;
 
 struct _sl_stage_t {
     sl_service_t *service;
@@ -31,6 +40,10 @@ struct _sl_stage_t {
     sl_counter_t *in_messages;
     sl_counter_t *malformed;
     sl_counter_t *withheld;
+    sl_sidmap_t *origins;               //  sid -> s_origin_t
+    sl_router_t *relay;                 //  router whose losses we report, or NULL
+    int purge_timer;
+    sl_counter_t *lost_sent;
 };
 
 static void
@@ -115,6 +128,98 @@ s_grant_used (sl_stage_t *self)
 }
 
 
+static int64_t
+s_now_ms (void)
+{
+    return zclock_mono ();
+}
+
+static void
+s_note_origin (sl_stage_t *self, const sl_msg_t *msg, s_sender_t *sender)
+{
+    s_origin_t *o = sl_sidmap_get (self->origins, msg->sid);
+    if (msg->type == SL_MSG_START) {
+        if (!o) {
+            o = sl_xcalloc (1, sizeof *o);
+            sl_sidmap_put (self->origins, msg->sid, o);
+        }
+        o->sender = sender;
+        o->ended_at = 0;
+    }
+    else
+    if (o)
+        o->ended_at = s_now_ms ();
+}
+
+//  Send `lost` for a stream to the instance it came from.
+static void
+s_send_lost (void *arg, const uint8_t *sid, uint32_t epoch)
+{
+    sl_stage_t *self = arg;
+    s_origin_t *o = sl_sidmap_get (self->origins, sid);
+    if (sl_log_enabled (SL_LOG_DEBUG)) {
+        char hex [SL_SID_HEX_SIZE];
+        sl_sid_hex (sid, hex);
+        sl_log_debug ("lost", "sid=%s epoch=%u origin=%s", hex, epoch, o ? "known" : "unknown");
+    }
+    if (!o)
+        return;
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_LOST);
+    memcpy (m.sid, sid, SL_SID_SIZE);
+    m.epoch = epoch;
+    sl_buf_reset (&self->reply);
+    sl_msg_encode (&m, &self->reply);
+    if (sl_inbox_send (self->inbox, sl_buf_str (&o->sender->identity), self->reply.data, self->reply.len) == 0)
+        sl_counter_inc (self->lost_sent);
+}
+
+static void
+s_on_peer_event (void *arg, const char *endpoint, sl_peer_event_t event)
+{
+    sl_stage_t *self = arg;
+    if (event == SL_PEER_DEAD || event == SL_PEER_RESTARTED)
+        sl_router_each_pinned (self->relay, endpoint, s_send_lost, self);
+}
+
+static void
+s_on_downstream (void *arg, const sl_msg_t *msg)
+{
+    if (msg->type == SL_MSG_LOST)
+        s_send_lost (arg, msg->sid, msg->epoch);
+}
+
+static int
+s_on_purge (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    sl_stage_t *self = arg;
+    int64_t now = s_now_ms ();
+    size_t count = sl_sidmap_size (self->origins);
+    size_t cursor = 0;
+    const uint8_t *sid;
+    s_origin_t *o;
+    uint8_t (*expired) [SL_SID_SIZE] = sl_xmalloc ((count ? count : 1) * SL_SID_SIZE);
+    size_t n = 0;
+    while ((o = sl_sidmap_next (self->origins, &cursor, &sid)))
+        if (o->ended_at && now - o->ended_at > SL_PIN_GRACE_MS)
+            memcpy (expired [n++], sid, SL_SID_SIZE);
+    for (size_t i = 0; i < n; i++)
+        free (sl_sidmap_remove (self->origins, expired [i]));
+    free (expired);
+    return 0;
+}
+
+void
+sl_stage_relay_losses (sl_stage_t *self, sl_router_t *router)
+{
+    self->relay = router;
+    sl_router_on_peer (router, s_on_peer_event, self);
+    sl_router_on_message (router, s_on_downstream, self);
+    self->purge_timer = zloop_timer (sl_service_loop (self->service), SL_STAGE_PURGE_MS, 0, s_on_purge, self);
+}
+
 static int
 s_on_readable (zloop_t *loop, zsock_t *reader, void *arg)
 {
@@ -139,9 +244,11 @@ s_on_readable (zloop_t *loop, zsock_t *reader, void *arg)
             if (msg.type == SL_MSG_HB)
                 s_answer_hb (self, peer);
             else {
-                self->on_msg (self->arg, &msg, peer);
                 if (!sender)
                     sender = s_sender (self, peer);
+                if (self->relay && (msg.type == SL_MSG_START || msg.type == SL_MSG_END))
+                    s_note_origin (self, &msg, sender);
+                self->on_msg (self->arg, &msg, peer);
                 sender->consumed++;
             }
         }
@@ -177,6 +284,10 @@ sl_stage_new (sl_service_t *service, const char *bind,
                                           "Messages dropped as malformed (bad frames, codec errors)");
     self->withheld = sl_metrics_counter (m, "sluice_credit_withheld_total", NULL,
                                          "Credit grants held back because the stage's output was congested");
+    self->lost_sent = sl_metrics_counter (m, "sluice_lost_notices_total", NULL,
+                                          "Streams reported lost to the previous stage (an instance after us died)");
+    self->origins = sl_sidmap_new ();
+    self->purge_timer = -1;
     self->senders = zhashx_new ();
     zhashx_set_destructor (self->senders, s_sender_free);
     zloop_reader (sl_service_loop (service), sl_inbox_sock (inbox), s_on_readable, self);
@@ -191,6 +302,13 @@ sl_stage_destroy (sl_stage_t **self_p)
         return;
     sl_stage_t *self = *self_p;
     zloop_reader_end (sl_service_loop (self->service), sl_inbox_sock (self->inbox));
+    if (self->purge_timer >= 0)
+        zloop_timer_end (sl_service_loop (self->service), self->purge_timer);
+    size_t cursor = 0;
+    void *o;
+    while ((o = sl_sidmap_next (self->origins, &cursor, NULL)))
+        free (o);
+    sl_sidmap_destroy (&self->origins);
     zhashx_destroy (&self->senders);
     sl_inbox_destroy (&self->inbox);
     sl_codec_destroy (&self->codec);

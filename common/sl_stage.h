@@ -17,6 +17,7 @@
 
 #include "../proto/sl_msg.h"
 #include "sl_inbox.h"
+#include "sl_router.h"
 #include "sl_service.h"
 
 typedef struct _sl_stage_t sl_stage_t;
@@ -31,6 +32,12 @@ sl_stage_t *sl_stage_new (sl_service_t *service, const char *bind,
                           sl_stage_msg_fn *on_msg, sl_stage_flush_fn *on_flush, void *arg);
 void sl_stage_destroy (sl_stage_t **self_p);
 sl_inbox_t *sl_stage_inbox (sl_stage_t *self);
+//  Report lost streams back towards the ingest: when an instance of the
+//  next stage dies (or restarts), send `lost` for every stream pinned to
+//  it to the instance that sent us the stream; and pass on the `lost`
+//  notices the next stage sends us. (Stages between the ingest and the
+//  emitter; the ingest and the gateway act on losses themselves.)
+void sl_stage_relay_losses (sl_stage_t *self, sl_router_t *router);
 //  While fn returns true, hold credit back from senders.
 void sl_stage_set_congestion (sl_stage_t *self, bool (*fn) (void *arg), void *arg);
 //  Send a message back to a peer of the inbox (e.g. the ingest's error to a

@@ -111,7 +111,7 @@ struct _sl_codec_t {
 
 static const char *s_type_names [] = {
     "?", "hb", "req", "ack", "cancel", "start", "delta", "block", "verdict",
-    "frame", "error", "end"
+    "frame", "error", "end", "lost"
 };
 static const char *s_dialect_names [] = {
     "none", "openai", "anthropic", "responses", "gemini"

@@ -40,6 +40,7 @@ typedef enum {
     SL_MSG_FRAME,                       //  emitter -> gateway: bytes for the client
     SL_MSG_ERROR,                       //  an error inside a stream
     SL_MSG_END,                         //  last message of a stream at every hop
+    SL_MSG_LOST,                        //  back towards the ingest: a stream's state died
     SL_MSG_TYPE_MAX
 } sl_msg_type_t;
 

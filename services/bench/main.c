@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
+
 #include "../../common/sl_buf.h"
 #include "../../common/sl_opts.h"
 #include "bench_client.h"
@@ -49,6 +51,8 @@ typedef struct {
     double cpu_us_per_chunk;
     long rss_idle [MAX_PROCS];          //  KiB
     long rss_peak [MAX_PROCS];          //  KiB, under 1000 streams
+    int ingest_metrics;                 //  port of the ingest's /metrics, 0: unknown
+    double log_peak;                    //  replay log bytes, peak under 1000 streams
     int failures;
 } s_target_t;
 
@@ -66,6 +70,11 @@ s_parse_stack (const char *spec, s_target_t *t)
     snprintf (t->name, sizeof t->name, "%.*s", (int) (eq - spec), spec);
     snprintf (t->base, sizeof t->base, "%.*s", (int) (at - eq - 1), eq + 1);
     char *list = strdup (at + 1);
+    char *hash = strchr (list, '#');    //  "...#<ingest metrics port>"
+    if (hash) {
+        *hash = 0;
+        t->ingest_metrics = atoi (hash + 1);
+    }
     char *save = NULL;
     for (char *item = strtok_r (list, ",", &save); item && t->nprocs < MAX_PROCS;
          item = strtok_r (NULL, ",", &save)) {
@@ -92,7 +101,46 @@ s_body (sl_buf_t *out, const char *model, int max_tokens)
     sl_buf_puts (out, "\"messages\":[{\"role\":\"user\",\"content\":\"bench\"}]}");
 }
 
-//  Peak RSS sampling while a run is going.
+static size_t
+s_collect (char *ptr, size_t size, size_t nmemb, void *arg)
+{
+    sl_buf_append ((sl_buf_t *) arg, ptr, size * nmemb);
+    return size * nmemb;
+}
+
+//  One value from a Prometheus page; NAN when absent.
+static double
+s_metric (int port, const char *name)
+{
+    char url [96];
+    snprintf (url, sizeof url, "http://127.0.0.1:%d/metrics", port);
+    sl_buf_t page = { 0 };
+    CURL *easy = curl_easy_init ();
+    curl_easy_setopt (easy, CURLOPT_URL, url);
+    curl_easy_setopt (easy, CURLOPT_WRITEFUNCTION, s_collect);
+    curl_easy_setopt (easy, CURLOPT_WRITEDATA, &page);
+    curl_easy_setopt (easy, CURLOPT_TIMEOUT_MS, 1000L);
+    double value = NAN;
+    if (curl_easy_perform (easy) == CURLE_OK) {
+        const char *text = sl_buf_cstr (&page);
+        size_t n = strlen (name);
+        for (const char *line = text; *line; ) {
+            if (strncmp (line, name, n) == 0 && line [n] == ' ') {
+                value = atof (line + n + 1);
+                break;
+            }
+            const char *nl = strchr (line, '\n');
+            if (!nl)
+                break;
+            line = nl + 1;
+        }
+    }
+    curl_easy_cleanup (easy);
+    sl_buf_free (&page);
+    return value;
+}
+
+//  Peak RSS (and replay log) sampling while a run is going.
 static void
 s_sample_rss (void *arg)
 {
@@ -101,6 +149,11 @@ s_sample_rss (void *arg)
         long rss = bench_rss_kib (t->pids [i]);
         if (rss > t->rss_peak [i])
             t->rss_peak [i] = rss;
+    }
+    if (t->ingest_metrics) {
+        double bytes = s_metric (t->ingest_metrics, "sluice_replay_log_bytes");
+        if (!isnan (bytes) && bytes > t->log_peak)
+            t->log_peak = bytes;
     }
 }
 
@@ -228,6 +281,8 @@ s_json_stack (sl_buf_t *out, const s_target_t *t, const s_target_t *direct, cons
     s_json_number (out, K ("rss_idle_mb_total"), (double) s_sum (t->rss_idle, t->nprocs) / 1024, first);
     s_json_number (out, K ("rss_per_stream_kib_max"), s_per_stream_max (t), first);
     s_json_number (out, K ("failed_streams"), t->failures, first);
+    if (t->ingest_metrics)
+        s_json_number (out, K ("replay_log_mb_1000_streams"), t->log_peak / 1048576.0, first);
     for (int i = 0; i < t->nprocs; i++) {
         char name [64];
         snprintf (name, sizeof name, "rss_idle_kib_%s", t->proc_names [i]);
@@ -272,7 +327,8 @@ main (int argc, char **argv)
     const char *quick = "no";
     sl_opt_t opts [] = {
         { "mock", "SLUICE_BENCH_MOCK", &mock, "base URL of the mock (the direct baseline)" },
-        { "stack", "SLUICE_BENCH_STACK", &stack1, "name=base-url@proc:pid,... of a running stack" },
+        { "stack", "SLUICE_BENCH_STACK", &stack1,
+          "name=base-url@proc:pid,...[#ingest-metrics-port] of a running stack" },
         { "stack2", "SLUICE_BENCH_STACK2", &stack2, "a second stack, same form (optional)" },
         { "out", "SLUICE_BENCH_OUT", &out_path, "where to write the JSON figures" },
         { "quick", "SLUICE_BENCH_QUICK", &quick, "yes: small counts (a smoke run)" },
@@ -332,6 +388,9 @@ main (int argc, char **argv)
                 targets [i].chunk_p50 [1] - direct.chunk_p50 [1],
                 targets [i].chunk_p99 [1] - direct.chunk_p99 [1],
                 targets [i].chunk_p99 [2] - direct.chunk_p99 [2]);
+        if (targets [i].ingest_metrics)
+            printf ("%s replay logs at 1000 live streams: %.1f MB (peak)\n", targets [i].name,
+                    targets [i].log_peak / 1048576.0);
         printf ("%s RSS per process, idle / under 1000 streams (KiB):", targets [i].name);
         for (int p = 0; p < targets [i].nprocs; p++)
             printf (" %s %ld/%ld", targets [i].proc_names [p], targets [i].rss_idle [p], targets [i].rss_peak [p]);

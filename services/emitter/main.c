@@ -14,6 +14,7 @@
     request headers in it never include credential headers.
 */
 #include <stdlib.h>
+#include <time.h>
 
 #include "../../common/sl_log.h"
 #include "../../common/sl_router.h"
@@ -85,7 +86,9 @@ static int64_t
 s_clock (void *arg)
 {
     (void) arg;
-    return zclock_usecs ();
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 static void

@@ -351,6 +351,12 @@ sl_emitter_feed (sl_emitter_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void
         s_stream_free (s);
         s = NULL;
     }
+    if (sl_log_enabled (SL_LOG_DEBUG) && (msg->type == SL_MSG_START || !s)) {
+        char hex [SL_SID_HEX_SIZE];
+        sl_sid_hex (msg->sid, hex);
+        sl_log_debug (s ? "dup_start" : msg->type == SL_MSG_START ? "start" : "unknown_stream",
+                      "sid=%s epoch=%u type=%d", hex, msg->epoch, msg->type);
+    }
     if (msg->type == SL_MSG_START) {
         if (s)
             self->stats.dropped++;

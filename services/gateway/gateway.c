@@ -189,6 +189,12 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
         //  Frames before it were lost with an instance; the ingest's replay
         //  brings them again, and this one after them.
         sl_counter_inc (self->gaps);
+        if (sl_log_enabled (SL_LOG_DEBUG)) {
+            char hex [SL_SID_HEX_SIZE];
+            sl_sid_hex (f->sid, hex);
+            sl_log_debug ("frame_gap", "sid=%s epoch=%u seq=%llu expected=%llu", hex, f->epoch,
+                          (unsigned long long) f->seq, (unsigned long long) s->next_seq);
+        }
         return;
     }
     s->next_seq++;

@@ -16,14 +16,18 @@
     while nothing but the START has gone downstream.
 
     Replay: everything a stream sends downstream is also kept in its log.
-    The gateway acknowledges every 100 ms with an activity counter that
-    moves whenever frames (or keep-alives) of the stream reach it. When the
-    ingest has sent messages and the counter then does not move for the
-    stall deadline, an instance between here and the gateway died with the
-    stream's state: the stream is sent again from its log, in a new epoch,
-    and the routers pin it afresh to live instances; every stage is a
-    deterministic function of its input and the gateway writes each frame
-    number once, so the client sees neither loss nor duplicates. A log over
+    When an instance holding the stream dies (an aggregator: our router sees
+    its heartbeats stop; a judge or an emitter: the stage before it sees
+    that and sends `lost` back, hop by hop), the stream is sent again from
+    its log, in a new epoch, and the routers pin it afresh to live
+    instances; every stage is a deterministic function of its input and the
+    gateway writes each frame number once, so the client sees neither loss
+    nor duplicates. As a safety net for anything else, the gateway
+    acknowledges every 100 ms with an activity counter that moves whenever
+    frames (or keep-alives) of the stream reach it; a stream whose counter
+    stays still for the stall deadline after a send is replayed too, with
+    the deadline doubling at each replay so that overload is not mistaken
+    for death. A log over
     its bound is dropped and the stream marked not replayable (counted);
     such a stream that stalls ends with an error the ingest sends the
     gateway directly. When no ack comes at all for the gateway deadline,
@@ -690,7 +694,7 @@ s_lose (s_stream_t *s, const char *why)
 
 //  Send the stream again from its log, in a new epoch.
 static void
-s_replay (s_stream_t *s)
+s_replay (s_stream_t *s, const char *why)
 {
     ingest_t *self = s->ingest;
     if (!s->replayable) {
@@ -709,11 +713,55 @@ s_replay (s_stream_t *s)
     sl_counter_inc (self->replays);
     char hex [SL_SID_HEX_SIZE];
     sl_sid_hex (s->sid, hex);
-    sl_log_info ("stream_replay", "sid=%s epoch=%u messages from the log", hex, s->epoch);
+    sl_log_info ("stream_replay", "sid=%s epoch=%u why=%s", hex, s->epoch, why);
     size_t offset = 0;
     sl_msg_t m;
     while (sl_codec_decode (self->codec, s->log.data, s->log.len, &offset, &m) == 0)
         s_send_unlogged (s, &m);
+}
+
+//  An aggregator the ingest sent streams to died (or restarted): replay
+//  every stream pinned there, at once.
+static void
+s_replay_if_current (ingest_t *self, const uint8_t *sid, uint32_t epoch, const char *why)
+{
+    s_stream_t *s = sl_sidmap_get (self->streams, sid);
+    if (s && s->epoch == epoch)
+        s_replay (s, why);
+    else
+    if (sl_log_enabled (SL_LOG_DEBUG)) {
+        char hex [SL_SID_HEX_SIZE];
+        sl_sid_hex (sid, hex);
+        sl_log_debug ("replay_skipped", "sid=%s epoch=%u current=%d why=%s", hex, epoch,
+                      s ? (int) s->epoch : -1, why);
+    }
+}
+
+static void
+s_replay_pinned (void *arg, const uint8_t *sid, uint32_t epoch)
+{
+    s_replay_if_current (arg, sid, epoch, "aggregator_died");
+}
+
+static void
+s_on_aggregator_event (void *arg, const char *endpoint, sl_peer_event_t event)
+{
+    ingest_t *self = arg;
+    if (event == SL_PEER_DEAD || event == SL_PEER_RESTARTED) {
+        sl_router_each_pinned (self->router, endpoint, s_replay_pinned, self);
+        sl_router_flush (self->router);
+    }
+}
+
+//  A stage further on lost a stream (an instance holding it died).
+static void
+s_on_downstream (void *arg, const sl_msg_t *msg)
+{
+    ingest_t *self = arg;
+    if (msg->type == SL_MSG_LOST) {
+        s_replay_if_current (self, msg->sid, msg->epoch, "lost_downstream");
+        sl_router_flush (self->router);
+    }
 }
 
 //  No ack for the gateway deadline: the gateway (and its client) are gone.
@@ -754,9 +802,13 @@ s_on_sweep (zloop_t *loop, int timer_id, void *arg)
             s_gateway_gone (s);
             continue;
         }
-        if (s->unacked_since && now - s->unacked_since >= self->config.stall_ms
-        &&  now - s->last_replay >= self->config.stall_ms) {
-            s_replay (s);
+        //  The safety net: a stream that stays silent long after a send,
+        //  though no instance was seen dying. Each replay doubles the wait,
+        //  so an overloaded pipeline is not answered with more load.
+        long stall = self->config.stall_ms << (s->replays < 6 ? s->replays : 6);
+        if (s->unacked_since && now - s->unacked_since >= stall
+        &&  now - s->last_replay >= stall) {
+            s_replay (s, "stalled");
             continue;
         }
         if (s->paused && !congested && s->easy) {
@@ -953,6 +1005,8 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
                                        "Upstream reads paused because the aggregators held back credit");
     sl_metrics_gauge_fn (m, "sluice_replay_log_bytes", NULL, "Bytes held in replay logs", s_log_bytes, self);
     self->codec = sl_codec_new ();
+    sl_router_on_peer (self->router, s_on_aggregator_event, self);
+    sl_router_on_message (self->router, s_on_downstream, self);
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Streams in progress", s_active, self);
     if (sl_router_connect (self->router, config->next)) {
         ingest_destroy (&self);

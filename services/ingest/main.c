@@ -42,7 +42,7 @@ main (int argc, char **argv)
     const char *max_retries = "2";
     const char *retry_base = "500";
     const char *retry_max = "20000";
-    const char *stall = "600";
+    const char *stall = "5000";
     const char *gateway_dead = "2000";
     const char *log_max = "4194304";
     const char *log_total = "268435456";
@@ -64,7 +64,7 @@ main (int argc, char **argv)
         { "max-retries", NULL, &max_retries, "retries of a call before any byte reached the client" },
         { "retry-base-ms", NULL, &retry_base, "first retry backoff (doubled each retry)" },
         { "retry-max-ms", NULL, &retry_max, "longest retry wait; a longer Retry-After is not waited for" },
-        { "stall-ms", NULL, &stall, "replay a stream whose acks stop moving this long after a send" },
+        { "stall-ms", NULL, &stall, "replay a stream whose acks stop moving this long after a send (safety net)" },
         { "gateway-dead-ms", NULL, &gateway_dead, "cancel a stream whose gateway sends no ack this long" },
         { "replay-log-max", NULL, &log_max, "bytes kept per stream for a replay" },
         { "replay-log-total", NULL, &log_total, "bytes kept for replays in all" },

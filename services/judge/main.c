@@ -300,8 +300,10 @@ main (int argc, char **argv)
     sl_stage_t *stage = NULL;
     if (sl_router_connect (app.router, next) == 0)
         stage = sl_stage_new (svc, bind, s_on_msg, s_flush, &app);
-    if (stage)
+    if (stage) {
         sl_stage_set_congestion (stage, s_congested, &app);
+        sl_stage_relay_losses (stage, app.router);
+    }
     int rc = stage ? sl_service_run (svc) : 1;
     sl_stage_destroy (&stage);
     llm_client_destroy (&app.llm);

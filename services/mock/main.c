@@ -18,6 +18,7 @@
     (sl_mock_judge.h).
 */
 #include <ctype.h>
+#include <time.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,9 +74,19 @@ struct _s_app_t {
     sl_counter_t *dropped;
     sl_gauge_t *active;
     sl_mock_judge_t *judge;             //  LLM judge scenarios (judge-* models)
+    int ticker;                         //  paced streams' shared timer, -1 none
+    size_t paced;                       //  paced streams answering
 };
 
 static void s_schedule (s_stream_t *s, long delay_ms);
+
+static int64_t
+s_mono_us (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
 
 //  Send the next event(s); end the response after the last, the way the
 //  script says.
@@ -101,10 +112,31 @@ s_pump (s_stream_t *s)
             return;                     //  SL_MOCK_END_STALL: silence
         }
         sl_buf_t *e = &s->script.events [s->next++];
+        if (s->script.stamped)
+            sl_mock_script_stamp (e, s_mono_us ());
         if (sl_http_stream_write (s->req, e->data, e->len))
             return;                     //  client gone: on_closed cleans up
     } while (s->delay_ms == 0 && sl_http_stream_buffered (s->req) < MOCK_FAST_BACKLOG);
+    if (s->script.pace_ms)
+        return;                         //  the shared ticker sends the next one
     s_schedule (s, s->delay_ms ? s->delay_ms : MOCK_FAST_WAIT_MS);
+}
+
+//  Paced streams share one timer: a thousand of them cost one timer event
+//  per millisecond, not a thousand.
+static int
+s_on_ticker (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_app_t *app = arg;
+    for (s_stream_t *s = app->live, *next; s; s = next) {
+        next = s->next_stream;          //  a pump may end (and free) nothing yet
+        if (s->script.pace_ms && s->started && s->timer < 0)
+            s_pump (s);
+    }
+    sl_httpd_run (app->httpd);
+    return 0;
 }
 
 static int
@@ -308,6 +340,12 @@ s_answer (s_app_t *app, sl_http_req_t *req, sl_mock_script_t *script)
     if (script->status != 0)
         s_schedule (s, 0);
     //  else mock-hang: the client waits until it gives up
+    if (s->script.pace_ms) {
+        s->delay_ms = s->script.pace_ms;
+        if (app->paced++ == 0)
+            app->ticker = zloop_timer (sl_service_loop (app->service), (size_t) s->script.pace_ms, 0,
+                                       s_on_ticker, app);
+    }
 }
 
 static void
@@ -377,6 +415,10 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
     else
         sl_counter_inc (app->completed);
     app->active->value--;
+    if (s->script.pace_ms && --app->paced == 0) {
+        zloop_timer_end (sl_service_loop (app->service), app->ticker);
+        app->ticker = -1;
+    }
     if (s->prev)
         s->prev->next_stream = s->next_stream;
     else
@@ -412,6 +454,7 @@ main (int argc, char **argv)
     app->service = svc;
     app->delay_ms = sl_opts_long (delay);
     app->replay_dir = *replay_dir ? replay_dir : NULL;
+    app->ticker = -1;
     long p = sl_opts_long (port);
     if (app->delay_ms < 0 || p < 0 || p > 65535) {
         sl_log_error ("bad_option", "--port and --delay-ms must be non-negative integers");

@@ -21,7 +21,7 @@
 #define MOCK_STALL_EVENTS 3             //  events mock-stall sends
 
 const char *sl_mock_scenarios [] = {
-    "mock-text", "mock-tools", "mock-error", "mock-bench", "mock-stall", "mock-hang",
+    "mock-text", "mock-tools", "mock-error", "mock-bench", "mock-paced", "mock-stall", "mock-hang",
     "mock-drop", "mock-garbage", "mock-429", "mock-500", "mock-flaky", NULL
 };
 
@@ -600,6 +600,23 @@ sl_mock_script_not_found (int dialect, const char *message, sl_mock_script_t *ou
                   message, &out->error_body);
 }
 
+void
+sl_mock_script_stamp (sl_buf_t *event, int64_t now_us)
+{
+    static const char placeholder [] = SL_MOCK_STAMP;
+    size_t n = sizeof placeholder - 1;
+    char digits [24];
+    //  The monotonic clock in µs stays below 10^16 for centuries of uptime.
+    snprintf (digits, sizeof digits, "%016lld", (long long) (now_us < 0 ? 0 : now_us % 10000000000000000LL));
+    for (char *p = event->data, *end = event->data + event->len; p && p + n <= end;) {
+        p = memmem (p, (size_t) (end - p), placeholder, n);
+        if (!p)
+            break;
+        memcpy (p + 1, digits, 16);
+        p += n;
+    }
+}
+
 int
 sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long chunks,
                       unsigned attempt, sl_mock_script_t *out)
@@ -628,7 +645,10 @@ sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long c
         render->finish (&ctx, "tool_calls", 40, 25);
     }
     else
-    if (sl_str_eq (model, "mock-bench")) {
+    if (sl_str_eq (model, "mock-bench") || sl_str_eq (model, "mock-paced")) {
+        bool paced = sl_str_eq (model, "mock-paced");
+        out->stamped = paced;
+        out->pace_ms = paced ? SL_MOCK_PACED_MS : 0;
         if (chunks <= 0)
             chunks = SL_MOCK_BENCH_CHUNKS;
         if (chunks > SL_MOCK_BENCH_MAX)
@@ -636,7 +656,10 @@ sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long c
         render->begin (&ctx);
         char word [32];
         for (long i = 0; i < chunks; i++) {
-            snprintf (word, sizeof word, "tok%ld ", i);
+            if (paced)
+                snprintf (word, sizeof word, "%s", SL_MOCK_STAMP);
+            else
+                snprintf (word, sizeof word, "tok%ld ", i);
             render->text (&ctx, word);
         }
         s_tool (&ctx, 0, "bench_1", "get_weather", s_weather);
@@ -686,7 +709,7 @@ sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long c
         sl_buf_puts (&message, "The model ");
         sl_buf_append_str (&message, model);
         sl_buf_puts (&message, " does not exist on the mock upstream (try mock-text, mock-tools, "
-                               "mock-error or mock-bench).");
+                               "mock-error, mock-bench or mock-paced).");
         sl_mock_script_not_found (dialect, sl_buf_cstr (&message), out);
         sl_buf_free (&message);
     }

@@ -16,6 +16,11 @@
       mock-bench   `chunks` text events, then two tool calls (load tests;
                    the count is the request's max-tokens field, which
                    passes through any proxy unchanged; default 1000)
+      mock-paced   like mock-bench, one event per millisecond whatever the
+                   mock's delay, each text event "t<send time> ": the
+                   server stamps it with the monotonic clock in µs as it
+                   writes it, so a client on the same machine measures the
+                   latency of every chunk (sluice-bench)
     Misbehaviour on request (the model name is the only thing that passes
     through a proxy unchanged):
       mock-stall   three events, then silence with the connection open
@@ -56,7 +61,17 @@ typedef struct {
     sl_buf_t error_body;                //  JSON body when status is not 200
     sl_mock_end_t end;
     char retry_after [16];              //  Retry-After header value, "" for none
+    long pace_ms;                       //  time between events, 0: the mock's delay
+    bool stamped;                       //  text events hold SL_MOCK_STAMP to fill in at send
 } sl_mock_script_t;
+
+//  The placeholder a stamped event carries: 16 digits, replaced by the
+//  send time in µs (zero-padded) as the event is written.
+#define SL_MOCK_STAMP "t0000000000000000 "
+#define SL_MOCK_PACED_MS 1
+
+//  Write the current stamp into every placeholder of a stamped event.
+void sl_mock_script_stamp (sl_buf_t *event, int64_t now_us);
 
 #define SL_MOCK_BENCH_CHUNKS 1000       //  default text chunks of mock-bench
 #define SL_MOCK_BENCH_MAX 10000000      //  most text chunks mock-bench sends

@@ -4,6 +4,9 @@
 # against them and the bare mock, then stop everything.
 #
 #   tests/bench/run-stack.sh build/bin [extra sluice-bench flags]
+#
+# Every process binds a free port (0 / *) and the script reads the port it
+# got from the process's own log line, so several runs can share a machine.
 set -u
 BIN=${1:-build/bin}
 shift || true
@@ -17,45 +20,60 @@ stop() {
 }
 trap 'stop; exit 1' INT TERM
 
+# start <label> <program> <args...>: LAST is its pid, its log $LOGS/<label>.log
 start() {
-    name=$1; shift
-    "$BIN/sluice-$name" "$@" > "$LOGS/$name.$#.log" 2>&1 &
+    label=$1 name=$2
+    shift 2
+    "$BIN/sluice-$name" "$@" > "$LOGS/$label.log" 2>&1 &
     PIDS="$PIDS $!"
     LAST=$!
 }
 
-# A pipeline: $1 name, $2 HTTP port, $3 first ZeroMQ port, $4 policy (or "").
-pipeline() {
-    n=$1 http=$2 z=$3 policy=$4
-    start emitter --bind tcp://127.0.0.1:$((z + 3)) --pub tcp://127.0.0.1:$((z + 5)) --metrics-port off
-    e=$LAST
-    start judge --bind tcp://127.0.0.1:$((z + 2)) --next tcp://127.0.0.1:$((z + 3)) --policy "$policy" --metrics-port off
-    j=$LAST
-    start aggregator --bind tcp://127.0.0.1:$((z + 1)) --next tcp://127.0.0.1:$((z + 2)) --metrics-port off
-    a=$LAST
-    start ingest --bind tcp://127.0.0.1:$z --next tcp://127.0.0.1:$((z + 1)) --openai-base-url http://127.0.0.1:19090/v1 --metrics-port off
-    i=$LAST
-    start gateway --http-port "$http" --bind tcp://127.0.0.1:$((z + 4)) --next tcp://127.0.0.1:$z --metrics-port off --stream-cap 67108864
-    g=$LAST
-    eval "SPEC_$n=\"$n=http://127.0.0.1:$http/v1@gateway:$g,ingest:$i,aggregator:$a,judge:$j,emitter:$e\""
+# value <label> <event> <key>: what follows "<key>" on the process's
+# "<event>" log line, waiting for it (bounded: 10 s).
+value() {
+    i=0
+    while [ $i -lt 200 ]; do
+        v=$(grep "\"event\":\"$2\"" "$LOGS/$1.log" 2>/dev/null | head -1 | sed -n "s/.*$3\([^ \"]*\).*/\1/p")
+        if [ -n "$v" ]; then echo "$v"; return 0; fi
+        i=$((i + 1))
+        sleep 0.05
+    done
+    echo "bench: $1 did not log $2 (logs in $LOGS)" >&2
+    stop
+    exit 1
 }
 
-start mock --port 19090 --delay-ms 0
-pipeline rule 18080 15551 "$HERE/deploy/policy.yaml"
-pipeline none 18081 16551 ""
+# A pipeline: $1 name, $2 policy (or ""). Sets SPEC_<name> for sluice-bench.
+pipeline() {
+    n=$1 policy=$2
+    start "$n-emitter" emitter --bind 'tcp://127.0.0.1:*' --pub 'tcp://127.0.0.1:*' --metrics-port off
+    e=$LAST
+    next=$(value "$n-emitter" inbox_bound endpoint=)
+    start "$n-judge" judge --bind 'tcp://127.0.0.1:*' --next "$next" --policy "$policy" --metrics-port off
+    j=$LAST
+    next=$(value "$n-judge" inbox_bound endpoint=)
+    start "$n-aggregator" aggregator --bind 'tcp://127.0.0.1:*' --next "$next" --metrics-port off
+    a=$LAST
+    next=$(value "$n-aggregator" inbox_bound endpoint=)
+    start "$n-ingest" ingest --bind 'tcp://127.0.0.1:*' --next "$next" --openai-base-url "$MOCK/v1" --metrics-port 0
+    i=$LAST
+    next=$(value "$n-ingest" inbox_bound endpoint=)
+    imetrics=$(value "$n-ingest" started metrics_port=)
+    start "$n-gateway" gateway --http-port 0 --bind 'tcp://127.0.0.1:*' --next "$next" --metrics-port off \
+        --stream-cap 67108864
+    g=$LAST
+    http=$(value "$n-gateway" listening http=127.0.0.1:)
+    eval "SPEC_$n=\"$n=http://127.0.0.1:$http/v1@gateway:$g,ingest:$i,aggregator:$a,judge:$j,emitter:$e#$imetrics\""
+}
 
-# Ready when both gateways and the mock answer (bounded: 10 s).
-for port in 18080 18081 19090; do
-    i=0
-    until curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; do
-        i=$((i + 1))
-        if [ $i -gt 100 ]; then echo "bench stack did not come up (logs in $LOGS)" >&2; stop; exit 1; fi
-        sleep 0.1
-    done
-done
+start mock mock --port 0 --delay-ms 0
+MOCK=http://127.0.0.1:$(value mock listening http=127.0.0.1:)
+pipeline rule "$HERE/deploy/policy.yaml"
+pipeline none ""
 
-"$BIN/sluice-bench" --mock http://127.0.0.1:19090/v1 --stack "$SPEC_rule" --stack2 "$SPEC_none" "$@"
+"$BIN/sluice-bench" --mock "$MOCK/v1" --stack "$SPEC_rule" --stack2 "$SPEC_none" "$@"
 rc=$?
 stop
-[ $rc -eq 0 ] && rm -rf "$LOGS"
+if [ $rc -eq 0 ]; then rm -rf "$LOGS"; else echo "bench: logs kept in $LOGS" >&2; fi
 exit $rc

@@ -167,7 +167,7 @@ cluster_stop (cluster_t *c)
     if (c->mock && proc_stop (c->mock, 10000) != 0)
         unclean++;
     //  Logs stay in c->dir when something went wrong, for the reader.
-    if (unclean == 0) {
+    if (unclean == 0 && !getenv ("SLUICE_KEEP_LOGS")) {
         char cmd [300];
         snprintf (cmd, sizeof cmd, "rm -rf '%s'", c->dir);
         if (system (cmd) != 0)

@@ -157,6 +157,9 @@ Test (sl_msg, round_trip_every_type)
 
     m = s_base (SL_MSG_END);
     s_round_trip (&m);
+
+    m = s_base (SL_MSG_LOST);
+    s_round_trip (&m);
 }
 
 //  round_trip_every_type sets every field of the table at least once, so a
