@@ -1,11 +1,11 @@
 /*  Integration: sluice-replay, the program, over the recorded corpus.
 
-    Every file in ../shared/corpus that has an expectation file under
-    tests/expected/blocks/<corpus dir>/<file>.jsonl is replayed with
-    --render blocks and must give exactly that output (text, tool names,
-    ids, arguments, finish, usage); files without one are listed. Files of
-    dialects this build cannot decode must be refused with a clear message.
-    The corpus part is skipped when ../shared/corpus is absent.
+    Every file in ../shared/corpus must have an expectation file under
+    tests/expected/blocks/<corpus dir>/<file>.jsonl, and replayed with
+    --render blocks must give exactly that output (text, tool names, ids,
+    arguments, finish, usage). Files of dialects this build cannot decode
+    must be refused with a clear message. The corpus part is skipped when
+    ../shared/corpus is absent.
 
     The program runs with stdin from a file and its output on pipes, read
     with poll until it exits; every wait is bounded.
@@ -234,7 +234,9 @@ Test (replay, corpus_matches_the_expectation_files)
                       s_dirs [d].dir, names [i]);
             sl_buf_t expected = { 0 };
             if (!s_read_file (expected_path, &expected)) {
-                fprintf (stderr, "replay: no expectation file for %s/%s\n", s_dirs [d].dir, names [i]);
+                cr_expect_fail ("no expectation file %s: write it from the output and check it by "
+                                "hand against the recording (tests/expected/blocks/README.md)",
+                                expected_path);
                 missing++;
                 continue;
             }
@@ -252,6 +254,7 @@ Test (replay, corpus_matches_the_expectation_files)
     fprintf (stderr, "replay: %d corpus files checked against expectations, %d without one\n",
              checked, missing);
     cr_expect_gt (checked, 0, "some corpus files have expectations");
+    cr_expect_eq (missing, 0, "every corpus file has an expectation");
 }
 
 Test (replay, every_expectation_file_has_its_corpus_file)
