@@ -25,6 +25,7 @@
 #ifndef SL_EMITTER_H
 #define SL_EMITTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,8 @@ typedef struct {
 } sl_emitter_stats_t;
 
 sl_emitter_t *sl_emitter_new (void);
+//  Whether the emitter has a renderer for clients of this dialect.
+bool sl_emitter_can_render (int dialect);
 void sl_emitter_destroy (sl_emitter_t **self_p);
 void sl_emitter_feed (sl_emitter_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *arg);
 size_t sl_emitter_streams (sl_emitter_t *self);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../../proto/sl_msg.h"
+#include "../emitter/sl_emitter.h"
 #include "sl_replay.h"
 
 #define S_READ_SIZE 65536               //  bytes per read of stdin
@@ -82,7 +83,7 @@ main (int argc, char **argv)
         return S_EXIT_USAGE;
     }
     if (!sl_replay_can_decode (opts.dialect)) {
-        fprintf (stderr, "sluice-replay: this build cannot decode %s streams yet\n", dialect);
+        fprintf (stderr, "sluice-replay: this build cannot decode %s streams\n", dialect);
         return S_EXIT_USAGE;
     }
     if (strcmp (render, "blocks") != 0) {
@@ -91,8 +92,16 @@ main (int argc, char **argv)
             fprintf (stderr, "sluice-replay: unknown --render '%s'\n", render);
             return S_EXIT_USAGE;
         }
-        if (!sl_replay_can_render (opts.render)) {
-            fprintf (stderr, "sluice-replay: this build cannot render %s responses yet\n", render);
+        if (!sl_emitter_can_render (opts.render)) {
+            fprintf (stderr, "sluice-replay: this build cannot render %s responses\n", render);
+            return S_EXIT_USAGE;
+        }
+        if (opts.render != opts.dialect) {
+            //  The gateway serves each client from an upstream of its own
+            //  dialect; a translation the services never make would mislead.
+            fprintf (stderr, "sluice-replay: --render %s of a capture in the %s dialect: "
+                     "cross-dialect rendering is not supported; use --render %s or blocks\n",
+                     render, dialect, dialect);
             return S_EXIT_USAGE;
         }
     }

@@ -53,15 +53,6 @@ sl_replay_can_decode (int dialect)
     return can;
 }
 
-bool
-sl_replay_can_render (int dialect)
-{
-    //  The emitter renders the OpenAI dialect only so far, and renders it
-    //  whatever the stream asks for; when it grows renderers, this is the
-    //  one place that asks it instead.
-    return dialect == SL_DIALECT_OPENAI;
-}
-
 //  --------------------------------------------------------------------------
 //  Output of the last stage
 
@@ -211,9 +202,17 @@ sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *ar
         *why = "this build has no decoder for that dialect";
         return NULL;
     }
-    if (opts->render && !sl_replay_can_render (opts->render)) {
+    if (opts->render && !sl_emitter_can_render (opts->render)) {
         sl_decoder_destroy (&decoder);
         *why = "this build has no renderer for that dialect";
+        return NULL;
+    }
+    if (opts->render && opts->render != opts->dialect) {
+        //  The gateway serves every client from an upstream of its own
+        //  dialect, so the renderers have only met same-dialect streams;
+        //  showing a translation the services never make would mislead.
+        sl_decoder_destroy (&decoder);
+        *why = "cross-dialect rendering is not supported: render a capture in its own dialect";
         return NULL;
     }
     sl_replay_t *self = sl_xcalloc (1, sizeof *self);

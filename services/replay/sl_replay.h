@@ -55,8 +55,11 @@ typedef struct {
 //  Where output goes; data is borrowed for the call.
 typedef void (sl_replay_write_fn) (void *arg, const char *data, size_t size);
 
-//  NULL when the dialect has no decoder or the render dialect no renderer
-//  in this build; *why then says which (static string).
+//  NULL when the dialect has no decoder, the render dialect no renderer in
+//  the emitter (sl_emitter_can_render), or the render dialect is not the
+//  capture's own (cross-dialect rendering is not supported: the gateway
+//  serves each client from an upstream of its dialect); *why then says
+//  which (static string).
 sl_replay_t *sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write,
                             void *arg, const char **why);
 void sl_replay_destroy (sl_replay_t **self_p);
@@ -68,8 +71,8 @@ int sl_replay_finish (sl_replay_t *self);
 const char *sl_replay_error (sl_replay_t *self);
 //  The whole message after every stage (blocks form only; NULL otherwise).
 const sl_snapshot_t *sl_replay_snapshot (sl_replay_t *self);
-//  Whether the stages can handle a dialect in this build.
+//  Whether the ingest's decoders read captures of a dialect. (Which client
+//  dialects can be rendered is the emitter's to say: sl_emitter_can_render.)
 bool sl_replay_can_decode (int dialect);
-bool sl_replay_can_render (int dialect);
 
 #endif

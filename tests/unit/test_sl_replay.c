@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../../common/sl_buf.h"
+#include "../../services/emitter/sl_emitter.h"
 #include "../../services/replay/sl_replay.h"
 
 static void
@@ -209,26 +210,43 @@ Test (sl_replay, render_openai_gives_the_client_bytes)
     sl_buf_free (&out);
 }
 
-Test (sl_replay, dialects_without_a_decoder_or_renderer_are_refused)
+Test (sl_replay, every_dialect_decodes_and_renders_its_own)
 {
-    cr_expect (sl_replay_can_decode (SL_DIALECT_OPENAI));
     cr_expect_not (sl_replay_can_decode (0));
-    cr_expect (sl_replay_can_render (SL_DIALECT_OPENAI));
-    for (int d = SL_DIALECT_ANTHROPIC; d < SL_DIALECT_MAX; d++) {
+    for (int d = SL_DIALECT_OPENAI; d < SL_DIALECT_MAX; d++) {
+        cr_expect (sl_replay_can_decode (d), "dialect %d has a decoder", d);
+        cr_expect (sl_emitter_can_render (d), "dialect %d has a renderer", d);
         const char *why = NULL;
-        sl_replay_opts_t opts = { .dialect = d };
+        sl_replay_opts_t opts = { .dialect = d, .render = d };
         sl_replay_t *r = sl_replay_new (&opts, s_collect, NULL, &why);
-        cr_expect_eq (r != NULL, sl_replay_can_decode (d), "dialect %d", d);
-        if (!r)
-            cr_expect_not_null (strstr (why, "no decoder"));
-        sl_replay_destroy (&r);
-        opts = (sl_replay_opts_t) { .dialect = SL_DIALECT_OPENAI, .render = d };
-        r = sl_replay_new (&opts, s_collect, NULL, &why);
-        cr_expect_eq (r != NULL, sl_replay_can_render (d), "render %d", d);
-        if (!r)
-            cr_expect_not_null (strstr (why, "no renderer"));
+        cr_expect_not_null (r, "dialect %d: %s", d, why);
         sl_replay_destroy (&r);
     }
+    const char *why = NULL;
+    sl_replay_opts_t opts = { .dialect = 0 };
+    cr_expect_null (sl_replay_new (&opts, s_collect, NULL, &why));
+    cr_expect_not_null (strstr (why, "no decoder"), "%s", why);
+    opts = (sl_replay_opts_t) { .dialect = SL_DIALECT_OPENAI, .render = SL_DIALECT_MAX };
+    cr_expect_null (sl_replay_new (&opts, s_collect, NULL, &why));
+    cr_expect_not_null (strstr (why, "no renderer"), "%s", why);
+}
+
+Test (sl_replay, cross_dialect_rendering_is_refused)
+{
+    //  The services never translate a stream into another dialect, so the
+    //  replay does not pretend to.
+    for (int from = SL_DIALECT_OPENAI; from < SL_DIALECT_MAX; from++)
+        for (int to = SL_DIALECT_OPENAI; to < SL_DIALECT_MAX; to++) {
+            if (from == to)
+                continue;
+            const char *why = NULL;
+            sl_replay_opts_t opts = { .dialect = from, .render = to };
+            sl_replay_t *r = sl_replay_new (&opts, s_collect, NULL, &why);
+            cr_expect_null (r, "%d rendered as %d", from, to);
+            if (!r)
+                cr_expect_not_null (strstr (why, "cross-dialect"), "%s", why);
+            sl_replay_destroy (&r);
+        }
 }
 
 Test (sl_replay, the_snapshot_holds_the_final_message)
