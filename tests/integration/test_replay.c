@@ -4,9 +4,13 @@
     tests/expected/blocks/<corpus dir>/<file>.jsonl, and replayed with
     --render blocks must give exactly that output (text, tool names, ids,
     arguments, finish, usage). Every file renders in its own dialect
-    without an event the emitter had to withhold, and a render in another
-    dialect is refused. The corpus parts are skipped when ../shared/corpus
-    is absent.
+    without an event the emitter had to withhold. Every file with a tool
+    call goes through the policy tests/expected/verdicts/policy.yaml and
+    must give tests/expected/verdicts/policy/<corpus dir>/<file>.jsonl;
+    the rules that need the request (model, schema) are checked with
+    tests/expected/verdicts/request.yaml and the request bodies under
+    tests/expected/verdicts/requests/. The corpus parts are skipped when
+    ../shared/corpus is absent.
 
     The program runs with stdin from a file and its output on pipes, read
     with poll until it exits; every wait is bounded.
@@ -29,6 +33,7 @@
 
 #define CORPUS_DIR "../shared/corpus"
 #define EXPECTED_DIR "tests/expected/blocks"
+#define VERDICTS_DIR "tests/expected/verdicts"
 #define TIMEOUT_MS 20000
 #define MAX_FILES 256                   //  per corpus directory
 
@@ -245,7 +250,7 @@ Test (replay, every_expectation_file_has_its_corpus_file)
     if (!s_is_dir (CORPUS_DIR))
         cr_skip_test ("no corpus at %s", CORPUS_DIR);
     static char names [MAX_FILES][256];
-    const char *bases [] = { EXPECTED_DIR };
+    const char *bases [] = { EXPECTED_DIR, VERDICTS_DIR "/policy", VERDICTS_DIR "/request" };
     for (size_t b = 0; b < sizeof bases / sizeof bases [0]; b++)
         for (size_t d = 0; d < sizeof s_dirs / sizeof s_dirs [0]; d++) {
             char dir [512];
@@ -399,4 +404,169 @@ Test (replay, cross_dialect_rendering_is_refused_clearly)
             }
             s_run_free (&run);
         }
+}
+
+//  --------------------------------------------------------------------------
+//  Policies over the corpus
+
+//  Does a blocks expectation hold a tool call?
+static bool
+s_has_tool_call (const char *expected_path)
+{
+    sl_buf_t text = { 0 };
+    bool has = s_read_file (expected_path, &text) && strstr (text.data, "\"kind\":\"tool_call\"");
+    sl_buf_free (&text);
+    return has;
+}
+
+//  Replay input with args and compare with the expectation file.
+static void
+s_expect_output (const char *const *args, const char *input, const char *expected_path)
+{
+    sl_buf_t expected = { 0 };
+    if (!s_read_file (expected_path, &expected)) {
+        cr_expect_fail ("no expectation file %s", expected_path);
+        return;
+    }
+    run_t run;
+    s_run (args, input, &run);
+    cr_expect_eq (run.status, 0, "%s: exit status (%s)", input, run.err.data);
+    cr_expect_str_eq (run.out.data, expected.data, "%s differs from %s at line %d", input,
+                      expected_path, s_first_diff_line (run.out.data, expected.data));
+    s_run_free (&run);
+    sl_buf_free (&expected);
+}
+
+Test (replay, every_tool_call_of_the_corpus_gets_the_expected_verdicts)
+{
+    if (!s_is_dir (CORPUS_DIR))
+        cr_skip_test ("no corpus at %s", CORPUS_DIR);
+    static char names [MAX_FILES][256];
+    int checked = 0;
+    for (size_t d = 0; d < sizeof s_dirs / sizeof s_dirs [0]; d++) {
+        char dir [512];
+        snprintf (dir, sizeof dir, "%s/%s", CORPUS_DIR, s_dirs [d].dir);
+        int n = s_list (dir, names, MAX_FILES);
+        for (int i = 0; i < n; i++) {
+            char blocks [1024], input [1024], expected [1024];
+            snprintf (blocks, sizeof blocks, "%s/%s/%s.jsonl", EXPECTED_DIR, s_dirs [d].dir, names [i]);
+            if (!s_has_tool_call (blocks))
+                continue;
+            snprintf (input, sizeof input, "%s/%s", dir, names [i]);
+            snprintf (expected, sizeof expected, "%s/policy/%s/%s.jsonl", VERDICTS_DIR,
+                      s_dirs [d].dir, names [i]);
+            const char *args [] = { "--dialect", s_dirs [d].dialect,
+                                    "--policy", VERDICTS_DIR "/policy.yaml", NULL };
+            s_expect_output (args, input, expected);
+            checked++;
+        }
+    }
+    //  Twenty recordings hold tool calls; fewer means the blocks went wrong.
+    cr_expect_geq (checked, 20, "%d corpus files with tool calls", checked);
+}
+
+Test (replay, model_and_schema_rules_read_the_request)
+{
+    if (!s_is_dir (CORPUS_DIR))
+        cr_skip_test ("no corpus at %s", CORPUS_DIR);
+    static char names [MAX_FILES][256];
+    int checked = 0;
+    for (size_t d = 0; d < sizeof s_dirs / sizeof s_dirs [0]; d++) {
+        char dir [512];
+        snprintf (dir, sizeof dir, "%s/request/%s", VERDICTS_DIR, s_dirs [d].dir);
+        int n = s_list (dir, names, MAX_FILES);
+        for (int i = 0; i < n; i++) {
+            size_t len = strlen (names [i]);
+            cr_assert (len > 6, "%s", names [i]);
+            char input [1024], expected [1024], request [1024];
+            snprintf (input, sizeof input, "%s/%s/%.*s", CORPUS_DIR, s_dirs [d].dir, (int) (len - 6),
+                      names [i]);
+            snprintf (expected, sizeof expected, "%s/%s", dir, names [i]);
+            snprintf (request, sizeof request, "%s/requests/%.*s.json", VERDICTS_DIR, (int) (len - 6),
+                      names [i]);
+            const char *with [] = { "--dialect", s_dirs [d].dialect, "--policy",
+                                    VERDICTS_DIR "/request.yaml", "--request", request, NULL };
+            const char *without [] = { "--dialect", s_dirs [d].dialect, "--policy",
+                                       VERDICTS_DIR "/request.yaml", NULL };
+            s_expect_output (access (request, R_OK) == 0 ? with : without, input, expected);
+            checked++;
+        }
+    }
+    cr_expect_geq (checked, 4);
+}
+
+static const char *s_judged_capture =
+    "data: {\"id\":\"c2\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+        "\"id\":\"call_a\",\"function\":{\"name\":\"write_file\",\"arguments\":\"{}\"}}]}}]}\n\n"
+    "data: {\"id\":\"c2\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,"
+        "\"id\":\"call_b\",\"function\":{\"name\":\"now\",\"arguments\":\"{}\"}}]}}]}\n\n"
+    "data: {\"id\":\"c2\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
+    "data: [DONE]\n\n";
+
+Test (replay, an_llm_judge_is_never_asked_and_never_passes)
+{
+    //  The policy's two LLM-judged rules: write_* fails closed, now fails
+    //  open. Neither check ran, and the verdicts say so.
+    char path [64];
+    s_capture_file (path, sizeof path, s_judged_capture);
+    run_t run;
+    const char *args [] = { "--dialect", "openai", "--policy", VERDICTS_DIR "/policy.yaml", NULL };
+    s_run (args, path, &run);
+    cr_expect_eq (run.status, 0, "%s", run.err.data);
+    cr_expect_not_null (strstr (run.out.data,
+        "{\"verdict\":{\"index\":0,\"id\":\"call_a\",\"name\":\"write_file\",\"action\":\"block\","
+        "\"check\":\"error\",\"rule\":\"review-file-access\",\"reason\":\"LLM judge judge-files failed: "
+        "sluice-replay makes no network calls, so the judge was not asked; on_error: block\","
+        "\"judge_model\":\"judge-files\"}}"), "%s", run.out.data);
+    cr_expect_not_null (strstr (run.out.data,
+        "{\"verdict\":{\"index\":1,\"id\":\"call_b\",\"name\":\"now\",\"action\":\"allow\","
+        "\"check\":\"error\",\"rule\":\"review-clock\""), "%s", run.out.data);
+    cr_expect_null (strstr (run.out.data, "\"check\":\"ran\""), "no check ran: %s", run.out.data);
+    cr_expect_not_null (strstr (run.out.data, "\"kind\":\"tool_call\",\"index\":1,\"id\":\"call_b\""),
+                        "on_error allow lets the call through");
+    s_run_free (&run);
+    unlink (path);
+}
+
+Test (replay, a_request_the_gateway_would_refuse_is_refused)
+{
+    char bad [64], capture [64];
+    s_capture_file (bad, sizeof bad, "{\"model\":\"m\",\"messages\":[]}");
+    s_capture_file (capture, sizeof capture, s_tools_capture);
+    run_t run;
+    const char *args [] = { "--dialect", "openai", "--request", bad, NULL };
+    s_run (args, capture, &run);
+    cr_expect_eq (run.status, 2);
+    cr_expect_not_null (strstr (run.err.data, "the gateway would refuse this request"), "%s", run.err.data);
+    cr_expect_eq (run.out.len, 0);
+    s_run_free (&run);
+    const char *missing [] = { "--dialect", "openai", "--request", "/nonexistent/request.json", NULL };
+    s_run (missing, capture, &run);
+    cr_expect_eq (run.status, 2);
+    cr_expect_not_null (strstr (run.err.data, "cannot read"), "%s", run.err.data);
+    s_run_free (&run);
+    unlink (bad);
+    unlink (capture);
+}
+
+Test (replay, the_model_flag_reaches_model_rules)
+{
+    //  --model alone (Gemini names the model in the path, not the body).
+    char policy [64], capture [64];
+    s_capture_file (policy, sizeof policy,
+                    "rules:\n  - id: only-on-big\n    model: 'big-*'\n    action: block\n");
+    s_capture_file (capture, sizeof capture, s_tools_capture);
+    run_t run;
+    const char *big [] = { "--dialect", "openai", "--policy", policy, "--model", "big-1", NULL };
+    s_run (big, capture, &run);
+    cr_expect_not_null (strstr (run.out.data, "\"action\":\"block\",\"check\":\"ran\",\"rule\":\"only-on-big\""),
+                        "%s", run.out.data);
+    s_run_free (&run);
+    const char *small [] = { "--dialect", "openai", "--policy", policy, "--model", "small-1", NULL };
+    s_run (small, capture, &run);
+    cr_expect_not_null (strstr (run.out.data, "\"action\":\"allow\",\"check\":\"default\""),
+                        "%s", run.out.data);
+    s_run_free (&run);
+    unlink (policy);
+    unlink (capture);
 }

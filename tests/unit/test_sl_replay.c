@@ -1,5 +1,6 @@
 /*  Unit tests: services/replay/sl_replay (the stages in one process). */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../../common/sl_buf.h"
@@ -267,4 +268,79 @@ Test (sl_replay, the_snapshot_holds_the_final_message)
     cr_expect_str_eq (sl_replay_error (r), "");
     sl_replay_destroy (&r);
     sl_buf_free (&out);
+}
+
+Test (sl_replay, an_llm_judge_rule_is_recorded_as_not_run)
+{
+    //  No network in a replay: the judge is not asked, the check is an
+    //  error (never "ran"), and the rule's on_error action is taken.
+    const char *yaml =
+        "rules:\n"
+        "  - id: ask-about-shell\n"
+        "    tool: run_shell\n"
+        "    llm_judge:\n"
+        "      url: http://127.0.0.1:9/v1/chat/completions\n"
+        "      model: judge-m\n"
+        "      on_error: %s\n"
+        "    action: block\n"
+        "    message: \"held: {reason}\"\n";
+    const char *fail_modes [] = { "block", "allow" };
+    for (int i = 0; i < 2; i++) {
+        char text [512];
+        snprintf (text, sizeof text, yaml, fail_modes [i]);
+        char *error = NULL;
+        sl_policy_t *policy = sl_policy_parse (text, strlen (text), "test", &error);
+        cr_assert_not_null (policy, "%s", error);
+        sl_replay_opts_t opts = { .dialect = SL_DIALECT_OPENAI, .policy = policy };
+        sl_buf_t out = { 0 };
+        cr_expect_eq (s_run (&opts, s_capture, strlen (s_capture), 0, &out), 0);
+        sl_policy_unref (&policy);
+        const char *got = sl_buf_cstr (&out);
+        char verdict [512];
+        snprintf (verdict, sizeof verdict,
+                  "{\"verdict\":{\"index\":1,\"id\":\"call_1\",\"name\":\"run_shell\",\"action\":\"%s\","
+                  "\"check\":\"error\",\"rule\":\"ask-about-shell\",\"reason\":\"LLM judge judge-m failed: "
+                  "sluice-replay makes no network calls, so the judge was not asked; on_error: %s\","
+                  "\"judge_model\":\"judge-m\"}}\n", fail_modes [i], fail_modes [i]);
+        cr_expect_not_null (strstr (got, verdict), "%s", got);
+        if (i == 0)
+            cr_expect_not_null (strstr (got, "\"text\":\"held: LLM judge judge-m failed: "), "%s", got);
+        else
+            cr_expect_not_null (strstr (got, "\"kind\":\"tool_call\""), "%s", got);
+        sl_buf_free (&out);
+    }
+}
+
+Test (sl_replay, the_request_behind_a_capture_reaches_the_judge)
+{
+    //  Model and tool definitions, as the gateway would pass them on.
+    const char *yaml =
+        "rules:\n"
+        "  - id: model\n"
+        "    model: gpt-x\n"
+        "    tool: other\n"
+        "    action: drop\n"
+        "  - id: schema\n"
+        "    schema_violation: true\n"
+        "    action: block\n";
+    char *error = NULL;
+    sl_policy_t *policy = sl_policy_parse (yaml, strlen (yaml), "test", &error);
+    cr_assert_not_null (policy, "%s", error);
+    const char *tools [] = {
+        "[{\"name\":\"run_shell\",\"schema\":{\"type\":\"object\",\"properties\":"
+            "{\"command\":{\"type\":\"string\"}},\"required\":[\"command\"]}}]",
+        "[{\"name\":\"run_shell\",\"schema\":{\"type\":\"object\",\"properties\":"
+            "{\"command\":{\"type\":\"integer\"}}}}]",
+    };
+    const char *expected [] = { "\"action\":\"allow\",\"check\":\"default\"",
+                                "\"action\":\"block\",\"check\":\"ran\",\"rule\":\"schema\"" };
+    for (int i = 0; i < 2; i++) {
+        sl_replay_opts_t opts = { .dialect = SL_DIALECT_OPENAI, .policy = policy,
+                                  .model = sl_str ("gpt-x"), .tools = sl_str (tools [i]) };
+        sl_buf_t out = { 0 };
+        cr_expect_eq (s_run (&opts, s_capture, strlen (s_capture), 0, &out), 0);
+        cr_expect_not_null (strstr (sl_buf_cstr (&out), expected [i]), "%d: %s", i, sl_buf_cstr (&out));
+        sl_buf_free (&out);
+    }
+    sl_policy_unref (&policy);
 }
