@@ -462,12 +462,21 @@ attach_signature (s_stream_t *s, sl_str_t sig)
     sl_buf_append_str (&s->sig, sig);
 }
 
+//  Keep a citation for the open block's end, and send it on at once as a
+//  citation block_delta at that block's index: renderers stream each one
+//  inside the text it belongs to (sl_render.h).
 static void
-attach_citation (s_stream_t *s, sl_str_t citation)
+attach_citation (sl_agg_t *self, s_stream_t *s, sl_str_t citation)
 {
+    sl_str_t one = sl_json_trim (citation);
     if (s->citations.len)
         sl_buf_putc (&s->citations, ',');
-    sl_buf_append_str (&s->citations, sl_json_trim (citation));
+    sl_buf_append_str (&s->citations, one);
+    sl_msg_t m;
+    s_block_msg (self, s, SL_B_DELTA, &m);
+    m.block = SL_BK_CITATION;
+    m.body = one;
+    s_emit (self, s, &m);
 }
 
 static void
@@ -758,15 +767,18 @@ s_on_citation (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
         self->ignored++;                //  would make the block's body unreadable
         return;
     }
-    //  Citations belong to the text being written; a run of citations with
-    //  no text open is a citation block of its own.
+    //  Citations belong to the text being written. One that names its
+    //  provider block with no text open starts that text block: Anthropic
+    //  sends a text block's citations before its text. A run of citations
+    //  that name no block (Gemini's metadata) with no text open is a
+    //  citation block of its own.
     bool attach = s->state == ST_IN_BLOCK
                && (s->kind == SL_BK_TEXT || (s->kind == SL_BK_CITATION && d->index == s->pindex));
     if (!admit_delta (self, s, d, !attach))
         return;
     if (!attach)
-        start_block (self, s, SL_BK_CITATION, d);
-    attach_citation (s, d->body);
+        start_block (self, s, d->index >= 0 ? SL_BK_TEXT : SL_BK_CITATION, d);
+    attach_citation (self, s, d->body);
 }
 
 static void

@@ -43,7 +43,12 @@
       - A signature attaches to the open thinking block, or to the open
         block its index names; with none, it is a signature-only thinking
         block (kept, with empty text). A citation attaches to the open text
-        block (body {"citations":[...]}); otherwise it is a citation block.
+        block (body {"citations":[...]} at its end); with no text open, one
+        that names its provider block starts that text block (Anthropic
+        sends a text block's citations before its text), and one that names
+        none (-1: Gemini's metadata) is a citation block. Either way each
+        citation also goes out at once as a citation block_delta at that
+        block's index, its body the one citation, for renderers to stream.
     Arguments are checked as they arrive (sl_jsonv: each byte once). At the
     end: empty arguments become {}; a JSON string holding an object is
     decoded and flagged REPAIRED; ARGS_VALID means a complete JSON object;

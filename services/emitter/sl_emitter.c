@@ -57,6 +57,12 @@ sl_emitter_new (void)
     return self;
 }
 
+bool
+sl_emitter_can_render (int dialect)
+{
+    return sl_render_for (dialect) != NULL;
+}
+
 static void
 s_stream_free (s_stream_t *s)
 {

@@ -25,6 +25,7 @@
 #ifndef SL_EMITTER_H
 #define SL_EMITTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,8 @@ typedef struct {
 } sl_emitter_stats_t;
 
 sl_emitter_t *sl_emitter_new (void);
+//  Whether the emitter has a renderer for clients of this dialect.
+bool sl_emitter_can_render (int dialect);
 void sl_emitter_destroy (sl_emitter_t **self_p);
 //  A monotonic clock in µs, used only for liveness keep-alives (frames the
 //  client never sees); without one the output depends only on the input.

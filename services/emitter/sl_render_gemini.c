@@ -8,7 +8,8 @@
     rendered at its end), server tool use and results are executableCode
     and codeExecutionResult parts, citations go in
     citationMetadata.citationSources (the Gemini API's name; the SDKs turn
-    them into "citations"). The last event carries finishReason and
+    them into "citations"), one chunk per citation delta, and search
+    grounding in groundingMetadata. The last event carries finishReason and
     usageMetadata. Gemini has no end marker: the stream simply ends.
 */
 #include <string.h>
@@ -59,15 +60,38 @@ s_text_part (sl_render_stream_t *rs, sl_str_t text, bool thought, sl_buf_t *out)
     sl_buf_free (&part);
 }
 
+//  Search grounding (the candidate's groundingMetadata, which the decoder
+//  passes on as a citation) is not a citation source.
+static bool
+s_is_grounding (sl_str_t body)
+{
+    static const char *keys [] = {
+        "groundingChunks", "groundingSupports", "webSearchQueries", "searchEntryPoint",
+        "retrievalMetadata", NULL
+    };
+    sl_str_t value;
+    for (int i = 0; keys [i]; i++)
+        if (sl_json_find (body, keys [i], &value) == 1)
+            return true;
+    return false;
+}
+
 static void
 s_citation (sl_render_stream_t *rs, sl_str_t body, sl_buf_t *out)
 {
     if (!body.len || !sl_json_valid (body))
         return;
     s_chunk_open (out);
-    sl_buf_puts (out, "\"citationMetadata\":{\"citationSources\":[");
-    sl_buf_append_str (out, sl_json_trim (body));
-    sl_buf_puts (out, "]},");
+    if (sl_json_type (body) == SL_JSON_OBJECT && s_is_grounding (body)) {
+        sl_buf_puts (out, "\"groundingMetadata\":");
+        sl_buf_append_str (out, sl_json_trim (body));
+        sl_buf_putc (out, ',');
+    }
+    else {
+        sl_buf_puts (out, "\"citationMetadata\":{\"citationSources\":[");
+        sl_buf_append_str (out, sl_json_trim (body));
+        sl_buf_puts (out, "]},");
+    }
     s_chunk_close (rs, out);
 }
 
@@ -83,8 +107,7 @@ s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
     sl_buf_t part = { 0 };
     switch (msg->block) {
         case SL_BK_CITATION:
-            s_citation (rs, msg->body, out);
-            break;
+            break;                      //  each went out as a delta; the end lists them all
         case SL_BK_THINKING:
             if (msg->sig.len) {
                 sl_buf_puts (&part, "{\"text\":\"\",\"thought\":true,\"thoughtSignature\":");

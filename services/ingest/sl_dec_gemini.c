@@ -268,6 +268,48 @@ s_part (s_state_t *st, sl_decoder_t *dec, int32_t index, sl_str_t part)
     return 0;
 }
 
+//  An object with no members: Gemini sends "groundingMetadata": {} on
+//  every chunk of a grounded answer until the real one comes.
+static bool
+s_empty_object (sl_str_t value)
+{
+    sl_json_iter_t it;
+    sl_str_t key, member;
+    return sl_json_object (&it, value) == 0 && sl_json_next_member (&it, &key, &member) == 0;
+}
+
+static void
+s_emit_citation (sl_decoder_t *dec, sl_str_t body)
+{
+    sl_msg_t d;
+    sl_msg_init (&d, SL_MSG_DELTA);
+    d.body = body;
+    sl_decoder_emit_delta (dec, SL_D_CITATION, &d);
+}
+
+//  citationMetadata: one citation per source (citationSources on the
+//  Gemini API, citations on Vertex), as other providers send one citation
+//  at a time; metadata of another shape goes whole, an empty one not at all.
+static int
+s_citation_metadata (sl_decoder_t *dec, sl_str_t metadata)
+{
+    sl_str_t list;
+    sl_json_iter_t it;
+    if (sl_json_type (metadata) == SL_JSON_OBJECT
+    &&  (sl_json_find (metadata, "citationSources", &list) == 1
+     ||  sl_json_find (metadata, "citations", &list) == 1)
+    &&  sl_json_array (&it, list) == 0) {
+        sl_str_t source;
+        int rc;
+        while ((rc = sl_json_next_elem (&it, &source)) == 1)
+            s_emit_citation (dec, sl_json_trim (source));
+        return rc < 0 ? sl_decoder_fail (dec, "malformed citation sources") : 0;
+    }
+    if (!s_empty_object (metadata))
+        s_emit_citation (dec, metadata);
+    return 0;
+}
+
 static void
 s_keep_finish (s_state_t *st, sl_decoder_t *dec, sl_str_t value)
 {
@@ -327,16 +369,10 @@ s_candidate (s_state_t *st, sl_decoder_t *dec, sl_str_t candidate)
         if (rc < 0)
             return sl_decoder_fail (dec, "malformed parts");
     }
-    sl_msg_t d;
-    sl_msg_init (&d, SL_MSG_DELTA);
-    if (citations.ptr && !sl_json_is_null (citations)) {
-        d.body = citations;
-        sl_decoder_emit_delta (dec, SL_D_CITATION, &d);
-    }
-    if (grounding.ptr && !sl_json_is_null (grounding)) {
-        d.body = grounding;
-        sl_decoder_emit_delta (dec, SL_D_CITATION, &d);
-    }
+    if (citations.ptr && !sl_json_is_null (citations) && s_citation_metadata (dec, citations))
+        return -2;
+    if (grounding.ptr && !sl_json_is_null (grounding) && !s_empty_object (grounding))
+        s_emit_citation (dec, grounding);
     if (finish.ptr)
         s_keep_finish (st, dec, finish);
     return 0;

@@ -1,13 +1,18 @@
 /*  sluice-replay - run a captured upstream response through the stages.
 
     sluice-replay --dialect openai|anthropic|responses|gemini [--policy FILE]
+                  [--request FILE] [--model NAME]
                   [--render blocks|openai|anthropic|responses|gemini] [--jsonl]
 
     Reads the capture on stdin as it arrives and writes to stdout what the
     stages make of it (see sl_replay.h): by default one JSON line per block
     and a last line with the finish and usage; with --policy the judge's
     verdicts too; with --render the bytes a client of that dialect would
-    receive. Exit status: 0 done, 1 malformed input, 2 bad usage.
+    receive. --request gives the judge what the gateway would have known
+    of the request behind the capture (model, tool definitions for schema
+    rules, last user message), read from the client's request body with
+    the gateway's own parser. Exit status: 0 done, 1 malformed input, 2
+    bad usage.
 */
 #include <errno.h>
 #include <getopt.h>
@@ -16,10 +21,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../common/sl_buf.h"
 #include "../../proto/sl_msg.h"
+#include "../emitter/sl_emitter.h"
+#include "../gateway/sl_request.h"
 #include "sl_replay.h"
 
 #define S_READ_SIZE 65536               //  bytes per read of stdin
+#define S_MAX_REQUEST (10u << 20)       //  largest --request file, as the gateway's --max-body
 #define S_EXIT_MALFORMED 1
 #define S_EXIT_USAGE 2
 
@@ -28,15 +37,74 @@ s_usage (FILE *out)
 {
     fprintf (out,
         "usage: sluice-replay --dialect openai|anthropic|responses|gemini\n"
-        "                     [--policy FILE] [--render blocks|openai|anthropic|responses|gemini]\n"
+        "                     [--policy FILE] [--request FILE] [--model NAME]\n"
+        "                     [--render blocks|openai|anthropic|responses|gemini]\n"
         "                     [--jsonl] < capture\n"
         "\n"
         "  --dialect   the upstream dialect the capture was recorded in (required)\n"
-        "  --policy    judge tool calls with this policy file\n"
+        "  --policy    judge tool calls with this policy file (LLM judges are not\n"
+        "              asked: their rules take their on_error action)\n"
+        "  --request   the client's request body (JSON, same dialect) behind the\n"
+        "              capture: the judge sees its model, tools and last user message\n"
+        "  --model     the model asked for (Gemini names it in the path, not the body)\n"
         "  --render    blocks (default): one JSON line per block, then the finish;\n"
         "              a dialect: the bytes a client of that dialect would receive\n"
         "  --jsonl     the capture is JSONL, one SSE data payload per line\n"
         "              (detected when the first byte is '{'; '[' is a JSON array)\n");
+}
+
+static bool
+s_read_file (const char *path, sl_buf_t *out)
+{
+    FILE *f = fopen (path, "rb");
+    if (!f)
+        return false;
+    char chunk [8192];
+    size_t n;
+    bool ok = true;
+    while (ok && (n = fread (chunk, 1, sizeof chunk, f)) > 0) {
+        sl_buf_append (out, chunk, n);
+        ok = out->len <= S_MAX_REQUEST;
+    }
+    ok = ok && !ferror (f);
+    fclose (f);
+    return ok;
+}
+
+//  Read the client's request with the gateway's parser of its dialect.
+//  0 ok; -1 with a message printed.
+static int
+s_load_request (const char *path, int dialect, const char *model, sl_request_t *req)
+{
+    sl_buf_t body = { 0 };
+    if (!s_read_file (path, &body)) {
+        fprintf (stderr, "sluice-replay: cannot read %s (or it is over %u bytes)\n", path,
+                 S_MAX_REQUEST);
+        sl_buf_free (&body);
+        return -1;
+    }
+    int rc;
+    if (dialect == SL_DIALECT_GEMINI) {
+        //  The model is in the path of a Gemini request, not in its body.
+        sl_route_t route = { .dialect = dialect, .stream = true };
+        snprintf (route.model, sizeof route.model, "%s", model ? model : "unknown");
+        rc = sl_request_parse_gemini (sl_buf_str (&body), &route, true, req);
+    }
+    else
+    if (dialect == SL_DIALECT_ANTHROPIC)
+        rc = sl_request_parse_anthropic (sl_buf_str (&body), req);
+    else
+    if (dialect == SL_DIALECT_RESPONSES)
+        rc = sl_request_parse_responses (sl_buf_str (&body), req);
+    else
+        rc = sl_request_parse_openai (sl_buf_str (&body), req);
+    sl_buf_free (&body);
+    if (rc) {
+        fprintf (stderr, "sluice-replay: %s: the gateway would refuse this request: %s\n", path,
+                 sl_buf_cstr (&req->error_message));
+        return -1;
+    }
+    return 0;
 }
 
 static void
@@ -53,11 +121,14 @@ main (int argc, char **argv)
         { "dialect", required_argument, NULL, 'd' },
         { "policy", required_argument, NULL, 'p' },
         { "render", required_argument, NULL, 'r' },
+        { "request", required_argument, NULL, 'q' },
+        { "model", required_argument, NULL, 'm' },
         { "jsonl", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
     const char *dialect = NULL, *policy_path = NULL, *render = "blocks";
+    const char *request_path = NULL, *model = NULL;
     bool jsonl = false;
     int c;
     while ((c = getopt_long (argc, argv, "h", options, NULL)) != -1) {
@@ -65,6 +136,8 @@ main (int argc, char **argv)
             case 'd': dialect = optarg; break;
             case 'p': policy_path = optarg; break;
             case 'r': render = optarg; break;
+            case 'q': request_path = optarg; break;
+            case 'm': model = optarg; break;
             case 'j': jsonl = true; break;
             case 'h': s_usage (stdout); return 0;
             default: s_usage (stderr); return S_EXIT_USAGE;
@@ -82,7 +155,7 @@ main (int argc, char **argv)
         return S_EXIT_USAGE;
     }
     if (!sl_replay_can_decode (opts.dialect)) {
-        fprintf (stderr, "sluice-replay: this build cannot decode %s streams yet\n", dialect);
+        fprintf (stderr, "sluice-replay: this build cannot decode %s streams\n", dialect);
         return S_EXIT_USAGE;
     }
     if (strcmp (render, "blocks") != 0) {
@@ -91,24 +164,47 @@ main (int argc, char **argv)
             fprintf (stderr, "sluice-replay: unknown --render '%s'\n", render);
             return S_EXIT_USAGE;
         }
-        if (!sl_replay_can_render (opts.render)) {
-            fprintf (stderr, "sluice-replay: this build cannot render %s responses yet\n", render);
+        if (!sl_emitter_can_render (opts.render)) {
+            fprintf (stderr, "sluice-replay: this build cannot render %s responses\n", render);
+            return S_EXIT_USAGE;
+        }
+        if (opts.render != opts.dialect) {
+            //  The gateway serves each client from an upstream of its own
+            //  dialect; a translation the services never make would mislead.
+            fprintf (stderr, "sluice-replay: --render %s of a capture in the %s dialect: "
+                     "cross-dialect rendering is not supported; use --render %s or blocks\n",
+                     render, dialect, dialect);
             return S_EXIT_USAGE;
         }
     }
     opts.input = jsonl ? SL_REPLAY_INPUT_JSONL : SL_REPLAY_INPUT_AUTO;
+    sl_request_t request = { 0 };
+    if (request_path) {
+        if (s_load_request (request_path, opts.dialect, model, &request)) {
+            sl_request_clear (&request);
+            return S_EXIT_USAGE;
+        }
+        opts.tools = sl_buf_str (&request.tools);
+        opts.last_user = sl_buf_str (&request.last_user);
+        if (request.model.len && opts.dialect != SL_DIALECT_GEMINI)
+            opts.model = sl_buf_str (&request.model);
+    }
+    if (model)
+        opts.model = sl_str (model);
     if (policy_path) {
         char *error = NULL;
         opts.policy = sl_policy_load (policy_path, &error);
         if (!opts.policy) {
             fprintf (stderr, "sluice-replay: %s\n", error ? error : policy_path);
             free (error);
+            sl_request_clear (&request);
             return S_EXIT_USAGE;
         }
     }
     const char *why = NULL;
     sl_replay_t *replay = sl_replay_new (&opts, s_write, NULL, &why);
     sl_policy_unref (&opts.policy);
+    sl_request_clear (&request);        //  the stream's start holds copies now
     if (!replay) {
         fprintf (stderr, "sluice-replay: %s\n", why);
         return S_EXIT_USAGE;

@@ -21,6 +21,7 @@
 
 #define SL_REPLAY_SID_BYTE 0x5e         //  the replayed stream's id, every byte
 #define SL_REPLAY_MAX_JSON (64u << 20)  //  largest JSON array input, bytes
+#define SL_REPLAY_NOT_ASKED "sluice-replay makes no network calls, so the judge was not asked"
 
 struct _sl_replay_t {
     int dialect;
@@ -39,6 +40,9 @@ struct _sl_replay_t {
     sl_snapshot_t *snapshot;            //  blocks form: the final message
     sl_buf_t pending;                   //  input not yet handed to a parser
     sl_buf_t line;                      //  output line being written
+    uint64_t *asks;                     //  LLM judge asks taken, not yet concluded
+    size_t ask_count;
+    size_t ask_cap;
     const char *error;                  //  why it failed, "" while fine
     bool failed;
     bool finished;
@@ -51,15 +55,6 @@ sl_replay_can_decode (int dialect)
     bool can = decoder != NULL;
     sl_decoder_destroy (&decoder);
     return can;
-}
-
-bool
-sl_replay_can_render (int dialect)
-{
-    //  The emitter renders the OpenAI dialect only so far, and renders it
-    //  whatever the stream asks for; when it grows renderers, this is the
-    //  one place that asks it instead.
-    return dialect == SL_DIALECT_OPENAI;
 }
 
 //  --------------------------------------------------------------------------
@@ -109,6 +104,7 @@ s_write_verdict (sl_replay_t *self, const sl_msg_t *v)
                    sl_action_name (v->action), sl_check_name (v->check));
     s_put_field (out, "rule", v->rule);
     s_put_field (out, "reason", v->reason);
+    s_put_field (out, "judge_model", v->judge_model);
     sl_buf_puts (out, "}}");
     s_write_line (self);
 }
@@ -174,12 +170,58 @@ s_on_judged (void *arg, const sl_msg_t *msg)
         s_write_last (self);
 }
 
+//  --------------------------------------------------------------------------
+//  LLM judges: never asked. An ask is taken, then concluded as soon as the
+//  judge returns, as a check that did not run; the policy then applies the
+//  rule's on_error action and the verdict says why.
+
+static int
+s_ask (void *arg, const sl_judge_ask_t *ask)
+{
+    sl_replay_t *self = arg;
+    if (self->ask_count == self->ask_cap) {
+        self->ask_cap = self->ask_cap ? self->ask_cap * 2 : 8;
+        self->asks = sl_xrealloc (self->asks, self->ask_cap * sizeof *self->asks);
+    }
+    self->asks [self->ask_count++] = ask->ticket;
+    return 0;
+}
+
+static void
+s_cancel (void *arg, uint64_t ticket)
+{
+    sl_replay_t *self = arg;
+    for (size_t i = 0; i < self->ask_count; i++)
+        if (self->asks [i] == ticket) {
+            memmove (self->asks + i, self->asks + i + 1, (self->ask_count - i - 1) * sizeof *self->asks);
+            self->ask_count--;
+            return;
+        }
+}
+
+static void
+s_conclude_asks (sl_replay_t *self)
+{
+    //  Each ticket leaves the list before its outcome goes back: concluding
+    //  one may end the stream (terminate), which cancels the others.
+    while (self->ask_count) {
+        uint64_t ticket = self->asks [0];
+        s_cancel (self, ticket);
+        sl_llm_result_t failed = { 0 };
+        sl_llm_result_fail (&failed, SL_CHK_ERROR, SL_REPLAY_NOT_ASKED);
+        sl_judge_llm_done (self->judge, ticket, &failed, s_on_judged, self);
+        sl_llm_result_clear (&failed);
+    }
+}
+
 static void
 s_on_block (void *arg, const sl_msg_t *msg)
 {
     sl_replay_t *self = arg;
-    if (self->judge)
+    if (self->judge) {
         sl_judge_feed (self->judge, msg, s_on_judged, self);
+        s_conclude_asks (self);
+    }
     else
         s_on_judged (self, msg);
 }
@@ -211,9 +253,17 @@ sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *ar
         *why = "this build has no decoder for that dialect";
         return NULL;
     }
-    if (opts->render && !sl_replay_can_render (opts->render)) {
+    if (opts->render && !sl_emitter_can_render (opts->render)) {
         sl_decoder_destroy (&decoder);
         *why = "this build has no renderer for that dialect";
+        return NULL;
+    }
+    if (opts->render && opts->render != opts->dialect) {
+        //  The gateway serves every client from an upstream of its own
+        //  dialect, so the renderers have only met same-dialect streams;
+        //  showing a translation the services never make would mislead.
+        sl_decoder_destroy (&decoder);
+        *why = "cross-dialect rendering is not supported: render a capture in its own dialect";
         return NULL;
     }
     sl_replay_t *self = sl_xcalloc (1, sizeof *self);
@@ -228,8 +278,10 @@ sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *ar
     self->decoder = decoder;
     self->sse = sl_sse_new (self->max_event);
     self->agg = sl_agg_new ();
-    if (opts->policy)
+    if (opts->policy) {
         self->judge = sl_judge_new (opts->policy);
+        sl_judge_set_llm (self->judge, s_ask, s_cancel, self);
+    }
     if (opts->render)
         self->emitter = sl_emitter_new ();
     else
@@ -243,6 +295,9 @@ sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *ar
     start.upstream_dialect = (uint8_t) opts->dialect;
     start.flags = SL_F_STREAM | SL_F_USAGE;
     start.reply_to = SL_STR_LIT ("replay");
+    start.model = opts->model;
+    start.tools = opts->tools;
+    start.last_user = opts->last_user;
     s_deliver (self, &start);
     return self;
 }
@@ -261,6 +316,7 @@ sl_replay_destroy (sl_replay_t **self_p)
     sl_snapshot_destroy (&self->snapshot);
     sl_buf_free (&self->pending);
     sl_buf_free (&self->line);
+    free (self->asks);
     free (self);
     *self_p = NULL;
 }

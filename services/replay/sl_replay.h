@@ -15,10 +15,18 @@
 
     Output, through the write callback, in "blocks" form (render 0): one
     JSON object per line per completed block (sl_snapshot_block_to_json), a
-    {"verdict":{...}} line per judge decision when a policy is given, then a
+    {"verdict":{...}} line per judge decision when a policy is given
+    (index, id, name, action, check, rule, reason, judge_model), then a
     last line {"finish":..,"finish_raw":..,"usage":{..}} (plus
     "stop_sequence" and "error" when there are). In render form: the bytes
     the emitter would send the client.
+
+    The judge runs as in the service with two differences: no clock (the
+    latency is not written, keep-alives never fall due) and no network. A
+    rule with an LLM judge is never asked: its check is recorded as a check
+    that did not run (check "error", the reason says why) and the rule's
+    on_error action is taken, exactly as when a judge cannot be reached, so
+    a replay never shows a pass the judge did not give.
 
     Malformed input (the decoder or the parser refuses it) writes one line
     {"error":"malformed input: ..."} and ends the replay: feed and finish
@@ -50,13 +58,21 @@ typedef struct {
     sl_policy_t *policy;                //  judge with it (a reference is taken); NULL: no judge
     size_t max_event;                   //  largest SSE line / event / JSONL line;
                                         //  0: SL_SSE_DEFAULT_MAX
+    //  What the gateway would know of the request behind the capture, for
+    //  the judge (borrowed for sl_replay_new; absent: unknown)
+    sl_str_t model;                     //  the model asked for
+    sl_str_t tools;                     //  tool definitions, [{"name":..,"schema":{..}}]
+    sl_str_t last_user;                 //  text of the last user message
 } sl_replay_opts_t;
 
 //  Where output goes; data is borrowed for the call.
 typedef void (sl_replay_write_fn) (void *arg, const char *data, size_t size);
 
-//  NULL when the dialect has no decoder or the render dialect no renderer
-//  in this build; *why then says which (static string).
+//  NULL when the dialect has no decoder, the render dialect no renderer in
+//  the emitter (sl_emitter_can_render), or the render dialect is not the
+//  capture's own (cross-dialect rendering is not supported: the gateway
+//  serves each client from an upstream of its dialect); *why then says
+//  which (static string).
 sl_replay_t *sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write,
                             void *arg, const char **why);
 void sl_replay_destroy (sl_replay_t **self_p);
@@ -68,8 +84,8 @@ int sl_replay_finish (sl_replay_t *self);
 const char *sl_replay_error (sl_replay_t *self);
 //  The whole message after every stage (blocks form only; NULL otherwise).
 const sl_snapshot_t *sl_replay_snapshot (sl_replay_t *self);
-//  Whether the stages can handle a dialect in this build.
+//  Whether the ingest's decoders read captures of a dialect. (Which client
+//  dialects can be rendered is the emitter's to say: sl_emitter_can_render.)
 bool sl_replay_can_decode (int dialect);
-bool sl_replay_can_render (int dialect);
 
 #endif

@@ -1,5 +1,6 @@
 /*  Fuzz target: sluice-replay's pipeline (services/replay/sl_replay) over
-    any capture bytes, cut in two at a point the input chooses. Whatever
+    any capture bytes of any dialect, cut in two at a point the input
+    chooses. Whatever
     comes in, nothing crashes and every line written is one JSON value.
 */
 #include <stddef.h>
@@ -23,7 +24,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         return 0;
     sl_buf_t out = { 0 };
     sl_replay_opts_t opts = {
-        .dialect = SL_DIALECT_OPENAI,
+        .dialect = SL_DIALECT_OPENAI + (data [0] >> 2) % 4,  //  openai .. gemini
         .input = data [0] % 4,          //  auto, SSE, JSONL, JSON array
         .max_event = 4096,
     };

@@ -653,15 +653,73 @@ Test (sl_agg, kind_citation_attached_to_its_text)
 
 Test (sl_agg, kind_citation_block_when_no_text_is_open)
 {
-    s_body_delta (SL_D_CITATION, 0, NULL, NULL, "{\"uri\":\"https://a\"}");
-    s_body_delta (SL_D_CITATION, 0, NULL, NULL, "{\"uri\":\"https://b\"}");
-    s_body_delta (SL_D_CITATION, 0, NULL, NULL, "not json");
+    //  Gemini's citation metadata names no part: with no text open, the
+    //  citations are a block of their own.
+    s_call (0, NULL, "f", "{}");
+    s_body_delta (SL_D_CITATION, -1, NULL, NULL, "{\"uri\":\"https://a\"}");
+    s_body_delta (SL_D_CITATION, -1, NULL, NULL, "{\"uri\":\"https://b\"}");
+    s_body_delta (SL_D_CITATION, -1, NULL, NULL, "not json");
     s_done ();
-    cr_assert_eq (s_blocks (), 1);
-    s_expect_block (0, SL_BK_CITATION, NULL, NULL, "");
-    cr_expect (sl_str_eq (s_end_block (0)->body,
+    cr_assert_eq (s_blocks (), 2);
+    s_expect_block (1, SL_BK_CITATION, NULL, NULL, "");
+    cr_expect (sl_str_eq (s_end_block (1)->body,
                           "{\"citations\":[{\"uri\":\"https://a\"},{\"uri\":\"https://b\"}]}"));
     cr_expect_eq (sl_agg_ignored (agg), 1, "an unreadable citation is dropped");
+    s_check_invariants ();
+}
+
+Test (sl_agg, a_citation_before_its_text_starts_the_text_block)
+{
+    //  Anthropic: a text content block's citations_delta comes before its
+    //  text_delta, at the block's index. The citation belongs to that text,
+    //  not to a block of its own.
+    s_text (0, "According to the forecast, ");
+    s_stop (0);
+    s_body_delta (SL_D_CITATION, 1, NULL, NULL, "{\"url\":\"https://a\",\"cited_text\":\"76F\"}");
+    s_text (1, "the high is 76F");
+    s_stop (1);
+    s_text (2, ".");
+    s_stop (2);
+    s_finish ("end_turn");
+    s_done ();
+    cr_assert_eq (s_blocks (), 3);
+    s_expect_block (0, SL_BK_TEXT, NULL, NULL, "According to the forecast, ");
+    s_expect_block (1, SL_BK_TEXT, NULL, NULL, "the high is 76F");
+    s_expect_block (2, SL_BK_TEXT, NULL, NULL, ".");
+    cr_expect_null (s_end_block (0)->body.ptr);
+    cr_expect (sl_str_eq (s_end_block (1)->body,
+                          "{\"citations\":[{\"url\":\"https://a\",\"cited_text\":\"76F\"}]}"),
+               "%.*s", (int) s_end_block (1)->body.len, s_end_block (1)->body.ptr);
+    cr_expect_null (s_end_block (2)->body.ptr);
+    s_check_invariants ();
+}
+
+Test (sl_agg, each_citation_goes_out_at_once_as_a_delta_of_its_block)
+{
+    //  Renderers stream citations inside the text they belong to: each one
+    //  is a citation block_delta at the index of the block that took it,
+    //  sent when it arrives, its body the one citation.
+    s_text (0, "Sluice ");
+    s_body_delta (SL_D_CITATION, 0, NULL, NULL, " {\"url\":\"https://a\"} ");
+    s_text (0, "holds calls.");
+    s_body_delta (SL_D_CITATION, 0, NULL, NULL, "{\"url\":\"https://b\"}");
+    s_done ();
+    cr_assert_eq (s_count (SL_MSG_BLOCK, SL_B_DELTA), 4);
+    const sl_msg_t *d [4];
+    for (int i = 0; i < 4; i++)
+        d [i] = s_nth (SL_MSG_BLOCK, SL_B_DELTA, i);
+    cr_expect_eq (d [0]->block, SL_BK_TEXT);
+    cr_expect_eq (d [1]->block, SL_BK_CITATION);
+    cr_expect_eq (d [1]->index, 0, "at the index of its text block");
+    cr_expect (sl_str_eq (d [1]->body, "{\"url\":\"https://a\"}"), "%.*s",
+               (int) d [1]->body.len, d [1]->body.ptr);
+    cr_expect_eq (d [2]->block, SL_BK_TEXT);
+    cr_expect_eq (d [3]->block, SL_BK_CITATION);
+    cr_expect (sl_str_eq (d [3]->body, "{\"url\":\"https://b\"}"));
+    cr_expect (sl_str_eq (s_end_block (0)->body,
+                          "{\"citations\":[{\"url\":\"https://a\"},{\"url\":\"https://b\"}]}"),
+               "the end still carries them all");
+    s_check_invariants ();
 }
 
 Test (sl_agg, signature_attaches_to_the_block_its_index_names)

@@ -169,3 +169,26 @@ Test (sl_dec_gemini, malformed_chunks_end_the_stream)
     sl_decoder_destroy (&dec);
     sl_buf_free (&s_out);
 }
+
+Test (sl_dec_gemini, one_citation_per_source_and_no_empty_metadata)
+{
+    //  A grounded answer carries "groundingMetadata": {} on every chunk
+    //  until the real one: nothing to cite. Citation metadata holds a list
+    //  of sources (citationSources; citations on Vertex): one citation each.
+    sl_decoder_t *dec = s_new ();
+    s_feed (dec, "{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"A\"}]},\"groundingMetadata\":{},"
+                 "\"citationMetadata\":{ }}]}");
+    s_feed (dec, "{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"B\"}]},\"citationMetadata\":"
+                 "{\"citationSources\":[{\"uri\":\"u1\"}, {\"uri\":\"u2\"}]}}]}");
+    s_feed (dec, "{\"candidates\":[{\"citationMetadata\":{\"citations\":[{\"uri\":\"v1\"}]},"
+                 "\"groundingMetadata\":{\"webSearchQueries\":[\"q\"]}}]}");
+    s_feed (dec, "{\"candidates\":[{\"citationMetadata\":{\"other\":1}}]}");
+    cr_expect_str_eq (sl_buf_cstr (&s_out),
+                      "text:0:::A\ntext:0:::B\n"
+                      "citation:-1:::{\"uri\":\"u1\"}\ncitation:-1:::{\"uri\":\"u2\"}\n"
+                      "citation:-1:::{\"uri\":\"v1\"}\ncitation:-1:::{\"webSearchQueries\":[\"q\"]}\n"
+                      "citation:-1:::{\"other\":1}\n");
+    cr_expect_eq (s_feed (dec, "{\"candidates\":[{\"citationMetadata\":{\"citationSources\":[{\"uri\":}]}}]}"),
+                  -2, "a malformed source list is malformed input");
+    sl_decoder_destroy (&dec);
+}

@@ -105,3 +105,56 @@ Test (sl_render_gemini, errors_in_the_dialect)
     driver_events_free (ev, n);
     driver_stop (&d);
 }
+
+Test (sl_render_gemini, grounding_and_citation_blocks)
+{
+    //  The decoder passes search grounding on as a citation: it goes back
+    //  as groundingMetadata, not as a citation source. A citation block's
+    //  citations go out as its deltas; its end (which lists them all, as
+    //  {"citations":[...]}) adds nothing.
+    driver_t d;
+    driver_start (&d, SL_DIALECT_GEMINI, SL_F_STREAM);
+    driver_feed (&d, driver_block (SL_B_START, SL_BK_TEXT, 0));
+    sl_msg_t m = driver_block (SL_B_DELTA, SL_BK_TEXT, 0);
+    m.text = sl_str ("Sunny.");
+    driver_feed (&d, m);
+    m = driver_block (SL_B_DELTA, SL_BK_CITATION, 0);
+    m.body = sl_str ("{\"webSearchQueries\":[\"weather\"],\"groundingChunks\":[]}");
+    driver_feed (&d, m);
+    m = driver_block (SL_B_END, SL_BK_TEXT, 0);
+    m.text = sl_str ("Sunny.");
+    driver_feed (&d, m);
+    driver_feed (&d, driver_block (SL_B_START, SL_BK_CITATION, 1));
+    m = driver_block (SL_B_DELTA, SL_BK_CITATION, 1);
+    m.body = sl_str ("{\"uri\":\"https://a\"}");
+    driver_feed (&d, m);
+    m = driver_block (SL_B_END, SL_BK_CITATION, 1);
+    m.body = sl_str ("{\"citations\":[{\"uri\":\"https://a\"}]}");
+    driver_feed (&d, m);
+    m = driver_block (SL_B_FINISH, 0, -1);
+    m.finish = SL_FIN_STOP;
+    driver_feed (&d, m);
+    driver_end (&d);
+    sse_event_t ev [MAX_EVENTS];
+    int n = driver_events (&d, ev, MAX_EVENTS);
+    cr_expect_eq (sl_emitter_stats (d.em)->illegal, 0, "%s", driver_bytes (&d));
+    int grounding = 0, sources = 0;
+    for (int i = 0; i < n; i++) {
+        json_t *cand = s_get (ev [i].data, "candidates.0");
+        if (s_get (cand, "groundingMetadata")) {
+            grounding++;
+            cr_expect_str_eq (json_string_value (s_get (cand, "groundingMetadata.webSearchQueries.0")),
+                              "weather");
+        }
+        json_t *list = s_get (cand, "citationMetadata.citationSources");
+        for (size_t k = 0; k < json_array_size (list); k++) {
+            sources++;
+            cr_expect_str_eq (json_string_value (s_get (json_array_get (list, k), "uri")), "https://a",
+                              "%s", driver_bytes (&d));
+        }
+    }
+    cr_expect_eq (grounding, 1, "%s", driver_bytes (&d));
+    cr_expect_eq (sources, 1, "once, from the delta: %s", driver_bytes (&d));
+    driver_events_free (ev, n);
+    driver_stop (&d);
+}

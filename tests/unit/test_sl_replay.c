@@ -1,8 +1,10 @@
 /*  Unit tests: services/replay/sl_replay (the stages in one process). */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../../common/sl_buf.h"
+#include "../../services/emitter/sl_emitter.h"
 #include "../../services/replay/sl_replay.h"
 
 static void
@@ -209,26 +211,43 @@ Test (sl_replay, render_openai_gives_the_client_bytes)
     sl_buf_free (&out);
 }
 
-Test (sl_replay, dialects_without_a_decoder_or_renderer_are_refused)
+Test (sl_replay, every_dialect_decodes_and_renders_its_own)
 {
-    cr_expect (sl_replay_can_decode (SL_DIALECT_OPENAI));
     cr_expect_not (sl_replay_can_decode (0));
-    cr_expect (sl_replay_can_render (SL_DIALECT_OPENAI));
-    for (int d = SL_DIALECT_ANTHROPIC; d < SL_DIALECT_MAX; d++) {
+    for (int d = SL_DIALECT_OPENAI; d < SL_DIALECT_MAX; d++) {
+        cr_expect (sl_replay_can_decode (d), "dialect %d has a decoder", d);
+        cr_expect (sl_emitter_can_render (d), "dialect %d has a renderer", d);
         const char *why = NULL;
-        sl_replay_opts_t opts = { .dialect = d };
+        sl_replay_opts_t opts = { .dialect = d, .render = d };
         sl_replay_t *r = sl_replay_new (&opts, s_collect, NULL, &why);
-        cr_expect_eq (r != NULL, sl_replay_can_decode (d), "dialect %d", d);
-        if (!r)
-            cr_expect_not_null (strstr (why, "no decoder"));
-        sl_replay_destroy (&r);
-        opts = (sl_replay_opts_t) { .dialect = SL_DIALECT_OPENAI, .render = d };
-        r = sl_replay_new (&opts, s_collect, NULL, &why);
-        cr_expect_eq (r != NULL, sl_replay_can_render (d), "render %d", d);
-        if (!r)
-            cr_expect_not_null (strstr (why, "no renderer"));
+        cr_expect_not_null (r, "dialect %d: %s", d, why);
         sl_replay_destroy (&r);
     }
+    const char *why = NULL;
+    sl_replay_opts_t opts = { .dialect = 0 };
+    cr_expect_null (sl_replay_new (&opts, s_collect, NULL, &why));
+    cr_expect_not_null (strstr (why, "no decoder"), "%s", why);
+    opts = (sl_replay_opts_t) { .dialect = SL_DIALECT_OPENAI, .render = SL_DIALECT_MAX };
+    cr_expect_null (sl_replay_new (&opts, s_collect, NULL, &why));
+    cr_expect_not_null (strstr (why, "no renderer"), "%s", why);
+}
+
+Test (sl_replay, cross_dialect_rendering_is_refused)
+{
+    //  The services never translate a stream into another dialect, so the
+    //  replay does not pretend to.
+    for (int from = SL_DIALECT_OPENAI; from < SL_DIALECT_MAX; from++)
+        for (int to = SL_DIALECT_OPENAI; to < SL_DIALECT_MAX; to++) {
+            if (from == to)
+                continue;
+            const char *why = NULL;
+            sl_replay_opts_t opts = { .dialect = from, .render = to };
+            sl_replay_t *r = sl_replay_new (&opts, s_collect, NULL, &why);
+            cr_expect_null (r, "%d rendered as %d", from, to);
+            if (!r)
+                cr_expect_not_null (strstr (why, "cross-dialect"), "%s", why);
+            sl_replay_destroy (&r);
+        }
 }
 
 Test (sl_replay, the_snapshot_holds_the_final_message)
@@ -249,4 +268,79 @@ Test (sl_replay, the_snapshot_holds_the_final_message)
     cr_expect_str_eq (sl_replay_error (r), "");
     sl_replay_destroy (&r);
     sl_buf_free (&out);
+}
+
+Test (sl_replay, an_llm_judge_rule_is_recorded_as_not_run)
+{
+    //  No network in a replay: the judge is not asked, the check is an
+    //  error (never "ran"), and the rule's on_error action is taken.
+    const char *yaml =
+        "rules:\n"
+        "  - id: ask-about-shell\n"
+        "    tool: run_shell\n"
+        "    llm_judge:\n"
+        "      url: http://127.0.0.1:9/v1/chat/completions\n"
+        "      model: judge-m\n"
+        "      on_error: %s\n"
+        "    action: block\n"
+        "    message: \"held: {reason}\"\n";
+    const char *fail_modes [] = { "block", "allow" };
+    for (int i = 0; i < 2; i++) {
+        char text [512];
+        snprintf (text, sizeof text, yaml, fail_modes [i]);
+        char *error = NULL;
+        sl_policy_t *policy = sl_policy_parse (text, strlen (text), "test", &error);
+        cr_assert_not_null (policy, "%s", error);
+        sl_replay_opts_t opts = { .dialect = SL_DIALECT_OPENAI, .policy = policy };
+        sl_buf_t out = { 0 };
+        cr_expect_eq (s_run (&opts, s_capture, strlen (s_capture), 0, &out), 0);
+        sl_policy_unref (&policy);
+        const char *got = sl_buf_cstr (&out);
+        char verdict [512];
+        snprintf (verdict, sizeof verdict,
+                  "{\"verdict\":{\"index\":1,\"id\":\"call_1\",\"name\":\"run_shell\",\"action\":\"%s\","
+                  "\"check\":\"error\",\"rule\":\"ask-about-shell\",\"reason\":\"LLM judge judge-m failed: "
+                  "sluice-replay makes no network calls, so the judge was not asked; on_error: %s\","
+                  "\"judge_model\":\"judge-m\"}}\n", fail_modes [i], fail_modes [i]);
+        cr_expect_not_null (strstr (got, verdict), "%s", got);
+        if (i == 0)
+            cr_expect_not_null (strstr (got, "\"text\":\"held: LLM judge judge-m failed: "), "%s", got);
+        else
+            cr_expect_not_null (strstr (got, "\"kind\":\"tool_call\""), "%s", got);
+        sl_buf_free (&out);
+    }
+}
+
+Test (sl_replay, the_request_behind_a_capture_reaches_the_judge)
+{
+    //  Model and tool definitions, as the gateway would pass them on.
+    const char *yaml =
+        "rules:\n"
+        "  - id: model\n"
+        "    model: gpt-x\n"
+        "    tool: other\n"
+        "    action: drop\n"
+        "  - id: schema\n"
+        "    schema_violation: true\n"
+        "    action: block\n";
+    char *error = NULL;
+    sl_policy_t *policy = sl_policy_parse (yaml, strlen (yaml), "test", &error);
+    cr_assert_not_null (policy, "%s", error);
+    const char *tools [] = {
+        "[{\"name\":\"run_shell\",\"schema\":{\"type\":\"object\",\"properties\":"
+            "{\"command\":{\"type\":\"string\"}},\"required\":[\"command\"]}}]",
+        "[{\"name\":\"run_shell\",\"schema\":{\"type\":\"object\",\"properties\":"
+            "{\"command\":{\"type\":\"integer\"}}}}]",
+    };
+    const char *expected [] = { "\"action\":\"allow\",\"check\":\"default\"",
+                                "\"action\":\"block\",\"check\":\"ran\",\"rule\":\"schema\"" };
+    for (int i = 0; i < 2; i++) {
+        sl_replay_opts_t opts = { .dialect = SL_DIALECT_OPENAI, .policy = policy,
+                                  .model = sl_str ("gpt-x"), .tools = sl_str (tools [i]) };
+        sl_buf_t out = { 0 };
+        cr_expect_eq (s_run (&opts, s_capture, strlen (s_capture), 0, &out), 0);
+        cr_expect_not_null (strstr (sl_buf_cstr (&out), expected [i]), "%d: %s", i, sl_buf_cstr (&out));
+        sl_buf_free (&out);
+    }
+    sl_policy_unref (&policy);
 }
