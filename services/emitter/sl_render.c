@@ -50,3 +50,35 @@ sl_render_put_json (sl_buf_t *out, sl_str_t value, const char *fallback)
     else
         sl_buf_puts (out, fallback);
 }
+
+void
+sl_render_snapshot_finish (const sl_snapshot_t *snap, sl_msg_t *out)
+{
+    sl_msg_init (out, SL_MSG_BLOCK);
+    out->kind = SL_B_FINISH;
+    out->finish = (uint8_t) sl_snapshot_finish (snap);
+    out->finish_raw = sl_snapshot_finish_raw (snap);
+    out->stop_seq = sl_snapshot_stop_seq (snap);
+    out->has_usage = sl_snapshot_usage (snap, &out->usage);
+}
+
+int
+sl_render_put_citations (sl_buf_t *out, sl_str_t body)
+{
+    sl_str_t list, elem;
+    sl_json_iter_t it;
+    if (!body.len || sl_json_type (body) != SL_JSON_OBJECT
+    ||  sl_json_find (body, "citations", &list) != 1 || sl_json_array (&it, list))
+        return 0;
+    int count = 0;
+    while (sl_json_next_elem (&it, &elem) == 1) {
+        elem = sl_json_trim (elem);
+        if (!sl_json_valid (elem))
+            break;
+        if (out->len)
+            sl_buf_putc (out, ',');
+        sl_buf_append_str (out, elem);
+        count++;
+    }
+    return count;
+}

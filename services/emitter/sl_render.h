@@ -18,6 +18,13 @@
 
     Every renderer writes only what its wire format can carry; the emitter
     checks each event with the dialect's validator before it is sent.
+
+    Non-streaming responses: the emitter collects the judged stream in an
+    sl_snapshot (the whole message: blocks with their final content, the
+    finish as the judge left it, the merged usage) and asks the renderer
+    for one JSON body when the response is complete (body). The body says
+    what the stream would have said: the same ids, the same blocks in the
+    same order (Anthropic tool_use blocks last), the same finish reason.
 */
 #ifndef SL_RENDER_H
 #define SL_RENDER_H
@@ -26,6 +33,7 @@
 
 #include "../../common/sl_buf.h"
 #include "../../proto/sl_msg.h"
+#include "../aggregator/sl_snapshot.h"
 
 typedef struct {
     int client_dialect;
@@ -72,6 +80,9 @@ typedef struct {
     void (*end) (sl_render_stream_t *rs, sl_buf_t *out);
     //  The JSON body of an error response sent before anything else.
     void (*error_body) (int status, sl_str_t code, sl_str_t message, sl_buf_t *out);
+    //  The JSON body of a whole non-streaming response, from the snapshot
+    //  of a judged stream that finished without an error.
+    void (*body) (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out);
 } sl_renderer_t;
 
 //  The renderer of a client dialect; NULL when there is none.
@@ -92,5 +103,13 @@ const char *sl_render_raw_finish (const sl_render_stream_t *rs, const sl_msg_t *
                                   char *buf, size_t size);
 //  Append value when it is a complete JSON value, otherwise fallback.
 void sl_render_put_json (sl_buf_t *out, sl_str_t value, const char *fallback);
+//  The finish of a snapshot as a FINISH block event (finish, raw value,
+//  stop sequence, usage), so that bodies decide finish reasons and usage
+//  with the same code as streams. Slices borrow from the snapshot.
+void sl_render_snapshot_finish (const sl_snapshot_t *snap, sl_msg_t *out);
+//  Append the citations a block carries (its body {"citations":[...]}),
+//  comma-joined, to out; a comma goes first when out is not empty.
+//  Returns how many were appended.
+int sl_render_put_citations (sl_buf_t *out, sl_str_t body);
 
 #endif

@@ -1,7 +1,8 @@
 /*  Fuzz target: the output validators must survive any event bytes, and a
     refused event must leave the state as it was (services/emitter/
     sl_validate). The first byte picks the dialect; the rest is split into
-    events at blank lines. */
+    events at blank lines, and is also checked whole as the body of a
+    non-streaming response. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         rest = sl_str_n (rest.ptr + event.len, rest.len - event.len);
     }
     sl_validate_end (v);
+    sl_validate_destroy (&v);
+    v = sl_validate_new (SL_DIALECT_OPENAI + data [0] % 4);
+    sl_validate_body (v, sl_str_n (data + 1, size - 1));
     sl_validate_destroy (&v);
     return 0;
 }

@@ -224,6 +224,7 @@ Test (sl_emitter, anthropic_nested_block_is_withheld)
     start.client_dialect = SL_DIALECT_ANTHROPIC;
     start.upstream_dialect = SL_DIALECT_ANTHROPIC;
     start.reply_to = sl_str ("tcp://gw:1");
+    start.flags = SL_F_STREAM;
     s_feed (start);
     s_feed (s_block (SL_B_START, SL_BK_TEXT, 0));
     s_feed (s_block (SL_B_START, SL_BK_TEXT, 1));   //  block 0 never ended
