@@ -20,6 +20,7 @@ stop() {
     trap - INT TERM
     for pid in $PIDS; do kill -TERM "$pid" 2>/dev/null; done
     for pid in $PIDS; do wait "$pid" 2>/dev/null; done
+    [ -n "${ROUTES:-}" ] && rm -f "$ROUTES"
     exit 0
 }
 trap stop INT TERM
@@ -29,13 +30,33 @@ start() {
     PIDS="$PIDS $!"
 }
 
+ROUTES=""
 if [ -n "${OPENAI_API_KEY:-}" ] && [ -n "${SLUICE_OPENAI_BASE_URL:-}" -o -z "${SLUICE_USE_MOCK:-}" ]; then
     UPSTREAM=${SLUICE_OPENAI_BASE_URL:-https://api.openai.com/v1}
     echo "upstream: $UPSTREAM (OPENAI_API_KEY is set)"
 else
     start "$BIN/sluice-mock" --host 127.0.0.1 --port "$MOCK_PORT"
     UPSTREAM=http://127.0.0.1:$MOCK_PORT/v1
-    echo "upstream: the mock at $UPSTREAM (set OPENAI_API_KEY to use OpenAI)"
+    echo "upstream: the mock at $UPSTREAM, every dialect (set OPENAI_API_KEY to use OpenAI)"
+    if [ -z "${SLUICE_ROUTES:-}" ]; then
+        # The mock serves all four dialects; its scenarios are the models
+        # GET /v1/models lists (the gateway and the ingest read this file).
+        ROUTES=$(mktemp "${TMPDIR:-/tmp}/sluice-routes.XXXXXX")
+        {
+            echo "providers:"
+            echo "  - { name: mock-openai, dialect: openai, base_url: \"http://127.0.0.1:$MOCK_PORT/v1\" }"
+            echo "  - { name: mock-responses, dialect: responses, base_url: \"http://127.0.0.1:$MOCK_PORT/v1\" }"
+            echo "  - { name: mock-anthropic, dialect: anthropic, base_url: \"http://127.0.0.1:$MOCK_PORT\" }"
+            echo "  - { name: mock-gemini, dialect: gemini, base_url: \"http://127.0.0.1:$MOCK_PORT/v1beta\" }"
+            echo "routes:"
+            for model in mock-text mock-tools mock-error mock-bench; do
+                for provider in mock-openai mock-anthropic mock-gemini; do
+                    echo "  - { model: $model, provider: $provider }"
+                done
+            done
+        } > "$ROUTES"
+        export SLUICE_ROUTES=$ROUTES
+    fi
 fi
 
 start "$BIN/sluice-emitter" --bind tcp://127.0.0.1:5554 --pub tcp://127.0.0.1:5556 --metrics-port 9554
