@@ -8,7 +8,8 @@
     rendered at its end), server tool use and results are executableCode
     and codeExecutionResult parts, citations go in
     citationMetadata.citationSources (the Gemini API's name; the SDKs turn
-    them into "citations"). The last event carries finishReason and
+    them into "citations"), grounding metadata in groundingMetadata. The
+    last event carries finishReason and
     usageMetadata. Gemini has no end marker: the stream simply ends.
 
     A non-streaming response (generateContent) is one such object with
@@ -92,18 +93,67 @@ s_put_sources (sl_str_t citation, sl_buf_t *out)
     return 1;
 }
 
+//  Is a citation object Gemini grounding metadata (search results and
+//  what they support) rather than citation sources?
+static bool
+s_is_grounding (sl_str_t citation)
+{
+    static const char *keys [] = { "groundingChunks", "groundingSupports", "webSearchQueries",
+                                   "searchEntryPoint", "retrievalMetadata", NULL };
+    sl_str_t v;
+    for (int i = 0; keys [i]; i++)
+        if (sl_json_find (citation, keys [i], &v) == 1)
+            return true;
+    return false;
+}
+
+//  Sort the citation objects a block's end carries (its body
+//  {"citations":[...]}): the sources of citation metadata, comma-joined
+//  onto sources; grounding metadata into grounding (the last one wins, as
+//  each Gemini chunk repeats the whole of it). Empty objects say nothing.
+static void
+s_block_sources (sl_str_t body, sl_buf_t *sources, sl_buf_t *grounding)
+{
+    sl_buf_t citations = { 0 };
+    sl_render_put_citations (&citations, body);
+    sl_str_t rest = sl_buf_str (&citations), citation, key, value;
+    while (sl_render_next_citation (&rest, &citation)) {
+        sl_json_iter_t it;
+        if (sl_json_object (&it, citation) == 0 && sl_json_next_member (&it, &key, &value) == 0)
+            continue;                   //  {}
+        if (s_is_grounding (citation)) {
+            sl_buf_reset (grounding);
+            sl_buf_append_str (grounding, citation);
+        }
+        else
+            s_put_sources (citation, sources);
+    }
+    sl_buf_free (&citations);
+}
+
+//  The citations of a block's end: a chunk with its citation sources, and
+//  one with its grounding metadata.
 static void
 s_citation (sl_render_stream_t *rs, sl_str_t body, sl_buf_t *out)
 {
-    sl_buf_t sources = { 0 };
-    if (s_put_sources (body, &sources)) {
+    sl_buf_t sources = { 0 }, grounding = { 0 };
+    s_block_sources (body, &sources, &grounding);
+    if (sources.len) {
         s_chunk_open (out);
         sl_buf_puts (out, "\"citationMetadata\":{\"citationSources\":[");
         sl_buf_append (out, sources.data, sources.len);
         sl_buf_puts (out, "]},");
         s_chunk_close (rs, out);
     }
+    if (grounding.len) {
+        s_chunk_open (out);
+        sl_buf_puts (out, "\"groundingMetadata\":");
+        sl_buf_append (out, grounding.data, grounding.len);
+        sl_buf_putc (out, ',');
+        s_chunk_close (rs, out);
+    }
     sl_buf_free (&sources);
+    sl_buf_free (&grounding);
 }
 
 static bool
@@ -138,7 +188,7 @@ s_call_part (sl_str_t id, sl_str_t name, sl_str_t args, sl_str_t sig, sl_buf_t *
     if (s_is_object (args))
         sl_buf_append_str (part, sl_json_trim (args));
     else
-        sl_buf_puts (part, "{}");
+        sl_render_close_json (sl_json_trim (args), part);   //  cut off by a length finish
     sl_buf_putc (part, '}');
     s_put_signature (sig, part);
     sl_buf_putc (part, '}');
@@ -182,13 +232,19 @@ s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
         case SL_BK_CITATION:
             s_citation (rs, msg->body, out);
             break;
+        case SL_BK_TEXT:
         case SL_BK_THINKING:
+            //  The signature comes whole at the end: an empty part of the
+            //  same kind carries it (Gemini signs text parts too).
             if (msg->sig.len) {
-                sl_buf_puts (&part, "{\"text\":\"\",\"thought\":true,\"thoughtSignature\":");
-                sl_json_put_sl (&part, msg->sig);
+                sl_buf_puts (&part, msg->block == SL_BK_THINKING ? "{\"text\":\"\",\"thought\":true"
+                                                                 : "{\"text\":\"\"");
+                s_put_signature (msg->sig, &part);
                 sl_buf_putc (&part, '}');
                 s_part_chunk (rs, &part, out);
             }
+            if (msg->block == SL_BK_TEXT)
+                s_citation (rs, msg->body, out);
             break;
         case SL_BK_TOOL_CALL:
             rs->tool_calls++;
@@ -282,9 +338,6 @@ s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
     rs->started = true;                 //  Gemini has no opening event
     switch (msg->kind) {
         case SL_B_DELTA:
-            if (msg->block == SL_BK_CITATION)
-                s_citation (rs, msg->body, out);
-            else
             if (msg->text.len && (msg->block == SL_BK_TEXT || msg->block == SL_BK_REFUSAL))
                 s_text_part (rs, msg->text, false, out);
             else
@@ -354,7 +407,7 @@ s_end (sl_render_stream_t *rs, sl_buf_t *out)
 static void
 s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
 {
-    sl_buf_t parts = { 0 }, citations = { 0 };
+    sl_buf_t parts = { 0 }, citations = { 0 }, grounding = { 0 };
     sl_snapshot_block_t b;
     for (size_t i = 0; sl_snapshot_block (snap, i, &b); i++) {
         size_t before = parts.len;
@@ -388,13 +441,8 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
             parts.len = before;         //  no part: take the comma back
         //  Citations as a stream gives them: the sources of each citation
         //  object a text or citation block collected.
-        sl_str_t list, elem;
-        sl_json_iter_t it;
-        if ((b.kind == SL_BK_TEXT || b.kind == SL_BK_CITATION) && b.body.len
-        &&  sl_json_type (b.body) == SL_JSON_OBJECT && sl_json_find (b.body, "citations", &list) == 1
-        &&  sl_json_array (&it, list) == 0)
-            while (sl_json_next_elem (&it, &elem) == 1)
-                s_put_sources (sl_json_trim (elem), &citations);
+        if (b.kind == SL_BK_TEXT || b.kind == SL_BK_CITATION)
+            s_block_sources (b.body, &citations, &grounding);
     }
     sl_msg_t fin;
     sl_render_snapshot_finish (snap, &fin);
@@ -412,10 +460,15 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
         sl_buf_append (out, citations.data, citations.len);
         sl_buf_puts (out, "]}");
     }
+    if (grounding.len) {
+        sl_buf_puts (out, ",\"groundingMetadata\":");
+        sl_buf_append (out, grounding.data, grounding.len);
+    }
     sl_buf_puts (out, ",\"index\":0}]");
     s_response_tail (rs, &fin, out);
     sl_buf_free (&parts);
     sl_buf_free (&citations);
+    sl_buf_free (&grounding);
 }
 
 const sl_renderer_t sl_render_gemini = {

@@ -131,16 +131,19 @@ s_text_chunk (sl_render_stream_t *rs, const char *field, sl_str_t text, sl_buf_t
     s_chunk_close (out, NULL);
 }
 
+//  The citations a block's end carries, as one annotations chunk.
 static void
-s_citation_chunk (sl_render_stream_t *rs, sl_str_t citation, sl_buf_t *out)
+s_citations_chunk (sl_render_stream_t *rs, sl_str_t body, sl_buf_t *out)
 {
-    if (!citation.len || !sl_json_valid (citation))
-        return;
-    s_chunk_open (rs, out);
-    sl_buf_puts (out, "\"annotations\":[");
-    sl_buf_append_str (out, sl_json_trim (citation));
-    sl_buf_putc (out, ']');
-    s_chunk_close (out, NULL);
+    sl_buf_t citations = { 0 };
+    if (sl_render_put_citations (&citations, body)) {
+        s_chunk_open (rs, out);
+        sl_buf_puts (out, "\"annotations\":[");
+        sl_buf_append (out, citations.data, citations.len);
+        sl_buf_putc (out, ']');
+        s_chunk_close (out, NULL);
+    }
+    sl_buf_free (&citations);
 }
 
 static void
@@ -173,10 +176,6 @@ s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
             }
             break;
         case SL_B_DELTA:
-            if (msg->block == SL_BK_CITATION) {
-                s_citation_chunk (rs, msg->body, out);
-                break;
-            }
             if (!msg->text.len)
                 break;
             if (msg->block == SL_BK_TEXT)
@@ -199,8 +198,8 @@ s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
             }
             break;
         case SL_B_END:
-            if (msg->block == SL_BK_CITATION)
-                s_citation_chunk (rs, msg->body, out);
+            if (msg->block == SL_BK_CITATION || msg->block == SL_BK_TEXT)
+                s_citations_chunk (rs, msg->body, out);
             break;
         case SL_B_FINISH: {
             char raw [32];

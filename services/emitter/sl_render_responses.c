@@ -288,6 +288,31 @@ s_part (sl_render_stream_t *rs, const char *event, const char *part_json, sl_buf
     s_event_end (out);
 }
 
+//  An annotation for the open text item (kept for its done events).
+static void
+s_citation (sl_render_stream_t *rs, sl_str_t citation, sl_buf_t *out)
+{
+    s_event (rs, out, "response.output_text.annotation.added");
+    s_item_ref (rs, out);
+    sl_buf_printf (out, ",\"content_index\":0,\"annotation_index\":%d,\"annotation\":",
+                   rs->open_extra_count++);
+    sl_buf_append_str (out, citation);
+    s_event_end (out);
+    if (rs->open_extra.len)
+        sl_buf_putc (&rs->open_extra, ',');
+    sl_buf_append_str (&rs->open_extra, citation);
+}
+
+//  Citations waiting since a citation block, into the open text item.
+static void
+s_flush_citations (sl_render_stream_t *rs, sl_buf_t *out)
+{
+    sl_str_t rest = sl_buf_str (&rs->pending), citation;
+    while (sl_render_next_citation (&rest, &citation))
+        s_citation (rs, citation, out);
+    sl_buf_reset (&rs->pending);
+}
+
 static void
 s_on_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
@@ -309,9 +334,11 @@ s_on_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
     if (rs->open_deferred)
         return;
     s_item_added (rs, out);
-    if (msg->block == SL_BK_TEXT)
+    if (msg->block == SL_BK_TEXT) {
         s_part (rs, "response.content_part.added",
                 "{\"type\":\"output_text\",\"text\":\"\",\"annotations\":[],\"logprobs\":[]}", out);
+        s_flush_citations (rs, out);
+    }
     else
     if (msg->block == SL_BK_REFUSAL)
         s_part (rs, "response.content_part.added", "{\"type\":\"refusal\",\"refusal\":\"\"}", out);
@@ -340,28 +367,8 @@ s_delta (sl_render_stream_t *rs, const char *event, const char *index_field, sl_
 }
 
 static void
-s_citation (sl_render_stream_t *rs, sl_str_t body, sl_buf_t *out)
-{
-    if (rs->open_kind != SL_BK_TEXT || !body.len || !sl_json_valid (body))
-        return;
-    s_event (rs, out, "response.output_text.annotation.added");
-    s_item_ref (rs, out);
-    sl_buf_printf (out, ",\"content_index\":0,\"annotation_index\":%d,\"annotation\":",
-                   rs->open_extra_count++);
-    sl_buf_append_str (out, sl_json_trim (body));
-    s_event_end (out);
-    if (rs->open_extra.len)
-        sl_buf_putc (&rs->open_extra, ',');
-    sl_buf_append_str (&rs->open_extra, sl_json_trim (body));
-}
-
-static void
 s_on_delta (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
-    if (msg->block == SL_BK_CITATION) {
-        s_citation (rs, msg->body, out);
-        return;
-    }
     if (!rs->open_kind || rs->open_deferred || !msg->text.len)
         return;
     switch (msg->block) {
@@ -389,14 +396,17 @@ static void
 s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (msg->block == SL_BK_CITATION) {
-        s_citation (rs, msg->body, out);
-        return;
+        sl_render_put_citations (&rs->pending, msg->body);
+        return;                         //  for the text that follows
     }
     if (!rs->open_kind)
         return;
     sl_buf_t part = { 0 };
     switch (rs->open_kind) {
         case SL_BK_TEXT:
+            //  The citations given while the text streamed.
+            sl_render_put_citations (&rs->pending, msg->body);
+            s_flush_citations (rs, out);
             s_event (rs, out, "response.output_text.done");
             s_item_ref (rs, out);
             sl_buf_puts (out, ",\"content_index\":0,\"text\":");
@@ -479,6 +489,17 @@ s_incomplete (const sl_render_stream_t *rs, const sl_msg_t *msg, char *raw, size
 static void
 s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
+    if (rs->pending.len) {
+        //  Citations no text followed: a message of their own, empty.
+        sl_msg_t text;
+        sl_msg_init (&text, SL_MSG_BLOCK);
+        text.kind = SL_B_START;
+        text.block = SL_BK_TEXT;
+        s_on_start (rs, &text, out);
+        text.kind = SL_B_END;
+        text.text = SL_STR_LIT ("");
+        s_on_end (rs, &text, out);
+    }
     char raw [32];
     const char *incomplete = s_incomplete (rs, msg, raw, sizeof raw);
     const char *event = incomplete ? "response.incomplete" : "response.completed";
@@ -524,15 +545,27 @@ s_error_body (int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
     sl_buf_puts (out, ",\"param\":null,\"code\":null}}");
 }
 
+//  The error event as the API documents it (code, message, param), with
+//  the same error as a nested object too: the SDKs' stream readers raise
+//  their API error class for an event whose data has "error", and would
+//  otherwise hand the client the bare event.
 static void
 s_error (sl_render_stream_t *rs, sl_str_t code, sl_str_t message, sl_buf_t *out)
 {
+    code = code.ptr ? code : SL_STR_LIT ("server_error");
+    message = message.ptr ? message : SL_STR_LIT ("upstream error");
     s_event (rs, out, "error");
     sl_buf_puts (out, ",\"code\":");
-    sl_json_put_sl (out, code.ptr ? code : SL_STR_LIT ("server_error"));
+    sl_json_put_sl (out, code);
     sl_buf_puts (out, ",\"message\":");
-    sl_json_put_sl (out, message.ptr ? message : SL_STR_LIT ("upstream error"));
-    sl_buf_puts (out, ",\"param\":null");
+    sl_json_put_sl (out, message);
+    sl_buf_puts (out, ",\"param\":null,\"error\":{\"type\":");
+    sl_json_put_sl (out, code);
+    sl_buf_puts (out, ",\"code\":");
+    sl_json_put_sl (out, code);
+    sl_buf_puts (out, ",\"message\":");
+    sl_json_put_sl (out, message);
+    sl_buf_puts (out, ",\"param\":null}");
     s_event_end (out);
 }
 
@@ -552,12 +585,25 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
     sl_buf_t output = { 0 }, id = { 0 }, call_id = { 0 }, annotations = { 0 };
     sl_snapshot_block_t b;
     int index = 0;
-    for (size_t i = 0; sl_snapshot_block (snap, i, &b); i++) {
-        if (b.kind == SL_BK_CITATION || b.kind == SL_BK_SERVER_TOOL_RESULT)
-            continue;                   //  no item of their own, as in a stream
+    size_t count = sl_snapshot_count (snap);
+    //  One pass more than there are blocks: citations no text followed
+    //  get an empty message of their own, as in a stream.
+    for (size_t i = 0; i <= count; i++) {
+        if (i == count) {
+            if (!annotations.len)
+                break;
+            b = (sl_snapshot_block_t) { .kind = SL_BK_TEXT, .text = SL_STR_LIT ("") };
+        }
+        else
+            sl_snapshot_block (snap, i, &b);
+        if (b.kind == SL_BK_CITATION) {
+            sl_render_put_citations (&annotations, b.body);
+            continue;                   //  for the text that follows
+        }
+        if (b.kind == SL_BK_SERVER_TOOL_RESULT)
+            continue;                   //  no item of its own, as in a stream
         sl_buf_reset (&id);
         sl_buf_reset (&call_id);
-        sl_buf_reset (&annotations);
         s_item_ids (rs, b.kind, b.id, b.call_id, index, &id, &call_id);
         if (b.kind == SL_BK_TEXT)
             sl_render_put_citations (&annotations, b.body);
@@ -569,6 +615,8 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
         if (output.len)
             sl_buf_putc (&output, ',');
         s_item_json (&item, &output);
+        if (b.kind == SL_BK_TEXT)
+            sl_buf_reset (&annotations);
         index++;
     }
     sl_msg_t fin;

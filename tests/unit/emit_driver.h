@@ -140,9 +140,6 @@ driver_full_response (driver_t *d, const char *finish_raw)
     m = driver_block (SL_B_DELTA, SL_BK_TEXT, 1);
     m.text = sl_str ("Paris is ");
     driver_feed (d, m);
-    m = driver_block (SL_B_DELTA, SL_BK_CITATION, 1);
-    m.body = sl_str ("{\"type\":\"url_citation\",\"url\":\"https://example.org\"}");
-    driver_feed (d, m);
     m = driver_block (SL_B_DELTA, SL_BK_TEXT, 1);
     m.text = sl_str ("sunny \"today\".");
     driver_feed (d, m);

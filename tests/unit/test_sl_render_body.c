@@ -2,6 +2,7 @@
     (services/emitter: the renderers' body, sl_validate_body, the emitter's
     snapshot of a judged stream). */
 #include "emit_driver.h"
+#include "../../services/emitter/sl_render.h"
 
 //  The value at a path of an object: "a.b.0.c" (numbers index arrays).
 static json_t *
@@ -411,4 +412,29 @@ Test (sl_render_body, a_replay_renders_the_same_frames)
     cr_expect_str_eq (s_str (b, "output.0.content.0.text"), "first try");
     json_decref (b);
     driver_stop (&d);
+}
+
+//  Arguments cut off by a length finish, closed the way the SDKs read a
+//  streamed call's partial input.
+Test (sl_render_body, cut_off_arguments_are_closed)
+{
+    const char *cases [][2] = {
+        { "{\"f\": \"taxes.txt\", \"lines\": [\n\"# A\",\n\"\",\n\"Filing taxes", "{\"f\": \"taxes.txt\", \"lines\": [\n\"# A\",\n\"\"]}" },
+        { "{\"a\":\"x\",\"b", "{\"a\":\"x\"}" },
+        { "{\"a\":", "{}" },
+        { "{\"a\":12", "{}" },
+        { "{\"a\":12,", "{\"a\":12}" },
+        { "{\"a\":{\"b\":[true,nul", "{\"a\":{\"b\":[true]}}" },
+        { "{\"a\":[{}", "{\"a\":[{}]}" },
+        { "{\"a\":\"q\\\"", "{}" },
+        { "[1,2", "{}" },
+        { "", "{}" },
+        { "{\"done\":1} trailing", "{\"done\":1}" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        sl_buf_t out = { 0 };
+        sl_render_close_json (sl_str (cases [i][0]), &out);
+        cr_expect_str_eq (sl_buf_cstr (&out), cases [i][1], "case %zu", i);
+        sl_buf_free (&out);
+    }
 }
