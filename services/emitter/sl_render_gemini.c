@@ -283,9 +283,12 @@ s_response_tail (const sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *ou
     if (msg->has_usage) {
         const sl_usage_t *u = &msg->usage;
         int64_t in = u->input > 0 ? u->input : 0, outp = u->output > 0 ? u->output : 0;
+        //  Output tokens include the thoughts (as in every dialect);
+        //  Gemini counts the candidates' tokens without them.
+        int64_t candidates = u->reasoning > 0 && u->reasoning <= outp ? outp - u->reasoning : outp;
         sl_buf_printf (out, ",\"usageMetadata\":{\"promptTokenCount\":%lld,\"candidatesTokenCount\":%lld,"
                             "\"totalTokenCount\":%lld",
-                       (long long) in, (long long) outp,
+                       (long long) in, (long long) candidates,
                        (long long) (u->total >= 0 ? u->total : in + outp));
         if (u->cache_read >= 0)
             sl_buf_printf (out, ",\"cachedContentTokenCount\":%lld", (long long) u->cache_read);

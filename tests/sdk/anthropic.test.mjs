@@ -124,7 +124,9 @@ function shape (msg) {
     content: msg.content.map(block),
     stop_reason: msg.stop_reason,
     stop_sequence: msg.stop_sequence,
-    usage: { input_tokens: msg.usage.input_tokens, output_tokens: msg.usage.output_tokens },
+    usage: { input_tokens: msg.usage.input_tokens, output_tokens: msg.usage.output_tokens,
+      cache_read_input_tokens: msg.usage.cache_read_input_tokens ?? 0,
+      cache_creation_input_tokens: msg.usage.cache_creation_input_tokens ?? 0 },
   };
 }
 

@@ -26,7 +26,7 @@ const MOCK_TEXT = 'Hello! This is the mock upstream of sluice. It streams a few 
 // response): its text, thoughts, calls, signatures, citations, finish.
 function shape (responses) {
   const out = { text: '', thought: '', calls: [], code: [], signatures: [], citations: 0, grounding: 0,
-    finishReason: null };
+    finishReason: null, usage: null };
   for (const r of responses) {
     const candidate = r.candidates?.[0];
     for (const part of candidate?.content?.parts ?? []) {
@@ -47,6 +47,9 @@ function shape (responses) {
     out.grounding += candidate?.groundingMetadata?.groundingChunks?.length ?? 0;
     if (candidate?.finishReason)
       out.finishReason = candidate.finishReason;
+    if (r.usageMetadata)
+      out.usage = ['promptTokenCount', 'candidatesTokenCount', 'totalTokenCount', 'thoughtsTokenCount',
+        'cachedContentTokenCount'].map((k) => r.usageMetadata[k] ?? 0);
   }
   return out;
 }

@@ -137,7 +137,9 @@ function shape (completion) {
       arguments: c.function.arguments })),
     finish_reason: choice.finish_reason,
     usage: completion.usage ? { prompt_tokens: completion.usage.prompt_tokens,
-      completion_tokens: completion.usage.completion_tokens } : null,
+      completion_tokens: completion.usage.completion_tokens,
+      cached_tokens: completion.usage.prompt_tokens_details?.cached_tokens ?? 0,
+      reasoning_tokens: completion.usage.completion_tokens_details?.reasoning_tokens ?? 0 } : null,
   };
 }
 

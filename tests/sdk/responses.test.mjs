@@ -42,8 +42,9 @@ function shape (response, { ids = true } = {}) {
   return {
     status: response.status,
     output: response.output.map(item),
-    usage: response.usage ? { input_tokens: response.usage.input_tokens, output_tokens: response.usage.output_tokens }
-      : null,
+    usage: response.usage ? { input_tokens: response.usage.input_tokens, output_tokens: response.usage.output_tokens,
+      cached_tokens: response.usage.input_tokens_details?.cached_tokens ?? 0,
+      reasoning_tokens: response.usage.output_tokens_details?.reasoning_tokens ?? 0 } : null,
   };
 }
 
