@@ -671,11 +671,12 @@ s_gemini_part_known (sl_str_t key)
     return false;
 }
 
+//  A candidate's content.parts (absent: ptr NULL).
 static int
-s_gemini_parts (sl_validate_t *self, sl_str_t candidate)
+s_gemini_parts (sl_validate_t *self, sl_str_t parts)
 {
-    sl_str_t parts, part, key, value;
-    if (s_path (candidate, "content.parts", &parts) != 1)
+    sl_str_t part, key, value;
+    if (!parts.ptr)
         return 0;
     sl_json_iter_t it, members;
     if (sl_json_array (&it, parts))
@@ -685,17 +686,20 @@ s_gemini_parts (sl_validate_t *self, sl_str_t candidate)
         if (sl_json_object (&members, part))
             return s_fail (self, "a part that is not an object");
         int known = 0, mrc;
+        sl_str_t call = SL_STR_NULL;
         while ((mrc = sl_json_next_member (&members, &key, &value)) == 1) {
             if (!s_gemini_part_known (key))
                 return s_fail (self, "a part with an unknown field %.*s", (int) key.len, key.ptr);
+            if (sl_json_key_eq (key, "functionCall"))
+                call = value;
             known++;
         }
         if (mrc != 0 || known == 0)
             return s_fail (self, "an empty or malformed part");
-        if (s_has (part, "functionCall")) {
-            if (!s_string (self, part, "functionCall.name").len)
+        if (call.ptr) {
+            if (!s_string (self, call, "name").len)
                 return s_fail (self, "a functionCall without a name");
-            if (s_has (part, "functionCall.args") && !s_type_is (part, "functionCall.args", SL_JSON_OBJECT))
+            if (s_has (call, "args") && !s_type_is (call, "args", SL_JSON_OBJECT))
                 return s_fail (self, "functionCall args that are not an object");
         }
     }
@@ -736,7 +740,10 @@ s_gemini (sl_validate_t *self, s_state_t *st, sl_str_t name, sl_str_t data)
     int64_t index = 0;
     if (s_has (candidate, "index") && (!s_int (candidate, "index", &index) || index != 0))
         return s_fail (self, "a candidate other than index 0");
-    if (s_gemini_parts (self, candidate))
+    sl_str_t parts = SL_STR_NULL;
+    if (s_path (candidate, "content.parts", &parts) != 1)
+        parts = SL_STR_NULL;
+    if (s_gemini_parts (self, parts))
         return -1;
     st->phase = P_OPEN;
     if (!s_is_null_or_absent (candidate, "finishReason")) {
@@ -757,13 +764,24 @@ s_is_string (sl_str_t json, const char *path)
     return s_type_is (json, path, SL_JSON_STRING);
 }
 
-//  Absent, null or a string.
+//  The one element of an array; false when it has not exactly one.
 static bool
-s_string_or_null (sl_str_t json, const char *path)
+s_only_elem (sl_str_t array, sl_str_t *elem)
 {
-    return s_is_null_or_absent (json, path) || s_is_string (json, path);
+    sl_json_iter_t it;
+    sl_str_t extra;
+    return array.ptr && sl_json_array (&it, array) == 0 && sl_json_next_elem (&it, elem) == 1
+        && sl_json_next_elem (&it, &extra) == 0;
 }
 
+static bool
+s_string_or_null_value (sl_str_t v)
+{
+    return !v.ptr || sl_json_is_null (v) || sl_json_type (v) == SL_JSON_STRING;
+}
+
+//  Each level of a body is walked once (s_pick): bodies are whole
+//  responses, and lookups from the top would re-scan their text.
 static int
 s_openai_body (sl_validate_t *self, sl_str_t data)
 {
@@ -776,22 +794,28 @@ s_openai_body (sl_validate_t *self, sl_str_t data)
         return s_fail (self, "object is not chat.completion");
     if (!s_text (self, v [K_ID]).len)
         return s_fail (self, "a chat.completion without an id");
-    if (!v [K_CHOICES].ptr || s_count (data, "choices") != 1)
-        return s_fail (self, "a chat.completion without exactly one choice");
     sl_str_t choice;
+    if (!s_only_elem (v [K_CHOICES], &choice))
+        return s_fail (self, "a chat.completion without exactly one choice");
+    enum { C_INDEX, C_MESSAGE, C_FINISH, C_COUNT };
+    static const char *const choice_keys [] = { "index", "message", "finish_reason", NULL };
+    sl_str_t c [C_COUNT];
     int64_t index;
-    s_path (data, "choices.0", &choice);
-    if (!s_int (choice, "index", &index) || index != 0)
+    if (s_pick (choice, choice_keys, c) || !s_int_of (c [C_INDEX], &index) || index != 0)
         return s_fail (self, "a choice other than index 0");
-    if (!sl_str_eq (s_string (self, choice, "message.role"), "assistant"))
+    enum { M_ROLE, M_CONTENT, M_REFUSAL, M_CALLS, M_COUNT };
+    static const char *const message_keys [] = { "role", "content", "refusal", "tool_calls", NULL };
+    sl_str_t m [M_COUNT];
+    if (!c [C_MESSAGE].ptr || s_pick (c [C_MESSAGE], message_keys, m)
+    ||  !sl_str_eq (s_text (self, m [M_ROLE]), "assistant"))
         return s_fail (self, "a message without the assistant role");
-    if (!s_string_or_null (choice, "message.content") || !s_string_or_null (choice, "message.refusal"))
+    if (!s_string_or_null_value (m [M_CONTENT]) || !s_string_or_null_value (m [M_REFUSAL]))
         return s_fail (self, "message content or refusal that is not a string");
     int calls = 0;
-    sl_str_t list, call;
-    if (s_path (choice, "message.tool_calls", &list) == 1 && !sl_json_is_null (list)) {
+    if (m [M_CALLS].ptr && !sl_json_is_null (m [M_CALLS])) {
         sl_json_iter_t it;
-        if (sl_json_array (&it, list))
+        sl_str_t call;
+        if (sl_json_array (&it, m [M_CALLS]))
             return s_fail (self, "tool_calls is not an array");
         int rc;
         while ((rc = sl_json_next_elem (&it, &call)) == 1) {
@@ -803,7 +827,7 @@ s_openai_body (sl_validate_t *self, sl_str_t data)
         if (rc != 0)
             return s_fail (self, "malformed tool_calls");
     }
-    sl_str_t finish = s_string (self, choice, "finish_reason");
+    sl_str_t finish = s_text (self, c [C_FINISH]);
     if (!finish.len)
         return s_fail (self, "a choice without a finish_reason");
     if (sl_str_eq (finish, "tool_calls") && calls == 0)
@@ -937,16 +961,23 @@ s_gemini_body (sl_validate_t *self, sl_str_t data)
         return s_fail (self, "the body is not a JSON object");
     if (v [K_ERROR].ptr)
         return s_fail (self, "a response body holding an error");
-    if (!v [K_CANDIDATES].ptr || s_count (data, "candidates") != 1)
-        return s_fail (self, "a response without exactly one candidate");
     sl_str_t candidate;
-    s_path (data, "candidates.0", &candidate);
+    if (!s_only_elem (v [K_CANDIDATES], &candidate))
+        return s_fail (self, "a response without exactly one candidate");
+    enum { C_INDEX, C_CONTENT, C_FINISH, C_COUNT };
+    static const char *const candidate_keys [] = { "index", "content", "finishReason", NULL };
+    sl_str_t c [C_COUNT];
     int64_t index = 0;
-    if (s_has (candidate, "index") && (!s_int (candidate, "index", &index) || index != 0))
+    if (s_pick (candidate, candidate_keys, c) || (c [C_INDEX].ptr && (!s_int_of (c [C_INDEX], &index) || index != 0)))
         return s_fail (self, "a candidate other than index 0");
-    if (s_gemini_parts (self, candidate))
+    //  The parts, checked as a stream's are.
+    static const char *const content_keys [] = { "parts", NULL };
+    sl_str_t parts [1] = { SL_STR_NULL };
+    if (c [C_CONTENT].ptr && s_pick (c [C_CONTENT], content_keys, parts))
+        return s_fail (self, "content is not an object");
+    if (s_gemini_parts (self, parts [0]))
         return -1;
-    if (!s_string (self, candidate, "finishReason").len)
+    if (!s_text (self, c [C_FINISH]).len)
         return s_fail (self, "a candidate without a finishReason");
     return 0;
 }
