@@ -19,6 +19,7 @@ stop() {
     trap - INT TERM
     for pid in $PIDS; do kill -TERM "$pid" 2>/dev/null; done
     for pid in $PIDS; do wait "$pid" 2>/dev/null; done
+    [ -n "${ROUTES:-}" ] && rm -f "$ROUTES"
     exit 0
 }
 trap stop INT TERM
@@ -40,6 +41,32 @@ ANTHROPIC_URL=$(pick "${SLUICE_ANTHROPIC_BASE_URL:-}" "${ANTHROPIC_API_KEY:-}" h
 GEMINI_URL=$(pick "${SLUICE_GEMINI_BASE_URL:-}" "${GEMINI_API_KEY:-}" https://generativelanguage.googleapis.com/v1beta "$MOCK/v1beta")
 echo "upstreams: openai $OPENAI_URL, anthropic $ANTHROPIC_URL, gemini $GEMINI_URL"
 echo "(each is the mock unless its API key or base URL is set)"
+
+ROUTES=""
+if [ -z "${SLUICE_ROUTES:-}" ]; then
+    # One provider per dialect (the default for its models), and the mock's
+    # scenarios always on the mock: GET /v1/models lists them (the gateway
+    # and the ingest read this file).
+    ROUTES=$(mktemp "${TMPDIR:-/tmp}/sluice-routes.XXXXXX")
+    {
+        echo "providers:"
+        echo "  - { name: openai, dialect: openai, base_url: \"$OPENAI_URL\", key_env: OPENAI_API_KEY }"
+        echo "  - { name: responses, dialect: responses, base_url: \"$OPENAI_URL\", key_env: OPENAI_API_KEY }"
+        echo "  - { name: anthropic, dialect: anthropic, base_url: \"$ANTHROPIC_URL\", key_env: ANTHROPIC_API_KEY }"
+        echo "  - { name: gemini, dialect: gemini, base_url: \"$GEMINI_URL\", key_env: GEMINI_API_KEY }"
+        echo "  - { name: mock-openai, dialect: openai, base_url: \"$MOCK/v1\" }"
+        echo "  - { name: mock-responses, dialect: responses, base_url: \"$MOCK/v1\" }"
+        echo "  - { name: mock-anthropic, dialect: anthropic, base_url: \"$MOCK\" }"
+        echo "  - { name: mock-gemini, dialect: gemini, base_url: \"$MOCK/v1beta\" }"
+        echo "routes:"
+        for model in mock-text mock-tools mock-error mock-bench mock-paced; do
+            for provider in mock-openai mock-responses mock-anthropic mock-gemini; do
+                echo "  - { model: $model, provider: $provider }"
+            done
+        done
+    } > "$ROUTES"
+    export SLUICE_ROUTES=$ROUTES
+fi
 
 start "$BIN/sluice-emitter" --bind tcp://127.0.0.1:5554 --pub tcp://127.0.0.1:5556 --metrics-port 9554
 start "$BIN/sluice-judge" --bind tcp://127.0.0.1:5553 --next tcp://127.0.0.1:5554 --policy "$POLICY" --metrics-port 9553

@@ -17,6 +17,7 @@ typedef struct {
     sl_agg_t *agg;
     sl_router_t *router;
     sl_counter_t *unroutable;
+    sl_counter_t *streams_total;        //  stream starts (a replay starts again)
     sl_counter_t *too_large;            //  mirrors of the library's counts
     sl_counter_t *ignored;
     sl_counter_t *dropped;
@@ -35,6 +36,8 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
 {
     (void) peer;
     s_app_t *app = arg;
+    if (msg->type == SL_MSG_START)
+        sl_counter_inc (app->streams_total);
     sl_agg_feed (app->agg, msg, s_emit, app);
     app->too_large->value = sl_agg_too_large (app->agg);
     app->ignored->value = sl_agg_ignored (app->agg);
@@ -58,6 +61,12 @@ static double
 s_streams (void *arg)
 {
     return (double) sl_agg_streams (((s_app_t *) arg)->agg);
+}
+
+static double
+s_pending (void *arg)
+{
+    return (double) sl_router_pending (((s_app_t *) arg)->router);
 }
 
 int
@@ -96,6 +105,10 @@ main (int argc, char **argv)
     app.unroutable = sl_metrics_counter (m, "sluice_unroutable_total", NULL,
                                          "Messages with no next-stage instance to go to");
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Streams in progress", s_streams, &app);
+    app.streams_total = sl_metrics_counter (m, "sluice_streams_total", NULL,
+                                            "Streams started (a replayed stream starts again)");
+    sl_metrics_gauge_fn (m, "sluice_queue_bytes", "queue=\"judge\"",
+                         "Bytes queued for the next hop, not yet handed to ZeroMQ", s_pending, &app);
     app.too_large = sl_metrics_counter (m, "sluice_streams_too_large_total", NULL,
                                         "Streams ended for going over --max-blocks or --max-bytes");
     app.ignored = sl_metrics_counter (m, "sluice_deltas_ignored_total", NULL,

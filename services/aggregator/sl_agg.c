@@ -463,8 +463,8 @@ attach_signature (s_stream_t *s, sl_str_t sig)
 }
 
 //  Keep a citation for the open block's end, and send it on at once as a
-//  citation block_delta at that block's index: renderers stream each one
-//  inside the text it belongs to (sl_render.h).
+//  citation block_delta at that block's index, so that taps see it as it
+//  arrives. Renderers write the list the block's end carries (sl_render.h).
 static void
 attach_citation (sl_agg_t *self, s_stream_t *s, sl_str_t citation)
 {

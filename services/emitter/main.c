@@ -13,7 +13,9 @@
     credential (the ingest keeps the client's key to itself) and the
     request headers in it never include credential headers.
 */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "../../common/sl_log.h"
@@ -24,6 +26,7 @@
 
 typedef struct {
     sl_emitter_t *emitter;
+    sl_metrics_t *metrics;
     sl_router_t *gateways;
     zsock_t *pub;
     sl_buf_t tap;
@@ -41,11 +44,31 @@ typedef struct {
 
 static void s_publish (s_app_t *app, const sl_msg_t *msg);
 
+//  Count a stream's error by the HTTP status it carries and by where it
+//  came from: the upstream provider (or the way to it), or sluice itself
+//  (a judge's terminate, a response over the limits, output withheld).
+static void
+s_count_error (s_app_t *app, const sl_msg_t *msg)
+{
+    bool upstream = (msg->flags & SL_F_UPSTREAM)
+                 || (msg->code.len > 9 && memcmp (msg->code.ptr, "upstream_", 9) == 0);
+    char labels [64];
+    if (msg->status >= 100 && msg->status <= 599)
+        snprintf (labels, sizeof labels, "source=\"%s\",status=\"%d\"", upstream ? "upstream" : "sluice",
+                  msg->status);
+    else
+        snprintf (labels, sizeof labels, "source=\"%s\",status=\"none\"", upstream ? "upstream" : "sluice");
+    sl_counter_inc (sl_metrics_counter (app->metrics, "sluice_stream_errors_total", labels,
+                                        "Streams ended by an error, by its source and HTTP status"));
+}
+
 static void
 s_emit (void *arg, const sl_msg_t *msg)
 {
     s_app_t *app = arg;
     if (msg->type != SL_MSG_FRAME) {
+        if (msg->type == SL_MSG_ERROR)
+            s_count_error (app, msg);
         s_publish (app, msg);           //  the emitter's own events: monitoring only
         return;
     }
@@ -78,6 +101,8 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
 {
     (void) peer;
     s_app_t *app = arg;
+    if (msg->type == SL_MSG_ERROR)
+        s_count_error (app, msg);
     s_publish (app, msg);
     sl_emitter_feed (app->emitter, msg, s_emit, app);
 }
@@ -144,6 +169,7 @@ main (int argc, char **argv)
     app.gateways = sl_router_new (sl_service_loop (svc), sl_service_name (svc),
                                   sl_service_incarnation (svc));
     sl_metrics_t *m = sl_service_metrics (svc);
+    app.metrics = m;
     sl_router_set_metrics (app.gateways, m, "gateway");
     app.unroutable = sl_metrics_counter (m, "sluice_unroutable_total", NULL,
                                          "Frames whose gateway could not be reached");

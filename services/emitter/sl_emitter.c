@@ -5,6 +5,9 @@
         QUIET     nothing sent: an error can still be an HTTP status
         STREAMING the FIRST frame is out (status 200, an event stream)
         CLOSED    the LAST frame is out; everything else is ignored until END
+
+    A non-streaming response stays QUIET until its END: its events go into
+    a snapshot, and the END renders the whole body (or an HTTP error).
 */
 #include "sl_emitter.h"
 
@@ -35,6 +38,7 @@ typedef struct {
     const sl_renderer_t *renderer;
     sl_validate_t *validate;
     sl_render_stream_t rs;
+    sl_snapshot_t *snap;                //  non-streaming: the response so far; NULL when streaming
 } s_stream_t;
 
 struct _sl_emitter_t {
@@ -69,6 +73,7 @@ s_stream_free (s_stream_t *s)
     sl_buf_free (&s->reply_to);
     sl_render_stream_clear (&s->rs);
     sl_validate_destroy (&s->validate);
+    sl_snapshot_destroy (&s->snap);
     free (s);
 }
 
@@ -146,6 +151,25 @@ s_send_frame (sl_emitter_t *self, s_stream_t *s, int status, const char *content
     sl_buf_reset (&self->frame);
 }
 
+//  An empty frame, neither FIRST nor LAST: a non-streaming response made
+//  progress. The gateway writes nothing for it but acknowledges it like
+//  any frame, so a long response still shows the stream is alive. Only
+//  events that come from the stream's input make one (not keep-alives),
+//  so a replay numbers its frames the same way.
+static void
+s_send_progress (sl_emitter_t *self, s_stream_t *s)
+{
+    sl_msg_t f;
+    sl_msg_init (&f, SL_MSG_FRAME);
+    memcpy (f.sid, s->sid, SL_SID_SIZE);
+    f.epoch = s->epoch;
+    f.seq = s->seq++;
+    f.body = SL_STR_LIT ("");
+    f.reply_to = sl_buf_str (&s->reply_to);
+    self->stats.frames++;
+    self->emit (self->arg, &f);
+}
+
 //  A whole HTTP error response, when nothing was sent yet.
 static void
 s_http_error (sl_emitter_t *self, s_stream_t *s, int status, sl_str_t code, sl_str_t message)
@@ -174,14 +198,14 @@ s_report_illegal (sl_emitter_t *self, s_stream_t *s)
 //  An event was withheld (or the response could not be completed): end
 //  the stream cleanly in the client's dialect.
 static void
-s_cut (sl_emitter_t *self, s_stream_t *s, const char *what)
+s_cut (sl_emitter_t *self, s_stream_t *s, const char *what, const char *why)
 {
     self->stats.illegal++;
     char hex [SL_SID_HEX_SIZE];
     sl_sid_hex (s->sid, hex);
     sl_buf_reset (&self->why);
-    sl_buf_printf (&self->why, "sluice withheld %s that would break the %s stream: %s",
-                   what, sl_dialect_name (s->rs.client_dialect), sl_validate_reason (s->validate));
+    sl_buf_printf (&self->why, "sluice withheld %s that would break the %s client: %s",
+                   what, sl_dialect_name (s->rs.client_dialect), why ? why : sl_validate_reason (s->validate));
     sl_log_warn ("illegal_output", "sid=%s %s", hex, sl_buf_cstr (&self->why));
     s_report_illegal (self, s);
     s->rs.failed = true;
@@ -213,7 +237,7 @@ s_check (sl_emitter_t *self, s_stream_t *s)
         size_t n = sl_validate_next_event (rest);
         sl_str_t event = sl_str_n (rest.ptr, n ? n : rest.len);
         if (sl_validate_event (s->validate, event)) {
-            s_cut (self, s, "an event");
+            s_cut (self, s, "an event", NULL);
             rc = -1;
             break;
         }
@@ -243,6 +267,10 @@ s_on_start (sl_emitter_t *self, const sl_msg_t *msg)
     sl_buf_append_str (&s->rs.model, msg->model);
     s->renderer = sl_render_for (msg->client_dialect);
     s->validate = sl_validate_new (msg->client_dialect);
+    if (!(msg->flags & SL_F_STREAM)) {
+        s->snap = sl_snapshot_new ();
+        sl_snapshot_feed (s->snap, msg);
+    }
     sl_sidmap_put (self->streams, msg->sid, s);
     self->stats.streams++;
     if (!s->renderer) {
@@ -296,6 +324,14 @@ s_on_block (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg)
             sl_buf_append_str (&s->rs.model, msg->model);
         }
         s->rs.created = msg->ts;
+        if (!s->snap)
+            return;
+    }
+    if (s->snap) {
+        if (msg->kind != SL_B_KEEPALIVE) {
+            sl_snapshot_feed (s->snap, msg);
+            s_send_progress (self, s);
+        }
         return;
     }
     s->renderer->block (&s->rs, msg, &self->out);
@@ -318,11 +354,36 @@ s_on_error (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg)
         s_send_frame (self, s, 200, SL_EMITTER_SSE_TYPE, true);
 }
 
+//  The end of a non-streaming response: its whole body, checked; an HTTP
+//  error when it did not finish or the body would not be legal.
+static void
+s_send_body (sl_emitter_t *self, s_stream_t *s)
+{
+    if (sl_snapshot_finish (s->snap) == SL_FIN_NONE) {
+        //  The response stopped short of its finish: never a 200.
+        s_cut (self, s, "the end of a response", "the response ended before its finish");
+        return;
+    }
+    sl_buf_reset (&self->frame);
+    s->renderer->body (&s->rs, s->snap, &self->frame);
+    if (sl_validate_body (s->validate, sl_buf_str (&self->frame))) {
+        sl_buf_reset (&self->frame);
+        s_cut (self, s, "a response body", NULL);
+        return;
+    }
+    self->stats.events_out++;
+    s_send_frame (self, s, 200, SL_EMITTER_JSON_TYPE, true);
+}
+
 static void
 s_on_end (sl_emitter_t *self, s_stream_t *s)
 {
     if (s->state == ST_CLOSED)
         return;
+    if (s->snap) {
+        s_send_body (self, s);
+        return;
+    }
     if (!s->rs.failed) {
         s->renderer->end (&s->rs, &self->out);
         if (s_check (self, s))
@@ -331,7 +392,7 @@ s_on_end (sl_emitter_t *self, s_stream_t *s)
     if (sl_validate_end (s->validate) && !s->rs.failed) {
         //  The response stopped short of its last event (no finish came):
         //  say so rather than let the client take it as complete.
-        s_cut (self, s, "the end of a response");
+        s_cut (self, s, "the end of a response", NULL);
         return;
     }
     if (s->state == ST_QUIET && self->frame.len == 0) {

@@ -14,6 +14,15 @@
     (status from the error, 502 by default) in the client's dialect,
     instead of a 200 followed by an error event.
 
+    A stream whose START lacks the STREAM flag is a non-streaming request:
+    its judged events are collected in an sl_snapshot, and at its END the
+    renderer writes one JSON body (FIRST and LAST, application/json),
+    checked whole by the validator. An error, or an end without a finish,
+    is an HTTP error in the dialect instead. Until then each event other
+    than a keep-alive gives an empty progress frame (neither FIRST nor
+    LAST), so the gateway's acknowledgements show the stream is alive;
+    the gateway writes nothing for them.
+
     Every event is checked by the dialect's validator (sl_validate.h)
     before it leaves. An illegal event is withheld and the stream ends at
     once with a clean error event of the dialect (or an HTTP 502 when

@@ -26,6 +26,7 @@ sl_render_stream_clear (sl_render_stream_t *rs)
     sl_buf_free (&rs->open_call_id);
     sl_buf_free (&rs->open_name);
     sl_buf_free (&rs->open_extra);
+    sl_buf_free (&rs->pending);
     sl_buf_free (&rs->prefix);
     sl_buf_free (&rs->held);
     sl_buf_free (&rs->output);
@@ -49,4 +50,144 @@ sl_render_put_json (sl_buf_t *out, sl_str_t value, const char *fallback)
         sl_buf_append_str (out, sl_json_trim (value));
     else
         sl_buf_puts (out, fallback);
+}
+
+void
+sl_render_snapshot_finish (const sl_snapshot_t *snap, sl_msg_t *out)
+{
+    sl_msg_init (out, SL_MSG_BLOCK);
+    out->kind = SL_B_FINISH;
+    out->finish = (uint8_t) sl_snapshot_finish (snap);
+    out->finish_raw = sl_snapshot_finish_raw (snap);
+    out->stop_seq = sl_snapshot_stop_seq (snap);
+    out->has_usage = sl_snapshot_usage (snap, &out->usage);
+}
+
+int
+sl_render_put_citations (sl_buf_t *out, sl_str_t body)
+{
+    sl_str_t list, elem;
+    sl_json_iter_t it;
+    if (!body.len || sl_json_type (body) != SL_JSON_OBJECT
+    ||  sl_json_find (body, "citations", &list) != 1 || sl_json_array (&it, list))
+        return 0;
+    int count = 0;
+    while (sl_json_next_elem (&it, &elem) == 1) {
+        elem = sl_json_trim (elem);
+        if (!sl_json_valid (elem))
+            break;
+        if (out->len)
+            sl_buf_putc (out, ',');
+        sl_buf_append_str (out, elem);
+        count++;
+    }
+    return count;
+}
+
+bool
+sl_render_next_citation (sl_str_t *rest, sl_str_t *citation)
+{
+    const char *p = rest->ptr, *end = rest->ptr + rest->len;
+    while (p < end && (*p == ',' || *p == ' ' || *p == '\n'))
+        p++;
+    if (p >= end)
+        return false;
+    const char *after = sl_json_skip (p, end);
+    if (!after)
+        return false;                   //  written by us: complete JSON
+    *citation = sl_str_n (p, (size_t) (after - p));
+    *rest = sl_str_n (after, (size_t) (end - after));
+    return true;
+}
+
+#define S_CLOSE_DEPTH 64                //  deeper cut-off arguments give {}
+
+void
+sl_render_close_json (sl_str_t partial, sl_buf_t *out)
+{
+    //  The containers open at the best cut so far, and at the scan.
+    char open [S_CLOSE_DEPTH], at_cut [S_CLOSE_DEPTH];
+    bool want_key [S_CLOSE_DEPTH];      //  object: a key comes next (not a value)
+    int depth = 0, cut_depth = 0;
+    size_t cut = 0;                     //  bytes of the best cut, 0 none
+    bool in_string = false, escaped = false, token = false;
+    const char *p = partial.ptr ? partial.ptr : "";
+    for (size_t i = 0; i < partial.len; i++) {
+        char c = p [i];
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else
+            if (c == '\\')
+                escaped = true;
+            else
+            if (c == '"') {
+                in_string = false;
+                bool key = depth > 0 && open [depth - 1] == '{' && want_key [depth - 1];
+                if (!key && depth > 0) {
+                    cut = i + 1;
+                    cut_depth = depth;
+                    memcpy (at_cut, open, (size_t) depth);
+                }
+            }
+            continue;
+        }
+        bool ends_token = c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t';
+        if (token && ends_token) {
+            token = false;
+            if (depth > 0) {
+                cut = i;
+                cut_depth = depth;
+                memcpy (at_cut, open, (size_t) depth);
+            }
+        }
+        if (c == '"')
+            in_string = true;
+        else
+        if (c == '{' || c == '[') {
+            if (depth == S_CLOSE_DEPTH)
+                break;
+            open [depth] = c;
+            want_key [depth++] = c == '{';
+            cut = i + 1;
+            cut_depth = depth;
+            memcpy (at_cut, open, (size_t) depth);
+        }
+        else
+        if (c == '}' || c == ']') {
+            if (depth == 0)
+                break;
+            depth--;
+            cut = i + 1;
+            cut_depth = depth;
+            memcpy (at_cut, open, (size_t) depth);
+            if (depth == 0)
+                break;                  //  the whole value is complete
+        }
+        else
+        if (c == ':' && depth > 0)
+            want_key [depth - 1] = false;
+        else
+        if (c == ',' && depth > 0)
+            want_key [depth - 1] = open [depth - 1] == '{';
+        else
+        if (!ends_token)
+            token = true;               //  a number or a literal
+    }
+    size_t start = out->len;
+    if (cut == 0 || p [0] != '{') {
+        sl_buf_puts (out, "{}");
+        return;
+    }
+    sl_buf_append (out, p, cut);
+    //  A cut right after a comma leaves it dangling: drop it.
+    while (out->len > start && (out->data [out->len - 1] == ',' || out->data [out->len - 1] == ' '
+           || out->data [out->len - 1] == '\n' || out->data [out->len - 1] == '\r' || out->data [out->len - 1] == '\t'))
+        out->len--;
+    for (int d = cut_depth; d > 0; d--)
+        sl_buf_putc (out, at_cut [d - 1] == '{' ? '}' : ']');
+    if (!sl_json_valid (sl_str_n (out->data + start, out->len - start))) {
+        out->len = start;
+        sl_buf_puts (out, "{}");
+    }
 }

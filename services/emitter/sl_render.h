@@ -12,12 +12,22 @@
     as the aggregator and the judge produce them. What a block may carry
     (PROTOCOL.md, "block"): id, call_id, name at its start; text fragments
     in its deltas; the whole content, signature (sig) and JSON extras
-    (body: citations, a server tool's result) at its end. A citation is a
-    BLOCK message of kind SL_BK_CITATION (delta or end) whose body is the
-    provider's citation object; it belongs to the text block in progress.
+    (body: citations, a server tool's result) at its end. Citations come
+    at the end of the block they were given in, as its body
+    {"citations":[...]}: a text block's citations belong to it; a citation
+    block holds citations the provider gave while no text was open, which
+    belong to the text that follows (Anthropic sends a text block's
+    citations before its text).
 
     Every renderer writes only what its wire format can carry; the emitter
     checks each event with the dialect's validator before it is sent.
+
+    Non-streaming responses: the emitter collects the judged stream in an
+    sl_snapshot (the whole message: blocks with their final content, the
+    finish as the judge left it, the merged usage) and asks the renderer
+    for one JSON body when the response is complete (body). The body says
+    what the stream would have said: the same ids, the same blocks in the
+    same order (Anthropic tool_use blocks last), the same finish reason.
 */
 #ifndef SL_RENDER_H
 #define SL_RENDER_H
@@ -26,6 +36,7 @@
 
 #include "../../common/sl_buf.h"
 #include "../../proto/sl_msg.h"
+#include "../aggregator/sl_snapshot.h"
 
 typedef struct {
     int client_dialect;
@@ -50,6 +61,7 @@ typedef struct {
     sl_buf_t open_name;                 //  tool name
     sl_buf_t open_extra;                //  citations of the open text block (JSON, comma-joined)
     int open_extra_count;               //  how many
+    sl_buf_t pending;                   //  citations waiting for the text they belong to (comma-joined)
     //  OpenAI
     sl_buf_t prefix;                    //  chunk JSON up to "choices"
     //  Anthropic: tool_use blocks wait for the finish, so that text the
@@ -72,6 +84,9 @@ typedef struct {
     void (*end) (sl_render_stream_t *rs, sl_buf_t *out);
     //  The JSON body of an error response sent before anything else.
     void (*error_body) (int status, sl_str_t code, sl_str_t message, sl_buf_t *out);
+    //  The JSON body of a whole non-streaming response, from the snapshot
+    //  of a judged stream that finished without an error.
+    void (*body) (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out);
 } sl_renderer_t;
 
 //  The renderer of a client dialect; NULL when there is none.
@@ -92,5 +107,21 @@ const char *sl_render_raw_finish (const sl_render_stream_t *rs, const sl_msg_t *
                                   char *buf, size_t size);
 //  Append value when it is a complete JSON value, otherwise fallback.
 void sl_render_put_json (sl_buf_t *out, sl_str_t value, const char *fallback);
+//  The finish of a snapshot as a FINISH block event (finish, raw value,
+//  stop sequence, usage), so that bodies decide finish reasons and usage
+//  with the same code as streams. Slices borrow from the snapshot.
+void sl_render_snapshot_finish (const sl_snapshot_t *snap, sl_msg_t *out);
+//  Append the citations a block carries (its body {"citations":[...]}),
+//  comma-joined, to out; a comma goes first when out is not empty.
+//  Returns how many were appended.
+int sl_render_put_citations (sl_buf_t *out, sl_str_t body);
+//  JSON arguments cut off (a length finish) as a whole value: the longest
+//  prefix that ends with a complete value, open containers closed
+//  ({"a":[1,"b","par -> {"a":[1,"b"]}); nothing usable gives "{}". The
+//  SDKs read a streamed call's cut-off input the same way.
+void sl_render_close_json (sl_str_t partial, sl_buf_t *out);
+//  Iterate over comma-joined citations (as sl_render_put_citations writes
+//  them): the next one in *citation, advancing *rest; false at the end.
+bool sl_render_next_citation (sl_str_t *rest, sl_str_t *citation);
 
 #endif

@@ -17,6 +17,10 @@
 
     Blocks whose content is only known at their end (redacted thinking,
     server tool results) are rendered whole at their end.
+
+    A non-streaming response is one Message object: the same content
+    blocks in the same order (tool_use blocks last), the same stop reason
+    and usage.
 */
 #include <stdio.h>
 #include <string.h>
@@ -126,16 +130,34 @@ s_whole_block (sl_render_stream_t *rs, int kind, sl_buf_t *json, sl_buf_t *out)
     s_block_stop (rs, out);
 }
 
+//  A citations_delta for the open text block.
 static void
-s_citation (sl_render_stream_t *rs, sl_str_t body, sl_buf_t *out)
+s_citation (sl_render_stream_t *rs, sl_str_t citation, sl_buf_t *out)
 {
-    if (rs->open_kind != SL_BK_TEXT || !body.len || !sl_json_valid (body))
-        return;
     s_delta_open (rs, "citations_delta", out);
     sl_buf_puts (out, "\"citation\":");
-    sl_buf_append_str (out, sl_json_trim (body));
+    sl_buf_append_str (out, citation);
     sl_buf_puts (out, "}}");
     s_event_end (out);
+}
+
+//  Citations waiting since a citation block go into the open text block;
+//  with no text block open, into an empty one of their own (the provider
+//  gave them in a text block; sluice saw no text in it).
+static void
+s_flush_citations (sl_render_stream_t *rs, sl_buf_t *out)
+{
+    if (!rs->pending.len)
+        return;
+    bool own = rs->open_kind != SL_BK_TEXT;
+    if (own)
+        s_block_start (rs, SL_BK_TEXT, "{\"type\":\"text\",\"text\":\"\"}", out);
+    sl_str_t rest = sl_buf_str (&rs->pending), citation;
+    while (sl_render_next_citation (&rest, &citation))
+        s_citation (rs, citation, out);
+    sl_buf_reset (&rs->pending);
+    if (own)
+        s_block_stop (rs, out);
 }
 
 static void s_hold_field (sl_render_stream_t *rs, sl_str_t value);
@@ -144,7 +166,9 @@ static void
 s_on_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (msg->block == SL_BK_CITATION)
-        return;                         //  belongs to the text block in progress
+        return;                         //  its citations come at its end
+    if (msg->block != SL_BK_TEXT && msg->block != SL_BK_REFUSAL)
+        s_flush_citations (rs, out);
     sl_buf_reset (&rs->open_id);
     sl_buf_reset (&rs->open_name);
     sl_buf_append_str (&rs->open_id, msg->id);
@@ -154,6 +178,7 @@ s_on_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
         case SL_BK_TEXT:
         case SL_BK_REFUSAL:
             s_block_start (rs, SL_BK_TEXT, "{\"type\":\"text\",\"text\":\"\"}", out);
+            s_flush_citations (rs, out);
             break;
         case SL_BK_THINKING:
             s_block_start (rs, SL_BK_THINKING, "{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}", out);
@@ -188,10 +213,6 @@ s_on_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 static void
 s_on_delta (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
-    if (msg->block == SL_BK_CITATION) {
-        s_citation (rs, msg->body, out);
-        return;
-    }
     if (rs->open_deferred || !rs->open_kind || !msg->text.len)
         return;
     switch (msg->block) {
@@ -214,13 +235,19 @@ static void
 s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (msg->block == SL_BK_CITATION) {
-        s_citation (rs, msg->body, out);
-        return;
+        sl_render_put_citations (&rs->pending, msg->body);
+        return;                         //  for the text that follows
     }
     if (!rs->open_kind)
         return;
     sl_buf_t json = { 0 };
     switch (msg->block) {
+        case SL_BK_TEXT:
+            //  The citations given while the text streamed.
+            sl_render_put_citations (&rs->pending, msg->body);
+            s_flush_citations (rs, out);
+            s_block_stop (rs, out);
+            break;
         case SL_BK_TOOL_CALL:
             //  Held whole until the finish: id, name, arguments.
             if (rs->open_id.len)
@@ -315,7 +342,7 @@ s_release_calls (sl_render_stream_t *rs, sl_buf_t *out)
 }
 
 static const char *
-s_stop_reason (const sl_render_stream_t *rs, const sl_msg_t *msg, char *raw, size_t size)
+s_stop_reason (const sl_render_stream_t *rs, const sl_msg_t *msg, int calls, char *raw, size_t size)
 {
     const char *reason = sl_render_raw_finish (rs, msg, raw, size);
     if (!reason)
@@ -330,11 +357,44 @@ s_stop_reason (const sl_render_stream_t *rs, const sl_msg_t *msg, char *raw, siz
                 break;
         }
     //  The stop reason must agree with the calls the client got.
-    if (rs->held_count == 0 && strcmp (reason, "tool_use") == 0)
+    if (calls == 0 && strcmp (reason, "tool_use") == 0)
         reason = "end_turn";
-    if (rs->held_count > 0 && (strcmp (reason, "end_turn") == 0 || strcmp (reason, "stop_sequence") == 0))
+    if (calls > 0 && (strcmp (reason, "end_turn") == 0 || strcmp (reason, "stop_sequence") == 0))
         reason = "tool_use";
     return reason;
+}
+
+//  "stop_reason":..,"stop_sequence":..
+static void
+s_stop_fields (const sl_msg_t *msg, const char *reason, sl_buf_t *out)
+{
+    sl_buf_puts (out, "\"stop_reason\":");
+    sl_json_put_str (out, reason, strlen (reason));
+    sl_buf_puts (out, ",\"stop_sequence\":");
+    if (msg->stop_seq.ptr && strcmp (reason, "stop_sequence") == 0)
+        sl_json_put_sl (out, msg->stop_seq);
+    else
+        sl_buf_puts (out, "null");
+}
+
+//  The usage object of a finish; input_tokens is always there in a whole
+//  message, only when reported in a message_delta.
+static void
+s_usage (const sl_msg_t *msg, bool whole, sl_buf_t *out)
+{
+    const sl_usage_t *u = &msg->usage;
+    sl_buf_putc (out, '{');
+    if (msg->has_usage && u->input >= 0)
+        sl_buf_printf (out, "\"input_tokens\":%lld,", (long long) u->input);
+    else
+    if (whole)
+        sl_buf_puts (out, "\"input_tokens\":0,");
+    if (msg->has_usage && u->cache_read >= 0)
+        sl_buf_printf (out, "\"cache_read_input_tokens\":%lld,", (long long) u->cache_read);
+    if (msg->has_usage && u->cache_write >= 0)
+        sl_buf_printf (out, "\"cache_creation_input_tokens\":%lld,", (long long) u->cache_write);
+    sl_buf_printf (out, "\"output_tokens\":%lld}",
+                   (long long) (msg->has_usage && u->output >= 0 ? u->output : 0));
 }
 
 static void
@@ -342,27 +402,16 @@ s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (rs->open_kind && !rs->open_deferred)
         s_block_stop (rs, out);         //  a block the upstream never closed
+    s_flush_citations (rs, out);
     char raw [32];
-    const char *reason = s_stop_reason (rs, msg, raw, sizeof raw);
+    const char *reason = s_stop_reason (rs, msg, rs->held_count, raw, sizeof raw);
     s_release_calls (rs, out);
     s_event (out, "message_delta");
-    sl_buf_puts (out, "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":");
-    sl_json_put_str (out, reason, strlen (reason));
-    sl_buf_puts (out, ",\"stop_sequence\":");
-    if (msg->stop_seq.ptr && strcmp (reason, "stop_sequence") == 0)
-        sl_json_put_sl (out, msg->stop_seq);
-    else
-        sl_buf_puts (out, "null");
-    const sl_usage_t *u = &msg->usage;
-    sl_buf_puts (out, "},\"usage\":{");
-    if (msg->has_usage && u->input >= 0)
-        sl_buf_printf (out, "\"input_tokens\":%lld,", (long long) u->input);
-    if (msg->has_usage && u->cache_read >= 0)
-        sl_buf_printf (out, "\"cache_read_input_tokens\":%lld,", (long long) u->cache_read);
-    if (msg->has_usage && u->cache_write >= 0)
-        sl_buf_printf (out, "\"cache_creation_input_tokens\":%lld,", (long long) u->cache_write);
-    sl_buf_printf (out, "\"output_tokens\":%lld}}",
-                   (long long) (msg->has_usage && u->output >= 0 ? u->output : 0));
+    sl_buf_puts (out, "{\"type\":\"message_delta\",\"delta\":{");
+    s_stop_fields (msg, reason, out);
+    sl_buf_puts (out, "},\"usage\":");
+    s_usage (msg, false, out);
+    sl_buf_putc (out, '}');
     s_event_end (out);
     rs->finished = true;
 }
@@ -419,10 +468,147 @@ s_end (sl_render_stream_t *rs, sl_buf_t *out)
     s_event_end (out);
 }
 
+//  --------------------------------------------------------------------------
+//  Non-streaming: one Message
+
+//  The content block of a snapshot block, as a stream's content_block_start
+//  and deltas would have built it; nothing for blocks the format has no
+//  place for (a citation with no text to belong to).
+//  A text content block with its citations (comma-joined, may be empty).
+static void
+s_text_block (sl_str_t text, sl_str_t citations, sl_buf_t *out)
+{
+    sl_buf_puts (out, ",{\"type\":\"text\",\"text\":");
+    sl_json_put_sl (out, text);
+    if (citations.len) {
+        sl_buf_puts (out, ",\"citations\":[");
+        sl_buf_append_str (out, citations);
+        sl_buf_putc (out, ']');
+    }
+    sl_buf_putc (out, '}');
+}
+
+//  citations: those the block carries with the ones waiting for it.
+static void
+s_content_block (const sl_render_stream_t *rs, const sl_snapshot_block_t *b, int position,
+                 sl_buf_t *citations, sl_buf_t *out)
+{
+    switch (b->kind) {
+        case SL_BK_TEXT:
+        case SL_BK_REFUSAL:
+            sl_render_put_citations (citations, b->body);
+            s_text_block (b->text, sl_buf_str (citations), out);
+            sl_buf_reset (citations);
+            break;
+        case SL_BK_THINKING:
+            sl_buf_puts (out, ",{\"type\":\"thinking\",\"thinking\":");
+            sl_json_put_sl (out, b->text);
+            sl_buf_puts (out, ",\"signature\":");
+            sl_json_put_sl (out, b->sig);
+            sl_buf_putc (out, '}');
+            break;
+        case SL_BK_REDACTED_THINKING:
+            sl_buf_puts (out, ",{\"type\":\"redacted_thinking\",\"data\":");
+            sl_json_put_sl (out, b->text);
+            sl_buf_putc (out, '}');
+            break;
+        case SL_BK_TOOL_CALL:
+        case SL_BK_SERVER_TOOL_USE:
+            sl_buf_puts (out, b->kind == SL_BK_TOOL_CALL ? ",{\"type\":\"tool_use\",\"id\":"
+                                                         : ",{\"type\":\"server_tool_use\",\"id\":");
+            if (b->id.len)
+                sl_json_put_sl (out, b->id);
+            else
+                sl_buf_printf (out, "\"%s_%.24s_%d\"", b->kind == SL_BK_TOOL_CALL ? "toolu" : "srvtoolu",
+                               rs->sid_hex, position);
+            sl_buf_puts (out, ",\"name\":");
+            sl_json_put_sl (out, b->name);
+            sl_buf_puts (out, ",\"input\":");
+            //  input is an object; arguments cut off by max_tokens are
+            //  closed as the SDK closes a streamed call's partial input.
+            if (sl_json_type (b->text) == SL_JSON_OBJECT && sl_json_valid (b->text))
+                sl_buf_append_str (out, sl_json_trim (b->text));
+            else
+                sl_render_close_json (sl_json_trim (b->text), out);
+            sl_buf_putc (out, '}');
+            break;
+        case SL_BK_SERVER_TOOL_RESULT:
+            sl_buf_puts (out, ",{\"type\":");
+            if (b->name.len)
+                sl_json_put_sl (out, b->name);
+            else
+                sl_buf_puts (out, "\"web_search_tool_result\"");
+            sl_buf_puts (out, ",\"tool_use_id\":");
+            sl_json_put_sl (out, b->id);
+            sl_buf_puts (out, ",\"content\":");
+            sl_render_put_json (out, b->body, "[]");
+            sl_buf_putc (out, '}');
+            break;
+        default:
+            break;
+    }
+}
+
+static void
+s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
+{
+    sl_buf_puts (out, "{\"id\":");
+    if (rs->id.len)
+        sl_json_put_sl (out, sl_buf_str (&rs->id));
+    else
+        sl_buf_printf (out, "\"msg_%s\"", rs->sid_hex);
+    sl_buf_puts (out, ",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
+    sl_json_put_sl (out, sl_buf_str (&rs->model));
+    //  Every block but tool_use in order, then the tool_use blocks (as a
+    //  stream sends them: see the top of this file). Each block comes
+    //  with a comma before it; the first one's is skipped.
+    //  Citations of a citation block wait for the next text block, or
+    //  get an empty one, as in a stream.
+    sl_buf_t blocks = { 0 }, citations = { 0 };
+    sl_snapshot_block_t b;
+    int calls = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; sl_snapshot_block (snap, i, &b); i++) {
+            if ((b.kind == SL_BK_TOOL_CALL) != (pass == 1))
+                continue;
+            if (b.kind == SL_BK_CITATION) {
+                sl_render_put_citations (&citations, b.body);
+                continue;
+            }
+            if (citations.len && b.kind != SL_BK_TEXT && b.kind != SL_BK_REFUSAL) {
+                s_text_block (SL_STR_LIT (""), sl_buf_str (&citations), &blocks);
+                sl_buf_reset (&citations);
+            }
+            calls += b.kind == SL_BK_TOOL_CALL;
+            //  Made-up ids are numbered as a stream numbers them.
+            s_content_block (rs, &b, b.kind == SL_BK_TOOL_CALL ? calls : (int) i, &citations, &blocks);
+        }
+        if (citations.len) {
+            s_text_block (SL_STR_LIT (""), sl_buf_str (&citations), &blocks);
+            sl_buf_reset (&citations);
+        }
+    }
+    sl_buf_free (&citations);
+    sl_buf_puts (out, ",\"content\":[");
+    if (blocks.len)
+        sl_buf_append (out, blocks.data + 1, blocks.len - 1);
+    sl_buf_free (&blocks);
+    sl_msg_t fin;
+    sl_render_snapshot_finish (snap, &fin);
+    char raw [32];
+    const char *reason = s_stop_reason (rs, &fin, calls, raw, sizeof raw);
+    sl_buf_puts (out, "],");
+    s_stop_fields (&fin, reason, out);
+    sl_buf_puts (out, ",\"usage\":");
+    s_usage (&fin, true, out);
+    sl_buf_putc (out, '}');
+}
+
 const sl_renderer_t sl_render_anthropic = {
     .dialect = SL_DIALECT_ANTHROPIC,
     .block = s_block,
     .error = s_error,
     .end = s_end,
     .error_body = s_error_object,
+    .body = s_body,
 };

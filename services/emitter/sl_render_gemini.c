@@ -8,9 +8,13 @@
     rendered at its end), server tool use and results are executableCode
     and codeExecutionResult parts, citations go in
     citationMetadata.citationSources (the Gemini API's name; the SDKs turn
-    them into "citations"), one chunk per citation delta, and search
-    grounding in groundingMetadata. The last event carries finishReason and
+    them into "citations"), grounding metadata in groundingMetadata. The
+    last event carries finishReason and
     usageMetadata. Gemini has no end marker: the stream simply ends.
+
+    A non-streaming response (generateContent) is one such object with
+    every part of the response in order (a part's thoughtSignature on the
+    part itself), the citations, the finish reason and the usage.
 */
 #include <string.h>
 
@@ -60,39 +64,96 @@ s_text_part (sl_render_stream_t *rs, sl_str_t text, bool thought, sl_buf_t *out)
     sl_buf_free (&part);
 }
 
-//  Search grounding (the candidate's groundingMetadata, which the decoder
-//  passes on as a citation) is not a citation source.
-static bool
-s_is_grounding (sl_str_t body)
+//  Append the citation sources a citation object gives, comma-joined (a
+//  comma first when out is not empty): the sources of a Gemini
+//  citationMetadata object (what a Gemini upstream sends), otherwise the
+//  object itself as one source. Returns how many.
+static int
+s_put_sources (sl_str_t citation, sl_buf_t *out)
 {
-    static const char *keys [] = {
-        "groundingChunks", "groundingSupports", "webSearchQueries", "searchEntryPoint",
-        "retrievalMetadata", NULL
-    };
-    sl_str_t value;
+    sl_str_t list, elem;
+    sl_json_iter_t it;
+    if (!citation.len || !sl_json_valid (citation))
+        return 0;
+    if (sl_json_type (citation) == SL_JSON_OBJECT
+    &&  (sl_json_find (citation, "citationSources", &list) == 1 || sl_json_find (citation, "citations", &list) == 1)
+    &&  sl_json_array (&it, list) == 0) {
+        int count = 0;
+        while (sl_json_next_elem (&it, &elem) == 1) {
+            if (out->len)
+                sl_buf_putc (out, ',');
+            sl_buf_append_str (out, sl_json_trim (elem));
+            count++;
+        }
+        return count;
+    }
+    if (out->len)
+        sl_buf_putc (out, ',');
+    sl_buf_append_str (out, sl_json_trim (citation));
+    return 1;
+}
+
+//  Is a citation object Gemini grounding metadata (search results and
+//  what they support) rather than citation sources?
+static bool
+s_is_grounding (sl_str_t citation)
+{
+    static const char *keys [] = { "groundingChunks", "groundingSupports", "webSearchQueries",
+                                   "searchEntryPoint", "retrievalMetadata", NULL };
+    sl_str_t v;
     for (int i = 0; keys [i]; i++)
-        if (sl_json_find (body, keys [i], &value) == 1)
+        if (sl_json_find (citation, keys [i], &v) == 1)
             return true;
     return false;
 }
 
+//  Sort the citation objects a block's end carries (its body
+//  {"citations":[...]}): the sources of citation metadata, comma-joined
+//  onto sources; grounding metadata into grounding (the last one wins, as
+//  each Gemini chunk repeats the whole of it). Empty objects say nothing.
+static void
+s_block_sources (sl_str_t body, sl_buf_t *sources, sl_buf_t *grounding)
+{
+    sl_buf_t citations = { 0 };
+    sl_render_put_citations (&citations, body);
+    sl_str_t rest = sl_buf_str (&citations), citation, key, value;
+    while (sl_render_next_citation (&rest, &citation)) {
+        sl_json_iter_t it;
+        if (sl_json_object (&it, citation) == 0 && sl_json_next_member (&it, &key, &value) == 0)
+            continue;                   //  {}
+        if (s_is_grounding (citation)) {
+            sl_buf_reset (grounding);
+            sl_buf_append_str (grounding, citation);
+        }
+        else
+            s_put_sources (citation, sources);
+    }
+    sl_buf_free (&citations);
+}
+
+//  The citations of a block's end: a chunk with its citation sources, and
+//  one with its grounding metadata.
 static void
 s_citation (sl_render_stream_t *rs, sl_str_t body, sl_buf_t *out)
 {
-    if (!body.len || !sl_json_valid (body))
-        return;
-    s_chunk_open (out);
-    if (sl_json_type (body) == SL_JSON_OBJECT && s_is_grounding (body)) {
-        sl_buf_puts (out, "\"groundingMetadata\":");
-        sl_buf_append_str (out, sl_json_trim (body));
-        sl_buf_putc (out, ',');
-    }
-    else {
+    sl_buf_t sources = { 0 }, grounding = { 0 };
+    s_block_sources (body, &sources, &grounding);
+    if (sources.len) {
+        s_chunk_open (out);
         sl_buf_puts (out, "\"citationMetadata\":{\"citationSources\":[");
-        sl_buf_append_str (out, sl_json_trim (body));
+        sl_buf_append (out, sources.data, sources.len);
         sl_buf_puts (out, "]},");
+        s_chunk_close (rs, out);
     }
-    s_chunk_close (rs, out);
+    if (grounding.len) {
+        s_chunk_open (out);
+        sl_buf_puts (out, "\"groundingMetadata\":");
+        sl_buf_append (out, grounding.data, grounding.len);
+        sl_buf_putc (out, ',');
+        s_chunk_close (rs, out);
+    }
+    sl_buf_free (&sources);
+    sl_buf_free (&grounding);
 }
 
 static bool
@@ -101,66 +162,101 @@ s_is_object (sl_str_t value)
     return value.len && sl_json_type (value) == SL_JSON_OBJECT && sl_json_valid (value);
 }
 
+//  ,"thoughtSignature":.. when there is one
+static void
+s_put_signature (sl_str_t sig, sl_buf_t *part)
+{
+    if (sig.len) {
+        sl_buf_puts (part, ",\"thoughtSignature\":");
+        sl_json_put_sl (part, sig);
+    }
+}
+
+//  A whole functionCall part.
+static void
+s_call_part (sl_str_t id, sl_str_t name, sl_str_t args, sl_str_t sig, sl_buf_t *part)
+{
+    sl_buf_puts (part, "{\"functionCall\":{");
+    if (id.len) {
+        sl_buf_puts (part, "\"id\":");
+        sl_json_put_sl (part, id);
+        sl_buf_putc (part, ',');
+    }
+    sl_buf_puts (part, "\"name\":");
+    sl_json_put_sl (part, name);
+    sl_buf_puts (part, ",\"args\":");
+    if (s_is_object (args))
+        sl_buf_append_str (part, sl_json_trim (args));
+    else
+        sl_render_close_json (sl_json_trim (args), part);   //  cut off by a length finish
+    sl_buf_putc (part, '}');
+    s_put_signature (sig, part);
+    sl_buf_putc (part, '}');
+}
+
+//  A server tool's use: an executableCode part (its JSON, or code text).
+static void
+s_code_part (sl_str_t text, sl_buf_t *part)
+{
+    sl_buf_puts (part, "{\"executableCode\":");
+    if (s_is_object (text))
+        sl_buf_append_str (part, sl_json_trim (text));
+    else {
+        sl_buf_puts (part, "{\"language\":\"PYTHON\",\"code\":");
+        sl_json_put_sl (part, text);
+        sl_buf_putc (part, '}');
+    }
+    sl_buf_putc (part, '}');
+}
+
+//  A server tool's result: a codeExecutionResult part.
+static void
+s_result_part (sl_str_t text, sl_str_t body, sl_buf_t *part)
+{
+    sl_buf_puts (part, "{\"codeExecutionResult\":");
+    if (s_is_object (body))
+        sl_buf_append_str (part, sl_json_trim (body));
+    else {
+        sl_buf_puts (part, "{\"outcome\":\"OUTCOME_OK\",\"output\":");
+        sl_json_put_sl (part, text);
+        sl_buf_putc (part, '}');
+    }
+    sl_buf_putc (part, '}');
+}
+
 static void
 s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     sl_buf_t part = { 0 };
     switch (msg->block) {
         case SL_BK_CITATION:
-            break;                      //  each went out as a delta; the end lists them all
+            s_citation (rs, msg->body, out);
+            break;
+        case SL_BK_TEXT:
         case SL_BK_THINKING:
+            //  The signature comes whole at the end: an empty part of the
+            //  same kind carries it (Gemini signs text parts too).
             if (msg->sig.len) {
-                sl_buf_puts (&part, "{\"text\":\"\",\"thought\":true,\"thoughtSignature\":");
-                sl_json_put_sl (&part, msg->sig);
+                sl_buf_puts (&part, msg->block == SL_BK_THINKING ? "{\"text\":\"\",\"thought\":true"
+                                                                 : "{\"text\":\"\"");
+                s_put_signature (msg->sig, &part);
                 sl_buf_putc (&part, '}');
                 s_part_chunk (rs, &part, out);
             }
+            if (msg->block == SL_BK_TEXT)
+                s_citation (rs, msg->body, out);
             break;
         case SL_BK_TOOL_CALL:
             rs->tool_calls++;
-            sl_buf_puts (&part, "{\"functionCall\":{");
-            if (msg->id.len) {
-                sl_buf_puts (&part, "\"id\":");
-                sl_json_put_sl (&part, msg->id);
-                sl_buf_putc (&part, ',');
-            }
-            sl_buf_puts (&part, "\"name\":");
-            sl_json_put_sl (&part, msg->name);
-            sl_buf_puts (&part, ",\"args\":");
-            if (s_is_object (msg->text))
-                sl_buf_append_str (&part, sl_json_trim (msg->text));
-            else
-                sl_buf_puts (&part, "{}");
-            sl_buf_putc (&part, '}');
-            if (msg->sig.len) {
-                sl_buf_puts (&part, ",\"thoughtSignature\":");
-                sl_json_put_sl (&part, msg->sig);
-            }
-            sl_buf_putc (&part, '}');
+            s_call_part (msg->id, msg->name, msg->text, msg->sig, &part);
             s_part_chunk (rs, &part, out);
             break;
         case SL_BK_SERVER_TOOL_USE:
-            sl_buf_puts (&part, "{\"executableCode\":");
-            if (s_is_object (msg->text))
-                sl_buf_append_str (&part, sl_json_trim (msg->text));
-            else {
-                sl_buf_puts (&part, "{\"language\":\"PYTHON\",\"code\":");
-                sl_json_put_sl (&part, msg->text);
-                sl_buf_putc (&part, '}');
-            }
-            sl_buf_putc (&part, '}');
+            s_code_part (msg->text, &part);
             s_part_chunk (rs, &part, out);
             break;
         case SL_BK_SERVER_TOOL_RESULT:
-            sl_buf_puts (&part, "{\"codeExecutionResult\":");
-            if (s_is_object (msg->body))
-                sl_buf_append_str (&part, sl_json_trim (msg->body));
-            else {
-                sl_buf_puts (&part, "{\"outcome\":\"OUTCOME_OK\",\"output\":");
-                sl_json_put_sl (&part, msg->text);
-                sl_buf_putc (&part, '}');
-            }
-            sl_buf_putc (&part, '}');
+            s_result_part (msg->text, msg->body, &part);
             s_part_chunk (rs, &part, out);
             break;
         default:
@@ -179,24 +275,20 @@ s_finish_name (int finish)
     }
 }
 
+//  ,"usageMetadata":{..} when the finish has usage; then the model and
+//  the response id, closing the object.
 static void
-s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+s_response_tail (const sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
-    char raw [32];
-    const char *finish = sl_render_raw_finish (rs, msg, raw, sizeof raw);
-    if (!finish)
-        finish = s_finish_name (msg->finish);
-    s_chunk_open (out);
-    sl_buf_puts (out, "\"content\":{\"parts\":[{\"text\":\"\"}],\"role\":\"model\"},\"finishReason\":");
-    sl_json_put_str (out, finish, strlen (finish));
-    sl_buf_putc (out, ',');
-    sl_buf_puts (out, "\"index\":0}]");
     if (msg->has_usage) {
         const sl_usage_t *u = &msg->usage;
         int64_t in = u->input > 0 ? u->input : 0, outp = u->output > 0 ? u->output : 0;
+        //  Output tokens include the thoughts (as in every dialect);
+        //  Gemini counts the candidates' tokens without them.
+        int64_t candidates = u->reasoning > 0 && u->reasoning <= outp ? outp - u->reasoning : outp;
         sl_buf_printf (out, ",\"usageMetadata\":{\"promptTokenCount\":%lld,\"candidatesTokenCount\":%lld,"
                             "\"totalTokenCount\":%lld",
-                       (long long) in, (long long) outp,
+                       (long long) in, (long long) candidates,
                        (long long) (u->total >= 0 ? u->total : in + outp));
         if (u->cache_read >= 0)
             sl_buf_printf (out, ",\"cachedContentTokenCount\":%lld", (long long) u->cache_read);
@@ -211,7 +303,28 @@ s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
         sl_json_put_sl (out, sl_buf_str (&rs->id));
     else
         sl_json_put_str (out, rs->sid_hex, strlen (rs->sid_hex));
-    sl_buf_puts (out, "}\n\n");
+    sl_buf_putc (out, '}');
+}
+
+static const char *
+s_finish_reason (const sl_render_stream_t *rs, const sl_msg_t *msg, char *raw, size_t size)
+{
+    const char *finish = sl_render_raw_finish (rs, msg, raw, size);
+    return finish ? finish : s_finish_name (msg->finish);
+}
+
+static void
+s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    char raw [32];
+    const char *finish = s_finish_reason (rs, msg, raw, sizeof raw);
+    s_chunk_open (out);
+    sl_buf_puts (out, "\"content\":{\"parts\":[{\"text\":\"\"}],\"role\":\"model\"},\"finishReason\":");
+    sl_json_put_str (out, finish, strlen (finish));
+    sl_buf_putc (out, ',');
+    sl_buf_puts (out, "\"index\":0}]");
+    s_response_tail (rs, msg, out);
+    sl_buf_puts (out, "\n\n");
     rs->finished = true;
 }
 
@@ -228,9 +341,6 @@ s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
     rs->started = true;                 //  Gemini has no opening event
     switch (msg->kind) {
         case SL_B_DELTA:
-            if (msg->block == SL_BK_CITATION)
-                s_citation (rs, msg->body, out);
-            else
             if (msg->text.len && (msg->block == SL_BK_TEXT || msg->block == SL_BK_REFUSAL))
                 s_text_part (rs, msg->text, false, out);
             else
@@ -294,10 +404,81 @@ s_end (sl_render_stream_t *rs, sl_buf_t *out)
     (void) out;
 }
 
+//  --------------------------------------------------------------------------
+//  Non-streaming: one GenerateContentResponse
+
+static void
+s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
+{
+    sl_buf_t parts = { 0 }, citations = { 0 }, grounding = { 0 };
+    sl_snapshot_block_t b;
+    for (size_t i = 0; sl_snapshot_block (snap, i, &b); i++) {
+        size_t before = parts.len;
+        if (parts.len)
+            sl_buf_putc (&parts, ',');
+        size_t at = parts.len;
+        switch (b.kind) {
+            case SL_BK_TEXT:
+            case SL_BK_REFUSAL:
+            case SL_BK_THINKING:
+                sl_buf_puts (&parts, "{\"text\":");
+                sl_json_put_sl (&parts, b.text);
+                if (b.kind == SL_BK_THINKING)
+                    sl_buf_puts (&parts, ",\"thought\":true");
+                s_put_signature (b.sig, &parts);
+                sl_buf_putc (&parts, '}');
+                break;
+            case SL_BK_TOOL_CALL:
+                s_call_part (b.id, b.name, b.text, b.sig, &parts);
+                break;
+            case SL_BK_SERVER_TOOL_USE:
+                s_code_part (b.text, &parts);
+                break;
+            case SL_BK_SERVER_TOOL_RESULT:
+                s_result_part (b.text, b.body, &parts);
+                break;
+            default:
+                break;                  //  redacted thinking has no Gemini part
+        }
+        if (parts.len == at)
+            parts.len = before;         //  no part: take the comma back
+        //  Citations as a stream gives them: the sources of each citation
+        //  object a text or citation block collected.
+        if (b.kind == SL_BK_TEXT || b.kind == SL_BK_CITATION)
+            s_block_sources (b.body, &citations, &grounding);
+    }
+    sl_msg_t fin;
+    sl_render_snapshot_finish (snap, &fin);
+    char raw [32];
+    const char *finish = s_finish_reason (rs, &fin, raw, sizeof raw);
+    sl_buf_puts (out, "{\"candidates\":[{\"content\":{\"parts\":[");
+    if (parts.len)
+        sl_buf_append (out, parts.data, parts.len);
+    else
+        sl_buf_puts (out, "{\"text\":\"\"}");
+    sl_buf_puts (out, "],\"role\":\"model\"},\"finishReason\":");
+    sl_json_put_str (out, finish, strlen (finish));
+    if (citations.len) {
+        sl_buf_puts (out, ",\"citationMetadata\":{\"citationSources\":[");
+        sl_buf_append (out, citations.data, citations.len);
+        sl_buf_puts (out, "]}");
+    }
+    if (grounding.len) {
+        sl_buf_puts (out, ",\"groundingMetadata\":");
+        sl_buf_append (out, grounding.data, grounding.len);
+    }
+    sl_buf_puts (out, ",\"index\":0}]");
+    s_response_tail (rs, &fin, out);
+    sl_buf_free (&parts);
+    sl_buf_free (&citations);
+    sl_buf_free (&grounding);
+}
+
 const sl_renderer_t sl_render_gemini = {
     .dialect = SL_DIALECT_GEMINI,
     .block = s_block,
     .error = s_error,
     .end = s_end,
     .error_body = s_error_body,
+    .body = s_body,
 };

@@ -10,6 +10,12 @@
     it), tool calls, citations (annotations), usage with cached and
     reasoning tokens. Redacted thinking, signatures and server tool blocks
     have no place in a chat chunk and are left out.
+
+    A non-streaming response is one chat.completion object holding what
+    the chunks would have carried: the text blocks joined as content (a
+    judge's notice included, in its place), refusals, reasoning, the calls
+    numbered and named as in a stream, the finish reason and the usage
+    (always present in a chat.completion).
 */
 #include <string.h>
 
@@ -53,6 +59,16 @@ s_chunk_open (sl_render_stream_t *rs, sl_buf_t *out)
     sl_buf_puts (out, "{\"index\":0,\"delta\":{");
 }
 
+//  A call's id, or one made from the stream id when the upstream gave none.
+static void
+s_call_id (const sl_render_stream_t *rs, sl_str_t id, int k, sl_buf_t *out)
+{
+    if (id.len)
+        sl_json_put_sl (out, id);
+    else
+        sl_buf_printf (out, "\"call_%.24s_%d\"", rs->sid_hex, k);
+}
+
 static void
 s_chunk_close (sl_buf_t *out, const char *finish)
 {
@@ -72,14 +88,12 @@ s_role_chunk (sl_render_stream_t *rs, sl_buf_t *out)
     s_chunk_close (out, NULL);
 }
 
+//  The usage object; fields not reported are 0 or left out.
 static void
-s_usage_chunk (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+s_usage (const sl_usage_t *u, sl_buf_t *out)
 {
-    s_prefix (rs);
-    sl_buf_append (out, rs->prefix.data, rs->prefix.len);
-    const sl_usage_t *u = &msg->usage;
     int64_t in = u->input > 0 ? u->input : 0, outp = u->output > 0 ? u->output : 0;
-    sl_buf_puts (out, "],\"usage\":{\"prompt_tokens\":");
+    sl_buf_puts (out, "{\"prompt_tokens\":");
     sl_buf_put_i64 (out, in);
     sl_buf_puts (out, ",\"completion_tokens\":");
     sl_buf_put_i64 (out, outp);
@@ -95,7 +109,17 @@ s_usage_chunk (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
         sl_buf_put_i64 (out, u->reasoning);
         sl_buf_putc (out, '}');
     }
-    sl_buf_puts (out, "}}\n\n");
+    sl_buf_putc (out, '}');
+}
+
+static void
+s_usage_chunk (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    s_prefix (rs);
+    sl_buf_append (out, rs->prefix.data, rs->prefix.len);
+    sl_buf_puts (out, "],\"usage\":");
+    s_usage (&msg->usage, out);
+    sl_buf_puts (out, "}\n\n");
 }
 
 static void
@@ -107,16 +131,19 @@ s_text_chunk (sl_render_stream_t *rs, const char *field, sl_str_t text, sl_buf_t
     s_chunk_close (out, NULL);
 }
 
+//  The citations a block's end carries, as one annotations chunk.
 static void
-s_citation_chunk (sl_render_stream_t *rs, sl_str_t citation, sl_buf_t *out)
+s_citations_chunk (sl_render_stream_t *rs, sl_str_t body, sl_buf_t *out)
 {
-    if (!citation.len || !sl_json_valid (citation))
-        return;
-    s_chunk_open (rs, out);
-    sl_buf_puts (out, "\"annotations\":[");
-    sl_buf_append_str (out, sl_json_trim (citation));
-    sl_buf_putc (out, ']');
-    s_chunk_close (out, NULL);
+    sl_buf_t citations = { 0 };
+    if (sl_render_put_citations (&citations, body)) {
+        s_chunk_open (rs, out);
+        sl_buf_puts (out, "\"annotations\":[");
+        sl_buf_append (out, citations.data, citations.len);
+        sl_buf_putc (out, ']');
+        s_chunk_close (out, NULL);
+    }
+    sl_buf_free (&citations);
 }
 
 static void
@@ -141,10 +168,7 @@ s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
                 sl_buf_puts (out, "\"tool_calls\":[{\"index\":");
                 sl_buf_put_i64 (out, k);
                 sl_buf_puts (out, ",\"id\":");
-                if (msg->id.len)
-                    sl_json_put_sl (out, msg->id);
-                else
-                    sl_buf_printf (out, "\"call_%.24s_%d\"", rs->sid_hex, k);
+                s_call_id (rs, msg->id, k, out);
                 sl_buf_puts (out, ",\"type\":\"function\",\"function\":{\"name\":");
                 sl_json_put_sl (out, msg->name);
                 sl_buf_puts (out, ",\"arguments\":\"\"}}]");
@@ -152,10 +176,6 @@ s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
             }
             break;
         case SL_B_DELTA:
-            if (msg->block == SL_BK_CITATION) {
-                s_citation_chunk (rs, msg->body, out);
-                break;
-            }
             if (!msg->text.len)
                 break;
             if (msg->block == SL_BK_TEXT)
@@ -178,8 +198,8 @@ s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
             }
             break;
         case SL_B_END:
-            if (msg->block == SL_BK_CITATION)
-                s_citation_chunk (rs, msg->body, out);
+            if (msg->block == SL_BK_CITATION || msg->block == SL_BK_TEXT)
+                s_citations_chunk (rs, msg->body, out);
             break;
         case SL_B_FINISH: {
             char raw [32];
@@ -223,10 +243,95 @@ s_end (sl_render_stream_t *rs, sl_buf_t *out)
     sl_buf_puts (out, "data: [DONE]\n\n");
 }
 
+//  --------------------------------------------------------------------------
+//  Non-streaming: one chat.completion
+
+//  The text of every block of a kind, joined; false when there is none.
+static bool
+s_join (const sl_snapshot_t *snap, int kind, sl_buf_t *out)
+{
+    bool any = false;
+    sl_snapshot_block_t b;
+    for (size_t i = 0; sl_snapshot_block (snap, i, &b); i++)
+        if (b.kind == kind) {
+            sl_buf_append_str (out, b.text);
+            any = true;
+        }
+    return any;
+}
+
+static void
+s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
+{
+    sl_buf_t text = { 0 };
+    sl_buf_puts (out, "{\"id\":");
+    if (rs->id.len)
+        sl_json_put_sl (out, sl_buf_str (&rs->id));
+    else
+        sl_buf_printf (out, "\"chatcmpl-%s\"", rs->sid_hex);
+    sl_buf_puts (out, ",\"object\":\"chat.completion\",\"created\":");
+    sl_buf_put_i64 (out, rs->created);
+    sl_buf_puts (out, ",\"model\":");
+    sl_json_put_sl (out, sl_buf_str (&rs->model));
+    sl_buf_puts (out, ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":");
+    if (s_join (snap, SL_BK_TEXT, &text))
+        sl_json_put_sl (out, sl_buf_str (&text));
+    else
+        sl_buf_puts (out, "null");
+    sl_buf_reset (&text);
+    sl_buf_puts (out, ",\"refusal\":");
+    if (s_join (snap, SL_BK_REFUSAL, &text))
+        sl_json_put_sl (out, sl_buf_str (&text));
+    else
+        sl_buf_puts (out, "null");
+    sl_buf_reset (&text);
+    if (s_join (snap, SL_BK_THINKING, &text)) {
+        sl_buf_puts (out, ",\"reasoning_content\":");
+        sl_json_put_sl (out, sl_buf_str (&text));
+    }
+    //  Citations of the text blocks, and of citation blocks of their own.
+    sl_buf_reset (&text);
+    sl_snapshot_block_t b;
+    for (size_t i = 0; sl_snapshot_block (snap, i, &b); i++)
+        if (b.kind == SL_BK_TEXT || b.kind == SL_BK_CITATION)
+            sl_render_put_citations (&text, b.body);
+    sl_buf_puts (out, ",\"annotations\":[");
+    sl_buf_append (out, text.data, text.len);
+    sl_buf_putc (out, ']');
+    int calls = 0;
+    for (size_t i = 0; sl_snapshot_block (snap, i, &b); i++) {
+        if (b.kind != SL_BK_TOOL_CALL)
+            continue;
+        sl_buf_puts (out, calls ? ",{\"id\":" : ",\"tool_calls\":[{\"id\":");
+        s_call_id (rs, b.id, calls, out);
+        sl_buf_puts (out, ",\"type\":\"function\",\"function\":{\"name\":");
+        sl_json_put_sl (out, b.name);
+        sl_buf_puts (out, ",\"arguments\":");
+        sl_json_put_sl (out, b.text);
+        sl_buf_puts (out, "}}");
+        calls++;
+    }
+    if (calls)
+        sl_buf_putc (out, ']');
+    sl_msg_t fin;
+    sl_render_snapshot_finish (snap, &fin);
+    char raw [32];
+    const char *finish = sl_render_raw_finish (rs, &fin, raw, sizeof raw);
+    if (!finish)
+        finish = s_finish_name (fin.finish);
+    sl_buf_puts (out, "},\"logprobs\":null,\"finish_reason\":");
+    sl_json_put_str (out, finish, strlen (finish));
+    sl_buf_puts (out, "}],\"usage\":");
+    s_usage (&fin.usage, out);
+    sl_buf_putc (out, '}');
+    sl_buf_free (&text);
+}
+
 const sl_renderer_t sl_render_openai = {
     .dialect = SL_DIALECT_OPENAI,
     .block = s_block,
     .error = s_error,
     .end = s_end,
     .error_body = s_error_body,
+    .body = s_body,
 };

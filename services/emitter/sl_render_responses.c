@@ -56,12 +56,13 @@ s_usage (const sl_msg_t *msg, sl_buf_t *out)
                    (long long) (u->total >= 0 ? u->total : in + outp));
 }
 
-//  The response object; msg is the finish (NULL while in progress).
+//  The response object; msg is the finish (NULL while in progress),
+//  output its items, comma-joined.
 static void
-s_response (sl_render_stream_t *rs, const char *status, const char *incomplete,
-            const sl_msg_t *msg, sl_buf_t *out)
+s_response (const sl_render_stream_t *rs, const char *status, const char *incomplete,
+            sl_str_t output, const sl_msg_t *msg, sl_buf_t *out)
 {
-    sl_buf_puts (out, ",\"response\":{\"id\":");
+    sl_buf_puts (out, "{\"id\":");
     if (rs->id.len)
         sl_json_put_sl (out, sl_buf_str (&rs->id));
     else
@@ -76,8 +77,7 @@ s_response (sl_render_stream_t *rs, const char *status, const char *incomplete,
     sl_buf_puts (out, ",\"instructions\":null,\"metadata\":{},\"model\":");
     sl_json_put_sl (out, sl_buf_str (&rs->model));
     sl_buf_puts (out, ",\"output\":[");
-    if (msg)
-        sl_buf_append (out, rs->output.data, rs->output.len);
+    sl_buf_append_str (out, output);
     sl_buf_puts (out, "],\"parallel_tool_calls\":true,\"temperature\":null,\"tool_choice\":\"auto\","
                       "\"tools\":[],\"top_p\":null,\"usage\":");
     if (msg && msg->has_usage)
@@ -91,18 +91,19 @@ static void
 s_start_response (sl_render_stream_t *rs, sl_buf_t *out)
 {
     s_event (rs, out, "response.created");
-    s_response (rs, "in_progress", NULL, NULL, out);
+    sl_buf_puts (out, ",\"response\":");
+    s_response (rs, "in_progress", NULL, SL_STR_LIT (""), NULL, out);
     s_event_end (out);
     s_event (rs, out, "response.in_progress");
-    s_response (rs, "in_progress", NULL, NULL, out);
+    sl_buf_puts (out, ",\"response\":");
+    s_response (rs, "in_progress", NULL, SL_STR_LIT (""), NULL, out);
     s_event_end (out);
 }
 
 //  The item's type for a server tool: its name as a *_call item type.
 static void
-s_server_type (sl_render_stream_t *rs, sl_buf_t *out)
+s_server_type (sl_str_t name, sl_buf_t *out)
 {
-    sl_str_t name = sl_buf_str (&rs->open_name);
     if (!name.len)
         sl_buf_puts (out, "\"web_search_call\"");
     else
@@ -117,30 +118,38 @@ s_server_type (sl_render_stream_t *rs, sl_buf_t *out)
     }
 }
 
-//  The item JSON of the open block; whole is the block's content at its
-//  end (NULL for the in-progress item of output_item.added).
+//  An output item, as one of its events or the final response lists it.
+typedef struct {
+    int kind;                           //  sl_block_kind_t of the block
+    bool summary;                       //  thinking: a summary
+    bool done;                          //  at its end: content known, status completed
+    sl_str_t id, call_id, name;
+    sl_str_t text, sig;                 //  content at its end
+    sl_str_t annotations;               //  citations, comma-joined
+} s_item_t;
+
 static void
-s_item (sl_render_stream_t *rs, const sl_msg_t *end, sl_buf_t *out)
+s_item_json (const s_item_t *item, sl_buf_t *out)
 {
-    const char *status = end ? "completed" : "in_progress";
+    const char *status = item->done ? "completed" : "in_progress";
     sl_buf_puts (out, "{\"id\":");
-    sl_json_put_sl (out, sl_buf_str (&rs->open_id));
-    switch (rs->open_kind) {
+    sl_json_put_sl (out, item->id);
+    switch (item->kind) {
         case SL_BK_TEXT:
         case SL_BK_REFUSAL:
             sl_buf_printf (out, ",\"type\":\"message\",\"status\":\"%s\",\"role\":\"assistant\",\"content\":[",
                            status);
-            if (end && rs->open_kind == SL_BK_TEXT) {
+            if (item->done && item->kind == SL_BK_TEXT) {
                 sl_buf_puts (out, "{\"type\":\"output_text\",\"text\":");
-                sl_json_put_sl (out, end->text);
+                sl_json_put_sl (out, item->text);
                 sl_buf_puts (out, ",\"annotations\":[");
-                sl_buf_append (out, rs->open_extra.data, rs->open_extra.len);
+                sl_buf_append_str (out, item->annotations);
                 sl_buf_puts (out, "],\"logprobs\":[]}");
             }
             else
-            if (end) {
+            if (item->done) {
                 sl_buf_puts (out, "{\"type\":\"refusal\",\"refusal\":");
-                sl_json_put_sl (out, end->text);
+                sl_json_put_sl (out, item->text);
                 sl_buf_putc (out, '}');
             }
             sl_buf_putc (out, ']');
@@ -148,47 +157,64 @@ s_item (sl_render_stream_t *rs, const sl_msg_t *end, sl_buf_t *out)
         case SL_BK_THINKING:
         case SL_BK_REDACTED_THINKING:
             sl_buf_puts (out, ",\"type\":\"reasoning\",\"summary\":[");
-            if (end && rs->open_kind == SL_BK_THINKING && rs->open_summary) {
+            if (item->done && item->kind == SL_BK_THINKING && item->summary) {
                 sl_buf_puts (out, "{\"type\":\"summary_text\",\"text\":");
-                sl_json_put_sl (out, end->text);
+                sl_json_put_sl (out, item->text);
                 sl_buf_putc (out, '}');
             }
             sl_buf_putc (out, ']');
-            if (rs->open_kind == SL_BK_THINKING && !rs->open_summary) {
+            if (item->kind == SL_BK_THINKING && !item->summary) {
                 sl_buf_puts (out, ",\"content\":[{\"type\":\"reasoning_text\",\"text\":");
-                sl_json_put_sl (out, end ? end->text : SL_STR_LIT (""));
+                sl_json_put_sl (out, item->done ? item->text : SL_STR_LIT (""));
                 sl_buf_puts (out, "}]");
             }
-            if (end && rs->open_kind == SL_BK_THINKING && end->sig.len) {
+            if (item->done && item->kind == SL_BK_THINKING && item->sig.len) {
                 sl_buf_puts (out, ",\"encrypted_content\":");
-                sl_json_put_sl (out, end->sig);
+                sl_json_put_sl (out, item->sig);
             }
-            if (end && rs->open_kind == SL_BK_REDACTED_THINKING) {
+            if (item->done && item->kind == SL_BK_REDACTED_THINKING) {
                 sl_buf_puts (out, ",\"encrypted_content\":");
-                sl_json_put_sl (out, end->text);
+                sl_json_put_sl (out, item->text);
             }
             break;
         case SL_BK_TOOL_CALL:
             sl_buf_printf (out, ",\"type\":\"function_call\",\"status\":\"%s\",\"arguments\":", status);
-            sl_json_put_sl (out, end ? end->text : SL_STR_LIT (""));
+            sl_json_put_sl (out, item->done ? item->text : SL_STR_LIT (""));
             sl_buf_puts (out, ",\"call_id\":");
-            sl_json_put_sl (out, sl_buf_str (&rs->open_call_id));
+            sl_json_put_sl (out, item->call_id);
             sl_buf_puts (out, ",\"name\":");
-            sl_json_put_sl (out, sl_buf_str (&rs->open_name));
+            sl_json_put_sl (out, item->name);
             break;
         case SL_BK_SERVER_TOOL_USE:
             sl_buf_puts (out, ",\"type\":");
-            s_server_type (rs, out);
+            s_server_type (item->name, out);
             sl_buf_printf (out, ",\"status\":\"%s\"", status);
-            if (end && sl_json_type (end->text) == SL_JSON_OBJECT && sl_json_valid (end->text)) {
+            if (item->done && sl_json_type (item->text) == SL_JSON_OBJECT && sl_json_valid (item->text)) {
                 sl_buf_puts (out, ",\"action\":");
-                sl_buf_append_str (out, sl_json_trim (end->text));
+                sl_buf_append_str (out, sl_json_trim (item->text));
             }
             break;
         default:
             break;
     }
     sl_buf_putc (out, '}');
+}
+
+//  The item JSON of the open block; end is the block's end (NULL for the
+//  in-progress item of output_item.added).
+static void
+s_item (sl_render_stream_t *rs, const sl_msg_t *end, sl_buf_t *out)
+{
+    s_item_t item = {
+        .kind = rs->open_kind, .summary = rs->open_summary, .done = end != NULL,
+        .id = sl_buf_str (&rs->open_id), .call_id = sl_buf_str (&rs->open_call_id),
+        .name = sl_buf_str (&rs->open_name), .annotations = sl_buf_str (&rs->open_extra),
+    };
+    if (end) {
+        item.text = end->text;
+        item.sig = end->sig;
+    }
+    s_item_json (&item, out);
 }
 
 static void
@@ -228,6 +254,31 @@ s_id_prefix (int kind)
     }
 }
 
+//  An item's id (and a call's call_id), from what the upstream gave or
+//  made from the stream id and the output index. Responses calls have an
+//  item id and a call id; a provider with one id gives it as the call id.
+static void
+s_item_ids (const sl_render_stream_t *rs, int kind, sl_str_t id, sl_str_t call_id, int index,
+            sl_buf_t *id_out, sl_buf_t *call_id_out)
+{
+    if (kind == SL_BK_TOOL_CALL) {
+        if (call_id.len)
+            sl_buf_append_str (call_id_out, call_id);
+        else
+        if (id.len)
+            sl_buf_append_str (call_id_out, id);
+        else
+            sl_buf_printf (call_id_out, "call_%.24s_%d", rs->sid_hex, index);
+        if (id.len && call_id.len)
+            sl_buf_append_str (id_out, id);
+    }
+    else
+    if (id.len)
+        sl_buf_append_str (id_out, id);
+    if (!id_out->len)
+        sl_buf_printf (id_out, "%s_%.24s_%d", s_id_prefix (kind), rs->sid_hex, index);
+}
+
 static void
 s_part (sl_render_stream_t *rs, const char *event, const char *part_json, sl_buf_t *out)
 {
@@ -235,6 +286,31 @@ s_part (sl_render_stream_t *rs, const char *event, const char *part_json, sl_buf
     s_item_ref (rs, out);
     sl_buf_printf (out, ",\"content_index\":0,\"part\":%s", part_json);
     s_event_end (out);
+}
+
+//  An annotation for the open text item (kept for its done events).
+static void
+s_citation (sl_render_stream_t *rs, sl_str_t citation, sl_buf_t *out)
+{
+    s_event (rs, out, "response.output_text.annotation.added");
+    s_item_ref (rs, out);
+    sl_buf_printf (out, ",\"content_index\":0,\"annotation_index\":%d,\"annotation\":",
+                   rs->open_extra_count++);
+    sl_buf_append_str (out, citation);
+    s_event_end (out);
+    if (rs->open_extra.len)
+        sl_buf_putc (&rs->open_extra, ',');
+    sl_buf_append_str (&rs->open_extra, citation);
+}
+
+//  Citations waiting since a citation block, into the open text item.
+static void
+s_flush_citations (sl_render_stream_t *rs, sl_buf_t *out)
+{
+    sl_str_t rest = sl_buf_str (&rs->pending), citation;
+    while (sl_render_next_citation (&rest, &citation))
+        s_citation (rs, citation, out);
+    sl_buf_reset (&rs->pending);
 }
 
 static void
@@ -252,31 +328,17 @@ s_on_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
     sl_buf_reset (&rs->open_call_id);
     sl_buf_reset (&rs->open_name);
     sl_buf_append_str (&rs->open_name, msg->name);
-    if (msg->block == SL_BK_TOOL_CALL) {
+    if (msg->block == SL_BK_TOOL_CALL)
         rs->tool_calls++;
-        //  Responses calls have an item id and a call id; a provider with
-        //  one id gives it as the call id.
-        if (msg->call_id.len)
-            sl_buf_append_str (&rs->open_call_id, msg->call_id);
-        else
-        if (msg->id.len)
-            sl_buf_append_str (&rs->open_call_id, msg->id);
-        else
-            sl_buf_printf (&rs->open_call_id, "call_%.24s_%d", rs->sid_hex, rs->open_index);
-        if (msg->id.len && msg->call_id.len)
-            sl_buf_append_str (&rs->open_id, msg->id);
-    }
-    else
-    if (msg->id.len)
-        sl_buf_append_str (&rs->open_id, msg->id);
-    if (!rs->open_id.len)
-        sl_buf_printf (&rs->open_id, "%s_%.24s_%d", s_id_prefix (msg->block), rs->sid_hex, rs->open_index);
+    s_item_ids (rs, msg->block, msg->id, msg->call_id, rs->open_index, &rs->open_id, &rs->open_call_id);
     if (rs->open_deferred)
         return;
     s_item_added (rs, out);
-    if (msg->block == SL_BK_TEXT)
+    if (msg->block == SL_BK_TEXT) {
         s_part (rs, "response.content_part.added",
                 "{\"type\":\"output_text\",\"text\":\"\",\"annotations\":[],\"logprobs\":[]}", out);
+        s_flush_citations (rs, out);
+    }
     else
     if (msg->block == SL_BK_REFUSAL)
         s_part (rs, "response.content_part.added", "{\"type\":\"refusal\",\"refusal\":\"\"}", out);
@@ -305,28 +367,8 @@ s_delta (sl_render_stream_t *rs, const char *event, const char *index_field, sl_
 }
 
 static void
-s_citation (sl_render_stream_t *rs, sl_str_t body, sl_buf_t *out)
-{
-    if (rs->open_kind != SL_BK_TEXT || !body.len || !sl_json_valid (body))
-        return;
-    s_event (rs, out, "response.output_text.annotation.added");
-    s_item_ref (rs, out);
-    sl_buf_printf (out, ",\"content_index\":0,\"annotation_index\":%d,\"annotation\":",
-                   rs->open_extra_count++);
-    sl_buf_append_str (out, sl_json_trim (body));
-    s_event_end (out);
-    if (rs->open_extra.len)
-        sl_buf_putc (&rs->open_extra, ',');
-    sl_buf_append_str (&rs->open_extra, sl_json_trim (body));
-}
-
-static void
 s_on_delta (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
-    if (msg->block == SL_BK_CITATION) {
-        s_citation (rs, msg->body, out);
-        return;
-    }
     if (!rs->open_kind || rs->open_deferred || !msg->text.len)
         return;
     switch (msg->block) {
@@ -354,14 +396,17 @@ static void
 s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (msg->block == SL_BK_CITATION) {
-        s_citation (rs, msg->body, out);
-        return;
+        sl_render_put_citations (&rs->pending, msg->body);
+        return;                         //  for the text that follows
     }
     if (!rs->open_kind)
         return;
     sl_buf_t part = { 0 };
     switch (rs->open_kind) {
         case SL_BK_TEXT:
+            //  The citations given while the text streamed.
+            sl_render_put_citations (&rs->pending, msg->body);
+            s_flush_citations (rs, out);
             s_event (rs, out, "response.output_text.done");
             s_item_ref (rs, out);
             sl_buf_puts (out, ",\"content_index\":0,\"text\":");
@@ -427,23 +472,40 @@ s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
     s_item_done (rs, msg, out);
 }
 
+//  The reason a finish makes the response incomplete, or NULL.
+static const char *
+s_incomplete (const sl_render_stream_t *rs, const sl_msg_t *msg, char *raw, size_t size)
+{
+    const char *passed = sl_render_raw_finish (rs, msg, raw, size);
+    if (passed && (strcmp (passed, "max_output_tokens") == 0 || strcmp (passed, "content_filter") == 0))
+        return passed;
+    if (!passed && msg->finish == SL_FIN_LENGTH)
+        return "max_output_tokens";
+    if (!passed && msg->finish == SL_FIN_CONTENT_FILTER)
+        return "content_filter";
+    return NULL;
+}
+
 static void
 s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
+    if (rs->pending.len) {
+        //  Citations no text followed: a message of their own, empty.
+        sl_msg_t text;
+        sl_msg_init (&text, SL_MSG_BLOCK);
+        text.kind = SL_B_START;
+        text.block = SL_BK_TEXT;
+        s_on_start (rs, &text, out);
+        text.kind = SL_B_END;
+        text.text = SL_STR_LIT ("");
+        s_on_end (rs, &text, out);
+    }
     char raw [32];
-    const char *incomplete = NULL;
-    const char *passed = sl_render_raw_finish (rs, msg, raw, sizeof raw);
-    if (passed && (strcmp (passed, "max_output_tokens") == 0 || strcmp (passed, "content_filter") == 0))
-        incomplete = passed;
-    else
-    if (!passed && msg->finish == SL_FIN_LENGTH)
-        incomplete = "max_output_tokens";
-    else
-    if (!passed && msg->finish == SL_FIN_CONTENT_FILTER)
-        incomplete = "content_filter";
+    const char *incomplete = s_incomplete (rs, msg, raw, sizeof raw);
     const char *event = incomplete ? "response.incomplete" : "response.completed";
     s_event (rs, out, event);
-    s_response (rs, incomplete ? "incomplete" : "completed", incomplete, msg, out);
+    sl_buf_puts (out, ",\"response\":");
+    s_response (rs, incomplete ? "incomplete" : "completed", incomplete, sl_buf_str (&rs->output), msg, out);
     s_event_end (out);
     rs->finished = true;
 }
@@ -483,15 +545,27 @@ s_error_body (int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
     sl_buf_puts (out, ",\"param\":null,\"code\":null}}");
 }
 
+//  The error event as the API documents it (code, message, param), with
+//  the same error as a nested object too: the SDKs' stream readers raise
+//  their API error class for an event whose data has "error", and would
+//  otherwise hand the client the bare event.
 static void
 s_error (sl_render_stream_t *rs, sl_str_t code, sl_str_t message, sl_buf_t *out)
 {
+    code = code.ptr ? code : SL_STR_LIT ("server_error");
+    message = message.ptr ? message : SL_STR_LIT ("upstream error");
     s_event (rs, out, "error");
     sl_buf_puts (out, ",\"code\":");
-    sl_json_put_sl (out, code.ptr ? code : SL_STR_LIT ("server_error"));
+    sl_json_put_sl (out, code);
     sl_buf_puts (out, ",\"message\":");
-    sl_json_put_sl (out, message.ptr ? message : SL_STR_LIT ("upstream error"));
-    sl_buf_puts (out, ",\"param\":null");
+    sl_json_put_sl (out, message);
+    sl_buf_puts (out, ",\"param\":null,\"error\":{\"type\":");
+    sl_json_put_sl (out, code);
+    sl_buf_puts (out, ",\"code\":");
+    sl_json_put_sl (out, code);
+    sl_buf_puts (out, ",\"message\":");
+    sl_json_put_sl (out, message);
+    sl_buf_puts (out, ",\"param\":null}");
     s_event_end (out);
 }
 
@@ -502,10 +576,65 @@ s_end (sl_render_stream_t *rs, sl_buf_t *out)
     (void) out;                         //  response.completed was the last event
 }
 
+//  --------------------------------------------------------------------------
+//  Non-streaming: one response object
+
+static void
+s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
+{
+    sl_buf_t output = { 0 }, id = { 0 }, call_id = { 0 }, annotations = { 0 };
+    sl_snapshot_block_t b;
+    int index = 0;
+    size_t count = sl_snapshot_count (snap);
+    //  One pass more than there are blocks: citations no text followed
+    //  get an empty message of their own, as in a stream.
+    for (size_t i = 0; i <= count; i++) {
+        if (i == count) {
+            if (!annotations.len)
+                break;
+            b = (sl_snapshot_block_t) { .kind = SL_BK_TEXT, .text = SL_STR_LIT ("") };
+        }
+        else
+            sl_snapshot_block (snap, i, &b);
+        if (b.kind == SL_BK_CITATION) {
+            sl_render_put_citations (&annotations, b.body);
+            continue;                   //  for the text that follows
+        }
+        if (b.kind == SL_BK_SERVER_TOOL_RESULT)
+            continue;                   //  no item of its own, as in a stream
+        sl_buf_reset (&id);
+        sl_buf_reset (&call_id);
+        s_item_ids (rs, b.kind, b.id, b.call_id, index, &id, &call_id);
+        if (b.kind == SL_BK_TEXT)
+            sl_render_put_citations (&annotations, b.body);
+        s_item_t item = {
+            .kind = b.kind, .summary = (b.flags & SL_F_SUMMARY) != 0, .done = true,
+            .id = sl_buf_str (&id), .call_id = sl_buf_str (&call_id), .name = b.name,
+            .text = b.text, .sig = b.sig, .annotations = sl_buf_str (&annotations),
+        };
+        if (output.len)
+            sl_buf_putc (&output, ',');
+        s_item_json (&item, &output);
+        if (b.kind == SL_BK_TEXT)
+            sl_buf_reset (&annotations);
+        index++;
+    }
+    sl_msg_t fin;
+    sl_render_snapshot_finish (snap, &fin);
+    char raw [32];
+    const char *incomplete = s_incomplete (rs, &fin, raw, sizeof raw);
+    s_response (rs, incomplete ? "incomplete" : "completed", incomplete, sl_buf_str (&output), &fin, out);
+    sl_buf_free (&output);
+    sl_buf_free (&id);
+    sl_buf_free (&call_id);
+    sl_buf_free (&annotations);
+}
+
 const sl_renderer_t sl_render_responses = {
     .dialect = SL_DIALECT_RESPONSES,
     .block = s_block,
     .error = s_error,
     .end = s_end,
     .error_body = s_error_body,
+    .body = s_body,
 };

@@ -671,11 +671,12 @@ s_gemini_part_known (sl_str_t key)
     return false;
 }
 
+//  A candidate's content.parts (absent: ptr NULL).
 static int
-s_gemini_parts (sl_validate_t *self, sl_str_t candidate)
+s_gemini_parts (sl_validate_t *self, sl_str_t parts)
 {
-    sl_str_t parts, part, key, value;
-    if (s_path (candidate, "content.parts", &parts) != 1)
+    sl_str_t part, key, value;
+    if (!parts.ptr)
         return 0;
     sl_json_iter_t it, members;
     if (sl_json_array (&it, parts))
@@ -685,17 +686,20 @@ s_gemini_parts (sl_validate_t *self, sl_str_t candidate)
         if (sl_json_object (&members, part))
             return s_fail (self, "a part that is not an object");
         int known = 0, mrc;
+        sl_str_t call = SL_STR_NULL;
         while ((mrc = sl_json_next_member (&members, &key, &value)) == 1) {
             if (!s_gemini_part_known (key))
                 return s_fail (self, "a part with an unknown field %.*s", (int) key.len, key.ptr);
+            if (sl_json_key_eq (key, "functionCall"))
+                call = value;
             known++;
         }
         if (mrc != 0 || known == 0)
             return s_fail (self, "an empty or malformed part");
-        if (s_has (part, "functionCall")) {
-            if (!s_string (self, part, "functionCall.name").len)
+        if (call.ptr) {
+            if (!s_string (self, call, "name").len)
                 return s_fail (self, "a functionCall without a name");
-            if (s_has (part, "functionCall.args") && !s_type_is (part, "functionCall.args", SL_JSON_OBJECT))
+            if (s_has (call, "args") && !s_type_is (call, "args", SL_JSON_OBJECT))
                 return s_fail (self, "functionCall args that are not an object");
         }
     }
@@ -736,7 +740,10 @@ s_gemini (sl_validate_t *self, s_state_t *st, sl_str_t name, sl_str_t data)
     int64_t index = 0;
     if (s_has (candidate, "index") && (!s_int (candidate, "index", &index) || index != 0))
         return s_fail (self, "a candidate other than index 0");
-    if (s_gemini_parts (self, candidate))
+    sl_str_t parts = SL_STR_NULL;
+    if (s_path (candidate, "content.parts", &parts) != 1)
+        parts = SL_STR_NULL;
+    if (s_gemini_parts (self, parts))
         return -1;
     st->phase = P_OPEN;
     if (!s_is_null_or_absent (candidate, "finishReason")) {
@@ -745,6 +752,247 @@ s_gemini (sl_validate_t *self, s_state_t *st, sl_str_t name, sl_str_t data)
         st->phase = P_END;
     }
     return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Whole bodies of non-streaming responses
+
+//  A string at path (may be empty); absent or another type fails.
+static bool
+s_is_string (sl_str_t json, const char *path)
+{
+    return s_type_is (json, path, SL_JSON_STRING);
+}
+
+//  The one element of an array; false when it has not exactly one.
+static bool
+s_only_elem (sl_str_t array, sl_str_t *elem)
+{
+    sl_json_iter_t it;
+    sl_str_t extra;
+    return array.ptr && sl_json_array (&it, array) == 0 && sl_json_next_elem (&it, elem) == 1
+        && sl_json_next_elem (&it, &extra) == 0;
+}
+
+static bool
+s_string_or_null_value (sl_str_t v)
+{
+    return !v.ptr || sl_json_is_null (v) || sl_json_type (v) == SL_JSON_STRING;
+}
+
+//  Each level of a body is walked once (s_pick): bodies are whole
+//  responses, and lookups from the top would re-scan their text.
+static int
+s_openai_body (sl_validate_t *self, sl_str_t data)
+{
+    enum { K_OBJECT, K_ID, K_CHOICES, K_USAGE, K_COUNT };
+    static const char *const keys [] = { "object", "id", "choices", "usage", NULL };
+    sl_str_t v [K_COUNT];
+    if (s_pick (data, keys, v))
+        return s_fail (self, "the body is not a JSON object");
+    if (!sl_str_eq (s_text (self, v [K_OBJECT]), "chat.completion"))
+        return s_fail (self, "object is not chat.completion");
+    if (!s_text (self, v [K_ID]).len)
+        return s_fail (self, "a chat.completion without an id");
+    sl_str_t choice;
+    if (!s_only_elem (v [K_CHOICES], &choice))
+        return s_fail (self, "a chat.completion without exactly one choice");
+    enum { C_INDEX, C_MESSAGE, C_FINISH, C_COUNT };
+    static const char *const choice_keys [] = { "index", "message", "finish_reason", NULL };
+    sl_str_t c [C_COUNT];
+    int64_t index;
+    if (s_pick (choice, choice_keys, c) || !s_int_of (c [C_INDEX], &index) || index != 0)
+        return s_fail (self, "a choice other than index 0");
+    enum { M_ROLE, M_CONTENT, M_REFUSAL, M_CALLS, M_COUNT };
+    static const char *const message_keys [] = { "role", "content", "refusal", "tool_calls", NULL };
+    sl_str_t m [M_COUNT];
+    if (!c [C_MESSAGE].ptr || s_pick (c [C_MESSAGE], message_keys, m)
+    ||  !sl_str_eq (s_text (self, m [M_ROLE]), "assistant"))
+        return s_fail (self, "a message without the assistant role");
+    if (!s_string_or_null_value (m [M_CONTENT]) || !s_string_or_null_value (m [M_REFUSAL]))
+        return s_fail (self, "message content or refusal that is not a string");
+    int calls = 0;
+    if (m [M_CALLS].ptr && !sl_json_is_null (m [M_CALLS])) {
+        sl_json_iter_t it;
+        sl_str_t call;
+        if (sl_json_array (&it, m [M_CALLS]))
+            return s_fail (self, "tool_calls is not an array");
+        int rc;
+        while ((rc = sl_json_next_elem (&it, &call)) == 1) {
+            if (!s_string (self, call, "id").len || !sl_str_eq (s_string (self, call, "type"), "function")
+            ||  !s_string (self, call, "function.name").len || !s_is_string (call, "function.arguments"))
+                return s_fail (self, "tool call %d without id, type function, name or string arguments", calls);
+            calls++;
+        }
+        if (rc != 0)
+            return s_fail (self, "malformed tool_calls");
+    }
+    sl_str_t finish = s_text (self, c [C_FINISH]);
+    if (!finish.len)
+        return s_fail (self, "a choice without a finish_reason");
+    if (sl_str_eq (finish, "tool_calls") && calls == 0)
+        return s_fail (self, "finish_reason tool_calls with no tool call");
+    if (!v [K_USAGE].ptr || !s_int (v [K_USAGE], "prompt_tokens", &index)
+    ||  !s_int (v [K_USAGE], "completion_tokens", &index))
+        return s_fail (self, "a chat.completion without usage");
+    return 0;
+}
+
+//  One content block of a whole Anthropic message.
+static int
+s_anthropic_content (sl_validate_t *self, s_state_t *st, sl_str_t block)
+{
+    char type [S_TYPE_MAX];
+    s_copy (type, sizeof type, s_string (self, block, "type"));
+    if (!type [0])
+        return s_fail (self, "a content block without a type");
+    bool tool_use = strcmp (type, "tool_use") == 0;
+    if (st->after_tool_use && !tool_use)
+        return s_fail (self, "a %s block after a tool_use block", type);
+    if (strcmp (type, "text") == 0)
+        return s_is_string (block, "text") ? 0 : s_fail (self, "a text block without text");
+    if (strcmp (type, "thinking") == 0)
+        return s_is_string (block, "thinking") && s_is_string (block, "signature")
+             ? 0 : s_fail (self, "a thinking block without thinking or signature");
+    if (strcmp (type, "redacted_thinking") == 0)
+        return s_is_string (block, "data") ? 0 : s_fail (self, "a redacted_thinking block without data");
+    if (tool_use || strcmp (type, "server_tool_use") == 0 || strcmp (type, "mcp_tool_use") == 0) {
+        if (!s_string (self, block, "id").len || !s_string (self, block, "name").len
+        ||  !s_type_is (block, "input", SL_JSON_OBJECT))
+            return s_fail (self, "a %s block without id, name or an object input", type);
+        if (tool_use) {
+            st->after_tool_use = true;
+            st->tool_uses++;
+        }
+        return 0;
+    }
+    size_t n = strlen (type);
+    if (n > 12 && strcmp (type + n - 12, "_tool_result") == 0)
+        return s_is_string (block, "tool_use_id") ? 0 : s_fail (self, "a %s block without tool_use_id", type);
+    return s_fail (self, "a content block of unknown type %s", type);
+}
+
+static int
+s_anthropic_body (sl_validate_t *self, sl_str_t data)
+{
+    enum { K_TYPE, K_ID, K_ROLE, K_CONTENT, K_USAGE, K_COUNT };
+    static const char *const keys [] = { "type", "id", "role", "content", "usage", NULL };
+    sl_str_t v [K_COUNT];
+    if (s_pick (data, keys, v))
+        return s_fail (self, "the body is not a JSON object");
+    if (!sl_str_eq (s_text (self, v [K_TYPE]), "message"))
+        return s_fail (self, "type is not message");
+    if (!s_text (self, v [K_ID]).len || !sl_str_eq (s_text (self, v [K_ROLE]), "assistant"))
+        return s_fail (self, "a message without an id or the assistant role");
+    sl_json_iter_t it;
+    sl_str_t block;
+    if (!v [K_CONTENT].ptr || sl_json_array (&it, v [K_CONTENT]))
+        return s_fail (self, "content is not an array");
+    s_state_t st = { .open_index = -1 };
+    int rc;
+    while ((rc = sl_json_next_elem (&it, &block)) == 1)
+        if (s_anthropic_content (self, &st, block))
+            return -1;
+    if (rc != 0)
+        return s_fail (self, "malformed content");
+    sl_str_t reason = s_string (self, data, "stop_reason");
+    if (!reason.len)
+        return s_fail (self, "a message without a stop_reason");
+    bool tool_use = sl_str_eq (reason, "tool_use");
+    if (tool_use && st.tool_uses == 0)
+        return s_fail (self, "stop_reason tool_use with no tool_use block");
+    if (!tool_use && st.tool_uses > 0 && !sl_str_eq (reason, "max_tokens"))
+        return s_fail (self, "stop_reason %.*s with %d tool_use block(s) left",
+                       (int) reason.len, reason.ptr, st.tool_uses);
+    int64_t n;
+    if (!v [K_USAGE].ptr || !s_int (v [K_USAGE], "input_tokens", &n) || !s_int (v [K_USAGE], "output_tokens", &n))
+        return s_fail (self, "a message without input and output tokens in its usage");
+    return 0;
+}
+
+static int
+s_responses_body (sl_validate_t *self, sl_str_t data)
+{
+    enum { K_OBJECT, K_ID, K_STATUS, K_OUTPUT, K_USAGE, K_COUNT };
+    static const char *const keys [] = { "object", "id", "status", "output", "usage", NULL };
+    sl_str_t v [K_COUNT];
+    if (s_pick (data, keys, v))
+        return s_fail (self, "the body is not a JSON object");
+    if (!sl_str_eq (s_text (self, v [K_OBJECT]), "response") || !s_text (self, v [K_ID]).len)
+        return s_fail (self, "not a response object with an id");
+    sl_str_t status = s_text (self, v [K_STATUS]);
+    if (!sl_str_eq (status, "completed") && !sl_str_eq (status, "incomplete"))
+        return s_fail (self, "a response neither completed nor incomplete");
+    sl_json_iter_t it;
+    sl_str_t item;
+    if (!v [K_OUTPUT].ptr || sl_json_array (&it, v [K_OUTPUT]))
+        return s_fail (self, "output is not an array");
+    int rc, i = 0;
+    while ((rc = sl_json_next_elem (&it, &item)) == 1) {
+        char type [S_TYPE_MAX];
+        s_copy (type, sizeof type, s_string (self, item, "type"));
+        if (!type [0] || !s_string (self, item, "id").len)
+            return s_fail (self, "output item %d without a type or an id", i);
+        if (strcmp (type, "function_call") == 0
+        &&  (!s_string (self, item, "call_id").len || !s_string (self, item, "name").len
+             || !s_is_string (item, "arguments")))
+            return s_fail (self, "a function_call item without call_id, name or string arguments");
+        if (strcmp (type, "message") == 0
+        &&  (!sl_str_eq (s_string (self, item, "role"), "assistant") || !s_type_is (item, "content", SL_JSON_ARRAY)))
+            return s_fail (self, "a message item without the assistant role or content");
+        if (strcmp (type, "reasoning") == 0 && !s_type_is (item, "summary", SL_JSON_ARRAY))
+            return s_fail (self, "a reasoning item without a summary");
+        i++;
+    }
+    if (rc != 0)
+        return s_fail (self, "malformed output");
+    if (!v [K_USAGE].ptr || !(sl_json_is_null (v [K_USAGE]) || sl_json_type (v [K_USAGE]) == SL_JSON_OBJECT))
+        return s_fail (self, "usage is neither an object nor null");
+    return 0;
+}
+
+static int
+s_gemini_body (sl_validate_t *self, sl_str_t data)
+{
+    enum { K_ERROR, K_CANDIDATES, K_COUNT };
+    static const char *const keys [] = { "error", "candidates", NULL };
+    sl_str_t v [K_COUNT];
+    if (s_pick (data, keys, v))
+        return s_fail (self, "the body is not a JSON object");
+    if (v [K_ERROR].ptr)
+        return s_fail (self, "a response body holding an error");
+    sl_str_t candidate;
+    if (!s_only_elem (v [K_CANDIDATES], &candidate))
+        return s_fail (self, "a response without exactly one candidate");
+    enum { C_INDEX, C_CONTENT, C_FINISH, C_COUNT };
+    static const char *const candidate_keys [] = { "index", "content", "finishReason", NULL };
+    sl_str_t c [C_COUNT];
+    int64_t index = 0;
+    if (s_pick (candidate, candidate_keys, c) || (c [C_INDEX].ptr && (!s_int_of (c [C_INDEX], &index) || index != 0)))
+        return s_fail (self, "a candidate other than index 0");
+    //  The parts, checked as a stream's are.
+    static const char *const content_keys [] = { "parts", NULL };
+    sl_str_t parts [1] = { SL_STR_NULL };
+    if (c [C_CONTENT].ptr && s_pick (c [C_CONTENT], content_keys, parts))
+        return s_fail (self, "content is not an object");
+    if (s_gemini_parts (self, parts [0]))
+        return -1;
+    if (!s_text (self, c [C_FINISH]).len)
+        return s_fail (self, "a candidate without a finishReason");
+    return 0;
+}
+
+int
+sl_validate_body (sl_validate_t *self, sl_str_t body)
+{
+    self->reason [0] = 0;
+    body = sl_json_trim (body);
+    switch (self->dialect) {
+        case SL_DIALECT_OPENAI:    return s_openai_body (self, body);
+        case SL_DIALECT_ANTHROPIC: return s_anthropic_body (self, body);
+        case SL_DIALECT_RESPONSES: return s_responses_body (self, body);
+        default:                   return s_gemini_body (self, body);
+    }
 }
 
 //  --------------------------------------------------------------------------

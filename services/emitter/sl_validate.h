@@ -34,6 +34,25 @@
     is the end; SSE comments (keep-alives) may come at any time before the
     end; nothing comes after the end.
 
+    The whole body of a non-streaming response is checked by the same
+    class (sl_validate_body), against the rules the stream would obey:
+      OpenAI Chat: a chat.completion with an id and one choice (index 0)
+        whose message has the assistant role, content and refusal that are
+        strings or null, tool calls each with an id, type function, a name
+        and string arguments; a finish_reason, tool_calls only when calls
+        are left; usage with token counts.
+      Anthropic: a message with an id and the assistant role; content
+        blocks of known types with their fields (a tool_use with id, name
+        and an object input), nothing but tool_use after a tool_use; a
+        stop_reason that agrees with the tool_use blocks as in a stream;
+        usage with input and output tokens.
+      Responses: a response with an id, status completed or incomplete,
+        output items each with an id and a type, function_call items with
+        call_id, name and string arguments, message items with the
+        assistant role; usage.
+      Gemini: one candidate (index 0) whose parts each carry a known field
+        (a functionCall with a name and object args), and a finishReason.
+
     Pure: no sockets, no allocation per event.
 */
 #ifndef SL_VALIDATE_H
@@ -57,6 +76,9 @@ int sl_validate_event (sl_validate_t *self, sl_str_t event);
 int sl_validate_end (sl_validate_t *self);
 //  Why the last check failed (borrowed, valid until the next call).
 const char *sl_validate_reason (sl_validate_t *self);
+//  Check the whole JSON body of a non-streaming response (a fresh
+//  validator, not used for events). 0 legal, -1 illegal (with a reason).
+int sl_validate_body (sl_validate_t *self, sl_str_t body);
 //  Length of the first complete SSE event in bytes (up to and including
 //  the blank line that ends it); 0 when bytes holds none.
 size_t sl_validate_next_event (sl_str_t bytes);

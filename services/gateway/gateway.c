@@ -25,6 +25,7 @@
 #include "../../common/sl_sidmap.h"
 #include "../../common/sl_stage.h"
 #include "../emitter/sl_render.h"
+#include "sl_models.h"
 #include "sl_request.h"
 
 #define GATEWAY_ACK_MS 100              //  period of the acks of every live stream
@@ -498,6 +499,26 @@ s_serve_status (gateway_t *self, sl_http_req_t *req, const char *method, const c
     }
 }
 
+//  GET /v1/models and friends (sl_models.h); false when path is not one.
+static bool
+s_serve_models (gateway_t *self, sl_http_req_t *req, const char *path)
+{
+    int status;
+    sl_buf_reset (&self->scratch);
+    bool anthropic = sl_http_req_header (req, "anthropic-version") != NULL;
+    if (!self->config.routes || !sl_models_answer (self->config.routes, path, anthropic, &status, &self->scratch))
+        return false;
+    if (!s_authorized (self, req)) {
+        sl_counter_inc (self->unauthorized);
+        s_respond_error (req, anthropic ? SL_DIALECT_ANTHROPIC : strncmp (path, "/v1beta", 7) == 0
+                         ? SL_DIALECT_GEMINI : SL_DIALECT_OPENAI, 401, "authentication_error",
+                         "invalid or missing API key");
+        return true;
+    }
+    sl_http_respond (req, status, "application/json", self->scratch.data, self->scratch.len);
+    return true;
+}
+
 static void
 s_on_request (void *arg, sl_http_req_t *req)
 {
@@ -508,6 +529,8 @@ s_on_request (void *arg, sl_http_req_t *req)
         s_serve_status (self, req, method, path);
         return;
     }
+    if (strcmp (method, "GET") == 0 && s_serve_models (self, req, path))
+        return;
     sl_route_t route;
     bool found = sl_request_route (path, &route) == 1;
     int dialect = route.dialect ? route.dialect : SL_DIALECT_OPENAI;

@@ -14,6 +14,10 @@
 
 #include "../../common/sl_service.h"
 
+//  common/sl_routes.h, declared here only: its sl_route_t is not the
+//  sl_route_t of sl_request.h, which the gateway uses.
+typedef struct _sl_routes_t sl_routes_t;
+
 typedef struct _gateway_t gateway_t;
 
 typedef struct {
@@ -25,6 +29,7 @@ typedef struct {
     size_t max_body;                    //  request body limit, bytes
     size_t stream_cap;                  //  bytes buffered per slow client
     const char *client_keys;            //  accepted client keys, comma-separated ("" : no check)
+    sl_routes_t *routes;                //  what GET /v1/models lists; borrowed, outlives the gateway
 } gateway_config_t;
 
 gateway_t *gateway_new (sl_service_t *service, const gateway_config_t *config);

@@ -1,8 +1,19 @@
-/*  sluice-gateway - the HTTP edge clients talk to. */
+/*  sluice-gateway - the HTTP edge clients talk to.
+
+    It reads the same routes file as the ingest (--routes, SLUICE_ROUTES)
+    to answer GET /v1/models with what routing offers; it routes nothing
+    itself. Without a file, the built-in table (one provider per dialect,
+    no named models) is used, as in the ingest. */
 #include <stdlib.h>
 
 #include "../../common/sl_log.h"
+#include "../../common/sl_routes.h"
 #include "gateway.h"
+
+//  The ingest's built-in providers; their URLs are never called from here.
+#define GATEWAY_DEFAULT_OPENAI "https://api.openai.com/v1"
+#define GATEWAY_DEFAULT_ANTHROPIC "https://api.anthropic.com"
+#define GATEWAY_DEFAULT_GEMINI "https://generativelanguage.googleapis.com/v1beta"
 
 int
 main (int argc, char **argv)
@@ -14,6 +25,7 @@ main (int argc, char **argv)
     const char *next = "tcp://127.0.0.1:5551";
     const char *max_body = "10485760";
     const char *stream_cap = "8388608";
+    const char *routes_path = "";
     sl_opt_t opts [] = {
         { "http-host", "SLUICE_HTTP_HOST", &http_host, "address clients connect to" },
         { "http-port", "SLUICE_HTTP_PORT", &http_port, "port clients connect to" },
@@ -22,6 +34,7 @@ main (int argc, char **argv)
         { "next", NULL, &next, "ingest endpoints, comma-separated" },
         { "max-body", NULL, &max_body, "largest request body accepted, bytes" },
         { "stream-cap", NULL, &stream_cap, "bytes buffered for a slow client before it is cut off" },
+        { "routes", "SLUICE_ROUTES", &routes_path, "routes file (the ingest's): the models GET /v1/models lists" },
         SL_OPT_END
     };
     int code;
@@ -46,9 +59,20 @@ main (int argc, char **argv)
         sl_service_destroy (&svc);
         return 2;
     }
+    char *error = NULL;
+    config.routes = *routes_path ? sl_routes_load (routes_path, &error)
+                                 : sl_routes_new_default (GATEWAY_DEFAULT_OPENAI, GATEWAY_DEFAULT_ANTHROPIC,
+                                                          GATEWAY_DEFAULT_GEMINI);
+    if (!config.routes) {
+        sl_log_error ("bad_routes", "%s", error ? error : "the built-in routes could not be made");
+        free (error);
+        sl_service_destroy (&svc);
+        return 2;
+    }
     gateway_t *gateway = gateway_new (svc, &config);
     int rc = gateway ? sl_service_run (svc) : 1;
     gateway_destroy (&gateway);
+    sl_routes_destroy (&config.routes);
     sl_service_destroy (&svc);
     return rc;
 }

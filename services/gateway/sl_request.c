@@ -117,17 +117,17 @@ s_model (json_t *root, sl_request_t *out)
     return 0;
 }
 
-//  "stream" must be true: non-streaming responses are not served yet.
+//  What the client asked for ("stream", absent means false); the upstream
+//  request always streams: a non-streaming response is rendered whole by
+//  the emitter, after the judge, from the streamed one.
 static int
 s_streaming (json_t *root, sl_request_t *out)
 {
     json_t *stream = json_object_get (root, "stream");
-    if (stream && !json_is_boolean (stream))
+    if (stream && !json_is_null (stream) && !json_is_boolean (stream))
         return s_refuse (out, 400, "invalid_request_error", "'stream' must be a boolean");
-    if (!json_is_true (stream))
-        return s_refuse (out, 400, "invalid_request_error",
-                         "non-streaming requests are not supported on this endpoint yet: set \"stream\": true");
-    out->stream = true;
+    out->stream = json_is_true (stream);
+    json_object_set_new (root, "stream", json_true ());
     return 0;
 }
 
@@ -322,13 +322,9 @@ sl_request_parse_gemini (sl_str_t body, const sl_route_t *route, bool sse, sl_re
     if (!json_is_array (contents) || json_array_size (contents) == 0)
         s_refuse (out, 400, "invalid_request_error", "'contents' is required and must be a non-empty array");
     else
-    if (!route->stream)
+    if (route->stream && !sse)
         s_refuse (out, 400, "invalid_request_error",
-                  "non-streaming requests are not supported yet: call :streamGenerateContent?alt=sse");
-    else
-    if (!sse)
-        s_refuse (out, 400, "invalid_request_error",
-                  "only server-sent events are supported: add alt=sse to the query");
+                  "only server-sent events are supported for streaming: add alt=sse to the query");
     else
     if (candidates && !json_is_null (candidates)
     &&  !(json_is_integer (candidates) && json_integer_value (candidates) == 1))
@@ -350,7 +346,7 @@ sl_request_parse_gemini (sl_str_t body, const sl_route_t *route, bool sse, sl_re
         }
         if (rc == 0) {
             sl_buf_puts (&out->model, route->model);
-            out->stream = true;
+            out->stream = route->stream;
             out->include_usage = true;  //  Gemini always reports usageMetadata
             for (size_t k = json_array_size (contents); k-- > 0;) {
                 json_t *content = json_array_get (contents, k);
@@ -408,8 +404,10 @@ sl_request_route (const char *path, sl_route_t *out)
         return 0;
     }
     out->dialect = SL_DIALECT_GEMINI;
+    //  The model may hold slashes: routing decides what a name means (and
+    //  the mock's recorded streams are named by path).
     const char *colon = strrchr (p, ':');
-    if (!colon || colon == p || (size_t) (colon - p) >= sizeof out->model || memchr (p, '/', (size_t) (colon - p)))
+    if (!colon || colon == p || (size_t) (colon - p) >= sizeof out->model || memchr (p, ':', (size_t) (colon - p)))
         return 0;
     if (strcmp (colon + 1, "streamGenerateContent") == 0)
         out->stream = true;

@@ -2,8 +2,9 @@
 
     A pure library: given the endpoint a client called and the body it
     posted, check the request and prepare what the ingest needs: the
-    upstream request body (streaming forced on, usage asked for where the
-    dialect has a switch for it), the model, the request's tool
+    upstream request body (streaming forced on, also for a client that
+    asked for a whole response; usage asked for where the dialect has a
+    switch for it), the model, the request's tool
     definitions in normalized form ([{"name":..,"schema":{..}}]) for the
     judge, and the text of the last user message. A request sluice cannot
     serve is refused with the status, error type and message to send back
@@ -32,7 +33,7 @@ typedef struct {
     int client_dialect;                 //  sl_dialect_t
     int upstream_dialect;
     sl_buf_t model;
-    bool stream;                        //  client wants a streaming response
+    bool stream;                        //  client wants a streaming response (else one body)
     bool include_usage;                 //  client asked for usage in the stream
     sl_buf_t upstream_body;             //  JSON to send upstream
     sl_buf_t tools;                     //  normalized tool definitions (JSON)

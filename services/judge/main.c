@@ -38,6 +38,7 @@ typedef struct {
     const char *policy_path;
     struct stat policy_stat;            //  of the file last loaded (change polling)
     sl_counter_t *unroutable;
+    sl_counter_t *streams_total;        //  stream starts (a replay starts again)
     sl_counter_t *reloads;
     sl_counter_t *reloads_failed;
     sl_counter_t *keepalives;
@@ -105,6 +106,8 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
 {
     (void) peer;
     s_app_t *app = arg;
+    if (msg->type == SL_MSG_START)
+        sl_counter_inc (app->streams_total);
     sl_judge_feed (app->judge, msg, s_emit, app);
 }
 
@@ -216,6 +219,12 @@ s_streams (void *arg)
     return (double) sl_judge_streams (((s_app_t *) arg)->judge);
 }
 
+static double
+s_pending (void *arg)
+{
+    return (double) sl_router_pending (((s_app_t *) arg)->router);
+}
+
 static void
 s_metrics (s_app_t *app, sl_metrics_t *m)
 {
@@ -238,6 +247,10 @@ s_metrics (s_app_t *app, sl_metrics_t *m)
                                                   "Time from a tool call's end to its verdict",
                                                   sl_metrics_latency_bounds, sl_metrics_latency_bounds_count);
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Streams in progress", s_streams, app);
+    app->streams_total = sl_metrics_counter (m, "sluice_streams_total", NULL,
+                                             "Streams started (a replayed stream starts again)");
+    sl_metrics_gauge_fn (m, "sluice_queue_bytes", "queue=\"emitter\"",
+                         "Bytes queued for the next hop, not yet handed to ZeroMQ", s_pending, app);
 }
 
 int

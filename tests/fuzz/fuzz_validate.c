@@ -1,11 +1,15 @@
 /*  Fuzz target: the output validators must survive any event bytes, and a
     refused event must leave the state as it was (services/emitter/
     sl_validate). The first byte picks the dialect; the rest is split into
-    events at blank lines. */
+    events at blank lines, and is also checked whole as the body of a
+    non-streaming response. The same bytes, as cut-off tool arguments, must
+    close into one valid JSON object (sl_render_close_json). */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../../proto/sl_msg.h"
+#include "../../common/sl_json.h"
+#include "../../services/emitter/sl_render.h"
 #include "../../services/emitter/sl_validate.h"
 
 int
@@ -24,5 +28,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     }
     sl_validate_end (v);
     sl_validate_destroy (&v);
+    v = sl_validate_new (SL_DIALECT_OPENAI + data [0] % 4);
+    sl_validate_body (v, sl_str_n (data + 1, size - 1));
+    sl_validate_destroy (&v);
+    sl_buf_t closed = { 0 };
+    sl_render_close_json (sl_str_n (data + 1, size - 1), &closed);
+    if (sl_json_type (sl_buf_str (&closed)) != SL_JSON_OBJECT || !sl_json_valid (sl_buf_str (&closed)))
+        __builtin_trap ();              //  always one JSON object
+    sl_buf_free (&closed);
     return 0;
 }

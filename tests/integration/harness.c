@@ -184,13 +184,15 @@ s_up (proc_t *p, const char *needle, const char *after, char *value, size_t size
 }
 
 //  Write policy_text to the stack's dir, with the mock's base URL in it.
+//  Write text to dir/name, "@MOCK@" replaced by the mock's base URL; the
+//  file's path goes to path.
 static int
-s_write_policy (sluice_stack_t *s, const char *text)
+s_write_file (sluice_stack_t *s, const char *name, const char *text, char *path, size_t size)
 {
-    snprintf (s->policy_path, sizeof s->policy_path, "%s/policy.yaml", s->dir);
+    snprintf (path, size, "%s/%s", s->dir, name);
     char base [64];
     snprintf (base, sizeof base, "http://127.0.0.1:%d", s->mock_port);
-    FILE *f = fopen (s->policy_path, "w");
+    FILE *f = fopen (path, "w");
     if (!f)
         return -1;
     for (const char *p = text; *p; p++)
@@ -202,6 +204,12 @@ s_write_policy (sluice_stack_t *s, const char *text)
             fputc (*p, f);
     fclose (f);
     return 0;
+}
+
+static int
+s_write_policy (sluice_stack_t *s, const char *text)
+{
+    return s_write_file (s, "policy.yaml", text, s->policy_path, sizeof s->policy_path);
 }
 
 //  Append a NULL-terminated list to a NULL-terminated argv of size max.
@@ -227,7 +235,8 @@ stack_start (const stack_opts_t *opts)
     }
     char delay [16], port [16], inbox [128], next [128];
     snprintf (delay, sizeof delay, "%d", opts ? opts->mock_delay_ms : 0);
-    const char *mock_args [] = { "--host", "127.0.0.1", "--port", "0", "--delay-ms", delay, NULL };
+    const char *mock_args [32] = { "--host", "127.0.0.1", "--port", "0", "--delay-ms", delay, NULL };
+    s_append_args (mock_args, 32, opts ? opts->mock_args : NULL);
     s->mock = proc_start (s->dir, "mock", mock_args);
     if (!s_up (s->mock, "\"listening\"", "http=127.0.0.1:", port, sizeof port))
         goto failed;
@@ -244,6 +253,10 @@ stack_start (const stack_opts_t *opts)
     snprintf (next, sizeof next, "%s", inbox);
     if (opts && opts->policy_text && s_write_policy (s, opts->policy_text))
         goto failed;
+    if (opts && opts->routes_text
+    &&  s_write_file (s, "routes.yaml", opts->routes_text, s->routes_path, sizeof s->routes_path))
+        goto failed;
+    const char *routes_args [] = { "--routes", s->routes_path, NULL };
     const char *judge_args [64] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
                                     "--policy", s->policy_path [0] ? s->policy_path
                                               : opts && opts->policy ? opts->policy : "", NULL };
@@ -269,6 +282,7 @@ stack_start (const stack_opts_t *opts)
     const char *ingest_args [48] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
                                      "--openai-base-url", base, "--anthropic-base-url", anthropic,
                                      "--gemini-base-url", gemini, NULL };
+    s_append_args (ingest_args, 48, s->routes_path [0] ? routes_args : NULL);
     s_append_args (ingest_args, 48, opts ? opts->ingest_args : NULL);
     s->ingest = proc_start (s->dir, "ingest", ingest_args);
     if (!s_up (s->ingest, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
@@ -278,6 +292,7 @@ stack_start (const stack_opts_t *opts)
     snprintf (next, sizeof next, "%s", inbox);
     const char *gw_args [32] = { "--http-host", "127.0.0.1", "--http-port", "0", "--bind", "tcp://127.0.0.1:*",
                                  "--next", next, "--metrics-port", "0", NULL };
+    s_append_args (gw_args, 32, s->routes_path [0] ? routes_args : NULL);
     s_append_args (gw_args, 32, opts ? opts->gateway_args : NULL);
     s->gateway = proc_start (s->dir, "gateway", gw_args);
     if (!s_up (s->gateway, "\"listening\"", "http=127.0.0.1:", port, sizeof port)
@@ -313,6 +328,8 @@ stack_stop (sluice_stack_t *s)
     }
     if (s->policy_path [0])
         unlink (s->policy_path);
+    if (s->routes_path [0])
+        unlink (s->routes_path);
     rmdir (s->dir);
     free (s);
     return unclean;

@@ -49,6 +49,9 @@ typedef struct {
     const char *const *judge_args;      //  extra judge flags, NULL-terminated (or NULL)
     const char *const *ingest_args;     //  extra ingest flags (later flags win), NULL-terminated (or NULL)
     const char *const *gateway_args;    //  extra gateway flags, NULL-terminated (or NULL)
+    const char *const *mock_args;       //  extra mock flags, NULL-terminated (or NULL)
+    const char *routes_text;            //  a routes file for the ingest and the gateway, written
+                                        //  once the mock is up, "@MOCK@" replaced by its base URL
 } stack_opts_t;
 
 typedef struct {
@@ -59,6 +62,7 @@ typedef struct {
     char pub [128];
     char metrics [6][16];               //  metrics ports by process
     char policy_path [512];             //  the policy written from policy_text, or ""
+    char routes_path [512];             //  the routes file written from routes_text, or ""
 } sluice_stack_t;
 
 //  Start mock, emitter, judge, aggregator, ingest and gateway. NULL (and

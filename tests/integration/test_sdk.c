@@ -2,9 +2,15 @@
     and package-lock.json) as real clients.
 
     1. Against a running stack: each .test.mjs file in tests/sdk is run
-       with node's test runner against the stack started here; the base
-       URLs reach them as SLUICE_OPENAI_BASE_URL, SLUICE_ANTHROPIC_BASE_URL
-       and SLUICE_GEMINI_BASE_URL.
+       with node's test runner against the stack started here (the mock
+       upstream in every dialect through a routes file that names its
+       scenarios, the default policy); the base URLs reach them as
+       SLUICE_OPENAI_BASE_URL, SLUICE_ANTHROPIC_BASE_URL and
+       SLUICE_GEMINI_BASE_URL. When the recorded provider streams
+       (../shared/corpus, or $SLUICE_CORPUS) are there, the mock replays
+       them and SLUICE_SDK_CORPUS names them, so that the tests can compare
+       what each SDK makes of a recording through sluice with what it
+       makes of the same recording straight from the provider.
     2. The emitter's renderings, every dialect: the emitter library renders
        a hand-made judged stream holding every block kind (and one that
        fails mid-stream) for each client dialect; the files in
@@ -17,6 +23,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +36,7 @@
 #include "harness.h"
 
 #define SDK_DIR "tests/sdk"
+#define SDK_CORPUS_DEFAULT "../shared/corpus"
 #define SDK_TIMEOUT_MS 180000           //  the whole node run
 #define SDK_TEST_TIMEOUT "--test-timeout=60000"
 #define SDK_MAX_FILES 16
@@ -139,18 +147,43 @@ s_run_node (const char *dir, const char *const *env, const char *log)
     return ok;
 }
 
+//  The mock in every dialect; its scenarios are the models routing names.
+static const char s_routes [] =
+    "providers:\n"
+    "  - { name: mock-openai, dialect: openai, base_url: \"@MOCK@/v1\" }\n"
+    "  - { name: mock-responses, dialect: responses, base_url: \"@MOCK@/v1\" }\n"
+    "  - { name: mock-anthropic, dialect: anthropic, base_url: \"@MOCK@\" }\n"
+    "  - { name: mock-gemini, dialect: gemini, base_url: \"@MOCK@/v1beta\" }\n"
+    "routes:\n"
+    "  - { model: mock-text, provider: mock-openai }\n"
+    "  - { model: mock-tools, provider: mock-openai }\n"
+    "  - { model: mock-text, provider: mock-anthropic }\n"
+    "  - { model: mock-tools, provider: mock-anthropic }\n"
+    "  - { model: mock-text, provider: mock-gemini }\n"
+    "  - { model: mock-tools, provider: mock-gemini }\n";
+
 Test (sdk, official_sdks_against_the_stack, .timeout = 240)
 {
     s_require_packages ();
-    stack_opts_t opts = { .policy = "deploy/policy.yaml", .mock_delay_ms = 1 };
+    const char *dir = getenv ("SLUICE_CORPUS");
+    char corpus [PATH_MAX] = "";
+    if (realpath (dir && *dir ? dir : SDK_CORPUS_DEFAULT, corpus) == NULL)
+        corpus [0] = 0;
+    const char *mock_args [] = { "--replay-dir", corpus, NULL };
+    stack_opts_t opts = { .policy = "deploy/policy.yaml", .mock_delay_ms = 1, .routes_text = s_routes,
+                          .mock_args = corpus [0] ? mock_args : NULL };
     sluice_stack_t *s = stack_start (&opts);
     cr_assert_not_null (s, "the stack came up");
-    char openai [128], anthropic [128], gemini [128], log [512];
+    char openai [128], anthropic [128], gemini [128], recorded [PATH_MAX + 32], log [512];
     snprintf (openai, sizeof openai, "SLUICE_OPENAI_BASE_URL=http://127.0.0.1:%d/v1", s->http_port);
     snprintf (anthropic, sizeof anthropic, "SLUICE_ANTHROPIC_BASE_URL=http://127.0.0.1:%d", s->http_port);
     snprintf (gemini, sizeof gemini, "SLUICE_GEMINI_BASE_URL=http://127.0.0.1:%d", s->http_port);
+    snprintf (recorded, sizeof recorded, "SLUICE_SDK_CORPUS=%s", corpus);
     snprintf (log, sizeof log, "%s/sdk.log", s->dir);
-    const char *env [] = { openai, anthropic, gemini, NULL };
+    if (!corpus [0])
+        fprintf (stderr, "sdk: no recorded streams (%s): the recorded-stream tests are skipped\n",
+                 dir && *dir ? dir : SDK_CORPUS_DEFAULT);
+    const char *env [] = { openai, anthropic, gemini, recorded, NULL };
     cr_expect (s_run_node (SDK_DIR, env, log), "every SDK test passed");
     cr_expect_eq (stack_stop (s), 0);
 }

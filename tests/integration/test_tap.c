@@ -242,3 +242,161 @@ Test (tap, sees_every_event_in_order_filters_hold_and_no_secret_leaks)
     s_stop_tap (weather);
     cr_expect_eq (stack_stop (s), 0);
 }
+
+//  Scan a tap's output without keeping it: how many event lines, how many
+//  of another stream than sid, whether the stream's end is among them.
+static int
+s_scan_tap (proc_t *tap, const char *sid, int *others, bool *ended)
+{
+    FILE *f = fopen (tap->log_path, "r");
+    char line [16384];
+    int n = 0;
+    *others = 0;
+    *ended = false;
+    while (f && fgets (line, sizeof line, f)) {
+        json_t *j = json_loads (line, 0, NULL);
+        if (j && json_object_get (j, "sid")) {
+            n++;
+            *others += strcmp (s_field (j, "sid"), sid) != 0;
+            *ended |= strcmp (s_field (j, "type"), "end") == 0;
+        }
+        json_decref (j);
+    }
+    if (f)
+        fclose (f);
+    return n;
+}
+
+//  The lines of a tap's output that are not its own log lines.
+static int
+s_text_lines (proc_t *tap, char lines [][512], int max)
+{
+    FILE *f = fopen (tap->log_path, "r");
+    char line [4096];
+    int n = 0;
+    while (f && fgets (line, sizeof line, f) && n < max)
+        if (line [0] != '{')
+            snprintf (lines [n++], 512, "%.500s", line);
+    if (f)
+        fclose (f);
+    return n;
+}
+
+//  A stream under way is picked out by its id; human-readable lines say
+//  what happened; no credential of any dialect's kind (headers, Gemini's
+//  ?key=) reaches tap output or a log, streaming or not.
+Test (tap, one_stream_human_lines_and_no_credential_of_any_dialect)
+{
+    stack_opts_t opts = { .policy = "deploy/policy.yaml", .mock_delay_ms = 2 };
+    sluice_stack_t *s = stack_start (&opts);
+    cr_assert_not_null (s);
+    proc_t *all = s_start_tap (s, "all", NULL);
+    //  Human-readable verdicts (no --json): the tap's own args.
+    char dir [512];
+    snprintf (dir, sizeof dir, "%s/human", s->dir);
+    mkdir (dir, 0755);
+    const char *human_args [] = { "--connect", s->pub, "--type", "verdict", NULL };
+    proc_t *human = proc_start (dir, "tap", human_args);
+    cr_assert_not_null (human);
+    cr_assert (proc_wait_log (human, "\"connected\"", NULL, NULL, 0, TIMEOUT_MS));
+
+    //  A long stream (mock-bench: 3000 events, 2 ms apart) in the
+    //  background, found in the tap by its model.
+    const char *bench = "{\"model\":\"mock-bench\",\"max_tokens\":3000,\"stream\":true,"
+                        "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    char cmd [2048];
+    snprintf (cmd, sizeof cmd, "curl -s -o /dev/null -m 60 -H 'content-type: application/json' "
+                               "-d '%s' http://127.0.0.1:%d/v1/chat/completions &", bench, s->http_port);
+    tap_lines_t t = { 0 };
+    char sid [64] = "";
+    //  Subscriptions take a moment to reach the publisher: retry the
+    //  background request until the tap sees its start (bounded).
+    for (int attempt = 0; attempt < 20 && !sid [0]; attempt++) {
+        cr_assert_eq (system (cmd), 0);
+        long deadline = s_now_ms () + 1000;
+        while (!sid [0] && s_now_ms () < deadline) {
+            s_read_tap (all, &t);
+            for (int i = 0; i < t.count; i++)
+                if (strcmp (s_field (t.lines [i], "type"), "start") == 0
+                &&  strcmp (s_field (t.lines [i], "model"), "mock-bench") == 0)
+                    snprintf (sid, sizeof sid, "%s", s_field (t.lines [i], "sid"));
+            if (!sid [0])
+                nanosleep (&(struct timespec) { 0, 10 * 1000000L }, NULL);
+        }
+    }
+    cr_assert (sid [0], "the tap saw the long stream start");
+    char prefix [9];
+    snprintf (prefix, sizeof prefix, "%.8s", sid);
+    const char *one_filter [] = { "--stream", prefix, NULL };
+    proc_t *one = s_start_tap (s, "one", one_filter);
+
+    //  Meanwhile, requests of every dialect carrying credentials.
+    const char *tools = "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"run_shell\",\"parameters\":{}}}]";
+    struct { const char *path; const char *body; const char *header; } calls [] = {
+        { "/v1/chat/completions", "{\"model\":\"mock-tools\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],%s}",
+          "Authorization: Bearer " SECRET },
+        { "/v1/messages", "{\"model\":\"mock-tools\",\"max_tokens\":50,\"stream\":true,"
+          "\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}", "x-api-key: " SECRET },
+        { "/v1/messages", "{\"model\":\"mock-tools\",\"max_tokens\":50,\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}",
+          "x-api-key: " SECRET },
+        { "/v1/responses", "{\"model\":\"mock-tools\",\"input\":\"x\"}", "Authorization: Bearer " SECRET },
+        { "/v1beta/models/mock-tools:streamGenerateContent?alt=sse", "{\"contents\":[{\"parts\":[{\"text\":\"x\"}]}]}",
+          "x-goog-api-key: " SECRET },
+        { "/v1beta/models/mock-tools:generateContent?key=" SECRET, "{\"contents\":[{\"parts\":[{\"text\":\"x\"}]}]}",
+          "Cookie: s=" SECRET },
+    };
+    for (size_t i = 0; i < sizeof calls / sizeof calls [0]; i++) {
+        char body [512];
+        snprintf (body, sizeof body, calls [i].body, tools);
+        const char *headers [] = { calls [i].header, "api-key: " SECRET, NULL };
+        sl_buf_t out = { 0 };
+        cr_expect_eq (http_request (s->http_port, "POST", calls [i].path, body, headers, &out, TIMEOUT_MS), 200,
+                      "%s: %s", calls [i].path, sl_buf_cstr (&out));
+        sl_buf_free (&out);
+    }
+
+    //  The long stream ends; the one-stream tap saw all of it and nothing else.
+    long deadline = s_now_ms () + 60000;
+    bool ended = false;
+    int others = 0, seen = 0;
+    while (!ended && s_now_ms () < deadline) {
+        seen = s_scan_tap (one, sid, &others, &ended);
+        if (!ended)
+            nanosleep (&(struct timespec) { 0, 20 * 1000000L }, NULL);
+    }
+    cr_expect (ended, "the filtered tap saw the stream's end");
+    cr_expect_gt (seen, 100, "and its events");
+    cr_expect_eq (others, 0, "only the stream asked for");
+
+    //  Human lines: each blocked run_shell as a verdict line that says so.
+    char lines [64][512];
+    int blocked = 0, n = 0;
+    deadline = s_now_ms () + TIMEOUT_MS;
+    do {
+        n = s_text_lines (human, lines, 64);
+        blocked = 0;
+        for (int i = 0; i < n; i++)
+            blocked += strstr (lines [i], " verdict ") && strstr (lines [i], " run_shell -> block (ran, rule no-rm-rf");
+    } while (blocked < 6 && s_now_ms () < deadline);
+    cr_expect_eq (blocked, 6, "a human line for each blocked call:\n%s", n ? lines [0] : "(none)");
+
+    //  No credential in any tap output or log.
+    s_stop_tap (one);
+    s_stop_tap (all);
+    cr_expect_eq (proc_stop (human, 10000), 0);
+    unlink (human->log_path);
+    free (human);
+    rmdir (dir);
+    for (int i = 0; i < t.count; i++)
+        json_decref (t.lines [i]);
+    proc_t *procs [] = { s->gateway, s->ingest, s->aggregator, s->judge, s->emitter, s->mock };
+    for (int i = 0; i < 6; i++) {
+        FILE *f = fopen (procs [i]->log_path, "r");
+        char line [8192];
+        while (f && fgets (line, sizeof line, f))
+            cr_expect_null (strstr (line, "SECRET-tap"), "%s logged a credential: %s", procs [i]->name, line);
+        if (f)
+            fclose (f);
+    }
+    cr_expect_eq (stack_stop (s), 0);
+}

@@ -140,14 +140,13 @@ driver_full_response (driver_t *d, const char *finish_raw)
     m = driver_block (SL_B_DELTA, SL_BK_TEXT, 1);
     m.text = sl_str ("Paris is ");
     driver_feed (d, m);
-    m = driver_block (SL_B_DELTA, SL_BK_CITATION, 1);
-    m.body = sl_str ("{\"type\":\"url_citation\",\"url\":\"https://example.org\"}");
-    driver_feed (d, m);
     m = driver_block (SL_B_DELTA, SL_BK_TEXT, 1);
     m.text = sl_str ("sunny \"today\".");
     driver_feed (d, m);
     m = driver_block (SL_B_END, SL_BK_TEXT, 1);
     m.text = sl_str ("Paris is sunny \"today\".");
+    //  As the aggregator ends a text block: its citations in the body.
+    m.body = sl_str ("{\"citations\":[{\"type\":\"url_citation\",\"url\":\"https://example.org\"}]}");
     driver_feed (d, m);
     m = driver_block (SL_B_START, SL_BK_TOOL_CALL, 2);
     m.id = sl_str ("call_w1");

@@ -224,6 +224,7 @@ Test (sl_emitter, anthropic_nested_block_is_withheld)
     start.client_dialect = SL_DIALECT_ANTHROPIC;
     start.upstream_dialect = SL_DIALECT_ANTHROPIC;
     start.reply_to = sl_str ("tcp://gw:1");
+    start.flags = SL_F_STREAM;
     s_feed (start);
     s_feed (s_block (SL_B_START, SL_BK_TEXT, 0));
     s_feed (s_block (SL_B_START, SL_BK_TEXT, 1));   //  block 0 never ended
@@ -245,8 +246,11 @@ Test (sl_emitter, openai_thinking_and_citations)
     sl_msg_t d = s_block (SL_B_DELTA, SL_BK_THINKING, 0);
     d.text = sl_str ("hmm");
     s_feed (d);
-    sl_msg_t c = s_block (SL_B_DELTA, SL_BK_CITATION, 1);
-    c.body = sl_str ("{\"type\":\"url_citation\"}");
+    s_feed (s_block (SL_B_END, SL_BK_THINKING, 0));
+    //  Citations come at the end of their block, as the aggregator sends them.
+    s_feed (s_block (SL_B_START, SL_BK_CITATION, 1));
+    sl_msg_t c = s_block (SL_B_END, SL_BK_CITATION, 1);
+    c.body = sl_str ("{\"citations\":[{\"type\":\"url_citation\"}]}");
     s_feed (c);
     cr_expect_not_null (strstr (s_bytes (), "\"delta\":{\"reasoning_content\":\"hmm\"}"), "%s", s_bytes ());
     cr_expect_not_null (strstr (s_bytes (), "\"delta\":{\"annotations\":[{\"type\":\"url_citation\"}]}"), "%s", s_bytes ());

@@ -45,9 +45,9 @@ Test (sl_render_anthropic, renders_every_block_in_a_legal_stream)
     cr_expect_str_eq (s_str (ev [2].data, "delta.thinking"), "Let me think.");
     cr_expect_str_eq (s_str (ev [3].data, "delta.type"), "signature_delta");
     cr_expect_str_eq (s_str (ev [3].data, "delta.signature"), "sig-abc");
-    cr_expect_str_eq (s_str (ev [7].data, "delta.type"), "citations_delta");
-    cr_expect_str_eq (s_str (ev [7].data, "delta.citation.url"), "https://example.org");
-    cr_expect_str_eq (s_str (ev [8].data, "delta.text"), "sunny \"today\".");
+    cr_expect_str_eq (s_str (ev [7].data, "delta.text"), "sunny \"today\".");
+    cr_expect_str_eq (s_str (ev [8].data, "delta.type"), "citations_delta", "the text's citations, at its end");
+    cr_expect_str_eq (s_str (ev [8].data, "delta.citation.url"), "https://example.org");
     cr_expect_str_eq (s_str (ev [11].data, "delta.text"), "blocked run_shell", "the notice comes before the call");
     cr_expect_eq (json_integer_value (json_object_get (ev [13].data, "index")), 3);
     cr_expect_str_eq (s_str (ev [13].data, "content_block.type"), "tool_use");
@@ -157,4 +157,75 @@ Test (sl_render_anthropic, stop_reason_follows_the_calls_left)
     cr_expect_not_null (strstr (driver_bytes (&d), "\"stop_reason\":\"end_turn\""), "%s", driver_bytes (&d));
     cr_expect_eq (sl_emitter_stats (d.em)->illegal, 0);
     driver_stop (&d);
+}
+
+//  Anthropic sends a text block's citations before its text: sluice sees
+//  a citation block, then the text. The citations go into the text block
+//  that follows, or into an empty one when none does.
+static void
+s_citations_then (driver_t *d, bool text)
+{
+    driver_feed (d, driver_block (SL_B_START, SL_BK_CITATION, 0));
+    sl_msg_t m = driver_block (SL_B_END, SL_BK_CITATION, 0);
+    m.body = sl_str ("{\"citations\":[{\"type\":\"web_search_result_location\",\"url\":\"https://a.example\"},"
+                     "{\"type\":\"web_search_result_location\",\"url\":\"https://b.example\"}]}");
+    driver_feed (d, m);
+    if (text) {
+        driver_feed (d, driver_block (SL_B_START, SL_BK_TEXT, 1));
+        m = driver_block (SL_B_DELTA, SL_BK_TEXT, 1);
+        m.text = sl_str ("cited");
+        driver_feed (d, m);
+        m = driver_block (SL_B_END, SL_BK_TEXT, 1);
+        m.text = sl_str ("cited");
+        driver_feed (d, m);
+    }
+    m = driver_block (SL_B_FINISH, 0, -1);
+    m.finish = SL_FIN_STOP;
+    driver_feed (d, m);
+    driver_end (d);
+}
+
+Test (sl_render_anthropic, citations_belong_to_the_text_that_follows)
+{
+    for (int text = 0; text < 2; text++) {
+        driver_t d;
+        driver_start (&d, SL_DIALECT_ANTHROPIC, SL_F_STREAM);
+        s_citations_then (&d, text);
+        cr_expect_eq (sl_emitter_stats (d.em)->illegal, 0, "%s", driver_bytes (&d));
+        sse_event_t ev [MAX_EVENTS];
+        int n = driver_events (&d, ev, MAX_EVENTS);
+        const char *want [] = { "message_start", "content_block_start", "content_block_delta",
+                                "content_block_delta", "content_block_delta", "content_block_stop",
+                                "message_delta", "message_stop", NULL };
+        int k = 0, skip = text ? 0 : 1;     //  no text: no text delta
+        for (int w = 0; want [w]; w++) {
+            if (w == 4 && skip)
+                continue;
+            cr_expect_str_eq (k < n ? ev [k].name : "", want [w], "text %d, event %d", text, k);
+            k++;
+        }
+        cr_expect_eq (n, k);
+        if (n == k) {
+            cr_expect_str_eq (s_str (ev [2].data, "delta.citation.url"), "https://a.example", "first, as sent");
+            cr_expect_str_eq (s_str (ev [3].data, "delta.citation.url"), "https://b.example");
+            if (text)
+                cr_expect_str_eq (s_str (ev [4].data, "delta.text"), "cited");
+        }
+        driver_events_free (ev, n);
+        driver_stop (&d);
+
+        //  The same in one body.
+        driver_start (&d, SL_DIALECT_ANTHROPIC, 0);
+        s_citations_then (&d, text);
+        cr_expect_eq (sl_emitter_stats (d.em)->illegal, 0);
+        sl_msg_t *last = d.rec.msgs [d.rec.count - 1];
+        json_t *b = json_loadb (last->body.ptr, last->body.len, 0, NULL);
+        json_t *content = json_object_get (b, "content");
+        cr_expect_eq (json_array_size (content), 1, "text %d: one text block", text);
+        json_t *block = json_array_get (content, 0);
+        cr_expect_str_eq (json_string_value (json_object_get (block, "text")), text ? "cited" : "");
+        cr_expect_eq (json_array_size (json_object_get (block, "citations")), 2);
+        json_decref (b);
+        driver_stop (&d);
+    }
 }

@@ -145,7 +145,59 @@ Test (sl_render_responses, errors_in_the_dialect)
     cr_expect_str_eq (ev [n - 1].name, "error");
     cr_expect_str_eq (s_str (ev [n - 1].data, "code"), "server_error");
     cr_expect_str_eq (s_str (ev [n - 1].data, "message"), "boom");
+    cr_expect_str_eq (s_str (ev [n - 1].data, "error.message"), "boom", "nested too, for the SDKs' readers");
+    cr_expect_str_eq (s_str (ev [n - 1].data, "error.type"), "server_error");
     cr_expect_eq (sl_emitter_stats (d.em)->illegal, 0);
     driver_events_free (ev, n);
     driver_stop (&d);
+}
+
+//  Citations given while no text was open (a citation block) become the
+//  annotations of the text that follows, or of an empty message.
+Test (sl_render_responses, citations_belong_to_the_text_that_follows)
+{
+    for (int text = 0; text < 2; text++)
+        for (uint32_t flags = 0; flags <= SL_F_STREAM; flags += SL_F_STREAM) {
+            driver_t d;
+            driver_start (&d, SL_DIALECT_RESPONSES, flags);
+            driver_feed (&d, driver_block (SL_B_START, SL_BK_CITATION, 0));
+            sl_msg_t m = driver_block (SL_B_END, SL_BK_CITATION, 0);
+            m.body = sl_str ("{\"citations\":[{\"type\":\"url_citation\",\"url\":\"https://a.example\"}]}");
+            driver_feed (&d, m);
+            if (text) {
+                driver_feed (&d, driver_block (SL_B_START, SL_BK_TEXT, 1));
+                m = driver_block (SL_B_END, SL_BK_TEXT, 1);
+                m.text = sl_str ("cited");
+                m.body = sl_str ("{\"citations\":[{\"type\":\"url_citation\",\"url\":\"https://b.example\"}]}");
+                driver_feed (&d, m);
+            }
+            m = driver_block (SL_B_FINISH, 0, -1);
+            m.finish = SL_FIN_STOP;
+            driver_feed (&d, m);
+            driver_end (&d);
+            cr_expect_eq (sl_emitter_stats (d.em)->illegal, 0, "%s", driver_bytes (&d));
+            json_t *resp;
+            if (flags) {
+                sse_event_t ev [MAX_EVENTS];
+                int n = driver_events (&d, ev, MAX_EVENTS);
+                cr_assert_gt (n, 0);
+                int added = 0;
+                for (int i = 0; i < n; i++)
+                    added += strcmp (ev [i].name, "response.output_text.annotation.added") == 0;
+                cr_expect_eq (added, text ? 2 : 1, "text %d: annotation events", text);
+                resp = json_incref (json_object_get (ev [n - 1].data, "response"));
+                driver_events_free (ev, n);
+            }
+            else {
+                sl_msg_t *last = d.rec.msgs [d.rec.count - 1];
+                resp = json_loadb (last->body.ptr, last->body.len, 0, NULL);
+            }
+            cr_expect_eq (json_array_size (json_object_get (resp, "output")), 1, "text %d, stream %u", text, flags);
+            cr_expect_str_eq (s_str (resp, "output.0.content.0.text"), text ? "cited" : "");
+            cr_expect_str_eq (s_str (resp, "output.0.content.0.annotations.0.url"), "https://a.example");
+            if (text)
+                cr_expect_str_eq (s_str (resp, "output.0.content.0.annotations.1.url"), "https://b.example");
+            json_decref (resp);
+            driver_stop (&d);
+        }
 }

@@ -33,6 +33,39 @@ Test (sl_request, prepares_the_upstream_body)
     sl_request_clear (&r);
 }
 
+//  A client that asks for one whole body still gets a streamed upstream
+//  call: the emitter renders the body from the judged stream.
+Test (sl_request, non_streaming_requests_stream_upstream)
+{
+    sl_request_t r;
+    const char *openai [] = {
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}",
+        "{\"model\":\"m\",\"stream\":false,\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}",
+        "{\"model\":\"m\",\"stream\":null,\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}",
+        NULL };
+    for (int i = 0; openai [i]; i++) {
+        cr_assert_eq (s_parse (openai [i], &r), 0, "case %d: %s", i, sl_buf_cstr (&r.error_message));
+        cr_expect_not (r.stream, "case %d: the client wants one body", i);
+        json_t *up = json_loads (sl_buf_cstr (&r.upstream_body), 0, NULL);
+        cr_expect (json_is_true (json_object_get (up, "stream")), "case %d: upstream streams", i);
+        json_decref (up);
+        sl_request_clear (&r);
+    }
+    cr_assert_eq (sl_request_parse_anthropic (sl_str ("{\"model\":\"m\",\"max_tokens\":5,"
+                  "\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}"), &r), 0);
+    cr_expect_not (r.stream);
+    json_t *up = json_loads (sl_buf_cstr (&r.upstream_body), 0, NULL);
+    cr_expect (json_is_true (json_object_get (up, "stream")));
+    json_decref (up);
+    sl_request_clear (&r);
+    cr_assert_eq (sl_request_parse_responses (sl_str ("{\"model\":\"m\",\"stream\":false,\"input\":\"x\"}"), &r), 0);
+    cr_expect_not (r.stream);
+    up = json_loads (sl_buf_cstr (&r.upstream_body), 0, NULL);
+    cr_expect (json_is_true (json_object_get (up, "stream")));
+    json_decref (up);
+    sl_request_clear (&r);
+}
+
 Test (sl_request, client_usage_option_noted)
 {
     sl_request_t r;
@@ -51,7 +84,6 @@ Test (sl_request, refuses_bad_requests_with_reasons)
         { "{\"messages\":[{}],\"stream\":true}", "'model'" },
         { "{\"model\":\"m\",\"stream\":true}", "'messages'" },
         { "{\"model\":\"m\",\"stream\":\"yes\",\"messages\":[{}]}", "'stream' must be a boolean" },
-        { "{\"model\":\"m\",\"messages\":[{}]}", "non-streaming" },
         { "{\"model\":\"m\",\"stream\":true,\"n\":2,\"messages\":[{}]}", "'n'" },
         { "{\"model\":\"m\",\"stream\":true,\"messages\":[{}],\"tools\":{}}", "'tools' must be an array" },
         { "{\"model\":\"m\",\"stream\":true,\"messages\":[{}],\"tools\":[{\"function\":{}}]}", "tools[0]" },
@@ -88,7 +120,9 @@ Test (sl_request, routes_every_endpoint)
     cr_expect_str_eq (r.model, "gemini-x");
     cr_expect_eq (sl_request_route ("/v1beta/models/gemini-x:countTokens", &r), 0);
     cr_expect_eq (r.dialect, SL_DIALECT_GEMINI, "a Gemini-looking path gets a Gemini 404");
-    cr_expect_eq (sl_request_route ("/v1beta/models/a/b:generateContent", &r), 0);
+    cr_expect_eq (sl_request_route ("/v1beta/models/mock-replay/g/x.sse:generateContent", &r), 1);
+    cr_expect_str_eq (r.model, "mock-replay/g/x.sse", "a model name may hold slashes");
+    cr_expect_eq (sl_request_route ("/v1beta/models/a:b:generateContent", &r), 0);
     cr_expect_eq (sl_request_route ("/v1beta/models/:generateContent", &r), 0);
     cr_expect_eq (sl_request_route ("/v1/messages/count_tokens", &r), 0);
     cr_expect_eq (r.dialect, SL_DIALECT_ANTHROPIC);
@@ -121,7 +155,7 @@ Test (sl_request, anthropic_request)
         "{\"max_tokens\":1,\"stream\":true,\"messages\":[{}]}",
         "{\"model\":\"m\",\"stream\":true,\"messages\":[{}]}",
         "{\"model\":\"m\",\"max_tokens\":1,\"stream\":true,\"messages\":[]}",
-        "{\"model\":\"m\",\"max_tokens\":1,\"messages\":[{}]}",
+        "{\"model\":\"m\",\"max_tokens\":1,\"stream\":1,\"messages\":[{}]}",
         "{\"model\":\"m\",\"max_tokens\":1,\"stream\":true,\"messages\":[{}],\"tools\":[{\"name\":3}]}",
         NULL };
     for (int i = 0; bad [i]; i++) {
@@ -148,7 +182,7 @@ Test (sl_request, responses_request)
     sl_request_clear (&r);
     const char *bad [] = {
         "{\"model\":\"m\",\"stream\":true}",
-        "{\"model\":\"m\",\"input\":\"x\"}",
+        "{\"model\":\"m\",\"input\":\"x\",\"stream\":\"no\"}",
         "{\"model\":\"m\",\"stream\":true,\"input\":\"x\",\"background\":true}",
         NULL };
     for (int i = 0; bad [i]; i++) {
@@ -179,7 +213,9 @@ Test (sl_request, gemini_request)
     sl_request_clear (&r);
     sl_route_t unary;
     sl_request_route ("/v1beta/models/gemini-x:generateContent", &unary);
-    cr_expect_eq (sl_request_parse_gemini (sl_str (body), &unary, false, &r), -1, "not yet: non-streaming");
+    cr_expect_eq (sl_request_parse_gemini (sl_str (body), &unary, false, &r), 0, "generateContent: one body");
+    cr_expect_not (r.stream);
+    cr_expect (sl_str_eq (sl_buf_str (&r.model), "gemini-x"));
     sl_request_clear (&r);
     cr_expect_eq (sl_request_parse_gemini (sl_str ("{\"contents\":[{}],\"generationConfig\":{\"candidateCount\":2}}"),
                                            &route, true, &r), -1);

@@ -296,3 +296,123 @@ Test (sl_validate, splits_events_and_rejects_unknown_dialects)
     cr_expect_eq (sl_validate_next_event (sl_str ("data: x\r\n\r\n")), 11);
     cr_expect_eq (sl_validate_next_event (sl_str ("data: x\n")), 0);
 }
+
+//  --------------------------------------------------------------------------
+//  Whole bodies of non-streaming responses
+
+//  0 legal, -1 refused (with a reason).
+static int
+s_body (int dialect, const char *body)
+{
+    sl_validate_t *v = sl_validate_new (dialect);
+    int rc = sl_validate_body (v, sl_str (body));
+    if (rc)
+        cr_expect_neq (strlen (sl_validate_reason (v)), 0, "a refusal says why");
+    sl_validate_destroy (&v);
+    return rc;
+}
+
+#define OAB_MSG(msg, finish) "{\"id\":\"c1\",\"object\":\"chat.completion\",\"created\":1,\"model\":\"m\"," \
+    "\"choices\":[{\"index\":0,\"message\":" msg ",\"finish_reason\":" finish "}]," \
+    "\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":2,\"total_tokens\":3}}"
+#define OAB_CALL "{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}"
+
+Test (sl_validate, openai_bodies)
+{
+    cr_expect_eq (s_body (SL_DIALECT_OPENAI, OAB_MSG ("{\"role\":\"assistant\",\"content\":\"hi\",\"refusal\":null}", "\"stop\"")), 0);
+    cr_expect_eq (s_body (SL_DIALECT_OPENAI, OAB_MSG ("{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[" OAB_CALL "]}",
+                                                      "\"tool_calls\"")), 0);
+    const char *bad [] = {
+        "[1]",
+        "{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[]}",
+        OAB_MSG ("{\"role\":\"user\",\"content\":\"hi\"}", "\"stop\""),
+        OAB_MSG ("{\"role\":\"assistant\",\"content\":3}", "\"stop\""),
+        OAB_MSG ("{\"role\":\"assistant\",\"content\":\"hi\"}", "null"),
+        OAB_MSG ("{\"role\":\"assistant\",\"content\":\"hi\"}", "\"tool_calls\""),
+        OAB_MSG ("{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c\",\"type\":\"function\",\"function\":{\"arguments\":\"{}\"}}]}",
+                 "\"tool_calls\""),
+        OAB_MSG ("{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":{}}}]}",
+                 "\"tool_calls\""),
+        "{\"id\":\"c1\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"x\"},"
+            "\"finish_reason\":\"stop\"}]}",
+        "{\"id\":\"c1\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\"},"
+            "\"finish_reason\":\"stop\"},{\"index\":1,\"message\":{\"role\":\"assistant\"},\"finish_reason\":\"stop\"}],"
+            "\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":2}}",
+        NULL };
+    for (int i = 0; bad [i]; i++)
+        cr_expect_eq (s_body (SL_DIALECT_OPENAI, bad [i]), -1, "bad body %d refused", i);
+}
+
+#define AB_MSG(content, stop) "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\"," \
+    "\"content\":[" content "],\"stop_reason\":" stop ",\"stop_sequence\":null," \
+    "\"usage\":{\"input_tokens\":1,\"output_tokens\":2}}"
+#define AB_TEXT "{\"type\":\"text\",\"text\":\"hi\"}"
+#define AB_TOOL "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"f\",\"input\":{}}"
+
+Test (sl_validate, anthropic_bodies)
+{
+    cr_expect_eq (s_body (SL_DIALECT_ANTHROPIC, AB_MSG (AB_TEXT, "\"end_turn\"")), 0);
+    cr_expect_eq (s_body (SL_DIALECT_ANTHROPIC, AB_MSG ("{\"type\":\"thinking\",\"thinking\":\"t\",\"signature\":\"s\"},"
+                                                        "{\"type\":\"redacted_thinking\",\"data\":\"d\"},"
+                                                        "{\"type\":\"server_tool_use\",\"id\":\"s1\",\"name\":\"web_search\",\"input\":{}},"
+                                                        "{\"type\":\"web_search_tool_result\",\"tool_use_id\":\"s1\",\"content\":[]},"
+                                                        AB_TEXT "," AB_TOOL "," AB_TOOL, "\"tool_use\"")), 0);
+    cr_expect_eq (s_body (SL_DIALECT_ANTHROPIC, AB_MSG (AB_TOOL, "\"max_tokens\"")), 0, "cut at max_tokens");
+    const char *bad [] = {
+        AB_MSG (AB_TOOL "," AB_TEXT, "\"tool_use\""),
+        AB_MSG (AB_TEXT, "\"tool_use\""),
+        AB_MSG (AB_TOOL, "\"end_turn\""),
+        AB_MSG (AB_TEXT, "null"),
+        AB_MSG ("{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":\"{}\"}", "\"tool_use\""),
+        AB_MSG ("{\"type\":\"tool_use\",\"name\":\"f\",\"input\":{}}", "\"tool_use\""),
+        AB_MSG ("{\"type\":\"thinking\",\"thinking\":\"t\"}", "\"end_turn\""),
+        AB_MSG ("{\"type\":\"mystery\"}", "\"end_turn\""),
+        AB_MSG ("{\"text\":\"no type\"}", "\"end_turn\""),
+        "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"stop_reason\":\"end_turn\"}",
+        "{\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"x\"}}",
+        NULL };
+    for (int i = 0; bad [i]; i++)
+        cr_expect_eq (s_body (SL_DIALECT_ANTHROPIC, bad [i]), -1, "bad body %d refused", i);
+}
+
+#define RB_RESP(status, output) "{\"id\":\"resp_1\",\"object\":\"response\",\"created_at\":1,\"status\":" status "," \
+    "\"model\":\"m\",\"output\":[" output "],\"usage\":null}"
+#define RB_MSG "{\"id\":\"msg_1\",\"type\":\"message\",\"status\":\"completed\",\"role\":\"assistant\",\"content\":[]}"
+#define RB_CALL "{\"id\":\"fc_1\",\"type\":\"function_call\",\"call_id\":\"call_1\",\"name\":\"f\",\"arguments\":\"{}\"}"
+
+Test (sl_validate, responses_bodies)
+{
+    cr_expect_eq (s_body (SL_DIALECT_RESPONSES, RB_RESP ("\"completed\"", RB_MSG "," RB_CALL)), 0);
+    cr_expect_eq (s_body (SL_DIALECT_RESPONSES, RB_RESP ("\"incomplete\"", "{\"id\":\"rs_1\",\"type\":\"reasoning\",\"summary\":[]}")), 0);
+    const char *bad [] = {
+        RB_RESP ("\"in_progress\"", RB_MSG),
+        RB_RESP ("\"completed\"", "{\"type\":\"message\",\"role\":\"assistant\",\"content\":[]}"),
+        RB_RESP ("\"completed\"", "{\"id\":\"fc_1\",\"type\":\"function_call\",\"name\":\"f\",\"arguments\":\"{}\"}"),
+        RB_RESP ("\"completed\"", "{\"id\":\"fc_1\",\"type\":\"function_call\",\"call_id\":\"c\",\"name\":\"f\",\"arguments\":{}}"),
+        RB_RESP ("\"completed\"", "{\"id\":\"m\",\"type\":\"message\",\"role\":\"user\",\"content\":[]}"),
+        RB_RESP ("\"completed\"", "{\"id\":\"rs_1\",\"type\":\"reasoning\"}"),
+        "{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"completed\",\"output\":{},\"usage\":null}",
+        "{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"completed\",\"output\":[],\"usage\":3}",
+        NULL };
+    for (int i = 0; bad [i]; i++)
+        cr_expect_eq (s_body (SL_DIALECT_RESPONSES, bad [i]), -1, "bad body %d refused", i);
+}
+
+#define GB(parts, finish) "{\"candidates\":[{\"content\":{\"parts\":[" parts "],\"role\":\"model\"}," \
+    "\"finishReason\":" finish ",\"index\":0}],\"responseId\":\"r1\"}"
+
+Test (sl_validate, gemini_bodies)
+{
+    cr_expect_eq (s_body (SL_DIALECT_GEMINI, GB ("{\"text\":\"t\",\"thought\":true},{\"functionCall\":{\"name\":\"f\",\"args\":{}}}",
+                                                 "\"STOP\"")), 0);
+    const char *bad [] = {
+        GB ("{\"text\":\"t\"}", "null"),
+        GB ("{\"functionCall\":{\"args\":{}}}", "\"STOP\""),
+        GB ("{\"functionCall\":{\"name\":\"f\",\"args\":[]}}", "\"STOP\""),
+        GB ("{\"bogus\":1}", "\"STOP\""),
+        "{\"candidates\":[]}",
+        "{\"error\":{\"code\":500,\"message\":\"x\",\"status\":\"INTERNAL\"}}",
+        NULL };
+    for (int i = 0; bad [i]; i++)
+        cr_expect_eq (s_body (SL_DIALECT_GEMINI, bad [i]), -1, "bad body %d refused", i);
+}
