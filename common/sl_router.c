@@ -77,6 +77,8 @@ struct _sl_router_t {
     int hb_timer;
     int resolve_timer;
     int retry_timer;                    //  -1 when no retry is scheduled
+    s_peer_t *last_peer;                //  where the last sl_router_send encoded, or NULL
+    size_t last_off, last_len;          //  its bytes in last_peer->batch
     sl_router_peer_fn *peer_fn;
     void *peer_arg;
     sl_router_message_fn *message_fn;
@@ -214,6 +216,8 @@ static void
 s_destroy_peer (sl_router_t *self, size_t i)
 {
     s_peer_t *peer = self->peers [i];
+    if (self->last_peer == peer)
+        self->last_peer = NULL;
     if (self->loop)
         zloop_reader_end (self->loop, peer->sock);
     zsock_destroy (&peer->sock);
@@ -318,6 +322,7 @@ s_discard_batch (sl_router_t *self, s_peer_t *peer)
         sl_counter_add (self->discarded, peer->batch_msgs);
     sl_buf_reset (&peer->batch);
     peer->batch_msgs = 0;
+    self->last_peer = NULL;
 }
 
 static void
@@ -537,6 +542,7 @@ s_choose (sl_router_t *self)
 int
 sl_router_send (sl_router_t *self, const sl_msg_t *msg)
 {
+    self->last_peer = NULL;
     s_pin_t *pin = sl_sidmap_get (self->pins, msg->sid);
     if (pin && (pin->epoch != msg->epoch || pin->ended_at)) {
         //  A new epoch is pinned afresh (the old instance may be dead).
@@ -570,7 +576,10 @@ sl_router_send (sl_router_t *self, const sl_msg_t *msg)
     }
     else {
         s_batch_touch (peer);
+        self->last_off = peer->batch.len;
         sl_msg_encode (msg, &peer->batch);
+        self->last_len = peer->batch.len - self->last_off;
+        self->last_peer = peer;
         peer->batch_msgs++;
         peer->credit--;
     }
@@ -599,6 +608,15 @@ sl_router_send_to (sl_router_t *self, sl_str_t endpoint, const sl_msg_t *msg)
     peer->batch_msgs++;
     peer->credit--;
     return 0;
+}
+
+const uint8_t *
+sl_router_last_encoded (sl_router_t *self, size_t *len)
+{
+    if (!self->last_peer || self->last_off + self->last_len > self->last_peer->batch.len)
+        return NULL;
+    *len = self->last_len;
+    return (const uint8_t *) self->last_peer->batch.data + self->last_off;
 }
 
 const char *
@@ -668,6 +686,8 @@ sl_router_flush (sl_router_t *self)
         peer->batch_msgs = 0;
         sl_buf_reset (&peer->batch);
         sl_buf_shrink (&peer->batch, 1 << 16);
+        if (self->last_peer == peer)
+            self->last_peer = NULL;
     }
     if (rc && self->loop && self->retry_timer < 0)
         self->retry_timer = zloop_timer (self->loop, SL_ROUTER_RETRY_MS, 1, s_on_retry, self);

@@ -70,6 +70,10 @@ int sl_router_connect (sl_router_t *self, const char *endpoints);
 int sl_router_send (sl_router_t *self, const sl_msg_t *msg);
 //  Queue msg for the instance at endpoint, connecting on first use.
 int sl_router_send_to (sl_router_t *self, sl_str_t endpoint, const sl_msg_t *msg);
+//  The encoded bytes of the message the last sl_router_send queued (so a
+//  caller that keeps a copy need not encode it again), or NULL when it
+//  queued nothing; valid until the next call on the router.
+const uint8_t *sl_router_last_encoded (sl_router_t *self, size_t *len);
 //  The endpoint a stream is pinned to (borrowed), or NULL.
 const char *sl_router_peer_of (sl_router_t *self, const uint8_t *sid);
 //  Call fn for every stream pinned to the instance at endpoint, or pinned

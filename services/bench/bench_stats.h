@@ -20,7 +20,8 @@ void bench_samples_free (bench_samples_t *s);
 //  Microseconds on the system-wide monotonic clock (the mock stamps chunks
 //  with the same clock, so stamps compare across processes).
 int64_t bench_now_us (void);
-//  CPU time (user + system) a process has used, µs; -1 if unreadable.
+//  CPU time a process (all its threads) has used, µs, from the
+//  scheduler's nanosecond counts; -1 if unreadable.
 int64_t bench_cpu_us (pid_t pid);
 //  Resident set size of a process, KiB; -1 if unreadable.
 long bench_rss_kib (pid_t pid);

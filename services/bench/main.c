@@ -58,6 +58,24 @@ typedef struct {
 
 static const int s_concurrency [3] = { 1, 100, 1000 };
 static bool s_quick;
+static const char *s_only = "";         //  comma-separated scenarios, "" for all
+
+//  Is a scenario (ttfb, paced1, paced100, paced1000, tput1, tput100) to run?
+static bool
+s_wanted (const char *name)
+{
+    if (!*s_only)
+        return true;
+    size_t n = strlen (name);
+    for (const char *p = s_only; *p;) {
+        const char *end = strchr (p, ',');
+        size_t len = end ? (size_t) (end - p) : strlen (p);
+        if (len == n && strncmp (p, name, n) == 0)
+            return true;
+        p += len + (end != NULL);
+    }
+    return false;
+}
 
 static int
 s_parse_stack (const char *spec, s_target_t *t)
@@ -169,7 +187,24 @@ s_run (s_target_t *t, const char *model, int max_tokens, int concurrency, int to
         .concurrency = concurrency, .total = total, .timeout_ms = RUN_TIMEOUT_MS,
         .tick = sample_rss ? s_sample_rss : NULL, .tick_arg = t
     };
+    int64_t cpu0 [MAX_PROCS];
+    for (int i = 0; i < t->nprocs; i++)
+        cpu0 [i] = bench_cpu_us (t->pids [i]);
     int rc = bench_run (&run, res);
+    if (t->nprocs && res->events) {
+        //  Where the CPU went, per process (a diagnostic line).
+        double sum = 0;
+        char line [512];
+        size_t at = 0;
+        for (int i = 0; i < t->nprocs; i++) {
+            double us = (double) (bench_cpu_us (t->pids [i]) - cpu0 [i]) / (double) res->events;
+            sum += us;
+            at += (size_t) snprintf (line + at, at < sizeof line ? sizeof line - at : 0, " %s %.2f",
+                                     t->proc_names [i], us);
+        }
+        fprintf (stderr, "sluice-bench: %s %s x%d: %.2f us of CPU per chunk over the stack (%s)\n",
+                 t->name, model, concurrency, sum, line + 1);
+    }
     t->failures += res->failed;
     if (res->failed)
         fprintf (stderr, "sluice-bench: %s %s x%d: %d of %d streams failed\n",
@@ -199,14 +234,20 @@ s_measure (s_target_t *t)
         t->rss_idle [i] = bench_rss_kib (t->pids [i]);
 
     //  Time to first byte.
-    s_run (t, "mock-text", 0, 1, s_quick ? 30 : TTFB_REQUESTS, &res, false);
-    t->ttfb_p50 = bench_samples_quantile (&res.ttfb_us, 0.5) / 1000;
-    t->ttfb_p99 = bench_samples_quantile (&res.ttfb_us, 0.99) / 1000;
-    bench_result_free (&res);
+    if (s_wanted ("ttfb")) {
+        s_run (t, "mock-text", 0, 1, s_quick ? 30 : TTFB_REQUESTS, &res, false);
+        t->ttfb_p50 = bench_samples_quantile (&res.ttfb_us, 0.5) / 1000;
+        t->ttfb_p99 = bench_samples_quantile (&res.ttfb_us, 0.99) / 1000;
+        bench_result_free (&res);
+    }
 
     //  Per-chunk latency with paced streams.
     for (int c = 0; c < 3; c++) {
         int streams = s_concurrency [c];
+        char name [32];
+        snprintf (name, sizeof name, "paced%d", streams);
+        if (!s_wanted (name))
+            continue;
         int total = streams == 1 ? (s_quick ? 2 : 10) : streams;
         s_run (t, "mock-paced", s_quick ? 50 : PACED_CHUNKS, streams, total, &res, streams == 1000);
         t->chunk_p50 [c] = bench_samples_quantile (&res.chunk_us, 0.5) / 1000;
@@ -215,17 +256,21 @@ s_measure (s_target_t *t)
     }
 
     //  Throughput, one stream, with CPU over the stack's processes.
-    int64_t cpu0 = s_cpu_total (t);
-    s_run (t, "mock-bench", s_quick ? 2000 : TPUT_CHUNKS, 1, 1, &res, false);
-    int64_t cpu1 = s_cpu_total (t);
-    t->tput_one = res.elapsed_us ? (double) res.events * 1e6 / (double) res.elapsed_us : 0;
-    t->cpu_us_per_chunk = t->nprocs && res.events ? (double) (cpu1 - cpu0) / (double) res.events : NAN;
-    bench_result_free (&res);
+    if (s_wanted ("tput1")) {
+        int64_t cpu0 = s_cpu_total (t);
+        s_run (t, "mock-bench", s_quick ? 2000 : TPUT_CHUNKS, 1, 1, &res, false);
+        int64_t cpu1 = s_cpu_total (t);
+        t->tput_one = res.elapsed_us ? (double) res.events * 1e6 / (double) res.elapsed_us : 0;
+        t->cpu_us_per_chunk = t->nprocs && res.events ? (double) (cpu1 - cpu0) / (double) res.events : NAN;
+        bench_result_free (&res);
+    }
 
     //  Throughput, 100 streams.
-    s_run (t, "mock-bench", s_quick ? 2000 : TPUT_CHUNKS, 100, 100, &res, false);
-    t->tput_100 = res.elapsed_us ? (double) res.events * 1e6 / (double) res.elapsed_us : 0;
-    bench_result_free (&res);
+    if (s_wanted ("tput100")) {
+        s_run (t, "mock-bench", s_quick ? 2000 : TPUT_CHUNKS, 100, 100, &res, false);
+        t->tput_100 = res.elapsed_us ? (double) res.events * 1e6 / (double) res.elapsed_us : 0;
+        bench_result_free (&res);
+    }
 }
 
 static void
@@ -332,6 +377,8 @@ main (int argc, char **argv)
         { "stack2", "SLUICE_BENCH_STACK2", &stack2, "a second stack, same form (optional)" },
         { "out", "SLUICE_BENCH_OUT", &out_path, "where to write the JSON figures" },
         { "quick", "SLUICE_BENCH_QUICK", &quick, "yes: small counts (a smoke run)" },
+        { "only", "SLUICE_BENCH_ONLY", &s_only,
+          "run only these scenarios (comma-separated: ttfb, paced1, paced100, paced1000, tput1, tput100)" },
         SL_OPT_END
     };
     int rc = sl_opts_parse ("bench", opts, argc, argv);

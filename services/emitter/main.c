@@ -28,7 +28,8 @@ typedef struct {
     sl_emitter_t *emitter;
     sl_metrics_t *metrics;
     sl_router_t *gateways;
-    zsock_t *pub;
+    zsock_t *pub;                       //  XPUB: we see what taps subscribe to
+    int subscriptions;                  //  distinct topics subscribed to; 0: publish nothing
     sl_buf_t tap;
     sl_counter_t *unroutable;
     sl_counter_t *published;
@@ -81,6 +82,8 @@ s_emit (void *arg, const sl_msg_t *msg)
 static void
 s_publish (s_app_t *app, const sl_msg_t *msg)
 {
+    if (app->subscriptions <= 0)
+        return;                         //  no tap listens: no work for nobody
     char hex [SL_SID_HEX_SIZE];
     sl_sid_hex (msg->sid, hex);
     char topic [64];
@@ -105,6 +108,40 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
         s_count_error (app, msg);
     s_publish (app, msg);
     sl_emitter_feed (app->emitter, msg, s_emit, app);
+}
+
+//  Subscriptions and unsubscriptions from taps: ZeroMQ passes each topic
+//  on once (subscribe: 1, then the prefix) and its end when the last
+//  subscriber to it leaves (0, then the prefix).
+static int
+s_on_subscription (zloop_t *loop, zsock_t *reader, void *arg)
+{
+    (void) loop;
+    s_app_t *app = arg;
+    for (int n = 0; n < 64; n++) {
+        zmq_msg_t frame;
+        zmq_msg_init (&frame);
+        if (zmq_msg_recv (&frame, zsock_resolve (reader), ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close (&frame);
+            break;
+        }
+        const uint8_t *data = zmq_msg_data (&frame);
+        if (zmq_msg_size (&frame) >= 1) {
+            if (data [0] == 1)
+                app->subscriptions++;
+            else
+            if (data [0] == 0 && app->subscriptions > 0)
+                app->subscriptions--;
+        }
+        zmq_msg_close (&frame);
+    }
+    return 0;
+}
+
+static double
+s_subscriptions (void *arg)
+{
+    return (double) ((s_app_t *) arg)->subscriptions;
 }
 
 static int64_t
@@ -190,12 +227,15 @@ main (int argc, char **argv)
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Streams in progress", s_streams, &app);
     sl_metrics_gauge_fn (m, "sluice_queue_bytes", "queue=\"gateway\"",
                          "Bytes queued for the next hop, not yet handed to ZeroMQ", s_pending, &app);
-    app.pub = zsock_new (ZMQ_PUB);
+    sl_metrics_gauge_fn (m, "sluice_tap_subscriptions", NULL,
+                         "Distinct topics taps subscribe to (0: events are not published)", s_subscriptions, &app);
+    app.pub = zsock_new (ZMQ_XPUB);
     sl_stage_t *stage = NULL;
     if (zsock_bind (app.pub, "%s", pub) < 0)
         sl_log_error ("bind_failed", "cannot bind %s", pub);
     else {
         sl_log_info ("pub_bound", "endpoint=%s", zsock_endpoint (app.pub));
+        zloop_reader (sl_service_loop (svc), app.pub, s_on_subscription, &app);
         stage = sl_stage_new (svc, bind, s_on_msg, s_flush, &app);
         if (stage)
             sl_stage_set_congestion (stage, s_congested, &app);

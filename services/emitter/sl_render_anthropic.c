@@ -31,7 +31,9 @@
 static void
 s_event (sl_buf_t *out, const char *name)
 {
-    sl_buf_printf (out, "event: %s\ndata: ", name);
+    sl_buf_puts (out, "event: ");
+    sl_buf_puts (out, name);
+    sl_buf_puts (out, "\ndata: ");
 }
 
 static void
@@ -98,8 +100,11 @@ static void
 s_delta_open (sl_render_stream_t *rs, const char *type, sl_buf_t *out)
 {
     s_event (out, "content_block_delta");
-    sl_buf_printf (out, "{\"type\":\"content_block_delta\",\"index\":%d,\"delta\":{\"type\":\"%s\",",
-                   rs->open_index, type);
+    sl_buf_puts (out, "{\"type\":\"content_block_delta\",\"index\":");
+    sl_buf_put_i64 (out, rs->open_index);
+    sl_buf_puts (out, ",\"delta\":{\"type\":\"");
+    sl_buf_puts (out, type);
+    sl_buf_puts (out, "\",");
 }
 
 static void
@@ -107,7 +112,9 @@ s_text_delta (sl_render_stream_t *rs, const char *type, const char *field, sl_st
               sl_buf_t *out)
 {
     s_delta_open (rs, type, out);
-    sl_buf_printf (out, "\"%s\":", field);
+    sl_buf_putc (out, '"');
+    sl_buf_puts (out, field);
+    sl_buf_puts (out, "\":");
     sl_json_put_sl (out, text);
     sl_buf_puts (out, "}}");
     s_event_end (out);

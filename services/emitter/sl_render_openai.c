@@ -126,7 +126,9 @@ static void
 s_text_chunk (sl_render_stream_t *rs, const char *field, sl_str_t text, sl_buf_t *out)
 {
     s_chunk_open (rs, out);
-    sl_buf_printf (out, "\"%s\":", field);
+    sl_buf_putc (out, '"');
+    sl_buf_puts (out, field);
+    sl_buf_puts (out, "\":");
     sl_json_put_sl (out, text);
     s_chunk_close (out, NULL);
 }

@@ -24,8 +24,12 @@
 static void
 s_event (sl_render_stream_t *rs, sl_buf_t *out, const char *type)
 {
-    sl_buf_printf (out, "event: %s\ndata: {\"type\":\"%s\",\"sequence_number\":%llu",
-                   type, type, (unsigned long long) rs->seq++);
+    sl_buf_puts (out, "event: ");
+    sl_buf_puts (out, type);
+    sl_buf_puts (out, "\ndata: {\"type\":\"");
+    sl_buf_puts (out, type);
+    sl_buf_puts (out, "\",\"sequence_number\":");
+    sl_buf_put_i64 (out, (int64_t) rs->seq++);
 }
 
 static void
@@ -40,7 +44,8 @@ s_item_ref (sl_render_stream_t *rs, sl_buf_t *out)
 {
     sl_buf_puts (out, ",\"item_id\":");
     sl_json_put_sl (out, sl_buf_str (&rs->open_id));
-    sl_buf_printf (out, ",\"output_index\":%d", rs->open_index);
+    sl_buf_puts (out, ",\"output_index\":");
+    sl_buf_put_i64 (out, rs->open_index);
 }
 
 static void
@@ -357,8 +362,11 @@ s_delta (sl_render_stream_t *rs, const char *event, const char *index_field, sl_
 {
     s_event (rs, out, event);
     s_item_ref (rs, out);
-    if (index_field)
-        sl_buf_printf (out, ",\"%s\":0", index_field);
+    if (index_field) {
+        sl_buf_puts (out, ",\"");
+        sl_buf_puts (out, index_field);
+        sl_buf_puts (out, "\":0");
+    }
     sl_buf_puts (out, ",\"delta\":");
     sl_json_put_sl (out, text);
     if (strcmp (event, "response.output_text.delta") == 0)

@@ -160,8 +160,13 @@ s_log (s_stream_t *s, const sl_msg_t *msg)
     if (!s->replayable)
         return;
     ingest_t *self = s->ingest;
-    size_t before = s->log.len;
-    sl_msg_encode (msg, &s->log);
+    size_t before = s->log.len, len;
+    //  The router encoded it a moment ago: copy those bytes.
+    const uint8_t *encoded = sl_router_last_encoded (self->router, &len);
+    if (encoded)
+        sl_buf_append (&s->log, encoded, len);
+    else
+        sl_msg_encode (msg, &s->log);
     self->log_bytes += s->log.len - before;
     if (s->log.len > self->config.replay_log_max || self->log_bytes > self->config.replay_log_total) {
         self->log_bytes -= s->log.len;

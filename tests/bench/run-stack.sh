@@ -4,6 +4,7 @@
 # against them and the bare mock, then stop everything.
 #
 #   tests/bench/run-stack.sh build/bin [extra sluice-bench flags]
+#   tests/bench/run-stack.sh build/bin --hold   # start, print, wait (profiling)
 #
 # Every process binds a free port (0 / *) and the script reads the port it
 # got from the process's own log line, so several runs can share a machine.
@@ -71,6 +72,15 @@ start mock mock --port 0 --delay-ms 0
 MOCK=http://127.0.0.1:$(value mock listening http=127.0.0.1:)
 pipeline rule "$HERE/deploy/policy.yaml"
 pipeline none ""
+
+if [ "${1:-}" = "--hold" ]; then
+    # For profiling: print what sluice-bench would be given, and wait.
+    echo "mock: $MOCK/v1"
+    echo "rule: $SPEC_rule"
+    echo "none: $SPEC_none"
+    trap 'stop; rm -rf "$LOGS"; exit 0' INT TERM
+    while :; do sleep 1; done
+fi
 
 "$BIN/sluice-bench" --mock "$MOCK/v1" --stack "$SPEC_rule" --stack2 "$SPEC_none" "$@"
 rc=$?

@@ -154,6 +154,11 @@ Test (tap, sees_every_event_in_order_filters_hold_and_no_secret_leaks)
     cr_expect_eq (http_request (s->http_port, "POST", "/v1/chat/completions", req, secrets, &body, TIMEOUT_MS), 200);
     sl_buf_free (&body);
     cr_assert (s_wait_stream (all, &t, "mock-tools", TIMEOUT_MS), "the whole stream reaches the tap");
+    //  The emitter publishes because taps subscribe (without any, it does
+    //  no work for monitoring).
+    int em = atoi (s->metrics [4]);
+    cr_expect_geq (metric_value (em, "sluice_tap_subscriptions"), 1);
+    cr_expect_gt (metric_value (em, "sluice_tap_published_total"), 8);
 
     //  Every event of the stream, in order: start first, end last,
     //  sequence numbers without a gap.
