@@ -24,7 +24,8 @@
 
 #define SL_HTTPD_TICK_MS 250            //  housekeeping MHD_run (timeouts)
 #define SL_HTTPD_IDLE_TIMEOUT_S 120     //  idle keep-alive connections close
-#define SL_HTTPD_STREAM_BLOCK 65536     //  max bytes per content-reader call
+#define SL_HTTPD_STREAM_BLOCK 8192      //  max bytes per content-reader call (MHD holds a buffer this size per streaming response)
+#define SL_HTTPD_CONN_MEMORY 16384     //  MHD's pool per connection: request headers, read buffer
 #define SL_HTTPD_DEFAULT_CAP (8u << 20) //  default stream buffer cap
 #define SL_HTTPD_RUN_REPEAT 8           //  re-runs in one turn while MHD has work pending
 #define SL_HTTPD_MAX_EVENTS 64
@@ -158,7 +159,7 @@ s_reader (void *cls, uint64_t pos, char *buf, size_t max)
         if (req->out_off == req->out.len) {
             req->out.len = 0;
             req->out_off = 0;
-            sl_buf_shrink (&req->out, SL_HTTPD_STREAM_BLOCK);
+            sl_buf_shrink (&req->out, 4 * SL_HTTPD_STREAM_BLOCK);
         }
         return (ssize_t) n;
     }
@@ -385,6 +386,7 @@ sl_httpd_new (zloop_t *loop, const char *host, int port, size_t max_body,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) SL_HTTPD_IDLE_TIMEOUT_S,
         MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, NULL,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int) 1024,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) SL_HTTPD_CONN_MEMORY,
         MHD_OPTION_END);
     if (!self->daemon) {
         sl_log_error ("http_listen_failed", "cannot listen on %s:%d", host, port);
