@@ -12,6 +12,7 @@
 #include "sl_sidmap.h"
 
 #define SL_STAGE_PURGE_MS 1000          //  how often ended streams' origins are forgotten
+#define SL_STAGE_REGRANT_MS 1           //  retry of credit held back while the output was congested
 
 //  What we know about one sender on the inbox.
 typedef struct {
@@ -43,6 +44,7 @@ struct _sl_stage_t {
     sl_sidmap_t *origins;               //  sid -> s_origin_t
     sl_router_t *relay;                 //  router whose losses we report, or NULL
     int purge_timer;
+    int regrant_timer;                  //  -1 unless credit is held back
     sl_counter_t *lost_sent;
 };
 
@@ -117,11 +119,20 @@ s_answer_hb (sl_stage_t *self, sl_str_t peer)
 //  Give back credit for what senders used, between their heartbeats too,
 //  so a busy sender never waits a heartbeat period for it. Credit held
 //  back during congestion goes out with the next heartbeat answer.
+static int s_on_regrant (zloop_t *loop, int timer_id, void *arg);
+
 static void
 s_grant_used (sl_stage_t *self)
 {
-    if (s_congested (self))
+    if (s_congested (self)) {
+        //  Senders that run out of credit send nothing more, so no input
+        //  would tell us when the output clears: look again shortly
+        //  rather than at their next heartbeat (100 ms of idle pipeline).
+        if (self->regrant_timer < 0)
+            self->regrant_timer = zloop_timer (sl_service_loop (self->service), SL_STAGE_REGRANT_MS, 1,
+                                               s_on_regrant, self);
         return;
+    }
     for (s_sender_t *sender = zhashx_first (self->senders); sender; sender = zhashx_next (self->senders))
         if (sender->greeted && sender->consumed >= SL_CREDIT_WINDOW / 4)
             s_send_hb (self, sender, s_grant (self, sender));
@@ -149,6 +160,17 @@ s_note_origin (sl_stage_t *self, const sl_msg_t *msg, s_sender_t *sender)
     else
     if (o)
         o->ended_at = s_now_ms ();
+}
+
+static int
+s_on_regrant (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    sl_stage_t *self = arg;
+    self->regrant_timer = -1;
+    s_grant_used (self);
+    return 0;
 }
 
 //  Send `lost` for a stream to the instance it came from.
@@ -288,6 +310,7 @@ sl_stage_new (sl_service_t *service, const char *bind,
                                           "Streams reported lost to the previous stage (an instance after us died)");
     self->origins = sl_sidmap_new ();
     self->purge_timer = -1;
+    self->regrant_timer = -1;
     self->senders = zhashx_new ();
     zhashx_set_destructor (self->senders, s_sender_free);
     zloop_reader (sl_service_loop (service), sl_inbox_sock (inbox), s_on_readable, self);
@@ -304,6 +327,8 @@ sl_stage_destroy (sl_stage_t **self_p)
     zloop_reader_end (sl_service_loop (self->service), sl_inbox_sock (self->inbox));
     if (self->purge_timer >= 0)
         zloop_timer_end (sl_service_loop (self->service), self->purge_timer);
+    if (self->regrant_timer >= 0)
+        zloop_timer_end (sl_service_loop (self->service), self->regrant_timer);
     size_t cursor = 0;
     void *o;
     while ((o = sl_sidmap_next (self->origins, &cursor, NULL)))
