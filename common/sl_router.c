@@ -336,6 +336,14 @@ s_declare_dead (sl_router_t *self, s_peer_t *peer)
     s_event (self, peer, SL_PEER_DEAD);
 }
 
+//  A pin whose stream ended more than SL_PIN_GRACE_MS before *arg (ms).
+static bool
+s_pin_expired (void *value, void *arg)
+{
+    const s_pin_t *pin = value;
+    return pin->ended_at && *(const int64_t *) arg - pin->ended_at > SL_PIN_GRACE_MS;
+}
+
 static int
 s_on_hb_timer (zloop_t *loop, int timer_id, void *arg)
 {
@@ -356,20 +364,7 @@ s_on_hb_timer (zloop_t *loop, int timer_id, void *arg)
             s_queue_hb (self, peer);
     }
     //  Forget pins of streams that ended longer ago than the grace.
-    size_t cursor = 0;
-    const uint8_t *sid;
-    s_pin_t *pin;
-    uint8_t expired [64][SL_SID_SIZE];
-    size_t n_expired;
-    do {
-        n_expired = 0;
-        cursor = 0;
-        while (n_expired < 64 && (pin = sl_sidmap_next (self->pins, &cursor, &sid)))
-            if (pin->ended_at && now - pin->ended_at > SL_PIN_GRACE_MS)
-                memcpy (expired [n_expired++], sid, SL_SID_SIZE);
-        for (size_t i = 0; i < n_expired; i++)
-            free (sl_sidmap_remove (self->pins, expired [i]));
-    } while (n_expired == 64);
+    sl_sidmap_drop_if (self->pins, s_pin_expired, &now, free);
     //  Close peers DNS dropped once nothing depends on them.
     for (size_t i = self->count; i-- > 0;)
         if (self->peers [i]->gone && self->peers [i]->streams == 0

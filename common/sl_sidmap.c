@@ -147,3 +147,19 @@ sl_sidmap_values (sl_sidmap_t *self, size_t *count)
     *count = n;
     return values;
 }
+
+size_t
+sl_sidmap_drop_if (sl_sidmap_t *self, bool (*drop) (void *value, void *arg), void *arg,
+                   void (*destroy) (void *value))
+{
+    //  Collected first: removing shifts entries under a walk.
+    uint8_t (*doomed) [SID_SIZE] = sl_xmalloc ((self->size ? self->size : 1) * SID_SIZE);
+    size_t n = 0;
+    for (size_t i = 0; i < self->capacity; i++)
+        if (self->slots [i].value && drop (self->slots [i].value, arg))
+            memcpy (doomed [n++], self->slots [i].sid, SID_SIZE);
+    for (size_t i = 0; i < n; i++)
+        destroy (sl_sidmap_remove (self, doomed [i]));
+    free (doomed);
+    return n;
+}

@@ -8,6 +8,7 @@
 #ifndef SL_SIDMAP_H
 #define SL_SIDMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,5 +31,9 @@ void *sl_sidmap_next (sl_sidmap_t *self, size_t *cursor, const uint8_t **sid);
 //  Collect all values into a new array (caller frees); safe to mutate the
 //  map while walking the copy.
 void **sl_sidmap_values (sl_sidmap_t *self, size_t *count);
+//  Remove every entry for which drop (value, arg) is true, passing each
+//  removed value to destroy; returns how many.
+size_t sl_sidmap_drop_if (sl_sidmap_t *self, bool (*drop) (void *value, void *arg), void *arg,
+                          void (*destroy) (void *value));
 
 #endif

@@ -211,6 +211,14 @@ s_on_downstream (void *arg, const sl_msg_t *msg)
         s_send_lost (arg, msg->sid, msg->epoch);
 }
 
+//  An origin whose stream ended more than SL_PIN_GRACE_MS before *arg (ms).
+static bool
+s_origin_expired (void *value, void *arg)
+{
+    const s_origin_t *o = value;
+    return o->ended_at && *(const int64_t *) arg - o->ended_at > SL_PIN_GRACE_MS;
+}
+
 static int
 s_on_purge (zloop_t *loop, int timer_id, void *arg)
 {
@@ -218,18 +226,7 @@ s_on_purge (zloop_t *loop, int timer_id, void *arg)
     (void) timer_id;
     sl_stage_t *self = arg;
     int64_t now = s_now_ms ();
-    size_t count = sl_sidmap_size (self->origins);
-    size_t cursor = 0;
-    const uint8_t *sid;
-    s_origin_t *o;
-    uint8_t (*expired) [SL_SID_SIZE] = sl_xmalloc ((count ? count : 1) * SL_SID_SIZE);
-    size_t n = 0;
-    while ((o = sl_sidmap_next (self->origins, &cursor, &sid)))
-        if (o->ended_at && now - o->ended_at > SL_PIN_GRACE_MS)
-            memcpy (expired [n++], sid, SL_SID_SIZE);
-    for (size_t i = 0; i < n; i++)
-        free (sl_sidmap_remove (self->origins, expired [i]));
-    free (expired);
+    sl_sidmap_drop_if (self->origins, s_origin_expired, &now, free);
     return 0;
 }
 

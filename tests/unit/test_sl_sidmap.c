@@ -60,3 +60,44 @@ Test (sl_sidmap, replace_keeps_size)
     cr_expect_null (sl_sidmap_remove (map, (uint8_t [16]) { 2 }));
     sl_sidmap_destroy (&map);
 }
+
+static bool
+s_is_odd (void *value, void *arg)
+{
+    (void) arg;
+    return *(int *) value % 2 == 1;
+}
+
+static int s_destroyed;
+
+static void
+s_count_destroy (void *value)
+{
+    (void) value;
+    s_destroyed++;
+}
+
+Test (sl_sidmap, drop_if_removes_exactly_the_matches)
+{
+    sl_sidmap_t *m = sl_sidmap_new ();
+    static int values [300];
+    for (int i = 0; i < 300; i++) {
+        uint8_t sid [16] = { 0 };
+        uint64_t h = (uint64_t) (i + 1) * 0x9E3779B97F4A7C15ull;
+        memcpy (sid, &h, sizeof h);
+        sid [8] = (uint8_t) i;
+        sid [9] = (uint8_t) (i >> 8);
+        values [i] = i;
+        sl_sidmap_put (m, sid, &values [i]);
+    }
+    s_destroyed = 0;
+    cr_expect_eq (sl_sidmap_drop_if (m, s_is_odd, NULL, s_count_destroy), 150);
+    cr_expect_eq (s_destroyed, 150);
+    cr_expect_eq (sl_sidmap_size (m), 150);
+    size_t cursor = 0;
+    int *v, odd = 0;
+    while ((v = sl_sidmap_next (m, &cursor, NULL)))
+        odd += *v % 2;
+    cr_expect_eq (odd, 0, "only even values are left");
+    sl_sidmap_destroy (&m);
+}
