@@ -51,6 +51,20 @@ harness_free_port (void)
     return ntohs (a.sin_port);
 }
 
+int
+harness_refusing_port (int *holder)
+{
+    //  Close-on-exec: the processes the harness starts must not inherit it.
+    *holder = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    if (*holder < 0
+    ||  bind (*holder, (struct sockaddr *) &a, sizeof a)
+    ||  getsockname (*holder, (struct sockaddr *) &a, &len))
+        return -1;
+    return ntohs (a.sin_port);
+}
+
 proc_t *
 proc_start_as (const char *dir, const char *name, const char *label, const char *const *args)
 {

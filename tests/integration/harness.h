@@ -29,6 +29,10 @@ proc_t *proc_start (const char *dir, const char *name, const char *const *args);
 proc_t *proc_start_as (const char *dir, const char *name, const char *label, const char *const *args);
 //  A TCP port on 127.0.0.1 that was free a moment ago.
 int harness_free_port (void);
+//  A TCP port on 127.0.0.1 that refuses every connection for as long as
+//  *holder stays open: a bound socket that never listens, so no other
+//  process can take the port meanwhile. Close *holder when done.
+int harness_refusing_port (int *holder);
 //  Wait until the log has a line containing needle (and, if after is not
 //  NULL, found after it in that line); copy the value that follows after
 //  into value. true when found within timeout_ms.

@@ -250,22 +250,34 @@ Test (gateway, upstream_failures_before_the_first_byte)
     cr_assert_eq (listen (silent, 16), 0);
     socklen_t len = sizeof addr;
     getsockname (silent, (struct sockaddr *) &addr, &len);
-    char base [64];
-    snprintf (base, sizeof base, "http://127.0.0.1:%d/v1", ntohs (addr.sin_port));
-    const char *ingest [] = { "--openai-base-url", base, "--first-byte-timeout-ms", "1000", NULL };
-    sluice_stack_t *s = stack_start (&(stack_opts_t) { .ingest_args = ingest });
+    //  And one where nobody listens at all, held so no one else takes it.
+    int holder, refusing = harness_refusing_port (&holder);
+    cr_assert_gt (refusing, 0);
+    char routes [512];
+    snprintf (routes, sizeof routes,
+              "providers:\n"
+              "  - { name: silent, dialect: openai, base_url: \"http://127.0.0.1:%d/v1\" }\n"
+              "  - { name: nobody, dialect: openai, base_url: \"http://127.0.0.1:%d/v1\" }\n"
+              "routes:\n"
+              "  - { model: mock-silent, provider: silent }\n"
+              "  - { model: mock-nobody, provider: nobody }\n",
+              ntohs (addr.sin_port), refusing);
+    const char *ingest [] = { "--first-byte-timeout-ms", "1000", NULL };
+    sluice_stack_t *s = stack_start (&(stack_opts_t) { .ingest_args = ingest, .routes_text = routes });
     cr_assert_not_null (s);
     sl_buf_t body = { 0 };
-    const char *chat = "{\"model\":\"mock-text\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    const char *chat = "{\"model\":\"mock-silent\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
     cr_expect_eq (http_request (s->http_port, "POST", "/v1/chat/completions", chat, NULL, &body, TIMEOUT_MS), 504);
     cr_expect_not_null (strstr (sl_buf_cstr (&body), "upstream_first_byte_timeout"), "%s", sl_buf_cstr (&body));
     sl_buf_reset (&body);
-    //  Nobody listening at all: 502.
-    close (silent);
+    //  Nobody listening: 502.
+    chat = "{\"model\":\"mock-nobody\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
     cr_expect_eq (http_request (s->http_port, "POST", "/v1/chat/completions", chat, NULL, &body, TIMEOUT_MS), 502);
     cr_expect_not_null (strstr (sl_buf_cstr (&body), "upstream_unreachable"), "%s", sl_buf_cstr (&body));
     sl_buf_free (&body);
     cr_expect_eq (stack_stop (s), 0);
+    close (silent);
+    close (holder);
 }
 
 Test (gateway, a_client_that_leaves_cancels_its_upstream)

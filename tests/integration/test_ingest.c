@@ -479,19 +479,6 @@ Test (ingest, cancel_frees_the_upstream_connection_at_once)
     cr_expect_eq (s_rig_stop (&rig), 0);
 }
 
-//  A port on 127.0.0.1 that nothing listens on.
-static int
-s_closed_port (void)
-{
-    int fd = socket (AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
-    socklen_t len = sizeof a;
-    bind (fd, (struct sockaddr *) &a, sizeof a);
-    getsockname (fd, (struct sockaddr *) &a, &len);
-    close (fd);
-    return ntohs (a.sin_port);
-}
-
 Test (ingest, routes_file_picks_the_provider_and_names_it)
 {
     s_rig_t rig;
@@ -499,6 +486,8 @@ Test (ingest, routes_file_picks_the_provider_and_names_it)
     char path [] = "/tmp/sluice-routes-XXXXXX";
     int fd = mkstemp (path);
     cr_assert (fd >= 0);
+    int holder, refusing = harness_refusing_port (&holder);
+    cr_assert_gt (refusing, 0);
     sl_buf_t text = { 0 };
     sl_buf_printf (&text,
                    "providers:\n"
@@ -507,7 +496,7 @@ Test (ingest, routes_file_picks_the_provider_and_names_it)
                    "  - name: claude-mock\n    dialect: anthropic\n    base_url: http://127.0.0.1:%d\n"
                    "routes:\n  - model: 'mock-t*'\n    provider: local-mock\n"
                    "  - model: '*'\n    provider: nowhere\n",
-                   rig.mock_port, s_closed_port (), rig.mock_port);
+                   rig.mock_port, refusing, rig.mock_port);
     cr_assert_eq (write (fd, text.data, text.len), (ssize_t) text.len);
     close (fd);
     sl_buf_free (&text);
@@ -540,6 +529,7 @@ Test (ingest, routes_file_picks_the_provider_and_names_it)
         s_stream_free (&streams [i]);
     s_stream_free (&gemini);
     unlink (path);
+    close (holder);
     cr_expect_eq (s_rig_stop (&rig), 0);
 }
 
