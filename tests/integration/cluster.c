@@ -104,6 +104,23 @@ s_start_gateway (cluster_t *c, int g)
     return 0;
 }
 
+//  Wait until p has heard from every running instance of stage (its
+//  "peer_up" line): a router sends nothing to a peer before that, so a load
+//  started earlier would all go to whichever instance answered first.
+static bool
+s_wait_peers (cluster_t *c, proc_t *p, int stage)
+{
+    for (int i = 0; i < c->opts.count [stage]; i++) {
+        char after [64], rest [8];
+        snprintf (after, sizeof after, "endpoint=tcp://127.0.0.1:%d\"", c->port [stage][i]);
+        if (!proc_wait_log (p, "\"peer_up\"", after, rest, sizeof rest, CLUSTER_WAIT_MS)) {
+            proc_dump (p);
+            return false;
+        }
+    }
+    return true;
+}
+
 cluster_t *
 cluster_start (const cluster_opts_t *opts)
 {
@@ -136,8 +153,12 @@ cluster_start (const cluster_opts_t *opts)
             if (cluster_start_instance (c, s, i, true))
                 goto failed;
     for (int g = 0; g < c->opts.gateways; g++)
-        if (s_start_gateway (c, g))
+        if (s_start_gateway (c, g) || !s_wait_peers (c, c->gateway [g], CL_INGEST))
             goto failed;
+    for (int s = CL_INGEST; s < CL_EMITTER; s++)
+        for (int i = 0; i < c->opts.count [s]; i++)
+            if (!s_wait_peers (c, c->procs [s][i], s + 1))
+                goto failed;
     return c;
 failed:
     cluster_stop (c);
