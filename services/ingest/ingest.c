@@ -15,6 +15,10 @@
     a backoff); curl's own timers only back it up. A retry is allowed only
     while nothing but the START has gone downstream.
 
+    Back-pressure: while the aggregators hold back credit, a stream's reads
+    are paused (TCP pushes back to the provider); a 1 ms timer looks for the
+    credit's return while any read is paused, and resumes them.
+
     Replay: everything a stream sends downstream is also kept in its log.
     When an instance holding the stream dies (an aggregator: our router sees
     its heartbeats stop; a judge or an emitter: the stage before it sees
@@ -52,6 +56,7 @@
 
 #define INGEST_ERROR_BODY_MAX 65536     //  bytes of a non-2xx body kept
 #define INGEST_TICK_MS 25               //  deadline sweep period
+#define INGEST_RESUME_MS 1              //  look again for credit while reads are paused
 #define INGEST_CURL_SLACK_MS 1000       //  curl's own connect timeout: ours + this
 #define INGEST_ANTHROPIC_VERSION "anthropic-version: 2023-06-01"
 #define INGEST_MAX_REPLAYS 8            //  replays of one stream before it is lost
@@ -74,6 +79,7 @@ struct _ingest_t {
     sl_curlm_t *curlm;
     sl_sidmap_t *streams;
     int sweep;                          //  deadline timer, -1 while no streams
+    int resume;                         //  resume timer, -1 unless a read is paused
     sl_counter_t *started;
     sl_counter_t *upstream_errors;
     sl_counter_t *deltas;
@@ -363,6 +369,18 @@ s_parse_retry_after (const char *value, size_t len)
     return when > now ? (long) (when - now) : 0;
 }
 
+static int s_on_resume (zloop_t *loop, int timer_id, void *arg);
+
+//  Look again shortly whether the aggregators gave credit back: paused
+//  reads bring no event that would tell us, and waiting for the deadline
+//  sweep left a fast stream idle for up to INGEST_TICK_MS at each pause.
+static void
+s_arm_resume (ingest_t *self)
+{
+    if (self->resume < 0)
+        self->resume = zloop_timer (sl_service_loop (self->service), INGEST_RESUME_MS, 1, s_on_resume, self);
+}
+
 static size_t
 s_on_header (char *ptr, size_t size, size_t nmemb, void *userdata)
 {
@@ -395,6 +413,7 @@ s_on_body (char *ptr, size_t size, size_t nmemb, void *userdata)
         //  (TCP pushes back to the provider) until the sweep sees it clear.
         s->paused = true;
         sl_counter_inc (s->ingest->paused);
+        s_arm_resume (s->ingest);
         return CURL_WRITEFUNC_PAUSE;
     }
     int rc = sl_sse_feed (s->sse, ptr, n, s_on_event, s);
@@ -798,7 +817,6 @@ s_on_sweep (zloop_t *loop, int timer_id, void *arg)
     (void) timer_id;
     ingest_t *self = arg;
     int64_t now = s_now ();
-    bool congested = sl_router_congested (self->router);
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);
     for (size_t i = 0; i < count; i++) {
@@ -816,11 +834,6 @@ s_on_sweep (zloop_t *loop, int timer_id, void *arg)
             s_replay (s, "stalled");
             continue;
         }
-        if (s->paused && !congested && s->easy) {
-            s->paused = false;
-            s->last_byte = now;         //  the pause is not upstream idleness
-            curl_easy_pause (s->easy, CURLPAUSE_CONT);
-        }
         if (s->phase == PHASE_DONE || s->paused)
             continue;
         bool due = s->phase == PHASE_STREAMING
@@ -834,6 +847,33 @@ s_on_sweep (zloop_t *loop, int timer_id, void *arg)
         zloop_timer_end (sl_service_loop (self->service), self->sweep);
         self->sweep = -1;
     }
+    sl_router_flush (self->router);
+    return 0;
+}
+
+static int
+s_on_resume (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    ingest_t *self = arg;
+    self->resume = -1;
+    if (sl_router_congested (self->router)) {
+        s_arm_resume (self);
+        return 0;
+    }
+    int64_t now = s_now ();
+    size_t count;
+    void **streams = sl_sidmap_values (self->streams, &count);
+    for (size_t i = 0; i < count; i++) {
+        s_stream_t *s = streams [i];
+        if (s->paused && s->easy) {
+            s->paused = false;
+            s->last_byte = now;         //  the pause is not upstream idleness
+            curl_easy_pause (s->easy, CURLPAUSE_CONT);
+        }
+    }
+    free (streams);
     sl_router_flush (self->router);
     return 0;
 }
@@ -972,6 +1012,7 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
     self->config = *config;
     self->service = service;
     self->sweep = -1;
+    self->resume = -1;
     self->streams = sl_sidmap_new ();
     zloop_t *loop = sl_service_loop (service);
     self->curlm = sl_curlm_new (loop);
@@ -1038,6 +1079,8 @@ ingest_destroy (ingest_t **self_p)
     free (streams);
     if (self->sweep >= 0)
         zloop_timer_end (sl_service_loop (self->service), self->sweep);
+    if (self->resume >= 0)
+        zloop_timer_end (sl_service_loop (self->service), self->resume);
     sl_sidmap_destroy (&self->streams);
     sl_stage_destroy (&self->stage);
     sl_curlm_destroy (&self->curlm);
