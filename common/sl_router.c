@@ -30,6 +30,7 @@
 #define SL_ROUTER_MAX_DRAIN 64          //  heartbeats read per wake-up
 #define SL_ROUTER_RETRY_MS 1            //  retry of a batch that could not leave
 #define SL_ROUTER_MAX_PENDING (64u << 20)   //  queued bytes that mean congestion
+#define SL_ROUTER_BATCH_BYTES (64u << 10)   //  a batch this big leaves before the turn ends
 
 typedef enum { PEER_CONNECTING, PEER_ALIVE, PEER_DEAD } s_peer_state_t;
 
@@ -40,6 +41,7 @@ typedef struct {
     sl_buf_t batch;                     //  encoded messages not yet sent
     size_t batch_msgs;                  //  messages in batch
     int64_t batch_since;                //  ms, when batch stopped being empty
+    bool batch_stuck;                   //  its last hand-over failed (pipe full)
     size_t streams;                     //  streams pinned here
     s_peer_state_t state;
     bool gone;                          //  no longer resolved: no new streams
@@ -322,6 +324,7 @@ s_discard_batch (sl_router_t *self, s_peer_t *peer)
         sl_counter_add (self->discarded, peer->batch_msgs);
     sl_buf_reset (&peer->batch);
     peer->batch_msgs = 0;
+    peer->batch_stuck = false;
     self->last_peer = NULL;
 }
 
@@ -534,6 +537,40 @@ s_choose (sl_router_t *self)
     return best;
 }
 
+//  Hand one peer's batch to ZeroMQ; -1 when it stays queued (the peer's
+//  pipe is full).
+static int
+s_flush_peer (sl_router_t *self, s_peer_t *peer)
+{
+    if (zmq_send (zsock_resolve (peer->sock), peer->batch.data, peer->batch.len, ZMQ_DONTWAIT) < 0) {
+        if (self->blocked)
+            sl_counter_inc (self->blocked);
+        peer->batch_stuck = true;
+        return -1;
+    }
+    peer->batch_stuck = false;
+    if (self->sent)
+        sl_counter_inc (self->sent);
+    peer->batch_msgs = 0;
+    sl_buf_reset (&peer->batch);
+    sl_buf_shrink (&peer->batch, 1 << 16);
+    if (self->last_peer == peer)
+        self->last_peer = NULL;
+    return 0;
+}
+
+//  Before a message joins a batch: a big batch leaves now rather than at
+//  the end of the reactor turn, so the next stage starts on it while this
+//  one is still reading (one turn can read megabytes of a fast upstream).
+//  A batch that cannot leave stays and grows; the turn's flush (and its
+//  retry timer) tries again, not every message added meanwhile.
+static void
+s_batch_room (sl_router_t *self, s_peer_t *peer)
+{
+    if (peer->batch.len >= SL_ROUTER_BATCH_BYTES && !peer->batch_stuck)
+        s_flush_peer (self, peer);
+}
+
 int
 sl_router_send (sl_router_t *self, const sl_msg_t *msg)
 {
@@ -570,6 +607,7 @@ sl_router_send (sl_router_t *self, const sl_msg_t *msg)
             sl_counter_inc (self->discarded);
     }
     else {
+        s_batch_room (self, peer);
         s_batch_touch (peer);
         self->last_off = peer->batch.len;
         sl_msg_encode (msg, &peer->batch);
@@ -598,6 +636,7 @@ sl_router_send_to (sl_router_t *self, sl_str_t endpoint, const sl_msg_t *msg)
         if (!peer)
             return -1;
     }
+    s_batch_room (self, peer);
     s_batch_touch (peer);
     sl_msg_encode (msg, &peer->batch);
     peer->batch_msgs++;
@@ -667,22 +706,8 @@ sl_router_flush (sl_router_t *self)
     int rc = 0;
     for (size_t i = 0; i < self->count; i++) {
         s_peer_t *peer = self->peers [i];
-        if (peer->batch.len == 0)
-            continue;
-        if (zmq_send (zsock_resolve (peer->sock), peer->batch.data, peer->batch.len,
-                      ZMQ_DONTWAIT) < 0) {
-            if (self->blocked)
-                sl_counter_inc (self->blocked);
+        if (peer->batch.len && s_flush_peer (self, peer))
             rc = -1;
-            continue;
-        }
-        if (self->sent)
-            sl_counter_inc (self->sent);
-        peer->batch_msgs = 0;
-        sl_buf_reset (&peer->batch);
-        sl_buf_shrink (&peer->batch, 1 << 16);
-        if (self->last_peer == peer)
-            self->last_peer = NULL;
     }
     if (rc && self->loop && self->retry_timer < 0)
         self->retry_timer = zloop_timer (self->loop, SL_ROUTER_RETRY_MS, 1, s_on_retry, self);

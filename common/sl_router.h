@@ -26,7 +26,10 @@
 
     Messages are encoded straight into a per-instance batch; sl_router_flush
     sends each batch as one ZeroMQ message. A stage flushes at the end of
-    each reactor turn, so batching adds no latency.
+    each reactor turn, so batching adds no latency; a batch that has grown
+    to SL_ROUTER_BATCH_BYTES (64 KiB) leaves at once, so that the next stage
+    works on it while this one goes on reading (one turn can take in
+    megabytes of a fast upstream).
 */
 #ifndef SL_ROUTER_H
 #define SL_ROUTER_H

@@ -198,3 +198,77 @@ Test (sl_router, each_pinned_survives_repinning)
     zsock_destroy (&a.sock);
     sl_codec_destroy (&codec);
 }
+
+//  Receive one batch from a fake instance within a bounded wait; the
+//  sequence numbers of its messages go to seqs, their count is returned
+//  (-1 when nothing came).
+static int
+s_recv_batch (zsock_t *sock, int wait_ms, uint64_t *seqs, int room)
+{
+    zpoller_t *poller = zpoller_new (sock, NULL);
+    void *ready = zpoller_wait (poller, wait_ms);
+    zpoller_destroy (&poller);
+    if (!ready)
+        return -1;
+    zmsg_t *msg = zmsg_recv (sock);
+    zframe_t *id = zmsg_pop (msg);
+    zframe_t *data = zmsg_pop (msg);
+    size_t offset = 0;
+    sl_msg_t m;
+    int n = 0;
+    while (data && sl_codec_decode (codec, zframe_data (data), zframe_size (data), &offset, &m) == 0)
+        if (m.type == SL_MSG_DELTA && n < room)
+            seqs [n++] = m.seq;
+    cr_expect (data && offset == zframe_size (data), "the batch holds whole messages only");
+    zframe_destroy (&id);
+    zframe_destroy (&data);
+    zmsg_destroy (&msg);
+    return n;
+}
+
+Test (sl_router, a_big_batch_leaves_before_the_flush)
+{
+    codec = sl_codec_new ();
+    s_fake_t a;
+    s_fake_init (&a, 0);
+    sl_router_t *router = sl_router_new (NULL, "test", 7);
+    uint64_t seqs [201];
+    //  Wait (bounded) for the connection: the router queues nothing for
+    //  an instance it is not connected to yet.
+    sl_msg_t hello;
+    sl_msg_init (&hello, SL_MSG_DELTA);
+    hello.kind = SL_D_TEXT;
+    cr_assert_eq (sl_router_send_to (router, sl_str (a.endpoint), &hello), 0);
+    for (int i = 0; i < 200 && sl_router_flush (router); i++)
+        zclock_sleep (10);
+    cr_assert_eq (s_recv_batch (a.sock, 2000, seqs, 1), 1, "connected");
+    char text [1024];
+    memset (text, 'x', sizeof text);
+    enum { COUNT = 200 };               //  about 200 KiB: several batches' worth
+    for (int i = 0; i < COUNT; i++) {
+        sl_msg_t m;
+        sl_msg_init (&m, SL_MSG_DELTA);
+        m.kind = SL_D_TEXT;
+        m.seq = (uint64_t) i;
+        m.text = sl_str_n (text, sizeof text);
+        cr_assert_eq (sl_router_send_to (router, sl_str (a.endpoint), &m), 0);
+    }
+    //  Before any flush, the first batches are already on their way.
+    int got = 0, n;
+    while (got < COUNT && (n = s_recv_batch (a.sock, got ? 200 : 2000, seqs + got, COUNT - got)) > 0)
+        got += n;
+    cr_expect_gt (got, 0, "a batch over the size bound left without a flush");
+    cr_expect_lt (got, COUNT, "the last, smaller batch waits for the flush");
+    cr_expect_lt (sl_router_pending (router), (size_t) (64u << 10) + 2048,
+                  "what stays queued is under one batch");
+    //  The flush sends the rest; everything arrives once, in order.
+    cr_assert_eq (sl_router_flush (router), 0);
+    while (got < COUNT && (n = s_recv_batch (a.sock, 2000, seqs + got, COUNT - got)) > 0)
+        got += n;
+    cr_expect_eq (got, COUNT);
+    for (int i = 0; i < got; i++)
+        cr_expect_eq (seqs [i], (uint64_t) i);
+    sl_router_destroy (&router);
+    zsock_destroy (&a.sock);
+    sl_codec_destroy (&codec);
+}
