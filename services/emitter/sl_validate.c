@@ -103,12 +103,17 @@ s_fail (sl_validate_t *self, const char *format, ...)
 size_t
 sl_validate_next_event (sl_str_t bytes)
 {
-    for (size_t i = 0; i + 1 < bytes.len; i++) {
-        if (bytes.ptr [i] == '\n' && bytes.ptr [i + 1] == '\n')
-            return i + 2;
-        if (bytes.ptr [i] == '\n' && bytes.ptr [i + 1] == '\r' && i + 2 < bytes.len
-        &&  bytes.ptr [i + 2] == '\n')
-            return i + 3;
+    //  From line end to line end (memchr), instead of byte by byte.
+    const char *p = bytes.ptr, *end = bytes.ptr + bytes.len;
+    while (p && p < end) {
+        const char *nl = memchr (p, '\n', (size_t) (end - p));
+        if (!nl || nl + 1 >= end)
+            return 0;
+        if (nl [1] == '\n')
+            return (size_t) (nl + 2 - bytes.ptr);
+        if (nl [1] == '\r' && nl + 2 < end && nl [2] == '\n')
+            return (size_t) (nl + 3 - bytes.ptr);
+        p = nl + 1;
     }
     return 0;
 }
@@ -1013,7 +1018,9 @@ sl_validate_event (sl_validate_t *self, sl_str_t event)
 {
     self->reason [0] = 0;
     //  Split the event into its name and data; comments are keep-alives.
-    sl_str_t name = SL_STR_NULL;
+    //  The data: one line is read where it stands; several are joined in
+    //  self->data.
+    sl_str_t name = SL_STR_NULL, data = SL_STR_NULL;
     bool has_data = false;
     sl_buf_reset (&self->data);
     const char *p = event.ptr, *end = event.ptr + event.len;
@@ -1034,9 +1041,15 @@ sl_validate_event (sl_validate_t *self, sl_str_t event)
             name = value;
         else
         if (field == 4 && memcmp (line.ptr, "data", 4) == 0) {
-            if (has_data)
+            if (!has_data)
+                data = value;
+            else {
+                if (self->data.len == 0)
+                    sl_buf_append_str (&self->data, data);
                 sl_buf_putc (&self->data, '\n');
-            sl_buf_append_str (&self->data, value);
+                sl_buf_append_str (&self->data, value);
+                data = sl_buf_str (&self->data);
+            }
             has_data = true;
         }
     }
@@ -1047,7 +1060,7 @@ sl_validate_event (sl_validate_t *self, sl_str_t event)
     if (!has_data)
         return s_fail (self, "an event without data");
     s_state_t next = self->state;
-    if (s_checker (self->dialect) (self, &next, name, sl_json_trim (sl_buf_str (&self->data))))
+    if (s_checker (self->dialect) (self, &next, name, sl_json_trim (data)))
         return -1;
     self->state = next;
     return 0;

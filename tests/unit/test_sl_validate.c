@@ -295,6 +295,27 @@ Test (sl_validate, splits_events_and_rejects_unknown_dialects)
     cr_expect_eq (sl_validate_next_event (sl_str ("data: x\n\ndata: y\n\n")), 9);
     cr_expect_eq (sl_validate_next_event (sl_str ("data: x\r\n\r\n")), 11);
     cr_expect_eq (sl_validate_next_event (sl_str ("data: x\n")), 0);
+    cr_expect_eq (sl_validate_next_event (sl_str ("data: x\r\ndata: y\n\r\nz")), 19, "the blank line after two lines");
+    cr_expect_eq (sl_validate_next_event (sl_str ("event: a\ndata: x\n\n")), 18);
+    cr_expect_eq (sl_validate_next_event (sl_str ("\n\n")), 2);
+    cr_expect_eq (sl_validate_next_event (sl_str ("data: x\n\r")), 0, "a CR without its LF ends nothing yet");
+}
+
+//  Data over several lines is joined with LF and checked as one value: a
+//  chunk split across lines is the same chunk, and the first line alone
+//  is not taken for the whole.
+Test (sl_validate, data_lines_are_joined)
+{
+    const char *split [] = {
+        "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\n"
+        "data: \"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\n"
+        "data: \"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n",
+        OA_TEXT, END };
+    sl_validate_t *v;
+    cr_expect_eq (s_run (SL_DIALECT_OPENAI, split, &v), -1, "%s", sl_validate_reason (v));
+    sl_validate_destroy (&v);
+    const char *broken [] = { OA_ROLE, "data: {\"id\":\"c1\"}\ndata: ,\"x\":1}\n\n", END };
+    s_expect_illegal (SL_DIALECT_OPENAI, broken, "a first line that is JSON, joined to one that breaks it");
 }
 
 //  --------------------------------------------------------------------------
