@@ -410,7 +410,7 @@ s_on_body (char *ptr, size_t size, size_t nmemb, void *userdata)
         return n;                       //  draining after the provider's end
     if (sl_router_congested (s->ingest->router)) {
         //  The aggregators hold back credit: stop reading the upstream
-        //  (TCP pushes back to the provider) until the sweep sees it clear.
+        //  (TCP pushes back to the provider) until the resume timer sees it clear.
         s->paused = true;
         sl_counter_inc (s->ingest->paused);
         s_arm_resume (s->ingest);
