@@ -232,7 +232,8 @@ Test (sl_router, a_big_batch_leaves_before_the_flush)
     s_fake_t a;
     s_fake_init (&a, 0);
     sl_router_t *router = sl_router_new (NULL, "test", 7);
-    uint64_t seqs [201];
+    enum { COUNT = 200 };               //  about 200 KiB: several batches' worth
+    uint64_t seqs [COUNT];
     //  Wait (bounded) for the connection: the router queues nothing for
     //  an instance it is not connected to yet.
     sl_msg_t hello;
@@ -244,7 +245,6 @@ Test (sl_router, a_big_batch_leaves_before_the_flush)
     cr_assert_eq (s_recv_batch (a.sock, 2000, seqs, 1), 1, "connected");
     char text [1024];
     memset (text, 'x', sizeof text);
-    enum { COUNT = 200 };               //  about 200 KiB: several batches' worth
     for (int i = 0; i < COUNT; i++) {
         sl_msg_t m;
         sl_msg_init (&m, SL_MSG_DELTA);
