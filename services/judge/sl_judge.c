@@ -765,6 +765,7 @@ close_cut_call (sl_judge_t *self, s_stream_t *s, s_item_t *call, const sl_msg_t 
     call->complete = true;
     judge_call (self, s, call);
 }
+
 //  A fragment of an open call's arguments: kept, until the call passes
 //  the bound; then only counted.
 static void
@@ -804,7 +805,9 @@ s_process (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
         if (msg->kind == SL_B_DELTA)
             add_call_fragment (self, call, msg);
         else
-        if (msg->kind == SL_B_END && (call->oversize || msg->text.len > self->max_call_bytes)) {
+        if (msg->kind == SL_B_END && (call->oversize || msg->text.len > self->max_call_bytes
+                                   || s_cut_of (msg) == SL_CUT_SIZE)) {
+            //  Over a bound, here or upstream: its fragments go, unreleased.
             close_cut_call (self, s, call, msg, SL_CUT_SIZE);
             release_ready (self, s);
         }
