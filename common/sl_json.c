@@ -6,6 +6,8 @@
 */
 #include "sl_json.h"
 
+#include "sl_utf8.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -583,20 +585,41 @@ sl_json_is_null (sl_str_t value)
 }
 
 //  Characters that need escaping: the quote, the backslash and controls.
+//  Bytes that are not well-formed UTF-8 are replaced by U+FFFD here, the
+//  one place every string passes through on its way into JSON: whatever
+//  an upstream sent, a client or a tap gets well-formed text.
 static const char s_hexdig [] = "0123456789abcdef";
 
 void
 sl_json_put_escaped (sl_buf_t *out, const char *s, size_t n)
 {
-    //  Worst case every byte becomes \u00XX (6 bytes).
+    //  Worst case every byte becomes \u00XX (6 bytes); a replacement
+    //  character (3 bytes) stands for at least one byte.
     char *w = sl_buf_reserve (out, n * 6);
     char *start = w;
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+    while (i < n) {
         unsigned char c = (unsigned char) s [i];
-        if (c >= 0x20 && c != '"' && c != '\\') {
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
             *w++ = (char) c;
+            i++;
             continue;
         }
+        if (c >= 0x80) {
+            size_t skip, len = sl_utf8_seq (s + i, n - i, &skip);
+            if (len) {
+                memcpy (w, s + i, len);
+                w += len;
+                i += len;
+            }
+            else {
+                memcpy (w, SL_UTF8_REPLACEMENT, sizeof SL_UTF8_REPLACEMENT - 1);
+                w += sizeof SL_UTF8_REPLACEMENT - 1;
+                i += skip;
+            }
+            continue;
+        }
+        i++;
         *w++ = '\\';
         switch (c) {
             case '"':  *w++ = '"'; break;
@@ -623,4 +646,15 @@ sl_json_put_str (sl_buf_t *out, const char *s, size_t n)
     sl_buf_putc (out, '"');
     sl_json_put_escaped (out, s, n);
     sl_buf_putc (out, '"');
+}
+
+void
+sl_json_put_raw (sl_buf_t *out, sl_str_t json)
+{
+    if (!json.ptr || !json.len)
+        return;
+    if (sl_utf8_json_clean (json.ptr, json.len))
+        sl_buf_append (out, json.ptr, json.len);
+    else
+        sl_utf8_repair_json (out, json.ptr, json.len);
 }

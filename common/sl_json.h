@@ -80,14 +80,22 @@ int sl_json_f64 (sl_str_t value, double *out);
 int sl_json_bool (sl_str_t value, bool *out);
 bool sl_json_is_null (sl_str_t value);
 
-//  Append s as a quoted, escaped JSON string.
+//  Append s as a quoted, escaped JSON string. Bytes that are not
+//  well-formed UTF-8 become U+FFFD (sl_utf8.h): the output is always
+//  well-formed JSON text, whatever s holds.
 void sl_json_put_str (sl_buf_t *out, const char *s, size_t n);
 static inline void
 sl_json_put_sl (sl_buf_t *out, sl_str_t s)
 {
     sl_json_put_str (out, s.ptr ? s.ptr : "", s.len);
 }
-//  Append s escaped for use inside a JSON string (no quotes).
+//  Append s escaped for use inside a JSON string (no quotes), with the
+//  same repair.
 void sl_json_put_escaped (sl_buf_t *out, const char *s, size_t n);
+//  Append a JSON value's text as it is (an upstream's arguments, citations,
+//  extras), with bytes that are not well-formed UTF-8 and lone surrogate
+//  escapes replaced by U+FFFD (sl_utf8_repair_json). Nothing for an absent
+//  or empty value.
+void sl_json_put_raw (sl_buf_t *out, sl_str_t json);
 
 #endif
