@@ -217,6 +217,130 @@ key:
     goto value;
 }
 
+//  sl_json_skip's walk, counting as it goes (a copy rather than a flag on
+//  the hot scanner, which decoders call for every value of every chunk).
+int
+sl_json_stats (sl_str_t s, sl_json_stats_t *st)
+{
+    memset (st, 0, sizeof *st);
+    if (!s.ptr)
+        return -2;
+    const char *start = s.ptr, *p = s.ptr, *end = s.ptr + s.len, *q;
+    uint64_t stack [SL_JSON_MAX_DEPTH / 64];    //  bit set: open object
+    int depth = 0;
+
+value:
+    p = s_ws (p, end);
+    if (p >= end)
+        goto bad;
+    if (depth > 0 && !((stack [(depth - 1) / 64] >> ((depth - 1) % 64)) & 1))
+        st->elements++;
+    switch (*p) {
+        case '{':
+        case '[':
+            if (depth == SL_JSON_MAX_DEPTH) {
+                st->too_deep = true;
+                goto bad;
+            }
+            if (*p == '{') {
+                st->objects++;
+                stack [depth / 64] |= (uint64_t) 1 << (depth % 64);
+            }
+            else {
+                st->arrays++;
+                stack [depth / 64] &= ~((uint64_t) 1 << (depth % 64));
+            }
+            depth++;
+            p = s_ws (p + 1, end);
+            if (p < end && (*p == '}' || *p == ']')) {
+                bool is_object = (stack [(depth - 1) / 64] >> ((depth - 1) % 64)) & 1;
+                if ((*p == '}') != is_object)
+                    goto bad;
+                depth--;
+                p++;
+                goto after_value;
+            }
+            if (stack [(depth - 1) / 64] >> ((depth - 1) % 64) & 1)
+                goto key;
+            goto value;
+        case '"':
+            q = s_skip_string (p, end);
+            if (q) {
+                size_t len = (size_t) (q - p) - 2;
+                st->strings++;
+                st->string_bytes += len;
+                if (len > st->longest)
+                    st->longest = len;
+            }
+            break;
+        case 't':
+            q = s_skip_literal (p, end, "true", 4);
+            st->literals++;
+            break;
+        case 'f':
+            q = s_skip_literal (p, end, "false", 5);
+            st->literals++;
+            break;
+        case 'n':
+            q = s_skip_literal (p, end, "null", 4);
+            st->literals++;
+            break;
+        default:
+            q = s_skip_number (p, end);
+            st->numbers++;
+            break;
+    }
+    if (!q)
+        goto bad;
+    p = q;
+
+after_value:
+    if (depth == 0) {
+        if (s_ws (p, end) != end)
+            goto bad;
+        return 0;
+    }
+    p = s_ws (p, end);
+    if (p >= end)
+        goto bad;
+    {
+        bool is_object = (stack [(depth - 1) / 64] >> ((depth - 1) % 64)) & 1;
+        if (*p == ',') {
+            p++;
+            if (is_object)
+                goto key;
+            goto value;
+        }
+        if ((is_object && *p == '}') || (!is_object && *p == ']')) {
+            depth--;
+            p++;
+            goto after_value;
+        }
+        goto bad;
+    }
+
+key:
+    p = s_ws (p, end);
+    if (p >= end || *p != '"')
+        goto bad;
+    q = s_skip_string (p, end);
+    if (!q)
+        goto bad;
+    st->members++;
+    st->key_bytes += (size_t) (q - p) - 2;
+    if ((size_t) (q - p) - 2 > st->longest)
+        st->longest = (size_t) (q - p) - 2;
+    p = s_ws (q, end);
+    if (p >= end || *p != ':')
+        goto bad;
+    p++;
+    goto value;
+
+bad:
+    st->error_at = (size_t) ((p < end ? p : end) - start);
+    return -2;
+}
+
 bool
 sl_json_valid (sl_str_t s)
 {

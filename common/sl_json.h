@@ -53,6 +53,27 @@ sl_json_type_t sl_json_type (sl_str_t s);
 //  Trim JSON whitespace from both ends.
 sl_str_t sl_json_trim (sl_str_t s);
 
+//  What a JSON document holds, counted in one pass without allocating (to
+//  know what a tree parser would build before it builds it).
+typedef struct {
+    size_t objects;
+    size_t arrays;
+    size_t members;                     //  object members (keys)
+    size_t key_bytes;                   //  raw bytes of the keys
+    size_t elements;                    //  array elements
+    size_t strings;                     //  string values (keys not counted)
+    size_t string_bytes;                //  raw bytes of the string values
+    size_t longest;                     //  raw bytes of the longest string or key
+    size_t numbers;
+    size_t literals;                    //  true, false, null
+    size_t error_at;                    //  malformed: offset of the byte where it went wrong
+    bool too_deep;                      //  malformed: nested deeper than SL_JSON_MAX_DEPTH
+} sl_json_stats_t;
+
+//  Count what s holds: 0 when s is exactly one value (whitespace around
+//  allowed), -2 when it is not (error_at and too_deep say why).
+int sl_json_stats (sl_str_t s, sl_json_stats_t *out);
+
 //  Start iterating; 0 on success, -2 when s is not an object / array.
 int sl_json_object (sl_json_iter_t *it, sl_str_t s);
 int sl_json_array (sl_json_iter_t *it, sl_str_t s);
