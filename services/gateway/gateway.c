@@ -543,6 +543,15 @@ s_on_request (void *arg, sl_http_req_t *req)
         return;
     }
     if (strcmp (path, "/healthz") == 0 || strcmp (path, "/metrics") == 0) {
+        //  The metrics tell how busy sluice is, with what, and how it
+        //  refuses: on the client port, with client keys configured, only
+        //  for a client with a key (the metrics port is for operators and
+        //  stays open). /healthz says no more than up or not.
+        if (path [1] == 'm' && !s_authorized (self, req)) {
+            sl_counter_inc (self->unauthorized);
+            s_respond_error (req, SL_DIALECT_OPENAI, 401, "authentication_error", "invalid or missing API key");
+            return;
+        }
         s_serve_status (self, req, method, path);
         return;
     }
