@@ -31,6 +31,7 @@
 #define GATEWAY_ACK_MS 100              //  period of the acks of every live stream
 #define GATEWAY_MAX_CLIENT_KEYS 256     //  keys accepted from SLUICE_CLIENT_KEYS
 #define GATEWAY_MAX_RESENDS 3           //  new ingests tried for a request nothing came of
+#define GATEWAY_RETRY_AFTER_S "1"       //  Retry-After of a 503 (an ingest at its stream limit)
 
 typedef struct {
     gateway_t *gw;
@@ -132,19 +133,21 @@ s_stream_forget (gateway_t *self, s_stream_t *s)
     free (s);
 }
 
-//  End a response that cannot be completed (its ingest died, or lost it),
-//  in the client's dialect: an HTTP error when nothing was written yet, an
-//  error event otherwise.
+//  End a response that cannot be completed (its ingest died, lost it, or
+//  refused it), in the client's dialect: an HTTP error (status) when
+//  nothing was written yet, an error event otherwise.
 static void
-s_fail (gateway_t *self, s_stream_t *s, const char *code, const char *message)
+s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char *message)
 {
     const sl_renderer_t *r = sl_render_for (s->dialect);
     if (!r)
         r = &sl_render_openai;
     sl_buf_t out = { 0 };
     if (s->req && !s->started) {
-        r->error_body (502, sl_str (code), sl_str (message), &out);
-        sl_http_respond (s->req, 502, "application/json", out.data, out.len);
+        r->error_body (status, sl_str (code), sl_str (message), &out);
+        if (status == 503)
+            sl_http_add_header (s->req, "Retry-After", GATEWAY_RETRY_AFTER_S);
+        sl_http_respond (s->req, status, "application/json", out.data, out.len);
     }
     else
     if (s->req) {
@@ -281,14 +284,15 @@ s_on_ingest_event (void *arg, const char *endpoint, sl_peer_event_t event)
             continue;
         }
         sl_counter_inc (self->ingest_lost);
-        s_fail (self, s, "upstream_lost", "the sluice instance calling the model stopped; "
-                                          "the model's answer cannot be resumed");
+        s_fail (self, s, 502, "upstream_lost", "the sluice instance calling the model stopped; "
+                                               "the model's answer cannot be resumed");
     }
     free (streams);
     sl_router_flush (self->router);
 }
 
-//  The ingest lost a stream it could not replay.
+//  The ingest lost a stream it could not replay, or refused it (503: it
+//  holds as many streams as it may).
 static void
 s_on_ingest_message (void *arg, const sl_msg_t *msg)
 {
@@ -299,8 +303,9 @@ s_on_ingest_message (void *arg, const sl_msg_t *msg)
     char code [64], message [256];
     snprintf (code, sizeof code, "%.*s", (int) msg->code.len, msg->code.ptr ? msg->code.ptr : "");
     snprintf (message, sizeof message, "%.*s", (int) msg->message.len, msg->message.ptr ? msg->message.ptr : "");
-    sl_counter_inc (self->ingest_lost);
-    s_fail (self, s, code, message);
+    int status = msg->status >= 400 && msg->status < 600 ? msg->status : 502;
+    sl_counter_inc (status == 503 ? self->refused : self->ingest_lost);
+    s_fail (self, s, status, code, message);
 }
 
 static void

@@ -61,6 +61,7 @@
 #define INGEST_CURL_SLACK_MS 1000       //  curl's own connect timeout: ours + this
 #define INGEST_ANTHROPIC_VERSION "anthropic-version: 2023-06-01"
 #define INGEST_MAX_REPLAYS 8            //  replays of one stream before it is lost
+#define INGEST_REFUSAL_LOG_MS 1000      //  at most one log line a second for refused streams
 
 typedef enum {
     PHASE_BACKOFF,                      //  waiting to start an attempt
@@ -96,6 +97,8 @@ struct _ingest_t {
     sl_counter_t *gateway_gone;         //  streams cancelled for want of acks
     sl_counter_t *paused;               //  transfers paused for back-pressure
     sl_counter_t *repaired;             //  events and error bodies that were not well-formed UTF-8
+    sl_counter_t *refused;              //  streams refused over max_streams
+    int64_t refusal_logged;             //  ms, the last log line about a refusal
     sl_buf_t repair;                    //  a repaired event, for the decoder
     sl_codec_t *codec;                  //  reads logs back
     size_t log_bytes;                   //  all streams' logs
@@ -906,11 +909,42 @@ s_on_resume (zloop_t *loop, int timer_id, void *arg)
 //  --------------------------------------------------------------------------
 //  Jobs from the gateway
 
+//  Over max_streams: the request goes no further. Its gateway hears at once,
+//  directly (nothing entered the pipeline), and answers the client with a
+//  503 in its dialect.
+static void
+s_refuse (ingest_t *self, const sl_msg_t *req, sl_str_t peer)
+{
+    sl_counter_inc (self->refused);
+    int64_t now = s_now ();
+    if (now - self->refusal_logged >= INGEST_REFUSAL_LOG_MS) {
+        self->refusal_logged = now;
+        sl_log_warn ("streams_refused", "at the limit of %zu streams (--max-streams): %llu refused so far",
+                     self->config.max_streams, (unsigned long long) self->refused->value);
+    }
+    char text [160];
+    snprintf (text, sizeof text, "sluice is serving as many streams as it may at once (%zu); try again shortly",
+              self->config.max_streams);
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_ERROR);
+    memcpy (m.sid, req->sid, SL_SID_SIZE);
+    m.epoch = req->epoch;
+    m.code = SL_STR_LIT ("overloaded_error");
+    m.message = sl_str (text);
+    m.status = 503;
+    m.flags = SL_F_RETRYABLE;
+    sl_stage_reply (self->stage, peer, &m);
+}
+
 static void
 s_start (ingest_t *self, const sl_msg_t *req, sl_str_t peer)
 {
     if (sl_sidmap_get (self->streams, req->sid)) {
         sl_log_warn ("duplicate_request", "stream already running");
+        return;
+    }
+    if (self->config.max_streams && sl_sidmap_size (self->streams) >= self->config.max_streams) {
+        s_refuse (self, req, peer);
         return;
     }
     if (self->sweep < 0)
@@ -1074,6 +1108,8 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
                                              "Streams cancelled because their gateway stopped acknowledging");
     self->paused = sl_metrics_counter (m, "sluice_upstream_paused_total", NULL,
                                        "Upstream reads paused because the aggregators held back credit");
+    self->refused = sl_metrics_counter (m, "sluice_streams_refused_total", NULL,
+                                        "Requests refused at once: the ingest held --max-streams streams");
     self->repaired = sl_metrics_counter (m, "sluice_upstream_repaired_total", NULL,
                                          "Upstream events (and error bodies) that were not well-formed UTF-8 "
                                          "or held a lone surrogate escape, repaired to U+FFFD");
