@@ -172,7 +172,7 @@ s_attack_open (s_attack_t *a, sluice_stack_t *s)
             break;
         s_pause (20);
     }
-    cr_assert_geq (taken, ATTACKERS, "the gateway took every connection (open or closed to make room): %.0f", taken);
+    cr_expect_geq (taken, ATTACKERS, "the gateway took every connection (open or closed to make room): %.0f", taken);
 }
 
 //  One byte on every connection: each looks like a request still coming.
