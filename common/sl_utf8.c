@@ -153,7 +153,8 @@ s_hex4 (const char *p)
 //  The escape starting at s [i] (a backslash): how many bytes it covers,
 //  and whether it is a lone surrogate (*lone). A surrogate pair counts as
 //  one escape of 12 bytes. A backslash before a byte that is not ASCII
-//  covers itself only, so that the byte is checked as UTF-8.
+//  covers itself only, and \u before anything but four hex digits covers
+//  those two, so that what follows is checked as UTF-8.
 static size_t
 s_escape (const char *s, size_t n, size_t i, bool *lone)
 {
@@ -163,6 +164,8 @@ s_escape (const char *s, size_t n, size_t i, bool *lone)
     if (s [i + 1] != 'u' || i + 6 > n)
         return 2;
     int cp = s_hex4 (s + i + 2);
+    if (cp < 0)
+        return 2;                       //  not an escape: what follows is checked as it is
     if (cp < 0xD800 || cp > 0xDFFF)
         return 6;
     if (cp <= 0xDBFF && i + 12 <= n && s [i + 6] == '\\' && s [i + 7] == 'u') {

@@ -91,6 +91,8 @@ Test (sl_utf8, json_lone_surrogate_escapes)
     //  Bytes and escapes together; a backslash before a raw byte.
     cr_expect_str_eq (s_repair_json (&out, "{\"id\":\"x\xff\\ud800\\\xfe\"}"),
                       "{\"id\":\"x" R "\\ufffd\\" R "\"}");
+    //  A \u that is not an escape does not hide the bytes after it.
+    cr_expect_str_eq (s_repair_json (&out, "\\u\\\xf5\xa7xyz"), "\\u\\" R R "xyz");
     //  Cut escapes at the end are copied: they are not surrogates.
     cr_expect_str_eq (s_repair_json (&out, "\"\\ud8"), "\"\\ud8");
     sl_buf_free (&out);
