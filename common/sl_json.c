@@ -723,6 +723,17 @@ sl_json_put_escaped (sl_buf_t *out, const char *s, size_t n)
     char *start = w;
     size_t i = 0;
     while (i < n) {
+        //  Plain ASCII needs nothing: eight bytes at a time.
+        if (n - i >= 8) {
+            uint64_t v;
+            memcpy (&v, s + i, sizeof v);
+            if (!(v & 0x8080808080808080ull) && s_special8 (s + i) == 8) {
+                memcpy (w, s + i, 8);
+                w += 8;
+                i += 8;
+                continue;
+            }
+        }
         unsigned char c = (unsigned char) s [i];
         if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
             *w++ = (char) c;
