@@ -213,8 +213,9 @@ s_count (sl_counter_t *counter)
         sl_counter_inc (counter);
 }
 
-//  The key of a client address: a mixed hash first (sl_sidmap hashes on
-//  the first bytes), then the address itself, so keys never collide.
+//  The key of a client address (IPv4: the server listens on IPv4 only): a
+//  mixed hash first (sl_sidmap hashes on the first bytes), then the
+//  address itself, so keys never collide.
 static void
 s_peer_key (const struct sockaddr *sa, uint8_t *key)
 {
@@ -222,9 +223,6 @@ s_peer_key (const struct sockaddr *sa, uint8_t *key)
     uint8_t addr [8] = { 0 };
     if (sa && sa->sa_family == AF_INET)
         memcpy (addr, &((const struct sockaddr_in *) sa)->sin_addr, 4);
-    else
-    if (sa && sa->sa_family == AF_INET6)
-        memcpy (addr, (const uint8_t *) &((const struct sockaddr_in6 *) sa)->sin6_addr + 8, 8);
     uint64_t h;
     memcpy (&h, addr, sizeof h);
     //  splitmix64's finalizer
