@@ -46,6 +46,7 @@
 #define SL_HTTPD_CLOSING_SLACK 64       //  MHD's limit over ours: connections we shut down, not yet closed by MHD
 #define SL_HTTPD_HEADROOM_SHARE 16      //  the total limit makes room from 1/16 below it
 #define SL_HTTPD_PEER_KEY 16            //  bytes of a client address key (an sl_sidmap key)
+#define SL_HTTPD_LOG_EVERY_MS 1000      //  at most one log line a second about refused clients
 
 typedef enum {
     CONN_READING,                       //  a request's head or body under way (or nothing yet on a new connection)
@@ -142,6 +143,10 @@ struct _sl_httpd_t {
     size_t live;                        //  connections open, those we are closing not counted
     s_conn_t *oldest, *newest;          //  connections without a request under way
     sl_sidmap_t *peers;                 //  client address key -> s_peer_t
+    int64_t timeouts_logged;            //  ms, the last log line about request timeouts
+    int64_t framing_logged;             //  ms, the last log line about ambiguous framing
+    size_t timeouts_unlogged;           //  request timeouts since
+    size_t framing_unlogged;            //  ambiguous requests since
 };
 
 static void s_run (sl_httpd_t *self);
@@ -432,10 +437,16 @@ s_sweep (sl_httpd_t *self)
         }
         else
         if (c->state == CONN_READING && now - c->started >= timeout) {
-            sl_log_info ("http_request_timeout", "a request's head and body did not arrive within %ld ms",
-                         timeout);
             s_conn_close (c, self->counters.request_timeouts);
+            self->timeouts_unlogged++;
         }
+    }
+    //  An attack closes thousands: one line a second says how many.
+    if (self->timeouts_unlogged && now - self->timeouts_logged >= SL_HTTPD_LOG_EVERY_MS) {
+        sl_log_info ("http_request_timeout", "closed %zu connection(s): a request's head and body did not "
+                     "arrive within %ld ms", self->timeouts_unlogged, timeout);
+        self->timeouts_unlogged = 0;
+        self->timeouts_logged = now;
     }
 }
 
@@ -570,7 +581,13 @@ s_handler (void *cls, struct MHD_Connection *conn, const char *url,
         if (!req->bad_framing)
             return MHD_YES;
         s_count (self->counters.bad_framing);
-        sl_log_info ("http_bad_framing", "refused: %s", req->bad_framing);
+        self->framing_unlogged++;
+        if (s_now_ms () - self->framing_logged >= SL_HTTPD_LOG_EVERY_MS) {
+            sl_log_info ("http_bad_framing", "refused %zu request(s), the last with %s", self->framing_unlogged,
+                         req->bad_framing);
+            self->framing_unlogged = 0;
+            self->framing_logged = s_now_ms ();
+        }
         req->state = REQ_WAITING;
         req->dispatched = true;
         s_conn_busy (conn);
