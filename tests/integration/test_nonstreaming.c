@@ -18,7 +18,7 @@
 
 #define TIMEOUT_MS 15000
 #define POLL_MS 5
-#define NOTICE "sluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf)."
+#define NOTICE "\n\nsluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf)."
 
 static long
 s_now_ms (void)

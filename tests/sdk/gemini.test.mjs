@@ -18,7 +18,7 @@ const config = {
 };
 const ask = (model) => ({ model, contents, config });
 const TEXT = 'Let me check the weather and tidy up.';
-const NOTICE = 'sluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf).';
+const NOTICE = '\n\nsluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf).';
 const MOCK_TEXT = 'Hello! This is the mock upstream of sluice. It streams a few sentences, one small piece at a time, ' +
   'so you can watch the proxy work.';
 

@@ -24,7 +24,7 @@ test('mock-tools: text exact, get_weather exact, the blocked call arrives as the
   assert.equal(choice.message.role, 'assistant');
   assert.equal(choice.message.content,
     'Let me check the weather and tidy up.' +
-    'sluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf).');
+    '\n\nsluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf).');
   assert.ok(deltas.length >= 3, `the text streamed in pieces (${deltas.length})`);
   assert.equal(choice.message.tool_calls.length, 1, 'only the allowed call reaches the client');
   const call = choice.message.tool_calls[0];
@@ -92,7 +92,7 @@ test('mock-tools through create() without streaming: the same completion in one 
   const choice = once.choices[0];
   assert.equal(choice.message.content,
     'Let me check the weather and tidy up.' +
-    'sluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf).');
+    '\n\nsluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf).');
   assert.equal(choice.message.tool_calls.length, 1, 'only the allowed call reaches the client');
   assert.equal(choice.message.tool_calls[0].id, 'call_weather_1');
   assert.equal(choice.message.tool_calls[0].function.name, 'get_weather');
