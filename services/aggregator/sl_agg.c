@@ -585,6 +585,27 @@ admit_delta (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d, bool new_block)
     return true;
 }
 
+//  The response's identity; with the usage reported before its first
+//  block (Anthropic's message_start counts the input there, and clients
+//  read it from the start of the answer).
+static void
+send_message (sl_agg_t *self, s_stream_t *s)
+{
+    s->announced = true;
+    sl_msg_t m = self->blank;
+    m.kind = SL_B_MESSAGE;
+    if (s->msg_id.len)
+        m.id = sl_buf_str (&s->msg_id);
+    if (s->msg_model.len)
+        m.model = sl_buf_str (&s->msg_model);
+    m.ts = s->msg_ts;
+    if (s->blocks == 0 && s->has_usage) {
+        m.has_usage = true;
+        m.usage = s->usage;
+    }
+    s_emit (self, s, &m);
+}
+
 static void
 announce_message (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
 {
@@ -605,15 +626,7 @@ announce_message (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
     }
     if (!changed)
         return;                         //  providers repeat it on every chunk
-    s->announced = true;
-    sl_msg_t m = self->blank;
-    m.kind = SL_B_MESSAGE;
-    if (s->msg_id.len)
-        m.id = sl_buf_str (&s->msg_id);
-    if (s->msg_model.len)
-        m.model = sl_buf_str (&s->msg_model);
-    m.ts = s->msg_ts;
-    s_emit (self, s, &m);
+    send_message (self, s);
 }
 
 static void
@@ -830,6 +843,8 @@ s_on_delta (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
             break;
         case SL_D_USAGE:
             merge_usage (s, d);
+            if (d->has_usage && s->announced && s->blocks == 0)
+                send_message (self, s);     //  the usage of the response's start
             break;
         case SL_D_DONE:
             finish_response (self, s);

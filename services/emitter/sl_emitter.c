@@ -324,6 +324,10 @@ s_on_block (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg)
             sl_buf_append_str (&s->rs.model, msg->model);
         }
         s->rs.created = msg->ts;
+        if (msg->has_usage) {
+            s->rs.start_has_usage = true;
+            s->rs.start_usage = msg->usage;
+        }
         if (!s->snap)
             return;
     }

@@ -46,6 +46,8 @@ typedef struct {
     sl_buf_t model;                     //  model as reported (or requested)
     sl_buf_t id;                        //  response / message id ("" until known)
     int64_t created;
+    bool start_has_usage;               //  usage reported at the response's start
+    sl_usage_t start_usage;             //  (Anthropic: message_start's input and cache tokens)
     bool started;                       //  the first event is out
     bool failed;                        //  an error was rendered
     bool finished;                      //  the finish was rendered

@@ -148,22 +148,50 @@ const recordings = [
   'anthropic/anthropic-text-then-tool-use.sse',
 ];
 
+// The usage message_start gave, as a client reads it when the answer
+// starts (Claude Code counts its context from it).
+function startUsage (stream) {
+  const seen = {};
+  stream.on('streamEvent', (event) => {
+    if (event.type === 'message_start') {
+      const u = event.message.usage;
+      Object.assign(seen, { input_tokens: u.input_tokens, output_tokens: u.output_tokens,
+        cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
+        cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0 });
+    }
+  });
+  return seen;
+}
+
+test('mock-text: message_start carries the upstream\'s input tokens, as the provider sent them', async () => {
+  const stream = client.messages.stream({ ...ask('mock-text') });
+  const start = startUsage(stream);
+  const msg = await stream.finalMessage();
+  assert.deepEqual(start, { input_tokens: 12, output_tokens: 1, cache_read_input_tokens: 0,
+    cache_creation_input_tokens: 0 }, 'the mock\'s message_start usage');
+  assert.equal(msg.usage.input_tokens, 12);
+});
+
 for (const file of recordings) {
   test(`recorded ${file}: the same message through sluice as straight from the provider`, { skip: skipRecorded },
     async () => {
       const srv = await serveRecording(file);
-      let direct;
+      let direct, directStart;
       try {
         const plain = new Anthropic({ baseURL: srv.url, apiKey: 'x', maxRetries: 0 });
-        direct = shape(await plain.messages.stream(ask('recorded')).finalMessage());
+        const straight = plain.messages.stream(ask('recorded'));
+        directStart = startUsage(straight);
+        direct = shape(await straight.finalMessage());
       } finally {
         await srv.close();
       }
       const stream = client.messages.stream(ask(replayModel(file)));
+      const start = startUsage(stream);
       let thinking = '';
       stream.on('thinking', (delta) => { thinking += delta; });
       const streamed = shape(await stream.finalMessage());
       assert.deepEqual(streamed, direct, 'streamed through sluice');
+      assert.deepEqual(start, directStart, 'the usage of message_start');
       assert.equal(thinking, direct.content.filter((b) => b.type === 'thinking').map((b) => b.thinking).join(''),
         'the thinking events');
       const once = shape(await client.messages.create(ask(replayModel(file))));

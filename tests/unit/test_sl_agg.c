@@ -890,6 +890,33 @@ Test (sl_agg, usage_merged_from_several_reports)
     cr_expect_eq (fin->usage.reasoning, 7);
 }
 
+//  Anthropic counts the input at the start (message_start): that usage
+//  goes out with the response's message event, before any block, so a
+//  client can read it where the provider gave it.
+Test (sl_agg, usage_before_the_first_block_goes_with_the_message)
+{
+    sl_msg_t m = s_d (SL_D_MESSAGE, -1);
+    m.id = sl_str ("msg_1");
+    m.model = sl_str ("claude-x");
+    s_feed (m);
+    s_usage (472, 2, -1, 80, 20, -1);
+    s_text (0, "x");
+    s_usage (-1, 42, -1, -1, -1, -1);       //  later usage waits for the finish
+    s_done ();
+    cr_assert_eq (s_count (SL_MSG_BLOCK, SL_B_MESSAGE), 2, "the identity, then with its usage");
+    sl_msg_t *b = s_nth (SL_MSG_BLOCK, SL_B_MESSAGE, 1);
+    cr_assert (b->has_usage);
+    cr_expect (sl_str_eq (b->id, "msg_1") && sl_str_eq (b->model, "claude-x"));
+    cr_expect_eq (b->usage.input, 472);
+    cr_expect_eq (b->usage.output, 2);
+    cr_expect_eq (b->usage.cache_read, 80);
+    cr_expect_eq (b->usage.cache_write, 20);
+    cr_expect_not (s_nth (SL_MSG_BLOCK, SL_B_MESSAGE, 0)->has_usage);
+    cr_expect_eq (s_fin ()->usage.output, 42);
+    cr_expect_eq (s_fin ()->usage.input, 472);
+    s_check_invariants ();
+}
+
 Test (sl_agg, no_usage_reported_means_none)
 {
     s_text (0, "x");
