@@ -329,7 +329,23 @@ s_continues_call (const s_stream_t *s, int kind, const sl_msg_t *d)
         return true;                    //  at any index: the provider may renumber parts
     if (d->index != s->pindex)
         return false;
-    return args == SL_JSONV_EMPTY;      //  identity still arriving in pieces
+    //  At the same index, while the arguments are still open, a new id or
+    //  name is a further piece of this call's identity (Bedrock through
+    //  LiteLLM sends both in pieces, between argument fragments); a new
+    //  call at the same index is told by complete arguments (above).
+    return args == SL_JSONV_EMPTY || args == SL_JSONV_PARTIAL;
+}
+
+//  Is the open block a tool call whose identity may still grow? Its
+//  block_start, and the arguments so far, wait until the arguments are
+//  complete or the call ends.
+static bool
+s_identity_open (const s_stream_t *s)
+{
+    if (s->state != ST_PENDING_CALL || s->kind != SL_BK_TOOL_CALL)
+        return false;
+    sl_jsonv_status_t args = sl_jsonv_status (s->args);
+    return args == SL_JSONV_EMPTY || args == SL_JSONV_PARTIAL;
 }
 
 //  A server tool result continues the open one at the same index and id.
@@ -428,20 +444,39 @@ send_block_start (sl_agg_t *self, s_stream_t *s)
 }
 
 static void
-append_to_block (sl_agg_t *self, s_stream_t *s, sl_str_t fragment)
+send_delta (sl_agg_t *self, s_stream_t *s, sl_str_t fragment)
 {
-    if (!fragment.len)
-        return;
-    if (s->state == ST_PENDING_CALL)
-        send_block_start (self, s);     //  the identity is settled now
-    sl_buf_append_str (&s->content, fragment);
-    if (s_is_call (s->kind))
-        sl_jsonv_feed (s->args, fragment.ptr, fragment.len);
     sl_msg_t *m = &self->delta;
     m->block = (uint8_t) s->kind;
     m->index = s->index;
     m->text = fragment;
     s_emit (self, s, m);
+}
+
+//  The identity of a pending call is settled: its block_start, then the
+//  arguments that came meanwhile, in one fragment.
+static void
+settle_pending_call (sl_agg_t *self, s_stream_t *s)
+{
+    send_block_start (self, s);
+    if (s->content.len)
+        send_delta (self, s, sl_buf_str (&s->content));
+}
+
+static void
+append_to_block (sl_agg_t *self, s_stream_t *s, sl_str_t fragment)
+{
+    if (!fragment.len)
+        return;
+    sl_buf_append_str (&s->content, fragment);
+    if (s_is_call (s->kind))
+        sl_jsonv_feed (s->args, fragment.ptr, fragment.len);
+    if (s->state == ST_PENDING_CALL) {
+        if (!s_identity_open (s))
+            settle_pending_call (self, s);
+        return;
+    }
+    send_delta (self, s, fragment);
 }
 
 //  Append the pieces of identity a fragment brings that the block lacks.
@@ -485,7 +520,7 @@ close_current_block (sl_agg_t *self, s_stream_t *s, uint32_t extra_flags)
     if (!s_block_open (s))
         return;
     if (s->state == ST_PENDING_CALL)
-        send_block_start (self, s);
+        settle_pending_call (self, s);
     sl_msg_t m;
     s_block_msg (self, s, SL_B_END, &m);
     m.flags = s->flags | extra_flags;
