@@ -78,10 +78,15 @@ typedef struct {
 typedef struct {
     int dialect;
     //  Render a BLOCK event (block_start / delta / end, finish, keepalive).
+    //  A keepalive renders the dialect's keep-alive, before the first
+    //  event too (the emitter sends it once the response has started, or
+    //  to open it while a first block is held).
     //  SL_B_MESSAGE is absorbed by the emitter into the stream's identity.
     void (*block) (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out);
-    //  Render an error inside a started stream: a terminal error event.
-    void (*error) (sl_render_stream_t *rs, sl_str_t code, sl_str_t message, sl_buf_t *out);
+    //  Render an error inside a started stream: the events that end a
+    //  failed response in the dialect. status is the HTTP status the error
+    //  reports (0: none), code the provider's error type or status name.
+    void (*error) (sl_render_stream_t *rs, int status, sl_str_t code, sl_str_t message, sl_buf_t *out);
     //  Render the end of a stream that finished normally.
     void (*end) (sl_render_stream_t *rs, sl_buf_t *out);
     //  The JSON body of an error response sent before anything else.

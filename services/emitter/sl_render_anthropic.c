@@ -436,8 +436,7 @@ static void
 s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (msg->kind == SL_B_KEEPALIVE) {
-        if (rs->started)
-            sl_buf_puts (out, ": keep-alive\n\n");
+        sl_buf_puts (out, ": keep-alive\n\n");   //  an SSE comment: the SDKs skip it
         return;
     }
     if (msg->kind == SL_B_MESSAGE)
@@ -467,11 +466,11 @@ s_error_object (int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
 }
 
 static void
-s_error (sl_render_stream_t *rs, sl_str_t code, sl_str_t message, sl_buf_t *out)
+s_error (sl_render_stream_t *rs, int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
 {
     (void) rs;
     s_event (out, "error");
-    s_error_object (500, code, message, out);
+    s_error_object (status ? status : 500, code, message, out);
     s_event_end (out);
 }
 

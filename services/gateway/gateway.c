@@ -151,7 +151,7 @@ s_fail (gateway_t *self, s_stream_t *s, const char *code, const char *message)
         memset (&rs, 0, sizeof rs);
         rs.client_dialect = s->dialect;
         rs.started = true;
-        r->error (&rs, sl_str (code), sl_str (message), &out);
+        r->error (&rs, 502, sl_str (code), sl_str (message), &out);
         if (sl_http_stream_write (s->req, out.data, out.len) == 0)
             sl_http_stream_end (s->req);
     }
@@ -174,6 +174,13 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
     sl_buf_free (&s->job);              //  an ingest has it: no resend any more
     if (f->flags & SL_F_KEEPALIVE) {
         sl_counter_inc (self->keepalives);
+        //  A keep-alive that opens the response: the first block is a call
+        //  the judge holds, and the client must hear from us meanwhile.
+        bool open = (f->flags & SL_F_FIRST) && !s->started && s->req;
+        if (open && sl_http_stream_start (s->req, f->status ? f->status : 200, "text/event-stream") == 0) {
+            sl_histo_observe (self->ttfb, (double) (s_now_us () - s->started_us) / 1e6);
+            s->started = true;
+        }
         if (s->started && f->body.len && sl_http_stream_write (s->req, f->body.ptr, f->body.len)) {
             sl_counter_inc (self->slow_readers);
             sl_http_stream_abort (s->req);
@@ -206,15 +213,17 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
         memcpy (ct, f->content_type.ptr, f->content_type.len);
         ct [f->content_type.len] = 0;
     }
-    if (f->flags & SL_F_FIRST) {
+    //  A keep-alive may have opened the response already (see above).
+    bool first = (f->flags & SL_F_FIRST) && !s->started;
+    if (first) {
         sl_histo_observe (self->ttfb, (double) (s_now_us () - s->started_us) / 1e6);
         s->started = true;
     }
     int rc = 0;
-    if ((f->flags & SL_F_FIRST) && last && strncmp (ct, "text/event-stream", 17) != 0)
+    if (first && last && strncmp (ct, "text/event-stream", 17) != 0)
         rc = sl_http_respond (s->req, f->status ? f->status : 200, ct, f->body.ptr, f->body.len);
     else {
-        if (f->flags & SL_F_FIRST)
+        if (first)
             rc = sl_http_stream_start (s->req, f->status ? f->status : 200, ct);
         if (rc == 0 && f->body.len)
             rc = sl_http_stream_write (s->req, f->body.ptr, f->body.len);
