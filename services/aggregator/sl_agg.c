@@ -74,6 +74,8 @@ typedef struct {
     sl_buf_t stop_seq;
     bool has_usage;
     sl_usage_t usage;                   //  merged
+    bool has_start_usage;               //  the first usage, reported before any block
+    sl_usage_t start_usage;
     bool failed;                        //  an error was sent
     sl_buf_t scratch;                   //  repaired arguments, block bodies, messages
     sl_snapshot_t *snapshot;            //  NULL unless snapshots were asked for
@@ -634,9 +636,9 @@ send_message (sl_agg_t *self, s_stream_t *s)
     if (s->msg_model.len)
         m.model = sl_buf_str (&s->msg_model);
     m.ts = s->msg_ts;
-    if (s->blocks == 0 && s->has_usage) {
+    if (s->has_start_usage) {
         m.has_usage = true;
-        m.usage = s->usage;
+        m.usage = s->start_usage;
     }
     s_emit (self, s, &m);
 }
@@ -878,8 +880,11 @@ s_on_delta (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
             break;
         case SL_D_USAGE:
             merge_usage (s, d);
-            if (d->has_usage && s->announced && s->blocks == 0)
-                send_message (self, s);     //  the usage of the response's start
+            if (d->has_usage && s->announced && s->blocks == 0 && !s->has_start_usage) {
+                s->has_start_usage = true;  //  the usage of the response's start
+                s->start_usage = s->usage;
+                send_message (self, s);
+            }
             break;
         case SL_D_DONE:
             finish_response (self, s);

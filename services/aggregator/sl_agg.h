@@ -60,9 +60,9 @@
 
     Finish: the raw value is kept; the normalized one is tool_calls when the
     response holds tool calls and the provider said stop (or nothing).
-    Usage reported several times is merged field by field; usage reported
-    before the first block also goes out at once with the message event
-    (Anthropic's message_start counts the input there). An upstream ERROR
+    Usage reported several times is merged field by field; the first usage
+    reported before the first block also goes out at once with the message
+    event (Anthropic's message_start counts the input there). An upstream ERROR
     closes the open block (INCOMPLETE) and ends the stream with the error:
     no finish follows (an error after the finish is passed on as well; a
     second error is dropped).

@@ -15,10 +15,12 @@
     Keep-alives are a bare line end: the Gemini SDKs read nothing but
     "data:" events (the one inside Gemini CLI fails on a comment, "Incomplete
     JSON segment at the end"), and skip the whitespace between events. A
-    stream that fails ends as the Gemini API ends one: the error object
+    stream that fails ends with the error object
     ({"error":{"code":..,"message":..,"status":..}}, the provider's code
-    and status kept) after the last event, bare, not as an event; the SDKs
-    raise their ApiError for it.
+    and status kept) twice: as a data: event, which the current SDKs raise
+    as their ApiError at once, then bare, as the Gemini API itself ends a
+    failed stream, which is the form the SDK inside Gemini CLI raises (it
+    takes a data: event holding an error for a chunk without a finish).
 
     A non-streaming response (generateContent) is one such object with
     every part of the response in order (a part's thoughtSignature on the
@@ -418,6 +420,9 @@ static void
 s_error (sl_render_stream_t *rs, int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
 {
     (void) rs;
+    sl_buf_puts (out, "data: ");
+    s_error_body (status, code, message, out);
+    sl_buf_puts (out, "\n\n");
     s_error_body (status, code, message, out);
     sl_buf_putc (out, '\n');
 }

@@ -45,7 +45,8 @@ typedef struct {
     bool delta_seen;                    //  Anthropic: message_delta sent
     uint64_t seq;                       //  Responses: next sequence_number
     bool part_open;                     //  Responses: a content part is open
-    bool errored;                       //  Responses: an error event; response.failed must follow
+    bool errored;                       //  an error event: Responses' response.failed must
+                                        //  follow, Gemini's bare error object may
     int items_done;
 } s_state_t;
 
@@ -728,6 +729,7 @@ s_gemini (sl_validate_t *self, s_state_t *st, sl_str_t name, sl_str_t data)
         return s_fail (self, "data is not a JSON object");
     if (v [K_ERROR].ptr) {
         st->phase = P_END;
+        st->errored = true;             //  the bare error object may follow
         return 0;
     }
     sl_str_t id = s_text (self, v [K_ID]);
@@ -1059,12 +1061,11 @@ sl_validate_event (sl_validate_t *self, sl_str_t event)
             has_data = true;
         }
     }
-    if (self->state.phase == P_END)
-        return s_fail (self, "an event after the end of the response");
     if (self->dialect == SL_DIALECT_GEMINI && !has_data && !name.ptr) {
         //  A Gemini stream that fails ends with the bare error object, as
-        //  the API ends one; nothing else but whitespace stands outside
-        //  "data:" events (the Gemini SDKs read nothing else).
+        //  the API ends one (after an error event, or alone); nothing else
+        //  but whitespace stands outside "data:" events (the Gemini SDKs
+        //  read nothing else).
         sl_str_t bare = sl_json_trim (event);
         if (!bare.len)
             return 0;
@@ -1072,9 +1073,14 @@ sl_validate_event (sl_validate_t *self, sl_str_t event)
         sl_str_t v [1];
         if (s_pick (bare, keys, v) || !v [0].ptr || sl_json_type (v [0]) != SL_JSON_OBJECT)
             return s_fail (self, "bytes outside a data: event that are not the error object");
+        if (self->state.phase == P_END && !self->state.errored)
+            return s_fail (self, "an error object after the end of the response");
         self->state.phase = P_END;
+        self->state.errored = false;
         return 0;
     }
+    if (self->state.phase == P_END)
+        return s_fail (self, "an event after the end of the response");
     if (!has_data && !name.ptr)
         return 0;                       //  a comment: allowed before the end
     if (!has_data)

@@ -8,6 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import { replayModel, serveRecording, skipRecorded } from './recorded.mjs';
+import { HELD_COMMAND, HELD_TEXT_COMMAND, TERMINATED, UPSTREAM_FAILED, beforeFirstEvent, capturing, keepAlives }
+  from './held.mjs';
 
 const baseURL = process.env.SLUICE_ANTHROPIC_BASE_URL;
 const client = new Anthropic({ baseURL, apiKey: 'sk-ant-sdk-test', maxRetries: 0, timeout: 20000 });
@@ -198,3 +200,44 @@ for (const file of recordings) {
       assert.deepEqual(once, direct, 'in one body through sluice');
     });
 }
+
+// Calls the LLM judge holds (4.5 s), and responses ended mid-stream: what
+// Claude Code reads. See held.mjs.
+const shell = [tools[1]];
+
+for (const [model, command, first] of [['mock-agent-slow', HELD_COMMAND, true],
+  ['mock-agent-slow-text', HELD_TEXT_COMMAND, false]]) {
+  test(`${model}: keep-alive comments while the judge holds the call${first ? ' (the first block)' : ''}`, async () => {
+    const { fetch, seen } = capturing();
+    const held = new Anthropic({ baseURL, apiKey: 'sk-ant-sdk-test', maxRetries: 0, timeout: 30000, fetch });
+    const stream = held.messages.stream({ model, max_tokens: 256, messages, tools: shell });
+    const start = startUsage(stream);
+    const msg = await stream.finalMessage();
+    await seen.done;
+    const call = msg.content.find((b) => b.type === 'tool_use');
+    assert.ok(call, 'the call reached the client');
+    assert.equal(call.name, 'run_shell');
+    assert.deepEqual(call.input, { command }, 'the judge allowed it, whole');
+    assert.equal(msg.stop_reason, 'tool_use');
+    assert.equal(start.input_tokens, 12, 'message_start has the input tokens, also after a hold');
+    if (first)
+      assert.ok(keepAlives(beforeFirstEvent(seen.bytes)) > 0, `keep-alives before the first event:\n${seen.bytes}`);
+    else
+      assert.ok(keepAlives(seen.bytes.slice(seen.bytes.indexOf('shell command.'))) > 0,
+        `keep-alives after the text:\n${seen.bytes}`);
+  });
+}
+
+test('mock-agent-error and mock-agent-terminate: APIError with the message, after the text', async () => {
+  for (const [model, message] of [['mock-agent-error', UPSTREAM_FAILED], ['mock-agent-terminate', TERMINATED]]) {
+    const stream = client.messages.stream({ model, max_tokens: 256, messages, tools: shell });
+    let text = '';
+    stream.on('text', (delta) => { text += delta; });
+    await assert.rejects(stream.finalMessage(), (err) => {
+      assert.ok(err instanceof Anthropic.APIError, `${model}: an APIError, got ${err?.constructor?.name}`);
+      assert.match(err.message, message instanceof RegExp ? message : new RegExp(message.replace(/[().]/g, '\\$&')));
+      return true;
+    });
+    assert.ok(text.length > 0, `${model}: the text before the failure was delivered`);
+  }
+});

@@ -1212,3 +1212,19 @@ Test (sl_agg, same_input_same_output)
     sl_buf_free (&out [0]);
     sl_buf_free (&out [1]);
 }
+
+//  A response with no block at all (a refusal): the usage of its end is
+//  not the usage of its start.
+Test (sl_agg, only_the_first_usage_is_the_usage_of_the_start)
+{
+    sl_msg_t m = s_d (SL_D_MESSAGE, -1);
+    m.id = sl_str ("msg_1");
+    s_feed (m);
+    s_usage (18, 1, -1, -1, -1, -1);
+    s_usage (-1, 5, -1, -1, -1, -1);
+    s_finish ("refusal");
+    s_done ();
+    cr_assert_eq (s_count (SL_MSG_BLOCK, SL_B_MESSAGE), 2);
+    cr_expect_eq (s_nth (SL_MSG_BLOCK, SL_B_MESSAGE, 1)->usage.output, 1);
+    cr_expect_eq (s_fin ()->usage.output, 5);
+}

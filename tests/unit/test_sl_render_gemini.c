@@ -90,20 +90,23 @@ Test (sl_render_gemini, errors_in_the_dialect)
                       "{\"error\":{\"code\":404,\"message\":\"no such model\",\"status\":\"NOT_FOUND\"}}");
     driver_stop (&d);
 
-    //  Mid-stream, as the Gemini API ends a failed stream: the bare error
-    //  object after the last event (the Gemini SDKs raise their ApiError
-    //  for it; a data: event holding it, Gemini CLI takes for a chunk
-    //  without a finish). The provider's code and status are kept.
+    //  Mid-stream: the error as a data: event (current SDKs raise their
+    //  ApiError for it), then bare, as the Gemini API ends a failed stream
+    //  (the SDK inside Gemini CLI raises its ApiError only for that form).
+    //  The provider's code and status are kept.
     static const struct {
         int status;
         const char *code, *message, *tail;
     } cases [] = {
         { 499, "CANCELLED", "The operation was cancelled.",
-          "\n{\"error\":{\"code\":499,\"message\":\"The operation was cancelled.\",\"status\":\"CANCELLED\"}}\n" },
+          "data: {\"error\":{\"code\":499,\"message\":\"The operation was cancelled.\",\"status\":\"CANCELLED\"}}\n\n"
+          "{\"error\":{\"code\":499,\"message\":\"The operation was cancelled.\",\"status\":\"CANCELLED\"}}\n" },
         { 403, "policy_violation", "sluice ended this response",
-          "\n{\"error\":{\"code\":403,\"message\":\"sluice ended this response\",\"status\":\"PERMISSION_DENIED\"}}\n" },
+          "data: {\"error\":{\"code\":403,\"message\":\"sluice ended this response\",\"status\":\"PERMISSION_DENIED\"}}\n\n"
+          "{\"error\":{\"code\":403,\"message\":\"sluice ended this response\",\"status\":\"PERMISSION_DENIED\"}}\n" },
         { 0, "invalid_request_error", "no such model",
-          "\n{\"error\":{\"code\":502,\"message\":\"no such model\",\"status\":\"UNAVAILABLE\"}}\n" },
+          "data: {\"error\":{\"code\":502,\"message\":\"no such model\",\"status\":\"UNAVAILABLE\"}}\n\n"
+          "{\"error\":{\"code\":502,\"message\":\"no such model\",\"status\":\"UNAVAILABLE\"}}\n" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
         driver_start (&d, SL_DIALECT_GEMINI, SL_F_STREAM);

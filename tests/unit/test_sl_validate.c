@@ -289,11 +289,16 @@ Test (sl_validate, gemini_legal_stream)
     cr_expect_eq (s_run (SL_DIALECT_GEMINI, cut, &v), -1);
     cr_expect_eq (sl_validate_end (v), -1, "no finishReason: not complete");
     sl_validate_destroy (&v);
-    //  A failed stream ends with the bare error object, as the API's do.
-    const char *failed [] = { GM_TEXT, "\n", "{\"error\":{\"code\":499,\"message\":\"m\",\"status\":\"CANCELLED\"}}\n",
-                              END };
+    //  A failed stream ends with the bare error object, as the API's do
+    //  (after the same error as a data: event, or alone).
+    const char *failed [] = { GM_TEXT, "\n", "data: {\"error\":{\"code\":499,\"message\":\"m\"}}\n\n",
+                              "{\"error\":{\"code\":499,\"message\":\"m\",\"status\":\"CANCELLED\"}}\n", END };
     cr_expect_eq (s_run (SL_DIALECT_GEMINI, failed, &v), -1, "%s", sl_validate_reason (v));
     cr_expect_eq (sl_validate_end (v), 0, "the error object ends it");
+    sl_validate_destroy (&v);
+    const char *bare [] = { GM_TEXT, "{\"error\":{\"code\":499,\"message\":\"m\"}}\n", END };
+    cr_expect_eq (s_run (SL_DIALECT_GEMINI, bare, &v), -1, "%s", sl_validate_reason (v));
+    cr_expect_eq (sl_validate_end (v), 0);
     sl_validate_destroy (&v);
 }
 
