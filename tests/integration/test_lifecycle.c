@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "harness.h"
+#include "hops.h"
 
 #define LC_TIMEOUT_MS 20000             //  one request
 #define LC_DRAIN_MS 15000               //  for every hop to let go of a stream
@@ -32,54 +32,6 @@ static const char s_policy [] =
     "    headers: [{name: x-sluice-test, equals: terminate}]\n"
     "    action: terminate\n"
     "    message: \"sluice ended this response (rule {rule}).\"\n";
-
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
-static void
-s_pause (void)
-{
-    struct timespec ts = { 0, 20 * 1000000L };
-    nanosleep (&ts, NULL);
-}
-
-//  Wait until no hop holds a stream; false (and the first hop that still
-//  holds one in *which) when that does not happen in time.
-static bool
-s_all_free (sluice_stack_t *s, const char **which, double *value)
-{
-    static const char *names [] = { "ingest", "aggregator", "judge", "emitter", "gateway" };
-    long deadline = s_now_ms () + LC_DRAIN_MS;
-    for (;;) {
-        bool free_everywhere = true;
-        for (int hop = 1; hop <= 5 && free_everywhere; hop++) {
-            double v = metric_value (atoi (s->metrics [hop]), "sluice_streams_active");
-            if (v != 0) {
-                free_everywhere = false;
-                *which = names [hop - 1];
-                *value = v;
-            }
-        }
-        if (free_everywhere) {
-            double v = metric_value (s->mock_port, "mock_streams_active");
-            if (v != 0) {
-                free_everywhere = false;
-                *which = "mock";
-                *value = v;
-            }
-        }
-        if (free_everywhere)
-            return true;
-        if (s_now_ms () >= deadline)
-            return false;
-        s_pause ();
-    }
-}
 
 typedef struct {
     const char *name;
@@ -149,7 +101,7 @@ s_every_way (int d)
         sl_buf_free (&out);
         const char *which = "";
         double value = 0;
-        cr_expect (s_all_free (s, &which, &value), "%s, %s: the %s still holds %.0f stream(s)",
+        cr_expect (hops_all_free (s, LC_DRAIN_MS, &which, &value), "%s, %s: the %s still holds %.0f stream(s)",
                    dl->name, way->name, which, value);
     }
     cr_expect_eq (stack_stop (s), 0);
