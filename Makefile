@@ -204,8 +204,10 @@ chaos: $(BUILD)/asan/tests/integration $(ASAN_BINS)
 	  grep -E '^chaos:|^\[FAIL|^\[----\] .*Assertion|Synthesis' $$out; rm -f $$out; exit $$rc
 
 # The coding agents, real clients of sluice: installed into build/agents
-# from tests/agents/package-lock.json (npm ci; their install scripts put
-# each agent's own binary in place), then tests/integration/test_agents.c
+# from tests/agents/package-lock.json (their install scripts put
+# each agent's own binary in place; npm install, not npm ci, which refuses
+# this lock: it lacks opencode's packages for other systems), then
+# tests/integration/test_agents.c
 # runs each against a stack of its own.
 AGENTS_DIR = $(BUILD)/agents
 
@@ -217,7 +219,7 @@ agents: deps
 	  || [ tests/agents/package-lock.json -nt $(AGENTS_DIR)/node_modules/.package-lock.json ]; then \
 	  echo "installing the coding agents into $(AGENTS_DIR) (tests/agents/package-lock.json)"; \
 	  cp tests/agents/package.json tests/agents/package-lock.json $(AGENTS_DIR)/ \
-	  && (cd $(AGENTS_DIR) && timeout 900 npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
+	  && (cd $(AGENTS_DIR) && timeout 900 npm install --no-save --no-audit --no-fund --loglevel=error) || exit 1; \
 	fi
 	@out=$$(mktemp); SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin SLUICE_AGENTS_BIN=$(CURDIR)/$(AGENTS_DIR)/node_modules/.bin \
 	  $(BUILD)/asan/tests/integration --filter 'agents/*' --jobs 1 > $$out 2>&1; rc=$$?; \

@@ -124,9 +124,38 @@ sl_emitter_stats (sl_emitter_t *self)
 //  --------------------------------------------------------------------------
 //  Frames
 
+static void s_send_frame_flagged (sl_emitter_t *self, s_stream_t *s, int status, const char *content_type,
+                                  bool last, uint32_t flags);
+
 //  Send self->frame as one frame (nothing when empty and not last).
 static void
 s_send_frame (sl_emitter_t *self, s_stream_t *s, int status, const char *content_type, bool last)
+{
+    s_send_frame_flagged (self, s, status, content_type, last, 0);
+}
+
+//  The end of a failed stream: self->frame, then the renderer's part that
+//  must reach the client by itself (rs.alone) as the last frame, ALONE.
+static void
+s_send_failed_end (sl_emitter_t *self, s_stream_t *s)
+{
+    if (!s->rs.alone.len) {
+        s_send_frame (self, s, 200, SL_EMITTER_SSE_TYPE, true);
+        return;
+    }
+    s_send_frame (self, s, 200, SL_EMITTER_SSE_TYPE, false);
+    sl_str_t alone = sl_buf_str (&s->rs.alone);
+    if (sl_validate_event (s->validate, alone) == 0) {
+        sl_buf_append_str (&self->frame, alone);
+        self->stats.events_out++;
+    }
+    sl_buf_reset (&s->rs.alone);
+    s_send_frame_flagged (self, s, 200, SL_EMITTER_SSE_TYPE, true, SL_F_ALONE);
+}
+
+static void
+s_send_frame_flagged (sl_emitter_t *self, s_stream_t *s, int status, const char *content_type, bool last,
+                      uint32_t flags)
 {
     if (self->frame.len == 0 && !last)
         return;
@@ -137,6 +166,7 @@ s_send_frame (sl_emitter_t *self, s_stream_t *s, int status, const char *content
     f.seq = s->seq++;
     f.body = sl_buf_str (&self->frame);
     f.reply_to = sl_buf_str (&s->reply_to);
+    f.flags = flags;
     if (s->state == ST_QUIET) {
         f.flags |= SL_F_FIRST;
         f.status = status;
@@ -239,7 +269,7 @@ s_cut (sl_emitter_t *self, s_stream_t *s, const char *what, const char *why)
         rest = sl_str_n (rest.ptr + event.len, rest.len - event.len);
     }
     sl_buf_free (&err);
-    s_send_frame (self, s, 200, SL_EMITTER_SSE_TYPE, true);
+    s_send_failed_end (self, s);
 }
 
 //  Check every event rendered into self->out and move the legal ones into
@@ -384,7 +414,7 @@ s_on_error (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg)
     }
     s->renderer->error (&s->rs, status, msg->code, msg->message, &self->out);
     if (s_check (self, s) == 0)
-        s_send_frame (self, s, 200, SL_EMITTER_SSE_TYPE, true);
+        s_send_failed_end (self, s);
 }
 
 //  The end of a non-streaming response: its whole body, checked; an HTTP

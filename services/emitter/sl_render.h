@@ -70,6 +70,8 @@ typedef struct {
     //  judge writes after a call still comes before every call
     sl_buf_t held;                      //  held calls: id \0 name \0 args \0 ...
     int held_count;
+    sl_buf_t alone;                     //  bytes of an error that must reach the client by
+                                        //  themselves, after the rest (Gemini's bare error)
     //  Responses
     uint64_t seq;                       //  sequence_number of the next event
     sl_buf_t output;                    //  completed output items, comma-joined
@@ -86,6 +88,8 @@ typedef struct {
     //  Render an error inside a started stream: the events that end a
     //  failed response in the dialect. status is the HTTP status the error
     //  reports (0: none), code the provider's error type or status name.
+    //  What must reach the client by itself, after the rest, goes into
+    //  rs->alone (the emitter sends it as a frame of its own).
     void (*error) (sl_render_stream_t *rs, int status, sl_str_t code, sl_str_t message, sl_buf_t *out);
     //  Render the end of a stream that finished normally.
     void (*end) (sl_render_stream_t *rs, sl_buf_t *out);

@@ -419,12 +419,14 @@ s_error_body (int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
 static void
 s_error (sl_render_stream_t *rs, int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
 {
-    (void) rs;
     sl_buf_puts (out, "data: ");
     s_error_body (status, code, message, out);
     sl_buf_puts (out, "\n\n");
-    s_error_body (status, code, message, out);
-    sl_buf_putc (out, '\n');
+    //  The bare object must reach the client in a read of its own: the
+    //  SDK inside Gemini CLI parses whole network chunks for it.
+    sl_buf_reset (&rs->alone);
+    s_error_body (status, code, message, &rs->alone);
+    sl_buf_putc (&rs->alone, '\n');
 }
 
 static void
