@@ -624,3 +624,152 @@ sl_json_put_str (sl_buf_t *out, const char *s, size_t n)
     sl_json_put_escaped (out, s, n);
     sl_buf_putc (out, '"');
 }
+
+//  --------------------------------------------------------------------------
+//  Closing a cut-off text
+
+//  The closing bytes of the containers open[0..depth), innermost first.
+static void
+s_put_closers (sl_buf_t *out, const char *open, int depth)
+{
+    for (int d = depth; d > 0; d--)
+        sl_buf_putc (out, open [d - 1] == '{' ? '}' : ']');
+}
+
+int
+sl_json_close (sl_str_t partial, sl_buf_t *out)
+{
+    sl_str_t text = sl_json_trim (partial);
+    if (!text.len)
+        return -2;
+    size_t start = out->len;
+    if (sl_json_valid (text)) {
+        sl_buf_append_str (out, text);
+        return 0;
+    }
+    char first = text.ptr [0];
+    if (first != '{' && first != '[' && first != '"')
+        return -2;
+    //  Every push and pop of a container is itself a place to cut, so the
+    //  containers open at the last cut are the bottom cut_depth of the
+    //  stack as it stands: no copy of the stack is kept per cut.
+    char open [SL_JSON_MAX_DEPTH];
+    bool want_key [SL_JSON_MAX_DEPTH];  //  object: a key comes next, not a value
+    int depth = 0, cut_depth = 0;
+    size_t cut = 0;                     //  bytes of text up to the last cut
+    bool in_string = false, is_key = false, in_token = false;
+    bool closed = false;                //  the top-level container was closed
+    int escape = 0;                     //  1 after '\', 2..5: hex digits of \u still due
+    unsigned hex = 0;                   //  value of a \u escape so far
+    int utf8 = 0;                       //  continuation bytes still due
+    size_t clean = 0;                   //  in a value string: bytes up to its last whole character
+    const char *p = text.ptr;
+    for (size_t i = 0; i < text.len; i++) {
+        unsigned char c = (unsigned char) p [i];
+        if (in_string) {
+            bool whole = false;
+            if (escape == 1) {
+                escape = c == 'u' ? 5 : 0;
+                hex = 0;
+                whole = escape == 0;
+            }
+            else
+            if (escape > 1) {
+                hex = hex * 16 + (unsigned) (c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+                if (--escape == 1) {
+                    escape = 0;
+                    //  Half a surrogate pair is no character: wait for the other.
+                    whole = !(hex >= 0xd800 && hex <= 0xdbff);
+                }
+            }
+            else
+            if (utf8 > 0)
+                whole = --utf8 == 0;
+            else
+            if (c == '\\')
+                escape = 1;
+            else
+            if (c == '"') {
+                in_string = false;
+                if (!is_key && depth > 0) {
+                    cut = i + 1;
+                    cut_depth = depth;
+                }
+                continue;
+            }
+            else
+            if (c >= 0x80) {
+                utf8 = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
+                whole = false;
+            }
+            else
+                whole = true;
+            if (whole)
+                clean = i + 1;
+            continue;
+        }
+        bool space = c == ' ' || c == '\n' || c == '\r' || c == '\t';
+        bool ends_token = space || c == ',' || c == '}' || c == ']' || c == ':';
+        if (closed && !space)
+            return -2;                  //  more after the whole value: not a cut-off text
+        if (in_token && ends_token) {
+            in_token = false;
+            if (depth > 0) {
+                cut = i;
+                cut_depth = depth;
+            }
+        }
+        if (c == '"') {
+            in_string = true;
+            is_key = depth > 0 && open [depth - 1] == '{' && want_key [depth - 1];
+            clean = i + 1;
+            utf8 = 0;
+        }
+        else
+        if (c == '{' || c == '[') {
+            if (depth == SL_JSON_MAX_DEPTH)
+                return -2;
+            open [depth] = (char) c;
+            want_key [depth++] = c == '{';
+            cut = i + 1;
+            cut_depth = depth;
+        }
+        else
+        if (c == '}' || c == ']') {
+            if (depth == 0)
+                return -2;
+            depth--;
+            cut = i + 1;
+            cut_depth = depth;
+            closed = depth == 0;
+        }
+        else
+        if (c == ':' && depth > 0)
+            want_key [depth - 1] = false;
+        else
+        if (c == ',' && depth > 0)
+            want_key [depth - 1] = open [depth - 1] == '{';
+        else
+        if (!ends_token)
+            in_token = true;            //  a number or a literal
+    }
+    if (in_string && !is_key) {
+        //  Cut inside a value: keep its whole characters and close it.
+        sl_buf_append (out, p, clean);
+        sl_buf_putc (out, '"');
+        s_put_closers (out, open, depth);
+    }
+    else {
+        if (cut == 0) {
+            out->len = start;
+            return -2;                  //  a top-level string cut inside its key: nothing to keep
+        }
+        sl_buf_append (out, p, cut);
+        s_put_closers (out, open, cut_depth);
+    }
+    if (!sl_json_valid (sl_str_n (out->data + start, out->len - start))) {
+        out->len = start;
+        return -2;
+    }
+    return 0;
+}

@@ -80,6 +80,21 @@ int sl_json_f64 (sl_str_t value, double *out);
 int sl_json_bool (sl_str_t value, bool *out);
 bool sl_json_is_null (sl_str_t value);
 
+//  A JSON text cut off somewhere (the arguments of a tool call a stream did
+//  not finish), closed into one value that says what the text said so far:
+//  complete members and elements are kept; a string cut inside is kept up
+//  to the cut and closed (an escape or UTF-8 sequence broken by the cut is
+//  dropped); a key without its value, a number or literal cut inside, are
+//  dropped; open containers are closed innermost first:
+//      {"command":"rm -rf /tm        ->  {"command":"rm -rf /tm"}
+//      {"a":[1,{"b":tr              ->  {"a":[1,{}]}
+//  A complete value is copied as it is (trimmed). Appends the value to out
+//  and returns 0; -2 (out unchanged) when the text is not the beginning of
+//  one JSON value, when what would be kept is not valid JSON, or when it
+//  nests too deeply. (What comes after the last place to cut is dropped
+//  unread: a malformed tail is dropped like a cut-off one.)
+int sl_json_close (sl_str_t partial, sl_buf_t *out);
+
 //  Append s as a quoted, escaped JSON string.
 void sl_json_put_str (sl_buf_t *out, const char *s, size_t n);
 static inline void

@@ -137,6 +137,10 @@ static const char *s_action_names [] = {
 static const char *s_check_names [] = {
     "ran", "timeout", "error", "default"
 };
+static const char *s_cut_names [] = {
+    "none", "length", "filter", "error", "eof", "size", "invalid"
+};
+_Static_assert (sizeof s_cut_names / sizeof s_cut_names [0] == SL_CUT_MAX, "a name for every cut");
 
 #define S_NAME(table, value) \
     ((value) >= 0 && (size_t) (value) < sizeof table / sizeof table [0] ? table [value] : "?")
@@ -149,6 +153,7 @@ const char *sl_block_kind_name (int v)  { return S_NAME (s_block_kind_names, v);
 const char *sl_finish_name (int v)      { return S_NAME (s_finish_names, v); }
 const char *sl_action_name (int v)      { return S_NAME (s_action_names, v); }
 const char *sl_check_name (int v)       { return S_NAME (s_check_names, v); }
+const char *sl_cut_name (int v)         { return S_NAME (s_cut_names, v); }
 
 static int
 s_parse (const char **table, int count, const char *name)
@@ -169,6 +174,25 @@ int
 sl_action_parse (const char *name)
 {
     return s_parse (s_action_names, SL_ACT_MAX, name);
+}
+
+int
+sl_cut_parse (sl_str_t name)
+{
+    for (int i = 1; name.ptr && i < SL_CUT_MAX; i++)
+        if (sl_str_eq (name, s_cut_names [i]))
+            return i;
+    return 0;
+}
+
+sl_cut_t
+sl_cut_for_error (sl_str_t code)
+{
+    if (sl_str_eq (code, "stream_too_large") || sl_str_eq (code, "upstream_event_too_large"))
+        return SL_CUT_SIZE;
+    if (sl_str_eq (code, "upstream_incomplete") || sl_str_eq (code, "upstream_connection_lost"))
+        return SL_CUT_EOF;
+    return SL_CUT_ERROR;
 }
 
 //  --------------------------------------------------------------------------

@@ -132,6 +132,20 @@ typedef enum {
     SL_CHK_MAX
 } sl_check_t;
 
+//  Why a block was cut off: the "code" of a block_end flagged INCOMPLETE
+//  (PROTOCOL.md, "block"). The judge adds INVALID for a tool call that
+//  ended without a cut but whose arguments are not one whole JSON object.
+typedef enum {
+    SL_CUT_NONE = 0,                    //  the block ended cleanly
+    SL_CUT_LENGTH,                      //  a length finish (max tokens)
+    SL_CUT_FILTER,                      //  a content filter or refusal finish
+    SL_CUT_ERROR,                       //  an error ended the response
+    SL_CUT_EOF,                         //  the upstream's body or connection ended early
+    SL_CUT_SIZE,                        //  over a size bound (stream, event, call)
+    SL_CUT_INVALID,                     //  ended, but the arguments are not whole JSON
+    SL_CUT_MAX
+} sl_cut_t;
+
 //  Flags (field "f").
 #define SL_F_STREAM      (1u << 0)      //  client asked for a streaming response
 #define SL_F_ARGS_VALID  (1u << 1)      //  tool arguments are complete valid JSON
@@ -244,9 +258,16 @@ const char *sl_block_kind_name (int kind);
 const char *sl_finish_name (int finish);
 const char *sl_action_name (int action);
 const char *sl_check_name (int check);
+const char *sl_cut_name (int cut);
 //  Reverse lookups; 0 when unknown.
 int sl_dialect_parse (const char *name);
 int sl_action_parse (const char *name);
+int sl_cut_parse (sl_str_t name);
+//  The cut an ERROR with this code makes of the block it closes: SIZE for
+//  the bounds (stream_too_large, upstream_event_too_large), EOF for an
+//  upstream that stopped short (upstream_incomplete,
+//  upstream_connection_lost), ERROR for any other.
+sl_cut_t sl_cut_for_error (sl_str_t code);
 
 //  Fill sid with random bytes.
 void sl_sid_new (uint8_t sid [SL_SID_SIZE]);

@@ -7,10 +7,18 @@
         IN_BLOCK      a block is open and its block_start is out
         CLOSED        finish or error sent; only END may follow
 
+    A tool call the provider closed (block_stop) stays the current block,
+    stopped: nothing continues it, and its block_end waits for what comes
+    next, which says whether it ended cleanly (another block starts) or
+    was cut off with the response (a length or filter finish, an error,
+    the body ending early). That is what the other dialects show too: their
+    calls stay open until the next block or the finish.
+
     Transitions, by what arrives:
         content that continues the open block   append_to_block
         content that does not                   close_current_block, start_block
-        block_stop naming the open block        close_current_block
+        block_stop naming the open block        close_current_block (a tool
+                                                call: stop_tool_call)
         first argument byte of a pending call   send_block_start (-> IN_BLOCK)
         done                                    finish_response (-> CLOSED)
         error                                   end_with_error (-> CLOSED)
@@ -32,6 +40,7 @@
 #include "sl_jsonv.h"
 
 #define SL_AGG_TOO_LARGE_STATUS 502     //  reported when nothing was sent yet
+#define SL_AGG_IDENTITY_WAIT_BYTES 4096 //  arguments a call's block_start waits for at most
 
 typedef enum {
     ST_OPEN,
@@ -54,6 +63,7 @@ typedef struct {
     int32_t index;                      //  our index
     int32_t pindex;                     //  the provider's index (-1: none)
     uint32_t flags;                     //  SL_F_SUMMARY of a thinking block
+    bool stopped;                       //  a tool call the provider closed; its end waits
     sl_buf_t id;
     sl_buf_t call_id;
     sl_buf_t name;
@@ -245,10 +255,18 @@ s_is_call (int kind)
     return kind == SL_BK_TOOL_CALL || kind == SL_BK_SERVER_TOOL_USE;
 }
 
+//  A block whose block_end is still to be sent (open, or a stopped call).
+static bool
+s_has_block (const s_stream_t *s)
+{
+    return s->state == ST_PENDING_CALL || s->state == ST_IN_BLOCK;
+}
+
+//  A block that may still take content (a stopped call may not).
 static bool
 s_block_open (const s_stream_t *s)
 {
-    return s->state == ST_PENDING_CALL || s->state == ST_IN_BLOCK;
+    return s_has_block (s) && !s->stopped;
 }
 
 static bool
@@ -340,11 +358,13 @@ s_continues_call (const s_stream_t *s, int kind, const sl_msg_t *d)
 
 //  Is the open block a tool call whose identity may still grow? Its
 //  block_start, and the arguments so far, wait until the arguments are
-//  complete or the call ends.
+//  complete or the call ends, or until SL_AGG_IDENTITY_WAIT_BYTES of them
+//  came (identity pieces come early; a huge call still streams on).
 static bool
 s_identity_open (const s_stream_t *s)
 {
-    if (s->state != ST_PENDING_CALL || s->kind != SL_BK_TOOL_CALL)
+    if (s->state != ST_PENDING_CALL || s->kind != SL_BK_TOOL_CALL
+    ||  s->content.len >= SL_AGG_IDENTITY_WAIT_BYTES)
         return false;
     sl_jsonv_status_t args = sl_jsonv_status (s->args);
     return args == SL_JSONV_EMPTY || args == SL_JSONV_PARTIAL;
@@ -516,16 +536,20 @@ attach_citation (sl_agg_t *self, s_stream_t *s, sl_str_t citation)
     s_emit (self, s, &m);
 }
 
+//  Send the current block's end; cut (not NONE) when the response was cut
+//  off while it was current: flag INCOMPLETE, the reason as its code.
 static void
-close_current_block (sl_agg_t *self, s_stream_t *s, uint32_t extra_flags)
+close_current_block (sl_agg_t *self, s_stream_t *s, sl_cut_t cut)
 {
-    if (!s_block_open (s))
+    if (!s_has_block (s))
         return;
     if (s->state == ST_PENDING_CALL)
         settle_pending_call (self, s);
     sl_msg_t m;
     s_block_msg (self, s, SL_B_END, &m);
-    m.flags = s->flags | extra_flags;
+    m.flags = s->flags | (cut != SL_CUT_NONE ? SL_F_INCOMPLETE : 0);
+    if (cut != SL_CUT_NONE)
+        m.code = sl_str (sl_cut_name (cut));
     s_put_identity (s, &m);
     if (s_is_call (s->kind))
         m.text = s_final_arguments (s, &m.flags);
@@ -546,12 +570,21 @@ close_current_block (sl_agg_t *self, s_stream_t *s, uint32_t extra_flags)
         m.body = sl_buf_str (&s->body);
     s_emit (self, s, &m);
     s->state = ST_OPEN;
+    s->stopped = false;
+}
+
+//  The provider closed the open tool call: it takes no more content, and
+//  its end goes out when what follows shows how it ended.
+static void
+stop_tool_call (s_stream_t *s)
+{
+    s->stopped = true;
 }
 
 static void
 start_block (sl_agg_t *self, s_stream_t *s, int kind, const sl_msg_t *d)
 {
-    close_current_block (self, s, 0);
+    close_current_block (self, s, SL_CUT_NONE);
     s->kind = kind;
     s->index = (int32_t) s->blocks++;
     s->pindex = d->index;
@@ -577,7 +610,7 @@ start_block (sl_agg_t *self, s_stream_t *s, int kind, const sl_msg_t *d)
 static void
 end_with_error (sl_agg_t *self, s_stream_t *s, const sl_msg_t *error)
 {
-    close_current_block (self, s, SL_F_INCOMPLETE);
+    close_current_block (self, s, sl_cut_for_error (error->code));
     sl_msg_t m = *error;
     if (!m.has_usage && s->has_usage) {
         //  Tokens spent before the failure are still billed: pass them on.
@@ -705,8 +738,10 @@ finish_response (sl_agg_t *self, s_stream_t *s)
         m.stop_seq = sl_buf_str (&s->stop_seq);
     sl_finish_t finish = sl_agg_normalize_finish (m.finish_raw);
     //  Stopped before it was done: what is open was cut off.
-    bool cut = finish == SL_FIN_LENGTH || finish == SL_FIN_CONTENT_FILTER;
-    close_current_block (self, s, cut ? SL_F_INCOMPLETE : 0);
+    sl_cut_t cut = finish == SL_FIN_LENGTH ? SL_CUT_LENGTH
+                 : finish == SL_FIN_CONTENT_FILTER || finish == SL_FIN_REFUSAL ? SL_CUT_FILTER
+                 : finish == SL_FIN_ERROR ? SL_CUT_ERROR : SL_CUT_NONE;
+    close_current_block (self, s, cut);
     //  Calls are left for the client to run: it must be told so, whatever
     //  a provider says for a normal end (Gemini says STOP). A length or
     //  filter finish stays what it is: the client must not run a call that
@@ -834,8 +869,11 @@ s_on_citation (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
 static void
 s_on_block_stop (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
 {
+    if (s_block_open (s) && d->index == s->pindex && s->kind == SL_BK_TOOL_CALL)
+        stop_tool_call (s);
+    else
     if (s_block_open (s) && d->index == s->pindex)
-        close_current_block (self, s, 0);
+        close_current_block (self, s, SL_CUT_NONE);
     else
         self->ignored++;                //  a block we never opened (it was empty)
 }

@@ -13,8 +13,12 @@
     block_delta*, block_end with the whole content, then one finish
     (normalized reason, raw reason, stop sequence, merged usage) and end. A
     block is complete when the next one starts, when the provider closes it
-    (block_stop with its index), or when the response finishes. Block
-    indices are contiguous from 0 in the order blocks start.
+    (block_stop with its index), or when the response finishes. A tool call
+    the provider closes takes no more content, but its block_end waits for
+    what follows: whether it ended cleanly shows only then (another block
+    starts: it did; the response is cut: it was cut with it), as it does
+    for providers that never close calls. Block indices are contiguous
+    from 0 in the order blocks start.
 
     Identity (PROTOCOL.md "Delta conventions"): decoders pass the provider's
     own index and whatever id / call_id / name a fragment carries; the
@@ -36,8 +40,8 @@
         identity (appended: id and name sent in fragments, before or between
         argument fragments) for as long as the arguments are open.
       - A tool call's block_start goes out when its arguments are complete
-        JSON (or when it closes), followed by the arguments so far in one
-        fragment, so it carries the whole identity even when that came in
+        JSON (or when it closes, or when 4 KiB of them came), followed by
+        the arguments so far in one fragment, so it carries the whole identity even when that came in
         pieces (the judge holds a call to its end anyway); a server tool
         use's goes out with its first argument byte. A whole call in one
         fragment must carry complete
@@ -55,8 +59,12 @@
     Arguments are checked as they arrive (sl_jsonv: each byte once). At the
     end: empty arguments become {}; a JSON string holding an object is
     decoded and flagged REPAIRED; ARGS_VALID means a complete JSON object;
-    a block still open when a length or content_filter finish or an error
-    ends the response is flagged INCOMPLETE and never ARGS_VALID.
+    the block current when the response is cut off is flagged INCOMPLETE,
+    never ARGS_VALID, and says why in its code (sl_cut_t): length (a length
+    finish), filter (content_filter, refusal), error (an error finish, an
+    ERROR), eof (the upstream stopped short: upstream_incomplete,
+    upstream_connection_lost), size (stream_too_large,
+    upstream_event_too_large).
 
     Finish: the raw value is kept; the normalized one is tool_calls when the
     response holds tool calls and the provider said stop (or nothing).
@@ -70,7 +78,7 @@
     Bounded: each stream may start at most max_blocks blocks and take in
     at most max_bytes bytes of content (text, arguments, ids, names,
     signatures, bodies, summed over the stream); past either, the open block is closed INCOMPLETE
-    and the stream ends with an ERROR (code stream_too_large, status 502).
+    (size) and the stream ends with an ERROR (code stream_too_large, status 502).
 
     Messages of an older epoch than the stream's are dropped; a newer epoch
     restarts the stream (a replay). Messages for a stream that never

@@ -16,6 +16,7 @@
     survives even when no tap is listening.
 */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -261,12 +262,17 @@ main (int argc, char **argv)
     const char *policy_path = "";
     const char *keepalive = "2000";
     const char *watch = "1000";
+    char default_call_bytes [24];
+    snprintf (default_call_bytes, sizeof default_call_bytes, "%u", (unsigned) SL_JUDGE_DEFAULT_MAX_CALL_BYTES);
+    const char *max_call_bytes = default_call_bytes;
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (blocks from the aggregators)" },
         { "next", NULL, &next, "emitter endpoints, comma-separated" },
         { "policy", "SLUICE_POLICY", &policy_path, "policy file (YAML); none allows every call" },
         { "keepalive-ms", NULL, &keepalive, "keep-alive to the client while a call is held this long (0: off)" },
         { "watch-ms", NULL, &watch, "check the policy file for changes this often (0: only on SIGHUP)" },
+        { "max-call-bytes", NULL, &max_call_bytes,
+          "argument bytes one tool call may have; a call over it is judged as cut off and never released" },
         SL_OPT_END
     };
     int code;
@@ -276,6 +282,12 @@ main (int argc, char **argv)
     long keepalive_ms = sl_opts_long (keepalive), watch_ms = sl_opts_long (watch);
     if (keepalive_ms < 0 || watch_ms < 0) {
         sl_log_error ("bad_option", "--keepalive-ms and --watch-ms must be non-negative integers");
+        sl_service_destroy (&svc);
+        return 2;
+    }
+    long call_bytes = sl_opts_long (max_call_bytes);
+    if (call_bytes <= 0) {
+        sl_log_error ("bad_option", "--max-call-bytes must be a positive integer");
         sl_service_destroy (&svc);
         return 2;
     }
@@ -298,6 +310,7 @@ main (int argc, char **argv)
     sl_judge_set_llm (app.judge, s_ask, s_cancel, &app);
     sl_judge_set_clock (app.judge, s_clock, NULL);
     sl_judge_set_keepalive (app.judge, keepalive_ms * 1000);
+    sl_judge_set_max_call_bytes (app.judge, (size_t) call_bytes);
     {
         //  Ticks drive both keep-alives: the client's and the liveness one.
         long period = SL_JUDGE_LIVENESS_US / 1000;

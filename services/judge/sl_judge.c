@@ -18,6 +18,15 @@
                                            |
                                            +--llm--> asking --done/timeout/error--> decided
     and a decided call at the head of the queue is released.
+
+    Failing closed: a call that did not end cleanly is judged as such. Its
+    block_end says so (INCOMPLETE, and the cut in its code); a call still
+    open when its stream fails or ends gets a block_end made here from what
+    came of it (close_cut_call), cut as the error says (or eof), so it is
+    judged and its verdict goes out before the error; and a call whose
+    arguments pass the bound stops being kept (its fragments are freed, the
+    bound's worth stays for the policy) and is judged as cut for size when
+    it ends. Nothing of a call leaves before its verdict.
 */
 #include "sl_judge.h"
 
@@ -60,6 +69,9 @@ typedef struct _s_item_t {
     int32_t index;                      //  call: its block index
     bool complete;                      //  call: block_end arrived
     int ordinal;                        //  call: 1 for the response's first call
+    size_t bytes;                       //  call: argument bytes received
+    bool oversize;                      //  call: over the bound; its fragments are not kept
+    sl_buf_t seen;                      //  call, once oversize: the bound's worth of arguments
     size_t memo;                        //  call: its decision's slot, S_NO_MEMO until judged
     sl_msg_t **parts;                   //  call: start, deltas, end (owned)
     size_t part_count;
@@ -110,6 +122,7 @@ struct _sl_judge_t {
     sl_judge_clock_fn *clock;
     void *clock_arg;
     int64_t keepalive_us;
+    size_t max_call_bytes;              //  argument bytes a call may have and be released
     uint64_t next_ticket;
     s_ticket_t *tickets;                //  asks in flight
     size_t ticket_count;
@@ -174,6 +187,7 @@ sl_judge_new (sl_policy_t *policy)
     self->streams = sl_sidmap_new ();
     self->policy = sl_policy_ref (policy);
     self->keepalive_us = SL_JUDGE_KEEPALIVE_US;
+    self->max_call_bytes = SL_JUDGE_DEFAULT_MAX_CALL_BYTES;
     return self;
 }
 
@@ -184,6 +198,7 @@ s_item_free (s_item_t *item)
     for (size_t i = 0; i < item->part_count; i++)
         free (item->parts [i]);
     free (item->parts);
+    sl_buf_free (&item->seen);
     free (item);
 }
 
@@ -270,6 +285,12 @@ void
 sl_judge_set_keepalive (sl_judge_t *self, int64_t interval_us)
 {
     self->keepalive_us = interval_us > 0 ? interval_us : 0;
+}
+
+void
+sl_judge_set_max_call_bytes (sl_judge_t *self, size_t bytes)
+{
+    self->max_call_bytes = bytes ? bytes : SL_JUDGE_DEFAULT_MAX_CALL_BYTES;
 }
 
 size_t sl_judge_streams (sl_judge_t *self) { return sl_sidmap_size (self->streams); }
@@ -515,6 +536,17 @@ s_memo_new (s_stream_t *s)
     return m;
 }
 
+//  Why a call did not end cleanly, from its block_end.
+static sl_cut_t
+s_cut_of (const sl_msg_t *end)
+{
+    if (end->flags & SL_F_INCOMPLETE) {
+        int cut = sl_cut_parse (end->code);
+        return cut ? (sl_cut_t) cut : SL_CUT_ERROR;     //  cut, for a reason not given
+    }
+    return (end->flags & SL_F_ARGS_VALID) ? SL_CUT_NONE : SL_CUT_INVALID;
+}
+
 //  The call as the policy sees it, from its block_end and the stream.
 static sl_call_t
 s_call_view (s_stream_t *s, const sl_msg_t *end, int ordinal)
@@ -526,6 +558,7 @@ s_call_view (s_stream_t *s, const sl_msg_t *end, int ordinal)
         .arguments = end->text,
         .args_valid = (end->flags & SL_F_ARGS_VALID) != 0,
         .repaired = (end->flags & SL_F_REPAIRED) != 0,
+        .cut = s_cut_of (end),
         .ordinal = ordinal,
         .model = s->start->model,
         .headers = s->start->headers,
@@ -681,23 +714,106 @@ s_open_call (s_stream_t *s, int32_t index, bool remove)
     return NULL;
 }
 
-//  A stream failed: calls still open are incomplete and never released.
+//  The arguments of a call as far as they came: its fragments, or once it
+//  is oversize the bound's worth kept of them.
 static void
-discard_open_calls (s_stream_t *s)
+s_seen_arguments (const s_item_t *call, sl_buf_t *out)
 {
-    s_item_t **link = &s->head;
-    s_item_t *prev = NULL;
-    while (*link) {
-        s_item_t *item = *link;
-        if (!item->msg && !item->complete) {
-            *link = item->next;
-            s_item_free (item);
-            continue;
-        }
-        prev = item;
-        link = &item->next;
+    if (call->oversize) {
+        sl_buf_append (out, call->seen.data, call->seen.len);
+        return;
     }
-    s->tail = prev;
+    for (size_t i = 1; i < call->part_count; i++)
+        if (call->parts [i]->kind == SL_B_DELTA)
+            sl_buf_append_str (out, call->parts [i]->text);
+}
+
+//  The call's arguments went over the bound: keep the bound's worth of
+//  them for the policy, free its fragments, and keep no more.
+static void
+s_make_oversize (sl_judge_t *self, s_item_t *call, sl_str_t more)
+{
+    sl_buf_t seen = { 0 };
+    s_seen_arguments (call, &seen);
+    size_t room = self->max_call_bytes > seen.len ? self->max_call_bytes - seen.len : 0;
+    sl_buf_append (&seen, more.ptr, more.len < room ? more.len : room);
+    for (size_t i = 1; i < call->part_count; i++)
+        free (call->parts [i]);
+    call->part_count = 1;               //  its block_start
+    call->seen = seen;
+    call->oversize = true;
+}
+
+//  A call that did not end cleanly gets a block_end made from what came of
+//  it (end: the one that arrived, or NULL when none will): its identity,
+//  its arguments as far as they came, flag INCOMPLETE and the cut as its
+//  code. Then it is complete, and judged.
+static void
+close_cut_call (sl_judge_t *self, s_stream_t *s, s_item_t *call, const sl_msg_t *end, sl_cut_t cut)
+{
+    const sl_msg_t *start = call->parts [0];
+    sl_buf_t args = { 0 };
+    if (end && !call->oversize)
+        sl_buf_append_str (&args, end->text);
+    else
+        s_seen_arguments (call, &args);
+    if (cut == SL_CUT_SIZE) {
+        //  Nothing of a call over a bound is ever released: keep its start
+        //  and the bound's worth of its arguments for the policy.
+        if (args.len > self->max_call_bytes)
+            args.len = self->max_call_bytes;
+        for (size_t i = 1; i < call->part_count; i++)
+            free (call->parts [i]);
+        call->part_count = 1;
+    }
+    sl_msg_t m;
+    if (end)
+        m = *end;
+    else {
+        sl_msg_init (&m, SL_MSG_BLOCK);
+        sl_msg_set_stream (&m, start);
+        m.kind = SL_B_END;
+        m.block = start->block;
+        m.index = call->index;
+    }
+    if (!m.id.ptr)
+        m.id = start->id;
+    if (!m.call_id.ptr)
+        m.call_id = start->call_id;
+    if (!m.name.ptr)
+        m.name = start->name;
+    m.text = sl_buf_str (&args);
+    m.flags = (m.flags & ~(SL_F_ARGS_VALID | SL_F_REPAIRED)) | SL_F_INCOMPLETE;
+    m.code = sl_str (sl_cut_name (cut));
+    s_part_add (call, &m);
+    sl_buf_free (&args);
+    call->complete = true;
+    judge_call (self, s, call);
+}
+
+//  A fragment of an open call's arguments: kept, until the call passes
+//  the bound; then only counted.
+static void
+add_call_fragment (sl_judge_t *self, s_item_t *call, const sl_msg_t *msg)
+{
+    call->bytes += msg->text.len;
+    if (call->oversize)
+        return;
+    if (call->bytes > self->max_call_bytes)
+        s_make_oversize (self, call, msg->text);
+    else
+        s_part_add (call, msg);
+}
+
+//  The stream fails or ends with calls still open: each is cut (as the
+//  error says, eof at an end that came without one, size when it was
+//  over the bound) and judged, so its verdict goes out before the end.
+static void
+close_open_calls (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
+{
+    sl_cut_t cut = msg->type == SL_MSG_ERROR ? sl_cut_for_error (msg->code) : SL_CUT_EOF;
+    for (size_t i = 0; i < s->open_count; i++)
+        close_cut_call (self, s, s->open [i], NULL, s->open [i]->oversize ? SL_CUT_SIZE : cut);
     s->open_count = 0;
 }
 
@@ -711,16 +827,28 @@ s_process (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
     s_item_t *call = msg->type == SL_MSG_BLOCK && msg->index >= 0
                    ? s_open_call (s, msg->index, msg->kind == SL_B_END) : NULL;
     if (call) {
-        s_part_add (call, msg);
+        if (msg->kind == SL_B_DELTA)
+            add_call_fragment (self, call, msg);
+        else
+        if (msg->kind == SL_B_END && (call->oversize || msg->text.len > self->max_call_bytes
+                                   || s_cut_of (msg) == SL_CUT_SIZE)) {
+            //  Over a bound, here or upstream: its fragments go, unreleased.
+            close_cut_call (self, s, call, msg, SL_CUT_SIZE);
+            release_ready (self, s);
+        }
+        else
         if (msg->kind == SL_B_END) {
+            s_part_add (call, msg);
             call->complete = true;
             judge_call (self, s, call);
             release_ready (self, s);
         }
+        else
+            s_part_add (call, msg);
         return;
     }
-    if (msg->type == SL_MSG_ERROR)
-        discard_open_calls (s);
+    if ((msg->type == SL_MSG_ERROR || msg->type == SL_MSG_END) && s->open_count)
+        close_open_calls (self, s, msg);
     if (!s->head) {
         s_forward (self, s, msg);
         return;
@@ -728,7 +856,7 @@ s_process (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
     s_item_t *item = sl_xcalloc (1, sizeof *item);
     item->msg = sl_msg_dup (msg);
     s_enqueue (self, s, item);
-    release_ready (self, s);            //  discarded calls may have unblocked the head
+    release_ready (self, s);            //  calls judged just now may be decided already
 }
 
 //  A replay (new epoch) of a stream: a fresh stream that keeps the old

@@ -32,6 +32,15 @@
     nothing left it for the keep-alive interval, sl_judge_tick emits a
     KEEPALIVE block event for it.
 
+    Failing closed: a call that did not end cleanly is judged as such
+    (sl_call_t.cut): one whose block_end is flagged INCOMPLETE (the cut in
+    its code), one still open when an ERROR or the END arrives (judged then,
+    cut as the error says or eof, before the error goes out), and one whose
+    arguments pass the per-call bound (sl_judge_set_max_call_bytes): from
+    then on its fragments are not kept, and at its end it is judged as cut
+    for size on the bound's worth of its arguments. A call over the bound
+    is never released (the policy turns an allow for it into a block).
+
     Each stream keeps the policy it started with; sl_judge_set_policy
     affects streams that start afterwards. A stream replayed in a new epoch
     keeps its policy and reuses the decisions already taken for the same
@@ -51,6 +60,7 @@
 
 #define SL_JUDGE_KEEPALIVE_US 2000000   //  default keep-alive interval (visible to the client)
 #define SL_JUDGE_LIVENESS_US 200000     //  liveness keep-alives while a call is held
+#define SL_JUDGE_DEFAULT_MAX_CALL_BYTES (1u << 20)  //  argument bytes of one call
 
 typedef struct _sl_judge_t sl_judge_t;
 
@@ -89,6 +99,9 @@ void sl_judge_set_clock (sl_judge_t *self, sl_judge_clock_fn *clock, void *arg);
 //  Keep-alive interval in µs; 0 disables the client-visible keep-alives
 //  (liveness keep-alives, SL_JUDGE_LIVENESS_US, always run with a clock).
 void sl_judge_set_keepalive (sl_judge_t *self, int64_t interval_us);
+//  Argument bytes one call may have and still be released; 0 keeps the
+//  default (SL_JUDGE_DEFAULT_MAX_CALL_BYTES).
+void sl_judge_set_max_call_bytes (sl_judge_t *self, size_t bytes);
 
 void sl_judge_feed (sl_judge_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *arg);
 //  Report the outcome of an ask (result is read, not taken). Outcomes of

@@ -32,6 +32,11 @@
 #define S_DEFAULT_BLOCK "sluice blocked a call to the tool \"{tool}\" (policy rule {rule})."
 #define S_DEFAULT_TERMINATE \
     "sluice ended this response: a call to the tool \"{tool}\" is not allowed (policy rule {rule})."
+#define S_INCOMPLETE_BLOCK \
+    "sluice blocked a call to {tool}: the model's call was cut off ({cut}) and cannot be judged."
+#define S_INCOMPLETE_TERMINATE \
+    "sluice ended this response: the model's call to {tool} was cut off ({cut}) and cannot be judged."
+#define S_ON_INCOMPLETE "on_incomplete" //  the setting, named as the rule of its verdicts
 
 //  Operators of an argument or header matcher (bit set).
 enum {
@@ -88,6 +93,8 @@ typedef struct {
     s_flag_t args_invalid;
     s_flag_t args_repaired;
     s_flag_t schema_violation;
+    s_flag_t incomplete;                //  the call did (not) end cleanly
+    unsigned cuts;                      //  cut: bit (1 << sl_cut_t) per reason named, 0 absent
     long max_calls;                     //  -1: absent; else matches calls after the first N
     sl_llm_spec_t *llm;                 //  NULL: the rule decides by itself
     sl_action_t action;
@@ -101,6 +108,8 @@ struct _sl_policy_t {
     char *name;
     sl_action_t default_action;
     char *default_message;              //  notice of the default block / terminate
+    sl_action_t incomplete_action;      //  on_incomplete: an incomplete call no rule matched
+    char *incomplete_message;           //  its notice, NULL for the built-in one
     s_rule_t *rules;
     int rule_count;
     bool uses_schema;
@@ -220,6 +229,7 @@ s_policy_free (sl_policy_t *self)
     free (self->rules);
     free (self->name);
     free (self->default_message);
+    free (self->incomplete_message);
     free (self);
 }
 
@@ -247,6 +257,7 @@ sl_policy_allow_all (void)
     self->refs = 1;
     self->name = sl_xstrdup ("(allow all)");
     self->default_action = SL_ACT_ALLOW;
+    self->incomplete_action = SL_ACT_BLOCK;
     return self;
 }
 
@@ -445,6 +456,25 @@ s_parse_names (s_ctx_t *ctx, yaml_node_t *node, const char *what, s_names_t *out
         out->count++;
     }
     return 0;
+}
+
+//  cut: one reason or a list of them, as a bit set.
+static int
+s_parse_cuts (s_ctx_t *ctx, yaml_node_t *node, unsigned *out)
+{
+    s_names_t names = { 0 };
+    int rc = s_parse_names (ctx, node, "cut", &names);
+    for (int i = 0; rc == 0 && i < names.count; i++) {
+        int cut = sl_cut_parse (sl_str (names.names [i]));
+        if (!cut) {
+            s_error_at (ctx, node, "cut must be length, filter, error, eof, size or invalid, or a list of them");
+            rc = -1;
+        }
+        else
+            *out |= 1u << cut;
+    }
+    s_names_free (&names);
+    return rc;
 }
 
 static int
@@ -765,6 +795,10 @@ s_parse_rule_field (s_ctx_t *ctx, yaml_node_t *k, yaml_node_t *v, const char *ke
         return s_parse_flag (ctx, v, key, &r->args_repaired);
     if (strcmp (key, "schema_violation") == 0)
         return s_parse_flag (ctx, v, key, &r->schema_violation);
+    if (strcmp (key, "incomplete") == 0)
+        return s_parse_flag (ctx, v, key, &r->incomplete);
+    if (strcmp (key, "cut") == 0)
+        return s_parse_cuts (ctx, v, &r->cuts);
     if (strcmp (key, "max_calls") == 0)
         return s_parse_int (ctx, v, "max_calls", 0, 1000000, &r->max_calls);
     if (strcmp (key, "set") == 0 || strcmp (key, "delete") == 0)
@@ -779,15 +813,15 @@ s_parse_rule_field (s_ctx_t *ctx, yaml_node_t *k, yaml_node_t *v, const char *ke
         return s_parse_llm (ctx, v, r->llm);
     }
     s_error_at (ctx, k, "unknown rule field '%s' (expected id, description, tool, model, headers, "
-                "args, args_invalid, args_repaired, schema_violation, max_calls, llm_judge, action, "
-                "message, set, delete)", key);
+                "args, args_invalid, args_repaired, schema_violation, incomplete, cut, max_calls, "
+                "llm_judge, action, message, set, delete)", key);
     return -1;
 }
 
 static int
 s_parse_rule (s_ctx_t *ctx, yaml_node_t *node, s_rule_t *r)
 {
-    r->args_invalid = r->args_repaired = r->schema_violation = FLAG_ANY;
+    r->args_invalid = r->args_repaired = r->schema_violation = r->incomplete = FLAG_ANY;
     r->max_calls = -1;
     if (node->type != YAML_MAPPING_NODE) {
         s_error_at (ctx, node, "a rule must be a mapping");
@@ -859,6 +893,44 @@ s_parse_rules (s_ctx_t *ctx, yaml_node_t *v, sl_policy_t *self)
     return 0;
 }
 
+//  on_incomplete: an action, or a mapping of action and message.
+static int
+s_parse_on_incomplete (s_ctx_t *ctx, yaml_node_t *node, sl_policy_t *self)
+{
+    yaml_node_t *action = node;
+    if (node->type == YAML_MAPPING_NODE) {
+        action = NULL;
+        for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+            yaml_node_t *k = s_node (ctx, p->key);
+            const char *key = s_scalar (k);
+            if (key && strcmp (key, "action") == 0)
+                action = s_node (ctx, p->value);
+            else
+            if (key && strcmp (key, "message") == 0) {
+                if (s_parse_string (ctx, s_node (ctx, p->value), "message", &self->incomplete_message))
+                    return -1;
+            }
+            else {
+                s_error_at (ctx, k, "unknown on_incomplete field '%s' (expected action, message)",
+                            key ? key : "?");
+                return -1;
+            }
+        }
+        if (!action) {
+            s_error_at (ctx, node, "on_incomplete needs an action");
+            return -1;
+        }
+    }
+    const char *v = s_scalar (action);
+    int a = v ? sl_action_parse (v) : 0;
+    if (a == 0 || a == SL_ACT_REWRITE) {
+        s_error_at (ctx, action, "on_incomplete must be allow, block, drop or terminate");
+        return -1;
+    }
+    self->incomplete_action = (sl_action_t) a;
+    return 0;
+}
+
 static int
 s_parse_root (s_ctx_t *ctx, yaml_node_t *root, sl_policy_t *self)
 {
@@ -881,6 +953,9 @@ s_parse_root (s_ctx_t *ctx, yaml_node_t *root, sl_policy_t *self)
         if (key && strcmp (key, "message") == 0)
             rc = s_parse_string (ctx, v, "message", &self->default_message);
         else
+        if (key && strcmp (key, "on_incomplete") == 0)
+            rc = s_parse_on_incomplete (ctx, v, self);
+        else
         if (key && strcmp (key, "version") == 0) {
             rc = 0;
             if (!s_scalar (v) || strcmp (s_scalar (v), "1") != 0) {
@@ -892,7 +967,8 @@ s_parse_root (s_ctx_t *ctx, yaml_node_t *root, sl_policy_t *self)
         if (key && strcmp (key, "rules") == 0)
             rc = s_parse_rules (ctx, v, self);
         else {
-            s_error_at (ctx, k, "unknown top-level field '%s' (expected version, default, message, rules)",
+            s_error_at (ctx, k, "unknown top-level field '%s' (expected version, default, message, "
+                        "on_incomplete, rules)",
                         key ? key : "?");
             rc = -1;
         }
@@ -924,6 +1000,7 @@ sl_policy_parse (const char *text, size_t size, const char *name, char **error)
     self->refs = 1;
     self->name = sl_xstrdup (name);
     self->default_action = SL_ACT_ALLOW;
+    self->incomplete_action = SL_ACT_BLOCK;
     s_ctx_t ctx = { name, error, &doc };
     int rc = s_parse_root (&ctx, yaml_document_get_root_node (&doc), self);
     yaml_document_delete (&doc);
@@ -977,6 +1054,9 @@ typedef struct {
     const sl_call_t *call;
     bool parsed;                        //  args parsed (or found invalid)
     json_t *args;                       //  NULL when not valid JSON
+    bool closed;                        //  seen computed
+    json_t *seen;                       //  the arguments as far as they came, closed into
+                                        //  JSON (a new reference), NULL when unreadable
     sl_schema_t *own_schema;            //  parsed here when the caller had none
 } s_eval_t;
 
@@ -990,6 +1070,32 @@ s_args (s_eval_t *e)
             e->args = json_loadb (c->arguments.ptr, c->arguments.len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
     }
     return e->args;
+}
+
+//  Why the call did not end cleanly; NONE when it did.
+static sl_cut_t
+s_cut (const sl_call_t *call)
+{
+    if (call->cut > SL_CUT_NONE && call->cut < SL_CUT_MAX)
+        return call->cut;
+    return call->args_valid ? SL_CUT_NONE : SL_CUT_INVALID;
+}
+
+//  The arguments argument tests see: the valid ones, or for a call that
+//  did not end cleanly, what came of them closed into JSON.
+static json_t *
+s_seen_args (s_eval_t *e)
+{
+    if (s_args (e) || s_cut (e->call) == SL_CUT_NONE)
+        return s_args (e);
+    if (!e->closed) {
+        e->closed = true;
+        sl_buf_t closed = { 0 };
+        if (sl_json_close (e->call->arguments, &closed) == 0)
+            e->seen = json_loadb (closed.data, closed.len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+        sl_buf_free (&closed);
+    }
+    return e->seen;
 }
 
 static json_t *
@@ -1148,11 +1254,27 @@ s_violates (s_eval_t *e, sl_buf_t *why)
 }
 
 //  The conditions of rule r; detail gets what made a schema rule match.
+//  Would the rule let a call through? (Then it must not apply to a call
+//  that did not end cleanly unless it says so: a prefix of the arguments
+//  can show harm, never the absence of it.)
+static bool
+s_rule_passes (const s_rule_t *r)
+{
+    return r->action == SL_ACT_ALLOW || r->action == SL_ACT_REWRITE || r->llm;
+}
+
 static bool
 s_rule_matches (const s_rule_t *r, s_eval_t *e, sl_buf_t *detail)
 {
     const sl_call_t *c = e->call;
+    sl_cut_t cut = s_cut (c);
     if (r->tools.count && !s_names_match (&r->tools, c->name))
+        return false;
+    if (r->incomplete != FLAG_ANY && (r->incomplete == FLAG_YES) != (cut != SL_CUT_NONE))
+        return false;
+    if (r->cuts && !(cut != SL_CUT_NONE && (r->cuts & (1u << cut))))
+        return false;
+    if (cut != SL_CUT_NONE && s_rule_passes (r) && r->incomplete != FLAG_YES && !r->cuts)
         return false;
     if (r->models.count && !s_names_match (&r->models, c->model))
         return false;
@@ -1168,9 +1290,9 @@ s_rule_matches (const s_rule_t *r, s_eval_t *e, sl_buf_t *detail)
         if (!s_header_match (&r->headers [i], c->headers))
             return false;
     if (r->arg_count) {
-        json_t *args = s_args (e);
+        json_t *args = s_seen_args (e);
         if (!args)
-            return false;               //  no argument test passes on invalid JSON
+            return false;               //  no argument test passes on unreadable arguments
         for (int i = 0; i < r->arg_count; i++)
             if (!s_matcher_eval (&r->args [i], s_resolve (args, r->args [i].tokens, r->args [i].token_count)))
                 return false;
@@ -1184,10 +1306,12 @@ s_rule_matches (const s_rule_t *r, s_eval_t *e, sl_buf_t *detail)
     return true;
 }
 
-//  Fill a notice template: {tool}, {rule}, {reason}.
+//  Fill a notice template: {tool}, {rule}, {reason}, {cut}.
 static char *
-s_render (const char *tmpl, sl_str_t tool, const char *rule, const char *reason)
+s_render (const char *tmpl, const sl_call_t *call, const char *rule, const char *reason)
 {
+    sl_str_t tool = call->name;
+    sl_cut_t cut = s_cut (call);
     sl_buf_t out = { 0 };
     for (const char *p = tmpl; *p; p++) {
         if (strncmp (p, "{tool}", 6) == 0) {
@@ -1203,6 +1327,12 @@ s_render (const char *tmpl, sl_str_t tool, const char *rule, const char *reason)
         if (strncmp (p, "{reason}", 8) == 0) {
             sl_buf_puts (&out, reason ? reason : "");
             p += 7;
+        }
+        else
+        if (strncmp (p, "{cut}", 5) == 0) {
+            if (cut != SL_CUT_NONE)
+                sl_buf_puts (&out, sl_cut_name (cut));
+            p += 4;
         }
         else
             sl_buf_putc (&out, *p);
@@ -1315,7 +1445,7 @@ s_take_action (const s_rule_t *r, s_eval_t *e, sl_action_t action, const char *r
             d->reason = sl_xstrdup (sl_buf_cstr (&r2));
             sl_buf_free (&r2);
             sl_buf_free (&why);
-            d->message = s_render (r->message ? r->message : S_DEFAULT_BLOCK, e->call->name, r->id, d->reason);
+            d->message = s_render (r->message ? r->message : S_DEFAULT_BLOCK, e->call, r->id, d->reason);
             return;
         }
         sl_buf_free (&why);
@@ -1328,14 +1458,85 @@ s_take_action (const s_rule_t *r, s_eval_t *e, sl_action_t action, const char *r
     if (action == SL_ACT_BLOCK || action == SL_ACT_TERMINATE)
         d->message = s_render (r->message ? r->message
                              : action == SL_ACT_BLOCK ? S_DEFAULT_BLOCK : S_DEFAULT_TERMINATE,
-                               e->call->name, r->id, d->reason);
+                               e->call, r->id, d->reason);
 }
 
 static void
 s_eval_clear (s_eval_t *e)
 {
     json_decref (e->args);
+    json_decref (e->seen);
     sl_schema_destroy (&e->own_schema);
+}
+
+//  Say in a reason why the call did not end cleanly, when it did not.
+static void
+s_note_cut (sl_buf_t *reason, const sl_call_t *call)
+{
+    if (s_cut (call) != SL_CUT_NONE)
+        sl_buf_printf (reason, "; the call was cut off (%s)", sl_cut_name (s_cut (call)));
+}
+
+//  Does some rule concern the tool: name it, or name no tool at all?
+static bool
+s_concerns (sl_policy_t *self, sl_str_t name)
+{
+    for (int i = 0; i < self->rule_count; i++)
+        if (!self->rules [i].tools.count || s_names_match (&self->rules [i].tools, name))
+            return true;
+    return false;
+}
+
+//  A call over a size bound was not kept whole, so nothing of it can be
+//  released: a decision to let it through becomes a block.
+static void
+s_hold_oversize (sl_policy_t *self, const sl_call_t *call, sl_decision_t *d)
+{
+    if (s_cut (call) != SL_CUT_SIZE || (d->action != SL_ACT_ALLOW && d->action != SL_ACT_REWRITE))
+        return;
+    sl_buf_t reason = { 0 };
+    sl_buf_printf (&reason, "%s; a call over a size bound is never released", d->reason ? d->reason : "");
+    free (d->reason);
+    d->reason = sl_xstrdup (sl_buf_cstr (&reason));
+    sl_buf_free (&reason);
+    free (d->arguments);
+    d->arguments = NULL;
+    free (d->message);
+    const char *tmpl = self->incomplete_action == SL_ACT_BLOCK && self->incomplete_message
+                     ? self->incomplete_message : S_INCOMPLETE_BLOCK;
+    d->message = s_render (tmpl, call, d->rule ? d->rule : "default", d->reason);
+    d->action = SL_ACT_BLOCK;
+}
+
+//  No rule matched: the default, or on_incomplete for a call that did not
+//  end cleanly when some rule concerns its tool.
+static void
+s_take_default (sl_policy_t *self, const sl_call_t *call, sl_decision_t *out)
+{
+    sl_cut_t cut = s_cut (call);
+    bool incomplete = cut != SL_CUT_NONE && s_concerns (self, call->name);
+    sl_buf_t reason = { 0 };
+    out->check = SL_CHK_DEFAULT;
+    const char *tmpl = NULL;
+    if (incomplete) {
+        out->action = self->incomplete_action;
+        out->rule = S_ON_INCOMPLETE;
+        sl_buf_printf (&reason, "no rule matched a call that was cut off (%s); on_incomplete: %s",
+                       sl_cut_name (cut), sl_action_name (out->action));
+        tmpl = self->incomplete_message ? self->incomplete_message
+             : out->action == SL_ACT_BLOCK ? S_INCOMPLETE_BLOCK : S_INCOMPLETE_TERMINATE;
+    }
+    else {
+        out->action = self->default_action;
+        sl_buf_puts (&reason, "no rule matched");
+        s_note_cut (&reason, call);
+        tmpl = self->default_message ? self->default_message
+             : out->action == SL_ACT_BLOCK ? S_DEFAULT_BLOCK : S_DEFAULT_TERMINATE;
+    }
+    out->reason = sl_xstrdup (sl_buf_cstr (&reason));
+    sl_buf_free (&reason);
+    if (out->action == SL_ACT_BLOCK || out->action == SL_ACT_TERMINATE)
+        out->message = s_render (tmpl, call, out->rule ? out->rule : "default", out->reason);
 }
 
 void
@@ -1359,8 +1560,10 @@ sl_policy_decide (sl_policy_t *self, const sl_call_t *call, sl_decision_t *out)
             sl_buf_printf (&reason, "rule %s matched", r->id);
             if (detail.len)
                 sl_buf_printf (&reason, ": %s", sl_buf_cstr (&detail));
+            s_note_cut (&reason, call);
             s_take_action (r, &e, r->action, sl_buf_cstr (&reason), out);
             sl_buf_free (&reason);
+            s_hold_oversize (self, call, out);
         }
         sl_buf_free (&detail);
         s_eval_clear (&e);
@@ -1368,14 +1571,8 @@ sl_policy_decide (sl_policy_t *self, const sl_call_t *call, sl_decision_t *out)
     }
     sl_buf_free (&detail);
     s_eval_clear (&e);
-    out->action = self->default_action;
-    out->check = SL_CHK_DEFAULT;
-    out->reason = sl_xstrdup ("no rule matched");
-    if (out->action == SL_ACT_BLOCK || out->action == SL_ACT_TERMINATE) {
-        const char *tmpl = self->default_message ? self->default_message
-                         : out->action == SL_ACT_BLOCK ? S_DEFAULT_BLOCK : S_DEFAULT_TERMINATE;
-        out->message = s_render (tmpl, call->name, "default", out->reason);
-    }
+    s_take_default (self, call, out);
+    s_hold_oversize (self, call, out);
 }
 
 const sl_llm_spec_t *
@@ -1413,6 +1610,7 @@ sl_policy_conclude (sl_policy_t *self, const sl_call_t *call,
                        harmful ? ">=" : "<", spec->threshold);
         if (result->explanation && *result->explanation)
             sl_buf_printf (&reason, ": %s", result->explanation);
+        s_note_cut (&reason, call);
         if (harmful)
             s_take_action (r, &e, r->action, sl_buf_cstr (&reason), d);
         else {
@@ -1426,14 +1624,16 @@ sl_policy_conclude (sl_policy_t *self, const sl_call_t *call,
         sl_buf_printf (&reason, "LLM judge %s %s: %s; on_error: %s", spec->model,
                        d->check == SL_CHK_TIMEOUT ? "timed out" : "failed",
                        result->error ? result->error : "no answer", sl_action_name (spec->on_error));
+        s_note_cut (&reason, call);
         d->action = spec->on_error;
         d->reason = sl_xstrdup (sl_buf_cstr (&reason));
         if (d->action == SL_ACT_BLOCK)
-            d->message = s_render (r->message ? r->message : S_DEFAULT_BLOCK, call->name, r->id, d->reason);
+            d->message = s_render (r->message ? r->message : S_DEFAULT_BLOCK, call, r->id, d->reason);
     }
     d->llm_rule = -1;
     sl_buf_free (&reason);
     s_eval_clear (&e);
+    s_hold_oversize (self, call, d);
 }
 
 void

@@ -12,10 +12,23 @@
     contains, prefix, numeric comparisons, exists, negation), arguments that
     are not valid JSON, arguments that were repaired, a violation of the
     tool's schema from the request, the call's position among the
-    response's calls (max_calls), the model, request headers. Actions:
-    allow, block, drop, rewrite, terminate. A rule with an llm_judge
-    section decides by asking an LLM (see sl_llm.h): the decision is then
-    pending until the answer is concluded with sl_policy_conclude.
+    response's calls (max_calls), the model, request headers, whether the
+    call ended cleanly and why not (incomplete, cut). Actions: allow,
+    block, drop, rewrite, terminate. A rule with an llm_judge section
+    decides by asking an LLM (see sl_llm.h): the decision is then pending
+    until the answer is concluded with sl_policy_conclude.
+
+    Failing closed. A call that did not end cleanly (sl_call_t.cut, or
+    arguments that are not valid JSON) is judged on the arguments as far
+    as they came: argument tests see them closed into JSON (sl_json_close),
+    so a cut-off call that shows "rm -rf" still matches a rule against it.
+    A prefix can prove a call harmful, never harmless: a rule that would
+    let such a call through (allow, rewrite, an LLM judge) applies to it
+    only when it names the incompleteness itself (incomplete: true, or
+    cut). When no rule matched, on_incomplete decides (default block) if
+    some rule concerns the tool (names it, or names no tool), and the
+    default otherwise. A call cut for size is never released: an allow or
+    rewrite for it becomes a block.
 
     The full format is in README.md, "Policy file". Example:
 
@@ -47,6 +60,8 @@ typedef struct {
     sl_str_t arguments;                 //  JSON text of the arguments
     bool args_valid;                    //  arguments are valid JSON (SL_F_ARGS_VALID)
     bool repaired;                      //  arguments were repaired (SL_F_REPAIRED)
+    sl_cut_t cut;                       //  why the call did not end cleanly; NONE when it
+                                        //  did (then args_valid false still counts as INVALID)
     int ordinal;                        //  1 for the response's first tool call, 2 ...
     sl_str_t model;                     //  model of the request (START model)
     sl_str_t headers;                   //  request headers, JSON object (START hdrs)

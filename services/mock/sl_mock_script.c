@@ -20,10 +20,13 @@
 #define MOCK_CREATED 1767225600         //  fixed "created" stamp (2026-01-01)
 #define MOCK_DROP_EVENTS 2              //  events mock-drop sends whole
 #define MOCK_STALL_EVENTS 3             //  events mock-stall sends
+#define MOCK_HUGE_PIECE 65536           //  bytes of padding per event of mock-danger-huge
+#define MOCK_HUGE_WORD "PADDING-"       //  what the padding is made of
 
 const char *sl_mock_scenarios [] = {
     "mock-text", "mock-tools", "mock-error", "mock-bench", "mock-paced", "mock-stall", "mock-hang",
-    "mock-drop", "mock-garbage", "mock-429", "mock-500", "mock-flaky", NULL
+    "mock-drop", "mock-garbage", "mock-429", "mock-500", "mock-flaky", "mock-danger-length",
+    "mock-danger-error", "mock-danger-eof", "mock-danger-huge", NULL
 };
 
 static const char *s_text_words [] = {
@@ -33,7 +36,12 @@ static const char *s_text_words [] = {
     " work", ".", NULL
 };
 
-typedef enum { OPEN_NONE, OPEN_TEXT, OPEN_TOOL } s_open_t;
+typedef enum {
+    OPEN_NONE,
+    OPEN_TEXT,
+    OPEN_TOOL,
+    OPEN_STREAMED_TOOL                  //  Gemini: a call whose arguments stream (willContinue)
+} s_open_t;
 
 typedef struct _s_ctx_t s_ctx_t;
 
@@ -43,10 +51,19 @@ typedef struct {
     void (*text) (s_ctx_t *ctx, const char *text);
     void (*tool_start) (s_ctx_t *ctx, int index, const char *id, const char *name);
     void (*tool_args) (s_ctx_t *ctx, int index, const char *fragment);
+    //  A piece of a call's arguments inside one string member, given two
+    //  ways: json, the JSON text it adds; key and value, the member and the
+    //  piece of its string as Gemini streams them (partialArgs), more when
+    //  the string goes on in the next piece.
+    void (*tool_string) (s_ctx_t *ctx, int index, const char *json, const char *key, const char *value,
+                         bool more);
     //  reason: "stop", "tool_calls" or "length" (OpenAI's words; each
     //  renderer says it its own way).
     void (*finish) (s_ctx_t *ctx, const char *reason, int input, int output);
     void (*fail) (s_ctx_t *ctx);
+    //  The body ends here, short of the provider's end: what the dialect
+    //  still holds goes out, and nothing is closed.
+    void (*eof) (s_ctx_t *ctx);
 } s_render_t;
 
 struct _s_ctx_t {
@@ -87,6 +104,25 @@ static void
 s_put_model (s_ctx_t *ctx, sl_buf_t *e)
 {
     sl_json_put_sl (e, ctx->model);
+}
+
+//  Dialects that stream arguments as JSON text take the text of a piece.
+#define S_TOOL_STRING_AS_JSON(prefix) \
+static void \
+prefix##_tool_string (s_ctx_t *ctx, int index, const char *json, const char *key, const char *value, \
+                      bool more) \
+{ \
+    (void) key; \
+    (void) value; \
+    (void) more; \
+    prefix##_tool_args (ctx, index, json); \
+}
+
+//  Dialects that hold nothing back: the body just stops.
+static void
+s_eof_as_is (s_ctx_t *ctx)
+{
+    (void) ctx;
 }
 
 //  --------------------------------------------------------------------------
@@ -166,8 +202,11 @@ s_oa_fail (s_ctx_t *ctx)
                  "\"type\":\"server_error\",\"param\":null,\"code\":\"mock_failure\"}}\n\n");
 }
 
+S_TOOL_STRING_AS_JSON (s_oa)
+
 static const s_render_t s_openai = {
-    s_oa_begin, s_oa_text, s_oa_tool_start, s_oa_tool_args, s_oa_finish, s_oa_fail
+    s_oa_begin, s_oa_text, s_oa_tool_start, s_oa_tool_args, s_oa_tool_string, s_oa_finish, s_oa_fail,
+    s_eof_as_is
 };
 
 //  --------------------------------------------------------------------------
@@ -261,8 +300,11 @@ s_an_fail (s_ctx_t *ctx)
                  ",\"error\":{\"type\":\"overloaded_error\",\"message\":\"The mock upstream failed mid-stream.\"}}\n\n");
 }
 
+S_TOOL_STRING_AS_JSON (s_an)
+
 static const s_render_t s_anthropic = {
-    s_an_begin, s_an_text, s_an_tool_start, s_an_tool_args, s_an_finish, s_an_fail
+    s_an_begin, s_an_text, s_an_tool_start, s_an_tool_args, s_an_tool_string, s_an_finish, s_an_fail,
+    s_eof_as_is
 };
 
 //  --------------------------------------------------------------------------
@@ -408,8 +450,11 @@ s_re_fail (s_ctx_t *ctx)
                  ",\"code\":\"server_error\",\"message\":\"The mock upstream failed mid-stream.\",\"param\":null}\n\n");
 }
 
+S_TOOL_STRING_AS_JSON (s_re)
+
 static const s_render_t s_responses = {
-    s_re_begin, s_re_text, s_re_tool_start, s_re_tool_args, s_re_finish, s_re_fail
+    s_re_begin, s_re_text, s_re_tool_start, s_re_tool_args, s_re_tool_string, s_re_finish, s_re_fail,
+    s_eof_as_is
 };
 
 //  --------------------------------------------------------------------------
@@ -432,9 +477,26 @@ s_ge_end_chunk (s_ctx_t *ctx, sl_buf_t *e)
     sl_buf_printf (e, ",\"responseId\":\"mock%016llx\"}\r\n\r\n", (unsigned long long) ctx->hash);
 }
 
+//  A chunk of one functionCall part (its JSON, without braces).
+static void
+s_ge_call_chunk (s_ctx_t *ctx, const char *call)
+{
+    sl_buf_t parts = { 0 };
+    sl_buf_printf (&parts, "{\"functionCall\":{%s}}", call);
+    sl_buf_t *e = s_ge_chunk (ctx, sl_buf_cstr (&parts));
+    sl_buf_puts (e, "}]");
+    s_ge_end_chunk (ctx, e);
+    sl_buf_free (&parts);
+}
+
 static void
 s_ge_flush_call (s_ctx_t *ctx)
 {
+    if (ctx->open == OPEN_STREAMED_TOOL) {
+        s_ge_call_chunk (ctx, "");      //  an empty functionCall ends a streamed one
+        ctx->open = OPEN_NONE;
+        return;
+    }
     if (ctx->open != OPEN_TOOL)
         return;
     sl_buf_t parts = { 0 };
@@ -486,6 +548,27 @@ s_ge_tool_args (s_ctx_t *ctx, int index, const char *fragment)
     sl_buf_puts (&ctx->acc, fragment);
 }
 
+//  Arguments that come in pieces stream as Gemini 3 streams them: the call
+//  opens with willContinue, each piece is a partialArgs value.
+static void
+s_ge_tool_string (s_ctx_t *ctx, int index, const char *json, const char *key, const char *value, bool more)
+{
+    (void) index;
+    (void) json;
+    sl_buf_t call = { 0 };
+    if (ctx->open == OPEN_TOOL) {
+        sl_buf_printf (&call, "\"name\":\"%s\",\"willContinue\":true", ctx->tool_name);
+        s_ge_call_chunk (ctx, sl_buf_cstr (&call));
+        sl_buf_reset (&call);
+        ctx->open = OPEN_STREAMED_TOOL;
+    }
+    sl_buf_printf (&call, "\"partialArgs\":[{\"jsonPath\":\"$.%s\",\"stringValue\":", key);
+    sl_json_put_str (&call, value, strlen (value));
+    sl_buf_printf (&call, "%s}],\"willContinue\":true", more ? ",\"willContinue\":true" : "");
+    s_ge_call_chunk (ctx, sl_buf_cstr (&call));
+    sl_buf_free (&call);
+}
+
 static void
 s_ge_finish (s_ctx_t *ctx, const char *reason, int input, int output)
 {
@@ -500,13 +583,24 @@ s_ge_finish (s_ctx_t *ctx, const char *reason, int input, int output)
 static void
 s_ge_fail (s_ctx_t *ctx)
 {
+    s_ge_flush_call (ctx);              //  a whole call goes out before the failure
     sl_buf_puts (s_new_event (ctx->script),
                  "data: {\"error\":{\"code\":500,\"message\":\"The mock upstream failed mid-stream.\","
                  "\"status\":\"INTERNAL\"}}\r\n\r\n");
 }
 
+//  A whole call still held goes out: Gemini sends calls whole, so the
+//  body ends after it (not inside a streamed one, which stays open).
+static void
+s_ge_eof (s_ctx_t *ctx)
+{
+    if (ctx->open == OPEN_TOOL)
+        s_ge_flush_call (ctx);
+}
+
 static const s_render_t s_gemini = {
-    s_ge_begin, s_ge_text, s_ge_tool_start, s_ge_tool_args, s_ge_finish, s_ge_fail
+    s_ge_begin, s_ge_text, s_ge_tool_start, s_ge_tool_args, s_ge_tool_string, s_ge_finish, s_ge_fail,
+    s_ge_eof
 };
 
 //  --------------------------------------------------------------------------
@@ -523,6 +617,49 @@ s_tool (s_ctx_t *ctx, int index, const char *id, const char *name, const char *c
 static const char *const s_weather [] = { "{\"ci", "ty\":\"Pa", "ris\"}", NULL };
 static const char *const s_shell [] = { "{\"comm", "and\":\"rm -rf", " /\"}", NULL };
 static const char *const s_notes [] = { "{\"pa", "th\":\"/tmp/", "notes.txt\"}", NULL };
+
+//  The dangerous call, whole: run_shell {"command":"rm -rf /"}, then the
+//  cut that ends the response (length, error, eof), in a mock-danger-*.
+static void
+s_scenario_danger (s_ctx_t *ctx, const char *how)
+{
+    ctx->render->begin (ctx);
+    ctx->render->text (ctx, "Cleaning up.");
+    s_tool (ctx, 0, "danger_1", "run_shell", s_shell);
+    if (strcmp (how, "length") == 0)
+        ctx->render->finish (ctx, "length", 30, 20);
+    else
+    if (strcmp (how, "error") == 0)
+        ctx->render->fail (ctx);
+    else
+        ctx->render->eof (ctx);
+}
+
+//  mock-danger-huge: run_shell {"command":"rm -rf /","note":"PADDING-…"}
+//  whose note is kib KiB long, in pieces of MOCK_HUGE_PIECE bytes; a
+//  whole call, then a normal finish.
+static void
+s_scenario_huge (s_ctx_t *ctx, long kib)
+{
+    ctx->render->begin (ctx);
+    ctx->render->text (ctx, "Cleaning up.");
+    ctx->render->tool_start (ctx, 0, "danger_1", "run_shell");
+    ctx->render->tool_string (ctx, 0, "{\"command\":\"rm -rf /\"", "command", "rm -rf /", false);
+    sl_buf_t piece = { 0 };
+    while (piece.len < MOCK_HUGE_PIECE)
+        sl_buf_puts (&piece, MOCK_HUGE_WORD);
+    sl_buf_t json = { 0 };
+    sl_buf_puts (&json, ",\"note\":\"");
+    for (long sent = 0; sent < kib * 1024; sent += MOCK_HUGE_PIECE) {
+        sl_buf_append (&json, piece.data, piece.len);
+        ctx->render->tool_string (ctx, 0, sl_buf_cstr (&json), "note", sl_buf_cstr (&piece), true);
+        sl_buf_reset (&json);
+    }
+    ctx->render->tool_string (ctx, 0, "\"}", "note", "", false);
+    ctx->render->finish (ctx, "tool_calls", 30, (int) (kib < 1000000 ? kib : 1000000));
+    sl_buf_free (&json);
+    sl_buf_free (&piece);
+}
 
 static void
 s_scenario_text (s_ctx_t *ctx)
@@ -694,6 +831,19 @@ sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long c
         s_truncate (out, 1, false);
         sl_buf_puts (s_new_event (out), "data: {\"choices\": [{\"delta\": \x01\xfe garbage <html>\n\n");
     }
+    else
+    if (sl_str_eq (model, "mock-danger-length"))
+        s_scenario_danger (&ctx, "length");
+    else
+    if (sl_str_eq (model, "mock-danger-error"))
+        s_scenario_danger (&ctx, "error");
+    else
+    if (sl_str_eq (model, "mock-danger-eof"))
+        s_scenario_danger (&ctx, "eof");
+    else
+    if (sl_str_eq (model, "mock-danger-huge"))
+        s_scenario_huge (&ctx, chunks <= 0 ? SL_MOCK_HUGE_KIB : chunks < SL_MOCK_HUGE_MAX_KIB ? chunks
+                                                                                          : SL_MOCK_HUGE_MAX_KIB);
     else
     if (sl_str_eq (model, "mock-429"))
         s_http_error (&ctx, 429, "1");

@@ -31,6 +31,17 @@
       mock-500     500 with the provider's error body
       mock-flaky   every other request with the same body answers 503
                    (Retry-After: 0); the others get mock-text
+    Tool calls that do not end cleanly (the judge must fail closed): a short
+    text, then run_shell {"command":"rm -rf /"} with its arguments whole,
+    then
+      mock-danger-length  a length finish (max tokens)
+      mock-danger-error   the provider's error event
+      mock-danger-eof     nothing: the body ends, short of the provider's end
+      mock-danger-huge    the call has one more member, "note", of max-tokens
+                          KiB (default SL_MOCK_HUGE_KIB: more than a stream
+                          may carry), streamed in 64 KiB pieces (Gemini:
+                          streamed function call arguments), then a normal
+                          finish
     mock-agent-*: multi-turn scenarios for coding agents, which call the
                  request's own shell tool (sl_mock_agent.h).
     Any other model: 404 in the provider's error format.
@@ -77,9 +88,11 @@ void sl_mock_script_stamp (sl_buf_t *event, int64_t now_us);
 
 #define SL_MOCK_BENCH_CHUNKS 1000       //  default text chunks of mock-bench
 #define SL_MOCK_BENCH_MAX 10000000      //  most text chunks mock-bench sends
+#define SL_MOCK_HUGE_KIB (17 * 1024)    //  default size of mock-danger-huge's note, KiB
+#define SL_MOCK_HUGE_MAX_KIB (64 * 1024) //  most KiB it sends
 
 //  Build the script for model in dialect (SL_DIALECT_*). chunks: text
-//  chunks for mock-bench (0 for the default); attempt: how many requests
+//  chunks for mock-bench, KiB for mock-danger-huge (0 for the default); attempt: how many requests
 //  with this body came before (mock-flaky). 0 ok, -1 for an unknown dialect.
 int sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long chunks,
                           unsigned attempt, sl_mock_script_t *out);

@@ -1,8 +1,10 @@
 /*  Fuzz target: the judge library must survive any sequence of block-hop
     messages from its peers, LLM judge outcomes and ticks, interleaved
     over a few streams and epochs (services/judge/sl_judge), with a policy
-    that uses every kind of rule. Its own invariant is checked: the
-    messages of a stream's epoch leave numbered 0, 1, 2 ... without gaps.
+    that uses every kind of rule. Its own invariants are checked: the
+    messages of a stream's epoch leave numbered 0, 1, 2 ... without gaps,
+    and no tool call over the per-call bound leaves (a rewrite may add a
+    few bytes to one under it).
 
     Input: a list of operations, one opcode byte each, followed by the
     bytes that operation reads (stream, index, kind, a text of up to 63
@@ -17,10 +19,15 @@
 
 #define STREAMS 4
 #define MAX_ASKS 64
+#define MAX_CALL_BYTES 48               //  the judge's per-call bound, small enough to pass
+#define REWRITE_SLACK 64                //  what the rewrite rule may add to a call
 
 static const char *s_policy_text =
     "default: allow\n"
+    "on_incomplete: block\n"
     "rules:\n"
+    "  - {id: cut-reads, tool: get, cut: [length, eof], action: allow}\n"
+    "  - {id: cut-judged, tool: k, incomplete: true, llm_judge: {model: m3, url: 'http://127.0.0.1:1/z'}}\n"
     "  - {id: shell, tool: [run_shell, 'sh*'], args: [{pointer: /command, regex: 'rm.*-rf'}], action: block}\n"
     "  - {id: schema, schema_violation: true, headers: [{name: x-s, exists: true}], action: block}\n"
     "  - {id: quiet, tool: 't*', action: drop}\n"
@@ -31,6 +38,8 @@ static const char *s_policy_text =
     "  - {id: judge2, args_invalid: true, llm_judge: {model: m2, url: 'http://127.0.0.1:1/y'}}\n";
 
 static const char *s_names [] = { "run_shell", "w", "up", "j", "k", "t1", "get", "" };
+static const char *s_codes [] = { "length", "filter", "error", "eof", "size", "invalid", "?", NULL };
+static const char *s_errors [] = { "x", "stream_too_large", "upstream_incomplete", "overloaded_error" };
 
 typedef struct {
     const uint8_t *p, *end;
@@ -103,6 +112,9 @@ s_check (void *arg, const sl_msg_t *msg)
         __builtin_trap ();
     if (!(msg->type == SL_MSG_BLOCK && msg->kind == SL_B_KEEPALIVE))
         s_next_seq [k]++;
+    if (msg->type == SL_MSG_BLOCK && msg->block == SL_BK_TOOL_CALL
+    &&  msg->text.len > MAX_CALL_BYTES + REWRITE_SLACK)
+        __builtin_trap ();
 }
 
 int
@@ -123,6 +135,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     sl_judge_set_clock (judge, s_clock, NULL);
     sl_judge_set_llm (judge, s_ask, s_cancel, NULL);
     sl_judge_set_keepalive (judge, 100);
+    sl_judge_set_max_call_bytes (judge, MAX_CALL_BYTES);
     s_in_t in = { data, data + size };
     while (in.p < in.end) {
         uint8_t op = s_byte (&in);
@@ -150,7 +163,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
                 m.index = (int32_t) (s_byte (&in) % 6) - 1;
                 m.name = sl_str (s_names [s_byte (&in) % 8]);
                 m.text = s_text (&in);
-                m.flags = s_byte (&in) & (SL_F_ARGS_VALID | SL_F_REPAIRED);
+                m.flags = s_byte (&in) & (SL_F_ARGS_VALID | SL_F_REPAIRED | SL_F_INCOMPLETE);
+                m.code = sl_str (s_codes [s_byte (&in) % 8]);
                 break;
             case 4:
                 m.kind = SL_B_FINISH;
@@ -158,7 +172,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
                 break;
             case 5:
                 m.type = SL_MSG_ERROR;
-                m.code = sl_str ("x");
+                m.code = sl_str (s_errors [s_byte (&in) % 4]);
                 break;
             case 6:
                 m.type = SL_MSG_END;

@@ -3,7 +3,8 @@
     sl_validate). The first byte picks the dialect; the rest is split into
     events at blank lines, and is also checked whole as the body of a
     non-streaming response. The same bytes, as cut-off tool arguments, must
-    close into one valid JSON object (sl_render_close_json). */
+    close into one valid JSON object (sl_render_close_json), and into one
+    valid JSON value or nothing as the policy reads them (sl_json_close). */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     sl_render_close_json (sl_str_n (data + 1, size - 1), &closed);
     if (sl_json_type (sl_buf_str (&closed)) != SL_JSON_OBJECT || !sl_json_valid (sl_buf_str (&closed)))
         __builtin_trap ();              //  always one JSON object
+    sl_buf_reset (&closed);
+    sl_buf_puts (&closed, "x");
+    int rc = sl_json_close (sl_str_n (data + 1, size - 1), &closed);
+    if (rc == 0 ? !sl_json_valid (sl_str_n (closed.data + 1, closed.len - 1)) : closed.len != 1)
+        __builtin_trap ();              //  a value appended, or out as it was
     sl_buf_free (&closed);
     return 0;
 }

@@ -890,6 +890,135 @@ Test (sl_agg, content_filter_cuts_the_open_block)
     cr_expect_eq (s_fin ()->finish, SL_FIN_CONTENT_FILTER);
 }
 
+//  An INCOMPLETE block says why it was cut, in its code.
+Test (sl_agg, a_cut_block_says_why_in_its_code)
+{
+    const struct { const char *finish; const char *error; const char *cut; } cases [] = {
+        { "length", NULL, "length" }, { "max_tokens", NULL, "length" },
+        { "content_filter", NULL, "filter" }, { "refusal", NULL, "filter" },
+        { "MALFORMED_FUNCTION_CALL", NULL, "error" },
+        { NULL, "overloaded_error", "error" }, { NULL, "upstream_incomplete", "eof" },
+        { NULL, "upstream_connection_lost", "eof" }, { NULL, "upstream_event_too_large", "size" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        recorder_clear (&rec);
+        s_start ();
+        s_call (0, "a", "run_shell", "{\"command\":\"rm -rf /\"}");
+        if (cases [i].finish) {
+            s_finish (cases [i].finish);
+            s_done ();
+        }
+        else
+            s_error (cases [i].error);
+        sl_msg_t *end = s_end_block (0);
+        cr_assert_not_null (end);
+        cr_expect (end->flags & SL_F_INCOMPLETE, "case %zu", i);
+        cr_expect (sl_str_eq (end->code, cases [i].cut), "case %zu: code '%.*s', want %s", i,
+                   (int) end->code.len, end->code.ptr ? end->code.ptr : "", cases [i].cut);
+        s_end ();
+    }
+    //  A block that ended cleanly has no code.
+    recorder_clear (&rec);
+    s_start ();
+    s_call (0, "a", "f", "{}");
+    s_finish ("tool_calls");
+    s_done ();
+    cr_expect_null (s_end_block (0)->code.ptr);
+    cr_expect (s_end_block (0)->flags & SL_F_ARGS_VALID);
+}
+
+Test (sl_agg, a_stream_over_its_bound_cuts_the_open_block_for_size)
+{
+    sl_agg_set_limits (agg, 0, 30);    //  id, name and the first piece fit, not the second
+    sl_msg_t start = recorder_msg (SL_MSG_START, 0);
+    memset (start.sid, 0x55, SL_SID_SIZE);
+    recorder_clear (&rec);
+    sl_agg_feed (agg, &start, recorder_emit, &rec);
+    const char *pieces [] = { "{\"command\":", "\"rm -rf /\"}" };
+    for (int i = 0; i < 2; i++) {
+        sl_msg_t d = s_d (SL_D_TOOL_CALL, 0);
+        memset (d.sid, 0x55, SL_SID_SIZE);
+        d.id = sl_str (i == 0 ? "a" : NULL);
+        d.name = sl_str (i == 0 ? "run_shell" : NULL);
+        d.text = sl_str (pieces [i]);
+        s_feed (d);
+    }
+    cr_assert_eq (s_blocks (), 1);
+    cr_expect (s_end_block (0)->flags & SL_F_INCOMPLETE);
+    cr_expect (sl_str_eq (s_end_block (0)->code, "size"));
+    cr_expect (sl_str_eq (s_nth (SL_MSG_ERROR, -1, 0)->code, "stream_too_large"));
+}
+
+//  Anthropic and Responses close a call's block before the response ends.
+//  Whether it ended cleanly shows only after: another block, or the finish.
+Test (sl_agg, a_stopped_call_ends_with_what_follows)
+{
+    s_call (0, "a", "run_shell", "{\"command\":\"rm -rf /\"}");
+    s_stop (0);
+    cr_expect_eq (s_blocks (), 0, "its end waits");
+    s_call (1, "b", "get_weather", "{\"city\":\"Paris\"}");
+    cr_expect_eq (s_blocks (), 1, "another block began: the first call ended cleanly");
+    cr_expect_not (s_end_block (0)->flags & SL_F_INCOMPLETE);
+    cr_expect (s_end_block (0)->flags & SL_F_ARGS_VALID);
+    s_stop (1);
+    s_finish ("max_tokens");
+    s_done ();
+    cr_assert_eq (s_blocks (), 2);
+    cr_expect (s_end_block (1)->flags & SL_F_INCOMPLETE, "the last call was cut by the length finish");
+    cr_expect (sl_str_eq (s_end_block (1)->code, "length"));
+    cr_expect_not (s_end_block (1)->flags & SL_F_ARGS_VALID);
+    s_check_invariants ();
+    s_end ();
+
+    //  A normal finish after it: clean.
+    recorder_clear (&rec);
+    s_start ();
+    s_call (0, "a", "f", "{\"x\":1}");
+    s_stop (0);
+    s_finish ("tool_use");
+    s_done ();
+    cr_expect (s_end_block (0)->flags & SL_F_ARGS_VALID);
+    cr_expect_eq (s_fin ()->finish, SL_FIN_TOOL_CALLS);
+    s_check_invariants ();
+    s_end ();
+
+    //  An error after it (or a body that ends): cut.
+    recorder_clear (&rec);
+    s_start ();
+    s_call (0, "a", "f", "{\"x\":1}");
+    s_stop (0);
+    s_error ("upstream_incomplete");
+    cr_expect (s_end_block (0)->flags & SL_F_INCOMPLETE);
+    cr_expect (sl_str_eq (s_end_block (0)->code, "eof"));
+    s_end ();
+    s_check_invariants ();
+}
+
+Test (sl_agg, a_stopped_call_takes_no_more_content)
+{
+    s_call (0, "a", "f", "{\"x\":");
+    s_stop (0);
+    s_call (0, NULL, NULL, "1}");       //  after its stop: not part of it
+    s_stop (0);                         //  a second stop for it: nothing
+    s_done ();
+    cr_assert_eq (s_blocks (), 2);
+    cr_expect (sl_str_eq (s_end_block (0)->text, "{\"x\":"));
+    cr_expect_not (s_end_block (0)->flags & SL_F_ARGS_VALID);
+    cr_expect (sl_str_eq (s_end_block (1)->text, "1}"));
+    s_check_invariants ();
+    s_end ();
+    //  A call stopped before any argument byte still gets its start.
+    recorder_clear (&rec);
+    s_start ();
+    s_call (0, "a", "f", NULL);
+    s_stop (0);
+    s_text (1, "after");
+    s_done ();
+    cr_expect_eq (s_count (SL_MSG_BLOCK, SL_B_START), 2);
+    s_expect_block (0, SL_BK_TOOL_CALL, "a", "f", "{}");
+    s_check_invariants ();
+}
+
 //  --------------------------------------------------------------------------
 //  Finish and usage
 

@@ -1,5 +1,6 @@
 /*  Unit tests: common/sl_json (scanner and writer). */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../../common/sl_json.h"
@@ -132,4 +133,88 @@ Test (sl_json, writes_escaped_strings)
     cr_expect (memcmp (back.data, raw, back.len) == 0);
     sl_buf_free (&out);
     sl_buf_free (&back);
+}
+
+//  The closed form of a cut-off text, or "(-2)".
+static const char *
+s_closed (const char *partial)
+{
+    static char out [256];
+    sl_buf_t buf = { 0 };
+    sl_buf_puts (&buf, "keep:");
+    int rc = sl_json_close (sl_str (partial), &buf);
+    if (rc == 0)
+        snprintf (out, sizeof out, "%s", sl_buf_cstr (&buf) + 5);
+    else {
+        cr_expect_eq (rc, -2);
+        cr_expect_str_eq (sl_buf_cstr (&buf), "keep:", "out is left as it was");
+        snprintf (out, sizeof out, "(-2)");
+    }
+    sl_buf_free (&buf);
+    return out;
+}
+
+Test (sl_json, closes_cut_off_text_keeping_what_it_said)
+{
+    const char *cases [][2] = {
+        //  A string cut inside is kept up to the cut.
+        { "{\"command\":\"rm -rf /tm", "{\"command\":\"rm -rf /tm\"}" },
+        { "{\"command\":\"", "{\"command\":\"\"}" },
+        { "[\"ab", "[\"ab\"]" },
+        { "\"top lev", "\"top lev\"" },
+        //  A key without its value, a number or literal cut inside: dropped.
+        { "{\"a\":1,\"comm", "{\"a\":1}" },
+        { "{\"a\":1,\"b\"", "{\"a\":1}" },
+        { "{\"a\":1,\"b\":", "{\"a\":1}" },
+        { "{\"a\":[1,{\"b\":tr", "{\"a\":[1,{}]}" },
+        { "{\"n\":12", "{}" },
+        { "[1,2", "[1]" },
+        { "{\"a\":\"x\",", "{\"a\":\"x\"}" },
+        { "{\"a\":{\"b\":[]},\"c\":{", "{\"a\":{\"b\":[]},\"c\":{}}" },
+        { "{", "{}" },
+        { "  {\"a\":true , ", "{\"a\":true}" },
+        //  Escapes and UTF-8 broken by the cut are dropped, whole ones kept.
+        { "{\"s\":\"a\\", "{\"s\":\"a\"}" },
+        { "{\"s\":\"a\\u00", "{\"s\":\"a\"}" },
+        { "{\"s\":\"a\\u00e9", "{\"s\":\"a\\u00e9\"}" },
+        { "{\"s\":\"a\\ud83d", "{\"s\":\"a\"}" },
+        { "{\"s\":\"a\\ud83d\\ude00", "{\"s\":\"a\\ud83d\\ude00\"}" },
+        { "{\"s\":\"a\\\"b", "{\"s\":\"a\\\"b\"}" },
+        { "{\"s\":\"\xc3\xa9\xe2\x82", "{\"s\":\"\xc3\xa9\"}" },
+        //  Whole values are copied.
+        { " {\"a\":1} ", "{\"a\":1}" },
+        { "[]", "[]" },
+        //  Not the beginning of a value, or malformed in what would be kept.
+        { "", "(-2)" },
+        { "   ", "(-2)" },
+        { "12", "12" },
+        { "tru", "(-2)" },
+        { "x{", "(-2)" },
+        { "{\"a\":1}}", "(-2)" },
+        { "{\"a\":1} {", "(-2)" },
+        { "{\"a\":\"ctrl\x01", "(-2)" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++)
+        cr_expect_str_eq (s_closed (cases [i][0]), cases [i][1], "closing [%s]", cases [i][0]);
+}
+
+Test (sl_json, closes_every_prefix_of_a_document_into_one_value)
+{
+    const char *doc = "{\"cmd\":\"rm -rf /\",\"n\":[1,22,{\"x\":null,\"y\":\"\\u00e9\\n\"}],\"ok\":false}";
+    size_t len = strlen (doc);
+    for (size_t n = 1; n <= len; n++) {
+        sl_buf_t buf = { 0 };
+        cr_expect_eq (sl_json_close (sl_str_n (doc, n), &buf), 0, "prefix of %zu bytes", n);
+        cr_expect (sl_json_valid (sl_buf_str (&buf)), "closed: %s", sl_buf_cstr (&buf));
+        cr_expect_eq (sl_json_type (sl_buf_str (&buf)), SL_JSON_OBJECT);
+        sl_buf_free (&buf);
+    }
+}
+
+Test (sl_json, closing_refuses_nesting_past_the_bound)
+{
+    char deep [SL_JSON_MAX_DEPTH + 2];
+    memset (deep, '[', sizeof deep - 1);
+    deep [sizeof deep - 1] = 0;
+    cr_expect_str_eq (s_closed (deep), "(-2)");
 }

@@ -437,15 +437,193 @@ Test (sl_judge, terminate_cancels_asks_in_flight)
     cr_expect_eq (sl_judge_streams (judge), 0);
 }
 
-Test (sl_judge, error_discards_an_open_call)
+//  --------------------------------------------------------------------------
+//  Failing closed: calls that did not end cleanly
+
+//  An error of the stream with this code, then its end.
+static void
+s_error_end (const char *code)
 {
-    s_block (SL_B_START, SL_BK_TOOL_CALL, 0, "run_shell", NULL, 0);
     sl_msg_t err = recorder_msg (SL_MSG_ERROR, 0);
+    err.code = sl_str (code);
+    err.message = sl_str ("it broke");
     s_feed (&err);
     sl_msg_t end = recorder_msg (SL_MSG_END, 0);
     s_feed (&end);
-    cr_expect_str_eq (s_trace (1), "X Z");
+}
+
+//  A call's block_end flagged INCOMPLETE, the cut in its code (NULL: none).
+static void
+s_cut_end (int index, const char *name, const char *args, const char *code)
+{
+    sl_msg_t m = recorder_msg (SL_MSG_BLOCK, SL_B_END);
+    m.block = SL_BK_TOOL_CALL;
+    m.index = index;
+    m.name = sl_str (name);
+    m.text = sl_str (args);
+    m.flags = SL_F_INCOMPLETE;
+    m.code = sl_str (code);
+    s_feed (&m);
+}
+
+//  Does any message emitted so far carry needle in its text?
+static bool
+s_emitted_text (const char *needle)
+{
+    for (size_t i = 0; i < rec.count; i++) {
+        sl_str_t t = rec.msgs [i]->text;
+        if (t.ptr && memmem (t.ptr, t.len, needle, strlen (needle)))
+            return true;
+    }
+    return false;
+}
+
+static void
+s_expect_reason (const sl_msg_t *v, const char *needle)
+{
+    cr_assert_not_null (v);
+    cr_expect (v->reason.ptr && memmem (v->reason.ptr, v->reason.len, needle, strlen (needle)),
+               "reason '%.*s' has '%s'", (int) v->reason.len, v->reason.ptr ? v->reason.ptr : "", needle);
+}
+
+Test (sl_judge, an_open_call_at_an_error_is_judged_before_it)
+{
+    s_block (SL_B_START, SL_BK_TOOL_CALL, 0, "run_shell", NULL, 0);
+    s_block (SL_B_DELTA, SL_BK_TOOL_CALL, 0, NULL, "{\"command\":\"rm -rf /\"}", 0);
+    s_error_end ("upstream_incomplete");
+    cr_expect_str_eq (s_trace (1), "V0(block) St0 Dt0 Et0 X Z", "a verdict, the notice, then the error");
+    const sl_msg_t *v = s_nth_verdict (0);
+    cr_expect (sl_str_eq (v->rule, "no-rm"), "the arguments as far as they came match the rule");
+    s_expect_reason (v, "cut off (eof)");
+    cr_expect_not (s_emitted_text ("rm -rf"), "nothing of the call leaves");
     cr_expect_eq (sl_judge_streams (judge), 0);
+}
+
+Test (sl_judge, an_open_call_at_the_end_is_judged_as_cut_off)
+{
+    //  An END with a call still open (no error before it): cut, eof.
+    s_block (SL_B_START, SL_BK_TOOL_CALL, 0, "run_shell", NULL, 0);
+    s_block (SL_B_DELTA, SL_BK_TOOL_CALL, 0, NULL, "{\"command\":\"ls\"}", 0);
+    sl_msg_t end = recorder_msg (SL_MSG_END, 0);
+    s_feed (&end);
+    cr_expect_str_eq (s_trace (1), "V0(block) St0 Dt0 Et0 Z");
+    const sl_msg_t *v = s_nth_verdict (0);
+    cr_expect (sl_str_eq (v->rule, "on_incomplete"), "run_shell is a tool the policy concerns");
+    cr_expect_eq (v->check, SL_CHK_DEFAULT);
+    s_expect_reason (v, "cut off (eof)");
+    cr_expect_not (s_emitted_text ("\"ls\""));
+    cr_expect_eq (sl_judge_streams (judge), 0, "the stream is over, not stuck behind the call");
+}
+
+Test (sl_judge, a_call_ended_incomplete_is_judged_with_its_cut)
+{
+    s_block (SL_B_START, SL_BK_TOOL_CALL, 0, "run_shell", NULL, 0);
+    s_block (SL_B_DELTA, SL_BK_TOOL_CALL, 0, NULL, "{\"command\":\"ls\"}", 0);
+    s_cut_end (0, "run_shell", "{\"command\":\"ls\"}", "length");
+    s_finish (SL_FIN_LENGTH);
+    cr_expect_str_eq (s_trace (1), "V0(block) St0 Dt0 Et0 F(length) Z");
+    const sl_msg_t *v = s_nth_verdict (0);
+    cr_expect (sl_str_eq (v->rule, "on_incomplete"));
+    s_expect_reason (v, "cut off (length)");
+    cr_expect (s_emitted_text ("the model's call was cut off (length) and cannot be judged"), "the notice");
+    recorder_clear (&rec);
+    //  INCOMPLETE without a reason: cut all the same (error).
+    s_start (0);
+    s_block (SL_B_START, SL_BK_TOOL_CALL, 0, "run_shell", NULL, 0);
+    s_cut_end (0, "run_shell", "{}", NULL);
+    s_finish (SL_FIN_STOP);
+    s_expect_reason (s_nth_verdict (0), "cut off (error)");
+    cr_expect_eq (s_nth_verdict (0)->action, SL_ACT_BLOCK);
+    recorder_clear (&rec);
+    //  Arguments that are not whole JSON at a clean end: invalid.
+    s_start (0);
+    s_block (SL_B_START, SL_BK_TOOL_CALL, 0, "run_shell", NULL, 0);
+    s_block (SL_B_END, SL_BK_TOOL_CALL, 0, "run_shell", "{\"command\":", 0);
+    s_finish (SL_FIN_TOOL_CALLS);
+    s_expect_reason (s_nth_verdict (0), "cut off (invalid)");
+    cr_expect_eq (s_nth_verdict (0)->action, SL_ACT_BLOCK);
+}
+
+Test (sl_judge, an_incomplete_call_to_a_tool_no_rule_concerns_takes_the_default)
+{
+    s_block (SL_B_START, SL_BK_TOOL_CALL, 0, "get_weather", NULL, 0);
+    s_block (SL_B_DELTA, SL_BK_TOOL_CALL, 0, NULL, "{\"city\":\"Par", 0);
+    s_cut_end (0, "get_weather", "{\"city\":\"Par", "length");
+    s_finish (SL_FIN_LENGTH);
+    cr_expect_str_eq (s_trace (1), "V0(allow) Sc0 Dc0 Ec0 F(length) Z", "allowed, as it came");
+    cr_expect (rec.msgs [4]->flags & SL_F_INCOMPLETE, "still marked cut off");
+    cr_expect_eq (s_nth_verdict (0)->check, SL_CHK_DEFAULT);
+    s_expect_reason (s_nth_verdict (0), "no rule matched; the call was cut off (length)");
+}
+
+Test (sl_judge, a_call_over_the_bound_is_judged_on_its_first_bytes_and_never_released)
+{
+    sl_judge_set_max_call_bytes (judge, 24);
+    s_block (SL_B_START, SL_BK_TOOL_CALL, 0, "run_shell", NULL, 0);
+    s_block (SL_B_DELTA, SL_BK_TOOL_CALL, 0, NULL, "{\"command\":\"rm -rf / ", 0);
+    s_block (SL_B_DELTA, SL_BK_TOOL_CALL, 0, NULL, "PADDING PADDING PADDING", 0);
+    s_block (SL_B_DELTA, SL_BK_TOOL_CALL, 0, NULL, "PADDING\"}", 0);
+    cr_expect_eq (rec.count, 1, "held");
+    s_block (SL_B_END, SL_BK_TOOL_CALL, 0, "run_shell", "{\"command\":\"rm -rf / PADDING PADDING PADDING"
+             "PADDING\"}", SL_F_ARGS_VALID);
+    s_finish (SL_FIN_TOOL_CALLS);
+    cr_expect_str_eq (s_trace (1), "V0(block) St0 Dt0 Et0 F(stop) Z");
+    const sl_msg_t *v = s_nth_verdict (0);
+    cr_expect (sl_str_eq (v->rule, "no-rm"), "the bound's worth shows rm -rf");
+    s_expect_reason (v, "cut off (size)");
+    cr_expect_not (s_emitted_text ("PADDING"));
+    recorder_clear (&rec);
+
+    //  A tool no rule concerns, allowed by the default: blocked all the
+    //  same, since what passed the bound was not kept.
+    s_start (0);
+    s_block (SL_B_START, SL_BK_TOOL_CALL, 0, "get_weather", NULL, 0);
+    s_block (SL_B_DELTA, SL_BK_TOOL_CALL, 0, NULL, "{\"city\":\"PADDING PADDING PADDING PADDING\"}", 0);
+    s_block (SL_B_END, SL_BK_TOOL_CALL, 0, "get_weather", "{\"city\":\"PADDING PADDING PADDING PADDING\"}",
+             SL_F_ARGS_VALID);
+    s_finish (SL_FIN_TOOL_CALLS);
+    cr_expect_str_eq (s_trace (1), "V0(block) St0 Dt0 Et0 F(stop) Z");
+    s_expect_reason (s_nth_verdict (0), "never released");
+    cr_expect_not (s_emitted_text ("PADDING"));
+    recorder_clear (&rec);
+
+    //  Whole arguments in the end only (no fragments), over the bound.
+    s_start (0);
+    s_block (SL_B_START, SL_BK_TOOL_CALL, 0, "get_weather", NULL, 0);
+    s_block (SL_B_END, SL_BK_TOOL_CALL, 0, "get_weather", "{\"city\":\"PADDING PADDING PADDING PADDING\"}",
+             SL_F_ARGS_VALID);
+    s_finish (SL_FIN_TOOL_CALLS);
+    cr_expect_str_eq (s_trace (1), "V0(block) St0 Dt0 Et0 F(stop) Z");
+    cr_expect_not (s_emitted_text ("PADDING"));
+    recorder_clear (&rec);
+
+    //  Still open over the bound when the stream fails: size, not the error.
+    s_start (0);
+    s_block (SL_B_START, SL_BK_TOOL_CALL, 0, "get_weather", NULL, 0);
+    s_block (SL_B_DELTA, SL_BK_TOOL_CALL, 0, NULL, "{\"city\":\"PADDING PADDING PADDING PADDING", 0);
+    s_error_end ("overloaded_error");
+    cr_expect_str_eq (s_trace (1), "V0(block) St0 Dt0 Et0 X Z");
+    s_expect_reason (s_nth_verdict (0), "cut off (size)");
+    cr_expect_not (s_emitted_text ("PADDING"));
+
+    //  Within the bound, nothing changes.
+    recorder_clear (&rec);
+    s_start (0);
+    s_call (0, "get_weather", "{\"city\":\"Paris\"}");
+    s_finish (SL_FIN_TOOL_CALLS);
+    cr_expect_str_eq (s_trace (1), "V0(allow) Sc0 Dc0 Ec0 F(tool_calls) Z");
+}
+
+Test (sl_judge, a_stream_cut_for_size_judges_its_open_call_as_such)
+{
+    //  The aggregator's stream_too_large: the call it closed says size.
+    s_block (SL_B_START, SL_BK_TOOL_CALL, 0, "get_weather", NULL, 0);
+    s_block (SL_B_DELTA, SL_BK_TOOL_CALL, 0, NULL, "{\"city\":\"Paris\"}", 0);
+    s_cut_end (0, "get_weather", "{\"city\":\"Paris\"}", "size");
+    s_error_end ("stream_too_large");
+    cr_expect_str_eq (s_trace (1), "V0(block) St0 Dt0 Et0 X Z");
+    s_expect_reason (s_nth_verdict (0), "never released");
+    cr_expect_not (s_emitted_text ("Paris"));
 }
 
 Test (sl_judge, error_behind_a_complete_call_waits_for_its_verdict)

@@ -5,6 +5,7 @@
 
 #include "../../common/sl_buf.h"
 #include "../../common/sl_json.h"
+#include "../../services/aggregator/sl_agg.h"
 #include "../../services/ingest/sl_decoder.h"
 #include "../../services/ingest/sl_sse.h"
 #include "../../services/mock/sl_mock_script.h"
@@ -143,6 +144,173 @@ Test (sl_mock_script, bench_scenario_has_the_asked_chunks_and_two_calls)
                           "%s", sl_dialect_name (s_dialects [d]));
         cr_expect (s.done);
         s_sink_free (&s);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Tool calls that do not end cleanly
+
+//  What the aggregator makes of a script's one tool call.
+typedef struct {
+    sl_agg_t *agg;
+    sl_decoder_t *dec;
+    int calls;                          //  tool call block_ends
+    uint32_t flags;                     //  of the last one
+    sl_buf_t code;
+    sl_buf_t name;
+    size_t args_len;
+    int errors;                         //  ERROR messages out of the aggregator
+} s_blocks_t;
+
+static void
+s_agg_out (void *arg, const sl_msg_t *m)
+{
+    s_blocks_t *b = arg;
+    if (m->type == SL_MSG_ERROR)
+        b->errors++;
+    if (m->type != SL_MSG_BLOCK || m->kind != SL_B_END || m->block != SL_BK_TOOL_CALL)
+        return;
+    b->calls++;
+    b->flags = m->flags;
+    sl_buf_reset (&b->code);
+    sl_buf_append_str (&b->code, m->code);
+    sl_buf_reset (&b->name);
+    sl_buf_append_str (&b->name, m->name);
+    b->args_len = m->text.len;
+}
+
+static void
+s_to_agg (void *arg, const sl_msg_t *m)
+{
+    s_blocks_t *b = arg;
+    sl_agg_feed (b->agg, m, s_agg_out, b);
+}
+
+static int
+s_event_to_agg (void *arg, sl_str_t type, sl_str_t data, sl_str_t id)
+{
+    (void) id;
+    s_blocks_t *b = arg;
+    sl_decoder_event (b->dec, type, data, s_to_agg, b);
+    return 0;
+}
+
+static s_blocks_t
+s_aggregate (int dialect, const char *model, long kib)
+{
+    sl_mock_script_t sc;
+    cr_assert_eq (sl_mock_script_build (dialect, sl_str (model), sl_str ("{}"), kib, 0, &sc), 0);
+    s_blocks_t b = { .agg = sl_agg_new (), .dec = sl_decoder_new (dialect) };
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_START);
+    s_to_agg (&b, &m);
+    sl_sse_t *sse = sl_sse_new (0);
+    for (size_t i = 0; i < sc.count; i++)
+        sl_sse_feed (sse, sc.events [i].data, sc.events [i].len, s_event_to_agg, &b);
+    sl_sse_finish (sse, s_event_to_agg, &b);
+    sl_decoder_finish (b.dec, s_to_agg, &b);
+    sl_msg_init (&m, SL_MSG_END);
+    s_to_agg (&b, &m);
+    sl_sse_destroy (&sse);
+    sl_mock_script_clear (&sc);
+    return b;
+}
+
+static void
+s_blocks_free (s_blocks_t *b)
+{
+    sl_agg_destroy (&b->agg);
+    sl_decoder_destroy (&b->dec);
+    sl_buf_free (&b->code);
+    sl_buf_free (&b->name);
+}
+
+Test (sl_mock_script, danger_scenarios_carry_a_whole_call_then_the_cut)
+{
+    const char *length [] = { "length", "max_tokens", "max_output_tokens", "MAX_TOKENS" };
+    for (size_t d = 0; d < DIALECTS; d++) {
+        const char *name = sl_dialect_name (s_dialects [d]);
+        s_sink_t s = s_run (s_dialects [d], "mock-danger-length");
+        cr_expect_str_eq (sl_buf_cstr (&s.text), "Cleaning up.", "%s", name);
+        cr_expect_str_eq (sl_buf_cstr (&s.calls), "run_shell({\"command\":\"rm -rf /\"}", "%s", name);
+        cr_expect_str_eq (sl_buf_cstr (&s.finish), length [d], "%s", name);
+        cr_expect (s.done, "%s", name);
+        cr_expect_eq (s.errors + s.failures, 0, "%s", name);
+        cr_expect_eq (sl_decoder_unknown (s.dec), 0, "%s", name);
+        s_sink_free (&s);
+
+        s = s_run (s_dialects [d], "mock-danger-error");
+        cr_expect_str_eq (sl_buf_cstr (&s.calls), "run_shell({\"command\":\"rm -rf /\"}", "%s", name);
+        cr_expect_eq (s.errors, 1, "%s: the provider's error", name);
+        cr_expect_not (s.finish.len, "%s", name);
+        s_sink_free (&s);
+
+        s = s_run (s_dialects [d], "mock-danger-eof");
+        cr_expect_str_eq (sl_buf_cstr (&s.calls), "run_shell({\"command\":\"rm -rf /\"}", "%s", name);
+        cr_expect_str_eq (sl_buf_cstr (&s.error), "upstream_incomplete", "%s: the body ended early", name);
+        cr_expect_not (s.done, "%s", name);
+        s_sink_free (&s);
+    }
+}
+
+Test (sl_mock_script, danger_huge_streams_a_call_of_the_asked_size)
+{
+    const char *head = "run_shell({\"command\":\"rm -rf /\",\"note\":\"PADDING-";
+    for (size_t d = 0; d < DIALECTS; d++) {
+        const char *name = sl_dialect_name (s_dialects [d]);
+        sl_mock_script_t sc;
+        cr_assert_eq (sl_mock_script_build (s_dialects [d], sl_str ("mock-danger-huge"), sl_str ("{}"), 256, 0,
+                                            &sc), 0);
+        cr_expect_gt (sc.count, 256 / 64, "%s: the call comes in pieces", name);
+        s_sink_t s = s_decode (s_dialects [d], &sc);
+        sl_mock_script_clear (&sc);
+        const char *calls = sl_buf_cstr (&s.calls);
+        cr_expect (strncmp (calls, head, strlen (head)) == 0, "%s: %.60s", name, calls);
+        sl_str_t args = sl_str_n (calls + strlen ("run_shell("), s.calls.len - strlen ("run_shell("));
+        cr_expect (sl_json_valid (args), "%s: the arguments are whole", name);
+        cr_expect_geq (args.len, 256 * 1024, "%s", name);
+        cr_expect_lt (args.len, 257 * 1024, "%s", name);
+        cr_expect (s.done, "%s", name);
+        cr_expect_eq (s.errors + s.failures, 0, "%s", name);
+        cr_expect_eq (sl_decoder_unknown (s.dec), 0, "%s", name);
+        s_sink_free (&s);
+    }
+}
+
+//  Through the aggregator, in every dialect, the call is cut as the
+//  scenario says (Anthropic and Responses close the call's block before
+//  the length finish: it is cut all the same).
+Test (sl_mock_script, danger_scenarios_are_cut_calls_to_the_aggregator)
+{
+    const char *models [] = { "mock-danger-length", "mock-danger-error", "mock-danger-eof" };
+    const char *cuts [] = { "length", "error", "eof" };
+    for (size_t d = 0; d < DIALECTS; d++)
+        for (size_t k = 0; k < 3; k++) {
+            s_blocks_t b = s_aggregate (s_dialects [d], models [k], 0);
+            const char *name = sl_dialect_name (s_dialects [d]);
+            cr_expect_eq (b.calls, 1, "%s %s", name, models [k]);
+            cr_expect (b.flags & SL_F_INCOMPLETE, "%s %s: cut", name, models [k]);
+            cr_expect_not (b.flags & SL_F_ARGS_VALID, "%s %s", name, models [k]);
+            cr_expect_str_eq (sl_buf_cstr (&b.code), cuts [k], "%s %s", name, models [k]);
+            cr_expect_str_eq (sl_buf_cstr (&b.name), "run_shell", "%s %s", name, models [k]);
+            s_blocks_free (&b);
+        }
+    //  mock-tools, for contrast: both calls end cleanly everywhere.
+    for (size_t d = 0; d < DIALECTS; d++) {
+        s_blocks_t b = s_aggregate (s_dialects [d], "mock-tools", 0);
+        cr_expect_eq (b.calls, 2);
+        cr_expect (b.flags & SL_F_ARGS_VALID, "%s", sl_dialect_name (s_dialects [d]));
+        cr_expect_eq (b.code.len, 0);
+        s_blocks_free (&b);
+    }
+    //  mock-danger-huge at its default size is more than a stream may carry.
+    for (size_t d = 0; d < DIALECTS; d++) {
+        s_blocks_t b = s_aggregate (s_dialects [d], "mock-danger-huge", 0);
+        const char *name = sl_dialect_name (s_dialects [d]);
+        cr_expect_eq (b.calls, 1, "%s", name);
+        cr_expect_str_eq (sl_buf_cstr (&b.code), "size", "%s", name);
+        cr_expect_eq (b.errors, 1, "%s: stream_too_large", name);
+        s_blocks_free (&b);
     }
 }
 

@@ -362,6 +362,16 @@ Test (sl_msg, names_and_sids)
     cr_expect_eq (sl_dialect_parse ("anthropic"), SL_DIALECT_ANTHROPIC);
     cr_expect_eq (sl_action_parse ("rewrite"), SL_ACT_REWRITE);
     cr_expect_eq (sl_action_parse ("none"), 0);
+    cr_expect_str_eq (sl_cut_name (SL_CUT_EOF), "eof");
+    cr_expect_eq (sl_cut_parse (SL_STR_LIT ("length")), SL_CUT_LENGTH);
+    cr_expect_eq (sl_cut_parse (SL_STR_LIT ("none")), 0, "none is no cut to parse");
+    cr_expect_eq (sl_cut_parse (SL_STR_NULL), 0);
+    cr_expect_eq (sl_cut_for_error (SL_STR_LIT ("stream_too_large")), SL_CUT_SIZE);
+    cr_expect_eq (sl_cut_for_error (SL_STR_LIT ("upstream_event_too_large")), SL_CUT_SIZE);
+    cr_expect_eq (sl_cut_for_error (SL_STR_LIT ("upstream_incomplete")), SL_CUT_EOF);
+    cr_expect_eq (sl_cut_for_error (SL_STR_LIT ("upstream_connection_lost")), SL_CUT_EOF);
+    cr_expect_eq (sl_cut_for_error (SL_STR_LIT ("overloaded_error")), SL_CUT_ERROR);
+    cr_expect_eq (sl_cut_for_error (SL_STR_NULL), SL_CUT_ERROR);
     uint8_t sid [SL_SID_SIZE], back [SL_SID_SIZE];
     sl_sid_new (sid);
     char hex [SL_SID_HEX_SIZE];

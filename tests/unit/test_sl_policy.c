@@ -106,7 +106,9 @@ Test (sl_policy, tool_and_regex_block)
     sl_call_t bad = s_call ("run_shell", "not json");
     bad.args_valid = false;
     d = s_decide (p, bad);
-    cr_expect_eq (d.action, SL_ACT_ALLOW, "unparsable arguments match no argument test");
+    cr_expect_eq (d.action, SL_ACT_BLOCK, "unparsable arguments match no argument test, and a call "
+                  "that did not end cleanly is not let through by the default");
+    cr_expect_str_eq (d.rule, "on_incomplete");
     sl_decision_clear (&d);
     sl_policy_unref (&p);
     cr_expect_null (p);
@@ -566,6 +568,207 @@ Test (sl_policy, llm_check_that_did_not_run_is_never_a_pass)
 }
 
 //  --------------------------------------------------------------------------
+//  Calls that did not end cleanly
+
+//  A call cut off for the given reason, its arguments as far as they came.
+static sl_call_t
+s_cut_call (const char *name, const char *args, sl_cut_t cut)
+{
+    sl_call_t c = s_call (name, args);
+    c.args_valid = false;
+    c.cut = cut;
+    return c;
+}
+
+static const char *s_shell =
+    "rules:\n"
+    "  - id: no-rm\n"
+    "    tool: run_shell\n"
+    "    args:\n"
+    "      - pointer: /command\n"
+    "        regex: 'rm -rf'\n"
+    "    action: block\n"
+    "  - id: ls-is-fine\n"
+    "    tool: run_shell\n"
+    "    args:\n"
+    "      - pointer: /command\n"
+    "        regex: '^ls'\n"
+    "    action: allow\n";
+
+Test (sl_policy, argument_tests_see_cut_off_arguments_closed)
+{
+    sl_policy_t *p = s_policy (s_shell);
+    //  Whole arguments, then cut by a length finish: the same rule decides.
+    sl_decision_t d = s_decide (p, s_cut_call ("run_shell", "{\"command\":\"rm -rf /\"}", SL_CUT_LENGTH));
+    cr_expect_eq (d.action, SL_ACT_BLOCK);
+    cr_expect_eq (d.check, SL_CHK_RAN);
+    cr_expect_str_eq (d.rule, "no-rm");
+    cr_expect_str_eq (d.reason, "rule no-rm matched; the call was cut off (length)");
+    sl_decision_clear (&d);
+    //  Cut inside the string: what came of it still shows rm -rf.
+    d = s_decide (p, s_cut_call ("run_shell", "{\"command\":\"sudo rm -rf /ho", SL_CUT_EOF));
+    cr_expect_str_eq (d.rule, "no-rm");
+    cr_expect_str_eq (d.reason, "rule no-rm matched; the call was cut off (eof)");
+    sl_decision_clear (&d);
+    //  Arguments that ended but are not JSON: cut "invalid", even when the
+    //  caller says nothing more than args_valid = false.
+    sl_call_t c = s_call ("run_shell", "{\"command\":\"rm -rf /\"");
+    c.args_valid = false;
+    d = s_decide (p, c);
+    cr_expect_str_eq (d.rule, "no-rm");
+    cr_expect_str_eq (d.reason, "rule no-rm matched; the call was cut off (invalid)");
+    sl_decision_clear (&d);
+    sl_policy_unref (&p);
+}
+
+Test (sl_policy, a_prefix_never_lets_a_call_through)
+{
+    //  "ls /tmp && rm -rf /" cut after "ls /tmp" looks harmless: the allow
+    //  rule must not apply to it, so on_incomplete (block) decides.
+    sl_policy_t *p = s_policy (s_shell);
+    sl_decision_t d = s_decide (p, s_cut_call ("run_shell", "{\"command\":\"ls /tmp", SL_CUT_LENGTH));
+    cr_expect_eq (d.action, SL_ACT_BLOCK);
+    cr_expect_eq (d.check, SL_CHK_DEFAULT, "no rule matched");
+    cr_expect_str_eq (d.rule, "on_incomplete");
+    cr_expect_str_eq (d.reason, "no rule matched a call that was cut off (length); on_incomplete: block");
+    cr_expect_str_eq (d.message, "sluice blocked a call to run_shell: the model's call was cut off (length) "
+                                 "and cannot be judged.");
+    sl_decision_clear (&d);
+    //  The same call whole is allowed by the rule.
+    d = s_decide (p, s_call ("run_shell", "{\"command\":\"ls /tmp\"}"));
+    cr_expect_eq (d.action, SL_ACT_ALLOW);
+    cr_expect_str_eq (d.rule, "ls-is-fine");
+    sl_decision_clear (&d);
+    sl_policy_unref (&p);
+
+    //  Rewrites and LLM judges let calls through too.
+    p = s_policy ("rules:\n"
+                  "  - id: timeout\n    tool: run_shell\n    action: rewrite\n    set: {/timeout: 60}\n"
+                  "  - id: judge\n    tool: write_file\n    llm_judge: {model: m}\n");
+    cr_expect_str_eq (s_rule_of (p, s_cut_call ("run_shell", "{\"command\":\"ls\"}", SL_CUT_ERROR)),
+                      "on_incomplete");
+    cr_expect_str_eq (s_rule_of (p, s_cut_call ("write_file", "{\"path\":\"/x\"}", SL_CUT_ERROR)),
+                      "on_incomplete");
+    cr_expect_str_eq (s_rule_of (p, s_call ("write_file", "{\"path\":\"/x\"}")), "judge");
+    sl_policy_unref (&p);
+}
+
+Test (sl_policy, incomplete_and_cut_conditions)
+{
+    sl_policy_t *p = s_policy ("rules:\n"
+                               "  - id: cut-by-length\n    cut: length\n    tool: read_file\n    action: allow\n"
+                               "  - id: cut-by-failure\n    cut: [error, eof]\n    action: drop\n"
+                               "  - id: any-cut\n    incomplete: true\n    tool: [read_file, get_time]\n"
+                               "    action: allow\n"
+                               "  - id: whole-only\n    incomplete: false\n    tool: get_time\n    action: block\n");
+    //  Rules that name the incompleteness may let a call through.
+    cr_expect_str_eq (s_rule_of (p, s_cut_call ("read_file", "{\"path\":\"/a", SL_CUT_LENGTH)), "cut-by-length");
+    cr_expect_str_eq (s_rule_of (p, s_cut_call ("read_file", "{\"path\":\"/a", SL_CUT_FILTER)), "any-cut");
+    cr_expect_str_eq (s_rule_of (p, s_cut_call ("x", "{", SL_CUT_ERROR)), "cut-by-failure");
+    cr_expect_str_eq (s_rule_of (p, s_cut_call ("x", "{", SL_CUT_EOF)), "cut-by-failure");
+    cr_expect_str_eq (s_rule_of (p, s_cut_call ("get_time", "{", SL_CUT_SIZE)), "any-cut");
+    cr_expect_str_eq (s_rule_of (p, s_call ("get_time", "{}")), "whole-only");
+    cr_expect_str_eq (s_rule_of (p, s_call ("read_file", "{}")), "", "whole calls are not incomplete");
+    sl_policy_unref (&p);
+}
+
+Test (sl_policy, on_incomplete_applies_to_the_tools_rules_concern)
+{
+    sl_policy_t *p = s_policy ("default: allow\n"
+                               "rules:\n  - id: shell\n    tool: ['run_*', bash]\n"
+                               "    args: [{pointer: /command, prefix: sudo}]\n    action: block\n");
+    sl_decision_t d = s_decide (p, s_cut_call ("run_shell", "{\"command\":\"rm -rf /\"}", SL_CUT_LENGTH));
+    cr_expect_eq (d.action, SL_ACT_BLOCK, "a tool a rule names (by a glob)");
+    cr_expect_str_eq (d.rule, "on_incomplete");
+    sl_decision_clear (&d);
+    d = s_decide (p, s_cut_call ("get_weather", "{\"city\":\"Par", SL_CUT_LENGTH));
+    cr_expect_eq (d.action, SL_ACT_ALLOW, "a tool no rule concerns: the default");
+    cr_expect_eq (d.check, SL_CHK_DEFAULT);
+    cr_expect_null (d.rule);
+    cr_expect_str_eq (d.reason, "no rule matched; the call was cut off (length)");
+    sl_decision_clear (&d);
+    sl_policy_unref (&p);
+
+    //  A rule without a tool condition concerns every tool.
+    p = s_policy ("rules:\n  - id: many\n    max_calls: 8\n    action: drop\n");
+    cr_expect_str_eq (s_rule_of (p, s_cut_call ("get_weather", "{", SL_CUT_ERROR)), "on_incomplete");
+    sl_policy_unref (&p);
+
+    //  Without rules, nothing is concerned: the default (here allow) applies.
+    p = sl_policy_allow_all ();
+    d = s_decide (p, s_cut_call ("run_shell", "{\"command\":\"rm -rf /\"}", SL_CUT_LENGTH));
+    cr_expect_eq (d.action, SL_ACT_ALLOW);
+    sl_decision_clear (&d);
+    sl_policy_unref (&p);
+}
+
+Test (sl_policy, on_incomplete_takes_an_action_and_a_message)
+{
+    sl_policy_t *p = s_policy ("on_incomplete: terminate\n"
+                               "rules:\n  - id: r\n    tool: t\n    action: allow\n");
+    sl_decision_t d = s_decide (p, s_cut_call ("t", "{}", SL_CUT_FILTER));
+    cr_expect_eq (d.action, SL_ACT_TERMINATE);
+    cr_expect_str_eq (d.message, "sluice ended this response: the model's call to t was cut off (filter) "
+                                 "and cannot be judged.");
+    sl_decision_clear (&d);
+    sl_policy_unref (&p);
+
+    p = s_policy ("on_incomplete: {action: block, message: '{tool} stopped at {cut} ({rule}: {reason})'}\n"
+                  "rules:\n  - id: r\n    tool: t\n    action: allow\n");
+    d = s_decide (p, s_cut_call ("t", "{}", SL_CUT_EOF));
+    cr_expect_str_eq (d.message, "t stopped at eof (on_incomplete: no rule matched a call that was cut off "
+                                 "(eof); on_incomplete: block)");
+    sl_decision_clear (&d);
+    sl_policy_unref (&p);
+
+    p = s_policy ("on_incomplete: allow\nrules:\n  - id: r\n    tool: t\n    action: allow\n");
+    d = s_decide (p, s_cut_call ("t", "{}", SL_CUT_LENGTH));
+    cr_expect_eq (d.action, SL_ACT_ALLOW, "a policy may choose to pass incomplete calls on");
+    cr_expect_str_eq (d.reason, "no rule matched a call that was cut off (length); on_incomplete: allow");
+    sl_decision_clear (&d);
+    sl_policy_unref (&p);
+
+    //  {cut} is empty for a call that ended cleanly.
+    p = s_policy ("rules:\n  - id: r\n    tool: t\n    action: block\n    message: '[{cut}]'\n");
+    d = s_decide (p, s_call ("t", "{}"));
+    cr_expect_str_eq (d.message, "[]");
+    sl_decision_clear (&d);
+    sl_policy_unref (&p);
+}
+
+Test (sl_policy, a_call_cut_for_size_is_never_released)
+{
+    //  Allowed by a rule that names the cut, by on_incomplete, by the
+    //  default for a tool no rule concerns, or by an LLM judge: blocked.
+    const char *policies [] = {
+        "rules:\n  - id: r\n    cut: size\n    action: allow\n",
+        "on_incomplete: allow\nrules:\n  - id: r\n    tool: t\n    action: block\n",
+        "rules:\n  - id: r\n    tool: other\n    action: block\n",
+        "rules:\n  - id: r\n    incomplete: true\n    action: rewrite\n    set: {/a: 1}\n",
+    };
+    for (size_t i = 0; i < sizeof policies / sizeof policies [0]; i++) {
+        sl_policy_t *p = s_policy (policies [i]);
+        sl_decision_t d = s_decide (p, s_cut_call ("t", "{\"a\":\"xxxx", SL_CUT_SIZE));
+        cr_expect_eq (d.action, SL_ACT_BLOCK, "policy %zu", i);
+        cr_expect_null (d.arguments);
+        cr_expect_not_null (strstr (d.reason, "size"), "%s", d.reason);
+        cr_expect_not_null (d.message);
+        sl_decision_clear (&d);
+        sl_policy_unref (&p);
+    }
+    sl_policy_t *p = s_policy ("rules:\n  - id: j\n    cut: size\n    llm_judge: {model: m}\n");
+    sl_call_t c = s_cut_call ("t", "{\"a\":\"xxxx", SL_CUT_SIZE);
+    sl_decision_t d = s_decide (p, c);
+    cr_assert_eq (d.action, SL_ACT_NONE, "pending");
+    sl_llm_result_t r = { .check = SL_CHK_RAN, .probability = 0.0 };
+    sl_policy_conclude (p, &c, &r, &d);
+    cr_expect_eq (d.action, SL_ACT_BLOCK, "the judge allowed it, but it cannot be released");
+    cr_expect_not_null (strstr (d.reason, "never released"), "%s", d.reason);
+    sl_decision_clear (&d);
+    sl_policy_unref (&p);
+}
+
+//  --------------------------------------------------------------------------
 //  Parser errors
 
 Test (sl_policy, errors_name_line_and_column)
@@ -630,6 +833,13 @@ Test (sl_policy, errors_name_line_and_column)
         { "rules:\n  - id: a\n    llm_judge: {model: m}\n    action: allow\n",
           "p.yaml:2:5: rule 'a': an llm_judge rule acts on the calls its judge rejects" },
         { "rules:\n  - id: a\n    llm_judge: model\n", "p.yaml:3:16: llm_judge must be a mapping" },
+        { "rules:\n  - id: a\n    action: block\n    incomplete: maybe\n",
+          "p.yaml:4:17: incomplete must be true or false" },
+        { "rules:\n  - id: a\n    action: block\n    cut: [length, tired]\n",
+          "p.yaml:4:10: cut must be length, filter, error, eof, size or invalid" },
+        { "on_incomplete: rewrite\n", "p.yaml:1:16: on_incomplete must be allow, block, drop or terminate" },
+        { "on_incomplete: {message: x}\n", "p.yaml:1:16: on_incomplete needs an action" },
+        { "on_incomplete: {action: block, colour: x}\n", "p.yaml:1:32: unknown on_incomplete field 'colour'" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
         char *error = NULL;
