@@ -1357,3 +1357,26 @@ Test (sl_agg, only_the_first_usage_is_the_usage_of_the_start)
     cr_expect_eq (s_nth (SL_MSG_BLOCK, SL_B_MESSAGE, 1)->usage.output, 1);
     cr_expect_eq (s_fin ()->usage.output, 5);
 }
+
+//  A call's block_start waits for its identity only so long: after 4 KiB
+//  of arguments it goes, and the arguments stream on (a huge call must
+//  not sit whole in the aggregator).
+Test (sl_agg, a_long_call_starts_after_4_kib_of_arguments)
+{
+    s_call (0, "c1", "write_file", "{\"text\":\"");
+    char piece [1025];
+    memset (piece, 'x', 1024);
+    piece [1024] = 0;
+    for (int i = 0; i < 3; i++)
+        s_call (0, NULL, NULL, piece);
+    cr_expect_eq (s_count (SL_MSG_BLOCK, SL_B_START), 0, "3 KiB: the identity may still grow");
+    s_call (0, NULL, NULL, piece);
+    cr_expect_eq (s_count (SL_MSG_BLOCK, SL_B_START), 1, "4 KiB: the call starts");
+    cr_expect_eq (s_count (SL_MSG_BLOCK, SL_B_DELTA), 1, "with the arguments so far in one fragment");
+    s_call (0, NULL, NULL, piece);
+    cr_expect_eq (s_count (SL_MSG_BLOCK, SL_B_DELTA), 2, "then fragment by fragment");
+    s_call (0, NULL, NULL, "\"}");
+    s_done ();
+    cr_expect (s_end_block (0)->flags & SL_F_ARGS_VALID);
+    s_check_invariants ();
+}
