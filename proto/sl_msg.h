@@ -159,6 +159,7 @@ typedef enum {
 #define SL_F_RETRYABLE   (1u << 9)      //  error happened before any byte reached the client
 #define SL_F_REPLACED    (1u << 10)     //  block written by the judge in place of a call
 #define SL_F_KEEPALIVE   (1u << 11)     //  frame outside the sequence: liveness, maybe a comment
+#define SL_F_ALONE       (1u << 12)     //  frame written by itself, once the client took all before it
 
 //  Token usage (field "u"); -1 means "not reported".
 typedef struct {
