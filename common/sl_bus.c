@@ -73,14 +73,16 @@ s_log_skipped (sl_keys_t *keys)
     }
 }
 
-//  ZAP asks before refusing an unknown key: read the directory again when
-//  it changed (a tap key added, a key rotated), at most once a second.
+//  ZAP asks before each decision: read the directory again when it changed
+//  (a tap key added or removed, a key rotated). Its modification time is
+//  looked at once a second at most, or at once before an unknown key is
+//  refused.
 static bool
-s_refresh (void *arg)
+s_refresh (void *arg, bool force)
 {
     sl_bus_t *self = arg;
     int64_t now = zclock_mono ();
-    if (now - self->refreshed_at < SL_BUS_REFRESH_MS)
+    if (!force && now - self->refreshed_at < SL_BUS_REFRESH_MS)
         return false;
     self->refreshed_at = now;
     struct timespec mtime;

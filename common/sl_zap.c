@@ -185,10 +185,12 @@ s_answer (sl_zap_t *self, zmq_msg_t *parts, size_t count)
         frames [i] = sl_str_n (zmq_msg_data (&parts [i]), zmq_msg_size (&parts [i]));
     sl_zap_verdict_t v;
     char domain [32];
+    //  Keys removed or rotated stop working, and keys added start, as soon
+    //  as the directory is read again.
+    if (self->refresh)
+        self->refresh (self->refresh_arg, false);
     sl_zap_handle (self->keys, frames, count, &v, domain, sizeof domain);
-    //  A key added since the keys were read (sluice-keygen --tap) is
-    //  found once the directory is read again.
-    if (v.unknown_key && self->refresh && self->refresh (self->refresh_arg))
+    if (v.unknown_key && self->refresh && self->refresh (self->refresh_arg, true))
         sl_zap_handle (self->keys, frames, count, &v, domain, sizeof domain);
     void *sock = zsock_resolve (self->rep);
     zmq_send (sock, "1.0", 3, ZMQ_SNDMORE);

@@ -60,9 +60,11 @@ void sl_zap_handle (sl_keys_t *keys, const sl_str_t *frames, size_t count,
                     sl_zap_verdict_t *verdict, char *domain, size_t domain_size);
 
 typedef struct _sl_zap_t sl_zap_t;
-//  Asked before a key is refused as unknown: reload the keys if they
-//  changed on disk; true when they did (the request is decided again).
-typedef bool (sl_zap_refresh_fn) (void *arg);
+//  Asked before every decision: reload the keys if they changed on disk
+//  (a key added, rotated or removed); true when they did. Unless force,
+//  the caller may skip looking more than once a second; force comes
+//  before a key is refused as unknown (it may have been added just now).
+typedef bool (sl_zap_refresh_fn) (void *arg, bool force);
 
 //  Bind the handler (keys are borrowed and must outlive it). NULL when
 //  the endpoint is taken (a second handler in one process).

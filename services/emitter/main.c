@@ -19,6 +19,14 @@
     events through sl_meta_strip: no text, no arguments, no prompt. Each is
     encoded only while someone subscribes to it.
 
+    Two sockets, rather than one XPUB in manual mode that rewrites a
+    metadata key's subscriptions (telling keys apart by the User-Id of each
+    subscription): libzmq 4.3 applies a manual subscription to "the pipe of
+    the last subscription read", and a subscriber that sends anything that
+    is not a subscription puts that bookkeeping one message out of step, so
+    a full tap's subscription can land on a metadata tap's pipe. With two
+    sockets, which feed a key may read is decided by ZAP alone.
+
     Published messages are the stage's protocol messages: start carries no
     credential (the ingest keeps the client's key to itself) and the
     request headers in it never include credential headers.

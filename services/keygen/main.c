@@ -44,6 +44,12 @@ s_usage (FILE *out)
 }
 
 static int
+s_by_name (const void *a, const void *b)
+{
+    return strcmp ((*(const sl_key_t *const *) a)->name, (*(const sl_key_t *const *) b)->name);
+}
+
+static int
 s_list (const char *dir)
 {
     sl_keys_t *keys = sl_keys_new ();
@@ -55,11 +61,17 @@ s_list (const char *dir)
         rc = S_EXIT_FAILED;
     }
     else {
-        for (size_t i = 0; i < sl_keys_count (keys); i++) {
-            const sl_key_t *k = sl_keys_at (keys, i);
+        size_t count = sl_keys_count (keys);
+        const sl_key_t **sorted = calloc (count ? count : 1, sizeof (sl_key_t *));
+        for (size_t i = 0; i < count; i++)
+            sorted [i] = sl_keys_at (keys, i);
+        qsort (sorted, count, sizeof (sl_key_t *), s_by_name);
+        for (size_t i = 0; i < count; i++) {
+            const sl_key_t *k = sorted [i];
             printf ("%-16s %-10s %-8s %s\n", k->name, k->role,
                     k->access ? sl_access_name (k->access) : "-", k->public_txt);
         }
+        free (sorted);
         if (*sl_keys_skipped (keys))
             fprintf (stderr, "sluice-keygen: skipped:\n%s", sl_keys_skipped (keys));
     }

@@ -284,3 +284,64 @@ Test (sl_zap, without_a_handler_nobody_gets_through)
     zcert_destroy (&client);
     zcert_destroy (&server);
 }
+
+//  Keys change on disk while a process runs: a tap key added is let in
+//  at once, a key removed is refused within a second or so.
+Test (sl_zap, keys_added_and_removed_while_running)
+{
+    char dir [64];
+    keydir_make (dir, sizeof dir);
+    zloop_t *loop = zloop_new ();
+    sl_metrics_t *m = sl_metrics_new ();
+    sl_bus_opts_t opts = { .keys = dir, .auth = "on" };
+    sl_bus_t *bus = sl_bus_new (loop, m, &opts, "emitter");
+    cr_assert_not_null (bus);
+    s_server_t s = { 0 };
+    s.server = zsock_new (ZMQ_ROUTER);
+    cr_assert_eq (sl_bus_server (bus, s.server, "tap-meta"), 0);
+    int port = zsock_bind (s.server, "tcp://127.0.0.1:*");
+    char endpoint [64];
+    snprintf (endpoint, sizeof endpoint, "tcp://127.0.0.1:%d", port);
+    zloop_reader (loop, s.server, s_on_server, &s);
+    sl_keys_t *keys = sl_keys_new ();
+    char *error = NULL;
+    sl_keys_load (keys, dir, &error);
+    const uint8_t *server_key = sl_keys_named (keys, "emitter")->public_key;
+
+    //  A new tap key, made after the process read its keys.
+    sl_buf_t report = { 0 };
+    cr_assert_eq (sl_keygen_tap (dir, "alice", SL_ACCESS_METADATA, &report, &error), 0);
+    bool loose;
+    zcert_t *alice = sl_keys_load_secret (dir, "alice", &loose, &error);
+    cr_assert_not_null (alice);
+    zsock_t *c = s_client (endpoint, alice, server_key);
+    s_run (loop, &s, 1, 5000);
+    cr_expect_eq (s.received, 1, "a key added on disk is let in");
+    cr_expect_str_eq (s.last_user, "alice");
+    zsock_destroy (&c);
+
+    //  Removed: new connections with it are refused (bounded: a few tries
+    //  over at most 5 s; the directory is looked at once a second).
+    char path [256];
+    snprintf (path, sizeof path, "%s/alice.key", dir);
+    cr_assert_eq (unlink (path), 0);
+    snprintf (path, sizeof path, "%s/alice.key_secret", dir);
+    cr_assert_eq (unlink (path), 0);
+    bool refused = false;
+    for (int attempt = 0; attempt < 10 && !refused; attempt++) {
+        int before = s.received;
+        c = s_client (endpoint, alice, server_key);
+        s_run (loop, &s, 1 << 30, 300);  //  300 ms per try, whatever happens
+        refused = s.received == before;
+        zsock_destroy (&c);
+    }
+    cr_expect (refused, "a key removed on disk is refused");
+    zcert_destroy (&alice);
+    sl_buf_free (&report);
+    sl_keys_destroy (&keys);
+    zsock_destroy (&s.server);
+    sl_bus_destroy (&bus);
+    zloop_destroy (&loop);
+    sl_metrics_destroy (&m);
+    keydir_remove (dir);
+}
