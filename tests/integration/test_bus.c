@@ -242,11 +242,13 @@ s_leaked (s_attacker_t *a)
         if (!a->peers [i].sub)
             continue;
         zmsg_t *msg;
+        int n = 0;
         while ((msg = zmsg_recv_nowait (a->peers [i].sock))) {
-            cr_expect_fail ("%s received a message", a->peers [i].label);
             zmsg_destroy (&msg);
-            got++;
+            n++;
         }
+        cr_expect_eq (n, 0, "%s received %d messages", a->peers [i].label, n);
+        got += n;
     }
     return got;
 }
@@ -390,7 +392,7 @@ s_wait_refusals (sluice_stack_t *s, const double *zap_before)
                     fprintf (stderr, "%s: %.*s\n", s_domain [p], (int) strcspn (line, "\n"), line);
             sl_buf_free (&page);
         }
-    cr_assert (all, "every hostile peer was refused at its socket");
+    cr_expect (all, "every hostile peer was refused at its socket");
 }
 
 static void
