@@ -30,6 +30,7 @@ static const int s_failure_events = ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
 
 typedef struct {
     zsock_t *pair;                      //  receives the monitored socket's events
+    bool client;                        //  a client socket (else a server)
     char domain [16];
     sl_counter_t *protocol;             //  no CURVE, or not the server's key
     sl_counter_t *auth;                 //  refused by ZAP
@@ -218,12 +219,17 @@ s_on_monitor (zloop_t *loop, zsock_t *reader, void *arg)
             memcpy (&id, zframe_data (event), sizeof id);
             memcpy (&value, zframe_data (event) + 2, sizeof value);
             const char *why = NULL;
-            if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+            if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
                 sl_counter_inc (m->auth);
+                if (m->client)
+                    why = "the server refused this process's key";
+            }
             else {
                 sl_counter_inc (id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ? m->protocol : m->other);
                 why = value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH ? "the peer does not speak CURVE"
-                    : value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC ? "the peer does not have this server's key"
+                    : value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC
+                      ? (m->client ? "the server is not the one of the key we know"
+                                   : "the peer does not have this server's key")
                     : "handshake failed";
             }
             uint32_t held;
@@ -239,7 +245,7 @@ s_on_monitor (zloop_t *loop, zsock_t *reader, void *arg)
 }
 
 static void
-s_monitor (sl_bus_t *self, zsock_t *sock, const char *domain)
+s_monitor (sl_bus_t *self, zsock_t *sock, const char *domain, bool client)
 {
     if (!self->loop || self->monitor_count == SL_BUS_MAX_MONITORS)
         return;
@@ -258,6 +264,7 @@ s_monitor (sl_bus_t *self, zsock_t *sock, const char *domain)
         return;
     }
     snprintf (m->domain, sizeof m->domain, "%s", domain);
+    m->client = client;
     const char *help = "Bus handshakes that failed, by reason: protocol (no CURVE, or not this server's key), "
                        "auth (refused by ZAP)";
     char labels [96];
@@ -308,8 +315,15 @@ sl_bus_server (sl_bus_t *self, zsock_t *sock, const char *domain)
                       zmq_strerror (zmq_errno ()));
         return -1;
     }
-    s_monitor (self, sock, domain);
+    s_monitor (self, sock, domain, false);
     return 0;
+}
+
+void
+sl_bus_watch_client (sl_bus_t *self, zsock_t *sock, const char *server)
+{
+    if (self->secure)
+        s_monitor (self, sock, server, true);
 }
 
 bool

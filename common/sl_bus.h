@@ -53,6 +53,11 @@ int sl_bus_server (sl_bus_t *self, zsock_t *sock, const char *domain);
 //  Make sock, before it connects, a CURVE client of the key named server.
 //  0 ok, -1 (logged) when that public key is not known.
 int sl_bus_client (sl_bus_t *self, zsock_t *sock, const char *server);
+//  Log (rate-limited) why handshakes of a client socket fail: a server
+//  that refuses this process's key, or one that is not who it should be.
+//  For clients whose failures a person must see (sluice-tap); routers
+//  rely on their peers' heartbeats instead.
+void sl_bus_watch_client (sl_bus_t *self, zsock_t *sock, const char *server);
 //  True when the public key named server is known (or the bus is
 //  plaintext): checked at start by processes that connect later (DNS).
 bool sl_bus_knows (sl_bus_t *self, const char *server);

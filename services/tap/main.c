@@ -393,18 +393,22 @@ main (int argc, char **argv)
     app.sub = zsock_new (ZMQ_SUB);
     s_subscribe (&app);
     int rc = 0;
-    if (sl_bus_client (sl_service_bus (svc), app.sub, "emitter"))
+    sl_bus_t *tap_bus = sl_service_bus (svc);
+    if (sl_bus_client (tap_bus, app.sub, "emitter"))
         rc = 2;
-    else
-    if (zsock_attach (app.sub, connect, false) != 0) {
-        sl_log_error ("connect_failed", "cannot connect to %s", connect);
-        rc = 2;
-    }
     else {
-        sl_log_info ("connected", "emitters=%s key=%s access=%s", connect, key,
-                     sl_access_name (sl_bus_access (sl_service_bus (svc))));
-        zloop_reader (sl_service_loop (svc), app.sub, s_on_event, &app);
-        rc = sl_service_run (svc);
+        //  An emitter that refuses this tap's key says so only in the handshake.
+        sl_bus_watch_client (tap_bus, app.sub, "emitter");
+        if (zsock_attach (app.sub, connect, false) != 0) {
+            sl_log_error ("connect_failed", "cannot connect to %s", connect);
+            rc = 2;
+        }
+        else {
+            sl_log_info ("connected", "emitters=%s key=%s access=%s", connect, key,
+                         sl_access_name (sl_bus_access (tap_bus)));
+            zloop_reader (sl_service_loop (svc), app.sub, s_on_event, &app);
+            rc = sl_service_run (svc);
+        }
     }
     zsock_destroy (&app.sub);
     size_t count;

@@ -625,6 +625,34 @@ Test (bus, a_metadata_tap_never_sees_text)
     zmsg_destroy (&msg);
     cr_expect_geq (s_metric (s, P_EMITTER, "sluice_zap_refused_total{domain=\"tap\"}"), 1);
 
+    //  The same with sluice-tap: its metadata key reads the metadata feed,
+    //  and says so when pointed at the full one.
+    const char *cli_args [] = { "--keys", s->keys, "--key", "tap-meta", "--connect", s->pub_meta,
+                                "--json", "yes", NULL };
+    proc_t *cli = proc_start (s->dir, "tap", cli_args);
+    const char *wrong_args [] = { "--keys", s->keys, "--key", "tap-meta", "--connect", s->pub, NULL };
+    proc_t *wrong = proc_start_as (s->dir, "tap", "tap-wrong", wrong_args);
+    cr_assert (proc_wait_log (cli, "\"connected\"", "access=", NULL, 0, TIMEOUT_MS));
+    bool seen = false;
+    for (int attempt = 0; attempt < 20 && !seen; attempt++) {
+        sl_buf_t body = { 0 };
+        http_request (s->http_port, "POST", "/v1/chat/completions", request, NULL, &body, TIMEOUT_MS);
+        sl_buf_free (&body);
+        seen = proc_wait_log (cli, "\"type\":\"end\"", NULL, NULL, 0, 300);
+    }
+    cr_expect (seen, "sluice-tap with a metadata key follows the metadata feed");
+    cr_expect (proc_wait_log (cli, "\"type\":\"start\"", "\"model\":\"", NULL, 0, 100), "it sees starts");
+    cr_expect_not (proc_wait_log (cli, META_USER, NULL, NULL, 0, 100), "and never the prompt");
+    cr_expect_not (proc_wait_log (cli, "Let me check", NULL, NULL, 0, 100), "nor the response");
+    cr_expect (proc_wait_log (wrong, "\"handshake_failed\"", "refused this process's key", NULL, 0, TIMEOUT_MS),
+               "pointed at the full feed, it says its key was refused");
+    cr_expect_eq (proc_stop (cli, 10000), 0);
+    cr_expect_eq (proc_stop (wrong, 10000), 0);
+    unlink (cli->log_path);
+    unlink (wrong->log_path);
+    free (cli);
+    free (wrong);
+
     s_tap_close (&full);
     s_tap_close (&meta);
     s_tap_close (&meta_on_full);
