@@ -177,6 +177,8 @@ s_limbo_remove (sl_router_t *self, size_t i)
 static void
 s_limbo_release (sl_router_t *self, s_peer_t *peer)
 {
+    if (!peer->instance)
+        return;                         //  a heartbeat without a name: nothing is for it
     for (size_t i = self->limbo_count; i-- > 0;) {
         s_limbo_t *l = &self->limbo [i];
         if (strcmp (l->name, peer->instance) != 0)
