@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <curl/curl.h>
 #include <errno.h>
@@ -88,6 +89,9 @@ proc_start_as (const char *dir, const char *name, const char *label, const char 
     argv [n] = NULL;
     pid_t pid = fork ();
     if (pid == 0) {
+        //  A test that fails an assertion ends before it stops what it
+        //  started: the processes go with it instead of running on.
+        prctl (PR_SET_PDEATHSIG, SIGTERM);
         int fd = open (p->log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2 (fd, 1);
         dup2 (fd, 2);
