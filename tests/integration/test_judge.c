@@ -78,9 +78,12 @@ static tap_t *
 s_tap_open (sluice_stack_t *s)
 {
     tap_t *t = calloc (1, sizeof *t);
-    t->sub = zsock_new_sub (s->pub, "");
+    t->sub = zsock_new (ZMQ_SUB);
     t->codec = sl_codec_new ();
     cr_assert_not_null (t->sub);
+    cr_assert_eq (harness_curve (t->sub, s->keys, "tap", "emitter"), 0, "the tap's key");
+    zsock_set_subscribe (t->sub, "");
+    cr_assert_eq (zsock_connect (t->sub, "%s", s->pub), 0);
     bool live = false;
     for (int i = 0; i < 40 && !live; i++) {
         sl_buf_t body = { 0 };
