@@ -44,9 +44,53 @@ proc_start (const char *dir, const char *name, const char *const *args)
     return proc_start_as (dir, name, name, args);
 }
 
+//  The kernel's range of ephemeral ports (what a bind to port 0 or an
+//  outgoing connection takes), from /proc; Linux's default when unreadable.
+static void
+s_ephemeral_range (int *low, int *high)
+{
+    *low = 32768;
+    *high = 60999;
+    FILE *f = fopen ("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        if (fscanf (f, "%d %d", low, high) != 2) {
+            *low = 32768;
+            *high = 60999;
+        }
+        fclose (f);
+    }
+}
+
+//  A port picked now and bound later by a process (a cluster's fixed
+//  endpoints, so a killed instance comes back on the same one) must not be
+//  one the kernel may hand out meanwhile: every outgoing connection of
+//  every process takes an ephemeral port. So it comes from below the
+//  ephemeral range, at random, checked free with a bind.
+#define HARNESS_PORT_FLOOR 10000        //  fixed ports are picked at or above this
+#define HARNESS_PORT_TRIES 200
+
 int
 harness_free_port (void)
 {
+    int low, high;
+    s_ephemeral_range (&low, &high);
+    (void) high;
+    static unsigned seed;
+    if (!seed)
+        seed = (unsigned) getpid () ^ (unsigned) time (NULL);
+    int span = low - HARNESS_PORT_FLOOR;
+    for (int i = 0; span > 0 && i < HARNESS_PORT_TRIES; i++) {
+        int port = HARNESS_PORT_FLOOR + (int) (rand_r (&seed) % (unsigned) span);
+        int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK),
+                                 .sin_port = htons ((uint16_t) port) };
+        int rc = fd >= 0 ? bind (fd, (struct sockaddr *) &a, sizeof a) : -1;
+        if (fd >= 0)
+            close (fd);
+        if (rc == 0)
+            return port;
+    }
+    //  No room below the ephemeral range: let the kernel pick one.
     int fd = socket (AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
     bind (fd, (struct sockaddr *) &a, sizeof a);

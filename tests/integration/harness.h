@@ -34,7 +34,8 @@ proc_t *proc_start_as (const char *dir, const char *name, const char *label, con
 //  The same, with the program from bin_dir (NULL: $SLUICE_BIN_DIR).
 proc_t *proc_start_from (const char *bin_dir, const char *dir, const char *name, const char *label,
                          const char *const *args);
-//  A TCP port on 127.0.0.1 that was free a moment ago.
+//  A TCP port on 127.0.0.1 that was free a moment ago, from below the
+//  kernel's ephemeral range (no outgoing connection can take it meanwhile).
 int harness_free_port (void);
 //  A TCP port on 127.0.0.1 that refuses every connection for as long as
 //  *holder stays open: a bound socket that never listens, so no other
