@@ -20,6 +20,7 @@
 #include "../../common/sl_sidmap.h"
 #include "../../common/sl_stage.h"
 #include "../emitter/sl_render.h"
+#include "sl_keyid.h"
 #include "sl_models.h"
 #include "sl_request.h"
 
@@ -548,6 +549,13 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
     job.last_user = sl_buf_str (&parsed->last_user);
     if (auth.len)
         job.auth = sl_buf_str (&auth);
+    //  Whose request it is, for the audit: the id of the key, never the key.
+    char key_id [SL_KEY_ID_SIZE];
+    const char *key = s_client_key (req);
+    if (key && *key) {
+        sl_key_id (key, strlen (key), key_id);
+        job.key_id = sl_str (key_id);
+    }
     //  Kept until the first frame: if its ingest dies before, the job goes
     //  to another one.
     sl_msg_encode (&job, &s->job);

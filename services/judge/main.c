@@ -28,6 +28,7 @@
 #include "../../common/sl_stage.h"
 #include "llm_client.h"
 #include "sl_judge.h"
+#include "sl_policy_report.h"
 
 #define JUDGE_TICK_MIN_MS 10            //  keep-alive tick, at most this often
 
@@ -45,6 +46,8 @@ typedef struct {
     sl_counter_t *keepalives;
     sl_counter_t *verdicts [SL_ACT_MAX][SL_CHK_MAX];
     sl_histo_t *decision_latency;
+    int64_t policy_loaded_ms;           //  when the running policy was loaded (Unix ms)
+    char *policy_error;                 //  why the last reload was refused, NULL when none was
 } s_app_t;
 
 static int64_t
@@ -164,9 +167,42 @@ s_load_policy (s_app_t *app)
     app->policy_stat = st;
     if (!policy) {
         sl_log_error ("policy_invalid", "%s", error);
-        free (error);
+        free (app->policy_error);
+        app->policy_error = error;
     }
+    else
+        app->policy_loaded_ms = zclock_time ();
     return policy;
+}
+
+//  Tell monitoring which policy runs here (sl_policy_report.h): to one
+//  live emitter, which spools it for the audit.
+static void
+s_report_policy (s_app_t *app)
+{
+    if (!app->router)
+        return;
+    sl_policy_report_t report = {
+        .instance = sl_service_name (app->svc),
+        .incarnation = sl_service_incarnation (app->svc),
+        .loaded_ms = app->policy_loaded_ms,
+        .failures = app->reloads_failed ? app->reloads_failed->value : 0,
+        .last_error = app->policy_error
+    };
+    sl_msg_t msg;
+    sl_policy_report (sl_judge_policy (app->judge), &report, &msg);
+    if (sl_router_send (app->router, &msg) == 0)
+        sl_router_flush (app->router);
+    sl_router_unpin (app->router, msg.sid);
+}
+
+static int
+s_on_report (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_report_policy (arg);
+    return 0;
 }
 
 static void
@@ -177,13 +213,15 @@ s_reload (void *arg)
     if (!policy) {
         sl_counter_inc (app->reloads_failed);
         sl_log_warn ("policy_kept", "the running policy stays in force");
+        s_report_policy (app);
         return;
     }
     sl_judge_set_policy (app->judge, policy);
     sl_counter_inc (app->reloads);
-    sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge", sl_policy_name (policy),
-                 sl_policy_rule_count (policy), sl_policy_llm_count (policy));
+    sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge id=%s", sl_policy_name (policy),
+                 sl_policy_rule_count (policy), sl_policy_llm_count (policy), sl_policy_id (policy));
     sl_policy_unref (&policy);
+    s_report_policy (app);
 }
 
 //  Reload when the file changed: a new inode (editors and deploy tools
@@ -305,8 +343,8 @@ main (int argc, char **argv)
         sl_service_destroy (&svc);
         return 2;
     }
-    sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge", sl_policy_name (policy),
-                 sl_policy_rule_count (policy), sl_policy_llm_count (policy));
+    sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge id=%s", sl_policy_name (policy),
+                 sl_policy_rule_count (policy), sl_policy_llm_count (policy), sl_policy_id (policy));
     zloop_t *loop = sl_service_loop (svc);
     sl_metrics_t *m = sl_service_metrics (svc);
     s_metrics (&app, m);
@@ -329,6 +367,7 @@ main (int argc, char **argv)
     }
     if (watch_ms > 0 && *policy_path)
         zloop_timer (loop, (size_t) watch_ms, 0, s_on_watch, &app);
+    zloop_timer (loop, SL_POLICY_REPORT_MS, 0, s_on_report, &app);
     sl_service_on_reload (svc, s_reload, &app);
     sl_service_on_health (svc, s_health, &app);
     sl_stage_t *stage = NULL;
@@ -344,6 +383,7 @@ main (int argc, char **argv)
     llm_client_destroy (&app.llm);
     sl_router_destroy (&app.router);
     sl_judge_destroy (&app.judge);
+    free (app.policy_error);
     sl_service_destroy (&svc);
     return rc;
 }

@@ -12,6 +12,8 @@
 */
 #include "sl_policy.h"
 
+#include <ctype.h>
+#include <czmq.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
@@ -114,6 +116,8 @@ struct _sl_policy_t {
     int rule_count;
     bool uses_schema;
     int llm_count;
+    char *source;                       //  the text it was parsed from ("" for allow-all)
+    char id [SL_POLICY_ID_SIZE];        //  short digest of the source (sl_policy_id)
 };
 
 //  --------------------------------------------------------------------------
@@ -230,6 +234,7 @@ s_policy_free (sl_policy_t *self)
     free (self->name);
     free (self->default_message);
     free (self->incomplete_message);
+    free (self->source);
     free (self);
 }
 
@@ -258,7 +263,34 @@ sl_policy_allow_all (void)
     self->name = sl_xstrdup ("(allow all)");
     self->default_action = SL_ACT_ALLOW;
     self->incomplete_action = SL_ACT_BLOCK;
+    self->source = sl_xstrdup ("");
+    snprintf (self->id, sizeof self->id, "%s", SL_POLICY_ALLOW_ALL_ID);
     return self;
+}
+
+//  The first SL_POLICY_ID_SIZE - 1 hex digits of the text's SHA-1.
+static void
+s_digest (const char *text, size_t size, char *id)
+{
+    zdigest_t *digest = zdigest_new ();
+    zdigest_update (digest, (const byte *) text, size);
+    const char *hex = zdigest_string (digest);
+    for (int i = 0; i < SL_POLICY_ID_SIZE - 1; i++)
+        id [i] = (char) tolower ((unsigned char) hex [i]);
+    id [SL_POLICY_ID_SIZE - 1] = 0;
+    zdigest_destroy (&digest);
+}
+
+const char *
+sl_policy_id (sl_policy_t *self)
+{
+    return self->id;
+}
+
+sl_str_t
+sl_policy_source (sl_policy_t *self)
+{
+    return sl_str (self->source);
 }
 
 int sl_policy_rule_count (sl_policy_t *self) { return self->rule_count; }
@@ -1001,6 +1033,8 @@ sl_policy_parse (const char *text, size_t size, const char *name, char **error)
     self->name = sl_xstrdup (name);
     self->default_action = SL_ACT_ALLOW;
     self->incomplete_action = SL_ACT_BLOCK;
+    self->source = sl_xstrndup (text, size);
+    s_digest (text, size, self->id);
     s_ctx_t ctx = { name, error, &doc };
     int rc = s_parse_root (&ctx, yaml_document_get_root_node (&doc), self);
     yaml_document_delete (&doc);

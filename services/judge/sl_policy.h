@@ -53,6 +53,9 @@
 
 typedef struct _sl_policy_t sl_policy_t;
 
+#define SL_POLICY_ID_SIZE 13            //  a policy id: 12 hex digits of its text's SHA-1, and a NUL
+#define SL_POLICY_ALLOW_ALL_ID "allow-all"  //  the id of the policy of a judge without a file
+
 //  A complete tool call to judge, with what is known of its request.
 //  Everything is borrowed from the caller.
 typedef struct {
@@ -94,6 +97,12 @@ sl_policy_t *sl_policy_ref (sl_policy_t *self);
 //  Drop a reference; the last one frees the policy. Sets *self_p to NULL.
 void sl_policy_unref (sl_policy_t **self_p);
 int sl_policy_rule_count (sl_policy_t *self);
+//  What identifies the policy for monitoring: the first 12 hex digits of
+//  the SHA-1 of its text (SL_POLICY_ALLOW_ALL_ID without one). The judge
+//  puts it in every stream's start (field "pol"). Borrowed.
+const char *sl_policy_id (sl_policy_t *self);
+//  The text the policy was parsed from ("" for allow-all). Borrowed.
+sl_str_t sl_policy_source (sl_policy_t *self);
 const char *sl_policy_name (sl_policy_t *self);
 //  True when some rule checks schemas (callers then parse the request's
 //  tools once per stream and pass them in sl_call_t.schema).
