@@ -23,25 +23,35 @@
 # build/bin/sluice-<name>.
 
 CC       ?= gcc
-CSTD      = -std=c11 -D_GNU_SOURCE
+# libpq's header lives in its own directory.
+PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
+CSTD      = -std=c11 -D_GNU_SOURCE $(PQ_CFLAGS)
 WARN      = -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 ASANFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
             -fno-sanitize-recover=undefined
-LDLIBS    = -lczmq -lzmq -lmsgpackc -lcurl -ljansson -lmicrohttpd -lyaml -lm
+LDLIBS    = -lczmq -lzmq -lmsgpackc -lcurl -ljansson -lmicrohttpd -lyaml -lsqlite3 -lpq -lm
 
 # Debian packages: libraries, test framework, fuzzing compiler, tools the
-# tests drive (curl), the compose checker, and Node for the SDK tests.
+# tests drive (curl), the compose checker, the audit store's databases
+# (SQLite; PostgreSQL, whose server the store tests start in a temporary
+# directory) and the browser the console test drives (Node for the SDK and
+# browser tests comes with sdk-deps).
 PACKAGES  = gcc make pkg-config libzmq3-dev libczmq-dev libmsgpack-dev \
             libcriterion-dev libcurl4-openssl-dev libjansson-dev \
             libmicrohttpd-dev libyaml-dev clang libclang-rt-14-dev curl python3 \
-            docker-compose
+            docker-compose libsqlite3-dev libpq-dev postgresql chromium
 
-SERVICES  = gateway ingest aggregator judge emitter mock tap replay bench keygen
+SERVICES  = gateway ingest aggregator judge emitter mock tap replay bench keygen audit
 BUILD     = build
 
+# Files built into sluice-audit (its console, its store's migrations), as
+# one generated C source (tools/embed.c).
+EMBED_FILES = $(sort $(wildcard services/audit/console/*)) $(sort $(wildcard services/audit/migrations/*.sql))
+GEN_SRC     = $(BUILD)/gen/sl_embedded_files.c
+
 COMMON_SRC = $(wildcard common/*.c) $(wildcard proto/*.c)
-LIB_SRC    = $(foreach s,$(SERVICES),$(wildcard services/$(s)/sl_*.c))
+LIB_SRC    = $(foreach s,$(SERVICES),$(wildcard services/$(s)/sl_*.c)) $(GEN_SRC)
 UNIT_SRC   = $(wildcard tests/unit/*.c)
 INTEG_SRC  = $(wildcard tests/integration/*.c)
 FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
@@ -129,6 +139,17 @@ $(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/fuzz/tests/fuzz/fuzz_%.o $(BUILD)/fuzz/lib.a
 $(BUILD)/bench/bench_%: $(BUILD)/obj/release/tests/bench/bench_%.o $(BUILD)/lib/libsluice.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# The embedded files: a build tool, and the source it writes.
+$(BUILD)/tools/embed: tools/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O2 -o $@ $<
+
+$(GEN_SRC): $(BUILD)/tools/embed $(EMBED_FILES)
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/embed $@ services/audit/ $(EMBED_FILES)
+
+$(call objs,release,$(GEN_SRC)) $(call objs,asan,$(GEN_SRC)) $(call objs,fuzz,$(GEN_SRC)): CSTD += -Iservices/audit
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
