@@ -32,7 +32,6 @@
 #include "sl_when.h"
 
 #define AUDIT_DB_FILE "audit.db"
-#define AUDIT_DAY_MS (24 * 3600 * 1000LL)
 
 //  mkdir -p; 0 ok.
 static int
@@ -130,7 +129,7 @@ main (int argc, char **argv)
     char default_text [24];
     snprintf (default_text, sizeof default_text, "%d", SL_ARCHIVE_DEFAULT_MAX_TEXT);
     const char *max_text = default_text;
-    const char *retain_days = "30";
+    const char *retain = "30d";
     const char *retain_bytes = "0";
     const char *prune_ms = "60000";
     const char *webhook = "";
@@ -147,7 +146,7 @@ main (int argc, char **argv)
         { "console-host", NULL, &console_host, "address of the web console" },
         { "console-port", NULL, &console_port, "port of the web console (off: none)" },
         { "max-text", NULL, &max_text, "bytes of one text kept (block, arguments, message); more is cut" },
-        { "retain-days", NULL, &retain_days, "streams older than this are deleted (0: kept)" },
+        { "retain", NULL, &retain, "streams older than this are deleted: 30d, 12h, 90m (0: kept)" },
         { "retain-bytes", NULL, &retain_bytes, "past this, the oldest streams are deleted (0: no bound)" },
         { "prune-ms", NULL, &prune_ms, "retention runs this often" },
         { "webhook", NULL, &webhook, "URL to POST events to (JSON), for a SIEM" },
@@ -164,11 +163,12 @@ main (int argc, char **argv)
     sl_service_t *svc = sl_service_new ("audit", opts, "9558", argc, argv, &code);
     if (!svc)
         return code;
-    long text = sl_opts_long (max_text), days = sl_opts_long (retain_days), bytes = sl_opts_long (retain_bytes);
+    long text = sl_opts_long (max_text), bytes = sl_opts_long (retain_bytes);
+    int64_t retain_ms = 0;
     long prune = sl_opts_long (prune_ms), queue = sl_opts_long (webhook_queue);
     long attempts = sl_opts_long (webhook_attempts);
     long port = strcmp (console_port, "off") == 0 ? -1 : sl_opts_long (console_port);
-    if (text <= 0 || days < 0 || bytes < 0 || prune <= 0 || queue <= 0 || attempts <= 0
+    if (text <= 0 || sl_when_duration (retain, &retain_ms) || bytes < 0 || prune <= 0 || queue <= 0 || attempts <= 0
     ||  (port < 0 && strcmp (console_port, "off") != 0) || port > 65535
     ||  (strcmp (webhook_on, "verdict") != 0 && strcmp (webhook_on, "stream") != 0)) {
         sl_log_error ("bad_option", "a number is not valid, or --webhook-on is not verdict or stream");
@@ -189,7 +189,7 @@ main (int argc, char **argv)
         .console_port = (int) port,
         .console_keys = keys ? keys : "",
         .max_text = (size_t) text,
-        .retain_ms = (int64_t) days * AUDIT_DAY_MS,
+        .retain_ms = retain_ms,
         .retain_bytes = bytes,
         .prune_ms = prune,
         .webhook_url = webhook,

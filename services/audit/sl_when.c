@@ -60,3 +60,36 @@ sl_when_parse (const char *text, int64_t now_ms, int64_t *out)
     *out = (int64_t) timegm (&tm) * 1000;
     return 0;
 }
+
+int
+sl_when_duration (const char *text, int64_t *out)
+{
+    if (!text || !*text)
+        return -1;
+    char *end;
+    long long n = strtoll (text, &end, 10);
+    if (end == text || n < 0)
+        return -1;
+    int64_t unit;
+    if (strcmp (end, "ms") == 0)
+        unit = 1;
+    else
+    if (strcmp (end, "s") == 0)
+        unit = 1000;
+    else
+    if (strcmp (end, "m") == 0)
+        unit = 60 * 1000;
+    else
+    if (strcmp (end, "h") == 0)
+        unit = 3600 * 1000;
+    else
+    if (strcmp (end, "d") == 0)
+        unit = 24 * 3600 * 1000LL;
+    else
+    if (*end == 0 && n == 0)
+        unit = 0;
+    else
+        return -1;
+    *out = (int64_t) n * unit;
+    return 0;
+}
