@@ -108,6 +108,7 @@ s_export (int argc, char **argv)
         return 1;
     }
     int64_t n = sl_query_export (store, from, to, s_write_line, stdout);
+    fflush (stdout);                    //  the lines before the summary, where both go to one file
     if (n < 0)
         fprintf (stderr, "sluice-audit export: %s\n", sl_store_error (store));
     else

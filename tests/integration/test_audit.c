@@ -201,3 +201,383 @@ Test (audit, streams_are_recorded_with_their_verdicts_postgresql, .timeout = 120
     s_records_streams (store, "postgres");
     pgtmp_stop (&pg);
 }
+
+//  --------------------------------------------------------------------------
+//  kill -9 under load
+
+typedef struct {
+    sluice_stack_t *stack;
+    int total;
+    volatile int done;                  //  requests answered so far
+    int failed;
+} s_load_t;
+
+static void *
+s_load (void *arg)
+{
+    s_load_t *l = arg;
+    for (int i = 0; i < l->total; i++) {
+        if (s_request (l->stack, "/v1/chat/completions", REQ_TOOLS, NULL) != 200)
+            l->failed++;
+        __atomic_add_fetch (&l->done, 1, __ATOMIC_SEQ_CST);
+    }
+    return NULL;
+}
+
+static int
+s_done (s_load_t *l)
+{
+    return __atomic_load_n (&l->done, __ATOMIC_SEQ_CST);
+}
+
+//  Wait until the load has answered at least n requests (bounded).
+static void
+s_wait_load (s_load_t *l, int n, int timeout_ms)
+{
+    long deadline = s_now_ms () + timeout_ms;
+    while (s_done (l) < n && s_now_ms () < deadline)
+        usleep (5000);
+}
+
+Test (audit, kill_minus_nine_mid_load_records_every_stream_once, .timeout = 180)
+{
+    enum { STREAMS = 60 };
+    char dir [] = "/tmp/sluice-audit-XXXXXX";
+    cr_assert_not_null (mkdtemp (dir));
+    const char *store [] = { "--data-dir", dir, NULL };
+    stack_opts_t opts = { .policy = "deploy/policy.yaml", .mock_delay_ms = 5, .audit_spool = "" };
+    sluice_stack_t *s = stack_start (&opts);
+    cr_assert_not_null (s);
+    audit_proc_t a;
+    cr_assert (audit_start (s, "audit", store, NULL, &a));
+    s_load_t load = { .stack = s, .total = STREAMS };
+    pthread_t thread;
+    cr_assert_eq (pthread_create (&thread, NULL, s_load, &load), 0);
+    //  Mid-load: some streams recorded, more coming.
+    int before = audit_wait_streams (&a, "", 10, WAIT_MS);
+    cr_expect_geq (before, 10);
+    kill (a.proc->pid, SIGKILL);
+    waitpid (a.proc->pid, NULL, 0);
+    a.proc->pid = 0;
+    long killed_at = s_now_ms ();
+    //  While it is down, the emitter holds what it cannot deliver.
+    double held = 0;
+    int at_kill = s_done (&load);
+    s_wait_load (&load, at_kill + 10 < STREAMS ? at_kill + 10 : STREAMS, WAIT_MS);
+    held = metric_value (atoi (s->metrics [4]), "sluice_audit_spool_records");
+    cr_expect_gt (held, 0, "records wait in the emitter's spool while the audit is down");
+    audit_proc_t b;
+    cr_assert (audit_start (s, "audit-again", store, NULL, &b), "sluice-audit starts again on its store");
+    long restarted_at = s_now_ms ();
+    pthread_join (thread, NULL);
+    cr_expect_eq (load.failed, 0, "the clients never noticed");
+    int recorded = audit_wait_streams (&b, "state=ended", STREAMS, 60000);
+    cr_expect_eq (recorded, STREAMS, "every stream recorded");
+    //  Exactly once: one row each, and counts made of the ledger.
+    json_t *list = audit_get (&b, "/api/streams?limit=1000");
+    json_t *streams = json_object_get (list, "streams");
+    cr_expect_eq (json_array_size (streams), STREAMS, "no stream twice");
+    int wrong = 0;
+    for (size_t i = 0; i < json_array_size (streams); i++) {
+        json_t *st = json_array_get (streams, i);
+        if (json_integer_value (json_object_get (st, "calls")) != 2
+        ||  json_integer_value (json_object_get (st, "blocks")) != 3
+        ||  json_integer_value (json_object_get (st, "blocked")) != 1)
+            wrong++;
+    }
+    cr_expect_eq (wrong, 0, "each stream's verdicts and blocks once");
+    json_decref (list);
+    double dups = audit_metric (&b, "sluice_audit_duplicates_total");
+    double resent = metric_value (atoi (s->metrics [4]), "sluice_audit_records_resent_total");
+    fprintf (stderr, "audit: kill -9 with %d streams recorded, %.0f records held while down (%ld ms), "
+             "%.0f resent, %.0f delivered twice and written once\n", before, held, restarted_at - killed_at,
+             resent, dups);
+    cr_expect_eq (metric_value (atoi (s->metrics [4]), "sluice_audit_records_lost_total"), 0);
+    cr_expect_eq (proc_stop (b.proc, 10000), 0);
+    free (a.proc);
+    free (b.proc);
+    cr_expect_eq (stack_stop (s), 0);
+    s_rm (dir);
+}
+
+//  --------------------------------------------------------------------------
+//  The bound, and the gap
+
+Test (audit, past_the_spool_bound_the_loss_is_counted_and_shown, .timeout = 90)
+{
+    char dir [] = "/tmp/sluice-audit-XXXXXX";
+    cr_assert_not_null (mkdtemp (dir));
+    sluice_stack_t *s = s_stack ("3000");
+    int emitter_metrics = atoi (s->metrics [4]);
+    //  No audit yet: the spool fills, then records are lost.
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq (s_request (s, "/v1/chat/completions", REQ_TOOLS, NULL), 200);
+    double lost = metric_value (emitter_metrics, "sluice_audit_records_lost_total");
+    cr_expect_gt (lost, 0, "the loss is counted at the emitter");
+    cr_expect_leq (metric_value (emitter_metrics, "sluice_audit_spool_bytes"), 3000 + 1024);
+    const char *store [] = { "--data-dir", dir, NULL };
+    audit_proc_t a;
+    cr_assert (audit_start (s, "audit", store, NULL, &a));
+    //  What the spool kept arrives; the loss arrives as a gap.
+    json_t *gaps = NULL;
+    long deadline = s_now_ms () + WAIT_MS;
+    while (s_now_ms () < deadline) {
+        //  The gap record goes out before the next record that fits.
+        cr_assert_eq (s_request (s, "/v1/chat/completions", REQ_TOOLS, NULL), 200);
+        json_decref (gaps);
+        gaps = audit_get (&a, "/api/gaps");
+        if (gaps && json_integer_value (json_object_get (gaps, "lost")) > 0)
+            break;
+        usleep (100000);
+    }
+    cr_assert_not_null (gaps);
+    json_decref (gaps);
+    //  Every loss the emitter counted reaches the store, once the spool
+    //  has room for the gap record (the audit takes what it holds).
+    double counted = -1, shown = -2;
+    deadline = s_now_ms () + WAIT_MS;
+    while (s_now_ms () < deadline) {
+        counted = metric_value (emitter_metrics, "sluice_audit_records_lost_total");
+        gaps = audit_get (&a, "/api/gaps");
+        shown = gaps ? (double) json_integer_value (json_object_get (gaps, "lost")) : -2;
+        json_decref (gaps);
+        if (shown == counted && metric_value (emitter_metrics, "sluice_audit_spool_records") == 0)
+            break;
+        cr_assert_eq (s_request (s, "/v1/chat/completions", REQ_TOOLS, NULL), 200);
+        usleep (100000);
+    }
+    cr_expect_geq (counted, lost);
+    cr_expect_eq (shown, counted, "the store shows as many lost as the emitter counted");
+    cr_expect_geq (audit_wait_streams (&a, "state=lost", 1, WAIT_MS), 1, "the streams it cost are marked");
+    cr_expect_gt (audit_metric (&a, "sluice_audit_records_lost_total"), 0);
+    cr_expect_eq (proc_stop (a.proc, 10000), 0);
+    free (a.proc);
+    cr_expect_eq (stack_stop (s), 0);
+    s_rm (dir);
+}
+
+//  --------------------------------------------------------------------------
+//  Retention
+
+Test (audit, retention_prunes_by_age_and_by_size, .timeout = 90)
+{
+    char dir [] = "/tmp/sluice-audit-XXXXXX";
+    cr_assert_not_null (mkdtemp (dir));
+    sluice_stack_t *s = s_stack ("");
+    const char *store [] = { "--data-dir", dir, NULL };
+    const char *by_age [] = { "--retain", "3s", "--prune-ms", "200", NULL };
+    audit_proc_t a;
+    cr_assert (audit_start (s, "audit", store, by_age, &a));
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq (s_request (s, "/v1/chat/completions", REQ_TOOLS, NULL), 200);
+    cr_expect_eq (audit_wait_streams (&a, "state=ended", 3, WAIT_MS), 3, "recorded first");
+    long deadline = s_now_ms () + 15000;
+    int left = 3;
+    while (left > 0 && s_now_ms () < deadline) {
+        usleep (100000);
+        json_t *j = audit_get (&a, "/api/streams");
+        left = j ? (int) json_array_size (json_object_get (j, "streams")) : -1;
+        json_decref (j);
+    }
+    cr_expect_eq (left, 0, "streams older than 3 s are gone");
+    cr_expect_geq (audit_metric (&a, "sluice_audit_pruned_streams_total"), 3);
+    cr_expect_eq (proc_stop (a.proc, 10000), 0);
+    free (a.proc);
+    //  By size: the oldest go, the newest stay.
+    const char *by_size [] = { "--retain", "0", "--retain-bytes", "4000", "--prune-ms", "200", NULL };
+    cr_assert (audit_start (s, "audit-size", store, by_size, &a));
+    for (int i = 0; i < 8; i++)
+        cr_assert_eq (s_request (s, "/v1/chat/completions", REQ_TOOLS, NULL), 200);
+    deadline = s_now_ms () + 15000;
+    double bytes = -1;
+    while (s_now_ms () < deadline) {
+        usleep (100000);
+        bytes = audit_metric (&a, "sluice_audit_store_bytes");
+        if (bytes >= 0 && bytes <= 4000 && audit_metric (&a, "sluice_audit_pruned_streams_total") > 0)
+            break;
+    }
+    cr_expect_leq (bytes, 4000, "the store keeps to its size");
+    cr_expect_gt (audit_metric (&a, "sluice_audit_pruned_streams_total"), 0);
+    int kept = audit_wait_streams (&a, "", 1, 5000);
+    cr_expect_geq (kept, 1, "the newest stay");
+    cr_expect_lt (kept, 8);
+    cr_expect_eq (proc_stop (a.proc, 10000), 0);
+    free (a.proc);
+    cr_expect_eq (stack_stop (s), 0);
+    s_rm (dir);
+}
+
+//  --------------------------------------------------------------------------
+//  The webhook: a receiver that fails once, then takes everything
+
+typedef struct {
+    int fd;
+    int port;
+    int requests;
+    char bodies [2][8192];
+    char auth [256];
+    volatile bool stop;
+} s_hook_t;
+
+static void *
+s_hook_serve (void *arg)
+{
+    s_hook_t *h = arg;
+    while (!h->stop) {
+        fd_set set;
+        FD_ZERO (&set);
+        FD_SET (h->fd, &set);
+        struct timeval tv = { 0, 100000 };
+        if (select (h->fd + 1, &set, NULL, NULL, &tv) <= 0)
+            continue;
+        int c = accept (h->fd, NULL, NULL);
+        if (c < 0)
+            continue;
+        char req [16384];
+        size_t got = 0;
+        long deadline = s_now_ms () + 5000;
+        //  Head, then as much body as Content-Length says.
+        while (got < sizeof req - 1 && s_now_ms () < deadline) {
+            ssize_t n = recv (c, req + got, sizeof req - 1 - got, 0);
+            if (n <= 0)
+                break;
+            got += (size_t) n;
+            req [got] = 0;
+            char *end = strstr (req, "\r\n\r\n");
+            char *len = strcasestr (req, "Content-Length:");
+            if (end && len && got >= (size_t) (end + 4 - req) + (size_t) atoi (len + 15))
+                break;
+        }
+        int i = h->requests++;
+        char *body = strstr (req, "\r\n\r\n");
+        if (i < 2 && body)
+            snprintf (h->bodies [i], sizeof h->bodies [i], "%s", body + 4);
+        char *auth = strcasestr (req, "Authorization:");
+        if (auth)
+            snprintf (h->auth, sizeof h->auth, "%.*s", (int) strcspn (auth, "\r"), auth);
+        const char *answer = i == 0 ? "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                                    : "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+        ssize_t sent = send (c, answer, strlen (answer), MSG_NOSIGNAL);
+        (void) sent;
+        close (c);
+    }
+    return NULL;
+}
+
+Test (audit, the_webhook_gets_each_blocked_verdict_after_retries, .timeout = 90)
+{
+    s_hook_t hook = { 0 };
+    hook.fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    socklen_t len = sizeof addr;
+    cr_assert_eq (bind (hook.fd, (struct sockaddr *) &addr, sizeof addr), 0);
+    cr_assert_eq (listen (hook.fd, 16), 0);
+    getsockname (hook.fd, (struct sockaddr *) &addr, &len);
+    hook.port = ntohs (addr.sin_port);
+    pthread_t thread;
+    cr_assert_eq (pthread_create (&thread, NULL, s_hook_serve, &hook), 0);
+    char url [64];
+    snprintf (url, sizeof url, "http://127.0.0.1:%d/hook", hook.port);
+    setenv ("SLUICE_AUDIT_WEBHOOK_TOKEN", "siem-token-1", 1);
+    char dir [] = "/tmp/sluice-audit-XXXXXX";
+    cr_assert_not_null (mkdtemp (dir));
+    sluice_stack_t *s = s_stack ("");
+    const char *store [] = { "--data-dir", dir, NULL };
+    const char *extra [] = { "--webhook", url, NULL };
+    audit_proc_t a;
+    cr_assert (audit_start (s, "audit", store, extra, &a));
+    cr_assert_eq (s_request (s, "/v1/chat/completions", REQ_TOOLS, NULL), 200);
+    long deadline = s_now_ms () + WAIT_MS;
+    while (audit_metric (&a, "sluice_audit_webhook_sent_total") < 1 && s_now_ms () < deadline)
+        usleep (50000);
+    cr_expect_eq (audit_metric (&a, "sluice_audit_webhook_sent_total"), 1, "one blocked verdict, posted once");
+    cr_expect_eq (audit_metric (&a, "sluice_audit_webhook_failures_total"), 1, "the 503 was tried again");
+    cr_expect_eq (hook.requests, 2);
+    for (int i = 0; i < 2; i++) {
+        json_t *j = json_loads (hook.bodies [i], 0, NULL);
+        cr_assert_not_null (j, "JSON: %s", hook.bodies [i]);
+        cr_expect_str_eq (s_str (j, "type"), "verdict");
+        cr_expect_str_eq (s_str (j, "tool"), "run_shell");
+        cr_expect_str_eq (s_str (j, "action"), "block");
+        cr_expect_str_eq (s_str (j, "rule"), "no-rm-rf");
+        cr_expect_str_eq (s_str (j, "model"), "mock-tools");
+        cr_expect_str_eq (s_str (j, "arguments"), "{\"command\":\"rm -rf /\"}");
+        json_decref (j);
+    }
+    cr_expect_str_eq (hook.auth, "Authorization: Bearer siem-token-1");
+    cr_expect_eq (proc_stop (a.proc, 10000), 0);
+    free (a.proc);
+    hook.stop = true;
+    pthread_join (thread, NULL);
+    close (hook.fd);
+    cr_expect_eq (stack_stop (s), 0);
+    s_rm (dir);
+}
+
+//  --------------------------------------------------------------------------
+//  Export, and who may ask
+
+Test (audit, export_writes_a_line_per_stream_and_keys_guard_the_console, .timeout = 90)
+{
+    char dir [] = "/tmp/sluice-audit-XXXXXX";
+    cr_assert_not_null (mkdtemp (dir));
+    setenv ("SLUICE_CONSOLE_KEYS", "console-key-1, console-key-2", 1);
+    sluice_stack_t *s = s_stack ("");
+    const char *store [] = { "--data-dir", dir, NULL };
+    audit_proc_t a;
+    cr_assert (audit_start (s, "audit", store, NULL, &a));
+    unsetenv ("SLUICE_CONSOLE_KEYS");
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq (s_request (s, "/v1/chat/completions", REQ_TOOLS, NULL), 200);
+    sl_buf_t body = { 0 };
+    cr_expect_eq (http_request (a.console_port, "GET", "/api/streams", NULL, NULL, &body, 5000), 401,
+                  "no key, no data");
+    const char *wrong [] = { "Authorization: Bearer console-key-3", NULL };
+    sl_buf_reset (&body);
+    cr_expect_eq (http_request (a.console_port, "GET", "/api/streams", NULL, wrong, &body, 5000), 401);
+    const char *right [] = { "Authorization: Bearer console-key-2", NULL };
+    int listed = 0;
+    long deadline = s_now_ms () + WAIT_MS;
+    while (listed < 3 && s_now_ms () < deadline) {
+        sl_buf_reset (&body);
+        cr_assert_eq (http_request (a.console_port, "GET", "/api/streams?state=ended", NULL, right, &body, 5000), 200);
+        json_t *j = json_loadb (body.data, body.len, 0, NULL);
+        listed = (int) json_array_size (json_object_get (j, "streams"));
+        json_decref (j);
+        usleep (50000);
+    }
+    cr_expect_eq (listed, 3);
+    sl_buf_reset (&body);
+    cr_expect_eq (http_request (a.console_port, "GET", "/", NULL, NULL, &body, 5000), 200, "the page itself");
+    cr_expect_not_null (strstr (sl_buf_cstr (&body), "<html"));
+    sl_buf_free (&body);
+    //  sluice-audit export, beside the running audit (WAL: it reads while
+    //  the audit writes).
+    const char *args [] = { "export", "--since", "1h", "--data-dir", dir, NULL };
+    proc_t *e = proc_start_as (s->dir, "audit", "export", args);
+    cr_assert_not_null (e);
+    cr_expect_eq (proc_wait_exit (e, 15000), 0);
+    FILE *f = fopen (e->log_path, "r");
+    char line [65536];
+    int lines = 0;
+    while (f && fgets (line, sizeof line, f)) {
+        if (strncmp (line, "{\"stream\":", 10) != 0)
+            continue;
+        json_error_t jerr;
+        json_t *j = json_loads (line, 0, &jerr);
+        cr_expect_not_null (j, "a JSON line: %s at %d: %.300s", jerr.text, jerr.position,
+                            line + (jerr.position > 100 ? jerr.position - 100 : 0));
+        cr_expect_eq (json_array_size (json_object_get (j, "verdicts")), 2);
+        json_decref (j);
+        lines++;
+    }
+    if (f)
+        fclose (f);
+    cr_expect_eq (lines, 3, "one line per stream");
+    unlink (e->log_path);
+    free (e);
+    cr_expect_eq (proc_stop (a.proc, 10000), 0);
+    free (a.proc);
+    cr_expect_eq (stack_stop (s), 0);
+    s_rm (dir);
+}
