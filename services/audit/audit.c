@@ -996,6 +996,12 @@ audit_destroy (audit_t **self_p)
     sl_curlm_destroy (&self->curlm);
     curl_slist_free_all (self->webhook_headers);
     sl_webhook_destroy (&self->webhook);
+    //  Live pages wait in suspended connections: end them first (MHD
+    //  refuses to stop with a connection suspended).
+    for (size_t i = 0; i < self->sse_count; i++)
+        sl_http_stream_abort (self->sse [i]);
+    if (self->httpd && self->sse_count)
+        sl_httpd_run (self->httpd);
     sl_httpd_destroy (&self->httpd);
     sl_console_destroy (&self->console);
     s_fresh_clear (self);

@@ -263,14 +263,22 @@ s_head_row (void *arg, const sl_row_t *row)
     return 1;
 }
 
-//  The start of one chunk line, up to the choice's delta object.
+//  The start of one chunk line, up to its choices.
 static void
-s_chunk (sl_buf_t *out, const s_head_t *h)
+s_chunk_head (sl_buf_t *out, const s_head_t *h)
 {
     sl_buf_puts (out, "{\"id\":");
     sl_json_put_str (out, h->response_id ? h->response_id : "chatcmpl-audit",
                      strlen (h->response_id ? h->response_id : "chatcmpl-audit"));
-    sl_buf_puts (out, ",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{");
+    sl_buf_puts (out, ",\"object\":\"chat.completion.chunk\",");
+}
+
+//  The start of one chunk line, up to the choice's delta object.
+static void
+s_chunk (sl_buf_t *out, const s_head_t *h)
+{
+    s_chunk_head (out, h);
+    sl_buf_puts (out, "\"choices\":[{\"index\":0,\"delta\":{");
 }
 
 static void
@@ -363,7 +371,8 @@ s_write_capture (const s_head_t *h, s_items_t *items, sl_buf_t *out)
         //  s_chunk opened the delta object; the line above closed it.
     }
     if (h->usage_in >= 0 || h->usage_out >= 0) {
-        sl_buf_puts (out, "{\"id\":\"chatcmpl-audit\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{");
+        s_chunk_head (out, h);
+        sl_buf_puts (out, "\"choices\":[],\"usage\":{");
         sl_buf_printf (out, "\"prompt_tokens\":%lld,\"completion_tokens\":%lld,\"total_tokens\":%lld}}\n",
                        (long long) (h->usage_in > 0 ? h->usage_in : 0),
                        (long long) (h->usage_out > 0 ? h->usage_out : 0),
