@@ -12,6 +12,9 @@
 #                   print the command to do it
 #   make sdk-deps   install the official SDKs the SDK tests drive (npm, pinned
 #                   in tests/sdk/package-lock.json); make test runs it
+#   make browser-deps  install playwright-core for the console's browser test
+#                   (npm, pinned in tests/browser/package-lock.json; it drives
+#                   Debian's chromium); make test runs it
 #   make agents     install Claude Code, Codex CLI, Gemini CLI and opencode
 #                   (npm, pinned in tests/agents/package-lock.json) into
 #                   build/agents and run each through a stack (not part of
@@ -74,7 +77,7 @@ svc_src = $(filter-out services/$(1)/sl_%.c,$(wildcard services/$(1)/*.c))
 RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
-.PHONY: all deps sdk-deps run test unit integration check-compose memcheck fuzz fuzz-smoke \
+.PHONY: all deps sdk-deps browser-deps run test unit integration check-compose memcheck fuzz fuzz-smoke \
         bench chaos clean asan agents
 .DEFAULT_GOAL := all
 # Keep intermediate objects (fuzz and bench objects are built by pattern rules).
@@ -197,6 +200,22 @@ sdk-deps:
 	    || echo "npm could not install the SDK packages: the SDK tests will be skipped"; \
 	fi
 
+# playwright-core for tests/browser (the console in headless Chromium): the
+# browser is Debian's /usr/bin/chromium (PACKAGES), never one npm downloads
+# (--ignore-scripts). Like sdk-deps, it says why when it cannot, and the
+# browser test is then skipped with that reason.
+BROWSER_DIR = tests/browser
+
+browser-deps:
+	@if ! command -v npm >/dev/null 2>&1; then \
+	  echo "npm is not available: the browser test will be skipped"; \
+	elif [ ! -f $(BROWSER_DIR)/node_modules/.package-lock.json ] \
+	  || [ $(BROWSER_DIR)/package-lock.json -nt $(BROWSER_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "installing playwright-core for the browser test ($(BROWSER_DIR)/package-lock.json)"; \
+	  (cd $(BROWSER_DIR) && timeout 600 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) \
+	    || echo "npm could not install playwright-core: the browser test will be skipped"; \
+	fi
+
 # ---------------------------------------------------------------------------
 # Running
 
@@ -208,7 +227,7 @@ run: deps
 # Tests
 
 test: deps
-	@$(MAKE) --no-print-directory sdk-deps
+	@$(MAKE) --no-print-directory sdk-deps browser-deps
 	@$(MAKE) --no-print-directory all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(FUZZ_BINS)
 	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose
 
