@@ -535,7 +535,7 @@ s_suite (s_env_t *env)
     check_retention_and_export (env);
 }
 
-Test (sl_store, the_suite_on_sqlite, .timeout = 60)
+Test (sl_store, the_suite_on_sqlite)
 {
     s_env_t env = { .kind = "sqlite" };
     snprintf (env.dir, sizeof env.dir, "/tmp/sluice-store-XXXXXX");
@@ -546,7 +546,7 @@ Test (sl_store, the_suite_on_sqlite, .timeout = 60)
     cr_expect_eq (system (cmd), 0);
 }
 
-Test (sl_store, the_suite_on_postgresql, .timeout = 120)
+Test (sl_store, the_suite_on_postgresql)
 {
     s_env_t env = { .kind = "postgres" };
     char reason [256];
