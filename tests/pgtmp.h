@@ -2,8 +2,10 @@
 
     pgtmp_start makes a cluster in a new temporary directory (initdb),
     starts its server listening on a unix socket in that directory only
-    (no TCP), and gives a DSN for it; pgtmp_stop stops it and removes the
-    directory. The server's programs come from Debian's postgresql package
+    (no TCP), and gives a DSN for it; pgtmp_start_tcp also listens on
+    127.0.0.1 at a port of the caller's (the compose test stands it in for
+    the compose file's postgres service); pgtmp_stop stops it and removes
+    the directory. Its superuser is "sluice", trusted without a password. The server's programs come from Debian's postgresql package
     (/usr/lib/postgresql/<version>/bin) or the PATH. PostgreSQL refuses to
     run as root: when the tests run as root, the cluster belongs to the
     package's "postgres" user, and its programs run as that user.
@@ -40,14 +42,14 @@ typedef struct {
     bool running;
 } pgtmp_t;
 
-static bool
+static inline bool
 pgtmp_exists (const char *path)
 {
     return access (path, X_OK) == 0;
 }
 
 //  Where initdb, pg_ctl and postgres are; false when nowhere.
-static bool
+static inline bool
 pgtmp_find_bin (char *out, size_t size)
 {
     const char *env = getenv ("SLUICE_PG_BIN");
@@ -88,7 +90,7 @@ pgtmp_find_bin (char *out, size_t size)
 }
 
 //  Run argv as the cluster's owner, output to log; its exit status.
-static int
+static inline int
 pgtmp_run (const pgtmp_t *pg, const char *const *argv, const char *log)
 {
     pid_t pid = fork ();
@@ -113,7 +115,7 @@ pgtmp_run (const pgtmp_t *pg, const char *const *argv, const char *log)
     return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
 }
 
-static void
+static inline void
 pgtmp_remove (pgtmp_t *pg)
 {
     char cmd [300];
@@ -122,7 +124,7 @@ pgtmp_remove (pgtmp_t *pg)
         fprintf (stderr, "pgtmp: cannot remove %s\n", pg->dir);
 }
 
-static void
+static inline void
 pgtmp_print_log (const char *path)
 {
     FILE *f = fopen (path, "r");
@@ -133,9 +135,10 @@ pgtmp_print_log (const char *path)
         fclose (f);
 }
 
-//  0 running, -1 not (reason says why: the caller skips).
-static int
-pgtmp_start (pgtmp_t *pg, char *reason, size_t size)
+//  0 running, -1 not (reason says why: the caller skips). tcp_port > 0:
+//  it also listens on 127.0.0.1 at that port.
+static inline int
+pgtmp_start_tcp (pgtmp_t *pg, int tcp_port, char *reason, size_t size)
 {
     memset (pg, 0, sizeof *pg);
     if (!pgtmp_find_bin (pg->bin, sizeof pg->bin)) {
@@ -174,10 +177,11 @@ pgtmp_start (pgtmp_t *pg, char *reason, size_t size)
         pgtmp_remove (pg);
         return -1;
     }
-    //  No TCP at all: the socket in our directory is the only way in.
-    pg->port = 5432 + (int) (getpid () % 1000);
-    snprintf (options, sizeof options, "-c listen_addresses='' -k %s -p %d -c fsync=off "
-                                       "-c full_page_writes=off -c synchronous_commit=off", pg->dir, pg->port);
+    //  No TCP unless asked: the socket in our directory is the way in.
+    pg->port = tcp_port > 0 ? tcp_port : 5432 + (int) (getpid () % 1000);
+    snprintf (options, sizeof options, "-c listen_addresses='%s' -k %s -p %d -c fsync=off "
+                                       "-c full_page_writes=off -c synchronous_commit=off",
+              tcp_port > 0 ? "127.0.0.1" : "", pg->dir, pg->port);
     char server_log [200];
     snprintf (server_log, sizeof server_log, "%s/server.log", pg->dir);
     const char *start_argv [] = { pg_ctl, "-D", data, "-l", server_log, "-o", options, "-w", "-t", "60",
@@ -194,7 +198,13 @@ pgtmp_start (pgtmp_t *pg, char *reason, size_t size)
     return 0;
 }
 
-static void
+static inline int
+pgtmp_start (pgtmp_t *pg, char *reason, size_t size)
+{
+    return pgtmp_start_tcp (pg, 0, reason, size);
+}
+
+static inline void
 pgtmp_stop (pgtmp_t *pg)
 {
     if (pg->running) {
