@@ -6,7 +6,8 @@
 #   make memcheck   run the unit tests under valgrind
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (clang, libFuzzer)
 #   make bench      run the benchmarks (tests/bench/bench_*.c), then
-#                   sluice-bench against two stacks and the mock
+#                   sluice-bench against two stacks and the mock, then the
+#                   emitter's CPU with the audit's spool off and on
 #   make chaos      the kill-and-restart test alone, with its one-line summary
 #   make deps       install the Debian packages the build needs (root), or
 #                   print the command to do it
@@ -293,6 +294,8 @@ bench: all $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 	@echo "== sluice-bench: the stack against the bare mock (build/bench.json)"
 	@tests/bench/run-stack.sh $(BUILD)/bin --out $(BUILD)/bench.json
+	@echo "== the audit's spool on the emitter: off, held, taken by sluice-audit"
+	@tests/bench/audit-stack.sh $(BUILD)/bin
 
 memcheck: $(BUILD)/tests/unit-plain
 	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \

@@ -40,6 +40,8 @@ typedef struct {
     uid_t uid;                          //  who runs the server (0: ourselves)
     gid_t gid;
     bool running;
+    bool durable;                       //  set before starting: fsync and synchronous commit on
+                                        //  (a benchmark); off by default (tests need no durability)
 } pgtmp_t;
 
 static inline bool
@@ -140,7 +142,9 @@ pgtmp_print_log (const char *path)
 static inline int
 pgtmp_start_tcp (pgtmp_t *pg, int tcp_port, char *reason, size_t size)
 {
+    bool durable = pg->durable;
     memset (pg, 0, sizeof *pg);
+    pg->durable = durable;
     if (!pgtmp_find_bin (pg->bin, sizeof pg->bin)) {
         snprintf (reason, size, "no PostgreSQL server programs (initdb, pg_ctl): install Debian's postgresql");
         return -1;
@@ -179,9 +183,9 @@ pgtmp_start_tcp (pgtmp_t *pg, int tcp_port, char *reason, size_t size)
     }
     //  No TCP unless asked: the socket in our directory is the way in.
     pg->port = tcp_port > 0 ? tcp_port : 5432 + (int) (getpid () % 1000);
-    snprintf (options, sizeof options, "-c listen_addresses='%s' -k %s -p %d -c fsync=off "
-                                       "-c full_page_writes=off -c synchronous_commit=off",
-              tcp_port > 0 ? "127.0.0.1" : "", pg->dir, pg->port);
+    snprintf (options, sizeof options, "-c listen_addresses='%s' -k %s -p %d%s",
+              tcp_port > 0 ? "127.0.0.1" : "", pg->dir, pg->port,
+              durable ? "" : " -c fsync=off -c full_page_writes=off -c synchronous_commit=off");
     char server_log [200];
     snprintf (server_log, sizeof server_log, "%s/server.log", pg->dir);
     const char *start_argv [] = { pg_ctl, "-D", data, "-l", server_log, "-o", options, "-w", "-t", "60",

@@ -11,6 +11,11 @@
 
 #define AUDIT_LINK_TICK_MS 100          //  resends and liveness looked at this often
 #define AUDIT_LINK_DRAIN 256            //  messages read per wake-up
+//  Records wait this long to go out together (unless a batch's worth is
+//  ready): one message to the audit carries many streams' records, so
+//  neither side wakes up per stream. The console's live page is this much
+//  later; nothing else waits for it.
+#define AUDIT_LINK_DELAY_MS 5
 
 struct _audit_link_t {
     sl_service_t *svc;
@@ -19,6 +24,7 @@ struct _audit_link_t {
     sl_codec_t *codec;
     sl_buf_t batch;
     int timer;
+    int soon;                           //  one-shot: send what waits, -1 when not armed
     sl_msg_t own;                       //  scratch: an own event, keyed
     uint64_t judged_seq;                //  seq of the last judged message
     uint8_t own_count;                  //  own events raised since it
@@ -43,11 +49,10 @@ s_sync_metrics (audit_link_t *self)
     self->resent->value = st->resent;
 }
 
-void
-audit_link_flush (audit_link_t *self)
+//  Send everything that may go now.
+static void
+s_send (audit_link_t *self)
 {
-    if (!self)
-        return;
     for (;;) {
         sl_buf_reset (&self->batch);
         sl_str_t peer;
@@ -63,6 +68,29 @@ audit_link_flush (audit_link_t *self)
     }
     sl_buf_shrink (&self->batch, SL_SPOOL_BATCH_BYTES);
     s_sync_metrics (self);
+}
+
+static int
+s_on_soon (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    audit_link_t *self = arg;
+    self->soon = -1;
+    s_send (self);
+    return 0;
+}
+
+void
+audit_link_flush (audit_link_t *self)
+{
+    if (!self)
+        return;
+    if (sl_spool_unsent (self->spool) >= SL_SPOOL_BATCH_BYTES)
+        s_send (self);
+    else
+    if (self->soon < 0 && sl_spool_unsent (self->spool))
+        self->soon = zloop_timer (sl_service_loop (self->svc), AUDIT_LINK_DELAY_MS, 1, s_on_soon, self);
 }
 
 static int
@@ -86,7 +114,7 @@ s_on_rack (zloop_t *loop, zsock_t *reader, void *arg)
         if (rc == -2)
             sl_log_warn ("malformed_message", "from an audit: %s", sl_codec_error (self->codec));
     }
-    audit_link_flush (self);
+    s_send (self);
     return 0;
 }
 
@@ -97,7 +125,7 @@ s_on_tick (zloop_t *loop, int timer_id, void *arg)
     (void) timer_id;
     audit_link_t *self = arg;
     sl_spool_tick (self->spool, s_mono ());
-    audit_link_flush (self);
+    s_send (self);
     return 0;
 }
 
@@ -152,6 +180,7 @@ audit_link_new (sl_service_t *svc, const char *endpoint, const char *spool_bytes
     zloop_t *loop = sl_service_loop (svc);
     zloop_reader (loop, sl_inbox_sock (inbox), s_on_rack, self);
     self->timer = zloop_timer (loop, AUDIT_LINK_TICK_MS, 0, s_on_tick, self);
+    self->soon = -1;
     sl_log_info ("audit_bound", "endpoint=%s spool_bytes=%ld", sl_inbox_endpoint (inbox), bytes);
     return self;
 }
@@ -165,6 +194,8 @@ audit_link_destroy (audit_link_t **self_p)
     zloop_t *loop = sl_service_loop (self->svc);
     zloop_reader_end (loop, sl_inbox_sock (self->inbox));
     zloop_timer_end (loop, self->timer);
+    if (self->soon >= 0)
+        zloop_timer_end (loop, self->soon);
     if (sl_spool_records (self->spool))
         sl_log_warn ("audit_unsent", "%zu records no audit committed are lost with this process",
                      sl_spool_records (self->spool));

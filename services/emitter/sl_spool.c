@@ -300,6 +300,7 @@ sl_spool_unsend (sl_spool_t *self, size_t records, bool gone)
 
 size_t sl_spool_records (sl_spool_t *self) { return self->count; }
 size_t sl_spool_bytes (sl_spool_t *self) { return self->bytes; }
+size_t sl_spool_unsent (sl_spool_t *self) { return self->bytes - self->inflight_bytes; }
 const sl_spool_stats_t *sl_spool_stats (sl_spool_t *self) { return &self->stats; }
 
 bool

@@ -100,9 +100,10 @@ size_t sl_spool_take (sl_spool_t *self, sl_buf_t *out, sl_str_t *peer, int64_t n
 //  The last batch taken could not be sent: it goes again next time; when
 //  gone is set the audit is gone too (it is no longer the active one).
 void sl_spool_unsend (sl_spool_t *self, size_t records, bool gone);
-//  Records and bytes held (not yet acknowledged).
+//  Records and bytes held (not yet acknowledged), and bytes not yet sent.
 size_t sl_spool_records (sl_spool_t *self);
 size_t sl_spool_bytes (sl_spool_t *self);
+size_t sl_spool_unsent (sl_spool_t *self);
 //  True while an audit is active (alive).
 bool sl_spool_connected (sl_spool_t *self, int64_t now_ms);
 const sl_spool_stats_t *sl_spool_stats (sl_spool_t *self);

@@ -193,7 +193,7 @@ Test (audit, streams_are_recorded_with_their_verdicts_sqlite, .timeout = 90)
 
 Test (audit, streams_are_recorded_with_their_verdicts_postgresql, .timeout = 120)
 {
-    pgtmp_t pg;
+    pgtmp_t pg = { 0 };
     char reason [256];
     if (pgtmp_start (&pg, reason, sizeof reason))
         cr_skip_test ("PostgreSQL: %s", reason);
