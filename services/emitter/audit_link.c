@@ -86,6 +86,8 @@ audit_link_flush (audit_link_t *self)
 {
     if (!self)
         return;
+    if (!sl_spool_connected (self->spool, s_mono ()))
+        return;                         //  nobody to send to: the records wait (a hello sends them)
     if (sl_spool_unsent (self->spool) >= SL_SPOOL_BATCH_BYTES)
         s_send (self);
     else
