@@ -21,8 +21,15 @@ bool
 audit_start (sluice_stack_t *s, const char *label, const char *const *store_args, const char *const *extra,
              audit_proc_t *out)
 {
+    return audit_start_at (s->dir, s->keys, s->audit, label, store_args, extra, out);
+}
+
+bool
+audit_start_at (const char *dir, const char *keys, const char *emitters, const char *label,
+                const char *const *store_args, const char *const *extra, audit_proc_t *out)
+{
     memset (out, 0, sizeof *out);
-    const char *args [48] = { "--emitters", s->audit, "--keys", s->keys, "--console-port", "0",
+    const char *args [48] = { "--emitters", emitters, "--keys", keys, "--console-port", "0",
                               "--metrics-port", "0", NULL };
     int n = 8;
     for (int i = 0; store_args && store_args [i] && n < 46; i++)
@@ -30,7 +37,7 @@ audit_start (sluice_stack_t *s, const char *label, const char *const *store_args
     for (int i = 0; extra && extra [i] && n < 46; i++)
         args [n++] = extra [i];
     args [n] = NULL;
-    out->proc = proc_start_as (s->dir, "audit", label, args);
+    out->proc = proc_start_as (dir, "audit", label, args);
     char value [32];
     if (!out->proc
     ||  !proc_wait_log (out->proc, "\"console_listening\"", "url=http://127.0.0.1:", value, sizeof value, 15000)) {

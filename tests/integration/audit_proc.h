@@ -21,6 +21,9 @@ typedef struct {
 //  does not come up.
 bool audit_start (sluice_stack_t *s, const char *label, const char *const *store_args,
                   const char *const *extra, audit_proc_t *out);
+//  The same for any emitters (a comma-separated list), keys and log directory.
+bool audit_start_at (const char *dir, const char *keys, const char *emitters, const char *label,
+                     const char *const *store_args, const char *const *extra, audit_proc_t *out);
 //  GET path from the console as JSON (NULL unless 200).
 json_t *audit_get (const audit_proc_t *a, const char *path);
 //  Poll /api/streams?<query> until it lists at least want streams (or the

@@ -29,6 +29,7 @@
 #include "../../services/gateway/sl_keyid.h"
 #include "../pgtmp.h"
 #include "audit_proc.h"
+#include "cluster.h"
 #include "harness.h"
 
 #define REQ_TOOLS "{\"model\":\"mock-tools\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"tidy up\"}]," \
@@ -579,5 +580,77 @@ Test (audit, export_writes_a_line_per_stream_and_keys_guard_the_console, .timeou
     cr_expect_eq (proc_stop (a.proc, 10000), 0);
     free (a.proc);
     cr_expect_eq (stack_stop (s), 0);
+    s_rm (dir);
+}
+
+//  --------------------------------------------------------------------------
+//  A stream replayed on another emitter after a crash is recorded once
+
+typedef struct {
+    int port;
+    int status;
+} s_one_t;
+
+static void *
+s_one (void *arg)
+{
+    s_one_t *one = arg;
+    sl_buf_t out = { 0 };
+    one->status = http_request (one->port, "POST", "/v1/chat/completions", REQ_TOOLS, NULL, &out, 30000);
+    sl_buf_free (&out);
+    return NULL;
+}
+
+Test (audit, a_stream_replayed_on_another_emitter_is_recorded_once, .timeout = 180)
+{
+    enum { STREAMS = 16 };
+    cluster_opts_t opts = { .count = { 1, 1, 1, 2 }, .mock_delay_ms = 60, .policy = "deploy/policy.yaml",
+                            .audit = true };
+    cluster_t *c = cluster_start (&opts);
+    cr_assert_not_null (c, "the cluster comes up");
+    char emitters [128], dir [] = "/tmp/sluice-audit-XXXXXX";
+    snprintf (emitters, sizeof emitters, "tcp://127.0.0.1:%d,tcp://127.0.0.1:%d", c->audit_port [0],
+              c->audit_port [1]);
+    cr_assert_not_null (mkdtemp (dir));
+    const char *store [] = { "--data-dir", dir, NULL };
+    audit_proc_t a;
+    cr_assert (audit_start_at (c->dir, c->keys, emitters, "audit", store, NULL, &a));
+    s_one_t ones [STREAMS];
+    pthread_t threads [STREAMS];
+    for (int i = 0; i < STREAMS; i++) {
+        ones [i] = (s_one_t) { c->http_port [0], 0 };
+        cr_assert_eq (pthread_create (&threads [i], NULL, s_one, &ones [i]), 0);
+    }
+    //  Every stream started, none ended: an emitter dies with streams on it.
+    int started = audit_wait_streams (&a, "state=live", STREAMS, WAIT_MS);
+    json_t *ended = audit_get (&a, "/api/streams?state=ended");
+    size_t ended_before = json_array_size (json_object_get (ended, "streams"));
+    json_decref (ended);
+    cluster_kill (c, CL_EMITTER, 0);
+    cr_assert_eq (cluster_start_instance (c, CL_EMITTER, 0, true), 0, "the emitter comes back");
+    for (int i = 0; i < STREAMS; i++) {
+        pthread_join (threads [i], NULL);
+        cr_expect_eq (ones [i].status, 200, "the clients never noticed");
+    }
+    cr_expect_eq (audit_wait_streams (&a, "state=ended", STREAMS, 60000), STREAMS, "every stream recorded to its end");
+    json_t *list = audit_get (&a, "/api/streams?limit=1000");
+    json_t *streams = json_object_get (list, "streams");
+    cr_expect_eq (json_array_size (streams), STREAMS, "no stream twice");
+    int wrong = 0;
+    for (size_t i = 0; i < json_array_size (streams); i++) {
+        json_t *st = json_array_get (streams, i);
+        if (json_integer_value (json_object_get (st, "calls")) != 2
+        ||  json_integer_value (json_object_get (st, "blocks")) != 3)
+            wrong++;
+    }
+    cr_expect_eq (wrong, 0, "each stream's verdicts and blocks once, after the replay too");
+    json_decref (list);
+    double dups = audit_metric (&a, "sluice_audit_duplicates_total");
+    fprintf (stderr, "audit: an emitter killed with %d streams started and %zu ended: %.0f records came again "
+             "from the replays and were written once\n", started, ended_before, dups);
+    cr_expect_gt (dups, 0, "the replayed streams' records came again");
+    cr_expect_eq (proc_stop (a.proc, 10000), 0);
+    free (a.proc);
+    cr_expect_eq (cluster_stop (c), 0);
     s_rm (dir);
 }
