@@ -42,6 +42,7 @@ typedef struct {
     bool running;
     bool durable;                       //  set before starting: fsync and synchronous commit on
                                         //  (a benchmark); off by default (tests need no durability)
+    char options [400];                 //  the server's, to start it again
 } pgtmp_t;
 
 static inline bool
@@ -168,7 +169,8 @@ pgtmp_start_tcp (pgtmp_t *pg, int tcp_port, char *reason, size_t size)
         pgtmp_remove (pg);
         return -1;
     }
-    char data [200], log [200], initdb [300], pg_ctl [300], options [400];
+    char data [200], log [200], initdb [300], pg_ctl [300];
+    char *options = pg->options;
     snprintf (data, sizeof data, "%s/data", pg->dir);
     snprintf (log, sizeof log, "%s/setup.log", pg->dir);
     snprintf (initdb, sizeof initdb, "%s/initdb", pg->bin);
@@ -183,7 +185,7 @@ pgtmp_start_tcp (pgtmp_t *pg, int tcp_port, char *reason, size_t size)
     }
     //  No TCP unless asked: the socket in our directory is the way in.
     pg->port = tcp_port > 0 ? tcp_port : 5432 + (int) (getpid () % 1000);
-    snprintf (options, sizeof options, "-c listen_addresses='%s' -k %s -p %d%s",
+    snprintf (options, sizeof pg->options, "-c listen_addresses='%s' -k %s -p %d%s",
               tcp_port > 0 ? "127.0.0.1" : "", pg->dir, pg->port,
               durable ? "" : " -c fsync=off -c full_page_writes=off -c synchronous_commit=off");
     char server_log [200];
@@ -200,6 +202,24 @@ pgtmp_start_tcp (pgtmp_t *pg, int tcp_port, char *reason, size_t size)
     pg->running = true;
     snprintf (pg->dsn, sizeof pg->dsn, "host=%s port=%d user=sluice dbname=postgres", pg->dir, pg->port);
     return 0;
+}
+
+//  Stop the server (as if it went away: a fast shutdown) or start it
+//  again on the same directory and socket. 0 ok.
+static inline int
+pgtmp_pause (pgtmp_t *pg, bool stop)
+{
+    char data [200], log [200], pg_ctl [300], server_log [200];
+    snprintf (data, sizeof data, "%s/data", pg->dir);
+    snprintf (log, sizeof log, "%s/setup.log", pg->dir);
+    snprintf (pg_ctl, sizeof pg_ctl, "%s/pg_ctl", pg->bin);
+    snprintf (server_log, sizeof server_log, "%s/server.log", pg->dir);
+    const char *stop_argv [] = { pg_ctl, "-D", data, "-m", "fast", "-w", "stop", NULL };
+    const char *start_argv [] = { pg_ctl, "-D", data, "-l", server_log, "-o", pg->options, "-w", "-t", "60",
+                                  "start", NULL };
+    int rc = pgtmp_run (pg, stop ? stop_argv : start_argv, log);
+    pg->running = !stop;
+    return rc;
 }
 
 static inline int

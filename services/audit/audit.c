@@ -358,10 +358,8 @@ s_keep_fresh (audit_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg)
 static bool
 s_take (audit_t *self, s_conn_t *c, const sl_msg_t *rec)
 {
-    if (self->store_down) {
-        c->rx.resend = true;            //  asked again once the store is back
-        return true;
-    }
+    if (self->store_down)
+        return true;                    //  not taken: asked for again once the store is back
     sl_receiver_verdict_t v = sl_receiver_offer (&c->rx, rec->incarnation, rec->seq);
     if (v == SL_RECEIVER_DUPLICATE) {
         sl_counter_inc (self->duplicates);
@@ -397,12 +395,16 @@ s_take (audit_t *self, s_conn_t *c, const sl_msg_t *rec)
     }
     int rc = sl_archive_apply (self->archive, &meta, &msg);
     if (rc < 0) {
-        if (c->poison_inc == rec->incarnation && c->poison_seq == rec->seq)
-            c->poison_count++;
-        else {
-            c->poison_inc = rec->incarnation;
-            c->poison_seq = rec->seq;
-            c->poison_count = 1;
+        //  A record the store refuses (not a store that went away) is
+        //  set aside when it fails a second time.
+        if (!sl_store_broken (self->store)) {
+            if (c->poison_inc == rec->incarnation && c->poison_seq == rec->seq)
+                c->poison_count++;
+            else {
+                c->poison_inc = rec->incarnation;
+                c->poison_seq = rec->seq;
+                c->poison_count = 1;
+            }
         }
         s_store_failed (self, c, "a record");
         return false;

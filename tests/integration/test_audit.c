@@ -654,3 +654,46 @@ Test (audit, a_stream_replayed_on_another_emitter_is_recorded_once, .timeout = 1
     cr_expect_eq (cluster_stop (c), 0);
     s_rm (dir);
 }
+
+//  --------------------------------------------------------------------------
+//  A store that goes away and comes back
+
+Test (audit, a_postgresql_store_that_goes_away_loses_nothing, .timeout = 180)
+{
+    enum { BEFORE = 3, DURING = 5 };
+    pgtmp_t pg = { 0 };
+    char reason [256];
+    if (pgtmp_start (&pg, reason, sizeof reason))
+        cr_skip_test ("PostgreSQL: %s", reason);
+    sluice_stack_t *s = s_stack ("");
+    const char *store [] = { "--dsn", pg.dsn, NULL };
+    audit_proc_t a;
+    cr_assert (audit_start (s, "audit", store, NULL, &a));
+    for (int i = 0; i < BEFORE; i++)
+        cr_assert_eq (s_request (s, "/v1/chat/completions", REQ_TOOLS, NULL), 200);
+    cr_expect_eq (audit_wait_streams (&a, "state=ended", BEFORE, WAIT_MS), BEFORE);
+    //  The database goes away; the clients go on; the records wait.
+    cr_assert_eq (pgtmp_pause (&pg, true), 0, "PostgreSQL stops");
+    for (int i = 0; i < DURING; i++)
+        cr_assert_eq (s_request (s, "/v1/chat/completions", REQ_TOOLS, NULL), 200);
+    long deadline = s_now_ms () + WAIT_MS;
+    while (audit_metric (&a, "sluice_audit_store_up") != 0 && s_now_ms () < deadline)
+        usleep (50000);
+    cr_expect_eq (audit_metric (&a, "sluice_audit_store_up"), 0, "the audit knows its store is away");
+    cr_expect_gt (metric_value (atoi (s->metrics [4]), "sluice_audit_spool_records"), 0,
+                  "the emitter holds the records meanwhile");
+    cr_assert_eq (pgtmp_pause (&pg, false), 0, "PostgreSQL starts again");
+    cr_expect_eq (audit_wait_streams (&a, "state=ended", BEFORE + DURING, 30000), BEFORE + DURING,
+                  "every stream recorded once it is back");
+    json_t *list = audit_get (&a, "/api/streams?limit=100");
+    json_t *streams = json_object_get (list, "streams");
+    cr_expect_eq (json_array_size (streams), BEFORE + DURING);
+    for (size_t i = 0; i < json_array_size (streams); i++)
+        cr_expect_eq (json_integer_value (json_object_get (json_array_get (streams, i), "calls")), 2);
+    json_decref (list);
+    cr_expect_eq (audit_metric (&a, "sluice_audit_records_rejected_total"), 0, "nothing set aside");
+    cr_expect_eq (proc_stop (a.proc, 10000), 0);
+    free (a.proc);
+    cr_expect_eq (stack_stop (s), 0);
+    pgtmp_stop (&pg);
+}
