@@ -91,7 +91,7 @@
 #include <stdint.h>
 
 #include "../../proto/sl_msg.h"
-#include "sl_snapshot.h"
+#include "../../common/sl_snapshot.h"
 
 #define SL_AGG_DEFAULT_MAX_BLOCKS 4096          //  blocks per stream
 #define SL_AGG_DEFAULT_MAX_BYTES (16u << 20)    //  content bytes per stream

@@ -17,8 +17,8 @@
 #include "../../common/sl_alloc.h"
 #include "../../common/sl_log.h"
 #include "../../common/sl_sidmap.h"
-#include "sl_render.h"
-#include "sl_validate.h"
+#include "../../common/dialects/sl_render.h"
+#include "../../common/dialects/sl_validate.h"
 
 #define SL_EMITTER_LIVENESS_US 100000  //  frameless input this long: a liveness keep-alive
 #define SL_EMITTER_SSE_TYPE "text/event-stream"

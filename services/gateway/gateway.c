@@ -24,9 +24,9 @@
 #include "../../common/sl_router.h"
 #include "../../common/sl_sidmap.h"
 #include "../../common/sl_stage.h"
-#include "../emitter/sl_render.h"
-#include "sl_models.h"
-#include "sl_request.h"
+#include "../../common/dialects/sl_render.h"
+#include "../../common/dialects/sl_models.h"
+#include "../../common/dialects/sl_request.h"
 
 #define GATEWAY_ACK_MS 100              //  period of the acks of every live stream
 #define GATEWAY_MAX_CLIENT_KEYS 256     //  keys accepted from SLUICE_CLIENT_KEYS

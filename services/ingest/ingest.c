@@ -52,7 +52,7 @@
 #include "../../common/sl_sidmap.h"
 #include "../../common/sl_stage.h"
 #include "../../common/sl_utf8.h"
-#include "sl_decoder.h"
+#include "../../common/dialects/sl_decoder.h"
 #include "sl_sse.h"
 
 #define INGEST_ERROR_BODY_MAX 65536     //  bytes of a non-2xx body kept

@@ -24,7 +24,7 @@
 #include "../../common/sl_buf.h"
 #include "../../proto/sl_msg.h"
 #include "../emitter/sl_emitter.h"
-#include "../gateway/sl_request.h"
+#include "../../common/dialects/sl_request.h"
 #include "sl_replay.h"
 
 #define S_READ_SIZE 65536               //  bytes per read of stdin

@@ -15,7 +15,7 @@
 #include "../../common/sl_json.h"
 #include "../aggregator/sl_agg.h"
 #include "../emitter/sl_emitter.h"
-#include "../ingest/sl_decoder.h"
+#include "../../common/dialects/sl_decoder.h"
 #include "../ingest/sl_sse.h"
 #include "../judge/sl_judge.h"
 

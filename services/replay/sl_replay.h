@@ -39,7 +39,7 @@
 
 #include <stddef.h>
 
-#include "../aggregator/sl_snapshot.h"
+#include "../../common/sl_snapshot.h"
 #include "../judge/sl_policy.h"
 
 typedef struct _sl_replay_t sl_replay_t;

@@ -1,13 +1,13 @@
 /*  Fuzz target: a client's request body, in every dialect, must be either
     refused with a status and a reason or turned into a job whose upstream
-    body and tools are valid JSON (services/gateway/sl_request). The first
+    body and tools are valid JSON (common/dialects/sl_request). The first
     byte picks the dialect. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "../../common/sl_json.h"
-#include "../../services/gateway/sl_request.h"
+#include "../../common/dialects/sl_request.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

@@ -5,7 +5,7 @@
 
 #include "../../common/sl_routes.h"
 #include "../../proto/sl_msg.h"
-#include "../../services/gateway/sl_models.h"
+#include "../../common/dialects/sl_models.h"
 
 static const char s_file [] =
     "providers:\n"

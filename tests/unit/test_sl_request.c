@@ -1,8 +1,8 @@
-/*  Unit tests: services/gateway/sl_request. */
+/*  Unit tests: common/dialects/sl_request. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 
-#include "../../services/gateway/sl_request.h"
+#include "../../common/dialects/sl_request.h"
 
 static int
 s_parse (const char *body, sl_request_t *r)

@@ -26,7 +26,7 @@
 
 #include <stdbool.h>
 
-#include "../../common/sl_buf.h"
+#include "../sl_buf.h"
 
 typedef struct _sl_routes_t sl_routes_t;   //  common/sl_routes.h
 

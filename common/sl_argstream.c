@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_json.h"
+#include "sl_alloc.h"
+#include "sl_json.h"
 
 typedef struct {
     bool is_index;                      //  [n] rather than a member name

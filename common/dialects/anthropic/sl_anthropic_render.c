@@ -25,8 +25,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../common/sl_json.h"
-#include "sl_render.h"
+#include "../../sl_json.h"
+#include "../sl_render.h"
 
 static void
 s_event (sl_buf_t *out, const char *name)

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_json.h"
+#include "sl_alloc.h"
+#include "sl_json.h"
 
 //  A string field that remembers whether it was given at all.
 typedef struct {

@@ -19,8 +19,8 @@
 */
 #include <string.h>
 
-#include "../../common/sl_json.h"
-#include "sl_render.h"
+#include "../../sl_json.h"
+#include "../sl_render.h"
 
 static const char *
 s_finish_name (int finish)

@@ -21,8 +21,8 @@
 
 #include <stdbool.h>
 
-#include "../../common/sl_buf.h"
-#include "../../common/sl_str.h"
+#include "sl_buf.h"
+#include "sl_str.h"
 
 #define SL_ARGSTREAM_MAX_DEPTH 64       //  nested objects / arrays in a path
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_alloc.h"
+#include "../sl_alloc.h"
 #include "sl_decoder_impl.h"
 
 #define SL_DECODER_STATUS_MIN 400       //  provider codes taken as HTTP statuses

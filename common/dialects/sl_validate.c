@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_buf.h"
-#include "../../common/sl_json.h"
+#include "../sl_alloc.h"
+#include "../sl_buf.h"
+#include "../sl_json.h"
 #include "../../proto/sl_msg.h"
 
 #define S_ID_MAX 160                    //  ids kept for comparison, bytes

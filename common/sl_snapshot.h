@@ -33,8 +33,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../common/sl_buf.h"
-#include "../../proto/sl_msg.h"
+#include "sl_buf.h"
+#include "../proto/sl_msg.h"
 
 typedef struct _sl_snapshot_t sl_snapshot_t;
 

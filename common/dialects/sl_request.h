@@ -24,8 +24,8 @@
 
 #include <stdbool.h>
 
-#include "../../common/sl_buf.h"
-#include "../../common/sl_json.h"
+#include "../sl_buf.h"
+#include "../sl_json.h"
 #include "../../proto/sl_msg.h"
 
 #define SL_REQUEST_MODEL_MAX 256        //  longest model name taken from a path

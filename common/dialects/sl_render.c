@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "../../common/sl_json.h"
+#include "../sl_json.h"
 
 const sl_renderer_t *
 sl_render_for (int dialect)

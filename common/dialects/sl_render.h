@@ -34,9 +34,9 @@
 
 #include <stdbool.h>
 
-#include "../../common/sl_buf.h"
+#include "../sl_buf.h"
 #include "../../proto/sl_msg.h"
-#include "../aggregator/sl_snapshot.h"
+#include "../sl_snapshot.h"
 
 typedef struct {
     int client_dialect;

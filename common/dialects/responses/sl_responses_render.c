@@ -21,8 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../common/sl_json.h"
-#include "sl_render.h"
+#include "../../sl_json.h"
+#include "../sl_render.h"
 
 //  Open an event: "event: type" and data up to the sequence number.
 static void

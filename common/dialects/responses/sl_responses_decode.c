@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_alloc.h"
-#include "sl_decoder_impl.h"
+#include "../../sl_alloc.h"
+#include "../sl_decoder_impl.h"
 
 typedef enum {
     ITEM_NONE = 0,

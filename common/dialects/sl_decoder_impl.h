@@ -9,8 +9,8 @@
 
 #include <string.h>
 
-#include "../../common/sl_buf.h"
-#include "../../common/sl_json.h"
+#include "../sl_buf.h"
+#include "../sl_json.h"
 #include "sl_decoder.h"
 
 //  Per-block state tables are indexed by the provider's own index; an

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../common/sl_json.h"
-#include "../../common/sl_routes.h"
+#include "../sl_json.h"
+#include "../sl_routes.h"
 #include "../../proto/sl_msg.h"
-#include "../emitter/sl_render.h"
+#include "sl_render.h"
 
 //  Models carry no creation time we know; the lists need one.
 #define SL_MODELS_CREATED 0
