@@ -1,4 +1,5 @@
-/*  sl_decoder.c - dispatch to the dialect decoders (see sl_decoder.h). */
+/*  sl_decoder.c - the decoder object around each dialect module's decoder
+    (see sl_decoder.h). */
 #include "sl_decoder.h"
 
 #include <stdlib.h>
@@ -6,11 +7,13 @@
 
 #include "../sl_alloc.h"
 #include "sl_decoder_impl.h"
+#include "sl_dialect.h"
 
 #define SL_DECODER_STATUS_MIN 400       //  provider codes taken as HTTP statuses
 #define SL_DECODER_STATUS_MAX 599
 
 struct _sl_decoder_t {
+    const sl_dialect_t *dialect;
     const sl_decoder_vt_t *vt;
     void *state;
     sl_emit_fn *emit;                   //  valid during event / finish
@@ -24,17 +27,13 @@ struct _sl_decoder_t {
 sl_decoder_t *
 sl_decoder_new (int dialect)
 {
-    const sl_decoder_vt_t *vt = NULL;
-    switch (dialect) {
-        case SL_DIALECT_OPENAI:    vt = &sl_dec_openai_vt; break;
-        case SL_DIALECT_ANTHROPIC: vt = &sl_dec_anthropic_vt; break;
-        case SL_DIALECT_RESPONSES: vt = &sl_dec_responses_vt; break;
-        case SL_DIALECT_GEMINI:    vt = &sl_dec_gemini_vt; break;
-        default: return NULL;
-    }
+    const sl_dialect_t *d = sl_dialect_get (dialect);
+    if (!d)
+        return NULL;
     sl_decoder_t *self = sl_xcalloc (1, sizeof *self);
-    self->vt = vt;
-    self->state = vt->create ();
+    self->dialect = d;
+    self->vt = d->decoder;
+    self->state = self->vt->create ();
     self->error = "";
     return self;
 }
@@ -99,7 +98,7 @@ sl_decoder_unknown (sl_decoder_t *self)
 const char *
 sl_decoder_name (sl_decoder_t *self)
 {
-    return self->vt->name;
+    return self->dialect->name;
 }
 
 //  --------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 /*  sl_decoder_impl.h - what a dialect decoder implements and may call.
 
-    Private to services/ingest/sl_dec_*.c and sl_decoder.c: each dialect is
-    a table of functions over its own state struct; the shared decoder
-    object carries the output callback, scratch space and error state.
+    Private to the dialect modules' decoders (common/dialects/<name>/
+    sl_<name>_decode.c) and sl_decoder.c: each dialect's decoder is a table
+    of functions over its own state struct (its module's `decoder`); the
+    shared decoder object carries the output callback, scratch space and
+    error state.
 */
 #ifndef SL_DECODER_IMPL_H
 #define SL_DECODER_IMPL_H
@@ -18,20 +20,15 @@
 //  hostile index cannot make a decoder allocate without bound.
 #define SL_DECODER_MAX_INDEX 4096
 
-typedef struct {
-    const char *name;
+typedef struct _sl_decoder_vt_t sl_decoder_vt_t;
+struct _sl_decoder_vt_t {
     void *(*create) (void);
     void (*destroy) (void *state);
     //  0 ok, -2 malformed (after sl_decoder_fail)
     int (*event) (void *state, sl_decoder_t *dec, sl_str_t type, sl_str_t data);
     //  body ended cleanly: emit DONE or an error; 0 ok
     int (*finish) (void *state, sl_decoder_t *dec);
-} sl_decoder_vt_t;
-
-extern const sl_decoder_vt_t sl_dec_openai_vt;
-extern const sl_decoder_vt_t sl_dec_anthropic_vt;
-extern const sl_decoder_vt_t sl_dec_responses_vt;
-extern const sl_decoder_vt_t sl_dec_gemini_vt;
+};
 
 //  Emit one message (type DELTA or ERROR; the envelope is the caller's).
 void sl_decoder_emit (sl_decoder_t *dec, const sl_msg_t *msg);

@@ -2,36 +2,21 @@
 #include "sl_models.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../sl_alloc.h"
 #include "../sl_json.h"
 #include "../sl_routes.h"
-#include "../../proto/sl_msg.h"
 #include "sl_render.h"
 
-//  Models carry no creation time we know; the lists need one.
-#define SL_MODELS_CREATED 0
-#define SL_MODELS_CREATED_AT "1970-01-01T00:00:00Z"
-
-typedef enum { FORMAT_OPENAI, FORMAT_ANTHROPIC, FORMAT_GEMINI } s_format_t;
-
-static int
-s_dialect_of (s_format_t format)
-{
-    switch (format) {
-        case FORMAT_ANTHROPIC: return SL_DIALECT_ANTHROPIC;
-        case FORMAT_GEMINI:    return SL_DIALECT_GEMINI;
-        default:               return SL_DIALECT_OPENAI;
-    }
-}
-
-//  Does a provider of this dialect serve clients of the format?
+//  Does a provider of this dialect serve the clients of the list's
+//  dialect? Its own, and a dialect whose clients read the same list.
 static bool
-s_serves (s_format_t format, int dialect)
+s_serves (const sl_dialect_t *list, int dialect)
 {
-    if (format == FORMAT_OPENAI)
-        return dialect == SL_DIALECT_OPENAI || dialect == SL_DIALECT_RESPONSES;
-    return dialect == s_dialect_of (format);
+    const sl_dialect_t *d = sl_dialect_get (dialect);
+    return d && (d == list || d->model_list == list->model_list);
 }
 
 //  A plain model name, not a glob.
@@ -41,126 +26,71 @@ s_plain (const char *model)
     return *model && !strpbrk (model, "*?[\\");
 }
 
-static void
-s_model (s_format_t format, const char *id, const char *owner, sl_buf_t *out)
-{
-    switch (format) {
-        case FORMAT_ANTHROPIC:
-            sl_buf_puts (out, "{\"type\":\"model\",\"id\":");
-            sl_json_put_str (out, id, strlen (id));
-            sl_buf_puts (out, ",\"display_name\":");
-            sl_json_put_str (out, id, strlen (id));
-            sl_buf_puts (out, ",\"created_at\":\"" SL_MODELS_CREATED_AT "\"}");
-            break;
-        case FORMAT_GEMINI:
-            sl_buf_puts (out, "{\"name\":\"models/");
-            sl_json_put_escaped (out, id, strlen (id));
-            sl_buf_puts (out, "\",\"version\":\"\",\"displayName\":");
-            sl_json_put_str (out, id, strlen (id));
-            sl_buf_puts (out, ",\"description\":\"served by ");
-            sl_json_put_escaped (out, owner, strlen (owner));
-            sl_buf_puts (out, " through sluice\",\"supportedGenerationMethods\":"
-                              "[\"generateContent\",\"streamGenerateContent\"]}");
-            break;
-        default:
-            sl_buf_puts (out, "{\"id\":");
-            sl_json_put_str (out, id, strlen (id));
-            sl_buf_printf (out, ",\"object\":\"model\",\"created\":%d,\"owned_by\":", SL_MODELS_CREATED);
-            sl_json_put_str (out, owner, strlen (owner));
-            sl_buf_putc (out, '}');
-            break;
-    }
-}
-
-//  Was this route's model listed by an earlier route of the format?
+//  Was this route's model listed by an earlier route of the list?
 static bool
-s_listed_before (sl_routes_t *routes, s_format_t format, size_t index)
+s_listed_before (sl_routes_t *routes, const sl_dialect_t *list, size_t index)
 {
     const char *model = sl_routes_route (routes, index)->model;
     for (size_t i = 0; i < index; i++) {
         const sl_route_t *r = sl_routes_route (routes, i);
         const sl_provider_t *p = sl_routes_find (routes, sl_str (r->provider));
-        if (p && s_serves (format, p->dialect) && strcmp (r->model, model) == 0)
+        if (p && s_serves (list, p->dialect) && strcmp (r->model, model) == 0)
             return true;
     }
     return false;
 }
 
 static void
-s_list (sl_routes_t *routes, s_format_t format, sl_buf_t *out)
+s_list (sl_routes_t *routes, const sl_dialect_t *list, sl_buf_t *out)
 {
-    sl_buf_puts (out, format == FORMAT_GEMINI ? "{\"models\":[" : format == FORMAT_OPENAI
-                      ? "{\"object\":\"list\",\"data\":[" : "{\"data\":[");
-    const char *first = NULL, *last = NULL;
-    for (size_t i = 0; i < sl_routes_route_count (routes); i++) {
+    size_t count = 0, n = sl_routes_route_count (routes);
+    sl_model_entry_t *entries = sl_xcalloc (n ? n : 1, sizeof *entries);
+    for (size_t i = 0; i < n; i++) {
         const sl_route_t *r = sl_routes_route (routes, i);
         const sl_provider_t *p = sl_routes_find (routes, sl_str (r->provider));
-        if (!p || !s_serves (format, p->dialect) || !s_plain (r->model) || s_listed_before (routes, format, i))
+        if (!p || !s_serves (list, p->dialect) || !s_plain (r->model) || s_listed_before (routes, list, i))
             continue;
-        if (first)
-            sl_buf_putc (out, ',');
-        else
-            first = r->model;
-        last = r->model;
-        s_model (format, r->model, p->name, out);
+        entries [count++] = (sl_model_entry_t) { r->model, p->name };
     }
-    sl_buf_putc (out, ']');
-    if (format == FORMAT_ANTHROPIC) {
-        sl_buf_puts (out, ",\"has_more\":false,\"first_id\":");
-        if (first)
-            sl_json_put_str (out, first, strlen (first));
-        else
-            sl_buf_puts (out, "null");
-        sl_buf_puts (out, ",\"last_id\":");
-        if (last)
-            sl_json_put_str (out, last, strlen (last));
-        else
-            sl_buf_puts (out, "null");
-    }
-    sl_buf_putc (out, '}');
+    list->model_list (entries, count, out);
+    free (entries);
 }
 
-//  One model, when a provider of the format's dialects would serve it.
+//  One model, when a provider of the list's dialects would serve it.
 static int
-s_get (sl_routes_t *routes, s_format_t format, const char *id, sl_buf_t *out)
+s_get (sl_routes_t *routes, const sl_dialect_t *list, const char *id, sl_buf_t *out)
 {
-    const sl_provider_t *p = sl_routes_match (routes, sl_str (id), s_dialect_of (format));
-    if (!p && format == FORMAT_OPENAI)
-        p = sl_routes_match (routes, sl_str (id), SL_DIALECT_RESPONSES);
+    const sl_provider_t *p = sl_routes_match (routes, sl_str (id), list->id);
+    for (size_t i = 0; !p && i < sl_dialect_count (); i++) {
+        const sl_dialect_t *d = sl_dialect_at (i);
+        if (d != list && d->model_list == list->model_list)
+            p = sl_routes_match (routes, sl_str (id), d->id);
+    }
     if (!p || !*id) {
         char message [256];
         snprintf (message, sizeof message, "no provider serves the model '%.200s'", id);
-        sl_render_for (s_dialect_of (format))->error_body (404, SL_STR_LIT ("not_found_error"),
-                                                           sl_str (message), out);
+        list->renderer->error_body (404, SL_STR_LIT ("not_found_error"), sl_str (message), out);
         return 404;
     }
-    s_model (format, id, p->name, out);
+    sl_model_entry_t entry = { id, p->name };
+    list->model (&entry, out);
     return 200;
 }
 
 bool
-sl_models_answer (sl_routes_t *routes, const char *path, bool anthropic, int *status, sl_buf_t *out)
+sl_models_answer (sl_routes_t *routes, const char *path, sl_header_fn *header, void *arg,
+                  int *status, int *dialect, sl_buf_t *out)
 {
-    s_format_t format;
-    const char *rest;
-    if (strncmp (path, "/v1beta/models", 14) == 0) {
-        format = FORMAT_GEMINI;
-        rest = path + 14;
-    }
-    else
-    if (strncmp (path, "/v1/models", 10) == 0) {
-        format = anthropic ? FORMAT_ANTHROPIC : FORMAT_OPENAI;
-        rest = path + 10;
-    }
-    else
+    const char *rest = NULL;
+    const sl_dialect_t *list = sl_dialect_models (path, header, arg, &rest);
+    if (!list)
         return false;
-    if (*rest == 0) {
-        s_list (routes, format, out);
+    *dialect = list->id;
+    if (!*rest) {
+        s_list (routes, list, out);
         *status = 200;
         return true;
     }
-    if (*rest != '/' || strchr (rest, ':'))
-        return false;                   //  not a model (a method: :generateContent)
-    *status = s_get (routes, format, rest + 1, out);
+    *status = s_get (routes, list, rest, out);
     return true;
 }

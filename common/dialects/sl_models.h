@@ -1,8 +1,10 @@
 /*  sl_models.h - the models clients can ask for: GET /v1/models.
 
     A pure library: what routing offers, from the same routes table the
-    ingest routes requests with (common/sl_routes.h), in the shape each
-    SDK's models.list() and models.retrieve() read:
+    gateway routes requests with (common/sl_routes.h), in the shape each
+    SDK's models.list() and models.retrieve() read. Which list a GET is,
+    and its shape, are the dialect modules' (sl_dialect_t.models,
+    model_list, model):
 
       GET /v1/models              OpenAI {"object":"list","data":[...]}, or
                                   Anthropic {"data":[...],"has_more":false,...}
@@ -12,14 +14,15 @@
                                   dialect when no provider would serve it
       GET /v1beta/models          Gemini {"models":[...]} (also /v1beta/models/{id})
 
-    A list names the models of the routes whose provider speaks the
-    client's dialect (OpenAI: openai and responses providers) and whose
-    model is a plain name, not a glob: a glob ("llama-*") names no one
-    model a client could pick. Each model is listed once, in route order,
-    owned by the provider of its first route. Without a routes file there
-    are no routes, so the lists are empty; a single model is still found
-    when routing sends its name somewhere (a glob, or a dialect's default
-    provider), since it can then be used.
+    A list names the models of the routes whose provider serves the
+    client's list (a provider of the dialect, or of a dialect whose
+    clients read the same list: Responses providers in OpenAI's) and
+    whose model is a plain name, not a glob: a glob ("llama-*") names no
+    one model a client could pick. Each model is listed once, in route
+    order, owned by the provider of its first route. Without a routes
+    file there are no routes, so the lists are empty; a single model is
+    still found when routing sends its name somewhere (a glob, or a
+    dialect's default provider), since it can then be used.
 */
 #ifndef SL_MODELS_H
 #define SL_MODELS_H
@@ -27,13 +30,16 @@
 #include <stdbool.h>
 
 #include "../sl_buf.h"
+#include "sl_dialect.h"
 
 typedef struct _sl_routes_t sl_routes_t;   //  common/sl_routes.h
 
-//  Answer a GET for path (no query string). Returns false when the path
-//  is not a models path (nothing written); otherwise true, with the HTTP
-//  status in *status and the JSON body appended to out. anthropic: the
-//  request carried an anthropic-version header.
-bool sl_models_answer (sl_routes_t *routes, const char *path, bool anthropic, int *status, sl_buf_t *out);
+//  Answer a GET for path (no query string), whose headers header reads.
+//  Returns false when the path is not a models path (nothing written);
+//  otherwise true, with the HTTP status in *status, the dialect of the
+//  list in *dialect (for an error answer) and the JSON body appended to
+//  out.
+bool sl_models_answer (sl_routes_t *routes, const char *path, sl_header_fn *header, void *arg,
+                       int *status, int *dialect, sl_buf_t *out);
 
 #endif

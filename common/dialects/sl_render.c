@@ -1,25 +1,42 @@
 /*  sl_render.c - the renderer table and helpers shared by the renderers. */
 #include "sl_render.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "../sl_alloc.h"
 #include "../sl_json.h"
+#include "sl_dialect.h"
 
 const sl_renderer_t *
 sl_render_for (int dialect)
 {
-    switch (dialect) {
-        case SL_DIALECT_OPENAI:    return &sl_render_openai;
-        case SL_DIALECT_ANTHROPIC: return &sl_render_anthropic;
-        case SL_DIALECT_RESPONSES: return &sl_render_responses;
-        case SL_DIALECT_GEMINI:    return &sl_render_gemini;
-        default:                   return NULL;
-    }
+    const sl_dialect_t *d = sl_dialect_get (dialect);
+    return d ? d->renderer : NULL;
+}
+
+int
+sl_render_stream_init (sl_render_stream_t *rs, int client_dialect, int upstream_dialect)
+{
+    memset (rs, 0, sizeof *rs);
+    rs->client_dialect = client_dialect;
+    rs->upstream_dialect = upstream_dialect;
+    rs->open_index = -1;
+    rs->renderer = sl_render_for (client_dialect);
+    if (!rs->renderer)
+        return -1;
+    if (rs->renderer->state_size)
+        rs->state = sl_xcalloc (1, rs->renderer->state_size);
+    return 0;
 }
 
 void
 sl_render_stream_clear (sl_render_stream_t *rs)
 {
+    if (rs->state && rs->renderer && rs->renderer->clear)
+        rs->renderer->clear (rs->state);
+    free (rs->state);
+    rs->state = NULL;
     sl_buf_free (&rs->model);
     sl_buf_free (&rs->id);
     sl_buf_free (&rs->open_id);
@@ -27,9 +44,6 @@ sl_render_stream_clear (sl_render_stream_t *rs)
     sl_buf_free (&rs->open_name);
     sl_buf_free (&rs->open_extra);
     sl_buf_free (&rs->pending);
-    sl_buf_free (&rs->prefix);
-    sl_buf_free (&rs->held);
-    sl_buf_free (&rs->output);
     sl_buf_free (&rs->alone);
 }
 

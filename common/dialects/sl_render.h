@@ -38,7 +38,11 @@
 #include "../../proto/sl_msg.h"
 #include "../sl_snapshot.h"
 
+typedef struct _sl_renderer_t sl_renderer_t;
+
 typedef struct {
+    const sl_renderer_t *renderer;      //  the client dialect's (sl_render_stream_init)
+    void *state;                        //  the renderer's own per-stream state (state_size bytes)
     int client_dialect;
     int upstream_dialect;
     uint32_t flags;                     //  STREAM, USAGE of the request
@@ -53,6 +57,7 @@ typedef struct {
     bool finished;                      //  the finish was rendered
     int tool_calls;                     //  tool calls started so far
     int items;                          //  client-side blocks / items opened so far
+    uint64_t dropped;                   //  things the client's dialect cannot carry, left out
     //  The block open at the client (blocks are sequential)
     int open_kind;                      //  sl_block_kind_t, 0 when none
     int open_index;                     //  its client-side index
@@ -64,21 +69,15 @@ typedef struct {
     sl_buf_t open_extra;                //  citations of the open text block (JSON, comma-joined)
     int open_extra_count;               //  how many
     sl_buf_t pending;                   //  citations waiting for the text they belong to (comma-joined)
-    //  OpenAI
-    sl_buf_t prefix;                    //  chunk JSON up to "choices"
-    //  Anthropic: tool_use blocks wait for the finish, so that text the
-    //  judge writes after a call still comes before every call
-    sl_buf_t held;                      //  held calls: id \0 name \0 args \0 ...
-    int held_count;
     sl_buf_t alone;                     //  bytes of an error that must reach the client by
                                         //  themselves, after the rest (Gemini's bare error)
-    //  Responses
-    uint64_t seq;                       //  sequence_number of the next event
-    sl_buf_t output;                    //  completed output items, comma-joined
 } sl_render_stream_t;
 
-typedef struct {
-    int dialect;
+struct _sl_renderer_t {
+    //  The renderer's own state of a stream: its size (zeroed at the start;
+    //  0: none) and what frees what it holds (NULL when nothing).
+    size_t state_size;
+    void (*clear) (void *state);
     //  Render a BLOCK event (block_start / delta / end, finish, keepalive).
     //  A keepalive renders the dialect's keep-alive, before the first
     //  event too (the emitter sends it once the response has started, or
@@ -98,17 +97,16 @@ typedef struct {
     //  The JSON body of a whole non-streaming response, from the snapshot
     //  of a judged stream that finished without an error.
     void (*body) (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out);
-} sl_renderer_t;
+};
 
-//  The renderer of a client dialect; NULL when there is none.
+//  The renderer of a client dialect (its module's, sl_dialect.h); NULL
+//  when there is none.
 const sl_renderer_t *sl_render_for (int dialect);
+//  Start a stream's render state for a client of dialect (zeroed first;
+//  open_index -1). -1 when the dialect has no renderer.
+int sl_render_stream_init (sl_render_stream_t *rs, int client_dialect, int upstream_dialect);
 //  Free what a stream's render state holds (the struct itself is the caller's).
 void sl_render_stream_clear (sl_render_stream_t *rs);
-
-extern const sl_renderer_t sl_render_openai;
-extern const sl_renderer_t sl_render_anthropic;
-extern const sl_renderer_t sl_render_responses;
-extern const sl_renderer_t sl_render_gemini;
 
 //  Shared helpers of the renderers
 //  Copy the provider's raw finish value when it may pass through: the

@@ -1,7 +1,9 @@
 /*  sl_request.c - client request checking and preparation (see sl_request.h).
 
     Requests are parsed once with jansson: they are small next to the
-    stream, and a tree makes checking and rewriting them simple.
+    stream, and a tree makes checking and translating them simple. The
+    dialect-specific work is the modules': parse (into sl_req_t), forward
+    (the same dialect's body, patched), render (another dialect's request).
 */
 #include "sl_request.h"
 
@@ -11,78 +13,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../sl_routes.h"
+
+static int
+s_refuse (sl_request_t *out, int status, const char *type, const char *format, ...)
+    __attribute__ ((format (printf, 4, 5)));
+
 static int
 s_refuse (sl_request_t *out, int status, const char *type, const char *format, ...)
 {
     out->status = status;
     out->error_type = type;
+    sl_buf_reset (&out->error_message);
     va_list args;
     va_start (args, format);
     sl_buf_vprintf (&out->error_message, format, args);
     va_end (args);
     return -1;
-}
-
-//  Text of a message's content: a string, or the text parts of an array.
-static void
-s_content_text (json_t *content, sl_buf_t *out)
-{
-    if (json_is_string (content)) {
-        sl_buf_append (out, json_string_value (content), json_string_length (content));
-        return;
-    }
-    size_t i;
-    json_t *part;
-    json_array_foreach (content, i, part) {
-        json_t *text = json_object_get (part, "text");
-        if (json_is_string (text)) {
-            if (out->len)
-                sl_buf_putc (out, '\n');
-            sl_buf_append (out, json_string_value (text), json_string_length (text));
-        }
-    }
-}
-
-static void
-s_dump (json_t *value, sl_buf_t *out)
-{
-    char *text = json_dumps (value, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (text) {
-        sl_buf_puts (out, text);
-        free (text);
-    }
-}
-
-//  OpenAI tools: [{"type":"function","function":{"name","parameters"}}].
-static int
-s_openai_tools (json_t *tools, sl_request_t *out)
-{
-    if (!tools || json_is_null (tools)) {
-        sl_buf_puts (&out->tools, "[]");
-        return 0;
-    }
-    if (!json_is_array (tools))
-        return s_refuse (out, 400, "invalid_request_error", "'tools' must be an array");
-    json_t *norm = json_array ();
-    size_t i;
-    json_t *tool;
-    json_array_foreach (tools, i, tool) {
-        json_t *fn = json_object_get (tool, "function");
-        json_t *name = json_object_get (fn, "name");
-        if (!json_is_string (name)) {
-            json_decref (norm);
-            return s_refuse (out, 400, "invalid_request_error",
-                             "tools[%zu].function.name must be a string", i);
-        }
-        json_t *entry = json_object ();
-        json_object_set (entry, "name", name);
-        json_t *schema = json_object_get (fn, "parameters");
-        json_object_set_new (entry, "schema", schema ? json_incref (schema) : json_object ());
-        json_array_append_new (norm, entry);
-    }
-    s_dump (norm, &out->tools);
-    json_decref (norm);
-    return 0;
 }
 
 //  What jansson 2.14 allocates for each value on a 64-bit build, with
@@ -156,17 +103,14 @@ s_precheck (sl_str_t body, sl_request_t *out)
     return 0;
 }
 
-//  The parts common to every dialect: a JSON object with a model.
+//  The parts common to every dialect: a JSON object, read once.
 static json_t *
-s_load (sl_str_t body, int dialect, sl_request_t *out)
+s_load (sl_str_t body, sl_request_t *out)
 {
-    memset (out, 0, sizeof *out);
-    out->client_dialect = dialect;
-    out->upstream_dialect = dialect;    //  same-dialect; the ingest routes models
-    if (s_precheck (sl_str_n (body.ptr ? body.ptr : "", body.len), out))
+    if (s_precheck (body, out))
         return NULL;
     json_error_t jerr;
-    json_t *root = json_loadb (body.ptr ? body.ptr : "", body.len, 0, &jerr);
+    json_t *root = json_loadb (body.ptr, body.len, 0, &jerr);
     if (!root) {
         s_refuse (out, 400, "invalid_request_error", "the body is not valid JSON (line %d, column %d: %s)",
                   jerr.line, jerr.column, jerr.text);
@@ -180,325 +124,150 @@ s_load (sl_str_t body, int dialect, sl_request_t *out)
     return root;
 }
 
-static int
-s_model (json_t *root, sl_request_t *out)
+int
+sl_request_route (const char *path, sl_endpoint_t *out)
 {
-    json_t *model = json_object_get (root, "model");
-    if (!json_is_string (model) || json_string_length (model) == 0)
-        return s_refuse (out, 400, "invalid_request_error", "'model' is required and must be a string");
-    sl_buf_append (&out->model, json_string_value (model), json_string_length (model));
-    return 0;
-}
-
-//  What the client asked for ("stream", absent means false); the upstream
-//  request always streams: a non-streaming response is rendered whole by
-//  the emitter, after the judge, from the streamed one.
-static int
-s_streaming (json_t *root, sl_request_t *out)
-{
-    json_t *stream = json_object_get (root, "stream");
-    if (stream && !json_is_null (stream) && !json_is_boolean (stream))
-        return s_refuse (out, 400, "invalid_request_error", "'stream' must be a boolean");
-    out->stream = json_is_true (stream);
-    json_object_set_new (root, "stream", json_true ());
-    return 0;
-}
-
-//  Last message with role user (role_key/user value) of an array; its
-//  content through s_content_text.
-static void
-s_last_user (json_t *messages, const char *content_key, sl_request_t *out)
-{
-    for (size_t i = json_array_size (messages); i-- > 0;) {
-        json_t *msg = json_array_get (messages, i);
-        json_t *role = json_object_get (msg, "role");
-        if (json_is_string (role) && strcmp (json_string_value (role), "user") == 0) {
-            s_content_text (json_object_get (msg, content_key), &out->last_user);
-            return;
-        }
-    }
+    return sl_dialect_endpoint (path, out);
 }
 
 int
-sl_request_parse_openai (sl_str_t body, sl_request_t *out)
-{
-    json_t *root = s_load (body, SL_DIALECT_OPENAI, out);
-    if (!root)
-        return -1;
-    int rc = -1;
-    json_t *messages = json_object_get (root, "messages");
-    json_t *n = json_object_get (root, "n");
-    if (s_model (root, out))
-        ;
-    else
-    if (!json_is_array (messages) || json_array_size (messages) == 0)
-        s_refuse (out, 400, "invalid_request_error", "'messages' is required and must be a non-empty array");
-    else
-    if (s_streaming (root, out))
-        ;
-    else
-    if (n && !json_is_null (n) && !(json_is_integer (n) && json_integer_value (n) == 1))
-        s_refuse (out, 400, "invalid_request_error",
-                  "'n' other than 1 is not supported: sluice judges one choice per response");
-    else
-    if (s_openai_tools (json_object_get (root, "tools"), out) == 0) {
-        json_t *opts = json_object_get (root, "stream_options");
-        out->include_usage = json_is_true (json_object_get (opts, "include_usage"));
-        s_last_user (messages, "content", out);
-        //  Upstream always streams and always reports usage; the emitter
-        //  shows the client only what it asked for.
-        json_object_set_new (root, "stream", json_true ());
-        json_t *so = json_object ();
-        json_object_set_new (so, "include_usage", json_true ());
-        json_object_set_new (root, "stream_options", so);
-        s_dump (root, &out->upstream_body);
-        rc = 0;
-    }
-    json_decref (root);
-    return rc;
-}
-
-//  Tools of the other dialects: an array of objects, each giving its name
-//  and schema under the dialect's keys. Entries without a name (a
-//  provider's own tools named by type only) are not the judge's.
-static int
-s_named_tools (json_t *tools, const char *what, const char *schema_key, const char *schema_key2,
-               json_t *norm, sl_request_t *out)
-{
-    if (!tools || json_is_null (tools))
-        return 0;
-    if (!json_is_array (tools))
-        return s_refuse (out, 400, "invalid_request_error", "'%s' must be an array", what);
-    size_t i;
-    json_t *tool;
-    json_array_foreach (tools, i, tool) {
-        if (!json_is_object (tool))
-            return s_refuse (out, 400, "invalid_request_error", "%s[%zu] must be an object", what, i);
-        json_t *name = json_object_get (tool, "name");
-        if (!name)
-            continue;
-        if (!json_is_string (name))
-            return s_refuse (out, 400, "invalid_request_error", "%s[%zu].name must be a string", what, i);
-        json_t *schema = json_object_get (tool, schema_key);
-        if (!json_is_object (schema) && schema_key2)
-            schema = json_object_get (tool, schema_key2);
-        json_t *entry = json_object ();
-        json_object_set (entry, "name", name);
-        json_object_set_new (entry, "schema", json_is_object (schema) ? json_incref (schema) : json_object ());
-        json_array_append_new (norm, entry);
-    }
-    return 0;
-}
-
-int
-sl_request_parse_anthropic (sl_str_t body, sl_request_t *out)
-{
-    json_t *root = s_load (body, SL_DIALECT_ANTHROPIC, out);
-    if (!root)
-        return -1;
-    int rc = -1;
-    json_t *messages = json_object_get (root, "messages");
-    json_t *max_tokens = json_object_get (root, "max_tokens");
-    json_t *norm = json_array ();
-    if (s_model (root, out))
-        ;
-    else
-    if (!json_is_array (messages) || json_array_size (messages) == 0)
-        s_refuse (out, 400, "invalid_request_error", "messages: a non-empty array is required");
-    else
-    if (!json_is_integer (max_tokens) || json_integer_value (max_tokens) < 1)
-        s_refuse (out, 400, "invalid_request_error", "max_tokens: a positive integer is required");
-    else
-    if (s_streaming (root, out))
-        ;
-    else
-    if (s_named_tools (json_object_get (root, "tools"), "tools", "input_schema", NULL, norm, out) == 0) {
-        out->include_usage = true;      //  Anthropic always reports usage
-        s_last_user (messages, "content", out);
-        s_dump (norm, &out->tools);
-        s_dump (root, &out->upstream_body);
-        rc = 0;
-    }
-    json_decref (norm);
-    json_decref (root);
-    return rc;
-}
-
-int
-sl_request_parse_responses (sl_str_t body, sl_request_t *out)
-{
-    json_t *root = s_load (body, SL_DIALECT_RESPONSES, out);
-    if (!root)
-        return -1;
-    int rc = -1;
-    json_t *input = json_object_get (root, "input");
-    json_t *norm = json_array ();
-    if (s_model (root, out))
-        ;
-    else
-    if (!(json_is_string (input) || (json_is_array (input) && json_array_size (input) > 0)))
-        s_refuse (out, 400, "invalid_request_error", "'input' is required: a string or a non-empty array");
-    else
-    if (s_streaming (root, out))
-        ;
-    else
-    if (json_is_true (json_object_get (root, "background")))
-        s_refuse (out, 400, "invalid_request_error",
-                  "'background' responses are not supported: sluice judges the response as it streams");
-    else
-    if (s_named_tools (json_object_get (root, "tools"), "tools", "parameters", NULL, norm, out) == 0) {
-        out->include_usage = true;      //  response.completed always carries usage
-        if (json_is_string (input))
-            s_content_text (input, &out->last_user);
-        else
-            s_last_user (input, "content", out);
-        s_dump (norm, &out->tools);
-        s_dump (root, &out->upstream_body);
-        rc = 0;
-    }
-    json_decref (norm);
-    json_decref (root);
-    return rc;
-}
-
-//  Gemini content parts: the text of the parts that have some.
-static void
-s_gemini_text (json_t *content, sl_buf_t *out)
-{
-    size_t i;
-    json_t *part;
-    json_array_foreach (json_object_get (content, "parts"), i, part) {
-        json_t *text = json_object_get (part, "text");
-        if (json_is_string (text)) {
-            if (out->len)
-                sl_buf_putc (out, '\n');
-            sl_buf_append (out, json_string_value (text), json_string_length (text));
-        }
-    }
-}
-
-int
-sl_request_parse_gemini (sl_str_t body, const sl_route_t *route, bool sse, sl_request_t *out)
-{
-    json_t *root = s_load (body, SL_DIALECT_GEMINI, out);
-    if (!root)
-        return -1;
-    int rc = -1;
-    json_t *contents = json_object_get (root, "contents");
-    json_t *config = json_object_get (root, "generationConfig");
-    json_t *candidates = json_object_get (config, "candidateCount");
-    json_t *tools = json_object_get (root, "tools");
-    json_t *norm = json_array ();
-    if (!route->model [0])
-        s_refuse (out, 400, "invalid_request_error", "the path names no model");
-    else
-    if (!json_is_array (contents) || json_array_size (contents) == 0)
-        s_refuse (out, 400, "invalid_request_error", "'contents' is required and must be a non-empty array");
-    else
-    if (route->stream && !sse)
-        s_refuse (out, 400, "invalid_request_error",
-                  "only server-sent events are supported for streaming: add alt=sse to the query");
-    else
-    if (candidates && !json_is_null (candidates)
-    &&  !(json_is_integer (candidates) && json_integer_value (candidates) == 1))
-        s_refuse (out, 400, "invalid_request_error",
-                  "candidateCount other than 1 is not supported: sluice judges one candidate per response");
-    else
-    if (tools && !json_is_null (tools) && !json_is_array (tools))
-        s_refuse (out, 400, "invalid_request_error", "'tools' must be an array");
-    else {
-        size_t i;
-        json_t *tool;
-        rc = 0;
-        json_array_foreach (tools, i, tool) {
-            json_t *decls = json_object_get (tool, "functionDeclarations");
-            if (s_named_tools (decls, "functionDeclarations", "parameters", "parametersJsonSchema", norm, out)) {
-                rc = -1;
-                break;
-            }
-        }
-        if (rc == 0) {
-            sl_buf_puts (&out->model, route->model);
-            out->stream = route->stream;
-            out->include_usage = true;  //  Gemini always reports usageMetadata
-            for (size_t k = json_array_size (contents); k-- > 0;) {
-                json_t *content = json_array_get (contents, k);
-                json_t *role = json_object_get (content, "role");
-                if (!role || (json_is_string (role) && strcmp (json_string_value (role), "user") == 0)) {
-                    s_gemini_text (content, &out->last_user);
-                    break;
-                }
-            }
-            s_dump (norm, &out->tools);
-            s_dump (root, &out->upstream_body);
-        }
-    }
-    json_decref (norm);
-    json_decref (root);
-    return rc;
-}
-
-//  --------------------------------------------------------------------------
-//  Endpoints
-
-static bool
-s_prefix (const char **path, const char *prefix)
-{
-    size_t n = strlen (prefix);
-    if (strncmp (*path, prefix, n) != 0)
-        return false;
-    *path += n;
-    return true;
-}
-
-int
-sl_request_route (const char *path, sl_route_t *out)
+sl_request_parse (const sl_endpoint_t *endpoint, sl_str_t body, sl_request_t *out)
 {
     memset (out, 0, sizeof *out);
-    if (strcmp (path, "/v1/chat/completions") == 0 || strcmp (path, "/chat/completions") == 0) {
-        out->dialect = SL_DIALECT_OPENAI;
-        return 1;
+    const sl_dialect_t *d = sl_dialect_get (endpoint->dialect);
+    out->client_dialect = endpoint->dialect;
+    out->upstream_dialect = endpoint->dialect;
+    if (!d)
+        return s_refuse (out, 404, "not_found_error", "no such endpoint");
+    body = sl_str_n (body.ptr ? body.ptr : "", body.len);
+    json_t *root = s_load (body, out);
+    if (!root)
+        return -1;
+    out->req = sl_req_new (d->id, root);
+    sl_refusal_t err = { 0 };
+    if (d->parse (root, endpoint, out->req, &err)) {
+        s_refuse (out, err.status, err.type, "%s", sl_buf_cstr (&err.message));
+        sl_buf_free (&err.message);
+        return -1;
     }
-    if (strcmp (path, "/v1/messages") == 0 || strcmp (path, "/messages") == 0) {
-        out->dialect = SL_DIALECT_ANTHROPIC;
-        return 1;
-    }
-    if (strcmp (path, "/v1/responses") == 0 || strcmp (path, "/responses") == 0) {
-        out->dialect = SL_DIALECT_RESPONSES;
-        return 1;
-    }
-    const char *p = path;
-    if (!(s_prefix (&p, "/v1beta/models/") || s_prefix (&p, "/v1/models/") || s_prefix (&p, "/models/"))) {
-        if (strncmp (path, "/v1/messages", 12) == 0)
-            out->dialect = SL_DIALECT_ANTHROPIC;
-        else
-        if (strncmp (path, "/v1beta/", 8) == 0)
-            out->dialect = SL_DIALECT_GEMINI;
+    sl_buf_free (&err.message);
+    sl_req_t *req = out->req;
+    sl_buf_append_str (&out->model, req->model);
+    out->stream = req->stream;
+    out->include_usage = req->include_usage;
+    sl_req_tools_json (req, &out->tools);
+    sl_req_last_user (req, &out->last_user);
+    if (d->forward (body, req, &out->upstream_body))
+        return s_refuse (out, 400, "invalid_request_error", "the body must be a JSON object");
+    return 0;
+}
+
+int
+sl_request_translate (sl_request_t *self, int upstream_dialect)
+{
+    if (upstream_dialect == self->client_dialect)
         return 0;
+    const sl_dialect_t *to = sl_dialect_get (upstream_dialect);
+    if (!to || !self->req)
+        return s_refuse (self, 502, "api_error", "no upstream dialect %d", upstream_dialect);
+    sl_xlate_t x = { .from = sl_dialect_name (self->client_dialect), .to = to->name };
+    const sl_feature_t *needed = sl_req_mattering (self->req);
+    int rc = needed ? sl_xlate_refuse (&x, needed->name, "the request needs it and only its own dialect has it")
+                    : 0;
+    sl_buf_t body = { 0 };
+    if (rc == 0)
+        rc = to->render (self->req, &x, &body);
+    if (rc) {
+        s_refuse (self, x.status ? x.status : 400, x.type ? x.type : "invalid_request_error", "%s",
+                  sl_buf_cstr (&x.message));
+        sl_buf_free (&body);
+        sl_xlate_clear (&x);
+        return -1;
     }
-    out->dialect = SL_DIALECT_GEMINI;
-    //  The model may hold slashes: routing decides what a name means (and
-    //  the mock's recorded streams are named by path).
-    const char *colon = strrchr (p, ':');
-    if (!colon || colon == p || (size_t) (colon - p) >= sizeof out->model || memchr (p, ':', (size_t) (colon - p)))
+    //  What the model holds but the upstream was not given, only
+    //  informative: named, to be counted.
+    for (size_t i = 0; i < self->req->feature_count; i++)
+        sl_xlate_drop (&x, self->req->features [i].name);
+    sl_buf_free (&self->upstream_body);
+    self->upstream_body = body;
+    self->upstream_dialect = upstream_dialect;
+    memcpy (self->dropped, x.dropped, sizeof self->dropped);
+    self->drop_count = x.drop_count;
+    sl_xlate_clear (&x);
+    return 0;
+}
+
+int
+sl_request_prepare (const sl_endpoint_t *endpoint, sl_str_t body, sl_routes_t *routes, sl_request_t *out)
+{
+    if (sl_request_parse (endpoint, body, out))
+        return -1;
+    if (!routes)
         return 0;
-    if (strcmp (colon + 1, "streamGenerateContent") == 0)
-        out->stream = true;
-    else
-    if (strcmp (colon + 1, "generateContent") != 0)
-        return 0;
-    memcpy (out->model, p, (size_t) (colon - p));
-    out->model [colon - p] = 0;
-    return 1;
+    const sl_provider_t *p = sl_routes_pick (routes, sl_buf_str (&out->model), out->client_dialect);
+    if (!p)
+        return 0;                       //  the ingest says no provider serves it
+    out->provider = p->name;
+    return sl_request_translate (out, p->dialect);
 }
 
 void
 sl_request_clear (sl_request_t *self)
 {
+    sl_req_destroy (&self->req);
     sl_buf_free (&self->model);
     sl_buf_free (&self->upstream_body);
     sl_buf_free (&self->tools);
     sl_buf_free (&self->last_user);
     sl_buf_free (&self->error_message);
     memset (self, 0, sizeof *self);
+}
+
+//  --------------------------------------------------------------------------
+//  Patching a body in place
+
+int
+sl_request_patch (sl_str_t body, const sl_patch_t *patches, size_t count, sl_buf_t *out)
+{
+    sl_json_iter_t it;
+    if (sl_json_object (&it, body))
+        return -1;
+    bool found [count ? count : 1];
+    memset (found, 0, sizeof found);
+    const char *copied = body.ptr;      //  body text up to here is in out
+    bool members = false;
+    sl_str_t key, value;
+    int rc;
+    while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
+        members = true;
+        for (size_t i = 0; i < count; i++)
+            if (sl_json_key_eq (key, patches [i].key)) {
+                sl_buf_append (out, copied, (size_t) (value.ptr - copied));
+                sl_buf_puts (out, patches [i].value);
+                copied = value.ptr + value.len;
+                found [i] = true;
+                break;
+            }
+    }
+    if (rc != 0)
+        return -1;
+    //  The closing brace: the last byte that is not whitespace.
+    const char *close = body.ptr + body.len;
+    while (close > copied && close [-1] != '}')
+        close--;
+    if (close == copied || close [-1] != '}')
+        return -1;
+    close--;
+    sl_buf_append (out, copied, (size_t) (close - copied));
+    for (size_t i = 0; i < count; i++)
+        if (!found [i]) {
+            if (members)
+                sl_buf_putc (out, ',');
+            members = true;
+            sl_json_put_str (out, patches [i].key, strlen (patches [i].key));
+            sl_buf_putc (out, ':');
+            sl_buf_puts (out, patches [i].value);
+        }
+    sl_buf_append (out, close, (size_t) (body.ptr + body.len - close));
+    return 0;
 }

@@ -1,23 +1,25 @@
 /*  sl_request.h - turning a client's request into a request job.
 
-    A pure library: given the endpoint a client called and the body it
-    posted, check the request and prepare what the ingest needs: the
-    upstream request body (streaming forced on, also for a client that
-    asked for a whole response; usage asked for where the dialect has a
-    switch for it), the model, the request's tool
-    definitions in normalized form ([{"name":..,"schema":{..}}]) for the
-    judge, and the text of the last user message. A request sluice cannot
-    serve is refused with the status, error type and message to send back
-    in the client's dialect.
+    A pure library (the gateway's; sluice-replay reads --request with it):
+    given the endpoint a client called and the body it posted, check the
+    request with its dialect's parser (sl_dialect.h), build the normalized
+    request (sl_req.h), pick the provider (sl_routes.h: a route may name a
+    provider of any dialect), and prepare what the ingest needs:
 
-    Endpoints (sl_request_route):
-      POST /v1/chat/completions                         OpenAI Chat Completions
-      POST /v1/messages                                 Anthropic Messages
-      POST /v1/responses                                OpenAI Responses
-      POST /v1beta/models/{model}:streamGenerateContent Gemini (also under /v1/,
-           /v1beta/models/{model}:generateContent        and without the version)
-    The upstream dialect is the client's (same-dialect); routing a model to
-    another provider is the ingest's business.
+      - the upstream request body: for an upstream of the client's own
+        dialect, the client's body byte for byte but for the fields sluice
+        forces (streaming on, also for a client that asked for a whole
+        response; usage asked for where the dialect has a switch for it);
+        for another dialect's upstream, the normalized request rendered in
+        that dialect (something the answer needs that the upstream cannot
+        be given refuses the request: 400, naming it; what is only
+        informative is dropped, and named in `dropped` to be counted);
+      - the model, the request's tool definitions in normalized form
+        ([{"name":..,"schema":{..}}]) and the text of its last user
+        message, for the judge (the same for every dialect).
+
+    A request sluice cannot serve is refused with the status, error type
+    and message to send back in the client's dialect.
 */
 #ifndef SL_REQUEST_H
 #define SL_REQUEST_H
@@ -27,8 +29,10 @@
 #include "../sl_buf.h"
 #include "../sl_json.h"
 #include "../../proto/sl_msg.h"
+#include "sl_dialect.h"
+#include "sl_req.h"
 
-#define SL_REQUEST_MODEL_MAX 256        //  longest model name taken from a path
+typedef struct _sl_routes_t sl_routes_t;   //  common/sl_routes.h
 
 //  Memory one request's parse may take. jansson builds a tree of the
 //  whole body, and small values cost it far more than their text (an
@@ -42,39 +46,38 @@
 #define SL_REQUEST_TREE_FLOOR ((size_t) 16 << 20)
 
 typedef struct {
-    int client_dialect;                 //  sl_dialect_t
-    int upstream_dialect;
+    int client_dialect;                 //  sl_dialect_id_t
+    int upstream_dialect;               //  the provider's (the client's until routed)
+    const char *provider;               //  the provider routing picked (borrowed from the
+                                        //  routes), NULL when not routed
+    sl_req_t *req;                      //  the normalized request, owned
     sl_buf_t model;
     bool stream;                        //  client wants a streaming response (else one body)
     bool include_usage;                 //  client asked for usage in the stream
     sl_buf_t upstream_body;             //  JSON to send upstream
     sl_buf_t tools;                     //  normalized tool definitions (JSON)
     sl_buf_t last_user;                 //  text of the last user message
+    const char *dropped [SL_XLATE_DROPS_MAX];   //  informative features the translation dropped
+    size_t drop_count;
     //  When the request is refused
     int status;
     const char *error_type;
     sl_buf_t error_message;
 } sl_request_t;
 
-//  Which endpoint a path names.
-typedef struct {
-    int dialect;                        //  sl_dialect_t, 0 when no endpoint matched
-    bool stream;                        //  Gemini: the streaming method was called
-    char model [SL_REQUEST_MODEL_MAX];  //  Gemini: the model in the path
-} sl_route_t;
-
-//  Match a request path (no query string). 1 when it names an endpoint,
-//  0 otherwise; out->dialect is then still set to the dialect the path
-//  looks like (for the shape of the 404), or 0.
-int sl_request_route (const char *path, sl_route_t *out);
-
-//  Parse a request of each dialect. 0 ok; -1 refused (status, error_type
-//  and error_message say why). Gemini takes the model and the method from
-//  the path, and sse: whether the client asked for alt=sse.
-int sl_request_parse_openai (sl_str_t body, sl_request_t *out);
-int sl_request_parse_anthropic (sl_str_t body, sl_request_t *out);
-int sl_request_parse_responses (sl_str_t body, sl_request_t *out);
-int sl_request_parse_gemini (sl_str_t body, const sl_route_t *route, bool sse, sl_request_t *out);
+//  Match a request path (no query string): the endpoint of a dialect.
+//  1 when it names one, 0 otherwise; out->dialect is then still set to the
+//  dialect the path looks like (for the shape of the 404), or 0.
+int sl_request_route (const char *path, sl_endpoint_t *out);
+//  Check a request and prepare it for an upstream of its own dialect.
+//  0 ok; -1 refused (status, error_type and error_message say why).
+int sl_request_parse (const sl_endpoint_t *endpoint, sl_str_t body, sl_request_t *out);
+//  Prepare a parsed request for an upstream of another dialect instead
+//  (the normalized request rendered in it). 0 ok; -1 refused.
+int sl_request_translate (sl_request_t *self, int upstream_dialect);
+//  Parse, route (routes may be NULL: the client's dialect) and translate
+//  when the provider speaks another dialect. 0 ok; -1 refused.
+int sl_request_prepare (const sl_endpoint_t *endpoint, sl_str_t body, sl_routes_t *routes, sl_request_t *out);
 //  What jansson's tree of a body with these counts takes, bytes (an
 //  estimate from jansson 2.14's structures, a little above what it takes).
 size_t sl_request_tree_cost (const sl_json_stats_t *stats);
@@ -82,5 +85,15 @@ size_t sl_request_tree_cost (const sl_json_stats_t *stats);
 size_t sl_request_tree_budget (size_t body_len);
 //  Free what a parse filled in; the struct can be reused.
 void sl_request_clear (sl_request_t *self);
+
+//  For the modules' forward operations: a JSON object's text with members
+//  set to raw JSON values: every member of that name gets the value (in
+//  place, the rest of the text unchanged), and one that is not there is
+//  added at the end. 0 ok, -1 when body is not an object.
+typedef struct {
+    const char *key;
+    const char *value;                  //  raw JSON
+} sl_patch_t;
+int sl_request_patch (sl_str_t body, const sl_patch_t *patches, size_t count, sl_buf_t *out);
 
 #endif

@@ -25,6 +25,7 @@
 #define SL_EMITTER_JSON_TYPE "application/json"
 #define SL_EMITTER_DEFAULT_ERROR_STATUS 502
 #define SL_EMITTER_ILLEGAL_CODE "illegal_output"
+#define SL_EMITTER_FALLBACK_DIALECT SL_DIALECT_OPENAI   //  answers a stream of a dialect not registered
 
 typedef enum { ST_QUIET, ST_STREAMING, ST_CLOSED } s_state_t;
 
@@ -306,13 +307,11 @@ s_on_start (sl_emitter_t *self, const sl_msg_t *msg)
     memcpy (s->sid, msg->sid, SL_SID_SIZE);
     s->epoch = msg->epoch;
     sl_buf_append_str (&s->reply_to, msg->reply_to);
-    s->rs.client_dialect = msg->client_dialect;
-    s->rs.upstream_dialect = msg->upstream_dialect;
+    bool known = sl_render_stream_init (&s->rs, msg->client_dialect, msg->upstream_dialect) == 0;
     s->rs.flags = msg->flags;
-    s->rs.open_index = -1;
     sl_sid_hex (msg->sid, s->rs.sid_hex);
     sl_buf_append_str (&s->rs.model, msg->model);
-    s->renderer = sl_render_for (msg->client_dialect);
+    s->renderer = s->rs.renderer;
     s->validate = sl_validate_new (msg->client_dialect);
     if (!(msg->flags & SL_F_STREAM)) {
         s->snap = sl_snapshot_new ();
@@ -320,9 +319,14 @@ s_on_start (sl_emitter_t *self, const sl_msg_t *msg)
     }
     sl_sidmap_put (self->streams, msg->sid, s);
     self->stats.streams++;
-    if (!s->renderer) {
-        //  The gateway only accepts dialects we render; answer anyway.
-        s->renderer = &sl_render_openai;
+    if (!known) {
+        //  The gateway only accepts dialects we render: a stream of another
+        //  is an error, answered in SL_EMITTER_FALLBACK_DIALECT's shape so
+        //  that the gateway can end it.
+        sl_render_stream_init (&s->rs, SL_EMITTER_FALLBACK_DIALECT, SL_EMITTER_FALLBACK_DIALECT);
+        s->renderer = s->rs.renderer;
+        sl_validate_destroy (&s->validate);
+        s->validate = sl_validate_new (SL_EMITTER_FALLBACK_DIALECT);
         s_http_error (self, s, SL_EMITTER_DEFAULT_ERROR_STATUS, SL_STR_LIT ("unsupported_dialect"),
                       SL_STR_LIT ("the emitter cannot render this client dialect"));
     }

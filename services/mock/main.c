@@ -80,14 +80,6 @@ struct _s_app_t {
 
 static void s_schedule (s_stream_t *s, long delay_ms);
 
-static int64_t
-s_mono_us (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 //  Send the next event(s); end the response after the last, the way the
 //  script says.
 static void
@@ -113,7 +105,7 @@ s_pump (s_stream_t *s)
         }
         sl_buf_t *e = &s->script.events [s->next++];
         if (s->script.stamped)
-            sl_mock_script_stamp (e, s_mono_us ());
+            sl_mock_script_stamp (e, zclock_usecs ());
         if (sl_http_stream_write (s->req, e->data, e->len))
             return;                     //  client gone: on_closed cleans up
     } while (s->delay_ms == 0 && sl_http_stream_buffered (s->req) < MOCK_FAST_BACKLOG);

@@ -44,13 +44,21 @@ s_routes (void)
     return r;
 }
 
+//  The request's headers: anthropic-version when arg says so.
+static const char *
+s_header (void *arg, const char *name)
+{
+    return *(bool *) arg && strcmp (name, "anthropic-version") == 0 ? "2023-06-01" : NULL;
+}
+
 //  Answer path; the status, the parsed body in *out (caller frees).
 static int
 s_answer (sl_routes_t *r, const char *path, bool anthropic, json_t **out)
 {
     sl_buf_t body = { 0 };
-    int status = 0;
-    cr_assert (sl_models_answer (r, path, anthropic, &status, &body), "%s is a models path", path);
+    int status = 0, dialect = 0;
+    cr_assert (sl_models_answer (r, path, s_header, &anthropic, &status, &dialect, &body), "%s is a models path",
+               path);
     *out = json_loadb (body.data, body.len, 0, NULL);
     cr_assert_not_null (*out, "%s: JSON: %.*s", path, (int) body.len, body.data);
     sl_buf_free (&body);
@@ -137,11 +145,13 @@ Test (sl_models, other_paths_are_not_models)
 {
     sl_routes_t *r = s_routes ();
     sl_buf_t body = { 0 };
-    int status = 0;
+    int status = 0, dialect = 0;
+    bool anthropic = false;
     const char *paths [] = { "/v1/chat/completions", "/v1/modelsx", "/v1/models/gemini-x:generateContent",
                              "/v1beta/models/gemini-x:streamGenerateContent", "/healthz", NULL };
     for (int i = 0; paths [i]; i++)
-        cr_expect_not (sl_models_answer (r, paths [i], false, &status, &body), "%s", paths [i]);
+        cr_expect_not (sl_models_answer (r, paths [i], s_header, &anthropic, &status, &dialect, &body), "%s",
+                       paths [i]);
     cr_expect_eq (body.len, 0, "nothing written");
     sl_buf_free (&body);
     sl_routes_destroy (&r);

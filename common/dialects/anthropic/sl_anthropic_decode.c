@@ -487,6 +487,9 @@ s_finish (void *state, sl_decoder_t *dec)
     return 0;
 }
 
-const sl_decoder_vt_t sl_dec_anthropic_vt = {
-    "anthropic", s_create, s_destroy, s_event, s_finish
+const sl_decoder_vt_t sl_anthropic_decoder = {
+    .create = s_create,
+    .destroy = s_destroy,
+    .event = s_event,
+    .finish = s_finish,
 };

@@ -28,6 +28,21 @@
 #include "../../sl_json.h"
 #include "../sl_render.h"
 
+//  Per stream: tool_use blocks wait for the finish, so that text the
+//  judge writes after a call still comes before every call.
+typedef struct {
+    sl_buf_t held;                      //  held calls: id, name, args, length-prefixed
+    int held_count;
+} s_state_t;
+
+#define S_STATE(rs) ((s_state_t *) (rs)->state)
+
+static void
+s_clear (void *state)
+{
+    sl_buf_free (&((s_state_t *) state)->held);
+}
+
 static void
 s_event (sl_buf_t *out, const char *name)
 {
@@ -275,7 +290,7 @@ s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
             }
             s_hold_field (rs, sl_buf_str (&rs->open_name));
             s_hold_field (rs, msg->text.len ? msg->text : SL_STR_LIT ("{}"));
-            rs->held_count++;
+            S_STATE (rs)->held_count++;
             rs->open_kind = 0;
             break;
         case SL_BK_REDACTED_THINKING:
@@ -319,8 +334,8 @@ static void
 s_hold_field (sl_render_stream_t *rs, sl_str_t value)
 {
     uint32_t n = (uint32_t) value.len;
-    sl_buf_append (&rs->held, &n, sizeof n);
-    sl_buf_append (&rs->held, value.ptr, value.len);
+    sl_buf_append (&S_STATE (rs)->held, &n, sizeof n);
+    sl_buf_append (&S_STATE (rs)->held, value.ptr, value.len);
 }
 
 static sl_str_t
@@ -339,10 +354,10 @@ s_release_calls (sl_render_stream_t *rs, sl_buf_t *out)
 {
     size_t pos = 0;
     sl_buf_t json = { 0 };
-    for (int i = 0; i < rs->held_count; i++) {
-        sl_str_t id = s_next_field (&rs->held, &pos);
-        sl_str_t name = s_next_field (&rs->held, &pos);
-        sl_str_t args = s_next_field (&rs->held, &pos);
+    for (int i = 0; i < S_STATE (rs)->held_count; i++) {
+        sl_str_t id = s_next_field (&S_STATE (rs)->held, &pos);
+        sl_str_t name = s_next_field (&S_STATE (rs)->held, &pos);
+        sl_str_t args = s_next_field (&S_STATE (rs)->held, &pos);
         sl_buf_reset (&json);
         sl_buf_puts (&json, "{\"type\":\"tool_use\",\"id\":");
         sl_json_put_sl (&json, id);
@@ -354,7 +369,7 @@ s_release_calls (sl_render_stream_t *rs, sl_buf_t *out)
         s_block_stop (rs, out);
     }
     sl_buf_free (&json);
-    sl_buf_reset (&rs->held);
+    sl_buf_reset (&S_STATE (rs)->held);
 }
 
 static const char *
@@ -420,7 +435,7 @@ s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
         s_block_stop (rs, out);         //  a block the upstream never closed
     s_flush_citations (rs, out);
     char raw [32];
-    const char *reason = s_stop_reason (rs, msg, rs->held_count, raw, sizeof raw);
+    const char *reason = s_stop_reason (rs, msg, S_STATE (rs)->held_count, raw, sizeof raw);
     s_release_calls (rs, out);
     s_event (out, "message_delta");
     sl_buf_puts (out, "{\"type\":\"message_delta\",\"delta\":{");
@@ -619,8 +634,9 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
     sl_buf_putc (out, '}');
 }
 
-const sl_renderer_t sl_render_anthropic = {
-    .dialect = SL_DIALECT_ANTHROPIC,
+const sl_renderer_t sl_anthropic_renderer = {
+    .state_size = sizeof (s_state_t),
+    .clear = s_clear,
     .block = s_block,
     .error = s_error,
     .end = s_end,

@@ -502,6 +502,9 @@ s_finish (void *state, sl_decoder_t *dec)
     return 0;
 }
 
-const sl_decoder_vt_t sl_dec_gemini_vt = {
-    "gemini", s_create, s_destroy, s_event, s_finish
+const sl_decoder_vt_t sl_gemini_decoder = {
+    .create = s_create,
+    .destroy = s_destroy,
+    .event = s_event,
+    .finish = s_finish,
 };

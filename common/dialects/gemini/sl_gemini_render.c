@@ -506,8 +506,7 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
     sl_buf_free (&grounding);
 }
 
-const sl_renderer_t sl_render_gemini = {
-    .dialect = SL_DIALECT_GEMINI,
+const sl_renderer_t sl_gemini_renderer = {
     .block = s_block,
     .error = s_error,
     .end = s_end,

@@ -22,6 +22,19 @@
 #include "../../sl_json.h"
 #include "../sl_render.h"
 
+//  Per stream: the head every chunk shares, built once.
+typedef struct {
+    sl_buf_t prefix;                    //  chunk JSON up to "choices"
+} s_state_t;
+
+#define S_STATE(rs) ((s_state_t *) (rs)->state)
+
+static void
+s_clear (void *state)
+{
+    sl_buf_free (&((s_state_t *) state)->prefix);
+}
+
 static const char *
 s_finish_name (int finish)
 {
@@ -36,18 +49,18 @@ s_finish_name (int finish)
 static void
 s_prefix (sl_render_stream_t *rs)
 {
-    if (rs->prefix.len)
+    if (S_STATE (rs)->prefix.len)
         return;
-    sl_buf_puts (&rs->prefix, "data: {\"id\":");
+    sl_buf_puts (&S_STATE (rs)->prefix, "data: {\"id\":");
     if (rs->id.len)
-        sl_json_put_sl (&rs->prefix, sl_buf_str (&rs->id));
+        sl_json_put_sl (&S_STATE (rs)->prefix, sl_buf_str (&rs->id));
     else
-        sl_buf_printf (&rs->prefix, "\"chatcmpl-%s\"", rs->sid_hex);
-    sl_buf_puts (&rs->prefix, ",\"object\":\"chat.completion.chunk\",\"created\":");
-    sl_buf_put_i64 (&rs->prefix, rs->created);
-    sl_buf_puts (&rs->prefix, ",\"model\":");
-    sl_json_put_sl (&rs->prefix, sl_buf_str (&rs->model));
-    sl_buf_puts (&rs->prefix, ",\"choices\":[");
+        sl_buf_printf (&S_STATE (rs)->prefix, "\"chatcmpl-%s\"", rs->sid_hex);
+    sl_buf_puts (&S_STATE (rs)->prefix, ",\"object\":\"chat.completion.chunk\",\"created\":");
+    sl_buf_put_i64 (&S_STATE (rs)->prefix, rs->created);
+    sl_buf_puts (&S_STATE (rs)->prefix, ",\"model\":");
+    sl_json_put_sl (&S_STATE (rs)->prefix, sl_buf_str (&rs->model));
+    sl_buf_puts (&S_STATE (rs)->prefix, ",\"choices\":[");
 }
 
 //  Open a chunk: head, then the choice up to its delta's opening brace.
@@ -55,7 +68,7 @@ static void
 s_chunk_open (sl_render_stream_t *rs, sl_buf_t *out)
 {
     s_prefix (rs);
-    sl_buf_append (out, rs->prefix.data, rs->prefix.len);
+    sl_buf_append (out, S_STATE (rs)->prefix.data, S_STATE (rs)->prefix.len);
     sl_buf_puts (out, "{\"index\":0,\"delta\":{");
 }
 
@@ -116,7 +129,7 @@ static void
 s_usage_chunk (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     s_prefix (rs);
-    sl_buf_append (out, rs->prefix.data, rs->prefix.len);
+    sl_buf_append (out, S_STATE (rs)->prefix.data, S_STATE (rs)->prefix.len);
     sl_buf_puts (out, "],\"usage\":");
     s_usage (&msg->usage, out);
     sl_buf_puts (out, "}\n\n");
@@ -328,8 +341,9 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
     sl_buf_free (&text);
 }
 
-const sl_renderer_t sl_render_openai = {
-    .dialect = SL_DIALECT_OPENAI,
+const sl_renderer_t sl_openai_renderer = {
+    .state_size = sizeof (s_state_t),
+    .clear = s_clear,
     .block = s_block,
     .error = s_error,
     .end = s_end,

@@ -24,6 +24,20 @@
 #include "../../sl_json.h"
 #include "../sl_render.h"
 
+//  Per stream: event numbers and the items completed so far.
+typedef struct {
+    uint64_t seq;                       //  sequence_number of the next event
+    sl_buf_t output;                    //  completed output items, comma-joined
+} s_state_t;
+
+#define S_STATE(rs) ((s_state_t *) (rs)->state)
+
+static void
+s_clear (void *state)
+{
+    sl_buf_free (&((s_state_t *) state)->output);
+}
+
 //  Open an event: "event: type" and data up to the sequence number.
 static void
 s_event (sl_render_stream_t *rs, sl_buf_t *out, const char *type)
@@ -33,7 +47,7 @@ s_event (sl_render_stream_t *rs, sl_buf_t *out, const char *type)
     sl_buf_puts (out, "\ndata: {\"type\":\"");
     sl_buf_puts (out, type);
     sl_buf_puts (out, "\",\"sequence_number\":");
-    sl_buf_put_i64 (out, (int64_t) rs->seq++);
+    sl_buf_put_i64 (out, (int64_t) S_STATE (rs)->seq++);
 }
 
 static void
@@ -261,9 +275,9 @@ s_item_done (sl_render_stream_t *rs, const sl_msg_t *end, sl_buf_t *out)
     size_t at = out->len;
     s_item (rs, end, out);
     //  The final response lists every item as its done event showed it.
-    if (rs->output.len)
-        sl_buf_putc (&rs->output, ',');
-    sl_buf_append (&rs->output, out->data + at, out->len - at);
+    if (S_STATE (rs)->output.len)
+        sl_buf_putc (&S_STATE (rs)->output, ',');
+    sl_buf_append (&S_STATE (rs)->output, out->data + at, out->len - at);
     s_event_end (out);
     rs->open_kind = 0;
 }
@@ -535,7 +549,7 @@ s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
     const char *event = incomplete ? "response.incomplete" : "response.completed";
     s_event (rs, out, event);
     sl_buf_puts (out, ",\"response\":");
-    s_response (rs, incomplete ? "incomplete" : "completed", incomplete, sl_buf_str (&rs->output), msg, out);
+    s_response (rs, incomplete ? "incomplete" : "completed", incomplete, sl_buf_str (&S_STATE (rs)->output), msg, out);
     s_event_end (out);
     rs->finished = true;
 }
@@ -612,7 +626,7 @@ s_error (sl_render_stream_t *rs, int status, sl_str_t code, sl_str_t message, sl
     error.message = message;
     s_event (rs, out, "response.failed");
     sl_buf_puts (out, ",\"response\":");
-    s_response_failed (rs, "failed", NULL, sl_buf_str (&rs->output), NULL, &error, out);
+    s_response_failed (rs, "failed", NULL, sl_buf_str (&S_STATE (rs)->output), NULL, &error, out);
     s_event_end (out);
 }
 
@@ -678,8 +692,9 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
     sl_buf_free (&annotations);
 }
 
-const sl_renderer_t sl_render_responses = {
-    .dialect = SL_DIALECT_RESPONSES,
+const sl_renderer_t sl_responses_renderer = {
+    .state_size = sizeof (s_state_t),
+    .clear = s_clear,
     .block = s_block,
     .error = s_error,
     .end = s_end,
