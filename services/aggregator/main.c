@@ -79,11 +79,14 @@ main (int argc, char **argv)
     snprintf (default_bytes, sizeof default_bytes, "%u", (unsigned) SL_AGG_DEFAULT_MAX_BYTES);
     const char *max_blocks = default_blocks;
     const char *max_bytes = default_bytes;
+    sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (deltas from the ingest)" },
         { "next", NULL, &next, "judge endpoints, comma-separated" },
         { "max-blocks", NULL, &max_blocks, "most blocks one response may have" },
         { "max-bytes", NULL, &max_bytes, "most content bytes one response may carry" },
+        SL_BUS_OPT_KEYS (bus),
+        SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
     };
     int code;
@@ -92,6 +95,10 @@ main (int argc, char **argv)
         return code;
     if (sl_opts_long (max_blocks) <= 0 || sl_opts_long (max_bytes) <= 0) {
         sl_log_error ("bad_option", "--max-blocks and --max-bytes must be positive integers");
+        sl_service_destroy (&svc);
+        return 2;
+    }
+    if (sl_service_start_bus (svc, &bus, "aggregator")) {
         sl_service_destroy (&svc);
         return 2;
     }
@@ -116,7 +123,8 @@ main (int argc, char **argv)
     app.dropped = sl_metrics_counter (m, "sluice_messages_dropped_total", NULL,
                                       "Messages of unknown streams, stale epochs or duplicate starts");
     sl_stage_t *stage = NULL;
-    if (sl_router_connect (app.router, next) == 0)
+    if (sl_router_set_bus (app.router, sl_service_bus (svc), "judge") == 0
+    &&  sl_router_connect (app.router, next) == 0)
         stage = sl_stage_new (svc, bind, s_on_msg, s_flush, &app);
     if (stage) {
         sl_stage_set_congestion (stage, s_congested, &app);
