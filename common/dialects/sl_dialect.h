@@ -117,6 +117,12 @@ struct _sl_dialect_t {
     //  The list, and one model, in this dialect's shape.
     void (*model_list) (const sl_model_entry_t *models, size_t count, sl_buf_t *out);
     void (*model) (const sl_model_entry_t *model, sl_buf_t *out);
+
+    //  Tests ----------------------------------------------------------------
+    //  Optional: the folder of this provider's recorded streams in the
+    //  shared corpus (../shared/corpus/<corpus>), which the conformance
+    //  suite decodes and renders for every client dialect; NULL: none.
+    const char *corpus;
 };
 
 //  Register the built-in dialects (idempotent). 0 ok; -1 when one lacks a

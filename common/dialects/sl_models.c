@@ -10,15 +10,6 @@
 #include "../sl_routes.h"
 #include "sl_render.h"
 
-//  Does a provider of this dialect serve the clients of the list's
-//  dialect? Its own, and a dialect whose clients read the same list.
-static bool
-s_serves (const sl_dialect_t *list, int dialect)
-{
-    const sl_dialect_t *d = sl_dialect_get (dialect);
-    return d && (d == list || d->model_list == list->model_list);
-}
-
 //  A plain model name, not a glob.
 static bool
 s_plain (const char *model)
@@ -26,20 +17,19 @@ s_plain (const char *model)
     return *model && !strpbrk (model, "*?[\\");
 }
 
-//  Was this route's model listed by an earlier route of the list?
+//  Was this route's model listed by an earlier route?
 static bool
-s_listed_before (sl_routes_t *routes, const sl_dialect_t *list, size_t index)
+s_listed_before (sl_routes_t *routes, size_t index)
 {
     const char *model = sl_routes_route (routes, index)->model;
-    for (size_t i = 0; i < index; i++) {
-        const sl_route_t *r = sl_routes_route (routes, i);
-        const sl_provider_t *p = sl_routes_find (routes, sl_str (r->provider));
-        if (p && s_serves (list, p->dialect) && strcmp (r->model, model) == 0)
+    for (size_t i = 0; i < index; i++)
+        if (strcmp (sl_routes_route (routes, i)->model, model) == 0)
             return true;
-    }
     return false;
 }
 
+//  Every plain model a route names, once, owned by the provider a client
+//  of the list's dialect is sent to.
 static void
 s_list (sl_routes_t *routes, const sl_dialect_t *list, sl_buf_t *out)
 {
@@ -47,26 +37,23 @@ s_list (sl_routes_t *routes, const sl_dialect_t *list, sl_buf_t *out)
     sl_model_entry_t *entries = sl_xcalloc (n ? n : 1, sizeof *entries);
     for (size_t i = 0; i < n; i++) {
         const sl_route_t *r = sl_routes_route (routes, i);
-        const sl_provider_t *p = sl_routes_find (routes, sl_str (r->provider));
-        if (!p || !s_serves (list, p->dialect) || !s_plain (r->model) || s_listed_before (routes, list, i))
+        if (!s_plain (r->model) || s_listed_before (routes, i))
             continue;
-        entries [count++] = (sl_model_entry_t) { r->model, p->name };
+        const sl_provider_t *p = sl_routes_pick (routes, sl_str (r->model), list->id);
+        if (p)
+            entries [count++] = (sl_model_entry_t) { r->model, p->name };
     }
     list->model_list (entries, count, out);
     free (entries);
 }
 
-//  One model, when a provider of the list's dialects would serve it.
+//  One model: any name routing sends somewhere (a route, or a default
+//  provider) can be used.
 static int
 s_get (sl_routes_t *routes, const sl_dialect_t *list, const char *id, sl_buf_t *out)
 {
-    const sl_provider_t *p = sl_routes_match (routes, sl_str (id), list->id);
-    for (size_t i = 0; !p && i < sl_dialect_count (); i++) {
-        const sl_dialect_t *d = sl_dialect_at (i);
-        if (d != list && d->model_list == list->model_list)
-            p = sl_routes_match (routes, sl_str (id), d->id);
-    }
-    if (!p || !*id) {
+    const sl_provider_t *p = *id ? sl_routes_pick (routes, sl_str (id), list->id) : NULL;
+    if (!p) {
         char message [256];
         snprintf (message, sizeof message, "no provider serves the model '%.200s'", id);
         list->renderer->error_body (404, SL_STR_LIT ("not_found_error"), sl_str (message), out);

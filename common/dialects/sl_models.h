@@ -14,15 +14,16 @@
                                   dialect when no provider would serve it
       GET /v1beta/models          Gemini {"models":[...]} (also /v1beta/models/{id})
 
-    A list names the models of the routes whose provider serves the
-    client's list (a provider of the dialect, or of a dialect whose
-    clients read the same list: Responses providers in OpenAI's) and
+    A list names every model of the routes, whatever its provider's
+    dialect (a client of any dialect reaches a provider of any other),
     whose model is a plain name, not a glob: a glob ("llama-*") names no
     one model a client could pick. Each model is listed once, in route
-    order, owned by the provider of its first route. Without a routes
-    file there are no routes, so the lists are empty; a single model is
-    still found when routing sends its name somewhere (a glob, or a
-    dialect's default provider), since it can then be used.
+    order, owned by the provider a client of the list's dialect is sent to
+    (sl_routes_pick: one of its own dialect when a route offers one).
+    Without a routes file there are no routes, so the lists are empty; a
+    single model is found whenever routing sends its name somewhere (a
+    route, a glob, a default provider), since it can then be used: 404
+    only without any provider.
 */
 #ifndef SL_MODELS_H
 #define SL_MODELS_H

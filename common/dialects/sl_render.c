@@ -59,6 +59,56 @@ sl_render_raw_finish (const sl_render_stream_t *rs, const sl_msg_t *msg, char *b
 }
 
 void
+sl_render_put_sig (const sl_render_stream_t *rs, sl_str_t sig, sl_buf_t *out)
+{
+    if (rs->client_dialect == rs->upstream_dialect || !sl_dialect_get (rs->upstream_dialect)) {
+        sl_json_put_sl (out, sig);
+        return;
+    }
+    sl_buf_t tagged = { 0 };
+    sl_sig_tag (sl_dialect_name (rs->upstream_dialect), sig, &tagged);
+    sl_json_put_sl (out, sl_buf_str (&tagged));
+    sl_buf_free (&tagged);
+}
+
+void
+sl_render_put_line_json (sl_buf_t *out, sl_str_t json)
+{
+    const char *p = json.ptr ? json.ptr : "", *end = p + json.len;
+    if (!memchr (p, '\n', json.len) && !memchr (p, '\r', json.len)) {
+        sl_json_put_raw (out, json);    //  on one line already: as it came
+        return;
+    }
+    const char *run = p;                //  bytes to copy from here
+    bool in_string = false, escaped = false;
+    sl_buf_t line = { 0 };
+    for (; p < end; p++) {
+        char c = *p;
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else
+            if (c == '\\')
+                escaped = true;
+            else
+            if (c == '"')
+                in_string = false;
+            continue;
+        }
+        if (c == '"')
+            in_string = true;
+        else
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+            sl_buf_append (&line, run, (size_t) (p - run));
+            run = p + 1;
+        }
+    }
+    sl_buf_append (&line, run, (size_t) (end - run));
+    sl_json_put_raw (out, sl_buf_str (&line));
+    sl_buf_free (&line);
+}
+
+void
 sl_render_put_json (sl_buf_t *out, sl_str_t value, const char *fallback)
 {
     if (value.ptr && value.len && sl_json_valid (value))

@@ -57,7 +57,7 @@ typedef struct {
     bool finished;                      //  the finish was rendered
     int tool_calls;                     //  tool calls started so far
     int items;                          //  client-side blocks / items opened so far
-    uint64_t dropped;                   //  things the client's dialect cannot carry, left out
+    uint64_t dropped;                   //  blocks the client's dialect cannot carry, left out
     //  The block open at the client (blocks are sequential)
     int open_kind;                      //  sl_block_kind_t, 0 when none
     int open_index;                     //  its client-side index
@@ -109,11 +109,28 @@ int sl_render_stream_init (sl_render_stream_t *rs, int client_dialect, int upstr
 void sl_render_stream_clear (sl_render_stream_t *rs);
 
 //  Shared helpers of the renderers
+//  The id a client answers a call with: the call id where the provider
+//  has two (Responses: call_id beside the item id), else its id.
+static inline sl_str_t
+sl_render_call_id (sl_str_t id, sl_str_t call_id)
+{
+    return call_id.len ? call_id : id;
+}
+//  A thinking signature (or other data only its provider reads: redacted
+//  thinking) as a JSON string for the client: as it came when the client
+//  speaks the upstream's dialect, tagged with the upstream's dialect
+//  otherwise (sl_sig_tag, sl_req.h), so that it goes back only to it.
+void sl_render_put_sig (const sl_render_stream_t *rs, sl_str_t sig, sl_buf_t *out);
 //  Copy the provider's raw finish value when it may pass through: the
 //  upstream speaks the client's dialect and the judge left it in place.
 //  Returns the raw value (NUL-terminated in buf) or NULL.
 const char *sl_render_raw_finish (const sl_render_stream_t *rs, const sl_msg_t *msg,
                                   char *buf, size_t size);
+//  Append a JSON value's text so that it fits one data: line of an event:
+//  as it is when it holds no line break, else with the whitespace between
+//  its tokens left out (a provider may send pretty-printed arguments);
+//  repaired as sl_json_put_raw does.
+void sl_render_put_line_json (sl_buf_t *out, sl_str_t json);
 //  Append value when it is a complete JSON value, otherwise fallback.
 void sl_render_put_json (sl_buf_t *out, sl_str_t value, const char *fallback);
 //  The finish of a snapshot as a FINISH block event (finish, raw value,

@@ -313,6 +313,8 @@ s_on_start (sl_emitter_t *self, const sl_msg_t *msg)
     sl_buf_append_str (&s->rs.model, msg->model);
     s->renderer = s->rs.renderer;
     s->validate = sl_validate_new (msg->client_dialect);
+    if (msg->client_dialect != msg->upstream_dialect && msg->upstream_dialect)
+        self->stats.translated++;
     if (!(msg->flags & SL_F_STREAM)) {
         s->snap = sl_snapshot_new ();
         sl_snapshot_feed (s->snap, msg);
@@ -367,9 +369,41 @@ s_send_keepalive (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg, bool v
     sl_buf_reset (&self->out);
 }
 
+//  A block of a translated stream: false when the client's dialect cannot
+//  carry it (dropped and counted once per block), else the block as it
+//  goes on in *copy.
+static bool
+s_crosses (sl_emitter_t *self, const sl_msg_t *msg, sl_msg_t *copy)
+{
+    *copy = *msg;
+    if (msg->kind != SL_B_START && msg->kind != SL_B_DELTA && msg->kind != SL_B_END)
+        return true;
+    bool foreign = msg->block == SL_BK_SERVER_TOOL_USE || msg->block == SL_BK_SERVER_TOOL_RESULT
+                || msg->block == SL_BK_CITATION;
+    if (foreign) {
+        if (msg->kind == SL_B_END)
+            self->stats.translation_dropped++;
+        return false;
+    }
+    if (msg->kind == SL_B_END && msg->block == SL_BK_TEXT && msg->body.len) {
+        sl_buf_t scratch = { 0 };
+        if (sl_render_put_citations (&scratch, msg->body))
+            self->stats.translation_dropped++;
+        sl_buf_free (&scratch);
+        copy->body = SL_STR_NULL;
+    }
+    return true;
+}
+
 static void
 s_on_block (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg)
 {
+    sl_msg_t crossed;
+    if (s->rs.client_dialect != s->rs.upstream_dialect && s->rs.upstream_dialect) {
+        if (!s_crosses (self, msg, &crossed))
+            return;
+        msg = &crossed;
+    }
     if (msg->kind == SL_B_KEEPALIVE) {
         //  Visible (a comment for the client) only when the judge says so.
         if (s->state != ST_CLOSED)
@@ -532,6 +566,9 @@ sl_emitter_feed (sl_emitter_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void
             break;
         case SL_MSG_END:
             s_on_end (self, s);
+            //  What the client's renderer could not carry, of a translated stream.
+            if (s->rs.client_dialect != s->rs.upstream_dialect)
+                self->stats.translation_dropped += s->rs.dropped;
             sl_sidmap_remove (self->streams, s->sid);
             s_stream_free (s);
             break;

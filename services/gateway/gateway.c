@@ -537,7 +537,7 @@ s_serve_status (gateway_t *self, sl_http_req_t *req, const char *method, const c
 {
     if (strcmp (method, "GET") != 0) {
         sl_http_add_header (req, "Allow", "GET");
-        s_respond_error (req, SL_DIALECT_OPENAI, 405, "invalid_request_error", "use GET");
+        s_respond_error (req, GATEWAY_DEFAULT_DIALECT, 405, "invalid_request_error", "use GET");
         return;
     }
     sl_buf_reset (&self->scratch);
@@ -635,7 +635,7 @@ s_on_request (void *arg, sl_http_req_t *req)
     sl_request_t parsed;
     const char *alt = sl_http_req_query (req, "alt");
     route.sse = alt && strcmp (alt, "sse") == 0;
-    int rc = sl_request_prepare (&route, sl_http_req_body (req), NULL, &parsed);
+    int rc = sl_request_prepare (&route, sl_http_req_body (req), self->config.routes, &parsed);
     if (rc) {
         sl_counter_inc (self->refused);
         if (parsed.provider)           //  routed: the translation refused it

@@ -158,14 +158,6 @@ main (int argc, char **argv)
             fprintf (stderr, "sluice-replay: this build cannot render %s responses\n", render);
             return S_EXIT_USAGE;
         }
-        if (opts.render != opts.dialect) {
-            //  The gateway serves each client from an upstream of its own
-            //  dialect; a translation the services never make would mislead.
-            fprintf (stderr, "sluice-replay: --render %s of a capture in the %s dialect: "
-                     "cross-dialect rendering is not supported; use --render %s or blocks\n",
-                     render, dialect, dialect);
-            return S_EXIT_USAGE;
-        }
     }
     opts.input = jsonl ? SL_REPLAY_INPUT_JSONL : SL_REPLAY_INPUT_AUTO;
     sl_request_t request = { 0 };

@@ -258,14 +258,6 @@ sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *ar
         *why = "this build has no renderer for that dialect";
         return NULL;
     }
-    if (opts->render && opts->render != opts->dialect) {
-        //  The gateway serves every client from an upstream of its own
-        //  dialect, so the renderers have only met same-dialect streams;
-        //  showing a translation the services never make would mislead.
-        sl_decoder_destroy (&decoder);
-        *why = "cross-dialect rendering is not supported: render a capture in its own dialect";
-        return NULL;
-    }
     sl_replay_t *self = sl_xcalloc (1, sizeof *self);
     self->dialect = opts->dialect;
     self->render = opts->render;

@@ -3,6 +3,7 @@
 #include <jansson.h>
 
 #include "../../common/dialects/sl_request.h"
+#include "../../common/sl_routes.h"
 
 //  A request to the endpoint of a dialect.
 static int
@@ -316,4 +317,78 @@ Test (sl_request, gemini_request)
     sl_request_clear (&r);
     cr_expect_eq (s_parse_gemini (sl_str ("{\"contents\":[]}"), &route, true, &r), -1);
     sl_request_clear (&r);
+}
+
+//  --------------------------------------------------------------------------
+//  Patching, routing, translating
+
+Test (sl_request, patch_sets_members_in_place_and_adds_the_missing)
+{
+    sl_patch_t p [] = { { "stream", "true" }, { "extra", "{\"a\":1}" } };
+    struct { const char *in, *out; } cases [] = {
+        { "{}", "{\"stream\":true,\"extra\":{\"a\":1}}" },
+        { "{ \"stream\" : false }", "{ \"stream\" : true ,\"extra\":{\"a\":1}}" },
+        { "{\"a\":[1,{\"stream\":0}],\"stream\":null,\"b\":\"\\u00e9\"}\n",
+          "{\"a\":[1,{\"stream\":0}],\"stream\":true,\"b\":\"\\u00e9\",\"extra\":{\"a\":1}}\n" },
+        { "{\"stream\":1,\"stream\":2,\"extra\":3}", "{\"stream\":true,\"stream\":true,\"extra\":{\"a\":1}}" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        sl_buf_t out = { 0 };
+        cr_assert_eq (sl_request_patch (sl_str (cases [i].in), p, 2, &out), 0, "case %zu", i);
+        cr_expect_str_eq (sl_buf_cstr (&out), cases [i].out, "case %zu", i);
+        sl_buf_free (&out);
+    }
+    sl_buf_t out = { 0 };
+    cr_expect_eq (sl_request_patch (sl_str ("[1]"), p, 2, &out), -1);
+    cr_expect_eq (sl_request_patch (sl_str ("{\"a\":"), p, 2, &out), -1);
+    sl_buf_free (&out);
+}
+
+static sl_routes_t *
+s_routes (const char *text)
+{
+    char *error = NULL;
+    sl_routes_t *r = sl_routes_parse (text, strlen (text), "routes.yaml", &error);
+    cr_assert_not_null (r, "%s", error ? error : "");
+    return r;
+}
+
+Test (sl_request, a_route_to_another_dialect_translates_the_request)
+{
+    sl_routes_t *routes = s_routes ("providers:\n"
+                                    "  - { name: ant, dialect: anthropic, base_url: http://a }\n"
+                                    "  - { name: oa, dialect: openai, base_url: http://o }\n"
+                                    "routes:\n  - { model: 'claude-*', provider: ant }\n");
+    sl_endpoint_t chat = { .dialect = SL_DIALECT_OPENAI };
+    sl_request_t r;
+    cr_assert_eq (sl_request_prepare (&chat, sl_str ("{\"model\":\"claude-x\",\"messages\":[{\"role\":\"user\","
+                                      "\"content\":\"hi\"}],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]}"),
+                                      routes, &r), 0, "%s", sl_buf_cstr (&r.error_message));
+    cr_expect_str_eq (r.provider, "ant");
+    cr_expect_eq (r.client_dialect, SL_DIALECT_OPENAI);
+    cr_expect_eq (r.upstream_dialect, SL_DIALECT_ANTHROPIC);
+    json_t *up = json_loads (sl_buf_cstr (&r.upstream_body), 0, NULL);
+    cr_assert_not_null (up);
+    cr_expect (json_is_integer (json_object_get (up, "max_tokens")), "an Anthropic request");
+    json_t *first = json_array_get (json_object_get (up, "messages"), 0);
+    cr_expect_str_eq (json_string_value (json_object_get (first, "role")), "user");
+    cr_expect_str_eq (sl_buf_cstr (&r.tools), "[{\"name\":\"f\",\"schema\":{}}]", "the judge's view, the client's tools");
+    cr_expect_str_eq (sl_buf_cstr (&r.last_user), "hi");
+    json_decref (up);
+    sl_request_clear (&r);
+    //  Another model stays with the client's dialect.
+    cr_assert_eq (sl_request_prepare (&chat, sl_str ("{\"model\":\"gpt-x\",\"messages\":[{\"role\":\"user\","
+                                      "\"content\":\"hi\"}]}"), routes, &r), 0);
+    cr_expect_str_eq (r.provider, "oa");
+    cr_expect_eq (r.upstream_dialect, SL_DIALECT_OPENAI);
+    sl_request_clear (&r);
+    //  What cannot cross: a 400 in the client's terms.
+    cr_expect_eq (sl_request_prepare (&chat, sl_str ("{\"model\":\"claude-x\",\"messages\":[{\"role\":\"user\","
+                                      "\"content\":[{\"type\":\"input_audio\",\"input_audio\":{}}]}]}"), routes, &r), -1);
+    cr_expect_eq (r.status, 400);
+    cr_expect_str_eq (r.error_type, "invalid_request_error");
+    cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "input_audio"), "%s", sl_buf_cstr (&r.error_message));
+    cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "anthropic"), "%s", sl_buf_cstr (&r.error_message));
+    sl_request_clear (&r);
+    sl_routes_destroy (&routes);
 }

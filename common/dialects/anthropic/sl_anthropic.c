@@ -113,4 +113,5 @@ const sl_dialect_t sl_anthropic_dialect = {
     .models = s_models,
     .model_list = s_model_list,
     .model = s_model,
+    .corpus = "anthropic",
 };

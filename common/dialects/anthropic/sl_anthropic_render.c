@@ -202,7 +202,8 @@ s_on_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
         s_flush_citations (rs, out);
     sl_buf_reset (&rs->open_id);
     sl_buf_reset (&rs->open_name);
-    sl_buf_append_str (&rs->open_id, msg->id);
+    sl_buf_append_str (&rs->open_id, msg->block == SL_BK_TOOL_CALL ? sl_render_call_id (msg->id, msg->call_id)
+                                                                    : msg->id);
     sl_buf_append_str (&rs->open_name, msg->name);
     rs->open_deferred = false;
     switch (msg->block) {
@@ -295,7 +296,7 @@ s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
             break;
         case SL_BK_REDACTED_THINKING:
             sl_buf_puts (&json, "{\"type\":\"redacted_thinking\",\"data\":");
-            sl_json_put_sl (&json, msg->text);
+            sl_render_put_sig (rs, msg->text, &json);
             sl_buf_putc (&json, '}');
             s_whole_block (rs, SL_BK_REDACTED_THINKING, &json, out);
             break;
@@ -316,7 +317,7 @@ s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
             if (msg->sig.len) {
                 s_delta_open (rs, "signature_delta", out);
                 sl_buf_puts (out, "\"signature\":");
-                sl_json_put_sl (out, msg->sig);
+                sl_render_put_sig (rs, msg->sig, out);
                 sl_buf_puts (out, "}}");
                 s_event_end (out);
             }
@@ -534,7 +535,7 @@ s_content_block (const sl_render_stream_t *rs, const sl_snapshot_block_t *b, int
             sl_buf_puts (out, ",{\"type\":\"thinking\",\"thinking\":");
             sl_json_put_sl (out, b->text);
             sl_buf_puts (out, ",\"signature\":");
-            sl_json_put_sl (out, b->sig);
+            sl_render_put_sig (rs, b->sig, out);
             sl_buf_putc (out, '}');
             break;
         case SL_BK_REDACTED_THINKING:

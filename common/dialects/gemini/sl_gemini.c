@@ -153,4 +153,5 @@ const sl_dialect_t sl_gemini_dialect = {
     .models = s_models,
     .model_list = s_model_list,
     .model = s_model,
+    .corpus = "gemini",
 };

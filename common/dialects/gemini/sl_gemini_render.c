@@ -92,14 +92,14 @@ s_put_sources (sl_str_t citation, sl_buf_t *out)
         while (sl_json_next_elem (&it, &elem) == 1) {
             if (out->len)
                 sl_buf_putc (out, ',');
-            sl_json_put_raw (out, sl_json_trim (elem));
+            sl_render_put_line_json (out, sl_json_trim (elem));
             count++;
         }
         return count;
     }
     if (out->len)
         sl_buf_putc (out, ',');
-    sl_json_put_raw (out, sl_json_trim (citation));
+    sl_render_put_line_json (out, sl_json_trim (citation));
     return 1;
 }
 
@@ -133,7 +133,7 @@ s_block_sources (sl_str_t body, sl_buf_t *sources, sl_buf_t *grounding)
             continue;                   //  {}
         if (s_is_grounding (citation)) {
             sl_buf_reset (grounding);
-            sl_json_put_raw (grounding, citation);
+            sl_render_put_line_json (grounding, citation);
         }
         else
             s_put_sources (citation, sources);
@@ -174,17 +174,17 @@ s_is_object (sl_str_t value)
 
 //  ,"thoughtSignature":.. when there is one
 static void
-s_put_signature (sl_str_t sig, sl_buf_t *part)
+s_put_signature (const sl_render_stream_t *rs, sl_str_t sig, sl_buf_t *part)
 {
     if (sig.len) {
         sl_buf_puts (part, ",\"thoughtSignature\":");
-        sl_json_put_sl (part, sig);
+        sl_render_put_sig (rs, sig, part);
     }
 }
 
 //  A whole functionCall part.
 static void
-s_call_part (sl_str_t id, sl_str_t name, sl_str_t args, sl_str_t sig, sl_buf_t *part)
+s_call_part (const sl_render_stream_t *rs, sl_str_t id, sl_str_t name, sl_str_t args, sl_str_t sig, sl_buf_t *part)
 {
     sl_buf_puts (part, "{\"functionCall\":{");
     if (id.len) {
@@ -196,11 +196,16 @@ s_call_part (sl_str_t id, sl_str_t name, sl_str_t args, sl_str_t sig, sl_buf_t *
     sl_json_put_sl (part, name);
     sl_buf_puts (part, ",\"args\":");
     if (s_is_object (args))
-        sl_json_put_raw (part, sl_json_trim (args));
-    else
-        sl_render_close_json (sl_json_trim (args), part);   //  cut off by a length finish
+        sl_render_put_line_json (part, sl_json_trim (args));
+    else {
+        //  Cut off by a length finish: closed into a value, on one line.
+        sl_buf_t closed = { 0 };
+        sl_render_close_json (sl_json_trim (args), &closed);
+        sl_render_put_line_json (part, sl_buf_str (&closed));
+        sl_buf_free (&closed);
+    }
     sl_buf_putc (part, '}');
-    s_put_signature (sig, part);
+    s_put_signature (rs, sig, part);
     sl_buf_putc (part, '}');
 }
 
@@ -210,7 +215,7 @@ s_code_part (sl_str_t text, sl_buf_t *part)
 {
     sl_buf_puts (part, "{\"executableCode\":");
     if (s_is_object (text))
-        sl_json_put_raw (part, sl_json_trim (text));
+        sl_render_put_line_json (part, sl_json_trim (text));
     else {
         sl_buf_puts (part, "{\"language\":\"PYTHON\",\"code\":");
         sl_json_put_sl (part, text);
@@ -225,7 +230,7 @@ s_result_part (sl_str_t text, sl_str_t body, sl_buf_t *part)
 {
     sl_buf_puts (part, "{\"codeExecutionResult\":");
     if (s_is_object (body))
-        sl_json_put_raw (part, sl_json_trim (body));
+        sl_render_put_line_json (part, sl_json_trim (body));
     else {
         sl_buf_puts (part, "{\"outcome\":\"OUTCOME_OK\",\"output\":");
         sl_json_put_sl (part, text);
@@ -249,7 +254,7 @@ s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
             if (msg->sig.len) {
                 sl_buf_puts (&part, msg->block == SL_BK_THINKING ? "{\"text\":\"\",\"thought\":true"
                                                                  : "{\"text\":\"\"");
-                s_put_signature (msg->sig, &part);
+                s_put_signature (rs, msg->sig, &part);
                 sl_buf_putc (&part, '}');
                 s_part_chunk (rs, &part, out);
             }
@@ -258,7 +263,7 @@ s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
             break;
         case SL_BK_TOOL_CALL:
             rs->tool_calls++;
-            s_call_part (msg->id, msg->name, msg->text, msg->sig, &part);
+            s_call_part (rs, sl_render_call_id (msg->id, msg->call_id), msg->name, msg->text, msg->sig, &part);
             s_part_chunk (rs, &part, out);
             break;
         case SL_BK_SERVER_TOOL_USE:
@@ -268,6 +273,9 @@ s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
         case SL_BK_SERVER_TOOL_RESULT:
             s_result_part (msg->text, msg->body, &part);
             s_part_chunk (rs, &part, out);
+            break;
+        case SL_BK_REDACTED_THINKING:
+            rs->dropped++;              //  no Gemini part carries it
             break;
         default:
             break;
@@ -457,11 +465,11 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
                 sl_json_put_sl (&parts, b.text);
                 if (b.kind == SL_BK_THINKING)
                     sl_buf_puts (&parts, ",\"thought\":true");
-                s_put_signature (b.sig, &parts);
+                s_put_signature (rs, b.sig, &parts);
                 sl_buf_putc (&parts, '}');
                 break;
             case SL_BK_TOOL_CALL:
-                s_call_part (b.id, b.name, b.text, b.sig, &parts);
+                s_call_part (rs, sl_render_call_id (b.id, b.call_id), b.name, b.text, b.sig, &parts);
                 break;
             case SL_BK_SERVER_TOOL_USE:
                 s_code_part (b.text, &parts);

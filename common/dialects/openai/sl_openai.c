@@ -104,4 +104,5 @@ const sl_dialect_t sl_openai_dialect = {
     .models = s_models,
     .model_list = sl_openai_model_list,
     .model = sl_openai_model,
+    .corpus = "openai-chat",
 };

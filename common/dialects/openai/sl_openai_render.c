@@ -182,7 +182,7 @@ s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
                 sl_buf_puts (out, "\"tool_calls\":[{\"index\":");
                 sl_buf_put_i64 (out, k);
                 sl_buf_puts (out, ",\"id\":");
-                s_call_id (rs, msg->id, k, out);
+                s_call_id (rs, sl_render_call_id (msg->id, msg->call_id), k, out);
                 sl_buf_puts (out, ",\"type\":\"function\",\"function\":{\"name\":");
                 sl_json_put_sl (out, msg->name);
                 sl_buf_puts (out, ",\"arguments\":\"\"}}]");
@@ -214,6 +214,10 @@ s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
         case SL_B_END:
             if (msg->block == SL_BK_CITATION || msg->block == SL_BK_TEXT)
                 s_citations_chunk (rs, msg->body, out);
+            else
+            if (msg->block == SL_BK_REDACTED_THINKING || msg->block == SL_BK_SERVER_TOOL_USE
+            ||  msg->block == SL_BK_SERVER_TOOL_RESULT)
+                rs->dropped++;          //  no place in a chat chunk
             break;
         case SL_B_FINISH: {
             char raw [32];
@@ -317,7 +321,7 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
         if (b.kind != SL_BK_TOOL_CALL)
             continue;
         sl_buf_puts (out, calls ? ",{\"id\":" : ",\"tool_calls\":[{\"id\":");
-        s_call_id (rs, b.id, calls, out);
+        s_call_id (rs, sl_render_call_id (b.id, b.call_id), calls, out);
         sl_buf_puts (out, ",\"type\":\"function\",\"function\":{\"name\":");
         sl_json_put_sl (out, b.name);
         sl_buf_puts (out, ",\"arguments\":");

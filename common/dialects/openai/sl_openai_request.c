@@ -91,8 +91,10 @@ s_results_turn (sl_req_t *req)
 {
     if (req->message_count) {
         sl_message_t *last = &req->messages [req->message_count - 1];
-        if (last->role == SL_ROLE_USER && last->count && !sl_req_has (last->parts, last->count, SL_PART_TEXT)
-        &&  last->parts [0].kind == SL_PART_TOOL_RESULT)
+        bool results = last->role == SL_ROLE_USER && last->count;
+        for (size_t i = 0; results && i < last->count; i++)
+            results = last->parts [i].kind == SL_PART_TOOL_RESULT;
+        if (results)
             return last;
     }
     return sl_req_add_message (req, SL_ROLE_USER);

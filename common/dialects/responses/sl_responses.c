@@ -75,4 +75,5 @@ const sl_dialect_t sl_responses_dialect = {
     .models = s_models,
     .model_list = sl_openai_model_list,
     .model = sl_openai_model,
+    .corpus = "openai-responses",
 };

@@ -169,7 +169,7 @@ typedef struct {
 } s_item_t;
 
 static void
-s_item_json (const s_item_t *item, sl_buf_t *out)
+s_item_json (const sl_render_stream_t *rs, const s_item_t *item, sl_buf_t *out)
 {
     const char *status = item->incomplete ? "incomplete" : item->done ? "completed" : "in_progress";
     sl_buf_puts (out, "{\"id\":");
@@ -210,11 +210,11 @@ s_item_json (const s_item_t *item, sl_buf_t *out)
             }
             if (item->done && item->kind == SL_BK_THINKING && item->sig.len) {
                 sl_buf_puts (out, ",\"encrypted_content\":");
-                sl_json_put_sl (out, item->sig);
+                sl_render_put_sig (rs, item->sig, out);
             }
             if (item->done && item->kind == SL_BK_REDACTED_THINKING) {
                 sl_buf_puts (out, ",\"encrypted_content\":");
-                sl_json_put_sl (out, item->text);
+                sl_render_put_sig (rs, item->text, out);
             }
             break;
         case SL_BK_TOOL_CALL:
@@ -255,7 +255,7 @@ s_item (sl_render_stream_t *rs, const sl_msg_t *end, sl_buf_t *out)
         item.sig = end->sig;
         item.incomplete = (end->flags & SL_F_INCOMPLETE) != 0;
     }
-    s_item_json (&item, out);
+    s_item_json (rs, &item, out);
 }
 
 static void
@@ -676,7 +676,7 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
         };
         if (output.len)
             sl_buf_putc (&output, ',');
-        s_item_json (&item, &output);
+        s_item_json (rs, &item, &output);
         if (b.kind == SL_BK_TEXT)
             sl_buf_reset (&annotations);
         index++;
