@@ -157,6 +157,22 @@ sl_req_feature (sl_req_t *self, const char *name, bool matters)
         self->features [SL_REQ_FEATURES_MAX - 1] = (sl_feature_t) { name, true };
 }
 
+void
+sl_req_field (sl_req_t *self, const char *key, const char *const *matters, const char *const *informative)
+{
+    for (const char *const *m = matters; m && *m; m++)
+        if (strcmp (key, *m) == 0) {
+            sl_req_feature (self, *m, true);
+            return;
+        }
+    for (const char *const *i = informative; i && *i; i++)
+        if (strcmp (key, *i) == 0) {
+            sl_req_feature (self, *i, false);
+            return;
+        }
+    sl_req_feature (self, SL_REQ_OTHER_FIELDS, false);
+}
+
 const sl_feature_t *
 sl_req_mattering (const sl_req_t *self)
 {

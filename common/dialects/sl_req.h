@@ -122,10 +122,11 @@ typedef struct {
     bool matters;                       //  the answer depends on it: it cannot cross
 } sl_feature_t;
 
-#define SL_REQ_FEATURES_MAX 32
+#define SL_REQ_FEATURES_MAX 32          //  features noted per request (more are counted, not named)
+#define SL_REQ_OTHER_FIELDS "other fields"  //  the name of fields no list of the dialect names
 //  How rendered requests are written: compact, and numbers as short as
 //  they read (0.7, not 0.69999999999999996).
-#define SL_REQ_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION (15))          //  features noted per request (more are counted, not named)
+#define SL_REQ_JSON_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION (15))
 
 typedef struct _sl_req_t {
     int dialect;                        //  the client's
@@ -191,8 +192,14 @@ sl_str_t sl_req_keep (sl_req_t *self, const char *data, size_t len);
 sl_str_t sl_req_keep_json (sl_req_t *self, json_t *value);
 //  Keep a value the parser made (takes the reference); returns it, borrowed.
 json_t *sl_req_own (sl_req_t *self, json_t *value);
-//  Note a field the model does not hold (once per name).
+//  Note a field the model does not hold (once per name; name is static
+//  text: it names a metric's label).
 void sl_req_feature (sl_req_t *self, const char *name, bool matters);
+//  Note a top-level field of the client's body that the model does not
+//  hold: by its own name when a list of the dialect names it (matters:
+//  the answer depends on it; informative: it does not), else as "other
+//  fields" (informative: a client's own key never becomes a label).
+void sl_req_field (sl_req_t *self, const char *key, const char *const *matters, const char *const *informative);
 //  The first feature that matters, or NULL.
 const sl_feature_t *sl_req_mattering (const sl_req_t *self);
 

@@ -230,10 +230,9 @@ int
 sl_request_patch (sl_str_t body, const sl_patch_t *patches, size_t count, sl_buf_t *out)
 {
     sl_json_iter_t it;
-    if (sl_json_object (&it, body))
+    if (count > SL_PATCH_MAX || sl_json_object (&it, body))
         return -1;
-    bool found [count ? count : 1];
-    memset (found, 0, sizeof found);
+    bool found [SL_PATCH_MAX] = { false };
     const char *copied = body.ptr;      //  body text up to here is in out
     bool members = false;
     sl_str_t key, value;

@@ -89,7 +89,9 @@ void sl_request_clear (sl_request_t *self);
 //  For the modules' forward operations: a JSON object's text with members
 //  set to raw JSON values: every member of that name gets the value (in
 //  place, the rest of the text unchanged), and one that is not there is
-//  added at the end. 0 ok, -1 when body is not an object.
+//  added at the end. 0 ok, -1 when body is not an object (or there are
+//  more than SL_PATCH_MAX patches).
+#define SL_PATCH_MAX 8
 typedef struct {
     const char *key;
     const char *value;                  //  raw JSON

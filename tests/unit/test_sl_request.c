@@ -392,3 +392,30 @@ Test (sl_request, a_route_to_another_dialect_translates_the_request)
     sl_request_clear (&r);
     sl_routes_destroy (&routes);
 }
+
+Test (sl_request, fields_only_one_dialect_has_are_named_by_its_lists)
+{
+    sl_endpoint_t chat = { .dialect = SL_DIALECT_OPENAI };
+    sl_request_t r;
+    cr_assert_eq (sl_request_parse (&chat, sl_str ("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
+                                                   "\"logprobs\":true,\"x-\\\"evil\\\"\\nname\":1,\"audio\":{}}"), &r), 0);
+    const sl_req_t *q = r.req;
+    cr_assert_eq (q->feature_count, 3);
+    cr_expect_str_eq (q->features [0].name, "logprobs");
+    cr_expect_not (q->features [0].matters);
+    cr_expect_str_eq (q->features [1].name, SL_REQ_OTHER_FIELDS, "a client's own key never names a metric label");
+    cr_expect_str_eq (q->features [2].name, "audio");
+    cr_expect (q->features [2].matters);
+    //  The whole model, one JSON shape for every dialect.
+    sl_buf_t dump = { 0 };
+    sl_req_dump (q, &dump);
+    json_t *j = json_loads (sl_buf_cstr (&dump), 0, NULL);
+    cr_assert_not_null (j, "%s", sl_buf_cstr (&dump));
+    cr_expect_str_eq (json_string_value (json_object_get (j, "model")), "m");
+    cr_expect_str_eq (json_string_value (json_object_get (json_array_get (json_object_get (j, "messages"), 0), "role")),
+                      "user");
+    cr_expect_eq (json_array_size (json_object_get (j, "features")), 3);
+    json_decref (j);
+    sl_buf_free (&dump);
+    sl_request_clear (&r);
+}

@@ -28,6 +28,7 @@
 #define S_BUDGET_MIN 1024               //  the smallest thinking budget the API takes
 
 static const char *const s_matters [] = { "mcp_servers", "container", NULL };
+static const char *const s_informative [] = { "service_tier", "context_management", NULL };
 static const char *const s_mapped [] = {
     "model", "messages", "max_tokens", "stream", "tools", "system", "tool_choice", "temperature", "top_p",
     "top_k", "stop_sequences", "metadata", "thinking", NULL
@@ -228,7 +229,7 @@ sl_anthropic_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, 
     json_t *value;
     json_object_foreach (root, key, value)
         if (!s_in (key, s_mapped) && !json_is_null (value))
-            sl_req_feature (req, key, s_in (key, s_matters));
+            sl_req_field (req, key, s_matters, s_informative);
     return 0;
 }
 

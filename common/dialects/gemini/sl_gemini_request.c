@@ -33,6 +33,8 @@
 #define S_STOP_MAX 5                    //  stop sequences the API takes
 
 static const char *const s_matters [] = { "cachedContent", NULL };
+static const char *const s_informative [] = { "safetySettings", "labels", NULL };
+static const char *const s_config_informative [] = { "responseLogprobs", "logprobs", "mediaResolution", NULL };
 static const char *const s_mapped [] = {
     "contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "model", NULL
 };
@@ -321,10 +323,10 @@ sl_gemini_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_
     json_t *value;
     json_object_foreach (root, key, value)
         if (!s_in (key, s_mapped) && !json_is_null (value))
-            sl_req_feature (req, key, s_in (key, s_matters));
+            sl_req_field (req, key, s_matters, s_informative);
     json_object_foreach (config, key, value)
         if (!s_in (key, s_config_mapped) && !json_is_null (value))
-            sl_req_feature (req, key, s_in (key, s_config_matters));
+            sl_req_field (req, key, s_config_matters, s_config_informative);
     return 0;
 }
 

@@ -28,6 +28,10 @@
 static const char *const s_matters [] = {
     "audio", "modalities", "web_search_options", "functions", "function_call", NULL
 };
+static const char *const s_informative [] = {
+    "logprobs", "top_logprobs", "logit_bias", "service_tier", "store", "prediction", "safety_identifier",
+    "prompt_cache_key", "verbosity", NULL
+};
 static const char *const s_mapped [] = {
     "model", "messages", "stream", "stream_options", "n", "tools", "tool_choice", "parallel_tool_calls",
     "max_tokens", "max_completion_tokens", "temperature", "top_p", "stop", "seed", "presence_penalty",
@@ -269,7 +273,7 @@ sl_openai_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_
         if (strcmp (key, "modalities") == 0 && json_array_size (value) == 1
         &&  json_is_string (json_array_get (value, 0)) && strcmp (json_string_value (json_array_get (value, 0)), "text") == 0)
             continue;
-        sl_req_feature (req, key, s_in (key, s_matters));
+        sl_req_field (req, key, s_matters, s_informative);
     }
     return 0;
 }

@@ -25,6 +25,10 @@
 #include "sl_responses.h"
 
 static const char *const s_matters [] = { "previous_response_id", "conversation", "prompt", NULL };
+static const char *const s_informative [] = {
+    "store", "include", "truncation", "service_tier", "prompt_cache_key", "safety_identifier", "max_tool_calls",
+    "top_logprobs", "stream_options", NULL
+};
 static const char *const s_mapped [] = {
     "model", "input", "instructions", "stream", "background", "tools", "tool_choice", "parallel_tool_calls",
     "max_output_tokens", "temperature", "top_p", "text", "reasoning", "user", "metadata", NULL
@@ -258,7 +262,7 @@ sl_responses_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, 
     json_t *value;
     json_object_foreach (root, key, value)
         if (!s_in (key, s_mapped) && !json_is_null (value))
-            sl_req_feature (req, key, s_in (key, s_matters));
+            sl_req_field (req, key, s_matters, s_informative);
     return 0;
 }
 
