@@ -115,14 +115,6 @@ struct _sl_router_t {
     sl_counter_t *discarded;            //  messages meant for a peer that died
 };
 
-static int64_t
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 s_event (sl_router_t *self, s_peer_t *peer, sl_peer_event_t event)
 {
@@ -144,7 +136,7 @@ static inline void
 s_batch_touch (s_peer_t *peer)
 {
     if (peer->batch.len == 0)
-        peer->batch_since = s_now_ms ();
+        peer->batch_since = zclock_mono ();
 }
 
 static void
@@ -259,7 +251,7 @@ s_on_peer (zloop_t *loop, zsock_t *reader, void *arg)
                     self->message_fn (self->message_arg, &msg);
                 continue;
             }
-            peer->last_seen = s_now_ms ();
+            peer->last_seen = zclock_mono ();
             s_set_instance (self, peer, msg.instance);
             if (peer->incarnation && msg.incarnation != peer->incarnation) {
                 //  Restarted: whatever it held is lost. A new peer.
@@ -468,7 +460,7 @@ s_on_hb_timer (zloop_t *loop, int timer_id, void *arg)
     (void) loop;
     (void) timer_id;
     sl_router_t *self = arg;
-    int64_t now = s_now_ms ();
+    int64_t now = zclock_mono ();
     for (size_t i = 0; i < self->count; i++) {
         s_peer_t *peer = self->peers [i];
         if (peer->state == PEER_ALIVE && now - peer->last_seen > SL_HB_DEAD_MS)
@@ -759,7 +751,7 @@ sl_router_send (sl_router_t *self, const sl_msg_t *msg)
     }
     if (msg->type == SL_MSG_END) {
         peer->streams--;
-        pin->ended_at = s_now_ms ();    //  remembered a while (SL_PIN_GRACE_MS)
+        pin->ended_at = zclock_mono ();    //  remembered a while (SL_PIN_GRACE_MS)
     }
     return 0;
 }
@@ -796,7 +788,7 @@ sl_router_send_named (sl_router_t *self, sl_str_t name, const sl_msg_t *msg)
             return -1;
         l = &self->limbo [self->limbo_count++];
         l->name = sl_xstrndup (name.ptr, name.len);
-        l->since = s_now_ms ();
+        l->since = zclock_mono ();
     }
     if (self->limbo_bytes > SL_ROUTER_LIMBO_BYTES) {
         if (l->msgs == 0)
