@@ -110,10 +110,14 @@ sl_tryit_run (sl_str_t request, sl_buf_t *out)
     sl_str_t capture = s_member (root, "capture");
     sl_str_t dialect_name = s_member (root, "dialect");
     sl_str_t policy_text = s_member (root, "policy");
-    char dialect_buf [32] = "";
+    sl_str_t client_name = s_member (root, "client");
+    char dialect_buf [32] = "", client_buf [32] = "";
     if (dialect_name.ptr && dialect_name.len < sizeof dialect_buf)
         memcpy (dialect_buf, dialect_name.ptr, dialect_name.len);
+    if (client_name.ptr && client_name.len < sizeof client_buf)
+        memcpy (client_buf, client_name.ptr, client_name.len);
     int dialect = sl_dialect_parse (dialect_name.ptr ? dialect_buf : "openai");
+    int client = client_name.ptr && client_name.len ? sl_dialect_parse (client_buf) : dialect;
     int rc = 0;
     if (!capture.ptr || !capture.len) {
         s_error_answer (out, "no capture: paste an upstream stream, or pick a recorded one");
@@ -125,7 +129,7 @@ sl_tryit_run (sl_str_t request, sl_buf_t *out)
         rc = -1;
     }
     else
-    if (!dialect || !sl_replay_can_decode (dialect)) {
+    if (!dialect || !sl_replay_can_decode (dialect) || !client) {
         s_error_answer (out, "unknown dialect: openai, anthropic, responses or gemini");
         rc = -1;
     }
@@ -155,10 +159,10 @@ sl_tryit_run (sl_str_t request, sl_buf_t *out)
     };
     if (opts.tools.ptr && !sl_json_valid (opts.tools))
         opts.tools = SL_STR_NULL;
-    sl_buf_t lines = { 0 }, client = { 0 };
+    sl_buf_t lines = { 0 }, bytes = { 0 };
     const char *why = s_replay (&opts, capture, &lines);
-    opts.render = dialect;
-    const char *why_render = why ? NULL : s_replay (&opts, capture, &client);
+    opts.render = client;
+    const char *why_render = why ? NULL : s_replay (&opts, capture, &bytes);
     sl_buf_puts (out, "{");
     if (why || why_render) {
         sl_buf_puts (out, "\"error\":");
@@ -166,7 +170,8 @@ sl_tryit_run (sl_str_t request, sl_buf_t *out)
         sl_json_put_str (out, w, strlen (w));
     }
     else {
-        sl_buf_printf (out, "\"dialect\":\"%s\",\"policy\":", sl_dialect_name (dialect));
+        sl_buf_printf (out, "\"dialect\":\"%s\",\"client\":\"%s\",\"policy\":", sl_dialect_name (dialect),
+                       sl_dialect_name (client));
         if (policy)
             sl_json_put_str (out, sl_policy_id (policy), strlen (sl_policy_id (policy)));
         else
@@ -174,11 +179,11 @@ sl_tryit_run (sl_str_t request, sl_buf_t *out)
         sl_buf_putc (out, ',');
         s_sort_lines (sl_buf_str (&lines), out);
         sl_buf_puts (out, ",\"client\":");
-        sl_json_put_sl (out, sl_buf_str (&client));
+        sl_json_put_sl (out, sl_buf_str (&bytes));
     }
     sl_buf_putc (out, '}');
     sl_buf_free (&lines);
-    sl_buf_free (&client);
+    sl_buf_free (&bytes);
     sl_policy_unref (&policy);
     json_decref (root);
     return 0;

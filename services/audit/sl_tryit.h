@@ -5,7 +5,7 @@
     the replay library (services/replay/sl_replay.h: the ingest's decoder,
     the aggregator, the judge, the emitter, in one process), not a second
     implementation: twice, once for the blocks and verdicts, once for the
-    client's bytes in the capture's dialect. As in sluice-replay, an LLM
+    client's bytes (in the capture's dialect, or another client's). As in sluice-replay, an LLM
     judge is never asked: its rule's on_error action is taken and the
     verdict says so.
 
@@ -20,8 +20,10 @@
     message come from the store too, so schema rules apply.
 
     Input (JSON): {"capture": text, "dialect": "openai" | "anthropic" |
-    "responses" | "gemini", "policy": YAML text, "model", "tools" (JSON
-    array [{"name","schema"}] as text), "last_user"}. Output (JSON):
+    "responses" | "gemini", "client": the dialect of the client to render
+    for (the capture's by default; another is a translation, as the
+    gateway makes it), "policy": YAML text, "model", "tools" (JSON array
+    [{"name","schema"}] as text), "last_user"}. Output (JSON):
     {"verdicts":[{index,id,name,action,check,rule,reason,judge_model}...],
     "blocks":[...one object per block...], "finish":{...}, "client": the
     bytes a client would receive, "error": why it could not run, if so}.

@@ -229,6 +229,14 @@ Test (sl_tryit, a_recorded_stream_becomes_a_capture_the_policy_judges_again, .in
     cr_expect_not_null (strstr (json_string_value (json_object_get (r, "client")), "sluice blocked a call to the tool"),
                         "what an OpenAI client would receive");
     cr_expect_not_null (json_object_get (r, "finish"));
+    //  Rendered for a client of another dialect, as the gateway translates.
+    json_object_set_new (req, "client", json_string ("anthropic"));
+    char *translated = json_dumps (req, 0);
+    sl_buf_reset (&out);
+    cr_assert_eq (sl_tryit_run (sl_str (translated), &out), 0);
+    cr_expect_not_null (strstr (sl_buf_cstr (&out), "\"client\":\"anthropic\""), "%s", sl_buf_cstr (&out));
+    cr_expect_not_null (strstr (sl_buf_cstr (&out), "event: message_start"), "an Anthropic client's events");
+    free (translated);
     //  A policy that does not load says where.
     sl_buf_reset (&out);
     cr_assert_eq (sl_tryit_run (SL_STR_LIT ("{\"capture\":\"data: {}\\n\\n\",\"policy\":\"rules: [\"}"), &out), 0);

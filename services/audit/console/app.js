@@ -441,6 +441,8 @@ async function viewPolicy() {
 async function viewTry(params) {
   clear();
   const dialect = el('select', { name: 'dialect' }, ['openai', 'anthropic', 'responses', 'gemini'].map((d) => el('option', { value: d, text: d })));
+  const client = el('select', { name: 'client' }, [el('option', { value: '', text: 'the same dialect' }),
+    ...['openai', 'anthropic', 'responses', 'gemini'].map((d) => el('option', { value: d, text: d }))]);
   const capture = el('textarea', { name: 'capture', rows: 16, placeholder: 'An upstream stream as the provider sent it (SSE), or one JSON chunk per line.' });
   const policy = el('textarea', { name: 'policy', rows: 16, placeholder: 'rules:\n  - id: no-rm-rf\n    tool: run_shell\n    ...' });
   const model = el('input', { name: 'model', placeholder: 'the model asked for' });
@@ -461,7 +463,7 @@ async function viewTry(params) {
     out.replaceChildren(el('p', { class: 'muted', text: 'Running…' }));
     try {
       const res = await fetch('/api/try', { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ capture: capture.value, dialect: dialect.value, policy: policy.value, model: model.value || undefined,
+        body: JSON.stringify({ capture: capture.value, dialect: dialect.value, client: client.value || undefined, policy: policy.value, model: model.value || undefined,
                                tools: tools.value || undefined, last_user: lastUser.value || undefined }) });
       const r = await res.json();
       showTry(r, out);
@@ -476,7 +478,7 @@ async function viewTry(params) {
         capture, el('details', {}, el('summary', { text: 'The request behind it' }), el('div', { class: 'row' }, model, lastUser), tools)),
       el('div', { class: 'panel' }, el('div', { class: 'row' }, 'Policy (YAML)', el('button', { class: 'ghost', type: 'button', text: 'Use the running policy',
           onclick: async () => { const d = await api('/api/policies'); if (d.policies.length) policy.value = d.policies[0].source || ''; } })), policy)),
-    el('div', { class: 'row' }, run), out);
+    el('div', { class: 'row' }, run, 'rendered for a client of', client), out);
   if (!policy.value) {
     try { const d = await api('/api/policies'); if (d.policies.length) policy.value = d.policies[0].source || ''; } catch (e) { /* none yet */ }
   }
@@ -498,7 +500,7 @@ function showTry(r, out) {
     : el('p', { class: 'muted', text: 'No tool call to judge.' }));
   out.append(el('div', { class: 'grid2' },
     el('div', {}, el('h2', { text: 'Blocks, as released' }), el('pre', { text: r.blocks.map((b) => JSON.stringify(b)).join('\n') + (r.finish ? '\n' + JSON.stringify(r.finish) : '') })),
-    el('div', {}, el('h2', { text: 'What ' + (dialectNames [r.dialect] || r.dialect) + ' client would receive' }),
+    el('div', {}, el('h2', { text: 'What ' + (dialectNames [r.client] || r.client) + ' client would receive' }),
       el('pre', { class: 'client', text: r.client }))));
 }
 
