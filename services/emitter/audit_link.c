@@ -86,8 +86,10 @@ audit_link_flush (audit_link_t *self)
 {
     if (!self)
         return;
-    if (!sl_spool_connected (self->spool, s_mono ()))
+    if (!sl_spool_connected (self->spool, s_mono ())) {
+        s_sync_metrics (self);          //  what was spooled or lost shows at once
         return;                         //  nobody to send to: the records wait (a hello sends them)
+    }
     if (sl_spool_unsent (self->spool) >= SL_SPOOL_BATCH_BYTES)
         s_send (self);
     else
