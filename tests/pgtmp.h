@@ -10,6 +10,10 @@
     run as root: when the tests run as root, the cluster belongs to the
     package's "postgres" user, and its programs run as that user.
 
+    A server still running when the process exits (a failed assertion
+    ended the test before pgtmp_stop) is stopped then, at exit: it is a
+    daemon and would outlive the test otherwise.
+
     When something is missing, pgtmp_start returns -1 and says why in
     reason (the caller skips, with that reason). Header-only, so a unit
     test, an integration test and a benchmark can each include it.
@@ -138,6 +142,20 @@ pgtmp_print_log (const char *path)
         fclose (f);
 }
 
+static inline void pgtmp_stop (pgtmp_t *pg);
+
+//  A copy of the cluster this process started, stopped at exit if still
+//  running (the caller's pgtmp_t may be gone with a failed test's frame).
+static pgtmp_t pgtmp_last;
+static bool pgtmp_exit_set;
+
+static inline void
+pgtmp_at_exit (void)
+{
+    if (pgtmp_last.running)
+        pgtmp_stop (&pgtmp_last);
+}
+
 //  0 running, -1 not (reason says why: the caller skips). tcp_port > 0:
 //  it also listens on 127.0.0.1 at that port.
 static inline int
@@ -200,6 +218,10 @@ pgtmp_start_tcp (pgtmp_t *pg, int tcp_port, char *reason, size_t size)
         return -1;
     }
     pg->running = true;
+    if (!pgtmp_exit_set)
+        atexit (pgtmp_at_exit);
+    pgtmp_exit_set = true;
+    pgtmp_last = *pg;
     snprintf (pg->dsn, sizeof pg->dsn, "host=%s port=%d user=sluice dbname=postgres", pg->dir, pg->port);
     return 0;
 }
@@ -242,6 +264,9 @@ pgtmp_stop (pgtmp_t *pg)
     }
     if (pg->dir [0])
         pgtmp_remove (pg);
+    if (strcmp (pgtmp_last.dir, pg->dir) == 0)
+        pgtmp_last.running = false;     //  stopped: nothing to do at exit
+    pg->dir [0] = 0;
 }
 
 #endif
