@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "../../common/sl_alloc.h"
+#include "../../common/sl_fdlimit.h"
 #include "../../common/sl_httpd.h"
 #include "../../common/sl_log.h"
 #include "../../common/sl_service.h"
@@ -36,6 +37,7 @@
 #define MOCK_DEFAULT_DIALECT SL_DIALECT_OPENAI  //  the error shape of a path no API of the mock has
 #define MOCK_FAST_BACKLOG (256u << 10)  //  bytes queued before a fast stream waits
 #define MOCK_FAST_WAIT_MS 1
+#define MOCK_PACE_SLACK_US 500         //  a paced event this close to due goes in this tick (timers are not exact)
 #define MOCK_DRAIN_WAIT_MS 1            //  mock-drop: wait for the bytes to leave
 #define MOCK_MODEL_MAX 256
 #define MOCK_ATTEMPTS 64                //  request bodies remembered for mock-flaky
@@ -53,6 +55,7 @@ struct _s_stream_t {
     size_t next;                        //  next event to send
     long delay_ms;
     int timer;                          //  -1 when none
+    int64_t due;                        //  paced: when the next event is due (µs, monotonic)
     bool started;                       //  response headers queued
     s_stream_t *prev, *next_stream;     //  the app's live streams
 };
@@ -76,7 +79,7 @@ struct _s_app_t {
     sl_counter_t *dropped;
     sl_gauge_t *active;
     sl_mock_judge_t *judge;             //  LLM judge scenarios (judge-* models)
-    int ticker;                         //  paced streams' shared timer, -1 none
+    int ticker;                         //  paced streams' shared timer (every SL_MOCK_PACED_MS), -1 none
     size_t paced;                       //  paced streams answering
 };
 
@@ -89,6 +92,7 @@ s_pump (s_stream_t *s)
 {
     if (!s->started) {
         s->started = true;
+        s->due = zclock_usecs ();
         sl_http_stream_start (s->req, 200, "text/event-stream");
     }
     do {
@@ -111,22 +115,33 @@ s_pump (s_stream_t *s)
         if (sl_http_stream_write (s->req, e->data, e->len))
             return;                     //  client gone: on_closed cleans up
     } while (s->delay_ms == 0 && sl_http_stream_buffered (s->req) < MOCK_FAST_BACKLOG);
-    if (s->script.pace_ms)
-        return;                         //  the shared ticker sends the next one
+    if (s->script.pace_ms) {
+        //  The shared ticker sends the next one when it is due. A stream
+        //  that fell behind (a busy mock) sends one event per tick, never
+        //  a burst to catch up.
+        int64_t now = zclock_usecs ();
+        s->due += s->script.pace_ms * 1000;
+        if (s->due < now)
+            s->due = now;
+        return;
+    }
     s_schedule (s, s->delay_ms ? s->delay_ms : MOCK_FAST_WAIT_MS);
 }
 
 //  Paced streams share one timer: a thousand of them cost one timer event
-//  per millisecond, not a thousand.
+//  per millisecond, not a thousand. Each stream keeps its own phase (its
+//  first event's time plus its pace), so streams started at different
+//  times do not all send in the same tick.
 static int
 s_on_ticker (zloop_t *loop, int timer_id, void *arg)
 {
     (void) loop;
     (void) timer_id;
     s_app_t *app = arg;
+    int64_t now = zclock_usecs ();
     for (s_stream_t *s = app->live, *next; s; s = next) {
         next = s->next_stream;          //  a pump may end (and free) nothing yet
-        if (s->script.pace_ms && s->started && s->timer < 0)
+        if (s->script.pace_ms && s->started && s->timer < 0 && s->due <= now + MOCK_PACE_SLACK_US)
             s_pump (s);
     }
     sl_httpd_run (app->httpd);
@@ -357,7 +372,7 @@ s_answer (s_app_t *app, sl_http_req_t *req, sl_mock_script_t *script)
     if (s->script.pace_ms) {
         s->delay_ms = s->script.pace_ms;
         if (app->paced++ == 0)
-            app->ticker = zloop_timer (sl_service_loop (app->service), (size_t) s->script.pace_ms, 0,
+            app->ticker = zloop_timer (sl_service_loop (app->service), SL_MOCK_PACED_MS, 0,
                                        s_on_ticker, app);
     }
 }
@@ -479,6 +494,7 @@ main (int argc, char **argv)
     sl_service_t *svc = sl_service_new ("mock", opts, "off", argc, argv, &code);
     if (!svc)
         return code;
+    sl_fdlimit_raise ();                //  a socket per stream: load tests hold thousands
     s_app_t *app = sl_xcalloc (1, sizeof *app);
     app->service = svc;
     app->delay_ms = sl_opts_long (delay);

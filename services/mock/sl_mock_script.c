@@ -848,6 +848,29 @@ sl_mock_script_stamp (sl_buf_t *event, int64_t now_us)
     }
 }
 
+//  The pace of a mock-paced model in ms: "mock-paced" is SL_MOCK_PACED_MS,
+//  "mock-paced-<ms>" its own (1 to SL_MOCK_PACED_MAX_MS); 0 for any other
+//  model.
+static long
+s_paced_ms (sl_str_t model)
+{
+    static const char prefix [] = "mock-paced";
+    size_t n = sizeof prefix - 1;
+    if (model.len < n || memcmp (model.ptr, prefix, n) != 0)
+        return 0;
+    if (model.len == n)
+        return SL_MOCK_PACED_MS;
+    if (model.ptr [n] != '-' || model.len == n + 1 || model.len > n + 6)
+        return 0;
+    long ms = 0;
+    for (size_t i = n + 1; i < model.len; i++) {
+        if (model.ptr [i] < '0' || model.ptr [i] > '9')
+            return 0;
+        ms = ms * 10 + (model.ptr [i] - '0');
+    }
+    return ms >= 1 && ms <= SL_MOCK_PACED_MAX_MS ? ms : 0;
+}
+
 int
 sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long chunks,
                       unsigned attempt, sl_mock_script_t *out)
@@ -875,10 +898,11 @@ sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long c
         render->finish (&ctx, "tool_calls", 40, 25);
     }
     else
-    if (sl_str_eq (model, "mock-bench") || sl_str_eq (model, "mock-paced")) {
-        bool paced = sl_str_eq (model, "mock-paced");
+    if (sl_str_eq (model, "mock-bench") || s_paced_ms (model) > 0) {
+        long pace = s_paced_ms (model);
+        bool paced = pace > 0;
         out->stamped = paced;
-        out->pace_ms = paced ? SL_MOCK_PACED_MS : 0;
+        out->pace_ms = paced ? pace : 0;
         if (chunks <= 0)
             chunks = SL_MOCK_BENCH_CHUNKS;
         if (chunks > SL_MOCK_BENCH_MAX)

@@ -21,6 +21,9 @@
                    server stamps it with the monotonic clock in µs as it
                    writes it, so a client on the same machine measures the
                    latency of every chunk (sluice-bench)
+      mock-paced-<ms>  the same, one event every <ms> milliseconds (1 to
+                   SL_MOCK_PACED_MAX_MS): mock-paced-100 is a stream of 10
+                   chunks a second, the pace of an agent's model
     Misbehaviour on request (the model name is the only thing that passes
     through a proxy unchanged):
       mock-stall   three events, then silence with the connection open
@@ -85,6 +88,7 @@ typedef struct {
 //  send time in µs (zero-padded) as the event is written.
 #define SL_MOCK_STAMP "t0000000000000000 "
 #define SL_MOCK_PACED_MS 1
+#define SL_MOCK_PACED_MAX_MS 60000     //  slowest pace of mock-paced-<ms>
 
 //  Write the current stamp into every placeholder of a stamped event.
 void sl_mock_script_stamp (sl_buf_t *event, int64_t now_us);

@@ -174,6 +174,34 @@ Test (sl_mock_script, bench_scenario_has_the_asked_chunks_and_two_calls)
     }
 }
 
+Test (sl_mock_script, paced_scenarios_take_their_pace_from_the_name)
+{
+    static const struct { const char *model; long pace; } cases [] = {
+        { "mock-paced", SL_MOCK_PACED_MS }, { "mock-paced-100", 100 }, { "mock-paced-1", 1 },
+        { "mock-paced-60000", 60000 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        sl_mock_script_t sc;
+        cr_assert_eq (sl_mock_script_build (SL_DIALECT_OPENAI, sl_str (cases [i].model), sl_str ("{}"),
+                                            60, 0, &sc), 0);
+        cr_expect_eq (sc.status, 200, "%s", cases [i].model);
+        cr_expect_eq (sc.pace_ms, cases [i].pace, "%s", cases [i].model);
+        cr_expect (sc.stamped, "%s", cases [i].model);
+        cr_expect_eq (sc.count, 1 + 60 + 8 + 3, "%s", cases [i].model);
+        sl_mock_script_clear (&sc);
+    }
+    //  Not a pace: the model is unknown (404), never a default pace.
+    static const char *bad [] = { "mock-paced-", "mock-paced-0", "mock-paced-60001", "mock-paced-1x",
+                                  "mock-paced100", "mock-paced-1000000" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
+        sl_mock_script_t sc;
+        cr_assert_eq (sl_mock_script_build (SL_DIALECT_OPENAI, sl_str (bad [i]), sl_str ("{}"), 60, 0, &sc), 0);
+        cr_expect_eq (sc.status, 404, "%s", bad [i]);
+        cr_expect_eq (sc.pace_ms, 0, "%s", bad [i]);
+        sl_mock_script_clear (&sc);
+    }
+}
+
 //  --------------------------------------------------------------------------
 //  Tool calls that do not end cleanly
 
