@@ -6,8 +6,9 @@
 #   make memcheck   run the unit tests under valgrind
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (clang, libFuzzer)
 #   make bench      run the benchmarks (tests/bench/bench_*.c), then
-#                   sluice-bench against two stacks and the mock, then the
-#                   emitter's CPU with the audit's spool off and on
+#                   sluice-bench against three stacks, nginx (the floor)
+#                   and the mock, then the emitter's CPU with the audit's
+#                   spool off and on
 #   make chaos      the kill-and-restart test alone, with its one-line summary
 #   make deps       install the Debian packages the build needs (root), or
 #                   print the command to do it
@@ -40,12 +41,13 @@ LDLIBS    = -lczmq -lzmq -lmsgpackc -lcurl -ljansson -lmicrohttpd -lyaml -lsqlit
 # Debian packages: libraries, test framework, fuzzing compiler, tools the
 # tests drive (curl), the compose checker, the audit store's databases
 # (SQLite; PostgreSQL, whose server the store tests start in a temporary
-# directory) and the browser the console test drives (Node for the SDK and
-# browser tests comes with sdk-deps).
+# directory), the browser the console test drives (Node for the SDK and
+# browser tests comes with sdk-deps) and nginx, the floor make bench
+# measures sluice against.
 PACKAGES  = gcc make pkg-config libzmq3-dev libczmq-dev libmsgpack-dev \
             libcriterion-dev libcurl4-openssl-dev libjansson-dev \
             libmicrohttpd-dev libyaml-dev clang libclang-rt-14-dev curl python3 \
-            docker-compose libsqlite3-dev libpq-dev postgresql chromium
+            docker-compose libsqlite3-dev libpq-dev postgresql chromium nginx-light
 
 SERVICES  = gateway ingest aggregator judge emitter mock tap replay bench keygen audit
 BUILD     = build
@@ -295,9 +297,10 @@ fuzz: $(FUZZ_BINS)
 fuzz-smoke: $(FUZZ_BINS)
 	$(call run_fuzz,$(FUZZ_SMOKE_SECONDS))
 
-bench: all $(BENCH_BINS)
+bench: deps
+	@$(MAKE) --no-print-directory all $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
-	@echo "== sluice-bench: the stack against the bare mock (build/bench.json)"
+	@echo "== sluice-bench: the stacks against nginx and the bare mock (build/bench.json)"
 	@tests/bench/run-stack.sh $(BUILD)/bin --out $(BUILD)/bench.json
 	@echo "== the audit's spool on the emitter: off, held, taken by sluice-audit"
 	@tests/bench/audit-stack.sh $(BUILD)/bin

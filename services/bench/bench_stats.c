@@ -95,3 +95,59 @@ bench_rss_kib (pid_t pid)
     fclose (f);
     return rss;
 }
+
+//  The first number after "<key>" in a /proc file of key/value lines, -1
+//  if absent or unreadable.
+static long
+s_proc_value (const char *path, const char *key)
+{
+    FILE *f = fopen (path, "r");
+    if (!f)
+        return -1;
+    char line [256];
+    size_t n = strlen (key);
+    long value = -1;
+    while (fgets (line, sizeof line, f))
+        if (strncmp (line, key, n) == 0) {
+            value = strtol (line + n, NULL, 10);
+            break;
+        }
+    fclose (f);
+    return value;
+}
+
+int64_t
+bench_ctxsw (pid_t pid)
+{
+    //  /proc/<pid>/status counts the main thread only: the I/O threads'
+    //  wake-ups are in their own task entries.
+    char path [64];
+    snprintf (path, sizeof path, "/proc/%d/task", (int) pid);
+    DIR *dir = opendir (path);
+    if (!dir)
+        return -1;
+    int64_t total = 0;
+    struct dirent *e;
+    while ((e = readdir (dir))) {
+        if (e->d_name [0] == '.')
+            continue;
+        char status [320];
+        snprintf (status, sizeof status, "/proc/%d/task/%s/status", (int) pid, e->d_name);
+        long v = s_proc_value (status, "voluntary_ctxt_switches:");
+        long nv = s_proc_value (status, "nonvoluntary_ctxt_switches:");
+        if (v > 0)
+            total += v;
+        if (nv > 0)
+            total += nv;
+    }
+    closedir (dir);
+    return total;
+}
+
+long
+bench_pss_kib (pid_t pid)
+{
+    char path [64];
+    snprintf (path, sizeof path, "/proc/%d/smaps_rollup", (int) pid);
+    return s_proc_value (path, "Pss:");
+}

@@ -22,5 +22,12 @@ void bench_samples_free (bench_samples_t *s);
 int64_t bench_cpu_us (pid_t pid);
 //  Resident set size of a process, KiB; -1 if unreadable.
 long bench_rss_kib (pid_t pid);
+//  Proportional set size of a process, KiB (/proc/<pid>/smaps_rollup):
+//  pages shared with other processes (libraries, a parent's pages) count
+//  a share each, so a sum over processes counts them once; -1 if unreadable.
+long bench_pss_kib (pid_t pid);
+//  Context switches, voluntary and not, summed over the process's threads
+//  since they started; -1 if unreadable.
+int64_t bench_ctxsw (pid_t pid);
 
 #endif

@@ -1,25 +1,31 @@
-/*  sluice-bench - the load generator: sluice against the bare mock.
+/*  sluice-bench - the load generator: sluice against nginx and the bare mock.
 
-    Drives one or more running sluice stacks and, as the baseline, the mock
-    upstream directly, with the same scenarios in one run; prints a table
+    Drives one or more running sluice stacks, nginx in front of the same
+    mock (a plain reverse proxy: the floor) and, as the baseline, the mock
+    upstream directly, with the same workloads in one run; prints the
+    figures side by side with sluice's ratios to nginx, checks the goals,
     and writes the figures as JSON.
 
       sluice-bench --mock http://127.0.0.1:9090/v1 \
-                   --stack 'rule=http://127.0.0.1:8080/v1@ingest:123,aggregator:124,...' \
+                   --floor 'nginx=http://127.0.0.1:8079/v1@nginx:120,nginx-worker:121' \
+                   --stack 'rule=http://127.0.0.1:8080/v1@gateway:122,ingest:123,...' \
                    --stack2 'none=http://127.0.0.1:8081/v1@...' --out build/bench.json
 
-    Scenarios (all requests streaming, OpenAI chat dialect):
-    - time to first byte: sequential mock-text requests (mock without delay);
-    - per-chunk latency: mock-paced streams (one chunk per 1 ms, each chunk
-      stamped by the mock with its send time) at 1, 100 and 1,000
-      concurrent streams; latency = receipt - stamp;
-    - throughput: one mock-bench stream of 20,000 chunks as fast as
-      possible, then 100 concurrent ones; every mock-bench stream ends with
-      two tool calls whose arguments arrive in fragments;
-    - CPU per chunk summed over the stack's processes in the one-stream
-      run and in the 1,000 paced streams run, RSS of each process at idle
-      and its peak under 1,000 streams.
-    "Added" figures are sluice minus direct at the same percentile.
+    Workloads (all requests streaming, OpenAI chat dialect; --only picks):
+      ttfb      50 sequential mock-text requests: time to the first chunk;
+      paced1    one mock-paced stream at a time (one chunk per 1 ms, each
+                stamped by the mock with its send time; latency = receipt -
+                stamp), ten in a row;
+      paced100  100 such streams at once;
+      s1000     1,000 streams at once, 10 chunks a second for 60 chunks
+                (mock-paced-100: agents' traffic), with the peak memory of
+                every process (RSS and PSS) and the first chunk's time;
+      fast1     one mock-bench stream of 20,000 chunks as fast as it comes
+                (it ends with two tool calls in fragments);
+      tput100   100 such streams at once.
+    Every workload reads, for every process of a target, its CPU time and
+    context switches (all threads) before and after: per chunk. "Added"
+    figures are a target minus direct at the same percentile.
 
     A stack named "plain" is the same stack on a plaintext bus (--bus-auth
     off): when there is one, the cost of CURVE is printed, the CPU per chunk
@@ -33,15 +39,52 @@
 #include <curl/curl.h>
 
 #include "../../common/sl_buf.h"
+#include "../../common/sl_fdlimit.h"
 #include "../../common/sl_opts.h"
 #include "bench_client.h"
 #include "bench_stats.h"
 
 #define MAX_PROCS 8
-#define PACED_CHUNKS 200                //  chunks per paced stream (200 ms each)
+#define MAX_STACKS 3
+#define MAX_TARGETS (MAX_STACKS + 2)    //  direct, the floor, the stacks
+#define PACED_CHUNKS 200                //  chunks per 1 ms paced stream (200 ms each)
+#define PACED1_STREAMS 10               //  paced1: streams one after the other
+#define S1000_STREAMS 1000
+#define S1000_CHUNKS 60
+#define S1000_MODEL "mock-paced-100"    //  10 chunks a second
 #define TPUT_CHUNKS 20000               //  chunks per throughput stream
-#define TTFB_REQUESTS 300
+#define TTFB_REQUESTS 50
 #define RUN_TIMEOUT_MS 120000
+#define FDS_PER_STREAM 2                //  the bench's own: a socket, and slack for curl
+#define FDS_RESERVE 64
+
+//  The goals of record (issue 19), checked against every run.
+#define GOAL_S1000_ADDED_P50_MS 1.0
+#define GOAL_S1000_ADDED_P99_MS 20.0
+#define GOAL_S1000_CPU_X_FLOOR 2.0
+#define GOAL_S1000_PSS_MB 80.0
+#define GOAL_PER_STREAM_KIB 16.0
+#define GOAL_PACED1_CPU_US 100.0
+#define GOAL_PACED1_ADDED_P50_MS 0.15
+#define GOAL_FAST1_X_FLOOR 0.8
+
+typedef enum { W_TTFB, W_PACED1, W_PACED100, W_S1000, W_FAST1, W_TPUT100, W_COUNT } s_work_id_t;
+
+static const char *s_work_names [] = { "ttfb", "paced1", "paced100", "s1000", "fast1", "tput100" };
+_Static_assert (sizeof s_work_names / sizeof s_work_names [0] == W_COUNT, "a name per workload");
+
+//  What one workload measured on one target.
+typedef struct {
+    bool ran;
+    double p50, p99;                    //  per-chunk latency, ms (stamped chunks)
+    double ttfb_p50, ttfb_p99;          //  first chunk, ms
+    double rate;                        //  chunks/s over the run
+    double cpu;                         //  µs of CPU per chunk, all processes
+    double cpu_proc [MAX_PROCS];
+    double csw;                         //  context switches per chunk, all processes
+    double csw_proc [MAX_PROCS];
+    uint64_t events;
+} s_work_t;
 
 typedef struct {
     char name [16];
@@ -49,24 +92,20 @@ typedef struct {
     int nprocs;
     char proc_names [MAX_PROCS][24];
     pid_t pids [MAX_PROCS];
-    //  Figures
-    double ttfb_p50, ttfb_p99;          //  ms
-    double chunk_p50 [3], chunk_p99 [3];//  ms, at 1 / 100 / 1000 streams
-    double tput_one, tput_100;          //  chunks/s
-    double cpu_us_per_chunk;
-    double cpu_us_per_chunk_1000;       //  in the 1,000 paced streams run
-    long rss_idle [MAX_PROCS];          //  KiB
-    long rss_peak [MAX_PROCS];          //  KiB, under 1000 streams
     int ingest_metrics;                 //  port of the ingest's /metrics, 0: unknown
-    double log_peak;                    //  replay log bytes, peak under 1000 streams
+    s_work_t work [W_COUNT];
+    long rss_idle [MAX_PROCS];          //  KiB, before the workloads
+    long pss_idle [MAX_PROCS];
+    long rss_peak [MAX_PROCS];          //  KiB, under 1,000 streams
+    long pss_peak_total;                //  KiB, the highest sum sampled under 1,000 streams
+    double log_peak;                    //  replay log bytes, peak under 1,000 streams
     int failures;
 } s_target_t;
 
-static const int s_concurrency [3] = { 1, 100, 1000 };
 static bool s_quick;
-static const char *s_only = "";         //  comma-separated scenarios, "" for all
+static const char *s_only = "";         //  comma-separated workloads, "" for all
 
-//  Is a scenario (ttfb, paced1, paced100, paced1000, tput1, tput100) to run?
+//  Is a workload to run?
 static bool
 s_wanted (const char *name)
 {
@@ -83,18 +122,21 @@ s_wanted (const char *name)
     return false;
 }
 
+//  "name=base-url[@proc:pid,...][#ingest-metrics-port]"
 static int
-s_parse_stack (const char *spec, s_target_t *t)
+s_parse_target (const char *spec, s_target_t *t)
 {
     memset (t, 0, sizeof *t);
     const char *eq = strchr (spec, '=');
-    const char *at = strchr (spec, '@');
-    if (!eq || !at || at < eq)
+    if (!eq)
         return -1;
+    const char *at = strchr (eq, '@');
     snprintf (t->name, sizeof t->name, "%.*s", (int) (eq - spec), spec);
-    snprintf (t->base, sizeof t->base, "%.*s", (int) (at - eq - 1), eq + 1);
+    snprintf (t->base, sizeof t->base, "%.*s", (int) (at ? at - eq - 1 : (long) strlen (eq + 1)), eq + 1);
+    if (!at)
+        return 0;
     char *list = strdup (at + 1);
-    char *hash = strchr (list, '#');    //  "...#<ingest metrics port>"
+    char *hash = strchr (list, '#');
     if (hash) {
         *hash = 0;
         t->ingest_metrics = atoi (hash + 1);
@@ -164,16 +206,21 @@ s_metric (int port, const char *name)
     return value;
 }
 
-//  Peak RSS (and replay log) sampling while a run is going.
+//  Peak RSS, PSS (and replay log) sampling while the 1,000 streams run.
 static void
-s_sample_rss (void *arg)
+s_sample_memory (void *arg)
 {
     s_target_t *t = arg;
+    long pss = 0;
     for (int i = 0; i < t->nprocs; i++) {
         long rss = bench_rss_kib (t->pids [i]);
         if (rss > t->rss_peak [i])
             t->rss_peak [i] = rss;
+        long p = bench_pss_kib (t->pids [i]);
+        pss += p > 0 ? p : 0;
     }
+    if (pss > t->pss_peak_total)
+        t->pss_peak_total = pss;
     if (t->ingest_metrics) {
         double bytes = s_metric (t->ingest_metrics, "sluice_replay_log_bytes");
         if (!isnan (bytes) && bytes > t->log_peak)
@@ -181,110 +228,299 @@ s_sample_rss (void *arg)
     }
 }
 
-//  CPU per chunk over the stack's processes in the last s_run, NAN if unknown.
-static double s_last_cpu = NAN;
-
-static int
-s_run (s_target_t *t, const char *model, int max_tokens, int concurrency, int total,
-       bench_result_t *res, bool sample_rss)
+//  Run one workload on a target and keep its figures.
+static void
+s_run (s_target_t *t, s_work_id_t id, const char *model, int max_tokens, int concurrency, int total)
 {
     sl_buf_t url = { 0 }, body = { 0 };
     sl_buf_printf (&url, "%s/chat/completions", t->base);
     s_body (&body, model, max_tokens);
+    bool sample = id == W_S1000;
     bench_run_t run = {
         .url = sl_buf_cstr (&url), .body = sl_buf_cstr (&body),
         .concurrency = concurrency, .total = total, .timeout_ms = RUN_TIMEOUT_MS,
-        .tick = sample_rss ? s_sample_rss : NULL, .tick_arg = t
+        .tick = sample ? s_sample_memory : NULL, .tick_arg = t
     };
-    int64_t cpu0 [MAX_PROCS];
-    for (int i = 0; i < t->nprocs; i++)
+    int64_t cpu0 [MAX_PROCS], csw0 [MAX_PROCS];
+    for (int i = 0; i < t->nprocs; i++) {
         cpu0 [i] = bench_cpu_us (t->pids [i]);
-    int rc = bench_run (&run, res);
-    s_last_cpu = NAN;
-    if (t->nprocs && res->events) {
-        //  Where the CPU went, per process (a diagnostic line).
-        double sum = 0;
-        char line [512];
+        csw0 [i] = bench_ctxsw (t->pids [i]);
+    }
+    bench_result_t res;
+    bench_run (&run, &res);
+    s_work_t *w = &t->work [id];
+    memset (w, 0, sizeof *w);
+    w->ran = true;
+    w->events = res.events;
+    w->p50 = bench_samples_quantile (&res.chunk_us, 0.5) / 1000;
+    w->p99 = bench_samples_quantile (&res.chunk_us, 0.99) / 1000;
+    w->ttfb_p50 = bench_samples_quantile (&res.ttfb_us, 0.5) / 1000;
+    w->ttfb_p99 = bench_samples_quantile (&res.ttfb_us, 0.99) / 1000;
+    w->rate = res.elapsed_us ? (double) res.events * 1e6 / (double) res.elapsed_us : 0;
+    w->cpu = w->csw = t->nprocs && res.events ? 0 : NAN;
+    if (t->nprocs && res.events) {
+        //  Where the CPU went and who woke how often, per process (a
+        //  diagnostic line).
+        char line [768];
         size_t at = 0;
         for (int i = 0; i < t->nprocs; i++) {
-            double us = (double) (bench_cpu_us (t->pids [i]) - cpu0 [i]) / (double) res->events;
-            sum += us;
-            at += (size_t) snprintf (line + at, at < sizeof line ? sizeof line - at : 0, " %s %.2f",
-                                     t->proc_names [i], us);
+            w->cpu_proc [i] = (double) (bench_cpu_us (t->pids [i]) - cpu0 [i]) / (double) res.events;
+            w->csw_proc [i] = (double) (bench_ctxsw (t->pids [i]) - csw0 [i]) / (double) res.events;
+            w->cpu += w->cpu_proc [i];
+            w->csw += w->csw_proc [i];
+            at += (size_t) snprintf (line + at, at < sizeof line ? sizeof line - at : 0, " %s %.2f/%.2f",
+                                     t->proc_names [i], w->cpu_proc [i], w->csw_proc [i]);
         }
-        fprintf (stderr, "sluice-bench: %s %s x%d: %.2f us of CPU per chunk over the stack (%s)\n",
-                 t->name, model, concurrency, sum, line + 1);
-        s_last_cpu = sum;
+        fprintf (stderr, "sluice-bench: %s %s: %.2f us of CPU and %.2f context switches per chunk "
+                 "(%s)\n", t->name, s_work_names [id], w->cpu, w->csw, line + 1);
     }
-    t->failures += res->failed;
-    if (res->failed)
-        fprintf (stderr, "sluice-bench: %s %s x%d: %d of %d streams failed\n",
-                 t->name, model, concurrency, res->failed, total);
+    t->failures += res.failed;
+    if (res.failed)
+        fprintf (stderr, "sluice-bench: %s %s: %d of %d streams failed\n",
+                 t->name, s_work_names [id], res.failed, total);
+    bench_result_free (&res);
     sl_buf_free (&url);
     sl_buf_free (&body);
-    return rc;
-}
-
-static int64_t
-s_cpu_total (s_target_t *t)
-{
-    int64_t sum = 0;
-    for (int i = 0; i < t->nprocs; i++) {
-        int64_t c = bench_cpu_us (t->pids [i]);
-        if (c > 0)
-            sum += c;
-    }
-    return sum;
 }
 
 static void
 s_measure (s_target_t *t)
 {
-    bench_result_t res;
-    for (int i = 0; i < t->nprocs; i++)
+    for (int i = 0; i < t->nprocs; i++) {
         t->rss_idle [i] = bench_rss_kib (t->pids [i]);
-
-    //  Time to first byte.
-    if (s_wanted ("ttfb")) {
-        s_run (t, "mock-text", 0, 1, s_quick ? 30 : TTFB_REQUESTS, &res, false);
-        t->ttfb_p50 = bench_samples_quantile (&res.ttfb_us, 0.5) / 1000;
-        t->ttfb_p99 = bench_samples_quantile (&res.ttfb_us, 0.99) / 1000;
-        bench_result_free (&res);
+        t->pss_idle [i] = bench_pss_kib (t->pids [i]);
     }
-
-    //  Per-chunk latency with paced streams.
-    for (int c = 0; c < 3; c++) {
-        int streams = s_concurrency [c];
-        char name [32];
-        snprintf (name, sizeof name, "paced%d", streams);
-        if (!s_wanted (name))
-            continue;
-        int total = streams == 1 ? (s_quick ? 2 : 10) : streams;
-        s_run (t, "mock-paced", s_quick ? 50 : PACED_CHUNKS, streams, total, &res, streams == 1000);
-        if (streams == 1000)
-            t->cpu_us_per_chunk_1000 = s_last_cpu;
-        t->chunk_p50 [c] = bench_samples_quantile (&res.chunk_us, 0.5) / 1000;
-        t->chunk_p99 [c] = bench_samples_quantile (&res.chunk_us, 0.99) / 1000;
-        bench_result_free (&res);
+    if (s_wanted ("ttfb"))
+        s_run (t, W_TTFB, "mock-text", 0, 1, s_quick ? 10 : TTFB_REQUESTS);
+    if (s_wanted ("paced1"))
+        s_run (t, W_PACED1, "mock-paced", s_quick ? 50 : PACED_CHUNKS, 1, s_quick ? 2 : PACED1_STREAMS);
+    if (s_wanted ("paced100"))
+        s_run (t, W_PACED100, "mock-paced", s_quick ? 50 : PACED_CHUNKS, 100, 100);
+    if (s_wanted ("s1000")) {
+        int n = s_quick ? S1000_STREAMS / 10 : S1000_STREAMS;
+        s_run (t, W_S1000, S1000_MODEL, s_quick ? S1000_CHUNKS / 6 : S1000_CHUNKS, n, n);
     }
+    if (s_wanted ("fast1"))
+        s_run (t, W_FAST1, "mock-bench", s_quick ? 2000 : TPUT_CHUNKS, 1, 1);
+    if (s_wanted ("tput100"))
+        s_run (t, W_TPUT100, "mock-bench", s_quick ? 2000 : TPUT_CHUNKS, 100, 100);
+}
 
-    //  Throughput, one stream, with CPU over the stack's processes.
-    if (s_wanted ("tput1")) {
-        int64_t cpu0 = s_cpu_total (t);
-        s_run (t, "mock-bench", s_quick ? 2000 : TPUT_CHUNKS, 1, 1, &res, false);
-        int64_t cpu1 = s_cpu_total (t);
-        t->tput_one = res.elapsed_us ? (double) res.events * 1e6 / (double) res.elapsed_us : 0;
-        t->cpu_us_per_chunk = t->nprocs && res.events ? (double) (cpu1 - cpu0) / (double) res.events : NAN;
-        bench_result_free (&res);
+//  ---------------------------------------------------------------------------
+//  Derived figures
+
+static double
+s_added (const s_target_t *t, const s_target_t *direct, s_work_id_t id, bool p99)
+{
+    if (!t->work [id].ran || !direct->work [id].ran)
+        return NAN;
+    return p99 ? t->work [id].p99 - direct->work [id].p99 : t->work [id].p50 - direct->work [id].p50;
+}
+
+static double
+s_ttfb_added (const s_target_t *t, const s_target_t *direct, bool p99)
+{
+    if (!t->work [W_TTFB].ran || !direct->work [W_TTFB].ran)
+        return NAN;
+    return p99 ? t->work [W_TTFB].ttfb_p99 - direct->work [W_TTFB].ttfb_p99
+               : t->work [W_TTFB].ttfb_p50 - direct->work [W_TTFB].ttfb_p50;
+}
+
+static double
+s_sum_mb (const long *v, int n)
+{
+    long s = 0;
+    for (int i = 0; i < n; i++)
+        s += v [i] > 0 ? v [i] : 0;
+    return n ? (double) s / 1024 : NAN;
+}
+
+//  The growth of the worst process's RSS under 1,000 streams, per stream.
+static double
+s_per_stream_max (const s_target_t *t)
+{
+    if (!t->work [W_S1000].ran || !t->nprocs)
+        return NAN;
+    int streams = s_quick ? S1000_STREAMS / 10 : S1000_STREAMS;
+    double worst = 0;
+    for (int i = 0; i < t->nprocs; i++) {
+        double per = (double) (t->rss_peak [i] - t->rss_idle [i]) / streams;
+        if (per > worst)
+            worst = per;
     }
+    return worst;
+}
 
-    //  Throughput, 100 streams.
-    if (s_wanted ("tput100")) {
-        s_run (t, "mock-bench", s_quick ? 2000 : TPUT_CHUNKS, 100, 100, &res, false);
-        t->tput_100 = res.elapsed_us ? (double) res.events * 1e6 / (double) res.elapsed_us : 0;
-        bench_result_free (&res);
+static double
+s_value (const s_target_t *t, s_work_id_t id, double v)
+{
+    return t->work [id].ran ? v : NAN;
+}
+
+//  ---------------------------------------------------------------------------
+//  The table
+
+typedef double (s_getter_t) (const s_target_t *t, const s_target_t *direct);
+
+typedef struct {
+    const char *label;
+    s_getter_t *get;
+    bool direct_too;                    //  the mock alone has this figure
+    bool lower_is_better;               //  for the ratio's reading only
+} s_row_t;
+
+#define ROW_FN(fn, expr) \
+    static double fn (const s_target_t *t, const s_target_t *d) { (void) d; return (expr); }
+ROW_FN (r_ttfb50, s_value (t, W_TTFB, t->work [W_TTFB].ttfb_p50))
+ROW_FN (r_ttfb_added50, s_ttfb_added (t, d, false))
+ROW_FN (r_ttfb_added99, s_ttfb_added (t, d, true))
+ROW_FN (r_p1_cpu, s_value (t, W_PACED1, t->work [W_PACED1].cpu))
+ROW_FN (r_p1_csw, s_value (t, W_PACED1, t->work [W_PACED1].csw))
+ROW_FN (r_p1_50, s_value (t, W_PACED1, t->work [W_PACED1].p50))
+ROW_FN (r_p1_added50, s_added (t, d, W_PACED1, false))
+ROW_FN (r_p1_added99, s_added (t, d, W_PACED1, true))
+ROW_FN (r_p100_added50, s_added (t, d, W_PACED100, false))
+ROW_FN (r_p100_added99, s_added (t, d, W_PACED100, true))
+ROW_FN (r_p100_cpu, s_value (t, W_PACED100, t->work [W_PACED100].cpu))
+ROW_FN (r_s1000_50, s_value (t, W_S1000, t->work [W_S1000].p50))
+ROW_FN (r_s1000_99, s_value (t, W_S1000, t->work [W_S1000].p99))
+ROW_FN (r_s1000_added50, s_added (t, d, W_S1000, false))
+ROW_FN (r_s1000_added99, s_added (t, d, W_S1000, true))
+ROW_FN (r_s1000_cpu, s_value (t, W_S1000, t->work [W_S1000].cpu))
+ROW_FN (r_s1000_csw, s_value (t, W_S1000, t->work [W_S1000].csw))
+ROW_FN (r_s1000_ttfb, s_value (t, W_S1000, t->work [W_S1000].ttfb_p50))
+ROW_FN (r_s1000_pss, t->work [W_S1000].ran && t->nprocs ? (double) t->pss_peak_total / 1024 : NAN)
+ROW_FN (r_per_stream, s_per_stream_max (t))
+ROW_FN (r_fast1, s_value (t, W_FAST1, t->work [W_FAST1].rate))
+ROW_FN (r_fast1_cpu, s_value (t, W_FAST1, t->work [W_FAST1].cpu))
+ROW_FN (r_fast1_csw, s_value (t, W_FAST1, t->work [W_FAST1].csw))
+ROW_FN (r_tput100, s_value (t, W_TPUT100, t->work [W_TPUT100].rate))
+ROW_FN (r_pss_idle, s_sum_mb (t->pss_idle, t->nprocs))
+
+static const s_row_t s_rows [] = {
+    { "first chunk p50, sequential (ms)", r_ttfb50, true, true },
+    { "  added p50 (ms)", r_ttfb_added50, false, true },
+    { "  added p99 (ms)", r_ttfb_added99, false, true },
+    { "1 paced stream: chunk latency p50 (ms)", r_p1_50, true, true },
+    { "  added p50 (ms)", r_p1_added50, false, true },
+    { "  added p99 (ms)", r_p1_added99, false, true },
+    { "  CPU per chunk, all processes (us)", r_p1_cpu, false, true },
+    { "  context switches per chunk", r_p1_csw, false, true },
+    { "100 paced streams: added p50 (ms)", r_p100_added50, false, true },
+    { "  added p99 (ms)", r_p100_added99, false, true },
+    { "  CPU per chunk (us)", r_p100_cpu, false, true },
+    { "1000 streams at 10/s: chunk latency p50 (ms)", r_s1000_50, true, true },
+    { "  chunk latency p99 (ms)", r_s1000_99, true, true },
+    { "  added p50 (ms)", r_s1000_added50, false, true },
+    { "  added p99 (ms)", r_s1000_added99, false, true },
+    { "  CPU per chunk (us)", r_s1000_cpu, false, true },
+    { "  context switches per chunk", r_s1000_csw, false, true },
+    { "  first chunk p50 (ms)", r_s1000_ttfb, true, true },
+    { "  PSS peak, all processes (MB)", r_s1000_pss, false, true },
+    { "  RSS per live stream, worst process (KiB)", r_per_stream, false, true },
+    { "1 stream as fast as it comes (chunks/s)", r_fast1, true, false },
+    { "  CPU per chunk (us)", r_fast1_cpu, false, true },
+    { "  context switches per chunk", r_fast1_csw, false, true },
+    { "100 such streams (chunks/s)", r_tput100, true, false },
+    { "PSS at idle, all processes (MB)", r_pss_idle, false, true },
+};
+
+static void
+s_cell (double v)
+{
+    if (isnan (v))
+        printf (" %11s", "-");
+    else
+    if (fabs (v) >= 10000)
+        printf (" %11.0f", v);
+    else
+        printf (" %11.3f", v);
+}
+
+static void
+s_print_table (s_target_t *targets, int nt, const s_target_t *direct, const s_target_t *floor)
+{
+    printf ("\n%-46s %11s", "", "direct");
+    if (floor)
+        printf (" %11s", floor->name);
+    for (int i = 0; i < nt; i++)
+        printf (" %11s", targets [i].name);
+    if (floor)
+        printf (" %9s/%s", targets [0].name, floor->name);
+    printf ("\n");
+    for (size_t r = 0; r < sizeof s_rows / sizeof s_rows [0]; r++) {
+        const s_row_t *row = &s_rows [r];
+        printf ("%-46s", row->label);
+        s_cell (row->direct_too ? row->get (direct, direct) : NAN);
+        if (floor)
+            s_cell (row->get (floor, direct));
+        for (int i = 0; i < nt; i++)
+            s_cell (row->get (&targets [i], direct));
+        if (floor) {
+            double a = row->get (&targets [0], direct), b = row->get (floor, direct);
+            if (isnan (a) || isnan (b) || b <= 0 || a < 0)
+                printf (" %11s", "-");
+            else
+                printf (" %10.2fx", a / b);
+        }
+        printf ("\n");
     }
 }
+
+//  Context switches and CPU per chunk, per process, for the workloads
+//  where a wake-up per hop shows.
+static void
+s_print_processes (const s_target_t *t)
+{
+    static const s_work_id_t ids [] = { W_PACED1, W_S1000, W_FAST1 };
+    for (size_t k = 0; k < sizeof ids / sizeof ids [0]; k++) {
+        const s_work_t *w = &t->work [ids [k]];
+        if (!w->ran || !t->nprocs || isnan (w->cpu))
+            continue;
+        printf ("%s %-8s per chunk, CPU us / context switches:", t->name, s_work_names [ids [k]]);
+        for (int p = 0; p < t->nprocs; p++)
+            printf (" %s %.2f/%.2f", t->proc_names [p], w->cpu_proc [p], w->csw_proc [p]);
+        printf ("\n");
+    }
+    if (t->work [W_S1000].ran && t->nprocs) {
+        printf ("%s RSS per process, idle / under 1000 streams (KiB):", t->name);
+        for (int p = 0; p < t->nprocs; p++)
+            printf (" %s %ld/%ld", t->proc_names [p], t->rss_idle [p], t->rss_peak [p]);
+        printf ("\n");
+        if (t->ingest_metrics)
+            printf ("%s replay logs at 1000 live streams: %.1f MB (peak)\n", t->name, t->log_peak / 1048576.0);
+    }
+}
+
+//  The goals of record for the first stack, against the floor in this run.
+static void
+s_print_goals (const s_target_t *t, const s_target_t *direct, const s_target_t *floor)
+{
+    printf ("\ngoals (%s%s%s):\n", t->name, floor ? " against " : "", floor ? floor->name : "");
+    double fcpu = floor ? r_s1000_cpu (floor, direct) : NAN;
+    double ffast = floor ? r_fast1 (floor, direct) : NAN;
+    struct { const char *what; double value, limit; bool at_most; } goals [] = {
+        { "1000 streams: added p50 <= 1 ms", r_s1000_added50 (t, direct), GOAL_S1000_ADDED_P50_MS, true },
+        { "1000 streams: added p99 <= 20 ms", r_s1000_added99 (t, direct), GOAL_S1000_ADDED_P99_MS, true },
+        { "1000 streams: CPU per chunk <= 2x the floor (us)", r_s1000_cpu (t, direct),
+          GOAL_S1000_CPU_X_FLOOR * fcpu, true },
+        { "1000 streams: PSS peak <= 80 MB", r_s1000_pss (t, direct), GOAL_S1000_PSS_MB, true },
+        { "1000 streams: RSS per stream, worst process <= 16 KiB", r_per_stream (t, direct),
+          GOAL_PER_STREAM_KIB, true },
+        { "1 paced stream: CPU per chunk <= 100 us", r_p1_cpu (t, direct), GOAL_PACED1_CPU_US, true },
+        { "1 paced stream: added p50 <= 0.15 ms", r_p1_added50 (t, direct), GOAL_PACED1_ADDED_P50_MS, true },
+        { "1 fast stream: >= 0.8x the floor (chunks/s)", r_fast1 (t, direct), GOAL_FAST1_X_FLOOR * ffast, false },
+    };
+    for (size_t i = 0; i < sizeof goals / sizeof goals [0]; i++) {
+        double v = goals [i].value, lim = goals [i].limit;
+        const char *verdict = isnan (v) || isnan (lim) ? "not measured"
+                            : (goals [i].at_most ? v <= lim : v >= lim) ? "met" : "NOT MET";
+        printf ("  %-54s %12.3f  (limit %.3f)  %s\n", goals [i].what, v, lim, verdict);
+    }
+}
+
+//  ---------------------------------------------------------------------------
+//  JSON
 
 static void
 s_json_number (sl_buf_t *out, const char *key, double v, bool *first)
@@ -297,118 +533,97 @@ s_json_number (sl_buf_t *out, const char *key, double v, bool *first)
         sl_buf_printf (out, "%.4f", v);
 }
 
-static long
-s_sum (const long *v, int n)
-{
-    long s = 0;
-    for (int i = 0; i < n; i++)
-        s += v [i] > 0 ? v [i] : 0;
-    return s;
-}
-
-static double
-s_per_stream_max (const s_target_t *t)
-{
-    double worst = 0;
-    for (int i = 0; i < t->nprocs; i++) {
-        double per = (double) (t->rss_peak [i] - t->rss_idle [i]) / 1000.0;
-        if (per > worst)
-            worst = per;
-    }
-    return worst;
-}
-
-//  One block of keys per stack; the first stack's also go at the top level
-//  under the names the issue of record asks for.
+//  One block of keys per target, under a prefix ("" for the first stack,
+//  "nginx_" for the floor, "<name>_" for every stack).
 static void
-s_json_stack (sl_buf_t *out, const s_target_t *t, const s_target_t *direct, const char *prefix, bool *first)
+s_json_target (sl_buf_t *out, const s_target_t *t, const s_target_t *d, const char *prefix, bool *first)
 {
-    char key [96];
+    char key [128];
 #define K(name) (snprintf (key, sizeof key, "%s%s", prefix, name), key)
-    s_json_number (out, K ("ttfb_added_ms_p50"), t->ttfb_p50 - direct->ttfb_p50, first);
-    s_json_number (out, K ("ttfb_added_ms_p99"), t->ttfb_p99 - direct->ttfb_p99, first);
-    s_json_number (out, K ("chunk_added_ms_p50_s1"), t->chunk_p50 [0] - direct->chunk_p50 [0], first);
-    s_json_number (out, K ("chunk_added_ms_p99_s1"), t->chunk_p99 [0] - direct->chunk_p99 [0], first);
-    s_json_number (out, K ("chunk_added_ms_p50_s100"), t->chunk_p50 [1] - direct->chunk_p50 [1], first);
-    s_json_number (out, K ("chunk_added_ms_p99_s100"), t->chunk_p99 [1] - direct->chunk_p99 [1], first);
-    s_json_number (out, K ("chunk_added_ms_p50_s1000"), t->chunk_p50 [2] - direct->chunk_p50 [2], first);
-    s_json_number (out, K ("chunk_added_ms_p99_s1000"), t->chunk_p99 [2] - direct->chunk_p99 [2], first);
-    s_json_number (out, K ("chunks_per_s_one_stream"), t->tput_one, first);
-    s_json_number (out, K ("chunks_per_s_100_streams"), t->tput_100, first);
-    s_json_number (out, K ("cpu_us_per_chunk"), t->cpu_us_per_chunk, first);
-    s_json_number (out, K ("cpu_us_per_chunk_1000_streams"), t->cpu_us_per_chunk_1000, first);
-    s_json_number (out, K ("rss_idle_mb_total"), (double) s_sum (t->rss_idle, t->nprocs) / 1024, first);
-    s_json_number (out, K ("rss_per_stream_kib_max"), s_per_stream_max (t), first);
+    s_json_number (out, K ("ttfb_added_ms_p50"), r_ttfb_added50 (t, d), first);
+    s_json_number (out, K ("ttfb_added_ms_p99"), r_ttfb_added99 (t, d), first);
+    s_json_number (out, K ("paced1_added_ms_p50"), r_p1_added50 (t, d), first);
+    s_json_number (out, K ("paced1_added_ms_p99"), r_p1_added99 (t, d), first);
+    s_json_number (out, K ("paced1_cpu_us_per_chunk"), r_p1_cpu (t, d), first);
+    s_json_number (out, K ("paced1_ctxsw_per_chunk"), r_p1_csw (t, d), first);
+    s_json_number (out, K ("paced100_added_ms_p50"), r_p100_added50 (t, d), first);
+    s_json_number (out, K ("paced100_added_ms_p99"), r_p100_added99 (t, d), first);
+    s_json_number (out, K ("paced100_cpu_us_per_chunk"), r_p100_cpu (t, d), first);
+    s_json_number (out, K ("s1000_added_ms_p50"), r_s1000_added50 (t, d), first);
+    s_json_number (out, K ("s1000_added_ms_p99"), r_s1000_added99 (t, d), first);
+    s_json_number (out, K ("s1000_cpu_us_per_chunk"), r_s1000_cpu (t, d), first);
+    s_json_number (out, K ("s1000_ctxsw_per_chunk"), r_s1000_csw (t, d), first);
+    s_json_number (out, K ("s1000_first_chunk_ms_p50"), r_s1000_ttfb (t, d), first);
+    s_json_number (out, K ("s1000_pss_mb"), r_s1000_pss (t, d), first);
+    s_json_number (out, K ("rss_per_stream_kib_max"), r_per_stream (t, d), first);
+    s_json_number (out, K ("fast1_chunks_per_s"), r_fast1 (t, d), first);
+    s_json_number (out, K ("fast1_cpu_us_per_chunk"), r_fast1_cpu (t, d), first);
+    s_json_number (out, K ("fast1_ctxsw_per_chunk"), r_fast1_csw (t, d), first);
+    s_json_number (out, K ("tput100_chunks_per_s"), r_tput100 (t, d), first);
+    s_json_number (out, K ("pss_idle_mb"), r_pss_idle (t, d), first);
     s_json_number (out, K ("failed_streams"), t->failures, first);
     if (t->ingest_metrics)
         s_json_number (out, K ("replay_log_mb_1000_streams"), t->log_peak / 1048576.0, first);
     for (int i = 0; i < t->nprocs; i++) {
-        char name [64];
+        char name [96];
+        static const s_work_id_t ids [] = { W_PACED1, W_S1000, W_FAST1 };
+        for (size_t k = 0; k < sizeof ids / sizeof ids [0]; k++) {
+            if (!t->work [ids [k]].ran)
+                continue;
+            snprintf (name, sizeof name, "%s_ctxsw_per_chunk_%s", s_work_names [ids [k]], t->proc_names [i]);
+            s_json_number (out, K (name), t->work [ids [k]].csw_proc [i], first);
+            snprintf (name, sizeof name, "%s_cpu_us_per_chunk_%s", s_work_names [ids [k]], t->proc_names [i]);
+            s_json_number (out, K (name), t->work [ids [k]].cpu_proc [i], first);
+        }
         snprintf (name, sizeof name, "rss_idle_kib_%s", t->proc_names [i]);
         s_json_number (out, K (name), (double) t->rss_idle [i], first);
-        snprintf (name, sizeof name, "rss_1000_streams_kib_%s", t->proc_names [i]);
+        snprintf (name, sizeof name, "rss_s1000_kib_%s", t->proc_names [i]);
         s_json_number (out, K (name), (double) t->rss_peak [i], first);
     }
 #undef K
 }
 
-static void
-s_row (const char *label, double direct, const s_target_t *t, int nt, double (*get) (const s_target_t *))
-{
-    printf ("%-44s %11.3f", label, direct);
-    for (int i = 0; i < nt; i++)
-        printf (" %11.3f", get (&t [i]));
-    printf ("\n");
-}
-
-#define GETTER(fn, expr) static double fn (const s_target_t *t) { return (expr); }
-GETTER (g_ttfb50, t->ttfb_p50)
-GETTER (g_ttfb99, t->ttfb_p99)
-GETTER (g_c50_1, t->chunk_p50 [0])
-GETTER (g_c99_1, t->chunk_p99 [0])
-GETTER (g_c50_100, t->chunk_p50 [1])
-GETTER (g_c99_100, t->chunk_p99 [1])
-GETTER (g_c50_1000, t->chunk_p50 [2])
-GETTER (g_c99_1000, t->chunk_p99 [2])
-GETTER (g_tput1, t->tput_one)
-GETTER (g_tput100, t->tput_100)
-GETTER (g_cpu, t->cpu_us_per_chunk)
-GETTER (g_cpu1000, t->cpu_us_per_chunk_1000)
-GETTER (g_rss_idle, (double) s_sum (t->rss_idle, t->nprocs) / 1024)
-GETTER (g_rss_stream, s_per_stream_max (t))
-
 int
 main (int argc, char **argv)
 {
     const char *mock = "http://127.0.0.1:9090/v1";
-    const char *stack1 = "";
-    const char *stack2 = "";
-    const char *stack3 = "";
+    const char *floor_spec = "";
+    const char *specs [MAX_STACKS] = { "", "", "" };
     const char *out_path = "build/bench.json";
     const char *quick = "no";
     sl_opt_t opts [] = {
         { "mock", "SLUICE_BENCH_MOCK", &mock, "base URL of the mock (the direct baseline)" },
-        { "stack", "SLUICE_BENCH_STACK", &stack1,
+        { "floor", "SLUICE_BENCH_FLOOR", &floor_spec,
+          "name=base-url@proc:pid,... of a plain reverse proxy in front of the same mock (nginx): "
+          "the floor sluice is compared with (optional)" },
+        { "stack", "SLUICE_BENCH_STACK", &specs [0],
           "name=base-url@proc:pid,...[#ingest-metrics-port] of a running stack" },
-        { "stack2", "SLUICE_BENCH_STACK2", &stack2, "a second stack, same form (optional)" },
-        { "stack3", "SLUICE_BENCH_STACK3", &stack3, "a third stack, same form (optional; name it plain "
+        { "stack2", "SLUICE_BENCH_STACK2", &specs [1], "a second stack, same form (optional)" },
+        { "stack3", "SLUICE_BENCH_STACK3", &specs [2], "a third stack, same form (optional; name it plain "
           "for a plaintext bus: the cost of CURVE is printed)" },
         { "out", "SLUICE_BENCH_OUT", &out_path, "where to write the JSON figures" },
         { "quick", "SLUICE_BENCH_QUICK", &quick, "yes: small counts (a smoke run)" },
         { "only", "SLUICE_BENCH_ONLY", &s_only,
-          "run only these scenarios (comma-separated: ttfb, paced1, paced100, paced1000, tput1, tput100)" },
+          "run only these workloads (comma-separated: ttfb, paced1, paced100, s1000, fast1, tput100)" },
         SL_OPT_END
     };
     int rc = sl_opts_parse ("bench", opts, argc, argv);
     if (rc)
         return rc > 0 ? 0 : 2;
     s_quick = strcmp (quick, "yes") == 0;
-    s_target_t targets [3];
+
+    //  1,000 streams at once need a descriptor each (and the stack and
+    //  nginx need theirs: they raise their own limits).
+    long nofile = sl_fdlimit_raise ();
+    if (nofile < S1000_STREAMS * FDS_PER_STREAM + FDS_RESERVE)
+        fprintf (stderr, "sluice-bench: the open-files limit is %ld; 1000 streams may fail for want "
+                 "of descriptors (raise the hard limit: ulimit -Hn)\n", nofile);
+
+    static s_target_t targets [MAX_STACKS];
     int nt = 0;
-    const char *specs [3] = { stack1, stack2, stack3 };
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < MAX_STACKS; i++)
         if (*specs [i]) {
-            if (s_parse_stack (specs [i], &targets [nt])) {
+            if (s_parse_target (specs [i], &targets [nt])) {
                 fprintf (stderr, "sluice-bench: bad --stack value: %s\n", specs [i]);
                 return 2;
             }
@@ -418,77 +633,78 @@ main (int argc, char **argv)
         fprintf (stderr, "sluice-bench: give at least one --stack (see --help)\n");
         return 2;
     }
-    s_target_t direct = { .name = "direct" };
+    static s_target_t direct, floor_target;
+    s_target_t *floor = NULL;
+    snprintf (direct.name, sizeof direct.name, "direct");
     snprintf (direct.base, sizeof direct.base, "%s", mock);
+    if (*floor_spec) {
+        if (s_parse_target (floor_spec, &floor_target)) {
+            fprintf (stderr, "sluice-bench: bad --floor value: %s\n", floor_spec);
+            return 2;
+        }
+        floor = &floor_target;
+    }
 
     fprintf (stderr, "sluice-bench: measuring the mock directly\n");
     s_measure (&direct);
+    if (floor) {
+        fprintf (stderr, "sluice-bench: measuring the floor '%s'\n", floor->name);
+        s_measure (floor);
+    }
     for (int i = 0; i < nt; i++) {
         fprintf (stderr, "sluice-bench: measuring stack '%s'\n", targets [i].name);
         s_measure (&targets [i]);
     }
 
-    printf ("\n%-44s %11s", "metric", "direct");
-    for (int i = 0; i < nt; i++)
-        printf (" %11s", targets [i].name);
+    s_print_table (targets, nt, &direct, floor);
     printf ("\n");
-    s_row ("time to first byte p50 (ms)", direct.ttfb_p50, targets, nt, g_ttfb50);
-    s_row ("time to first byte p99 (ms)", direct.ttfb_p99, targets, nt, g_ttfb99);
-    s_row ("chunk latency p50, 1 paced stream (ms)", direct.chunk_p50 [0], targets, nt, g_c50_1);
-    s_row ("chunk latency p99, 1 paced stream (ms)", direct.chunk_p99 [0], targets, nt, g_c99_1);
-    s_row ("chunk latency p50, 100 paced streams (ms)", direct.chunk_p50 [1], targets, nt, g_c50_100);
-    s_row ("chunk latency p99, 100 paced streams (ms)", direct.chunk_p99 [1], targets, nt, g_c99_100);
-    s_row ("chunk latency p50, 1000 paced streams (ms)", direct.chunk_p50 [2], targets, nt, g_c50_1000);
-    s_row ("chunk latency p99, 1000 paced streams (ms)", direct.chunk_p99 [2], targets, nt, g_c99_1000);
-    s_row ("throughput, 1 stream (chunks/s)", direct.tput_one, targets, nt, g_tput1);
-    s_row ("throughput, 100 streams (chunks/s)", direct.tput_100, targets, nt, g_tput100);
-    s_row ("CPU per chunk, all processes (us)", NAN, targets, nt, g_cpu);
-    s_row ("CPU per chunk, 1000 paced streams (us)", NAN, targets, nt, g_cpu1000);
-    s_row ("RSS at idle, all processes (MB)", NAN, targets, nt, g_rss_idle);
-    s_row ("RSS per live stream, worst process (KiB)", NAN, targets, nt, g_rss_stream);
-    for (int i = 0; i < nt; i++) {
-        printf ("\n%s: added time to first byte p50 %.3f ms, p99 %.3f ms; added per-chunk latency "
-                "p50 %.3f / p99 %.3f ms at 100 streams, p99 %.3f ms at 1000\n",
-                targets [i].name, targets [i].ttfb_p50 - direct.ttfb_p50,
-                targets [i].ttfb_p99 - direct.ttfb_p99,
-                targets [i].chunk_p50 [1] - direct.chunk_p50 [1],
-                targets [i].chunk_p99 [1] - direct.chunk_p99 [1],
-                targets [i].chunk_p99 [2] - direct.chunk_p99 [2]);
-        if (targets [i].ingest_metrics)
-            printf ("%s replay logs at 1000 live streams: %.1f MB (peak)\n", targets [i].name,
-                    targets [i].log_peak / 1048576.0);
-        printf ("%s RSS per process, idle / under 1000 streams (KiB):", targets [i].name);
-        for (int p = 0; p < targets [i].nprocs; p++)
-            printf (" %s %ld/%ld", targets [i].proc_names [p], targets [i].rss_idle [p], targets [i].rss_peak [p]);
-        printf ("\n");
-    }
+    if (floor)
+        s_print_processes (floor);
+    for (int i = 0; i < nt; i++)
+        s_print_processes (&targets [i]);
 
     //  What CURVE costs: the first stack against the same on a plaintext bus.
     double curve_one = NAN, curve_1000 = NAN;
     for (int i = 1; i < nt; i++)
         if (strcmp (targets [i].name, "plain") == 0) {
             const s_target_t *a = &targets [0], *b = &targets [i];
-            curve_one = (a->cpu_us_per_chunk / b->cpu_us_per_chunk - 1) * 100;
-            curve_1000 = (a->cpu_us_per_chunk_1000 / b->cpu_us_per_chunk_1000 - 1) * 100;
+            curve_one = (a->work [W_FAST1].cpu / b->work [W_FAST1].cpu - 1) * 100;
+            curve_1000 = (a->work [W_S1000].cpu / b->work [W_S1000].cpu - 1) * 100;
             printf ("\nCURVE: %s %.2f us of CPU per chunk against %.2f on a plaintext bus (%+.1f%%), "
-                    "at 1000 paced streams %.2f against %.2f (%+.1f%%)\n", a->name,
-                    a->cpu_us_per_chunk, b->cpu_us_per_chunk, curve_one,
-                    a->cpu_us_per_chunk_1000, b->cpu_us_per_chunk_1000, curve_1000);
+                    "at 1000 streams %.2f against %.2f (%+.1f%%)\n", a->name,
+                    a->work [W_FAST1].cpu, b->work [W_FAST1].cpu, curve_one,
+                    a->work [W_S1000].cpu, b->work [W_S1000].cpu, curve_1000);
         }
+    s_print_goals (&targets [0], &direct, floor);
 
     sl_buf_t json = { 0 };
     bool first = true;
     sl_buf_putc (&json, '{');
-    s_json_stack (&json, &targets [0], &direct, "", &first);
+    s_json_target (&json, &targets [0], &direct, "", &first);
+    if (floor) {
+        char prefix [32];
+        snprintf (prefix, sizeof prefix, "%.15s_", floor->name);
+        s_json_target (&json, floor, &direct, prefix, &first);
+    }
     for (int i = 0; i < nt; i++) {
         char prefix [32];
         snprintf (prefix, sizeof prefix, "%.15s_", targets [i].name);
-        s_json_stack (&json, &targets [i], &direct, prefix, &first);
+        s_json_target (&json, &targets [i], &direct, prefix, &first);
     }
-    s_json_number (&json, "direct_ttfb_ms_p50", direct.ttfb_p50, &first);
-    s_json_number (&json, "direct_chunks_per_s_one_stream", direct.tput_one, &first);
+    s_json_number (&json, "direct_ttfb_ms_p50", r_ttfb50 (&direct, &direct), &first);
+    s_json_number (&json, "direct_paced1_ms_p50", r_p1_50 (&direct, &direct), &first);
+    s_json_number (&json, "direct_s1000_ms_p50", r_s1000_50 (&direct, &direct), &first);
+    s_json_number (&json, "direct_s1000_ms_p99", r_s1000_99 (&direct, &direct), &first);
+    s_json_number (&json, "direct_fast1_chunks_per_s", r_fast1 (&direct, &direct), &first);
     s_json_number (&json, "curve_cpu_per_chunk_added_pct", curve_one, &first);
     s_json_number (&json, "curve_cpu_per_chunk_added_pct_1000_streams", curve_1000, &first);
+    if (floor) {
+        const s_target_t *t = &targets [0];
+        s_json_number (&json, "ratio_paced1_cpu", r_p1_cpu (t, &direct) / r_p1_cpu (floor, &direct), &first);
+        s_json_number (&json, "ratio_s1000_cpu", r_s1000_cpu (t, &direct) / r_s1000_cpu (floor, &direct), &first);
+        s_json_number (&json, "ratio_s1000_pss", r_s1000_pss (t, &direct) / r_s1000_pss (floor, &direct), &first);
+        s_json_number (&json, "ratio_fast1_chunks_per_s", r_fast1 (t, &direct) / r_fast1 (floor, &direct), &first);
+    }
     sl_buf_puts (&json, "\n}\n");
     FILE *f = fopen (out_path, "w");
     if (!f || fwrite (json.data, 1, json.len, f) != json.len) {
@@ -498,7 +714,7 @@ main (int argc, char **argv)
     if (f)
         fclose (f);
     sl_buf_free (&json);
-    int failures = direct.failures;
+    int failures = direct.failures + (floor ? floor->failures : 0);
     for (int i = 0; i < nt; i++)
         failures += targets [i].failures;
     if (failures) {

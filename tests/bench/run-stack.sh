@@ -1,8 +1,10 @@
 #!/bin/sh
-# make bench, part 2: start the mock and three sluice stacks on loopback
-# (the rule-only default policy, no policy, and the rule-only policy on a
-# plaintext bus: --bus-auth off, to measure what CURVE costs), run
-# sluice-bench against them and the bare mock, then stop everything.
+# make bench, part 2: start the mock, nginx in front of it (the floor: a
+# plain reverse proxy, one worker, proxy_buffering off, keep-alive to the
+# mock) and three sluice stacks on loopback (the rule-only default policy,
+# no policy, and the rule-only policy on a plaintext bus: --bus-auth off,
+# to measure what CURVE costs), run sluice-bench against them and the bare
+# mock, then stop everything.
 #
 #   tests/bench/run-stack.sh build/bin [extra sluice-bench flags]
 #   tests/bench/run-stack.sh build/bin --hold   # start, print, wait (profiling)
@@ -11,6 +13,9 @@
 # got from the process's own log line, so several runs can share a machine;
 # the gateway's inbox, which its emitter connects to first, is a free port
 # picked beforehand. The bus keys are made for the run in its log directory.
+# nginx runs with its own prefix, configuration, pid and log files in that
+# directory, on a free port; without nginx (Debian's nginx-light) the run
+# goes on without the floor, and says so.
 set -u
 BIN=${1:-build/bin}
 shift || true
@@ -22,6 +27,10 @@ stop() {
     for pid in $PIDS; do kill -TERM "$pid" 2>/dev/null; done
     for pid in $PIDS; do wait "$pid" 2>/dev/null; done
 }
+
+# The bench opens 1,000 connections at once, and so do the processes it
+# drives: raise the soft limit on open files to the hard one for all of them.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 trap 'stop; exit 1' INT TERM
 
 # start <label> <program> <args...>: LAST is its pid, its log $LOGS/<label>.log
@@ -90,6 +99,66 @@ KEYS=$LOGS/keys
 "$BIN/sluice-keygen" --dir "$KEYS" > /dev/null || { echo "bench: cannot make keys in $KEYS" >&2; exit 1; }
 start mock mock --port 0 --delay-ms 0
 MOCK=http://127.0.0.1:$(value mock listening http=127.0.0.1:)
+# nginx in front of the mock: $1 the mock's port. Sets SPEC_nginx ("" when
+# nginx is not installed or does not start).
+floor() {
+    SPEC_nginx=""
+    NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+    if [ ! -x "$NGINX" ]; then
+        echo "bench: nginx is not installed (Debian's nginx-light): no floor in this run" >&2
+        return 0
+    fi
+    dir=$LOGS/nginx
+    mkdir -p "$dir/tmp"
+    port=$(free_port)
+    cat > "$dir/nginx.conf" <<CONF
+worker_processes 1;
+worker_rlimit_nofile 16384;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 8192; }
+http {
+    access_log off;
+    client_body_temp_path $dir/tmp/body;
+    proxy_temp_path $dir/tmp/proxy;
+    fastcgi_temp_path $dir/tmp/fastcgi;
+    uwsgi_temp_path $dir/tmp/uwsgi;
+    scgi_temp_path $dir/tmp/scgi;
+    upstream mock {
+        server 127.0.0.1:$1;
+        keepalive 1024;
+    }
+    server {
+        listen 127.0.0.1:$port;
+        location / {
+            proxy_pass http://mock;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_buffering off;
+            proxy_read_timeout 300s;
+        }
+    }
+}
+CONF
+    "$NGINX" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" > "$LOGS/nginx.log" 2>&1 &
+    master=$!
+    PIDS="$PIDS $master"
+    # Its worker, once it has one (bounded: 5 s).
+    i=0 worker=""
+    while [ $i -lt 100 ] && [ -z "$worker" ]; do
+        worker=$(awk -v m="$master" '$2 == "(nginx)" && $4 == m { print $1 }' /proc/[0-9]*/stat 2>/dev/null | head -1)
+        [ -z "$worker" ] && sleep 0.05
+        i=$((i + 1))
+    done
+    if [ -z "$worker" ]; then
+        echo "bench: nginx did not start (logs in $dir): no floor in this run" >&2
+        return 0
+    fi
+    SPEC_nginx="nginx=http://127.0.0.1:$port/v1@nginx:$master,nginx-worker:$worker"
+}
+
+floor "$(echo "$MOCK" | sed 's/.*://')"
 pipeline rule "$HERE/deploy/policy.yaml" on
 pipeline none "" on
 pipeline plain "$HERE/deploy/policy.yaml" off
@@ -97,6 +166,7 @@ pipeline plain "$HERE/deploy/policy.yaml" off
 if [ "${1:-}" = "--hold" ]; then
     # For profiling: print what sluice-bench would be given, and wait.
     echo "mock: $MOCK/v1"
+    echo "nginx: $SPEC_nginx"
     echo "rule: $SPEC_rule"
     echo "none: $SPEC_none"
     echo "plain: $SPEC_plain"
@@ -104,7 +174,8 @@ if [ "${1:-}" = "--hold" ]; then
     while :; do sleep 1; done
 fi
 
-"$BIN/sluice-bench" --mock "$MOCK/v1" --stack "$SPEC_rule" --stack2 "$SPEC_none" --stack3 "$SPEC_plain" "$@"
+"$BIN/sluice-bench" --mock "$MOCK/v1" --floor "$SPEC_nginx" \
+    --stack "$SPEC_rule" --stack2 "$SPEC_none" --stack3 "$SPEC_plain" "$@"
 rc=$?
 stop
 if [ $rc -eq 0 ]; then rm -rf "$LOGS"; else echo "bench: logs kept in $LOGS" >&2; fi
