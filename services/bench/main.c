@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -83,6 +84,7 @@ typedef struct {
     double cpu_proc [MAX_PROCS];
     double csw;                         //  context switches per chunk, all processes
     double csw_proc [MAX_PROCS];
+    double load_cpu;                    //  µs of CPU per chunk of the mock and this load generator
     uint64_t events;
 } s_work_t;
 
@@ -103,6 +105,8 @@ typedef struct {
 } s_target_t;
 
 static bool s_quick;
+static double s_cores = 1;              //  online CPUs
+static pid_t s_mock_pid;                //  the mock's process, 0: unknown
 static const char *s_only = "";         //  comma-separated workloads, "" for all
 
 //  Is a workload to run?
@@ -246,8 +250,10 @@ s_run (s_target_t *t, s_work_id_t id, const char *model, int max_tokens, int con
         cpu0 [i] = bench_cpu_us (t->pids [i]);
         csw0 [i] = bench_ctxsw (t->pids [i]);
     }
+    int64_t load0 = bench_cpu_us (getpid ()) + (s_mock_pid ? bench_cpu_us (s_mock_pid) : 0);
     bench_result_t res;
     bench_run (&run, &res);
+    int64_t load1 = bench_cpu_us (getpid ()) + (s_mock_pid ? bench_cpu_us (s_mock_pid) : 0);
     s_work_t *w = &t->work [id];
     memset (w, 0, sizeof *w);
     w->ran = true;
@@ -258,6 +264,7 @@ s_run (s_target_t *t, s_work_id_t id, const char *model, int max_tokens, int con
     w->ttfb_p99 = bench_samples_quantile (&res.ttfb_us, 0.99) / 1000;
     w->rate = res.elapsed_us ? (double) res.events * 1e6 / (double) res.elapsed_us : 0;
     w->cpu = w->csw = t->nprocs && res.events ? 0 : NAN;
+    w->load_cpu = s_mock_pid && res.events ? (double) (load1 - load0) / (double) res.events : NAN;
     if (t->nprocs && res.events) {
         //  Where the CPU went and who woke how often, per process (a
         //  diagnostic line).
@@ -395,6 +402,12 @@ ROW_FN (r_fast1, s_value (t, W_FAST1, t->work [W_FAST1].rate))
 ROW_FN (r_fast1_cpu, s_value (t, W_FAST1, t->work [W_FAST1].cpu))
 ROW_FN (r_fast1_csw, s_value (t, W_FAST1, t->work [W_FAST1].csw))
 ROW_FN (r_tput100, s_value (t, W_TPUT100, t->work [W_TPUT100].rate))
+ROW_FN (r_fast1_load, s_value (t, W_FAST1, t->work [W_FAST1].load_cpu))
+//  The most chunks a second this machine's cores could carry if the
+//  proxy, the mock and this load generator kept all of them busy.
+ROW_FN (r_fast1_ceiling, s_value (t, W_FAST1, s_cores * 1e6 / ((isnan (t->work [W_FAST1].cpu) ? 0
+                                                                  : t->work [W_FAST1].cpu)
+                                                                 + t->work [W_FAST1].load_cpu)))
 ROW_FN (r_pss_idle, s_sum_mb (t->pss_idle, t->nprocs))
 
 static const s_row_t s_rows [] = {
@@ -421,6 +434,8 @@ static const s_row_t s_rows [] = {
     { "1 stream as fast as it comes (chunks/s)", r_fast1, true, false },
     { "  CPU per chunk (us)", r_fast1_cpu, false, true },
     { "  context switches per chunk", r_fast1_csw, false, true },
+    { "  CPU per chunk of the mock and the client (us)", r_fast1_load, true, true },
+    { "  ceiling: cores / CPU per chunk of all (chunks/s)", r_fast1_ceiling, true, false },
     { "100 such streams (chunks/s)", r_tput100, true, false },
     { "PSS at idle, all processes (MB)", r_pss_idle, false, true },
 };
@@ -559,6 +574,8 @@ s_json_target (sl_buf_t *out, const s_target_t *t, const s_target_t *d, const ch
     s_json_number (out, K ("fast1_chunks_per_s"), r_fast1 (t, d), first);
     s_json_number (out, K ("fast1_cpu_us_per_chunk"), r_fast1_cpu (t, d), first);
     s_json_number (out, K ("fast1_ctxsw_per_chunk"), r_fast1_csw (t, d), first);
+    s_json_number (out, K ("fast1_load_cpu_us_per_chunk"), r_fast1_load (t, d), first);
+    s_json_number (out, K ("fast1_ceiling_chunks_per_s"), r_fast1_ceiling (t, d), first);
     s_json_number (out, K ("tput100_chunks_per_s"), r_tput100 (t, d), first);
     s_json_number (out, K ("pss_idle_mb"), r_pss_idle (t, d), first);
     s_json_number (out, K ("failed_streams"), t->failures, first);
@@ -591,6 +608,7 @@ main (int argc, char **argv)
     const char *specs [MAX_STACKS] = { "", "", "" };
     const char *out_path = "build/bench.json";
     const char *quick = "no";
+    const char *mock_pid = "0";
     sl_opt_t opts [] = {
         { "mock", "SLUICE_BENCH_MOCK", &mock, "base URL of the mock (the direct baseline)" },
         { "floor", "SLUICE_BENCH_FLOOR", &floor_spec,
@@ -601,6 +619,8 @@ main (int argc, char **argv)
         { "stack2", "SLUICE_BENCH_STACK2", &specs [1], "a second stack, same form (optional)" },
         { "stack3", "SLUICE_BENCH_STACK3", &specs [2], "a third stack, same form (optional; name it plain "
           "for a plaintext bus: the cost of CURVE is printed)" },
+        { "mock-pid", "SLUICE_BENCH_MOCK_PID", &mock_pid, "the mock's process id: its CPU and ours per "
+          "chunk show what the load itself takes of the machine (optional)" },
         { "out", "SLUICE_BENCH_OUT", &out_path, "where to write the JSON figures" },
         { "quick", "SLUICE_BENCH_QUICK", &quick, "yes: small counts (a smoke run)" },
         { "only", "SLUICE_BENCH_ONLY", &s_only,
@@ -611,6 +631,9 @@ main (int argc, char **argv)
     if (rc)
         return rc > 0 ? 0 : 2;
     s_quick = strcmp (quick, "yes") == 0;
+    s_mock_pid = (pid_t) atoi (mock_pid);
+    long cores = sysconf (_SC_NPROCESSORS_ONLN);
+    s_cores = cores > 0 ? (double) cores : 1;
 
     //  1,000 streams at once need a descriptor each (and the stack and
     //  nginx need theirs: they raise their own limits).

@@ -64,25 +64,33 @@ free_port() {
 
 # A pipeline: $1 name, $2 policy (or ""), $3 the bus's security ("on": the
 # run's keys, "off": plaintext). Sets SPEC_<name> for sluice-bench.
+# The inbox of stage $2 of pipeline $1: a free port on loopback, or with
+# SLUICE_BENCH_BUS=ipc a socket file in the run's directory.
+inbox() {
+    if [ "${SLUICE_BENCH_BUS:-tcp}" = ipc ]; then echo "ipc://$LOGS/$1-$2.ipc"
+    elif [ "$2" = gateway ]; then echo "tcp://127.0.0.1:$(free_port)"
+    else echo 'tcp://127.0.0.1:*'; fi
+}
+
 pipeline() {
     n=$1 policy=$2
     if [ "$3" = on ]; then bus="--keys $KEYS"; else bus="--bus-auth off"; fi
-    gw="tcp://127.0.0.1:$(free_port)"
+    gw=$(inbox "$n" gateway)
     # shellcheck disable=SC2086
-    start "$n-emitter" emitter --bind 'tcp://127.0.0.1:*' --gateways "$gw" --pub 'tcp://127.0.0.1:*' \
+    start "$n-emitter" emitter --bind "$(inbox "$n" emitter)" --gateways "$gw" --pub 'tcp://127.0.0.1:*' \
         --pub-meta off --metrics-port off $bus
     e=$LAST
     next=$(value "$n-emitter" inbox_bound endpoint=)
     # shellcheck disable=SC2086
-    start "$n-judge" judge --bind 'tcp://127.0.0.1:*' --next "$next" --policy "$policy" --metrics-port off $bus
+    start "$n-judge" judge --bind "$(inbox "$n" judge)" --next "$next" --policy "$policy" --metrics-port off $bus
     j=$LAST
     next=$(value "$n-judge" inbox_bound endpoint=)
     # shellcheck disable=SC2086
-    start "$n-aggregator" aggregator --bind 'tcp://127.0.0.1:*' --next "$next" --metrics-port off $bus
+    start "$n-aggregator" aggregator --bind "$(inbox "$n" aggregator)" --next "$next" --metrics-port off $bus
     a=$LAST
     next=$(value "$n-aggregator" inbox_bound endpoint=)
     # shellcheck disable=SC2086
-    start "$n-ingest" ingest --bind 'tcp://127.0.0.1:*' --next "$next" --openai-base-url "$MOCK/v1" --metrics-port 0 $bus
+    start "$n-ingest" ingest --bind "$(inbox "$n" ingest)" --next "$next" --openai-base-url "$MOCK/v1" --metrics-port 0 $bus
     i=$LAST
     next=$(value "$n-ingest" inbox_bound endpoint=)
     imetrics=$(value "$n-ingest" started metrics_port=)
@@ -98,6 +106,7 @@ pipeline() {
 KEYS=$LOGS/keys
 "$BIN/sluice-keygen" --dir "$KEYS" > /dev/null || { echo "bench: cannot make keys in $KEYS" >&2; exit 1; }
 start mock mock --port 0 --delay-ms 0
+MOCKPID=$LAST
 MOCK=http://127.0.0.1:$(value mock listening http=127.0.0.1:)
 # nginx in front of the mock: $1 the mock's port. Sets SPEC_nginx ("" when
 # nginx is not installed or does not start).
@@ -174,7 +183,7 @@ if [ "${1:-}" = "--hold" ]; then
     while :; do sleep 1; done
 fi
 
-"$BIN/sluice-bench" --mock "$MOCK/v1" --floor "$SPEC_nginx" \
+"$BIN/sluice-bench" --mock "$MOCK/v1" --mock-pid "$MOCKPID" --floor "$SPEC_nginx" \
     --stack "$SPEC_rule" --stack2 "$SPEC_none" --stack3 "$SPEC_plain" "$@"
 rc=$?
 stop
