@@ -119,6 +119,8 @@ typedef enum {
     SL_ACT_DROP,
     SL_ACT_REWRITE,
     SL_ACT_TERMINATE,
+    SL_ACT_REDACT,                      //  request: matches replaced with a placeholder
+    SL_ACT_BLOCK_RESULT,                //  request: a tool result replaced by a notice
     SL_ACT_MAX
 } sl_action_t;
 
@@ -160,6 +162,8 @@ typedef enum {
 #define SL_F_REPLACED    (1u << 10)     //  block written by the judge in place of a call
 #define SL_F_KEEPALIVE   (1u << 11)     //  frame outside the sequence: liveness, maybe a comment
 #define SL_F_ALONE       (1u << 12)     //  frame written by itself, once the client took all before it
+#define SL_F_DENIED      (1u << 16)     //  req: the request policy refused it: no upstream call, the
+                                        //  ingest ends the stream with the req's code, st and msg
 
 //  Token usage (field "u"); -1 means "not reported".
 typedef struct {
@@ -218,6 +222,11 @@ typedef struct {
     uint32_t credit;                    //  "cr"  credit granted (HB)
     sl_str_t instance;                  //  "inst" sender instance name (HB)
     uint64_t incarnation;               //  "inc" sender incarnation (HB)
+    sl_str_t policy;                    //  "pol" id of the policy the request was judged under (REQ, START)
+    sl_str_t part;                      //  "part" the part of the request a verdict judged; absent:
+                                        //  the verdict is about a tool call of the response
+    sl_str_t req_verdicts;              //  "rv"  the request's verdicts, encoded VERDICT messages (REQ, START)
+    sl_str_t history;                   //  "hist" earlier tool calls of the conversation, JSON (REQ, START)
 } sl_msg_t;
 
 //  Where a stage library puts its output: called once per message produced.

@@ -122,6 +122,20 @@ sl_req_keep (sl_req_t *self, const char *data, size_t len)
     return sl_buf_str (b);
 }
 
+void
+sl_req_set_text (sl_part_t *part, json_t *value)
+{
+    part->text = sl_req_str (value);
+    part->source = json_is_string (value) ? value : NULL;
+}
+
+void
+sl_req_set_source (sl_part_t *result, json_t *holder, const char *key)
+{
+    result->source = json_is_object (holder) ? holder : NULL;
+    result->source_key = key;
+}
+
 sl_str_t
 sl_req_keep_json (sl_req_t *self, json_t *value)
 {
@@ -352,6 +366,96 @@ sl_req_call_name (const sl_req_t *self, sl_str_t call_id)
                 return m->parts [j].name;
     }
     return SL_STR_NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Changes a request policy makes
+
+//  Rewrite every string inside a JSON value (not its keys). True when
+//  anything changed.
+static bool
+s_edit_strings (json_t *value, sl_req_edit_fn *fn, void *arg, int depth)
+{
+    bool changed = false;
+    if (depth > 64)
+        return false;                   //  jansson's own nesting limit is lower
+    if (json_is_string (value)) {
+        sl_buf_t out = { 0 };
+        if (fn (arg, sl_req_str (value), &out)) {
+            json_string_setn_nocheck (value, out.data ? out.data : "", out.len);
+            changed = true;
+        }
+        sl_buf_free (&out);
+    }
+    else
+    if (json_is_object (value)) {
+        const char *key;
+        json_t *member;
+        json_object_foreach (value, key, member)
+            changed |= s_edit_strings (member, fn, arg, depth + 1);
+    }
+    else
+    if (json_is_array (value)) {
+        size_t i;
+        json_t *elem;
+        json_array_foreach (value, i, elem)
+            changed |= s_edit_strings (elem, fn, arg, depth + 1);
+    }
+    return changed;
+}
+
+bool
+sl_req_edit_text (sl_req_t *self, sl_part_t *part, sl_req_edit_fn *fn, void *arg)
+{
+    bool changed;
+    if (json_is_string (part->source)) {
+        changed = s_edit_strings (part->source, fn, arg, 0);
+        if (changed)
+            part->text = sl_req_str (part->source);
+    }
+    else
+    if (part->source) {
+        changed = s_edit_strings (part->source, fn, arg, 0);
+        if (changed)
+            part->text = sl_req_keep_json (self, part->source);
+    }
+    else {
+        //  Made up by the parser: the model changes, the body cannot.
+        sl_buf_t out = { 0 };
+        changed = fn (arg, part->text, &out);
+        if (changed) {
+            part->text = sl_req_keep (self, out.data ? out.data : "", out.len);
+            self->edited_unsourced = true;
+        }
+        sl_buf_free (&out);
+    }
+    self->edited |= changed;
+    return changed;
+}
+
+void
+sl_req_replace_result (sl_req_t *self, sl_part_t *result, const char *text)
+{
+    sl_str_t kept = sl_req_keep (self, text, strlen (text));
+    s_parts_free (result->content, result->content_count);
+    result->content = NULL;
+    result->content_count = 0;
+    sl_part_t *p = sl_req_add_content (result, SL_PART_TEXT);
+    p->text = kept;
+    if (result->source && result->source_key) {
+        json_t *old = json_object_get (result->source, result->source_key);
+        json_t *notice = json_string (text);
+        if (json_is_object (old)) {
+            json_t *wrapped = json_object ();
+            json_object_set_new (wrapped, "output", notice);
+            notice = wrapped;
+        }
+        json_object_set_new (result->source, result->source_key, notice);
+        //  The tree owns the new value; the part reads the kept copy.
+    }
+    else
+        self->edited_unsourced = true;
+    self->edited = true;
 }
 
 //  --------------------------------------------------------------------------

@@ -4,7 +4,7 @@
     judge library and routes the judged stream to the emitters. The library
     is pure; this file gives it what it may not take itself:
 
-    - LLM judges: asks go to llm_client (libcurl multi in this reactor),
+    - LLM judges: asks go to sl_llm_client (libcurl multi in this reactor),
       outcomes come back through sl_judge_llm_done;
     - time: a monotonic clock for verdict latencies, and a periodic tick
       that lets the library send keep-alives for streams it holds back;
@@ -26,7 +26,7 @@
 #include "../../common/sl_router.h"
 #include "../../common/sl_service.h"
 #include "../../common/sl_stage.h"
-#include "llm_client.h"
+#include "../../common/sl_llm_client.h"
 #include "sl_judge.h"
 
 #define JUDGE_TICK_MIN_MS 10            //  keep-alive tick, at most this often
@@ -35,7 +35,7 @@ typedef struct {
     sl_service_t *svc;
     sl_judge_t *judge;
     sl_router_t *router;
-    llm_client_t *llm;
+    sl_llm_client_t *llm;
     const char *policy_path;
     struct stat policy_stat;            //  of the file last loaded (change polling)
     sl_counter_t *unroutable;
@@ -116,13 +116,14 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
 static int
 s_ask (void *arg, const sl_judge_ask_t *ask)
 {
-    return llm_client_ask (((s_app_t *) arg)->llm, ask);
+    sl_llm_ask_t a = { .ticket = ask->ticket, .rule = ask->rule, .spec = ask->spec, .body = ask->body };
+    return sl_llm_client_ask (((s_app_t *) arg)->llm, &a);
 }
 
 static void
 s_cancel (void *arg, uint64_t ticket)
 {
-    llm_client_cancel (((s_app_t *) arg)->llm, ticket);
+    sl_llm_client_cancel (((s_app_t *) arg)->llm, ticket);
 }
 
 static void
@@ -312,7 +313,7 @@ main (int argc, char **argv)
     sl_policy_unref (&policy);
     app.router = sl_router_new (loop, sl_service_name (svc), sl_service_incarnation (svc));
     sl_router_set_metrics (app.router, m, "emitter");
-    app.llm = llm_client_new (loop, m, s_llm_done, s_flush, &app);
+    app.llm = sl_llm_client_new (loop, m, s_llm_done, s_flush, &app);
     sl_judge_set_llm (app.judge, s_ask, s_cancel, &app);
     sl_judge_set_clock (app.judge, s_clock, NULL);
     sl_judge_set_keepalive (app.judge, keepalive_ms * 1000);
@@ -339,7 +340,7 @@ main (int argc, char **argv)
     }
     int rc = stage ? sl_service_run (svc) : 1;
     sl_stage_destroy (&stage);
-    llm_client_destroy (&app.llm);
+    sl_llm_client_destroy (&app.llm);
     sl_router_destroy (&app.router);
     sl_judge_destroy (&app.judge);
     sl_service_destroy (&svc);

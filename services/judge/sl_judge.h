@@ -55,7 +55,7 @@
 #include <stdint.h>
 
 #include "../../proto/sl_msg.h"
-#include "sl_llm.h"
+#include "../../common/sl_llm.h"
 #include "sl_policy.h"
 
 #define SL_JUDGE_KEEPALIVE_US 2000000   //  default keep-alive interval (visible to the client)
