@@ -1,5 +1,14 @@
 /*  gateway.c - client HTTP, request jobs, frame delivery (see gateway.h).
 
+    Requests are judged here when the policy (--policy, the judge's
+    file) has request rules: the rules run in this reactor on the
+    normalized request (sl_reqjudge), LLM judges of tool results over
+    curl multi in the same loop (sl_llm_client, answers kept by content
+    in sl_llm_cache), and the job leaves only once every part is decided,
+    carrying the verdicts, the policy's id and, when the policy has
+    history conditions, the conversation's earlier calls. A policy without
+    request rules changes nothing on this path.
+
     Every answer the gateway writes itself (a refused request, an unknown
     endpoint, a body over the limit, a missing client key) is an error
     body of the client's dialect, made by the same renderer the emitter
@@ -11,6 +20,7 @@
 #include "gateway.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +35,10 @@
 #include "../../common/dialects/sl_models.h"
 #include "../../common/dialects/sl_clientkey.h"
 #include "../../common/dialects/sl_request.h"
+#include "../../common/sl_llm_cache.h"
+#include "../../common/sl_llm_client.h"
+#include "../judge/sl_policyfile.h"
+#include "sl_reqjudge.h"
 
 #define GATEWAY_ACK_MS 100              //  period of the acks of every live stream
 #define GATEWAY_MAX_CLIENT_KEYS 256     //  keys accepted from SLUICE_CLIENT_KEYS
@@ -48,7 +62,20 @@ typedef struct {
     int resends;                        //  times the job went to another ingest
     sl_msg_t *alone;                    //  an ALONE frame waiting for the bytes before it to go
     int64_t alone_since_us;
+    //  Until the job leaves (the request policy may be asking LLM judges)
+    bool dispatched;                    //  the job went to an ingest
+    sl_request_t parsed;                //  the request, owned until the job leaves
+    sl_buf_t headers;                   //  its headers for the policy, JSON
+    sl_policy_t *policy;                //  the version it is judged under
+    sl_reqjudge_t *rj;                  //  its request judge, when the policy has request rules
 } s_stream_t;
+
+//  An LLM judge asked about a part of a request.
+typedef struct {
+    uint64_t ticket;
+    uint8_t sid [SL_SID_SIZE];
+    size_t ask;                         //  the ask's index in the stream's request judge
+} s_ticket_t;
 
 struct _gateway_t {
     gateway_config_t config;
@@ -79,6 +106,19 @@ struct _gateway_t {
     sl_counter_t *untranslated;         //  requests refused: something they need cannot cross
     sl_metrics_t *metrics;              //  for the translation drop counters, made as they come
     sl_codec_t *codec;
+    sl_policyfile_t *policy;            //  the running policy (request rules, history)
+    sl_counter_t *reloads;
+    sl_counter_t *reloads_failed;
+    sl_counter_t *verdicts [SL_ACT_MAX][SL_CHK_MAX];    //  request verdicts
+    sl_counter_t *denied;               //  requests refused by the request policy
+    sl_histo_t *judge_latency;          //  request to its last request verdict
+    sl_llm_client_t *llm;               //  LLM judges of tool results
+    sl_llm_cache_t *llm_cache;          //  their answers, by content
+    s_ticket_t *tickets;                //  asks in flight
+    size_t ticket_count;
+    size_t ticket_cap;
+    uint64_t next_ticket;
+    int watch_timer;
     int ack_timer;
     int alone_timer;                    //  while ALONE frames wait, -1 otherwise
 };
@@ -119,9 +159,34 @@ s_cancel (gateway_t *self, s_stream_t *s, const char *why)
     sl_counter_inc (self->cancels);
 }
 
+//  Forget the stream's asks in flight (stopping them).
+static void
+s_cancel_asks (gateway_t *self, s_stream_t *s)
+{
+    for (size_t i = 0; i < self->ticket_count;)
+        if (memcmp (self->tickets [i].sid, s->sid, SL_SID_SIZE) == 0) {
+            sl_llm_client_cancel (self->llm, self->tickets [i].ticket);
+            self->tickets [i] = self->tickets [--self->ticket_count];
+        }
+        else
+            i++;
+}
+
+//  Free what the stream held until its job left.
+static void
+s_stream_release (gateway_t *self, s_stream_t *s)
+{
+    s_cancel_asks (self, s);
+    sl_reqjudge_destroy (&s->rj);
+    sl_request_clear (&s->parsed);
+    sl_buf_free (&s->headers);
+    sl_policy_unref (&s->policy);
+}
+
 static void
 s_stream_forget (gateway_t *self, s_stream_t *s)
 {
+    s_stream_release (self, s);
     if (s->req)
         sl_http_req_set_data (s->req, NULL);
     sl_sidmap_remove (self->streams, s->sid);
@@ -317,7 +382,8 @@ s_on_ack_timer (zloop_t *loop, int timer_id, void *arg)
     size_t cursor = 0;
     s_stream_t *s;
     while ((s = sl_sidmap_next (self->streams, &cursor, NULL)))
-        s_ack (self, s, false);
+        if (s->dispatched)
+            s_ack (self, s, false);
     sl_router_flush (self->router);
     return 0;
 }
@@ -477,26 +543,15 @@ s_count_drops (gateway_t *self, const sl_request_t *parsed)
     }
 }
 
+//  Send the stream's job: the request as prepared, with what the request
+//  policy decided (its verdicts; refused: no upstream call, the ingest
+//  ends the stream with the refusal), the policy's id and, for history
+//  conditions, the conversation's earlier calls.
 static void
-s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
+s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdicts)
 {
-    s_stream_t *s = sl_xcalloc (1, sizeof *s);
-    s->gw = self;
-    s->req = req;
-    s->dialect = parsed->client_dialect;
-    s->started_us = zclock_usecs ();
-    sl_sid_new (s->sid);
-    sl_sidmap_put (self->streams, s->sid, s);
-    sl_http_req_set_data (req, s);
-    sl_counter_inc (self->streams_total);
-
-    sl_buf_t headers = { 0 };
-    s_hdr_walk_t walk = { &headers, true };
-    sl_http_req_headers (req, s_collect_header, &walk);
-    if (walk.first)
-        sl_buf_putc (&headers, '{');
-    sl_buf_putc (&headers, '}');
-
+    sl_http_req_t *req = s->req;
+    sl_request_t *parsed = &s->parsed;
     //  The client's own credential goes along only when sluice does not
     //  check client keys itself: then the client's key is sluice's, not
     //  the provider's.
@@ -504,6 +559,10 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
     if (!self->client_keys)
         sl_clientkey_line (sl_dialect_get (parsed->client_dialect), s_header, s_query, req, &auth);
     s_count_drops (self, parsed);
+    sl_policy_t *policy = s->policy ? s->policy : sl_policyfile_policy (self->policy);
+    sl_buf_t history = { 0 };
+    if (sl_policy_uses_history (policy))
+        sl_reqjudge_history (parsed->req, SL_REQJUDGE_HISTORY_CALLS, SL_REQJUDGE_HISTORY_BYTES, &history);
 
     sl_msg_t job;
     sl_msg_init (&job, SL_MSG_REQ);
@@ -519,17 +578,181 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
     job.reply_to = sl_str (sl_service_name (self->service));
     job.flags = (parsed->stream ? SL_F_STREAM : 0) | (parsed->include_usage ? SL_F_USAGE : 0);
     job.tools = sl_buf_str (&parsed->tools);
-    job.headers = sl_buf_str (&headers);
+    job.headers = sl_buf_str (&s->headers);
     job.last_user = sl_buf_str (&parsed->last_user);
     if (auth.len)
         job.auth = sl_buf_str (&auth);
+    //  The version the request was judged under, which the judge answers
+    //  under too (a process without a policy file names none).
+    if (sl_policyfile_has_file (self->policy))
+        job.policy = sl_str (sl_policy_id (policy));
+    if (verdicts && verdicts->len)
+        job.req_verdicts = sl_buf_str (verdicts);
+    if (history.len)
+        job.history = sl_buf_str (&history);
+    if (refusal) {
+        job.flags |= SL_F_DENIED;
+        job.body = SL_STR_NULL;
+        job.code = SL_STR_LIT ("policy_violation");
+        job.status = 403;
+        job.message = sl_str (refusal);
+    }
     //  Kept until the first frame: if its ingest dies before, the job goes
     //  to another one.
     sl_msg_encode (&job, &s->job);
     s_send (self, &job);
+    s->dispatched = true;
     sl_router_flush (self->router);
-    sl_buf_free (&headers);
     sl_buf_free (&auth);
+    sl_buf_free (&history);
+}
+
+//  Log and count a request verdict, like the judge does a call's.
+static void
+s_log_verdict (gateway_t *self, const uint8_t *sid, const sl_msg_t *v)
+{
+    if (v->action < SL_ACT_MAX && v->check < SL_CHK_MAX && self->verdicts [v->action][v->check])
+        sl_counter_inc (self->verdicts [v->action][v->check]);
+    char hex [SL_SID_HEX_SIZE];
+    sl_sid_hex (sid, hex);
+    char p [32] = "";
+    if (!isnan (v->probability))
+        snprintf (p, sizeof p, " p=%.3f", v->probability);
+    sl_log_info ("verdict", "sid=%.8s part=%.*s call_id=%.*s tool=%.*s action=%s check=%s rule=%.*s latency_us=%u"
+                 " judge=%.*s%s reason=%.*s", hex, (int) v->part.len, v->part.ptr,
+                 (int) v->id.len, v->id.ptr ? v->id.ptr : "", (int) v->name.len, v->name.ptr ? v->name.ptr : "",
+                 sl_action_name (v->action), sl_check_name (v->check),
+                 (int) v->rule.len, v->rule.ptr ? v->rule.ptr : "-", v->latency_us,
+                 (int) v->judge_model.len, v->judge_model.ptr ? v->judge_model.ptr : "-", p,
+                 (int) v->reason.len, v->reason.ptr ? v->reason.ptr : "");
+}
+
+//  Every part of the request is decided: apply, log, and send the job.
+static void
+s_request_judged (gateway_t *self, s_stream_t *s)
+{
+    const char *refusal = sl_reqjudge_refusal (s->rj);
+    size_t count = sl_reqjudge_verdicts (s->rj);
+    for (size_t i = 0; i < count; i++) {
+        sl_msg_t v;
+        sl_reqjudge_verdict (s->rj, i, &v);
+        s_log_verdict (self, s->sid, &v);
+    }
+    sl_histo_observe (self->judge_latency, (double) (zclock_usecs () - s->started_us) / 1e6);
+    if (!refusal && sl_reqjudge_changed (s->rj) && sl_request_refresh (&s->parsed)) {
+        sl_counter_inc (self->refused);
+        s_respond_error (s->req, s->dialect, s->parsed.status, s->parsed.error_type,
+                         sl_buf_cstr (&s->parsed.error_message));
+        s_stream_forget (self, s);
+        return;
+    }
+    if (refusal)
+        sl_counter_inc (self->denied);
+    sl_buf_t verdicts = { 0 };
+    sl_reqjudge_encode (s->rj, s->sid, &verdicts);
+    s_send_job (self, s, refusal, &verdicts);
+    sl_buf_free (&verdicts);
+    s_stream_release (self, s);
+}
+
+//  Ask the LLM judges a request's parts need: from the cache when the
+//  same content was asked about before, else over HTTP.
+static void
+s_ask_judges (gateway_t *self, s_stream_t *s, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const sl_reqjudge_ask_t *ask = sl_reqjudge_ask (s->rj, i);
+        sl_llm_result_t kept = { 0 };
+        if (sl_llm_cache_get (self->llm_cache, ask->rule, ask->body, &kept)) {
+            sl_reqjudge_done (s->rj, i, &kept, true, zclock_usecs ());
+            sl_llm_result_clear (&kept);
+            continue;
+        }
+        sl_llm_ask_t a = { .ticket = ++self->next_ticket, .rule = ask->rule, .spec = ask->spec, .body = ask->body };
+        if (sl_llm_client_ask (self->llm, &a)) {
+            sl_llm_result_t failed = { 0 };
+            sl_llm_result_fail (&failed, SL_CHK_ERROR, "the request to the judge could not be started");
+            sl_reqjudge_done (s->rj, i, &failed, false, zclock_usecs ());
+            sl_llm_result_clear (&failed);
+            continue;
+        }
+        if (self->ticket_count == self->ticket_cap) {
+            self->ticket_cap = self->ticket_cap ? 2 * self->ticket_cap : 16;
+            self->tickets = sl_xrealloc (self->tickets, self->ticket_cap * sizeof (s_ticket_t));
+        }
+        s_ticket_t *t = &self->tickets [self->ticket_count++];
+        t->ticket = a.ticket;
+        memcpy (t->sid, s->sid, SL_SID_SIZE);
+        t->ask = i;
+    }
+}
+
+static void
+s_llm_done (void *arg, uint64_t ticket, const sl_llm_result_t *result)
+{
+    gateway_t *self = arg;
+    for (size_t i = 0; i < self->ticket_count; i++) {
+        if (self->tickets [i].ticket != ticket)
+            continue;
+        s_ticket_t t = self->tickets [i];
+        self->tickets [i] = self->tickets [--self->ticket_count];
+        s_stream_t *s = sl_sidmap_get (self->streams, t.sid);
+        if (!s || !s->rj)
+            return;
+        const sl_reqjudge_ask_t *ask = sl_reqjudge_ask (s->rj, t.ask);
+        if (ask)
+            sl_llm_cache_put (self->llm_cache, ask->rule, ask->body, result);
+        sl_reqjudge_done (s->rj, t.ask, result, false, zclock_usecs ());
+        if (!sl_reqjudge_pending (s->rj))
+            s_request_judged (self, s);
+        return;
+    }
+}
+
+static void
+s_llm_after (void *arg)
+{
+    gateway_t *self = arg;
+    sl_router_flush (self->router);
+    sl_httpd_run (self->httpd);
+}
+
+static void
+s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
+{
+    s_stream_t *s = sl_xcalloc (1, sizeof *s);
+    s->gw = self;
+    s->req = req;
+    s->dialect = parsed->client_dialect;
+    s->started_us = zclock_usecs ();
+    sl_sid_new (s->sid);
+    sl_sidmap_put (self->streams, s->sid, s);
+    sl_http_req_set_data (req, s);
+    sl_counter_inc (self->streams_total);
+    //  The stream holds the request until its job leaves.
+    s->parsed = *parsed;
+    memset (parsed, 0, sizeof *parsed);
+
+    s_hdr_walk_t walk = { &s->headers, true };
+    sl_http_req_headers (req, s_collect_header, &walk);
+    if (walk.first)
+        sl_buf_putc (&s->headers, '{');
+    sl_buf_putc (&s->headers, '}');
+
+    sl_policy_t *policy = sl_policyfile_policy (self->policy);
+    if (sl_policy_request_count (policy) == 0) {
+        s_send_job (self, s, NULL, NULL);       //  nothing to judge here: today's path
+        s_stream_release (self, s);
+        return;
+    }
+    //  Judged under this version to the end, whatever reloads meanwhile.
+    s->policy = sl_policy_ref (policy);
+    s->rj = sl_reqjudge_new (policy, s->parsed.req, sl_buf_str (&s->headers));
+    size_t asks = sl_reqjudge_run (s->rj, s->started_us);
+    if (asks)
+        s_ask_judges (self, s, asks);
+    if (!sl_reqjudge_pending (s->rj))
+        s_request_judged (self, s);
 }
 
 static void
@@ -692,6 +915,62 @@ s_buffered (void *arg)
     return (double) total;
 }
 
+//  --------------------------------------------------------------------------
+//  The policy
+
+static void
+s_reload (void *arg)
+{
+    gateway_t *self = arg;
+    char *error = NULL;
+    if (sl_policyfile_reload (self->policy, &error)) {
+        sl_counter_inc (self->reloads_failed);
+        sl_log_error ("policy_invalid", "%s", error ? error : "?");
+        sl_log_warn ("policy_kept", "the running policy stays in force");
+        free (error);
+        return;
+    }
+    sl_counter_inc (self->reloads);
+    sl_policy_t *policy = sl_policyfile_policy (self->policy);
+    sl_log_info ("policy_loaded", "%s: %d request rules, history %s, id=%s", sl_policy_name (policy),
+                 sl_policy_request_count (policy), sl_policy_uses_history (policy) ? "yes" : "no",
+                 sl_policy_id (policy));
+}
+
+static int
+s_on_watch (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    gateway_t *self = arg;
+    if (sl_policyfile_changed (self->policy)) {
+        sl_log_info ("reload", "policy file changed");
+        s_reload (self);
+    }
+    return 0;
+}
+
+static void
+s_policy_metrics (gateway_t *self, sl_metrics_t *m)
+{
+    self->reloads = sl_metrics_counter (m, "sluice_policy_reloads_total", NULL,
+                                        "Policies loaded after the first (SIGHUP, file change)");
+    self->reloads_failed = sl_metrics_counter (m, "sluice_policy_reload_failures_total", NULL,
+                                               "Policy reloads rejected (the old policy stayed)");
+    for (int a = SL_ACT_ALLOW; a < SL_ACT_MAX; a++)
+        for (int c = 0; c < SL_CHK_MAX; c++) {
+            char labels [64];
+            snprintf (labels, sizeof labels, "action=\"%s\",check=\"%s\"", sl_action_name (a), sl_check_name (c));
+            self->verdicts [a][c] = sl_metrics_counter (m, "sluice_request_verdicts_total", labels,
+                                                        "Request verdicts by action and by whether the check ran");
+        }
+    self->denied = sl_metrics_counter (m, "sluice_requests_denied_total", NULL,
+                                       "Requests the request policy refused (403)");
+    self->judge_latency = sl_metrics_histogram (m, "sluice_request_judge_seconds", NULL,
+                                                "Time from a request to its last request verdict",
+                                                sl_metrics_latency_bounds, sl_metrics_latency_bounds_count);
+}
+
 gateway_t *
 gateway_new (sl_service_t *service, const gateway_config_t *config)
 {
@@ -699,8 +978,28 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     self->config = *config;
     self->service = service;
     self->streams = sl_sidmap_new ();
+    self->watch_timer = -1;
     zloop_t *loop = sl_service_loop (service);
     sl_metrics_t *m = sl_service_metrics (service);
+    char *error = NULL;
+    self->policy = sl_policyfile_new (config->policy_path, &error);
+    if (!self->policy) {
+        sl_log_error ("policy_invalid", "%s", error ? error : "?");
+        free (error);
+        sl_sidmap_destroy (&self->streams);
+        free (self);
+        return NULL;
+    }
+    sl_policy_t *policy = sl_policyfile_policy (self->policy);
+    sl_log_info ("policy_loaded", "%s: %d request rules, history %s, id=%s", sl_policy_name (policy),
+                 sl_policy_request_count (policy), sl_policy_uses_history (policy) ? "yes" : "no",
+                 sl_policy_id (policy));
+    s_policy_metrics (self, m);
+    self->llm = sl_llm_client_new (loop, m, s_llm_done, s_llm_after, self);
+    self->llm_cache = sl_llm_cache_new (SL_LLM_CACHE_DEFAULT);
+    if (sl_policyfile_has_file (self->policy) && config->watch_ms > 0)
+        self->watch_timer = zloop_timer (loop, (size_t) config->watch_ms, 0, s_on_watch, self);
+    sl_service_on_reload (service, s_reload, self);
     for (int d = SL_DIALECT_OPENAI; d < SL_DIALECT_MAX; d++) {
         char labels [64];
         snprintf (labels, sizeof labels, "dialect=\"%s\"", sl_dialect_name (d));
@@ -802,11 +1101,18 @@ gateway_destroy (gateway_t **self_p)
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);
     for (size_t i = 0; i < count; i++) {
+        s_stream_release (self, streams [i]);
         sl_buf_free (&((s_stream_t *) streams [i])->job);
         free (streams [i]);
     }
     free (streams);
     sl_sidmap_destroy (&self->streams);
+    sl_llm_client_destroy (&self->llm);
+    sl_llm_cache_destroy (&self->llm_cache);
+    free (self->tickets);
+    if (self->watch_timer >= 0)
+        zloop_timer_end (sl_service_loop (self->service), self->watch_timer);
+    sl_policyfile_destroy (&self->policy);
     sl_stage_destroy (&self->stage);
     if (self->ack_timer > 0)
         zloop_timer_end (sl_service_loop (self->service), self->ack_timer);

@@ -30,6 +30,8 @@ typedef struct {
     long request_timeout_ms;            //  a request's head and body within this
     const char *client_keys;            //  accepted client keys, comma-separated ("" : no check)
     sl_routes_t *routes;                //  what GET /v1/models lists; borrowed, outlives the gateway
+    const char *policy_path;            //  the policy file (request rules, history), "" for none
+    long watch_ms;                      //  how often the policy file is checked for changes, 0: SIGHUP only
 } gateway_config_t;
 
 gateway_t *gateway_new (sl_service_t *service, const gateway_config_t *config);

@@ -887,7 +887,26 @@ s_start (ingest_t *self, const sl_msg_t *req, sl_str_t peer)
     start.body = SL_STR_NULL;
     start.auth = SL_STR_NULL;           //  credentials stop here
     start.provider = p ? sl_str (p->name) : SL_STR_NULL;
+    start.flags &= ~SL_F_DENIED;
+    start.code = start.message = SL_STR_NULL;
+    start.status = 0;
     s_send (s, &start);
+
+    if (req->flags & SL_F_DENIED) {
+        //  The request policy refused it at the gateway: no upstream call.
+        //  The stream still runs the pipeline, so its verdicts reach the
+        //  taps and the client gets the refusal in its dialect.
+        sl_msg_t m;
+        sl_msg_init (&m, SL_MSG_ERROR);
+        m.code = req->code.ptr ? req->code : SL_STR_LIT ("policy_violation");
+        m.message = req->message;
+        m.status = req->status ? req->status : 403;
+        m.flags = SL_F_RETRYABLE;       //  nothing reached the client
+        s_send (s, &m);
+        s_send_end (s);
+        s_stream_done (s);
+        return;
+    }
 
     s->decoder = sl_decoder_new (s->dialect);
     if (!s->decoder || !p) {

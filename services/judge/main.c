@@ -45,6 +45,7 @@ typedef struct {
     sl_counter_t *keepalives;
     sl_counter_t *verdicts [SL_ACT_MAX][SL_CHK_MAX];
     sl_histo_t *decision_latency;
+    sl_counter_t *skew;                 //  streams that named a policy version not kept here
 } s_app_t;
 
 static int64_t
@@ -75,7 +76,8 @@ static void
 s_emit (void *arg, const sl_msg_t *msg)
 {
     s_app_t *app = arg;
-    if (msg->type == SL_MSG_VERDICT) {
+    if (msg->type == SL_MSG_VERDICT && !msg->part.ptr) {
+        //  (a request's verdicts were counted and logged by the gateway)
         if (msg->action < SL_ACT_MAX && msg->check < SL_CHK_MAX && app->verdicts [msg->action][msg->check])
             sl_counter_inc (app->verdicts [msg->action][msg->check]);
         sl_histo_observe (app->decision_latency, msg->latency_us / 1e6);
@@ -108,6 +110,11 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
     if (msg->type == SL_MSG_START)
         sl_counter_inc (app->streams_total);
     sl_judge_feed (app->judge, msg, s_emit, app);
+    if (msg->type == SL_MSG_START && sl_judge_skew (app->judge) > (uint64_t) app->skew->value) {
+        sl_counter_inc (app->skew);
+        sl_log_warn ("policy_version_skew", "a stream names policy %.*s, which this judge does not have: "
+                     "it runs the current one", (int) msg->policy.len, msg->policy.ptr ? msg->policy.ptr : "");
+    }
 }
 
 //  --------------------------------------------------------------------------
@@ -234,6 +241,9 @@ s_metrics (s_app_t *app, sl_metrics_t *m)
                                        "Policies loaded after the first (SIGHUP, file change)");
     app->reloads_failed = sl_metrics_counter (m, "sluice_policy_reload_failures_total", NULL,
                                               "Policy reloads rejected (the old policy stayed)");
+    app->skew = sl_metrics_counter (m, "sluice_policy_version_skew_total", NULL,
+                                    "Streams whose request was judged under a policy version this judge "
+                                    "does not have (judged under its current one)");
     app->keepalives = sl_metrics_counter (m, "sluice_keepalives_total", NULL,
                                           "Keep-alive events sent for held streams");
     for (int a = SL_ACT_ALLOW; a < SL_ACT_MAX; a++)

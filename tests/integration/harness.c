@@ -448,6 +448,10 @@ stack_start (const stack_opts_t *opts)
     const char *gw_args [32] = { "--http-host", "127.0.0.1", "--http-port", "0", "--bind", s->gateway_inbox,
                                  "--next", next, "--metrics-port", "0", "--keys", s->keys, NULL };
     s_append_args (gw_args, 32, s->routes_path [0] ? routes_args : NULL);
+    //  The gateway reads the judge's policy too (its request rules).
+    const char *policy = s->policy_path [0] ? s->policy_path : opts && opts->policy ? opts->policy : "";
+    const char *policy_args [] = { "--policy", policy, NULL };
+    s_append_args (gw_args, 32, *policy ? policy_args : NULL);
     s_append_args (gw_args, 32, opts ? opts->gateway_args : NULL);
     s->gateway = proc_start_from (opts ? opts->gateway_bin_dir : NULL, s->dir, "gateway", "gateway", gw_args);
     if (!s_up (s->gateway, "\"listening\"", "http=127.0.0.1:", port, sizeof port)
