@@ -169,6 +169,7 @@ s_redact (void *arg, sl_str_t text, sl_buf_t *out)
         if (n) {
             ctx->matches [i] += n;
             cur = cur == 0 ? 1 : 0;
+            sl_buf_cstr (next);         //  regexec wants a NUL after the text
         }
     }
     if (cur >= 0)
@@ -194,6 +195,7 @@ s_result_text (s_entry_t *e)
         e->view.text = r->content [last].text;  //  the usual case: read in place
     else {
         sl_req_result_text (r, false, &e->own);
+        sl_buf_cstr (&e->own);          //  regexec wants a NUL after the text
         e->view.text = sl_buf_str (&e->own);
     }
     if (!e->view.text.ptr)
@@ -296,6 +298,7 @@ s_collect (sl_reqjudge_t *self)
             free (schema);
         }
         sl_buf_putc (&e->own, '}');
+        sl_buf_cstr (&e->own);
         e->view.text = sl_buf_str (&e->own);
     }
 }

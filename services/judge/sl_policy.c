@@ -2267,6 +2267,7 @@ sl_policy_redact (sl_policy_t *self, int rule, sl_str_t text, sl_buf_t *out)
         if (n) {
             total += n;
             cur = cur == 0 ? 1 : 0;
+            sl_buf_cstr (next);         //  the next pattern's regexec wants a NUL after
         }
     }
     if (total)
@@ -2296,6 +2297,7 @@ sl_policy_decide_part (sl_policy_t *self, const sl_rpart_t *part, sl_rdecision_t
             sl_buf_reset (next);
             if (sl_policy_redact (self, i, text, next)) {
                 cur ^= 1;
+                sl_buf_cstr (next);     //  regexec (and its sanitizer) want a NUL after
                 text = sl_buf_str (next);
             }
             continue;
