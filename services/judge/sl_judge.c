@@ -350,6 +350,40 @@ s_note_text (s_stream_t *s, sl_str_t text)
     s->texted = true;
 }
 
+static void s_emit (sl_judge_t *self, s_stream_t *s, sl_msg_t *msg);
+
+//  Text rules (on: text) over a text block that went out: a verdict that
+//  flags it (the text is never held, so nothing else can be done).
+static void
+s_flag_text (sl_judge_t *self, s_stream_t *s, const sl_msg_t *end)
+{
+    //  The rules read a text with a NUL after it; a message's is a slice.
+    sl_buf_t text = { 0 };
+    sl_buf_append_str (&text, end->text);
+    sl_buf_cstr (&text);
+    sl_rpart_t part = { .kind = SL_RPART_TEXT, .text = sl_buf_str (&text),
+                        .model = s->start->model, .headers = s->start->headers };
+    sl_rdecision_t rd;
+    sl_policy_decide_part (s->policy, &part, &rd);
+    if (rd.decision.check == SL_CHK_RAN) {
+        sl_msg_t v;
+        sl_msg_init (&v, SL_MSG_VERDICT);
+        v.index = end->index;
+        v.action = SL_ACT_ALLOW;
+        v.check = SL_CHK_RAN;
+        v.rule = sl_str (rd.decision.rule);
+        sl_buf_t reason = { 0 };
+        sl_buf_printf (&reason, "%s: flagged (text is not held: it went to the client)",
+                       rd.decision.reason ? rd.decision.reason : "");
+        v.reason = sl_buf_str (&reason);
+        v.latency_us = 0;
+        s_emit (self, s, &v);
+        sl_buf_free (&reason);
+    }
+    sl_rdecision_clear (&rd);
+    sl_buf_free (&text);
+}
+
 //  Pass a message on, with block indices closed up over removed blocks and
 //  the finish reason fixed when no tool call is left.
 static void
@@ -368,6 +402,9 @@ s_forward (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
     s_emit (self, s, &m);
     if (m.type == SL_MSG_END)
         s->ended = true;
+    if (m.type == SL_MSG_BLOCK && m.kind == SL_B_END && m.block == SL_BK_TEXT && !(m.flags & SL_F_REPLACED)
+    &&  sl_policy_text_count (s->policy))
+        s_flag_text (self, s, &m);
 }
 
 static void

@@ -109,6 +109,7 @@ typedef struct {
 typedef struct {
     char *id;
     bool on_request;                    //  on: request (else a tool call of the response)
+    bool on_text;                       //  on: text: a text block of the response (a flag)
     unsigned parts;                     //  request: bit (1 << sl_rpart_kind_t) per kind it judges
     s_matcher_t *texts;                 //  request: tests on the part's text
     int text_count;
@@ -149,6 +150,7 @@ struct _sl_policy_t {
     bool uses_schema;
     int llm_count;
     int request_count;                  //  rules on: request
+    int text_count;                     //  rules on: text
     bool uses_history;                  //  some rule has a history condition
     char id [SL_POLICY_ID_SIZE];        //  short digest of the text (sl_policy_id)
 };
@@ -341,6 +343,7 @@ sl_policy_id (sl_policy_t *self)
 }
 
 int sl_policy_request_count (sl_policy_t *self) { return self->request_count; }
+int sl_policy_text_count (sl_policy_t *self) { return self->text_count; }
 bool sl_policy_uses_history (sl_policy_t *self) { return self->uses_history; }
 
 const char *
@@ -844,7 +847,7 @@ s_parse_parts (s_ctx_t *ctx, yaml_node_t *node, unsigned *out)
     for (int i = 0; rc == 0 && i < list.count; i++) {
         int kind = 0;
         for (int k = 1; k < SL_RPART_MAX; k++)
-            if (strcmp (list.names [i], names [k]) == 0)
+            if (names [k] && strcmp (list.names [i], names [k]) == 0)
                 kind = k;
         if (!kind) {
             s_error_at (ctx, node, "part must be system, user, assistant, tool_result or tool, or a list of them");
@@ -1141,11 +1144,13 @@ s_parse_rule_field (s_ctx_t *ctx, yaml_node_t *k, yaml_node_t *v, const char *ke
         return s_parse_edits (ctx, v, key [0] == 's', r);
     if (strcmp (key, "on") == 0) {
         const char *v_on = s_scalar (v);
-        if (!v_on || (strcmp (v_on, "request") != 0 && strcmp (v_on, "response") != 0)) {
-            s_error_at (ctx, v, "on must be request or response");
+        if (!v_on || (strcmp (v_on, "request") != 0 && strcmp (v_on, "response") != 0
+                      && strcmp (v_on, "text") != 0)) {
+            s_error_at (ctx, v, "on must be request, response (a tool call, the default) or text");
             return -1;
         }
         r->on_request = strcmp (v_on, "request") == 0;
+        r->on_text = strcmp (v_on, "text") == 0;
         return 0;
     }
     if (strcmp (key, "part") == 0)
@@ -1258,6 +1263,18 @@ s_parse_rule (s_ctx_t *ctx, yaml_node_t *node, s_rule_t *r)
     }
     if (r->on_request)
         return s_check_request_rule (ctx, node, r, has_action);
+    if (r->on_text) {
+        if (r->action != SL_ACT_ALLOW || r->llm || r->parts || r->tools.count || r->is_error != FLAG_ANY
+        ||  r->redact_count || r->arg_count || r->args_invalid != FLAG_ANY || r->args_repaired != FLAG_ANY
+        ||  r->schema_violation != FLAG_ANY || r->incomplete != FLAG_ANY || r->cuts || r->max_calls >= 0
+        ||  r->edit_count || r->history_count) {
+            s_error_at (ctx, node, "rule '%s': on: text flags the response's text, which has gone to the "
+                        "client already: text, size, model and headers, and action allow", r->id);
+            return -1;
+        }
+        r->parts = 1u << SL_RPART_TEXT;
+        return 0;
+    }
     if (r->parts || r->text_count || r->size || r->is_error != FLAG_ANY || r->redact_count) {
         s_error_at (ctx, node, "rule '%s': part, text, size, is_error and redact judge a request "
                     "(on: request)", r->id);
@@ -1316,6 +1333,8 @@ s_parse_rules (s_ctx_t *ctx, yaml_node_t *v, sl_policy_t *self)
             self->llm_count++;
         if (r->on_request)
             self->request_count++;
+        if (r->on_text)
+            self->text_count++;
         if (r->history_count)
             self->uses_history = true;
     }
@@ -1786,8 +1805,8 @@ s_rule_matches (const s_rule_t *r, s_eval_t *e, sl_buf_t *detail)
 {
     const sl_call_t *c = e->call;
     sl_cut_t cut = s_cut (c);
-    if (r->on_request)
-        return false;                   //  a rule for the request, not for calls
+    if (r->on_request || r->on_text)
+        return false;                   //  a rule for the request or the text, not for calls
     if (r->tools.count && !s_names_match (&r->tools, c->name))
         return false;
     if (r->incomplete != FLAG_ANY && (r->incomplete == FLAG_YES) != (cut != SL_CUT_NONE))
@@ -2009,7 +2028,7 @@ static bool
 s_concerns (sl_policy_t *self, sl_str_t name)
 {
     for (int i = 0; i < self->rule_count; i++)
-        if (!self->rules [i].on_request
+        if (!self->rules [i].on_request && !self->rules [i].on_text
         &&  (!self->rules [i].tools.count || s_names_match (&self->rules [i].tools, name)))
             return true;
     return false;
@@ -2180,7 +2199,8 @@ sl_decision_clear (sl_decision_t *decision)
 static bool
 s_part_matches (const s_rule_t *r, const sl_rpart_t *part, sl_str_t text)
 {
-    if (!r->on_request || part->kind <= 0 || part->kind >= SL_RPART_MAX || !(r->parts & (1u << part->kind)))
+    if (!(r->on_request || r->on_text) || part->kind <= 0 || part->kind >= SL_RPART_MAX
+    ||  !(r->parts & (1u << part->kind)))
         return false;
     if (r->tools.count && !s_names_match (&r->tools, part->tool))
         return false;

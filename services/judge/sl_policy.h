@@ -44,6 +44,11 @@
     Request rules are evaluated where the request is (the gateway), with
     the same parsed policy as the judge.
 
+    Text rules (on: text) flag a text block of the response once it is
+    complete (sl_rpart_t kind TEXT): the text has gone to the client
+    already (the judge never holds text), so their only action is allow,
+    and what they add is a verdict naming the rule.
+
     History conditions (history: in a response rule) test the tool calls
     the request's conversation made before (sl_call_t.history): the rule
     holds only when, for each entry, some earlier call matches its tool
@@ -105,6 +110,8 @@ typedef enum {
     SL_RPART_ASSISTANT,                 //  the text of an earlier answer of the model
     SL_RPART_TOOL_RESULT,               //  what a tool returned (its content as text)
     SL_RPART_TOOL,                      //  a tool definition (its JSON)
+    SL_RPART_TEXT,                      //  the response: a text block the model streamed
+                                        //  (on: text rules, which flag: text is never held)
     SL_RPART_MAX
 } sl_rpart_kind_t;
 
@@ -160,6 +167,8 @@ const char *sl_policy_name (sl_policy_t *self);
 const char *sl_policy_id (sl_policy_t *self);
 //  Rules that judge requests (on: request).
 int sl_policy_request_count (sl_policy_t *self);
+//  Rules that flag the response's text (on: text).
+int sl_policy_text_count (sl_policy_t *self);
 //  True when some response rule has a history condition (the gateway then
 //  sends the conversation's earlier calls along).
 bool sl_policy_uses_history (sl_policy_t *self);
@@ -196,7 +205,9 @@ void sl_decision_clear (sl_decision_t *decision);
 //  then sl_policy_conclude_part.
 void sl_policy_decide_part (sl_policy_t *self, const sl_rpart_t *part, sl_rdecision_t *out);
 //  Replace every match of a redact rule's patterns in text: the new text
-//  goes to out; returns the number of matches (0: out untouched).
+//  goes to out; returns the number of matches (0: out untouched). Texts
+//  given to the rules (here and in sl_rpart_t) are followed by a NUL, as
+//  jansson's strings and sl_buf_cstr's are: regexec's callers may read it.
 size_t sl_policy_redact (sl_policy_t *self, int rule, sl_str_t text, sl_buf_t *out);
 //  Append the prompt of the rule's LLM judge about part.
 void sl_policy_llm_prompt_part (sl_policy_t *self, int rule, const sl_rpart_t *part, sl_buf_t *out);

@@ -387,3 +387,83 @@ Test (sl_policy_request, refused_policies)
         free (error);
     }
 }
+
+Test (sl_policy_request, text_rules_flag)
+{
+    sl_policy_t *p = s_policy ("rules:\n"
+                               "  - {id: t, on: text, text: {regex: 'AKIA[0-9A-Z]{16}'}, action: allow}\n"
+                               "  - {id: r, on: request, action: terminate, text: {contains: AKIA}}\n");
+    cr_expect_eq (sl_policy_text_count (p), 1);
+    cr_expect_eq (sl_policy_request_count (p), 1, "a text rule is no request rule");
+    cr_expect_str_eq (s_decides (p, s_text (SL_RPART_TEXT, "AKIAABCDEFGHIJKLMNOP")), "t");
+    cr_expect_str_eq (s_decides (p, s_text (SL_RPART_TEXT, "nothing")), "");
+    cr_expect_str_eq (s_decides (p, s_text (SL_RPART_USER, "AKIAABCDEFGHIJKLMNOP")), "r", "text rules judge no request");
+    sl_policy_unref (&p);
+    char *error = s_refused ("rules:\n  - {id: t, on: text, action: block}\n");
+    cr_expect_not_null (error, "a text rule only flags");
+    free (error);
+    error = s_refused ("rules:\n  - {id: t, on: request, part: text, action: terminate}\n");
+    cr_expect_not_null (error, "text is no part of a request");
+    free (error);
+}
+
+Test (sl_policy_request, shipped_presets)
+{
+    const char *files [] = { "deploy/policies/secrets.yaml", "deploy/policies/injection.yaml" };
+    for (size_t i = 0; i < sizeof files / sizeof files [0]; i++) {
+        char *error = NULL;
+        sl_policy_t *p = sl_policy_load (files [i], &error);
+        cr_assert_not_null (p, "%s: %s", files [i], error ? error : "");
+        cr_expect_gt (sl_policy_request_count (p), 0);
+        sl_policy_unref (&p);
+    }
+    sl_policy_t *p = sl_policy_load ("deploy/policies/secrets.yaml", &(char *) { NULL });
+    cr_assert_not_null (p);
+    struct { const char *text; const char *placeholder; } secrets [] = {
+        { "id AKIAIOSFODNN7EXAMPLE", "[REDACTED:aws-key]" },
+        { "tok ghp_0123456789abcdefghijklmnopqrstuvwxyz ok", "[REDACTED:github-token]" },
+        { "k=sk-ant-api03-abcdefghijklmnopqrstuvwxyz", "[REDACTED:anthropic-key]" },
+        { "k=sk-proj-abcdefghijklmnopqrstuvwxyz0123", "[REDACTED:openai-key]" },
+        { "AIzaSyA1234567890abcdefghijklmnopqrstuv", "[REDACTED:google-key]" },
+        { "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----",
+          "[REDACTED:private-key]" },
+        { "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+          "[REDACTED:jwt]" },
+        { "DATABASE_PASSWORD=hunter2\nDEBUG=1", "[REDACTED:env-secret]" },
+    };
+    for (size_t i = 0; i < sizeof secrets / sizeof secrets [0]; i++) {
+        sl_rpart_t part = s_result ("read_file", secrets [i].text);
+        sl_rdecision_t rd;
+        sl_policy_decide_part (p, &part, &rd);
+        cr_expect_gt (rd.redact_count, 0, "a rule redacts: %s", secrets [i].text);
+        sl_buf_t a = { 0 }, b = { 0 };
+        sl_buf_append_str (&a, sl_str (secrets [i].text));
+        sl_buf_cstr (&a);
+        for (size_t k = 0; k < rd.redact_count; k++) {
+            sl_buf_reset (&b);
+            if (sl_policy_redact (p, rd.redacts [k], sl_buf_str (&a), &b)) {
+                sl_buf_reset (&a);
+                sl_buf_append_str (&a, sl_buf_str (&b));
+                sl_buf_cstr (&a);
+            }
+        }
+        cr_expect (strstr (sl_buf_cstr (&a), secrets [i].placeholder), "%s -> %s", secrets [i].text, sl_buf_cstr (&a));
+        sl_buf_free (&a);
+        sl_buf_free (&b);
+        sl_rdecision_clear (&rd);
+    }
+    //  The injection preset asks its judge about web and fetch tools only.
+    sl_policy_unref (&p);
+    p = sl_policy_load ("deploy/policies/injection.yaml", &(char *) { NULL });
+    cr_assert_not_null (p);
+    sl_rdecision_t rd;
+    sl_rpart_t part = s_result ("web_fetch", "hello");
+    sl_policy_decide_part (p, &part, &rd);
+    cr_expect_eq (rd.decision.action, SL_ACT_NONE, "asks the judge about web_fetch");
+    sl_rdecision_clear (&rd);
+    part = s_result ("read_file", "hello");
+    sl_policy_decide_part (p, &part, &rd);
+    cr_expect_eq (rd.decision.check, SL_CHK_DEFAULT, "not about read_file");
+    sl_rdecision_clear (&rd);
+    sl_policy_unref (&p);
+}
