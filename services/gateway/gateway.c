@@ -582,9 +582,10 @@ s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdi
     job.last_user = sl_buf_str (&parsed->last_user);
     if (auth.len)
         job.auth = sl_buf_str (&auth);
-    //  The version the request was judged under, which the judge answers
-    //  under too (a process without a policy file names none).
-    if (sl_policyfile_has_file (self->policy))
+    //  The version the request was judged under (its request rules, its
+    //  history), which the judge answers under too. A request the gateway
+    //  did not judge names none: the judge's current policy decides.
+    if (sl_policyfile_has_file (self->policy) && (s->rj || history.len))
         job.policy = sl_str (sl_policy_id (policy));
     if (verdicts && verdicts->len)
         job.req_verdicts = sl_buf_str (verdicts);
@@ -877,9 +878,11 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
     s_stream_t *s = sl_http_req_data (req);
     if (!s)
         return;
-    //  The response did not complete: the client left. Stop the upstream.
+    //  The response did not complete: the client left. Stop the upstream
+    //  (when the request went to one: it may still be being judged).
     s->req = NULL;
-    s_cancel (self, s, aborted ? "client disconnected" : "response closed");
+    if (s->dispatched)
+        s_cancel (self, s, aborted ? "client disconnected" : "response closed");
     sl_router_flush (self->router);
     s_stream_forget (self, s);
 }
