@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "../../common/sl_log.h"
@@ -28,6 +27,7 @@
 #include "../../common/sl_stage.h"
 #include "../../common/sl_llm_client.h"
 #include "sl_judge.h"
+#include "sl_policyfile.h"
 
 #define JUDGE_TICK_MIN_MS 10            //  keep-alive tick, at most this often
 
@@ -36,8 +36,7 @@ typedef struct {
     sl_judge_t *judge;
     sl_router_t *router;
     sl_llm_client_t *llm;
-    const char *policy_path;
-    struct stat policy_stat;            //  of the file last loaded (change polling)
+    sl_policyfile_t *policy;            //  the file, loaded and reloaded
     sl_counter_t *unroutable;
     sl_counter_t *streams_total;        //  stream starts (a replay starts again)
     sl_counter_t *reloads;
@@ -154,58 +153,33 @@ s_on_tick (zloop_t *loop, int timer_id, void *arg)
 //  --------------------------------------------------------------------------
 //  The policy
 
-//  Load the policy named on the command line (allow-all when none).
-static sl_policy_t *
-s_load_policy (s_app_t *app)
-{
-    if (!app->policy_path || !*app->policy_path)
-        return sl_policy_allow_all ();
-    struct stat st;
-    memset (&st, 0, sizeof st);
-    stat (app->policy_path, &st);
-    char *error = NULL;
-    sl_policy_t *policy = sl_policy_load (app->policy_path, &error);
-    //  Remember the file even when it is bad: polling then waits for the
-    //  next change instead of reporting the same error every second.
-    app->policy_stat = st;
-    if (!policy) {
-        sl_log_error ("policy_invalid", "%s", error);
-        free (error);
-    }
-    return policy;
-}
-
 static void
 s_reload (void *arg)
 {
     s_app_t *app = arg;
-    sl_policy_t *policy = s_load_policy (app);
-    if (!policy) {
+    char *error = NULL;
+    if (sl_policyfile_reload (app->policy, &error)) {
+        sl_log_error ("policy_invalid", "%s", error ? error : "?");
+        free (error);
         sl_counter_inc (app->reloads_failed);
         sl_log_warn ("policy_kept", "the running policy stays in force");
         return;
     }
+    sl_policy_t *policy = sl_policyfile_policy (app->policy);
     sl_judge_set_policy (app->judge, policy);
     sl_counter_inc (app->reloads);
-    sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge", sl_policy_name (policy),
-                 sl_policy_rule_count (policy), sl_policy_llm_count (policy));
-    sl_policy_unref (&policy);
+    sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge, id=%s", sl_policy_name (policy),
+                 sl_policy_rule_count (policy), sl_policy_llm_count (policy), sl_policy_id (policy));
 }
 
-//  Reload when the file changed: a new inode (editors and deploy tools
-//  replace files), a new modification time, or a new size.
+//  Reload when the file changed (sl_policyfile_changed).
 static int
 s_on_watch (zloop_t *loop, int timer_id, void *arg)
 {
     (void) loop;
     (void) timer_id;
     s_app_t *app = arg;
-    struct stat st;
-    if (stat (app->policy_path, &st) != 0)
-        return 0;                       //  being replaced; look again later
-    const struct stat *old = &app->policy_stat;
-    if (st.st_ino != old->st_ino || st.st_size != old->st_size
-    ||  st.st_mtim.tv_sec != old->st_mtim.tv_sec || st.st_mtim.tv_nsec != old->st_mtim.tv_nsec) {
+    if (sl_policyfile_changed (app->policy)) {
         sl_log_info ("reload", "policy file changed");
         s_reload (app);
     }
@@ -303,24 +277,27 @@ main (int argc, char **argv)
         sl_service_destroy (&svc);
         return 2;
     }
-    s_app_t app = { .svc = svc, .policy_path = policy_path };
-    sl_policy_t *policy = s_load_policy (&app);
-    if (!policy) {
+    s_app_t app = { .svc = svc };
+    char *error = NULL;
+    app.policy = sl_policyfile_new (policy_path, &error);
+    if (!app.policy) {
+        sl_log_error ("policy_invalid", "%s", error ? error : "?");
+        free (error);
         sl_service_destroy (&svc);
         return 2;
     }
     if (sl_service_start_bus (svc, &bus, "judge")) {
-        sl_policy_unref (&policy);
+        sl_policyfile_destroy (&app.policy);
         sl_service_destroy (&svc);
         return 2;
     }
-    sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge", sl_policy_name (policy),
-                 sl_policy_rule_count (policy), sl_policy_llm_count (policy));
+    sl_policy_t *policy = sl_policyfile_policy (app.policy);
+    sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge, id=%s", sl_policy_name (policy),
+                 sl_policy_rule_count (policy), sl_policy_llm_count (policy), sl_policy_id (policy));
     zloop_t *loop = sl_service_loop (svc);
     sl_metrics_t *m = sl_service_metrics (svc);
     s_metrics (&app, m);
     app.judge = sl_judge_new (policy);
-    sl_policy_unref (&policy);
     app.router = sl_router_new (loop, sl_service_name (svc), sl_service_incarnation (svc));
     sl_router_set_metrics (app.router, m, "emitter");
     app.llm = sl_llm_client_new (loop, m, s_llm_done, s_flush, &app);
@@ -336,7 +313,7 @@ main (int argc, char **argv)
         long tick = period / 4 > JUDGE_TICK_MIN_MS ? period / 4 : JUDGE_TICK_MIN_MS;
         zloop_timer (loop, (size_t) tick, 0, s_on_tick, &app);
     }
-    if (watch_ms > 0 && *policy_path)
+    if (watch_ms > 0 && sl_policyfile_has_file (app.policy))
         zloop_timer (loop, (size_t) watch_ms, 0, s_on_watch, &app);
     sl_service_on_reload (svc, s_reload, &app);
     sl_service_on_health (svc, s_health, &app);
@@ -353,6 +330,7 @@ main (int argc, char **argv)
     sl_llm_client_destroy (&app.llm);
     sl_router_destroy (&app.router);
     sl_judge_destroy (&app.judge);
+    sl_policyfile_destroy (&app.policy);
     sl_service_destroy (&svc);
     return rc;
 }
