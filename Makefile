@@ -6,12 +6,16 @@
 #   make memcheck   run the unit tests under valgrind
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (clang, libFuzzer)
 #   make bench      run the benchmarks (tests/bench/bench_*.c), then
-#                   sluice-bench against two stacks and the mock
+#                   sluice-bench against two stacks and the mock, then the
+#                   emitter's CPU with the audit's spool off and on
 #   make chaos      the kill-and-restart test alone, with its one-line summary
 #   make deps       install the Debian packages the build needs (root), or
 #                   print the command to do it
 #   make sdk-deps   install the official SDKs the SDK tests drive (npm, pinned
 #                   in tests/sdk/package-lock.json); make test runs it
+#   make browser-deps  install playwright-core for the console's browser test
+#                   (npm, pinned in tests/browser/package-lock.json; it drives
+#                   Debian's chromium); make test runs it
 #   make agents     install Claude Code, Codex CLI, Gemini CLI and opencode
 #                   (npm, pinned in tests/agents/package-lock.json) into
 #                   build/agents and run each through a stack (not part of
@@ -24,29 +28,39 @@
 # build/bin/sluice-<name>.
 
 CC       ?= gcc
-CSTD      = -std=c11 -D_GNU_SOURCE
+# libpq's header lives in its own directory.
+PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
+CSTD      = -std=c11 -D_GNU_SOURCE $(PQ_CFLAGS)
 WARN      = -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 ASANFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
             -fno-sanitize-recover=undefined
-LDLIBS    = -lczmq -lzmq -lmsgpackc -lcurl -ljansson -lmicrohttpd -lyaml -lm
+LDLIBS    = -lczmq -lzmq -lmsgpackc -lcurl -ljansson -lmicrohttpd -lyaml -lsqlite3 -lpq -lm
 
 # Debian packages: libraries, test framework, fuzzing compiler, tools the
-# tests drive (curl), the compose checker, and Node for the SDK tests.
+# tests drive (curl), the compose checker, the audit store's databases
+# (SQLite; PostgreSQL, whose server the store tests start in a temporary
+# directory) and the browser the console test drives (Node for the SDK and
+# browser tests comes with sdk-deps).
 PACKAGES  = gcc make pkg-config libzmq3-dev libczmq-dev libmsgpack-dev \
             libcriterion-dev libcurl4-openssl-dev libjansson-dev \
             libmicrohttpd-dev libyaml-dev clang libclang-rt-14-dev curl python3 \
-            docker-compose
+            docker-compose libsqlite3-dev libpq-dev postgresql chromium
 
-SERVICES  = gateway ingest aggregator judge emitter mock tap replay bench keygen
+SERVICES  = gateway ingest aggregator judge emitter mock tap replay bench keygen audit
 BUILD     = build
+
+# Files built into sluice-audit (its console, its store's migrations), as
+# one generated C source (tools/embed.c).
+EMBED_FILES = $(sort $(wildcard services/audit/console/*)) $(sort $(wildcard services/audit/migrations/*.sql))
+GEN_SRC     = $(BUILD)/gen/sl_embedded_files.c
 
 # common/dialects/ holds the dialect modules (one folder each) and their
 # registry: shared library code of the gateway, ingest, aggregator, emitter
 # and replay.
 COMMON_SRC = $(wildcard common/*.c) $(wildcard common/dialects/*.c) \
              $(wildcard common/dialects/*/*.c) $(wildcard proto/*.c)
-LIB_SRC    = $(foreach s,$(SERVICES),$(wildcard services/$(s)/sl_*.c))
+LIB_SRC    = $(foreach s,$(SERVICES),$(wildcard services/$(s)/sl_*.c)) $(GEN_SRC)
 UNIT_SRC   = $(wildcard tests/unit/*.c)
 INTEG_SRC  = $(wildcard tests/integration/*.c)
 FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
@@ -69,7 +83,7 @@ svc_src = $(filter-out services/$(1)/sl_%.c,$(wildcard services/$(1)/*.c))
 RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
-.PHONY: all deps sdk-deps run test unit integration check-compose memcheck fuzz fuzz-smoke \
+.PHONY: all deps sdk-deps browser-deps run test unit integration check-compose memcheck fuzz fuzz-smoke \
         bench chaos clean asan agents
 .DEFAULT_GOAL := all
 # Keep intermediate objects (fuzz and bench objects are built by pattern rules).
@@ -135,6 +149,17 @@ $(BUILD)/bench/bench_%: $(BUILD)/obj/release/tests/bench/bench_%.o $(BUILD)/lib/
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# The embedded files: a build tool, and the source it writes.
+$(BUILD)/tools/embed: tools/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O2 -o $@ $<
+
+$(GEN_SRC): $(BUILD)/tools/embed $(EMBED_FILES)
+	@mkdir -p $(dir $@)
+	$(BUILD)/tools/embed $@ services/audit/ $(EMBED_FILES)
+
+$(call objs,release,$(GEN_SRC)) $(call objs,asan,$(GEN_SRC)) $(call objs,fuzz,$(GEN_SRC)): CSTD += -Iservices/audit
+
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # ---------------------------------------------------------------------------
@@ -181,6 +206,22 @@ sdk-deps:
 	    || echo "npm could not install the SDK packages: the SDK tests will be skipped"; \
 	fi
 
+# playwright-core for tests/browser (the console in headless Chromium): the
+# browser is Debian's /usr/bin/chromium (PACKAGES), never one npm downloads
+# (--ignore-scripts). Like sdk-deps, it says why when it cannot, and the
+# browser test is then skipped with that reason.
+BROWSER_DIR = tests/browser
+
+browser-deps:
+	@if ! command -v npm >/dev/null 2>&1; then \
+	  echo "npm is not available: the browser test will be skipped"; \
+	elif [ ! -f $(BROWSER_DIR)/node_modules/.package-lock.json ] \
+	  || [ $(BROWSER_DIR)/package-lock.json -nt $(BROWSER_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "installing playwright-core for the browser test ($(BROWSER_DIR)/package-lock.json)"; \
+	  (cd $(BROWSER_DIR) && timeout 600 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) \
+	    || echo "npm could not install playwright-core: the browser test will be skipped"; \
+	fi
+
 # ---------------------------------------------------------------------------
 # Running
 
@@ -192,7 +233,7 @@ run: deps
 # Tests
 
 test: deps
-	@$(MAKE) --no-print-directory sdk-deps
+	@$(MAKE) --no-print-directory sdk-deps browser-deps
 	@$(MAKE) --no-print-directory all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(FUZZ_BINS)
 	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose
 
@@ -258,6 +299,8 @@ bench: all $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 	@echo "== sluice-bench: the stack against the bare mock (build/bench.json)"
 	@tests/bench/run-stack.sh $(BUILD)/bin --out $(BUILD)/bench.json
+	@echo "== the audit's spool on the emitter: off, held, taken by sluice-audit"
+	@tests/bench/audit-stack.sh $(BUILD)/bin
 
 memcheck: $(BUILD)/tests/unit-plain
 	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \

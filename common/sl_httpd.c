@@ -943,6 +943,17 @@ sl_http_req_headers (sl_http_req_t *req,
     MHD_get_connection_values (req->conn, MHD_HEADER_KIND, s_header_cb, &walk);
 }
 
+bool
+sl_http_req_loopback (sl_http_req_t *req)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info (req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (!sa || sa->sa_family != AF_INET)
+        return false;                   //  the server listens on IPv4 only
+    const uint8_t *addr = (const uint8_t *) &((const struct sockaddr_in *) sa)->sin_addr;
+    return addr [0] == 127;
+}
+
 sl_str_t
 sl_http_req_body (sl_http_req_t *req)
 {

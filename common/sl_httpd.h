@@ -118,6 +118,8 @@ void sl_http_req_headers (sl_http_req_t *req,
                           void (*fn) (void *arg, const char *name, const char *value),
                           void *arg);
 sl_str_t sl_http_req_body (sl_http_req_t *req);
+//  True when the client connected from this machine (127.0.0.0/8).
+bool sl_http_req_loopback (sl_http_req_t *req);
 //  True when the body was over the limit (and was not kept).
 bool sl_http_req_too_large (sl_http_req_t *req);
 //  Why the request's framing was refused (ambiguous Content-Length /

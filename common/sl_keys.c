@@ -16,7 +16,8 @@
 #define SL_KEYS_SUFFIX ".key"
 #define SL_KEYS_MAX_FILE 65536          //  a certificate is a few hundred bytes
 
-static const char *s_stage_roles [] = { "gateway", "ingest", "aggregator", "judge", "emitter" };
+//  The roles of processes (every role but "tap"): each has one key, named after it.
+static const char *s_stage_roles [] = { "gateway", "ingest", "aggregator", "judge", "emitter", "audit" };
 
 struct _sl_keys_t {
     sl_key_t *keys;

@@ -9,7 +9,7 @@
 
     Metadata of every certificate:
         name    the file's name without ".key": a role, or a tap's name
-        role    gateway, ingest, aggregator, judge, emitter or tap
+        role    gateway, ingest, aggregator, judge, emitter, audit or tap
         access  taps only: "full" (everything) or "metadata" (no text, no
                 arguments, no prompt; see services/emitter/sl_meta.h).
                 Absent or unknown reads as metadata: a key never gets more
@@ -74,7 +74,8 @@ zcert_t *sl_keys_load_secret (const char *dir, const char *name, bool *loose, ch
 //  Names: 1 to SL_KEY_NAME_MAX characters of [a-z0-9_-], starting with a
 //  letter or digit (they become file names and metric labels).
 bool sl_key_name_valid (const char *name);
-//  One of the five stage roles (not "tap").
+//  One of the roles of a process, named after its role: the five stages and
+//  the audit (not "tap").
 bool sl_key_role_is_stage (const char *role);
 const char *sl_access_name (sl_access_t access);
 //  "full" and "metadata"; anything else reads as metadata (fail closed).

@@ -29,6 +29,7 @@ static const s_rule_t s_rules [] = {
     { "emitter",    "judge",      SL_ACCESS_NONE },
     { "tap",        "tap",        SL_ACCESS_FULL },
     { "tap-meta",   "tap",        SL_ACCESS_METADATA },
+    { "audit",      "audit",      SL_ACCESS_NONE },
 };
 
 static const s_rule_t *

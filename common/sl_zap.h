@@ -15,6 +15,7 @@
         emitter     emitter inbox (judged)      judge
         tap         emitter PUB, everything     tap keys with access full
         tap-meta    emitter PUB, metadata only  every tap key
+        audit       emitter audit records       audit
 
     A refused key never completes its handshake, so it can neither send a
     message nor subscribe to one. The user id of an allowed connection is

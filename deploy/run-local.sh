@@ -1,13 +1,18 @@
 #!/bin/sh
 # Start the whole sluice stack on 127.0.0.1 from one directory of binaries:
-# the mock upstream, ingest, aggregator, judge, emitter and gateway. Prints one ready line; on SIGINT or SIGTERM
-# stops every process it started and exits 0.
+# the mock upstream, ingest, aggregator, judge, emitter and gateway, and
+# sluice-audit recording every stream in SQLite with its web console.
+# Prints one ready line; on SIGINT or SIGTERM stops every process it
+# started and exits 0.
 #
 #   deploy/run-local.sh build/bin
 #
 # Ports: SLUICE_HTTP_PORT (8080) for clients, SLUICE_MOCK_PORT (9090) for
-# the mock, 5551-5557 for the pipeline (5556 and 5557: the taps'), 9551-9555
-# for /metrics.
+# the mock, 5551-5558 for the pipeline (5556 and 5557: the taps', 5558: the
+# audit's), 9551-9555 and 9558 for /metrics, SLUICE_CONSOLE_PORT (8081) for
+# the audit's console. The audit store is SQLite in SLUICE_AUDIT_DATA
+# (default: audit/ beside the binaries' directory, build/audit for make run),
+# or PostgreSQL when SLUICE_AUDIT_DSN names one.
 #
 # The bus between the processes is CURVE-encrypted and authenticated. Its
 # keys are made on the first start in SLUICE_KEYS (default: keys/ beside
@@ -21,6 +26,8 @@ KEYS=${SLUICE_KEYS:-$(cd "$BIN/.." && pwd)/keys}
 HTTP_PORT=${SLUICE_HTTP_PORT:-8080}
 MOCK_PORT=${SLUICE_MOCK_PORT:-9090}
 POLICY=${SLUICE_POLICY:-$HERE/policy.yaml}
+CONSOLE_PORT=${SLUICE_CONSOLE_PORT:-8081}
+AUDIT_DATA=${SLUICE_AUDIT_DATA:-$(cd "$BIN/.." && pwd)/audit}
 PIDS=""
 
 stop() {
@@ -90,7 +97,9 @@ if [ -z "${SLUICE_ROUTES:-}" ]; then
 fi
 
 start "$BIN/sluice-emitter" --keys "$KEYS" --bind tcp://127.0.0.1:5554 --gateways tcp://127.0.0.1:5555 \
-    --pub tcp://127.0.0.1:5556 --pub-meta tcp://127.0.0.1:5557 --metrics-port 9554
+    --pub tcp://127.0.0.1:5556 --pub-meta tcp://127.0.0.1:5557 --audit tcp://127.0.0.1:5558 --metrics-port 9554
+start "$BIN/sluice-audit" --keys "$KEYS" --emitters tcp://127.0.0.1:5558 --data-dir "$AUDIT_DATA" \
+    --console-port "$CONSOLE_PORT" --metrics-port 9558
 start "$BIN/sluice-judge" --keys "$KEYS" --bind tcp://127.0.0.1:5553 --next tcp://127.0.0.1:5554 --policy "$POLICY" \
     --metrics-port 9553
 start "$BIN/sluice-aggregator" --keys "$KEYS" --bind tcp://127.0.0.1:5552 --next tcp://127.0.0.1:5553 --metrics-port 9552
@@ -109,5 +118,6 @@ until curl -sf "http://127.0.0.1:$HTTP_PORT/healthz" >/dev/null 2>&1 \
     if [ $i -gt 100 ]; then echo "sluice did not come up" >&2; stop; fi
     sleep 0.1
 done
+echo "audit console: http://127.0.0.1:$CONSOLE_PORT/  (store: ${SLUICE_AUDIT_DSN:+PostgreSQL}${SLUICE_AUDIT_DSN:-SQLite in $AUDIT_DATA})"
 echo "sluice ready on http://127.0.0.1:$HTTP_PORT  try:  curl -sN localhost:$HTTP_PORT/v1/chat/completions -H 'content-type: application/json' -d '{\"model\":\"mock-tools\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}'"
 wait

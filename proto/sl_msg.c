@@ -66,10 +66,12 @@ static const s_field_t s_fields [] = {
     FIELD ("inst",  F_STR,   instance),
     FIELD ("jm",    F_STR,   judge_model),
     FIELD ("k",     F_U8,    kind),
+    FIELD ("kid",   F_STR,   key_id),
     FIELD ("lat",   F_U32,   latency_us),
     FIELD ("lu",    F_STR,   last_user),
     FIELD ("model", F_STR,   model),
     FIELD ("msg",   F_STR,   message),
+    FIELD ("n",     F_U64,   count),
     FIELD ("name",  F_STR,   name),
     FIELD ("p",     F_F64,   probability),
     FIELD ("part",  F_STR,   part),
@@ -115,8 +117,9 @@ struct _sl_codec_t {
 
 static const char *s_type_names [] = {
     "?", "hb", "req", "ack", "cancel", "start", "delta", "block", "verdict",
-    "frame", "error", "end", "lost"
+    "frame", "error", "end", "lost", "policy", "rec", "rack", "gap"
 };
+_Static_assert (sizeof s_type_names / sizeof s_type_names [0] == SL_MSG_TYPE_MAX, "a name for every type");
 static const char *s_dialect_names [] = {
     "none", "openai", "anthropic", "responses", "gemini"
 };

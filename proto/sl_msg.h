@@ -41,6 +41,10 @@ typedef enum {
     SL_MSG_ERROR,                       //  an error inside a stream
     SL_MSG_END,                         //  last message of a stream at every hop
     SL_MSG_LOST,                        //  back towards the ingest: a stream's state died
+    SL_MSG_POLICY,                      //  judge -> emitter (and taps, the audit): the policy it runs
+    SL_MSG_REC,                         //  emitter -> audit: one record of the audit link
+    SL_MSG_RACK,                        //  audit -> emitter: records committed (and liveness)
+    SL_MSG_GAP,                         //  inside a REC: records the emitter's spool could not keep
     SL_MSG_TYPE_MAX
 } sl_msg_type_t;
 
@@ -221,8 +225,11 @@ typedef struct {
     uint32_t latency_us;                //  "lat" time to decide
     uint32_t credit;                    //  "cr"  credit granted (HB)
     sl_str_t instance;                  //  "inst" sender instance name (HB)
-    uint64_t incarnation;               //  "inc" sender incarnation (HB)
-    sl_str_t policy;                    //  "pol" id of the policy the request was judged under (REQ, START)
+    uint64_t incarnation;               //  "inc" sender incarnation (HB, REC, RACK)
+    sl_str_t key_id;                    //  "kid" the client key's id, never the key (REQ, START)
+    sl_str_t policy;                    //  "pol" id of a policy: the version a request was judged
+                                        //  under (REQ, START), the judge's (START, POLICY)
+    uint64_t count;                     //  "n"   a count: records lost (GAP), reload failures (POLICY)
     sl_str_t part;                      //  "part" the part of the request a verdict judged; absent:
                                         //  the verdict is about a tool call of the response
     sl_str_t req_verdicts;              //  "rv"  the request's verdicts, encoded VERDICT messages (REQ, START)

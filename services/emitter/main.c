@@ -30,6 +30,10 @@
     Published messages are the stage's protocol messages: start carries no
     credential (the ingest keeps the client's key to itself) and the
     request headers in it never include credential headers.
+
+    With --audit, what the audit store needs is also spooled and sent to
+    sluice-audit over an acknowledged link (audit_link.h): a PUB socket
+    drops what a subscriber that is down or slow does not take.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +45,8 @@
 #include "../../common/sl_router.h"
 #include "../../common/sl_service.h"
 #include "../../common/sl_stage.h"
+#include "audit_link.h"
+#include "sl_spool.h"
 #include "sl_emitter.h"
 #include "sl_meta.h"
 
@@ -74,6 +80,7 @@ typedef struct {
     sl_counter_t *http_errors;
     sl_counter_t *translated;
     sl_counter_t *translation_dropped;
+    audit_link_t *audit;                //  --audit: records for the audit store, NULL when off
 } s_app_t;
 
 static void s_publish (s_app_t *app, const sl_msg_t *msg);
@@ -121,6 +128,7 @@ s_emit (void *arg, const sl_msg_t *msg)
         if (msg->type == SL_MSG_ERROR)
             s_count_error (app, msg);
         s_publish (app, msg);           //  the emitter's own events: monitoring only
+        audit_link_own (app->audit, msg);
         return;
     }
     sl_msg_t frame = *msg;
@@ -172,6 +180,9 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
     if (msg->type == SL_MSG_ERROR)
         s_count_error (app, msg);
     s_publish (app, msg);
+    audit_link_judged (app->audit, msg);
+    if (msg->type == SL_MSG_POLICY)
+        return;                         //  a judge's policy report: for monitoring only
     sl_emitter_feed (app->emitter, msg, s_emit, app);
 }
 
@@ -240,6 +251,7 @@ s_flush (void *arg)
 {
     s_app_t *app = arg;
     sl_router_flush (app->gateways);
+    audit_link_flush (app->audit);
     const sl_emitter_stats_t *st = sl_emitter_stats (app->emitter);
     app->streams_total->value = st->streams;
     app->events_out->value = st->events_out;
@@ -283,12 +295,18 @@ main (int argc, char **argv)
     const char *pub = "tcp://127.0.0.1:5556";
     const char *pub_meta = "tcp://127.0.0.1:5557";
     const char *gateways = "tcp://127.0.0.1:5555";
+    const char *audit = "off";
+    char default_spool [24];
+    snprintf (default_spool, sizeof default_spool, "%u", (unsigned) SL_SPOOL_DEFAULT_BYTES);
+    const char *audit_spool = default_spool;
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (judged events from the judges)" },
         { "gateways", NULL, &gateways, "gateway inbox endpoints, comma-separated (names are re-resolved)" },
         { "pub", NULL, &pub, "PUB endpoint for taps with full access (off: none)" },
         { "pub-meta", NULL, &pub_meta, "PUB endpoint for metadata-only taps (off: none)" },
+        { "audit", NULL, &audit, "endpoint for sluice-audit (its records, acknowledged; off: none)" },
+        { "audit-spool", NULL, &audit_spool, "bytes of records held for sluice-audit until it commits them" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -348,7 +366,8 @@ main (int argc, char **argv)
     if (sl_router_set_bus (app.gateways, sl_service_bus (svc), "gateway") == 0
     &&  sl_router_connect (app.gateways, gateways) == 0
     &&  s_feed_open (svc, &app.full, pub, "tap") == 0
-    &&  s_feed_open (svc, &app.meta, pub_meta, "tap-meta") == 0) {
+    &&  s_feed_open (svc, &app.meta, pub_meta, "tap-meta") == 0
+    &&  (strcmp (audit, "off") == 0 || (app.audit = audit_link_new (svc, audit, audit_spool)))) {
         stage = sl_stage_new (svc, bind, s_on_msg, s_flush, &app);
         if (stage)
             sl_stage_set_congestion (stage, s_congested, &app);
@@ -362,6 +381,7 @@ main (int argc, char **argv)
     zsock_destroy (&app.full.sock);
     zsock_destroy (&app.meta.sock);
     sl_router_destroy (&app.gateways);
+    audit_link_destroy (&app.audit);
     sl_emitter_destroy (&app.emitter);
     sl_buf_free (&app.tap);
     sl_buf_free (&app.meta_scratch);

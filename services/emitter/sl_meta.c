@@ -38,6 +38,8 @@ sl_meta_strip (const sl_msg_t *in, sl_msg_t *out, sl_buf_t *scratch)
             out->model = in->model;
             out->provider = in->provider;
             out->flags = in->flags;
+            out->key_id = in->key_id;
+            out->policy = in->policy;
             if (in->tools.ptr) {
                 s_tool_names (in->tools, scratch);
                 out->tools = sl_buf_str (scratch);
@@ -74,6 +76,13 @@ sl_meta_strip (const sl_msg_t *in, sl_msg_t *out, sl_buf_t *scratch)
             out->code = in->code;
             out->status = in->status;
             out->flags = in->flags;
+            break;
+        case SL_MSG_POLICY:
+            out->instance = in->instance;
+            out->policy = in->policy;
+            out->name = in->name;
+            out->ts = in->ts;
+            out->count = in->count;
             break;
         default:
             break;                      //  end and anything else: the envelope only

@@ -8,14 +8,17 @@
     metadata.
 
     Kept: the envelope (type, stream id, epoch, sequence); a start's
-    dialects, model, provider, flags and the names of its tools (not their
-    descriptions or schemas); a block event's kind, block kind, index, ids,
+    dialects, model, provider, flags, client key id (never the key), policy
+    id and the names of its tools (not their descriptions or schemas); a
+    policy report's judge, policy id, file name, load time and reload
+    failures (not the policy's text); a block event's kind, block kind, index, ids,
     tool name, flags, finish reason (normalized and raw), usage, time; a
     verdict's tool, action, check, rule, judge model, probability and
     latency (not its reason, which may quote the arguments); an error's
     code, status and flags (not its message).
 
-    Never: text, thinking, signatures, tool arguments, tool results, bodies,
+    Never: text, thinking, signatures, tool arguments (also those a verdict
+    carries), tool results, bodies, policy texts, reload errors,
     citations, the last user message, request headers, stop sequences,
     reasons and error messages.
 */

@@ -38,6 +38,7 @@
 #include "../../common/sl_llm_cache.h"
 #include "../../common/sl_llm_client.h"
 #include "../judge/sl_policyfile.h"
+#include "sl_keyid.h"
 #include "sl_reqjudge.h"
 
 #define GATEWAY_ACK_MS 100              //  period of the acks of every live stream
@@ -582,6 +583,13 @@ s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdi
     job.last_user = sl_buf_str (&parsed->last_user);
     if (auth.len)
         job.auth = sl_buf_str (&auth);
+    //  Whose request it is, for the audit: the id of the key, never the key.
+    char key_id [SL_KEY_ID_SIZE];
+    const char *key = sl_clientkey_of (s_header, s_query, req);
+    if (key && *key) {
+        sl_key_id (key, strlen (key), key_id);
+        job.key_id = sl_str (key_id);
+    }
     //  The version the request was judged under (its request rules, its
     //  history), which the judge answers under too. A request the gateway
     //  did not judge names none: the judge's current policy decides.

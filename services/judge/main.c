@@ -27,6 +27,7 @@
 #include "../../common/sl_stage.h"
 #include "../../common/sl_llm_client.h"
 #include "sl_judge.h"
+#include "sl_policy_report.h"
 #include "sl_policyfile.h"
 
 #define JUDGE_TICK_MIN_MS 10            //  keep-alive tick, at most this often
@@ -45,6 +46,8 @@ typedef struct {
     sl_counter_t *verdicts [SL_ACT_MAX][SL_CHK_MAX];
     sl_histo_t *decision_latency;
     sl_counter_t *skew;                 //  streams that named a policy version not kept here
+    int64_t policy_loaded_ms;           //  when the running policy was loaded (Unix ms)
+    char *policy_error;                 //  why the last reload was refused, NULL when none was
 } s_app_t;
 
 static int64_t
@@ -153,6 +156,36 @@ s_on_tick (zloop_t *loop, int timer_id, void *arg)
 //  --------------------------------------------------------------------------
 //  The policy
 
+//  Tell monitoring which policy runs here (sl_policy_report.h): to one
+//  live emitter, which spools it for the audit.
+static void
+s_report_policy (s_app_t *app)
+{
+    if (!app->router)
+        return;
+    sl_policy_report_t report = {
+        .instance = sl_service_name (app->svc),
+        .incarnation = sl_service_incarnation (app->svc),
+        .loaded_ms = app->policy_loaded_ms,
+        .failures = app->reloads_failed ? app->reloads_failed->value : 0,
+        .last_error = app->policy_error
+    };
+    sl_msg_t msg;
+    sl_policy_report (sl_judge_policy (app->judge), &report, &msg);
+    if (sl_router_send (app->router, &msg) == 0)
+        sl_router_flush (app->router);
+    sl_router_unpin (app->router, msg.sid);
+}
+
+static int
+s_on_report (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_report_policy (arg);
+    return 0;
+}
+
 static void
 s_reload (void *arg)
 {
@@ -160,16 +193,20 @@ s_reload (void *arg)
     char *error = NULL;
     if (sl_policyfile_reload (app->policy, &error)) {
         sl_log_error ("policy_invalid", "%s", error ? error : "?");
-        free (error);
+        free (app->policy_error);
+        app->policy_error = error;      //  reported to monitoring (sl_policy_report.h)
         sl_counter_inc (app->reloads_failed);
         sl_log_warn ("policy_kept", "the running policy stays in force");
+        s_report_policy (app);
         return;
     }
     sl_policy_t *policy = sl_policyfile_policy (app->policy);
     sl_judge_set_policy (app->judge, policy);
     sl_counter_inc (app->reloads);
-    sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge, id=%s", sl_policy_name (policy),
+    app->policy_loaded_ms = zclock_time ();
+    sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge id=%s", sl_policy_name (policy),
                  sl_policy_rule_count (policy), sl_policy_llm_count (policy), sl_policy_id (policy));
+    s_report_policy (app);
 }
 
 //  Reload when the file changed (sl_policyfile_changed).
@@ -292,7 +329,8 @@ main (int argc, char **argv)
         return 2;
     }
     sl_policy_t *policy = sl_policyfile_policy (app.policy);
-    sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge, id=%s", sl_policy_name (policy),
+    app.policy_loaded_ms = zclock_time ();
+    sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge id=%s", sl_policy_name (policy),
                  sl_policy_rule_count (policy), sl_policy_llm_count (policy), sl_policy_id (policy));
     zloop_t *loop = sl_service_loop (svc);
     sl_metrics_t *m = sl_service_metrics (svc);
@@ -315,6 +353,7 @@ main (int argc, char **argv)
     }
     if (watch_ms > 0 && sl_policyfile_has_file (app.policy))
         zloop_timer (loop, (size_t) watch_ms, 0, s_on_watch, &app);
+    zloop_timer (loop, SL_POLICY_REPORT_MS, 0, s_on_report, &app);
     sl_service_on_reload (svc, s_reload, &app);
     sl_service_on_health (svc, s_health, &app);
     sl_stage_t *stage = NULL;
@@ -331,6 +370,7 @@ main (int argc, char **argv)
     sl_router_destroy (&app.router);
     sl_judge_destroy (&app.judge);
     sl_policyfile_destroy (&app.policy);
+    free (app.policy_error);
     sl_service_destroy (&svc);
     return rc;
 }

@@ -319,6 +319,7 @@ sl_judge_set_max_call_bytes (sl_judge_t *self, size_t bytes)
 }
 
 uint64_t sl_judge_skew (sl_judge_t *self) { return self->skew; }
+sl_policy_t *sl_judge_policy (sl_judge_t *self) { return self->policy; }
 size_t sl_judge_streams (sl_judge_t *self) { return sl_sidmap_size (self->streams); }
 size_t sl_judge_pending (sl_judge_t *self) { return self->ticket_count; }
 uint64_t sl_judge_dropped (sl_judge_t *self) { return self->dropped; }
@@ -430,6 +431,10 @@ s_emit_verdict (sl_judge_t *self, s_stream_t *s, const s_item_t *call, const s_m
     }
     v.judge_model = sl_str (d->judge_model);
     v.probability = d->probability;
+    //  The arguments judged, for the audit trail: a blocked or dropped
+    //  call's never reach the emitter otherwise. (The metadata feed strips
+    //  them like every text.)
+    v.text = memo->end->text;
     int64_t latency = memo->decided_us - memo->end_us;
     v.latency_us = (uint32_t) (latency <= 0 ? 0 : latency > UINT32_MAX ? UINT32_MAX : latency);
     s_emit (self, s, &v);
@@ -1005,8 +1010,9 @@ sl_judge_feed (sl_judge_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *ar
             sl_sidmap_remove (self->streams, s->sid);
         s = s_stream_replay (self, s, msg);
         sl_sidmap_put (self->streams, s->sid, s);
-        //  Later stages learn which policy the stream runs; what only the
-        //  judge needs (the request's verdicts, its history) stops here.
+        //  Later stages and monitoring learn which policy the stream runs;
+        //  what only the judge needs (the request's verdicts, its history)
+        //  stops here.
         sl_msg_t start = *msg;
         start.policy = sl_str (sl_policy_id (s->policy));
         start.req_verdicts = SL_STR_NULL;

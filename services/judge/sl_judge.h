@@ -102,6 +102,8 @@ sl_judge_t *sl_judge_new (sl_policy_t *policy);
 void sl_judge_destroy (sl_judge_t **self_p);
 //  Policy for streams that start from now on (takes its own reference).
 void sl_judge_set_policy (sl_judge_t *self, sl_policy_t *policy);
+//  The policy new streams get (borrowed).
+sl_policy_t *sl_judge_policy (sl_judge_t *self);
 void sl_judge_set_llm (sl_judge_t *self, sl_judge_ask_fn *ask, sl_judge_cancel_fn *cancel, void *arg);
 void sl_judge_set_clock (sl_judge_t *self, sl_judge_clock_fn *clock, void *arg);
 //  Keep-alive interval in µs; 0 disables the client-visible keep-alives

@@ -152,7 +152,8 @@ struct _sl_policy_t {
     int request_count;                  //  rules on: request
     int text_count;                     //  rules on: text
     bool uses_history;                  //  some rule has a history condition
-    char id [SL_POLICY_ID_SIZE];        //  short digest of the text (sl_policy_id)
+    char *source;                       //  the text it was parsed from ("" for allow-all)
+    char id [SL_POLICY_ID_SIZE];        //  short digest of the source (sl_policy_id)
 };
 
 //  --------------------------------------------------------------------------
@@ -291,6 +292,7 @@ s_policy_free (sl_policy_t *self)
     free (self->name);
     free (self->default_message);
     free (self->incomplete_message);
+    free (self->source);
     free (self);
 }
 
@@ -319,6 +321,7 @@ sl_policy_allow_all (void)
     self->name = sl_xstrdup ("(allow all)");
     self->default_action = SL_ACT_ALLOW;
     self->incomplete_action = SL_ACT_BLOCK;
+    self->source = sl_xstrdup ("");
     snprintf (self->id, sizeof self->id, "%s", SL_POLICY_ALLOW_ALL_ID);
     return self;
 }
@@ -340,6 +343,12 @@ const char *
 sl_policy_id (sl_policy_t *self)
 {
     return self->id;
+}
+
+sl_str_t
+sl_policy_source (sl_policy_t *self)
+{
+    return sl_str (self->source);
 }
 
 int sl_policy_request_count (sl_policy_t *self) { return self->request_count; }
@@ -1449,6 +1458,7 @@ sl_policy_parse (const char *text, size_t size, const char *name, char **error)
     self->name = sl_xstrdup (name);
     self->default_action = SL_ACT_ALLOW;
     self->incomplete_action = SL_ACT_BLOCK;
+    self->source = sl_xstrndup (text, size);
     s_digest (text, size, self->id);
     s_ctx_t ctx = { name, error, &doc };
     int rc = s_parse_root (&ctx, yaml_document_get_root_node (&doc), self);

@@ -161,10 +161,14 @@ sl_policy_t *sl_policy_ref (sl_policy_t *self);
 //  Drop a reference; the last one frees the policy. Sets *self_p to NULL.
 void sl_policy_unref (sl_policy_t **self_p);
 int sl_policy_rule_count (sl_policy_t *self);
-const char *sl_policy_name (sl_policy_t *self);
-//  The policy's id (SL_POLICY_ID_SIZE - 1 hex digits of the SHA-1 of its
-//  text; SL_POLICY_ALLOW_ALL_ID without a file).
+//  What identifies the policy for monitoring and across processes: the
+//  first 12 hex digits of the SHA-1 of its text (SL_POLICY_ALLOW_ALL_ID
+//  without one). The judge puts it in every stream's start (field "pol"),
+//  the gateway in the job of a request it judged. Borrowed.
 const char *sl_policy_id (sl_policy_t *self);
+//  The text the policy was parsed from ("" for allow-all). Borrowed.
+sl_str_t sl_policy_source (sl_policy_t *self);
+const char *sl_policy_name (sl_policy_t *self);
 //  Rules that judge requests (on: request).
 int sl_policy_request_count (sl_policy_t *self);
 //  Rules that flag the response's text (on: text).

@@ -35,7 +35,7 @@ s_usage (FILE *out)
         "  --dir            the key directory (default: $SLUICE_KEYS)\n"
         "  --tap NAME       a key for a monitoring tap; it sees everything, or with\n"
         "                   --metadata-only no text, arguments or prompt\n"
-        "  --rotate NAME    a new key for a role (gateway, ingest, aggregator, judge,\n"
+        "  --rotate NAME    a new key for a role (gateway, ingest, aggregator, judge, audit,\n"
         "                   emitter) or a tap; restart the processes that use it\n"
         "  --list           name, role, access and public key of every key\n"
         "\n"

@@ -11,7 +11,7 @@
 
 #include "../../common/sl_alloc.h"
 
-static const char *s_roles [] = { "gateway", "ingest", "aggregator", "judge", "emitter" };
+static const char *s_roles [] = { "gateway", "ingest", "aggregator", "judge", "emitter", "audit" };
 
 static int
 s_fail (char **error, const char *format, ...)

@@ -1,7 +1,7 @@
 /*  sl_keygen.h - making and keeping the bus's keys (sluice-keygen).
 
     A key directory holds one CURVE certificate per key (sl_keys.h): one
-    per stage role (gateway, ingest, aggregator, judge, emitter) and the tap
+    per process role (gateway, ingest, aggregator, judge, emitter, audit) and the tap
     keys, by default "tap" (access full) and "tap-meta" (metadata only).
     Making keys is idempotent: a key that exists is kept as it is, so every
     start of a deployment may run the key generator. A rotation replaces one

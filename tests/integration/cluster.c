@@ -47,6 +47,11 @@ cluster_start_instance (cluster_t *c, int stage, int i, bool wait)
         args [n++] = "tcp://127.0.0.1:*";
         args [n++] = "--pub-meta";
         args [n++] = "tcp://127.0.0.1:*";
+        if (c->opts.audit) {
+            snprintf (base [0], sizeof base [0], "tcp://127.0.0.1:%d", c->audit_port [i]);
+            args [n++] = "--audit";
+            args [n++] = base [0];
+        }
     }
     if (stage == CL_JUDGE) {
         args [n++] = "--policy";
@@ -154,6 +159,8 @@ cluster_start (const cluster_opts_t *opts)
         for (int i = 0; i < c->opts.slots [s]; i++) {
             c->port [s][i] = harness_free_port ();
             c->metrics [s][i] = harness_free_port ();
+            if (s == CL_EMITTER)
+                c->audit_port [i] = harness_free_port ();
         }
     }
     char delay [16], port [16];

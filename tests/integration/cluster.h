@@ -26,6 +26,7 @@ typedef struct {
     const char *const *judge_args;      //  extra flags, NULL-terminated (or NULL)
     const char *const *ingest_args;
     int gateways;                       //  1 or 2
+    bool audit;                         //  the emitters spool records for sluice-audit (--audit)
 } cluster_opts_t;
 
 typedef struct {
@@ -41,6 +42,7 @@ typedef struct {
     int port [CL_STAGES][CLUSTER_SLOTS];        //  inbox
     int metrics [CL_STAGES][CLUSTER_SLOTS];
     int restarts [CL_STAGES][CLUSTER_SLOTS];
+    int audit_port [CLUSTER_SLOTS];     //  each emitter's --audit, when opts.audit
 } cluster_t;
 
 //  Start the mock, the stages and the gateway(s); NULL when one fails.

@@ -388,11 +388,20 @@ stack_start (const stack_opts_t *opts)
         goto failed;
     s->mock_port = atoi (port);
 
-    const char *emitter_args [] = { "--bind", "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*",
-                                    "--pub-meta", "tcp://127.0.0.1:*", "--gateways", gateways,
-                                    "--keys", s->keys, "--metrics-port", "0", NULL };
+    const char *emitter_args [24] = { "--bind", "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*",
+                                      "--pub-meta", "tcp://127.0.0.1:*", "--gateways", gateways,
+                                      "--keys", s->keys, "--metrics-port", "0", NULL };
+    if (opts && opts->audit_spool) {
+        const char *audit_args [] = { "--audit", "tcp://127.0.0.1:*", NULL, NULL, NULL };
+        if (*opts->audit_spool) {
+            audit_args [2] = "--audit-spool";
+            audit_args [3] = opts->audit_spool;
+        }
+        s_append_args (emitter_args, 24, audit_args);
+    }
     s->emitter = proc_start (s->dir, "emitter", emitter_args);
-    if (!s_up (s->emitter, "\"pub_bound\"", "endpoint=", s->pub, sizeof s->pub)
+    if ((opts && opts->audit_spool && !s_up (s->emitter, "\"audit_bound\"", "endpoint=", s->audit, sizeof s->audit))
+    ||  !s_up (s->emitter, "\"pub_bound\"", "endpoint=", s->pub, sizeof s->pub)
     ||  !s_up (s->emitter, "\"pub_meta_bound\"", "endpoint=", s->pub_meta, sizeof s->pub_meta)
     ||  !s_up (s->emitter, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
     ||  !s_up (s->emitter, "\"started\"", "metrics_port=", s->metrics [4], sizeof s->metrics [4]))

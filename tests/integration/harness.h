@@ -76,6 +76,8 @@ typedef struct {
                                         //  once the mock is up, "@MOCK@" replaced by its base URL
     const char *gateway_bin_dir;        //  the gateway from here (NULL: $SLUICE_BIN_DIR), e.g. the
                                         //  release build, to measure its memory without the sanitizers
+    const char *audit_spool;            //  non-NULL: the emitter spools records for sluice-audit
+                                        //  (--audit, this --audit-spool; "" for the default)
 } stack_opts_t;
 
 typedef struct {
@@ -91,6 +93,7 @@ typedef struct {
     char inbox [6][128];                //  inbox endpoints, same order (1 ingest .. 5 gateway)
     char policy_path [512];             //  the policy written from policy_text, or ""
     char routes_path [512];             //  the routes file written from routes_text, or ""
+    char audit [128];                   //  the emitter's audit endpoint, or "" (audit_spool)
 } sluice_stack_t;
 
 //  Start mock, emitter, judge, aggregator, ingest and gateway. NULL (and

@@ -8,12 +8,18 @@
     key volume a fresh directory. A service others wait for with
     service_completed_successfully (the keygen) runs first, to its end.
     Then it checks each healthcheck URL and sends a request through the
-    gateway, over the CURVE bus with the keys the keygen service made.
+    gateway, over the CURVE bus with the keys the keygen service made, and
+    finds it in sluice-audit's console. The postgres service (an image of
+    its own, not a sluice program) is stood in for by a PostgreSQL cluster
+    the test starts on its loopback port, with the service's user and
+    database (tests/pgtmp.h); without PostgreSQL's programs the test is
+    skipped, with the reason. A service's SLUICE_* environment (the
+    audit's DSN) is given to its process, rewritten like its flags.
 
     It also checks what the file promises about exposure: the bus network is
-    internal, nothing but the gateway's client port is published, and that
-    only on 127.0.0.1; metrics stay inside the containers; every process on
-    the bus reads the key volume read-only.
+    internal, nothing but the gateway's client port and the audit's console
+    is published, and those only on 127.0.0.1; metrics stay inside the
+    containers; every process on the bus reads the key volume read-only.
 */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -25,6 +31,9 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "../../services/audit/sl_store.h"
+#include "../pgtmp.h"
+#include "audit_proc.h"
 #include "harness.h"
 #include "sse_client.h"
 
@@ -41,6 +50,10 @@ typedef struct {
     bool oneshot;                       //  others wait for it to complete
     bool keys_ro;                       //  mounts the key volume read-only
     int published;                      //  ports entries
+    char image [64];                    //  an image of its own (not sluice's), or ""
+    char *env [MAX_ARGS];               //  SLUICE_* environment, NAME=value, rewritten
+    int envc;
+    char pg_user [32], pg_db [32];      //  postgres: its POSTGRES_USER, POSTGRES_DB
 } service_t;
 
 #define KEYS_PATH "/var/lib/sluice/keys"
@@ -77,7 +90,7 @@ s_rewrite (const char *arg, const char *prev)
         arg = expanded;
     }
     if (prev && (strcmp (prev, "--port") == 0 || strcmp (prev, "--http-port") == 0
-             ||  strcmp (prev, "--metrics-port") == 0)) {
+             ||  strcmp (prev, "--metrics-port") == 0 || strcmp (prev, "--console-port") == 0)) {
         snprintf (out, sizeof out, "%d", s_map_port (atoi (arg)));
         return strdup (out);
     }
@@ -90,6 +103,11 @@ s_rewrite (const char *arg, const char *prev)
     const char *scheme = strstr (arg, "://");
     if (scheme) {
         const char *host = scheme + 3;
+        //  user:password@host: the host is after the @.
+        const char *at = strchr (host, '@');
+        const char *slash = strchr (host, '/');
+        if (at && (!slash || at < slash))
+            host = at + 1;
         const char *colon = strchr (host, ':');
         if (colon) {
             int port = atoi (colon + 1);
@@ -143,6 +161,33 @@ s_load (service_t *services)
         snprintf (s->name, sizeof s->name, "%s", (char *) yaml_document_get_node (&doc, p->key)->data.scalar.value);
         yaml_node_t *svc = yaml_document_get_node (&doc, p->value);
         yaml_node_t *cmd = s_get (&doc, svc, "command");
+        yaml_node_t *image = s_get (&doc, svc, "image");
+        if (image && image->type == YAML_SCALAR_NODE && strncmp ((char *) image->data.scalar.value, "sluice", 6) != 0)
+            snprintf (s->image, sizeof s->image, "%s", (char *) image->data.scalar.value);
+        yaml_node_t *env = s_get (&doc, svc, "environment");
+        for (yaml_node_pair_t *e = env && env->type == YAML_MAPPING_NODE ? env->data.mapping.pairs.start : NULL;
+             e && e < env->data.mapping.pairs.top; e++) {
+            const char *k = (char *) yaml_document_get_node (&doc, e->key)->data.scalar.value;
+            const char *v = (char *) yaml_document_get_node (&doc, e->value)->data.scalar.value;
+            if (strcmp (k, "POSTGRES_USER") == 0)
+                snprintf (s->pg_user, sizeof s->pg_user, "%s", v);
+            if (strcmp (k, "POSTGRES_DB") == 0)
+                snprintf (s->pg_db, sizeof s->pg_db, "%s", v);
+            if (strncmp (k, "SLUICE_", 7) != 0 || strcmp (k, "SLUICE_LOG_LEVEL") == 0)
+                continue;
+            char *value = s_rewrite (v, NULL);
+            char pair [600];
+            snprintf (pair, sizeof pair, "%s=%s", k, value);
+            free (value);
+            if (s->envc < MAX_ARGS)
+                s->env [s->envc++] = strdup (pair);
+        }
+        if (s->image [0]) {
+            //  Not a sluice program: its ports are mapped like the others'.
+            if (strncmp (s->image, "postgres", 8) == 0)
+                s_map_port (5432);
+            continue;
+        }
         cr_assert (cmd && cmd->type == YAML_SEQUENCE_NODE, "%s has a command list", s->name);
         const char *prev = NULL;
         for (yaml_node_item_t *i = cmd->data.sequence.items.start; i < cmd->data.sequence.items.top; i++) {
@@ -217,7 +262,7 @@ Test (compose, the_compose_commands_run_and_serve)
     //  The key volume starts empty: the keygen service fills it.
     snprintf (s_keys, sizeof s_keys, "%s/keys", dir);
     n = s_load (services);
-    cr_assert_geq (n, 7, "the keygen, the mock and the five processes");
+    cr_assert_geq (n, 9, "the keygen, the mock, the five processes, the audit and its database");
     int oneshots = 0, on_bus = 0;
     for (int i = 0; i < n; i++) {
         bool bus = false, metrics_out = false;
@@ -227,14 +272,31 @@ Test (compose, the_compose_commands_run_and_serve)
         }
         cr_expect_not (metrics_out, "%s keeps /metrics inside its container", services [i].name);
         cr_expect (!bus || services [i].keys_ro, "%s reads the key volume read-only", services [i].name);
-        cr_expect (services [i].published == 0 || strcmp (services [i].program, "gateway") == 0,
-                   "%s publishes no port", services [i].name);
+        cr_expect (services [i].published == 0 || strcmp (services [i].program, "gateway") == 0
+                || strcmp (services [i].program, "audit") == 0, "%s publishes no port", services [i].name);
         on_bus += bus;
         oneshots += services [i].oneshot;
     }
-    cr_expect_eq (on_bus, 5, "the five processes of the bus take keys");
+    cr_expect_eq (on_bus, 6, "the five processes of the bus and the audit take keys");
     cr_expect_eq (oneshots, 1, "the keygen runs first");
     proc_t *procs [MAX_SERVICES] = { 0 };
+    //  The database the audit waits for: a cluster on its loopback port.
+    pgtmp_t pg = { 0 };
+    for (int i = 0; i < n; i++) {
+        if (strncmp (services [i].image, "postgres", 8) != 0)
+            continue;
+        char reason [256];
+        if (pgtmp_start_tcp (&pg, s_map_port (5432), reason, sizeof reason))
+            cr_skip_test ("PostgreSQL, for the compose file's postgres service: %s", reason);
+        cr_expect_str_eq (services [i].pg_user, "sluice", "the cluster's superuser is the service's user");
+        char *error = NULL;
+        sl_store_t *admin = sl_store_open_raw (pg.dsn, &error);
+        cr_assert_not_null (admin, "%s", error ? error : "");
+        char sql [96];
+        snprintf (sql, sizeof sql, "CREATE DATABASE %s", services [i].pg_db);
+        cr_assert_eq (sl_store_exec (admin, sql, NULL, 0, NULL), 0, "%s", sl_store_error (admin));
+        sl_store_close (&admin);
+    }
     //  One-shot services first, each to its successful end.
     for (int i = 0; i < n; i++) {
         if (!services [i].oneshot)
@@ -248,14 +310,22 @@ Test (compose, the_compose_commands_run_and_serve)
         cr_assert_eq (rc, 0, "%s completes successfully", services [i].name);
     }
     for (int i = 0; i < n; i++) {
-        if (services [i].oneshot)
+        if (services [i].oneshot || services [i].image [0])
             continue;
         services [i].args [services [i].argc] = NULL;
+        //  Its SLUICE_* environment, for this process only.
+        for (int e = 0; e < services [i].envc; e++)
+            putenv (services [i].env [e]);
         procs [i] = proc_start (dir, services [i].program, (const char *const *) services [i].args);
+        for (int e = 0; e < services [i].envc; e++) {
+            char name [64];
+            snprintf (name, sizeof name, "%.*s", (int) strcspn (services [i].env [e], "="), services [i].env [e]);
+            unsetenv (name);
+        }
         cr_assert_not_null (procs [i]);
     }
     for (int i = 0; i < n; i++) {
-        if (services [i].oneshot)
+        if (services [i].oneshot || services [i].image [0])
             continue;
         bool up = proc_wait_log (procs [i], "\"started\"", NULL, NULL, 0, 15000);
         if (!up)
@@ -292,7 +362,16 @@ Test (compose, the_compose_commands_run_and_serve)
     cr_expect (cs.done_last);
     chat_stream_free (&cs);
     sl_buf_free (&body);
+    //  The audit recorded it in PostgreSQL; its console shows it.
+    audit_proc_t console = { .console_port = s_map_port (8081) };
+    cr_expect_eq (audit_wait_streams (&console, "rule=no-rm-rf&state=ended", 1, 20000), 1,
+                  "the audit's console finds the blocked call by its rule");
+    json_t *meta = audit_get (&console, "/api/meta");
+    cr_expect_str_eq (json_string_value (json_object_get (meta, "store")), "postgres");
+    json_decref (meta);
     for (int i = n - 1; i >= 0; i--) {
+        if (services [i].image [0])
+            continue;
         int rc = services [i].oneshot ? 0 : proc_stop (procs [i], 10000);
         if (rc != 0)
             proc_dump (procs [i]);
@@ -301,7 +380,10 @@ Test (compose, the_compose_commands_run_and_serve)
         free (procs [i]);
         for (int a = 0; a < services [i].argc; a++)
             free (services [i].args [a]);
+        for (int e = 0; e < services [i].envc; e++)
+            free (services [i].env [e]);
     }
+    pgtmp_stop (&pg);
     char cmd [300];
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_keys);
     cr_expect_eq (system (cmd), 0);

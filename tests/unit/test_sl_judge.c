@@ -306,6 +306,18 @@ Test (sl_judge, block_replaces_the_call_and_fixes_the_finish)
     cr_expect_null (rec.msgs [5]->finish_raw.ptr, "the raw finish no longer applies");
 }
 
+Test (sl_judge, monitoring_learns_the_policy_and_the_arguments_judged)
+{
+    //  The start names the stream's policy; the verdict carries what it judged.
+    cr_assert_eq (rec.msgs [0]->type, SL_MSG_START);
+    cr_expect (sl_str_eq (rec.msgs [0]->policy, sl_policy_id (sl_judge_policy (judge))));
+    cr_expect_eq (rec.msgs [0]->policy.len, SL_POLICY_ID_SIZE - 1);
+    s_call (0, "run_shell", "{\"command\":\"rm -rf /\"}");
+    const sl_msg_t *v = s_nth_verdict (0);
+    cr_assert_not_null (v);
+    cr_expect (sl_str_eq (v->text, "{\"command\":\"rm -rf /\"}"), "the arguments, for the audit trail");
+}
+
 //  The text of the replacement's block_end, the k-th one.
 static sl_str_t
 s_notice (int k)
@@ -471,6 +483,10 @@ static bool
 s_emitted_text (const char *needle)
 {
     for (size_t i = 0; i < rec.count; i++) {
+        //  A verdict carries the arguments it judged, for the audit trail;
+        //  the emitter never renders a verdict for the client.
+        if (rec.msgs [i]->type == SL_MSG_VERDICT)
+            continue;
         sl_str_t t = rec.msgs [i]->text;
         if (t.ptr && memmem (t.ptr, t.len, needle, strlen (needle)))
             return true;

@@ -43,6 +43,7 @@ Test (sl_keygen, made_once_then_kept)
     cr_assert_eq (sl_keygen_ensure (dir, &report, &error), 0, "%s", error ? error : "");
     cr_expect_not_null (strstr (sl_buf_cstr (&report), "created judge\n"));
     cr_expect_not_null (strstr (sl_buf_cstr (&report), "created tap-meta\n"));
+    cr_expect_not_null (strstr (sl_buf_cstr (&report), "created audit\n"), "the audit's key, with the roles'");
     cr_expect_eq (s_mode (dir, "."), 0700, "the directory is private");
     cr_expect_eq (s_mode (dir, "judge.key_secret"), 0600);
     cr_expect_eq (s_mode (dir, "judge.key"), 0644);
@@ -75,7 +76,7 @@ Test (sl_keygen, taps_keep_their_access)
     cr_expect_eq (sl_keygen_tap (dir, "../x", SL_ACCESS_FULL, &report, &error), -1, "not a name");
     free (error);
     sl_keys_t *keys = sl_keys_new ();
-    cr_assert_eq (sl_keys_load (keys, dir, &error), 8);
+    cr_assert_eq (sl_keys_load (keys, dir, &error), 9, "the default set and alice");
     cr_expect_eq (sl_keys_named (keys, "alice")->access, SL_ACCESS_METADATA);
     cr_expect_str_eq (sl_keys_named (keys, "alice")->role, "tap");
     sl_keys_destroy (&keys);

@@ -14,7 +14,7 @@ Test (sl_keys, the_default_set_loads_with_roles_and_access)
     keydir_make (dir, sizeof dir);
     sl_keys_t *keys = sl_keys_new ();
     char *error = NULL;
-    cr_assert_eq (sl_keys_load (keys, dir, &error), 7, "five roles and two taps");
+    cr_assert_eq (sl_keys_load (keys, dir, &error), 8, "six roles (five stages and the audit) and two taps");
     cr_expect_str_eq (sl_keys_skipped (keys), "");
     const char *roles [] = { "gateway", "ingest", "aggregator", "judge", "emitter" };
     for (int i = 0; i < 5; i++) {
@@ -68,7 +68,7 @@ Test (sl_keys, files_that_do_not_fit_are_skipped_with_a_reason)
 
     sl_keys_t *keys = sl_keys_new ();
     char *error = NULL;
-    cr_assert_eq (sl_keys_load (keys, dir, &error), 8, "the seven and quiet");
+    cr_assert_eq (sl_keys_load (keys, dir, &error), 9, "the eight and quiet");
     const char *skipped = sl_keys_skipped (keys);
     cr_expect_not_null (strstr (skipped, "copy.key: its metadata name is not its file name"), "%s", skipped);
     cr_expect_not_null (strstr (skipped, "garbage.key:"), "%s", skipped);

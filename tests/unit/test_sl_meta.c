@@ -35,6 +35,10 @@ s_full (sl_msg_t *m, uint8_t type)
     m->usage = (sl_usage_t) { 1, 2, 3, 4, 5, 6 };
     m->status = 403;
     m->code = SL_STR_LIT ("policy_violation");
+    m->key_id = SL_STR_LIT ("a9993e364706");
+    m->policy = SL_STR_LIT ("52e9e1ff7988");
+    m->instance = SL_STR_LIT ("judge-1");
+    m->count = 2;
     m->message = mark;
     m->content_type = mark;
     m->client_dialect = SL_DIALECT_OPENAI;
@@ -58,7 +62,7 @@ s_full (sl_msg_t *m, uint8_t type)
 Test (sl_meta, no_content_of_any_type_passes)
 {
     const uint8_t types [] = { SL_MSG_START, SL_MSG_DELTA, SL_MSG_BLOCK, SL_MSG_VERDICT, SL_MSG_FRAME,
-                               SL_MSG_ERROR, SL_MSG_END, SL_MSG_REQ, SL_MSG_LOST };
+                               SL_MSG_ERROR, SL_MSG_END, SL_MSG_REQ, SL_MSG_LOST, SL_MSG_POLICY };
     sl_buf_t scratch = { 0 }, wire = { 0 };
     for (size_t i = 0; i < sizeof types; i++) {
         sl_msg_t in, out;
@@ -91,6 +95,16 @@ Test (sl_meta, what_monitoring_needs_stays)
                "tool names only: %.*s", (int) out.tools.len, out.tools.ptr);
     cr_expect_null (out.last_user.ptr);
     cr_expect_null (out.headers.ptr);
+    cr_expect (sl_str_eq (out.key_id, "a9993e364706"), "whose request: the key's id");
+    cr_expect (sl_str_eq (out.policy, "52e9e1ff7988"));
+
+    s_full (&in, SL_MSG_POLICY);
+    sl_meta_strip (&in, &out, &scratch);
+    cr_expect (sl_str_eq (out.instance, "judge-1"));
+    cr_expect (sl_str_eq (out.policy, "52e9e1ff7988"));
+    cr_expect_eq (out.count, 2);
+    cr_expect_null (out.text.ptr, "not the policy's text");
+    cr_expect_null (out.message.ptr, "not the reload error");
 
     s_full (&in, SL_MSG_VERDICT);
     sl_meta_strip (&in, &out, &scratch);

@@ -160,6 +160,37 @@ Test (sl_msg, round_trip_every_type)
 
     m = s_base (SL_MSG_LOST);
     s_round_trip (&m);
+
+    //  The audit's messages: a judge's policy report, a record and its
+    //  acknowledgement, a gap; a start with the client key's id and policy.
+    m = s_base (SL_MSG_POLICY);
+    m.instance = sl_str ("judge-1");
+    m.incarnation = 77;
+    m.policy = sl_str ("52e9e1ff7988");
+    m.name = sl_str ("deploy/policy.yaml");
+    m.text = sl_str ("rules: []\n");
+    m.count = 3;
+    m.message = sl_str ("policy.yaml:1:1: bad");
+    s_round_trip (&m);
+    m = s_base (SL_MSG_REC);
+    m.incarnation = 0xfedcba9876543210ULL;
+    m.instance = sl_str ("emitter-1");
+    m.kind = 1;
+    m.ts = 1790000000000;
+    m.body = sl_str_n ("\x81\xa1t\x05", 4);
+    s_round_trip (&m);
+    m = s_base (SL_MSG_RACK);
+    m.incarnation = 5;
+    m.kind = 2;
+    s_round_trip (&m);
+    m = s_base (SL_MSG_GAP);
+    m.count = UINT64_C (1) << 40;
+    m.body = sl_str_n ("0123456789abcdef", 16);
+    s_round_trip (&m);
+    m = s_base (SL_MSG_START);
+    m.key_id = sl_str ("a9993e364706");
+    m.policy = sl_str ("allow-all");
+    s_round_trip (&m);
 }
 
 //  round_trip_every_type sets every field of the table at least once, so a

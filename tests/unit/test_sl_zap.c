@@ -9,8 +9,11 @@
 #include "../../common/sl_zap.h"
 #include "keydir.h"
 
-static const char *s_domains [] = { "gateway", "ingest", "aggregator", "judge", "emitter", "tap", "tap-meta" };
-static const char *s_keys [] = { "gateway", "ingest", "aggregator", "judge", "emitter", "tap", "tap-meta" };
+static const char *s_domains [] = { "gateway", "ingest", "aggregator", "judge", "emitter", "tap", "tap-meta",
+                                    "audit" };
+static const char *s_keys [] = { "gateway", "ingest", "aggregator", "judge", "emitter", "tap", "tap-meta",
+                                 "audit" };
+#define S_ROLES (sizeof s_keys / sizeof s_keys [0])
 
 //  The one expected table: which key may reach which domain.
 static bool
@@ -19,7 +22,7 @@ s_allowed (const char *domain, const char *key)
     static const char *pairs [][2] = {
         { "gateway", "emitter" }, { "ingest", "gateway" }, { "aggregator", "ingest" },
         { "judge", "aggregator" }, { "emitter", "judge" }, { "tap", "tap" },
-        { "tap-meta", "tap" }, { "tap-meta", "tap-meta" },
+        { "tap-meta", "tap" }, { "tap-meta", "tap-meta" }, { "audit", "audit" },
     };
     for (size_t i = 0; i < sizeof pairs / sizeof pairs [0]; i++)
         if (strcmp (pairs [i][0], domain) == 0 && strcmp (pairs [i][1], key) == 0)
@@ -33,10 +36,10 @@ Test (sl_zap, every_key_reaches_exactly_the_domains_of_the_table)
     keydir_make (dir, sizeof dir);
     sl_keys_t *keys = sl_keys_new ();
     char *error = NULL;
-    cr_assert_eq (sl_keys_load (keys, dir, &error), 7);
+    cr_assert_eq (sl_keys_load (keys, dir, &error), (int) S_ROLES);
     int allowed = 0;
-    for (size_t d = 0; d < 7; d++)
-        for (size_t k = 0; k < 7; k++) {
+    for (size_t d = 0; d < S_ROLES; d++)
+        for (size_t k = 0; k < S_ROLES; k++) {
             const sl_key_t *key = sl_keys_named (keys, s_keys [k]);
             sl_zap_verdict_t v;
             sl_zap_decide (keys, s_domains [d], SL_STR_LIT ("CURVE"), key->public_key, SL_KEY_SIZE, &v);
@@ -52,7 +55,7 @@ Test (sl_zap, every_key_reaches_exactly_the_domains_of_the_table)
                 cr_expect_not (v.unknown_key);
             }
         }
-    cr_expect_eq (allowed, 8);
+    cr_expect_eq (allowed, 9);
 
     const sl_key_t *judge = sl_keys_named (keys, "judge");
     sl_zap_verdict_t v;

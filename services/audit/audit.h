@@ -1,0 +1,48 @@
+/*  audit.h - sluice-audit's reactor: emitters in, store, console, webhook.
+
+    Connects one DEALER (CURVE, its own key of role audit) to the audit
+    socket of every emitter of --emitters (names resolved again every 2 s),
+    takes their records once and in order (sl_receiver), writes each to
+    the store (sl_archive) in one transaction per batch, and acknowledges
+    what is committed, so the emitters can forget it. Only then are the
+    records shown live (sl_live, server-sent events to the console's
+    pages) and posted to the webhook (sl_webhook, over curl multi in the
+    same reactor). Retention runs in bounded steps on a timer. A store
+    that fails (a bad statement: the batch is rolled back and asked for
+    again; a record that fails twice is set aside, counted and logged) or
+    goes away (PostgreSQL restarting: records wait in the emitters' spools
+    while the audit reconnects) never loses a record silently.
+*/
+#ifndef AUDIT_H
+#define AUDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../common/sl_service.h"
+
+typedef struct {
+    const char *emitters;               //  the emitters' audit endpoints, comma-separated
+    const char *store;                  //  a SQLite file, or a PostgreSQL DSN
+    const char *console_host;
+    int console_port;                   //  -1: no console
+    const char *console_keys;           //  comma-separated, "" for none (loopback only)
+    size_t max_text;                    //  bytes of one text kept
+    int64_t retain_ms;                  //  0: no bound by age
+    int64_t retain_bytes;               //  0: no bound by size
+    int64_t prune_ms;                   //  retention runs this often
+    const char *webhook_url;            //  "": none
+    const char *webhook_on;             //  "verdict" or "stream"
+    const char *webhook_actions;        //  comma-separated actions, or "all"
+    size_t webhook_queue;
+    int webhook_attempts;
+    const char *webhook_token;          //  sent as Bearer, or NULL
+} audit_config_t;
+
+typedef struct _audit_t audit_t;
+
+//  NULL (logged) when the store cannot be opened or a socket not made.
+audit_t *audit_new (sl_service_t *svc, const audit_config_t *config);
+void audit_destroy (audit_t **self_p);
+
+#endif

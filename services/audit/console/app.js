@@ -1,0 +1,528 @@
+/*  The sluice audit console: a page per hash (#/live, #/history, #/stream/<sid>,
+    #/charts, #/policy, #/try), drawn from sluice-audit's JSON API. Plain
+    JavaScript shipped with the binary: no framework, no build step, nothing
+    loaded from elsewhere. Text from the store is always set as text (never
+    parsed as HTML). */
+'use strict';
+
+const $main = document.getElementById('main');
+const $status = document.getElementById('status');
+let live = null;                        // the live page's EventSource, while it is shown
+
+// --------------------------------------------------------------------------
+// Small helpers
+
+function el(tag, attrs, ...children) {
+  const node = tag === 'svg' || attrs && attrs.svg ? document.createElementNS('http://www.w3.org/2000/svg', tag)
+                                                   : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === 'svg' || v === undefined || v === null || v === false) continue;
+    if (k === 'class') node.setAttribute('class', v);
+    else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
+    else if (k === 'text') node.textContent = v;
+    else if (k.startsWith('data-')) node.setAttribute(k, v);
+    else if (k in node && !(node instanceof SVGElement)) node[k] = v;
+    else node.setAttribute(k, v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+const svg = (tag, attrs, ...children) => el(tag, Object.assign({ svg: true }, attrs), ...children);
+
+function time(ms, withDate) {
+  if (ms === null || ms === undefined) return '';
+  const d = new Date(ms);
+  const t = d.toLocaleTimeString([], { hour12: false });
+  return withDate || Date.now() - ms > 20 * 3600e3 ? d.toLocaleDateString() + ' ' + t : t;
+}
+function duration(ms) {
+  if (ms === null || ms === undefined) return '';
+  return ms < 1000 ? ms + ' ms' : (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + ' s';
+}
+function micros(us) {
+  if (us === null || us === undefined) return '';
+  return us < 1000 ? us + ' µs' : us < 1e6 ? (us / 1000).toFixed(1) + ' ms' : (us / 1e6).toFixed(2) + ' s';
+}
+function pretty(text) {
+  if (!text) return '';
+  try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
+}
+function badge(action) { return el('span', { class: 'badge ' + action, text: action }); }
+function shortSid(sid) { return sid ? sid.slice(0, 8) : ''; }
+function clear() { $main.replaceChildren(); }
+
+async function api(path, options) {
+  const res = await fetch(path, Object.assign({ credentials: 'same-origin' }, options || {}));
+  if (res.status === 401) { showLogin(); throw new Error('login needed'); }
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(body.error || res.statusText);
+  return body;
+}
+
+// --------------------------------------------------------------------------
+// Header: the store and the emitters
+
+async function refreshStatus() {
+  try {
+    const m = await api('/api/meta');
+    const parts = [m.store + (m.store_ok ? '' : ' (down)'), m.emitters_sending + '/' + m.emitters + ' emitters sending',
+                   m.live_streams + ' in flight'];
+    $status.replaceChildren(el('span', { class: m.store_ok ? '' : 'bad', text: parts.join(' · ') }));
+  } catch (e) { /* shown by the page */ }
+}
+
+function showLogin(message) {
+  if (live) { live.close(); live = null; }
+  clear();
+  const input = el('input', { type: 'password', placeholder: 'console key', autocomplete: 'current-password' });
+  const note = el('p', { class: 'error', text: message || '' });
+  const form = el('form', { class: 'panel login', onsubmit: async (e) => {
+      e.preventDefault();
+      const res = await fetch('/api/login', { method: 'POST', headers: { 'Content-Type': 'application/json' },
+                                              body: JSON.stringify({ key: input.value }) });
+      if (res.ok) route(); else note.textContent = 'That is not a console key.';
+    } },
+    el('h1', { text: 'sluice audit' }), el('p', { class: 'muted', text: 'This console needs a console key.' }),
+    input, ' ', el('button', { text: 'Log in' }), note);
+  $main.append(form);
+  input.focus();
+}
+
+// --------------------------------------------------------------------------
+// Live: streams in flight and finishing, pushed as they are recorded
+
+function callRow(c) {
+  return el('div', { class: 'call', 'data-tool': c.tool || '', 'data-action': c.action, 'data-rule': c.rule || '' },
+    el('span', { class: 'tool', text: c.tool || '?' }), badge(c.action),
+    el('span', { class: 'why' },
+      c.rule ? el('span', { class: 'tag', text: 'rule ' + c.rule }) : el('span', { class: 'tag', text: c.check }),
+      c.reason || '', c.latency_us !== undefined ? el('span', { class: 'muted small', text: '  ' + micros(c.latency_us) }) : null),
+    c.arguments ? el('pre', { class: 'args', text: pretty(c.arguments) }) : null);
+}
+
+function streamCard(s, fresh) {
+  const start = s.start || {};
+  const card = el('div', { class: 'stream' + (fresh ? ' new' : ''), 'data-sid': s.sid });
+  const state = s.error ? el('span', { class: 'badge err', text: s.error.code || 'error' })
+              : s.end ? el('span', { class: 'muted small', text: 'finished in ' + duration(s.end.duration_ms) +
+                                                               (s.finish && s.finish.finish ? ' · ' + s.finish.finish : '') })
+              : el('span', { class: 'badge live', text: 'in flight' });
+  card.append(el('div', { class: 'head' },
+    el('a', { class: 'sid', href: '#/stream/' + s.sid, text: shortSid(s.sid) }),
+    el('span', { class: 'muted small', text: time(s.started_at) }),
+    el('strong', { text: start.model || '' }),
+    start.provider ? el('span', { class: 'tag', title: 'provider', text: 'via ' + start.provider }) : null,
+    start.client ? el('span', { class: 'tag', title: 'client dialect', text: start.client + ' client' }) : null,
+    start.client_key ? el('span', { class: 'tag', text: 'key ' + start.client_key }) : null,
+    state));
+  if (start.last_user) card.append(el('div', { class: 'user', text: '“' + start.last_user + '”' }));
+  const calls = el('div', { class: 'calls' });
+  for (const c of s.calls || []) calls.append(callRow(c));
+  card.append(calls);
+  return card;
+}
+
+function viewLive() {
+  clear();
+  const inflight = el('div', { id: 'inflight' });
+  const finished = el('div', { id: 'finished' });
+  $main.append(el('h1', { text: 'Live' }),
+    el('p', { class: 'muted', text: 'Every stream as the store records it: its request, each tool call with its verdict, how it ended.' }),
+    el('div', { class: 'live-grid' },
+      el('section', {}, el('h2', { text: 'In flight' }), inflight),
+      el('section', {}, el('h2', { text: 'Finished' }), finished)));
+  const streams = new Map();         // sid -> state (as the snapshot gives it)
+  const empty = (box, text) => { if (!box.children.length) box.append(el('div', { class: 'empty', text })); };
+  const draw = (sid, fresh) => {
+    const s = streams.get(sid);
+    const old = document.querySelector('.stream[data-sid="' + sid + '"]');
+    const card = streamCard(s, fresh);
+    const box = s.end ? finished : inflight;
+    if (old && old.parentNode === box) old.replaceWith(card);
+    else {
+      if (old) old.remove();
+      box.querySelectorAll('.empty').forEach((n) => n.remove());
+      box.prepend(card);
+      while (finished.children.length > 50) finished.lastChild.remove();
+    }
+    empty(inflight, 'Nothing in flight.');
+    empty(finished, 'Nothing finished yet.');
+  };
+  const touch = (sid) => {
+    if (!streams.has(sid)) streams.set(sid, { sid, started_at: Date.now(), calls: [] });
+    return streams.get(sid);
+  };
+  if (live) live.close();
+  live = new EventSource('/api/live');
+  live.addEventListener('snapshot', (e) => {
+    const snap = JSON.parse(e.data);
+    streams.clear();
+    inflight.replaceChildren();
+    finished.replaceChildren();
+    for (const s of snap.recent.slice().reverse()) { streams.set(s.sid, s); draw(s.sid, false); }
+    for (const s of snap.streams) { streams.set(s.sid, s); draw(s.sid, false); }
+    empty(inflight, 'Nothing in flight.');
+    empty(finished, 'Nothing finished yet.');
+  });
+  live.addEventListener('start', (e) => { const d = JSON.parse(e.data); const s = touch(d.sid); s.start = d; s.started_at = d.at; draw(d.sid, true); });
+  live.addEventListener('call', (e) => { const d = JSON.parse(e.data); touch(d.sid).calls.push(d); draw(d.sid, true); });
+  live.addEventListener('finish', (e) => { const d = JSON.parse(e.data); touch(d.sid).finish = d; draw(d.sid, false); });
+  live.addEventListener('error', (e) => {
+    if (!e.data) return;             // the connection's own error event: it reconnects by itself
+    const d = JSON.parse(e.data); touch(d.sid).error = d; draw(d.sid, true);
+  });
+  live.addEventListener('end', (e) => { const d = JSON.parse(e.data); touch(d.sid).end = d; draw(d.sid, false); refreshStatus(); });
+  live.addEventListener('gap', (e) => {
+    const d = JSON.parse(e.data);
+    $main.querySelector('h1').after(el('p', { class: 'error', text: time(d.at) + ': emitter ' + d.emitter + ' could not keep ' +
+                                               d.lost + ' records (its spool was full); ' + d.streams + ' streams are incomplete.' }));
+  });
+}
+
+// --------------------------------------------------------------------------
+// History: search
+
+const filterFields = [
+  ['from', 'From', 'datetime-local'], ['to', 'To', 'datetime-local'], ['tool', 'Tool'], ['rule', 'Rule'],
+  ['action', 'Action', ['', 'allow', 'block', 'drop', 'rewrite', 'terminate']],
+  ['check', 'Check', ['', 'ran', 'default', 'timeout', 'error']],
+  ['model', 'Model'], ['provider', 'Provider'], ['key', 'Client key'], ['q', 'Text in arguments or messages'],
+  ['state', 'State', ['', 'blocked', 'error', 'live', 'ended', 'lost']]];
+
+function toLocalInput(ms) {
+  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60000);
+  return d.toISOString().slice(0, 16);
+}
+
+function viewHistory(params) {
+  clear();
+  const form = el('form', { class: 'panel filters', id: 'filters' });
+  for (const [name, label, kind] of filterFields) {
+    let input;
+    if (Array.isArray(kind)) input = el('select', { name }, kind.map((v) => el('option', { value: v, text: v || 'any' })));
+    else input = el('input', { name, type: kind || 'search' });
+    const value = params.get(name);
+    if (value) input.value = kind === 'datetime-local' ? toLocalInput(Number(value)) : value;
+    form.append(el('label', {}, label, input));
+  }
+  form.append(el('label', {}, '\u00a0', el('button', { type: 'submit', text: 'Search' })));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const q = new URLSearchParams();
+    for (const [name, , kind] of filterFields) {
+      const v = form.elements[name].value;
+      if (!v) continue;
+      q.set(name, kind === 'datetime-local' ? String(new Date(v).getTime()) : v);
+    }
+    location.hash = '#/history?' + q.toString();
+  });
+  const table = el('tbody', { id: 'results' });
+  const more = el('button', { class: 'ghost', text: 'Older…', hidden: true });
+  $main.append(el('h1', { text: 'History' }), form,
+    el('div', { class: 'panel' }, el('table', {},
+      el('thead', {}, el('tr', {}, ['Started', 'Stream', 'Model', 'Provider', 'Client', 'Key', 'Calls', 'Outcome', 'Duration', 'Last user message']
+        .map((h) => el('th', { text: h })))), table), el('div', { class: 'row' }, more)));
+  let before = 0;
+  const load = async () => {
+    const q = new URLSearchParams(params);
+    if (before) q.set('before', String(before));
+    q.set('limit', '50');
+    let data;
+    try { data = await api('/api/streams?' + q.toString()); } catch (e) { table.append(el('tr', {}, el('td', { colSpan: 10, class: 'error', text: e.message }))); return; }
+    for (const s of data.streams) {
+      const outcome = [];
+      if (s.blocked) outcome.push(el('span', { class: 'badge block', text: s.blocked + ' blocked' }));
+      if (s.error_code) outcome.push(el('span', { class: 'badge err', text: s.error_code }));
+      if (s.lost) outcome.push(el('span', { class: 'badge lost', text: 'records lost' }));
+      if (!s.ended_at) outcome.push(el('span', { class: 'badge live', text: 'in flight' }));
+      else if (!s.error_code && s.finish) outcome.push(el('span', { class: 'muted', text: s.finish }));
+      table.append(el('tr', { class: 'click', 'data-sid': s.sid, onclick: () => { location.hash = '#/stream/' + s.sid; } },
+        el('td', { text: time(s.started_at, true) }), el('td', { class: 'mono', text: shortSid(s.sid) }),
+        el('td', { text: s.model || '' }), el('td', { text: s.provider || '' }), el('td', { text: s.client || '' }),
+        el('td', { class: 'mono', text: s.client_key || '' }), el('td', { text: String(s.calls) }), el('td', {}, outcome),
+        el('td', { text: duration(s.duration_ms) }), el('td', { class: 'small', text: s.last_user || '' })));
+      before = s.started_at;
+    }
+    if (!table.children.length) table.append(el('tr', {}, el('td', { colSpan: 10, class: 'empty', text: 'No stream matches.' })));
+    more.hidden = !data.more;
+  };
+  more.addEventListener('click', load);
+  load();
+}
+
+// --------------------------------------------------------------------------
+// A stream whole: its blocks in order, each verdict beside its call
+
+async function viewStream(sid) {
+  clear();
+  let data;
+  try { data = await api('/api/streams/' + sid); } catch (e) { $main.append(el('p', { class: 'error', text: e.message })); return; }
+  const s = data.stream;
+  const kv = (k, v) => v === null || v === undefined || v === '' ? [] : [el('div', { class: 'k', text: k }), el('div', {}, v)];
+  const usage = s.usage_in !== null || s.usage_out !== null ? (s.usage_in ?? '?') + ' in, ' + (s.usage_out ?? '?') + ' out' : null;
+  $main.append(el('h1', {}, 'Stream ', el('span', { class: 'mono', text: s.sid })),
+    el('div', { class: 'grid2' },
+      el('div', { class: 'panel' }, el('div', { class: 'kv' },
+        kv('started', time(s.started_at, true)), kv('ended', s.ended_at ? time(s.ended_at, true) + ' (' + duration(s.duration_ms) + ')' : 'not recorded (in flight, or lost)'),
+        kv('model', s.model), kv('upstream model', s.response_model), kv('provider', s.provider),
+        kv('dialects', (s.client || '?') + ' client, ' + (s.upstream || '?') + ' upstream' + (s.streaming ? ', streaming' : ', not streaming')),
+        kv('client key', s.client_key), kv('policy', s.policy), kv('finish', s.finish ? s.finish + (s.finish_raw ? ' (' + s.finish_raw + ')' : '') : null),
+        kv('usage', usage),
+        kv('error', s.error_code ? s.error_code + (s.error_status ? ' ' + s.error_status : '') + ' (' + s.error_source + '): ' + (s.error_message || '') : null),
+        kv('records lost', s.lost ? s.lost + ' gap(s): this stream may be incomplete' : null))),
+      el('div', { class: 'panel' }, el('div', { class: 'kv' }, kv('last user message', s.last_user), kv('tools', s.tools)),
+        el('p', {}, el('a', { href: '#/try?sid=' + s.sid, text: 'Try a policy on this stream →' })))));
+  const items = data.blocks.map((b) => Object.assign({ type: 'block' }, b)).concat(data.verdicts.map((v) => Object.assign({ type: 'verdict' }, v)));
+  items.sort((a, b) => a.seq - b.seq);
+  const list = el('div', { class: 'timeline panel' });
+  for (const it of items) {
+    if (it.type === 'verdict') {
+      list.append(el('div', { class: 'item' }, el('div', { class: 'k', text: 'verdict #' + it.index }),
+        el('div', { class: 'verdict ' + it.action, 'data-tool': it.tool || '', 'data-action': it.action },
+          el('div', { class: 'row' }, el('strong', { class: 'mono', text: it.tool || '?' }), badge(it.action),
+            el('span', { class: 'tag', text: it.rule ? 'rule ' + it.rule : 'no rule' }), el('span', { class: 'tag', text: 'check ' + it.check }),
+            el('span', { class: 'muted small', text: micros(it.latency_us) })),
+          el('div', { class: 'reason', text: it.reason || '' }),
+          it.judge_model ? el('div', { class: 'muted small', text: 'LLM judge ' + it.judge_model + (it.probability !== null ? ', p = ' + it.probability : '') }) : null,
+          el('pre', { text: pretty(it.arguments) + (it.truncated ? '\n… cut at the store\'s bound (' + it.arguments_bytes + ' bytes)' : '') }))));
+    } else {
+      const label = it.kind + ' #' + it.index + (it.incomplete ? ' (cut: ' + it.incomplete + ')' : '');
+      const body = it.kind === 'tool_call'
+        ? el('div', {}, el('strong', { class: 'mono', text: it.name || '' }), el('pre', { text: pretty(it.content) }))
+        : el('div', { class: it.replaced ? 'notice' : '' }, it.replaced ? el('div', { class: 'muted small', text: 'written by the judge in place of the call' }) : null,
+             el('div', { text: it.content || '' }));
+      list.append(el('div', { class: 'item', 'data-kind': it.kind }, el('div', { class: 'k', text: label }), body));
+    }
+  }
+  if (!items.length) list.append(el('div', { class: 'empty', text: 'No block recorded.' }));
+  $main.append(el('h2', { text: 'What happened, in order' }), list);
+}
+
+// --------------------------------------------------------------------------
+// Charts, drawn here as SVG from the store's aggregates
+
+const palette = ['#2f5fd0', '#c8372d', '#23834a', '#b25e09', '#6b46c1', '#0f8a8a', '#8a5a00', '#d6336c', '#495057', '#74b816'];
+const actionColor = { allow: '#23834a', block: '#c8372d', drop: '#8a5a00', rewrite: '#6b46c1', terminate: '#7a1f1a' };
+
+function chartFrame(w, h) { return svg('svg', { class: 'chart', viewBox: '0 0 ' + w + ' ' + h, role: 'img' }); }
+
+function legend(entries) {
+  return el('div', { class: 'legend' }, entries.map(([label, color]) => {
+    const sw = el('span', { class: 'sw' });
+    sw.style.background = color;
+    return el('span', {}, sw, label);
+  }));
+}
+
+function timeAxis(chart, x0, x1, y, from, to) {
+  chart.append(svg('line', { class: 'axis', x1: x0, y1: y, x2: x1, y2: y }));
+  for (let i = 0; i <= 4; i++) {
+    const t = from + (to - from) * i / 4;
+    chart.append(svg('text', { x: x0 + (x1 - x0) * i / 4, y: y + 14, 'text-anchor': 'middle', text: time(t) }));
+  }
+}
+
+function stackedBars(points, from, to, bucket, keys, colorOf, title) {
+  const W = 640, H = 220, L = 40, R = 10, T = 10, B = 24;
+  const chart = chartFrame(W, H);
+  const totals = new Map();
+  for (const p of points) totals.set(p.t, (totals.get(p.t) || 0) + p.n);
+  const max = Math.max(1, ...totals.values());
+  const x = (t) => L + (W - L - R) * (t - from) / (to - from);
+  const bw = Math.max(2, (W - L - R) * bucket / (to - from) - 2);
+  const stack = new Map();
+  for (const p of points) {
+    const below = stack.get(p.t) || 0;
+    const h = (H - T - B) * p.n / max;
+    const y = H - B - (H - T - B) * below / max - h;
+    chart.append(svg('rect', { x: x(p.t), y, width: bw, height: h, fill: colorOf(p.key) },
+      svg('title', { text: time(p.t) + ' ' + p.key + ': ' + p.n })));
+    stack.set(p.t, below + p.n);
+  }
+  chart.append(svg('text', { x: L - 6, y: T + 8, 'text-anchor': 'end', text: String(max) }));
+  timeAxis(chart, L, W - R, H - B, from, to);
+  return el('div', { class: 'panel' }, el('h2', { text: title }), chart, legend(keys.map((k) => [k, colorOf(k)])));
+}
+
+function latencyLines(rows, from, to) {
+  const W = 640, H = 220, L = 52, R = 10, T = 10, B = 24;
+  const chart = chartFrame(W, H);
+  const all = rows.flatMap((r) => [r[1], r[2], r[3]]).filter((v) => v > 0);
+  const lo = Math.max(1, Math.min(...all, 1)), hi = Math.max(10, ...all);
+  const y = (v) => H - B - (H - T - B) * (Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo) || 1);
+  const x = (t) => L + (W - L - R) * (t - from) / (to - from);
+  const series = [['p50', 1, '#23834a'], ['p90', 2, '#b25e09'], ['p99', 3, '#c8372d']];
+  for (const [, i, color] of series) {
+    const pts = rows.map((r) => x(r[0]) + ',' + y(r[i])).join(' ');
+    chart.append(svg('polyline', { points: pts, fill: 'none', stroke: color, 'stroke-width': 2 }));
+    for (const r of rows) chart.append(svg('circle', { cx: x(r[0]), cy: y(r[i]), r: 2.5, fill: color }, svg('title', { text: time(r[0]) + ': ' + micros(r[i]) + ' (' + r[4] + ' calls)' })));
+  }
+  for (const v of [lo, Math.sqrt(lo * hi), hi])
+    chart.append(svg('text', { x: L - 6, y: y(v) + 4, 'text-anchor': 'end', text: micros(Math.round(v)) }));
+  timeAxis(chart, L, W - R, H - B, from, to);
+  return el('div', { class: 'panel' }, el('h2', { text: 'Time the judge adds per tool call (percentiles, log scale)' }), chart,
+    legend(series.map(([n, , c]) => [n, c])));
+}
+
+function modelBars(rows) {
+  const W = 640, rowH = 22, L = 230, R = 60;
+  const H = Math.max(40, rows.length * rowH + 10);
+  const chart = chartFrame(W, H);
+  const max = Math.max(1, ...rows.map((r) => r[2]));
+  rows.forEach((r, i) => {
+    const y = 5 + i * rowH, w = (W - L - R) * r[2] / max, e = (W - L - R) * r[3] / max;
+    chart.append(svg('text', { x: L - 8, y: y + 14, 'text-anchor': 'end', text: r[0] + ' · ' + r[1] }));
+    chart.append(svg('rect', { x: L, y: y + 3, width: Math.max(w, 1), height: rowH - 8, fill: '#2f5fd0' }));
+    if (r[3]) chart.append(svg('rect', { x: L, y: y + 3, width: Math.max(e, 1), height: rowH - 8, fill: '#c8372d' }));
+    chart.append(svg('text', { x: L + w + 6, y: y + 14, text: r[2] + (r[3] ? ' (' + r[3] + ' errors)' : '') }));
+  });
+  return el('div', { class: 'panel' }, el('h2', { text: 'Streams and errors per model and provider' }), chart,
+    legend([['streams', '#2f5fd0'], ['errors', '#c8372d']]));
+}
+
+async function viewCharts(params) {
+  clear();
+  const range = Number(params.get('range') || 24 * 3600e3);
+  const select = el('select', { onchange: () => { location.hash = '#/charts?range=' + select.value; } },
+    [['Last hour', 3600e3], ['Last 6 hours', 6 * 3600e3], ['Last 24 hours', 24 * 3600e3], ['Last 7 days', 7 * 24 * 3600e3]]
+      .map(([t, v]) => el('option', { value: v, text: t, selected: v === range })));
+  $main.append(el('div', { class: 'row' }, el('h1', { text: 'Charts' }), select));
+  const to = Date.now(), from = to - range;
+  let st;
+  try { st = await api('/api/stats?from=' + from + '&to=' + to + '&bucket=' + Math.round(range / 48)); } catch (e) { $main.append(el('p', { class: 'error', text: e.message })); return; }
+  const keys = [...new Set(st.verdicts.map((v) => v[1] + ' · ' + v[2]))];
+  const colorOf = (k) => { const action = k.split(' · ')[1]; const i = keys.indexOf(k); return action === 'allow' && keys.filter((x) => x.endsWith('allow')).length === 1 ? actionColor.allow : i < palette.length ? palette[i] : actionColor[action] || '#888'; };
+  const grid = el('div', { class: 'grid2' });
+  grid.append(stackedBars(st.verdicts.map((v) => ({ t: v[0], key: v[1] + ' · ' + v[2], n: v[3] })), st.from, st.to, st.bucket_ms, keys, colorOf,
+                          'Verdicts per rule and action'));
+  grid.append(stackedBars(st.streams.flatMap((s) => [{ t: s[0], key: 'ok', n: s[1] - s[2] }, { t: s[0], key: 'errors', n: s[2] }]), st.from, st.to, st.bucket_ms,
+                          ['ok', 'errors'], (k) => (k === 'errors' ? '#c8372d' : '#2f5fd0'), 'Streams over time, and errors'));
+  grid.append(modelBars(st.models));
+  grid.append(latencyLines(st.latency, st.from, st.to));
+  $main.append(grid);
+  if (!st.verdicts.length && !st.streams.length) $main.append(el('p', { class: 'empty', text: 'Nothing recorded in this range yet.' }));
+}
+
+// --------------------------------------------------------------------------
+// Policy: what each judge runs, and what it refused to load
+
+async function viewPolicy() {
+  clear();
+  $main.append(el('h1', { text: 'Policy' }),
+    el('p', { class: 'muted', text: 'Each judge reports the policy it runs every few seconds and when it loads one; a reload it refuses keeps the old policy, and says why here.' }));
+  let data, gaps;
+  try { [data, gaps] = await Promise.all([api('/api/policies'), api('/api/gaps')]); } catch (e) { $main.append(el('p', { class: 'error', text: e.message })); return; }
+  if (!data.policies.length) $main.append(el('p', { class: 'empty', text: 'No judge has reported yet (they do every 5 s).' }));
+  const current = new Map();
+  for (const p of data.policies) if (!current.has(p.judge) || current.get(p.judge).last_seen < p.last_seen) current.set(p.judge, p);
+  for (const p of data.policies) {
+    const now = current.get(p.judge) === p;
+    $main.append(el('div', { class: 'panel' },
+      el('div', { class: 'row' }, el('strong', { text: p.judge }), el('span', { class: 'tag mono', text: p.policy }),
+        now ? el('span', { class: 'badge allow', text: 'running' }) : el('span', { class: 'badge', text: 'earlier' }),
+        el('span', { class: 'muted small', text: (p.name || '') + ' · loaded ' + time(p.loaded_at, true) + ' · seen ' + time(p.first_seen, true) + ' – ' + time(p.last_seen, true) })),
+      p.failures ? el('p', { class: 'error', text: p.failures + ' reload(s) refused' + (p.last_error ? ': ' + p.last_error : '') }) : null,
+      el('pre', { text: p.source || '(no file: every call allowed)' })));
+  }
+  $main.append(el('h2', { text: 'Records the emitters could not keep' }),
+    gaps.lost ? el('div', { class: 'panel' }, el('p', { class: 'error', text: gaps.lost + ' records lost in all' }),
+      el('table', {}, el('thead', {}, el('tr', {}, ['When', 'Emitter', 'Lost', 'Streams'].map((h) => el('th', { text: h })))),
+        el('tbody', {}, gaps.gaps.map((g) => el('tr', {}, el('td', { text: time(g.since, true) + ' – ' + time(g.at) }), el('td', { text: g.emitter }),
+          el('td', { text: String(g.lost) }), el('td', { text: String(g.streams) }))))))
+      : el('p', { class: 'muted', text: 'None: every record the emitters made is in the store.' }));
+}
+
+// --------------------------------------------------------------------------
+// Try it: a policy over a capture, with the replay library
+
+async function viewTry(params) {
+  clear();
+  const dialect = el('select', { name: 'dialect' }, ['openai', 'anthropic', 'responses', 'gemini'].map((d) => el('option', { value: d, text: d })));
+  const client = el('select', { name: 'client' }, [el('option', { value: '', text: 'the same dialect' }),
+    ...['openai', 'anthropic', 'responses', 'gemini'].map((d) => el('option', { value: d, text: d }))]);
+  const capture = el('textarea', { name: 'capture', rows: 16, placeholder: 'An upstream stream as the provider sent it (SSE), or one JSON chunk per line.' });
+  const policy = el('textarea', { name: 'policy', rows: 16, placeholder: 'rules:\n  - id: no-rm-rf\n    tool: run_shell\n    ...' });
+  const model = el('input', { name: 'model', placeholder: 'the model asked for' });
+  const tools = el('textarea', { name: 'tools', rows: 3, placeholder: '[{"name":"run_shell","schema":{...}}]: for schema rules' });
+  const lastUser = el('input', { name: 'last_user', placeholder: 'the last user message (LLM judge prompts)' });
+  const sid = el('input', { name: 'sid', placeholder: 'a stream id from History', value: params.get('sid') || '' });
+  const out = el('div', { id: 'try-result' });
+  const run = el('button', { text: 'Run the policy' });
+  const loadRecorded = async () => {
+    if (!sid.value) return;
+    try {
+      const c = await api('/api/capture/' + sid.value.trim());
+      capture.value = c.capture; dialect.value = c.dialect; model.value = c.model || ''; tools.value = c.tools || ''; lastUser.value = c.last_user || '';
+    } catch (e) { out.replaceChildren(el('p', { class: 'error', text: e.message })); }
+  };
+  run.addEventListener('click', async () => {
+    run.disabled = true;
+    out.replaceChildren(el('p', { class: 'muted', text: 'Running…' }));
+    try {
+      const res = await fetch('/api/try', { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ capture: capture.value, dialect: dialect.value, client: client.value || undefined, policy: policy.value, model: model.value || undefined,
+                               tools: tools.value || undefined, last_user: lastUser.value || undefined }) });
+      const r = await res.json();
+      showTry(r, out);
+    } catch (e) { out.replaceChildren(el('p', { class: 'error', text: e.message })); }
+    run.disabled = false;
+  });
+  $main.append(el('h1', { text: 'Try it' }),
+    el('p', { class: 'muted', text: 'A policy over a captured stream, offline: the same decoder, aggregator, judge and renderer as the pipeline (the replay library). LLM judges are not asked here: their rule\'s on_error decides, and the verdict says so.' }),
+    el('div', { class: 'grid2' },
+      el('div', { class: 'panel' }, el('div', { class: 'row' }, 'Recorded stream', sid, el('button', { class: 'ghost', type: 'button', text: 'Load', onclick: loadRecorded }),
+          'or paste a capture in', dialect),
+        capture, el('details', {}, el('summary', { text: 'The request behind it' }), el('div', { class: 'row' }, model, lastUser), tools)),
+      el('div', { class: 'panel' }, el('div', { class: 'row' }, 'Policy (YAML)', el('button', { class: 'ghost', type: 'button', text: 'Use the running policy',
+          onclick: async () => { const d = await api('/api/policies'); if (d.policies.length) policy.value = d.policies[0].source || ''; } })), policy)),
+    el('div', { class: 'row' }, run, 'rendered for a client of', client), out);
+  if (!policy.value) {
+    try { const d = await api('/api/policies'); if (d.policies.length) policy.value = d.policies[0].source || ''; } catch (e) { /* none yet */ }
+  }
+  if (sid.value) loadRecorded();
+}
+
+const dialectNames = { openai: 'an OpenAI Chat', anthropic: 'an Anthropic Messages', responses: 'an OpenAI Responses',
+                       gemini: 'a Gemini' };
+
+function showTry(r, out) {
+  out.replaceChildren();
+  if (r.policy_error) { out.append(el('p', { class: 'error', text: 'The policy does not load: ' + r.policy_error })); return; }
+  if (r.error) out.append(el('p', { class: 'error', text: r.error }));
+  if (!r.verdicts) return;
+  out.append(el('h2', { text: 'Verdicts' }), r.verdicts.length
+    ? el('div', { class: 'panel' }, r.verdicts.map((v) => el('div', { class: 'call', 'data-tool': v.name || '', 'data-action': v.action },
+        el('span', { class: 'tool', text: v.name || '?' }), badge(v.action),
+        el('span', { class: 'why' }, el('span', { class: 'tag', text: v.rule ? 'rule ' + v.rule : 'check ' + v.check }), v.reason || ''))))
+    : el('p', { class: 'muted', text: 'No tool call to judge.' }));
+  out.append(el('div', { class: 'grid2' },
+    el('div', {}, el('h2', { text: 'Blocks, as released' }), el('pre', { text: r.blocks.map((b) => JSON.stringify(b)).join('\n') + (r.finish ? '\n' + JSON.stringify(r.finish) : '') })),
+    el('div', {}, el('h2', { text: 'What ' + (dialectNames [r.client] || r.client) + ' client would receive' }),
+      el('pre', { class: 'client', text: r.client }))));
+}
+
+// --------------------------------------------------------------------------
+// Routing
+
+function route() {
+  const hash = location.hash || '#/live';
+  const [path, query] = hash.slice(1).split('?');
+  const params = new URLSearchParams(query || '');
+  const view = path.split('/')[1] || 'live';
+  if (live && view !== 'live') { live.close(); live = null; }
+  document.querySelectorAll('header nav a').forEach((a) => a.classList.toggle('on', a.dataset.view === (view === 'stream' ? 'history' : view)));
+  if (view === 'history') viewHistory(params);
+  else if (view === 'stream') viewStream(path.split('/')[2]);
+  else if (view === 'charts') viewCharts(params);
+  else if (view === 'policy') viewPolicy();
+  else if (view === 'try') viewTry(params);
+  else viewLive();
+  refreshStatus();
+}
+
+window.addEventListener('hashchange', route);
+setInterval(refreshStatus, 5000);
+route();

@@ -1,0 +1,208 @@
+/*  sluice-audit - the monitoring subscriber that remembers.
+
+        sluice-audit [flags]                       record, serve the console
+        sluice-audit export --since 24h [flags]    the store, one JSON line per stream
+
+    Takes every record of every emitter over the acknowledged audit link
+    (the emitters' --audit sockets, its own key of role audit), writes
+    them to SQLite (--data-dir, the default) or PostgreSQL (--dsn or
+    SLUICE_AUDIT_DSN), keeps the store to its retention, posts verdicts or
+    streams to a webhook, and serves the web console on 127.0.0.1:8081.
+    Console keys come from SLUICE_CONSOLE_KEYS only (comma-separated):
+    without them the console answers clients on this machine only. The
+    webhook's bearer token, when it needs one, comes from
+    SLUICE_AUDIT_WEBHOOK_TOKEN only. Neither is ever logged or stored.
+
+    The logic is in the sl_*.c libraries beside this file (README,
+    "sluice-audit"); audit.c wires them to sockets and timers.
+*/
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../../common/sl_log.h"
+#include "../../common/sl_opts.h"
+#include "../../common/sl_service.h"
+#include "audit.h"
+#include "sl_archive.h"
+#include "sl_query.h"
+#include "sl_store.h"
+#include "sl_when.h"
+
+#define AUDIT_DB_FILE "audit.db"
+
+//  mkdir -p; 0 ok.
+static int
+s_make_dir (const char *dir)
+{
+    char path [4096];
+    snprintf (path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir (path, 0755) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return mkdir (path, 0750) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+//  The store: the DSN when given, else the SQLite file in the data directory.
+static const char *
+s_store (const char *dsn, const char *data_dir, char *path, size_t size)
+{
+    if (dsn && *dsn)
+        return dsn;
+    if (s_make_dir (data_dir)) {
+        fprintf (stderr, "sluice-audit: cannot make the data directory %s: %s\n", data_dir, strerror (errno));
+        return NULL;
+    }
+    snprintf (path, size, "%s/%s", data_dir, AUDIT_DB_FILE);
+    return path;
+}
+
+static void
+s_write_line (void *arg, const char *line, size_t size)
+{
+    fwrite (line, 1, size, (FILE *) arg);
+}
+
+//  sluice-audit export: the store's streams as JSON lines on stdout.
+static int
+s_export (int argc, char **argv)
+{
+    const char *since = "24h", *until = "", *format = "jsonl";
+    const char *data_dir = "/var/lib/sluice/audit", *dsn = "";
+    sl_opt_t opts [] = {
+        { "since", NULL, &since, "streams started at or after: 2026-05-20T14:00:00Z, 2026-05-20, Unix "
+          "seconds, or back from now (30m, 24h, 7d)" },
+        { "until", NULL, &until, "streams started before (same forms; default: now)" },
+        { "format", NULL, &format, "jsonl: one JSON object per stream, its blocks and verdicts" },
+        { "data-dir", NULL, &data_dir, "the SQLite store's directory" },
+        { "dsn", "SLUICE_AUDIT_DSN", &dsn, "a PostgreSQL store (postgres://... or key=value; prefer the variable)" },
+        SL_OPT_END
+    };
+    int rc = sl_opts_parse ("audit", opts, argc, argv);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+    if (strcmp (format, "jsonl") != 0) {
+        fprintf (stderr, "sluice-audit export: --format jsonl is the one format\n");
+        return 2;
+    }
+    int64_t now = zclock_time (), from = 0, to = 0;
+    if (sl_when_parse (since, now, &from) || (*until && sl_when_parse (until, now, &to))) {
+        fprintf (stderr, "sluice-audit export: not a time: %s\n", sl_when_parse (since, now, &from) ? since : until);
+        return 2;
+    }
+    char path [4096];
+    const char *target = s_store (dsn, data_dir, path, sizeof path);
+    if (!target)
+        return 1;
+    char *error = NULL;
+    sl_store_t *store = sl_store_open (target, &error);
+    if (!store) {
+        fprintf (stderr, "sluice-audit export: %s\n", error);
+        free (error);
+        return 1;
+    }
+    int64_t n = sl_query_export (store, from, to, s_write_line, stdout);
+    fflush (stdout);                    //  the lines before the summary, where both go to one file
+    if (n < 0)
+        fprintf (stderr, "sluice-audit export: %s\n", sl_store_error (store));
+    else
+        fprintf (stderr, "sluice-audit export: %lld streams\n", (long long) n);
+    sl_store_close (&store);
+    return n < 0 ? 1 : 0;
+}
+
+int
+main (int argc, char **argv)
+{
+    if (argc > 1 && strcmp (argv [1], "export") == 0)
+        return s_export (argc - 1, argv + 1);
+    const char *emitters = "tcp://127.0.0.1:5558";
+    const char *data_dir = "/var/lib/sluice/audit";
+    const char *dsn = "";
+    const char *console_host = "127.0.0.1";
+    const char *console_port = "8081";
+    char default_text [24];
+    snprintf (default_text, sizeof default_text, "%d", SL_ARCHIVE_DEFAULT_MAX_TEXT);
+    const char *max_text = default_text;
+    const char *retain = "30d";
+    const char *retain_bytes = "0";
+    const char *prune_ms = "60000";
+    const char *webhook = "";
+    const char *webhook_on = "verdict";
+    const char *webhook_actions = "block,drop,rewrite,terminate";
+    const char *webhook_queue = "1000";
+    const char *webhook_attempts = "8";
+    sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
+    sl_opt_t opts [] = {
+        { "emitters", NULL, &emitters, "the emitters' audit endpoints, comma-separated (names are re-resolved)" },
+        { "data-dir", NULL, &data_dir, "directory of the SQLite store (audit.db)" },
+        { "dsn", "SLUICE_AUDIT_DSN", &dsn, "a PostgreSQL store instead (postgres://... or key=value; "
+          "prefer the variable: a flag shows in the process list)" },
+        { "console-host", NULL, &console_host, "address of the web console" },
+        { "console-port", NULL, &console_port, "port of the web console (off: none)" },
+        { "max-text", NULL, &max_text, "bytes of one text kept (block, arguments, message); more is cut" },
+        { "retain", NULL, &retain, "streams older than this are deleted: 30d, 12h, 90m (0: kept)" },
+        { "retain-bytes", NULL, &retain_bytes, "past this, the oldest streams are deleted (0: no bound)" },
+        { "prune-ms", NULL, &prune_ms, "retention runs this often" },
+        { "webhook", NULL, &webhook, "URL to POST events to (JSON), for a SIEM" },
+        { "webhook-on", NULL, &webhook_on, "verdict: one post per verdict; stream: one per finished stream" },
+        { "webhook-actions", NULL, &webhook_actions,
+          "verdicts (or streams with a verdict) with these actions, comma-separated, or all" },
+        { "webhook-queue", NULL, &webhook_queue, "events held for the webhook at most (more are dropped, counted)" },
+        { "webhook-retries", NULL, &webhook_attempts, "attempts per event (backoff from 0.5 s to 30 s)" },
+        SL_BUS_OPT_KEYS (bus),
+        SL_BUS_OPT_AUTH (bus),
+        SL_OPT_END
+    };
+    int code;
+    sl_service_t *svc = sl_service_new ("audit", opts, "9558", argc, argv, &code);
+    if (!svc)
+        return code;
+    long text = sl_opts_long (max_text), bytes = sl_opts_long (retain_bytes);
+    int64_t retain_ms = 0;
+    long prune = sl_opts_long (prune_ms), queue = sl_opts_long (webhook_queue);
+    long attempts = sl_opts_long (webhook_attempts);
+    long port = strcmp (console_port, "off") == 0 ? -1 : sl_opts_long (console_port);
+    if (text <= 0 || sl_when_duration (retain, &retain_ms) || bytes < 0 || prune <= 0 || queue <= 0 || attempts <= 0
+    ||  (port < 0 && strcmp (console_port, "off") != 0) || port > 65535
+    ||  (strcmp (webhook_on, "verdict") != 0 && strcmp (webhook_on, "stream") != 0)) {
+        sl_log_error ("bad_option", "a number is not valid, or --webhook-on is not verdict or stream");
+        sl_service_destroy (&svc);
+        return 2;
+    }
+    char path [4096];
+    const char *target = s_store (dsn, data_dir, path, sizeof path);
+    if (!target || sl_service_start_bus (svc, &bus, "audit")) {
+        sl_service_destroy (&svc);
+        return 2;
+    }
+    const char *keys = getenv ("SLUICE_CONSOLE_KEYS");
+    audit_config_t config = {
+        .emitters = emitters,
+        .store = target,
+        .console_host = console_host,
+        .console_port = (int) port,
+        .console_keys = keys ? keys : "",
+        .max_text = (size_t) text,
+        .retain_ms = retain_ms,
+        .retain_bytes = bytes,
+        .prune_ms = prune,
+        .webhook_url = webhook,
+        .webhook_on = webhook_on,
+        .webhook_actions = webhook_actions,
+        .webhook_queue = (size_t) queue,
+        .webhook_attempts = (int) attempts,
+        .webhook_token = getenv ("SLUICE_AUDIT_WEBHOOK_TOKEN")
+    };
+    audit_t *audit = audit_new (svc, &config);
+    int rc = audit ? sl_service_run (svc) : 1;
+    audit_destroy (&audit);
+    sl_service_destroy (&svc);
+    return rc;
+}

@@ -1,0 +1,408 @@
+/*  sl_archive.c - one record into rows, once (see sl_archive.h). */
+#include "sl_archive.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/sl_alloc.h"
+#include "../../common/sl_json.h"
+#include "../../common/sl_utf8.h"
+
+#define S_ROW_OVERHEAD 96               //  bytes a row costs beyond its text, about
+#define S_TEXTS 4                       //  texts one statement may hold
+
+struct _sl_archive_t {
+    sl_store_t *store;
+    size_t max_text;
+    sl_buf_t text [S_TEXTS];            //  repaired texts
+    sl_buf_t names;                     //  tool names
+};
+
+sl_archive_t *
+sl_archive_new (sl_store_t *store, size_t max_text)
+{
+    sl_archive_t *self = sl_xcalloc (1, sizeof *self);
+    self->store = store;
+    self->max_text = max_text ? max_text : SL_ARCHIVE_DEFAULT_MAX_TEXT;
+    return self;
+}
+
+void
+sl_archive_destroy (sl_archive_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sl_archive_t *self = *self_p;
+    for (int i = 0; i < S_TEXTS; i++)
+        sl_buf_free (&self->text [i]);
+    sl_buf_free (&self->names);
+    free (self);
+    *self_p = NULL;
+}
+
+int
+sl_archive_latency_bucket (int64_t latency_us)
+{
+    if (latency_us <= 1)
+        return 0;
+    return (int) ceil (4.0 * log2 ((double) latency_us));
+}
+
+double
+sl_archive_bucket_bound (int bucket)
+{
+    return pow (2.0, bucket / 4.0);
+}
+
+//  --------------------------------------------------------------------------
+//  Text
+
+//  Text as the store takes it, in slot: valid UTF-8, no NUL, at most
+//  max_text bytes cut on a character boundary (*cut set when it was).
+//  Absent stays absent.
+static sl_str_t
+s_text (sl_archive_t *self, int slot, sl_str_t in, bool *cut)
+{
+    if (cut)
+        *cut = false;
+    if (!in.ptr)
+        return in;
+    sl_buf_t *buf = &self->text [slot];
+    sl_buf_reset (buf);
+    sl_str_t s = in;
+    if (!sl_utf8_valid (in.ptr, in.len) || memchr (in.ptr, 0, in.len)) {
+        sl_utf8_repair (buf, in.ptr, in.len);
+        //  NUL is well-formed UTF-8, but not text PostgreSQL keeps.
+        sl_buf_t clean = { 0 };
+        for (size_t i = 0; i < buf->len; i++) {
+            if (buf->data [i])
+                sl_buf_putc (&clean, buf->data [i]);
+            else
+                sl_buf_puts (&clean, SL_UTF8_REPLACEMENT);
+        }
+        sl_buf_reset (buf);
+        sl_buf_append_str (buf, sl_buf_str (&clean));
+        sl_buf_free (&clean);
+        s = sl_buf_str (buf);
+    }
+    if (s.len > self->max_text) {
+        size_t n = self->max_text;
+        while (n > 0 && ((unsigned char) s.ptr [n] & 0xC0) == 0x80)
+            n--;
+        s.len = n;
+        if (cut)
+            *cut = true;
+    }
+    return s;
+}
+
+//  The names of a start's tools ([{"name":...},...]), comma-separated.
+static sl_str_t
+s_tool_names (sl_archive_t *self, sl_str_t tools)
+{
+    sl_buf_reset (&self->names);
+    sl_json_iter_t it;
+    sl_str_t tool, name;
+    if (!tools.ptr || sl_json_array (&it, tools))
+        return SL_STR_NULL;
+    while (sl_json_next_elem (&it, &tool) == 1)
+        if (sl_json_find (tool, "name", &name) == 1 && sl_json_type (name) == SL_JSON_STRING) {
+            if (self->names.len)
+                sl_buf_putc (&self->names, ',');
+            sl_json_unescape (name, &self->names);
+        }
+    return sl_buf_str (&self->names);
+}
+
+static sl_val_t
+s_usage (int64_t v)
+{
+    return v >= 0 ? sl_val_int (v) : sl_val_null ();
+}
+
+static sl_val_t
+s_opt_str (sl_str_t s)
+{
+    return s.ptr && s.len ? sl_val_str (s) : sl_val_null ();
+}
+
+static sl_val_t
+s_name (const char *name)
+{
+    return name && *name && strcmp (name, "?") != 0 ? sl_val_text (name) : sl_val_null ();
+}
+
+//  --------------------------------------------------------------------------
+//  Stream records
+
+static int
+s_exec (sl_archive_t *self, const char *sql, const sl_val_t *params, int count, int64_t *changes)
+{
+    return sl_store_exec (self->store, sql, params, count, changes);
+}
+
+static const char *
+s_event_type (const sl_msg_t *msg)
+{
+    if (msg->type == SL_MSG_BLOCK)
+        return msg->kind == SL_B_MESSAGE ? "message" : msg->kind == SL_B_END ? "block" : "finish";
+    return sl_msg_type_name (msg->type);
+}
+
+static int
+s_on_start (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta, const sl_msg_t *msg)
+{
+    bool cut;
+    sl_str_t last_user = s_text (self, 0, msg->last_user, &cut);
+    sl_str_t tools_json = s_text (self, 1, msg->tools.ptr && msg->tools.len ? msg->tools : SL_STR_NULL, &cut);
+    sl_str_t names = s_tool_names (self, msg->tools);
+    sl_str_t tools = s_text (self, 2, names.ptr && names.len ? names : SL_STR_NULL, NULL);
+    int64_t bytes = S_ROW_OVERHEAD + (int64_t) (last_user.len + tools_json.len + tools.len);
+    sl_val_t p [] = {
+        sid, sl_val_int (meta->at), sl_val_int (msg->epoch),
+        s_name (msg->client_dialect ? sl_dialect_name (msg->client_dialect) : NULL),
+        s_name (msg->upstream_dialect ? sl_dialect_name (msg->upstream_dialect) : NULL),
+        s_opt_str (msg->model), s_opt_str (msg->provider), s_opt_str (msg->key_id),
+        sl_val_int ((msg->flags & SL_F_STREAM) ? 1 : 0), s_opt_str (msg->policy),
+        sl_val_str (last_user), sl_val_str (tools), sl_val_str (tools_json), sl_val_int (bytes)
+    };
+    return s_exec (self, "UPDATE streams SET started_at = CASE WHEN started_at < $2 THEN started_at ELSE $2 END, "
+                         "epoch = $3, client_dialect = $4, upstream_dialect = $5, model = $6, provider = $7, "
+                         "client_key = $8, streaming = $9, policy = $10, last_user = $11, tools = $12, "
+                         "tools_json = $13, bytes = bytes + $14 WHERE sid = $1", p, 14, NULL);
+}
+
+static int
+s_on_usage (sl_archive_t *self, sl_val_t sid, const sl_usage_t *u)
+{
+    sl_val_t p [] = { sid, s_usage (u->input), s_usage (u->output), s_usage (u->total),
+                      s_usage (u->cache_read), s_usage (u->cache_write), s_usage (u->reasoning) };
+    return s_exec (self, "UPDATE streams SET usage_in = COALESCE($2, usage_in), usage_out = COALESCE($3, usage_out), "
+                         "usage_total = COALESCE($4, usage_total), usage_cache_read = COALESCE($5, usage_cache_read), "
+                         "usage_cache_write = COALESCE($6, usage_cache_write), "
+                         "usage_reasoning = COALESCE($7, usage_reasoning) WHERE sid = $1", p, 7, NULL);
+}
+
+static int
+s_on_message (sl_archive_t *self, sl_val_t sid, const sl_msg_t *msg)
+{
+    sl_val_t p [] = { sid, s_opt_str (msg->id), s_opt_str (msg->model) };
+    if (s_exec (self, "UPDATE streams SET response_id = COALESCE($2, response_id), "
+                      "response_model = COALESCE($3, response_model) WHERE sid = $1", p, 3, NULL))
+        return -1;
+    return msg->has_usage ? s_on_usage (self, sid, &msg->usage) : 0;
+}
+
+static int
+s_on_block_end (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta, const sl_msg_t *msg)
+{
+    //  Text, thinking, arguments in text; citations and server results in body.
+    sl_str_t whole = msg->text.ptr ? msg->text : msg->body;
+    bool cut;
+    sl_str_t content = s_text (self, 0, whole, &cut);
+    //  Why it was cut off: the block's code (a cut without one: error).
+    sl_val_t incomplete = sl_val_null ();
+    if (msg->flags & SL_F_INCOMPLETE)
+        incomplete = msg->code.ptr ? sl_val_str (s_text (self, 1, msg->code, NULL))
+                                   : sl_val_text (sl_cut_name (SL_CUT_ERROR));
+    bool is_call = msg->block == SL_BK_TOOL_CALL || msg->block == SL_BK_SERVER_TOOL_USE;
+    sl_val_t p [] = {
+        sid, sl_val_int ((int64_t) msg->seq), sl_val_int (msg->index),
+        s_name (sl_block_kind_name (msg->block)),
+        s_opt_str (msg->id), s_opt_str (msg->call_id), s_opt_str (msg->name),
+        sl_val_str (content), sl_val_int ((int64_t) whole.len), sl_val_int (cut ? 1 : 0),
+        sl_val_int ((msg->flags & SL_F_REPLACED) ? 1 : 0), incomplete,
+        is_call ? sl_val_int ((msg->flags & SL_F_ARGS_VALID) ? 1 : 0) : sl_val_null (),
+        sl_val_int (meta->at)
+    };
+    if (s_exec (self, "INSERT INTO blocks (sid, seq, idx, kind, id, call_id, name, content, content_bytes, "
+                      "truncated, replaced, incomplete, args_valid, at) "
+                      "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) "
+                      "ON CONFLICT (sid, seq) DO NOTHING", p, 14, NULL))
+        return -1;
+    sl_val_t q [] = { sid, sl_val_int (S_ROW_OVERHEAD + (int64_t) content.len) };
+    return s_exec (self, "UPDATE streams SET blocks = blocks + 1, bytes = bytes + $2 WHERE sid = $1", q, 2, NULL);
+}
+
+static int
+s_on_finish (sl_archive_t *self, sl_val_t sid, const sl_msg_t *msg)
+{
+    sl_val_t p [] = { sid, s_name (msg->finish ? sl_finish_name (msg->finish) : NULL),
+                      s_opt_str (s_text (self, 0, msg->finish_raw, NULL)) };
+    if (s_exec (self, "UPDATE streams SET finish = $2, finish_raw = $3 WHERE sid = $1", p, 3, NULL))
+        return -1;
+    return msg->has_usage ? s_on_usage (self, sid, &msg->usage) : 0;
+}
+
+static int
+s_on_verdict (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta, const sl_msg_t *msg)
+{
+    bool cut;
+    sl_str_t args = s_text (self, 0, msg->text, &cut);
+    sl_str_t reason = s_text (self, 1, msg->reason, NULL);
+    int64_t latency = msg->latency_us;
+    sl_val_t p [] = {
+        sid, sl_val_int ((int64_t) msg->seq), msg->index >= 0 ? sl_val_int (msg->index) : sl_val_null (),
+        s_opt_str (msg->id), s_opt_str (msg->name), sl_val_text (sl_action_name (msg->action)),
+        sl_val_text (sl_check_name (msg->check)), s_opt_str (msg->rule), sl_val_str (reason),
+        s_opt_str (msg->judge_model), isnan (msg->probability) ? sl_val_null () : sl_val_real (msg->probability),
+        sl_val_int (latency), sl_val_int (sl_archive_latency_bucket (latency)),
+        sl_val_str (args), sl_val_int ((int64_t) msg->text.len), sl_val_int (cut ? 1 : 0), sl_val_int (meta->at),
+        //  A verdict on the request names the part it judged (PROTOCOL.md, "verdict").
+        sl_val_text (msg->part.ptr ? "request" : "response"), s_opt_str (msg->part)
+    };
+    if (s_exec (self, "INSERT INTO verdicts (sid, seq, side, idx, call_id, tool, action, checked, rule, reason, "
+                      "judge_model, probability, latency_us, latency_bucket, arguments, arguments_bytes, "
+                      "truncated, at, part) VALUES ($1, $2, $18, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
+                      "$13, $14, $15, $16, $17, $19) ON CONFLICT (sid, seq) DO NOTHING", p, 19, NULL))
+        return -1;
+    if (msg->part.ptr)
+        return 0;                       //  not a call: the stream's call counts stay
+    sl_val_t q [] = { sid, sl_val_int (msg->action != SL_ACT_ALLOW ? 1 : 0),
+                      sl_val_int (S_ROW_OVERHEAD + (int64_t) (args.len + reason.len)) };
+    return s_exec (self, "UPDATE streams SET calls = calls + 1, blocked = blocked + $2, bytes = bytes + $3 "
+                         "WHERE sid = $1", q, 3, NULL);
+}
+
+static int
+s_on_error (sl_archive_t *self, sl_val_t sid, const sl_msg_t *msg)
+{
+    bool upstream = (msg->flags & SL_F_UPSTREAM) || sl_str_starts (msg->code, "upstream_");
+    sl_val_t p [] = { sid, s_opt_str (s_text (self, 0, msg->code, NULL)), sl_val_str (s_text (self, 1, msg->message, NULL)),
+                      msg->status ? sl_val_int (msg->status) : sl_val_null (),
+                      sl_val_text (upstream ? "upstream" : "sluice") };
+    return s_exec (self, "UPDATE streams SET error_code = $2, error_message = $3, error_status = $4, "
+                         "error_source = $5 WHERE sid = $1 AND error_code IS NULL", p, 5, NULL);
+}
+
+static int
+s_on_end (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta)
+{
+    sl_val_t p [] = { sid, sl_val_int (meta->at) };
+    return s_exec (self, "UPDATE streams SET ended_at = $2, duration_ms = $2 - started_at "
+                         "WHERE sid = $1 AND ended_at IS NULL", p, 2, NULL);
+}
+
+static int
+s_stream_record (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg)
+{
+    char hex [SL_SID_HEX_SIZE];
+    sl_sid_hex (msg->sid, hex);
+    sl_val_t sid = sl_val_text (hex);
+    int64_t fresh = 0;
+    sl_val_t key [] = { sid, sl_val_int ((int64_t) msg->seq), sl_val_int (meta->sub),
+                        sl_val_text (s_event_type (msg)), sl_val_int (meta->at) };
+    if (s_exec (self, "INSERT INTO events (sid, seq, sub, type, at) VALUES ($1, $2, $3, $4, $5) "
+                      "ON CONFLICT (sid, seq, sub) DO NOTHING", key, 5, &fresh))
+        return -1;
+    if (fresh == 0)
+        return 0;                       //  delivered before: written then
+    sl_val_t row [] = { sid, sl_val_int (meta->at), sl_val_int (msg->epoch),
+                        s_opt_str (s_text (self, 0, meta->emitter, NULL)) };
+    if (s_exec (self, "INSERT INTO streams (sid, started_at, epoch, emitter) VALUES ($1, $2, $3, $4) "
+                      "ON CONFLICT (sid) DO NOTHING", row, 4, NULL))
+        return -1;
+    int rc = 0;
+    switch (msg->type) {
+        case SL_MSG_START:   rc = s_on_start (self, sid, meta, msg); break;
+        case SL_MSG_VERDICT: rc = s_on_verdict (self, sid, meta, msg); break;
+        case SL_MSG_ERROR:   rc = s_on_error (self, sid, msg); break;
+        case SL_MSG_END:     rc = s_on_end (self, sid, meta); break;
+        case SL_MSG_BLOCK:
+            rc = msg->kind == SL_B_MESSAGE ? s_on_message (self, sid, msg)
+               : msg->kind == SL_B_END ? s_on_block_end (self, sid, meta, msg)
+               : msg->kind == SL_B_FINISH ? s_on_finish (self, sid, msg) : 0;
+            break;
+        default:
+            break;
+    }
+    return rc ? -1 : 1;
+}
+
+//  --------------------------------------------------------------------------
+//  Policy reports and gaps
+
+static int
+s_policy (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg)
+{
+    if (!msg->instance.ptr || !msg->policy.ptr)
+        return 0;
+    sl_val_t p [] = {
+        sl_val_str (s_text (self, 0, msg->instance, NULL)), sl_val_str (s_text (self, 1, msg->policy, NULL)),
+        s_opt_str (s_text (self, 2, msg->name, NULL)), sl_val_str (s_text (self, 3, msg->text, NULL)),
+        msg->ts ? sl_val_int (msg->ts) : sl_val_null (), sl_val_int (meta->at), sl_val_int ((int64_t) msg->count),
+        s_opt_str (msg->message)
+    };
+    //  The error is text from a file the judge refused: it is repaired
+    //  into slot 2's buffer only after name is bound, so repair it apart.
+    sl_buf_t error = { 0 };
+    if (msg->message.ptr) {
+        sl_utf8_repair (&error, msg->message.ptr, msg->message.len);
+        for (size_t i = 0; i < error.len; i++)
+            if (!error.data [i])
+                error.data [i] = ' ';
+        p [7] = sl_val_str (sl_buf_str (&error));
+    }
+    int rc = s_exec (self, "INSERT INTO policies (judge, policy, name, source, loaded_at, first_seen, last_seen, "
+                           "failures, last_error) VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8) "
+                           "ON CONFLICT (judge, policy) DO UPDATE SET "
+                           "last_seen = CASE WHEN excluded.last_seen > policies.last_seen "
+                           "THEN excluded.last_seen ELSE policies.last_seen END, "
+                           "first_seen = CASE WHEN excluded.first_seen < policies.first_seen "
+                           "THEN excluded.first_seen ELSE policies.first_seen END, "
+                           "failures = CASE WHEN excluded.failures > policies.failures "
+                           "THEN excluded.failures ELSE policies.failures END, "
+                           "last_error = COALESCE(excluded.last_error, policies.last_error)", p, 8, NULL);
+    sl_buf_free (&error);
+    return rc ? -1 : 1;
+}
+
+static int
+s_gap (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg)
+{
+    char inc [24];
+    snprintf (inc, sizeof inc, "%llu", (unsigned long long) meta->incarnation);
+    size_t streams = msg->body.len / SL_SID_SIZE;
+    sl_val_t key [] = { sl_val_str (s_text (self, 0, meta->emitter, NULL)), sl_val_text (inc),
+                        sl_val_int ((int64_t) meta->rseq), sl_val_int ((int64_t) msg->count),
+                        sl_val_int (msg->ts ? msg->ts : meta->at), sl_val_int (meta->at),
+                        sl_val_int ((int64_t) streams) };
+    int64_t fresh = 0;
+    if (s_exec (self, "INSERT INTO gaps (emitter, incarnation, rseq, lost, since, at, streams) "
+                      "VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (emitter, incarnation, rseq) DO NOTHING",
+                key, 7, &fresh))
+        return -1;
+    if (fresh == 0)
+        return 0;
+    for (size_t i = 0; i < streams; i++) {
+        char hex [SL_SID_HEX_SIZE];
+        sl_sid_hex ((const uint8_t *) msg->body.ptr + i * SL_SID_SIZE, hex);
+        sl_val_t p [] = { sl_val_text (hex), sl_val_int (msg->ts ? msg->ts : meta->at) };
+        if (s_exec (self, "INSERT INTO streams (sid, started_at) VALUES ($1, $2) ON CONFLICT (sid) DO NOTHING",
+                    p, 2, NULL)
+        ||  s_exec (self, "UPDATE streams SET lost = lost + 1 WHERE sid = $1", p, 1, NULL))
+            return -1;
+    }
+    return 1;
+}
+
+int
+sl_archive_apply (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg)
+{
+    switch (msg->type) {
+        case SL_MSG_START:
+        case SL_MSG_BLOCK:
+        case SL_MSG_VERDICT:
+        case SL_MSG_ERROR:
+        case SL_MSG_END:
+            return s_stream_record (self, meta, msg);
+        case SL_MSG_POLICY:
+            return s_policy (self, meta, msg);
+        case SL_MSG_GAP:
+            return s_gap (self, meta, msg);
+        default:
+            return 0;                   //  nothing the store keeps
+    }
+}

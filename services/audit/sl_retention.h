@@ -1,0 +1,34 @@
+/*  sl_retention.h - the audit store kept to its age and size.
+
+    Streams older than max_age and, past max_bytes, the oldest streams are
+    deleted with everything recorded of them (ledger, blocks, verdicts),
+    and gaps and policy reports older than max_age. The size is the store's
+    own count of what it holds (streams.bytes: the text kept plus a little
+    per row), the same on SQLite and PostgreSQL, whose files do not shrink
+    when rows go.
+
+    Work is done in bounded steps, so the audit's reactor never stalls: a
+    call deletes at most `batch` streams, in one transaction, and says
+    whether more is due (the service then calls again soon).
+*/
+#ifndef SL_RETENTION_H
+#define SL_RETENTION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sl_store.h"
+
+typedef struct {
+    int64_t max_age_ms;                 //  0: no bound by age
+    int64_t max_bytes;                  //  0: no bound by size
+    int batch;                          //  streams deleted per step at most
+} sl_retention_t;
+
+//  One step at now_ms (Unix ms). *pruned gets the streams deleted, *more
+//  whether another step is due. 0 ok, -1 the store failed (rolled back).
+int sl_retention_step (sl_store_t *store, const sl_retention_t *policy, int64_t now_ms, int *pruned, bool *more);
+//  What the store holds by its own count, bytes.
+int sl_retention_size (sl_store_t *store, int64_t *bytes);
+
+#endif

@@ -1,0 +1,242 @@
+/*  sl_store_sqlite.c - the SQLite backend of the audit store.
+
+    One file, in WAL mode (readers, such as `sluice-audit export`, do not
+    block the writer) with synchronous=NORMAL: a commit survives the
+    process being killed (the WAL is in the kernel's hands), not a power
+    cut before the next checkpoint. Statements are prepared once and kept
+    (the audit runs the same few thousands of times a second). Parameters
+    are named $1, $2, ... and bound by name.
+*/
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/sl_alloc.h"
+#include "sl_store_backend.h"
+
+#define S_CACHE_SLOTS 256               //  prepared statements kept (a power of two)
+#define S_MAX_COLUMNS 64
+#define S_BUSY_TIMEOUT_MS 5000
+
+typedef struct {
+    char *sql;
+    sqlite3_stmt *stmt;
+} s_slot_t;
+
+typedef struct {
+    sqlite3 *db;
+    s_slot_t cache [S_CACHE_SLOTS];
+} s_conn_t;
+
+static bool
+s_accepts (const char *target)
+{
+    (void) target;
+    return true;                        //  a path: whatever PostgreSQL did not take
+}
+
+static void
+s_error (sl_buf_t *error, s_conn_t *c, bool *broken)
+{
+    int code = sqlite3_errcode (c->db) & 0xff;
+    sl_buf_puts (error, sqlite3_errmsg (c->db));
+    if (broken)
+        *broken = code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_IOERR
+               || code == SQLITE_FULL || code == SQLITE_CANTOPEN;
+}
+
+static void *
+s_open (const char *target, sl_buf_t *error)
+{
+    s_conn_t *c = sl_xcalloc (1, sizeof *c);
+    if (sqlite3_open_v2 (target, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                         NULL) != SQLITE_OK) {
+        sl_buf_printf (error, "%s: %s", target, c->db ? sqlite3_errmsg (c->db) : "cannot open");
+        sqlite3_close (c->db);
+        free (c);
+        return NULL;
+    }
+    sqlite3_busy_timeout (c->db, S_BUSY_TIMEOUT_MS);
+    char *why = NULL;
+    if (sqlite3_exec (c->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, &why)
+        != SQLITE_OK) {
+        sl_buf_printf (error, "%s: %s", target, why ? why : "cannot set WAL mode");
+        sqlite3_free (why);
+        sqlite3_close (c->db);
+        free (c);
+        return NULL;
+    }
+    return c;
+}
+
+static void
+s_close (void *conn)
+{
+    s_conn_t *c = conn;
+    for (int i = 0; i < S_CACHE_SLOTS; i++) {
+        sqlite3_finalize (c->cache [i].stmt);
+        free (c->cache [i].sql);
+    }
+    sqlite3_close (c->db);
+    free (c);
+}
+
+static uint32_t
+s_hash (const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t) *s) * 16777619u;
+    return h;
+}
+
+//  The statement for sql, prepared once and reset for reuse; NULL on error.
+static sqlite3_stmt *
+s_prepare (s_conn_t *c, const char *sql, sl_buf_t *error, bool *broken)
+{
+    s_slot_t *slot = &c->cache [s_hash (sql) & (S_CACHE_SLOTS - 1)];
+    if (slot->sql && strcmp (slot->sql, sql) == 0) {
+        sqlite3_reset (slot->stmt);
+        sqlite3_clear_bindings (slot->stmt);
+        return slot->stmt;
+    }
+    sqlite3_stmt *stmt = NULL;
+    if (sqlite3_prepare_v2 (c->db, sql, -1, &stmt, NULL) != SQLITE_OK) {
+        s_error (error, c, broken);
+        return NULL;
+    }
+    //  The slot takes it (one statement per slot: a collision re-prepares).
+    sqlite3_finalize (slot->stmt);
+    free (slot->sql);
+    slot->sql = sl_xstrdup (sql);
+    slot->stmt = stmt;
+    return stmt;
+}
+
+static int
+s_bind (s_conn_t *c, sqlite3_stmt *stmt, const sl_val_t *params, int count, sl_buf_t *error)
+{
+    for (int i = 0; i < count; i++) {
+        char name [16];
+        snprintf (name, sizeof name, "$%d", i + 1);
+        int at = sqlite3_bind_parameter_index (stmt, name);
+        if (at == 0)
+            continue;                   //  a parameter the statement does not use
+        const sl_val_t *v = &params [i];
+        int rc;
+        switch (v->type) {
+            case SL_VAL_INT:  rc = sqlite3_bind_int64 (stmt, at, v->i); break;
+            case SL_VAL_REAL: rc = sqlite3_bind_double (stmt, at, v->d); break;
+            case SL_VAL_TEXT: rc = sqlite3_bind_text64 (stmt, at, v->s ? v->s : "", v->n, SQLITE_STATIC,
+                                                        SQLITE_UTF8); break;
+            default:          rc = sqlite3_bind_null (stmt, at); break;
+        }
+        if (rc != SQLITE_OK) {
+            s_error (error, c, NULL);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+s_run (void *conn, const char *sql, const sl_val_t *params, int count, sl_row_fn *fn, void *arg,
+       int64_t *changes, sl_buf_t *error, bool *broken)
+{
+    s_conn_t *c = conn;
+    *broken = false;
+    sqlite3_stmt *stmt = s_prepare (c, sql, error, broken);
+    if (!stmt || s_bind (c, stmt, params, count, error))
+        return -1;
+    sl_val_t cols [S_MAX_COLUMNS];
+    int rc;
+    while ((rc = sqlite3_step (stmt)) == SQLITE_ROW) {
+        if (!fn)
+            continue;
+        int n = sqlite3_column_count (stmt);
+        if (n > S_MAX_COLUMNS)
+            n = S_MAX_COLUMNS;
+        for (int i = 0; i < n; i++) {
+            switch (sqlite3_column_type (stmt, i)) {
+                case SQLITE_INTEGER:
+                    cols [i] = sl_val_int (sqlite3_column_int64 (stmt, i));
+                    break;
+                case SQLITE_FLOAT:
+                    cols [i] = sl_val_real (sqlite3_column_double (stmt, i));
+                    break;
+                case SQLITE_NULL:
+                    cols [i] = sl_val_null ();
+                    break;
+                default: {
+                    const char *text = (const char *) sqlite3_column_text (stmt, i);
+                    cols [i] = (sl_val_t) { .type = SL_VAL_TEXT, .s = text ? text : "",
+                                            .n = (size_t) sqlite3_column_bytes (stmt, i) };
+                    break;
+                }
+            }
+        }
+        sl_row_t row = { cols, n };
+        if (fn (arg, &row)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        s_error (error, c, broken);
+        sqlite3_reset (stmt);
+        return -1;
+    }
+    if (changes)
+        *changes = sqlite3_changes (c->db);
+    sqlite3_reset (stmt);
+    sqlite3_clear_bindings (stmt);      //  no pointer into the caller's text stays behind
+    return 0;
+}
+
+static int
+s_exec (void *conn, const char *sql, const sl_val_t *params, int count, int64_t *changes,
+        sl_buf_t *error, bool *broken)
+{
+    return s_run (conn, sql, params, count, NULL, NULL, changes, error, broken);
+}
+
+static int
+s_query (void *conn, const char *sql, const sl_val_t *params, int count, sl_row_fn *fn, void *arg,
+         sl_buf_t *error, bool *broken)
+{
+    return s_run (conn, sql, params, count, fn, arg, NULL, error, broken);
+}
+
+static int
+s_script (void *conn, const char *sql, sl_buf_t *error, bool *broken)
+{
+    s_conn_t *c = conn;
+    char *why = NULL;
+    *broken = false;
+    if (sqlite3_exec (c->db, sql, NULL, NULL, &why) != SQLITE_OK) {
+        sl_buf_puts (error, why ? why : "script failed");
+        sqlite3_free (why);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+s_reconnect (void *conn, sl_buf_t *error)
+{
+    (void) conn;
+    (void) error;
+    return 0;                           //  a file does not go away like a server
+}
+
+const sl_store_backend_t sl_store_sqlite = {
+    .name = "sqlite",
+    .accepts = s_accepts,
+    .open = s_open,
+    .close = s_close,
+    .exec = s_exec,
+    .query = s_query,
+    .script = s_script,
+    .reconnect = s_reconnect
+};

@@ -1,0 +1,249 @@
+/*  Benchmark: the audit store and the emitter's spool (one core).
+
+    1. Records written per second by sl_archive (what sluice-audit does
+       for each record: the ledger insert, the block or verdict row, the
+       stream's counts), in transactions of 200 records as the audit
+       commits a drained batch: on SQLite (a file, WAL, synchronous=NORMAL,
+       as sluice-audit opens it) and on PostgreSQL (a cluster started here
+       in a temporary directory, on its unix socket, with fsync and
+       synchronous commit on, as a deployment would run it; skipped with
+       the reason where PostgreSQL's programs are absent). Each stream is
+       the mock-tools answer: start, message, text, two verdicts, a call,
+       a notice, finish, end (9 records).
+    2. What the spool costs the emitter per stream, in process: each of
+       those 9 records encoded into the spool, then taken in batches and
+       acknowledged as an audit would (the bytes a send would copy), and
+       without an audit (the records stay until the bound). The process
+       figures (the emitter's CPU with the spool off, on without an audit,
+       on with sluice-audit) come from tests/bench/audit-stack.sh.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../services/audit/sl_archive.h"
+#include "../../services/audit/sl_store.h"
+#include "../../services/emitter/sl_spool.h"
+#include "../pgtmp.h"
+
+#define STREAMS 4000
+#define BATCH 200                       //  records per transaction
+#define SPOOL_STREAMS 100000
+
+static double
+s_now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+static double
+s_cpu (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+//  The records of one mock-tools stream, as the emitter spools them.
+static int
+s_records (int stream, sl_msg_t *out)
+{
+    static const char *text = "Let me check the weather and tidy up.";
+    int n = 0;
+    uint8_t sid [SL_SID_SIZE] = { 0 };
+    memcpy (sid, &stream, sizeof stream);
+    sid [15] = 0x5a;
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_START);
+    m.model = SL_STR_LIT ("mock-tools");
+    m.provider = SL_STR_LIT ("mock-openai");
+    m.client_dialect = m.upstream_dialect = SL_DIALECT_OPENAI;
+    m.key_id = SL_STR_LIT ("a9993e364706");
+    m.policy = SL_STR_LIT ("52e9e1ff7988");
+    m.last_user = SL_STR_LIT ("Check the weather in Paris and tidy up my disk");
+    m.tools = SL_STR_LIT ("[{\"name\":\"get_weather\",\"schema\":{\"type\":\"object\"}},"
+                          "{\"name\":\"run_shell\",\"schema\":{\"type\":\"object\"}}]");
+    out [n++] = m;
+    sl_msg_init (&m, SL_MSG_BLOCK);
+    m.kind = SL_B_MESSAGE;
+    m.id = SL_STR_LIT ("chatcmpl-mock7480bd94af71183f");
+    m.model = SL_STR_LIT ("mock-tools");
+    out [n++] = m;
+    sl_msg_init (&m, SL_MSG_BLOCK);
+    m.kind = SL_B_END;
+    m.block = SL_BK_TEXT;
+    m.index = 0;
+    m.text = sl_str (text);
+    out [n++] = m;
+    sl_msg_init (&m, SL_MSG_VERDICT);
+    m.index = 1;
+    m.id = SL_STR_LIT ("call_weather_1");
+    m.name = SL_STR_LIT ("get_weather");
+    m.action = SL_ACT_ALLOW;
+    m.check = SL_CHK_DEFAULT;
+    m.reason = SL_STR_LIT ("no rule matched");
+    m.text = SL_STR_LIT ("{\"city\":\"Paris\"}");
+    m.latency_us = 12;
+    out [n++] = m;
+    sl_msg_init (&m, SL_MSG_BLOCK);
+    m.kind = SL_B_END;
+    m.block = SL_BK_TOOL_CALL;
+    m.index = 1;
+    m.id = SL_STR_LIT ("call_weather_1");
+    m.name = SL_STR_LIT ("get_weather");
+    m.text = SL_STR_LIT ("{\"city\":\"Paris\"}");
+    m.flags = SL_F_ARGS_VALID;
+    out [n++] = m;
+    sl_msg_init (&m, SL_MSG_VERDICT);
+    m.index = 2;
+    m.id = SL_STR_LIT ("call_shell_1");
+    m.name = SL_STR_LIT ("run_shell");
+    m.action = SL_ACT_BLOCK;
+    m.check = SL_CHK_RAN;
+    m.rule = SL_STR_LIT ("no-rm-rf");
+    m.reason = SL_STR_LIT ("rule no-rm-rf matched");
+    m.text = SL_STR_LIT ("{\"command\":\"rm -rf /\"}");
+    m.latency_us = 280;
+    out [n++] = m;
+    sl_msg_init (&m, SL_MSG_BLOCK);
+    m.kind = SL_B_END;
+    m.block = SL_BK_TEXT;
+    m.index = 2;
+    m.flags = SL_F_REPLACED;
+    m.text = SL_STR_LIT ("\n\nsluice blocked a call to run_shell: the command deletes files recursively.");
+    out [n++] = m;
+    sl_msg_init (&m, SL_MSG_BLOCK);
+    m.kind = SL_B_FINISH;
+    m.finish = SL_FIN_TOOL_CALLS;
+    m.has_usage = true;
+    m.usage = (sl_usage_t) { 40, 25, 65, -1, -1, -1 };
+    out [n++] = m;
+    sl_msg_init (&m, SL_MSG_END);
+    out [n++] = m;
+    for (int i = 0; i < n; i++) {
+        memcpy (out [i].sid, sid, SL_SID_SIZE);
+        out [i].seq = (uint64_t) i * 3;
+    }
+    return n;
+}
+
+//  Records per second into the store at target; -1 on failure.
+static double
+s_store_rate (const char *target, const char *label)
+{
+    char *error = NULL;
+    sl_store_t *store = sl_store_open (target, &error);
+    if (!store) {
+        fprintf (stderr, "bench_audit: %s: %s\n", label, error);
+        free (error);
+        return -1;
+    }
+    sl_archive_t *archive = sl_archive_new (store, 0);
+    sl_msg_t recs [16];
+    long records = 0, in_batch = 0;
+    double t0 = s_now (), c0 = s_cpu ();
+    for (int s = 0; s < STREAMS; s++) {
+        int n = s_records (s, recs);
+        for (int i = 0; i < n; i++) {
+            if (!in_batch && sl_store_begin (store))
+                goto failed;
+            sl_record_meta_t meta = { SL_STR_LIT ("emitter-1"), 7, (uint64_t) records + 1, 0,
+                                      INT64_C (1790000000000) + records };
+            if (sl_archive_apply (archive, &meta, &recs [i]) != 1)
+                goto failed;
+            records++;
+            if (++in_batch == BATCH) {
+                if (sl_store_commit (store))
+                    goto failed;
+                in_batch = 0;
+            }
+        }
+    }
+    if (in_batch && sl_store_commit (store))
+        goto failed;
+    double elapsed = s_now () - t0, cpu = s_cpu () - c0;
+    printf ("audit store, %-10s %7.0f records/s (%ld records of %d streams in %.2f s; %.1f us of the writer's "
+            "CPU per record)\n", label, (double) records / elapsed, records, STREAMS, elapsed,
+            cpu * 1e6 / (double) records);
+    sl_archive_destroy (&archive);
+    sl_store_close (&store);
+    return (double) records / elapsed;
+failed:
+    fprintf (stderr, "bench_audit: %s: %s\n", label, sl_store_error (store));
+    sl_archive_destroy (&archive);
+    sl_store_close (&store);
+    return -1;
+}
+
+//  The spool's cost per stream: records in, batches out, acknowledged.
+static void
+s_spool (bool audit)
+{
+    sl_spool_t *spool = sl_spool_new ((size_t) 1 << 34, "emitter-1", 7);
+    sl_msg_t recs [16], hello;
+    sl_msg_init (&hello, SL_MSG_RACK);
+    if (audit)
+        sl_spool_on_rack (spool, SL_STR_LIT ("A"), &hello, 0);
+    sl_buf_t batch = { 0 };
+    size_t sent_bytes = 0;
+    double c0 = s_cpu ();
+    for (int s = 0; s < SPOOL_STREAMS; s++) {
+        int n = s_records (s, recs);
+        for (int i = 0; i < n; i++)
+            sl_spool_add (spool, &recs [i], 0, 1);
+        if (audit && s % 16 == 15) {
+            sl_str_t peer;
+            sl_buf_reset (&batch);
+            while (sl_spool_take (spool, &batch, &peer, 1)) {
+                sent_bytes += batch.len;
+                sl_buf_reset (&batch);
+            }
+            sl_msg_t ack;
+            sl_msg_init (&ack, SL_MSG_RACK);
+            ack.incarnation = 7;
+            ack.seq = (uint64_t) (s + 1) * (uint64_t) n;
+            sl_spool_on_rack (spool, SL_STR_LIT ("A"), &ack, 1);
+        }
+    }
+    double cpu = s_cpu () - c0;
+    printf ("emitter spool, %s: %.2f us per stream (9 records; %zu bytes held at the end%s)\n",
+            audit ? "an audit taking every batch" : "no audit (records held)     ",
+            cpu * 1e6 / SPOOL_STREAMS, sl_spool_bytes (spool),
+            audit ? "" : ", in memory until one comes");
+    if (audit)
+        printf ("emitter spool: %.0f bytes per stream go to the audit\n", (double) sent_bytes / SPOOL_STREAMS);
+    sl_buf_free (&batch);
+    sl_spool_destroy (&spool);
+}
+
+int
+main (void)
+{
+    char dir [] = "/tmp/sluice-bench-audit-XXXXXX";
+    if (!mkdtemp (dir))
+        return 1;
+    char path [128];
+    snprintf (path, sizeof path, "%s/audit.db", dir);
+    double sqlite = s_store_rate (path, "SQLite");
+    pgtmp_t pg;
+    char reason [256];
+    pg.durable = true;
+    double postgres = 0;
+    if (pgtmp_start_tcp (&pg, 0, reason, sizeof reason) == 0) {
+        postgres = s_store_rate (pg.dsn, "PostgreSQL");
+        pgtmp_stop (&pg);
+    }
+    else
+        printf ("audit store, PostgreSQL: skipped: %s\n", reason);
+    char cmd [128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system (cmd) != 0)
+        fprintf (stderr, "bench_audit: cannot remove %s\n", dir);
+    s_spool (false);
+    s_spool (true);
+    return sqlite < 0 || postgres < 0 ? 1 : 0;
+}

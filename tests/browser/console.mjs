@@ -1,0 +1,130 @@
+// The audit console in headless Chromium (Debian's /usr/bin/chromium, driven
+// by playwright-core), against a running stack and sluice-audit started by
+// tests/integration/test_console.c:
+//   1. the live page shows a blocked run_shell call soon after it happens
+//      (measured; the bound, SLUICE_LIVE_DEADLINE_MS, is generous for the
+//      sanitizer builds the test runs);
+//   2. the history page finds that stream by its rule;
+//   3. the stream's page shows the notice the client got and the reason;
+//   4. the charts, policy and try-it pages draw (try-it runs the running
+//      policy over the recorded stream and shows the block).
+// Screenshots of each page go to SLUICE_SCREENSHOTS. Prints one JSON line
+// of measurements ("measured: {...}"); exits non-zero on the first failure.
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const consoleUrl = process.env.SLUICE_CONSOLE_URL;
+const gatewayUrl = process.env.SLUICE_GATEWAY_URL;
+const shots = process.env.SLUICE_SCREENSHOTS || 'build';
+const deadline = Number(process.env.SLUICE_LIVE_DEADLINE_MS || 2000);
+const executablePath = process.env.SLUICE_CHROMIUM || '/usr/bin/chromium';
+const measured = {};
+
+function fail (what) {
+  console.error('not ok: ' + what);
+  process.exitCode = 1;
+  throw new Error(what);
+}
+
+async function blockedRequest () {
+  const body = {
+    model: 'mock-tools', stream: true,
+    messages: [{ role: 'user', content: 'Check the weather in Paris and tidy up my disk' }],
+    tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } },
+            { type: 'function', function: { name: 'run_shell', parameters: { type: 'object' } } }]
+  };
+  const res = await fetch(gatewayUrl + '/v1/chat/completions', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body)
+  });
+  const text = await res.text();
+  if (res.status !== 200 || !text.includes('sluice blocked a call to run_shell'))
+    fail('the stack blocks run_shell (status ' + res.status + ')');
+  return performance.now();
+}
+
+const profile = mkdtempSync(join(tmpdir(), 'sluice-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath,
+  headless: true,
+  viewport: { width: 1440, height: 900 },
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+         '--disable-component-update', '--disable-sync'],
+});
+try {
+  const page = context.pages()[0] || await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+
+  // 1. Live: the blocked call appears, pushed, without reloading.
+  await page.goto(consoleUrl + '#/live');
+  await page.waitForSelector('#inflight .empty, #inflight .stream', { timeout: 10000 });
+  const blockedCall = '.stream .call[data-tool="run_shell"][data-action="block"]';
+  const before = await page.locator(blockedCall).count();
+  const sent = performance.now();
+  const answered = await blockedRequest();
+  await page.waitForFunction(([sel, n]) => document.querySelectorAll(sel).length > n, [blockedCall, before],
+                             { timeout: Math.max(deadline * 5, 10000), polling: 'raf' });
+  const shown = performance.now();
+  measured.live_ms_from_request = Math.round(shown - sent);
+  measured.live_ms_from_response = Math.round(shown - answered);
+  await page.screenshot({ path: join(shots, 'console-live.png'), fullPage: false });
+  if (shown - answered > deadline)
+    fail('the live page showed the blocked call ' + Math.round(shown - answered) + ' ms after the client got its notice (bound ' + deadline + ' ms)');
+  const card = page.locator(blockedCall).first();
+  const cardText = await card.innerText();
+  if (!cardText.includes('no-rm-rf') || !cardText.includes('rm -rf /'))
+    fail('the live call shows its rule and arguments: ' + cardText);
+
+  // 2. History: found by its rule.
+  await page.goto(consoleUrl + '#/history');
+  await page.fill('#filters input[name="rule"]', 'no-rm-rf');
+  await page.click('#filters button[type="submit"]');
+  await page.waitForSelector('#results tr[data-sid]', { timeout: 10000 });
+  measured.found_by_rule = await page.locator('#results tr[data-sid]').count();
+  await page.screenshot({ path: join(shots, 'console-history.png') });
+
+  // 3. The stream: the notice and the reason, the verdict beside its call.
+  await page.locator('#results tr[data-sid]').first().click();
+  await page.waitForSelector('.verdict.block[data-tool="run_shell"]', { timeout: 10000 });
+  const verdict = await page.locator('.verdict.block[data-tool="run_shell"]').innerText();
+  if (!verdict.includes('no-rm-rf')) fail('the verdict names its rule: ' + verdict);
+  const reason = await page.locator('.verdict.block[data-tool="run_shell"] .reason').innerText();
+  if (!reason.trim()) fail('the verdict shows the reason');
+  const notice = await page.locator('.timeline .notice').innerText();
+  if (!notice.includes('sluice blocked a call to run_shell')) fail('the notice the client got: ' + notice);
+  await page.screenshot({ path: join(shots, 'console-stream.png'), fullPage: true });
+  const sid = (await page.locator('h1 .mono').innerText()).trim();
+
+  // 4. Charts, policy, try it.
+  await page.goto(consoleUrl + '#/charts?range=3600000');
+  await page.waitForSelector('svg.chart rect', { timeout: 10000 });
+  await page.screenshot({ path: join(shots, 'console-charts.png'), fullPage: true });
+  await page.goto(consoleUrl + '#/policy');
+  await page.waitForFunction(() => document.querySelector('main pre') || document.querySelector('main .empty'), null, { timeout: 10000 });
+  for (let i = 0; i < 40 && !(await page.locator('main pre').count()); i++) {
+    await page.waitForTimeout(250);
+    await page.goto(consoleUrl + '#/policy?again=' + i);
+  }
+  if (!(await page.locator('main pre').first().innerText()).includes('no-rm-rf')) fail('the policy page shows the judge\'s rules');
+  await page.screenshot({ path: join(shots, 'console-policy.png'), fullPage: true });
+  await page.goto(consoleUrl + '#/try?sid=' + sid);
+  await page.waitForFunction(() => document.querySelector('textarea[name="capture"]').value.length > 0, null, { timeout: 10000 });
+  await page.waitForFunction(() => document.querySelector('textarea[name="policy"]').value.includes('no-rm-rf'), null, { timeout: 10000 });
+  await page.click('text=Run the policy');
+  await page.waitForSelector('#try-result .call[data-tool="run_shell"][data-action="block"]', { timeout: 10000 });
+  const client = await page.locator('#try-result pre.client').innerText();
+  if (!client.includes('sluice blocked a call to run_shell')) fail('try-it shows what the client would receive');
+  await page.screenshot({ path: join(shots, 'console-try.png'), fullPage: true });
+
+  if (errors.length) fail('the pages ran without script errors: ' + errors.join(' | '));
+  console.log('measured: ' + JSON.stringify(measured));
+  console.log('ok');
+} catch (e) {
+  if (!process.exitCode) { console.error('not ok: ' + e.message); process.exitCode = 1; }
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
