@@ -326,6 +326,8 @@ s_answer (s_app_t *app, sl_http_req_t *req, sl_mock_script_t *script)
     const char *delay = sl_http_req_header (req, "x-mock-delay-ms");
     if (delay && sl_opts_long (delay) >= 0)
         s->delay_ms = sl_opts_long (delay);
+    if (script->burst)
+        s->delay_ms = 0;
     sl_http_req_set_data (req, s);
     sl_counter_inc (app->streams);
     app->active->value++;
