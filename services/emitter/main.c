@@ -191,15 +191,26 @@ main (int argc, char **argv)
 {
     const char *bind = "tcp://127.0.0.1:5554";
     const char *pub = "tcp://127.0.0.1:5556";
+    const char *max_streams = SL_STAGE_MAX_STREAMS;
+    const char *expiry = SL_STAGE_EXPIRY_MS;
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (judged events from the judges)" },
         { "pub", NULL, &pub, "PUB endpoint for taps and monitoring" },
+        { "max-streams", NULL, &max_streams, "streams at once; more are refused (503) (0: no bound)" },
+        { "stream-expiry-ms", NULL, &expiry,
+          "a stream silent this long is ended with an error (0: never; must exceed the ingest's upstream deadlines)" },
         SL_OPT_END
     };
     int code;
     sl_service_t *svc = sl_service_new ("emitter", opts, "9554", argc, argv, &code);
     if (!svc)
         return code;
+    size_t streams_bound;
+    int64_t expiry_ms;
+    if (!sl_stage_stream_opts (max_streams, expiry, &streams_bound, &expiry_ms)) {
+        sl_service_destroy (&svc);
+        return 2;
+    }
     s_app_t app = { 0 };
     app.emitter = sl_emitter_new ();
     sl_emitter_set_clock (app.emitter, s_clock, NULL);
@@ -208,6 +219,7 @@ main (int argc, char **argv)
     sl_metrics_t *m = sl_service_metrics (svc);
     app.metrics = m;
     sl_router_set_metrics (app.gateways, m, "gateway");
+    sl_router_watch_health (app.gateways, svc);
     app.unroutable = sl_metrics_counter (m, "sluice_unroutable_total", NULL,
                                          "Frames whose gateway could not be reached");
     app.published = sl_metrics_counter (m, "sluice_tap_published_total", NULL,
@@ -237,8 +249,10 @@ main (int argc, char **argv)
         sl_log_info ("pub_bound", "endpoint=%s", zsock_endpoint (app.pub));
         zloop_reader (sl_service_loop (svc), app.pub, s_on_subscription, &app);
         stage = sl_stage_new (svc, bind, s_on_msg, s_flush, &app);
-        if (stage)
+        if (stage) {
             sl_stage_set_congestion (stage, s_congested, &app);
+            sl_stage_track_streams (stage, streams_bound, expiry_ms);
+        }
     }
     int rc = stage ? sl_service_run (svc) : 1;
     sl_stage_destroy (&stage);

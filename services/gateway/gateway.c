@@ -490,8 +490,8 @@ s_serve_status (gateway_t *self, sl_http_req_t *req, const char *method, const c
     }
     sl_buf_reset (&self->scratch);
     if (path [1] == 'h') {
-        sl_service_render_health (self->service, &self->scratch);
-        sl_http_respond (req, 200, "application/json", self->scratch.data, self->scratch.len);
+        int status = sl_service_render_health (self->service, &self->scratch);
+        sl_http_respond (req, status, "application/json", self->scratch.data, self->scratch.len);
     }
     else {
         sl_service_render_metrics (self->service, &self->scratch);
@@ -718,6 +718,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
 
     self->router = sl_router_new (loop, sl_service_name (service), sl_service_incarnation (service));
     sl_router_set_metrics (self->router, m, "ingest");
+    sl_router_watch_health (self->router, service);
     sl_router_on_peer (self->router, s_on_ingest_event, self);
     sl_router_on_message (self->router, s_on_ingest_message, self);
     self->ack_timer = zloop_timer (loop, GATEWAY_ACK_MS, 0, s_on_ack_timer, self);

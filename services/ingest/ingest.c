@@ -1020,6 +1020,7 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
     self->router = sl_router_new (loop, sl_service_name (service), sl_service_incarnation (service));
     sl_metrics_t *m = sl_service_metrics (service);
     sl_router_set_metrics (self->router, m, "aggregator");
+    sl_router_watch_health (self->router, service);
     self->started = sl_metrics_counter (m, "sluice_streams_total", NULL, "Upstream streams started");
     self->upstream_errors = sl_metrics_counter (m, "sluice_upstream_errors_total", NULL,
                                                 "Streams ended by an upstream or transport error");

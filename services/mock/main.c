@@ -299,11 +299,12 @@ s_serve_health (s_app_t *app, sl_http_req_t *req, const char *path)
 {
     sl_buf_t out = { 0 };
     bool health = strcmp (path, "/healthz") == 0;
+    int status = 200;
     if (health)
-        sl_service_render_health (app->service, &out);
+        status = sl_service_render_health (app->service, &out);
     else
         sl_service_render_metrics (app->service, &out);
-    sl_http_respond (req, 200, health ? "application/json" : "text/plain; version=0.0.4",
+    sl_http_respond (req, status, health ? "application/json" : "text/plain; version=0.0.4",
                      out.data, out.len);
     sl_buf_free (&out);
 }
