@@ -25,6 +25,7 @@
 #include "../../common/sl_sidmap.h"
 #include "../../common/sl_stage.h"
 #include "../emitter/sl_render.h"
+#include "parser.h"
 #include "sl_models.h"
 #include "sl_request.h"
 
@@ -74,6 +75,8 @@ struct _gateway_t {
     sl_counter_t *ingest_lost;          //  responses ended because their ingest died
     sl_codec_t *codec;
     int ack_timer;
+    parser_t *parser;                   //  large bodies are parsed off the reactor
+    zlistx_t *parsing;                  //  their jobs, until they come back
 };
 
 static int64_t
@@ -519,6 +522,18 @@ s_serve_models (gateway_t *self, sl_http_req_t *req, const char *path)
     return true;
 }
 
+//  A request parsed: refused in the client's dialect, or on its way.
+static void
+s_on_parsed (gateway_t *self, sl_http_req_t *req, int dialect, int rc, sl_request_t *parsed)
+{
+    if (rc) {
+        sl_counter_inc (self->refused);
+        s_respond_error (req, dialect, parsed->status, parsed->error_type, sl_buf_cstr (&parsed->error_message));
+    }
+    else
+        s_start_stream (self, req, parsed);
+}
+
 static void
 s_on_request (void *arg, sl_http_req_t *req)
 {
@@ -557,26 +572,44 @@ s_on_request (void *arg, sl_http_req_t *req)
         s_respond_error (req, dialect, 413, "request_too_large", message);
         return;
     }
-    sl_request_t parsed;
     sl_str_t body = sl_http_req_body (req);
-    int rc;
-    switch (dialect) {
-        case SL_DIALECT_ANTHROPIC: rc = sl_request_parse_anthropic (body, &parsed); break;
-        case SL_DIALECT_RESPONSES: rc = sl_request_parse_responses (body, &parsed); break;
-        case SL_DIALECT_GEMINI: {
-            const char *alt = sl_http_req_query (req, "alt");
-            rc = sl_request_parse_gemini (body, &route, alt && strcmp (alt, "sse") == 0, &parsed);
-            break;
-        }
-        default:                   rc = sl_request_parse_openai (body, &parsed); break;
+    const char *alt = dialect == SL_DIALECT_GEMINI ? sl_http_req_query (req, "alt") : NULL;
+    bool sse = alt && strcmp (alt, "sse") == 0;
+    if (body.len > PARSER_INLINE_BYTES) {
+        //  Long work: off the reactor, which keeps answering heartbeats.
+        parser_job_t *job = parser_job_new ();
+        job->dialect = dialect;
+        job->route = route;
+        job->gemini_sse = sse;
+        sl_buf_append_str (&job->body, body);
+        job->owner = req;
+        zlistx_add_end (self->parsing, job);
+        parser_submit (self->parser, job);
+        return;
     }
-    if (rc) {
-        sl_counter_inc (self->refused);
-        s_respond_error (req, dialect, parsed.status, parsed.error_type, sl_buf_cstr (&parsed.error_message));
-    }
-    else
-        s_start_stream (self, req, &parsed);
+    sl_request_t parsed;
+    int rc = parser_parse (dialect, &route, sse, body, &parsed);
+    s_on_parsed (self, req, dialect, rc, &parsed);
     sl_request_clear (&parsed);
+}
+
+//  A large body came back parsed from the worker; its client may have
+//  gone meanwhile.
+static void
+s_on_job (void *arg, parser_job_t *job)
+{
+    gateway_t *self = arg;
+    void *handle = zlistx_find (self->parsing, job);
+    if (handle)
+        zlistx_delete (self->parsing, handle);
+    sl_log_info ("request_parsed", "bytes=%zu took_ms=%.1f client=%s", job->body.len, job->took_us / 1000.0,
+                 job->owner ? "waiting" : "gone");
+    if (job->owner) {
+        s_on_parsed (self, job->owner, job->dialect, job->rc, &job->parsed);
+        sl_router_flush (self->router);
+        sl_httpd_run (self->httpd);
+    }
+    parser_job_destroy (&job);
 }
 
 static void
@@ -584,8 +617,13 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
 {
     gateway_t *self = arg;
     s_stream_t *s = sl_http_req_data (req);
-    if (!s)
+    if (!s) {
+        //  A client that left while its body was being parsed.
+        for (parser_job_t *job = zlistx_first (self->parsing); job; job = zlistx_next (self->parsing))
+            if (job->owner == req)
+                job->owner = NULL;
         return;
+    }
     //  The response did not complete: the client left. Stop the upstream.
     s->req = NULL;
     s_cancel (self, s, aborted ? "client disconnected" : "response closed");
@@ -709,6 +747,8 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     self->ingest_lost = sl_metrics_counter (m, "sluice_streams_lost_total", NULL,
                                             "Responses ended with an error because their ingest died or lost them");
     self->codec = sl_codec_new ();
+    self->parsing = zlistx_new ();
+    self->parser = parser_new (loop, s_on_job, self);
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Client streams in progress", s_active, self);
     sl_metrics_gauge_fn (m, "sluice_queue_bytes", "queue=\"ingest\"",
                          "Bytes queued for the next hop, not yet handed to ZeroMQ", s_pending, self);
@@ -757,6 +797,8 @@ gateway_destroy (gateway_t **self_p)
     gateway_t *self = *self_p;
     //  Closing the HTTP server ends every client request (on_closed).
     sl_httpd_destroy (&self->httpd);
+    parser_destroy (&self->parser);     //  frees the jobs it still held
+    zlistx_destroy (&self->parsing);
     sl_router_flush (self->router);
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);

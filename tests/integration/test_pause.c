@@ -9,6 +9,9 @@
     one credit window) must come through whole. A sender that declared a
     peer dead and lost the window it held never got it back.
 
+    busy_gateway: a gateway parsing a large legal request for longer than
+    the death interval must not declare its ingest dead: 20 streams
+    flowing meanwhile all complete.
 */
 #include <criterion/criterion.h>
 #include <signal.h>
@@ -100,4 +103,60 @@ Test (pause, false_death_keeps_the_window, .timeout = 600)
         cr_expect (ok, "after the %s was stopped and resumed, a long stream completes", s_kind_names [kind]);
     }
     cr_expect_eq (cluster_stop (c), 0, "every process exits cleanly");
+}
+
+//  --------------------------------------------------------------------------
+//  Busy is not dead: a large request
+
+#define BUSY_STREAMS 20
+#define BUSY_BODY_BYTES (10u << 20)     //  a legal request: the gateway's default limit is 10 MiB
+
+//  An OpenAI chat request of about `size` bytes, made of many short user
+//  messages (a long conversation), asking for mock-text.
+static char *
+s_large_request (size_t size)
+{
+    sl_buf_t b = { 0 };
+    sl_buf_puts (&b, "{\"model\":\"mock-text\",\"stream\":true,\"messages\":[");
+    const char *turn = "{\"role\":\"user\",\"content\":\"a line of an old conversation, kept\"},";
+    size_t n = strlen (turn);
+    while (b.len + n + 64 < size)
+        sl_buf_append (&b, turn, n);
+    sl_buf_puts (&b, "{\"role\":\"user\",\"content\":\"hi\"}]}");
+    char *body = strdup (sl_buf_cstr (&b));
+    sl_buf_free (&b);
+    return body;
+}
+
+Test (pause, busy_gateway_declares_nobody_dead, .timeout = 300)
+{
+    cluster_opts_t opts = { .count = { 1, 1, 1, 1 }, .mock_delay_ms = PAUSE_DELAY_MS };
+    cluster_t *c = cluster_start (&opts);
+    cr_assert_not_null (c);
+    char *large = s_large_request (BUSY_BODY_BYTES);
+    load_client_t *clients = load_clients (BUSY_STREAMS + 1, "mock-bench", 150);
+    clients [BUSY_STREAMS].request_body = large;
+    clients [BUSY_STREAMS].start_at = 500;
+    load_run (c->http_port [0], clients, BUSY_STREAMS + 1, NULL, 0, PAUSE_LIMIT_MS);
+    int complete = 0;
+    for (int i = 0; i < BUSY_STREAMS; i++) {
+        complete += load_complete (&clients [i]);
+        if (!load_complete (&clients [i]))
+            fprintf (stderr, "busy: stream %d: status %ld, %zu bytes: %.*s\n", i, clients [i].status,
+                     clients [i].body.len, (int) (clients [i].body.len < 300 ? clients [i].body.len : 300),
+                     clients [i].body.data ? clients [i].body.data : "");
+    }
+    //  Nobody took the busy gateway (or anyone) for dead.
+    double deaths = metric_value (c->http_port [0], "sluice_peer_deaths_total");
+    for (int stage = CL_INGEST; stage <= CL_EMITTER; stage++)
+        deaths += metric_value (c->metrics [stage][0], "sluice_peer_deaths_total");
+    fprintf (stderr, "busy: a %u MiB request beside %d streams: %d complete; the large one: status %ld; "
+                     "%.0f peers declared dead\n",
+             BUSY_BODY_BYTES >> 20, BUSY_STREAMS, complete, clients [BUSY_STREAMS].status, deaths);
+    cr_expect_eq (complete, BUSY_STREAMS, "every stream beside the large request completes");
+    cr_expect_eq (deaths, 0, "no process declared a peer dead");
+    cr_expect (load_complete (&clients [BUSY_STREAMS]), "the large request is served too");
+    load_clients_free (clients, BUSY_STREAMS + 1);
+    free (large);
+    cr_expect_eq (cluster_stop (c), 0);
 }

@@ -1,0 +1,62 @@
+/*  parser.h - large request bodies parsed off the gateway's reactor.
+
+    Parsing a legal 10 MiB request takes the gateway 130-230 ms with the
+    optimized build and 200-540 ms under the sanitizers (jansson builds a
+    tree of every message). Done inside the reactor, that is longer than a
+    peer may stay silent before it is declared dead (SL_HB_DEAD_MS): the
+    gateway stopped answering the emitters' heartbeats and reading the
+    ingest's. So a body over PARSER_INLINE_BYTES is parsed by one worker
+    thread: the reactor hands it a job holding its own copy of the body,
+    and gets the job back, parsed, through the actor's pipe (a reader in
+    the same zloop). The worker shares nothing with the reactor but the
+    job it holds; sl_request is a pure library. Jobs are done one at a
+    time, in order.
+
+    Smaller bodies are parsed inline: that takes microseconds, and a trip
+    through the thread would only add latency.
+*/
+#ifndef PARSER_H
+#define PARSER_H
+
+#include <czmq.h>
+#include <stdint.h>
+
+#include "../../common/sl_buf.h"
+#include "sl_request.h"
+
+#define PARSER_INLINE_BYTES (256u << 10)    //  bodies up to this are parsed in the reactor
+
+typedef struct _parser_t parser_t;
+
+//  One request to parse. The caller fills the input and may attach its own
+//  context (owner, never touched by the worker); the worker fills the output.
+typedef struct {
+    //  Input
+    int dialect;                        //  sl_dialect_t of the endpoint
+    sl_route_t route;                   //  Gemini: the model and method from the path
+    bool gemini_sse;                    //  Gemini: ?alt=sse
+    sl_buf_t body;                      //  the request body, the job's own copy
+    void *owner;                        //  the caller's (the worker never reads it)
+    //  Output
+    int rc;                             //  0 parsed, -1 refused (parsed.status says why)
+    sl_request_t parsed;
+    int64_t took_us;                    //  time the parse took
+} parser_job_t;
+
+//  A job came back parsed; the callee owns it (parser_job_destroy).
+typedef void (parser_done_fn) (void *arg, parser_job_t *job);
+
+//  Start the worker; its results come back in loop.
+parser_t *parser_new (zloop_t *loop, parser_done_fn *done, void *arg);
+//  Stops the worker; jobs still with it are freed unanswered.
+void parser_destroy (parser_t **self_p);
+//  Hand a job over (the parser owns it until done gives it back).
+void parser_submit (parser_t *self, parser_job_t *job);
+//  Parse a body of a dialect's endpoint (sl_request_parse_*).
+int parser_parse (int dialect, const sl_route_t *route, bool gemini_sse, sl_str_t body, sl_request_t *out);
+//  Parse a job here and now (what the worker does).
+void parser_run (parser_job_t *job);
+parser_job_t *parser_job_new (void);
+void parser_job_destroy (parser_job_t **job_p);
+
+#endif
