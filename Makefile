@@ -190,9 +190,11 @@ test: deps
 unit: $(BUILD)/asan/tests/unit
 	$(BUILD)/asan/tests/unit --jobs 2
 
-# The integration tests start the sanitizer builds of the real programs.
-integration: $(BUILD)/asan/tests/integration $(ASAN_BINS)
-	SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin $(BUILD)/asan/tests/integration --jobs 1
+# The integration tests start the sanitizer builds of the real programs;
+# the release gateway too, for what the sanitizers would distort (memory).
+integration: $(BUILD)/asan/tests/integration $(ASAN_BINS) $(BUILD)/bin/sluice-gateway
+	SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin SLUICE_RELEASE_BIN_DIR=$(CURDIR)/$(BUILD)/bin \
+	  $(BUILD)/asan/tests/integration --jobs 1
 
 chaos: $(BUILD)/asan/tests/integration $(ASAN_BINS)
 	@out=$$(mktemp); SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin $(BUILD)/asan/tests/integration \

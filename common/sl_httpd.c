@@ -4,6 +4,17 @@
     epoll fd (listening socket, active connections, the resume signal) and
     our hang-up watch, an epoll fd holding the sockets of dispatched requests
     with EPOLLRDHUP.
+
+    Connections are tracked through MHD's connection notifications (each
+    gets an s_conn_t as its socket context) and its accept policy, where the
+    limits are applied. Connections without a request under way (reading or
+    idle) sit in a list, oldest first, one for the server and one per client
+    address: the first to close when room is needed. A connection is closed
+    from outside MHD by shutting its socket down; MHD sees the end of the
+    stream and closes it. The housekeeping tick checks request deadlines and
+    notices idle connections that started a new request, from the kernel's
+    count of bytes received on the socket (TCP_INFO): a byte MHD read before
+    we looked is still counted there.
 */
 #include "sl_httpd.h"
 
@@ -13,6 +24,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -21,6 +33,8 @@
 #include "sl_alloc.h"
 #include "sl_buf.h"
 #include "sl_log.h"
+#include "sl_sidmap.h"
+#include "sl_tcpinfo.h"
 
 #define SL_HTTPD_TICK_MS 250            //  housekeeping MHD_run (timeouts)
 #define SL_HTTPD_IDLE_TIMEOUT_S 120     //  idle keep-alive connections close
@@ -29,6 +43,41 @@
 #define SL_HTTPD_DEFAULT_CAP (8u << 20) //  default stream buffer cap
 #define SL_HTTPD_RUN_REPEAT 8           //  re-runs in one turn while MHD has work pending
 #define SL_HTTPD_MAX_EVENTS 64
+#define SL_HTTPD_CLOSING_SLACK 64       //  MHD's limit over ours: connections we shut down, not yet closed by MHD
+#define SL_HTTPD_HEADROOM_SHARE 16      //  the total limit makes room from 1/16 below it
+#define SL_HTTPD_PEER_KEY 16            //  bytes of a client address key (an sl_sidmap key)
+#define SL_HTTPD_LOG_EVERY_MS 1000      //  at most one log line a second about refused clients
+
+typedef enum {
+    CONN_READING,                       //  a request's head or body under way (or nothing yet on a new connection)
+    CONN_IDLE,                          //  keep-alive, between requests
+    CONN_BUSY,                          //  a request dispatched, its answer under way
+    CONN_CLOSING                        //  shut down by us; MHD closes it
+} s_conn_state_t;
+
+typedef struct _s_conn_t s_conn_t;
+typedef struct _s_peer_t s_peer_t;
+
+//  One client connection, MHD's socket context for it.
+struct _s_conn_t {
+    sl_httpd_t *httpd;
+    int fd;
+    s_peer_t *peer;
+    s_conn_state_t state;
+    int64_t started;                    //  ms: the current request's first byte (READING)
+    uint64_t received;                  //  bytes the socket had received when it went idle
+    bool listed;                        //  in the lists of connections that may be closed
+    s_conn_t *prev, *next;              //  the server's list, oldest first
+    s_conn_t *peer_prev, *peer_next;    //  the client address's list
+};
+
+//  One client address.
+struct _s_peer_t {
+    uint8_t key [SL_HTTPD_PEER_KEY];
+    size_t count;                       //  its connections, those we are closing not counted
+    size_t refs;                        //  its connections, all of them
+    s_conn_t *oldest, *newest;          //  its connections without a request under way
+};
 
 typedef enum {
     REQ_READING,                        //  receiving the body
@@ -48,6 +97,7 @@ struct _sl_http_req_t {
     char *path;
     sl_buf_t body;                      //  request body
     bool too_large;                     //  body over the limit
+    const char *bad_framing;            //  why the framing was refused, or NULL
     s_req_state_t state;
     bool dispatched;                    //  on_request was called
     bool suspended;                     //  MHD connection suspended by us
@@ -86,6 +136,17 @@ struct _sl_httpd_t {
     zmq_pollitem_t kick_item;
     bool kick_pending;
     int soon_timer;                     //  one-shot for a short MHD timeout, -1 none
+    //  The front door
+    sl_httpd_limits_t limits;
+    size_t headroom;                    //  the total limit makes room this far below it
+    sl_httpd_counters_t counters;
+    size_t live;                        //  connections open, those we are closing not counted
+    s_conn_t *oldest, *newest;          //  connections without a request under way
+    sl_sidmap_t *peers;                 //  client address key -> s_peer_t
+    int64_t timeouts_logged;            //  ms, the last log line about request timeouts
+    int64_t framing_logged;             //  ms, the last log line about ambiguous framing
+    size_t timeouts_unlogged;           //  request timeouts since
+    size_t framing_unlogged;            //  ambiguous requests since
 };
 
 static void s_run (sl_httpd_t *self);
@@ -142,6 +203,313 @@ s_on_watch (zloop_t *loop, zmq_pollitem_t *item, void *arg)
 }
 
 //  --------------------------------------------------------------------------
+//  Connections: tracking, limits, deadlines
+
+static int64_t
+s_now_ms (void)
+{
+    return zclock_mono ();
+}
+
+static void
+s_count (sl_counter_t *counter)
+{
+    if (counter)
+        sl_counter_inc (counter);
+}
+
+//  The key of a client address (IPv4: the server listens on IPv4 only): a
+//  mixed hash first (sl_sidmap hashes on the first bytes), then the
+//  address itself, so keys never collide.
+static void
+s_peer_key (const struct sockaddr *sa, uint8_t *key)
+{
+    memset (key, 0, SL_HTTPD_PEER_KEY);
+    uint8_t addr [8] = { 0 };
+    if (sa && sa->sa_family == AF_INET)
+        memcpy (addr, &((const struct sockaddr_in *) sa)->sin_addr, 4);
+    uint64_t h;
+    memcpy (&h, addr, sizeof h);
+    //  splitmix64's finalizer
+    h += 0x9e3779b97f4a7c15ull;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    memcpy (key, &h, sizeof h);
+    memcpy (key + 8, addr, sizeof addr);
+}
+
+static s_peer_t *
+s_peer_find (sl_httpd_t *self, const struct sockaddr *sa)
+{
+    uint8_t key [SL_HTTPD_PEER_KEY];
+    s_peer_key (sa, key);
+    return sl_sidmap_get (self->peers, key);
+}
+
+//  Put a connection that has no request under way at the end of the lists.
+static void
+s_list (s_conn_t *c)
+{
+    if (c->listed)
+        return;
+    sl_httpd_t *self = c->httpd;
+    c->next = NULL;
+    c->prev = self->newest;
+    if (self->newest)
+        self->newest->next = c;
+    else
+        self->oldest = c;
+    self->newest = c;
+    s_peer_t *p = c->peer;
+    c->peer_next = NULL;
+    c->peer_prev = p->newest;
+    if (p->newest)
+        p->newest->peer_next = c;
+    else
+        p->oldest = c;
+    p->newest = c;
+    c->listed = true;
+}
+
+static void
+s_unlist (s_conn_t *c)
+{
+    if (!c->listed)
+        return;
+    sl_httpd_t *self = c->httpd;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        self->oldest = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    else
+        self->newest = c->prev;
+    s_peer_t *p = c->peer;
+    if (c->peer_prev)
+        c->peer_prev->peer_next = c->peer_next;
+    else
+        p->oldest = c->peer_next;
+    if (c->peer_next)
+        c->peer_next->peer_prev = c->peer_prev;
+    else
+        p->newest = c->peer_prev;
+    c->prev = c->next = c->peer_prev = c->peer_next = NULL;
+    c->listed = false;
+}
+
+//  Close a connection that has no request under way: shut its socket down
+//  (MHD sees the end of the stream and closes it), and count it out now.
+static void
+s_conn_close (s_conn_t *c, sl_counter_t *why)
+{
+    if (c->state == CONN_CLOSING || c->state == CONN_BUSY)
+        return;
+    s_unlist (c);
+    c->state = CONN_CLOSING;
+    c->httpd->live--;
+    c->peer->count--;
+    if (c->fd >= 0)
+        shutdown (c->fd, SHUT_RDWR);
+    s_count (why);
+}
+
+static s_conn_t *
+s_conn_of (struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info (conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+//  A request of the connection was dispatched: it is busy until answered.
+static void
+s_conn_busy (struct MHD_Connection *conn)
+{
+    s_conn_t *c = s_conn_of (conn);
+    if (c && c->state != CONN_CLOSING) {
+        s_unlist (c);
+        c->state = CONN_BUSY;
+    }
+}
+
+//  A request of the connection is over: it waits for the next one.
+static void
+s_conn_idle (struct MHD_Connection *conn)
+{
+    s_conn_t *c = s_conn_of (conn);
+    if (!c || c->state == CONN_CLOSING)
+        return;
+    if (c->state == CONN_BUSY) {
+        c->state = CONN_IDLE;
+        c->received = sl_tcpinfo_received (c->fd);
+        s_list (c);
+    }
+}
+
+//  MHD's accept policy: make room within the limits, or refuse.
+static enum MHD_Result
+s_accept (void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    (void) addrlen;
+    sl_httpd_t *self = cls;
+    s_peer_t *peer = s_peer_find (self, addr);
+    if (self->limits.max_conns_per_ip && peer && peer->count >= self->limits.max_conns_per_ip) {
+        if (!peer->oldest) {
+            s_count (self->counters.refused);
+            return MHD_NO;
+        }
+        s_conn_close (peer->oldest, self->counters.evicted);
+    }
+    if (self->limits.max_conns && self->live + self->headroom >= self->limits.max_conns) {
+        if (self->oldest)
+            s_conn_close (self->oldest, self->counters.evicted);
+        else
+        if (self->live >= self->limits.max_conns) {
+            s_count (self->counters.refused);
+            return MHD_NO;
+        }
+    }
+    return MHD_YES;
+}
+
+static void
+s_notify (void *cls, struct MHD_Connection *conn, void **socket_context,
+          enum MHD_ConnectionNotificationCode toe)
+{
+    sl_httpd_t *self = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        s_conn_t *c = sl_xcalloc (1, sizeof *c);
+        c->httpd = self;
+        c->fd = -1;
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info (conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (ci)
+            c->fd = ci->connect_fd;
+        ci = MHD_get_connection_info (conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        uint8_t key [SL_HTTPD_PEER_KEY];
+        s_peer_key (ci ? ci->client_addr : NULL, key);
+        s_peer_t *p = sl_sidmap_get (self->peers, key);
+        if (!p) {
+            p = sl_xcalloc (1, sizeof *p);
+            memcpy (p->key, key, sizeof key);
+            sl_sidmap_put (self->peers, p->key, p);
+        }
+        p->count++;
+        p->refs++;
+        c->peer = p;
+        c->state = CONN_READING;
+        c->started = s_now_ms ();
+        self->live++;
+        s_list (c);
+        *socket_context = c;
+        return;
+    }
+    s_conn_t *c = *socket_context;
+    if (!c)
+        return;
+    *socket_context = NULL;
+    if (c->state != CONN_CLOSING) {
+        s_unlist (c);
+        self->live--;
+        c->peer->count--;
+    }
+    if (--c->peer->refs == 0) {
+        sl_sidmap_remove (self->peers, c->peer->key);
+        free (c->peer);
+    }
+    free (c);
+}
+
+//  The housekeeping tick: requests past their deadline are closed; idle
+//  connections that received bytes since their last answer have started a
+//  request, and their deadline runs from now.
+static void
+s_sweep (sl_httpd_t *self)
+{
+    int64_t now = s_now_ms ();
+    long timeout = self->limits.request_timeout_ms;
+    s_conn_t *c = self->oldest, *next;
+    for (; c; c = next) {
+        next = c->next;
+        if (c->state == CONN_IDLE && sl_tcpinfo_received (c->fd) != c->received) {
+            c->state = CONN_READING;
+            c->started = now;
+        }
+        else
+        if (c->state == CONN_READING && now - c->started >= timeout) {
+            s_conn_close (c, self->counters.request_timeouts);
+            self->timeouts_unlogged++;
+        }
+    }
+    //  An attack closes thousands: one line a second says how many.
+    if (self->timeouts_unlogged && now - self->timeouts_logged >= SL_HTTPD_LOG_EVERY_MS) {
+        sl_log_info ("http_request_timeout", "closed %zu connection(s): a request's head and body did not "
+                     "arrive within %ld ms", self->timeouts_unlogged, timeout);
+        self->timeouts_unlogged = 0;
+        self->timeouts_logged = now;
+    }
+}
+
+//  Ambiguous framing: what tells where the body ends must be said once,
+//  one way. The reason, or NULL.
+typedef struct {
+    int lengths;                        //  Content-Length headers
+    int encodings;                      //  Transfer-Encoding headers
+    bool bad_length;                    //  one that is not a number
+    bool bad_encoding;                  //  one other than chunked
+} s_framing_t;
+
+//  A header value without the blanks around it is exactly word (or, when
+//  word is NULL, only digits); case-insensitive.
+static bool
+s_value_is (const char *value, const char *word)
+{
+    while (*value == ' ' || *value == '\t')
+        value++;
+    size_t n = strlen (value);
+    while (n && (value [n - 1] == ' ' || value [n - 1] == '\t'))
+        n--;
+    if (!word)
+        return n > 0 && strspn (value, "0123456789") >= n;
+    return n == strlen (word) && strncasecmp (value, word, n) == 0;
+}
+
+static enum MHD_Result
+s_framing_header (void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void) kind;
+    s_framing_t *f = cls;
+    if (strcasecmp (key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        f->lengths++;
+        f->bad_length |= !value || !s_value_is (value, NULL);
+    }
+    else
+    if (strcasecmp (key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        f->encodings++;
+        f->bad_encoding |= !value || !s_value_is (value, "chunked");
+    }
+    return MHD_YES;
+}
+
+static const char *
+s_bad_framing (struct MHD_Connection *conn)
+{
+    s_framing_t f = { 0 };
+    MHD_get_connection_values (conn, MHD_HEADER_KIND, s_framing_header, &f);
+    if (f.lengths > 1)
+        return "more than one Content-Length header";
+    if (f.encodings > 1)
+        return "more than one Transfer-Encoding header";
+    if (f.lengths && f.encodings)
+        return "both Content-Length and Transfer-Encoding";
+    if (f.bad_length)
+        return "a Content-Length that is not a number";
+    if (f.bad_encoding)
+        return "a Transfer-Encoding other than chunked";
+    return NULL;
+}
+
+//  --------------------------------------------------------------------------
 //  MHD callbacks
 
 static ssize_t
@@ -176,6 +544,10 @@ s_queue (sl_http_req_t *req)
 {
     for (size_t i = 0; i < req->header_count; i++)
         MHD_add_response_header (req->response, req->headers [i].name, req->headers [i].value);
+    //  What follows a request with ambiguous framing could be read as
+    //  another request: never read it.
+    if (req->bad_framing)
+        MHD_add_response_header (req->response, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result rc = MHD_queue_response (req->conn, (unsigned) req->status, req->response);
     MHD_destroy_response (req->response);
     req->response = NULL;
@@ -204,7 +576,31 @@ s_handler (void *cls, struct MHD_Connection *conn, const char *url,
             req->fd = ci->connect_fd;
         self->active++;
         *con_cls = req;
-        return MHD_YES;
+        //  The head is complete: refuse ambiguous framing before the body.
+        req->bad_framing = s_bad_framing (conn);
+        if (!req->bad_framing)
+            return MHD_YES;
+        s_count (self->counters.bad_framing);
+        self->framing_unlogged++;
+        if (s_now_ms () - self->framing_logged >= SL_HTTPD_LOG_EVERY_MS) {
+            sl_log_info ("http_bad_framing", "refused %zu request(s), the last with %s", self->framing_unlogged,
+                         req->bad_framing);
+            self->framing_unlogged = 0;
+            self->framing_logged = s_now_ms ();
+        }
+        req->state = REQ_WAITING;
+        req->dispatched = true;
+        s_conn_busy (conn);
+        if (self->dispatch_oversize)
+            self->on_request (self->arg, req);
+        else {
+            static const char msg [] =
+                "{\"error\":{\"type\":\"invalid_request_error\",\"message\":\"ambiguous request framing\"}}";
+            sl_http_respond (req, 400, "application/json", msg, sizeof msg - 1);
+        }
+        if (req->response)
+            return s_queue (req);
+        return MHD_NO;                  //  not answered at once: close
     }
     if (req->state == REQ_READING && *upload_data_size) {
         if (req->too_large || req->body.len + *upload_data_size > self->max_body) {
@@ -218,6 +614,7 @@ s_handler (void *cls, struct MHD_Connection *conn, const char *url,
     }
     if (req->state == REQ_READING) {
         req->state = REQ_WAITING;
+        s_conn_busy (conn);
         if (req->too_large && !self->dispatch_oversize) {
             static const char msg [] =
                 "{\"error\":{\"type\":\"request_too_large\",\"message\":\"request body is over the limit\"}}";
@@ -263,8 +660,8 @@ static void
 s_completed (void *cls, struct MHD_Connection *conn, void **con_cls,
              enum MHD_RequestTerminationCode toe)
 {
-    (void) conn;
     sl_httpd_t *self = cls;
+    s_conn_idle (conn);
     sl_http_req_t *req = *con_cls;
     if (!req)
         return;
@@ -358,6 +755,7 @@ s_on_tick (zloop_t *loop, int timer_id, void *arg)
 {
     (void) loop;
     (void) timer_id;
+    s_sweep ((sl_httpd_t *) arg);
     s_run ((sl_httpd_t *) arg);
     return 0;
 }
@@ -365,6 +763,14 @@ s_on_tick (zloop_t *loop, int timer_id, void *arg)
 sl_httpd_t *
 sl_httpd_new (zloop_t *loop, const char *host, int port, size_t max_body,
               sl_httpd_request_fn *on_request, sl_httpd_closed_fn *on_closed, void *arg)
+{
+    return sl_httpd_new_with (loop, host, port, max_body, NULL, on_request, on_closed, arg);
+}
+
+sl_httpd_t *
+sl_httpd_new_with (zloop_t *loop, const char *host, int port, size_t max_body,
+                   const sl_httpd_limits_t *limits,
+                   sl_httpd_request_fn *on_request, sl_httpd_closed_fn *on_closed, void *arg)
 {
     struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons ((uint16_t) port) };
     if (inet_pton (AF_INET, host, &addr.sin_addr) != 1) {
@@ -378,18 +784,33 @@ sl_httpd_new (zloop_t *loop, const char *host, int port, size_t max_body,
     self->on_request = on_request;
     self->on_closed = on_closed;
     self->arg = arg;
+    if (limits)
+        self->limits = *limits;
+    if (self->limits.request_timeout_ms <= 0)
+        self->limits.request_timeout_ms = SL_HTTPD_REQUEST_TIMEOUT_MS;
+    self->headroom = self->limits.max_conns / SL_HTTPD_HEADROOM_SHARE;
+    if (self->headroom == 0)
+        self->headroom = 1;
+    self->peers = sl_sidmap_new ();
+    //  MHD's own limit stays above ours by the connections we may have shut
+    //  down that it has not closed yet, so that our accept policy decides.
+    unsigned int mhd_limit = self->limits.max_conns
+                           ? (unsigned int) (self->limits.max_conns + SL_HTTPD_CLOSING_SLACK) : 0;
     self->daemon = MHD_start_daemon (
         MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_USE_ERROR_LOG,
-        (uint16_t) port, NULL, NULL, s_handler, self,
+        (uint16_t) port, s_accept, self, s_handler, self,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &addr,
         MHD_OPTION_NOTIFY_COMPLETED, s_completed, self,
+        MHD_OPTION_NOTIFY_CONNECTION, s_notify, self,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) SL_HTTPD_IDLE_TIMEOUT_S,
         MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, NULL,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int) 1024,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) SL_HTTPD_CONN_MEMORY,
+        mhd_limit ? MHD_OPTION_CONNECTION_LIMIT : MHD_OPTION_END, mhd_limit,
         MHD_OPTION_END);
     if (!self->daemon) {
         sl_log_error ("http_listen_failed", "cannot listen on %s:%d", host, port);
+        sl_sidmap_destroy (&self->peers);
         free (self);
         return NULL;
     }
@@ -421,8 +842,10 @@ sl_httpd_destroy (sl_httpd_t **self_p)
     zloop_timer_end (self->loop, self->tick_timer);
     if (self->soon_timer >= 0)
         zloop_timer_end (self->loop, self->soon_timer);
-    //  Stopping the daemon completes every request (on_closed, aborted).
+    //  Stopping the daemon completes every request (on_closed, aborted)
+    //  and closes every connection (s_notify frees them).
     MHD_stop_daemon (self->daemon);
+    sl_sidmap_destroy (&self->peers);
     close (self->watch_fd);
     close (self->kick_fd);
     free (self);
@@ -457,6 +880,18 @@ size_t
 sl_httpd_active (sl_httpd_t *self)
 {
     return self->active;
+}
+
+void
+sl_httpd_set_counters (sl_httpd_t *self, const sl_httpd_counters_t *counters)
+{
+    self->counters = *counters;
+}
+
+size_t
+sl_httpd_connections (sl_httpd_t *self)
+{
+    return self->live;
 }
 
 //  --------------------------------------------------------------------------
@@ -518,6 +953,12 @@ bool
 sl_http_req_too_large (sl_http_req_t *req)
 {
     return req->too_large;
+}
+
+const char *
+sl_http_req_bad_framing (sl_http_req_t *req)
+{
+    return req->bad_framing;
 }
 
 void

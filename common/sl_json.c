@@ -6,6 +6,8 @@
 */
 #include "sl_json.h"
 
+#include "sl_utf8.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -213,6 +215,130 @@ key:
         return NULL;
     p++;
     goto value;
+}
+
+//  sl_json_skip's walk, counting as it goes (a copy rather than a flag on
+//  the hot scanner, which decoders call for every value of every chunk).
+int
+sl_json_stats (sl_str_t s, sl_json_stats_t *st)
+{
+    memset (st, 0, sizeof *st);
+    if (!s.ptr)
+        return -2;
+    const char *start = s.ptr, *p = s.ptr, *end = s.ptr + s.len, *q;
+    uint64_t stack [SL_JSON_MAX_DEPTH / 64];    //  bit set: open object
+    int depth = 0;
+
+value:
+    p = s_ws (p, end);
+    if (p >= end)
+        goto bad;
+    if (depth > 0 && !((stack [(depth - 1) / 64] >> ((depth - 1) % 64)) & 1))
+        st->elements++;
+    switch (*p) {
+        case '{':
+        case '[':
+            if (depth == SL_JSON_MAX_DEPTH) {
+                st->too_deep = true;
+                goto bad;
+            }
+            if (*p == '{') {
+                st->objects++;
+                stack [depth / 64] |= (uint64_t) 1 << (depth % 64);
+            }
+            else {
+                st->arrays++;
+                stack [depth / 64] &= ~((uint64_t) 1 << (depth % 64));
+            }
+            depth++;
+            p = s_ws (p + 1, end);
+            if (p < end && (*p == '}' || *p == ']')) {
+                bool is_object = (stack [(depth - 1) / 64] >> ((depth - 1) % 64)) & 1;
+                if ((*p == '}') != is_object)
+                    goto bad;
+                depth--;
+                p++;
+                goto after_value;
+            }
+            if (stack [(depth - 1) / 64] >> ((depth - 1) % 64) & 1)
+                goto key;
+            goto value;
+        case '"':
+            q = s_skip_string (p, end);
+            if (q) {
+                size_t len = (size_t) (q - p) - 2;
+                st->strings++;
+                st->string_bytes += len;
+                if (len > st->longest)
+                    st->longest = len;
+            }
+            break;
+        case 't':
+            q = s_skip_literal (p, end, "true", 4);
+            st->literals++;
+            break;
+        case 'f':
+            q = s_skip_literal (p, end, "false", 5);
+            st->literals++;
+            break;
+        case 'n':
+            q = s_skip_literal (p, end, "null", 4);
+            st->literals++;
+            break;
+        default:
+            q = s_skip_number (p, end);
+            st->numbers++;
+            break;
+    }
+    if (!q)
+        goto bad;
+    p = q;
+
+after_value:
+    if (depth == 0) {
+        if (s_ws (p, end) != end)
+            goto bad;
+        return 0;
+    }
+    p = s_ws (p, end);
+    if (p >= end)
+        goto bad;
+    {
+        bool is_object = (stack [(depth - 1) / 64] >> ((depth - 1) % 64)) & 1;
+        if (*p == ',') {
+            p++;
+            if (is_object)
+                goto key;
+            goto value;
+        }
+        if ((is_object && *p == '}') || (!is_object && *p == ']')) {
+            depth--;
+            p++;
+            goto after_value;
+        }
+        goto bad;
+    }
+
+key:
+    p = s_ws (p, end);
+    if (p >= end || *p != '"')
+        goto bad;
+    q = s_skip_string (p, end);
+    if (!q)
+        goto bad;
+    st->members++;
+    st->key_bytes += (size_t) (q - p) - 2;
+    if ((size_t) (q - p) - 2 > st->longest)
+        st->longest = (size_t) (q - p) - 2;
+    p = s_ws (q, end);
+    if (p >= end || *p != ':')
+        goto bad;
+    p++;
+    goto value;
+
+bad:
+    st->error_at = (size_t) ((p < end ? p : end) - start);
+    return -2;
 }
 
 bool
@@ -583,20 +709,52 @@ sl_json_is_null (sl_str_t value)
 }
 
 //  Characters that need escaping: the quote, the backslash and controls.
+//  Bytes that are not well-formed UTF-8 are replaced by U+FFFD here, the
+//  one place every string passes through on its way into JSON: whatever
+//  an upstream sent, a client or a tap gets well-formed text.
 static const char s_hexdig [] = "0123456789abcdef";
 
 void
 sl_json_put_escaped (sl_buf_t *out, const char *s, size_t n)
 {
-    //  Worst case every byte becomes \u00XX (6 bytes).
+    //  Worst case every byte becomes \u00XX (6 bytes); a replacement
+    //  character (3 bytes) stands for at least one byte.
     char *w = sl_buf_reserve (out, n * 6);
     char *start = w;
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+    while (i < n) {
+        //  Plain ASCII needs nothing: eight bytes at a time.
+        if (n - i >= 8) {
+            uint64_t v;
+            memcpy (&v, s + i, sizeof v);
+            if (!(v & 0x8080808080808080ull) && s_special8 (s + i) == 8) {
+                memcpy (w, s + i, 8);
+                w += 8;
+                i += 8;
+                continue;
+            }
+        }
         unsigned char c = (unsigned char) s [i];
-        if (c >= 0x20 && c != '"' && c != '\\') {
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
             *w++ = (char) c;
+            i++;
             continue;
         }
+        if (c >= 0x80) {
+            size_t skip, len = sl_utf8_seq (s + i, n - i, &skip);
+            if (len) {
+                memcpy (w, s + i, len);
+                w += len;
+                i += len;
+            }
+            else {
+                memcpy (w, SL_UTF8_REPLACEMENT, sizeof SL_UTF8_REPLACEMENT - 1);
+                w += sizeof SL_UTF8_REPLACEMENT - 1;
+                i += skip;
+            }
+            continue;
+        }
+        i++;
         *w++ = '\\';
         switch (c) {
             case '"':  *w++ = '"'; break;
@@ -772,4 +930,15 @@ sl_json_close (sl_str_t partial, sl_buf_t *out)
         return -2;
     }
     return 0;
+}
+
+void
+sl_json_put_raw (sl_buf_t *out, sl_str_t json)
+{
+    if (!json.ptr || !json.len)
+        return;
+    if (sl_utf8_json_clean (json.ptr, json.len))
+        sl_buf_append (out, json.ptr, json.len);
+    else
+        sl_utf8_repair_json (out, json.ptr, json.len);
 }

@@ -53,6 +53,27 @@ sl_json_type_t sl_json_type (sl_str_t s);
 //  Trim JSON whitespace from both ends.
 sl_str_t sl_json_trim (sl_str_t s);
 
+//  What a JSON document holds, counted in one pass without allocating (to
+//  know what a tree parser would build before it builds it).
+typedef struct {
+    size_t objects;
+    size_t arrays;
+    size_t members;                     //  object members (keys)
+    size_t key_bytes;                   //  raw bytes of the keys
+    size_t elements;                    //  array elements
+    size_t strings;                     //  string values (keys not counted)
+    size_t string_bytes;                //  raw bytes of the string values
+    size_t longest;                     //  raw bytes of the longest string or key
+    size_t numbers;
+    size_t literals;                    //  true, false, null
+    size_t error_at;                    //  malformed: offset of the byte where it went wrong
+    bool too_deep;                      //  malformed: nested deeper than SL_JSON_MAX_DEPTH
+} sl_json_stats_t;
+
+//  Count what s holds: 0 when s is exactly one value (whitespace around
+//  allowed), -2 when it is not (error_at and too_deep say why).
+int sl_json_stats (sl_str_t s, sl_json_stats_t *out);
+
 //  Start iterating; 0 on success, -2 when s is not an object / array.
 int sl_json_object (sl_json_iter_t *it, sl_str_t s);
 int sl_json_array (sl_json_iter_t *it, sl_str_t s);
@@ -95,14 +116,22 @@ bool sl_json_is_null (sl_str_t value);
 //  unread: a malformed tail is dropped like a cut-off one.)
 int sl_json_close (sl_str_t partial, sl_buf_t *out);
 
-//  Append s as a quoted, escaped JSON string.
+//  Append s as a quoted, escaped JSON string. Bytes that are not
+//  well-formed UTF-8 become U+FFFD (sl_utf8.h): the output is always
+//  well-formed JSON text, whatever s holds.
 void sl_json_put_str (sl_buf_t *out, const char *s, size_t n);
 static inline void
 sl_json_put_sl (sl_buf_t *out, sl_str_t s)
 {
     sl_json_put_str (out, s.ptr ? s.ptr : "", s.len);
 }
-//  Append s escaped for use inside a JSON string (no quotes).
+//  Append s escaped for use inside a JSON string (no quotes), with the
+//  same repair.
 void sl_json_put_escaped (sl_buf_t *out, const char *s, size_t n);
+//  Append a JSON value's text as it is (an upstream's arguments, citations,
+//  extras), with bytes that are not well-formed UTF-8 and lone surrogate
+//  escapes replaced by U+FFFD (sl_utf8_repair_json). Nothing for an absent
+//  or empty value.
+void sl_json_put_raw (sl_buf_t *out, sl_str_t json);
 
 #endif

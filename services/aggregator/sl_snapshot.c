@@ -401,7 +401,7 @@ sl_snapshot_block_to_json (const sl_snapshot_t *self, size_t i, sl_buf_t *out)
         //  Embedded as JSON when it is JSON, so the audit reads naturally;
         //  anything else as a string, so the output always parses.
         if (sl_json_valid (b.body))
-            sl_buf_append_str (out, sl_json_trim (b.body));
+            sl_json_put_raw (out, sl_json_trim (b.body));
         else
             sl_json_put_sl (out, b.body);
     }

@@ -47,7 +47,7 @@ void
 sl_render_put_json (sl_buf_t *out, sl_str_t value, const char *fallback)
 {
     if (value.ptr && value.len && sl_json_valid (value))
-        sl_buf_append_str (out, sl_json_trim (value));
+        sl_json_put_raw (out, sl_json_trim (value));
     else
         sl_buf_puts (out, fallback);
 }
@@ -78,7 +78,7 @@ sl_render_put_citations (sl_buf_t *out, sl_str_t body)
             break;
         if (out->len)
             sl_buf_putc (out, ',');
-        sl_buf_append_str (out, elem);
+        sl_json_put_raw (out, elem);
         count++;
     }
     return count;
@@ -179,7 +179,7 @@ sl_render_close_json (sl_str_t partial, sl_buf_t *out)
         sl_buf_puts (out, "{}");
         return;
     }
-    sl_buf_append (out, p, cut);
+    sl_json_put_raw (out, sl_str_n (p, cut));
     //  A cut right after a comma leaves it dangling: drop it.
     while (out->len > start && (out->data [out->len - 1] == ',' || out->data [out->len - 1] == ' '
            || out->data [out->len - 1] == '\n' || out->data [out->len - 1] == '\r' || out->data [out->len - 1] == '\t'))

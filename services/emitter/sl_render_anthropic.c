@@ -143,7 +143,7 @@ s_citation (sl_render_stream_t *rs, sl_str_t citation, sl_buf_t *out)
 {
     s_delta_open (rs, "citations_delta", out);
     sl_buf_puts (out, "\"citation\":");
-    sl_buf_append_str (out, citation);
+    sl_json_put_raw (out, citation);
     sl_buf_puts (out, "}}");
     s_event_end (out);
 }
@@ -534,7 +534,7 @@ s_content_block (const sl_render_stream_t *rs, const sl_snapshot_block_t *b, int
             //  input is an object; arguments cut off by max_tokens are
             //  closed as the SDK closes a streamed call's partial input.
             if (sl_json_type (b->text) == SL_JSON_OBJECT && sl_json_valid (b->text))
-                sl_buf_append_str (out, sl_json_trim (b->text));
+                sl_json_put_raw (out, sl_json_trim (b->text));
             else
                 sl_render_close_json (sl_json_trim (b->text), out);
             sl_buf_putc (out, '}');

@@ -82,14 +82,14 @@ s_put_sources (sl_str_t citation, sl_buf_t *out)
         while (sl_json_next_elem (&it, &elem) == 1) {
             if (out->len)
                 sl_buf_putc (out, ',');
-            sl_buf_append_str (out, sl_json_trim (elem));
+            sl_json_put_raw (out, sl_json_trim (elem));
             count++;
         }
         return count;
     }
     if (out->len)
         sl_buf_putc (out, ',');
-    sl_buf_append_str (out, sl_json_trim (citation));
+    sl_json_put_raw (out, sl_json_trim (citation));
     return 1;
 }
 
@@ -123,7 +123,7 @@ s_block_sources (sl_str_t body, sl_buf_t *sources, sl_buf_t *grounding)
             continue;                   //  {}
         if (s_is_grounding (citation)) {
             sl_buf_reset (grounding);
-            sl_buf_append_str (grounding, citation);
+            sl_json_put_raw (grounding, citation);
         }
         else
             s_put_sources (citation, sources);
@@ -186,7 +186,7 @@ s_call_part (sl_str_t id, sl_str_t name, sl_str_t args, sl_str_t sig, sl_buf_t *
     sl_json_put_sl (part, name);
     sl_buf_puts (part, ",\"args\":");
     if (s_is_object (args))
-        sl_buf_append_str (part, sl_json_trim (args));
+        sl_json_put_raw (part, sl_json_trim (args));
     else
         sl_render_close_json (sl_json_trim (args), part);   //  cut off by a length finish
     sl_buf_putc (part, '}');
@@ -200,7 +200,7 @@ s_code_part (sl_str_t text, sl_buf_t *part)
 {
     sl_buf_puts (part, "{\"executableCode\":");
     if (s_is_object (text))
-        sl_buf_append_str (part, sl_json_trim (text));
+        sl_json_put_raw (part, sl_json_trim (text));
     else {
         sl_buf_puts (part, "{\"language\":\"PYTHON\",\"code\":");
         sl_json_put_sl (part, text);
@@ -215,7 +215,7 @@ s_result_part (sl_str_t text, sl_str_t body, sl_buf_t *part)
 {
     sl_buf_puts (part, "{\"codeExecutionResult\":");
     if (s_is_object (body))
-        sl_buf_append_str (part, sl_json_trim (body));
+        sl_json_put_raw (part, sl_json_trim (body));
     else {
         sl_buf_puts (part, "{\"outcome\":\"OUTCOME_OK\",\"output\":");
         sl_json_put_sl (part, text);

@@ -196,7 +196,7 @@ s_item_json (const s_item_t *item, sl_buf_t *out)
             sl_buf_printf (out, ",\"status\":\"%s\"", status);
             if (item->done && sl_json_type (item->text) == SL_JSON_OBJECT && sl_json_valid (item->text)) {
                 sl_buf_puts (out, ",\"action\":");
-                sl_buf_append_str (out, sl_json_trim (item->text));
+                sl_json_put_raw (out, sl_json_trim (item->text));
             }
             break;
         default:
@@ -301,11 +301,11 @@ s_citation (sl_render_stream_t *rs, sl_str_t citation, sl_buf_t *out)
     s_item_ref (rs, out);
     sl_buf_printf (out, ",\"content_index\":0,\"annotation_index\":%d,\"annotation\":",
                    rs->open_extra_count++);
-    sl_buf_append_str (out, citation);
+    sl_json_put_raw (out, citation);
     s_event_end (out);
     if (rs->open_extra.len)
         sl_buf_putc (&rs->open_extra, ',');
-    sl_buf_append_str (&rs->open_extra, citation);
+    sl_json_put_raw (&rs->open_extra, citation);
 }
 
 //  Citations waiting since a citation block, into the open text item.

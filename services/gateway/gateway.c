@@ -32,6 +32,7 @@
 #define GATEWAY_ACK_MS 100              //  period of the acks of every live stream
 #define GATEWAY_MAX_CLIENT_KEYS 256     //  keys accepted from SLUICE_CLIENT_KEYS
 #define GATEWAY_MAX_RESENDS 3           //  new ingests tried for a request nothing came of
+#define GATEWAY_RETRY_AFTER_S "1"       //  Retry-After of a 503 (an ingest at its stream limit)
 
 typedef struct {
     gateway_t *gw;
@@ -59,6 +60,7 @@ struct _gateway_t {
     sl_counter_t *requests [SL_DIALECT_MAX];
     sl_counter_t *refused;
     sl_counter_t *unauthorized;
+    sl_httpd_counters_t http;           //  the front door's (sl_httpd.h)
     sl_counter_t *streams_total;
     sl_histo_t *ttfb;
     char **client_keys;                 //  accepted client keys, NULL when none configured
@@ -134,19 +136,21 @@ s_stream_forget (gateway_t *self, s_stream_t *s)
     free (s);
 }
 
-//  End a response that cannot be completed (its ingest died, or lost it),
-//  in the client's dialect: an HTTP error when nothing was written yet, an
-//  error event otherwise.
+//  End a response that cannot be completed (its ingest died, lost it, or
+//  refused it), in the client's dialect: an HTTP error (status) when
+//  nothing was written yet, an error event otherwise.
 static void
-s_fail (gateway_t *self, s_stream_t *s, const char *code, const char *message)
+s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char *message)
 {
     const sl_renderer_t *r = sl_render_for (s->dialect);
     if (!r)
         r = &sl_render_openai;
     sl_buf_t out = { 0 };
     if (s->req && !s->started) {
-        r->error_body (502, sl_str (code), sl_str (message), &out);
-        sl_http_respond (s->req, 502, "application/json", out.data, out.len);
+        r->error_body (status, sl_str (code), sl_str (message), &out);
+        if (status == 503)
+            sl_http_add_header (s->req, "Retry-After", GATEWAY_RETRY_AFTER_S);
+        sl_http_respond (s->req, status, "application/json", out.data, out.len);
     }
     else
     if (s->req) {
@@ -283,14 +287,15 @@ s_on_ingest_event (void *arg, const char *endpoint, sl_peer_event_t event)
             continue;
         }
         sl_counter_inc (self->ingest_lost);
-        s_fail (self, s, "upstream_lost", "the sluice instance calling the model stopped; "
-                                          "the model's answer cannot be resumed");
+        s_fail (self, s, 502, "upstream_lost", "the sluice instance calling the model stopped; "
+                                               "the model's answer cannot be resumed");
     }
     free (streams);
     sl_router_flush (self->router);
 }
 
-//  The ingest lost a stream it could not replay.
+//  The ingest lost a stream it could not replay, or refused it (503: it
+//  holds as many streams as it may).
 static void
 s_on_ingest_message (void *arg, const sl_msg_t *msg)
 {
@@ -301,8 +306,9 @@ s_on_ingest_message (void *arg, const sl_msg_t *msg)
     char code [64], message [256];
     snprintf (code, sizeof code, "%.*s", (int) msg->code.len, msg->code.ptr ? msg->code.ptr : "");
     snprintf (message, sizeof message, "%.*s", (int) msg->message.len, msg->message.ptr ? msg->message.ptr : "");
-    sl_counter_inc (self->ingest_lost);
-    s_fail (self, s, code, message);
+    int status = msg->status >= 400 && msg->status < 600 ? msg->status : 502;
+    sl_counter_inc (status == 503 ? self->refused : self->ingest_lost);
+    s_fail (self, s, status, code, message);
 }
 
 static void
@@ -534,13 +540,38 @@ s_on_parsed (gateway_t *self, sl_http_req_t *req, int dialect, int rc, sl_reques
         s_start_stream (self, req, parsed);
 }
 
+//  A request with ambiguous framing (sl_httpd counted it, and closes the
+//  connection after this answer): 400 in the dialect its path names.
+static void
+s_refuse_framing (sl_http_req_t *req, const char *path, const char *why)
+{
+    sl_route_t route;
+    sl_request_route (path, &route);
+    char message [160];
+    snprintf (message, sizeof message, "the request's length is ambiguous (%s): refused", why);
+    s_respond_error (req, route.dialect ? route.dialect : SL_DIALECT_OPENAI, 400, "invalid_request_error", message);
+}
+
 static void
 s_on_request (void *arg, sl_http_req_t *req)
 {
     gateway_t *self = arg;
     const char *method = sl_http_req_method (req);
     const char *path = sl_http_req_path (req);
+    if (sl_http_req_bad_framing (req)) {
+        s_refuse_framing (req, path, sl_http_req_bad_framing (req));
+        return;
+    }
     if (strcmp (path, "/healthz") == 0 || strcmp (path, "/metrics") == 0) {
+        //  The metrics tell how busy sluice is, with what, and how it
+        //  refuses: on the client port, with client keys configured, only
+        //  for a client with a key (the metrics port is for operators and
+        //  stays open). /healthz says no more than up or not.
+        if (path [1] == 'm' && !s_authorized (self, req)) {
+            sl_counter_inc (self->unauthorized);
+            s_respond_error (req, SL_DIALECT_OPENAI, 401, "authentication_error", "invalid or missing API key");
+            return;
+        }
         s_serve_status (self, req, method, path);
         return;
     }
@@ -641,6 +672,13 @@ static double
 s_pending (void *arg)
 {
     return (double) sl_router_pending (((gateway_t *) arg)->router);
+}
+
+static double
+s_connections (void *arg)
+{
+    gateway_t *self = arg;
+    return self->httpd ? (double) sl_httpd_connections (self->httpd) : 0;
 }
 
 static double
@@ -754,6 +792,15 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
                          "Bytes queued for the next hop, not yet handed to ZeroMQ", s_pending, self);
     sl_metrics_gauge_fn (m, "sluice_client_buffered_bytes", NULL,
                          "Response bytes waiting for clients to read them", s_buffered, self);
+    sl_metrics_gauge_fn (m, "sluice_http_connections", NULL, "Client connections open", s_connections, self);
+    self->http.evicted = sl_metrics_counter (m, "sluice_http_connections_evicted_total", NULL,
+                                             "Client connections without a request under way, closed to make room");
+    self->http.refused = sl_metrics_counter (m, "sluice_http_connections_refused_total", NULL,
+                                             "Client connections refused at a limit with none to close");
+    self->http.request_timeouts = sl_metrics_counter (m, "sluice_http_request_timeouts_total", NULL,
+                                                      "Client connections closed for a request not complete in time");
+    self->http.bad_framing = sl_metrics_counter (m, "sluice_http_bad_framing_total", NULL,
+                                                 "Requests refused for ambiguous Content-Length / Transfer-Encoding");
     s_load_client_keys (self, config->client_keys);
 
     self->router = sl_router_new (loop, sl_service_name (service), sl_service_incarnation (service));
@@ -776,12 +823,18 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
         self->advertise = s_advertise_auto (bound);
     else
         self->advertise = sl_xstrdup (config->advertise && *config->advertise ? config->advertise : bound);
-    self->httpd = sl_httpd_new (loop, config->http_host, config->http_port, config->max_body,
-                                s_on_request, s_on_closed, self);
+    sl_httpd_limits_t limits = {
+        .max_conns = config->max_conns,
+        .max_conns_per_ip = config->max_conns_per_ip,
+        .request_timeout_ms = config->request_timeout_ms,
+    };
+    self->httpd = sl_httpd_new_with (loop, config->http_host, config->http_port, config->max_body, &limits,
+                                     s_on_request, s_on_closed, self);
     if (!self->httpd) {
         gateway_destroy (&self);
         return NULL;
     }
+    sl_httpd_set_counters (self->httpd, &self->http);
     sl_httpd_set_stream_cap (self->httpd, config->stream_cap);
     sl_httpd_dispatch_oversize (self->httpd, true);
     sl_log_info ("listening", "http=%s:%d inbox=%s advertise=%s",

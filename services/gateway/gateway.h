@@ -28,6 +28,9 @@ typedef struct {
     const char *next;                   //  ingest endpoints
     size_t max_body;                    //  request body limit, bytes
     size_t stream_cap;                  //  bytes buffered per slow client
+    size_t max_conns;                   //  client connections in all
+    size_t max_conns_per_ip;            //  client connections from one address
+    long request_timeout_ms;            //  a request's head and body within this
     const char *client_keys;            //  accepted client keys, comma-separated ("" : no check)
     sl_routes_t *routes;                //  what GET /v1/models lists; borrowed, outlives the gateway
 } gateway_config_t;

@@ -6,6 +6,7 @@
     no named models) is used, as in the ingest. */
 #include <stdlib.h>
 
+#include "../../common/sl_fdlimit.h"
 #include "../../common/sl_log.h"
 #include "../../common/sl_routes.h"
 #include "gateway.h"
@@ -14,6 +15,8 @@
 #define GATEWAY_DEFAULT_OPENAI "https://api.openai.com/v1"
 #define GATEWAY_DEFAULT_ANTHROPIC "https://api.anthropic.com"
 #define GATEWAY_DEFAULT_GEMINI "https://generativelanguage.googleapis.com/v1beta"
+#define GATEWAY_MAX_CONNS_CAP 65536     //  the most --max-conns 0 gives, whatever the open-files limit
+#define GATEWAY_PER_IP_SHARE 4          //  --max-conns-per-ip 0: a quarter of the total
 
 int
 main (int argc, char **argv)
@@ -26,6 +29,9 @@ main (int argc, char **argv)
     const char *max_body = "10485760";
     const char *stream_cap = "8388608";
     const char *routes_path = "";
+    const char *max_conns = "0";
+    const char *max_conns_per_ip = "0";
+    const char *request_timeout = "60";
     sl_opt_t opts [] = {
         { "http-host", "SLUICE_HTTP_HOST", &http_host, "address clients connect to" },
         { "http-port", "SLUICE_HTTP_PORT", &http_port, "port clients connect to" },
@@ -34,6 +40,11 @@ main (int argc, char **argv)
         { "next", NULL, &next, "ingest endpoints, comma-separated" },
         { "max-body", NULL, &max_body, "largest request body accepted, bytes" },
         { "stream-cap", NULL, &stream_cap, "bytes buffered for a slow client before it is cut off" },
+        { "max-conns", NULL, &max_conns,
+          "client connections in all (0: from the open-files limit, which the gateway raises to its hard limit)" },
+        { "max-conns-per-ip", NULL, &max_conns_per_ip, "client connections from one address (0: a quarter of --max-conns)" },
+        { "request-timeout", NULL, &request_timeout,
+          "seconds a request's head and body may take to arrive, from its first byte" },
         { "routes", "SLUICE_ROUTES", &routes_path, "routes file (the ingest's): the models GET /v1/models lists" },
         SL_OPT_END
     };
@@ -54,11 +65,29 @@ main (int argc, char **argv)
         .client_keys = getenv ("SLUICE_CLIENT_KEYS"),
     };
     if (config.http_port < 0 || config.http_port > 65535
-    ||  sl_opts_long (max_body) <= 0 || sl_opts_long (stream_cap) <= 0) {
-        sl_log_error ("bad_option", "--http-port, --max-body and --stream-cap must be numbers");
+    ||  sl_opts_long (max_body) <= 0 || sl_opts_long (stream_cap) <= 0
+    ||  sl_opts_long (max_conns) < 0 || sl_opts_long (max_conns_per_ip) < 0 || sl_opts_long (request_timeout) <= 0) {
+        sl_log_error ("bad_option", "--http-port, --max-body, --stream-cap, --max-conns, --max-conns-per-ip "
+                                    "and --request-timeout must be numbers");
         sl_service_destroy (&svc);
         return 2;
     }
+    //  A socket per client: as many as the hard limit allows.
+    long nofile = sl_fdlimit_raise ();
+    size_t fit = sl_fdlimit_share (nofile, GATEWAY_MAX_CONNS_CAP);
+    config.max_conns = (size_t) sl_opts_long (max_conns);
+    if (config.max_conns == 0)
+        config.max_conns = fit;
+    else
+    if (config.max_conns > fit)
+        sl_log_warn ("fd_limit", "--max-conns %zu is more than the open-files limit (%ld) leaves room for (%zu)",
+                     config.max_conns, nofile, fit);
+    config.max_conns_per_ip = (size_t) sl_opts_long (max_conns_per_ip);
+    if (config.max_conns_per_ip == 0)
+        config.max_conns_per_ip = config.max_conns / GATEWAY_PER_IP_SHARE ? config.max_conns / GATEWAY_PER_IP_SHARE : 1;
+    config.request_timeout_ms = sl_opts_long (request_timeout) * 1000;
+    sl_log_info ("limits", "open_files=%ld max_conns=%zu max_conns_per_ip=%zu request_timeout_ms=%ld",
+                 nofile, config.max_conns, config.max_conns_per_ip, config.request_timeout_ms);
     char *error = NULL;
     config.routes = *routes_path ? sl_routes_load (routes_path, &error)
                                  : sl_routes_new_default (GATEWAY_DEFAULT_OPENAI, GATEWAY_DEFAULT_ANTHROPIC,

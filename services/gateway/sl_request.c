@@ -85,6 +85,77 @@ s_openai_tools (json_t *tools, sl_request_t *out)
     return 0;
 }
 
+//  What jansson 2.14 allocates for each value on a 64-bit build, with
+//  malloc's own overhead: an object is its struct and a hash table of 8
+//  buckets; a member its pair (key inline) and its share of the buckets as
+//  the table doubles; an array its struct and a table of 8 slots, an
+//  element its slot as that doubles; a string its struct and a copy of the
+//  text; a number its struct. true, false and null are shared. While it
+//  reads a string, the lexer holds it in a buffer that doubles as it
+//  grows: twice the longest string, at the peak.
+#define S_COST_OBJECT 240
+#define S_COST_MEMBER 104               //  + the key
+#define S_COST_ARRAY 128
+#define S_COST_ELEMENT 16
+#define S_COST_STRING 80                //  + the text
+#define S_COST_NUMBER 32
+
+size_t
+sl_request_tree_cost (const sl_json_stats_t *st)
+{
+    return st->objects * S_COST_OBJECT + st->members * S_COST_MEMBER + st->key_bytes
+         + st->arrays * S_COST_ARRAY + st->elements * S_COST_ELEMENT
+         + st->strings * S_COST_STRING + st->string_bytes + st->numbers * S_COST_NUMBER
+         + 2 * st->longest;
+}
+
+size_t
+sl_request_tree_budget (size_t body_len)
+{
+    return SL_REQUEST_TREE_FACTOR * body_len + SL_REQUEST_TREE_FLOOR;
+}
+
+//  Line and column (from 1) of a byte of the body.
+static void
+s_position (sl_str_t body, size_t at, int *line, int *column)
+{
+    *line = 1;
+    *column = 1;
+    for (size_t i = 0; i < at && i < body.len; i++) {
+        if (body.ptr [i] == '\n') {
+            (*line)++;
+            *column = 1;
+        }
+        else
+            (*column)++;
+    }
+}
+
+//  Count the body before jansson sees it: a body that is not one JSON
+//  object, or whose tree would be over the budget, is refused here without
+//  a single allocation. 0 to go on.
+static int
+s_precheck (sl_str_t body, sl_request_t *out)
+{
+    sl_json_stats_t st;
+    int line, column;
+    if (sl_json_stats (body, &st)) {
+        s_position (body, st.error_at, &line, &column);
+        return s_refuse (out, 400, "invalid_request_error", "the body is not valid JSON (line %d, column %d: %s)",
+                         line, column, st.too_deep ? "nested too deeply" : "unexpected text");
+    }
+    if (sl_json_type (body) != SL_JSON_OBJECT)
+        return s_refuse (out, 400, "invalid_request_error", "the body must be a JSON object");
+    size_t cost = sl_request_tree_cost (&st), budget = sl_request_tree_budget (body.len);
+    if (cost > budget)
+        return s_refuse (out, 413, "request_too_large",
+                         "the body holds too many JSON values (%zu objects, %zu arrays, %zu other values): "
+                         "reading it would take about %zu MiB, over the limit of %zu MiB for a body of "
+                         "%zu bytes", st.objects, st.arrays, st.strings + st.numbers + st.literals,
+                         cost >> 20, budget >> 20, body.len);
+    return 0;
+}
+
 //  The parts common to every dialect: a JSON object with a model.
 static json_t *
 s_load (sl_str_t body, int dialect, sl_request_t *out)
@@ -92,6 +163,8 @@ s_load (sl_str_t body, int dialect, sl_request_t *out)
     memset (out, 0, sizeof *out);
     out->client_dialect = dialect;
     out->upstream_dialect = dialect;    //  same-dialect; the ingest routes models
+    if (s_precheck (sl_str_n (body.ptr ? body.ptr : "", body.len), out))
+        return NULL;
     json_error_t jerr;
     json_t *root = json_loadb (body.ptr ? body.ptr : "", body.len, 0, &jerr);
     if (!root) {

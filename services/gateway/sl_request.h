@@ -25,9 +25,21 @@
 #include <stdbool.h>
 
 #include "../../common/sl_buf.h"
+#include "../../common/sl_json.h"
 #include "../../proto/sl_msg.h"
 
 #define SL_REQUEST_MODEL_MAX 256        //  longest model name taken from a path
+
+//  Memory one request's parse may take. jansson builds a tree of the
+//  whole body, and small values cost it far more than their text (an
+//  empty object, "{}," in the body, takes ~240 bytes). The body is first
+//  counted with the zero-allocation scanner (sl_json_stats); one whose
+//  tree would take more than SL_REQUEST_TREE_FACTOR times its size plus
+//  SL_REQUEST_TREE_FLOOR is refused (413) before jansson allocates
+//  anything. The floor keeps requests heavy with tool schemas (~25 times
+//  their text) well within it; tests/bench/bench_request.c measures both.
+#define SL_REQUEST_TREE_FACTOR 4
+#define SL_REQUEST_TREE_FLOOR ((size_t) 16 << 20)
 
 typedef struct {
     int client_dialect;                 //  sl_dialect_t
@@ -63,6 +75,11 @@ int sl_request_parse_openai (sl_str_t body, sl_request_t *out);
 int sl_request_parse_anthropic (sl_str_t body, sl_request_t *out);
 int sl_request_parse_responses (sl_str_t body, sl_request_t *out);
 int sl_request_parse_gemini (sl_str_t body, const sl_route_t *route, bool sse, sl_request_t *out);
+//  What jansson's tree of a body with these counts takes, bytes (an
+//  estimate from jansson 2.14's structures, a little above what it takes).
+size_t sl_request_tree_cost (const sl_json_stats_t *stats);
+//  The most a body of this size may cost.
+size_t sl_request_tree_budget (size_t body_len);
 //  Free what a parse filled in; the struct can be reused.
 void sl_request_clear (sl_request_t *self);
 

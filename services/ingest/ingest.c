@@ -51,6 +51,7 @@
 #include "../../common/sl_router.h"
 #include "../../common/sl_sidmap.h"
 #include "../../common/sl_stage.h"
+#include "../../common/sl_utf8.h"
 #include "sl_decoder.h"
 #include "sl_sse.h"
 
@@ -60,6 +61,7 @@
 #define INGEST_CURL_SLACK_MS 1000       //  curl's own connect timeout: ours + this
 #define INGEST_ANTHROPIC_VERSION "anthropic-version: 2023-06-01"
 #define INGEST_MAX_REPLAYS 8            //  replays of one stream before it is lost
+#define INGEST_REFUSAL_LOG_MS 1000      //  at most one log line a second for refused streams
 
 typedef enum {
     PHASE_BACKOFF,                      //  waiting to start an attempt
@@ -94,6 +96,10 @@ struct _ingest_t {
     sl_counter_t *lost;                 //  streams that stalled and could not be replayed
     sl_counter_t *gateway_gone;         //  streams cancelled for want of acks
     sl_counter_t *paused;               //  transfers paused for back-pressure
+    sl_counter_t *repaired;             //  events and error bodies that were not well-formed UTF-8
+    sl_counter_t *refused;              //  streams refused over max_streams
+    int64_t refusal_logged;             //  ms, the last log line about a refusal
+    sl_buf_t repair;                    //  a repaired event, for the decoder
     sl_codec_t *codec;                  //  reads logs back
     size_t log_bytes;                   //  all streams' logs
 };
@@ -307,11 +313,28 @@ s_stream_done (s_stream_t *s)
     s->phase = PHASE_DONE;
 }
 
+//  What the provider sent, made well-formed: bytes that are not UTF-8 and
+//  lone surrogate escapes become U+FFFD (sl_utf8.h) here, once, so that
+//  every stage after sees the text the client will see (the judge's policy
+//  matches what is delivered; taps get well-formed strings). Returns data,
+//  or its repaired copy in the ingest's buffer.
+static sl_str_t
+s_well_formed (ingest_t *self, sl_str_t data)
+{
+    if (!data.ptr || sl_utf8_json_clean (data.ptr, data.len))
+        return data;
+    sl_counter_inc (self->repaired);
+    sl_buf_reset (&self->repair);
+    sl_utf8_repair_json (&self->repair, data.ptr, data.len);
+    return sl_buf_str (&self->repair);
+}
+
 static int
 s_on_event (void *arg, sl_str_t type, sl_str_t data, sl_str_t id)
 {
     (void) id;
     s_stream_t *s = arg;
+    data = s_well_formed (s->ingest, data);
     int rc = sl_decoder_event (s->decoder, type, data, s_emit_delta, s);
     s_count_unknown (s);
     if (rc == 0)
@@ -430,7 +453,7 @@ static void
 s_status_error (s_stream_t *s)
 {
     sl_buf_t scratch = { 0 };
-    sl_str_t body = sl_buf_str (&s->error_body);
+    sl_str_t body = s_well_formed (s->ingest, sl_buf_str (&s->error_body));
     sl_str_t type = SL_STR_NULL, message = SL_STR_NULL, error, v;
     sl_buf_reserve (&scratch, body.len);
     if (sl_json_find (body, "error", &error) == 1) {
@@ -521,7 +544,12 @@ s_on_done (void *arg, CURL *easy, CURLcode result)
         if (s_retry (s))
             return;
         bool connected = s->phase != PHASE_CONNECTING;
-        const char *why = s->errbuf [0] ? s->errbuf : curl_easy_strerror (result);
+        //  curl's own message names the host and port it tried ("Failed to
+        //  connect to 10.0.0.5 port 9090"): that stays in the log. The
+        //  client gets the provider's name and curl's generic reason.
+        const char *why = curl_easy_strerror (result);
+        sl_log_info ("upstream_transport_error", "provider=%s phase=%s detail=%s", s->provider->name,
+                     connected ? "connected" : "connecting", s->errbuf [0] ? s->errbuf : why);
         sl_buf_t text = { 0 };
         sl_buf_printf (&text, "%s: %s %s", s->provider->name,
                        connected ? "the connection broke:" : "cannot connect:", why);
@@ -881,11 +909,42 @@ s_on_resume (zloop_t *loop, int timer_id, void *arg)
 //  --------------------------------------------------------------------------
 //  Jobs from the gateway
 
+//  Over max_streams: the request goes no further. Its gateway hears at once,
+//  directly (nothing entered the pipeline), and answers the client with a
+//  503 in its dialect.
+static void
+s_refuse (ingest_t *self, const sl_msg_t *req, sl_str_t peer)
+{
+    sl_counter_inc (self->refused);
+    int64_t now = s_now ();
+    if (now - self->refusal_logged >= INGEST_REFUSAL_LOG_MS) {
+        self->refusal_logged = now;
+        sl_log_warn ("streams_refused", "at the limit of %zu streams (--max-streams): %llu refused so far",
+                     self->config.max_streams, (unsigned long long) self->refused->value);
+    }
+    char text [160];
+    snprintf (text, sizeof text, "sluice is serving as many streams as it may at once (%zu); try again shortly",
+              self->config.max_streams);
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_ERROR);
+    memcpy (m.sid, req->sid, SL_SID_SIZE);
+    m.epoch = req->epoch;
+    m.code = SL_STR_LIT ("overloaded_error");
+    m.message = sl_str (text);
+    m.status = 503;
+    m.flags = SL_F_RETRYABLE;
+    sl_stage_reply (self->stage, peer, &m);
+}
+
 static void
 s_start (ingest_t *self, const sl_msg_t *req, sl_str_t peer)
 {
     if (sl_sidmap_get (self->streams, req->sid)) {
         sl_log_warn ("duplicate_request", "stream already running");
+        return;
+    }
+    if (self->config.max_streams && sl_sidmap_size (self->streams) >= self->config.max_streams) {
+        s_refuse (self, req, peer);
         return;
     }
     if (self->sweep < 0)
@@ -1050,6 +1109,11 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
                                              "Streams cancelled because their gateway stopped acknowledging");
     self->paused = sl_metrics_counter (m, "sluice_upstream_paused_total", NULL,
                                        "Upstream reads paused because the aggregators held back credit");
+    self->refused = sl_metrics_counter (m, "sluice_streams_refused_total", NULL,
+                                        "Requests refused at once: the ingest held --max-streams streams");
+    self->repaired = sl_metrics_counter (m, "sluice_upstream_repaired_total", NULL,
+                                         "Upstream events (and error bodies) that were not well-formed UTF-8 "
+                                         "or held a lone surrogate escape, repaired to U+FFFD");
     sl_metrics_gauge_fn (m, "sluice_replay_log_bytes", NULL, "Bytes held in replay logs", s_log_bytes, self);
     self->codec = sl_codec_new ();
     sl_router_on_peer (self->router, s_on_aggregator_event, self);
@@ -1087,6 +1151,7 @@ ingest_destroy (ingest_t **self_p)
     sl_curlm_destroy (&self->curlm);
     sl_router_destroy (&self->router);
     sl_codec_destroy (&self->codec);
+    sl_buf_free (&self->repair);
     free (self);
     *self_p = NULL;
 }

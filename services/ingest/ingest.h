@@ -14,6 +14,12 @@
     and 5xx while nothing but the START has gone downstream; and a cancel
     from the gateway aborts the call at once.
 
+    It holds at most max_streams streams at once (each has an upstream
+    socket, a parser and a replay log): a request beyond that is refused at
+    once, before any upstream call, with an error sent straight back to its
+    gateway (overloaded_error, 503; the gateway answers it in the client's
+    dialect) and counted (sluice_streams_refused_total).
+
     It keeps what each stream sent downstream and replays it in a new epoch
     when the gateway's acks show the stream stalled (a stage died), and
     cancels the call when the acks stop altogether (the gateway died); see
@@ -42,6 +48,7 @@ typedef struct {
     long gateway_dead_ms;               //  no ack this long: the gateway is gone
     size_t replay_log_max;              //  bytes of one stream's replay log
     size_t replay_log_total;            //  bytes of all replay logs
+    size_t max_streams;                 //  streams at once; more are refused (503)
 } ingest_config_t;
 
 ingest_t *ingest_new (sl_service_t *service, const ingest_config_t *config);

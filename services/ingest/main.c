@@ -8,11 +8,14 @@
 */
 #include <stdlib.h>
 
+#include "../../common/sl_fdlimit.h"
 #include "../../common/sl_log.h"
 #include "../../common/sl_routes.h"
 #include "../../proto/sl_msg.h"
 #include "ingest.h"
 #include "sl_sse.h"
+
+#define INGEST_MAX_STREAMS 4096         //  --max-streams 0: this many, if the open-files limit allows
 
 //  A positive integer option, or -1 (reported) when it is not one.
 static long
@@ -46,6 +49,7 @@ main (int argc, char **argv)
     const char *gateway_dead = "2000";
     const char *log_max = "4194304";
     const char *log_total = "268435456";
+    const char *max_streams = "0";
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (jobs from the gateways)" },
         { "next", NULL, &next, "aggregator endpoints, comma-separated" },
@@ -68,6 +72,8 @@ main (int argc, char **argv)
         { "gateway-dead-ms", NULL, &gateway_dead, "cancel a stream whose gateway sends no ack this long" },
         { "replay-log-max", NULL, &log_max, "bytes kept per stream for a replay" },
         { "replay-log-total", NULL, &log_total, "bytes kept for replays in all" },
+        { "max-streams", NULL, &max_streams,
+          "streams at once; more are refused with 503 (0: 4096, or what the open-files limit allows)" },
         SL_OPT_END
     };
     int code;
@@ -92,12 +98,18 @@ main (int argc, char **argv)
     config.replay_log_total = (size_t) log_total_v;
     long event = s_positive ("max-event", max_event, false);
     config.max_event = (size_t) event;
+    long streams = s_positive ("max-streams", max_streams, true);
     if (config.connect_timeout_ms < 0 || config.first_byte_timeout_ms < 0 || config.idle_timeout_ms < 0
     ||  config.max_retries < 0 || config.retry_base_ms < 0 || config.retry_max_ms < 0 || event < 0
-    ||  config.stall_ms < 0 || config.gateway_dead_ms < 0 || log_max_v < 0 || log_total_v < 0) {
+    ||  config.stall_ms < 0 || config.gateway_dead_ms < 0 || log_max_v < 0 || log_total_v < 0 || streams < 0) {
         sl_service_destroy (&svc);
         return 2;
     }
+    //  A socket per upstream call: as many as the hard limit allows.
+    long nofile = sl_fdlimit_raise ();
+    size_t fit = sl_fdlimit_share (nofile, INGEST_MAX_STREAMS);
+    config.max_streams = streams ? (size_t) streams : fit;
+    sl_log_info ("limits", "open_files=%ld max_streams=%zu", nofile, config.max_streams);
     char *error = NULL;
     config.routes = *routes_path ? sl_routes_load (routes_path, &error)
                                  : sl_routes_new_default (openai_base, anthropic_base, gemini_base);

@@ -25,7 +25,7 @@
 const char *sl_mock_scenarios [] = {
     "mock-text", "mock-tools", "mock-error", "mock-bench", "mock-burst", "mock-paced", "mock-stall", "mock-hang",
     "mock-drop", "mock-garbage", "mock-429", "mock-500", "mock-flaky", "mock-danger-length",
-    "mock-danger-error", "mock-danger-eof", "mock-danger-huge", NULL
+    "mock-danger-error", "mock-danger-eof", "mock-danger-huge", "mock-bad-utf8", NULL
 };
 
 static const char *s_text_words [] = {
@@ -77,6 +77,7 @@ struct _s_ctx_t {
     sl_buf_t acc;                       //  text or arguments of the open item
     char tool_id [64];                  //  the open call's id / name
     char tool_name [64];
+    bool verbatim;                      //  strings byte for byte (mock-bad-utf8)
 };
 
 static uint64_t
@@ -97,6 +98,42 @@ s_new_event (sl_mock_script_t *sc)
     sl_buf_t *e = &sc->events [sc->count++];
     memset (e, 0, sizeof *e);
     return e;
+}
+
+//  A string as mock-bad-utf8 writes it: byte for byte, with no UTF-8
+//  repair, and with a backslash that starts a \u escape kept as it is, so
+//  the scenario can carry lone surrogate escapes. Quotes and control
+//  characters are escaped as usual.
+static void
+s_put_verbatim (sl_buf_t *e, sl_str_t s)
+{
+    sl_buf_putc (e, '"');
+    for (size_t i = 0; i < s.len; i++) {
+        unsigned char c = (unsigned char) s.ptr [i];
+        if (c == '\\' && i + 1 < s.len && s.ptr [i + 1] == 'u')
+            sl_buf_putc (e, '\\');
+        else
+        if (c == '"' || c == '\\') {
+            sl_buf_putc (e, '\\');
+            sl_buf_putc (e, (char) c);
+        }
+        else
+        if (c < 0x20)
+            sl_buf_printf (e, "\\u%04x", c);
+        else
+            sl_buf_putc (e, (char) c);
+    }
+    sl_buf_putc (e, '"');
+}
+
+//  A text or an argument fragment as a JSON string.
+static void
+s_put_text (s_ctx_t *ctx, sl_buf_t *e, sl_str_t s)
+{
+    if (ctx->verbatim)
+        s_put_verbatim (e, s);
+    else
+        sl_json_put_sl (e, s);
 }
 
 static void
@@ -154,7 +191,7 @@ s_oa_text (s_ctx_t *ctx, const char *text)
 {
     sl_buf_t delta = { 0 };
     sl_buf_puts (&delta, "\"content\":");
-    sl_json_put_str (&delta, text, strlen (text));
+    s_put_text (ctx, &delta, sl_str (text));
     s_oa_chunk (ctx, sl_buf_cstr (&delta), NULL);
     sl_buf_free (&delta);
 }
@@ -174,7 +211,7 @@ s_oa_tool_args (s_ctx_t *ctx, int index, const char *fragment)
 {
     sl_buf_t delta = { 0 };
     sl_buf_printf (&delta, "\"tool_calls\":[{\"index\":%d,\"function\":{\"arguments\":", index);
-    sl_json_put_str (&delta, fragment, strlen (fragment));
+    s_put_text (ctx, &delta, sl_str (fragment));
     sl_buf_puts (&delta, "}}]");
     s_oa_chunk (ctx, sl_buf_cstr (&delta), NULL);
     sl_buf_free (&delta);
@@ -254,7 +291,7 @@ s_an_text (s_ctx_t *ctx, const char *text)
     }
     e = s_an_event (ctx, "content_block_delta");
     sl_buf_printf (e, ",\"index\":%d,\"delta\":{\"type\":\"text_delta\",\"text\":", ctx->block - 1);
-    sl_json_put_str (e, text, strlen (text));
+    s_put_text (ctx, e, sl_str (text));
     sl_buf_puts (e, "}}\n\n");
 }
 
@@ -275,7 +312,7 @@ s_an_tool_args (s_ctx_t *ctx, int index, const char *fragment)
     (void) index;
     sl_buf_t *e = s_an_event (ctx, "content_block_delta");
     sl_buf_printf (e, ",\"index\":%d,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":", ctx->block - 1);
-    sl_json_put_str (e, fragment, strlen (fragment));
+    s_put_text (ctx, e, sl_str (fragment));
     sl_buf_puts (e, "}}\n\n");
 }
 
@@ -342,30 +379,30 @@ s_re_close (s_ctx_t *ctx)
         snprintf (id, sizeof id, "msg_mock%016llx", (unsigned long long) ctx->hash);
         e = s_re_event (ctx, "response.output_text.done");
         sl_buf_printf (e, ",\"item_id\":\"%s\",\"output_index\":%d,\"content_index\":0,\"text\":", id, index);
-        sl_json_put_sl (e, sl_buf_str (&ctx->acc));
+        s_put_text (ctx, e, sl_buf_str (&ctx->acc));
         sl_buf_puts (e, "}\n\n");
         e = s_re_event (ctx, "response.content_part.done");
         sl_buf_printf (e, ",\"item_id\":\"%s\",\"output_index\":%d,\"content_index\":0,"
                           "\"part\":{\"type\":\"output_text\",\"annotations\":[],\"text\":", id, index);
-        sl_json_put_sl (e, sl_buf_str (&ctx->acc));
+        s_put_text (ctx, e, sl_buf_str (&ctx->acc));
         sl_buf_puts (e, "}}\n\n");
         e = s_re_event (ctx, "response.output_item.done");
         sl_buf_printf (e, ",\"output_index\":%d,\"item\":{\"id\":\"%s\",\"type\":\"message\",\"status\":\"completed\","
                           "\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"annotations\":[],\"text\":",
                        index, id);
-        sl_json_put_sl (e, sl_buf_str (&ctx->acc));
+        s_put_text (ctx, e, sl_buf_str (&ctx->acc));
         sl_buf_puts (e, "}]}}\n\n");
     }
     else
     if (ctx->open == OPEN_TOOL) {
         e = s_re_event (ctx, "response.function_call_arguments.done");
         sl_buf_printf (e, ",\"item_id\":\"fc_%s\",\"output_index\":%d,\"arguments\":", ctx->tool_id, index);
-        sl_json_put_sl (e, sl_buf_str (&ctx->acc));
+        s_put_text (ctx, e, sl_buf_str (&ctx->acc));
         sl_buf_puts (e, "}\n\n");
         e = s_re_event (ctx, "response.output_item.done");
         sl_buf_printf (e, ",\"output_index\":%d,\"item\":{\"id\":\"fc_%s\",\"type\":\"function_call\","
                           "\"status\":\"completed\",\"arguments\":", index, ctx->tool_id);
-        sl_json_put_sl (e, sl_buf_str (&ctx->acc));
+        s_put_text (ctx, e, sl_buf_str (&ctx->acc));
         sl_buf_printf (e, ",\"call_id\":\"call_%s\",\"name\":\"%s\"}}\n\n", ctx->tool_id, ctx->tool_name);
     }
     ctx->open = OPEN_NONE;
@@ -398,7 +435,7 @@ s_re_text (s_ctx_t *ctx, const char *text)
     }
     e = s_re_event (ctx, "response.output_text.delta");
     sl_buf_printf (e, ",\"item_id\":\"%s\",\"output_index\":%d,\"content_index\":0,\"delta\":", id, ctx->block - 1);
-    sl_json_put_str (e, text, strlen (text));
+    s_put_text (ctx, e, sl_str (text));
     sl_buf_puts (e, "}\n\n");
     sl_buf_puts (&ctx->acc, text);
 }
@@ -423,7 +460,7 @@ s_re_tool_args (s_ctx_t *ctx, int index, const char *fragment)
     (void) index;
     sl_buf_t *e = s_re_event (ctx, "response.function_call_arguments.delta");
     sl_buf_printf (e, ",\"item_id\":\"fc_%s\",\"output_index\":%d,\"delta\":", ctx->tool_id, ctx->block - 1);
-    sl_json_put_str (e, fragment, strlen (fragment));
+    s_put_text (ctx, e, sl_str (fragment));
     sl_buf_puts (e, "}\n\n");
     sl_buf_puts (&ctx->acc, fragment);
 }
@@ -522,7 +559,7 @@ s_ge_text (s_ctx_t *ctx, const char *text)
     s_ge_flush_call (ctx);
     sl_buf_t parts = { 0 };
     sl_buf_puts (&parts, "{\"text\":");
-    sl_json_put_str (&parts, text, strlen (text));
+    s_put_text (ctx, &parts, sl_str (text));
     sl_buf_putc (&parts, '}');
     sl_buf_t *e = s_ge_chunk (ctx, sl_buf_cstr (&parts));
     sl_buf_puts (e, "}]");
@@ -616,6 +653,12 @@ s_tool (s_ctx_t *ctx, int index, const char *id, const char *name, const char *c
 static const char *const s_weather [] = { "{\"ci", "ty\":\"Pa", "ris\"}", NULL };
 static const char *const s_shell [] = { "{\"comm", "and\":\"rm -rf", " /\"}", NULL };
 static const char *const s_notes [] = { "{\"pa", "th\":\"/tmp/", "notes.txt\"}", NULL };
+//  mock-bad-utf8: bytes that are not UTF-8 (a stray byte, a cut sequence,
+//  an encoded surrogate) and lone surrogate escapes, in text, a tool
+//  call's id, name and arguments.
+static const char *const s_bad_args [] = { "{\"city\":\"Pa\xff", "ris \\ud800 \xed\xa0\x80\"}", NULL };
+#define MOCK_BAD_TEXT "Bad bytes \xff\xfe, a cut \xe2\x82 sequence, an encoded surrogate \xed\xa0\x80, " \
+                      "a lone escape \\ud800 and a low one \\udc00 alone."
 
 //  The dangerous call, whole: run_shell {"command":"rm -rf /"}, then the
 //  cut that ends the response (length, error, eof), in a mock-danger-*.
@@ -842,6 +885,14 @@ sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long c
     if (sl_str_eq (model, "mock-danger-huge"))
         s_scenario_huge (&ctx, chunks <= 0 ? SL_MOCK_HUGE_KIB : chunks < SL_MOCK_HUGE_MAX_KIB ? chunks
                                                                                           : SL_MOCK_HUGE_MAX_KIB);
+    else
+    if (sl_str_eq (model, "mock-bad-utf8")) {
+        ctx.verbatim = true;
+        render->begin (&ctx);
+        render->text (&ctx, MOCK_BAD_TEXT);
+        s_tool (&ctx, 0, "bad\xff\\udc00", "get\xc3weather", s_bad_args);
+        render->finish (&ctx, "tool_calls", 20, 10);
+    }
     else
     if (sl_str_eq (model, "mock-429"))
         s_http_error (&ctx, 429, "1");

@@ -33,6 +33,9 @@
       mock-500     500 with the provider's error body
       mock-flaky   every other request with the same body answers 503
                    (Retry-After: 0); the others get mock-text
+      mock-bad-utf8 text and a tool call whose id, name, arguments and
+                   text hold bytes that are not UTF-8 and \u escapes of
+                   lone surrogates (written byte for byte, unrepaired)
     Tool calls that do not end cleanly (the judge must fail closed): a short
     text, then run_shell {"command":"rm -rf /"} with its arguments whole,
     then

@@ -201,7 +201,7 @@ s_print_json (s_app_t *app, const sl_msg_t *m, const char *hex)
         s_field_str (out, "provider", m->provider);
         if (m->tools.len && sl_json_valid (m->tools)) {
             sl_buf_puts (out, ",\"tools\":");
-            sl_buf_append_str (out, sl_json_trim (m->tools));
+            sl_json_put_raw (out, sl_json_trim (m->tools));
         }
         s_field_str (out, "last_user", m->last_user);
     }

@@ -68,7 +68,15 @@ harness_refusing_port (int *holder)
 proc_t *
 proc_start_as (const char *dir, const char *name, const char *label, const char *const *args)
 {
-    const char *bin_dir = getenv ("SLUICE_BIN_DIR");
+    return proc_start_from (NULL, dir, name, label, args);
+}
+
+proc_t *
+proc_start_from (const char *bin_dir, const char *dir, const char *name, const char *label,
+                 const char *const *args)
+{
+    if (!bin_dir)
+        bin_dir = getenv ("SLUICE_BIN_DIR");
     if (!bin_dir)
         bin_dir = "build/bin";
     proc_t *p = calloc (1, sizeof *p);
@@ -308,7 +316,7 @@ stack_start (const stack_opts_t *opts)
                                  "--next", next, "--metrics-port", "0", NULL };
     s_append_args (gw_args, 32, s->routes_path [0] ? routes_args : NULL);
     s_append_args (gw_args, 32, opts ? opts->gateway_args : NULL);
-    s->gateway = proc_start (s->dir, "gateway", gw_args);
+    s->gateway = proc_start_from (opts ? opts->gateway_bin_dir : NULL, s->dir, "gateway", "gateway", gw_args);
     if (!s_up (s->gateway, "\"listening\"", "http=127.0.0.1:", port, sizeof port)
     ||  !s_up (s->gateway, "\"started\"", "metrics_port=", s->metrics [5], sizeof s->metrics [5]))
         goto failed;

@@ -27,6 +27,9 @@ typedef struct {
 proc_t *proc_start (const char *dir, const char *name, const char *const *args);
 //  The same, logging to <dir>/<label>.log (several instances of one program).
 proc_t *proc_start_as (const char *dir, const char *name, const char *label, const char *const *args);
+//  The same, with the program from bin_dir (NULL: $SLUICE_BIN_DIR).
+proc_t *proc_start_from (const char *bin_dir, const char *dir, const char *name, const char *label,
+                         const char *const *args);
 //  A TCP port on 127.0.0.1 that was free a moment ago.
 int harness_free_port (void);
 //  A TCP port on 127.0.0.1 that refuses every connection for as long as
@@ -56,6 +59,8 @@ typedef struct {
     const char *const *mock_args;       //  extra mock flags, NULL-terminated (or NULL)
     const char *routes_text;            //  a routes file for the ingest and the gateway, written
                                         //  once the mock is up, "@MOCK@" replaced by its base URL
+    const char *gateway_bin_dir;        //  the gateway from here (NULL: $SLUICE_BIN_DIR), e.g. the
+                                        //  release build, to measure its memory without the sanitizers
 } stack_opts_t;
 
 typedef struct {

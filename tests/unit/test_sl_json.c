@@ -218,3 +218,35 @@ Test (sl_json, closing_refuses_nesting_past_the_bound)
     deep [sizeof deep - 1] = 0;
     cr_expect_str_eq (s_closed (deep), "(-2)");
 }
+
+Test (sl_json, stats_count_every_value_without_allocating)
+{
+    sl_json_stats_t st;
+    const char *doc = " {\"a\": [1, -2.5e3, \"xy\", true, null, {}], \"bc\": {\"d\": []}} ";
+    cr_assert_eq (sl_json_stats (sl_str (doc), &st), 0);
+    cr_expect_eq (st.objects, 3);
+    cr_expect_eq (st.arrays, 2);
+    cr_expect_eq (st.members, 3);
+    cr_expect_eq (st.key_bytes, 4);
+    cr_expect_eq (st.elements, 6);
+    cr_expect_eq (st.strings, 1);
+    cr_expect_eq (st.string_bytes, 2);
+    cr_expect_eq (st.numbers, 2);
+    cr_expect_eq (st.literals, 2);
+    cr_expect_eq (st.longest, 2);
+    //  Where it went wrong, and why.
+    cr_expect_eq (sl_json_stats (sl_str ("[1, 2,, 3]"), &st), -2);
+    cr_expect_eq (st.error_at, 6);
+    cr_expect_not (st.too_deep);
+    cr_expect_eq (sl_json_stats (sl_str ("{} {}"), &st), -2);
+    cr_expect_eq (sl_json_stats (sl_str ("[1"), &st), -2);
+    cr_expect_eq (st.error_at, 2);
+    char deep [SL_JSON_MAX_DEPTH + 2];
+    memset (deep, '[', sizeof deep);
+    cr_expect_eq (sl_json_stats (sl_str_n (deep, sizeof deep), &st), -2);
+    cr_expect (st.too_deep);
+    //  It accepts exactly what the validating scanner accepts.
+    const char *docs [] = { "{}", "[[]]", "\"s\"", "1", "{\"a\":}", "[1,]", "nul", "  ", "{\"a\":1,}", NULL };
+    for (int i = 0; docs [i]; i++)
+        cr_expect_eq (sl_json_stats (sl_str (docs [i]), &st) == 0, sl_json_valid (sl_str (docs [i])), "%s", docs [i]);
+}

@@ -2,6 +2,7 @@
     the project's own SSE parser and decoders, so the mock and the ingest
     agree on every dialect's format. */
 #include <criterion/criterion.h>
+#include <string.h>
 
 #include "../../common/sl_buf.h"
 #include "../../common/sl_json.h"
@@ -127,6 +128,32 @@ Test (sl_mock_script, text_and_error_scenarios_in_every_dialect)
         cr_expect_eq (s.errors, 1, "%s", name);
         cr_expect_not (s.finish.len, "%s", name);
         s_sink_free (&s);
+    }
+}
+
+//  mock-bad-utf8 really sends what it promises: ill-formed bytes and lone
+//  surrogate escapes, in every dialect, in a stream the decoders still
+//  read (what sluice makes of it is tested end to end in test_frontdoor).
+Test (sl_mock_script, bad_utf8_scenario_sends_ill_formed_text_in_every_dialect)
+{
+    for (size_t d = 0; d < DIALECTS; d++) {
+        const char *name = sl_dialect_name (s_dialects [d]);
+        sl_mock_script_t sc;
+        cr_assert_eq (sl_mock_script_build (s_dialects [d], sl_str ("mock-bad-utf8"), sl_str ("{}"), 0, 0, &sc), 0);
+        sl_buf_t all = { 0 };
+        for (size_t i = 0; i < sc.count; i++)
+            sl_buf_append (&all, sc.events [i].data, sc.events [i].len);
+        cr_expect_not_null (memmem (all.data, all.len, "\xff\xfe", 2), "%s: raw bytes in the text", name);
+        cr_expect_not_null (memmem (all.data, all.len, "\\ud800", 6), "%s: a lone surrogate escape", name);
+        cr_expect_not_null (memmem (all.data, all.len, "get\xc3weather", 11), "%s: in the tool name", name);
+        cr_expect_not_null (memmem (all.data, all.len, "Pa\xff", 3), "%s: in the arguments", name);
+        sl_buf_free (&all);
+        s_sink_t s = s_decode (s_dialects [d], &sc);
+        cr_expect (s.done, "%s", name);
+        cr_expect_eq (s.failures + s.errors, 0, "%s", name);
+        cr_expect_not_null (strstr (sl_buf_cstr (&s.calls), "weather("), "%s: %s", name, sl_buf_cstr (&s.calls));
+        s_sink_free (&s);
+        sl_mock_script_clear (&sc);
     }
 }
 

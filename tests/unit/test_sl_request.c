@@ -99,6 +99,82 @@ Test (sl_request, refuses_bad_requests_with_reasons)
     }
 }
 
+//  A body of n empty objects in a request's messages: ~3 bytes of text
+//  each, ~250 bytes of tree each.
+static void
+s_empties (sl_buf_t *b, size_t n)
+{
+    sl_buf_puts (b, "{\"model\":\"m\",\"stream\":true,\"messages\":[");
+    for (size_t i = 0; i < n; i++)
+        sl_buf_puts (b, i ? ",{}" : "{}");
+    sl_buf_puts (b, "]}");
+}
+
+Test (sl_request, refuses_a_body_whose_tree_would_be_over_the_budget)
+{
+    //  1 MiB of {}: ~90 MiB of tree, over 4 x 1 MiB + 16 MiB.
+    sl_buf_t body = { 0 };
+    s_empties (&body, (1u << 20) / 3);
+    sl_request_t r;
+    cr_assert_eq (sl_request_parse_openai (sl_buf_str (&body), &r), -1);
+    cr_expect_eq (r.status, 413);
+    cr_expect_str_eq (r.error_type, "request_too_large");
+    cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "too many JSON values"), "%s",
+                        sl_buf_cstr (&r.error_message));
+    sl_request_clear (&r);
+    //  In every dialect: the check comes before anything else is read.
+    cr_expect_eq (sl_request_parse_anthropic (sl_buf_str (&body), &r), -1);
+    cr_expect_eq (r.status, 413);
+    sl_request_clear (&r);
+    cr_expect_eq (sl_request_parse_responses (sl_buf_str (&body), &r), -1);
+    cr_expect_eq (r.status, 413);
+    sl_request_clear (&r);
+    sl_route_t route = { .dialect = SL_DIALECT_GEMINI, .stream = true, .model = "g" };
+    cr_expect_eq (sl_request_parse_gemini (sl_buf_str (&body), &route, true, &r), -1);
+    cr_expect_eq (r.status, 413);
+    sl_request_clear (&r);
+    //  The same count of values, small enough for the floor: read.
+    sl_buf_reset (&body);
+    s_empties (&body, 1000);
+    cr_expect_eq (sl_request_parse_openai (sl_buf_str (&body), &r), 0, "%s", sl_buf_cstr (&r.error_message));
+    sl_request_clear (&r);
+    sl_buf_free (&body);
+}
+
+Test (sl_request, budget_estimate_stays_above_what_the_tree_takes)
+{
+    //  The estimate is in line with jansson's structures: a request with
+    //  tools and text costs a few times its size, and far below the budget.
+    const char *body = "{\"model\":\"m\",\"stream\":true,\"tools\":[{\"type\":\"function\",\"function\":"
+                       "{\"name\":\"run\",\"parameters\":{\"type\":\"object\",\"properties\":"
+                       "{\"cmd\":{\"type\":\"string\"}}}}}],\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    sl_json_stats_t st;
+    cr_assert_eq (sl_json_stats (sl_str (body), &st), 0);
+    size_t cost = sl_request_tree_cost (&st);
+    cr_expect_gt (cost, 5 * strlen (body));
+    cr_expect_lt (cost, 40 * strlen (body));
+    cr_expect_lt (cost, sl_request_tree_budget (strlen (body)));
+}
+
+Test (sl_request, malformed_and_too_deep_bodies_are_refused_without_a_parse)
+{
+    sl_request_t r;
+    cr_assert_eq (s_parse ("{\"model\":\"m\",\n \"messages\": [}", &r), -1);
+    cr_expect_eq (r.status, 400);
+    cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "line 2, column 15"), "%s",
+                        sl_buf_cstr (&r.error_message));
+    sl_request_clear (&r);
+    sl_buf_t deep = { 0 };
+    sl_buf_puts (&deep, "{\"model\":\"m\",\"messages\":");
+    for (int i = 0; i < SL_JSON_MAX_DEPTH + 1; i++)
+        sl_buf_putc (&deep, '[');
+    cr_assert_eq (sl_request_parse_openai (sl_buf_str (&deep), &r), -1);
+    cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "nested too deeply"), "%s",
+                        sl_buf_cstr (&r.error_message));
+    sl_request_clear (&r);
+    sl_buf_free (&deep);
+}
+
 //  --------------------------------------------------------------------------
 //  Endpoints and the other dialects
 
