@@ -13,7 +13,8 @@
                opens a stream (or, of a newer epoch, restarts it in place).
       REFUSE   a START while max_streams streams are open: the stage must
                refuse the stream cleanly (an error the client sees), not
-               keep it.
+               keep it. A START an earlier stage refused (SL_F_REFUSED:
+               its error and end follow at once) passes whatever the bound.
       GAP      a message after one that never came (a connection that
                dropped and came back loses what was in flight): the stream
                is broken at this hop. The stage reports it lost, so the

@@ -306,7 +306,11 @@ s_refuse (sl_stage_t *self, const sl_msg_t *start, sl_str_t peer)
     char text [200];
     snprintf (text, sizeof text, "sluice is serving as many streams as it may at once (%zu at the %s); "
                                  "try again shortly", max, sl_service_role (self->service));
-    s_end_stream (self, start, start->sid, start->epoch, peer, "overloaded_error", text,
+    //  Marked, so that the later stages pass it on whatever their own bound
+    //  (and count no refusal of their own).
+    sl_msg_t marked = *start;
+    marked.flags |= SL_F_REFUSED;
+    s_end_stream (self, &marked, start->sid, start->epoch, peer, "overloaded_error", text,
                   SL_STAGE_REFUSED_STATUS, SL_F_RETRYABLE);
 }
 

@@ -163,6 +163,8 @@ typedef enum {
                                         //  from a receiver: it holds none for you, say hello
 #define SL_F_WINDOW      (1u << 13)     //  hb: credit is a fresh whole window, counted from the hello
                                         //  whose seq this hb echoes
+#define SL_F_REFUSED     (1u << 14)     //  start: a stage refused the stream (at its bound); its error
+                                        //  and end follow at once, and later stages take it whatever theirs
 
 //  Token usage (field "u"); -1 means "not reported".
 typedef struct {

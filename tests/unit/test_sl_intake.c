@@ -138,3 +138,17 @@ Test (sl_intake, a_silent_stream_expires_once_and_is_forgotten)
     cr_expect_eq (seen.count, 2);
     sl_intake_destroy (&in);
 }
+
+Test (sl_intake, a_stream_an_earlier_stage_refused_passes_whatever_the_bound)
+{
+    sl_intake_t *in = sl_intake_new (1, 0);
+    cr_expect_eq (s_admit (in, 1, SL_MSG_START, 0, 0, "a", 0), SL_INTAKE_PASS);
+    sl_msg_t refused = s_msg (2, SL_MSG_START, 0, 0);
+    refused.flags = SL_F_REFUSED;
+    cr_expect_eq (sl_intake_admit (in, &refused, sl_str ("a"), 0), SL_INTAKE_PASS,
+                  "its error and end follow: it is passed on, not refused again");
+    cr_expect_eq (s_admit (in, 2, SL_MSG_ERROR, 0, 1, "a", 0), SL_INTAKE_PASS);
+    cr_expect_eq (s_admit (in, 2, SL_MSG_END, 0, 2, "a", 0), SL_INTAKE_PASS);
+    cr_expect_eq (sl_intake_open (in), 1);
+    sl_intake_destroy (&in);
+}
