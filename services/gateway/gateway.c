@@ -40,7 +40,9 @@ typedef struct {
     sl_http_req_t *req;                 //  NULL once the client is gone
     int dialect;                        //  the client's
     uint64_t next_seq;                  //  next frame expected (= frames delivered)
+    uint32_t epoch;                     //  newest epoch frames came in
     uint64_t activity;                  //  frames and keep-alives received
+    int64_t heard_at;                   //  ms, last frame or keep-alive (or the request)
     bool started;                       //  the response's status line is out
     bool done;                          //  the last frame was delivered
     int64_t started_us;                 //  when the request was dispatched (TTFB)
@@ -75,6 +77,8 @@ struct _gateway_t {
     sl_counter_t *keepalives;
     sl_counter_t *resent;               //  jobs sent again after their ingest died
     sl_counter_t *ingest_lost;          //  responses ended because their ingest died
+    sl_counter_t *stale_frames;         //  frames of an epoch replayed since
+    sl_counter_t *expired;              //  streams ended after --stream-expiry-ms of nothing
     sl_codec_t *codec;
     int ack_timer;
     parser_t *parser;                   //  large bodies are parsed off the reactor
@@ -123,6 +127,33 @@ s_cancel (gateway_t *self, s_stream_t *s, const char *why)
     cancel.message = sl_str (why);
     s_send (self, &cancel);
     sl_counter_inc (self->cancels);
+}
+
+static void s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char *message);
+
+//  Streams nothing came back for in --stream-expiry-ms (no frame, no
+//  keep-alive: the pipeline lost them, and no ingest said so) end with an
+//  error; the ingest is told to let go too.
+static void
+s_expire (gateway_t *self, int64_t now)
+{
+    size_t count;
+    void **streams = sl_sidmap_values (self->streams, &count);
+    for (size_t i = 0; i < count; i++) {
+        s_stream_t *s = streams [i];
+        if (now - s->heard_at <= self->config.stream_expiry_ms)
+            continue;
+        sl_counter_inc (self->expired);
+        char hex [SL_SID_HEX_SIZE], text [160];
+        sl_sid_hex (s->sid, hex);
+        sl_log_warn ("stream_expired", "sid=%s: nothing came back for %lld ms", hex,
+                     (long long) self->config.stream_expiry_ms);
+        snprintf (text, sizeof text, "sluice ended this response: nothing arrived for it for %lld ms",
+                  (long long) self->config.stream_expiry_ms);
+        s_cancel (self, s, "the stream expired");
+        s_fail (self, s, 504, "stream_expired", text);
+    }
+    free (streams);
 }
 
 static void
@@ -177,6 +208,15 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
         sl_counter_inc (self->unknown_frames);
         return;
     }
+    if (f->epoch < s->epoch) {
+        //  An epoch the ingest replayed: its frames come again in the new
+        //  one. What an instance left behind with the old epoch (an error
+        //  when it let go of the stream) must not reach the client.
+        sl_counter_inc (self->stale_frames);
+        return;
+    }
+    s->epoch = f->epoch;
+    s->heard_at = zclock_mono ();
     s->activity++;
     sl_buf_free (&s->job);              //  an ingest has it: no resend any more
     if (f->flags & SL_F_KEEPALIVE) {
@@ -254,10 +294,37 @@ s_on_ack_timer (zloop_t *loop, int timer_id, void *arg)
     gateway_t *self = arg;
     size_t cursor = 0;
     s_stream_t *s;
-    while ((s = sl_sidmap_next (self->streams, &cursor, NULL)))
+    int64_t now = zclock_mono (), expiry = self->config.stream_expiry_ms;
+    bool expired = false;
+    while ((s = sl_sidmap_next (self->streams, &cursor, NULL))) {
         s_ack (self, s, false);
+        expired |= expiry > 0 && now - s->heard_at > expiry;
+    }
+    if (expired)
+        s_expire (self, now);
     sl_router_flush (self->router);
     return 0;
+}
+
+//  An ingest that was taken for dead speaks again: it may only have been
+//  stopped, and a request sent to it meanwhile may have been lost with its
+//  connection. Requests nothing came back for yet go to it again (an
+//  ingest ignores a request it already has).
+static void
+s_resend_pending (gateway_t *self, const char *endpoint)
+{
+    size_t cursor = 0;
+    s_stream_t *s;
+    while ((s = sl_sidmap_next (self->streams, &cursor, NULL))) {
+        const char *pinned = sl_router_peer_of (self->router, s->sid);
+        size_t offset = 0;
+        sl_msg_t job;
+        if (s->job.len && pinned && strcmp (pinned, endpoint) == 0
+        &&  sl_codec_decode (self->codec, s->job.data, s->job.len, &offset, &job) == 0) {
+            sl_counter_inc (self->resent);
+            s_send (self, &job);
+        }
+    }
 }
 
 //  An ingest died: its upstream calls died with it (an LLM call cannot be
@@ -267,6 +334,11 @@ static void
 s_on_ingest_event (void *arg, const char *endpoint, sl_peer_event_t event)
 {
     gateway_t *self = arg;
+    if (event == SL_PEER_UP) {
+        s_resend_pending (self, endpoint);
+        sl_router_flush (self->router);
+        return;
+    }
     if (event != SL_PEER_DEAD && event != SL_PEER_RESTARTED)
         return;
     size_t count;
@@ -451,6 +523,7 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
     s->req = req;
     s->dialect = parsed->client_dialect;
     s->started_us = s_now_us ();
+    s->heard_at = zclock_mono ();
     sl_sid_new (s->sid);
     sl_sidmap_put (self->streams, s->sid, s);
     sl_http_req_set_data (req, s);
@@ -784,6 +857,10 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
                                        "Requests sent to another ingest after theirs died before answering");
     self->ingest_lost = sl_metrics_counter (m, "sluice_streams_lost_total", NULL,
                                             "Responses ended with an error because their ingest died or lost them");
+    self->stale_frames = sl_metrics_counter (m, "sluice_frames_stale_total", NULL,
+                                             "Frames of an older epoch than the stream's newest (dropped)");
+    self->expired = sl_metrics_counter (m, "sluice_streams_expired_total", NULL,
+                                        "Streams ended after --stream-expiry-ms with nothing from the pipeline");
     self->codec = sl_codec_new ();
     self->parsing = zlistx_new ();
     self->parser = parser_new (loop, s_on_job, self);
