@@ -264,8 +264,9 @@ stack_start (const stack_opts_t *opts)
         goto failed;
     s->mock_port = atoi (port);
 
-    const char *emitter_args [] = { "--bind", "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*",
+    const char *emitter_args [32] = { "--bind", "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*",
                                     "--metrics-port", "0", NULL };
+    s_append_args (emitter_args, 32, opts ? opts->emitter_args : NULL);
     s->emitter = proc_start (s->dir, "emitter", emitter_args);
     if (!s_up (s->emitter, "\"pub_bound\"", "endpoint=", s->pub, sizeof s->pub)
     ||  !s_up (s->emitter, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
@@ -290,7 +291,8 @@ stack_start (const stack_opts_t *opts)
         goto failed;
 
     snprintf (next, sizeof next, "%s", inbox);
-    const char *agg_args [] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0", NULL };
+    const char *agg_args [32] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0", NULL };
+    s_append_args (agg_args, 32, opts ? opts->aggregator_args : NULL);
     s->aggregator = proc_start (s->dir, "aggregator", agg_args);
     if (!s_up (s->aggregator, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
     ||  !s_up (s->aggregator, "\"started\"", "metrics_port=", s->metrics [2], sizeof s->metrics [2]))

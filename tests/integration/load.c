@@ -48,7 +48,7 @@ load_run (int port, load_client_t *clients, int n, load_action_t *actions, int a
         curl_easy_setopt (c->easy, CURLOPT_WRITEDATA, c);
         curl_easy_setopt (c->easy, CURLOPT_PRIVATE, c);
         curl_easy_setopt (c->easy, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt (c->easy, CURLOPT_TIMEOUT_MS, (long) limit_ms);
+        curl_easy_setopt (c->easy, CURLOPT_TIMEOUT_MS, (long) (c->timeout_ms ? c->timeout_ms : limit_ms));
     }
     int64_t start = load_now_ms ();
     int next_action = 0, running = 0, waiting = n;
@@ -58,6 +58,7 @@ load_run (int port, load_client_t *clients, int n, load_action_t *actions, int a
         for (int i = 0; i < n && waiting > 0; i++)
             if (!clients [i].started && load_now_ms () - start >= clients [i].start_at) {
                 clients [i].started = true;
+                clients [i].attempts++;
                 curl_multi_add_handle (multi, clients [i].easy);
                 waiting--;
             }
@@ -71,6 +72,15 @@ load_run (int port, load_client_t *clients, int n, load_action_t *actions, int a
                 c->done = true;
                 c->result = msg->data.result;
                 curl_easy_getinfo (msg->easy_handle, CURLINFO_RESPONSE_CODE, &c->status);
+                if (c->status == 503 && c->attempts <= c->retries) {
+                    //  Refused for now: again in a moment, from scratch.
+                    curl_multi_remove_handle (multi, c->easy);
+                    c->started = c->done = false;
+                    c->start_at = load_now_ms () - start + c->retry_ms;
+                    sl_buf_reset (&c->body);
+                    c->arrival_count = 0;
+                    waiting++;
+                }
             }
         while (next_action < action_count && load_now_ms () - start >= actions [next_action].at) {
             actions [next_action].fn (actions [next_action].arg, actions [next_action].round);

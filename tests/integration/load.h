@@ -23,6 +23,10 @@ typedef struct {
     char request [256];
     const char *request_body;           //  a request body of its own instead (borrowed), or NULL
     int64_t start_at;                   //  ms from the start of the run when the request goes
+    int64_t timeout_ms;                 //  the client gives up after this long (0: the run's bound)
+    int retries;                        //  a 503 is tried again this many times, as SDKs do
+    int64_t retry_ms;                   //  after this long
+    int attempts;                       //  requests made
     int64_t *arrivals;                  //  ms of every read
     size_t arrival_count;
     size_t arrival_cap;
