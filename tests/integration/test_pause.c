@@ -12,8 +12,19 @@
     busy_gateway: a gateway parsing a large legal request for longer than
     the death interval must not declare its ingest dead: 20 streams
     flowing meanwhile all complete.
+
+    every_kind_stopped: two instances of every stage; each kind of process
+    (the gateway, an ingest, an aggregator, a judge, an emitter), a judge
+    and an aggregator together, and one of each at once, is stopped for
+    0.3, 1.5 and 5 s, in turn while streams flow and while idle. Every
+    stream that ran across the stop either completes byte-identical to an
+    undisturbed run or ends with a clean error; every stream started after
+    it completes. SLUICE_PAUSE_ROUNDS rounds per kind (make test: 3, one
+    per length; make chaos: 10), each ending with a one-line summary per
+    kind. Afterwards no process holds a stream.
 */
 #include <criterion/criterion.h>
+#include <czmq.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,4 +170,223 @@ Test (pause, busy_gateway_declares_nobody_dead, .timeout = 300)
     load_clients_free (clients, BUSY_STREAMS + 1);
     free (large);
     cr_expect_eq (cluster_stop (c), 0);
+}
+
+//  --------------------------------------------------------------------------
+//  Every kind of process stopped, under load and idle
+
+#define ROUND_STREAMS 30
+#define ROUND_CHUNKS 120                //  2.4 s of text at the mock's pace, then two tool calls
+#define ROUND_STOP_AT_MS 400            //  into the load
+#define ROUND_EXPIRY "8000"             //  longer than any stop: a stopped stage's streams are not expired
+#define ROUND_DEFAULT 3
+#define ROUND_MAX 64
+
+//  What is stopped: a set of kinds, instance 0 of each.
+typedef struct {
+    const char *name;
+    unsigned kinds;                     //  bit per K_*
+} s_target_t;
+
+static const s_target_t s_targets [] = {
+    { "gateway", 1u << K_GATEWAY },
+    { "ingest", 1u << K_INGEST },
+    { "aggregator", 1u << K_AGGREGATOR },
+    { "judge", 1u << K_JUDGE },
+    { "emitter", 1u << K_EMITTER },
+    { "judge+aggregator", (1u << K_JUDGE) | (1u << K_AGGREGATOR) },
+    { "all five", (1u << K_KINDS) - 1 },
+};
+#define TARGETS (int) (sizeof s_targets / sizeof s_targets [0])
+
+static const int s_lengths [] = { 300, 1500, 5000 };
+
+typedef struct {
+    cluster_t *cluster;
+    unsigned kinds;
+    int64_t stopped_at, resumed_at;     //  ms, load clock
+} s_stopper_t;
+
+static void
+s_stop_target (void *arg, int round)
+{
+    (void) round;
+    s_stopper_t *st = arg;
+    for (int k = 0; k < K_KINDS; k++)
+        if (st->kinds & (1u << k))
+            s_signal (st->cluster, k, 0, SIGSTOP);
+    st->stopped_at = load_now_ms ();
+}
+
+static void
+s_resume_target (void *arg, int round)
+{
+    (void) round;
+    s_stopper_t *st = arg;
+    for (int k = K_KINDS - 1; k >= 0; k--)
+        if (st->kinds & (1u << k))
+            s_signal (st->cluster, k, 0, SIGCONT);
+    st->resumed_at = load_now_ms ();
+}
+
+typedef struct {
+    int rounds;
+    int across, identical, clean, failed;   //  streams that ran across a stop
+    int after, after_complete;              //  streams started after the resume
+    int64_t flow [ROUND_MAX];               //  resume to full flow, per round
+    int flow_count;
+} s_tally_t;
+
+//  Resume to full flow: the latest, over the streams still running at
+//  the resume, of their first byte after it (ms); or, when nothing ran,
+//  of the first byte of the streams started then.
+static int64_t
+s_resume_to_flow (load_client_t *clients, int n, int64_t resumed_at)
+{
+    int64_t worst = -1;
+    for (int i = 0; i < n; i++) {
+        load_client_t *c = &clients [i];
+        for (size_t a = 0; a < c->arrival_count; a++)
+            if (c->arrivals [a] >= resumed_at) {
+                if (c->arrivals [a] - resumed_at > worst)
+                    worst = c->arrivals [a] - resumed_at;
+                break;
+            }
+    }
+    return worst;
+}
+
+static int
+s_cmp64 (const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+    return x < y ? -1 : x > y;
+}
+
+static void
+s_round (cluster_t *c, const s_target_t *target, int length, bool under_load, const load_client_t *base,
+         s_tally_t *t)
+{
+    s_stopper_t st = { c, target->kinds, 0, 0 };
+    if (under_load) {
+        //  Streams flow; the stop comes in the middle of them.
+        load_client_t *across = load_clients (ROUND_STREAMS, "mock-bench", ROUND_CHUNKS);
+        load_action_t acts [] = { { ROUND_STOP_AT_MS, s_stop_target, &st, 0 },
+                                  { ROUND_STOP_AT_MS + length, s_resume_target, &st, 0 } };
+        load_run (c->http_port [0], across, ROUND_STREAMS, acts, 2, PAUSE_LIMIT_MS);
+        for (int i = 0; i < ROUND_STREAMS; i++) {
+            t->across++;
+            if (load_complete (&across [i]) && load_identical (&across [i], &base [i]))
+                t->identical++;
+            else
+            if (load_failed_cleanly (&across [i]))
+                t->clean++;
+            else {
+                t->failed++;
+                fprintf (stderr, "pause: %s stopped %d ms: stream %d ended badly: status %ld, curl %d, "
+                                 "%zu bytes (%zu in the reference)\n", target->name, length, i,
+                         across [i].status, (int) across [i].result, across [i].body.len, base [i].body.len);
+            }
+        }
+        t->flow [t->flow_count++] = s_resume_to_flow (across, ROUND_STREAMS, st.resumed_at);
+        load_clients_free (across, ROUND_STREAMS);
+    }
+    else {
+        //  Idle: stopped and resumed with nothing flowing.
+        load_action_t acts [] = { { 0, s_stop_target, &st, 0 }, { length, s_resume_target, &st, 0 } };
+        load_run (c->http_port [0], NULL, 0, acts, 2, PAUSE_LIMIT_MS);
+    }
+    //  After the resume: every new stream completes.
+    load_client_t *after = load_clients (ROUND_STREAMS, "mock-bench", ROUND_CHUNKS);
+    load_run (c->http_port [0], after, ROUND_STREAMS, NULL, 0, PAUSE_LIMIT_MS);
+    if (!under_load)
+        t->flow [t->flow_count++] = s_resume_to_flow (after, ROUND_STREAMS, st.resumed_at);
+    for (int i = 0; i < ROUND_STREAMS; i++) {
+        t->after++;
+        bool ok = load_complete (&after [i]) && load_identical (&after [i], &base [i]);
+        t->after_complete += ok;
+        if (!ok)
+            fprintf (stderr, "pause: after %s stopped %d ms (%s): stream %d: status %ld, curl %d, %zu bytes\n",
+                     target->name, length, under_load ? "under load" : "idle", i, after [i].status,
+                     (int) after [i].result, after [i].body.len);
+    }
+    load_clients_free (after, ROUND_STREAMS);
+}
+
+//  No process holds a stream any more (bounded wait).
+static bool
+s_all_free (cluster_t *c, char *which, size_t size)
+{
+    int64_t deadline = load_now_ms () + 20000;
+    while (true) {
+        bool free_everywhere = true;
+        double v = metric_value (c->http_port [0], "sluice_streams_active");
+        if (v != 0) {
+            free_everywhere = false;
+            snprintf (which, size, "gateway: %.0f", v);
+        }
+        for (int s = CL_INGEST; s <= CL_EMITTER && free_everywhere; s++)
+            for (int i = 0; i < c->opts.count [s] && free_everywhere; i++)
+                if ((v = metric_value (c->metrics [s][i], "sluice_streams_active")) != 0) {
+                    free_everywhere = false;
+                    snprintf (which, size, "%s-%d: %.0f", s_kind_names [s + 1], i, v);
+                }
+        if (free_everywhere)
+            return true;
+        if (load_now_ms () > deadline)
+            return false;
+        zclock_sleep (50);
+    }
+}
+
+Test (pause, every_kind_stopped, .timeout = 3600)
+{
+    const char *env = getenv ("SLUICE_PAUSE_ROUNDS");
+    int rounds = env ? atoi (env) : ROUND_DEFAULT;
+    if (rounds < 1 || rounds > ROUND_MAX)
+        rounds = ROUND_DEFAULT;
+    const char *stage_args [] = { "--stream-expiry-ms", ROUND_EXPIRY, NULL };
+    const char *gateway_args [] = { "--stream-expiry-ms", ROUND_EXPIRY, NULL };
+    cluster_opts_t opts = { .count = { 2, 2, 2, 2 }, .mock_delay_ms = PAUSE_DELAY_MS,
+                            .policy = "deploy/policy.yaml", .stage_args = stage_args,
+                            .gateway_args = gateway_args };
+    cluster_t *c = cluster_start (&opts);
+    cr_assert_not_null (c, "two instances of every stage came up");
+
+    load_client_t *base = load_clients (ROUND_STREAMS, "mock-bench", ROUND_CHUNKS);
+    load_run (c->http_port [0], base, ROUND_STREAMS, NULL, 0, PAUSE_LIMIT_MS);
+    for (int i = 0; i < ROUND_STREAMS; i++)
+        cr_assert (load_complete (&base [i]), "stream %d completes undisturbed", i);
+
+    int failed = 0, stuck = 0;
+    for (int target = 0; target < TARGETS; target++) {
+        s_tally_t t = { .rounds = rounds };
+        for (int r = 0; r < rounds; r++) {
+            int length = s_lengths [r % 3];
+            //  Under load and idle in turn; the kinds start on different
+            //  sides so that three rounds cover both.
+            bool under_load = (r / 3 + r + target) % 2 == 0;
+            s_round (c, &s_targets [target], length, under_load, base, &t);
+        }
+        int64_t sorted [ROUND_MAX];
+        memcpy (sorted, t.flow, sizeof sorted);
+        qsort (sorted, (size_t) t.flow_count, sizeof (int64_t), s_cmp64);
+        fprintf (stderr, "pause: %s: %d rounds (stopped 0.3, 1.5, 5 s; under load and idle): "
+                         "%d streams across a stop, %d byte-identical, %d ended cleanly, %d failed; "
+                         "%d/%d started after a resume complete; resume to full flow median %lld ms, worst %lld ms\n",
+                 s_targets [target].name, rounds, t.across, t.identical, t.clean, t.failed, t.after_complete,
+                 t.after, (long long) sorted [t.flow_count / 2], (long long) sorted [t.flow_count - 1]);
+        cr_expect_eq (t.failed, 0, "%s: every stream across a stop completes identically or ends cleanly",
+                      s_targets [target].name);
+        cr_expect_eq (t.after_complete, t.after, "%s: every stream after a resume completes",
+                      s_targets [target].name);
+        failed += t.failed;
+        stuck += t.after - t.after_complete;
+    }
+    char which [64] = "";
+    cr_expect (s_all_free (c, which, sizeof which), "no process holds a stream afterwards (%s)", which);
+    (void) failed;
+    (void) stuck;
+    load_clients_free (base, ROUND_STREAMS);
+    cr_expect_eq (cluster_stop (c), 0, "every process exits cleanly");
 }
