@@ -12,6 +12,10 @@
 #                   print the command to do it
 #   make sdk-deps   install the official SDKs the SDK tests drive (npm, pinned
 #                   in tests/sdk/package-lock.json); make test runs it
+#   make agents     install Claude Code, Codex CLI, Gemini CLI and opencode
+#                   (npm, pinned in tests/agents/package-lock.json) into
+#                   build/agents and run each through a stack (not part of
+#                   make test: the agents are large)
 #
 # Layout: common/ and proto/ are shared code; services/<name>/sl_*.c is the
 # stage library of <name> (pure, no sockets), every other .c file in
@@ -61,7 +65,7 @@ RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
 .PHONY: all deps sdk-deps run test unit integration check-compose memcheck fuzz fuzz-smoke \
-        bench chaos clean asan
+        bench chaos clean asan agents
 .DEFAULT_GOAL := all
 # Keep intermediate objects (fuzz and bench objects are built by pattern rules).
 .SECONDARY:
@@ -200,6 +204,28 @@ chaos: $(BUILD)/asan/tests/integration $(ASAN_BINS)
 	@out=$$(mktemp); SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin $(BUILD)/asan/tests/integration \
 	  --filter 'chaos/kill_any_stage_lose_nothing' --jobs 1 > $$out 2>&1; rc=$$?; \
 	  grep -E '^chaos:|^\[FAIL|^\[----\] .*Assertion|Synthesis' $$out; rm -f $$out; exit $$rc
+
+# The coding agents, real clients of sluice: installed into build/agents
+# from tests/agents/package-lock.json (their install scripts put
+# each agent's own binary in place; npm install, not npm ci, which refuses
+# this lock: it lacks opencode's packages for other systems), then
+# tests/integration/test_agents.c
+# runs each against a stack of its own.
+AGENTS_DIR = $(BUILD)/agents
+
+agents: deps
+	@$(MAKE) --no-print-directory asan $(BUILD)/asan/tests/integration
+	@command -v npm >/dev/null 2>&1 || { echo "make agents needs npm: sudo apt-get install -y nodejs npm"; exit 1; }
+	@mkdir -p $(AGENTS_DIR)
+	@if [ ! -f $(AGENTS_DIR)/node_modules/.package-lock.json ] \
+	  || [ tests/agents/package-lock.json -nt $(AGENTS_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "installing the coding agents into $(AGENTS_DIR) (tests/agents/package-lock.json)"; \
+	  cp tests/agents/package.json tests/agents/package-lock.json $(AGENTS_DIR)/ \
+	  && (cd $(AGENTS_DIR) && timeout 900 npm install --no-save --no-audit --no-fund --loglevel=error) || exit 1; \
+	fi
+	@out=$$(mktemp); SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin SLUICE_AGENTS_BIN=$(CURDIR)/$(AGENTS_DIR)/node_modules/.bin \
+	  $(BUILD)/asan/tests/integration --filter 'agents/*' --jobs 1 > $$out 2>&1; rc=$$?; \
+	  grep -E '^agents:|^\[FAIL|^\[----\]|Synthesis' $$out; rm -f $$out; exit $$rc
 
 check-compose:
 	@if command -v docker-compose >/dev/null 2>&1; then \

@@ -1077,3 +1077,10 @@ sl_http_stream_buffered (sl_http_req_t *req)
 {
     return req->out.len - req->out_off;
 }
+
+bool
+sl_http_stream_drained (sl_http_req_t *req)
+{
+    //  Parked by the reader with nothing left: MHD took every byte.
+    return req->suspended && req->out.len == req->out_off;
+}

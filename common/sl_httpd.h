@@ -142,6 +142,9 @@ void sl_http_stream_end (sl_http_req_t *req);
 //  Abort a streaming response (connection closed without the final chunk).
 void sl_http_stream_abort (sl_http_req_t *req);
 size_t sl_http_stream_buffered (sl_http_req_t *req);
+//  Everything written so far went out to the connection (handed to the
+//  socket); what is written next leaves in a write of its own.
+bool sl_http_stream_drained (sl_http_req_t *req);
 //  True once the client is known to be gone.
 bool sl_http_req_aborted (sl_http_req_t *req);
 

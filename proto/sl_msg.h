@@ -159,11 +159,12 @@ typedef enum {
 #define SL_F_RETRYABLE   (1u << 9)      //  error happened before any byte reached the client
 #define SL_F_REPLACED    (1u << 10)     //  block written by the judge in place of a call
 #define SL_F_KEEPALIVE   (1u << 11)     //  frame outside the sequence: liveness, maybe a comment
-#define SL_F_HELLO       (1u << 12)     //  hb: the sender holds no window (seq: messages sent before it);
+#define SL_F_ALONE       (1u << 12)     //  frame written by itself, once the client took all before it
+#define SL_F_HELLO       (1u << 13)     //  hb: the sender holds no window (seq: messages sent before it);
                                         //  from a receiver: it holds none for you, say hello
-#define SL_F_WINDOW      (1u << 13)     //  hb: credit is a fresh whole window, counted from the hello
+#define SL_F_WINDOW      (1u << 14)     //  hb: credit is a fresh whole window, counted from the hello
                                         //  whose seq this hb echoes
-#define SL_F_REFUSED     (1u << 14)     //  start: a stage refused the stream (at its bound); its error
+#define SL_F_REFUSED     (1u << 15)     //  start: a stage refused the stream (at its bound); its error
                                         //  and end follow at once, and later stages take it whatever theirs
 
 //  Token usage (field "u"); -1 means "not reported".

@@ -40,6 +40,7 @@
 #include "sl_jsonv.h"
 
 #define SL_AGG_TOO_LARGE_STATUS 502     //  reported when nothing was sent yet
+#define SL_AGG_IDENTITY_WAIT_BYTES 4096 //  arguments a call's block_start waits for at most
 
 typedef enum {
     ST_OPEN,
@@ -83,6 +84,8 @@ typedef struct {
     sl_buf_t stop_seq;
     bool has_usage;
     sl_usage_t usage;                   //  merged
+    bool has_start_usage;               //  the first usage, reported before any block
+    sl_usage_t start_usage;
     bool failed;                        //  an error was sent
     bool over;                          //  its END was sent (cut for size): free it
     sl_buf_t scratch;                   //  repaired arguments, block bodies, messages
@@ -347,7 +350,25 @@ s_continues_call (const s_stream_t *s, int kind, const sl_msg_t *d)
         return true;                    //  at any index: the provider may renumber parts
     if (d->index != s->pindex)
         return false;
-    return args == SL_JSONV_EMPTY;      //  identity still arriving in pieces
+    //  At the same index, while the arguments are still open, a new id or
+    //  name is a further piece of this call's identity (Bedrock through
+    //  LiteLLM sends both in pieces, between argument fragments); a new
+    //  call at the same index is told by complete arguments (above).
+    return args == SL_JSONV_EMPTY || args == SL_JSONV_PARTIAL;
+}
+
+//  Is the open block a tool call whose identity may still grow? Its
+//  block_start, and the arguments so far, wait until the arguments are
+//  complete or the call ends, or until SL_AGG_IDENTITY_WAIT_BYTES of them
+//  came (identity pieces come early; a huge call still streams on).
+static bool
+s_identity_open (const s_stream_t *s)
+{
+    if (s->state != ST_PENDING_CALL || s->kind != SL_BK_TOOL_CALL
+    ||  s->content.len >= SL_AGG_IDENTITY_WAIT_BYTES)
+        return false;
+    sl_jsonv_status_t args = sl_jsonv_status (s->args);
+    return args == SL_JSONV_EMPTY || args == SL_JSONV_PARTIAL;
 }
 
 //  A server tool result continues the open one at the same index and id.
@@ -446,20 +467,39 @@ send_block_start (sl_agg_t *self, s_stream_t *s)
 }
 
 static void
-append_to_block (sl_agg_t *self, s_stream_t *s, sl_str_t fragment)
+send_delta (sl_agg_t *self, s_stream_t *s, sl_str_t fragment)
 {
-    if (!fragment.len)
-        return;
-    if (s->state == ST_PENDING_CALL)
-        send_block_start (self, s);     //  the identity is settled now
-    sl_buf_append_str (&s->content, fragment);
-    if (s_is_call (s->kind))
-        sl_jsonv_feed (s->args, fragment.ptr, fragment.len);
     sl_msg_t *m = &self->delta;
     m->block = (uint8_t) s->kind;
     m->index = s->index;
     m->text = fragment;
     s_emit (self, s, m);
+}
+
+//  The identity of a pending call is settled: its block_start, then the
+//  arguments that came meanwhile, in one fragment.
+static void
+settle_pending_call (sl_agg_t *self, s_stream_t *s)
+{
+    send_block_start (self, s);
+    if (s->content.len)
+        send_delta (self, s, sl_buf_str (&s->content));
+}
+
+static void
+append_to_block (sl_agg_t *self, s_stream_t *s, sl_str_t fragment)
+{
+    if (!fragment.len)
+        return;
+    sl_buf_append_str (&s->content, fragment);
+    if (s_is_call (s->kind))
+        sl_jsonv_feed (s->args, fragment.ptr, fragment.len);
+    if (s->state == ST_PENDING_CALL) {
+        if (!s_identity_open (s))
+            settle_pending_call (self, s);
+        return;
+    }
+    send_delta (self, s, fragment);
 }
 
 //  Append the pieces of identity a fragment brings that the block lacks.
@@ -505,7 +545,7 @@ close_current_block (sl_agg_t *self, s_stream_t *s, sl_cut_t cut)
     if (!s_has_block (s))
         return;
     if (s->state == ST_PENDING_CALL)
-        send_block_start (self, s);
+        settle_pending_call (self, s);
     sl_msg_t m;
     s_block_msg (self, s, SL_B_END, &m);
     m.flags = s->flags | (cut != SL_CUT_NONE ? SL_F_INCOMPLETE : 0);
@@ -623,6 +663,27 @@ admit_delta (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d, bool new_block)
     return true;
 }
 
+//  The response's identity; with the usage reported before its first
+//  block (Anthropic's message_start counts the input there, and clients
+//  read it from the start of the answer).
+static void
+send_message (sl_agg_t *self, s_stream_t *s)
+{
+    s->announced = true;
+    sl_msg_t m = self->blank;
+    m.kind = SL_B_MESSAGE;
+    if (s->msg_id.len)
+        m.id = sl_buf_str (&s->msg_id);
+    if (s->msg_model.len)
+        m.model = sl_buf_str (&s->msg_model);
+    m.ts = s->msg_ts;
+    if (s->has_start_usage) {
+        m.has_usage = true;
+        m.usage = s->start_usage;
+    }
+    s_emit (self, s, &m);
+}
+
 static void
 announce_message (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
 {
@@ -643,15 +704,7 @@ announce_message (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
     }
     if (!changed)
         return;                         //  providers repeat it on every chunk
-    s->announced = true;
-    sl_msg_t m = self->blank;
-    m.kind = SL_B_MESSAGE;
-    if (s->msg_id.len)
-        m.id = sl_buf_str (&s->msg_id);
-    if (s->msg_model.len)
-        m.model = sl_buf_str (&s->msg_model);
-    m.ts = s->msg_ts;
-    s_emit (self, s, &m);
+    send_message (self, s);
 }
 
 static void
@@ -873,6 +926,11 @@ s_on_delta (sl_agg_t *self, s_stream_t *s, const sl_msg_t *d)
             break;
         case SL_D_USAGE:
             merge_usage (s, d);
+            if (d->has_usage && s->announced && s->blocks == 0 && !s->has_start_usage) {
+                s->has_start_usage = true;  //  the usage of the response's start
+                s->start_usage = s->usage;
+                send_message (self, s);
+            }
             break;
         case SL_D_DONE:
             finish_response (self, s);

@@ -37,11 +37,14 @@
         continues the call at any index (a provider that renumbers the
         parts of one call); a new id, call_id or name at another index
         starts a new call; at the same index it is a further piece of the
-        identity (appended: id and name sent in fragments) until the first
-        argument byte, and a new call after it.
-      - A call's block_start goes out when its first argument byte arrives
-        (or when it closes), so it carries the whole identity even when that
-        came in pieces. A whole call in one fragment must carry complete
+        identity (appended: id and name sent in fragments, before or between
+        argument fragments) for as long as the arguments are open.
+      - A tool call's block_start goes out when its arguments are complete
+        JSON (or when it closes, or when 4 KiB of them came), followed by
+        the arguments so far in one fragment, so it carries the whole identity even when that came in
+        pieces (the judge holds a call to its end anyway); a server tool
+        use's goes out with its first argument byte. A whole call in one
+        fragment must carry complete
         arguments ("{}" when there are none): empty arguments mean "still to
         come".
       - A signature attaches to the open thinking block, or to the open
@@ -65,7 +68,9 @@
 
     Finish: the raw value is kept; the normalized one is tool_calls when the
     response holds tool calls and the provider said stop (or nothing).
-    Usage reported several times is merged field by field. An upstream ERROR
+    Usage reported several times is merged field by field; the first usage
+    reported before the first block also goes out at once with the message
+    event (Anthropic's message_start counts the input there). An upstream ERROR
     closes the open block (INCOMPLETE) and ends the stream with the error:
     no finish follows (an error after the finish is passed on as well; a
     second error is dropped).

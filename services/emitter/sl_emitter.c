@@ -34,6 +34,7 @@ typedef struct {
     uint64_t seq;                       //  next frame sequence
     int64_t signalled_us;               //  last frame or keep-alive sent, by the clock
     s_state_t state;
+    bool opened;                        //  a keep-alive opened the response (status 200 out)
     sl_buf_t reply_to;                  //  owning gateway's endpoint
     const sl_renderer_t *renderer;
     sl_validate_t *validate;
@@ -123,9 +124,38 @@ sl_emitter_stats (sl_emitter_t *self)
 //  --------------------------------------------------------------------------
 //  Frames
 
+static void s_send_frame_flagged (sl_emitter_t *self, s_stream_t *s, int status, const char *content_type,
+                                  bool last, uint32_t flags);
+
 //  Send self->frame as one frame (nothing when empty and not last).
 static void
 s_send_frame (sl_emitter_t *self, s_stream_t *s, int status, const char *content_type, bool last)
+{
+    s_send_frame_flagged (self, s, status, content_type, last, 0);
+}
+
+//  The end of a failed stream: self->frame, then the renderer's part that
+//  must reach the client by itself (rs.alone) as the last frame, ALONE.
+static void
+s_send_failed_end (sl_emitter_t *self, s_stream_t *s)
+{
+    if (!s->rs.alone.len) {
+        s_send_frame (self, s, 200, SL_EMITTER_SSE_TYPE, true);
+        return;
+    }
+    s_send_frame (self, s, 200, SL_EMITTER_SSE_TYPE, false);
+    sl_str_t alone = sl_buf_str (&s->rs.alone);
+    if (sl_validate_event (s->validate, alone) == 0) {
+        sl_buf_append_str (&self->frame, alone);
+        self->stats.events_out++;
+    }
+    sl_buf_reset (&s->rs.alone);
+    s_send_frame_flagged (self, s, 200, SL_EMITTER_SSE_TYPE, true, SL_F_ALONE);
+}
+
+static void
+s_send_frame_flagged (sl_emitter_t *self, s_stream_t *s, int status, const char *content_type, bool last,
+                      uint32_t flags)
 {
     if (self->frame.len == 0 && !last)
         return;
@@ -136,6 +166,7 @@ s_send_frame (sl_emitter_t *self, s_stream_t *s, int status, const char *content
     f.seq = s->seq++;
     f.body = sl_buf_str (&self->frame);
     f.reply_to = sl_buf_str (&s->reply_to);
+    f.flags = flags;
     if (s->state == ST_QUIET) {
         f.flags |= SL_F_FIRST;
         f.status = status;
@@ -168,6 +199,14 @@ s_send_progress (sl_emitter_t *self, s_stream_t *s)
     f.reply_to = sl_buf_str (&s->reply_to);
     self->stats.frames++;
     self->emit (self->arg, &f);
+}
+
+//  Nothing reached the client yet, not even a keep-alive: an error can
+//  still be an HTTP status.
+static bool
+s_untouched (const s_stream_t *s)
+{
+    return s->state == ST_QUIET && !s->opened;
 }
 
 //  A whole HTTP error response, when nothing was sent yet.
@@ -209,20 +248,28 @@ s_cut (sl_emitter_t *self, s_stream_t *s, const char *what, const char *why)
     sl_log_warn ("illegal_output", "sid=%s %s", hex, sl_buf_cstr (&self->why));
     s_report_illegal (self, s);
     s->rs.failed = true;
-    if (s->state == ST_QUIET && self->frame.len == 0) {
+    if (s_untouched (s) && self->frame.len == 0) {
         s_http_error (self, s, SL_EMITTER_DEFAULT_ERROR_STATUS, SL_STR_LIT (SL_EMITTER_ILLEGAL_CODE),
                       sl_buf_str (&self->why));
         return;
     }
     sl_buf_t err = { 0 };
-    s->renderer->error (&s->rs, SL_STR_LIT (SL_EMITTER_ILLEGAL_CODE), sl_buf_str (&self->why), &err);
-    //  The error event is checked too; it is legal in every open state.
-    if (sl_validate_event (s->validate, sl_buf_str (&err)) == 0) {
-        sl_buf_append (&self->frame, err.data, err.len);
+    s->renderer->error (&s->rs, SL_EMITTER_DEFAULT_ERROR_STATUS, SL_STR_LIT (SL_EMITTER_ILLEGAL_CODE),
+                        sl_buf_str (&self->why), &err);
+    //  The error's events are checked too, one by one, as far as they are
+    //  legal (an error event is legal in every open state).
+    sl_str_t rest = sl_buf_str (&err);
+    while (rest.len) {
+        size_t n = sl_validate_next_event (rest);
+        sl_str_t event = sl_str_n (rest.ptr, n ? n : rest.len);
+        if (sl_validate_event (s->validate, event))
+            break;
+        sl_buf_append_str (&self->frame, event);
         self->stats.events_out++;
+        rest = sl_str_n (rest.ptr + event.len, rest.len - event.len);
     }
     sl_buf_free (&err);
-    s_send_frame (self, s, 200, SL_EMITTER_SSE_TYPE, true);
+    s_send_failed_end (self, s);
 }
 
 //  Check every event rendered into self->out and move the legal ones into
@@ -286,11 +333,17 @@ s_on_start (sl_emitter_t *self, const sl_msg_t *msg)
 //  tells the gateway (and through its acks the ingest) that the stream is
 //  alive; once the response has started it also carries the dialect's
 //  comment to keep the client's connection open.
+//
+//  A visible keep-alive while nothing was sent (the first block is a call
+//  the judge holds) opens the response: status 200 and the dialect's
+//  keep-alive, so the client hears from sluice during the hold. Errors are
+//  then events of the stream, not an HTTP status.
 static void
 s_send_keepalive (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg, bool visible)
 {
     sl_buf_reset (&self->out);
-    if (visible && s->state == ST_STREAMING)
+    bool open_now = visible && s->state == ST_QUIET && !s->opened && !s->snap;
+    if (visible && (s->state == ST_STREAMING || s->opened || open_now))
         s->renderer->block (&s->rs, msg, &self->out);
     sl_msg_t f;
     sl_msg_init (&f, SL_MSG_FRAME);
@@ -298,6 +351,12 @@ s_send_keepalive (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg, bool v
     f.epoch = s->epoch;
     f.seq = s->seq;
     f.flags = SL_F_KEEPALIVE;
+    if (open_now) {
+        f.flags |= SL_F_FIRST;
+        f.status = 200;
+        f.content_type = SL_STR_LIT (SL_EMITTER_SSE_TYPE);
+        s->opened = true;
+    }
     f.body = sl_buf_str (&self->out);
     f.reply_to = sl_buf_str (&s->reply_to);
     self->emit (self->arg, &f);
@@ -324,6 +383,10 @@ s_on_block (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg)
             sl_buf_append_str (&s->rs.model, msg->model);
         }
         s->rs.created = msg->ts;
+        if (msg->has_usage) {
+            s->rs.start_has_usage = true;
+            s->rs.start_usage = msg->usage;
+        }
         if (!s->snap)
             return;
     }
@@ -343,15 +406,15 @@ static void
 s_on_error (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg)
 {
     s->rs.failed = true;
-    if (s->state == ST_QUIET) {
+    int status = msg->status >= 400 && msg->status <= 599 ? msg->status : SL_EMITTER_DEFAULT_ERROR_STATUS;
+    if (s_untouched (s)) {
         //  Nothing sent yet: a real HTTP error response.
-        int status = msg->status >= 400 && msg->status <= 599 ? msg->status : SL_EMITTER_DEFAULT_ERROR_STATUS;
         s_http_error (self, s, status, msg->code, msg->message);
         return;
     }
-    s->renderer->error (&s->rs, msg->code, msg->message, &self->out);
+    s->renderer->error (&s->rs, status, msg->code, msg->message, &self->out);
     if (s_check (self, s) == 0)
-        s_send_frame (self, s, 200, SL_EMITTER_SSE_TYPE, true);
+        s_send_failed_end (self, s);
 }
 
 //  The end of a non-streaming response: its whole body, checked; an HTTP
@@ -395,7 +458,7 @@ s_on_end (sl_emitter_t *self, s_stream_t *s)
         s_cut (self, s, "the end of a response", NULL);
         return;
     }
-    if (s->state == ST_QUIET && self->frame.len == 0) {
+    if (s_untouched (s) && self->frame.len == 0) {
         s_http_error (self, s, SL_EMITTER_DEFAULT_ERROR_STATUS, SL_STR_LIT ("empty_response"),
                       SL_STR_LIT ("the upstream ended the response without any content"));
         return;

@@ -30,6 +30,7 @@ sl_render_stream_clear (sl_render_stream_t *rs)
     sl_buf_free (&rs->prefix);
     sl_buf_free (&rs->held);
     sl_buf_free (&rs->output);
+    sl_buf_free (&rs->alone);
 }
 
 const char *

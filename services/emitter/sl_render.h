@@ -46,6 +46,8 @@ typedef struct {
     sl_buf_t model;                     //  model as reported (or requested)
     sl_buf_t id;                        //  response / message id ("" until known)
     int64_t created;
+    bool start_has_usage;               //  usage reported at the response's start
+    sl_usage_t start_usage;             //  (Anthropic: message_start's input and cache tokens)
     bool started;                       //  the first event is out
     bool failed;                        //  an error was rendered
     bool finished;                      //  the finish was rendered
@@ -68,6 +70,8 @@ typedef struct {
     //  judge writes after a call still comes before every call
     sl_buf_t held;                      //  held calls: id \0 name \0 args \0 ...
     int held_count;
+    sl_buf_t alone;                     //  bytes of an error that must reach the client by
+                                        //  themselves, after the rest (Gemini's bare error)
     //  Responses
     uint64_t seq;                       //  sequence_number of the next event
     sl_buf_t output;                    //  completed output items, comma-joined
@@ -76,10 +80,17 @@ typedef struct {
 typedef struct {
     int dialect;
     //  Render a BLOCK event (block_start / delta / end, finish, keepalive).
+    //  A keepalive renders the dialect's keep-alive, before the first
+    //  event too (the emitter sends it once the response has started, or
+    //  to open it while a first block is held).
     //  SL_B_MESSAGE is absorbed by the emitter into the stream's identity.
     void (*block) (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out);
-    //  Render an error inside a started stream: a terminal error event.
-    void (*error) (sl_render_stream_t *rs, sl_str_t code, sl_str_t message, sl_buf_t *out);
+    //  Render an error inside a started stream: the events that end a
+    //  failed response in the dialect. status is the HTTP status the error
+    //  reports (0: none), code the provider's error type or status name.
+    //  What must reach the client by itself, after the rest, goes into
+    //  rs->alone (the emitter sends it as a frame of its own).
+    void (*error) (sl_render_stream_t *rs, int status, sl_str_t code, sl_str_t message, sl_buf_t *out);
     //  Render the end of a stream that finished normally.
     void (*end) (sl_render_stream_t *rs, sl_buf_t *out);
     //  The JSON body of an error response sent before anything else.

@@ -76,8 +76,17 @@ s_message_start (sl_render_stream_t *rs, sl_buf_t *out)
         sl_buf_printf (out, "\"msg_%s\"", rs->sid_hex);
     sl_buf_puts (out, ",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
     sl_json_put_sl (out, sl_buf_str (&rs->model));
-    sl_buf_puts (out, ",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,"
-                      "\"usage\":{\"input_tokens\":0,\"output_tokens\":0}}}");
+    sl_buf_puts (out, ",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":");
+    //  The usage the upstream reported at its start, as it reported it
+    //  (clients count the context from it); zeros when it reported none.
+    const sl_usage_t *u = &rs->start_usage;
+    bool has = rs->start_has_usage;
+    sl_buf_printf (out, "{\"input_tokens\":%lld", (long long) (has && u->input >= 0 ? u->input : 0));
+    if (has && u->cache_write >= 0)
+        sl_buf_printf (out, ",\"cache_creation_input_tokens\":%lld", (long long) u->cache_write);
+    if (has && u->cache_read >= 0)
+        sl_buf_printf (out, ",\"cache_read_input_tokens\":%lld", (long long) u->cache_read);
+    sl_buf_printf (out, ",\"output_tokens\":%lld}}}", (long long) (has && u->output >= 0 ? u->output : 0));
     s_event_end (out);
 }
 
@@ -427,8 +436,7 @@ static void
 s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (msg->kind == SL_B_KEEPALIVE) {
-        if (rs->started)
-            sl_buf_puts (out, ": keep-alive\n\n");
+        sl_buf_puts (out, ": keep-alive\n\n");   //  an SSE comment: the SDKs skip it
         return;
     }
     if (msg->kind == SL_B_MESSAGE)
@@ -458,11 +466,11 @@ s_error_object (int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
 }
 
 static void
-s_error (sl_render_stream_t *rs, sl_str_t code, sl_str_t message, sl_buf_t *out)
+s_error (sl_render_stream_t *rs, int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
 {
     (void) rs;
     s_event (out, "error");
-    s_error_object (500, code, message, out);
+    s_error_object (status ? status : 500, code, message, out);
     s_event_end (out);
 }
 

@@ -12,6 +12,16 @@
     last event carries finishReason and
     usageMetadata. Gemini has no end marker: the stream simply ends.
 
+    Keep-alives are a bare line end: the Gemini SDKs read nothing but
+    "data:" events (the one inside Gemini CLI fails on a comment, "Incomplete
+    JSON segment at the end"), and skip the whitespace between events. A
+    stream that fails ends with the error object
+    ({"error":{"code":..,"message":..,"status":..}}, the provider's code
+    and status kept) twice: as a data: event, which the current SDKs raise
+    as their ApiError at once, then bare, as the Gemini API itself ends a
+    failed stream, which is the form the SDK inside Gemini CLI raises (it
+    takes a data: event holding an error for a chunk without a finish).
+
     A non-streaming response (generateContent) is one such object with
     every part of the response in order (a part's thoughtSignature on the
     part itself), the citations, the finish reason and the usage.
@@ -332,8 +342,7 @@ static void
 s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (msg->kind == SL_B_KEEPALIVE) {
-        if (rs->started)
-            sl_buf_puts (out, ": keep-alive\n\n");
+        sl_buf_putc (out, '\n');        //  whitespace between events (see the top)
         return;
     }
     if (msg->kind == SL_B_MESSAGE)
@@ -377,24 +386,47 @@ s_status_name (int status)
     }
 }
 
+//  Is code a status name of the Google APIs (CANCELLED, RESOURCE_EXHAUSTED)?
+static bool
+s_is_status_name (sl_str_t code)
+{
+    if (!code.ptr || code.len == 0 || code.len > 32)
+        return false;
+    for (size_t i = 0; i < code.len; i++)
+        if (!(code.ptr [i] >= 'A' && code.ptr [i] <= 'Z') && code.ptr [i] != '_')
+            return false;
+    return true;
+}
+
+//  The error object: the HTTP status as its code, the provider's status
+//  name when the error came with one (a Gemini upstream's), otherwise
+//  the name of the status.
 static void
 s_error_body (int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
 {
-    (void) code;
-    if (status < 400)
+    if (status < 400 || status > 599)
         status = 500;
     sl_buf_printf (out, "{\"error\":{\"code\":%d,\"message\":", status);
     sl_json_put_sl (out, message.ptr ? message : SL_STR_LIT ("upstream error"));
-    sl_buf_printf (out, ",\"status\":\"%s\"}}", s_status_name (status));
+    sl_buf_puts (out, ",\"status\":");
+    if (s_is_status_name (code))
+        sl_json_put_sl (out, code);
+    else
+        sl_buf_printf (out, "\"%s\"", s_status_name (status));
+    sl_buf_puts (out, "}}");
 }
 
 static void
-s_error (sl_render_stream_t *rs, sl_str_t code, sl_str_t message, sl_buf_t *out)
+s_error (sl_render_stream_t *rs, int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
 {
-    (void) rs;
     sl_buf_puts (out, "data: ");
-    s_error_body (500, code, message, out);
+    s_error_body (status, code, message, out);
     sl_buf_puts (out, "\n\n");
+    //  The bare object must reach the client in a read of its own: the
+    //  SDK inside Gemini CLI parses whole network chunks for it.
+    sl_buf_reset (&rs->alone);
+    s_error_body (status, code, message, &rs->alone);
+    sl_buf_putc (&rs->alone, '\n');
 }
 
 static void

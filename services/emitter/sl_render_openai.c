@@ -152,8 +152,7 @@ static void
 s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (msg->kind == SL_B_KEEPALIVE) {
-        if (rs->started)
-            sl_buf_puts (out, ": keep-alive\n\n");
+        sl_buf_puts (out, ": keep-alive\n\n");   //  an SSE comment: every client skips it
         return;
     }
     if (msg->kind == SL_B_MESSAGE)
@@ -230,11 +229,11 @@ s_error_body (int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
 }
 
 static void
-s_error (sl_render_stream_t *rs, sl_str_t code, sl_str_t message, sl_buf_t *out)
+s_error (sl_render_stream_t *rs, int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
 {
     (void) rs;
     sl_buf_puts (out, "data: ");
-    s_error_body (0, code, message, out);
+    s_error_body (status, code, message, out);
     sl_buf_puts (out, "\n\n");
 }
 

@@ -4,7 +4,11 @@
     block (output_item.added ... output_item.done, with the content part
     and delta events of its type), then response.completed (or
     response.incomplete) carrying the whole response: every output item
-    and the usage. Every event has a sequence_number from 0.
+    and the usage. Every event has a sequence_number from 0. A response
+    that breaks ends as the API ends one: an error event, then
+    response.failed with the error in the response (clients such as Codex
+    wait for that, not for the error event); an item the failure (or a
+    length finish) cut off is done with status "incomplete".
 
     Block kinds to output items: text -> message with an output_text part
     (citations as annotations); refusal -> message with a refusal part;
@@ -64,17 +68,26 @@ s_usage (const sl_msg_t *msg, sl_buf_t *out)
 //  The response object; msg is the finish (NULL while in progress),
 //  output its items, comma-joined.
 static void
-s_response (const sl_render_stream_t *rs, const char *status, const char *incomplete,
-            sl_str_t output, const sl_msg_t *msg, sl_buf_t *out)
+s_response_failed (const sl_render_stream_t *rs, const char *status, const char *incomplete,
+                   sl_str_t output, const sl_msg_t *msg, const sl_msg_t *error, sl_buf_t *out)
 {
     sl_buf_puts (out, "{\"id\":");
     if (rs->id.len)
         sl_json_put_sl (out, sl_buf_str (&rs->id));
     else
         sl_buf_printf (out, "\"resp_%s\"", rs->sid_hex);
-    sl_buf_printf (out, ",\"object\":\"response\",\"created_at\":%lld,\"status\":\"%s\","
-                        "\"error\":null,\"incomplete_details\":",
+    sl_buf_printf (out, ",\"object\":\"response\",\"created_at\":%lld,\"status\":\"%s\",\"error\":",
                    (long long) rs->created, status);
+    if (error) {
+        sl_buf_puts (out, "{\"code\":");
+        sl_json_put_sl (out, error->code);
+        sl_buf_puts (out, ",\"message\":");
+        sl_json_put_sl (out, error->message);
+        sl_buf_putc (out, '}');
+    }
+    else
+        sl_buf_puts (out, "null");
+    sl_buf_puts (out, ",\"incomplete_details\":");
     if (incomplete)
         sl_buf_printf (out, "{\"reason\":\"%s\"}", incomplete);
     else
@@ -90,6 +103,13 @@ s_response (const sl_render_stream_t *rs, const char *status, const char *incomp
     else
         sl_buf_puts (out, "null");
     sl_buf_putc (out, '}');
+}
+
+static void
+s_response (const sl_render_stream_t *rs, const char *status, const char *incomplete,
+            sl_str_t output, const sl_msg_t *msg, sl_buf_t *out)
+{
+    s_response_failed (rs, status, incomplete, output, msg, NULL, out);
 }
 
 static void
@@ -128,6 +148,7 @@ typedef struct {
     int kind;                           //  sl_block_kind_t of the block
     bool summary;                       //  thinking: a summary
     bool done;                          //  at its end: content known, status completed
+    bool incomplete;                    //  done, but cut off (status incomplete)
     sl_str_t id, call_id, name;
     sl_str_t text, sig;                 //  content at its end
     sl_str_t annotations;               //  citations, comma-joined
@@ -136,7 +157,7 @@ typedef struct {
 static void
 s_item_json (const s_item_t *item, sl_buf_t *out)
 {
-    const char *status = item->done ? "completed" : "in_progress";
+    const char *status = item->incomplete ? "incomplete" : item->done ? "completed" : "in_progress";
     sl_buf_puts (out, "{\"id\":");
     sl_json_put_sl (out, item->id);
     switch (item->kind) {
@@ -218,6 +239,7 @@ s_item (sl_render_stream_t *rs, const sl_msg_t *end, sl_buf_t *out)
     if (end) {
         item.text = end->text;
         item.sig = end->sig;
+        item.incomplete = (end->flags & SL_F_INCOMPLETE) != 0;
     }
     s_item_json (&item, out);
 }
@@ -522,8 +544,7 @@ static void
 s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (msg->kind == SL_B_KEEPALIVE) {
-        if (rs->started)
-            sl_buf_puts (out, ": keep-alive\n\n");
+        sl_buf_puts (out, ": keep-alive\n\n");   //  an SSE comment: the SDKs and Codex skip it
         return;
     }
     if (msg->kind == SL_B_MESSAGE)
@@ -558,10 +579,15 @@ s_error_body (int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
 //  their API error class for an event whose data has "error", and would
 //  otherwise hand the client the bare event.
 static void
-s_error (sl_render_stream_t *rs, sl_str_t code, sl_str_t message, sl_buf_t *out)
+s_error (sl_render_stream_t *rs, int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
 {
+    (void) status;
     code = code.ptr ? code : SL_STR_LIT ("server_error");
     message = message.ptr ? message : SL_STR_LIT ("upstream error");
+    if (!rs->started) {
+        rs->started = true;
+        s_start_response (rs, out);
+    }
     s_event (rs, out, "error");
     sl_buf_puts (out, ",\"code\":");
     sl_json_put_sl (out, code);
@@ -574,6 +600,19 @@ s_error (sl_render_stream_t *rs, sl_str_t code, sl_str_t message, sl_buf_t *out)
     sl_buf_puts (out, ",\"message\":");
     sl_json_put_sl (out, message);
     sl_buf_puts (out, ",\"param\":null}");
+    s_event_end (out);
+    if (rs->open_kind)
+        return;                         //  an item left open cannot be listed (the
+                                        //  aggregator closes every block before an error)
+    //  Then the response, failed, with the items it got to (the API's own
+    //  end of a broken stream: Codex reports response.failed's error).
+    sl_msg_t error;
+    sl_msg_init (&error, SL_MSG_ERROR);
+    error.code = code;
+    error.message = message;
+    s_event (rs, out, "response.failed");
+    sl_buf_puts (out, ",\"response\":");
+    s_response_failed (rs, "failed", NULL, sl_buf_str (&rs->output), NULL, &error, out);
     s_event_end (out);
 }
 
@@ -617,6 +656,7 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
             sl_render_put_citations (&annotations, b.body);
         s_item_t item = {
             .kind = b.kind, .summary = (b.flags & SL_F_SUMMARY) != 0, .done = true,
+            .incomplete = (b.flags & SL_F_INCOMPLETE) != 0,
             .id = sl_buf_str (&id), .call_id = sl_buf_str (&call_id), .name = b.name,
             .text = b.text, .sig = b.sig, .annotations = sl_buf_str (&annotations),
         };

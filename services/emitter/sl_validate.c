@@ -45,6 +45,8 @@ typedef struct {
     bool delta_seen;                    //  Anthropic: message_delta sent
     uint64_t seq;                       //  Responses: next sequence_number
     bool part_open;                     //  Responses: a content part is open
+    bool errored;                       //  an error event: Responses' response.failed must
+                                        //  follow, Gemini's bare error object may
     int items_done;
 } s_state_t;
 
@@ -567,9 +569,14 @@ s_responses (sl_validate_t *self, s_state_t *st, sl_str_t name, sl_str_t data)
         return s_fail (self, "sequence_number out of order (expected %llu)", (unsigned long long) st->seq);
     st->seq++;
     if (sl_str_eq (name, "error")) {
-        st->phase = P_END;
+        if (st->errored)
+            return s_fail (self, "a second error event");
+        st->errored = true;             //  the API follows it with response.failed
         return 0;
     }
+    if (st->errored && !sl_str_eq (name, "response.failed"))
+        return s_fail (self, "%.*s after an error event (only response.failed may follow)",
+                       (int) name.len, name.ptr);
     if (sl_str_eq (name, "response.created")) {
         if (st->phase != P_NEW)
             return s_fail (self, "a second response.created");
@@ -722,6 +729,7 @@ s_gemini (sl_validate_t *self, s_state_t *st, sl_str_t name, sl_str_t data)
         return s_fail (self, "data is not a JSON object");
     if (v [K_ERROR].ptr) {
         st->phase = P_END;
+        st->errored = true;             //  the bare error object may follow
         return 0;
     }
     sl_str_t id = s_text (self, v [K_ID]);
@@ -1052,6 +1060,24 @@ sl_validate_event (sl_validate_t *self, sl_str_t event)
             }
             has_data = true;
         }
+    }
+    if (self->dialect == SL_DIALECT_GEMINI && !has_data && !name.ptr) {
+        //  A Gemini stream that fails ends with the bare error object, as
+        //  the API ends one (after an error event, or alone); nothing else
+        //  but whitespace stands outside "data:" events (the Gemini SDKs
+        //  read nothing else).
+        sl_str_t bare = sl_json_trim (event);
+        if (!bare.len)
+            return 0;
+        static const char *const keys [] = { "error", NULL };
+        sl_str_t v [1];
+        if (s_pick (bare, keys, v) || !v [0].ptr || sl_json_type (v [0]) != SL_JSON_OBJECT)
+            return s_fail (self, "bytes outside a data: event that are not the error object");
+        if (self->state.phase == P_END && !self->state.errored)
+            return s_fail (self, "an error object after the end of the response");
+        self->state.phase = P_END;
+        self->state.errored = false;
+        return 0;
     }
     if (self->state.phase == P_END)
         return s_fail (self, "an event after the end of the response");

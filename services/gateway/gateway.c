@@ -33,6 +33,8 @@
 #define GATEWAY_MAX_CLIENT_KEYS 256     //  keys accepted from SLUICE_CLIENT_KEYS
 #define GATEWAY_MAX_RESENDS 3           //  new ingests tried for a request nothing came of
 #define GATEWAY_RETRY_AFTER_S "1"       //  Retry-After of a 503 (an ingest at its stream limit)
+#define GATEWAY_ALONE_POLL_MS 1         //  looks again whether an ALONE frame may go
+#define GATEWAY_ALONE_WAIT_MS 200       //  longest an ALONE frame waits for the bytes before it
 
 typedef struct {
     gateway_t *gw;
@@ -48,6 +50,8 @@ typedef struct {
     int64_t started_us;                 //  when the request was dispatched (TTFB)
     sl_buf_t job;                       //  the encoded request, until a frame arrives
     int resends;                        //  times the job went to another ingest
+    sl_msg_t *alone;                    //  an ALONE frame waiting for the bytes before it to go
+    int64_t alone_since_us;
 } s_stream_t;
 
 struct _gateway_t {
@@ -83,6 +87,7 @@ struct _gateway_t {
     int ack_timer;
     parser_t *parser;                   //  large bodies are parsed off the reactor
     zlistx_t *parsing;                  //  their jobs, until they come back
+    int alone_timer;                    //  while ALONE frames wait, -1 otherwise
 };
 
 static int64_t
@@ -164,6 +169,7 @@ s_stream_forget (gateway_t *self, s_stream_t *s)
     sl_sidmap_remove (self->streams, s->sid);
     sl_router_unpin (self->router, s->sid);
     sl_buf_free (&s->job);
+    free (s->alone);
     free (s);
 }
 
@@ -189,7 +195,7 @@ s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char
         memset (&rs, 0, sizeof rs);
         rs.client_dialect = s->dialect;
         rs.started = true;
-        r->error (&rs, sl_str (code), sl_str (message), &out);
+        r->error (&rs, 502, sl_str (code), sl_str (message), &out);
         if (sl_http_stream_write (s->req, out.data, out.len) == 0)
             sl_http_stream_end (s->req);
     }
@@ -199,6 +205,28 @@ s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char
 
 //  --------------------------------------------------------------------------
 //  Frames from the emitters
+
+static int s_on_alone_timer (zloop_t *loop, int timer_id, void *arg);
+
+//  An ALONE frame (a Gemini client's bare error object) must leave in a
+//  write of its own: it waits while bytes before it are still ours to
+//  send, at most GATEWAY_ALONE_WAIT_MS. True when it was put aside.
+static bool
+s_put_aside (gateway_t *self, s_stream_t *s, const sl_msg_t *f)
+{
+    if (!(f->flags & SL_F_ALONE) || !s->started || !s->req || sl_http_stream_drained (s->req))
+        return false;
+    if (s->alone && s_now_us () - s->alone_since_us >= GATEWAY_ALONE_WAIT_MS * 1000)
+        return false;                   //  waited long enough
+    if (!s->alone)
+        s->alone_since_us = s_now_us ();
+    free (s->alone);                    //  a replay brings the same frame again
+    s->alone = sl_msg_dup (f);
+    if (self->alone_timer < 0)
+        self->alone_timer = zloop_timer (sl_service_loop (self->service), GATEWAY_ALONE_POLL_MS, 0,
+                                         s_on_alone_timer, self);
+    return true;
+}
 
 static void
 s_on_frame (gateway_t *self, const sl_msg_t *f)
@@ -217,10 +245,19 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
     }
     s->epoch = f->epoch;
     s->heard_at = zclock_mono ();
+    if (f->seq == s->next_seq && !(f->flags & SL_F_KEEPALIVE) && s_put_aside (self, s, f))
+        return;
     s->activity++;
     sl_buf_free (&s->job);              //  an ingest has it: no resend any more
     if (f->flags & SL_F_KEEPALIVE) {
         sl_counter_inc (self->keepalives);
+        //  A keep-alive that opens the response: the first block is a call
+        //  the judge holds, and the client must hear from us meanwhile.
+        bool open = (f->flags & SL_F_FIRST) && !s->started && s->req;
+        if (open && sl_http_stream_start (s->req, f->status ? f->status : 200, "text/event-stream") == 0) {
+            sl_histo_observe (self->ttfb, (double) (s_now_us () - s->started_us) / 1e6);
+            s->started = true;
+        }
         if (s->started && f->body.len && sl_http_stream_write (s->req, f->body.ptr, f->body.len)) {
             sl_counter_inc (self->slow_readers);
             sl_http_stream_abort (s->req);
@@ -253,15 +290,17 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
         memcpy (ct, f->content_type.ptr, f->content_type.len);
         ct [f->content_type.len] = 0;
     }
-    if (f->flags & SL_F_FIRST) {
+    //  A keep-alive may have opened the response already (see above).
+    bool first = (f->flags & SL_F_FIRST) && !s->started;
+    if (first) {
         sl_histo_observe (self->ttfb, (double) (s_now_us () - s->started_us) / 1e6);
         s->started = true;
     }
     int rc = 0;
-    if ((f->flags & SL_F_FIRST) && last && strncmp (ct, "text/event-stream", 17) != 0)
+    if (first && last && strncmp (ct, "text/event-stream", 17) != 0)
         rc = sl_http_respond (s->req, f->status ? f->status : 200, ct, f->body.ptr, f->body.len);
     else {
-        if (f->flags & SL_F_FIRST)
+        if (first)
             rc = sl_http_stream_start (s->req, f->status ? f->status : 200, ct);
         if (rc == 0 && f->body.len)
             rc = sl_http_stream_write (s->req, f->body.ptr, f->body.len);
@@ -284,6 +323,42 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
         s->done = true;
         s_stream_forget (self, s);
     }
+}
+
+//  Frames put aside go once the bytes before them went out (or they
+//  waited long enough).
+static int
+s_on_alone_timer (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) timer_id;
+    gateway_t *self = arg;
+    bool waiting = false;
+    size_t count;
+    void **streams = sl_sidmap_values (self->streams, &count);
+    for (size_t i = 0; i < count; i++) {
+        s_stream_t *s = streams [i];
+        if (!s->alone)
+            continue;
+        sl_msg_t *f = s->alone;
+        if (s->req && !sl_http_stream_drained (s->req)
+        &&  s_now_us () - s->alone_since_us < GATEWAY_ALONE_WAIT_MS * 1000) {
+            waiting = true;
+            continue;
+        }
+        s->alone = NULL;
+        s->alone_since_us = 0;
+        //  Now as any frame (it may free the stream).
+        f->flags &= ~SL_F_ALONE;
+        s_on_frame (self, f);
+        free (f);
+    }
+    free (streams);
+    if (!waiting) {
+        zloop_timer_end (loop, self->alone_timer);
+        self->alone_timer = -1;
+    }
+    sl_router_flush (self->router);
+    return 0;
 }
 
 static int
@@ -886,6 +961,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     sl_router_on_peer (self->router, s_on_ingest_event, self);
     sl_router_on_message (self->router, s_on_ingest_message, self);
     self->ack_timer = zloop_timer (loop, GATEWAY_ACK_MS, 0, s_on_ack_timer, self);
+    self->alone_timer = -1;
     if (sl_router_connect (self->router, config->next)) {
         gateway_destroy (&self);
         return NULL;
@@ -941,6 +1017,8 @@ gateway_destroy (gateway_t **self_p)
     sl_stage_destroy (&self->stage);
     if (self->ack_timer > 0)
         zloop_timer_end (sl_service_loop (self->service), self->ack_timer);
+    if (self->alone_timer > 0)
+        zloop_timer_end (sl_service_loop (self->service), self->alone_timer);
     sl_router_destroy (&self->router);
     sl_codec_destroy (&self->codec);
     sl_buf_free (&self->scratch);

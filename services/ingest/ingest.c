@@ -1046,8 +1046,23 @@ s_ack (ingest_t *self, const sl_msg_t *msg, sl_str_t peer)
         s->activity = (uint64_t) msg->ts;
         s->unacked_since = 0;
     }
-    if (msg->flags & SL_F_LAST)
-        s_stream_close (s);             //  the client has the whole response
+    if (!(msg->flags & SL_F_LAST))
+        return;
+    //  The client has the whole response. When it ended before the
+    //  upstream did (the judge terminated it, the emitter cut it), the
+    //  later stages still hold the stream: stop the upstream and end the
+    //  stream at every hop, as a cancel does.
+    if (!s->ended) {
+        s_drop_transfer (s);
+        sl_msg_t m;
+        sl_msg_init (&m, SL_MSG_ERROR);
+        m.code = SL_STR_LIT ("response_closed");
+        m.message = SL_STR_LIT ("the client's response ended before the upstream's");
+        m.status = 499;
+        s_send (s, &m);
+        s_send_end (s);
+    }
+    s_stream_close (s);
 }
 
 static void

@@ -97,6 +97,8 @@ typedef struct {
     int calls_kept;                     //  released as calls (allowed, rewritten)
     int calls_replaced;                 //  blocked or dropped
     bool terminated;                    //  END went out early; swallow the rest
+    bool texted;                        //  text went out before (a notice starts a paragraph)
+    int newlines;                       //  how many line ends that text ended with (at most 2)
     bool ended;                         //  END went out and the input is over
     int64_t quiet_since;                //  last output while holding, µs
     int64_t alive_since;                //  last liveness keep-alive while holding, µs
@@ -307,6 +309,21 @@ s_emit (sl_judge_t *self, s_stream_t *s, sl_msg_t *msg)
     self->emit (self->arg, msg);
 }
 
+//  Remember how the text sent so far ends, so that a notice written after
+//  it starts a paragraph of its own: clients join the text of one answer
+//  ("...a shell command.sluice blocked..." otherwise).
+static void
+s_note_text (s_stream_t *s, sl_str_t text)
+{
+    size_t n = 0;
+    while (n < text.len && n < 2 && text.ptr [text.len - 1 - n] == '\n')
+        n++;
+    if (n == text.len && s->texted)
+        n += (size_t) s->newlines;      //  a fragment of line ends only
+    s->newlines = n > 2 ? 2 : (int) n;
+    s->texted = true;
+}
+
 //  Pass a message on, with block indices closed up over removed blocks and
 //  the finish reason fixed when no tool call is left.
 static void
@@ -315,6 +332,8 @@ s_forward (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
     sl_msg_t m = *msg;
     if (m.type == SL_MSG_BLOCK && m.index >= 0)
         m.index -= s->removed;
+    if (m.type == SL_MSG_BLOCK && m.kind == SL_B_DELTA && m.block == SL_BK_TEXT && m.text.len)
+        s_note_text (s, m.text);
     if (m.type == SL_MSG_BLOCK && m.kind == SL_B_FINISH
     &&  s->calls_replaced > 0 && s->calls_kept == 0 && m.finish == SL_FIN_TOOL_CALLS) {
         m.finish = SL_FIN_STOP;
@@ -347,11 +366,16 @@ s_emit_verdict (sl_judge_t *self, s_stream_t *s, const s_item_t *call, const s_m
     s_emit (self, s, &v);
 }
 
-//  A text block in place of the call at index, holding the notice.
+//  A text block in place of the call at index, holding the notice; after
+//  text, the notice starts a paragraph of its own.
 static void
 s_emit_replacement (sl_judge_t *self, s_stream_t *s, int32_t index, const char *notice)
 {
     static const uint8_t kinds [] = { SL_B_START, SL_B_DELTA, SL_B_END };
+    sl_buf_t text = { 0 };
+    for (int i = s->texted ? s->newlines : 2; i < 2; i++)
+        sl_buf_putc (&text, '\n');
+    sl_buf_puts (&text, notice ? notice : "");
     for (size_t i = 0; i < sizeof kinds; i++) {
         sl_msg_t m;
         sl_msg_init (&m, SL_MSG_BLOCK);
@@ -359,11 +383,12 @@ s_emit_replacement (sl_judge_t *self, s_stream_t *s, int32_t index, const char *
         m.block = SL_BK_TEXT;
         m.index = index;
         if (m.kind != SL_B_START)
-            m.text = sl_str (notice ? notice : "");
+            m.text = sl_buf_str (&text);
         if (m.kind != SL_B_DELTA)
             m.flags = SL_F_REPLACED;
         s_forward (self, s, &m);
     }
+    sl_buf_free (&text);
 }
 
 //  The call as it was, but with the rewritten arguments in one fragment.

@@ -15,6 +15,7 @@
 
 #include "../../common/sl_alloc.h"
 #include "../../common/sl_json.h"
+#include "sl_mock_agent.h"
 
 #define MOCK_CREATED 1767225600         //  fixed "created" stamp (2026-01-01)
 #define MOCK_DROP_EVENTS 2              //  events mock-drop sends whole
@@ -801,6 +802,8 @@ int
 sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long chunks,
                       unsigned attempt, sl_mock_script_t *out)
 {
+    if (sl_mock_agent_is (model))
+        return sl_mock_agent_build (dialect, model, request_body, out);
     memset (out, 0, sizeof *out);
     const s_render_t *render = dialect == SL_DIALECT_OPENAI ? &s_openai
                              : dialect == SL_DIALECT_ANTHROPIC ? &s_anthropic
@@ -1006,4 +1009,85 @@ sl_mock_script_clear (sl_mock_script_t *self)
     free (self->events);
     sl_buf_free (&self->error_body);
     memset (self, 0, sizeof *self);
+}
+
+//  --------------------------------------------------------------------------
+//  Scenarios given as steps (sl_mock_agent.c)
+
+//  A failure mid-stream as each API itself sends one: OpenAI and Anthropic
+//  an error event; Responses an error event, then response.failed; Gemini
+//  the bare error object after the last event (the recorded corpus has it).
+static void
+s_fail_as_api (s_ctx_t *ctx)
+{
+    switch (ctx->dialect) {
+        case SL_DIALECT_RESPONSES: {
+            ctx->render->fail (ctx);
+            sl_buf_t *e = s_re_event (ctx, "response.failed");
+            sl_buf_printf (e, ",\"response\":{\"id\":\"resp_mock%016llx\",\"object\":\"response\",\"created_at\":%d,"
+                              "\"status\":\"failed\",\"error\":{\"code\":\"server_error\","
+                              "\"message\":\"The mock upstream failed mid-stream.\"},\"model\":",
+                           (unsigned long long) ctx->hash, MOCK_CREATED);
+            s_put_model (ctx, e);
+            sl_buf_puts (e, ",\"output\":[]}}\n\n");
+            break;
+        }
+        case SL_DIALECT_GEMINI:
+            sl_buf_puts (s_new_event (ctx->script),
+                         "{\n  \"error\": {\n    \"code\": 499,\n    \"message\": \"The operation was cancelled.\",\n"
+                         "    \"status\": \"CANCELLED\"\n  }\n}\n");
+            break;
+        default:
+            ctx->render->fail (ctx);
+            break;
+    }
+}
+
+int
+sl_mock_script_steps (int dialect, sl_str_t model, sl_str_t request_body, const sl_mock_step_t *steps,
+                      size_t count, sl_mock_script_t *out)
+{
+    memset (out, 0, sizeof *out);
+    const s_render_t *render = dialect == SL_DIALECT_OPENAI ? &s_openai
+                             : dialect == SL_DIALECT_ANTHROPIC ? &s_anthropic
+                             : dialect == SL_DIALECT_RESPONSES ? &s_responses
+                             : dialect == SL_DIALECT_GEMINI ? &s_gemini : NULL;
+    if (!render)
+        return -1;
+    s_ctx_t ctx = {
+        .render = render, .dialect = dialect, .script = out,
+        .hash = s_fnv1a (request_body), .model = model
+    };
+    out->status = 200;
+    render->begin (&ctx);
+    int calls = 0;
+    for (size_t i = 0; i < count; i++) {
+        const sl_mock_step_t *step = &steps [i];
+        switch (step->kind) {
+            case SL_MOCK_STEP_TEXT:
+                render->text (&ctx, step->text);
+                break;
+            case SL_MOCK_STEP_CALL: {
+                //  The arguments in three pieces, as models stream them.
+                size_t n = strlen (step->text), cut1 = n / 3, cut2 = 2 * n / 3;
+                char piece [3][SL_MOCK_STEP_ARGS_MAX];
+                snprintf (piece [0], sizeof piece [0], "%.*s", (int) cut1, step->text);
+                snprintf (piece [1], sizeof piece [1], "%.*s", (int) (cut2 - cut1), step->text + cut1);
+                snprintf (piece [2], sizeof piece [2], "%s", step->text + cut2);
+                const char *const fragments [] = { piece [0], piece [1], piece [2], NULL };
+                s_tool (&ctx, calls++, step->id, step->name, fragments);
+                break;
+            }
+            case SL_MOCK_STEP_FINISH:
+                render->finish (&ctx, step->text, 40, 25);
+                break;
+            case SL_MOCK_STEP_FAIL:
+                s_fail_as_api (&ctx);
+                break;
+            default:
+                break;
+        }
+    }
+    sl_buf_free (&ctx.acc);
+    return 0;
 }

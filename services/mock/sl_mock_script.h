@@ -47,6 +47,8 @@
                           may carry), streamed in 64 KiB pieces (Gemini:
                           streamed function call arguments), then a normal
                           finish
+    mock-agent-*: multi-turn scenarios for coding agents, which call the
+                 request's own shell tool (sl_mock_agent.h).
     Any other model: 404 in the provider's error format.
 
     sl_mock_script_replay turns a recorded stream file into a script: .sse
@@ -102,6 +104,28 @@ int sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, lo
                           unsigned attempt, sl_mock_script_t *out);
 //  Build a script that replays a recorded file (name picks the format).
 int sl_mock_script_replay (sl_str_t name, sl_str_t file, sl_mock_script_t *out);
+//  A scenario given as steps (the coding-agent scenarios of sl_mock_agent.h),
+//  rendered in the dialect as the built-in ones are.
+typedef enum {
+    SL_MOCK_STEP_TEXT = 1,              //  text: a piece of text
+    SL_MOCK_STEP_CALL,                  //  a tool call: id, name, text = its arguments (JSON)
+    SL_MOCK_STEP_FINISH,                //  text: "stop", "tool_calls" or "length"
+    SL_MOCK_STEP_FAIL                   //  a failure mid-stream, as the provider's API sends one
+} sl_mock_step_kind_t;
+
+#define SL_MOCK_STEP_ARGS_MAX 1024      //  longest arguments of a step
+
+typedef struct {
+    int kind;                           //  sl_mock_step_kind_t
+    const char *text;
+    const char *id;
+    const char *name;
+} sl_mock_step_t;
+
+//  Build the script of count steps for model in dialect. 0 ok, -1 for an
+//  unknown dialect.
+int sl_mock_script_steps (int dialect, sl_str_t model, sl_str_t request_body, const sl_mock_step_t *steps,
+                          size_t count, sl_mock_script_t *out);
 //  A 404 in the dialect's error format, for requests the mock cannot serve.
 void sl_mock_script_not_found (int dialect, const char *message, sl_mock_script_t *out);
 void sl_mock_script_clear (sl_mock_script_t *self);

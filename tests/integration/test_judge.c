@@ -314,7 +314,7 @@ Test (judge, parallel_slow_and_fast_judges_keep_the_order)
     cr_expect_str_eq (sl_buf_cstr (&cs.calls [0].name), "get_weather");
     cr_expect_str_eq (sl_buf_cstr (&cs.calls [0].arguments), "{\"city\":\"Paris\"}");
     cr_expect_str_eq (sl_buf_cstr (&cs.content), "Let me check the weather and tidy up."
-                                                 "sluice blocked run_shell after review");
+                                                 "\n\nsluice blocked run_shell after review");
     const char *weather = strstr (raw, "get_weather"), *notice = strstr (raw, "after review");
     cr_expect (weather && notice && weather < notice, "released in the original order");
     cr_expect_null (strstr (raw, "rm -rf"));

@@ -18,7 +18,7 @@
 
 #define TIMEOUT_MS 15000
 #define POLL_MS 5
-#define NOTICE "sluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf)."
+#define NOTICE "\n\nsluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf)."
 
 static long
 s_now_ms (void)
@@ -120,7 +120,7 @@ Test (nonstreaming, every_dialect_gets_one_judged_body)
         json_t *b = NULL;
         cr_expect_eq (s_call (s, d, "mock-tools", &b), 200, "%s: mock-tools", d->name);
         char *text = b ? json_dumps (b, JSON_COMPACT) : NULL;
-        cr_expect_not_null (text && strstr (text, NOTICE), "%s: the blocked call is the notice: %s", d->name, text);
+        cr_expect_not_null (text && strstr (text, NOTICE + 2), "%s: the blocked call is the notice: %s", d->name, text);
         cr_expect_null (text ? strstr (text, "rm -rf") : NULL, "%s: the blocked arguments never arrive", d->name);
         cr_expect_str_eq (s_str (b, d->call_name_path), "get_weather", "%s: %s", d->name, text);
         json_t *args = s_get (b, d->call_args_path);

@@ -4,7 +4,8 @@
     1. Against a running stack: each .test.mjs file in tests/sdk is run
        with node's test runner against the stack started here (the mock
        upstream in every dialect through a routes file that names its
-       scenarios, the default policy); the base URLs reach them as
+       scenarios, tests/agents/policy.yaml: the default policy's rule, a
+       slow LLM judge and a terminate rule); the base URLs reach them as
        SLUICE_OPENAI_BASE_URL, SLUICE_ANTHROPIC_BASE_URL and
        SLUICE_GEMINI_BASE_URL. When the recorded provider streams
        (../shared/corpus, or $SLUICE_CORPUS) are there, the mock replays
@@ -40,6 +41,7 @@
 #define SDK_TIMEOUT_MS 180000           //  the whole node run
 #define SDK_TEST_TIMEOUT "--test-timeout=60000"
 #define SDK_MAX_FILES 16
+#define SDK_POLICY "tests/agents/policy.yaml"
 
 static long
 s_now_ms (void)
@@ -162,6 +164,21 @@ static const char s_routes [] =
     "  - { model: mock-text, provider: mock-gemini }\n"
     "  - { model: mock-tools, provider: mock-gemini }\n";
 
+//  The stack's policy: the default policy's rule for every agent's shell
+//  tool, a slow LLM judge and a terminate rule (tests/agents/policy.yaml).
+static char *
+s_read_policy (void)
+{
+    FILE *f = fopen (SDK_POLICY, "r");
+    cr_assert_not_null (f, "%s is readable", SDK_POLICY);
+    static char text [16384];
+    size_t n = fread (text, 1, sizeof text - 1, f);
+    fclose (f);
+    cr_assert_lt (n, sizeof text - 1);
+    text [n] = 0;
+    return text;
+}
+
 Test (sdk, official_sdks_against_the_stack, .timeout = 240)
 {
     s_require_packages ();
@@ -170,8 +187,10 @@ Test (sdk, official_sdks_against_the_stack, .timeout = 240)
     if (realpath (dir && *dir ? dir : SDK_CORPUS_DEFAULT, corpus) == NULL)
         corpus [0] = 0;
     const char *mock_args [] = { "--replay-dir", corpus, NULL };
-    stack_opts_t opts = { .policy = "deploy/policy.yaml", .mock_delay_ms = 1, .routes_text = s_routes,
-                          .mock_args = corpus [0] ? mock_args : NULL };
+    //  Keep-alives every half second: a held call (4.5 s) sees several.
+    const char *judge_args [] = { "--keepalive-ms", "500", NULL };
+    stack_opts_t opts = { .policy_text = s_read_policy (), .mock_delay_ms = 1, .routes_text = s_routes,
+                          .mock_args = corpus [0] ? mock_args : NULL, .judge_args = judge_args };
     sluice_stack_t *s = stack_start (&opts);
     cr_assert_not_null (s, "the stack came up");
     char openai [128], anthropic [128], gemini [128], recorded [PATH_MAX + 32], log [512];

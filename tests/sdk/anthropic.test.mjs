@@ -8,6 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import { replayModel, serveRecording, skipRecorded } from './recorded.mjs';
+import { HELD_COMMAND, HELD_TEXT_COMMAND, TERMINATED, UPSTREAM_FAILED, beforeFirstEvent, capturing, keepAlives }
+  from './held.mjs';
 
 const baseURL = process.env.SLUICE_ANTHROPIC_BASE_URL;
 const client = new Anthropic({ baseURL, apiKey: 'sk-ant-sdk-test', maxRetries: 0, timeout: 20000 });
@@ -18,7 +20,7 @@ const tools = [
 ];
 const ask = (model) => ({ model, max_tokens: 256, messages, tools });
 const TEXT = 'Let me check the weather and tidy up.';
-const NOTICE = 'sluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf).';
+const NOTICE = '\n\nsluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf).';
 const MOCK_TEXT = 'Hello! This is the mock upstream of sluice. It streams a few sentences, one small piece at a time, ' +
   'so you can watch the proxy work.';
 
@@ -148,25 +150,94 @@ const recordings = [
   'anthropic/anthropic-text-then-tool-use.sse',
 ];
 
+// The usage message_start gave, as a client reads it when the answer
+// starts (Claude Code counts its context from it).
+function startUsage (stream) {
+  const seen = {};
+  stream.on('streamEvent', (event) => {
+    if (event.type === 'message_start') {
+      const u = event.message.usage;
+      Object.assign(seen, { input_tokens: u.input_tokens, output_tokens: u.output_tokens,
+        cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
+        cache_creation_input_tokens: u.cache_creation_input_tokens ?? 0 });
+    }
+  });
+  return seen;
+}
+
+test('mock-text: message_start carries the upstream\'s input tokens, as the provider sent them', async () => {
+  const stream = client.messages.stream({ ...ask('mock-text') });
+  const start = startUsage(stream);
+  const msg = await stream.finalMessage();
+  assert.deepEqual(start, { input_tokens: 12, output_tokens: 1, cache_read_input_tokens: 0,
+    cache_creation_input_tokens: 0 }, 'the mock\'s message_start usage');
+  assert.equal(msg.usage.input_tokens, 12);
+});
+
 for (const file of recordings) {
   test(`recorded ${file}: the same message through sluice as straight from the provider`, { skip: skipRecorded },
     async () => {
       const srv = await serveRecording(file);
-      let direct;
+      let direct, directStart;
       try {
         const plain = new Anthropic({ baseURL: srv.url, apiKey: 'x', maxRetries: 0 });
-        direct = shape(await plain.messages.stream(ask('recorded')).finalMessage());
+        const straight = plain.messages.stream(ask('recorded'));
+        directStart = startUsage(straight);
+        direct = shape(await straight.finalMessage());
       } finally {
         await srv.close();
       }
       const stream = client.messages.stream(ask(replayModel(file)));
+      const start = startUsage(stream);
       let thinking = '';
       stream.on('thinking', (delta) => { thinking += delta; });
       const streamed = shape(await stream.finalMessage());
       assert.deepEqual(streamed, direct, 'streamed through sluice');
+      assert.deepEqual(start, directStart, 'the usage of message_start');
       assert.equal(thinking, direct.content.filter((b) => b.type === 'thinking').map((b) => b.thinking).join(''),
         'the thinking events');
       const once = shape(await client.messages.create(ask(replayModel(file))));
       assert.deepEqual(once, direct, 'in one body through sluice');
     });
 }
+
+// Calls the LLM judge holds (4.5 s), and responses ended mid-stream: what
+// Claude Code reads. See held.mjs.
+const shell = [tools[1]];
+
+for (const [model, command, first] of [['mock-agent-slow', HELD_COMMAND, true],
+  ['mock-agent-slow-text', HELD_TEXT_COMMAND, false]]) {
+  test(`${model}: keep-alive comments while the judge holds the call${first ? ' (the first block)' : ''}`, async () => {
+    const { fetch, seen } = capturing();
+    const held = new Anthropic({ baseURL, apiKey: 'sk-ant-sdk-test', maxRetries: 0, timeout: 30000, fetch });
+    const stream = held.messages.stream({ model, max_tokens: 256, messages, tools: shell });
+    const start = startUsage(stream);
+    const msg = await stream.finalMessage();
+    await seen.done;
+    const call = msg.content.find((b) => b.type === 'tool_use');
+    assert.ok(call, 'the call reached the client');
+    assert.equal(call.name, 'run_shell');
+    assert.deepEqual(call.input, { command }, 'the judge allowed it, whole');
+    assert.equal(msg.stop_reason, 'tool_use');
+    assert.equal(start.input_tokens, 12, 'message_start has the input tokens, also after a hold');
+    if (first)
+      assert.ok(keepAlives(beforeFirstEvent(seen.bytes)) > 0, `keep-alives before the first event:\n${seen.bytes}`);
+    else
+      assert.ok(keepAlives(seen.bytes.slice(seen.bytes.indexOf('shell command.'))) > 0,
+        `keep-alives after the text:\n${seen.bytes}`);
+  });
+}
+
+test('mock-agent-error and mock-agent-terminate: APIError with the message, after the text', async () => {
+  for (const [model, message] of [['mock-agent-error', UPSTREAM_FAILED], ['mock-agent-terminate', TERMINATED]]) {
+    const stream = client.messages.stream({ model, max_tokens: 256, messages, tools: shell });
+    let text = '';
+    stream.on('text', (delta) => { text += delta; });
+    await assert.rejects(stream.finalMessage(), (err) => {
+      assert.ok(err instanceof Anthropic.APIError, `${model}: an APIError, got ${err?.constructor?.name}`);
+      assert.match(err.message, message instanceof RegExp ? message : new RegExp(message.replace(/[().]/g, '\\$&')));
+      return true;
+    });
+    assert.ok(text.length > 0, `${model}: the text before the failure was delivered`);
+  }
+});

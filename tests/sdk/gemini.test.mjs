@@ -7,6 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError, GoogleGenAI } from '@google/genai';
 import { replayModel, serveRecording, skipRecorded } from './recorded.mjs';
+import { HELD_COMMAND, HELD_TEXT_COMMAND, TERMINATED, UPSTREAM_FAILED, beforeFirstEvent, capturing, keepAlives }
+  from './held.mjs';
 
 const ai = new GoogleGenAI({ apiKey: 'sdk-test-key', httpOptions: { baseUrl: process.env.SLUICE_GEMINI_BASE_URL } });
 const contents = 'What is the weather in Paris? Then tidy up.';
@@ -18,7 +20,7 @@ const config = {
 };
 const ask = (model) => ({ model, contents, config });
 const TEXT = 'Let me check the weather and tidy up.';
-const NOTICE = 'sluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf).';
+const NOTICE = '\n\nsluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf).';
 const MOCK_TEXT = 'Hello! This is the mock upstream of sluice. It streams a few sentences, one small piece at a time, ' +
   'so you can watch the proxy work.';
 
@@ -185,3 +187,62 @@ for (const file of ['gemini/gemini-3-streamed-function-call-args.chunks.jsonl',
     assert.deepEqual(shape([await ai.models.generateContent(ask(replayModel(file)))]), view, 'the same in one response');
   });
 }
+
+// Calls the LLM judge holds (4.5 s), and responses ended mid-stream: what
+// Gemini CLI reads. The SDK takes no fetch of its own: the global one is
+// wrapped for the request. See held.mjs.
+const shellOnly = { tools: [{ functionDeclarations: [config.tools[0].functionDeclarations[1]] }] };
+
+async function capturedStream (model) {
+  const { fetch, seen } = capturing();
+  const original = globalThis.fetch;
+  globalThis.fetch = fetch;
+  try {
+    const chunks = await streamed(ai, { model, contents, config: shellOnly });
+    await seen.done;
+    return { chunks, bytes: seen.bytes };
+  } finally {
+    globalThis.fetch = original;
+  }
+}
+
+// What the SDK inside Gemini CLI can read: data: events and the blank
+// lines between them, nothing else (no comment).
+function onlyDataEvents (bytes) {
+  for (const line of bytes.split('\n'))
+    assert.ok(line === '' || line === '\r' || line.startsWith('data: '), `a line that is no data: ${JSON.stringify(line)}`);
+}
+
+for (const [model, command, first] of [['mock-agent-slow', HELD_COMMAND, true],
+  ['mock-agent-slow-text', HELD_TEXT_COMMAND, false]]) {
+  test(`${model}: keep-alives the Gemini SDKs read while the judge holds the call${first ? ' (the first block)' : ''}`,
+    async () => {
+      const { chunks, bytes } = await capturedStream(model);
+      const view = shape(chunks);
+      assert.deepEqual(view.calls, [{ name: 'run_shell', args: { command } }], 'the judge allowed it, whole');
+      assert.equal(view.finishReason, 'STOP');
+      onlyDataEvents(bytes);
+      const before = first ? beforeFirstEvent(bytes) : bytes.slice(bytes.indexOf('shell command.'),
+        bytes.indexOf('functionCall'));
+      assert.match(before, first ? /^\n+$/ : /\n\n\n/, `line ends while the call was held:\n${JSON.stringify(bytes)}`);
+    });
+}
+
+test('mock-agent-error and mock-agent-terminate: ApiError with the provider\'s code and the message', async () => {
+  for (const [model, status, message] of [['mock-agent-error', 499, /CANCELLED.*operation was cancelled/],
+    ['mock-agent-terminate', 403, new RegExp(`PERMISSION_DENIED.*${TERMINATED.replace(/[().]/g, '\\$&')}`)]]) {
+    let text = '';
+    await assert.rejects(
+      (async () => {
+        for await (const chunk of await ai.models.generateContentStream({ model, contents, config: shellOnly }))
+          text += shape([chunk]).text;
+      })(),
+      (err) => {
+        assert.ok(err instanceof ApiError, `${model}: an ApiError, got ${err?.constructor?.name}: ${err}`);
+        assert.equal(err.status, status, `${model}: the provider's code`);
+        assert.match(err.message, message);
+        return true;
+      });
+    assert.ok(text.length > 0, `${model}: the text before the failure was delivered`);
+  }
+});

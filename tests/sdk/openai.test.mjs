@@ -6,6 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { replayModel, serveRecording, skipRecorded } from './recorded.mjs';
+import { HELD_COMMAND, HELD_TEXT_COMMAND, TERMINATED, UPSTREAM_FAILED, beforeFirstEvent, capturing, keepAlives }
+  from './held.mjs';
 
 const baseURL = process.env.SLUICE_OPENAI_BASE_URL;
 const client = new OpenAI({ baseURL, apiKey: 'sk-sdk-test', maxRetries: 0, timeout: 20000 });
@@ -24,7 +26,7 @@ test('mock-tools: text exact, get_weather exact, the blocked call arrives as the
   assert.equal(choice.message.role, 'assistant');
   assert.equal(choice.message.content,
     'Let me check the weather and tidy up.' +
-    'sluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf).');
+    '\n\nsluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf).');
   assert.ok(deltas.length >= 3, `the text streamed in pieces (${deltas.length})`);
   assert.equal(choice.message.tool_calls.length, 1, 'only the allowed call reaches the client');
   const call = choice.message.tool_calls[0];
@@ -92,7 +94,7 @@ test('mock-tools through create() without streaming: the same completion in one 
   const choice = once.choices[0];
   assert.equal(choice.message.content,
     'Let me check the weather and tidy up.' +
-    'sluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf).');
+    '\n\nsluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf).');
   assert.equal(choice.message.tool_calls.length, 1, 'only the allowed call reaches the client');
   assert.equal(choice.message.tool_calls[0].id, 'call_weather_1');
   assert.equal(choice.message.tool_calls[0].function.name, 'get_weather');
@@ -179,3 +181,40 @@ for (const file of recordings) {
       assert.deepEqual(once, direct, 'in one body through sluice');
     });
 }
+
+// Calls the LLM judge holds (4.5 s), and responses ended mid-stream: what
+// the coding agents on Chat Completions (opencode) read. See held.mjs.
+const shell = [tools[1]];
+
+for (const [model, command, first] of [['mock-agent-slow', HELD_COMMAND, true],
+  ['mock-agent-slow-text', HELD_TEXT_COMMAND, false]]) {
+  test(`${model}: keep-alive comments while the judge holds the call${first ? ' (the first block)' : ''}`, async () => {
+    const { fetch, seen } = capturing();
+    const held = new OpenAI({ baseURL, apiKey: 'sk-sdk-test', maxRetries: 0, timeout: 30000, fetch });
+    const final = await held.chat.completions.stream({ model, messages: ask, tools: shell }).finalChatCompletion();
+    await seen.done;
+    const call = final.choices[0].message.tool_calls[0];
+    assert.equal(call.function.name, 'run_shell');
+    assert.deepEqual(JSON.parse(call.function.arguments), { command }, 'the judge allowed it, whole');
+    assert.equal(final.choices[0].finish_reason, 'tool_calls');
+    if (first)
+      assert.ok(keepAlives(beforeFirstEvent(seen.bytes)) > 0, `keep-alives before the first event:\n${seen.bytes}`);
+    else
+      assert.ok(keepAlives(seen.bytes.slice(seen.bytes.indexOf('shell command.'))) > 0,
+        `keep-alives after the text:\n${seen.bytes}`);
+  });
+}
+
+test('mock-agent-error and mock-agent-terminate: APIError with the message, after the text', async () => {
+  for (const [model, message] of [['mock-agent-error', UPSTREAM_FAILED], ['mock-agent-terminate', TERMINATED]]) {
+    const stream = client.chat.completions.stream({ model, messages: ask, tools: shell });
+    let text = '';
+    stream.on('content.delta', ({ delta }) => { text += delta; });
+    await assert.rejects(stream.finalChatCompletion(), (err) => {
+      assert.ok(err instanceof OpenAI.APIError, `${model}: an APIError, got ${err?.constructor?.name}`);
+      assert.match(err.message, message instanceof RegExp ? message : new RegExp(message.replace(/[().]/g, '\\$&')));
+      return true;
+    });
+    assert.ok(text.length > 0, `${model}: the text before the failure was delivered`);
+  }
+});

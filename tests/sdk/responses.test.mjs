@@ -7,6 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { replayModel, serveRecording, skipRecorded } from './recorded.mjs';
+import { HELD_COMMAND, HELD_TEXT_COMMAND, TERMINATED, UPSTREAM_FAILED, beforeFirstEvent, capturing, keepAlives }
+  from './held.mjs';
 
 const client = new OpenAI({ baseURL: process.env.SLUICE_OPENAI_BASE_URL, apiKey: 'sk-sdk-test', maxRetries: 0,
   timeout: 20000 });
@@ -17,7 +19,7 @@ const tools = [
 ];
 const ask = (model) => ({ model, input, tools });
 const TEXT = 'Let me check the weather and tidy up.';
-const NOTICE = 'sluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf).';
+const NOTICE = '\n\nsluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf).';
 const MOCK_TEXT = 'Hello! This is the mock upstream of sluice. It streams a few sentences, one small piece at a time, ' +
   'so you can watch the proxy work.';
 
@@ -159,3 +161,61 @@ for (const file of recordings) {
       assert.deepEqual(once, direct, 'in one body through sluice');
     });
 }
+
+// Calls the LLM judge holds (4.5 s), and responses ended mid-stream: what
+// Codex CLI reads. See held.mjs.
+const shell = [tools[1]];
+
+for (const [model, command, first] of [['mock-agent-slow', HELD_COMMAND, true],
+  ['mock-agent-slow-text', HELD_TEXT_COMMAND, false]]) {
+  test(`${model}: keep-alive comments while the judge holds the call${first ? ' (the first block)' : ''}`, async () => {
+    const { fetch, seen } = capturing();
+    const held = new OpenAI({ baseURL: process.env.SLUICE_OPENAI_BASE_URL, apiKey: 'sk-sdk-test', maxRetries: 0,
+      timeout: 30000, fetch });
+    const final = await held.responses.stream({ model, input, tools: shell }).finalResponse();
+    await seen.done;
+    const call = final.output.find((item) => item.type === 'function_call');
+    assert.ok(call, 'the call reached the client');
+    assert.equal(call.name, 'run_shell');
+    assert.deepEqual(JSON.parse(call.arguments), { command }, 'the judge allowed it, whole');
+    assert.equal(final.status, 'completed');
+    if (first)
+      assert.ok(keepAlives(beforeFirstEvent(seen.bytes)) > 0, `keep-alives before the first event:\n${seen.bytes}`);
+    else
+      assert.ok(keepAlives(seen.bytes.slice(seen.bytes.indexOf('output_text.done'))) > 0,
+        `keep-alives after the text:\n${seen.bytes}`);
+  });
+}
+
+// The data of the named events in the bytes.
+const eventsNamed = (bytes, name) => bytes.split('\n\n').filter((e) => e.startsWith(`event: ${name}\n`))
+  .map((e) => JSON.parse(e.slice(e.indexOf('data: ') + 6)));
+
+test('mock-agent-error and mock-agent-terminate: APIError, and response.failed with the message', async () => {
+  for (const [model, message] of [['mock-agent-error', UPSTREAM_FAILED], ['mock-agent-terminate', TERMINATED]]) {
+    const { fetch, seen } = capturing();
+    const failing = new OpenAI({ baseURL: process.env.SLUICE_OPENAI_BASE_URL, apiKey: 'sk-sdk-test', maxRetries: 0,
+      timeout: 30000, fetch });
+    const stream = failing.responses.stream({ model, input, tools: shell });
+    let text = '';
+    stream.on('response.output_text.delta', (event) => { text += event.delta; });
+    const pattern = message instanceof RegExp ? message : new RegExp(message.replace(/[().]/g, '\\$&'));
+    await assert.rejects(stream.finalResponse(), (err) => {
+      assert.ok(err instanceof OpenAI.APIError, `${model}: an APIError, got ${err?.constructor?.name}`);
+      assert.match(err.message, pattern);
+      return true;
+    });
+    await seen.done;
+    assert.ok(text.length > 0, `${model}: the text before the failure was delivered`);
+    // What Codex CLI waits for: the response, failed, with the error.
+    const failed = eventsNamed(seen.bytes, 'response.failed');
+    assert.equal(failed.length, 1, `${model}: response.failed ends the stream:\n${seen.bytes}`);
+    assert.equal(failed[0].response.status, 'failed');
+    assert.match(failed[0].response.error.message, pattern);
+    assert.ok(seen.bytes.trimEnd().endsWith('}'), 'nothing after it');
+    // The text it cut off is not a completed message.
+    const done = eventsNamed(seen.bytes, 'response.output_item.done').filter((e) => e.item.type === 'message');
+    if (model === 'mock-agent-error')
+      assert.equal(done[0].item.status, 'incomplete', 'the cut-off text is incomplete');
+  }
+});

@@ -308,17 +308,76 @@ Test (sl_agg, every_call_at_index_0_told_apart_by_a_new_id)
     s_check_invariants ();
 }
 
-//  A new id at the same index starts a new call even when the previous
-//  arguments were cut short (the first call is then not valid).
-Test (sl_agg, new_id_after_arguments_began_is_a_new_call)
+//  At the same index, a new id while the arguments are still open is a
+//  piece of the same call's identity, not a new call: a new call at the
+//  same index is told by complete arguments only. A server that drops a
+//  call half-way and starts another there gets one call that is not
+//  valid (never released as the model sent it), not a cut-off call the
+//  client could be given.
+Test (sl_agg, new_id_while_arguments_are_open_is_a_piece_of_the_same_call)
 {
     s_call (0, "a", "f", "{\"x\":");
     s_call (0, "b", "g", "{}");
     s_done ();
-    cr_assert_eq (s_blocks (), 2);
-    s_expect_block (0, SL_BK_TOOL_CALL, "a", "f", "{\"x\":");
+    cr_assert_eq (s_blocks (), 1);
+    s_expect_block (0, SL_BK_TOOL_CALL, "ab", "fg", "{\"x\":{}");
     cr_expect_not (s_end_block (0)->flags & SL_F_ARGS_VALID);
-    s_expect_block (1, SL_BK_TOOL_CALL, "b", "g", "{}");
+    s_check_invariants ();
+}
+
+//  Bedrock models behind OpenAI-compatible layers: the id and the name in
+//  pieces at the same index, arriving while the arguments are still
+//  incomplete JSON. Each call is one block whose block_start carries the
+//  whole identity; the next call at index 0 is told apart by the first
+//  one's complete arguments.
+Test (sl_agg, id_and_name_in_pieces_between_argument_fragments_at_index_0)
+{
+    s_text (-1, "Let me look.");
+    s_call (0, "tooluse_", "get_", "{\"ci");
+    s_call (0, "Ab12", "wea", "ty\":");
+    s_call (0, "Cd", "ther", "\"Paris\"}");
+    s_call (0, "tooluse_", "read_", "");
+    s_call (0, "Zz9", "fi", "{\"pa");
+    s_call (0, "y", "le", "th\":\"/tmp\"}");
+    s_finish ("tool_calls");
+    s_done ();
+    cr_assert_eq (s_blocks (), 3);
+    s_expect_block (1, SL_BK_TOOL_CALL, "tooluse_Ab12Cd", "get_weather", "{\"city\":\"Paris\"}");
+    s_expect_block (2, SL_BK_TOOL_CALL, "tooluse_Zz9y", "read_file", "{\"path\":\"/tmp\"}");
+    for (int k = 1; k <= 2; k++) {
+        cr_expect (s_end_block (k)->flags & SL_F_ARGS_VALID, "call %d valid", k);
+        sl_msg_t *start = s_nth (SL_MSG_BLOCK, SL_B_START, k);
+        cr_assert_not_null (start);
+        cr_expect (sl_str_eq (start->id, k == 1 ? "tooluse_Ab12Cd" : "tooluse_Zz9y"), "block_start %d: whole id", k);
+        cr_expect (sl_str_eq (start->name, k == 1 ? "get_weather" : "read_file"), "block_start %d: whole name", k);
+    }
+    cr_expect_eq (s_fin ()->finish, SL_FIN_TOOL_CALLS);
+    s_check_invariants ();
+}
+
+//  The same with the first call at index 1 (a text block first, as
+//  Anthropic's OpenAI-compatible layer numbers calls), the next at 2.
+Test (sl_agg, id_and_name_in_pieces_between_argument_fragments_at_index_1)
+{
+    s_text (-1, "Reading it.");
+    s_call (1, "call_", "read", "");
+    s_call (1, "x7", NULL, "{\"path\"");
+    s_call (1, "Q", "_file", ":\"/etc/hosts\"");
+    s_call (1, NULL, NULL, "}");
+    s_call (2, "call_", "get_", "{\"city\":");
+    s_call (2, "k2", "weather", "\"Oslo\"}");
+    s_finish ("tool_calls");
+    s_done ();
+    cr_assert_eq (s_blocks (), 3);
+    s_expect_block (1, SL_BK_TOOL_CALL, "call_x7Q", "read_file", "{\"path\":\"/etc/hosts\"}");
+    s_expect_block (2, SL_BK_TOOL_CALL, "call_k2", "get_weather", "{\"city\":\"Oslo\"}");
+    cr_expect (s_end_block (1)->flags & SL_F_ARGS_VALID);
+    cr_expect (s_end_block (2)->flags & SL_F_ARGS_VALID);
+    sl_msg_t *start = s_nth (SL_MSG_BLOCK, SL_B_START, 1);
+    cr_expect (sl_str_eq (start->id, "call_x7Q") && sl_str_eq (start->name, "read_file"));
+    start = s_nth (SL_MSG_BLOCK, SL_B_START, 2);
+    cr_expect (sl_str_eq (start->id, "call_k2") && sl_str_eq (start->name, "get_weather"));
+    s_check_invariants ();
 }
 
 //  Bedrock through LiteLLM: the id and the name themselves in pieces,
@@ -605,13 +664,16 @@ Test (sl_agg, kind_refusal)
     cr_expect_eq (s_fin ()->finish, SL_FIN_REFUSAL);
 }
 
-Test (sl_agg, kind_tool_call_start_waits_for_the_first_argument_byte)
+Test (sl_agg, kind_tool_call_start_waits_for_complete_arguments)
 {
     s_call (0, "c1", "f", "");
     cr_expect_eq (s_count (SL_MSG_BLOCK, SL_B_START), 0, "identity may still grow");
     s_call (0, NULL, NULL, "{");
-    cr_expect_eq (s_count (SL_MSG_BLOCK, SL_B_START), 1);
+    cr_expect_eq (s_count (SL_MSG_BLOCK, SL_B_START), 0, "and while the arguments are open");
     s_call (0, NULL, NULL, "}");
+    cr_expect_eq (s_count (SL_MSG_BLOCK, SL_B_START), 1);
+    cr_expect_eq (s_count (SL_MSG_BLOCK, SL_B_DELTA), 1, "the arguments so far, in one fragment");
+    cr_expect (sl_str_eq (s_nth (SL_MSG_BLOCK, SL_B_DELTA, 0)->text, "{}"));
     s_done ();
     s_expect_block (0, SL_BK_TOOL_CALL, "c1", "f", "{}");
     s_check_invariants ();
@@ -1019,6 +1081,33 @@ Test (sl_agg, usage_merged_from_several_reports)
     cr_expect_eq (fin->usage.reasoning, 7);
 }
 
+//  Anthropic counts the input at the start (message_start): that usage
+//  goes out with the response's message event, before any block, so a
+//  client can read it where the provider gave it.
+Test (sl_agg, usage_before_the_first_block_goes_with_the_message)
+{
+    sl_msg_t m = s_d (SL_D_MESSAGE, -1);
+    m.id = sl_str ("msg_1");
+    m.model = sl_str ("claude-x");
+    s_feed (m);
+    s_usage (472, 2, -1, 80, 20, -1);
+    s_text (0, "x");
+    s_usage (-1, 42, -1, -1, -1, -1);       //  later usage waits for the finish
+    s_done ();
+    cr_assert_eq (s_count (SL_MSG_BLOCK, SL_B_MESSAGE), 2, "the identity, then with its usage");
+    sl_msg_t *b = s_nth (SL_MSG_BLOCK, SL_B_MESSAGE, 1);
+    cr_assert (b->has_usage);
+    cr_expect (sl_str_eq (b->id, "msg_1") && sl_str_eq (b->model, "claude-x"));
+    cr_expect_eq (b->usage.input, 472);
+    cr_expect_eq (b->usage.output, 2);
+    cr_expect_eq (b->usage.cache_read, 80);
+    cr_expect_eq (b->usage.cache_write, 20);
+    cr_expect_not (s_nth (SL_MSG_BLOCK, SL_B_MESSAGE, 0)->has_usage);
+    cr_expect_eq (s_fin ()->usage.output, 42);
+    cr_expect_eq (s_fin ()->usage.input, 472);
+    s_check_invariants ();
+}
+
 Test (sl_agg, no_usage_reported_means_none)
 {
     s_text (0, "x");
@@ -1267,4 +1356,43 @@ Test (sl_agg, same_input_same_output)
     cr_expect (out [0].len && memcmp (out [0].data, out [1].data, out [0].len) == 0);
     sl_buf_free (&out [0]);
     sl_buf_free (&out [1]);
+}
+
+//  A response with no block at all (a refusal): the usage of its end is
+//  not the usage of its start.
+Test (sl_agg, only_the_first_usage_is_the_usage_of_the_start)
+{
+    sl_msg_t m = s_d (SL_D_MESSAGE, -1);
+    m.id = sl_str ("msg_1");
+    s_feed (m);
+    s_usage (18, 1, -1, -1, -1, -1);
+    s_usage (-1, 5, -1, -1, -1, -1);
+    s_finish ("refusal");
+    s_done ();
+    cr_assert_eq (s_count (SL_MSG_BLOCK, SL_B_MESSAGE), 2);
+    cr_expect_eq (s_nth (SL_MSG_BLOCK, SL_B_MESSAGE, 1)->usage.output, 1);
+    cr_expect_eq (s_fin ()->usage.output, 5);
+}
+
+//  A call's block_start waits for its identity only so long: after 4 KiB
+//  of arguments it goes, and the arguments stream on (a huge call must
+//  not sit whole in the aggregator).
+Test (sl_agg, a_long_call_starts_after_4_kib_of_arguments)
+{
+    s_call (0, "c1", "write_file", "{\"text\":\"");
+    char piece [1025];
+    memset (piece, 'x', 1024);
+    piece [1024] = 0;
+    for (int i = 0; i < 3; i++)
+        s_call (0, NULL, NULL, piece);
+    cr_expect_eq (s_count (SL_MSG_BLOCK, SL_B_START), 0, "3 KiB: the identity may still grow");
+    s_call (0, NULL, NULL, piece);
+    cr_expect_eq (s_count (SL_MSG_BLOCK, SL_B_START), 1, "4 KiB: the call starts");
+    cr_expect_eq (s_count (SL_MSG_BLOCK, SL_B_DELTA), 1, "with the arguments so far in one fragment");
+    s_call (0, NULL, NULL, piece);
+    cr_expect_eq (s_count (SL_MSG_BLOCK, SL_B_DELTA), 2, "then fragment by fragment");
+    s_call (0, NULL, NULL, "\"}");
+    s_done ();
+    cr_expect (s_end_block (0)->flags & SL_F_ARGS_VALID);
+    s_check_invariants ();
 }

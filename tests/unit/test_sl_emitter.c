@@ -276,3 +276,70 @@ Test (sl_emitter, a_dialect_it_cannot_render_gets_an_http_error)
     cr_expect_eq (rec.count, 1, "nothing after the answer");
     cr_expect_eq (sl_emitter_streams (em), 0);
 }
+
+//  A call the judge holds as the first block: its visible keep-alives
+//  open the response (status 200, the dialect's keep-alive), so a client
+//  hears from sluice during the hold, whatever the dialect. The frame
+//  takes no number; the first numbered frame still says FIRST (the
+//  gateway writes no second status line). An error after that is an event
+//  of the stream, no longer an HTTP status.
+Test (sl_emitter, a_keepalive_opens_a_response_whose_first_block_is_held)
+{
+    static const struct {
+        int dialect;
+        const char *keepalive;
+    } cases [] = {
+        { SL_DIALECT_OPENAI, ": keep-alive\n\n" },
+        { SL_DIALECT_ANTHROPIC, ": keep-alive\n\n" },
+        { SL_DIALECT_RESPONSES, ": keep-alive\n\n" },
+        { SL_DIALECT_GEMINI, "\n" },            //  Gemini's SDKs read only data: events
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        sl_emitter_t *e = sl_emitter_new ();
+        recorder_t r;
+        memset (&r, 0, sizeof r);
+        sl_msg_t start = recorder_msg (SL_MSG_START, 0);
+        start.client_dialect = start.upstream_dialect = (uint8_t) cases [i].dialect;
+        start.model = sl_str ("m");
+        start.reply_to = sl_str ("tcp://gw:1");
+        start.flags = SL_F_STREAM;
+        sl_emitter_feed (e, &start, recorder_emit, &r);
+        sl_msg_t liveness = s_block (SL_B_KEEPALIVE, 0, -1);
+        sl_emitter_feed (e, &liveness, recorder_emit, &r);
+        cr_assert_eq (r.count, 1);
+        cr_expect_eq (r.msgs [0]->flags, SL_F_KEEPALIVE, "a liveness beat opens nothing");
+        cr_expect_eq (r.msgs [0]->body.len, 0);
+        sl_msg_t visible = s_block (SL_B_KEEPALIVE, 0, -1);
+        visible.flags = SL_F_KEEPALIVE;
+        sl_emitter_feed (e, &visible, recorder_emit, &r);
+        sl_emitter_feed (e, &visible, recorder_emit, &r);
+        cr_assert_eq (r.count, 3);
+        const sl_msg_t *f = r.msgs [1];
+        cr_expect_eq (f->flags, SL_F_KEEPALIVE | SL_F_FIRST, "dialect %d: the first opens the response", cases [i].dialect);
+        cr_expect_eq (f->status, 200);
+        cr_expect (sl_str_eq (f->content_type, "text/event-stream"));
+        cr_expect (sl_str_eq (f->body, cases [i].keepalive), "dialect %d: %.*s", cases [i].dialect,
+                   (int) f->body.len, f->body.ptr);
+        cr_expect_eq (f->seq, 0, "it takes no number");
+        cr_expect_eq (r.msgs [2]->flags, SL_F_KEEPALIVE, "the next is a plain keep-alive");
+        cr_expect (sl_str_eq (r.msgs [2]->body, cases [i].keepalive));
+        //  The judge ends the response: an error of the stream, not an HTTP status.
+        sl_msg_t err = recorder_msg (SL_MSG_ERROR, 0);
+        err.code = sl_str ("policy_violation");
+        err.message = sl_str ("sluice ended this response");
+        err.status = 403;
+        sl_emitter_feed (e, &err, recorder_emit, &r);
+        sl_msg_t end = recorder_msg (SL_MSG_END, 0);
+        sl_emitter_feed (e, &end, recorder_emit, &r);
+        const sl_msg_t *last = r.msgs [r.count - 1];
+        cr_expect (last->flags & SL_F_LAST);
+        cr_expect (sl_str_eq (last->content_type, "text/event-stream") || !last->content_type.ptr,
+                   "dialect %d: an event of the stream", cases [i].dialect);
+        cr_expect_not_null (memmem (last->body.ptr, last->body.len, "sluice ended this response", 26),
+                            "dialect %d: %.*s", cases [i].dialect, (int) last->body.len, last->body.ptr);
+        cr_expect_neq (last->status, 403, "no second status line");
+        cr_expect_eq (sl_emitter_stats (e)->illegal, 0, "dialect %d", cases [i].dialect);
+        sl_emitter_destroy (&e);
+        recorder_clear (&r);
+    }
+}

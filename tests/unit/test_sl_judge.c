@@ -306,6 +306,53 @@ Test (sl_judge, block_replaces_the_call_and_fixes_the_finish)
     cr_expect_null (rec.msgs [5]->finish_raw.ptr, "the raw finish no longer applies");
 }
 
+//  The text of the replacement's block_end, the k-th one.
+static sl_str_t
+s_notice (int k)
+{
+    for (size_t i = 0; i < rec.count; i++)
+        if (rec.msgs [i]->type == SL_MSG_BLOCK && rec.msgs [i]->kind == SL_B_END
+        &&  (rec.msgs [i]->flags & SL_F_REPLACED) && k-- == 0)
+            return rec.msgs [i]->text;
+    return SL_STR_NULL;
+}
+
+Test (sl_judge, a_notice_after_text_starts_a_paragraph_of_its_own)
+{
+    //  Clients join the text of one answer: the notice must not glue onto
+    //  the sentence before it, nor onto another notice.
+    s_text (0, "I'll run a shell command.");
+    s_call (1, "run_shell", "{\"command\":\"rm -rf /\"}");
+    s_call (2, "run_shell", "{\"command\":\"rm -rf ~\"}");
+    s_finish (SL_FIN_TOOL_CALLS);
+    sl_str_t first = s_notice (0), second = s_notice (1);
+    cr_assert_not_null (first.ptr);
+    cr_assert_not_null (second.ptr);
+    cr_expect (first.len > 2 && memcmp (first.ptr, "\n\nsluice blocked", 16) == 0, "%.*s",
+               (int) first.len, first.ptr);
+    cr_expect (second.len > 2 && memcmp (second.ptr, "\n\nsluice blocked", 16) == 0, "%.*s",
+               (int) second.len, second.ptr);
+    //  The deltas say the same as the ends.
+    for (size_t i = 0; i < rec.count; i++)
+        if (rec.msgs [i]->type == SL_MSG_BLOCK && rec.msgs [i]->kind == SL_B_DELTA && rec.msgs [i]->index == 1)
+            cr_expect (sl_str_eq (rec.msgs [i]->text, "\n\nsluice blocked a call to the tool \"run_shell\" "
+                                                      "(policy rule no-rm)."),
+                       "%.*s", (int) rec.msgs [i]->text.len, rec.msgs [i]->text.ptr);
+}
+
+Test (sl_judge, a_notice_first_or_after_a_paragraph_adds_no_line_ends)
+{
+    s_call (0, "run_shell", "{\"command\":\"rm -rf /\"}");
+    s_text (1, "Done.\n\n");
+    s_call (2, "run_shell", "{\"command\":\"rm -rf ~\"}");
+    s_text (3, "Line\n");
+    s_call (4, "run_shell", "{\"command\":\"rm -rf /tmp\"}");
+    s_finish (SL_FIN_TOOL_CALLS);
+    cr_expect (sl_str_eq (s_notice (0), "sluice blocked a call to the tool \"run_shell\" (policy rule no-rm)."));
+    cr_expect (sl_str_eq (s_notice (1), "sluice blocked a call to the tool \"run_shell\" (policy rule no-rm)."));
+    cr_expect (sl_str_eq (s_notice (2), "\nsluice blocked a call to the tool \"run_shell\" (policy rule no-rm)."));
+}
+
 Test (sl_judge, finish_kept_when_a_call_remains_or_reason_is_not_tool_calls)
 {
     s_call (0, "get_weather", "{}");

@@ -229,3 +229,36 @@ Test (sl_render_anthropic, citations_belong_to_the_text_that_follows)
         driver_stop (&d);
     }
 }
+
+//  message_start carries the usage the upstream gave at its start (the
+//  message event before any block), as the provider sent it; zeros only
+//  when it gave none.
+Test (sl_render_anthropic, message_start_carries_the_upstream_usage)
+{
+    for (int with = 0; with < 2; with++) {
+        driver_t d;
+        driver_start (&d, SL_DIALECT_ANTHROPIC, SL_F_STREAM);
+        sl_msg_t m = driver_block (SL_B_MESSAGE, 0, -1);
+        m.id = sl_str ("msg_1");
+        if (with) {
+            m.has_usage = true;
+            m.usage = (sl_usage_t) { 472, 2, -1, 80, 20, -1 };
+        }
+        driver_feed (&d, m);
+        driver_feed (&d, driver_block (SL_B_START, SL_BK_TEXT, 0));
+        sse_event_t ev [MAX_EVENTS];
+        int n = driver_events (&d, ev, MAX_EVENTS);
+        cr_assert_geq (n, 1);
+        cr_assert_str_eq (ev [0].name, "message_start");
+        json_t *usage = json_object_get (json_object_get (ev [0].data, "message"), "usage");
+        cr_expect_eq (json_integer_value (json_object_get (usage, "input_tokens")), with ? 472 : 0);
+        cr_expect_eq (json_integer_value (json_object_get (usage, "output_tokens")), with ? 2 : 0);
+        cr_expect_eq (json_integer_value (json_object_get (usage, "cache_read_input_tokens")), with ? 80 : 0);
+        cr_expect_eq (json_integer_value (json_object_get (usage, "cache_creation_input_tokens")), with ? 20 : 0);
+        cr_expect_eq (json_object_get (usage, "cache_read_input_tokens") != NULL, with == 1,
+                      "cache fields only when reported");
+        cr_expect_eq (sl_emitter_stats (d.em)->illegal, 0);
+        driver_events_free (ev, n);
+        driver_stop (&d);
+    }
+}

@@ -134,6 +134,14 @@ Test (sl_render_responses, errors_in_the_dialect)
     driver_t d;
     driver_start (&d, SL_DIALECT_RESPONSES, SL_F_STREAM);
     driver_feed (&d, driver_block (SL_B_START, SL_BK_TEXT, 0));
+    sl_msg_t m = driver_block (SL_B_DELTA, SL_BK_TEXT, 0);
+    m.text = sl_str ("Half an ans");
+    driver_feed (&d, m);
+    //  The aggregator closes the block an error cuts, as incomplete.
+    m = driver_block (SL_B_END, SL_BK_TEXT, 0);
+    m.text = sl_str ("Half an ans");
+    m.flags = SL_F_INCOMPLETE;
+    driver_feed (&d, m);
     sl_msg_t err = recorder_msg (SL_MSG_ERROR, 0);
     err.code = sl_str ("server_error");
     err.message = sl_str ("boom");
@@ -141,13 +149,45 @@ Test (sl_render_responses, errors_in_the_dialect)
     driver_end (&d);
     sse_event_t ev [MAX_EVENTS];
     int n = driver_events (&d, ev, MAX_EVENTS);
-    cr_assert_gt (n, 0);
-    cr_expect_str_eq (ev [n - 1].name, "error");
-    cr_expect_str_eq (s_str (ev [n - 1].data, "code"), "server_error");
-    cr_expect_str_eq (s_str (ev [n - 1].data, "message"), "boom");
-    cr_expect_str_eq (s_str (ev [n - 1].data, "error.message"), "boom", "nested too, for the SDKs' readers");
-    cr_expect_str_eq (s_str (ev [n - 1].data, "error.type"), "server_error");
-    cr_expect_eq (sl_emitter_stats (d.em)->illegal, 0);
+    cr_assert_gt (n, 3);
+    //  The cut-off text is not a completed message.
+    cr_expect_str_eq (ev [n - 3].name, "response.output_item.done");
+    cr_expect_str_eq (s_str (ev [n - 3].data, "item.status"), "incomplete");
+    //  Then as the API ends a broken stream: error, then response.failed.
+    cr_expect_str_eq (ev [n - 2].name, "error");
+    cr_expect_str_eq (s_str (ev [n - 2].data, "code"), "server_error");
+    cr_expect_str_eq (s_str (ev [n - 2].data, "message"), "boom");
+    cr_expect_str_eq (s_str (ev [n - 2].data, "error.message"), "boom", "nested too, for the SDKs' readers");
+    cr_expect_str_eq (s_str (ev [n - 2].data, "error.type"), "server_error");
+    cr_expect_str_eq (ev [n - 1].name, "response.failed");
+    cr_expect_str_eq (s_str (ev [n - 1].data, "response.status"), "failed");
+    cr_expect_str_eq (s_str (ev [n - 1].data, "response.error.code"), "server_error");
+    cr_expect_str_eq (s_str (ev [n - 1].data, "response.error.message"), "boom");
+    json_t *output = json_object_get (json_object_get (ev [n - 1].data, "response"), "output");
+    cr_assert_eq (json_array_size (output), 1, "the items it got to");
+    cr_expect_str_eq (json_string_value (json_object_get (json_array_get (output, 0), "status")), "incomplete");
+    cr_expect_eq (sl_emitter_stats (d.em)->illegal, 0, "%s", driver_bytes (&d));
+    driver_events_free (ev, n);
+    driver_stop (&d);
+
+    //  Before any item (a terminated first call): the response starts, fails.
+    driver_start (&d, SL_DIALECT_RESPONSES, SL_F_STREAM);
+    driver_feed (&d, driver_block (SL_B_KEEPALIVE, 0, -1));
+    sl_msg_t ka = driver_block (SL_B_KEEPALIVE, 0, -1);
+    ka.flags = SL_F_KEEPALIVE;
+    driver_feed (&d, ka);
+    err.code = sl_str ("policy_violation");
+    err.message = sl_str ("sluice ended this response");
+    err.status = 403;
+    driver_feed (&d, err);
+    driver_end (&d);
+    n = driver_events (&d, ev, MAX_EVENTS);
+    const char *want [] = { "response.created", "response.in_progress", "error", "response.failed" };
+    cr_assert_eq (n, 4, "%s", driver_bytes (&d));
+    for (int i = 0; i < 4; i++)
+        cr_expect_str_eq (ev [i].name, want [i]);
+    cr_expect_str_eq (s_str (ev [3].data, "response.error.message"), "sluice ended this response");
+    cr_expect_eq (sl_emitter_stats (d.em)->illegal, 0, "%s", driver_bytes (&d));
     driver_events_free (ev, n);
     driver_stop (&d);
 }

@@ -192,7 +192,7 @@ Test (sl_replay, policy_verdicts_and_replaced_calls)
         "{\"kind\":\"text\",\"index\":0,\"text\":\"Hi there\"}\n"
         "{\"verdict\":{\"index\":1,\"id\":\"call_1\",\"name\":\"run_shell\",\"action\":\"block\","
             "\"check\":\"ran\",\"rule\":\"no-rm-rf\",\"reason\":\"rule no-rm-rf matched\"}}\n"
-        "{\"kind\":\"text\",\"index\":1,\"text\":\"blocked run_shell (no-rm-rf)\",\"replaced\":true}\n"
+        "{\"kind\":\"text\",\"index\":1,\"text\":\"\\n\\nblocked run_shell (no-rm-rf)\",\"replaced\":true}\n"
         "{\"finish\":\"stop\",\"finish_raw\":null,\"usage\":{\"input\":3,\"output\":4,\"total\":7}}\n");
     sl_buf_free (&out);
 }
@@ -304,7 +304,7 @@ Test (sl_replay, an_llm_judge_rule_is_recorded_as_not_run)
                   "\"judge_model\":\"judge-m\"}}\n", fail_modes [i], fail_modes [i]);
         cr_expect_not_null (strstr (got, verdict), "%s", got);
         if (i == 0)
-            cr_expect_not_null (strstr (got, "\"text\":\"held: LLM judge judge-m failed: "), "%s", got);
+            cr_expect_not_null (strstr (got, "\"text\":\"\\n\\nheld: LLM judge judge-m failed: "), "%s", got);
         else
             cr_expect_not_null (strstr (got, "\"kind\":\"tool_call\""), "%s", got);
         sl_buf_free (&out);

@@ -207,6 +207,26 @@ Test (sl_validate, responses_legal_stream)
     sl_validate_destroy (&v);
 }
 
+//  A broken response ends as the API ends one: an error event, then
+//  response.failed (Codex waits for it); nothing else after the error.
+Test (sl_validate, responses_error_then_failed)
+{
+    const char *ok [] = {
+        RS_CREATED (0), RS ("response.in_progress", 1, RS_RESP ("in_progress", "")),
+        RS ("error", 2, ",\"code\":\"server_error\",\"message\":\"m\""),
+        RS ("response.failed", 3, RS_RESP ("failed", "")), END };
+    sl_validate_t *v;
+    cr_expect_eq (s_run (SL_DIALECT_RESPONSES, ok, &v), -1, "%s", sl_validate_reason (v));
+    cr_expect_eq (sl_validate_end (v), 0);
+    sl_validate_destroy (&v);
+    s_expect_illegal (SL_DIALECT_RESPONSES, (const char *[]) {
+        RS_CREATED (0), RS ("error", 1, ",\"code\":\"c\",\"message\":\"m\""),
+        RS_ADDED (2, 0, RS_MSG_ITEM ("in_progress")), END }, "an item after an error");
+    s_expect_illegal (SL_DIALECT_RESPONSES, (const char *[]) {
+        RS_CREATED (0), RS ("error", 1, ",\"code\":\"c\",\"message\":\"m\""),
+        RS ("response.completed", 2, RS_RESP ("completed", "")), END }, "completed after an error");
+}
+
 Test (sl_validate, responses_illegal_sequences)
 {
     s_expect_illegal (SL_DIALECT_RESPONSES, (const char *[]) { RS_ADDED (0, 0, RS_MSG_ITEM ("in_progress")), END },
@@ -259,7 +279,7 @@ Test (sl_validate, responses_illegal_sequences)
 
 Test (sl_validate, gemini_legal_stream)
 {
-    const char *ok [] = { GM_TEXT, GM (GM_PART ("{\"text\":\"t\",\"thought\":true}"), ""), GM_CALL, ": keep-alive\n\n",
+    const char *ok [] = { GM_TEXT, GM (GM_PART ("{\"text\":\"t\",\"thought\":true}"), ""), GM_CALL, "\n",
                           GM_FIN, END };
     sl_validate_t *v;
     cr_expect_eq (s_run (SL_DIALECT_GEMINI, ok, &v), -1, "%s", sl_validate_reason (v));
@@ -269,6 +289,29 @@ Test (sl_validate, gemini_legal_stream)
     cr_expect_eq (s_run (SL_DIALECT_GEMINI, cut, &v), -1);
     cr_expect_eq (sl_validate_end (v), -1, "no finishReason: not complete");
     sl_validate_destroy (&v);
+    //  A failed stream ends with the bare error object, as the API's do
+    //  (after the same error as a data: event, or alone).
+    const char *failed [] = { GM_TEXT, "\n", "data: {\"error\":{\"code\":499,\"message\":\"m\"}}\n\n",
+                              "{\"error\":{\"code\":499,\"message\":\"m\",\"status\":\"CANCELLED\"}}\n", END };
+    cr_expect_eq (s_run (SL_DIALECT_GEMINI, failed, &v), -1, "%s", sl_validate_reason (v));
+    cr_expect_eq (sl_validate_end (v), 0, "the error object ends it");
+    sl_validate_destroy (&v);
+    const char *bare [] = { GM_TEXT, "{\"error\":{\"code\":499,\"message\":\"m\"}}\n", END };
+    cr_expect_eq (s_run (SL_DIALECT_GEMINI, bare, &v), -1, "%s", sl_validate_reason (v));
+    cr_expect_eq (sl_validate_end (v), 0);
+    sl_validate_destroy (&v);
+}
+
+//  What the Gemini SDKs cannot read: anything but data: events and
+//  whitespace (the SDK inside Gemini CLI fails on a comment), anything
+//  after the error object.
+Test (sl_validate, gemini_comments_and_bytes_after_the_error_are_illegal)
+{
+    s_expect_illegal (SL_DIALECT_GEMINI, (const char *[]) { GM_TEXT, ": keep-alive\n\n", END }, "a comment");
+    s_expect_illegal (SL_DIALECT_GEMINI, (const char *[]) { GM_TEXT, "{\"candidates\":[]}\n", END }, "bare JSON");
+    s_expect_illegal (SL_DIALECT_GEMINI, (const char *[]) {
+        GM_TEXT, "{\"error\":{\"code\":500,\"message\":\"m\",\"status\":\"INTERNAL\"}}\n", GM_TEXT, END },
+        "an event after the error");
 }
 
 Test (sl_validate, gemini_illegal_sequences)

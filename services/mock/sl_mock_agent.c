@@ -1,0 +1,209 @@
+/*  sl_mock_agent.c - multi-turn coding-agent scenarios (see sl_mock_agent.h).
+
+    The request is read with jansson: it is read once per request, not per
+    chunk, and its tool definitions are nested a different way in each
+    dialect.
+*/
+#include "sl_mock_agent.h"
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_DESCRIPTION "Runs a command for the sluice agent test."
+
+const char *sl_mock_agent_scenarios [] = {
+    "mock-agent-text", "mock-agent-shell", "mock-agent-danger", "mock-agent-slow", "mock-agent-slow-text",
+    "mock-agent-terminate", "mock-agent-error", NULL
+};
+
+//  The shell tools of the agents, by the names they give them: the SDK
+//  tests' run_shell, Claude Code's Bash, opencode's bash, Codex CLI's
+//  exec_command (shell_command, shell in other versions), Gemini CLI's
+//  run_shell_command.
+static const char *s_shell_names [] = {
+    "run_shell", "Bash", "bash", "exec_command", "shell_command", "shell", "run_shell_command", NULL
+};
+
+static bool
+s_is_shell (const char *name)
+{
+    for (int i = 0; name && s_shell_names [i]; i++)
+        if (strcmp (name, s_shell_names [i]) == 0)
+            return true;
+    return false;
+}
+
+bool
+sl_mock_agent_is (sl_str_t model)
+{
+    for (int i = 0; sl_mock_agent_scenarios [i]; i++)
+        if (sl_str_eq (model, sl_mock_agent_scenarios [i]))
+            return true;
+    return false;
+}
+
+//  The name and parameter schema of one tool definition of a dialect.
+static const char *
+s_tool_name (int dialect, json_t *tool, json_t **schema)
+{
+    json_t *holder = dialect == SL_DIALECT_OPENAI ? json_object_get (tool, "function") : tool;
+    *schema = json_object_get (holder, dialect == SL_DIALECT_ANTHROPIC ? "input_schema" : "parameters");
+    if (dialect == SL_DIALECT_GEMINI && !*schema)
+        *schema = json_object_get (holder, "parametersJsonSchema");
+    return json_string_value (json_object_get (holder, "name"));
+}
+
+//  The arguments that call a shell tool with command, written to its schema.
+static void
+s_arguments (json_t *schema, const char *command, char *out, size_t size)
+{
+    json_t *props = json_object_get (schema, "properties");
+    json_t *args = json_object ();
+    json_t *as_command = json_object_get (props, "command");
+    if (as_command && json_is_string (json_object_get (as_command, "type"))
+    &&  strcmp (json_string_value (json_object_get (as_command, "type")), "array") == 0)
+        json_object_set_new (args, "command", json_pack ("[sss]", "bash", "-lc", command));
+    else
+    if (!as_command && json_object_get (props, "cmd"))
+        json_object_set_new (args, "cmd", json_string (command));
+    else
+        json_object_set_new (args, "command", json_string (command));
+    if (json_object_get (props, "description"))
+        json_object_set_new (args, "description", json_string (S_DESCRIPTION));
+    char *text = json_dumps (args, JSON_COMPACT);
+    snprintf (out, size, "%s", text ? text : "{}");
+    free (text);
+    json_decref (args);
+}
+
+//  Is this message (or input item, or content) a tool result?
+static bool
+s_carries_result (int dialect, json_t *message)
+{
+    size_t i;
+    json_t *part;
+    switch (dialect) {
+        case SL_DIALECT_OPENAI:
+            return json_is_string (json_object_get (message, "role"))
+                && strcmp (json_string_value (json_object_get (message, "role")), "tool") == 0;
+        case SL_DIALECT_ANTHROPIC:
+            json_array_foreach (json_object_get (message, "content"), i, part)
+                if (json_is_string (json_object_get (part, "type"))
+                &&  strcmp (json_string_value (json_object_get (part, "type")), "tool_result") == 0)
+                    return true;
+            return false;
+        case SL_DIALECT_RESPONSES: {
+            const char *type = json_string_value (json_object_get (message, "type"));
+            size_t n = type ? strlen (type) : 0;
+            return n > 12 && strcmp (type + n - 12, "_call_output") == 0;
+        }
+        default:
+            json_array_foreach (json_object_get (message, "parts"), i, part)
+                if (json_object_get (part, "functionResponse"))
+                    return true;
+            return false;
+    }
+}
+
+void
+sl_mock_agent_read (int dialect, sl_str_t request_body, const char *command, sl_mock_agent_view_t *out)
+{
+    memset (out, 0, sizeof *out);
+    json_t *body = json_loadb (request_body.ptr, request_body.len, 0, NULL);
+    if (!body)
+        return;
+    size_t i, j;
+    json_t *tool, *decl, *message;
+    json_array_foreach (json_object_get (body, "tools"), i, tool) {
+        if (out->tool [0])
+            break;
+        json_t *schema = NULL;
+        const char *name = NULL;
+        if (dialect == SL_DIALECT_GEMINI) {
+            json_array_foreach (json_object_get (tool, "functionDeclarations"), j, decl) {
+                name = s_tool_name (dialect, decl, &schema);
+                if (s_is_shell (name))
+                    break;
+                name = NULL;
+            }
+        }
+        else
+            name = s_tool_name (dialect, tool, &schema);
+        if (s_is_shell (name)) {
+            snprintf (out->tool, sizeof out->tool, "%s", name);
+            s_arguments (schema, command, out->arguments, sizeof out->arguments);
+        }
+    }
+    const char *list = dialect == SL_DIALECT_OPENAI || dialect == SL_DIALECT_ANTHROPIC ? "messages"
+                     : dialect == SL_DIALECT_RESPONSES ? "input" : "contents";
+    json_array_foreach (json_object_get (body, list), i, message)
+        if (s_carries_result (dialect, message))
+            out->tool_result = true;
+    json_decref (body);
+}
+
+int
+sl_mock_agent_build (int dialect, sl_str_t model, sl_str_t request_body, sl_mock_script_t *out)
+{
+    if (!sl_mock_agent_is (model))
+        return -1;
+    //  The scenario: text before the call, the command, how it ends.
+    const char *before = "I'll run a shell command.", *command = NULL;
+    bool fail = false;
+    if (sl_str_eq (model, "mock-agent-shell"))
+        command = "touch sluice-ok.marker";
+    else
+    if (sl_str_eq (model, "mock-agent-danger"))
+        command = "rm -rf sluice-victim && touch sluice-danger.marker";
+    else
+    if (sl_str_eq (model, "mock-agent-slow")) {
+        before = NULL;
+        command = "touch sluice-slow.marker";
+    }
+    else
+    if (sl_str_eq (model, "mock-agent-slow-text"))
+        command = "touch sluice-slow-text.marker";
+    else
+    if (sl_str_eq (model, "mock-agent-terminate"))
+        command = "touch sluice-terminate.marker";
+    else
+    if (sl_str_eq (model, "mock-agent-error")) {
+        before = "This answer will not";
+        fail = true;
+    }
+    sl_mock_agent_view_t view;
+    sl_mock_agent_read (dialect, request_body, command ? command : "true", &view);
+    //  An id of its own per request (a session has several calls).
+    uint32_t hash = 2166136261u;
+    for (size_t i = 0; i < request_body.len; i++)
+        hash = (hash ^ (unsigned char) request_body.ptr [i]) * 16777619u;
+    char id [32];
+    snprintf (id, sizeof id, "agent_%08x", hash);
+    sl_mock_step_t steps [4];
+    size_t n = 0;
+    if (view.tool_result) {
+        steps [n++] = (sl_mock_step_t) { SL_MOCK_STEP_TEXT, SL_MOCK_AGENT_DONE, NULL, NULL };
+        steps [n++] = (sl_mock_step_t) { SL_MOCK_STEP_FINISH, "stop", NULL, NULL };
+    }
+    else
+    if (fail) {
+        steps [n++] = (sl_mock_step_t) { SL_MOCK_STEP_TEXT, before, NULL, NULL };
+        steps [n++] = (sl_mock_step_t) { SL_MOCK_STEP_FAIL, NULL, NULL, NULL };
+    }
+    else
+    if (!command || !view.tool [0]) {
+        //  A text scenario, or a side request that offers no shell tool.
+        steps [n++] = (sl_mock_step_t) { SL_MOCK_STEP_TEXT, "sluice-agent: hello from the mock.", NULL, NULL };
+        steps [n++] = (sl_mock_step_t) { SL_MOCK_STEP_FINISH, "stop", NULL, NULL };
+    }
+    else {
+        if (before)
+            steps [n++] = (sl_mock_step_t) { SL_MOCK_STEP_TEXT, before, NULL, NULL };
+        steps [n++] = (sl_mock_step_t) { SL_MOCK_STEP_CALL, view.arguments, id, view.tool };
+        steps [n++] = (sl_mock_step_t) { SL_MOCK_STEP_FINISH, "tool_calls", NULL, NULL };
+    }
+    return sl_mock_script_steps (dialect, model, request_body, steps, n, out);
+}

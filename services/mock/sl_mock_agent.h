@@ -1,0 +1,61 @@
+/*  sl_mock_agent.h - multi-turn scenarios for coding agents (make agents).
+
+    A pure library beside sl_mock_script: a coding agent (Claude Code,
+    Codex CLI, Gemini CLI, opencode, or an SDK test) sends its own shell
+    tool with every request; the answer depends on the model, which picks
+    the scenario, and on the request: when its last message carries a tool
+    result, the turn is over and the answer is a final text; otherwise the
+    answer calls the request's own shell tool with the scenario's command,
+    its arguments written to the tool's declared schema ("command" as a
+    string, or as an argv array; "cmd"; a "description" when the tool has
+    one). A request that declares no shell tool (titles, summaries, other
+    side requests of the agents) gets a short text.
+
+    Scenarios (every dialect):
+      mock-agent-text       a short text
+      mock-agent-shell      "I'll run a shell command.", then the shell tool
+                            with: touch sluice-ok.marker
+      mock-agent-danger     the same with a recursive delete
+                            (rm -rf sluice-victim && touch sluice-danger.marker)
+      mock-agent-slow       the shell call first, no text before it:
+                            touch sluice-slow.marker
+      mock-agent-slow-text  a text, then: touch sluice-slow-text.marker
+      mock-agent-terminate  a text, then: touch sluice-terminate.marker
+      mock-agent-error      a text, then the provider's error mid-stream,
+                            as its API sends one
+    After a tool result, every scenario answers "sluice-agent: done."
+    Commands name their marker file relative to the agent's working
+    directory; policies match the words sluice-slow and sluice-terminate
+    (tests/agents/policy.yaml).
+*/
+#ifndef SL_MOCK_AGENT_H
+#define SL_MOCK_AGENT_H
+
+#include <stdbool.h>
+
+#include "../../common/sl_str.h"
+#include "sl_mock_script.h"
+
+#define SL_MOCK_AGENT_PREFIX "mock-agent-"
+#define SL_MOCK_AGENT_DONE "sluice-agent: done."
+
+//  Does model name an agent scenario?
+bool sl_mock_agent_is (sl_str_t model);
+//  Build the answer to one request of an agent scenario. 0 ok; -1 when
+//  the model is no agent scenario or the dialect unknown.
+int sl_mock_agent_build (int dialect, sl_str_t model, sl_str_t request_body, sl_mock_script_t *out);
+
+//  What the request says, for the answer and for tests.
+typedef struct {
+    char tool [64];                     //  the shell tool's name, "" when none
+    char arguments [SL_MOCK_STEP_ARGS_MAX];  //  the call's arguments for command
+    bool tool_result;                   //  the last message carries a tool result
+} sl_mock_agent_view_t;
+
+//  Read a request body of a dialect: its shell tool, the arguments that
+//  call it with command, and whether its last message is a tool result.
+void sl_mock_agent_read (int dialect, sl_str_t request_body, const char *command, sl_mock_agent_view_t *out);
+
+extern const char *sl_mock_agent_scenarios [];
+
+#endif

@@ -1,0 +1,425 @@
+/*  Integration: real coding agents through sluice (make agents).
+
+    Claude Code, Codex CLI, Gemini CLI and opencode, installed from npm by
+    make agents (versions pinned in tests/agents/package-lock.json), each
+    run non-interactively against a stack of its own: its own temporary
+    home and configuration, telemetry and update checks off, pointed at the
+    gateway with its documented base-URL setting, the mock serving the
+    coding-agent scenarios (services/mock/sl_mock_agent.h), which call the
+    agent's own shell tool, under tests/agents/policy.yaml. For each agent:
+
+      text       the text is shown
+      shell      a harmless command runs (its marker file appears) and
+                 the final text is shown
+      danger     a recursive delete is blocked: its marker never appears,
+                 the notice is shown
+      slow       a call an LLM judge holds for 4.5 s, as the first block:
+                 the command runs all the same
+      slow-text  the same after text
+      terminate  the policy ends the response: reported as an error, with
+                 the policy's message; the command does not run
+      error      the upstream fails mid-stream: reported as an error with
+                 the provider's message
+
+    and after each, no process holds a stream (sluice_streams_active of
+    every hop, the mock's mock_streams_active). Skipped unless
+    SLUICE_AGENTS_BIN names the installed agents' bin directory (make
+    agents sets it): the agents are large and not part of make test. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "hops.h"
+
+#define AG_RUN_MS 240000                //  one agent run, retries included
+#define AG_DRAIN_MS 15000               //  for every hop to let go of the streams
+#define AG_POLICY "tests/agents/policy.yaml"
+#define AG_PROMPT "Run the shell command you are asked to run."
+#define AG_LOG_MAX (1 << 20)            //  output of one run kept for checks
+
+//  --------------------------------------------------------------------------
+//  Running an agent
+
+typedef struct {
+    char home [320];                    //  its HOME (and configuration)
+    char work [400];                    //  its working directory
+    char bin [512];                     //  the installed agents' bin directory
+    int port;                           //  the gateway
+} ag_env_t;
+
+static long
+s_now_ms (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+static void
+s_write (const char *path, const char *text)
+{
+    FILE *f = fopen (path, "w");
+    cr_assert_not_null (f, "%s", path);
+    fputs (text, f);
+    fclose (f);
+}
+
+static char *
+s_read (const char *path)
+{
+    FILE *f = fopen (path, "r");
+    char *text = calloc (1, AG_LOG_MAX + 1);
+    if (f) {
+        size_t n = fread (text, 1, AG_LOG_MAX, f);
+        text [n] = 0;
+        fclose (f);
+    }
+    return text;
+}
+
+static bool
+s_exists (const ag_env_t *e, const char *file)
+{
+    char path [512];
+    snprintf (path, sizeof path, "%s/%s", e->work, file);
+    return access (path, F_OK) == 0;
+}
+
+//  Run argv (argv [0] in the bin directory) in the agent's working
+//  directory with only env (NAME=value, NULL-terminated) and PATH; its
+//  output (stdout and stderr) into *output. Returns the exit status, -1
+//  when it had to be killed.
+static int
+s_run (const ag_env_t *e, const char *const *argv, const char *const *env, char **output)
+{
+    char log [512], program [640], path [700];
+    snprintf (log, sizeof log, "%s/run.log", e->home);
+    snprintf (program, sizeof program, "%s/%s", e->bin, argv [0]);
+    snprintf (path, sizeof path, "PATH=%s:/usr/local/bin:/usr/bin:/bin", e->bin);
+    pid_t pid = fork ();
+    cr_assert_geq (pid, 0);
+    if (pid == 0) {
+        int fd = open (log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int null = open ("/dev/null", O_RDONLY);
+        dup2 (null, 0);
+        dup2 (fd, 1);
+        dup2 (fd, 2);
+        setpgid (0, 0);
+        if (chdir (e->work) != 0)
+            _exit (126);
+        clearenv ();
+        putenv (path);
+        putenv ((char *) "TERM=dumb");
+        putenv ((char *) "LANG=C.UTF-8");
+        putenv ((char *) "NO_COLOR=1");
+        putenv ((char *) "CI=1");
+        for (int i = 0; env [i]; i++)
+            putenv ((char *) env [i]);
+        execv (program, (char *const *) argv);
+        _exit (127);
+    }
+    int status = 0;
+    long deadline = s_now_ms () + AG_RUN_MS;
+    bool exited = false;
+    while (!exited && s_now_ms () < deadline) {
+        if (waitpid (pid, &status, WNOHANG) == pid)
+            exited = true;
+        else {
+            struct timespec pause = { 0, 50 * 1000000L };
+            nanosleep (&pause, NULL);
+        }
+    }
+    if (!exited) {
+        kill (-pid, SIGKILL);
+        waitpid (pid, &status, 0);
+    }
+    kill (-pid, SIGKILL);               //  whatever it left running
+    *output = s_read (log);
+    return exited && WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+//  --------------------------------------------------------------------------
+//  The agents: configuration, command line, environment
+
+typedef struct {
+    const char *name;                   //  the command
+    const char *dialect;                //  what it speaks to sluice
+    void (*configure) (const ag_env_t *e);
+    //  argv for a model (NULL-terminated, into argv); env likewise
+    void (*command) (const ag_env_t *e, const char *model, const char **argv, const char **env, char *scratch);
+} agent_t;
+
+//  Claude Code: ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY; print mode.
+static void
+s_claude_configure (const ag_env_t *e)
+{
+    char dir [400];
+    snprintf (dir, sizeof dir, "%s/.claude", e->home);
+    mkdir (dir, 0755);
+}
+
+static void
+s_claude (const ag_env_t *e, const char *model, const char **argv, const char **env, char *scratch)
+{
+    const char *a [] = { "claude", "-p", AG_PROMPT, "--model", model, "--allowedTools", "Bash",
+                         "--output-format", "text", NULL };
+    memcpy (argv, a, sizeof a);
+    char *p = scratch;
+    env [0] = p; p += sprintf (p, "HOME=%s", e->home) + 1;
+    env [1] = p; p += sprintf (p, "CLAUDE_CONFIG_DIR=%s/.claude", e->home) + 1;
+    env [2] = p; p += sprintf (p, "ANTHROPIC_BASE_URL=http://127.0.0.1:%d", e->port) + 1;
+    env [3] = "ANTHROPIC_API_KEY=sk-ant-sluice-agents";
+    env [4] = "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1";
+    env [5] = "DISABLE_AUTOUPDATER=1";
+    env [6] = "DISABLE_TELEMETRY=1";
+    env [7] = "DISABLE_ERROR_REPORTING=1";
+    env [8] = "CLAUDE_CODE_MAX_RETRIES=0";
+    env [9] = NULL;
+}
+
+//  Codex CLI: a model provider in $CODEX_HOME/config.toml (base_url, the
+//  Responses API); exec mode.
+static void
+s_codex_configure (const ag_env_t *e)
+{
+    char dir [400], path [480], text [1024];
+    snprintf (dir, sizeof dir, "%s/.codex", e->home);
+    mkdir (dir, 0755);
+    snprintf (path, sizeof path, "%s/config.toml", dir);
+    snprintf (text, sizeof text,
+              "model_provider = \"sluice\"\n"
+              "check_for_update_on_startup = false\n"
+              "[model_providers.sluice]\n"
+              "name = \"sluice\"\n"
+              "base_url = \"http://127.0.0.1:%d/v1\"\n"
+              "env_key = \"SLUICE_AGENT_KEY\"\n"
+              "wire_api = \"responses\"\n"
+              "request_max_retries = 0\n"
+              "stream_max_retries = 0\n", e->port);
+    s_write (path, text);
+}
+
+static void
+s_codex (const ag_env_t *e, const char *model, const char **argv, const char **env, char *scratch)
+{
+    const char *a [] = { "codex", "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+                         "--color", "never", "-m", model, AG_PROMPT, NULL };
+    memcpy (argv, a, sizeof a);
+    char *p = scratch;
+    env [0] = p; p += sprintf (p, "HOME=%s", e->home) + 1;
+    env [1] = p; p += sprintf (p, "CODEX_HOME=%s/.codex", e->home) + 1;
+    env [2] = "SLUICE_AGENT_KEY=sk-sluice-agents";
+    env [3] = NULL;
+}
+
+//  Gemini CLI: GOOGLE_GEMINI_BASE_URL and GEMINI_API_KEY; settings with
+//  telemetry, usage statistics and updates off; headless, approving tools.
+static void
+s_gemini_configure (const ag_env_t *e)
+{
+    char dir [400], path [480];
+    snprintf (dir, sizeof dir, "%s/.gemini", e->home);
+    mkdir (dir, 0755);
+    snprintf (path, sizeof path, "%s/settings.json", dir);
+    s_write (path, "{ \"security\": { \"auth\": { \"selectedType\": \"gemini-api-key\" } },\n"
+                   "  \"privacy\": { \"usageStatisticsEnabled\": false },\n"
+                   "  \"telemetry\": { \"enabled\": false },\n"
+                   "  \"general\": { \"disableAutoUpdate\": true, \"disableUpdateNag\": true } }\n");
+}
+
+static void
+s_gemini (const ag_env_t *e, const char *model, const char **argv, const char **env, char *scratch)
+{
+    const char *a [] = { "gemini", "-m", model, "--approval-mode", "yolo", "-p", AG_PROMPT, NULL };
+    memcpy (argv, a, sizeof a);
+    char *p = scratch;
+    env [0] = p; p += sprintf (p, "HOME=%s", e->home) + 1;
+    env [1] = p; p += sprintf (p, "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:%d", e->port) + 1;
+    env [2] = "GEMINI_API_KEY=sluice-agents";
+    env [3] = "GEMINI_CLI_TRUST_WORKSPACE=true";
+    env [4] = NULL;
+}
+
+//  opencode: an OpenAI-compatible provider in its configuration (baseURL,
+//  the models); run mode.
+static void
+s_opencode_configure (const ag_env_t *e)
+{
+    char dir [400], path [480], text [2048];
+    snprintf (dir, sizeof dir, "%s/.config", e->home);
+    mkdir (dir, 0755);
+    snprintf (dir, sizeof dir, "%s/.config/opencode", e->home);
+    mkdir (dir, 0755);
+    snprintf (path, sizeof path, "%s/opencode.json", dir);
+    snprintf (text, sizeof text,
+              "{ \"$schema\": \"https://opencode.ai/config.json\",\n"
+              "  \"autoupdate\": false, \"share\": \"disabled\",\n"
+              "  \"provider\": { \"sluice\": {\n"
+              "    \"npm\": \"@ai-sdk/openai-compatible\", \"name\": \"sluice\",\n"
+              "    \"options\": { \"baseURL\": \"http://127.0.0.1:%d/v1\", \"apiKey\": \"sk-sluice-agents\" },\n"
+              "    \"models\": { \"mock-agent-text\": {}, \"mock-agent-shell\": {}, \"mock-agent-danger\": {},\n"
+              "      \"mock-agent-slow\": {}, \"mock-agent-slow-text\": {}, \"mock-agent-terminate\": {},\n"
+              "      \"mock-agent-error\": {} } } } }\n", e->port);
+    s_write (path, text);
+}
+
+static void
+s_opencode (const ag_env_t *e, const char *model, const char **argv, const char **env, char *scratch)
+{
+    char *p = scratch;
+    char *full = p; p += sprintf (p, "sluice/%s", model) + 1;
+    const char *a [] = { "opencode", "run", "--model", full, AG_PROMPT, NULL };
+    memcpy (argv, a, sizeof a);
+    env [0] = p; p += sprintf (p, "HOME=%s", e->home) + 1;
+    env [1] = p; p += sprintf (p, "XDG_CONFIG_HOME=%s/.config", e->home) + 1;
+    env [2] = p; p += sprintf (p, "XDG_DATA_HOME=%s/.local/share", e->home) + 1;
+    env [3] = p; p += sprintf (p, "XDG_CACHE_HOME=%s/.cache", e->home) + 1;
+    env [4] = p; p += sprintf (p, "XDG_STATE_HOME=%s/.local/state", e->home) + 1;
+    env [5] = "OPENCODE_DISABLE_AUTOUPDATE=1";
+    env [6] = "OPENCODE_DISABLE_MODELS_FETCH=1";
+    env [7] = "OPENCODE_DISABLE_LSP_DOWNLOAD=1";
+    env [8] = NULL;
+}
+
+static const agent_t s_agents [] = {
+    { "claude", "Anthropic Messages", s_claude_configure, s_claude },
+    { "codex", "OpenAI Responses", s_codex_configure, s_codex },
+    { "gemini", "Gemini", s_gemini_configure, s_gemini },
+    { "opencode", "OpenAI Chat Completions", s_opencode_configure, s_opencode },
+};
+
+//  --------------------------------------------------------------------------
+//  The scenarios
+
+typedef struct {
+    const char *name;
+    const char *model;
+    const char *shown;                  //  the output must say this
+    const char *shown_too;              //  and this (or NULL)
+    const char *ran;                    //  this marker must appear (or NULL)
+    const char *not_ran;                //  this one must not (or NULL)
+    bool fails;                         //  the run reports an error
+} scenario_t;
+
+static const scenario_t s_scenarios [] = {
+    { "text", "mock-agent-text", "sluice-agent: hello from the mock.", NULL, NULL, NULL, false },
+    { "shell", "mock-agent-shell", "sluice-agent: done.", NULL, "sluice-ok.marker", NULL, false },
+    { "danger", "mock-agent-danger", "sluice blocked a call to", NULL, NULL, "sluice-danger.marker", false },
+    { "slow", "mock-agent-slow", "sluice-agent: done.", NULL, "sluice-slow.marker", NULL, false },
+    { "slow-text", "mock-agent-slow-text", "sluice-agent: done.", NULL, "sluice-slow-text.marker", NULL, false },
+    { "terminate", "mock-agent-terminate", "sluice ended this response: the command asked for it", NULL,
+      NULL, "sluice-terminate.marker", true },
+    { "error", "mock-agent-error", "", NULL, NULL, NULL, true },
+};
+
+//  The provider's error, as the agent reports it: its message (Gemini's
+//  CANCELLED says "The operation was cancelled."). Claude Code reports an
+//  Anthropic server error mid-stream (overloaded_error) in words of its
+//  own, as it does against Anthropic.
+static bool
+s_upstream_error_shown (const char *agent, const char *output)
+{
+    if (strstr (output, "The mock upstream failed mid-stream.") || strstr (output, "The operation was cancelled."))
+        return true;
+    return strcmp (agent, "claude") == 0 && strstr (output, "API Error: Server error mid-response");
+}
+
+static void
+s_agent (int which)
+{
+    const agent_t *agent = &s_agents [which];
+    const char *bin = getenv ("SLUICE_AGENTS_BIN");
+    if (!bin || !*bin)
+        cr_skip_test ("the coding agents are not installed: make agents installs them and runs this");
+    ag_env_t e = { 0 };
+    snprintf (e.bin, sizeof e.bin, "%s", bin);
+    char program [640];
+    snprintf (program, sizeof program, "%s/%s", bin, agent->name);
+    cr_assert_eq (access (program, X_OK), 0, "%s is installed", program);
+    char *policy = s_read (AG_POLICY);
+    cr_assert_gt (strlen (policy), 0, "%s is readable", AG_POLICY);
+    stack_opts_t opts = { .policy_text = policy, .mock_delay_ms = 20 };
+    sluice_stack_t *s = stack_start (&opts);
+    cr_assert_not_null (s, "the stack came up");
+    e.port = s->http_port;
+    //  The agent's version, for the record.
+    snprintf (e.home, sizeof e.home, "%s/%s-version", s->dir, agent->name);
+    snprintf (e.work, sizeof e.work, "%s", e.home);
+    mkdir (e.home, 0755);
+    agent->configure (&e);
+    const char *argv [16], *env [16];
+    char scratch [4096];
+    agent->command (&e, "mock-agent-text", argv, env, scratch);
+    const char *version_argv [] = { agent->name, "--version", NULL };
+    char *version = NULL;
+    s_run (&e, version_argv, env, &version);
+    //  Its last line (Codex warns about its home first).
+    size_t n = strlen (version);
+    while (n && (version [n - 1] == '\n' || version [n - 1] == '\r'))
+        version [--n] = 0;
+    const char *line = strrchr (version, '\n') ? strrchr (version, '\n') + 1 : version;
+    fprintf (stderr, "agents: %s %s (%s)\n", agent->name, line, agent->dialect);
+    free (version);
+
+    for (size_t k = 0; k < sizeof s_scenarios / sizeof s_scenarios [0]; k++) {
+        const scenario_t *sc = &s_scenarios [k];
+        //  A home and a working directory of its own for every run.
+        snprintf (e.home, sizeof e.home, "%s/%s-%s", s->dir, agent->name, sc->name);
+        snprintf (e.work, sizeof e.work, "%s/work", e.home);
+        mkdir (e.home, 0755);
+        mkdir (e.work, 0755);
+        agent->configure (&e);
+        if (sc->not_ran) {
+            char victim [512];
+            snprintf (victim, sizeof victim, "%s/sluice-victim", e.work);
+            mkdir (victim, 0755);       //  what the recursive delete would remove
+        }
+        agent->command (&e, sc->model, argv, env, scratch);
+        char *output = NULL;
+        long started = s_now_ms ();
+        int status = s_run (&e, argv, env, &output);
+        long took = s_now_ms () - started;
+        bool ok = true;
+        if (!strstr (output, sc->shown) || (sc->shown_too && !strstr (output, sc->shown_too)))
+            ok = false;
+        if (sc->ran && !s_exists (&e, sc->ran))
+            ok = false;
+        if (sc->not_ran && s_exists (&e, sc->not_ran))
+            ok = false;
+        if (sc->not_ran) {
+            char victim [512];
+            snprintf (victim, sizeof victim, "%s/sluice-victim", e.work);
+            if (access (victim, F_OK) != 0)
+                ok = false;
+        }
+        if (strcmp (sc->name, "error") == 0 && !s_upstream_error_shown (agent->name, output))
+            ok = false;
+        if (sc->fails != (status != 0))
+            ok = false;                 //  an error is an error: the agent says so by its exit status
+        if (status < 0)
+            ok = false;
+        const char *which_hop = "";
+        double held = 0;
+        bool freed = hops_all_free (s, AG_DRAIN_MS, &which_hop, &held);
+        fprintf (stderr, "agents: %-8s %-10s %s (exit %d, %.1f s)%s\n", agent->name, sc->name,
+                 ok && freed ? "ok" : "FAILED", status, took / 1000.0, freed ? "" : ", a stream left behind");
+        cr_expect (ok, "%s, %s: exit %d, output:\n%s", agent->name, sc->name, status, output);
+        cr_expect (freed, "%s, %s: the %s still holds %.0f stream(s)", agent->name, sc->name, which_hop, held);
+        free (output);
+    }
+    free (policy);
+    cr_expect_eq (stack_stop (s), 0);
+}
+
+Test (agents, claude_code, .timeout = 1800) { s_agent (0); }
+Test (agents, codex_cli, .timeout = 1800) { s_agent (1); }
+Test (agents, gemini_cli, .timeout = 1800) { s_agent (2); }
+Test (agents, opencode, .timeout = 1800) { s_agent (3); }
