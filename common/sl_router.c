@@ -523,6 +523,23 @@ s_stall_seconds (void *arg)
 }
 
 static double
+s_alive_gauge (void *arg)
+{
+    return (double) sl_router_alive_count (arg);
+}
+
+static double
+s_credit_gauge (void *arg)
+{
+    sl_router_t *self = arg;
+    int64_t sum = 0;
+    for (size_t i = 0; i < self->count; i++)
+        if (self->peers [i]->state == PEER_ALIVE)
+            sum += self->peers [i]->credit;
+    return (double) sum;
+}
+
+static double
 s_stalled_gauge (void *arg)
 {
     sl_router_t *self = arg;
@@ -606,6 +623,11 @@ sl_router_set_metrics (sl_router_t *self, sl_metrics_t *m, const char *hop)
     sl_metrics_gauge_fn (m, "sluice_hop_stalled", labels,
                          "1 while a hop has been stalled past the stall limit (/healthz fails)",
                          s_stalled_gauge, self);
+    sl_metrics_gauge_fn (m, "sluice_hop_alive", labels, "Next-stage instances alive (heartbeats arrive)",
+                         s_alive_gauge, self);
+    sl_metrics_gauge_fn (m, "sluice_hop_credit", labels,
+                         "Credit the live next-stage instances gave us and we did not spend, summed "
+                         "(at rest: one whole window each)", s_credit_gauge, self);
 }
 
 //  The service's health check: the hop is stalled past the limit.
@@ -747,7 +769,8 @@ s_flush_peer (sl_router_t *self, s_peer_t *peer)
         return -1;
     }
     peer->batch_stuck = false;
-    peer->progress_at = s_now_ms ();
+    if (peer->batch_msgs)
+        peer->progress_at = s_now_ms ();    //  work moved (a heartbeat alone is no work)
     if (self->sent)
         sl_counter_inc (self->sent);
     peer->batch_msgs = 0;
