@@ -251,21 +251,27 @@ Test (ends, an_abandoned_replay_frees_every_hop, .timeout = 120)
     cluster_stop (c);
 }
 
-//  Instance 0 of the aggregators is stopped while streams run; the ingest
-//  replays its streams on the other one. What it keeps of them when it
-//  runs again is stale, and nothing will ever end it: it expires.
+//  The aggregator holding the most streams is stopped while they run; the
+//  ingest replays its streams on the other one. What it keeps of them when
+//  it runs again is stale, and nothing will ever end it: it expires.
+static int s_stopped = -1;
+
 static void
 s_stop_aggregator (void *arg, int round)
 {
     (void) round;
-    kill (((cluster_t *) arg)->procs [CL_AGGREGATOR][0]->pid, SIGSTOP);
+    cluster_t *c = arg;
+    double a = metric_value (c->metrics [CL_AGGREGATOR][0], "sluice_streams_active");
+    double b = metric_value (c->metrics [CL_AGGREGATOR][1], "sluice_streams_active");
+    s_stopped = b > a ? 1 : 0;
+    kill (c->procs [CL_AGGREGATOR][s_stopped]->pid, SIGSTOP);
 }
 
 static void
 s_cont_aggregator (void *arg, int round)
 {
     (void) round;
-    kill (((cluster_t *) arg)->procs [CL_AGGREGATOR][0]->pid, SIGCONT);
+    kill (((cluster_t *) arg)->procs [CL_AGGREGATOR][s_stopped]->pid, SIGCONT);
 }
 
 Test (ends, stale_epochs_expire, .timeout = 120)
@@ -288,7 +294,7 @@ Test (ends, stale_epochs_expire, .timeout = 120)
     char which [64] = "";
     cr_expect (s_cluster_free (c, 3000 + ENDS_FREE_MS, which, sizeof which),
                "the stopped instance let go of the epochs replayed elsewhere (%s)", which);
-    cr_expect_gt (metric_value (c->metrics [CL_AGGREGATOR][0], "sluice_streams_expired_total"), 0,
+    cr_expect_gt (metric_value (c->metrics [CL_AGGREGATOR][s_stopped], "sluice_streams_expired_total"), 0,
                   "its stale epochs expired, counted");
     load_clients_free (base, N);
     load_clients_free (run, N);
