@@ -26,9 +26,14 @@
 
     starved_of_cpu: every process of the stack, every thread, at nice 19
     and the idle scheduling policy against a busy loop per core for 30 s,
-    with streams running;
-    then normal load completes and nothing is held. In make chaos (it
-    starves the whole machine for half a minute).
+    with streams starting all along; then normal load and a stream longer
+    than a credit window complete, nothing is held, and every window is
+    whole. It runs in make test (about 45 s; it starves the whole machine
+    for half a minute).
+
+    healthz_names_a_stalled_hop: an aggregator whose next stage (a fake
+    judge) is alive but takes no more work fails /healthz (503) past
+    --health-stall-ms, naming the hop, and is ok again once work moves.
 */
 #include <criterion/criterion.h>
 #include <czmq.h>

