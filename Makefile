@@ -38,7 +38,7 @@ PACKAGES  = gcc make pkg-config libzmq3-dev libczmq-dev libmsgpack-dev \
             libmicrohttpd-dev libyaml-dev clang libclang-rt-14-dev curl python3 \
             docker-compose
 
-SERVICES  = gateway ingest aggregator judge emitter mock tap replay bench
+SERVICES  = gateway ingest aggregator judge emitter mock tap replay bench keygen
 BUILD     = build
 
 COMMON_SRC = $(wildcard common/*.c) $(wildcard proto/*.c)

@@ -19,7 +19,7 @@ struct _sl_inbox_t {
 };
 
 sl_inbox_t *
-sl_inbox_new (const char *endpoint)
+sl_inbox_new (const char *endpoint, sl_bus_t *bus, const char *domain)
 {
     zsock_t *sock = zsock_new (ZMQ_ROUTER);
     if (!sock)
@@ -30,6 +30,10 @@ sl_inbox_new (const char *endpoint)
     zsock_set_sndhwm (sock, SL_INBOX_HWM);
     zsock_set_heartbeat_ivl (sock, 1000);
     zsock_set_heartbeat_timeout (sock, 3000);
+    if (bus && sl_bus_server (bus, sock, domain)) {
+        zsock_destroy (&sock);
+        return NULL;
+    }
     if (zsock_bind (sock, "%s", endpoint) < 0) {
         sl_log_error ("bind_failed", "cannot bind %s: %s", endpoint, zmq_strerror (zmq_errno ()));
         zsock_destroy (&sock);

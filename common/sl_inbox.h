@@ -10,13 +10,16 @@
 
 #include <czmq.h>
 
+#include "sl_bus.h"
 #include "sl_str.h"
 
 typedef struct _sl_inbox_t sl_inbox_t;
 
 //  Bind to endpoint ("tcp://127.0.0.1:5552", "tcp://*:5552", port 0 or *
-//  picks a free port). NULL (logged) when the bind fails.
-sl_inbox_t *sl_inbox_new (const char *endpoint);
+//  picks a free port), as a CURVE server of bus whose clients ZAP checks
+//  for domain (bus NULL: plaintext, for unit tests). NULL (logged) when
+//  the bind fails.
+sl_inbox_t *sl_inbox_new (const char *endpoint, sl_bus_t *bus, const char *domain);
 void sl_inbox_destroy (sl_inbox_t **self_p);
 zsock_t *sl_inbox_sock (sl_inbox_t *self);
 //  The endpoint actually bound (port resolved).

@@ -10,7 +10,12 @@
                     other instance lives
 
     and a flag `gone` when DNS no longer lists it (it takes no new streams
-    and is closed once nothing is pinned to it).
+    and is closed once nothing is pinned to it), and the instance name it
+    announces in its heartbeats.
+
+    Messages for a name no live peer has announced wait in a small limbo
+    (bounded in time and bytes) until one does: the peer that will carry
+    the name may be connecting still.
 
     Credit is re-established by a handshake, never by arithmetic on what
     survived. A peer holds a window or it does not (`windowless`: a new
@@ -49,7 +54,7 @@
 #include "sl_service.h"
 #include "sl_sidmap.h"
 
-#define SL_ROUTER_MAX_PEERS 1024        //  addresses, static, resolved and on demand
+#define SL_ROUTER_MAX_PEERS 1024        //  addresses, static and resolved
 #define SL_ROUTER_MAX_SOURCES 64        //  configured endpoints
 #define SL_ROUTER_SNDHWM 100000         //  batches queued in ZeroMQ per peer
 #define SL_ROUTER_MAX_DRAIN 64          //  heartbeats read per wake-up
@@ -57,12 +62,14 @@
 #define SL_ROUTER_RETRY_MS 1            //  retry of a batch that could not leave
 #define SL_ROUTER_MAX_PENDING (64u << 20)   //  queued bytes that mean congestion
 #define SL_ROUTER_BATCH_BYTES (64u << 10)   //  a batch this big leaves before the turn ends
+#define SL_ROUTER_LIMBO_BYTES (16u << 20)   //  bytes waiting for a name, in all
+#define SL_ROUTER_LIMBO_NAMES 64            //  names waited for at once
 
 typedef enum { PEER_CONNECTING, PEER_ALIVE, PEER_DEAD } s_peer_state_t;
 
 typedef struct {
     char *endpoint;                     //  tcp://10.0.0.3:5552
-    int source;                         //  index of the configured endpoint, -1 on demand
+    int source;                         //  index of the configured endpoint
     zsock_t *sock;                      //  DEALER connected to endpoint
     sl_buf_t batch;                     //  encoded messages not yet sent
     size_t batch_msgs;                  //  messages in batch
@@ -73,6 +80,7 @@ typedef struct {
     bool gone;                          //  no longer resolved: no new streams
     int64_t last_seen;                  //  ms, last heartbeat from the peer
     uint64_t incarnation;               //  the peer's, 0 until it spoke
+    char *instance;                     //  the name it announces, NULL until it spoke
     int64_t credit;                     //  messages it will still take
     bool windowless;                    //  holds no window: our heartbeats say hello
     uint64_t sent;                      //  stream messages queued for it, ever (a hello's seq)
@@ -86,6 +94,14 @@ typedef struct {
     uint32_t epoch;
     int64_t ended_at;                   //  ms of its END, 0 while the stream runs
 } s_pin_t;
+
+//  Messages for an instance name no live peer has announced (yet).
+typedef struct {
+    char *name;
+    sl_buf_t bytes;                     //  encoded messages, in order
+    size_t msgs;
+    int64_t since;                      //  ms, when the first one came
+} s_limbo_t;
 
 //  A configured endpoint: a literal address, or a name to resolve.
 typedef struct {
@@ -115,6 +131,13 @@ struct _sl_router_t {
     void *peer_arg;
     sl_router_message_fn *message_fn;
     void *message_arg;
+    sl_router_unroutable_fn *unroutable_fn;
+    void *unroutable_arg;
+    sl_bus_t *bus;                      //  CURVE for every peer, NULL: plaintext
+    char *server;                       //  the key name the peers serve with
+    s_limbo_t limbo [SL_ROUTER_LIMBO_NAMES];
+    size_t limbo_count;
+    size_t limbo_bytes;
     sl_counter_t *sent;                 //  batches handed to ZeroMQ
     sl_counter_t *blocked;              //  flushes that left a batch queued
     sl_counter_t *restarts;             //  peers seen with a new incarnation
@@ -138,10 +161,11 @@ static void
 s_event (sl_router_t *self, s_peer_t *peer, sl_peer_event_t event)
 {
     static const char *names [] = { "", "peer_up", "peer_dead", "peer_restarted" };
+    const char *instance = peer->instance ? peer->instance : "-";
     if (event == SL_PEER_UP)
-        sl_log_info (names [event], "endpoint=%s", peer->endpoint);
+        sl_log_info (names [event], "name=%s endpoint=%s", instance, peer->endpoint);
     else
-        sl_log_warn (names [event], "endpoint=%s streams=%zu", peer->endpoint, peer->streams);
+        sl_log_warn (names [event], "name=%s streams=%zu endpoint=%s", instance, peer->streams, peer->endpoint);
     if (self->peer_fn)
         self->peer_fn (self->peer_arg, peer->endpoint, event);
 }
@@ -170,6 +194,83 @@ s_queue_hb (sl_router_t *self, s_peer_t *peer)
         hb.seq = peer->sent;            //  the window will count from here
     }
     sl_msg_encode (&hb, &peer->batch);
+}
+
+//  --------------------------------------------------------------------------
+//  Instance names and the limbo
+
+static void
+s_limbo_remove (sl_router_t *self, size_t i)
+{
+    s_limbo_t *l = &self->limbo [i];
+    self->limbo_bytes -= l->bytes.len;
+    free (l->name);
+    sl_buf_free (&l->bytes);
+    self->limbo [i] = self->limbo [--self->limbo_count];
+    memset (&self->limbo [self->limbo_count], 0, sizeof (s_limbo_t));
+}
+
+//  A peer announced its name: what waited for that name joins its batch,
+//  ahead of anything sent to it from now on.
+static void
+s_limbo_release (sl_router_t *self, s_peer_t *peer)
+{
+    if (!peer->instance)
+        return;                         //  a heartbeat without a name: nothing is for it
+    for (size_t i = self->limbo_count; i-- > 0;) {
+        s_limbo_t *l = &self->limbo [i];
+        if (strcmp (l->name, peer->instance) != 0)
+            continue;
+        s_batch_touch (peer);
+        sl_buf_append (&peer->batch, l->bytes.data, l->bytes.len);
+        peer->batch_msgs += l->msgs;
+        peer->sent += l->msgs;
+        peer->credit -= (int64_t) l->msgs;
+        s_limbo_remove (self, i);
+    }
+}
+
+static void
+s_limbo_expire (sl_router_t *self, int64_t now)
+{
+    for (size_t i = self->limbo_count; i-- > 0;) {
+        s_limbo_t *l = &self->limbo [i];
+        if (now - l->since <= SL_NAME_WAIT_MS)
+            continue;
+        if (self->unroutable_fn)
+            self->unroutable_fn (self->unroutable_arg, l->name, l->msgs);
+        s_limbo_remove (self, i);
+    }
+}
+
+//  Record the name a peer announced; when another live peer already
+//  announced it, say so (two instances sharing a name would share frames).
+static void
+s_set_instance (sl_router_t *self, s_peer_t *peer, sl_str_t name)
+{
+    if (!name.ptr || (peer->instance && sl_str_eq (name, peer->instance)))
+        return;
+    free (peer->instance);
+    peer->instance = sl_xstrndup (name.ptr, name.len);
+    for (size_t i = 0; i < self->count; i++) {
+        s_peer_t *other = self->peers [i];
+        if (other != peer && other->state == PEER_ALIVE && other->instance
+        &&  strcmp (other->instance, peer->instance) == 0)
+            sl_log_warn ("name_clash", "%s and %s both call themselves %s",
+                         other->endpoint, peer->endpoint, peer->instance);
+    }
+}
+
+//  The live peer that announced this name.
+static s_peer_t *
+s_named_peer (sl_router_t *self, sl_str_t name)
+{
+    for (size_t i = 0; i < self->count; i++) {
+        s_peer_t *p = self->peers [i];
+        if (p->state == PEER_ALIVE && p->instance && sl_str_eq (name, p->instance))
+            return p;
+    }
+    return NULL;
 }
 
 //  The peer holds no window (or no longer one we can count on): from now
@@ -211,24 +312,26 @@ static void
 s_on_hb (sl_router_t *self, s_peer_t *peer, const sl_msg_t *hb)
 {
     peer->last_seen = s_now_ms ();
-    if (peer->incarnation && hb->incarnation != peer->incarnation) {
+    s_set_instance (self, peer, hb->instance);
+    bool was_alive = peer->state == PEER_ALIVE;
+    bool restarted = peer->incarnation && hb->incarnation != peer->incarnation;
+    if (restarted) {
         //  Restarted: whatever it held is lost, the window with it. (The
         //  heartbeat may already answer our hello: its credit still counts.)
         if (self->restarts)
             sl_counter_inc (self->restarts);
-        peer->incarnation = hb->incarnation;
-        peer->state = PEER_ALIVE;
         s_lose_window (self, peer);
-        s_take_credit (self, peer, hb);
-        s_event (self, peer, SL_PEER_RESTARTED);
-        return;
     }
-    bool was_alive = peer->state == PEER_ALIVE;
     peer->incarnation = hb->incarnation;
     peer->state = PEER_ALIVE;
     s_take_credit (self, peer, hb);
-    if (!was_alive)
-        s_event (self, peer, SL_PEER_UP);
+    if (restarted || !was_alive) {
+        s_event (self, peer, restarted ? SL_PEER_RESTARTED : SL_PEER_UP);
+        if (self->limbo_count) {
+            s_limbo_release (self, peer);
+            sl_router_flush (self);
+        }
+    }
 }
 
 //  Read up to max frames waiting on the peer's socket; false when none was.
@@ -284,6 +387,10 @@ s_add_peer (sl_router_t *self, const char *endpoint, int source)
         return NULL;
     }
     zsock_t *sock = zsock_new (ZMQ_DEALER);
+    if (self->bus && sl_bus_client (self->bus, sock, self->server)) {
+        zsock_destroy (&sock);
+        return NULL;
+    }
     zsock_set_immediate (sock, 1);      //  queue nothing for a peer that is not there
     zsock_set_sndhwm (sock, SL_ROUTER_SNDHWM);
     zsock_set_reconnect_ivl (sock, 50);
@@ -320,6 +427,7 @@ s_destroy_peer (sl_router_t *self, size_t i)
     zsock_destroy (&peer->sock);
     sl_buf_free (&peer->batch);
     free (peer->endpoint);
+    free (peer->instance);
     free (peer);
     memmove (self->peers + i, self->peers + i + 1, (self->count - i - 1) * sizeof (s_peer_t *));
     self->count--;
@@ -494,6 +602,8 @@ s_on_hb_timer (zloop_t *loop, int timer_id, void *arg)
     }
     //  Forget pins of streams that ended longer ago than the grace.
     sl_sidmap_drop_if (self->pins, s_pin_expired, &now, free);
+    if (self->limbo_count)
+        s_limbo_expire (self, now);
     //  Close peers DNS dropped once nothing depends on them.
     for (size_t i = self->count; i-- > 0;)
         if (self->peers [i]->gone && self->peers [i]->streams == 0
@@ -586,6 +696,9 @@ sl_router_destroy (sl_router_t **self_p)
     while (self->count)
         s_destroy_peer (self, self->count - 1);
     free (self->peers);
+    while (self->limbo_count)
+        s_limbo_remove (self, self->limbo_count - 1);
+    free (self->server);
     for (size_t i = 0; i < self->source_count; i++) {
         free (self->sources [i].raw);
         free (self->sources [i].prefix);
@@ -676,6 +789,27 @@ sl_router_on_message (sl_router_t *self, sl_router_message_fn *fn, void *arg)
 {
     self->message_fn = fn;
     self->message_arg = arg;
+}
+
+void
+sl_router_on_unroutable (sl_router_t *self, sl_router_unroutable_fn *fn, void *arg)
+{
+    self->unroutable_fn = fn;
+    self->unroutable_arg = arg;
+}
+
+int
+sl_router_set_bus (sl_router_t *self, sl_bus_t *bus, const char *server)
+{
+    assert (self->count == 0);          //  before any peer is made
+    if (!sl_bus_knows (bus, server)) {
+        sl_log_error ("no_keys", "no public key named %s is known: cannot connect to the %s", server, server);
+        return -1;
+    }
+    self->bus = bus;
+    free (self->server);
+    self->server = sl_xstrdup (server);
+    return 0;
 }
 
 int
@@ -847,25 +981,50 @@ sl_router_send (sl_router_t *self, const sl_msg_t *msg)
     return 0;
 }
 
-int
-sl_router_send_to (sl_router_t *self, sl_str_t endpoint, const sl_msg_t *msg)
+//  Encode msg at the end of a peer's batch.
+static void
+s_queue (sl_router_t *self, s_peer_t *peer, const sl_msg_t *msg)
 {
-    if (!endpoint.ptr)
-        return -1;
-    s_peer_t *peer = s_find_peer (self, endpoint.ptr, endpoint.len);
-    if (!peer) {
-        char *ep = sl_xstrndup (endpoint.ptr, endpoint.len);
-        peer = s_add_peer (self, ep, -1);
-        free (ep);
-        if (!peer)
-            return -1;
-    }
     s_batch_room (self, peer);
     s_batch_touch (peer);
     sl_msg_encode (msg, &peer->batch);
     peer->batch_msgs++;
     peer->sent++;
     peer->credit--;
+}
+
+int
+sl_router_send_named (sl_router_t *self, sl_str_t name, const sl_msg_t *msg)
+{
+    self->last_peer = NULL;
+    if (!name.ptr || name.len == 0 || self->count == 0)
+        return -1;
+    s_peer_t *peer = s_named_peer (self, name);
+    if (peer) {
+        s_queue (self, peer, msg);
+        return 0;
+    }
+    //  No live instance has that name: wait for one (it may be connecting).
+    s_limbo_t *l = NULL;
+    for (size_t i = 0; i < self->limbo_count && !l; i++)
+        if (sl_str_eq (name, self->limbo [i].name))
+            l = &self->limbo [i];
+    if (!l) {
+        if (self->limbo_count == SL_ROUTER_LIMBO_NAMES)
+            return -1;
+        l = &self->limbo [self->limbo_count++];
+        l->name = sl_xstrndup (name.ptr, name.len);
+        l->since = s_now_ms ();
+    }
+    if (self->limbo_bytes > SL_ROUTER_LIMBO_BYTES) {
+        if (l->msgs == 0)
+            s_limbo_remove (self, (size_t) (l - self->limbo));
+        return -1;
+    }
+    size_t before = l->bytes.len;
+    sl_msg_encode (msg, &l->bytes);
+    self->limbo_bytes += l->bytes.len - before;
+    l->msgs++;
     return 0;
 }
 

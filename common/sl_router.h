@@ -4,8 +4,13 @@
     instances come from a comma-separated endpoint list; an endpoint whose
     host is a name (tcp://aggregator:5552) is resolved to all its addresses
     every SL_RESOLVE_MS, so `docker compose --scale` instances are found and
-    new ones take new streams without a restart. Endpoints can also be
-    added on demand (the gateway that owns a stream).
+    new ones take new streams without a restart. The router never connects
+    anywhere else: an address read from a message is not an endpoint.
+
+    Every DEALER is a CURVE client of the next stage's key (sl_router_set_bus).
+    Each instance names itself in its heartbeats; sl_router_send_named
+    delivers to the live instance of a name (the emitter to the gateway that
+    owns a stream), never to an address.
 
     A stream is pinned at its first message to the live instance with the
     most credit, and stays there for its epoch; a message of a new epoch is
@@ -44,6 +49,7 @@
 #include <stdint.h>
 
 #include "../proto/sl_msg.h"
+#include "sl_bus.h"
 #include "sl_metrics.h"
 #include "sl_service.h"
 #include "sl_str.h"
@@ -53,6 +59,7 @@
 #define SL_RESOLVE_MS 2000              //  period of DNS re-resolution
 #define SL_CREDIT_WINDOW 20000          //  messages a receiver lets a sender have in flight
 #define SL_PIN_GRACE_MS 3000            //  a pin is remembered this long after its END
+#define SL_NAME_WAIT_MS 1000            //  a message for a name no live instance has waits this long
 
 typedef struct _sl_router_t sl_router_t;
 
@@ -67,19 +74,30 @@ typedef void (sl_router_peer_fn) (void *arg, const char *endpoint, sl_peer_event
 //  A message other than a heartbeat from a next-stage instance (the
 //  ingest tells a gateway of a stream it lost); borrowed for the call.
 typedef void (sl_router_message_fn) (void *arg, const sl_msg_t *msg);
+//  Messages for an instance name no live instance announced within
+//  SL_NAME_WAIT_MS (or for which there was no room to wait): dropped.
+typedef void (sl_router_unroutable_fn) (void *arg, const char *name, size_t messages);
 
 //  name/incarnation identify this instance in heartbeats. loop may be NULL
 //  (no heartbeats, no retries: for tests and tools).
 sl_router_t *sl_router_new (zloop_t *loop, const char *name, uint64_t incarnation);
 void sl_router_destroy (sl_router_t **self_p);
+//  Connect as a CURVE client of the key named server (the next stage's
+//  role): call before sl_router_connect. -1 (logged) when the bus knows no
+//  such key. Without it (unit tests) the router speaks plaintext.
+int sl_router_set_bus (sl_router_t *self, sl_bus_t *bus, const char *server);
 //  Connect to every endpoint of a comma-separated list (names are resolved
 //  now and periodically). 0 ok, -1 when one is malformed (logged).
 int sl_router_connect (sl_router_t *self, const char *endpoints);
 //  Queue msg for the instance its stream is pinned to, pinning it on first
 //  use. 0 ok, -1 when there is no instance at all.
 int sl_router_send (sl_router_t *self, const sl_msg_t *msg);
-//  Queue msg for the instance at endpoint, connecting on first use.
-int sl_router_send_to (sl_router_t *self, sl_str_t endpoint, const sl_msg_t *msg);
+//  Queue msg for the live instance that names itself name in its
+//  heartbeats. When none does (yet: an instance that just connected, or
+//  restarted), msg waits up to SL_NAME_WAIT_MS for one, then goes to the
+//  unroutable callback. -1 when it cannot even wait (no instance at all,
+//  no room): the caller counts it.
+int sl_router_send_named (sl_router_t *self, sl_str_t name, const sl_msg_t *msg);
 //  The encoded bytes of the message the last sl_router_send queued (so a
 //  caller that keeps a copy need not encode it again), or NULL when it
 //  queued nothing; valid until the next call on the router.
@@ -111,6 +129,7 @@ size_t sl_router_peer_count (sl_router_t *self);
 size_t sl_router_alive_count (sl_router_t *self);
 void sl_router_on_peer (sl_router_t *self, sl_router_peer_fn *fn, void *arg);
 void sl_router_on_message (sl_router_t *self, sl_router_message_fn *fn, void *arg);
+void sl_router_on_unroutable (sl_router_t *self, sl_router_unroutable_fn *fn, void *arg);
 //  Count router events into m (batches sent, discards, peers, windows,
 //  stalls), labelled with the next stage's name.
 void sl_router_set_metrics (sl_router_t *self, sl_metrics_t *m, const char *hop);

@@ -32,6 +32,7 @@ struct _sl_service_t {
     zloop_t *loop;
     sl_metrics_t *metrics;
     sl_httpd_t *httpd;
+    sl_bus_t *bus;                      //  keys and ZAP, NULL for processes off the bus
     int signal_fd;
     zmq_pollitem_t signal_item;
     bool stop;
@@ -240,6 +241,7 @@ sl_service_destroy (sl_service_t **self_p)
         return;
     sl_service_t *self = *self_p;
     sl_httpd_destroy (&self->httpd);
+    sl_bus_destroy (&self->bus);
     zloop_destroy (&self->loop);
     sl_metrics_destroy (&self->metrics);
     if (self->signal_fd >= 0)
@@ -253,6 +255,20 @@ sl_metrics_t *sl_service_metrics (sl_service_t *self) { return self->metrics; }
 const char *sl_service_role (sl_service_t *self) { return self->role; }
 const char *sl_service_name (sl_service_t *self) { return self->name; }
 uint64_t sl_service_incarnation (sl_service_t *self) { return self->incarnation; }
+
+int
+sl_service_start_bus (sl_service_t *self, const sl_bus_opts_t *opts, const char *key_name)
+{
+    assert (!self->bus);
+    self->bus = sl_bus_new (self->loop, self->metrics, opts, key_name);
+    return self->bus ? 0 : -1;
+}
+
+sl_bus_t *
+sl_service_bus (sl_service_t *self)
+{
+    return self->bus;
+}
 
 int
 sl_service_metrics_port (sl_service_t *self)

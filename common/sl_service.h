@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "sl_buf.h"
+#include "sl_bus.h"
 #include "sl_metrics.h"
 #include "sl_opts.h"
 
@@ -49,6 +50,13 @@ const char *sl_service_role (sl_service_t *self);
 //  random value at every start).
 const char *sl_service_name (sl_service_t *self);
 uint64_t sl_service_incarnation (sl_service_t *self);
+//  Set up the security of this process's bus (its key, the public keys,
+//  the ZAP handler; see sl_bus.h); the service owns it. Call before any
+//  bus socket is made. -1 (the reason logged) when it cannot: the process
+//  must not start.
+int sl_service_start_bus (sl_service_t *self, const sl_bus_opts_t *opts, const char *key_name);
+//  The bus, or NULL before sl_service_start_bus.
+sl_bus_t *sl_service_bus (sl_service_t *self);
 //  Port of the /healthz + /metrics server, -1 when off.
 int sl_service_metrics_port (sl_service_t *self);
 

@@ -38,6 +38,7 @@ struct _sl_stage_t {
     bool (*congested) (void *arg);
     void *congested_arg;
     sl_counter_t *in_messages;
+    sl_counter_t *in_stream_messages;   //  all but heartbeats
     sl_counter_t *malformed;
     sl_counter_t *withheld;
     sl_intake_t *intake;                //  streams coming in (always: origins for `lost`)
@@ -398,8 +399,10 @@ s_on_readable (zloop_t *loop, zsock_t *reader, void *arg)
             sl_counter_inc (self->in_messages);
             if (msg.type == SL_MSG_HB)
                 s_heartbeat (self, sender, (msg.flags & SL_F_HELLO) ? &msg : NULL);
-            else
+            else {
+                sl_counter_inc (self->in_stream_messages);
                 s_take (self, &msg, peer, sender);
+            }
         }
         if (rc == -2) {
             sl_counter_inc (self->malformed);
@@ -421,7 +424,10 @@ sl_stage_t *
 sl_stage_new (sl_service_t *service, const char *bind,
               sl_stage_msg_fn *on_msg, sl_stage_flush_fn *on_flush, void *arg)
 {
-    sl_inbox_t *inbox = sl_inbox_new (bind);
+    //  Every stage's inbox is a CURVE server: the process must have set up
+    //  its bus (keys, or an explicit --bus-auth off) first.
+    assert (sl_service_bus (service));
+    sl_inbox_t *inbox = sl_inbox_new (bind, sl_service_bus (service), sl_service_role (service));
     if (!inbox)
         return NULL;
     sl_stage_t *self = sl_xcalloc (1, sizeof *self);
@@ -434,6 +440,9 @@ sl_stage_new (sl_service_t *service, const char *bind,
     sl_metrics_t *m = sl_service_metrics (service);
     self->in_messages = sl_metrics_counter (m, "sluice_messages_in_total", NULL,
                                             "Protocol messages received on the inbox");
+    self->in_stream_messages = sl_metrics_counter (m, "sluice_stream_messages_in_total", NULL,
+                                                   "Protocol messages of streams received on the inbox "
+                                                   "(all but heartbeats)");
     self->malformed = sl_metrics_counter (m, "sluice_malformed_messages_total", NULL,
                                           "Messages dropped as malformed (bad frames, codec errors)");
     self->withheld = sl_metrics_counter (m, "sluice_credit_withheld_total", NULL,

@@ -6,10 +6,18 @@
 #   deploy/run-local.sh build/bin
 #
 # Ports: SLUICE_HTTP_PORT (8080) for clients, SLUICE_MOCK_PORT (9090) for
-# the mock, 5551-5556 for the pipeline, 9551-9555 for /metrics.
+# the mock, 5551-5557 for the pipeline (5556 and 5557: the taps'), 9551-9555
+# for /metrics.
+#
+# The bus between the processes is CURVE-encrypted and authenticated. Its
+# keys are made on the first start in SLUICE_KEYS (default: keys/ beside
+# the binaries' directory, build/keys for make run) and kept; a tap reads
+# with one of them: sluice-tap --keys build/keys (everything) or
+# sluice-tap --keys build/keys --key tap-meta (metadata only).
 set -u
 BIN=${1:-build/bin}
 HERE=$(cd "$(dirname "$0")" && pwd)
+KEYS=${SLUICE_KEYS:-$(cd "$BIN/.." && pwd)/keys}
 HTTP_PORT=${SLUICE_HTTP_PORT:-8080}
 MOCK_PORT=${SLUICE_MOCK_PORT:-9090}
 POLICY=${SLUICE_POLICY:-$HERE/policy.yaml}
@@ -31,6 +39,13 @@ start() {
 
 # The mock always runs; a dialect goes to its real provider when that
 # provider's key is set (or its base URL is given explicitly).
+# The bus's keys: made once, kept (sluice-keygen leaves existing keys alone).
+if ! "$BIN/sluice-keygen" --dir "$KEYS" >/dev/null; then
+    echo "cannot make the bus keys in $KEYS" >&2
+    exit 1
+fi
+echo "bus keys: $KEYS  (watch with: $BIN/sluice-tap --keys $KEYS)"
+
 start "$BIN/sluice-mock" --host 127.0.0.1 --port "$MOCK_PORT"
 MOCK=http://127.0.0.1:$MOCK_PORT
 pick() {  # pick <explicit url> <key> <real url> <mock url>
@@ -68,16 +83,22 @@ if [ -z "${SLUICE_ROUTES:-}" ]; then
     export SLUICE_ROUTES=$ROUTES
 fi
 
-start "$BIN/sluice-emitter" --bind tcp://127.0.0.1:5554 --pub tcp://127.0.0.1:5556 --metrics-port 9554
-start "$BIN/sluice-judge" --bind tcp://127.0.0.1:5553 --next tcp://127.0.0.1:5554 --policy "$POLICY" --metrics-port 9553
-start "$BIN/sluice-aggregator" --bind tcp://127.0.0.1:5552 --next tcp://127.0.0.1:5553 --metrics-port 9552
-start "$BIN/sluice-ingest" --bind tcp://127.0.0.1:5551 --next tcp://127.0.0.1:5552 --openai-base-url "$OPENAI_URL" \
-    --anthropic-base-url "$ANTHROPIC_URL" --gemini-base-url "$GEMINI_URL" --metrics-port 9551
-start "$BIN/sluice-gateway" --http-host 127.0.0.1 --http-port "$HTTP_PORT" --bind tcp://127.0.0.1:5555 --next tcp://127.0.0.1:5551 --metrics-port 9555
+start "$BIN/sluice-emitter" --keys "$KEYS" --bind tcp://127.0.0.1:5554 --gateways tcp://127.0.0.1:5555 \
+    --pub tcp://127.0.0.1:5556 --pub-meta tcp://127.0.0.1:5557 --metrics-port 9554
+start "$BIN/sluice-judge" --keys "$KEYS" --bind tcp://127.0.0.1:5553 --next tcp://127.0.0.1:5554 --policy "$POLICY" \
+    --metrics-port 9553
+start "$BIN/sluice-aggregator" --keys "$KEYS" --bind tcp://127.0.0.1:5552 --next tcp://127.0.0.1:5553 --metrics-port 9552
+start "$BIN/sluice-ingest" --keys "$KEYS" --bind tcp://127.0.0.1:5551 --next tcp://127.0.0.1:5552 \
+    --openai-base-url "$OPENAI_URL" --anthropic-base-url "$ANTHROPIC_URL" --gemini-base-url "$GEMINI_URL" \
+    --metrics-port 9551
+start "$BIN/sluice-gateway" --keys "$KEYS" --http-host 127.0.0.1 --http-port "$HTTP_PORT" --bind tcp://127.0.0.1:5555 \
+    --next tcp://127.0.0.1:5551 --metrics-port 9555
 
-# Ready when the gateway answers (bounded: 10 s).
+# Ready when the gateway answers and the emitter has heard from it (frames
+# go only to a gateway that announced itself). Bounded: 10 s.
 i=0
-until curl -sf "http://127.0.0.1:$HTTP_PORT/healthz" >/dev/null 2>&1; do
+until curl -sf "http://127.0.0.1:$HTTP_PORT/healthz" >/dev/null 2>&1 \
+      && curl -sf http://127.0.0.1:9554/metrics 2>/dev/null | grep -q '^sluice_gateways_alive 1'; do
     i=$((i + 1))
     if [ $i -gt 100 ]; then echo "sluice did not come up" >&2; stop; fi
     sleep 0.1

@@ -209,7 +209,7 @@ typedef struct {
     uint8_t client_dialect;             //  "cd"
     uint8_t upstream_dialect;           //  "ud"
     sl_str_t provider;                  //  "prov" upstream provider name
-    sl_str_t reply_to;                  //  "rt"  endpoint of the owning gateway
+    sl_str_t reply_to;                  //  "rt"  instance name of the owning gateway
     sl_str_t tools;                     //  "tools" JSON array [{name, schema}]
     sl_str_t headers;                   //  "hdrs" JSON object, policy headers
     sl_str_t last_user;                 //  "lu"  last user message text

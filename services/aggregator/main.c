@@ -81,6 +81,7 @@ main (int argc, char **argv)
     const char *max_bytes = default_bytes;
     const char *max_streams = SL_STAGE_MAX_STREAMS;
     const char *expiry = SL_STAGE_EXPIRY_MS;
+    sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (deltas from the ingest)" },
         { "next", NULL, &next, "judge endpoints, comma-separated" },
@@ -89,6 +90,8 @@ main (int argc, char **argv)
         { "max-streams", NULL, &max_streams, "streams at once; more are refused (503) (0: no bound)" },
         { "stream-expiry-ms", NULL, &expiry,
           "a stream silent this long is ended with an error (0: never; must exceed the ingest's upstream deadlines)" },
+        SL_BUS_OPT_KEYS (bus),
+        SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
     };
     int code;
@@ -103,6 +106,10 @@ main (int argc, char **argv)
         return 2;
     }
     if (!sl_stage_stream_opts (max_streams, expiry, &streams_bound, &expiry_ms)) {
+        sl_service_destroy (&svc);
+        return 2;
+    }
+    if (sl_service_start_bus (svc, &bus, "aggregator")) {
         sl_service_destroy (&svc);
         return 2;
     }
@@ -128,7 +135,8 @@ main (int argc, char **argv)
     app.dropped = sl_metrics_counter (m, "sluice_messages_dropped_total", NULL,
                                       "Messages of unknown streams, stale epochs or duplicate starts");
     sl_stage_t *stage = NULL;
-    if (sl_router_connect (app.router, next) == 0)
+    if (sl_router_set_bus (app.router, sl_service_bus (svc), "judge") == 0
+    &&  sl_router_connect (app.router, next) == 0)
         stage = sl_stage_new (svc, bind, s_on_msg, s_flush, &app);
     if (stage) {
         sl_stage_set_congestion (stage, s_congested, &app);

@@ -17,8 +17,13 @@
       possible, then 100 concurrent ones; every mock-bench stream ends with
       two tool calls whose arguments arrive in fragments;
     - CPU per chunk summed over the stack's processes in the one-stream
-      run, RSS of each process at idle and its peak under 1,000 streams.
+      run and in the 1,000 paced streams run, RSS of each process at idle
+      and its peak under 1,000 streams.
     "Added" figures are sluice minus direct at the same percentile.
+
+    A stack named "plain" is the same stack on a plaintext bus (--bus-auth
+    off): when there is one, the cost of CURVE is printed, the CPU per chunk
+    of the first stack against plain's.
 */
 #include <math.h>
 #include <stdio.h>
@@ -49,6 +54,7 @@ typedef struct {
     double chunk_p50 [3], chunk_p99 [3];//  ms, at 1 / 100 / 1000 streams
     double tput_one, tput_100;          //  chunks/s
     double cpu_us_per_chunk;
+    double cpu_us_per_chunk_1000;       //  in the 1,000 paced streams run
     long rss_idle [MAX_PROCS];          //  KiB
     long rss_peak [MAX_PROCS];          //  KiB, under 1000 streams
     int ingest_metrics;                 //  port of the ingest's /metrics, 0: unknown
@@ -175,6 +181,9 @@ s_sample_rss (void *arg)
     }
 }
 
+//  CPU per chunk over the stack's processes in the last s_run, NAN if unknown.
+static double s_last_cpu = NAN;
+
 static int
 s_run (s_target_t *t, const char *model, int max_tokens, int concurrency, int total,
        bench_result_t *res, bool sample_rss)
@@ -191,6 +200,7 @@ s_run (s_target_t *t, const char *model, int max_tokens, int concurrency, int to
     for (int i = 0; i < t->nprocs; i++)
         cpu0 [i] = bench_cpu_us (t->pids [i]);
     int rc = bench_run (&run, res);
+    s_last_cpu = NAN;
     if (t->nprocs && res->events) {
         //  Where the CPU went, per process (a diagnostic line).
         double sum = 0;
@@ -204,6 +214,7 @@ s_run (s_target_t *t, const char *model, int max_tokens, int concurrency, int to
         }
         fprintf (stderr, "sluice-bench: %s %s x%d: %.2f us of CPU per chunk over the stack (%s)\n",
                  t->name, model, concurrency, sum, line + 1);
+        s_last_cpu = sum;
     }
     t->failures += res->failed;
     if (res->failed)
@@ -250,6 +261,8 @@ s_measure (s_target_t *t)
             continue;
         int total = streams == 1 ? (s_quick ? 2 : 10) : streams;
         s_run (t, "mock-paced", s_quick ? 50 : PACED_CHUNKS, streams, total, &res, streams == 1000);
+        if (streams == 1000)
+            t->cpu_us_per_chunk_1000 = s_last_cpu;
         t->chunk_p50 [c] = bench_samples_quantile (&res.chunk_us, 0.5) / 1000;
         t->chunk_p99 [c] = bench_samples_quantile (&res.chunk_us, 0.99) / 1000;
         bench_result_free (&res);
@@ -323,6 +336,7 @@ s_json_stack (sl_buf_t *out, const s_target_t *t, const s_target_t *direct, cons
     s_json_number (out, K ("chunks_per_s_one_stream"), t->tput_one, first);
     s_json_number (out, K ("chunks_per_s_100_streams"), t->tput_100, first);
     s_json_number (out, K ("cpu_us_per_chunk"), t->cpu_us_per_chunk, first);
+    s_json_number (out, K ("cpu_us_per_chunk_1000_streams"), t->cpu_us_per_chunk_1000, first);
     s_json_number (out, K ("rss_idle_mb_total"), (double) s_sum (t->rss_idle, t->nprocs) / 1024, first);
     s_json_number (out, K ("rss_per_stream_kib_max"), s_per_stream_max (t), first);
     s_json_number (out, K ("failed_streams"), t->failures, first);
@@ -359,6 +373,7 @@ GETTER (g_c99_1000, t->chunk_p99 [2])
 GETTER (g_tput1, t->tput_one)
 GETTER (g_tput100, t->tput_100)
 GETTER (g_cpu, t->cpu_us_per_chunk)
+GETTER (g_cpu1000, t->cpu_us_per_chunk_1000)
 GETTER (g_rss_idle, (double) s_sum (t->rss_idle, t->nprocs) / 1024)
 GETTER (g_rss_stream, s_per_stream_max (t))
 
@@ -368,6 +383,7 @@ main (int argc, char **argv)
     const char *mock = "http://127.0.0.1:9090/v1";
     const char *stack1 = "";
     const char *stack2 = "";
+    const char *stack3 = "";
     const char *out_path = "build/bench.json";
     const char *quick = "no";
     sl_opt_t opts [] = {
@@ -375,6 +391,8 @@ main (int argc, char **argv)
         { "stack", "SLUICE_BENCH_STACK", &stack1,
           "name=base-url@proc:pid,...[#ingest-metrics-port] of a running stack" },
         { "stack2", "SLUICE_BENCH_STACK2", &stack2, "a second stack, same form (optional)" },
+        { "stack3", "SLUICE_BENCH_STACK3", &stack3, "a third stack, same form (optional; name it plain "
+          "for a plaintext bus: the cost of CURVE is printed)" },
         { "out", "SLUICE_BENCH_OUT", &out_path, "where to write the JSON figures" },
         { "quick", "SLUICE_BENCH_QUICK", &quick, "yes: small counts (a smoke run)" },
         { "only", "SLUICE_BENCH_ONLY", &s_only,
@@ -385,10 +403,10 @@ main (int argc, char **argv)
     if (rc)
         return rc > 0 ? 0 : 2;
     s_quick = strcmp (quick, "yes") == 0;
-    s_target_t targets [2];
+    s_target_t targets [3];
     int nt = 0;
-    const char *specs [2] = { stack1, stack2 };
-    for (int i = 0; i < 2; i++)
+    const char *specs [3] = { stack1, stack2, stack3 };
+    for (int i = 0; i < 3; i++)
         if (*specs [i]) {
             if (s_parse_stack (specs [i], &targets [nt])) {
                 fprintf (stderr, "sluice-bench: bad --stack value: %s\n", specs [i]);
@@ -425,6 +443,7 @@ main (int argc, char **argv)
     s_row ("throughput, 1 stream (chunks/s)", direct.tput_one, targets, nt, g_tput1);
     s_row ("throughput, 100 streams (chunks/s)", direct.tput_100, targets, nt, g_tput100);
     s_row ("CPU per chunk, all processes (us)", NAN, targets, nt, g_cpu);
+    s_row ("CPU per chunk, 1000 paced streams (us)", NAN, targets, nt, g_cpu1000);
     s_row ("RSS at idle, all processes (MB)", NAN, targets, nt, g_rss_idle);
     s_row ("RSS per live stream, worst process (KiB)", NAN, targets, nt, g_rss_stream);
     for (int i = 0; i < nt; i++) {
@@ -444,6 +463,19 @@ main (int argc, char **argv)
         printf ("\n");
     }
 
+    //  What CURVE costs: the first stack against the same on a plaintext bus.
+    double curve_one = NAN, curve_1000 = NAN;
+    for (int i = 1; i < nt; i++)
+        if (strcmp (targets [i].name, "plain") == 0) {
+            const s_target_t *a = &targets [0], *b = &targets [i];
+            curve_one = (a->cpu_us_per_chunk / b->cpu_us_per_chunk - 1) * 100;
+            curve_1000 = (a->cpu_us_per_chunk_1000 / b->cpu_us_per_chunk_1000 - 1) * 100;
+            printf ("\nCURVE: %s %.2f us of CPU per chunk against %.2f on a plaintext bus (%+.1f%%), "
+                    "at 1000 paced streams %.2f against %.2f (%+.1f%%)\n", a->name,
+                    a->cpu_us_per_chunk, b->cpu_us_per_chunk, curve_one,
+                    a->cpu_us_per_chunk_1000, b->cpu_us_per_chunk_1000, curve_1000);
+        }
+
     sl_buf_t json = { 0 };
     bool first = true;
     sl_buf_putc (&json, '{');
@@ -455,6 +487,8 @@ main (int argc, char **argv)
     }
     s_json_number (&json, "direct_ttfb_ms_p50", direct.ttfb_p50, &first);
     s_json_number (&json, "direct_chunks_per_s_one_stream", direct.tput_one, &first);
+    s_json_number (&json, "curve_cpu_per_chunk_added_pct", curve_one, &first);
+    s_json_number (&json, "curve_cpu_per_chunk_added_pct_1000_streams", curve_1000, &first);
     sl_buf_puts (&json, "\n}\n");
     FILE *f = fopen (out_path, "w");
     if (!f || fwrite (json.data, 1, json.len, f) != json.len) {

@@ -1,13 +1,31 @@
 /*  sluice-emitter - renders judged streams for the client, publishes taps.
 
     Binds its inbox (judged events from the judges), renders frames with the
-    emitter library and sends each to the gateway that owns the stream (the
-    endpoint in the stream's start). Every event it receives is published
-    on its PUB socket under the topic "<type>.<sid-hex>" for sluice-tap and
-    other monitoring subscribers, in the order received: the stream's
-    start (the request summary: model, dialects, tools), its blocks, the
-    verdicts, the finish with its usage, errors, the end. Events the
-    emitter itself raises (an illegal event withheld) are published too.
+    emitter library and sends each to the gateway that owns the stream: the
+    gateway instance named in the stream's start (`rt`), among the gateways
+    of --gateways, each connected with the gateway's public key and known by
+    the name it announces in its heartbeats. It never connects to an
+    address read from a message; frames for a name no gateway answers to are
+    dropped and counted (sluice_frames_unroutable_total).
+
+    Every event it receives is published on its PUB socket (--pub) under
+    the topic "<type>.<sid-hex>" for sluice-tap and other monitoring
+    subscribers, in the order received: the stream's start (the request
+    summary: model, dialects, tools), its blocks, the verdicts, the finish
+    with its usage, errors, the end. Events the emitter itself raises (an
+    illegal event withheld) are published too. Only tap keys with access
+    "full" may subscribe there (ZAP domain "tap"). A second PUB socket
+    (--pub-meta, ZAP domain "tap-meta", every tap key) carries the same
+    events through sl_meta_strip: no text, no arguments, no prompt. Each is
+    encoded only while someone subscribes to it.
+
+    Two sockets, rather than one XPUB in manual mode that rewrites a
+    metadata key's subscriptions (telling keys apart by the User-Id of each
+    subscription): libzmq 4.3 applies a manual subscription to "the pipe of
+    the last subscription read", and a subscriber that sends anything that
+    is not a subscription puts that bookkeeping one message out of step, so
+    a full tap's subscription can land on a metadata tap's pipe. With two
+    sockets, which feed a key may read is decided by ZAP alone.
 
     Published messages are the stage's protocol messages: start carries no
     credential (the ingest keeps the client's key to itself) and the
@@ -19,19 +37,32 @@
 #include <time.h>
 
 #include "../../common/sl_log.h"
+#include "../../common/sl_ratelimit.h"
 #include "../../common/sl_router.h"
 #include "../../common/sl_service.h"
 #include "../../common/sl_stage.h"
 #include "sl_emitter.h"
+#include "sl_meta.h"
+
+#define EMITTER_UNROUTABLE_LOG_BURST 5          //  unroutable lines logged per window
+#define EMITTER_UNROUTABLE_LOG_WINDOW_MS 10000
+
+//  One PUB socket for taps: XPUB, so that we see what taps subscribe to.
+typedef struct {
+    zsock_t *sock;
+    int subscriptions;                  //  distinct topics subscribed to; 0: publish nothing
+} s_feed_t;
 
 typedef struct {
     sl_emitter_t *emitter;
     sl_metrics_t *metrics;
     sl_router_t *gateways;
-    zsock_t *pub;                       //  XPUB: we see what taps subscribe to
-    int subscriptions;                  //  distinct topics subscribed to; 0: publish nothing
+    s_feed_t full;                      //  --pub: every event, whole
+    s_feed_t meta;                      //  --pub-meta: metadata only
     sl_buf_t tap;
+    sl_buf_t meta_scratch;              //  what a stripped event points into
     sl_counter_t *unroutable;
+    sl_ratelimit_t unroutable_log;
     sl_counter_t *published;
     sl_counter_t *tap_dropped;
     //  Copies of the library's running totals (sl_emitter_stats)
@@ -44,6 +75,23 @@ typedef struct {
 } s_app_t;
 
 static void s_publish (s_app_t *app, const sl_msg_t *msg);
+
+//  Frames no gateway of that name took: dropped, counted, logged (rate-limited).
+static void
+s_unroutable (s_app_t *app, const char *name, size_t frames)
+{
+    sl_counter_add (app->unroutable, frames);
+    uint32_t held;
+    if (sl_ratelimit_allow (&app->unroutable_log, zclock_mono (), &held))
+        sl_log_warn ("frames_unroutable", "gateway=%s frames=%zu: no live gateway of that name "
+                     "(and %u more not logged)", *name ? name : "-", frames, held);
+}
+
+static void
+s_on_unroutable (void *arg, const char *name, size_t messages)
+{
+    s_unroutable (arg, name, messages);
+}
 
 //  Count a stream's error by the HTTP status it carries and by where it
 //  came from: the upstream provider (or the way to it), or sluice itself
@@ -75,28 +123,43 @@ s_emit (void *arg, const sl_msg_t *msg)
     }
     sl_msg_t frame = *msg;
     frame.reply_to = SL_STR_NULL;       //  routing only; not on the wire
-    if (!msg->reply_to.ptr || sl_router_send_to (app->gateways, msg->reply_to, &frame))
-        sl_counter_inc (app->unroutable);
+    if (sl_router_send_named (app->gateways, msg->reply_to, &frame)) {
+        char name [64];
+        snprintf (name, sizeof name, "%.*s", (int) (msg->reply_to.len < 63 ? msg->reply_to.len : 63),
+                  msg->reply_to.ptr ? msg->reply_to.ptr : "");
+        s_unroutable (app, name, 1);
+    }
 }
 
 static void
-s_publish (s_app_t *app, const sl_msg_t *msg)
+s_send_tap (s_app_t *app, s_feed_t *feed, const sl_msg_t *msg)
 {
-    if (app->subscriptions <= 0)
-        return;                         //  no tap listens: no work for nobody
     char hex [SL_SID_HEX_SIZE];
     sl_sid_hex (msg->sid, hex);
     char topic [64];
     int n = snprintf (topic, sizeof topic, "%s.%s", sl_msg_type_name (msg->type), hex);
     sl_buf_reset (&app->tap);
     sl_msg_encode (msg, &app->tap);
-    void *sock = zsock_resolve (app->pub);
+    void *sock = zsock_resolve (feed->sock);
     //  PUB never blocks: a slow subscriber loses tap messages, not the stream.
     if (zmq_send (sock, topic, (size_t) n, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0
     &&  zmq_send (sock, app->tap.data, app->tap.len, ZMQ_DONTWAIT) >= 0)
         sl_counter_inc (app->published);
     else
         sl_counter_inc (app->tap_dropped);
+}
+
+//  No tap listens: no work for nobody.
+static void
+s_publish (s_app_t *app, const sl_msg_t *msg)
+{
+    if (app->full.subscriptions > 0)
+        s_send_tap (app, &app->full, msg);
+    if (app->meta.subscriptions > 0) {
+        sl_msg_t meta;
+        sl_meta_strip (msg, &meta, &app->meta_scratch);
+        s_send_tap (app, &app->meta, &meta);
+    }
 }
 
 static void
@@ -117,7 +180,7 @@ static int
 s_on_subscription (zloop_t *loop, zsock_t *reader, void *arg)
 {
     (void) loop;
-    s_app_t *app = arg;
+    s_feed_t *feed = arg;
     for (int n = 0; n < 64; n++) {
         zmq_msg_t frame;
         zmq_msg_init (&frame);
@@ -128,10 +191,10 @@ s_on_subscription (zloop_t *loop, zsock_t *reader, void *arg)
         const uint8_t *data = zmq_msg_data (&frame);
         if (zmq_msg_size (&frame) >= 1) {
             if (data [0] == 1)
-                app->subscriptions++;
+                feed->subscriptions++;
             else
-            if (data [0] == 0 && app->subscriptions > 0)
-                app->subscriptions--;
+            if (data [0] == 0 && feed->subscriptions > 0)
+                feed->subscriptions--;
         }
         zmq_msg_close (&frame);
     }
@@ -141,7 +204,26 @@ s_on_subscription (zloop_t *loop, zsock_t *reader, void *arg)
 static double
 s_subscriptions (void *arg)
 {
-    return (double) ((s_app_t *) arg)->subscriptions;
+    return (double) ((s_feed_t *) arg)->subscriptions;
+}
+
+//  A PUB socket for taps of one ZAP domain; 0 ok (or "off"), -1 on failure.
+static int
+s_feed_open (sl_service_t *svc, s_feed_t *feed, const char *endpoint, const char *domain)
+{
+    if (strcmp (endpoint, "off") == 0)
+        return 0;
+    feed->sock = zsock_new (ZMQ_XPUB);
+    if (sl_bus_server (sl_service_bus (svc), feed->sock, domain))
+        return -1;
+    if (zsock_bind (feed->sock, "%s", endpoint) < 0) {
+        sl_log_error ("bind_failed", "cannot bind %s: %s", endpoint, zmq_strerror (zmq_errno ()));
+        return -1;
+    }
+    sl_log_info (strcmp (domain, "tap") == 0 ? "pub_bound" : "pub_meta_bound", "endpoint=%s",
+                 zsock_endpoint (feed->sock));
+    zloop_reader (sl_service_loop (svc), feed->sock, s_on_subscription, feed);
+    return 0;
 }
 
 static int64_t
@@ -181,6 +263,12 @@ s_pending (void *arg)
 }
 
 static double
+s_gateways_alive (void *arg)
+{
+    return (double) sl_router_alive_count (((s_app_t *) arg)->gateways);
+}
+
+static double
 s_streams (void *arg)
 {
     return (double) sl_emitter_streams (((s_app_t *) arg)->emitter);
@@ -191,14 +279,21 @@ main (int argc, char **argv)
 {
     const char *bind = "tcp://127.0.0.1:5554";
     const char *pub = "tcp://127.0.0.1:5556";
+    const char *pub_meta = "tcp://127.0.0.1:5557";
+    const char *gateways = "tcp://127.0.0.1:5555";
+    sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     const char *max_streams = SL_STAGE_MAX_STREAMS;
     const char *expiry = SL_STAGE_EXPIRY_MS;
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (judged events from the judges)" },
-        { "pub", NULL, &pub, "PUB endpoint for taps and monitoring" },
+        { "gateways", NULL, &gateways, "gateway inbox endpoints, comma-separated (names are re-resolved)" },
+        { "pub", NULL, &pub, "PUB endpoint for taps with full access (off: none)" },
+        { "pub-meta", NULL, &pub_meta, "PUB endpoint for metadata-only taps (off: none)" },
         { "max-streams", NULL, &max_streams, "streams at once; more are refused (503) (0: no bound)" },
         { "stream-expiry-ms", NULL, &expiry,
           "a stream silent this long is ended with an error (0: never; must exceed the ingest's upstream deadlines)" },
+        SL_BUS_OPT_KEYS (bus),
+        SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
     };
     int code;
@@ -211,7 +306,13 @@ main (int argc, char **argv)
         sl_service_destroy (&svc);
         return 2;
     }
+    if (sl_service_start_bus (svc, &bus, "emitter")) {
+        sl_service_destroy (&svc);
+        return 2;
+    }
     s_app_t app = { 0 };
+    app.unroutable_log = (sl_ratelimit_t) SL_RATELIMIT_INIT (EMITTER_UNROUTABLE_LOG_BURST,
+                                                             EMITTER_UNROUTABLE_LOG_WINDOW_MS);
     app.emitter = sl_emitter_new ();
     sl_emitter_set_clock (app.emitter, s_clock, NULL);
     app.gateways = sl_router_new (sl_service_loop (svc), sl_service_name (svc),
@@ -220,8 +321,8 @@ main (int argc, char **argv)
     app.metrics = m;
     sl_router_set_metrics (app.gateways, m, "gateway");
     sl_router_watch_health (app.gateways, svc);
-    app.unroutable = sl_metrics_counter (m, "sluice_unroutable_total", NULL,
-                                         "Frames whose gateway could not be reached");
+    app.unroutable = sl_metrics_counter (m, "sluice_frames_unroutable_total", NULL,
+                                         "Frames dropped: no live gateway announced the stream's gateway name");
     app.published = sl_metrics_counter (m, "sluice_tap_published_total", NULL,
                                         "Events published to monitoring subscribers");
     app.tap_dropped = sl_metrics_counter (m, "sluice_tap_dropped_total", NULL,
@@ -239,15 +340,21 @@ main (int argc, char **argv)
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Streams in progress", s_streams, &app);
     sl_metrics_gauge_fn (m, "sluice_queue_bytes", "queue=\"gateway\"",
                          "Bytes queued for the next hop, not yet handed to ZeroMQ", s_pending, &app);
+    sl_metrics_gauge_fn (m, "sluice_gateways_alive", NULL,
+                         "Gateways that announced themselves and heartbeat (frames go only to these)",
+                         s_gateways_alive, &app);
     sl_metrics_gauge_fn (m, "sluice_tap_subscriptions", NULL,
-                         "Distinct topics taps subscribe to (0: events are not published)", s_subscriptions, &app);
-    app.pub = zsock_new (ZMQ_XPUB);
+                         "Distinct topics taps with full access subscribe to (0: events are not published)",
+                         s_subscriptions, &app.full);
+    sl_metrics_gauge_fn (m, "sluice_tap_metadata_subscriptions", NULL,
+                         "Distinct topics metadata-only taps subscribe to (0: nothing is stripped or published)",
+                         s_subscriptions, &app.meta);
+    sl_router_on_unroutable (app.gateways, s_on_unroutable, &app);
     sl_stage_t *stage = NULL;
-    if (zsock_bind (app.pub, "%s", pub) < 0)
-        sl_log_error ("bind_failed", "cannot bind %s", pub);
-    else {
-        sl_log_info ("pub_bound", "endpoint=%s", zsock_endpoint (app.pub));
-        zloop_reader (sl_service_loop (svc), app.pub, s_on_subscription, &app);
+    if (sl_router_set_bus (app.gateways, sl_service_bus (svc), "gateway") == 0
+    &&  sl_router_connect (app.gateways, gateways) == 0
+    &&  s_feed_open (svc, &app.full, pub, "tap") == 0
+    &&  s_feed_open (svc, &app.meta, pub_meta, "tap-meta") == 0) {
         stage = sl_stage_new (svc, bind, s_on_msg, s_flush, &app);
         if (stage) {
             sl_stage_set_congestion (stage, s_congested, &app);
@@ -256,10 +363,16 @@ main (int argc, char **argv)
     }
     int rc = stage ? sl_service_run (svc) : 1;
     sl_stage_destroy (&stage);
-    zsock_destroy (&app.pub);
+    if (app.full.sock)
+        zloop_reader_end (sl_service_loop (svc), app.full.sock);
+    if (app.meta.sock)
+        zloop_reader_end (sl_service_loop (svc), app.meta.sock);
+    zsock_destroy (&app.full.sock);
+    zsock_destroy (&app.meta.sock);
     sl_router_destroy (&app.gateways);
     sl_emitter_destroy (&app.emitter);
     sl_buf_free (&app.tap);
+    sl_buf_free (&app.meta_scratch);
     sl_service_destroy (&svc);
     return rc;
 }

@@ -35,7 +35,7 @@ typedef struct {
     int64_t signalled_us;               //  last frame or keep-alive sent, by the clock
     s_state_t state;
     bool opened;                        //  a keep-alive opened the response (status 200 out)
-    sl_buf_t reply_to;                  //  owning gateway's endpoint
+    sl_buf_t reply_to;                  //  owning gateway's instance name
     const sl_renderer_t *renderer;
     sl_validate_t *validate;
     sl_render_stream_t rs;

@@ -6,8 +6,9 @@
     Anthropic Messages, OpenAI Responses, Gemini), numbered from 0 per
     stream. The first frame of a response carries the HTTP status and
     content type (flag FIRST); the last one is flagged LAST. Each emitted
-    frame has reply_to set to the stream's owning gateway (the service
-    routes on it and clears it before sending).
+    frame has reply_to set to the stream's owning gateway, the instance
+    name from the stream's start (the service routes on it, among the
+    gateways it knows, and clears it before sending).
 
     Nothing is written before the first event the client would see: an
     upstream error before that becomes a proper HTTP error response

@@ -7,12 +7,7 @@
 */
 #include "gateway.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -61,7 +56,6 @@ struct _gateway_t {
     sl_stage_t *stage;
     sl_router_t *router;
     sl_sidmap_t *streams;
-    char *advertise;
     sl_buf_t scratch;
     sl_counter_t *requests [SL_DIALECT_MAX];
     sl_counter_t *refused;
@@ -621,7 +615,9 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
     job.upstream_dialect = (uint8_t) parsed->upstream_dialect;
     job.model = sl_buf_str (&parsed->model);
     job.body = sl_buf_str (&parsed->upstream_body);
-    job.reply_to = sl_str (self->advertise);
+    //  The emitters deliver frames to the gateway of this name, among the
+    //  gateways they connect to themselves: a name, never an address.
+    job.reply_to = sl_str (sl_service_name (self->service));
     job.flags = (parsed->stream ? SL_F_STREAM : 0) | (parsed->include_usage ? SL_F_USAGE : 0);
     job.tools = sl_buf_str (&parsed->tools);
     job.headers = sl_buf_str (&headers);
@@ -864,38 +860,6 @@ s_load_client_keys (gateway_t *self, const char *list)
     sl_log_info ("client_keys", "%zu client key(s) accepted", self->client_key_count);
 }
 
-//  --advertise auto: the bound endpoint, unless it is bound to every
-//  interface; then this host's first IPv4 address that is not loopback
-//  (in a compose network: the container's address, so scaled gateways each
-//  advertise their own).
-static char *
-s_advertise_auto (const char *bound)
-{
-    const char *host = strstr (bound, "://");
-    const char *colon = strrchr (bound, ':');
-    if (!host || !colon || strncmp (host + 3, "0.0.0.0:", 8) != 0)
-        return sl_xstrdup (bound);
-    char name [256] = "";
-    gethostname (name, sizeof name - 1);
-    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res = NULL;
-    char ip [INET_ADDRSTRLEN] = "127.0.0.1";
-    if (getaddrinfo (name, NULL, &hints, &res) == 0) {
-        for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-            struct in_addr a = ((struct sockaddr_in *) ai->ai_addr)->sin_addr;
-            if ((ntohl (a.s_addr) >> 24) != 127) {
-                inet_ntop (AF_INET, &a, ip, sizeof ip);
-                break;
-            }
-        }
-        freeaddrinfo (res);
-    }
-    sl_buf_t out = { 0 };
-    sl_buf_printf (&out, "tcp://%s%s", ip, colon);
-    char *endpoint = sl_xstrdup (sl_buf_cstr (&out));
-    sl_buf_free (&out);
-    return endpoint;
-}
-
 gateway_t *
 gateway_new (sl_service_t *service, const gateway_config_t *config)
 {
@@ -962,7 +926,8 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     sl_router_on_message (self->router, s_on_ingest_message, self);
     self->ack_timer = zloop_timer (loop, GATEWAY_ACK_MS, 0, s_on_ack_timer, self);
     self->alone_timer = -1;
-    if (sl_router_connect (self->router, config->next)) {
+    if (sl_router_set_bus (self->router, sl_service_bus (service), "ingest")
+    ||  sl_router_connect (self->router, config->next)) {
         gateway_destroy (&self);
         return NULL;
     }
@@ -972,10 +937,6 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
         return NULL;
     }
     const char *bound = sl_inbox_endpoint (sl_stage_inbox (self->stage));
-    if (config->advertise && strcmp (config->advertise, "auto") == 0)
-        self->advertise = s_advertise_auto (bound);
-    else
-        self->advertise = sl_xstrdup (config->advertise && *config->advertise ? config->advertise : bound);
     sl_httpd_limits_t limits = {
         .max_conns = config->max_conns,
         .max_conns_per_ip = config->max_conns_per_ip,
@@ -990,8 +951,8 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     sl_httpd_set_counters (self->httpd, &self->http);
     sl_httpd_set_stream_cap (self->httpd, config->stream_cap);
     sl_httpd_dispatch_oversize (self->httpd, true);
-    sl_log_info ("listening", "http=%s:%d inbox=%s advertise=%s",
-                 config->http_host, sl_httpd_port (self->httpd), bound, self->advertise);
+    sl_log_info ("listening", "http=%s:%d inbox=%s name=%s",
+                 config->http_host, sl_httpd_port (self->httpd), bound, sl_service_name (self->service));
     return self;
 }
 
@@ -1025,7 +986,6 @@ gateway_destroy (gateway_t **self_p)
     for (size_t i = 0; i < self->client_key_count; i++)
         free (self->client_keys [i]);
     free (self->client_keys);
-    free (self->advertise);
     free (self);
     *self_p = NULL;
 }

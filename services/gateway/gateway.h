@@ -24,7 +24,6 @@ typedef struct {
     const char *http_host;
     int http_port;
     const char *bind;                   //  inbox for frames from the emitters
-    const char *advertise;              //  endpoint emitters reach the inbox at
     const char *next;                   //  ingest endpoints
     size_t max_body;                    //  request body limit, bytes
     size_t stream_cap;                  //  bytes buffered per slow client

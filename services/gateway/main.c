@@ -25,7 +25,6 @@ main (int argc, char **argv)
     const char *http_host = "127.0.0.1";
     const char *http_port = "8080";
     const char *bind = "tcp://127.0.0.1:5555";
-    const char *advertise = "";
     const char *next = "tcp://127.0.0.1:5551";
     const char *max_body = "10485760";
     const char *stream_cap = "8388608";
@@ -34,11 +33,11 @@ main (int argc, char **argv)
     const char *max_conns_per_ip = "0";
     const char *request_timeout = "60";
     const char *expiry = SL_STAGE_EXPIRY_MS;
+    sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "http-host", "SLUICE_HTTP_HOST", &http_host, "address clients connect to" },
         { "http-port", "SLUICE_HTTP_PORT", &http_port, "port clients connect to" },
         { "bind", NULL, &bind, "inbox endpoint (frames from the emitters)" },
-        { "advertise", NULL, &advertise, "inbox endpoint as emitters reach it (default: --bind; auto: this host's address)" },
         { "next", NULL, &next, "ingest endpoints, comma-separated" },
         { "max-body", NULL, &max_body, "largest request body accepted, bytes" },
         { "stream-cap", NULL, &stream_cap, "bytes buffered for a slow client before it is cut off" },
@@ -51,6 +50,8 @@ main (int argc, char **argv)
         { "stream-expiry-ms", NULL, &expiry,
           "a stream nothing came back for this long ends with an error (0: never; must exceed the ingest's "
           "upstream deadlines)" },
+        SL_BUS_OPT_KEYS (bus),
+        SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
     };
     int code;
@@ -61,7 +62,6 @@ main (int argc, char **argv)
         .http_host = http_host,
         .http_port = (int) sl_opts_long (http_port),
         .bind = bind,
-        .advertise = advertise,
         .next = next,
         .max_body = (size_t) sl_opts_long (max_body),
         .stream_cap = (size_t) sl_opts_long (stream_cap),
@@ -102,6 +102,11 @@ main (int argc, char **argv)
     if (!config.routes) {
         sl_log_error ("bad_routes", "%s", error ? error : "the built-in routes could not be made");
         free (error);
+        sl_service_destroy (&svc);
+        return 2;
+    }
+    if (sl_service_start_bus (svc, &bus, "gateway")) {
+        sl_routes_destroy (&config.routes);
         sl_service_destroy (&svc);
         return 2;
     }

@@ -1150,7 +1150,8 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
     sl_router_on_peer (self->router, s_on_aggregator_event, self);
     sl_router_on_message (self->router, s_on_downstream, self);
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Streams in progress", s_active, self);
-    if (sl_router_connect (self->router, config->next)) {
+    if (sl_router_set_bus (self->router, sl_service_bus (service), "aggregator")
+    ||  sl_router_connect (self->router, config->next)) {
         ingest_destroy (&self);
         return NULL;
     }

@@ -50,6 +50,7 @@ main (int argc, char **argv)
     const char *log_max = "4194304";
     const char *log_total = "268435456";
     const char *max_streams = "0";
+    sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (jobs from the gateways)" },
         { "next", NULL, &next, "aggregator endpoints, comma-separated" },
@@ -74,6 +75,8 @@ main (int argc, char **argv)
         { "replay-log-total", NULL, &log_total, "bytes kept for replays in all" },
         { "max-streams", NULL, &max_streams,
           "streams at once; more are refused with 503 (0: 4096, or what the open-files limit allows)" },
+        SL_BUS_OPT_KEYS (bus),
+        SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
     };
     int code;
@@ -125,6 +128,11 @@ main (int argc, char **argv)
         sl_log_info ("provider", "name=%s dialect=%s base_url=%s key=%s", p->name,
                      sl_dialect_name (p->dialect), p->base_url,
                      key && *key ? "set" : p->forward_auth ? "client's" : "none");
+    }
+    if (sl_service_start_bus (svc, &bus, "ingest")) {
+        sl_routes_destroy (&config.routes);
+        sl_service_destroy (&svc);
+        return 2;
     }
     ingest_t *ingest = ingest_new (svc, &config);
     int rc = ingest ? sl_service_run (svc) : 1;

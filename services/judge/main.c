@@ -267,6 +267,7 @@ main (int argc, char **argv)
     const char *max_call_bytes = default_call_bytes;
     const char *max_streams = SL_STAGE_MAX_STREAMS;
     const char *expiry = SL_STAGE_EXPIRY_MS;
+    sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (blocks from the aggregators)" },
         { "next", NULL, &next, "emitter endpoints, comma-separated" },
@@ -279,6 +280,8 @@ main (int argc, char **argv)
         { "stream-expiry-ms", NULL, &expiry,
           "a stream silent this long is ended with an error (0: never; must exceed the ingest's upstream "
           "deadlines and every LLM judge's timeout)" },
+        SL_BUS_OPT_KEYS (bus),
+        SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
     };
     int code;
@@ -306,6 +309,11 @@ main (int argc, char **argv)
     s_app_t app = { .svc = svc, .policy_path = policy_path };
     sl_policy_t *policy = s_load_policy (&app);
     if (!policy) {
+        sl_service_destroy (&svc);
+        return 2;
+    }
+    if (sl_service_start_bus (svc, &bus, "judge")) {
+        sl_policy_unref (&policy);
         sl_service_destroy (&svc);
         return 2;
     }
@@ -337,7 +345,8 @@ main (int argc, char **argv)
     sl_service_on_reload (svc, s_reload, &app);
     sl_service_on_health (svc, s_health, &app);
     sl_stage_t *stage = NULL;
-    if (sl_router_connect (app.router, next) == 0)
+    if (sl_router_set_bus (app.router, sl_service_bus (svc), "emitter") == 0
+    &&  sl_router_connect (app.router, next) == 0)
         stage = sl_stage_new (svc, bind, s_on_msg, s_flush, &app);
     if (stage) {
         sl_stage_set_congestion (stage, s_congested, &app);

@@ -17,6 +17,14 @@
     with --type only those topics are subscribed to. What is published
     never holds a credential: the ingest keeps the client's key to itself
     and the request headers in a start never include credential headers.
+
+    A tap holds a key of its own (--key NAME in --keys DIR, made by
+    sluice-keygen): the emitter lets it subscribe only with a tap key. A
+    key with access "full" reads the emitter's PUB socket (5556); a
+    metadata-only key reads the metadata socket (5557), where events come
+    without text, arguments or prompt; it cannot subscribe to the other.
+    Without --connect, the tap connects to the local emitter's socket for
+    its key's access.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +33,7 @@
 
 #include "../../common/sl_alloc.h"
 #include "../../common/sl_buf.h"
+#include "../../common/sl_bus.h"
 #include "../../common/sl_json.h"
 #include "../../common/sl_log.h"
 #include "../../common/sl_service.h"
@@ -345,14 +354,20 @@ s_subscribe (s_app_t *app)
 int
 main (int argc, char **argv)
 {
-    const char *connect = "tcp://127.0.0.1:5556";
+    const char *connect = "";
+    const char *key = "tap";
+    sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     const char *json = "no";
     const char *stream = "";
     const char *types = "";
     const char *tool = "";
     const char *actions = "";
     sl_opt_t opts [] = {
-        { "connect", NULL, &connect, "emitter PUB endpoints, comma-separated" },
+        { "connect", NULL, &connect, "emitter PUB endpoints, comma-separated (default: the local "
+          "emitter's, 5556 for a full key, 5557 for a metadata-only one)" },
+        { "key", NULL, &key, "this tap's key in --keys (tap: everything; tap-meta: metadata only)" },
+        SL_BUS_OPT_KEYS (bus),
+        SL_BUS_OPT_AUTH (bus),
         { "json", NULL, &json, "yes: one JSON object per line" },
         { "stream", NULL, &stream, "only this stream (hex id or a prefix of it)" },
         { "type", NULL, &types, "only these event types, comma-separated (start, block, verdict, error, end)" },
@@ -364,6 +379,13 @@ main (int argc, char **argv)
     sl_service_t *svc = sl_service_new ("tap", opts, "off", argc, argv, &code);
     if (!svc)
         return code;
+    if (sl_service_start_bus (svc, &bus, key)) {
+        sl_service_destroy (&svc);
+        return 2;
+    }
+    if (!*connect)
+        connect = sl_bus_access (sl_service_bus (svc)) == SL_ACCESS_FULL ? "tcp://127.0.0.1:5556"
+                                                                        : "tcp://127.0.0.1:5557";
     s_app_t app = { .json = strcmp (json, "yes") == 0, .stream = stream, .types = types,
                     .tool = tool, .actions = actions };
     app.codec = sl_codec_new ();
@@ -371,14 +393,22 @@ main (int argc, char **argv)
     app.sub = zsock_new (ZMQ_SUB);
     s_subscribe (&app);
     int rc = 0;
-    if (zsock_attach (app.sub, connect, false) != 0) {
-        sl_log_error ("connect_failed", "cannot connect to %s", connect);
+    sl_bus_t *tap_bus = sl_service_bus (svc);
+    if (sl_bus_client (tap_bus, app.sub, "emitter"))
         rc = 2;
-    }
     else {
-        sl_log_info ("connected", "emitters=%s", connect);
-        zloop_reader (sl_service_loop (svc), app.sub, s_on_event, &app);
-        rc = sl_service_run (svc);
+        //  An emitter that refuses this tap's key says so only in the handshake.
+        sl_bus_watch_client (tap_bus, app.sub, "emitter");
+        if (zsock_attach (app.sub, connect, false) != 0) {
+            sl_log_error ("connect_failed", "cannot connect to %s", connect);
+            rc = 2;
+        }
+        else {
+            sl_log_info ("connected", "emitters=%s key=%s access=%s", connect, key,
+                         sl_access_name (sl_bus_access (tap_bus)));
+            zloop_reader (sl_service_loop (svc), app.sub, s_on_event, &app);
+            rc = sl_service_run (svc);
+        }
     }
     zsock_destroy (&app.sub);
     size_t count;

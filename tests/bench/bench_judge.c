@@ -23,13 +23,16 @@
     limit, so larger rounds measure that limit, not the judge); 0 skips
     part 2.
 */
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -238,7 +241,7 @@ s_part1 (void)
 //  --------------------------------------------------------------------------
 //  Part 2: LLM-judge calls in flight, over the real processes
 
-#define MAX_PROCS 8
+#define MAX_PROCS 10
 #define PROBE_MODEL "mock-text"
 #define PROBE_DELAY_MS 20               //  the upstream mock's pace
 #define JUDGE_DELAY_MS 3000             //  the judge mock's thinking time
@@ -318,7 +321,24 @@ s_stop_all (void)
     char policy [128];
     snprintf (policy, sizeof policy, "%s/policy.yaml", s_dir);
     unlink (policy);
+    char cmd [160];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s/keys'", s_dir);
+    if (system (cmd) != 0)
+        fprintf (stderr, "bench_judge: cannot remove %s/keys\n", s_dir);
     rmdir (s_dir);
+}
+
+//  A TCP port on 127.0.0.1 that was free a moment ago.
+static int
+s_free_port (void)
+{
+    int fd = socket (AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    bind (fd, (struct sockaddr *) &a, sizeof a);
+    getsockname (fd, (struct sockaddr *) &a, &len);
+    close (fd);
+    return ntohs (a.sin_port);
 }
 
 typedef struct {
@@ -330,7 +350,18 @@ typedef struct {
 static bool
 s_stack_start (s_stack_t *st)
 {
-    char port [16], up [16], inbox [128], next [128], pub [128], metrics [16];
+    char port [16], up [16], inbox [128], next [128], pub [128], metrics [16], keys [96], gateway [64], name [64];
+    //  The bus's keys, made for the run; the gateway's inbox, which the
+    //  emitter connects to before the gateway starts, on a port picked now.
+    snprintf (keys, sizeof keys, "%s/keys", s_dir);
+    const char *keygen_args [] = { "--dir", keys, NULL };
+    s_proc_t *keygen = s_spawn ("keygen", keygen_args);
+    int status = -1;
+    if (waitpid (keygen->pid, &status, 0) != keygen->pid || !WIFEXITED (status) || WEXITSTATUS (status) != 0)
+        return false;
+    keygen->pid = 0;
+    unlink (keygen->log);
+    snprintf (gateway, sizeof gateway, "tcp://127.0.0.1:%d", s_free_port ());
     const char *mock_args [] = { "--port", "0", "--delay-ms", "20", NULL };
     if (!s_log_value (s_spawn ("mock", mock_args), "\"listening\"", "http=127.0.0.1:", up, sizeof up))
         return false;
@@ -344,14 +375,15 @@ s_stack_start (s_stack_t *st)
                 "      url: http://127.0.0.1:%s/v1/chat/completions\n      model: judge-slow-%d\n"
                 "      timeout_ms: 60000\n      concurrency: 100000\n", port, JUDGE_DELAY_MS);
     fclose (f);
-    const char *em_args [] = { "--bind", "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*", "--metrics-port", "0", NULL };
+    const char *em_args [] = { "--bind", "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*", "--pub-meta", "off",
+                               "--gateways", gateway, "--keys", keys, "--metrics-port", "0", NULL };
     s_proc_t *em = s_spawn ("emitter", em_args);
     if (!s_log_value (em, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
     ||  !s_log_value (em, "\"pub_bound\"", "endpoint=", pub, sizeof pub))
         return false;
     snprintf (next, sizeof next, "%s", inbox);
     const char *judge_args [] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
-                                  "--policy", policy, NULL };
+                                  "--policy", policy, "--keys", keys, NULL };
     s_proc_t *judge = s_spawn ("judge", judge_args);
     if (!s_log_value (judge, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
     ||  !s_log_value (judge, "\"started\"", "metrics_port=", metrics, sizeof metrics))
@@ -359,20 +391,22 @@ s_stack_start (s_stack_t *st)
     st->judge_metrics = atoi (metrics);
     st->judge_pid = judge->pid;
     snprintf (next, sizeof next, "%s", inbox);
-    const char *agg_args [] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0", NULL };
+    const char *agg_args [] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
+                                "--keys", keys, NULL };
     if (!s_log_value (s_spawn ("aggregator", agg_args), "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox))
         return false;
     snprintf (next, sizeof next, "%s", inbox);
     char base [64];
     snprintf (base, sizeof base, "http://127.0.0.1:%s/v1", up);
     const char *in_args [] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
-                               "--openai-base-url", base, NULL };
+                               "--openai-base-url", base, "--keys", keys, NULL };
     if (!s_log_value (s_spawn ("ingest", in_args), "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox))
         return false;
     snprintf (next, sizeof next, "%s", inbox);
-    const char *gw_args [] = { "--http-port", "0", "--bind", "tcp://127.0.0.1:*", "--next", next,
-                               "--metrics-port", "0", NULL };
-    if (!s_log_value (s_spawn ("gateway", gw_args), "\"listening\"", "http=127.0.0.1:", port, sizeof port))
+    const char *gw_args [] = { "--http-port", "0", "--bind", gateway, "--next", next,
+                               "--metrics-port", "0", "--keys", keys, NULL };
+    if (!s_log_value (s_spawn ("gateway", gw_args), "\"listening\"", "http=127.0.0.1:", port, sizeof port)
+    ||  !s_log_value (em, "\"peer_up\"", "name=", name, sizeof name))     //  the emitter heard from it
         return false;
     st->http_port = atoi (port);
     return true;

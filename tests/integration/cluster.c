@@ -28,15 +28,24 @@ cluster_start_instance (cluster_t *c, int stage, int i, bool wait)
     snprintf (metrics, sizeof metrics, "%d", c->metrics [stage][i]);
     snprintf (name, sizeof name, "%s-%d", s_names [stage], i);
     snprintf (label, sizeof label, "%s-%d-run%d", s_names [stage], i, c->restarts [stage][i]++);
-    const char *args [64] = { "--bind", bind, "--metrics-port", metrics, "--name", name, NULL };
-    int n = 6;
+    const char *args [64] = { "--bind", bind, "--metrics-port", metrics, "--name", name, "--keys", c->keys, NULL };
+    int n = 8;
     if (stage != CL_EMITTER) {
         s_endpoints (c, stage + 1, next, sizeof next);
         args [n++] = "--next";
         args [n++] = next;
     }
     else {
+        size_t at = 0;
+        next [0] = 0;
+        for (int g = 0; g < c->opts.gateways && at < sizeof next; g++)
+            at += (size_t) snprintf (next + at, sizeof next - at, "%stcp://127.0.0.1:%d", g ? "," : "",
+                                     c->gateway_port [g]);
+        args [n++] = "--gateways";
+        args [n++] = next;
         args [n++] = "--pub";
+        args [n++] = "tcp://127.0.0.1:*";
+        args [n++] = "--pub-meta";
         args [n++] = "tcp://127.0.0.1:*";
     }
     if (stage == CL_JUDGE) {
@@ -91,14 +100,16 @@ cluster_kill_gateway (cluster_t *c, int g)
 static int
 s_start_gateway (cluster_t *c, int g)
 {
-    char port [16], next [512], label [32];
+    char port [16], next [512], label [32], bind [64];
     int http = harness_free_port ();
     snprintf (port, sizeof port, "%d", http);
     snprintf (label, sizeof label, "gateway-%d", g);
+    snprintf (bind, sizeof bind, "tcp://127.0.0.1:%d", c->gateway_port [g]);
     s_endpoints (c, CL_INGEST, next, sizeof next);
-    const char *args [32] = { "--http-host", "127.0.0.1", "--http-port", port, "--bind", "tcp://127.0.0.1:*",
-                              "--next", next, "--metrics-port", "off", "--stream-cap", "67108864", NULL };
-    for (int n = 12, k = 0; c->opts.gateway_args && c->opts.gateway_args [k] && n < 31; k++, n++) {
+    const char *args [32] = { "--http-host", "127.0.0.1", "--http-port", port, "--bind", bind,
+                              "--next", next, "--metrics-port", "off", "--stream-cap", "67108864",
+                              "--keys", c->keys, NULL };
+    for (int n = 14, k = 0; c->opts.gateway_args && c->opts.gateway_args [k] && n < 31; k++, n++) {
         args [n] = c->opts.gateway_args [k];
         args [n + 1] = NULL;
     }
@@ -140,6 +151,10 @@ cluster_start (const cluster_opts_t *opts)
         free (c);
         return NULL;
     }
+    if (harness_keygen (c->dir, c->keys, sizeof c->keys))
+        goto failed;
+    for (int g = 0; g < c->opts.gateways; g++)
+        c->gateway_port [g] = harness_free_port ();
     for (int s = 0; s < CL_STAGES; s++) {
         if (c->opts.slots [s] < c->opts.count [s])
             c->opts.slots [s] = c->opts.count [s];
@@ -166,6 +181,18 @@ cluster_start (const cluster_opts_t *opts)
         for (int i = 0; i < c->opts.count [s]; i++)
             if (!s_wait_peers (c, c->procs [s][i], s + 1))
                 goto failed;
+    //  Every emitter has heard from every gateway (frames go only to a
+    //  gateway that announced itself).
+    for (int i = 0; i < c->opts.count [CL_EMITTER]; i++)
+        for (int g = 0; g < c->opts.gateways; g++) {
+            char after [64], rest [8];
+            snprintf (after, sizeof after, "endpoint=tcp://127.0.0.1:%d\"", c->gateway_port [g]);
+            if (!proc_wait_log (c->procs [CL_EMITTER][i], "\"peer_up\"", after, rest, sizeof rest,
+                                CLUSTER_WAIT_MS)) {
+                proc_dump (c->procs [CL_EMITTER][i]);
+                goto failed;
+            }
+        }
     return c;
 failed:
     cluster_stop (c);

@@ -5,7 +5,9 @@
     killed can be started again on the same endpoint. Each stage's --next
     lists every slot of the next stage; slots beyond a stage's count are
     declared but not started (a later cluster_start_instance brings them up:
-    scaling out without restarting anything).
+    scaling out without restarting anything). The emitters' --gateways
+    lists every gateway's inbox. CURVE is on, with keys sluice-keygen makes
+    in the cluster's directory.
 */
 #ifndef CLUSTER_H
 #define CLUSTER_H
@@ -35,6 +37,8 @@ typedef struct {
     int mock_port;
     proc_t *gateway [2];
     int http_port [2];
+    int gateway_port [2];               //  inbox
+    char keys [300];                    //  the key directory
     proc_t *procs [CL_STAGES][CLUSTER_SLOTS];
     int port [CL_STAGES][CLUSTER_SLOTS];        //  inbox
     int metrics [CL_STAGES][CLUSTER_SLOTS];

@@ -1,9 +1,12 @@
 /*  harness.c - start, watch and stop sluice processes (see harness.h). */
 #include "harness.h"
 
+#include <czmq.h>
+
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <curl/curl.h>
 #include <errno.h>
@@ -15,6 +18,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../../common/sl_keys.h"
 
 #define POLL_MS 5
 
@@ -39,9 +44,53 @@ proc_start (const char *dir, const char *name, const char *const *args)
     return proc_start_as (dir, name, name, args);
 }
 
+//  The kernel's range of ephemeral ports (what a bind to port 0 or an
+//  outgoing connection takes), from /proc; Linux's default when unreadable.
+static void
+s_ephemeral_range (int *low, int *high)
+{
+    *low = 32768;
+    *high = 60999;
+    FILE *f = fopen ("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        if (fscanf (f, "%d %d", low, high) != 2) {
+            *low = 32768;
+            *high = 60999;
+        }
+        fclose (f);
+    }
+}
+
+//  A port picked now and bound later by a process (a cluster's fixed
+//  endpoints, so a killed instance comes back on the same one) must not be
+//  one the kernel may hand out meanwhile: every outgoing connection of
+//  every process takes an ephemeral port. So it comes from below the
+//  ephemeral range, at random, checked free with a bind.
+#define HARNESS_PORT_FLOOR 10000        //  fixed ports are picked at or above this
+#define HARNESS_PORT_TRIES 200
+
 int
 harness_free_port (void)
 {
+    int low, high;
+    s_ephemeral_range (&low, &high);
+    (void) high;
+    static unsigned seed;
+    if (!seed)
+        seed = (unsigned) getpid () ^ (unsigned) time (NULL);
+    int span = low - HARNESS_PORT_FLOOR;
+    for (int i = 0; span > 0 && i < HARNESS_PORT_TRIES; i++) {
+        int port = HARNESS_PORT_FLOOR + (int) (rand_r (&seed) % (unsigned) span);
+        int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK),
+                                 .sin_port = htons ((uint16_t) port) };
+        int rc = fd >= 0 ? bind (fd, (struct sockaddr *) &a, sizeof a) : -1;
+        if (fd >= 0)
+            close (fd);
+        if (rc == 0)
+            return port;
+    }
+    //  No room below the ephemeral range: let the kernel pick one.
     int fd = socket (AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
     bind (fd, (struct sockaddr *) &a, sizeof a);
@@ -92,6 +141,9 @@ proc_start_from (const char *bin_dir, const char *dir, const char *name, const c
     argv [n] = NULL;
     pid_t pid = fork ();
     if (pid == 0) {
+        //  A test that fails an assertion ends before it stops what it
+        //  started: the processes go with it instead of running on.
+        prctl (PR_SET_PDEATHSIG, SIGTERM);
         int fd = open (p->log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2 (fd, 1);
         dup2 (fd, 2);
@@ -129,11 +181,13 @@ proc_wait_log (proc_t *p, const char *needle, const char *after,
             if (!v)
                 continue;
             v += strlen (after);
-            size_t n = strcspn (v, " \"\n");
-            if (n >= size)
-                n = size - 1;
-            memcpy (value, v, n);
-            value [n] = 0;
+            if (value && size) {
+                size_t n = strcspn (v, " \"\n");
+                if (n >= size)
+                    n = size - 1;
+                memcpy (value, v, n);
+                value [n] = 0;
+            }
             fclose (f);
             return true;
         }
@@ -147,6 +201,68 @@ proc_wait_log (proc_t *p, const char *needle, const char *after,
         s_pause ();
     }
     return false;
+}
+
+int
+proc_wait_exit (proc_t *p, int timeout_ms)
+{
+    if (!p || p->pid <= 0)
+        return -1;
+    long deadline = s_now_ms () + timeout_ms;
+    int status;
+    while (s_now_ms () < deadline) {
+        if (waitpid (p->pid, &status, WNOHANG) == p->pid) {
+            p->pid = 0;
+            return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+        }
+        s_pause ();
+    }
+    proc_kill (p);
+    return -1;
+}
+
+int
+harness_keygen (const char *dir, char *keys, size_t size)
+{
+    snprintf (keys, size, "%s/keys", dir);
+    const char *args [] = { "--dir", keys, NULL };
+    proc_t *p = proc_start (dir, "keygen", args);
+    if (!p)
+        return -1;
+    int rc = proc_wait_exit (p, 15000);
+    if (rc != 0)
+        proc_dump (p);
+    unlink (p->log_path);
+    free (p);
+    return rc == 0 ? 0 : -1;
+}
+
+int
+harness_curve (void *zsock, const char *keys, const char *key, const char *server)
+{
+    bool loose;
+    char *error = NULL;
+    zcert_t *cert = sl_keys_load_secret (keys, key, &loose, &error);
+    if (!cert) {
+        fprintf (stderr, "harness: %s\n", error);
+        free (error);
+        return -1;
+    }
+    zcert_apply (cert, zsock_resolve (zsock));
+    zcert_destroy (&cert);
+    if (!server) {
+        zsock_set_curve_server (zsock, 1);
+        return 0;
+    }
+    sl_keys_t *all = sl_keys_new ();
+    int rc = -1;
+    if (sl_keys_load (all, keys, &error) >= 0 && sl_keys_named (all, server)) {
+        zsock_set_curve_serverkey_bin (zsock, sl_keys_named (all, server)->public_key);
+        rc = 0;
+    }
+    free (error);
+    sl_keys_destroy (&all);
+    return rc;
 }
 
 int
@@ -255,7 +371,15 @@ stack_start (const stack_opts_t *opts)
         free (s);
         return NULL;
     }
-    char delay [16], port [16], inbox [128], next [128];
+    char delay [16], port [16], inbox [128], next [128], gateways [64], peer [96];
+    if (harness_keygen (s->dir, s->keys, sizeof s->keys)) {
+        free (s);
+        return NULL;
+    }
+    //  The emitter connects to the gateway, which starts last: its inbox
+    //  port is picked now.
+    snprintf (s->gateway_inbox, sizeof s->gateway_inbox, "tcp://127.0.0.1:%d", harness_free_port ());
+    snprintf (gateways, sizeof gateways, "%s", s->gateway_inbox);
     snprintf (delay, sizeof delay, "%d", opts ? opts->mock_delay_ms : 0);
     const char *mock_args [32] = { "--host", "127.0.0.1", "--port", "0", "--delay-ms", delay, NULL };
     s_append_args (mock_args, 32, opts ? opts->mock_args : NULL);
@@ -265,15 +389,18 @@ stack_start (const stack_opts_t *opts)
     s->mock_port = atoi (port);
 
     const char *emitter_args [32] = { "--bind", "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*",
-                                    "--metrics-port", "0", NULL };
+                                      "--pub-meta", "tcp://127.0.0.1:*", "--gateways", gateways,
+                                      "--keys", s->keys, "--metrics-port", "0", NULL };
     s_append_args (emitter_args, 32, opts ? opts->emitter_args : NULL);
     s->emitter = proc_start (s->dir, "emitter", emitter_args);
     if (!s_up (s->emitter, "\"pub_bound\"", "endpoint=", s->pub, sizeof s->pub)
+    ||  !s_up (s->emitter, "\"pub_meta_bound\"", "endpoint=", s->pub_meta, sizeof s->pub_meta)
     ||  !s_up (s->emitter, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
     ||  !s_up (s->emitter, "\"started\"", "metrics_port=", s->metrics [4], sizeof s->metrics [4]))
         goto failed;
 
     snprintf (next, sizeof next, "%s", inbox);
+    snprintf (s->inbox [4], sizeof s->inbox [4], "%s", inbox);
     if (opts && opts->policy_text && s_write_policy (s, opts->policy_text))
         goto failed;
     if (opts && opts->routes_text
@@ -281,9 +408,10 @@ stack_start (const stack_opts_t *opts)
         goto failed;
     const char *routes_args [] = { "--routes", s->routes_path, NULL };
     const char *judge_args [64] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
+                                    "--keys", s->keys,
                                     "--policy", s->policy_path [0] ? s->policy_path
                                               : opts && opts->policy ? opts->policy : "", NULL };
-    for (int i = 0, n = 8; opts && opts->judge_args && opts->judge_args [i] && n < 62; i++)
+    for (int i = 0, n = 10; opts && opts->judge_args && opts->judge_args [i] && n < 62; i++)
         judge_args [n++] = opts->judge_args [i];
     s->judge = proc_start (s->dir, "judge", judge_args);
     if (!s_up (s->judge, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
@@ -291,7 +419,9 @@ stack_start (const stack_opts_t *opts)
         goto failed;
 
     snprintf (next, sizeof next, "%s", inbox);
-    const char *agg_args [32] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0", NULL };
+    snprintf (s->inbox [3], sizeof s->inbox [3], "%s", inbox);
+    const char *agg_args [32] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
+                                  "--keys", s->keys, NULL };
     s_append_args (agg_args, 32, opts ? opts->aggregator_args : NULL);
     s->aggregator = proc_start (s->dir, "aggregator", agg_args);
     if (!s_up (s->aggregator, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
@@ -299,13 +429,14 @@ stack_start (const stack_opts_t *opts)
         goto failed;
 
     snprintf (next, sizeof next, "%s", inbox);
+    snprintf (s->inbox [2], sizeof s->inbox [2], "%s", inbox);
     char base [64], anthropic [64], gemini [64];
     snprintf (base, sizeof base, "http://127.0.0.1:%d/v1", s->mock_port);
     snprintf (anthropic, sizeof anthropic, "http://127.0.0.1:%d", s->mock_port);
     snprintf (gemini, sizeof gemini, "http://127.0.0.1:%d/v1beta", s->mock_port);
     const char *ingest_args [48] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
                                      "--openai-base-url", base, "--anthropic-base-url", anthropic,
-                                     "--gemini-base-url", gemini, NULL };
+                                     "--gemini-base-url", gemini, "--keys", s->keys, NULL };
     s_append_args (ingest_args, 48, s->routes_path [0] ? routes_args : NULL);
     s_append_args (ingest_args, 48, opts ? opts->ingest_args : NULL);
     s->ingest = proc_start (s->dir, "ingest", ingest_args);
@@ -314,13 +445,21 @@ stack_start (const stack_opts_t *opts)
         goto failed;
 
     snprintf (next, sizeof next, "%s", inbox);
-    const char *gw_args [32] = { "--http-host", "127.0.0.1", "--http-port", "0", "--bind", "tcp://127.0.0.1:*",
-                                 "--next", next, "--metrics-port", "0", NULL };
+    snprintf (s->inbox [1], sizeof s->inbox [1], "%s", inbox);
+    snprintf (s->inbox [5], sizeof s->inbox [5], "%s", s->gateway_inbox);
+    const char *gw_args [32] = { "--http-host", "127.0.0.1", "--http-port", "0", "--bind", s->gateway_inbox,
+                                 "--next", next, "--metrics-port", "0", "--keys", s->keys, NULL };
     s_append_args (gw_args, 32, s->routes_path [0] ? routes_args : NULL);
     s_append_args (gw_args, 32, opts ? opts->gateway_args : NULL);
     s->gateway = proc_start_from (opts ? opts->gateway_bin_dir : NULL, s->dir, "gateway", "gateway", gw_args);
     if (!s_up (s->gateway, "\"listening\"", "http=127.0.0.1:", port, sizeof port)
     ||  !s_up (s->gateway, "\"started\"", "metrics_port=", s->metrics [5], sizeof s->metrics [5]))
+        goto failed;
+    //  Ready when the emitter has heard from the gateway (frames go only to
+    //  a gateway that announced itself).
+    char rest [8];
+    snprintf (peer, sizeof peer, "endpoint=%s\"", s->gateway_inbox);
+    if (!s_up (s->emitter, "\"peer_up\"", peer, rest, sizeof rest))
         goto failed;
     s->http_port = atoi (port);
     return s;
@@ -354,6 +493,12 @@ stack_stop (sluice_stack_t *s)
         unlink (s->policy_path);
     if (s->routes_path [0])
         unlink (s->routes_path);
+    if (s->keys [0]) {
+        char cmd [400];
+        snprintf (cmd, sizeof cmd, "rm -rf '%s'", s->keys);
+        if (system (cmd) != 0)
+            fprintf (stderr, "cannot remove %s\n", s->keys);
+    }
     rmdir (s->dir);
     free (s);
     return unclean;

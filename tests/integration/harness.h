@@ -3,9 +3,13 @@
     Programs come from $SLUICE_BIN_DIR (the Makefile points it at the
     sanitizer builds). Every endpoint is an ephemeral port on 127.0.0.1:
     each process is started after the one it connects to, and the harness
-    learns the bound endpoints from the processes' own log lines. All waits
-    are bounded and poll for an event (a log line, a counter), never sleep
-    a fixed time.
+    learns the bound endpoints from the processes' own log lines (the
+    gateway's inbox, which the emitter started before it connects to, is a
+    port picked in advance). All waits are bounded and poll for an event (a
+    log line, a counter), never sleep a fixed time.
+
+    The bus runs as deployed: CURVE on every link, with keys that
+    sluice-keygen makes in the stack's directory.
 */
 #ifndef HARNESS_H
 #define HARNESS_H
@@ -30,7 +34,8 @@ proc_t *proc_start_as (const char *dir, const char *name, const char *label, con
 //  The same, with the program from bin_dir (NULL: $SLUICE_BIN_DIR).
 proc_t *proc_start_from (const char *bin_dir, const char *dir, const char *name, const char *label,
                          const char *const *args);
-//  A TCP port on 127.0.0.1 that was free a moment ago.
+//  A TCP port on 127.0.0.1 that was free a moment ago, from below the
+//  kernel's ephemeral range (no outgoing connection can take it meanwhile).
 int harness_free_port (void);
 //  A TCP port on 127.0.0.1 that refuses every connection for as long as
 //  *holder stays open: a bound socket that never listens, so no other
@@ -38,9 +43,19 @@ int harness_free_port (void);
 int harness_refusing_port (int *holder);
 //  Wait until the log has a line containing needle (and, if after is not
 //  NULL, found after it in that line); copy the value that follows after
-//  into value. true when found within timeout_ms.
+//  into value (unless value is NULL). true when found within timeout_ms.
 bool proc_wait_log (proc_t *p, const char *needle, const char *after,
                     char *value, size_t size, int timeout_ms);
+//  Wait (bounded) for p to exit by itself; its exit status, -1 when it
+//  did not exit in time (then it is killed) or died from a signal.
+int proc_wait_exit (proc_t *p, int timeout_ms);
+//  Make a key directory dir/keys with sluice-keygen (the real program);
+//  its path goes to keys. 0 ok.
+int harness_keygen (const char *dir, char *keys, size_t size);
+//  Make a czmq socket (zsock_t *) a CURVE client with the key named key
+//  of the directory keys, of the server whose key is named server; or a
+//  CURVE server with the key named key (server NULL). 0 ok.
+int harness_curve (void *zsock, const char *keys, const char *key, const char *server);
 //  SIGTERM and wait; returns the exit status, or -1 when it had to be
 //  killed or died from a signal (a sanitizer report exits non-zero).
 int proc_stop (proc_t *p, int timeout_ms);
@@ -70,8 +85,12 @@ typedef struct {
     proc_t *mock, *emitter, *judge, *aggregator, *ingest, *gateway;
     int http_port;
     int mock_port;
-    char pub [128];
+    char pub [128];                     //  the emitter's PUB for full taps
+    char pub_meta [128];                //  its PUB for metadata-only taps
+    char keys [300];                    //  the key directory every process uses
+    char gateway_inbox [64];            //  the gateway's inbox endpoint
     char metrics [6][16];               //  metrics ports by process
+    char inbox [6][128];                //  inbox endpoints, same order (1 ingest .. 5 gateway)
     char policy_path [512];             //  the policy written from policy_text, or ""
     char routes_path [512];             //  the routes file written from routes_text, or ""
 } sluice_stack_t;

@@ -4,8 +4,16 @@
     every service's command, and starts the same programs with the same
     flags on loopback: service host names become 127.0.0.1, every port
     becomes a free local port (the same compose port always maps to the same
-    local one), the image's policy path becomes deploy/policy.yaml. Then it
-    checks each healthcheck URL and sends a request through the gateway.
+    local one), the image's policy path becomes deploy/policy.yaml and the
+    key volume a fresh directory. A service others wait for with
+    service_completed_successfully (the keygen) runs first, to its end.
+    Then it checks each healthcheck URL and sends a request through the
+    gateway, over the CURVE bus with the keys the keygen service made.
+
+    It also checks what the file promises about exposure: the bus network is
+    internal, nothing but the gateway's client port is published, and that
+    only on 127.0.0.1; metrics stay inside the containers; every process on
+    the bus reads the key volume read-only.
 */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -30,7 +38,13 @@ typedef struct {
     int argc;
     char program [64];
     char health_url [256];
+    bool oneshot;                       //  others wait for it to complete
+    bool keys_ro;                       //  mounts the key volume read-only
+    int published;                      //  ports entries
 } service_t;
+
+#define KEYS_PATH "/var/lib/sluice/keys"
+static char s_keys [256];               //  the local directory standing for the key volume
 
 static struct { int from, to; } s_ports [MAX_PORTS];
 static int s_port_count;
@@ -71,6 +85,8 @@ s_rewrite (const char *arg, const char *prev)
         return strdup ("127.0.0.1");
     if (strcmp (arg, "/etc/sluice/policy.yaml") == 0)
         return strdup ("deploy/policy.yaml");
+    if (strcmp (arg, KEYS_PATH) == 0)
+        return strdup (s_keys);
     const char *scheme = strstr (arg, "://");
     if (scheme) {
         const char *host = scheme + 3;
@@ -88,17 +104,24 @@ s_rewrite (const char *arg, const char *prev)
     return strdup (arg);
 }
 
+//  The value of key in a mapping, looking into what it merges (<<: *anchor)
+//  as compose does.
 static yaml_node_t *
 s_get (yaml_document_t *doc, yaml_node_t *map, const char *key)
 {
     if (!map || map->type != YAML_MAPPING_NODE)
         return NULL;
+    yaml_node_t *merged = NULL;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node (doc, p->key);
-        if (k->type == YAML_SCALAR_NODE && strcmp ((char *) k->data.scalar.value, key) == 0)
+        if (k->type != YAML_SCALAR_NODE)
+            continue;
+        if (strcmp ((char *) k->data.scalar.value, key) == 0)
             return yaml_document_get_node (doc, p->value);
+        if (strcmp ((char *) k->data.scalar.value, "<<") == 0)
+            merged = yaml_document_get_node (doc, p->value);
     }
-    return NULL;
+    return merged ? s_get (doc, merged, key) : NULL;
 }
 
 static int
@@ -132,6 +155,20 @@ s_load (service_t *services)
                 s->args [s->argc++] = s_rewrite (v, prev);
             prev = v;
         }
+        yaml_node_t *ports = s_get (&doc, svc, "ports");
+        if (ports && ports->type == YAML_SEQUENCE_NODE)
+            for (yaml_node_item_t *i = ports->data.sequence.items.start; i < ports->data.sequence.items.top; i++) {
+                const char *v = (char *) yaml_document_get_node (&doc, *i)->data.scalar.value;
+                cr_expect (strncmp (v, "127.0.0.1:", 10) == 0, "%s publishes %s on loopback only", s->name, v);
+                s->published++;
+            }
+        yaml_node_t *volumes = s_get (&doc, svc, "volumes");
+        if (volumes && volumes->type == YAML_SEQUENCE_NODE)
+            for (yaml_node_item_t *i = volumes->data.sequence.items.start; i < volumes->data.sequence.items.top; i++) {
+                const char *v = (char *) yaml_document_get_node (&doc, *i)->data.scalar.value;
+                if (strcmp (v, "keys:" KEYS_PATH ":ro") == 0)
+                    s->keys_ro = true;
+            }
         yaml_node_t *test = s_get (&doc, s_get (&doc, svc, "healthcheck"), "test");
         if (test && test->type == YAML_SEQUENCE_NODE) {
             yaml_node_item_t *last = test->data.sequence.items.top - 1;
@@ -140,6 +177,24 @@ s_load (service_t *services)
             free (url);
         }
     }
+    //  Services others wait for with condition: service_completed_successfully.
+    for (yaml_node_pair_t *p = list->data.mapping.pairs.start; p < list->data.mapping.pairs.top; p++) {
+        yaml_node_t *deps = s_get (&doc, yaml_document_get_node (&doc, p->value), "depends_on");
+        if (!deps || deps->type != YAML_MAPPING_NODE)
+            continue;
+        for (yaml_node_pair_t *d = deps->data.mapping.pairs.start; d < deps->data.mapping.pairs.top; d++) {
+            yaml_node_t *cond = s_get (&doc, yaml_document_get_node (&doc, d->value), "condition");
+            const char *dep = (char *) yaml_document_get_node (&doc, d->key)->data.scalar.value;
+            if (cond && strcmp ((char *) cond->data.scalar.value, "service_completed_successfully") == 0)
+                for (int i = 0; i < n; i++)
+                    if (strcmp (services [i].name, dep) == 0)
+                        services [i].oneshot = true;
+        }
+    }
+    yaml_node_t *bus = s_get (&doc, s_get (&doc, yaml_document_get_root_node (&doc), "networks"), "bus");
+    yaml_node_t *internal = s_get (&doc, bus, "internal");
+    cr_expect (internal && strcmp ((char *) internal->data.scalar.value, "true") == 0,
+               "the bus network is internal");
     yaml_document_delete (&doc);
     yaml_parser_delete (&parser);
     fclose (f);
@@ -156,17 +211,52 @@ s_url_port (const char *url)
 Test (compose, the_compose_commands_run_and_serve)
 {
     service_t services [MAX_SERVICES];
-    int n = s_load (services);
-    cr_assert_geq (n, 6, "mock and the five processes");
+    int n;
     char dir [] = "/tmp/sluice-compose-XXXXXX";
     cr_assert_not_null (mkdtemp (dir));
-    proc_t *procs [MAX_SERVICES] = { 0 };
+    //  The key volume starts empty: the keygen service fills it.
+    snprintf (s_keys, sizeof s_keys, "%s/keys", dir);
+    n = s_load (services);
+    cr_assert_geq (n, 7, "the keygen, the mock and the five processes");
+    int oneshots = 0, on_bus = 0;
     for (int i = 0; i < n; i++) {
+        bool bus = false, metrics_out = false;
+        for (int a = 0; a < services [i].argc; a++) {
+            bus |= strcmp (services [i].args [a], "--keys") == 0;
+            metrics_out |= strcmp (services [i].args [a], "--metrics-host") == 0;
+        }
+        cr_expect_not (metrics_out, "%s keeps /metrics inside its container", services [i].name);
+        cr_expect (!bus || services [i].keys_ro, "%s reads the key volume read-only", services [i].name);
+        cr_expect (services [i].published == 0 || strcmp (services [i].program, "gateway") == 0,
+                   "%s publishes no port", services [i].name);
+        on_bus += bus;
+        oneshots += services [i].oneshot;
+    }
+    cr_expect_eq (on_bus, 5, "the five processes of the bus take keys");
+    cr_expect_eq (oneshots, 1, "the keygen runs first");
+    proc_t *procs [MAX_SERVICES] = { 0 };
+    //  One-shot services first, each to its successful end.
+    for (int i = 0; i < n; i++) {
+        if (!services [i].oneshot)
+            continue;
+        services [i].args [services [i].argc] = NULL;
+        procs [i] = proc_start (dir, services [i].program, (const char *const *) services [i].args);
+        cr_assert_not_null (procs [i]);
+        int rc = proc_wait_exit (procs [i], 15000);
+        if (rc != 0)
+            proc_dump (procs [i]);
+        cr_assert_eq (rc, 0, "%s completes successfully", services [i].name);
+    }
+    for (int i = 0; i < n; i++) {
+        if (services [i].oneshot)
+            continue;
         services [i].args [services [i].argc] = NULL;
         procs [i] = proc_start (dir, services [i].program, (const char *const *) services [i].args);
         cr_assert_not_null (procs [i]);
     }
     for (int i = 0; i < n; i++) {
+        if (services [i].oneshot)
+            continue;
         bool up = proc_wait_log (procs [i], "\"started\"", NULL, NULL, 0, 15000);
         if (!up)
             proc_dump (procs [i]);
@@ -203,7 +293,7 @@ Test (compose, the_compose_commands_run_and_serve)
     chat_stream_free (&cs);
     sl_buf_free (&body);
     for (int i = n - 1; i >= 0; i--) {
-        int rc = proc_stop (procs [i], 10000);
+        int rc = services [i].oneshot ? 0 : proc_stop (procs [i], 10000);
         if (rc != 0)
             proc_dump (procs [i]);
         cr_expect_eq (rc, 0, "%s exits cleanly", services [i].name);
@@ -212,5 +302,8 @@ Test (compose, the_compose_commands_run_and_serve)
         for (int a = 0; a < services [i].argc; a++)
             free (services [i].args [a]);
     }
+    char cmd [300];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_keys);
+    cr_expect_eq (system (cmd), 0);
     rmdir (dir);
 }

@@ -14,13 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../../proto/sl_msg.h"
 #include "harness.h"
+#include "verdict_tap.h"
 
 #define TIMEOUT_MS 30000
-#define MAX_VERDICTS 64
 #define HUGE_OVER_THE_STREAM_BOUND_KIB (17 * 1024)  //  over a stream's 16 MiB
 #define HUGE_OVER_THE_CALL_BOUND_KIB 2048   //  over the judge's 1 MiB, under a stream's 16 MiB
 
@@ -38,14 +37,6 @@ static const char *s_sudo_policy =
     "    tool: run_shell\n"
     "    args: [{pointer: /command, prefix: sudo}]\n"
     "    action: block\n";
-
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
 
 //  --------------------------------------------------------------------------
 //  The four client dialects, each against the upstream of its own dialect
@@ -90,81 +81,6 @@ s_ask (sluice_stack_t *s, const s_dialect_t *d, const char *model, bool stream, 
 }
 
 //  --------------------------------------------------------------------------
-//  Verdicts, from the emitter's PUB socket
-
-typedef struct {
-    zsock_t *sub;
-    sl_codec_t *codec;
-    sl_msg_t *verdicts [MAX_VERDICTS];
-    int count;
-} tap_t;
-
-static bool
-s_tap_read (tap_t *t, int wait_ms)
-{
-    bool any = false;
-    zsock_set_rcvtimeo (t->sub, wait_ms);
-    zmsg_t *msg;
-    while ((msg = zmsg_recv (t->sub))) {
-        any = true;
-        zsock_set_rcvtimeo (t->sub, 0);
-        zframe_t *topic = zmsg_first (msg);
-        zframe_t *data = zmsg_next (msg);
-        sl_msg_t m;
-        size_t offset = 0;
-        if (topic && data && sl_codec_decode (t->codec, zframe_data (data), zframe_size (data), &offset, &m) == 0
-        &&  m.type == SL_MSG_VERDICT && t->count < MAX_VERDICTS)
-            t->verdicts [t->count++] = sl_msg_dup (&m);
-        zmsg_destroy (&msg);
-    }
-    return any;
-}
-
-//  Subscribe, and make sure the subscription is live (a SUB socket misses
-//  what is published before it is connected): send requests until their
-//  events show up.
-static tap_t *
-s_tap_open (sluice_stack_t *s)
-{
-    tap_t *t = calloc (1, sizeof *t);
-    t->sub = zsock_new_sub (s->pub, "");
-    t->codec = sl_codec_new ();
-    cr_assert_not_null (t->sub);
-    bool live = false;
-    sl_buf_t body = { 0 };
-    for (int i = 0; i < 40 && !live; i++) {
-        s_ask (s, &s_dialects [0], "mock-text", true, 100, &body);
-        live = s_tap_read (t, 100);
-    }
-    sl_buf_free (&body);
-    cr_assert (live, "the tap sees the stack's events");
-    for (int i = 0; i < t->count; i++)
-        free (t->verdicts [i]);
-    t->count = 0;
-    return t;
-}
-
-//  The next verdict (bounded wait); NULL when none came.
-static const sl_msg_t *
-s_tap_next (tap_t *t, int *seen)
-{
-    long deadline = s_now_ms () + TIMEOUT_MS;
-    while (t->count <= *seen && s_now_ms () < deadline)
-        s_tap_read (t, 50);
-    return t->count > *seen ? t->verdicts [(*seen)++] : NULL;
-}
-
-static void
-s_tap_close (tap_t *t)
-{
-    for (int i = 0; i < t->count; i++)
-        free (t->verdicts [i]);
-    zsock_destroy (&t->sub);
-    sl_codec_destroy (&t->codec);
-    free (t);
-}
-
-//  --------------------------------------------------------------------------
 //  What must hold for every answer
 
 typedef struct {
@@ -188,9 +104,9 @@ s_expect_nothing_of_the_call (const s_dialect_t *d, const char *mode, const char
 }
 
 static void
-s_expect_verdict (tap_t *tap, int *seen, const s_dialect_t *d, const char *mode, const s_case_t *c)
+s_expect_verdict (verdict_tap_t *tap, int *seen, const s_dialect_t *d, const char *mode, const s_case_t *c)
 {
-    const sl_msg_t *v = s_tap_next (tap, seen);
+    const sl_msg_t *v = verdict_tap_next (tap, seen, TIMEOUT_MS);
     cr_assert_not_null (v, "%s %s: a verdict", d->name, mode);
     char reason [512], want [64];
     snprintf (reason, sizeof reason, "%.*s", (int) v->reason.len, v->reason.ptr ? v->reason.ptr : "");
@@ -208,7 +124,7 @@ s_expect_verdict (tap_t *tap, int *seen, const s_dialect_t *d, const char *mode,
 static void
 s_run_case (sluice_stack_t *s, const s_case_t *c)
 {
-    tap_t *tap = s_tap_open (s);
+    verdict_tap_t *tap = verdict_tap_open (s);
     int seen = 0;
     sl_buf_t answer = { 0 };
     for (size_t i = 0; i < DIALECTS; i++) {
@@ -240,7 +156,7 @@ s_run_case (sluice_stack_t *s, const s_case_t *c)
         s_expect_verdict (tap, &seen, d, "body", c);
     }
     sl_buf_free (&answer);
-    s_tap_close (tap);
+    verdict_tap_close (tap);
 }
 
 static sluice_stack_t *

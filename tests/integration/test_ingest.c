@@ -142,6 +142,7 @@ typedef struct {
     int mock_port;
     zsock_t *gateway;                   //  DEALER into the ingest's inbox
     zsock_t *aggregator;                //  ROUTER the ingest sends to
+    char keys [300];                    //  the bus's keys (the test plays two stages)
     sl_codec_t *codec;
     int ingest_metrics;                 //  port of its /metrics
 } s_rig_t;
@@ -162,9 +163,13 @@ s_rig_mock (s_rig_t *rig)
     if (!proc_wait_log (rig->mock, "\"listening\"", "http=127.0.0.1:", port, sizeof port, TIMEOUT_MS))
         return false;
     rig->mock_port = atoi (port);
-    rig->aggregator = zsock_new_router ("tcp://127.0.0.1:*");
+    if (harness_keygen (rig->dir, rig->keys, sizeof rig->keys))
+        return false;
+    //  The aggregator's inbox: a CURVE server with the aggregator's key.
+    rig->aggregator = zsock_new (ZMQ_ROUTER);
     rig->codec = sl_codec_new ();
-    return rig->aggregator != NULL;
+    return harness_curve (rig->aggregator, rig->keys, "aggregator", NULL) == 0
+        && zsock_bind (rig->aggregator, "tcp://127.0.0.1:*") > 0;
 }
 
 //  The ingest, with the mock as every dialect's default provider. The test
@@ -181,8 +186,8 @@ s_rig_ingest (s_rig_t *rig, const char *const *extra)
     const char *args [48] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
                               "--openai-base-url", openai, "--anthropic-base-url", anthropic,
                               "--gemini-base-url", gemini, "--stall-ms", "600000",
-                              "--gateway-dead-ms", "600000", NULL };
-    for (int i = 0, n = 16; extra && extra [i] && n < 47; i++)
+                              "--gateway-dead-ms", "600000", "--keys", rig->keys, NULL };
+    for (int i = 0, n = 18; extra && extra [i] && n < 47; i++)
         args [n++] = extra [i];
     rig->ingest = proc_start (rig->dir, "ingest", args);
     char port [16];
@@ -192,8 +197,10 @@ s_rig_ingest (s_rig_t *rig, const char *const *extra)
         return false;
     }
     rig->ingest_metrics = atoi (port);
-    rig->gateway = zsock_new_dealer (inbox);
-    return rig->gateway != NULL;
+    //  The gateway: a CURVE client with the gateway's key.
+    rig->gateway = zsock_new (ZMQ_DEALER);
+    return harness_curve (rig->gateway, rig->keys, "gateway", "ingest") == 0
+        && zsock_connect (rig->gateway, "%s", inbox) == 0;
 }
 
 static bool
@@ -223,6 +230,12 @@ s_rig_stop (s_rig_t *rig)
     char replay [300];
     snprintf (replay, sizeof replay, "%s/error-first.sse", rig->dir);
     unlink (replay);
+    if (rig->keys [0]) {
+        char cmd [400];
+        snprintf (cmd, sizeof cmd, "rm -rf '%s'", rig->keys);
+        if (system (cmd) != 0)
+            fprintf (stderr, "cannot remove %s\n", rig->keys);
+    }
     rmdir (rig->dir);
     return unclean;
 }
@@ -264,7 +277,7 @@ s_request (s_rig_t *rig, s_stream_t *st, int nonce)
     req.upstream_dialect = (uint8_t) st->dialect;
     req.model = sl_str (st->model);
     req.body = sl_buf_str (&body);
-    req.reply_to = SL_STR_LIT ("tcp://127.0.0.1:1");
+    req.reply_to = SL_STR_LIT ("test-gateway");
     req.flags = SL_F_STREAM;
     s_send (rig, &req);
     sl_buf_free (&body);

@@ -15,10 +15,10 @@
 
 #include "../../proto/sl_msg.h"
 #include "harness.h"
+#include "verdict_tap.h"
 #include "sse_client.h"
 
 #define TIMEOUT_MS 20000
-#define MAX_VERDICTS 16
 #define MAX_STREAMS 64
 #define POLL_MS 5
 
@@ -37,82 +37,6 @@ s_chat (const char *model)
     snprintf (body, sizeof body,
               "{\"model\":\"%s\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"tidy up\"}]}", model);
     return body;
-}
-
-//  --------------------------------------------------------------------------
-//  Verdicts, from the emitter's PUB socket
-
-typedef struct {
-    zsock_t *sub;
-    sl_codec_t *codec;
-    sl_msg_t *verdicts [MAX_VERDICTS];
-    int count;
-} tap_t;
-
-//  Read what arrived within wait_ms; true when anything did.
-static bool
-s_tap_read (tap_t *t, int wait_ms)
-{
-    bool any = false;
-    zsock_set_rcvtimeo (t->sub, wait_ms);
-    zmsg_t *msg;
-    while ((msg = zmsg_recv (t->sub))) {
-        any = true;
-        zsock_set_rcvtimeo (t->sub, 0);
-        zframe_t *topic = zmsg_first (msg);
-        zframe_t *data = zmsg_next (msg);
-        sl_msg_t m;
-        size_t offset = 0;
-        if (topic && data && sl_codec_decode (t->codec, zframe_data (data), zframe_size (data), &offset, &m) == 0
-        &&  m.type == SL_MSG_VERDICT && t->count < MAX_VERDICTS)
-            t->verdicts [t->count++] = sl_msg_dup (&m);
-        zmsg_destroy (&msg);
-    }
-    return any;
-}
-
-//  Subscribe to every event, and make sure the subscription is live (a SUB
-//  socket misses what is published before it is connected) by sending
-//  requests until their events show up.
-static tap_t *
-s_tap_open (sluice_stack_t *s)
-{
-    tap_t *t = calloc (1, sizeof *t);
-    t->sub = zsock_new_sub (s->pub, "");
-    t->codec = sl_codec_new ();
-    cr_assert_not_null (t->sub);
-    bool live = false;
-    for (int i = 0; i < 40 && !live; i++) {
-        sl_buf_t body = { 0 };
-        http_request (s->http_port, "POST", "/v1/chat/completions", s_chat ("mock-text"), NULL, &body, TIMEOUT_MS);
-        sl_buf_free (&body);
-        live = s_tap_read (t, 100);
-    }
-    cr_assert (live, "the tap sees the stack's events");
-    for (int i = 0; i < t->count; i++)
-        free (t->verdicts [i]);
-    t->count = 0;
-    return t;
-}
-
-//  Wait until want verdicts arrived (bounded).
-static void
-s_tap_wait (tap_t *t, int want)
-{
-    long deadline = s_now_ms () + TIMEOUT_MS;
-    while (t->count < want && s_now_ms () < deadline)
-        s_tap_read (t, 50);
-    cr_assert_eq (t->count, want, "%d verdicts arrived", t->count);
-}
-
-static void
-s_tap_close (tap_t *t)
-{
-    for (int i = 0; i < t->count; i++)
-        free (t->verdicts [i]);
-    zsock_destroy (&t->sub);
-    sl_codec_destroy (&t->codec);
-    free (t);
 }
 
 //  --------------------------------------------------------------------------
@@ -265,7 +189,7 @@ s_log_has (proc_t *p, const char *needle)
 }
 
 static const sl_msg_t *
-s_verdict_for (tap_t *t, const char *tool)
+s_verdict_for (verdict_tap_t *t, const char *tool)
 {
     for (int i = 0; i < t->count; i++)
         if (sl_str_eq (t->verdicts [i]->name, tool))
@@ -301,7 +225,7 @@ Test (judge, parallel_slow_and_fast_judges_keep_the_order)
     stack_opts_t opts = { .policy_text = policy, .mock_delay_ms = 1, .judge_args = judge_args };
     sluice_stack_t *s = stack_start (&opts);
     cr_assert_not_null (s, "the stack came up");
-    tap_t *tap = s_tap_open (s);
+    verdict_tap_t *tap = verdict_tap_open (s);
 
     sl_buf_t body = { 0 };
     cr_expect_eq (http_request (s->http_port, "POST", "/v1/chat/completions", s_chat ("mock-tools"), NULL,
@@ -322,7 +246,7 @@ Test (judge, parallel_slow_and_fast_judges_keep_the_order)
     cr_expect (cs.done_last);
     cr_expect_not_null (strstr (raw, ": keep-alive"), "the client heard from sluice while the judge thought");
 
-    s_tap_wait (tap, 2);
+    cr_assert_eq (verdict_tap_wait (tap, 2, TIMEOUT_MS), 2, "two verdicts arrived");
     cr_expect (sl_str_eq (tap->verdicts [0]->name, "get_weather"), "verdicts in order too");
     const sl_msg_t *w = s_verdict_for (tap, "get_weather"), *r = s_verdict_for (tap, "run_shell");
     cr_expect_eq (w->action, SL_ACT_ALLOW);
@@ -342,7 +266,7 @@ Test (judge, parallel_slow_and_fast_judges_keep_the_order)
     cr_expect_gt (metric_value (atoi (s->metrics [3]), "sluice_keepalives_total"), 0);
     chat_stream_free (&cs);
     sl_buf_free (&body);
-    s_tap_close (tap);
+    verdict_tap_close (tap);
     cr_expect_eq (stack_stop (s), 0, "every process exits cleanly");
 }
 
@@ -361,7 +285,7 @@ Test (judge, timeouts_take_on_error_block_or_allow)
     stack_opts_t opts = { .policy_text = policy, .mock_delay_ms = 1 };
     sluice_stack_t *s = stack_start (&opts);
     cr_assert_not_null (s);
-    tap_t *tap = s_tap_open (s);
+    verdict_tap_t *tap = verdict_tap_open (s);
     sl_buf_t body = { 0 };
     cr_expect_eq (http_request (s->http_port, "POST", "/v1/chat/completions", s_chat ("mock-tools"), NULL,
                                 &body, TIMEOUT_MS), 200);
@@ -372,7 +296,7 @@ Test (judge, timeouts_take_on_error_block_or_allow)
     cr_expect_not_null (strstr (sl_buf_cstr (&cs.content), "sluice blocked a call to the tool \"run_shell\""),
                         "on_error: block: %s", sl_buf_cstr (&cs.content));
     cr_expect (cs.done_last);
-    s_tap_wait (tap, 2);
+    cr_assert_eq (verdict_tap_wait (tap, 2, TIMEOUT_MS), 2, "two verdicts arrived");
     const sl_msg_t *w = s_verdict_for (tap, "get_weather"), *r = s_verdict_for (tap, "run_shell");
     cr_expect_eq (w->action, SL_ACT_ALLOW);
     cr_expect_eq (w->check, SL_CHK_TIMEOUT, "allowed, and on record as a check that did not run");
@@ -384,7 +308,7 @@ Test (judge, timeouts_take_on_error_block_or_allow)
     s_expect_reason (r, "on_error: block");
     chat_stream_free (&cs);
     sl_buf_free (&body);
-    s_tap_close (tap);
+    verdict_tap_close (tap);
     cr_expect_eq (stack_stop (s), 0);
 }
 
@@ -401,7 +325,7 @@ Test (judge, garbage_and_failed_judges_are_never_a_pass)
     stack_opts_t opts = { .policy_text = policy, .mock_delay_ms = 1 };
     sluice_stack_t *s = stack_start (&opts);
     cr_assert_not_null (s);
-    tap_t *tap = s_tap_open (s);
+    verdict_tap_t *tap = verdict_tap_open (s);
     sl_buf_t body = { 0 };
     cr_expect_eq (http_request (s->http_port, "POST", "/v1/chat/completions", s_chat ("mock-tools"), NULL,
                                 &body, TIMEOUT_MS), 200);
@@ -409,7 +333,7 @@ Test (judge, garbage_and_failed_judges_are_never_a_pass)
     chat_stream_parse (sl_buf_cstr (&body), &cs);
     cr_expect_eq (cs.call_count, 1);
     cr_expect_null (strstr (sl_buf_cstr (&body), "rm -rf"));
-    s_tap_wait (tap, 2);
+    cr_assert_eq (verdict_tap_wait (tap, 2, TIMEOUT_MS), 2, "two verdicts arrived");
     const sl_msg_t *w = s_verdict_for (tap, "get_weather"), *r = s_verdict_for (tap, "run_shell");
     cr_expect_eq (w->action, SL_ACT_ALLOW);
     cr_expect_eq (w->check, SL_CHK_ERROR, "a garbage answer is an error");
@@ -419,7 +343,7 @@ Test (judge, garbage_and_failed_judges_are_never_a_pass)
     s_expect_reason (r, "HTTP 500");
     chat_stream_free (&cs);
     sl_buf_free (&body);
-    s_tap_close (tap);
+    verdict_tap_close (tap);
     cr_expect_eq (stack_stop (s), 0);
 }
 
@@ -442,14 +366,14 @@ Test (judge, anthropic_judge_and_api_keys_from_the_environment)
     stack_opts_t opts = { .policy_text = policy, .mock_delay_ms = 1 };
     sluice_stack_t *s = stack_start (&opts);
     cr_assert_not_null (s);
-    tap_t *tap = s_tap_open (s);
+    verdict_tap_t *tap = verdict_tap_open (s);
     sl_buf_t body = { 0 };
     cr_expect_eq (http_request (s->http_port, "POST", "/v1/chat/completions", s_chat ("mock-tools"), NULL,
                                 &body, TIMEOUT_MS), 200);
     chat_stream_t cs;
     chat_stream_parse (sl_buf_cstr (&body), &cs);
     cr_expect_eq (cs.call_count, 1);
-    s_tap_wait (tap, 2);
+    cr_assert_eq (verdict_tap_wait (tap, 2, TIMEOUT_MS), 2, "two verdicts arrived");
     const sl_msg_t *w = s_verdict_for (tap, "get_weather"), *r = s_verdict_for (tap, "run_shell");
     cr_expect_eq (w->action, SL_ACT_ALLOW);
     cr_expect_eq (w->check, SL_CHK_RAN, "the Anthropic judge answered");
@@ -462,7 +386,7 @@ Test (judge, anthropic_judge_and_api_keys_from_the_environment)
     cr_expect_not (s_log_has (s->judge, "test-key-not-a-secret"), "the key is not");
     chat_stream_free (&cs);
     sl_buf_free (&body);
-    s_tap_close (tap);
+    verdict_tap_close (tap);
     cr_expect_eq (stack_stop (s), 0);
 }
 

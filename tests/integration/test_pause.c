@@ -421,7 +421,10 @@ Test (pause, every_kind_stopped, .timeout = 3600)
         cr_assert (load_complete (&base [i]), "stream %d completes undisturbed", i);
 
     int failed = 0, stuck = 0;
+    const char *only = getenv ("SLUICE_PAUSE_ONLY");   //  one target's name, to look at it alone
     for (int target = 0; target < TARGETS; target++) {
+        if (only && strcmp (only, s_targets [target].name) != 0)
+            continue;
         s_tally_t t = { .rounds = rounds };
         for (int r = 0; r < rounds; r++) {
             int length = s_lengths [r % 3];
@@ -597,8 +600,9 @@ Test (pause, starved_of_cpu, .timeout = 600)
 static void
 s_fake_judge (zsock_t *pipe, void *arg)
 {
-    (void) arg;
+    const char *keys = arg;             //  it serves with the judge's key, as a judge does
     zsock_t *sock = zsock_new (ZMQ_ROUTER);
+    harness_curve (sock, keys, "judge", NULL);
     int port = zsock_bind (sock, "tcp://127.0.0.1:*");
     zsock_signal (pipe, 0);
     zsock_send (pipe, "i", port);
@@ -671,17 +675,18 @@ s_health (int port, sl_buf_t *out)
 
 Test (pause, healthz_names_a_stalled_hop, .timeout = 120)
 {
-    zactor_t *judge = zactor_new (s_fake_judge, NULL);
+    char dir [] = "/tmp/sluice-health-XXXXXX", keys [256];
+    cr_assert_not_null (mkdtemp (dir));
+    cr_assert_eq (harness_keygen (dir, keys, sizeof keys), 0);
+    zactor_t *judge = zactor_new (s_fake_judge, keys);
     int judge_port = 0;
     zsock_recv (judge, "i", &judge_port);
-    char dir [] = "/tmp/sluice-health-XXXXXX";
-    cr_assert_not_null (mkdtemp (dir));
     char next [64], metrics [16], inbox [128];
     snprintf (next, sizeof next, "tcp://127.0.0.1:%d", judge_port);
     int metrics_port = harness_free_port ();
     snprintf (metrics, sizeof metrics, "%d", metrics_port);
     const char *args [] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", metrics,
-                            "--health-stall-ms", "1000", NULL };
+                            "--health-stall-ms", "1000", "--keys", keys, NULL };
     proc_t *agg = proc_start (dir, "aggregator", args);
     cr_assert (proc_wait_log (agg, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox, 15000));
     cr_assert (proc_wait_log (agg, "\"peer_up\"", NULL, NULL, 0, 15000), "the aggregator hears the judge");
@@ -689,7 +694,9 @@ Test (pause, healthz_names_a_stalled_hop, .timeout = 120)
     cr_expect_eq (s_health (metrics_port, &body), 200, "healthy while nothing waits: %s", sl_buf_cstr (&body));
 
     //  A stream comes in: more blocks than the judge's window.
-    zsock_t *ingest = zsock_new_dealer (inbox);
+    zsock_t *ingest = zsock_new (ZMQ_DEALER);
+    cr_assert_eq (harness_curve (ingest, keys, "ingest", "aggregator"), 0, "the ingest's key");
+    cr_assert_eq (zsock_connect (ingest, "%s", inbox), 0);
     sl_buf_t batch = { 0 };
     for (int i = 0; i < 40; i++) {
         sl_msg_t m;
@@ -733,6 +740,8 @@ Test (pause, healthz_names_a_stalled_hop, .timeout = 120)
     cr_expect_eq (proc_stop (agg, 10000), 0, "the aggregator exits cleanly");
     unlink (agg->log_path);
     free (agg);
-    rmdir (dir);
     zactor_destroy (&judge);
+    char cmd [300];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq (system (cmd), 0);
 }

@@ -101,9 +101,9 @@ s_start_tap (sluice_stack_t *s, const char *name, const char *const *filters)
     //  follows several emitters; one that is not there yet costs nothing).
     static char connect [256];
     snprintf (connect, sizeof connect, "%s,tcp://127.0.0.1:1", s->pub);
-    const char *args [16] = { "--connect", connect, "--json", "yes" };
-    int n = 4;
-    for (int i = 0; filters && filters [i] && n < 15; i++)
+    const char *args [20] = { "--connect", connect, "--json", "yes", "--keys", s->keys };
+    int n = 6;
+    for (int i = 0; filters && filters [i] && n < 19; i++)
         args [n++] = filters [i];
     args [n] = NULL;
     proc_t *tap = proc_start (dir, "tap", args);
@@ -300,7 +300,7 @@ Test (tap, one_stream_human_lines_and_no_credential_of_any_dialect)
     char dir [512];
     snprintf (dir, sizeof dir, "%s/human", s->dir);
     mkdir (dir, 0755);
-    const char *human_args [] = { "--connect", s->pub, "--type", "verdict", NULL };
+    const char *human_args [] = { "--connect", s->pub, "--type", "verdict", "--keys", s->keys, NULL };
     proc_t *human = proc_start (dir, "tap", human_args);
     cr_assert_not_null (human);
     cr_assert (proc_wait_log (human, "\"connected\"", NULL, NULL, 0, TIMEOUT_MS));

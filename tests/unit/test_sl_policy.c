@@ -867,6 +867,27 @@ Test (sl_policy, the_shipped_policies_load)
     }
 }
 
+//  The default policy guards the shell tool of every coding agent sluice
+//  is tested with, and lets their harmless commands through.
+Test (sl_policy, the_default_policy_blocks_recursive_deletes_in_every_agent_shell)
+{
+    char *error = NULL;
+    sl_policy_t *p = sl_policy_load ("deploy/policy.yaml", &error);
+    cr_assert_not_null (p, "%s", error ? error : "");
+    const char *tools [] = { "run_shell", "Bash", "bash", "run_shell_command", "shell", "shell_command" };
+    for (size_t i = 0; i < sizeof tools / sizeof tools [0]; i++) {
+        cr_expect_str_eq (s_rule_of (p, s_call (tools [i], "{\"command\":\"rm -rf /home\"}")), "no-rm-rf",
+                          "%s", tools [i]);
+        cr_expect_str_eq (s_rule_of (p, s_call (tools [i], "{\"command\":\"ls -la\"}")), "", "%s", tools [i]);
+    }
+    cr_expect_str_eq (s_rule_of (p, s_call ("exec_command", "{\"cmd\":\"rm -fr ~/src \"}")), "no-rm-rf-cmd");
+    cr_expect_str_eq (s_rule_of (p, s_call ("exec_command", "{\"cmd\":\"git status\"}")), "");
+    sl_decision_t d = s_decide (p, s_call ("Bash", "{\"command\":\"rm -rf /\"}"));
+    cr_expect_eq (d.action, SL_ACT_BLOCK);
+    sl_decision_clear (&d);
+    sl_policy_unref (&p);
+}
+
 Test (sl_policy, load_reports_missing_file)
 {
     char *error = NULL;

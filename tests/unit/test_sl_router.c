@@ -4,6 +4,7 @@
 #include <czmq.h>
 
 #include "../../common/sl_router.h"
+#include "keydir.h"
 
 typedef struct {
     zsock_t *sock;
@@ -11,7 +12,9 @@ typedef struct {
     uint32_t credit;                    //  granted in the first answer
     bool silent;                        //  stop answering heartbeats
     int starts;                         //  START messages received
+    int frames;                         //  FRAME messages received
     uint32_t last_epoch;
+    const char *name;                   //  the instance name it announces ("fake")
 } s_fake_t;
 
 static sl_codec_t *codec;
@@ -36,11 +39,14 @@ s_on_fake (zloop_t *loop, zsock_t *reader, void *arg)
             f->starts++;
             f->last_epoch = m.epoch;
         }
+        else
+        if (m.type == SL_MSG_FRAME)
+            f->frames++;
     }
     if (hb && !f->silent) {
         sl_msg_t reply;
         sl_msg_init (&reply, SL_MSG_HB);
-        reply.instance = sl_str ("fake");
+        reply.instance = sl_str (f->name ? f->name : "fake");
         reply.incarnation = 42;
         reply.credit = f->credit;
         f->credit = 0;                  //  the window is given once
@@ -236,10 +242,11 @@ Test (sl_router, a_big_batch_leaves_before_the_flush)
     uint64_t seqs [COUNT];
     //  Wait (bounded) for the connection: the router queues nothing for
     //  an instance it is not connected to yet.
+    cr_assert_eq (sl_router_connect (router, a.endpoint), 0);
     sl_msg_t hello;
     sl_msg_init (&hello, SL_MSG_DELTA);
     hello.kind = SL_D_TEXT;
-    cr_assert_eq (sl_router_send_to (router, sl_str (a.endpoint), &hello), 0);
+    cr_assert_eq (sl_router_send (router, &hello), 0);
     for (int i = 0; i < 200 && sl_router_flush (router); i++)
         zclock_sleep (10);
     cr_assert_eq (s_recv_batch (a.sock, 2000, seqs, 1), 1, "connected");
@@ -251,7 +258,7 @@ Test (sl_router, a_big_batch_leaves_before_the_flush)
         m.kind = SL_D_TEXT;
         m.seq = (uint64_t) i;
         m.text = sl_str_n (text, sizeof text);
-        cr_assert_eq (sl_router_send_to (router, sl_str (a.endpoint), &m), 0);
+        cr_assert_eq (sl_router_send (router, &m), 0);
     }
     //  Before any flush, the first batches are already on their way.
     int got = 0, n;
@@ -457,4 +464,119 @@ Test (sl_router, credit_comes_from_a_window_answering_a_hello)
     zframe_destroy (&f.id);
     zsock_destroy (&f.sock);
     sl_codec_destroy (&codec);
+}
+
+//  --------------------------------------------------------------------------
+//  Delivery by instance name (the emitter's frames to the gateway that owns
+//  a stream): only to the live peer that announced the name; a name nobody
+//  announces waits SL_NAME_WAIT_MS, then is reported unroutable.
+
+typedef struct {
+    sl_router_t *router;
+    s_fake_t *a, *b, *c;
+    int step;
+    size_t unroutable;
+    char unroutable_name [32];
+} s_named_t;
+
+static void
+s_frames (sl_router_t *r, const char *name, int n)
+{
+    for (int i = 0; i < n; i++) {
+        sl_msg_t m;
+        sl_msg_init (&m, SL_MSG_FRAME);
+        m.seq = (uint64_t) i;
+        cr_assert_eq (sl_router_send_named (r, sl_str (name), &m), 0);
+    }
+    sl_router_flush (r);
+}
+
+static void
+s_on_unroutable (void *arg, const char *name, size_t messages)
+{
+    s_named_t *n = arg;
+    n->unroutable += messages;
+    snprintf (n->unroutable_name, sizeof n->unroutable_name, "%s", name);
+}
+
+static int
+s_on_named_step (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_named_t *n = arg;
+    n->step++;
+    if (n->step == 3) {
+        //  a and b announced themselves; c is silent (still "connecting").
+        cr_expect_eq (sl_router_alive_count (n->router), 2);
+        s_frames (n->router, "gw-b", 5);
+        s_frames (n->router, "gw-c", 3);        //  waits for c
+        s_frames (n->router, "gw-x", 4);        //  nobody will ever be gw-x
+    }
+    if (n->step == 5)
+        n->c->silent = false;                   //  c comes up: its frames follow
+    if (n->step == 8)
+        s_frames (n->router, "gw-c", 2);        //  now straight to c
+    return n->step >= 20 ? -1 : 0;
+}
+
+Test (sl_router, frames_go_only_to_the_instance_of_their_name)
+{
+    codec = sl_codec_new ();
+    zloop_t *loop = zloop_new ();
+    s_fake_t a, b, c;
+    s_fake_init (&a, 1000);
+    s_fake_init (&b, 1000);
+    s_fake_init (&c, 1000);
+    a.name = "gw-a";
+    b.name = "gw-b";
+    c.name = "gw-c";
+    c.silent = true;
+    zloop_reader (loop, a.sock, s_on_fake, &a);
+    zloop_reader (loop, b.sock, s_on_fake, &b);
+    zloop_reader (loop, c.sock, s_on_fake, &c);
+    sl_router_t *router = sl_router_new (loop, "test", 7);
+    char list [256];
+    snprintf (list, sizeof list, "%s,%s,%s", a.endpoint, b.endpoint, c.endpoint);
+    cr_assert_eq (sl_router_connect (router, list), 0);
+    s_named_t named = { router, &a, &b, &c, 0, 0, "" };
+    sl_router_on_unroutable (router, s_on_unroutable, &named);
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_FRAME);
+    cr_expect_eq (sl_router_send_named (router, SL_STR_NULL, &m), -1, "no name, no delivery");
+    cr_expect_eq (sl_router_send_named (router, sl_str (""), &m), -1);
+    zloop_timer (loop, 100, 0, s_on_named_step, &named);
+    zloop_start (loop);
+    cr_expect_eq (named.step, 20, "the timeline ran to its end");
+    cr_expect_eq (a.frames, 0, "nothing for a name a does not carry");
+    cr_expect_eq (b.frames, 5);
+    cr_expect_eq (c.frames, 5, "what waited for c, then what came after");
+    cr_expect_eq (named.unroutable, 4, "gw-x's frames were given up");
+    cr_expect_str_eq (named.unroutable_name, "gw-x");
+    sl_router_destroy (&router);
+    zloop_destroy (&loop);
+    zsock_destroy (&a.sock);
+    zsock_destroy (&b.sock);
+    zsock_destroy (&c.sock);
+    sl_codec_destroy (&codec);
+}
+
+Test (sl_router, no_instance_no_name_delivery_and_no_key_no_router)
+{
+    sl_router_t *router = sl_router_new (NULL, "test", 7);
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_FRAME);
+    cr_expect_eq (sl_router_send_named (router, sl_str ("gw"), &m), -1, "no instance at all");
+    char dir [64];
+    keydir_make (dir, sizeof dir);
+    sl_metrics_t *metrics = sl_metrics_new ();
+    sl_bus_opts_t opts = { .keys = dir, .auth = "on" };
+    sl_bus_t *bus = sl_bus_new (NULL, metrics, &opts, "emitter");
+    cr_assert_not_null (bus);
+    cr_expect_eq (sl_router_set_bus (router, bus, "nosuchrole"), -1, "a server key nobody has");
+    cr_expect_eq (sl_router_set_bus (router, bus, "gateway"), 0);
+    sl_router_destroy (&router);
+    sl_bus_destroy (&bus);
+    sl_metrics_destroy (&metrics);
+    keydir_remove (dir);
 }

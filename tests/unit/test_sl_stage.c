@@ -1,6 +1,7 @@
 /*  Unit tests: common/sl_stage with a real sl_router sending to it, on
     loopback, in one process. The stage runs its own reactor in a thread
     (as it runs in its own process); the router runs in the test's thread.
+    They speak CURVE, as every link of the bus does.
 
     The stage thread can be made to stop for a while (its reactor blocked:
     no reading, no timers, as if the process were stopped), and its stage
@@ -15,6 +16,7 @@
 
 #include "../../common/sl_router.h"
 #include "../../common/sl_stage.h"
+#include "keydir.h"
 
 #define STEP_MS 50                      //  the router's script ticks this often
 
@@ -22,6 +24,7 @@
 //  The stage, in its own thread
 
 typedef struct {
+    char keys [64];                     //  the bus's key directory: CURVE, as in production
     size_t max_streams;                 //  sl_stage_track_streams, when track
     int64_t expiry_ms;
     bool track;
@@ -95,6 +98,9 @@ s_stage_actor (zsock_t *pipe, void *arg)
     for (int sig = 1; sig < NSIG; sig++)
         if (sig != SIGKILL && sig != SIGSTOP)
             sigaction (sig, &saved [sig], NULL);
+    sl_bus_opts_t bus = { .keys = ctx->keys, .auth = "on" };
+    if (svc && sl_service_start_bus (svc, &bus, "aggregator"))
+        sl_service_destroy (&svc);
     sl_stage_t *stage = svc ? sl_stage_new (svc, "tcp://127.0.0.1:*", s_on_msg, NULL, ctx) : NULL;
     if (stage && ctx->track)
         sl_stage_track_streams (stage, ctx->max_streams, ctx->expiry_ms);
@@ -197,8 +203,14 @@ s_on_step (zloop_t *loop, int timer_id, void *arg)
 static void
 s_run (s_ctx_t *ctx, script_fn *fn, int max_steps, script_t *out)
 {
+    keydir_make (ctx->keys, sizeof ctx->keys);
     zactor_t *stage = zactor_new (s_stage_actor, ctx);
     cr_assert_not_null (stage, "the stage came up");
+    cr_assert (ctx->endpoint [0], "the stage bound its inbox");
+    sl_metrics_t *metrics = sl_metrics_new ();
+    sl_bus_opts_t opts = { .keys = ctx->keys, .auth = "on" };
+    sl_bus_t *bus = sl_bus_new (NULL, metrics, &opts, "ingest");
+    cr_assert_not_null (bus, "the sender's keys");
     script_t *s = out;
     memset (s, 0, sizeof *s);
     s->ctx = ctx;
@@ -208,6 +220,7 @@ s_run (s_ctx_t *ctx, script_fn *fn, int max_steps, script_t *out)
         s->sid [i] = (uint8_t) (0xA0 + i);
     s->loop = zloop_new ();
     s->router = sl_router_new (s->loop, "test-sender", 77);
+    cr_assert_eq (sl_router_set_bus (s->router, bus, "aggregator"), 0);
     sl_router_on_peer (s->router, s_on_peer_event, s);
     sl_router_on_message (s->router, s_on_back, s);
     cr_assert_eq (sl_router_connect (s->router, ctx->endpoint), 0);
@@ -216,6 +229,9 @@ s_run (s_ctx_t *ctx, script_fn *fn, int max_steps, script_t *out)
     sl_router_destroy (&s->router);
     zloop_destroy (&s->loop);
     zactor_destroy (&stage);
+    sl_bus_destroy (&bus);
+    sl_metrics_destroy (&metrics);
+    keydir_remove (ctx->keys);
 }
 
 //  Wait (a step at a time) until cond holds; fail after limit steps.

@@ -1,0 +1,129 @@
+/*  sluice-keygen - the keys of the sluice bus.
+
+    sluice-keygen --dir DIR                       make every missing key
+    sluice-keygen --dir DIR --tap NAME [--metadata-only]   add a tap key
+    sluice-keygen --dir DIR --rotate NAME         replace one key
+    sluice-keygen --dir DIR --list                show the keys
+
+    Every process of the bus reads its own key and the public keys from
+    DIR (--keys DIR, or SLUICE_KEYS, which is also this program's default
+    for --dir). Existing keys are kept, so this may run at every start
+    (make run and the compose file's keygen service do). Exit status: 0
+    done, 1 failed (the reason on stderr), 2 bad usage.
+*/
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/sl_buf.h"
+#include "../../common/sl_keys.h"
+#include "sl_keygen.h"
+
+#define S_EXIT_FAILED 1
+#define S_EXIT_USAGE 2
+
+static void
+s_usage (FILE *out)
+{
+    fprintf (out,
+        "usage: sluice-keygen --dir DIR                        make every missing key\n"
+        "       sluice-keygen --dir DIR --tap NAME [--metadata-only]   add a tap's key\n"
+        "       sluice-keygen --dir DIR --rotate NAME          replace a key\n"
+        "       sluice-keygen --dir DIR --list                 show the keys\n"
+        "\n"
+        "  --dir            the key directory (default: $SLUICE_KEYS)\n"
+        "  --tap NAME       a key for a monitoring tap; it sees everything, or with\n"
+        "                   --metadata-only no text, arguments or prompt\n"
+        "  --rotate NAME    a new key for a role (gateway, ingest, aggregator, judge,\n"
+        "                   emitter) or a tap; restart the processes that use it\n"
+        "  --list           name, role, access and public key of every key\n"
+        "\n"
+        "Without --tap or --rotate, one key per role and the taps 'tap' (full) and\n"
+        "'tap-meta' (metadata only) are made where missing; existing keys are kept.\n");
+}
+
+static int
+s_by_name (const void *a, const void *b)
+{
+    return strcmp ((*(const sl_key_t *const *) a)->name, (*(const sl_key_t *const *) b)->name);
+}
+
+static int
+s_list (const char *dir)
+{
+    sl_keys_t *keys = sl_keys_new ();
+    char *error = NULL;
+    int rc = 0;
+    if (sl_keys_load (keys, dir, &error) < 0) {
+        fprintf (stderr, "sluice-keygen: %s\n", error);
+        free (error);
+        rc = S_EXIT_FAILED;
+    }
+    else {
+        size_t count = sl_keys_count (keys);
+        const sl_key_t **sorted = calloc (count ? count : 1, sizeof (sl_key_t *));
+        for (size_t i = 0; i < count; i++)
+            sorted [i] = sl_keys_at (keys, i);
+        qsort (sorted, count, sizeof (sl_key_t *), s_by_name);
+        for (size_t i = 0; i < count; i++) {
+            const sl_key_t *k = sorted [i];
+            printf ("%-16s %-10s %-8s %s\n", k->name, k->role,
+                    k->access ? sl_access_name (k->access) : "-", k->public_txt);
+        }
+        free (sorted);
+        if (*sl_keys_skipped (keys))
+            fprintf (stderr, "sluice-keygen: skipped:\n%s", sl_keys_skipped (keys));
+    }
+    sl_keys_destroy (&keys);
+    return rc;
+}
+
+int
+main (int argc, char **argv)
+{
+    const char *dir = getenv ("SLUICE_KEYS");
+    const char *tap = NULL, *rotate = NULL;
+    bool metadata_only = false, list = false;
+    static const struct option longopts [] = {
+        { "dir", required_argument, NULL, 'd' },
+        { "tap", required_argument, NULL, 't' },
+        { "metadata-only", no_argument, NULL, 'm' },
+        { "rotate", required_argument, NULL, 'r' },
+        { "list", no_argument, NULL, 'l' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 }
+    };
+    int c;
+    while ((c = getopt_long (argc, argv, "h", longopts, NULL)) != -1)
+        switch (c) {
+            case 'd': dir = optarg; break;
+            case 't': tap = optarg; break;
+            case 'm': metadata_only = true; break;
+            case 'r': rotate = optarg; break;
+            case 'l': list = true; break;
+            case 'h': s_usage (stdout); return 0;
+            default: s_usage (stderr); return S_EXIT_USAGE;
+        }
+    if (optind < argc || !dir || !*dir || (tap && rotate) || (metadata_only && !tap)
+    ||  (list && (tap || rotate))) {
+        s_usage (stderr);
+        return S_EXIT_USAGE;
+    }
+    if (list)
+        return s_list (dir);
+    sl_buf_t report = { 0 };
+    char *error = NULL;
+    int rc = tap ? sl_keygen_tap (dir, tap, metadata_only ? SL_ACCESS_METADATA : SL_ACCESS_FULL, &report, &error)
+           : rotate ? sl_keygen_rotate (dir, rotate, &report, &error)
+           : sl_keygen_ensure (dir, &report, &error);
+    fputs (sl_buf_cstr (&report), stdout);
+    if (rc) {
+        fprintf (stderr, "sluice-keygen: %s\n", error);
+        free (error);
+    }
+    else
+        printf ("keys in %s\n", dir);
+    sl_buf_free (&report);
+    return rc ? S_EXIT_FAILED : 0;
+}

@@ -1,0 +1,34 @@
+/*  verdict_tap.h - the judge's verdicts as a monitoring subscriber sees
+    them, for integration tests: a SUB socket on a stack's full tap feed,
+    with the stack's tap key, that keeps every verdict in order.
+*/
+#ifndef VERDICT_TAP_H
+#define VERDICT_TAP_H
+
+#include "../../proto/sl_msg.h"
+#include "harness.h"
+
+#define VERDICT_TAP_MAX 64              //  verdicts kept; later ones are not
+
+typedef struct {
+    void *sub;                          //  zsock_t *
+    sl_codec_t *codec;
+    sl_msg_t *verdicts [VERDICT_TAP_MAX];
+    int count;
+} verdict_tap_t;
+
+//  Subscribe to every event and make sure the subscription is live (a SUB
+//  socket misses what is published before it is connected) by sending
+//  mock-text requests until their events show up; verdicts seen meanwhile
+//  are forgotten. Asserts (Criterion) when the feed stays silent.
+verdict_tap_t *verdict_tap_open (sluice_stack_t *s);
+//  Read what arrived within wait_ms; true when anything did.
+bool verdict_tap_read (verdict_tap_t *t, int wait_ms);
+//  Wait (at most timeout_ms) until want verdicts arrived; the count.
+int verdict_tap_wait (verdict_tap_t *t, int want, int timeout_ms);
+//  The verdict after the *seen first ones (at most timeout_ms), advancing
+//  *seen; NULL when none came.
+const sl_msg_t *verdict_tap_next (verdict_tap_t *t, int *seen, int timeout_ms);
+void verdict_tap_close (verdict_tap_t *t);
+
+#endif
