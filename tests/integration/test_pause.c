@@ -22,7 +22,8 @@
     undisturbed run or ends with a clean error; every stream started after
     it completes. SLUICE_PAUSE_ROUNDS rounds per kind (make test: 3, one
     per length; make chaos: 10), each ending with a one-line summary per
-    kind. Afterwards no process holds a stream.
+    kind (SLUICE_PAUSE_ONLY=<kind> runs one alone). Afterwards no process
+    holds a stream, and every credit window is whole.
 
     starved_of_cpu: every process of the stack, every thread, at nice 19
     and the idle scheduling policy against a busy loop per core for 30 s,
