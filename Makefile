@@ -18,7 +18,8 @@
 #                   build/agents and run each through a stack (not part of
 #                   make test: the agents are large)
 #
-# Layout: common/ and proto/ are shared code; services/<name>/sl_*.c is the
+# Layout: common/ (with common/dialects/) and proto/ are shared code;
+# services/<name>/sl_*.c is the
 # stage library of <name> (pure, no sockets), every other .c file in
 # services/<name>/ is its service (main.c and the loop), linked into
 # build/bin/sluice-<name>.
@@ -41,7 +42,11 @@ PACKAGES  = gcc make pkg-config libzmq3-dev libczmq-dev libmsgpack-dev \
 SERVICES  = gateway ingest aggregator judge emitter mock tap replay bench keygen
 BUILD     = build
 
-COMMON_SRC = $(wildcard common/*.c) $(wildcard proto/*.c)
+# common/dialects/ holds the dialect modules (one folder each) and their
+# registry: shared library code of the gateway, ingest, aggregator, emitter
+# and replay.
+COMMON_SRC = $(wildcard common/*.c) $(wildcard common/dialects/*.c) \
+             $(wildcard common/dialects/*/*.c) $(wildcard proto/*.c)
 LIB_SRC    = $(foreach s,$(SERVICES),$(wildcard services/$(s)/sl_*.c))
 UNIT_SRC   = $(wildcard tests/unit/*.c)
 INTEG_SRC  = $(wildcard tests/integration/*.c)

@@ -149,14 +149,6 @@ struct _sl_router_t {
     int64_t stall_limit;                //  ms of a stall that fails /healthz; 0: never
 };
 
-static int64_t
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 s_event (sl_router_t *self, s_peer_t *peer, sl_peer_event_t event)
 {
@@ -178,7 +170,7 @@ static inline void
 s_batch_touch (s_peer_t *peer)
 {
     if (peer->batch.len == 0)
-        peer->batch_since = s_now_ms ();
+        peer->batch_since = zclock_mono ();
 }
 
 static void
@@ -304,14 +296,14 @@ s_take_credit (sl_router_t *self, s_peer_t *peer, const sl_msg_t *hb)
     else
         peer->credit += hb->credit;
     if (hb->credit > 0)
-        peer->progress_at = s_now_ms ();
+        peer->progress_at = zclock_mono ();
 }
 
 //  A heartbeat from the peer: it lives; credit; a restart is a new peer.
 static void
 s_on_hb (sl_router_t *self, s_peer_t *peer, const sl_msg_t *hb)
 {
-    peer->last_seen = s_now_ms ();
+    peer->last_seen = zclock_mono ();
     s_set_instance (self, peer, hb->instance);
     bool was_alive = peer->state == PEER_ALIVE;
     bool restarted = peer->incarnation && hb->incarnation != peer->incarnation;
@@ -539,7 +531,7 @@ static void
 s_declare_dead (sl_router_t *self, s_peer_t *peer)
 {
     s_read_peer (self, peer, SL_ROUTER_MAX_CHECK);
-    if (s_now_ms () - peer->last_seen <= SL_HB_DEAD_MS)
+    if (zclock_mono () - peer->last_seen <= SL_HB_DEAD_MS)
         return;
     peer->state = PEER_DEAD;
     s_lose_window (self, peer);
@@ -586,7 +578,7 @@ s_on_hb_timer (zloop_t *loop, int timer_id, void *arg)
     (void) loop;
     (void) timer_id;
     sl_router_t *self = arg;
-    int64_t now = s_now_ms ();
+    int64_t now = zclock_mono ();
     for (size_t i = 0; i < self->count; i++) {
         s_peer_t *peer = self->peers [i];
         if (peer->state == PEER_ALIVE && now - peer->last_seen > SL_HB_DEAD_MS)
@@ -766,7 +758,7 @@ sl_router_watch_health (sl_router_t *self, sl_service_t *service)
 int64_t
 sl_router_stalled_ms (sl_router_t *self)
 {
-    int64_t now = s_now_ms (), worst = 0;
+    int64_t now = zclock_mono (), worst = 0;
     for (size_t i = 0; i < self->count; i++) {
         //  Up to date even between heartbeat timers (tests call this).
         s_watch_progress (self->peers [i], now);
@@ -904,7 +896,7 @@ s_flush_peer (sl_router_t *self, s_peer_t *peer)
     }
     peer->batch_stuck = false;
     if (peer->batch_msgs)
-        peer->progress_at = s_now_ms ();    //  work moved (a heartbeat alone is no work)
+        peer->progress_at = zclock_mono ();    //  work moved (a heartbeat alone is no work)
     if (self->sent)
         sl_counter_inc (self->sent);
     peer->batch_msgs = 0;
@@ -976,7 +968,7 @@ sl_router_send (sl_router_t *self, const sl_msg_t *msg)
     }
     if (msg->type == SL_MSG_END) {
         peer->streams--;
-        pin->ended_at = s_now_ms ();    //  remembered a while (SL_PIN_GRACE_MS)
+        pin->ended_at = zclock_mono ();    //  remembered a while (SL_PIN_GRACE_MS)
     }
     return 0;
 }
@@ -1014,7 +1006,7 @@ sl_router_send_named (sl_router_t *self, sl_str_t name, const sl_msg_t *msg)
             return -1;
         l = &self->limbo [self->limbo_count++];
         l->name = sl_xstrndup (name.ptr, name.len);
-        l->since = s_now_ms ();
+        l->since = zclock_mono ();
     }
     if (self->limbo_bytes > SL_ROUTER_LIMBO_BYTES) {
         if (l->msgs == 0)

@@ -193,6 +193,30 @@ sl_routes_match (sl_routes_t *self, sl_str_t model, int dialect)
     return NULL;
 }
 
+const sl_provider_t *
+sl_routes_pick (sl_routes_t *self, sl_str_t model, int client_dialect)
+{
+    char name [SL_ROUTES_MODEL_MAX];
+    const sl_provider_t *first = NULL;
+    if (model.ptr && model.len < sizeof name && !memchr (model.ptr, 0, model.len)) {
+        memcpy (name, model.ptr, model.len);
+        name [model.len] = 0;
+        for (size_t i = 0; i < self->route_count; i++) {
+            const sl_provider_t *p = sl_routes_find (self, sl_str (self->routes [i].provider));
+            if (!p || fnmatch (self->routes [i].model, name, 0) != 0)
+                continue;
+            if (p->dialect == client_dialect)
+                return p;
+            if (!first)
+                first = p;
+        }
+    }
+    if (first)
+        return first;
+    const sl_provider_t *own = sl_routes_match (self, SL_STR_NULL, client_dialect);
+    return own ? own : sl_routes_provider (self, 0);
+}
+
 //  --------------------------------------------------------------------------
 //  The routes file
 

@@ -4,14 +4,17 @@
     its base URL, the name of the environment variable that holds its API
     key, and whether the client's own credential may be forwarded to it
     when that variable is empty) and an ordered list of routes, each a
-    model glob (fnmatch) naming a provider. The ingest asks it which
-    provider serves a model in the request's dialect; the gateway lists
-    the configured models from it.
+    model glob (fnmatch) naming a provider. The gateway asks it which
+    provider serves a request (and lists the configured models from it);
+    the ingest finds that provider by name.
 
-    Matching: the first route whose glob matches the model and whose
-    provider speaks the asked dialect wins; when none does, the first
-    provider of that dialect serves it (so a provider with no routes is the
-    default for its dialect).
+    Matching (sl_routes_pick): a route may name a provider of any dialect;
+    among the routes whose glob matches the model, the first whose
+    provider speaks the client's dialect wins (no translation needed),
+    else the first of them (the request is translated); when no route
+    matches, the first provider of the client's dialect serves it (so a
+    provider with no routes is the default for its dialect), else the
+    first provider.
 
     Built-in defaults (no file): one provider per dialect, "openai",
     "responses" (same base URL and key as openai), "anthropic", "gemini",
@@ -81,5 +84,11 @@ const sl_route_t *sl_routes_route (sl_routes_t *self, size_t index);
 const sl_provider_t *sl_routes_find (sl_routes_t *self, sl_str_t name);
 //  The provider serving model in dialect (0: any dialect), or NULL.
 const sl_provider_t *sl_routes_match (sl_routes_t *self, sl_str_t model, int dialect);
+//  The provider a client of dialect is sent to for model, of any
+//  dialect: among the routes whose glob matches, the first whose provider
+//  speaks the client's dialect (no translation), else the first; when no
+//  route matches, the first provider of the client's dialect, else the
+//  first provider. NULL only for a table without providers.
+const sl_provider_t *sl_routes_pick (sl_routes_t *self, sl_str_t model, int client_dialect);
 
 #endif

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dialects/sl_dialect.h"
 #include "sl_alloc.h"
 #include "sl_httpd.h"
 #include "sl_json.h"
@@ -168,6 +169,16 @@ sl_service_new (const char *role, sl_opt_t *opts, const char *metrics_port,
     free (all);
     if (rc != 0) {
         *exit_code = rc > 0 ? 0 : 2;
+        return NULL;
+    }
+
+    //  Every dialect module registers now, and a module that lacks an
+    //  operation stops the process here rather than fail a request later.
+    const char *why = NULL;
+    if (sl_dialect_init (&why)) {
+        sl_log_init (role, sl_log_level_parse (log_level));
+        sl_log_error ("bad_dialect", "%s", why ? why : "a dialect module did not register");
+        *exit_code = 2;
         return NULL;
     }
 

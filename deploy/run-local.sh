@@ -61,7 +61,7 @@ ROUTES=""
 if [ -z "${SLUICE_ROUTES:-}" ]; then
     # One provider per dialect (the default for its models), and the mock's
     # scenarios always on the mock: GET /v1/models lists them (the gateway
-    # and the ingest read this file).
+    # routes with this file, and the ingest reads it too).
     ROUTES=$(mktemp "${TMPDIR:-/tmp}/sluice-routes.XXXXXX")
     {
         echo "providers:"
@@ -78,6 +78,12 @@ if [ -z "${SLUICE_ROUTES:-}" ]; then
             for provider in mock-openai mock-responses mock-anthropic mock-gemini; do
                 echo "  - { model: $model, provider: $provider }"
             done
+        done
+        # "<scenario>@<dialect>": the mock of that dialect, from a client
+        # of any (curl the chat endpoint with mock-tools@anthropic to see
+        # a translation).
+        for dialect in openai responses anthropic gemini; do
+            echo "  - { model: \"*@$dialect\", provider: mock-$dialect }"
         done
     } > "$ROUTES"
     export SLUICE_ROUTES=$ROUTES

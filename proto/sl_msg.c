@@ -116,6 +116,9 @@ static const char *s_type_names [] = {
 static const char *s_dialect_names [] = {
     "none", "openai", "anthropic", "responses", "gemini"
 };
+//  The registry (common/dialects/sl_dialect.c) holds a module per id and
+//  checks that its name is this one.
+_Static_assert (sizeof s_dialect_names / sizeof s_dialect_names [0] == SL_DIALECT_MAX, "a name for every dialect");
 static const char *s_delta_names [] = {
     "?", "message", "text", "thinking", "signature", "redacted", "refusal",
     "tool_call", "server_tool_use", "server_tool_result", "citation",

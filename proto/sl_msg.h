@@ -52,7 +52,7 @@ typedef enum {
     SL_DIALECT_RESPONSES,               //  OpenAI Responses
     SL_DIALECT_GEMINI,                  //  Gemini generateContent
     SL_DIALECT_MAX
-} sl_dialect_t;
+} sl_dialect_id_t;
 
 //  Kinds of DELTA messages (field "k"): what a provider said, normalized.
 typedef enum {

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/dialects/sl_dialect.h"
 #include "../../common/sl_alloc.h"
 #include "../../common/sl_buf.h"
 #include "../../common/sl_json.h"
@@ -54,6 +55,7 @@ typedef struct {
     uint32_t epoch;
     uint64_t seq;                       //  next output sequence
     s_state_t state;
+    int upstream;                       //  the provider's dialect: whose finish values
     size_t max_blocks;                  //  limits this stream started with
     size_t max_bytes;
     size_t blocks;                      //  blocks started (the next index)
@@ -203,48 +205,7 @@ sl_agg_too_large (sl_agg_t *self)
 sl_finish_t
 sl_agg_normalize_finish (sl_str_t raw)
 {
-    static const struct {
-        const char *raw;
-        sl_finish_t finish;
-    } table [] = {
-        //  OpenAI Chat
-        { "stop", SL_FIN_STOP },
-        { "length", SL_FIN_LENGTH },
-        { "tool_calls", SL_FIN_TOOL_CALLS },
-        { "function_call", SL_FIN_TOOL_CALLS },
-        { "content_filter", SL_FIN_CONTENT_FILTER },
-        //  Anthropic
-        { "end_turn", SL_FIN_STOP },
-        { "stop_sequence", SL_FIN_STOP },
-        { "max_tokens", SL_FIN_LENGTH },
-        { "model_context_window_exceeded", SL_FIN_LENGTH },
-        { "tool_use", SL_FIN_TOOL_CALLS },
-        { "refusal", SL_FIN_REFUSAL },
-        { "pause_turn", SL_FIN_PAUSE },
-        //  Responses (status, incomplete_details.reason)
-        { "completed", SL_FIN_STOP },
-        { "max_output_tokens", SL_FIN_LENGTH },
-        { "failed", SL_FIN_ERROR },
-        //  Gemini
-        { "STOP", SL_FIN_STOP },
-        { "MAX_TOKENS", SL_FIN_LENGTH },
-        { "SAFETY", SL_FIN_CONTENT_FILTER },
-        { "RECITATION", SL_FIN_CONTENT_FILTER },
-        { "BLOCKLIST", SL_FIN_CONTENT_FILTER },
-        { "PROHIBITED_CONTENT", SL_FIN_CONTENT_FILTER },
-        { "SPII", SL_FIN_CONTENT_FILTER },
-        { "IMAGE_SAFETY", SL_FIN_CONTENT_FILTER },
-        { "MALFORMED_FUNCTION_CALL", SL_FIN_ERROR },
-        { "UNEXPECTED_TOOL_CALL", SL_FIN_ERROR },
-        //  Several
-        { "error", SL_FIN_ERROR },
-    };
-    if (!raw.ptr)
-        return SL_FIN_NONE;
-    for (size_t i = 0; i < sizeof table / sizeof table [0]; i++)
-        if (sl_str_eq (raw, table [i].raw))
-            return table [i].finish;
-    return SL_FIN_STOP;                 //  the provider ended it, for a reason we do not know
+    return (sl_finish_t) sl_dialect_finish (SL_DIALECT_NONE, raw);
 }
 
 //  --------------------------------------------------------------------------
@@ -744,7 +705,7 @@ finish_response (sl_agg_t *self, s_stream_t *s)
         m.finish_raw = sl_buf_str (&s->finish_raw);
     if (s->has_stop_seq)
         m.stop_seq = sl_buf_str (&s->stop_seq);
-    sl_finish_t finish = sl_agg_normalize_finish (m.finish_raw);
+    sl_finish_t finish = (sl_finish_t) sl_dialect_finish (s->upstream, m.finish_raw);
     //  Stopped before it was done: what is open was cut off.
     sl_cut_t cut = finish == SL_FIN_LENGTH ? SL_CUT_LENGTH
                  : finish == SL_FIN_CONTENT_FILTER || finish == SL_FIN_REFUSAL ? SL_CUT_FILTER
@@ -951,6 +912,7 @@ s_on_start (sl_agg_t *self, const sl_msg_t *msg)
     memcpy (s->sid, msg->sid, SL_SID_SIZE);
     s->epoch = msg->epoch;
     s->state = ST_OPEN;
+    s->upstream = msg->upstream_dialect;
     s->max_blocks = self->max_blocks;
     s->max_bytes = self->max_bytes;
     s->args = sl_jsonv_new ();

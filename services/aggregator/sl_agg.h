@@ -93,7 +93,7 @@
 #include <stdint.h>
 
 #include "../../proto/sl_msg.h"
-#include "sl_snapshot.h"
+#include "../../common/sl_snapshot.h"
 
 #define SL_AGG_DEFAULT_MAX_BLOCKS 4096          //  blocks per stream
 #define SL_AGG_DEFAULT_MAX_BYTES (16u << 20)    //  content bytes per stream
@@ -121,9 +121,10 @@ uint64_t sl_agg_dropped (sl_agg_t *self);
 uint64_t sl_agg_ignored (sl_agg_t *self);
 //  Streams ended because they went over a limit.
 uint64_t sl_agg_too_large (sl_agg_t *self);
-//  Map a provider's raw finish value to the normalized reason: OpenAI,
-//  Anthropic, Responses and Gemini values; an unknown present value is
-//  stop, an absent one SL_FIN_NONE.
+//  Map a provider's raw finish value to the normalized reason, whichever
+//  dialect's it is (each dialect module knows its own values; a stream
+//  asks its upstream's first, sl_dialect_finish); an unknown present value
+//  is stop, an absent one SL_FIN_NONE.
 sl_finish_t sl_agg_normalize_finish (sl_str_t raw);
 
 #endif

@@ -1,7 +1,7 @@
 /*  bench_client.c - the load generator's HTTP side (see bench_client.h). */
 #include "bench_client.h"
 
-#include <czmq.h>
+#include <czmq.h>                      //  zclock_usecs: the monotonic clock the mock stamps chunks with
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,7 +58,7 @@ s_on_event (void *arg, sl_str_t type, sl_str_t data, sl_str_t id)
     (void) id;
     s_stream_t *s = arg;
     bench_result_t *res = s->runner->result;
-    int64_t now = bench_now_us ();
+    int64_t now = zclock_usecs ();
     if (!s->first) {
         s->first = true;
         bench_samples_add (&res->ttfb_us, (double) (now - s->started));
@@ -126,7 +126,7 @@ s_start_next (s_runner_t *r)
     curl_easy_setopt (s->easy, CURLOPT_WRITEDATA, s);
     curl_easy_setopt (s->easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt (s->easy, CURLOPT_TCP_NODELAY, 1L);
-    s->started = bench_now_us ();
+    s->started = zclock_usecs ();
     r->started++;
     r->live = sl_xrealloc (r->live, (size_t) (r->live_count + 1) * sizeof (s_stream_t *));
     r->live [r->live_count++] = s;
@@ -170,13 +170,13 @@ bench_run (const bench_run_t *run, bench_result_t *result)
     r.loop = zloop_new ();
     r.curlm = sl_curlm_new (r.loop);
     sl_curlm_set_after (r.curlm, s_after, &r);
-    int64_t t0 = bench_now_us ();
+    int64_t t0 = zclock_usecs ();
     for (int i = 0; i < run->concurrency && r.started < run->total; i++)
         s_start_next (&r);
     zloop_timer (r.loop, BENCH_TICK_MS, 0, s_on_tick, &r);
     zloop_timer (r.loop, (size_t) run->timeout_ms, 1, s_on_timeout, &r);
     zloop_start (r.loop);
-    result->elapsed_us = bench_now_us () - t0;
+    result->elapsed_us = zclock_usecs () - t0;
     //  Streams still running at the timeout count as failed.
     result->failed += run->total - r.finished;
     sl_curlm_destroy (&r.curlm);

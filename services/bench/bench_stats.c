@@ -48,14 +48,6 @@ bench_samples_free (bench_samples_t *s)
 }
 
 int64_t
-bench_now_us (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-int64_t
 bench_cpu_us (pid_t pid)
 {
     //  The scheduler's own count, in nanoseconds, summed over the

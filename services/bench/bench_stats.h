@@ -17,9 +17,6 @@ void bench_samples_add (bench_samples_t *s, double value);
 double bench_samples_quantile (bench_samples_t *s, double q);
 void bench_samples_free (bench_samples_t *s);
 
-//  Microseconds on the system-wide monotonic clock (the mock stamps chunks
-//  with the same clock, so stamps compare across processes).
-int64_t bench_now_us (void);
 //  CPU time a process (all its threads) has used, µs, from the
 //  scheduler's nanosecond counts; -1 if unreadable.
 int64_t bench_cpu_us (pid_t pid);

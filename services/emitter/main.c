@@ -72,6 +72,8 @@ typedef struct {
     sl_counter_t *illegal;
     sl_counter_t *dropped;
     sl_counter_t *http_errors;
+    sl_counter_t *translated;
+    sl_counter_t *translation_dropped;
 } s_app_t;
 
 static void s_publish (s_app_t *app, const sl_msg_t *msg);
@@ -230,9 +232,7 @@ static int64_t
 s_clock (void *arg)
 {
     (void) arg;
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return zclock_usecs ();
 }
 
 static void
@@ -247,6 +247,8 @@ s_flush (void *arg)
     app->illegal->value = st->illegal;
     app->dropped->value = st->dropped;
     app->http_errors->value = st->http_errors;
+    app->translated->value = st->translated;
+    app->translation_dropped->value = st->translation_dropped;
 }
 
 //  Hold credit back from the previous stage while our own output has none.
@@ -337,6 +339,10 @@ main (int argc, char **argv)
                                       "Messages dropped: unknown stream or stale epoch");
     app.http_errors = sl_metrics_counter (m, "sluice_http_error_responses_total", NULL,
                                           "Responses that were an HTTP error (nothing streamed)");
+    app.translated = sl_metrics_counter (m, "sluice_streams_translated_total", NULL,
+                                         "Streams from a provider of another dialect than the client's");
+    app.translation_dropped = sl_metrics_counter (m, "sluice_translation_dropped_total", "side=\"response\"",
+                                                  "What a translation between dialects left out, only informative");
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Streams in progress", s_streams, &app);
     sl_metrics_gauge_fn (m, "sluice_queue_bytes", "queue=\"gateway\"",
                          "Bytes queued for the next hop, not yet handed to ZeroMQ", s_pending, &app);

@@ -17,14 +17,15 @@
 #include "../../common/sl_alloc.h"
 #include "../../common/sl_log.h"
 #include "../../common/sl_sidmap.h"
-#include "sl_render.h"
-#include "sl_validate.h"
+#include "../../common/dialects/sl_render.h"
+#include "../../common/dialects/sl_validate.h"
 
 #define SL_EMITTER_LIVENESS_US 100000  //  frameless input this long: a liveness keep-alive
 #define SL_EMITTER_SSE_TYPE "text/event-stream"
 #define SL_EMITTER_JSON_TYPE "application/json"
 #define SL_EMITTER_DEFAULT_ERROR_STATUS 502
 #define SL_EMITTER_ILLEGAL_CODE "illegal_output"
+#define SL_EMITTER_FALLBACK_DIALECT SL_DIALECT_OPENAI   //  answers a stream of a dialect not registered
 
 typedef enum { ST_QUIET, ST_STREAMING, ST_CLOSED } s_state_t;
 
@@ -306,23 +307,28 @@ s_on_start (sl_emitter_t *self, const sl_msg_t *msg)
     memcpy (s->sid, msg->sid, SL_SID_SIZE);
     s->epoch = msg->epoch;
     sl_buf_append_str (&s->reply_to, msg->reply_to);
-    s->rs.client_dialect = msg->client_dialect;
-    s->rs.upstream_dialect = msg->upstream_dialect;
+    bool known = sl_render_stream_init (&s->rs, msg->client_dialect, msg->upstream_dialect) == 0;
     s->rs.flags = msg->flags;
-    s->rs.open_index = -1;
     sl_sid_hex (msg->sid, s->rs.sid_hex);
     sl_buf_append_str (&s->rs.model, msg->model);
-    s->renderer = sl_render_for (msg->client_dialect);
+    s->renderer = s->rs.renderer;
     s->validate = sl_validate_new (msg->client_dialect);
+    if (msg->client_dialect != msg->upstream_dialect && msg->upstream_dialect)
+        self->stats.translated++;
     if (!(msg->flags & SL_F_STREAM)) {
         s->snap = sl_snapshot_new ();
         sl_snapshot_feed (s->snap, msg);
     }
     sl_sidmap_put (self->streams, msg->sid, s);
     self->stats.streams++;
-    if (!s->renderer) {
-        //  The gateway only accepts dialects we render; answer anyway.
-        s->renderer = &sl_render_openai;
+    if (!known) {
+        //  The gateway only accepts dialects we render: a stream of another
+        //  is an error, answered in SL_EMITTER_FALLBACK_DIALECT's shape so
+        //  that the gateway can end it.
+        sl_render_stream_init (&s->rs, SL_EMITTER_FALLBACK_DIALECT, SL_EMITTER_FALLBACK_DIALECT);
+        s->renderer = s->rs.renderer;
+        sl_validate_destroy (&s->validate);
+        s->validate = sl_validate_new (SL_EMITTER_FALLBACK_DIALECT);
         s_http_error (self, s, SL_EMITTER_DEFAULT_ERROR_STATUS, SL_STR_LIT ("unsupported_dialect"),
                       SL_STR_LIT ("the emitter cannot render this client dialect"));
     }
@@ -363,9 +369,41 @@ s_send_keepalive (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg, bool v
     sl_buf_reset (&self->out);
 }
 
+//  A block of a translated stream: false when the client's dialect cannot
+//  carry it (dropped and counted once per block), else the block as it
+//  goes on in *copy.
+static bool
+s_crosses (sl_emitter_t *self, const sl_msg_t *msg, sl_msg_t *copy)
+{
+    *copy = *msg;
+    if (msg->kind != SL_B_START && msg->kind != SL_B_DELTA && msg->kind != SL_B_END)
+        return true;
+    bool foreign = msg->block == SL_BK_SERVER_TOOL_USE || msg->block == SL_BK_SERVER_TOOL_RESULT
+                || msg->block == SL_BK_CITATION;
+    if (foreign) {
+        if (msg->kind == SL_B_END)
+            self->stats.translation_dropped++;
+        return false;
+    }
+    if (msg->kind == SL_B_END && msg->block == SL_BK_TEXT && msg->body.len) {
+        sl_buf_t scratch = { 0 };
+        if (sl_render_put_citations (&scratch, msg->body))
+            self->stats.translation_dropped++;
+        sl_buf_free (&scratch);
+        copy->body = SL_STR_NULL;
+    }
+    return true;
+}
+
 static void
 s_on_block (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg)
 {
+    sl_msg_t crossed;
+    if (s->rs.client_dialect != s->rs.upstream_dialect && s->rs.upstream_dialect) {
+        if (!s_crosses (self, msg, &crossed))
+            return;
+        msg = &crossed;
+    }
     if (msg->kind == SL_B_KEEPALIVE) {
         //  Visible (a comment for the client) only when the judge says so.
         if (s->state != ST_CLOSED)
@@ -528,6 +566,9 @@ sl_emitter_feed (sl_emitter_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void
             break;
         case SL_MSG_END:
             s_on_end (self, s);
+            //  What the client's renderer could not carry, of a translated stream.
+            if (s->rs.client_dialect != s->rs.upstream_dialect)
+                self->stats.translation_dropped += s->rs.dropped;
             sl_sidmap_remove (self->streams, s->sid);
             s_stream_free (s);
             break;

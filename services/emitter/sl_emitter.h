@@ -15,6 +15,14 @@
     (status from the error, 502 by default) in the client's dialect,
     instead of a 200 followed by an error event.
 
+    A stream from a provider of another dialect than the client's is
+    translated: what cannot cross and is only informative is left out
+    and counted (a provider's own tool blocks, which the client never
+    asked for; citations, whose shapes are each provider's); tool call
+    ids, finish reasons and usage are the renderers' business, and
+    thinking signatures go out tagged with the provider's dialect
+    (sl_render_put_sig).
+
     A stream whose START lacks the STREAM flag is a non-streaming request:
     its judged events are collected in an sl_snapshot, and at its END the
     renderer writes one JSON body (FIRST and LAST, application/json),
@@ -51,6 +59,8 @@ typedef struct {
     uint64_t illegal;                   //  events withheld as illegal (and incomplete ends)
     uint64_t dropped;                   //  messages for unknown streams or stale epochs
     uint64_t http_errors;               //  responses that were an HTTP error
+    uint64_t translated;                //  streams from a provider of another dialect than the client's
+    uint64_t translation_dropped;       //  blocks (and citations) such a stream could not carry
 } sl_emitter_stats_t;
 
 sl_emitter_t *sl_emitter_new (void);

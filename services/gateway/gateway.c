@@ -3,14 +3,16 @@
     Every answer the gateway writes itself (a refused request, an unknown
     endpoint, a body over the limit, a missing client key) is an error
     body of the client's dialect, made by the same renderer the emitter
-    uses for that dialect.
+    uses for that dialect. What a request means, which provider serves it
+    and what goes upstream are the libraries' (common/dialects:
+    sl_request, sl_models, sl_clientkey); this file wires them to HTTP
+    and ZeroMQ.
 */
 #include "gateway.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../../common/sl_alloc.h"
 #include "../../common/sl_httpd.h"
@@ -19,10 +21,11 @@
 #include "../../common/sl_router.h"
 #include "../../common/sl_sidmap.h"
 #include "../../common/sl_stage.h"
-#include "../emitter/sl_render.h"
+#include "../../common/dialects/sl_render.h"
+#include "../../common/dialects/sl_models.h"
+#include "../../common/dialects/sl_clientkey.h"
+#include "../../common/dialects/sl_request.h"
 #include "parser.h"
-#include "sl_models.h"
-#include "sl_request.h"
 
 #define GATEWAY_ACK_MS 100              //  period of the acks of every live stream
 #define GATEWAY_MAX_CLIENT_KEYS 256     //  keys accepted from SLUICE_CLIENT_KEYS
@@ -30,6 +33,7 @@
 #define GATEWAY_RETRY_AFTER_S "1"       //  Retry-After of a 503 (an ingest at its stream limit)
 #define GATEWAY_ALONE_POLL_MS 1         //  looks again whether an ALONE frame may go
 #define GATEWAY_ALONE_WAIT_MS 200       //  longest an ALONE frame waits for the bytes before it
+#define GATEWAY_DEFAULT_DIALECT SL_DIALECT_OPENAI   //  the shape of answers to paths no dialect claims
 
 typedef struct {
     gateway_t *gw;
@@ -63,8 +67,7 @@ struct _gateway_t {
     sl_httpd_counters_t http;           //  the front door's (sl_httpd.h)
     sl_counter_t *streams_total;
     sl_histo_t *ttfb;
-    char **client_keys;                 //  accepted client keys, NULL when none configured
-    size_t client_key_count;
+    sl_clientkeys_t *client_keys;       //  accepted client keys, NULL when none configured
     sl_counter_t *frames;
     sl_counter_t *duplicates;
     sl_counter_t *gaps;
@@ -77,20 +80,15 @@ struct _gateway_t {
     sl_counter_t *ingest_lost;          //  responses ended because their ingest died
     sl_counter_t *stale_frames;         //  frames of an epoch replayed since
     sl_counter_t *expired;              //  streams ended after --stream-expiry-ms of nothing
+    sl_counter_t *translated;           //  requests sent to a provider of another dialect
+    sl_counter_t *untranslated;         //  requests refused: something they need cannot cross
+    sl_metrics_t *metrics;              //  for the translation drop counters, made as they come
     sl_codec_t *codec;
     int ack_timer;
     parser_t *parser;                   //  large bodies are parsed off the reactor
     zlistx_t *parsing;                  //  their jobs, until they come back
     int alone_timer;                    //  while ALONE frames wait, -1 otherwise
 };
-
-static int64_t
-s_now_us (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 //  --------------------------------------------------------------------------
 //  Messages to the ingest
@@ -174,8 +172,6 @@ static void
 s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char *message)
 {
     const sl_renderer_t *r = sl_render_for (s->dialect);
-    if (!r)
-        r = &sl_render_openai;
     sl_buf_t out = { 0 };
     if (s->req && !s->started) {
         r->error_body (status, sl_str (code), sl_str (message), &out);
@@ -186,10 +182,10 @@ s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char
     else
     if (s->req) {
         sl_render_stream_t rs;
-        memset (&rs, 0, sizeof rs);
-        rs.client_dialect = s->dialect;
+        sl_render_stream_init (&rs, s->dialect, s->dialect);
         rs.started = true;
         r->error (&rs, 502, sl_str (code), sl_str (message), &out);
+        sl_render_stream_clear (&rs);
         if (sl_http_stream_write (s->req, out.data, out.len) == 0)
             sl_http_stream_end (s->req);
     }
@@ -210,10 +206,10 @@ s_put_aside (gateway_t *self, s_stream_t *s, const sl_msg_t *f)
 {
     if (!(f->flags & SL_F_ALONE) || !s->started || !s->req || sl_http_stream_drained (s->req))
         return false;
-    if (s->alone && s_now_us () - s->alone_since_us >= GATEWAY_ALONE_WAIT_MS * 1000)
+    if (s->alone && zclock_usecs () - s->alone_since_us >= GATEWAY_ALONE_WAIT_MS * 1000)
         return false;                   //  waited long enough
     if (!s->alone)
-        s->alone_since_us = s_now_us ();
+        s->alone_since_us = zclock_usecs ();
     free (s->alone);                    //  a replay brings the same frame again
     s->alone = sl_msg_dup (f);
     if (self->alone_timer < 0)
@@ -249,7 +245,7 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
         //  the judge holds, and the client must hear from us meanwhile.
         bool open = (f->flags & SL_F_FIRST) && !s->started && s->req;
         if (open && sl_http_stream_start (s->req, f->status ? f->status : 200, "text/event-stream") == 0) {
-            sl_histo_observe (self->ttfb, (double) (s_now_us () - s->started_us) / 1e6);
+            sl_histo_observe (self->ttfb, (double) (zclock_usecs () - s->started_us) / 1e6);
             s->started = true;
         }
         if (s->started && f->body.len && sl_http_stream_write (s->req, f->body.ptr, f->body.len)) {
@@ -287,7 +283,7 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
     //  A keep-alive may have opened the response already (see above).
     bool first = (f->flags & SL_F_FIRST) && !s->started;
     if (first) {
-        sl_histo_observe (self->ttfb, (double) (s_now_us () - s->started_us) / 1e6);
+        sl_histo_observe (self->ttfb, (double) (zclock_usecs () - s->started_us) / 1e6);
         s->started = true;
     }
     int rc = 0;
@@ -335,7 +331,7 @@ s_on_alone_timer (zloop_t *loop, int timer_id, void *arg)
             continue;
         sl_msg_t *f = s->alone;
         if (s->req && !sl_http_stream_drained (s->req)
-        &&  s_now_us () - s->alone_since_us < GATEWAY_ALONE_WAIT_MS * 1000) {
+        &&  zclock_usecs () - s->alone_since_us < GATEWAY_ALONE_WAIT_MS * 1000) {
             waiting = true;
             continue;
         }
@@ -472,13 +468,12 @@ s_flush (void *arg)
 //  --------------------------------------------------------------------------
 //  Client requests
 
-//  An error answer in the client's dialect.
+//  An error answer in the client's dialect (for a path no dialect claims,
+//  GATEWAY_DEFAULT_DIALECT's).
 static void
 s_respond_error (sl_http_req_t *req, int dialect, int status, const char *type, const char *message)
 {
-    const sl_renderer_t *r = sl_render_for (dialect);
-    if (!r)
-        r = &sl_render_openai;
+    const sl_renderer_t *r = sl_render_for (dialect ? dialect : GATEWAY_DEFAULT_DIALECT);
     sl_buf_t body = { 0 };
     r->error_body (status, sl_str (type), sl_str (message), &body);
     sl_http_respond (req, status, "application/json", body.data, body.len);
@@ -523,65 +518,38 @@ s_collect_header (void *arg, const char *name, const char *value)
     sl_json_put_str (walk->out, value, strlen (value));
 }
 
-//  The client's key, as each SDK sends it: Authorization: Bearer (OpenAI),
-//  x-api-key (Anthropic), x-goog-api-key or ?key= (Gemini). Borrowed.
 static const char *
-s_client_key (sl_http_req_t *req)
+s_header (void *arg, const char *name)
 {
-    const char *v = sl_http_req_header (req, "Authorization");
-    if (v && strncasecmp (v, "Bearer ", 7) == 0)
-        return v + 7;
-    if (v)
-        return v;
-    if ((v = sl_http_req_header (req, "x-api-key")))
-        return v;
-    if ((v = sl_http_req_header (req, "x-goog-api-key")))
-        return v;
-    return sl_http_req_query (req, "key");
+    return sl_http_req_header (arg, name);
 }
 
-//  Compare without an early exit, so the time taken does not tell how
-//  much of a key was right.
-static bool
-s_key_equal (const char *a, const char *b)
+static const char *
+s_query (void *arg, const char *name)
 {
-    size_t na = strlen (a), nb = strlen (b);
-    unsigned char diff = (unsigned char) (na != nb);
-    for (size_t i = 0; i < nb; i++)
-        diff |= (unsigned char) (a [i < na ? i : 0] ^ b [i]);
-    return diff == 0 && na == nb;
+    return sl_http_req_query (arg, name);
 }
 
 static bool
 s_authorized (gateway_t *self, sl_http_req_t *req)
 {
-    if (!self->client_keys)
-        return true;
-    const char *key = s_client_key (req);
-    bool ok = false;
-    for (size_t i = 0; key && i < self->client_key_count; i++)
-        ok |= s_key_equal (key, self->client_keys [i]);
-    return ok;
+    return !self->client_keys || sl_clientkeys_accept (self->client_keys, sl_clientkey_of (s_header, s_query, req));
 }
 
-//  The credential header line the ingest may forward upstream (only when
-//  sluice does not check client keys itself: then the client's key is
-//  sluice's, not the provider's).
+//  Count what a translation dropped, by feature (a name from the dialect
+//  modules' tables, so the label set stays small).
 static void
-s_upstream_auth (gateway_t *self, sl_http_req_t *req, int dialect, sl_buf_t *out)
+s_count_drops (gateway_t *self, const sl_request_t *parsed)
 {
-    if (self->client_keys)
+    if (parsed->upstream_dialect == parsed->client_dialect)
         return;
-    const char *v;
-    if (dialect == SL_DIALECT_ANTHROPIC && (v = sl_http_req_header (req, "x-api-key")))
-        sl_buf_printf (out, "x-api-key: %s", v);
-    else
-    if (dialect == SL_DIALECT_GEMINI
-    &&  ((v = sl_http_req_header (req, "x-goog-api-key")) || (v = sl_http_req_query (req, "key"))))
-        sl_buf_printf (out, "x-goog-api-key: %s", v);
-    else
-    if ((v = sl_http_req_header (req, "Authorization")))
-        sl_buf_printf (out, "Authorization: %s", v);
+    sl_counter_inc (self->translated);
+    for (size_t i = 0; i < parsed->drop_count; i++) {
+        char labels [160];
+        snprintf (labels, sizeof labels, "side=\"request\",feature=\"%s\"", parsed->dropped [i]);
+        sl_counter_inc (sl_metrics_counter (self->metrics, "sluice_translation_dropped_total", labels,
+                                            "What a translation between dialects left out, only informative"));
+    }
 }
 
 static void
@@ -591,7 +559,7 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
     s->gw = self;
     s->req = req;
     s->dialect = parsed->client_dialect;
-    s->started_us = s_now_us ();
+    s->started_us = zclock_usecs ();
     s->heard_at = zclock_mono ();
     sl_sid_new (s->sid);
     sl_sidmap_put (self->streams, s->sid, s);
@@ -605,8 +573,13 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
         sl_buf_putc (&headers, '{');
     sl_buf_putc (&headers, '}');
 
+    //  The client's own credential goes along only when sluice does not
+    //  check client keys itself: then the client's key is sluice's, not
+    //  the provider's.
     sl_buf_t auth = { 0 };
-    s_upstream_auth (self, req, parsed->client_dialect, &auth);
+    if (!self->client_keys)
+        sl_clientkey_line (sl_dialect_get (parsed->client_dialect), s_header, s_query, req, &auth);
+    s_count_drops (self, parsed);
 
     sl_msg_t job;
     sl_msg_init (&job, SL_MSG_REQ);
@@ -614,6 +587,8 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
     job.client_dialect = (uint8_t) parsed->client_dialect;
     job.upstream_dialect = (uint8_t) parsed->upstream_dialect;
     job.model = sl_buf_str (&parsed->model);
+    if (parsed->provider)
+        job.provider = sl_str (parsed->provider);
     job.body = sl_buf_str (&parsed->upstream_body);
     //  The emitters deliver frames to the gateway of this name, among the
     //  gateways they connect to themselves: a name, never an address.
@@ -638,7 +613,7 @@ s_serve_status (gateway_t *self, sl_http_req_t *req, const char *method, const c
 {
     if (strcmp (method, "GET") != 0) {
         sl_http_add_header (req, "Allow", "GET");
-        s_respond_error (req, SL_DIALECT_OPENAI, 405, "invalid_request_error", "use GET");
+        s_respond_error (req, GATEWAY_DEFAULT_DIALECT, 405, "invalid_request_error", "use GET");
         return;
     }
     sl_buf_reset (&self->scratch);
@@ -656,16 +631,14 @@ s_serve_status (gateway_t *self, sl_http_req_t *req, const char *method, const c
 static bool
 s_serve_models (gateway_t *self, sl_http_req_t *req, const char *path)
 {
-    int status;
+    int status, dialect;
     sl_buf_reset (&self->scratch);
-    bool anthropic = sl_http_req_header (req, "anthropic-version") != NULL;
-    if (!self->config.routes || !sl_models_answer (self->config.routes, path, anthropic, &status, &self->scratch))
+    if (!self->config.routes
+    ||  !sl_models_answer (self->config.routes, path, s_header, req, &status, &dialect, &self->scratch))
         return false;
     if (!s_authorized (self, req)) {
         sl_counter_inc (self->unauthorized);
-        s_respond_error (req, anthropic ? SL_DIALECT_ANTHROPIC : strncmp (path, "/v1beta", 7) == 0
-                         ? SL_DIALECT_GEMINI : SL_DIALECT_OPENAI, 401, "authentication_error",
-                         "invalid or missing API key");
+        s_respond_error (req, dialect, 401, "authentication_error", "invalid or missing API key");
         return true;
     }
     sl_http_respond (req, status, "application/json", self->scratch.data, self->scratch.len);
@@ -678,6 +651,8 @@ s_on_parsed (gateway_t *self, sl_http_req_t *req, int dialect, int rc, sl_reques
 {
     if (rc) {
         sl_counter_inc (self->refused);
+        if (parsed->provider)           //  routed: the translation refused it
+            sl_counter_inc (self->untranslated);
         s_respond_error (req, dialect, parsed->status, parsed->error_type, sl_buf_cstr (&parsed->error_message));
     }
     else
@@ -689,11 +664,11 @@ s_on_parsed (gateway_t *self, sl_http_req_t *req, int dialect, int rc, sl_reques
 static void
 s_refuse_framing (sl_http_req_t *req, const char *path, const char *why)
 {
-    sl_route_t route;
+    sl_endpoint_t route;
     sl_request_route (path, &route);
     char message [160];
     snprintf (message, sizeof message, "the request's length is ambiguous (%s): refused", why);
-    s_respond_error (req, route.dialect ? route.dialect : SL_DIALECT_OPENAI, 400, "invalid_request_error", message);
+    s_respond_error (req, route.dialect, 400, "invalid_request_error", message);
 }
 
 static void
@@ -713,7 +688,7 @@ s_on_request (void *arg, sl_http_req_t *req)
         //  stays open). /healthz says no more than up or not.
         if (path [1] == 'm' && !s_authorized (self, req)) {
             sl_counter_inc (self->unauthorized);
-            s_respond_error (req, SL_DIALECT_OPENAI, 401, "authentication_error", "invalid or missing API key");
+            s_respond_error (req, GATEWAY_DEFAULT_DIALECT, 401, "authentication_error", "invalid or missing API key");
             return;
         }
         s_serve_status (self, req, method, path);
@@ -721,9 +696,9 @@ s_on_request (void *arg, sl_http_req_t *req)
     }
     if (strcmp (method, "GET") == 0 && s_serve_models (self, req, path))
         return;
-    sl_route_t route;
+    sl_endpoint_t route;
     bool found = sl_request_route (path, &route) == 1;
-    int dialect = route.dialect ? route.dialect : SL_DIALECT_OPENAI;
+    int dialect = route.dialect ? route.dialect : GATEWAY_DEFAULT_DIALECT;
     if (!found) {
         s_respond_error (req, dialect, 404, "not_found_error", "no such endpoint");
         return;
@@ -748,14 +723,13 @@ s_on_request (void *arg, sl_http_req_t *req)
         return;
     }
     sl_str_t body = sl_http_req_body (req);
-    const char *alt = dialect == SL_DIALECT_GEMINI ? sl_http_req_query (req, "alt") : NULL;
-    bool sse = alt && strcmp (alt, "sse") == 0;
+    const char *alt = sl_http_req_query (req, "alt");
+    route.sse = alt && strcmp (alt, "sse") == 0;
     if (body.len > PARSER_INLINE_BYTES) {
         //  Long work: off the reactor, which keeps answering heartbeats.
         parser_job_t *job = parser_job_new ();
-        job->dialect = dialect;
-        job->route = route;
-        job->gemini_sse = sse;
+        job->endpoint = route;
+        job->routes = self->config.routes;
         sl_buf_append_str (&job->body, body);
         job->owner = req;
         zlistx_add_end (self->parsing, job);
@@ -763,7 +737,7 @@ s_on_request (void *arg, sl_http_req_t *req)
         return;
     }
     sl_request_t parsed;
-    int rc = parser_parse (dialect, &route, sse, body, &parsed);
+    int rc = parser_parse (&route, body, self->config.routes, &parsed);
     s_on_parsed (self, req, dialect, rc, &parsed);
     sl_request_clear (&parsed);
 }
@@ -780,7 +754,7 @@ s_on_job (void *arg, parser_job_t *job)
     sl_log_info ("request_parsed", "bytes=%zu took_ms=%.1f client=%s", job->body.len, job->took_us / 1000.0,
                  job->owner ? "waiting" : "gone");
     if (job->owner) {
-        s_on_parsed (self, job->owner, job->dialect, job->rc, &job->parsed);
+        s_on_parsed (self, job->owner, job->endpoint.dialect, job->rc, &job->parsed);
         sl_router_flush (self->router);
         sl_httpd_run (self->httpd);
     }
@@ -835,29 +809,6 @@ s_buffered (void *arg)
         if (s->req)
             total += sl_http_stream_buffered (s->req);
     return (double) total;
-}
-
-//  SLUICE_CLIENT_KEYS: comma-separated; empty means no check.
-static void
-s_load_client_keys (gateway_t *self, const char *list)
-{
-    if (!list || !*list)
-        return;
-    self->client_keys = sl_xcalloc (GATEWAY_MAX_CLIENT_KEYS, sizeof (char *));
-    for (const char *p = list; *p && self->client_key_count < GATEWAY_MAX_CLIENT_KEYS;) {
-        size_t n = strcspn (p, ",");
-        while (n && (*p == ' ')) {
-            p++;
-            n--;
-        }
-        size_t len = n;
-        while (len && p [len - 1] == ' ')
-            len--;
-        if (len)
-            self->client_keys [self->client_key_count++] = sl_xstrndup (p, len);
-        p += n + (p [n] == ',');
-    }
-    sl_log_info ("client_keys", "%zu client key(s) accepted", self->client_key_count);
 }
 
 gateway_t *
@@ -917,7 +868,16 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
                                                       "Client connections closed for a request not complete in time");
     self->http.bad_framing = sl_metrics_counter (m, "sluice_http_bad_framing_total", NULL,
                                                  "Requests refused for ambiguous Content-Length / Transfer-Encoding");
-    s_load_client_keys (self, config->client_keys);
+    //  SLUICE_CLIENT_KEYS: comma-separated; empty means no check.
+    self->client_keys = sl_clientkeys_new (config->client_keys, GATEWAY_MAX_CLIENT_KEYS);
+    if (self->client_keys)
+        sl_log_info ("client_keys", "%zu client key(s) accepted", sl_clientkeys_count (self->client_keys));
+    self->metrics = m;
+    self->translated = sl_metrics_counter (m, "sluice_requests_translated_total", NULL,
+                                           "Requests sent to a provider of another dialect than the client's");
+    self->untranslated = sl_metrics_counter (m, "sluice_requests_untranslatable_total", NULL,
+                                             "Requests refused because something they need cannot cross to the "
+                                             "provider's dialect");
 
     self->router = sl_router_new (loop, sl_service_name (service), sl_service_incarnation (service));
     sl_router_set_metrics (self->router, m, "ingest");
@@ -983,9 +943,7 @@ gateway_destroy (gateway_t **self_p)
     sl_router_destroy (&self->router);
     sl_codec_destroy (&self->codec);
     sl_buf_free (&self->scratch);
-    for (size_t i = 0; i < self->client_key_count; i++)
-        free (self->client_keys [i]);
-    free (self->client_keys);
+    sl_clientkeys_destroy (&self->client_keys);
     free (self);
     *self_p = NULL;
 }

@@ -14,9 +14,7 @@
 
 #include "../../common/sl_service.h"
 
-//  common/sl_routes.h, declared here only: its sl_route_t is not the
-//  sl_route_t of sl_request.h, which the gateway uses.
-typedef struct _sl_routes_t sl_routes_t;
+typedef struct _sl_routes_t sl_routes_t;   //  common/sl_routes.h
 
 typedef struct _gateway_t gateway_t;
 

@@ -1,9 +1,11 @@
 /*  sluice-gateway - the HTTP edge clients talk to.
 
-    It reads the same routes file as the ingest (--routes, SLUICE_ROUTES)
-    to answer GET /v1/models with what routing offers; it routes nothing
-    itself. Without a file, the built-in table (one provider per dialect,
-    no named models) is used, as in the ingest. */
+    It reads the same routes file as the ingest (--routes, SLUICE_ROUTES):
+    it routes each request to a provider (of any dialect: the request is
+    translated when the provider's is not the client's) and answers
+    GET /v1/models with what routing offers. Without a file, the built-in
+    table (one provider per dialect, no named models) is used, as in the
+    ingest: every client goes to the provider of its own dialect. */
 #include <stdlib.h>
 
 #include "../../common/sl_fdlimit.h"
@@ -46,7 +48,7 @@ main (int argc, char **argv)
         { "max-conns-per-ip", NULL, &max_conns_per_ip, "client connections from one address (0: a quarter of --max-conns)" },
         { "request-timeout", NULL, &request_timeout,
           "seconds a request's head and body may take to arrive, from its first byte" },
-        { "routes", "SLUICE_ROUTES", &routes_path, "routes file (the ingest's): the models GET /v1/models lists" },
+        { "routes", "SLUICE_ROUTES", &routes_path, "routes file (the ingest's): which provider serves a model, and what GET /v1/models lists" },
         { "stream-expiry-ms", NULL, &expiry,
           "a stream nothing came back for this long ends with an error (0: never; must exceed the ingest's "
           "upstream deadlines)" },

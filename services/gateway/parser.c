@@ -34,21 +34,16 @@ parser_job_destroy (parser_job_t **job_p)
 }
 
 int
-parser_parse (int dialect, const sl_route_t *route, bool gemini_sse, sl_str_t body, sl_request_t *out)
+parser_parse (const sl_endpoint_t *endpoint, sl_str_t body, sl_routes_t *routes, sl_request_t *out)
 {
-    switch (dialect) {
-        case SL_DIALECT_ANTHROPIC: return sl_request_parse_anthropic (body, out);
-        case SL_DIALECT_RESPONSES: return sl_request_parse_responses (body, out);
-        case SL_DIALECT_GEMINI:    return sl_request_parse_gemini (body, route, gemini_sse, out);
-        default:                   return sl_request_parse_openai (body, out);
-    }
+    return sl_request_prepare (endpoint, body, routes, out);
 }
 
 void
 parser_run (parser_job_t *job)
 {
     int64_t started = zclock_usecs ();
-    job->rc = parser_parse (job->dialect, &job->route, job->gemini_sse, sl_buf_str (&job->body), &job->parsed);
+    job->rc = parser_parse (&job->endpoint, sl_buf_str (&job->body), job->routes, &job->parsed);
     job->took_us = zclock_usecs () - started;
 }
 

@@ -1,16 +1,18 @@
 /*  parser.h - large request bodies parsed off the gateway's reactor.
 
-    Parsing a legal 10 MiB request takes the gateway 130-230 ms with the
-    optimized build and 200-540 ms under the sanitizers (jansson builds a
-    tree of every message). Done inside the reactor, that is longer than a
+    Parsing a legal 10 MiB request takes the gateway 155-230 ms with the
+    optimized build and 250-540 ms under the sanitizers (jansson builds a
+    tree of every message; the costliest shape the request memory bound
+    lets through is a long conversation of short turns). Done inside the reactor, that is longer than a
     peer may stay silent before it is declared dead (SL_HB_DEAD_MS): the
     gateway stopped answering the emitters' heartbeats and reading the
     ingest's. So a body over PARSER_INLINE_BYTES is parsed by one worker
     thread: the reactor hands it a job holding its own copy of the body,
     and gets the job back, parsed, through the actor's pipe (a reader in
     the same zloop). The worker shares nothing with the reactor but the
-    job it holds; sl_request is a pure library. Jobs are done one at a
-    time, in order.
+    job it holds, and the routes, which nothing changes once the gateway
+    runs; sl_request is a pure library. Jobs are done one at a time, in
+    order.
 
     Smaller bodies are parsed inline: that takes microseconds, and a trip
     through the thread would only add latency.
@@ -21,8 +23,8 @@
 #include <czmq.h>
 #include <stdint.h>
 
+#include "../../common/dialects/sl_request.h"
 #include "../../common/sl_buf.h"
-#include "sl_request.h"
 
 #define PARSER_INLINE_BYTES (256u << 10)    //  bodies up to this are parsed in the reactor
 
@@ -32,9 +34,8 @@ typedef struct _parser_t parser_t;
 //  context (owner, never touched by the worker); the worker fills the output.
 typedef struct {
     //  Input
-    int dialect;                        //  sl_dialect_t of the endpoint
-    sl_route_t route;                   //  Gemini: the model and method from the path
-    bool gemini_sse;                    //  Gemini: ?alt=sse
+    sl_endpoint_t endpoint;             //  what the path (and query) named
+    sl_routes_t *routes;                //  borrowed; never changes while the gateway runs
     sl_buf_t body;                      //  the request body, the job's own copy
     void *owner;                        //  the caller's (the worker never reads it)
     //  Output
@@ -52,8 +53,8 @@ parser_t *parser_new (zloop_t *loop, parser_done_fn *done, void *arg);
 void parser_destroy (parser_t **self_p);
 //  Hand a job over (the parser owns it until done gives it back).
 void parser_submit (parser_t *self, parser_job_t *job);
-//  Parse a body of a dialect's endpoint (sl_request_parse_*).
-int parser_parse (int dialect, const sl_route_t *route, bool gemini_sse, sl_str_t body, sl_request_t *out);
+//  Parse, route and translate a body (sl_request_prepare).
+int parser_parse (const sl_endpoint_t *endpoint, sl_str_t body, sl_routes_t *routes, sl_request_t *out);
 //  Parse a job here and now (what the worker does).
 void parser_run (parser_job_t *job);
 parser_job_t *parser_job_new (void);

@@ -52,14 +52,15 @@
 #include "../../common/sl_sidmap.h"
 #include "../../common/sl_stage.h"
 #include "../../common/sl_utf8.h"
-#include "sl_decoder.h"
+#include "../../common/dialects/sl_decoder.h"
+#include "../../common/dialects/sl_upstream.h"
+#include "../../common/sl_retry.h"
 #include "sl_sse.h"
 
 #define INGEST_ERROR_BODY_MAX 65536     //  bytes of a non-2xx body kept
 #define INGEST_TICK_MS 25               //  deadline sweep period
 #define INGEST_RESUME_MS 1              //  look again for credit while reads are paused
 #define INGEST_CURL_SLACK_MS 1000       //  curl's own connect timeout: ours + this
-#define INGEST_ANTHROPIC_VERSION "anthropic-version: 2023-06-01"
 #define INGEST_MAX_REPLAYS 8            //  replays of one stream before it is lost
 #define INGEST_REFUSAL_LOG_MS 1000      //  at most one log line a second for refused streams
 
@@ -368,30 +369,6 @@ s_on_bytes (s_stream_t *s)
     s->phase = PHASE_STREAMING;
 }
 
-//  Retry-After: delay-seconds or an HTTP date; -1 when unreadable.
-static long
-s_parse_retry_after (const char *value, size_t len)
-{
-    char text [64];
-    while (len && (*value == ' ' || *value == '\t')) {
-        value++;
-        len--;
-    }
-    while (len && (value [len - 1] == '\r' || value [len - 1] == '\n' || value [len - 1] == ' '))
-        len--;
-    if (len == 0 || len >= sizeof text)
-        return -1;
-    memcpy (text, value, len);
-    text [len] = 0;
-    if (strspn (text, "0123456789") == len)
-        return len > 9 ? -1 : atol (text);
-    time_t when = curl_getdate (text, NULL);
-    if (when < 0)
-        return -1;
-    time_t now = time (NULL);
-    return when > now ? (long) (when - now) : 0;
-}
-
 static int s_on_resume (zloop_t *loop, int timer_id, void *arg);
 
 //  Look again shortly whether the aggregators gave credit back: paused
@@ -412,7 +389,7 @@ s_on_header (char *ptr, size_t size, size_t nmemb, void *userdata)
     static const char name [] = "retry-after:";
     s_on_bytes (s);
     if (n > sizeof name - 1 && strncasecmp (ptr, name, sizeof name - 1) == 0)
-        s->retry_after_s = s_parse_retry_after (ptr + sizeof name - 1, n - (sizeof name - 1));
+        s->retry_after_s = sl_retry_after (ptr + sizeof name - 1, n - (sizeof name - 1), time (NULL));
     return n;
 }
 
@@ -487,22 +464,14 @@ s_status_error (s_stream_t *s)
 static void s_start_attempt (s_stream_t *s);
 static int s_on_sweep (zloop_t *loop, int timer_id, void *arg);
 
-//  How long to wait before attempt number s->attempt + 1: what the
-//  provider's Retry-After asks, else exponential backoff; -1 when the
-//  provider asked for longer than we are willing to wait.
+//  How long to wait before the next attempt (sl_retry.h); the spread comes
+//  from the stream id, so a replay waits the same.
 static long
 s_backoff_ms (s_stream_t *s)
 {
     const ingest_config_t *c = &s->ingest->config;
-    if (s->retry_after_s >= 0)
-        return s->retry_after_s * 1000 > c->retry_max_ms ? -1 : s->retry_after_s * 1000;
-    long wait = c->retry_base_ms;
-    for (int i = 0; i < s->attempt && wait < c->retry_max_ms; i++)
-        wait *= 2;
-    //  A spread derived from the stream id: streams failing together do
-    //  not come back together, and a replay waits the same.
-    wait += wait * (s->sid [s->attempt % SL_SID_SIZE] % 64) / 256;
-    return wait < c->retry_max_ms ? wait : c->retry_max_ms;
+    return sl_retry_backoff_ms (c->retry_base_ms, c->retry_max_ms, s->attempt, s->retry_after_s,
+                                s->sid [s->attempt % SL_SID_SIZE]);
 }
 
 //  Schedule another attempt if this failure allows one; false otherwise.
@@ -576,76 +545,23 @@ s_on_done (void *arg, CURL *easy, CURLcode result)
     s_stream_done (s);
 }
 
-//  A credential header line from the client, forwarded only when it is
-//  one well-formed header line.
-static bool
-s_valid_header_line (sl_str_t line)
-{
-    if (!line.ptr || line.len < 3 || memchr (line.ptr, '\r', line.len) || memchr (line.ptr, '\n', line.len)
-    ||  memchr (line.ptr, 0, line.len))
-        return false;
-    const char *colon = memchr (line.ptr, ':', line.len);
-    return colon && colon > line.ptr;
-}
-
-//  URL and headers for the stream's dialect and provider. False when the
-//  request cannot be made (reported to the caller).
+//  URL and headers for the stream's dialect and provider (sl_upstream.h).
+//  False when the request cannot be made (reported to the caller).
 static bool
 s_prepare (s_stream_t *s, const sl_msg_t *req)
 {
     const sl_provider_t *p = s->provider;
-    switch (s->dialect) {
-        case SL_DIALECT_OPENAI:
-            sl_buf_printf (&s->url, "%s/chat/completions", p->base_url);
-            break;
-        case SL_DIALECT_RESPONSES:
-            sl_buf_printf (&s->url, "%s/responses", p->base_url);
-            break;
-        case SL_DIALECT_ANTHROPIC:
-            sl_buf_printf (&s->url, "%s/v1/messages", p->base_url);
-            break;
-        case SL_DIALECT_GEMINI: {
-            sl_str_t model = req->model;
-            if (sl_str_starts (model, "models/")) {
-                model.ptr += 7;
-                model.len -= 7;
-            }
-            if (!model.ptr || !model.len || model.len > 256)
-                return false;
-            char *escaped = curl_easy_escape (NULL, model.ptr, (int) model.len);
-            sl_buf_printf (&s->url, "%s/models/%s:streamGenerateContent?alt=sse", p->base_url, escaped);
-            curl_free (escaped);
-            break;
-        }
-        default:
-            return false;
-    }
-    s->headers = curl_slist_append (s->headers, "Content-Type: application/json");
-    s->headers = curl_slist_append (s->headers, "Accept: text/event-stream");
-    s->headers = curl_slist_append (s->headers, "Expect:");     //  no 100-continue round trip
-    if (s->dialect == SL_DIALECT_ANTHROPIC)
-        s->headers = curl_slist_append (s->headers, INGEST_ANTHROPIC_VERSION);
     const char *key = p->key_env [0] ? getenv (p->key_env) : NULL;
-    sl_buf_t line = { 0 };
-    if (key && *key) {
-        if (s->dialect == SL_DIALECT_ANTHROPIC)
-            sl_buf_printf (&line, "x-api-key: %s", key);
-        else
-        if (s->dialect == SL_DIALECT_GEMINI)
-            sl_buf_printf (&line, "x-goog-api-key: %s", key);
-        else
-            sl_buf_printf (&line, "Authorization: Bearer %s", key);
+    sl_upstream_t up;
+    int rc = sl_upstream_prepare (sl_dialect_get (s->dialect), p->base_url, req->model, key, p->forward_auth,
+                                  req->auth, &up);
+    if (rc == 0) {
+        sl_buf_append_str (&s->url, sl_buf_str (&up.url));
+        for (size_t i = 0; i < up.header_count; i++)
+            s->headers = curl_slist_append (s->headers, sl_buf_cstr (&up.header [i]));
     }
-    else
-    if (p->forward_auth && s_valid_header_line (req->auth))
-        sl_buf_append_str (&line, req->auth);
-    if (line.len)
-        s->headers = curl_slist_append (s->headers, sl_buf_cstr (&line));
-    //  The key must not linger in a freed buffer's memory.
-    if (line.data)
-        memset (line.data, 0, line.cap);
-    sl_buf_free (&line);
-    return true;
+    sl_upstream_clear (&up);
+    return rc == 0;
 }
 
 static void

@@ -1,7 +1,10 @@
 /*  ingest.h - the ingest service: request jobs in, upstream calls, deltas out.
 
-    For every request job from a gateway it picks the provider (sl_routes:
-    the request's dialect and model), starts the upstream HTTP call
+    For every request job from a gateway it takes the provider the
+    gateway's routing named (or routes the model in the request's upstream
+    dialect itself when its routes have no such provider: sl_routes),
+    prepares the call (sl_upstream: the dialect's URL, headers and
+    credential), starts the upstream HTTP call
     (libcurl multi, in the reactor) at the dialect's path with the
     provider's credentials, parses the server-sent events as they arrive,
     decodes them with the dialect's decoder and sends the deltas (after a

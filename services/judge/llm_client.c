@@ -72,14 +72,6 @@ struct _llm_client_t {
     sl_histo_t *latency;
 };
 
-static int64_t
-s_now_us (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static void
 s_update_gauges (llm_client_t *self)
 {
@@ -184,7 +176,7 @@ s_finish (llm_client_t *self, s_req_t *req, const sl_llm_result_t *result)
     s_detach (self, req);
     if (result->check == SL_CHK_RAN) {
         sl_counter_inc (self->answered);
-        sl_histo_observe (self->latency, (double) (s_now_us () - (req->deadline_us
+        sl_histo_observe (self->latency, (double) (zclock_usecs () - (req->deadline_us
                                           - (int64_t) req->timeout_ms * 1000)) / 1e6);
     }
     else {
@@ -298,7 +290,7 @@ s_on_sweep (zloop_t *loop, int timer_id, void *arg)
     (void) loop;
     (void) timer_id;
     llm_client_t *self = arg;
-    int64_t now = s_now_us ();
+    int64_t now = zclock_usecs ();
     bool reported = false;
     s_req_t *req = self->reqs;
     while (req) {
@@ -411,7 +403,7 @@ llm_client_ask (llm_client_t *self, const sl_judge_ask_t *ask)
     req->model = sl_xstrdup (spec->model ? spec->model : "");
     req->key_env = spec->api_key_env ? sl_xstrdup (spec->api_key_env) : NULL;
     req->timeout_ms = spec->timeout_ms;
-    req->deadline_us = s_now_us () + (int64_t) spec->timeout_ms * 1000;
+    req->deadline_us = zclock_usecs () + (int64_t) spec->timeout_ms * 1000;
     sl_buf_append_str (&req->body, ask->body);
     req->next = self->reqs;
     if (self->reqs)

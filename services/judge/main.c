@@ -51,9 +51,7 @@ static int64_t
 s_clock (void *arg)
 {
     (void) arg;
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return zclock_usecs ();
 }
 
 static void

@@ -28,10 +28,12 @@
 #include "../../common/sl_httpd.h"
 #include "../../common/sl_log.h"
 #include "../../common/sl_service.h"
+#include "sl_mock_check.h"
 #include "sl_mock_judge.h"
 #include "sl_mock_script.h"
 
 #define MOCK_MAX_BODY (16u << 20)
+#define MOCK_DEFAULT_DIALECT SL_DIALECT_OPENAI  //  the error shape of a path no API of the mock has
 #define MOCK_FAST_BACKLOG (256u << 10)  //  bytes queued before a fast stream waits
 #define MOCK_FAST_WAIT_MS 1
 #define MOCK_DRAIN_WAIT_MS 1            //  mock-drop: wait for the bytes to leave
@@ -80,14 +82,6 @@ struct _s_app_t {
 
 static void s_schedule (s_stream_t *s, long delay_ms);
 
-static int64_t
-s_mono_us (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 //  Send the next event(s); end the response after the last, the way the
 //  script says.
 static void
@@ -113,7 +107,7 @@ s_pump (s_stream_t *s)
         }
         sl_buf_t *e = &s->script.events [s->next++];
         if (s->script.stamped)
-            sl_mock_script_stamp (e, s_mono_us ());
+            sl_mock_script_stamp (e, zclock_usecs ());
         if (sl_http_stream_write (s->req, e->data, e->len))
             return;                     //  client gone: on_closed cleans up
     } while (s->delay_ms == 0 && sl_http_stream_buffered (s->req) < MOCK_FAST_BACKLOG);
@@ -171,7 +165,7 @@ s_respond_not_found (sl_http_req_t *req, int dialect, const char *message)
 {
     sl_mock_script_t script;
     memset (&script, 0, sizeof script);
-    sl_mock_script_not_found (dialect ? dialect : SL_DIALECT_OPENAI, message, &script);
+    sl_mock_script_not_found (dialect ? dialect : MOCK_DEFAULT_DIALECT, message, &script);
     s_respond_script_error (req, &script);
     sl_mock_script_clear (&script);
 }
@@ -183,45 +177,65 @@ s_ends_with (const char *s, const char *suffix)
     return n >= m && strcmp (s + n - m, suffix) == 0;
 }
 
-//  The dialect a path speaks, and for Gemini the model it names.
-static int
-s_dialect_of (const char *path, char *model, size_t size)
+//  The providers the mock plays: the path each API is called at (its end;
+//  the model before a ":" method when it is in the path), and where its
+//  requests say their max tokens ("a.b": a member of a member).
+typedef struct {
+    int dialect;
+    const char *path_end;
+    bool model_in_path;
+    const char *max_tokens [2];
+} s_api_t;
+
+static const s_api_t s_apis [] = {
+    { SL_DIALECT_OPENAI, "/chat/completions", false, { "max_tokens", "max_completion_tokens" } },
+    { SL_DIALECT_RESPONSES, "/responses", false, { "max_output_tokens", NULL } },
+    { SL_DIALECT_ANTHROPIC, "/messages", false, { "max_tokens", "max_completion_tokens" } },
+    { SL_DIALECT_GEMINI, ":streamGenerateContent", true, { "generationConfig.maxOutputTokens", NULL } },
+};
+
+//  The API a path calls, and the model it names when it names one.
+static const s_api_t *
+s_api_of (const char *path, char *model, size_t size)
 {
-    if (s_ends_with (path, "/chat/completions"))
-        return SL_DIALECT_OPENAI;
-    if (s_ends_with (path, "/responses"))
-        return SL_DIALECT_RESPONSES;
-    if (s_ends_with (path, "/messages"))
-        return SL_DIALECT_ANTHROPIC;
-    const char *models = strstr (path, "/models/");
-    if (models && s_ends_with (path, ":streamGenerateContent")) {
+    for (size_t i = 0; i < sizeof s_apis / sizeof s_apis [0]; i++) {
+        const s_api_t *api = &s_apis [i];
+        if (!s_ends_with (path, api->path_end))
+            continue;
+        if (!api->model_in_path)
+            return api;
+        const char *models = strstr (path, "/models/");
+        if (!models)
+            continue;
         const char *name = models + strlen ("/models/");
-        size_t n = strlen (name) - strlen (":streamGenerateContent");
+        size_t n = strlen (name) - strlen (api->path_end);
         if (n == 0 || n >= size)
-            return 0;
+            return NULL;
         memcpy (model, name, n);
         model [n] = 0;
-        return SL_DIALECT_GEMINI;
+        return api;
     }
-    return 0;
+    return NULL;
 }
 
-//  The request's max-tokens field, in whichever dialect it comes.
+//  The request's max-tokens field, wherever its API has it.
 static long
-s_max_tokens (json_t *root, int dialect)
+s_max_tokens (json_t *root, const s_api_t *api)
 {
-    json_t *v = NULL;
-    if (dialect == SL_DIALECT_GEMINI)
-        v = json_object_get (json_object_get (root, "generationConfig"), "maxOutputTokens");
-    else
-    if (dialect == SL_DIALECT_RESPONSES)
-        v = json_object_get (root, "max_output_tokens");
-    else {
-        v = json_object_get (root, "max_tokens");
-        if (!v)
-            v = json_object_get (root, "max_completion_tokens");
+    for (int i = 0; i < 2 && api->max_tokens [i]; i++) {
+        const char *path = api->max_tokens [i], *dot = strchr (path, '.');
+        json_t *v = root;
+        if (dot) {
+            char outer [64];
+            snprintf (outer, sizeof outer, "%.*s", (int) (dot - path), path);
+            v = json_object_get (v, outer);
+            path = dot + 1;
+        }
+        v = json_object_get (v, path);
+        if (json_is_integer (v))
+            return (long) json_integer_value (v);
     }
-    return json_is_integer (v) ? (long) json_integer_value (v) : 0;
+    return 0;
 }
 
 static uint64_t
@@ -363,9 +377,10 @@ s_on_request (void *arg, sl_http_req_t *req)
     if (sl_mock_judge_handle (app->judge, app->httpd, req))
         return;
     char model [MOCK_MODEL_MAX] = "";
-    int dialect = s_dialect_of (path, model, sizeof model);
+    const s_api_t *api = s_api_of (path, model, sizeof model);
+    int dialect = api ? api->dialect : 0;
     if (!dialect) {
-        s_respond_not_found (req, SL_DIALECT_OPENAI,
+        s_respond_not_found (req, MOCK_DEFAULT_DIALECT,
                              "the mock serves POST .../chat/completions, .../responses, .../messages "
                              "and .../models/{model}:streamGenerateContent");
         return;
@@ -377,15 +392,29 @@ s_on_request (void *arg, sl_http_req_t *req)
     sl_str_t body = sl_http_req_body (req);
     json_t *root = json_loadb (body.ptr ? body.ptr : "", body.len, 0, NULL);
     json_t *jmodel = json_object_get (root, "model");
-    if (dialect != SL_DIALECT_GEMINI && json_is_string (jmodel))
+    if (!api->model_in_path && json_is_string (jmodel))
         snprintf (model, sizeof model, "%s", json_string_value (jmodel));
-    long chunks = s_max_tokens (root, dialect);
+    long chunks = s_max_tokens (root, api);
     json_decref (root);
     if (!model [0]) {
         s_respond_not_found (req, dialect, "the body must be JSON with a model");
         return;
     }
+    //  "<scenario>@<anything>": the scenario (routes send one scenario to
+    //  the mock of each dialect with a suffix of their own).
+    char *at = strrchr (model, '@');
+    if (at)
+        *at = 0;
+    //  A request its provider would refuse (sl_mock_check.h) is refused.
+    char why [512];
     sl_mock_script_t script;
+    if (sl_mock_check (dialect, body, why, sizeof why)) {
+        sl_log_info ("bad_request", "%s", why);
+        sl_mock_script_bad_request (dialect, why, &script);
+        s_respond_script_error (req, &script);
+        sl_mock_script_clear (&script);
+        return;
+    }
     if (strncmp (model, MOCK_REPLAY_PREFIX, strlen (MOCK_REPLAY_PREFIX)) == 0) {
         if (!s_replay (app, model + strlen (MOCK_REPLAY_PREFIX), &script)) {
             s_respond_not_found (req, dialect, app->replay_dir ? "no such replay file"

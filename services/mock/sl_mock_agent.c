@@ -5,6 +5,7 @@
     dialect.
 */
 #include "sl_mock_agent.h"
+#include "sl_mock_check.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -45,14 +46,40 @@ sl_mock_agent_is (sl_str_t model)
     return false;
 }
 
-//  The name and parameter schema of one tool definition of a dialect.
+//  How each provider's requests declare tools and list their turns: the
+//  member a tool definition sits in ("function", or the tool itself), the
+//  schema's members, the member a tools entry lists declarations in
+//  (Gemini), and the member of the turns.
+typedef struct {
+    const char *holder;
+    const char *schema;
+    const char *schema2;
+    const char *declarations;
+    const char *turns;
+    bool (*carries_result) (json_t *turn);
+} s_shape_t;
+
+static bool s_openai_result (json_t *turn);
+static bool s_anthropic_result (json_t *turn);
+static bool s_responses_result (json_t *turn);
+static bool s_gemini_result (json_t *turn);
+
+static const s_shape_t s_shapes [SL_DIALECT_MAX] = {
+    [SL_DIALECT_OPENAI] = { "function", "parameters", NULL, NULL, "messages", s_openai_result },
+    [SL_DIALECT_ANTHROPIC] = { NULL, "input_schema", NULL, NULL, "messages", s_anthropic_result },
+    [SL_DIALECT_RESPONSES] = { NULL, "parameters", NULL, NULL, "input", s_responses_result },
+    [SL_DIALECT_GEMINI] = { NULL, "parameters", "parametersJsonSchema", "functionDeclarations", "contents",
+                            s_gemini_result },
+};
+
+//  The name and parameter schema of one tool definition.
 static const char *
-s_tool_name (int dialect, json_t *tool, json_t **schema)
+s_tool_name (const s_shape_t *shape, json_t *tool, json_t **schema)
 {
-    json_t *holder = dialect == SL_DIALECT_OPENAI ? json_object_get (tool, "function") : tool;
-    *schema = json_object_get (holder, dialect == SL_DIALECT_ANTHROPIC ? "input_schema" : "parameters");
-    if (dialect == SL_DIALECT_GEMINI && !*schema)
-        *schema = json_object_get (holder, "parametersJsonSchema");
+    json_t *holder = shape->holder ? json_object_get (tool, shape->holder) : tool;
+    *schema = json_object_get (holder, shape->schema);
+    if (!*schema && shape->schema2)
+        *schema = json_object_get (holder, shape->schema2);
     return json_string_value (json_object_get (holder, "name"));
 }
 
@@ -81,38 +108,49 @@ s_arguments (json_t *schema, const char *command, char *out, size_t size)
 
 //  Is this message (or input item, or content) a tool result?
 static bool
-s_carries_result (int dialect, json_t *message)
+s_openai_result (json_t *message)
+{
+    return json_is_string (json_object_get (message, "role"))
+        && strcmp (json_string_value (json_object_get (message, "role")), "tool") == 0;
+}
+
+static bool
+s_anthropic_result (json_t *message)
 {
     size_t i;
     json_t *part;
-    switch (dialect) {
-        case SL_DIALECT_OPENAI:
-            return json_is_string (json_object_get (message, "role"))
-                && strcmp (json_string_value (json_object_get (message, "role")), "tool") == 0;
-        case SL_DIALECT_ANTHROPIC:
-            json_array_foreach (json_object_get (message, "content"), i, part)
-                if (json_is_string (json_object_get (part, "type"))
-                &&  strcmp (json_string_value (json_object_get (part, "type")), "tool_result") == 0)
-                    return true;
-            return false;
-        case SL_DIALECT_RESPONSES: {
-            const char *type = json_string_value (json_object_get (message, "type"));
-            size_t n = type ? strlen (type) : 0;
-            return n > 12 && strcmp (type + n - 12, "_call_output") == 0;
-        }
-        default:
-            json_array_foreach (json_object_get (message, "parts"), i, part)
-                if (json_object_get (part, "functionResponse"))
-                    return true;
-            return false;
-    }
+    json_array_foreach (json_object_get (message, "content"), i, part)
+        if (json_is_string (json_object_get (part, "type"))
+        &&  strcmp (json_string_value (json_object_get (part, "type")), "tool_result") == 0)
+            return true;
+    return false;
+}
+
+static bool
+s_responses_result (json_t *item)
+{
+    const char *type = json_string_value (json_object_get (item, "type"));
+    size_t n = type ? strlen (type) : 0;
+    return n > 12 && strcmp (type + n - 12, "_call_output") == 0;
+}
+
+static bool
+s_gemini_result (json_t *content)
+{
+    size_t i;
+    json_t *part;
+    json_array_foreach (json_object_get (content, "parts"), i, part)
+        if (json_object_get (part, "functionResponse"))
+            return true;
+    return false;
 }
 
 void
 sl_mock_agent_read (int dialect, sl_str_t request_body, const char *command, sl_mock_agent_view_t *out)
 {
     memset (out, 0, sizeof *out);
-    json_t *body = json_loadb (request_body.ptr, request_body.len, 0, NULL);
+    const s_shape_t *shape = dialect > SL_DIALECT_NONE && dialect < SL_DIALECT_MAX ? &s_shapes [dialect] : NULL;
+    json_t *body = shape && shape->turns ? json_loadb (request_body.ptr, request_body.len, 0, NULL) : NULL;
     if (!body)
         return;
     size_t i, j;
@@ -122,25 +160,23 @@ sl_mock_agent_read (int dialect, sl_str_t request_body, const char *command, sl_
             break;
         json_t *schema = NULL;
         const char *name = NULL;
-        if (dialect == SL_DIALECT_GEMINI) {
-            json_array_foreach (json_object_get (tool, "functionDeclarations"), j, decl) {
-                name = s_tool_name (dialect, decl, &schema);
+        if (shape->declarations) {
+            json_array_foreach (json_object_get (tool, shape->declarations), j, decl) {
+                name = s_tool_name (shape, decl, &schema);
                 if (s_is_shell (name))
                     break;
                 name = NULL;
             }
         }
         else
-            name = s_tool_name (dialect, tool, &schema);
+            name = s_tool_name (shape, tool, &schema);
         if (s_is_shell (name)) {
             snprintf (out->tool, sizeof out->tool, "%s", name);
             s_arguments (schema, command, out->arguments, sizeof out->arguments);
         }
     }
-    const char *list = dialect == SL_DIALECT_OPENAI || dialect == SL_DIALECT_ANTHROPIC ? "messages"
-                     : dialect == SL_DIALECT_RESPONSES ? "input" : "contents";
-    json_array_foreach (json_object_get (body, list), i, message)
-        if (s_carries_result (dialect, message))
+    json_array_foreach (json_object_get (body, shape->turns), i, message)
+        if (shape->carries_result (message))
             out->tool_result = true;
     json_decref (body);
 }
@@ -184,8 +220,17 @@ sl_mock_agent_build (int dialect, sl_str_t model, sl_str_t request_body, sl_mock
     snprintf (id, sizeof id, "agent_%08x", hash);
     sl_mock_step_t steps [4];
     size_t n = 0;
+    //  After a tool result: done, saying which tool said what (the
+    //  request's own history names it), so a test sees it came through.
+    sl_mock_result_t result;
+    char done [sizeof result.name + sizeof result.text + 64];
+    if (view.tool_result && sl_mock_check_result (dialect, request_body, &result))
+        snprintf (done, sizeof done, "%s %s said: %s", SL_MOCK_AGENT_DONE, result.name [0] ? result.name : "a tool",
+                  result.text);
+    else
+        snprintf (done, sizeof done, "%s", SL_MOCK_AGENT_DONE);
     if (view.tool_result) {
-        steps [n++] = (sl_mock_step_t) { SL_MOCK_STEP_TEXT, SL_MOCK_AGENT_DONE, NULL, NULL };
+        steps [n++] = (sl_mock_step_t) { SL_MOCK_STEP_TEXT, done, NULL, NULL };
         steps [n++] = (sl_mock_step_t) { SL_MOCK_STEP_FINISH, "stop", NULL, NULL };
     }
     else

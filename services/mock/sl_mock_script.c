@@ -64,6 +64,15 @@ typedef struct {
     //  The body ends here, short of the provider's end: what the dialect
     //  still holds goes out, and nothing is closed.
     void (*eof) (s_ctx_t *ctx);
+    //  A failure mid-stream as the API itself ends a failed stream.
+    void (*fail_as_api) (s_ctx_t *ctx);
+    //  The provider's error body of an HTTP error answer, and its words
+    //  for a rate limit, a brief unavailability, a failure, a bad request.
+    void (*error_body) (int status, const char *type, const char *message, sl_buf_t *out);
+    const char *rate_limited;
+    const char *unavailable;
+    const char *failed;
+    const char *not_found;
 } s_render_t;
 
 struct _s_ctx_t {
@@ -241,9 +250,19 @@ s_oa_fail (s_ctx_t *ctx)
 
 S_TOOL_STRING_AS_JSON (s_oa)
 
+static void
+s_oa_error_body (int status, const char *type, const char *message, sl_buf_t *out)
+{
+    (void) status;
+    sl_buf_puts (out, "{\"error\":{\"message\":");
+    sl_json_put_str (out, message, strlen (message));
+    sl_buf_printf (out, ",\"type\":\"%s\",\"param\":null,\"code\":null}}", type);
+}
+
 static const s_render_t s_openai = {
     s_oa_begin, s_oa_text, s_oa_tool_start, s_oa_tool_args, s_oa_tool_string, s_oa_finish, s_oa_fail,
-    s_eof_as_is
+    s_eof_as_is, s_oa_fail, s_oa_error_body, "rate_limit_exceeded", "server_error", "server_error",
+    "invalid_request_error"
 };
 
 //  --------------------------------------------------------------------------
@@ -339,9 +358,19 @@ s_an_fail (s_ctx_t *ctx)
 
 S_TOOL_STRING_AS_JSON (s_an)
 
+static void
+s_an_error_body (int status, const char *type, const char *message, sl_buf_t *out)
+{
+    (void) status;
+    sl_buf_printf (out, "{\"type\":\"error\",\"error\":{\"type\":\"%s\",\"message\":", type);
+    sl_json_put_str (out, message, strlen (message));
+    sl_buf_puts (out, "}}");
+}
+
 static const s_render_t s_anthropic = {
     s_an_begin, s_an_text, s_an_tool_start, s_an_tool_args, s_an_tool_string, s_an_finish, s_an_fail,
-    s_eof_as_is
+    s_eof_as_is, s_an_fail, s_an_error_body, "rate_limit_error", "overloaded_error", "api_error",
+    "not_found_error"
 };
 
 //  --------------------------------------------------------------------------
@@ -489,9 +518,12 @@ s_re_fail (s_ctx_t *ctx)
 
 S_TOOL_STRING_AS_JSON (s_re)
 
+static void s_re_fail_as_api (s_ctx_t *ctx);
+
 static const s_render_t s_responses = {
     s_re_begin, s_re_text, s_re_tool_start, s_re_tool_args, s_re_tool_string, s_re_finish, s_re_fail,
-    s_eof_as_is
+    s_eof_as_is, s_re_fail_as_api, s_oa_error_body, "rate_limit_exceeded", "server_error", "server_error",
+    "invalid_request_error"
 };
 
 //  --------------------------------------------------------------------------
@@ -635,10 +667,45 @@ s_ge_eof (s_ctx_t *ctx)
         s_ge_flush_call (ctx);
 }
 
+//  The Gemini API ends a failed stream with the bare error object after
+//  the last event (the recorded corpus has it).
+static void
+s_ge_fail_as_api (s_ctx_t *ctx)
+{
+    sl_buf_puts (s_new_event (ctx->script),
+                 "{\n  \"error\": {\n    \"code\": 499,\n    \"message\": \"The operation was cancelled.\",\n"
+                 "    \"status\": \"CANCELLED\"\n  }\n}\n");
+}
+
+static void
+s_ge_error_body (int status, const char *type, const char *message, sl_buf_t *out)
+{
+    (void) type;
+    const char *rpc = status == 404 ? "NOT_FOUND" : status == 400 ? "INVALID_ARGUMENT" : status == 429
+                    ? "RESOURCE_EXHAUSTED" : status == 503 ? "UNAVAILABLE" : "INTERNAL";
+    sl_buf_printf (out, "{\"error\":{\"code\":%d,\"message\":", status);
+    sl_json_put_str (out, message, strlen (message));
+    sl_buf_printf (out, ",\"status\":\"%s\"}}", rpc);
+}
+
 static const s_render_t s_gemini = {
     s_ge_begin, s_ge_text, s_ge_tool_start, s_ge_tool_args, s_ge_tool_string, s_ge_finish, s_ge_fail,
-    s_ge_eof
+    s_ge_eof, s_ge_fail_as_api, s_ge_error_body, "RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "NOT_FOUND"
 };
+
+//  The providers the mock plays, by wire id.
+static const s_render_t *const s_renders [SL_DIALECT_MAX] = {
+    [SL_DIALECT_OPENAI] = &s_openai,
+    [SL_DIALECT_ANTHROPIC] = &s_anthropic,
+    [SL_DIALECT_RESPONSES] = &s_responses,
+    [SL_DIALECT_GEMINI] = &s_gemini,
+};
+
+static const s_render_t *
+s_render_of (int dialect)
+{
+    return dialect > SL_DIALECT_NONE && dialect < SL_DIALECT_MAX ? s_renders [dialect] : NULL;
+}
 
 //  --------------------------------------------------------------------------
 //  Scenarios
@@ -713,49 +780,21 @@ s_scenario_text (s_ctx_t *ctx)
     ctx->render->finish (ctx, "stop", 12, 30);
 }
 
-//  The provider's error body for an HTTP error answer.
-static void
-s_error_body (int dialect, int status, const char *type, const char *message, sl_buf_t *out)
-{
-    sl_buf_reset (out);
-    if (dialect == SL_DIALECT_ANTHROPIC) {
-        sl_buf_printf (out, "{\"type\":\"error\",\"error\":{\"type\":\"%s\",\"message\":", type);
-        sl_json_put_str (out, message, strlen (message));
-        sl_buf_puts (out, "}}");
-    }
-    else
-    if (dialect == SL_DIALECT_GEMINI) {
-        const char *rpc = status == 404 ? "NOT_FOUND" : status == 429 ? "RESOURCE_EXHAUSTED"
-                        : status == 503 ? "UNAVAILABLE" : "INTERNAL";
-        sl_buf_printf (out, "{\"error\":{\"code\":%d,\"message\":", status);
-        sl_json_put_str (out, message, strlen (message));
-        sl_buf_printf (out, ",\"status\":\"%s\"}}", rpc);
-    }
-    else {
-        sl_buf_puts (out, "{\"error\":{\"message\":");
-        sl_json_put_str (out, message, strlen (message));
-        sl_buf_printf (out, ",\"type\":\"%s\",\"param\":null,\"code\":null}}", type);
-    }
-}
-
 static void
 s_http_error (s_ctx_t *ctx, int status, const char *retry_after)
 {
     sl_mock_script_t *sc = ctx->script;
-    int dialect = ctx->dialect;
     sl_mock_script_clear (sc);
     sc->status = status;
     if (retry_after)
         snprintf (sc->retry_after, sizeof sc->retry_after, "%s", retry_after);
-    bool anthropic = dialect == SL_DIALECT_ANTHROPIC;
+    const s_render_t *r = ctx->render;
     if (status == 429)
-        s_error_body (dialect, status, anthropic ? "rate_limit_error" : "rate_limit_exceeded",
-                      "The mock upstream is rate limiting this request.", &sc->error_body);
+        r->error_body (status, r->rate_limited, "The mock upstream is rate limiting this request.", &sc->error_body);
     else
-        s_error_body (dialect, status, anthropic ? (status == 503 ? "overloaded_error" : "api_error")
-                                                 : "server_error",
-                      status == 503 ? "The mock upstream is briefly unavailable."
-                                    : "The mock upstream failed.", &sc->error_body);
+        r->error_body (status, status == 503 ? r->unavailable : r->failed,
+                       status == 503 ? "The mock upstream is briefly unavailable." : "The mock upstream failed.",
+                       &sc->error_body);
 }
 
 //  Keep the first count events and, for mock-drop, half of the next.
@@ -775,10 +814,21 @@ s_truncate (sl_mock_script_t *sc, size_t count, bool half_more)
 void
 sl_mock_script_not_found (int dialect, const char *message, sl_mock_script_t *out)
 {
+    const s_render_t *r = s_render_of (dialect);
     sl_mock_script_clear (out);
     out->status = 404;
-    s_error_body (dialect, 404, dialect == SL_DIALECT_ANTHROPIC ? "not_found_error" : "invalid_request_error",
-                  message, &out->error_body);
+    if (r)
+        r->error_body (404, r->not_found, message, &out->error_body);
+}
+
+void
+sl_mock_script_bad_request (int dialect, const char *message, sl_mock_script_t *out)
+{
+    const s_render_t *r = s_render_of (dialect);
+    sl_mock_script_clear (out);
+    out->status = 400;
+    if (r)
+        r->error_body (400, r == &s_gemini ? "INVALID_ARGUMENT" : "invalid_request_error", message, &out->error_body);
 }
 
 void
@@ -805,10 +855,7 @@ sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long c
     if (sl_mock_agent_is (model))
         return sl_mock_agent_build (dialect, model, request_body, out);
     memset (out, 0, sizeof *out);
-    const s_render_t *render = dialect == SL_DIALECT_OPENAI ? &s_openai
-                             : dialect == SL_DIALECT_ANTHROPIC ? &s_anthropic
-                             : dialect == SL_DIALECT_RESPONSES ? &s_responses
-                             : dialect == SL_DIALECT_GEMINI ? &s_gemini : NULL;
+    const s_render_t *render = s_render_of (dialect);
     if (!render)
         return -1;
     s_ctx_t ctx = {
@@ -1016,31 +1063,18 @@ sl_mock_script_clear (sl_mock_script_t *self)
 
 //  A failure mid-stream as each API itself sends one: OpenAI and Anthropic
 //  an error event; Responses an error event, then response.failed; Gemini
-//  the bare error object after the last event (the recorded corpus has it).
+//  the bare error object after the last event.
 static void
-s_fail_as_api (s_ctx_t *ctx)
+s_re_fail_as_api (s_ctx_t *ctx)
 {
-    switch (ctx->dialect) {
-        case SL_DIALECT_RESPONSES: {
-            ctx->render->fail (ctx);
-            sl_buf_t *e = s_re_event (ctx, "response.failed");
-            sl_buf_printf (e, ",\"response\":{\"id\":\"resp_mock%016llx\",\"object\":\"response\",\"created_at\":%d,"
-                              "\"status\":\"failed\",\"error\":{\"code\":\"server_error\","
-                              "\"message\":\"The mock upstream failed mid-stream.\"},\"model\":",
-                           (unsigned long long) ctx->hash, MOCK_CREATED);
-            s_put_model (ctx, e);
-            sl_buf_puts (e, ",\"output\":[]}}\n\n");
-            break;
-        }
-        case SL_DIALECT_GEMINI:
-            sl_buf_puts (s_new_event (ctx->script),
-                         "{\n  \"error\": {\n    \"code\": 499,\n    \"message\": \"The operation was cancelled.\",\n"
-                         "    \"status\": \"CANCELLED\"\n  }\n}\n");
-            break;
-        default:
-            ctx->render->fail (ctx);
-            break;
-    }
+    ctx->render->fail (ctx);
+    sl_buf_t *e = s_re_event (ctx, "response.failed");
+    sl_buf_printf (e, ",\"response\":{\"id\":\"resp_mock%016llx\",\"object\":\"response\",\"created_at\":%d,"
+                      "\"status\":\"failed\",\"error\":{\"code\":\"server_error\","
+                      "\"message\":\"The mock upstream failed mid-stream.\"},\"model\":",
+                   (unsigned long long) ctx->hash, MOCK_CREATED);
+    s_put_model (ctx, e);
+    sl_buf_puts (e, ",\"output\":[]}}\n\n");
 }
 
 int
@@ -1048,10 +1082,7 @@ sl_mock_script_steps (int dialect, sl_str_t model, sl_str_t request_body, const 
                       size_t count, sl_mock_script_t *out)
 {
     memset (out, 0, sizeof *out);
-    const s_render_t *render = dialect == SL_DIALECT_OPENAI ? &s_openai
-                             : dialect == SL_DIALECT_ANTHROPIC ? &s_anthropic
-                             : dialect == SL_DIALECT_RESPONSES ? &s_responses
-                             : dialect == SL_DIALECT_GEMINI ? &s_gemini : NULL;
+    const s_render_t *render = s_render_of (dialect);
     if (!render)
         return -1;
     s_ctx_t ctx = {
@@ -1082,7 +1113,7 @@ sl_mock_script_steps (int dialect, sl_str_t model, sl_str_t request_body, const 
                 render->finish (&ctx, step->text, 40, 25);
                 break;
             case SL_MOCK_STEP_FAIL:
-                s_fail_as_api (&ctx);
+                ctx.render->fail_as_api (&ctx);
                 break;
             default:
                 break;

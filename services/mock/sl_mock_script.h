@@ -128,6 +128,9 @@ int sl_mock_script_steps (int dialect, sl_str_t model, sl_str_t request_body, co
                           size_t count, sl_mock_script_t *out);
 //  A 404 in the dialect's error format, for requests the mock cannot serve.
 void sl_mock_script_not_found (int dialect, const char *message, sl_mock_script_t *out);
+//  A 400 in the dialect's error format, for requests its API would refuse
+//  (sl_mock_check.h).
+void sl_mock_script_bad_request (int dialect, const char *message, sl_mock_script_t *out);
 void sl_mock_script_clear (sl_mock_script_t *self);
 //  The scenario names, NULL-terminated.
 extern const char *sl_mock_scenarios [];

@@ -24,11 +24,12 @@
 #include "../../common/sl_buf.h"
 #include "../../proto/sl_msg.h"
 #include "../emitter/sl_emitter.h"
-#include "../gateway/sl_request.h"
+#include "../../common/dialects/sl_request.h"
 #include "sl_replay.h"
 
 #define S_READ_SIZE 65536               //  bytes per read of stdin
 #define S_MAX_REQUEST (10u << 20)       //  largest --request file, as the gateway's --max-body
+#define S_NO_MODEL "unknown"           //  the model of a request that names none in its body (Gemini)
 #define S_EXIT_MALFORMED 1
 #define S_EXIT_USAGE 2
 
@@ -83,21 +84,10 @@ s_load_request (const char *path, int dialect, const char *model, sl_request_t *
         sl_buf_free (&body);
         return -1;
     }
-    int rc;
-    if (dialect == SL_DIALECT_GEMINI) {
-        //  The model is in the path of a Gemini request, not in its body.
-        sl_route_t route = { .dialect = dialect, .stream = true };
-        snprintf (route.model, sizeof route.model, "%s", model ? model : "unknown");
-        rc = sl_request_parse_gemini (sl_buf_str (&body), &route, true, req);
-    }
-    else
-    if (dialect == SL_DIALECT_ANTHROPIC)
-        rc = sl_request_parse_anthropic (sl_buf_str (&body), req);
-    else
-    if (dialect == SL_DIALECT_RESPONSES)
-        rc = sl_request_parse_responses (sl_buf_str (&body), req);
-    else
-        rc = sl_request_parse_openai (sl_buf_str (&body), req);
+    //  A Gemini request names its model in the path, not in its body.
+    sl_endpoint_t endpoint = { .dialect = dialect, .stream = true, .sse = true };
+    snprintf (endpoint.model, sizeof endpoint.model, "%s", model ? model : S_NO_MODEL);
+    int rc = sl_request_parse (&endpoint, sl_buf_str (&body), req);
     sl_buf_free (&body);
     if (rc) {
         fprintf (stderr, "sluice-replay: %s: the gateway would refuse this request: %s\n", path,
@@ -168,14 +158,6 @@ main (int argc, char **argv)
             fprintf (stderr, "sluice-replay: this build cannot render %s responses\n", render);
             return S_EXIT_USAGE;
         }
-        if (opts.render != opts.dialect) {
-            //  The gateway serves each client from an upstream of its own
-            //  dialect; a translation the services never make would mislead.
-            fprintf (stderr, "sluice-replay: --render %s of a capture in the %s dialect: "
-                     "cross-dialect rendering is not supported; use --render %s or blocks\n",
-                     render, dialect, dialect);
-            return S_EXIT_USAGE;
-        }
     }
     opts.input = jsonl ? SL_REPLAY_INPUT_JSONL : SL_REPLAY_INPUT_AUTO;
     sl_request_t request = { 0 };
@@ -186,7 +168,8 @@ main (int argc, char **argv)
         }
         opts.tools = sl_buf_str (&request.tools);
         opts.last_user = sl_buf_str (&request.last_user);
-        if (request.model.len && opts.dialect != SL_DIALECT_GEMINI)
+        //  Not the placeholder a request without a model in its body got.
+        if (request.model.len && !sl_str_eq (sl_buf_str (&request.model), S_NO_MODEL))
             opts.model = sl_buf_str (&request.model);
     }
     if (model)

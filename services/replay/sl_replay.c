@@ -15,7 +15,7 @@
 #include "../../common/sl_json.h"
 #include "../aggregator/sl_agg.h"
 #include "../emitter/sl_emitter.h"
-#include "../ingest/sl_decoder.h"
+#include "../../common/dialects/sl_decoder.h"
 #include "../ingest/sl_sse.h"
 #include "../judge/sl_judge.h"
 
@@ -256,14 +256,6 @@ sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *ar
     if (opts->render && !sl_emitter_can_render (opts->render)) {
         sl_decoder_destroy (&decoder);
         *why = "this build has no renderer for that dialect";
-        return NULL;
-    }
-    if (opts->render && opts->render != opts->dialect) {
-        //  The gateway serves every client from an upstream of its own
-        //  dialect, so the renderers have only met same-dialect streams;
-        //  showing a translation the services never make would mislead.
-        sl_decoder_destroy (&decoder);
-        *why = "cross-dialect rendering is not supported: render a capture in its own dialect";
         return NULL;
     }
     sl_replay_t *self = sl_xcalloc (1, sizeof *self);

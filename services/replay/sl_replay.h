@@ -39,7 +39,7 @@
 
 #include <stddef.h>
 
-#include "../aggregator/sl_snapshot.h"
+#include "../../common/sl_snapshot.h"
 #include "../judge/sl_policy.h"
 
 typedef struct _sl_replay_t sl_replay_t;
@@ -68,11 +68,10 @@ typedef struct {
 //  Where output goes; data is borrowed for the call.
 typedef void (sl_replay_write_fn) (void *arg, const char *data, size_t size);
 
-//  NULL when the dialect has no decoder, the render dialect no renderer in
-//  the emitter (sl_emitter_can_render), or the render dialect is not the
-//  capture's own (cross-dialect rendering is not supported: the gateway
-//  serves each client from an upstream of its dialect); *why then says
-//  which (static string).
+//  NULL when the dialect has no decoder or the render dialect no renderer
+//  in the emitter (sl_emitter_can_render); *why then says which (static
+//  string). A capture renders for a client of any dialect, translated as
+//  the emitter translates a stream from a provider of another dialect.
 sl_replay_t *sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write,
                             void *arg, const char **why);
 void sl_replay_destroy (sl_replay_t **self_p);

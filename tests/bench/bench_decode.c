@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "../../common/sl_buf.h"
-#include "../../services/ingest/sl_decoder.h"
+#include "../../common/dialects/sl_decoder.h"
 #include "../../services/ingest/sl_sse.h"
 #include "../../services/mock/sl_mock_script.h"
 

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "../../services/emitter/sl_emitter.h"
-#include "../../services/emitter/sl_validate.h"
+#include "../../common/dialects/sl_validate.h"
 
 #define DELTAS 200000
 #define BODIES 200                      //  non-streaming responses per dialect

@@ -26,7 +26,7 @@
 
 #include "../../common/sl_buf.h"
 #include "../../common/sl_json.h"
-#include "../../services/gateway/sl_request.h"
+#include "../../common/dialects/sl_request.h"
 
 #define ATTACK_BYTES (10u << 20)        //  the largest body the gateway takes
 #define TEXT_BYTES (8u << 20)

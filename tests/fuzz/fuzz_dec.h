@@ -9,7 +9,7 @@
 
 #include "../../common/sl_buf.h"
 #include "../../proto/sl_msg.h"
-#include "../../services/ingest/sl_decoder.h"
+#include "../../common/dialects/sl_decoder.h"
 #include "../../services/ingest/sl_sse.h"
 
 typedef struct {

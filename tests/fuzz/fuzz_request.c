@@ -1,45 +1,51 @@
 /*  Fuzz target: a client's request body, in every dialect, must be either
     refused with a status and a reason or turned into a job whose upstream
-    body and tools are valid JSON (services/gateway/sl_request). The first
-    byte picks the dialect. */
+    body and tools are valid JSON (common/dialects/sl_request), and so must
+    its translation for an upstream of any other dialect. The first byte
+    picks the client's dialect, the second the upstream's (registered
+    dialects, so a new one is fuzzed by being registered). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "../../common/sl_json.h"
-#include "../../services/gateway/sl_request.h"
+#include "../../common/dialects/sl_request.h"
+
+static void
+s_check (int rc, sl_request_t *r)
+{
+    if (rc == 0) {
+        if (!sl_json_valid (sl_buf_str (&r->upstream_body)) || !sl_json_valid (sl_buf_str (&r->tools)))
+            __builtin_trap ();
+    }
+    else
+    if (r->status < 400 || !r->error_type || r->error_message.len == 0)
+        __builtin_trap ();
+}
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-    if (size < 1)
+    if (size < 2)
         return 0;
-    sl_str_t body = sl_str_n (data + 1, size - 1);
+    size_t count = sl_dialect_count ();
+    const sl_dialect_t *client = sl_dialect_at (data [0] % count);
+    const sl_dialect_t *upstream = sl_dialect_at (data [1] % count);
+    sl_str_t body = sl_str_n (data + 2, size - 2);
+    sl_endpoint_t endpoint = { .dialect = client->id, .stream = true, .sse = true, .model = "m" };
     sl_request_t r;
-    sl_route_t route;
-    int rc;
-    switch (data [0] % 4) {
-        case 0:  rc = sl_request_parse_openai (body, &r); break;
-        case 1:  rc = sl_request_parse_anthropic (body, &r); break;
-        case 2:  rc = sl_request_parse_responses (body, &r); break;
-        default:
-            sl_request_route ("/v1beta/models/m:streamGenerateContent", &route);
-            rc = sl_request_parse_gemini (body, &route, true, &r);
-            break;
-    }
+    int rc = sl_request_parse (&endpoint, body, &r);
+    s_check (rc, &r);
     if (rc == 0) {
-        if (!sl_json_valid (sl_buf_str (&r.upstream_body)) || !sl_json_valid (sl_buf_str (&r.tools)))
-            __builtin_trap ();
+        rc = sl_request_translate (&r, upstream->id);
+        s_check (rc, &r);
     }
-    else
-    if (r.status < 400 || !r.error_type || r.error_message.len == 0)
-        __builtin_trap ();
     sl_request_clear (&r);
     //  Paths: anything goes, nothing crashes.
     char path [256];
-    size_t n = size - 1 < sizeof path - 1 ? size - 1 : sizeof path - 1;
-    memcpy (path, data + 1, n);
+    size_t n = size - 2 < sizeof path - 1 ? size - 2 : sizeof path - 1;
+    memcpy (path, data + 2, n);
     path [n] = 0;
-    sl_request_route (path, &route);
+    sl_request_route (path, &endpoint);
     return 0;
 }

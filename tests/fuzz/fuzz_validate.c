@@ -10,8 +10,8 @@
 
 #include "../../proto/sl_msg.h"
 #include "../../common/sl_json.h"
-#include "../../services/emitter/sl_render.h"
-#include "../../services/emitter/sl_validate.h"
+#include "../../common/dialects/sl_render.h"
+#include "../../common/dialects/sl_validate.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

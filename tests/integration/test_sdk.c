@@ -150,6 +150,9 @@ s_run_node (const char *dir, const char *const *env, const char *log)
 }
 
 //  The mock in every dialect; its scenarios are the models routing names.
+//  A model "<scenario>@<dialect>" goes to the mock of that dialect, whatever
+//  the client's (the mock reads the scenario before the @): the tests of
+//  every client run every scenario against every upstream dialect.
 static const char s_routes [] =
     "providers:\n"
     "  - { name: mock-openai, dialect: openai, base_url: \"@MOCK@/v1\" }\n"
@@ -159,10 +162,16 @@ static const char s_routes [] =
     "routes:\n"
     "  - { model: mock-text, provider: mock-openai }\n"
     "  - { model: mock-tools, provider: mock-openai }\n"
+    "  - { model: mock-text, provider: mock-responses }\n"
+    "  - { model: mock-tools, provider: mock-responses }\n"
     "  - { model: mock-text, provider: mock-anthropic }\n"
     "  - { model: mock-tools, provider: mock-anthropic }\n"
     "  - { model: mock-text, provider: mock-gemini }\n"
-    "  - { model: mock-tools, provider: mock-gemini }\n";
+    "  - { model: mock-tools, provider: mock-gemini }\n"
+    "  - { model: \"*@openai\", provider: mock-openai }\n"
+    "  - { model: \"*@responses\", provider: mock-responses }\n"
+    "  - { model: \"*@anthropic\", provider: mock-anthropic }\n"
+    "  - { model: \"*@gemini\", provider: mock-gemini }\n";
 
 //  The stack's policy: the default policy's rule for every agent's shell
 //  tool, a slow LLM judge and a terminate rule (tests/agents/policy.yaml).

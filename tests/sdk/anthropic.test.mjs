@@ -10,6 +10,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { replayModel, serveRecording, skipRecorded } from './recorded.mjs';
 import { HELD_COMMAND, HELD_TEXT_COMMAND, TERMINATED, UPSTREAM_FAILED, beforeFirstEvent, capturing, keepAlives }
   from './held.mjs';
+import { AGENT_TEXT, CALL_ID, DONE, MOCK_USAGE, SHELL_COMMAND, TOOL_OUTPUT, UPSTREAMS, at } from './crossing.mjs';
 
 const baseURL = process.env.SLUICE_ANTHROPIC_BASE_URL;
 const client = new Anthropic({ baseURL, apiKey: 'sk-ant-sdk-test', maxRetries: 0, timeout: 20000 });
@@ -240,4 +241,86 @@ test('mock-agent-error and mock-agent-terminate: APIError with the message, afte
     });
     assert.ok(text.length > 0, `${model}: the text before the failure was delivered`);
   }
+});
+
+// Every upstream dialect (crossing.mjs): the same client, translated.
+for (const upstream of UPSTREAMS) {
+  test(`to a ${upstream} upstream: mock-text streamed and in one body, with usage`, async () => {
+    const request = { ...ask(at('mock-text', upstream)), tools: undefined };
+    const streamed = await client.messages.stream(request).finalMessage();
+    const once = await client.messages.create(request);
+    for (const msg of [streamed, once]) {
+      assert.deepEqual(msg.content.map((b) => b.type), ['text']);
+      assert.equal(msg.content[0].text, MOCK_TEXT);
+      assert.equal(msg.stop_reason, 'end_turn');
+      assert.equal(msg.usage.input_tokens, MOCK_USAGE.input);
+      assert.equal(msg.usage.output_tokens, MOCK_USAGE.output);
+    }
+  });
+
+  test(`to a ${upstream} upstream: mock-tools, the notice before the allowed call, an id to answer`, async () => {
+    const request = ask(at('mock-tools', upstream));
+    const stream = client.messages.stream(request);
+    let text = '';
+    stream.on('text', (delta) => { text += delta; });
+    const streamed = await stream.finalMessage();
+    const once = await client.messages.create(request);
+    assert.equal(text, TEXT + NOTICE);
+    for (const msg of [streamed, once]) {
+      assert.deepEqual(msg.content.map((b) => b.type), ['text', 'text', 'tool_use']);
+      assert.equal(msg.content[0].text, TEXT);
+      assert.equal(msg.content[1].text, NOTICE);
+      const call = msg.content[2];
+      assert.match(call.id, CALL_ID);
+      assert.equal(call.name, 'get_weather');
+      assert.deepEqual(call.input, { city: 'Paris' });
+      assert.equal(msg.stop_reason, 'tool_use', 'a call is left, so the client runs it');
+      assert.ok(!JSON.stringify(msg).includes('rm -rf'), 'the blocked arguments never arrive');
+    }
+  });
+
+  test(`to a ${upstream} upstream: mock-error as the SDK's APIError, streamed and not`, async () => {
+    const request = ask(at('mock-error', upstream));
+    const stream = client.messages.stream(request);
+    let text = '';
+    stream.on('text', (delta) => { text += delta; });
+    await assert.rejects(stream.finalMessage(), (err) => {
+      assert.ok(err instanceof Anthropic.APIError, `an APIError, got ${err?.constructor?.name}`);
+      assert.match(err.message, UPSTREAM_FAILED);
+      return true;
+    });
+    assert.equal(text, 'This answer will not', 'what came before the error was delivered');
+    await assert.rejects(client.messages.create(request),
+      (err) => err instanceof Anthropic.APIError && UPSTREAM_FAILED.test(err.message));
+  });
+
+  test(`to a ${upstream} upstream: two turns, the tool result goes back translated`, async () => {
+    const model = at('mock-agent-shell', upstream);
+    const first = await client.messages.stream({ model, max_tokens: 256, messages, tools: shell }).finalMessage();
+    assert.deepEqual(first.content.map((b) => b.type), ['text', 'tool_use']);
+    assert.equal(first.content[0].text, AGENT_TEXT);
+    assert.equal(first.stop_reason, 'tool_use');
+    const call = first.content[1];
+    assert.match(call.id, CALL_ID);
+    assert.equal(call.name, 'run_shell');
+    assert.deepEqual(call.input, { command: SHELL_COMMAND });
+    const history = [...messages, { role: 'assistant', content: first.content },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: TOOL_OUTPUT }] }];
+    const second = await client.messages.create({ model, max_tokens: 256, messages: history, tools: shell });
+    assert.deepEqual(second.content.map((b) => b.type), ['text']);
+    assert.equal(second.content[0].text, DONE, 'the upstream read the result as its call\'s');
+    assert.equal(second.stop_reason, 'end_turn');
+    const streamed = await client.messages.stream({ model, max_tokens: 256, messages: history, tools: shell })
+      .finalMessage();
+    assert.equal(streamed.content[0].text, DONE);
+  });
+}
+
+test('what cannot cross: stop sequences to a Responses upstream, a server tool anywhere, are a 400 naming them', async () => {
+  await assert.rejects(client.messages.create({ model: at('mock-text', 'responses'), max_tokens: 64, messages,
+    stop_sequences: ['END'] }),
+  (err) => err instanceof Anthropic.BadRequestError && /stop sequences/.test(err.message));
+  await assert.rejects(client.messages.create({ model: at('mock-text', 'openai'), max_tokens: 64, messages,
+    tools: [{ type: 'web_search_20250305', name: 'web_search' }] }),
+  (err) => err instanceof Anthropic.BadRequestError && /provider's own tool/.test(err.message));
 });

@@ -9,6 +9,7 @@ import { ApiError, GoogleGenAI } from '@google/genai';
 import { replayModel, serveRecording, skipRecorded } from './recorded.mjs';
 import { HELD_COMMAND, HELD_TEXT_COMMAND, TERMINATED, UPSTREAM_FAILED, beforeFirstEvent, capturing, keepAlives }
   from './held.mjs';
+import { AGENT_TEXT, DONE, MOCK_USAGE, SHELL_COMMAND, TOOL_OUTPUT, UPSTREAMS, at } from './crossing.mjs';
 
 const ai = new GoogleGenAI({ apiKey: 'sdk-test-key', httpOptions: { baseUrl: process.env.SLUICE_GEMINI_BASE_URL } });
 const contents = 'What is the weather in Paris? Then tidy up.';
@@ -245,4 +246,67 @@ test('mock-agent-error and mock-agent-terminate: ApiError with the provider\'s c
       });
     assert.ok(text.length > 0, `${model}: the text before the failure was delivered`);
   }
+});
+
+// Every upstream dialect (crossing.mjs): the same client, translated.
+for (const upstream of UPSTREAMS) {
+  test(`to a ${upstream} upstream: mock-text streamed and in one response, with usage`, async () => {
+    const model = at('mock-text', upstream);
+    const chunks = await streamed(ai, { model, contents });
+    const once = await ai.models.generateContent({ model, contents });
+    for (const view of [shape(chunks), shape([once])]) {
+      assert.equal(view.text, MOCK_TEXT);
+      assert.equal(view.finishReason, 'STOP');
+      assert.equal(view.usage[0], MOCK_USAGE.input);
+      assert.equal(view.usage[1], MOCK_USAGE.output);
+    }
+  });
+
+  test(`to a ${upstream} upstream: mock-tools, the allowed call and the notice`, async () => {
+    const request = ask(at('mock-tools', upstream));
+    const chunks = await streamed(ai, request);
+    const once = await ai.models.generateContent(request);
+    for (const view of [shape(chunks), shape([once])])
+      checkTools(view);
+    assert.ok(!JSON.stringify(chunks).includes('rm -rf') && !JSON.stringify(once).includes('rm -rf'),
+      'the blocked arguments never arrive');
+  });
+
+  test(`to a ${upstream} upstream: mock-error as ApiError, streamed and not`, async () => {
+    const model = at('mock-error', upstream);
+    let text = '';
+    await assert.rejects(
+      (async () => {
+        for await (const chunk of await ai.models.generateContentStream({ model, contents }))
+          text += shape([chunk]).text;
+      })(),
+      (err) => {
+        assert.ok(err instanceof ApiError, `an ApiError, got ${err?.constructor?.name}: ${err}`);
+        assert.match(err.message, UPSTREAM_FAILED);
+        return true;
+      });
+    assert.equal(text, 'This answer will not', 'what came before the error was delivered');
+    await assert.rejects(ai.models.generateContent({ model, contents }),
+      (err) => err instanceof ApiError && UPSTREAM_FAILED.test(err.message));
+  });
+
+  test(`to a ${upstream} upstream: two turns, the tool result goes back translated`, async () => {
+    const model = at('mock-agent-shell', upstream);
+    const first = await ai.models.generateContent({ model, contents, config: shellOnly });
+    const view = shape([first]);
+    assert.equal(view.text, AGENT_TEXT);
+    assert.deepEqual(view.calls, [{ name: 'run_shell', args: { command: SHELL_COMMAND } }]);
+    const call = first.functionCalls[0];
+    const history = [{ role: 'user', parts: [{ text: contents }] }, first.candidates[0].content,
+      { role: 'user', parts: [{ functionResponse: { id: call.id, name: call.name, response: { output: TOOL_OUTPUT } } }] }];
+    const second = await ai.models.generateContent({ model, contents: history, config: shellOnly });
+    assert.equal(second.text, DONE, 'the upstream read the result as its call\'s');
+    assert.equal(shape(await streamed(ai, { model, contents: history, config: shellOnly })).text, DONE);
+  });
+}
+
+test('what cannot cross: a Gemini tool of its own to another dialect is a 400 naming it', async () => {
+  await assert.rejects(ai.models.generateContent({ model: at('mock-text', 'openai'), contents,
+    config: { tools: [{ codeExecution: {} }] } }),
+  (err) => err instanceof ApiError && err.status === 400 && /provider's own tool/.test(err.message));
 });

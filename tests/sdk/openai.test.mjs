@@ -8,6 +8,8 @@ import OpenAI from 'openai';
 import { replayModel, serveRecording, skipRecorded } from './recorded.mjs';
 import { HELD_COMMAND, HELD_TEXT_COMMAND, TERMINATED, UPSTREAM_FAILED, beforeFirstEvent, capturing, keepAlives }
   from './held.mjs';
+import { AGENT_TEXT, CALL_ID, DONE, MOCK_TEXT, MOCK_USAGE, NOTICE, SHELL_COMMAND, TEXT, TOOL_OUTPUT, UPSTREAMS, at }
+  from './crossing.mjs';
 
 const baseURL = process.env.SLUICE_OPENAI_BASE_URL;
 const client = new OpenAI({ baseURL, apiKey: 'sk-sdk-test', maxRetries: 0, timeout: 20000 });
@@ -217,4 +219,82 @@ test('mock-agent-error and mock-agent-terminate: APIError with the message, afte
     });
     assert.ok(text.length > 0, `${model}: the text before the failure was delivered`);
   }
+});
+
+// Every upstream dialect (crossing.mjs): the same client, translated.
+for (const upstream of UPSTREAMS) {
+  test(`to a ${upstream} upstream: mock-text streamed and in one body, with usage`, async () => {
+    const model = at('mock-text', upstream);
+    const streamed = await client.chat.completions.stream({ model, messages: ask,
+      stream_options: { include_usage: true } }).finalChatCompletion();
+    const once = await client.chat.completions.create({ model, messages: ask });
+    for (const completion of [streamed, once]) {
+      assert.equal(completion.choices[0].message.content, MOCK_TEXT);
+      assert.equal(completion.choices[0].finish_reason, 'stop');
+      assert.equal(completion.usage.prompt_tokens, MOCK_USAGE.input);
+      assert.equal(completion.usage.completion_tokens, MOCK_USAGE.output);
+    }
+  });
+
+  test(`to a ${upstream} upstream: mock-tools, the allowed call with an id to answer, the notice`, async () => {
+    const model = at('mock-tools', upstream);
+    const streamed = await client.chat.completions.stream({ model, messages: ask, tools }).finalChatCompletion();
+    const once = await client.chat.completions.create({ model, messages: ask, tools });
+    for (const completion of [streamed, once]) {
+      const choice = completion.choices[0];
+      assert.equal(choice.message.content, TEXT + NOTICE);
+      assert.equal(choice.message.tool_calls.length, 1, 'only the allowed call reaches the client');
+      const call = choice.message.tool_calls[0];
+      assert.match(call.id, CALL_ID);
+      assert.equal(call.function.name, 'get_weather');
+      assert.deepEqual(JSON.parse(call.function.arguments), { city: 'Paris' });
+      assert.equal(choice.finish_reason, 'tool_calls', 'a call remains, so the client runs it');
+      assert.ok(!JSON.stringify(completion).includes('rm -rf'), 'the blocked arguments never arrive');
+    }
+  });
+
+  test(`to a ${upstream} upstream: mock-error as the SDK's APIError, streamed and not`, async () => {
+    const model = at('mock-error', upstream);
+    const stream = client.chat.completions.stream({ model, messages: ask });
+    let text = '';
+    stream.on('content.delta', ({ delta }) => { text += delta; });
+    await assert.rejects(stream.finalChatCompletion(), (err) => {
+      assert.ok(err instanceof OpenAI.APIError, `an APIError, got ${err?.constructor?.name}`);
+      assert.match(err.message, UPSTREAM_FAILED);
+      return true;
+    });
+    assert.equal(text, 'This answer will not', 'what came before the error was delivered');
+    await assert.rejects(client.chat.completions.create({ model, messages: ask }),
+      (err) => err instanceof OpenAI.APIError && UPSTREAM_FAILED.test(err.message));
+  });
+
+  test(`to a ${upstream} upstream: two turns, the tool result goes back translated`, async () => {
+    const model = at('mock-agent-shell', upstream);
+    const first = await client.chat.completions.stream({ model, messages: ask, tools: shell }).finalChatCompletion();
+    const message = first.choices[0].message;
+    assert.equal(message.content, AGENT_TEXT);
+    assert.equal(first.choices[0].finish_reason, 'tool_calls');
+    const call = message.tool_calls[0];
+    assert.equal(call.function.name, 'run_shell');
+    assert.deepEqual(JSON.parse(call.function.arguments), { command: SHELL_COMMAND });
+    const history = [...ask, { role: 'assistant', content: message.content, tool_calls: message.tool_calls },
+      { role: 'tool', tool_call_id: call.id, content: TOOL_OUTPUT }];
+    const second = await client.chat.completions.create({ model, messages: history, tools: shell });
+    assert.equal(second.choices[0].message.content, DONE, 'the upstream read the result as its call\'s');
+    assert.equal(second.choices[0].finish_reason, 'stop');
+    const streamed = await client.chat.completions.stream({ model, messages: history, tools: shell })
+      .finalChatCompletion();
+    assert.equal(streamed.choices[0].message.content, DONE);
+  });
+}
+
+test('what cannot cross: structured output to an Anthropic upstream is a 400 naming it', async () => {
+  await assert.rejects(client.chat.completions.create({ model: at('mock-text', 'anthropic'), messages: ask,
+    response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object' } } } }),
+  (err) => err instanceof OpenAI.BadRequestError && /structured output/.test(err.message)
+    && /anthropic upstream/.test(err.message));
+  await assert.rejects(client.chat.completions.create({ model: at('mock-text', 'gemini'), messages: [
+    { role: 'user', content: [{ type: 'text', text: 'what is this?' },
+      { type: 'image_url', image_url: { url: 'https://example.invalid/cat.png' } }] }] }),
+  (err) => err instanceof OpenAI.BadRequestError && /image by URL/.test(err.message));
 });

@@ -9,6 +9,7 @@ import OpenAI from 'openai';
 import { replayModel, serveRecording, skipRecorded } from './recorded.mjs';
 import { HELD_COMMAND, HELD_TEXT_COMMAND, TERMINATED, UPSTREAM_FAILED, beforeFirstEvent, capturing, keepAlives }
   from './held.mjs';
+import { AGENT_TEXT, CALL_ID, DONE, MOCK_USAGE, SHELL_COMMAND, TOOL_OUTPUT, UPSTREAMS, at } from './crossing.mjs';
 
 const client = new OpenAI({ baseURL: process.env.SLUICE_OPENAI_BASE_URL, apiKey: 'sk-sdk-test', maxRetries: 0,
   timeout: 20000 });
@@ -218,4 +219,81 @@ test('mock-agent-error and mock-agent-terminate: APIError, and response.failed w
     if (model === 'mock-agent-error')
       assert.equal(done[0].item.status, 'incomplete', 'the cut-off text is incomplete');
   }
+});
+
+// Every upstream dialect (crossing.mjs): the same client, translated.
+// The text of a response's messages (a streamed response has no
+// output_text of its own).
+const textOf = (response) => response.output.filter((o) => o.type === 'message')
+  .flatMap((o) => o.content).filter((c) => c.type === 'output_text').map((c) => c.text).join('');
+
+for (const upstream of UPSTREAMS) {
+  test(`to a ${upstream} upstream: mock-text streamed and in one body, with usage`, async () => {
+    const model = at('mock-text', upstream);
+    const streamed = await client.responses.stream({ model, input }).finalResponse();
+    const once = await client.responses.create({ model, input });
+    for (const response of [streamed, once]) {
+      assert.equal(response.status, 'completed');
+      assert.equal(textOf(response), MOCK_TEXT);
+      assert.equal(response.usage.input_tokens, MOCK_USAGE.input);
+      assert.equal(response.usage.output_tokens, MOCK_USAGE.output);
+    }
+  });
+
+  test(`to a ${upstream} upstream: mock-tools, the allowed call with a call_id to answer, the notice`, async () => {
+    const request = ask(at('mock-tools', upstream));
+    const streamed = await client.responses.stream(request).finalResponse();
+    const once = await client.responses.create(request);
+    for (const response of [streamed, once]) {
+      assert.equal(response.status, 'completed');
+      assert.deepEqual(response.output.map((o) => o.type), ['message', 'function_call', 'message']);
+      assert.equal(response.output[0].content[0].text, TEXT);
+      const call = response.output[1];
+      assert.match(call.call_id, CALL_ID);
+      assert.ok(call.id, 'the item has an id');
+      assert.equal(call.name, 'get_weather');
+      assert.deepEqual(JSON.parse(call.arguments), { city: 'Paris' });
+      assert.equal(response.output[2].content[0].text, NOTICE);
+      assert.ok(!JSON.stringify(response).includes('rm -rf'), 'the blocked arguments never arrive');
+    }
+  });
+
+  test(`to a ${upstream} upstream: mock-error as the SDK's APIError, streamed and not`, async () => {
+    const request = { model: at('mock-error', upstream), input };
+    const stream = client.responses.stream(request);
+    let text = '';
+    stream.on('response.output_text.delta', (event) => { text += event.delta; });
+    await assert.rejects(stream.finalResponse(), (err) => {
+      assert.ok(err instanceof OpenAI.APIError, `an APIError, got ${err?.constructor?.name}`);
+      assert.match(err.message, UPSTREAM_FAILED);
+      return true;
+    });
+    assert.equal(text, 'This answer will not', 'what came before the error was delivered');
+    await assert.rejects(client.responses.create(request),
+      (err) => err instanceof OpenAI.APIError && UPSTREAM_FAILED.test(err.message));
+  });
+
+  test(`to a ${upstream} upstream: two turns, the tool result goes back translated`, async () => {
+    const model = at('mock-agent-shell', upstream);
+    const first = await client.responses.stream({ model, input, tools: shell }).finalResponse();
+    assert.deepEqual(first.output.map((o) => o.type), ['message', 'function_call']);
+    assert.equal(textOf(first), AGENT_TEXT);
+    const call = first.output[1];
+    assert.match(call.call_id, CALL_ID);
+    assert.equal(call.name, 'run_shell');
+    assert.deepEqual(JSON.parse(call.arguments), { command: SHELL_COMMAND });
+    const history = [{ role: 'user', content: input }, ...first.output,
+      { type: 'function_call_output', call_id: call.call_id, output: TOOL_OUTPUT }];
+    const second = await client.responses.create({ model, input: history, tools: shell });
+    assert.equal(second.status, 'completed');
+    assert.equal(textOf(second), DONE, 'the upstream read the result as its call\'s');
+    const streamed = await client.responses.stream({ model, input: history, tools: shell }).finalResponse();
+    assert.equal(textOf(streamed), DONE);
+  });
+}
+
+test('what cannot cross: previous_response_id to another dialect is a 400 naming it', async () => {
+  await assert.rejects(client.responses.create({ model: at('mock-text', 'gemini'), input,
+    previous_response_id: 'resp_123' }),
+  (err) => err instanceof OpenAI.BadRequestError && /previous_response_id/.test(err.message));
 });

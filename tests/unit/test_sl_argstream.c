@@ -5,7 +5,7 @@
 
 #include "../../common/sl_buf.h"
 #include "../../common/sl_json.h"
-#include "../../services/ingest/sl_argstream.h"
+#include "../../common/sl_argstream.h"
 
 typedef struct {
     const char *path;

@@ -1,11 +1,11 @@
-/*  Unit tests: services/ingest/sl_dec_anthropic (through sl_decoder). The
+/*  Unit tests: common/dialects/anthropic/sl_anthropic_decode (through sl_decoder). The
     recorded streams are covered by test_sl_dec_corpus.c; these are the
     cases the recordings do not have. */
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include "../../common/sl_buf.h"
-#include "../../services/ingest/sl_decoder.h"
+#include "../../common/dialects/sl_decoder.h"
 
 //  "kind:index:id:name:text|sig|body|finish" per line.
 static void

@@ -28,7 +28,7 @@
 
 #include "../../common/sl_buf.h"
 #include "../../common/sl_json.h"
-#include "../../services/ingest/sl_decoder.h"
+#include "../../common/dialects/sl_decoder.h"
 #include "../../services/ingest/sl_sse.h"
 
 #define CORPUS_DEFAULT "../shared/corpus"

@@ -1,4 +1,4 @@
-/*  Unit tests: services/ingest/sl_dec_gemini (through sl_decoder). The
+/*  Unit tests: common/dialects/gemini/sl_gemini_decode (through sl_decoder). The
     recorded streams are covered by test_sl_dec_corpus.c; these are the
     cases the recordings do not have. */
 #include <criterion/criterion.h>
@@ -6,7 +6,7 @@
 
 #include "../../common/sl_buf.h"
 #include "../../common/sl_json.h"
-#include "../../services/ingest/sl_decoder.h"
+#include "../../common/dialects/sl_decoder.h"
 
 //  "kind:index:id:name:text|sig|body|finish" per line.
 static void

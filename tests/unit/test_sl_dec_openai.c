@@ -1,9 +1,9 @@
-/*  Unit tests: services/ingest/sl_dec_openai (through sl_decoder). */
+/*  Unit tests: common/dialects/openai/sl_openai_decode (through sl_decoder). */
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include "../../common/sl_buf.h"
-#include "../../services/ingest/sl_decoder.h"
+#include "../../common/dialects/sl_decoder.h"
 
 //  Deltas described compactly: "kind:index:id:name:text" per line.
 static void

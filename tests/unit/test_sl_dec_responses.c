@@ -1,11 +1,11 @@
-/*  Unit tests: services/ingest/sl_dec_responses (through sl_decoder). The
+/*  Unit tests: common/dialects/responses/sl_responses_decode (through sl_decoder). The
     recorded streams are covered by test_sl_dec_corpus.c; these are the
     cases the recordings do not have. */
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include "../../common/sl_buf.h"
-#include "../../services/ingest/sl_decoder.h"
+#include "../../common/dialects/sl_decoder.h"
 
 //  "kind:index:flags:id:cid:name:text|sig|body|finish" per line.
 static void

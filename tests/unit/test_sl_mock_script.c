@@ -7,7 +7,7 @@
 #include "../../common/sl_buf.h"
 #include "../../common/sl_json.h"
 #include "../../services/aggregator/sl_agg.h"
-#include "../../services/ingest/sl_decoder.h"
+#include "../../common/dialects/sl_decoder.h"
 #include "../../services/ingest/sl_sse.h"
 #include "../../services/mock/sl_mock_script.h"
 

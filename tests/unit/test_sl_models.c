@@ -1,11 +1,11 @@
-/*  Unit tests: services/gateway/sl_models - GET /v1/models from the routes. */
+/*  Unit tests: common/dialects/sl_models - GET /v1/models from the routes. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <string.h>
 
 #include "../../common/sl_routes.h"
 #include "../../proto/sl_msg.h"
-#include "../../services/gateway/sl_models.h"
+#include "../../common/dialects/sl_models.h"
 
 static const char s_file [] =
     "providers:\n"
@@ -44,13 +44,21 @@ s_routes (void)
     return r;
 }
 
+//  The request's headers: anthropic-version when arg says so.
+static const char *
+s_header (void *arg, const char *name)
+{
+    return *(bool *) arg && strcmp (name, "anthropic-version") == 0 ? "2023-06-01" : NULL;
+}
+
 //  Answer path; the status, the parsed body in *out (caller frees).
 static int
 s_answer (sl_routes_t *r, const char *path, bool anthropic, json_t **out)
 {
     sl_buf_t body = { 0 };
-    int status = 0;
-    cr_assert (sl_models_answer (r, path, anthropic, &status, &body), "%s is a models path", path);
+    int status = 0, dialect = 0;
+    cr_assert (sl_models_answer (r, path, s_header, &anthropic, &status, &dialect, &body), "%s is a models path",
+               path);
     *out = json_loadb (body.data, body.len, 0, NULL);
     cr_assert_not_null (*out, "%s: JSON: %.*s", path, (int) body.len, body.data);
     sl_buf_free (&body);
@@ -71,12 +79,17 @@ Test (sl_models, openai_list_names_each_plain_model_once)
     cr_expect_eq (s_answer (r, "/v1/models", false, &j), 200);
     cr_expect_str_eq (json_string_value (json_object_get (j, "object")), "list");
     json_t *data = json_object_get (j, "data");
-    cr_assert_eq (json_array_size (data), 2, "gpt-small once, o-reasoner; not the glob, not other dialects");
+    //  Every routed model, whatever its provider's dialect: a client
+    //  reaches them all.
+    cr_assert_eq (json_array_size (data), 4, "gpt-small once, o-reasoner, claude-x, gemini-x; not the glob");
     cr_expect_str_eq (s_id (data, 0, "id"), "gpt-small");
     cr_expect_str_eq (s_id (data, 0, "object"), "model");
-    cr_expect_str_eq (s_id (data, 0, "owned_by"), "oa", "its first route's provider");
+    cr_expect_str_eq (s_id (data, 0, "owned_by"), "oa", "the provider an OpenAI client goes to");
     cr_expect_str_eq (s_id (data, 1, "id"), "o-reasoner");
     cr_expect_str_eq (s_id (data, 1, "owned_by"), "rsp");
+    cr_expect_str_eq (s_id (data, 2, "id"), "claude-x");
+    cr_expect_str_eq (s_id (data, 2, "owned_by"), "ant", "translated: its only provider");
+    cr_expect_str_eq (s_id (data, 3, "id"), "gemini-x");
     json_decref (j);
     sl_routes_destroy (&r);
 }
@@ -87,18 +100,20 @@ Test (sl_models, anthropic_and_gemini_lists)
     json_t *j;
     cr_expect_eq (s_answer (r, "/v1/models", true, &j), 200);
     json_t *data = json_object_get (j, "data");
-    cr_assert_eq (json_array_size (data), 1);
-    cr_expect_str_eq (s_id (data, 0, "type"), "model");
-    cr_expect_str_eq (s_id (data, 0, "id"), "claude-x");
-    cr_expect (json_is_string (json_object_get (json_array_get (data, 0), "created_at")));
+    cr_assert_eq (json_array_size (data), 4);
+    cr_expect_str_eq (s_id (data, 2, "type"), "model");
+    cr_expect_str_eq (s_id (data, 2, "id"), "claude-x");
+    cr_expect (json_is_string (json_object_get (json_array_get (data, 2), "created_at")));
     cr_expect (json_is_false (json_object_get (j, "has_more")));
-    cr_expect_str_eq (json_string_value (json_object_get (j, "first_id")), "claude-x");
+    cr_expect_str_eq (json_string_value (json_object_get (j, "first_id")), "gpt-small");
+    cr_expect_str_eq (json_string_value (json_object_get (j, "last_id")), "gemini-x");
     json_decref (j);
     cr_expect_eq (s_answer (r, "/v1beta/models", false, &j), 200);
     json_t *models = json_object_get (j, "models");
-    cr_assert_eq (json_array_size (models), 1);
-    cr_expect_str_eq (s_id (models, 0, "name"), "models/gemini-x");
-    cr_expect_eq (json_array_size (json_object_get (json_array_get (models, 0), "supportedGenerationMethods")), 2);
+    cr_assert_eq (json_array_size (models), 4);
+    cr_expect_str_eq (s_id (models, 3, "name"), "models/gemini-x");
+    cr_expect_str_eq (s_id (models, 0, "name"), "models/gpt-small");
+    cr_expect_eq (json_array_size (json_object_get (json_array_get (models, 3), "supportedGenerationMethods")), 2);
     json_decref (j);
     sl_routes_destroy (&r);
 }
@@ -115,21 +130,28 @@ Test (sl_models, one_model_when_routing_serves_it)
     cr_expect_str_eq (json_string_value (json_object_get (j, "name")), "models/gemini-x");
     json_decref (j);
 
-    //  No Anthropic provider: nobody serves claude-x then.
+    //  No Anthropic provider: an Anthropic client's claude-x goes to the
+    //  OpenAI provider, translated.
     sl_routes_t *openai_only = sl_routes_new ();
     sl_provider_t p = { .name = "oa", .dialect = SL_DIALECT_OPENAI, .base_url = "http://127.0.0.1:1/v1",
                         .key_env = "", .forward_auth = true };
     cr_assert_eq (sl_routes_add_provider (openai_only, &p), 0);
-    cr_expect_eq (s_answer (openai_only, "/v1/models/claude-x", true, &j), 404);
-    cr_expect_str_eq (json_string_value (json_object_get (j, "type")), "error", "Anthropic's error shape");
-    json_decref (j);
-    cr_expect_eq (s_answer (openai_only, "/v1beta/models/gemini-x", false, &j), 404);
-    cr_expect_str_eq (json_string_value (json_object_get (json_object_get (j, "error"), "status")), "NOT_FOUND");
+    cr_expect_eq (s_answer (openai_only, "/v1/models/claude-x", true, &j), 200);
+    cr_expect_str_eq (json_string_value (json_object_get (j, "id")), "claude-x");
     json_decref (j);
     cr_expect_eq (s_answer (openai_only, "/v1/models", false, &j), 200);
     cr_expect_eq (json_array_size (json_object_get (j, "data")), 0, "no routes: nothing named");
     json_decref (j);
     sl_routes_destroy (&openai_only);
+    //  No provider at all: nobody serves anything.
+    sl_routes_t *none = sl_routes_new ();
+    cr_expect_eq (s_answer (none, "/v1/models/claude-x", true, &j), 404);
+    cr_expect_str_eq (json_string_value (json_object_get (j, "type")), "error", "Anthropic's error shape");
+    json_decref (j);
+    cr_expect_eq (s_answer (none, "/v1beta/models/gemini-x", false, &j), 404);
+    cr_expect_str_eq (json_string_value (json_object_get (json_object_get (j, "error"), "status")), "NOT_FOUND");
+    json_decref (j);
+    sl_routes_destroy (&none);
     sl_routes_destroy (&r);
 }
 
@@ -137,11 +159,13 @@ Test (sl_models, other_paths_are_not_models)
 {
     sl_routes_t *r = s_routes ();
     sl_buf_t body = { 0 };
-    int status = 0;
+    int status = 0, dialect = 0;
+    bool anthropic = false;
     const char *paths [] = { "/v1/chat/completions", "/v1/modelsx", "/v1/models/gemini-x:generateContent",
                              "/v1beta/models/gemini-x:streamGenerateContent", "/healthz", NULL };
     for (int i = 0; paths [i]; i++)
-        cr_expect_not (sl_models_answer (r, paths [i], false, &status, &body), "%s", paths [i]);
+        cr_expect_not (sl_models_answer (r, paths [i], s_header, &anthropic, &status, &dialect, &body), "%s",
+                       paths [i]);
     cr_expect_eq (body.len, 0, "nothing written");
     sl_buf_free (&body);
     sl_routes_destroy (&r);

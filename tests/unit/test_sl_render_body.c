@@ -2,7 +2,7 @@
     (services/emitter: the renderers' body, sl_validate_body, the emitter's
     snapshot of a judged stream). */
 #include "emit_driver.h"
-#include "../../services/emitter/sl_render.h"
+#include "../../common/dialects/sl_render.h"
 
 //  The value at a path of an object: "a.b.0.c" (numbers index arrays).
 static json_t *

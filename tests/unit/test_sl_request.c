@@ -1,13 +1,31 @@
-/*  Unit tests: services/gateway/sl_request. */
+/*  Unit tests: common/dialects/sl_request. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 
-#include "../../services/gateway/sl_request.h"
+#include "../../common/dialects/sl_request.h"
+#include "../../common/sl_routes.h"
+
+//  A request to the endpoint of a dialect.
+static int
+s_parse_in (int dialect, sl_str_t body, sl_request_t *r)
+{
+    sl_endpoint_t endpoint = { .dialect = dialect };
+    return sl_request_parse (&endpoint, body, r);
+}
+
+//  A Gemini request to the endpoint route, with alt=sse or not.
+static int __attribute__ ((unused))
+s_parse_gemini (sl_str_t body, const sl_endpoint_t *route, bool sse, sl_request_t *r)
+{
+    sl_endpoint_t endpoint = *route;
+    endpoint.sse = sse;
+    return sl_request_parse (&endpoint, body, r);
+}
 
 static int
 s_parse (const char *body, sl_request_t *r)
 {
-    return sl_request_parse_openai (sl_str (body), r);
+    return s_parse_in (SL_DIALECT_OPENAI, sl_str (body), r);
 }
 
 Test (sl_request, prepares_the_upstream_body)
@@ -51,14 +69,14 @@ Test (sl_request, non_streaming_requests_stream_upstream)
         json_decref (up);
         sl_request_clear (&r);
     }
-    cr_assert_eq (sl_request_parse_anthropic (sl_str ("{\"model\":\"m\",\"max_tokens\":5,"
+    cr_assert_eq (s_parse_in (SL_DIALECT_ANTHROPIC, sl_str ("{\"model\":\"m\",\"max_tokens\":5,"
                   "\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}"), &r), 0);
     cr_expect_not (r.stream);
     json_t *up = json_loads (sl_buf_cstr (&r.upstream_body), 0, NULL);
     cr_expect (json_is_true (json_object_get (up, "stream")));
     json_decref (up);
     sl_request_clear (&r);
-    cr_assert_eq (sl_request_parse_responses (sl_str ("{\"model\":\"m\",\"stream\":false,\"input\":\"x\"}"), &r), 0);
+    cr_assert_eq (s_parse_in (SL_DIALECT_RESPONSES, sl_str ("{\"model\":\"m\",\"stream\":false,\"input\":\"x\"}"), &r), 0);
     cr_expect_not (r.stream);
     up = json_loads (sl_buf_cstr (&r.upstream_body), 0, NULL);
     cr_expect (json_is_true (json_object_get (up, "stream")));
@@ -116,27 +134,27 @@ Test (sl_request, refuses_a_body_whose_tree_would_be_over_the_budget)
     sl_buf_t body = { 0 };
     s_empties (&body, (1u << 20) / 3);
     sl_request_t r;
-    cr_assert_eq (sl_request_parse_openai (sl_buf_str (&body), &r), -1);
+    cr_assert_eq (s_parse_in (SL_DIALECT_OPENAI, sl_buf_str (&body), &r), -1);
     cr_expect_eq (r.status, 413);
     cr_expect_str_eq (r.error_type, "request_too_large");
     cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "too many JSON values"), "%s",
                         sl_buf_cstr (&r.error_message));
     sl_request_clear (&r);
     //  In every dialect: the check comes before anything else is read.
-    cr_expect_eq (sl_request_parse_anthropic (sl_buf_str (&body), &r), -1);
+    cr_expect_eq (s_parse_in (SL_DIALECT_ANTHROPIC, sl_buf_str (&body), &r), -1);
     cr_expect_eq (r.status, 413);
     sl_request_clear (&r);
-    cr_expect_eq (sl_request_parse_responses (sl_buf_str (&body), &r), -1);
+    cr_expect_eq (s_parse_in (SL_DIALECT_RESPONSES, sl_buf_str (&body), &r), -1);
     cr_expect_eq (r.status, 413);
     sl_request_clear (&r);
-    sl_route_t route = { .dialect = SL_DIALECT_GEMINI, .stream = true, .model = "g" };
-    cr_expect_eq (sl_request_parse_gemini (sl_buf_str (&body), &route, true, &r), -1);
+    sl_endpoint_t route = { .dialect = SL_DIALECT_GEMINI, .stream = true, .model = "g" };
+    cr_expect_eq (s_parse_gemini (sl_buf_str (&body), &route, true, &r), -1);
     cr_expect_eq (r.status, 413);
     sl_request_clear (&r);
     //  The same count of values, small enough for the floor: read.
     sl_buf_reset (&body);
     s_empties (&body, 1000);
-    cr_expect_eq (sl_request_parse_openai (sl_buf_str (&body), &r), 0, "%s", sl_buf_cstr (&r.error_message));
+    cr_expect_eq (s_parse_in (SL_DIALECT_OPENAI, sl_buf_str (&body), &r), 0, "%s", sl_buf_cstr (&r.error_message));
     sl_request_clear (&r);
     sl_buf_free (&body);
 }
@@ -168,7 +186,7 @@ Test (sl_request, malformed_and_too_deep_bodies_are_refused_without_a_parse)
     sl_buf_puts (&deep, "{\"model\":\"m\",\"messages\":");
     for (int i = 0; i < SL_JSON_MAX_DEPTH + 1; i++)
         sl_buf_putc (&deep, '[');
-    cr_assert_eq (sl_request_parse_openai (sl_buf_str (&deep), &r), -1);
+    cr_assert_eq (s_parse_in (SL_DIALECT_OPENAI, sl_buf_str (&deep), &r), -1);
     cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "nested too deeply"), "%s",
                         sl_buf_cstr (&r.error_message));
     sl_request_clear (&r);
@@ -180,7 +198,7 @@ Test (sl_request, malformed_and_too_deep_bodies_are_refused_without_a_parse)
 
 Test (sl_request, routes_every_endpoint)
 {
-    sl_route_t r;
+    sl_endpoint_t r;
     cr_expect_eq (sl_request_route ("/v1/chat/completions", &r), 1);
     cr_expect_eq (r.dialect, SL_DIALECT_OPENAI);
     cr_expect_eq (sl_request_route ("/v1/messages", &r), 1);
@@ -209,7 +227,7 @@ Test (sl_request, routes_every_endpoint)
 Test (sl_request, anthropic_request)
 {
     sl_request_t r;
-    cr_assert_eq (sl_request_parse_anthropic (sl_str (
+    cr_assert_eq (s_parse_in (SL_DIALECT_ANTHROPIC, sl_str (
         "{\"model\":\"claude-x\",\"max_tokens\":100,\"stream\":true,"
         "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"weather?\"}]}],"
         "\"tools\":[{\"name\":\"get_weather\",\"input_schema\":{\"type\":\"object\"}},"
@@ -235,7 +253,7 @@ Test (sl_request, anthropic_request)
         "{\"model\":\"m\",\"max_tokens\":1,\"stream\":true,\"messages\":[{}],\"tools\":[{\"name\":3}]}",
         NULL };
     for (int i = 0; bad [i]; i++) {
-        cr_expect_eq (sl_request_parse_anthropic (sl_str (bad [i]), &r), -1, "case %d", i);
+        cr_expect_eq (s_parse_in (SL_DIALECT_ANTHROPIC, sl_str (bad [i]), &r), -1, "case %d", i);
         cr_expect_eq (r.status, 400);
         sl_request_clear (&r);
     }
@@ -244,7 +262,7 @@ Test (sl_request, anthropic_request)
 Test (sl_request, responses_request)
 {
     sl_request_t r;
-    cr_assert_eq (sl_request_parse_responses (sl_str (
+    cr_assert_eq (s_parse_in (SL_DIALECT_RESPONSES, sl_str (
         "{\"model\":\"gpt-x\",\"stream\":true,\"input\":[{\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"hi\"}]}],"
         "\"tools\":[{\"type\":\"function\",\"name\":\"f\",\"parameters\":{\"type\":\"object\"}},{\"type\":\"web_search\"}]}"),
         &r), 0, "%s", sl_buf_cstr (&r.error_message));
@@ -252,7 +270,7 @@ Test (sl_request, responses_request)
     cr_expect (sl_str_eq (sl_buf_str (&r.last_user), "hi"));
     cr_expect_str_eq (sl_buf_cstr (&r.tools), "[{\"name\":\"f\",\"schema\":{\"type\":\"object\"}}]");
     sl_request_clear (&r);
-    cr_assert_eq (sl_request_parse_responses (sl_str ("{\"model\":\"m\",\"stream\":true,\"input\":\"plain\"}"), &r), 0);
+    cr_assert_eq (s_parse_in (SL_DIALECT_RESPONSES, sl_str ("{\"model\":\"m\",\"stream\":true,\"input\":\"plain\"}"), &r), 0);
     cr_expect (sl_str_eq (sl_buf_str (&r.last_user), "plain"));
     cr_expect_str_eq (sl_buf_cstr (&r.tools), "[]");
     sl_request_clear (&r);
@@ -262,7 +280,7 @@ Test (sl_request, responses_request)
         "{\"model\":\"m\",\"stream\":true,\"input\":\"x\",\"background\":true}",
         NULL };
     for (int i = 0; bad [i]; i++) {
-        cr_expect_eq (sl_request_parse_responses (sl_str (bad [i]), &r), -1, "case %d", i);
+        cr_expect_eq (s_parse_in (SL_DIALECT_RESPONSES, sl_str (bad [i]), &r), -1, "case %d", i);
         cr_expect_eq (r.status, 400);
         sl_request_clear (&r);
     }
@@ -270,33 +288,134 @@ Test (sl_request, responses_request)
 
 Test (sl_request, gemini_request)
 {
-    sl_route_t route;
+    sl_endpoint_t route;
     sl_request_route ("/v1beta/models/gemini-x:streamGenerateContent", &route);
     sl_request_t r;
     const char *body = "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"a\"},{\"text\":\"b\"}]},"
                        "{\"role\":\"model\",\"parts\":[{\"text\":\"c\"}]}],"
                        "\"tools\":[{\"functionDeclarations\":[{\"name\":\"f\",\"parameters\":{\"type\":\"OBJECT\"}},"
                        "{\"name\":\"g\",\"parametersJsonSchema\":{\"type\":\"object\"}}]},{\"googleSearch\":{}}]}";
-    cr_assert_eq (sl_request_parse_gemini (sl_str (body), &route, true, &r), 0, "%s", sl_buf_cstr (&r.error_message));
+    cr_assert_eq (s_parse_gemini (sl_str (body), &route, true, &r), 0, "%s", sl_buf_cstr (&r.error_message));
     cr_expect_eq (r.client_dialect, SL_DIALECT_GEMINI);
     cr_expect (sl_str_eq (sl_buf_str (&r.model), "gemini-x"));
     cr_expect (sl_str_eq (sl_buf_str (&r.last_user), "a\nb"));
     cr_expect_str_eq (sl_buf_cstr (&r.tools), "[{\"name\":\"f\",\"schema\":{\"type\":\"OBJECT\"}},"
                                               "{\"name\":\"g\",\"schema\":{\"type\":\"object\"}}]");
     sl_request_clear (&r);
-    cr_expect_eq (sl_request_parse_gemini (sl_str (body), &route, false, &r), -1, "alt=sse is required");
+    cr_expect_eq (s_parse_gemini (sl_str (body), &route, false, &r), -1, "alt=sse is required");
     cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "alt=sse"));
     sl_request_clear (&r);
-    sl_route_t unary;
+    sl_endpoint_t unary;
     sl_request_route ("/v1beta/models/gemini-x:generateContent", &unary);
-    cr_expect_eq (sl_request_parse_gemini (sl_str (body), &unary, false, &r), 0, "generateContent: one body");
+    cr_expect_eq (s_parse_gemini (sl_str (body), &unary, false, &r), 0, "generateContent: one body");
     cr_expect_not (r.stream);
     cr_expect (sl_str_eq (sl_buf_str (&r.model), "gemini-x"));
     sl_request_clear (&r);
-    cr_expect_eq (sl_request_parse_gemini (sl_str ("{\"contents\":[{}],\"generationConfig\":{\"candidateCount\":2}}"),
+    cr_expect_eq (s_parse_gemini (sl_str ("{\"contents\":[{}],\"generationConfig\":{\"candidateCount\":2}}"),
                                            &route, true, &r), -1);
     cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "candidateCount"));
     sl_request_clear (&r);
-    cr_expect_eq (sl_request_parse_gemini (sl_str ("{\"contents\":[]}"), &route, true, &r), -1);
+    cr_expect_eq (s_parse_gemini (sl_str ("{\"contents\":[]}"), &route, true, &r), -1);
+    sl_request_clear (&r);
+}
+
+//  --------------------------------------------------------------------------
+//  Patching, routing, translating
+
+Test (sl_request, patch_sets_members_in_place_and_adds_the_missing)
+{
+    sl_patch_t p [] = { { "stream", "true" }, { "extra", "{\"a\":1}" } };
+    struct { const char *in, *out; } cases [] = {
+        { "{}", "{\"stream\":true,\"extra\":{\"a\":1}}" },
+        { "{ \"stream\" : false }", "{ \"stream\" : true ,\"extra\":{\"a\":1}}" },
+        { "{\"a\":[1,{\"stream\":0}],\"stream\":null,\"b\":\"\\u00e9\"}\n",
+          "{\"a\":[1,{\"stream\":0}],\"stream\":true,\"b\":\"\\u00e9\",\"extra\":{\"a\":1}}\n" },
+        { "{\"stream\":1,\"stream\":2,\"extra\":3}", "{\"stream\":true,\"stream\":true,\"extra\":{\"a\":1}}" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        sl_buf_t out = { 0 };
+        cr_assert_eq (sl_request_patch (sl_str (cases [i].in), p, 2, &out), 0, "case %zu", i);
+        cr_expect_str_eq (sl_buf_cstr (&out), cases [i].out, "case %zu", i);
+        sl_buf_free (&out);
+    }
+    sl_buf_t out = { 0 };
+    cr_expect_eq (sl_request_patch (sl_str ("[1]"), p, 2, &out), -1);
+    cr_expect_eq (sl_request_patch (sl_str ("{\"a\":"), p, 2, &out), -1);
+    sl_buf_free (&out);
+}
+
+static sl_routes_t *
+s_routes (const char *text)
+{
+    char *error = NULL;
+    sl_routes_t *r = sl_routes_parse (text, strlen (text), "routes.yaml", &error);
+    cr_assert_not_null (r, "%s", error ? error : "");
+    return r;
+}
+
+Test (sl_request, a_route_to_another_dialect_translates_the_request)
+{
+    sl_routes_t *routes = s_routes ("providers:\n"
+                                    "  - { name: ant, dialect: anthropic, base_url: http://a }\n"
+                                    "  - { name: oa, dialect: openai, base_url: http://o }\n"
+                                    "routes:\n  - { model: 'claude-*', provider: ant }\n");
+    sl_endpoint_t chat = { .dialect = SL_DIALECT_OPENAI };
+    sl_request_t r;
+    cr_assert_eq (sl_request_prepare (&chat, sl_str ("{\"model\":\"claude-x\",\"messages\":[{\"role\":\"user\","
+                                      "\"content\":\"hi\"}],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]}"),
+                                      routes, &r), 0, "%s", sl_buf_cstr (&r.error_message));
+    cr_expect_str_eq (r.provider, "ant");
+    cr_expect_eq (r.client_dialect, SL_DIALECT_OPENAI);
+    cr_expect_eq (r.upstream_dialect, SL_DIALECT_ANTHROPIC);
+    json_t *up = json_loads (sl_buf_cstr (&r.upstream_body), 0, NULL);
+    cr_assert_not_null (up);
+    cr_expect (json_is_integer (json_object_get (up, "max_tokens")), "an Anthropic request");
+    json_t *first = json_array_get (json_object_get (up, "messages"), 0);
+    cr_expect_str_eq (json_string_value (json_object_get (first, "role")), "user");
+    cr_expect_str_eq (sl_buf_cstr (&r.tools), "[{\"name\":\"f\",\"schema\":{}}]", "the judge's view, the client's tools");
+    cr_expect_str_eq (sl_buf_cstr (&r.last_user), "hi");
+    json_decref (up);
+    sl_request_clear (&r);
+    //  Another model stays with the client's dialect.
+    cr_assert_eq (sl_request_prepare (&chat, sl_str ("{\"model\":\"gpt-x\",\"messages\":[{\"role\":\"user\","
+                                      "\"content\":\"hi\"}]}"), routes, &r), 0);
+    cr_expect_str_eq (r.provider, "oa");
+    cr_expect_eq (r.upstream_dialect, SL_DIALECT_OPENAI);
+    sl_request_clear (&r);
+    //  What cannot cross: a 400 in the client's terms.
+    cr_expect_eq (sl_request_prepare (&chat, sl_str ("{\"model\":\"claude-x\",\"messages\":[{\"role\":\"user\","
+                                      "\"content\":[{\"type\":\"input_audio\",\"input_audio\":{}}]}]}"), routes, &r), -1);
+    cr_expect_eq (r.status, 400);
+    cr_expect_str_eq (r.error_type, "invalid_request_error");
+    cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "input_audio"), "%s", sl_buf_cstr (&r.error_message));
+    cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "anthropic"), "%s", sl_buf_cstr (&r.error_message));
+    sl_request_clear (&r);
+    sl_routes_destroy (&routes);
+}
+
+Test (sl_request, fields_only_one_dialect_has_are_named_by_its_lists)
+{
+    sl_endpoint_t chat = { .dialect = SL_DIALECT_OPENAI };
+    sl_request_t r;
+    cr_assert_eq (sl_request_parse (&chat, sl_str ("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],"
+                                                   "\"logprobs\":true,\"x-\\\"evil\\\"\\nname\":1,\"audio\":{}}"), &r), 0);
+    const sl_req_t *q = r.req;
+    cr_assert_eq (q->feature_count, 3);
+    cr_expect_str_eq (q->features [0].name, "logprobs");
+    cr_expect_not (q->features [0].matters);
+    cr_expect_str_eq (q->features [1].name, SL_REQ_OTHER_FIELDS, "a client's own key never names a metric label");
+    cr_expect_str_eq (q->features [2].name, "audio");
+    cr_expect (q->features [2].matters);
+    //  The whole model, one JSON shape for every dialect.
+    sl_buf_t dump = { 0 };
+    sl_req_dump (q, &dump);
+    json_t *j = json_loads (sl_buf_cstr (&dump), 0, NULL);
+    cr_assert_not_null (j, "%s", sl_buf_cstr (&dump));
+    cr_expect_str_eq (json_string_value (json_object_get (j, "model")), "m");
+    cr_expect_str_eq (json_string_value (json_object_get (json_array_get (json_object_get (j, "messages"), 0), "role")),
+                      "user");
+    cr_expect_eq (json_array_size (json_object_get (j, "features")), 3);
+    json_decref (j);
+    sl_buf_free (&dump);
     sl_request_clear (&r);
 }

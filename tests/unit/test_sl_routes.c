@@ -176,3 +176,37 @@ Test (sl_routes, load_from_a_file)
     cr_expect (error && strstr (error, "cannot open"), "%s", error ? error : "");
     free (error);
 }
+
+//  A route may name a provider of any dialect: the client's own is
+//  preferred when a route offers one, else the first that matches.
+Test (sl_routes, pick_crosses_dialects_when_the_routes_say_so)
+{
+    const char text [] =
+        "providers:\n"
+        "  - { name: oa, dialect: openai, base_url: http://o }\n"
+        "  - { name: ant, dialect: anthropic, base_url: http://a }\n"
+        "  - { name: gem, dialect: gemini, base_url: http://g }\n"
+        "routes:\n"
+        "  - { model: 'claude-*', provider: ant }\n"
+        "  - { model: shared, provider: ant }\n"
+        "  - { model: shared, provider: oa }\n"
+        "  - { model: '*@gemini', provider: gem }\n";
+    char *error = NULL;
+    sl_routes_t *r = sl_routes_parse (text, sizeof text - 1, "r", &error);
+    cr_assert_not_null (r, "%s", error ? error : "");
+    cr_expect_str_eq (sl_routes_pick (r, SL_STR_LIT ("claude-x"), SL_DIALECT_OPENAI)->name, "ant",
+                      "the only route: another dialect");
+    cr_expect_str_eq (sl_routes_pick (r, SL_STR_LIT ("shared"), SL_DIALECT_OPENAI)->name, "oa",
+                      "the client's own dialect first");
+    cr_expect_str_eq (sl_routes_pick (r, SL_STR_LIT ("shared"), SL_DIALECT_GEMINI)->name, "ant",
+                      "none of its dialect: the first route");
+    cr_expect_str_eq (sl_routes_pick (r, SL_STR_LIT ("mock-text@gemini"), SL_DIALECT_ANTHROPIC)->name, "gem");
+    cr_expect_str_eq (sl_routes_pick (r, SL_STR_LIT ("gpt-x"), SL_DIALECT_ANTHROPIC)->name, "ant",
+                      "no route: the default of the client's dialect");
+    cr_expect_str_eq (sl_routes_pick (r, SL_STR_LIT ("gpt-x"), SL_DIALECT_RESPONSES)->name, "oa",
+                      "no provider of its dialect: the first provider");
+    sl_routes_destroy (&r);
+    sl_routes_t *empty = sl_routes_new ();
+    cr_expect_null (sl_routes_pick (empty, SL_STR_LIT ("x"), SL_DIALECT_OPENAI));
+    sl_routes_destroy (&empty);
+}

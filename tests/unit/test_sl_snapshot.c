@@ -1,7 +1,7 @@
 /*  Unit tests: services/aggregator/sl_snapshot (the whole message of a stream). */
 #include <criterion/criterion.h>
 
-#include "../../services/aggregator/sl_snapshot.h"
+#include "../../common/sl_snapshot.h"
 #include "recorder.h"
 
 static sl_snapshot_t *snap;

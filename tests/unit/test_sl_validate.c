@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../../proto/sl_msg.h"
-#include "../../services/emitter/sl_validate.h"
+#include "../../common/dialects/sl_validate.h"
 
 #define END NULL
 

@@ -1,0 +1,538 @@
+/*  sl_anthropic_request.c - Messages requests: parse, forward, render.
+
+    parse: a messages request into the normalized request. The system
+    prompt (a string or text blocks) is the instructions; content blocks
+    are parts (text, image, tool_use, tool_result, thinking, redacted
+    thinking); documents, search results and server tool blocks are this
+    dialect's alone. cache_control marks are informative.
+
+    render: the normalized request as a messages request. Instructions go
+    to system; turns of one role are joined (the API wants user and
+    assistant to alternate); a user turn's tool results come first in it,
+    as the API wants them right after the calls. Tool ids are kept, with
+    characters the API does not take ([^A-Za-z0-9_-]) replaced by '_' the
+    same way in a call and its result. Thinking goes back only with a
+    signature this dialect made (sl_sig_for). max_tokens is required: the
+    request's, or SL_XLATE_MAX_TOKENS. Structured output cannot be asked
+    for: such a request is refused.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../sl_json.h"
+#include "../sl_request.h"
+#include "sl_anthropic.h"
+
+#define S_TEMPERATURE_MAX 1.0           //  the API's range is [0, 1]
+#define S_BUDGET_MIN 1024               //  the smallest thinking budget the API takes
+
+static const char *const s_matters [] = { "mcp_servers", "container", NULL };
+static const char *const s_informative [] = { "service_tier", "context_management", NULL };
+static const char *const s_mapped [] = {
+    "model", "messages", "max_tokens", "stream", "tools", "system", "tool_choice", "temperature", "top_p",
+    "top_k", "stop_sequences", "metadata", "thinking", NULL
+};
+
+static bool
+s_in (const char *key, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp (key, *list) == 0)
+            return true;
+    return false;
+}
+
+static void
+s_image (sl_part_t *p, json_t *source)
+{
+    const char *type = json_string_value (json_object_get (source, "type"));
+    if (type && strcmp (type, "url") == 0)
+        p->url = sl_req_str (json_object_get (source, "url"));
+    else {
+        p->media_type = sl_req_str (json_object_get (source, "media_type"));
+        p->data = sl_req_str (json_object_get (source, "data"));
+    }
+}
+
+static void s_blocks (sl_req_t *req, sl_message_t *m, sl_part_t *result, json_t *content);
+
+//  One content block into m (or, inside a tool result, into its content).
+static void
+s_block (sl_req_t *req, sl_message_t *m, sl_part_t *result, json_t *block)
+{
+    const char *type = json_string_value (json_object_get (block, "type"));
+    if (json_object_get (block, "cache_control"))
+        sl_req_feature (req, "cache_control", false);
+    int kind = !type ? 0
+             : strcmp (type, "text") == 0 ? SL_PART_TEXT
+             : strcmp (type, "image") == 0 ? SL_PART_IMAGE
+             : result ? 0
+             : strcmp (type, "tool_use") == 0 ? SL_PART_TOOL_CALL
+             : strcmp (type, "tool_result") == 0 ? SL_PART_TOOL_RESULT
+             : strcmp (type, "thinking") == 0 ? SL_PART_THINKING
+             : strcmp (type, "redacted_thinking") == 0 ? SL_PART_REDACTED : 0;
+    sl_part_t *p = result ? sl_req_add_content (result, kind ? kind : SL_PART_OPAQUE)
+                          : sl_req_add_part (m, kind ? kind : SL_PART_OPAQUE);
+    switch (kind) {
+        case SL_PART_TEXT:
+            p->text = sl_req_str (json_object_get (block, "text"));
+            break;
+        case SL_PART_IMAGE:
+            s_image (p, json_object_get (block, "source"));
+            break;
+        case SL_PART_TOOL_CALL: {
+            p->id = sl_req_str (json_object_get (block, "id"));
+            p->name = sl_req_str (json_object_get (block, "name"));
+            json_t *input = json_object_get (block, "input");
+            p->arguments = sl_req_keep_json (req, input ? input : json_object ());
+            break;
+        }
+        case SL_PART_TOOL_RESULT: {
+            p->id = sl_req_str (json_object_get (block, "tool_use_id"));
+            p->name = sl_req_call_name (req, p->id);
+            p->is_error = json_is_true (json_object_get (block, "is_error"));
+            json_t *content = json_object_get (block, "content");
+            if (json_is_string (content))
+                sl_req_add_content (p, SL_PART_TEXT)->text = sl_req_str (content);
+            else
+                s_blocks (req, NULL, p, content);
+            break;
+        }
+        case SL_PART_THINKING:
+            p->text = sl_req_str (json_object_get (block, "thinking"));
+            p->signature = sl_req_str (json_object_get (block, "signature"));
+            break;
+        case SL_PART_REDACTED:
+            p->text = sl_req_str (json_object_get (block, "data"));
+            break;
+        default:
+            //  document, search_result, server_tool_use, *_tool_result, ...
+            p->text = type ? sl_req_keep (req, type, strlen (type)) : SL_STR_LIT ("a content block");
+            break;
+    }
+}
+
+static void
+s_blocks (sl_req_t *req, sl_message_t *m, sl_part_t *result, json_t *content)
+{
+    size_t i;
+    json_t *block;
+    json_array_foreach (content, i, block)
+        s_block (req, m, result, block);
+}
+
+//  Tools: an array of objects, each with its name and input_schema.
+//  Entries without a name are not the judge's (nor any other dialect's).
+static int
+s_tools (json_t *tools, sl_req_t *req, sl_refusal_t *err)
+{
+    if (!tools || json_is_null (tools))
+        return 0;
+    if (!json_is_array (tools))
+        return sl_refuse (err, 400, "invalid_request_error", "'tools' must be an array");
+    size_t i;
+    json_t *tool;
+    json_array_foreach (tools, i, tool) {
+        if (!json_is_object (tool))
+            return sl_refuse (err, 400, "invalid_request_error", "tools[%zu] must be an object", i);
+        json_t *name = json_object_get (tool, "name");
+        if (!name)
+            continue;
+        if (!json_is_string (name))
+            return sl_refuse (err, 400, "invalid_request_error", "tools[%zu].name must be a string", i);
+        sl_tool_t *t = sl_req_add_tool (req);
+        t->name = sl_req_str (name);
+        t->description = sl_req_str (json_object_get (tool, "description"));
+        json_t *schema = json_object_get (tool, "input_schema");
+        t->schema = json_is_object (schema) ? schema : NULL;
+        const char *type = json_string_value (json_object_get (tool, "type"));
+        if (type && strcmp (type, "custom") != 0)
+            t->server = sl_req_str (json_object_get (tool, "type"));
+        if (json_object_get (tool, "cache_control"))
+            sl_req_feature (req, "cache_control", false);
+    }
+    return 0;
+}
+
+int
+sl_anthropic_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_refusal_t *err)
+{
+    (void) endpoint;
+    json_t *model = json_object_get (root, "model");
+    json_t *messages = json_object_get (root, "messages");
+    json_t *max_tokens = json_object_get (root, "max_tokens");
+    json_t *stream = json_object_get (root, "stream");
+    if (!json_is_string (model) || json_string_length (model) == 0)
+        return sl_refuse (err, 400, "invalid_request_error", "'model' is required and must be a string");
+    if (!json_is_array (messages) || json_array_size (messages) == 0)
+        return sl_refuse (err, 400, "invalid_request_error", "messages: a non-empty array is required");
+    if (!json_is_integer (max_tokens) || json_integer_value (max_tokens) < 1)
+        return sl_refuse (err, 400, "invalid_request_error", "max_tokens: a positive integer is required");
+    if (stream && !json_is_null (stream) && !json_is_boolean (stream))
+        return sl_refuse (err, 400, "invalid_request_error", "'stream' must be a boolean");
+    if (s_tools (json_object_get (root, "tools"), req, err))
+        return -1;
+    req->model = sl_req_str (model);
+    req->stream = json_is_true (stream);
+    req->include_usage = true;          //  Anthropic always reports usage
+    req->max_tokens = json_integer_value (max_tokens);
+    //  Instructions
+    json_t *system = json_object_get (root, "system");
+    if (json_is_string (system))
+        sl_req_add_part (sl_req_add_message (req, SL_ROLE_SYSTEM), SL_PART_TEXT)->text = sl_req_str (system);
+    else
+    if (json_is_array (system))
+        s_blocks (req, sl_req_add_message (req, SL_ROLE_SYSTEM), NULL, system);
+    size_t i;
+    json_t *msg;
+    json_array_foreach (messages, i, msg) {
+        const char *role = json_string_value (json_object_get (msg, "role"));
+        sl_message_t *m = sl_req_add_message (req, role && strcmp (role, "assistant") == 0 ? SL_ROLE_ASSISTANT
+                                                                                          : SL_ROLE_USER);
+        json_t *content = json_object_get (msg, "content");
+        if (json_is_string (content))
+            sl_req_add_part (m, SL_PART_TEXT)->text = sl_req_str (content);
+        else
+            s_blocks (req, m, NULL, content);
+    }
+    //  Tool choice
+    json_t *choice = json_object_get (root, "tool_choice");
+    const char *ctype = json_string_value (json_object_get (choice, "type"));
+    if (ctype) {
+        req->tool_choice = strcmp (ctype, "any") == 0 ? SL_CHOICE_REQUIRED : strcmp (ctype, "none") == 0
+                         ? SL_CHOICE_NONE : strcmp (ctype, "tool") == 0 ? SL_CHOICE_TOOL : SL_CHOICE_AUTO;
+        req->tool_choice_name = sl_req_str (json_object_get (choice, "name"));
+        if (json_is_true (json_object_get (choice, "disable_parallel_tool_use")))
+            req->parallel_tools = 0;
+    }
+    //  Sampling
+    req->temperature = sl_req_real (json_object_get (root, "temperature"));
+    req->top_p = sl_req_real (json_object_get (root, "top_p"));
+    req->top_k = sl_req_int (json_object_get (root, "top_k"));
+    json_t *stop;
+    json_array_foreach (json_object_get (root, "stop_sequences"), i, stop)
+        if (json_is_string (stop))
+            sl_req_add_stop (req, sl_req_str (stop));
+    //  Thinking
+    json_t *thinking = json_object_get (root, "thinking");
+    const char *ttype = json_string_value (json_object_get (thinking, "type"));
+    if (ttype && strcmp (ttype, "enabled") == 0)
+        req->budget = sl_req_int (json_object_get (thinking, "budget_tokens"));
+    else
+    if (ttype && strcmp (ttype, "disabled") == 0)
+        req->thinking_off = true;
+    //  Who asks
+    json_t *metadata = json_object_get (root, "metadata");
+    req->user = sl_req_str (json_object_get (metadata, "user_id"));
+    const char *key;
+    json_t *value;
+    json_object_foreach (root, key, value)
+        if (!s_in (key, s_mapped) && !json_is_null (value))
+            sl_req_field (req, key, s_matters, s_informative);
+    return 0;
+}
+
+int
+sl_anthropic_forward (sl_str_t body, const sl_req_t *req, sl_buf_t *out)
+{
+    (void) req;
+    static const sl_patch_t stream = { "stream", "true" };
+    return sl_request_patch (body, &stream, 1, out);
+}
+
+//  --------------------------------------------------------------------------
+//  Rendering another dialect's request
+
+static json_t *
+s_string (sl_str_t s)
+{
+    return json_stringn (s.ptr ? s.ptr : "", s.len);
+}
+
+//  A tool id the API takes: [A-Za-z0-9_-] kept, anything else '_'.
+static json_t *
+s_id (sl_str_t id)
+{
+    sl_buf_t b = { 0 };
+    for (size_t i = 0; i < id.len; i++) {
+        char c = id.ptr [i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+        sl_buf_putc (&b, ok ? c : '_');
+    }
+    if (!b.len)
+        sl_buf_puts (&b, "toolu_none");
+    json_t *s = json_stringn (b.data, b.len);
+    sl_buf_free (&b);
+    return s;
+}
+
+static json_t *
+s_image_block (const sl_part_t *p)
+{
+    if (p->url.ptr)
+        return json_pack ("{s:s,s:{s:s,s:o}}", "type", "image", "source", "type", "url", "url", s_string (p->url));
+    return json_pack ("{s:s,s:{s:s,s:o,s:o}}", "type", "image", "source", "type", "base64",
+                      "media_type", s_string (p->media_type), "data", s_string (p->data));
+}
+
+//  The block of one part, or NULL when it goes nowhere. -1 refused.
+static int
+s_part_block (const sl_part_t *p, sl_xlate_t *x, json_t **out)
+{
+    *out = NULL;
+    switch (p->kind) {
+        case SL_PART_TEXT:
+        case SL_PART_REFUSAL:
+            if (p->text.len)            //  the API takes no empty text block
+                *out = json_pack ("{s:s,s:o}", "type", "text", "text", s_string (p->text));
+            return 0;
+        case SL_PART_IMAGE:
+            *out = s_image_block (p);
+            return 0;
+        case SL_PART_TOOL_CALL: {
+            json_t *input = p->arguments.ptr ? json_loadb (p->arguments.ptr, p->arguments.len, 0, NULL) : NULL;
+            if (!json_is_object (input)) {
+                json_decref (input);
+                input = json_object ();
+                sl_xlate_drop (x, "tool call arguments that are not a JSON object");
+            }
+            *out = json_pack ("{s:s,s:o,s:o,s:o}", "type", "tool_use", "id", s_id (p->id), "name",
+                              s_string (p->name), "input", input);
+            return 0;
+        }
+        case SL_PART_TOOL_RESULT: {
+            json_t *content = json_array ();
+            for (size_t i = 0; i < p->content_count; i++) {
+                const sl_part_t *c = &p->content [i];
+                if (c->kind == SL_PART_TEXT)
+                    json_array_append_new (content, json_pack ("{s:s,s:o}", "type", "text", "text",
+                                                               s_string (c->text)));
+                else
+                if (c->kind == SL_PART_IMAGE)
+                    json_array_append_new (content, s_image_block (c));
+                else {
+                    json_decref (content);
+                    return sl_xlate_refuse (x, "a tool result's content", NULL);
+                }
+            }
+            *out = json_pack ("{s:s,s:o,s:o}", "type", "tool_result", "tool_use_id", s_id (p->id), "content", content);
+            if (p->is_error)
+                json_object_set_new (*out, "is_error", json_true ());
+            return 0;
+        }
+        case SL_PART_THINKING: {
+            sl_str_t sig = sl_sig_for ("anthropic", p->signature);
+            if (sig.ptr)
+                *out = json_pack ("{s:s,s:o,s:o}", "type", "thinking", "thinking", s_string (p->text),
+                                  "signature", s_string (sig));
+            else
+                sl_xlate_drop (x, "thinking another provider signed");
+            return 0;
+        }
+        case SL_PART_REDACTED: {
+            sl_str_t data = sl_sig_for ("anthropic", p->text);
+            if (data.ptr)
+                *out = json_pack ("{s:s,s:o}", "type", "redacted_thinking", "data", s_string (data));
+            else
+                sl_xlate_drop (x, "thinking another provider signed");
+            return 0;
+        }
+        default:
+            return sl_xlate_refuse (x, p->text.ptr ? p->text.ptr : "a content part",
+                                    "the client's dialect has it, Messages does not");
+    }
+}
+
+//  Append a turn, joined to the previous one when it has the same role.
+static void
+s_turn (json_t *messages, const char *role, json_t *blocks)
+{
+    json_t *last = json_array_get (messages, json_array_size (messages) - 1);
+    if (last && strcmp (json_string_value (json_object_get (last, "role")), role) == 0) {
+        json_t *content = json_object_get (last, "content");
+        //  Results stay first in a user turn.
+        size_t at = 0;
+        while (at < json_array_size (content)
+           &&  strcmp (json_string_value (json_object_get (json_array_get (content, at), "type")), "tool_result") == 0)
+            at++;
+        size_t i;
+        json_t *b;
+        json_array_foreach (blocks, i, b) {
+            bool result = strcmp (json_string_value (json_object_get (b, "type")), "tool_result") == 0;
+            if (result)
+                json_array_insert (content, at++, b);
+            else
+                json_array_append (content, b);
+        }
+        json_decref (blocks);
+        return;
+    }
+    json_array_append_new (messages, json_pack ("{s:s,s:o}", "role", role, "content", blocks));
+}
+
+static int
+s_messages (const sl_req_t *req, sl_xlate_t *x, json_t *root)
+{
+    json_t *messages = json_array ();
+    json_object_set_new (root, "messages", messages);
+    sl_buf_t system = { 0 };
+    for (size_t i = 0; i < req->message_count; i++) {
+        const sl_message_t *m = &req->messages [i];
+        if (m->role == SL_ROLE_SYSTEM) {
+            for (size_t j = 0; j < m->count; j++)
+                if (m->parts [j].kind != SL_PART_TEXT) {
+                    sl_buf_free (&system);
+                    return sl_xlate_refuse (x, "instructions that are not text", NULL);
+                }
+            if (system.len)
+                sl_buf_puts (&system, "\n\n");
+            sl_req_join (m->parts, m->count, SL_PART_TEXT, "\n", &system);
+            continue;
+        }
+        json_t *results = json_array (), *others = json_array ();
+        for (size_t j = 0; j < m->count; j++) {
+            json_t *block;
+            if (s_part_block (&m->parts [j], x, &block)) {
+                json_decref (results);
+                json_decref (others);
+                sl_buf_free (&system);
+                return -1;
+            }
+            if (block)
+                json_array_append_new (m->parts [j].kind == SL_PART_TOOL_RESULT ? results : others, block);
+        }
+        json_array_extend (results, others);
+        json_decref (others);
+        if (json_array_size (results))
+            s_turn (messages, m->role == SL_ROLE_ASSISTANT ? "assistant" : "user", results);
+        else
+            json_decref (results);
+    }
+    if (system.len)
+        json_object_set_new (root, "system", json_stringn (system.data, system.len));
+    sl_buf_free (&system);
+    return 0;
+}
+
+//  Thinking budget from a reasoning effort.
+static int64_t
+s_budget (sl_str_t effort)
+{
+    if (sl_str_eq (effort, "minimal") || sl_str_eq (effort, "low"))
+        return S_BUDGET_MIN * 2;
+    if (sl_str_eq (effort, "medium"))
+        return S_BUDGET_MIN * 8;
+    if (sl_str_eq (effort, "high"))
+        return S_BUDGET_MIN * 24;
+    return -1;                          //  "none", or unknown: no thinking
+}
+
+int
+sl_anthropic_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
+{
+    json_t *root = json_object ();
+    json_object_set_new (root, "model", s_string (req->model));
+    int rc = s_messages (req, x, root);
+    if (rc == 0 && (req->format == SL_FORMAT_JSON || req->format == SL_FORMAT_SCHEMA))
+        rc = sl_xlate_refuse (x, "structured output (a JSON response format)", "Messages cannot be asked for it");
+    if (rc == 0 && req->tool_count) {
+        json_t *tools = json_array ();
+        json_object_set_new (root, "tools", tools);
+        for (size_t i = 0; i < req->tool_count && rc == 0; i++) {
+            const sl_tool_t *t = &req->tools [i];
+            if (t->server.ptr) {
+                rc = sl_xlate_refuse (x, "a provider's own tool", "its type is the client's provider's");
+                break;
+            }
+            json_t *tool = json_pack ("{s:o}", "name", s_string (t->name));
+            if (t->description.ptr)
+                json_object_set_new (tool, "description", s_string (t->description));
+            json_object_set_new (tool, "input_schema", t->schema ? json_incref (t->schema)
+                                                                 : json_pack ("{s:s}", "type", "object"));
+            json_array_append_new (tools, tool);
+        }
+    }
+    json_t *choice = NULL;
+    switch (req->tool_choice) {
+        case SL_CHOICE_AUTO:     choice = json_pack ("{s:s}", "type", "auto"); break;
+        case SL_CHOICE_NONE:     choice = json_pack ("{s:s}", "type", "none"); break;
+        case SL_CHOICE_REQUIRED: choice = json_pack ("{s:s}", "type", "any"); break;
+        case SL_CHOICE_TOOL:
+            choice = json_pack ("{s:s,s:o}", "type", "tool", "name", s_string (req->tool_choice_name));
+            break;
+        default: break;
+    }
+    if (req->parallel_tools == 0 && req->tool_count) {
+        if (!choice)
+            choice = json_pack ("{s:s}", "type", "auto");
+        json_object_set_new (choice, "disable_parallel_tool_use", json_true ());
+    }
+    if (choice && req->tool_count)
+        json_object_set_new (root, "tool_choice", choice);
+    else
+        json_decref (choice);
+    //  Thinking, and what it rules out
+    int64_t max = req->max_tokens > 0 ? req->max_tokens : SL_XLATE_MAX_TOKENS;
+    int64_t budget = req->thinking_off ? -1 : req->budget >= 0 ? req->budget : s_budget (req->effort);
+    if (budget >= 0 && budget < S_BUDGET_MIN)
+        budget = S_BUDGET_MIN;
+    if (budget >= 0 && budget >= max) {
+        if (req->max_tokens > 0 && max > S_BUDGET_MIN)
+            budget = max / 2 > S_BUDGET_MIN ? max / 2 : S_BUDGET_MIN;
+        else
+            max = budget + SL_XLATE_MAX_TOKENS;
+    }
+    if (budget >= max) {
+        sl_xlate_drop (x, "thinking (max tokens too small for it)");
+        budget = -1;
+    }
+    json_object_set_new (root, "max_tokens", json_integer (max));
+    if (budget >= 0)
+        json_object_set_new (root, "thinking", json_pack ("{s:s,s:I}", "type", "enabled", "budget_tokens",
+                                                          (json_int_t) budget));
+    if (!isnan (req->temperature)) {
+        if (budget >= 0)
+            sl_xlate_drop (x, "temperature (with thinking)");
+        else {
+            double t = req->temperature > S_TEMPERATURE_MAX ? S_TEMPERATURE_MAX : req->temperature;
+            if (t != req->temperature)
+                sl_xlate_drop (x, "temperature above 1");
+            json_object_set_new (root, "temperature", json_real (t));
+        }
+    }
+    if (!isnan (req->top_p)) {
+        if (budget >= 0)
+            sl_xlate_drop (x, "top_p (with thinking)");
+        else
+            json_object_set_new (root, "top_p", json_real (req->top_p));
+    }
+    if (req->top_k >= 0) {
+        if (budget >= 0)
+            sl_xlate_drop (x, "top_k (with thinking)");
+        else
+            json_object_set_new (root, "top_k", json_integer (req->top_k));
+    }
+    if (req->stop_count) {
+        json_t *stop = json_array ();
+        for (size_t i = 0; i < req->stop_count; i++)
+            json_array_append_new (stop, s_string (req->stop [i]));
+        json_object_set_new (root, "stop_sequences", stop);
+    }
+    if (req->seed >= 0)
+        sl_xlate_drop (x, "seed");
+    if (!isnan (req->presence_penalty) || !isnan (req->frequency_penalty))
+        sl_xlate_drop (x, "penalties");
+    if (req->user.ptr)
+        json_object_set_new (root, "metadata", json_pack ("{s:o}", "user_id", s_string (req->user)));
+    if (req->metadata)
+        sl_xlate_drop (x, "metadata");
+    json_object_set_new (root, "stream", json_true ());
+    if (rc == 0) {
+        char *text = json_dumps (root, SL_REQ_JSON_FLAGS);
+        sl_buf_puts (out, text);
+        free (text);
+    }
+    json_decref (root);
+    return rc;
+}

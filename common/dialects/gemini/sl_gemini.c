@@ -1,0 +1,157 @@
+/*  sl_gemini.c - the Gemini dialect: its table.
+
+    Client endpoints POST /v1beta/models/{model}:streamGenerateContent
+    (?alt=sse) and :generateContent (also under /v1/ and without the
+    version): the model is in the path. Upstream POST
+    {base}/models/{model}:streamGenerateContent?alt=sse with
+    x-goog-api-key (clients may send their key as ?key=). The model list
+    at GET /v1beta/models. Requests: sl_gemini_request.c; stream decoder:
+    sl_gemini_decode.c; renderer: sl_gemini_render.c; validator:
+    sl_gemini_validate.c.
+*/
+#include "sl_gemini.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../../sl_json.h"
+
+#define S_MODEL_MAX 256                 //  longest model name put in an upstream URL
+
+static bool
+s_prefix (const char **path, const char *prefix)
+{
+    size_t n = strlen (prefix);
+    if (strncmp (*path, prefix, n) != 0)
+        return false;
+    *path += n;
+    return true;
+}
+
+static int
+s_endpoint (const char *path, sl_endpoint_t *out)
+{
+    const char *p = path;
+    if (!(s_prefix (&p, "/v1beta/models/") || s_prefix (&p, "/v1/models/") || s_prefix (&p, "/models/")))
+        return strncmp (path, "/v1beta/", 8) == 0 ? 0 : -1;
+    //  The model may hold slashes: routing decides what a name means (and
+    //  the mock's recorded streams are named by path).
+    const char *colon = strrchr (p, ':');
+    if (!colon || colon == p || (size_t) (colon - p) >= sizeof out->model || memchr (p, ':', (size_t) (colon - p)))
+        return 0;
+    if (strcmp (colon + 1, "streamGenerateContent") == 0)
+        out->stream = true;
+    else
+    if (strcmp (colon + 1, "generateContent") != 0)
+        return 0;
+    memcpy (out->model, p, (size_t) (colon - p));
+    out->model [colon - p] = 0;
+    return 1;
+}
+
+//  RFC 3986 percent-encoding: everything but unreserved characters.
+static void
+s_escape (sl_str_t s, sl_buf_t *out)
+{
+    static const char hex [] = "0123456789ABCDEF";
+    for (size_t i = 0; i < s.len; i++) {
+        unsigned char c = (unsigned char) s.ptr [i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+        ||  c == '-' || c == '.' || c == '_' || c == '~')
+            sl_buf_putc (out, (char) c);
+        else {
+            sl_buf_putc (out, '%');
+            sl_buf_putc (out, hex [c >> 4]);
+            sl_buf_putc (out, hex [c & 15]);
+        }
+    }
+}
+
+static int
+s_url (const char *base_url, sl_str_t model, sl_buf_t *out)
+{
+    if (sl_str_starts (model, "models/"))
+        model = sl_str_n (model.ptr + 7, model.len - 7);
+    if (!model.ptr || !model.len || model.len > S_MODEL_MAX)
+        return -1;
+    sl_buf_printf (out, "%s/models/", base_url);
+    s_escape (model, out);
+    sl_buf_puts (out, ":streamGenerateContent?alt=sse");
+    return 0;
+}
+
+static int
+s_finish (sl_str_t raw)
+{
+    static const struct { const char *raw; int finish; } table [] = {
+        { "STOP", SL_FIN_STOP }, { "MAX_TOKENS", SL_FIN_LENGTH }, { "SAFETY", SL_FIN_CONTENT_FILTER },
+        { "RECITATION", SL_FIN_CONTENT_FILTER }, { "BLOCKLIST", SL_FIN_CONTENT_FILTER },
+        { "PROHIBITED_CONTENT", SL_FIN_CONTENT_FILTER }, { "SPII", SL_FIN_CONTENT_FILTER },
+        { "IMAGE_SAFETY", SL_FIN_CONTENT_FILTER }, { "MALFORMED_FUNCTION_CALL", SL_FIN_ERROR },
+        { "UNEXPECTED_TOOL_CALL", SL_FIN_ERROR }, { "error", SL_FIN_ERROR },
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table [0]; i++)
+        if (sl_str_eq (raw, table [i].raw))
+            return table [i].finish;
+    return SL_FIN_NONE;
+}
+
+static int
+s_models (const char *path, sl_header_fn *header, void *arg, const char **rest)
+{
+    (void) header;
+    (void) arg;
+    if (strncmp (path, "/v1beta/models", 14) != 0 || (path [14] && path [14] != '/') || strchr (path, ':'))
+        return 0;
+    *rest = path [14] ? path + 15 : "";
+    return 1;
+}
+
+static void
+s_model (const sl_model_entry_t *model, sl_buf_t *out)
+{
+    sl_buf_puts (out, "{\"name\":\"models/");
+    sl_json_put_escaped (out, model->id, strlen (model->id));
+    sl_buf_puts (out, "\",\"version\":\"\",\"displayName\":");
+    sl_json_put_str (out, model->id, strlen (model->id));
+    sl_buf_puts (out, ",\"description\":\"served by ");
+    sl_json_put_escaped (out, model->owner, strlen (model->owner));
+    sl_buf_puts (out, " through sluice\",\"supportedGenerationMethods\":"
+                      "[\"generateContent\",\"streamGenerateContent\"]}");
+}
+
+static void
+s_model_list (const sl_model_entry_t *models, size_t count, sl_buf_t *out)
+{
+    sl_buf_puts (out, "{\"models\":[");
+    for (size_t i = 0; i < count; i++) {
+        if (i)
+            sl_buf_putc (out, ',');
+        s_model (&models [i], out);
+    }
+    sl_buf_puts (out, "]}");
+}
+
+static const char *const s_headers [] = { NULL };
+
+const sl_dialect_t sl_gemini_dialect = {
+    .id = SL_DIALECT_GEMINI,
+    .name = "gemini",
+    .endpoint = s_endpoint,
+    .parse = sl_gemini_parse,
+    .forward = sl_gemini_forward,
+    .render = sl_gemini_render_request,
+    .url = s_url,
+    .credential = "x-goog-api-key",
+    .scheme = "",
+    .query_key = "key",
+    .headers = s_headers,
+    .decoder = &sl_gemini_decoder,
+    .finish = s_finish,
+    .renderer = &sl_gemini_renderer,
+    .validator = &sl_gemini_validator,
+    .models = s_models,
+    .model_list = s_model_list,
+    .model = s_model,
+    .corpus = "gemini",
+};

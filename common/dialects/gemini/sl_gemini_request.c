@@ -1,0 +1,576 @@
+/*  sl_gemini_request.c - generateContent requests: parse, forward, render.
+
+    parse: a Gemini request into the normalized request. systemInstruction
+    is the instructions; a content of role "model" is the assistant's
+    turn, any other a user's; parts become parts (text, thought text with
+    its signature, inline and file images, function calls and responses);
+    code execution parts are this dialect's alone. Gemini calls need not
+    have ids: a call without one gets a deterministic id from its place
+    ("call_<content>_<part>"), and a response without one answers the most
+    recent call of its name that no response answered yet, so the same
+    history always gives the same ids. A function declaration's
+    `parameters` are Gemini's OpenAPI schema (upper-case type names): the
+    model holds them as JSON Schema, and the judge reads them as declared.
+
+    render: the normalized request as a Gemini request. Turns of one role
+    are joined, results first; a tool result needs its tool's name, taken
+    from the result or from its call in the request's own history (a
+    result whose call is not there is refused). Images go as inline data:
+    an image by URL cannot be given and refuses the request. Tools are
+    declared with parametersJsonSchema. The model is in the URL, not the
+    body.
+*/
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../sl_json.h"
+#include "../sl_request.h"
+#include "sl_gemini.h"
+
+#define S_STOP_MAX 5                    //  stop sequences the API takes
+
+static const char *const s_matters [] = { "cachedContent", NULL };
+static const char *const s_informative [] = { "safetySettings", "labels", NULL };
+static const char *const s_config_informative [] = { "responseLogprobs", "logprobs", "mediaResolution", NULL };
+static const char *const s_mapped [] = {
+    "contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "model", NULL
+};
+static const char *const s_config_mapped [] = {
+    "temperature", "topP", "topK", "maxOutputTokens", "stopSequences", "seed", "presencePenalty",
+    "frequencyPenalty", "responseMimeType", "responseSchema", "responseJsonSchema", "thinkingConfig",
+    "candidateCount", NULL
+};
+static const char *const s_config_matters [] = { "responseModalities", "speechConfig", NULL };
+
+static bool
+s_in (const char *key, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp (key, *list) == 0)
+            return true;
+    return false;
+}
+
+//  Gemini's OpenAPI schema as JSON Schema: type names in lower case.
+static json_t *
+s_json_schema (json_t *schema)
+{
+    if (json_is_array (schema)) {
+        json_t *out = json_array ();
+        size_t i;
+        json_t *v;
+        json_array_foreach (schema, i, v)
+            json_array_append_new (out, s_json_schema (v));
+        return out;
+    }
+    if (!json_is_object (schema))
+        return json_deep_copy (schema);
+    json_t *out = json_object ();
+    const char *key;
+    json_t *v;
+    json_object_foreach (schema, key, v) {
+        if (strcmp (key, "type") == 0 && json_is_string (v)) {
+            char lower [32];
+            snprintf (lower, sizeof lower, "%s", json_string_value (v));
+            for (char *c = lower; *c; c++)
+                *c = (char) tolower ((unsigned char) *c);
+            json_object_set_new (out, key, json_string (lower));
+        }
+        else
+        if (strcmp (key, "properties") == 0 && json_is_object (v)) {
+            json_t *props = json_object ();
+            const char *name;
+            json_t *p;
+            json_object_foreach (v, name, p)
+                json_object_set_new (props, name, s_json_schema (p));
+            json_object_set_new (out, key, props);
+        }
+        else
+        if (json_is_object (v) || json_is_array (v))
+            json_object_set_new (out, key, s_json_schema (v));
+        else
+            json_object_set (out, key, v);
+    }
+    return out;
+}
+
+static void
+s_inline (sl_message_t *m, sl_part_t *result, json_t *blob, bool file)
+{
+    sl_str_t mime = sl_req_str (json_object_get (blob, "mimeType"));
+    bool image = sl_str_starts (mime, "image/");
+    sl_part_t *p = result ? sl_req_add_content (result, image ? SL_PART_IMAGE : SL_PART_OPAQUE)
+                          : sl_req_add_part (m, image ? SL_PART_IMAGE : SL_PART_OPAQUE);
+    if (!image)
+        p->text = file ? SL_STR_LIT ("fileData") : SL_STR_LIT ("inlineData");
+    else
+    if (file)
+        p->url = sl_req_str (json_object_get (blob, "fileUri"));
+    else {
+        p->media_type = mime;
+        p->data = sl_req_str (json_object_get (blob, "data"));
+    }
+}
+
+//  A functionResponse's response as content: its "output" or "error"
+//  when that is all it holds, else the whole object as JSON text.
+static void
+s_response (sl_req_t *req, sl_part_t *r, json_t *response)
+{
+    json_t *output = json_object_get (response, "output"), *error = json_object_get (response, "error");
+    sl_part_t *text = sl_req_add_content (r, SL_PART_TEXT);
+    if (json_object_size (response) == 1 && json_is_string (output))
+        text->text = sl_req_str (output);
+    else
+    if (json_object_size (response) == 1 && error) {
+        r->is_error = true;
+        text->text = json_is_string (error) ? sl_req_str (error) : sl_req_keep_json (req, error);
+    }
+    else
+        text->text = sl_req_keep_json (req, response ? response : json_object ());
+}
+
+static void
+s_content (sl_req_t *req, json_t *content, size_t index)
+{
+    json_t *role = json_object_get (content, "role");
+    bool model = json_is_string (role) && strcmp (json_string_value (role), "model") == 0;
+    sl_message_t *m = sl_req_add_message (req, model ? SL_ROLE_ASSISTANT : SL_ROLE_USER);
+    size_t i;
+    json_t *part;
+    json_array_foreach (json_object_get (content, "parts"), i, part) {
+        json_t *text = json_object_get (part, "text");
+        json_t *call = json_object_get (part, "functionCall");
+        json_t *response = json_object_get (part, "functionResponse");
+        sl_str_t sig = sl_req_str (json_object_get (part, "thoughtSignature"));
+        if (json_is_string (text)) {
+            bool thought = json_is_true (json_object_get (part, "thought"));
+            sl_part_t *p = sl_req_add_part (m, thought ? SL_PART_THINKING : SL_PART_TEXT);
+            p->text = sl_req_str (text);
+            if (thought)
+                p->signature = sig;
+        }
+        else
+        if (json_is_object (call)) {
+            sl_str_t id = sl_req_str (json_object_get (call, "id"));
+            if (!id.ptr) {
+                char made [48];
+                snprintf (made, sizeof made, "call_%zu_%zu", index, i);
+                id = sl_req_keep (req, made, strlen (made));
+            }
+            sl_part_t *p = sl_req_add_part (m, SL_PART_TOOL_CALL);
+            p->id = id;
+            p->name = sl_req_str (json_object_get (call, "name"));
+            json_t *args = json_object_get (call, "args");
+            p->arguments = sl_req_keep_json (req, args ? args : json_object ());
+            p->signature = sig;
+        }
+        else
+        if (json_is_object (response)) {
+            sl_str_t name = sl_req_str (json_object_get (response, "name"));
+            sl_str_t id = sl_req_str (json_object_get (response, "id"));
+            if (!id.ptr)
+                id = sl_req_open_call (req, req->message_count, name);
+            sl_part_t *r = sl_req_add_part (m, SL_PART_TOOL_RESULT);
+            r->id = id;
+            r->name = name;
+            s_response (req, r, json_object_get (response, "response"));
+        }
+        else
+        if (json_is_object (json_object_get (part, "inlineData")))
+            s_inline (m, NULL, json_object_get (part, "inlineData"), false);
+        else
+        if (json_is_object (json_object_get (part, "fileData")))
+            s_inline (m, NULL, json_object_get (part, "fileData"), true);
+        else {
+            //  executableCode, codeExecutionResult, videoMetadata, ...
+            const char *key = json_object_size (part) ? json_object_iter_key (json_object_iter (part)) : NULL;
+            sl_req_add_part (m, SL_PART_OPAQUE)->text = key ? sl_req_keep (req, key, strlen (key))
+                                                            : SL_STR_LIT ("a part");
+        }
+    }
+}
+
+//  Function declarations: named ones are the judge's; parameters or
+//  parametersJsonSchema their schema.
+static int
+s_declarations (json_t *decls, sl_req_t *req, sl_refusal_t *err)
+{
+    if (!decls || json_is_null (decls))
+        return 0;
+    if (!json_is_array (decls))
+        return sl_refuse (err, 400, "invalid_request_error", "'functionDeclarations' must be an array");
+    size_t i;
+    json_t *decl;
+    json_array_foreach (decls, i, decl) {
+        if (!json_is_object (decl))
+            return sl_refuse (err, 400, "invalid_request_error", "functionDeclarations[%zu] must be an object", i);
+        json_t *name = json_object_get (decl, "name");
+        if (!name)
+            continue;
+        if (!json_is_string (name))
+            return sl_refuse (err, 400, "invalid_request_error", "functionDeclarations[%zu].name must be a string", i);
+        sl_tool_t *t = sl_req_add_tool (req);
+        t->name = sl_req_str (name);
+        t->description = sl_req_str (json_object_get (decl, "description"));
+        json_t *schema = json_object_get (decl, "parameters");
+        json_t *js = json_object_get (decl, "parametersJsonSchema");
+        if (json_is_object (schema)) {
+            t->declared = schema;
+            t->schema = sl_req_own (req, s_json_schema (schema));
+        }
+        else
+        if (json_is_object (js))
+            t->schema = js;
+    }
+    return 0;
+}
+
+int
+sl_gemini_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_refusal_t *err)
+{
+    json_t *contents = json_object_get (root, "contents");
+    json_t *config = json_object_get (root, "generationConfig");
+    json_t *candidates = json_object_get (config, "candidateCount");
+    json_t *tools = json_object_get (root, "tools");
+    if (!endpoint->model [0])
+        return sl_refuse (err, 400, "invalid_request_error", "the path names no model");
+    if (!json_is_array (contents) || json_array_size (contents) == 0)
+        return sl_refuse (err, 400, "invalid_request_error", "'contents' is required and must be a non-empty array");
+    if (endpoint->stream && !endpoint->sse)
+        return sl_refuse (err, 400, "invalid_request_error",
+                          "only server-sent events are supported for streaming: add alt=sse to the query");
+    if (candidates && !json_is_null (candidates)
+    &&  !(json_is_integer (candidates) && json_integer_value (candidates) == 1))
+        return sl_refuse (err, 400, "invalid_request_error",
+                          "candidateCount other than 1 is not supported: sluice judges one candidate per response");
+    if (tools && !json_is_null (tools) && !json_is_array (tools))
+        return sl_refuse (err, 400, "invalid_request_error", "'tools' must be an array");
+    size_t i;
+    json_t *tool;
+    json_array_foreach (tools, i, tool) {
+        if (s_declarations (json_object_get (tool, "functionDeclarations"), req, err))
+            return -1;
+        const char *key;
+        json_t *v;
+        json_object_foreach (tool, key, v)
+            if (strcmp (key, "functionDeclarations") != 0)
+                sl_req_add_tool (req)->server = sl_req_keep (req, key, strlen (key));
+    }
+    req->model = sl_req_keep (req, endpoint->model, strlen (endpoint->model));
+    req->stream = endpoint->stream;
+    req->include_usage = true;          //  Gemini always reports usageMetadata
+    json_t *system = json_object_get (root, "systemInstruction");
+    if (json_is_object (system)) {
+        sl_message_t *m = sl_req_add_message (req, SL_ROLE_SYSTEM);
+        json_t *part;
+        json_array_foreach (json_object_get (system, "parts"), i, part)
+            if (json_is_string (json_object_get (part, "text")))
+                sl_req_add_part (m, SL_PART_TEXT)->text = sl_req_str (json_object_get (part, "text"));
+    }
+    else
+    if (json_is_string (system))
+        sl_req_add_part (sl_req_add_message (req, SL_ROLE_SYSTEM), SL_PART_TEXT)->text = sl_req_str (system);
+    json_t *content;
+    json_array_foreach (contents, i, content)
+        s_content (req, content, i);
+    //  Tool choice
+    json_t *calling = json_object_get (json_object_get (root, "toolConfig"), "functionCallingConfig");
+    const char *mode = json_string_value (json_object_get (calling, "mode"));
+    json_t *allowed = json_object_get (calling, "allowedFunctionNames");
+    if (mode && strcmp (mode, "NONE") == 0)
+        req->tool_choice = SL_CHOICE_NONE;
+    else
+    if (mode && (strcmp (mode, "ANY") == 0 || strcmp (mode, "VALIDATED") == 0)) {
+        req->tool_choice = SL_CHOICE_REQUIRED;
+        if (json_array_size (allowed) == 1 && json_is_string (json_array_get (allowed, 0))) {
+            req->tool_choice = SL_CHOICE_TOOL;
+            req->tool_choice_name = sl_req_str (json_array_get (allowed, 0));
+        }
+    }
+    else
+    if (mode && strcmp (mode, "AUTO") == 0)
+        req->tool_choice = SL_CHOICE_AUTO;
+    //  Generation
+    req->temperature = sl_req_real (json_object_get (config, "temperature"));
+    req->top_p = sl_req_real (json_object_get (config, "topP"));
+    req->top_k = sl_req_int (json_object_get (config, "topK"));
+    req->max_tokens = sl_req_int (json_object_get (config, "maxOutputTokens"));
+    req->seed = sl_req_int (json_object_get (config, "seed"));
+    req->presence_penalty = sl_req_real (json_object_get (config, "presencePenalty"));
+    req->frequency_penalty = sl_req_real (json_object_get (config, "frequencyPenalty"));
+    json_t *stop;
+    json_array_foreach (json_object_get (config, "stopSequences"), i, stop)
+        if (json_is_string (stop))
+            sl_req_add_stop (req, sl_req_str (stop));
+    json_t *mime = json_object_get (config, "responseMimeType");
+    if (json_is_string (mime) && strcmp (json_string_value (mime), "application/json") == 0) {
+        json_t *js = json_object_get (config, "responseJsonSchema"), *schema = json_object_get (config, "responseSchema");
+        req->format = js || schema ? SL_FORMAT_SCHEMA : SL_FORMAT_JSON;
+        req->format_schema = js ? js : schema ? sl_req_own (req, s_json_schema (schema)) : NULL;
+    }
+    json_t *thinking = json_object_get (config, "thinkingConfig");
+    json_t *budget = json_object_get (thinking, "thinkingBudget");
+    if (json_is_integer (budget) && json_integer_value (budget) == 0)
+        req->thinking_off = true;
+    else
+        req->budget = sl_req_int (budget);
+    req->effort = sl_req_str (json_object_get (thinking, "thinkingLevel"));
+    const char *key;
+    json_t *value;
+    json_object_foreach (root, key, value)
+        if (!s_in (key, s_mapped) && !json_is_null (value))
+            sl_req_field (req, key, s_matters, s_informative);
+    json_object_foreach (config, key, value)
+        if (!s_in (key, s_config_mapped) && !json_is_null (value))
+            sl_req_field (req, key, s_config_matters, s_config_informative);
+    return 0;
+}
+
+//  The stream is the URL's business: the body goes as it came.
+int
+sl_gemini_forward (sl_str_t body, const sl_req_t *req, sl_buf_t *out)
+{
+    (void) req;
+    sl_buf_append_str (out, body);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Rendering another dialect's request
+
+static json_t *
+s_string (sl_str_t s)
+{
+    return json_stringn (s.ptr ? s.ptr : "", s.len);
+}
+
+static int
+s_inline_part (const sl_part_t *p, sl_xlate_t *x, json_t **out)
+{
+    if (p->url.ptr)
+        return sl_xlate_refuse (x, "an image by URL", "Gemini takes images as inline data");
+    *out = json_pack ("{s:{s:o,s:o}}", "inlineData", "mimeType", s_string (p->media_type), "data", s_string (p->data));
+    return 0;
+}
+
+//  The part of one normalized part, or NULL when it goes nowhere.
+static int
+s_part (const sl_req_t *req, const sl_part_t *p, sl_xlate_t *x, json_t **out)
+{
+    *out = NULL;
+    switch (p->kind) {
+        case SL_PART_TEXT:
+        case SL_PART_REFUSAL:
+            if (p->text.len)
+                *out = json_pack ("{s:o}", "text", s_string (p->text));
+            return 0;
+        case SL_PART_IMAGE:
+            return s_inline_part (p, x, out);
+        case SL_PART_TOOL_CALL: {
+            json_t *args = p->arguments.ptr ? json_loadb (p->arguments.ptr, p->arguments.len, 0, NULL) : NULL;
+            if (!json_is_object (args)) {
+                json_decref (args);
+                args = json_object ();
+                sl_xlate_drop (x, "tool call arguments that are not a JSON object");
+            }
+            *out = json_pack ("{s:{s:o,s:o}}", "functionCall", "name", s_string (p->name), "args", args);
+            sl_str_t sig = sl_sig_for ("gemini", p->signature);
+            if (sig.ptr)
+                json_object_set_new (*out, "thoughtSignature", s_string (sig));
+            return 0;
+        }
+        case SL_PART_TOOL_RESULT: {
+            sl_str_t name = p->name.ptr ? p->name : sl_req_call_name (req, p->id);
+            if (!name.ptr)
+                return sl_xlate_refuse (x, "a tool result whose call is not in the request",
+                                        "Gemini answers a call by its tool's name");
+            if (sl_req_has (p->content, p->content_count, SL_PART_IMAGE)
+            ||  sl_req_has (p->content, p->content_count, SL_PART_OPAQUE))
+                return sl_xlate_refuse (x, "an image in a tool result", "function responses carry JSON");
+            sl_buf_t text = { 0 };
+            sl_req_result_text (p, false, &text);
+            *out = json_pack ("{s:{s:o,s:{s:s%}}}", "functionResponse", "name", s_string (name), "response",
+                              p->is_error ? "error" : "output", text.data ? text.data : "", text.len);
+            sl_buf_free (&text);
+            return 0;
+        }
+        case SL_PART_THINKING: {
+            sl_str_t sig = sl_sig_for ("gemini", p->signature);
+            if (sig.ptr)
+                *out = json_pack ("{s:o,s:b,s:o}", "text", s_string (p->text), "thought", 1,
+                                  "thoughtSignature", s_string (sig));
+            else
+                sl_xlate_drop (x, "thinking another provider signed");
+            return 0;
+        }
+        case SL_PART_REDACTED:
+            sl_xlate_drop (x, "thinking another provider signed");
+            return 0;
+        default:
+            return sl_xlate_refuse (x, p->text.ptr ? p->text.ptr : "a content part",
+                                    "the client's dialect has it, Gemini does not");
+    }
+}
+
+static void
+s_turn (json_t *contents, const char *role, json_t *parts)
+{
+    json_t *last = json_array_get (contents, json_array_size (contents) - 1);
+    if (last && strcmp (json_string_value (json_object_get (last, "role")), role) == 0) {
+        json_t *into = json_object_get (last, "parts");
+        size_t at = 0;
+        while (at < json_array_size (into) && json_object_get (json_array_get (into, at), "functionResponse"))
+            at++;
+        size_t i;
+        json_t *p;
+        json_array_foreach (parts, i, p) {
+            if (json_object_get (p, "functionResponse"))
+                json_array_insert (into, at++, p);
+            else
+                json_array_append (into, p);
+        }
+        json_decref (parts);
+        return;
+    }
+    json_array_append_new (contents, json_pack ("{s:s,s:o}", "role", role, "parts", parts));
+}
+
+static int
+s_contents (const sl_req_t *req, sl_xlate_t *x, json_t *root)
+{
+    json_t *contents = json_array ();
+    json_object_set_new (root, "contents", contents);
+    json_t *system = json_array ();
+    int rc = 0;
+    for (size_t i = 0; i < req->message_count && rc == 0; i++) {
+        const sl_message_t *m = &req->messages [i];
+        if (m->role == SL_ROLE_SYSTEM) {
+            for (size_t j = 0; j < m->count; j++)
+                if (m->parts [j].kind == SL_PART_TEXT)
+                    json_array_append_new (system, json_pack ("{s:o}", "text", s_string (m->parts [j].text)));
+                else
+                    rc = sl_xlate_refuse (x, "instructions that are not text", NULL);
+            continue;
+        }
+        json_t *results = json_array (), *others = json_array ();
+        for (size_t j = 0; j < m->count && rc == 0; j++) {
+            json_t *part;
+            rc = s_part (req, &m->parts [j], x, &part);
+            if (part)
+                json_array_append_new (m->parts [j].kind == SL_PART_TOOL_RESULT ? results : others, part);
+        }
+        json_array_extend (results, others);
+        json_decref (others);
+        if (rc == 0 && json_array_size (results))
+            s_turn (contents, m->role == SL_ROLE_ASSISTANT ? "model" : "user", results);
+        else
+            json_decref (results);
+    }
+    if (json_array_size (system))
+        json_object_set_new (root, "systemInstruction", json_pack ("{s:o}", "parts", system));
+    else
+        json_decref (system);
+    return rc;
+}
+
+//  A thinking budget from a reasoning effort; -1 none.
+static int64_t
+s_budget (const sl_req_t *req)
+{
+    if (req->budget >= 0)
+        return req->budget;
+    if (sl_str_eq (req->effort, "none"))
+        return 0;
+    if (sl_str_eq (req->effort, "minimal") || sl_str_eq (req->effort, "low"))
+        return 1024;
+    if (sl_str_eq (req->effort, "medium"))
+        return 8192;
+    if (sl_str_eq (req->effort, "high"))
+        return 24576;
+    return -1;
+}
+
+int
+sl_gemini_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
+{
+    json_t *root = json_object ();
+    int rc = s_contents (req, x, root);
+    if (rc == 0 && req->tool_count) {
+        json_t *decls = json_array ();
+        json_object_set_new (root, "tools", json_pack ("[{s:o}]", "functionDeclarations", decls));
+        for (size_t i = 0; i < req->tool_count && rc == 0; i++) {
+            const sl_tool_t *t = &req->tools [i];
+            if (t->server.ptr) {
+                rc = sl_xlate_refuse (x, "a provider's own tool", "its type is the client's provider's");
+                break;
+            }
+            json_t *decl = json_pack ("{s:o}", "name", s_string (t->name));
+            if (t->description.ptr)
+                json_object_set_new (decl, "description", s_string (t->description));
+            if (t->schema)
+                json_object_set_new (decl, "parametersJsonSchema", json_incref (t->schema));
+            json_array_append_new (decls, decl);
+        }
+    }
+    const char *mode = req->tool_choice == SL_CHOICE_AUTO ? "AUTO" : req->tool_choice == SL_CHOICE_NONE ? "NONE"
+                     : req->tool_choice == SL_CHOICE_REQUIRED || req->tool_choice == SL_CHOICE_TOOL ? "ANY" : NULL;
+    if (mode && req->tool_count) {
+        json_t *calling = json_pack ("{s:s}", "mode", mode);
+        if (req->tool_choice == SL_CHOICE_TOOL)
+            json_object_set_new (calling, "allowedFunctionNames", json_pack ("[o]", s_string (req->tool_choice_name)));
+        json_object_set_new (root, "toolConfig", json_pack ("{s:o}", "functionCallingConfig", calling));
+    }
+    if (req->parallel_tools == 0)
+        sl_xlate_drop (x, "parallel_tool_calls");
+    json_t *config = json_object ();
+    if (!isnan (req->temperature))
+        json_object_set_new (config, "temperature", json_real (req->temperature));
+    if (!isnan (req->top_p))
+        json_object_set_new (config, "topP", json_real (req->top_p));
+    if (req->top_k >= 0)
+        json_object_set_new (config, "topK", json_integer (req->top_k));
+    if (req->max_tokens >= 0)
+        json_object_set_new (config, "maxOutputTokens", json_integer (req->max_tokens));
+    if (req->stop_count > S_STOP_MAX && rc == 0)
+        rc = sl_xlate_refuse (x, "more than 5 stop sequences", "Gemini takes 5");
+    if (req->stop_count) {
+        json_t *stop = json_array ();
+        for (size_t i = 0; i < req->stop_count; i++)
+            json_array_append_new (stop, s_string (req->stop [i]));
+        json_object_set_new (config, "stopSequences", stop);
+    }
+    if (req->seed >= 0)
+        json_object_set_new (config, "seed", json_integer (req->seed));
+    if (!isnan (req->presence_penalty))
+        json_object_set_new (config, "presencePenalty", json_real (req->presence_penalty));
+    if (!isnan (req->frequency_penalty))
+        json_object_set_new (config, "frequencyPenalty", json_real (req->frequency_penalty));
+    if (req->format == SL_FORMAT_JSON || req->format == SL_FORMAT_SCHEMA) {
+        json_object_set_new (config, "responseMimeType", json_string ("application/json"));
+        if (req->format == SL_FORMAT_SCHEMA && req->format_schema)
+            json_object_set_new (config, "responseJsonSchema", json_incref (req->format_schema));
+    }
+    int64_t budget = req->thinking_off ? 0 : s_budget (req);
+    if (budget >= 0)
+        json_object_set_new (config, "thinkingConfig", json_pack ("{s:I,s:b}", "thinkingBudget", (json_int_t) budget,
+                                                                  "includeThoughts", budget > 0));
+    if (json_object_size (config))
+        json_object_set_new (root, "generationConfig", config);
+    else
+        json_decref (config);
+    if (req->user.ptr)
+        sl_xlate_drop (x, "user");
+    if (req->metadata)
+        sl_xlate_drop (x, "metadata");
+    if (rc == 0) {
+        char *text = json_dumps (root, SL_REQ_JSON_FLAGS);
+        sl_buf_puts (out, text);
+        free (text);
+    }
+    json_decref (root);
+    return rc;
+}

@@ -1,0 +1,283 @@
+/*  sl_decoder.c - the decoder object around each dialect module's decoder
+    (see sl_decoder.h). */
+#include "sl_decoder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sl_alloc.h"
+#include "sl_decoder_impl.h"
+#include "sl_dialect.h"
+
+#define SL_DECODER_STATUS_MIN 400       //  provider codes taken as HTTP statuses
+#define SL_DECODER_STATUS_MAX 599
+
+struct _sl_decoder_t {
+    const sl_dialect_t *dialect;
+    const sl_decoder_vt_t *vt;
+    void *state;
+    sl_emit_fn *emit;                   //  valid during event / finish
+    void *emit_arg;
+    sl_buf_t scratch;
+    const char *error;
+    uint64_t unknown;
+    bool done;
+};
+
+sl_decoder_t *
+sl_decoder_new (int dialect)
+{
+    const sl_dialect_t *d = sl_dialect_get (dialect);
+    if (!d)
+        return NULL;
+    sl_decoder_t *self = sl_xcalloc (1, sizeof *self);
+    self->dialect = d;
+    self->vt = d->decoder;
+    self->state = self->vt->create ();
+    self->error = "";
+    return self;
+}
+
+void
+sl_decoder_destroy (sl_decoder_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sl_decoder_t *self = *self_p;
+    self->vt->destroy (self->state);
+    sl_buf_free (&self->scratch);
+    free (self);
+    *self_p = NULL;
+}
+
+int
+sl_decoder_event (sl_decoder_t *self, sl_str_t type, sl_str_t data, sl_emit_fn *emit, void *arg)
+{
+    if (self->done) {
+        //  A response has one end; what follows it (OpenRouter's [DONE]
+        //  after response.completed, a chunk after an error) is noise.
+        self->unknown++;
+        return 0;
+    }
+    self->emit = emit;
+    self->emit_arg = arg;
+    sl_buf_reset (&self->scratch);
+    sl_buf_reserve (&self->scratch, data.len + type.len);
+    return self->vt->event (self->state, self, type, data);
+}
+
+int
+sl_decoder_finish (sl_decoder_t *self, sl_emit_fn *emit, void *arg)
+{
+    if (self->done)
+        return 0;
+    self->emit = emit;
+    self->emit_arg = arg;
+    sl_buf_reset (&self->scratch);
+    return self->vt->finish (self->state, self);
+}
+
+bool
+sl_decoder_done (sl_decoder_t *self)
+{
+    return self->done;
+}
+
+const char *
+sl_decoder_error (sl_decoder_t *self)
+{
+    return self->error;
+}
+
+uint64_t
+sl_decoder_unknown (sl_decoder_t *self)
+{
+    return self->unknown;
+}
+
+const char *
+sl_decoder_name (sl_decoder_t *self)
+{
+    return self->dialect->name;
+}
+
+//  --------------------------------------------------------------------------
+//  For the dialect decoders
+
+void
+sl_decoder_emit (sl_decoder_t *dec, const sl_msg_t *msg)
+{
+    dec->emit (dec->emit_arg, msg);
+}
+
+void
+sl_decoder_emit_delta (sl_decoder_t *dec, int kind, sl_msg_t *tmpl)
+{
+    tmpl->type = SL_MSG_DELTA;
+    tmpl->kind = (uint8_t) kind;
+    dec->emit (dec->emit_arg, tmpl);
+}
+
+void
+sl_decoder_emit_index (sl_decoder_t *dec, int kind, int32_t index)
+{
+    sl_msg_t d;
+    sl_msg_init (&d, SL_MSG_DELTA);
+    d.index = index;
+    sl_decoder_emit_delta (dec, kind, &d);
+}
+
+void
+sl_decoder_emit_error (sl_decoder_t *dec, sl_str_t code, sl_str_t message, int status)
+{
+    sl_msg_t msg;
+    sl_msg_init (&msg, SL_MSG_ERROR);
+    msg.code = code.ptr && code.len ? code : SL_STR_LIT ("upstream_error");
+    msg.message = message.ptr && message.len ? message : SL_STR_LIT ("the upstream reported an error");
+    msg.status = status;
+    msg.flags = SL_F_UPSTREAM;
+    dec->emit (dec->emit_arg, &msg);
+    dec->done = true;
+}
+
+void
+sl_decoder_emit_done (sl_decoder_t *dec)
+{
+    sl_msg_t d;
+    sl_msg_init (&d, SL_MSG_DELTA);
+    sl_decoder_emit_delta (dec, SL_D_DONE, &d);
+    dec->done = true;
+}
+
+sl_buf_t *
+sl_decoder_scratch (sl_decoder_t *dec)
+{
+    return &dec->scratch;
+}
+
+int
+sl_decoder_str (sl_decoder_t *dec, sl_str_t value, sl_str_t *out)
+{
+    *out = SL_STR_NULL;
+    if (sl_json_is_null (value))
+        return 0;
+    return sl_json_str (value, &dec->scratch, out);
+}
+
+int
+sl_decoder_index (sl_str_t value, int32_t *out)
+{
+    int64_t n;
+    if (sl_json_i64 (value, &n) || n < 0 || n > INT32_MAX)
+        return -2;
+    *out = (int32_t) n;
+    return 0;
+}
+
+//  HTTP statuses of the error types providers name (Anthropic and OpenAI
+//  types, Google RPC statuses), for errors that carry no number.
+static const struct {
+    const char *type;
+    int status;
+} s_error_status [] = {
+    { "invalid_request_error", 400 }, { "authentication_error", 401 },
+    { "permission_error", 403 }, { "not_found_error", 404 },
+    { "request_too_large", 413 }, { "rate_limit_error", 429 },
+    { "insufficient_quota", 429 }, { "api_error", 500 }, { "server_error", 500 },
+    { "overloaded_error", 529 }, { "INVALID_ARGUMENT", 400 }, { "UNAUTHENTICATED", 401 },
+    { "PERMISSION_DENIED", 403 }, { "NOT_FOUND", 404 }, { "RESOURCE_EXHAUSTED", 429 },
+    { "CANCELLED", 499 }, { "INTERNAL", 500 }, { "UNAVAILABLE", 503 },
+    { "DEADLINE_EXCEEDED", 504 }
+};
+
+int
+sl_decoder_error_status (sl_str_t type)
+{
+    for (size_t i = 0; i < sizeof s_error_status / sizeof s_error_status [0]; i++)
+        if (sl_str_eq (type, s_error_status [i].type))
+            return s_error_status [i].status;
+    return 0;
+}
+
+void
+sl_decoder_emit_error_object (sl_decoder_t *dec, sl_str_t error)
+{
+    sl_str_t code = SL_STR_NULL, message = SL_STR_NULL, key, value;
+    int status = 0;
+    int64_t number;
+    sl_json_iter_t it;
+    if (sl_json_type (error) == SL_JSON_STRING)
+        sl_json_str (error, &dec->scratch, &message);
+    else
+    if (sl_json_object (&it, error) == 0) {
+        sl_str_t type = SL_STR_NULL, rpc_status = SL_STR_NULL, code_str = SL_STR_NULL;
+        sl_str_t code_num = SL_STR_NULL;
+        while (sl_json_next_member (&it, &key, &value) == 1) {
+            sl_json_type_t t = sl_json_type (value);
+            if (SL_KEY (key, "type") && t == SL_JSON_STRING)
+                sl_json_str (value, &dec->scratch, &type);
+            else
+            if (SL_KEY (key, "status") && t == SL_JSON_STRING)
+                sl_json_str (value, &dec->scratch, &rpc_status);
+            else
+            if (SL_KEY (key, "code")) {
+                if (t == SL_JSON_STRING)
+                    sl_json_str (value, &dec->scratch, &code_str);
+                else
+                if (t == SL_JSON_NUMBER) {
+                    code_num = sl_json_trim (value);
+                    if (sl_json_i64 (value, &number) == 0
+                    &&  number >= SL_DECODER_STATUS_MIN && number <= SL_DECODER_STATUS_MAX)
+                        status = (int) number;
+                }
+            }
+            else
+            if (SL_KEY (key, "status_code") && t == SL_JSON_NUMBER) {
+                if (sl_json_i64 (value, &number) == 0
+                &&  number >= SL_DECODER_STATUS_MIN && number <= SL_DECODER_STATUS_MAX && !status)
+                    status = (int) number;
+            }
+            else
+            if (SL_KEY (key, "message") && t == SL_JSON_STRING)
+                sl_json_str (value, &dec->scratch, &message);
+        }
+        code = type.ptr ? type : rpc_status.ptr ? rpc_status : code_str.ptr ? code_str : code_num;
+        if (!status)
+            status = sl_decoder_error_status (code);
+    }
+    sl_decoder_emit_error (dec, code, message, status);
+}
+
+int
+sl_decoder_fail (sl_decoder_t *dec, const char *why)
+{
+    dec->error = why;
+    return -2;
+}
+
+void
+sl_decoder_count_unknown (sl_decoder_t *dec)
+{
+    dec->unknown++;
+}
+
+bool
+sl_decoder_is_done (sl_decoder_t *dec)
+{
+    return dec->done;
+}
+
+void
+sl_decoder_set_done (sl_decoder_t *dec)
+{
+    dec->done = true;
+}
+
+bool
+sl_decoder_key_in (sl_str_t key, const sl_str_t *names)
+{
+    for (; names->ptr; names++)
+        if (key.len == names->len && memcmp (key.ptr, names->ptr, key.len) == 0)
+            return true;
+    return false;
+}

@@ -1,0 +1,233 @@
+/*  sl_dialect.c - the registry of dialect modules (see sl_dialect.h).
+
+    The one place that names the modules. Each registers at start (first
+    use, or sl_dialect_init from a service's start-up) and is checked then:
+    a table that lacks a required operation is refused with the name of
+    what is missing, and nothing is registered in its place.
+*/
+#include "sl_dialect.h"
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sl_decoder_impl.h"
+#include "sl_render.h"
+#include "sl_validate_impl.h"
+
+//  The modules, in wire id order (common/dialects/<name>/sl_<name>.c).
+extern const sl_dialect_t sl_openai_dialect;
+extern const sl_dialect_t sl_anthropic_dialect;
+extern const sl_dialect_t sl_responses_dialect;
+extern const sl_dialect_t sl_gemini_dialect;
+
+static const sl_dialect_t *const s_builtin [] = {
+    &sl_openai_dialect,
+    &sl_anthropic_dialect,
+    &sl_responses_dialect,
+    &sl_gemini_dialect,
+};
+//  One module for every wire id (proto/sl_msg.h), and no more.
+_Static_assert (sizeof s_builtin / sizeof s_builtin [0] == SL_DIALECT_MAX - 1,
+                "a dialect module for every wire dialect id");
+
+#define S_MAX SL_DIALECT_MAX            //  ids 1 .. SL_DIALECT_MAX - 1
+
+static const sl_dialect_t *s_by_id [S_MAX];
+static size_t s_count;
+static pthread_once_t s_once = PTHREAD_ONCE_INIT;
+static const char *s_init_why;          //  why the built-ins did not register
+static int s_init_rc;
+
+int
+sl_refuse (sl_refusal_t *r, int status, const char *type, const char *format, ...)
+{
+    r->status = status;
+    r->type = type;
+    sl_buf_reset (&r->message);
+    va_list args;
+    va_start (args, format);
+    sl_buf_vprintf (&r->message, format, args);
+    va_end (args);
+    return -1;
+}
+
+#define S_REQUIRE(cond, what) \
+    do { if (!(cond)) { *why = what; return -1; } } while (0)
+
+int
+sl_dialect_check (const sl_dialect_t *d, const char **why)
+{
+    const char *ignored;
+    if (!why)
+        why = &ignored;
+    S_REQUIRE (d, "no table");
+    S_REQUIRE (d->id > SL_DIALECT_NONE && d->id < SL_DIALECT_MAX, "id out of range");
+    S_REQUIRE (d->name && strcmp (d->name, sl_dialect_name (d->id)) == 0, "name is not the wire name of its id");
+    S_REQUIRE (d->endpoint, "endpoint missing");
+    S_REQUIRE (d->parse, "parse missing");
+    S_REQUIRE (d->forward, "forward missing");
+    S_REQUIRE (d->render, "render missing");
+    S_REQUIRE (d->url, "url missing");
+    S_REQUIRE (d->credential && *d->credential, "credential header missing");
+    S_REQUIRE (d->scheme, "credential scheme missing");
+    S_REQUIRE (d->headers, "headers list missing");
+    S_REQUIRE (d->decoder, "decoder missing");
+    S_REQUIRE (d->decoder->create && d->decoder->destroy && d->decoder->event && d->decoder->finish,
+               "decoder operation missing");
+    S_REQUIRE (d->finish, "finish missing");
+    S_REQUIRE (d->renderer, "renderer missing");
+    S_REQUIRE (d->renderer->block && d->renderer->error && d->renderer->end && d->renderer->error_body
+               && d->renderer->body, "renderer operation missing");
+    S_REQUIRE (!d->renderer->clear || d->renderer->state_size, "renderer clear without state");
+    S_REQUIRE (d->validator, "validator missing");
+    S_REQUIRE (d->validator->event && d->validator->body, "validator operation missing");
+    S_REQUIRE (d->models && d->model_list && d->model, "model list operation missing");
+    return 0;
+}
+
+static int
+s_register (const sl_dialect_t *d, const char **why)
+{
+    if (sl_dialect_check (d, why))
+        return -1;
+    if (s_by_id [d->id]) {
+        *why = "id registered twice";
+        return -1;
+    }
+    s_by_id [d->id] = d;
+    s_count++;
+    return 0;
+}
+
+static void
+s_init_once (void)
+{
+    for (size_t i = 0; i < sizeof s_builtin / sizeof s_builtin [0]; i++) {
+        const char *why = NULL;
+        if (s_register (s_builtin [i], &why)) {
+            static char text [160];
+            snprintf (text, sizeof text, "dialect %s: %s",
+                      s_builtin [i] && s_builtin [i]->name ? s_builtin [i]->name : "?", why);
+            s_init_why = text;
+            s_init_rc = -1;
+            return;
+        }
+    }
+}
+
+int
+sl_dialect_init (const char **why)
+{
+    pthread_once (&s_once, s_init_once);
+    if (why)
+        *why = s_init_why;
+    return s_init_rc;
+}
+
+//  The built-ins are our own code: one that does not register is a bug,
+//  and sl_dialect_init at a service's start reports it before anything
+//  else runs.
+static void
+s_ready (void)
+{
+    int rc = sl_dialect_init (NULL);
+    assert (rc == 0);
+    (void) rc;
+}
+
+int
+sl_dialect_register (const sl_dialect_t *dialect, const char **why)
+{
+    const char *ignored;
+    s_ready ();
+    return s_register (dialect, why ? why : &ignored);
+}
+
+const sl_dialect_t *
+sl_dialect_get (int id)
+{
+    s_ready ();
+    return id > SL_DIALECT_NONE && id < S_MAX ? s_by_id [id] : NULL;
+}
+
+const sl_dialect_t *
+sl_dialect_find (const char *name)
+{
+    return sl_dialect_get (sl_dialect_parse (name));
+}
+
+size_t
+sl_dialect_count (void)
+{
+    s_ready ();
+    return s_count;
+}
+
+const sl_dialect_t *
+sl_dialect_at (size_t index)
+{
+    s_ready ();
+    for (int id = 1; id < S_MAX; id++)
+        if (s_by_id [id] && index-- == 0)
+            return s_by_id [id];
+    return NULL;
+}
+
+int
+sl_dialect_endpoint (const char *path, sl_endpoint_t *out)
+{
+    s_ready ();
+    int looks_like = 0;
+    for (int id = 1; id < S_MAX; id++) {
+        if (!s_by_id [id])
+            continue;
+        sl_endpoint_t ep;
+        memset (&ep, 0, sizeof ep);
+        int rc = s_by_id [id]->endpoint (path, &ep);
+        if (rc == 1) {
+            *out = ep;
+            out->dialect = id;
+            return 1;
+        }
+        if (rc == 0 && !looks_like)
+            looks_like = id;
+    }
+    memset (out, 0, sizeof *out);
+    out->dialect = looks_like;
+    return 0;
+}
+
+const sl_dialect_t *
+sl_dialect_models (const char *path, sl_header_fn *header, void *arg, const char **rest)
+{
+    s_ready ();
+    const sl_dialect_t *best = NULL;
+    int best_score = 0;
+    for (int id = 1; id < S_MAX; id++) {
+        const char *r = NULL;
+        int score = s_by_id [id] ? s_by_id [id]->models (path, header, arg, &r) : 0;
+        if (score > best_score) {
+            best = s_by_id [id];
+            best_score = score;
+            *rest = r;
+        }
+    }
+    return best;
+}
+
+int
+sl_dialect_finish (int upstream, sl_str_t raw)
+{
+    if (!raw.ptr)
+        return SL_FIN_NONE;
+    const sl_dialect_t *d = sl_dialect_get (upstream);
+    int finish = d ? d->finish (raw) : SL_FIN_NONE;
+    for (int id = 1; id < S_MAX && finish == SL_FIN_NONE; id++)
+        if (s_by_id [id] && id != upstream)
+            finish = s_by_id [id]->finish (raw);
+    return finish == SL_FIN_NONE ? SL_FIN_STOP : finish;
+}

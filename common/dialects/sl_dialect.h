@@ -1,0 +1,155 @@
+/*  sl_dialect.h - a wire dialect as one module, and the registry of them.
+
+    A dialect is everything one wire format means to sluice, in one folder
+    (common/dialects/<name>/) and one table of operations, sl_dialect_t:
+
+      client side   the endpoint a client calls and the parser of its
+                    requests into the normalized request (sl_req.h);
+      upstream side the request it sends a provider: the same dialect's
+                    client body with the fields sluice forces (forward),
+                    or any other dialect's request rendered (render); the
+                    URL, the credential header, fixed headers; the stream
+                    decoder (sl_decoder_impl.h) and the finish values;
+      response      the renderer of judged blocks for its clients,
+                    streaming and whole (sl_render.h), and the validator
+                    of what the renderer wrote (sl_validate_impl.h);
+      model lists   the path and the shape of GET /v1/models for its SDKs.
+
+    The registry (sl_dialect.c) lists the modules, registers each at
+    start and checks every required operation then: a module that lacks
+    one does not register, and the process does not start. Core code asks
+    the registry for a dialect by its wire id and calls its operations; it
+    never switches on the kind, and an unknown id is an error (NULL), never
+    a silent default.
+
+    Adding a dialect: a folder with its table, its id in proto/sl_msg.h
+    (sl_dialect_id_t and its name), and one line in the registry. The
+    conformance suite (tests/unit/test_dialects.c) then runs over it.
+*/
+#ifndef SL_DIALECT_H
+#define SL_DIALECT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "../sl_buf.h"
+#include "../../proto/sl_msg.h"
+#include "sl_req.h"
+
+typedef struct _sl_decoder_vt_t sl_decoder_vt_t;       //  sl_decoder_impl.h
+typedef struct _sl_renderer_t sl_renderer_t;           //  sl_render.h
+typedef struct _sl_validator_vt_t sl_validator_vt_t;   //  sl_validate_impl.h
+
+#define SL_ENDPOINT_MODEL_MAX 256       //  longest model name taken from a path
+
+//  The client endpoint a request was made to.
+typedef struct {
+    int dialect;                        //  sl_dialect_id_t, 0 when no endpoint matched
+    bool stream;                        //  the path names a streaming method (Gemini)
+    bool sse;                           //  the query asks for server-sent events (Gemini alt=sse)
+    char model [SL_ENDPOINT_MODEL_MAX]; //  a model the path names (Gemini), "" when none
+} sl_endpoint_t;
+
+//  Why a client request is refused, for an answer in its dialect.
+typedef struct {
+    int status;
+    const char *type;                   //  error type (static text)
+    sl_buf_t message;
+} sl_refusal_t;
+
+//  Fill a refusal; returns -1.
+int sl_refuse (sl_refusal_t *r, int status, const char *type, const char *format, ...)
+    __attribute__ ((format (printf, 4, 5)));
+
+//  A request header by name (case-insensitive), or NULL.
+typedef const char *(sl_header_fn) (void *arg, const char *name);
+
+//  One model for a model list.
+typedef struct {
+    const char *id;
+    const char *owner;                  //  the provider that serves it
+} sl_model_entry_t;
+
+typedef struct _sl_dialect_t sl_dialect_t;
+struct _sl_dialect_t {
+    int id;                             //  sl_dialect_id_t, the wire value
+    const char *name;                   //  = sl_dialect_name (id)
+
+    //  Client side ----------------------------------------------------------
+    //  Does path (no query) name this dialect's completion endpoint? 1 yes
+    //  (out filled); 0 no, but it is one of this dialect's paths (a 404 in
+    //  its shape); -1 not this dialect's.
+    int (*endpoint) (const char *path, sl_endpoint_t *out);
+    //  Check a request (its body, a JSON object) and build the normalized
+    //  request. 0 ok; -1 refused (err filled).
+    int (*parse) (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_refusal_t *err);
+
+    //  Upstream side --------------------------------------------------------
+    //  A client request of this same dialect as it goes upstream: its body
+    //  byte for byte but for the fields sluice forces (streaming, usage).
+    //  0 ok, -1 when the body cannot be patched (not a JSON object).
+    int (*forward) (sl_str_t body, const sl_req_t *req, sl_buf_t *out);
+    //  Another dialect's request rendered as this dialect's request body.
+    //  0 ok; -1 when something the answer needs cannot be carried (x holds
+    //  the refusal); informative things it drops are noted in x.
+    int (*render) (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out);
+    //  The URL of a streaming call for model at a provider's base URL
+    //  (no trailing slash). 0 ok, -1 when the model cannot be named so.
+    int (*url) (const char *base_url, sl_str_t model, sl_buf_t *out);
+    const char *credential;             //  header carrying the key ("x-api-key")
+    const char *scheme;                 //  text before the key in it ("Bearer "), or ""
+    const char *query_key;              //  a query parameter clients may send the key in, or NULL
+    const char *const *headers;         //  fixed request headers, NULL-terminated
+    const sl_decoder_vt_t *decoder;     //  the provider's stream
+    //  The normalized finish (sl_finish_t) of one of this provider's raw
+    //  finish values; SL_FIN_NONE when it is not one of them.
+    int (*finish) (sl_str_t raw);
+
+    //  Response side --------------------------------------------------------
+    const sl_renderer_t *renderer;
+    const sl_validator_vt_t *validator;
+
+    //  Model lists ----------------------------------------------------------
+    //  How well a GET of path (with these headers) is this dialect's model
+    //  list: 0 not at all, 1 its path, 2 its path and a header only its
+    //  SDKs send. *rest: "" for the list, the model id for one model.
+    int (*models) (const char *path, sl_header_fn *header, void *arg, const char **rest);
+    //  The list, and one model, in this dialect's shape.
+    void (*model_list) (const sl_model_entry_t *models, size_t count, sl_buf_t *out);
+    void (*model) (const sl_model_entry_t *model, sl_buf_t *out);
+
+    //  Tests ----------------------------------------------------------------
+    //  Optional: the folder of this provider's recorded streams in the
+    //  shared corpus (../shared/corpus/<corpus>), which the conformance
+    //  suite decodes and renders for every client dialect; NULL: none.
+    const char *corpus;
+};
+
+//  Register the built-in dialects (idempotent). 0 ok; -1 when one lacks a
+//  required operation, with *why (static text, or NULL).
+int sl_dialect_init (const char **why);
+//  Register one more dialect (tests); checked as the built-ins are. 0 ok,
+//  -1 (with *why) when it is incomplete, its id is taken or out of range.
+int sl_dialect_register (const sl_dialect_t *dialect, const char **why);
+//  Check a table without registering it. 0 complete, -1 with *why.
+int sl_dialect_check (const sl_dialect_t *dialect, const char **why);
+//  The dialect of a wire id, or NULL.
+const sl_dialect_t *sl_dialect_get (int id);
+//  The dialect of a name ("openai"), or NULL.
+const sl_dialect_t *sl_dialect_find (const char *name);
+//  Registered dialects, in id order: index 0 .. sl_dialect_count () - 1.
+size_t sl_dialect_count (void);
+const sl_dialect_t *sl_dialect_at (size_t index);
+
+//  The endpoint a path names (sl_dialect_t.endpoint of each). 1 found;
+//  0 none, with out->dialect the dialect the path looks like, or 0.
+int sl_dialect_endpoint (const char *path, sl_endpoint_t *out);
+//  The dialect whose model list a GET is, or NULL.
+const sl_dialect_t *sl_dialect_models (const char *path, sl_header_fn *header, void *arg, const char **rest);
+//  The normalized finish of a raw value: the upstream dialect's own
+//  values first, then any dialect's (servers that pass on another
+//  provider's values); SL_FIN_NONE for an absent value, SL_FIN_STOP for
+//  one nobody knows (the provider ended the response).
+int sl_dialect_finish (int upstream, sl_str_t raw);
+
+#endif

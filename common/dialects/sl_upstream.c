@@ -1,0 +1,93 @@
+/*  sl_upstream.c - upstream call preparation (see sl_upstream.h). */
+#include "sl_upstream.h"
+
+#include <string.h>
+#include <strings.h>
+
+//  One well-formed header line: "Name: value", no line breaks or NULs.
+static bool
+s_valid_line (sl_str_t line)
+{
+    if (!line.ptr || line.len < 3 || memchr (line.ptr, '\r', line.len) || memchr (line.ptr, '\n', line.len)
+    ||  memchr (line.ptr, 0, line.len))
+        return false;
+    const char *colon = memchr (line.ptr, ':', line.len);
+    return colon && colon > line.ptr;
+}
+
+void
+sl_upstream_credential (const sl_dialect_t *d, sl_str_t line, sl_buf_t *out)
+{
+    if (!s_valid_line (line))
+        return;
+    const char *colon = memchr (line.ptr, ':', line.len);
+    size_t name = (size_t) (colon - line.ptr);
+    if (name == strlen (d->credential) && strncasecmp (line.ptr, d->credential, name) == 0) {
+        sl_buf_append_str (out, line);  //  the upstream's own way: as it came
+        return;
+    }
+    const char *v = colon + 1, *end = line.ptr + line.len;
+    while (v < end && (*v == ' ' || *v == '\t'))
+        v++;
+    if ((size_t) (end - v) >= 7 && strncasecmp (v, "Bearer ", 7) == 0)
+        v += 7;
+    if (v >= end)
+        return;
+    sl_buf_printf (out, "%s: %s", d->credential, d->scheme);
+    sl_buf_append (out, v, (size_t) (end - v));
+}
+
+static sl_buf_t *
+s_header (sl_upstream_t *self)
+{
+    return self->header_count < SL_UPSTREAM_HEADERS_MAX ? &self->header [self->header_count++] : NULL;
+}
+
+int
+sl_upstream_prepare (const sl_dialect_t *d, const char *base_url, sl_str_t model, const char *key,
+                     bool forward, sl_str_t client, sl_upstream_t *out)
+{
+    memset (out, 0, sizeof *out);
+    out->credential = "none";
+    if (d->url (base_url, model, &out->url))
+        return -1;
+    sl_buf_puts (s_header (out), "Content-Type: application/json");
+    sl_buf_puts (s_header (out), "Accept: text/event-stream");
+    sl_buf_puts (s_header (out), "Expect:");        //  no 100-continue round trip
+    for (const char *const *h = d->headers; *h; h++) {
+        sl_buf_t *b = s_header (out);
+        if (b)
+            sl_buf_puts (b, *h);
+    }
+    sl_buf_t *b = s_header (out);
+    if (!b)
+        return 0;
+    if (key && *key) {
+        sl_buf_printf (b, "%s: %s%s", d->credential, d->scheme, key);
+        out->credential = "key";
+    }
+    else
+    if (forward) {
+        sl_upstream_credential (d, client, b);
+        if (b->len)
+            out->credential = "client";
+    }
+    if (!b->len)
+        out->header_count--;
+    for (size_t i = 0; i < out->header_count; i++)
+        sl_buf_cstr (&out->header [i]);
+    return 0;
+}
+
+void
+sl_upstream_clear (sl_upstream_t *self)
+{
+    for (size_t i = 0; i < SL_UPSTREAM_HEADERS_MAX; i++) {
+        //  A key must not linger in freed memory.
+        if (self->header [i].data)
+            memset (self->header [i].data, 0, self->header [i].cap);
+        sl_buf_free (&self->header [i]);
+    }
+    sl_buf_free (&self->url);
+    self->header_count = 0;
+}

@@ -1,0 +1,41 @@
+/*  sl_upstream.h - the URL and headers of an upstream call.
+
+    A pure library (the ingest's): for a provider of a dialect, the URL of
+    a streaming call for a model and the request's headers: JSON in, an
+    event stream back, the dialect's fixed headers, and its credential:
+    the provider's own key when one is configured, else the client's own
+    credential when the provider allows forwarding it, written the way the
+    upstream's dialect takes it (a client of another dialect sent it its
+    own way: "Authorization: Bearer k" becomes "x-api-key: k").
+*/
+#ifndef SL_UPSTREAM_H
+#define SL_UPSTREAM_H
+
+#include <stdbool.h>
+
+#include "../sl_buf.h"
+#include "sl_dialect.h"
+
+#define SL_UPSTREAM_HEADERS_MAX 8
+
+typedef struct {
+    sl_buf_t url;
+    sl_buf_t header [SL_UPSTREAM_HEADERS_MAX];  //  "Name: value" lines (NUL-terminated)
+    size_t header_count;
+    const char *credential;             //  "key" (the provider's), "client" (forwarded), "none"
+} sl_upstream_t;
+
+//  Prepare a call to a provider of dialect d at base_url for model. key:
+//  the provider's key ("" or NULL: none); client: the client's credential
+//  header line, forwarded when there is no key and forward is true. 0 ok;
+//  -1 when the model cannot be named in the dialect's URL.
+int sl_upstream_prepare (const sl_dialect_t *d, const char *base_url, sl_str_t model, const char *key,
+                         bool forward, sl_str_t client, sl_upstream_t *out);
+//  Free what it holds; the credential's bytes are wiped first.
+void sl_upstream_clear (sl_upstream_t *self);
+//  The credential line for dialect d from a client's line of any dialect
+//  ("Name: value"; a Bearer scheme is taken off): appended to out. Nothing
+//  when line is not one well-formed header line.
+void sl_upstream_credential (const sl_dialect_t *d, sl_str_t line, sl_buf_t *out);
+
+#endif

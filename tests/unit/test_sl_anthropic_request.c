@@ -1,0 +1,129 @@
+/*  Unit tests: common/dialects/anthropic/sl_anthropic_request - Messages
+    requests parsed into the normalized request, forwarded to an Anthropic
+    upstream, and rendered from the other dialects' requests. */
+#include "request_driver.h"
+
+Test (sl_anthropic_request, parses_system_blocks_results_and_thinking)
+{
+    sl_request_t r;
+    cr_assert_eq (rq_parse (SL_DIALECT_ANTHROPIC,
+        "{\"model\":\"claude-x\",\"max_tokens\":256,"
+        "\"system\":[{\"type\":\"text\",\"text\":\"Be brief.\",\"cache_control\":{\"type\":\"ephemeral\"}}],"
+        "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"},"
+        "{\"type\":\"document\",\"source\":{}}]},"
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"t\",\"signature\":\"SIG\"},"
+        "{\"type\":\"redacted_thinking\",\"data\":\"RED\"},{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"shot\","
+        "\"input\":{\"w\":2}}]},"
+        "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_1\",\"is_error\":true,"
+        "\"content\":[{\"type\":\"text\",\"text\":\"bad\"},{\"type\":\"image\",\"source\":{\"type\":\"url\","
+        "\"url\":\"https://x.invalid/s.png\"}}]}]}],"
+        "\"tools\":[{\"name\":\"shot\",\"input_schema\":{\"type\":\"object\"}},"
+        "{\"type\":\"web_search_20250305\",\"name\":\"web_search\"}],"
+        "\"tool_choice\":{\"type\":\"any\",\"disable_parallel_tool_use\":true},"
+        "\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":2048},\"top_k\":5,"
+        "\"metadata\":{\"user_id\":\"u7\"},\"mcp_servers\":[]}", &r), 0, "%s", sl_buf_cstr (&r.error_message));
+    const sl_req_t *q = r.req;
+    cr_assert_eq (q->message_count, 4);
+    cr_expect_eq (q->messages [0].role, SL_ROLE_SYSTEM);
+    cr_expect (sl_str_eq (q->messages [0].parts [0].text, "Be brief."));
+    const sl_message_t *a = &q->messages [2];
+    cr_assert_eq (a->count, 3);
+    cr_expect (a->parts [0].kind == SL_PART_THINKING && sl_str_eq (a->parts [0].signature, "SIG"));
+    cr_expect (a->parts [1].kind == SL_PART_REDACTED && sl_str_eq (a->parts [1].text, "RED"));
+    cr_expect (sl_str_eq (a->parts [2].arguments, "{\"w\":2}"), "input as JSON text");
+    const sl_part_t *result = &q->messages [3].parts [0];
+    cr_expect (result->is_error && sl_str_eq (result->name, "shot"));
+    cr_assert_eq (result->content_count, 2);
+    cr_expect (sl_str_eq (result->content [1].url, "https://x.invalid/s.png"));
+    cr_expect_eq (q->messages [1].parts [1].kind, SL_PART_OPAQUE, "documents are Anthropic's alone");
+    cr_expect (sl_str_eq (q->tools [1].server, "web_search_20250305"), "a server tool");
+    cr_expect_eq (q->tool_choice, SL_CHOICE_REQUIRED);
+    cr_expect_eq (q->parallel_tools, 0);
+    cr_expect_eq (q->budget, 2048);
+    cr_expect_eq (q->top_k, 5);
+    cr_expect (sl_str_eq (q->user, "u7"));
+    const sl_feature_t *needed = sl_req_mattering (q);
+    cr_expect (needed && strcmp (needed->name, "mcp_servers") == 0);
+    bool cache = false;
+    for (size_t i = 0; i < q->feature_count; i++)
+        cache |= strcmp (q->features [i].name, "cache_control") == 0 && !q->features [i].matters;
+    cr_expect (cache, "cache_control is noted, only informative");
+    cr_expect_str_eq (sl_buf_cstr (&r.last_user), "hi", "a turn of tool results is not what the user said");
+    sl_request_clear (&r);
+}
+
+Test (sl_anthropic_request, goes_to_an_anthropic_upstream_byte_for_byte_but_for_streaming)
+{
+    sl_request_t r;
+    cr_assert_eq (rq_parse (SL_DIALECT_ANTHROPIC, "{\"model\": \"c\", \"max_tokens\": 9,\n \"messages\": "
+                            "[{\"role\": \"user\", \"content\": \"hi\"}]}", &r), 0);
+    cr_expect_str_eq (sl_buf_cstr (&r.upstream_body), "{\"model\": \"c\", \"max_tokens\": 9,\n \"messages\": "
+                      "[{\"role\": \"user\", \"content\": \"hi\"}],\"stream\":true}");
+    sl_request_clear (&r);
+}
+
+Test (sl_anthropic_request, rendered_from_a_chat_completions_request)
+{
+    sl_request_t r;
+    json_t *up = rq_translate (SL_DIALECT_OPENAI, SL_DIALECT_ANTHROPIC,
+        "{\"model\":\"m\",\"temperature\":1.5,\"messages\":["
+        "{\"role\":\"system\",\"content\":\"Be brief.\"},{\"role\":\"user\",\"content\":\"go\"},"
+        "{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":["
+        "{\"id\":\"call:1\",\"type\":\"function\",\"function\":{\"name\":\"a\",\"arguments\":\"{\\\"x\\\":1}\"}},"
+        "{\"id\":\"call:2\",\"type\":\"function\",\"function\":{\"name\":\"b\",\"arguments\":\"{}\"}}]},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"call:1\",\"content\":\"one\"},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"call:2\",\"content\":\"two\"},"
+        "{\"role\":\"user\",\"content\":\"more\"}],"
+        "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"a\",\"parameters\":{\"type\":\"object\"}}},"
+        "{\"type\":\"function\",\"function\":{\"name\":\"b\"}}],\"parallel_tool_calls\":false}", &r);
+    cr_assert_not_null (up, "%s", sl_buf_cstr (&r.error_message));
+    cr_expect_str_eq (rq_str (up, "system"), "Be brief.", "instructions at the top");
+    cr_expect_eq (json_array_size (rq_get (up, "messages")), 3, "user, assistant, user: the turns alternate");
+    cr_expect_eq (json_array_size (rq_get (up, "messages/1/content")), 2, "no empty text block");
+    cr_expect_str_eq (rq_str (up, "messages/1/content/0/id"), "call_1", "an id the API takes");
+    cr_expect_eq (json_integer_value (rq_get (up, "messages/1/content/0/input/x")), 1);
+    cr_expect_str_eq (rq_str (up, "messages/2/content/0/type"), "tool_result");
+    cr_expect_str_eq (rq_str (up, "messages/2/content/0/tool_use_id"), "call_1", "the same id as its call");
+    cr_expect_str_eq (rq_str (up, "messages/2/content/1/tool_use_id"), "call_2");
+    cr_expect_str_eq (rq_str (up, "messages/2/content/2/text"), "more", "the user's text after the results");
+    cr_expect_str_eq (rq_str (up, "tools/1/input_schema/type"), "object", "a tool without a schema gets one");
+    cr_expect (json_is_true (rq_get (up, "tool_choice/disable_parallel_tool_use")));
+    cr_expect_eq (json_integer_value (rq_get (up, "max_tokens")), SL_XLATE_MAX_TOKENS, "required: a default");
+    cr_expect_float_eq (json_real_value (rq_get (up, "temperature")), 1.0, 1e-9, "within the API's range");
+    cr_expect (json_is_true (rq_get (up, "stream")));
+    json_decref (up);
+    sl_request_clear (&r);
+}
+
+Test (sl_anthropic_request, thinking_and_what_cannot_cross)
+{
+    sl_request_t r;
+    //  Effort becomes a thinking budget; sampling goes, as the API wants.
+    json_t *up = rq_translate (SL_DIALECT_OPENAI, SL_DIALECT_ANTHROPIC,
+        "{\"model\":\"m\",\"reasoning_effort\":\"high\",\"temperature\":0.2,\"max_completion_tokens\":32000,"
+        "\"messages\":[{\"role\":\"user\",\"content\":\"think\"}]}", &r);
+    cr_assert_not_null (up);
+    cr_expect_str_eq (rq_str (up, "thinking/type"), "enabled");
+    cr_expect_lt (json_integer_value (rq_get (up, "thinking/budget_tokens")), 32000);
+    cr_expect_null (rq_get (up, "temperature"));
+    json_decref (up);
+    sl_request_clear (&r);
+    //  A signature of this provider goes back; a tag says whose it is.
+    up = rq_translate (SL_DIALECT_GEMINI, SL_DIALECT_ANTHROPIC,
+        "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"q\"}]},{\"role\":\"model\",\"parts\":["
+        "{\"text\":\"mine\",\"thought\":true,\"thoughtSignature\":\"sluice:anthropic:ABC\"},"
+        "{\"text\":\"theirs\",\"thought\":true,\"thoughtSignature\":\"GEMINI-SIG\"},{\"text\":\"answer\"}]},"
+        "{\"role\":\"user\",\"parts\":[{\"text\":\"and?\"}]}]}", &r);
+    cr_assert_not_null (up);
+    cr_expect_str_eq (rq_str (up, "messages/1/content/0/type"), "thinking");
+    cr_expect_str_eq (rq_str (up, "messages/1/content/0/signature"), "ABC");
+    cr_expect_str_eq (rq_str (up, "messages/1/content/1/text"), "answer", "Gemini's own thinking dropped");
+    json_decref (up);
+    sl_request_clear (&r);
+    cr_expect_null (rq_translate (SL_DIALECT_OPENAI, SL_DIALECT_ANTHROPIC,
+        "{\"model\":\"m\",\"response_format\":{\"type\":\"json_object\"},\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}",
+        &r));
+    cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "structured output"), "%s",
+                        sl_buf_cstr (&r.error_message));
+    sl_request_clear (&r);
+}
