@@ -1,12 +1,15 @@
 /*  parser.h - large request bodies parsed off the gateway's reactor.
 
-    Parsing a legal 10 MiB request takes the gateway 155-230 ms with the
-    optimized build and 250-540 ms under the sanitizers (jansson builds a
-    tree of every message; the costliest shape the request memory bound
-    lets through is a long conversation of short turns). Done inside the reactor, that is longer than a
-    peer may stay silent before it is declared dead (SL_HB_DEAD_MS): the
-    gateway stopped answering the emitters' heartbeats and reading the
-    ingest's. So a body over PARSER_INLINE_BYTES is parsed by one worker
+    Preparing a legal 10 MiB request (parse, route, translate) takes 90-120
+    ms with the optimized build and 140-330 ms under the sanitizers, on an
+    idle machine and with streams flowing (jansson builds a tree of every
+    message; the costliest shape the request memory bound lets through is
+    a long conversation of short turns); before a quadratic growth in
+    sl_req was fixed, 0.5 s under the sanitizers, and more on a loaded
+    machine. Several such requests at once, inside the reactor, are longer
+    than a peer may stay silent before it is declared dead
+    (SL_HB_DEAD_MS): the gateway stopped answering the emitters'
+    heartbeats and reading the ingest's. So a body over PARSER_INLINE_BYTES is parsed by one worker
     thread: the reactor hands it a job holding its own copy of the body,
     and gets the job back, parsed, through the actor's pipe (a reader in
     the same zloop). The worker shares nothing with the reactor but the
