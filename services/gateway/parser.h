@@ -1,21 +1,19 @@
 /*  parser.h - large request bodies parsed off the gateway's reactor.
 
     Preparing a legal 10 MiB request (parse, route, translate) takes 90-120
-    ms with the optimized build and 140-330 ms under the sanitizers, on an
-    idle machine and with streams flowing (jansson builds a tree of every
-    message; the costliest shape the request memory bound lets through is
-    a long conversation of short turns); before a quadratic growth in
-    sl_req was fixed, 0.5 s under the sanitizers, and more on a loaded
-    machine. Several such requests at once, inside the reactor, are longer
-    than a peer may stay silent before it is declared dead
-    (SL_HB_DEAD_MS): the gateway stopped answering the emitters'
-    heartbeats and reading the ingest's. So a body over PARSER_INLINE_BYTES is parsed by one worker
-    thread: the reactor hands it a job holding its own copy of the body,
-    and gets the job back, parsed, through the actor's pipe (a reader in
-    the same zloop). The worker shares nothing with the reactor but the
-    job it holds, and the routes, which nothing changes once the gateway
-    runs; sl_request is a pure library. Jobs are done one at a time, in
-    order.
+    ms with the optimized build and 140-330 ms under the sanitizers, idle or
+    with streams flowing (jansson builds a tree of every message; the
+    costliest shape the request memory bound lets through is a long
+    conversation of short turns). Several such requests at once, inside
+    the reactor, are longer than a peer may stay silent before it is
+    declared dead (SL_HB_DEAD_MS): the gateway stopped answering the
+    emitters' heartbeats and reading the ingest's. So a body over
+    PARSER_INLINE_BYTES is prepared by one worker thread: the reactor hands
+    it a job holding its own copy of the body, and gets the job back
+    through the actor's pipe (a reader in the same zloop). The worker
+    shares nothing with the reactor but the job it holds, and the routes,
+    which nothing changes once the gateway runs; sl_request is a pure
+    library. Jobs are done one at a time, in order.
 
     Smaller bodies are parsed inline: that takes microseconds, and a trip
     through the thread would only add latency.
