@@ -272,6 +272,16 @@ sl_msg_set_stream (sl_msg_t *self, const sl_msg_t *from)
     self->epoch = from->epoch;
 }
 
+bool
+sl_msg_numbered (const sl_msg_t *self)
+{
+    if (self->type == SL_MSG_BLOCK && self->kind == SL_B_KEEPALIVE)
+        return false;
+    if (self->type == SL_MSG_FRAME && (self->flags & SL_F_KEEPALIVE))
+        return false;
+    return true;
+}
+
 //  --------------------------------------------------------------------------
 //  Writing msgpack. The encoder writes straight into a buffer reserved
 //  once per message: no callback per item, no second pass to count fields

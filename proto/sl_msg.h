@@ -166,6 +166,12 @@ typedef enum {
 #define SL_F_REPLACED    (1u << 10)     //  block written by the judge in place of a call
 #define SL_F_KEEPALIVE   (1u << 11)     //  frame outside the sequence: liveness, maybe a comment
 #define SL_F_ALONE       (1u << 12)     //  frame written by itself, once the client took all before it
+#define SL_F_HELLO       (1u << 13)     //  hb: the sender holds no window (seq: messages sent before it);
+                                        //  from a receiver: it holds none for you, say hello
+#define SL_F_WINDOW      (1u << 14)     //  hb: credit is a fresh whole window, counted from the hello
+                                        //  whose seq this hb echoes
+#define SL_F_REFUSED     (1u << 15)     //  start: a stage refused the stream (at its bound); its error
+                                        //  and end follow at once, and later stages take it whatever theirs
 #define SL_F_DENIED      (1u << 16)     //  req: the request policy refused it: no upstream call, the
                                         //  ingest ends the stream with the req's code, st and msg
 
@@ -244,6 +250,10 @@ typedef void (sl_emit_fn) (void *arg, const sl_msg_t *msg);
 void sl_msg_init (sl_msg_t *self, sl_msg_type_t type);
 //  Copy the envelope (sid, epoch) of another message.
 void sl_msg_set_stream (sl_msg_t *self, const sl_msg_t *from);
+//  Whether a stream message takes a sequence number of its own. Time-driven
+//  messages (a keepalive block, a KEEPALIVE frame) carry the number of the
+//  message that will follow them.
+bool sl_msg_numbered (const sl_msg_t *self);
 //  Append the encoding of self to out.
 void sl_msg_encode (const sl_msg_t *self, sl_buf_t *out);
 //  A deep copy owning its strings (one allocation); free with free().

@@ -55,10 +55,26 @@ sl_req_destroy (sl_req_t **self_p)
     *self_p = NULL;
 }
 
+//  Room for one more element of an array that holds count: arrays grow by
+//  doubling (their capacity is the power of two at or above count), so a
+//  request of many messages or parts costs linear time. Growing by one
+//  each time copied the whole array at every add: 87,000 messages of a
+//  legal 10 MiB request took 50 s to parse under the sanitizers, whose
+//  allocator never grows a block in place.
+static void *
+s_room (void *array, size_t count, size_t size)
+{
+    if (count == 0)
+        return sl_xrealloc (array, size);
+    if ((count & (count - 1)) == 0)
+        return sl_xrealloc (array, 2 * count * size);
+    return array;
+}
+
 sl_message_t *
 sl_req_add_message (sl_req_t *self, int role)
 {
-    self->messages = sl_xrealloc (self->messages, (self->message_count + 1) * sizeof (sl_message_t));
+    self->messages = s_room (self->messages, self->message_count, sizeof (sl_message_t));
     sl_message_t *m = &self->messages [self->message_count++];
     memset (m, 0, sizeof *m);
     m->role = role;
@@ -76,7 +92,7 @@ sl_req_last_message (sl_req_t *self, int role)
 static sl_part_t *
 s_add (sl_part_t **parts, size_t *count, int kind)
 {
-    *parts = sl_xrealloc (*parts, (*count + 1) * sizeof (sl_part_t));
+    *parts = s_room (*parts, *count, sizeof (sl_part_t));
     sl_part_t *p = &(*parts) [(*count)++];
     memset (p, 0, sizeof *p);
     p->kind = kind;
@@ -98,7 +114,7 @@ sl_req_add_content (sl_part_t *result, int kind)
 sl_tool_t *
 sl_req_add_tool (sl_req_t *self)
 {
-    self->tools = sl_xrealloc (self->tools, (self->tool_count + 1) * sizeof (sl_tool_t));
+    self->tools = s_room (self->tools, self->tool_count, sizeof (sl_tool_t));
     sl_tool_t *t = &self->tools [self->tool_count++];
     memset (t, 0, sizeof *t);
     return t;
@@ -107,14 +123,14 @@ sl_req_add_tool (sl_req_t *self)
 void
 sl_req_add_stop (sl_req_t *self, sl_str_t stop)
 {
-    self->stop = sl_xrealloc (self->stop, (self->stop_count + 1) * sizeof (sl_str_t));
+    self->stop = s_room (self->stop, self->stop_count, sizeof (sl_str_t));
     self->stop [self->stop_count++] = stop;
 }
 
 sl_str_t
 sl_req_keep (sl_req_t *self, const char *data, size_t len)
 {
-    self->kept = sl_xrealloc (self->kept, (self->kept_count + 1) * sizeof (sl_buf_t));
+    self->kept = s_room (self->kept, self->kept_count, sizeof (sl_buf_t));
     sl_buf_t *b = &self->kept [self->kept_count++];
     memset (b, 0, sizeof *b);
     sl_buf_append (b, data, len);

@@ -40,6 +40,7 @@
 #include "../judge/sl_policyfile.h"
 #include "sl_keyid.h"
 #include "sl_reqjudge.h"
+#include "parser.h"
 
 #define GATEWAY_ACK_MS 100              //  period of the acks of every live stream
 #define GATEWAY_MAX_CLIENT_KEYS 256     //  keys accepted from SLUICE_CLIENT_KEYS
@@ -55,7 +56,9 @@ typedef struct {
     sl_http_req_t *req;                 //  NULL once the client is gone
     int dialect;                        //  the client's
     uint64_t next_seq;                  //  next frame expected (= frames delivered)
+    uint32_t epoch;                     //  newest epoch frames came in
     uint64_t activity;                  //  frames and keep-alives received
+    int64_t heard_at;                   //  ms, last frame or keep-alive (or the request)
     bool started;                       //  the response's status line is out
     bool done;                          //  the last frame was delivered
     int64_t started_us;                 //  when the request was dispatched (TTFB)
@@ -103,6 +106,8 @@ struct _gateway_t {
     sl_counter_t *keepalives;
     sl_counter_t *resent;               //  jobs sent again after their ingest died
     sl_counter_t *ingest_lost;          //  responses ended because their ingest died
+    sl_counter_t *stale_frames;         //  frames of an epoch replayed since
+    sl_counter_t *expired;              //  streams ended after --stream-expiry-ms of nothing
     sl_counter_t *translated;           //  requests sent to a provider of another dialect
     sl_counter_t *untranslated;         //  requests refused: something they need cannot cross
     sl_metrics_t *metrics;              //  for the translation drop counters, made as they come
@@ -121,6 +126,8 @@ struct _gateway_t {
     uint64_t next_ticket;
     int watch_timer;
     int ack_timer;
+    parser_t *parser;                   //  large bodies are parsed off the reactor
+    zlistx_t *parsing;                  //  their jobs, until they come back
     int alone_timer;                    //  while ALONE frames wait, -1 otherwise
 };
 
@@ -182,6 +189,34 @@ s_stream_release (gateway_t *self, s_stream_t *s)
     sl_request_clear (&s->parsed);
     sl_buf_free (&s->headers);
     sl_policy_unref (&s->policy);
+}
+
+static void s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char *message);
+
+//  Streams nothing came back for in --stream-expiry-ms (no frame, no
+//  keep-alive: the pipeline lost them, and no ingest said so) end with an
+//  error; the ingest is told to let go too.
+static void
+s_expire (gateway_t *self, int64_t now)
+{
+    size_t count;
+    void **streams = sl_sidmap_values (self->streams, &count);
+    for (size_t i = 0; i < count; i++) {
+        s_stream_t *s = streams [i];
+        if (now - s->heard_at <= self->config.stream_expiry_ms)
+            continue;
+        sl_counter_inc (self->expired);
+        char hex [SL_SID_HEX_SIZE], text [160];
+        sl_sid_hex (s->sid, hex);
+        sl_log_warn ("stream_expired", "sid=%s: nothing came back for %lld ms", hex,
+                     (long long) self->config.stream_expiry_ms);
+        snprintf (text, sizeof text, "sluice ended this response: nothing arrived for it for %lld ms",
+                  (long long) self->config.stream_expiry_ms);
+        if (s->dispatched)
+            s_cancel (self, s, "the stream expired");
+        s_fail (self, s, 504, "stream_expired", text);
+    }
+    free (streams);
 }
 
 static void
@@ -258,6 +293,15 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
         sl_counter_inc (self->unknown_frames);
         return;
     }
+    if (f->epoch < s->epoch) {
+        //  An epoch the ingest replayed: its frames come again in the new
+        //  one. What an instance left behind with the old epoch (an error
+        //  when it let go of the stream) must not reach the client.
+        sl_counter_inc (self->stale_frames);
+        return;
+    }
+    s->epoch = f->epoch;
+    s->heard_at = zclock_mono ();
     if (f->seq == s->next_seq && !(f->flags & SL_F_KEEPALIVE) && s_put_aside (self, s, f))
         return;
     s->activity++;
@@ -382,11 +426,38 @@ s_on_ack_timer (zloop_t *loop, int timer_id, void *arg)
     gateway_t *self = arg;
     size_t cursor = 0;
     s_stream_t *s;
-    while ((s = sl_sidmap_next (self->streams, &cursor, NULL)))
+    int64_t now = zclock_mono (), expiry = self->config.stream_expiry_ms;
+    bool expired = false;
+    while ((s = sl_sidmap_next (self->streams, &cursor, NULL))) {
         if (s->dispatched)
             s_ack (self, s, false);
+        expired |= expiry > 0 && now - s->heard_at > expiry;
+    }
+    if (expired)
+        s_expire (self, now);
     sl_router_flush (self->router);
     return 0;
+}
+
+//  An ingest that was taken for dead speaks again: it may only have been
+//  stopped, and a request sent to it meanwhile may have been lost with its
+//  connection. Requests nothing came back for yet go to it again (an
+//  ingest ignores a request it already has).
+static void
+s_resend_pending (gateway_t *self, const char *endpoint)
+{
+    size_t cursor = 0;
+    s_stream_t *s;
+    while ((s = sl_sidmap_next (self->streams, &cursor, NULL))) {
+        const char *pinned = sl_router_peer_of (self->router, s->sid);
+        size_t offset = 0;
+        sl_msg_t job;
+        if (s->job.len && pinned && strcmp (pinned, endpoint) == 0
+        &&  sl_codec_decode (self->codec, s->job.data, s->job.len, &offset, &job) == 0) {
+            sl_counter_inc (self->resent);
+            s_send (self, &job);
+        }
+    }
 }
 
 //  An ingest died: its upstream calls died with it (an LLM call cannot be
@@ -396,6 +467,11 @@ static void
 s_on_ingest_event (void *arg, const char *endpoint, sl_peer_event_t event)
 {
     gateway_t *self = arg;
+    if (event == SL_PEER_UP) {
+        s_resend_pending (self, endpoint);
+        sl_router_flush (self->router);
+        return;
+    }
     if (event != SL_PEER_DEAD && event != SL_PEER_RESTARTED)
         return;
     size_t count;
@@ -611,6 +687,7 @@ s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdi
     sl_msg_encode (&job, &s->job);
     s_send (self, &job);
     s->dispatched = true;
+    s->heard_at = zclock_mono ();       //  judging the request took its own time
     sl_router_flush (self->router);
     sl_buf_free (&auth);
     sl_buf_free (&history);
@@ -734,6 +811,7 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
     s->req = req;
     s->dialect = parsed->client_dialect;
     s->started_us = zclock_usecs ();
+    s->heard_at = zclock_mono ();
     sl_sid_new (s->sid);
     sl_sidmap_put (self->streams, s->sid, s);
     sl_http_req_set_data (req, s);
@@ -774,8 +852,8 @@ s_serve_status (gateway_t *self, sl_http_req_t *req, const char *method, const c
     }
     sl_buf_reset (&self->scratch);
     if (path [1] == 'h') {
-        sl_service_render_health (self->service, &self->scratch);
-        sl_http_respond (req, 200, "application/json", self->scratch.data, self->scratch.len);
+        int status = sl_service_render_health (self->service, &self->scratch);
+        sl_http_respond (req, status, "application/json", self->scratch.data, self->scratch.len);
     }
     else {
         sl_service_render_metrics (self->service, &self->scratch);
@@ -799,6 +877,20 @@ s_serve_models (gateway_t *self, sl_http_req_t *req, const char *path)
     }
     sl_http_respond (req, status, "application/json", self->scratch.data, self->scratch.len);
     return true;
+}
+
+//  A request parsed: refused in the client's dialect, or on its way.
+static void
+s_on_parsed (gateway_t *self, sl_http_req_t *req, int dialect, int rc, sl_request_t *parsed)
+{
+    if (rc) {
+        sl_counter_inc (self->refused);
+        if (parsed->provider)           //  routed: the translation refused it
+            sl_counter_inc (self->untranslated);
+        s_respond_error (req, dialect, parsed->status, parsed->error_type, sl_buf_cstr (&parsed->error_message));
+    }
+    else
+        s_start_stream (self, req, parsed);
 }
 
 //  A request with ambiguous framing (sl_httpd counted it, and closes the
@@ -864,19 +956,43 @@ s_on_request (void *arg, sl_http_req_t *req)
         s_respond_error (req, dialect, 413, "request_too_large", message);
         return;
     }
-    sl_request_t parsed;
+    sl_str_t body = sl_http_req_body (req);
     const char *alt = sl_http_req_query (req, "alt");
     route.sse = alt && strcmp (alt, "sse") == 0;
-    int rc = sl_request_prepare (&route, sl_http_req_body (req), self->config.routes, &parsed);
-    if (rc) {
-        sl_counter_inc (self->refused);
-        if (parsed.provider)           //  routed: the translation refused it
-            sl_counter_inc (self->untranslated);
-        s_respond_error (req, dialect, parsed.status, parsed.error_type, sl_buf_cstr (&parsed.error_message));
+    if (body.len > PARSER_INLINE_BYTES) {
+        //  Long work: off the reactor, which keeps answering heartbeats.
+        parser_job_t *job = parser_job_new ();
+        job->endpoint = route;
+        job->routes = self->config.routes;
+        sl_buf_append_str (&job->body, body);
+        job->owner = req;
+        zlistx_add_end (self->parsing, job);
+        parser_submit (self->parser, job);
+        return;
     }
-    else
-        s_start_stream (self, req, &parsed);
+    sl_request_t parsed;
+    int rc = parser_parse (&route, body, self->config.routes, &parsed);
+    s_on_parsed (self, req, dialect, rc, &parsed);
     sl_request_clear (&parsed);
+}
+
+//  A large body came back parsed from the worker; its client may have
+//  gone meanwhile.
+static void
+s_on_job (void *arg, parser_job_t *job)
+{
+    gateway_t *self = arg;
+    void *handle = zlistx_find (self->parsing, job);
+    if (handle)
+        zlistx_delete (self->parsing, handle);
+    sl_log_info ("request_parsed", "bytes=%zu took_ms=%.1f client=%s", job->body.len, job->took_us / 1000.0,
+                 job->owner ? "waiting" : "gone");
+    if (job->owner) {
+        s_on_parsed (self, job->owner, job->endpoint.dialect, job->rc, &job->parsed);
+        sl_router_flush (self->router);
+        sl_httpd_run (self->httpd);
+    }
+    parser_job_destroy (&job);
 }
 
 static void
@@ -884,8 +1000,13 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
 {
     gateway_t *self = arg;
     s_stream_t *s = sl_http_req_data (req);
-    if (!s)
+    if (!s) {
+        //  A client that left while its body was being parsed.
+        for (parser_job_t *job = zlistx_first (self->parsing); job; job = zlistx_next (self->parsing))
+            if (job->owner == req)
+                job->owner = NULL;
         return;
+    }
     //  The response did not complete: the client left. Stop the upstream
     //  (when the request went to one: it may still be being judged).
     s->req = NULL;
@@ -1038,7 +1159,13 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
                                        "Requests sent to another ingest after theirs died before answering");
     self->ingest_lost = sl_metrics_counter (m, "sluice_streams_lost_total", NULL,
                                             "Responses ended with an error because their ingest died or lost them");
+    self->stale_frames = sl_metrics_counter (m, "sluice_frames_stale_total", NULL,
+                                             "Frames of an older epoch than the stream's newest (dropped)");
+    self->expired = sl_metrics_counter (m, "sluice_streams_expired_total", NULL,
+                                        "Streams ended after --stream-expiry-ms with nothing from the pipeline");
     self->codec = sl_codec_new ();
+    self->parsing = zlistx_new ();
+    self->parser = parser_new (loop, s_on_job, self);
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Client streams in progress", s_active, self);
     sl_metrics_gauge_fn (m, "sluice_queue_bytes", "queue=\"ingest\"",
                          "Bytes queued for the next hop, not yet handed to ZeroMQ", s_pending, self);
@@ -1066,6 +1193,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
 
     self->router = sl_router_new (loop, sl_service_name (service), sl_service_incarnation (service));
     sl_router_set_metrics (self->router, m, "ingest");
+    sl_router_watch_health (self->router, service);
     sl_router_on_peer (self->router, s_on_ingest_event, self);
     sl_router_on_message (self->router, s_on_ingest_message, self);
     self->ack_timer = zloop_timer (loop, GATEWAY_ACK_MS, 0, s_on_ack_timer, self);
@@ -1108,6 +1236,8 @@ gateway_destroy (gateway_t **self_p)
     gateway_t *self = *self_p;
     //  Closing the HTTP server ends every client request (on_closed).
     sl_httpd_destroy (&self->httpd);
+    parser_destroy (&self->parser);     //  frees the jobs it still held
+    zlistx_destroy (&self->parsing);
     sl_router_flush (self->router);
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);

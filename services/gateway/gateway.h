@@ -28,6 +28,7 @@ typedef struct {
     size_t max_conns;                   //  client connections in all
     size_t max_conns_per_ip;            //  client connections from one address
     long request_timeout_ms;            //  a request's head and body within this
+    int64_t stream_expiry_ms;           //  a stream with no frame for this long ends (504); 0: never
     const char *client_keys;            //  accepted client keys, comma-separated ("" : no check)
     sl_routes_t *routes;                //  what GET /v1/models lists; borrowed, outlives the gateway
     const char *policy_path;            //  the policy file (request rules, history), "" for none

@@ -285,6 +285,8 @@ main (int argc, char **argv)
     char default_call_bytes [24];
     snprintf (default_call_bytes, sizeof default_call_bytes, "%u", (unsigned) SL_JUDGE_DEFAULT_MAX_CALL_BYTES);
     const char *max_call_bytes = default_call_bytes;
+    const char *max_streams = SL_STAGE_MAX_STREAMS;
+    const char *expiry = SL_STAGE_EXPIRY_MS;
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (blocks from the aggregators)" },
@@ -294,6 +296,10 @@ main (int argc, char **argv)
         { "watch-ms", NULL, &watch, "check the policy file for changes this often (0: only on SIGHUP)" },
         { "max-call-bytes", NULL, &max_call_bytes,
           "argument bytes one tool call may have; a call over it is judged as cut off and never released" },
+        { "max-streams", NULL, &max_streams, "streams at once; more are refused (503) (0: no bound)" },
+        { "stream-expiry-ms", NULL, &expiry,
+          "a stream silent this long is ended with an error (0: never; must exceed the ingest's upstream "
+          "deadlines and every LLM judge's timeout)" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -311,6 +317,12 @@ main (int argc, char **argv)
     long call_bytes = sl_opts_long (max_call_bytes);
     if (call_bytes <= 0) {
         sl_log_error ("bad_option", "--max-call-bytes must be a positive integer");
+        sl_service_destroy (&svc);
+        return 2;
+    }
+    size_t streams_bound;
+    int64_t expiry_ms;
+    if (!sl_stage_stream_opts (max_streams, expiry, &streams_bound, &expiry_ms)) {
         sl_service_destroy (&svc);
         return 2;
     }
@@ -338,6 +350,7 @@ main (int argc, char **argv)
     app.judge = sl_judge_new (policy);
     app.router = sl_router_new (loop, sl_service_name (svc), sl_service_incarnation (svc));
     sl_router_set_metrics (app.router, m, "emitter");
+    sl_router_watch_health (app.router, svc);
     app.llm = sl_llm_client_new (loop, m, s_llm_done, s_flush, &app);
     sl_judge_set_llm (app.judge, s_ask, s_cancel, &app);
     sl_judge_set_clock (app.judge, s_clock, NULL);
@@ -363,6 +376,7 @@ main (int argc, char **argv)
     if (stage) {
         sl_stage_set_congestion (stage, s_congested, &app);
         sl_stage_relay_losses (stage, app.router);
+        sl_stage_track_streams (stage, streams_bound, expiry_ms);
     }
     int rc = stage ? sl_service_run (svc) : 1;
     sl_stage_destroy (&stage);

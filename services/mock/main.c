@@ -314,11 +314,12 @@ s_serve_health (s_app_t *app, sl_http_req_t *req, const char *path)
 {
     sl_buf_t out = { 0 };
     bool health = strcmp (path, "/healthz") == 0;
+    int status = 200;
     if (health)
-        sl_service_render_health (app->service, &out);
+        status = sl_service_render_health (app->service, &out);
     else
         sl_service_render_metrics (app->service, &out);
-    sl_http_respond (req, 200, health ? "application/json" : "text/plain; version=0.0.4",
+    sl_http_respond (req, status, health ? "application/json" : "text/plain; version=0.0.4",
                      out.data, out.len);
     sl_buf_free (&out);
 }
@@ -341,6 +342,8 @@ s_answer (s_app_t *app, sl_http_req_t *req, sl_mock_script_t *script)
     const char *delay = sl_http_req_header (req, "x-mock-delay-ms");
     if (delay && sl_opts_long (delay) >= 0)
         s->delay_ms = sl_opts_long (delay);
+    if (script->burst)
+        s->delay_ms = 0;
     sl_http_req_set_data (req, s);
     sl_counter_inc (app->streams);
     app->active->value++;
