@@ -204,7 +204,7 @@ sl_str_t sl_req_keep (sl_req_t *self, const char *data, size_t len);
 void sl_req_set_text (sl_part_t *part, json_t *value);
 //  A tool result's content lives in holder's member key.
 void sl_req_set_source (sl_part_t *result, json_t *holder, const char *key);
-//  A JSON value's compact text, kept.
+//  A JSON value's compact text, kept; no value (NULL) is {}.
 sl_str_t sl_req_keep_json (sl_req_t *self, json_t *value);
 //  Keep a value the parser made (takes the reference); returns it, borrowed.
 json_t *sl_req_own (sl_req_t *self, json_t *value);

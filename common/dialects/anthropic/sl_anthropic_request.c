@@ -85,7 +85,7 @@ s_block (sl_req_t *req, sl_message_t *m, sl_part_t *result, json_t *block)
             p->id = sl_req_str (json_object_get (block, "id"));
             p->name = sl_req_str (json_object_get (block, "name"));
             json_t *input = json_object_get (block, "input");
-            p->arguments = sl_req_keep_json (req, input ? input : json_object ());
+            p->arguments = sl_req_keep_json (req, input);
             break;
         }
         case SL_PART_TOOL_RESULT: {

@@ -135,7 +135,7 @@ s_response (sl_req_t *req, sl_part_t *r, json_t *response)
         }
     }
     else {
-        text->text = sl_req_keep_json (req, response ? response : json_object ());
+        text->text = sl_req_keep_json (req, response);
         text->source = json_is_object (response) ? response : NULL;
     }
 }
@@ -172,7 +172,7 @@ s_content (sl_req_t *req, json_t *content, size_t index)
             p->id = id;
             p->name = sl_req_str (json_object_get (call, "name"));
             json_t *args = json_object_get (call, "args");
-            p->arguments = sl_req_keep_json (req, args ? args : json_object ());
+            p->arguments = sl_req_keep_json (req, args);
             p->signature = sig;
         }
         else

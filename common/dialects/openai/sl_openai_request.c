@@ -111,7 +111,7 @@ s_call (sl_req_t *req, sl_message_t *m, json_t *id, json_t *fn)
     p->id = sl_req_str (id);
     p->name = sl_req_str (json_object_get (fn, "name"));
     json_t *args = json_object_get (fn, "arguments");
-    p->arguments = json_is_string (args) ? sl_req_str (args) : sl_req_keep_json (req, args ? args : json_object ());
+    p->arguments = json_is_string (args) ? sl_req_str (args) : sl_req_keep_json (req, args);
 }
 
 static void
