@@ -9,7 +9,8 @@
 #                   sluice-bench against three stacks, nginx (the floor)
 #                   and the mock, then the emitter's CPU with the audit's
 #                   spool off and on
-#   make chaos      the kill-and-restart test alone, with its one-line summary
+#   make chaos      the kill-and-restart test and the stop-and-resume rounds,
+#                   with their one-line summaries
 #   make deps       install the Debian packages the build needs (root), or
 #                   print the command to do it
 #   make sdk-deps   install the official SDKs the SDK tests drive (npm, pinned
@@ -248,10 +249,17 @@ integration: $(BUILD)/asan/tests/integration $(ASAN_BINS) $(BUILD)/bin/sluice-ga
 	SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin SLUICE_RELEASE_BIN_DIR=$(CURDIR)/$(BUILD)/bin \
 	  $(BUILD)/asan/tests/integration --jobs 1
 
+# The kill-and-restart test, then the stop-and-resume rounds: every kind of
+# process stopped PAUSE_ROUNDS times (0.3, 1.5 and 5 s in turn, under load
+# and idle); a summary line per test and per kind.
+PAUSE_ROUNDS ?= 10
+
 chaos: $(BUILD)/asan/tests/integration $(ASAN_BINS)
 	@out=$$(mktemp); SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin $(BUILD)/asan/tests/integration \
 	  --filter 'chaos/kill_any_stage_lose_nothing' --jobs 1 > $$out 2>&1; rc=$$?; \
-	  grep -E '^chaos:|^\[FAIL|^\[----\] .*Assertion|Synthesis' $$out; rm -f $$out; exit $$rc
+	  SLUICE_PAUSE_ROUNDS=$(PAUSE_ROUNDS) SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin $(BUILD)/asan/tests/integration \
+	  --filter 'pause/every_kind_stopped' --jobs 1 >> $$out 2>&1 || rc=1; \
+	  grep -E '^chaos:|^pause:|^\[FAIL|^\[----\] .*Assertion|Synthesis' $$out; rm -f $$out; exit $$rc
 
 # The coding agents, real clients of sluice: installed into build/agents
 # from tests/agents/package-lock.json (their install scripts put

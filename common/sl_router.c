@@ -3,9 +3,11 @@
     Peers are DEALER sockets, one per next-stage instance address. Each
     peer has a state:
 
-        CONNECTING  connected, no heartbeat yet (start-up, or after death)
+        CONNECTING  connected, no heartbeat yet (start-up)
         ALIVE       heartbeats arrive; may take new streams
-        DEAD        silent for SL_HB_DEAD_MS; its queue is discarded
+        DEAD        silent for SL_HB_DEAD_MS (after what was waiting on its
+                    socket was read): new streams go elsewhere while any
+                    other instance lives
 
     and a flag `gone` when DNS no longer lists it (it takes no new streams
     and is closed once nothing is pinned to it), and the instance name it
@@ -14,6 +16,28 @@
     Messages for a name no live peer has announced wait in a small limbo
     (bounded in time and bytes) until one does: the peer that will carry
     the name may be connecting still.
+
+    Credit is re-established by a handshake, never by arithmetic on what
+    survived. A peer holds a window or it does not (`windowless`: a new
+    connection, a peer declared dead, a restarted one, or a receiver that
+    says it holds none for us). While it does not, every heartbeat to it
+    says hello (SL_F_HELLO) and carries in seq the count of stream messages
+    queued for it before that heartbeat. The receiver answers a hello with
+    a fresh whole window (SL_F_WINDOW) echoing that count; messages on one
+    pipe arrive in order, so the peer's credit is exactly the window minus
+    what was queued for it after that hello. Ordinary grants then add to it.
+
+    A peer that is declared dead may only be stopped or starved: messages
+    for it are still handed to ZeroMQ, which delivers them if it runs
+    again, within one window's worth beyond its credit (more are dropped
+    and counted); a batch ZeroMQ will not take (the connection is gone) is
+    dropped after SL_HB_DEAD_MS. The receiver finds any gap this leaves in a
+    stream by its sequence numbers, and the stream is replayed.
+
+    A live peer that has work waiting (streams pinned to it and no credit,
+    or a batch ZeroMQ will not take) and gives no credit and takes no batch
+    is stalled; past the service's stall limit /healthz fails and
+    sluice_hop_stalled says which hop.
 */
 #include "sl_router.h"
 
@@ -27,12 +51,14 @@
 #include "sl_alloc.h"
 #include "sl_buf.h"
 #include "sl_log.h"
+#include "sl_service.h"
 #include "sl_sidmap.h"
 
 #define SL_ROUTER_MAX_PEERS 1024        //  addresses, static and resolved
 #define SL_ROUTER_MAX_SOURCES 64        //  configured endpoints
 #define SL_ROUTER_SNDHWM 100000         //  batches queued in ZeroMQ per peer
 #define SL_ROUTER_MAX_DRAIN 64          //  heartbeats read per wake-up
+#define SL_ROUTER_MAX_CHECK 1024        //  frames read before a peer is declared dead
 #define SL_ROUTER_RETRY_MS 1            //  retry of a batch that could not leave
 #define SL_ROUTER_MAX_PENDING (64u << 20)   //  queued bytes that mean congestion
 #define SL_ROUTER_BATCH_BYTES (64u << 10)   //  a batch this big leaves before the turn ends
@@ -56,6 +82,10 @@ typedef struct {
     uint64_t incarnation;               //  the peer's, 0 until it spoke
     char *instance;                     //  the name it announces, NULL until it spoke
     int64_t credit;                     //  messages it will still take
+    bool windowless;                    //  holds no window: our heartbeats say hello
+    uint64_t sent;                      //  stream messages queued for it, ever (a hello's seq)
+    int64_t progress_at;                //  ms, last credit it gave or batch it took
+    int64_t waiting_since;              //  ms, since work waits for it; 0: none waits
     sl_router_t *router;
 } s_peer_t;
 
@@ -113,6 +143,10 @@ struct _sl_router_t {
     sl_counter_t *restarts;             //  peers seen with a new incarnation
     sl_counter_t *deaths;               //  peers that stopped heartbeating
     sl_counter_t *discarded;            //  messages meant for a peer that died
+    sl_counter_t *hellos;               //  windows asked for (hello answered)
+    bool hello_queued;                  //  a hello waits in a batch: flush soon
+    char hop [32];                      //  the next stage, for health reports
+    int64_t stall_limit;                //  ms of a stall that fails /healthz; 0: never
 };
 
 static void
@@ -147,6 +181,10 @@ s_queue_hb (sl_router_t *self, s_peer_t *peer)
     sl_msg_init (&hb, SL_MSG_HB);
     hb.instance = sl_str (self->name);
     hb.incarnation = self->incarnation;
+    if (peer->windowless) {
+        hb.flags = SL_F_HELLO;
+        hb.seq = peer->sent;            //  the window will count from here
+    }
     sl_msg_encode (&hb, &peer->batch);
 }
 
@@ -178,6 +216,7 @@ s_limbo_release (sl_router_t *self, s_peer_t *peer)
         s_batch_touch (peer);
         sl_buf_append (&peer->batch, l->bytes.data, l->bytes.len);
         peer->batch_msgs += l->msgs;
+        peer->sent += l->msgs;
         peer->credit -= (int64_t) l->msgs;
         s_limbo_remove (self, i);
     }
@@ -226,6 +265,96 @@ s_named_peer (sl_router_t *self, sl_str_t name)
     return NULL;
 }
 
+//  The peer holds no window (or no longer one we can count on): from now
+//  on our heartbeats say hello, the first one at once.
+static void
+s_lose_window (sl_router_t *self, s_peer_t *peer)
+{
+    peer->credit = 0;
+    if (!peer->windowless) {
+        peer->windowless = true;
+        s_queue_hb (self, peer);
+        self->hello_queued = true;
+    }
+}
+
+//  Credit from a heartbeat of the peer. A window answers one of our
+//  hellos: what was queued for the peer since that hello is spent of it.
+static void
+s_take_credit (sl_router_t *self, s_peer_t *peer, const sl_msg_t *hb)
+{
+    if (hb->flags & SL_F_WINDOW) {
+        uint64_t since = peer->sent - (hb->seq <= peer->sent ? hb->seq : peer->sent);
+        peer->credit = (int64_t) hb->credit - (int64_t) since;
+        if (peer->windowless && self->hellos)
+            sl_counter_inc (self->hellos);
+        peer->windowless = false;
+    }
+    else
+    if (hb->flags & SL_F_HELLO)
+        s_lose_window (self, peer);     //  it holds no window for us (a new connection)
+    else
+        peer->credit += hb->credit;
+    if (hb->credit > 0)
+        peer->progress_at = zclock_mono ();
+}
+
+//  A heartbeat from the peer: it lives; credit; a restart is a new peer.
+static void
+s_on_hb (sl_router_t *self, s_peer_t *peer, const sl_msg_t *hb)
+{
+    peer->last_seen = zclock_mono ();
+    s_set_instance (self, peer, hb->instance);
+    bool was_alive = peer->state == PEER_ALIVE;
+    bool restarted = peer->incarnation && hb->incarnation != peer->incarnation;
+    if (restarted) {
+        //  Restarted: whatever it held is lost, the window with it. (The
+        //  heartbeat may already answer our hello: its credit still counts.)
+        if (self->restarts)
+            sl_counter_inc (self->restarts);
+        s_lose_window (self, peer);
+    }
+    peer->incarnation = hb->incarnation;
+    peer->state = PEER_ALIVE;
+    s_take_credit (self, peer, hb);
+    if (restarted || !was_alive) {
+        s_event (self, peer, restarted ? SL_PEER_RESTARTED : SL_PEER_UP);
+        if (self->limbo_count) {
+            s_limbo_release (self, peer);
+            sl_router_flush (self);
+        }
+    }
+}
+
+//  Read up to max frames waiting on the peer's socket; false when none was.
+static bool
+s_read_peer (sl_router_t *self, s_peer_t *peer, int max)
+{
+    void *sock = zsock_resolve (peer->sock);
+    bool any = false;
+    for (int n = 0; n < max; n++) {
+        zmq_msg_t frame;
+        zmq_msg_init (&frame);
+        if (zmq_msg_recv (&frame, sock, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close (&frame);
+            break;
+        }
+        any = true;
+        size_t offset = 0;
+        sl_msg_t msg;
+        while (sl_codec_decode (self->codec, zmq_msg_data (&frame), zmq_msg_size (&frame),
+                                &offset, &msg) == 0) {
+            if (msg.type == SL_MSG_HB)
+                s_on_hb (self, peer, &msg);
+            else
+            if (self->message_fn)
+                self->message_fn (self->message_arg, &msg);
+        }
+        zmq_msg_close (&frame);
+    }
+    return any;
+}
+
 //  Heartbeats and credit from the next stage arrive on the DEALER.
 static int
 s_on_peer (zloop_t *loop, zsock_t *reader, void *arg)
@@ -234,52 +363,10 @@ s_on_peer (zloop_t *loop, zsock_t *reader, void *arg)
     (void) reader;
     s_peer_t *peer = arg;
     sl_router_t *self = peer->router;
-    void *sock = zsock_resolve (peer->sock);
-    for (int n = 0; n < SL_ROUTER_MAX_DRAIN; n++) {
-        zmq_msg_t frame;
-        zmq_msg_init (&frame);
-        if (zmq_msg_recv (&frame, sock, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close (&frame);
-            break;
-        }
-        size_t offset = 0;
-        sl_msg_t msg;
-        while (sl_codec_decode (self->codec, zmq_msg_data (&frame), zmq_msg_size (&frame),
-                                &offset, &msg) == 0) {
-            if (msg.type != SL_MSG_HB) {
-                if (self->message_fn)
-                    self->message_fn (self->message_arg, &msg);
-                continue;
-            }
-            peer->last_seen = zclock_mono ();
-            s_set_instance (self, peer, msg.instance);
-            if (peer->incarnation && msg.incarnation != peer->incarnation) {
-                //  Restarted: whatever it held is lost. A new peer.
-                if (self->restarts)
-                    sl_counter_inc (self->restarts);
-                peer->incarnation = msg.incarnation;
-                peer->credit = msg.credit;
-                peer->state = PEER_ALIVE;
-                s_event (self, peer, SL_PEER_RESTARTED);
-                if (self->limbo_count) {
-                    s_limbo_release (self, peer);
-                    sl_router_flush (self);
-                }
-                continue;
-            }
-            bool was_alive = peer->state == PEER_ALIVE;
-            peer->incarnation = msg.incarnation;
-            peer->credit += msg.credit;
-            peer->state = PEER_ALIVE;
-            if (!was_alive) {
-                s_event (self, peer, SL_PEER_UP);
-                if (self->limbo_count) {
-                    s_limbo_release (self, peer);
-                    sl_router_flush (self);
-                }
-            }
-        }
-        zmq_msg_close (&frame);
+    s_read_peer (self, peer, SL_ROUTER_MAX_DRAIN);
+    if (self->hello_queued) {
+        self->hello_queued = false;
+        sl_router_flush (self);
     }
     return 0;
 }
@@ -312,6 +399,7 @@ s_add_peer (sl_router_t *self, const char *endpoint, int source)
     peer->sock = sock;
     peer->router = self;
     peer->state = PEER_CONNECTING;
+    peer->windowless = true;            //  the first heartbeat says hello
     self->peers = sl_xrealloc (self->peers, (self->count + 1) * sizeof (s_peer_t *));
     self->peers [self->count++] = peer;
     if (self->loop)
@@ -435,15 +523,45 @@ s_discard_batch (sl_router_t *self, s_peer_t *peer)
     self->last_peer = NULL;
 }
 
+//  Silent for the death interval. Whatever waits on its socket is read
+//  first: a peer whose heartbeats we did not read (this process was busy
+//  or stopped) is not dead. Its window is forgotten either way: it may
+//  have forgotten us too, and only a handshake says what it holds.
 static void
 s_declare_dead (sl_router_t *self, s_peer_t *peer)
 {
+    s_read_peer (self, peer, SL_ROUTER_MAX_CHECK);
+    if (zclock_mono () - peer->last_seen <= SL_HB_DEAD_MS)
+        return;
     peer->state = PEER_DEAD;
-    peer->credit = 0;
+    s_lose_window (self, peer);
     if (self->deaths)
         sl_counter_inc (self->deaths);
-    s_discard_batch (self, peer);
     s_event (self, peer, SL_PEER_DEAD);
+}
+
+//  Work waits for a live peer (streams and no credit, or a batch ZeroMQ
+//  will not take): since when, for the stall report.
+static void
+s_watch_progress (s_peer_t *peer, int64_t now)
+{
+    bool waiting = peer->state == PEER_ALIVE
+                && ((peer->streams && peer->credit <= 0) || peer->batch_stuck);
+    if (!waiting)
+        peer->waiting_since = 0;
+    else
+    if (!peer->waiting_since)
+        peer->waiting_since = now;
+}
+
+//  How long work has waited for the peer with no progress, ms.
+static int64_t
+s_stalled_ms (const s_peer_t *peer, int64_t now)
+{
+    if (!peer->waiting_since || peer->state != PEER_ALIVE)
+        return 0;
+    int64_t since = peer->waiting_since > peer->progress_at ? peer->waiting_since : peer->progress_at;
+    return now - since;
 }
 
 //  A pin whose stream ended more than SL_PIN_GRACE_MS before *arg (ms).
@@ -465,6 +583,7 @@ s_on_hb_timer (zloop_t *loop, int timer_id, void *arg)
         s_peer_t *peer = self->peers [i];
         if (peer->state == PEER_ALIVE && now - peer->last_seen > SL_HB_DEAD_MS)
             s_declare_dead (self, peer);
+        s_watch_progress (peer, now);
         //  A batch no live peer took within the dead interval (the peer died,
         //  or never came up) is dropped, so queues cannot grow forever.
         if (peer->state != PEER_ALIVE && peer->batch.len
@@ -482,6 +601,7 @@ s_on_hb_timer (zloop_t *loop, int timer_id, void *arg)
         if (self->peers [i]->gone && self->peers [i]->streams == 0
         &&  self->peers [i]->state != PEER_ALIVE)
             s_destroy_peer (self, i);
+    self->hello_queued = false;
     sl_router_flush (self);
     return 0;
 }
@@ -495,6 +615,37 @@ s_on_retry (zloop_t *loop, int timer_id, void *arg)
     self->retry_timer = -1;
     sl_router_flush (self);
     return 0;
+}
+
+//  Gauges of the stall report.
+static double
+s_stall_seconds (void *arg)
+{
+    return (double) sl_router_stalled_ms (arg) / 1000.0;
+}
+
+static double
+s_alive_gauge (void *arg)
+{
+    return (double) sl_router_alive_count (arg);
+}
+
+static double
+s_credit_gauge (void *arg)
+{
+    sl_router_t *self = arg;
+    int64_t sum = 0;
+    for (size_t i = 0; i < self->count; i++)
+        if (self->peers [i]->state == PEER_ALIVE)
+            sum += self->peers [i]->credit;
+    return (double) sum;
+}
+
+static double
+s_stalled_gauge (void *arg)
+{
+    sl_router_t *self = arg;
+    return self->stall_limit && sl_router_stalled_ms (self) >= self->stall_limit ? 1 : 0;
 }
 
 //  --------------------------------------------------------------------------
@@ -567,6 +718,55 @@ sl_router_set_metrics (sl_router_t *self, sl_metrics_t *m, const char *hop)
                                        "Next-stage instances declared dead (heartbeats stopped)");
     self->discarded = sl_metrics_counter (m, "sluice_discarded_messages_total", labels,
                                           "Messages meant for an instance that died (replayed upstream)");
+    self->hellos = sl_metrics_counter (m, "sluice_credit_windows_total", labels,
+                                       "Fresh credit windows from next-stage instances, each the answer to a hello "
+                                       "(a new connection, an instance back from a false death, a restart)");
+    snprintf (self->hop, sizeof self->hop, "%s", hop);
+    sl_metrics_gauge_fn (m, "sluice_hop_stall_seconds", labels,
+                         "How long work has waited for a live next-stage instance that takes none of it",
+                         s_stall_seconds, self);
+    sl_metrics_gauge_fn (m, "sluice_hop_stalled", labels,
+                         "1 while a hop has been stalled past the stall limit (/healthz fails)",
+                         s_stalled_gauge, self);
+    sl_metrics_gauge_fn (m, "sluice_hop_alive", labels, "Next-stage instances alive (heartbeats arrive)",
+                         s_alive_gauge, self);
+    sl_metrics_gauge_fn (m, "sluice_hop_credit", labels,
+                         "Credit the live next-stage instances gave us and we did not spend, summed "
+                         "(at rest: one whole window each)", s_credit_gauge, self);
+}
+
+//  The service's health check: the hop is stalled past the limit.
+static bool
+s_health (void *arg, sl_buf_t *why)
+{
+    sl_router_t *self = arg;
+    int64_t stalled = sl_router_stalled_ms (self);
+    if (!self->stall_limit || stalled < self->stall_limit)
+        return true;
+    sl_buf_printf (why, "the %s hop has had work waiting for %lld ms with no progress", self->hop,
+                   (long long) stalled);
+    return false;
+}
+
+void
+sl_router_watch_health (sl_router_t *self, sl_service_t *service)
+{
+    self->stall_limit = sl_service_stall_limit (service);
+    sl_service_add_check (service, s_health, self);
+}
+
+int64_t
+sl_router_stalled_ms (sl_router_t *self)
+{
+    int64_t now = zclock_mono (), worst = 0;
+    for (size_t i = 0; i < self->count; i++) {
+        //  Up to date even between heartbeat timers (tests call this).
+        s_watch_progress (self->peers [i], now);
+        int64_t stalled = s_stalled_ms (self->peers [i], now);
+        if (stalled > worst)
+            worst = stalled;
+    }
+    return worst;
 }
 
 void
@@ -645,7 +845,8 @@ sl_router_connect (sl_router_t *self, const char *endpoints)
 
 //  The live peer with the most credit (fewest streams on a tie); before
 //  any peer is known to be alive (start-up), the least loaded connecting
-//  one: ZeroMQ delivers once it connects.
+//  one: ZeroMQ delivers once it connects; when all are dead, the least
+//  loaded of them.
 static s_peer_t *
 s_choose (sl_router_t *self)
 {
@@ -667,6 +868,18 @@ s_choose (sl_router_t *self)
         if (!best || p->streams < best->streams)
             best = p;
     }
+    if (best)
+        return best;
+    //  Every instance is silent: one may only be stopped or starved, and
+    //  ZeroMQ delivers to it when it runs again (a dead one's batches are
+    //  dropped after the death interval; the stall net replays them).
+    for (size_t i = 0; i < self->count; i++) {
+        s_peer_t *p = self->peers [i];
+        if (p->state != PEER_DEAD || p->gone)
+            continue;
+        if (!best || p->streams < best->streams)
+            best = p;
+    }
     return best;
 }
 
@@ -682,6 +895,8 @@ s_flush_peer (sl_router_t *self, s_peer_t *peer)
         return -1;
     }
     peer->batch_stuck = false;
+    if (peer->batch_msgs)
+        peer->progress_at = zclock_mono ();    //  work moved (a heartbeat alone is no work)
     if (self->sent)
         sl_counter_inc (self->sent);
     peer->batch_msgs = 0;
@@ -734,8 +949,9 @@ sl_router_send (sl_router_t *self, const sl_msg_t *msg)
         }
     }
     s_peer_t *peer = pin->peer;
-    if (peer->state == PEER_DEAD) {
-        //  Its stream is lost until the ingest replays it in a new epoch.
+    if (peer->state == PEER_DEAD && peer->credit <= -(int64_t) SL_CREDIT_WINDOW) {
+        //  A window's worth beyond its credit went to a peer that is silent:
+        //  the rest is dropped (the gap it leaves makes the stream replayed).
         if (self->discarded)
             sl_counter_inc (self->discarded);
     }
@@ -747,6 +963,7 @@ sl_router_send (sl_router_t *self, const sl_msg_t *msg)
         self->last_len = peer->batch.len - self->last_off;
         self->last_peer = peer;
         peer->batch_msgs++;
+        peer->sent++;
         peer->credit--;
     }
     if (msg->type == SL_MSG_END) {
@@ -764,6 +981,7 @@ s_queue (sl_router_t *self, s_peer_t *peer, const sl_msg_t *msg)
     s_batch_touch (peer);
     sl_msg_encode (msg, &peer->batch);
     peer->batch_msgs++;
+    peer->sent++;
     peer->credit--;
 }
 
@@ -838,6 +1056,13 @@ sl_router_each_pinned (sl_router_t *self, const char *endpoint,
     for (size_t i = 0; i < count; i++)
         fn (arg, hits [i].sid, hits [i].epoch);
     free (hits);
+}
+
+int64_t
+sl_router_credit (sl_router_t *self, const char *endpoint)
+{
+    s_peer_t *peer = s_find_peer (self, endpoint, strlen (endpoint));
+    return peer ? peer->credit : 0;
 }
 
 bool

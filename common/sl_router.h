@@ -19,15 +19,21 @@
     stream's last messages is still known to have held it.
 
     Both ends exchange heartbeats (proto "hb") every SL_HB_INTERVAL_MS; an
-    instance silent for SL_HB_DEAD_MS is dead: it gets no new streams, and
-    what was queued for it is discarded and counted (the ingest replays
-    lost streams in a new epoch). A heartbeat with a new incarnation is a
-    restarted instance: a new peer. Heartbeats from the next stage carry
-    credit: the messages it is ready to take. The router spends credit as it
-    sends; sl_router_congested tells the stage to stop asking its own
-    senders for more until credit returns, so memory stays bounded along
-    the whole pipeline. ZeroMQ itself never drops: a batch that cannot be
-    handed over stays queued and is retried.
+    instance silent for SL_HB_DEAD_MS (once what waits on its socket is
+    read) is dead: it gets no new streams while another instance lives, and
+    the stage is told (the ingest replays lost streams in a new epoch). A
+    heartbeat with a new incarnation is a restarted instance: a new peer.
+    Heartbeats from the next stage carry credit: the messages it is ready to
+    take. The router spends credit as it sends; sl_router_congested tells
+    the stage to stop asking its own senders for more until credit returns,
+    so memory stays bounded along the whole pipeline. ZeroMQ itself never
+    drops: a batch that cannot be handed over stays queued and is retried.
+
+    A window of credit is only ever granted by a handshake: a peer with
+    none (new, declared dead, restarted) is sent hellos until it answers
+    with a whole window, counted from that hello (PROTOCOL.md, "hb"). So an
+    instance that was only stopped or starved, and is declared dead, is
+    whole again as soon as it speaks.
 
     Messages are encoded straight into a per-instance batch; sl_router_flush
     sends each batch as one ZeroMQ message. A stage flushes at the end of
@@ -45,6 +51,7 @@
 #include "../proto/sl_msg.h"
 #include "sl_bus.h"
 #include "sl_metrics.h"
+#include "sl_service.h"
 #include "sl_str.h"
 
 #define SL_HB_INTERVAL_MS 100           //  heartbeat period
@@ -103,6 +110,9 @@ const char *sl_router_peer_of (sl_router_t *self, const uint8_t *sid);
 //  instance dies.
 void sl_router_each_pinned (sl_router_t *self, const char *endpoint,
                             void (*fn) (void *arg, const uint8_t *sid, uint32_t epoch), void *arg);
+//  The credit the instance at endpoint has given us and we did not spend
+//  (negative: sent beyond it), 0 for an unknown endpoint.
+int64_t sl_router_credit (sl_router_t *self, const char *endpoint);
 //  True when the instance at endpoint is alive (heartbeats arrive).
 bool sl_router_peer_alive (sl_router_t *self, const char *endpoint);
 //  Forget a stream's pin (streams that never send END through this router).
@@ -120,7 +130,15 @@ size_t sl_router_alive_count (sl_router_t *self);
 void sl_router_on_peer (sl_router_t *self, sl_router_peer_fn *fn, void *arg);
 void sl_router_on_message (sl_router_t *self, sl_router_message_fn *fn, void *arg);
 void sl_router_on_unroutable (sl_router_t *self, sl_router_unroutable_fn *fn, void *arg);
-//  Count router events into m (batches sent, discards, peers).
+//  Count router events into m (batches sent, discards, peers, windows,
+//  stalls), labelled with the next stage's name.
 void sl_router_set_metrics (sl_router_t *self, sl_metrics_t *m, const char *hop);
+//  How long work (streams pinned with no credit, a batch ZeroMQ will not
+//  take) has waited for a live instance that takes none of it, ms: the
+//  worst over the instances; 0 when everything flows.
+int64_t sl_router_stalled_ms (sl_router_t *self);
+//  Fail the service's /healthz while the router is stalled longer than the
+//  service's stall limit (after sl_router_set_metrics, which names the hop).
+void sl_router_watch_health (sl_router_t *self, sl_service_t *service);
 
 #endif

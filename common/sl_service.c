@@ -12,11 +12,19 @@
 #include "dialects/sl_dialect.h"
 #include "sl_alloc.h"
 #include "sl_httpd.h"
+#include "sl_json.h"
 #include "sl_log.h"
 #include "sl_version.h"
 
 #define SL_SERVICE_NAME_MAX 128
 #define SL_SERVICE_MAX_BODY 4096        //  /healthz and /metrics take no body
+#define SL_SERVICE_MAX_CHECKS 8         //  health checks a process may add
+#define SL_SERVICE_STALL_MS "10000"     //  default --health-stall-ms
+
+typedef struct {
+    sl_service_check_fn *fn;
+    void *arg;
+} s_check_t;
 
 struct _sl_service_t {
     char role [32];
@@ -34,6 +42,9 @@ struct _sl_service_t {
     void *reload_arg;
     sl_service_health_fn *health_fn;
     void *health_arg;
+    s_check_t checks [SL_SERVICE_MAX_CHECKS];
+    size_t check_count;
+    int64_t stall_limit;                //  ms, --health-stall-ms
 };
 
 static int
@@ -57,15 +68,48 @@ s_on_signal (zloop_t *loop, zmq_pollitem_t *item, void *arg)
     return self->stop ? -1 : 0;
 }
 
-void
+int
 sl_service_render_health (sl_service_t *self, sl_buf_t *out)
 {
-    sl_buf_printf (out, "{\"status\":\"ok\",\"role\":\"%s\",\"name\":\"%s\","
+    //  Every check runs; the reasons of those that fail are listed.
+    sl_buf_t why = { 0 }, reason = { 0 };
+    int failing = 0;
+    for (size_t i = 0; i < self->check_count; i++) {
+        sl_buf_reset (&reason);
+        if (self->checks [i].fn (self->checks [i].arg, &reason))
+            continue;
+        if (failing++)
+            sl_buf_putc (&why, ',');
+        sl_json_put_str (&why, reason.data ? reason.data : "", reason.len);
+    }
+    sl_buf_free (&reason);
+    sl_buf_printf (out, "{\"status\":\"%s\",\"role\":\"%s\",\"name\":\"%s\","
                         "\"version\":\"%s\",\"uptime_s\":%ld",
-                   self->role, self->name, SL_VERSION, (long) (time (NULL) - self->started));
+                   failing ? "stalled" : "ok", self->role, self->name, SL_VERSION,
+                   (long) (time (NULL) - self->started));
+    if (failing) {
+        sl_buf_puts (out, ",\"failing\":[");
+        sl_buf_append (out, why.data, why.len);
+        sl_buf_putc (out, ']');
+    }
+    sl_buf_free (&why);
     if (self->health_fn)
         self->health_fn (self->health_arg, out);
     sl_buf_puts (out, "}\n");
+    return failing ? 503 : 200;
+}
+
+void
+sl_service_add_check (sl_service_t *self, sl_service_check_fn *fn, void *arg)
+{
+    assert (self->check_count < SL_SERVICE_MAX_CHECKS);
+    self->checks [self->check_count++] = (s_check_t) { fn, arg };
+}
+
+int64_t
+sl_service_stall_limit (sl_service_t *self)
+{
+    return self->stall_limit;
 }
 
 void
@@ -86,8 +130,8 @@ s_on_http (void *arg, sl_http_req_t *req)
     }
     else
     if (strcmp (path, "/healthz") == 0) {
-        sl_service_render_health (self, &body);
-        sl_http_respond (req, 200, "application/json", body.data, body.len);
+        int status = sl_service_render_health (self, &body);
+        sl_http_respond (req, status, "application/json", body.data, body.len);
     }
     else
     if (strcmp (path, "/metrics") == 0) {
@@ -106,17 +150,21 @@ sl_service_new (const char *role, sl_opt_t *opts, const char *metrics_port,
     const char *name = "";
     const char *log_level = "info";
     const char *metrics_host = "127.0.0.1";
+    const char *stall = SL_SERVICE_STALL_MS;
     //  Own options first, then the common ones, in one table.
     size_t own = 0;
     while (opts && opts [own].name)
         own++;
-    sl_opt_t *all = sl_xcalloc (own + 5, sizeof (sl_opt_t));
+    sl_opt_t *all = sl_xcalloc (own + 6, sizeof (sl_opt_t));
     for (size_t i = 0; i < own; i++)
         all [i] = opts [i];
     all [own + 0] = (sl_opt_t) { "name", NULL, &name, "instance name (default <role>-<host>-<pid>)" };
     all [own + 1] = (sl_opt_t) { "log-level", "SLUICE_LOG_LEVEL", &log_level, "debug, info, warn or error" };
     all [own + 2] = (sl_opt_t) { "metrics-host", NULL, &metrics_host, "address for /healthz and /metrics" };
     all [own + 3] = (sl_opt_t) { "metrics-port", NULL, &metrics_port, "port for /healthz and /metrics (off: none)" };
+    all [own + 4] = (sl_opt_t) { "health-stall-ms", NULL, &stall,
+                                 "/healthz fails (503) when work waits this long for a live next stage "
+                                 "that takes none of it (0: never)" };
     int rc = sl_opts_parse (role, all, argc, argv);
     free (all);
     if (rc != 0) {
@@ -148,6 +196,13 @@ sl_service_new (const char *role, sl_opt_t *opts, const char *metrics_port,
         ;
     self->started = time (NULL);
     sl_log_init (role, sl_log_level_parse (log_level));
+    self->stall_limit = sl_opts_long (stall);
+    if (self->stall_limit < 0) {
+        sl_log_error ("bad_option", "--health-stall-ms must be a non-negative integer: %s", stall);
+        *exit_code = 2;
+        free (self);
+        return NULL;
+    }
 
     //  Signals: blocked before ZeroMQ starts its threads, read via signalfd.
     //  A process started in the background inherits SIGINT ignored, and an

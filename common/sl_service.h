@@ -9,7 +9,13 @@
 
     Common options: --name (instance name, default <role>-<host>-<pid>),
     --log-level, --metrics-host, --metrics-port (0 picks a free port,
-    "off" disables the server).
+    "off" disables the server), --health-stall-ms (how long a hop may have
+    work waiting with no progress before /healthz fails).
+
+    /healthz answers 200 {"status":"ok",...} while every health check the
+    process added passes, and 503 {"status":"stalled","failing":[reasons]}
+    otherwise, so an orchestrator restarts what is wedged; it is ok again
+    as soon as the checks pass.
 */
 #ifndef SL_SERVICE_H
 #define SL_SERVICE_H
@@ -27,6 +33,8 @@ typedef struct _sl_service_t sl_service_t;
 typedef void (sl_service_hook_fn) (void *arg);
 //  Append extra members to the /healthz JSON object, as ,"key":value pairs.
 typedef void (sl_service_health_fn) (void *arg, sl_buf_t *out);
+//  A health check: true while healthy; when not, it writes why to why.
+typedef bool (sl_service_check_fn) (void *arg, sl_buf_t *why);
 
 //  opts: the role's own options, SL_OPT_END-terminated (may be NULL).
 //  metrics_port: the default port for /healthz and /metrics.
@@ -54,9 +62,13 @@ int sl_service_metrics_port (sl_service_t *self);
 
 void sl_service_on_reload (sl_service_t *self, sl_service_hook_fn *fn, void *arg);
 void sl_service_on_health (sl_service_t *self, sl_service_health_fn *fn, void *arg);
+//  Add a check to /healthz (at most a few per process).
+void sl_service_add_check (sl_service_t *self, sl_service_check_fn *fn, void *arg);
+//  --health-stall-ms: ms of a stall that fails /healthz, 0 for never.
+int64_t sl_service_stall_limit (sl_service_t *self);
 //  Render the /healthz body and the /metrics text (the gateway serves them
-//  on its client port too).
-void sl_service_render_health (sl_service_t *self, sl_buf_t *out);
+//  on its client port too). Returns the HTTP status of the health: 200 or 503.
+int sl_service_render_health (sl_service_t *self, sl_buf_t *out);
 void sl_service_render_metrics (sl_service_t *self, sl_buf_t *out);
 
 //  Run the reactor until SIGINT / SIGTERM (or a handler asks to stop).

@@ -7,10 +7,27 @@
     one reactor turn leaves in one send per next-stage instance.
 
     Heartbeats are answered here, with the instance's name, incarnation and
-    credit: each sender first gets SL_CREDIT_WINDOW messages, then, as its
-    messages are handled, credit for as many again, unless the stage's own
-    output is congested (sl_stage_set_congestion): then credit is held back
-    until it clears, and the senders upstream slow down in turn.
+    credit. A window is granted only in answer to a hello (PROTOCOL.md,
+    "hb"): a sender's hello gets SL_CREDIT_WINDOW messages, flagged as a
+    fresh window and counted from that hello; a heartbeat from a sender
+    that holds no window here (a new connection) is answered with a
+    request to say hello. Then, as its messages are handled, a sender gets
+    credit for as many again, unless the stage's own output is congested
+    (sl_stage_set_congestion): then credit is held back until it clears,
+    and the senders upstream slow down in turn.
+
+    Liveness: every sender heard from lately also gets a heartbeat every
+    SL_HB_INTERVAL_MS from a timer, not only in answer to its own, and the
+    inbox is drained in slices of at most SL_STAGE_SLICE_MS, so a deep
+    backlog never holds up heartbeats long enough to look like death.
+
+    With sl_stage_track_streams, every stream message passes the stage's
+    intake first (sl_intake.h): at most max_streams streams at once (a
+    START beyond is refused with an error the client sees, counted in
+    sluice_streams_refused_total), messages in sequence (a gap breaks the
+    stream here: it is reported lost and replayed), and a stream silent for
+    the expiry is ended at this hop and every later one with an error
+    (sluice_streams_expired_total).
 */
 #ifndef SL_STAGE_H
 #define SL_STAGE_H
@@ -43,5 +60,20 @@ void sl_stage_set_congestion (sl_stage_t *self, bool (*fn) (void *arg), void *ar
 //  Send a message back to a peer of the inbox (e.g. the ingest's error to a
 //  gateway); 0 ok, -1 when the peer is gone.
 int sl_stage_reply (sl_stage_t *self, sl_str_t peer, const sl_msg_t *msg);
+//  Bound, order and expire the streams coming in (see above): at most
+//  max_streams at once (0: no bound), each let go of after expiry_ms of
+//  silence (0: never). A refused or expired stream reaches the stage's
+//  callback as a START (when refused), an ERROR and an END the stage
+//  handles like any other, so it ends at every later hop. Call once,
+//  before the loop runs.
+void sl_stage_track_streams (sl_stage_t *self, size_t max_streams, int64_t expiry_ms);
+//  Streams open at the intake (0 unless tracked).
+size_t sl_stage_streams (sl_stage_t *self);
+//  Parse --max-streams and --stream-expiry-ms (positive integers, "0" for
+//  none) for sl_stage_track_streams; false (logged) when one is not valid.
+bool sl_stage_stream_opts (const char *max_streams, const char *expiry_ms, size_t *max, int64_t *expiry);
+
+#define SL_STAGE_MAX_STREAMS "10000"     //  default --max-streams of a stage
+#define SL_STAGE_EXPIRY_MS "600000"      //  default --stream-expiry-ms: twice the ingest's idle timeout
 
 #endif

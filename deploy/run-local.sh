@@ -107,7 +107,7 @@ start "$BIN/sluice-ingest" --keys "$KEYS" --bind tcp://127.0.0.1:5551 --next tcp
     --openai-base-url "$OPENAI_URL" --anthropic-base-url "$ANTHROPIC_URL" --gemini-base-url "$GEMINI_URL" \
     --metrics-port 9551
 start "$BIN/sluice-gateway" --keys "$KEYS" --http-host 127.0.0.1 --http-port "$HTTP_PORT" --bind tcp://127.0.0.1:5555 \
-    --next tcp://127.0.0.1:5551 --metrics-port 9555
+    --next tcp://127.0.0.1:5551 --policy "$POLICY" --metrics-port 9555
 
 # Ready when the gateway answers and the emitter has heard from it (frames
 # go only to a gateway that announced itself). Bounded: 10 s.

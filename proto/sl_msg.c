@@ -59,6 +59,7 @@ static const s_field_t s_fields [] = {
     FIELD ("fin",   F_U8,    finish),
     FIELD ("finr",  F_STR,   finish_raw),
     FIELD ("hdrs",  F_BIN,   headers),
+    FIELD ("hist",  F_BIN,   history),
     FIELD_P ("i",   F_I32,   index, P_NONNEG),
     FIELD ("id",    F_STR,   id),
     FIELD ("inc",   F_U64,   incarnation),
@@ -73,10 +74,12 @@ static const s_field_t s_fields [] = {
     FIELD ("n",     F_U64,   count),
     FIELD ("name",  F_STR,   name),
     FIELD ("p",     F_F64,   probability),
+    FIELD ("part",  F_STR,   part),
     FIELD ("pol",   F_STR,   policy),
     FIELD ("prov",  F_STR,   provider),
     FIELD ("rt",    F_STR,   reply_to),
     FIELD ("rule",  F_STR,   rule),
+    FIELD ("rv",    F_BIN,   req_verdicts),
     FIELD_P ("seq", F_U64,   seq, P_ALWAYS),
     FIELD ("sid",   F_SID,   sid),
     FIELD ("sig",   F_STR,   sig),
@@ -139,8 +142,9 @@ static const char *s_finish_names [] = {
     "none", "stop", "length", "tool_calls", "content_filter", "refusal", "error", "pause"
 };
 static const char *s_action_names [] = {
-    "none", "allow", "block", "drop", "rewrite", "terminate"
+    "none", "allow", "block", "drop", "rewrite", "terminate", "redact", "block_result"
 };
+_Static_assert (sizeof s_action_names / sizeof s_action_names [0] == SL_ACT_MAX, "a name for every action");
 static const char *s_check_names [] = {
     "ran", "timeout", "error", "default"
 };
@@ -266,6 +270,16 @@ sl_msg_set_stream (sl_msg_t *self, const sl_msg_t *from)
 {
     memcpy (self->sid, from->sid, SL_SID_SIZE);
     self->epoch = from->epoch;
+}
+
+bool
+sl_msg_numbered (const sl_msg_t *self)
+{
+    if (self->type == SL_MSG_BLOCK && self->kind == SL_B_KEEPALIVE)
+        return false;
+    if (self->type == SL_MSG_FRAME && (self->flags & SL_F_KEEPALIVE))
+        return false;
+    return true;
 }
 
 //  --------------------------------------------------------------------------

@@ -123,6 +123,8 @@ typedef enum {
     SL_ACT_DROP,
     SL_ACT_REWRITE,
     SL_ACT_TERMINATE,
+    SL_ACT_REDACT,                      //  request: matches replaced with a placeholder
+    SL_ACT_BLOCK_RESULT,                //  request: a tool result replaced by a notice
     SL_ACT_MAX
 } sl_action_t;
 
@@ -164,6 +166,14 @@ typedef enum {
 #define SL_F_REPLACED    (1u << 10)     //  block written by the judge in place of a call
 #define SL_F_KEEPALIVE   (1u << 11)     //  frame outside the sequence: liveness, maybe a comment
 #define SL_F_ALONE       (1u << 12)     //  frame written by itself, once the client took all before it
+#define SL_F_HELLO       (1u << 13)     //  hb: the sender holds no window (seq: messages sent before it);
+                                        //  from a receiver: it holds none for you, say hello
+#define SL_F_WINDOW      (1u << 14)     //  hb: credit is a fresh whole window, counted from the hello
+                                        //  whose seq this hb echoes
+#define SL_F_REFUSED     (1u << 15)     //  start: a stage refused the stream (at its bound); its error
+                                        //  and end follow at once, and later stages take it whatever theirs
+#define SL_F_DENIED      (1u << 16)     //  req: the request policy refused it: no upstream call, the
+                                        //  ingest ends the stream with the req's code, st and msg
 
 //  Token usage (field "u"); -1 means "not reported".
 typedef struct {
@@ -223,8 +233,13 @@ typedef struct {
     sl_str_t instance;                  //  "inst" sender instance name (HB)
     uint64_t incarnation;               //  "inc" sender incarnation (HB, REC, RACK)
     sl_str_t key_id;                    //  "kid" the client key's id, never the key (REQ, START)
-    sl_str_t policy;                    //  "pol" id of the judge's policy (START, POLICY)
+    sl_str_t policy;                    //  "pol" id of a policy: the version a request was judged
+                                        //  under (REQ, START), the judge's (START, POLICY)
     uint64_t count;                     //  "n"   a count: records lost (GAP), reload failures (POLICY)
+    sl_str_t part;                      //  "part" the part of the request a verdict judged; absent:
+                                        //  the verdict is about a tool call of the response
+    sl_str_t req_verdicts;              //  "rv"  the request's verdicts, encoded VERDICT messages (REQ, START)
+    sl_str_t history;                   //  "hist" earlier tool calls of the conversation, JSON (REQ, START)
 } sl_msg_t;
 
 //  Where a stage library puts its output: called once per message produced.
@@ -235,6 +250,10 @@ typedef void (sl_emit_fn) (void *arg, const sl_msg_t *msg);
 void sl_msg_init (sl_msg_t *self, sl_msg_type_t type);
 //  Copy the envelope (sid, epoch) of another message.
 void sl_msg_set_stream (sl_msg_t *self, const sl_msg_t *from);
+//  Whether a stream message takes a sequence number of its own. Time-driven
+//  messages (a keepalive block, a KEEPALIVE frame) carry the number of the
+//  message that will follow them.
+bool sl_msg_numbered (const sl_msg_t *self);
 //  Append the encoding of self to out.
 void sl_msg_encode (const sl_msg_t *self, sl_buf_t *out);
 //  A deep copy owning its strings (one allocation); free with free().

@@ -83,6 +83,13 @@ struct _sl_part_t {
     bool is_error;                      //  TOOL_RESULT: the tool failed
     sl_part_t *content;                 //  TOOL_RESULT: TEXT, IMAGE and OPAQUE parts
     size_t content_count;
+    //  Where in the client's body the part came from, so that a request
+    //  policy can change it there (redaction, a blocked result) and a
+    //  same-dialect body keeps everything else as it was. Borrowed from
+    //  root; NULL when the part was made up.
+    json_t *source;                     //  TEXT: its string (or, Gemini, the object whose JSON
+                                        //  the text is); TOOL_RESULT: the object holding its content
+    const char *source_key;             //  TOOL_RESULT: the member of source with the content
 };
 
 typedef struct {
@@ -166,6 +173,10 @@ typedef struct _sl_req_t {
     //  What the model does not hold
     sl_feature_t features [SL_REQ_FEATURES_MAX];
     size_t feature_count;
+    //  Changed by a request policy (sl_req_edit_text, sl_req_replace_result)
+    bool edited;                        //  some part's content changed
+    bool edited_unsourced;              //  a changed part has no source in root: root no
+                                        //  longer says what the request says
     //  Strings and values the parser made, owned
     sl_buf_t *kept;
     size_t kept_count;
@@ -188,7 +199,12 @@ sl_tool_t *sl_req_add_tool (sl_req_t *self);
 void sl_req_add_stop (sl_req_t *self, sl_str_t stop);
 //  A copy of bytes kept as long as the request.
 sl_str_t sl_req_keep (sl_req_t *self, const char *data, size_t len);
-//  A JSON value's compact text, kept.
+//  A text part read from a value of the body: its text (sl_req_str) and
+//  where it came from (sl_part_t.source).
+void sl_req_set_text (sl_part_t *part, json_t *value);
+//  A tool result's content lives in holder's member key.
+void sl_req_set_source (sl_part_t *result, json_t *holder, const char *key);
+//  A JSON value's compact text, kept; no value (NULL) is {}.
 sl_str_t sl_req_keep_json (sl_req_t *self, json_t *value);
 //  Keep a value the parser made (takes the reference); returns it, borrowed.
 json_t *sl_req_own (sl_req_t *self, json_t *value);
@@ -237,6 +253,23 @@ void sl_req_last_user (const sl_req_t *self, sl_buf_t *out);
 //  The name of the call with this id in the request's own history (the
 //  tool a result answers), or absent.
 sl_str_t sl_req_call_name (const sl_req_t *self, sl_str_t call_id);
+
+//  --------------------------------------------------------------------------
+//  Changes a request policy makes (redaction, a tool result replaced).
+//  Each changes the part and, where it came from, the client's body
+//  (root), so a same-dialect request goes upstream as the client sent it
+//  but for exactly the changed strings.
+
+//  Rewrite one string: append the new text to out and return true when
+//  it changed, false (out untouched) when it did not.
+typedef bool (sl_req_edit_fn) (void *arg, sl_str_t text, sl_buf_t *out);
+//  Rewrite a TEXT part through fn: its text, or, for a part that is the
+//  JSON of a value (a Gemini function response), each string inside it.
+//  True when anything changed.
+bool sl_req_edit_text (sl_req_t *self, sl_part_t *part, sl_req_edit_fn *fn, void *arg);
+//  Replace a tool result's content with one text (in root: a string where
+//  the content was not an object, {"output": text} where it was).
+void sl_req_replace_result (sl_req_t *self, sl_part_t *result, const char *text);
 
 //  The whole model as JSON, one stable shape for every dialect (tests,
 //  sluice-replay --request, the conformance suite's round trips).

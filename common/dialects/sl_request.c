@@ -211,6 +211,48 @@ sl_request_prepare (const sl_endpoint_t *endpoint, sl_str_t body, sl_routes_t *r
     return sl_request_translate (out, p->dialect);
 }
 
+int
+sl_request_refresh (sl_request_t *self)
+{
+    sl_req_t *req = self->req;
+    if (!req || !req->edited)
+        return 0;
+    sl_buf_reset (&self->last_user);
+    sl_req_last_user (req, &self->last_user);
+    const sl_dialect_t *to = sl_dialect_get (self->upstream_dialect);
+    if (!to)
+        return s_refuse (self, 502, "api_error", "no upstream dialect %d", self->upstream_dialect);
+    sl_buf_t body = { 0 };
+    int rc;
+    if (self->upstream_dialect == self->client_dialect && !req->edited_unsourced) {
+        //  The client's own body, with exactly the changed strings.
+        char *text = json_dumps (req->root, SL_REQ_JSON_FLAGS);
+        rc = text ? to->forward (sl_str (text), req, &body) : -1;
+        free (text);
+        if (rc) {
+            sl_buf_free (&body);
+            return s_refuse (self, 400, "invalid_request_error", "the body must be a JSON object");
+        }
+    }
+    else {
+        //  Another dialect's request (or a change the body cannot show:
+        //  a part the parser made up), rendered from the model again.
+        sl_xlate_t x = { .from = sl_dialect_name (self->client_dialect), .to = to->name };
+        rc = to->render (req, &x, &body);
+        if (rc) {
+            s_refuse (self, x.status ? x.status : 400, x.type ? x.type : "invalid_request_error", "%s",
+                      sl_buf_cstr (&x.message));
+            sl_buf_free (&body);
+            sl_xlate_clear (&x);
+            return -1;
+        }
+        sl_xlate_clear (&x);
+    }
+    sl_buf_free (&self->upstream_body);
+    self->upstream_body = body;
+    return 0;
+}
+
 void
 sl_request_clear (sl_request_t *self)
 {

@@ -78,6 +78,15 @@ int sl_request_translate (sl_request_t *self, int upstream_dialect);
 //  Parse, route (routes may be NULL: the client's dialect) and translate
 //  when the provider speaks another dialect. 0 ok; -1 refused.
 int sl_request_prepare (const sl_endpoint_t *endpoint, sl_str_t body, sl_routes_t *routes, sl_request_t *out);
+//  The normalized request changed after it was prepared (a request
+//  policy's redactions, tool results it replaced: sl_req_edit_text,
+//  sl_req_replace_result): prepare the upstream body and the last user
+//  message again. A request of the upstream's own dialect stays the
+//  client's body but for the changed strings (the edited tree, written
+//  compact, then forwarded); another dialect's is rendered again. Nothing
+//  is done when nothing changed: the body stays byte for byte. 0 ok; -1
+//  refused (as sl_request_translate).
+int sl_request_refresh (sl_request_t *self);
 //  What jansson's tree of a body with these counts takes, bytes (an
 //  estimate from jansson 2.14's structures, a little above what it takes).
 size_t sl_request_tree_cost (const sl_json_stats_t *stats);

@@ -79,12 +79,17 @@ main (int argc, char **argv)
     snprintf (default_bytes, sizeof default_bytes, "%u", (unsigned) SL_AGG_DEFAULT_MAX_BYTES);
     const char *max_blocks = default_blocks;
     const char *max_bytes = default_bytes;
+    const char *max_streams = SL_STAGE_MAX_STREAMS;
+    const char *expiry = SL_STAGE_EXPIRY_MS;
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (deltas from the ingest)" },
         { "next", NULL, &next, "judge endpoints, comma-separated" },
         { "max-blocks", NULL, &max_blocks, "most blocks one response may have" },
         { "max-bytes", NULL, &max_bytes, "most content bytes one response may carry" },
+        { "max-streams", NULL, &max_streams, "streams at once; more are refused (503) (0: no bound)" },
+        { "stream-expiry-ms", NULL, &expiry,
+          "a stream silent this long is ended with an error (0: never; must exceed the ingest's upstream deadlines)" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -93,8 +98,14 @@ main (int argc, char **argv)
     sl_service_t *svc = sl_service_new ("aggregator", opts, "9552", argc, argv, &code);
     if (!svc)
         return code;
+    size_t streams_bound;
+    int64_t expiry_ms;
     if (sl_opts_long (max_blocks) <= 0 || sl_opts_long (max_bytes) <= 0) {
         sl_log_error ("bad_option", "--max-blocks and --max-bytes must be positive integers");
+        sl_service_destroy (&svc);
+        return 2;
+    }
+    if (!sl_stage_stream_opts (max_streams, expiry, &streams_bound, &expiry_ms)) {
         sl_service_destroy (&svc);
         return 2;
     }
@@ -109,6 +120,7 @@ main (int argc, char **argv)
                                 sl_service_incarnation (svc));
     sl_metrics_t *m = sl_service_metrics (svc);
     sl_router_set_metrics (app.router, m, "judge");
+    sl_router_watch_health (app.router, svc);
     app.unroutable = sl_metrics_counter (m, "sluice_unroutable_total", NULL,
                                          "Messages with no next-stage instance to go to");
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Streams in progress", s_streams, &app);
@@ -129,6 +141,7 @@ main (int argc, char **argv)
     if (stage) {
         sl_stage_set_congestion (stage, s_congested, &app);
         sl_stage_relay_losses (stage, app.router);
+        sl_stage_track_streams (stage, streams_bound, expiry_ms);
     }
     int rc = stage ? sl_service_run (svc) : 1;
     sl_stage_destroy (&stage);

@@ -89,6 +89,7 @@ typedef struct {
     bool has_start_usage;               //  the first usage, reported before any block
     sl_usage_t start_usage;
     bool failed;                        //  an error was sent
+    bool over;                          //  its END was sent (cut for size): free it
     sl_buf_t scratch;                   //  repaired arguments, block bodies, messages
     sl_snapshot_t *snapshot;            //  NULL unless snapshots were asked for
 } s_stream_t;
@@ -596,6 +597,13 @@ end_as_too_large (sl_agg_t *self, s_stream_t *s, const char *what, size_t limit)
     e.status = SL_AGG_TOO_LARGE_STATUS;
     end_with_error (self, s, &e);
     sl_buf_free (&text);
+    //  Nothing more of it will be read: its END goes now, so every later
+    //  stage lets go of it at once, and so do we (the rest the ingest
+    //  sends is dropped as a stream we do not hold).
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_END);
+    s_emit (self, s, &m);
+    s->over = true;
 }
 
 //  Take in the bytes of a delta (and a new block when it starts one), or
@@ -960,6 +968,10 @@ sl_agg_feed (sl_agg_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *arg)
     switch (msg->type) {
         case SL_MSG_DELTA:
             s_on_delta (self, s, msg);
+            if (s->over) {
+                sl_sidmap_remove (self->streams, s->sid);
+                s_stream_free (s);
+            }
             break;
         case SL_MSG_ERROR:
             if (s->failed)

@@ -78,7 +78,9 @@
     Bounded: each stream may start at most max_blocks blocks and take in
     at most max_bytes bytes of content (text, arguments, ids, names,
     signatures, bodies, summed over the stream); past either, the open block is closed INCOMPLETE
-    (size) and the stream ends with an ERROR (code stream_too_large, status 502).
+    (size) and the stream ends with an ERROR (code stream_too_large, status 502)
+    and its END at once: the aggregator lets go of it, and what still comes
+    for it is dropped (counted) as a stream it does not hold.
 
     Messages of an older epoch than the stream's are dropped; a newer epoch
     restarts the stream (a replay). Messages for a stream that never

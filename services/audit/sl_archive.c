@@ -249,13 +249,17 @@ s_on_verdict (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta, co
         sl_val_text (sl_check_name (msg->check)), s_opt_str (msg->rule), sl_val_str (reason),
         s_opt_str (msg->judge_model), isnan (msg->probability) ? sl_val_null () : sl_val_real (msg->probability),
         sl_val_int (latency), sl_val_int (sl_archive_latency_bucket (latency)),
-        sl_val_str (args), sl_val_int ((int64_t) msg->text.len), sl_val_int (cut ? 1 : 0), sl_val_int (meta->at)
+        sl_val_str (args), sl_val_int ((int64_t) msg->text.len), sl_val_int (cut ? 1 : 0), sl_val_int (meta->at),
+        //  A verdict on the request names the part it judged (PROTOCOL.md, "verdict").
+        sl_val_text (msg->part.ptr ? "request" : "response"), s_opt_str (msg->part)
     };
     if (s_exec (self, "INSERT INTO verdicts (sid, seq, side, idx, call_id, tool, action, checked, rule, reason, "
                       "judge_model, probability, latency_us, latency_bucket, arguments, arguments_bytes, "
-                      "truncated, at) VALUES ($1, $2, 'response', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-                      "$13, $14, $15, $16, $17) ON CONFLICT (sid, seq) DO NOTHING", p, 17, NULL))
+                      "truncated, at, part) VALUES ($1, $2, $18, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
+                      "$13, $14, $15, $16, $17, $19) ON CONFLICT (sid, seq) DO NOTHING", p, 19, NULL))
         return -1;
+    if (msg->part.ptr)
+        return 0;                       //  not a call: the stream's call counts stay
     sl_val_t q [] = { sid, sl_val_int (msg->action != SL_ACT_ALLOW ? 1 : 0),
                       sl_val_int (S_ROW_OVERHEAD + (int64_t) (args.len + reason.len)) };
     return s_exec (self, "UPDATE streams SET calls = calls + 1, blocked = blocked + $2, bytes = bytes + $3 "

@@ -263,7 +263,7 @@ static const s_col_t s_verdict_cols [] = {
     { "seq", C_INT }, { "side", C_TEXT }, { "index", C_INT }, { "call_id", C_TEXT }, { "tool", C_TEXT },
     { "action", C_TEXT }, { "check", C_TEXT }, { "rule", C_TEXT }, { "reason", C_TEXT },
     { "judge_model", C_TEXT }, { "probability", C_REAL }, { "latency_us", C_INT }, { "arguments", C_TEXT },
-    { "arguments_bytes", C_INT }, { "truncated", C_BOOL }, { "at", C_INT }
+    { "arguments_bytes", C_INT }, { "truncated", C_BOOL }, { "at", C_INT }, { "part", C_TEXT }
 };
 
 static const s_col_t s_tools_col [] = { { "tools_json", C_TEXT } };
@@ -296,7 +296,7 @@ sl_query_stream (sl_store_t *store, const char *sid, sl_buf_t *out)
     s_list_t verdicts = { out, s_verdict_cols, (int) (sizeof s_verdict_cols / sizeof s_verdict_cols [0]), 0, 0,
                           false };
     if (sl_store_query (store, "SELECT seq, side, idx, call_id, tool, action, checked, rule, reason, judge_model, "
-                               "probability, latency_us, arguments, arguments_bytes, truncated, at "
+                               "probability, latency_us, arguments, arguments_bytes, truncated, at, part "
                                "FROM verdicts WHERE sid = $1 ORDER BY seq", p, 1, s_list_row, &verdicts))
         goto failed;
     sl_buf_puts (out, "]}");

@@ -300,6 +300,8 @@ main (int argc, char **argv)
     snprintf (default_spool, sizeof default_spool, "%u", (unsigned) SL_SPOOL_DEFAULT_BYTES);
     const char *audit_spool = default_spool;
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
+    const char *max_streams = SL_STAGE_MAX_STREAMS;
+    const char *expiry = SL_STAGE_EXPIRY_MS;
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (judged events from the judges)" },
         { "gateways", NULL, &gateways, "gateway inbox endpoints, comma-separated (names are re-resolved)" },
@@ -307,6 +309,9 @@ main (int argc, char **argv)
         { "pub-meta", NULL, &pub_meta, "PUB endpoint for metadata-only taps (off: none)" },
         { "audit", NULL, &audit, "endpoint for sluice-audit (its records, acknowledged; off: none)" },
         { "audit-spool", NULL, &audit_spool, "bytes of records held for sluice-audit until it commits them" },
+        { "max-streams", NULL, &max_streams, "streams at once; more are refused (503) (0: no bound)" },
+        { "stream-expiry-ms", NULL, &expiry,
+          "a stream silent this long is ended with an error (0: never; must exceed the ingest's upstream deadlines)" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -315,6 +320,12 @@ main (int argc, char **argv)
     sl_service_t *svc = sl_service_new ("emitter", opts, "9554", argc, argv, &code);
     if (!svc)
         return code;
+    size_t streams_bound;
+    int64_t expiry_ms;
+    if (!sl_stage_stream_opts (max_streams, expiry, &streams_bound, &expiry_ms)) {
+        sl_service_destroy (&svc);
+        return 2;
+    }
     if (sl_service_start_bus (svc, &bus, "emitter")) {
         sl_service_destroy (&svc);
         return 2;
@@ -329,6 +340,7 @@ main (int argc, char **argv)
     sl_metrics_t *m = sl_service_metrics (svc);
     app.metrics = m;
     sl_router_set_metrics (app.gateways, m, "gateway");
+    sl_router_watch_health (app.gateways, svc);
     app.unroutable = sl_metrics_counter (m, "sluice_frames_unroutable_total", NULL,
                                          "Frames dropped: no live gateway announced the stream's gateway name");
     app.published = sl_metrics_counter (m, "sluice_tap_published_total", NULL,
@@ -369,8 +381,10 @@ main (int argc, char **argv)
     &&  s_feed_open (svc, &app.meta, pub_meta, "tap-meta") == 0
     &&  (strcmp (audit, "off") == 0 || (app.audit = audit_link_new (svc, audit, audit_spool)))) {
         stage = sl_stage_new (svc, bind, s_on_msg, s_flush, &app);
-        if (stage)
+        if (stage) {
             sl_stage_set_congestion (stage, s_congested, &app);
+            sl_stage_track_streams (stage, streams_bound, expiry_ms);
+        }
     }
     int rc = stage ? sl_service_run (svc) : 1;
     sl_stage_destroy (&stage);

@@ -62,6 +62,7 @@ sl_meta_strip (const sl_msg_t *in, sl_msg_t *out, sl_buf_t *scratch)
             break;
         case SL_MSG_VERDICT:
             out->index = in->index;
+            out->part = in->part;       //  which part of the request (a place, not content)
             out->id = in->id;
             out->name = in->name;
             out->action = in->action;

@@ -1,5 +1,14 @@
 /*  gateway.c - client HTTP, request jobs, frame delivery (see gateway.h).
 
+    Requests are judged here when the policy (--policy, the judge's
+    file) has request rules: the rules run in this reactor on the
+    normalized request (sl_reqjudge), LLM judges of tool results over
+    curl multi in the same loop (sl_llm_client, answers kept by content
+    in sl_llm_cache), and the job leaves only once every part is decided,
+    carrying the verdicts, the policy's id and, when the policy has
+    history conditions, the conversation's earlier calls. A policy without
+    request rules changes nothing on this path.
+
     Every answer the gateway writes itself (a refused request, an unknown
     endpoint, a body over the limit, a missing client key) is an error
     body of the client's dialect, made by the same renderer the emitter
@@ -11,6 +20,7 @@
 #include "gateway.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +35,12 @@
 #include "../../common/dialects/sl_models.h"
 #include "../../common/dialects/sl_clientkey.h"
 #include "../../common/dialects/sl_request.h"
+#include "../../common/sl_llm_cache.h"
+#include "../../common/sl_llm_client.h"
+#include "../judge/sl_policyfile.h"
 #include "sl_keyid.h"
+#include "sl_reqjudge.h"
+#include "parser.h"
 
 #define GATEWAY_ACK_MS 100              //  period of the acks of every live stream
 #define GATEWAY_MAX_CLIENT_KEYS 256     //  keys accepted from SLUICE_CLIENT_KEYS
@@ -41,7 +56,9 @@ typedef struct {
     sl_http_req_t *req;                 //  NULL once the client is gone
     int dialect;                        //  the client's
     uint64_t next_seq;                  //  next frame expected (= frames delivered)
+    uint32_t epoch;                     //  newest epoch frames came in
     uint64_t activity;                  //  frames and keep-alives received
+    int64_t heard_at;                   //  ms, last frame or keep-alive (or the request)
     bool started;                       //  the response's status line is out
     bool done;                          //  the last frame was delivered
     int64_t started_us;                 //  when the request was dispatched (TTFB)
@@ -49,7 +66,20 @@ typedef struct {
     int resends;                        //  times the job went to another ingest
     sl_msg_t *alone;                    //  an ALONE frame waiting for the bytes before it to go
     int64_t alone_since_us;
+    //  Until the job leaves (the request policy may be asking LLM judges)
+    bool dispatched;                    //  the job went to an ingest
+    sl_request_t parsed;                //  the request, owned until the job leaves
+    sl_buf_t headers;                   //  its headers for the policy, JSON
+    sl_policy_t *policy;                //  the version it is judged under
+    sl_reqjudge_t *rj;                  //  its request judge, when the policy has request rules
 } s_stream_t;
+
+//  An LLM judge asked about a part of a request.
+typedef struct {
+    uint64_t ticket;
+    uint8_t sid [SL_SID_SIZE];
+    size_t ask;                         //  the ask's index in the stream's request judge
+} s_ticket_t;
 
 struct _gateway_t {
     gateway_config_t config;
@@ -76,11 +106,28 @@ struct _gateway_t {
     sl_counter_t *keepalives;
     sl_counter_t *resent;               //  jobs sent again after their ingest died
     sl_counter_t *ingest_lost;          //  responses ended because their ingest died
+    sl_counter_t *stale_frames;         //  frames of an epoch replayed since
+    sl_counter_t *expired;              //  streams ended after --stream-expiry-ms of nothing
     sl_counter_t *translated;           //  requests sent to a provider of another dialect
     sl_counter_t *untranslated;         //  requests refused: something they need cannot cross
     sl_metrics_t *metrics;              //  for the translation drop counters, made as they come
     sl_codec_t *codec;
+    sl_policyfile_t *policy;            //  the running policy (request rules, history)
+    sl_counter_t *reloads;
+    sl_counter_t *reloads_failed;
+    sl_counter_t *verdicts [SL_ACT_MAX][SL_CHK_MAX];    //  request verdicts
+    sl_counter_t *denied;               //  requests refused by the request policy
+    sl_histo_t *judge_latency;          //  request to its last request verdict
+    sl_llm_client_t *llm;               //  LLM judges of tool results
+    sl_llm_cache_t *llm_cache;          //  their answers, by content
+    s_ticket_t *tickets;                //  asks in flight
+    size_t ticket_count;
+    size_t ticket_cap;
+    uint64_t next_ticket;
+    int watch_timer;
     int ack_timer;
+    parser_t *parser;                   //  large bodies are parsed off the reactor
+    zlistx_t *parsing;                  //  their jobs, until they come back
     int alone_timer;                    //  while ALONE frames wait, -1 otherwise
 };
 
@@ -120,9 +167,62 @@ s_cancel (gateway_t *self, s_stream_t *s, const char *why)
     sl_counter_inc (self->cancels);
 }
 
+//  Forget the stream's asks in flight (stopping them).
+static void
+s_cancel_asks (gateway_t *self, s_stream_t *s)
+{
+    for (size_t i = 0; i < self->ticket_count;)
+        if (memcmp (self->tickets [i].sid, s->sid, SL_SID_SIZE) == 0) {
+            sl_llm_client_cancel (self->llm, self->tickets [i].ticket);
+            self->tickets [i] = self->tickets [--self->ticket_count];
+        }
+        else
+            i++;
+}
+
+//  Free what the stream held until its job left.
+static void
+s_stream_release (gateway_t *self, s_stream_t *s)
+{
+    s_cancel_asks (self, s);
+    sl_reqjudge_destroy (&s->rj);
+    sl_request_clear (&s->parsed);
+    sl_buf_free (&s->headers);
+    sl_policy_unref (&s->policy);
+}
+
+static void s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char *message);
+
+//  Streams nothing came back for in --stream-expiry-ms (no frame, no
+//  keep-alive: the pipeline lost them, and no ingest said so) end with an
+//  error; the ingest is told to let go too.
+static void
+s_expire (gateway_t *self, int64_t now)
+{
+    size_t count;
+    void **streams = sl_sidmap_values (self->streams, &count);
+    for (size_t i = 0; i < count; i++) {
+        s_stream_t *s = streams [i];
+        if (now - s->heard_at <= self->config.stream_expiry_ms)
+            continue;
+        sl_counter_inc (self->expired);
+        char hex [SL_SID_HEX_SIZE], text [160];
+        sl_sid_hex (s->sid, hex);
+        sl_log_warn ("stream_expired", "sid=%s: nothing came back for %lld ms", hex,
+                     (long long) self->config.stream_expiry_ms);
+        snprintf (text, sizeof text, "sluice ended this response: nothing arrived for it for %lld ms",
+                  (long long) self->config.stream_expiry_ms);
+        if (s->dispatched)
+            s_cancel (self, s, "the stream expired");
+        s_fail (self, s, 504, "stream_expired", text);
+    }
+    free (streams);
+}
+
 static void
 s_stream_forget (gateway_t *self, s_stream_t *s)
 {
+    s_stream_release (self, s);
     if (s->req)
         sl_http_req_set_data (s->req, NULL);
     sl_sidmap_remove (self->streams, s->sid);
@@ -193,6 +293,15 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
         sl_counter_inc (self->unknown_frames);
         return;
     }
+    if (f->epoch < s->epoch) {
+        //  An epoch the ingest replayed: its frames come again in the new
+        //  one. What an instance left behind with the old epoch (an error
+        //  when it let go of the stream) must not reach the client.
+        sl_counter_inc (self->stale_frames);
+        return;
+    }
+    s->epoch = f->epoch;
+    s->heard_at = zclock_mono ();
     if (f->seq == s->next_seq && !(f->flags & SL_F_KEEPALIVE) && s_put_aside (self, s, f))
         return;
     s->activity++;
@@ -317,10 +426,38 @@ s_on_ack_timer (zloop_t *loop, int timer_id, void *arg)
     gateway_t *self = arg;
     size_t cursor = 0;
     s_stream_t *s;
-    while ((s = sl_sidmap_next (self->streams, &cursor, NULL)))
-        s_ack (self, s, false);
+    int64_t now = zclock_mono (), expiry = self->config.stream_expiry_ms;
+    bool expired = false;
+    while ((s = sl_sidmap_next (self->streams, &cursor, NULL))) {
+        if (s->dispatched)
+            s_ack (self, s, false);
+        expired |= expiry > 0 && now - s->heard_at > expiry;
+    }
+    if (expired)
+        s_expire (self, now);
     sl_router_flush (self->router);
     return 0;
+}
+
+//  An ingest that was taken for dead speaks again: it may only have been
+//  stopped, and a request sent to it meanwhile may have been lost with its
+//  connection. Requests nothing came back for yet go to it again (an
+//  ingest ignores a request it already has).
+static void
+s_resend_pending (gateway_t *self, const char *endpoint)
+{
+    size_t cursor = 0;
+    s_stream_t *s;
+    while ((s = sl_sidmap_next (self->streams, &cursor, NULL))) {
+        const char *pinned = sl_router_peer_of (self->router, s->sid);
+        size_t offset = 0;
+        sl_msg_t job;
+        if (s->job.len && pinned && strcmp (pinned, endpoint) == 0
+        &&  sl_codec_decode (self->codec, s->job.data, s->job.len, &offset, &job) == 0) {
+            sl_counter_inc (self->resent);
+            s_send (self, &job);
+        }
+    }
 }
 
 //  An ingest died: its upstream calls died with it (an LLM call cannot be
@@ -330,6 +467,11 @@ static void
 s_on_ingest_event (void *arg, const char *endpoint, sl_peer_event_t event)
 {
     gateway_t *self = arg;
+    if (event == SL_PEER_UP) {
+        s_resend_pending (self, endpoint);
+        sl_router_flush (self->router);
+        return;
+    }
     if (event != SL_PEER_DEAD && event != SL_PEER_RESTARTED)
         return;
     size_t count;
@@ -478,26 +620,15 @@ s_count_drops (gateway_t *self, const sl_request_t *parsed)
     }
 }
 
+//  Send the stream's job: the request as prepared, with what the request
+//  policy decided (its verdicts; refused: no upstream call, the ingest
+//  ends the stream with the refusal), the policy's id and, for history
+//  conditions, the conversation's earlier calls.
 static void
-s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
+s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdicts)
 {
-    s_stream_t *s = sl_xcalloc (1, sizeof *s);
-    s->gw = self;
-    s->req = req;
-    s->dialect = parsed->client_dialect;
-    s->started_us = zclock_usecs ();
-    sl_sid_new (s->sid);
-    sl_sidmap_put (self->streams, s->sid, s);
-    sl_http_req_set_data (req, s);
-    sl_counter_inc (self->streams_total);
-
-    sl_buf_t headers = { 0 };
-    s_hdr_walk_t walk = { &headers, true };
-    sl_http_req_headers (req, s_collect_header, &walk);
-    if (walk.first)
-        sl_buf_putc (&headers, '{');
-    sl_buf_putc (&headers, '}');
-
+    sl_http_req_t *req = s->req;
+    sl_request_t *parsed = &s->parsed;
     //  The client's own credential goes along only when sluice does not
     //  check client keys itself: then the client's key is sluice's, not
     //  the provider's.
@@ -505,6 +636,10 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
     if (!self->client_keys)
         sl_clientkey_line (sl_dialect_get (parsed->client_dialect), s_header, s_query, req, &auth);
     s_count_drops (self, parsed);
+    sl_policy_t *policy = s->policy ? s->policy : sl_policyfile_policy (self->policy);
+    sl_buf_t history = { 0 };
+    if (sl_policy_uses_history (policy))
+        sl_reqjudge_history (parsed->req, SL_REQJUDGE_HISTORY_CALLS, SL_REQJUDGE_HISTORY_BYTES, &history);
 
     sl_msg_t job;
     sl_msg_init (&job, SL_MSG_REQ);
@@ -520,7 +655,7 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
     job.reply_to = sl_str (sl_service_name (self->service));
     job.flags = (parsed->stream ? SL_F_STREAM : 0) | (parsed->include_usage ? SL_F_USAGE : 0);
     job.tools = sl_buf_str (&parsed->tools);
-    job.headers = sl_buf_str (&headers);
+    job.headers = sl_buf_str (&s->headers);
     job.last_user = sl_buf_str (&parsed->last_user);
     if (auth.len)
         job.auth = sl_buf_str (&auth);
@@ -531,13 +666,180 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
         sl_key_id (key, strlen (key), key_id);
         job.key_id = sl_str (key_id);
     }
+    //  The version the request was judged under (its request rules, its
+    //  history), which the judge answers under too. A request the gateway
+    //  did not judge names none: the judge's current policy decides.
+    if (sl_policyfile_has_file (self->policy) && (s->rj || history.len))
+        job.policy = sl_str (sl_policy_id (policy));
+    if (verdicts && verdicts->len)
+        job.req_verdicts = sl_buf_str (verdicts);
+    if (history.len)
+        job.history = sl_buf_str (&history);
+    if (refusal) {
+        job.flags |= SL_F_DENIED;
+        job.body = SL_STR_NULL;
+        job.code = SL_STR_LIT ("policy_violation");
+        job.status = 403;
+        job.message = sl_str (refusal);
+    }
     //  Kept until the first frame: if its ingest dies before, the job goes
     //  to another one.
     sl_msg_encode (&job, &s->job);
     s_send (self, &job);
+    s->dispatched = true;
+    s->heard_at = zclock_mono ();       //  judging the request took its own time
     sl_router_flush (self->router);
-    sl_buf_free (&headers);
     sl_buf_free (&auth);
+    sl_buf_free (&history);
+}
+
+//  Log and count a request verdict, like the judge does a call's.
+static void
+s_log_verdict (gateway_t *self, const uint8_t *sid, const sl_msg_t *v)
+{
+    if (v->action < SL_ACT_MAX && v->check < SL_CHK_MAX && self->verdicts [v->action][v->check])
+        sl_counter_inc (self->verdicts [v->action][v->check]);
+    char hex [SL_SID_HEX_SIZE];
+    sl_sid_hex (sid, hex);
+    char p [32] = "";
+    if (!isnan (v->probability))
+        snprintf (p, sizeof p, " p=%.3f", v->probability);
+    sl_log_info ("verdict", "sid=%.8s part=%.*s call_id=%.*s tool=%.*s action=%s check=%s rule=%.*s latency_us=%u"
+                 " judge=%.*s%s reason=%.*s", hex, (int) v->part.len, v->part.ptr,
+                 (int) v->id.len, v->id.ptr ? v->id.ptr : "", (int) v->name.len, v->name.ptr ? v->name.ptr : "",
+                 sl_action_name (v->action), sl_check_name (v->check),
+                 (int) v->rule.len, v->rule.ptr ? v->rule.ptr : "-", v->latency_us,
+                 (int) v->judge_model.len, v->judge_model.ptr ? v->judge_model.ptr : "-", p,
+                 (int) v->reason.len, v->reason.ptr ? v->reason.ptr : "");
+}
+
+//  Every part of the request is decided: apply, log, and send the job.
+static void
+s_request_judged (gateway_t *self, s_stream_t *s)
+{
+    const char *refusal = sl_reqjudge_refusal (s->rj);
+    size_t count = sl_reqjudge_verdicts (s->rj);
+    for (size_t i = 0; i < count; i++) {
+        sl_msg_t v;
+        sl_reqjudge_verdict (s->rj, i, &v);
+        s_log_verdict (self, s->sid, &v);
+    }
+    sl_histo_observe (self->judge_latency, (double) (zclock_usecs () - s->started_us) / 1e6);
+    if (!refusal && sl_reqjudge_changed (s->rj) && sl_request_refresh (&s->parsed)) {
+        sl_counter_inc (self->refused);
+        s_respond_error (s->req, s->dialect, s->parsed.status, s->parsed.error_type,
+                         sl_buf_cstr (&s->parsed.error_message));
+        s_stream_forget (self, s);
+        return;
+    }
+    if (refusal)
+        sl_counter_inc (self->denied);
+    sl_buf_t verdicts = { 0 };
+    sl_reqjudge_encode (s->rj, s->sid, &verdicts);
+    s_send_job (self, s, refusal, &verdicts);
+    sl_buf_free (&verdicts);
+    s_stream_release (self, s);
+}
+
+//  Ask the LLM judges a request's parts need: from the cache when the
+//  same content was asked about before, else over HTTP.
+static void
+s_ask_judges (gateway_t *self, s_stream_t *s, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const sl_reqjudge_ask_t *ask = sl_reqjudge_ask (s->rj, i);
+        sl_llm_result_t kept = { 0 };
+        if (sl_llm_cache_get (self->llm_cache, ask->rule, ask->body, &kept)) {
+            sl_reqjudge_done (s->rj, i, &kept, true, zclock_usecs ());
+            sl_llm_result_clear (&kept);
+            continue;
+        }
+        sl_llm_ask_t a = { .ticket = ++self->next_ticket, .rule = ask->rule, .spec = ask->spec, .body = ask->body };
+        if (sl_llm_client_ask (self->llm, &a)) {
+            sl_llm_result_t failed = { 0 };
+            sl_llm_result_fail (&failed, SL_CHK_ERROR, "the request to the judge could not be started");
+            sl_reqjudge_done (s->rj, i, &failed, false, zclock_usecs ());
+            sl_llm_result_clear (&failed);
+            continue;
+        }
+        if (self->ticket_count == self->ticket_cap) {
+            self->ticket_cap = self->ticket_cap ? 2 * self->ticket_cap : 16;
+            self->tickets = sl_xrealloc (self->tickets, self->ticket_cap * sizeof (s_ticket_t));
+        }
+        s_ticket_t *t = &self->tickets [self->ticket_count++];
+        t->ticket = a.ticket;
+        memcpy (t->sid, s->sid, SL_SID_SIZE);
+        t->ask = i;
+    }
+}
+
+static void
+s_llm_done (void *arg, uint64_t ticket, const sl_llm_result_t *result)
+{
+    gateway_t *self = arg;
+    for (size_t i = 0; i < self->ticket_count; i++) {
+        if (self->tickets [i].ticket != ticket)
+            continue;
+        s_ticket_t t = self->tickets [i];
+        self->tickets [i] = self->tickets [--self->ticket_count];
+        s_stream_t *s = sl_sidmap_get (self->streams, t.sid);
+        if (!s || !s->rj)
+            return;
+        const sl_reqjudge_ask_t *ask = sl_reqjudge_ask (s->rj, t.ask);
+        if (ask)
+            sl_llm_cache_put (self->llm_cache, ask->rule, ask->body, result);
+        sl_reqjudge_done (s->rj, t.ask, result, false, zclock_usecs ());
+        if (!sl_reqjudge_pending (s->rj))
+            s_request_judged (self, s);
+        return;
+    }
+}
+
+static void
+s_llm_after (void *arg)
+{
+    gateway_t *self = arg;
+    sl_router_flush (self->router);
+    sl_httpd_run (self->httpd);
+}
+
+static void
+s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
+{
+    s_stream_t *s = sl_xcalloc (1, sizeof *s);
+    s->gw = self;
+    s->req = req;
+    s->dialect = parsed->client_dialect;
+    s->started_us = zclock_usecs ();
+    s->heard_at = zclock_mono ();
+    sl_sid_new (s->sid);
+    sl_sidmap_put (self->streams, s->sid, s);
+    sl_http_req_set_data (req, s);
+    sl_counter_inc (self->streams_total);
+    //  The stream holds the request until its job leaves.
+    s->parsed = *parsed;
+    memset (parsed, 0, sizeof *parsed);
+
+    s_hdr_walk_t walk = { &s->headers, true };
+    sl_http_req_headers (req, s_collect_header, &walk);
+    if (walk.first)
+        sl_buf_putc (&s->headers, '{');
+    sl_buf_putc (&s->headers, '}');
+
+    sl_policy_t *policy = sl_policyfile_policy (self->policy);
+    if (sl_policy_request_count (policy) == 0) {
+        s_send_job (self, s, NULL, NULL);       //  nothing to judge here: today's path
+        s_stream_release (self, s);
+        return;
+    }
+    //  Judged under this version to the end, whatever reloads meanwhile.
+    s->policy = sl_policy_ref (policy);
+    s->rj = sl_reqjudge_new (policy, s->parsed.req, sl_buf_str (&s->headers));
+    size_t asks = sl_reqjudge_run (s->rj, s->started_us);
+    if (asks)
+        s_ask_judges (self, s, asks);
+    if (!sl_reqjudge_pending (s->rj))
+        s_request_judged (self, s);
 }
 
 static void
@@ -550,8 +852,8 @@ s_serve_status (gateway_t *self, sl_http_req_t *req, const char *method, const c
     }
     sl_buf_reset (&self->scratch);
     if (path [1] == 'h') {
-        sl_service_render_health (self->service, &self->scratch);
-        sl_http_respond (req, 200, "application/json", self->scratch.data, self->scratch.len);
+        int status = sl_service_render_health (self->service, &self->scratch);
+        sl_http_respond (req, status, "application/json", self->scratch.data, self->scratch.len);
     }
     else {
         sl_service_render_metrics (self->service, &self->scratch);
@@ -575,6 +877,20 @@ s_serve_models (gateway_t *self, sl_http_req_t *req, const char *path)
     }
     sl_http_respond (req, status, "application/json", self->scratch.data, self->scratch.len);
     return true;
+}
+
+//  A request parsed: refused in the client's dialect, or on its way.
+static void
+s_on_parsed (gateway_t *self, sl_http_req_t *req, int dialect, int rc, sl_request_t *parsed)
+{
+    if (rc) {
+        sl_counter_inc (self->refused);
+        if (parsed->provider)           //  routed: the translation refused it
+            sl_counter_inc (self->untranslated);
+        s_respond_error (req, dialect, parsed->status, parsed->error_type, sl_buf_cstr (&parsed->error_message));
+    }
+    else
+        s_start_stream (self, req, parsed);
 }
 
 //  A request with ambiguous framing (sl_httpd counted it, and closes the
@@ -640,19 +956,43 @@ s_on_request (void *arg, sl_http_req_t *req)
         s_respond_error (req, dialect, 413, "request_too_large", message);
         return;
     }
-    sl_request_t parsed;
+    sl_str_t body = sl_http_req_body (req);
     const char *alt = sl_http_req_query (req, "alt");
     route.sse = alt && strcmp (alt, "sse") == 0;
-    int rc = sl_request_prepare (&route, sl_http_req_body (req), self->config.routes, &parsed);
-    if (rc) {
-        sl_counter_inc (self->refused);
-        if (parsed.provider)           //  routed: the translation refused it
-            sl_counter_inc (self->untranslated);
-        s_respond_error (req, dialect, parsed.status, parsed.error_type, sl_buf_cstr (&parsed.error_message));
+    if (body.len > PARSER_INLINE_BYTES) {
+        //  Long work: off the reactor, which keeps answering heartbeats.
+        parser_job_t *job = parser_job_new ();
+        job->endpoint = route;
+        job->routes = self->config.routes;
+        sl_buf_append_str (&job->body, body);
+        job->owner = req;
+        zlistx_add_end (self->parsing, job);
+        parser_submit (self->parser, job);
+        return;
     }
-    else
-        s_start_stream (self, req, &parsed);
+    sl_request_t parsed;
+    int rc = parser_parse (&route, body, self->config.routes, &parsed);
+    s_on_parsed (self, req, dialect, rc, &parsed);
     sl_request_clear (&parsed);
+}
+
+//  A large body came back parsed from the worker; its client may have
+//  gone meanwhile.
+static void
+s_on_job (void *arg, parser_job_t *job)
+{
+    gateway_t *self = arg;
+    void *handle = zlistx_find (self->parsing, job);
+    if (handle)
+        zlistx_delete (self->parsing, handle);
+    sl_log_info ("request_parsed", "bytes=%zu took_ms=%.1f client=%s", job->body.len, job->took_us / 1000.0,
+                 job->owner ? "waiting" : "gone");
+    if (job->owner) {
+        s_on_parsed (self, job->owner, job->endpoint.dialect, job->rc, &job->parsed);
+        sl_router_flush (self->router);
+        sl_httpd_run (self->httpd);
+    }
+    parser_job_destroy (&job);
 }
 
 static void
@@ -660,11 +1000,18 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
 {
     gateway_t *self = arg;
     s_stream_t *s = sl_http_req_data (req);
-    if (!s)
+    if (!s) {
+        //  A client that left while its body was being parsed.
+        for (parser_job_t *job = zlistx_first (self->parsing); job; job = zlistx_next (self->parsing))
+            if (job->owner == req)
+                job->owner = NULL;
         return;
-    //  The response did not complete: the client left. Stop the upstream.
+    }
+    //  The response did not complete: the client left. Stop the upstream
+    //  (when the request went to one: it may still be being judged).
     s->req = NULL;
-    s_cancel (self, s, aborted ? "client disconnected" : "response closed");
+    if (s->dispatched)
+        s_cancel (self, s, aborted ? "client disconnected" : "response closed");
     sl_router_flush (self->router);
     s_stream_forget (self, s);
 }
@@ -700,6 +1047,62 @@ s_buffered (void *arg)
     return (double) total;
 }
 
+//  --------------------------------------------------------------------------
+//  The policy
+
+static void
+s_reload (void *arg)
+{
+    gateway_t *self = arg;
+    char *error = NULL;
+    if (sl_policyfile_reload (self->policy, &error)) {
+        sl_counter_inc (self->reloads_failed);
+        sl_log_error ("policy_invalid", "%s", error ? error : "?");
+        sl_log_warn ("policy_kept", "the running policy stays in force");
+        free (error);
+        return;
+    }
+    sl_counter_inc (self->reloads);
+    sl_policy_t *policy = sl_policyfile_policy (self->policy);
+    sl_log_info ("policy_loaded", "%s: %d request rules, history %s, id=%s", sl_policy_name (policy),
+                 sl_policy_request_count (policy), sl_policy_uses_history (policy) ? "yes" : "no",
+                 sl_policy_id (policy));
+}
+
+static int
+s_on_watch (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    gateway_t *self = arg;
+    if (sl_policyfile_changed (self->policy)) {
+        sl_log_info ("reload", "policy file changed");
+        s_reload (self);
+    }
+    return 0;
+}
+
+static void
+s_policy_metrics (gateway_t *self, sl_metrics_t *m)
+{
+    self->reloads = sl_metrics_counter (m, "sluice_policy_reloads_total", NULL,
+                                        "Policies loaded after the first (SIGHUP, file change)");
+    self->reloads_failed = sl_metrics_counter (m, "sluice_policy_reload_failures_total", NULL,
+                                               "Policy reloads rejected (the old policy stayed)");
+    for (int a = SL_ACT_ALLOW; a < SL_ACT_MAX; a++)
+        for (int c = 0; c < SL_CHK_MAX; c++) {
+            char labels [64];
+            snprintf (labels, sizeof labels, "action=\"%s\",check=\"%s\"", sl_action_name (a), sl_check_name (c));
+            self->verdicts [a][c] = sl_metrics_counter (m, "sluice_request_verdicts_total", labels,
+                                                        "Request verdicts by action and by whether the check ran");
+        }
+    self->denied = sl_metrics_counter (m, "sluice_requests_denied_total", NULL,
+                                       "Requests the request policy refused (403)");
+    self->judge_latency = sl_metrics_histogram (m, "sluice_request_judge_seconds", NULL,
+                                                "Time from a request to its last request verdict",
+                                                sl_metrics_latency_bounds, sl_metrics_latency_bounds_count);
+}
+
 gateway_t *
 gateway_new (sl_service_t *service, const gateway_config_t *config)
 {
@@ -707,8 +1110,28 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     self->config = *config;
     self->service = service;
     self->streams = sl_sidmap_new ();
+    self->watch_timer = -1;
     zloop_t *loop = sl_service_loop (service);
     sl_metrics_t *m = sl_service_metrics (service);
+    char *error = NULL;
+    self->policy = sl_policyfile_new (config->policy_path, &error);
+    if (!self->policy) {
+        sl_log_error ("policy_invalid", "%s", error ? error : "?");
+        free (error);
+        sl_sidmap_destroy (&self->streams);
+        free (self);
+        return NULL;
+    }
+    sl_policy_t *policy = sl_policyfile_policy (self->policy);
+    sl_log_info ("policy_loaded", "%s: %d request rules, history %s, id=%s", sl_policy_name (policy),
+                 sl_policy_request_count (policy), sl_policy_uses_history (policy) ? "yes" : "no",
+                 sl_policy_id (policy));
+    s_policy_metrics (self, m);
+    self->llm = sl_llm_client_new (loop, m, s_llm_done, s_llm_after, self);
+    self->llm_cache = sl_llm_cache_new (SL_LLM_CACHE_DEFAULT);
+    if (sl_policyfile_has_file (self->policy) && config->watch_ms > 0)
+        self->watch_timer = zloop_timer (loop, (size_t) config->watch_ms, 0, s_on_watch, self);
+    sl_service_on_reload (service, s_reload, self);
     for (int d = SL_DIALECT_OPENAI; d < SL_DIALECT_MAX; d++) {
         char labels [64];
         snprintf (labels, sizeof labels, "dialect=\"%s\"", sl_dialect_name (d));
@@ -736,7 +1159,13 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
                                        "Requests sent to another ingest after theirs died before answering");
     self->ingest_lost = sl_metrics_counter (m, "sluice_streams_lost_total", NULL,
                                             "Responses ended with an error because their ingest died or lost them");
+    self->stale_frames = sl_metrics_counter (m, "sluice_frames_stale_total", NULL,
+                                             "Frames of an older epoch than the stream's newest (dropped)");
+    self->expired = sl_metrics_counter (m, "sluice_streams_expired_total", NULL,
+                                        "Streams ended after --stream-expiry-ms with nothing from the pipeline");
     self->codec = sl_codec_new ();
+    self->parsing = zlistx_new ();
+    self->parser = parser_new (loop, s_on_job, self);
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Client streams in progress", s_active, self);
     sl_metrics_gauge_fn (m, "sluice_queue_bytes", "queue=\"ingest\"",
                          "Bytes queued for the next hop, not yet handed to ZeroMQ", s_pending, self);
@@ -764,6 +1193,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
 
     self->router = sl_router_new (loop, sl_service_name (service), sl_service_incarnation (service));
     sl_router_set_metrics (self->router, m, "ingest");
+    sl_router_watch_health (self->router, service);
     sl_router_on_peer (self->router, s_on_ingest_event, self);
     sl_router_on_message (self->router, s_on_ingest_message, self);
     self->ack_timer = zloop_timer (loop, GATEWAY_ACK_MS, 0, s_on_ack_timer, self);
@@ -806,15 +1236,24 @@ gateway_destroy (gateway_t **self_p)
     gateway_t *self = *self_p;
     //  Closing the HTTP server ends every client request (on_closed).
     sl_httpd_destroy (&self->httpd);
+    parser_destroy (&self->parser);     //  frees the jobs it still held
+    zlistx_destroy (&self->parsing);
     sl_router_flush (self->router);
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);
     for (size_t i = 0; i < count; i++) {
+        s_stream_release (self, streams [i]);
         sl_buf_free (&((s_stream_t *) streams [i])->job);
         free (streams [i]);
     }
     free (streams);
     sl_sidmap_destroy (&self->streams);
+    sl_llm_client_destroy (&self->llm);
+    sl_llm_cache_destroy (&self->llm_cache);
+    free (self->tickets);
+    if (self->watch_timer >= 0)
+        zloop_timer_end (sl_service_loop (self->service), self->watch_timer);
+    sl_policyfile_destroy (&self->policy);
     sl_stage_destroy (&self->stage);
     if (self->ack_timer > 0)
         zloop_timer_end (sl_service_loop (self->service), self->ack_timer);

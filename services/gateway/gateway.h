@@ -28,8 +28,11 @@ typedef struct {
     size_t max_conns;                   //  client connections in all
     size_t max_conns_per_ip;            //  client connections from one address
     long request_timeout_ms;            //  a request's head and body within this
+    int64_t stream_expiry_ms;           //  a stream with no frame for this long ends (504); 0: never
     const char *client_keys;            //  accepted client keys, comma-separated ("" : no check)
     sl_routes_t *routes;                //  what GET /v1/models lists; borrowed, outlives the gateway
+    const char *policy_path;            //  the policy file (request rules, history), "" for none
+    long watch_ms;                      //  how often the policy file is checked for changes, 0: SIGHUP only
 } gateway_config_t;
 
 gateway_t *gateway_new (sl_service_t *service, const gateway_config_t *config);

@@ -11,6 +11,7 @@
 #include "../../common/sl_fdlimit.h"
 #include "../../common/sl_log.h"
 #include "../../common/sl_routes.h"
+#include "../../common/sl_stage.h"
 #include "gateway.h"
 
 //  The ingest's built-in providers; their URLs are never called from here.
@@ -33,6 +34,9 @@ main (int argc, char **argv)
     const char *max_conns = "0";
     const char *max_conns_per_ip = "0";
     const char *request_timeout = "60";
+    const char *policy_path = "";
+    const char *watch = "1000";
+    const char *expiry = SL_STAGE_EXPIRY_MS;
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "http-host", "SLUICE_HTTP_HOST", &http_host, "address clients connect to" },
@@ -46,7 +50,13 @@ main (int argc, char **argv)
         { "max-conns-per-ip", NULL, &max_conns_per_ip, "client connections from one address (0: a quarter of --max-conns)" },
         { "request-timeout", NULL, &request_timeout,
           "seconds a request's head and body may take to arrive, from its first byte" },
+        { "policy", "SLUICE_POLICY", &policy_path,
+          "policy file (the judge's): its request rules judge each request before it goes upstream" },
+        { "watch-ms", NULL, &watch, "check the policy file for changes this often (0: only on SIGHUP)" },
         { "routes", "SLUICE_ROUTES", &routes_path, "routes file (the ingest's): which provider serves a model, and what GET /v1/models lists" },
+        { "stream-expiry-ms", NULL, &expiry,
+          "a stream nothing came back for this long ends with an error (0: never; must exceed the ingest's "
+          "upstream deadlines)" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -65,12 +75,15 @@ main (int argc, char **argv)
         //  Keys come from the environment only: a flag would show them
         //  to anyone who can list processes, and --help would print them.
         .client_keys = getenv ("SLUICE_CLIENT_KEYS"),
+        .policy_path = policy_path,
+        .watch_ms = sl_opts_long (watch),
     };
     if (config.http_port < 0 || config.http_port > 65535
     ||  sl_opts_long (max_body) <= 0 || sl_opts_long (stream_cap) <= 0
-    ||  sl_opts_long (max_conns) < 0 || sl_opts_long (max_conns_per_ip) < 0 || sl_opts_long (request_timeout) <= 0) {
-        sl_log_error ("bad_option", "--http-port, --max-body, --stream-cap, --max-conns, --max-conns-per-ip "
-                                    "and --request-timeout must be numbers");
+    ||  sl_opts_long (max_conns) < 0 || sl_opts_long (max_conns_per_ip) < 0 || sl_opts_long (request_timeout) <= 0
+    ||  config.watch_ms < 0 || sl_opts_long (expiry) < 0) {
+        sl_log_error ("bad_option", "--http-port, --max-body, --stream-cap, --max-conns, --max-conns-per-ip, "
+                                    "--request-timeout, --watch-ms and --stream-expiry-ms must be numbers");
         sl_service_destroy (&svc);
         return 2;
     }
@@ -88,6 +101,7 @@ main (int argc, char **argv)
     if (config.max_conns_per_ip == 0)
         config.max_conns_per_ip = config.max_conns / GATEWAY_PER_IP_SHARE ? config.max_conns / GATEWAY_PER_IP_SHARE : 1;
     config.request_timeout_ms = sl_opts_long (request_timeout) * 1000;
+    config.stream_expiry_ms = sl_opts_long (expiry);
     sl_log_info ("limits", "open_files=%ld max_conns=%zu max_conns_per_ip=%zu request_timeout_ms=%ld",
                  nofile, config.max_conns, config.max_conns_per_ip, config.request_timeout_ms);
     char *error = NULL;

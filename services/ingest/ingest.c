@@ -657,6 +657,14 @@ s_lose (s_stream_t *s, const char *why)
     m.message = sl_str (why);
     m.status = 502;
     sl_stage_reply (self->stage, sl_buf_str (&s->gateway), &m);
+    //  The stages that still hold the stream let go of it too.
+    s_drop_transfer (s);
+    if (!s->ended) {
+        s_send_unlogged (s, &m);
+        sl_msg_init (&m, SL_MSG_END);
+        s_send_unlogged (s, &m);
+        s->ended = true;
+    }
     s_stream_close (s);
 }
 
@@ -856,7 +864,9 @@ static void
 s_start (ingest_t *self, const sl_msg_t *req, sl_str_t peer)
 {
     if (sl_sidmap_get (self->streams, req->sid)) {
-        sl_log_warn ("duplicate_request", "stream already running");
+        //  A gateway sends a request again to an ingest that was taken for
+        //  dead and speaks again (it may have lost it with its connection).
+        sl_log_debug ("duplicate_request", "stream already running");
         return;
     }
     if (self->config.max_streams && sl_sidmap_size (self->streams) >= self->config.max_streams) {
@@ -887,7 +897,26 @@ s_start (ingest_t *self, const sl_msg_t *req, sl_str_t peer)
     start.body = SL_STR_NULL;
     start.auth = SL_STR_NULL;           //  credentials stop here
     start.provider = p ? sl_str (p->name) : SL_STR_NULL;
+    start.flags &= ~SL_F_DENIED;
+    start.code = start.message = SL_STR_NULL;
+    start.status = 0;
     s_send (s, &start);
+
+    if (req->flags & SL_F_DENIED) {
+        //  The request policy refused it at the gateway: no upstream call.
+        //  The stream still runs the pipeline, so its verdicts reach the
+        //  taps and the client gets the refusal in its dialect.
+        sl_msg_t m;
+        sl_msg_init (&m, SL_MSG_ERROR);
+        m.code = req->code.ptr ? req->code : SL_STR_LIT ("policy_violation");
+        m.message = req->message;
+        m.status = req->status ? req->status : 403;
+        m.flags = SL_F_RETRYABLE;       //  nothing reached the client
+        s_send (s, &m);
+        s_send_end (s);
+        s_stream_done (s);
+        return;
+    }
 
     s->decoder = sl_decoder_new (s->dialect);
     if (!s->decoder || !p) {
@@ -935,11 +964,17 @@ s_cancel (ingest_t *self, const sl_msg_t *msg)
 
 //  The gateway's word on a stream: alive, how far, finished.
 static void
-s_ack (ingest_t *self, const sl_msg_t *msg)
+s_ack (ingest_t *self, const sl_msg_t *msg, sl_str_t peer)
 {
     s_stream_t *s = sl_sidmap_get (self->streams, msg->sid);
     if (!s)
         return;
+    if (!sl_str_eq_str (peer, sl_buf_str (&s->gateway))) {
+        //  The gateway's connection came back (a new routing id): what we
+        //  tell it directly goes there now.
+        sl_buf_reset (&s->gateway);
+        sl_buf_append_str (&s->gateway, peer);
+    }
     int64_t now = s_now ();
     s->last_ack = now;
     if ((uint64_t) msg->ts != s->activity) {
@@ -972,7 +1007,7 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
     switch (msg->type) {
         case SL_MSG_REQ:    s_start (self, msg, peer); break;
         case SL_MSG_CANCEL: s_cancel (self, msg); break;
-        case SL_MSG_ACK:    s_ack (self, msg); break;
+        case SL_MSG_ACK:    s_ack (self, msg, peer); break;
         default:            break;
     }
 }
@@ -1010,6 +1045,7 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
     self->router = sl_router_new (loop, sl_service_name (service), sl_service_incarnation (service));
     sl_metrics_t *m = sl_service_metrics (service);
     sl_router_set_metrics (self->router, m, "aggregator");
+    sl_router_watch_health (self->router, service);
     self->started = sl_metrics_counter (m, "sluice_streams_total", NULL, "Upstream streams started");
     self->upstream_errors = sl_metrics_counter (m, "sluice_upstream_errors_total", NULL,
                                                 "Streams ended by an upstream or transport error");

@@ -4,7 +4,7 @@
     judge library and routes the judged stream to the emitters. The library
     is pure; this file gives it what it may not take itself:
 
-    - LLM judges: asks go to llm_client (libcurl multi in this reactor),
+    - LLM judges: asks go to sl_llm_client (libcurl multi in this reactor),
       outcomes come back through sl_judge_llm_done;
     - time: a monotonic clock for verdict latencies, and a periodic tick
       that lets the library send keep-alives for streams it holds back;
@@ -19,16 +19,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "../../common/sl_log.h"
 #include "../../common/sl_router.h"
 #include "../../common/sl_service.h"
 #include "../../common/sl_stage.h"
-#include "llm_client.h"
+#include "../../common/sl_llm_client.h"
 #include "sl_judge.h"
 #include "sl_policy_report.h"
+#include "sl_policyfile.h"
 
 #define JUDGE_TICK_MIN_MS 10            //  keep-alive tick, at most this often
 
@@ -36,9 +36,8 @@ typedef struct {
     sl_service_t *svc;
     sl_judge_t *judge;
     sl_router_t *router;
-    llm_client_t *llm;
-    const char *policy_path;
-    struct stat policy_stat;            //  of the file last loaded (change polling)
+    sl_llm_client_t *llm;
+    sl_policyfile_t *policy;            //  the file, loaded and reloaded
     sl_counter_t *unroutable;
     sl_counter_t *streams_total;        //  stream starts (a replay starts again)
     sl_counter_t *reloads;
@@ -46,6 +45,7 @@ typedef struct {
     sl_counter_t *keepalives;
     sl_counter_t *verdicts [SL_ACT_MAX][SL_CHK_MAX];
     sl_histo_t *decision_latency;
+    sl_counter_t *skew;                 //  streams that named a policy version not kept here
     int64_t policy_loaded_ms;           //  when the running policy was loaded (Unix ms)
     char *policy_error;                 //  why the last reload was refused, NULL when none was
 } s_app_t;
@@ -78,7 +78,8 @@ static void
 s_emit (void *arg, const sl_msg_t *msg)
 {
     s_app_t *app = arg;
-    if (msg->type == SL_MSG_VERDICT) {
+    if (msg->type == SL_MSG_VERDICT && !msg->part.ptr) {
+        //  (a request's verdicts were counted and logged by the gateway)
         if (msg->action < SL_ACT_MAX && msg->check < SL_CHK_MAX && app->verdicts [msg->action][msg->check])
             sl_counter_inc (app->verdicts [msg->action][msg->check]);
         sl_histo_observe (app->decision_latency, msg->latency_us / 1e6);
@@ -111,6 +112,11 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
     if (msg->type == SL_MSG_START)
         sl_counter_inc (app->streams_total);
     sl_judge_feed (app->judge, msg, s_emit, app);
+    if (msg->type == SL_MSG_START && sl_judge_skew (app->judge) > (uint64_t) app->skew->value) {
+        sl_counter_inc (app->skew);
+        sl_log_warn ("policy_version_skew", "a stream names policy %.*s, which this judge does not have: "
+                     "it runs the current one", (int) msg->policy.len, msg->policy.ptr ? msg->policy.ptr : "");
+    }
 }
 
 //  --------------------------------------------------------------------------
@@ -119,13 +125,14 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
 static int
 s_ask (void *arg, const sl_judge_ask_t *ask)
 {
-    return llm_client_ask (((s_app_t *) arg)->llm, ask);
+    sl_llm_ask_t a = { .ticket = ask->ticket, .rule = ask->rule, .spec = ask->spec, .body = ask->body };
+    return sl_llm_client_ask (((s_app_t *) arg)->llm, &a);
 }
 
 static void
 s_cancel (void *arg, uint64_t ticket)
 {
-    llm_client_cancel (((s_app_t *) arg)->llm, ticket);
+    sl_llm_client_cancel (((s_app_t *) arg)->llm, ticket);
 }
 
 static void
@@ -148,30 +155,6 @@ s_on_tick (zloop_t *loop, int timer_id, void *arg)
 
 //  --------------------------------------------------------------------------
 //  The policy
-
-//  Load the policy named on the command line (allow-all when none).
-static sl_policy_t *
-s_load_policy (s_app_t *app)
-{
-    if (!app->policy_path || !*app->policy_path)
-        return sl_policy_allow_all ();
-    struct stat st;
-    memset (&st, 0, sizeof st);
-    stat (app->policy_path, &st);
-    char *error = NULL;
-    sl_policy_t *policy = sl_policy_load (app->policy_path, &error);
-    //  Remember the file even when it is bad: polling then waits for the
-    //  next change instead of reporting the same error every second.
-    app->policy_stat = st;
-    if (!policy) {
-        sl_log_error ("policy_invalid", "%s", error);
-        free (app->policy_error);
-        app->policy_error = error;
-    }
-    else
-        app->policy_loaded_ms = zclock_time ();
-    return policy;
-}
 
 //  Tell monitoring which policy runs here (sl_policy_report.h): to one
 //  live emitter, which spools it for the audit.
@@ -207,35 +190,33 @@ static void
 s_reload (void *arg)
 {
     s_app_t *app = arg;
-    sl_policy_t *policy = s_load_policy (app);
-    if (!policy) {
+    char *error = NULL;
+    if (sl_policyfile_reload (app->policy, &error)) {
+        sl_log_error ("policy_invalid", "%s", error ? error : "?");
+        free (app->policy_error);
+        app->policy_error = error;      //  reported to monitoring (sl_policy_report.h)
         sl_counter_inc (app->reloads_failed);
         sl_log_warn ("policy_kept", "the running policy stays in force");
         s_report_policy (app);
         return;
     }
+    sl_policy_t *policy = sl_policyfile_policy (app->policy);
     sl_judge_set_policy (app->judge, policy);
     sl_counter_inc (app->reloads);
+    app->policy_loaded_ms = zclock_time ();
     sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge id=%s", sl_policy_name (policy),
                  sl_policy_rule_count (policy), sl_policy_llm_count (policy), sl_policy_id (policy));
-    sl_policy_unref (&policy);
     s_report_policy (app);
 }
 
-//  Reload when the file changed: a new inode (editors and deploy tools
-//  replace files), a new modification time, or a new size.
+//  Reload when the file changed (sl_policyfile_changed).
 static int
 s_on_watch (zloop_t *loop, int timer_id, void *arg)
 {
     (void) loop;
     (void) timer_id;
     s_app_t *app = arg;
-    struct stat st;
-    if (stat (app->policy_path, &st) != 0)
-        return 0;                       //  being replaced; look again later
-    const struct stat *old = &app->policy_stat;
-    if (st.st_ino != old->st_ino || st.st_size != old->st_size
-    ||  st.st_mtim.tv_sec != old->st_mtim.tv_sec || st.st_mtim.tv_nsec != old->st_mtim.tv_nsec) {
+    if (sl_policyfile_changed (app->policy)) {
         sl_log_info ("reload", "policy file changed");
         s_reload (app);
     }
@@ -271,6 +252,9 @@ s_metrics (s_app_t *app, sl_metrics_t *m)
                                        "Policies loaded after the first (SIGHUP, file change)");
     app->reloads_failed = sl_metrics_counter (m, "sluice_policy_reload_failures_total", NULL,
                                               "Policy reloads rejected (the old policy stayed)");
+    app->skew = sl_metrics_counter (m, "sluice_policy_version_skew_total", NULL,
+                                    "Streams whose request was judged under a policy version this judge "
+                                    "does not have (judged under its current one)");
     app->keepalives = sl_metrics_counter (m, "sluice_keepalives_total", NULL,
                                           "Keep-alive events sent for held streams");
     for (int a = SL_ACT_ALLOW; a < SL_ACT_MAX; a++)
@@ -301,6 +285,8 @@ main (int argc, char **argv)
     char default_call_bytes [24];
     snprintf (default_call_bytes, sizeof default_call_bytes, "%u", (unsigned) SL_JUDGE_DEFAULT_MAX_CALL_BYTES);
     const char *max_call_bytes = default_call_bytes;
+    const char *max_streams = SL_STAGE_MAX_STREAMS;
+    const char *expiry = SL_STAGE_EXPIRY_MS;
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (blocks from the aggregators)" },
@@ -310,6 +296,10 @@ main (int argc, char **argv)
         { "watch-ms", NULL, &watch, "check the policy file for changes this often (0: only on SIGHUP)" },
         { "max-call-bytes", NULL, &max_call_bytes,
           "argument bytes one tool call may have; a call over it is judged as cut off and never released" },
+        { "max-streams", NULL, &max_streams, "streams at once; more are refused (503) (0: no bound)" },
+        { "stream-expiry-ms", NULL, &expiry,
+          "a stream silent this long is ended with an error (0: never; must exceed the ingest's upstream "
+          "deadlines and every LLM judge's timeout)" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -330,27 +320,38 @@ main (int argc, char **argv)
         sl_service_destroy (&svc);
         return 2;
     }
-    s_app_t app = { .svc = svc, .policy_path = policy_path };
-    sl_policy_t *policy = s_load_policy (&app);
-    if (!policy) {
+    size_t streams_bound;
+    int64_t expiry_ms;
+    if (!sl_stage_stream_opts (max_streams, expiry, &streams_bound, &expiry_ms)) {
+        sl_service_destroy (&svc);
+        return 2;
+    }
+    s_app_t app = { .svc = svc };
+    char *error = NULL;
+    app.policy = sl_policyfile_new (policy_path, &error);
+    if (!app.policy) {
+        sl_log_error ("policy_invalid", "%s", error ? error : "?");
+        free (error);
         sl_service_destroy (&svc);
         return 2;
     }
     if (sl_service_start_bus (svc, &bus, "judge")) {
-        sl_policy_unref (&policy);
+        sl_policyfile_destroy (&app.policy);
         sl_service_destroy (&svc);
         return 2;
     }
+    sl_policy_t *policy = sl_policyfile_policy (app.policy);
+    app.policy_loaded_ms = zclock_time ();
     sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge id=%s", sl_policy_name (policy),
                  sl_policy_rule_count (policy), sl_policy_llm_count (policy), sl_policy_id (policy));
     zloop_t *loop = sl_service_loop (svc);
     sl_metrics_t *m = sl_service_metrics (svc);
     s_metrics (&app, m);
     app.judge = sl_judge_new (policy);
-    sl_policy_unref (&policy);
     app.router = sl_router_new (loop, sl_service_name (svc), sl_service_incarnation (svc));
     sl_router_set_metrics (app.router, m, "emitter");
-    app.llm = llm_client_new (loop, m, s_llm_done, s_flush, &app);
+    sl_router_watch_health (app.router, svc);
+    app.llm = sl_llm_client_new (loop, m, s_llm_done, s_flush, &app);
     sl_judge_set_llm (app.judge, s_ask, s_cancel, &app);
     sl_judge_set_clock (app.judge, s_clock, NULL);
     sl_judge_set_keepalive (app.judge, keepalive_ms * 1000);
@@ -363,7 +364,7 @@ main (int argc, char **argv)
         long tick = period / 4 > JUDGE_TICK_MIN_MS ? period / 4 : JUDGE_TICK_MIN_MS;
         zloop_timer (loop, (size_t) tick, 0, s_on_tick, &app);
     }
-    if (watch_ms > 0 && *policy_path)
+    if (watch_ms > 0 && sl_policyfile_has_file (app.policy))
         zloop_timer (loop, (size_t) watch_ms, 0, s_on_watch, &app);
     zloop_timer (loop, SL_POLICY_REPORT_MS, 0, s_on_report, &app);
     sl_service_on_reload (svc, s_reload, &app);
@@ -375,12 +376,14 @@ main (int argc, char **argv)
     if (stage) {
         sl_stage_set_congestion (stage, s_congested, &app);
         sl_stage_relay_losses (stage, app.router);
+        sl_stage_track_streams (stage, streams_bound, expiry_ms);
     }
     int rc = stage ? sl_service_run (svc) : 1;
     sl_stage_destroy (&stage);
-    llm_client_destroy (&app.llm);
+    sl_llm_client_destroy (&app.llm);
     sl_router_destroy (&app.router);
     sl_judge_destroy (&app.judge);
+    sl_policyfile_destroy (&app.policy);
     free (app.policy_error);
     sl_service_destroy (&svc);
     return rc;

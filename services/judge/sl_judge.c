@@ -83,6 +83,8 @@ typedef struct {
     uint32_t epoch;
     uint64_t seq;                       //  next output sequence
     sl_policy_t *policy;                //  the policy the stream started with
+    char *skew;                         //  the version its START named and this judge did not
+                                        //  have (said in every verdict), or NULL
     sl_msg_t *start;                    //  its START: model, headers, tools, last user
     sl_schema_t *schema;                //  the request's tools, parsed when first needed
     s_item_t *head, *tail;              //  output queue
@@ -113,6 +115,10 @@ typedef struct {
 struct _sl_judge_t {
     sl_sidmap_t *streams;
     sl_policy_t *policy;
+    sl_policy_t *versions [SL_JUDGE_VERSIONS];  //  the last loaded, policy among them
+    size_t next_version;                //  the slot the next load takes
+    uint64_t skew;                      //  streams that named a version not kept
+    sl_codec_t *codec;                  //  for the request verdicts of a START
     uint64_t dropped;
     sl_emit_fn *emit;
     void *arg;
@@ -186,6 +192,8 @@ sl_judge_new (sl_policy_t *policy)
     sl_judge_t *self = sl_xcalloc (1, sizeof *self);
     self->streams = sl_sidmap_new ();
     self->policy = sl_policy_ref (policy);
+    self->versions [self->next_version++] = sl_policy_ref (policy);
+    self->codec = sl_codec_new ();
     self->keepalive_us = SL_JUDGE_KEEPALIVE_US;
     self->max_call_bytes = SL_JUDGE_DEFAULT_MAX_CALL_BYTES;
     return self;
@@ -236,6 +244,7 @@ s_stream_free (sl_judge_t *self, s_stream_t *s, bool cancel)
     s_queue_free (s);
     free (s->open);
     free (s->start);
+    free (s->skew);
     sl_schema_destroy (&s->schema);
     sl_policy_unref (&s->policy);
     free (s);
@@ -253,6 +262,9 @@ sl_judge_destroy (sl_judge_t **self_p)
         s_stream_free (self, s, false);
     sl_sidmap_destroy (&self->streams);
     sl_policy_unref (&self->policy);
+    for (size_t i = 0; i < SL_JUDGE_VERSIONS; i++)
+        sl_policy_unref (&self->versions [i]);
+    sl_codec_destroy (&self->codec);
     free (self->tickets);
     sl_buf_free (&self->scratch);
     free (self);
@@ -264,6 +276,19 @@ sl_judge_set_policy (sl_judge_t *self, sl_policy_t *policy)
 {
     sl_policy_unref (&self->policy);
     self->policy = sl_policy_ref (policy);
+    sl_policy_unref (&self->versions [self->next_version]);
+    self->versions [self->next_version] = sl_policy_ref (policy);
+    self->next_version = (self->next_version + 1) % SL_JUDGE_VERSIONS;
+}
+
+//  The version a START names, when this judge keeps it.
+static sl_policy_t *
+s_version (sl_judge_t *self, sl_str_t id)
+{
+    for (size_t i = 0; i < SL_JUDGE_VERSIONS; i++)
+        if (self->versions [i] && sl_str_eq (id, sl_policy_id (self->versions [i])))
+            return self->versions [i];
+    return NULL;
 }
 
 void
@@ -293,6 +318,7 @@ sl_judge_set_max_call_bytes (sl_judge_t *self, size_t bytes)
     self->max_call_bytes = bytes ? bytes : SL_JUDGE_DEFAULT_MAX_CALL_BYTES;
 }
 
+uint64_t sl_judge_skew (sl_judge_t *self) { return self->skew; }
 sl_policy_t *sl_judge_policy (sl_judge_t *self) { return self->policy; }
 size_t sl_judge_streams (sl_judge_t *self) { return sl_sidmap_size (self->streams); }
 size_t sl_judge_pending (sl_judge_t *self) { return self->ticket_count; }
@@ -325,6 +351,40 @@ s_note_text (s_stream_t *s, sl_str_t text)
     s->texted = true;
 }
 
+static void s_emit (sl_judge_t *self, s_stream_t *s, sl_msg_t *msg);
+
+//  Text rules (on: text) over a text block that went out: a verdict that
+//  flags it (the text is never held, so nothing else can be done).
+static void
+s_flag_text (sl_judge_t *self, s_stream_t *s, const sl_msg_t *end)
+{
+    //  The rules read a text with a NUL after it; a message's is a slice.
+    sl_buf_t text = { 0 };
+    sl_buf_append_str (&text, end->text);
+    sl_buf_cstr (&text);
+    sl_rpart_t part = { .kind = SL_RPART_TEXT, .text = sl_buf_str (&text),
+                        .model = s->start->model, .headers = s->start->headers };
+    sl_rdecision_t rd;
+    sl_policy_decide_part (s->policy, &part, &rd);
+    if (rd.decision.check == SL_CHK_RAN) {
+        sl_msg_t v;
+        sl_msg_init (&v, SL_MSG_VERDICT);
+        v.index = end->index;
+        v.action = SL_ACT_ALLOW;
+        v.check = SL_CHK_RAN;
+        v.rule = sl_str (rd.decision.rule);
+        sl_buf_t reason = { 0 };
+        sl_buf_printf (&reason, "%s: flagged (text is not held: it went to the client)",
+                       rd.decision.reason ? rd.decision.reason : "");
+        v.reason = sl_buf_str (&reason);
+        v.latency_us = 0;
+        s_emit (self, s, &v);
+        sl_buf_free (&reason);
+    }
+    sl_rdecision_clear (&rd);
+    sl_buf_free (&text);
+}
+
 //  Pass a message on, with block indices closed up over removed blocks and
 //  the finish reason fixed when no tool call is left.
 static void
@@ -343,6 +403,9 @@ s_forward (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
     s_emit (self, s, &m);
     if (m.type == SL_MSG_END)
         s->ended = true;
+    if (m.type == SL_MSG_BLOCK && m.kind == SL_B_END && m.block == SL_BK_TEXT && !(m.flags & SL_F_REPLACED)
+    &&  sl_policy_text_count (s->policy))
+        s_flag_text (self, s, &m);
 }
 
 static void
@@ -360,6 +423,12 @@ s_emit_verdict (sl_judge_t *self, s_stream_t *s, const s_item_t *call, const s_m
     v.check = (uint8_t) d->check;
     v.rule = sl_str (d->rule);
     v.reason = sl_str (d->reason);
+    sl_buf_t reason = { 0 };
+    if (s->skew) {
+        sl_buf_printf (&reason, "%s; judged under policy %s: the request was judged under %s, which this "
+                       "judge does not have", d->reason ? d->reason : "", sl_policy_id (s->policy), s->skew);
+        v.reason = sl_buf_str (&reason);
+    }
     v.judge_model = sl_str (d->judge_model);
     v.probability = d->probability;
     //  The arguments judged, for the audit trail: a blocked or dropped
@@ -369,6 +438,20 @@ s_emit_verdict (sl_judge_t *self, s_stream_t *s, const s_item_t *call, const s_m
     int64_t latency = memo->decided_us - memo->end_us;
     v.latency_us = (uint32_t) (latency <= 0 ? 0 : latency > UINT32_MAX ? UINT32_MAX : latency);
     s_emit (self, s, &v);
+    sl_buf_free (&reason);
+}
+
+//  The request's own verdicts (START rv), right after the START: for the
+//  taps and the audit, like the calls'. Malformed bytes are dropped.
+static void
+s_emit_request_verdicts (sl_judge_t *self, s_stream_t *s)
+{
+    sl_str_t rv = s->start->req_verdicts;
+    size_t offset = 0;
+    sl_msg_t v;
+    while (rv.len && sl_codec_decode (self->codec, rv.ptr, rv.len, &offset, &v) == 0)
+        if (v.type == SL_MSG_VERDICT && v.part.ptr)
+            s_emit (self, s, &v);
 }
 
 //  A text block in place of the call at index, holding the notice; after
@@ -569,7 +652,8 @@ s_call_view (s_stream_t *s, const sl_msg_t *end, int ordinal)
         .headers = s->start->headers,
         .last_user = s->start->last_user,
         .tools = s->start->tools,
-        .schema = s->schema
+        .schema = s->schema,
+        .history = s->start->history
     };
 }
 
@@ -876,6 +960,8 @@ s_stream_replay (sl_judge_t *self, s_stream_t *old, const sl_msg_t *start)
     if (old) {
         s->policy = old->policy;
         old->policy = NULL;
+        s->skew = old->skew;
+        old->skew = NULL;
         s->memo = old->memo;
         s->memo_count = old->memo_count;
         s->memo_cap = old->memo_cap;
@@ -884,7 +970,15 @@ s_stream_replay (sl_judge_t *self, s_stream_t *old, const sl_msg_t *start)
         s_stream_free (self, old, true);
     }
     else
+    if (start->policy.ptr && s_version (self, start->policy))
+        s->policy = sl_policy_ref (s_version (self, start->policy));
+    else {
         s->policy = sl_policy_ref (self->policy);
+        if (start->policy.ptr && !sl_str_eq (start->policy, sl_policy_id (self->policy))) {
+            s->skew = sl_xstrndup (start->policy.ptr, start->policy.len);
+            self->skew++;
+        }
+    }
     return s;
 }
 
@@ -916,10 +1010,15 @@ sl_judge_feed (sl_judge_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *ar
             sl_sidmap_remove (self->streams, s->sid);
         s = s_stream_replay (self, s, msg);
         sl_sidmap_put (self->streams, s->sid, s);
-        //  Monitoring learns which policy the stream runs.
+        //  Later stages and monitoring learn which policy the stream runs;
+        //  what only the judge needs (the request's verdicts, its history)
+        //  stops here.
         sl_msg_t start = *msg;
         start.policy = sl_str (sl_policy_id (s->policy));
+        start.req_verdicts = SL_STR_NULL;
+        start.history = SL_STR_NULL;
         s_forward (self, s, &start);
+        s_emit_request_verdicts (self, s);
         return;
     }
     if (s && msg->epoch > s->epoch) {

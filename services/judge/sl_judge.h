@@ -42,7 +42,14 @@
     is never released (the policy turns an allow for it into a block).
 
     Each stream keeps the policy it started with; sl_judge_set_policy
-    affects streams that start afterwards. A stream replayed in a new epoch
+    affects streams that start afterwards. A START that names a policy
+    version (pol: the gateway judged the request under it) gets that
+    version when the judge has it: it keeps the versions it loaded last
+    (SL_JUDGE_VERSIONS, reference counted). When it does not have it, the
+    stream runs the current policy, its verdicts say so, and the skew is
+    counted (sl_judge_skew). The request's own verdicts (START rv) go out
+    right after the START, as VERDICT messages with part set, and the
+    conversation's earlier calls (START hist) feed history conditions. A stream replayed in a new epoch
     keeps its policy and reuses the decisions already taken for the same
     calls (same index, name and arguments), including asks still in flight:
     an LLM judge is asked once per call, and a replay cannot change a
@@ -55,12 +62,13 @@
 #include <stdint.h>
 
 #include "../../proto/sl_msg.h"
-#include "sl_llm.h"
+#include "../../common/sl_llm.h"
 #include "sl_policy.h"
 
 #define SL_JUDGE_KEEPALIVE_US 2000000   //  default keep-alive interval (visible to the client)
 #define SL_JUDGE_LIVENESS_US 200000     //  liveness keep-alives while a call is held
 #define SL_JUDGE_DEFAULT_MAX_CALL_BYTES (1u << 20)  //  argument bytes of one call
+#define SL_JUDGE_VERSIONS 8             //  policy versions kept for streams that name one
 
 typedef struct _sl_judge_t sl_judge_t;
 
@@ -113,6 +121,8 @@ void sl_judge_llm_done (sl_judge_t *self, uint64_t ticket, const sl_llm_result_t
 //  Emit the keep-alives that are due. Called periodically by the service.
 void sl_judge_tick (sl_judge_t *self, sl_emit_fn *emit, void *arg);
 
+//  Streams that named a policy version this judge did not have.
+uint64_t sl_judge_skew (sl_judge_t *self);
 size_t sl_judge_streams (sl_judge_t *self);
 //  Asks waiting for their outcome.
 size_t sl_judge_pending (sl_judge_t *self);

@@ -39,6 +39,13 @@
 #define S_INCOMPLETE_TERMINATE \
     "sluice ended this response: the model's call to {tool} was cut off ({cut}) and cannot be judged."
 #define S_ON_INCOMPLETE "on_incomplete" //  the setting, named as the rule of its verdicts
+#define S_DEFAULT_BLOCK_RESULT \
+    "[sluice removed this result of {tool}: {reason} (policy rule {rule}). Do not retry it.]"
+#define S_DEFAULT_REFUSE "sluice refused this request: {reason} (policy rule {rule})."
+#define S_LITERAL_MIN 3                 //  a regex's required literal worth a memmem first
+//  Part kinds a request rule applies to when it names none.
+#define S_PARTS_DEFAULT ((1u << SL_RPART_SYSTEM) | (1u << SL_RPART_USER) | (1u << SL_RPART_TOOL_RESULT))
+#define S_PARTS_RESULTS (1u << SL_RPART_TOOL_RESULT)
 
 //  Operators of an argument or header matcher (bit set).
 enum {
@@ -59,6 +66,7 @@ typedef struct {
     int token_count;
     unsigned ops;                       //  OP_* present
     regex_t regex;                      //  OP_REGEX
+    char *literal;                      //  OP_REGEX: text every match holds, or NULL
     json_t *equals;                     //  OP_EQUALS
     json_t *contains;                   //  OP_CONTAINS
     char *prefix;                       //  OP_PREFIX
@@ -84,8 +92,33 @@ typedef struct {
 //  A tri-state flag condition: absent, must be false, must be true.
 typedef enum { FLAG_ANY = -1, FLAG_NO = 0, FLAG_YES = 1 } s_flag_t;
 
+//  A redaction: every match of the pattern becomes the placeholder.
+typedef struct {
+    regex_t regex;                      //  compiled with match positions
+    char *literal;                      //  text every match holds, or NULL
+    char *placeholder;
+} s_redact_t;
+
+//  A history condition: some earlier call of the conversation matches.
+typedef struct {
+    s_names_t tools;
+    s_matcher_t *args;
+    int arg_count;
+} s_past_t;
+
 typedef struct {
     char *id;
+    bool on_request;                    //  on: request (else a tool call of the response)
+    bool on_text;                       //  on: text: a text block of the response (a flag)
+    unsigned parts;                     //  request: bit (1 << sl_rpart_kind_t) per kind it judges
+    s_matcher_t *texts;                 //  request: tests on the part's text
+    int text_count;
+    s_matcher_t *size;                  //  request: numeric tests on the part's size, or NULL
+    s_flag_t is_error;                  //  request: the tool result is (not) an error
+    s_redact_t *redacts;                //  request, redact: the patterns
+    int redact_count;
+    s_past_t *history;                  //  response: earlier calls that must have happened
+    int history_count;
     s_names_t tools;
     s_names_t models;
     s_matcher_t *args;
@@ -116,6 +149,9 @@ struct _sl_policy_t {
     int rule_count;
     bool uses_schema;
     int llm_count;
+    int request_count;                  //  rules on: request
+    int text_count;                     //  rules on: text
+    bool uses_history;                  //  some rule has a history condition
     char *source;                       //  the text it was parsed from ("" for allow-all)
     char id [SL_POLICY_ID_SIZE];        //  short digest of the source (sl_policy_id)
 };
@@ -184,6 +220,7 @@ s_matcher_free (s_matcher_t *m)
 {
     if (m->ops & OP_REGEX)
         regfree (&m->regex);
+    free (m->literal);
     free (m->pointer);
     s_tokens_free (m->tokens, m->token_count);
     json_decref (m->equals);
@@ -201,8 +238,29 @@ s_names_free (s_names_t *n)
 }
 
 static void
+s_matchers_free (s_matcher_t *m, int count)
+{
+    for (int i = 0; i < count; i++)
+        s_matcher_free (&m [i]);
+    free (m);
+}
+
+static void
 s_rule_free (s_rule_t *r)
 {
+    s_matchers_free (r->texts, r->text_count);
+    s_matchers_free (r->size, r->size ? 1 : 0);
+    for (int i = 0; i < r->redact_count; i++) {
+        regfree (&r->redacts [i].regex);
+        free (r->redacts [i].literal);
+        free (r->redacts [i].placeholder);
+    }
+    free (r->redacts);
+    for (int i = 0; i < r->history_count; i++) {
+        s_names_free (&r->history [i].tools);
+        s_matchers_free (r->history [i].args, r->history [i].arg_count);
+    }
+    free (r->history);
     for (int i = 0; i < r->arg_count; i++)
         s_matcher_free (&r->args [i]);
     free (r->args);
@@ -291,6 +349,16 @@ sl_str_t
 sl_policy_source (sl_policy_t *self)
 {
     return sl_str (self->source);
+}
+
+int sl_policy_request_count (sl_policy_t *self) { return self->request_count; }
+int sl_policy_text_count (sl_policy_t *self) { return self->text_count; }
+bool sl_policy_uses_history (sl_policy_t *self) { return self->uses_history; }
+
+const char *
+sl_policy_rule_id (sl_policy_t *self, int rule)
+{
+    return rule >= 0 && rule < self->rule_count ? self->rules [rule].id : NULL;
 }
 
 int sl_policy_rule_count (sl_policy_t *self) { return self->rule_count; }
@@ -514,12 +582,14 @@ s_parse_action (s_ctx_t *ctx, yaml_node_t *node, bool is_default, sl_action_t *o
 {
     const char *v = s_scalar (node);
     int action = v ? sl_action_parse (v) : 0;
-    if (is_default && (action == SL_ACT_REWRITE || action == 0)) {
+    if (is_default && (action == SL_ACT_REWRITE || action == SL_ACT_REDACT || action == SL_ACT_BLOCK_RESULT
+                       || action == 0)) {
         s_error_at (ctx, node, "default must be allow, block, drop or terminate");
         return -1;
     }
     if (action == 0) {
-        s_error_at (ctx, node, "action must be allow, block, drop, rewrite or terminate");
+        s_error_at (ctx, node, "action must be allow, block, drop, rewrite or terminate (on: request: "
+                    "allow, redact, block_result or terminate)");
         return -1;
     }
     *out = (sl_action_t) action;
@@ -529,14 +599,113 @@ s_parse_action (s_ctx_t *ctx, yaml_node_t *node, bool is_default, sl_action_t *o
 //  --------------------------------------------------------------------------
 //  Parsing: matchers, edits, LLM judges
 
-//  One entry of args (key "pointer") or headers (key "name").
+//  The longest run of text every match of an extended regex must hold
+//  (the regex has no alternation outside brackets; atoms under a
+//  quantifier and groups break runs), or NULL when none is S_LITERAL_MIN
+//  long: when a text lacks it, the regex cannot match and is not run.
+static char *
+s_regex_literal (const char *re)
+{
+    int depth = 0;
+    for (const char *p = re; *p; p++) {
+        if (*p == '\\' && p [1])
+            p++;
+        else
+        if (*p == '[') {
+            p += p [1] == '^' ? 2 : 1;
+            if (*p == ']')
+                p++;
+            while (*p && *p != ']')
+                p++;
+            if (!*p)
+                return NULL;
+        }
+        else
+        if (*p == '(')
+            depth++;
+        else
+        if (*p == ')')
+            depth--;
+        else
+        if (*p == '|' && depth == 0)
+            return NULL;
+    }
+    sl_buf_t run = { 0 }, best = { 0 };
+    for (const char *p = re; *p; ) {
+        char literal = 0;
+        bool atom = false;
+        if (*p == '\\' && p [1] && !isalnum ((unsigned char) p [1])) {
+            literal = p [1];
+            atom = true;
+            p += 2;
+        }
+        else
+        if (*p == '\\' && p [1])
+            p += 2;                     //  \w, \b ...: not a literal
+        else
+        if (*p == '[') {
+            p += p [1] == '^' ? 2 : 1;
+            if (*p == ']')
+                p++;
+            while (*p && *p != ']')
+                p++;
+            if (*p)
+                p++;
+        }
+        else
+        if (*p == '(') {
+            int d = 0;
+            do {
+                if (*p == '\\' && p [1])
+                    p++;
+                else
+                if (*p == '(')
+                    d++;
+                else
+                if (*p == ')')
+                    d--;
+                p++;
+            } while (*p && d > 0);
+        }
+        else
+        if (strchr (".^$)*+?{", *p)) {
+            if (*p == '{')
+                while (*p && *p != '}')
+                    p++;
+            if (*p)
+                p++;
+        }
+        else {
+            literal = *p++;
+            atom = true;
+        }
+        bool optional = *p == '*' || *p == '?' || *p == '{';
+        if (atom && !optional)
+            sl_buf_putc (&run, literal);
+        if (!atom || optional || *p == '+' || !*p) {
+            if (run.len > best.len) {
+                sl_buf_reset (&best);
+                sl_buf_append (&best, run.data, run.len);
+            }
+            sl_buf_reset (&run);
+        }
+    }
+    char *out = best.len >= S_LITERAL_MIN ? sl_xstrndup (best.data, best.len) : NULL;
+    sl_buf_free (&run);
+    sl_buf_free (&best);
+    return out;
+}
+
+//  One entry of args (key "pointer"), headers (key "name") or text (no
+//  locator: locator NULL).
 static int
 s_parse_matcher (s_ctx_t *ctx, yaml_node_t *node, const char *locator, s_matcher_t *m)
 {
-    bool is_args = strcmp (locator, "pointer") == 0;
+    bool is_args = locator && strcmp (locator, "pointer") == 0;
+    const char *what = !locator ? "text" : is_args ? "args" : "headers";
     if (node->type != YAML_MAPPING_NODE) {
-        s_error_at (ctx, node, "each %s entry must be a mapping with %s and a test",
-                    is_args ? "args" : "headers", locator);
+        s_error_at (ctx, node, "each %s entry must be a mapping with %s%s a test", what,
+                    locator ? locator : "", locator ? " and" : "");
         return -1;
     }
     for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
@@ -547,7 +716,7 @@ s_parse_matcher (s_ctx_t *ctx, yaml_node_t *node, const char *locator, s_matcher
             s_error_at (ctx, k, "keys must be strings");
             return -1;
         }
-        if (strcmp (key, locator) == 0) {
+        if (locator && strcmp (key, locator) == 0) {
             if (s_parse_string (ctx, v, locator, &m->pointer))
                 return -1;
             if (is_args) {
@@ -575,8 +744,8 @@ s_parse_matcher (s_ctx_t *ctx, yaml_node_t *node, const char *locator, s_matcher
             continue;
         }
         if (!op) {
-            s_error_at (ctx, k, "unknown %s field '%s' (expected %s, regex, equals, contains, prefix, "
-                        "gt, ge, lt, le, exists, not)", is_args ? "args" : "headers", key, locator);
+            s_error_at (ctx, k, "unknown %s field '%s' (expected %s%sregex, equals, contains, prefix, "
+                        "gt, ge, lt, le, exists, not)", what, key, locator ? locator : "", locator ? ", " : "");
             return -1;
         }
         if (m->ops & op) {
@@ -598,6 +767,7 @@ s_parse_matcher (s_ctx_t *ctx, yaml_node_t *node, const char *locator, s_matcher
                     s_error_at (ctx, v, "bad regex: %s", why);
                     return -1;
                 }
+                m->literal = s_regex_literal (pattern);
                 break;
             }
             case OP_EQUALS:
@@ -619,13 +789,13 @@ s_parse_matcher (s_ctx_t *ctx, yaml_node_t *node, const char *locator, s_matcher
             return -1;
         m->ops |= op;
     }
-    if (!m->pointer) {
+    if (!m->pointer && locator) {
         s_error_at (ctx, node, "%s entry needs %s", is_args ? "an args" : "a headers", locator);
         return -1;
     }
     if (!m->ops) {
-        s_error_at (ctx, node, "%s entry needs a test (regex, equals, contains, prefix, gt, ge, "
-                    "lt, le or exists)", is_args ? "an args" : "a headers");
+        s_error_at (ctx, node, "a%s %s entry needs a test (regex, equals, contains, prefix, gt, ge, "
+                    "lt, le or exists)", is_args ? "n" : "", what);
         return -1;
     }
     return 0;
@@ -645,6 +815,152 @@ s_parse_matchers (s_ctx_t *ctx, yaml_node_t *node, const char *what, const char 
         *count = i + 1;
         if (s_parse_matcher (ctx, s_node (ctx, node->data.sequence.items.start [i]), locator, &(*out) [i]))
             return -1;
+    }
+    return 0;
+}
+
+//  text: one test mapping, or a list of them (all must pass).
+static int
+s_parse_texts (s_ctx_t *ctx, yaml_node_t *node, s_matcher_t **out, int *count)
+{
+    if (node->type != YAML_MAPPING_NODE)
+        return s_parse_matchers (ctx, node, "text", NULL, out, count);
+    *out = sl_xcalloc (1, sizeof (s_matcher_t));
+    *count = 1;
+    return s_parse_matcher (ctx, node, NULL, *out);
+}
+
+//  size: numeric tests on a part's size in bytes.
+static int
+s_parse_size (s_ctx_t *ctx, yaml_node_t *node, s_matcher_t **out)
+{
+    *out = sl_xcalloc (1, sizeof (s_matcher_t));
+    if (s_parse_matcher (ctx, node, NULL, *out))
+        return -1;
+    if ((*out)->ops & ~(unsigned) (OP_GT | OP_GE | OP_LT | OP_LE)) {
+        s_error_at (ctx, node, "size takes gt, ge, lt, le (bytes) and not");
+        return -1;
+    }
+    return 0;
+}
+
+//  part: one part kind or a list of them, as a bit set.
+static int
+s_parse_parts (s_ctx_t *ctx, yaml_node_t *node, unsigned *out)
+{
+    static const char *names [SL_RPART_MAX] = {
+        NULL, "system", "user", "assistant", "tool_result", "tool"
+    };
+    s_names_t list = { 0 };
+    int rc = s_parse_names (ctx, node, "part", &list);
+    for (int i = 0; rc == 0 && i < list.count; i++) {
+        int kind = 0;
+        for (int k = 1; k < SL_RPART_MAX; k++)
+            if (names [k] && strcmp (list.names [i], names [k]) == 0)
+                kind = k;
+        if (!kind) {
+            s_error_at (ctx, node, "part must be system, user, assistant, tool_result or tool, or a list of them");
+            rc = -1;
+        }
+        else
+            *out |= 1u << kind;
+    }
+    s_names_free (&list);
+    return rc;
+}
+
+//  redact: a mapping {regex, placeholder}, or a list of them.
+static int
+s_parse_redacts (s_ctx_t *ctx, yaml_node_t *node, s_rule_t *r)
+{
+    yaml_node_item_t one = 0;
+    yaml_node_item_t *start = &one, *top = &one + 1;
+    if (node->type == YAML_SEQUENCE_NODE) {
+        start = node->data.sequence.items.start;
+        top = node->data.sequence.items.top;
+    }
+    for (yaml_node_item_t *it = start; it < top; it++) {
+        yaml_node_t *item = it == &one ? node : s_node (ctx, *it);
+        if (item->type != YAML_MAPPING_NODE) {
+            s_error_at (ctx, item, "each redact entry must be a mapping with regex (and placeholder)");
+            return -1;
+        }
+        r->redacts = sl_xrealloc (r->redacts, (size_t) (r->redact_count + 1) * sizeof (s_redact_t));
+        s_redact_t *red = &r->redacts [r->redact_count];
+        memset (red, 0, sizeof *red);
+        const char *pattern = NULL;
+        for (yaml_node_pair_t *p = item->data.mapping.pairs.start; p < item->data.mapping.pairs.top; p++) {
+            yaml_node_t *k = s_node (ctx, p->key);
+            yaml_node_t *v = s_node (ctx, p->value);
+            const char *key = s_scalar (k);
+            if (key && strcmp (key, "regex") == 0 && s_scalar (v))
+                pattern = s_scalar (v);
+            else
+            if (key && strcmp (key, "placeholder") == 0) {
+                if (s_parse_string (ctx, v, "placeholder", &red->placeholder)) {
+                    free (red->placeholder);
+                    return -1;
+                }
+            }
+            else {
+                free (red->placeholder);
+                s_error_at (ctx, k, "unknown redact field '%s' (expected regex, placeholder)", key ? key : "?");
+                return -1;
+            }
+        }
+        int err = pattern ? regcomp (&red->regex, pattern, REG_EXTENDED) : -1;
+        if (err) {
+            char why [128] = "redact needs a regex";
+            if (pattern)
+                regerror (err, &red->regex, why, sizeof why);
+            free (red->placeholder);
+            s_error_at (ctx, item, "%s%s", pattern ? "bad regex: " : "", why);
+            return -1;
+        }
+        red->literal = s_regex_literal (pattern);
+        r->redact_count++;
+    }
+    return 0;
+}
+
+//  history: a list of {tool, args}: earlier calls that must have happened.
+static int
+s_parse_history (s_ctx_t *ctx, yaml_node_t *node, s_rule_t *r)
+{
+    if (node->type != YAML_SEQUENCE_NODE || node->data.sequence.items.start == node->data.sequence.items.top) {
+        s_error_at (ctx, node, "history must be a list of {tool, args} entries");
+        return -1;
+    }
+    for (yaml_node_item_t *it = node->data.sequence.items.start; it < node->data.sequence.items.top; it++) {
+        yaml_node_t *item = s_node (ctx, *it);
+        if (item->type != YAML_MAPPING_NODE) {
+            s_error_at (ctx, item, "each history entry must be a mapping with tool and/or args");
+            return -1;
+        }
+        r->history = sl_xrealloc (r->history, (size_t) (r->history_count + 1) * sizeof (s_past_t));
+        s_past_t *past = &r->history [r->history_count++];
+        memset (past, 0, sizeof *past);
+        for (yaml_node_pair_t *p = item->data.mapping.pairs.start; p < item->data.mapping.pairs.top; p++) {
+            yaml_node_t *k = s_node (ctx, p->key);
+            yaml_node_t *v = s_node (ctx, p->value);
+            const char *key = s_scalar (k);
+            int rc;
+            if (key && strcmp (key, "tool") == 0)
+                rc = s_parse_names (ctx, v, "tool", &past->tools);
+            else
+            if (key && strcmp (key, "args") == 0)
+                rc = s_parse_matchers (ctx, v, "args", "pointer", &past->args, &past->arg_count);
+            else {
+                s_error_at (ctx, k, "unknown history field '%s' (expected tool, args)", key ? key : "?");
+                rc = -1;
+            }
+            if (rc)
+                return -1;
+        }
+        if (!past->tools.count && !past->arg_count) {
+            s_error_at (ctx, item, "a history entry needs tool or args");
+            return -1;
+        }
     }
     return 0;
 }
@@ -835,6 +1151,29 @@ s_parse_rule_field (s_ctx_t *ctx, yaml_node_t *k, yaml_node_t *v, const char *ke
         return s_parse_int (ctx, v, "max_calls", 0, 1000000, &r->max_calls);
     if (strcmp (key, "set") == 0 || strcmp (key, "delete") == 0)
         return s_parse_edits (ctx, v, key [0] == 's', r);
+    if (strcmp (key, "on") == 0) {
+        const char *v_on = s_scalar (v);
+        if (!v_on || (strcmp (v_on, "request") != 0 && strcmp (v_on, "response") != 0
+                      && strcmp (v_on, "text") != 0)) {
+            s_error_at (ctx, v, "on must be request, response (a tool call, the default) or text");
+            return -1;
+        }
+        r->on_request = strcmp (v_on, "request") == 0;
+        r->on_text = strcmp (v_on, "text") == 0;
+        return 0;
+    }
+    if (strcmp (key, "part") == 0)
+        return s_parse_parts (ctx, v, &r->parts);
+    if (strcmp (key, "text") == 0)
+        return s_parse_texts (ctx, v, &r->texts, &r->text_count);
+    if (strcmp (key, "size") == 0)
+        return s_parse_size (ctx, v, &r->size);
+    if (strcmp (key, "is_error") == 0)
+        return s_parse_flag (ctx, v, key, &r->is_error);
+    if (strcmp (key, "redact") == 0)
+        return s_parse_redacts (ctx, v, r);
+    if (strcmp (key, "history") == 0)
+        return s_parse_history (ctx, v, r);
     if (strcmp (key, "llm_judge") == 0) {
         if (r->llm) {
             s_error_at (ctx, k, "llm_judge given twice");
@@ -844,16 +1183,69 @@ s_parse_rule_field (s_ctx_t *ctx, yaml_node_t *k, yaml_node_t *v, const char *ke
         sl_llm_spec_defaults (r->llm);
         return s_parse_llm (ctx, v, r->llm);
     }
-    s_error_at (ctx, k, "unknown rule field '%s' (expected id, description, tool, model, headers, "
-                "args, args_invalid, args_repaired, schema_violation, incomplete, cut, max_calls, "
-                "llm_judge, action, message, set, delete)", key);
+    s_error_at (ctx, k, "unknown rule field '%s' (expected id, description, on, tool, model, headers, "
+                "args, args_invalid, args_repaired, schema_violation, incomplete, cut, max_calls, history, "
+                "part, text, size, is_error, llm_judge, action, message, set, delete, redact)", key);
     return -1;
+}
+
+//  What a request rule may say, and what only a response rule may.
+static int
+s_check_request_rule (s_ctx_t *ctx, yaml_node_t *node, s_rule_t *r, bool has_action)
+{
+    if (r->arg_count || r->args_invalid != FLAG_ANY || r->args_repaired != FLAG_ANY
+    ||  r->schema_violation != FLAG_ANY || r->incomplete != FLAG_ANY || r->cuts || r->max_calls >= 0
+    ||  r->edit_count || r->history_count) {
+        s_error_at (ctx, node, "rule '%s': on: request judges the request's parts (part, tool, text, size, "
+                    "is_error, model, headers); args, args_invalid, args_repaired, schema_violation, "
+                    "incomplete, cut, max_calls, history, set and delete are for tool calls", r->id);
+        return -1;
+    }
+    if (!has_action && r->llm)
+        r->action = SL_ACT_BLOCK_RESULT;
+    if (r->action != SL_ACT_ALLOW && r->action != SL_ACT_REDACT && r->action != SL_ACT_BLOCK_RESULT
+    &&  r->action != SL_ACT_TERMINATE) {
+        s_error_at (ctx, node, "rule '%s': a request rule's action is allow, redact, block_result or terminate", r->id);
+        return -1;
+    }
+    if (!r->parts)
+        r->parts = r->action == SL_ACT_BLOCK_RESULT || r->llm ? S_PARTS_RESULTS : S_PARTS_DEFAULT;
+    if ((r->action == SL_ACT_BLOCK_RESULT || r->llm) && (r->parts & ~S_PARTS_RESULTS)) {
+        s_error_at (ctx, node, "rule '%s': block_result and llm_judge apply to tool results only (part: tool_result)", r->id);
+        return -1;
+    }
+    if ((r->action == SL_ACT_REDACT) != (r->redact_count > 0)) {
+        s_error_at (ctx, node, "rule '%s': %s", r->id, r->redact_count ? "redact needs action: redact"
+                                                                       : "action redact needs redact: {regex, placeholder}");
+        return -1;
+    }
+    if (r->action == SL_ACT_REDACT && r->llm) {
+        s_error_at (ctx, node, "rule '%s': a redact rule cannot ask an LLM judge", r->id);
+        return -1;
+    }
+    for (int i = 0; i < r->redact_count; i++)
+        if (!r->redacts [i].placeholder) {
+            sl_buf_t ph = { 0 };
+            sl_buf_printf (&ph, "[REDACTED:%s]", r->id);
+            r->redacts [i].placeholder = sl_xstrdup (sl_buf_cstr (&ph));
+            sl_buf_free (&ph);
+        }
+    if (r->llm) {
+        //  A judge of tool results asks another question than one of calls.
+        r->llm->system = sl_llm_result_system_prompt;
+        if (strcmp (r->llm->prompt, sl_llm_default_prompt) == 0) {
+            free (r->llm->prompt);
+            r->llm->prompt = sl_xstrdup (sl_llm_default_result_prompt);
+        }
+    }
+    return 0;
 }
 
 static int
 s_parse_rule (s_ctx_t *ctx, yaml_node_t *node, s_rule_t *r)
 {
     r->args_invalid = r->args_repaired = r->schema_violation = r->incomplete = FLAG_ANY;
+    r->is_error = FLAG_ANY;
     r->max_calls = -1;
     if (node->type != YAML_MAPPING_NODE) {
         s_error_at (ctx, node, "a rule must be a mapping");
@@ -872,6 +1264,33 @@ s_parse_rule (s_ctx_t *ctx, yaml_node_t *node, s_rule_t *r)
     }
     if (!r->id) {
         s_error_at (ctx, node, "a rule needs an id");
+        return -1;
+    }
+    if (!has_action && !r->llm) {
+        s_error_at (ctx, node, "rule '%s' needs an action", r->id);
+        return -1;
+    }
+    if (r->on_request)
+        return s_check_request_rule (ctx, node, r, has_action);
+    if (r->on_text) {
+        if (r->action != SL_ACT_ALLOW || r->llm || r->parts || r->tools.count || r->is_error != FLAG_ANY
+        ||  r->redact_count || r->arg_count || r->args_invalid != FLAG_ANY || r->args_repaired != FLAG_ANY
+        ||  r->schema_violation != FLAG_ANY || r->incomplete != FLAG_ANY || r->cuts || r->max_calls >= 0
+        ||  r->edit_count || r->history_count) {
+            s_error_at (ctx, node, "rule '%s': on: text flags the response's text, which has gone to the "
+                        "client already: text, size, model and headers, and action allow", r->id);
+            return -1;
+        }
+        r->parts = 1u << SL_RPART_TEXT;
+        return 0;
+    }
+    if (r->parts || r->text_count || r->size || r->is_error != FLAG_ANY || r->redact_count) {
+        s_error_at (ctx, node, "rule '%s': part, text, size, is_error and redact judge a request "
+                    "(on: request)", r->id);
+        return -1;
+    }
+    if (r->action == SL_ACT_REDACT || r->action == SL_ACT_BLOCK_RESULT) {
+        s_error_at (ctx, node, "rule '%s': %s judges a request (on: request)", r->id, sl_action_name (r->action));
         return -1;
     }
     if (!has_action && r->llm)
@@ -921,6 +1340,12 @@ s_parse_rules (s_ctx_t *ctx, yaml_node_t *v, sl_policy_t *self)
             self->uses_schema = true;
         if (r->llm)
             self->llm_count++;
+        if (r->on_request)
+            self->request_count++;
+        if (r->on_text)
+            self->text_count++;
+        if (r->history_count)
+            self->uses_history = true;
     }
     return 0;
 }
@@ -955,7 +1380,7 @@ s_parse_on_incomplete (s_ctx_t *ctx, yaml_node_t *node, sl_policy_t *self)
     }
     const char *v = s_scalar (action);
     int a = v ? sl_action_parse (v) : 0;
-    if (a == 0 || a == SL_ACT_REWRITE) {
+    if (a == 0 || a == SL_ACT_REWRITE || a == SL_ACT_REDACT || a == SL_ACT_BLOCK_RESULT) {
         s_error_at (ctx, action, "on_incomplete must be allow, block, drop or terminate");
         return -1;
     }
@@ -1092,6 +1517,8 @@ typedef struct {
     json_t *seen;                       //  the arguments as far as they came, closed into
                                         //  JSON (a new reference), NULL when unreadable
     sl_schema_t *own_schema;            //  parsed here when the caller had none
+    bool hist_parsed;
+    json_t *history;                    //  the earlier calls (sl_call_t.history), parsed
 } s_eval_t;
 
 static json_t *
@@ -1256,6 +1683,55 @@ s_names_match (const s_names_t *n, sl_str_t name)
     return hit;
 }
 
+//  Run a regex over text of a known length (REG_STARTEND: no NUL needed,
+//  and a NUL inside does not end it), after the literal every match must
+//  hold was found (when the regex has one).
+static bool
+s_regex_text (const regex_t *re, const char *literal, sl_str_t text)
+{
+    if (literal && !memmem (text.ptr ? text.ptr : "", text.len, literal, strlen (literal)))
+        return false;
+    regmatch_t range = { .rm_so = 0, .rm_eo = (regoff_t) text.len };
+    return regexec (re, text.ptr ? text.ptr : "", 1, &range, REG_STARTEND) == 0;
+}
+
+//  Does the text of a request part pass every test of m? (It is a
+//  string: numeric tests fail on it.)
+static bool
+s_text_eval (const s_matcher_t *m, sl_str_t text)
+{
+    bool hit = true;
+    if (m->ops & OP_EXISTS)
+        hit = m->exists;
+    if (hit && (m->ops & OP_REGEX))
+        hit = s_regex_text (&m->regex, m->literal, text);
+    if (hit && (m->ops & OP_EQUALS))
+        hit = json_is_string (m->equals) && text.len == json_string_length (m->equals)
+           && memcmp (text.ptr ? text.ptr : "", json_string_value (m->equals), text.len) == 0;
+    if (hit && (m->ops & OP_CONTAINS))
+        hit = json_is_string (m->contains)
+           && (json_string_length (m->contains) == 0
+               || memmem (text.ptr ? text.ptr : "", text.len, json_string_value (m->contains),
+                          json_string_length (m->contains)));
+    if (hit && (m->ops & OP_PREFIX))
+        hit = text.len >= strlen (m->prefix) && memcmp (text.ptr, m->prefix, strlen (m->prefix)) == 0;
+    if (hit && (m->ops & (OP_GT | OP_GE | OP_LT | OP_LE)))
+        hit = false;
+    return hit != m->negate;
+}
+
+//  Numeric tests on a number (a part's size).
+static bool
+s_number_eval (const s_matcher_t *m, double d)
+{
+    bool hit = true;
+    if (m->ops & OP_GT) hit = hit && d > m->gt;
+    if (m->ops & OP_GE) hit = hit && d >= m->ge;
+    if (m->ops & OP_LT) hit = hit && d < m->lt;
+    if (m->ops & OP_LE) hit = hit && d <= m->le;
+    return hit != m->negate;
+}
+
 //  Header values are strings; a header the request did not send is absent.
 static bool
 s_header_match (const s_matcher_t *m, sl_str_t headers)
@@ -1287,6 +1763,43 @@ s_violates (s_eval_t *e, sl_buf_t *why)
     return sl_schema_check (schema, c->name, s_args (e), why) != 0;
 }
 
+//  Did the conversation make, for every entry, some earlier call that
+//  matches it? Calls whose arguments were not JSON pass no args test.
+static bool
+s_history_match (const s_rule_t *r, s_eval_t *e)
+{
+    if (!e->hist_parsed) {
+        e->hist_parsed = true;
+        sl_str_t h = e->call->history;
+        if (h.ptr && h.len)
+            e->history = json_loadb (h.ptr, h.len, JSON_ALLOW_NUL, NULL);
+    }
+    if (!json_is_array (e->history))
+        return false;
+    for (int k = 0; k < r->history_count; k++) {
+        const s_past_t *past = &r->history [k];
+        bool found = false;
+        size_t i;
+        json_t *call;
+        json_array_foreach (e->history, i, call) {
+            if (past->tools.count && !s_names_match (&past->tools, sl_str_n (json_string_value (json_object_get (call, "name")),
+                                                                             json_string_length (json_object_get (call, "name")))))
+                continue;
+            json_t *args = json_object_get (call, "args");
+            bool ok = true;
+            for (int j = 0; ok && j < past->arg_count; j++)
+                ok = args && s_matcher_eval (&past->args [j], s_resolve (args, past->args [j].tokens, past->args [j].token_count));
+            if (ok) {
+                found = true;
+                break;
+            }
+        }
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
 //  The conditions of rule r; detail gets what made a schema rule match.
 //  Would the rule let a call through? (Then it must not apply to a call
 //  that did not end cleanly unless it says so: a prefix of the arguments
@@ -1302,6 +1815,8 @@ s_rule_matches (const s_rule_t *r, s_eval_t *e, sl_buf_t *detail)
 {
     const sl_call_t *c = e->call;
     sl_cut_t cut = s_cut (c);
+    if (r->on_request || r->on_text)
+        return false;                   //  a rule for the request or the text, not for calls
     if (r->tools.count && !s_names_match (&r->tools, c->name))
         return false;
     if (r->incomplete != FLAG_ANY && (r->incomplete == FLAG_YES) != (cut != SL_CUT_NONE))
@@ -1331,6 +1846,8 @@ s_rule_matches (const s_rule_t *r, s_eval_t *e, sl_buf_t *detail)
             if (!s_matcher_eval (&r->args [i], s_resolve (args, r->args [i].tokens, r->args [i].token_count)))
                 return false;
     }
+    if (r->history_count && !s_history_match (r, e))
+        return false;
     if (r->schema_violation != FLAG_ANY) {
         sl_buf_reset (detail);
         bool violates = s_violates (e, detail);
@@ -1342,10 +1859,8 @@ s_rule_matches (const s_rule_t *r, s_eval_t *e, sl_buf_t *detail)
 
 //  Fill a notice template: {tool}, {rule}, {reason}, {cut}.
 static char *
-s_render (const char *tmpl, const sl_call_t *call, const char *rule, const char *reason)
+s_render_with (const char *tmpl, sl_str_t tool, sl_cut_t cut, const char *rule, const char *reason)
 {
-    sl_str_t tool = call->name;
-    sl_cut_t cut = s_cut (call);
     sl_buf_t out = { 0 };
     for (const char *p = tmpl; *p; p++) {
         if (strncmp (p, "{tool}", 6) == 0) {
@@ -1374,6 +1889,12 @@ s_render (const char *tmpl, const sl_call_t *call, const char *rule, const char 
     char *s = sl_xstrdup (sl_buf_cstr (&out));
     sl_buf_free (&out);
     return s;
+}
+
+static char *
+s_render (const char *tmpl, const sl_call_t *call, const char *rule, const char *reason)
+{
+    return s_render_with (tmpl, call->name, s_cut (call), rule, reason);
 }
 
 //  Set (value) or delete (value NULL) at tokens in root; creates missing
@@ -1500,6 +2021,7 @@ s_eval_clear (s_eval_t *e)
 {
     json_decref (e->args);
     json_decref (e->seen);
+    json_decref (e->history);
     sl_schema_destroy (&e->own_schema);
 }
 
@@ -1516,7 +2038,8 @@ static bool
 s_concerns (sl_policy_t *self, sl_str_t name)
 {
     for (int i = 0; i < self->rule_count; i++)
-        if (!self->rules [i].tools.count || s_names_match (&self->rules [i].tools, name))
+        if (!self->rules [i].on_request && !self->rules [i].on_text
+        &&  (!self->rules [i].tools.count || s_names_match (&self->rules [i].tools, name)))
             return true;
     return false;
 }
@@ -1677,4 +2200,217 @@ sl_decision_clear (sl_decision_t *decision)
     free (decision->message);
     free (decision->arguments);
     s_decision_init (decision);
+}
+
+//  --------------------------------------------------------------------------
+//  Request rules
+
+//  Does rule r apply to this part, whose text (redacted so far) is text?
+static bool
+s_part_matches (const s_rule_t *r, const sl_rpart_t *part, sl_str_t text)
+{
+    if (!(r->on_request || r->on_text) || part->kind <= 0 || part->kind >= SL_RPART_MAX
+    ||  !(r->parts & (1u << part->kind)))
+        return false;
+    if (r->tools.count && !s_names_match (&r->tools, part->tool))
+        return false;
+    if (r->is_error != FLAG_ANY
+    &&  (part->kind != SL_RPART_TOOL_RESULT || (r->is_error == FLAG_YES) != part->is_error))
+        return false;
+    if (r->models.count && !s_names_match (&r->models, part->model))
+        return false;
+    if (r->size && !s_number_eval (r->size, (double) text.len))
+        return false;
+    for (int i = 0; i < r->header_count; i++)
+        if (!s_header_match (&r->headers [i], part->headers))
+            return false;
+    for (int i = 0; i < r->text_count; i++)
+        if (!s_text_eval (&r->texts [i], text))
+            return false;
+    if (r->action == SL_ACT_REDACT) {
+        //  A redaction applies where one of its patterns matches.
+        bool any = false;
+        for (int i = 0; !any && i < r->redact_count; i++)
+            any = s_regex_text (&r->redacts [i].regex, r->redacts [i].literal, text);
+        if (!any)
+            return false;
+    }
+    return true;
+}
+
+//  The rule's action on a part, with reason (copied).
+static void
+s_take_part_action (const s_rule_t *r, const sl_rpart_t *part, sl_action_t action, const char *reason,
+                    sl_decision_t *d)
+{
+    d->action = action;
+    d->rule = r->id;
+    d->reason = sl_xstrdup (reason);
+    if (action == SL_ACT_BLOCK_RESULT || action == SL_ACT_TERMINATE)
+        d->message = s_render_with (r->message ? r->message
+                                  : action == SL_ACT_BLOCK_RESULT ? S_DEFAULT_BLOCK_RESULT : S_DEFAULT_REFUSE,
+                                    part->tool, SL_CUT_NONE, r->id, reason);
+}
+
+//  Replace every match of one pattern; the number of matches.
+static size_t
+s_redact_one (const s_redact_t *red, sl_str_t text, sl_buf_t *out)
+{
+    if (red->literal && !memmem (text.ptr ? text.ptr : "", text.len, red->literal, strlen (red->literal)))
+        return 0;
+    const char *base = text.ptr ? text.ptr : "";
+    size_t pos = 0, copied = 0, count = 0;
+    while (pos <= text.len) {
+        regmatch_t m = { .rm_so = (regoff_t) pos, .rm_eo = (regoff_t) text.len };
+        if (regexec (&red->regex, base, 1, &m, REG_STARTEND | (pos ? REG_NOTBOL : 0)) != 0)
+            break;
+        size_t so = (size_t) m.rm_so, eo = (size_t) m.rm_eo;
+        if (so < pos || eo < so || eo > text.len)
+            break;                      //  not what REG_STARTEND promises; stop safely
+        if (eo == so) {
+            pos = so + 1;               //  an empty match replaces nothing
+            continue;
+        }
+        sl_buf_append (out, base + copied, so - copied);
+        sl_buf_puts (out, red->placeholder);
+        copied = pos = eo;
+        count++;
+    }
+    if (count)
+        sl_buf_append (out, base + copied, text.len - copied);
+    return count;
+}
+
+size_t
+sl_policy_redact (sl_policy_t *self, int rule, sl_str_t text, sl_buf_t *out)
+{
+    if (rule < 0 || rule >= self->rule_count)
+        return 0;
+    const s_rule_t *r = &self->rules [rule];
+    sl_buf_t bufs [2] = { { 0 }, { 0 } };
+    int cur = -1;                       //  which buffer holds the text so far, -1: none
+    size_t total = 0;
+    for (int i = 0; i < r->redact_count; i++) {
+        sl_buf_t *next = &bufs [cur == 0 ? 1 : 0];
+        sl_buf_reset (next);
+        size_t n = s_redact_one (&r->redacts [i], cur < 0 ? text : sl_buf_str (&bufs [cur]), next);
+        if (n) {
+            total += n;
+            cur = cur == 0 ? 1 : 0;
+            sl_buf_cstr (next);         //  the next pattern's regexec wants a NUL after
+        }
+    }
+    if (total)
+        sl_buf_append_str (out, sl_buf_str (&bufs [cur]));
+    sl_buf_free (&bufs [0]);
+    sl_buf_free (&bufs [1]);
+    return total;
+}
+
+void
+sl_policy_decide_part (sl_policy_t *self, const sl_rpart_t *part, sl_rdecision_t *out)
+{
+    memset (out, 0, sizeof *out);
+    s_decision_init (&out->decision);
+    sl_decision_t *d = &out->decision;
+    sl_str_t text = part->text;
+    sl_buf_t bufs [2] = { { 0 }, { 0 } };
+    int cur = 0;
+    for (int i = 0; i < self->rule_count; i++) {
+        const s_rule_t *r = &self->rules [i];
+        if (!s_part_matches (r, part, text))
+            continue;
+        if (r->action == SL_ACT_REDACT) {
+            if (out->redact_count < SL_POLICY_MAX_REDACTS)
+                out->redacts [out->redact_count++] = i;
+            sl_buf_t *next = &bufs [cur ^ 1];
+            sl_buf_reset (next);
+            if (sl_policy_redact (self, i, text, next)) {
+                cur ^= 1;
+                sl_buf_cstr (next);     //  regexec (and its sanitizer) want a NUL after
+                text = sl_buf_str (next);
+            }
+            continue;
+        }
+        d->check = SL_CHK_RAN;
+        d->rule = r->id;
+        if (r->llm) {
+            d->llm_rule = i;
+            d->judge_model = r->llm->model;
+        }
+        else {
+            sl_buf_t reason = { 0 };
+            sl_buf_printf (&reason, "rule %s matched", r->id);
+            s_take_part_action (r, part, r->action, sl_buf_cstr (&reason), d);
+            sl_buf_free (&reason);
+        }
+        sl_buf_free (&bufs [0]);
+        sl_buf_free (&bufs [1]);
+        return;
+    }
+    sl_buf_free (&bufs [0]);
+    sl_buf_free (&bufs [1]);
+    d->action = SL_ACT_ALLOW;
+    d->check = SL_CHK_DEFAULT;
+    d->reason = sl_xstrdup ("no request rule decided");
+}
+
+void
+sl_policy_llm_prompt_part (sl_policy_t *self, int rule, const sl_rpart_t *part, sl_buf_t *out)
+{
+    const sl_llm_spec_t *spec = sl_policy_llm_spec (self, rule);
+    if (spec)
+        sl_llm_render_prompt (spec->prompt, part->tool, part->text, SL_STR_NULL, part->model, out);
+}
+
+void
+sl_policy_conclude_part (sl_policy_t *self, const sl_rpart_t *part,
+                         const sl_llm_result_t *result, sl_decision_t *d)
+{
+    int index = d->llm_rule;
+    const sl_llm_spec_t *spec = sl_policy_llm_spec (self, index);
+    if (!spec || !self->rules [index].on_request)
+        return;                         //  not a pending part decision of this policy
+    const s_rule_t *r = &self->rules [index];
+    sl_buf_t reason = { 0 };
+    d->judge_model = spec->model;
+    d->rule = r->id;
+    if (result->check == SL_CHK_RAN) {
+        d->check = SL_CHK_RAN;
+        d->probability = result->probability;
+        bool harmful = result->probability >= spec->threshold;
+        sl_buf_printf (&reason, "LLM judge %s: p=%.2f %s %.2f", spec->model, result->probability,
+                       harmful ? ">=" : "<", spec->threshold);
+        if (result->explanation && *result->explanation)
+            sl_buf_printf (&reason, ": %s", result->explanation);
+        if (harmful)
+            s_take_part_action (r, part, r->action, sl_buf_cstr (&reason), d);
+        else {
+            d->action = SL_ACT_ALLOW;
+            d->reason = sl_xstrdup (sl_buf_cstr (&reason));
+        }
+    }
+    else {
+        d->check = result->check == SL_CHK_TIMEOUT ? SL_CHK_TIMEOUT : SL_CHK_ERROR;
+        d->probability = NAN;
+        sl_action_t action = spec->on_error == SL_ACT_ALLOW ? SL_ACT_ALLOW : r->action;
+        sl_buf_printf (&reason, "LLM judge %s %s: %s; on_error: %s", spec->model,
+                       d->check == SL_CHK_TIMEOUT ? "timed out" : "failed",
+                       result->error ? result->error : "no answer", sl_action_name (spec->on_error));
+        if (action == SL_ACT_ALLOW) {
+            d->action = SL_ACT_ALLOW;
+            d->reason = sl_xstrdup (sl_buf_cstr (&reason));
+        }
+        else
+            s_take_part_action (r, part, action, sl_buf_cstr (&reason), d);
+    }
+    d->llm_rule = -1;
+    sl_buf_free (&reason);
+}
+
+void
+sl_rdecision_clear (sl_rdecision_t *self)
+{
+    sl_decision_clear (&self->decision);
+    self->redact_count = 0;
 }

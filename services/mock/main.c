@@ -70,6 +70,7 @@ struct _s_app_t {
     sl_httpd_t *httpd;
     long delay_ms;
     const char *replay_dir;             //  NULL: replay disabled
+    FILE *record;                       //  --record: every completion request, one line each
     s_attempt_t attempts [MOCK_ATTEMPTS];
     size_t attempt_next;                //  ring position for a new body
     s_stream_t *live;                   //  streams being answered
@@ -328,11 +329,12 @@ s_serve_health (s_app_t *app, sl_http_req_t *req, const char *path)
 {
     sl_buf_t out = { 0 };
     bool health = strcmp (path, "/healthz") == 0;
+    int status = 200;
     if (health)
-        sl_service_render_health (app->service, &out);
+        status = sl_service_render_health (app->service, &out);
     else
         sl_service_render_metrics (app->service, &out);
-    sl_http_respond (req, 200, health ? "application/json" : "text/plain; version=0.0.4",
+    sl_http_respond (req, status, health ? "application/json" : "text/plain; version=0.0.4",
                      out.data, out.len);
     sl_buf_free (&out);
 }
@@ -355,6 +357,8 @@ s_answer (s_app_t *app, sl_http_req_t *req, sl_mock_script_t *script)
     const char *delay = sl_http_req_header (req, "x-mock-delay-ms");
     if (delay && sl_opts_long (delay) >= 0)
         s->delay_ms = sl_opts_long (delay);
+    if (script->burst)
+        s->delay_ms = 0;
     sl_http_req_set_data (req, s);
     sl_counter_inc (app->streams);
     app->active->value++;
@@ -402,6 +406,15 @@ s_on_request (void *arg, sl_http_req_t *req)
         return;
     }
     sl_str_t body = sl_http_req_body (req);
+    if (app->record) {
+        //  What reached the upstream, for tests: the path, a tab, the body
+        //  on one line (a JSON body's line ends are escapes already).
+        fprintf (app->record, "%s\t", sl_http_req_path (req));
+        for (size_t i = 0; i < body.len; i++)
+            fputc (body.ptr [i] == '\n' ? ' ' : body.ptr [i], app->record);
+        fputc ('\n', app->record);
+        fflush (app->record);
+    }
     json_t *root = json_loadb (body.ptr ? body.ptr : "", body.len, 0, NULL);
     json_t *jmodel = json_object_get (root, "model");
     if (!api->model_in_path && json_is_string (jmodel))
@@ -482,12 +495,15 @@ main (int argc, char **argv)
     const char *port = "9090";
     const char *delay = "20";
     const char *replay_dir = "";
+    const char *record = "";
     sl_opt_t opts [] = {
         { "host", "SLUICE_MOCK_HOST", &host, "address to listen on" },
         { "port", "SLUICE_MOCK_PORT", &port, "port to listen on" },
         { "delay-ms", "SLUICE_MOCK_DELAY_MS", &delay, "time between events (0: as fast as possible)" },
         { "replay-dir", "SLUICE_MOCK_REPLAY_DIR", &replay_dir,
           "directory of recorded streams served to model mock-replay/<file> (empty: off)" },
+        { "record", NULL, &record, "append every completion request received to this file, one line each "
+                                   "(path, a tab, the body; empty: off)" },
         SL_OPT_END
     };
     int code;
@@ -499,6 +515,12 @@ main (int argc, char **argv)
     app->service = svc;
     app->delay_ms = sl_opts_long (delay);
     app->replay_dir = *replay_dir ? replay_dir : NULL;
+    if (*record && !(app->record = fopen (record, "a"))) {
+        sl_log_error ("bad_option", "--record: cannot open %s", record);
+        free (app);
+        sl_service_destroy (&svc);
+        return 2;
+    }
     app->ticker = -1;
     long p = sl_opts_long (port);
     if (app->delay_ms < 0 || p < 0 || p > 65535) {
@@ -534,6 +556,8 @@ main (int argc, char **argv)
     }
     sl_httpd_destroy (&app->httpd);
     sl_mock_judge_destroy (&app->judge);
+    if (app->record)
+        fclose (app->record);
     free (app);
     sl_service_destroy (&svc);
     return rc;

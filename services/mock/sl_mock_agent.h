@@ -15,6 +15,8 @@
       mock-agent-text       a short text
       mock-agent-shell      "I'll run a shell command.", then the shell tool
                             with: touch sluice-ok.marker
+      mock-agent-exfil      the same with curl sending .env away, also after
+                            a tool result (history conditions' test)
       mock-agent-danger     the same with a recursive delete
                             (rm -rf sluice-victim && touch sluice-danger.marker)
       mock-agent-slow       the shell call first, no text before it:
@@ -23,7 +25,8 @@
       mock-agent-terminate  a text, then: touch sluice-terminate.marker
       mock-agent-error      a text, then the provider's error mid-stream,
                             as its API sends one
-    After a tool result, every scenario answers "sluice-agent: done."
+    After a tool result, every scenario but mock-agent-exfil answers
+    "sluice-agent: done."
     Commands name their marker file relative to the agent's working
     directory; policies match the words sluice-slow and sluice-terminate
     (tests/agents/policy.yaml).

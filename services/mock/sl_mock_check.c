@@ -79,18 +79,23 @@ s_openai_check (json_t *root, s_ctx_t *ctx)
         json_t *role = json_object_get (m, "role");
         if (s_is (role, "tool")) {
             const char *id = s_text (json_object_get (m, "tool_call_id"));
-            if (!open || !s_listed (open, id))
+            if (!open || !s_listed (open, id)) {
+                json_decref (open);
                 return s_bad (ctx, "messages[%zu]: a tool message answers '%s', which no preceding assistant "
                                    "message called", i, id);
+            }
             for (size_t k = 0; k < json_array_size (open); k++)
                 if (s_is (json_array_get (open, k), id))
                     json_array_remove (open, k);
             continue;
         }
-        if (open && json_array_size (open))
-            return s_bad (ctx, "messages[%zu]: an assistant message with tool_calls must be followed by tool "
-                               "messages answering each tool_call_id ('%s' is not answered)", i,
-                          s_text (json_array_get (open, 0)));
+        if (open && json_array_size (open)) {
+            int rc = s_bad (ctx, "messages[%zu]: an assistant message with tool_calls must be followed by tool "
+                                 "messages answering each tool_call_id ('%s' is not answered)", i,
+                            s_text (json_array_get (open, 0)));
+            json_decref (open);
+            return rc;
+        }
         json_decref (open);
         open = NULL;
         if (!(s_is (role, "system") || s_is (role, "developer") || s_is (role, "user") || s_is (role, "assistant")))
@@ -175,17 +180,24 @@ s_anthropic_check (json_t *root, s_ctx_t *ctx)
     json_t *m;
     json_array_foreach (messages, i, m) {
         json_t *role = json_object_get (m, "role");
-        if (!s_is (role, "user") && !s_is (role, "assistant"))
+        if (!s_is (role, "user") && !s_is (role, "assistant")) {
+            json_decref (open);
             return s_bad (ctx, "messages.%zu.role: user or assistant, not '%s'", i, s_text (role));
+        }
         json_t *content = json_object_get (m, "content");
         if (json_is_string (content)) {
-            if (open && json_array_size (open))
-                return s_bad (ctx, "messages.%zu: tool_use ids were found without tool_result blocks immediately "
-                                   "after: %s", i, s_text (json_array_get (open, 0)));
+            if (open && json_array_size (open)) {
+                int rc = s_bad (ctx, "messages.%zu: tool_use ids were found without tool_result blocks "
+                                     "immediately after: %s", i, s_text (json_array_get (open, 0)));
+                json_decref (open);
+                return rc;
+            }
             continue;
         }
-        if (!json_is_array (content) || json_array_size (content) == 0)
+        if (!json_is_array (content) || json_array_size (content) == 0) {
+            json_decref (open);
             return s_bad (ctx, "messages.%zu.content: a string or a non-empty list of blocks", i);
+        }
         bool results_done = false;
         json_t *next_open = s_is (role, "assistant") ? json_array () : NULL;
         size_t k;

@@ -24,7 +24,7 @@
 #define MOCK_HUGE_WORD "PADDING-"       //  what the padding is made of
 
 const char *sl_mock_scenarios [] = {
-    "mock-text", "mock-tools", "mock-error", "mock-bench", "mock-paced", "mock-stall", "mock-hang",
+    "mock-text", "mock-tools", "mock-error", "mock-bench", "mock-burst", "mock-paced", "mock-stall", "mock-hang",
     "mock-drop", "mock-garbage", "mock-429", "mock-500", "mock-flaky", "mock-danger-length",
     "mock-danger-error", "mock-danger-eof", "mock-danger-huge", "mock-bad-utf8", NULL
 };
@@ -898,10 +898,11 @@ sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long c
         render->finish (&ctx, "tool_calls", 40, 25);
     }
     else
-    if (sl_str_eq (model, "mock-bench") || s_paced_ms (model) > 0) {
+    if (sl_str_eq (model, "mock-bench") || sl_str_eq (model, "mock-burst") || s_paced_ms (model) > 0) {
         long pace = s_paced_ms (model);
         bool paced = pace > 0;
         out->stamped = paced;
+        out->burst = sl_str_eq (model, "mock-burst");
         out->pace_ms = paced ? pace : 0;
         if (chunks <= 0)
             chunks = SL_MOCK_BENCH_CHUNKS;

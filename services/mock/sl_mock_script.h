@@ -16,6 +16,8 @@
       mock-bench   `chunks` text events, then two tool calls (load tests;
                    the count is the request's max-tokens field, which
                    passes through any proxy unchanged; default 1000)
+      mock-burst   like mock-bench, sent as fast as the client reads whatever
+                   the mock's delay (a long stream beside paced ones)
       mock-paced   like mock-bench, one event per millisecond whatever the
                    mock's delay, each text event "t<send time> ": the
                    server stamps it with the monotonic clock in µs as it
@@ -81,6 +83,7 @@ typedef struct {
     sl_mock_end_t end;
     char retry_after [16];              //  Retry-After header value, "" for none
     long pace_ms;                       //  time between events, 0: the mock's delay
+    bool burst;                         //  no delay at all, whatever the mock's
     bool stamped;                       //  text events hold SL_MOCK_STAMP to fill in at send
 } sl_mock_script_t;
 

@@ -1,7 +1,7 @@
 /*  sluice-replay - run a captured upstream response through the stages.
 
     sluice-replay --dialect openai|anthropic|responses|gemini [--policy FILE]
-                  [--request FILE] [--model NAME]
+                  [--request FILE [--request-only]] [--model NAME]
                   [--render blocks|openai|anthropic|responses|gemini] [--jsonl]
 
     Reads the capture on stdin as it arrives and writes to stdout what the
@@ -11,8 +11,11 @@
     receive. --request gives the judge what the gateway would have known
     of the request behind the capture (model, tool definitions for schema
     rules, last user message), read from the client's request body with
-    the gateway's own parser. Exit status: 0 done, 1 malformed input, 2
-    bad usage.
+    the gateway's own parser; with a policy that has request rules, the
+    request is judged first as the gateway judges it: its verdicts, then
+    the request as it would go upstream (redacted, results withheld) or
+    its refusal. --request-only stops there (no capture is read). Exit
+    status: 0 done, 1 malformed input, 2 bad usage.
 */
 #include <errno.h>
 #include <getopt.h>
@@ -38,7 +41,7 @@ s_usage (FILE *out)
 {
     fprintf (out,
         "usage: sluice-replay --dialect openai|anthropic|responses|gemini\n"
-        "                     [--policy FILE] [--request FILE] [--model NAME]\n"
+        "                     [--policy FILE] [--request FILE [--request-only]] [--model NAME]\n"
         "                     [--render blocks|openai|anthropic|responses|gemini]\n"
         "                     [--jsonl] < capture\n"
         "\n"
@@ -46,7 +49,10 @@ s_usage (FILE *out)
         "  --policy    judge tool calls with this policy file (LLM judges are not\n"
         "              asked: their rules take their on_error action)\n"
         "  --request   the client's request body (JSON, same dialect) behind the\n"
-        "              capture: the judge sees its model, tools and last user message\n"
+        "              capture: the judge sees its model, tools and last user message;\n"
+        "              a policy's request rules judge it first (verdicts, then the\n"
+        "              request as it would go upstream, or {\"refused\": ...})\n"
+        "  --request-only  judge the request and stop: no capture is read\n"
         "  --model     the model asked for (Gemini names it in the path, not the body)\n"
         "  --render    blocks (default): one JSON line per block, then the finish;\n"
         "              a dialect: the bytes a client of that dialect would receive\n"
@@ -113,13 +119,14 @@ main (int argc, char **argv)
         { "render", required_argument, NULL, 'r' },
         { "request", required_argument, NULL, 'q' },
         { "model", required_argument, NULL, 'm' },
+        { "request-only", no_argument, NULL, 'o' },
         { "jsonl", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
     const char *dialect = NULL, *policy_path = NULL, *render = "blocks";
     const char *request_path = NULL, *model = NULL;
-    bool jsonl = false;
+    bool jsonl = false, request_only = false;
     int c;
     while ((c = getopt_long (argc, argv, "h", options, NULL)) != -1) {
         switch (c) {
@@ -129,6 +136,7 @@ main (int argc, char **argv)
             case 'q': request_path = optarg; break;
             case 'm': model = optarg; break;
             case 'j': jsonl = true; break;
+            case 'o': request_only = true; break;
             case 'h': s_usage (stdout); return 0;
             default: s_usage (stderr); return S_EXIT_USAGE;
         }
@@ -171,6 +179,12 @@ main (int argc, char **argv)
         //  Not the placeholder a request without a model in its body got.
         if (request.model.len && !sl_str_eq (sl_buf_str (&request.model), S_NO_MODEL))
             opts.model = sl_buf_str (&request.model);
+        opts.request = &request;
+    }
+    else
+    if (request_only) {
+        fprintf (stderr, "sluice-replay: --request-only needs --request\n");
+        return S_EXIT_USAGE;
     }
     if (model)
         opts.model = sl_str (model);
@@ -194,6 +208,13 @@ main (int argc, char **argv)
     }
     static char buf [S_READ_SIZE];
     int rc = 0;
+    if (request_only || sl_replay_refused (replay)) {
+        //  Nothing of a capture: the request was all there was to judge,
+        //  or it never went upstream.
+        fflush (stdout);
+        sl_replay_destroy (&replay);
+        return 0;
+    }
     while (rc == 0) {
         ssize_t n = read (STDIN_FILENO, buf, sizeof buf);
         if (n < 0 && errno == EINTR)

@@ -7,6 +7,8 @@
 */
 #include "sl_replay.h"
 
+#include "../gateway/sl_reqjudge.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +48,7 @@ struct _sl_replay_t {
     const char *error;                  //  why it failed, "" while fine
     bool failed;
     bool finished;
+    bool refused;                       //  the request policy refused the request
 };
 
 bool
@@ -97,7 +100,12 @@ static void
 s_write_verdict (sl_replay_t *self, const sl_msg_t *v)
 {
     sl_buf_t *out = &self->line;
-    sl_buf_printf (out, "{\"verdict\":{\"index\":%d", v->index);
+    if (v->part.ptr) {
+        sl_buf_puts (out, "{\"verdict\":{\"part\":");     //  about the request
+        sl_json_put_sl (out, v->part);
+    }
+    else
+        sl_buf_printf (out, "{\"verdict\":{\"index\":%d", v->index);
     s_put_field (out, "id", v->id);
     s_put_field (out, "name", v->name);
     sl_buf_printf (out, ",\"action\":\"%s\",\"check\":\"%s\"",
@@ -241,6 +249,53 @@ s_deliver (void *arg, const sl_msg_t *msg)
 //  --------------------------------------------------------------------------
 //  Life cycle
 
+bool sl_replay_refused (sl_replay_t *self) { return self->refused; }
+
+//  Judge the request as the gateway does, and say what was decided: the
+//  verdicts, then the request as it would go upstream, or its refusal.
+static void
+s_judge_request (sl_replay_t *self, sl_policy_t *policy, sl_request_t *request)
+{
+    sl_reqjudge_t *rj = sl_reqjudge_new (policy, request->req, SL_STR_LIT ("{}"));
+    size_t asks = sl_reqjudge_run (rj, 0);
+    for (size_t i = 0; i < asks; i++) {
+        sl_llm_result_t failed = { 0 };
+        sl_llm_result_fail (&failed, SL_CHK_ERROR, "the judge was not asked");
+        sl_reqjudge_done (rj, i, &failed, false, 0);
+        sl_llm_result_clear (&failed);
+    }
+    for (size_t i = 0; i < sl_reqjudge_verdicts (rj); i++) {
+        sl_msg_t v;
+        sl_reqjudge_verdict (rj, i, &v);
+        s_write_verdict (self, &v);
+    }
+    const char *refusal = sl_reqjudge_refusal (rj);
+    sl_buf_t *out = &self->line;
+    if (refusal) {
+        self->refused = true;
+        sl_buf_puts (out, "{\"refused\":");
+        sl_json_put_sl (out, sl_str (refusal));
+        sl_buf_putc (out, '}');
+    }
+    else
+    if (sl_reqjudge_changed (rj) && sl_request_refresh (request)) {
+        self->refused = true;
+        sl_buf_puts (out, "{\"refused\":");
+        sl_json_put_sl (out, sl_buf_str (&request->error_message));
+        sl_buf_putc (out, '}');
+    }
+    else {
+        sl_buf_puts (out, "{\"request\":");
+        if (sl_json_valid (sl_buf_str (&request->upstream_body)))
+            sl_json_put_raw (out, sl_json_trim (sl_buf_str (&request->upstream_body)));
+        else
+            sl_json_put_sl (out, sl_buf_str (&request->upstream_body));
+        sl_buf_putc (out, '}');
+    }
+    s_write_line (self);
+    sl_reqjudge_destroy (&rj);
+}
+
 sl_replay_t *
 sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *arg,
                const char **why)
@@ -290,7 +345,17 @@ sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *ar
     start.model = opts->model;
     start.tools = opts->tools;
     start.last_user = opts->last_user;
+    sl_buf_t history = { 0 };
+    if (opts->request && opts->request->req && opts->policy) {
+        if (sl_policy_request_count (opts->policy))
+            s_judge_request (self, opts->policy, opts->request);
+        start.last_user = sl_buf_str (&opts->request->last_user);
+        if (sl_policy_uses_history (opts->policy))
+            sl_reqjudge_history (opts->request->req, SL_REQJUDGE_HISTORY_CALLS, SL_REQJUDGE_HISTORY_BYTES, &history);
+        start.history = sl_buf_str (&history);
+    }
     s_deliver (self, &start);
+    sl_buf_free (&history);
     return self;
 }
 

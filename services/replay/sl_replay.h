@@ -40,6 +40,7 @@
 #include <stddef.h>
 
 #include "../../common/sl_snapshot.h"
+#include "../../common/dialects/sl_request.h"
 #include "../judge/sl_policy.h"
 
 typedef struct _sl_replay_t sl_replay_t;
@@ -63,6 +64,13 @@ typedef struct {
     sl_str_t model;                     //  the model asked for
     sl_str_t tools;                     //  tool definitions, [{"name":..,"schema":{..}}]
     sl_str_t last_user;                 //  text of the last user message
+    //  The client's request itself (sl_request.h), borrowed: with a policy
+    //  that has request rules it is judged first, as the gateway judges
+    //  it (LLM judges not asked: their on_error applies), and changed by
+    //  what they decide; its verdicts are written first, then the request
+    //  as it would go upstream ({"request": ...}) or its refusal
+    //  ({"refused": "..."}). Its earlier calls feed history conditions.
+    sl_request_t *request;
 } sl_replay_opts_t;
 
 //  Where output goes; data is borrowed for the call.
@@ -72,6 +80,8 @@ typedef void (sl_replay_write_fn) (void *arg, const char *data, size_t size);
 //  in the emitter (sl_emitter_can_render); *why then says which (static
 //  string). A capture renders for a client of any dialect, translated as
 //  the emitter translates a stream from a provider of another dialect.
+//  Did the request policy refuse the request (nothing goes upstream)?
+bool sl_replay_refused (sl_replay_t *self);
 sl_replay_t *sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write,
                             void *arg, const char **why);
 void sl_replay_destroy (sl_replay_t **self_p);

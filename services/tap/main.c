@@ -202,6 +202,7 @@ s_print_json (s_app_t *app, const sl_msg_t *m, const char *hex)
         s_field_str (out, "rule", m->rule);
         s_field_str (out, "reason", m->reason);
         s_field_str (out, "judge_model", m->judge_model);
+        s_field_str (out, "part", m->part);
     }
     if (m->type == SL_MSG_START) {
         sl_buf_printf (out, ",\"client\":\"%s\",\"upstream\":\"%s\",\"stream\":%s",
@@ -278,9 +279,14 @@ s_print_text (s_app_t *app, const sl_msg_t *m, const char *hex)
             }
             break;
         case SL_MSG_VERDICT:
-            sl_buf_printf (out, " #%d %.*s -> %s (%s", m->index, (int) m->name.len,
-                           m->name.ptr ? m->name.ptr : "", sl_action_name (m->action),
-                           sl_check_name (m->check));
+            if (m->part.ptr)            //  about the request: which part
+                sl_buf_printf (out, " request %.*s %.*s -> %s (%s", (int) m->part.len, m->part.ptr,
+                               (int) m->name.len, m->name.ptr ? m->name.ptr : "", sl_action_name (m->action),
+                               sl_check_name (m->check));
+            else
+                sl_buf_printf (out, " #%d %.*s -> %s (%s", m->index, (int) m->name.len,
+                               m->name.ptr ? m->name.ptr : "", sl_action_name (m->action),
+                               sl_check_name (m->check));
             if (m->rule.ptr)
                 sl_buf_printf (out, ", rule %.*s", (int) m->rule.len, m->rule.ptr);
             sl_buf_printf (out, ", %u us)", m->latency_us);

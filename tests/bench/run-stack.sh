@@ -96,7 +96,7 @@ pipeline() {
     imetrics=$(value "$n-ingest" started metrics_port=)
     # shellcheck disable=SC2086
     start "$n-gateway" gateway --http-port 0 --bind "$gw" --next "$next" --metrics-port off \
-        --stream-cap 67108864 $bus
+        --stream-cap 67108864 --policy "$policy" $bus
     g=$LAST
     http=$(value "$n-gateway" listening http=127.0.0.1:)
     up=$(value "$n-emitter" peer_up name=)           # the emitter heard from its gateway ($up)

@@ -59,6 +59,9 @@ cluster_start_instance (cluster_t *c, int stage, int i, bool wait)
         for (int k = 0; c->opts.judge_args && c->opts.judge_args [k] && n < 60; k++)
             args [n++] = c->opts.judge_args [k];
     }
+    if (stage != CL_INGEST)
+        for (int k = 0; c->opts.stage_args && c->opts.stage_args [k] && n < 60; k++)
+            args [n++] = c->opts.stage_args [k];
     if (stage == CL_INGEST) {
         snprintf (base [0], sizeof base [0], "http://127.0.0.1:%d/v1", c->mock_port);
         snprintf (base [1], sizeof base [1], "http://127.0.0.1:%d", c->mock_port);
@@ -108,9 +111,13 @@ s_start_gateway (cluster_t *c, int g)
     snprintf (label, sizeof label, "gateway-%d", g);
     snprintf (bind, sizeof bind, "tcp://127.0.0.1:%d", c->gateway_port [g]);
     s_endpoints (c, CL_INGEST, next, sizeof next);
-    const char *args [] = { "--http-host", "127.0.0.1", "--http-port", port, "--bind", bind,
-                            "--next", next, "--metrics-port", "off", "--stream-cap", "67108864",
-                            "--keys", c->keys, NULL };
+    const char *args [32] = { "--http-host", "127.0.0.1", "--http-port", port, "--bind", bind,
+                              "--next", next, "--metrics-port", "off", "--stream-cap", "67108864",
+                              "--keys", c->keys, NULL };
+    for (int n = 14, k = 0; c->opts.gateway_args && c->opts.gateway_args [k] && n < 31; k++, n++) {
+        args [n] = c->opts.gateway_args [k];
+        args [n + 1] = NULL;
+    }
     c->gateway [g] = proc_start_as (c->dir, "gateway", label, args);
     c->http_port [g] = http;
     if (!c->gateway [g] || !proc_wait_log (c->gateway [g], "\"started\"", NULL, NULL, 0, CLUSTER_WAIT_MS)) {

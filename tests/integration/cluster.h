@@ -25,6 +25,8 @@ typedef struct {
     const char *policy;                 //  judge policy file, NULL for none
     const char *const *judge_args;      //  extra flags, NULL-terminated (or NULL)
     const char *const *ingest_args;
+    const char *const *stage_args;      //  extra flags of the aggregator, judge and emitter
+    const char *const *gateway_args;    //  extra gateway flags
     int gateways;                       //  1 or 2
     bool audit;                         //  the emitters spool records for sluice-audit (--audit)
 } cluster_opts_t;

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <curl/curl.h>
 #include <errno.h>
@@ -68,6 +69,7 @@ s_ephemeral_range (int *low, int *high)
 //  ephemeral range, at random, checked free with a bind.
 #define HARNESS_PORT_FLOOR 10000        //  fixed ports are picked at or above this
 #define HARNESS_PORT_TRIES 200
+#define HARNESS_PORTS_REMEMBERED 256
 
 int
 harness_free_port (void)
@@ -75,20 +77,39 @@ harness_free_port (void)
     int low, high;
     s_ephemeral_range (&low, &high);
     (void) high;
+    //  Seeded from the kernel: test processes started together (pids and
+    //  seconds that differ by one) must not walk the same sequence.
     static unsigned seed;
-    if (!seed)
-        seed = (unsigned) getpid () ^ (unsigned) time (NULL);
+    static bool seeded;
+    if (!seeded) {
+        if (getrandom (&seed, sizeof seed, 0) != (ssize_t) sizeof seed)
+            seed = (unsigned) getpid () * 2654435761u ^ (unsigned) time (NULL);
+        seeded = true;
+    }
+    //  A port handed out is not handed out again by this process: it may be
+    //  free now only because the process meant to bind it has not yet.
+    static int given [HARNESS_PORTS_REMEMBERED];
+    static size_t given_count, given_next;
     int span = low - HARNESS_PORT_FLOOR;
     for (int i = 0; span > 0 && i < HARNESS_PORT_TRIES; i++) {
         int port = HARNESS_PORT_FLOOR + (int) (rand_r (&seed) % (unsigned) span);
+        bool taken = false;
+        for (size_t k = 0; k < given_count && !taken; k++)
+            taken = given [k] == port;
+        if (taken)
+            continue;
         int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK),
                                  .sin_port = htons ((uint16_t) port) };
         int rc = fd >= 0 ? bind (fd, (struct sockaddr *) &a, sizeof a) : -1;
         if (fd >= 0)
             close (fd);
-        if (rc == 0)
+        if (rc == 0) {
+            given [given_next++ % HARNESS_PORTS_REMEMBERED] = port;
+            if (given_count < HARNESS_PORTS_REMEMBERED)
+                given_count++;
             return port;
+        }
     }
     //  No room below the ephemeral range: let the kernel pick one.
     int fd = socket (AF_INET, SOCK_STREAM, 0);
@@ -388,7 +409,7 @@ stack_start (const stack_opts_t *opts)
         goto failed;
     s->mock_port = atoi (port);
 
-    const char *emitter_args [24] = { "--bind", "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*",
+    const char *emitter_args [32] = { "--bind", "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*",
                                       "--pub-meta", "tcp://127.0.0.1:*", "--gateways", gateways,
                                       "--keys", s->keys, "--metrics-port", "0", NULL };
     if (opts && opts->audit_spool) {
@@ -397,8 +418,9 @@ stack_start (const stack_opts_t *opts)
             audit_args [2] = "--audit-spool";
             audit_args [3] = opts->audit_spool;
         }
-        s_append_args (emitter_args, 24, audit_args);
+        s_append_args (emitter_args, 32, audit_args);
     }
+    s_append_args (emitter_args, 32, opts ? opts->emitter_args : NULL);
     s->emitter = proc_start (s->dir, "emitter", emitter_args);
     if ((opts && opts->audit_spool && !s_up (s->emitter, "\"audit_bound\"", "endpoint=", s->audit, sizeof s->audit))
     ||  !s_up (s->emitter, "\"pub_bound\"", "endpoint=", s->pub, sizeof s->pub)
@@ -428,8 +450,9 @@ stack_start (const stack_opts_t *opts)
 
     snprintf (next, sizeof next, "%s", inbox);
     snprintf (s->inbox [3], sizeof s->inbox [3], "%s", inbox);
-    const char *agg_args [] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
-                                "--keys", s->keys, NULL };
+    const char *agg_args [32] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
+                                  "--keys", s->keys, NULL };
+    s_append_args (agg_args, 32, opts ? opts->aggregator_args : NULL);
     s->aggregator = proc_start (s->dir, "aggregator", agg_args);
     if (!s_up (s->aggregator, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
     ||  !s_up (s->aggregator, "\"started\"", "metrics_port=", s->metrics [2], sizeof s->metrics [2]))
@@ -457,6 +480,10 @@ stack_start (const stack_opts_t *opts)
     const char *gw_args [32] = { "--http-host", "127.0.0.1", "--http-port", "0", "--bind", s->gateway_inbox,
                                  "--next", next, "--metrics-port", "0", "--keys", s->keys, NULL };
     s_append_args (gw_args, 32, s->routes_path [0] ? routes_args : NULL);
+    //  The gateway reads the judge's policy too (its request rules).
+    const char *policy = s->policy_path [0] ? s->policy_path : opts && opts->policy ? opts->policy : "";
+    const char *policy_args [] = { "--policy", policy, NULL };
+    s_append_args (gw_args, 32, *policy ? policy_args : NULL);
     s_append_args (gw_args, 32, opts ? opts->gateway_args : NULL);
     s->gateway = proc_start_from (opts ? opts->gateway_bin_dir : NULL, s->dir, "gateway", "gateway", gw_args);
     if (!s_up (s->gateway, "\"listening\"", "http=127.0.0.1:", port, sizeof port)

@@ -69,6 +69,8 @@ typedef struct {
     const char *policy_text;            //  or a policy written to the stack's dir once the
                                         //  mock is up, "@MOCK@" replaced by its base URL
     const char *const *judge_args;      //  extra judge flags, NULL-terminated (or NULL)
+    const char *const *aggregator_args; //  extra aggregator flags, NULL-terminated (or NULL)
+    const char *const *emitter_args;    //  extra emitter flags, NULL-terminated (or NULL)
     const char *const *ingest_args;     //  extra ingest flags (later flags win), NULL-terminated (or NULL)
     const char *const *gateway_args;    //  extra gateway flags, NULL-terminated (or NULL)
     const char *const *mock_args;       //  extra mock flags, NULL-terminated (or NULL)

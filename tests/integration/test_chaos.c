@@ -13,8 +13,6 @@
     fourth judge under load (it takes new streams).
 */
 #include <criterion/criterion.h>
-#include <curl/curl.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +20,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "load.h"
 
 #define CHAOS_STREAMS 200
 #define CHAOS_CHUNKS 120                //  text chunks per stream (then two tool calls)
@@ -31,131 +30,6 @@
 #define CHAOS_ROUND_MS 900
 #define CHAOS_RESTART_MS 150            //  a killed instance comes back after this
 #define RUN_LIMIT_MS 90000
-
-static int64_t
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-//  --------------------------------------------------------------------------
-//  A client running many streaming requests at once.
-
-typedef struct {
-    CURL *easy;
-    struct curl_slist *headers;
-    sl_buf_t body;                      //  response bytes
-    char request [256];
-    int64_t *arrivals;                  //  ms of every read
-    size_t arrival_count;
-    size_t arrival_cap;
-    long status;
-    bool done;
-    CURLcode result;
-} s_client_t;
-
-static size_t
-s_on_data (char *ptr, size_t size, size_t nmemb, void *arg)
-{
-    s_client_t *c = arg;
-    sl_buf_append (&c->body, ptr, size * nmemb);
-    if (c->arrival_count == c->arrival_cap) {
-        c->arrival_cap = c->arrival_cap ? c->arrival_cap * 2 : 64;
-        c->arrivals = realloc (c->arrivals, c->arrival_cap * sizeof (int64_t));
-    }
-    c->arrivals [c->arrival_count++] = s_now_ms ();
-    return size * nmemb;
-}
-
-typedef struct {
-    int64_t at;                         //  ms from the start of the run
-    void (*fn) (void *arg, int round);
-    void *arg;
-    int round;
-} s_action_t;
-
-//  Run every request to its end, calling the actions at their times.
-//  Bounded by RUN_LIMIT_MS. Returns the run's start time.
-static int64_t
-s_run (int port, s_client_t *clients, int n, s_action_t *actions, int action_count)
-{
-    CURLM *multi = curl_multi_init ();
-    char url [128];
-    snprintf (url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions", port);
-    for (int i = 0; i < n; i++) {
-        s_client_t *c = &clients [i];
-        c->easy = curl_easy_init ();
-        c->headers = curl_slist_append (NULL, "Content-Type: application/json");
-        curl_easy_setopt (c->easy, CURLOPT_URL, url);
-        curl_easy_setopt (c->easy, CURLOPT_POSTFIELDS, c->request);
-        curl_easy_setopt (c->easy, CURLOPT_HTTPHEADER, c->headers);
-        curl_easy_setopt (c->easy, CURLOPT_WRITEFUNCTION, s_on_data);
-        curl_easy_setopt (c->easy, CURLOPT_WRITEDATA, c);
-        curl_easy_setopt (c->easy, CURLOPT_PRIVATE, c);
-        curl_easy_setopt (c->easy, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt (c->easy, CURLOPT_TIMEOUT_MS, (long) RUN_LIMIT_MS);
-        curl_multi_add_handle (multi, c->easy);
-    }
-    int64_t start = s_now_ms ();
-    int next_action = 0, running = n;
-    while (running > 0 && s_now_ms () - start < RUN_LIMIT_MS) {
-        curl_multi_perform (multi, &running);
-        CURLMsg *msg;
-        int left;
-        while ((msg = curl_multi_info_read (multi, &left)))
-            if (msg->msg == CURLMSG_DONE) {
-                s_client_t *c;
-                curl_easy_getinfo (msg->easy_handle, CURLINFO_PRIVATE, (char **) &c);
-                c->done = true;
-                c->result = msg->data.result;
-                curl_easy_getinfo (msg->easy_handle, CURLINFO_RESPONSE_CODE, &c->status);
-            }
-        while (next_action < action_count && s_now_ms () - start >= actions [next_action].at) {
-            actions [next_action].fn (actions [next_action].arg, actions [next_action].round);
-            next_action++;
-        }
-        curl_multi_poll (multi, NULL, 0, 5, NULL);
-    }
-    for (int i = 0; i < n; i++) {
-        curl_multi_remove_handle (multi, clients [i].easy);
-        curl_easy_cleanup (clients [i].easy);
-        curl_slist_free_all (clients [i].headers);
-    }
-    curl_multi_cleanup (multi);
-    return start;
-}
-
-static void
-s_clients_free (s_client_t *clients, int n)
-{
-    for (int i = 0; i < n; i++) {
-        sl_buf_free (&clients [i].body);
-        free (clients [i].arrivals);
-    }
-    free (clients);
-}
-
-static s_client_t *
-s_clients (int n, const char *model, int chunks)
-{
-    s_client_t *clients = calloc ((size_t) n, sizeof (s_client_t));
-    for (int i = 0; i < n; i++)
-        snprintf (clients [i].request, sizeof clients [i].request,
-                  "{\"model\":\"%s\",\"max_tokens\":%d,\"stream\":true,"
-                  "\"messages\":[{\"role\":\"user\",\"content\":\"stream %d\"}]}", model, chunks, i);
-    return clients;
-}
-
-static bool
-s_complete (const s_client_t *c)
-{
-    const char *done = "data: [DONE]\n\n";
-    size_t n = strlen (done);
-    return c->done && c->result == CURLE_OK && c->status == 200 && c->body.len >= n
-        && memcmp (c->body.data + c->body.len - n, done, n) == 0;
-}
 
 //  --------------------------------------------------------------------------
 //  chaos
@@ -173,7 +47,7 @@ s_kill_round (void *arg, int round)
     s_chaos_t *ch = arg;
     for (int s = CL_AGGREGATOR; s <= CL_EMITTER; s++)
         cluster_kill (ch->cluster, s, ch->victims [round][s - CL_AGGREGATOR]);
-    ch->killed_at [round] = s_now_ms ();
+    ch->killed_at [round] = load_now_ms ();
 }
 
 static void
@@ -200,32 +74,31 @@ Test (chaos, kill_any_stage_lose_nothing, .timeout = 240)
     cr_assert_not_null (cluster, "3 instances of every stage came up");
 
     //  The reference: the same requests without kills.
-    s_client_t *base = s_clients (CHAOS_STREAMS, "mock-bench", CHAOS_CHUNKS);
-    s_run (cluster->http_port [0], base, CHAOS_STREAMS, NULL, 0);
+    load_client_t *base = load_clients (CHAOS_STREAMS, "mock-bench", CHAOS_CHUNKS);
+    load_run (cluster->http_port [0], base, CHAOS_STREAMS, NULL, 0, RUN_LIMIT_MS);
     int base_ok = 0;
     for (int i = 0; i < CHAOS_STREAMS; i++)
-        base_ok += s_complete (&base [i]);
+        base_ok += load_complete (&base [i]);
     cr_assert_eq (base_ok, CHAOS_STREAMS, "every stream completes without kills");
 
     //  The same again, killing an aggregator, a judge and an emitter per round.
     s_chaos_t ch = { .cluster = cluster };
     srand (20261122);
-    s_action_t actions [2 * CHAOS_ROUNDS];
+    load_action_t actions [2 * CHAOS_ROUNDS];
     for (int r = 0; r < CHAOS_ROUNDS; r++) {
         for (int k = 0; k < 3; k++)
             ch.victims [r][k] = rand () % 3;
-        actions [2 * r] = (s_action_t) { CHAOS_FIRST_KILL_MS + r * CHAOS_ROUND_MS, s_kill_round, &ch, r };
-        actions [2 * r + 1] = (s_action_t) { CHAOS_FIRST_KILL_MS + r * CHAOS_ROUND_MS + CHAOS_RESTART_MS,
+        actions [2 * r] = (load_action_t) { CHAOS_FIRST_KILL_MS + r * CHAOS_ROUND_MS, s_kill_round, &ch, r };
+        actions [2 * r + 1] = (load_action_t) { CHAOS_FIRST_KILL_MS + r * CHAOS_ROUND_MS + CHAOS_RESTART_MS,
                                              s_restart_round, &ch, r };
     }
-    s_client_t *run = s_clients (CHAOS_STREAMS, "mock-bench", CHAOS_CHUNKS);
-    s_run (cluster->http_port [0], run, CHAOS_STREAMS, actions, 2 * CHAOS_ROUNDS);
+    load_client_t *run = load_clients (CHAOS_STREAMS, "mock-bench", CHAOS_CHUNKS);
+    load_run (cluster->http_port [0], run, CHAOS_STREAMS, actions, 2 * CHAOS_ROUNDS, RUN_LIMIT_MS);
 
     int complete = 0, identical = 0;
     for (int i = 0; i < CHAOS_STREAMS; i++) {
-        complete += s_complete (&run [i]);
-        bool same = run [i].body.len == base [i].body.len
-                 && memcmp (run [i].body.data, base [i].body.data, base [i].body.len) == 0;
+        complete += load_complete (&run [i]);
+        bool same = load_identical (&run [i], &base [i]);
         identical += same;
         if (!same && identical + 1 >= i)    //  show the first difference only
             fprintf (stderr, "chaos: stream %d differs (%zu bytes vs %zu)\n", i,
@@ -244,7 +117,7 @@ Test (chaos, kill_any_stage_lose_nothing, .timeout = 240)
     for (int r = 0; r < CHAOS_ROUNDS; r++) {
         int64_t worst = 0;
         for (int i = 0; i < CHAOS_STREAMS; i++) {
-            s_client_t *c = &run [i];
+            load_client_t *c = &run [i];
             if (!c->arrival_count || c->arrivals [0] > ch.killed_at [r]
             ||  c->arrivals [c->arrival_count - 1] < ch.killed_at [r])
                 continue;
@@ -264,8 +137,8 @@ Test (chaos, kill_any_stage_lose_nothing, .timeout = 240)
                      "%.0f streams replayed, %d/%d complete, %d/%d byte-identical; kill to resumed flow median %lld ms, worst %lld ms\n",
              CHAOS_STREAMS, CHAOS_ROUNDS, replays, complete, CHAOS_STREAMS, identical, CHAOS_STREAMS,
              (long long) sorted [CHAOS_ROUNDS / 2], (long long) sorted [CHAOS_ROUNDS - 1]);
-    s_clients_free (base, CHAOS_STREAMS);
-    s_clients_free (run, CHAOS_STREAMS);
+    load_clients_free (base, CHAOS_STREAMS);
+    load_clients_free (run, CHAOS_STREAMS);
     cr_expect_eq (cluster_stop (cluster), 0, "every instance still running exits cleanly");
 }
 
@@ -285,13 +158,13 @@ Test (chaos, an_ingest_dies_only_its_streams_fail_cleanly, .timeout = 120)
     cluster_t *cluster = cluster_start (&opts);
     cr_assert_not_null (cluster);
     enum { N = 40 };
-    s_client_t *clients = s_clients (N, "mock-bench", 60);
-    s_action_t kill = { 500, s_kill_ingest, cluster, 0 };
-    s_run (cluster->http_port [0], clients, N, &kill, 1);
+    load_client_t *clients = load_clients (N, "mock-bench", 60);
+    load_action_t kill = { 500, s_kill_ingest, cluster, 0 };
+    load_run (cluster->http_port [0], clients, N, &kill, 1, RUN_LIMIT_MS);
     int complete = 0, failed_cleanly = 0;
     for (int i = 0; i < N; i++) {
-        s_client_t *c = &clients [i];
-        if (s_complete (c)) {
+        load_client_t *c = &clients [i];
+        if (load_complete (c)) {
             complete++;
             continue;
         }
@@ -308,7 +181,7 @@ Test (chaos, an_ingest_dies_only_its_streams_fail_cleanly, .timeout = 120)
     cr_expect_eq (complete + failed_cleanly, N, "every stream either completed or failed cleanly");
     cr_expect_gt (failed_cleanly, 0, "the dead ingest had streams");
     cr_expect_gt (complete, 0, "the other ingest's streams were untouched");
-    s_clients_free (clients, N);
+    load_clients_free (clients, N);
     cluster_stop (cluster);
 }
 
@@ -325,21 +198,21 @@ Test (chaos, a_gateway_dies_its_upstream_calls_are_closed, .timeout = 120)
     cluster_t *cluster = cluster_start (&opts);
     cr_assert_not_null (cluster);
     enum { N = 10 };
-    s_client_t *clients = s_clients (N, "mock-bench", 500);     //  10 s each
-    s_action_t kill = { 500, s_kill_gateway, cluster, 0 };
-    int64_t start = s_run (cluster->http_port [0], clients, N, &kill, 1);
+    load_client_t *clients = load_clients (N, "mock-bench", 500);     //  10 s each
+    load_action_t kill = { 500, s_kill_gateway, cluster, 0 };
+    int64_t start = load_run (cluster->http_port [0], clients, N, &kill, 1, RUN_LIMIT_MS);
     (void) start;
     //  The clients lost their connections with the gateway; the ingest,
     //  seeing no more acks, closes the upstream calls. Wait for the mock to
     //  count them, bounded.
-    int64_t t0 = s_now_ms ();
+    int64_t t0 = load_now_ms ();
     double abandoned = 0;
-    while (s_now_ms () - t0 < 15000 && (abandoned = metric_value (cluster->mock_port, "mock_streams_abandoned_total")) < N)
+    while (load_now_ms () - t0 < 15000 && (abandoned = metric_value (cluster->mock_port, "mock_streams_abandoned_total")) < N)
         usleep (20000);
     cr_expect_eq (abandoned, N, "the mock saw every upstream call closed");
     fprintf (stderr, "chaos: gateway killed; the mock saw all %d upstream calls closed %lld ms after the clients lost it\n",
-             N, (long long) (s_now_ms () - t0));
-    s_clients_free (clients, N);
+             N, (long long) (load_now_ms () - t0));
+    load_clients_free (clients, N);
     cluster_stop (cluster);
 }
 
@@ -359,20 +232,20 @@ Test (chaos, a_fourth_judge_takes_new_streams, .timeout = 120)
     //  Load on three judges; the fourth comes up in the middle; a second
     //  wave of streams starts once it is up.
     enum { N = 30 };
-    s_client_t *first = s_clients (N, "mock-bench", 100);
-    s_action_t start4 = { 300, s_start_fourth_judge, cluster, 0 };
-    s_run (cluster->http_port [0], first, N, &start4, 1);
+    load_client_t *first = load_clients (N, "mock-bench", 100);
+    load_action_t start4 = { 300, s_start_fourth_judge, cluster, 0 };
+    load_run (cluster->http_port [0], first, N, &start4, 1, RUN_LIMIT_MS);
     cr_assert (proc_wait_log (cluster->procs [CL_JUDGE][3], "\"started\"", NULL, NULL, 0, 15000));
     double before = metric_value (cluster->metrics [CL_JUDGE][3], "sluice_messages_in_total");
-    s_client_t *second = s_clients (N, "mock-text", 0);
-    s_run (cluster->http_port [0], second, N, NULL, 0);
+    load_client_t *second = load_clients (N, "mock-text", 0);
+    load_run (cluster->http_port [0], second, N, NULL, 0, RUN_LIMIT_MS);
     double after = metric_value (cluster->metrics [CL_JUDGE][3], "sluice_messages_in_total");
     int ok = 0;
     for (int i = 0; i < N; i++)
-        ok += s_complete (&first [i]) + s_complete (&second [i]);
+        ok += load_complete (&first [i]) + load_complete (&second [i]);
     cr_expect_eq (ok, 2 * N, "every stream completed");
     cr_expect_gt (after, before, "the new judge took streams without any restart");
-    s_clients_free (first, N);
-    s_clients_free (second, N);
+    load_clients_free (first, N);
+    load_clients_free (second, N);
     cr_expect_eq (cluster_stop (cluster), 0);
 }

@@ -1192,6 +1192,7 @@ Test (sl_agg, too_many_bytes_end_the_stream_with_an_error)
     memset (start.sid, 0x44, SL_SID_SIZE);
     recorder_clear (&rec);
     sl_agg_feed (agg, &start, recorder_emit, &rec);
+    size_t held = sl_agg_streams (agg);
     const char *pieces [] = { "12345", "6789", "0", "x" };
     for (int i = 0; i < 4; i++) {
         sl_msg_t d = s_d (SL_D_TEXT, -1);
@@ -1204,6 +1205,21 @@ Test (sl_agg, too_many_bytes_end_the_stream_with_an_error)
     cr_expect (s_end_block (0)->flags & SL_F_INCOMPLETE);
     cr_expect (sl_str_eq (s_nth (SL_MSG_ERROR, -1, 0)->code, "stream_too_large"));
     cr_expect_not_null (strstr (s_nth (SL_MSG_ERROR, -1, 0)->message.ptr, "10 bytes"));
+    //  Its END follows the error at once: every stage lets go of it now,
+    //  not when the upstream (which may go on for megabytes) ends.
+    cr_expect_eq (rec.msgs [rec.count - 1]->type, SL_MSG_END);
+    cr_expect_eq (sl_agg_streams (agg), held - 1, "the aggregator holds nothing of it");
+    size_t emitted = rec.count;
+    uint64_t dropped = sl_agg_dropped (agg);
+    sl_msg_t more = s_d (SL_D_TEXT, -1);
+    memset (more.sid, 0x44, SL_SID_SIZE);
+    more.text = sl_str ("more");
+    s_feed (more);
+    sl_msg_t end = recorder_msg (SL_MSG_END, 0);
+    memset (end.sid, 0x44, SL_SID_SIZE);
+    s_feed (end);
+    cr_expect_eq (rec.count, emitted, "what the ingest still sends makes nothing");
+    cr_expect_eq (sl_agg_dropped (agg), dropped + 2, "and is counted as dropped");
 }
 
 Test (sl_agg, limits_apply_to_streams_that_start_afterwards)

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../../services/judge/sl_llm.h"
+#include "../../common/sl_llm.h"
 
 Test (sl_llm, prompt_template)
 {

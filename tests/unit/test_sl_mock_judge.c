@@ -4,7 +4,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "../../services/judge/sl_llm.h"
+#include "../../common/sl_llm.h"
 #include "../../services/mock/sl_mock_judge.h"
 
 #define OPENAI_PATH "/v1/chat/completions"

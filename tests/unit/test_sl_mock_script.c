@@ -163,7 +163,15 @@ Test (sl_mock_script, bench_scenario_has_the_asked_chunks_and_two_calls)
     cr_assert_eq (sl_mock_script_build (SL_DIALECT_OPENAI, sl_str ("mock-bench"), sl_str ("{}"), 50, 0, &sc), 0);
     //  role, 50 text, 2 x (start + 3 fragments), finish, usage, [DONE]
     cr_expect_eq (sc.count, 1 + 50 + 8 + 3);
+    cr_expect_not (sc.burst, "mock-bench keeps the mock's pace");
     sl_mock_script_clear (&sc);
+    //  mock-burst: the same events, sent without any delay.
+    sl_mock_script_t burst;
+    cr_assert_eq (sl_mock_script_build (SL_DIALECT_OPENAI, sl_str ("mock-burst"), sl_str ("{}"), 50, 0, &burst), 0);
+    cr_expect_eq (burst.count, 1 + 50 + 8 + 3);
+    cr_expect (burst.burst);
+    cr_expect_eq (burst.pace_ms, 0);
+    sl_mock_script_clear (&burst);
     for (size_t d = 0; d < DIALECTS; d++) {
         s_sink_t s = s_run (s_dialects [d], "mock-bench");
         cr_expect_str_eq (sl_buf_cstr (&s.calls),

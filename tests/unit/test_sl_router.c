@@ -281,6 +281,192 @@ Test (sl_router, a_big_batch_leaves_before_the_flush)
 }
 
 //  --------------------------------------------------------------------------
+//  The credit handshake, exactly: a fake next-stage instance that answers
+//  only when the script says, with the windows and flags it chooses.
+
+typedef struct {
+    zsock_t *sock;
+    char endpoint [64];
+    zframe_t *id;                       //  the router's routing id, once known
+    uint64_t last_hello;                //  seq of the last hello received
+    int hello_count;
+    int plain_hbs;                      //  heartbeats without hello
+    int messages;                       //  stream messages
+} s_peer_fake_t;
+
+static int
+s_on_peer_fake (zloop_t *loop, zsock_t *reader, void *arg)
+{
+    (void) loop;
+    (void) reader;
+    s_peer_fake_t *f = arg;
+    zmsg_t *msg = zmsg_recv (f->sock);
+    zframe_t *id = zmsg_pop (msg);
+    zframe_t *data = zmsg_pop (msg);
+    size_t offset = 0;
+    sl_msg_t m;
+    while (data && sl_codec_decode (codec, zframe_data (data), zframe_size (data), &offset, &m) == 0) {
+        if (m.type != SL_MSG_HB)
+            f->messages++;
+        else
+        if (m.flags & SL_F_HELLO) {
+            f->last_hello = m.seq;
+            f->hello_count++;
+        }
+        else
+        if (!(m.flags & SL_F_HELLO))
+            f->plain_hbs++;
+    }
+    if (!f->id)
+        f->id = zframe_dup (id);
+    zframe_destroy (&id);
+    zframe_destroy (&data);
+    zmsg_destroy (&msg);
+    return 0;
+}
+
+static void
+s_fake_say (s_peer_fake_t *f, uint64_t incarnation, uint32_t credit, uint32_t flags, uint64_t seq)
+{
+    sl_msg_t hb;
+    sl_msg_init (&hb, SL_MSG_HB);
+    hb.instance = sl_str ("fake");
+    hb.incarnation = incarnation;
+    hb.credit = credit;
+    hb.flags = flags;
+    hb.seq = seq;
+    sl_buf_t buf = { 0 };
+    sl_msg_encode (&hb, &buf);
+    zmsg_t *out = zmsg_new ();
+    zframe_t *to = zframe_dup (f->id);
+    zmsg_append (out, &to);
+    zmsg_addmem (out, buf.data, buf.len);
+    zmsg_send (&out, f->sock);
+    sl_buf_free (&buf);
+}
+
+typedef struct {
+    sl_router_t *router;
+    s_peer_fake_t *fake;
+    int step;
+    int phase;
+    int sent;
+    int plain_at;                       //  plain heartbeats seen when the last window came
+    int hellos_at;                      //  hellos seen when the instance asked for one
+} s_handshake_t;
+
+static void
+s_send_some (s_handshake_t *h, int n)
+{
+    for (int i = 0; i < n; i++) {
+        sl_msg_t m;
+        sl_msg_init (&m, h->sent == 0 ? SL_MSG_START : SL_MSG_DELTA);
+        memset (m.sid, 7, SL_SID_SIZE);
+        m.kind = SL_D_TEXT;
+        m.seq = (uint64_t) h->sent++;
+        cr_assert_eq (sl_router_send (h->router, &m), 0);
+    }
+    sl_router_flush (h->router);
+}
+
+//  Every 20 ms; each phase waits (boundedly) for what it needs.
+static int
+s_on_handshake_step (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_handshake_t *h = arg;
+    s_peer_fake_t *f = h->fake;
+    const char *ep = f->endpoint;
+    if (++h->step > 250)
+        return -1;                      //  5 s: the phase did not complete
+    switch (h->phase) {
+        case 0:                         //  the first heartbeat says hello: nothing was sent before it
+            if (f->hello_count == 0)
+                return 0;
+            cr_expect_eq (f->last_hello, 0);
+            s_send_some (h, 5);
+            s_fake_say (f, 1, 100, SL_F_WINDOW, 0);
+            h->phase = 1;
+            return 0;
+        case 1:                         //  a window of 100, 5 sent since that hello
+            if (f->messages < 5 || sl_router_credit (h->router, ep) != 95)
+                return 0;
+            s_fake_say (f, 1, 10, 0, 0);
+            h->phase = 2;
+            return 0;
+        case 2:                         //  ordinary grants add to it
+            if (sl_router_credit (h->router, ep) != 105)
+                return 0;
+            //  The instance says it holds no window for us (it saw a new
+            //  connection): the router says hello at once, counting from 5.
+            s_fake_say (f, 1, 0, SL_F_HELLO, 0);
+            h->hellos_at = f->hello_count;
+            h->phase = 3;
+            return 0;
+        case 3:                         //  no window is counted on meanwhile
+            if (f->hello_count == h->hellos_at || sl_router_credit (h->router, ep) != 0)
+                return 0;
+            cr_expect_eq (f->last_hello, 5, "the hello counts what was sent before it");
+            s_send_some (h, 3);
+            //  Grants while it has no window count for nothing certain; the
+            //  window answering the hello sets the credit outright.
+            s_fake_say (f, 1, 999, 0, 0);
+            s_fake_say (f, 1, 50, SL_F_WINDOW, 5);
+            h->phase = 4;
+            return 0;
+        case 4:                         //  50, less the 3 sent since that hello
+            if (sl_router_credit (h->router, ep) != 47)
+                return 0;
+            //  A new incarnation: a restarted instance holds nothing of ours.
+            s_fake_say (f, 2, 0, 0, 0);
+            h->phase = 5;
+            return 0;
+        case 5:
+            if (sl_router_credit (h->router, ep) != 0 || f->last_hello != 8)
+                return 0;
+            s_fake_say (f, 2, 20, SL_F_WINDOW, 8);
+            h->phase = 6;
+            return 0;
+        case 6:
+            if (sl_router_credit (h->router, ep) != 20)
+                return 0;
+            //  Windowed again: heartbeats no longer say hello.
+            h->plain_at = f->plain_hbs;
+            h->phase = 7;
+            return 0;
+        case 7:
+            return f->plain_hbs > h->plain_at ? -1 : 0;
+    }
+    return -1;
+}
+
+Test (sl_router, credit_comes_from_a_window_answering_a_hello)
+{
+    codec = sl_codec_new ();
+    zloop_t *loop = zloop_new ();
+    s_peer_fake_t f = { 0 };
+    f.sock = zsock_new (ZMQ_ROUTER);
+    int port = zsock_bind (f.sock, "tcp://127.0.0.1:*");
+    cr_assert_gt (port, 0);
+    snprintf (f.endpoint, sizeof f.endpoint, "tcp://127.0.0.1:%d", port);
+    zloop_reader (loop, f.sock, s_on_peer_fake, &f);
+    sl_router_t *router = sl_router_new (loop, "test", 7);
+    cr_assert_eq (sl_router_connect (router, f.endpoint), 0);
+    s_handshake_t h = { .router = router, .fake = &f };
+    zloop_timer (loop, 20, 0, s_on_handshake_step, &h);
+    zloop_start (loop);
+    cr_expect_eq (h.phase, 7, "every phase of the handshake completed (stopped in phase %d, credit %lld)",
+                  h.phase, (long long) sl_router_credit (router, f.endpoint));
+    cr_expect_gt (f.plain_hbs, h.plain_at, "with a window, heartbeats say no hello");
+    sl_router_destroy (&router);
+    zloop_destroy (&loop);
+    zframe_destroy (&f.id);
+    zsock_destroy (&f.sock);
+    sl_codec_destroy (&codec);
+}
+
+//  --------------------------------------------------------------------------
 //  Delivery by instance name (the emitter's frames to the gateway that owns
 //  a stream): only to the live peer that announced the name; a name nobody
 //  announces waits SL_NAME_WAIT_MS, then is reported unroutable.

@@ -273,6 +273,23 @@ check_written_once (s_env_t *env)
     cr_expect_eq (s_count (store, "SELECT started_at FROM streams"), 1000000);
     cr_expect_eq (s_count (store, "SELECT duration_ms FROM streams"), 250);
     cr_expect_eq (s_count (store, "SELECT usage_total FROM streams"), 65);
+    //  A verdict on the request (the gateway's request rules) is kept with
+    //  the part it judged, and is no call.
+    sl_record_meta_t rmeta = s_meta (1000050, 0);
+    sl_msg_t rv = s_msg (SL_MSG_VERDICT, s_sid_a, 2);
+    rv.part = SL_STR_LIT ("messages[2].parts[0]");
+    rv.id = SL_STR_LIT ("call_1");
+    rv.name = SL_STR_LIT ("read_file");
+    rv.action = SL_ACT_REDACT;
+    rv.rule = SL_STR_LIT ("aws-key");
+    rv.reason = SL_STR_LIT ("rule aws-key: 1 match replaced");
+    cr_assert_eq (sl_store_begin (store), 0);
+    cr_expect_eq (sl_archive_apply (archive, &rmeta, &rv), 1);
+    cr_assert_eq (sl_store_commit (store), 0, "%s", sl_store_error (store));
+    cr_expect_eq (s_count (store, "SELECT COUNT(*) FROM verdicts WHERE side = 'request' AND "
+                                  "part = 'messages[2].parts[0]' AND action = 'redact' AND idx IS NULL"), 1);
+    cr_expect_eq (s_count (store, "SELECT COUNT(*) FROM verdicts WHERE side = 'response'"), 2);
+    cr_expect_eq (s_count (store, "SELECT calls FROM streams"), 2, "a request verdict is no call");
     //  The emitter's own event at the same place is another record.
     sl_record_meta_t own = s_meta (1000100, 1);
     sl_msg_t e = s_msg (SL_MSG_ERROR, s_sid_a, 13);

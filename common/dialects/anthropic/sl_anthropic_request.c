@@ -76,7 +76,7 @@ s_block (sl_req_t *req, sl_message_t *m, sl_part_t *result, json_t *block)
                           : sl_req_add_part (m, kind ? kind : SL_PART_OPAQUE);
     switch (kind) {
         case SL_PART_TEXT:
-            p->text = sl_req_str (json_object_get (block, "text"));
+            sl_req_set_text (p, json_object_get (block, "text"));
             break;
         case SL_PART_IMAGE:
             s_image (p, json_object_get (block, "source"));
@@ -85,7 +85,7 @@ s_block (sl_req_t *req, sl_message_t *m, sl_part_t *result, json_t *block)
             p->id = sl_req_str (json_object_get (block, "id"));
             p->name = sl_req_str (json_object_get (block, "name"));
             json_t *input = json_object_get (block, "input");
-            p->arguments = sl_req_keep_json (req, input ? input : json_object ());
+            p->arguments = sl_req_keep_json (req, input);
             break;
         }
         case SL_PART_TOOL_RESULT: {
@@ -93,8 +93,9 @@ s_block (sl_req_t *req, sl_message_t *m, sl_part_t *result, json_t *block)
             p->name = sl_req_call_name (req, p->id);
             p->is_error = json_is_true (json_object_get (block, "is_error"));
             json_t *content = json_object_get (block, "content");
+            sl_req_set_source (p, block, "content");
             if (json_is_string (content))
-                sl_req_add_content (p, SL_PART_TEXT)->text = sl_req_str (content);
+                sl_req_set_text (sl_req_add_content (p, SL_PART_TEXT), content);
             else
                 s_blocks (req, NULL, p, content);
             break;
@@ -180,7 +181,7 @@ sl_anthropic_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, 
     //  Instructions
     json_t *system = json_object_get (root, "system");
     if (json_is_string (system))
-        sl_req_add_part (sl_req_add_message (req, SL_ROLE_SYSTEM), SL_PART_TEXT)->text = sl_req_str (system);
+        sl_req_set_text (sl_req_add_part (sl_req_add_message (req, SL_ROLE_SYSTEM), SL_PART_TEXT), system);
     else
     if (json_is_array (system))
         s_blocks (req, sl_req_add_message (req, SL_ROLE_SYSTEM), NULL, system);
@@ -192,7 +193,7 @@ sl_anthropic_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, 
                                                                                           : SL_ROLE_USER);
         json_t *content = json_object_get (msg, "content");
         if (json_is_string (content))
-            sl_req_add_part (m, SL_PART_TEXT)->text = sl_req_str (content);
+            sl_req_set_text (sl_req_add_part (m, SL_PART_TEXT), content);
         else
             s_blocks (req, m, NULL, content);
     }

@@ -123,14 +123,21 @@ s_response (sl_req_t *req, sl_part_t *r, json_t *response)
     json_t *output = json_object_get (response, "output"), *error = json_object_get (response, "error");
     sl_part_t *text = sl_req_add_content (r, SL_PART_TEXT);
     if (json_object_size (response) == 1 && json_is_string (output))
-        text->text = sl_req_str (output);
+        sl_req_set_text (text, output);
     else
     if (json_object_size (response) == 1 && error) {
         r->is_error = true;
-        text->text = json_is_string (error) ? sl_req_str (error) : sl_req_keep_json (req, error);
+        if (json_is_string (error))
+            sl_req_set_text (text, error);
+        else {
+            text->text = sl_req_keep_json (req, error);
+            text->source = error;       //  its JSON: a policy changes the strings inside
+        }
     }
-    else
-        text->text = sl_req_keep_json (req, response ? response : json_object ());
+    else {
+        text->text = sl_req_keep_json (req, response);
+        text->source = json_is_object (response) ? response : NULL;
+    }
 }
 
 static void
@@ -149,7 +156,7 @@ s_content (sl_req_t *req, json_t *content, size_t index)
         if (json_is_string (text)) {
             bool thought = json_is_true (json_object_get (part, "thought"));
             sl_part_t *p = sl_req_add_part (m, thought ? SL_PART_THINKING : SL_PART_TEXT);
-            p->text = sl_req_str (text);
+            sl_req_set_text (p, text);
             if (thought)
                 p->signature = sig;
         }
@@ -165,7 +172,7 @@ s_content (sl_req_t *req, json_t *content, size_t index)
             p->id = id;
             p->name = sl_req_str (json_object_get (call, "name"));
             json_t *args = json_object_get (call, "args");
-            p->arguments = sl_req_keep_json (req, args ? args : json_object ());
+            p->arguments = sl_req_keep_json (req, args);
             p->signature = sig;
         }
         else
@@ -177,6 +184,7 @@ s_content (sl_req_t *req, json_t *content, size_t index)
             sl_part_t *r = sl_req_add_part (m, SL_PART_TOOL_RESULT);
             r->id = id;
             r->name = name;
+            sl_req_set_source (r, response, "response");
             s_response (req, r, json_object_get (response, "response"));
         }
         else
@@ -269,11 +277,11 @@ sl_gemini_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_
         json_t *part;
         json_array_foreach (json_object_get (system, "parts"), i, part)
             if (json_is_string (json_object_get (part, "text")))
-                sl_req_add_part (m, SL_PART_TEXT)->text = sl_req_str (json_object_get (part, "text"));
+                sl_req_set_text (sl_req_add_part (m, SL_PART_TEXT), json_object_get (part, "text"));
     }
     else
     if (json_is_string (system))
-        sl_req_add_part (sl_req_add_message (req, SL_ROLE_SYSTEM), SL_PART_TEXT)->text = sl_req_str (system);
+        sl_req_set_text (sl_req_add_part (sl_req_add_message (req, SL_ROLE_SYSTEM), SL_PART_TEXT), system);
     json_t *content;
     json_array_foreach (contents, i, content)
         s_content (req, content, i);

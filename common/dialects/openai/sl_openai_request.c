@@ -53,11 +53,11 @@ s_part (sl_req_t *req, sl_message_t *m, json_t *part)
 {
     const char *type = json_string_value (json_object_get (part, "type"));
     if (json_is_string (part)) {
-        sl_req_add_part (m, SL_PART_TEXT)->text = sl_req_str (part);
+        sl_req_set_text (sl_req_add_part (m, SL_PART_TEXT), part);
         return;
     }
     if (type && strcmp (type, "text") == 0 && json_is_string (json_object_get (part, "text")))
-        sl_req_add_part (m, SL_PART_TEXT)->text = sl_req_str (json_object_get (part, "text"));
+        sl_req_set_text (sl_req_add_part (m, SL_PART_TEXT), json_object_get (part, "text"));
     else
     if (type && strcmp (type, "refusal") == 0 && json_is_string (json_object_get (part, "refusal")))
         sl_req_add_part (m, SL_PART_REFUSAL)->text = sl_req_str (json_object_get (part, "refusal"));
@@ -80,7 +80,7 @@ static void
 s_content (sl_req_t *req, sl_message_t *m, json_t *content)
 {
     if (json_is_string (content)) {
-        sl_req_add_part (m, SL_PART_TEXT)->text = sl_req_str (content);
+        sl_req_set_text (sl_req_add_part (m, SL_PART_TEXT), content);
         return;
     }
     size_t i;
@@ -111,7 +111,7 @@ s_call (sl_req_t *req, sl_message_t *m, json_t *id, json_t *fn)
     p->id = sl_req_str (id);
     p->name = sl_req_str (json_object_get (fn, "name"));
     json_t *args = json_object_get (fn, "arguments");
-    p->arguments = json_is_string (args) ? sl_req_str (args) : sl_req_keep_json (req, args ? args : json_object ());
+    p->arguments = json_is_string (args) ? sl_req_str (args) : sl_req_keep_json (req, args);
 }
 
 static void
@@ -158,6 +158,7 @@ s_message (sl_req_t *req, json_t *msg, size_t index)
             r->name = sl_req_str (json_object_get (msg, "name"));
             r->id = sl_req_open_call (req, req->message_count - 1, r->name);
         }
+        sl_req_set_source (r, msg, "content");
         sl_message_t holder = { 0 };
         s_content (req, &holder, content);
         r->content = holder.parts;

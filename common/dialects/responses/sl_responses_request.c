@@ -62,7 +62,7 @@ s_part (sl_req_t *req, sl_message_t *m, sl_part_t *result, json_t *part)
     sl_part_t *p = result ? sl_req_add_content (result, kind ? kind : SL_PART_OPAQUE)
                           : sl_req_add_part (m, kind ? kind : SL_PART_OPAQUE);
     if (kind == SL_PART_TEXT)
-        p->text = sl_req_str (json_object_get (part, "text"));
+        sl_req_set_text (p, json_object_get (part, "text"));
     else
     if (kind == SL_PART_REFUSAL)
         p->text = sl_req_str (json_object_get (part, "refusal"));
@@ -81,7 +81,7 @@ s_content (sl_req_t *req, sl_message_t *m, sl_part_t *result, json_t *content)
 {
     if (json_is_string (content)) {
         sl_part_t *p = result ? sl_req_add_content (result, SL_PART_TEXT) : sl_req_add_part (m, SL_PART_TEXT);
-        p->text = sl_req_str (content);
+        sl_req_set_text (p, content);
         return;
     }
     size_t i;
@@ -148,6 +148,7 @@ s_item (sl_req_t *req, json_t *item)
         sl_part_t *r = sl_req_add_part (s_results_turn (req), SL_PART_TOOL_RESULT);
         r->id = sl_req_str (json_object_get (item, "call_id"));
         r->name = sl_req_call_name (req, r->id);
+        sl_req_set_source (r, item, "output");
         s_content (req, NULL, r, json_object_get (item, "output"));
         return;
     }
@@ -214,9 +215,9 @@ sl_responses_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, 
     req->include_usage = true;          //  response.completed always carries usage
     json_t *instructions = json_object_get (root, "instructions");
     if (json_is_string (instructions))
-        sl_req_add_part (sl_req_add_message (req, SL_ROLE_SYSTEM), SL_PART_TEXT)->text = sl_req_str (instructions);
+        sl_req_set_text (sl_req_add_part (sl_req_add_message (req, SL_ROLE_SYSTEM), SL_PART_TEXT), instructions);
     if (json_is_string (input))
-        sl_req_add_part (sl_req_add_message (req, SL_ROLE_USER), SL_PART_TEXT)->text = sl_req_str (input);
+        sl_req_set_text (sl_req_add_part (sl_req_add_message (req, SL_ROLE_USER), SL_PART_TEXT), input);
     size_t i;
     json_t *item;
     json_array_foreach (input, i, item)

@@ -18,8 +18,8 @@
 
 #include <stdbool.h>
 
-#include "../../common/sl_buf.h"
-#include "../../proto/sl_msg.h"
+#include "sl_buf.h"
+#include "../proto/sl_msg.h"
 
 #define SL_LLM_DEFAULT_TIMEOUT_MS 5000
 #define SL_LLM_DEFAULT_CONCURRENCY 16
@@ -41,6 +41,9 @@ typedef struct {
     char *model;
     char *api_key_env;                  //  variable holding the API key, NULL: none sent
     char *prompt;                       //  template: {tool} {arguments} {last_user} {model}
+                                        //  ({result}: a tool result, for request rules)
+    const char *system;                 //  the system message (static text); NULL: the one
+                                        //  about tool calls (sl_llm_system_prompt)
     double threshold;                   //  p >= threshold: the rule's action applies
     int timeout_ms;                     //  from the ask to the answer, queueing included
     sl_action_t on_error;               //  ALLOW or BLOCK when the check did not run
@@ -66,8 +69,14 @@ const char *sl_llm_default_url (sl_llm_api_t api);
 extern const char *sl_llm_default_prompt;
 //  The system message telling the judge how to answer.
 extern const char *sl_llm_system_prompt;
+//  The same, for a judge of tool results (request rules): p is the
+//  probability that the result is a prompt injection.
+extern const char *sl_llm_result_system_prompt;
+//  The prompt of a request rule that names none.
+extern const char *sl_llm_default_result_prompt;
 
-//  Fill the prompt template: {tool}, {arguments}, {last_user}, {model}.
+//  Fill the prompt template: {tool}, {arguments}, {last_user}, {model};
+//  {result} is arguments again (a request rule's tool result).
 void sl_llm_render_prompt (const char *tmpl, sl_str_t tool, sl_str_t arguments,
                            sl_str_t last_user, sl_str_t model, sl_buf_t *out);
 //  Append the JSON request body for spec's API with prompt as the user message.

@@ -1,4 +1,4 @@
-/*  llm_client.c - LLM judge requests over libcurl multi (see llm_client.h).
+/*  sl_llm_client.c - LLM judge requests over libcurl multi (see sl_llm_client.h).
 
     Every ask is a request object on one list. A request is either queued
     in its lane (one lane per rule id, with that rule's concurrency limit)
@@ -7,15 +7,15 @@
     timers on every turn, and hundreds of judge calls in flight must not
     cost every other event a scan.
 */
-#include "llm_client.h"
+#include "sl_llm_client.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_curlm.h"
-#include "../../common/sl_log.h"
+#include "sl_alloc.h"
+#include "sl_curlm.h"
+#include "sl_log.h"
 
 #define LLM_SWEEP_MS 20                 //  deadline resolution
 #define LLM_CONNECT_SLACK_MS 1000       //  curl's own timeout, a backstop behind ours
@@ -33,7 +33,7 @@ struct _s_lane_t {
 };
 
 struct _s_req_t {
-    llm_client_t *client;
+    sl_llm_client_t *client;
     uint64_t ticket;
     s_lane_t *lane;
     sl_llm_api_t api;
@@ -52,11 +52,11 @@ struct _s_req_t {
     s_req_t *qnext;                     //  lane queue
 };
 
-struct _llm_client_t {
+struct _sl_llm_client_t {
     zloop_t *loop;
     sl_curlm_t *curlm;
-    llm_client_done_fn *done;
-    llm_client_after_fn *after;
+    sl_llm_client_done_fn *done;
+    sl_llm_client_after_fn *after;
     void *arg;
     s_req_t *reqs;
     s_lane_t *lanes;
@@ -73,7 +73,7 @@ struct _llm_client_t {
 };
 
 static void
-s_update_gauges (llm_client_t *self)
+s_update_gauges (sl_llm_client_t *self)
 {
     self->inflight_gauge->value = (int64_t) self->inflight;
     self->queued_gauge->value = (int64_t) self->queued;
@@ -85,7 +85,7 @@ s_update_gauges (llm_client_t *self)
 //  Requests
 
 static s_lane_t *
-s_lane (llm_client_t *self, const char *name, int limit)
+s_lane (sl_llm_client_t *self, const char *name, int limit)
 {
     s_lane_t *lane = self->lanes;
     while (lane && strcmp (lane->name, name) != 0)
@@ -121,7 +121,7 @@ s_unqueue (s_req_t *req)
 
 //  Take a request off every list and stop its transfer; the caller frees it.
 static void
-s_detach (llm_client_t *self, s_req_t *req)
+s_detach (sl_llm_client_t *self, s_req_t *req)
 {
     if (req->easy) {
         sl_curlm_remove (self->curlm, req->easy);
@@ -167,11 +167,11 @@ s_on_data (char *ptr, size_t size, size_t nmemb, void *arg)
 }
 
 static void s_on_done (void *arg, CURL *easy, CURLcode result);
-static void s_start_queued (llm_client_t *self);
+static void s_start_queued (sl_llm_client_t *self);
 
 //  Report an outcome and forget the request.
 static void
-s_finish (llm_client_t *self, s_req_t *req, const sl_llm_result_t *result)
+s_finish (sl_llm_client_t *self, s_req_t *req, const sl_llm_result_t *result)
 {
     s_detach (self, req);
     if (result->check == SL_CHK_RAN) {
@@ -192,7 +192,7 @@ s_finish (llm_client_t *self, s_req_t *req, const sl_llm_result_t *result)
 //  Build the transfer and hand it to curl; on failure the request fails
 //  at the next sweep.
 static void
-s_start (llm_client_t *self, s_req_t *req)
+s_start (sl_llm_client_t *self, s_req_t *req)
 {
     const char *key = NULL;
     if (req->key_env) {
@@ -237,7 +237,7 @@ s_start (llm_client_t *self, s_req_t *req)
 
 //  Start queued requests while their lanes have room.
 static void
-s_start_queued (llm_client_t *self)
+s_start_queued (sl_llm_client_t *self)
 {
     for (s_lane_t *lane = self->lanes; lane; lane = lane->next)
         while (lane->head && lane->running < lane->limit) {
@@ -259,7 +259,7 @@ s_on_done (void *arg, CURL *easy, CURLcode code)
 {
     (void) easy;
     s_req_t *req = arg;
-    llm_client_t *self = req->client;
+    sl_llm_client_t *self = req->client;
     sl_llm_result_t result = { 0 };
     if (code == CURLE_OK) {
         long status = 0;
@@ -289,7 +289,7 @@ s_on_sweep (zloop_t *loop, int timer_id, void *arg)
 {
     (void) loop;
     (void) timer_id;
-    llm_client_t *self = arg;
+    sl_llm_client_t *self = arg;
     int64_t now = zclock_usecs ();
     bool reported = false;
     s_req_t *req = self->reqs;
@@ -326,7 +326,7 @@ s_on_sweep (zloop_t *loop, int timer_id, void *arg)
 static void
 s_after_curl (void *arg)
 {
-    llm_client_t *self = arg;
+    sl_llm_client_t *self = arg;
     if (self->after)
         self->after (self->arg);
 }
@@ -334,11 +334,11 @@ s_after_curl (void *arg)
 //  --------------------------------------------------------------------------
 //  API
 
-llm_client_t *
-llm_client_new (zloop_t *loop, sl_metrics_t *m, llm_client_done_fn *done,
-                llm_client_after_fn *after, void *arg)
+sl_llm_client_t *
+sl_llm_client_new (zloop_t *loop, sl_metrics_t *m, sl_llm_client_done_fn *done,
+                sl_llm_client_after_fn *after, void *arg)
 {
-    llm_client_t *self = sl_xcalloc (1, sizeof *self);
+    sl_llm_client_t *self = sl_xcalloc (1, sizeof *self);
     self->loop = loop;
     self->curlm = sl_curlm_new (loop);
     self->done = done;
@@ -365,11 +365,11 @@ llm_client_new (zloop_t *loop, sl_metrics_t *m, llm_client_done_fn *done,
 }
 
 void
-llm_client_destroy (llm_client_t **self_p)
+sl_llm_client_destroy (sl_llm_client_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
-    llm_client_t *self = *self_p;
+    sl_llm_client_t *self = *self_p;
     while (self->reqs) {
         s_req_t *req = self->reqs;
         s_detach (self, req);
@@ -389,7 +389,7 @@ llm_client_destroy (llm_client_t **self_p)
 }
 
 int
-llm_client_ask (llm_client_t *self, const sl_judge_ask_t *ask)
+sl_llm_client_ask (sl_llm_client_t *self, const sl_llm_ask_t *ask)
 {
     const sl_llm_spec_t *spec = ask->spec;
     if (!spec || !spec->url)
@@ -426,7 +426,7 @@ llm_client_ask (llm_client_t *self, const sl_judge_ask_t *ask)
 }
 
 void
-llm_client_cancel (llm_client_t *self, uint64_t ticket)
+sl_llm_client_cancel (sl_llm_client_t *self, uint64_t ticket)
 {
     for (s_req_t *req = self->reqs; req; req = req->next)
         if (req->ticket == ticket) {
@@ -436,5 +436,5 @@ llm_client_cancel (llm_client_t *self, uint64_t ticket)
         }
 }
 
-size_t llm_client_inflight (llm_client_t *self) { return self->inflight; }
-size_t llm_client_queued (llm_client_t *self) { return self->queued; }
+size_t sl_llm_client_inflight (sl_llm_client_t *self) { return self->inflight; }
+size_t sl_llm_client_queued (sl_llm_client_t *self) { return self->queued; }

@@ -1,0 +1,156 @@
+/*  load.c - concurrent streaming clients for the chaos and pause tests
+    (see load.h). */
+#include "load.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <czmq.h>
+
+#include "../../common/sl_alloc.h"
+
+#define LOAD_POLL_MS 5                  //  longest wait for the transfers between actions
+
+int64_t
+load_now_ms (void)
+{
+    return zclock_mono ();
+}
+
+static size_t
+s_on_data (char *ptr, size_t size, size_t nmemb, void *arg)
+{
+    load_client_t *c = arg;
+    sl_buf_append (&c->body, ptr, size * nmemb);
+    if (c->arrival_count == c->arrival_cap) {
+        c->arrival_cap = c->arrival_cap ? c->arrival_cap * 2 : 64;
+        c->arrivals = sl_xrealloc (c->arrivals, c->arrival_cap * sizeof (int64_t));
+    }
+    c->arrivals [c->arrival_count++] = load_now_ms ();
+    return size * nmemb;
+}
+
+int64_t
+load_run (int port, load_client_t *clients, int n, load_action_t *actions, int action_count, int64_t limit_ms)
+{
+    CURLM *multi = curl_multi_init ();
+    char url [128];
+    snprintf (url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions", port);
+    for (int i = 0; i < n; i++) {
+        load_client_t *c = &clients [i];
+        c->easy = curl_easy_init ();
+        c->headers = curl_slist_append (NULL, "Content-Type: application/json");
+        curl_easy_setopt (c->easy, CURLOPT_URL, url);
+        curl_easy_setopt (c->easy, CURLOPT_POSTFIELDS, c->request_body ? c->request_body : c->request);
+        curl_easy_setopt (c->easy, CURLOPT_HTTPHEADER, c->headers);
+        curl_easy_setopt (c->easy, CURLOPT_WRITEFUNCTION, s_on_data);
+        curl_easy_setopt (c->easy, CURLOPT_WRITEDATA, c);
+        curl_easy_setopt (c->easy, CURLOPT_PRIVATE, c);
+        curl_easy_setopt (c->easy, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt (c->easy, CURLOPT_TIMEOUT_MS, (long) (c->timeout_ms ? c->timeout_ms : limit_ms));
+    }
+    int64_t start = load_now_ms ();
+    int next_action = 0, running = 0, waiting = n;
+    //  Actions still due once every transfer ended run too (a resume after
+    //  a pause that outlived the load).
+    while ((running > 0 || waiting > 0 || next_action < action_count) && load_now_ms () - start < limit_ms) {
+        for (int i = 0; i < n && waiting > 0; i++)
+            if (!clients [i].started && load_now_ms () - start >= clients [i].start_at) {
+                clients [i].started = true;
+                clients [i].attempts++;
+                curl_multi_add_handle (multi, clients [i].easy);
+                waiting--;
+            }
+        curl_multi_perform (multi, &running);
+        CURLMsg *msg;
+        int left;
+        while ((msg = curl_multi_info_read (multi, &left)))
+            if (msg->msg == CURLMSG_DONE) {
+                load_client_t *c;
+                curl_easy_getinfo (msg->easy_handle, CURLINFO_PRIVATE, (char **) &c);
+                c->done = true;
+                c->result = msg->data.result;
+                curl_easy_getinfo (msg->easy_handle, CURLINFO_RESPONSE_CODE, &c->status);
+                if (c->status == 503 && c->attempts <= c->retries) {
+                    //  Refused for now: again in a moment, from scratch.
+                    curl_multi_remove_handle (multi, c->easy);
+                    c->started = c->done = false;
+                    c->start_at = load_now_ms () - start + c->retry_ms;
+                    sl_buf_reset (&c->body);
+                    c->arrival_count = 0;
+                    waiting++;
+                }
+            }
+        while (next_action < action_count && load_now_ms () - start >= actions [next_action].at) {
+            actions [next_action].fn (actions [next_action].arg, actions [next_action].round);
+            next_action++;
+        }
+        curl_multi_poll (multi, NULL, 0, LOAD_POLL_MS, NULL);
+    }
+    for (int i = 0; i < n; i++) {
+        if (clients [i].started)
+            curl_multi_remove_handle (multi, clients [i].easy);
+        curl_easy_cleanup (clients [i].easy);
+        curl_slist_free_all (clients [i].headers);
+        clients [i].easy = NULL;
+        clients [i].headers = NULL;
+    }
+    curl_multi_cleanup (multi);
+    return start;
+}
+
+void
+load_clients_free (load_client_t *clients, int n)
+{
+    for (int i = 0; clients && i < n; i++) {
+        sl_buf_free (&clients [i].body);
+        free (clients [i].arrivals);
+    }
+    free (clients);
+}
+
+load_client_t *
+load_clients (int n, const char *model, int chunks)
+{
+    load_client_t *clients = sl_xcalloc ((size_t) n, sizeof (load_client_t));
+    for (int i = 0; i < n; i++)
+        snprintf (clients [i].request, sizeof clients [i].request,
+                  "{\"model\":\"%s\",\"max_tokens\":%d,\"stream\":true,"
+                  "\"messages\":[{\"role\":\"user\",\"content\":\"stream %d\"}]}", model, chunks, i);
+    return clients;
+}
+
+bool
+load_complete (const load_client_t *c)
+{
+    const char *done = "data: [DONE]\n\n";
+    size_t n = strlen (done);
+    return c->done && c->result == CURLE_OK && c->status == 200 && c->body.len >= n
+        && memcmp (c->body.data + c->body.len - n, done, n) == 0;
+}
+
+bool
+load_failed_cleanly (const load_client_t *c)
+{
+    if (!c->done || c->result != CURLE_OK)
+        return false;
+    const char *body = c->body.data ? c->body.data : "";
+    size_t len = c->body.len;
+    if (c->status >= 400)
+        return len > 0 && memmem (body, len, "\"error\"", 7) != NULL;
+    if (c->status != 200 || len < 2 || memcmp (body + len - 2, "\n\n", 2) != 0)
+        return false;
+    //  The last event: the text after the last blank line before the end.
+    const char *last = body;
+    for (const char *p = body; (p = memmem (p, (size_t) (body + len - 2 - p), "\n\n", 2)); p += 2)
+        last = p + 2;
+    return strncmp (last, "data: {\"error\":", 15) == 0;
+}
+
+bool
+load_identical (const load_client_t *c, const load_client_t *reference)
+{
+    return c->body.len == reference->body.len
+        && memcmp (c->body.data, reference->body.data, reference->body.len) == 0;
+}

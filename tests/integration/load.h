@@ -1,0 +1,65 @@
+/*  load.h - many streaming requests at once against a gateway, with
+    actions at set times (kill, pause, resume an instance), for the chaos
+    and pause tests.
+
+    Every request is an OpenAI chat completion, streaming; a client keeps
+    every byte it read and when (ms) each read came, so a test can compare
+    the bytes with those of an undisturbed run and measure gaps in the flow.
+*/
+#ifndef LOAD_H
+#define LOAD_H
+
+#include <curl/curl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../common/sl_buf.h"
+
+typedef struct {
+    CURL *easy;
+    struct curl_slist *headers;
+    sl_buf_t body;                      //  response bytes
+    char request [256];
+    const char *request_body;           //  a request body of its own instead (borrowed), or NULL
+    int64_t start_at;                   //  ms from the start of the run when the request goes
+    int64_t timeout_ms;                 //  the client gives up after this long (0: the run's bound)
+    int retries;                        //  a 503 is tried again this many times, as SDKs do
+    int64_t retry_ms;                   //  after this long
+    int attempts;                       //  requests made
+    int64_t *arrivals;                  //  ms of every read
+    size_t arrival_count;
+    size_t arrival_cap;
+    long status;
+    bool started;                       //  the request went
+    bool done;
+    CURLcode result;
+} load_client_t;
+
+typedef struct {
+    int64_t at;                         //  ms from the start of the run
+    void (*fn) (void *arg, int round);
+    void *arg;
+    int round;
+} load_action_t;
+
+//  Milliseconds on the monotonic clock (the clock of arrivals).
+int64_t load_now_ms (void);
+//  n clients asking model for chunks text chunks, each request told apart
+//  by its index ("stream <i>"): the same n requests get the same bytes.
+load_client_t *load_clients (int n, const char *model, int chunks);
+void load_clients_free (load_client_t *clients, int n);
+//  Run every request to its end, calling the actions (sorted by time) at
+//  their times; bounded by limit_ms. Returns the run's start time (ms).
+int64_t load_run (int port, load_client_t *clients, int n, load_action_t *actions, int action_count,
+                  int64_t limit_ms);
+//  The response is complete: 200 and the OpenAI stream's last event.
+bool load_complete (const load_client_t *c);
+//  The response ended cleanly with an error: a transfer that finished,
+//  and either an HTTP error status with an error body, or a 200 stream
+//  whose last event is an error (no [DONE] after it).
+bool load_failed_cleanly (const load_client_t *c);
+//  The same bytes as the reference.
+bool load_identical (const load_client_t *c, const load_client_t *reference);
+
+#endif
