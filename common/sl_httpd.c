@@ -38,7 +38,13 @@
 
 #define SL_HTTPD_TICK_MS 250            //  housekeeping MHD_run (timeouts)
 #define SL_HTTPD_IDLE_TIMEOUT_S 120     //  idle keep-alive connections close
-#define SL_HTTPD_STREAM_BLOCK 8192      //  max bytes per content-reader call (MHD holds a buffer this size per streaming response)
+//  MHD allocates (and zeroes) a buffer of this size with every streaming
+//  response, but fills it only for a client without chunked encoding
+//  (HTTP/1.0): a chunked response is read straight into the connection's
+//  own write buffer (its pool), whatever this says. 8 KiB here was a third
+//  of the gateway's memory per live stream, for nothing.
+#define SL_HTTPD_STREAM_BLOCK 1024      //  bytes per content-reader call without chunked encoding
+#define SL_HTTPD_OUT_KEEP 32768         //  a drained stream's buffer keeps at most this much room
 #define SL_HTTPD_CONN_MEMORY 16384     //  MHD's pool per connection: request headers, read buffer
 #define SL_HTTPD_DEFAULT_CAP (8u << 20) //  default stream buffer cap
 #define SL_HTTPD_RUN_REPEAT 8           //  re-runs in one turn while MHD has work pending
@@ -527,7 +533,7 @@ s_reader (void *cls, uint64_t pos, char *buf, size_t max)
         if (req->out_off == req->out.len) {
             req->out.len = 0;
             req->out_off = 0;
-            sl_buf_shrink (&req->out, 4 * SL_HTTPD_STREAM_BLOCK);
+            sl_buf_shrink (&req->out, SL_HTTPD_OUT_KEEP);
         }
         return (ssize_t) n;
     }
