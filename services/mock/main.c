@@ -81,7 +81,6 @@ struct _s_app_t {
     sl_gauge_t *active;
     sl_mock_judge_t *judge;             //  LLM judge scenarios (judge-* models)
     int ticker;                         //  paced streams' shared timer (every SL_MOCK_PACED_MS), -1 none
-    size_t paced;                       //  paced streams answering
 };
 
 static void s_schedule (s_stream_t *s, long delay_ms);
@@ -136,14 +135,23 @@ s_pump (s_stream_t *s)
 static int
 s_on_ticker (zloop_t *loop, int timer_id, void *arg)
 {
-    (void) loop;
-    (void) timer_id;
     s_app_t *app = arg;
     int64_t now = zclock_usecs ();
+    bool paced = false;
     for (s_stream_t *s = app->live, *next; s; s = next) {
         next = s->next_stream;          //  a pump may end (and free) nothing yet
-        if (s->script.pace_ms && s->started && s->timer < 0 && s->due <= now + MOCK_PACE_SLACK_US)
+        if (!s->script.pace_ms)
+            continue;
+        paced = true;
+        if (s->started && s->timer < 0 && s->due <= now + MOCK_PACE_SLACK_US)
             s_pump (s);
+    }
+    //  The ticker stops when it finds no paced stream left, not when a
+    //  count of them says so: streams that came and went in one turn
+    //  never leave a live one without its ticker.
+    if (!paced) {
+        zloop_timer_end (loop, timer_id);
+        app->ticker = -1;
     }
     sl_httpd_run (app->httpd);
     return 0;
@@ -375,7 +383,7 @@ s_answer (s_app_t *app, sl_http_req_t *req, sl_mock_script_t *script)
     //  else mock-hang: the client waits until it gives up
     if (s->script.pace_ms) {
         s->delay_ms = s->script.pace_ms;
-        if (app->paced++ == 0)
+        if (app->ticker < 0)
             app->ticker = zloop_timer (sl_service_loop (app->service), SL_MOCK_PACED_MS, 0,
                                        s_on_ticker, app);
     }
@@ -472,10 +480,6 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
     else
         sl_counter_inc (app->completed);
     app->active->value--;
-    if (s->script.pace_ms && --app->paced == 0) {
-        zloop_timer_end (sl_service_loop (app->service), app->ticker);
-        app->ticker = -1;
-    }
     if (s->prev)
         s->prev->next_stream = s->next_stream;
     else
