@@ -392,14 +392,25 @@ stack_start (const stack_opts_t *opts)
         free (s);
         return NULL;
     }
-    char delay [16], port [16], inbox [128], next [128], gateways [64], peer [96];
+    char delay [16], port [16], inbox [128], next [128], gateways [128], peer [160];
     if (harness_keygen (s->dir, s->keys, sizeof s->keys)) {
         free (s);
         return NULL;
     }
     //  The emitter connects to the gateway, which starts last: its inbox
     //  port is picked now.
-    snprintf (s->gateway_inbox, sizeof s->gateway_inbox, "tcp://127.0.0.1:%d", harness_free_port ());
+    bool ipc = opts && opts->ipc;
+    char binds [4][128];                //  emitter, judge, aggregator, ingest: their inboxes
+    static const char *stages [4] = { "emitter", "judge", "aggregator", "ingest" };
+    for (int i = 0; i < 4; i++)
+        if (ipc)
+            snprintf (binds [i], sizeof binds [i], "ipc://%s/%s.ipc", s->dir, stages [i]);
+        else
+            snprintf (binds [i], sizeof binds [i], "tcp://127.0.0.1:*");
+    if (ipc)
+        snprintf (s->gateway_inbox, sizeof s->gateway_inbox, "ipc://%s/gateway.ipc", s->dir);
+    else
+        snprintf (s->gateway_inbox, sizeof s->gateway_inbox, "tcp://127.0.0.1:%d", harness_free_port ());
     snprintf (gateways, sizeof gateways, "%s", s->gateway_inbox);
     snprintf (delay, sizeof delay, "%d", opts ? opts->mock_delay_ms : 0);
     const char *mock_args [32] = { "--host", "127.0.0.1", "--port", "0", "--delay-ms", delay, NULL };
@@ -409,7 +420,7 @@ stack_start (const stack_opts_t *opts)
         goto failed;
     s->mock_port = atoi (port);
 
-    const char *emitter_args [32] = { "--bind", "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*",
+    const char *emitter_args [32] = { "--bind", binds [0], "--pub", "tcp://127.0.0.1:*",
                                       "--pub-meta", "tcp://127.0.0.1:*", "--gateways", gateways,
                                       "--keys", s->keys, "--metrics-port", "0", NULL };
     if (opts && opts->audit_spool) {
@@ -437,7 +448,7 @@ stack_start (const stack_opts_t *opts)
     &&  s_write_file (s, "routes.yaml", opts->routes_text, s->routes_path, sizeof s->routes_path))
         goto failed;
     const char *routes_args [] = { "--routes", s->routes_path, NULL };
-    const char *judge_args [64] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
+    const char *judge_args [64] = { "--bind", binds [1], "--next", next, "--metrics-port", "0",
                                     "--keys", s->keys,
                                     "--policy", s->policy_path [0] ? s->policy_path
                                               : opts && opts->policy ? opts->policy : "", NULL };
@@ -450,7 +461,7 @@ stack_start (const stack_opts_t *opts)
 
     snprintf (next, sizeof next, "%s", inbox);
     snprintf (s->inbox [3], sizeof s->inbox [3], "%s", inbox);
-    const char *agg_args [32] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
+    const char *agg_args [32] = { "--bind", binds [2], "--next", next, "--metrics-port", "0",
                                   "--keys", s->keys, NULL };
     s_append_args (agg_args, 32, opts ? opts->aggregator_args : NULL);
     s->aggregator = proc_start (s->dir, "aggregator", agg_args);
@@ -464,7 +475,7 @@ stack_start (const stack_opts_t *opts)
     snprintf (base, sizeof base, "http://127.0.0.1:%d/v1", s->mock_port);
     snprintf (anthropic, sizeof anthropic, "http://127.0.0.1:%d", s->mock_port);
     snprintf (gemini, sizeof gemini, "http://127.0.0.1:%d/v1beta", s->mock_port);
-    const char *ingest_args [48] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
+    const char *ingest_args [48] = { "--bind", binds [3], "--next", next, "--metrics-port", "0",
                                      "--openai-base-url", base, "--anthropic-base-url", anthropic,
                                      "--gemini-base-url", gemini, "--keys", s->keys, NULL };
     s_append_args (ingest_args, 48, s->routes_path [0] ? routes_args : NULL);

@@ -80,6 +80,7 @@ typedef struct {
                                         //  release build, to measure its memory without the sanitizers
     const char *audit_spool;            //  non-NULL: the emitter spools records for sluice-audit
                                         //  (--audit, this --audit-spool; "" for the default)
+    bool ipc;                           //  the stages' inboxes on ipc:// in the stack's dir, not tcp://
 } stack_opts_t;
 
 typedef struct {
@@ -90,7 +91,7 @@ typedef struct {
     char pub [128];                     //  the emitter's PUB for full taps
     char pub_meta [128];                //  its PUB for metadata-only taps
     char keys [300];                    //  the key directory every process uses
-    char gateway_inbox [64];            //  the gateway's inbox endpoint
+    char gateway_inbox [128];           //  the gateway's inbox endpoint
     char metrics [6][16];               //  metrics ports by process
     char inbox [6][128];                //  inbox endpoints, same order (1 ingest .. 5 gateway)
     char policy_path [512];             //  the policy written from policy_text, or ""

@@ -56,6 +56,38 @@ Test (pipeline, mock_tools_weather_passes_shell_blocked)
     cr_expect_eq (stack_stop (s), 0, "every process exits cleanly");
 }
 
+//  The same over ipc:// (one host: what make run and the bench deploy),
+//  CURVE and ZAP on every link as over tcp://.
+Test (pipeline, over_ipc_the_same_with_curve)
+{
+    stack_opts_t opts = { .policy = s_policy_path (), .mock_delay_ms = 1, .ipc = true };
+    sluice_stack_t *s = stack_start (&opts);
+    cr_assert_not_null (s, "the stack came up on ipc://");
+    cr_expect (strncmp (s->inbox [1], "ipc://", 6) == 0, "the ingest's inbox: %s", s->inbox [1]);
+    sl_buf_t body = { 0 };
+    int status = http_request (s->http_port, "POST", "/v1/chat/completions", s_chat ("mock-tools"),
+                               NULL, &body, TIMEOUT_MS);
+    cr_expect_eq (status, 200);
+    chat_stream_t cs;
+    chat_stream_parse (sl_buf_cstr (&body), &cs);
+    cr_expect_eq (cs.malformed, 0, "every event is JSON");
+    cr_assert_eq (cs.call_count, 1, "one tool call reaches the client");
+    cr_expect_str_eq (sl_buf_cstr (&cs.calls [0].arguments), "{\"city\":\"Paris\"}");
+    cr_expect_null (strstr (sl_buf_cstr (&body), "rm -rf"), "the blocked call's arguments never arrive");
+    cr_expect (cs.done_last, "[DONE] is the last event");
+    chat_stream_free (&cs);
+    sl_buf_free (&body);
+    //  Every hop spoke CURVE: each inbox's ZAP handler allowed its peer's key.
+    static const char *procs [] = { "ingest", "aggregator", "judge", "emitter", "gateway" };
+    proc_t *p [] = { s->ingest, s->aggregator, s->judge, s->emitter, s->gateway };
+    for (size_t i = 0; i < sizeof p / sizeof p [0]; i++) {
+        char key [64];
+        cr_expect (proc_wait_log (p [i], "\"zap_allowed\"", "key=", key, sizeof key, 1000),
+                   "%s allowed its peer by ZAP", procs [i]);
+    }
+    cr_expect_eq (stack_stop (s), 0, "every process exits cleanly");
+}
+
 Test (pipeline, mock_error_ends_with_a_clean_error)
 {
     stack_opts_t opts = { .policy = s_policy_path (), .mock_delay_ms = 1 };
