@@ -1,18 +1,18 @@
 #!/bin/sh
 # make bench, part 2: start the mock, nginx in front of it (the floor: a
 # plain reverse proxy, one worker, proxy_buffering off, keep-alive to the
-# mock) and three sluice stacks on loopback (the rule-only default policy,
-# no policy, and the rule-only policy on a plaintext bus: --bus-auth off,
-# to measure what CURVE costs), run sluice-bench against them and the bare
-# mock, then stop everything.
+# mock) and three sluice stacks on loopback (the rule-only default policy
+# as deployed, the stages' inboxes on tcp://; the same on ipc://; and the
+# first on a plaintext bus: --bus-auth off, to measure what CURVE costs),
+# run sluice-bench against them and the bare mock, then stop everything.
 #
 #   tests/bench/run-stack.sh build/bin [extra sluice-bench flags]
 #   tests/bench/run-stack.sh build/bin --hold   # start, print, wait (profiling)
 #
-# Every process binds a free port (0 / *) and the script reads the port it
-# got from the process's own log line, so several runs can share a machine;
-# the gateway's inbox, which its emitter connects to first, is a free port
-# picked beforehand. The bus keys are made for the run in its log directory.
+# Every process binds a free port (0 / *) or a socket file in the run's
+# directory, and the script reads the endpoint it got from the process's
+# own log line, so several runs can share a machine; the gateway's inbox,
+# which its emitter connects to first, is picked beforehand. The bus keys are made for the run in its log directory.
 # nginx runs with its own prefix, configuration, pid and log files in that
 # directory, on a free port; without nginx (Debian's nginx-light) the run
 # goes on without the floor, and says so.
@@ -62,35 +62,37 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# A pipeline: $1 name, $2 policy (or ""), $3 the bus's security ("on": the
-# run's keys, "off": plaintext). Sets SPEC_<name> for sluice-bench.
-# The inbox of stage $2 of pipeline $1: a free port on loopback, or with
-# SLUICE_BENCH_BUS=ipc a socket file in the run's directory.
-inbox() {
-    if [ "${SLUICE_BENCH_BUS:-tcp}" = ipc ]; then echo "ipc://$LOGS/$1-$2.ipc"
+# The inbox of stage $2 of pipeline $1 on transport $3: a socket file in
+# the run's directory (ipc), or a free port on loopback (tcp).
+inbox_of() {
+    if [ "$3" = ipc ]; then echo "ipc://$LOGS/$1-$2.ipc"
     elif [ "$2" = gateway ]; then echo "tcp://127.0.0.1:$(free_port)"
     else echo 'tcp://127.0.0.1:*'; fi
 }
 
+# A pipeline: $1 name, $2 policy (or ""), $3 the bus's security ("on": the
+# run's keys, "off": plaintext), $4 the inboxes' transport (ipc or tcp).
+# Sets SPEC_<name> for sluice-bench.
 pipeline() {
-    n=$1 policy=$2
+    n=$1 policy=$2 via=$4
     if [ "$3" = on ]; then bus="--keys $KEYS"; else bus="--bus-auth off"; fi
-    gw=$(inbox "$n" gateway)
+    inbox() { inbox_of "$n" "$1" "$via"; }
+    gw=$(inbox gateway)
     # shellcheck disable=SC2086
-    start "$n-emitter" emitter --bind "$(inbox "$n" emitter)" --gateways "$gw" --pub 'tcp://127.0.0.1:*' \
+    start "$n-emitter" emitter --bind "$(inbox emitter)" --gateways "$gw" --pub 'tcp://127.0.0.1:*' \
         --pub-meta off --metrics-port off $bus
     e=$LAST
     next=$(value "$n-emitter" inbox_bound endpoint=)
     # shellcheck disable=SC2086
-    start "$n-judge" judge --bind "$(inbox "$n" judge)" --next "$next" --policy "$policy" --metrics-port off $bus
+    start "$n-judge" judge --bind "$(inbox judge)" --next "$next" --policy "$policy" --metrics-port off $bus
     j=$LAST
     next=$(value "$n-judge" inbox_bound endpoint=)
     # shellcheck disable=SC2086
-    start "$n-aggregator" aggregator --bind "$(inbox "$n" aggregator)" --next "$next" --metrics-port off $bus
+    start "$n-aggregator" aggregator --bind "$(inbox aggregator)" --next "$next" --metrics-port off $bus
     a=$LAST
     next=$(value "$n-aggregator" inbox_bound endpoint=)
     # shellcheck disable=SC2086
-    start "$n-ingest" ingest --bind "$(inbox "$n" ingest)" --next "$next" --openai-base-url "$MOCK/v1" --metrics-port 0 $bus
+    start "$n-ingest" ingest --bind "$(inbox ingest)" --next "$next" --openai-base-url "$MOCK/v1" --metrics-port 0 $bus
     i=$LAST
     next=$(value "$n-ingest" inbox_bound endpoint=)
     imetrics=$(value "$n-ingest" started metrics_port=)
@@ -168,23 +170,26 @@ CONF
 }
 
 floor "$(echo "$MOCK" | sed 's/.*://')"
-pipeline rule "$HERE/deploy/policy.yaml" on
-pipeline none "" on
-pipeline plain "$HERE/deploy/policy.yaml" off
+# rule: as deployed (make run, docker compose): the default policy, CURVE,
+# the inboxes on tcp://. ipc: the same with the inboxes on ipc:// (one
+# host). plain: rule on a plaintext bus, for what CURVE costs.
+pipeline rule "$HERE/deploy/policy.yaml" on tcp
+pipeline ipc "$HERE/deploy/policy.yaml" on ipc
+pipeline plain "$HERE/deploy/policy.yaml" off tcp
 
 if [ "${1:-}" = "--hold" ]; then
     # For profiling: print what sluice-bench would be given, and wait.
     echo "mock: $MOCK/v1"
     echo "nginx: $SPEC_nginx"
     echo "rule: $SPEC_rule"
-    echo "none: $SPEC_none"
+    echo "ipc: $SPEC_ipc"
     echo "plain: $SPEC_plain"
     trap 'stop; rm -rf "$LOGS"; exit 0' INT TERM
     while :; do sleep 1; done
 fi
 
 "$BIN/sluice-bench" --mock "$MOCK/v1" --mock-pid "$MOCKPID" --floor "$SPEC_nginx" \
-    --stack "$SPEC_rule" --stack2 "$SPEC_none" --stack3 "$SPEC_plain" "$@"
+    --stack "$SPEC_rule" --stack2 "$SPEC_ipc" --stack3 "$SPEC_plain" "$@"
 rc=$?
 stop
 if [ $rc -eq 0 ]; then rm -rf "$LOGS"; else echo "bench: logs kept in $LOGS" >&2; fi
