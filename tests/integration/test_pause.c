@@ -870,3 +870,32 @@ Test (pause, requests_a_stopped_ingest_took_go_to_the_other, .timeout = 180)
     load_clients_free (ref, INGEST_STREAMS);
     cr_expect_eq (cluster_stop (c), 0);
 }
+
+//  The gateway stopped past the ingest's gateway deadline (2 s) and the
+//  connection's own heartbeat timeout (3 s): the ingest gave the stream up
+//  meanwhile, and what it said then was lost with the connection. Running
+//  again, the gateway learns it from the ingest's answer to its next ack,
+//  and the client gets the error at once, not when the stream expires.
+Test (pause, a_gateway_stopped_long_hears_what_its_ingest_gave_up, .timeout = 180)
+{
+    const char *gateway_args [] = { "--stream-expiry-ms", "600000", NULL };
+    cluster_opts_t opts = { .count = { 1, 1, 1, 1 }, .mock_delay_ms = INGEST_DELAY_MS,
+                            .gateway_args = gateway_args };
+    cluster_t *c = cluster_start (&opts);
+    cr_assert_not_null (c, "the cluster came up");
+    s_victim_t v = { c, K_GATEWAY };
+    load_action_t actions [] = { { 500, s_stop, &v, 0 }, { 4500, s_cont, &v, 0 } };
+    load_client_t *one = load_clients (1, "mock-bench", 40);
+    one [0].timeout_ms = 30000;         //  the stream's expiry would be 600 s
+    load_run (c->http_port [0], one, 1, actions, 2, PAUSE_LIMIT_MS);
+    const char *body = sl_buf_cstr (&one [0].body);
+    cr_expect (load_failed_cleanly (&one [0]), "the response ended with an error (%zu bytes, curl %d)",
+               one [0].body.len, (int) one [0].result);
+    cr_expect (strstr (body, "upstream_lost") != NULL, "the error says the model's answer was let go: %s",
+               one [0].body.len > 400 ? body + one [0].body.len - 400 : body);
+    cr_expect_geq (metric_value (c->metrics [CL_INGEST][0], "sluice_acks_unknown_total"), 1,
+                   "the ingest answered an ack for a stream it no longer held");
+    cr_expect (s_nothing_held (c), "no stream held anywhere afterwards");
+    load_clients_free (one, 1);
+    cr_expect_eq (cluster_stop (c), 0);
+}
