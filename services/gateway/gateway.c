@@ -45,6 +45,8 @@
 #define GATEWAY_ACK_MS 100              //  period of the acks of every live stream
 #define GATEWAY_MAX_CLIENT_KEYS 256     //  keys accepted from SLUICE_CLIENT_KEYS
 #define GATEWAY_MAX_RESENDS 3           //  new ingests tried for a request nothing came of
+#define GATEWAY_INGEST_GRACE_MS 1500    //  a response whose ingest was declared dead waits this
+                                        //  long for it to speak again (it may be only stopped)
 #define GATEWAY_RETRY_AFTER_S "1"       //  Retry-After of a 503 (an ingest at its stream limit)
 #define GATEWAY_ALONE_POLL_MS 1         //  looks again whether an ALONE frame may go
 #define GATEWAY_ALONE_WAIT_MS 200       //  longest an ALONE frame waits for the bytes before it
@@ -64,6 +66,7 @@ typedef struct {
     int64_t started_us;                 //  when the request was dispatched (TTFB)
     sl_buf_t job;                       //  the encoded request, until a frame arrives
     int resends;                        //  times the job went to another ingest
+    int64_t orphaned_at;                //  ms, its ingest was declared dead (0: it lives)
     sl_msg_t *alone;                    //  an ALONE frame waiting for the bytes before it to go
     int64_t alone_since_us;
     //  Until the job leaves (the request policy may be asking LLM judges)
@@ -192,6 +195,7 @@ s_stream_release (gateway_t *self, s_stream_t *s)
 }
 
 static void s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char *message);
+static void s_fail_orphans (gateway_t *self, int64_t now);
 
 //  Streams nothing came back for in --stream-expiry-ms (no frame, no
 //  keep-alive: the pipeline lost them, and no ingest said so) end with an
@@ -427,14 +431,17 @@ s_on_ack_timer (zloop_t *loop, int timer_id, void *arg)
     size_t cursor = 0;
     s_stream_t *s;
     int64_t now = zclock_mono (), expiry = self->config.stream_expiry_ms;
-    bool expired = false;
+    bool expired = false, orphans = false;
     while ((s = sl_sidmap_next (self->streams, &cursor, NULL))) {
         if (s->dispatched)
             s_ack (self, s, false);
         expired |= expiry > 0 && now - s->heard_at > expiry;
+        orphans |= s->orphaned_at && now - s->orphaned_at > GATEWAY_INGEST_GRACE_MS;
     }
     if (expired)
         s_expire (self, now);
+    if (orphans)
+        s_fail_orphans (self, now);
     sl_router_flush (self->router);
     return 0;
 }
@@ -460,20 +467,37 @@ s_resend_pending (gateway_t *self, const char *endpoint)
     }
 }
 
-//  An ingest died: its upstream calls died with it (an LLM call cannot be
-//  resumed). A request nothing came back for yet goes to another ingest;
-//  a response already under way ends with an error.
+//  A response whose ingest is silent past the grace: its upstream call is
+//  lost with it (an LLM call cannot be resumed elsewhere).
+static void
+s_fail_orphans (gateway_t *self, int64_t now)
+{
+    size_t count;
+    void **streams = sl_sidmap_values (self->streams, &count);
+    for (size_t i = 0; i < count; i++) {
+        s_stream_t *s = streams [i];
+        if (!s->orphaned_at || now - s->orphaned_at <= GATEWAY_INGEST_GRACE_MS)
+            continue;
+        sl_counter_inc (self->ingest_lost);
+        s_cancel (self, s, "its ingest went silent");   //  should it run again after all
+        s_fail (self, s, 502, "upstream_lost", "the sluice instance calling the model stopped; "
+                                               "the model's answer cannot be resumed");
+    }
+    free (streams);
+}
+
+//  An ingest was declared dead, came back, or restarted. A request nothing
+//  came back for yet goes to another ingest at once. A response under way
+//  waits GATEWAY_INGEST_GRACE_MS for its ingest to speak again (a process
+//  that was only stopped or starved goes on where it was) and then ends
+//  with an error; a restarted ingest lost its upstream calls: they end at
+//  once.
 static void
 s_on_ingest_event (void *arg, const char *endpoint, sl_peer_event_t event)
 {
     gateway_t *self = arg;
-    if (event == SL_PEER_UP) {
+    if (event == SL_PEER_UP)
         s_resend_pending (self, endpoint);
-        sl_router_flush (self->router);
-        return;
-    }
-    if (event != SL_PEER_DEAD && event != SL_PEER_RESTARTED)
-        return;
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);
     for (size_t i = 0; i < count; i++) {
@@ -481,18 +505,28 @@ s_on_ingest_event (void *arg, const char *endpoint, sl_peer_event_t event)
         const char *pinned = sl_router_peer_of (self->router, s->sid);
         if (!pinned || strcmp (pinned, endpoint) != 0)
             continue;
-        sl_router_unpin (self->router, s->sid);
+        if (event == SL_PEER_UP) {
+            s->orphaned_at = 0;
+            continue;
+        }
         size_t offset = 0;
         sl_msg_t job;
         if (s->job.len && s->resends < GATEWAY_MAX_RESENDS
         &&  sl_codec_decode (self->codec, s->job.data, s->job.len, &offset, &job) == 0) {
+            sl_router_unpin (self->router, s->sid);
             s->resends++;
             sl_counter_inc (self->resent);
             s_send (self, &job);
             continue;
         }
+        if (event == SL_PEER_DEAD) {
+            if (!s->orphaned_at)
+                s->orphaned_at = zclock_mono ();
+            continue;
+        }
+        sl_router_unpin (self->router, s->sid);
         sl_counter_inc (self->ingest_lost);
-        s_fail (self, s, 502, "upstream_lost", "the sluice instance calling the model stopped; "
+        s_fail (self, s, 502, "upstream_lost", "the sluice instance calling the model restarted; "
                                                "the model's answer cannot be resumed");
     }
     free (streams);

@@ -96,6 +96,7 @@ struct _ingest_t {
     sl_counter_t *unreplayable;         //  logs dropped over their bound
     sl_counter_t *lost;                 //  streams that stalled and could not be replayed
     sl_counter_t *gateway_gone;         //  streams cancelled for want of acks
+    sl_counter_t *unknown_acks;         //  acks for streams no longer held, answered
     sl_counter_t *paused;               //  transfers paused for back-pressure
     sl_counter_t *repaired;             //  events and error bodies that were not well-formed UTF-8
     sl_counter_t *refused;              //  streams refused over max_streams
@@ -967,8 +968,23 @@ static void
 s_ack (ingest_t *self, const sl_msg_t *msg, sl_str_t peer)
 {
     s_stream_t *s = sl_sidmap_get (self->streams, msg->sid);
-    if (!s)
+    if (!s) {
+        //  The gateway waits for a stream this ingest no longer holds: it
+        //  gave it up while the gateway was silent (stopped, starved, its
+        //  connection dropped), or it restarted. A stream is held until
+        //  its last frame is acknowledged, so nothing else is lost here:
+        //  say so, and the gateway ends the response.
+        sl_msg_t m;
+        sl_msg_init (&m, SL_MSG_ERROR);
+        memcpy (m.sid, msg->sid, SL_SID_SIZE);
+        m.code = SL_STR_LIT ("upstream_lost");
+        m.message = SL_STR_LIT ("the sluice instance calling the model let the model's answer go "
+                                "while it heard nothing from this gateway");
+        m.status = 502;
+        sl_stage_reply (self->stage, peer, &m);
+        sl_counter_inc (self->unknown_acks);
         return;
+    }
     if (!sl_str_eq_str (peer, sl_buf_str (&s->gateway))) {
         //  The gateway's connection came back (a new routing id): what we
         //  tell it directly goes there now.
@@ -1073,6 +1089,8 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
                                      "Streams that stalled and could not be replayed");
     self->gateway_gone = sl_metrics_counter (m, "sluice_gateway_gone_total", NULL,
                                              "Streams cancelled because their gateway stopped acknowledging");
+    self->unknown_acks = sl_metrics_counter (m, "sluice_acks_unknown_total", NULL,
+                                             "Acks for streams this ingest no longer held (it told the gateway)");
     self->paused = sl_metrics_counter (m, "sluice_upstream_paused_total", NULL,
                                        "Upstream reads paused because the aggregators held back credit");
     self->refused = sl_metrics_counter (m, "sluice_streams_refused_total", NULL,

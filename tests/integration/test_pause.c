@@ -746,3 +746,156 @@ Test (pause, healthz_names_a_stalled_hop, .timeout = 120)
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_expect_eq (system (cmd), 0);
 }
+
+//  --------------------------------------------------------------------------
+//  An ingest that was only stopped
+
+#define INGEST_DELAY_MS 300             //  the mock's pace
+#define INGEST_STOP_MS 1500             //  past the death interval, within the gateway's grace
+#define INGEST_STREAMS 4
+
+typedef struct {
+    cluster_t *cluster;
+    int stopped;                        //  the ingest stopped, -1 before
+} s_holder_t;
+
+//  Stop the ingest that holds the one stream.
+static void
+s_stop_holder (void *arg, int round)
+{
+    (void) round;
+    s_holder_t *h = arg;
+    for (int tries = 0; tries < 200 && h->stopped < 0; tries++) {
+        for (int i = 0; i < 2 && h->stopped < 0; i++)
+            if (metric_value (h->cluster->metrics [CL_INGEST][i], "sluice_streams_active") == 1)
+                h->stopped = i;
+        if (h->stopped < 0)
+            zclock_sleep (5);
+    }
+    cr_assert_geq (h->stopped, 0, "an ingest took the stream");
+    s_signal (h->cluster, K_INGEST, h->stopped, SIGSTOP);
+}
+
+static void
+s_cont_holder (void *arg, int round)
+{
+    (void) round;
+    s_holder_t *h = arg;
+    s_signal (h->cluster, K_INGEST, h->stopped, SIGCONT);
+}
+
+//  Every hop lets go of every stream (bounded wait); false otherwise.
+static bool
+s_nothing_held (cluster_t *c)
+{
+    int64_t deadline = load_now_ms () + 15000;
+    while (true) {
+        double held = 0;
+        for (int stage = CL_INGEST; stage < CL_STAGES; stage++)
+            for (int i = 0; i < c->opts.count [stage]; i++)
+                held += metric_value (c->metrics [stage][i], "sluice_streams_active");
+        if (held == 0)
+            return true;
+        if (load_now_ms () > deadline) {
+            fprintf (stderr, "pause: %.0f streams still held\n", held);
+            return false;
+        }
+        zclock_sleep (50);
+    }
+}
+
+//  The gateway takes an ingest stopped mid-stream for dead after 0.5 s,
+//  but the response waits for it: once it runs again, the stream goes on
+//  and completes, byte-identical, with no error and nothing sent twice.
+Test (pause, an_ingest_stopped_mid_stream_is_waited_for, .timeout = 180)
+{
+    cluster_opts_t opts = { .count = { 2, 1, 1, 1 }, .mock_delay_ms = INGEST_DELAY_MS };
+    cluster_t *c = cluster_start (&opts);
+    cr_assert_not_null (c, "the cluster came up");
+    load_client_t *ref = load_clients (1, "mock-bench", 3);
+    load_run (c->http_port [0], ref, 1, NULL, 0, PAUSE_LIMIT_MS);
+    cr_assert (load_complete (&ref [0]), "the undisturbed run completes");
+    double resent = metric_value (c->http_port [0], "sluice_jobs_resent_total");
+    double lost = metric_value (c->http_port [0], "sluice_streams_lost_total");
+
+    s_holder_t h = { c, -1 };
+    load_action_t actions [] = {
+        { 50, s_stop_holder, &h, 0 },
+        { 50 + INGEST_STOP_MS, s_cont_holder, &h, 0 },
+    };
+    load_client_t *one = load_clients (1, "mock-bench", 3);
+    load_run (c->http_port [0], one, 1, actions, 2, PAUSE_LIMIT_MS);
+    cr_expect (load_complete (&one [0]), "the response completes (%zu bytes, status %ld): %.*s", one [0].body.len,
+               one [0].status, (int) (one [0].body.len < 600 ? one [0].body.len : 600), one [0].body.data);
+    cr_expect (load_identical (&one [0], &ref [0]), "byte-identical to the undisturbed run");
+    cr_expect_eq (metric_value (c->http_port [0], "sluice_jobs_resent_total"), resent, "nothing sent again");
+    cr_expect_eq (metric_value (c->http_port [0], "sluice_streams_lost_total"), lost, "nothing lost");
+    cr_expect (s_nothing_held (c), "no stream held anywhere afterwards");
+    load_clients_free (one, 1);
+    load_clients_free (ref, 1);
+    cr_expect_eq (cluster_stop (c), 0);
+}
+
+//  Requests sent while an ingest is stopped: those it took and nothing
+//  came back for go to the other ingest as soon as it is taken for dead
+//  (they do not wait for it as a response under way does), and complete
+//  whole; the stopped one, running again, gives up its copies (no acks come
+//  for them) and every hop lets go of them.
+Test (pause, requests_a_stopped_ingest_took_go_to_the_other, .timeout = 180)
+{
+    cluster_opts_t opts = { .count = { 2, 1, 1, 1 }, .mock_delay_ms = INGEST_DELAY_MS };
+    cluster_t *c = cluster_start (&opts);
+    cr_assert_not_null (c, "the cluster came up");
+    load_client_t *ref = load_clients (INGEST_STREAMS, "mock-bench", 3);
+    load_run (c->http_port [0], ref, INGEST_STREAMS, NULL, 0, PAUSE_LIMIT_MS);
+    for (int i = 0; i < INGEST_STREAMS; i++)
+        cr_assert (load_complete (&ref [i]), "the undisturbed run completes");
+    double resent = metric_value (c->http_port [0], "sluice_jobs_resent_total");
+
+    s_holder_t h = { c, 0 };
+    s_signal (c, K_INGEST, 0, SIGSTOP);
+    load_action_t actions [] = { { INGEST_STOP_MS, s_cont_holder, &h, 0 } };
+    load_client_t *load = load_clients (INGEST_STREAMS, "mock-bench", 3);
+    load_run (c->http_port [0], load, INGEST_STREAMS, actions, 1, PAUSE_LIMIT_MS);
+    cr_expect_geq (metric_value (c->http_port [0], "sluice_jobs_resent_total"), resent + 1,
+                   "the stopped ingest's requests went to the other");
+    for (int i = 0; i < INGEST_STREAMS; i++) {
+        cr_expect (load_complete (&load [i]), "response %d completes (%zu bytes, status %ld): %.*s", i,
+                   load [i].body.len, load [i].status, (int) (load [i].body.len < 600 ? load [i].body.len : 600),
+                   load [i].body.data);
+        cr_expect (load_identical (&load [i], &ref [i]), "response %d byte-identical to the undisturbed run", i);
+    }
+    cr_expect (s_nothing_held (c), "no stream held anywhere afterwards");
+    load_clients_free (load, INGEST_STREAMS);
+    load_clients_free (ref, INGEST_STREAMS);
+    cr_expect_eq (cluster_stop (c), 0);
+}
+
+//  The gateway stopped past the ingest's gateway deadline (2 s) and the
+//  connection's own heartbeat timeout (3 s): the ingest gave the stream up
+//  meanwhile, and what it said then was lost with the connection. Running
+//  again, the gateway learns it from the ingest's answer to its next ack,
+//  and the client gets the error at once, not when the stream expires.
+Test (pause, a_gateway_stopped_long_hears_what_its_ingest_gave_up, .timeout = 180)
+{
+    const char *gateway_args [] = { "--stream-expiry-ms", "600000", NULL };
+    cluster_opts_t opts = { .count = { 1, 1, 1, 1 }, .mock_delay_ms = INGEST_DELAY_MS,
+                            .gateway_args = gateway_args };
+    cluster_t *c = cluster_start (&opts);
+    cr_assert_not_null (c, "the cluster came up");
+    s_victim_t v = { c, K_GATEWAY };
+    load_action_t actions [] = { { 500, s_stop, &v, 0 }, { 4500, s_cont, &v, 0 } };
+    load_client_t *one = load_clients (1, "mock-bench", 40);
+    one [0].timeout_ms = 30000;         //  the stream's expiry would be 600 s
+    load_run (c->http_port [0], one, 1, actions, 2, PAUSE_LIMIT_MS);
+    const char *body = sl_buf_cstr (&one [0].body);
+    cr_expect (load_failed_cleanly (&one [0]), "the response ended with an error (%zu bytes, curl %d)",
+               one [0].body.len, (int) one [0].result);
+    cr_expect (strstr (body, "upstream_lost") != NULL, "the error says the model's answer was let go: %s",
+               one [0].body.len > 400 ? body + one [0].body.len - 400 : body);
+    cr_expect_geq (metric_value (c->metrics [CL_INGEST][0], "sluice_acks_unknown_total"), 1,
+                   "the ingest answered an ack for a stream it no longer held");
+    cr_expect (s_nothing_held (c), "no stream held anywhere afterwards");
+    load_clients_free (one, 1);
+    cr_expect_eq (cluster_stop (c), 0);
+}
