@@ -392,7 +392,7 @@ stack_start (const stack_opts_t *opts)
         free (s);
         return NULL;
     }
-    char delay [16], port [16], inbox [128], next [128], gateways [128], peer [160];
+    char delay [16], port [16], inbox [300], next [300], gateways [300], peer [320];
     if (harness_keygen (s->dir, s->keys, sizeof s->keys)) {
         free (s);
         return NULL;
@@ -400,7 +400,7 @@ stack_start (const stack_opts_t *opts)
     //  The emitter connects to the gateway, which starts last: its inbox
     //  port is picked now.
     bool ipc = opts && opts->ipc;
-    char binds [4][128];                //  emitter, judge, aggregator, ingest: their inboxes
+    char binds [4][300];                //  emitter, judge, aggregator, ingest: their inboxes
     static const char *stages [4] = { "emitter", "judge", "aggregator", "ingest" };
     for (int i = 0; i < 4; i++)
         if (ipc)

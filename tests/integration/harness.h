@@ -91,9 +91,9 @@ typedef struct {
     char pub [128];                     //  the emitter's PUB for full taps
     char pub_meta [128];                //  its PUB for metadata-only taps
     char keys [300];                    //  the key directory every process uses
-    char gateway_inbox [128];           //  the gateway's inbox endpoint
+    char gateway_inbox [300];           //  the gateway's inbox endpoint
     char metrics [6][16];               //  metrics ports by process
-    char inbox [6][128];                //  inbox endpoints, same order (1 ingest .. 5 gateway)
+    char inbox [6][300];                //  inbox endpoints, same order (1 ingest .. 5 gateway)
     char policy_path [512];             //  the policy written from policy_text, or ""
     char routes_path [512];             //  the routes file written from routes_text, or ""
     char audit [128];                   //  the emitter's audit endpoint, or "" (audit_spool)
