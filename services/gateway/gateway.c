@@ -195,20 +195,44 @@ s_stream_release (gateway_t *self, s_stream_t *s)
 }
 
 static void s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char *message);
-static void s_fail_orphans (gateway_t *self, int64_t now);
 
-//  Streams nothing came back for in --stream-expiry-ms (no frame, no
-//  keep-alive: the pipeline lost them, and no ingest said so) end with an
-//  error; the ingest is told to let go too.
+//  A stream is silent past its bound when its ingest was declared dead and
+//  has not spoken again within GATEWAY_INGEST_GRACE_MS, or when nothing
+//  came back for it in --stream-expiry-ms (no frame, no keep-alive: the
+//  pipeline lost it, and no ingest said so).
+static bool
+s_orphaned (const s_stream_t *s, int64_t now)
+{
+    return s->orphaned_at && now - s->orphaned_at > GATEWAY_INGEST_GRACE_MS;
+}
+
+static bool
+s_silent (const gateway_t *self, const s_stream_t *s, int64_t now)
+{
+    return s_orphaned (s, now)
+        || (self->config.stream_expiry_ms > 0 && now - s->heard_at > self->config.stream_expiry_ms);
+}
+
+//  End the streams silent past their bound with an error; the ingest is
+//  told to let go too (should it run again after all).
 static void
-s_expire (gateway_t *self, int64_t now)
+s_end_silent (gateway_t *self, int64_t now)
 {
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);
     for (size_t i = 0; i < count; i++) {
         s_stream_t *s = streams [i];
-        if (now - s->heard_at <= self->config.stream_expiry_ms)
+        if (!s_silent (self, s, now))
             continue;
+        if (s_orphaned (s, now)) {
+            //  Its upstream call is lost with its ingest (an LLM call
+            //  cannot be resumed elsewhere).
+            sl_counter_inc (self->ingest_lost);
+            s_cancel (self, s, "its ingest went silent");
+            s_fail (self, s, 502, "upstream_lost", "the sluice instance calling the model stopped; "
+                                                   "the model's answer cannot be resumed");
+            continue;
+        }
         sl_counter_inc (self->expired);
         char hex [SL_SID_HEX_SIZE], text [160];
         sl_sid_hex (s->sid, hex);
@@ -430,18 +454,15 @@ s_on_ack_timer (zloop_t *loop, int timer_id, void *arg)
     gateway_t *self = arg;
     size_t cursor = 0;
     s_stream_t *s;
-    int64_t now = zclock_mono (), expiry = self->config.stream_expiry_ms;
-    bool expired = false, orphans = false;
+    int64_t now = zclock_mono ();
+    bool silent = false;
     while ((s = sl_sidmap_next (self->streams, &cursor, NULL))) {
         if (s->dispatched)
             s_ack (self, s, false);
-        expired |= expiry > 0 && now - s->heard_at > expiry;
-        orphans |= s->orphaned_at && now - s->orphaned_at > GATEWAY_INGEST_GRACE_MS;
+        silent |= s_silent (self, s, now);
     }
-    if (expired)
-        s_expire (self, now);
-    if (orphans)
-        s_fail_orphans (self, now);
+    if (silent)
+        s_end_silent (self, now);
     sl_router_flush (self->router);
     return 0;
 }
@@ -465,25 +486,6 @@ s_resend_pending (gateway_t *self, const char *endpoint)
             s_send (self, &job);
         }
     }
-}
-
-//  A response whose ingest is silent past the grace: its upstream call is
-//  lost with it (an LLM call cannot be resumed elsewhere).
-static void
-s_fail_orphans (gateway_t *self, int64_t now)
-{
-    size_t count;
-    void **streams = sl_sidmap_values (self->streams, &count);
-    for (size_t i = 0; i < count; i++) {
-        s_stream_t *s = streams [i];
-        if (!s->orphaned_at || now - s->orphaned_at <= GATEWAY_INGEST_GRACE_MS)
-            continue;
-        sl_counter_inc (self->ingest_lost);
-        s_cancel (self, s, "its ingest went silent");   //  should it run again after all
-        s_fail (self, s, 502, "upstream_lost", "the sluice instance calling the model stopped; "
-                                               "the model's answer cannot be resumed");
-    }
-    free (streams);
 }
 
 //  An ingest was declared dead, came back, or restarted. A request nothing
