@@ -26,6 +26,17 @@ sl_fdlimit_raise (void)
     return (long) want;
 }
 
+long
+sl_fdlimit_current (void)
+{
+    struct rlimit rl;
+    if (getrlimit (RLIMIT_NOFILE, &rl) != 0)
+        return 1024;
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (rlim_t) SL_FDLIMIT_CEILING)
+        return SL_FDLIMIT_CEILING;
+    return (long) rl.rlim_cur;
+}
+
 size_t
 sl_fdlimit_share (long nofile, size_t cap)
 {

@@ -18,6 +18,9 @@
 //  Raise the soft limit on open files to the hard limit (at most
 //  SL_FDLIMIT_CEILING); returns the soft limit in force afterwards.
 long sl_fdlimit_raise (void);
+//  The soft limit on open files in force (SL_FDLIMIT_CEILING when
+//  unlimited, 1024 when it cannot be read).
+long sl_fdlimit_current (void);
 //  How many connections of one kind a process with this limit may hold,
 //  at most cap: the limit less SL_FDLIMIT_RESERVE and an eighth of it
 //  (half the limit when that leaves less), and at least 1.

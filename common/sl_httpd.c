@@ -20,6 +20,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@
 
 #include "sl_alloc.h"
 #include "sl_buf.h"
+#include "sl_fdlimit.h"
 #include "sl_log.h"
 #include "sl_sidmap.h"
 #include "sl_tcpinfo.h"
@@ -800,8 +802,12 @@ sl_httpd_new_with (zloop_t *loop, const char *host, int port, size_t max_body,
     self->peers = sl_sidmap_new ();
     //  MHD's own limit stays above ours by the connections we may have shut
     //  down that it has not closed yet, so that our accept policy decides.
-    unsigned int mhd_limit = self->limits.max_conns
-                           ? (unsigned int) (self->limits.max_conns + SL_HTTPD_CLOSING_SLACK) : 0;
+    //  Without a limit of ours, the open-files limit is the bound: MHD's
+    //  default (FD_SETSIZE) would leave clients past ~1000 unaccepted.
+    size_t limit = self->limits.max_conns
+                 ? self->limits.max_conns + SL_HTTPD_CLOSING_SLACK
+                 : sl_fdlimit_share (sl_fdlimit_current (), UINT_MAX);
+    unsigned int mhd_limit = (unsigned int) (limit < UINT_MAX ? limit : UINT_MAX);
     self->daemon = MHD_start_daemon (
         MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_USE_ERROR_LOG,
         (uint16_t) port, s_accept, self, s_handler, self,
@@ -812,7 +818,7 @@ sl_httpd_new_with (zloop_t *loop, const char *host, int port, size_t max_body,
         MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, NULL,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int) 1024,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) SL_HTTPD_CONN_MEMORY,
-        mhd_limit ? MHD_OPTION_CONNECTION_LIMIT : MHD_OPTION_END, mhd_limit,
+        MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
         MHD_OPTION_END);
     if (!self->daemon) {
         sl_log_error ("http_listen_failed", "cannot listen on %s:%d", host, port);

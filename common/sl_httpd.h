@@ -61,8 +61,10 @@ typedef void (sl_httpd_closed_fn) (void *arg, sl_http_req_t *req, bool aborted);
 
 #define SL_HTTPD_REQUEST_TIMEOUT_MS 60000  //  default: a request's head and body within this
 
-//  Limits on client connections; 0 in a count means no limit of ours (MHD
-//  then refuses beyond its default of ~1000 connections).
+//  Limits on client connections; 0 in a count means no limit of ours: the
+//  server then holds as many connections as the process's open-files
+//  limit leaves room for (sl_fdlimit_share), never MHD's default of ~1000
+//  (past which MHD stops accepting and new clients wait unanswered).
 typedef struct {
     size_t max_conns;                   //  connections in all
     size_t max_conns_per_ip;            //  connections from one client address

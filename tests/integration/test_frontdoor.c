@@ -25,6 +25,7 @@
 #define TIMEOUT_MS 15000
 #define POLL_MS 5
 #define ATTACKERS 2000                  //  slowloris connections
+#define IDLE_POOL 1100                  //  a proxy's idle connections to the mock, past FD_SETSIZE
 #define FD_MARGIN 200                   //  descriptors the test needs besides them
 #define SERVED_MS 3000                  //  "within 1 s", with a margin for the sanitizers and the load
 #define ACCEPT_WAIT_MS 30000            //  for the gateway to take the attackers' connections
@@ -222,6 +223,36 @@ Test (frontdoor, slowloris_2000_connections_leave_a_new_client_served, .timeout 
     fprintf (stderr, "slowloris, %d connections, default limits: a new client served in %ld ms\n", ATTACKERS, took);
     cr_expect_geq (took, 0, "a new client is served within %d ms while %d connections trickle", SERVED_MS, ATTACKERS);
     s_attack_close (&s_attack);
+    cr_expect_eq (stack_stop (s), 0);
+}
+
+//  A server of ours without connection limits of its own (the mock, a
+//  metrics port, the console) holds as many connections as its open-files
+//  limit allows. MHD's default stops accepting at ~1000 (FD_SETSIZE): with
+//  a proxy's pool of idle connections to the mock that large, every new
+//  client waited in the listen backlog until the pool timed out, 60 s.
+Test (frontdoor, a_server_without_limits_of_its_own_takes_clients_past_a_thousand, .timeout = 120)
+{
+    if (!s_fd_room ())
+        cr_skip_test ("the open-files hard limit is below %d", ATTACKERS + FD_MARGIN);
+    sluice_stack_t *s = stack_start (&(stack_opts_t) { 0 });
+    cr_assert_not_null (s);
+    int pool [IDLE_POOL], open = 0;
+    for (int i = 0; i < IDLE_POOL; i++) {
+        int fd = s_connect (s->mock_port, false);
+        if (fd >= 0)
+            pool [open++] = fd;
+    }
+    cr_assert_eq (open, IDLE_POOL, "the test could open its connections");
+    sl_buf_t body = { 0 };
+    int status = http_request (s->mock_port, "POST", "/v1/chat/completions", CHAT_TEXT, NULL, &body, SERVED_MS);
+    bool done = strstr (sl_buf_cstr (&body), "[DONE]") != NULL;
+    sl_buf_free (&body);
+    cr_expect_eq (status, 200, "a new client of the mock is answered while %d connections are open: %d",
+                  IDLE_POOL, status);
+    cr_expect (done, "its stream is whole");
+    for (int i = 0; i < open; i++)
+        close (pool [i]);
     cr_expect_eq (stack_stop (s), 0);
 }
 
