@@ -163,7 +163,11 @@ s_send_unlogged (s_stream_t *s, sl_msg_t *msg)
     msg->seq = s->seq++;
     if (sl_router_send (s->ingest->router, msg))
         sl_counter_inc (s->ingest->unroutable);
-    if (!s->unacked_since)
+    //  The stall clock runs from a send the gateway will show activity
+    //  for. A START makes none (nothing reaches the client before the
+    //  model's first byte, which may take a reasoning model a minute):
+    //  silence after it is the upstream's, and its deadlines judge it.
+    if (!s->unacked_since && msg->type != SL_MSG_START)
         s->unacked_since = s_now ();
 }
 

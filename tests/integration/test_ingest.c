@@ -117,6 +117,29 @@ Test (ingest, misbehaviours_through_the_gateway)
     cr_expect_eq (stack_stop (s), 0, "every process exits cleanly");
 }
 
+//  A model slow to its first byte (a reasoning model thinks for tens of
+//  seconds) is not a stalled pipeline: only the START went downstream,
+//  and it makes nothing the gateway could acknowledge. Taking its silence
+//  for a stall replayed the stream every --stall-ms, doubling, into a
+//  pipeline that had lost nothing.
+Test (ingest, a_slow_first_byte_is_waited_for_not_replayed)
+{
+    static const char *const flags [] = { "--stall-ms", "200", "--first-byte-timeout-ms", "2500", NULL };
+    sluice_stack_t *s = stack_start (&(stack_opts_t) { .mock_delay_ms = 1, .ingest_args = flags });
+    cr_assert_not_null (s, "the stack came up");
+    sl_buf_t body = { 0 };
+    int status = http_request (s->http_port, "POST", "/v1/chat/completions", s_chat ("mock-hang"),
+                               NULL, &body, TIMEOUT_MS);
+    cr_expect_eq (status, 504, "the first byte deadline ends it: %d %s", status, sl_buf_cstr (&body));
+    cr_expect_not_null (strstr (sl_buf_cstr (&body), "upstream_first_byte_timeout"), "%s", sl_buf_cstr (&body));
+    sl_buf_free (&body);
+    int ingest_metrics = atoi (s->metrics [1]);
+    cr_expect_eq (metric_value (ingest_metrics, "sluice_replays_total"), 0,
+                  "2.5 s of silence before the first byte with --stall-ms 200: no replay");
+    s_expect_serving (s);
+    cr_expect_eq (stack_stop (s), 0, "every process exits cleanly");
+}
+
 //  --------------------------------------------------------------------------
 //  Playing gateway and aggregator
 
