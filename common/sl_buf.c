@@ -23,6 +23,19 @@ sl_buf_reserve (sl_buf_t *self, size_t extra)
     return self->data + self->len;
 }
 
+char *
+sl_buf_reserve_gently (sl_buf_t *self, size_t extra, size_t step)
+{
+    size_t need = self->len + extra + 1;
+    if (need > self->cap) {
+        size_t grow = self->cap / 4 > step ? self->cap / 4 : step;
+        size_t cap = self->cap + grow > need ? self->cap + grow : need;
+        self->data = sl_xrealloc (self->data, cap);
+        self->cap = cap;
+    }
+    return self->data + self->len;
+}
+
 void
 sl_buf_append (sl_buf_t *self, const void *data, size_t size)
 {

@@ -61,6 +61,7 @@
 #define INGEST_TICK_MS 25               //  deadline sweep period
 #define INGEST_RESUME_MS 1              //  look again for credit while reads are paused
 #define INGEST_CURL_SLACK_MS 1000       //  curl's own connect timeout: ours + this
+#define INGEST_LOG_STEP 1024           //  a replay log grows by a quarter, at least this (not by doubling)
 #define INGEST_MAX_REPLAYS 8            //  replays of one stream before it is lost
 #define INGEST_REFUSAL_LOG_MS 1000      //  at most one log line a second for refused streams
 
@@ -181,8 +182,10 @@ s_log (s_stream_t *s, const sl_msg_t *msg)
     size_t before = s->log.len, len;
     //  The router encoded it a moment ago: copy those bytes.
     const uint8_t *encoded = sl_router_last_encoded (self->router, &len);
-    if (encoded)
-        sl_buf_append (&s->log, encoded, len);
+    if (encoded) {
+        memcpy (sl_buf_reserve_gently (&s->log, len, INGEST_LOG_STEP), encoded, len);
+        s->log.len += len;
+    }
     else
         sl_msg_encode (msg, &s->log);
     self->log_bytes += s->log.len - before;
