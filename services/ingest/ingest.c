@@ -105,6 +105,7 @@ struct _ingest_t {
     sl_buf_t repair;                    //  a repaired event, for the decoder
     sl_codec_t *codec;                  //  reads logs back
     size_t log_bytes;                   //  all streams' logs
+    size_t body_bytes;                  //  request bodies held for a retry
 };
 
 struct _s_stream_t {
@@ -216,6 +217,24 @@ s_untouched (s_stream_t *s)
     return s->seq <= 1;
 }
 
+//  The request body is kept for a retry, and a retry is only possible
+//  while the client has seen nothing. An agent's request carries its whole
+//  conversation (hundreds of KiB): once the response is under way and curl
+//  has sent every byte of the body (it never reads it again then), let it
+//  go rather than hold it for the stream's life.
+static void
+s_release_body (s_stream_t *s)
+{
+    if (!s->body.data || s_untouched (s))
+        return;
+    curl_off_t sent = -1;
+    if (s->easy && (curl_easy_getinfo (s->easy, CURLINFO_SIZE_UPLOAD_T, &sent) != CURLE_OK
+                ||  sent != (curl_off_t) s->body.len))
+        return;
+    s->ingest->body_bytes -= s->body.len;
+    sl_buf_free (&s->body);
+}
+
 static void
 s_count_unknown (s_stream_t *s)
 {
@@ -253,6 +272,7 @@ s_emit_delta (void *arg, const sl_msg_t *msg)
                      (int) m.code.len, m.code.ptr);
     }
     s_send (s, &m);
+    s_release_body (s);
     //  The provider's own end (or its error) ends the stream now; the
     //  transfer may still drain its last bytes for connection reuse.
     if (m.type == SL_MSG_ERROR || (m.type == SL_MSG_DELTA && m.kind == SL_D_DONE))
@@ -295,6 +315,7 @@ s_stream_free (s_stream_t *s)
 {
     s_drop_transfer (s);
     s->ingest->log_bytes -= s->log.len;
+    s->ingest->body_bytes -= s->body.len;
     sl_buf_free (&s->log);
     sl_buf_free (&s->gateway);
     curl_slist_free_all (s->headers);
@@ -939,6 +960,7 @@ s_start (ingest_t *self, const sl_msg_t *req, sl_str_t peer)
     }
     s->sse = sl_sse_new (self->config.max_event);
     sl_buf_append_str (&s->body, req->body);
+    self->body_bytes += s->body.len;
     if (!s_prepare (s, req)) {
         s_send_error (s, "invalid_request_error", "the request names no usable model", 400, 0);
         s_stream_done (s);
@@ -1048,6 +1070,12 @@ s_log_bytes (void *arg)
 }
 
 static double
+s_body_bytes (void *arg)
+{
+    return (double) ((ingest_t *) arg)->body_bytes;
+}
+
+static double
 s_active (void *arg)
 {
     return (double) sl_sidmap_size (((ingest_t *) arg)->streams);
@@ -1106,6 +1134,9 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
                                          "Upstream events (and error bodies) that were not well-formed UTF-8 "
                                          "or held a lone surrogate escape, repaired to U+FFFD");
     sl_metrics_gauge_fn (m, "sluice_replay_log_bytes", NULL, "Bytes held in replay logs", s_log_bytes, self);
+    sl_metrics_gauge_fn (m, "sluice_request_body_bytes", NULL,
+                         "Bytes of request bodies held for a retry (until the response is under way)",
+                         s_body_bytes, self);
     self->codec = sl_codec_new ();
     sl_router_on_peer (self->router, s_on_aggregator_event, self);
     sl_router_on_message (self->router, s_on_downstream, self);

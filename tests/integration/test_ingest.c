@@ -117,6 +117,65 @@ Test (ingest, misbehaviours_through_the_gateway)
     cr_expect_eq (stack_stop (s), 0, "every process exits cleanly");
 }
 
+//  An agent's request carries its whole conversation. The ingest keeps the
+//  body for a retry only while one is possible: once the response is under
+//  way (and curl sent the body), holding it for the rest of the stream
+//  would cost hundreds of KiB per live stream.
+#define BIG_HISTORY (256u << 10)
+
+static int
+s_connect_local (int port)
+{
+    int fd = socket (AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons ((uint16_t) port),
+                             .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    if (fd >= 0 && connect (fd, (struct sockaddr *) &a, sizeof a) != 0) {
+        close (fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+Test (ingest, a_request_body_is_let_go_once_the_response_is_under_way, .timeout = 60)
+{
+    static const char *const flags [] = { "--idle-timeout-ms", "20000", NULL };
+    sluice_stack_t *s = stack_start (&(stack_opts_t) { .mock_delay_ms = 1, .ingest_args = flags });
+    cr_assert_not_null (s, "the stack came up");
+    int im = atoi (s->metrics [1]);
+    //  mock-stall: three events, then silence with the connection open, so
+    //  the stream stays live while the test looks.
+    sl_buf_t body = { 0 };
+    sl_buf_puts (&body, "{\"model\":\"mock-stall\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"");
+    for (size_t i = 0; i < BIG_HISTORY; i++)
+        sl_buf_putc (&body, 'a' + (char) (i % 26));
+    sl_buf_puts (&body, "\"}]}");
+    sl_buf_t head = { 0 };
+    sl_buf_printf (&head, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                   "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n", body.len);
+    int fd = s_connect_local (s->http_port);
+    cr_assert_geq (fd, 0);
+    cr_assert_eq (send (fd, head.data, head.len, MSG_NOSIGNAL), (ssize_t) head.len);
+    size_t off = 0;
+    while (off < body.len) {
+        ssize_t n = send (fd, body.data + off, body.len - off, MSG_NOSIGNAL);
+        cr_assert_gt (n, 0);
+        off += (size_t) n;
+    }
+    //  Its first events went downstream: the response is under way.
+    int64_t deadline = zclock_mono () + TIMEOUT_MS;
+    while (metric_value (im, "sluice_deltas_total") < 1 && zclock_mono () < deadline)
+        zclock_sleep (10);
+    cr_assert_geq (metric_value (im, "sluice_deltas_total"), 1, "the stream started");
+    cr_expect_eq (metric_value (im, "sluice_streams_active"), 1, "the stream is live");
+    cr_expect_eq (metric_value (im, "sluice_request_body_bytes"), 0,
+                  "a %u KiB request body is not held once the response is under way", BIG_HISTORY >> 10);
+    close (fd);
+    sl_buf_free (&head);
+    sl_buf_free (&body);
+    s_expect_serving (s);
+    cr_expect_eq (stack_stop (s), 0, "every process exits cleanly");
+}
+
 //  A model slow to its first byte (a reasoning model thinks for tens of
 //  seconds) is not a stalled pipeline: only the START went downstream,
 //  and it makes nothing the gateway could acknowledge. Taking its silence
