@@ -61,6 +61,7 @@
 #define INGEST_TICK_MS 25               //  deadline sweep period
 #define INGEST_RESUME_MS 1              //  look again for credit while reads are paused
 #define INGEST_CURL_SLACK_MS 1000       //  curl's own connect timeout: ours + this
+#define INGEST_UPLOAD_BUFFER 16384L    //  curl's upload buffer per call (its minimum; default 64 KiB)
 #define INGEST_LOG_STEP 1024           //  a replay log grows by a quarter, at least this (not by doubling)
 #define INGEST_MAX_REPLAYS 8            //  replays of one stream before it is lost
 #define INGEST_REFUSAL_LOG_MS 1000      //  at most one log line a second for refused streams
@@ -614,6 +615,10 @@ s_start_attempt (s_stream_t *s)
     curl_easy_setopt (s->easy, CURLOPT_URL, sl_buf_cstr (&s->url));
     curl_easy_setopt (s->easy, CURLOPT_POSTFIELDS, s->body.data ? s->body.data : "");
     curl_easy_setopt (s->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) s->body.len);
+    //  A body over 64 KiB (an agent's conversation) goes out through curl's
+    //  upload buffer, which the call keeps for its life: the smallest one
+    //  curl takes, not its default 64 KiB per live stream.
+    curl_easy_setopt (s->easy, CURLOPT_UPLOAD_BUFFERSIZE, INGEST_UPLOAD_BUFFER);
     curl_easy_setopt (s->easy, CURLOPT_HTTPHEADER, s->headers);
     curl_easy_setopt (s->easy, CURLOPT_WRITEFUNCTION, s_on_body);
     curl_easy_setopt (s->easy, CURLOPT_WRITEDATA, s);
