@@ -133,6 +133,7 @@ struct _sl_httpd_t {
     size_t stream_cap;
     bool dispatch_oversize;             //  on_request answers bodies over the limit
     size_t active;                      //  requests alive
+    size_t body_bytes;                  //  request bodies held
     sl_httpd_request_fn *on_request;
     sl_httpd_closed_fn *on_closed;
     void *arg;
@@ -517,6 +518,13 @@ s_bad_framing (struct MHD_Connection *conn)
     return NULL;
 }
 
+static void
+s_drop_body (sl_http_req_t *req)
+{
+    req->httpd->body_bytes -= req->body.len;
+    sl_buf_free (&req->body);
+}
+
 //  --------------------------------------------------------------------------
 //  MHD callbacks
 
@@ -613,10 +621,12 @@ s_handler (void *cls, struct MHD_Connection *conn, const char *url,
     if (req->state == REQ_READING && *upload_data_size) {
         if (req->too_large || req->body.len + *upload_data_size > self->max_body) {
             req->too_large = true;
-            sl_buf_free (&req->body);   //  never kept: the limit bounds memory
+            s_drop_body (req);          //  never kept: the limit bounds memory
         }
-        else
+        else {
             sl_buf_append (&req->body, upload_data, *upload_data_size);
+            self->body_bytes += *upload_data_size;
+        }
         *upload_data_size = 0;
         return MHD_YES;
     }
@@ -649,6 +659,7 @@ static void
 s_free_req (sl_http_req_t *req)
 {
     s_unwatch (req);
+    s_drop_body (req);
     if (req->response)
         MHD_destroy_response (req->response);
     for (size_t i = 0; i < req->header_count; i++) {
@@ -656,7 +667,6 @@ s_free_req (sl_http_req_t *req)
         free (req->headers [i].value);
     }
     free (req->headers);
-    sl_buf_free (&req->body);
     sl_buf_free (&req->out);
     free (req->method);
     free (req->path);
@@ -894,6 +904,12 @@ sl_httpd_active (sl_httpd_t *self)
     return self->active;
 }
 
+size_t
+sl_httpd_body_bytes (sl_httpd_t *self)
+{
+    return self->body_bytes;
+}
+
 void
 sl_httpd_set_counters (sl_httpd_t *self, const sl_httpd_counters_t *counters)
 {
@@ -970,6 +986,12 @@ sl_str_t
 sl_http_req_body (sl_http_req_t *req)
 {
     return sl_buf_str (&req->body);
+}
+
+void
+sl_http_req_drop_body (sl_http_req_t *req)
+{
+    s_drop_body (req);
 }
 
 bool

@@ -105,6 +105,8 @@ void sl_httpd_set_stream_cap (sl_httpd_t *self, size_t cap);
 void sl_httpd_dispatch_oversize (sl_httpd_t *self, bool dispatch);
 void sl_httpd_set_counters (sl_httpd_t *self, const sl_httpd_counters_t *counters);
 size_t sl_httpd_active (sl_httpd_t *self);
+//  Bytes of request bodies held (until a request ends or its body is dropped).
+size_t sl_httpd_body_bytes (sl_httpd_t *self);
 //  Client connections open (those being closed to make room not counted).
 size_t sl_httpd_connections (sl_httpd_t *self);
 
@@ -120,6 +122,10 @@ void sl_http_req_headers (sl_http_req_t *req,
                           void (*fn) (void *arg, const char *name, const char *value),
                           void *arg);
 sl_str_t sl_http_req_body (sl_http_req_t *req);
+//  The application is done with the body: free it now, not with the
+//  request (a streaming response lives long, and an agent's request
+//  carries its whole conversation). sl_http_req_body is empty after.
+void sl_http_req_drop_body (sl_http_req_t *req);
 //  True when the client connected from this machine (127.0.0.0/8).
 bool sl_http_req_loopback (sl_http_req_t *req);
 //  True when the body was over the limit (and was not kept).

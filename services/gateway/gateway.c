@@ -727,6 +727,10 @@ s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdi
     sl_router_flush (self->router);
     sl_buf_free (&auth);
     sl_buf_free (&history);
+    //  The job (the request as it goes upstream) is kept apart until an
+    //  ingest answers; the client's own body is not needed any more, and
+    //  the response may stream for minutes.
+    sl_http_req_drop_body (req);
 }
 
 //  Log and count a request verdict, like the judge does a call's.
@@ -1072,6 +1076,13 @@ s_connections (void *arg)
 }
 
 static double
+s_body_bytes (void *arg)
+{
+    gateway_t *self = arg;
+    return self->httpd ? (double) sl_httpd_body_bytes (self->httpd) : 0;
+}
+
+static double
 s_buffered (void *arg)
 {
     gateway_t *self = arg;
@@ -1208,6 +1219,9 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     sl_metrics_gauge_fn (m, "sluice_client_buffered_bytes", NULL,
                          "Response bytes waiting for clients to read them", s_buffered, self);
     sl_metrics_gauge_fn (m, "sluice_http_connections", NULL, "Client connections open", s_connections, self);
+    sl_metrics_gauge_fn (m, "sluice_request_body_bytes", NULL,
+                         "Bytes of client request bodies held (until the job leaves for an ingest)",
+                         s_body_bytes, self);
     self->http.evicted = sl_metrics_counter (m, "sluice_http_connections_evicted_total", NULL,
                                              "Client connections without a request under way, closed to make room");
     self->http.refused = sl_metrics_counter (m, "sluice_http_connections_refused_total", NULL,

@@ -117,10 +117,11 @@ Test (ingest, misbehaviours_through_the_gateway)
     cr_expect_eq (stack_stop (s), 0, "every process exits cleanly");
 }
 
-//  An agent's request carries its whole conversation. The ingest keeps the
-//  body for a retry only while one is possible: once the response is under
-//  way (and curl sent the body), holding it for the rest of the stream
-//  would cost hundreds of KiB per live stream.
+//  An agent's request carries its whole conversation. The gateway keeps the
+//  client's body until the job leaves, the ingest keeps it for a retry only
+//  while one is possible: once the response is under way (and curl sent the
+//  body), holding it for the rest of the stream would cost hundreds of KiB
+//  per live stream in each.
 #define BIG_HISTORY (256u << 10)
 
 static int
@@ -168,7 +169,9 @@ Test (ingest, a_request_body_is_let_go_once_the_response_is_under_way, .timeout 
     cr_assert_geq (metric_value (im, "sluice_deltas_total"), 1, "the stream started");
     cr_expect_eq (metric_value (im, "sluice_streams_active"), 1, "the stream is live");
     cr_expect_eq (metric_value (im, "sluice_request_body_bytes"), 0,
-                  "a %u KiB request body is not held once the response is under way", BIG_HISTORY >> 10);
+                  "the ingest holds no %u KiB request body once the response is under way", BIG_HISTORY >> 10);
+    cr_expect_eq (metric_value (atoi (s->metrics [5]), "sluice_request_body_bytes"), 0,
+                  "nor does the gateway, once the job left");
     close (fd);
     sl_buf_free (&head);
     sl_buf_free (&body);
