@@ -30,6 +30,7 @@ struct _s_runner_t {
     sl_curlm_t *curlm;
     int started;
     int finished;
+    int ramped;                         //  streams the ramp started
     s_stream_t **live;                  //  streams in flight, to free at a timeout
     int live_count;
 };
@@ -144,6 +145,20 @@ s_on_tick (zloop_t *loop, int timer_id, void *arg)
     return r->finished >= r->run->total ? -1 : 0;
 }
 
+//  The ramp: one more stream, until the run's concurrency is reached.
+static int
+s_on_ramp (zloop_t *loop, int timer_id, void *arg)
+{
+    s_runner_t *r = arg;
+    if (r->ramped < r->run->concurrency && r->started < r->run->total) {
+        r->ramped++;
+        s_start_next (r);
+    }
+    if (r->ramped >= r->run->concurrency || r->started >= r->run->total)
+        zloop_timer_end (loop, timer_id);
+    return 0;
+}
+
 static int
 s_on_timeout (zloop_t *loop, int timer_id, void *arg)
 {
@@ -171,8 +186,11 @@ bench_run (const bench_run_t *run, bench_result_t *result)
     r.curlm = sl_curlm_new (r.loop);
     sl_curlm_set_after (r.curlm, s_after, &r);
     int64_t t0 = zclock_usecs ();
-    for (int i = 0; i < run->concurrency && r.started < run->total; i++)
-        s_start_next (&r);
+    if (run->ramp_ms > 0)
+        zloop_timer (r.loop, (size_t) run->ramp_ms, 0, s_on_ramp, &r);
+    else
+        for (int i = 0; i < run->concurrency && r.started < run->total; i++)
+            s_start_next (&r);
     zloop_timer (r.loop, BENCH_TICK_MS, 0, s_on_tick, &r);
     zloop_timer (r.loop, (size_t) run->timeout_ms, 1, s_on_timeout, &r);
     zloop_start (r.loop);

@@ -18,6 +18,8 @@ typedef struct {
     const char *url;                    //  full URL of the completions endpoint
     const char *body;                   //  request JSON
     int concurrency;                    //  streams in flight at once
+    int ramp_ms;                        //  0: the first concurrency streams start at once;
+                                        //  else one every ramp_ms until that many run
     int total;                          //  streams in all
     int timeout_ms;                     //  bound on the whole run
     void (*tick) (void *arg);           //  called every 100 ms during the run

@@ -53,6 +53,9 @@
 #define S1000_STREAMS 1000
 #define S1000_CHUNKS 60
 #define S1000_MODEL "mock-paced-100"    //  10 chunks a second
+#define AGENT_STREAMS 200               //  agent200: streams at once, paced like s1000
+#define AGENT_HISTORY (256u << 10)      //  agent200: bytes of earlier conversation in each request
+#define AGENT_RAMP_MS 20                //  agent200: a stream starts every this often (all live at 4 s; each lasts 6)
 #define TPUT_CHUNKS 20000               //  chunks per throughput stream
 #define TTFB_REQUESTS 50
 #define RUN_TIMEOUT_MS 120000
@@ -69,9 +72,9 @@
 #define GOAL_PACED1_ADDED_P50_MS 0.15
 #define GOAL_FAST1_X_FLOOR 0.8
 
-typedef enum { W_TTFB, W_PACED1, W_PACED100, W_S1000, W_FAST1, W_TPUT100, W_COUNT } s_work_id_t;
+typedef enum { W_TTFB, W_PACED1, W_PACED100, W_S1000, W_FAST1, W_TPUT100, W_AGENT200, W_COUNT } s_work_id_t;
 
-static const char *s_work_names [] = { "ttfb", "paced1", "paced100", "s1000", "fast1", "tput100" };
+static const char *s_work_names [] = { "ttfb", "paced1", "paced100", "s1000", "fast1", "tput100", "agent200" };
 _Static_assert (sizeof s_work_names / sizeof s_work_names [0] == W_COUNT, "a name per workload");
 
 //  What one workload measured on one target.
@@ -100,6 +103,7 @@ typedef struct {
     long pss_idle [MAX_PROCS];
     long rss_peak [MAX_PROCS];          //  KiB, under 1,000 streams
     long pss_peak_total;                //  KiB, the highest sum sampled under 1,000 streams
+    long rss_agent [MAX_PROCS];         //  KiB, peak under agent200
     double log_peak;                    //  replay log bytes, peak under 1,000 streams
     int failures;
 } s_target_t;
@@ -161,14 +165,23 @@ s_parse_target (const char *spec, s_target_t *t)
     return 0;
 }
 
+//  A chat request; with history, an agent's: the conversation so far (an
+//  assistant turn of that many bytes) before the last, short user turn.
 static void
-s_body (sl_buf_t *out, const char *model, int max_tokens)
+s_body (sl_buf_t *out, const char *model, int max_tokens, size_t history)
 {
     sl_buf_reset (out);
     sl_buf_printf (out, "{\"model\":\"%s\",\"stream\":true,", model);
     if (max_tokens)
         sl_buf_printf (out, "\"max_tokens\":%d,", max_tokens);
-    sl_buf_puts (out, "\"messages\":[{\"role\":\"user\",\"content\":\"bench\"}]}");
+    sl_buf_puts (out, "\"messages\":[{\"role\":\"user\",\"content\":\"bench\"}");
+    if (history) {
+        sl_buf_puts (out, ",{\"role\":\"assistant\",\"content\":\"");
+        for (size_t i = 0; i < history; i++)
+            sl_buf_putc (out, (char) ('a' + i % 26));
+        sl_buf_puts (out, "\"},{\"role\":\"user\",\"content\":\"go on\"}");
+    }
+    sl_buf_puts (out, "]}");
 }
 
 static size_t
@@ -232,18 +245,30 @@ s_sample_memory (void *arg)
     }
 }
 
+//  Peak RSS per process while agent200 runs.
+static void
+s_sample_agent (void *arg)
+{
+    s_target_t *t = arg;
+    for (int i = 0; i < t->nprocs; i++) {
+        long rss = bench_rss_kib (t->pids [i]);
+        if (rss > t->rss_agent [i])
+            t->rss_agent [i] = rss;
+    }
+}
+
 //  Run one workload on a target and keep its figures.
 static void
 s_run (s_target_t *t, s_work_id_t id, const char *model, int max_tokens, int concurrency, int total)
 {
     sl_buf_t url = { 0 }, body = { 0 };
     sl_buf_printf (&url, "%s/chat/completions", t->base);
-    s_body (&body, model, max_tokens);
-    bool sample = id == W_S1000;
+    s_body (&body, model, max_tokens, id == W_AGENT200 ? AGENT_HISTORY : 0);
     bench_run_t run = {
         .url = sl_buf_cstr (&url), .body = sl_buf_cstr (&body),
         .concurrency = concurrency, .total = total, .timeout_ms = RUN_TIMEOUT_MS,
-        .tick = sample ? s_sample_memory : NULL, .tick_arg = t
+        .ramp_ms = id == W_AGENT200 ? AGENT_RAMP_MS : 0,
+        .tick = id == W_S1000 ? s_sample_memory : id == W_AGENT200 ? s_sample_agent : NULL, .tick_arg = t
     };
     int64_t cpu0 [MAX_PROCS], csw0 [MAX_PROCS];
     for (int i = 0; i < t->nprocs; i++) {
@@ -311,6 +336,10 @@ s_measure (s_target_t *t)
         s_run (t, W_FAST1, "mock-bench", s_quick ? 2000 : TPUT_CHUNKS, 1, 1);
     if (s_wanted ("tput100"))
         s_run (t, W_TPUT100, "mock-bench", s_quick ? 2000 : TPUT_CHUNKS, 100, 100);
+    if (s_wanted ("agent200")) {
+        int n = s_quick ? AGENT_STREAMS / 10 : AGENT_STREAMS;
+        s_run (t, W_AGENT200, S1000_MODEL, s_quick ? S1000_CHUNKS / 6 : S1000_CHUNKS, n, n);
+    }
 }
 
 //  ---------------------------------------------------------------------------
@@ -352,6 +381,22 @@ s_per_stream_max (const s_target_t *t)
     double worst = 0;
     for (int i = 0; i < t->nprocs; i++) {
         double per = (double) (t->rss_peak [i] - t->rss_idle [i]) / streams;
+        if (per > worst)
+            worst = per;
+    }
+    return worst;
+}
+
+//  The same under agent200: what an agent's request costs a live stream.
+static double
+s_agent_per_stream_max (const s_target_t *t)
+{
+    if (!t->work [W_AGENT200].ran || !t->nprocs)
+        return NAN;
+    int streams = s_quick ? AGENT_STREAMS / 10 : AGENT_STREAMS;
+    double worst = 0;
+    for (int i = 0; i < t->nprocs; i++) {
+        double per = (double) (t->rss_agent [i] - t->rss_idle [i]) / streams;
         if (per > worst)
             worst = per;
     }
@@ -409,6 +454,7 @@ ROW_FN (r_fast1_ceiling, s_value (t, W_FAST1, s_cores * 1e6 / ((isnan (t->work [
                                                                   : t->work [W_FAST1].cpu)
                                                                  + t->work [W_FAST1].load_cpu)))
 ROW_FN (r_pss_idle, s_sum_mb (t->pss_idle, t->nprocs))
+ROW_FN (r_agent_per_stream, s_agent_per_stream_max (t))
 
 static const s_row_t s_rows [] = {
     { "first chunk p50, sequential (ms)", r_ttfb50, true, true },
@@ -438,6 +484,7 @@ static const s_row_t s_rows [] = {
     { "  ceiling: cores / CPU per chunk of all (chunks/s)", r_fast1_ceiling, true, false },
     { "100 such streams (chunks/s)", r_tput100, true, false },
     { "PSS at idle, all processes (MB)", r_pss_idle, false, true },
+    { "agent200: RSS per live stream, worst (KiB)", r_agent_per_stream, false, true },
 };
 
 static void
@@ -504,6 +551,12 @@ s_print_processes (const s_target_t *t)
         printf ("\n");
         if (t->ingest_metrics)
             printf ("%s replay logs at 1000 live streams: %.1f MB (peak)\n", t->name, t->log_peak / 1048576.0);
+    }
+    if (t->work [W_AGENT200].ran && t->nprocs) {
+        printf ("%s RSS per process, idle / under 200 agent streams (KiB):", t->name);
+        for (int p = 0; p < t->nprocs; p++)
+            printf (" %s %ld/%ld", t->proc_names [p], t->rss_idle [p], t->rss_agent [p]);
+        printf ("\n");
     }
 }
 
@@ -578,6 +631,7 @@ s_json_target (sl_buf_t *out, const s_target_t *t, const s_target_t *d, const ch
     s_json_number (out, K ("fast1_ceiling_chunks_per_s"), r_fast1_ceiling (t, d), first);
     s_json_number (out, K ("tput100_chunks_per_s"), r_tput100 (t, d), first);
     s_json_number (out, K ("pss_idle_mb"), r_pss_idle (t, d), first);
+    s_json_number (out, K ("agent200_rss_per_stream_kib_max"), r_agent_per_stream (t, d), first);
     s_json_number (out, K ("failed_streams"), t->failures, first);
     if (t->ingest_metrics)
         s_json_number (out, K ("replay_log_mb_1000_streams"), t->log_peak / 1048576.0, first);
@@ -596,6 +650,10 @@ s_json_target (sl_buf_t *out, const s_target_t *t, const s_target_t *d, const ch
         s_json_number (out, K (name), (double) t->rss_idle [i], first);
         snprintf (name, sizeof name, "rss_s1000_kib_%s", t->proc_names [i]);
         s_json_number (out, K (name), (double) t->rss_peak [i], first);
+        if (t->work [W_AGENT200].ran) {
+            snprintf (name, sizeof name, "rss_agent200_kib_%s", t->proc_names [i]);
+            s_json_number (out, K (name), (double) t->rss_agent [i], first);
+        }
     }
 #undef K
 }
@@ -624,7 +682,7 @@ main (int argc, char **argv)
         { "out", "SLUICE_BENCH_OUT", &out_path, "where to write the JSON figures" },
         { "quick", "SLUICE_BENCH_QUICK", &quick, "yes: small counts (a smoke run)" },
         { "only", "SLUICE_BENCH_ONLY", &s_only,
-          "run only these workloads (comma-separated: ttfb, paced1, paced100, s1000, fast1, tput100)" },
+          "run only these workloads (comma-separated: ttfb, paced1, paced100, s1000, fast1, tput100, agent200)" },
         SL_OPT_END
     };
     int rc = sl_opts_parse ("bench", opts, argc, argv);

@@ -132,6 +132,7 @@ events { worker_connections 8192; }
 http {
     access_log off;
     client_body_temp_path $dir/tmp/body;
+    client_body_buffer_size 1m;         # request bodies in memory (its workers may not write our temporary directory)
     proxy_temp_path $dir/tmp/proxy;
     fastcgi_temp_path $dir/tmp/fastcgi;
     uwsgi_temp_path $dir/tmp/uwsgi;
