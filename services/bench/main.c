@@ -224,16 +224,25 @@ s_metric (int port, const char *name)
     return value;
 }
 
+//  Each process's RSS, kept where it is the highest so far.
+static void
+s_peak_rss (s_target_t *t, long *peak)
+{
+    for (int i = 0; i < t->nprocs; i++) {
+        long rss = bench_rss_kib (t->pids [i]);
+        if (rss > peak [i])
+            peak [i] = rss;
+    }
+}
+
 //  Peak RSS, PSS (and replay log) sampling while the 1,000 streams run.
 static void
 s_sample_memory (void *arg)
 {
     s_target_t *t = arg;
+    s_peak_rss (t, t->rss_peak);
     long pss = 0;
     for (int i = 0; i < t->nprocs; i++) {
-        long rss = bench_rss_kib (t->pids [i]);
-        if (rss > t->rss_peak [i])
-            t->rss_peak [i] = rss;
         long p = bench_pss_kib (t->pids [i]);
         pss += p > 0 ? p : 0;
     }
@@ -251,11 +260,7 @@ static void
 s_sample_agent (void *arg)
 {
     s_target_t *t = arg;
-    for (int i = 0; i < t->nprocs; i++) {
-        long rss = bench_rss_kib (t->pids [i]);
-        if (rss > t->rss_agent [i])
-            t->rss_agent [i] = rss;
-    }
+    s_peak_rss (t, t->rss_agent);
 }
 
 //  Run one workload on a target and keep its figures.
@@ -375,37 +380,36 @@ s_sum_mb (const long *v, int n)
     return n ? (double) s / 1024 : NAN;
 }
 
-//  The growth of the worst process's RSS under 1,000 streams, per stream.
+//  The growth of the worst process's RSS under a workload, per stream.
 static double
-s_per_stream_max (const s_target_t *t)
+s_worst_per_stream (const s_target_t *t, s_work_id_t id, const long *peak, const long *base, int streams)
 {
-    if (!t->work [W_S1000].ran || !t->nprocs)
+    if (!t->work [id].ran || !t->nprocs)
         return NAN;
-    int streams = s_quick ? S1000_STREAMS / 10 : S1000_STREAMS;
     double worst = 0;
     for (int i = 0; i < t->nprocs; i++) {
-        double per = (double) (t->rss_peak [i] - t->rss_idle [i]) / streams;
+        double per = (double) (peak [i] - base [i]) / streams;
         if (per > worst)
             worst = per;
     }
     return worst;
 }
 
-//  The same under agent200, from what the earlier workloads left (the heap
-//  keeps its peak): what an agent's request costs a live stream.
+//  Under 1,000 streams, from idle.
+static double
+s_per_stream_max (const s_target_t *t)
+{
+    return s_worst_per_stream (t, W_S1000, t->rss_peak, t->rss_idle,
+                               s_quick ? S1000_STREAMS / 10 : S1000_STREAMS);
+}
+
+//  Under agent200, from what the earlier workloads left (the heap keeps
+//  its peak): what an agent's request costs a live stream.
 static double
 s_agent_per_stream_max (const s_target_t *t)
 {
-    if (!t->work [W_AGENT200].ran || !t->nprocs)
-        return NAN;
-    int streams = s_quick ? AGENT_STREAMS / 10 : AGENT_STREAMS;
-    double worst = 0;
-    for (int i = 0; i < t->nprocs; i++) {
-        double per = (double) (t->rss_agent [i] - t->rss_agent_base [i]) / streams;
-        if (per > worst)
-            worst = per;
-    }
-    return worst;
+    return s_worst_per_stream (t, W_AGENT200, t->rss_agent, t->rss_agent_base,
+                               s_quick ? AGENT_STREAMS / 10 : AGENT_STREAMS);
 }
 
 static double
