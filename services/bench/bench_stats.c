@@ -47,55 +47,6 @@ bench_samples_free (bench_samples_t *s)
     memset (s, 0, sizeof *s);
 }
 
-int64_t
-bench_cpu_us (pid_t pid)
-{
-    //  The scheduler's own count, in nanoseconds, summed over the
-    //  process's threads (ZeroMQ's I/O thread included): /proc/<pid>/stat
-    //  counts in clock ticks (10 ms), too coarse for a run of 0.1 s.
-    char path [64];
-    snprintf (path, sizeof path, "/proc/%d/task", (int) pid);
-    DIR *dir = opendir (path);
-    if (!dir)
-        return -1;
-    int64_t total = 0;
-    struct dirent *e;
-    while ((e = readdir (dir))) {
-        if (e->d_name [0] == '.')
-            continue;
-        char stat [320];
-        snprintf (stat, sizeof stat, "/proc/%d/task/%s/schedstat", (int) pid, e->d_name);
-        FILE *f = fopen (stat, "r");
-        if (!f)
-            continue;
-        unsigned long long ns = 0;
-        if (fscanf (f, "%llu", &ns) == 1)
-            total += (int64_t) ns;
-        fclose (f);
-    }
-    closedir (dir);
-    return total / 1000;
-}
-
-long
-bench_rss_kib (pid_t pid)
-{
-    char path [64];
-    snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
-    FILE *f = fopen (path, "r");
-    if (!f)
-        return -1;
-    char line [256];
-    long rss = -1;
-    while (fgets (line, sizeof line, f))
-        if (strncmp (line, "VmRSS:", 6) == 0) {
-            rss = strtol (line + 6, NULL, 10);
-            break;
-        }
-    fclose (f);
-    return rss;
-}
-
 //  The first number after "<key>" in a /proc file of key/value lines, -1
 //  if absent or unreadable.
 static long
@@ -116,11 +67,15 @@ s_proc_value (const char *path, const char *key)
     return value;
 }
 
-int64_t
-bench_ctxsw (pid_t pid)
+//  A count read from one of a process's threads, given the path of its
+//  task directory; negative when unreadable.
+typedef int64_t (s_task_fn) (const char *task);
+
+//  The sum of fn over every thread of the process (ZeroMQ's I/O thread
+//  included), -1 when the process is gone.
+static int64_t
+s_sum_tasks (pid_t pid, s_task_fn *fn)
 {
-    //  /proc/<pid>/status counts the main thread only: the I/O threads'
-    //  wake-ups are in their own task entries.
     char path [64];
     snprintf (path, sizeof path, "/proc/%d/task", (int) pid);
     DIR *dir = opendir (path);
@@ -131,17 +86,64 @@ bench_ctxsw (pid_t pid)
     while ((e = readdir (dir))) {
         if (e->d_name [0] == '.')
             continue;
-        char status [320];
-        snprintf (status, sizeof status, "/proc/%d/task/%s/status", (int) pid, e->d_name);
-        long v = s_proc_value (status, "voluntary_ctxt_switches:");
-        long nv = s_proc_value (status, "nonvoluntary_ctxt_switches:");
+        char task [320];
+        snprintf (task, sizeof task, "/proc/%d/task/%s", (int) pid, e->d_name);
+        int64_t v = fn (task);
         if (v > 0)
             total += v;
-        if (nv > 0)
-            total += nv;
     }
     closedir (dir);
     return total;
+}
+
+//  The scheduler's own count of the thread's CPU time, in nanoseconds.
+static int64_t
+s_task_cpu_ns (const char *task)
+{
+    char stat [360];
+    snprintf (stat, sizeof stat, "%s/schedstat", task);
+    FILE *f = fopen (stat, "r");
+    if (!f)
+        return -1;
+    unsigned long long ns = 0;
+    int64_t v = fscanf (f, "%llu", &ns) == 1 ? (int64_t) ns : -1;
+    fclose (f);
+    return v;
+}
+
+static int64_t
+s_task_ctxsw (const char *task)
+{
+    char status [360];
+    snprintf (status, sizeof status, "%s/status", task);
+    long v = s_proc_value (status, "voluntary_ctxt_switches:");
+    long nv = s_proc_value (status, "nonvoluntary_ctxt_switches:");
+    return (v > 0 ? v : 0) + (nv > 0 ? nv : 0);
+}
+
+int64_t
+bench_cpu_us (pid_t pid)
+{
+    //  /proc/<pid>/stat counts in clock ticks (10 ms), too coarse for a
+    //  run of 0.1 s.
+    int64_t ns = s_sum_tasks (pid, s_task_cpu_ns);
+    return ns < 0 ? -1 : ns / 1000;
+}
+
+long
+bench_rss_kib (pid_t pid)
+{
+    char path [64];
+    snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
+    return s_proc_value (path, "VmRSS:");
+}
+
+int64_t
+bench_ctxsw (pid_t pid)
+{
+    //  /proc/<pid>/status counts the main thread only: the I/O threads'
+    //  wake-ups are in their own task entries.
+    return s_sum_tasks (pid, s_task_ctxsw);
 }
 
 long
