@@ -26,18 +26,26 @@ s_chat (const char *model)
     return body;
 }
 
+//  The mock's weather-and-shell stream through the stack: its body and
+//  what a chat client reads of it (HTTP 200, every event JSON).
+static void
+s_tools_stream (sluice_stack_t *s, sl_buf_t *body, chat_stream_t *cs)
+{
+    int status = http_request (s->http_port, "POST", "/v1/chat/completions", s_chat ("mock-tools"),
+                               NULL, body, TIMEOUT_MS);
+    cr_expect_eq (status, 200);
+    chat_stream_parse (sl_buf_cstr (body), cs);
+    cr_expect_eq (cs->malformed, 0, "every event is JSON");
+}
+
 Test (pipeline, mock_tools_weather_passes_shell_blocked)
 {
     stack_opts_t opts = { .policy = s_policy_path (), .mock_delay_ms = 1 };
     sluice_stack_t *s = stack_start (&opts);
     cr_assert_not_null (s, "the stack came up");
     sl_buf_t body = { 0 };
-    int status = http_request (s->http_port, "POST", "/v1/chat/completions", s_chat ("mock-tools"),
-                               NULL, &body, TIMEOUT_MS);
-    cr_expect_eq (status, 200);
     chat_stream_t cs;
-    chat_stream_parse (sl_buf_cstr (&body), &cs);
-    cr_expect_eq (cs.malformed, 0, "every event is JSON");
+    s_tools_stream (s, &body, &cs);
     cr_expect_not_null (strstr (sl_buf_cstr (&cs.content), "Let me check the weather and tidy up."),
                         "the text arrives: %s", sl_buf_cstr (&cs.content));
     cr_assert_eq (cs.call_count, 1, "one tool call reaches the client");
@@ -65,12 +73,8 @@ Test (pipeline, over_ipc_the_same_with_curve)
     cr_assert_not_null (s, "the stack came up on ipc://");
     cr_expect (strncmp (s->inbox [1], "ipc://", 6) == 0, "the ingest's inbox: %s", s->inbox [1]);
     sl_buf_t body = { 0 };
-    int status = http_request (s->http_port, "POST", "/v1/chat/completions", s_chat ("mock-tools"),
-                               NULL, &body, TIMEOUT_MS);
-    cr_expect_eq (status, 200);
     chat_stream_t cs;
-    chat_stream_parse (sl_buf_cstr (&body), &cs);
-    cr_expect_eq (cs.malformed, 0, "every event is JSON");
+    s_tools_stream (s, &body, &cs);
     cr_assert_eq (cs.call_count, 1, "one tool call reaches the client");
     cr_expect_str_eq (sl_buf_cstr (&cs.calls [0].arguments), "{\"city\":\"Paris\"}");
     cr_expect_null (strstr (sl_buf_cstr (&body), "rm -rf"), "the blocked call's arguments never arrive");
