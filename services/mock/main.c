@@ -19,7 +19,6 @@
 */
 #include <ctype.h>
 #include <time.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,17 +28,15 @@
 #include "../../common/sl_httpd.h"
 #include "../../common/sl_log.h"
 #include "../../common/sl_service.h"
-#include "sl_mock_check.h"
 #include "sl_mock_judge.h"
+#include "sl_mock_request.h"
 #include "sl_mock_script.h"
 
 #define MOCK_MAX_BODY (16u << 20)
-#define MOCK_DEFAULT_DIALECT SL_DIALECT_OPENAI  //  the error shape of a path no API of the mock has
 #define MOCK_FAST_BACKLOG (256u << 10)  //  bytes queued before a fast stream waits
 #define MOCK_FAST_WAIT_MS 1
 #define MOCK_PACE_SLACK_US 500         //  a paced event this close to due goes in this tick (timers are not exact)
 #define MOCK_DRAIN_WAIT_MS 1            //  mock-drop: wait for the bytes to leave
-#define MOCK_MODEL_MAX 256
 #define MOCK_ATTEMPTS 64                //  request bodies remembered for mock-flaky
 #define MOCK_REPLAY_PREFIX "mock-replay/"
 #define MOCK_REPLAY_MAX (64u << 20)     //  largest file replayed
@@ -184,84 +181,6 @@ s_respond_script_error (sl_http_req_t *req, sl_mock_script_t *script)
                      script->error_body.data, script->error_body.len);
 }
 
-static void
-s_respond_not_found (sl_http_req_t *req, int dialect, const char *message)
-{
-    sl_mock_script_t script;
-    memset (&script, 0, sizeof script);
-    sl_mock_script_not_found (dialect ? dialect : MOCK_DEFAULT_DIALECT, message, &script);
-    s_respond_script_error (req, &script);
-    sl_mock_script_clear (&script);
-}
-
-static bool
-s_ends_with (const char *s, const char *suffix)
-{
-    size_t n = strlen (s), m = strlen (suffix);
-    return n >= m && strcmp (s + n - m, suffix) == 0;
-}
-
-//  The providers the mock plays: the path each API is called at (its end;
-//  the model before a ":" method when it is in the path), and where its
-//  requests say their max tokens ("a.b": a member of a member).
-typedef struct {
-    int dialect;
-    const char *path_end;
-    bool model_in_path;
-    const char *max_tokens [2];
-} s_api_t;
-
-static const s_api_t s_apis [] = {
-    { SL_DIALECT_OPENAI, "/chat/completions", false, { "max_tokens", "max_completion_tokens" } },
-    { SL_DIALECT_RESPONSES, "/responses", false, { "max_output_tokens", NULL } },
-    { SL_DIALECT_ANTHROPIC, "/messages", false, { "max_tokens", "max_completion_tokens" } },
-    { SL_DIALECT_GEMINI, ":streamGenerateContent", true, { "generationConfig.maxOutputTokens", NULL } },
-};
-
-//  The API a path calls, and the model it names when it names one.
-static const s_api_t *
-s_api_of (const char *path, char *model, size_t size)
-{
-    for (size_t i = 0; i < sizeof s_apis / sizeof s_apis [0]; i++) {
-        const s_api_t *api = &s_apis [i];
-        if (!s_ends_with (path, api->path_end))
-            continue;
-        if (!api->model_in_path)
-            return api;
-        const char *models = strstr (path, "/models/");
-        if (!models)
-            continue;
-        const char *name = models + strlen ("/models/");
-        size_t n = strlen (name) - strlen (api->path_end);
-        if (n == 0 || n >= size)
-            return NULL;
-        memcpy (model, name, n);
-        model [n] = 0;
-        return api;
-    }
-    return NULL;
-}
-
-//  The request's max-tokens field, wherever its API has it.
-static long
-s_max_tokens (json_t *root, const s_api_t *api)
-{
-    for (int i = 0; i < 2 && api->max_tokens [i]; i++) {
-        const char *path = api->max_tokens [i], *dot = strchr (path, '.');
-        json_t *v = root;
-        if (dot) {
-            char outer [64];
-            snprintf (outer, sizeof outer, "%.*s", (int) (dot - path), path);
-            v = json_object_get (v, outer);
-            path = dot + 1;
-        }
-        v = json_object_get (v, path);
-        if (json_is_integer (v))
-            return (long) json_integer_value (v);
-    }
-    return 0;
-}
-
 static uint64_t
 s_hash (const char *model, sl_str_t body)
 {
@@ -400,64 +319,39 @@ s_on_request (void *arg, sl_http_req_t *req)
     }
     if (sl_mock_judge_handle (app->judge, app->httpd, req))
         return;
-    char model [MOCK_MODEL_MAX] = "";
-    const s_api_t *api = s_api_of (path, model, sizeof model);
-    int dialect = api ? api->dialect : 0;
-    if (!dialect) {
-        s_respond_not_found (req, MOCK_DEFAULT_DIALECT,
-                             "the mock serves POST .../chat/completions, .../responses, .../messages "
-                             "and .../models/{model}:streamGenerateContent");
-        return;
-    }
-    if (strcmp (sl_http_req_method (req), "POST") != 0) {
-        s_respond_not_found (req, dialect, "use POST");
-        return;
-    }
     sl_str_t body = sl_http_req_body (req);
-    if (app->record) {
+    const char *method = sl_http_req_method (req);
+    if (app->record && strcmp (method, "POST") == 0 && sl_mock_request_dialect (path)) {
         //  What reached the upstream, for tests: the path, a tab, the body
         //  on one line (a JSON body's line ends are escapes already).
-        fprintf (app->record, "%s\t", sl_http_req_path (req));
+        fprintf (app->record, "%s\t", path);
         for (size_t i = 0; i < body.len; i++)
             fputc (body.ptr [i] == '\n' ? ' ' : body.ptr [i], app->record);
         fputc ('\n', app->record);
         fflush (app->record);
     }
-    json_t *root = json_loadb (body.ptr ? body.ptr : "", body.len, 0, NULL);
-    json_t *jmodel = json_object_get (root, "model");
-    if (!api->model_in_path && json_is_string (jmodel))
-        snprintf (model, sizeof model, "%s", json_string_value (jmodel));
-    long chunks = s_max_tokens (root, api);
-    json_decref (root);
-    if (!model [0]) {
-        s_respond_not_found (req, dialect, "the body must be JSON with a model");
-        return;
-    }
-    //  "<scenario>@<anything>": the scenario (routes send one scenario to
-    //  the mock of each dialect with a suffix of their own).
-    char *at = strrchr (model, '@');
-    if (at)
-        *at = 0;
-    //  A request its provider would refuse (sl_mock_check.h) is refused.
-    char why [512];
+    sl_mock_call_t call;
     sl_mock_script_t script;
-    if (sl_mock_check (dialect, body, why, sizeof why)) {
-        sl_log_info ("bad_request", "%s", why);
-        sl_mock_script_bad_request (dialect, why, &script);
+    if (sl_mock_request_read (method, path, body, &call, &script)) {
+        if (script.status == 400)
+            sl_log_info ("bad_request", "%.*s", (int) script.error_body.len, script.error_body.data);
         s_respond_script_error (req, &script);
         sl_mock_script_clear (&script);
         return;
     }
-    if (strncmp (model, MOCK_REPLAY_PREFIX, strlen (MOCK_REPLAY_PREFIX)) == 0) {
-        if (!s_replay (app, model + strlen (MOCK_REPLAY_PREFIX), &script)) {
-            s_respond_not_found (req, dialect, app->replay_dir ? "no such replay file"
-                                                               : "replay is off (start the mock with --replay-dir)");
+    if (strncmp (call.model, MOCK_REPLAY_PREFIX, strlen (MOCK_REPLAY_PREFIX)) == 0) {
+        if (!s_replay (app, call.model + strlen (MOCK_REPLAY_PREFIX), &script)) {
+            sl_mock_script_not_found (call.dialect, app->replay_dir ? "no such replay file"
+                                                                    : "replay is off (start the mock with --replay-dir)",
+                                      &script);
+            s_respond_script_error (req, &script);
+            sl_mock_script_clear (&script);
             return;
         }
     }
     else
-        sl_mock_script_build (dialect, sl_str (model), body, chunks,
-                              s_attempt (app, model, body), &script);
+        sl_mock_script_build (call.dialect, sl_str (call.model), body, call.chunks,
+                              s_attempt (app, call.model, body), &script);
     s_answer (app, req, &script);
 }
 

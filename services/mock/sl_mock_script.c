@@ -815,7 +815,7 @@ void
 sl_mock_script_not_found (int dialect, const char *message, sl_mock_script_t *out)
 {
     const s_render_t *r = s_render_of (dialect);
-    sl_mock_script_clear (out);
+    memset (out, 0, sizeof *out);
     out->status = 404;
     if (r)
         r->error_body (404, r->not_found, message, &out->error_body);
@@ -825,7 +825,7 @@ void
 sl_mock_script_bad_request (int dialect, const char *message, sl_mock_script_t *out)
 {
     const s_render_t *r = s_render_of (dialect);
-    sl_mock_script_clear (out);
+    memset (out, 0, sizeof *out);
     out->status = 400;
     if (r)
         r->error_body (400, r == &s_gemini ? "INVALID_ARGUMENT" : "invalid_request_error", message, &out->error_body);

@@ -131,6 +131,8 @@ typedef struct {
 int sl_mock_script_steps (int dialect, sl_str_t model, sl_str_t request_body, const sl_mock_step_t *steps,
                           size_t count, sl_mock_script_t *out);
 //  A 404 in the dialect's error format, for requests the mock cannot serve.
+//  Like sl_mock_script_build, these write *out whole (it is not read: it
+//  may be uninitialised); sl_mock_script_clear frees it.
 void sl_mock_script_not_found (int dialect, const char *message, sl_mock_script_t *out);
 //  A 400 in the dialect's error format, for requests its API would refuse
 //  (sl_mock_check.h).
