@@ -466,6 +466,7 @@ typedef struct {
     int encodings;                      //  Transfer-Encoding headers
     bool bad_length;                    //  one that is not a number
     bool bad_encoding;                  //  one other than chunked
+    bool spaced_name;                   //  a header name with blanks (before its colon)
 } s_framing_t;
 
 //  A header value without the blanks around it is exactly word (or, when
@@ -488,6 +489,11 @@ s_framing_header (void *cls, enum MHD_ValueKind kind, const char *key, const cha
 {
     (void) kind;
     s_framing_t *f = cls;
+    //  "Content-Length : 5": MHD keeps the blank in the name, so the
+    //  header frames nothing here, while a proxy in front that trims it
+    //  frames the body by it (RFC 9112 5.1: such a request is a 400).
+    if (key [strcspn (key, " \t")])
+        f->spaced_name = true;
     if (strcasecmp (key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
         f->lengths++;
         f->bad_length |= !value || !s_value_is (value, NULL);
@@ -505,6 +511,8 @@ s_bad_framing (struct MHD_Connection *conn)
 {
     s_framing_t f = { 0 };
     MHD_get_connection_values (conn, MHD_HEADER_KIND, s_framing_header, &f);
+    if (f.spaced_name)
+        return "whitespace between a header name and its colon";
     if (f.lengths > 1)
         return "more than one Content-Length header";
     if (f.encodings > 1)

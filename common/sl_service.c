@@ -240,6 +240,8 @@ sl_service_new (const char *role, sl_opt_t *opts, const char *metrics_port,
             sl_service_destroy (&self);
             return NULL;
         }
+        sl_httpd_set_counters (self->httpd, &(sl_httpd_counters_t) {
+            .bad_framing = sl_service_framing_counter (self, "metrics") });
     }
     *exit_code = 0;
     return self;
@@ -263,6 +265,16 @@ sl_service_destroy (sl_service_t **self_p)
 
 zloop_t *sl_service_loop (sl_service_t *self) { return self->loop; }
 sl_metrics_t *sl_service_metrics (sl_service_t *self) { return self->metrics; }
+
+sl_counter_t *
+sl_service_framing_counter (sl_service_t *self, const char *server)
+{
+    char labels [64];
+    snprintf (labels, sizeof labels, "server=\"%s\"", server);
+    return sl_metrics_counter (self->metrics, "sluice_http_bad_framing_total", labels,
+                               "Requests refused for their framing: ambiguous Content-Length / Transfer-Encoding, "
+                               "whitespace before a header's colon");
+}
 const char *sl_service_role (sl_service_t *self) { return self->role; }
 const char *sl_service_name (sl_service_t *self) { return self->name; }
 uint64_t sl_service_incarnation (sl_service_t *self) { return self->incarnation; }

@@ -59,6 +59,12 @@ int sl_service_start_bus (sl_service_t *self, const sl_bus_opts_t *opts, const c
 sl_bus_t *sl_service_bus (sl_service_t *self);
 //  Port of the /healthz + /metrics server, -1 when off.
 int sl_service_metrics_port (sl_service_t *self);
+//  The counter of requests one of the process's HTTP servers refused for
+//  their framing (sl_httpd_counters_t.bad_framing):
+//  sluice_http_bad_framing_total{server="<server>"}. Every HTTP port
+//  sluice serves counts them: "client" (the gateway's), "metrics", "mock",
+//  "console".
+sl_counter_t *sl_service_framing_counter (sl_service_t *self, const char *server);
 
 void sl_service_on_reload (sl_service_t *self, sl_service_hook_fn *fn, void *arg);
 void sl_service_on_health (sl_service_t *self, sl_service_health_fn *fn, void *arg);

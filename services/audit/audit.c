@@ -951,6 +951,8 @@ audit_new (sl_service_t *svc, const audit_config_t *config)
             return NULL;
         }
         sl_httpd_set_stream_cap (self->httpd, AUDIT_SSE_CAP);
+        sl_httpd_set_counters (self->httpd, &(sl_httpd_counters_t) {
+            .bad_framing = sl_service_framing_counter (svc, "console") });
         zloop_timer (loop, AUDIT_SSE_KEEPALIVE_MS, 0, s_on_sse_keepalive, self);
         sl_log_info ("console_listening", "url=http://%s:%d/ keys=%s", config->console_host,
                      sl_httpd_port (self->httpd),

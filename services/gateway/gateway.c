@@ -1228,8 +1228,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
                                              "Client connections refused at a limit with none to close");
     self->http.request_timeouts = sl_metrics_counter (m, "sluice_http_request_timeouts_total", NULL,
                                                       "Client connections closed for a request not complete in time");
-    self->http.bad_framing = sl_metrics_counter (m, "sluice_http_bad_framing_total", NULL,
-                                                 "Requests refused for ambiguous Content-Length / Transfer-Encoding");
+    self->http.bad_framing = sl_service_framing_counter (self->service, "client");
     //  SLUICE_CLIENT_KEYS: comma-separated; empty means no check.
     self->client_keys = sl_clientkeys_new (config->client_keys, GATEWAY_MAX_CLIENT_KEYS);
     if (self->client_keys)

@@ -439,6 +439,8 @@ main (int argc, char **argv)
                                s_on_request, s_on_closed, app);
     int rc = 1;
     if (app->httpd) {
+        sl_httpd_set_counters (app->httpd, &(sl_httpd_counters_t) {
+            .bad_framing = sl_service_framing_counter (svc, "mock") });
         sl_log_info ("listening", "http=%s:%d delay_ms=%ld replay_dir=%s", host,
                      sl_httpd_port (app->httpd), app->delay_ms, app->replay_dir ? app->replay_dir : "off");
         rc = sl_service_run (svc);
