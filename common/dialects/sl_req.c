@@ -610,6 +610,8 @@ sl_req_dump (const sl_req_t *self, sl_buf_t *out)
     s_int (out, "budget", self->budget);
     if (self->thinking_off)
         sl_buf_puts (out, ",\"thinking_off\":true");
+    if (self->thinking_adaptive)
+        sl_buf_puts (out, ",\"thinking_adaptive\":true");
     s_field (out, "user", self->user);
     s_value (out, "metadata", self->metadata);
     sl_buf_puts (out, ",\"features\":[");

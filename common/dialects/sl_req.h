@@ -23,7 +23,8 @@
         provider's own tools (web search, code execution) by their type;
       - tool choice, sampling (temperature, top_p, top_k, max tokens,
         stop sequences, seed, penalties), response format (text, JSON,
-        JSON schema), reasoning (effort, budget), stream options,
+        JSON schema), reasoning (effort, budget, off or left to the
+        model; sl_effort.h reads them on one scale), stream options,
         metadata and the user id;
       - features of the client's dialect that were given but are not
         modelled: each named, and whether the answer depends on it (a
@@ -167,6 +168,8 @@ typedef struct _sl_req_t {
     sl_str_t effort;                    //  "minimal", "low", "medium", "high" ... (absent: not asked)
     int64_t budget;                     //  thinking tokens, -1 when not given
     bool thinking_off;                  //  the client turned thinking off
+    bool thinking_adaptive;             //  the model decides how much to think (Anthropic
+                                        //  adaptive thinking, Gemini thinkingBudget -1)
     //  Who asks
     sl_str_t user;
     json_t *metadata;

@@ -162,6 +162,43 @@ s_anthropic_id (const char *id)
     return true;
 }
 
+//  The type of the last block of a message's content ("" for a string).
+static const char *
+s_last_block_type (json_t *message)
+{
+    json_t *content = json_object_get (message, "content");
+    return s_text (json_object_get (json_array_get (content, json_array_size (content) - 1), "type"));
+}
+
+//  A system message inside messages (mid-conversation system messages):
+//  not first, right after a user turn (or an assistant turn that ends in
+//  a server tool's use), followed by an assistant turn or nothing, text
+//  only. NULL when it may stand at index i, else why not.
+static const char *
+s_anthropic_system (json_t *messages, size_t i)
+{
+    if (i == 0)
+        return "a system message cannot be the first message; use the top-level system parameter";
+    json_t *before = json_array_get (messages, i - 1), *after = json_array_get (messages, i + 1);
+    if (!s_is (json_object_get (before, "role"), "user")
+    &&  !(s_is (json_object_get (before, "role"), "assistant") && strcmp (s_last_block_type (before), "server_tool_use") == 0))
+        return "a system message must immediately follow a user message (or an assistant message that ends in a "
+               "server tool use)";
+    if (after && !s_is (json_object_get (after, "role"), "assistant"))
+        return "a system message must be the last message or be followed by an assistant message";
+    json_t *content = json_object_get (json_array_get (messages, i), "content");
+    if (json_is_string (content))
+        return json_string_length (content) ? NULL : "a system message's content must be non-empty";
+    if (!json_is_array (content) || json_array_size (content) == 0)
+        return "a system message's content is a string or a non-empty list of text blocks";
+    size_t k;
+    json_t *b;
+    json_array_foreach (content, k, b)
+        if (!s_is (json_object_get (b, "type"), "text") || !*s_text (json_object_get (b, "text")))
+            return "a system message takes non-empty text blocks only";
+    return NULL;
+}
+
 static int
 s_anthropic_check (json_t *root, s_ctx_t *ctx)
 {
@@ -180,9 +217,17 @@ s_anthropic_check (json_t *root, s_ctx_t *ctx)
     json_t *m;
     json_array_foreach (messages, i, m) {
         json_t *role = json_object_get (m, "role");
+        if (s_is (role, "system")) {
+            const char *why = s_anthropic_system (messages, i);
+            if (why) {
+                json_decref (open);
+                return s_bad (ctx, "messages.%zu: %s", i, why);
+            }
+            continue;
+        }
         if (!s_is (role, "user") && !s_is (role, "assistant")) {
             json_decref (open);
-            return s_bad (ctx, "messages.%zu.role: user or assistant, not '%s'", i, s_text (role));
+            return s_bad (ctx, "messages.%zu.role: user, assistant or system, not '%s'", i, s_text (role));
         }
         json_t *content = json_object_get (m, "content");
         if (json_is_string (content)) {
@@ -260,7 +305,11 @@ static bool
 s_anthropic_result (json_t *root, sl_mock_result_t *out)
 {
     json_t *messages = json_object_get (root, "messages");
-    json_t *last = json_array_get (messages, json_array_size (messages) - 1);
+    //  The last turn: a system message may come after it.
+    size_t n = json_array_size (messages);
+    while (n > 1 && s_is (json_object_get (json_array_get (messages, n - 1), "role"), "system"))
+        n--;
+    json_t *last = json_array_get (messages, n - 1);
     size_t k;
     json_t *b, *found = NULL;
     json_array_foreach (json_object_get (last, "content"), k, b)

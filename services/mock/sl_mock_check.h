@@ -14,7 +14,10 @@
                   assistant message before its run of tool messages, and
                   such a message's calls are all answered before any
                   other message
-      anthropic   roles are user and assistant; block types are known; a
+      anthropic   roles are user and assistant, and system (a
+                  mid-conversation system message: not first, right after
+                  a user turn, followed by an assistant turn or last,
+                  text only); block types are known; a
                   tool_use has an id of [A-Za-z0-9_-], a name and an
                   object input; the tool_results answering an assistant
                   turn's tool_use blocks come first in the next user turn,

@@ -123,7 +123,135 @@ Test (sl_anthropic_request, thinking_and_what_cannot_cross)
     cr_expect_null (rq_translate (SL_DIALECT_OPENAI, SL_DIALECT_ANTHROPIC,
         "{\"model\":\"m\",\"response_format\":{\"type\":\"json_object\"},\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}",
         &r));
-    cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "structured output"), "%s",
+    cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "JSON output without a schema"), "%s",
                         sl_buf_cstr (&r.error_message));
+    sl_request_clear (&r);
+    //  A JSON schema is structured output: output_config.format.
+    up = rq_translate (SL_DIALECT_OPENAI, SL_DIALECT_ANTHROPIC,
+        "{\"model\":\"m\",\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"r\",\"schema\":"
+        "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}}}}},\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}",
+        &r);
+    cr_assert_not_null (up, "%s", sl_buf_cstr (&r.error_message));
+    cr_expect_str_eq (rq_str (up, "output_config/format/type"), "json_schema");
+    cr_expect_str_eq (rq_str (up, "output_config/format/schema/properties/a/type"), "string");
+    json_decref (up);
+    sl_request_clear (&r);
+}
+
+//  What today's Claude Code sends: a system message among the turns,
+//  adaptive thinking, an effort, context management.
+#define CLAUDE_CODE_REQUEST \
+    "{\"model\":\"claude-opus-4-8\",\"max_tokens\":32000,\"stream\":true," \
+    "\"system\":[{\"type\":\"text\",\"text\":\"You are a coding agent.\"}]," \
+    "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}," \
+    "{\"role\":\"system\",\"content\":\"Available agent types: general-purpose.\"}," \
+    "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}," \
+    "{\"role\":\"user\",\"content\":\"list files\"}]," \
+    "\"thinking\":{\"type\":\"adaptive\"},\"output_config\":{\"effort\":\"high\"}," \
+    "\"context_management\":{\"edits\":[{\"type\":\"clear_thinking_20251015\",\"keep\":\"all\"}]}}"
+
+Test (sl_anthropic_request, a_system_message_among_the_turns_is_instructions_at_its_place)
+{
+    sl_request_t r;
+    cr_assert_eq (rq_parse (SL_DIALECT_ANTHROPIC, CLAUDE_CODE_REQUEST, &r), 0, "%s", sl_buf_cstr (&r.error_message));
+    const sl_req_t *q = r.req;
+    cr_assert_eq (q->message_count, 5);
+    static const int roles [] = { SL_ROLE_SYSTEM, SL_ROLE_USER, SL_ROLE_SYSTEM, SL_ROLE_ASSISTANT, SL_ROLE_USER };
+    for (size_t i = 0; i < 5; i++)
+        cr_expect_eq (q->messages [i].role, roles [i], "message %zu", i);
+    cr_expect (sl_str_eq (q->messages [2].parts [0].text, "Available agent types: general-purpose."));
+    cr_expect (q->thinking_adaptive);
+    cr_expect (sl_str_eq (q->effort, "high"));
+    cr_expect_null (sl_req_mattering (q), "nothing the answer depends on is left out");
+    cr_expect_str_eq (sl_buf_cstr (&r.last_user), "list files", "a system message is not what the user said");
+    //  Same dialect: the body goes as it came.
+    cr_expect_not_null (strstr (sl_buf_cstr (&r.upstream_body), "{\"role\":\"system\",\"content\":\"Available"));
+    sl_request_clear (&r);
+}
+
+Test (sl_anthropic_request, claude_codes_request_crosses_to_every_other_dialect)
+{
+    sl_request_t r;
+    //  Chat Completions: a system message at its place, the effort as it is.
+    json_t *up = rq_translate (SL_DIALECT_ANTHROPIC, SL_DIALECT_OPENAI, CLAUDE_CODE_REQUEST, &r);
+    cr_assert_not_null (up, "%s", sl_buf_cstr (&r.error_message));
+    cr_expect_str_eq (rq_str (up, "messages/0/role"), "system");
+    cr_expect_str_eq (rq_str (up, "messages/1/role"), "user");
+    cr_expect_str_eq (rq_str (up, "messages/2/role"), "system");
+    cr_expect_str_eq (rq_str (up, "messages/2/content"), "Available agent types: general-purpose.");
+    cr_expect_str_eq (rq_str (up, "messages/3/role"), "assistant");
+    cr_expect_str_eq (rq_str (up, "reasoning_effort"), "high");
+    bool dropped = false;
+    for (size_t i = 0; i < r.drop_count; i++)
+        dropped |= strcmp (r.dropped [i], "context_management") == 0;
+    cr_expect (dropped, "context management is only informative: dropped, counted");
+    json_decref (up);
+    sl_request_clear (&r);
+    //  Responses: the leading instructions, a developer message at its place.
+    up = rq_translate (SL_DIALECT_ANTHROPIC, SL_DIALECT_RESPONSES, CLAUDE_CODE_REQUEST, &r);
+    cr_assert_not_null (up, "%s", sl_buf_cstr (&r.error_message));
+    cr_expect_str_eq (rq_str (up, "instructions"), "You are a coding agent.");
+    cr_expect_str_eq (rq_str (up, "input/0/role"), "user");
+    cr_expect_str_eq (rq_str (up, "input/1/role"), "developer");
+    cr_expect_str_eq (rq_str (up, "input/1/content"), "Available agent types: general-purpose.");
+    cr_expect_str_eq (rq_str (up, "reasoning/effort"), "high");
+    json_decref (up);
+    sl_request_clear (&r);
+    //  Gemini: one system instruction (its place is lost), the effort's budget.
+    up = rq_translate (SL_DIALECT_ANTHROPIC, SL_DIALECT_GEMINI, CLAUDE_CODE_REQUEST, &r);
+    cr_assert_not_null (up, "%s", sl_buf_cstr (&r.error_message));
+    cr_expect_str_eq (rq_str (up, "systemInstruction/parts/0/text"), "You are a coding agent.");
+    cr_expect_str_eq (rq_str (up, "systemInstruction/parts/1/text"), "Available agent types: general-purpose.");
+    cr_expect_str_eq (rq_str (up, "contents/0/role"), "user");
+    cr_expect_str_eq (rq_str (up, "contents/1/role"), "model");
+    cr_expect_eq (json_integer_value (rq_get (up, "generationConfig/thinkingConfig/thinkingBudget")), 24576);
+    json_decref (up);
+    sl_request_clear (&r);
+}
+
+Test (sl_anthropic_request, thinking_left_to_the_model_crosses_as_each_dialect_says_it)
+{
+    sl_request_t r;
+    const char *adaptive = "{\"model\":\"c\",\"max_tokens\":100,\"thinking\":{\"type\":\"adaptive\"},"
+                           "\"messages\":[{\"role\":\"user\",\"content\":\"q\"}]}";
+    json_t *up = rq_translate (SL_DIALECT_ANTHROPIC, SL_DIALECT_GEMINI, adaptive, &r);
+    cr_assert_not_null (up);
+    cr_expect_eq (json_integer_value (rq_get (up, "generationConfig/thinkingConfig/thinkingBudget")), -1,
+                  "Gemini's dynamic thinking");
+    json_decref (up);
+    sl_request_clear (&r);
+    up = rq_translate (SL_DIALECT_ANTHROPIC, SL_DIALECT_OPENAI, adaptive, &r);
+    cr_assert_not_null (up);
+    cr_expect_null (rq_get (up, "reasoning_effort"), "the provider's default effort");
+    bool dropped = false;
+    for (size_t i = 0; i < r.drop_count; i++)
+        dropped |= strstr (r.dropped [i], "adaptive thinking") != NULL;
+    cr_expect (dropped, "and the loss is said");
+    json_decref (up);
+    sl_request_clear (&r);
+    //  And back: Gemini's -1 is adaptive thinking for Messages.
+    up = rq_translate (SL_DIALECT_GEMINI, SL_DIALECT_ANTHROPIC,
+        "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"q\"}]}],"
+        "\"generationConfig\":{\"temperature\":0.5,\"thinkingConfig\":{\"thinkingBudget\":-1}}}", &r);
+    cr_assert_not_null (up);
+    cr_expect_str_eq (rq_str (up, "thinking/type"), "adaptive");
+    cr_expect_null (rq_get (up, "temperature"), "no temperature with thinking");
+    json_decref (up);
+    sl_request_clear (&r);
+    //  Efforts past what a provider takes are clamped, and said.
+    up = rq_translate (SL_DIALECT_ANTHROPIC, SL_DIALECT_GEMINI,
+        "{\"model\":\"c\",\"max_tokens\":100,\"output_config\":{\"effort\":\"max\"},"
+        "\"messages\":[{\"role\":\"user\",\"content\":\"q\"}]}", &r);
+    cr_assert_not_null (up);
+    cr_expect_eq (json_integer_value (rq_get (up, "generationConfig/thinkingConfig/thinkingBudget")), 24576);
+    cr_expect_gt (r.drop_count, 0);
+    json_decref (up);
+    sl_request_clear (&r);
+    up = rq_translate (SL_DIALECT_ANTHROPIC, SL_DIALECT_OPENAI,
+        "{\"model\":\"c\",\"max_tokens\":100,\"output_config\":{\"effort\":\"max\"},"
+        "\"messages\":[{\"role\":\"user\",\"content\":\"q\"}]}", &r);
+    cr_assert_not_null (up);
+    cr_expect_str_eq (rq_str (up, "reasoning_effort"), "xhigh");
+    json_decref (up);
     sl_request_clear (&r);
 }

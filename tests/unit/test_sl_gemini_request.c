@@ -83,7 +83,8 @@ Test (sl_gemini_request, rendered_from_a_chat_completions_request)
     cr_expect_str_eq (rq_str (up, "toolConfig/functionCallingConfig/mode"), "ANY");
     cr_expect_eq (json_array_size (rq_get (up, "generationConfig/stopSequences")), 2);
     cr_expect_eq (json_integer_value (rq_get (up, "generationConfig/maxOutputTokens")), 10);
-    cr_expect_eq (json_integer_value (rq_get (up, "generationConfig/thinkingConfig/thinkingBudget")), 1024);
+    cr_expect_eq (json_integer_value (rq_get (up, "generationConfig/thinkingConfig/thinkingBudget")), 2048,
+                  "low's budget (sl_effort.h)");
     cr_expect_gt (r.drop_count, 0, "the user id has no place: dropped, named");
     json_decref (up);
     sl_request_clear (&r);

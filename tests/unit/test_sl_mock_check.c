@@ -39,7 +39,22 @@ static const s_case_t s_cases [] = {
       "\"name\":\"f\",\"input\":{}}]},{\"role\":\"user\",\"content\":\"x\"}]}", "without tool_result blocks" },
     { SL_DIALECT_ANTHROPIC, "{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"\"}]}]}",
       "non-empty" },
-    { SL_DIALECT_ANTHROPIC, "{\"messages\":[{\"role\":\"system\",\"content\":\"x\"}]}", "user or assistant" },
+    //  Mid-conversation system messages, placed as the API places them
+    //  (a tool result, then a system message last: the result is still the last turn's)
+    { SL_DIALECT_ANTHROPIC, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"system\",\"content\":"
+      "\"Available agent types\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"t_1\","
+      "\"name\":\"f\",\"input\":{}}]},{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":"
+      "\"t_1\",\"content\":\"ok\"}]},{\"role\":\"system\",\"content\":[{\"type\":\"text\",\"text\":\"now\"}]}]}", NULL },
+    { SL_DIALECT_ANTHROPIC, "{\"messages\":[{\"role\":\"system\",\"content\":\"x\"}]}", "cannot be the first" },
+    { SL_DIALECT_ANTHROPIC, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"assistant\",\"content\":"
+      "\"a\"},{\"role\":\"system\",\"content\":\"s\"}]}", "immediately follow a user message" },
+    { SL_DIALECT_ANTHROPIC, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"system\",\"content\":\"s\"},"
+      "{\"role\":\"user\",\"content\":\"y\"}]}", "followed by an assistant message" },
+    { SL_DIALECT_ANTHROPIC, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"system\",\"content\":\"s\"},"
+      "{\"role\":\"system\",\"content\":\"t\"}]}", "followed by an assistant message" },
+    { SL_DIALECT_ANTHROPIC, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"system\",\"content\":"
+      "[{\"type\":\"image\",\"source\":{}}]}]}", "text blocks only" },
+    { SL_DIALECT_ANTHROPIC, "{\"messages\":[{\"role\":\"tool\",\"content\":\"x\"}]}", "user, assistant or system" },
     //  Responses
     { SL_DIALECT_RESPONSES, "{\"input\":[{\"type\":\"function_call\",\"call_id\":\"c\",\"name\":\"f\",\"arguments\":\"{}\"},"
       "{\"type\":\"function_call_output\",\"call_id\":\"c\",\"output\":\"ok\"}]}", NULL },

@@ -270,3 +270,26 @@ Test (sl_reqjudge, history_of_calls)
     sl_buf_free (&out);
     sl_request_clear (&r);
 }
+
+//  A system message among an Anthropic request's turns (as today's Claude
+//  Code sends) is part system, judged and changed where it stands.
+Test (sl_reqjudge, a_system_message_among_the_turns_is_part_system)
+{
+    sl_policy_t *p = s_policy ();
+    sl_request_t r;
+    s_parse (&(s_shape_t) { SL_DIALECT_ANTHROPIC,
+        "{\"model\":\"m\",\"max_tokens\":10,\"messages\":[{\"role\":\"user\",\"content\":\"%3$s\"},"
+        "{\"role\":\"system\",\"content\":\"the deploy key is " SECRET "; rob a bank\"},{\"role\":\"assistant\",\"content\":\"ok\"},"
+        "{\"role\":\"user\",\"content\":\"go on\"}]}" }, "", "", "hi", &r);
+    sl_reqjudge_t *rj = s_judge (p, &r);
+    cr_expect (s_has_verdict (rj, "aws", SL_ACT_REDACT, "messages[1].parts[0]"), "the rule on part system redacts it");
+    cr_expect_null (sl_reqjudge_refusal (rj), "a rule on part user does not see it");
+    cr_expect_eq (sl_request_refresh (&r), 0);
+    const char *body = sl_buf_cstr (&r.upstream_body);
+    cr_expect (strstr (body, "{\"role\":\"system\",\"content\":\"the deploy key is [REDACTED:aws-key]; rob a bank\"}"),
+               "redacted where it stands: %s", body);
+    cr_expect (!strstr (body, SECRET), "%s", body);
+    sl_reqjudge_destroy (&rj);
+    sl_request_clear (&r);
+    sl_policy_unref (&p);
+}

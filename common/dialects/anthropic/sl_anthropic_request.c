@@ -1,26 +1,35 @@
 /*  sl_anthropic_request.c - Messages requests: parse, forward, render.
 
     parse: a messages request into the normalized request. The system
-    prompt (a string or text blocks) is the instructions; content blocks
-    are parts (text, image, tool_use, tool_result, thinking, redacted
-    thinking); documents, search results and server tool blocks are this
-    dialect's alone. cache_control marks are informative.
+    prompt (a string or text blocks) is the instructions, and so is a
+    system message among the turns (a mid-conversation system message),
+    at its place; content blocks are parts (text, image, tool_use,
+    tool_result, thinking, redacted thinking); documents, search results
+    and server tool blocks are this dialect's alone. thinking (a budget,
+    adaptive, off) and output_config's effort and JSON schema are the
+    reasoning and the response format; cache_control marks and
+    context_management are informative.
 
     render: the normalized request as a messages request. Instructions go
-    to system; turns of one role are joined (the API wants user and
-    assistant to alternate); a user turn's tool results come first in it,
-    as the API wants them right after the calls. Tool ids are kept, with
-    characters the API does not take ([^A-Za-z0-9_-]) replaced by '_' the
-    same way in a call and its result. Thinking goes back only with a
-    signature this dialect made (sl_sig_for). max_tokens is required: the
-    request's, or SL_XLATE_MAX_TOKENS. Structured output cannot be asked
-    for: such a request is refused.
+    to system, later ones too (a system message among the turns is one
+    model's alone: every model takes the top-level field); turns of one
+    role are joined (the API wants user and assistant to alternate); a
+    user turn's tool results come first in it, as the API wants them
+    right after the calls. Tool ids are kept, with characters the API
+    does not take ([^A-Za-z0-9_-]) replaced by '_' the same way in a call
+    and its result. Thinking goes back only with a signature this dialect
+    made (sl_sig_for). max_tokens is required: the request's, or
+    SL_XLATE_MAX_TOKENS. A reasoning effort is a thinking budget
+    (sl_effort.h), thinking left to the model is adaptive thinking, a JSON
+    schema is output_config.format; JSON output without a schema cannot
+    be asked for and is refused.
 */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../sl_json.h"
+#include "../sl_effort.h"
 #include "../sl_request.h"
 #include "sl_anthropic.h"
 
@@ -31,8 +40,9 @@ static const char *const s_matters [] = { "mcp_servers", "container", NULL };
 static const char *const s_informative [] = { "service_tier", "context_management", NULL };
 static const char *const s_mapped [] = {
     "model", "messages", "max_tokens", "stream", "tools", "system", "tool_choice", "temperature", "top_p",
-    "top_k", "stop_sequences", "metadata", "thinking", NULL
+    "top_k", "stop_sequences", "metadata", "thinking", "output_config", NULL
 };
+static const char *const s_output_mapped [] = { "effort", "format", NULL };
 
 static bool
 s_in (const char *key, const char *const *list)
@@ -188,9 +198,13 @@ sl_anthropic_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, 
     size_t i;
     json_t *msg;
     json_array_foreach (messages, i, msg) {
+        //  A system message among the turns (mid-conversation system
+        //  messages) is instructions, where the client put them.
         const char *role = json_string_value (json_object_get (msg, "role"));
-        sl_message_t *m = sl_req_add_message (req, role && strcmp (role, "assistant") == 0 ? SL_ROLE_ASSISTANT
-                                                                                          : SL_ROLE_USER);
+        int kind = !role ? SL_ROLE_USER
+                 : strcmp (role, "assistant") == 0 ? SL_ROLE_ASSISTANT
+                 : strcmp (role, "system") == 0 ? SL_ROLE_SYSTEM : SL_ROLE_USER;
+        sl_message_t *m = sl_req_add_message (req, kind);
         json_t *content = json_object_get (msg, "content");
         if (json_is_string (content))
             sl_req_set_text (sl_req_add_part (m, SL_PART_TEXT), content);
@@ -221,8 +235,25 @@ sl_anthropic_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, 
     if (ttype && strcmp (ttype, "enabled") == 0)
         req->budget = sl_req_int (json_object_get (thinking, "budget_tokens"));
     else
+    if (ttype && strcmp (ttype, "adaptive") == 0)
+        req->thinking_adaptive = true;
+    else
     if (ttype && strcmp (ttype, "disabled") == 0)
         req->thinking_off = true;
+    //  Output: how hard to think, and structured output (a JSON schema)
+    json_t *output = json_object_get (root, "output_config");
+    req->effort = sl_req_str (json_object_get (output, "effort"));
+    json_t *format = json_object_get (output, "format");
+    const char *ftype = json_string_value (json_object_get (format, "type"));
+    if (ftype && strcmp (ftype, "json_schema") == 0) {
+        req->format = SL_FORMAT_SCHEMA;
+        req->format_schema = json_is_object (json_object_get (format, "schema")) ? json_object_get (format, "schema")
+                                                                               : NULL;
+        req->format_strict = true;      //  what Messages' structured output is
+    }
+    else
+    if (format && !json_is_null (format))
+        sl_req_feature (req, "output_config.format", true);
     //  Who asks
     json_t *metadata = json_object_get (root, "metadata");
     req->user = sl_req_str (json_object_get (metadata, "user_id"));
@@ -231,6 +262,9 @@ sl_anthropic_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, 
     json_object_foreach (root, key, value)
         if (!s_in (key, s_mapped) && !json_is_null (value))
             sl_req_field (req, key, s_matters, s_informative);
+    json_object_foreach (output, key, value)
+        if (!s_in (key, s_output_mapped) && !json_is_null (value))
+            sl_req_field (req, key, NULL, NULL);
     return 0;
 }
 
@@ -416,17 +450,17 @@ s_messages (const sl_req_t *req, sl_xlate_t *x, json_t *root)
     return 0;
 }
 
-//  Thinking budget from a reasoning effort.
+//  The thinking budget to ask for: the client's, or its effort's
+//  (sl_effort.h); -1 for none.
 static int64_t
-s_budget (sl_str_t effort)
+s_budget (const sl_req_t *req, sl_xlate_t *x)
 {
-    if (sl_str_eq (effort, "minimal") || sl_str_eq (effort, "low"))
-        return S_BUDGET_MIN * 2;
-    if (sl_str_eq (effort, "medium"))
-        return S_BUDGET_MIN * 8;
-    if (sl_str_eq (effort, "high"))
-        return S_BUDGET_MIN * 24;
-    return -1;                          //  "none", or unknown: no thinking
+    if (req->thinking_off)
+        return -1;
+    if (req->budget >= 0)
+        return req->budget;
+    int effort = sl_effort_of (req, x);
+    return effort == SL_EFFORT_NONE ? -1 : sl_effort_budget (effort);
 }
 
 int
@@ -435,8 +469,12 @@ sl_anthropic_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
     json_t *root = json_object ();
     json_object_set_new (root, "model", s_string (req->model));
     int rc = s_messages (req, x, root);
-    if (rc == 0 && (req->format == SL_FORMAT_JSON || req->format == SL_FORMAT_SCHEMA))
-        rc = sl_xlate_refuse (x, "structured output (a JSON response format)", "Messages cannot be asked for it");
+    if (rc == 0 && req->format == SL_FORMAT_JSON)
+        rc = sl_xlate_refuse (x, "JSON output without a schema", "Messages asks for a JSON schema");
+    if (rc == 0 && req->format == SL_FORMAT_SCHEMA)
+        json_object_set_new (root, "output_config", json_pack ("{s:{s:s,s:O}}", "format", "type", "json_schema",
+                                                               "schema", req->format_schema ? req->format_schema
+                                                                                            : json_object ()));
     if (rc == 0 && req->tool_count) {
         json_t *tools = json_array ();
         json_object_set_new (root, "tools", tools);
@@ -475,7 +513,7 @@ sl_anthropic_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
         json_decref (choice);
     //  Thinking, and what it rules out
     int64_t max = req->max_tokens > 0 ? req->max_tokens : SL_XLATE_MAX_TOKENS;
-    int64_t budget = req->thinking_off ? -1 : req->budget >= 0 ? req->budget : s_budget (req->effort);
+    int64_t budget = s_budget (req, x);
     if (budget >= 0 && budget < S_BUDGET_MIN)
         budget = S_BUDGET_MIN;
     if (budget >= 0 && budget >= max) {
@@ -489,11 +527,15 @@ sl_anthropic_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
         budget = -1;
     }
     json_object_set_new (root, "max_tokens", json_integer (max));
+    bool thinks = budget >= 0 || (req->thinking_adaptive && !req->thinking_off);
     if (budget >= 0)
         json_object_set_new (root, "thinking", json_pack ("{s:s,s:I}", "type", "enabled", "budget_tokens",
                                                           (json_int_t) budget));
+    else
+    if (thinks)
+        json_object_set_new (root, "thinking", json_pack ("{s:s}", "type", "adaptive"));
     if (!isnan (req->temperature)) {
-        if (budget >= 0)
+        if (thinks)
             sl_xlate_drop (x, "temperature (with thinking)");
         else {
             double t = req->temperature > S_TEMPERATURE_MAX ? S_TEMPERATURE_MAX : req->temperature;
@@ -503,13 +545,13 @@ sl_anthropic_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
         }
     }
     if (!isnan (req->top_p)) {
-        if (budget >= 0)
+        if (thinks)
             sl_xlate_drop (x, "top_p (with thinking)");
         else
             json_object_set_new (root, "top_p", json_real (req->top_p));
     }
     if (req->top_k >= 0) {
-        if (budget >= 0)
+        if (thinks)
             sl_xlate_drop (x, "top_k (with thinking)");
         else
             json_object_set_new (root, "top_k", json_integer (req->top_k));

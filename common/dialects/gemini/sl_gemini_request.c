@@ -27,10 +27,13 @@
 #include <string.h>
 
 #include "../../sl_json.h"
+#include "../sl_effort.h"
 #include "../sl_request.h"
 #include "sl_gemini.h"
 
 #define S_STOP_MAX 5                    //  stop sequences the API takes
+#define S_DYNAMIC_BUDGET (-1)           //  thinkingBudget -1: the model decides how much to think
+#define S_NO_BUDGET (-2)                //  s_budget: no thinkingConfig at all
 
 static const char *const s_matters [] = { "cachedContent", NULL };
 static const char *const s_informative [] = { "safetySettings", "labels", NULL };
@@ -325,6 +328,9 @@ sl_gemini_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_
     if (json_is_integer (budget) && json_integer_value (budget) == 0)
         req->thinking_off = true;
     else
+    if (json_is_integer (budget) && json_integer_value (budget) == S_DYNAMIC_BUDGET)
+        req->thinking_adaptive = true;
+    else
         req->budget = sl_req_int (budget);
     req->effort = sl_req_str (json_object_get (thinking, "thinkingLevel"));
     const char *key;
@@ -485,21 +491,21 @@ s_contents (const sl_req_t *req, sl_xlate_t *x, json_t *root)
     return rc;
 }
 
-//  A thinking budget from a reasoning effort; -1 none.
+//  The thinking budget to ask for: none when thinking is off, the
+//  client's budget, an effort's (sl_effort.h; above high, more than every
+//  Gemini model takes, is high's), or -1 (the model decides) for adaptive
+//  thinking; S_NO_BUDGET when nothing was asked.
 static int64_t
-s_budget (const sl_req_t *req)
+s_budget (const sl_req_t *req, sl_xlate_t *x)
 {
+    if (req->thinking_off)
+        return 0;
     if (req->budget >= 0)
         return req->budget;
-    if (sl_str_eq (req->effort, "none"))
-        return 0;
-    if (sl_str_eq (req->effort, "minimal") || sl_str_eq (req->effort, "low"))
-        return 1024;
-    if (sl_str_eq (req->effort, "medium"))
-        return 8192;
-    if (sl_str_eq (req->effort, "high"))
-        return 24576;
-    return -1;
+    int effort = sl_effort_clamp (sl_effort_of (req, x), SL_EFFORT_NONE, SL_EFFORT_HIGH, x);
+    if (effort != SL_EFFORT_UNSET)
+        return sl_effort_budget (effort);
+    return req->thinking_adaptive ? S_DYNAMIC_BUDGET : S_NO_BUDGET;
 }
 
 int
@@ -562,10 +568,10 @@ sl_gemini_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
         if (req->format == SL_FORMAT_SCHEMA && req->format_schema)
             json_object_set_new (config, "responseJsonSchema", json_incref (req->format_schema));
     }
-    int64_t budget = req->thinking_off ? 0 : s_budget (req);
-    if (budget >= 0)
+    int64_t budget = s_budget (req, x);
+    if (budget != S_NO_BUDGET)
         json_object_set_new (config, "thinkingConfig", json_pack ("{s:I,s:b}", "thinkingBudget", (json_int_t) budget,
-                                                                  "includeThoughts", budget > 0));
+                                                                  "includeThoughts", budget != 0));
     if (json_object_size (config))
         json_object_set_new (root, "generationConfig", config);
     else

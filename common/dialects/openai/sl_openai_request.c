@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../../sl_json.h"
+#include "../sl_effort.h"
 #include "../sl_request.h"
 #include "sl_openai.h"
 
@@ -430,17 +431,6 @@ s_real (json_t *root, const char *key, double value)
         json_object_set_new (root, key, json_real (value));
 }
 
-//  Reasoning effort from a thinking budget, when only that was given.
-static const char *
-s_effort (const sl_req_t *req)
-{
-    if (req->effort.ptr)
-        return NULL;
-    if (req->budget < 0)
-        return NULL;
-    return req->budget <= 2048 ? "low" : req->budget <= 16384 ? "medium" : "high";
-}
-
 int
 sl_openai_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
 {
@@ -507,11 +497,12 @@ sl_openai_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
             json_object_set_new (js, "strict", json_true ());
         json_object_set_new (root, "response_format", json_pack ("{s:s,s:o}", "type", "json_schema", "json_schema", js));
     }
-    if (req->effort.ptr)
-        json_object_set_new (root, "reasoning_effort", s_string (req->effort));
+    int effort = sl_effort_clamp (sl_effort_of (req, x), SL_EFFORT_NONE, SL_EFFORT_XHIGH, x);
+    if (effort != SL_EFFORT_UNSET)
+        json_object_set_new (root, "reasoning_effort", json_string (sl_effort_name (effort)));
     else
-    if (s_effort (req))
-        json_object_set_new (root, "reasoning_effort", json_string (s_effort (req)));
+    if (req->thinking_adaptive)
+        sl_xlate_drop (x, "adaptive thinking (the provider's default effort)");
     if (req->user.ptr)
         json_object_set_new (root, "user", s_string (req->user));
     if (req->metadata)

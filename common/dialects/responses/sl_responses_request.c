@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "../../sl_json.h"
+#include "../sl_effort.h"
 #include "../sl_request.h"
 #include "sl_responses.h"
 
@@ -483,13 +484,12 @@ sl_responses_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
                                "strict", req->format_strict);
         json_object_set_new (root, "text", json_pack ("{s:o}", "format", f));
     }
-    const char *effort = req->effort.ptr ? NULL : req->budget < 0 ? NULL
-                       : req->budget <= 2048 ? "low" : req->budget <= 16384 ? "medium" : "high";
-    if (req->effort.ptr)
-        json_object_set_new (root, "reasoning", json_pack ("{s:o}", "effort", s_string (req->effort)));
+    int effort = sl_effort_clamp (sl_effort_of (req, x), SL_EFFORT_NONE, SL_EFFORT_XHIGH, x);
+    if (effort != SL_EFFORT_UNSET)
+        json_object_set_new (root, "reasoning", json_pack ("{s:s}", "effort", sl_effort_name (effort)));
     else
-    if (effort)
-        json_object_set_new (root, "reasoning", json_pack ("{s:s}", "effort", effort));
+    if (req->thinking_adaptive)
+        sl_xlate_drop (x, "adaptive thinking (the provider's default effort)");
     if (req->user.ptr)
         json_object_set_new (root, "user", s_string (req->user));
     if (json_is_object (req->metadata))

@@ -1,0 +1,151 @@
+/*  Integration: requests of today's clients through the whole stack, to
+    the mock in the client's own dialect and in every other one (routes
+    "<scenario>@<dialect>"). What the mock received (its --record file) is
+    what the provider would have: the mock refuses what its provider
+    refuses (services/mock/sl_mock_check.h).
+
+    The request is the shape today's Claude Code sends to /v1/messages: a
+    system message among the turns (a mid-conversation system message),
+    adaptive thinking, an effort in output_config, context management. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define TIMEOUT_MS 15000
+
+static const char s_routes [] =
+    "providers:\n"
+    "  - { name: mock-openai, dialect: openai, base_url: \"@MOCK@/v1\" }\n"
+    "  - { name: mock-responses, dialect: responses, base_url: \"@MOCK@/v1\" }\n"
+    "  - { name: mock-anthropic, dialect: anthropic, base_url: \"@MOCK@\" }\n"
+    "  - { name: mock-gemini, dialect: gemini, base_url: \"@MOCK@/v1beta\" }\n"
+    "routes:\n"
+    "  - { model: \"*@openai\", provider: mock-openai }\n"
+    "  - { model: \"*@responses\", provider: mock-responses }\n"
+    "  - { model: \"*@gemini\", provider: mock-gemini }\n";
+
+//  %s: the model.
+#define CLAUDE_CODE_REQUEST \
+    "{\"model\":\"%s\",\"max_tokens\":32000,\"stream\":true," \
+    "\"system\":[{\"type\":\"text\",\"text\":\"You are a coding agent.\"}]," \
+    "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}," \
+    "{\"role\":\"system\",\"content\":\"Available agent types: general-purpose.\"}," \
+    "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}," \
+    "{\"role\":\"user\",\"content\":\"list files\"}]," \
+    "\"thinking\":{\"type\":\"adaptive\"},\"output_config\":{\"effort\":\"high\"}," \
+    "\"context_management\":{\"edits\":[{\"type\":\"clear_thinking_20251015\",\"keep\":\"all\"}]}}"
+
+typedef struct {
+    sluice_stack_t *stack;
+    char dir [64];
+    char record [128];                  //  the mock's --record file
+    char record_arg [128];
+} s_rig_t;
+
+static void
+s_rig_start (s_rig_t *rig)
+{
+    memset (rig, 0, sizeof *rig);
+    snprintf (rig->dir, sizeof rig->dir, "/tmp/sluice-crossing-XXXXXX");
+    cr_assert_not_null (mkdtemp (rig->dir));
+    snprintf (rig->record, sizeof rig->record, "%s/received.txt", rig->dir);
+    snprintf (rig->record_arg, sizeof rig->record_arg, "%s", rig->record);
+    const char *mock_args [] = { "--record", rig->record_arg, NULL };
+    rig->stack = stack_start (&(stack_opts_t) { .mock_delay_ms = 1, .routes_text = s_routes, .mock_args = mock_args });
+    cr_assert_not_null (rig->stack, "the stack starts");
+}
+
+static void
+s_rig_stop (s_rig_t *rig)
+{
+    cr_expect_eq (stack_stop (rig->stack), 0, "every process exits cleanly");
+    unlink (rig->record);
+    rmdir (rig->dir);
+}
+
+//  The last request the mock received: its path, a tab, its body.
+static void
+s_last_received (const s_rig_t *rig, sl_buf_t *out)
+{
+    sl_buf_reset (out);
+    FILE *f = fopen (rig->record, "rb");
+    char line [1 << 16];
+    while (f && fgets (line, sizeof line, f)) {
+        sl_buf_reset (out);
+        sl_buf_puts (out, line);
+    }
+    if (f)
+        fclose (f);
+    sl_buf_cstr (out);
+}
+
+typedef struct {
+    const char *suffix;                 //  the route to the mock of a dialect
+    const char *path;                   //  the upstream path it is called at
+    const char *says;                   //  the system message where that dialect puts it
+} s_upstream_t;
+
+Test (crossing, claude_codes_system_message_same_dialect_and_to_every_upstream)
+{
+    static const s_upstream_t upstreams [] = {
+        { "", "/v1/messages", "{\"role\":\"system\",\"content\":\"Available agent types: general-purpose.\"}" },
+        { "@openai", "/v1/chat/completions",
+          "{\"role\":\"system\",\"content\":\"Available agent types: general-purpose.\"},{\"role\":\"assistant\"" },
+        { "@responses", "/v1/responses",
+          "{\"role\":\"developer\",\"content\":\"Available agent types: general-purpose.\"}" },
+        { "@gemini", "/v1beta/models/mock-text@gemini:streamGenerateContent",
+          "\"systemInstruction\":{\"parts\":[{\"text\":\"You are a coding agent.\"},"
+          "{\"text\":\"Available agent types: general-purpose.\"}]}" },
+    };
+    s_rig_t rig;
+    s_rig_start (&rig);
+    sl_buf_t out = { 0 }, seen = { 0 };
+    const char *headers [] = { "Content-Type: application/json", "anthropic-version: 2023-06-01", NULL };
+    for (size_t i = 0; i < sizeof upstreams / sizeof upstreams [0]; i++) {
+        const s_upstream_t *u = &upstreams [i];
+        char model [64], body [2048];
+        snprintf (model, sizeof model, "mock-text%s", u->suffix);
+        snprintf (body, sizeof body, CLAUDE_CODE_REQUEST, model);
+        sl_buf_reset (&out);
+        int status = http_request (rig.stack->http_port, "POST", "/v1/messages", body, headers, &out, TIMEOUT_MS);
+        cr_expect_eq (status, 200, "%s: %d %s", model, status, sl_buf_cstr (&out));
+        cr_expect_not_null (strstr (sl_buf_cstr (&out), "event: message_stop"), "%s: the whole answer: %s", model,
+                            sl_buf_cstr (&out));
+        cr_expect_null (strstr (sl_buf_cstr (&out), "event: error"), "%s: %s", model, sl_buf_cstr (&out));
+        s_last_received (&rig, &seen);
+        const char *received = sl_buf_cstr (&seen);
+        cr_expect (strncmp (received, u->path, strlen (u->path)) == 0, "%s: called at %s: %.200s", model, u->path,
+                   received);
+        cr_expect_not_null (strstr (received, u->says), "%s: the system message as %s says it:\n%s", model,
+                            u->path, received);
+    }
+    sl_buf_free (&out);
+    sl_buf_free (&seen);
+    s_rig_stop (&rig);
+}
+
+//  A system message where the provider takes none is the provider's 400,
+//  in the client's format: sluice passes it on, the mock lives.
+Test (crossing, a_misplaced_system_message_is_the_providers_400)
+{
+    s_rig_t rig;
+    s_rig_start (&rig);
+    sl_buf_t out = { 0 };
+    const char *headers [] = { "Content-Type: application/json", "anthropic-version: 2023-06-01", NULL };
+    const char *body = "{\"model\":\"mock-text\",\"max_tokens\":100,\"stream\":true,\"messages\":["
+                       "{\"role\":\"system\",\"content\":\"first\"},{\"role\":\"user\",\"content\":\"hi\"}]}";
+    int status = http_request (rig.stack->http_port, "POST", "/v1/messages", body, headers, &out, TIMEOUT_MS);
+    cr_expect_eq (status, 400, "%d %s", status, sl_buf_cstr (&out));
+    cr_expect_not_null (strstr (sl_buf_cstr (&out), "cannot be the first message"), "%s", sl_buf_cstr (&out));
+    cr_expect_not_null (strstr (sl_buf_cstr (&out), "\"type\":\"error\""), "%s", sl_buf_cstr (&out));
+    body = "{\"model\":\"mock-text\",\"max_tokens\":100,\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    sl_buf_reset (&out);
+    cr_expect_eq (http_request (rig.stack->http_port, "POST", "/v1/messages", body, headers, &out, TIMEOUT_MS), 200,
+                  "the next request is served");
+    sl_buf_free (&out);
+    s_rig_stop (&rig);
+}
