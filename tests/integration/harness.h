@@ -99,6 +99,23 @@ typedef struct {
     char audit [128];                   //  the emitter's audit endpoint, or "" (audit_spool)
 } sluice_stack_t;
 
+//  A routes file's providers: the stack's mock in every dialect
+//  (mock-openai, mock-responses, mock-anthropic, mock-gemini), "@MOCK@"
+//  for its base URL (stack_opts_t.routes_text).
+#define HARNESS_MOCK_PROVIDERS \
+    "providers:\n" \
+    "  - { name: mock-openai, dialect: openai, base_url: \"@MOCK@/v1\" }\n" \
+    "  - { name: mock-responses, dialect: responses, base_url: \"@MOCK@/v1\" }\n" \
+    "  - { name: mock-anthropic, dialect: anthropic, base_url: \"@MOCK@\" }\n" \
+    "  - { name: mock-gemini, dialect: gemini, base_url: \"@MOCK@/v1beta\" }\n"
+//  Routes: a model "<scenario>@<dialect>" to the mock of that dialect,
+//  whatever the client's (the mock reads the scenario before the @).
+#define HARNESS_MOCK_DIALECT_ROUTES \
+    "  - { model: \"*@openai\", provider: mock-openai }\n" \
+    "  - { model: \"*@responses\", provider: mock-responses }\n" \
+    "  - { model: \"*@anthropic\", provider: mock-anthropic }\n" \
+    "  - { model: \"*@gemini\", provider: mock-gemini }\n"
+
 //  Start mock, emitter, judge, aggregator, ingest and gateway. NULL (and
 //  everything started is stopped) when one does not come up.
 sluice_stack_t *stack_start (const stack_opts_t *opts);

@@ -14,30 +14,12 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "../shapes/claude_code.h"
 
 #define TIMEOUT_MS 15000
 
-static const char s_routes [] =
-    "providers:\n"
-    "  - { name: mock-openai, dialect: openai, base_url: \"@MOCK@/v1\" }\n"
-    "  - { name: mock-responses, dialect: responses, base_url: \"@MOCK@/v1\" }\n"
-    "  - { name: mock-anthropic, dialect: anthropic, base_url: \"@MOCK@\" }\n"
-    "  - { name: mock-gemini, dialect: gemini, base_url: \"@MOCK@/v1beta\" }\n"
-    "routes:\n"
-    "  - { model: \"*@openai\", provider: mock-openai }\n"
-    "  - { model: \"*@responses\", provider: mock-responses }\n"
-    "  - { model: \"*@gemini\", provider: mock-gemini }\n";
-
-//  %s: the model.
-#define CLAUDE_CODE_REQUEST \
-    "{\"model\":\"%s\",\"max_tokens\":32000,\"stream\":true," \
-    "\"system\":[{\"type\":\"text\",\"text\":\"You are a coding agent.\"}]," \
-    "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}," \
-    "{\"role\":\"system\",\"content\":\"Available agent types: general-purpose.\"}," \
-    "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}," \
-    "{\"role\":\"user\",\"content\":\"list files\"}]," \
-    "\"thinking\":{\"type\":\"adaptive\"},\"output_config\":{\"effort\":\"high\"}," \
-    "\"context_management\":{\"edits\":[{\"type\":\"clear_thinking_20251015\",\"keep\":\"all\"}]}}"
+//  Every dialect's mock; "<scenario>@<dialect>" to one of another dialect.
+static const char s_routes [] = HARNESS_MOCK_PROVIDERS "routes:\n" HARNESS_MOCK_DIALECT_ROUTES;
 
 typedef struct {
     sluice_stack_t *stack;
@@ -92,14 +74,14 @@ typedef struct {
 Test (crossing, claude_codes_system_message_same_dialect_and_to_every_upstream)
 {
     static const s_upstream_t upstreams [] = {
-        { "", "/v1/messages", "{\"role\":\"system\",\"content\":\"Available agent types: general-purpose.\"}" },
+        { "", "/v1/messages", "{\"role\":\"system\",\"content\":\"" CLAUDE_CODE_SYSTEM_MESSAGE "\"}" },
         { "@openai", "/v1/chat/completions",
-          "{\"role\":\"system\",\"content\":\"Available agent types: general-purpose.\"},{\"role\":\"assistant\"" },
+          "{\"role\":\"system\",\"content\":\"" CLAUDE_CODE_SYSTEM_MESSAGE "\"},{\"role\":\"assistant\"" },
         { "@responses", "/v1/responses",
-          "{\"role\":\"developer\",\"content\":\"Available agent types: general-purpose.\"}" },
+          "{\"role\":\"developer\",\"content\":\"" CLAUDE_CODE_SYSTEM_MESSAGE "\"}" },
         { "@gemini", "/v1beta/models/mock-text@gemini:streamGenerateContent",
           "\"systemInstruction\":{\"parts\":[{\"text\":\"You are a coding agent.\"},"
-          "{\"text\":\"Available agent types: general-purpose.\"}]}" },
+          "{\"text\":\"" CLAUDE_CODE_SYSTEM_MESSAGE "\"}]}" },
     };
     s_rig_t rig;
     s_rig_start (&rig);
@@ -109,7 +91,7 @@ Test (crossing, claude_codes_system_message_same_dialect_and_to_every_upstream)
         const s_upstream_t *u = &upstreams [i];
         char model [64], body [2048];
         snprintf (model, sizeof model, "mock-text%s", u->suffix);
-        snprintf (body, sizeof body, CLAUDE_CODE_REQUEST, model);
+        snprintf (body, sizeof body, CLAUDE_CODE_REQUEST_FMT, model);
         sl_buf_reset (&out);
         int status = http_request (rig.stack->http_port, "POST", "/v1/messages", body, headers, &out, TIMEOUT_MS);
         cr_expect_eq (status, 200, "%s: %d %s", model, status, sl_buf_cstr (&out));

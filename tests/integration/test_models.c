@@ -15,11 +15,7 @@
 
 //  The mock in every dialect, three named models and a glob.
 static const char s_routes [] =
-    "providers:\n"
-    "  - { name: mock-openai, dialect: openai, base_url: \"@MOCK@/v1\" }\n"
-    "  - { name: mock-responses, dialect: responses, base_url: \"@MOCK@/v1\" }\n"
-    "  - { name: mock-anthropic, dialect: anthropic, base_url: \"@MOCK@\" }\n"
-    "  - { name: mock-gemini, dialect: gemini, base_url: \"@MOCK@/v1beta\" }\n"
+    HARNESS_MOCK_PROVIDERS
     "routes:\n"
     "  - { model: mock-text, provider: mock-openai }\n"
     "  - { model: mock-tools, provider: mock-openai }\n"

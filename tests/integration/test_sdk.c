@@ -154,11 +154,7 @@ s_run_node (const char *dir, const char *const *env, const char *log)
 //  the client's (the mock reads the scenario before the @): the tests of
 //  every client run every scenario against every upstream dialect.
 static const char s_routes [] =
-    "providers:\n"
-    "  - { name: mock-openai, dialect: openai, base_url: \"@MOCK@/v1\" }\n"
-    "  - { name: mock-responses, dialect: responses, base_url: \"@MOCK@/v1\" }\n"
-    "  - { name: mock-anthropic, dialect: anthropic, base_url: \"@MOCK@\" }\n"
-    "  - { name: mock-gemini, dialect: gemini, base_url: \"@MOCK@/v1beta\" }\n"
+    HARNESS_MOCK_PROVIDERS
     "routes:\n"
     "  - { model: mock-text, provider: mock-openai }\n"
     "  - { model: mock-tools, provider: mock-openai }\n"
@@ -168,10 +164,7 @@ static const char s_routes [] =
     "  - { model: mock-tools, provider: mock-anthropic }\n"
     "  - { model: mock-text, provider: mock-gemini }\n"
     "  - { model: mock-tools, provider: mock-gemini }\n"
-    "  - { model: \"*@openai\", provider: mock-openai }\n"
-    "  - { model: \"*@responses\", provider: mock-responses }\n"
-    "  - { model: \"*@anthropic\", provider: mock-anthropic }\n"
-    "  - { model: \"*@gemini\", provider: mock-gemini }\n";
+    HARNESS_MOCK_DIALECT_ROUTES;
 
 //  The stack's policy: the default policy's rule for every agent's shell
 //  tool, a slow LLM judge and a terminate rule (tests/agents/policy.yaml).

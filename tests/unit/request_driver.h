@@ -56,4 +56,14 @@ rq_str (json_t *root, const char *path)
     return json_is_string (v) ? json_string_value (v) : "(none)";
 }
 
+//  Did the translation drop (and count) a feature whose name says this?
+static inline bool
+rq_dropped (const sl_request_t *r, const char *words)
+{
+    for (size_t i = 0; i < r->drop_count; i++)
+        if (strstr (r->dropped [i], words))
+            return true;
+    return false;
+}
+
 #endif

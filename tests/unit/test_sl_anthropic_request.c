@@ -2,6 +2,7 @@
     requests parsed into the normalized request, forwarded to an Anthropic
     upstream, and rendered from the other dialects' requests. */
 #include "request_driver.h"
+#include "../shapes/claude_code.h"
 
 Test (sl_anthropic_request, parses_system_blocks_results_and_thinking)
 {
@@ -138,28 +139,25 @@ Test (sl_anthropic_request, thinking_and_what_cannot_cross)
     sl_request_clear (&r);
 }
 
-//  What today's Claude Code sends: a system message among the turns,
-//  adaptive thinking, an effort, context management.
-#define CLAUDE_CODE_REQUEST \
-    "{\"model\":\"claude-opus-4-8\",\"max_tokens\":32000,\"stream\":true," \
-    "\"system\":[{\"type\":\"text\",\"text\":\"You are a coding agent.\"}]," \
-    "\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}," \
-    "{\"role\":\"system\",\"content\":\"Available agent types: general-purpose.\"}," \
-    "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}," \
-    "{\"role\":\"user\",\"content\":\"list files\"}]," \
-    "\"thinking\":{\"type\":\"adaptive\"},\"output_config\":{\"effort\":\"high\"}," \
-    "\"context_management\":{\"edits\":[{\"type\":\"clear_thinking_20251015\",\"keep\":\"all\"}]}}"
+//  What today's Claude Code sends (tests/shapes/claude_code.h).
+static char *
+s_claude_code (void)
+{
+    static char body [2048];
+    snprintf (body, sizeof body, CLAUDE_CODE_REQUEST_FMT, "claude-opus-4-8");
+    return body;
+}
 
 Test (sl_anthropic_request, a_system_message_among_the_turns_is_instructions_at_its_place)
 {
     sl_request_t r;
-    cr_assert_eq (rq_parse (SL_DIALECT_ANTHROPIC, CLAUDE_CODE_REQUEST, &r), 0, "%s", sl_buf_cstr (&r.error_message));
+    cr_assert_eq (rq_parse (SL_DIALECT_ANTHROPIC, s_claude_code (), &r), 0, "%s", sl_buf_cstr (&r.error_message));
     const sl_req_t *q = r.req;
     cr_assert_eq (q->message_count, 5);
     static const int roles [] = { SL_ROLE_SYSTEM, SL_ROLE_USER, SL_ROLE_SYSTEM, SL_ROLE_ASSISTANT, SL_ROLE_USER };
     for (size_t i = 0; i < 5; i++)
         cr_expect_eq (q->messages [i].role, roles [i], "message %zu", i);
-    cr_expect (sl_str_eq (q->messages [2].parts [0].text, "Available agent types: general-purpose."));
+    cr_expect (sl_str_eq (q->messages [2].parts [0].text, CLAUDE_CODE_SYSTEM_MESSAGE));
     cr_expect (q->thinking_adaptive);
     cr_expect (sl_str_eq (q->effort, "high"));
     cr_expect_null (sl_req_mattering (q), "nothing the answer depends on is left out");
@@ -173,35 +171,32 @@ Test (sl_anthropic_request, claude_codes_request_crosses_to_every_other_dialect)
 {
     sl_request_t r;
     //  Chat Completions: a system message at its place, the effort as it is.
-    json_t *up = rq_translate (SL_DIALECT_ANTHROPIC, SL_DIALECT_OPENAI, CLAUDE_CODE_REQUEST, &r);
+    json_t *up = rq_translate (SL_DIALECT_ANTHROPIC, SL_DIALECT_OPENAI, s_claude_code (), &r);
     cr_assert_not_null (up, "%s", sl_buf_cstr (&r.error_message));
     cr_expect_str_eq (rq_str (up, "messages/0/role"), "system");
     cr_expect_str_eq (rq_str (up, "messages/1/role"), "user");
     cr_expect_str_eq (rq_str (up, "messages/2/role"), "system");
-    cr_expect_str_eq (rq_str (up, "messages/2/content"), "Available agent types: general-purpose.");
+    cr_expect_str_eq (rq_str (up, "messages/2/content"), CLAUDE_CODE_SYSTEM_MESSAGE);
     cr_expect_str_eq (rq_str (up, "messages/3/role"), "assistant");
     cr_expect_str_eq (rq_str (up, "reasoning_effort"), "high");
-    bool dropped = false;
-    for (size_t i = 0; i < r.drop_count; i++)
-        dropped |= strcmp (r.dropped [i], "context_management") == 0;
-    cr_expect (dropped, "context management is only informative: dropped, counted");
+    cr_expect (rq_dropped (&r, "context_management"), "context management is only informative: dropped, counted");
     json_decref (up);
     sl_request_clear (&r);
     //  Responses: the leading instructions, a developer message at its place.
-    up = rq_translate (SL_DIALECT_ANTHROPIC, SL_DIALECT_RESPONSES, CLAUDE_CODE_REQUEST, &r);
+    up = rq_translate (SL_DIALECT_ANTHROPIC, SL_DIALECT_RESPONSES, s_claude_code (), &r);
     cr_assert_not_null (up, "%s", sl_buf_cstr (&r.error_message));
     cr_expect_str_eq (rq_str (up, "instructions"), "You are a coding agent.");
     cr_expect_str_eq (rq_str (up, "input/0/role"), "user");
     cr_expect_str_eq (rq_str (up, "input/1/role"), "developer");
-    cr_expect_str_eq (rq_str (up, "input/1/content"), "Available agent types: general-purpose.");
+    cr_expect_str_eq (rq_str (up, "input/1/content"), CLAUDE_CODE_SYSTEM_MESSAGE);
     cr_expect_str_eq (rq_str (up, "reasoning/effort"), "high");
     json_decref (up);
     sl_request_clear (&r);
     //  Gemini: one system instruction (its place is lost), the effort's budget.
-    up = rq_translate (SL_DIALECT_ANTHROPIC, SL_DIALECT_GEMINI, CLAUDE_CODE_REQUEST, &r);
+    up = rq_translate (SL_DIALECT_ANTHROPIC, SL_DIALECT_GEMINI, s_claude_code (), &r);
     cr_assert_not_null (up, "%s", sl_buf_cstr (&r.error_message));
     cr_expect_str_eq (rq_str (up, "systemInstruction/parts/0/text"), "You are a coding agent.");
-    cr_expect_str_eq (rq_str (up, "systemInstruction/parts/1/text"), "Available agent types: general-purpose.");
+    cr_expect_str_eq (rq_str (up, "systemInstruction/parts/1/text"), CLAUDE_CODE_SYSTEM_MESSAGE);
     cr_expect_str_eq (rq_str (up, "contents/0/role"), "user");
     cr_expect_str_eq (rq_str (up, "contents/1/role"), "model");
     cr_expect_eq (json_integer_value (rq_get (up, "generationConfig/thinkingConfig/thinkingBudget")), 24576);
@@ -223,10 +218,7 @@ Test (sl_anthropic_request, thinking_left_to_the_model_crosses_as_each_dialect_s
     up = rq_translate (SL_DIALECT_ANTHROPIC, SL_DIALECT_OPENAI, adaptive, &r);
     cr_assert_not_null (up);
     cr_expect_null (rq_get (up, "reasoning_effort"), "the provider's default effort");
-    bool dropped = false;
-    for (size_t i = 0; i < r.drop_count; i++)
-        dropped |= strstr (r.dropped [i], "adaptive thinking") != NULL;
-    cr_expect (dropped, "and the loss is said");
+    cr_expect (rq_dropped (&r, "adaptive thinking"), "and the loss is said");
     json_decref (up);
     sl_request_clear (&r);
     //  And back: Gemini's -1 is adaptive thinking for Messages.
