@@ -23,16 +23,17 @@
 #                   build/agents and run each through a stack (not part of
 #                   make test: the agents are large)
 #
-# Layout: common/ (with common/dialects/) and proto/ are shared code;
-# services/<name>/sl_*.c is the
-# stage library of <name> (pure, no sockets), every other .c file in
-# services/<name>/ is its service (main.c and the loop), linked into
-# build/bin/sluice-<name>.
+# Layout: common/ and proto/ are the libraries (common/stages/ the stage
+# libraries: pure, no sockets); services/<name>/sl_*.c are libraries of
+# that service alone, every other .c file in services/<name>/ is its
+# service (main.c and the loop), linked into build/bin/sluice-<name>.
 
 CC       ?= gcc
 # libpq's header lives in its own directory.
 PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
-CSTD      = -std=c11 -D_GNU_SOURCE $(PQ_CFLAGS)
+# Project headers are included by their path from the repository root
+# ("common/base/sl_buf.h"): the folder of every include says what it uses.
+CSTD      = -std=c11 -D_GNU_SOURCE -I. $(PQ_CFLAGS)
 WARN      = -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 ASANFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -58,13 +59,13 @@ BUILD     = build
 EMBED_FILES = $(sort $(wildcard services/audit/console/*)) $(sort $(wildcard services/audit/migrations/*.sql))
 GEN_SRC     = $(BUILD)/gen/sl_embedded_files.c
 
-# common/dialects/ holds the dialect modules (one folder each) and their
-# registry: shared library code of the gateway, ingest, aggregator, emitter
-# and replay.
-COMMON_SRC = $(wildcard common/*.c) $(wildcard common/dialects/*.c) \
-             $(wildcard common/dialects/*/*.c) $(wildcard proto/*.c)
+# common/ holds every library more than one program uses, a folder per
+# purpose (base, http, bus, service, llm, dialects with a folder per
+# dialect, policy, stages); proto/ the wire protocol's codec. A library
+# only its service uses stays in services/<name>/.
+COMMON_SRC = $(sort $(shell find common proto -name '*.c'))
 LIB_SRC    = $(foreach s,$(SERVICES),$(wildcard services/$(s)/sl_*.c)) $(GEN_SRC)
-UNIT_SRC   = $(wildcard tests/unit/*.c)
+UNIT_SRC   = $(sort $(shell find tests/unit -name '*.c'))
 INTEG_SRC  = $(wildcard tests/integration/*.c)
 FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
 BENCH_SRC  = $(wildcard tests/bench/bench_*.c)

@@ -12,7 +12,7 @@
     is a bounds-checked walk that allocates nothing; tests check the wire
     bytes against msgpack-c, which stays the reference.
 */
-#include "sl_msg.h"
+#include "proto/sl_msg.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -21,8 +21,8 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "../common/sl_alloc.h"
-#include "../common/sl_version.h"
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_version.h"
 
 typedef enum {
     F_U8, F_U32, F_U64, F_I32, F_I64, F_F64, F_STR, F_BIN, F_SID, F_USAGE

@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/sl_buf.h"
-#include "../common/sl_str.h"
+#include "common/base/sl_buf.h"
+#include "common/base/sl_str.h"
 
 #define SL_SID_SIZE 16                  //  stream id, random bytes
 #define SL_SID_HEX_SIZE 33              //  32 hex digits and a NUL

@@ -1,11 +1,11 @@
 /*  sl_clientkey.c - client keys (see sl_clientkey.h). */
-#include "sl_clientkey.h"
+#include "common/dialects/sl_clientkey.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "../sl_alloc.h"
+#include "common/base/sl_alloc.h"
 
 struct _sl_clientkeys_t {
     char **keys;

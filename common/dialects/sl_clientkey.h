@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../sl_buf.h"
-#include "sl_dialect.h"
+#include "common/base/sl_buf.h"
+#include "common/dialects/sl_dialect.h"
 
 typedef struct _sl_clientkeys_t sl_clientkeys_t;
 

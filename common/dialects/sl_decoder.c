@@ -1,13 +1,13 @@
 /*  sl_decoder.c - the decoder object around each dialect module's decoder
     (see sl_decoder.h). */
-#include "sl_decoder.h"
+#include "common/dialects/sl_decoder.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sl_alloc.h"
-#include "sl_decoder_impl.h"
-#include "sl_dialect.h"
+#include "common/base/sl_alloc.h"
+#include "common/dialects/sl_decoder_impl.h"
+#include "common/dialects/sl_dialect.h"
 
 #define SL_DECODER_STATUS_MIN 400       //  provider codes taken as HTTP statuses
 #define SL_DECODER_STATUS_MAX 599

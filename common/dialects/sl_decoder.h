@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../proto/sl_msg.h"
+#include "proto/sl_msg.h"
 
 typedef struct _sl_decoder_t sl_decoder_t;
 

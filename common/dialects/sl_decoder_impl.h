@@ -11,9 +11,9 @@
 
 #include <string.h>
 
-#include "../sl_buf.h"
-#include "../sl_json.h"
-#include "sl_decoder.h"
+#include "common/base/sl_buf.h"
+#include "common/base/sl_json.h"
+#include "common/dialects/sl_decoder.h"
 
 //  Per-block state tables are indexed by the provider's own index; an
 //  index past this is treated as an unknown block (counted, skipped), so a

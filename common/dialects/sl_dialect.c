@@ -5,7 +5,7 @@
     a table that lacks a required operation is refused with the name of
     what is missing, and nothing is registered in its place.
 */
-#include "sl_dialect.h"
+#include "common/dialects/sl_dialect.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -14,9 +14,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sl_decoder_impl.h"
-#include "sl_render.h"
-#include "sl_validate_impl.h"
+#include "common/dialects/sl_decoder_impl.h"
+#include "common/dialects/sl_render.h"
+#include "common/dialects/sl_validate_impl.h"
 
 //  The modules, in wire id order (common/dialects/<name>/sl_<name>.c).
 extern const sl_dialect_t sl_openai_dialect;

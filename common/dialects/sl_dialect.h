@@ -24,7 +24,7 @@
 
     Adding a dialect: a folder with its table, its id in proto/sl_msg.h
     (sl_dialect_id_t and its name), and one line in the registry. The
-    conformance suite (tests/unit/test_dialects.c) then runs over it.
+    conformance suite (tests/unit/common/dialects/test_dialects.c) then runs over it.
 */
 #ifndef SL_DIALECT_H
 #define SL_DIALECT_H
@@ -32,9 +32,9 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "../sl_buf.h"
-#include "../../proto/sl_msg.h"
-#include "sl_req.h"
+#include "common/base/sl_buf.h"
+#include "proto/sl_msg.h"
+#include "common/dialects/sl_req.h"
 
 typedef struct _sl_decoder_vt_t sl_decoder_vt_t;       //  sl_decoder_impl.h
 typedef struct _sl_renderer_t sl_renderer_t;           //  sl_render.h

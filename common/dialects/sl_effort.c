@@ -1,5 +1,5 @@
 /*  sl_effort.c - one scale of reasoning effort (see sl_effort.h). */
-#include "sl_effort.h"
+#include "common/dialects/sl_effort.h"
 
 #include <string.h>
 

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "sl_req.h"
+#include "common/dialects/sl_req.h"
 
 typedef enum {
     SL_EFFORT_UNSET = 0,                //  not asked (or a word the scale does not know)

@@ -1,7 +1,7 @@
 /*  sl_models.h - the models clients can ask for: GET /v1/models.
 
     A pure library: what routing offers, from the same routes table the
-    gateway routes requests with (common/sl_routes.h), in the shape each
+    gateway routes requests with (common/llm/sl_providers.h), in the shape each
     SDK's models.list() and models.retrieve() read. Which list a GET is,
     and its shape, are the dialect modules' (sl_dialect_t.models,
     model_list, model):
@@ -19,7 +19,7 @@
     whose model is a plain name, not a glob: a glob ("llama-*") names no
     one model a client could pick. Each model is listed once, in route
     order, owned by the provider a client of the list's dialect is sent to
-    (sl_routes_pick: one of its own dialect when a route offers one).
+    (sl_providers_pick: one of its own dialect when a route offers one).
     Without a routes file there are no routes, so the lists are empty; a
     single model is found whenever routing sends its name somewhere (a
     route, a glob, a default provider), since it can then be used: 404
@@ -30,17 +30,17 @@
 
 #include <stdbool.h>
 
-#include "../sl_buf.h"
-#include "sl_dialect.h"
+#include "common/base/sl_buf.h"
+#include "common/dialects/sl_dialect.h"
 
-typedef struct _sl_routes_t sl_routes_t;   //  common/sl_routes.h
+typedef struct _sl_routes_t sl_providers_t;   //  common/llm/sl_providers.h
 
 //  Answer a GET for path (no query string), whose headers header reads.
 //  Returns false when the path is not a models path (nothing written);
 //  otherwise true, with the HTTP status in *status, the dialect of the
 //  list in *dialect (for an error answer) and the JSON body appended to
 //  out.
-bool sl_models_answer (sl_routes_t *routes, const char *path, sl_header_fn *header, void *arg,
+bool sl_models_answer (sl_providers_t *routes, const char *path, sl_header_fn *header, void *arg,
                        int *status, int *dialect, sl_buf_t *out);
 
 #endif

@@ -1,12 +1,12 @@
 /*  sl_render.c - the renderer table and helpers shared by the renderers. */
-#include "sl_render.h"
+#include "common/dialects/sl_render.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sl_alloc.h"
-#include "../sl_json.h"
-#include "sl_dialect.h"
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_json.h"
+#include "common/dialects/sl_dialect.h"
 
 const sl_renderer_t *
 sl_render_for (int dialect)

@@ -34,9 +34,9 @@
 
 #include <stdbool.h>
 
-#include "../sl_buf.h"
-#include "../../proto/sl_msg.h"
-#include "../sl_snapshot.h"
+#include "common/base/sl_buf.h"
+#include "proto/sl_msg.h"
+#include "common/dialects/sl_snapshot.h"
 
 typedef struct _sl_renderer_t sl_renderer_t;
 

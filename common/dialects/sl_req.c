@@ -1,13 +1,13 @@
 /*  sl_req.c - the normalized request (see sl_req.h). */
-#include "sl_req.h"
+#include "common/dialects/sl_req.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sl_alloc.h"
-#include "../sl_json.h"
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_json.h"
 
 sl_req_t *
 sl_req_new (int dialect, json_t *root)

@@ -48,8 +48,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../sl_buf.h"
-#include "../sl_str.h"
+#include "common/base/sl_buf.h"
+#include "common/base/sl_str.h"
 
 typedef enum {
     SL_ROLE_SYSTEM = 1,                 //  instructions (system, developer)

@@ -1,5 +1,5 @@
 /*  sl_upstream.c - upstream call preparation (see sl_upstream.h). */
-#include "sl_upstream.h"
+#include "common/dialects/sl_upstream.h"
 
 #include <string.h>
 #include <strings.h>

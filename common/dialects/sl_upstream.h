@@ -13,8 +13,8 @@
 
 #include <stdbool.h>
 
-#include "../sl_buf.h"
-#include "sl_dialect.h"
+#include "common/base/sl_buf.h"
+#include "common/dialects/sl_dialect.h"
 
 #define SL_UPSTREAM_HEADERS_MAX 8
 

@@ -7,7 +7,7 @@
     the state as it was. Event data is read with the zero-allocation JSON
     scanner; decoded strings go through one scratch buffer per validator.
 */
-#include "sl_validate.h"
+#include "common/dialects/sl_validate.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sl_alloc.h"
-#include "../sl_buf.h"
-#include "../sl_json.h"
-#include "../../proto/sl_msg.h"
-#include "sl_dialect.h"
-#include "sl_validate_impl.h"
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_buf.h"
+#include "common/base/sl_json.h"
+#include "proto/sl_msg.h"
+#include "common/dialects/sl_dialect.h"
+#include "common/dialects/sl_validate_impl.h"
 
 struct _sl_validate_t {
     const sl_validator_vt_t *vt;        //  the client dialect's module's

@@ -60,7 +60,7 @@
 
 #include <stddef.h>
 
-#include "../sl_str.h"
+#include "common/base/sl_str.h"
 
 typedef struct _sl_validate_t sl_validate_t;
 

@@ -16,8 +16,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../sl_json.h"
-#include "sl_validate.h"
+#include "common/base/sl_json.h"
+#include "common/dialects/sl_validate.h"
 
 #define SL_VD_ID_MAX 160                //  ids kept for comparison, bytes
 #define SL_VD_TYPE_MAX 48               //  block / item types kept, bytes

@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../common/sl_log.h"
-#include "../../common/sl_router.h"
-#include "../../common/sl_service.h"
-#include "../../common/sl_stage.h"
-#include "sl_agg.h"
+#include "common/base/sl_log.h"
+#include "common/bus/sl_router.h"
+#include "common/service/sl_service.h"
+#include "common/service/sl_stage.h"
+#include "common/stages/sl_agg.h"
 
 typedef struct {
     sl_agg_t *agg;
@@ -120,7 +120,7 @@ main (int argc, char **argv)
                                 sl_service_incarnation (svc));
     sl_metrics_t *m = sl_service_metrics (svc);
     sl_router_set_metrics (app.router, m, "judge");
-    sl_router_watch_health (app.router, svc);
+    sl_service_watch_hop (svc, app.router);
     app.unroutable = sl_metrics_counter (m, "sluice_unroutable_total", NULL,
                                          "Messages with no next-stage instance to go to");
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Streams in progress", s_streams, &app);

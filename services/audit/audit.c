@@ -1,27 +1,27 @@
 /*  audit.c - sluice-audit's reactor (see audit.h). */
-#include "audit.h"
+#include "services/audit/audit.h"
 
 #include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_curlm.h"
-#include "../../common/sl_httpd.h"
-#include "../../common/sl_json.h"
-#include "../../common/sl_log.h"
-#include "../../common/sl_ratelimit.h"
-#include "../../common/sl_resolve.h"
-#include "../../common/sl_router.h"
-#include "sl_archive.h"
-#include "sl_console.h"
-#include "sl_live.h"
-#include "sl_query.h"
-#include "sl_receiver.h"
-#include "sl_retention.h"
-#include "sl_store.h"
-#include "sl_webhook.h"
+#include "common/base/sl_alloc.h"
+#include "common/http/sl_curlm.h"
+#include "common/http/sl_httpd.h"
+#include "common/base/sl_json.h"
+#include "common/base/sl_log.h"
+#include "common/base/sl_ratelimit.h"
+#include "common/bus/sl_resolve.h"
+#include "common/bus/sl_router.h"
+#include "services/audit/sl_archive.h"
+#include "services/audit/sl_console.h"
+#include "services/audit/sl_live.h"
+#include "services/audit/sl_query.h"
+#include "services/audit/sl_receiver.h"
+#include "services/audit/sl_retention.h"
+#include "services/audit/sl_store.h"
+#include "services/audit/sl_webhook.h"
 
 #define AUDIT_MAX_EMITTERS 256
 #define AUDIT_HB_MS 250                 //  a RACK to every emitter this often (heartbeat, hello)

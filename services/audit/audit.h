@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../common/sl_service.h"
+#include "common/service/sl_service.h"
 
 typedef struct {
     const char *emitters;               //  the emitters' audit endpoints, comma-separated

@@ -22,14 +22,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../../common/sl_log.h"
-#include "../../common/sl_opts.h"
-#include "../../common/sl_service.h"
-#include "audit.h"
-#include "sl_archive.h"
-#include "sl_query.h"
-#include "sl_store.h"
-#include "sl_when.h"
+#include "common/base/sl_log.h"
+#include "common/base/sl_opts.h"
+#include "common/service/sl_service.h"
+#include "services/audit/audit.h"
+#include "services/audit/sl_archive.h"
+#include "services/audit/sl_query.h"
+#include "services/audit/sl_store.h"
+#include "services/audit/sl_when.h"
 
 #define AUDIT_DB_FILE "audit.db"
 

@@ -1,14 +1,14 @@
 /*  sl_archive.c - one record into rows, once (see sl_archive.h). */
-#include "sl_archive.h"
+#include "services/audit/sl_archive.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_json.h"
-#include "../../common/sl_utf8.h"
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_json.h"
+#include "common/base/sl_utf8.h"
 
 #define S_ROW_OVERHEAD 96               //  bytes a row costs beyond its text, about
 #define S_TEXTS 4                       //  texts one statement may hold

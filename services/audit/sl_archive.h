@@ -27,8 +27,8 @@
 
 #include <stdint.h>
 
-#include "../../proto/sl_msg.h"
-#include "sl_store.h"
+#include "proto/sl_msg.h"
+#include "services/audit/sl_store.h"
 
 #define SL_ARCHIVE_DEFAULT_MAX_TEXT 65536   //  bytes of one text kept
 

@@ -1,5 +1,5 @@
 /*  sl_console.c - routing, access and answers of the console (see sl_console.h). */
-#include "sl_console.h"
+#include "services/audit/sl_console.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -8,12 +8,12 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_json.h"
-#include "../../proto/sl_msg.h"
-#include "sl_embedded.h"
-#include "sl_query.h"
-#include "sl_tryit.h"
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_json.h"
+#include "proto/sl_msg.h"
+#include "services/audit/sl_embedded.h"
+#include "services/audit/sl_query.h"
+#include "services/audit/sl_tryit.h"
 
 #define S_MAX_KEYS 64
 #define S_TOKEN_BYTES 32

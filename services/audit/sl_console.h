@@ -36,8 +36,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../common/sl_buf.h"
-#include "sl_store.h"
+#include "common/base/sl_buf.h"
+#include "services/audit/sl_store.h"
 
 #define SL_CONSOLE_SESSION_MS (12 * 3600 * 1000)
 #define SL_CONSOLE_MAX_SESSIONS 1024

@@ -1,5 +1,5 @@
 /*  sl_embedded.c - looking files up among those built in (see sl_embedded.h). */
-#include "sl_embedded.h"
+#include "services/audit/sl_embedded.h"
 
 #include <string.h>
 

@@ -4,15 +4,15 @@
     end) as they were sent, so a snapshot is those texts put together:
     what a page that watched from the beginning would have seen.
 */
-#include "sl_live.h"
+#include "services/audit/sl_live.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_json.h"
-#include "../../common/sl_sidmap.h"
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_json.h"
+#include "common/base/sl_sidmap.h"
 
 typedef struct {
     uint8_t sid [SL_SID_SIZE];

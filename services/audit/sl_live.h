@@ -30,9 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../common/sl_buf.h"
-#include "../../proto/sl_msg.h"
-#include "sl_archive.h"
+#include "common/base/sl_buf.h"
+#include "proto/sl_msg.h"
+#include "services/audit/sl_archive.h"
 
 #define SL_LIVE_MAX_STREAMS 2000
 #define SL_LIVE_MAX_CALLS 64

@@ -5,7 +5,7 @@
     never run inside another's row callback (a prepared statement is
     reused): what needs a second query collects keys first.
 */
-#include "sl_query.h"
+#include "services/audit/sl_query.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -14,9 +14,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_json.h"
-#include "sl_archive.h"
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_json.h"
+#include "services/audit/sl_archive.h"
 
 #define S_MAX_PARAMS 24
 #define S_MAX_BUCKETS 400               //  points of a chart at most

@@ -15,8 +15,8 @@
 
 #include <stdint.h>
 
-#include "../../common/sl_buf.h"
-#include "sl_store.h"
+#include "common/base/sl_buf.h"
+#include "services/audit/sl_store.h"
 
 #define SL_QUERY_DEFAULT_LIMIT 50
 #define SL_QUERY_MAX_LIMIT 1000

@@ -1,7 +1,7 @@
 /*  sl_receiver.c - records from one emitter, once and in order (see sl_receiver.h). */
-#include "sl_receiver.h"
+#include "services/audit/sl_receiver.h"
 
-#include "../emitter/sl_spool.h"
+#include "common/stages/sl_spool.h"
 
 sl_receiver_verdict_t
 sl_receiver_offer (sl_receiver_t *self, uint64_t incarnation, uint64_t seq)

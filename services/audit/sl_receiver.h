@@ -25,7 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../proto/sl_msg.h"
+#include "proto/sl_msg.h"
 
 typedef struct {
     uint64_t incarnation;               //  the emitter's, 0 before its first record

@@ -1,11 +1,11 @@
 /*  sl_retention.c - deleting what is too old or too much (see sl_retention.h). */
-#include "sl_retention.h"
+#include "services/audit/sl_retention.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../proto/sl_msg.h"
+#include "common/base/sl_alloc.h"
+#include "proto/sl_msg.h"
 
 typedef struct {
     char (*sids) [SL_SID_HEX_SIZE];

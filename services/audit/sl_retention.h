@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sl_store.h"
+#include "services/audit/sl_store.h"
 
 typedef struct {
     int64_t max_age_ms;                 //  0: no bound by age

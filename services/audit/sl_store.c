@@ -1,5 +1,5 @@
 /*  sl_store.c - backends, values, transactions and migrations (see sl_store.h). */
-#include "sl_store.h"
+#include "services/audit/sl_store.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -7,9 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../common/sl_alloc.h"
-#include "sl_embedded.h"
-#include "sl_store_backend.h"
+#include "common/base/sl_alloc.h"
+#include "services/audit/sl_embedded.h"
+#include "services/audit/sl_store_backend.h"
 
 #define SL_STORE_MIGRATIONS "migrations/"
 

@@ -34,8 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../common/sl_buf.h"
-#include "../../common/sl_str.h"
+#include "common/base/sl_buf.h"
+#include "common/base/sl_str.h"
 
 typedef enum {
     SL_VAL_NULL = 0,

@@ -8,7 +8,7 @@
 #ifndef SL_STORE_BACKEND_H
 #define SL_STORE_BACKEND_H
 
-#include "sl_store.h"
+#include "services/audit/sl_store.h"
 
 typedef struct {
     const char *name;                   //  "sqlite", "postgres"

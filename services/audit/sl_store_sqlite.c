@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_alloc.h"
-#include "sl_store_backend.h"
+#include "common/base/sl_alloc.h"
+#include "services/audit/sl_store_backend.h"
 
 #define S_CACHE_SLOTS 256               //  prepared statements kept (a power of two)
 #define S_MAX_COLUMNS 64

@@ -1,14 +1,14 @@
 /*  sl_tryit.c - a policy over a capture, with the replay library (see sl_tryit.h). */
-#include "sl_tryit.h"
+#include "services/audit/sl_tryit.h"
 
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_json.h"
-#include "../judge/sl_policy.h"
-#include "../replay/sl_replay.h"
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_json.h"
+#include "common/policy/sl_policy.h"
+#include "common/stages/sl_replay.h"
 
 #define S_PREFIX_VERDICT "{\"verdict\":"
 #define S_PREFIX_FINISH "{\"finish\":"

@@ -2,7 +2,7 @@
 
     Paste a captured upstream stream (or pick a recorded one) and a
     policy; see the verdicts and what the client would receive. It runs
-    the replay library (services/replay/sl_replay.h: the ingest's decoder,
+    the replay library (common/stages/sl_replay.h: the ingest's decoder,
     the aggregator, the judge, the emitter, in one process), not a second
     implementation: twice, once for the blocks and verdicts, once for the
     client's bytes (in the capture's dialect, or another client's). As in sluice-replay, an LLM
@@ -31,8 +31,8 @@
 #ifndef SL_TRYIT_H
 #define SL_TRYIT_H
 
-#include "../../common/sl_buf.h"
-#include "sl_store.h"
+#include "common/base/sl_buf.h"
+#include "services/audit/sl_store.h"
 
 #define SL_TRYIT_MAX_CAPTURE (8u << 20)     //  bytes of a capture tried at most
 

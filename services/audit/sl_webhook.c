@@ -1,10 +1,10 @@
 /*  sl_webhook.c - the webhook's queue and backoff (see sl_webhook.h). */
-#include "sl_webhook.h"
+#include "services/audit/sl_webhook.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_alloc.h"
+#include "common/base/sl_alloc.h"
 
 struct _sl_webhook_event_t {
     sl_webhook_event_t *next;

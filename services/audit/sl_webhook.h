@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../common/sl_str.h"
+#include "common/base/sl_str.h"
 
 typedef struct _sl_webhook_t sl_webhook_t;
 

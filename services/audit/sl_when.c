@@ -1,5 +1,5 @@
 /*  sl_when.c - parsing export times (see sl_when.h). */
-#include "sl_when.h"
+#include "services/audit/sl_when.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,13 +1,13 @@
 /*  bench_client.c - the load generator's HTTP side (see bench_client.h). */
-#include "bench_client.h"
+#include "services/bench/bench_client.h"
 
 #include <czmq.h>                      //  zclock_usecs: the monotonic clock the mock stamps chunks with
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_curlm.h"
-#include "../ingest/sl_sse.h"
+#include "common/base/sl_alloc.h"
+#include "common/http/sl_curlm.h"
+#include "common/stages/sl_sse.h"
 
 #define BENCH_TICK_MS 100
 

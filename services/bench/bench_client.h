@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "bench_stats.h"
+#include "services/bench/bench_stats.h"
 
 typedef struct {
     const char *url;                    //  full URL of the completions endpoint

@@ -1,5 +1,5 @@
 /*  bench_stats.c - samples and /proc readings (see bench_stats.h). */
-#include "bench_stats.h"
+#include "services/bench/bench_stats.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/sl_alloc.h"
+#include "common/base/sl_alloc.h"
 
 void
 bench_samples_add (bench_samples_t *s, double value)

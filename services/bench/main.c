@@ -39,11 +39,11 @@
 
 #include <curl/curl.h>
 
-#include "../../common/sl_buf.h"
-#include "../../common/sl_fdlimit.h"
-#include "../../common/sl_opts.h"
-#include "bench_client.h"
-#include "bench_stats.h"
+#include "common/base/sl_buf.h"
+#include "common/base/sl_fdlimit.h"
+#include "common/base/sl_opts.h"
+#include "services/bench/bench_client.h"
+#include "services/bench/bench_stats.h"
 
 #define MAX_PROCS 8
 #define MAX_STACKS 3

@@ -1,13 +1,13 @@
 /*  audit_link.c - the spool on the wire (see audit_link.h). */
-#include "audit_link.h"
+#include "services/emitter/audit_link.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_inbox.h"
-#include "../../common/sl_log.h"
-#include "sl_spool.h"
+#include "common/base/sl_alloc.h"
+#include "common/bus/sl_inbox.h"
+#include "common/base/sl_log.h"
+#include "common/stages/sl_spool.h"
 
 #define AUDIT_LINK_TICK_MS 100          //  resends and liveness looked at this often
 #define AUDIT_LINK_DRAIN 256            //  messages read per wake-up

@@ -16,8 +16,8 @@
 #ifndef AUDIT_LINK_H
 #define AUDIT_LINK_H
 
-#include "../../common/sl_service.h"
-#include "../../proto/sl_msg.h"
+#include "common/service/sl_service.h"
+#include "proto/sl_msg.h"
 
 typedef struct _audit_link_t audit_link_t;
 

@@ -40,15 +40,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../common/sl_log.h"
-#include "../../common/sl_ratelimit.h"
-#include "../../common/sl_router.h"
-#include "../../common/sl_service.h"
-#include "../../common/sl_stage.h"
-#include "audit_link.h"
-#include "sl_spool.h"
-#include "sl_emitter.h"
-#include "sl_meta.h"
+#include "common/base/sl_log.h"
+#include "common/base/sl_ratelimit.h"
+#include "common/bus/sl_router.h"
+#include "common/service/sl_service.h"
+#include "common/service/sl_stage.h"
+#include "services/emitter/audit_link.h"
+#include "common/stages/sl_spool.h"
+#include "common/stages/sl_emitter.h"
+#include "services/emitter/sl_meta.h"
 
 #define EMITTER_UNROUTABLE_LOG_BURST 5          //  unroutable lines logged per window
 #define EMITTER_UNROUTABLE_LOG_WINDOW_MS 10000
@@ -340,7 +340,7 @@ main (int argc, char **argv)
     sl_metrics_t *m = sl_service_metrics (svc);
     app.metrics = m;
     sl_router_set_metrics (app.gateways, m, "gateway");
-    sl_router_watch_health (app.gateways, svc);
+    sl_service_watch_hop (svc, app.gateways);
     app.unroutable = sl_metrics_counter (m, "sluice_frames_unroutable_total", NULL,
                                          "Frames dropped: no live gateway announced the stream's gateway name");
     app.published = sl_metrics_counter (m, "sluice_tap_published_total", NULL,

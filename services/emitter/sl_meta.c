@@ -1,7 +1,7 @@
 /*  sl_meta.c - the metadata-only view of an event (see sl_meta.h). */
-#include "sl_meta.h"
+#include "services/emitter/sl_meta.h"
 
-#include "../../common/sl_json.h"
+#include "common/base/sl_json.h"
 
 //  [{"name":...},...] from a start's tools array: names only.
 static void

@@ -25,8 +25,8 @@
 #ifndef SL_META_H
 #define SL_META_H
 
-#include "../../common/sl_buf.h"
-#include "../../proto/sl_msg.h"
+#include "common/base/sl_buf.h"
+#include "proto/sl_msg.h"
 
 //  Fill out with what a metadata-only tap may see of in. out may point
 //  into in and into scratch (a start's tool names), so it lives as long as

@@ -14,33 +14,33 @@
     body of the client's dialect, made by the same renderer the emitter
     uses for that dialect. What a request means, which provider serves it
     and what goes upstream are the libraries' (common/dialects:
-    sl_request, sl_models, sl_clientkey); this file wires them to HTTP
+    sl_job, sl_models, sl_clientkey); this file wires them to HTTP
     and ZeroMQ.
 */
-#include "gateway.h"
+#include "services/gateway/gateway.h"
 
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_httpd.h"
-#include "../../common/sl_json.h"
-#include "../../common/sl_log.h"
-#include "../../common/sl_router.h"
-#include "../../common/sl_sidmap.h"
-#include "../../common/sl_stage.h"
-#include "../../common/dialects/sl_render.h"
-#include "../../common/dialects/sl_models.h"
-#include "../../common/dialects/sl_clientkey.h"
-#include "../../common/dialects/sl_request.h"
-#include "../../common/sl_llm_cache.h"
-#include "../../common/sl_llm_client.h"
-#include "../judge/sl_policyfile.h"
-#include "sl_keyid.h"
-#include "sl_reqjudge.h"
-#include "parser.h"
+#include "common/base/sl_alloc.h"
+#include "common/http/sl_httpd.h"
+#include "common/base/sl_json.h"
+#include "common/base/sl_log.h"
+#include "common/bus/sl_router.h"
+#include "common/base/sl_sidmap.h"
+#include "common/service/sl_stage.h"
+#include "common/dialects/sl_render.h"
+#include "common/dialects/sl_models.h"
+#include "common/dialects/sl_clientkey.h"
+#include "common/dialects/sl_job.h"
+#include "common/llm/sl_llm_cache.h"
+#include "common/llm/sl_llm_client.h"
+#include "common/policy/sl_policyfile.h"
+#include "services/gateway/sl_keyid.h"
+#include "common/policy/sl_reqjudge.h"
+#include "services/gateway/parser.h"
 
 #define GATEWAY_ACK_MS 100              //  period of the acks of every live stream
 #define GATEWAY_MAX_CLIENT_KEYS 256     //  keys accepted from SLUICE_CLIENT_KEYS
@@ -71,7 +71,7 @@ typedef struct {
     int64_t alone_since_us;
     //  Until the job leaves (the request policy may be asking LLM judges)
     bool dispatched;                    //  the job went to an ingest
-    sl_request_t parsed;                //  the request, owned until the job leaves
+    sl_job_t parsed;                //  the request, owned until the job leaves
     sl_buf_t headers;                   //  its headers for the policy, JSON
     sl_policy_t *policy;                //  the version it is judged under
     sl_reqjudge_t *rj;                  //  its request judge, when the policy has request rules
@@ -189,7 +189,7 @@ s_stream_release (gateway_t *self, s_stream_t *s)
 {
     s_cancel_asks (self, s);
     sl_reqjudge_destroy (&s->rj);
-    sl_request_clear (&s->parsed);
+    sl_job_clear (&s->parsed);
     sl_buf_free (&s->headers);
     sl_policy_unref (&s->policy);
 }
@@ -643,7 +643,7 @@ s_authorized (gateway_t *self, sl_http_req_t *req)
 //  Count what a translation dropped, by feature (a name from the dialect
 //  modules' tables, so the label set stays small).
 static void
-s_count_drops (gateway_t *self, const sl_request_t *parsed)
+s_count_drops (gateway_t *self, const sl_job_t *parsed)
 {
     if (parsed->upstream_dialect == parsed->client_dialect)
         return;
@@ -664,7 +664,7 @@ static void
 s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdicts)
 {
     sl_http_req_t *req = s->req;
-    sl_request_t *parsed = &s->parsed;
+    sl_job_t *parsed = &s->parsed;
     //  The client's own credential goes along only when sluice does not
     //  check client keys itself: then the client's key is sluice's, not
     //  the provider's.
@@ -765,7 +765,7 @@ s_request_judged (gateway_t *self, s_stream_t *s)
         s_log_verdict (self, s->sid, &v);
     }
     sl_histo_observe (self->judge_latency, (double) (zclock_usecs () - s->started_us) / 1e6);
-    if (!refusal && sl_reqjudge_changed (s->rj) && sl_request_refresh (&s->parsed)) {
+    if (!refusal && sl_reqjudge_changed (s->rj) && sl_job_refresh (&s->parsed)) {
         sl_counter_inc (self->refused);
         s_respond_error (s->req, s->dialect, s->parsed.status, s->parsed.error_type,
                          sl_buf_cstr (&s->parsed.error_message));
@@ -844,7 +844,7 @@ s_llm_after (void *arg)
 }
 
 static void
-s_start_stream (gateway_t *self, sl_http_req_t *req, sl_request_t *parsed)
+s_start_stream (gateway_t *self, sl_http_req_t *req, sl_job_t *parsed)
 {
     s_stream_t *s = sl_xcalloc (1, sizeof *s);
     s->gw = self;
@@ -921,7 +921,7 @@ s_serve_models (gateway_t *self, sl_http_req_t *req, const char *path)
 
 //  A request parsed: refused in the client's dialect, or on its way.
 static void
-s_on_parsed (gateway_t *self, sl_http_req_t *req, int dialect, int rc, sl_request_t *parsed)
+s_on_parsed (gateway_t *self, sl_http_req_t *req, int dialect, int rc, sl_job_t *parsed)
 {
     if (rc) {
         sl_counter_inc (self->refused);
@@ -939,7 +939,7 @@ static void
 s_refuse_framing (sl_http_req_t *req, const char *path, const char *why)
 {
     sl_endpoint_t route;
-    sl_request_route (path, &route);
+    sl_job_route (path, &route);
     char message [160];
     snprintf (message, sizeof message, "the request's length is ambiguous (%s): refused", why);
     s_respond_error (req, route.dialect, 400, "invalid_request_error", message);
@@ -971,7 +971,7 @@ s_on_request (void *arg, sl_http_req_t *req)
     if (strcmp (method, "GET") == 0 && s_serve_models (self, req, path))
         return;
     sl_endpoint_t route;
-    bool found = sl_request_route (path, &route) == 1;
+    bool found = sl_job_route (path, &route) == 1;
     int dialect = route.dialect ? route.dialect : GATEWAY_DEFAULT_DIALECT;
     if (!found) {
         s_respond_error (req, dialect, 404, "not_found_error", "no such endpoint");
@@ -1010,10 +1010,10 @@ s_on_request (void *arg, sl_http_req_t *req)
         parser_submit (self->parser, job);
         return;
     }
-    sl_request_t parsed;
+    sl_job_t parsed;
     int rc = parser_parse (&route, body, self->config.routes, &parsed);
     s_on_parsed (self, req, dialect, rc, &parsed);
-    sl_request_clear (&parsed);
+    sl_job_clear (&parsed);
 }
 
 //  A large body came back parsed from the worker; its client may have
@@ -1242,7 +1242,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
 
     self->router = sl_router_new (loop, sl_service_name (service), sl_service_incarnation (service));
     sl_router_set_metrics (self->router, m, "ingest");
-    sl_router_watch_health (self->router, service);
+    sl_service_watch_hop (service, self->router);
     sl_router_on_peer (self->router, s_on_ingest_event, self);
     sl_router_on_message (self->router, s_on_ingest_message, self);
     self->ack_timer = zloop_timer (loop, GATEWAY_ACK_MS, 0, s_on_ack_timer, self);

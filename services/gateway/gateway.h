@@ -12,9 +12,9 @@
 
 #include <stddef.h>
 
-#include "../../common/sl_service.h"
+#include "common/service/sl_service.h"
 
-typedef struct _sl_routes_t sl_routes_t;   //  common/sl_routes.h
+typedef struct _sl_routes_t sl_providers_t;   //  common/llm/sl_providers.h
 
 typedef struct _gateway_t gateway_t;
 
@@ -30,7 +30,7 @@ typedef struct {
     long request_timeout_ms;            //  a request's head and body within this
     int64_t stream_expiry_ms;           //  a stream with no frame for this long ends (504); 0: never
     const char *client_keys;            //  accepted client keys, comma-separated ("" : no check)
-    sl_routes_t *routes;                //  what GET /v1/models lists; borrowed, outlives the gateway
+    sl_providers_t *routes;                //  what GET /v1/models lists; borrowed, outlives the gateway
     const char *policy_path;            //  the policy file (request rules, history), "" for none
     long watch_ms;                      //  how often the policy file is checked for changes, 0: SIGHUP only
 } gateway_config_t;

@@ -8,11 +8,11 @@
     ingest: every client goes to the provider of its own dialect. */
 #include <stdlib.h>
 
-#include "../../common/sl_fdlimit.h"
-#include "../../common/sl_log.h"
-#include "../../common/sl_routes.h"
-#include "../../common/sl_stage.h"
-#include "gateway.h"
+#include "common/base/sl_fdlimit.h"
+#include "common/base/sl_log.h"
+#include "common/llm/sl_providers.h"
+#include "common/service/sl_stage.h"
+#include "services/gateway/gateway.h"
 
 //  The ingest's built-in providers; their URLs are never called from here.
 #define GATEWAY_DEFAULT_OPENAI "https://api.openai.com/v1"
@@ -105,8 +105,8 @@ main (int argc, char **argv)
     sl_log_info ("limits", "open_files=%ld max_conns=%zu max_conns_per_ip=%zu request_timeout_ms=%ld",
                  nofile, config.max_conns, config.max_conns_per_ip, config.request_timeout_ms);
     char *error = NULL;
-    config.routes = *routes_path ? sl_routes_load (routes_path, &error)
-                                 : sl_routes_new_default (GATEWAY_DEFAULT_OPENAI, GATEWAY_DEFAULT_ANTHROPIC,
+    config.routes = *routes_path ? sl_providers_load (routes_path, &error)
+                                 : sl_providers_new_default (GATEWAY_DEFAULT_OPENAI, GATEWAY_DEFAULT_ANTHROPIC,
                                                           GATEWAY_DEFAULT_GEMINI);
     if (!config.routes) {
         sl_log_error ("bad_routes", "%s", error ? error : "the built-in routes could not be made");
@@ -115,14 +115,14 @@ main (int argc, char **argv)
         return 2;
     }
     if (sl_service_start_bus (svc, &bus, "gateway")) {
-        sl_routes_destroy (&config.routes);
+        sl_providers_destroy (&config.routes);
         sl_service_destroy (&svc);
         return 2;
     }
     gateway_t *gateway = gateway_new (svc, &config);
     int rc = gateway ? sl_service_run (svc) : 1;
     gateway_destroy (&gateway);
-    sl_routes_destroy (&config.routes);
+    sl_providers_destroy (&config.routes);
     sl_service_destroy (&svc);
     return rc;
 }

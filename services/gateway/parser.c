@@ -1,11 +1,11 @@
 /*  parser.c - a worker thread that parses large request bodies (see
     parser.h). */
-#include "parser.h"
+#include "services/gateway/parser.h"
 
 #include <jansson.h>
 #include <stdlib.h>
 
-#include "../../common/sl_alloc.h"
+#include "common/base/sl_alloc.h"
 
 struct _parser_t {
     zactor_t *worker;
@@ -28,15 +28,15 @@ parser_job_destroy (parser_job_t **job_p)
         return;
     parser_job_t *job = *job_p;
     sl_buf_free (&job->body);
-    sl_request_clear (&job->parsed);    //  all empty until parsed
+    sl_job_clear (&job->parsed);    //  all empty until parsed
     free (job);
     *job_p = NULL;
 }
 
 int
-parser_parse (const sl_endpoint_t *endpoint, sl_str_t body, sl_routes_t *routes, sl_request_t *out)
+parser_parse (const sl_endpoint_t *endpoint, sl_str_t body, sl_providers_t *routes, sl_job_t *out)
 {
-    return sl_request_prepare (endpoint, body, routes, out);
+    return sl_job_prepare (endpoint, body, routes, out);
 }
 
 void

@@ -12,7 +12,7 @@
     it a job holding its own copy of the body, and gets the job back
     through the actor's pipe (a reader in the same zloop). The worker
     shares nothing with the reactor but the job it holds, and the routes,
-    which nothing changes once the gateway runs; sl_request is a pure
+    which nothing changes once the gateway runs; sl_job is a pure
     library. Jobs are done one at a time, in order.
 
     Smaller bodies are parsed inline: that takes microseconds, and a trip
@@ -24,8 +24,8 @@
 #include <czmq.h>
 #include <stdint.h>
 
-#include "../../common/dialects/sl_request.h"
-#include "../../common/sl_buf.h"
+#include "common/dialects/sl_job.h"
+#include "common/base/sl_buf.h"
 
 #define PARSER_INLINE_BYTES (256u << 10)    //  bodies up to this are parsed in the reactor
 
@@ -36,12 +36,12 @@ typedef struct _parser_t parser_t;
 typedef struct {
     //  Input
     sl_endpoint_t endpoint;             //  what the path (and query) named
-    sl_routes_t *routes;                //  borrowed; never changes while the gateway runs
+    sl_providers_t *routes;                //  borrowed; never changes while the gateway runs
     sl_buf_t body;                      //  the request body, the job's own copy
     void *owner;                        //  the caller's (the worker never reads it)
     //  Output
     int rc;                             //  0 parsed, -1 refused (parsed.status says why)
-    sl_request_t parsed;
+    sl_job_t parsed;
     int64_t took_us;                    //  time the parse took
 } parser_job_t;
 
@@ -54,8 +54,8 @@ parser_t *parser_new (zloop_t *loop, parser_done_fn *done, void *arg);
 void parser_destroy (parser_t **self_p);
 //  Hand a job over (the parser owns it until done gives it back).
 void parser_submit (parser_t *self, parser_job_t *job);
-//  Parse, route and translate a body (sl_request_prepare).
-int parser_parse (const sl_endpoint_t *endpoint, sl_str_t body, sl_routes_t *routes, sl_request_t *out);
+//  Parse, route and translate a body (sl_job_prepare).
+int parser_parse (const sl_endpoint_t *endpoint, sl_str_t body, sl_providers_t *routes, sl_job_t *out);
 //  Parse a job here and now (what the worker does).
 void parser_run (parser_job_t *job);
 parser_job_t *parser_job_new (void);

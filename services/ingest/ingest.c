@@ -37,25 +37,25 @@
     gateway directly. When no ack comes at all for the gateway deadline,
     the gateway is gone: the upstream call is cancelled.
 */
-#include "ingest.h"
+#include "services/ingest/ingest.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_curlm.h"
-#include "../../common/sl_json.h"
-#include "../../common/sl_log.h"
-#include "../../common/sl_router.h"
-#include "../../common/sl_sidmap.h"
-#include "../../common/sl_stage.h"
-#include "../../common/sl_utf8.h"
-#include "../../common/dialects/sl_decoder.h"
-#include "../../common/dialects/sl_upstream.h"
-#include "../../common/sl_retry.h"
-#include "sl_sse.h"
+#include "common/base/sl_alloc.h"
+#include "common/http/sl_curlm.h"
+#include "common/base/sl_json.h"
+#include "common/base/sl_log.h"
+#include "common/bus/sl_router.h"
+#include "common/base/sl_sidmap.h"
+#include "common/service/sl_stage.h"
+#include "common/base/sl_utf8.h"
+#include "common/dialects/sl_decoder.h"
+#include "common/dialects/sl_upstream.h"
+#include "common/llm/sl_retry.h"
+#include "common/stages/sl_sse.h"
 
 #define INGEST_ERROR_BODY_MAX 65536     //  bytes of a non-2xx body kept
 #define INGEST_TICK_MS 25               //  deadline sweep period
@@ -920,9 +920,9 @@ s_start (ingest_t *self, const sl_msg_t *req, sl_str_t peer)
     sl_sidmap_put (self->streams, s->sid, s);
     sl_counter_inc (self->started);
     //  The gateway may have routed already; otherwise the model decides.
-    const sl_provider_t *p = req->provider.ptr ? sl_routes_find (self->config.routes, req->provider) : NULL;
+    const sl_provider_t *p = req->provider.ptr ? sl_providers_find (self->config.routes, req->provider) : NULL;
     if (!p || p->dialect != s->dialect)
-        p = sl_routes_match (self->config.routes, req->model, s->dialect);
+        p = sl_providers_match (self->config.routes, req->model, s->dialect);
     s->provider = p;
 
     //  The stream's first message carries what later stages need to know.
@@ -1101,7 +1101,7 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
     self->router = sl_router_new (loop, sl_service_name (service), sl_service_incarnation (service));
     sl_metrics_t *m = sl_service_metrics (service);
     sl_router_set_metrics (self->router, m, "aggregator");
-    sl_router_watch_health (self->router, service);
+    sl_service_watch_hop (service, self->router);
     self->started = sl_metrics_counter (m, "sluice_streams_total", NULL, "Upstream streams started");
     self->upstream_errors = sl_metrics_counter (m, "sluice_upstream_errors_total", NULL,
                                                 "Streams ended by an upstream or transport error");

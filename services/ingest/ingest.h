@@ -2,7 +2,7 @@
 
     For every request job from a gateway it takes the provider the
     gateway's routing named (or routes the model in the request's upstream
-    dialect itself when its routes have no such provider: sl_routes),
+    dialect itself when its routes have no such provider: sl_providers),
     prepares the call (sl_upstream: the dialect's URL, headers and
     credential), starts the upstream HTTP call
     (libcurl multi, in the reactor) at the dialect's path with the
@@ -31,15 +31,15 @@
 #ifndef INGEST_H
 #define INGEST_H
 
-#include "../../common/sl_routes.h"
-#include "../../common/sl_service.h"
+#include "common/llm/sl_providers.h"
+#include "common/service/sl_service.h"
 
 typedef struct _ingest_t ingest_t;
 
 typedef struct {
     const char *bind;                   //  inbox endpoint (jobs from gateways)
     const char *next;                   //  aggregator endpoints
-    sl_routes_t *routes;                //  providers and routes (borrowed)
+    sl_providers_t *routes;                //  providers and routes (borrowed)
     long connect_timeout_ms;            //  TCP + TLS connect
     long first_byte_timeout_ms;         //  request sent -> first response byte
     long idle_timeout_ms;               //  no byte for this long ends the call

@@ -8,12 +8,12 @@
 */
 #include <stdlib.h>
 
-#include "../../common/sl_fdlimit.h"
-#include "../../common/sl_log.h"
-#include "../../common/sl_routes.h"
-#include "../../proto/sl_msg.h"
-#include "ingest.h"
-#include "sl_sse.h"
+#include "common/base/sl_fdlimit.h"
+#include "common/base/sl_log.h"
+#include "common/llm/sl_providers.h"
+#include "proto/sl_msg.h"
+#include "services/ingest/ingest.h"
+#include "common/stages/sl_sse.h"
 
 #define INGEST_MAX_STREAMS 4096         //  --max-streams 0: this many, if the open-files limit allows
 
@@ -114,30 +114,30 @@ main (int argc, char **argv)
     config.max_streams = streams ? (size_t) streams : fit;
     sl_log_info ("limits", "open_files=%ld max_streams=%zu", nofile, config.max_streams);
     char *error = NULL;
-    config.routes = *routes_path ? sl_routes_load (routes_path, &error)
-                                 : sl_routes_new_default (openai_base, anthropic_base, gemini_base);
+    config.routes = *routes_path ? sl_providers_load (routes_path, &error)
+                                 : sl_providers_new_default (openai_base, anthropic_base, gemini_base);
     if (!config.routes) {
         sl_log_error ("bad_routes", "%s", error ? error : "a base URL must be an http:// or https:// URL");
         free (error);
         sl_service_destroy (&svc);
         return 2;
     }
-    for (size_t i = 0; i < sl_routes_provider_count (config.routes); i++) {
-        const sl_provider_t *p = sl_routes_provider (config.routes, i);
+    for (size_t i = 0; i < sl_providers_provider_count (config.routes); i++) {
+        const sl_provider_t *p = sl_providers_provider (config.routes, i);
         const char *key = p->key_env [0] ? getenv (p->key_env) : NULL;
         sl_log_info ("provider", "name=%s dialect=%s base_url=%s key=%s", p->name,
                      sl_dialect_name (p->dialect), p->base_url,
                      key && *key ? "set" : p->forward_auth ? "client's" : "none");
     }
     if (sl_service_start_bus (svc, &bus, "ingest")) {
-        sl_routes_destroy (&config.routes);
+        sl_providers_destroy (&config.routes);
         sl_service_destroy (&svc);
         return 2;
     }
     ingest_t *ingest = ingest_new (svc, &config);
     int rc = ingest ? sl_service_run (svc) : 1;
     ingest_destroy (&ingest);
-    sl_routes_destroy (&config.routes);
+    sl_providers_destroy (&config.routes);
     sl_service_destroy (&svc);
     return rc;
 }

@@ -21,14 +21,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../common/sl_log.h"
-#include "../../common/sl_router.h"
-#include "../../common/sl_service.h"
-#include "../../common/sl_stage.h"
-#include "../../common/sl_llm_client.h"
-#include "sl_judge.h"
-#include "sl_policy_report.h"
-#include "sl_policyfile.h"
+#include "common/base/sl_log.h"
+#include "common/bus/sl_router.h"
+#include "common/service/sl_service.h"
+#include "common/service/sl_stage.h"
+#include "common/llm/sl_llm_client.h"
+#include "common/stages/sl_judge.h"
+#include "common/policy/sl_policy_report.h"
+#include "common/policy/sl_policyfile.h"
 
 #define JUDGE_TICK_MIN_MS 10            //  keep-alive tick, at most this often
 
@@ -350,7 +350,7 @@ main (int argc, char **argv)
     app.judge = sl_judge_new (policy);
     app.router = sl_router_new (loop, sl_service_name (svc), sl_service_incarnation (svc));
     sl_router_set_metrics (app.router, m, "emitter");
-    sl_router_watch_health (app.router, svc);
+    sl_service_watch_hop (svc, app.router);
     app.llm = sl_llm_client_new (loop, m, s_llm_done, s_flush, &app);
     sl_judge_set_llm (app.judge, s_ask, s_cancel, &app);
     sl_judge_set_clock (app.judge, s_clock, NULL);

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_buf.h"
-#include "../../common/sl_keys.h"
-#include "sl_keygen.h"
+#include "common/base/sl_buf.h"
+#include "common/bus/sl_keys.h"
+#include "services/keygen/sl_keygen.h"
 
 #define S_EXIT_FAILED 1
 #define S_EXIT_USAGE 2

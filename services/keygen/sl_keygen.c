@@ -1,5 +1,5 @@
 /*  sl_keygen.c - the key directory's keys, made and rotated (see sl_keygen.h). */
-#include "sl_keygen.h"
+#include "services/keygen/sl_keygen.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../common/sl_alloc.h"
+#include "common/base/sl_alloc.h"
 
 static const char *s_roles [] = { "gateway", "ingest", "aggregator", "judge", "emitter", "audit" };
 

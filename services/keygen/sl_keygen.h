@@ -15,8 +15,8 @@
 #ifndef SL_KEYGEN_H
 #define SL_KEYGEN_H
 
-#include "../../common/sl_buf.h"
-#include "../../common/sl_keys.h"
+#include "common/base/sl_buf.h"
+#include "common/bus/sl_keys.h"
 
 //  Make every missing key of the default set in dir (made when missing).
 //  One line per key goes to report ("created judge", "kept judge"). 0 ok,

@@ -23,14 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_fdlimit.h"
-#include "../../common/sl_httpd.h"
-#include "../../common/sl_log.h"
-#include "../../common/sl_service.h"
-#include "sl_mock_judge.h"
-#include "sl_mock_request.h"
-#include "sl_mock_script.h"
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_fdlimit.h"
+#include "common/http/sl_httpd.h"
+#include "common/base/sl_log.h"
+#include "common/service/sl_service.h"
+#include "services/mock/sl_mock_judge.h"
+#include "services/mock/sl_mock_request.h"
+#include "services/mock/sl_mock_script.h"
 
 #define MOCK_MAX_BODY (16u << 20)
 #define MOCK_FAST_BACKLOG (256u << 10)  //  bytes queued before a fast stream waits

@@ -4,8 +4,8 @@
     chunk, and its tool definitions are nested a different way in each
     dialect.
 */
-#include "sl_mock_agent.h"
-#include "sl_mock_check.h"
+#include "services/mock/sl_mock_agent.h"
+#include "services/mock/sl_mock_check.h"
 
 #include <jansson.h>
 #include <stdint.h>

@@ -36,8 +36,8 @@
 
 #include <stdbool.h>
 
-#include "../../common/sl_str.h"
-#include "sl_mock_script.h"
+#include "common/base/sl_str.h"
+#include "services/mock/sl_mock_script.h"
 
 #define SL_MOCK_AGENT_PREFIX "mock-agent-"
 #define SL_MOCK_AGENT_DONE "sluice-agent: done."

@@ -5,7 +5,7 @@
     mock is a provider of each dialect, and this is what it knows of each
     one's requests. Requests are read with jansson.
 */
-#include "sl_mock_check.h"
+#include "services/mock/sl_mock_check.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../proto/sl_msg.h"
+#include "proto/sl_msg.h"
 
 typedef struct {
     char *why;

@@ -42,7 +42,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../../common/sl_str.h"
+#include "common/base/sl_str.h"
 
 #define SL_MOCK_CHECK_TEXT_MAX 256      //  a result's text kept, bytes
 

@@ -1,12 +1,12 @@
 /*  sl_mock_judge.c - scripted LLM judges for tests (see sl_mock_judge.h). */
-#include "sl_mock_judge.h"
+#include "services/mock/sl_mock_judge.h"
 
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_json.h"
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_json.h"
 
 #define MOCK_JUDGE_PREFIX "judge-"
 

@@ -25,9 +25,9 @@
 #include <czmq.h>
 #include <stdbool.h>
 
-#include "../../common/sl_buf.h"
-#include "../../common/sl_httpd.h"
-#include "../../common/sl_str.h"
+#include "common/base/sl_buf.h"
+#include "common/http/sl_httpd.h"
+#include "common/base/sl_str.h"
 
 #define SL_MOCK_JUDGE_SLOW_MS 3000      //  delay of judge-slow without a suffix
 #define SL_MOCK_JUDGE_MAX_DELAY_MS 600000

@@ -1,14 +1,14 @@
 /*  sl_mock_request.c - what the mock makes of a request (see
     sl_mock_request.h).
 */
-#include "sl_mock_request.h"
+#include "services/mock/sl_mock_request.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../../proto/sl_msg.h"
-#include "sl_mock_check.h"
+#include "proto/sl_msg.h"
+#include "services/mock/sl_mock_check.h"
 
 #define MOCK_DEFAULT_DIALECT SL_DIALECT_OPENAI  //  the error shape of a path no API of the mock has
 #define MOCK_WHY_MAX 512

@@ -12,8 +12,8 @@
 #ifndef SL_MOCK_REQUEST_H
 #define SL_MOCK_REQUEST_H
 
-#include "../../common/sl_str.h"
-#include "sl_mock_script.h"
+#include "common/base/sl_str.h"
+#include "services/mock/sl_mock_script.h"
 
 #define SL_MOCK_MODEL_MAX 256           //  longest model name served
 

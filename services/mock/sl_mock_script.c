@@ -6,16 +6,16 @@
     (open blocks or items, accumulated text for "done" events, Gemini's
     whole calls).
 */
-#include "sl_mock_script.h"
+#include "services/mock/sl_mock_script.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_json.h"
-#include "sl_mock_agent.h"
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_json.h"
+#include "services/mock/sl_mock_agent.h"
 
 #define MOCK_CREATED 1767225600         //  fixed "created" stamp (2026-01-01)
 #define MOCK_DROP_EVENTS 2              //  events mock-drop sends whole

@@ -64,9 +64,9 @@
 
 #include <stddef.h>
 
-#include "../../common/sl_buf.h"
-#include "../../common/sl_str.h"
-#include "../../proto/sl_msg.h"
+#include "common/base/sl_buf.h"
+#include "common/base/sl_str.h"
+#include "proto/sl_msg.h"
 
 //  How an answer ends after its last event.
 typedef enum {

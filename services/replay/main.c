@@ -24,11 +24,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../common/sl_buf.h"
-#include "../../proto/sl_msg.h"
-#include "../emitter/sl_emitter.h"
-#include "../../common/dialects/sl_request.h"
-#include "sl_replay.h"
+#include "common/base/sl_buf.h"
+#include "proto/sl_msg.h"
+#include "common/stages/sl_emitter.h"
+#include "common/dialects/sl_job.h"
+#include "common/stages/sl_replay.h"
 
 #define S_READ_SIZE 65536               //  bytes per read of stdin
 #define S_MAX_REQUEST (10u << 20)       //  largest --request file, as the gateway's --max-body
@@ -81,7 +81,7 @@ s_read_file (const char *path, sl_buf_t *out)
 //  Read the client's request with the gateway's parser of its dialect.
 //  0 ok; -1 with a message printed.
 static int
-s_load_request (const char *path, int dialect, const char *model, sl_request_t *req)
+s_load_request (const char *path, int dialect, const char *model, sl_job_t *req)
 {
     sl_buf_t body = { 0 };
     if (!s_read_file (path, &body)) {
@@ -93,7 +93,7 @@ s_load_request (const char *path, int dialect, const char *model, sl_request_t *
     //  A Gemini request names its model in the path, not in its body.
     sl_endpoint_t endpoint = { .dialect = dialect, .stream = true, .sse = true };
     snprintf (endpoint.model, sizeof endpoint.model, "%s", model ? model : S_NO_MODEL);
-    int rc = sl_request_parse (&endpoint, sl_buf_str (&body), req);
+    int rc = sl_job_parse (&endpoint, sl_buf_str (&body), req);
     sl_buf_free (&body);
     if (rc) {
         fprintf (stderr, "sluice-replay: %s: the gateway would refuse this request: %s\n", path,
@@ -168,10 +168,10 @@ main (int argc, char **argv)
         }
     }
     opts.input = jsonl ? SL_REPLAY_INPUT_JSONL : SL_REPLAY_INPUT_AUTO;
-    sl_request_t request = { 0 };
+    sl_job_t request = { 0 };
     if (request_path) {
         if (s_load_request (request_path, opts.dialect, model, &request)) {
-            sl_request_clear (&request);
+            sl_job_clear (&request);
             return S_EXIT_USAGE;
         }
         opts.tools = sl_buf_str (&request.tools);
@@ -194,14 +194,14 @@ main (int argc, char **argv)
         if (!opts.policy) {
             fprintf (stderr, "sluice-replay: %s\n", error ? error : policy_path);
             free (error);
-            sl_request_clear (&request);
+            sl_job_clear (&request);
             return S_EXIT_USAGE;
         }
     }
     const char *why = NULL;
     sl_replay_t *replay = sl_replay_new (&opts, s_write, NULL, &why);
     sl_policy_unref (&opts.policy);
-    sl_request_clear (&request);        //  the stream's start holds copies now
+    sl_job_clear (&request);        //  the stream's start holds copies now
     if (!replay) {
         fprintf (stderr, "sluice-replay: %s\n", why);
         return S_EXIT_USAGE;

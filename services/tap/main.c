@@ -31,14 +31,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../common/sl_alloc.h"
-#include "../../common/sl_buf.h"
-#include "../../common/sl_bus.h"
-#include "../../common/sl_json.h"
-#include "../../common/sl_log.h"
-#include "../../common/sl_service.h"
-#include "../../common/sl_sidmap.h"
-#include "../../proto/sl_msg.h"
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_buf.h"
+#include "common/bus/sl_bus.h"
+#include "common/base/sl_json.h"
+#include "common/base/sl_log.h"
+#include "common/service/sl_service.h"
+#include "common/base/sl_sidmap.h"
+#include "proto/sl_msg.h"
 
 #define TAP_MAX_BLOCKS 4096             //  tool names remembered per stream
 

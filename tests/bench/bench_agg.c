@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../services/aggregator/sl_agg.h"
+#include "common/stages/sl_agg.h"
 
 #define STREAMS 64                      //  interleaved streams
 #define ROUNDS 500                      //  times every stream is replayed

@@ -23,10 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../services/audit/sl_archive.h"
-#include "../../services/audit/sl_store.h"
-#include "../../services/emitter/sl_spool.h"
-#include "../pgtmp.h"
+#include "services/audit/sl_archive.h"
+#include "services/audit/sl_store.h"
+#include "common/stages/sl_spool.h"
+#include "tests/pgtmp.h"
 
 #define STREAMS 4000
 #define BATCH 200                       //  records per transaction

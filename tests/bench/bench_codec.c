@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../proto/sl_msg.h"
+#include "proto/sl_msg.h"
 
 #define BATCH 1000
 #define ROUNDS 2000

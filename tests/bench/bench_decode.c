@@ -15,10 +15,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../common/sl_buf.h"
-#include "../../common/dialects/sl_decoder.h"
-#include "../../services/ingest/sl_sse.h"
-#include "../../services/mock/sl_mock_script.h"
+#include "common/base/sl_buf.h"
+#include "common/dialects/sl_decoder.h"
+#include "common/stages/sl_sse.h"
+#include "services/mock/sl_mock_script.h"
 
 #define BENCH_CHUNKS 200000            //  default text events per mock stream
 #define READ_SIZE 16384                 //  libcurl's default receive buffer

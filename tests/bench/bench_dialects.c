@@ -22,10 +22,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../common/dialects/sl_dialect.h"
-#include "../../common/dialects/sl_request.h"
-#include "../../services/mock/sl_mock_script.h"
-#include "../../services/replay/sl_replay.h"
+#include "common/dialects/sl_dialect.h"
+#include "common/dialects/sl_job.h"
+#include "services/mock/sl_mock_script.h"
+#include "common/stages/sl_replay.h"
 
 #define CHUNKS 20000                    //  text events per stream
 #define ROUNDS 3                        //  best of
@@ -119,14 +119,14 @@ s_per_request (int client, int upstream)
     sl_endpoint_t endpoint = { .dialect = client, .stream = true, .sse = true, .model = "m" };
     int64_t t0 = zclock_usecs ();
     for (int i = 0; i < REQUESTS; i++) {
-        sl_request_t r;
-        if (sl_request_parse (&endpoint, body, &r) || sl_request_translate (&r, upstream)) {
+        sl_job_t r;
+        if (sl_job_parse (&endpoint, body, &r) || sl_job_translate (&r, upstream)) {
             fprintf (stderr, "bench_dialects: %s -> %s refused: %s\n", sl_dialect_name (client),
                      sl_dialect_name (upstream), sl_buf_cstr (&r.error_message));
-            sl_request_clear (&r);
+            sl_job_clear (&r);
             return -1;
         }
-        sl_request_clear (&r);
+        sl_job_clear (&r);
     }
     return (double) (zclock_usecs () - t0) / REQUESTS;
 }

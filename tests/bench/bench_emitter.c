@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../services/emitter/sl_emitter.h"
-#include "../../common/dialects/sl_validate.h"
+#include "common/stages/sl_emitter.h"
+#include "common/dialects/sl_validate.h"
 
 #define DELTAS 200000
 #define BODIES 200                      //  non-streaming responses per dialect

@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../services/judge/sl_judge.h"
+#include "common/stages/sl_judge.h"
 
 #define CALLS_PER_STREAM 2
 #define STREAMS 100000

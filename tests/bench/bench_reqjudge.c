@@ -3,10 +3,10 @@
     A coding agent's request late in a session: 200 KB of conversation,
     50 tool results of about 4 KB each (file contents, command output,
     web pages), a system prompt, user turns, ten tool definitions. The
-    gateway parses and prepares it (sl_request_parse: what it does today
+    gateway parses and prepares it (sl_job_parse: what it does today
     for every request); with a policy that has request rules it then
     judges every part (sl_reqjudge_run) and, when something changed,
-    prepares the upstream body again (sl_request_refresh). This measures
+    prepares the upstream body again (sl_job_refresh). This measures
     the added time: the judging and the refresh, per request, p50 and p99
     over ROUNDS requests, for
 
@@ -29,9 +29,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../common/sl_buf.h"
-#include "../../common/dialects/sl_request.h"
-#include "../../services/gateway/sl_reqjudge.h"
+#include "common/base/sl_buf.h"
+#include "common/dialects/sl_job.h"
+#include "common/policy/sl_reqjudge.h"
 
 #define ROUNDS 400
 #define RESULTS 50
@@ -114,9 +114,9 @@ s_measure (const char *label, sl_policy_t *policy, sl_str_t body)
     bool changed = false;
     for (int i = 0; i < ROUNDS; i++) {
         sl_endpoint_t endpoint = { .dialect = SL_DIALECT_OPENAI };
-        sl_request_t r;
+        sl_job_t r;
         double t0 = s_now ();
-        if (sl_request_parse (&endpoint, body, &r)) {
+        if (sl_job_parse (&endpoint, body, &r)) {
             fprintf (stderr, "bench_reqjudge: the request does not parse: %s\n", sl_buf_cstr (&r.error_message));
             exit (1);
         }
@@ -125,7 +125,7 @@ s_measure (const char *label, sl_policy_t *policy, sl_str_t body)
             sl_reqjudge_t *rj = sl_reqjudge_new (policy, r.req, SL_STR_LIT ("{}"));
             sl_reqjudge_run (rj, 0);
             changed = sl_reqjudge_changed (rj);
-            if (changed && sl_request_refresh (&r)) {
+            if (changed && sl_job_refresh (&r)) {
                 fprintf (stderr, "bench_reqjudge: refresh failed\n");
                 exit (1);
             }
@@ -133,7 +133,7 @@ s_measure (const char *label, sl_policy_t *policy, sl_str_t body)
             sl_reqjudge_destroy (&rj);
         }
         double t2 = s_now ();
-        sl_request_clear (&r);
+        sl_job_clear (&r);
         parse [i] = (t1 - t0) * 1e6;
         added [i] = (t2 - t1) * 1e6;
     }

@@ -24,9 +24,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../common/sl_buf.h"
-#include "../../common/sl_json.h"
-#include "../../common/dialects/sl_request.h"
+#include "common/base/sl_buf.h"
+#include "common/base/sl_json.h"
+#include "common/dialects/sl_job.h"
 
 #define ATTACK_BYTES (10u << 20)        //  the largest body the gateway takes
 #define TEXT_BYTES (8u << 20)
@@ -118,8 +118,8 @@ s_measure (const char *name, sl_buf_t *body, int rounds)
     for (int r = 0; r < rounds; r++)
         rc = sl_json_stats (text, &st);
     double scan = (s_now () - t0) / rounds;
-    size_t estimate = rc == 0 ? sl_request_tree_cost (&st) : 0;
-    size_t budget = sl_request_tree_budget (text.len);
+    size_t estimate = rc == 0 ? sl_job_tree_cost (&st) : 0;
+    size_t budget = sl_job_tree_budget (text.len);
 
     s_limited = false;
     s_live = s_peak = 0;

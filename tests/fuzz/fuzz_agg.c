@@ -1,4 +1,4 @@
-/*  Fuzz target: the aggregator (services/aggregator/sl_agg) over any
+/*  Fuzz target: the aggregator (common/stages/sl_agg) over any
     sequence of deltas, and its streaming JSON validator (sl_jsonv) over
     any text in any split.
 
@@ -13,9 +13,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../common/sl_json.h"
-#include "../../services/aggregator/sl_agg.h"
-#include "../../services/aggregator/sl_jsonv.h"
+#include "common/base/sl_json.h"
+#include "common/stages/sl_agg.h"
+#include "common/stages/sl_jsonv.h"
 
 #define FUZZ_MAX_BLOCKS 8               //  small limits, so they are reached
 #define FUZZ_MAX_BYTES 512

@@ -2,7 +2,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../proto/sl_msg.h"
+#include "proto/sl_msg.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

@@ -7,10 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../common/sl_buf.h"
-#include "../../proto/sl_msg.h"
-#include "../../common/dialects/sl_decoder.h"
-#include "../../services/ingest/sl_sse.h"
+#include "common/base/sl_buf.h"
+#include "proto/sl_msg.h"
+#include "common/dialects/sl_decoder.h"
+#include "common/stages/sl_sse.h"
 
 typedef struct {
     sl_decoder_t *dec;

@@ -2,4 +2,4 @@
     the SSE parser must survive any bytes and emit only well-formed
     messages (see fuzz_dec.h). */
 #define FUZZ_DIALECT SL_DIALECT_OPENAI
-#include "fuzz_dec.h"
+#include "tests/fuzz/fuzz_dec.h"

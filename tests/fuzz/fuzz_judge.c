@@ -1,6 +1,6 @@
 /*  Fuzz target: the judge library must survive any sequence of block-hop
     messages from its peers, LLM judge outcomes and ticks, interleaved
-    over a few streams and epochs (services/judge/sl_judge), with a policy
+    over a few streams and epochs (common/stages/sl_judge), with a policy
     that uses every kind of rule. Its own invariants are checked: the
     messages of a stream's epoch leave numbered 0, 1, 2 ... without gaps,
     and no tool call over the per-call bound leaves (a rewrite may add a
@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../services/judge/sl_judge.h"
+#include "common/stages/sl_judge.h"
 
 #define STREAMS 4
 #define MAX_ASKS 64

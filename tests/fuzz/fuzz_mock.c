@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../common/sl_json.h"
-#include "../../services/mock/sl_mock_request.h"
+#include "common/base/sl_json.h"
+#include "services/mock/sl_mock_request.h"
 
 static const char *const s_paths [] = {
     "/v1/chat/completions", "/v1/responses", "/v1/messages",

@@ -1,4 +1,4 @@
-/*  Fuzz target: sluice-replay's pipeline (services/replay/sl_replay) over
+/*  Fuzz target: sluice-replay's pipeline (common/stages/sl_replay) over
     any capture bytes of any dialect, cut in two at a point the input
     chooses. Whatever
     comes in, nothing crashes and every line written is one JSON value.
@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../common/sl_buf.h"
-#include "../../common/sl_json.h"
-#include "../../services/replay/sl_replay.h"
+#include "common/base/sl_buf.h"
+#include "common/base/sl_json.h"
+#include "common/stages/sl_replay.h"
 
 static void
 s_collect (void *arg, const char *data, size_t size)

@@ -1,6 +1,6 @@
 /*  Fuzz target: a client's request body, in every dialect, must be either
     refused with a status and a reason or turned into a job whose upstream
-    body and tools are valid JSON (common/dialects/sl_request), and so must
+    body and tools are valid JSON (common/dialects/sl_job), and so must
     its translation for an upstream of any other dialect. The first byte
     picks the client's dialect, the second the upstream's (registered
     dialects, so a new one is fuzzed by being registered). */
@@ -8,11 +8,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../common/sl_json.h"
-#include "../../common/dialects/sl_request.h"
+#include "common/base/sl_json.h"
+#include "common/dialects/sl_job.h"
 
 static void
-s_check (int rc, sl_request_t *r)
+s_check (int rc, sl_job_t *r)
 {
     if (rc == 0) {
         if (!sl_json_valid (sl_buf_str (&r->upstream_body)) || !sl_json_valid (sl_buf_str (&r->tools)))
@@ -33,19 +33,19 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     const sl_dialect_t *upstream = sl_dialect_at (data [1] % count);
     sl_str_t body = sl_str_n (data + 2, size - 2);
     sl_endpoint_t endpoint = { .dialect = client->id, .stream = true, .sse = true, .model = "m" };
-    sl_request_t r;
-    int rc = sl_request_parse (&endpoint, body, &r);
+    sl_job_t r;
+    int rc = sl_job_parse (&endpoint, body, &r);
     s_check (rc, &r);
     if (rc == 0) {
-        rc = sl_request_translate (&r, upstream->id);
+        rc = sl_job_translate (&r, upstream->id);
         s_check (rc, &r);
     }
-    sl_request_clear (&r);
+    sl_job_clear (&r);
     //  Paths: anything goes, nothing crashes.
     char path [256];
     size_t n = size - 2 < sizeof path - 1 ? size - 2 : sizeof path - 1;
     memcpy (path, data + 2, n);
     path [n] = 0;
-    sl_request_route (path, &endpoint);
+    sl_job_route (path, &endpoint);
     return 0;
 }

@@ -1,11 +1,11 @@
 /*  Fuzz target: the tool schema checker takes schemas and arguments from
-    clients and must survive any of them (services/judge/sl_schema).
+    clients and must survive any of them (common/policy/sl_schema).
     Input: a tool list (JSON text), a NUL byte, then arguments (JSON text). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "../../services/judge/sl_schema.h"
+#include "common/policy/sl_schema.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

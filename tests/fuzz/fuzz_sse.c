@@ -1,4 +1,4 @@
-/*  Fuzz target: the SSE parser (services/ingest/sl_sse) must survive any
+/*  Fuzz target: the SSE parser (common/stages/sl_sse) must survive any
     bytes, and must give the same events whether the bytes come in one read
     or split at any point. The first input byte picks the split and the
     size limit, so the limits are exercised too. */
@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../common/sl_buf.h"
-#include "../../services/ingest/sl_sse.h"
+#include "common/base/sl_buf.h"
+#include "common/stages/sl_sse.h"
 
 static int
 s_collect (void *arg, sl_str_t type, sl_str_t data, sl_str_t id)

@@ -1,5 +1,5 @@
 /*  Fuzz target: whatever bytes come in, what sluice writes into JSON is
-    well-formed (common/sl_utf8, common/sl_json's writers), and the
+    well-formed (common/base/sl_utf8, common/base/sl_json's writers), and the
     counting scan agrees with the validating one.
 
     - a repair gives well-formed UTF-8 (and, for JSON text, no lone
@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../common/sl_json.h"
-#include "../../common/sl_utf8.h"
+#include "common/base/sl_json.h"
+#include "common/base/sl_utf8.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

@@ -8,10 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../proto/sl_msg.h"
-#include "../../common/sl_json.h"
-#include "../../common/dialects/sl_render.h"
-#include "../../common/dialects/sl_validate.h"
+#include "proto/sl_msg.h"
+#include "common/base/sl_json.h"
+#include "common/dialects/sl_render.h"
+#include "common/dialects/sl_validate.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

@@ -1,5 +1,5 @@
 /*  audit_proc.c - sluice-audit for tests (see audit_proc.h). */
-#include "audit_proc.h"
+#include "tests/integration/audit_proc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

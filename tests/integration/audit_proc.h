@@ -6,7 +6,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 typedef struct {
     proc_t *proc;

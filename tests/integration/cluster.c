@@ -1,5 +1,5 @@
 /*  cluster.c - multi-instance stacks on loopback (see cluster.h). */
-#include "cluster.h"
+#include "tests/integration/cluster.h"
 
 #include <stdio.h>
 #include <stdlib.h>

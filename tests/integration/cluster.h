@@ -12,7 +12,7 @@
 #ifndef CLUSTER_H
 #define CLUSTER_H
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #define CLUSTER_SLOTS 4                 //  instances a stage may have
 

@@ -1,5 +1,5 @@
 /*  harness.c - start, watch and stop sluice processes (see harness.h). */
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #include <czmq.h>
 
@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/sl_keys.h"
+#include "common/bus/sl_keys.h"
 
 #define POLL_MS 5
 

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "../../common/sl_buf.h"
+#include "common/base/sl_buf.h"
 
 typedef struct {
     pid_t pid;

@@ -1,5 +1,5 @@
 /*  hops.c - what a stack's processes hold (see hops.h). */
-#include "hops.h"
+#include "tests/integration/hops.h"
 
 #include <stdlib.h>
 #include <time.h>

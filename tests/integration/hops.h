@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 //  Wait (at most timeout_ms, polling /metrics) until no process of the
 //  stack holds a stream: sluice_streams_active of the ingest, the

@@ -1,6 +1,6 @@
 /*  load.c - concurrent streaming clients for the chaos and pause tests
     (see load.h). */
-#include "load.h"
+#include "tests/integration/load.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 
 #include <czmq.h>
 
-#include "../../common/sl_alloc.h"
+#include "common/base/sl_alloc.h"
 
 #define LOAD_POLL_MS 5                  //  longest wait for the transfers between actions
 

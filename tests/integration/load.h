@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../common/sl_buf.h"
+#include "common/base/sl_buf.h"
 
 typedef struct {
     CURL *easy;

@@ -1,6 +1,6 @@
 /*  sse_client.c - an independent reading of an OpenAI chat stream (jansson),
     so integration tests do not check sluice with sluice's own decoder. */
-#include "sse_client.h"
+#include "tests/integration/sse_client.h"
 
 #include <jansson.h>
 #include <string.h>

@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "../../common/sl_buf.h"
+#include "common/base/sl_buf.h"
 
 #define SSE_CLIENT_MAX_CALLS 8
 

@@ -36,8 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
-#include "hops.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/hops.h"
 
 #define AG_RUN_MS 240000                //  one agent run, retries included
 #define AG_DRAIN_MS 15000               //  for every hop to let go of the streams

@@ -26,11 +26,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../services/gateway/sl_keyid.h"
-#include "../pgtmp.h"
-#include "audit_proc.h"
-#include "cluster.h"
-#include "harness.h"
+#include "services/gateway/sl_keyid.h"
+#include "tests/pgtmp.h"
+#include "tests/integration/audit_proc.h"
+#include "tests/integration/cluster.h"
+#include "tests/integration/harness.h"
 
 #define REQ_TOOLS "{\"model\":\"mock-tools\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"tidy up\"}]," \
     "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"parameters\":{\"type\":\"object\"}}}," \

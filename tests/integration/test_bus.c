@@ -33,8 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../proto/sl_msg.h"
-#include "harness.h"
+#include "proto/sl_msg.h"
+#include "tests/integration/harness.h"
 
 #define TIMEOUT_MS 15000
 #define FLOOD_DELTAS 1000               //  deltas in one injected batch

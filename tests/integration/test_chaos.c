@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cluster.h"
-#include "load.h"
+#include "tests/integration/cluster.h"
+#include "tests/integration/load.h"
 
 #define CHAOS_STREAMS 200
 #define CHAOS_CHUNKS 120                //  text chunks per stream (then two tool calls)

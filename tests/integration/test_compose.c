@@ -31,11 +31,11 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "../../services/audit/sl_store.h"
-#include "../pgtmp.h"
-#include "audit_proc.h"
-#include "harness.h"
-#include "sse_client.h"
+#include "services/audit/sl_store.h"
+#include "tests/pgtmp.h"
+#include "tests/integration/audit_proc.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/sse_client.h"
 
 #define MAX_SERVICES 16
 #define MAX_ARGS 32

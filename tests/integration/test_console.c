@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "audit_proc.h"
-#include "harness.h"
+#include "tests/integration/audit_proc.h"
+#include "tests/integration/harness.h"
 
 #define BROWSER_DIR "tests/browser"
 #define CHROMIUM "/usr/bin/chromium"

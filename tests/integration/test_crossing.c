@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "harness.h"
-#include "../shapes/claude_code.h"
+#include "tests/integration/harness.h"
+#include "tests/shapes/claude_code.h"
 
 #define TIMEOUT_MS 15000
 

@@ -25,9 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster.h"
-#include "harness.h"
-#include "load.h"
+#include "tests/integration/cluster.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/load.h"
 
 #define ENDS_FREE_MS 10000              //  an explicit end reaches every hop within this
 #define ENDS_EXPIRY "2000"              //  the short expiry of the tests that rely on it

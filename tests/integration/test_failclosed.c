@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../proto/sl_msg.h"
-#include "harness.h"
-#include "verdict_tap.h"
+#include "proto/sl_msg.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/verdict_tap.h"
 
 #define TIMEOUT_MS 30000
 #define HUGE_OVER_THE_STREAM_BOUND_KIB (17 * 1024)  //  over a stream's 16 MiB

@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/sl_fdlimit.h"
-#include "../../common/sl_utf8.h"
-#include "harness.h"
+#include "common/base/sl_fdlimit.h"
+#include "common/base/sl_utf8.h"
+#include "tests/integration/harness.h"
 
 #define TIMEOUT_MS 15000
 #define POLL_MS 5

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
-#include "sse_client.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/sse_client.h"
 
 #define TIMEOUT_MS 15000
 #define POLL_MS 5

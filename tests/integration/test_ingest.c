@@ -20,10 +20,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../../common/sl_buf.h"
-#include "../../proto/sl_msg.h"
-#include "harness.h"
-#include "sse_client.h"
+#include "common/base/sl_buf.h"
+#include "proto/sl_msg.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/sse_client.h"
 
 #define TIMEOUT_MS 15000
 #define COLLECT_MS 20000                //  bound on waiting for every END

@@ -13,10 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../proto/sl_msg.h"
-#include "harness.h"
-#include "verdict_tap.h"
-#include "sse_client.h"
+#include "proto/sl_msg.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/verdict_tap.h"
+#include "tests/integration/sse_client.h"
 
 #define TIMEOUT_MS 20000
 #define MAX_STREAMS 64

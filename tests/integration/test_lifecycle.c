@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
-#include "hops.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/hops.h"
 
 #define LC_TIMEOUT_MS 20000             //  one request
 #define LC_DRAIN_MS 15000               //  for every hop to let go of a stream

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #define TIMEOUT_MS 15000
 

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #define TIMEOUT_MS 15000
 

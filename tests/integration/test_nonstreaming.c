@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #define TIMEOUT_MS 15000
 #define POLL_MS 5

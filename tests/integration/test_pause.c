@@ -48,9 +48,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/sl_router.h"
-#include "cluster.h"
-#include "load.h"
+#include "common/bus/sl_router.h"
+#include "tests/integration/cluster.h"
+#include "tests/integration/load.h"
 
 #define PAUSE_DELAY_MS 20               //  the mock's pace per event
 #define PAUSE_LONG_CHUNKS 20000         //  a stream longer than one credit window

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
-#include "sse_client.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/sse_client.h"
 
 #define TIMEOUT_MS 15000
 

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/sl_buf.h"
+#include "common/base/sl_buf.h"
 
 #define CORPUS_DIR "../shared/corpus"
 #define EXPECTED_DIR "tests/expected/blocks"

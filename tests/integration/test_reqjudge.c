@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../proto/sl_msg.h"
-#include "harness.h"
-#include "verdict_tap.h"
+#include "proto/sl_msg.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/verdict_tap.h"
 
 #define TIMEOUT_MS 20000
 #define SECRET "AKIAQWERTYUIOPASDFGH"

@@ -33,8 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../unit/emit_driver.h"
-#include "harness.h"
+#include "tests/unit/emit_driver.h"
+#include "tests/integration/harness.h"
 
 #define SDK_DIR "tests/sdk"
 #define SDK_CORPUS_DEFAULT "../shared/corpus"

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #define TIMEOUT_MS 15000
 #define SECRET "sk-SECRET-tap-4711"

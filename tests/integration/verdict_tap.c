@@ -1,6 +1,6 @@
 /*  verdict_tap.c - a verdict subscriber for integration tests (see
     verdict_tap.h). */
-#include "verdict_tap.h"
+#include "tests/integration/verdict_tap.h"
 
 #include <criterion/criterion.h>
 #include <czmq.h>

@@ -5,8 +5,8 @@
 #ifndef VERDICT_TAP_H
 #define VERDICT_TAP_H
 
-#include "../../proto/sl_msg.h"
-#include "harness.h"
+#include "proto/sl_msg.h"
+#include "tests/integration/harness.h"
 
 #define VERDICT_TAP_MAX 64              //  verdicts kept; later ones are not
 

@@ -7,9 +7,9 @@
 #include <jansson.h>
 #include <string.h>
 
-#include "../../common/sl_buf.h"
-#include "../../services/emitter/sl_emitter.h"
-#include "recorder.h"
+#include "common/base/sl_buf.h"
+#include "common/stages/sl_emitter.h"
+#include "tests/unit/recorder.h"
 
 typedef struct {
     sl_emitter_t *em;

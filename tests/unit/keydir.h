@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../common/sl_buf.h"
-#include "../../services/keygen/sl_keygen.h"
+#include "common/base/sl_buf.h"
+#include "services/keygen/sl_keygen.h"
 
 //  A fresh directory holding the default keys (made by sl_keygen_ensure).
 static inline void

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../proto/sl_msg.h"
+#include "proto/sl_msg.h"
 
 typedef struct {
     sl_msg_t **msgs;

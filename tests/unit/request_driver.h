@@ -8,24 +8,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/dialects/sl_request.h"
+#include "common/dialects/sl_job.h"
 
 //  Parse body as a request of dialect (Gemini: to model's streaming path).
 static inline int
-rq_parse (int dialect, const char *body, sl_request_t *out)
+rq_parse (int dialect, const char *body, sl_job_t *out)
 {
     sl_endpoint_t endpoint = { .dialect = dialect, .stream = true, .sse = true, .model = "gem-1" };
-    return sl_request_parse (&endpoint, sl_str (body), out);
+    return sl_job_parse (&endpoint, sl_str (body), out);
 }
 
 //  Parse body as a request of from, translate it for an upstream of to:
 //  the upstream body as JSON (caller decrefs), NULL when refused (the
-//  reason in why, which the caller frees with sl_request_clear: r).
+//  reason in why, which the caller frees with sl_job_clear: r).
 static inline json_t *
-rq_translate (int from, int to, const char *body, sl_request_t *r)
+rq_translate (int from, int to, const char *body, sl_job_t *r)
 {
     cr_assert_eq (rq_parse (from, body, r), 0, "%s", sl_buf_cstr (&r->error_message));
-    if (sl_request_translate (r, to))
+    if (sl_job_translate (r, to))
         return NULL;
     json_t *up = json_loadb (r->upstream_body.data, r->upstream_body.len, 0, NULL);
     cr_assert_not_null (up, "valid JSON: %s", sl_buf_cstr (&r->upstream_body));
@@ -58,7 +58,7 @@ rq_str (json_t *root, const char *path)
 
 //  Did the translation drop (and count) a feature whose name says this?
 static inline bool
-rq_dropped (const sl_request_t *r, const char *words)
+rq_dropped (const sl_job_t *r, const char *words)
 {
     for (size_t i = 0; i < r->drop_count; i++)
         if (strstr (r->dropped [i], words))

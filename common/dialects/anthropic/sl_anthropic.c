@@ -7,11 +7,11 @@
     stream decoder: sl_anthropic_decode.c; renderer:
     sl_anthropic_render.c; validator: sl_anthropic_validate.c.
 */
-#include "sl_anthropic.h"
+#include "common/dialects/anthropic/sl_anthropic.h"
 
 #include <string.h>
 
-#include "../../sl_json.h"
+#include "common/base/sl_json.h"
 
 #define S_VERSION_HEADER "anthropic-version"
 #define S_VERSION "2023-06-01"

@@ -3,7 +3,7 @@
 #ifndef SL_ANTHROPIC_H
 #define SL_ANTHROPIC_H
 
-#include "../sl_dialect.h"
+#include "common/dialects/sl_dialect.h"
 
 extern const sl_decoder_vt_t sl_anthropic_decoder;
 extern const sl_renderer_t sl_anthropic_renderer;

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../sl_alloc.h"
-#include "../sl_decoder_impl.h"
+#include "common/base/sl_alloc.h"
+#include "common/dialects/sl_decoder_impl.h"
 
 typedef enum {
     BLOCK_NONE = 0,                     //  never started (or unknown index)

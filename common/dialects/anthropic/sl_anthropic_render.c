@@ -25,8 +25,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../sl_json.h"
-#include "../sl_render.h"
+#include "common/base/sl_json.h"
+#include "common/dialects/sl_render.h"
 
 //  Per stream: tool_use blocks wait for the finish, so that text the
 //  judge writes after a call still comes before every call.

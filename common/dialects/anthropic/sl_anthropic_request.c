@@ -28,10 +28,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../sl_json.h"
-#include "../sl_effort.h"
-#include "../sl_request.h"
-#include "sl_anthropic.h"
+#include "common/base/sl_json.h"
+#include "common/dialects/sl_effort.h"
+#include "common/dialects/sl_job.h"
+#include "common/dialects/anthropic/sl_anthropic.h"
 
 #define S_TEMPERATURE_MAX 1.0           //  the API's range is [0, 1]
 #define S_BUDGET_MIN 1024               //  the smallest thinking budget the API takes
@@ -273,7 +273,7 @@ sl_anthropic_forward (sl_str_t body, const sl_req_t *req, sl_buf_t *out)
 {
     (void) req;
     static const sl_patch_t stream = { "stream", "true" };
-    return sl_request_patch (body, &stream, 1, out);
+    return sl_job_patch (body, &stream, 1, out);
 }
 
 //  --------------------------------------------------------------------------

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sl_validate_impl.h"
+#include "common/dialects/sl_validate_impl.h"
 
 //  Does a block of this type take a delta of that type?
 static bool

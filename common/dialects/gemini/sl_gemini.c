@@ -9,12 +9,12 @@
     sl_gemini_decode.c; renderer: sl_gemini_render.c; validator:
     sl_gemini_validate.c.
 */
-#include "sl_gemini.h"
+#include "common/dialects/gemini/sl_gemini.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "../../sl_json.h"
+#include "common/base/sl_json.h"
 
 #define S_MODEL_MAX 256                 //  longest model name put in an upstream URL
 

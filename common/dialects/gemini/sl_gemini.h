@@ -3,7 +3,7 @@
 #ifndef SL_GEMINI_H
 #define SL_GEMINI_H
 
-#include "../sl_dialect.h"
+#include "common/dialects/sl_dialect.h"
 
 extern const sl_decoder_vt_t sl_gemini_decoder;
 extern const sl_renderer_t sl_gemini_renderer;

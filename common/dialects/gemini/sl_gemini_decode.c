@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../sl_alloc.h"
-#include "../../sl_argstream.h"
-#include "../sl_decoder_impl.h"
+#include "common/base/sl_alloc.h"
+#include "common/dialects/sl_argstream.h"
+#include "common/dialects/sl_decoder_impl.h"
 
 typedef struct {
     bool identified;                    //  MESSAGE emitted

@@ -28,8 +28,8 @@
 */
 #include <string.h>
 
-#include "../../sl_json.h"
-#include "../sl_render.h"
+#include "common/base/sl_json.h"
+#include "common/dialects/sl_render.h"
 
 static void
 s_chunk_open (sl_buf_t *out)

@@ -26,10 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../sl_json.h"
-#include "../sl_effort.h"
-#include "../sl_request.h"
-#include "sl_gemini.h"
+#include "common/base/sl_json.h"
+#include "common/dialects/sl_effort.h"
+#include "common/dialects/sl_job.h"
+#include "common/dialects/gemini/sl_gemini.h"
 
 #define S_STOP_MAX 5                    //  stop sequences the API takes
 #define S_DYNAMIC_BUDGET (-1)           //  thinkingBudget -1: the model decides how much to think

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sl_validate_impl.h"
+#include "common/dialects/sl_validate_impl.h"
 
 static bool
 s_gemini_part_known (sl_str_t key)

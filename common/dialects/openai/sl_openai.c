@@ -7,11 +7,11 @@
     sl_openai_decode.c; renderer: sl_openai_render.c; validator:
     sl_openai_validate.c.
 */
-#include "sl_openai.h"
+#include "common/dialects/openai/sl_openai.h"
 
 #include <string.h>
 
-#include "../../sl_json.h"
+#include "common/base/sl_json.h"
 
 //  POST /v1/chat/completions, or without the version.
 static int

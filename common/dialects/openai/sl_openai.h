@@ -7,7 +7,7 @@
 #ifndef SL_OPENAI_H
 #define SL_OPENAI_H
 
-#include "../sl_dialect.h"
+#include "common/dialects/sl_dialect.h"
 
 extern const sl_decoder_vt_t sl_openai_decoder;
 extern const sl_renderer_t sl_openai_renderer;

@@ -19,8 +19,8 @@
 */
 #include <string.h>
 
-#include "../../sl_json.h"
-#include "../sl_render.h"
+#include "common/base/sl_json.h"
+#include "common/dialects/sl_render.h"
 
 //  Per stream: the head every chunk shares, built once.
 typedef struct {

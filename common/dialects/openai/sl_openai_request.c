@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../sl_json.h"
-#include "../sl_effort.h"
-#include "../sl_request.h"
-#include "sl_openai.h"
+#include "common/base/sl_json.h"
+#include "common/dialects/sl_effort.h"
+#include "common/dialects/sl_job.h"
+#include "common/dialects/openai/sl_openai.h"
 
 //  Top-level fields the model does not hold: what the answer depends on
 //  (it cannot cross) and what is only informative. Others are
@@ -290,7 +290,7 @@ sl_openai_forward (sl_str_t body, const sl_req_t *req, sl_buf_t *out)
         { "stream", "true" },
         { "stream_options", "{\"include_usage\":true}" },
     };
-    return sl_request_patch (body, patches, 2, out);
+    return sl_job_patch (body, patches, 2, out);
 }
 
 //  --------------------------------------------------------------------------

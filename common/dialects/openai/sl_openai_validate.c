@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sl_validate_impl.h"
+#include "common/dialects/sl_validate_impl.h"
 
 static int
 s_openai_tool_calls (sl_validate_t *self, sl_vd_state_t *st, sl_str_t delta)

@@ -7,11 +7,11 @@
     sl_responses_decode.c; renderer: sl_responses_render.c; validator:
     sl_responses_validate.c.
 */
-#include "sl_responses.h"
+#include "common/dialects/responses/sl_responses.h"
 
 #include <string.h>
 
-#include "../openai/sl_openai.h"
+#include "common/dialects/openai/sl_openai.h"
 
 static int
 s_endpoint (const char *path, sl_endpoint_t *out)

@@ -3,7 +3,7 @@
 #ifndef SL_RESPONSES_H
 #define SL_RESPONSES_H
 
-#include "../sl_dialect.h"
+#include "common/dialects/sl_dialect.h"
 
 extern const sl_decoder_vt_t sl_responses_decoder;
 extern const sl_renderer_t sl_responses_renderer;

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../sl_alloc.h"
-#include "../sl_decoder_impl.h"
+#include "common/base/sl_alloc.h"
+#include "common/dialects/sl_decoder_impl.h"
 
 typedef enum {
     ITEM_NONE = 0,

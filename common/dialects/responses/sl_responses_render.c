@@ -21,8 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../sl_json.h"
-#include "../sl_render.h"
+#include "common/base/sl_json.h"
+#include "common/dialects/sl_render.h"
 
 //  Per stream: event numbers and the items completed so far.
 typedef struct {

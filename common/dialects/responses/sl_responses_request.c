@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../sl_json.h"
-#include "../sl_effort.h"
-#include "../sl_request.h"
-#include "sl_responses.h"
+#include "common/base/sl_json.h"
+#include "common/dialects/sl_effort.h"
+#include "common/dialects/sl_job.h"
+#include "common/dialects/responses/sl_responses.h"
 
 static const char *const s_matters [] = { "previous_response_id", "conversation", "prompt", NULL };
 static const char *const s_informative [] = {
@@ -273,7 +273,7 @@ sl_responses_forward (sl_str_t body, const sl_req_t *req, sl_buf_t *out)
 {
     (void) req;
     static const sl_patch_t stream = { "stream", "true" };
-    return sl_request_patch (body, &stream, 1, out);
+    return sl_job_patch (body, &stream, 1, out);
 }
 
 //  --------------------------------------------------------------------------

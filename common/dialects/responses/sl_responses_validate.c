@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sl_validate_impl.h"
+#include "common/dialects/sl_validate_impl.h"
 
 //  Does the event name the open item (item_id and output_index)?
 static int

@@ -1,0 +1,474 @@
+/*  sl_providers.c - providers and model routes (see sl_providers.h). */
+#include "common/llm/sl_providers.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "proto/sl_msg.h"
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_buf.h"
+
+#define SL_PROVIDERS_FILE_MAX (1u << 20)   //  a routes file larger than this is refused
+#define SL_PROVIDERS_MODEL_MAX 512         //  longer model names match no glob
+
+struct _sl_routes_t {
+    sl_provider_t *providers;           //  strings owned
+    size_t provider_count;
+    sl_route_t *routes;                 //  strings owned
+    size_t route_count;
+};
+
+sl_providers_t *
+sl_providers_new (void)
+{
+    return sl_xcalloc (1, sizeof (sl_providers_t));
+}
+
+void
+sl_providers_destroy (sl_providers_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sl_providers_t *self = *self_p;
+    for (size_t i = 0; i < self->provider_count; i++) {
+        free ((char *) self->providers [i].name);
+        free ((char *) self->providers [i].base_url);
+        free ((char *) self->providers [i].key_env);
+    }
+    for (size_t i = 0; i < self->route_count; i++) {
+        free ((char *) self->routes [i].model);
+        free ((char *) self->routes [i].provider);
+    }
+    free (self->providers);
+    free (self->routes);
+    free (self);
+    *self_p = NULL;
+}
+
+static bool
+s_valid_name (const char *s)
+{
+    if (!s || !*s)
+        return false;
+    for (; *s; s++)
+        if (!isalnum ((unsigned char) *s) && *s != '.' && *s != '_' && *s != '-')
+            return false;
+    return true;
+}
+
+static bool
+s_valid_env (const char *s)
+{
+    if (!s)
+        return false;
+    if (!*s)
+        return true;                    //  no key
+    if (!isalpha ((unsigned char) *s) && *s != '_')
+        return false;
+    for (; *s; s++)
+        if (!isalnum ((unsigned char) *s) && *s != '_')
+            return false;
+    return true;
+}
+
+static bool
+s_valid_url (const char *s)
+{
+    if (!s)
+        return false;
+    if (strncmp (s, "http://", 7) == 0)
+        return s [7] != 0;
+    return strncmp (s, "https://", 8) == 0 && s [8] != 0;
+}
+
+const sl_provider_t *
+sl_providers_find (sl_providers_t *self, sl_str_t name)
+{
+    for (size_t i = 0; i < self->provider_count; i++)
+        if (sl_str_eq (name, self->providers [i].name))
+            return &self->providers [i];
+    return NULL;
+}
+
+int
+sl_providers_add_provider (sl_providers_t *self, const sl_provider_t *p)
+{
+    const char *key_env = p->key_env ? p->key_env : "";
+    if (!s_valid_name (p->name) || p->dialect <= SL_DIALECT_NONE || p->dialect >= SL_DIALECT_MAX
+    ||  !s_valid_url (p->base_url) || !s_valid_env (key_env)
+    ||  sl_providers_find (self, sl_str (p->name)))
+        return -1;
+    self->providers = sl_xrealloc (self->providers, (self->provider_count + 1) * sizeof (sl_provider_t));
+    sl_provider_t *copy = &self->providers [self->provider_count++];
+    copy->name = sl_xstrdup (p->name);
+    copy->dialect = p->dialect;
+    char *url = sl_xstrdup (p->base_url);
+    size_t n = strlen (url);
+    while (n > 8 && url [n - 1] == '/')
+        url [--n] = 0;                  //  paths are appended with their own slash
+    copy->base_url = url;
+    copy->key_env = sl_xstrdup (key_env);
+    copy->forward_auth = p->forward_auth;
+    return 0;
+}
+
+int
+sl_providers_add_route (sl_providers_t *self, const char *model, const char *provider)
+{
+    if (!model || !*model || !provider || !sl_providers_find (self, sl_str (provider)))
+        return -1;
+    self->routes = sl_xrealloc (self->routes, (self->route_count + 1) * sizeof (sl_route_t));
+    sl_route_t *r = &self->routes [self->route_count++];
+    r->model = sl_xstrdup (model);
+    r->provider = sl_xstrdup (provider);
+    return 0;
+}
+
+sl_providers_t *
+sl_providers_new_default (const char *openai_base, const char *anthropic_base, const char *gemini_base)
+{
+    sl_providers_t *self = sl_providers_new ();
+    const sl_provider_t defaults [] = {
+        { "openai", SL_DIALECT_OPENAI, openai_base, "OPENAI_API_KEY", true },
+        { "responses", SL_DIALECT_RESPONSES, openai_base, "OPENAI_API_KEY", true },
+        { "anthropic", SL_DIALECT_ANTHROPIC, anthropic_base, "ANTHROPIC_API_KEY", true },
+        { "gemini", SL_DIALECT_GEMINI, gemini_base, "GEMINI_API_KEY", true },
+    };
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults [0]; i++)
+        if (sl_providers_add_provider (self, &defaults [i])) {
+            sl_providers_destroy (&self);  //  a base URL that is not http(s)
+            return NULL;
+        }
+    return self;
+}
+
+size_t
+sl_providers_provider_count (sl_providers_t *self)
+{
+    return self->provider_count;
+}
+
+const sl_provider_t *
+sl_providers_provider (sl_providers_t *self, size_t index)
+{
+    return index < self->provider_count ? &self->providers [index] : NULL;
+}
+
+size_t
+sl_providers_route_count (sl_providers_t *self)
+{
+    return self->route_count;
+}
+
+const sl_route_t *
+sl_providers_route (sl_providers_t *self, size_t index)
+{
+    return index < self->route_count ? &self->routes [index] : NULL;
+}
+
+const sl_provider_t *
+sl_providers_match (sl_providers_t *self, sl_str_t model, int dialect)
+{
+    char name [SL_PROVIDERS_MODEL_MAX];
+    bool named = model.ptr && model.len < sizeof name && !memchr (model.ptr, 0, model.len);
+    if (named) {
+        memcpy (name, model.ptr, model.len);
+        name [model.len] = 0;
+        for (size_t i = 0; i < self->route_count; i++) {
+            const sl_provider_t *p = sl_providers_find (self, sl_str (self->routes [i].provider));
+            if (p && (dialect == 0 || p->dialect == dialect)
+            &&  fnmatch (self->routes [i].model, name, 0) == 0)
+                return p;
+        }
+    }
+    for (size_t i = 0; i < self->provider_count; i++)
+        if (dialect == 0 || self->providers [i].dialect == dialect)
+            return &self->providers [i];
+    return NULL;
+}
+
+const sl_provider_t *
+sl_providers_pick (sl_providers_t *self, sl_str_t model, int client_dialect)
+{
+    char name [SL_PROVIDERS_MODEL_MAX];
+    const sl_provider_t *first = NULL;
+    if (model.ptr && model.len < sizeof name && !memchr (model.ptr, 0, model.len)) {
+        memcpy (name, model.ptr, model.len);
+        name [model.len] = 0;
+        for (size_t i = 0; i < self->route_count; i++) {
+            const sl_provider_t *p = sl_providers_find (self, sl_str (self->routes [i].provider));
+            if (!p || fnmatch (self->routes [i].model, name, 0) != 0)
+                continue;
+            if (p->dialect == client_dialect)
+                return p;
+            if (!first)
+                first = p;
+        }
+    }
+    if (first)
+        return first;
+    const sl_provider_t *own = sl_providers_match (self, SL_STR_NULL, client_dialect);
+    return own ? own : sl_providers_provider (self, 0);
+}
+
+//  --------------------------------------------------------------------------
+//  The routes file
+
+typedef struct {
+    const char *name;
+    char **error;
+    yaml_document_t *doc;
+} s_ctx_t;
+
+static int
+s_error_at (s_ctx_t *ctx, yaml_node_t *node, const char *format, ...)
+{
+    if (*ctx->error)
+        return -1;                      //  keep the first error
+    sl_buf_t buf = { 0 };
+    sl_buf_printf (&buf, "%s:%zu:%zu: ", ctx->name,
+                   node ? node->start_mark.line + 1 : 1, node ? node->start_mark.column + 1 : 1);
+    va_list args;
+    va_start (args, format);
+    sl_buf_vprintf (&buf, format, args);
+    va_end (args);
+    *ctx->error = sl_xstrdup (sl_buf_cstr (&buf));
+    sl_buf_free (&buf);
+    return -1;
+}
+
+static const char *
+s_scalar (yaml_node_t *node)
+{
+    return node && node->type == YAML_SCALAR_NODE ? (const char *) node->data.scalar.value : NULL;
+}
+
+//  Call fn for every key / value of a mapping node.
+typedef int (s_member_fn) (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *value, void *arg);
+
+static int
+s_mapping (s_ctx_t *ctx, yaml_node_t *node, const char *what, s_member_fn *fn, void *arg)
+{
+    if (!node || node->type != YAML_MAPPING_NODE)
+        return s_error_at (ctx, node, "%s must be a mapping", what);
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node (ctx->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node (ctx->doc, p->value);
+        const char *key = s_scalar (k);
+        if (!key)
+            return s_error_at (ctx, k, "keys must be plain names");
+        if (fn (ctx, key, k, v, arg))
+            return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    sl_provider_t p;
+    yaml_node_t *node;
+} s_provider_spec_t;
+
+static int
+s_provider_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
+{
+    s_provider_spec_t *spec = arg;
+    const char *value = s_scalar (v);
+    if (!value)
+        return s_error_at (ctx, v, "%s must be a scalar", key);
+    if (strcmp (key, "name") == 0) {
+        if (!s_valid_name (value))
+            return s_error_at (ctx, v, "provider name '%s' must be letters, digits, '.', '_' or '-'", value);
+        spec->p.name = value;
+    }
+    else
+    if (strcmp (key, "dialect") == 0) {
+        spec->p.dialect = sl_dialect_parse (value);
+        if (!spec->p.dialect)
+            return s_error_at (ctx, v, "unknown dialect '%s' (openai, responses, anthropic, gemini)", value);
+    }
+    else
+    if (strcmp (key, "base_url") == 0) {
+        if (!s_valid_url (value))
+            return s_error_at (ctx, v, "base_url must be an http:// or https:// URL");
+        spec->p.base_url = value;
+    }
+    else
+    if (strcmp (key, "key_env") == 0) {
+        if (!s_valid_env (value))
+            return s_error_at (ctx, v, "key_env names an environment variable (the key itself "
+                                       "never goes in this file)");
+        spec->p.key_env = value;
+    }
+    else
+    if (strcmp (key, "forward_client_auth") == 0) {
+        if (strcmp (value, "true") == 0)
+            spec->p.forward_auth = true;
+        else
+        if (strcmp (value, "false") == 0)
+            spec->p.forward_auth = false;
+        else
+            return s_error_at (ctx, v, "forward_client_auth must be true or false");
+    }
+    else
+        return s_error_at (ctx, knode, "unknown provider field '%s'", key);
+    return 0;
+}
+
+typedef struct {
+    const char *model;
+    const char *provider;
+    yaml_node_t *provider_node;
+} s_route_spec_t;
+
+static int
+s_route_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
+{
+    s_route_spec_t *spec = arg;
+    const char *value = s_scalar (v);
+    if (!value || !*value)
+        return s_error_at (ctx, v, "%s must be a non-empty scalar", key);
+    if (strcmp (key, "model") == 0)
+        spec->model = value;
+    else
+    if (strcmp (key, "provider") == 0) {
+        spec->provider = value;
+        spec->provider_node = v;
+    }
+    else
+        return s_error_at (ctx, knode, "unknown route field '%s'", key);
+    return 0;
+}
+
+static int
+s_providers (s_ctx_t *ctx, yaml_node_t *list, sl_providers_t *self)
+{
+    if (list->type != YAML_SEQUENCE_NODE)
+        return s_error_at (ctx, list, "providers must be a list");
+    for (yaml_node_item_t *i = list->data.sequence.items.start; i < list->data.sequence.items.top; i++) {
+        yaml_node_t *item = yaml_document_get_node (ctx->doc, *i);
+        s_provider_spec_t spec = { .p = { .key_env = "", .forward_auth = true }, .node = item };
+        if (s_mapping (ctx, item, "a provider", s_provider_member, &spec))
+            return -1;
+        if (!spec.p.name || !spec.p.dialect || !spec.p.base_url)
+            return s_error_at (ctx, item, "a provider needs name, dialect and base_url");
+        if (sl_providers_add_provider (self, &spec.p))
+            return s_error_at (ctx, item, "provider '%s' is defined twice", spec.p.name);
+    }
+    return 0;
+}
+
+static int
+s_routes (s_ctx_t *ctx, yaml_node_t *list, sl_providers_t *self)
+{
+    if (list->type != YAML_SEQUENCE_NODE)
+        return s_error_at (ctx, list, "routes must be a list");
+    for (yaml_node_item_t *i = list->data.sequence.items.start; i < list->data.sequence.items.top; i++) {
+        yaml_node_t *item = yaml_document_get_node (ctx->doc, *i);
+        s_route_spec_t spec = { 0 };
+        if (s_mapping (ctx, item, "a route", s_route_member, &spec))
+            return -1;
+        if (!spec.model || !spec.provider)
+            return s_error_at (ctx, item, "a route needs model and provider");
+        if (sl_providers_add_route (self, spec.model, spec.provider))
+            return s_error_at (ctx, spec.provider_node, "route names unknown provider '%s'", spec.provider);
+    }
+    return 0;
+}
+
+typedef struct {
+    yaml_node_t *providers;
+    yaml_node_t *routes;
+} s_root_t;
+
+static int
+s_root_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
+{
+    s_root_t *root = arg;
+    if (strcmp (key, "version") == 0) {
+        const char *value = s_scalar (v);
+        if (!value || strcmp (value, "1") != 0)
+            return s_error_at (ctx, v, "this sluice reads routes version 1");
+    }
+    else
+    if (strcmp (key, "providers") == 0)
+        root->providers = v;
+    else
+    if (strcmp (key, "routes") == 0)
+        root->routes = v;
+    else
+        return s_error_at (ctx, knode, "unknown field '%s' (version, providers, routes)", key);
+    return 0;
+}
+
+sl_providers_t *
+sl_providers_parse (const char *text, size_t size, const char *name, char **error)
+{
+    *error = NULL;
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    yaml_parser_initialize (&parser);
+    yaml_parser_set_input_string (&parser, (const unsigned char *) text, size);
+    if (!yaml_parser_load (&parser, &doc)) {
+        sl_buf_t buf = { 0 };
+        sl_buf_printf (&buf, "%s:%zu:%zu: %s", name, parser.problem_mark.line + 1,
+                       parser.problem_mark.column + 1, parser.problem ? parser.problem : "malformed YAML");
+        *error = sl_xstrdup (sl_buf_cstr (&buf));
+        sl_buf_free (&buf);
+        yaml_parser_delete (&parser);
+        return NULL;
+    }
+    sl_providers_t *self = sl_providers_new ();
+    s_ctx_t ctx = { name, error, &doc };
+    s_root_t root = { 0 };
+    yaml_node_t *top = yaml_document_get_root_node (&doc);
+    //  Providers first, wherever they are in the file: routes name them.
+    int rc = top ? s_mapping (&ctx, top, "the routes file", s_root_member, &root)
+                 : s_error_at (&ctx, NULL, "the routes file is empty");
+    if (rc == 0 && !root.providers)
+        rc = s_error_at (&ctx, top, "the routes file needs a providers list");
+    if (rc == 0)
+        rc = s_providers (&ctx, root.providers, self);
+    if (rc == 0 && root.routes)
+        rc = s_routes (&ctx, root.routes, self);
+    yaml_document_delete (&doc);
+    yaml_parser_delete (&parser);
+    if (rc)
+        sl_providers_destroy (&self);
+    return self;
+}
+
+sl_providers_t *
+sl_providers_load (const char *path, char **error)
+{
+    *error = NULL;
+    FILE *f = fopen (path, "rb");
+    sl_buf_t text = { 0 };
+    if (f) {
+        char chunk [8192];
+        size_t n;
+        while ((n = fread (chunk, 1, sizeof chunk, f)) > 0 && text.len <= SL_PROVIDERS_FILE_MAX)
+            sl_buf_append (&text, chunk, n);
+        fclose (f);
+    }
+    sl_buf_t msg = { 0 };
+    if (!f)
+        sl_buf_printf (&msg, "%s:1:1: cannot open: %s", path, strerror (errno));
+    else
+    if (text.len > SL_PROVIDERS_FILE_MAX)
+        sl_buf_printf (&msg, "%s:1:1: larger than %u bytes", path, SL_PROVIDERS_FILE_MAX);
+    if (msg.len) {
+        *error = sl_xstrdup (sl_buf_cstr (&msg));
+        sl_buf_free (&msg);
+        sl_buf_free (&text);
+        return NULL;
+    }
+    sl_providers_t *self = sl_providers_parse (text.data ? text.data : "", text.len, path, error);
+    sl_buf_free (&text);
+    return self;
+}

@@ -1,0 +1,33 @@
+/*  sl_policyfile.h - a policy file, loaded and reloaded.
+
+    The running policy of a process that takes --policy (the judge for
+    tool calls, the gateway for requests): loaded at start, and again on
+    demand (SIGHUP) or when the file changed (a new inode, size or
+    modification time: editors and deploy tools replace files). A file
+    that does not load is reported and the running policy stays. Without
+    a path, the policy allows everything.
+*/
+#ifndef SL_POLICYFILE_H
+#define SL_POLICYFILE_H
+
+#include <stdbool.h>
+
+#include "common/policy/sl_policy.h"
+
+typedef struct _sl_policyfile_t sl_policyfile_t;
+
+//  Load path ("" or NULL: allow all). NULL when the file does not load,
+//  with *error set ("file:line:col: why", caller frees).
+sl_policyfile_t *sl_policyfile_new (const char *path, char **error);
+void sl_policyfile_destroy (sl_policyfile_t **self_p);
+//  The running policy (borrowed: take a reference to keep it).
+sl_policy_t *sl_policyfile_policy (sl_policyfile_t *self);
+//  True when there is a file (reloads mean something).
+bool sl_policyfile_has_file (sl_policyfile_t *self);
+//  Has the file changed since it was last read (loaded or not)?
+bool sl_policyfile_changed (sl_policyfile_t *self);
+//  Read the file again: 0 when the new policy runs, -1 when it did not
+//  load (*error set; the running policy stays).
+int sl_policyfile_reload (sl_policyfile_t *self, char **error);
+
+#endif

@@ -1,0 +1,1104 @@
+/*  sl_judge.c - holding, judging and releasing tool calls (see sl_judge.h).
+
+    Each stream has an output queue. While it is empty, messages pass
+    straight through (no copy). A tool call's block_start puts a call item
+    in the queue; the call's own events go into that item, every other
+    message that arrives while the queue is not empty is copied in behind.
+    The queue is released from its head for as long as the head is a
+    message or a decided call; an open call or one waiting for its LLM
+    judge stops it. Calls are decided the moment they are complete, in
+    whatever order their judges answer; release order is queue order.
+
+    Decisions live in the stream's memo, keyed by block index, apart from
+    the queue: a replay of the stream (new epoch) rebuilds the queue from
+    the replayed messages and finds its decisions, or its asks in flight,
+    in the memo.
+
+    A call's life:  open --block_end--> deciding --rules--> decided
+                                           |
+                                           +--llm--> asking --done/timeout/error--> decided
+    and a decided call at the head of the queue is released.
+
+    Failing closed: a call that did not end cleanly is judged as such. Its
+    block_end says so (INCOMPLETE, and the cut in its code); a call still
+    open when its stream fails or ends gets a block_end made here from what
+    came of it (close_cut_call), cut as the error says (or eof), so it is
+    judged and its verdict goes out before the error; and a call whose
+    arguments pass the bound stops being kept (its fragments are freed, the
+    bound's worth stays for the policy) and is judged as cut for size when
+    it ends. Nothing of a call leaves before its verdict.
+*/
+#include "common/stages/sl_judge.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_sidmap.h"
+
+#define S_TERMINATE_CODE "policy_violation"
+#define S_TERMINATE_STATUS 403
+#define S_MEMO_RETIRED INT32_MIN        //  index of a memo entry no call may use
+#define S_NO_MEMO SIZE_MAX
+
+typedef enum {
+    MEMO_ASKING,                        //  an LLM judge was asked; no outcome yet
+    MEMO_DECIDED                        //  the decision is final
+} s_memo_state_t;
+
+//  A decision for the call at one block index; survives a new epoch.
+typedef struct {
+    int32_t index;                      //  S_MEMO_RETIRED: matches no call any more
+    uint64_t hash;                      //  of name and arguments: same call?
+    uint32_t epoch;                     //  the epoch whose call last claimed it
+    s_memo_state_t state;
+    uint64_t ticket;                    //  while asking
+    sl_msg_t *end;                      //  the call's block_end (owned): name, args
+    int ordinal;
+    sl_decision_t decision;
+    int64_t end_us;                     //  when the call was complete
+    int64_t decided_us;                 //  when it was decided
+} s_memo_t;
+
+//  An entry of the output queue: a message waiting, or a tool call.
+typedef struct _s_item_t {
+    struct _s_item_t *next;
+    sl_msg_t *msg;                      //  a message (owned), or NULL for a call
+    int32_t index;                      //  call: its block index
+    bool complete;                      //  call: block_end arrived
+    int ordinal;                        //  call: 1 for the response's first call
+    size_t bytes;                       //  call: argument bytes received
+    bool oversize;                      //  call: over the bound; its fragments are not kept
+    sl_buf_t seen;                      //  call, once oversize: the bound's worth of arguments
+    size_t memo;                        //  call: its decision's slot, S_NO_MEMO until judged
+    sl_msg_t **parts;                   //  call: start, deltas, end (owned)
+    size_t part_count;
+    size_t part_cap;
+} s_item_t;
+
+typedef struct {
+    uint8_t sid [SL_SID_SIZE];
+    uint32_t epoch;
+    uint64_t seq;                       //  next output sequence
+    sl_policy_t *policy;                //  the policy the stream started with
+    char *skew;                         //  the version its START named and this judge did not
+                                        //  have (said in every verdict), or NULL
+    sl_msg_t *start;                    //  its START: model, headers, tools, last user
+    sl_schema_t *schema;                //  the request's tools, parsed when first needed
+    s_item_t *head, *tail;              //  output queue
+    s_item_t **open;                    //  calls still receiving events
+    size_t open_count;
+    size_t open_cap;
+    s_memo_t *memo;
+    size_t memo_count;
+    size_t memo_cap;
+    int32_t removed;                    //  blocks dropped so far (renumbering)
+    int calls_seen;                     //  tool calls started (ordinals)
+    int calls_kept;                     //  released as calls (allowed, rewritten)
+    int calls_replaced;                 //  blocked or dropped
+    bool terminated;                    //  END went out early; swallow the rest
+    bool texted;                        //  text went out before (a notice starts a paragraph)
+    int newlines;                       //  how many line ends that text ended with (at most 2)
+    bool ended;                         //  END went out and the input is over
+    int64_t quiet_since;                //  last output while holding, µs
+    int64_t alive_since;                //  last liveness keep-alive while holding, µs
+} s_stream_t;
+
+//  Where the outcome of an ask goes.
+typedef struct {
+    uint64_t ticket;
+    uint8_t sid [SL_SID_SIZE];
+} s_ticket_t;
+
+struct _sl_judge_t {
+    sl_sidmap_t *streams;
+    sl_policy_t *policy;
+    sl_policy_t *versions [SL_JUDGE_VERSIONS];  //  the last loaded, policy among them
+    size_t next_version;                //  the slot the next load takes
+    uint64_t skew;                      //  streams that named a version not kept
+    sl_codec_t *codec;                  //  for the request verdicts of a START
+    uint64_t dropped;
+    sl_emit_fn *emit;
+    void *arg;
+    sl_judge_ask_fn *ask;
+    sl_judge_cancel_fn *cancel;
+    void *llm_arg;
+    sl_judge_clock_fn *clock;
+    void *clock_arg;
+    int64_t keepalive_us;
+    size_t max_call_bytes;              //  argument bytes a call may have and be released
+    uint64_t next_ticket;
+    s_ticket_t *tickets;                //  asks in flight
+    size_t ticket_count;
+    size_t ticket_cap;
+    sl_buf_t scratch;                   //  prompts and request bodies
+};
+
+static int64_t
+s_now (sl_judge_t *self)
+{
+    return self->clock ? self->clock (self->clock_arg) : 0;
+}
+
+static uint64_t
+s_hash (sl_str_t a, sl_str_t b)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < a.len; i++)
+        h = (h ^ (unsigned char) a.ptr [i]) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;
+    for (size_t i = 0; i < b.len; i++)
+        h = (h ^ (unsigned char) b.ptr [i]) * 1099511628211ULL;
+    return h;
+}
+
+//  --------------------------------------------------------------------------
+//  Tickets
+
+static void
+s_ticket_add (sl_judge_t *self, uint64_t ticket, const uint8_t *sid)
+{
+    if (self->ticket_count == self->ticket_cap) {
+        self->ticket_cap = self->ticket_cap ? self->ticket_cap * 2 : 16;
+        self->tickets = sl_xrealloc (self->tickets, self->ticket_cap * sizeof (s_ticket_t));
+    }
+    s_ticket_t *t = &self->tickets [self->ticket_count++];
+    t->ticket = ticket;
+    memcpy (t->sid, sid, SL_SID_SIZE);
+}
+
+//  Forget a ticket; true (and its stream id) when it was known.
+static bool
+s_ticket_take (sl_judge_t *self, uint64_t ticket, uint8_t *sid)
+{
+    for (size_t i = 0; i < self->ticket_count; i++)
+        if (self->tickets [i].ticket == ticket) {
+            if (sid)
+                memcpy (sid, self->tickets [i].sid, SL_SID_SIZE);
+            self->tickets [i] = self->tickets [--self->ticket_count];
+            return true;
+        }
+    return false;
+}
+
+//  --------------------------------------------------------------------------
+//  Life cycle
+
+sl_judge_t *
+sl_judge_new (sl_policy_t *policy)
+{
+    sl_judge_t *self = sl_xcalloc (1, sizeof *self);
+    self->streams = sl_sidmap_new ();
+    self->policy = sl_policy_ref (policy);
+    self->versions [self->next_version++] = sl_policy_ref (policy);
+    self->codec = sl_codec_new ();
+    self->keepalive_us = SL_JUDGE_KEEPALIVE_US;
+    self->max_call_bytes = SL_JUDGE_DEFAULT_MAX_CALL_BYTES;
+    return self;
+}
+
+static void
+s_item_free (s_item_t *item)
+{
+    free (item->msg);
+    for (size_t i = 0; i < item->part_count; i++)
+        free (item->parts [i]);
+    free (item->parts);
+    sl_buf_free (&item->seen);
+    free (item);
+}
+
+static void
+s_queue_free (s_stream_t *s)
+{
+    while (s->head) {
+        s_item_t *next = s->head->next;
+        s_item_free (s->head);
+        s->head = next;
+    }
+    s->tail = NULL;
+    s->open_count = 0;
+}
+
+static void
+s_memo_clear (s_memo_t *m)
+{
+    free (m->end);
+    sl_decision_clear (&m->decision);
+}
+
+//  Free a stream. Its asks in flight are cancelled when cancel is true
+//  (not on destroy: the service then discards its requests itself).
+static void
+s_stream_free (sl_judge_t *self, s_stream_t *s, bool cancel)
+{
+    for (size_t i = 0; i < s->memo_count; i++) {
+        s_memo_t *m = &s->memo [i];
+        if (m->state == MEMO_ASKING && s_ticket_take (self, m->ticket, NULL) && cancel && self->cancel)
+            self->cancel (self->llm_arg, m->ticket);
+        s_memo_clear (m);
+    }
+    free (s->memo);
+    s_queue_free (s);
+    free (s->open);
+    free (s->start);
+    free (s->skew);
+    sl_schema_destroy (&s->schema);
+    sl_policy_unref (&s->policy);
+    free (s);
+}
+
+void
+sl_judge_destroy (sl_judge_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sl_judge_t *self = *self_p;
+    size_t cursor = 0;
+    s_stream_t *s;
+    while ((s = sl_sidmap_next (self->streams, &cursor, NULL)))
+        s_stream_free (self, s, false);
+    sl_sidmap_destroy (&self->streams);
+    sl_policy_unref (&self->policy);
+    for (size_t i = 0; i < SL_JUDGE_VERSIONS; i++)
+        sl_policy_unref (&self->versions [i]);
+    sl_codec_destroy (&self->codec);
+    free (self->tickets);
+    sl_buf_free (&self->scratch);
+    free (self);
+    *self_p = NULL;
+}
+
+void
+sl_judge_set_policy (sl_judge_t *self, sl_policy_t *policy)
+{
+    sl_policy_unref (&self->policy);
+    self->policy = sl_policy_ref (policy);
+    sl_policy_unref (&self->versions [self->next_version]);
+    self->versions [self->next_version] = sl_policy_ref (policy);
+    self->next_version = (self->next_version + 1) % SL_JUDGE_VERSIONS;
+}
+
+//  The version a START names, when this judge keeps it.
+static sl_policy_t *
+s_version (sl_judge_t *self, sl_str_t id)
+{
+    for (size_t i = 0; i < SL_JUDGE_VERSIONS; i++)
+        if (self->versions [i] && sl_str_eq (id, sl_policy_id (self->versions [i])))
+            return self->versions [i];
+    return NULL;
+}
+
+void
+sl_judge_set_llm (sl_judge_t *self, sl_judge_ask_fn *ask, sl_judge_cancel_fn *cancel, void *arg)
+{
+    self->ask = ask;
+    self->cancel = cancel;
+    self->llm_arg = arg;
+}
+
+void
+sl_judge_set_clock (sl_judge_t *self, sl_judge_clock_fn *clock, void *arg)
+{
+    self->clock = clock;
+    self->clock_arg = arg;
+}
+
+void
+sl_judge_set_keepalive (sl_judge_t *self, int64_t interval_us)
+{
+    self->keepalive_us = interval_us > 0 ? interval_us : 0;
+}
+
+void
+sl_judge_set_max_call_bytes (sl_judge_t *self, size_t bytes)
+{
+    self->max_call_bytes = bytes ? bytes : SL_JUDGE_DEFAULT_MAX_CALL_BYTES;
+}
+
+uint64_t sl_judge_skew (sl_judge_t *self) { return self->skew; }
+sl_policy_t *sl_judge_policy (sl_judge_t *self) { return self->policy; }
+size_t sl_judge_streams (sl_judge_t *self) { return sl_sidmap_size (self->streams); }
+size_t sl_judge_pending (sl_judge_t *self) { return self->ticket_count; }
+uint64_t sl_judge_dropped (sl_judge_t *self) { return self->dropped; }
+
+//  --------------------------------------------------------------------------
+//  Output
+
+static void
+s_emit (sl_judge_t *self, s_stream_t *s, sl_msg_t *msg)
+{
+    memcpy (msg->sid, s->sid, SL_SID_SIZE);
+    msg->epoch = s->epoch;
+    msg->seq = s->seq++;
+    self->emit (self->arg, msg);
+}
+
+//  Remember how the text sent so far ends, so that a notice written after
+//  it starts a paragraph of its own: clients join the text of one answer
+//  ("...a shell command.sluice blocked..." otherwise).
+static void
+s_note_text (s_stream_t *s, sl_str_t text)
+{
+    size_t n = 0;
+    while (n < text.len && n < 2 && text.ptr [text.len - 1 - n] == '\n')
+        n++;
+    if (n == text.len && s->texted)
+        n += (size_t) s->newlines;      //  a fragment of line ends only
+    s->newlines = n > 2 ? 2 : (int) n;
+    s->texted = true;
+}
+
+static void s_emit (sl_judge_t *self, s_stream_t *s, sl_msg_t *msg);
+
+//  Text rules (on: text) over a text block that went out: a verdict that
+//  flags it (the text is never held, so nothing else can be done).
+static void
+s_flag_text (sl_judge_t *self, s_stream_t *s, const sl_msg_t *end)
+{
+    //  The rules read a text with a NUL after it; a message's is a slice.
+    sl_buf_t text = { 0 };
+    sl_buf_append_str (&text, end->text);
+    sl_buf_cstr (&text);
+    sl_rpart_t part = { .kind = SL_RPART_TEXT, .text = sl_buf_str (&text),
+                        .model = s->start->model, .headers = s->start->headers };
+    sl_rdecision_t rd;
+    sl_policy_decide_part (s->policy, &part, &rd);
+    if (rd.decision.check == SL_CHK_RAN) {
+        sl_msg_t v;
+        sl_msg_init (&v, SL_MSG_VERDICT);
+        v.index = end->index;
+        v.action = SL_ACT_ALLOW;
+        v.check = SL_CHK_RAN;
+        v.rule = sl_str (rd.decision.rule);
+        sl_buf_t reason = { 0 };
+        sl_buf_printf (&reason, "%s: flagged (text is not held: it went to the client)",
+                       rd.decision.reason ? rd.decision.reason : "");
+        v.reason = sl_buf_str (&reason);
+        v.latency_us = 0;
+        s_emit (self, s, &v);
+        sl_buf_free (&reason);
+    }
+    sl_rdecision_clear (&rd);
+    sl_buf_free (&text);
+}
+
+//  Pass a message on, with block indices closed up over removed blocks and
+//  the finish reason fixed when no tool call is left.
+static void
+s_forward (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
+{
+    sl_msg_t m = *msg;
+    if (m.type == SL_MSG_BLOCK && m.index >= 0)
+        m.index -= s->removed;
+    if (m.type == SL_MSG_BLOCK && m.kind == SL_B_DELTA && m.block == SL_BK_TEXT && m.text.len)
+        s_note_text (s, m.text);
+    if (m.type == SL_MSG_BLOCK && m.kind == SL_B_FINISH
+    &&  s->calls_replaced > 0 && s->calls_kept == 0 && m.finish == SL_FIN_TOOL_CALLS) {
+        m.finish = SL_FIN_STOP;
+        m.finish_raw = SL_STR_NULL;     //  the raw value no longer applies
+    }
+    s_emit (self, s, &m);
+    if (m.type == SL_MSG_END)
+        s->ended = true;
+    if (m.type == SL_MSG_BLOCK && m.kind == SL_B_END && m.block == SL_BK_TEXT && !(m.flags & SL_F_REPLACED)
+    &&  sl_policy_text_count (s->policy))
+        s_flag_text (self, s, &m);
+}
+
+static void
+s_emit_verdict (sl_judge_t *self, s_stream_t *s, const s_item_t *call, const s_memo_t *memo)
+{
+    const sl_decision_t *d = &memo->decision;
+    const sl_msg_t *end = call->parts [call->part_count - 1];
+    const sl_msg_t *start = call->parts [0];
+    sl_msg_t v;
+    sl_msg_init (&v, SL_MSG_VERDICT);
+    v.index = call->index - s->removed;
+    v.id = end->id.ptr ? end->id : start->id;
+    v.name = end->name.ptr ? end->name : start->name;
+    v.action = (uint8_t) d->action;
+    v.check = (uint8_t) d->check;
+    v.rule = sl_str (d->rule);
+    v.reason = sl_str (d->reason);
+    sl_buf_t reason = { 0 };
+    if (s->skew) {
+        sl_buf_printf (&reason, "%s; judged under policy %s: the request was judged under %s, which this "
+                       "judge does not have", d->reason ? d->reason : "", sl_policy_id (s->policy), s->skew);
+        v.reason = sl_buf_str (&reason);
+    }
+    v.judge_model = sl_str (d->judge_model);
+    v.probability = d->probability;
+    //  The arguments judged, for the audit trail: a blocked or dropped
+    //  call's never reach the emitter otherwise. (The metadata feed strips
+    //  them like every text.)
+    v.text = memo->end->text;
+    int64_t latency = memo->decided_us - memo->end_us;
+    v.latency_us = (uint32_t) (latency <= 0 ? 0 : latency > UINT32_MAX ? UINT32_MAX : latency);
+    s_emit (self, s, &v);
+    sl_buf_free (&reason);
+}
+
+//  The request's own verdicts (START rv), right after the START: for the
+//  taps and the audit, like the calls'. Malformed bytes are dropped.
+static void
+s_emit_request_verdicts (sl_judge_t *self, s_stream_t *s)
+{
+    sl_str_t rv = s->start->req_verdicts;
+    size_t offset = 0;
+    sl_msg_t v;
+    while (rv.len && sl_codec_decode (self->codec, rv.ptr, rv.len, &offset, &v) == 0)
+        if (v.type == SL_MSG_VERDICT && v.part.ptr)
+            s_emit (self, s, &v);
+}
+
+//  A text block in place of the call at index, holding the notice; after
+//  text, the notice starts a paragraph of its own.
+static void
+s_emit_replacement (sl_judge_t *self, s_stream_t *s, int32_t index, const char *notice)
+{
+    static const uint8_t kinds [] = { SL_B_START, SL_B_DELTA, SL_B_END };
+    sl_buf_t text = { 0 };
+    for (int i = s->texted ? s->newlines : 2; i < 2; i++)
+        sl_buf_putc (&text, '\n');
+    sl_buf_puts (&text, notice ? notice : "");
+    for (size_t i = 0; i < sizeof kinds; i++) {
+        sl_msg_t m;
+        sl_msg_init (&m, SL_MSG_BLOCK);
+        m.kind = kinds [i];
+        m.block = SL_BK_TEXT;
+        m.index = index;
+        if (m.kind != SL_B_START)
+            m.text = sl_buf_str (&text);
+        if (m.kind != SL_B_DELTA)
+            m.flags = SL_F_REPLACED;
+        s_forward (self, s, &m);
+    }
+    sl_buf_free (&text);
+}
+
+//  The call as it was, but with the rewritten arguments in one fragment.
+static void
+s_emit_rewritten (sl_judge_t *self, s_stream_t *s, const s_item_t *call, const char *arguments)
+{
+    s_forward (self, s, call->parts [0]);
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_BLOCK);
+    m.kind = SL_B_DELTA;
+    m.block = SL_BK_TOOL_CALL;
+    m.index = call->index;
+    m.text = sl_str (arguments);
+    s_forward (self, s, &m);
+    m = *call->parts [call->part_count - 1];
+    m.text = sl_str (arguments);
+    m.flags |= SL_F_ARGS_VALID;
+    s_forward (self, s, &m);
+}
+
+static void s_conclude (sl_judge_t *self, s_stream_t *s, s_memo_t *memo, const sl_llm_result_t *result);
+
+//  Cancel every ask of the stream still in flight: the stream ends before
+//  those calls. Each is concluded as a check that did not run, so the memo
+//  never holds a pending decision for a replay to trip on.
+static void
+s_cancel_asks (sl_judge_t *self, s_stream_t *s)
+{
+    for (size_t i = 0; i < s->memo_count; i++) {
+        s_memo_t *m = &s->memo [i];
+        if (m->state != MEMO_ASKING)
+            continue;
+        if (s_ticket_take (self, m->ticket, NULL) && self->cancel)
+            self->cancel (self->llm_arg, m->ticket);
+        sl_llm_result_t cancelled = { 0 };
+        sl_llm_result_fail (&cancelled, SL_CHK_ERROR, "not answered: the response ended first");
+        s_conclude (self, s, m, &cancelled);
+        sl_llm_result_clear (&cancelled);
+    }
+}
+
+//  End the response with an error now; the rest of the input is swallowed.
+static void
+terminate_stream (sl_judge_t *self, s_stream_t *s, const char *message)
+{
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_ERROR);
+    m.code = SL_STR_LIT (S_TERMINATE_CODE);
+    m.message = sl_str (message ? message : "the policy ended this response");
+    m.status = S_TERMINATE_STATUS;
+    s_emit (self, s, &m);
+    sl_msg_init (&m, SL_MSG_END);
+    s_emit (self, s, &m);
+    s->terminated = true;
+    //  If the input's END already arrived (it waits in the queue), the
+    //  stream is over; otherwise it is freed when END arrives.
+    bool input_over = false;
+    for (s_item_t *it = s->head; it; it = it->next)
+        if (it->msg && it->msg->type == SL_MSG_END)
+            input_over = true;
+    s_cancel_asks (self, s);
+    s_queue_free (s);
+    if (input_over)
+        s->ended = true;
+}
+
+//  Release a decided call: its verdict, then what the decision says.
+static void
+release_call (sl_judge_t *self, s_stream_t *s, const s_item_t *call, const s_memo_t *memo)
+{
+    const sl_decision_t *d = &memo->decision;
+    s_emit_verdict (self, s, call, memo);
+    switch (d->action) {
+        case SL_ACT_BLOCK:
+            s->calls_replaced++;
+            s_emit_replacement (self, s, call->index, d->message);
+            break;
+        case SL_ACT_DROP:
+            s->calls_replaced++;
+            s->removed++;
+            break;
+        case SL_ACT_REWRITE:
+            s->calls_kept++;
+            s_emit_rewritten (self, s, call, d->arguments);
+            break;
+        case SL_ACT_TERMINATE:
+            terminate_stream (self, s, d->message);
+            break;
+        case SL_ACT_ALLOW:
+            s->calls_kept++;
+            for (size_t i = 0; i < call->part_count; i++)
+                s_forward (self, s, call->parts [i]);
+            break;
+        default:
+            //  Every decided call has an action; should one not, it fails
+            //  closed rather than letting the call through.
+            assert (false);
+            s->calls_replaced++;
+            s_emit_replacement (self, s, call->index, "sluice blocked a tool call it could not judge.");
+            break;
+    }
+}
+
+//  Release the queue from its head as far as it goes.
+static void
+release_ready (sl_judge_t *self, s_stream_t *s)
+{
+    bool released = false;
+    while (s->head && !s->terminated) {
+        s_item_t *item = s->head;
+        if (!item->msg) {
+            s_memo_t *memo = item->memo != S_NO_MEMO ? &s->memo [item->memo] : NULL;
+            if (!memo || memo->state != MEMO_DECIDED)
+                break;
+            s->head = item->next;
+            release_call (self, s, item, memo);
+        }
+        else {
+            s->head = item->next;
+            s_forward (self, s, item->msg);
+        }
+        released = true;
+        s_item_free (item);
+        if (!s->head)
+            s->tail = NULL;
+    }
+    if (s->head && released)
+        s->quiet_since = s_now (self);
+}
+
+//  --------------------------------------------------------------------------
+//  Judging
+
+static s_memo_t *
+s_memo_new (s_stream_t *s)
+{
+    if (s->memo_count == s->memo_cap) {
+        s->memo_cap = s->memo_cap ? s->memo_cap * 2 : 4;
+        s->memo = sl_xrealloc (s->memo, s->memo_cap * sizeof (s_memo_t));
+    }
+    s_memo_t *m = &s->memo [s->memo_count++];
+    memset (m, 0, sizeof *m);
+    m->decision.llm_rule = -1;
+    m->decision.probability = NAN;
+    return m;
+}
+
+//  Why a call did not end cleanly, from its block_end.
+static sl_cut_t
+s_cut_of (const sl_msg_t *end)
+{
+    if (end->flags & SL_F_INCOMPLETE) {
+        int cut = sl_cut_parse (end->code);
+        return cut ? (sl_cut_t) cut : SL_CUT_ERROR;     //  cut, for a reason not given
+    }
+    return (end->flags & SL_F_ARGS_VALID) ? SL_CUT_NONE : SL_CUT_INVALID;
+}
+
+//  The call as the policy sees it, from its block_end and the stream.
+static sl_call_t
+s_call_view (s_stream_t *s, const sl_msg_t *end, int ordinal)
+{
+    if (!s->schema && sl_policy_uses_schema (s->policy))
+        s->schema = sl_schema_new (s->start->tools);
+    return (sl_call_t) {
+        .name = end->name,
+        .arguments = end->text,
+        .args_valid = (end->flags & SL_F_ARGS_VALID) != 0,
+        .repaired = (end->flags & SL_F_REPAIRED) != 0,
+        .cut = s_cut_of (end),
+        .ordinal = ordinal,
+        .model = s->start->model,
+        .headers = s->start->headers,
+        .last_user = s->start->last_user,
+        .tools = s->start->tools,
+        .schema = s->schema,
+        .history = s->start->history
+    };
+}
+
+//  Conclude a pending decision with a result (answer, timeout, error).
+static void
+s_conclude (sl_judge_t *self, s_stream_t *s, s_memo_t *memo, const sl_llm_result_t *result)
+{
+    sl_call_t call = s_call_view (s, memo->end, memo->ordinal);
+    sl_policy_conclude (s->policy, &call, result, &memo->decision);
+    memo->state = MEMO_DECIDED;
+    memo->decided_us = s_now (self);
+}
+
+//  Ask the rule's LLM judge; when that cannot start, the check failed.
+static void
+ask_llm_judge (sl_judge_t *self, s_stream_t *s, s_memo_t *memo)
+{
+    int rule = memo->decision.llm_rule;
+    sl_call_t call = s_call_view (s, memo->end, memo->ordinal);
+    const char *why = "no LLM judge client in this process";
+    if (self->ask) {
+        sl_buf_t prompt = { 0 };
+        sl_policy_llm_prompt (s->policy, rule, &call, &prompt);
+        sl_buf_reset (&self->scratch);
+        sl_llm_request_body (sl_policy_llm_spec (s->policy, rule), sl_buf_str (&prompt), &self->scratch);
+        sl_buf_free (&prompt);
+        sl_judge_ask_t ask = {
+            .ticket = ++self->next_ticket,
+            .rule = memo->decision.rule,
+            .spec = sl_policy_llm_spec (s->policy, rule),
+            .body = sl_buf_str (&self->scratch),
+            .sid = s->sid,
+            .index = memo->index
+        };
+        if (self->ask (self->llm_arg, &ask) == 0) {
+            memo->state = MEMO_ASKING;
+            memo->ticket = ask.ticket;
+            s_ticket_add (self, ask.ticket, s->sid);
+            return;
+        }
+        why = "the request to the judge could not be started";
+    }
+    sl_llm_result_t failed = { 0 };
+    sl_llm_result_fail (&failed, SL_CHK_ERROR, why);
+    s_conclude (self, s, memo, &failed);
+    sl_llm_result_clear (&failed);
+}
+
+//  A call is complete: decide it, or ask its judge, or find its decision
+//  from an earlier epoch (same index, same name and arguments).
+static void
+judge_call (sl_judge_t *self, s_stream_t *s, s_item_t *item)
+{
+    const sl_msg_t *end = item->parts [item->part_count - 1];
+    uint64_t hash = s_hash (end->name, end->text);
+    for (size_t i = 0; i < s->memo_count; i++) {
+        s_memo_t *m = &s->memo [i];
+        if (m->index != item->index || m->epoch == s->epoch)
+            continue;                   //  another call, or one of this epoch already
+        if (m->hash == hash) {
+            m->epoch = s->epoch;        //  a replay: decided or asked already
+            item->memo = i;
+            return;
+        }
+        //  The replay has another call at this index (the upstream answered
+        //  differently): the old decision does not apply to it.
+        if (m->state == MEMO_ASKING && s_ticket_take (self, m->ticket, NULL) && self->cancel)
+            self->cancel (self->llm_arg, m->ticket);
+        m->state = MEMO_DECIDED;
+        m->index = S_MEMO_RETIRED;
+    }
+    //  A new decision. (An index repeated within one epoch is malformed
+    //  input; each such call still gets a decision of its own.)
+    item->memo = s->memo_count;
+    s_memo_t *memo = s_memo_new (s);
+    memo->index = item->index;
+    memo->hash = hash;
+    memo->epoch = s->epoch;
+    memo->end = sl_msg_dup (end);
+    memo->ordinal = item->ordinal;
+    memo->end_us = s_now (self);
+    sl_call_t call = s_call_view (s, memo->end, memo->ordinal);
+    sl_policy_decide (s->policy, &call, &memo->decision);
+    if (memo->decision.action != SL_ACT_NONE) {
+        memo->state = MEMO_DECIDED;
+        memo->decided_us = s_now (self);
+    }
+    else
+        ask_llm_judge (self, s, memo);
+}
+
+//  --------------------------------------------------------------------------
+//  Input
+
+static void
+s_enqueue (sl_judge_t *self, s_stream_t *s, s_item_t *item)
+{
+    if (!s->head) {
+        s->head = item;
+        s->quiet_since = s_now (self);
+    }
+    else
+        s->tail->next = item;
+    s->tail = item;
+}
+
+static void
+s_part_add (s_item_t *call, const sl_msg_t *msg)
+{
+    if (call->part_count == call->part_cap) {
+        call->part_cap = call->part_cap ? call->part_cap * 2 : 8;
+        call->parts = sl_xrealloc (call->parts, call->part_cap * sizeof (sl_msg_t *));
+    }
+    call->parts [call->part_count++] = sl_msg_dup (msg);
+}
+
+static void
+start_tool_call (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
+{
+    s_item_t *call = sl_xcalloc (1, sizeof *call);
+    call->index = msg->index;
+    call->ordinal = ++s->calls_seen;
+    call->memo = S_NO_MEMO;
+    s_part_add (call, msg);
+    s_enqueue (self, s, call);
+    if (s->open_count == s->open_cap) {
+        s->open_cap = s->open_cap ? s->open_cap * 2 : 4;
+        s->open = sl_xrealloc (s->open, s->open_cap * sizeof (s_item_t *));
+    }
+    s->open [s->open_count++] = call;
+}
+
+//  The open call a block event belongs to, removed from the open list
+//  when remove is set; NULL when none.
+static s_item_t *
+s_open_call (s_stream_t *s, int32_t index, bool remove)
+{
+    for (size_t i = 0; i < s->open_count; i++)
+        if (s->open [i]->index == index) {
+            s_item_t *call = s->open [i];
+            if (remove) {
+                memmove (&s->open [i], &s->open [i + 1], (s->open_count - i - 1) * sizeof (s_item_t *));
+                s->open_count--;
+            }
+            return call;
+        }
+    return NULL;
+}
+
+//  The arguments of a call as far as they came: its fragments, or once it
+//  is oversize the bound's worth kept of them.
+static void
+s_seen_arguments (const s_item_t *call, sl_buf_t *out)
+{
+    if (call->oversize) {
+        sl_buf_append (out, call->seen.data, call->seen.len);
+        return;
+    }
+    for (size_t i = 1; i < call->part_count; i++)
+        if (call->parts [i]->kind == SL_B_DELTA)
+            sl_buf_append_str (out, call->parts [i]->text);
+}
+
+//  The call's arguments went over the bound: keep the bound's worth of
+//  them for the policy, free its fragments, and keep no more.
+static void
+s_make_oversize (sl_judge_t *self, s_item_t *call, sl_str_t more)
+{
+    sl_buf_t seen = { 0 };
+    s_seen_arguments (call, &seen);
+    size_t room = self->max_call_bytes > seen.len ? self->max_call_bytes - seen.len : 0;
+    sl_buf_append (&seen, more.ptr, more.len < room ? more.len : room);
+    for (size_t i = 1; i < call->part_count; i++)
+        free (call->parts [i]);
+    call->part_count = 1;               //  its block_start
+    call->seen = seen;
+    call->oversize = true;
+}
+
+//  A call that did not end cleanly gets a block_end made from what came of
+//  it (end: the one that arrived, or NULL when none will): its identity,
+//  its arguments as far as they came, flag INCOMPLETE and the cut as its
+//  code. Then it is complete, and judged.
+static void
+close_cut_call (sl_judge_t *self, s_stream_t *s, s_item_t *call, const sl_msg_t *end, sl_cut_t cut)
+{
+    const sl_msg_t *start = call->parts [0];
+    sl_buf_t args = { 0 };
+    if (end && !call->oversize)
+        sl_buf_append_str (&args, end->text);
+    else
+        s_seen_arguments (call, &args);
+    if (cut == SL_CUT_SIZE) {
+        //  Nothing of a call over a bound is ever released: keep its start
+        //  and the bound's worth of its arguments for the policy.
+        if (args.len > self->max_call_bytes)
+            args.len = self->max_call_bytes;
+        for (size_t i = 1; i < call->part_count; i++)
+            free (call->parts [i]);
+        call->part_count = 1;
+    }
+    sl_msg_t m;
+    if (end)
+        m = *end;
+    else {
+        sl_msg_init (&m, SL_MSG_BLOCK);
+        sl_msg_set_stream (&m, start);
+        m.kind = SL_B_END;
+        m.block = start->block;
+        m.index = call->index;
+    }
+    if (!m.id.ptr)
+        m.id = start->id;
+    if (!m.call_id.ptr)
+        m.call_id = start->call_id;
+    if (!m.name.ptr)
+        m.name = start->name;
+    m.text = sl_buf_str (&args);
+    m.flags = (m.flags & ~(SL_F_ARGS_VALID | SL_F_REPAIRED)) | SL_F_INCOMPLETE;
+    m.code = sl_str (sl_cut_name (cut));
+    s_part_add (call, &m);
+    sl_buf_free (&args);
+    call->complete = true;
+    judge_call (self, s, call);
+}
+
+//  A fragment of an open call's arguments: kept, until the call passes
+//  the bound; then only counted.
+static void
+add_call_fragment (sl_judge_t *self, s_item_t *call, const sl_msg_t *msg)
+{
+    call->bytes += msg->text.len;
+    if (call->oversize)
+        return;
+    if (call->bytes > self->max_call_bytes)
+        s_make_oversize (self, call, msg->text);
+    else
+        s_part_add (call, msg);
+}
+
+//  The stream fails or ends with calls still open: each is cut (as the
+//  error says, eof at an end that came without one, size when it was
+//  over the bound) and judged, so its verdict goes out before the end.
+static void
+close_open_calls (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
+{
+    sl_cut_t cut = msg->type == SL_MSG_ERROR ? sl_cut_for_error (msg->code) : SL_CUT_EOF;
+    for (size_t i = 0; i < s->open_count; i++)
+        close_cut_call (self, s, s->open [i], NULL, s->open [i]->oversize ? SL_CUT_SIZE : cut);
+    s->open_count = 0;
+}
+
+static void
+s_process (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
+{
+    if (msg->type == SL_MSG_BLOCK && msg->block == SL_BK_TOOL_CALL && msg->kind == SL_B_START) {
+        start_tool_call (self, s, msg);
+        return;
+    }
+    s_item_t *call = msg->type == SL_MSG_BLOCK && msg->index >= 0
+                   ? s_open_call (s, msg->index, msg->kind == SL_B_END) : NULL;
+    if (call) {
+        if (msg->kind == SL_B_DELTA)
+            add_call_fragment (self, call, msg);
+        else
+        if (msg->kind == SL_B_END && (call->oversize || msg->text.len > self->max_call_bytes
+                                   || s_cut_of (msg) == SL_CUT_SIZE)) {
+            //  Over a bound, here or upstream: its fragments go, unreleased.
+            close_cut_call (self, s, call, msg, SL_CUT_SIZE);
+            release_ready (self, s);
+        }
+        else
+        if (msg->kind == SL_B_END) {
+            s_part_add (call, msg);
+            call->complete = true;
+            judge_call (self, s, call);
+            release_ready (self, s);
+        }
+        else
+            s_part_add (call, msg);
+        return;
+    }
+    if ((msg->type == SL_MSG_ERROR || msg->type == SL_MSG_END) && s->open_count)
+        close_open_calls (self, s, msg);
+    if (!s->head) {
+        s_forward (self, s, msg);
+        return;
+    }
+    s_item_t *item = sl_xcalloc (1, sizeof *item);
+    item->msg = sl_msg_dup (msg);
+    s_enqueue (self, s, item);
+    release_ready (self, s);            //  calls judged just now may be decided already
+}
+
+//  A replay (new epoch) of a stream: a fresh stream that keeps the old
+//  one's policy and decisions. Asks in flight stay in flight.
+static s_stream_t *
+s_stream_replay (sl_judge_t *self, s_stream_t *old, const sl_msg_t *start)
+{
+    s_stream_t *s = sl_xcalloc (1, sizeof *s);
+    memcpy (s->sid, start->sid, SL_SID_SIZE);
+    s->epoch = start->epoch;
+    s->start = sl_msg_dup (start);
+    if (old) {
+        s->policy = old->policy;
+        old->policy = NULL;
+        s->skew = old->skew;
+        old->skew = NULL;
+        s->memo = old->memo;
+        s->memo_count = old->memo_count;
+        s->memo_cap = old->memo_cap;
+        old->memo = NULL;
+        old->memo_count = old->memo_cap = 0;
+        s_stream_free (self, old, true);
+    }
+    else
+    if (start->policy.ptr && s_version (self, start->policy))
+        s->policy = sl_policy_ref (s_version (self, start->policy));
+    else {
+        s->policy = sl_policy_ref (self->policy);
+        if (start->policy.ptr && !sl_str_eq (start->policy, sl_policy_id (self->policy))) {
+            s->skew = sl_xstrndup (start->policy.ptr, start->policy.len);
+            self->skew++;
+        }
+    }
+    return s;
+}
+
+static void
+s_after (sl_judge_t *self, s_stream_t *s)
+{
+    if (s->ended) {
+        sl_sidmap_remove (self->streams, s->sid);
+        s_stream_free (self, s, true);
+    }
+}
+
+void
+sl_judge_feed (sl_judge_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *arg)
+{
+    self->emit = emit;
+    self->arg = arg;
+    s_stream_t *s = sl_sidmap_get (self->streams, msg->sid);
+    if (s && msg->epoch < s->epoch) {
+        self->dropped++;
+        return;
+    }
+    if (msg->type == SL_MSG_START) {
+        if (s && msg->epoch == s->epoch) {
+            self->dropped++;            //  duplicate start of the same epoch
+            return;
+        }
+        if (s)
+            sl_sidmap_remove (self->streams, s->sid);
+        s = s_stream_replay (self, s, msg);
+        sl_sidmap_put (self->streams, s->sid, s);
+        //  Later stages and monitoring learn which policy the stream runs;
+        //  what only the judge needs (the request's verdicts, its history)
+        //  stops here.
+        sl_msg_t start = *msg;
+        start.policy = sl_str (sl_policy_id (s->policy));
+        start.req_verdicts = SL_STR_NULL;
+        start.history = SL_STR_NULL;
+        s_forward (self, s, &start);
+        s_emit_request_verdicts (self, s);
+        return;
+    }
+    if (s && msg->epoch > s->epoch) {
+        //  A new epoch must begin with its START; without one the stream
+        //  cannot be judged, and the old epoch is over.
+        sl_sidmap_remove (self->streams, s->sid);
+        s_stream_free (self, s, true);
+        s = NULL;
+    }
+    if (!s) {
+        self->dropped++;
+        return;
+    }
+    if (s->terminated) {
+        //  The client's response is over; wait for the input's END.
+        if (msg->type == SL_MSG_END)
+            s->ended = true;
+        s_after (self, s);
+        return;
+    }
+    s_process (self, s, msg);
+    s_after (self, s);
+}
+
+void
+sl_judge_llm_done (sl_judge_t *self, uint64_t ticket, const sl_llm_result_t *result,
+                   sl_emit_fn *emit, void *arg)
+{
+    self->emit = emit;
+    self->arg = arg;
+    uint8_t sid [SL_SID_SIZE];
+    if (!s_ticket_take (self, ticket, sid))
+        return;
+    s_stream_t *s = sl_sidmap_get (self->streams, sid);
+    s_memo_t *memo = NULL;
+    for (size_t i = 0; s && i < s->memo_count && !memo; i++)
+        if (s->memo [i].state == MEMO_ASKING && s->memo [i].ticket == ticket)
+            memo = &s->memo [i];
+    if (!memo)
+        return;
+    s_conclude (self, s, memo, result);
+    release_ready (self, s);
+    s_after (self, s);
+}
+
+void
+sl_judge_tick (sl_judge_t *self, sl_emit_fn *emit, void *arg)
+{
+    if (!self->clock)
+        return;
+    self->emit = emit;
+    self->arg = arg;
+    int64_t now = s_now (self);
+    size_t cursor = 0;
+    s_stream_t *s;
+    while ((s = sl_sidmap_next (self->streams, &cursor, NULL))) {
+        if (!s->head || s->terminated)
+            continue;
+        //  Two beats while a call is held: a visible one for the client
+        //  every keep-alive interval, and a liveness one every
+        //  SL_JUDGE_LIVENESS_US that only tells the gateway (and through
+        //  its acks the ingest) that the stream is alive, not stalled.
+        bool visible = self->keepalive_us && now - s->quiet_since >= self->keepalive_us;
+        bool alive = now - s->quiet_since >= SL_JUDGE_LIVENESS_US
+                  && now - s->alive_since >= SL_JUDGE_LIVENESS_US;
+        if (!visible && !alive)
+            continue;
+        //  A keep-alive is time-driven, not input-driven: it takes no
+        //  sequence number, so a replay numbers the stream's messages the
+        //  same way whatever keep-alives went out.
+        sl_msg_t m;
+        sl_msg_init (&m, SL_MSG_BLOCK);
+        m.kind = SL_B_KEEPALIVE;
+        m.flags = visible ? SL_F_KEEPALIVE : 0;
+        memcpy (m.sid, s->sid, SL_SID_SIZE);
+        m.epoch = s->epoch;
+        m.seq = s->seq;
+        self->emit (self->arg, &m);
+        s->alive_since = now;
+        if (visible)
+            s->quiet_since = now;
+    }
+}

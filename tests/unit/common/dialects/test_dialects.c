@@ -1,0 +1,507 @@
+/*  The conformance suite every registered dialect runs (common/dialects):
+    a dialect gets these tests by being registered.
+
+    - its table is complete and registered under its wire name; tables
+      that lack an operation, or take an id already taken, do not register;
+    - a normalized request with instructions, an image, a tool call and
+      its result, text after the result, a tool with a schema and sampling
+      renders in the dialect, parses back to the same content (the call's
+      id still pairs with its result), and renders again to the same
+      bytes; what the dialect cannot carry (a part of another dialect
+      alone, a provider's own tool) is refused, naming it;
+    - its renderer, for a client of it, turns the shared judged stream
+      (every block kind) into output its validator passes, streaming and
+      whole, from an upstream of every dialect (translated), also when the
+      stream fails mid-way; its error bodies and model lists are JSON;
+    - every recording of its provider in the corpus decodes, and renders
+      for a client of every dialect without an event the validator would
+      withhold (skipped when ../shared/corpus is absent).
+*/
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/dialects/sl_decoder_impl.h"
+#include "common/dialects/sl_dialect.h"
+#include "common/dialects/sl_render.h"
+#include "common/dialects/sl_job.h"
+#include "common/dialects/sl_validate_impl.h"
+#include "common/stages/sl_replay.h"
+#include "tests/unit/emit_driver.h"
+
+#define CORPUS_DEFAULT "../shared/corpus"
+#define CORPUS_FILE_MAX (8u << 20)
+
+//  --------------------------------------------------------------------------
+//  The registry
+
+Test (dialects, every_wire_dialect_has_a_complete_module)
+{
+    const char *why = NULL;
+    cr_assert_eq (sl_dialect_init (&why), 0, "%s", why ? why : "");
+    cr_expect_eq (sl_dialect_count (), SL_DIALECT_MAX - 1);
+    for (size_t i = 0; i < sl_dialect_count (); i++) {
+        const sl_dialect_t *d = sl_dialect_at (i);
+        cr_assert_not_null (d);
+        cr_expect_eq (sl_dialect_check (d, &why), 0, "%s: %s", d->name, why ? why : "");
+        cr_expect_str_eq (d->name, sl_dialect_name (d->id));
+        cr_expect_eq (sl_dialect_get (d->id), d);
+        cr_expect_eq (sl_dialect_find (d->name), d);
+    }
+    cr_expect_null (sl_dialect_get (SL_DIALECT_NONE), "no dialect is a silent default");
+    cr_expect_null (sl_dialect_get (SL_DIALECT_MAX));
+    cr_expect_null (sl_dialect_find ("klingon"));
+}
+
+Test (dialects, an_incomplete_table_does_not_register)
+{
+    const sl_dialect_t *openai = sl_dialect_get (SL_DIALECT_OPENAI);
+    sl_dialect_t copy = *openai;
+    const char *why = NULL;
+    copy.render = NULL;
+    cr_expect_eq (sl_dialect_register (&copy, &why), -1);
+    cr_expect_str_eq (why, "render missing");
+    copy = *openai;
+    copy.validator = NULL;
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1);
+    cr_expect_str_eq (why, "validator missing");
+    copy = *openai;
+    copy.name = "open-ai";
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1, "a name that is not the wire name of its id");
+    copy = *openai;
+    cr_expect_eq (sl_dialect_register (&copy, &why), -1, "a complete table, but its id is taken");
+    cr_expect_str_eq (why, "id registered twice");
+    copy.id = SL_DIALECT_MAX;
+    cr_expect_eq (sl_dialect_register (&copy, &why), -1, "an id without a wire name");
+    cr_expect_eq (sl_dialect_get (SL_DIALECT_OPENAI), openai, "nothing replaced");
+}
+
+//  --------------------------------------------------------------------------
+//  Requests: render, parse back, render again
+
+#define S_IMAGE "iVBORw0KGgoAAAANSUhEUg=="
+#define S_SCHEMA "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"]}"
+
+//  A conversation every dialect can carry, built as a parser would.
+static sl_req_t *
+s_conversation (void)
+{
+    sl_req_t *req = sl_req_new (SL_DIALECT_NONE, NULL);
+    req->model = SL_STR_LIT ("m1");
+    req->stream = true;
+    sl_req_add_part (sl_req_add_message (req, SL_ROLE_SYSTEM), SL_PART_TEXT)->text = SL_STR_LIT ("Be brief.");
+    sl_message_t *m = sl_req_add_message (req, SL_ROLE_USER);
+    sl_req_add_part (m, SL_PART_TEXT)->text = SL_STR_LIT ("What is the weather in Paris?");
+    sl_part_t *image = sl_req_add_part (m, SL_PART_IMAGE);
+    image->media_type = SL_STR_LIT ("image/png");
+    image->data = SL_STR_LIT (S_IMAGE);
+    m = sl_req_add_message (req, SL_ROLE_ASSISTANT);
+    sl_req_add_part (m, SL_PART_TEXT)->text = SL_STR_LIT ("Let me check.");
+    sl_part_t *call = sl_req_add_part (m, SL_PART_TOOL_CALL);
+    call->id = SL_STR_LIT ("call_1");
+    call->name = SL_STR_LIT ("get_weather");
+    call->arguments = SL_STR_LIT ("{\"city\":\"Paris\"}");
+    m = sl_req_add_message (req, SL_ROLE_USER);
+    sl_part_t *result = sl_req_add_part (m, SL_PART_TOOL_RESULT);
+    result->id = SL_STR_LIT ("call_1");
+    result->name = SL_STR_LIT ("get_weather");
+    sl_req_add_content (result, SL_PART_TEXT)->text = SL_STR_LIT ("sunny");
+    sl_req_add_part (m, SL_PART_TEXT)->text = SL_STR_LIT ("Thanks. And tomorrow?");
+    sl_tool_t *tool = sl_req_add_tool (req);
+    tool->name = SL_STR_LIT ("get_weather");
+    tool->description = SL_STR_LIT ("The weather now");
+    tool->schema = sl_req_own (req, json_loads (S_SCHEMA, 0, NULL));
+    req->tool_choice = SL_CHOICE_AUTO;
+    req->max_tokens = 100;
+    req->temperature = 0.5;
+    return req;
+}
+
+//  The first part of a kind in messages of a role (NULL when none).
+static const sl_part_t *
+s_find (const sl_req_t *req, int role, int kind)
+{
+    for (size_t i = 0; i < req->message_count; i++)
+        for (size_t j = 0; req->messages [i].role == role && j < req->messages [i].count; j++)
+            if (req->messages [i].parts [j].kind == kind)
+                return &req->messages [i].parts [j];
+    return NULL;
+}
+
+static bool
+s_json_eq (sl_str_t a, const char *b)
+{
+    json_t *x = json_loadb (a.ptr ? a.ptr : "", a.len, JSON_DECODE_ANY, NULL), *y = json_loads (b, JSON_DECODE_ANY, NULL);
+    bool eq = x && y && json_equal (x, y);
+    json_decref (x);
+    json_decref (y);
+    return eq;
+}
+
+//  Parse body as a request to d's endpoint.
+static int
+s_parse (const sl_dialect_t *d, sl_str_t body, sl_job_t *out)
+{
+    sl_endpoint_t endpoint = { .dialect = d->id, .stream = true, .sse = true, .model = "m1" };
+    return sl_job_parse (&endpoint, body, out);
+}
+
+Test (dialects, a_conversation_renders_parses_back_and_renders_the_same)
+{
+    for (size_t i = 0; i < sl_dialect_count (); i++) {
+        const sl_dialect_t *d = sl_dialect_at (i);
+        sl_req_t *req = s_conversation ();
+        sl_xlate_t x = { .from = "test", .to = d->name };
+        sl_buf_t first = { 0 }, second = { 0 };
+        cr_assert_eq (d->render (req, &x, &first), 0, "%s: %s", d->name, sl_buf_cstr (&x.message));
+        cr_assert (sl_json_valid (sl_buf_str (&first)), "%s: %s", d->name, sl_buf_cstr (&first));
+        sl_job_t back;
+        cr_assert_eq (s_parse (d, sl_buf_str (&first), &back), 0, "%s: %s: %s", d->name,
+                      sl_buf_cstr (&back.error_message), sl_buf_cstr (&first));
+        const sl_req_t *n = back.req;
+        const sl_part_t *p = s_find (n, SL_ROLE_SYSTEM, SL_PART_TEXT);
+        cr_expect (p && sl_str_eq (p->text, "Be brief."), "%s: the instructions", d->name);
+        p = s_find (n, SL_ROLE_USER, SL_PART_TEXT);
+        cr_expect (p && sl_str_eq (p->text, "What is the weather in Paris?"), "%s: the question", d->name);
+        p = s_find (n, SL_ROLE_USER, SL_PART_IMAGE);
+        cr_expect (p && sl_str_eq (p->data, S_IMAGE) && sl_str_eq (p->media_type, "image/png"), "%s: the image",
+                   d->name);
+        p = s_find (n, SL_ROLE_ASSISTANT, SL_PART_TEXT);
+        cr_expect (p && sl_str_eq (p->text, "Let me check."), "%s: the assistant's text", d->name);
+        const sl_part_t *call = s_find (n, SL_ROLE_ASSISTANT, SL_PART_TOOL_CALL);
+        cr_assert_not_null (call, "%s: the call", d->name);
+        cr_expect (sl_str_eq (call->name, "get_weather"), "%s", d->name);
+        cr_expect (s_json_eq (call->arguments, "{\"city\":\"Paris\"}"), "%s: %.*s", d->name,
+                   (int) call->arguments.len, call->arguments.ptr);
+        const sl_part_t *result = s_find (n, SL_ROLE_USER, SL_PART_TOOL_RESULT);
+        cr_assert_not_null (result, "%s: the result", d->name);
+        cr_expect (call->id.len && sl_str_eq_str (result->id, call->id), "%s: the result answers its call", d->name);
+        cr_expect (sl_str_eq (sl_req_call_name (n, result->id), "get_weather"), "%s", d->name);
+        cr_expect (result->content_count == 1 && sl_str_eq (result->content [0].text, "sunny"), "%s", d->name);
+        cr_expect_not (result->is_error, "%s", d->name);
+        bool thanks = false;
+        for (size_t k = 0; k < n->message_count; k++)
+            for (size_t j = 0; j < n->messages [k].count; j++)
+                thanks |= sl_str_eq (n->messages [k].parts [j].text, "Thanks. And tomorrow?");
+        cr_expect (thanks, "%s: the text after the result", d->name);
+        cr_assert_eq (n->tool_count, 1, "%s", d->name);
+        cr_expect (sl_str_eq (n->tools [0].name, "get_weather"), "%s", d->name);
+        char *schema = json_dumps (n->tools [0].schema, JSON_COMPACT);
+        cr_expect (schema && s_json_eq (sl_str (schema), S_SCHEMA), "%s: %s", d->name, schema);
+        free (schema);
+        cr_expect_eq (n->max_tokens, 100, "%s", d->name);
+        cr_expect_float_eq (n->temperature, 0.5, 1e-9, "%s", d->name);
+        cr_expect_eq (n->tool_choice, SL_CHOICE_AUTO, "%s", d->name);
+        //  What it renders from what it parsed is what it rendered.
+        sl_xlate_t x2 = { .from = "test", .to = d->name };
+        cr_assert_eq (d->render (n, &x2, &second), 0, "%s", d->name);
+        cr_expect_str_eq (sl_buf_cstr (&second), sl_buf_cstr (&first), "%s renders what it parses back the same",
+                          d->name);
+        sl_job_clear (&back);
+        sl_buf_free (&first);
+        sl_buf_free (&second);
+        sl_xlate_clear (&x);
+        sl_xlate_clear (&x2);
+        sl_req_destroy (&req);
+    }
+}
+
+Test (dialects, what_cannot_cross_is_refused_by_name)
+{
+    for (size_t i = 0; i < sl_dialect_count (); i++) {
+        const sl_dialect_t *d = sl_dialect_at (i);
+        //  A part only its client's dialect has.
+        sl_req_t *req = s_conversation ();
+        sl_part_t *doc = sl_req_add_part (&req->messages [1], SL_PART_OPAQUE);
+        doc->text = SL_STR_LIT ("a klingon scroll");
+        sl_xlate_t x = { .from = "test", .to = d->name };
+        sl_buf_t out = { 0 };
+        cr_expect_eq (d->render (req, &x, &out), -1, "%s", d->name);
+        cr_expect_eq (x.status, 400, "%s", d->name);
+        cr_expect_not_null (strstr (sl_buf_cstr (&x.message), "a klingon scroll"), "%s: %s", d->name,
+                            sl_buf_cstr (&x.message));
+        sl_xlate_clear (&x);
+        sl_buf_free (&out);
+        sl_req_destroy (&req);
+        //  A provider's own tool.
+        req = s_conversation ();
+        sl_req_add_tool (req)->server = SL_STR_LIT ("klingon_search");
+        x = (sl_xlate_t) { .from = "test", .to = d->name };
+        cr_expect_eq (d->render (req, &x, &out), -1, "%s", d->name);
+        cr_expect_not_null (strstr (sl_buf_cstr (&x.message), "provider's own tool"), "%s: %s", d->name,
+                            sl_buf_cstr (&x.message));
+        sl_xlate_clear (&x);
+        sl_buf_free (&out);
+        sl_req_destroy (&req);
+    }
+}
+
+Test (dialects, thinking_goes_back_only_to_the_provider_that_signed_it)
+{
+    for (size_t i = 0; i < sl_dialect_count (); i++) {
+        const sl_dialect_t *d = sl_dialect_at (i);
+        const char *names [] = { d->name, "elsewhere" };
+        for (int k = 0; k < 2; k++) {
+            sl_req_t *req = s_conversation ();
+            sl_buf_t tagged = { 0 };
+            sl_sig_tag (names [k], SL_STR_LIT ("SIGNATURE-BYTES"), &tagged);
+            sl_part_t *think = sl_req_add_part (&req->messages [2], SL_PART_THINKING);
+            think->text = SL_STR_LIT ("pondering");
+            think->signature = sl_buf_str (&tagged);
+            sl_xlate_t x = { .from = "test", .to = d->name };
+            sl_buf_t out = { 0 };
+            cr_assert_eq (d->render (req, &x, &out), 0, "%s", d->name);
+            cr_expect_null (strstr (sl_buf_cstr (&out), "sluice:"), "%s: no tag goes upstream", d->name);
+            if (k == 1) {
+                cr_expect_null (strstr (sl_buf_cstr (&out), "SIGNATURE-BYTES"), "%s: another's signature", d->name);
+                cr_expect_gt (x.drop_count, 0, "%s: dropped and named", d->name);
+            }
+            sl_xlate_clear (&x);
+            sl_buf_free (&out);
+            sl_buf_free (&tagged);
+            sl_req_destroy (&req);
+        }
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Responses: renderer and validator over the shared judged streams
+
+static void
+s_start_crossed (driver_t *dr, int client, int upstream, uint32_t flags)
+{
+    memset (dr, 0, sizeof *dr);
+    dr->em = sl_emitter_new ();
+    sl_msg_t start = recorder_msg (SL_MSG_START, 0);
+    start.client_dialect = (uint8_t) client;
+    start.upstream_dialect = (uint8_t) upstream;
+    start.model = sl_str ("asked-model");
+    start.reply_to = sl_str ("tcp://gw:1");
+    start.flags = flags;
+    sl_emitter_feed (dr->em, &start, recorder_emit, &dr->rec);
+}
+
+Test (dialects, every_client_gets_legal_output_from_every_upstream)
+{
+    for (size_t c = 0; c < sl_dialect_count (); c++)
+        for (size_t u = 0; u < sl_dialect_count (); u++) {
+            const sl_dialect_t *client = sl_dialect_at (c), *up = sl_dialect_at (u);
+            for (int streaming = 0; streaming < 2; streaming++) {
+                driver_t dr;
+                s_start_crossed (&dr, client->id, up->id, (streaming ? SL_F_STREAM : 0) | SL_F_USAGE);
+                driver_full_response (&dr, NULL);
+                const char *bytes = driver_bytes (&dr);
+                cr_expect_eq (sl_emitter_stats (dr.em)->illegal, 0, "%s from %s (%s): %s", client->name, up->name,
+                              streaming ? "streamed" : "whole", bytes);
+                cr_expect_not_null (strstr (bytes, "sunny"), "%s from %s", client->name, up->name);
+                cr_expect_not_null (strstr (bytes, "get_weather"), "%s from %s", client->name, up->name);
+                if (client != up)
+                    cr_expect_null (strstr (bytes, "example.org"), "%s from %s: citations do not cross",
+                                    client->name, up->name);
+                driver_stop (&dr);
+            }
+            //  A stream that fails mid-way ends the client's way.
+            driver_t dr;
+            s_start_crossed (&dr, client->id, up->id, SL_F_STREAM);
+            driver_feed (&dr, driver_block (SL_B_START, SL_BK_TEXT, 0));
+            sl_msg_t m = driver_block (SL_B_DELTA, SL_BK_TEXT, 0);
+            m.text = sl_str ("partial");
+            driver_feed (&dr, m);
+            sl_msg_t err = recorder_msg (SL_MSG_ERROR, 0);
+            err.code = sl_str ("overloaded_error");
+            err.message = sl_str ("the upstream went away");
+            driver_feed (&dr, err);
+            driver_end (&dr);
+            cr_expect_eq (sl_emitter_stats (dr.em)->illegal, 0, "%s from %s, failed", client->name, up->name);
+            cr_expect_not_null (strstr (driver_bytes (&dr), "the upstream went away"), "%s: %s", client->name, driver_bytes (&dr));
+            driver_stop (&dr);
+        }
+}
+
+Test (dialects, error_bodies_and_model_lists_are_json)
+{
+    sl_model_entry_t models [] = { { "m-1", "p" }, { "m \"2\"", "q" } };
+    for (size_t i = 0; i < sl_dialect_count (); i++) {
+        const sl_dialect_t *d = sl_dialect_at (i);
+        sl_buf_t out = { 0 };
+        d->renderer->error_body (429, SL_STR_LIT ("rate_limit_error"), SL_STR_LIT ("slow \"down\""), &out);
+        cr_expect (sl_json_valid (sl_buf_str (&out)), "%s: %s", d->name, sl_buf_cstr (&out));
+        sl_buf_reset (&out);
+        d->model_list (models, 2, &out);
+        cr_expect (sl_json_valid (sl_buf_str (&out)), "%s: %s", d->name, sl_buf_cstr (&out));
+        cr_expect_not_null (strstr (sl_buf_cstr (&out), "m-1"), "%s", d->name);
+        sl_buf_reset (&out);
+        d->model_list (models, 0, &out);
+        cr_expect (sl_json_valid (sl_buf_str (&out)), "%s: an empty list: %s", d->name, sl_buf_cstr (&out));
+        sl_buf_reset (&out);
+        d->model (&models [1], &out);
+        cr_expect (sl_json_valid (sl_buf_str (&out)), "%s: %s", d->name, sl_buf_cstr (&out));
+        sl_buf_reset (&out);
+        cr_expect_eq (d->url ("http://h/base", SL_STR_LIT ("m-1"), &out), 0, "%s", d->name);
+        cr_expect_eq (strncmp (sl_buf_cstr (&out), "http://h/base/", 14), 0, "%s: %s", d->name, sl_buf_cstr (&out));
+        cr_expect_eq (d->finish (SL_STR_LIT ("no-such-finish")), SL_FIN_NONE, "%s", d->name);
+        sl_buf_free (&out);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  The corpus
+
+static const char *
+s_corpus (void)
+{
+    const char *dir = getenv ("SLUICE_CORPUS");
+    return dir && *dir ? dir : CORPUS_DEFAULT;
+}
+
+static bool
+s_read (const char *path, sl_buf_t *out)
+{
+    FILE *f = fopen (path, "rb");
+    if (!f)
+        return false;
+    char chunk [65536];
+    size_t n;
+    while ((n = fread (chunk, 1, sizeof chunk, f)) > 0 && out->len < CORPUS_FILE_MAX)
+        sl_buf_append (out, chunk, n);
+    fclose (f);
+    return true;
+}
+
+static void
+s_collect (void *arg, const char *data, size_t size)
+{
+    sl_buf_append ((sl_buf_t *) arg, data, size);
+}
+
+Test (dialects, every_recording_decodes_and_renders_for_every_client, .timeout = 120)
+{
+    size_t files = 0;
+    for (size_t i = 0; i < sl_dialect_count (); i++) {
+        const sl_dialect_t *up = sl_dialect_at (i);
+        if (!up->corpus)
+            continue;
+        char dir [512];
+        snprintf (dir, sizeof dir, "%s/%s", s_corpus (), up->corpus);
+        DIR *d = opendir (dir);
+        if (!d)
+            continue;
+        struct dirent *e;
+        while ((e = readdir (d))) {
+            if (e->d_name [0] == '.')
+                continue;
+            char path [1024];
+            snprintf (path, sizeof path, "%s/%s", dir, e->d_name);
+            sl_buf_t capture = { 0 };
+            if (!s_read (path, &capture)) {
+                sl_buf_free (&capture);
+                continue;
+            }
+            files++;
+            for (size_t c = 0; c < sl_dialect_count (); c++) {
+                const sl_dialect_t *client = sl_dialect_at (c);
+                sl_buf_t out = { 0 };
+                const char *why = NULL;
+                sl_replay_opts_t opts = { .dialect = up->id, .render = client->id };
+                sl_replay_t *r = sl_replay_new (&opts, s_collect, &out, &why);
+                cr_assert_not_null (r, "%s", why ? why : "");
+                int rc = sl_replay_feed (r, capture.data, capture.len);
+                if (rc == 0)
+                    rc = sl_replay_finish (r);
+                cr_expect_eq (rc, 0, "%s for a %s client: %s", e->d_name, client->name, sl_replay_error (r));
+                cr_expect_null (strstr (sl_buf_cstr (&out), "sluice withheld"),
+                                "%s for a %s client: nothing withheld: %s", e->d_name, client->name,
+                                sl_buf_cstr (&out));
+                cr_expect_gt (out.len, 0, "%s for a %s client", e->d_name, client->name);
+                sl_replay_destroy (&r);
+                sl_buf_free (&out);
+            }
+            sl_buf_free (&capture);
+        }
+        closedir (d);
+    }
+    if (files == 0)
+        cr_skip_test ("no recorded streams in %s", s_corpus ());
+}
+
+//  --------------------------------------------------------------------------
+//  What the emitter does to a stream that crosses
+
+Test (dialects, signatures_cross_tagged_with_their_provider)
+{
+    for (size_t c = 0; c < sl_dialect_count (); c++) {
+        const sl_dialect_t *client = sl_dialect_at (c);
+        if (client->id == SL_DIALECT_OPENAI)
+            continue;                   //  Chat Completions carries no signature
+        for (size_t u = 0; u < sl_dialect_count (); u++) {
+            const sl_dialect_t *up = sl_dialect_at (u);
+            driver_t dr;
+            s_start_crossed (&dr, client->id, up->id, SL_F_STREAM);
+            driver_full_response (&dr, NULL);
+            const char *bytes = driver_bytes (&dr);
+            char tagged [64];
+            snprintf (tagged, sizeof tagged, "sluice:%s:sig-abc", up->name);
+            if (client == up)
+                cr_expect (strstr (bytes, "sig-abc") && !strstr (bytes, "sluice:"), "%s: as it came: %s",
+                           client->name, bytes);
+            else
+                cr_expect_not_null (strstr (bytes, tagged), "%s from %s: %s", client->name, up->name, bytes);
+            driver_stop (&dr);
+        }
+    }
+}
+
+Test (dialects, a_providers_own_tools_do_not_cross_and_are_counted)
+{
+    for (size_t c = 0; c < sl_dialect_count (); c++)
+        for (size_t u = 0; u < sl_dialect_count (); u++) {
+            const sl_dialect_t *client = sl_dialect_at (c), *up = sl_dialect_at (u);
+            if (client == up)
+                continue;
+            driver_t dr;
+            s_start_crossed (&dr, client->id, up->id, SL_F_STREAM);
+            driver_server_tools_response (&dr);
+            const char *bytes = driver_bytes (&dr);
+            cr_expect_eq (sl_emitter_stats (dr.em)->illegal, 0, "%s from %s", client->name, up->name);
+            cr_expect_null (strstr (bytes, "srvtoolu_1"), "%s from %s: %s", client->name, up->name, bytes);
+            cr_expect_geq (sl_emitter_stats (dr.em)->translation_dropped, 2, "the use and its result, counted");
+            cr_expect_eq (sl_emitter_stats (dr.em)->translated, 1);
+            driver_stop (&dr);
+        }
+}
+
+Test (dialects, a_call_goes_to_the_client_by_the_id_it_answers_with)
+{
+    //  A Responses call has an item id and a call id; a client of
+    //  another dialect answers with the call id.
+    for (size_t c = 0; c < sl_dialect_count (); c++) {
+        const sl_dialect_t *client = sl_dialect_at (c);
+        driver_t dr;
+        s_start_crossed (&dr, client->id, SL_DIALECT_RESPONSES, SL_F_STREAM);
+        sl_msg_t m = driver_block (SL_B_START, SL_BK_TOOL_CALL, 0);
+        m.id = sl_str ("fc_item");
+        m.call_id = sl_str ("call_answer");
+        m.name = sl_str ("f");
+        driver_feed (&dr, m);
+        m = driver_block (SL_B_END, SL_BK_TOOL_CALL, 0);
+        m.id = sl_str ("fc_item");
+        m.call_id = sl_str ("call_answer");
+        m.name = sl_str ("f");
+        m.text = sl_str ("{}");
+        m.flags = SL_F_ARGS_VALID;
+        driver_feed (&dr, m);
+        m = driver_block (SL_B_FINISH, 0, -1);
+        m.finish = SL_FIN_TOOL_CALLS;
+        driver_feed (&dr, m);
+        driver_end (&dr);
+        const char *bytes = driver_bytes (&dr);
+        cr_expect_not_null (strstr (bytes, "call_answer"), "%s: %s", client->name, bytes);
+        if (client->id != SL_DIALECT_RESPONSES)
+            cr_expect_null (strstr (bytes, "fc_item"), "%s: not the item id: %s", client->name, bytes);
+        cr_expect_eq (sl_emitter_stats (dr.em)->illegal, 0, "%s", client->name);
+        driver_stop (&dr);
+    }
+}

@@ -1,0 +1,106 @@
+/*  Unit tests: common/dialects/sl_upstream. */
+#include <criterion/criterion.h>
+
+#include "common/dialects/sl_upstream.h"
+
+static bool
+s_has (const sl_upstream_t *up, const char *line)
+{
+    for (size_t i = 0; i < up->header_count; i++)
+        if (strcmp (up->header [i].data, line) == 0)
+            return true;
+    return false;
+}
+
+//  The credential line the call carries, "" when none.
+static const char *
+s_credential (const sl_upstream_t *up)
+{
+    for (size_t i = 0; i < up->header_count; i++) {
+        const char *h = up->header [i].data;
+        if (strncasecmp (h, "authorization:", 14) == 0 || strncasecmp (h, "x-api-key:", 10) == 0
+        ||  strncasecmp (h, "x-goog-api-key:", 15) == 0)
+            return h;
+    }
+    return "";
+}
+
+Test (sl_upstream, each_dialect_its_url_headers_and_key)
+{
+    struct { int dialect; const char *url; const char *credential; const char *extra; } cases [] = {
+        { SL_DIALECT_OPENAI, "http://u/v1/chat/completions", "Authorization: Bearer K", NULL },
+        { SL_DIALECT_RESPONSES, "http://u/v1/responses", "Authorization: Bearer K", NULL },
+        { SL_DIALECT_ANTHROPIC, "http://u/v1/v1/messages", "x-api-key: K", "anthropic-version: 2023-06-01" },
+        { SL_DIALECT_GEMINI, "http://u/v1/models/m-1:streamGenerateContent?alt=sse", "x-goog-api-key: K", NULL },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        sl_upstream_t up;
+        cr_assert_eq (sl_upstream_prepare (sl_dialect_get (cases [i].dialect), "http://u/v1", SL_STR_LIT ("m-1"),
+                                           "K", true, SL_STR_LIT ("Authorization: Bearer client"), &up), 0);
+        cr_expect_str_eq (sl_buf_cstr (&up.url), cases [i].url, "case %zu", i);
+        cr_expect (s_has (&up, "Content-Type: application/json"));
+        cr_expect (s_has (&up, "Accept: text/event-stream"));
+        cr_expect (s_has (&up, "Expect:"), "no 100-continue round trip");
+        cr_expect_str_eq (s_credential (&up), cases [i].credential, "case %zu: the provider's key wins", i);
+        cr_expect_str_eq (up.credential, "key");
+        if (cases [i].extra)
+            cr_expect (s_has (&up, cases [i].extra), "case %zu", i);
+        sl_upstream_clear (&up);
+    }
+}
+
+Test (sl_upstream, the_clients_credential_forwarded_the_upstreams_way)
+{
+    struct { int dialect; const char *client; bool forward; const char *line; } cases [] = {
+        { SL_DIALECT_OPENAI, "Authorization: Bearer c1", true, "Authorization: Bearer c1" },
+        { SL_DIALECT_ANTHROPIC, "x-api-key: c2", true, "x-api-key: c2" },
+        { SL_DIALECT_ANTHROPIC, "Authorization: Bearer c3", true, "x-api-key: c3" },
+        { SL_DIALECT_OPENAI, "x-api-key: c4", true, "Authorization: Bearer c4" },
+        { SL_DIALECT_GEMINI, "Authorization: bearer c5", true, "x-goog-api-key: c5" },
+        { SL_DIALECT_RESPONSES, "x-goog-api-key: c6", true, "Authorization: Bearer c6" },
+        { SL_DIALECT_OPENAI, "Authorization: Bearer c7", false, "" },
+        { SL_DIALECT_OPENAI, "Authorization: Bearer c8\r\nX-Evil: 1", true, "" },
+        { SL_DIALECT_OPENAI, "no colon", true, "" },
+        { SL_DIALECT_ANTHROPIC, "Authorization: Bearer ", true, "" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        sl_upstream_t up;
+        cr_assert_eq (sl_upstream_prepare (sl_dialect_get (cases [i].dialect), "http://u", SL_STR_LIT ("m"), "",
+                                           cases [i].forward, sl_str (cases [i].client), &up), 0);
+        cr_expect_str_eq (s_credential (&up), cases [i].line, "case %zu", i);
+        cr_expect_str_eq (up.credential, cases [i].line [0] ? "client" : "none", "case %zu", i);
+        sl_upstream_clear (&up);
+    }
+}
+
+Test (sl_upstream, gemini_models_in_the_path)
+{
+    const sl_dialect_t *g = sl_dialect_get (SL_DIALECT_GEMINI);
+    sl_upstream_t up;
+    cr_assert_eq (sl_upstream_prepare (g, "http://u", SL_STR_LIT ("models/gemini-x"), NULL, false,
+                                       SL_STR_NULL, &up), 0);
+    cr_expect_str_eq (sl_buf_cstr (&up.url), "http://u/models/gemini-x:streamGenerateContent?alt=sse",
+                      "a models/ prefix is the path's own");
+    sl_upstream_clear (&up);
+    cr_assert_eq (sl_upstream_prepare (g, "http://u", SL_STR_LIT ("a/b c?"), NULL, false, SL_STR_NULL, &up), 0);
+    cr_expect_str_eq (sl_buf_cstr (&up.url), "http://u/models/a%2Fb%20c%3F:streamGenerateContent?alt=sse",
+                      "escaped");
+    sl_upstream_clear (&up);
+    cr_expect_eq (sl_upstream_prepare (g, "http://u", SL_STR_LIT (""), NULL, false, SL_STR_NULL, &up), -1);
+    sl_upstream_clear (&up);
+    char big [300];
+    memset (big, 'm', sizeof big);
+    cr_expect_eq (sl_upstream_prepare (g, "http://u", sl_str_n (big, sizeof big), NULL, false, SL_STR_NULL, &up), -1);
+    sl_upstream_clear (&up);
+}
+
+Test (sl_upstream, credential_lines_from_any_dialect)
+{
+    sl_buf_t out = { 0 };
+    sl_upstream_credential (sl_dialect_get (SL_DIALECT_ANTHROPIC), SL_STR_LIT ("X-API-KEY: k"), &out);
+    cr_expect_str_eq (sl_buf_cstr (&out), "X-API-KEY: k", "its own header, as it came");
+    sl_buf_reset (&out);
+    sl_upstream_credential (sl_dialect_get (SL_DIALECT_GEMINI), SL_STR_LIT ("authorization:   Bearer  k"), &out);
+    cr_expect_str_eq (sl_buf_cstr (&out), "x-goog-api-key:  k");
+    sl_buf_free (&out);
+}

@@ -1,0 +1,212 @@
+/*  Unit tests: common/llm/sl_providers (providers, model routes, the routes file). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/llm/sl_providers.h"
+#include "proto/sl_msg.h"
+
+static sl_providers_t *
+s_parse (const char *text, char **error)
+{
+    return sl_providers_parse (text, strlen (text), "routes.yaml", error);
+}
+
+static const char *
+s_match (sl_providers_t *r, const char *model, int dialect)
+{
+    const sl_provider_t *p = sl_providers_match (r, sl_str (model), dialect);
+    return p ? p->name : "(none)";
+}
+
+Test (sl_providers, defaults_one_provider_per_dialect)
+{
+    sl_providers_t *r = sl_providers_new_default ("https://api.openai.com/v1/", "https://api.anthropic.com",
+                                            "https://generativelanguage.googleapis.com/v1beta");
+    cr_assert_not_null (r);
+    cr_expect_eq (sl_providers_provider_count (r), 4);
+    cr_expect_eq (sl_providers_route_count (r), 0);
+    cr_expect_str_eq (s_match (r, "gpt-4o", SL_DIALECT_OPENAI), "openai");
+    cr_expect_str_eq (s_match (r, "gpt-4o", SL_DIALECT_RESPONSES), "responses");
+    cr_expect_str_eq (s_match (r, "claude-sonnet-4", SL_DIALECT_ANTHROPIC), "anthropic");
+    cr_expect_str_eq (s_match (r, "gemini-2.5-pro", SL_DIALECT_GEMINI), "gemini");
+    const sl_provider_t *p = sl_providers_find (r, SL_STR_LIT ("openai"));
+    cr_assert_not_null (p);
+    cr_expect_str_eq (p->base_url, "https://api.openai.com/v1", "trailing slash dropped");
+    cr_expect_str_eq (p->key_env, "OPENAI_API_KEY");
+    cr_expect (p->forward_auth);
+    cr_expect_str_eq (sl_providers_find (r, SL_STR_LIT ("gemini"))->key_env, "GEMINI_API_KEY");
+    cr_expect_str_eq (sl_providers_find (r, SL_STR_LIT ("anthropic"))->key_env, "ANTHROPIC_API_KEY");
+    cr_expect_null (sl_providers_find (r, SL_STR_LIT ("nobody")));
+    sl_providers_destroy (&r);
+    sl_providers_destroy (&r);
+    cr_expect_null (sl_providers_new_default ("ftp://x", "https://a", "https://g"), "a bad base URL");
+}
+
+Test (sl_providers, first_matching_route_of_the_dialect_wins)
+{
+    char *error = NULL;
+    sl_providers_t *r = s_parse (
+        "version: 1\n"
+        "routes:\n"
+        "  - model: 'llama-*'\n"
+        "    provider: local\n"
+        "  - model: '*'\n"
+        "    provider: cloud\n"
+        "  - model: 'claude-*'\n"
+        "    provider: claude\n"
+        "providers:\n"
+        "  - name: cloud\n"
+        "    dialect: openai\n"
+        "    base_url: https://api.example.com/v1\n"
+        "    key_env: CLOUD_KEY\n"
+        "  - name: local\n"
+        "    dialect: openai\n"
+        "    base_url: http://127.0.0.1:8000/v1\n"
+        "    forward_client_auth: false\n"
+        "  - name: claude\n"
+        "    dialect: anthropic\n"
+        "    base_url: https://api.anthropic.com\n", &error);
+    cr_assert_not_null (r, "%s", error ? error : "");
+    cr_expect_eq (sl_providers_provider_count (r), 3);
+    cr_expect_eq (sl_providers_route_count (r), 3);
+    cr_expect_str_eq (sl_providers_route (r, 0)->model, "llama-*");
+    cr_expect_null (sl_providers_route (r, 3));
+    cr_expect_str_eq (s_match (r, "llama-3-70b", SL_DIALECT_OPENAI), "local");
+    cr_expect_str_eq (s_match (r, "gpt-4o", SL_DIALECT_OPENAI), "cloud");
+    cr_expect_str_eq (s_match (r, "claude-opus", SL_DIALECT_OPENAI), "cloud", "'*' comes first for openai");
+    cr_expect_str_eq (s_match (r, "claude-opus", SL_DIALECT_ANTHROPIC), "claude");
+    cr_expect_str_eq (s_match (r, "anything", SL_DIALECT_ANTHROPIC), "claude", "first provider of the dialect");
+    cr_expect_str_eq (s_match (r, "gemini-pro", SL_DIALECT_GEMINI), "(none)");
+    cr_expect_str_eq (s_match (r, "llama-3", 0), "local", "any dialect");
+    const sl_provider_t *local = sl_providers_find (r, SL_STR_LIT ("local"));
+    cr_expect_not (local->forward_auth);
+    cr_expect_str_eq (local->key_env, "");
+    sl_providers_destroy (&r);
+}
+
+Test (sl_providers, model_names_that_cannot_match)
+{
+    sl_providers_t *r = sl_providers_new ();
+    sl_provider_t p = { "a", SL_DIALECT_OPENAI, "http://h", "", true };
+    cr_expect_eq (sl_providers_add_provider (r, &p), 0);
+    cr_expect_eq (sl_providers_add_provider (r, &p), -1, "name taken");
+    sl_provider_t q = { "b", SL_DIALECT_OPENAI, "http://h2", "", true };
+    cr_expect_eq (sl_providers_add_provider (r, &q), 0);
+    cr_expect_eq (sl_providers_add_route (r, "x*", "b"), 0);
+    cr_expect_eq (sl_providers_add_route (r, "y*", "nobody"), -1);
+    cr_expect_str_eq (s_match (r, "xyz", SL_DIALECT_OPENAI), "b");
+    //  A model with a NUL byte, or absent, takes the dialect's default.
+    const sl_provider_t *m = sl_providers_match (r, sl_str_n ("x\0y", 3), SL_DIALECT_OPENAI);
+    cr_expect_str_eq (m->name, "a");
+    m = sl_providers_match (r, SL_STR_NULL, SL_DIALECT_OPENAI);
+    cr_expect_str_eq (m->name, "a");
+    sl_provider_t bad [] = {
+        { "c d", SL_DIALECT_OPENAI, "http://h", "", true },
+        { "c", 0, "http://h", "", true },
+        { "c", SL_DIALECT_OPENAI, "h", "", true },
+        { "c", SL_DIALECT_OPENAI, "http://", "", true },
+        { "c", SL_DIALECT_OPENAI, "http://h", "sk-secret-key", true },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++)
+        cr_expect_eq (sl_providers_add_provider (r, &bad [i]), -1, "bad provider %zu", i);
+    sl_providers_destroy (&r);
+}
+
+Test (sl_providers, errors_name_file_line_column_and_reason)
+{
+    struct {
+        const char *text;
+        const char *error;
+    } cases [] = {
+        { "providers: [", "routes.yaml:2:1: " },
+        { "", "routes.yaml:1:1: the routes file is empty" },
+        { "routes: []\n", "routes.yaml:1:1: the routes file needs a providers list" },
+        { "version: 2\nproviders: []\n", "routes.yaml:1:10: this sluice reads routes version 1" },
+        { "providers: {}\n", "routes.yaml:1:12: providers must be a list" },
+        { "extra: 1\nproviders: []\n", "routes.yaml:1:1: unknown field 'extra'" },
+        { "providers:\n  - name: a\n    dialect: cobol\n    base_url: http://h\n",
+          "routes.yaml:3:14: unknown dialect 'cobol'" },
+        { "providers:\n  - name: a\n    dialect: openai\n", "routes.yaml:2:5: a provider needs name, dialect and base_url" },
+        { "providers:\n  - name: a\n    dialect: openai\n    base_url: h\n",
+          "routes.yaml:4:15: base_url must be an http:// or https:// URL" },
+        { "providers:\n  - name: a\n    dialect: openai\n    base_url: http://h\n    key_env: sk-123\n",
+          "routes.yaml:5:14: key_env names an environment variable" },
+        { "providers:\n  - name: a\n    dialect: openai\n    base_url: http://h\n    colour: red\n",
+          "routes.yaml:5:5: unknown provider field 'colour'" },
+        { "providers:\n  - name: a\n    dialect: openai\n    base_url: http://h\n"
+          "  - name: a\n    dialect: openai\n    base_url: http://h\n",
+          "routes.yaml:5:5: provider 'a' is defined twice" },
+        { "providers:\n  - name: a\n    dialect: openai\n    base_url: http://h\nroutes:\n  - model: x\n    provider: b\n",
+          "routes.yaml:7:15: route names unknown provider 'b'" },
+        { "providers:\n  - name: a\n    dialect: openai\n    base_url: http://h\nroutes:\n  - model: x\n",
+          "routes.yaml:6:5: a route needs model and provider" },
+        { "providers:\n  - name: a\n    dialect: openai\n    base_url: http://h\n    forward_client_auth: maybe\n",
+          "routes.yaml:5:26: forward_client_auth must be true or false" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        char *error = NULL;
+        sl_providers_t *r = s_parse (cases [i].text, &error);
+        cr_expect_null (r, "case %zu is refused", i);
+        cr_expect (error && strncmp (error, cases [i].error, strlen (cases [i].error)) == 0,
+                   "case %zu: got '%s', want '%s...'", i, error ? error : "(none)", cases [i].error);
+        free (error);
+        sl_providers_destroy (&r);
+    }
+}
+
+Test (sl_providers, load_from_a_file)
+{
+    char path [] = "/tmp/sluice-routes-XXXXXX";
+    int fd = mkstemp (path);
+    cr_assert (fd >= 0);
+    const char *text = "providers:\n  - name: mock\n    dialect: gemini\n    base_url: http://127.0.0.1:9/v1beta\n";
+    cr_assert_eq (write (fd, text, strlen (text)), (ssize_t) strlen (text));
+    close (fd);
+    char *error = NULL;
+    sl_providers_t *r = sl_providers_load (path, &error);
+    cr_assert_not_null (r, "%s", error ? error : "");
+    cr_expect_str_eq (s_match (r, "gemini-x", SL_DIALECT_GEMINI), "mock");
+    sl_providers_destroy (&r);
+    unlink (path);
+    r = sl_providers_load (path, &error);
+    cr_expect_null (r);
+    cr_expect (error && strstr (error, "cannot open"), "%s", error ? error : "");
+    free (error);
+}
+
+//  A route may name a provider of any dialect: the client's own is
+//  preferred when a route offers one, else the first that matches.
+Test (sl_providers, pick_crosses_dialects_when_the_routes_say_so)
+{
+    const char text [] =
+        "providers:\n"
+        "  - { name: oa, dialect: openai, base_url: http://o }\n"
+        "  - { name: ant, dialect: anthropic, base_url: http://a }\n"
+        "  - { name: gem, dialect: gemini, base_url: http://g }\n"
+        "routes:\n"
+        "  - { model: 'claude-*', provider: ant }\n"
+        "  - { model: shared, provider: ant }\n"
+        "  - { model: shared, provider: oa }\n"
+        "  - { model: '*@gemini', provider: gem }\n";
+    char *error = NULL;
+    sl_providers_t *r = sl_providers_parse (text, sizeof text - 1, "r", &error);
+    cr_assert_not_null (r, "%s", error ? error : "");
+    cr_expect_str_eq (sl_providers_pick (r, SL_STR_LIT ("claude-x"), SL_DIALECT_OPENAI)->name, "ant",
+                      "the only route: another dialect");
+    cr_expect_str_eq (sl_providers_pick (r, SL_STR_LIT ("shared"), SL_DIALECT_OPENAI)->name, "oa",
+                      "the client's own dialect first");
+    cr_expect_str_eq (sl_providers_pick (r, SL_STR_LIT ("shared"), SL_DIALECT_GEMINI)->name, "ant",
+                      "none of its dialect: the first route");
+    cr_expect_str_eq (sl_providers_pick (r, SL_STR_LIT ("mock-text@gemini"), SL_DIALECT_ANTHROPIC)->name, "gem");
+    cr_expect_str_eq (sl_providers_pick (r, SL_STR_LIT ("gpt-x"), SL_DIALECT_ANTHROPIC)->name, "ant",
+                      "no route: the default of the client's dialect");
+    cr_expect_str_eq (sl_providers_pick (r, SL_STR_LIT ("gpt-x"), SL_DIALECT_RESPONSES)->name, "oa",
+                      "no provider of its dialect: the first provider");
+    sl_providers_destroy (&r);
+    sl_providers_t *empty = sl_providers_new ();
+    cr_expect_null (sl_providers_pick (empty, SL_STR_LIT ("x"), SL_DIALECT_OPENAI));
+    sl_providers_destroy (&empty);
+}
