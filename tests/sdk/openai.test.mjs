@@ -288,11 +288,15 @@ for (const upstream of UPSTREAMS) {
   });
 }
 
-test('what cannot cross: structured output to an Anthropic upstream is a 400 naming it', async () => {
+test('what cannot cross: JSON output without a schema to an Anthropic upstream is a 400 naming it', async () => {
   await assert.rejects(client.chat.completions.create({ model: at('mock-text', 'anthropic'), messages: ask,
-    response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object' } } } }),
-  (err) => err instanceof OpenAI.BadRequestError && /structured output/.test(err.message)
+    response_format: { type: 'json_object' } }),
+  (err) => err instanceof OpenAI.BadRequestError && /JSON output without a schema/.test(err.message)
     && /anthropic upstream/.test(err.message));
+  // A JSON schema crosses: Messages' structured output (output_config.format).
+  const schema = await client.chat.completions.create({ model: at('mock-text', 'anthropic'), messages: ask,
+    response_format: { type: 'json_schema', json_schema: { name: 'w', schema: { type: 'object' } } } });
+  assert.equal(schema.choices[0].finish_reason, 'stop');
   await assert.rejects(client.chat.completions.create({ model: at('mock-text', 'gemini'), messages: [
     { role: 'user', content: [{ type: 'text', text: 'what is this?' },
       { type: 'image_url', image_url: { url: 'https://example.invalid/cat.png' } }] }] }),
