@@ -58,6 +58,7 @@ static const s_field_t s_fields [] = {
     FIELD ("f",     F_U32,   flags),
     FIELD ("fin",   F_U8,    finish),
     FIELD ("finr",  F_STR,   finish_raw),
+    FIELD ("fwd",   F_STR,   passthrough),
     FIELD ("hdrs",  F_BIN,   headers),
     FIELD ("hist",  F_BIN,   history),
     FIELD_P ("i",   F_I32,   index, P_NONNEG),

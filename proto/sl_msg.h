@@ -222,6 +222,7 @@ typedef struct {
     sl_str_t headers;                   //  "hdrs" JSON object, policy headers
     sl_str_t last_user;                 //  "lu"  last user message text
     sl_str_t auth;                      //  "auth" client credential (REQ only)
+    sl_str_t passthrough;               //  "fwd" client header lines the upstream gets as sent (REQ only)
     uint8_t action;                     //  "act" sl_action_t
     uint8_t check;                      //  "chk" sl_check_t
     sl_str_t rule;                      //  "rule" rule id

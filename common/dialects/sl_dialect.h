@@ -100,6 +100,11 @@ struct _sl_dialect_t {
     const char *scheme;                 //  text before the key in it ("Bearer "), or ""
     const char *query_key;              //  a query parameter clients may send the key in, or NULL
     const char *const *headers;         //  fixed request headers, NULL-terminated
+    //  Optional: client headers an upstream of this dialect gets as the
+    //  client sent them, when the request does not cross dialects (the
+    //  beta features an Anthropic body uses: anthropic-beta); NULL-
+    //  terminated, or NULL for none.
+    const char *const *passthrough;
     const sl_decoder_vt_t *decoder;     //  the provider's stream
     //  The normalized finish (sl_finish_t) of one of this provider's raw
     //  finish values; SL_FIN_NONE when it is not one of them.

@@ -37,6 +37,30 @@ sl_upstream_credential (const sl_dialect_t *d, sl_str_t line, sl_buf_t *out)
     sl_buf_append (out, v, (size_t) (end - v));
 }
 
+//  Is the name of a header line one of d's passthrough headers?
+static bool
+s_passes (const sl_dialect_t *d, sl_str_t line)
+{
+    const char *colon = memchr (line.ptr, ':', line.len);
+    size_t n = (size_t) (colon - line.ptr);
+    for (const char *const *h = d->passthrough; h && *h; h++)
+        if (strlen (*h) == n && strncasecmp (line.ptr, *h, n) == 0)
+            return true;
+    return false;
+}
+
+void
+sl_upstream_passthrough (const sl_dialect_t *d, sl_header_fn *header, void *arg, sl_buf_t *out)
+{
+    for (const char *const *h = d->passthrough; h && *h; h++) {
+        const char *value = header (arg, *h);
+        if (!value || strpbrk (value, "\r\n")
+        ||  out->len + strlen (*h) + strlen (value) + 3 > SL_UPSTREAM_PASSTHROUGH_MAX)
+            continue;
+        sl_buf_printf (out, "%s: %s\n", *h, value);
+    }
+}
+
 static sl_buf_t *
 s_header (sl_upstream_t *self)
 {
@@ -45,7 +69,7 @@ s_header (sl_upstream_t *self)
 
 int
 sl_upstream_prepare (const sl_dialect_t *d, const char *base_url, sl_str_t model, const char *key,
-                     bool forward, sl_str_t client, sl_upstream_t *out)
+                     bool forward, sl_str_t client, sl_str_t passthrough, sl_upstream_t *out)
 {
     memset (out, 0, sizeof *out);
     out->credential = "none";
@@ -58,6 +82,18 @@ sl_upstream_prepare (const sl_dialect_t *d, const char *base_url, sl_str_t model
         sl_buf_t *b = s_header (out);
         if (b)
             sl_buf_puts (b, *h);
+    }
+    //  The client's lines, one by one: a name the dialect does not list
+    //  or a line that is not one header goes nowhere.
+    for (const char *p = passthrough.ptr, *end = p + passthrough.len; p && p < end;) {
+        const char *nl = memchr (p, '\n', (size_t) (end - p));
+        sl_str_t line = sl_str_n (p, (size_t) ((nl ? nl : end) - p));
+        p = nl ? nl + 1 : end;
+        if (s_valid_line (line) && s_passes (d, line)) {
+            sl_buf_t *b = s_header (out);
+            if (b)
+                sl_buf_append_str (b, line);
+        }
     }
     sl_buf_t *b = s_header (out);
     if (!b)

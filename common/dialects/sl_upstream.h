@@ -16,7 +16,8 @@
 #include "common/base/sl_buf.h"
 #include "common/dialects/sl_dialect.h"
 
-#define SL_UPSTREAM_HEADERS_MAX 8
+#define SL_UPSTREAM_HEADERS_MAX 12
+#define SL_UPSTREAM_PASSTHROUGH_MAX 4096    //  bytes of a client's passthrough headers
 
 typedef struct {
     sl_buf_t url;
@@ -27,10 +28,17 @@ typedef struct {
 
 //  Prepare a call to a provider of dialect d at base_url for model. key:
 //  the provider's key ("" or NULL: none); client: the client's credential
-//  header line, forwarded when there is no key and forward is true. 0 ok;
-//  -1 when the model cannot be named in the dialect's URL.
+//  header line, forwarded when there is no key and forward is true;
+//  passthrough: the client's header lines that go as sent
+//  (sl_upstream_passthrough; only well-formed lines of names d lists are
+//  sent). 0 ok; -1 when the model cannot be named in the dialect's URL.
 int sl_upstream_prepare (const sl_dialect_t *d, const char *base_url, sl_str_t model, const char *key,
-                         bool forward, sl_str_t client, sl_upstream_t *out);
+                         bool forward, sl_str_t client, sl_str_t passthrough, sl_upstream_t *out);
+//  The client's headers of the names d's upstream gets as sent
+//  (sl_dialect_t.passthrough), each "Name: value" and a line end,
+//  appended to out (at most SL_UPSTREAM_PASSTHROUGH_MAX bytes; a value
+//  with a line break is left out).
+void sl_upstream_passthrough (const sl_dialect_t *d, sl_header_fn *header, void *arg, sl_buf_t *out);
 //  Free what it holds; the credential's bytes are wiped first.
 void sl_upstream_clear (sl_upstream_t *self);
 //  The credential line for dialect d from a client's line of any dialect

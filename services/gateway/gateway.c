@@ -35,6 +35,7 @@
 #include "common/dialects/sl_models.h"
 #include "common/dialects/sl_clientkey.h"
 #include "common/dialects/sl_job.h"
+#include "common/dialects/sl_upstream.h"
 #include "common/llm/sl_llm_cache.h"
 #include "common/llm/sl_llm_client.h"
 #include "common/policy/sl_policyfile.h"
@@ -695,6 +696,13 @@ s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdi
     job.last_user = sl_buf_str (&parsed->last_user);
     if (auth.len)
         job.auth = sl_buf_str (&auth);
+    //  The headers the client's dialect sends its own upstream as they are
+    //  (the beta features an Anthropic body uses), when it goes to one.
+    sl_buf_t passthrough = { 0 };
+    if (parsed->upstream_dialect == parsed->client_dialect)
+        sl_upstream_passthrough (sl_dialect_get (parsed->client_dialect), s_header, req, &passthrough);
+    if (passthrough.len)
+        job.passthrough = sl_buf_str (&passthrough);
     //  Whose request it is, for the audit: the id of the key, never the key.
     char key_id [SL_KEY_ID_SIZE];
     const char *key = sl_clientkey_of (s_header, s_query, req);
@@ -726,6 +734,7 @@ s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdi
     s->heard_at = zclock_mono ();       //  judging the request took its own time
     sl_router_flush (self->router);
     sl_buf_free (&auth);
+    sl_buf_free (&passthrough);
     sl_buf_free (&history);
     //  The job (the request as it goes upstream) is kept apart until an
     //  ingest answers; the client's own body is not needed any more, and

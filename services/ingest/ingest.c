@@ -584,7 +584,7 @@ s_prepare (s_stream_t *s, const sl_msg_t *req)
     const char *key = p->key_env [0] ? getenv (p->key_env) : NULL;
     sl_upstream_t up;
     int rc = sl_upstream_prepare (sl_dialect_get (s->dialect), p->base_url, req->model, key, p->forward_auth,
-                                  req->auth, &up);
+                                  req->auth, req->passthrough, &up);
     if (rc == 0) {
         sl_buf_append_str (&s->url, sl_buf_str (&up.url));
         for (size_t i = 0; i < up.header_count; i++)
@@ -930,6 +930,7 @@ s_start (ingest_t *self, const sl_msg_t *req, sl_str_t peer)
     start.type = SL_MSG_START;
     start.body = SL_STR_NULL;
     start.auth = SL_STR_NULL;           //  credentials stop here
+    start.passthrough = SL_STR_NULL;    //  so do the client's headers
     start.provider = p ? sl_str (p->name) : SL_STR_NULL;
     start.flags &= ~SL_F_DENIED;
     start.code = start.message = SL_STR_NULL;

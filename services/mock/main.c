@@ -68,6 +68,7 @@ struct _s_app_t {
     long delay_ms;
     const char *replay_dir;             //  NULL: replay disabled
     FILE *record;                       //  --record: every completion request, one line each
+    const char *record_header;          //  --record-header: this header's value too, or NULL
     s_attempt_t attempts [MOCK_ATTEMPTS];
     size_t attempt_next;                //  ring position for a new body
     s_stream_t *live;                   //  streams being answered
@@ -327,6 +328,9 @@ s_on_request (void *arg, sl_http_req_t *req)
         fprintf (app->record, "%s\t", path);
         for (size_t i = 0; i < body.len; i++)
             fputc (body.ptr [i] == '\n' ? ' ' : body.ptr [i], app->record);
+        const char *value = app->record_header ? sl_http_req_header (req, app->record_header) : NULL;
+        if (value)
+            fprintf (app->record, "\t%s: %s", app->record_header, value);
         fputc ('\n', app->record);
         fflush (app->record);
     }
@@ -394,6 +398,7 @@ main (int argc, char **argv)
     const char *delay = "20";
     const char *replay_dir = "";
     const char *record = "";
+    const char *record_header = "";
     sl_opt_t opts [] = {
         { "host", "SLUICE_MOCK_HOST", &host, "address to listen on" },
         { "port", "SLUICE_MOCK_PORT", &port, "port to listen on" },
@@ -402,6 +407,8 @@ main (int argc, char **argv)
           "directory of recorded streams served to model mock-replay/<file> (empty: off)" },
         { "record", NULL, &record, "append every completion request received to this file, one line each "
                                    "(path, a tab, the body; empty: off)" },
+        { "record-header", NULL, &record_header, "with --record: after the body, a tab and this request header "
+                                                 "(\"Name: value\") when the request has it" },
         SL_OPT_END
     };
     int code;
@@ -413,6 +420,7 @@ main (int argc, char **argv)
     app->service = svc;
     app->delay_ms = sl_opts_long (delay);
     app->replay_dir = *replay_dir ? replay_dir : NULL;
+    app->record_header = *record_header ? record_header : NULL;
     if (*record && !(app->record = fopen (record, "a"))) {
         sl_log_error ("bad_option", "--record: cannot open %s", record);
         free (app);

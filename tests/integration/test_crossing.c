@@ -36,7 +36,7 @@ s_rig_start (s_rig_t *rig)
     cr_assert_not_null (mkdtemp (rig->dir));
     snprintf (rig->record, sizeof rig->record, "%s/received.txt", rig->dir);
     snprintf (rig->record_arg, sizeof rig->record_arg, "%s", rig->record);
-    const char *mock_args [] = { "--record", rig->record_arg, NULL };
+    const char *mock_args [] = { "--record", rig->record_arg, "--record-header", "anthropic-beta", NULL };
     rig->stack = stack_start (&(stack_opts_t) { .mock_delay_ms = 1, .routes_text = s_routes, .mock_args = mock_args });
     cr_assert_not_null (rig->stack, "the stack starts");
 }
@@ -86,7 +86,10 @@ Test (crossing, claude_codes_system_message_same_dialect_and_to_every_upstream)
     s_rig_t rig;
     s_rig_start (&rig);
     sl_buf_t out = { 0 }, seen = { 0 };
-    const char *headers [] = { "Content-Type: application/json", "anthropic-version: 2023-06-01", NULL };
+    //  The beta features the body uses (context management, effort), named
+    //  in the header today's Claude Code sends with them.
+    const char *headers [] = { "Content-Type: application/json", "anthropic-version: 2023-06-01",
+                               "anthropic-beta: " CLAUDE_CODE_BETAS, NULL };
     for (size_t i = 0; i < sizeof upstreams / sizeof upstreams [0]; i++) {
         const s_upstream_t *u = &upstreams [i];
         char model [64], body [2048];
@@ -104,6 +107,13 @@ Test (crossing, claude_codes_system_message_same_dialect_and_to_every_upstream)
                    received);
         cr_expect_not_null (strstr (received, u->says), "%s: the system message as %s says it:\n%s", model,
                             u->path, received);
+        //  Its own provider gets the betas as sent; another gets a body of
+        //  its own dialect, without them.
+        const char *betas = strstr (received, "\tanthropic-beta: " CLAUDE_CODE_BETAS "\n");
+        if (u->suffix [0])
+            cr_expect_null (strstr (received, "anthropic-beta"), "%s: %s", model, received);
+        else
+            cr_expect_not_null (betas, "%s: anthropic-beta goes to its own upstream as sent: %s", model, received);
     }
     sl_buf_free (&out);
     sl_buf_free (&seen);

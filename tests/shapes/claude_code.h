@@ -17,5 +17,10 @@
     "\"thinking\":{\"type\":\"adaptive\"},\"output_config\":{\"effort\":\"high\"}," \
     "\"context_management\":{\"edits\":[{\"type\":\"clear_thinking_20251015\",\"keep\":\"all\"}]}}"
 #define CLAUDE_CODE_SYSTEM_MESSAGE "Available agent types: general-purpose."
+//  The anthropic-beta header it sends with such a request (2.1.332).
+#define CLAUDE_CODE_BETAS \
+    "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27," \
+    "mid-conversation-tool-changes-2026-07-01,thinking-token-count-2026-05-13,advanced-tool-use-2025-11-20," \
+    "effort-2025-11-24"
 
 #endif

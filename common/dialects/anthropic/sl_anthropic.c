@@ -94,6 +94,7 @@ s_model_list (const sl_model_entry_t *models, size_t count, sl_buf_t *out)
 }
 
 static const char *const s_headers [] = { S_VERSION_HEADER ": " S_VERSION, NULL };
+static const char *const s_passthrough [] = { "anthropic-beta", NULL };
 
 const sl_dialect_t sl_anthropic_dialect = {
     .id = SL_DIALECT_ANTHROPIC,
@@ -106,6 +107,7 @@ const sl_dialect_t sl_anthropic_dialect = {
     .credential = "x-api-key",
     .scheme = "",
     .headers = s_headers,
+    .passthrough = s_passthrough,
     .decoder = &sl_anthropic_decoder,
     .finish = s_finish,
     .renderer = &sl_anthropic_renderer,

@@ -1,5 +1,7 @@
 /*  Unit tests: common/dialects/sl_upstream. */
 #include <criterion/criterion.h>
+#include <string.h>
+#include <strings.h>
 
 #include "common/dialects/sl_upstream.h"
 
@@ -36,7 +38,7 @@ Test (sl_upstream, each_dialect_its_url_headers_and_key)
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
         sl_upstream_t up;
         cr_assert_eq (sl_upstream_prepare (sl_dialect_get (cases [i].dialect), "http://u/v1", SL_STR_LIT ("m-1"),
-                                           "K", true, SL_STR_LIT ("Authorization: Bearer client"), &up), 0);
+                                           "K", true, SL_STR_LIT ("Authorization: Bearer client"), SL_STR_NULL, &up), 0);
         cr_expect_str_eq (sl_buf_cstr (&up.url), cases [i].url, "case %zu", i);
         cr_expect (s_has (&up, "Content-Type: application/json"));
         cr_expect (s_has (&up, "Accept: text/event-stream"));
@@ -66,7 +68,7 @@ Test (sl_upstream, the_clients_credential_forwarded_the_upstreams_way)
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
         sl_upstream_t up;
         cr_assert_eq (sl_upstream_prepare (sl_dialect_get (cases [i].dialect), "http://u", SL_STR_LIT ("m"), "",
-                                           cases [i].forward, sl_str (cases [i].client), &up), 0);
+                                           cases [i].forward, sl_str (cases [i].client), SL_STR_NULL, &up), 0);
         cr_expect_str_eq (s_credential (&up), cases [i].line, "case %zu", i);
         cr_expect_str_eq (up.credential, cases [i].line [0] ? "client" : "none", "case %zu", i);
         sl_upstream_clear (&up);
@@ -78,19 +80,19 @@ Test (sl_upstream, gemini_models_in_the_path)
     const sl_dialect_t *g = sl_dialect_get (SL_DIALECT_GEMINI);
     sl_upstream_t up;
     cr_assert_eq (sl_upstream_prepare (g, "http://u", SL_STR_LIT ("models/gemini-x"), NULL, false,
-                                       SL_STR_NULL, &up), 0);
+                                       SL_STR_NULL, SL_STR_NULL, &up), 0);
     cr_expect_str_eq (sl_buf_cstr (&up.url), "http://u/models/gemini-x:streamGenerateContent?alt=sse",
                       "a models/ prefix is the path's own");
     sl_upstream_clear (&up);
-    cr_assert_eq (sl_upstream_prepare (g, "http://u", SL_STR_LIT ("a/b c?"), NULL, false, SL_STR_NULL, &up), 0);
+    cr_assert_eq (sl_upstream_prepare (g, "http://u", SL_STR_LIT ("a/b c?"), NULL, false, SL_STR_NULL, SL_STR_NULL, &up), 0);
     cr_expect_str_eq (sl_buf_cstr (&up.url), "http://u/models/a%2Fb%20c%3F:streamGenerateContent?alt=sse",
                       "escaped");
     sl_upstream_clear (&up);
-    cr_expect_eq (sl_upstream_prepare (g, "http://u", SL_STR_LIT (""), NULL, false, SL_STR_NULL, &up), -1);
+    cr_expect_eq (sl_upstream_prepare (g, "http://u", SL_STR_LIT (""), NULL, false, SL_STR_NULL, SL_STR_NULL, &up), -1);
     sl_upstream_clear (&up);
     char big [300];
     memset (big, 'm', sizeof big);
-    cr_expect_eq (sl_upstream_prepare (g, "http://u", sl_str_n (big, sizeof big), NULL, false, SL_STR_NULL, &up), -1);
+    cr_expect_eq (sl_upstream_prepare (g, "http://u", sl_str_n (big, sizeof big), NULL, false, SL_STR_NULL, SL_STR_NULL, &up), -1);
     sl_upstream_clear (&up);
 }
 
@@ -103,4 +105,55 @@ Test (sl_upstream, credential_lines_from_any_dialect)
     sl_upstream_credential (sl_dialect_get (SL_DIALECT_GEMINI), SL_STR_LIT ("authorization:   Bearer  k"), &out);
     cr_expect_str_eq (sl_buf_cstr (&out), "x-goog-api-key:  k");
     sl_buf_free (&out);
+}
+
+static const char *
+s_headers_of (void *arg, const char *name)
+{
+    const char *const *h = arg;
+    for (; h [0]; h += 2)
+        if (strcasecmp (h [0], name) == 0)
+            return h [1];
+    return NULL;
+}
+
+//  What the client's dialect says goes to its own upstream as sent (an
+//  Anthropic client's anthropic-beta: the beta features its body uses),
+//  and nothing else.
+Test (sl_upstream, the_clients_passthrough_headers_go_as_sent)
+{
+    const sl_dialect_t *a = sl_dialect_get (SL_DIALECT_ANTHROPIC);
+    const char *client [] = { "anthropic-beta", "context-management-2025-06-27,effort-2025-11-24",
+                              "x-api-key", "secret", "x-other", "1", NULL };
+    sl_buf_t lines = { 0 };
+    sl_upstream_passthrough (a, s_headers_of, client, &lines);
+    cr_expect_str_eq (sl_buf_cstr (&lines), "anthropic-beta: context-management-2025-06-27,effort-2025-11-24\n");
+    sl_upstream_passthrough (sl_dialect_get (SL_DIALECT_OPENAI), s_headers_of, client, &lines);
+    cr_expect_eq (lines.len, strlen ("anthropic-beta: context-management-2025-06-27,effort-2025-11-24\n"),
+                  "Chat Completions names none");
+    const char *broken [] = { "anthropic-beta", "a\r\nx-api-key: stolen", NULL };
+    sl_buf_t none = { 0 };
+    sl_upstream_passthrough (a, s_headers_of, broken, &none);
+    cr_expect_eq (none.len, 0, "a value with a line break is left out");
+
+    //  The ingest sends the lines of names the dialect lists, well-formed.
+    sl_buf_puts (&lines, "x-api-key: injected\nanthropic-beta\nAnthropic-Beta: second\n");
+    sl_upstream_t up;
+    cr_assert_eq (sl_upstream_prepare (a, "http://u", SL_STR_LIT ("m"), "K", false, SL_STR_NULL, sl_buf_str (&lines),
+                                       &up), 0);
+    cr_expect (s_has (&up, "anthropic-beta: context-management-2025-06-27,effort-2025-11-24"));
+    cr_expect (s_has (&up, "Anthropic-Beta: second"));
+    cr_expect_str_eq (s_credential (&up), "x-api-key: K", "a line of another name goes nowhere");
+    size_t keys = 0;
+    for (size_t i = 0; i < up.header_count; i++)
+        keys += strncasecmp (sl_buf_cstr (&up.header [i]), "x-api-key", 9) == 0;
+    cr_expect_eq (keys, 1, "one credential, the provider's");
+    sl_upstream_clear (&up);
+    //  Another dialect's upstream takes none of them.
+    cr_assert_eq (sl_upstream_prepare (sl_dialect_get (SL_DIALECT_OPENAI), "http://u", SL_STR_LIT ("m"), "K", false,
+                                       SL_STR_NULL, sl_buf_str (&lines), &up), 0);
+    for (size_t i = 0; i < up.header_count; i++)
+        cr_expect (strncasecmp (sl_buf_cstr (&up.header [i]), "anthropic-beta", 14) != 0);
+    sl_upstream_clear (&up);
+    sl_buf_free (&lines);
 }
