@@ -274,7 +274,8 @@ chaos: $(BUILD)/asan/tests/integration $(ASAN_BINS)
 # each agent's own binary in place; npm install, not npm ci, which refuses
 # this lock: it lacks opencode's packages for other systems), then
 # tests/integration/test_agents.c
-# runs each against a stack of its own. AGENTS=latest: the newest version
+# runs each against a stack of its own (the requests each case sent in
+# $(AGENTS_DIR)/requests). AGENTS=latest: the newest version
 # of each instead (tests/agents/install-latest.sh), in a folder of its own.
 AGENTS ?= pinned
 AGENTS_DIR = $(BUILD)/agents$(if $(filter latest,$(AGENTS)),-latest)
@@ -295,6 +296,7 @@ else
 	fi
 endif
 	@out=$$(mktemp); SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin SLUICE_AGENTS_BIN=$(CURDIR)/$(AGENTS_DIR)/node_modules/.bin \
+	  SLUICE_AGENTS_RECORD=$(CURDIR)/$(AGENTS_DIR)/requests \
 	  $(BUILD)/asan/tests/integration --filter 'agents/*' --jobs 1 > $$out 2>&1; rc=$$?; \
 	  grep -E '^agents:|^\[FAIL|^\[----\]|Synthesis' $$out; rm -f $$out; exit $$rc
 
