@@ -295,6 +295,7 @@ else
 	  && (cd $(AGENTS_DIR) && timeout 900 npm install --no-save --no-audit --no-fund --loglevel=error) || exit 1; \
 	fi
 endif
+	@rm -rf $(AGENTS_DIR)/requests
 	@out=$$(mktemp); SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin SLUICE_AGENTS_BIN=$(CURDIR)/$(AGENTS_DIR)/node_modules/.bin \
 	  SLUICE_AGENTS_RECORD=$(CURDIR)/$(AGENTS_DIR)/requests \
 	  $(BUILD)/asan/tests/integration --filter 'agents/*' --jobs 1 > $$out 2>&1; rc=$$?; \
