@@ -27,9 +27,9 @@
     agents sets it): the agents are large and not part of make test.
 
     With SLUICE_AGENTS_RECORD naming a directory (make agents sets it), the
-    mock records every request that reached it (--record), and each case's
-    go to <agent>-<scenario>.requests there (a line each: the path, a tab,
-    the body). A failed case prints what the stack said meanwhile: the
+    mock records every request that reaches it (--record), and each case's
+    requests go to <agent>-<scenario>.requests there (a line each: the
+    path, a tab, the body). A failed case prints what the stack said meanwhile: the
     mock's refusals, the ingest's upstream errors, every warning. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
