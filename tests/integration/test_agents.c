@@ -22,7 +22,8 @@
                  the provider's message
 
     and after each, no process holds a stream (sluice_streams_active of
-    every hop, the mock's mock_streams_active). Skipped unless
+    every hop, the mock's mock_streams_active). A case's home is removed
+    when it passes, kept when it fails. Skipped unless
     SLUICE_AGENTS_BIN names the installed agents' bin directory (make
     agents sets it): the agents are large and not part of make test.
 
@@ -153,6 +154,16 @@ s_run (const ag_env_t *e, const char *const *argv, const char *const *env, char 
     kill (-pid, SIGKILL);               //  whatever it left running
     *output = s_read (log);
     return exited && WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+//  Remove a run's home (the agent's caches, hundreds of MB for opencode).
+static void
+s_remove_home (const ag_env_t *e)
+{
+    char cmd [400];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", e->home);
+    if (system (cmd) != 0)
+        fprintf (stderr, "agents: cannot remove %s\n", e->home);
 }
 
 //  --------------------------------------------------------------------------
@@ -443,6 +454,7 @@ s_agent (int which)
     const char *line = strrchr (version, '\n') ? strrchr (version, '\n') + 1 : version;
     fprintf (stderr, "agents: %s %s (%s)\n", agent->name, line, agent->dialect);
     free (version);
+    s_remove_home (&e);
 
     for (size_t k = 0; k < sizeof s_scenarios / sizeof s_scenarios [0]; k++) {
         const scenario_t *sc = &s_scenarios [k];
@@ -506,7 +518,10 @@ s_agent (int which)
             s_show_log (s->gateway, logged [2], gateway_said, &budget);
             if (*requests)
                 fprintf (stderr, "agents:   the requests that reached the mock: %s\n", requests);
+            fprintf (stderr, "agents:   its home and working directory, kept: %s\n", e.home);
         }
+        else
+            s_remove_home (&e);
         cr_expect (ok, "%s, %s: exit %d, output:\n%s", agent->name, sc->name, status, output);
         cr_expect (freed, "%s, %s: the %s still holds %.0f stream(s)", agent->name, sc->name, which_hop, held);
         free (output);
