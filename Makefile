@@ -22,6 +22,9 @@
 #                   (npm, pinned in tests/agents/package-lock.json) into
 #                   build/agents and run each through a stack (not part of
 #                   make test: the agents are large)
+#   make agents AGENTS=latest  the same with the newest published version
+#                   of each (npm view), installed into build/agents-latest;
+#                   prints the versions beside the pins
 #
 # Layout: common/ and proto/ are the libraries (common/stages/ the stage
 # libraries: pure, no sockets); services/<name>/sl_*.c are libraries of
@@ -272,20 +275,30 @@ chaos: $(BUILD)/asan/tests/integration $(ASAN_BINS)
 # each agent's own binary in place; npm install, not npm ci, which refuses
 # this lock: it lacks opencode's packages for other systems), then
 # tests/integration/test_agents.c
-# runs each against a stack of its own.
-AGENTS_DIR = $(BUILD)/agents
+# runs each against a stack of its own (the requests each case sent in
+# $(AGENTS_DIR)/requests). AGENTS=latest: the newest version
+# of each instead (tests/agents/install-latest.sh), in a folder of its own.
+AGENTS ?= pinned
+AGENTS_DIR = $(BUILD)/agents$(if $(filter latest,$(AGENTS)),-latest)
 
 agents: deps
+	@case "$(AGENTS)" in pinned|latest) ;; *) echo "AGENTS is pinned (the default) or latest, not '$(AGENTS)'"; exit 1;; esac
 	@$(MAKE) --no-print-directory asan $(BUILD)/asan/tests/integration
 	@command -v npm >/dev/null 2>&1 || { echo "make agents needs npm: sudo apt-get install -y nodejs npm"; exit 1; }
 	@mkdir -p $(AGENTS_DIR)
+ifeq ($(AGENTS),latest)
+	@tests/agents/install-latest.sh $(AGENTS_DIR)
+else
 	@if [ ! -f $(AGENTS_DIR)/node_modules/.package-lock.json ] \
 	  || [ tests/agents/package-lock.json -nt $(AGENTS_DIR)/node_modules/.package-lock.json ]; then \
 	  echo "installing the coding agents into $(AGENTS_DIR) (tests/agents/package-lock.json)"; \
 	  cp tests/agents/package.json tests/agents/package-lock.json $(AGENTS_DIR)/ \
 	  && (cd $(AGENTS_DIR) && timeout 900 npm install --no-save --no-audit --no-fund --loglevel=error) || exit 1; \
 	fi
+endif
+	@rm -rf $(AGENTS_DIR)/requests
 	@out=$$(mktemp); SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin SLUICE_AGENTS_BIN=$(CURDIR)/$(AGENTS_DIR)/node_modules/.bin \
+	  SLUICE_AGENTS_RECORD=$(CURDIR)/$(AGENTS_DIR)/requests \
 	  $(BUILD)/asan/tests/integration --filter 'agents/*' --jobs 1 > $$out 2>&1; rc=$$?; \
 	  grep -E '^agents:|^\[FAIL|^\[----\]|Synthesis' $$out; rm -f $$out; exit $$rc
 

@@ -22,9 +22,16 @@
                  the provider's message
 
     and after each, no process holds a stream (sluice_streams_active of
-    every hop, the mock's mock_streams_active). Skipped unless
+    every hop, the mock's mock_streams_active). A case's home is removed
+    when it passes, kept when it fails. Skipped unless
     SLUICE_AGENTS_BIN names the installed agents' bin directory (make
-    agents sets it): the agents are large and not part of make test. */
+    agents sets it): the agents are large and not part of make test.
+
+    With SLUICE_AGENTS_RECORD naming a directory (make agents sets it), the
+    mock records every request that reaches it (--record), and each case's
+    requests go to <agent>-<scenario>.requests there (a line each: the
+    path, a tab, the body). A failed case prints what the stack said meanwhile: the
+    mock's refusals, the ingest's upstream errors, every warning. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -44,6 +51,9 @@
 #define AG_POLICY "tests/agents/policy.yaml"
 #define AG_PROMPT "Run the shell command you are asked to run."
 #define AG_LOG_MAX (1 << 20)            //  output of one run kept for checks
+#define AG_SHOWN_MAX 40                 //  log lines a failed case prints, at most
+#define AG_READ_LINES 100000            //  log lines read for them, at most
+#define AG_COPY_MAX (64L << 20)         //  bytes of one case's requests kept, at most
 
 //  --------------------------------------------------------------------------
 //  Running an agent
@@ -144,6 +154,73 @@ s_run (const ag_env_t *e, const char *const *argv, const char *const *env, char 
     kill (-pid, SIGKILL);               //  whatever it left running
     *output = s_read (log);
     return exited && WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+//  Remove a run's home (the agent's caches, hundreds of MB for opencode).
+static void
+s_remove_home (const ag_env_t *e)
+{
+    char cmd [400];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", e->home);
+    if (system (cmd) != 0)
+        fprintf (stderr, "agents: cannot remove %s\n", e->home);
+}
+
+//  --------------------------------------------------------------------------
+//  What the stack saw of one case
+
+static long
+s_size (const char *path)
+{
+    struct stat st;
+    return stat (path, &st) == 0 ? (long) st.st_size : 0;
+}
+
+//  Copy what path holds from offset on into to.
+static void
+s_copy_tail (const char *path, long offset, const char *to)
+{
+    FILE *in = fopen (path, "r");
+    FILE *out = fopen (to, "w");
+    if (in && out && fseek (in, offset, SEEK_SET) == 0) {
+        char chunk [65536];
+        size_t n;
+        long copied = 0;
+        while (copied < AG_COPY_MAX && (n = fread (chunk, 1, sizeof chunk, in)) > 0) {
+            fwrite (chunk, 1, n, out);
+            copied += (long) n;
+        }
+    }
+    if (in)
+        fclose (in);
+    if (out)
+        fclose (out);
+}
+
+//  The lines p logged from offset on that name one of the needles, on
+//  stderr as "agents:   <proc>: <line>" (at most *budget of them, cut
+//  short). Its own HTTP server's notices are left out: every stream has
+//  them.
+static void
+s_show_log (const proc_t *p, long offset, const char *const *needles, int *budget)
+{
+    FILE *f = p ? fopen (p->log_path, "r") : NULL;
+    if (!f)
+        return;
+    char line [2048];
+    int read = 0;
+    if (fseek (f, offset, SEEK_SET) == 0)
+        while (*budget > 0 && read++ < AG_READ_LINES && fgets (line, sizeof line, f)) {
+            bool wanted = false;
+            for (int i = 0; needles [i]; i++)
+                wanted |= strstr (line, needles [i]) != NULL;
+            if (!wanted || strstr (line, "\"event\":\"http_server\""))
+                continue;
+            line [strcspn (line, "\n")] = 0;
+            fprintf (stderr, "agents:   %s: %s\n", p->name, line);
+            (*budget)--;
+        }
+    fclose (f);
 }
 
 //  --------------------------------------------------------------------------
@@ -346,7 +423,16 @@ s_agent (int which)
     cr_assert_eq (access (program, X_OK), 0, "%s is installed", program);
     char *policy = s_read (AG_POLICY);
     cr_assert_gt (strlen (policy), 0, "%s is readable", AG_POLICY);
-    stack_opts_t opts = { .policy_text = policy, .mock_delay_ms = 20 };
+    //  The requests the mock receives, when they are to be kept.
+    const char *keep = getenv ("SLUICE_AGENTS_RECORD");
+    char record [600] = "";
+    const char *mock_args [] = { "--record", record, NULL };
+    if (keep && *keep) {
+        mkdir (keep, 0755);
+        snprintf (record, sizeof record, "%s/%s.all-requests", keep, agent->name);
+        unlink (record);
+    }
+    stack_opts_t opts = { .policy_text = policy, .mock_delay_ms = 20, .mock_args = *record ? mock_args : NULL };
     sluice_stack_t *s = stack_start (&opts);
     cr_assert_not_null (s, "the stack came up");
     e.port = s->http_port;
@@ -368,6 +454,7 @@ s_agent (int which)
     const char *line = strrchr (version, '\n') ? strrchr (version, '\n') + 1 : version;
     fprintf (stderr, "agents: %s %s (%s)\n", agent->name, line, agent->dialect);
     free (version);
+    s_remove_home (&e);
 
     for (size_t k = 0; k < sizeof s_scenarios / sizeof s_scenarios [0]; k++) {
         const scenario_t *sc = &s_scenarios [k];
@@ -384,6 +471,9 @@ s_agent (int which)
         }
         agent->command (&e, sc->model, argv, env, scratch);
         char *output = NULL;
+        long logged [3] = { s_size (s->mock->log_path), s_size (s->ingest->log_path),
+                            s_size (s->gateway->log_path) };
+        long recorded = *record ? s_size (record) : 0;
         long started = s_now_ms ();
         int status = s_run (&e, argv, env, &output);
         long took = s_now_ms () - started;
@@ -411,12 +501,35 @@ s_agent (int which)
         bool freed = hops_all_free (s, AG_DRAIN_MS, &which_hop, &held);
         fprintf (stderr, "agents: %-8s %-10s %s (exit %d, %.1f s)%s\n", agent->name, sc->name,
                  ok && freed ? "ok" : "FAILED", status, took / 1000.0, freed ? "" : ", a stream left behind");
+        char requests [700] = "";
+        if (*record) {
+            snprintf (requests, sizeof requests, "%s/%s-%s.requests", keep, agent->name, sc->name);
+            s_copy_tail (record, recorded, requests);
+        }
+        if (!ok || !freed) {
+            static const char *const mock_said [] = { "\"bad_request\"", "\"not_found\"", "\"level\":\"warn\"",
+                                                      "\"level\":\"error\"", NULL };
+            static const char *const ingest_said [] = { "\"upstream_", "\"level\":\"warn\"",
+                                                        "\"level\":\"error\"", NULL };
+            static const char *const gateway_said [] = { "\"level\":\"warn\"", "\"level\":\"error\"", NULL };
+            int budget = AG_SHOWN_MAX;
+            s_show_log (s->mock, logged [0], mock_said, &budget);
+            s_show_log (s->ingest, logged [1], ingest_said, &budget);
+            s_show_log (s->gateway, logged [2], gateway_said, &budget);
+            if (*requests)
+                fprintf (stderr, "agents:   the requests that reached the mock: %s\n", requests);
+            fprintf (stderr, "agents:   its home and working directory, kept: %s\n", e.home);
+        }
+        else
+            s_remove_home (&e);
         cr_expect (ok, "%s, %s: exit %d, output:\n%s", agent->name, sc->name, status, output);
         cr_expect (freed, "%s, %s: the %s still holds %.0f stream(s)", agent->name, sc->name, which_hop, held);
         free (output);
     }
     free (policy);
     cr_expect_eq (stack_stop (s), 0);
+    if (*record)
+        unlink (record);                //  every case's share is kept apart
 }
 
 Test (agents, claude_code, .timeout = 1800) { s_agent (0); }
