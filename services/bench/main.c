@@ -22,7 +22,10 @@
                 every process (RSS and PSS) and the first chunk's time;
       fast1     one mock-bench stream of 20,000 chunks as fast as it comes
                 (it ends with two tool calls in fragments);
-      tput100   100 such streams at once.
+      tput100   100 such streams at once;
+      slowloris 1,000 connections each trickling a request head (a byte
+                every 100 ms), and meanwhile 20 new clients one after the
+                other: their first chunk (the front door under attack).
     Every workload reads, for every process of a target, its CPU time and
     context switches (all threads) before and after: per chunk. "Added"
     figures are a target minus direct at the same percentile.
@@ -31,10 +34,16 @@
     off): when there is one, the cost of CURVE is printed, the CPU per chunk
     of the first stack against plain's.
 */
+#include <arpa/inet.h>
+#include <czmq.h>
+#include <errno.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -58,6 +67,9 @@
 #define AGENT_RAMP_MS 20                //  agent200: a stream starts every this often (all live at 4 s; each lasts 6)
 #define TPUT_CHUNKS 20000               //  chunks per throughput stream
 #define TTFB_REQUESTS 50
+#define SLOW_CONNS 1000                 //  slowloris: connections trickling a head
+#define SLOW_REQUESTS 20                //  slowloris: new clients measured meanwhile
+#define SLOW_CONNECT_MS 30000           //  slowloris: for every connection to be made
 #define RUN_TIMEOUT_MS 120000
 #define FDS_PER_STREAM 2                //  the bench's own: a socket, and slack for curl
 #define FDS_RESERVE 64
@@ -72,9 +84,10 @@
 #define GOAL_PACED1_ADDED_P50_MS 0.15
 #define GOAL_FAST1_X_FLOOR 0.8
 
-typedef enum { W_TTFB, W_PACED1, W_PACED100, W_S1000, W_FAST1, W_TPUT100, W_AGENT200, W_COUNT } s_work_id_t;
+typedef enum { W_TTFB, W_PACED1, W_PACED100, W_S1000, W_FAST1, W_TPUT100, W_AGENT200, W_SLOWLORIS, W_COUNT } s_work_id_t;
 
-static const char *s_work_names [] = { "ttfb", "paced1", "paced100", "s1000", "fast1", "tput100", "agent200" };
+static const char *s_work_names [] = { "ttfb", "paced1", "paced100", "s1000", "fast1", "tput100", "agent200",
+                                       "slowloris" };
 _Static_assert (sizeof s_work_names / sizeof s_work_names [0] == W_COUNT, "a name per workload");
 
 //  What one workload measured on one target.
@@ -263,6 +276,65 @@ s_sample_agent (void *arg)
     s_peak_rss (t, t->rss_agent);
 }
 
+//  slowloris: the attackers' connections, and a byte from each on every tick.
+typedef struct {
+    int fds [SLOW_CONNS];
+    int count;
+} s_slow_t;
+
+static s_slow_t s_slow;                 //  large: not on the stack
+
+static void
+s_trickle (void *arg)
+{
+    s_slow_t *a = arg;
+    for (int i = 0; i < a->count; i++)
+        (void) !send (a->fds [i], "x", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+//  Open the attackers' connections to the target's host and port, each
+//  with the start of a request head. How many were made.
+static int
+s_slow_open (s_slow_t *a, const s_target_t *t)
+{
+    static const char head [] = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+    const char *host = strstr (t->base, "://");
+    host = host ? host + 3 : t->base;
+    const char *colon = strchr (host, ':');
+    struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons ((uint16_t) (colon ? atoi (colon + 1) : 80)) };
+    char name [64];
+    snprintf (name, sizeof name, "%.*s", (int) (colon ? colon - host : (long) strcspn (host, "/")), host);
+    inet_pton (AF_INET, name, &addr.sin_addr);
+    a->count = 0;
+    for (int i = 0; i < SLOW_CONNS; i++) {
+        int fd = socket (AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            break;
+        if (connect (fd, (struct sockaddr *) &addr, sizeof addr) && errno != EINPROGRESS) {
+            close (fd);
+            break;
+        }
+        a->fds [a->count++] = fd;
+    }
+    int64_t deadline = zclock_mono () + SLOW_CONNECT_MS;
+    for (int i = 0; i < a->count && zclock_mono () < deadline;) {
+        struct pollfd p = { .fd = a->fds [i], .events = POLLOUT };
+        if (poll (&p, 1, 100) > 0) {
+            (void) !send (a->fds [i], head, sizeof head - 1, MSG_NOSIGNAL);
+            i++;
+        }
+    }
+    return a->count;
+}
+
+static void
+s_slow_close (s_slow_t *a)
+{
+    for (int i = 0; i < a->count; i++)
+        close (a->fds [i]);
+    a->count = 0;
+}
+
 //  Run one workload on a target and keep its figures.
 static void
 s_run (s_target_t *t, s_work_id_t id, const char *model, int max_tokens, int concurrency, int total)
@@ -274,7 +346,9 @@ s_run (s_target_t *t, s_work_id_t id, const char *model, int max_tokens, int con
         .url = sl_buf_cstr (&url), .body = sl_buf_cstr (&body),
         .concurrency = concurrency, .total = total, .timeout_ms = RUN_TIMEOUT_MS,
         .ramp_ms = id == W_AGENT200 ? AGENT_RAMP_MS : 0,
-        .tick = id == W_S1000 ? s_sample_memory : id == W_AGENT200 ? s_sample_agent : NULL, .tick_arg = t
+        .tick = id == W_S1000 ? s_sample_memory : id == W_AGENT200 ? s_sample_agent
+              : id == W_SLOWLORIS ? s_trickle : NULL,
+        .tick_arg = id == W_SLOWLORIS ? (void *) &s_slow : t
     };
     int64_t cpu0 [MAX_PROCS], csw0 [MAX_PROCS];
     for (int i = 0; i < t->nprocs; i++) {
@@ -348,6 +422,13 @@ s_measure (s_target_t *t)
     if (s_wanted ("agent200")) {
         int n = s_quick ? AGENT_STREAMS / 10 : AGENT_STREAMS;
         s_run (t, W_AGENT200, S1000_MODEL, s_quick ? S1000_CHUNKS / 6 : S1000_CHUNKS, n, n);
+    }
+    if (s_wanted ("slowloris")) {
+        int made = s_slow_open (&s_slow, t);
+        if (made < SLOW_CONNS)
+            fprintf (stderr, "sluice-bench: %s slowloris: %d of %d connections made\n", t->name, made, SLOW_CONNS);
+        s_run (t, W_SLOWLORIS, "mock-text", 0, 1, s_quick ? SLOW_REQUESTS / 4 : SLOW_REQUESTS);
+        s_slow_close (&s_slow);
     }
 }
 
@@ -464,6 +545,8 @@ ROW_FN (r_fast1_ceiling, s_value (t, W_FAST1, s_cores * 1e6 / ((isnan (t->work [
                                                                  + t->work [W_FAST1].load_cpu)))
 ROW_FN (r_pss_idle, s_sum_mb (t->pss_idle, t->nprocs))
 ROW_FN (r_agent_per_stream, s_agent_per_stream_max (t))
+ROW_FN (r_slow50, s_value (t, W_SLOWLORIS, t->work [W_SLOWLORIS].ttfb_p50))
+ROW_FN (r_slow99, s_value (t, W_SLOWLORIS, t->work [W_SLOWLORIS].ttfb_p99))
 
 static const s_row_t s_rows [] = {
     { "first chunk p50, sequential (ms)", r_ttfb50, true, true },
@@ -494,6 +577,8 @@ static const s_row_t s_rows [] = {
     { "100 such streams (chunks/s)", r_tput100, true, false },
     { "PSS at idle, all processes (MB)", r_pss_idle, false, true },
     { "agent200: RSS added per stream, worst (KiB)", r_agent_per_stream, false, true },
+    { "slowloris, 1000 conns: first chunk p50 (ms)", r_slow50, true, true },
+    { "  p99 (ms)", r_slow99, true, true },
 };
 
 static void
@@ -641,6 +726,8 @@ s_json_target (sl_buf_t *out, const s_target_t *t, const s_target_t *d, const ch
     s_json_number (out, K ("tput100_chunks_per_s"), r_tput100 (t, d), first);
     s_json_number (out, K ("pss_idle_mb"), r_pss_idle (t, d), first);
     s_json_number (out, K ("agent200_rss_per_stream_kib_max"), r_agent_per_stream (t, d), first);
+    s_json_number (out, K ("slowloris_first_chunk_ms_p50"), r_slow50 (t, d), first);
+    s_json_number (out, K ("slowloris_first_chunk_ms_p99"), r_slow99 (t, d), first);
     s_json_number (out, K ("failed_streams"), t->failures, first);
     if (t->ingest_metrics)
         s_json_number (out, K ("replay_log_mb_1000_streams"), t->log_peak / 1048576.0, first);

@@ -9,14 +9,6 @@
 
 #define AUDIT_POLL_US 20000
 
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 bool
 audit_start (sluice_stack_t *s, const char *label, const char *const *store_args, const char *const *extra,
              audit_proc_t *out)
@@ -68,7 +60,7 @@ audit_get (const audit_proc_t *a, const char *path)
 int
 audit_wait_streams (const audit_proc_t *a, const char *query, int want, int timeout_ms)
 {
-    long deadline = s_now_ms () + timeout_ms;
+    long deadline = zclock_mono () + timeout_ms;
     char path [512];
     snprintf (path, sizeof path, "/api/streams?limit=1000%s%s", query && *query ? "&" : "", query ? query : "");
     int count = 0;
@@ -79,7 +71,7 @@ audit_wait_streams (const audit_proc_t *a, const char *query, int want, int time
         if (count >= want)
             break;
         usleep (AUDIT_POLL_US);
-    } while (s_now_ms () < deadline);
+    } while (zclock_mono () < deadline);
     return count;
 }
 

@@ -24,14 +24,6 @@
 
 #define POLL_MS 5
 
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 static void
 s_pause (void)
 {
@@ -186,9 +178,9 @@ bool
 proc_wait_log (proc_t *p, const char *needle, const char *after,
                char *value, size_t size, int timeout_ms)
 {
-    long deadline = s_now_ms () + timeout_ms;
+    long deadline = zclock_mono () + timeout_ms;
     char line [4096];
-    while (s_now_ms () < deadline) {
+    while (zclock_mono () < deadline) {
         FILE *f = fopen (p->log_path, "r");
         while (f && fgets (line, sizeof line, f)) {
             char *hit = strstr (line, needle);
@@ -229,9 +221,9 @@ proc_wait_exit (proc_t *p, int timeout_ms)
 {
     if (!p || p->pid <= 0)
         return -1;
-    long deadline = s_now_ms () + timeout_ms;
+    long deadline = zclock_mono () + timeout_ms;
     int status;
-    while (s_now_ms () < deadline) {
+    while (zclock_mono () < deadline) {
         if (waitpid (p->pid, &status, WNOHANG) == p->pid) {
             p->pid = 0;
             return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
@@ -292,9 +284,9 @@ proc_stop (proc_t *p, int timeout_ms)
     if (!p || p->pid <= 0)
         return -1;
     kill (p->pid, SIGTERM);
-    long deadline = s_now_ms () + timeout_ms;
+    long deadline = zclock_mono () + timeout_ms;
     int status;
-    while (s_now_ms () < deadline) {
+    while (zclock_mono () < deadline) {
         pid_t r = waitpid (p->pid, &status, WNOHANG);
         if (r == p->pid) {
             p->pid = 0;
@@ -604,4 +596,29 @@ metric_value (int port, const char *name)
     }
     sl_buf_free (&out);
     return value;
+}
+
+//  Poll a metric until done (v, want) holds or timeout_ms passed.
+static double
+s_wait_metric (int port, const char *name, double want, int timeout_ms, bool up)
+{
+    int64_t deadline = zclock_mono () + timeout_ms;
+    double v = metric_value (port, name);
+    while ((up ? v < want : v > want) && zclock_mono () < deadline) {
+        s_pause ();
+        v = metric_value (port, name);
+    }
+    return v;
+}
+
+double
+harness_wait_metric (int port, const char *name, double want, int timeout_ms)
+{
+    return s_wait_metric (port, name, want, timeout_ms, true);
+}
+
+double
+harness_wait_metric_down (int port, const char *name, double want, int timeout_ms)
+{
+    return s_wait_metric (port, name, want, timeout_ms, false);
 }

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include <czmq.h>                      //  zclock_mono: the clock every wait is bounded on
+
 #include "common/base/sl_buf.h"
 
 typedef struct {
@@ -129,5 +131,10 @@ int http_request (int port, const char *method, const char *path,
                   sl_buf_t *out, int timeout_ms);
 //  Read a counter or gauge from a Prometheus /metrics page (-1 if absent).
 double metric_value (int port, const char *name);
+//  Poll a metric until it is at least want (_down: at most want), for at
+//  most timeout_ms; its last value (-1 if absent). Every wait of the
+//  tests is bounded on czmq's zclock_mono.
+double harness_wait_metric (int port, const char *name, double want, int timeout_ms);
+double harness_wait_metric_down (int port, const char *name, double want, int timeout_ms);
 
 #endif

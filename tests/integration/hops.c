@@ -4,19 +4,11 @@
 #include <stdlib.h>
 #include <time.h>
 
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 bool
 hops_all_free (sluice_stack_t *s, int timeout_ms, const char **which, double *count)
 {
     static const char *names [] = { "ingest", "aggregator", "judge", "emitter", "gateway" };
-    long deadline = s_now_ms () + timeout_ms;
+    long deadline = zclock_mono () + timeout_ms;
     for (;;) {
         bool all_free = true;
         for (int hop = 1; hop <= 5 && all_free; hop++) {
@@ -37,7 +29,7 @@ hops_all_free (sluice_stack_t *s, int timeout_ms, const char **which, double *co
         }
         if (all_free)
             return true;
-        if (s_now_ms () >= deadline)
+        if (zclock_mono () >= deadline)
             return false;
         struct timespec pause = { 0, 20 * 1000000L };
         nanosleep (&pause, NULL);

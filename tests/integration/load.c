@@ -12,12 +12,6 @@
 
 #define LOAD_POLL_MS 5                  //  longest wait for the transfers between actions
 
-int64_t
-load_now_ms (void)
-{
-    return zclock_mono ();
-}
-
 static size_t
 s_on_data (char *ptr, size_t size, size_t nmemb, void *arg)
 {
@@ -27,7 +21,7 @@ s_on_data (char *ptr, size_t size, size_t nmemb, void *arg)
         c->arrival_cap = c->arrival_cap ? c->arrival_cap * 2 : 64;
         c->arrivals = sl_xrealloc (c->arrivals, c->arrival_cap * sizeof (int64_t));
     }
-    c->arrivals [c->arrival_count++] = load_now_ms ();
+    c->arrivals [c->arrival_count++] = zclock_mono ();
     return size * nmemb;
 }
 
@@ -50,13 +44,13 @@ load_run (int port, load_client_t *clients, int n, load_action_t *actions, int a
         curl_easy_setopt (c->easy, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt (c->easy, CURLOPT_TIMEOUT_MS, (long) (c->timeout_ms ? c->timeout_ms : limit_ms));
     }
-    int64_t start = load_now_ms ();
+    int64_t start = zclock_mono ();
     int next_action = 0, running = 0, waiting = n;
     //  Actions still due once every transfer ended run too (a resume after
     //  a pause that outlived the load).
-    while ((running > 0 || waiting > 0 || next_action < action_count) && load_now_ms () - start < limit_ms) {
+    while ((running > 0 || waiting > 0 || next_action < action_count) && zclock_mono () - start < limit_ms) {
         for (int i = 0; i < n && waiting > 0; i++)
-            if (!clients [i].started && load_now_ms () - start >= clients [i].start_at) {
+            if (!clients [i].started && zclock_mono () - start >= clients [i].start_at) {
                 clients [i].started = true;
                 clients [i].attempts++;
                 curl_multi_add_handle (multi, clients [i].easy);
@@ -76,13 +70,13 @@ load_run (int port, load_client_t *clients, int n, load_action_t *actions, int a
                     //  Refused for now: again in a moment, from scratch.
                     curl_multi_remove_handle (multi, c->easy);
                     c->started = c->done = false;
-                    c->start_at = load_now_ms () - start + c->retry_ms;
+                    c->start_at = zclock_mono () - start + c->retry_ms;
                     sl_buf_reset (&c->body);
                     c->arrival_count = 0;
                     waiting++;
                 }
             }
-        while (next_action < action_count && load_now_ms () - start >= actions [next_action].at) {
+        while (next_action < action_count && zclock_mono () - start >= actions [next_action].at) {
             actions [next_action].fn (actions [next_action].arg, actions [next_action].round);
             next_action++;
         }

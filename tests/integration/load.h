@@ -43,8 +43,6 @@ typedef struct {
     int round;
 } load_action_t;
 
-//  Milliseconds on the monotonic clock (the clock of arrivals).
-int64_t load_now_ms (void);
 //  n clients asking model for chunks text chunks, each request told apart
 //  by its index ("stream <i>"): the same n requests get the same bytes.
 load_client_t *load_clients (int n, const char *model, int chunks);

@@ -65,14 +65,6 @@ typedef struct {
     int port;                           //  the gateway
 } ag_env_t;
 
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 static void
 s_write (const char *path, const char *text)
 {
@@ -137,9 +129,9 @@ s_run (const ag_env_t *e, const char *const *argv, const char *const *env, char 
         _exit (127);
     }
     int status = 0;
-    long deadline = s_now_ms () + AG_RUN_MS;
+    long deadline = zclock_mono () + AG_RUN_MS;
     bool exited = false;
-    while (!exited && s_now_ms () < deadline) {
+    while (!exited && zclock_mono () < deadline) {
         if (waitpid (pid, &status, WNOHANG) == pid)
             exited = true;
         else {
@@ -474,9 +466,9 @@ s_agent (int which)
         long logged [3] = { s_size (s->mock->log_path), s_size (s->ingest->log_path),
                             s_size (s->gateway->log_path) };
         long recorded = *record ? s_size (record) : 0;
-        long started = s_now_ms ();
+        long started = zclock_mono ();
         int status = s_run (&e, argv, env, &output);
-        long took = s_now_ms () - started;
+        long took = zclock_mono () - started;
         bool ok = true;
         if (!strstr (output, sc->shown) || (sc->shown_too && !strstr (output, sc->shown_too)))
             ok = false;

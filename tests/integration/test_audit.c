@@ -38,14 +38,6 @@
 #define CLIENT_SECRET "sk-audit-SECRET-4711"
 #define WAIT_MS 20000
 
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 static sluice_stack_t *
 s_stack (const char *spool)
 {
@@ -152,8 +144,8 @@ s_records_streams (const char *const *store_args, const char *store_kind)
     json_decref (meta);
     //  The judge's policy, from its report (every 5 s).
     json_t *policies = NULL;
-    long deadline = s_now_ms () + 15000;
-    while (s_now_ms () < deadline) {
+    long deadline = zclock_mono () + 15000;
+    while (zclock_mono () < deadline) {
         json_decref (policies);
         policies = audit_get (&a, "/api/policies");
         if (policies && json_array_size (json_object_get (policies, "policies")) > 0)
@@ -235,8 +227,8 @@ s_done (s_load_t *l)
 static void
 s_wait_load (s_load_t *l, int n, int timeout_ms)
 {
-    long deadline = s_now_ms () + timeout_ms;
-    while (s_done (l) < n && s_now_ms () < deadline)
+    long deadline = zclock_mono () + timeout_ms;
+    while (s_done (l) < n && zclock_mono () < deadline)
         usleep (5000);
 }
 
@@ -260,7 +252,7 @@ Test (audit, kill_minus_nine_mid_load_records_every_stream_once, .timeout = 180)
     kill (a.proc->pid, SIGKILL);
     waitpid (a.proc->pid, NULL, 0);
     a.proc->pid = 0;
-    long killed_at = s_now_ms ();
+    long killed_at = zclock_mono ();
     //  While it is down, the emitter holds what it cannot deliver.
     double held = 0;
     int at_kill = s_done (&load);
@@ -269,7 +261,7 @@ Test (audit, kill_minus_nine_mid_load_records_every_stream_once, .timeout = 180)
     cr_expect_gt (held, 0, "records wait in the emitter's spool while the audit is down");
     audit_proc_t b;
     cr_assert (audit_start (s, "audit-again", store, NULL, &b), "sluice-audit starts again on its store");
-    long restarted_at = s_now_ms ();
+    long restarted_at = zclock_mono ();
     pthread_join (thread, NULL);
     cr_expect_eq (load.failed, 0, "the clients never noticed");
     int recorded = audit_wait_streams (&b, "state=ended", STREAMS, 60000);
@@ -321,8 +313,8 @@ Test (audit, past_the_spool_bound_the_loss_is_counted_and_shown, .timeout = 90)
     cr_assert (audit_start (s, "audit", store, NULL, &a));
     //  What the spool kept arrives; the loss arrives as a gap.
     json_t *gaps = NULL;
-    long deadline = s_now_ms () + WAIT_MS;
-    while (s_now_ms () < deadline) {
+    long deadline = zclock_mono () + WAIT_MS;
+    while (zclock_mono () < deadline) {
         //  The gap record goes out before the next record that fits.
         cr_assert_eq (s_request (s, "/v1/chat/completions", REQ_TOOLS, NULL), 200);
         json_decref (gaps);
@@ -336,8 +328,8 @@ Test (audit, past_the_spool_bound_the_loss_is_counted_and_shown, .timeout = 90)
     //  Every loss the emitter counted reaches the store, once the spool
     //  has room for the gap record (the audit takes what it holds).
     double counted = -1, shown = -2;
-    deadline = s_now_ms () + WAIT_MS;
-    while (s_now_ms () < deadline) {
+    deadline = zclock_mono () + WAIT_MS;
+    while (zclock_mono () < deadline) {
         counted = metric_value (emitter_metrics, "sluice_audit_records_lost_total");
         gaps = audit_get (&a, "/api/gaps");
         shown = gaps ? (double) json_integer_value (json_object_get (gaps, "lost")) : -2;
@@ -372,9 +364,9 @@ Test (audit, retention_prunes_by_age_and_by_size, .timeout = 90)
     for (int i = 0; i < 3; i++)
         cr_assert_eq (s_request (s, "/v1/chat/completions", REQ_TOOLS, NULL), 200);
     cr_expect_eq (audit_wait_streams (&a, "state=ended", 3, WAIT_MS), 3, "recorded first");
-    long deadline = s_now_ms () + 15000;
+    long deadline = zclock_mono () + 15000;
     int left = 3;
-    while (left > 0 && s_now_ms () < deadline) {
+    while (left > 0 && zclock_mono () < deadline) {
         usleep (100000);
         json_t *j = audit_get (&a, "/api/streams");
         left = j ? (int) json_array_size (json_object_get (j, "streams")) : -1;
@@ -389,9 +381,9 @@ Test (audit, retention_prunes_by_age_and_by_size, .timeout = 90)
     cr_assert (audit_start (s, "audit-size", store, by_size, &a));
     for (int i = 0; i < 8; i++)
         cr_assert_eq (s_request (s, "/v1/chat/completions", REQ_TOOLS, NULL), 200);
-    deadline = s_now_ms () + 15000;
+    deadline = zclock_mono () + 15000;
     double bytes = -1;
-    while (s_now_ms () < deadline) {
+    while (zclock_mono () < deadline) {
         usleep (100000);
         bytes = audit_metric (&a, "sluice_audit_store_bytes");
         if (bytes >= 0 && bytes <= 4000 && audit_metric (&a, "sluice_audit_pruned_streams_total") > 0)
@@ -436,9 +428,9 @@ s_hook_serve (void *arg)
             continue;
         char req [16384];
         size_t got = 0;
-        long deadline = s_now_ms () + 5000;
+        long deadline = zclock_mono () + 5000;
         //  Head, then as much body as Content-Length says.
-        while (got < sizeof req - 1 && s_now_ms () < deadline) {
+        while (got < sizeof req - 1 && zclock_mono () < deadline) {
             ssize_t n = recv (c, req + got, sizeof req - 1 - got, 0);
             if (n <= 0)
                 break;
@@ -488,8 +480,8 @@ Test (audit, the_webhook_gets_each_blocked_verdict_after_retries, .timeout = 90)
     audit_proc_t a;
     cr_assert (audit_start (s, "audit", store, extra, &a));
     cr_assert_eq (s_request (s, "/v1/chat/completions", REQ_TOOLS, NULL), 200);
-    long deadline = s_now_ms () + WAIT_MS;
-    while (audit_metric (&a, "sluice_audit_webhook_sent_total") < 1 && s_now_ms () < deadline)
+    long deadline = zclock_mono () + WAIT_MS;
+    while (audit_metric (&a, "sluice_audit_webhook_sent_total") < 1 && zclock_mono () < deadline)
         usleep (50000);
     cr_expect_eq (audit_metric (&a, "sluice_audit_webhook_sent_total"), 1, "one blocked verdict, posted once");
     cr_expect_eq (audit_metric (&a, "sluice_audit_webhook_failures_total"), 1, "the 503 was tried again");
@@ -538,8 +530,8 @@ Test (audit, export_writes_a_line_per_stream_and_keys_guard_the_console, .timeou
     cr_expect_eq (http_request (a.console_port, "GET", "/api/streams", NULL, wrong, &body, 5000), 401);
     const char *right [] = { "Authorization: Bearer console-key-2", NULL };
     int listed = 0;
-    long deadline = s_now_ms () + WAIT_MS;
-    while (listed < 3 && s_now_ms () < deadline) {
+    long deadline = zclock_mono () + WAIT_MS;
+    while (listed < 3 && zclock_mono () < deadline) {
         sl_buf_reset (&body);
         cr_assert_eq (http_request (a.console_port, "GET", "/api/streams?state=ended", NULL, right, &body, 5000), 200);
         json_t *j = json_loadb (body.data, body.len, 0, NULL);
@@ -676,8 +668,8 @@ Test (audit, a_postgresql_store_that_goes_away_loses_nothing, .timeout = 180)
     cr_assert_eq (pgtmp_pause (&pg, true), 0, "PostgreSQL stops");
     for (int i = 0; i < DURING; i++)
         cr_assert_eq (s_request (s, "/v1/chat/completions", REQ_TOOLS, NULL), 200);
-    long deadline = s_now_ms () + WAIT_MS;
-    while (audit_metric (&a, "sluice_audit_store_up") != 0 && s_now_ms () < deadline)
+    long deadline = zclock_mono () + WAIT_MS;
+    while (audit_metric (&a, "sluice_audit_store_up") != 0 && zclock_mono () < deadline)
         usleep (50000);
     cr_expect_eq (audit_metric (&a, "sluice_audit_store_up"), 0, "the audit knows its store is away");
     cr_expect_gt (metric_value (atoi (s->metrics [4]), "sluice_audit_spool_records"), 0,

@@ -44,14 +44,6 @@
 enum { P_INGEST = 1, P_AGGREGATOR, P_JUDGE, P_EMITTER, P_GATEWAY };
 static const char *s_domain [] = { "", "ingest", "aggregator", "judge", "emitter", "gateway" };
 
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 static double
 s_metric (sluice_stack_t *s, int proc, const char *name)
 {
@@ -283,9 +275,9 @@ s_tap_close (s_tap_t *t)
 static bool
 s_tap_start (s_tap_t *t, const char *model, uint8_t *sid, int timeout_ms)
 {
-    long deadline = s_now_ms () + timeout_ms;
+    long deadline = zclock_mono () + timeout_ms;
     zsock_set_rcvtimeo (t->sub, 20);
-    while (s_now_ms () < deadline) {
+    while (zclock_mono () < deadline) {
         zmsg_t *msg = zmsg_recv (t->sub);
         if (!msg)
             continue;
@@ -337,8 +329,8 @@ s_counts (sluice_stack_t *s, double *out)
 static void
 s_settle (sluice_stack_t *s)
 {
-    long deadline = s_now_ms () + TIMEOUT_MS;
-    while (s_now_ms () < deadline
+    long deadline = zclock_mono () + TIMEOUT_MS;
+    while (zclock_mono () < deadline
        &&  (s_metric (s, P_GATEWAY, "sluice_streams_active") != 0
         ||  s_metric (s, P_INGEST, "sluice_streams_active") != 0))
         usleep (20000);
@@ -366,9 +358,9 @@ static void
 s_wait_refusals (sluice_stack_t *s, const double *zap_before)
 {
     static const int keyed [6] = { 0, 3, 3, 3, 5, 4 };  //  a stranger and the wrong keys, per inbox
-    long deadline = s_now_ms () + TIMEOUT_MS;
+    long deadline = zclock_mono () + TIMEOUT_MS;
     bool all = false;
-    while (!all && s_now_ms () < deadline) {
+    while (!all && zclock_mono () < deadline) {
         all = true;
         char name [128];
         for (int p = P_INGEST; p <= P_GATEWAY && all; p++) {
@@ -527,10 +519,10 @@ Test (bus, a_peer_without_an_allowed_key_gets_nothing_in_and_nothing_out)
 static bool
 s_tap_collect (s_tap_t *t, const char *model, uint8_t *sid, sl_buf_t *raw, int *types, int timeout_ms)
 {
-    long deadline = s_now_ms () + timeout_ms;
+    long deadline = zclock_mono () + timeout_ms;
     bool started = false;
     zsock_set_rcvtimeo (t->sub, 20);
-    while (s_now_ms () < deadline) {
+    while (zclock_mono () < deadline) {
         zmsg_t *msg = zmsg_recv (t->sub);
         if (!msg)
             continue;
@@ -796,19 +788,6 @@ s_judged_stream (zsock_t *judge, const uint8_t *sid, const char *reply_to)
     sl_buf_free (&out);
 }
 
-//  Wait (bounded) until a counter of a process reaches at least want.
-static bool
-s_wait_metric (sluice_stack_t *s, int proc, const char *name, double want)
-{
-    long deadline = s_now_ms () + TIMEOUT_MS;
-    while (s_now_ms () < deadline) {
-        if (s_metric (s, proc, name) >= want)
-            return true;
-        usleep (20000);
-    }
-    return false;
-}
-
 Test (bus, frames_go_to_a_named_gateway_never_to_an_address)
 {
     sluice_stack_t *s = stack_start (&(stack_opts_t) { .mock_delay_ms = 1 });
@@ -833,7 +812,7 @@ Test (bus, frames_go_to_a_named_gateway_never_to_an_address)
     uint8_t sid [SL_SID_SIZE];
     sl_sid_new (sid);
     s_judged_stream (judge, sid, address);
-    cr_expect (s_wait_metric (s, P_EMITTER, "sluice_frames_unroutable_total", unroutable0 + 1),
+    cr_expect (harness_wait_metric (atoi (s->metrics [P_EMITTER]), "sluice_frames_unroutable_total", unroutable0 + 1, TIMEOUT_MS) >= unroutable0 + 1,
                "frames for an address are dropped and counted");
     char rest [64];
     cr_expect (proc_wait_log (s->emitter, "\"frames_unroutable\"", "gateway=", rest, sizeof rest, 1000));
@@ -847,7 +826,7 @@ Test (bus, frames_go_to_a_named_gateway_never_to_an_address)
     //  (which holds no such stream and drops them, counted).
     sl_sid_new (sid);
     s_judged_stream (judge, sid, name);
-    cr_expect (s_wait_metric (s, P_GATEWAY, "sluice_frames_unknown_total", unknown0 + 1),
+    cr_expect (harness_wait_metric (atoi (s->metrics [P_GATEWAY]), "sluice_frames_unknown_total", unknown0 + 1, TIMEOUT_MS) >= unknown0 + 1,
                "frames reach the gateway of that name");
     cr_expect_eq (poll (&pfd, 1, 0), 0);
     close (listener);

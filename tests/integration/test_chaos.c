@@ -47,7 +47,7 @@ s_kill_round (void *arg, int round)
     s_chaos_t *ch = arg;
     for (int s = CL_AGGREGATOR; s <= CL_EMITTER; s++)
         cluster_kill (ch->cluster, s, ch->victims [round][s - CL_AGGREGATOR]);
-    ch->killed_at [round] = load_now_ms ();
+    ch->killed_at [round] = zclock_mono ();
 }
 
 static void
@@ -205,13 +205,13 @@ Test (chaos, a_gateway_dies_its_upstream_calls_are_closed, .timeout = 120)
     //  The clients lost their connections with the gateway; the ingest,
     //  seeing no more acks, closes the upstream calls. Wait for the mock to
     //  count them, bounded.
-    int64_t t0 = load_now_ms ();
+    int64_t t0 = zclock_mono ();
     double abandoned = 0;
-    while (load_now_ms () - t0 < 15000 && (abandoned = metric_value (cluster->mock_port, "mock_streams_abandoned_total")) < N)
+    while (zclock_mono () - t0 < 15000 && (abandoned = metric_value (cluster->mock_port, "mock_streams_abandoned_total")) < N)
         usleep (20000);
     cr_expect_eq (abandoned, N, "the mock saw every upstream call closed");
     fprintf (stderr, "chaos: gateway killed; the mock saw all %d upstream calls closed %lld ms after the clients lost it\n",
-             N, (long long) (load_now_ms () - t0));
+             N, (long long) (zclock_mono () - t0));
     load_clients_free (clients, N);
     cluster_stop (cluster);
 }

@@ -30,14 +30,6 @@
 #define BROWSER_TIMEOUT_MS 120000
 #define LIVE_DEADLINE_MS "2000"
 
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 Test (console, the_browser_sees_a_blocked_call_live_finds_it_and_shows_why, .timeout = 240)
 {
     if (system ("node --version > /dev/null 2>&1") != 0)
@@ -77,10 +69,10 @@ Test (console, the_browser_sees_a_blocked_call_live_finds_it_and_shows_why, .tim
     }
     cr_assert_gt (pid, 0);
     int status = -1;
-    long deadline = s_now_ms () + BROWSER_TIMEOUT_MS;
-    while (s_now_ms () < deadline && waitpid (pid, &status, WNOHANG) != pid)
+    long deadline = zclock_mono () + BROWSER_TIMEOUT_MS;
+    while (zclock_mono () < deadline && waitpid (pid, &status, WNOHANG) != pid)
         usleep (50000);
-    if (s_now_ms () >= deadline) {
+    if (zclock_mono () >= deadline) {
         kill (-pid, SIGKILL);
         waitpid (pid, &status, 0);
     }

@@ -41,7 +41,7 @@ static const char *s_hops [] = { "ingest", "aggregator", "judge", "emitter" };
 static bool
 s_cluster_free (cluster_t *c, int64_t wait_ms, char *which, size_t size)
 {
-    int64_t deadline = load_now_ms () + wait_ms;
+    int64_t deadline = zclock_mono () + wait_ms;
     while (true) {
         bool free_everywhere = true;
         double v;
@@ -60,7 +60,7 @@ s_cluster_free (cluster_t *c, int64_t wait_ms, char *which, size_t size)
                 }
         if (free_everywhere)
             return true;
-        if (load_now_ms () > deadline)
+        if (zclock_mono () > deadline)
             return false;
         zclock_sleep (20);
     }
@@ -111,7 +111,7 @@ static bool
 s_stack_free (sluice_stack_t *s, char *which, size_t size)
 {
     static const char *names [] = { "", "ingest", "aggregator", "judge", "emitter", "gateway" };
-    int64_t deadline = load_now_ms () + ENDS_FREE_MS;
+    int64_t deadline = zclock_mono () + ENDS_FREE_MS;
     while (true) {
         bool free_everywhere = true;
         for (int hop = 1; hop <= 5 && free_everywhere; hop++) {
@@ -123,7 +123,7 @@ s_stack_free (sluice_stack_t *s, char *which, size_t size)
         }
         if (free_everywhere)
             return true;
-        if (load_now_ms () > deadline)
+        if (zclock_mono () > deadline)
             return false;
         zclock_sleep (20);
     }

@@ -27,19 +27,10 @@
 #define ATTACKERS 2000                  //  slowloris connections
 #define IDLE_POOL 1100                  //  a proxy's idle connections to the mock, past FD_SETSIZE
 #define FD_MARGIN 200                   //  descriptors the test needs besides them
-#define SERVED_MS 3000                  //  "within 1 s", with a margin for the sanitizers and the load
 #define ACCEPT_WAIT_MS 30000            //  for the gateway to take the attackers' connections
 #define DEADLINE_S 1                    //  --request-timeout of the deadline test
 #define BOMB_BYTES (10u << 20)          //  the largest body the gateway takes (--max-body)
 #define BOMB_RSS_KB (100u << 10)        //  what the gateway may reach reading it
-
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
 
 static void
 s_pause (int ms)
@@ -52,32 +43,6 @@ static int
 s_metrics_port (sluice_stack_t *s, int which)
 {
     return atoi (s->metrics [which]);
-}
-
-//  Poll a metric until it reaches at least want; its last value.
-static double
-s_wait_metric (int port, const char *name, double want, int timeout_ms)
-{
-    long deadline = s_now_ms () + timeout_ms;
-    double v = metric_value (port, name);
-    while (v < want && s_now_ms () < deadline) {
-        s_pause (POLL_MS);
-        v = metric_value (port, name);
-    }
-    return v;
-}
-
-//  Poll a metric until it is at most want.
-static double
-s_wait_metric_down (int port, const char *name, double want, int timeout_ms)
-{
-    long deadline = s_now_ms () + timeout_ms;
-    double v = metric_value (port, name);
-    while (v > want && s_now_ms () < deadline) {
-        s_pause (POLL_MS);
-        v = metric_value (port, name);
-    }
-    return v;
 }
 
 static int
@@ -110,9 +75,9 @@ s_send (int fd, const char *data, size_t len)
 static bool
 s_read_to_close (int fd, sl_buf_t *out, int timeout_ms)
 {
-    long deadline = s_now_ms () + timeout_ms;
+    long deadline = zclock_mono () + timeout_ms;
     char buf [4096];
-    while (s_now_ms () < deadline) {
+    while (zclock_mono () < deadline) {
         struct pollfd p = { .fd = fd, .events = POLLIN };
         if (poll (&p, 1, 50) <= 0)
             continue;
@@ -156,8 +121,8 @@ s_attack_open (s_attack_t *a, sluice_stack_t *s)
     }
     cr_assert_eq (a->count, ATTACKERS, "the test could open its connections");
     //  Connected once writable; then the head goes out.
-    long deadline = s_now_ms () + ACCEPT_WAIT_MS;
-    for (int i = 0; i < a->count && s_now_ms () < deadline;) {
+    long deadline = zclock_mono () + ACCEPT_WAIT_MS;
+    for (int i = 0; i < a->count && zclock_mono () < deadline;) {
         struct pollfd p = { .fd = a->fds [i], .events = POLLOUT };
         if (poll (&p, 1, 100) > 0) {
             s_send (a->fds [i], head, sizeof head - 1);
@@ -165,9 +130,9 @@ s_attack_open (s_attack_t *a, sluice_stack_t *s)
         }
     }
     int mp = s_metrics_port (s, 5);
-    deadline = s_now_ms () + ACCEPT_WAIT_MS;
+    deadline = zclock_mono () + ACCEPT_WAIT_MS;
     double taken = 0;
-    while (s_now_ms () < deadline) {
+    while (zclock_mono () < deadline) {
         taken = metric_value (mp, "sluice_http_connections") + metric_value (mp, "sluice_http_connections_evicted_total");
         if (taken >= ATTACKERS)
             break;
@@ -194,15 +159,16 @@ s_attack_close (s_attack_t *a)
 
 #define CHAT_TEXT "{\"model\":\"mock-text\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"
 
-//  A new client's whole request, under the bound; its time in ms, -1 when
-//  it was not served.
+//  A new client's whole request (bounded by TIMEOUT_MS: a test must end,
+//  the bound says nothing of speed, which make bench measures: sluice-bench
+//  --only slowloris); its time in ms, -1 when it was not served.
 static long
 s_new_client (sluice_stack_t *s)
 {
     sl_buf_t body = { 0 };
-    long t0 = s_now_ms ();
-    int status = http_request (s->http_port, "POST", "/v1/chat/completions", CHAT_TEXT, NULL, &body, SERVED_MS);
-    long took = s_now_ms () - t0;
+    long t0 = zclock_mono ();
+    int status = http_request (s->http_port, "POST", "/v1/chat/completions", CHAT_TEXT, NULL, &body, TIMEOUT_MS);
+    long took = zclock_mono () - t0;
     bool done = strstr (sl_buf_cstr (&body), "[DONE]") != NULL;
     sl_buf_free (&body);
     return status == 200 && done ? took : -1;
@@ -221,7 +187,7 @@ Test (frontdoor, slowloris_2000_connections_leave_a_new_client_served, .timeout 
     long took = s_new_client (s);
     s_attack_trickle (&s_attack);
     fprintf (stderr, "slowloris, %d connections, default limits: a new client served in %ld ms\n", ATTACKERS, took);
-    cr_expect_geq (took, 0, "a new client is served within %d ms while %d connections trickle", SERVED_MS, ATTACKERS);
+    cr_expect_geq (took, 0, "a new client is served while %d connections trickle", ATTACKERS);
     s_attack_close (&s_attack);
     cr_expect_eq (stack_stop (s), 0);
 }
@@ -245,7 +211,7 @@ Test (frontdoor, a_server_without_limits_of_its_own_takes_clients_past_a_thousan
     }
     cr_assert_eq (open, IDLE_POOL, "the test could open its connections");
     sl_buf_t body = { 0 };
-    int status = http_request (s->mock_port, "POST", "/v1/chat/completions", CHAT_TEXT, NULL, &body, SERVED_MS);
+    int status = http_request (s->mock_port, "POST", "/v1/chat/completions", CHAT_TEXT, NULL, &body, TIMEOUT_MS);
     bool done = strstr (sl_buf_cstr (&body), "[DONE]") != NULL;
     sl_buf_free (&body);
     cr_expect_eq (status, 200, "a new client of the mock is answered while %d connections are open: %d",
@@ -274,7 +240,7 @@ Test (frontdoor, oldest_unfinished_connections_make_room, .timeout = 120)
     int n = snprintf (head, sizeof head, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                          "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n", strlen (stall));
     cr_assert (s_send (busy, head, (size_t) n) && s_send (busy, stall, strlen (stall)));
-    cr_assert_eq (s_wait_metric (mp, "sluice_streams_active", 1, TIMEOUT_MS), 1);
+    cr_assert_eq (harness_wait_metric (mp, "sluice_streams_active", 1, TIMEOUT_MS), 1);
 
     s_attack_open (&s_attack, s);
     s_attack_trickle (&s_attack);
@@ -307,6 +273,21 @@ Test (frontdoor, oldest_unfinished_connections_make_room, .timeout = 120)
 //  --------------------------------------------------------------------------
 //  The request deadline
 
+//  Send text a byte every 100 ms until the server closes the connection;
+//  the bytes it took go to *sent. True when it closed.
+static bool
+s_trickle (int fd, const char *text, size_t *sent)
+{
+    for (*sent = 0; text [*sent]; ) {
+        if (!s_send (fd, text + *sent, 1))
+            return true;
+        (*sent)++;
+        if (s_read_to_close (fd, NULL, 100))
+            return true;
+    }
+    return false;
+}
+
 Test (frontdoor, request_deadline_cannot_be_extended_by_trickling)
 {
     char deadline [16];
@@ -315,24 +296,20 @@ Test (frontdoor, request_deadline_cannot_be_extended_by_trickling)
     sluice_stack_t *s = stack_start (&(stack_opts_t) { .gateway_args = gw });
     cr_assert_not_null (s);
     int mp = s_metrics_port (s, 5);
-    const long bound = 3 * DEADLINE_S * 1000;
 
     //  A new connection trickling its head, a byte every 100 ms: each byte
-    //  would reset an idle timeout; the deadline holds.
+    //  would reset an idle timeout; the deadline holds. The head takes 14 s
+    //  to trickle whole: cut off before that, the deadline held; the cut
+    //  is never before the deadline (a slow machine only makes it later).
     int fd = s_connect (s->http_port, true);
     const char *head = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Trickle: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-    long t0 = s_now_ms ();
-    bool closed = false;
-    for (size_t i = 0; head [i] && !closed && s_now_ms () - t0 < 2 * bound; i++) {
-        if (!s_send (fd, head + i, 1))
-            closed = true;
-        else
-            closed = s_read_to_close (fd, NULL, 100);
-    }
-    long took = s_now_ms () - t0;
+    size_t sent = 0;
+    long t0 = zclock_mono ();
+    bool closed = s_trickle (fd, head, &sent);
+    long took = zclock_mono () - t0;
     close (fd);
     cr_expect (closed, "a trickled head is cut off");
-    cr_expect_leq (took, bound, "within 3 x the deadline: %ld ms", took);
+    cr_expect_lt (sent, strlen (head), "before it was whole (%zu of %zu bytes)", sent, strlen (head));
     cr_expect_geq (took, DEADLINE_S * 1000 - 100, "not before the deadline: %ld ms", took);
 
     //  A keep-alive connection: a whole request, a pause longer than the
@@ -352,19 +329,12 @@ Test (frontdoor, request_deadline_cannot_be_extended_by_trickling)
     cr_assert_gt (r, 0, "an idle keep-alive connection is not cut off by the request deadline");
     buf [r] = 0;
     cr_expect_not_null (strstr (buf, "200 OK"));
-    t0 = s_now_ms ();
-    closed = false;
-    for (size_t i = 0; head [i] && !closed && s_now_ms () - t0 < 2 * bound; i++) {
-        if (!s_send (fd, head + i, 1))
-            closed = true;
-        else
-            closed = s_read_to_close (fd, NULL, 100);
-    }
-    took = s_now_ms () - t0;
+    sent = 0;
+    closed = s_trickle (fd, head, &sent);
     close (fd);
     cr_expect (closed, "a trickled head after a keep-alive answer is cut off");
-    cr_expect_leq (took, bound, "within 3 x the deadline: %ld ms", took);
-    cr_expect_eq (s_wait_metric (mp, "sluice_http_request_timeouts_total", 2, TIMEOUT_MS), 2);
+    cr_expect_lt (sent, strlen (head), "before it was whole (%zu of %zu bytes)", sent, strlen (head));
+    cr_expect_eq (harness_wait_metric (mp, "sluice_http_request_timeouts_total", 2, TIMEOUT_MS), 2);
     cr_expect_eq (stack_stop (s), 0);
 }
 
@@ -724,7 +694,7 @@ Test (frontdoor, the_ingest_refuses_streams_over_its_bound, .timeout = 60)
                                              "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n", strlen (stall));
         cr_assert (s_send (fds [i], head, (size_t) n) && s_send (fds [i], stall, strlen (stall)));
     }
-    cr_assert_eq (s_wait_metric (ingest_port, "sluice_streams_active", HELD, TIMEOUT_MS), HELD);
+    cr_assert_eq (harness_wait_metric (ingest_port, "sluice_streams_active", HELD, TIMEOUT_MS), HELD);
 
     struct {
         const char *path, *body, *needle;
@@ -752,7 +722,7 @@ Test (frontdoor, the_ingest_refuses_streams_over_its_bound, .timeout = 60)
     //  The held clients leave: their streams end, and there is room again.
     for (int i = 0; i < HELD; i++)
         close (fds [i]);
-    cr_expect_eq (s_wait_metric_down (ingest_port, "sluice_streams_active", 0, TIMEOUT_MS), 0);
+    cr_expect_eq (harness_wait_metric_down (ingest_port, "sluice_streams_active", 0, TIMEOUT_MS), 0);
     cr_expect_geq (s_new_client (s), 0, "served once the flood is over");
     cr_expect_eq (stack_stop (s), 0);
 }

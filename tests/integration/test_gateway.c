@@ -20,34 +20,6 @@
 #define TIMEOUT_MS 15000
 #define POLL_MS 5
 
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
-static void
-s_pause (void)
-{
-    struct timespec ts = { 0, POLL_MS * 1000000L };
-    nanosleep (&ts, NULL);
-}
-
-//  Poll a metric until it reaches at least want; its last value.
-static double
-s_wait_metric (int port, const char *name, double want, int timeout_ms)
-{
-    long deadline = s_now_ms () + timeout_ms;
-    double v = metric_value (port, name);
-    while (v < want && s_now_ms () < deadline) {
-        s_pause ();
-        v = metric_value (port, name);
-    }
-    return v;
-}
-
 static json_t *
 s_json (sl_buf_t *body)
 {
@@ -300,7 +272,7 @@ Test (gateway, a_client_that_leaves_cancels_its_upstream)
     struct timespec closed_at;
     clock_gettime (CLOCK_REALTIME, &closed_at);
     close (fd);
-    double abandoned = s_wait_metric (s->mock_port, "mock_streams_abandoned_total", 1, 10000);
+    double abandoned = harness_wait_metric (s->mock_port, "mock_streams_abandoned_total", 1, 10000);
     cr_expect_eq (abandoned, 1, "the upstream connection was closed");
     cr_expect_geq (metric_value (atoi (s->metrics [5]), "sluice_cancels_total"), 1);
     //  A measurement, not an assertion: the mock stamps the moment it saw
@@ -342,7 +314,7 @@ Test (gateway, a_slow_reader_is_cut_off_with_bounded_memory)
     s_post_raw (fd, "/v1/chat/completions",
                 "{\"model\":\"mock-bench\",\"max_tokens\":8000,\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
     int gw_port = atoi (s->metrics [5]);
-    double cut = s_wait_metric (gw_port, "sluice_slow_readers_total", 1, 20000);
+    double cut = harness_wait_metric (gw_port, "sluice_slow_readers_total", 1, 20000);
     if (cut < 1)
         fprintf (stderr, "frames=%g buffered=%g mock_total=%g\n", metric_value (gw_port, "sluice_frames_total"),
                  metric_value (gw_port, "sluice_client_buffered_bytes"), metric_value (s->mock_port, "mock_streams_total"));
@@ -400,7 +372,7 @@ Test (gateway, keep_alive_reuses_the_connection)
     cr_expect_eq (metric_value (gw, "sluice_ttfb_seconds_count"), 3);
     cr_expect_eq (metric_value (gw, "sluice_requests_total"), 3, "the first series is the OpenAI dialect");
     cr_expect_eq (metric_value (gw, "sluice_slow_readers_total"), 0);
-    cr_expect_eq (s_wait_metric (em, "sluice_streams_total", 3, 5000), 3);
+    cr_expect_eq (harness_wait_metric (em, "sluice_streams_total", 3, 5000), 3);
     cr_expect_eq (metric_value (em, "sluice_streams_active"), 0);
     cr_expect_gt (metric_value (em, "sluice_events_out_total"), 3 * 30, "every chunk of every stream");
     cr_expect_eq (metric_value (em, "sluice_illegal_events_total"), 0);
@@ -438,9 +410,9 @@ Test (gateway, many_concurrent_streams_on_one_process)
         curl_multi_add_handle (multi, easy [i]);
     }
     int running = 1;
-    long deadline = s_now_ms () + 40000;
+    long deadline = zclock_mono () + 40000;
     double peak = 0;
-    while (running && s_now_ms () < deadline) {
+    while (running && zclock_mono () < deadline) {
         curl_multi_perform (multi, &running);
         curl_multi_poll (multi, NULL, 0, 50, NULL);
     }

@@ -22,14 +22,6 @@
 #define MAX_STREAMS 64
 #define POLL_MS 5
 
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 static const char *
 s_chat (const char *model)
 {
@@ -114,8 +106,8 @@ s_streams_all_done (streams_t *st)
 static void
 s_streams_finish (streams_t *st)
 {
-    long deadline = s_now_ms () + TIMEOUT_MS;
-    while (!s_streams_all_done (st) && s_now_ms () < deadline)
+    long deadline = zclock_mono () + TIMEOUT_MS;
+    while (!s_streams_all_done (st) && zclock_mono () < deadline)
         s_streams_step (st, POLL_MS);
     cr_expect (s_streams_all_done (st), "every stream ended in time");
 }
@@ -124,8 +116,8 @@ s_streams_finish (streams_t *st)
 static void
 s_streams_wait_for (streams_t *st, int i, const char *needle)
 {
-    long deadline = s_now_ms () + TIMEOUT_MS;
-    while (!strstr (sl_buf_cstr (&st->reqs [i].body), needle) && s_now_ms () < deadline)
+    long deadline = zclock_mono () + TIMEOUT_MS;
+    while (!strstr (sl_buf_cstr (&st->reqs [i].body), needle) && zclock_mono () < deadline)
         s_streams_step (st, POLL_MS);
     cr_assert_not_null (strstr (sl_buf_cstr (&st->reqs [i].body), needle), "stream %d got '%s'", i, needle);
 }
@@ -163,14 +155,9 @@ s_write (const char *path, const char *text)
 
 //  Wait until the judge's metric reaches at least value.
 static void
-s_wait_metric (sluice_stack_t *s, const char *name, double value)
+s_wait_judge_metric (sluice_stack_t *s, const char *name, double value)
 {
-    long deadline = s_now_ms () + TIMEOUT_MS;
-    double v = -1;
-    while ((v = metric_value (atoi (s->metrics [3]), name)) < value && s_now_ms () < deadline) {
-        struct timespec ts = { 0, POLL_MS * 1000000L };
-        nanosleep (&ts, NULL);
-    }
+    double v = harness_wait_metric (atoi (s->metrics [3]), name, value, TIMEOUT_MS);
     cr_assert_geq (v, value, "%s reached %g", name, value);
 }
 
@@ -480,7 +467,7 @@ Test (judge, streams_in_flight_finish_under_their_policy)
     s_streams_wait_for (&st, first, "Let me check");
     s_write (s->policy_path, s_policy_b);
     kill (s->judge->pid, SIGHUP);
-    s_wait_metric (s, "sluice_policy_reloads_total", 1);
+    s_wait_judge_metric (s, "sluice_policy_reloads_total", 1);
     int second = s_streams_add (&st, s->http_port, s_chat ("mock-tools"));
     s_streams_finish (&st);
     cr_expect_not_null (strstr (sl_buf_cstr (&st.reqs [first].body), "policy A"), "the first stream kept A");
@@ -507,14 +494,14 @@ Test (judge, reload_under_load_loses_no_stream)
     int metrics = atoi (s->metrics [3]);
     s_write (s->policy_path, s_policy_b);
     kill (s->judge->pid, SIGHUP);
-    s_wait_metric (s, "sluice_policy_reloads_total", 1);
+    s_wait_judge_metric (s, "sluice_policy_reloads_total", 1);
     s_streams_step (&st, POLL_MS);
     s_write (s->policy_path, "rules:\n  - id: broken\n    action: maybe\n");
-    s_wait_metric (s, "sluice_policy_reload_failures_total", 1);
+    s_wait_judge_metric (s, "sluice_policy_reload_failures_total", 1);
     s_streams_step (&st, POLL_MS);
     double reloads = metric_value (metrics, "sluice_policy_reloads_total");
     s_write (s->policy_path, s_policy_a);
-    s_wait_metric (s, "sluice_policy_reloads_total", reloads + 1);
+    s_wait_judge_metric (s, "sluice_policy_reloads_total", reloads + 1);
     for (int i = 0; i < wave; i++)
         s_streams_add (&st, s->http_port, s_chat ("mock-tools"));
     s_streams_finish (&st);

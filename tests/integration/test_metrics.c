@@ -12,27 +12,6 @@
 
 #define TIMEOUT_MS 15000
 
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
-//  Poll until the metric is at least want; its last value (-1 if absent).
-static double
-s_wait_metric (int port, const char *name, double want)
-{
-    long deadline = s_now_ms () + TIMEOUT_MS;
-    double v = metric_value (port, name);
-    while (v < want && s_now_ms () < deadline) {
-        nanosleep (&(struct timespec) { 0, 5 * 1000000L }, NULL);
-        v = metric_value (port, name);
-    }
-    return v;
-}
-
 Test (metrics, every_process_serves_what_it_is_watched_by)
 {
     sluice_stack_t *s = stack_start (&(stack_opts_t) { .policy = "deploy/policy.yaml", .mock_delay_ms = 1 });
@@ -64,11 +43,11 @@ Test (metrics, every_process_serves_what_it_is_watched_by)
     int ingest = atoi (s->metrics [1]), aggregator = atoi (s->metrics [2]), judge = atoi (s->metrics [3]);
     int emitter = atoi (s->metrics [4]), gateway = atoi (s->metrics [5]);
     //  Streams total, everywhere a stream passes.
-    cr_expect_eq (s_wait_metric (gateway, "sluice_streams_total", 3), 3);
+    cr_expect_eq (harness_wait_metric (gateway, "sluice_streams_total", 3, TIMEOUT_MS), 3);
     cr_expect_eq (metric_value (ingest, "sluice_streams_total"), 3);
     cr_expect_eq (metric_value (aggregator, "sluice_streams_total"), 3);
     cr_expect_eq (metric_value (judge, "sluice_streams_total"), 3);
-    cr_expect_eq (s_wait_metric (emitter, "sluice_streams_total", 3), 3);
+    cr_expect_eq (harness_wait_metric (emitter, "sluice_streams_total", 3, TIMEOUT_MS), 3);
     //  Verdicts by action and the judge's latency histogram.
     cr_expect_eq (metric_value (judge, "sluice_verdicts_total{action=\"block\",check=\"ran\"}"), 2);
     cr_expect_eq (metric_value (judge, "sluice_verdicts_total{action=\"allow\",check=\"default\"}"), 2);

@@ -20,27 +20,6 @@
 #define POLL_MS 5
 #define NOTICE "\n\nsluice blocked a call to run_shell: the command deletes files recursively (rule no-rm-rf)."
 
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
-static double
-s_wait_metric (int port, const char *name, double want, int timeout_ms)
-{
-    long deadline = s_now_ms () + timeout_ms;
-    double v = metric_value (port, name);
-    while (v < want && s_now_ms () < deadline) {
-        struct timespec ts = { 0, POLL_MS * 1000000L };
-        nanosleep (&ts, NULL);
-        v = metric_value (port, name);
-    }
-    return v;
-}
-
 //  The value at "a.b.0.c" in j.
 static json_t *
 s_get (json_t *j, const char *path)
@@ -174,10 +153,10 @@ Test (nonstreaming, a_client_that_leaves_cancels_its_upstream)
     cr_assert_eq (write (fd, head, (size_t) n), n);
     //  The response is under way: progress frames reach the gateway.
     int gateway = atoi (s->metrics [5]);
-    cr_assert_geq (s_wait_metric (gateway, "sluice_frames_total", 50, TIMEOUT_MS), 50, "the upstream streams");
+    cr_assert_geq (harness_wait_metric (gateway, "sluice_frames_total", 50, TIMEOUT_MS), 50, "the upstream streams");
     cr_expect_eq (metric_value (s->mock_port, "mock_streams_abandoned_total"), 0);
     close (fd);
-    cr_expect_eq (s_wait_metric (s->mock_port, "mock_streams_abandoned_total", 1, 10000), 1,
+    cr_expect_eq (harness_wait_metric (s->mock_port, "mock_streams_abandoned_total", 1, 10000), 1,
                   "the upstream connection was closed");
     cr_expect_geq (metric_value (gateway, "sluice_cancels_total"), 1);
     cr_expect_eq (stack_stop (s), 0);

@@ -80,7 +80,7 @@ s_long_stream (cluster_t *c, int chunks, int64_t *took_ms)
 {
     load_client_t *one = load_clients (1, "mock-burst", chunks);
     int64_t start = load_run (c->http_port [0], one, 1, NULL, 0, PAUSE_LIMIT_MS);
-    *took_ms = load_now_ms () - start;
+    *took_ms = zclock_mono () - start;
     bool ok = load_complete (&one [0]);
     if (!ok)
         fprintf (stderr, "pause: the long stream ended with %zu bytes, status %ld, curl %d\n",
@@ -96,7 +96,7 @@ s_long_stream (cluster_t *c, int chunks, int64_t *took_ms)
 static bool
 s_windows_whole (cluster_t *c, char *which, size_t size)
 {
-    int64_t deadline = load_now_ms () + 10000;
+    int64_t deadline = zclock_mono () + 10000;
     while (true) {
         bool whole = true;
         for (int k = K_GATEWAY; k < K_KINDS && whole; k++) {
@@ -115,7 +115,7 @@ s_windows_whole (cluster_t *c, char *which, size_t size)
         }
         if (whole)
             return true;
-        if (load_now_ms () > deadline)
+        if (zclock_mono () > deadline)
             return false;
         zclock_sleep (50);
     }
@@ -278,7 +278,7 @@ s_stop_target (void *arg, int round)
     for (int k = 0; k < K_KINDS; k++)
         if (st->kinds & (1u << k))
             s_signal (st->cluster, k, 0, SIGSTOP);
-    st->stopped_at = load_now_ms ();
+    st->stopped_at = zclock_mono ();
 }
 
 static void
@@ -289,7 +289,7 @@ s_resume_target (void *arg, int round)
     for (int k = K_KINDS - 1; k >= 0; k--)
         if (st->kinds & (1u << k))
             s_signal (st->cluster, k, 0, SIGCONT);
-    st->resumed_at = load_now_ms ();
+    st->resumed_at = zclock_mono ();
 }
 
 typedef struct {
@@ -380,7 +380,7 @@ s_round (cluster_t *c, const s_target_t *target, int length, bool under_load, co
 static bool
 s_all_free (cluster_t *c, char *which, size_t size)
 {
-    int64_t deadline = load_now_ms () + 20000;
+    int64_t deadline = zclock_mono () + 20000;
     while (true) {
         bool free_everywhere = true;
         double v = metric_value (c->http_port [0], "sluice_streams_active");
@@ -396,7 +396,7 @@ s_all_free (cluster_t *c, char *which, size_t size)
                 }
         if (free_everywhere)
             return true;
-        if (load_now_ms () > deadline)
+        if (zclock_mono () > deadline)
             return false;
         zclock_sleep (50);
     }
@@ -563,7 +563,7 @@ Test (pause, starved_of_cpu, .timeout = 600)
     }
     //  Fed again: normal load completes.
     load_client_t *after = load_clients (ROUND_STREAMS, "mock-bench", ROUND_CHUNKS);
-    int64_t fed = load_now_ms ();
+    int64_t fed = zclock_mono ();
     load_run (c->http_port [0], after, ROUND_STREAMS, NULL, 0, PAUSE_LIMIT_MS);
     int complete = 0;
     for (int i = 0; i < ROUND_STREAMS; i++)
@@ -578,7 +578,7 @@ Test (pause, starved_of_cpu, .timeout = 600)
                      "during it, %d byte-identical, %d ended cleanly; %.0f peers taken for dead; "
                      "after it %d/%d complete, then a %d-chunk stream %s, in %lld ms\n", STARVE_MS / 1000,
              STARVE_NICE, WAVES * PER_WAVE, identical, clean, deaths, complete, ROUND_STREAMS, PAUSE_LONG_CHUNKS,
-             long_ok ? "completes" : "does not complete", (long long) (load_now_ms () - fed));
+             long_ok ? "completes" : "does not complete", (long long) (zclock_mono () - fed));
     cr_expect_eq (identical + clean, WAVES * PER_WAVE, "every starved stream completed or ended cleanly");
     cr_expect_eq (complete, ROUND_STREAMS, "normal load completes once the CPU is back");
     cr_expect (long_ok, "a stream longer than a credit window completes once the CPU is back");
@@ -717,8 +717,8 @@ Test (pause, healthz_names_a_stalled_hop, .timeout = 120)
     //  The judge is alive but takes nothing more: past the stall limit the
     //  aggregator's /healthz fails and names the hop.
     int status = 0;
-    int64_t deadline = load_now_ms () + 10000;
-    while ((status = s_health (metrics_port, &body)) == 200 && load_now_ms () < deadline)
+    int64_t deadline = zclock_mono () + 10000;
+    while ((status = s_health (metrics_port, &body)) == 200 && zclock_mono () < deadline)
         zclock_sleep (100);
     cr_expect_eq (status, 503, "stalled: %s (messages in %.0f, credit %.0f, stall %.1f s, batches %.0f)",
                   sl_buf_cstr (&body), metric_value (metrics_port, "sluice_messages_in_total"),
@@ -731,8 +731,8 @@ Test (pause, healthz_names_a_stalled_hop, .timeout = 120)
 
     //  Credit again: work moves, and health comes back.
     zstr_send (judge, "GRANT");
-    deadline = load_now_ms () + 10000;
-    while ((status = s_health (metrics_port, &body)) != 200 && load_now_ms () < deadline)
+    deadline = zclock_mono () + 10000;
+    while ((status = s_health (metrics_port, &body)) != 200 && zclock_mono () < deadline)
         zclock_sleep (100);
     cr_expect_eq (status, 200, "healthy again once the hop moves: %s", sl_buf_cstr (&body));
     cr_expect_eq (metric_value (metrics_port, "sluice_hop_stalled"), 0);
@@ -788,7 +788,7 @@ s_cont_holder (void *arg, int round)
 static bool
 s_nothing_held (cluster_t *c)
 {
-    int64_t deadline = load_now_ms () + 15000;
+    int64_t deadline = zclock_mono () + 15000;
     while (true) {
         double held = 0;
         for (int stage = CL_INGEST; stage < CL_STAGES; stage++)
@@ -796,7 +796,7 @@ s_nothing_held (cluster_t *c)
                 held += metric_value (c->metrics [stage][i], "sluice_streams_active");
         if (held == 0)
             return true;
-        if (load_now_ms () > deadline) {
+        if (zclock_mono () > deadline) {
             fprintf (stderr, "pause: %.0f streams still held\n", held);
             return false;
         }

@@ -16,6 +16,7 @@
     with poll until it exits; every wait is bounded.
 */
 #include <criterion/criterion.h>
+#include <czmq.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -53,14 +54,6 @@ typedef struct {
     sl_buf_t out;
     sl_buf_t err;
 } run_t;
-
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
 
 //  Run sluice-replay with args (NULL-terminated) and stdin from input_path.
 static void
@@ -100,9 +93,9 @@ s_run (const char *const *args, const char *input_path, run_t *run)
     struct pollfd fds [2] = { { out_pipe [0], POLLIN, 0 }, { err_pipe [0], POLLIN, 0 } };
     sl_buf_t *bufs [2] = { &run->out, &run->err };
     int open_fds = 2;
-    long deadline = s_now_ms () + TIMEOUT_MS;
-    while (open_fds > 0 && s_now_ms () < deadline) {
-        int rc = poll (fds, 2, (int) (deadline - s_now_ms ()));
+    long deadline = zclock_mono () + TIMEOUT_MS;
+    while (open_fds > 0 && zclock_mono () < deadline) {
+        int rc = poll (fds, 2, (int) (deadline - zclock_mono ()));
         if (rc < 0 && errno == EINTR)
             continue;
         if (rc <= 0)

@@ -43,14 +43,6 @@
 #define SDK_MAX_FILES 16
 #define SDK_POLICY "tests/agents/policy.yaml"
 
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 static void
 s_dump (const char *path)
 {
@@ -117,9 +109,9 @@ s_run_node (const char *dir, const char *const *env, const char *log)
     }
     cr_assert_gt (pid, 0);
     int status = -1;
-    long deadline = s_now_ms () + SDK_TIMEOUT_MS;
+    long deadline = zclock_mono () + SDK_TIMEOUT_MS;
     bool exited = false;
-    while (!exited && s_now_ms () < deadline) {
+    while (!exited && zclock_mono () < deadline) {
         if (waitpid (pid, &status, WNOHANG) == pid)
             exited = true;
         else {

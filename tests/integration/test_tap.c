@@ -21,14 +21,6 @@ typedef struct {
     int count;
 } tap_lines_t;
 
-static long
-s_now_ms (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 static void
 s_read_tap (proc_t *tap, tap_lines_t *out)
 {
@@ -78,14 +70,14 @@ s_finished_stream (tap_lines_t *t, const char *model)
 static bool
 s_wait_stream (proc_t *tap, tap_lines_t *t, const char *model, int timeout_ms)
 {
-    long deadline = s_now_ms () + timeout_ms;
+    long deadline = zclock_mono () + timeout_ms;
     do {
         s_read_tap (tap, t);
         if (*s_finished_stream (t, model))
             return true;
         struct timespec ts = { 0, 10 * 1000000L };
         nanosleep (&ts, NULL);
-    } while (s_now_ms () < deadline);
+    } while (zclock_mono () < deadline);
     return false;
 }
 
@@ -197,10 +189,10 @@ Test (tap, sees_every_event_in_order_filters_hold_and_no_secret_leaks)
 
     //  Filters: only block verdicts; only get_weather's call and verdict.
     tap_lines_t f = { 0 };
-    long deadline = s_now_ms () + TIMEOUT_MS;
+    long deadline = zclock_mono () + TIMEOUT_MS;
     do
         s_read_tap (blocked, &f);
-    while (f.count < 1 && s_now_ms () < deadline);
+    while (f.count < 1 && zclock_mono () < deadline);
     cr_expect_eq (f.count, 1, "one block verdict");
     for (int i = 0; i < f.count; i++) {
         cr_expect_str_eq (s_field (f.lines [i], "type"), "verdict");
@@ -318,8 +310,8 @@ Test (tap, one_stream_human_lines_and_no_credential_of_any_dialect)
     //  background request until the tap sees its start (bounded).
     for (int attempt = 0; attempt < 20 && !sid [0]; attempt++) {
         cr_assert_eq (system (cmd), 0);
-        long deadline = s_now_ms () + 1000;
-        while (!sid [0] && s_now_ms () < deadline) {
+        long deadline = zclock_mono () + 1000;
+        while (!sid [0] && zclock_mono () < deadline) {
             s_read_tap (all, &t);
             for (int i = 0; i < t.count; i++)
                 if (strcmp (s_field (t.lines [i], "type"), "start") == 0
@@ -361,10 +353,10 @@ Test (tap, one_stream_human_lines_and_no_credential_of_any_dialect)
     }
 
     //  The long stream ends; the one-stream tap saw all of it and nothing else.
-    long deadline = s_now_ms () + 60000;
+    long deadline = zclock_mono () + 60000;
     bool ended = false;
     int others = 0, seen = 0;
-    while (!ended && s_now_ms () < deadline) {
+    while (!ended && zclock_mono () < deadline) {
         seen = s_scan_tap (one, sid, &others, &ended);
         if (!ended)
             nanosleep (&(struct timespec) { 0, 20 * 1000000L }, NULL);
@@ -376,13 +368,13 @@ Test (tap, one_stream_human_lines_and_no_credential_of_any_dialect)
     //  Human lines: each blocked run_shell as a verdict line that says so.
     char lines [64][512];
     int blocked = 0, n = 0;
-    deadline = s_now_ms () + TIMEOUT_MS;
+    deadline = zclock_mono () + TIMEOUT_MS;
     do {
         n = s_text_lines (human, lines, 64);
         blocked = 0;
         for (int i = 0; i < n; i++)
             blocked += strstr (lines [i], " verdict ") && strstr (lines [i], " run_shell -> block (ran, rule no-rm-rf");
-    } while (blocked < 6 && s_now_ms () < deadline);
+    } while (blocked < 6 && zclock_mono () < deadline);
     cr_expect_eq (blocked, 6, "a human line for each blocked call:\n%s", n ? lines [0] : "(none)");
 
     //  No credential in any tap output or log.
