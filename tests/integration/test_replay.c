@@ -1,16 +1,18 @@
-/*  Integration: sluice-replay, the program, over the recorded corpus.
+/*  Integration: sluice-replay, the program, over the recorded streams
+    (tests/recordings.h: the project's own in tests/recordings, and
+    ../shared/corpus's when it is present).
 
-    Every file in ../shared/corpus must have an expectation file under
-    tests/expected/blocks/<corpus dir>/<file>.jsonl, and replayed with
+    Every recording must have an expectation file under
+    tests/expected/blocks/<dialect dir>/<file>.jsonl, and replayed with
     --render blocks must give exactly that output (text, tool names, ids,
     arguments, finish, usage). Every file renders in its own dialect
     without an event the emitter had to withhold. Every file with a tool
     call goes through the policy tests/expected/verdicts/policy.yaml and
-    must give tests/expected/verdicts/policy/<corpus dir>/<file>.jsonl;
+    must give tests/expected/verdicts/policy/<dialect dir>/<file>.jsonl;
     the rules that need the request (model, schema) are checked with
     tests/expected/verdicts/request.yaml and the request bodies under
-    tests/expected/verdicts/requests/. The corpus parts are skipped when
-    ../shared/corpus is absent.
+    tests/expected/verdicts/requests/. Without ../shared/corpus these run
+    on the project's own recordings and say what they left out.
 
     The program runs with stdin from a file and its output on pipes, read
     with poll until it exits; every wait is bounded.
@@ -31,23 +33,12 @@
 #include <unistd.h>
 
 #include "common/base/sl_buf.h"
+#include "tests/recordings.h"
 
-#define CORPUS_DIR "../shared/corpus"
 #define EXPECTED_DIR "tests/expected/blocks"
 #define VERDICTS_DIR "tests/expected/verdicts"
 #define TIMEOUT_MS 20000
-#define MAX_FILES 256                   //  per corpus directory
-
-//  Corpus directories and the dialect their captures are in.
-static const struct {
-    const char *dir;
-    const char *dialect;
-} s_dirs [] = {
-    { "openai-chat", "openai" },
-    { "anthropic", "anthropic" },
-    { "openai-responses", "responses" },
-    { "gemini", "gemini" },
-};
+#define MAX_FILES 512                   //  recordings in all
 
 typedef struct {
     int status;                         //  exit status, -1 killed or signalled
@@ -198,92 +189,100 @@ s_first_diff_line (const char *a, const char *b)
     return line;
 }
 
-Test (replay, corpus_matches_the_expectation_files)
+static rec_file_t s_files [MAX_FILES];  //  large: not on the stack
+
+//  The expectation of a recording under one of tests/expected's trees.
+static void
+s_expected_path (char *path, size_t size, const char *tree, const rec_file_t *f)
 {
-    if (!s_is_dir (CORPUS_DIR))
-        cr_skip_test ("no corpus at %s", CORPUS_DIR);
-    static char names [MAX_FILES][256];
-    int checked = 0, missing = 0;
-    for (size_t d = 0; d < sizeof s_dirs / sizeof s_dirs [0]; d++) {
-        char dir [512];
-        snprintf (dir, sizeof dir, "%s/%s", CORPUS_DIR, s_dirs [d].dir);
-        int n = s_list (dir, names, MAX_FILES);
-        for (int i = 0; i < n; i++) {
-            char input [1024], expected_path [1024];
-            snprintf (input, sizeof input, "%s/%s", dir, names [i]);
-            snprintf (expected_path, sizeof expected_path, "%s/%s/%s.jsonl", EXPECTED_DIR,
-                      s_dirs [d].dir, names [i]);
-            sl_buf_t expected = { 0 };
-            if (!s_read_file (expected_path, &expected)) {
-                cr_expect_fail ("no expectation file %s: write it from the output and check it by "
-                                "hand against the recording (tests/expected/blocks/README.md)",
-                                expected_path);
-                missing++;
-                continue;
-            }
-            run_t run;
-            const char *args [] = { "--dialect", s_dirs [d].dialect, "--render", "blocks", NULL };
-            s_run (args, input, &run);
-            cr_expect_eq (run.status, 0, "%s: exit status (%s)", names [i], run.err.data);
-            cr_expect_str_eq (run.out.data, expected.data, "%s differs from %s at line %d", names [i],
-                              expected_path, s_first_diff_line (run.out.data, expected.data));
-            checked++;
-            s_run_free (&run);
-            sl_buf_free (&expected);
-        }
-    }
-    fprintf (stderr, "replay: %d corpus files checked against expectations, %d without one\n",
-             checked, missing);
-    cr_expect_gt (checked, 0, "some corpus files have expectations");
-    cr_expect_eq (missing, 0, "every corpus file has an expectation");
+    snprintf (path, size, "%s/%s/%s.jsonl", tree, f->dir, f->name);
 }
 
-Test (replay, every_expectation_file_has_its_corpus_file)
+Test (replay, recordings_match_the_expectation_files)
 {
-    if (!s_is_dir (CORPUS_DIR))
-        cr_skip_test ("no corpus at %s", CORPUS_DIR);
+    size_t count = rec_list (s_files, MAX_FILES, "replay");
+    int checked = 0, missing = 0;
+    for (size_t i = 0; i < count; i++) {
+        const rec_file_t *f = &s_files [i];
+        char expected_path [1024];
+        s_expected_path (expected_path, sizeof expected_path, EXPECTED_DIR, f);
+        sl_buf_t expected = { 0 };
+        if (!s_read_file (expected_path, &expected)) {
+            cr_expect_fail ("no expectation file %s: write it from the output and check it by "
+                            "hand against the recording (tests/expected/blocks/README.md)", expected_path);
+            missing++;
+            continue;
+        }
+        run_t run;
+        const char *args [] = { "--dialect", f->dialect_name, "--render", "blocks", NULL };
+        s_run (args, f->path, &run);
+        cr_expect_eq (run.status, 0, "%s: exit status (%s)", f->name, run.err.data);
+        cr_expect_str_eq (run.out.data, expected.data, "%s differs from %s at line %d", f->name,
+                          expected_path, s_first_diff_line (run.out.data, expected.data));
+        checked++;
+        s_run_free (&run);
+        sl_buf_free (&expected);
+    }
+    fprintf (stderr, "replay: %d recordings checked against expectations, %d without one\n", checked, missing);
+    cr_expect_gt (checked, 0, "some recordings have expectations");
+    cr_expect_eq (missing, 0, "every recording has an expectation");
+}
+
+//  Is there a recording of this name (own, or the corpus's when present)?
+static bool
+s_recorded (size_t count, const char *dir, const char *name, size_t len)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strcmp (s_files [i].dir, dir) == 0 && strlen (s_files [i].name) == len
+        &&  strncmp (s_files [i].name, name, len) == 0)
+            return true;
+    return false;
+}
+
+Test (replay, every_expectation_file_has_its_recording)
+{
+    size_t count = rec_list (s_files, MAX_FILES, "replay");
+    bool corpus = rec_corpus_present ();
     static char names [MAX_FILES][256];
+    static const char *const dirs [] = { "openai-chat", "anthropic", "openai-responses", "gemini" };
     const char *bases [] = { EXPECTED_DIR, VERDICTS_DIR "/policy", VERDICTS_DIR "/request" };
+    int unchecked = 0;
     for (size_t b = 0; b < sizeof bases / sizeof bases [0]; b++)
-        for (size_t d = 0; d < sizeof s_dirs / sizeof s_dirs [0]; d++) {
+        for (size_t d = 0; d < sizeof dirs / sizeof dirs [0]; d++) {
             char dir [512];
-            snprintf (dir, sizeof dir, "%s/%s", bases [b], s_dirs [d].dir);
+            snprintf (dir, sizeof dir, "%s/%s", bases [b], dirs [d]);
             int n = s_list (dir, names, MAX_FILES);
             for (int i = 0; i < n; i++) {
                 size_t len = strlen (names [i]);
                 cr_expect (len > 6 && strcmp (names [i] + len - 6, ".jsonl") == 0, "%s", names [i]);
-                char input [1024];
-                snprintf (input, sizeof input, "%s/%s/%.*s", CORPUS_DIR, s_dirs [d].dir,
-                          (int) (len - 6), names [i]);
-                cr_expect_eq (access (input, R_OK), 0, "expectation %s/%s/%s has no corpus file",
-                              bases [b], s_dirs [d].dir, names [i]);
+                if (s_recorded (count, dirs [d], names [i], len - 6))
+                    continue;
+                if (!corpus)
+                    unchecked++;        //  the corpus's, which is not here
+                else
+                    cr_expect_fail ("expectation %s/%s/%s has no recording", bases [b], dirs [d], names [i]);
             }
         }
+    if (unchecked)
+        fprintf (stderr, "replay: %s is absent: %d expectation files of its recordings not checked\n",
+                 rec_corpus (), unchecked);
 }
 
-Test (replay, every_corpus_file_renders_in_its_own_dialect)
+Test (replay, every_recording_renders_in_its_own_dialect)
 {
-    if (!s_is_dir (CORPUS_DIR))
-        cr_skip_test ("no corpus at %s", CORPUS_DIR);
-    static char names [MAX_FILES][256];
+    size_t count = rec_list (s_files, MAX_FILES, "replay");
     int rendered = 0;
-    for (size_t d = 0; d < sizeof s_dirs / sizeof s_dirs [0]; d++) {
-        char dir [512];
-        snprintf (dir, sizeof dir, "%s/%s", CORPUS_DIR, s_dirs [d].dir);
-        int n = s_list (dir, names, MAX_FILES);
-        for (int i = 0; i < n; i++) {
-            char input [1024];
-            snprintf (input, sizeof input, "%s/%s", dir, names [i]);
-            run_t run;
-            const char *args [] = { "--dialect", s_dirs [d].dialect, "--render", s_dirs [d].dialect, NULL };
-            s_run (args, input, &run);
-            cr_expect_eq (run.status, 0, "%s: %s", names [i], run.err.data);
-            cr_expect_gt (run.out.len, 0, "%s: the client gets something", names [i]);
-            cr_expect_null (strstr (run.out.data, "illegal_output"),
-                            "%s: no event was withheld as illegal:\n%s", names [i], run.out.data);
-            rendered++;
-            s_run_free (&run);
-        }
+    for (size_t i = 0; i < count; i++) {
+        const rec_file_t *f = &s_files [i];
+        run_t run;
+        const char *args [] = { "--dialect", f->dialect_name, "--render", f->dialect_name, NULL };
+        s_run (args, f->path, &run);
+        cr_expect_eq (run.status, 0, "%s: %s", f->name, run.err.data);
+        cr_expect_gt (run.out.len, 0, "%s: the client gets something", f->name);
+        cr_expect_null (strstr (run.out.data, "illegal_output"),
+                        "%s: no event was withheld as illegal:\n%s", f->name, run.out.data);
+        rendered++;
+        s_run_free (&run);
     }
     cr_expect_gt (rendered, 0);
 }
@@ -423,62 +422,50 @@ s_expect_output (const char *const *args, const char *input, const char *expecte
     sl_buf_free (&expected);
 }
 
-Test (replay, every_tool_call_of_the_corpus_gets_the_expected_verdicts)
+Test (replay, every_tool_call_of_the_recordings_gets_the_expected_verdicts)
 {
-    if (!s_is_dir (CORPUS_DIR))
-        cr_skip_test ("no corpus at %s", CORPUS_DIR);
-    static char names [MAX_FILES][256];
-    int checked = 0;
-    for (size_t d = 0; d < sizeof s_dirs / sizeof s_dirs [0]; d++) {
-        char dir [512];
-        snprintf (dir, sizeof dir, "%s/%s", CORPUS_DIR, s_dirs [d].dir);
-        int n = s_list (dir, names, MAX_FILES);
-        for (int i = 0; i < n; i++) {
-            char blocks [1024], input [1024], expected [1024];
-            snprintf (blocks, sizeof blocks, "%s/%s/%s.jsonl", EXPECTED_DIR, s_dirs [d].dir, names [i]);
-            if (!s_has_tool_call (blocks))
-                continue;
-            snprintf (input, sizeof input, "%s/%s", dir, names [i]);
-            snprintf (expected, sizeof expected, "%s/policy/%s/%s.jsonl", VERDICTS_DIR,
-                      s_dirs [d].dir, names [i]);
-            const char *args [] = { "--dialect", s_dirs [d].dialect,
-                                    "--policy", VERDICTS_DIR "/policy.yaml", NULL };
-            s_expect_output (args, input, expected);
-            checked++;
-        }
+    size_t count = rec_list (s_files, MAX_FILES, "replay");
+    int checked = 0, own = 0;
+    for (size_t i = 0; i < count; i++) {
+        const rec_file_t *f = &s_files [i];
+        char blocks [1024], expected [1024];
+        s_expected_path (blocks, sizeof blocks, EXPECTED_DIR, f);
+        if (!s_has_tool_call (blocks))
+            continue;
+        s_expected_path (expected, sizeof expected, VERDICTS_DIR "/policy", f);
+        const char *args [] = { "--dialect", f->dialect_name, "--policy", VERDICTS_DIR "/policy.yaml", NULL };
+        s_expect_output (args, f->path, expected);
+        checked++;
+        own += f->own;
     }
-    //  Twenty recordings hold tool calls; fewer means the blocks went wrong.
-    cr_expect_geq (checked, 20, "%d corpus files with tool calls", checked);
+    //  Sixteen of the project's own recordings hold tool calls, and twenty
+    //  of the corpus's: fewer means the blocks went wrong.
+    cr_expect_geq (own, 16, "%d of the project's own recordings with tool calls", own);
+    if (rec_corpus_present ())
+        cr_expect_geq (checked - own, 20, "%d corpus recordings with tool calls", checked - own);
 }
 
 Test (replay, model_and_schema_rules_read_the_request)
 {
-    if (!s_is_dir (CORPUS_DIR))
-        cr_skip_test ("no corpus at %s", CORPUS_DIR);
-    static char names [MAX_FILES][256];
-    int checked = 0;
-    for (size_t d = 0; d < sizeof s_dirs / sizeof s_dirs [0]; d++) {
-        char dir [512];
-        snprintf (dir, sizeof dir, "%s/request/%s", VERDICTS_DIR, s_dirs [d].dir);
-        int n = s_list (dir, names, MAX_FILES);
-        for (int i = 0; i < n; i++) {
-            size_t len = strlen (names [i]);
-            cr_assert (len > 6, "%s", names [i]);
-            char input [1024], expected [1024], request [1024];
-            snprintf (input, sizeof input, "%s/%s/%.*s", CORPUS_DIR, s_dirs [d].dir, (int) (len - 6),
-                      names [i]);
-            snprintf (expected, sizeof expected, "%s/%s", dir, names [i]);
-            snprintf (request, sizeof request, "%s/requests/%.*s.json", VERDICTS_DIR, (int) (len - 6),
-                      names [i]);
-            const char *with [] = { "--dialect", s_dirs [d].dialect, "--policy",
-                                    VERDICTS_DIR "/request.yaml", "--request", request, NULL };
-            const char *without [] = { "--dialect", s_dirs [d].dialect, "--policy",
-                                       VERDICTS_DIR "/request.yaml", NULL };
-            s_expect_output (access (request, R_OK) == 0 ? with : without, input, expected);
-            checked++;
-        }
+    size_t count = rec_list (s_files, MAX_FILES, "replay");
+    int checked = 0, own = 0;
+    for (size_t i = 0; i < count; i++) {
+        const rec_file_t *f = &s_files [i];
+        char expected [1024], request [1024];
+        s_expected_path (expected, sizeof expected, VERDICTS_DIR "/request", f);
+        if (access (expected, R_OK) != 0)
+            continue;
+        snprintf (request, sizeof request, "%s/requests/%s.json", VERDICTS_DIR, f->name);
+        const char *with [] = { "--dialect", f->dialect_name, "--policy", VERDICTS_DIR "/request.yaml",
+                                "--request", request, NULL };
+        const char *without [] = { "--dialect", f->dialect_name, "--policy", VERDICTS_DIR "/request.yaml", NULL };
+        s_expect_output (access (request, R_OK) == 0 ? with : without, f->path, expected);
+        checked++;
+        own += f->own;
     }
-    cr_expect_geq (checked, 4);
+    cr_expect_geq (own, 1, "a recording of the project's own is judged with its request");
+    if (rec_corpus_present ())
+        cr_expect_geq (checked - own, 4);
 }
 
 static const char *s_judged_capture =

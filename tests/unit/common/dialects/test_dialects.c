@@ -15,10 +15,10 @@
       stream fails mid-way; its error bodies and model lists are JSON;
     - every recording of its provider in the corpus decodes, and renders
       for a client of every dialect without an event the validator would
-      withhold (skipped when ../shared/corpus is absent).
+      withhold (tests/recordings.h: the project's own recordings, and the
+      corpus's when ../shared/corpus is present).
 */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +30,9 @@
 #include "common/dialects/sl_job.h"
 #include "common/dialects/sl_validate_impl.h"
 #include "common/stages/sl_replay.h"
+#include "tests/recordings.h"
 #include "tests/unit/emit_driver.h"
 
-#define CORPUS_DEFAULT "../shared/corpus"
-#define CORPUS_FILE_MAX (8u << 20)
 
 //  --------------------------------------------------------------------------
 //  The registry
@@ -348,28 +347,7 @@ Test (dialects, error_bodies_and_model_lists_are_json)
 }
 
 //  --------------------------------------------------------------------------
-//  The corpus
-
-static const char *
-s_corpus (void)
-{
-    const char *dir = getenv ("SLUICE_CORPUS");
-    return dir && *dir ? dir : CORPUS_DEFAULT;
-}
-
-static bool
-s_read (const char *path, sl_buf_t *out)
-{
-    FILE *f = fopen (path, "rb");
-    if (!f)
-        return false;
-    char chunk [65536];
-    size_t n;
-    while ((n = fread (chunk, 1, sizeof chunk, f)) > 0 && out->len < CORPUS_FILE_MAX)
-        sl_buf_append (out, chunk, n);
-    fclose (f);
-    return true;
-}
+//  The recordings
 
 static void
 s_collect (void *arg, const char *data, size_t size)
@@ -379,52 +357,32 @@ s_collect (void *arg, const char *data, size_t size)
 
 Test (dialects, every_recording_decodes_and_renders_for_every_client, .timeout = 120)
 {
-    size_t files = 0;
-    for (size_t i = 0; i < sl_dialect_count (); i++) {
-        const sl_dialect_t *up = sl_dialect_at (i);
-        if (!up->corpus)
-            continue;
-        char dir [512];
-        snprintf (dir, sizeof dir, "%s/%s", s_corpus (), up->corpus);
-        DIR *d = opendir (dir);
-        if (!d)
-            continue;
-        struct dirent *e;
-        while ((e = readdir (d))) {
-            if (e->d_name [0] == '.')
-                continue;
-            char path [1024];
-            snprintf (path, sizeof path, "%s/%s", dir, e->d_name);
-            sl_buf_t capture = { 0 };
-            if (!s_read (path, &capture)) {
-                sl_buf_free (&capture);
-                continue;
-            }
-            files++;
-            for (size_t c = 0; c < sl_dialect_count (); c++) {
-                const sl_dialect_t *client = sl_dialect_at (c);
-                sl_buf_t out = { 0 };
-                const char *why = NULL;
-                sl_replay_opts_t opts = { .dialect = up->id, .render = client->id };
-                sl_replay_t *r = sl_replay_new (&opts, s_collect, &out, &why);
-                cr_assert_not_null (r, "%s", why ? why : "");
-                int rc = sl_replay_feed (r, capture.data, capture.len);
-                if (rc == 0)
-                    rc = sl_replay_finish (r);
-                cr_expect_eq (rc, 0, "%s for a %s client: %s", e->d_name, client->name, sl_replay_error (r));
-                cr_expect_null (strstr (sl_buf_cstr (&out), "sluice withheld"),
-                                "%s for a %s client: nothing withheld: %s", e->d_name, client->name,
-                                sl_buf_cstr (&out));
-                cr_expect_gt (out.len, 0, "%s for a %s client", e->d_name, client->name);
-                sl_replay_destroy (&r);
-                sl_buf_free (&out);
-            }
-            sl_buf_free (&capture);
+    static rec_file_t files [256];
+    size_t count = rec_list (files, 256, "dialects");
+    for (size_t f = 0; f < count; f++) {
+        const rec_file_t *file = &files [f];
+        sl_buf_t capture = { 0 };
+        cr_assert (rec_read (file->path, &capture), "%s", file->path);
+        for (size_t c = 0; c < sl_dialect_count (); c++) {
+            const sl_dialect_t *client = sl_dialect_at (c);
+            sl_buf_t out = { 0 };
+            const char *why = NULL;
+            sl_replay_opts_t opts = { .dialect = file->dialect, .render = client->id };
+            sl_replay_t *r = sl_replay_new (&opts, s_collect, &out, &why);
+            cr_assert_not_null (r, "%s", why ? why : "");
+            int rc = sl_replay_feed (r, capture.data, capture.len);
+            if (rc == 0)
+                rc = sl_replay_finish (r);
+            cr_expect_eq (rc, 0, "%s for a %s client: %s", file->name, client->name, sl_replay_error (r));
+            cr_expect_null (strstr (sl_buf_cstr (&out), "sluice withheld"),
+                            "%s for a %s client: nothing withheld: %s", file->name, client->name,
+                            sl_buf_cstr (&out));
+            cr_expect_gt (out.len, 0, "%s for a %s client", file->name, client->name);
+            sl_replay_destroy (&r);
+            sl_buf_free (&out);
         }
-        closedir (d);
+        sl_buf_free (&capture);
     }
-    if (files == 0)
-        cr_skip_test ("no recorded streams in %s", s_corpus ());
 }
 
 //  --------------------------------------------------------------------------

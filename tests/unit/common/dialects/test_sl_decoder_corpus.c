@@ -1,19 +1,22 @@
-/*  Unit tests: every recorded provider stream in ../shared/corpus decoded
-    by the decoder of its dialect (the directory names the dialect), with
+/*  Unit tests: every recorded provider stream (tests/recordings.h: the
+    project's own, and ../shared/corpus when present) decoded by the
+    decoder of its dialect (the directory names the dialect), with
 
     - no decode failure, and an end that is DONE, or an upstream ERROR for
       the recordings of streams that failed (their names say "error");
     - the same delta sequence for many random re-splittings of the bytes
       (fixed seeds) as for one whole read;
-    - for a representative file per feature, the exact deltas checked in
-      under tests/expected/decode/<file>.deltas (verified by hand against
-      the recording).
+    - for every recording of the project's own, and a representative file
+      per feature of the corpus, the exact deltas checked in under
+      tests/expected/decode/<file>.deltas (verified by hand against the
+      recording).
 
     .sse files are raw SSE bytes; .chunks.jsonl files hold one data payload
     per line and .json files a JSON array of chunks (their SSE framing was
     removed by the project that recorded them), so those are framed as one
     "data:" event per chunk first. The corpus lives outside the repository;
-    when ../shared/corpus (or $SLUICE_CORPUS) is absent these tests skip.
+    when ../shared/corpus (or $SLUICE_CORPUS) is absent these tests run on
+    the project's own recordings and say what they left out.
 
     SLUICE_WRITE_EXPECTED=1 writes the .deltas files instead of comparing
     (to inspect a new decoding; a written file is checked by hand before it
@@ -30,23 +33,14 @@
 #include "common/base/sl_json.h"
 #include "common/dialects/sl_decoder.h"
 #include "common/stages/sl_sse.h"
+#include "tests/recordings.h"
 
-#define CORPUS_DEFAULT "../shared/corpus"
 #define EXPECTED_DIR "tests/expected/decode"
 #define SPLIT_SEEDS 40                  //  random splittings per file
 #define MAX_FILES 256
 
-static const struct {
-    const char *dir;
-    int dialect;
-} s_dirs [] = {
-    { "openai-chat", SL_DIALECT_OPENAI },
-    { "anthropic", SL_DIALECT_ANTHROPIC },
-    { "openai-responses", SL_DIALECT_RESPONSES },
-    { "gemini", SL_DIALECT_GEMINI },
-};
-
-//  The representative recordings whose deltas are checked in.
+//  The corpus's representative recordings whose deltas are checked in
+//  (the project's own all have theirs).
 static const char *s_expected [] = {
     "openai-chat-parallel-tool-calls.sse",
     "openai-chat-refusal.sse",
@@ -93,107 +87,6 @@ static const char *s_need_leniency [] = {
     "gemini-error-mid-stream.sse",
     NULL
 };
-
-typedef struct {
-    char path [1024];
-    char name [256];
-    int dialect;
-} s_file_t;
-
-static const char *
-s_corpus (void)
-{
-    const char *dir = getenv ("SLUICE_CORPUS");
-    return dir && *dir ? dir : CORPUS_DEFAULT;
-}
-
-static int
-s_cmp_files (const void *a, const void *b)
-{
-    return strcmp (((const s_file_t *) a)->name, ((const s_file_t *) b)->name);
-}
-
-//  Every corpus file with its dialect; 0 files when the corpus is absent.
-static size_t
-s_list (s_file_t *files, size_t max)
-{
-    size_t n = 0;
-    for (size_t d = 0; d < sizeof s_dirs / sizeof s_dirs [0]; d++) {
-        char dir [512];
-        snprintf (dir, sizeof dir, "%.400s/%s", s_corpus (), s_dirs [d].dir);
-        DIR *dp = opendir (dir);
-        if (!dp)
-            continue;
-        struct dirent *de;
-        while ((de = readdir (dp)) && n < max) {
-            if (de->d_name [0] == '.')
-                continue;
-            snprintf (files [n].path, sizeof files [n].path, "%s/%s", dir, de->d_name);
-            snprintf (files [n].name, sizeof files [n].name, "%s", de->d_name);
-            files [n].dialect = s_dirs [d].dialect;
-            n++;
-        }
-        closedir (dp);
-    }
-    qsort (files, n, sizeof *files, s_cmp_files);
-    return n;
-}
-
-static bool
-s_read (const char *path, sl_buf_t *out)
-{
-    FILE *f = fopen (path, "rb");
-    if (!f)
-        return false;
-    char chunk [65536];
-    size_t n;
-    while ((n = fread (chunk, 1, sizeof chunk, f)) > 0)
-        sl_buf_append (out, chunk, n);
-    fclose (f);
-    return true;
-}
-
-static bool
-s_ends_with (const char *s, const char *suffix)
-{
-    size_t n = strlen (s), m = strlen (suffix);
-    return n >= m && strcmp (s + n - m, suffix) == 0;
-}
-
-//  The file as the SSE bytes an upstream would have sent.
-static void
-s_as_sse (const s_file_t *file, sl_str_t raw, sl_buf_t *out)
-{
-    if (s_ends_with (file->name, ".jsonl")) {
-        const char *p = raw.ptr, *end = raw.ptr + raw.len;
-        while (p < end) {
-            const char *nl = memchr (p, '\n', (size_t) (end - p));
-            const char *e = nl ? nl : end;
-            if (e > p) {
-                sl_buf_puts (out, "data: ");
-                sl_buf_append (out, p, (size_t) (e - p));
-                sl_buf_puts (out, "\n\n");
-            }
-            p = e + 1;
-        }
-    }
-    else
-    if (s_ends_with (file->name, ".json")) {
-        sl_json_iter_t it;
-        sl_str_t elem;
-        cr_assert_eq (sl_json_array (&it, raw), 0, "%s is a JSON array", file->name);
-        while (sl_json_next_elem (&it, &elem) == 1) {
-            //  Pretty-printed chunks: one data line each, newlines dropped.
-            sl_buf_puts (out, "data: ");
-            for (size_t i = 0; i < elem.len; i++)
-                if (elem.ptr [i] != '\n' && elem.ptr [i] != '\r')
-                    sl_buf_putc (out, elem.ptr [i]);
-            sl_buf_puts (out, "\n\n");
-        }
-    }
-    else
-        sl_buf_append_str (out, raw);
-}
 
 //  --------------------------------------------------------------------------
 //  Deltas as text, one line each, every present field.
@@ -314,23 +207,14 @@ s_in (const char *name, const char **list)
     return false;
 }
 
-static bool
-s_have_corpus (s_file_t *files, size_t *count)
-{
-    *count = s_list (files, MAX_FILES);
-    return *count > 0;
-}
-
 Test (sl_dec_corpus, every_file_decodes_to_a_clean_end)
 {
-    static s_file_t files [MAX_FILES];
-    size_t count;
-    if (!s_have_corpus (files, &count))
-        cr_skip_test ("no corpus at %s", s_corpus ());
+    static rec_file_t files [MAX_FILES];
+    size_t count = rec_list (files, MAX_FILES, "sl_dec_corpus");
     for (size_t f = 0; f < count; f++) {
         sl_buf_t raw = { 0 }, sse = { 0 }, out = { 0 };
-        cr_assert (s_read (files [f].path, &raw));
-        s_as_sse (&files [f], sl_buf_str (&raw), &sse);
+        cr_assert (rec_read (files [f].path, &raw));
+        rec_as_sse (&files [f], sl_buf_str (&raw), &sse);
         const char *why = NULL;
         int rc = s_decode (files [f].dialect, sl_buf_str (&sse), NULL, 0, true, &out, &why);
         cr_expect_eq (rc, 0, "%s decodes (%s)", files [f].name, why ? why : "");
@@ -341,12 +225,17 @@ Test (sl_dec_corpus, every_file_decodes_to_a_clean_end)
             last--;
         while (last > text && last [-1] != '\n')
             last--;
-        if (strstr (files [f].name, "error"))
-            cr_expect (strncmp (last, "ERROR", 5) == 0 && strstr (last, "f=128"),
-                       "%s ends with the provider's error: %s", files [f].name, last);
-        else
-            cr_expect (strcmp (last, "done\n") == 0, "%s ends with done: %s", files [f].name, last);
-        cr_expect_null (strstr (text, "upstream_incomplete"), "%s", files [f].name);
+        if (strstr (files [f].name, "eof"))
+            cr_expect (strncmp (last, "ERROR", 5) == 0 && strstr (last, "upstream_incomplete"),
+                       "%s, cut off mid-event, ends incomplete: %s", files [f].name, last);
+        else {
+            if (strstr (files [f].name, "error"))
+                cr_expect (strncmp (last, "ERROR", 5) == 0 && strstr (last, "f=128"),
+                           "%s ends with the provider's error: %s", files [f].name, last);
+            else
+                cr_expect (strcmp (last, "done\n") == 0, "%s ends with done: %s", files [f].name, last);
+            cr_expect_null (strstr (text, "upstream_incomplete"), "%s", files [f].name);
+        }
         sl_buf_free (&raw);
         sl_buf_free (&sse);
         sl_buf_free (&out);
@@ -355,14 +244,12 @@ Test (sl_dec_corpus, every_file_decodes_to_a_clean_end)
 
 Test (sl_dec_corpus, random_splits_give_the_same_deltas)
 {
-    static s_file_t files [MAX_FILES];
-    size_t count;
-    if (!s_have_corpus (files, &count))
-        cr_skip_test ("no corpus at %s", s_corpus ());
+    static rec_file_t files [MAX_FILES];
+    size_t count = rec_list (files, MAX_FILES, "sl_dec_corpus");
     for (size_t f = 0; f < count; f++) {
         sl_buf_t raw = { 0 }, sse = { 0 }, whole = { 0 }, split = { 0 };
-        cr_assert (s_read (files [f].path, &raw));
-        s_as_sse (&files [f], sl_buf_str (&raw), &sse);
+        cr_assert (rec_read (files [f].path, &raw));
+        rec_as_sse (&files [f], sl_buf_str (&raw), &sse);
         s_decode (files [f].dialect, sl_buf_str (&sse), NULL, 0, true, &whole, NULL);
         size_t cuts [64];
         for (uint64_t seed = 1; seed <= SPLIT_SEEDS; seed++) {
@@ -406,14 +293,12 @@ s_count_event (void *arg, sl_str_t type, sl_str_t data, sl_str_t id)
 
 Test (sl_dec_corpus, leniency_is_needed_by_exactly_the_known_files)
 {
-    static s_file_t files [MAX_FILES];
-    size_t count;
-    if (!s_have_corpus (files, &count))
-        cr_skip_test ("no corpus at %s", s_corpus ());
+    static rec_file_t files [MAX_FILES];
+    size_t count = rec_list (files, MAX_FILES, "sl_dec_corpus");
     for (size_t f = 0; f < count; f++) {
         sl_buf_t raw = { 0 }, sse = { 0 }, strict = { 0 }, lenient = { 0 };
-        cr_assert (s_read (files [f].path, &raw));
-        s_as_sse (&files [f], sl_buf_str (&raw), &sse);
+        cr_assert (rec_read (files [f].path, &raw));
+        rec_as_sse (&files [f], sl_buf_str (&raw), &sse);
         //  Events a strict parser dispatches, and those the end adds.
         int events = 0, at_end = 0;
         sl_sse_t *parser = sl_sse_new (0);
@@ -438,22 +323,20 @@ Test (sl_dec_corpus, leniency_is_needed_by_exactly_the_known_files)
 
 Test (sl_dec_corpus, representative_files_match_their_expectations)
 {
-    static s_file_t files [MAX_FILES];
-    size_t count;
-    if (!s_have_corpus (files, &count))
-        cr_skip_test ("no corpus at %s", s_corpus ());
+    static rec_file_t files [MAX_FILES];
+    size_t count = rec_list (files, MAX_FILES, "sl_dec_corpus");
     bool write = getenv ("SLUICE_WRITE_EXPECTED") != NULL;
-    for (int e = 0; s_expected [e]; e++) {
-        const s_file_t *file = NULL;
-        for (size_t f = 0; f < count && !file; f++)
-            if (strcmp (files [f].name, s_expected [e]) == 0)
-                file = &files [f];
-        cr_expect_not_null (file, "%s is in the corpus", s_expected [e]);
-        if (!file)
+    size_t checked = 0;
+    for (size_t f = 0; f < count; f++) {
+        //  Every recording of the project's own; of the corpus's, the
+        //  representative ones.
+        const rec_file_t *file = &files [f];
+        if (!file->own && !s_in (file->name, s_expected))
             continue;
+        checked++;
         sl_buf_t raw = { 0 }, sse = { 0 }, out = { 0 }, want = { 0 };
-        cr_assert (s_read (file->path, &raw));
-        s_as_sse (file, sl_buf_str (&raw), &sse);
+        cr_assert (rec_read (file->path, &raw));
+        rec_as_sse (file, sl_buf_str (&raw), &sse);
         s_decode (file->dialect, sl_buf_str (&sse), NULL, 0, true, &out, NULL);
         char path [512];
         snprintf (path, sizeof path, "%s/%.300s.deltas", EXPECTED_DIR, file->name);
@@ -464,7 +347,7 @@ Test (sl_dec_corpus, representative_files_match_their_expectations)
             fclose (fp);
         }
         else {
-            cr_expect (s_read (path, &want), "%s exists", path);
+            cr_expect (rec_read (path, &want), "%s exists", path);
             cr_expect_str_eq (sl_buf_cstr (&out), sl_buf_cstr (&want), "%s", file->name);
         }
         sl_buf_free (&raw);
@@ -472,4 +355,12 @@ Test (sl_dec_corpus, representative_files_match_their_expectations)
         sl_buf_free (&out);
         sl_buf_free (&want);
     }
+    //  The corpus's representative files are all there when it is.
+    size_t representative = 0;
+    while (s_expected [representative])
+        representative++;
+    size_t own = 0;
+    for (size_t f = 0; f < count; f++)
+        own += files [f].own;
+    cr_expect_eq (checked, own + (rec_corpus_present () ? representative : 0), "every expected file was found");
 }

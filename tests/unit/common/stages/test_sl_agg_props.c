@@ -7,23 +7,23 @@
       stream.
     - Feeding a capture's bytes in random pieces through the whole replay
       (SSE parser, decoder, aggregator) gives the same output: on synthetic
-      captures, and on every corpus file of a dialect this build decodes
-      when ../shared/corpus is present.
+      captures, and on every recording of a dialect this build decodes
+      (tests/recordings.h: the project's own, and ../shared/corpus's when
+      present).
     Seeds are fixed and every loop is bounded.
 */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/stages/sl_agg.h"
 #include "common/stages/sl_replay.h"
+#include "tests/recordings.h"
 #include "tests/unit/recorder.h"
 
 #define SEEDS 40                        //  random variations per script
 #define MAX_PIECES 6                    //  a fragment is cut into at most this many
-#define CORPUS_DIR "../shared/corpus"
 
 //  One scripted delta (or ERROR); strings are C literals, NULL = absent.
 typedef struct {
@@ -412,44 +412,19 @@ Test (sl_agg_props, random_byte_splits_of_a_capture_give_identical_output)
     s_check_resplits ("openai", "synthetic capture", capture, strlen (capture));
 }
 
-Test (sl_agg_props, random_byte_splits_of_every_decodable_corpus_file)
+Test (sl_agg_props, random_byte_splits_of_every_decodable_recording)
 {
-    static const struct { const char *dir, *dialect; } dirs [] = {
-        { "openai-chat", "openai" }, { "anthropic", "anthropic" },
-        { "openai-responses", "responses" }, { "gemini", "gemini" },
-    };
-    DIR *probe = opendir (CORPUS_DIR);
-    if (!probe)
-        cr_skip_test ("no corpus at %s", CORPUS_DIR);
-    closedir (probe);
-    int files = 0;
-    for (size_t d = 0; d < sizeof dirs / sizeof dirs [0]; d++) {
-        if (!sl_replay_can_decode (sl_dialect_parse (dirs [d].dialect)))
+    static rec_file_t files [256];
+    size_t count = rec_list (files, 256, "sl_agg_props");
+    int checked = 0;
+    for (size_t f = 0; f < count; f++) {
+        if (!sl_replay_can_decode (files [f].dialect))
             continue;
-        char path [512];
-        snprintf (path, sizeof path, "%s/%s", CORPUS_DIR, dirs [d].dir);
-        DIR *dir = opendir (path);
-        struct dirent *e;
-        for (int n = 0; dir && n < 256 && (e = readdir (dir)); n++) {
-            if (e->d_name [0] == '.')
-                continue;
-            char file [1024];
-            snprintf (file, sizeof file, "%s/%s", path, e->d_name);
-            FILE *f = fopen (file, "rb");
-            if (!f)
-                continue;
-            sl_buf_t content = { 0 };
-            char chunk [8192];
-            size_t got;
-            while ((got = fread (chunk, 1, sizeof chunk, f)) > 0)
-                sl_buf_append (&content, chunk, got);
-            fclose (f);
-            s_check_resplits (dirs [d].dialect, e->d_name, content.data, content.len);
-            sl_buf_free (&content);
-            files++;
-        }
-        if (dir)
-            closedir (dir);
+        sl_buf_t content = { 0 };
+        cr_assert (rec_read (files [f].path, &content), "%s", files [f].path);
+        s_check_resplits (files [f].dialect_name, files [f].name, content.data, content.len);
+        sl_buf_free (&content);
+        checked++;
     }
-    cr_expect_gt (files, 0, "at least one dialect is decodable");
+    cr_expect_gt (checked, 0, "at least one dialect is decodable");
 }
