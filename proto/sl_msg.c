@@ -100,6 +100,8 @@ static const s_field_t s_fields [] = {
 //  Usage sub-keys, in the order of sl_usage_t.
 static const char *s_usage_keys [] = { "in", "out", "tot", "cr", "cw", "rsn" };
 #define S_USAGE_COUNT 6
+_Static_assert (sizeof s_usage_keys / sizeof s_usage_keys [0] == S_USAGE_COUNT
+                && sizeof (sl_usage_t) == S_USAGE_COUNT * sizeof (int64_t), "a key for every usage figure");
 
 //  A key packed into an integer (length in the top byte), for lookups
 //  without memcmp.
@@ -132,16 +134,20 @@ static const char *s_delta_names [] = {
     "tool_call", "server_tool_use", "server_tool_result", "citation",
     "block_stop", "finish", "usage", "done"
 };
+_Static_assert (sizeof s_delta_names / sizeof s_delta_names [0] == SL_D_MAX, "a name for every delta kind");
 static const char *s_block_event_names [] = {
     "?", "message", "block_start", "block_delta", "block_end", "finish", "keepalive"
 };
+_Static_assert (sizeof s_block_event_names / sizeof s_block_event_names [0] == SL_B_MAX, "a name for every block event");
 static const char *s_block_kind_names [] = {
     "none", "text", "thinking", "redacted_thinking", "tool_call", "refusal",
     "server_tool_use", "server_tool_result", "citation"
 };
+_Static_assert (sizeof s_block_kind_names / sizeof s_block_kind_names [0] == SL_BK_MAX, "a name for every block kind");
 static const char *s_finish_names [] = {
     "none", "stop", "length", "tool_calls", "content_filter", "refusal", "error", "pause"
 };
+_Static_assert (sizeof s_finish_names / sizeof s_finish_names [0] == SL_FIN_MAX, "a name for every finish");
 static const char *s_action_names [] = {
     "none", "allow", "block", "drop", "rewrite", "terminate", "redact", "block_result"
 };
@@ -149,6 +155,7 @@ _Static_assert (sizeof s_action_names / sizeof s_action_names [0] == SL_ACT_MAX,
 static const char *s_check_names [] = {
     "ran", "timeout", "error", "default"
 };
+_Static_assert (sizeof s_check_names / sizeof s_check_names [0] == SL_CHK_MAX, "a name for every check");
 static const char *s_cut_names [] = {
     "none", "length", "filter", "error", "eof", "size", "invalid"
 };

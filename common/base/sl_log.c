@@ -14,6 +14,7 @@
 static char s_proc [32] = "sluice";
 static sl_log_level_t s_level = SL_LOG_INFO;
 static const char *s_level_names [] = { "debug", "info", "warn", "error" };
+_Static_assert (sizeof s_level_names / sizeof s_level_names [0] == SL_LOG_ERROR + 1, "a name for every level");
 
 void
 sl_log_init (const char *proc, sl_log_level_t level)

@@ -478,6 +478,7 @@ sl_req_replace_result (sl_req_t *self, sl_part_t *result, const char *text)
 //  The whole model as JSON
 
 static const char *s_roles [] = { "?", "system", "user", "assistant" };
+_Static_assert (sizeof s_roles / sizeof s_roles [0] == SL_ROLE_ASSISTANT + 1, "a name for every role");
 static const char *s_kinds [] = {
     "?", "text", "image", "tool_call", "tool_result", "thinking", "redacted_thinking", "refusal", "opaque"
 };
