@@ -163,12 +163,6 @@ sl_histo_observe (sl_histo_t *h, double value)
     h->sum += value;
 }
 
-uint64_t
-sl_histo_count (sl_histo_t *h)
-{
-    return h->total;
-}
-
 double
 sl_histo_quantile (sl_histo_t *h, double q)
 {

@@ -61,7 +61,6 @@ sl_counter_add (sl_counter_t *c, uint64_t n)
 void sl_histo_observe (sl_histo_t *h, double value);
 //  The value at quantile q (0..1) estimated from the buckets (upper bound).
 double sl_histo_quantile (sl_histo_t *h, double q);
-uint64_t sl_histo_count (sl_histo_t *h);
 
 //  Append the Prometheus text exposition of every metric.
 void sl_metrics_render (sl_metrics_t *self, sl_buf_t *out);

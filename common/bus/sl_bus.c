@@ -188,12 +188,6 @@ sl_bus_destroy (sl_bus_t **self_p)
     *self_p = NULL;
 }
 
-bool
-sl_bus_secure (sl_bus_t *self)
-{
-    return self->secure;
-}
-
 sl_access_t
 sl_bus_access (sl_bus_t *self)
 {

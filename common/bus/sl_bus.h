@@ -45,8 +45,6 @@ typedef struct _sl_bus_t sl_bus_t;
 sl_bus_t *sl_bus_new (zloop_t *loop, sl_metrics_t *metrics, const sl_bus_opts_t *opts, const char *key_name);
 //  Destroy after every socket set up through it is closed.
 void sl_bus_destroy (sl_bus_t **self_p);
-//  False with --bus-auth off.
-bool sl_bus_secure (sl_bus_t *self);
 //  Make sock, before it binds, a CURVE server whose clients ZAP checks for
 //  domain (one of sl_zap.h's table). 0 ok, -1 (logged) on failure.
 int sl_bus_server (sl_bus_t *self, zsock_t *sock, const char *domain);

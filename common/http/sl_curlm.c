@@ -271,19 +271,6 @@ sl_curlm_remove (sl_curlm_t *self, CURL *easy)
 }
 
 void
-sl_curlm_kick (sl_curlm_t *self)
-{
-    curl_multi_socket_action (self->multi, CURL_SOCKET_TIMEOUT, 0, &self->running);
-    s_check_done (self);
-}
-
-int
-sl_curlm_running (sl_curlm_t *self)
-{
-    return self->running;
-}
-
-void
 sl_curlm_set_after (sl_curlm_t *self, void (*fn) (void *arg), void *arg)
 {
     self->after = fn;

@@ -34,11 +34,6 @@ void sl_curlm_destroy (sl_curlm_t **self_p);
 int sl_curlm_add (sl_curlm_t *self, CURL *easy, sl_curlm_done_fn *done, void *arg);
 //  Cancel a running transfer; done is not called. The caller still owns easy.
 void sl_curlm_remove (sl_curlm_t *self, CURL *easy);
-//  Let curl act on what changed in this reactor turn (e.g. an unpaused
-//  transfer). Called automatically from the reactor; exposed for callers
-//  that unpause transfers.
-void sl_curlm_kick (sl_curlm_t *self);
-int sl_curlm_running (sl_curlm_t *self);
 //  Called at the end of every reactor turn in which curl ran callbacks, so
 //  the owner can flush what those callbacks produced in one go.
 void sl_curlm_set_after (sl_curlm_t *self, void (*fn) (void *arg), void *arg);

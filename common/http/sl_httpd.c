@@ -907,12 +907,6 @@ sl_httpd_dispatch_oversize (sl_httpd_t *self, bool dispatch)
 }
 
 size_t
-sl_httpd_active (sl_httpd_t *self)
-{
-    return self->active;
-}
-
-size_t
 sl_httpd_body_bytes (sl_httpd_t *self)
 {
     return self->body_bytes;

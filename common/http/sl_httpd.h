@@ -104,7 +104,6 @@ void sl_httpd_set_stream_cap (sl_httpd_t *self, size_t cap);
 //  its own format. It must answer them at once.
 void sl_httpd_dispatch_oversize (sl_httpd_t *self, bool dispatch);
 void sl_httpd_set_counters (sl_httpd_t *self, const sl_httpd_counters_t *counters);
-size_t sl_httpd_active (sl_httpd_t *self);
 //  Bytes of request bodies held (until a request ends or its body is dropped).
 size_t sl_httpd_body_bytes (sl_httpd_t *self);
 //  Client connections open (those being closed to make room not counted).

@@ -330,10 +330,3 @@ sl_service_run (sl_service_t *self)
     return 0;
 }
 
-void
-sl_service_stop (sl_service_t *self)
-{
-    self->stop = true;
-    //  Wake the loop: a signal to ourselves goes through the signalfd.
-    kill (getpid (), SIGTERM);
-}

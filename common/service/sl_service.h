@@ -83,7 +83,5 @@ void sl_service_render_metrics (sl_service_t *self, sl_buf_t *out);
 //  Run the reactor until SIGINT / SIGTERM (or a handler asks to stop).
 //  Returns the process exit code.
 int sl_service_run (sl_service_t *self);
-//  Ask the loop to stop at the end of this turn.
-void sl_service_stop (sl_service_t *self);
 
 #endif

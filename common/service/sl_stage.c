@@ -501,12 +501,6 @@ sl_stage_track_streams (sl_stage_t *self, size_t max_streams, int64_t expiry_ms)
                                         "a broken, refused or expired stream");
 }
 
-size_t
-sl_stage_streams (sl_stage_t *self)
-{
-    return self->tracking ? sl_intake_open (self->intake) : 0;
-}
-
 bool
 sl_stage_stream_opts (const char *max_streams, const char *expiry_ms, size_t *max, int64_t *expiry)
 {

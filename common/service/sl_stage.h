@@ -67,8 +67,6 @@ int sl_stage_reply (sl_stage_t *self, sl_str_t peer, const sl_msg_t *msg);
 //  handles like any other, so it ends at every later hop. Call once,
 //  before the loop runs.
 void sl_stage_track_streams (sl_stage_t *self, size_t max_streams, int64_t expiry_ms);
-//  Streams open at the intake (0 unless tracked).
-size_t sl_stage_streams (sl_stage_t *self);
 //  Parse --max-streams and --stream-expiry-ms (positive integers, "0" for
 //  none) for sl_stage_track_streams; false (logged) when one is not valid.
 bool sl_stage_stream_opts (const char *max_streams, const char *expiry_ms, size_t *max, int64_t *expiry);

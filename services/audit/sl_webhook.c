@@ -171,5 +171,4 @@ sl_webhook_next_due (sl_webhook_t *self)
 }
 
 size_t sl_webhook_queued (sl_webhook_t *self) { return self->count; }
-size_t sl_webhook_inflight (sl_webhook_t *self) { return self->inflight; }
 const sl_webhook_stats_t *sl_webhook_stats (sl_webhook_t *self) { return &self->stats; }

@@ -69,7 +69,6 @@ int64_t sl_webhook_next_due (sl_webhook_t *self);
 //  The wait before attempt n + 1 after n failed attempts.
 int64_t sl_webhook_backoff (const sl_webhook_opts_t *opts, int failed);
 size_t sl_webhook_queued (sl_webhook_t *self);
-size_t sl_webhook_inflight (sl_webhook_t *self);
 const sl_webhook_stats_t *sl_webhook_stats (sl_webhook_t *self);
 
 #endif
