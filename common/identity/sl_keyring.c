@@ -1,0 +1,219 @@
+/*  sl_keyring.c - who may call sluice: the model (see sl_keyring.h); the
+    file is read by sl_keyring_load.c. */
+#include "common/identity/sl_keyring_impl.h"
+
+#include <fnmatch.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/sl_alloc.h"
+
+#define S_LIST_KEYS_MAX 1024            //  keys one SLUICE_CLIENT_KEYS list may hold
+#define S_LIST_ID_HEX 12                //  hex digits of a listed key's id
+
+sl_keyring_t *
+sl_keyring_new_empty (void)
+{
+    sl_keyring_t *self = sl_xcalloc (1, sizeof *self);
+    self->refs = 1;
+    return self;
+}
+
+void *
+sl_keyring_own (sl_keyring_t *self, void *ptr)
+{
+    if (self->owned_count == self->owned_cap) {
+        self->owned_cap = self->owned_cap ? 2 * self->owned_cap : 16;
+        self->owned = sl_xrealloc (self->owned, self->owned_cap * sizeof *self->owned);
+    }
+    self->owned [self->owned_count++] = ptr;
+    return ptr;
+}
+
+char *
+sl_keyring_strdup (sl_keyring_t *self, const char *text)
+{
+    return sl_keyring_own (self, sl_xstrdup (text));
+}
+
+sl_team_t *
+sl_keyring_team_get (sl_keyring_t *self, const char *name)
+{
+    for (size_t i = 0; i < self->team_count; i++)
+        if (strcmp (self->teams [i]->name, name) == 0)
+            return self->teams [i];
+    if (self->team_count == self->team_cap) {
+        self->team_cap = self->team_cap ? 2 * self->team_cap : 8;
+        self->teams = sl_xrealloc (self->teams, self->team_cap * sizeof *self->teams);
+    }
+    sl_team_t *t = sl_keyring_own (self, sl_xcalloc (1, sizeof *t));
+    t->name = sl_keyring_strdup (self, name);
+    self->teams [self->team_count++] = t;
+    return t;
+}
+
+sl_keyentry_t *
+sl_keyring_add_key (sl_keyring_t *self)
+{
+    if (self->key_count == self->key_cap) {
+        self->key_cap = self->key_cap ? 2 * self->key_cap : 16;
+        self->keys = sl_xrealloc (self->keys, self->key_cap * sizeof *self->keys);
+    }
+    sl_keyentry_t *e = &self->keys [self->key_count++];
+    memset (e, 0, sizeof *e);
+    e->user = "";
+    return e;
+}
+
+sl_keyring_t *
+sl_keyring_ref (sl_keyring_t *self)
+{
+    if (self)
+        self->refs++;
+    return self;
+}
+
+void
+sl_keyring_unref (sl_keyring_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sl_keyring_t *self = *self_p;
+    *self_p = NULL;
+    if (--self->refs > 0)
+        return;
+    for (size_t i = 0; i < self->owned_count; i++)
+        free (self->owned [i]);
+    free (self->owned);
+    free (self->keys);
+    free (self->teams);
+    free (self);
+}
+
+void
+sl_keyring_hash (const char *key, uint8_t out [SL_KEYRING_SHA256])
+{
+    crypto_hash_sha256 (out, (const unsigned char *) key, strlen (key));
+}
+
+void
+sl_keyring_hex (const uint8_t hash [SL_KEYRING_SHA256], char out [2 * SL_KEYRING_SHA256 + 1])
+{
+    sodium_bin2hex (out, 2 * SL_KEYRING_SHA256 + 1, hash, SL_KEYRING_SHA256);
+}
+
+sl_keyring_t *
+sl_keyring_from_list (const char *list)
+{
+    if (!list)
+        return NULL;
+    sl_keyring_t *self = sl_keyring_new_empty ();
+    sl_team_t *team = sl_keyring_team_get (self, SL_KEYRING_DEFAULT_TEAM);
+    const char *p = list;
+    while (*p && self->key_count < S_LIST_KEYS_MAX) {
+        const char *end = strchr (p, ',');
+        size_t n = end ? (size_t) (end - p) : strlen (p);
+        while (n && (*p == ' ' || *p == '\t')) {
+            p++;
+            n--;
+        }
+        while (n && (p [n - 1] == ' ' || p [n - 1] == '\t'))
+            n--;
+        if (n) {
+            char *key = sl_xstrndup (p, n);
+            sl_keyentry_t *e = sl_keyring_add_key (self);
+            sl_keyring_hash (key, e->sha256);
+            sodium_memzero (key, n);
+            free (key);
+            char hex [2 * SL_KEYRING_SHA256 + 1];
+            sl_keyring_hex (e->sha256, hex);
+            hex [S_LIST_ID_HEX] = 0;
+            e->id = sl_keyring_strdup (self, hex);
+            e->team = team;
+        }
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    if (!self->key_count)
+        sl_keyring_unref (&self);
+    return self;
+}
+
+const sl_keyentry_t *
+sl_keyring_find (const sl_keyring_t *self, const char *key)
+{
+    if (!self || !key || !*key)
+        return NULL;
+    uint8_t hash [SL_KEYRING_SHA256];
+    sl_keyring_hash (key, hash);
+    //  Every entry is compared, whole: the time taken says nothing of
+    //  which entry (or how much of a hash) matched.
+    const sl_keyentry_t *found = NULL;
+    for (size_t i = 0; i < self->key_count; i++)
+        if (sodium_memcmp (hash, self->keys [i].sha256, SL_KEYRING_SHA256) == 0)
+            found = &self->keys [i];
+    return found;
+}
+
+const sl_team_t *
+sl_keyring_team (const sl_keyring_t *self, const char *name)
+{
+    for (size_t i = 0; self && name && i < self->team_count; i++)
+        if (strcmp (self->teams [i]->name, name) == 0)
+            return self->teams [i];
+    return NULL;
+}
+
+const sl_jwt_spec_t *sl_keyring_jwt (const sl_keyring_t *self) { return self && self->has_jwt ? &self->jwt : NULL; }
+size_t sl_keyring_count (const sl_keyring_t *self) { return self ? self->key_count : 0; }
+size_t sl_keyring_team_count (const sl_keyring_t *self) { return self ? self->team_count : 0; }
+
+const sl_keyentry_t *
+sl_keyring_at (const sl_keyring_t *self, size_t index)
+{
+    return self && index < self->key_count ? &self->keys [index] : NULL;
+}
+
+const sl_team_t *
+sl_keyring_team_at (const sl_keyring_t *self, size_t index)
+{
+    return self && index < self->team_count ? self->teams [index] : NULL;
+}
+
+static size_t
+s_add_unique (const char **out, size_t n, size_t max, const char *path)
+{
+    if (!path)
+        return n;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp (out [i], path) == 0)
+            return n;
+    if (n < max)
+        out [n++] = path;
+    return n;
+}
+
+size_t
+sl_keyring_policies (const sl_keyring_t *self, const char **out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; self && i < self->team_count; i++)
+        n = s_add_unique (out, n, max, self->teams [i]->policy);
+    for (size_t i = 0; self && i < self->key_count; i++)
+        n = s_add_unique (out, n, max, self->keys [i].policy);
+    return n;
+}
+
+bool
+sl_keyring_model_allowed (const char *const *globs, const char *model)
+{
+    if (!globs)
+        return true;
+    for (; *globs; globs++)
+        if (fnmatch (*globs, model ? model : "", 0) == 0)
+            return true;
+    return false;
+}

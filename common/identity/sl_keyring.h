@@ -1,0 +1,141 @@
+/*  sl_keyring.h - who may call sluice: client keys, teams, signed tokens.
+
+    The model of a keys file (--keys-file, SLUICE_KEYS_FILE), loaded by
+    sl_keyring_load.c; the gateway resolves every request's credential
+    against it (sl_keyring_find for a sluice key; sl_jwt.h for a signed
+    token, with the file's jwt section). A key is known only by its
+    SHA-256: the file never holds a key itself.
+
+        version: 1
+        teams:                              # optional
+          - name: payments
+            policy: policies/payments.yaml  # relative to this file, or absolute
+            models: ["gpt-*", "claude-*"]   # globs; none: every model
+            limits: {rpm: 600, concurrent: 50, tokens_per_day: 5000000,
+                     budget: {tokens: 100000000, usd: 500}}
+            limits_on_error: allow          # deny (the default) or allow
+        jwt:                                # optional: signed tokens
+          keys: [jwt/idp.pem]               # public keys (PEM), and/or
+          jwks: jwt/jwks.json               # a JWKS file
+          issuer: https://idp.example       # iss, required when set
+          audience: sluice                  # aud, required when set
+          team_claim: team                  # default "team"
+          user_claim: sub                   # default "sub"
+          limits: {rpm: 60}                 # each token's user's own
+        keys:
+          - id: alice-laptop                # [A-Za-z0-9._-], unique
+            sha256: 9f86d08...              # 64 hex digits
+            team: payments                  # default "default"
+            user: alice
+            labels: {env: prod}             # free
+            policy: policies/alice.yaml     # overrides the team's
+            models: ["gpt-4o*"]
+            limits: {rpm: 60, concurrent: 5, tokens_per_day: 200000}
+
+    A team named by a key but not listed under teams has no settings of
+    its own. SLUICE_CLIENT_KEYS (a comma-separated list of keys) makes a
+    keyring of those keys, all of team "default" (sl_keyring_from_list).
+
+    Strings and entries are owned by the keyring and live as long as it
+    (a reload makes a new keyring; streams keep a reference to theirs).
+*/
+#ifndef SL_KEYRING_H
+#define SL_KEYRING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SL_KEYRING_FILE_MAX (16u << 20) //  the largest keys file read
+#define SL_KEYRING_SHA256 32
+#define SL_KEYRING_DEFAULT_TEAM "default"
+
+typedef struct _sl_keyring_t sl_keyring_t;
+
+//  What a key, a team or a token's user may spend (0: no limit).
+typedef struct {
+    int64_t rpm;                        //  requests a minute
+    int64_t concurrent;                 //  streams at once
+    int64_t tokens_per_day;             //  input + output tokens a UTC day
+    int64_t budget_tokens;              //  tokens a UTC month
+    double budget_usd;                  //  money a UTC month (prices per model in the routes file)
+} sl_limits_spec_t;
+
+typedef enum {
+    SL_ON_ERROR_DENY = 0,               //  the limits store cannot answer: refuse (the default)
+    SL_ON_ERROR_ALLOW                   //  let the request through, counted and logged
+} sl_on_error_t;
+
+typedef struct {
+    const char *name;
+    const char *value;
+} sl_label_t;
+
+typedef struct {
+    const char *name;
+    const char *policy;                 //  its policy file (a path), NULL: the default
+    const char *const *models;          //  model globs, NULL-terminated; NULL: every model
+    sl_limits_spec_t limits;
+    int limits_on_error;                //  sl_on_error_t
+    bool listed;                        //  under teams: (else only named by a key)
+} sl_team_t;
+
+typedef struct {
+    const char *id;
+    uint8_t sha256 [SL_KEYRING_SHA256];
+    const sl_team_t *team;
+    const char *user;                   //  "" when not given
+    const sl_label_t *labels;           //  label_count of them
+    size_t label_count;
+    const char *policy;                 //  its own policy file, NULL: the team's
+    const char *const *models;          //  NULL: the team's
+    sl_limits_spec_t limits;
+} sl_keyentry_t;
+
+typedef struct {
+    const char *const *pem;             //  public key files (PEM), NULL-terminated
+    const char *jwks;                   //  a JWKS file, or NULL
+    const char *issuer;                 //  required iss, or NULL
+    const char *audience;               //  required aud, or NULL
+    const char *team_claim;
+    const char *user_claim;
+    sl_limits_spec_t limits;            //  per user of a token
+} sl_jwt_spec_t;
+
+//  Load a keys file. NULL with *error ("file:line:col: why", the caller
+//  frees) when it does not load: a malformed file, an unknown field, a
+//  duplicate id or key, a hash that is not 64 hex digits, a policy or key
+//  file that does not exist.
+sl_keyring_t *sl_keyring_load (const char *path, char **error);
+//  The same from text (name: the file name for errors; relative paths are
+//  taken from name's directory).
+sl_keyring_t *sl_keyring_parse (const char *text, size_t size, const char *name, char **error);
+//  A keyring of the keys of a comma-separated list (SLUICE_CLIENT_KEYS),
+//  each of team "default", its id the 12 hex digits of its hash; NULL
+//  when the list names none.
+sl_keyring_t *sl_keyring_from_list (const char *list);
+//  References: a keyring lives while anyone holds it.
+sl_keyring_t *sl_keyring_ref (sl_keyring_t *self);
+void sl_keyring_unref (sl_keyring_t **self_p);
+
+//  The entry of a presented key (its SHA-256 compared in constant time
+//  with every entry's), or NULL.
+const sl_keyentry_t *sl_keyring_find (const sl_keyring_t *self, const char *key);
+//  A team by name, or NULL when no key or setting names it.
+const sl_team_t *sl_keyring_team (const sl_keyring_t *self, const char *name);
+//  The signed-token settings, or NULL when the file has none.
+const sl_jwt_spec_t *sl_keyring_jwt (const sl_keyring_t *self);
+size_t sl_keyring_count (const sl_keyring_t *self);
+const sl_keyentry_t *sl_keyring_at (const sl_keyring_t *self, size_t index);
+size_t sl_keyring_team_count (const sl_keyring_t *self);
+const sl_team_t *sl_keyring_team_at (const sl_keyring_t *self, size_t index);
+//  The policy files the keyring names (teams' and keys'), each once.
+size_t sl_keyring_policies (const sl_keyring_t *self, const char **out, size_t max);
+//  Does model match one of globs (NULL: every model)?
+bool sl_keyring_model_allowed (const char *const *globs, const char *model);
+
+//  The SHA-256 of a key, and its hex text (65 bytes with the NUL).
+void sl_keyring_hash (const char *key, uint8_t out [SL_KEYRING_SHA256]);
+void sl_keyring_hex (const uint8_t hash [SL_KEYRING_SHA256], char out [2 * SL_KEYRING_SHA256 + 1]);
+
+#endif
