@@ -41,7 +41,8 @@ WARN      = -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
 ASANFLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
             -fno-sanitize-recover=undefined
-LDLIBS    = -lczmq -lzmq -lmsgpackc -lcurl -ljansson -lmicrohttpd -lyaml -lsqlite3 -lpq -lsodium -lm
+LDLIBS    = -lczmq -lzmq -lmsgpackc -lcurl -ljansson -lmicrohttpd -lyaml -lsqlite3 -lpq -lsodium -ljwt \
+            -lcrypto -lhiredis -lm
 
 # Debian packages: libraries, test framework, fuzzing compiler, tools the
 # tests drive (curl), the compose checker, the audit store's databases
@@ -53,7 +54,7 @@ PACKAGES  = gcc make pkg-config libzmq3-dev libczmq-dev libmsgpack-dev \
             libcriterion-dev libcurl4-openssl-dev libjansson-dev \
             libmicrohttpd-dev libyaml-dev clang libclang-rt-14-dev curl python3 \
             docker-compose libsqlite3-dev libpq-dev postgresql chromium nginx-light \
-            libsodium-dev
+            libsodium-dev libjwt-dev libssl-dev libhiredis-dev redis-server
 
 SERVICES  = gateway ingest aggregator judge emitter mock tap replay bench keygen audit
 BUILD     = build
