@@ -1,0 +1,138 @@
+/*  sl_limits.h - what callers may spend: requests a minute, streams at
+    once, tokens a day, a budget a month; checked before a request goes
+    upstream, counted when it ends.
+
+    A request has subjects, each with its limits (sl_limits_spec_t): its
+    key (or its token's user) and its team. sl_limits_plan turns them and
+    the time into counters, one per limit that is set:
+
+      rpm             requests in the current UTC minute
+      concurrent      streams under way (a set of stream ids, each held
+                      for at most a lease, so a gateway that dies does not
+                      hold its streams' places for ever)
+      tokens_per_day  input + output tokens of the current UTC day
+      budget_tokens   tokens of the current UTC month
+      budget_usd      money of the current UTC month, in micro-dollars
+
+    A store (sl_limits_store_t: in this process, or Redis for several
+    gateways) admits a plan atomically: either every counter has room and
+    the request's own counts are added (a request, a stream), or none is
+    touched and the first counter without room is named, with when it will
+    have room again (Retry-After). Tokens and money are added when the
+    stream ends (sl_limits_usage), with the same counters' keys; a stream
+    already under way is never cut by a limit it crossed.
+
+    Counter keys are "sluice:<limit>:<subject>:<window>" (the window: the
+    minute, day or month number), so every gateway counts in the same
+    places, and each expires after its window.
+*/
+#ifndef SL_LIMITS_H
+#define SL_LIMITS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/identity/sl_keyring.h"
+
+#define SL_LIMITS_KEY_MAX 256           //  bytes of a counter's key
+#define SL_LIMITS_SUBJECTS_MAX 4        //  subjects of one request
+#define SL_LIMITS_COUNTERS_MAX (SL_LIMITS_SUBJECTS_MAX * 5)
+#define SL_LIMITS_LEASE_S 900           //  a stream's place in a concurrency set, refreshed while it lives
+#define SL_LIMITS_USD_MICRO 1000000.0   //  budgets in money are counted in micro-dollars
+
+typedef enum {
+    SL_LIMIT_RPM = 0,
+    SL_LIMIT_CONCURRENT,
+    SL_LIMIT_TOKENS_PER_DAY,
+    SL_LIMIT_BUDGET_TOKENS,
+    SL_LIMIT_BUDGET_USD,
+    SL_LIMIT_KIND_MAX
+} sl_limit_kind_t;
+
+//  One subject of a request: "key:<id>", "user:<team>/<user>", "team:<name>".
+typedef struct {
+    char name [SL_LIMITS_KEY_MAX / 2];
+    const sl_limits_spec_t *spec;
+} sl_limits_subject_t;
+
+//  One counter a request is checked against.
+typedef struct {
+    int kind;                           //  sl_limit_kind_t
+    char key [SL_LIMITS_KEY_MAX];
+    int64_t limit;                      //  the most it may hold
+    int64_t add;                        //  what the request adds on admission (1 request; 0 for usage)
+    int64_t expire_at;                  //  seconds since the epoch: the counter goes after its window
+    int64_t retry_at;                   //  when it has room again at the latest (the window's end; a
+                                        //  lease's for concurrency)
+    int subject;                        //  index in the plan's subjects
+} sl_limits_counter_t;
+
+typedef struct {
+    sl_limits_subject_t subjects [SL_LIMITS_SUBJECTS_MAX];
+    size_t subject_count;
+    sl_limits_counter_t counters [SL_LIMITS_COUNTERS_MAX];
+    size_t count;
+    int64_t now;                        //  seconds since the epoch
+    char stream [40];                   //  the stream's id (hex), a member of concurrency sets
+} sl_limits_plan_t;
+
+//  The windows of a time (UTC): its minute, day (yyyymmdd) and month
+//  (yyyymm), and the seconds at which each ends.
+typedef struct {
+    int64_t minute, day, month;
+    int64_t minute_end, day_end, month_end;
+} sl_limits_windows_t;
+
+void sl_limits_windows (int64_t now, sl_limits_windows_t *out);
+//  The plan of a request at now: a counter for every limit its subjects
+//  set. stream: the stream id (hex) for concurrency.
+void sl_limits_plan (sl_limits_plan_t *plan, const sl_limits_subject_t *subjects, size_t count, int64_t now,
+                     const char *stream);
+//  The name of a limit ("rpm", "concurrent", "tokens_per_day", ...).
+const char *sl_limits_kind_name (int kind);
+
+//  What a store answers for a plan.
+typedef enum {
+    SL_LIMITS_ADMITTED = 0,
+    SL_LIMITS_REFUSED,                  //  a counter had no room: refused names it
+    SL_LIMITS_UNREACHABLE               //  the store did not answer in time, or answered garbage
+} sl_limits_outcome_t;
+
+typedef struct {
+    int outcome;                        //  sl_limits_outcome_t
+    int refused;                        //  the counter without room (index in the plan), -1 otherwise
+    int64_t retry_after;                //  seconds, when refused
+    const char *why;                    //  static text, when unreachable
+} sl_limits_answer_t;
+
+typedef void (sl_limits_done_fn) (void *arg, const sl_limits_answer_t *answer);
+
+//  A store of counters: in this process (sl_limits_memory_new) or in
+//  Redis (sl_limits_redis.h). Calls may answer at once or later (done is
+//  called exactly once, from the caller's reactor).
+typedef struct _sl_limits_store_t sl_limits_store_t;
+struct _sl_limits_store_t {
+    //  Admit a plan atomically (see above).
+    void (*admit) (sl_limits_store_t *self, const sl_limits_plan_t *plan, sl_limits_done_fn *done, void *arg);
+    //  Add usage at a stream's end to the plan's usage counters (tokens a
+    //  day and a month, money a month) and let the stream's places in the
+    //  concurrency sets go. Nothing is answered.
+    void (*finish) (sl_limits_store_t *self, const sl_limits_plan_t *plan, int64_t tokens, int64_t usd_micro);
+    void (*destroy) (sl_limits_store_t **self_p);
+};
+
+//  Destroy any store (safe on NULL and twice).
+void sl_limits_store_destroy (sl_limits_store_t **self_p);
+
+//  The store of one process: counters in a hash table, admitted at once.
+sl_limits_store_t *sl_limits_memory_new (void);
+//  Its counter's value now (tests): concurrency sets count their live
+//  members at now.
+int64_t sl_limits_memory_value (sl_limits_store_t *self, const char *key, int64_t now);
+
+//  The money a stream costs at a model's prices (per million tokens), in
+//  micro-dollars.
+int64_t sl_limits_usd_micro (int64_t input_tokens, int64_t output_tokens, double input_per_m, double output_per_m);
+
+#endif
