@@ -1,0 +1,262 @@
+/*  Unit tests: common/identity/sl_limits_redis - the limits store in a
+    real redis-server (started by the test on a free loopback port), in a
+    zloop as the gateway runs it: admission and refusal, usage at the end,
+    and what a missing, stopped or garbage-answering server gives. */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <czmq.h>
+#include <fcntl.h>
+#include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/identity/sl_limits_redis.h"
+
+#define WAIT_MS 5000
+#define NOW 1835395170
+
+static pid_t s_server;
+static int s_port;
+
+static int
+s_free_port (void)
+{
+    int fd = socket (AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    bind (fd, (struct sockaddr *) &a, sizeof a);
+    socklen_t len = sizeof a;
+    getsockname (fd, (struct sockaddr *) &a, &len);
+    close (fd);
+    return ntohs (a.sin_port);
+}
+
+//  A redis-server of the test's own; true when it answers.
+static bool
+s_redis_start (void)
+{
+    s_port = s_free_port ();
+    char port [16];
+    snprintf (port, sizeof port, "%d", s_port);
+    s_server = fork ();
+    if (s_server == 0) {
+        int null = open ("/dev/null", O_WRONLY);
+        dup2 (null, 1);
+        dup2 (null, 2);
+        execlp ("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "no", (char *) NULL);
+        _exit (127);
+    }
+    for (int i = 0; i < 200; i++) {
+        redisContext *c = redisConnect ("127.0.0.1", s_port);
+        bool up = c && !c->err;
+        redisFree (c);
+        if (up)
+            return true;
+        usleep (20000);
+    }
+    return false;
+}
+
+static void
+s_redis_stop (void)
+{
+    if (s_server > 0) {
+        kill (s_server, SIGCONT);
+        kill (s_server, SIGKILL);
+        waitpid (s_server, NULL, 0);
+    }
+    s_server = 0;
+}
+
+static long long
+s_get (const char *command)
+{
+    redisContext *c = redisConnect ("127.0.0.1", s_port);
+    redisReply *r = redisCommand (c, command);
+    long long v = !r ? -1 : r->type == REDIS_REPLY_INTEGER ? r->integer
+                : r->type == REDIS_REPLY_STRING ? atoll (r->str) : r->type == REDIS_REPLY_NIL ? 0 : -2;
+    freeReplyObject (r);
+    redisFree (c);
+    return v;
+}
+
+//  Run the loop until the store answers (or WAIT_MS).
+typedef struct {
+    bool done;
+    sl_limits_answer_t answer;
+} s_wait_t;
+
+static void
+s_done (void *arg, const sl_limits_answer_t *answer)
+{
+    s_wait_t *w = arg;
+    w->done = true;
+    w->answer = *answer;
+}
+
+static int
+s_check (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    return ((s_wait_t *) arg)->done ? -1 : 0;
+}
+
+static sl_limits_answer_t
+s_ask (zloop_t *loop, sl_limits_store_t *store, const sl_limits_plan_t *plan)
+{
+    s_wait_t w = { 0 };
+    store->admit (store, plan, s_done, &w);
+    if (!w.done) {
+        int poll = zloop_timer (loop, 2, 0, s_check, &w);
+        int stop = zloop_timer (loop, WAIT_MS, 1, s_check, &(s_wait_t) { .done = true });
+        zloop_start (loop);
+        zloop_timer_end (loop, poll);
+        zloop_timer_end (loop, stop);
+    }
+    cr_assert (w.done, "the store answered within %d ms", WAIT_MS);
+    return w.answer;
+}
+
+//  Let the loop run a while (writes go out).
+static void
+s_spin (zloop_t *loop, int ms)
+{
+    zloop_timer (loop, (size_t) ms, 1, s_check, &(s_wait_t) { .done = true });
+    zloop_start (loop);
+}
+
+static void
+s_teardown (void)
+{
+    s_redis_stop ();
+}
+
+TestSuite (sl_limits_redis, .fini = s_teardown);
+
+Test (sl_limits_redis, admits_refuses_and_counts_across_connections)
+{
+    cr_assert (s_redis_start (), "redis-server runs (make deps installs it)");
+    zloop_t *loop = zloop_new ();
+    char url [64];
+    snprintf (url, sizeof url, "redis://127.0.0.1:%d/0", s_port);
+    const char *error = NULL;
+    sl_limits_store_t *a = sl_limits_redis_new (loop, url, 1000, &error);
+    sl_limits_store_t *b = sl_limits_redis_new (loop, url, 1000, &error);   //  a second gateway
+    cr_assert_not_null (a, "%s", error);
+    sl_limits_spec_t key = { .rpm = 3, .concurrent = 2, .tokens_per_day = 100 };
+    sl_limits_subject_t s = { "key:k", &key };
+    sl_limits_plan_t plans [4];
+    for (int i = 0; i < 4; i++) {
+        char stream [16];
+        snprintf (stream, sizeof stream, "s%d", i);
+        sl_limits_plan (&plans [i], &s, 1, NOW, stream);
+    }
+    cr_expect_eq (s_ask (loop, a, &plans [0]).outcome, SL_LIMITS_ADMITTED);
+    cr_expect_eq (s_ask (loop, b, &plans [1]).outcome, SL_LIMITS_ADMITTED, "the other gateway, the same counters");
+    sl_limits_answer_t r = s_ask (loop, a, &plans [2]);
+    cr_expect_eq (r.outcome, SL_LIMITS_REFUSED, "two streams at once");
+    cr_expect_eq (plans [2].counters [r.refused].kind, SL_LIMIT_CONCURRENT);
+    cr_expect_eq (s_get ("GET sluice:rpm:key:k:30589919"), 2, "a refusal adds nothing to any counter");
+    //  A stream ends, with usage: its place frees, its tokens count.
+    a->finish (a, &plans [0], 120, 0);
+    s_spin (loop, 50);
+    cr_expect_eq (s_get ("ZCARD sluice:conc:key:k"), 1);
+    cr_expect_eq (s_get ("GET sluice:tpd:key:k:20280228"), 120);
+    r = s_ask (loop, b, &plans [3]);
+    cr_expect_eq (r.outcome, SL_LIMITS_REFUSED, "the day's tokens are spent");
+    cr_expect_eq (plans [3].counters [r.refused].kind, SL_LIMIT_TOKENS_PER_DAY);
+    cr_expect_eq (r.retry_after, 30, "until midnight UTC");
+    cr_expect_gt (s_get ("TTL sluice:rpm:key:k:30589919"), 0, "counters expire");
+    sl_limits_store_destroy (&a);
+    sl_limits_store_destroy (&b);
+    zloop_destroy (&loop);
+}
+
+Test (sl_limits_redis, a_missing_or_stopped_server_is_unreachable_never_a_pass)
+{
+    cr_assert (s_redis_start ());
+    zloop_t *loop = zloop_new ();
+    char url [64];
+    snprintf (url, sizeof url, "redis://127.0.0.1:%d", s_port);
+    const char *error = NULL;
+    sl_limits_store_t *store = sl_limits_redis_new (loop, url, 200, &error);
+    sl_limits_spec_t key = { .rpm = 100 };
+    sl_limits_subject_t s = { "key:k", &key };
+    sl_limits_plan_t plan;
+    sl_limits_plan (&plan, &s, 1, NOW, "x");
+    cr_expect_eq (s_ask (loop, store, &plan).outcome, SL_LIMITS_ADMITTED);
+    //  Stopped: the answer does not come in time.
+    kill (s_server, SIGSTOP);
+    sl_limits_answer_t r = s_ask (loop, store, &plan);
+    cr_expect_eq (r.outcome, SL_LIMITS_UNREACHABLE);
+    cr_expect_not_null (strstr (r.why, "in time"), "%s", r.why);
+    //  Gone: the connection is lost, then cannot be made.
+    s_redis_stop ();
+    r = s_ask (loop, store, &plan);
+    cr_expect_eq (r.outcome, SL_LIMITS_UNREACHABLE, "%s", r.why);
+    s_spin (loop, 50);
+    r = s_ask (loop, store, &plan);
+    cr_expect_eq (r.outcome, SL_LIMITS_UNREACHABLE);
+    cr_expect_not (sl_limits_redis_connected (store));
+    sl_limits_store_destroy (&store);
+    zloop_destroy (&loop);
+    cr_expect_null (sl_limits_redis_new (NULL, "http://x", 100, &error));
+    cr_expect_not_null (error);
+}
+
+//  A server that answers every command with a string: what the script
+//  never returns.
+static void *
+s_garbage (void *arg)
+{
+    int listener = *(int *) arg;
+    int fd = accept (listener, NULL, NULL);
+    char buf [65536];
+    for (int i = 0; i < 100 && fd >= 0; i++) {
+        ssize_t n = recv (fd, buf, sizeof buf, 0);
+        if (n <= 0)
+            break;
+        if (send (fd, "$7\r\ngarbage\r\n", 13, MSG_NOSIGNAL) < 0)
+            break;
+    }
+    if (fd >= 0)
+        close (fd);
+    return NULL;
+}
+
+Test (sl_limits_redis, a_garbage_answer_is_unreachable)
+{
+    int listener = socket (AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    cr_assert_eq (bind (listener, (struct sockaddr *) &a, sizeof a), 0);
+    listen (listener, 1);
+    socklen_t len = sizeof a;
+    getsockname (listener, (struct sockaddr *) &a, &len);
+    pthread_t thread;
+    pthread_create (&thread, NULL, s_garbage, &listener);
+    zloop_t *loop = zloop_new ();
+    char url [64];
+    snprintf (url, sizeof url, "redis://127.0.0.1:%d", ntohs (a.sin_port));
+    const char *error = NULL;
+    sl_limits_store_t *store = sl_limits_redis_new (loop, url, 1000, &error);
+    sl_limits_spec_t key = { .rpm = 100 };
+    sl_limits_subject_t s = { "key:k", &key };
+    sl_limits_plan_t plan;
+    sl_limits_plan (&plan, &s, 1, NOW, "x");
+    sl_limits_answer_t r = s_ask (loop, store, &plan);
+    cr_expect_eq (r.outcome, SL_LIMITS_UNREACHABLE);
+    cr_expect_not_null (strstr (r.why, "never returns"), "%s", r.why);
+    sl_limits_store_destroy (&store);
+    zloop_destroy (&loop);
+    shutdown (listener, SHUT_RDWR);
+    close (listener);
+    pthread_join (thread, NULL);
+}
