@@ -1,0 +1,87 @@
+/*  sl_keyentry.c - a new client key and its entry (see sl_keyentry.h). */
+#include "services/keys/sl_keyentry.h"
+
+#include <ctype.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/identity/sl_keyring.h"
+
+#define S_RANDOM_BYTES 32
+#define S_ID_HEX 12                     //  hex digits of the key's hash in its id
+
+void
+sl_keyentry_new_key (char key [SL_KEYENTRY_KEY_MAX])
+{
+    unsigned char bytes [S_RANDOM_BYTES];
+    randombytes_buf (bytes, sizeof bytes);
+    strcpy (key, SL_KEYENTRY_PREFIX);
+    sodium_bin2base64 (key + strlen (SL_KEYENTRY_PREFIX), SL_KEYENTRY_KEY_MAX - strlen (SL_KEYENTRY_PREFIX),
+                       bytes, sizeof bytes, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+    sodium_memzero (bytes, sizeof bytes);
+}
+
+static bool
+s_name (const char *s)
+{
+    if (!s || !*s)
+        return false;
+    for (; *s; s++)
+        if (!isalnum ((unsigned char) *s) && *s != '.' && *s != '_' && *s != '-')
+            return false;
+    return true;
+}
+
+//  Text as a YAML double-quoted scalar.
+static void
+s_quoted (sl_buf_t *out, const char *text)
+{
+    sl_buf_putc (out, '"');
+    for (const char *p = text; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            sl_buf_putc (out, '\\');
+        sl_buf_putc (out, *p);
+    }
+    sl_buf_putc (out, '"');
+}
+
+int
+sl_keyentry_write (const char *key, const sl_keyentry_spec_t *spec, sl_buf_t *out)
+{
+    if ((spec->team && !s_name (spec->team)) || (spec->user && strpbrk (spec->user, "\n\r")))
+        return -1;
+    uint8_t hash [SL_KEYRING_SHA256];
+    char hex [2 * SL_KEYRING_SHA256 + 1];
+    sl_keyring_hash (key, hash);
+    sl_keyring_hex (hash, hex);
+    sl_buf_printf (out, "- id: %s-%.*s\n", spec->team ? spec->team : SL_KEYRING_DEFAULT_TEAM, S_ID_HEX, hex);
+    sl_buf_printf (out, "  sha256: %s\n", hex);
+    sl_buf_printf (out, "  team: %s\n", spec->team ? spec->team : SL_KEYRING_DEFAULT_TEAM);
+    if (spec->user) {
+        sl_buf_puts (out, "  user: ");
+        s_quoted (out, spec->user);
+        sl_buf_putc (out, '\n');
+    }
+    if (spec->policy) {
+        sl_buf_puts (out, "  policy: ");
+        s_quoted (out, spec->policy);
+        sl_buf_putc (out, '\n');
+    }
+    if (spec->rpm || spec->concurrent || spec->tokens_per_day) {
+        sl_buf_puts (out, "  limits: {");
+        const char *sep = "";
+        if (spec->rpm) {
+            sl_buf_printf (out, "rpm: %lld", (long long) spec->rpm);
+            sep = ", ";
+        }
+        if (spec->concurrent) {
+            sl_buf_printf (out, "%sconcurrent: %lld", sep, (long long) spec->concurrent);
+            sep = ", ";
+        }
+        if (spec->tokens_per_day)
+            sl_buf_printf (out, "%stokens_per_day: %lld", sep, (long long) spec->tokens_per_day);
+        sl_buf_puts (out, "}\n");
+    }
+    return 0;
+}
