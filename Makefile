@@ -4,8 +4,9 @@
 #   make run        install what is missing, build, start the stack on loopback
 #   make test       install what is missing, build, run every test
 #   make memcheck   run the unit tests under valgrind
-#   make check-docs every relative link and #anchor of the Markdown files
-#                   resolves (tests/docs/check-links.py); make test runs it
+#   make check-docs every relative link, #anchor and quoted source path of
+#                   the Markdown files resolves (tests/docs/check-links.py);
+#                   make test runs it
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (clang, libFuzzer)
 #   make bench      run the benchmarks (tests/bench/bench_*.c), then
 #                   sluice-bench against three stacks, nginx (the floor)
@@ -311,8 +312,9 @@ check-compose:
 
 # The links of README.md, docs/, proto/PROTOCOL.md and every other
 # Markdown file: each names a file that exists and a heading it has (the
-# anchors GitHub makes). The checker's self-test first, so a checker that
-# finds nothing cannot pass unnoticed.
+# anchors GitHub makes); a source path the prose quotes exists too. The
+# checker's self-test first, so a checker that finds nothing cannot pass
+# unnoticed.
 check-docs:
 	@python3 tests/docs/check-links.py --self-test
 	@python3 tests/docs/check-links.py

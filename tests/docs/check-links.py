@@ -9,7 +9,9 @@ heading (or an explicit <a name> / id) of that file, with the anchors
 GitHub makes: lower case, punctuation dropped, each space a hyphen, a
 repeated heading suffixed -1, -2, ... Links inside fenced code blocks and
 code spans are not links. Absolute URLs (https:, mailto:, ...) are not
-fetched.
+fetched. A file path quoted in a code span outside fenced code
+(`common/stages/sl_agg.c`: a path from the repository root into one of
+its source folders) must exist too, unless it is a pattern (<, *, {, $).
 
     tests/docs/check-links.py [ROOT]      check ROOT (default: the repository)
     tests/docs/check-links.py --self-test check the checker on made-up files
@@ -34,6 +36,8 @@ AUTOLINK = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.-]*:[^>\s]*)>")
 REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
 HTML_ANCHOR = re.compile(r"<a\s+(?:name|id)=\"([^\"]+)\"|\sid=\"([^\"]+)\"")
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+# A path from the repository root quoted in prose: `common/base/sl_buf.h`.
+QUOTED_PATH = re.compile(r"^(?:common|services|proto|tests|deploy|tools|docs)/[A-Za-z0-9_./-]*$")
 MD_LINK_TEXT = re.compile(r"!?\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\([^)]*\)")
 
 
@@ -52,8 +56,9 @@ def slug (text):
 
 
 def scan (path):
-    """The anchors of a Markdown file, and its links as (line, target)."""
-    anchors, links, seen = set (), [], {}
+    """The anchors of a Markdown file, its links as (line, target), and the
+    repository paths its prose quotes as (line, path)."""
+    anchors, links, quoted, seen = set (), [], [], {}
     fence = None
     with open (path, encoding="utf-8") as f:
         for number, line in enumerate (f, 1):
@@ -77,12 +82,15 @@ def scan (path):
             if d:
                 links.append ((number, d.group (1).strip ("<>")))
                 continue
+            for span in CODE_SPAN.finditer (line):
+                if QUOTED_PATH.match (span.group (2).strip ()):
+                    quoted.append ((number, span.group (2).strip ()))
             text = CODE_SPAN.sub ("", line)
             for target in INLINE_LINK.findall (text):
                 links.append ((number, target.strip ("<>")))
             for target in AUTOLINK.findall (text):
                 links.append ((number, target))
-    return anchors, links
+    return anchors, links, quoted
 
 
 def markdown_files (root):
@@ -101,6 +109,10 @@ def check (root):
     errors, count = [], 0
     for path in files:
         rel = os.path.relpath (path, root)
+        for number, quoted in scanned [os.path.realpath (path)] [2]:
+            count += 1
+            if not os.path.exists (os.path.join (root, quoted)):
+                errors.append ("%s:%d: `%s`: no such file (quoted)" % (rel, number, quoted))
         for number, target in scanned [os.path.realpath (path)] [1]:
             if SCHEME.match (target) or target.startswith ("//"):
                 continue                                # not a relative link
@@ -139,8 +151,9 @@ def self_test ():
                      "[ok](docs/a.md#deep-section) [ok](docs/) [ok](docs/a.md)\n"
                      "[bad](#nowhere) [bad](docs/b.md) [bad](docs/a.md#Deep-Section)\n"
                      "[bad](../outside.md) [ok](https://example.com/x#y)\n"
-                     "`[not a link](missing.md)`\n\n```\n[not a link](missing.md)\n```\n"
-                     "[ref]: docs/missing.md\n",
+                     "`[not a link](missing.md)`\n\n```\n[not a link](missing.md)\n`docs/gone.c`\n```\n"
+                     "[ref]: docs/missing.md\n"
+                     "`docs/a.md` `docs/gone.c` `docs/<name>.c` `build/bin` `docs/gone.c:12`\n",
         "docs/a.md": "# A\n\n## Deep section\n\n[ok](../README.md#top) [bad](../README.md#again-2)\n",
     }
     with tempfile.TemporaryDirectory () as root:
@@ -153,7 +166,8 @@ def self_test ():
               "README.md:13: docs/b.md: no such file",
               "README.md:13: docs/a.md#Deep-Section: no heading",
               "README.md:14: ../outside.md: outside the repository",
-              "README.md:20: docs/missing.md: no such file",
+              "README.md:21: docs/missing.md: no such file",
+              "README.md:22: `docs/gone.c`: no such file (quoted)",
               "docs/a.md:5: ../README.md#again-2: no heading"]
     missed = [w for w in wanted if not any (e.startswith (w) for e in errors)]
     extra = [e for e in errors if not any (e.startswith (w) for w in wanted)]
@@ -161,10 +175,10 @@ def self_test ():
         print ("self-test: not reported: " + line)
     for line in extra:
         print ("self-test: reported wrongly: " + line)
-    if missed or extra or count != 13:
-        print ("check-links self-test: FAILED (%d links seen, 13 expected)" % count)
+    if missed or extra or count != 15:
+        print ("check-links self-test: FAILED (%d links and paths seen, 15 expected)" % count)
         return 1
-    print ("check-links self-test: ok (6 broken links of 13 found, none wrongly)")
+    print ("check-links self-test: ok (7 broken links and paths of 15 found, none wrongly)")
     return 0
 
 
@@ -176,9 +190,9 @@ def main (argv):
     for line in errors:
         print (line)
     if errors:
-        print ("check-links: %d broken of %d relative links in %d Markdown files" % (len (errors), count, len (files)))
+        print ("check-links: %d broken of %d relative links and quoted paths in %d Markdown files" % (len (errors), count, len (files)))
         return 1
-    print ("check-links: %d relative links in %d Markdown files, every one resolves" % (count, len (files)))
+    print ("check-links: %d relative links and quoted paths in %d Markdown files, every one resolves" % (count, len (files)))
     return 0
 
 
