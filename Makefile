@@ -4,6 +4,9 @@
 #   make run        install what is missing, build, start the stack on loopback
 #   make test       install what is missing, build, run every test
 #   make memcheck   run the unit tests under valgrind
+#   make check-docs every relative link, #anchor and quoted source path of
+#                   the Markdown files resolves (tests/docs/check-links.py);
+#                   make test runs it
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (clang, libFuzzer)
 #   make bench      run the benchmarks (tests/bench/bench_*.c), then
 #                   sluice-bench against three stacks, nginx (the floor)
@@ -92,8 +95,8 @@ svc_src = $(filter-out services/$(1)/sl_%.c,$(wildcard services/$(1)/*.c))
 RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
-.PHONY: all deps sdk-deps browser-deps run test unit integration check-compose memcheck fuzz fuzz-smoke \
-        bench chaos clean asan agents
+.PHONY: all deps sdk-deps browser-deps run test unit integration check-compose check-docs memcheck \
+        fuzz fuzz-smoke bench chaos clean asan agents
 .DEFAULT_GOAL := all
 # Keep intermediate objects (fuzz and bench objects are built by pattern rules).
 .SECONDARY:
@@ -244,7 +247,7 @@ run: deps
 test: deps
 	@$(MAKE) --no-print-directory sdk-deps browser-deps
 	@$(MAKE) --no-print-directory all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(FUZZ_BINS)
-	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose
+	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose check-docs
 
 # Criterion counts a test whose worker process LeakSanitizer reports at
 # exit as passed: the report in the output fails the run.
@@ -308,6 +311,15 @@ check-compose:
 	@if command -v docker-compose >/dev/null 2>&1; then \
 	  docker-compose -f docker-compose.yml config -q && echo "docker-compose.yml: valid"; \
 	else echo "docker-compose not installed: skipping the compose check"; fi
+
+# The links of README.md, docs/, proto/PROTOCOL.md and every other
+# Markdown file: each names a file that exists and a heading it has (the
+# anchors GitHub makes); a source path the prose quotes exists too. The
+# checker's self-test first, so a checker that finds nothing cannot pass
+# unnoticed.
+check-docs:
+	@python3 tests/docs/check-links.py --self-test
+	@python3 tests/docs/check-links.py
 
 # Each fuzz target keeps its growing corpus in build/fuzz/corpus-<name>,
 # seeded from tests/fuzz/seeds/<name>/ when that exists.
