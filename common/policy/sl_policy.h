@@ -57,7 +57,7 @@
     Every policy has an id: 12 hex digits of the SHA-1 of its text, so
     two processes that loaded the same file agree which version decided.
 
-    The full format is in README.md, "Policy file". Example:
+    The full format is in docs/policy.md. Example:
 
         default: allow
         rules:

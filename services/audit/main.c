@@ -13,8 +13,8 @@
     webhook's bearer token, when it needs one, comes from
     SLUICE_AUDIT_WEBHOOK_TOKEN only. Neither is ever logged or stored.
 
-    The logic is in the sl_*.c libraries beside this file (README,
-    "sluice-audit"); audit.c wires them to sockets and timers.
+    The logic is in the sl_*.c libraries beside this file (docs/audit.md);
+    audit.c wires them to sockets and timers.
 */
 #include <errno.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
     may connect), keeps what the audit store needs in a bounded spool
     (sl_spool.h) and sends it to the audit that connected, over and over
     until it says the records are committed. PROTOCOL.md, "The audit
-    link", has the messages; README, "sluice-audit", the guarantees.
+    link", has the messages; docs/audit.md, the guarantees.
 
     Metrics: sluice_audit_spool_records and sluice_audit_spool_bytes (held,
     not yet committed), sluice_audit_records_total (spooled),

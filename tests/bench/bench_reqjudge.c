@@ -12,7 +12,7 @@
 
       none      a policy without request rules: the gateway checks
                 sl_policy_request_count and goes on (today's path);
-      rules     a rule-only request policy of the kind the README shows:
+      rules     a rule-only request policy of the kind docs/policy.md shows:
                 a terminate on a user message's text, a block_result on
                 a tool's results holding a phrase, a size rule, an AWS-key
                 redaction (nothing in the request matches: nothing changes);
