@@ -47,6 +47,11 @@ struct _sl_stage_t {
     int hb_timer;
     int sweep_timer;
     int regrant_timer;                  //  -1 unless credit is held back
+    //  A ZeroMQ message whose protocol messages a slice did not finish:
+    //  the rest is taken in the next turns, before anything newer.
+    sl_buf_t pending;                   //  its bytes not yet decoded
+    sl_buf_t pending_peer;              //  its sender's routing id
+    int resume_timer;                   //  -1 unless pending
     sl_counter_t *lost_sent;
     sl_counter_t *windows;              //  windows granted (hellos answered)
     sl_counter_t *refused;
@@ -375,14 +380,69 @@ s_take (sl_stage_t *self, const sl_msg_t *msg, sl_str_t peer, s_sender_t *sender
     }
 }
 
-static int
-s_on_readable (zloop_t *loop, zsock_t *reader, void *arg)
+//  Take the protocol messages of one ZeroMQ message from *offset on,
+//  until its end (true) or the end of the slice begun at started (false).
+static bool
+s_take_all (sl_stage_t *self, sl_str_t peer, sl_str_t data, size_t *offset, int64_t started)
 {
-    (void) loop;
-    (void) reader;
-    sl_stage_t *self = arg;
+    s_sender_t *sender = s_sender (self, peer);
+    sl_msg_t msg;
+    int rc;
+    while ((rc = sl_codec_decode (self->codec, data.ptr, data.len, offset, &msg)) == 0) {
+        sl_counter_inc (self->in_messages);
+        if (msg.type == SL_MSG_HB)
+            s_heartbeat (self, sender, (msg.flags & SL_F_HELLO) ? &msg : NULL);
+        else {
+            sl_counter_inc (self->in_stream_messages);
+            s_take (self, &msg, peer, sender);
+        }
+        //  Heavy work on each message must not starve the heartbeats
+        //  either: a slice ends between two messages of one batch too.
+        if (*offset < data.len && zclock_mono () - started >= SL_STAGE_SLICE_MS)
+            return false;
+    }
+    if (rc == -2) {
+        sl_counter_inc (self->malformed);
+        sl_log_warn ("malformed_message", "%s", sl_codec_error (self->codec));
+    }
+    return true;
+}
+
+static int s_on_resume (zloop_t *loop, int timer_id, void *arg);
+
+//  Keep the rest of a message a slice did not finish, and come back to it
+//  in the next turn (the socket may have nothing more to wake us for).
+static void
+s_keep_pending (sl_stage_t *self, sl_str_t peer, sl_str_t rest)
+{
+    sl_buf_reset (&self->pending);
+    sl_buf_append_str (&self->pending, rest);
+    sl_buf_reset (&self->pending_peer);
+    sl_buf_append_str (&self->pending_peer, peer);
+    if (self->resume_timer < 0)
+        self->resume_timer = zloop_timer (sl_service_loop (self->service), 1, 1, s_on_resume, self);
+}
+
+//  Drain the inbox for one slice: first what a slice left unfinished, then
+//  new ZeroMQ messages, in order.
+static void
+s_drain (sl_stage_t *self)
+{
     int64_t started = zclock_mono ();
-    for (int n = 0; n < SL_STAGE_MAX_DRAIN; n++) {
+    bool more = true;
+    if (self->pending.len) {
+        sl_buf_t rest = self->pending, peer = self->pending_peer;
+        self->pending = (sl_buf_t) { 0 };
+        self->pending_peer = (sl_buf_t) { 0 };
+        size_t offset = 0;
+        if (!s_take_all (self, sl_buf_str (&peer), sl_buf_str (&rest), &offset, started)) {
+            s_keep_pending (self, sl_buf_str (&peer), sl_str_n (rest.data + offset, rest.len - offset));
+            more = false;
+        }
+        sl_buf_free (&rest);
+        sl_buf_free (&peer);
+    }
+    for (int n = 0; more && n < SL_STAGE_MAX_DRAIN; n++) {
         sl_str_t peer, data;
         int rc = sl_inbox_recv (self->inbox, &peer, &data);
         if (rc == 0)
@@ -393,20 +453,9 @@ s_on_readable (zloop_t *loop, zsock_t *reader, void *arg)
             continue;
         }
         size_t offset = 0;
-        sl_msg_t msg;
-        s_sender_t *sender = s_sender (self, peer);
-        while ((rc = sl_codec_decode (self->codec, data.ptr, data.len, &offset, &msg)) == 0) {
-            sl_counter_inc (self->in_messages);
-            if (msg.type == SL_MSG_HB)
-                s_heartbeat (self, sender, (msg.flags & SL_F_HELLO) ? &msg : NULL);
-            else {
-                sl_counter_inc (self->in_stream_messages);
-                s_take (self, &msg, peer, sender);
-            }
-        }
-        if (rc == -2) {
-            sl_counter_inc (self->malformed);
-            sl_log_warn ("malformed_message", "%s", sl_codec_error (self->codec));
+        if (!s_take_all (self, peer, data, &offset, started)) {
+            s_keep_pending (self, peer, sl_str_n (data.ptr + offset, data.len - offset));
+            break;
         }
         //  A deep backlog is taken in slices: timers (our heartbeats, the
         //  router's) run between them. ZeroMQ's poll is level-triggered,
@@ -417,6 +466,25 @@ s_on_readable (zloop_t *loop, zsock_t *reader, void *arg)
     if (self->on_flush)
         self->on_flush (self->arg);
     s_grant_used (self);
+}
+
+static int
+s_on_readable (zloop_t *loop, zsock_t *reader, void *arg)
+{
+    (void) loop;
+    (void) reader;
+    s_drain (arg);
+    return 0;
+}
+
+static int
+s_on_resume (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    sl_stage_t *self = arg;
+    self->resume_timer = -1;
+    s_drain (self);
     return 0;
 }
 
@@ -455,6 +523,7 @@ sl_stage_new (sl_service_t *service, const char *bind,
     self->sweep_timer = zloop_timer (sl_service_loop (service), SL_STAGE_SWEEP_MS, 0, s_on_sweep, self);
     self->hb_timer = zloop_timer (sl_service_loop (service), SL_HB_INTERVAL_MS, 0, s_on_hb_timer, self);
     self->regrant_timer = -1;
+    self->resume_timer = -1;
     self->senders = zhashx_new ();
     zhashx_set_destructor (self->senders, s_sender_free);
     zloop_reader (sl_service_loop (service), sl_inbox_sock (inbox), s_on_readable, self);
@@ -474,6 +543,10 @@ sl_stage_destroy (sl_stage_t **self_p)
     zloop_timer_end (loop, self->hb_timer);
     if (self->regrant_timer >= 0)
         zloop_timer_end (loop, self->regrant_timer);
+    if (self->resume_timer >= 0)
+        zloop_timer_end (loop, self->resume_timer);
+    sl_buf_free (&self->pending);
+    sl_buf_free (&self->pending_peer);
     sl_intake_destroy (&self->intake);
     zhashx_destroy (&self->senders);
     sl_inbox_destroy (&self->inbox);
