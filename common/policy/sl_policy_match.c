@@ -28,6 +28,19 @@
 //  --------------------------------------------------------------------------
 //  Regexes
 
+//  The ']' that closes the bracket expression opened at p, or the end of
+//  the regex when none does (a ']' first in the brackets is a member).
+static const char *
+s_bracket_end (const char *p)
+{
+    p += p [1] == '^' ? 2 : 1;
+    if (*p == ']')
+        p++;
+    while (*p && *p != ']')
+        p++;
+    return p;
+}
+
 //  The longest run of text every match of an extended regex must hold
 //  (the regex has no alternation outside brackets; atoms under a
 //  quantifier and groups break runs), or NULL when none is S_LITERAL_MIN
@@ -41,11 +54,7 @@ sl_policy_match_literal (const char *re)
             p++;
         else
         if (*p == '[') {
-            p += p [1] == '^' ? 2 : 1;
-            if (*p == ']')
-                p++;
-            while (*p && *p != ']')
-                p++;
+            p = s_bracket_end (p);
             if (!*p)
                 return NULL;
         }
@@ -73,11 +82,7 @@ sl_policy_match_literal (const char *re)
             p += 2;                     //  \w, \b ...: not a literal
         else
         if (*p == '[') {
-            p += p [1] == '^' ? 2 : 1;
-            if (*p == ']')
-                p++;
-            while (*p && *p != ']')
-                p++;
+            p = s_bracket_end (p);
             if (*p)
                 p++;
         }
