@@ -5,7 +5,8 @@
     demand (SIGHUP) or when the file changed (a new inode, size or
     modification time: editors and deploy tools replace files). A file
     that does not load is reported and the running policy stays. Without
-    a path, the policy allows everything.
+    a path, the policy allows everything. sl_policywatch (common/service)
+    gives it the process's SIGHUP, a timer, metrics and logs.
 */
 #ifndef SL_POLICYFILE_H
 #define SL_POLICYFILE_H

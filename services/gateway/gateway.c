@@ -38,7 +38,7 @@
 #include "common/dialects/sl_upstream.h"
 #include "common/llm/sl_llm_cache.h"
 #include "common/llm/sl_llm_client.h"
-#include "common/policy/sl_policyfile.h"
+#include "common/service/sl_policywatch.h"
 #include "services/gateway/sl_keyid.h"
 #include "common/policy/sl_reqjudge.h"
 #include "services/gateway/parser.h"
@@ -116,9 +116,7 @@ struct _gateway_t {
     sl_counter_t *untranslated;         //  requests refused: something they need cannot cross
     sl_metrics_t *metrics;              //  for the translation drop counters, made as they come
     sl_codec_t *codec;
-    sl_policyfile_t *policy;            //  the running policy (request rules, history)
-    sl_counter_t *reloads;
-    sl_counter_t *reloads_failed;
+    sl_policywatch_t *policy;           //  the running policy (request rules, history)
     sl_counter_t *verdicts [SL_ACT_MAX][SL_CHK_MAX];    //  request verdicts
     sl_counter_t *denied;               //  requests refused by the request policy
     sl_histo_t *judge_latency;          //  request to its last request verdict
@@ -128,7 +126,6 @@ struct _gateway_t {
     size_t ticket_count;
     size_t ticket_cap;
     uint64_t next_ticket;
-    int watch_timer;
     int ack_timer;
     parser_t *parser;                   //  large bodies are parsed off the reactor
     zlistx_t *parsing;                  //  their jobs, until they come back
@@ -673,7 +670,7 @@ s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdi
     if (!self->client_keys)
         sl_clientkey_line (sl_dialect_get (parsed->client_dialect), s_header, s_query, req, &auth);
     s_count_drops (self, parsed);
-    sl_policy_t *policy = s->policy ? s->policy : sl_policyfile_policy (self->policy);
+    sl_policy_t *policy = s->policy ? s->policy : sl_policywatch_policy (self->policy);
     sl_buf_t history = { 0 };
     if (sl_policy_uses_history (policy))
         sl_reqjudge_history (parsed->req, SL_REQJUDGE_HISTORY_CALLS, SL_REQJUDGE_HISTORY_BYTES, &history);
@@ -713,7 +710,7 @@ s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdi
     //  The version the request was judged under (its request rules, its
     //  history), which the judge answers under too. A request the gateway
     //  did not judge names none: the judge's current policy decides.
-    if (sl_policyfile_has_file (self->policy) && (s->rj || history.len))
+    if (sl_policywatch_has_file (self->policy) && (s->rj || history.len))
         job.policy = sl_str (sl_policy_id (policy));
     if (verdicts && verdicts->len)
         job.req_verdicts = sl_buf_str (verdicts);
@@ -875,7 +872,7 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_job_t *parsed)
         sl_buf_putc (&s->headers, '{');
     sl_buf_putc (&s->headers, '}');
 
-    sl_policy_t *policy = sl_policyfile_policy (self->policy);
+    sl_policy_t *policy = sl_policywatch_policy (self->policy);
     if (sl_policy_request_count (policy) == 0) {
         s_send_job (self, s, NULL, NULL);       //  nothing to judge here: today's path
         s_stream_release (self, s);
@@ -1106,45 +1103,18 @@ s_buffered (void *arg)
 //  --------------------------------------------------------------------------
 //  The policy
 
+//  What the "policy_loaded" line says of a policy here (requests read it
+//  from the watch as they arrive: nothing to do on a reload).
 static void
-s_reload (void *arg)
+s_describe (sl_policy_t *policy, sl_buf_t *out)
 {
-    gateway_t *self = arg;
-    char *error = NULL;
-    if (sl_policyfile_reload (self->policy, &error)) {
-        sl_counter_inc (self->reloads_failed);
-        sl_log_error ("policy_invalid", "%s", error ? error : "?");
-        sl_log_warn ("policy_kept", "the running policy stays in force");
-        free (error);
-        return;
-    }
-    sl_counter_inc (self->reloads);
-    sl_policy_t *policy = sl_policyfile_policy (self->policy);
-    sl_log_info ("policy_loaded", "%s: %d request rules, history %s, id=%s", sl_policy_name (policy),
-                 sl_policy_request_count (policy), sl_policy_uses_history (policy) ? "yes" : "no",
-                 sl_policy_id (policy));
-}
-
-static int
-s_on_watch (zloop_t *loop, int timer_id, void *arg)
-{
-    (void) loop;
-    (void) timer_id;
-    gateway_t *self = arg;
-    if (sl_policyfile_changed (self->policy)) {
-        sl_log_info ("reload", "policy file changed");
-        s_reload (self);
-    }
-    return 0;
+    sl_buf_printf (out, "%d request rules, history %s, id=%s", sl_policy_request_count (policy),
+                   sl_policy_uses_history (policy) ? "yes" : "no", sl_policy_id (policy));
 }
 
 static void
 s_policy_metrics (gateway_t *self, sl_metrics_t *m)
 {
-    self->reloads = sl_metrics_counter (m, "sluice_policy_reloads_total", NULL,
-                                        "Policies loaded after the first (SIGHUP, file change)");
-    self->reloads_failed = sl_metrics_counter (m, "sluice_policy_reload_failures_total", NULL,
-                                               "Policy reloads rejected (the old policy stayed)");
     for (int a = SL_ACT_ALLOW; a < SL_ACT_MAX; a++)
         for (int c = 0; c < SL_CHK_MAX; c++) {
             char labels [64];
@@ -1166,28 +1136,17 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     self->config = *config;
     self->service = service;
     self->streams = sl_sidmap_new ();
-    self->watch_timer = -1;
     zloop_t *loop = sl_service_loop (service);
     sl_metrics_t *m = sl_service_metrics (service);
-    char *error = NULL;
-    self->policy = sl_policyfile_new (config->policy_path, &error);
+    self->policy = sl_policywatch_new (service, config->policy_path, config->watch_ms, s_describe);
     if (!self->policy) {
-        sl_log_error ("policy_invalid", "%s", error ? error : "?");
-        free (error);
         sl_sidmap_destroy (&self->streams);
         free (self);
         return NULL;
     }
-    sl_policy_t *policy = sl_policyfile_policy (self->policy);
-    sl_log_info ("policy_loaded", "%s: %d request rules, history %s, id=%s", sl_policy_name (policy),
-                 sl_policy_request_count (policy), sl_policy_uses_history (policy) ? "yes" : "no",
-                 sl_policy_id (policy));
     s_policy_metrics (self, m);
     self->llm = sl_llm_client_new (loop, m, s_llm_done, s_llm_after, self);
     self->llm_cache = sl_llm_cache_new (SL_LLM_CACHE_DEFAULT);
-    if (sl_policyfile_has_file (self->policy) && config->watch_ms > 0)
-        self->watch_timer = zloop_timer (loop, (size_t) config->watch_ms, 0, s_on_watch, self);
-    sl_service_on_reload (service, s_reload, self);
     for (int d = SL_DIALECT_OPENAI; d < SL_DIALECT_MAX; d++) {
         char labels [64];
         snprintf (labels, sizeof labels, "dialect=\"%s\"", sl_dialect_name (d));
@@ -1309,9 +1268,7 @@ gateway_destroy (gateway_t **self_p)
     sl_llm_client_destroy (&self->llm);
     sl_llm_cache_destroy (&self->llm_cache);
     free (self->tickets);
-    if (self->watch_timer >= 0)
-        zloop_timer_end (sl_service_loop (self->service), self->watch_timer);
-    sl_policyfile_destroy (&self->policy);
+    sl_policywatch_destroy (&self->policy);
     sl_stage_destroy (&self->stage);
     if (self->ack_timer > 0)
         zloop_timer_end (sl_service_loop (self->service), self->ack_timer);

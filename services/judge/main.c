@@ -28,7 +28,7 @@
 #include "common/llm/sl_llm_client.h"
 #include "common/stages/sl_judge.h"
 #include "common/policy/sl_policy_report.h"
-#include "common/policy/sl_policyfile.h"
+#include "common/service/sl_policywatch.h"
 
 #define JUDGE_TICK_MIN_MS 10            //  keep-alive tick, at most this often
 
@@ -37,17 +37,13 @@ typedef struct {
     sl_judge_t *judge;
     sl_router_t *router;
     sl_llm_client_t *llm;
-    sl_policyfile_t *policy;            //  the file, loaded and reloaded
+    sl_policywatch_t *policy;           //  the file, loaded and reloaded
     sl_counter_t *unroutable;
     sl_counter_t *streams_total;        //  stream starts (a replay starts again)
-    sl_counter_t *reloads;
-    sl_counter_t *reloads_failed;
     sl_counter_t *keepalives;
     sl_counter_t *verdicts [SL_ACT_MAX][SL_CHK_MAX];
     sl_histo_t *decision_latency;
     sl_counter_t *skew;                 //  streams that named a policy version not kept here
-    int64_t policy_loaded_ms;           //  when the running policy was loaded (Unix ms)
-    char *policy_error;                 //  why the last reload was refused, NULL when none was
 } s_app_t;
 
 static int64_t
@@ -166,9 +162,9 @@ s_report_policy (s_app_t *app)
     sl_policy_report_t report = {
         .instance = sl_service_name (app->svc),
         .incarnation = sl_service_incarnation (app->svc),
-        .loaded_ms = app->policy_loaded_ms,
-        .failures = app->reloads_failed ? app->reloads_failed->value : 0,
-        .last_error = app->policy_error
+        .loaded_ms = sl_policywatch_loaded_ms (app->policy),
+        .failures = sl_policywatch_failures (app->policy),
+        .last_error = sl_policywatch_last_error (app->policy)
     };
     sl_msg_t msg;
     sl_policy_report (sl_judge_policy (app->judge), &report, &msg);
@@ -186,41 +182,23 @@ s_on_report (zloop_t *loop, int timer_id, void *arg)
     return 0;
 }
 
+//  What the "policy_loaded" line says of a policy here.
 static void
-s_reload (void *arg)
+s_describe (sl_policy_t *policy, sl_buf_t *out)
 {
-    s_app_t *app = arg;
-    char *error = NULL;
-    if (sl_policyfile_reload (app->policy, &error)) {
-        sl_log_error ("policy_invalid", "%s", error ? error : "?");
-        free (app->policy_error);
-        app->policy_error = error;      //  reported to monitoring (sl_policy_report.h)
-        sl_counter_inc (app->reloads_failed);
-        sl_log_warn ("policy_kept", "the running policy stays in force");
-        s_report_policy (app);
-        return;
-    }
-    sl_policy_t *policy = sl_policyfile_policy (app->policy);
-    sl_judge_set_policy (app->judge, policy);
-    sl_counter_inc (app->reloads);
-    app->policy_loaded_ms = zclock_time ();
-    sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge id=%s", sl_policy_name (policy),
-                 sl_policy_rule_count (policy), sl_policy_llm_count (policy), sl_policy_id (policy));
-    s_report_policy (app);
+    sl_buf_printf (out, "%d rules, %d with an LLM judge id=%s", sl_policy_rule_count (policy),
+                   sl_policy_llm_count (policy), sl_policy_id (policy));
 }
 
-//  Reload when the file changed (sl_policyfile_changed).
-static int
-s_on_watch (zloop_t *loop, int timer_id, void *arg)
+//  After a reload (SIGHUP, file change): new streams start under a policy
+//  that loaded; monitoring hears of a refused one too.
+static void
+s_on_reload (void *arg, sl_policy_t *policy, bool loaded)
 {
-    (void) loop;
-    (void) timer_id;
     s_app_t *app = arg;
-    if (sl_policyfile_changed (app->policy)) {
-        sl_log_info ("reload", "policy file changed");
-        s_reload (app);
-    }
-    return 0;
+    if (loaded)
+        sl_judge_set_policy (app->judge, policy);
+    s_report_policy (app);
 }
 
 static void
@@ -248,10 +226,6 @@ s_metrics (s_app_t *app, sl_metrics_t *m)
 {
     app->unroutable = sl_metrics_counter (m, "sluice_unroutable_total", NULL,
                                           "Messages with no next-stage instance to go to");
-    app->reloads = sl_metrics_counter (m, "sluice_policy_reloads_total", NULL,
-                                       "Policies loaded after the first (SIGHUP, file change)");
-    app->reloads_failed = sl_metrics_counter (m, "sluice_policy_reload_failures_total", NULL,
-                                              "Policy reloads rejected (the old policy stayed)");
     app->skew = sl_metrics_counter (m, "sluice_policy_version_skew_total", NULL,
                                     "Streams whose request was judged under a policy version this judge "
                                     "does not have (judged under its current one)");
@@ -327,23 +301,17 @@ main (int argc, char **argv)
         return 2;
     }
     s_app_t app = { .svc = svc };
-    char *error = NULL;
-    app.policy = sl_policyfile_new (policy_path, &error);
+    app.policy = sl_policywatch_new (svc, policy_path, watch_ms, s_describe);
     if (!app.policy) {
-        sl_log_error ("policy_invalid", "%s", error ? error : "?");
-        free (error);
         sl_service_destroy (&svc);
         return 2;
     }
     if (sl_service_start_bus (svc, &bus, "judge")) {
-        sl_policyfile_destroy (&app.policy);
+        sl_policywatch_destroy (&app.policy);
         sl_service_destroy (&svc);
         return 2;
     }
-    sl_policy_t *policy = sl_policyfile_policy (app.policy);
-    app.policy_loaded_ms = zclock_time ();
-    sl_log_info ("policy_loaded", "%s: %d rules, %d with an LLM judge id=%s", sl_policy_name (policy),
-                 sl_policy_rule_count (policy), sl_policy_llm_count (policy), sl_policy_id (policy));
+    sl_policy_t *policy = sl_policywatch_policy (app.policy);
     zloop_t *loop = sl_service_loop (svc);
     sl_metrics_t *m = sl_service_metrics (svc);
     s_metrics (&app, m);
@@ -364,10 +332,8 @@ main (int argc, char **argv)
         long tick = period / 4 > JUDGE_TICK_MIN_MS ? period / 4 : JUDGE_TICK_MIN_MS;
         zloop_timer (loop, (size_t) tick, 0, s_on_tick, &app);
     }
-    if (watch_ms > 0 && sl_policyfile_has_file (app.policy))
-        zloop_timer (loop, (size_t) watch_ms, 0, s_on_watch, &app);
     zloop_timer (loop, SL_POLICY_REPORT_MS, 0, s_on_report, &app);
-    sl_service_on_reload (svc, s_reload, &app);
+    sl_policywatch_on_reload (app.policy, s_on_reload, &app);
     sl_service_on_health (svc, s_health, &app);
     sl_stage_t *stage = NULL;
     if (sl_router_set_bus (app.router, sl_service_bus (svc), "emitter") == 0
@@ -383,8 +349,7 @@ main (int argc, char **argv)
     sl_llm_client_destroy (&app.llm);
     sl_router_destroy (&app.router);
     sl_judge_destroy (&app.judge);
-    sl_policyfile_destroy (&app.policy);
-    free (app.policy_error);
+    sl_policywatch_destroy (&app.policy);
     sl_service_destroy (&svc);
     return rc;
 }

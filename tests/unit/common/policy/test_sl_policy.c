@@ -1,901 +1,12 @@
-/*  Unit tests: common/policy/sl_policy (parser, matchers, actions, order,
-    LLM judge conclusions). */
+/*  Unit tests: common/policy/sl_policy (the model's life cycle, what a
+    policy says about itself, decisions, notices, an LLM judge's outcome). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/policy/sl_policy.h"
-
-static sl_policy_t *
-s_parse (const char *yaml, char **error)
-{
-    return sl_policy_parse (yaml, strlen (yaml), "p.yaml", error);
-}
-
-//  A policy that must parse.
-static sl_policy_t *
-s_policy (const char *yaml)
-{
-    char *error = NULL;
-    sl_policy_t *p = s_parse (yaml, &error);
-    cr_assert_not_null (p, "policy should parse: %s", error ? error : "");
-    return p;
-}
-
-//  A call with valid arguments and nothing else known.
-static sl_call_t
-s_call (const char *name, const char *args)
-{
-    return (sl_call_t) { .name = sl_str (name), .arguments = sl_str (args), .args_valid = true, .ordinal = 1 };
-}
-
-static sl_decision_t
-s_decide (sl_policy_t *p, sl_call_t call)
-{
-    sl_decision_t d;
-    sl_policy_decide (p, &call, &d);
-    return d;
-}
-
-//  The rule that decides for call, "" for the default; frees the decision.
-static const char *
-s_rule_of (sl_policy_t *p, sl_call_t call)
-{
-    static char rule [64];
-    sl_decision_t d = s_decide (p, call);
-    snprintf (rule, sizeof rule, "%s", d.rule ? d.rule : "");
-    sl_decision_clear (&d);
-    return rule;
-}
-
-//  A one-rule policy "r" (action block) with the given conditions.
-static sl_policy_t *
-s_rule (const char *conditions)
-{
-    char yaml [2048];
-    snprintf (yaml, sizeof yaml, "rules:\n  - id: r\n    action: block\n%s", conditions);
-    return s_policy (yaml);
-}
-
-static const char *s_good =
-    "version: 1\n"
-    "default: allow\n"
-    "rules:\n"
-    "  - id: no-rm\n"
-    "    tool: run_shell\n"
-    "    args:\n"
-    "      - pointer: /command\n"
-    "        regex: 'rm[[:space:]]+-rf'\n"
-    "    action: block\n"
-    "    message: \"no {tool} ({rule})\"\n"
-    "  - id: deep\n"
-    "    args:\n"
-    "      - pointer: /a~1b/0\n"
-    "        regex: '^x$'\n"
-    "    action: block\n";
-
-Test (sl_policy, tool_and_regex_block)
-{
-    sl_policy_t *p = s_policy (s_good);
-    cr_expect_eq (sl_policy_rule_count (p), 2);
-    sl_decision_t d = s_decide (p, s_call ("run_shell", "{\"command\":\"rm  -rf /\"}"));
-    cr_expect_eq (d.action, SL_ACT_BLOCK);
-    cr_expect_eq (d.check, SL_CHK_RAN);
-    cr_expect_str_eq (d.rule, "no-rm");
-    cr_expect_str_eq (d.message, "no run_shell (no-rm)");
-    cr_expect_str_eq (d.reason, "rule no-rm matched");
-    sl_decision_clear (&d);
-
-    d = s_decide (p, s_call ("run_shell", "{\"command\":\"ls -la\"}"));
-    cr_expect_eq (d.action, SL_ACT_ALLOW);
-    cr_expect_eq (d.check, SL_CHK_DEFAULT, "no rule matched: the default decided");
-    cr_expect_null (d.rule);
-    sl_decision_clear (&d);
-
-    d = s_decide (p, s_call ("other", "{\"command\":\"rm -rf /\"}"));
-    cr_expect_eq (d.action, SL_ACT_ALLOW, "the tool name must match");
-    sl_decision_clear (&d);
-
-    d = s_decide (p, s_call ("any", "{\"a/b\":[\"x\"]}"));
-    cr_expect_eq (d.action, SL_ACT_BLOCK, "JSON pointer with ~1 escape and array index");
-    cr_expect_str_eq (d.rule, "deep");
-    cr_expect_not_null (strstr (d.message, "any"), "default notice names the tool");
-    sl_decision_clear (&d);
-
-    sl_call_t bad = s_call ("run_shell", "not json");
-    bad.args_valid = false;
-    d = s_decide (p, bad);
-    cr_expect_eq (d.action, SL_ACT_BLOCK, "unparsable arguments match no argument test, and a call "
-                  "that did not end cleanly is not let through by the default");
-    cr_expect_str_eq (d.rule, "on_incomplete");
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-    cr_expect_null (p);
-}
-
-//  --------------------------------------------------------------------------
-//  Matchers, one by one
-
-Test (sl_policy, match_tool_exact_glob_and_list)
-{
-    sl_policy_t *p = s_policy ("rules:\n"
-                               "  - id: exact\n    tool: read_file\n    action: allow\n"
-                               "  - id: glob\n    tool: 'fs_*'\n    action: block\n"
-                               "  - id: list\n    tool: [run_shell, 'exec_?', write_file]\n    action: block\n");
-    cr_expect_str_eq (s_rule_of (p, s_call ("read_file", "{}")), "exact");
-    cr_expect_str_eq (s_rule_of (p, s_call ("read_files", "{}")), "", "exact means exact");
-    cr_expect_str_eq (s_rule_of (p, s_call ("fs_delete", "{}")), "glob");
-    cr_expect_str_eq (s_rule_of (p, s_call ("xfs_delete", "{}")), "");
-    cr_expect_str_eq (s_rule_of (p, s_call ("run_shell", "{}")), "list");
-    cr_expect_str_eq (s_rule_of (p, s_call ("exec_1", "{}")), "list", "globs inside a list");
-    cr_expect_str_eq (s_rule_of (p, s_call ("write_file", "{}")), "list");
-    cr_expect_str_eq (s_rule_of (p, s_call ("exec_10", "{}")), "");
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, match_args_regex)
-{
-    sl_policy_t *p = s_rule ("    args:\n      - pointer: /cmd\n        regex: '^sudo '\n");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"cmd\":\"sudo ls\"}")), "r");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"cmd\":\"ls sudo \"}")), "");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"other\":\"sudo ls\"}")), "", "missing value");
-    sl_policy_unref (&p);
-    //  A NUL inside a string does not hide what follows it.
-    p = s_rule ("    args:\n      - pointer: /cmd\n        regex: 'rm -rf'\n");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"cmd\":\"ls\\u0000; rm -rf /\"}")), "r");
-    sl_policy_unref (&p);
-    //  Non-strings are matched in their compact JSON form.
-    p = s_rule ("    args:\n      - pointer: /opts\n        regex: '\"force\":true'\n");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"opts\":{ \"force\" : true }}")), "r");
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, match_args_equals_with_yaml_types)
-{
-    sl_policy_t *p = s_policy ("rules:\n"
-                               "  - id: str\n    args: [{pointer: /a, equals: '5'}]\n    action: block\n"
-                               "  - id: num\n    args: [{pointer: /a, equals: 5}]\n    action: block\n"
-                               "  - id: bool\n    args: [{pointer: /b, equals: true}]\n    action: block\n"
-                               "  - id: obj\n    args: [{pointer: /o, equals: {x: [1, two]}}]\n    action: block\n"
-                               "  - id: nul\n    args: [{pointer: /n, equals: null}]\n    action: block\n");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"a\":\"5\"}")), "str", "a quoted 5 is a string");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"a\":5}")), "num", "a plain 5 is a number");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"a\":5.0}")), "num", "numbers compare by value");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"a\":6}")), "");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"b\":true}")), "bool");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"b\":\"true\"}")), "");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"o\":{\"x\":[1,\"two\"]}}")), "obj");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"o\":{\"x\":[1]}}")), "");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"n\":null}")), "nul");
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, match_args_contains)
-{
-    sl_policy_t *p = s_policy ("rules:\n"
-                               "  - id: sub\n    args: [{pointer: /s, contains: prod}]\n    action: block\n"
-                               "  - id: elem\n    args: [{pointer: /tags, contains: prod}]\n    action: block\n"
-                               "  - id: num\n    args: [{pointer: /ids, contains: 7}]\n    action: block\n");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"s\":\"db-production\"}")), "sub");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"s\":\"db-staging\"}")), "");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"tags\":[\"dev\",\"prod\"]}")), "elem");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"tags\":[\"production\"]}")), "", "arrays: whole elements");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"ids\":[1,7.0]}")), "num");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"ids\":7}")), "", "a number contains nothing");
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, match_args_prefix)
-{
-    sl_policy_t *p = s_rule ("    args:\n      - pointer: /path\n        prefix: /etc/\n");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"path\":\"/etc/passwd\"}")), "r");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"path\":\"/home/etc/x\"}")), "");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"path\":\"/etc\"}")), "");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"path\":42}")), "", "prefix tests strings only");
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, match_args_numeric_comparisons)
-{
-    sl_policy_t *p = s_policy ("rules:\n"
-                               "  - id: gt\n    args: [{pointer: /n, gt: 100}]\n    action: block\n"
-                               "  - id: ge\n    args: [{pointer: /n, ge: 100}]\n    action: block\n"
-                               "  - id: lt\n    args: [{pointer: /n, lt: -1.5}]\n    action: block\n"
-                               "  - id: le\n    args: [{pointer: /n, le: -1.5}]\n    action: block\n"
-                               "  - id: range\n    args: [{pointer: /m, ge: 1, le: 3}]\n    action: block\n");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"n\":100.5}")), "gt");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"n\":100}")), "ge");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"n\":-2}")), "lt");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"n\":-1.5}")), "le");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"n\":0}")), "");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"n\":\"1000\"}")), "", "a numeric string is not a number");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"m\":2}")), "range", "tests of one entry all hold");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"m\":4}")), "");
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, match_args_exists_and_not)
-{
-    sl_policy_t *p = s_policy ("rules:\n"
-                               "  - id: has-force\n    args: [{pointer: /force, exists: true}]\n    action: block\n"
-                               "  - id: no-path\n    args: [{pointer: /path, exists: false}]\n    action: block\n"
-                               "  - id: not-tmp\n    args: [{pointer: /path, prefix: /tmp/, not: true}]\n"
-                               "    action: block\n");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"force\":false,\"path\":\"/tmp/x\"}")), "has-force",
-                      "exists holds for any value, false included");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{}")), "no-path");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"path\":\"/etc/x\"}")), "not-tmp");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"path\":\"/tmp/x\"}")), "");
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, match_args_invalid_and_repaired)
-{
-    sl_policy_t *p = s_policy ("rules:\n"
-                               "  - id: invalid\n    args_invalid: true\n    action: block\n"
-                               "  - id: repaired\n    args_repaired: true\n    action: block\n");
-    sl_call_t c = s_call ("t", "{\"a\":");
-    c.args_valid = false;
-    cr_expect_str_eq (s_rule_of (p, c), "invalid");
-    c = s_call ("t", "{\"a\":1}");
-    cr_expect_str_eq (s_rule_of (p, c), "");
-    c.repaired = true;
-    cr_expect_str_eq (s_rule_of (p, c), "repaired");
-    sl_policy_unref (&p);
-}
-
-static const char *s_tools =
-    "[{\"name\":\"get_weather\",\"schema\":{\"type\":\"object\",\"required\":[\"city\"],"
-    "\"properties\":{\"city\":{\"type\":\"string\"},\"unit\":{\"enum\":[\"c\",\"f\"]}},"
-    "\"additionalProperties\":false}}]";
-
-Test (sl_policy, match_schema_violation)
-{
-    sl_policy_t *p = s_policy ("rules:\n"
-                               "  - id: bad-schema\n    schema_violation: true\n    action: block\n"
-                               "    message: 'refused: {reason}'\n");
-    cr_expect (sl_policy_uses_schema (p));
-    sl_call_t c = s_call ("get_weather", "{\"city\":\"Paris\",\"unit\":\"c\"}");
-    c.tools = sl_str (s_tools);
-    cr_expect_str_eq (s_rule_of (p, c), "", "conforming arguments pass");
-    c.arguments = sl_str ("{\"city\":7}");
-    sl_decision_t d = s_decide (p, c);
-    cr_expect_str_eq (d.rule, "bad-schema");
-    cr_expect_not_null (strstr (d.reason, "/city: expected string, got integer"), "%s", d.reason);
-    cr_expect_not_null (strstr (d.message, "refused: rule bad-schema matched: /city"), "%s", d.message);
-    sl_decision_clear (&d);
-    c.arguments = sl_str ("{\"unit\":\"c\"}");
-    cr_expect_str_eq (s_rule_of (p, c), "bad-schema", "required");
-    c.arguments = sl_str ("{\"city\":\"x\",\"unit\":\"k\"}");
-    cr_expect_str_eq (s_rule_of (p, c), "bad-schema", "enum");
-    c.arguments = sl_str ("{\"city\":\"x\",\"extra\":1}");
-    cr_expect_str_eq (s_rule_of (p, c), "bad-schema", "additionalProperties");
-    c.name = sl_str ("launch_rocket");
-    c.arguments = sl_str ("{}");
-    cr_expect_str_eq (s_rule_of (p, c), "bad-schema", "a tool the request never declared");
-    //  The parsed tools may be given once per stream instead.
-    c = s_call ("get_weather", "{\"city\":1}");
-    c.schema = sl_schema_new (sl_str (s_tools));
-    cr_expect_str_eq (s_rule_of (p, c), "bad-schema");
-    sl_schema_destroy (&c.schema);
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, match_max_calls)
-{
-    sl_policy_t *p = s_rule ("    max_calls: 2\n");
-    sl_call_t c = s_call ("t", "{}");
-    for (int n = 1; n <= 4; n++) {
-        c.ordinal = n;
-        cr_expect_str_eq (s_rule_of (p, c), n > 2 ? "r" : "", "call %d of the response", n);
-    }
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, match_model)
-{
-    sl_policy_t *p = s_rule ("    model: ['gpt-4*', claude-opus]\n");
-    sl_call_t c = s_call ("t", "{}");
-    c.model = sl_str ("gpt-4o-mini");
-    cr_expect_str_eq (s_rule_of (p, c), "r");
-    c.model = sl_str ("claude-opus");
-    cr_expect_str_eq (s_rule_of (p, c), "r");
-    c.model = sl_str ("gpt-3.5");
-    cr_expect_str_eq (s_rule_of (p, c), "");
-    c.model = SL_STR_NULL;
-    cr_expect_str_eq (s_rule_of (p, c), "", "no model: no match");
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, match_headers)
-{
-    sl_policy_t *p = s_policy ("rules:\n"
-                               "  - id: team-infra\n    headers: [{name: X-Team, equals: infra}]\n"
-                               "    action: allow\n"
-                               "  - id: bot\n    headers: [{name: user-agent, regex: 'bot'}]\n    action: block\n"
-                               "  - id: anonymous\n    headers: [{name: x-team, exists: false}]\n"
-                               "    action: block\n");
-    sl_call_t c = s_call ("t", "{}");
-    c.headers = sl_str ("{\"x-team\":\"infra\",\"user-agent\":\"crawl-bot\"}");
-    cr_expect_str_eq (s_rule_of (p, c), "team-infra", "header names match in lower case");
-    c.headers = sl_str ("{\"x-team\":\"data\",\"user-agent\":\"crawl-bot\"}");
-    cr_expect_str_eq (s_rule_of (p, c), "bot");
-    c.headers = sl_str ("{\"user-agent\":\"curl\"}");
-    cr_expect_str_eq (s_rule_of (p, c), "anonymous");
-    c.headers = sl_str ("{\"x-team\":\"in\\u0066ra\"}");
-    cr_expect_str_eq (s_rule_of (p, c), "team-infra", "escaped header values are decoded");
-    c.headers = SL_STR_NULL;
-    cr_expect_str_eq (s_rule_of (p, c), "anonymous", "no headers at all");
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, conditions_combine_with_and)
-{
-    sl_policy_t *p = s_rule ("    tool: run_shell\n    model: 'gpt-*'\n"
-                             "    args: [{pointer: /cmd, prefix: rm}, {pointer: /cwd, equals: /}]\n");
-    sl_call_t c = s_call ("run_shell", "{\"cmd\":\"rm x\",\"cwd\":\"/\"}");
-    c.model = sl_str ("gpt-4o");
-    cr_expect_str_eq (s_rule_of (p, c), "r");
-    c.arguments = sl_str ("{\"cmd\":\"rm x\",\"cwd\":\"/home\"}");
-    cr_expect_str_eq (s_rule_of (p, c), "", "every args entry must hold");
-    c.arguments = sl_str ("{\"cmd\":\"rm x\",\"cwd\":\"/\"}");
-    c.model = sl_str ("claude");
-    cr_expect_str_eq (s_rule_of (p, c), "", "and the model");
-    sl_policy_unref (&p);
-}
-
-//  --------------------------------------------------------------------------
-//  Actions
-
-Test (sl_policy, action_allow_and_block_notice)
-{
-    sl_policy_t *p = s_policy ("default: block\nmessage: 'default said no to {tool} ({rule}: {reason})'\n"
-                               "rules:\n  - id: ok\n    tool: safe\n    action: allow\n");
-    sl_decision_t d = s_decide (p, s_call ("safe", "{}"));
-    cr_expect_eq (d.action, SL_ACT_ALLOW);
-    cr_expect_null (d.message, "allow has no notice");
-    sl_decision_clear (&d);
-    d = s_decide (p, s_call ("other", "{}"));
-    cr_expect_eq (d.action, SL_ACT_BLOCK);
-    cr_expect_eq (d.check, SL_CHK_DEFAULT);
-    cr_expect_str_eq (d.message, "default said no to other (default: no rule matched)");
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, action_drop)
-{
-    sl_policy_t *p = s_policy ("default: drop\nrules:\n  - id: quiet\n    tool: telemetry\n    action: drop\n");
-    sl_decision_t d = s_decide (p, s_call ("telemetry", "{}"));
-    cr_expect_eq (d.action, SL_ACT_DROP);
-    cr_expect_str_eq (d.rule, "quiet");
-    cr_expect_null (d.message, "a drop is silent");
-    sl_decision_clear (&d);
-    d = s_decide (p, s_call ("x", "{}"));
-    cr_expect_eq (d.action, SL_ACT_DROP, "drop as the default");
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, action_rewrite_sets_and_deletes)
-{
-    sl_policy_t *p = s_policy ("rules:\n  - id: safe-shell\n    tool: run_shell\n    action: rewrite\n"
-                               "    set:\n      /timeout: 30\n      /env/DRY_RUN: 'yes'\n      /flags/-: --safe\n"
-                               "      /opts: {retries: 0}\n"
-                               "    delete: [/sudo, /nothing/here]\n");
-    sl_decision_t d = s_decide (p, s_call ("run_shell", "{\"cmd\":\"ls\",\"sudo\":true,\"flags\":[\"-l\"]}"));
-    cr_expect_eq (d.action, SL_ACT_REWRITE);
-    cr_assert_not_null (d.arguments);
-    cr_expect_str_eq (d.arguments, "{\"cmd\":\"ls\",\"flags\":[\"-l\",\"--safe\"],\"timeout\":30,"
-                                   "\"env\":{\"DRY_RUN\":\"yes\"},\"opts\":{\"retries\":0}}");
-    sl_decision_clear (&d);
-    //  The policy's own values are copied, never shared: a second call
-    //  gets the same result.
-    d = s_decide (p, s_call ("run_shell", "{\"cmd\":\"pwd\"}"));
-    cr_expect_str_eq (d.arguments, "{\"cmd\":\"pwd\",\"timeout\":30,\"env\":{\"DRY_RUN\":\"yes\"},"
-                                   "\"flags\":[\"--safe\"],\"opts\":{\"retries\":0}}");
-    sl_decision_clear (&d);
-    //  A rewrite that cannot apply blocks the call and says the check failed.
-    d = s_decide (p, s_call ("run_shell", "[1,2]"));
-    cr_expect_eq (d.action, SL_ACT_BLOCK);
-    cr_expect_eq (d.check, SL_CHK_ERROR);
-    cr_expect_not_null (strstr (d.reason, "rewrite failed"), "%s", d.reason);
-    cr_expect_not_null (d.message);
-    sl_decision_clear (&d);
-    d = s_decide (p, s_call ("run_shell", "{\"env\":\"a string\"}"));
-    cr_expect_eq (d.action, SL_ACT_BLOCK, "cannot set a member of a string");
-    cr_expect_not_null (strstr (d.reason, "cannot set /env/DRY_RUN"), "%s", d.reason);
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, action_terminate)
-{
-    sl_policy_t *p = s_policy ("rules:\n  - id: exfil\n    tool: upload\n    action: terminate\n"
-                               "  - id: exfil2\n    tool: send\n    action: terminate\n"
-                               "    message: 'stopped: {tool}'\n");
-    sl_decision_t d = s_decide (p, s_call ("upload", "{}"));
-    cr_expect_eq (d.action, SL_ACT_TERMINATE);
-    cr_expect_not_null (strstr (d.message, "sluice ended this response"), "%s", d.message);
-    cr_expect_not_null (strstr (d.message, "exfil"));
-    sl_decision_clear (&d);
-    d = s_decide (p, s_call ("send", "{}"));
-    cr_expect_str_eq (d.message, "stopped: send");
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, first_match_wins_and_default_block)
-{
-    sl_policy_t *p = s_policy ("default: block\nrules:\n  - id: ok\n    tool: safe\n    action: allow\n"
-                               "  - id: never\n    tool: safe\n    action: block\n");
-    sl_decision_t d = s_decide (p, s_call ("safe", "{}"));
-    cr_expect_eq (d.action, SL_ACT_ALLOW);
-    cr_expect_str_eq (d.rule, "ok");
-    sl_decision_clear (&d);
-    d = s_decide (p, s_call ("unknown", "{}"));
-    cr_expect_eq (d.action, SL_ACT_BLOCK);
-    cr_expect_eq (d.check, SL_CHK_DEFAULT);
-    cr_expect_not_null (d.message);
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, rule_order_decides)
-{
-    const char *a = "  - id: a\n    tool: t\n    action: drop\n";
-    const char *b = "  - id: b\n    args: [{pointer: /x, exists: true}]\n    action: terminate\n";
-    char yaml [512];
-    snprintf (yaml, sizeof yaml, "rules:\n%s%s", a, b);
-    sl_policy_t *p = s_policy (yaml);
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"x\":1}")), "a");
-    sl_policy_unref (&p);
-    snprintf (yaml, sizeof yaml, "rules:\n%s%s", b, a);
-    p = s_policy (yaml);
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{\"x\":1}")), "b", "the same rules the other way round");
-    cr_expect_str_eq (s_rule_of (p, s_call ("t", "{}")), "a");
-    sl_policy_unref (&p);
-}
-
-//  --------------------------------------------------------------------------
-//  LLM judge rules
-
-static const char *s_llm_policy =
-    "rules:\n"
-    "  - id: shell-judge\n"
-    "    tool: [run_shell, write_file]\n"
-    "    llm_judge:\n"
-    "      url: http://127.0.0.1:1/v1/chat/completions\n"
-    "      model: judge-block\n"
-    "      prompt: 'tool={tool} args={arguments} user={last_user} model={model}'\n"
-    "      threshold: 0.7\n"
-    "      timeout_ms: 250\n"
-    "      on_error: allow\n"
-    "      concurrency: 3\n"
-    "  - id: strict-judge\n"
-    "    tool: deploy\n"
-    "    llm_judge: {api: anthropic, model: claude-judge, api_key_env: JUDGE_KEY}\n"
-    "    action: terminate\n";
-
-Test (sl_policy, llm_rule_is_pending_until_concluded)
-{
-    sl_policy_t *p = s_policy (s_llm_policy);
-    cr_expect_eq (sl_policy_llm_count (p), 2);
-    sl_call_t c = s_call ("run_shell", "{\"cmd\":\"ls\"}");
-    c.last_user = sl_str ("list files");
-    c.model = sl_str ("gpt-x");
-    sl_decision_t d = s_decide (p, c);
-    cr_expect_eq (d.action, SL_ACT_NONE, "the judge must be asked");
-    cr_expect_eq (d.llm_rule, 0);
-    cr_expect_str_eq (d.rule, "shell-judge");
-    const sl_llm_spec_t *spec = sl_policy_llm_spec (p, d.llm_rule);
-    cr_assert_not_null (spec);
-    cr_expect_eq (spec->timeout_ms, 250);
-    cr_expect_eq (spec->concurrency, 3);
-    cr_expect_eq (spec->on_error, SL_ACT_ALLOW);
-    cr_expect_float_eq (spec->threshold, 0.7, 1e-9);
-    sl_buf_t prompt = { 0 };
-    sl_policy_llm_prompt (p, d.llm_rule, &c, &prompt);
-    cr_expect_str_eq (sl_buf_cstr (&prompt), "tool=run_shell args={\"cmd\":\"ls\"} user=list files model=gpt-x");
-    sl_buf_free (&prompt);
-
-    //  Above the threshold: the rule's action (block by default).
-    sl_llm_result_t r = { .check = SL_CHK_RAN, .probability = 0.9, .explanation = (char *) "deletes data" };
-    sl_decision_t d1 = d;
-    sl_policy_conclude (p, &c, &r, &d1);
-    cr_expect_eq (d1.action, SL_ACT_BLOCK);
-    cr_expect_eq (d1.check, SL_CHK_RAN);
-    cr_expect_str_eq (d1.judge_model, "judge-block");
-    cr_expect_float_eq (d1.probability, 0.9, 1e-9);
-    cr_expect_not_null (strstr (d1.reason, "p=0.90 >= 0.70: deletes data"), "%s", d1.reason);
-    cr_expect_not_null (d1.message);
-    sl_decision_clear (&d1);
-
-    //  Below: allowed by that rule, with the probability recorded.
-    d = s_decide (p, c);
-    r.probability = 0.2;
-    sl_policy_conclude (p, &c, &r, &d);
-    cr_expect_eq (d.action, SL_ACT_ALLOW);
-    cr_expect_eq (d.check, SL_CHK_RAN);
-    cr_expect_str_eq (d.rule, "shell-judge");
-    cr_expect_float_eq (d.probability, 0.2, 1e-9);
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, llm_check_that_did_not_run_is_never_a_pass)
-{
-    sl_policy_t *p = s_policy (s_llm_policy);
-    sl_call_t c = s_call ("run_shell", "{}");
-    //  on_error: allow, timed out: allowed, and recorded as a timeout.
-    sl_decision_t d = s_decide (p, c);
-    sl_llm_result_t r = { 0 };
-    sl_llm_result_fail (&r, SL_CHK_TIMEOUT, "no answer within 250 ms");
-    sl_policy_conclude (p, &c, &r, &d);
-    cr_expect_eq (d.action, SL_ACT_ALLOW);
-    cr_expect_eq (d.check, SL_CHK_TIMEOUT);
-    cr_expect (isnan (d.probability));
-    cr_expect_str_eq (d.judge_model, "judge-block");
-    cr_expect_not_null (strstr (d.reason, "timed out"), "%s", d.reason);
-    cr_expect_not_null (strstr (d.reason, "on_error: allow"), "%s", d.reason);
-    sl_decision_clear (&d);
-    sl_llm_result_clear (&r);
-
-    //  on_error defaults to block; a garbage answer is an error.
-    c = s_call ("deploy", "{}");
-    d = s_decide (p, c);
-    cr_expect_eq (d.llm_rule, 1);
-    cr_expect_eq (sl_policy_llm_spec (p, 1)->api, SL_LLM_ANTHROPIC);
-    cr_expect_str_eq (sl_policy_llm_spec (p, 1)->url, "https://api.anthropic.com/v1/messages");
-    cr_expect_str_eq (sl_policy_llm_spec (p, 1)->api_key_env, "JUDGE_KEY");
-    cr_expect_eq (sl_policy_llm_spec (p, 1)->timeout_ms, SL_LLM_DEFAULT_TIMEOUT_MS);
-    sl_llm_parse_answer (SL_LLM_ANTHROPIC, 200, sl_str ("{\"content\":[{\"type\":\"text\",\"text\":\"hmm\"}]}"), &r);
-    sl_policy_conclude (p, &c, &r, &d);
-    cr_expect_eq (d.action, SL_ACT_BLOCK, "on_error: block, not the rule's terminate");
-    cr_expect_eq (d.check, SL_CHK_ERROR);
-    cr_expect_not_null (d.message);
-    sl_decision_clear (&d);
-    sl_llm_result_clear (&r);
-
-    //  A harmful answer takes the rule's own action.
-    d = s_decide (p, c);
-    r = (sl_llm_result_t) { .check = SL_CHK_RAN, .probability = 1.0 };
-    sl_policy_conclude (p, &c, &r, &d);
-    cr_expect_eq (d.action, SL_ACT_TERMINATE);
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-}
-
-//  --------------------------------------------------------------------------
-//  Calls that did not end cleanly
-
-//  A call cut off for the given reason, its arguments as far as they came.
-static sl_call_t
-s_cut_call (const char *name, const char *args, sl_cut_t cut)
-{
-    sl_call_t c = s_call (name, args);
-    c.args_valid = false;
-    c.cut = cut;
-    return c;
-}
-
-static const char *s_shell =
-    "rules:\n"
-    "  - id: no-rm\n"
-    "    tool: run_shell\n"
-    "    args:\n"
-    "      - pointer: /command\n"
-    "        regex: 'rm -rf'\n"
-    "    action: block\n"
-    "  - id: ls-is-fine\n"
-    "    tool: run_shell\n"
-    "    args:\n"
-    "      - pointer: /command\n"
-    "        regex: '^ls'\n"
-    "    action: allow\n";
-
-Test (sl_policy, argument_tests_see_cut_off_arguments_closed)
-{
-    sl_policy_t *p = s_policy (s_shell);
-    //  Whole arguments, then cut by a length finish: the same rule decides.
-    sl_decision_t d = s_decide (p, s_cut_call ("run_shell", "{\"command\":\"rm -rf /\"}", SL_CUT_LENGTH));
-    cr_expect_eq (d.action, SL_ACT_BLOCK);
-    cr_expect_eq (d.check, SL_CHK_RAN);
-    cr_expect_str_eq (d.rule, "no-rm");
-    cr_expect_str_eq (d.reason, "rule no-rm matched; the call was cut off (length)");
-    sl_decision_clear (&d);
-    //  Cut inside the string: what came of it still shows rm -rf.
-    d = s_decide (p, s_cut_call ("run_shell", "{\"command\":\"sudo rm -rf /ho", SL_CUT_EOF));
-    cr_expect_str_eq (d.rule, "no-rm");
-    cr_expect_str_eq (d.reason, "rule no-rm matched; the call was cut off (eof)");
-    sl_decision_clear (&d);
-    //  Arguments that ended but are not JSON: cut "invalid", even when the
-    //  caller says nothing more than args_valid = false.
-    sl_call_t c = s_call ("run_shell", "{\"command\":\"rm -rf /\"");
-    c.args_valid = false;
-    d = s_decide (p, c);
-    cr_expect_str_eq (d.rule, "no-rm");
-    cr_expect_str_eq (d.reason, "rule no-rm matched; the call was cut off (invalid)");
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, a_prefix_never_lets_a_call_through)
-{
-    //  "ls /tmp && rm -rf /" cut after "ls /tmp" looks harmless: the allow
-    //  rule must not apply to it, so on_incomplete (block) decides.
-    sl_policy_t *p = s_policy (s_shell);
-    sl_decision_t d = s_decide (p, s_cut_call ("run_shell", "{\"command\":\"ls /tmp", SL_CUT_LENGTH));
-    cr_expect_eq (d.action, SL_ACT_BLOCK);
-    cr_expect_eq (d.check, SL_CHK_DEFAULT, "no rule matched");
-    cr_expect_str_eq (d.rule, "on_incomplete");
-    cr_expect_str_eq (d.reason, "no rule matched a call that was cut off (length); on_incomplete: block");
-    cr_expect_str_eq (d.message, "sluice blocked a call to run_shell: the model's call was cut off (length) "
-                                 "and cannot be judged.");
-    sl_decision_clear (&d);
-    //  The same call whole is allowed by the rule.
-    d = s_decide (p, s_call ("run_shell", "{\"command\":\"ls /tmp\"}"));
-    cr_expect_eq (d.action, SL_ACT_ALLOW);
-    cr_expect_str_eq (d.rule, "ls-is-fine");
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-
-    //  Rewrites and LLM judges let calls through too.
-    p = s_policy ("rules:\n"
-                  "  - id: timeout\n    tool: run_shell\n    action: rewrite\n    set: {/timeout: 60}\n"
-                  "  - id: judge\n    tool: write_file\n    llm_judge: {model: m}\n");
-    cr_expect_str_eq (s_rule_of (p, s_cut_call ("run_shell", "{\"command\":\"ls\"}", SL_CUT_ERROR)),
-                      "on_incomplete");
-    cr_expect_str_eq (s_rule_of (p, s_cut_call ("write_file", "{\"path\":\"/x\"}", SL_CUT_ERROR)),
-                      "on_incomplete");
-    cr_expect_str_eq (s_rule_of (p, s_call ("write_file", "{\"path\":\"/x\"}")), "judge");
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, incomplete_and_cut_conditions)
-{
-    sl_policy_t *p = s_policy ("rules:\n"
-                               "  - id: cut-by-length\n    cut: length\n    tool: read_file\n    action: allow\n"
-                               "  - id: cut-by-failure\n    cut: [error, eof]\n    action: drop\n"
-                               "  - id: any-cut\n    incomplete: true\n    tool: [read_file, get_time]\n"
-                               "    action: allow\n"
-                               "  - id: whole-only\n    incomplete: false\n    tool: get_time\n    action: block\n");
-    //  Rules that name the incompleteness may let a call through.
-    cr_expect_str_eq (s_rule_of (p, s_cut_call ("read_file", "{\"path\":\"/a", SL_CUT_LENGTH)), "cut-by-length");
-    cr_expect_str_eq (s_rule_of (p, s_cut_call ("read_file", "{\"path\":\"/a", SL_CUT_FILTER)), "any-cut");
-    cr_expect_str_eq (s_rule_of (p, s_cut_call ("x", "{", SL_CUT_ERROR)), "cut-by-failure");
-    cr_expect_str_eq (s_rule_of (p, s_cut_call ("x", "{", SL_CUT_EOF)), "cut-by-failure");
-    cr_expect_str_eq (s_rule_of (p, s_cut_call ("get_time", "{", SL_CUT_SIZE)), "any-cut");
-    cr_expect_str_eq (s_rule_of (p, s_call ("get_time", "{}")), "whole-only");
-    cr_expect_str_eq (s_rule_of (p, s_call ("read_file", "{}")), "", "whole calls are not incomplete");
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, on_incomplete_applies_to_the_tools_rules_concern)
-{
-    sl_policy_t *p = s_policy ("default: allow\n"
-                               "rules:\n  - id: shell\n    tool: ['run_*', bash]\n"
-                               "    args: [{pointer: /command, prefix: sudo}]\n    action: block\n");
-    sl_decision_t d = s_decide (p, s_cut_call ("run_shell", "{\"command\":\"rm -rf /\"}", SL_CUT_LENGTH));
-    cr_expect_eq (d.action, SL_ACT_BLOCK, "a tool a rule names (by a glob)");
-    cr_expect_str_eq (d.rule, "on_incomplete");
-    sl_decision_clear (&d);
-    d = s_decide (p, s_cut_call ("get_weather", "{\"city\":\"Par", SL_CUT_LENGTH));
-    cr_expect_eq (d.action, SL_ACT_ALLOW, "a tool no rule concerns: the default");
-    cr_expect_eq (d.check, SL_CHK_DEFAULT);
-    cr_expect_null (d.rule);
-    cr_expect_str_eq (d.reason, "no rule matched; the call was cut off (length)");
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-
-    //  A rule without a tool condition concerns every tool.
-    p = s_policy ("rules:\n  - id: many\n    max_calls: 8\n    action: drop\n");
-    cr_expect_str_eq (s_rule_of (p, s_cut_call ("get_weather", "{", SL_CUT_ERROR)), "on_incomplete");
-    sl_policy_unref (&p);
-
-    //  Without rules, nothing is concerned: the default (here allow) applies.
-    p = sl_policy_allow_all ();
-    d = s_decide (p, s_cut_call ("run_shell", "{\"command\":\"rm -rf /\"}", SL_CUT_LENGTH));
-    cr_expect_eq (d.action, SL_ACT_ALLOW);
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, on_incomplete_takes_an_action_and_a_message)
-{
-    sl_policy_t *p = s_policy ("on_incomplete: terminate\n"
-                               "rules:\n  - id: r\n    tool: t\n    action: allow\n");
-    sl_decision_t d = s_decide (p, s_cut_call ("t", "{}", SL_CUT_FILTER));
-    cr_expect_eq (d.action, SL_ACT_TERMINATE);
-    cr_expect_str_eq (d.message, "sluice ended this response: the model's call to t was cut off (filter) "
-                                 "and cannot be judged.");
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-
-    p = s_policy ("on_incomplete: {action: block, message: '{tool} stopped at {cut} ({rule}: {reason})'}\n"
-                  "rules:\n  - id: r\n    tool: t\n    action: allow\n");
-    d = s_decide (p, s_cut_call ("t", "{}", SL_CUT_EOF));
-    cr_expect_str_eq (d.message, "t stopped at eof (on_incomplete: no rule matched a call that was cut off "
-                                 "(eof); on_incomplete: block)");
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-
-    p = s_policy ("on_incomplete: allow\nrules:\n  - id: r\n    tool: t\n    action: allow\n");
-    d = s_decide (p, s_cut_call ("t", "{}", SL_CUT_LENGTH));
-    cr_expect_eq (d.action, SL_ACT_ALLOW, "a policy may choose to pass incomplete calls on");
-    cr_expect_str_eq (d.reason, "no rule matched a call that was cut off (length); on_incomplete: allow");
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-
-    //  {cut} is empty for a call that ended cleanly.
-    p = s_policy ("rules:\n  - id: r\n    tool: t\n    action: block\n    message: '[{cut}]'\n");
-    d = s_decide (p, s_call ("t", "{}"));
-    cr_expect_str_eq (d.message, "[]");
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, a_call_cut_for_size_is_never_released)
-{
-    //  Allowed by a rule that names the cut, by on_incomplete, by the
-    //  default for a tool no rule concerns, or by an LLM judge: blocked.
-    const char *policies [] = {
-        "rules:\n  - id: r\n    cut: size\n    action: allow\n",
-        "on_incomplete: allow\nrules:\n  - id: r\n    tool: t\n    action: block\n",
-        "rules:\n  - id: r\n    tool: other\n    action: block\n",
-        "rules:\n  - id: r\n    incomplete: true\n    action: rewrite\n    set: {/a: 1}\n",
-    };
-    for (size_t i = 0; i < sizeof policies / sizeof policies [0]; i++) {
-        sl_policy_t *p = s_policy (policies [i]);
-        sl_decision_t d = s_decide (p, s_cut_call ("t", "{\"a\":\"xxxx", SL_CUT_SIZE));
-        cr_expect_eq (d.action, SL_ACT_BLOCK, "policy %zu", i);
-        cr_expect_null (d.arguments);
-        cr_expect_not_null (strstr (d.reason, "size"), "%s", d.reason);
-        cr_expect_not_null (d.message);
-        sl_decision_clear (&d);
-        sl_policy_unref (&p);
-    }
-    sl_policy_t *p = s_policy ("rules:\n  - id: j\n    cut: size\n    llm_judge: {model: m}\n");
-    sl_call_t c = s_cut_call ("t", "{\"a\":\"xxxx", SL_CUT_SIZE);
-    sl_decision_t d = s_decide (p, c);
-    cr_assert_eq (d.action, SL_ACT_NONE, "pending");
-    sl_llm_result_t r = { .check = SL_CHK_RAN, .probability = 0.0 };
-    sl_policy_conclude (p, &c, &r, &d);
-    cr_expect_eq (d.action, SL_ACT_BLOCK, "the judge allowed it, but it cannot be released");
-    cr_expect_not_null (strstr (d.reason, "never released"), "%s", d.reason);
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-}
-
-//  --------------------------------------------------------------------------
-//  Parser errors
-
-Test (sl_policy, errors_name_line_and_column)
-{
-    struct { const char *yaml; const char *expect; } cases [] = {
-        { "rules: [", "p.yaml:2:1:" },
-        { "- a\n- b\n", "p.yaml:1:1: the policy must be a mapping" },
-        { "default: maybe\n", "p.yaml:1:10: default must be allow, block, drop or terminate" },
-        { "default: rewrite\n", "p.yaml:1:10: default must be" },
-        { "rules:\n  - tool: x\n    action: block\n", "p.yaml:2:5: a rule needs an id" },
-        { "rules:\n  - id: a\n    action: block\n    color: red\n", "p.yaml:4:5: unknown rule field 'color'" },
-        { "rules:\n  - id: a\n    action: block\n    args:\n      - pointer: /x\n        regex: '(('\n",
-          "p.yaml:6:16: bad regex" },
-        { "rules:\n  - id: a\n    action: block\n    args:\n      - pointer: x\n        regex: a\n",
-          "p.yaml:5:18: a JSON pointer" },
-        { "rules:\n  - id: a\n    action: block\n    args:\n      - pointer: /a~2\n        regex: a\n",
-          "p.yaml:5:18: bad escape in JSON pointer" },
-        { "rules:\n  - id: a\n    action: allow\n  - id: a\n    action: block\n",
-          "p.yaml:4:5: duplicate rule id 'a'" },
-        { "version: 2\n", "p.yaml:1:10: unsupported policy version" },
-        { "colour: x\n", "p.yaml:1:1: unknown top-level field 'colour'" },
-        { "", "p.yaml:1:1: the policy is empty" },
-        { "rules:\n  - id: a\n", "p.yaml:2:5: rule 'a' needs an action" },
-        { "rules:\n  - id: a\n    action: explode\n", "p.yaml:3:13: action must be allow, block, drop" },
-        { "rules:\n  - id: a\n    action: block\n    args: [{pointer: /x}]\n",
-          "p.yaml:4:12: an args entry needs a test" },
-        { "rules:\n  - id: a\n    action: block\n    args: [{regex: x}]\n", "p.yaml:4:12: an args entry needs pointer" },
-        { "rules:\n  - id: a\n    action: block\n    args: [{pointer: /x, like: y}]\n",
-          "p.yaml:4:26: unknown args field 'like'" },
-        { "rules:\n  - id: a\n    action: block\n    args: [{pointer: /x, gt: lots}]\n",
-          "p.yaml:4:30: gt must be a number" },
-        { "rules:\n  - id: a\n    action: block\n    args: [{pointer: /x, exists: maybe}]\n",
-          "p.yaml:4:34: exists must be true or false" },
-        { "rules:\n  - id: a\n    action: block\n    args: {pointer: /x}\n", "p.yaml:4:11: args must be a list" },
-        { "rules:\n  - id: a\n    action: block\n    headers: [{pointer: /x, equals: y}]\n",
-          "p.yaml:4:16: unknown headers field 'pointer'" },
-        { "rules:\n  - id: a\n    action: block\n    tool: []\n", "p.yaml:4:11: tool: the list is empty" },
-        { "rules:\n  - id: a\n    action: block\n    tool: [{x: 1}]\n", "p.yaml:4:12: tool must be a name" },
-        { "rules:\n  - id: a\n    action: block\n    max_calls: -1\n",
-          "p.yaml:4:16: max_calls must be a whole number from 0" },
-        { "rules:\n  - id: a\n    action: block\n    args_invalid: yes\n",
-          "p.yaml:4:19: args_invalid must be true or false" },
-        { "rules:\n  - id: a\n    action: rewrite\n", "p.yaml:2:5: rule 'a': rewrite needs set or delete" },
-        { "rules:\n  - id: a\n    action: block\n    delete: [/x]\n",
-          "p.yaml:2:5: rule 'a': set and delete need action: rewrite" },
-        { "rules:\n  - id: a\n    action: rewrite\n    set: {x: 1}\n",
-          "p.yaml:4:11: a rewrite names a field by a JSON pointer" },
-        { "rules:\n  - id: a\n    action: rewrite\n    set: [/x]\n", "p.yaml:4:10: set must be a mapping" },
-        { "rules:\n  - id: a\n    llm_judge: {url: http://x}\n", "p.yaml:3:16: llm_judge needs a model" },
-        { "rules:\n  - id: a\n    llm_judge: {model: m, api: gemini}\n",
-          "p.yaml:3:32: api must be openai or anthropic" },
-        { "rules:\n  - id: a\n    llm_judge: {model: m, url: 'file:///etc/passwd'}\n",
-          "p.yaml:3:32: url must start with http:// or https://" },
-        { "rules:\n  - id: a\n    llm_judge: {model: m, threshold: 1.5}\n",
-          "p.yaml:3:38: threshold must be from 0 to 1" },
-        { "rules:\n  - id: a\n    llm_judge: {model: m, timeout_ms: 0}\n",
-          "p.yaml:3:39: timeout_ms must be a whole number from 1" },
-        { "rules:\n  - id: a\n    llm_judge: {model: m, on_error: drop}\n",
-          "p.yaml:3:37: on_error must be block or allow" },
-        { "rules:\n  - id: a\n    llm_judge: {model: m, temperature: 1}\n",
-          "p.yaml:3:27: unknown llm_judge field 'temperature'" },
-        { "rules:\n  - id: a\n    llm_judge: {model: m}\n    action: allow\n",
-          "p.yaml:2:5: rule 'a': an llm_judge rule acts on the calls its judge rejects" },
-        { "rules:\n  - id: a\n    llm_judge: model\n", "p.yaml:3:16: llm_judge must be a mapping" },
-        { "rules:\n  - id: a\n    action: block\n    incomplete: maybe\n",
-          "p.yaml:4:17: incomplete must be true or false" },
-        { "rules:\n  - id: a\n    action: block\n    cut: [length, tired]\n",
-          "p.yaml:4:10: cut must be length, filter, error, eof, size or invalid" },
-        { "on_incomplete: rewrite\n", "p.yaml:1:16: on_incomplete must be allow, block, drop or terminate" },
-        { "on_incomplete: {message: x}\n", "p.yaml:1:16: on_incomplete needs an action" },
-        { "on_incomplete: {action: block, colour: x}\n", "p.yaml:1:32: unknown on_incomplete field 'colour'" },
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
-        char *error = NULL;
-        sl_policy_t *p = s_parse (cases [i].yaml, &error);
-        cr_expect_null (p, "case %zu should fail", i);
-        cr_assert_not_null (error, "case %zu has an error", i);
-        cr_expect (strncmp (error, cases [i].expect, strlen (cases [i].expect)) == 0,
-                   "case %zu: got '%s', want '%s...'", i, error, cases [i].expect);
-        free (error);
-        sl_policy_unref (&p);
-    }
-}
-
-Test (sl_policy, the_shipped_policies_load)
-{
-    const char *files [] = { "deploy/policy.yaml", "deploy/policies/destructive-shell.yaml",
-                             "deploy/policies/allow-list.yaml", "deploy/policies/schema.yaml",
-                             "deploy/policies/llm-judge.yaml" };
-    for (size_t i = 0; i < sizeof files / sizeof files [0]; i++) {
-        char *error = NULL;
-        sl_policy_t *p = sl_policy_load (files [i], &error);
-        cr_expect_not_null (p, "%s: %s", files [i], error ? error : "");
-        free (error);
-        sl_policy_unref (&p);
-    }
-}
-
-//  The default policy guards the shell tool of every coding agent sluice
-//  is tested with, and lets their harmless commands through.
-Test (sl_policy, the_default_policy_blocks_recursive_deletes_in_every_agent_shell)
-{
-    char *error = NULL;
-    sl_policy_t *p = sl_policy_load ("deploy/policy.yaml", &error);
-    cr_assert_not_null (p, "%s", error ? error : "");
-    const char *tools [] = { "run_shell", "Bash", "bash", "run_shell_command", "shell", "shell_command" };
-    for (size_t i = 0; i < sizeof tools / sizeof tools [0]; i++) {
-        cr_expect_str_eq (s_rule_of (p, s_call (tools [i], "{\"command\":\"rm -rf /home\"}")), "no-rm-rf",
-                          "%s", tools [i]);
-        cr_expect_str_eq (s_rule_of (p, s_call (tools [i], "{\"command\":\"ls -la\"}")), "", "%s", tools [i]);
-    }
-    cr_expect_str_eq (s_rule_of (p, s_call ("exec_command", "{\"cmd\":\"rm -fr ~/src \"}")), "no-rm-rf-cmd");
-    cr_expect_str_eq (s_rule_of (p, s_call ("exec_command", "{\"cmd\":\"git status\"}")), "");
-    sl_decision_t d = s_decide (p, s_call ("Bash", "{\"command\":\"rm -rf /\"}"));
-    cr_expect_eq (d.action, SL_ACT_BLOCK);
-    sl_decision_clear (&d);
-    sl_policy_unref (&p);
-}
-
-Test (sl_policy, load_reports_missing_file)
-{
-    char *error = NULL;
-    cr_expect_null (sl_policy_load ("/nonexistent/policy.yaml", &error));
-    cr_assert_not_null (error);
-    cr_expect_not_null (strstr (error, "cannot open"));
-    free (error);
-}
+#include "common/policy/sl_policy_impl.h"
+#include "tests/unit/common/policy/policy_fixture.h"
 
 Test (sl_policy, reference_counting)
 {
@@ -904,4 +15,174 @@ Test (sl_policy, reference_counting)
     sl_policy_unref (&p);
     cr_expect_str_eq (sl_policy_name (q), "(allow all)", "still alive after one unref");
     sl_policy_unref (&q);
+}
+
+Test (sl_policy, id_is_the_text_digest)
+{
+    sl_policy_t *a = pf_policy ("default: allow\n");
+    sl_policy_t *b = pf_policy ("default: allow\n");
+    sl_policy_t *c = pf_policy ("default: block\n");
+    sl_policy_t *none = sl_policy_allow_all ();
+    cr_expect_eq (strlen (sl_policy_id (a)), SL_POLICY_ID_SIZE - 1);
+    cr_expect_str_eq (sl_policy_id (a), sl_policy_id (b), "the same text, the same id");
+    cr_expect_str_neq (sl_policy_id (a), sl_policy_id (c));
+    cr_expect_str_eq (sl_policy_id (none), SL_POLICY_ALLOW_ALL_ID);
+    sl_policy_unref (&a);
+    sl_policy_unref (&b);
+    sl_policy_unref (&c);
+    sl_policy_unref (&none);
+}
+
+Test (sl_policy, allow_all_has_no_rules_and_allows)
+{
+    sl_policy_t *p = sl_policy_allow_all ();
+    cr_expect_str_eq (sl_policy_name (p), "(allow all)");
+    cr_expect_str_eq (sl_policy_id (p), SL_POLICY_ALLOW_ALL_ID);
+    cr_expect_not_null (sl_policy_source (p).ptr);
+    cr_expect_eq (sl_policy_source (p).len, 0);
+    cr_expect_eq (sl_policy_rule_count (p), 0);
+    cr_expect_eq (sl_policy_request_count (p), 0);
+    cr_expect_eq (sl_policy_text_count (p), 0);
+    cr_expect_eq (sl_policy_llm_count (p), 0);
+    cr_expect (!sl_policy_uses_schema (p));
+    cr_expect (!sl_policy_uses_history (p));
+    cr_expect_null (sl_policy_rule_id (p, 0));
+    cr_expect_null (sl_policy_llm_spec (p, 0));
+    sl_decision_t d = pf_decide (p, pf_call ("anything", "{}"));
+    cr_expect_eq (d.action, SL_ACT_ALLOW);
+    cr_expect_eq (d.check, SL_CHK_DEFAULT);
+    sl_decision_clear (&d);
+    sl_policy_unref (&p);
+    sl_policy_unref (&p);               //  a second unref of a cleared pointer is harmless
+}
+
+Test (sl_policy, a_new_policy_keeps_its_text_and_its_digest)
+{
+    const char *text = "default: allow\n";
+    sl_policy_t *p = sl_policy_new ("n.yaml", text, strlen (text));
+    cr_expect_str_eq (sl_policy_name (p), "n.yaml");
+    cr_expect (sl_str_eq (sl_policy_source (p), text));
+    cr_expect_neq ((void *) sl_policy_source (p).ptr, (void *) text, "a copy");
+    cr_expect_eq (p->refs, 1);
+    cr_expect_eq (p->default_action, SL_ACT_ALLOW);
+    cr_expect_eq (p->incomplete_action, SL_ACT_BLOCK, "a call cut off is blocked unless the file says otherwise");
+    sl_policy_t *q = pf_policy (text);
+    cr_expect_str_eq (sl_policy_id (p), sl_policy_id (q), "the id is the text's, whoever made the policy");
+    for (const char *c = sl_policy_id (p); *c; c++)
+        cr_expect ((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f'), "lower-case hex: %s", sl_policy_id (p));
+    sl_policy_unref (&q);
+    sl_policy_free (p);
+}
+
+Test (sl_policy, rule_ids_and_llm_specs_by_index)
+{
+    sl_policy_t *p = pf_policy ("rules:\n  - {id: a, tool: t, action: block}\n"
+                                "  - {id: b, tool: u, llm_judge: {model: m}}\n");
+    cr_expect_str_eq (sl_policy_rule_id (p, 0), "a");
+    cr_expect_str_eq (sl_policy_rule_id (p, 1), "b");
+    cr_expect_null (sl_policy_rule_id (p, 2));
+    cr_expect_null (sl_policy_rule_id (p, -1));
+    cr_expect_null (sl_policy_llm_spec (p, 0), "a rule without a judge");
+    cr_assert_not_null (sl_policy_llm_spec (p, 1));
+    cr_expect_str_eq (sl_policy_llm_spec (p, 1)->model, "m");
+    cr_expect_null (sl_policy_llm_spec (p, 2));
+    cr_expect_null (sl_policy_llm_spec (p, -1));
+    sl_policy_unref (&p);
+}
+
+//  --------------------------------------------------------------------------
+//  Decisions and notices
+
+Test (sl_policy, a_cleared_decision_is_empty)
+{
+    sl_decision_t d;
+    sl_decision_init (&d);
+    cr_expect_eq (d.action, SL_ACT_NONE);
+    cr_expect_null (d.rule);
+    cr_expect_eq (d.llm_rule, -1, "no rule's judge pending");
+    cr_expect (isnan (d.probability), "no probability until a judge answers");
+    d.reason = strdup ("r");
+    d.message = strdup ("m");
+    d.arguments = strdup ("{}");
+    d.action = SL_ACT_REWRITE;
+    d.llm_rule = 3;
+    sl_decision_clear (&d);
+    cr_expect_null (d.reason);
+    cr_expect_null (d.message);
+    cr_expect_null (d.arguments);
+    cr_expect_eq (d.action, SL_ACT_NONE);
+    cr_expect_eq (d.llm_rule, -1);
+    sl_decision_clear (&d);             //  twice is harmless
+}
+
+Test (sl_policy, notices_fill_their_templates)
+{
+    struct { const char *tmpl; const char *tool; sl_cut_t cut; const char *reason; const char *expect; } cases [] = {
+        { "{tool} by {rule}: {reason}", "run_shell", SL_CUT_NONE, "why", "run_shell by r1: why" },
+        { "[{cut}]", "t", SL_CUT_NONE, "", "[]" },
+        { "[{cut}]", "t", SL_CUT_LENGTH, "", "[length]" },
+        { "{tool}{tool}", "ab", SL_CUT_NONE, "", "abab" },
+        { "{reason}", "t", SL_CUT_NONE, NULL, "" },
+        { "{other} {tool", "t", SL_CUT_NONE, "", "{other} {tool" },
+        { "no fields", "t", SL_CUT_SIZE, "x", "no fields" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        char *s = sl_policy_render (cases [i].tmpl, sl_str (cases [i].tool), cases [i].cut, "r1", cases [i].reason);
+        cr_expect_str_eq (s, cases [i].expect, "case %zu", i);
+        free (s);
+    }
+    char *s = sl_policy_render ("<{tool}>", SL_STR_NULL, SL_CUT_NONE, "r", "");
+    cr_expect_str_eq (s, "<>", "a part without a tool");
+    free (s);
+}
+
+Test (sl_policy, an_llm_judges_outcome_becomes_a_check_and_a_reason)
+{
+    sl_llm_spec_t spec;
+    sl_llm_spec_defaults (&spec);
+    spec.model = strdup ("guard");
+    spec.threshold = 0.7;
+    spec.on_error = SL_ACT_ALLOW;
+    sl_buf_t reason = { 0 };
+    sl_decision_t d;
+
+    sl_decision_init (&d);
+    sl_llm_result_t yes = { .check = SL_CHK_RAN, .probability = 0.9, .explanation = (char *) "deletes data" };
+    cr_expect (sl_policy_llm_outcome (&spec, &yes, &d, &reason), "harmful: the rule's action");
+    cr_expect_eq (d.check, SL_CHK_RAN);
+    cr_expect_float_eq (d.probability, 0.9, 1e-9);
+    cr_expect_str_eq (d.judge_model, "guard");
+    cr_expect_str_eq (sl_buf_cstr (&reason), "LLM judge guard: p=0.90 >= 0.70: deletes data");
+
+    sl_buf_reset (&reason);
+    sl_decision_init (&d);
+    sl_llm_result_t exactly = { .check = SL_CHK_RAN, .probability = 0.7 };
+    cr_expect (sl_policy_llm_outcome (&spec, &exactly, &d, &reason), "the threshold itself is harmful");
+    cr_expect_str_eq (sl_buf_cstr (&reason), "LLM judge guard: p=0.70 >= 0.70");
+
+    sl_buf_reset (&reason);
+    sl_decision_init (&d);
+    sl_llm_result_t no = { .check = SL_CHK_RAN, .probability = 0.2 };
+    cr_expect (!sl_policy_llm_outcome (&spec, &no, &d, &reason));
+    cr_expect_eq (d.check, SL_CHK_RAN);
+    cr_expect_str_eq (sl_buf_cstr (&reason), "LLM judge guard: p=0.20 < 0.70");
+
+    sl_buf_reset (&reason);
+    sl_decision_init (&d);
+    sl_llm_result_t late = { .check = SL_CHK_TIMEOUT, .probability = 0.99, .error = (char *) "no answer within 5 s" };
+    cr_expect (!sl_policy_llm_outcome (&spec, &late, &d, &reason), "a check that did not run found nothing");
+    cr_expect_eq (d.check, SL_CHK_TIMEOUT);
+    cr_expect (isnan (d.probability), "and has no probability, whatever the result holds");
+    cr_expect_str_eq (sl_buf_cstr (&reason), "LLM judge guard timed out: no answer within 5 s; on_error: allow");
+
+    sl_buf_reset (&reason);
+    sl_decision_init (&d);
+    spec.on_error = SL_ACT_BLOCK;
+    sl_llm_result_t failed = { .check = SL_CHK_ERROR };
+    cr_expect (!sl_policy_llm_outcome (&spec, &failed, &d, &reason));
+    cr_expect_eq (d.check, SL_CHK_ERROR);
+    cr_expect_str_eq (sl_buf_cstr (&reason), "LLM judge guard failed: no answer; on_error: block");
+
+    sl_buf_free (&reason);
+    sl_llm_spec_clear (&spec);
 }

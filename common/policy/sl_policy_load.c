@@ -1,0 +1,449 @@
+/*  sl_policy_load.c - a policy file to the model (see sl_policy.h).
+
+    The document: its top-level settings (version, default, message,
+    on_incomplete), the rule list, each rule, and what each kind of rule
+    (a tool call's, on: request, on: text) may say and do. Every error
+    names the file, line, column and reason (sl_policy_yaml.c); a rule's
+    structured fields are read by sl_policy_fields.c. Evaluating the model
+    is sl_policy_call.c's and sl_policy_request.c's.
+*/
+#include "common/policy/sl_policy_impl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/sl_alloc.h"
+
+#define SL_POLICY_MAX_FILE (4u << 20)   //  bytes
+//  Part kinds a request rule applies to when it names none.
+#define S_PARTS_DEFAULT ((1u << SL_RPART_SYSTEM) | (1u << SL_RPART_USER) | (1u << SL_RPART_TOOL_RESULT))
+#define S_PARTS_RESULTS (1u << SL_RPART_TOOL_RESULT)
+
+//  --------------------------------------------------------------------------
+//  Flags and actions
+
+static int
+s_parse_flag (sl_policy_yaml_t *ctx, yaml_node_t *node, const char *what, sl_policy_flag_t *out)
+{
+    bool b;
+    if (sl_policy_yaml_bool (ctx, node, what, &b))
+        return -1;
+    *out = b ? SL_FLAG_YES : SL_FLAG_NO;
+    return 0;
+}
+
+static int
+s_parse_action (sl_policy_yaml_t *ctx, yaml_node_t *node, bool is_default, sl_action_t *out)
+{
+    const char *v = sl_policy_yaml_scalar (node);
+    int action = v ? sl_action_parse (v) : 0;
+    if (is_default && (action == SL_ACT_REWRITE || action == SL_ACT_REDACT || action == SL_ACT_BLOCK_RESULT
+                       || action == 0)) {
+        sl_policy_yaml_error (ctx, node, "default must be allow, block, drop or terminate");
+        return -1;
+    }
+    if (action == 0) {
+        sl_policy_yaml_error (ctx, node, "action must be allow, block, drop, rewrite or terminate (on: request: "
+                              "allow, redact, block_result or terminate)");
+        return -1;
+    }
+    *out = (sl_action_t) action;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Rules
+
+static int
+s_parse_rule_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const char *key,
+                    sl_policy_rule_t *r, bool *has_action)
+{
+    if (strcmp (key, "id") == 0)
+        return sl_policy_yaml_string (ctx, v, "id", &r->id);
+    if (strcmp (key, "message") == 0)
+        return sl_policy_yaml_string (ctx, v, "message", &r->message);
+    if (strcmp (key, "description") == 0)
+        return sl_policy_yaml_scalar (v) ? 0 : (sl_policy_yaml_error (ctx, v, "description must be a string"), -1);
+    if (strcmp (key, "action") == 0) {
+        *has_action = true;
+        return s_parse_action (ctx, v, false, &r->action);
+    }
+    if (strcmp (key, "tool") == 0)
+        return sl_policy_fields_names (ctx, v, "tool", &r->tools);
+    if (strcmp (key, "model") == 0)
+        return sl_policy_fields_names (ctx, v, "model", &r->models);
+    if (strcmp (key, "args") == 0)
+        return sl_policy_fields_matchers (ctx, v, "args", "pointer", &r->args, &r->arg_count);
+    if (strcmp (key, "headers") == 0)
+        return sl_policy_fields_matchers (ctx, v, "headers", "name", &r->headers, &r->header_count);
+    if (strcmp (key, "args_invalid") == 0)
+        return s_parse_flag (ctx, v, key, &r->args_invalid);
+    if (strcmp (key, "args_repaired") == 0)
+        return s_parse_flag (ctx, v, key, &r->args_repaired);
+    if (strcmp (key, "schema_violation") == 0)
+        return s_parse_flag (ctx, v, key, &r->schema_violation);
+    if (strcmp (key, "incomplete") == 0)
+        return s_parse_flag (ctx, v, key, &r->incomplete);
+    if (strcmp (key, "cut") == 0)
+        return sl_policy_fields_cuts (ctx, v, &r->cuts);
+    if (strcmp (key, "max_calls") == 0)
+        return sl_policy_yaml_int (ctx, v, "max_calls", 0, 1000000, &r->max_calls);
+    if (strcmp (key, "set") == 0 || strcmp (key, "delete") == 0)
+        return sl_policy_fields_edits (ctx, v, key [0] == 's', r);
+    if (strcmp (key, "on") == 0) {
+        const char *v_on = sl_policy_yaml_scalar (v);
+        if (!v_on || (strcmp (v_on, "request") != 0 && strcmp (v_on, "response") != 0
+                      && strcmp (v_on, "text") != 0)) {
+            sl_policy_yaml_error (ctx, v, "on must be request, response (a tool call, the default) or text");
+            return -1;
+        }
+        r->on_request = strcmp (v_on, "request") == 0;
+        r->on_text = strcmp (v_on, "text") == 0;
+        return 0;
+    }
+    if (strcmp (key, "part") == 0)
+        return sl_policy_fields_parts (ctx, v, &r->parts);
+    if (strcmp (key, "text") == 0)
+        return sl_policy_fields_texts (ctx, v, &r->texts, &r->text_count);
+    if (strcmp (key, "size") == 0)
+        return sl_policy_fields_size (ctx, v, &r->size);
+    if (strcmp (key, "is_error") == 0)
+        return s_parse_flag (ctx, v, key, &r->is_error);
+    if (strcmp (key, "redact") == 0)
+        return sl_policy_fields_redacts (ctx, v, r);
+    if (strcmp (key, "history") == 0)
+        return sl_policy_fields_history (ctx, v, r);
+    if (strcmp (key, "llm_judge") == 0) {
+        if (r->llm) {
+            sl_policy_yaml_error (ctx, k, "llm_judge given twice");
+            return -1;
+        }
+        r->llm = sl_xmalloc (sizeof *r->llm);
+        sl_llm_spec_defaults (r->llm);
+        return sl_policy_fields_llm (ctx, v, r->llm);
+    }
+    sl_policy_yaml_error (ctx, k, "unknown rule field '%s' (expected id, description, on, tool, model, headers, "
+                          "args, args_invalid, args_repaired, schema_violation, incomplete, cut, max_calls, history, "
+                          "part, text, size, is_error, llm_judge, action, message, set, delete, redact)", key);
+    return -1;
+}
+
+//  What a request rule may say, and what only a response rule may.
+static int
+s_check_request_rule (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_rule_t *r, bool has_action)
+{
+    if (r->arg_count || r->args_invalid != SL_FLAG_ANY || r->args_repaired != SL_FLAG_ANY
+    ||  r->schema_violation != SL_FLAG_ANY || r->incomplete != SL_FLAG_ANY || r->cuts || r->max_calls >= 0
+    ||  r->edit_count || r->history_count) {
+        sl_policy_yaml_error (ctx, node, "rule '%s': on: request judges the request's parts (part, tool, text, size, "
+                              "is_error, model, headers); args, args_invalid, args_repaired, schema_violation, "
+                              "incomplete, cut, max_calls, history, set and delete are for tool calls", r->id);
+        return -1;
+    }
+    if (!has_action && r->llm)
+        r->action = SL_ACT_BLOCK_RESULT;
+    if (r->action != SL_ACT_ALLOW && r->action != SL_ACT_REDACT && r->action != SL_ACT_BLOCK_RESULT
+    &&  r->action != SL_ACT_TERMINATE) {
+        sl_policy_yaml_error (ctx, node, "rule '%s': a request rule's action is allow, redact, block_result "
+                              "or terminate", r->id);
+        return -1;
+    }
+    if (!r->parts)
+        r->parts = r->action == SL_ACT_BLOCK_RESULT || r->llm ? S_PARTS_RESULTS : S_PARTS_DEFAULT;
+    if ((r->action == SL_ACT_BLOCK_RESULT || r->llm) && (r->parts & ~S_PARTS_RESULTS)) {
+        sl_policy_yaml_error (ctx, node, "rule '%s': block_result and llm_judge apply to tool results only "
+                              "(part: tool_result)", r->id);
+        return -1;
+    }
+    if ((r->action == SL_ACT_REDACT) != (r->redact_count > 0)) {
+        sl_policy_yaml_error (ctx, node, "rule '%s': %s", r->id,
+                              r->redact_count ? "redact needs action: redact"
+                                              : "action redact needs redact: {regex, placeholder}");
+        return -1;
+    }
+    if (r->action == SL_ACT_REDACT && r->llm) {
+        sl_policy_yaml_error (ctx, node, "rule '%s': a redact rule cannot ask an LLM judge", r->id);
+        return -1;
+    }
+    for (int i = 0; i < r->redact_count; i++)
+        if (!r->redacts [i].placeholder) {
+            sl_buf_t ph = { 0 };
+            sl_buf_printf (&ph, "[REDACTED:%s]", r->id);
+            r->redacts [i].placeholder = sl_xstrdup (sl_buf_cstr (&ph));
+            sl_buf_free (&ph);
+        }
+    if (r->llm) {
+        //  A judge of tool results asks another question than one of calls.
+        r->llm->system = sl_llm_result_system_prompt;
+        if (strcmp (r->llm->prompt, sl_llm_default_prompt) == 0) {
+            free (r->llm->prompt);
+            r->llm->prompt = sl_xstrdup (sl_llm_default_result_prompt);
+        }
+    }
+    return 0;
+}
+
+static int
+s_parse_rule (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_rule_t *r)
+{
+    r->args_invalid = r->args_repaired = r->schema_violation = r->incomplete = SL_FLAG_ANY;
+    r->is_error = SL_FLAG_ANY;
+    r->max_calls = -1;
+    if (node->type != YAML_MAPPING_NODE) {
+        sl_policy_yaml_error (ctx, node, "a rule must be a mapping");
+        return -1;
+    }
+    bool has_action = false;
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = sl_policy_yaml_node (ctx, p->key);
+        const char *key = sl_policy_yaml_scalar (k);
+        if (!key) {
+            sl_policy_yaml_error (ctx, k, "rule keys must be strings");
+            return -1;
+        }
+        if (s_parse_rule_field (ctx, k, sl_policy_yaml_node (ctx, p->value), key, r, &has_action))
+            return -1;
+    }
+    if (!r->id) {
+        sl_policy_yaml_error (ctx, node, "a rule needs an id");
+        return -1;
+    }
+    if (!has_action && !r->llm) {
+        sl_policy_yaml_error (ctx, node, "rule '%s' needs an action", r->id);
+        return -1;
+    }
+    if (r->on_request)
+        return s_check_request_rule (ctx, node, r, has_action);
+    if (r->on_text) {
+        if (r->action != SL_ACT_ALLOW || r->llm || r->parts || r->tools.count || r->is_error != SL_FLAG_ANY
+        ||  r->redact_count || r->arg_count || r->args_invalid != SL_FLAG_ANY || r->args_repaired != SL_FLAG_ANY
+        ||  r->schema_violation != SL_FLAG_ANY || r->incomplete != SL_FLAG_ANY || r->cuts || r->max_calls >= 0
+        ||  r->edit_count || r->history_count) {
+            sl_policy_yaml_error (ctx, node, "rule '%s': on: text flags the response's text, which has gone to the "
+                                  "client already: text, size, model and headers, and action allow", r->id);
+            return -1;
+        }
+        r->parts = 1u << SL_RPART_TEXT;
+        return 0;
+    }
+    if (r->parts || r->text_count || r->size || r->is_error != SL_FLAG_ANY || r->redact_count) {
+        sl_policy_yaml_error (ctx, node, "rule '%s': part, text, size, is_error and redact judge a request "
+                              "(on: request)", r->id);
+        return -1;
+    }
+    if (r->action == SL_ACT_REDACT || r->action == SL_ACT_BLOCK_RESULT) {
+        sl_policy_yaml_error (ctx, node, "rule '%s': %s judges a request (on: request)", r->id,
+                              sl_action_name (r->action));
+        return -1;
+    }
+    if (!has_action && r->llm)
+        r->action = SL_ACT_BLOCK;       //  what an LLM judge's "no" does by default
+    else
+    if (!has_action) {
+        sl_policy_yaml_error (ctx, node, "rule '%s' needs an action", r->id);
+        return -1;
+    }
+    if (r->llm && r->action == SL_ACT_ALLOW) {
+        sl_policy_yaml_error (ctx, node, "rule '%s': an llm_judge rule acts on the calls its judge rejects, "
+                              "so its action cannot be allow", r->id);
+        return -1;
+    }
+    if (r->action == SL_ACT_REWRITE && r->edit_count == 0) {
+        sl_policy_yaml_error (ctx, node, "rule '%s': rewrite needs set or delete", r->id);
+        return -1;
+    }
+    if (r->action != SL_ACT_REWRITE && r->edit_count > 0) {
+        sl_policy_yaml_error (ctx, node, "rule '%s': set and delete need action: rewrite", r->id);
+        return -1;
+    }
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  The document
+
+static int
+s_parse_rules (sl_policy_yaml_t *ctx, yaml_node_t *v, sl_policy_t *self)
+{
+    if (v->type != YAML_SEQUENCE_NODE) {
+        sl_policy_yaml_error (ctx, v, "rules must be a list");
+        return -1;
+    }
+    int n = (int) (v->data.sequence.items.top - v->data.sequence.items.start);
+    self->rules = sl_xcalloc ((size_t) n + 1, sizeof (sl_policy_rule_t));
+    for (int i = 0; i < n; i++) {
+        yaml_node_t *item = sl_policy_yaml_node (ctx, v->data.sequence.items.start [i]);
+        self->rule_count = i + 1;
+        sl_policy_rule_t *r = &self->rules [i];
+        if (s_parse_rule (ctx, item, r))
+            return -1;
+        for (int j = 0; j < i; j++)
+            if (strcmp (self->rules [j].id, r->id) == 0) {
+                sl_policy_yaml_error (ctx, item, "duplicate rule id '%s'", r->id);
+                return -1;
+            }
+        if (r->schema_violation != SL_FLAG_ANY)
+            self->uses_schema = true;
+        if (r->llm)
+            self->llm_count++;
+        if (r->on_request)
+            self->request_count++;
+        if (r->on_text)
+            self->text_count++;
+        if (r->history_count)
+            self->uses_history = true;
+    }
+    return 0;
+}
+
+//  on_incomplete: an action, or a mapping of action and message.
+static int
+s_parse_on_incomplete (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_t *self)
+{
+    yaml_node_t *action = node;
+    if (node->type == YAML_MAPPING_NODE) {
+        action = NULL;
+        for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+            yaml_node_t *k = sl_policy_yaml_node (ctx, p->key);
+            const char *key = sl_policy_yaml_scalar (k);
+            if (key && strcmp (key, "action") == 0)
+                action = sl_policy_yaml_node (ctx, p->value);
+            else
+            if (key && strcmp (key, "message") == 0) {
+                yaml_node_t *v = sl_policy_yaml_node (ctx, p->value);
+                if (sl_policy_yaml_string (ctx, v, "message", &self->incomplete_message))
+                    return -1;
+            }
+            else {
+                sl_policy_yaml_error (ctx, k, "unknown on_incomplete field '%s' (expected action, message)",
+                                      key ? key : "?");
+                return -1;
+            }
+        }
+        if (!action) {
+            sl_policy_yaml_error (ctx, node, "on_incomplete needs an action");
+            return -1;
+        }
+    }
+    const char *v = sl_policy_yaml_scalar (action);
+    int a = v ? sl_action_parse (v) : 0;
+    if (a == 0 || a == SL_ACT_REWRITE || a == SL_ACT_REDACT || a == SL_ACT_BLOCK_RESULT) {
+        sl_policy_yaml_error (ctx, action, "on_incomplete must be allow, block, drop or terminate");
+        return -1;
+    }
+    self->incomplete_action = (sl_action_t) a;
+    return 0;
+}
+
+static int
+s_parse_root (sl_policy_yaml_t *ctx, yaml_node_t *root, sl_policy_t *self)
+{
+    if (!root) {
+        sl_policy_yaml_error (ctx, NULL, "the policy is empty");
+        return -1;
+    }
+    if (root->type != YAML_MAPPING_NODE) {
+        sl_policy_yaml_error (ctx, root, "the policy must be a mapping with default and rules");
+        return -1;
+    }
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = sl_policy_yaml_node (ctx, p->key);
+        yaml_node_t *v = sl_policy_yaml_node (ctx, p->value);
+        const char *key = sl_policy_yaml_scalar (k);
+        int rc;
+        if (key && strcmp (key, "default") == 0)
+            rc = s_parse_action (ctx, v, true, &self->default_action);
+        else
+        if (key && strcmp (key, "message") == 0)
+            rc = sl_policy_yaml_string (ctx, v, "message", &self->default_message);
+        else
+        if (key && strcmp (key, "on_incomplete") == 0)
+            rc = s_parse_on_incomplete (ctx, v, self);
+        else
+        if (key && strcmp (key, "version") == 0) {
+            rc = 0;
+            if (!sl_policy_yaml_scalar (v) || strcmp (sl_policy_yaml_scalar (v), "1") != 0) {
+                sl_policy_yaml_error (ctx, v, "unsupported policy version (this sluice reads version 1)");
+                rc = -1;
+            }
+        }
+        else
+        if (key && strcmp (key, "rules") == 0)
+            rc = s_parse_rules (ctx, v, self);
+        else {
+            sl_policy_yaml_error (ctx, k, "unknown top-level field '%s' (expected version, default, message, "
+                                  "on_incomplete, rules)",
+                                  key ? key : "?");
+            rc = -1;
+        }
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+sl_policy_t *
+sl_policy_parse (const char *text, size_t size, const char *name, char **error)
+{
+    *error = NULL;
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    yaml_parser_initialize (&parser);
+    yaml_parser_set_input_string (&parser, (const unsigned char *) text, size);
+    if (!yaml_parser_load (&parser, &doc)) {
+        sl_buf_t buf = { 0 };
+        sl_buf_printf (&buf, "%s:%zu:%zu: %s", name, parser.problem_mark.line + 1,
+                       parser.problem_mark.column + 1,
+                       parser.problem ? parser.problem : "malformed YAML");
+        *error = sl_xstrdup (sl_buf_cstr (&buf));
+        sl_buf_free (&buf);
+        yaml_parser_delete (&parser);
+        return NULL;
+    }
+    sl_policy_t *self = sl_policy_new (name, text, size);
+    sl_policy_yaml_t ctx = { name, error, &doc };
+    int rc = s_parse_root (&ctx, yaml_document_get_root_node (&doc), self);
+    yaml_document_delete (&doc);
+    yaml_parser_delete (&parser);
+    if (rc) {
+        sl_policy_free (self);
+        return NULL;
+    }
+    return self;
+}
+
+sl_policy_t *
+sl_policy_load (const char *path, char **error)
+{
+    *error = NULL;
+    FILE *f = fopen (path, "rb");
+    if (!f) {
+        sl_buf_t buf = { 0 };
+        sl_buf_printf (&buf, "%s:1:1: cannot open: %s", path, strerror (errno));
+        *error = sl_xstrdup (sl_buf_cstr (&buf));
+        sl_buf_free (&buf);
+        return NULL;
+    }
+    sl_buf_t text = { 0 };
+    char chunk [65536];
+    size_t n;
+    while ((n = fread (chunk, 1, sizeof chunk, f)) > 0) {
+        sl_buf_append (&text, chunk, n);
+        if (text.len > SL_POLICY_MAX_FILE)
+            break;
+    }
+    fclose (f);
+    if (text.len > SL_POLICY_MAX_FILE) {
+        sl_buf_free (&text);
+        sl_buf_t buf = { 0 };
+        sl_buf_printf (&buf, "%s:1:1: file is over %u bytes", path, SL_POLICY_MAX_FILE);
+        *error = sl_xstrdup (sl_buf_cstr (&buf));
+        sl_buf_free (&buf);
+        return NULL;
+    }
+    sl_policy_t *self = sl_policy_parse (text.data ? text.data : "", text.len, path, error);
+    sl_buf_free (&text);
+    return self;
+}
