@@ -29,15 +29,28 @@
 //  Regexes
 
 //  The ']' that closes the bracket expression opened at p, or the end of
-//  the regex when none does (a ']' first in the brackets is a member).
+//  the regex when none does (a ']' first in the brackets is a member, and
+//  so is one inside a class, an equivalence class or a collating element:
+//  [[:space:]], [[=a=]], [[.-.]]).
 static const char *
 s_bracket_end (const char *p)
 {
     p += p [1] == '^' ? 2 : 1;
     if (*p == ']')
         p++;
-    while (*p && *p != ']')
+    while (*p && *p != ']') {
+        if (*p == '[' && (p [1] == ':' || p [1] == '=' || p [1] == '.')) {
+            char kind = p [1];
+            const char *close = p + 2;
+            while (*close && !(close [0] == kind && close [1] == ']'))
+                close++;
+            if (!*close)
+                return close;           //  unclosed: no literal can be trusted
+            p = close + 2;
+            continue;
+        }
         p++;
+    }
     return p;
 }
 

@@ -351,6 +351,10 @@ Test (sl_policy_match, a_regex_s_required_literal)
         { "\\bword\\b", "word" },       //  \\b holds no text
         { "[abc]def[^g]hi", "def" },
         { "rm[[:space:]]+-rf", "-rf" },
+        { "[[:space:]]password", "password" },  //  a class's ']' does not close the brackets
+        { "[^[:alnum:]]secret[[.-.]]key", "secret" },
+        { "[[=e=]x]tail", "tail" },
+        { "[[:space:]unclosed", NULL },
         { "[unclosed", NULL },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {

@@ -70,6 +70,8 @@ Test (sl_policy_request, text_tests)
         { "text: {gt: 1}", "5", false },                 //  a text is no number
         { "text: [{contains: a}, {contains: b}]", "ab", true },
         { "text: [{contains: a}, {contains: b}]", "a", false },
+        //  A POSIX class in brackets: its literal is "password", not "]password".
+        { "text: {regex: '[[:space:]]password'}", "my password is x", true },
         //  A NUL inside does not end the text.
         { "text: {regex: 'tail$'}", "head\0tail", true },
     };
