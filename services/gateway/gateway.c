@@ -38,6 +38,7 @@
 #include "common/dialects/sl_upstream.h"
 #include "common/llm/sl_llm_cache.h"
 #include "common/llm/sl_llm_client.h"
+#include "common/llm/sl_llm_tickets.h"
 #include "common/policy/sl_policyfile.h"
 #include "services/gateway/sl_keyid.h"
 #include "common/policy/sl_reqjudge.h"
@@ -78,13 +79,6 @@ typedef struct {
     sl_reqjudge_t *rj;                  //  its request judge, when the policy has request rules
 } s_stream_t;
 
-//  An LLM judge asked about a part of a request.
-typedef struct {
-    uint64_t ticket;
-    uint8_t sid [SL_SID_SIZE];
-    size_t ask;                         //  the ask's index in the stream's request judge
-} s_ticket_t;
-
 struct _gateway_t {
     gateway_config_t config;
     sl_service_t *service;
@@ -124,10 +118,7 @@ struct _gateway_t {
     sl_histo_t *judge_latency;          //  request to its last request verdict
     sl_llm_client_t *llm;               //  LLM judges of tool results
     sl_llm_cache_t *llm_cache;          //  their answers, by content
-    s_ticket_t *tickets;                //  asks in flight
-    size_t ticket_count;
-    size_t ticket_cap;
-    uint64_t next_ticket;
+    sl_llm_tickets_t *tickets;          //  asks in flight: their stream, their ask's index
     int watch_timer;
     int ack_timer;
     parser_t *parser;                   //  large bodies are parsed off the reactor
@@ -171,24 +162,18 @@ s_cancel (gateway_t *self, s_stream_t *s, const char *why)
     sl_counter_inc (self->cancels);
 }
 
-//  Forget the stream's asks in flight (stopping them).
 static void
-s_cancel_asks (gateway_t *self, s_stream_t *s)
+s_stop_ask (void *arg, uint64_t ticket)
 {
-    for (size_t i = 0; i < self->ticket_count;)
-        if (memcmp (self->tickets [i].sid, s->sid, SL_SID_SIZE) == 0) {
-            sl_llm_client_cancel (self->llm, self->tickets [i].ticket);
-            self->tickets [i] = self->tickets [--self->ticket_count];
-        }
-        else
-            i++;
+    sl_llm_client_cancel (arg, ticket);
 }
 
-//  Free what the stream held until its job left.
+//  Free what the stream held until its job left, stopping its asks in
+//  flight.
 static void
 s_stream_release (gateway_t *self, s_stream_t *s)
 {
-    s_cancel_asks (self, s);
+    sl_llm_tickets_drop_stream (self->tickets, s->sid, s_stop_ask, self->llm);
     sl_reqjudge_destroy (&s->rj);
     sl_job_clear (&s->parsed);
     sl_buf_free (&s->headers);
@@ -803,7 +788,8 @@ s_ask_judges (gateway_t *self, s_stream_t *s, size_t count)
             sl_llm_result_clear (&kept);
             continue;
         }
-        sl_llm_ask_t a = { .ticket = ++self->next_ticket, .rule = ask->rule, .spec = ask->spec, .body = ask->body };
+        sl_llm_ask_t a = { .ticket = sl_llm_tickets_next (self->tickets), .rule = ask->rule, .spec = ask->spec,
+                           .body = ask->body };
         if (sl_llm_client_ask (self->llm, &a)) {
             sl_llm_result_t failed = { 0 };
             sl_llm_result_fail (&failed, SL_CHK_ERROR, "the request to the judge could not be started");
@@ -811,14 +797,7 @@ s_ask_judges (gateway_t *self, s_stream_t *s, size_t count)
             sl_llm_result_clear (&failed);
             continue;
         }
-        if (self->ticket_count == self->ticket_cap) {
-            self->ticket_cap = self->ticket_cap ? 2 * self->ticket_cap : 16;
-            self->tickets = sl_xrealloc (self->tickets, self->ticket_cap * sizeof (s_ticket_t));
-        }
-        s_ticket_t *t = &self->tickets [self->ticket_count++];
-        t->ticket = a.ticket;
-        memcpy (t->sid, s->sid, SL_SID_SIZE);
-        t->ask = i;
+        sl_llm_tickets_add (self->tickets, a.ticket, s->sid, i);
     }
 }
 
@@ -826,22 +805,19 @@ static void
 s_llm_done (void *arg, uint64_t ticket, const sl_llm_result_t *result)
 {
     gateway_t *self = arg;
-    for (size_t i = 0; i < self->ticket_count; i++) {
-        if (self->tickets [i].ticket != ticket)
-            continue;
-        s_ticket_t t = self->tickets [i];
-        self->tickets [i] = self->tickets [--self->ticket_count];
-        s_stream_t *s = sl_sidmap_get (self->streams, t.sid);
-        if (!s || !s->rj)
-            return;
-        const sl_reqjudge_ask_t *ask = sl_reqjudge_ask (s->rj, t.ask);
-        if (ask)
-            sl_llm_cache_put (self->llm_cache, ask->rule, ask->body, result);
-        sl_reqjudge_done (s->rj, t.ask, result, false, zclock_usecs ());
-        if (!sl_reqjudge_pending (s->rj))
-            s_request_judged (self, s);
+    uint8_t sid [SL_SID_SIZE];
+    size_t index;
+    if (!sl_llm_tickets_take (self->tickets, ticket, sid, &index))
         return;
-    }
+    s_stream_t *s = sl_sidmap_get (self->streams, sid);
+    if (!s || !s->rj)
+        return;
+    const sl_reqjudge_ask_t *ask = sl_reqjudge_ask (s->rj, index);
+    if (ask)
+        sl_llm_cache_put (self->llm_cache, ask->rule, ask->body, result);
+    sl_reqjudge_done (s->rj, index, result, false, zclock_usecs ());
+    if (!sl_reqjudge_pending (s->rj))
+        s_request_judged (self, s);
 }
 
 static void
@@ -1185,6 +1161,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     s_policy_metrics (self, m);
     self->llm = sl_llm_client_new (loop, m, s_llm_done, s_llm_after, self);
     self->llm_cache = sl_llm_cache_new (SL_LLM_CACHE_DEFAULT);
+    self->tickets = sl_llm_tickets_new ();
     if (sl_policyfile_has_file (self->policy) && config->watch_ms > 0)
         self->watch_timer = zloop_timer (loop, (size_t) config->watch_ms, 0, s_on_watch, self);
     sl_service_on_reload (service, s_reload, self);
@@ -1308,7 +1285,7 @@ gateway_destroy (gateway_t **self_p)
     sl_sidmap_destroy (&self->streams);
     sl_llm_client_destroy (&self->llm);
     sl_llm_cache_destroy (&self->llm_cache);
-    free (self->tickets);
+    sl_llm_tickets_destroy (&self->tickets);
     if (self->watch_timer >= 0)
         zloop_timer_end (sl_service_loop (self->service), self->watch_timer);
     sl_policyfile_destroy (&self->policy);
