@@ -43,7 +43,7 @@
 #include "common/policy/sl_policyfile.h"
 #include "services/gateway/sl_keyid.h"
 #include "common/policy/sl_reqjudge.h"
-#include "services/gateway/parser.h"
+#include "services/gateway/parse_worker.h"
 
 #define GATEWAY_ACK_MS 100              //  period of the acks of every live stream
 #define GATEWAY_MAX_CLIENT_KEYS 256     //  keys accepted from SLUICE_CLIENT_KEYS
@@ -106,8 +106,8 @@ struct _gateway_t {
     sl_llm_tickets_t *tickets;          //  asks in flight: their stream, their ask's index
     int watch_timer;
     int ack_timer;
-    parser_t *parser;                   //  large bodies are parsed off the reactor
-    zlistx_t *parsing;                  //  their jobs, until they come back
+    parse_worker_t *parse_worker;       //  large bodies are parsed off the reactor
+    zlistx_t *parsing;                  //  their tasks, until they come back
     int alone_timer;                    //  while ALONE frames wait, -1 otherwise
 };
 
@@ -937,40 +937,40 @@ s_on_request (void *arg, sl_http_req_t *req)
     sl_str_t body = sl_http_req_body (req);
     const char *alt = sl_http_req_query (req, "alt");
     route.sse = alt && strcmp (alt, "sse") == 0;
-    if (body.len > PARSER_INLINE_BYTES) {
+    if (body.len > PARSE_WORKER_INLINE_BYTES) {
         //  Long work: off the reactor, which keeps answering heartbeats.
-        parser_job_t *job = parser_job_new ();
-        job->endpoint = route;
-        job->routes = self->config.routes;
-        sl_buf_append_str (&job->body, body);
-        job->owner = req;
-        zlistx_add_end (self->parsing, job);
-        parser_submit (self->parser, job);
+        parse_worker_task_t *task = parse_worker_task_new ();
+        task->endpoint = route;
+        task->routes = self->config.routes;
+        sl_buf_append_str (&task->body, body);
+        task->owner = req;
+        zlistx_add_end (self->parsing, task);
+        parse_worker_submit (self->parse_worker, task);
         return;
     }
     sl_job_t parsed;
-    int rc = parser_parse (&route, body, self->config.routes, &parsed);
+    int rc = sl_job_prepare (&route, body, self->config.routes, &parsed);
     s_on_parsed (self, req, dialect, rc, &parsed);
     sl_job_clear (&parsed);
 }
 
-//  A large body came back parsed from the worker; its client may have
-//  gone meanwhile.
+//  A large body came back parsed from the worker thread; its client may
+//  have gone meanwhile.
 static void
-s_on_job (void *arg, parser_job_t *job)
+s_on_parse_done (void *arg, parse_worker_task_t *task)
 {
     gateway_t *self = arg;
-    void *handle = zlistx_find (self->parsing, job);
+    void *handle = zlistx_find (self->parsing, task);
     if (handle)
         zlistx_delete (self->parsing, handle);
-    sl_log_info ("request_parsed", "bytes=%zu took_ms=%.1f client=%s", job->body.len, job->took_us / 1000.0,
-                 job->owner ? "waiting" : "gone");
-    if (job->owner) {
-        s_on_parsed (self, job->owner, job->endpoint.dialect, job->rc, &job->parsed);
+    sl_log_info ("request_parsed", "bytes=%zu took_ms=%.1f client=%s", task->body.len, task->took_us / 1000.0,
+                 task->owner ? "waiting" : "gone");
+    if (task->owner) {
+        s_on_parsed (self, task->owner, task->endpoint.dialect, task->rc, &task->parsed);
         sl_router_flush (self->router);
         sl_httpd_run (self->httpd);
     }
-    parser_job_destroy (&job);
+    parse_worker_task_destroy (&task);
 }
 
 static void
@@ -980,9 +980,9 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
     s_stream_t *s = sl_http_req_data (req);
     if (!s) {
         //  A client that left while its body was being parsed.
-        for (parser_job_t *job = zlistx_first (self->parsing); job; job = zlistx_next (self->parsing))
-            if (job->owner == req)
-                job->owner = NULL;
+        for (parse_worker_task_t *task = zlistx_first (self->parsing); task; task = zlistx_next (self->parsing))
+            if (task->owner == req)
+                task->owner = NULL;
         return;
     }
     //  The response did not complete: the client left. Stop the upstream
@@ -1151,7 +1151,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
                                         "Streams ended after --stream-expiry-ms with nothing from the pipeline");
     self->codec = sl_codec_new ();
     self->parsing = zlistx_new ();
-    self->parser = parser_new (loop, s_on_job, self);
+    self->parse_worker = parse_worker_new (loop, s_on_parse_done, self);
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Client streams in progress", s_active, self);
     sl_metrics_gauge_fn (m, "sluice_queue_bytes", "queue=\"ingest\"",
                          "Bytes queued for the next hop, not yet handed to ZeroMQ", s_pending, self);
@@ -1224,7 +1224,7 @@ gateway_destroy (gateway_t **self_p)
     gateway_t *self = *self_p;
     //  Closing the HTTP server ends every client request (on_closed).
     sl_httpd_destroy (&self->httpd);
-    parser_destroy (&self->parser);     //  frees the jobs it still held
+    parse_worker_destroy (&self->parse_worker);     //  frees the tasks it still held
     zlistx_destroy (&self->parsing);
     sl_router_flush (self->router);
     size_t count;
