@@ -14,6 +14,7 @@
 
 static int64_t now_us;                  //  the injected clock
 static sl_delivery_t *d;
+static sl_codec_t *codec;               //  to read the job kept
 static uint8_t sid [SL_SID_SIZE];
 
 static int64_t
@@ -29,12 +30,14 @@ s_setup (void)
     now_us = 1000000;
     memset (sid, 0x42, SL_SID_SIZE);
     d = sl_delivery_new (sid, S_EXPIRY_MS, s_clock, NULL);
+    codec = sl_codec_new ();
 }
 
 static void
 s_teardown (void)
 {
     sl_delivery_destroy (&d);
+    sl_codec_destroy (&codec);
 }
 
 static void
@@ -80,15 +83,16 @@ s_ack (bool last)
     return ack;
 }
 
-static sl_msg_t
-s_job (const char *model)
+//  The request's job leaves for an ingest.
+static void
+s_dispatch (const char *model)
 {
     sl_msg_t job;
     sl_msg_init (&job, SL_MSG_REQ);
     memcpy (job.sid, sid, SL_SID_SIZE);
     job.model = sl_str (model);
     job.body = sl_str ("{\"messages\":[]}");
-    return job;
+    sl_delivery_dispatch (d, &job);
 }
 
 TestSuite (sl_delivery, .init = s_setup, .fini = s_teardown);
@@ -400,8 +404,7 @@ Test (sl_delivery, frames_and_keepalives_hold_off_expiry_stale_ones_do_not)
 Test (sl_delivery, the_job_leaving_restarts_the_expiry)
 {
     s_advance_ms (S_EXPIRY_MS);                //  the request was judged meanwhile
-    sl_msg_t job = s_job ("m");
-    sl_delivery_dispatch (d, &job);
+    s_dispatch ("m");
     s_advance_ms (1);
     cr_expect_eq (sl_delivery_silence (d), SL_DELIVERY_HEARD);
     s_advance_ms (S_EXPIRY_MS);
@@ -469,56 +472,43 @@ Test (sl_delivery, with_a_clock_at_zero_the_grace_still_runs)
 
 Test (sl_delivery, the_job_is_kept_until_an_ingest_shows_it_has_it)
 {
-    sl_codec_t *codec = sl_codec_new ();
-    sl_msg_t job = s_job ("model-a");
     sl_msg_t out;
     cr_expect_not (sl_delivery_dispatched (d));
     cr_expect_eq (sl_delivery_job (d, codec, &out), -1, "nothing sent yet");
-    sl_delivery_dispatch (d, &job);
+    s_dispatch ("model-a");
     cr_expect (sl_delivery_dispatched (d));
     cr_assert_eq (sl_delivery_job (d, codec, &out), 0);
     cr_expect_eq (out.type, SL_MSG_REQ);
     cr_expect_eq (memcmp (out.sid, sid, SL_SID_SIZE), 0);
     cr_expect (sl_str_eq (out.model, "model-a"));
-    sl_delivery_write_t w;
-    s_feed (0, 0, SL_F_FIRST, "", &w);
+    s_feed (0, 0, SL_F_FIRST, "", NULL);
     cr_assert_eq (sl_delivery_job (d, codec, &out), -1, "a frame came: an ingest has it");
     cr_expect_eq (sl_delivery_resend (d, codec, &out), -1);
-    sl_codec_destroy (&codec);
 }
 
 Test (sl_delivery, a_keepalive_shows_an_ingest_has_the_job)
 {
-    sl_codec_t *codec = sl_codec_new ();
-    sl_msg_t job = s_job ("m");
     sl_msg_t out;
-    sl_delivery_dispatch (d, &job);
+    s_dispatch ("m");
     s_keepalive (0, 0, SL_F_FIRST, NULL);
     cr_expect_eq (sl_delivery_job (d, codec, &out), -1);
-    sl_codec_destroy (&codec);
 }
 
 Test (sl_delivery, a_stale_frame_leaves_the_job_kept)
 {
-    sl_codec_t *codec = sl_codec_new ();
-    s_feed (1, 0, SL_F_FIRST, "a", NULL);
-    sl_msg_t job = s_job ("m");
     sl_msg_t out;
-    sl_delivery_dispatch (d, &job);
+    s_feed (1, 0, SL_F_FIRST, "a", NULL);
+    s_dispatch ("m");
     cr_assert_eq (s_feed (0, 1, 0, "b", NULL), SL_DELIVERY_STALE);
     cr_expect_eq (sl_delivery_job (d, codec, &out), 0);
-    sl_codec_destroy (&codec);
 }
 
 Test (sl_delivery, the_job_goes_to_another_ingest_a_bounded_number_of_times)
 {
-    sl_codec_t *codec = sl_codec_new ();
-    sl_msg_t job = s_job ("m");
     sl_msg_t out;
-    sl_delivery_dispatch (d, &job);
+    s_dispatch ("m");
     for (int i = 0; i < SL_DELIVERY_MAX_RESENDS; i++)
         cr_assert_eq (sl_delivery_resend (d, codec, &out), 0, "resend %d", i + 1);
     cr_expect_eq (sl_delivery_resend (d, codec, &out), -1, "enough ingests tried");
     cr_expect_eq (sl_delivery_job (d, codec, &out), 0, "its own ingest, back, may still have it again");
-    sl_codec_destroy (&codec);
 }
