@@ -14,8 +14,10 @@
     body of the client's dialect, made by the same renderer the emitter
     uses for that dialect. What a request means, which provider serves it
     and what goes upstream are the libraries' (common/dialects:
-    sl_job, sl_models, sl_clientkey); this file wires them to HTTP
-    and ZeroMQ.
+    sl_job, sl_models, sl_clientkey); what each frame of a stream is to
+    its client (order, epochs, acks, the job kept for a resend, the
+    bounds on silence) is sl_delivery's (common/stages). This file wires
+    them to HTTP and ZeroMQ.
 */
 #include "services/gateway/gateway.h"
 
