@@ -37,6 +37,7 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_sidmap.h"
+#include "common/llm/sl_llm_tickets.h"
 
 #define S_TERMINATE_CODE "policy_violation"
 #define S_TERMINATE_STATUS 403
@@ -106,12 +107,6 @@ typedef struct {
     int64_t alive_since;                //  last liveness keep-alive while holding, µs
 } s_stream_t;
 
-//  Where the outcome of an ask goes.
-typedef struct {
-    uint64_t ticket;
-    uint8_t sid [SL_SID_SIZE];
-} s_ticket_t;
-
 struct _sl_judge_t {
     sl_sidmap_t *streams;
     sl_policy_t *policy;
@@ -129,10 +124,7 @@ struct _sl_judge_t {
     void *clock_arg;
     int64_t keepalive_us;
     size_t max_call_bytes;              //  argument bytes a call may have and be released
-    uint64_t next_ticket;
-    s_ticket_t *tickets;                //  asks in flight
-    size_t ticket_count;
-    size_t ticket_cap;
+    sl_llm_tickets_t *tickets;          //  asks in flight, by ticket: their stream
     sl_buf_t scratch;                   //  prompts and request bodies
 };
 
@@ -155,35 +147,6 @@ s_hash (sl_str_t a, sl_str_t b)
 }
 
 //  --------------------------------------------------------------------------
-//  Tickets
-
-static void
-s_ticket_add (sl_judge_t *self, uint64_t ticket, const uint8_t *sid)
-{
-    if (self->ticket_count == self->ticket_cap) {
-        self->ticket_cap = self->ticket_cap ? self->ticket_cap * 2 : 16;
-        self->tickets = sl_xrealloc (self->tickets, self->ticket_cap * sizeof (s_ticket_t));
-    }
-    s_ticket_t *t = &self->tickets [self->ticket_count++];
-    t->ticket = ticket;
-    memcpy (t->sid, sid, SL_SID_SIZE);
-}
-
-//  Forget a ticket; true (and its stream id) when it was known.
-static bool
-s_ticket_take (sl_judge_t *self, uint64_t ticket, uint8_t *sid)
-{
-    for (size_t i = 0; i < self->ticket_count; i++)
-        if (self->tickets [i].ticket == ticket) {
-            if (sid)
-                memcpy (sid, self->tickets [i].sid, SL_SID_SIZE);
-            self->tickets [i] = self->tickets [--self->ticket_count];
-            return true;
-        }
-    return false;
-}
-
-//  --------------------------------------------------------------------------
 //  Life cycle
 
 sl_judge_t *
@@ -194,6 +157,7 @@ sl_judge_new (sl_policy_t *policy)
     self->policy = sl_policy_ref (policy);
     self->versions [self->next_version++] = sl_policy_ref (policy);
     self->codec = sl_codec_new ();
+    self->tickets = sl_llm_tickets_new ();
     self->keepalive_us = SL_JUDGE_KEEPALIVE_US;
     self->max_call_bytes = SL_JUDGE_DEFAULT_MAX_CALL_BYTES;
     return self;
@@ -229,6 +193,16 @@ s_memo_clear (s_memo_t *m)
     sl_decision_clear (&m->decision);
 }
 
+//  A memo's ask is over before its outcome came: its ticket leaves the
+//  table, and the ask is stopped when cancel is true and the service can.
+static void
+s_forget_ask (sl_judge_t *self, const s_memo_t *m, bool cancel)
+{
+    if (m->state == MEMO_ASKING && sl_llm_tickets_take (self->tickets, m->ticket, NULL, NULL)
+    &&  cancel && self->cancel)
+        self->cancel (self->llm_arg, m->ticket);
+}
+
 //  Free a stream. Its asks in flight are cancelled when cancel is true
 //  (not on destroy: the service then discards its requests itself).
 static void
@@ -236,8 +210,7 @@ s_stream_free (sl_judge_t *self, s_stream_t *s, bool cancel)
 {
     for (size_t i = 0; i < s->memo_count; i++) {
         s_memo_t *m = &s->memo [i];
-        if (m->state == MEMO_ASKING && s_ticket_take (self, m->ticket, NULL) && cancel && self->cancel)
-            self->cancel (self->llm_arg, m->ticket);
+        s_forget_ask (self, m, cancel);
         s_memo_clear (m);
     }
     free (s->memo);
@@ -265,7 +238,7 @@ sl_judge_destroy (sl_judge_t **self_p)
     for (size_t i = 0; i < SL_JUDGE_VERSIONS; i++)
         sl_policy_unref (&self->versions [i]);
     sl_codec_destroy (&self->codec);
-    free (self->tickets);
+    sl_llm_tickets_destroy (&self->tickets);
     sl_buf_free (&self->scratch);
     free (self);
     *self_p = NULL;
@@ -321,7 +294,7 @@ sl_judge_set_max_call_bytes (sl_judge_t *self, size_t bytes)
 uint64_t sl_judge_skew (sl_judge_t *self) { return self->skew; }
 sl_policy_t *sl_judge_policy (sl_judge_t *self) { return self->policy; }
 size_t sl_judge_streams (sl_judge_t *self) { return sl_sidmap_size (self->streams); }
-size_t sl_judge_pending (sl_judge_t *self) { return self->ticket_count; }
+size_t sl_judge_pending (sl_judge_t *self) { return sl_llm_tickets_count (self->tickets); }
 uint64_t sl_judge_dropped (sl_judge_t *self) { return self->dropped; }
 
 //  --------------------------------------------------------------------------
@@ -509,8 +482,7 @@ s_cancel_asks (sl_judge_t *self, s_stream_t *s)
         s_memo_t *m = &s->memo [i];
         if (m->state != MEMO_ASKING)
             continue;
-        if (s_ticket_take (self, m->ticket, NULL) && self->cancel)
-            self->cancel (self->llm_arg, m->ticket);
+        s_forget_ask (self, m, true);
         sl_llm_result_t cancelled = { 0 };
         sl_llm_result_fail (&cancelled, SL_CHK_ERROR, "not answered: the response ended first");
         s_conclude (self, s, m, &cancelled);
@@ -681,7 +653,7 @@ ask_llm_judge (sl_judge_t *self, s_stream_t *s, s_memo_t *memo)
         sl_llm_request_body (sl_policy_llm_spec (s->policy, rule), sl_buf_str (&prompt), &self->scratch);
         sl_buf_free (&prompt);
         sl_judge_ask_t ask = {
-            .ticket = ++self->next_ticket,
+            .ticket = sl_llm_tickets_next (self->tickets),
             .rule = memo->decision.rule,
             .spec = sl_policy_llm_spec (s->policy, rule),
             .body = sl_buf_str (&self->scratch),
@@ -691,7 +663,7 @@ ask_llm_judge (sl_judge_t *self, s_stream_t *s, s_memo_t *memo)
         if (self->ask (self->llm_arg, &ask) == 0) {
             memo->state = MEMO_ASKING;
             memo->ticket = ask.ticket;
-            s_ticket_add (self, ask.ticket, s->sid);
+            sl_llm_tickets_add (self->tickets, ask.ticket, s->sid, 0);
             return;
         }
         why = "the request to the judge could not be started";
@@ -720,8 +692,7 @@ judge_call (sl_judge_t *self, s_stream_t *s, s_item_t *item)
         }
         //  The replay has another call at this index (the upstream answered
         //  differently): the old decision does not apply to it.
-        if (m->state == MEMO_ASKING && s_ticket_take (self, m->ticket, NULL) && self->cancel)
-            self->cancel (self->llm_arg, m->ticket);
+        s_forget_ask (self, m, true);
         m->state = MEMO_DECIDED;
         m->index = S_MEMO_RETIRED;
     }
@@ -1050,7 +1021,7 @@ sl_judge_llm_done (sl_judge_t *self, uint64_t ticket, const sl_llm_result_t *res
     self->emit = emit;
     self->arg = arg;
     uint8_t sid [SL_SID_SIZE];
-    if (!s_ticket_take (self, ticket, sid))
+    if (!sl_llm_tickets_take (self->tickets, ticket, sid, NULL))
         return;
     s_stream_t *s = sl_sidmap_get (self->streams, sid);
     s_memo_t *memo = NULL;

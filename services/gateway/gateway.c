@@ -14,8 +14,10 @@
     body of the client's dialect, made by the same renderer the emitter
     uses for that dialect. What a request means, which provider serves it
     and what goes upstream are the libraries' (common/dialects:
-    sl_job, sl_models, sl_clientkey); this file wires them to HTTP
-    and ZeroMQ.
+    sl_job, sl_models, sl_clientkey); what each frame of a stream is to
+    its client (order, epochs, acks, the job kept for a resend, the
+    bounds on silence) is sl_delivery's (common/stages). This file wires
+    them to HTTP and ZeroMQ.
 */
 #include "services/gateway/gateway.h"
 
@@ -36,54 +38,33 @@
 #include "common/dialects/sl_clientkey.h"
 #include "common/dialects/sl_job.h"
 #include "common/dialects/sl_upstream.h"
+#include "common/stages/sl_delivery.h"
 #include "common/llm/sl_llm_cache.h"
 #include "common/llm/sl_llm_client.h"
+#include "common/llm/sl_llm_tickets.h"
 #include "common/service/sl_policywatch.h"
 #include "services/gateway/sl_keyid.h"
 #include "common/policy/sl_reqjudge.h"
-#include "services/gateway/parser.h"
+#include "services/gateway/parse_worker.h"
 
 #define GATEWAY_ACK_MS 100              //  period of the acks of every live stream
 #define GATEWAY_MAX_CLIENT_KEYS 256     //  keys accepted from SLUICE_CLIENT_KEYS
-#define GATEWAY_MAX_RESENDS 3           //  new ingests tried for a request nothing came of
-#define GATEWAY_INGEST_GRACE_MS 1500    //  a response whose ingest was declared dead waits this
-                                        //  long for it to speak again (it may be only stopped)
 #define GATEWAY_RETRY_AFTER_S "1"       //  Retry-After of a 503 (an ingest at its stream limit)
 #define GATEWAY_ALONE_POLL_MS 1         //  looks again whether an ALONE frame may go
-#define GATEWAY_ALONE_WAIT_MS 200       //  longest an ALONE frame waits for the bytes before it
 #define GATEWAY_DEFAULT_DIALECT SL_DIALECT_OPENAI   //  the shape of answers to paths no dialect claims
 
 typedef struct {
-    gateway_t *gw;
     uint8_t sid [SL_SID_SIZE];
     sl_http_req_t *req;                 //  NULL once the client is gone
     int dialect;                        //  the client's
-    uint64_t next_seq;                  //  next frame expected (= frames delivered)
-    uint32_t epoch;                     //  newest epoch frames came in
-    uint64_t activity;                  //  frames and keep-alives received
-    int64_t heard_at;                   //  ms, last frame or keep-alive (or the request)
-    bool started;                       //  the response's status line is out
-    bool done;                          //  the last frame was delivered
     int64_t started_us;                 //  when the request was dispatched (TTFB)
-    sl_buf_t job;                       //  the encoded request, until a frame arrives
-    int resends;                        //  times the job went to another ingest
-    int64_t orphaned_at;                //  ms, its ingest was declared dead (0: it lives)
-    sl_msg_t *alone;                    //  an ALONE frame waiting for the bytes before it to go
-    int64_t alone_since_us;
+    sl_delivery_t *delivery;            //  its frames: order, epochs, acks, the job, its bounds
     //  Until the job leaves (the request policy may be asking LLM judges)
-    bool dispatched;                    //  the job went to an ingest
-    sl_job_t parsed;                //  the request, owned until the job leaves
+    sl_job_t parsed;                    //  the request, owned until the job leaves
     sl_buf_t headers;                   //  its headers for the policy, JSON
     sl_policy_t *policy;                //  the version it is judged under
     sl_reqjudge_t *rj;                  //  its request judge, when the policy has request rules
 } s_stream_t;
-
-//  An LLM judge asked about a part of a request.
-typedef struct {
-    uint64_t ticket;
-    uint8_t sid [SL_SID_SIZE];
-    size_t ask;                         //  the ask's index in the stream's request judge
-} s_ticket_t;
 
 struct _gateway_t {
     gateway_config_t config;
@@ -122,13 +103,10 @@ struct _gateway_t {
     sl_histo_t *judge_latency;          //  request to its last request verdict
     sl_llm_client_t *llm;               //  LLM judges of tool results
     sl_llm_cache_t *llm_cache;          //  their answers, by content
-    s_ticket_t *tickets;                //  asks in flight
-    size_t ticket_count;
-    size_t ticket_cap;
-    uint64_t next_ticket;
+    sl_llm_tickets_t *tickets;          //  asks in flight: their stream, their ask's index
     int ack_timer;
-    parser_t *parser;                   //  large bodies are parsed off the reactor
-    zlistx_t *parsing;                  //  their jobs, until they come back
+    parse_worker_t *parse_worker;       //  large bodies are parsed off the reactor
+    zlistx_t *parsing;                  //  their tasks, until they come back
     int alone_timer;                    //  while ALONE frames wait, -1 otherwise
 };
 
@@ -148,11 +126,7 @@ static void
 s_ack (gateway_t *self, s_stream_t *s, bool last)
 {
     sl_msg_t ack;
-    sl_msg_init (&ack, SL_MSG_ACK);
-    memcpy (ack.sid, s->sid, SL_SID_SIZE);
-    ack.seq = s->next_seq;
-    ack.ts = (int64_t) s->activity;
-    ack.flags = last ? SL_F_LAST : 0;
+    sl_delivery_ack (s->delivery, last, &ack);
     s_send (self, &ack);
 }
 
@@ -168,24 +142,18 @@ s_cancel (gateway_t *self, s_stream_t *s, const char *why)
     sl_counter_inc (self->cancels);
 }
 
-//  Forget the stream's asks in flight (stopping them).
 static void
-s_cancel_asks (gateway_t *self, s_stream_t *s)
+s_stop_ask (void *arg, uint64_t ticket)
 {
-    for (size_t i = 0; i < self->ticket_count;)
-        if (memcmp (self->tickets [i].sid, s->sid, SL_SID_SIZE) == 0) {
-            sl_llm_client_cancel (self->llm, self->tickets [i].ticket);
-            self->tickets [i] = self->tickets [--self->ticket_count];
-        }
-        else
-            i++;
+    sl_llm_client_cancel (arg, ticket);
 }
 
-//  Free what the stream held until its job left.
+//  Free what the stream held until its job left, stopping its asks in
+//  flight.
 static void
 s_stream_release (gateway_t *self, s_stream_t *s)
 {
-    s_cancel_asks (self, s);
+    sl_llm_tickets_drop_stream (self->tickets, s->sid, s_stop_ask, self->llm);
     sl_reqjudge_destroy (&s->rj);
     sl_job_clear (&s->parsed);
     sl_buf_free (&s->headers);
@@ -194,35 +162,20 @@ s_stream_release (gateway_t *self, s_stream_t *s)
 
 static void s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char *message);
 
-//  A stream is silent past its bound when its ingest was declared dead and
-//  has not spoken again within GATEWAY_INGEST_GRACE_MS, or when nothing
-//  came back for it in --stream-expiry-ms (no frame, no keep-alive: the
-//  pipeline lost it, and no ingest said so).
-static bool
-s_orphaned (const s_stream_t *s, int64_t now)
-{
-    return s->orphaned_at && now - s->orphaned_at > GATEWAY_INGEST_GRACE_MS;
-}
-
-static bool
-s_silent (const gateway_t *self, const s_stream_t *s, int64_t now)
-{
-    return s_orphaned (s, now)
-        || (self->config.stream_expiry_ms > 0 && now - s->heard_at > self->config.stream_expiry_ms);
-}
-
-//  End the streams silent past their bound with an error; the ingest is
-//  told to let go too (should it run again after all).
+//  End the streams silent past their bound (sl_delivery_silence) with an
+//  error; the ingest is told to let go too (should it run again after
+//  all).
 static void
-s_end_silent (gateway_t *self, int64_t now)
+s_end_silent (gateway_t *self)
 {
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);
     for (size_t i = 0; i < count; i++) {
         s_stream_t *s = streams [i];
-        if (!s_silent (self, s, now))
+        sl_delivery_silence_t silence = sl_delivery_silence (s->delivery);
+        if (silence == SL_DELIVERY_HEARD)
             continue;
-        if (s_orphaned (s, now)) {
+        if (silence == SL_DELIVERY_ORPHANED) {
             //  Its upstream call is lost with its ingest (an LLM call
             //  cannot be resumed elsewhere).
             sl_counter_inc (self->ingest_lost);
@@ -238,7 +191,7 @@ s_end_silent (gateway_t *self, int64_t now)
                      (long long) self->config.stream_expiry_ms);
         snprintf (text, sizeof text, "sluice ended this response: nothing arrived for it for %lld ms",
                   (long long) self->config.stream_expiry_ms);
-        if (s->dispatched)
+        if (sl_delivery_dispatched (s->delivery))
             s_cancel (self, s, "the stream expired");
         s_fail (self, s, 504, "stream_expired", text);
     }
@@ -253,8 +206,7 @@ s_stream_forget (gateway_t *self, s_stream_t *s)
         sl_http_req_set_data (s->req, NULL);
     sl_sidmap_remove (self->streams, s->sid);
     sl_router_unpin (self->router, s->sid);
-    sl_buf_free (&s->job);
-    free (s->alone);
+    sl_delivery_destroy (&s->delivery);
     free (s);
 }
 
@@ -266,7 +218,7 @@ s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char
 {
     const sl_renderer_t *r = sl_render_for (s->dialect);
     sl_buf_t out = { 0 };
-    if (s->req && !s->started) {
+    if (s->req && !sl_delivery_started (s->delivery)) {
         r->error_body (status, sl_str (code), sl_str (message), &out);
         if (status == 503)
             sl_http_add_header (s->req, "Retry-After", GATEWAY_RETRY_AFTER_S);
@@ -287,28 +239,77 @@ s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char
 }
 
 //  --------------------------------------------------------------------------
-//  Frames from the emitters
+//  Frames from the emitters: what each one is to the client is
+//  sl_delivery's answer; here it is written, counted and acked.
 
 static int s_on_alone_timer (zloop_t *loop, int timer_id, void *arg);
 
-//  An ALONE frame (a Gemini client's bare error object) must leave in a
-//  write of its own: it waits while bytes before it are still ours to
-//  send, at most GATEWAY_ALONE_WAIT_MS. True when it was put aside.
+//  The client still has bytes of ours to take (an ALONE frame waits).
 static bool
-s_put_aside (gateway_t *self, s_stream_t *s, const sl_msg_t *f)
+s_behind (const s_stream_t *s)
 {
-    if (!(f->flags & SL_F_ALONE) || !s->started || !s->req || sl_http_stream_drained (s->req))
-        return false;
-    if (s->alone && zclock_usecs () - s->alone_since_us >= GATEWAY_ALONE_WAIT_MS * 1000)
-        return false;                   //  waited long enough
-    if (!s->alone)
-        s->alone_since_us = zclock_usecs ();
-    free (s->alone);                    //  a replay brings the same frame again
-    s->alone = sl_msg_dup (f);
-    if (self->alone_timer < 0)
-        self->alone_timer = zloop_timer (sl_service_loop (self->service), GATEWAY_ALONE_POLL_MS, 0,
-                                         s_on_alone_timer, self);
-    return true;
+    return s->req && !sl_http_stream_drained (s->req);
+}
+
+static void
+s_observe_ttfb (gateway_t *self, const s_stream_t *s)
+{
+    sl_histo_observe (self->ttfb, (double) (zclock_usecs () - s->started_us) / 1e6);
+}
+
+//  The client could not take what was written (it is gone, or reads too
+//  slowly): stop the upstream.
+static void
+s_drop_client (gateway_t *self, s_stream_t *s)
+{
+    sl_http_stream_abort (s->req);
+    s_cancel (self, s, "client could not take the response");
+    s_stream_forget (self, s);
+}
+
+//  A keep-alive that opens the response: the first block is a call the
+//  judge holds, and the client must hear from us meanwhile.
+static void
+s_write_keepalive (gateway_t *self, s_stream_t *s, const sl_delivery_write_t *w)
+{
+    if (w->open && s->req && sl_http_stream_start (s->req, w->status, w->content_type) == 0) {
+        s_observe_ttfb (self, s);
+        sl_delivery_opened (s->delivery);
+    }
+    if (sl_delivery_started (s->delivery) && w->body.len && sl_http_stream_write (s->req, w->body.ptr, w->body.len)) {
+        sl_counter_inc (self->slow_readers);
+        s_drop_client (self, s);
+    }
+}
+
+static void
+s_write_frame (gateway_t *self, s_stream_t *s, const sl_delivery_write_t *w)
+{
+    if (w->open)
+        s_observe_ttfb (self, s);
+    int rc = 0;
+    if (w->whole)
+        rc = sl_http_respond (s->req, w->status, w->content_type, w->body.ptr, w->body.len);
+    else {
+        if (w->open)
+            rc = sl_http_stream_start (s->req, w->status, w->content_type);
+        if (rc == 0 && w->body.len)
+            rc = sl_http_stream_write (s->req, w->body.ptr, w->body.len);
+        if (rc == 0 && w->end)
+            sl_http_stream_end (s->req);
+    }
+    if (rc) {
+        if (sl_http_req_aborted (s->req) && sl_http_stream_buffered (s->req) == 0)
+            sl_log_info ("client_gone", "stream ended early");
+        else
+            sl_counter_inc (self->slow_readers);
+        s_drop_client (self, s);
+        return;
+    }
+    if (w->end) {
+        s_ack (self, s, true);
+        s_stream_forget (self, s);
+    }
 }
 
 static void
@@ -319,97 +320,42 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
         sl_counter_inc (self->unknown_frames);
         return;
     }
-    if (f->epoch < s->epoch) {
-        //  An epoch the ingest replayed: its frames come again in the new
-        //  one. What an instance left behind with the old epoch (an error
-        //  when it let go of the stream) must not reach the client.
-        sl_counter_inc (self->stale_frames);
-        return;
-    }
-    s->epoch = f->epoch;
-    s->heard_at = zclock_mono ();
-    if (f->seq == s->next_seq && !(f->flags & SL_F_KEEPALIVE) && s_put_aside (self, s, f))
-        return;
-    s->activity++;
-    sl_buf_free (&s->job);              //  an ingest has it: no resend any more
-    if (f->flags & SL_F_KEEPALIVE) {
-        sl_counter_inc (self->keepalives);
-        //  A keep-alive that opens the response: the first block is a call
-        //  the judge holds, and the client must hear from us meanwhile.
-        bool open = (f->flags & SL_F_FIRST) && !s->started && s->req;
-        if (open && sl_http_stream_start (s->req, f->status ? f->status : 200, "text/event-stream") == 0) {
-            sl_histo_observe (self->ttfb, (double) (zclock_usecs () - s->started_us) / 1e6);
-            s->started = true;
-        }
-        if (s->started && f->body.len && sl_http_stream_write (s->req, f->body.ptr, f->body.len)) {
-            sl_counter_inc (self->slow_readers);
-            sl_http_stream_abort (s->req);
-            s_cancel (self, s, "client could not take the response");
-            s_stream_forget (self, s);
-        }
-        return;
-    }
-    if (f->seq < s->next_seq) {
-        sl_counter_inc (self->duplicates);  //  delivered already (a replay)
-        return;
-    }
-    if (f->seq > s->next_seq) {
-        //  Frames before it were lost with an instance; the ingest's replay
-        //  brings them again, and this one after them.
-        sl_counter_inc (self->gaps);
-        if (sl_log_enabled (SL_LOG_DEBUG)) {
-            char hex [SL_SID_HEX_SIZE];
-            sl_sid_hex (f->sid, hex);
-            sl_log_debug ("frame_gap", "sid=%s epoch=%u seq=%llu expected=%llu", hex, f->epoch,
-                          (unsigned long long) f->seq, (unsigned long long) s->next_seq);
-        }
-        return;
-    }
-    s->next_seq++;
-    sl_counter_inc (self->frames);
-    bool last = (f->flags & SL_F_LAST) != 0;
-    char ct [128] = "text/event-stream";
-    if (f->content_type.ptr && f->content_type.len < sizeof ct) {
-        memcpy (ct, f->content_type.ptr, f->content_type.len);
-        ct [f->content_type.len] = 0;
-    }
-    //  A keep-alive may have opened the response already (see above).
-    bool first = (f->flags & SL_F_FIRST) && !s->started;
-    if (first) {
-        sl_histo_observe (self->ttfb, (double) (zclock_usecs () - s->started_us) / 1e6);
-        s->started = true;
-    }
-    int rc = 0;
-    if (first && last && strncmp (ct, "text/event-stream", 17) != 0)
-        rc = sl_http_respond (s->req, f->status ? f->status : 200, ct, f->body.ptr, f->body.len);
-    else {
-        if (first)
-            rc = sl_http_stream_start (s->req, f->status ? f->status : 200, ct);
-        if (rc == 0 && f->body.len)
-            rc = sl_http_stream_write (s->req, f->body.ptr, f->body.len);
-        if (rc == 0 && last)
-            sl_http_stream_end (s->req);
-    }
-    if (rc) {
-        //  The client is gone or reads too slowly: stop the upstream.
-        if (sl_http_req_aborted (s->req) && sl_http_stream_buffered (s->req) == 0)
-            sl_log_info ("client_gone", "stream ended early");
-        else
-            sl_counter_inc (self->slow_readers);
-        sl_http_stream_abort (s->req);
-        s_cancel (self, s, "client could not take the response");
-        s_stream_forget (self, s);
-        return;
-    }
-    if (last) {
-        s_ack (self, s, true);
-        s->done = true;
-        s_stream_forget (self, s);
+    sl_delivery_write_t w;
+    switch (sl_delivery_feed (s->delivery, f, (f->flags & SL_F_ALONE) && s_behind (s), &w)) {
+        case SL_DELIVERY_STALE:
+            sl_counter_inc (self->stale_frames);
+            break;
+        case SL_DELIVERY_HELD:
+            if (self->alone_timer < 0)
+                self->alone_timer = zloop_timer (sl_service_loop (self->service), GATEWAY_ALONE_POLL_MS, 0,
+                                                 s_on_alone_timer, self);
+            break;
+        case SL_DELIVERY_KEEPALIVE:
+            sl_counter_inc (self->keepalives);
+            s_write_keepalive (self, s, &w);
+            break;
+        case SL_DELIVERY_DUPLICATE:
+            sl_counter_inc (self->duplicates);
+            break;
+        case SL_DELIVERY_GAP:
+            sl_counter_inc (self->gaps);
+            if (sl_log_enabled (SL_LOG_DEBUG)) {
+                char hex [SL_SID_HEX_SIZE];
+                sl_sid_hex (f->sid, hex);
+                sl_log_debug ("frame_gap", "sid=%s epoch=%u seq=%llu expected=%llu", hex, f->epoch,
+                              (unsigned long long) f->seq,
+                              (unsigned long long) sl_delivery_next_seq (s->delivery));
+            }
+            break;
+        case SL_DELIVERY_WRITE:
+            sl_counter_inc (self->frames);
+            s_write_frame (self, s, &w);
+            break;
     }
 }
 
-//  Frames put aside go once the bytes before them went out (or they
-//  waited long enough).
+//  Frames held go once the bytes before them went out (or they waited
+//  long enough).
 static int
 s_on_alone_timer (zloop_t *loop, int timer_id, void *arg)
 {
@@ -420,19 +366,14 @@ s_on_alone_timer (zloop_t *loop, int timer_id, void *arg)
     void **streams = sl_sidmap_values (self->streams, &count);
     for (size_t i = 0; i < count; i++) {
         s_stream_t *s = streams [i];
-        if (!s->alone)
+        if (!sl_delivery_holding (s->delivery))
             continue;
-        sl_msg_t *f = s->alone;
-        if (s->req && !sl_http_stream_drained (s->req)
-        &&  zclock_usecs () - s->alone_since_us < GATEWAY_ALONE_WAIT_MS * 1000) {
+        sl_msg_t *f = sl_delivery_release (s->delivery, s_behind (s));
+        if (!f) {
             waiting = true;
             continue;
         }
-        s->alone = NULL;
-        s->alone_since_us = 0;
-        //  Now as any frame (it may free the stream).
-        f->flags &= ~SL_F_ALONE;
-        s_on_frame (self, f);
+        s_on_frame (self, f);           //  as any frame now (it may free the stream)
         free (f);
     }
     free (streams);
@@ -452,15 +393,14 @@ s_on_ack_timer (zloop_t *loop, int timer_id, void *arg)
     gateway_t *self = arg;
     size_t cursor = 0;
     s_stream_t *s;
-    int64_t now = zclock_mono ();
     bool silent = false;
     while ((s = sl_sidmap_next (self->streams, &cursor, NULL))) {
-        if (s->dispatched)
+        if (sl_delivery_dispatched (s->delivery))
             s_ack (self, s, false);
-        silent |= s_silent (self, s, now);
+        silent |= sl_delivery_silence (s->delivery) != SL_DELIVERY_HEARD;
     }
     if (silent)
-        s_end_silent (self, now);
+        s_end_silent (self);
     sl_router_flush (self->router);
     return 0;
 }
@@ -476,10 +416,8 @@ s_resend_pending (gateway_t *self, const char *endpoint)
     s_stream_t *s;
     while ((s = sl_sidmap_next (self->streams, &cursor, NULL))) {
         const char *pinned = sl_router_peer_of (self->router, s->sid);
-        size_t offset = 0;
         sl_msg_t job;
-        if (s->job.len && pinned && strcmp (pinned, endpoint) == 0
-        &&  sl_codec_decode (self->codec, s->job.data, s->job.len, &offset, &job) == 0) {
+        if (pinned && strcmp (pinned, endpoint) == 0 && sl_delivery_job (s->delivery, self->codec, &job) == 0) {
             sl_counter_inc (self->resent);
             s_send (self, &job);
         }
@@ -488,7 +426,7 @@ s_resend_pending (gateway_t *self, const char *endpoint)
 
 //  An ingest was declared dead, came back, or restarted. A request nothing
 //  came back for yet goes to another ingest at once. A response under way
-//  waits GATEWAY_INGEST_GRACE_MS for its ingest to speak again (a process
+//  waits SL_DELIVERY_INGEST_GRACE_MS for its ingest to speak again (a process
 //  that was only stopped or starved goes on where it was) and then ends
 //  with an error; a restarted ingest lost its upstream calls: they end at
 //  once.
@@ -506,22 +444,18 @@ s_on_ingest_event (void *arg, const char *endpoint, sl_peer_event_t event)
         if (!pinned || strcmp (pinned, endpoint) != 0)
             continue;
         if (event == SL_PEER_UP) {
-            s->orphaned_at = 0;
+            sl_delivery_ingest_back (s->delivery);
             continue;
         }
-        size_t offset = 0;
         sl_msg_t job;
-        if (s->job.len && s->resends < GATEWAY_MAX_RESENDS
-        &&  sl_codec_decode (self->codec, s->job.data, s->job.len, &offset, &job) == 0) {
+        if (sl_delivery_resend (s->delivery, self->codec, &job) == 0) {
             sl_router_unpin (self->router, s->sid);
-            s->resends++;
             sl_counter_inc (self->resent);
             s_send (self, &job);
             continue;
         }
         if (event == SL_PEER_DEAD) {
-            if (!s->orphaned_at)
-                s->orphaned_at = zclock_mono ();
+            sl_delivery_ingest_dead (s->delivery);
             continue;
         }
         sl_router_unpin (self->router, s->sid);
@@ -724,11 +658,10 @@ s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdi
         job.message = sl_str (refusal);
     }
     //  Kept until the first frame: if its ingest dies before, the job goes
-    //  to another one.
-    sl_msg_encode (&job, &s->job);
+    //  to another one. Judging the request took its own time: the stream's
+    //  silence counts from now.
+    sl_delivery_dispatch (s->delivery, &job);
     s_send (self, &job);
-    s->dispatched = true;
-    s->heard_at = zclock_mono ();       //  judging the request took its own time
     sl_router_flush (self->router);
     sl_buf_free (&auth);
     sl_buf_free (&passthrough);
@@ -800,7 +733,8 @@ s_ask_judges (gateway_t *self, s_stream_t *s, size_t count)
             sl_llm_result_clear (&kept);
             continue;
         }
-        sl_llm_ask_t a = { .ticket = ++self->next_ticket, .rule = ask->rule, .spec = ask->spec, .body = ask->body };
+        sl_llm_ask_t a = { .ticket = sl_llm_tickets_next (self->tickets), .rule = ask->rule, .spec = ask->spec,
+                           .body = ask->body };
         if (sl_llm_client_ask (self->llm, &a)) {
             sl_llm_result_t failed = { 0 };
             sl_llm_result_fail (&failed, SL_CHK_ERROR, "the request to the judge could not be started");
@@ -808,14 +742,7 @@ s_ask_judges (gateway_t *self, s_stream_t *s, size_t count)
             sl_llm_result_clear (&failed);
             continue;
         }
-        if (self->ticket_count == self->ticket_cap) {
-            self->ticket_cap = self->ticket_cap ? 2 * self->ticket_cap : 16;
-            self->tickets = sl_xrealloc (self->tickets, self->ticket_cap * sizeof (s_ticket_t));
-        }
-        s_ticket_t *t = &self->tickets [self->ticket_count++];
-        t->ticket = a.ticket;
-        memcpy (t->sid, s->sid, SL_SID_SIZE);
-        t->ask = i;
+        sl_llm_tickets_add (self->tickets, a.ticket, s->sid, i);
     }
 }
 
@@ -823,22 +750,19 @@ static void
 s_llm_done (void *arg, uint64_t ticket, const sl_llm_result_t *result)
 {
     gateway_t *self = arg;
-    for (size_t i = 0; i < self->ticket_count; i++) {
-        if (self->tickets [i].ticket != ticket)
-            continue;
-        s_ticket_t t = self->tickets [i];
-        self->tickets [i] = self->tickets [--self->ticket_count];
-        s_stream_t *s = sl_sidmap_get (self->streams, t.sid);
-        if (!s || !s->rj)
-            return;
-        const sl_reqjudge_ask_t *ask = sl_reqjudge_ask (s->rj, t.ask);
-        if (ask)
-            sl_llm_cache_put (self->llm_cache, ask->rule, ask->body, result);
-        sl_reqjudge_done (s->rj, t.ask, result, false, zclock_usecs ());
-        if (!sl_reqjudge_pending (s->rj))
-            s_request_judged (self, s);
+    uint8_t sid [SL_SID_SIZE];
+    size_t index;
+    if (!sl_llm_tickets_take (self->tickets, ticket, sid, &index))
         return;
-    }
+    s_stream_t *s = sl_sidmap_get (self->streams, sid);
+    if (!s || !s->rj)
+        return;
+    const sl_reqjudge_ask_t *ask = sl_reqjudge_ask (s->rj, index);
+    if (ask)
+        sl_llm_cache_put (self->llm_cache, ask->rule, ask->body, result);
+    sl_reqjudge_done (s->rj, index, result, false, zclock_usecs ());
+    if (!sl_reqjudge_pending (s->rj))
+        s_request_judged (self, s);
 }
 
 static void
@@ -849,16 +773,23 @@ s_llm_after (void *arg)
     sl_httpd_run (self->httpd);
 }
 
+//  The streams' clock (sl_delivery): monotonic µs.
+static int64_t
+s_clock (void *arg)
+{
+    (void) arg;
+    return zclock_usecs ();
+}
+
 static void
 s_start_stream (gateway_t *self, sl_http_req_t *req, sl_job_t *parsed)
 {
     s_stream_t *s = sl_xcalloc (1, sizeof *s);
-    s->gw = self;
     s->req = req;
     s->dialect = parsed->client_dialect;
     s->started_us = zclock_usecs ();
-    s->heard_at = zclock_mono ();
     sl_sid_new (s->sid);
+    s->delivery = sl_delivery_new (s->sid, self->config.stream_expiry_ms, s_clock, NULL);
     sl_sidmap_put (self->streams, s->sid, s);
     sl_http_req_set_data (req, s);
     sl_counter_inc (self->streams_total);
@@ -1005,40 +936,40 @@ s_on_request (void *arg, sl_http_req_t *req)
     sl_str_t body = sl_http_req_body (req);
     const char *alt = sl_http_req_query (req, "alt");
     route.sse = alt && strcmp (alt, "sse") == 0;
-    if (body.len > PARSER_INLINE_BYTES) {
+    if (body.len > PARSE_WORKER_INLINE_BYTES) {
         //  Long work: off the reactor, which keeps answering heartbeats.
-        parser_job_t *job = parser_job_new ();
-        job->endpoint = route;
-        job->routes = self->config.routes;
-        sl_buf_append_str (&job->body, body);
-        job->owner = req;
-        zlistx_add_end (self->parsing, job);
-        parser_submit (self->parser, job);
+        parse_worker_task_t *task = parse_worker_task_new ();
+        task->endpoint = route;
+        task->routes = self->config.routes;
+        sl_buf_append_str (&task->body, body);
+        task->owner = req;
+        zlistx_add_end (self->parsing, task);
+        parse_worker_submit (self->parse_worker, task);
         return;
     }
     sl_job_t parsed;
-    int rc = parser_parse (&route, body, self->config.routes, &parsed);
+    int rc = sl_job_prepare (&route, body, self->config.routes, &parsed);
     s_on_parsed (self, req, dialect, rc, &parsed);
     sl_job_clear (&parsed);
 }
 
-//  A large body came back parsed from the worker; its client may have
-//  gone meanwhile.
+//  A large body came back parsed from the worker thread; its client may
+//  have gone meanwhile.
 static void
-s_on_job (void *arg, parser_job_t *job)
+s_on_parse_done (void *arg, parse_worker_task_t *task)
 {
     gateway_t *self = arg;
-    void *handle = zlistx_find (self->parsing, job);
+    void *handle = zlistx_find (self->parsing, task);
     if (handle)
         zlistx_delete (self->parsing, handle);
-    sl_log_info ("request_parsed", "bytes=%zu took_ms=%.1f client=%s", job->body.len, job->took_us / 1000.0,
-                 job->owner ? "waiting" : "gone");
-    if (job->owner) {
-        s_on_parsed (self, job->owner, job->endpoint.dialect, job->rc, &job->parsed);
+    sl_log_info ("request_parsed", "bytes=%zu took_ms=%.1f client=%s", task->body.len, task->took_us / 1000.0,
+                 task->owner ? "waiting" : "gone");
+    if (task->owner) {
+        s_on_parsed (self, task->owner, task->endpoint.dialect, task->rc, &task->parsed);
         sl_router_flush (self->router);
         sl_httpd_run (self->httpd);
     }
-    parser_job_destroy (&job);
+    parse_worker_task_destroy (&task);
 }
 
 static void
@@ -1048,15 +979,15 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
     s_stream_t *s = sl_http_req_data (req);
     if (!s) {
         //  A client that left while its body was being parsed.
-        for (parser_job_t *job = zlistx_first (self->parsing); job; job = zlistx_next (self->parsing))
-            if (job->owner == req)
-                job->owner = NULL;
+        for (parse_worker_task_t *task = zlistx_first (self->parsing); task; task = zlistx_next (self->parsing))
+            if (task->owner == req)
+                task->owner = NULL;
         return;
     }
     //  The response did not complete: the client left. Stop the upstream
     //  (when the request went to one: it may still be being judged).
     s->req = NULL;
-    if (s->dispatched)
+    if (sl_delivery_dispatched (s->delivery))
         s_cancel (self, s, aborted ? "client disconnected" : "response closed");
     sl_router_flush (self->router);
     s_stream_forget (self, s);
@@ -1147,6 +1078,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     s_policy_metrics (self, m);
     self->llm = sl_llm_client_new (loop, m, s_llm_done, s_llm_after, self);
     self->llm_cache = sl_llm_cache_new (SL_LLM_CACHE_DEFAULT);
+    self->tickets = sl_llm_tickets_new ();
     for (int d = SL_DIALECT_OPENAI; d < SL_DIALECT_MAX; d++) {
         char labels [64];
         snprintf (labels, sizeof labels, "dialect=\"%s\"", sl_dialect_name (d));
@@ -1180,7 +1112,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
                                         "Streams ended after --stream-expiry-ms with nothing from the pipeline");
     self->codec = sl_codec_new ();
     self->parsing = zlistx_new ();
-    self->parser = parser_new (loop, s_on_job, self);
+    self->parse_worker = parse_worker_new (loop, s_on_parse_done, self);
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Client streams in progress", s_active, self);
     sl_metrics_gauge_fn (m, "sluice_queue_bytes", "queue=\"ingest\"",
                          "Bytes queued for the next hop, not yet handed to ZeroMQ", s_pending, self);
@@ -1253,21 +1185,22 @@ gateway_destroy (gateway_t **self_p)
     gateway_t *self = *self_p;
     //  Closing the HTTP server ends every client request (on_closed).
     sl_httpd_destroy (&self->httpd);
-    parser_destroy (&self->parser);     //  frees the jobs it still held
+    parse_worker_destroy (&self->parse_worker);     //  frees the tasks it still held
     zlistx_destroy (&self->parsing);
     sl_router_flush (self->router);
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);
     for (size_t i = 0; i < count; i++) {
-        s_stream_release (self, streams [i]);
-        sl_buf_free (&((s_stream_t *) streams [i])->job);
-        free (streams [i]);
+        s_stream_t *s = streams [i];
+        s_stream_release (self, s);
+        sl_delivery_destroy (&s->delivery);
+        free (s);
     }
     free (streams);
     sl_sidmap_destroy (&self->streams);
     sl_llm_client_destroy (&self->llm);
     sl_llm_cache_destroy (&self->llm_cache);
-    free (self->tickets);
+    sl_llm_tickets_destroy (&self->tickets);
     sl_policywatch_destroy (&self->policy);
     sl_stage_destroy (&self->stage);
     if (self->ack_timer > 0)
