@@ -1,94 +1,14 @@
-/*  sl_providers.h - which upstream provider serves a model.
+/*  sl_providers.h - providers and model routes live with the dialects now:
+    a built-in provider is a dialect module's defaults, and a routes file
+    names dialects by their modules' names (common/dialects/sl_providers.h).
 
-    A pure class: a list of providers (a name, the wire dialect it speaks,
-    its base URL, the name of the environment variable that holds its API
-    key, and whether the client's own credential may be forwarded to it
-    when that variable is empty) and an ordered list of routes, each a
-    model glob (fnmatch) naming a provider. The gateway asks it which
-    provider serves a request (and lists the configured models from it);
-    the ingest finds that provider by name.
-
-    Matching (sl_providers_pick): a route may name a provider of any dialect;
-    among the routes whose glob matches the model, the first whose
-    provider speaks the client's dialect wins (no translation needed),
-    else the first of them (the request is translated); when no route
-    matches, the first provider of the client's dialect serves it (so a
-    provider with no routes is the default for its dialect), else the
-    first provider.
-
-    Built-in defaults (no file): one provider per dialect, "openai",
-    "responses" (same base URL and key as openai), "anthropic", "gemini",
-    with the base URLs given and keys from OPENAI_API_KEY, ANTHROPIC_API_KEY,
-    GEMINI_API_KEY. A routes file replaces the defaults entirely:
-
-        version: 1                      # optional
-        providers:
-          - name: local                 # required, unique: [A-Za-z0-9._-]
-            dialect: openai             # openai | responses | anthropic | gemini
-            base_url: http://127.0.0.1:8000/v1
-            key_env: LOCAL_KEY          # optional: the variable holding the key
-            forward_client_auth: true   # optional, default true
-        routes:
-          - model: "llama-*"            # fnmatch glob
-            provider: local
-
-    Errors name the file, line, column and reason. The class reads no
-    environment itself: the caller resolves key_env. Returned strings and
-    structs are borrowed from the object and live as long as it.
+    This header only forwards there, so that a file still including it by
+    its old path keeps building; new code includes the one in
+    common/dialects/.
 */
-#ifndef SL_PROVIDERS_H
-#define SL_PROVIDERS_H
+#ifndef SL_LLM_PROVIDERS_H
+#define SL_LLM_PROVIDERS_H
 
-#include <stdbool.h>
-#include <stddef.h>
-
-#include "common/base/sl_str.h"
-
-typedef struct _sl_routes_t sl_providers_t;
-
-typedef struct {
-    const char *name;
-    int dialect;                        //  SL_DIALECT_*
-    const char *base_url;               //  without a trailing slash
-    const char *key_env;                //  variable holding the key, "" for none
-    bool forward_auth;                  //  forward the client's credential when no key
-} sl_provider_t;
-
-typedef struct {
-    const char *model;                  //  fnmatch glob
-    const char *provider;               //  a provider's name
-} sl_route_t;
-
-//  An empty table.
-sl_providers_t *sl_providers_new (void);
-//  The built-in defaults (see above); base URLs are copied.
-sl_providers_t *sl_providers_new_default (const char *openai_base, const char *anthropic_base,
-                                    const char *gemini_base);
-//  Parse a routes file. NULL on error, with *error set to
-//  "name:line:col: why" (caller frees).
-sl_providers_t *sl_providers_parse (const char *text, size_t size, const char *name, char **error);
-sl_providers_t *sl_providers_load (const char *path, char **error);
-void sl_providers_destroy (sl_providers_t **self_p);
-
-//  Add a provider (copied). 0 ok, -1 when the name is taken or a field is
-//  invalid.
-int sl_providers_add_provider (sl_providers_t *self, const sl_provider_t *provider);
-//  Add a route at the end. 0 ok, -1 when the provider is unknown.
-int sl_providers_add_route (sl_providers_t *self, const char *model, const char *provider);
-
-size_t sl_providers_provider_count (sl_providers_t *self);
-const sl_provider_t *sl_providers_provider (sl_providers_t *self, size_t index);
-size_t sl_providers_route_count (sl_providers_t *self);
-const sl_route_t *sl_providers_route (sl_providers_t *self, size_t index);
-//  The provider of that name, or NULL.
-const sl_provider_t *sl_providers_find (sl_providers_t *self, sl_str_t name);
-//  The provider serving model in dialect (0: any dialect), or NULL.
-const sl_provider_t *sl_providers_match (sl_providers_t *self, sl_str_t model, int dialect);
-//  The provider a client of dialect is sent to for model, of any
-//  dialect: among the routes whose glob matches, the first whose provider
-//  speaks the client's dialect (no translation), else the first; when no
-//  route matches, the first provider of the client's dialect, else the
-//  first provider. NULL only for a table without providers.
-const sl_provider_t *sl_providers_pick (sl_providers_t *self, sl_str_t model, int client_dialect);
+#include "common/dialects/sl_providers.h"
 
 #endif

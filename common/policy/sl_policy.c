@@ -26,6 +26,7 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
+#include "common/dialects/sl_dialect.h"
 
 #define SL_POLICY_MAX_FILE (4u << 20)   //  bytes
 #define SL_POLICY_MAX_DEPTH 32          //  nesting of YAML values turned into JSON
@@ -1031,16 +1032,16 @@ s_parse_llm (s_ctx_t *ctx, yaml_node_t *node, sl_llm_spec_t *spec)
             return -1;
         }
         if (strcmp (key, "api") == 0) {
-            const char *api = s_scalar (v);
-            if (api && strcmp (api, "openai") == 0)
-                spec->api = SL_LLM_OPENAI;
-            else
-            if (api && strcmp (api, "anthropic") == 0)
-                spec->api = SL_LLM_ANTHROPIC;
-            else {
-                s_error_at (ctx, v, "api must be openai or anthropic");
+            //  A dialect whose module can be asked a question.
+            const sl_dialect_t *d = s_scalar (v) ? sl_dialect_find (s_scalar (v)) : NULL;
+            if (!sl_dialect_asks (d)) {
+                sl_buf_t names = { 0 };
+                sl_dialect_names (", ", " or ", sl_dialect_asks, &names);
+                s_error_at (ctx, v, "api must be %s", sl_buf_cstr (&names));
+                sl_buf_free (&names);
                 return -1;
             }
+            spec->dialect = d->id;
             rc = 0;
         }
         else
@@ -1106,7 +1107,7 @@ s_parse_llm (s_ctx_t *ctx, yaml_node_t *node, sl_llm_spec_t *spec)
         return -1;
     }
     if (!spec->url)
-        spec->url = sl_xstrdup (sl_llm_default_url (spec->api));
+        spec->url = sl_llm_default_url (spec->dialect, spec->model);
     if (!spec->prompt)
         spec->prompt = sl_xstrdup (sl_llm_default_prompt);
     return 0;

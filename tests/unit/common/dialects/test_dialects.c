@@ -54,6 +54,12 @@ Test (dialects, every_wire_dialect_has_a_complete_module)
     cr_expect_null (sl_dialect_get (SL_DIALECT_NONE), "no dialect is a silent default");
     cr_expect_null (sl_dialect_get (SL_DIALECT_MAX));
     cr_expect_null (sl_dialect_find ("klingon"));
+    //  Names are the modules': the wire carries numbers only.
+    cr_expect_eq (sl_dialect_parse ("anthropic"), SL_DIALECT_ANTHROPIC);
+    cr_expect_eq (sl_dialect_parse ("klingon"), 0);
+    cr_expect_eq (sl_dialect_parse ("none"), 0, "none is no dialect to parse");
+    cr_expect_str_eq (sl_dialect_name (SL_DIALECT_NONE), "none");
+    cr_expect_str_eq (sl_dialect_name (SL_DIALECT_MAX), "?");
 }
 
 Test (dialects, an_incomplete_table_does_not_register)
@@ -70,7 +76,7 @@ Test (dialects, an_incomplete_table_does_not_register)
     cr_expect_str_eq (why, "validator missing");
     copy = *openai;
     copy.name = "open-ai";
-    cr_expect_eq (sl_dialect_check (&copy, &why), -1, "a name that is not the wire name of its id");
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1, "a name that cannot stand in an option, a variable or a path");
     copy = *openai;
     cr_expect_eq (sl_dialect_register (&copy, &why), -1, "a complete table, but its id is taken");
     cr_expect_str_eq (why, "id registered twice");

@@ -8,6 +8,7 @@
 #include "common/base/sl_json.h"
 #include "common/stages/sl_agg.h"
 #include "common/dialects/sl_decoder.h"
+#include "common/dialects/sl_dialect.h"
 #include "common/stages/sl_sse.h"
 #include "services/mock/sl_mock_script.h"
 

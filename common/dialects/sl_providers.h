@@ -1,0 +1,98 @@
+/*  sl_providers.h - which upstream provider serves a model.
+
+    A pure class: a list of providers (a name, the wire dialect it speaks,
+    its base URL, the name of the environment variable that holds its API
+    key, and whether the client's own credential may be forwarded to it
+    when that variable is empty) and an ordered list of routes, each a
+    model glob (fnmatch) naming a provider. The gateway asks it which
+    provider serves a request (and lists the configured models from it);
+    the ingest finds that provider by name.
+
+    Matching (sl_providers_pick): a route may name a provider of any dialect;
+    among the routes whose glob matches the model, the first whose
+    provider speaks the client's dialect wins (no translation needed),
+    else the first of them (the request is translated); when no route
+    matches, the first provider of the client's dialect serves it (so a
+    provider with no routes is the default for its dialect), else the
+    first provider.
+
+    Built-in defaults (no file): one provider per registered dialect, from
+    its module's defaults (sl_dialect.h): named after the dialect, at its
+    vendor's base URL (or the one given), its key from <VENDOR>_API_KEY
+    (openai, responses: OPENAI_API_KEY; anthropic: ANTHROPIC_API_KEY;
+    gemini: GEMINI_API_KEY), grouped by vendor in the order the vendors'
+    first dialects are registered (openai, responses, anthropic, gemini).
+    A routes file replaces the defaults entirely:
+
+        version: 1                      # optional
+        providers:
+          - name: local                 # required, unique: [A-Za-z0-9._-]
+            dialect: openai             # a dialect's name: openai | responses | anthropic | gemini
+            base_url: http://127.0.0.1:8000/v1
+            key_env: LOCAL_KEY          # optional: the variable holding the key
+            forward_client_auth: true   # optional, default true
+        routes:
+          - model: "llama-*"            # fnmatch glob
+            provider: local
+
+    Errors name the file, line, column and reason. The class reads no
+    environment itself: the caller resolves key_env. Returned strings and
+    structs are borrowed from the object and live as long as it.
+*/
+#ifndef SL_PROVIDERS_H
+#define SL_PROVIDERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/base/sl_str.h"
+
+typedef struct _sl_routes_t sl_providers_t;
+
+typedef struct {
+    const char *name;
+    int dialect;                        //  its wire id (sl_dialect_id_t)
+    const char *base_url;               //  without a trailing slash
+    const char *key_env;                //  variable holding the key, "" for none
+    bool forward_auth;                  //  forward the client's credential when no key
+} sl_provider_t;
+
+typedef struct {
+    const char *model;                  //  fnmatch glob
+    const char *provider;               //  a provider's name
+} sl_route_t;
+
+//  An empty table.
+sl_providers_t *sl_providers_new (void);
+//  The built-in defaults (see above). base_urls, when not NULL, holds a
+//  base URL for each wire id (SL_DIALECT_MAX entries; NULL for the
+//  module's default); they are copied. NULL when one is not an http(s) URL.
+sl_providers_t *sl_providers_new_default (const char *const *base_urls);
+//  Parse a routes file. NULL on error, with *error set to
+//  "name:line:col: why" (caller frees).
+sl_providers_t *sl_providers_parse (const char *text, size_t size, const char *name, char **error);
+sl_providers_t *sl_providers_load (const char *path, char **error);
+void sl_providers_destroy (sl_providers_t **self_p);
+
+//  Add a provider (copied). 0 ok, -1 when the name is taken or a field is
+//  invalid.
+int sl_providers_add_provider (sl_providers_t *self, const sl_provider_t *provider);
+//  Add a route at the end. 0 ok, -1 when the provider is unknown.
+int sl_providers_add_route (sl_providers_t *self, const char *model, const char *provider);
+
+size_t sl_providers_provider_count (sl_providers_t *self);
+const sl_provider_t *sl_providers_provider (sl_providers_t *self, size_t index);
+size_t sl_providers_route_count (sl_providers_t *self);
+const sl_route_t *sl_providers_route (sl_providers_t *self, size_t index);
+//  The provider of that name, or NULL.
+const sl_provider_t *sl_providers_find (sl_providers_t *self, sl_str_t name);
+//  The provider serving model in dialect (0: any dialect), or NULL.
+const sl_provider_t *sl_providers_match (sl_providers_t *self, sl_str_t model, int dialect);
+//  The provider a client of dialect is sent to for model, of any
+//  dialect: among the routes whose glob matches, the first whose provider
+//  speaks the client's dialect (no translation), else the first; when no
+//  route matches, the first provider of the client's dialect, else the
+//  first provider. NULL only for a table without providers.
+const sl_provider_t *sl_providers_pick (sl_providers_t *self, sl_str_t model, int client_dialect);
+
+#endif
