@@ -454,7 +454,7 @@ Test (sl_mock_script, replay_keeps_sse_bytes_and_frames_chunk_files)
 {
     sl_mock_script_t sc;
     const char *sse = "event: a\r\ndata: 1\r\n\r\ndata: 2\n\n: c\ndata: 3";
-    cr_assert_eq (sl_mock_script_replay (sl_str ("x.sse"), sl_str (sse), &sc), 0);
+    cr_assert_eq (sl_mock_script_playback (sl_str ("x.sse"), sl_str (sse), &sc), 0);
     cr_expect_eq (sc.count, 3);
     sl_buf_t all = { 0 };
     for (size_t i = 0; i < sc.count; i++)
@@ -464,14 +464,14 @@ Test (sl_mock_script, replay_keeps_sse_bytes_and_frames_chunk_files)
     sl_mock_script_clear (&sc);
     sl_buf_free (&all);
 
-    cr_assert_eq (sl_mock_script_replay (sl_str ("x.chunks.jsonl"), sl_str ("{\"a\":1}\n\n{\"b\":2}\n"), &sc), 0);
+    cr_assert_eq (sl_mock_script_playback (sl_str ("x.chunks.jsonl"), sl_str ("{\"a\":1}\n\n{\"b\":2}\n"), &sc), 0);
     cr_expect_eq (sc.count, 2);
     cr_expect_str_eq (sl_buf_cstr (&sc.events [1]), "data: {\"b\":2}\n\n");
     sl_mock_script_clear (&sc);
 
-    cr_assert_eq (sl_mock_script_replay (sl_str ("x.json"), sl_str ("[{\"a\":\n 1}, {\"b\":2}]"), &sc), 0);
+    cr_assert_eq (sl_mock_script_playback (sl_str ("x.json"), sl_str ("[{\"a\":\n 1}, {\"b\":2}]"), &sc), 0);
     cr_expect_eq (sc.count, 2);
     cr_expect_str_eq (sl_buf_cstr (&sc.events [0]), "data: {\"a\": 1}\n\n");
     sl_mock_script_clear (&sc);
-    cr_expect_eq (sl_mock_script_replay (sl_str ("x.json"), sl_str ("{not an array"), &sc), -1);
+    cr_expect_eq (sl_mock_script_playback (sl_str ("x.json"), sl_str ("{not an array"), &sc), -1);
 }
