@@ -114,6 +114,26 @@ sl_dialect_check (const sl_dialect_t *d, const char **why)
     return 0;
 }
 
+int
+sl_dialect_conflicts (const sl_dialect_t *d, const char **why)
+{
+    const char *ignored;
+    if (!why)
+        why = &ignored;
+    for (int id = 1; id < S_MAX; id++) {
+        const sl_dialect_t *other = s_by_id [id];
+        if (!other || id == d->id)
+            continue;
+        S_REQUIRE (strcmp (other->name, d->name) != 0, "name registered twice");
+        //  One option sets a vendor's base URL: its dialects must agree
+        //  on the default.
+        S_REQUIRE (strcmp (sl_dialect_vendor (other), sl_dialect_vendor (d)) != 0
+                   || strcmp (other->base_url, d->base_url) == 0,
+                   "another dialect of its vendor has another base URL");
+    }
+    return 0;
+}
+
 static int
 s_register (const sl_dialect_t *d, const char **why)
 {
@@ -123,20 +143,8 @@ s_register (const sl_dialect_t *d, const char **why)
         *why = "id registered twice";
         return -1;
     }
-    for (int id = 1; id < S_MAX; id++) {
-        const sl_dialect_t *other = s_by_id [id];
-        if (other && strcmp (other->name, d->name) == 0) {
-            *why = "name registered twice";
-            return -1;
-        }
-        //  One option sets a vendor's base URL: its dialects must agree
-        //  on the default.
-        if (other && strcmp (sl_dialect_vendor (other), sl_dialect_vendor (d)) == 0
-        &&  strcmp (other->base_url, d->base_url) != 0) {
-            *why = "another dialect of its vendor has another base URL";
-            return -1;
-        }
-    }
+    if (sl_dialect_conflicts (d, why))
+        return -1;
     s_by_id [d->id] = d;
     s_count++;
     return 0;

@@ -180,6 +180,10 @@ int sl_dialect_init (const char **why);
 int sl_dialect_register (const sl_dialect_t *dialect, const char **why);
 //  Check a table without registering it. 0 complete, -1 with *why.
 int sl_dialect_check (const sl_dialect_t *dialect, const char **why);
+//  Does a table clash with the registered dialects of other ids (its name
+//  taken, another base URL than its vendor's other dialects)? 0 no, -1
+//  with *why.
+int sl_dialect_conflicts (const sl_dialect_t *dialect, const char **why);
 //  The dialect of a wire id, or NULL.
 const sl_dialect_t *sl_dialect_get (int id);
 //  The dialect of a name ("openai"), or NULL.

@@ -104,3 +104,46 @@ Test (sl_mock_provider, reads_the_last_result_and_names_its_tool)
     }
     cr_expect_not (sl_mock_provider_result (SL_DIALECT_OPENAI, sl_str ("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}"), &r));
 }
+
+Test (sl_mock_provider, every_module_is_complete_and_an_incomplete_one_is_named)
+{
+    const char *why = NULL;
+    cr_assert_eq (sl_mock_provider_init (&why), 0, "%s", why ? why : "");
+    for (size_t i = 0; i < sl_mock_provider_count (); i++) {
+        const sl_mock_provider_t *p = sl_mock_provider_at (i);
+        cr_expect_eq (sl_mock_provider_check_table (p, &why), 0, "%zu: %s", i, why ? why : "");
+        cr_expect_eq (sl_mock_provider_get (p->dialect), p);
+    }
+    cr_expect_null (sl_mock_provider_get (SL_DIALECT_NONE));
+    cr_expect_null (sl_mock_provider_get (SL_DIALECT_MAX));
+    sl_mock_provider_t copy = *sl_mock_provider_get (SL_DIALECT_ANTHROPIC);
+    copy.check = NULL;
+    cr_expect_eq (sl_mock_provider_check_table (&copy, &why), -1);
+    cr_expect_str_eq (why, "request check missing");
+    copy = *sl_mock_provider_get (SL_DIALECT_ANTHROPIC);
+    copy.shape.turns = NULL;
+    cr_expect_eq (sl_mock_provider_check_table (&copy, &why), -1);
+    cr_expect_str_eq (why, "request shape missing");
+    sl_mock_render_t render = *copy.render;
+    copy = *sl_mock_provider_get (SL_DIALECT_ANTHROPIC);
+    render.bad_request = NULL;
+    copy.render = &render;
+    cr_expect_eq (sl_mock_provider_check_table (&copy, &why), -1);
+    cr_expect_str_eq (why, "error word missing");
+}
+
+Test (sl_mock_provider, the_provider_of_a_path_and_the_paths_served)
+{
+    char model [64] = "unchanged";
+    cr_expect_eq (sl_mock_provider_of_path ("/v1/messages", model, sizeof model)->dialect, SL_DIALECT_ANTHROPIC);
+    cr_expect_str_eq (model, "unchanged", "the model is in the body");
+    cr_expect_eq (sl_mock_provider_of_path ("/v1beta/models/gemini-x:streamGenerateContent", model, sizeof model)->dialect,
+                  SL_DIALECT_GEMINI);
+    cr_expect_str_eq (model, "gemini-x");
+    cr_expect_null (sl_mock_provider_of_path ("/v1beta/models/gemini-x:generateContent", model, sizeof model));
+    sl_buf_t paths = { 0 };
+    sl_mock_provider_paths (&paths);
+    cr_expect_str_eq (sl_buf_cstr (&paths), "POST .../chat/completions, .../messages, .../responses and "
+                                            ".../models/{model}:streamGenerateContent");
+    sl_buf_free (&paths);
+}
