@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/base/sl_json.h"
 #include "common/dialects/sl_decoder_impl.h"
 #include "common/dialects/sl_render.h"
 #include "common/dialects/sl_validate_impl.h"
@@ -55,6 +56,14 @@ sl_refuse (sl_refusal_t *r, int status, const char *type, const char *format, ..
     sl_buf_vprintf (&r->message, format, args);
     va_end (args);
     return -1;
+}
+
+void
+sl_question_begin (const sl_question_t *q, sl_buf_t *out)
+{
+    sl_buf_puts (out, "{\"model\":");
+    sl_json_put_sl (out, q->model);
+    sl_buf_printf (out, ",\"max_tokens\":%lld,\"temperature\":%.15g", (long long) q->max_tokens, q->temperature);
 }
 
 #define S_REQUIRE(cond, what) \

@@ -94,6 +94,10 @@ typedef struct {
     double temperature;
 } sl_question_t;
 
+//  {"model":..,"max_tokens":..,"temperature":.. : how a question's JSON
+//  body begins in the dialects that ask (the object is left open).
+void sl_question_begin (const sl_question_t *question, sl_buf_t *out);
+
 typedef struct _sl_dialect_t sl_dialect_t;
 struct _sl_dialect_t {
     int id;                             //  sl_dialect_id_t, the wire value

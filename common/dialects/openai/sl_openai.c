@@ -90,9 +90,7 @@ sl_openai_model_list (const sl_model_entry_t *models, size_t count, sl_buf_t *ou
 static void
 s_question (const sl_question_t *q, sl_buf_t *out)
 {
-    sl_buf_puts (out, "{\"model\":");
-    sl_json_put_sl (out, q->model);
-    sl_buf_printf (out, ",\"max_tokens\":%lld,\"temperature\":%.15g", (long long) q->max_tokens, q->temperature);
+    sl_question_begin (q, out);
     sl_buf_puts (out, ",\"stream\":false,\"messages\":[{\"role\":\"system\",\"content\":");
     sl_json_put_sl (out, q->system);
     sl_buf_puts (out, "},{\"role\":\"user\",\"content\":");

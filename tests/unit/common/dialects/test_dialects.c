@@ -40,7 +40,6 @@
 #include <string.h>
 
 #include "common/dialects/sl_baseurls.h"
-#include "common/dialects/sl_decoder.h"
 #include "common/dialects/sl_decoder_impl.h"
 #include "common/dialects/sl_dialect.h"
 #include "common/dialects/sl_providers.h"
@@ -50,11 +49,11 @@
 #include "common/llm/sl_llm.h"
 #include "common/policy/sl_policy.h"
 #include "common/stages/sl_replay.h"
-#include "common/stages/sl_sse.h"
 #include "services/mock/sl_mock_provider.h"
 #include "services/mock/sl_mock_request.h"
 #include "services/mock/sl_mock_script.h"
 #include "tests/unit/emit_driver.h"
+#include "tests/unit/script_sink.h"
 
 #define CORPUS_DEFAULT "../shared/corpus"
 #define CORPUS_FILE_MAX (8u << 20)
@@ -711,38 +710,6 @@ Test (dialects, a_dialect_that_asks_writes_the_question_and_reads_the_mocks_answ
 //  --------------------------------------------------------------------------
 //  The mock upstream plays every dialect
 
-typedef struct {
-    sl_decoder_t *dec;
-    sl_buf_t text;
-    int failures;                       //  events the decoder refused
-    int errors;
-    bool done;
-} s_sink_t;
-
-static void
-s_delta (void *arg, const sl_msg_t *m)
-{
-    s_sink_t *s = arg;
-    if (m->type == SL_MSG_ERROR)
-        s->errors++;
-    else
-    if (m->kind == SL_D_TEXT)
-        sl_buf_append_str (&s->text, m->text);
-    else
-    if (m->kind == SL_D_DONE)
-        s->done = true;
-}
-
-static int
-s_event (void *arg, sl_str_t type, sl_str_t data, sl_str_t id)
-{
-    (void) id;
-    s_sink_t *s = arg;
-    if (sl_decoder_event (s->dec, type, data, s_delta, s))
-        s->failures++;
-    return 0;
-}
-
 Test (dialects, the_mock_plays_every_dialect)
 {
     const char *why = NULL;
@@ -779,20 +746,13 @@ Test (dialects, the_mock_plays_every_dialect)
         //  Its scripted stream decodes with the dialect's decoder, to the end.
         sl_mock_script_t script;
         cr_assert_eq (sl_mock_script_build (d->id, SL_STR_LIT ("mock-text"), sl_buf_str (&body), 0, 0, &script), 0);
-        s_sink_t sink = { .dec = sl_decoder_new (d->id) };
-        sl_sse_t *sse = sl_sse_new (0);
-        for (size_t e = 0; e < script.count; e++)
-            sl_sse_feed (sse, script.events [e].data, script.events [e].len, s_event, &sink);
-        sl_sse_finish (sse, s_event, &sink);
-        sl_decoder_finish (sink.dec, s_delta, &sink);
+        script_sink_t sink = script_decode (d->id, &script);
         cr_expect_eq (sink.failures + sink.errors, 0, "%s", d->name);
         cr_expect (sink.done, "%s: to the provider's end", d->name);
         cr_expect_not_null (strstr (sl_buf_cstr (&sink.text), "mock upstream"), "%s: %s", d->name,
                             sl_buf_cstr (&sink.text));
         cr_expect_eq (sl_decoder_unknown (sink.dec), 0, "%s: nothing the decoder does not know", d->name);
-        sl_sse_destroy (&sse);
-        sl_decoder_destroy (&sink.dec);
-        sl_buf_free (&sink.text);
+        script_sink_free (&sink);
         sl_mock_script_clear (&script);
         //  Its errors are JSON in its format.
         sl_mock_script_not_found (d->id, "no \"such\" model", &script);
