@@ -65,7 +65,7 @@ sl_baseurls_new (void)
     sl_baseurls_t *self = sl_xcalloc (1, sizeof *self);
     for (size_t i = 0; i < sl_dialect_count (); i++) {
         const sl_dialect_t *d = sl_dialect_at (i);
-        if (s_option_of (self, sl_dialect_vendor (d)))
+        if (!sl_dialect_vendor_first (d))
             continue;
         s_option_t *o = &self->options [self->count++];
         o->vendor = sl_dialect_vendor (d);

@@ -271,6 +271,16 @@ sl_dialect_vendor (const sl_dialect_t *dialect)
     return dialect->vendor ? dialect->vendor : dialect->name;
 }
 
+bool
+sl_dialect_vendor_first (const sl_dialect_t *dialect)
+{
+    s_ready ();
+    for (int id = 1; id < S_MAX; id++)
+        if (s_by_id [id] && strcmp (sl_dialect_vendor (s_by_id [id]), sl_dialect_vendor (dialect)) == 0)
+            return s_by_id [id] == dialect;
+    return false;
+}
+
 void
 sl_dialect_option (const sl_dialect_t *dialect, sl_dialect_option_t which, char *out)
 {

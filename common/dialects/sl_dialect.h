@@ -196,9 +196,9 @@ const sl_dialect_t *sl_dialect_find (const char *name);
 const char *sl_dialect_name (int id);
 //  The wire id of a name; 0 when no module has it.
 int sl_dialect_parse (const char *name);
-//  The names of the registered dialects (those that with accepts, or all
-//  for a NULL with), in id order, joined with sep and the last with last: messages
-//  that list them ("openai, anthropic, responses or gemini").
+//  The names of the registered dialects (only those with accepts, unless
+//  with is NULL), in id order, joined with sep, the last with last: for
+//  messages that list them ("openai, anthropic, responses or gemini").
 void sl_dialect_names (const char *sep, const char *last, bool (*with) (const sl_dialect_t *dialect),
                        sl_buf_t *out);
 //  Can the dialect be asked a question (sl_dialect_t.question)?
@@ -219,6 +219,9 @@ typedef enum {
 void sl_dialect_option (const sl_dialect_t *dialect, sl_dialect_option_t which, char *out);
 //  The vendor of a dialect (its vendor, else its name).
 const char *sl_dialect_vendor (const sl_dialect_t *dialect);
+//  Is it the first registered dialect of its vendor (the one that stands
+//  for the vendor in its options)?
+bool sl_dialect_vendor_first (const sl_dialect_t *dialect);
 
 //  The endpoint a path names (sl_dialect_t.endpoint of each). 1 found;
 //  0 none, with out->dialect the dialect the path looks like, or 0.

@@ -130,17 +130,6 @@ sl_providers_add_route (sl_providers_t *self, const char *model, const char *pro
     return 0;
 }
 
-//  Has a dialect registered before this one the same vendor?
-static bool
-s_vendor_seen (size_t index)
-{
-    const char *vendor = sl_dialect_vendor (sl_dialect_at (index));
-    for (size_t i = 0; i < index; i++)
-        if (strcmp (sl_dialect_vendor (sl_dialect_at (i)), vendor) == 0)
-            return true;
-    return false;
-}
-
 sl_providers_t *
 sl_providers_new_default (const char *const *base_urls)
 {
@@ -149,7 +138,7 @@ sl_providers_new_default (const char *const *base_urls)
     //  Each vendor's dialects together, vendors in the order of their
     //  first dialect.
     for (size_t v = 0; v < count && self; v++) {
-        if (s_vendor_seen (v))
+        if (!sl_dialect_vendor_first (sl_dialect_at (v)))
             continue;
         const char *vendor = sl_dialect_vendor (sl_dialect_at (v));
         for (size_t i = v; i < count && self; i++) {

@@ -74,7 +74,9 @@ sl_llm_default_url (int dialect, const char *model)
     if (!sl_dialect_asks (d))
         return NULL;
     sl_buf_t url = { 0 };
-    char *copy = d->url (d->base_url, sl_str (model ? model : ""), &url) == 0 ? sl_xstrdup (sl_buf_cstr (&url)) : NULL;
+    char *copy = NULL;
+    if (d->url (d->base_url, sl_str (model ? model : ""), &url) == 0)
+        copy = sl_xstrdup (sl_buf_cstr (&url));
     sl_buf_free (&url);
     return copy;
 }

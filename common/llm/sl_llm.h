@@ -6,12 +6,12 @@
     (libcurl multi) and hands the HTTP status and body back to
     sl_llm_parse_answer, which turns them into an sl_llm_result_t.
 
-    The judge is asked in the wire dialect its rule names (api: openai,
-    anthropic: any dialect whose module can be asked a question,
-    sl_dialect_asks): the dialect's module writes the request (a whole,
-    non-streaming answer: sl_dialect_t.question), names its URL, credential
-    and headers, and reads the answer's text (answer). The judge is told,
-    in a system message, to
+    The judge is asked in the wire dialect its rule's api names (openai,
+    anthropic: a dialect whose module can be asked a question,
+    sl_dialect_asks). That module writes the request (for a whole,
+    non-streaming answer: sl_dialect_t.question), names the URL, the
+    credential header and the fixed headers, and reads the answer's text
+    (answer). The judge is told, in a system message, to
     answer with one JSON object {"probability": p, "explanation": "..."},
     p being the probability that the tool call must not run. Anything else
     (no JSON, no probability, p outside [0, 1], an HTTP error) is an error:

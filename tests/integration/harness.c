@@ -392,10 +392,7 @@ harness_mock_urls (mock_urls_t *self, int mock_port, const char **args, size_t r
     size_t vendors = 0;
     for (size_t i = 0; i < sl_dialect_count (); i++) {
         const sl_dialect_t *d = sl_dialect_at (i);
-        bool seen = false;
-        for (size_t k = 0; k < i; k++)
-            seen |= strcmp (sl_dialect_vendor (sl_dialect_at (k)), sl_dialect_vendor (d)) == 0;
-        if (seen || n + 2 >= room)
+        if (!sl_dialect_vendor_first (d) || n + 2 >= room)
             continue;
         const char *host = strstr (d->base_url, "://");
         const char *path = host ? strchr (host + 3, '/') : NULL;

@@ -642,6 +642,9 @@ Test (dialects, the_option_and_variable_names_are_the_ones_services_always_had)
         sl_dialect_option (d, SL_DIALECT_KEY_VARIABLE, out);
         cr_expect_str_eq (out, names [i].key);
     }
+    cr_expect (sl_dialect_vendor_first (sl_dialect_get (SL_DIALECT_OPENAI)));
+    cr_expect_not (sl_dialect_vendor_first (sl_dialect_get (SL_DIALECT_RESPONSES)), "OpenAI's second dialect");
+    cr_expect (sl_dialect_vendor_first (sl_dialect_get (SL_DIALECT_ANTHROPIC)));
     cr_expect_str_eq (sl_dialect_get (SL_DIALECT_OPENAI)->base_url, "https://api.openai.com/v1");
     cr_expect_str_eq (sl_dialect_get (SL_DIALECT_ANTHROPIC)->base_url, "https://api.anthropic.com");
     cr_expect_str_eq (sl_dialect_get (SL_DIALECT_GEMINI)->base_url, "https://generativelanguage.googleapis.com/v1beta");
