@@ -112,9 +112,8 @@ s_eof (s_ctx_t *ctx)
         ctx->render->eof (&ctx->out);
 }
 
-//  A failure mid-stream as each API itself sends one: OpenAI and Anthropic
-//  an error event; Responses an error event, then response.failed; Gemini
-//  the bare error object after the last event.
+//  A failure mid-stream as the provider's API itself ends a failed stream
+//  (its fail_as_api), or else its error event.
 static void
 s_fail_as_api (s_ctx_t *ctx)
 {
