@@ -123,12 +123,6 @@ static const char *s_type_names [] = {
     "frame", "error", "end", "lost", "policy", "rec", "rack", "gap"
 };
 _Static_assert (sizeof s_type_names / sizeof s_type_names [0] == SL_MSG_TYPE_MAX, "a name for every type");
-static const char *s_dialect_names [] = {
-    "none", "openai", "anthropic", "responses", "gemini"
-};
-//  The registry (common/dialects/sl_dialect.c) holds a module per id and
-//  checks that its name is this one.
-_Static_assert (sizeof s_dialect_names / sizeof s_dialect_names [0] == SL_DIALECT_MAX, "a name for every dialect");
 static const char *s_delta_names [] = {
     "?", "message", "text", "thinking", "signature", "redacted", "refusal",
     "tool_call", "server_tool_use", "server_tool_result", "citation",
@@ -165,7 +159,6 @@ _Static_assert (sizeof s_cut_names / sizeof s_cut_names [0] == SL_CUT_MAX, "a na
     ((value) >= 0 && (size_t) (value) < sizeof table / sizeof table [0] ? table [value] : "?")
 
 const char *sl_msg_type_name (int v)    { return S_NAME (s_type_names, v); }
-const char *sl_dialect_name (int v)     { return S_NAME (s_dialect_names, v); }
 const char *sl_delta_kind_name (int v)  { return S_NAME (s_delta_names, v); }
 const char *sl_block_event_name (int v) { return S_NAME (s_block_event_names, v); }
 const char *sl_block_kind_name (int v)  { return S_NAME (s_block_kind_names, v); }
@@ -181,12 +174,6 @@ s_parse (const char **table, int count, const char *name)
         if (strcmp (table [i], name) == 0)
             return i;
     return 0;
-}
-
-int
-sl_dialect_parse (const char *name)
-{
-    return s_parse (s_dialect_names, SL_DIALECT_MAX, name);
 }
 
 int

@@ -48,7 +48,11 @@ typedef enum {
     SL_MSG_TYPE_MAX
 } sl_msg_type_t;
 
-//  Wire dialects, client side and upstream side (fields "cd", "ud").
+//  Wire dialects, client side and upstream side (fields "cd", "ud"): the
+//  number each dialect has on the wire, and no more. Everything else about
+//  a dialect, its name included, is its module's (common/dialects/<name>/,
+//  registered in common/dialects/sl_dialect.c, which holds one module for
+//  every number here; sl_dialect_name and sl_dialect_parse are there).
 typedef enum {
     SL_DIALECT_NONE = 0,
     SL_DIALECT_OPENAI,                  //  OpenAI Chat Completions
@@ -278,7 +282,6 @@ const char *sl_codec_error (sl_codec_t *self);
 
 //  Names, for logs, taps and JSON output. Unknown values give "?".
 const char *sl_msg_type_name (int type);
-const char *sl_dialect_name (int dialect);
 const char *sl_delta_kind_name (int kind);
 const char *sl_block_event_name (int kind);
 const char *sl_block_kind_name (int kind);
@@ -287,7 +290,6 @@ const char *sl_action_name (int action);
 const char *sl_check_name (int check);
 const char *sl_cut_name (int cut);
 //  Reverse lookups; 0 when unknown.
-int sl_dialect_parse (const char *name);
 int sl_action_parse (const char *name);
 int sl_cut_parse (sl_str_t name);
 //  The cut an ERROR with this code makes of the block it closes: SIZE for

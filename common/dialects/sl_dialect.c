@@ -3,17 +3,20 @@
     The one place that names the modules. Each registers at start (first
     use, or sl_dialect_init from a service's start-up) and is checked then:
     a table that lacks a required operation is refused with the name of
-    what is missing, and nothing is registered in its place.
+    what is missing, and nothing is registered in its place. Names are the
+    modules' own: the registry answers a wire id's name and a name's id.
 */
 #include "common/dialects/sl_dialect.h"
 
 #include <assert.h>
+#include <ctype.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "common/base/sl_json.h"
 #include "common/dialects/sl_decoder_impl.h"
 #include "common/dialects/sl_render.h"
 #include "common/dialects/sl_validate_impl.h"
@@ -55,8 +58,36 @@ sl_refuse (sl_refusal_t *r, int status, const char *type, const char *format, ..
     return -1;
 }
 
+void
+sl_question_begin (const sl_question_t *q, sl_buf_t *out)
+{
+    sl_buf_puts (out, "{\"model\":");
+    sl_json_put_sl (out, q->model);
+    sl_buf_printf (out, ",\"max_tokens\":%lld,\"temperature\":%.15g", (long long) q->max_tokens, q->temperature);
+}
+
 #define S_REQUIRE(cond, what) \
     do { if (!(cond)) { *why = what; return -1; } } while (0)
+
+//  A name that can stand in an option, a variable and a path:
+//  [a-z][a-z0-9]*, shorter than SL_DIALECT_NAME_MAX.
+static bool
+s_plain_name (const char *name)
+{
+    if (!name || !islower ((unsigned char) *name) || strlen (name) >= SL_DIALECT_NAME_MAX)
+        return false;
+    for (const char *p = name; *p; p++)
+        if (!islower ((unsigned char) *p) && !isdigit ((unsigned char) *p))
+            return false;
+    return true;
+}
+
+static bool
+s_http_url (const char *url)
+{
+    return url && ((strncmp (url, "http://", 7) == 0 && url [7]) || (strncmp (url, "https://", 8) == 0 && url [8]))
+        && url [strlen (url) - 1] != '/';
+}
 
 int
 sl_dialect_check (const sl_dialect_t *d, const char **why)
@@ -66,7 +97,7 @@ sl_dialect_check (const sl_dialect_t *d, const char **why)
         why = &ignored;
     S_REQUIRE (d, "no table");
     S_REQUIRE (d->id > SL_DIALECT_NONE && d->id < SL_DIALECT_MAX, "id out of range");
-    S_REQUIRE (d->name && strcmp (d->name, sl_dialect_name (d->id)) == 0, "name is not the wire name of its id");
+    S_REQUIRE (s_plain_name (d->name), "name is not [a-z][a-z0-9]*");
     S_REQUIRE (d->endpoint, "endpoint missing");
     S_REQUIRE (d->parse, "parse missing");
     S_REQUIRE (d->forward, "forward missing");
@@ -86,6 +117,29 @@ sl_dialect_check (const sl_dialect_t *d, const char **why)
     S_REQUIRE (d->validator, "validator missing");
     S_REQUIRE (d->validator->event && d->validator->body, "validator operation missing");
     S_REQUIRE (d->models && d->model_list && d->model, "model list operation missing");
+    S_REQUIRE (!d->vendor || s_plain_name (d->vendor), "vendor is not [a-z][a-z0-9]*");
+    S_REQUIRE (s_http_url (d->base_url), "base URL missing (http:// or https://, no trailing slash)");
+    S_REQUIRE (!d->question == !d->answer, "question without answer, or answer without question");
+    return 0;
+}
+
+int
+sl_dialect_conflicts (const sl_dialect_t *d, const char **why)
+{
+    const char *ignored;
+    if (!why)
+        why = &ignored;
+    for (int id = 1; id < S_MAX; id++) {
+        const sl_dialect_t *other = s_by_id [id];
+        if (!other || id == d->id)
+            continue;
+        S_REQUIRE (strcmp (other->name, d->name) != 0, "name registered twice");
+        //  One option sets a vendor's base URL: its dialects must agree
+        //  on the default.
+        S_REQUIRE (strcmp (sl_dialect_vendor (other), sl_dialect_vendor (d)) != 0
+                   || strcmp (other->base_url, d->base_url) == 0,
+                   "another dialect of its vendor has another base URL");
+    }
     return 0;
 }
 
@@ -98,6 +152,8 @@ s_register (const sl_dialect_t *d, const char **why)
         *why = "id registered twice";
         return -1;
     }
+    if (sl_dialect_conflicts (d, why))
+        return -1;
     s_by_id [d->id] = d;
     s_count++;
     return 0;
@@ -158,6 +214,90 @@ const sl_dialect_t *
 sl_dialect_find (const char *name)
 {
     return sl_dialect_get (sl_dialect_parse (name));
+}
+
+const char *
+sl_dialect_name (int id)
+{
+    if (id == SL_DIALECT_NONE)
+        return "none";
+    const sl_dialect_t *d = sl_dialect_get (id);
+    return d ? d->name : "?";
+}
+
+int
+sl_dialect_parse (const char *name)
+{
+    s_ready ();
+    for (int id = 1; name && id < S_MAX; id++)
+        if (s_by_id [id] && strcmp (s_by_id [id]->name, name) == 0)
+            return id;
+    return 0;
+}
+
+void
+sl_dialect_names (const char *sep, const char *last, bool (*with) (const sl_dialect_t *dialect), sl_buf_t *out)
+{
+    s_ready ();
+    const sl_dialect_t *pending = NULL;    //  written once we know whether it is the last
+    size_t written = 0;
+    for (int id = 1; id < S_MAX; id++) {
+        const sl_dialect_t *d = s_by_id [id];
+        if (!d || (with && !with (d)))
+            continue;
+        if (pending) {
+            if (written++)
+                sl_buf_puts (out, sep);
+            sl_buf_puts (out, pending->name);
+        }
+        pending = d;
+    }
+    if (pending) {
+        if (written)
+            sl_buf_puts (out, last);
+        sl_buf_puts (out, pending->name);
+    }
+}
+
+bool
+sl_dialect_asks (const sl_dialect_t *dialect)
+{
+    return dialect && dialect->question && dialect->answer;
+}
+
+const char *
+sl_dialect_vendor (const sl_dialect_t *dialect)
+{
+    return dialect->vendor ? dialect->vendor : dialect->name;
+}
+
+bool
+sl_dialect_vendor_first (const sl_dialect_t *dialect)
+{
+    s_ready ();
+    for (int id = 1; id < S_MAX; id++)
+        if (s_by_id [id] && strcmp (sl_dialect_vendor (s_by_id [id]), sl_dialect_vendor (dialect)) == 0)
+            return s_by_id [id] == dialect;
+    return false;
+}
+
+void
+sl_dialect_option (const sl_dialect_t *dialect, sl_dialect_option_t which, char *out)
+{
+    static const char *const formats [] = {
+        [SL_DIALECT_BASE_URL_OPTION] = "%s-base-url",
+        [SL_DIALECT_BASE_URL_VARIABLE] = "SLUICE_%s_BASE_URL",
+        [SL_DIALECT_KEY_VARIABLE] = "%s_API_KEY",
+    };
+    assert (which >= SL_DIALECT_BASE_URL_OPTION && which <= SL_DIALECT_KEY_VARIABLE);
+    const char *vendor = sl_dialect_vendor (dialect);
+    char upper [SL_DIALECT_NAME_MAX];
+    size_t n = 0;
+    for (; vendor [n] && n < sizeof upper - 1; n++)
+        upper [n] = (char) toupper ((unsigned char) vendor [n]);
+    upper [n] = 0;
+    snprintf (out, SL_DIALECT_OPTION_MAX, formats [which],
+              which == SL_DIALECT_BASE_URL_OPTION ? vendor : upper);
 }
 
 size_t

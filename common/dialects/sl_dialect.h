@@ -3,6 +3,9 @@
     A dialect is everything one wire format means to sluice, in one folder
     (common/dialects/<name>/) and one table of operations, sl_dialect_t:
 
+      identity      its wire number (proto/sl_msg.h, sl_dialect_id_t) and
+                    its name, which names it everywhere else: routes
+                    files, metrics labels, logs, audit records;
       client side   the endpoint a client calls and the parser of its
                     requests into the normalized request (sl_req.h);
       upstream side the request it sends a provider: the same dialect's
@@ -10,6 +13,13 @@
                     or any other dialect's request rendered (render); the
                     URL, the credential header, fixed headers; the stream
                     decoder (sl_decoder_impl.h) and the finish values;
+      defaults      the built-in provider of the dialect (no routes file):
+                    its vendor's base URL; the names of its base URL
+                    option, that option's variable and the key variable
+                    all come from the vendor's name (sl_dialect_option);
+      a question    optional: a one-turn question rendered as a whole (not
+                    streamed) request, and the text of a whole answer,
+                    which is how an LLM judge asks a model of the dialect;
       response      the renderer of judged blocks for its clients,
                     streaming and whole (sl_render.h), and the validator
                     of what the renderer wrote (sl_validate_impl.h);
@@ -18,13 +28,15 @@
     The registry (sl_dialect.c) lists the modules, registers each at
     start and checks every required operation then: a module that lacks
     one does not register, and the process does not start. Core code asks
-    the registry for a dialect by its wire id and calls its operations; it
-    never switches on the kind, and an unknown id is an error (NULL), never
-    a silent default.
+    the registry for a dialect by its wire id or its name and calls its
+    operations; it never switches on the kind, and an unknown id is an
+    error (NULL), never a silent default.
 
-    Adding a dialect: a folder with its table, its id in proto/sl_msg.h
-    (sl_dialect_id_t and its name), and one line in the registry. The
-    conformance suite (tests/unit/common/dialects/test_dialects.c) then runs over it.
+    Adding a dialect: a folder with its table, its number in proto/sl_msg.h
+    (sl_dialect_id_t), and one line in the registry; the mock upstream
+    plays it with a provider module of its own (services/mock/sl_mock_<name>.c,
+    one line in services/mock/sl_mock_provider.c). The conformance suite
+    (tests/unit/common/dialects/test_dialects.c) then runs over both.
 */
 #ifndef SL_DIALECT_H
 #define SL_DIALECT_H
@@ -41,6 +53,8 @@ typedef struct _sl_renderer_t sl_renderer_t;           //  sl_render.h
 typedef struct _sl_validator_vt_t sl_validator_vt_t;   //  sl_validate_impl.h
 
 #define SL_ENDPOINT_MODEL_MAX 256       //  longest model name taken from a path
+#define SL_DIALECT_NAME_MAX 32          //  longest dialect or vendor name, and its NUL
+#define SL_DIALECT_OPTION_MAX 64        //  longest name derived from one (sl_dialect_option)
 
 //  The client endpoint a request was made to.
 typedef struct {
@@ -70,10 +84,24 @@ typedef struct {
     const char *owner;                  //  the provider that serves it
 } sl_model_entry_t;
 
+//  A one-turn question to a model, asked whole: what an LLM judge sends.
+//  Borrowed for the call.
+typedef struct {
+    sl_str_t model;
+    sl_str_t system;                    //  the instructions
+    sl_str_t prompt;                    //  the one user message
+    int64_t max_tokens;                 //  the answer's budget
+    double temperature;
+} sl_question_t;
+
+//  {"model":..,"max_tokens":..,"temperature":.. : how a question's JSON
+//  body begins in the dialects that ask (the object is left open).
+void sl_question_begin (const sl_question_t *question, sl_buf_t *out);
+
 typedef struct _sl_dialect_t sl_dialect_t;
 struct _sl_dialect_t {
     int id;                             //  sl_dialect_id_t, the wire value
-    const char *name;                   //  = sl_dialect_name (id)
+    const char *name;                   //  [a-z][a-z0-9]*: routes files, labels, logs
 
     //  Client side ----------------------------------------------------------
     //  Does path (no query) name this dialect's completion endpoint? 1 yes
@@ -110,6 +138,24 @@ struct _sl_dialect_t {
     //  finish values; SL_FIN_NONE when it is not one of them.
     int (*finish) (sl_str_t raw);
 
+    //  Defaults -------------------------------------------------------------
+    //  The built-in provider of the dialect is named after it, calls
+    //  base_url and reads its key from <VENDOR>_API_KEY; the option
+    //  --<vendor>-base-url (variable SLUICE_<VENDOR>_BASE_URL) changes the
+    //  base URL. Dialects of one vendor (OpenAI's Chat Completions and
+    //  Responses) share the base URL, the option and the key.
+    const char *vendor;                 //  [a-z][a-z0-9]*, whose API it is; NULL: the name
+    const char *base_url;               //  the vendor's endpoint, no trailing slash
+
+    //  A question (optional: both or neither) -------------------------------
+    //  A question as this dialect's request body for a whole answer, sent
+    //  to url with the credential and headers above (so a dialect whose
+    //  whole answers come from another URL than its streams cannot ask).
+    void (*question) (const sl_question_t *question, sl_buf_t *out);
+    //  The text of a whole answer (its body parsed), borrowed from root;
+    //  NULL when it holds none.
+    const char *(*answer) (json_t *root);
+
     //  Response side --------------------------------------------------------
     const sl_renderer_t *renderer;
     const sl_validator_vt_t *validator;
@@ -138,13 +184,44 @@ int sl_dialect_init (const char **why);
 int sl_dialect_register (const sl_dialect_t *dialect, const char **why);
 //  Check a table without registering it. 0 complete, -1 with *why.
 int sl_dialect_check (const sl_dialect_t *dialect, const char **why);
+//  Does a table clash with the registered dialects of other ids (its name
+//  taken, another base URL than its vendor's other dialects)? 0 no, -1
+//  with *why.
+int sl_dialect_conflicts (const sl_dialect_t *dialect, const char **why);
 //  The dialect of a wire id, or NULL.
 const sl_dialect_t *sl_dialect_get (int id);
 //  The dialect of a name ("openai"), or NULL.
 const sl_dialect_t *sl_dialect_find (const char *name);
+//  The name of a wire id: "none" for 0, "?" for an id no module has.
+const char *sl_dialect_name (int id);
+//  The wire id of a name; 0 when no module has it.
+int sl_dialect_parse (const char *name);
+//  The names of the registered dialects (only those with accepts, unless
+//  with is NULL), in id order, joined with sep, the last with last: for
+//  messages that list them ("openai, anthropic, responses or gemini").
+void sl_dialect_names (const char *sep, const char *last, bool (*with) (const sl_dialect_t *dialect),
+                       sl_buf_t *out);
+//  Can the dialect be asked a question (sl_dialect_t.question)?
+bool sl_dialect_asks (const sl_dialect_t *dialect);
 //  Registered dialects, in id order: index 0 .. sl_dialect_count () - 1.
 size_t sl_dialect_count (void);
 const sl_dialect_t *sl_dialect_at (size_t index);
+
+//  Names derived from a dialect's vendor, written to out (of
+//  SL_DIALECT_OPTION_MAX bytes): the option of its built-in provider's base
+//  URL ("openai-base-url"), that option's variable
+//  ("SLUICE_OPENAI_BASE_URL"), the variable of its key ("OPENAI_API_KEY").
+typedef enum {
+    SL_DIALECT_BASE_URL_OPTION = 1,
+    SL_DIALECT_BASE_URL_VARIABLE,
+    SL_DIALECT_KEY_VARIABLE
+} sl_dialect_option_t;
+void sl_dialect_option (const sl_dialect_t *dialect, sl_dialect_option_t which, char *out);
+//  The vendor of a dialect (its vendor, else its name).
+const char *sl_dialect_vendor (const sl_dialect_t *dialect);
+//  Is it the first registered dialect of its vendor (the one that stands
+//  for the vendor in its options)?
+bool sl_dialect_vendor_first (const sl_dialect_t *dialect);
 
 //  The endpoint a path names (sl_dialect_t.endpoint of each). 1 found;
 //  0 none, with out->dialect the dialect the path looks like, or 0.

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/llm/sl_providers.h"
+#include "common/dialects/sl_providers.h"
 
 static int
 s_refuse (sl_job_t *out, int status, const char *type, const char *format, ...)

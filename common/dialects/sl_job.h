@@ -32,7 +32,7 @@
 #include "common/dialects/sl_dialect.h"
 #include "common/dialects/sl_req.h"
 
-typedef struct _sl_routes_t sl_providers_t;   //  common/llm/sl_providers.h
+typedef struct _sl_routes_t sl_providers_t;   //  common/dialects/sl_providers.h
 
 //  Memory one request's parse may take. jansson builds a tree of the
 //  whole body, and small values cost it far more than their text (an

@@ -7,7 +7,7 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
-#include "common/llm/sl_providers.h"
+#include "common/dialects/sl_providers.h"
 #include "common/dialects/sl_render.h"
 
 //  A plain model name, not a glob.

@@ -1,7 +1,7 @@
 /*  sl_models.h - the models clients can ask for: GET /v1/models.
 
     A pure library: what routing offers, from the same routes table the
-    gateway routes requests with (common/llm/sl_providers.h), in the shape each
+    gateway routes requests with (common/dialects/sl_providers.h), in the shape each
     SDK's models.list() and models.retrieve() read. Which list a GET is,
     and its shape, are the dialect modules' (sl_dialect_t.models,
     model_list, model):
@@ -33,7 +33,7 @@
 #include "common/base/sl_buf.h"
 #include "common/dialects/sl_dialect.h"
 
-typedef struct _sl_routes_t sl_providers_t;   //  common/llm/sl_providers.h
+typedef struct _sl_routes_t sl_providers_t;   //  common/dialects/sl_providers.h
 
 //  Answer a GET for path (no query string), whose headers header reads.
 //  Returns false when the path is not a models path (nothing written);

@@ -4,6 +4,8 @@
     with jansson. The judge's own text is read leniently where models are
     known to wander (a code fence around the JSON, a sentence before it) and
     strictly where it matters: the probability must be a number in [0, 1].
+    What a request and an answer look like is the asked dialect's module's
+    (sl_dialect_t.question and answer).
 */
 #include "common/llm/sl_llm.h"
 
@@ -14,8 +16,10 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
+#include "common/dialects/sl_dialect.h"
 
 #define SL_LLM_MAX_HTTP_EXCERPT 200     //  bytes of an HTTP error body kept in the reason
+#define SL_LLM_TEMPERATURE 0.0          //  a judge answers the same question the same way
 
 const char *sl_llm_system_prompt =
     "You review tool calls that an AI assistant wants to make, before they run. "
@@ -45,7 +49,7 @@ void
 sl_llm_spec_defaults (sl_llm_spec_t *self)
 {
     memset (self, 0, sizeof *self);
-    self->api = SL_LLM_OPENAI;
+    self->dialect = SL_LLM_DEFAULT_DIALECT;
     self->threshold = SL_LLM_DEFAULT_THRESHOLD;
     self->timeout_ms = SL_LLM_DEFAULT_TIMEOUT_MS;
     self->on_error = SL_ACT_BLOCK;
@@ -63,12 +67,18 @@ sl_llm_spec_clear (sl_llm_spec_t *self)
     memset (self, 0, sizeof *self);
 }
 
-const char *
-sl_llm_default_url (sl_llm_api_t api)
+char *
+sl_llm_default_url (int dialect, const char *model)
 {
-    return api == SL_LLM_ANTHROPIC
-         ? "https://api.anthropic.com/v1/messages"
-         : "https://api.openai.com/v1/chat/completions";
+    const sl_dialect_t *d = sl_dialect_get (dialect);
+    if (!sl_dialect_asks (d))
+        return NULL;
+    sl_buf_t url = { 0 };
+    char *copy = NULL;
+    if (d->url (d->base_url, sl_str (model ? model : ""), &url) == 0)
+        copy = sl_xstrdup (sl_buf_cstr (&url));
+    sl_buf_free (&url);
+    return copy;
 }
 
 void
@@ -97,27 +107,17 @@ sl_llm_render_prompt (const char *tmpl, sl_str_t tool, sl_str_t arguments,
 void
 sl_llm_request_body (const sl_llm_spec_t *spec, sl_str_t prompt, sl_buf_t *out)
 {
-    const char *model = spec->model ? spec->model : "";
-    const char *system = spec->system ? spec->system : sl_llm_system_prompt;
-    sl_buf_puts (out, "{\"model\":");
-    sl_json_put_str (out, model, strlen (model));
-    sl_buf_puts (out, ",\"max_tokens\":");
-    sl_buf_put_i64 (out, spec->max_tokens);
-    sl_buf_puts (out, ",\"temperature\":0");
-    if (spec->api == SL_LLM_ANTHROPIC) {
-        sl_buf_puts (out, ",\"system\":");
-        sl_json_put_str (out, system, strlen (system));
-        sl_buf_puts (out, ",\"messages\":[{\"role\":\"user\",\"content\":");
-        sl_json_put_sl (out, prompt);
-        sl_buf_puts (out, "}]}");
-    }
-    else {
-        sl_buf_puts (out, ",\"stream\":false,\"messages\":[{\"role\":\"system\",\"content\":");
-        sl_json_put_str (out, system, strlen (system));
-        sl_buf_puts (out, "},{\"role\":\"user\",\"content\":");
-        sl_json_put_sl (out, prompt);
-        sl_buf_puts (out, "}]}");
-    }
+    const sl_dialect_t *d = sl_dialect_get (spec->dialect);
+    if (!sl_dialect_asks (d))
+        return;                         //  the policy names none such
+    const sl_question_t question = {
+        .model = sl_str (spec->model ? spec->model : ""),
+        .system = sl_str (spec->system ? spec->system : sl_llm_system_prompt),
+        .prompt = prompt,
+        .max_tokens = spec->max_tokens,
+        .temperature = SL_LLM_TEMPERATURE,
+    };
+    d->question (&question, out);
 }
 
 void
@@ -166,24 +166,6 @@ s_fail (sl_llm_result_t *out, const char *prefix, const char *detail, size_t det
     return -1;
 }
 
-//  The judge's text: OpenAI choices[0].message.content, Anthropic the
-//  first text block of content. Borrowed from root.
-static const char *
-s_answer_text (sl_llm_api_t api, json_t *root)
-{
-    if (api == SL_LLM_ANTHROPIC) {
-        size_t i;
-        json_t *block;
-        json_array_foreach (json_object_get (root, "content"), i, block)
-            if (json_is_string (json_object_get (block, "text")))
-                return json_string_value (json_object_get (block, "text"));
-        return NULL;
-    }
-    json_t *choice = json_array_get (json_object_get (root, "choices"), 0);
-    json_t *content = json_object_get (json_object_get (choice, "message"), "content");
-    return json_is_string (content) ? json_string_value (content) : NULL;
-}
-
 //  Find the JSON object in the judge's text: the whole text, or failing
 //  that the span from the first '{' to the last '}' (a code fence or a
 //  sentence around it).
@@ -206,7 +188,7 @@ s_answer_object (const char *text)
 }
 
 int
-sl_llm_parse_answer (sl_llm_api_t api, int status, sl_str_t body, sl_llm_result_t *out)
+sl_llm_parse_answer (int dialect, int status, sl_str_t body, sl_llm_result_t *out)
 {
     memset (out, 0, sizeof *out);
     out->probability = NAN;
@@ -215,8 +197,12 @@ sl_llm_parse_answer (sl_llm_api_t api, int status, sl_str_t body, sl_llm_result_
         snprintf (prefix, sizeof prefix, "the judge answered HTTP %d", status);
         return s_fail (out, prefix, body.ptr, body.len);
     }
+    const sl_dialect_t *d = sl_dialect_get (dialect);
+    if (!sl_dialect_asks (d))
+        return s_fail (out, "the judge's API cannot be asked a question", NULL, 0);
     json_t *root = json_loadb (body.ptr ? body.ptr : "", body.len, 0, NULL);
-    const char *text = s_answer_text (api, root);
+    //  The judge's text, as its dialect's module reads a whole answer.
+    const char *text = root ? d->answer (root) : NULL;
     if (!text) {
         json_decref (root);
         return s_fail (out, "the judge's answer has no text", body.ptr, body.len);

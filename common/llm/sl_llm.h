@@ -6,8 +6,12 @@
     (libcurl multi) and hands the HTTP status and body back to
     sl_llm_parse_answer, which turns them into an sl_llm_result_t.
 
-    Two wire formats: OpenAI-compatible chat completions and Anthropic
-    messages, both non-streaming. The judge is told, in a system message, to
+    The judge is asked in the wire dialect its rule's api names (openai,
+    anthropic: a dialect whose module can be asked a question,
+    sl_dialect_asks). That module writes the request (for a whole,
+    non-streaming answer: sl_dialect_t.question), names the URL, the
+    credential header and the fixed headers, and reads the answer's text
+    (answer). The judge is told, in a system message, to
     answer with one JSON object {"probability": p, "explanation": "..."},
     p being the probability that the tool call must not run. Anything else
     (no JSON, no probability, p outside [0, 1], an HTTP error) is an error:
@@ -28,15 +32,10 @@
 #define SL_LLM_MAX_EXPLANATION 500      //  bytes of explanation kept (audit, notices)
 #define SL_LLM_MAX_ANSWER (1u << 20)    //  largest HTTP answer read, bytes
 
-typedef enum {
-    SL_LLM_OPENAI = 1,                  //  POST .../chat/completions
-    SL_LLM_ANTHROPIC                    //  POST .../v1/messages
-} sl_llm_api_t;
-
 //  One LLM judge, as a policy rule configures it. Immutable once parsed;
 //  owned by the policy.
 typedef struct {
-    sl_llm_api_t api;
+    int dialect;                        //  the API asked (sl_dialect_id_t), one that asks
     char *url;                          //  full endpoint URL
     char *model;
     char *api_key_env;                  //  variable holding the API key, NULL: none sent
@@ -60,11 +59,15 @@ typedef struct {
     char *error;                        //  why the check did not run
 } sl_llm_result_t;
 
+#define SL_LLM_DEFAULT_DIALECT SL_DIALECT_OPENAI  //  the API of a rule that names none
+
 //  Set the defaults (everything but url, model and prompt).
 void sl_llm_spec_defaults (sl_llm_spec_t *self);
 void sl_llm_spec_clear (sl_llm_spec_t *self);
-//  The endpoint used when a spec names none.
-const char *sl_llm_default_url (sl_llm_api_t api);
+//  The endpoint used when a spec names none: the dialect's URL for model
+//  at its vendor's base URL. The caller's string; NULL for a dialect that
+//  cannot be asked.
+char *sl_llm_default_url (int dialect, const char *model);
 //  The prompt used when a spec names none.
 extern const char *sl_llm_default_prompt;
 //  The system message telling the judge how to answer.
@@ -79,13 +82,14 @@ extern const char *sl_llm_default_result_prompt;
 //  {result} is arguments again (a request rule's tool result).
 void sl_llm_render_prompt (const char *tmpl, sl_str_t tool, sl_str_t arguments,
                            sl_str_t last_user, sl_str_t model, sl_buf_t *out);
-//  Append the JSON request body for spec's API with prompt as the user message.
+//  Append the JSON request body for spec's API with prompt as the user
+//  message (nothing for a dialect that cannot be asked).
 void sl_llm_request_body (const sl_llm_spec_t *spec, sl_str_t prompt, sl_buf_t *out);
 
-//  Read an answer: HTTP status and body as received. Always fills out;
-//  returns 0 when the judge answered (check RAN), -1 otherwise (check
-//  ERROR, out->error says why). Never trusts the body.
-int sl_llm_parse_answer (sl_llm_api_t api, int status, sl_str_t body, sl_llm_result_t *out);
+//  Read an answer of a dialect's API: HTTP status and body as received.
+//  Always fills out; returns 0 when the judge answered (check RAN), -1
+//  otherwise (check ERROR, out->error says why). Never trusts the body.
+int sl_llm_parse_answer (int dialect, int status, sl_str_t body, sl_llm_result_t *out);
 //  A result for a check that did not run (TIMEOUT or ERROR) with a reason.
 void sl_llm_result_fail (sl_llm_result_t *out, sl_check_t check, const char *why);
 void sl_llm_result_clear (sl_llm_result_t *self);

@@ -16,6 +16,7 @@
 #include "common/base/sl_alloc.h"
 #include "common/http/sl_curlm.h"
 #include "common/base/sl_log.h"
+#include "common/dialects/sl_dialect.h"
 
 #define LLM_SWEEP_MS 20                 //  deadline resolution
 #define LLM_CONNECT_SLACK_MS 1000       //  curl's own timeout, a backstop behind ours
@@ -36,7 +37,7 @@ struct _s_req_t {
     sl_llm_client_t *client;
     uint64_t ticket;
     s_lane_t *lane;
-    sl_llm_api_t api;
+    int dialect;                        //  the API asked: its credential, headers, answers
     char *url;
     char *model;                        //  for logs
     char *key_env;                      //  variable holding the key, or NULL
@@ -203,17 +204,23 @@ s_start (sl_llm_client_t *self, s_req_t *req)
             return;
         }
     }
+    const sl_dialect_t *d = sl_dialect_get (req->dialect);
+    if (!sl_dialect_asks (d)) {
+        snprintf (req->failure, sizeof req->failure, "the judge's API cannot be asked a question");
+        return;
+    }
     req->headers = curl_slist_append (req->headers, "Content-Type: application/json");
     if (key) {
+        //  The dialect's credential header ("Authorization: Bearer <key>").
         sl_buf_t line = { 0 };
-        sl_buf_printf (&line, req->api == SL_LLM_ANTHROPIC ? "x-api-key: %s" : "Authorization: Bearer %s", key);
+        sl_buf_printf (&line, "%s: %s%s", d->credential, d->scheme, key);
         req->headers = curl_slist_append (req->headers, sl_buf_cstr (&line));
         //  Do not leave the key lying in freed memory.
         memset (line.data, 0, line.len);
         sl_buf_free (&line);
     }
-    if (req->api == SL_LLM_ANTHROPIC)
-        req->headers = curl_slist_append (req->headers, "anthropic-version: 2023-06-01");
+    for (const char *const *h = d->headers; *h; h++)
+        req->headers = curl_slist_append (req->headers, *h);
     CURL *easy = curl_easy_init ();
     curl_easy_setopt (easy, CURLOPT_URL, req->url);
     curl_easy_setopt (easy, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -264,7 +271,7 @@ s_on_done (void *arg, CURL *easy, CURLcode code)
     if (code == CURLE_OK) {
         long status = 0;
         curl_easy_getinfo (req->easy, CURLINFO_RESPONSE_CODE, &status);
-        sl_llm_parse_answer (req->api, (int) status, sl_buf_str (&req->answer), &result);
+        sl_llm_parse_answer (req->dialect, (int) status, sl_buf_str (&req->answer), &result);
     }
     else
     if (req->answer_too_big)
@@ -398,7 +405,7 @@ sl_llm_client_ask (sl_llm_client_t *self, const sl_llm_ask_t *ask)
     req->client = self;
     req->ticket = ask->ticket;
     req->lane = s_lane (self, ask->rule ? ask->rule : "", spec->concurrency);
-    req->api = spec->api;
+    req->dialect = spec->dialect;
     req->url = sl_xstrdup (spec->url);
     req->model = sl_xstrdup (spec->model ? spec->model : "");
     req->key_env = spec->api_key_env ? sl_xstrdup (spec->api_key_env) : NULL;

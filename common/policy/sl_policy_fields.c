@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common/base/sl_alloc.h"
+#include "common/dialects/sl_dialect.h"
 
 //  --------------------------------------------------------------------------
 //  Names, cuts, pointers
@@ -451,16 +452,17 @@ sl_policy_fields_llm (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *s
             return -1;
         }
         if (strcmp (key, "api") == 0) {
+            //  A dialect whose module can be asked a question.
             const char *api = sl_policy_yaml_scalar (v);
-            if (api && strcmp (api, "openai") == 0)
-                spec->api = SL_LLM_OPENAI;
-            else
-            if (api && strcmp (api, "anthropic") == 0)
-                spec->api = SL_LLM_ANTHROPIC;
-            else {
-                sl_policy_yaml_error (ctx, v, "api must be openai or anthropic");
+            const sl_dialect_t *d = api ? sl_dialect_find (api) : NULL;
+            if (!sl_dialect_asks (d)) {
+                sl_buf_t names = { 0 };
+                sl_dialect_names (", ", " or ", sl_dialect_asks, &names);
+                sl_policy_yaml_error (ctx, v, "api must be %s", sl_buf_cstr (&names));
+                sl_buf_free (&names);
                 return -1;
             }
+            spec->dialect = d->id;
             rc = 0;
         }
         else
@@ -526,7 +528,7 @@ sl_policy_fields_llm (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *s
         return -1;
     }
     if (!spec->url)
-        spec->url = sl_xstrdup (sl_llm_default_url (spec->api));
+        spec->url = sl_llm_default_url (spec->dialect, spec->model);
     if (!spec->prompt)
         spec->prompt = sl_xstrdup (sl_llm_default_prompt);
     return 0;

@@ -17,6 +17,7 @@
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_log.h"
 #include "common/base/sl_sidmap.h"
+#include "common/dialects/sl_dialect.h"
 #include "common/dialects/sl_render.h"
 #include "common/dialects/sl_validate.h"
 

@@ -9,6 +9,7 @@
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
 #include "common/base/sl_utf8.h"
+#include "common/dialects/sl_dialect.h"
 
 #define S_ROW_OVERHEAD 96               //  bytes a row costs beyond its text, about
 #define S_TEXTS 4                       //  texts one statement may hold

@@ -13,6 +13,7 @@
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
 #include "common/base/sl_sidmap.h"
+#include "common/dialects/sl_dialect.h"
 
 typedef struct {
     uint8_t sid [SL_SID_SIZE];

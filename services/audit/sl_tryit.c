@@ -7,6 +7,7 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
+#include "common/dialects/sl_dialect.h"
 #include "common/policy/sl_policy.h"
 #include "common/stages/sl_replay.h"
 
@@ -130,7 +131,11 @@ sl_tryit_run (sl_str_t request, sl_buf_t *out)
     }
     else
     if (!dialect || !sl_replay_can_decode (dialect) || !client) {
-        s_error_answer (out, "unknown dialect: openai, anthropic, responses or gemini");
+        sl_buf_t why = { 0 };
+        sl_buf_puts (&why, "unknown dialect: ");
+        sl_dialect_names (", ", " or ", NULL, &why);
+        s_error_answer (out, sl_buf_cstr (&why));
+        sl_buf_free (&why);
         rc = -1;
     }
     if (rc) {

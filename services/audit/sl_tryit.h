@@ -19,8 +19,8 @@
     wrote are left out. The request's model, tool definitions and last user
     message come from the store too, so schema rules apply.
 
-    Input (JSON): {"capture": text, "dialect": "openai" | "anthropic" |
-    "responses" | "gemini", "client": the dialect of the client to render
+    Input (JSON): {"capture": text, "dialect": a dialect's name ("openai",
+    "anthropic", ...), "client": the dialect of the client to render
     for (the capture's by default; another is a translation, as the
     gateway makes it), "policy": YAML text, "model", "tools" (JSON array
     [{"name","schema"}] as text), "last_user"}. Output (JSON):

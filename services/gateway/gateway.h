@@ -14,7 +14,7 @@
 
 #include "common/service/sl_service.h"
 
-typedef struct _sl_routes_t sl_providers_t;   //  common/llm/sl_providers.h
+typedef struct _sl_routes_t sl_providers_t;   //  common/dialects/sl_providers.h
 
 typedef struct _gateway_t gateway_t;
 

@@ -10,14 +10,10 @@
 
 #include "common/base/sl_fdlimit.h"
 #include "common/base/sl_log.h"
-#include "common/llm/sl_providers.h"
+#include "common/dialects/sl_providers.h"
 #include "common/service/sl_stage.h"
 #include "services/gateway/gateway.h"
 
-//  The ingest's built-in providers; their URLs are never called from here.
-#define GATEWAY_DEFAULT_OPENAI "https://api.openai.com/v1"
-#define GATEWAY_DEFAULT_ANTHROPIC "https://api.anthropic.com"
-#define GATEWAY_DEFAULT_GEMINI "https://generativelanguage.googleapis.com/v1beta"
 #define GATEWAY_MAX_CONNS_CAP 65536     //  the most --max-conns 0 gives, whatever the open-files limit
 #define GATEWAY_PER_IP_SHARE 4          //  --max-conns-per-ip 0: a quarter of the total
 
@@ -105,9 +101,9 @@ main (int argc, char **argv)
     sl_log_info ("limits", "open_files=%ld max_conns=%zu max_conns_per_ip=%zu request_timeout_ms=%ld",
                  nofile, config.max_conns, config.max_conns_per_ip, config.request_timeout_ms);
     char *error = NULL;
-    config.routes = *routes_path ? sl_providers_load (routes_path, &error)
-                                 : sl_providers_new_default (GATEWAY_DEFAULT_OPENAI, GATEWAY_DEFAULT_ANTHROPIC,
-                                                          GATEWAY_DEFAULT_GEMINI);
+    //  Without a file, the ingest's built-in providers at their modules'
+    //  base URLs, which are never called from here.
+    config.routes = *routes_path ? sl_providers_load (routes_path, &error) : sl_providers_new_default (NULL);
     if (!config.routes) {
         sl_log_error ("bad_routes", "%s", error ? error : "the built-in routes could not be made");
         free (error);

@@ -31,7 +31,7 @@
 #ifndef INGEST_H
 #define INGEST_H
 
-#include "common/llm/sl_providers.h"
+#include "common/dialects/sl_providers.h"
 #include "common/service/sl_service.h"
 
 typedef struct _ingest_t ingest_t;

@@ -1,7 +1,9 @@
 /*  sluice-ingest - calls the upstream model and decodes its stream.
 
     Providers come from a routes file (--routes) or, without one, from the
-    built-in defaults: one provider per dialect at the --*-base-url flags.
+    built-in defaults: one provider per dialect at the --<vendor>-base-url
+    options (sl_baseurls.h: --openai-base-url, --anthropic-base-url,
+    --gemini-base-url, one for each vendor of the registered dialects).
     API keys are read from the environment only (the variable each
     provider names: OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY by
     default), never from flags, and never logged.
@@ -10,8 +12,9 @@
 
 #include "common/base/sl_fdlimit.h"
 #include "common/base/sl_log.h"
-#include "common/llm/sl_providers.h"
-#include "proto/sl_msg.h"
+#include "common/dialects/sl_baseurls.h"
+#include "common/dialects/sl_dialect.h"
+#include "common/dialects/sl_providers.h"
 #include "services/ingest/ingest.h"
 #include "common/stages/sl_sse.h"
 
@@ -34,9 +37,6 @@ main (int argc, char **argv)
 {
     const char *bind = "tcp://127.0.0.1:5551";
     const char *next = "tcp://127.0.0.1:5552";
-    const char *openai_base = "https://api.openai.com/v1";
-    const char *anthropic_base = "https://api.anthropic.com";
-    const char *gemini_base = "https://generativelanguage.googleapis.com/v1beta";
     const char *routes_path = "";
     const char *connect_timeout = "10000";
     const char *first_byte_timeout = "120000";
@@ -54,12 +54,6 @@ main (int argc, char **argv)
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (jobs from the gateways)" },
         { "next", NULL, &next, "aggregator endpoints, comma-separated" },
-        { "openai-base-url", "SLUICE_OPENAI_BASE_URL", &openai_base,
-          "OpenAI-compatible base URL (chat completions and responses), without a routes file" },
-        { "anthropic-base-url", "SLUICE_ANTHROPIC_BASE_URL", &anthropic_base,
-          "Anthropic base URL (.../v1/messages is appended), without a routes file" },
-        { "gemini-base-url", "SLUICE_GEMINI_BASE_URL", &gemini_base,
-          "Gemini base URL (.../models/{model}:streamGenerateContent), without a routes file" },
         { "routes", "SLUICE_ROUTES", &routes_path, "routes file: providers and model routes (YAML)" },
         { "connect-timeout-ms", NULL, &connect_timeout, "upstream connect deadline" },
         { "first-byte-timeout-ms", NULL, &first_byte_timeout,
@@ -79,10 +73,16 @@ main (int argc, char **argv)
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
     };
+    //  The built-in providers' base URLs: an option per vendor (none when
+    //  the dialects did not register, which sl_service_new reports).
+    sl_baseurls_t *urls = sl_baseurls_new ();
     int code;
-    sl_service_t *svc = sl_service_new ("ingest", opts, "9551", argc, argv, &code);
-    if (!svc)
+    sl_service_t *svc = sl_service_new ("ingest", urls ? sl_baseurls_opts (urls, opts) : opts, "9551", argc, argv,
+                                        &code);
+    if (!svc) {
+        sl_baseurls_destroy (&urls);
         return code;
+    }
     ingest_config_t config = {
         .bind = bind,
         .next = next,
@@ -105,6 +105,7 @@ main (int argc, char **argv)
     if (config.connect_timeout_ms < 0 || config.first_byte_timeout_ms < 0 || config.idle_timeout_ms < 0
     ||  config.max_retries < 0 || config.retry_base_ms < 0 || config.retry_max_ms < 0 || event < 0
     ||  config.stall_ms < 0 || config.gateway_dead_ms < 0 || log_max_v < 0 || log_total_v < 0 || streams < 0) {
+        sl_baseurls_destroy (&urls);
         sl_service_destroy (&svc);
         return 2;
     }
@@ -115,7 +116,8 @@ main (int argc, char **argv)
     sl_log_info ("limits", "open_files=%ld max_streams=%zu", nofile, config.max_streams);
     char *error = NULL;
     config.routes = *routes_path ? sl_providers_load (routes_path, &error)
-                                 : sl_providers_new_default (openai_base, anthropic_base, gemini_base);
+                                 : sl_providers_new_default (sl_baseurls_table (urls));
+    sl_baseurls_destroy (&urls);
     if (!config.routes) {
         sl_log_error ("bad_routes", "%s", error ? error : "a base URL must be an http:// or https:// URL");
         free (error);

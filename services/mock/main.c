@@ -1,15 +1,16 @@
 /*  sluice-mock - an upstream LLM that serves scripted streams over HTTP.
 
-    It answers at each provider's real path, in that provider's format:
+    It answers at each provider's real path, in that provider's format
+    (one provider module per dialect, sl_mock_provider.h):
       POST .../chat/completions                       OpenAI Chat Completions
       POST .../responses                              OpenAI Responses
       POST .../messages                               Anthropic Messages
       POST .../models/{model}:streamGenerateContent   Gemini (alt=sse)
     (any prefix, so /v1/..., /v1beta/... and bare paths all work). The
-    model picks the scenario (sl_mock_script.h), including the ones that
-    misbehave on purpose. With --replay-dir, the model
-    "mock-replay/<path>" replays the recorded stream file <path> under that
-    directory. Events are sent one every --delay-ms (a request header
+    model picks the scenario (sl_mock_script.h, sl_mock_agent.h), including
+    the ones that misbehave on purpose. With --replay-dir, the model
+    "mock-replay/<path>" plays back the recorded stream file <path> under
+    that directory. Events are sent one every --delay-ms (a request header
     x-mock-delay-ms overrides it; 0 sends as fast as the client reads).
 
     Also serves /healthz and /metrics on the same port; the metrics count
@@ -29,6 +30,7 @@
 #include "common/base/sl_log.h"
 #include "common/service/sl_service.h"
 #include "services/mock/sl_mock_judge.h"
+#include "services/mock/sl_mock_provider.h"
 #include "services/mock/sl_mock_request.h"
 #include "services/mock/sl_mock_script.h"
 
@@ -38,8 +40,8 @@
 #define MOCK_PACE_SLACK_US 500         //  a paced event this close to due goes in this tick (timers are not exact)
 #define MOCK_DRAIN_WAIT_MS 1            //  mock-drop: wait for the bytes to leave
 #define MOCK_ATTEMPTS 64                //  request bodies remembered for mock-flaky
-#define MOCK_REPLAY_PREFIX "mock-replay/"
-#define MOCK_REPLAY_MAX (64u << 20)     //  largest file replayed
+#define MOCK_RECORDING_PREFIX "mock-replay/"   //  the model of a recording played back
+#define MOCK_RECORDING_MAX (64u << 20)  //  largest recording played back
 
 typedef struct _s_app_t s_app_t;
 
@@ -66,7 +68,7 @@ struct _s_app_t {
     sl_service_t *service;
     sl_httpd_t *httpd;
     long delay_ms;
-    const char *replay_dir;             //  NULL: replay disabled
+    const char *recordings;             //  --replay-dir: where recordings are; NULL: none played
     FILE *record;                       //  --record: every completion request, one line each
     const char *record_header;          //  --record-header: this header's value too, or NULL
     s_attempt_t attempts [MOCK_ATTEMPTS];
@@ -207,7 +209,7 @@ s_attempt (s_app_t *app, const char *model, sl_str_t body)
     return 0;
 }
 
-//  A replay path: segments of [A-Za-z0-9._-], none of them "." or "..".
+//  A recording's path: segments of [A-Za-z0-9._-], none of them "." or "..".
 static bool
 s_safe_path (const char *path)
 {
@@ -229,25 +231,26 @@ s_safe_path (const char *path)
     }
 }
 
-//  Build the replay script for model "mock-replay/<path>"; false when
-//  replay is off or the file is not there.
+//  Build the script that plays back the recording of model
+//  "mock-replay/<path>"; false when no recordings are played or the file
+//  is not there.
 static bool
-s_replay (s_app_t *app, const char *name, sl_mock_script_t *script)
+s_play_recording (s_app_t *app, const char *name, sl_mock_script_t *script)
 {
-    if (!app->replay_dir || !s_safe_path (name))
+    if (!app->recordings || !s_safe_path (name))
         return false;
     char path [1024];
-    snprintf (path, sizeof path, "%s/%s", app->replay_dir, name);
+    snprintf (path, sizeof path, "%s/%s", app->recordings, name);
     FILE *f = fopen (path, "rb");
     if (!f)
         return false;
     sl_buf_t bytes = { 0 };
     char chunk [65536];
     size_t n;
-    while ((n = fread (chunk, 1, sizeof chunk, f)) > 0 && bytes.len < MOCK_REPLAY_MAX)
+    while ((n = fread (chunk, 1, sizeof chunk, f)) > 0 && bytes.len < MOCK_RECORDING_MAX)
         sl_buf_append (&bytes, chunk, n);
     fclose (f);
-    int rc = sl_mock_script_replay (sl_str (name), sl_buf_str (&bytes), script);
+    int rc = sl_mock_script_playback (sl_str (name), sl_buf_str (&bytes), script);
     sl_buf_free (&bytes);
     return rc == 0;
 }
@@ -343,10 +346,11 @@ s_on_request (void *arg, sl_http_req_t *req)
         sl_mock_script_clear (&script);
         return;
     }
-    if (strncmp (call.model, MOCK_REPLAY_PREFIX, strlen (MOCK_REPLAY_PREFIX)) == 0) {
-        if (!s_replay (app, call.model + strlen (MOCK_REPLAY_PREFIX), &script)) {
-            sl_mock_script_not_found (call.dialect, app->replay_dir ? "no such replay file"
-                                                                    : "replay is off (start the mock with --replay-dir)",
+    if (strncmp (call.model, MOCK_RECORDING_PREFIX, strlen (MOCK_RECORDING_PREFIX)) == 0) {
+        if (!s_play_recording (app, call.model + strlen (MOCK_RECORDING_PREFIX), &script)) {
+            sl_mock_script_not_found (call.dialect, app->recordings ? "no such recording"
+                                                                    : "no recordings are played (start the mock with "
+                                                                      "--replay-dir)",
                                       &script);
             s_respond_script_error (req, &script);
             sl_mock_script_clear (&script);
@@ -354,8 +358,7 @@ s_on_request (void *arg, sl_http_req_t *req)
         }
     }
     else
-        sl_mock_script_build (call.dialect, sl_str (call.model), body, call.chunks,
-                              s_attempt (app, call.model, body), &script);
+        sl_mock_request_answer (&call, body, s_attempt (app, call.model, body), &script);
     s_answer (app, req, &script);
 }
 
@@ -396,15 +399,15 @@ main (int argc, char **argv)
     const char *host = "127.0.0.1";
     const char *port = "9090";
     const char *delay = "20";
-    const char *replay_dir = "";
+    const char *recordings = "";
     const char *record = "";
     const char *record_header = "";
     sl_opt_t opts [] = {
         { "host", "SLUICE_MOCK_HOST", &host, "address to listen on" },
         { "port", "SLUICE_MOCK_PORT", &port, "port to listen on" },
         { "delay-ms", "SLUICE_MOCK_DELAY_MS", &delay, "time between events (0: as fast as possible)" },
-        { "replay-dir", "SLUICE_MOCK_REPLAY_DIR", &replay_dir,
-          "directory of recorded streams served to model mock-replay/<file> (empty: off)" },
+        { "replay-dir", "SLUICE_MOCK_REPLAY_DIR", &recordings,
+          "directory of recorded streams played back to model mock-replay/<file> (empty: off)" },
         { "record", NULL, &record, "append every completion request received to this file, one line each "
                                    "(path, a tab, the body; empty: off)" },
         { "record-header", NULL, &record_header, "with --record: after the body, a tab and this request header "
@@ -415,11 +418,18 @@ main (int argc, char **argv)
     sl_service_t *svc = sl_service_new ("mock", opts, "off", argc, argv, &code);
     if (!svc)
         return code;
+    //  Every provider module is complete, or the mock does not start.
+    const char *why = NULL;
+    if (sl_mock_provider_init (&why)) {
+        sl_log_error ("bad_provider", "%s", why ? why : "a mock provider module is incomplete");
+        sl_service_destroy (&svc);
+        return 2;
+    }
     sl_fdlimit_raise ();                //  a socket per stream: load tests hold thousands
     s_app_t *app = sl_xcalloc (1, sizeof *app);
     app->service = svc;
     app->delay_ms = sl_opts_long (delay);
-    app->replay_dir = *replay_dir ? replay_dir : NULL;
+    app->recordings = *recordings ? recordings : NULL;
     app->record_header = *record_header ? record_header : NULL;
     if (*record && !(app->record = fopen (record, "a"))) {
         sl_log_error ("bad_option", "--record: cannot open %s", record);
@@ -450,7 +460,7 @@ main (int argc, char **argv)
         sl_httpd_set_counters (app->httpd, &(sl_httpd_counters_t) {
             .bad_framing = sl_service_framing_counter (svc, "mock") });
         sl_log_info ("listening", "http=%s:%d delay_ms=%ld replay_dir=%s", host,
-                     sl_httpd_port (app->httpd), app->delay_ms, app->replay_dir ? app->replay_dir : "off");
+                     sl_httpd_port (app->httpd), app->delay_ms, app->recordings ? app->recordings : "off");
         rc = sl_service_run (svc);
         //  Let go of streams still open (stalled, hanging): the HTTP
         //  server cannot stop while it holds parked connections.

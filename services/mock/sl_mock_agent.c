@@ -2,16 +2,17 @@
 
     The request is read with jansson: it is read once per request, not per
     chunk, and its tool definitions are nested a different way in each
-    dialect.
+    dialect (the shape its provider module gives, sl_mock_provider.h).
 */
 #include "services/mock/sl_mock_agent.h"
-#include "services/mock/sl_mock_check.h"
 
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "services/mock/sl_mock_provider.h"
 
 #define S_DESCRIPTION "Runs a command for the sluice agent test."
 
@@ -46,35 +47,9 @@ sl_mock_agent_is (sl_str_t model)
     return false;
 }
 
-//  How each provider's requests declare tools and list their turns: the
-//  member a tool definition sits in ("function", or the tool itself), the
-//  schema's members, the member a tools entry lists declarations in
-//  (Gemini), and the member of the turns.
-typedef struct {
-    const char *holder;
-    const char *schema;
-    const char *schema2;
-    const char *declarations;
-    const char *turns;
-    bool (*carries_result) (json_t *turn);
-} s_shape_t;
-
-static bool s_openai_result (json_t *turn);
-static bool s_anthropic_result (json_t *turn);
-static bool s_responses_result (json_t *turn);
-static bool s_gemini_result (json_t *turn);
-
-static const s_shape_t s_shapes [SL_DIALECT_MAX] = {
-    [SL_DIALECT_OPENAI] = { "function", "parameters", NULL, NULL, "messages", s_openai_result },
-    [SL_DIALECT_ANTHROPIC] = { NULL, "input_schema", NULL, NULL, "messages", s_anthropic_result },
-    [SL_DIALECT_RESPONSES] = { NULL, "parameters", NULL, NULL, "input", s_responses_result },
-    [SL_DIALECT_GEMINI] = { NULL, "parameters", "parametersJsonSchema", "functionDeclarations", "contents",
-                            s_gemini_result },
-};
-
 //  The name and parameter schema of one tool definition.
 static const char *
-s_tool_name (const s_shape_t *shape, json_t *tool, json_t **schema)
+s_tool_name (const sl_mock_shape_t *shape, json_t *tool, json_t **schema)
 {
     json_t *holder = shape->holder ? json_object_get (tool, shape->holder) : tool;
     *schema = json_object_get (holder, shape->schema);
@@ -106,51 +81,13 @@ s_arguments (json_t *schema, const char *command, char *out, size_t size)
     json_decref (args);
 }
 
-//  Is this message (or input item, or content) a tool result?
-static bool
-s_openai_result (json_t *message)
-{
-    return json_is_string (json_object_get (message, "role"))
-        && strcmp (json_string_value (json_object_get (message, "role")), "tool") == 0;
-}
-
-static bool
-s_anthropic_result (json_t *message)
-{
-    size_t i;
-    json_t *part;
-    json_array_foreach (json_object_get (message, "content"), i, part)
-        if (json_is_string (json_object_get (part, "type"))
-        &&  strcmp (json_string_value (json_object_get (part, "type")), "tool_result") == 0)
-            return true;
-    return false;
-}
-
-static bool
-s_responses_result (json_t *item)
-{
-    const char *type = json_string_value (json_object_get (item, "type"));
-    size_t n = type ? strlen (type) : 0;
-    return n > 12 && strcmp (type + n - 12, "_call_output") == 0;
-}
-
-static bool
-s_gemini_result (json_t *content)
-{
-    size_t i;
-    json_t *part;
-    json_array_foreach (json_object_get (content, "parts"), i, part)
-        if (json_object_get (part, "functionResponse"))
-            return true;
-    return false;
-}
-
 void
 sl_mock_agent_read (int dialect, sl_str_t request_body, const char *command, sl_mock_agent_view_t *out)
 {
     memset (out, 0, sizeof *out);
-    const s_shape_t *shape = dialect > SL_DIALECT_NONE && dialect < SL_DIALECT_MAX ? &s_shapes [dialect] : NULL;
-    json_t *body = shape && shape->turns ? json_loadb (request_body.ptr, request_body.len, 0, NULL) : NULL;
+    const sl_mock_provider_t *provider = sl_mock_provider_get (dialect);
+    const sl_mock_shape_t *shape = provider ? &provider->shape : NULL;
+    json_t *body = shape ? json_loadb (request_body.ptr, request_body.len, 0, NULL) : NULL;
     if (!body)
         return;
     size_t i, j;
@@ -231,7 +168,7 @@ sl_mock_agent_build (int dialect, sl_str_t model, sl_str_t request_body, sl_mock
     //  request's own history names it), so a test sees it came through.
     sl_mock_result_t result;
     char done [sizeof result.name + sizeof result.text + 64];
-    if (view.tool_result && sl_mock_check_result (dialect, request_body, &result))
+    if (view.tool_result && sl_mock_provider_result (dialect, request_body, &result))
         snprintf (done, sizeof done, "%s %s said: %s", SL_MOCK_AGENT_DONE, result.name [0] ? result.name : "a tool",
                   result.text);
     else

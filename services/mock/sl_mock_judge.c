@@ -1,4 +1,8 @@
-/*  sl_mock_judge.c - scripted LLM judges for tests (see sl_mock_judge.h). */
+/*  sl_mock_judge.c - scripted LLM judges for tests (see sl_mock_judge.h).
+    A judge answers in the format of the provider whose path it was asked
+    at: that provider module's whole answer and error body
+    (sl_mock_provider.h).
+*/
 #include "services/mock/sl_mock_judge.h"
 
 #include <jansson.h>
@@ -6,19 +10,25 @@
 #include <string.h>
 
 #include "common/base/sl_alloc.h"
-#include "common/base/sl_json.h"
+#include "proto/sl_msg.h"
+#include "services/mock/sl_mock_provider.h"
 
 #define MOCK_JUDGE_PREFIX "judge-"
+#define MOCK_JUDGE_DEFAULT_DIALECT SL_DIALECT_OPENAI   //  the format of a path no judge's provider has
+#define MOCK_JUDGE_MODEL_MAX 256        //  longest model a path may name
 
 const char *sl_mock_judge_scenarios [] = {
     "judge-allow", "judge-block", "judge-slow", "judge-garbage", "judge-error", NULL
 };
 
-static bool
-s_ends_with (const char *s, const char *suffix)
+//  The provider a path asks, when it can answer as a judge (a whole
+//  answer); NULL otherwise.
+static const sl_mock_provider_t *
+s_judge_of (const char *path)
 {
-    size_t n = strlen (s), m = strlen (suffix);
-    return n >= m && strcmp (s + n - m, suffix) == 0;
+    char model [MOCK_JUDGE_MODEL_MAX];
+    const sl_mock_provider_t *p = sl_mock_provider_of_path (path, model, sizeof model);
+    return p && p->whole ? p : NULL;
 }
 
 //  The model of a request body, or NULL (result owned by root).
@@ -32,7 +42,7 @@ s_model (json_t *root)
 bool
 sl_mock_judge_wants (const char *path, sl_str_t body)
 {
-    if (!s_ends_with (path, "/chat/completions") && !s_ends_with (path, "/messages"))
+    if (!s_judge_of (path))
         return false;
     //  Cheap first: most requests to the mock are not for a judge.
     if (!body.ptr || !memmem (body.ptr, body.len, MOCK_JUDGE_PREFIX, strlen (MOCK_JUDGE_PREFIX)))
@@ -62,50 +72,18 @@ s_parse_model (const char *model, char *kind, size_t size, long *delay_ms)
     kind [n] = 0;
 }
 
-static void
-s_error_body (bool anthropic, const char *type, const char *message, sl_buf_t *out)
-{
-    if (anthropic)
-        sl_buf_puts (out, "{\"type\":\"error\",\"error\":{\"type\":");
-    else
-        sl_buf_puts (out, "{\"error\":{\"type\":");
-    sl_json_put_str (out, type, strlen (type));
-    sl_buf_puts (out, ",\"message\":");
-    sl_json_put_str (out, message, strlen (message));
-    sl_buf_puts (out, anthropic ? "}}" : ",\"param\":null,\"code\":null}}");
-}
-
-static void
-s_answer_body (bool anthropic, const char *model, const char *content, sl_buf_t *out)
-{
-    if (anthropic) {
-        sl_buf_puts (out, "{\"id\":\"msg_mockjudge\",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
-        sl_json_put_str (out, model, strlen (model));
-        sl_buf_puts (out, ",\"content\":[{\"type\":\"text\",\"text\":");
-        sl_json_put_str (out, content, strlen (content));
-        sl_buf_puts (out, "}],\"stop_reason\":\"end_turn\",\"usage\":{\"input_tokens\":50,\"output_tokens\":20}}");
-        return;
-    }
-    sl_buf_puts (out, "{\"id\":\"chatcmpl-mockjudge\",\"object\":\"chat.completion\",\"created\":1767225600,"
-                      "\"model\":");
-    sl_json_put_str (out, model, strlen (model));
-    sl_buf_puts (out, ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":");
-    sl_json_put_str (out, content, strlen (content));
-    sl_buf_puts (out, "},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":50,\"completion_tokens\":20,"
-                      "\"total_tokens\":70}}");
-}
-
 void
 sl_mock_judge_answer (const char *path, sl_str_t body, sl_mock_judge_reply_t *out)
 {
     memset (out, 0, sizeof *out);
-    bool anthropic = s_ends_with (path, "/messages");
+    const sl_mock_provider_t *p = s_judge_of (path);
+    if (!p)
+        p = sl_mock_provider_get (MOCK_JUDGE_DEFAULT_DIALECT);
     json_t *root = json_loadb (body.ptr ? body.ptr : "", body.len, 0, NULL);
     const char *model = s_model (root);
     if (!model || strncmp (model, MOCK_JUDGE_PREFIX, strlen (MOCK_JUDGE_PREFIX)) != 0) {
         out->status = 400;
-        s_error_body (anthropic, "invalid_request_error", "the body must be JSON with a judge-* model",
-                      &out->body);
+        p->render->error_body (400, "invalid_request_error", "the body must be JSON with a judge-* model", &out->body);
         json_decref (root);
         return;
     }
@@ -117,26 +95,26 @@ sl_mock_judge_answer (const char *path, sl_str_t body, sl_mock_judge_reply_t *ou
         out->delay_ms = SL_MOCK_JUDGE_MAX_DELAY_MS;
     out->status = 200;
     if (strcmp (kind, "allow") == 0 || strcmp (kind, "slow") == 0)
-        s_answer_body (anthropic, model, "{\"probability\": 0.02, \"explanation\": \"The mock judge sees "
-                       "nothing wrong with this call.\"}", &out->body);
+        p->whole (model, "{\"probability\": 0.02, \"explanation\": \"The mock judge sees "
+                         "nothing wrong with this call.\"}", &out->body);
     else
     if (strcmp (kind, "block") == 0)
-        s_answer_body (anthropic, model, "{\"probability\": 0.97, \"explanation\": \"The mock judge "
-                       "rejects this call.\"}", &out->body);
+        p->whole (model, "{\"probability\": 0.97, \"explanation\": \"The mock judge "
+                         "rejects this call.\"}", &out->body);
     else
     if (strcmp (kind, "garbage") == 0)
-        s_answer_body (anthropic, model, "Looks fine to me, probably. Let me know if you need "
-                       "anything else!", &out->body);
+        p->whole (model, "Looks fine to me, probably. Let me know if you need "
+                         "anything else!", &out->body);
     else
     if (strcmp (kind, "error") == 0) {
         out->status = 500;
-        s_error_body (anthropic, anthropic ? "api_error" : "server_error", "The mock judge failed.", &out->body);
+        p->render->error_body (500, p->render->failed, "The mock judge failed.", &out->body);
     }
     else {
         out->status = 404;
         out->delay_ms = 0;
-        s_error_body (anthropic, "not_found_error", "no such mock judge (try judge-allow, judge-block, "
-                      "judge-slow, judge-garbage or judge-error)", &out->body);
+        p->render->error_body (404, "not_found_error", "no such mock judge (try judge-allow, judge-block, "
+                               "judge-slow, judge-garbage or judge-error)", &out->body);
     }
     json_decref (root);
 }

@@ -1,8 +1,9 @@
 /*  sl_mock_judge.h - the mock upstream playing an LLM judge.
 
-    The judge service asks its LLM judges with non-streaming OpenAI chat
-    completions or Anthropic messages requests; a policy pointed at the
-    mock gets scripted judges, picked by the request's model:
+    The judge service asks its LLM judges with a whole (non-streaming)
+    request of a dialect that asks (OpenAI chat completions, Anthropic
+    messages); a policy pointed at the mock gets scripted judges, picked by
+    the request's model:
 
       judge-allow      {"probability": 0.02, ...}: the call may run
       judge-block      {"probability": 0.97, ...}: the call must not run
@@ -11,8 +12,10 @@
       judge-error      HTTP 500
 
     Any of them takes a delay suffix in milliseconds: judge-block-250
-    answers after 250 ms, judge-slow-1500 after 1.5 s. A path ending in
-    /messages gets the Anthropic format, anything else the OpenAI one.
+    answers after 250 ms, judge-slow-1500 after 1.5 s. The answer is in
+    the format of the provider whose path was asked (a provider module
+    with a whole answer, sl_mock_provider.h: .../chat/completions,
+    .../messages), the OpenAI one otherwise.
 
     The core (sl_mock_judge_answer) is pure: path + request body in, status,
     body and delay out. The small server part below it answers a request
@@ -38,8 +41,8 @@ typedef struct {
     long delay_ms;                      //  wait this long before answering
 } sl_mock_judge_reply_t;
 
-//  True when a request is for a judge scenario: the path ends in
-//  /chat/completions or /messages and the body's model starts with "judge-".
+//  True when a request is for a judge scenario: the path is one of a
+//  provider with a whole answer and the body's model starts with "judge-".
 bool sl_mock_judge_wants (const char *path, sl_str_t body);
 //  The reply to a judge request (an unknown judge-* model gets a 404).
 void sl_mock_judge_answer (const char *path, sl_str_t body, sl_mock_judge_reply_t *out);

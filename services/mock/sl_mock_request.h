@@ -5,9 +5,10 @@
     A pure library (no sockets) between sluice-mock's HTTP server and its
     scripts: the service hands it the method, path and body of every
     request that is not a health check or an LLM judge's, and gets either
-    a call to serve (sl_mock_script_build or a replay) or the error the
-    provider would answer with, in that provider's format. Any bytes are
-    fine: the fuzz target fuzz_mock drives this and the script builders.
+    a call to serve (sl_mock_request_answer, or a recording played back)
+    or the error the provider would answer with, in that provider's
+    format. Any bytes are fine: the fuzz target fuzz_mock drives this and
+    the script builders.
 */
 #ifndef SL_MOCK_REQUEST_H
 #define SL_MOCK_REQUEST_H
@@ -19,12 +20,12 @@
 
 //  A request the mock serves.
 typedef struct {
-    int dialect;                        //  the provider API called (SL_DIALECT_*)
+    int dialect;                        //  the provider API called (its wire dialect)
     char model [SL_MOCK_MODEL_MAX];     //  the scenario: the model without any "@<suffix>"
     long chunks;                        //  the request's max tokens (0: none), for mock-bench and mock-danger-huge
 } sl_mock_call_t;
 
-//  The provider API a path calls (SL_DIALECT_*), 0 for none.
+//  The provider API a path calls (its wire dialect), 0 for none.
 int sl_mock_request_dialect (const char *path);
 
 //  Read a request. 0: *call is the call to serve. -1: the provider would
@@ -34,5 +35,11 @@ int sl_mock_request_dialect (const char *path);
 //  whole, never read.
 int sl_mock_request_read (const char *method, const char *path, sl_str_t body, sl_mock_call_t *call,
                           sl_mock_script_t *error);
+
+//  Build the answer to a call: a coding-agent scenario (sl_mock_agent.h)
+//  or a built-in one (sl_mock_script.h). attempt: how many requests with
+//  this body came before (mock-flaky). 0 ok, -1 for a dialect the mock
+//  does not play.
+int sl_mock_request_answer (const sl_mock_call_t *call, sl_str_t body, unsigned attempt, sl_mock_script_t *out);
 
 #endif

@@ -3,9 +3,10 @@
     A pure library: given the dialect a request was made in (its path), the
     model it names (which picks the scenario) and the request body, build
     the exact bytes the mock will send, as a list of SSE events in that
-    dialect's real wire format, plus how the answer ends. Ids and time
-    stamps are derived from the request body, so the same request always
-    gets the same bytes.
+    dialect's real wire format (its provider module's renderer,
+    sl_mock_provider.h), plus how the answer ends. Ids and time stamps are
+    derived from the request body, so the same request always gets the
+    same bytes.
 
     Scenarios, in every dialect:
       mock-text    a few sentences, a word or two per event
@@ -50,12 +51,12 @@
                           may carry), streamed in 64 KiB pieces (Gemini:
                           streamed function call arguments), then a normal
                           finish
-    mock-agent-*: multi-turn scenarios for coding agents, which call the
-                 request's own shell tool (sl_mock_agent.h).
-    Any other model: 404 in the provider's error format.
+    Any other model: 404 in the provider's error format. (The mock-agent-*
+    scenarios, for coding agents, are built from steps by sl_mock_agent.h;
+    sl_mock_request_answer picks between the two.)
 
-    sl_mock_script_replay turns a recorded stream file into a script: .sse
-    files are sent verbatim (cut into events at blank lines, so pacing
+    sl_mock_script_playback turns a recorded stream file into a script:
+    .sse files are sent verbatim (cut into events at blank lines, so pacing
     works), .chunks.jsonl files one "data:" event per line, .json files
     (a JSON array of chunks) one "data:" event per element.
 */
@@ -106,8 +107,9 @@ void sl_mock_script_stamp (sl_buf_t *event, int64_t now_us);
 //  with this body came before (mock-flaky). 0 ok, -1 for an unknown dialect.
 int sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long chunks,
                           unsigned attempt, sl_mock_script_t *out);
-//  Build a script that replays a recorded file (name picks the format).
-int sl_mock_script_replay (sl_str_t name, sl_str_t file, sl_mock_script_t *out);
+//  Build a script that plays a recorded stream back (name picks the
+//  format). 0 ok, -1 for a .json file that is not a JSON array.
+int sl_mock_script_playback (sl_str_t name, sl_str_t file, sl_mock_script_t *out);
 //  A scenario given as steps (the coding-agent scenarios of sl_mock_agent.h),
 //  rendered in the dialect as the built-in ones are.
 typedef enum {
@@ -135,7 +137,7 @@ int sl_mock_script_steps (int dialect, sl_str_t model, sl_str_t request_body, co
 //  may be uninitialised); sl_mock_script_clear frees it.
 void sl_mock_script_not_found (int dialect, const char *message, sl_mock_script_t *out);
 //  A 400 in the dialect's error format, for requests its API would refuse
-//  (sl_mock_check.h).
+//  (sl_mock_provider_check).
 void sl_mock_script_bad_request (int dialect, const char *message, sl_mock_script_t *out);
 void sl_mock_script_clear (sl_mock_script_t *self);
 //  The scenario names, NULL-terminated.

@@ -4,6 +4,8 @@
                   [--request FILE [--request-only]] [--model NAME]
                   [--render blocks|openai|anthropic|responses|gemini] [--jsonl]
 
+    (the dialects: every registered module's name).
+
     Reads the capture on stdin as it arrives and writes to stdout what the
     stages make of it (see sl_replay.h): by default one JSON line per block
     and a last line with the finish and usage; with --policy the judge's
@@ -36,13 +38,16 @@
 #define S_EXIT_MALFORMED 1
 #define S_EXIT_USAGE 2
 
+//  The dialects' names, a|b|c, from the registry.
 static void
 s_usage (FILE *out)
 {
+    sl_buf_t names = { 0 };
+    sl_dialect_names ("|", "|", NULL, &names);
     fprintf (out,
-        "usage: sluice-replay --dialect openai|anthropic|responses|gemini\n"
+        "usage: sluice-replay --dialect %s\n"
         "                     [--policy FILE] [--request FILE [--request-only]] [--model NAME]\n"
-        "                     [--render blocks|openai|anthropic|responses|gemini]\n"
+        "                     [--render blocks|%s]\n"
         "                     [--jsonl] < capture\n"
         "\n"
         "  --dialect   the upstream dialect the capture was recorded in (required)\n"
@@ -57,7 +62,9 @@ s_usage (FILE *out)
         "  --render    blocks (default): one JSON line per block, then the finish;\n"
         "              a dialect: the bytes a client of that dialect would receive\n"
         "  --jsonl     the capture is JSONL, one SSE data payload per line\n"
-        "              (detected when the first byte is '{'; '[' is a JSON array)\n");
+        "              (detected when the first byte is '{'; '[' is a JSON array)\n",
+        sl_buf_cstr (&names), sl_buf_cstr (&names));
+    sl_buf_free (&names);
 }
 
 static bool

@@ -34,6 +34,7 @@
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_buf.h"
 #include "common/bus/sl_bus.h"
+#include "common/dialects/sl_dialect.h"
 #include "common/base/sl_json.h"
 #include "common/base/sl_log.h"
 #include "common/service/sl_service.h"

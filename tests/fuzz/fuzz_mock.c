@@ -4,8 +4,8 @@
     body in the provider's format; never a crash, whatever the body. The
     first byte picks the path (each provider API the mock plays, and one
     it does not), the second the method and the attempt count (mock-flaky);
-    the rest is the body. A request it serves is also built as a replay of
-    the body, in each recorded format. */
+    the rest is the body. A request it serves is also built as the
+    playback of a recording that is the body, in each recorded format. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -41,14 +41,15 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         sl_mock_script_clear (&sc);
         return 0;
     }
-    if (sl_mock_script_build (call.dialect, sl_str (call.model), body, call.chunks % 64, data [1] >> 1, &sc) != 0)
+    call.chunks %= 64;
+    if (sl_mock_request_answer (&call, body, data [1] >> 1, &sc) != 0)
         __builtin_trap ();              //  the dialect came from the mock's own table
     if (sc.status != 200 && sc.status != 0)
         s_check_error (&sc);
     sl_mock_script_clear (&sc);
     static const char *const formats [] = { "x.jsonl", "x.sse" };
     for (size_t i = 0; i < sizeof formats / sizeof formats [0]; i++) {
-        sl_mock_script_replay (sl_str (formats [i]), body, &sc);
+        sl_mock_script_playback (sl_str (formats [i]), body, &sc);
         sl_mock_script_clear (&sc);
     }
     return 0;

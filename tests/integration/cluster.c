@@ -23,7 +23,8 @@ s_endpoints (cluster_t *c, int stage, char *out, size_t size)
 int
 cluster_start_instance (cluster_t *c, int stage, int i, bool wait)
 {
-    char bind [64], next [512], metrics [16], label [48], name [48], base [3][96];
+    char bind [64], next [512], metrics [16], label [48], name [48], audit [96];
+    mock_urls_t urls;
     snprintf (bind, sizeof bind, "tcp://127.0.0.1:%d", c->port [stage][i]);
     snprintf (metrics, sizeof metrics, "%d", c->metrics [stage][i]);
     snprintf (name, sizeof name, "%s-%d", s_names [stage], i);
@@ -48,9 +49,9 @@ cluster_start_instance (cluster_t *c, int stage, int i, bool wait)
         args [n++] = "--pub-meta";
         args [n++] = "tcp://127.0.0.1:*";
         if (c->opts.audit) {
-            snprintf (base [0], sizeof base [0], "tcp://127.0.0.1:%d", c->audit_port [i]);
+            snprintf (audit, sizeof audit, "tcp://127.0.0.1:%d", c->audit_port [i]);
             args [n++] = "--audit";
-            args [n++] = base [0];
+            args [n++] = audit;
         }
     }
     if (stage == CL_JUDGE) {
@@ -63,15 +64,10 @@ cluster_start_instance (cluster_t *c, int stage, int i, bool wait)
         for (int k = 0; c->opts.stage_args && c->opts.stage_args [k] && n < 60; k++)
             args [n++] = c->opts.stage_args [k];
     if (stage == CL_INGEST) {
-        snprintf (base [0], sizeof base [0], "http://127.0.0.1:%d/v1", c->mock_port);
-        snprintf (base [1], sizeof base [1], "http://127.0.0.1:%d", c->mock_port);
-        snprintf (base [2], sizeof base [2], "http://127.0.0.1:%d/v1beta", c->mock_port);
-        args [n++] = "--openai-base-url";
-        args [n++] = base [0];
-        args [n++] = "--anthropic-base-url";
-        args [n++] = base [1];
-        args [n++] = "--gemini-base-url";
-        args [n++] = base [2];
+        args [n] = NULL;
+        harness_mock_urls (&urls, c->mock_port, args, 60);
+        while (args [n])
+            n++;
         for (int k = 0; c->opts.ingest_args && c->opts.ingest_args [k] && n < 60; k++)
             args [n++] = c->opts.ingest_args [k];
     }

@@ -375,6 +375,31 @@ s_append_args (const char **argv, int max, const char *const *extra)
     argv [n] = NULL;
 }
 
+void
+harness_mock_urls (mock_urls_t *self, int mock_port, const char **args, size_t room)
+{
+    size_t n = 0;
+    while (args [n])
+        n++;
+    size_t vendors = 0;
+    for (size_t i = 0; i < sl_dialect_count (); i++) {
+        const sl_dialect_t *d = sl_dialect_at (i);
+        if (!sl_dialect_vendor_first (d) || n + 2 >= room)
+            continue;
+        const char *host = strstr (d->base_url, "://");
+        const char *path = host ? strchr (host + 3, '/') : NULL;
+        self->option [vendors][0] = '-';
+        self->option [vendors][1] = '-';
+        sl_dialect_option (d, SL_DIALECT_BASE_URL_OPTION, self->option [vendors] + 2);
+        snprintf (self->url [vendors], sizeof self->url [vendors], "http://127.0.0.1:%d%s", mock_port,
+                  path ? path : "");
+        args [n++] = self->option [vendors];
+        args [n++] = self->url [vendors];
+        vendors++;
+    }
+    args [n] = NULL;
+}
+
 sluice_stack_t *
 stack_start (const stack_opts_t *opts)
 {
@@ -463,13 +488,10 @@ stack_start (const stack_opts_t *opts)
 
     snprintf (next, sizeof next, "%s", inbox);
     snprintf (s->inbox [2], sizeof s->inbox [2], "%s", inbox);
-    char base [64], anthropic [64], gemini [64];
-    snprintf (base, sizeof base, "http://127.0.0.1:%d/v1", s->mock_port);
-    snprintf (anthropic, sizeof anthropic, "http://127.0.0.1:%d", s->mock_port);
-    snprintf (gemini, sizeof gemini, "http://127.0.0.1:%d/v1beta", s->mock_port);
     const char *ingest_args [48] = { "--bind", binds [3], "--next", next, "--metrics-port", "0",
-                                     "--openai-base-url", base, "--anthropic-base-url", anthropic,
-                                     "--gemini-base-url", gemini, "--keys", s->keys, NULL };
+                                     "--keys", s->keys, NULL };
+    mock_urls_t urls;
+    harness_mock_urls (&urls, s->mock_port, ingest_args, 48);
     s_append_args (ingest_args, 48, s->routes_path [0] ? routes_args : NULL);
     s_append_args (ingest_args, 48, opts ? opts->ingest_args : NULL);
     s->ingest = proc_start (s->dir, "ingest", ingest_args);

@@ -21,6 +21,7 @@
 #include <czmq.h>                      //  zclock_mono: the clock every wait is bounded on
 
 #include "common/base/sl_buf.h"
+#include "common/dialects/sl_dialect.h"
 
 typedef struct {
     pid_t pid;
@@ -100,6 +101,19 @@ typedef struct {
     char routes_path [512];             //  the routes file written from routes_text, or ""
     char audit [128];                   //  the emitter's audit endpoint, or "" (audit_spool)
 } sluice_stack_t;
+
+//  The ingest's built-in providers at the mock: one --<vendor>-base-url
+//  per vendor of the registered dialects, the mock at the path of the
+//  vendor's own base URL (OpenAI's https://api.openai.com/v1 becomes
+//  http://127.0.0.1:PORT/v1).
+#define HARNESS_URL_MAX 128
+typedef struct {
+    char option [SL_DIALECT_MAX][SL_DIALECT_OPTION_MAX + 2];
+    char url [SL_DIALECT_MAX][HARNESS_URL_MAX];
+} mock_urls_t;
+//  Append the options and their values to args (room entries, kept
+//  NULL-terminated); the strings live in self.
+void harness_mock_urls (mock_urls_t *self, int mock_port, const char **args, size_t room);
 
 //  A routes file's providers: the stack's mock in every dialect
 //  (mock-openai, mock-responses, mock-anthropic, mock-gemini), "@MOCK@"

@@ -2,7 +2,7 @@
     the mock in the client's own dialect and in every other one (routes
     "<scenario>@<dialect>"). What the mock received (its --record file) is
     what the provider would have: the mock refuses what its provider
-    refuses (services/mock/sl_mock_check.h).
+    refuses (services/mock/sl_mock_provider.h).
 
     The request is the shape today's Claude Code sends to /v1/messages: a
     system message among the turns (a mid-conversation system message),

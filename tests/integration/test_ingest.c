@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/base/sl_buf.h"
+#include "common/dialects/sl_dialect.h"
 #include "proto/sl_msg.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/sse_client.h"

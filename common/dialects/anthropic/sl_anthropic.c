@@ -3,9 +3,10 @@
     Client endpoint POST /v1/messages (also /messages); upstream POST
     {base}/v1/messages with x-api-key and anthropic-version; the model
     list at GET /v1/models when the request carries anthropic-version
-    (the Anthropic SDK always sends it). Requests: sl_anthropic_request.c;
-    stream decoder: sl_anthropic_decode.c; renderer:
-    sl_anthropic_render.c; validator: sl_anthropic_validate.c.
+    (the Anthropic SDK always sends it); a question is a non-streaming
+    message. Requests: sl_anthropic_request.c; stream decoder:
+    sl_anthropic_decode.c; renderer: sl_anthropic_render.c; validator:
+    sl_anthropic_validate.c.
 */
 #include "common/dialects/anthropic/sl_anthropic.h"
 
@@ -93,6 +94,31 @@ s_model_list (const sl_model_entry_t *models, size_t count, sl_buf_t *out)
     sl_buf_putc (out, '}');
 }
 
+//  {"model", "max_tokens", "temperature", "system", "messages": [user]}
+static void
+s_question (const sl_question_t *q, sl_buf_t *out)
+{
+    sl_question_begin (q, out);
+    sl_buf_puts (out, ",\"system\":");
+    sl_json_put_sl (out, q->system);
+    sl_buf_puts (out, ",\"messages\":[{\"role\":\"user\",\"content\":");
+    sl_json_put_sl (out, q->prompt);
+    sl_buf_puts (out, "}]}");
+}
+
+//  The first block of content with a text (a thinking block may come
+//  before it).
+static const char *
+s_answer (json_t *root)
+{
+    size_t i;
+    json_t *block;
+    json_array_foreach (json_object_get (root, "content"), i, block)
+        if (json_is_string (json_object_get (block, "text")))
+            return json_string_value (json_object_get (block, "text"));
+    return NULL;
+}
+
 static const char *const s_headers [] = { S_VERSION_HEADER ": " S_VERSION, NULL };
 static const char *const s_passthrough [] = { "anthropic-beta", NULL };
 
@@ -110,6 +136,9 @@ const sl_dialect_t sl_anthropic_dialect = {
     .passthrough = s_passthrough,
     .decoder = &sl_anthropic_decoder,
     .finish = s_finish,
+    .base_url = "https://api.anthropic.com",
+    .question = s_question,
+    .answer = s_answer,
     .renderer = &sl_anthropic_renderer,
     .validator = &sl_anthropic_validator,
     .models = s_models,

@@ -148,6 +148,7 @@ const sl_dialect_t sl_gemini_dialect = {
     .headers = s_headers,
     .decoder = &sl_gemini_decoder,
     .finish = s_finish,
+    .base_url = "https://generativelanguage.googleapis.com/v1beta",
     .renderer = &sl_gemini_renderer,
     .validator = &sl_gemini_validator,
     .models = s_models,

@@ -3,9 +3,9 @@
     Client endpoint POST /v1/chat/completions (also /chat/completions);
     upstream POST {base}/chat/completions with Authorization: Bearer (also
     DeepSeek, Groq, OpenRouter, Ollama, vLLM, LiteLLM); the model list at
-    GET /v1/models. Requests: sl_openai_request.c; stream decoder:
-    sl_openai_decode.c; renderer: sl_openai_render.c; validator:
-    sl_openai_validate.c.
+    GET /v1/models; a question is a non-streaming chat completion.
+    Requests: sl_openai_request.c; stream decoder: sl_openai_decode.c;
+    renderer: sl_openai_render.c; validator: sl_openai_validate.c.
 */
 #include "common/dialects/openai/sl_openai.h"
 
@@ -84,6 +84,29 @@ sl_openai_model_list (const sl_model_entry_t *models, size_t count, sl_buf_t *ou
     sl_buf_puts (out, "]}");
 }
 
+//  {"model", "max_tokens", "temperature", "stream": false, "messages":
+//  [system, user]}: max_tokens, not max_completion_tokens, which
+//  OpenAI-compatible servers do not all read.
+static void
+s_question (const sl_question_t *q, sl_buf_t *out)
+{
+    sl_question_begin (q, out);
+    sl_buf_puts (out, ",\"stream\":false,\"messages\":[{\"role\":\"system\",\"content\":");
+    sl_json_put_sl (out, q->system);
+    sl_buf_puts (out, "},{\"role\":\"user\",\"content\":");
+    sl_json_put_sl (out, q->prompt);
+    sl_buf_puts (out, "}]}");
+}
+
+//  choices[0].message.content
+static const char *
+s_answer (json_t *root)
+{
+    json_t *choice = json_array_get (json_object_get (root, "choices"), 0);
+    json_t *content = json_object_get (json_object_get (choice, "message"), "content");
+    return json_is_string (content) ? json_string_value (content) : NULL;
+}
+
 static const char *const s_headers [] = { NULL };
 
 const sl_dialect_t sl_openai_dialect = {
@@ -99,6 +122,9 @@ const sl_dialect_t sl_openai_dialect = {
     .headers = s_headers,
     .decoder = &sl_openai_decoder,
     .finish = s_finish,
+    .base_url = SL_OPENAI_BASE_URL,
+    .question = s_question,
+    .answer = s_answer,
     .renderer = &sl_openai_renderer,
     .validator = &sl_openai_validator,
     .models = s_models,

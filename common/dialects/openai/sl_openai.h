@@ -9,6 +9,9 @@
 
 #include "common/dialects/sl_dialect.h"
 
+//  OpenAI's endpoint: the default base URL of both its dialects.
+#define SL_OPENAI_BASE_URL "https://api.openai.com/v1"
+
 extern const sl_decoder_vt_t sl_openai_decoder;
 extern const sl_renderer_t sl_openai_renderer;
 extern const sl_validator_vt_t sl_openai_validator;

@@ -3,7 +3,8 @@
     Client endpoint POST /v1/responses (also /responses); upstream POST
     {base}/responses with Authorization: Bearer. Its clients (the openai
     SDK, Codex CLI) list models with the OpenAI module's GET /v1/models,
-    in the same shape. Requests: sl_responses_request.c; stream decoder:
+    in the same shape. OpenAI's: the built-in provider shares the base URL
+    option and the key of the OpenAI module's. Requests: sl_responses_request.c; stream decoder:
     sl_responses_decode.c; renderer: sl_responses_render.c; validator:
     sl_responses_validate.c.
 */
@@ -70,6 +71,8 @@ const sl_dialect_t sl_responses_dialect = {
     .headers = s_headers,
     .decoder = &sl_responses_decoder,
     .finish = s_finish,
+    .vendor = "openai",
+    .base_url = SL_OPENAI_BASE_URL,
     .renderer = &sl_responses_renderer,
     .validator = &sl_responses_validator,
     .models = s_models,

@@ -390,7 +390,6 @@ Test (sl_msg, names_and_sids)
 {
     cr_expect_str_eq (sl_msg_type_name (SL_MSG_VERDICT), "verdict");
     cr_expect_str_eq (sl_msg_type_name (99), "?");
-    cr_expect_eq (sl_dialect_parse ("anthropic"), SL_DIALECT_ANTHROPIC);
     cr_expect_eq (sl_action_parse ("rewrite"), SL_ACT_REWRITE);
     cr_expect_eq (sl_action_parse ("none"), 0);
     cr_expect_str_eq (sl_cut_name (SL_CUT_EOF), "eof");

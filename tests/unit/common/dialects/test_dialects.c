@@ -1,8 +1,23 @@
 /*  The conformance suite every registered dialect runs (common/dialects):
     a dialect gets these tests by being registered.
 
-    - its table is complete and registered under its wire name; tables
-      that lack an operation, or take an id already taken, do not register;
+    - its table is complete and registered under its name; tables that
+      lack an operation, or take an id or a name already taken, do not
+      register;
+    - it has the defaults of a built-in provider: a base URL, and the
+      names derived from its vendor (the base URL option, its variable,
+      the key variable), which for today's dialects are the names the
+      services have always had; sluice-ingest gets the option, the
+      default providers the provider;
+    - when it can be asked a question (an LLM judge's), the question is
+      JSON naming the model, the instructions and the prompt, goes to its
+      URL at its vendor's base URL, and the mock's whole answer in the
+      dialect is read back by its answer reader; a policy may name it;
+    - the mock upstream plays it (services/mock): a provider module for
+      it is registered and complete, serves the path its url operation
+      calls, accepts the conversation it renders (the mock checks what the
+      provider's API checks), and its scripted streams decode with its
+      decoder;
     - a normalized request with instructions, an image, a tool call and
       its result, text after the result, a tool with a schema and sampling
       renders in the dialect, parses back to the same content (the call's
@@ -24,14 +39,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/dialects/sl_baseurls.h"
 #include "common/dialects/sl_decoder_impl.h"
 #include "common/dialects/sl_dialect.h"
+#include "common/dialects/sl_providers.h"
 #include "common/dialects/sl_render.h"
 #include "common/dialects/sl_job.h"
 #include "common/dialects/sl_validate_impl.h"
+#include "common/llm/sl_llm.h"
+#include "common/policy/sl_policy.h"
 #include "common/stages/sl_replay.h"
+#include "services/mock/sl_mock_provider.h"
+#include "services/mock/sl_mock_request.h"
+#include "services/mock/sl_mock_script.h"
 #include "tests/recordings.h"
 #include "tests/unit/emit_driver.h"
+#include "tests/unit/script_sink.h"
 
 
 //  --------------------------------------------------------------------------
@@ -53,6 +76,12 @@ Test (dialects, every_wire_dialect_has_a_complete_module)
     cr_expect_null (sl_dialect_get (SL_DIALECT_NONE), "no dialect is a silent default");
     cr_expect_null (sl_dialect_get (SL_DIALECT_MAX));
     cr_expect_null (sl_dialect_find ("klingon"));
+    //  Names are the modules': the wire carries numbers only.
+    cr_expect_eq (sl_dialect_parse ("anthropic"), SL_DIALECT_ANTHROPIC);
+    cr_expect_eq (sl_dialect_parse ("klingon"), 0);
+    cr_expect_eq (sl_dialect_parse ("none"), 0, "none is no dialect to parse");
+    cr_expect_str_eq (sl_dialect_name (SL_DIALECT_NONE), "none");
+    cr_expect_str_eq (sl_dialect_name (SL_DIALECT_MAX), "?");
 }
 
 Test (dialects, an_incomplete_table_does_not_register)
@@ -69,13 +98,60 @@ Test (dialects, an_incomplete_table_does_not_register)
     cr_expect_str_eq (why, "validator missing");
     copy = *openai;
     copy.name = "open-ai";
-    cr_expect_eq (sl_dialect_check (&copy, &why), -1, "a name that is not the wire name of its id");
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1, "a name that cannot stand in an option, a variable or a path");
     copy = *openai;
     cr_expect_eq (sl_dialect_register (&copy, &why), -1, "a complete table, but its id is taken");
     cr_expect_str_eq (why, "id registered twice");
     copy.id = SL_DIALECT_MAX;
     cr_expect_eq (sl_dialect_register (&copy, &why), -1, "an id without a wire name");
     cr_expect_eq (sl_dialect_get (SL_DIALECT_OPENAI), openai, "nothing replaced");
+    //  What the defaults and a question need.
+    copy = *openai;
+    copy.base_url = "api.openai.com";
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1, "a base URL that is not http(s)");
+    copy.base_url = "https://api.openai.com/v1/";
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1, "a base URL with a trailing slash");
+    copy = *openai;
+    copy.vendor = "Open AI";
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1, "a vendor that cannot name an option");
+    copy = *openai;
+    copy.answer = NULL;
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1);
+    cr_expect_str_eq (why, "question without answer, or answer without question");
+}
+
+Test (dialects, a_name_or_a_vendors_base_url_taken_twice_does_not_register)
+{
+    const sl_dialect_t *responses = sl_dialect_get (SL_DIALECT_RESPONSES);
+    const char *why = NULL;
+    cr_expect_eq (sl_dialect_conflicts (responses, &why), 0, "the registered ones agree");
+    sl_dialect_t copy = *responses;
+    copy.name = "anthropic";
+    cr_expect_eq (sl_dialect_conflicts (&copy, &why), -1);
+    cr_expect_str_eq (why, "name registered twice");
+    copy = *responses;
+    copy.base_url = "https://elsewhere.example/v1";
+    cr_expect_eq (sl_dialect_conflicts (&copy, &why), -1, "OpenAI's option cannot move two defaults");
+    cr_expect_str_eq (why, "another dialect of its vendor has another base URL");
+    copy.vendor = "elsewhere";
+    cr_expect_eq (sl_dialect_conflicts (&copy, &why), 0, "a vendor of its own has its own");
+}
+
+Test (dialects, names_are_listed_from_the_registry)
+{
+    sl_buf_t out = { 0 };
+    sl_dialect_names (", ", " or ", NULL, &out);
+    cr_expect_str_eq (sl_buf_cstr (&out), "openai, anthropic, responses or gemini");
+    sl_buf_reset (&out);
+    sl_dialect_names (", ", " or ", sl_dialect_asks, &out);
+    cr_expect_str_eq (sl_buf_cstr (&out), "openai or anthropic", "the dialects that can be asked");
+    sl_buf_reset (&out);
+    sl_dialect_names ("|", "|", NULL, &out);
+    size_t bars = 0;
+    for (const char *p = sl_buf_cstr (&out); *p; p++)
+        bars += *p == '|';
+    cr_expect_eq (bars, sl_dialect_count () - 1, "%s", sl_buf_cstr (&out));
+    sl_buf_free (&out);
 }
 
 //  --------------------------------------------------------------------------
@@ -461,5 +537,189 @@ Test (dialects, a_call_goes_to_the_client_by_the_id_it_answers_with)
             cr_expect_null (strstr (bytes, "fc_item"), "%s: not the item id: %s", client->name, bytes);
         cr_expect_eq (sl_emitter_stats (dr.em)->illegal, 0, "%s", client->name);
         driver_stop (&dr);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  Defaults: the built-in provider of every dialect
+
+Test (dialects, every_dialect_has_a_built_in_provider_and_its_options)
+{
+    sl_providers_t *defaults = sl_providers_new_default (NULL);
+    cr_assert_not_null (defaults);
+    cr_expect_eq (sl_providers_provider_count (defaults), sl_dialect_count ());
+    sl_baseurls_t *urls = sl_baseurls_new ();
+    cr_assert_not_null (urls);
+    const sl_opt_t *opts = sl_baseurls_opts (urls, NULL);
+    for (size_t i = 0; i < sl_dialect_count (); i++) {
+        const sl_dialect_t *d = sl_dialect_at (i);
+        cr_expect (strncmp (d->base_url, "https://", 8) == 0, "%s: %s", d->name, d->base_url);
+        char option [SL_DIALECT_OPTION_MAX], variable [SL_DIALECT_OPTION_MAX], key [SL_DIALECT_OPTION_MAX];
+        sl_dialect_option (d, SL_DIALECT_BASE_URL_OPTION, option);
+        sl_dialect_option (d, SL_DIALECT_BASE_URL_VARIABLE, variable);
+        sl_dialect_option (d, SL_DIALECT_KEY_VARIABLE, key);
+        //  Its built-in provider: named after it, at its base URL, with
+        //  its vendor's key.
+        const sl_provider_t *p = sl_providers_find (defaults, sl_str (d->name));
+        cr_assert_not_null (p, "%s: a built-in provider", d->name);
+        cr_expect_eq (p->dialect, d->id, "%s", d->name);
+        cr_expect_str_eq (p->base_url, d->base_url, "%s", d->name);
+        cr_expect_str_eq (p->key_env, key, "%s", d->name);
+        //  The option that moves it, among sluice-ingest's.
+        const sl_opt_t *o = opts;
+        while (o->name && strcmp (o->name, option) != 0)
+            o++;
+        cr_assert_not_null (o->name, "%s: the option %s", d->name, option);
+        cr_expect_str_eq (o->env, variable, "%s", d->name);
+        cr_expect_str_eq (*o->value, d->base_url, "%s: its default", d->name);
+        cr_expect_str_eq (sl_baseurls_table (urls) [d->id], d->base_url, "%s", d->name);
+    }
+    sl_baseurls_destroy (&urls);
+    sl_providers_destroy (&defaults);
+}
+
+Test (dialects, the_option_and_variable_names_are_the_ones_services_always_had)
+{
+    //  Interfaces: scripts, compose files and tests set these.
+    static const struct {
+        int dialect;
+        const char *option, *variable, *key;
+    } names [] = {
+        { SL_DIALECT_OPENAI, "openai-base-url", "SLUICE_OPENAI_BASE_URL", "OPENAI_API_KEY" },
+        { SL_DIALECT_RESPONSES, "openai-base-url", "SLUICE_OPENAI_BASE_URL", "OPENAI_API_KEY" },
+        { SL_DIALECT_ANTHROPIC, "anthropic-base-url", "SLUICE_ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY" },
+        { SL_DIALECT_GEMINI, "gemini-base-url", "SLUICE_GEMINI_BASE_URL", "GEMINI_API_KEY" },
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names [0]; i++) {
+        const sl_dialect_t *d = sl_dialect_get (names [i].dialect);
+        char out [SL_DIALECT_OPTION_MAX];
+        sl_dialect_option (d, SL_DIALECT_BASE_URL_OPTION, out);
+        cr_expect_str_eq (out, names [i].option);
+        sl_dialect_option (d, SL_DIALECT_BASE_URL_VARIABLE, out);
+        cr_expect_str_eq (out, names [i].variable);
+        sl_dialect_option (d, SL_DIALECT_KEY_VARIABLE, out);
+        cr_expect_str_eq (out, names [i].key);
+    }
+    cr_expect (sl_dialect_vendor_first (sl_dialect_get (SL_DIALECT_OPENAI)));
+    cr_expect_not (sl_dialect_vendor_first (sl_dialect_get (SL_DIALECT_RESPONSES)), "OpenAI's second dialect");
+    cr_expect (sl_dialect_vendor_first (sl_dialect_get (SL_DIALECT_ANTHROPIC)));
+    cr_expect_str_eq (sl_dialect_get (SL_DIALECT_OPENAI)->base_url, "https://api.openai.com/v1");
+    cr_expect_str_eq (sl_dialect_get (SL_DIALECT_ANTHROPIC)->base_url, "https://api.anthropic.com");
+    cr_expect_str_eq (sl_dialect_get (SL_DIALECT_GEMINI)->base_url, "https://generativelanguage.googleapis.com/v1beta");
+}
+
+//  --------------------------------------------------------------------------
+//  A question: how an LLM judge asks a model of the dialect
+
+Test (dialects, a_dialect_that_asks_writes_the_question_and_reads_the_mocks_answer)
+{
+    size_t asking = 0;
+    for (size_t i = 0; i < sl_dialect_count (); i++) {
+        const sl_dialect_t *d = sl_dialect_at (i);
+        if (!sl_dialect_asks (d))
+            continue;
+        asking++;
+        //  The question: JSON naming what was asked.
+        sl_llm_spec_t spec;
+        sl_llm_spec_defaults (&spec);
+        spec.dialect = d->id;
+        spec.model = (char *) "judge-allow";
+        sl_buf_t body = { 0 };
+        sl_llm_request_body (&spec, SL_STR_LIT ("is \"this\" call safe?"), &body);
+        json_t *root = json_loadb (body.data, body.len, 0, NULL);
+        cr_assert (json_is_object (root), "%s: %s", d->name, sl_buf_cstr (&body));
+        cr_expect_str_eq (json_string_value (json_object_get (root, "model")), "judge-allow", "%s", d->name);
+        cr_expect_not_null (strstr (sl_buf_cstr (&body), "is \\\"this\\\" call safe?"), "%s: %s", d->name,
+                            sl_buf_cstr (&body));
+        cr_expect_not_null (strstr (sl_buf_cstr (&body), "probability"), "%s: the instructions", d->name);
+        json_decref (root);
+        //  Its URL, at the vendor's base URL.
+        char *url = sl_llm_default_url (d->id, "judge-allow");
+        cr_assert_not_null (url, "%s", d->name);
+        cr_expect_eq (strncmp (url, d->base_url, strlen (d->base_url)), 0, "%s: %s", d->name, url);
+        //  The mock, asked at that URL's path, answers in the dialect; the
+        //  answer reader finds the judge's text in it.
+        const char *path = strstr (url + strlen ("https://"), "/");
+        const sl_mock_provider_t *mock = sl_mock_provider_of_path (path, (char [64]) { 0 }, 64);
+        cr_assert (mock && mock->dialect == d->id, "%s: the mock serves %s", d->name, path);
+        cr_assert_not_null (mock->whole, "%s: the mock can answer it whole", d->name);
+        sl_buf_t answer = { 0 };
+        mock->whole ("judge-allow", "{\"probability\": 0.25}", &answer);
+        sl_llm_result_t result;
+        cr_expect_eq (sl_llm_parse_answer (d->id, 200, sl_buf_str (&answer), &result), 0, "%s: %s", d->name,
+                      result.error ? result.error : "");
+        cr_expect_float_eq (result.probability, 0.25, 1e-9, "%s", d->name);
+        sl_llm_result_clear (&result);
+        //  A policy may name it.
+        char yaml [512];
+        snprintf (yaml, sizeof yaml, "rules:\n  - id: r\n    tool: x\n    llm_judge: {api: %s, model: m}\n",
+                  d->name);
+        char *error = NULL;
+        sl_policy_t *policy = sl_policy_parse (yaml, strlen (yaml), "p.yaml", &error);
+        cr_expect_not_null (policy, "%s: %s", d->name, error ? error : "");
+        if (policy)
+            cr_expect_eq (sl_policy_llm_spec (policy, 0)->dialect, d->id, "%s", d->name);
+        sl_policy_unref (&policy);
+        free (error);
+        free (url);
+        sl_buf_free (&answer);
+        sl_buf_free (&body);
+    }
+    cr_expect_geq (asking, 2, "OpenAI and Anthropic judges");
+}
+
+//  --------------------------------------------------------------------------
+//  The mock upstream plays every dialect
+
+Test (dialects, the_mock_plays_every_dialect)
+{
+    const char *why = NULL;
+    cr_assert_eq (sl_mock_provider_init (&why), 0, "%s", why ? why : "");
+    cr_expect_eq (sl_mock_provider_count (), sl_dialect_count ());
+    for (size_t i = 0; i < sl_dialect_count (); i++) {
+        const sl_dialect_t *d = sl_dialect_at (i);
+        const sl_mock_provider_t *mock = sl_mock_provider_get (d->id);
+        cr_assert_not_null (mock, "%s: a mock provider", d->name);
+        cr_expect_eq (mock->dialect, d->id);
+        cr_expect_eq (sl_mock_provider_check_table (mock, &why), 0, "%s: %s", d->name, why ? why : "");
+        //  It serves the path the dialect's upstream calls.
+        sl_buf_t url = { 0 };
+        cr_assert_eq (d->url ("http://mock/base", SL_STR_LIT ("mock-tools"), &url), 0, "%s", d->name);
+        char path [256], model [64] = "";
+        snprintf (path, sizeof path, "%s", sl_buf_cstr (&url) + strlen ("http://mock"));
+        char *query = strchr (path, '?');
+        if (query)
+            *query = 0;
+        cr_expect_eq (sl_mock_provider_of_path (path, model, sizeof model), mock, "%s: %s", d->name, path);
+        if (mock->model_in_path)
+            cr_expect_str_eq (model, "mock-tools", "%s: the model in the path", d->name);
+        sl_buf_free (&url);
+        //  It takes the conversation the dialect renders.
+        sl_req_t *req = s_conversation ();
+        sl_xlate_t x = { .from = "test", .to = d->name };
+        sl_buf_t body = { 0 };
+        cr_assert_eq (d->render (req, &x, &body), 0, "%s", d->name);
+        char refusal [512] = "";
+        cr_expect_eq (sl_mock_provider_check (d->id, sl_buf_str (&body), refusal, sizeof refusal), 0, "%s: %s: %s",
+                      d->name, refusal, sl_buf_cstr (&body));
+        sl_xlate_clear (&x);
+        sl_req_destroy (&req);
+        //  Its scripted stream decodes with the dialect's decoder, to the end.
+        sl_mock_script_t script;
+        cr_assert_eq (sl_mock_script_build (d->id, SL_STR_LIT ("mock-text"), sl_buf_str (&body), 0, 0, &script), 0);
+        script_sink_t sink = script_decode (d->id, &script);
+        cr_expect_eq (sink.failures + sink.errors, 0, "%s", d->name);
+        cr_expect (sink.done, "%s: to the provider's end", d->name);
+        cr_expect_not_null (strstr (sl_buf_cstr (&sink.text), "mock upstream"), "%s: %s", d->name,
+                            sl_buf_cstr (&sink.text));
+        cr_expect_eq (sl_decoder_unknown (sink.dec), 0, "%s: nothing the decoder does not know", d->name);
+        script_sink_free (&sink);
+        sl_mock_script_clear (&script);
+        //  Its errors are JSON in its format.
+        sl_mock_script_not_found (d->id, "no \"such\" model", &script);
+        cr_expect (sl_json_valid (sl_buf_str (&script.error_body)), "%s: %s", d->name,
+                   sl_buf_cstr (&script.error_body));
+        sl_mock_script_clear (&script);
+        sl_buf_free (&body);
     }
 }

@@ -3,7 +3,7 @@
 #include <jansson.h>
 
 #include "common/dialects/sl_job.h"
-#include "common/llm/sl_providers.h"
+#include "common/dialects/sl_providers.h"
 
 //  A request to the endpoint of a dialect.
 static int

@@ -3,7 +3,7 @@
 #include <jansson.h>
 #include <string.h>
 
-#include "common/llm/sl_providers.h"
+#include "common/dialects/sl_providers.h"
 #include "proto/sl_msg.h"
 #include "common/dialects/sl_models.h"
 

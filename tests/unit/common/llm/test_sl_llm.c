@@ -16,11 +16,11 @@ Test (sl_llm, prompt_template)
 }
 
 static json_t *
-s_body (sl_llm_api_t api)
+s_body (int dialect)
 {
     sl_llm_spec_t spec;
     sl_llm_spec_defaults (&spec);
-    spec.api = api;
+    spec.dialect = dialect;
     spec.model = (char *) "judge-m";
     spec.max_tokens = 99;
     sl_buf_t out = { 0 };
@@ -33,7 +33,7 @@ s_body (sl_llm_api_t api)
 
 Test (sl_llm, openai_request_body)
 {
-    json_t *body = s_body (SL_LLM_OPENAI);
+    json_t *body = s_body (SL_DIALECT_OPENAI);
     cr_expect_str_eq (json_string_value (json_object_get (body, "model")), "judge-m");
     cr_expect_eq (json_integer_value (json_object_get (body, "max_tokens")), 99);
     cr_expect (json_is_false (json_object_get (body, "stream")));
@@ -49,7 +49,7 @@ Test (sl_llm, openai_request_body)
 
 Test (sl_llm, anthropic_request_body)
 {
-    json_t *body = s_body (SL_LLM_ANTHROPIC);
+    json_t *body = s_body (SL_DIALECT_ANTHROPIC);
     cr_expect_str_eq (json_string_value (json_object_get (body, "system")), sl_llm_system_prompt);
     json_t *msgs = json_object_get (body, "messages");
     cr_assert_eq (json_array_size (msgs), 1);
@@ -64,7 +64,7 @@ s_openai (const char *content, sl_llm_result_t *r)
 {
     json_t *body = json_pack ("{s:[{s:{s:s,s:s}}]}", "choices", "message", "role", "assistant", "content", content);
     char *text = json_dumps (body, 0);
-    int rc = sl_llm_parse_answer (SL_LLM_OPENAI, 200, sl_str (text), r);
+    int rc = sl_llm_parse_answer (SL_DIALECT_OPENAI, 200, sl_str (text), r);
     free (text);
     json_decref (body);
     return rc;
@@ -87,7 +87,7 @@ Test (sl_llm, answers_that_count)
     sl_llm_result_clear (&r);
     const char *anthropic = "{\"content\":[{\"type\":\"thinking\",\"thinking\":\"...\"},"
                             "{\"type\":\"text\",\"text\":\"{\\\"probability\\\":0.8}\"}]}";
-    cr_expect_eq (sl_llm_parse_answer (SL_LLM_ANTHROPIC, 200, sl_str (anthropic), &r), 0);
+    cr_expect_eq (sl_llm_parse_answer (SL_DIALECT_ANTHROPIC, 200, sl_str (anthropic), &r), 0);
     cr_expect_float_eq (r.probability, 0.8, 1e-9);
     sl_llm_result_clear (&r);
 }
@@ -133,16 +133,16 @@ Test (sl_llm, garbage_is_an_error_never_a_pass)
     };
     for (size_t i = 0; i < sizeof bodies / sizeof bodies [0]; i++) {
         sl_llm_result_t r;
-        cr_expect_eq (sl_llm_parse_answer (SL_LLM_OPENAI, 200, sl_str (bodies [i]), &r), -1, "body %zu", i);
+        cr_expect_eq (sl_llm_parse_answer (SL_DIALECT_OPENAI, 200, sl_str (bodies [i]), &r), -1, "body %zu", i);
         cr_expect_eq (r.check, SL_CHK_ERROR);
         sl_llm_result_clear (&r);
     }
     sl_llm_result_t r;
-    cr_expect_eq (sl_llm_parse_answer (SL_LLM_OPENAI, 500, sl_str ("{\"error\":{\"message\":\"boom\"}}"), &r), -1);
+    cr_expect_eq (sl_llm_parse_answer (SL_DIALECT_OPENAI, 500, sl_str ("{\"error\":{\"message\":\"boom\"}}"), &r), -1);
     cr_expect_not_null (strstr (r.error, "HTTP 500"), "%s", r.error);
     cr_expect_not_null (strstr (r.error, "boom"), "the body's start is kept: %s", r.error);
     sl_llm_result_clear (&r);
-    cr_expect_eq (sl_llm_parse_answer (SL_LLM_OPENAI, 200, SL_STR_NULL, &r), -1, "no body at all");
+    cr_expect_eq (sl_llm_parse_answer (SL_DIALECT_OPENAI, 200, SL_STR_NULL, &r), -1, "no body at all");
     sl_llm_result_clear (&r);
 }
 
@@ -152,7 +152,9 @@ Test (sl_llm, spec_defaults)
     sl_llm_spec_defaults (&spec);
     cr_expect_eq (spec.timeout_ms, 5000);
     cr_expect_eq (spec.on_error, SL_ACT_BLOCK);
-    cr_expect_eq (spec.api, SL_LLM_OPENAI);
-    cr_expect_str_eq (sl_llm_default_url (SL_LLM_OPENAI), "https://api.openai.com/v1/chat/completions");
+    cr_expect_eq (spec.dialect, SL_DIALECT_OPENAI);
+    char *url = sl_llm_default_url (SL_DIALECT_OPENAI, "judge-m");
+    cr_expect_str_eq (url, "https://api.openai.com/v1/chat/completions");
+    free (url);
     sl_llm_spec_clear (&spec);
 }

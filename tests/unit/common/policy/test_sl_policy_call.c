@@ -347,11 +347,11 @@ Test (sl_policy_call, llm_check_that_did_not_run_is_never_a_pass)
     c = pf_call ("deploy", "{}");
     d = pf_decide (p, c);
     cr_expect_eq (d.llm_rule, 1);
-    cr_expect_eq (sl_policy_llm_spec (p, 1)->api, SL_LLM_ANTHROPIC);
+    cr_expect_eq (sl_policy_llm_spec (p, 1)->dialect, SL_DIALECT_ANTHROPIC);
     cr_expect_str_eq (sl_policy_llm_spec (p, 1)->url, "https://api.anthropic.com/v1/messages");
     cr_expect_str_eq (sl_policy_llm_spec (p, 1)->api_key_env, "JUDGE_KEY");
     cr_expect_eq (sl_policy_llm_spec (p, 1)->timeout_ms, SL_LLM_DEFAULT_TIMEOUT_MS);
-    sl_llm_parse_answer (SL_LLM_ANTHROPIC, 200, sl_str ("{\"content\":[{\"type\":\"text\",\"text\":\"hmm\"}]}"), &r);
+    sl_llm_parse_answer (SL_DIALECT_ANTHROPIC, 200, sl_str ("{\"content\":[{\"type\":\"text\",\"text\":\"hmm\"}]}"), &r);
     sl_policy_conclude (p, &c, &r, &d);
     cr_expect_eq (d.action, SL_ACT_BLOCK, "on_error: block, not the rule's terminate");
     cr_expect_eq (d.check, SL_CHK_ERROR);

@@ -134,12 +134,16 @@ Test (sl_policy_fields, an_llm_judge_gets_its_defaults)
     sl_policy_t *p = pf_policy ("rules:\n  - {id: r, llm_judge: {model: m}}\n"
                                 "  - {id: s, llm_judge: {model: n, api: anthropic, max_tokens: 64, concurrency: 2}}\n");
     const sl_llm_spec_t *a = p->rules [0].llm, *b = p->rules [1].llm;
-    cr_expect_eq (a->api, SL_LLM_OPENAI);
-    cr_expect_str_eq (a->url, sl_llm_default_url (SL_LLM_OPENAI));
+    char *url = sl_llm_default_url (SL_DIALECT_OPENAI, "m");
+    cr_expect_eq (a->dialect, SL_DIALECT_OPENAI);
+    cr_expect_str_eq (a->url, url);
+    free (url);
     cr_expect_str_eq (a->prompt, sl_llm_default_prompt);
     cr_expect_eq (a->on_error, SL_ACT_BLOCK, "a judge that does not answer blocks");
-    cr_expect_eq (b->api, SL_LLM_ANTHROPIC);
-    cr_expect_str_eq (b->url, sl_llm_default_url (SL_LLM_ANTHROPIC));
+    url = sl_llm_default_url (SL_DIALECT_ANTHROPIC, "n");
+    cr_expect_eq (b->dialect, SL_DIALECT_ANTHROPIC);
+    cr_expect_str_eq (b->url, url);
+    free (url);
     cr_expect_eq (b->max_tokens, 64);
     cr_expect_eq (b->concurrency, 2);
     sl_policy_unref (&p);

@@ -60,8 +60,8 @@ Test (sl_mock_agent, each_agents_shell_tool_is_called_with_its_own_arguments)
         cr_expect_str_eq (view.arguments, s_agents [i].arguments, "%s", s_agents [i].agent);
         cr_expect_not (view.tool_result, "%s", s_agents [i].agent);
         sl_mock_script_t sc;
-        cr_assert_eq (sl_mock_script_build (s_agents [i].dialect, sl_str ("mock-agent-shell"), sl_str (s_agents [i].body),
-                                            0, 0, &sc), 0);
+        cr_assert_eq (sl_mock_agent_build (s_agents [i].dialect, sl_str ("mock-agent-shell"), sl_str (s_agents [i].body),
+                                           &sc), 0);
         cr_expect_eq (sc.status, 200);
         char bytes [8192];
         s_bytes (&sc, bytes, sizeof bytes);

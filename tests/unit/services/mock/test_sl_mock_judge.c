@@ -27,7 +27,7 @@ s_read (const char *path, const char *model, long *delay_ms)
 {
     sl_mock_judge_reply_t reply = s_answer (path, model);
     sl_llm_result_t result;
-    sl_llm_parse_answer (strcmp (path, ANTHROPIC_PATH) == 0 ? SL_LLM_ANTHROPIC : SL_LLM_OPENAI,
+    sl_llm_parse_answer (strcmp (path, ANTHROPIC_PATH) == 0 ? SL_DIALECT_ANTHROPIC : SL_DIALECT_OPENAI,
                          reply.status, sl_buf_str (&reply.body), &result);
     *delay_ms = reply.delay_ms;
     sl_mock_judge_reply_clear (&reply);

@@ -8,101 +8,32 @@
 #include "common/base/sl_json.h"
 #include "common/stages/sl_agg.h"
 #include "common/dialects/sl_decoder.h"
+#include "common/dialects/sl_dialect.h"
 #include "common/stages/sl_sse.h"
 #include "services/mock/sl_mock_script.h"
+#include "tests/unit/script_sink.h"
 
 static const int s_dialects [] = {
     SL_DIALECT_OPENAI, SL_DIALECT_ANTHROPIC, SL_DIALECT_RESPONSES, SL_DIALECT_GEMINI
 };
 #define DIALECTS (sizeof s_dialects / sizeof s_dialects [0])
 
-typedef struct {
-    sl_decoder_t *dec;
-    sl_buf_t text;
-    sl_buf_t calls;                     //  "name(args);" per call
-    sl_buf_t finish;
-    sl_buf_t error;
-    int errors;
-    int failures;                       //  events the decoder refused
-    bool done;
-} s_sink_t;
-
-static void
-s_delta (void *arg, const sl_msg_t *m)
-{
-    s_sink_t *s = arg;
-    if (m->type == SL_MSG_ERROR) {
-        s->errors++;
-        sl_buf_append_str (&s->error, m->code);
-        return;
-    }
-    if (m->kind == SL_D_TEXT)
-        sl_buf_append_str (&s->text, m->text);
-    if (m->kind == SL_D_TOOL_CALL) {
-        if (m->name.ptr) {
-            if (s->calls.len)
-                sl_buf_puts (&s->calls, ");");
-            sl_buf_append_str (&s->calls, m->name);
-            sl_buf_putc (&s->calls, '(');
-        }
-        sl_buf_append_str (&s->calls, m->text);
-    }
-    if (m->kind == SL_D_FINISH)
-        sl_buf_append_str (&s->finish, m->finish_raw);
-    if (m->kind == SL_D_DONE)
-        s->done = true;
-}
-
-static int
-s_event (void *arg, sl_str_t type, sl_str_t data, sl_str_t id)
-{
-    (void) id;
-    s_sink_t *s = arg;
-    if (sl_decoder_event (s->dec, type, data, s_delta, s))
-        s->failures++;
-    return 0;
-}
-
-//  Decode a script's events as the ingest would (body end included).
-static s_sink_t
-s_decode (int dialect, const sl_mock_script_t *sc)
-{
-    s_sink_t sink = { .dec = sl_decoder_new (dialect) };
-    sl_sse_t *sse = sl_sse_new (0);
-    for (size_t i = 0; i < sc->count; i++)
-        cr_assert_eq (sl_sse_feed (sse, sc->events [i].data, sc->events [i].len, s_event, &sink), 0);
-    sl_sse_finish (sse, s_event, &sink);
-    sl_decoder_finish (sink.dec, s_delta, &sink);
-    sl_sse_destroy (&sse);
-    return sink;
-}
-
-static s_sink_t
+static script_sink_t
 s_run (int dialect, const char *model)
 {
     sl_mock_script_t sc;
     cr_assert_eq (sl_mock_script_build (dialect, sl_str (model), sl_str ("{}"), 0, 0, &sc), 0);
     cr_assert_eq (sc.status, 200, "%s in %s", model, sl_dialect_name (dialect));
-    s_sink_t sink = s_decode (dialect, &sc);
+    script_sink_t sink = script_decode (dialect, &sc);
     sl_mock_script_clear (&sc);
     return sink;
-}
-
-static void
-s_sink_free (s_sink_t *s)
-{
-    sl_decoder_destroy (&s->dec);
-    sl_buf_free (&s->text);
-    sl_buf_free (&s->calls);
-    sl_buf_free (&s->finish);
-    sl_buf_free (&s->error);
 }
 
 Test (sl_mock_script, tools_scenario_in_every_dialect)
 {
     const char *finish [] = { "tool_calls", "tool_use", "completed", "STOP" };
     for (size_t d = 0; d < DIALECTS; d++) {
-        s_sink_t s = s_run (s_dialects [d], "mock-tools");
+        script_sink_t s = s_run (s_dialects [d], "mock-tools");
         const char *name = sl_dialect_name (s_dialects [d]);
         cr_expect_str_eq (sl_buf_cstr (&s.text), "Let me check the weather and tidy up.", "%s", name);
         cr_expect_str_eq (sl_buf_cstr (&s.calls),
@@ -111,7 +42,7 @@ Test (sl_mock_script, tools_scenario_in_every_dialect)
         cr_expect (s.done, "%s", name);
         cr_expect_eq (s.failures + s.errors, 0, "%s", name);
         cr_expect_eq (sl_decoder_unknown (s.dec), 0, "%s: nothing the decoder does not know", name);
-        s_sink_free (&s);
+        script_sink_free (&s);
     }
 }
 
@@ -119,15 +50,15 @@ Test (sl_mock_script, text_and_error_scenarios_in_every_dialect)
 {
     for (size_t d = 0; d < DIALECTS; d++) {
         const char *name = sl_dialect_name (s_dialects [d]);
-        s_sink_t s = s_run (s_dialects [d], "mock-text");
+        script_sink_t s = s_run (s_dialects [d], "mock-text");
         cr_expect_gt (s.text.len, 50, "%s", name);
         cr_expect (s.done, "%s", name);
-        s_sink_free (&s);
+        script_sink_free (&s);
         s = s_run (s_dialects [d], "mock-error");
         cr_expect_str_eq (sl_buf_cstr (&s.text), "This answer will not", "%s", name);
         cr_expect_eq (s.errors, 1, "%s", name);
         cr_expect_not (s.finish.len, "%s", name);
-        s_sink_free (&s);
+        script_sink_free (&s);
     }
 }
 
@@ -148,11 +79,11 @@ Test (sl_mock_script, bad_utf8_scenario_sends_ill_formed_text_in_every_dialect)
         cr_expect_not_null (memmem (all.data, all.len, "get\xc3weather", 11), "%s: in the tool name", name);
         cr_expect_not_null (memmem (all.data, all.len, "Pa\xff", 3), "%s: in the arguments", name);
         sl_buf_free (&all);
-        s_sink_t s = s_decode (s_dialects [d], &sc);
+        script_sink_t s = script_decode (s_dialects [d], &sc);
         cr_expect (s.done, "%s", name);
         cr_expect_eq (s.failures + s.errors, 0, "%s", name);
         cr_expect_not_null (strstr (sl_buf_cstr (&s.calls), "weather("), "%s: %s", name, sl_buf_cstr (&s.calls));
-        s_sink_free (&s);
+        script_sink_free (&s);
         sl_mock_script_clear (&sc);
     }
 }
@@ -173,12 +104,12 @@ Test (sl_mock_script, bench_scenario_has_the_asked_chunks_and_two_calls)
     cr_expect_eq (burst.pace_ms, 0);
     sl_mock_script_clear (&burst);
     for (size_t d = 0; d < DIALECTS; d++) {
-        s_sink_t s = s_run (s_dialects [d], "mock-bench");
+        script_sink_t s = s_run (s_dialects [d], "mock-bench");
         cr_expect_str_eq (sl_buf_cstr (&s.calls),
                           "get_weather({\"city\":\"Paris\"});read_file({\"path\":\"/tmp/notes.txt\"}",
                           "%s", sl_dialect_name (s_dialects [d]));
         cr_expect (s.done);
-        s_sink_free (&s);
+        script_sink_free (&s);
     }
 }
 
@@ -293,26 +224,26 @@ Test (sl_mock_script, danger_scenarios_carry_a_whole_call_then_the_cut)
     const char *length [] = { "length", "max_tokens", "max_output_tokens", "MAX_TOKENS" };
     for (size_t d = 0; d < DIALECTS; d++) {
         const char *name = sl_dialect_name (s_dialects [d]);
-        s_sink_t s = s_run (s_dialects [d], "mock-danger-length");
+        script_sink_t s = s_run (s_dialects [d], "mock-danger-length");
         cr_expect_str_eq (sl_buf_cstr (&s.text), "Cleaning up.", "%s", name);
         cr_expect_str_eq (sl_buf_cstr (&s.calls), "run_shell({\"command\":\"rm -rf /\"}", "%s", name);
         cr_expect_str_eq (sl_buf_cstr (&s.finish), length [d], "%s", name);
         cr_expect (s.done, "%s", name);
         cr_expect_eq (s.errors + s.failures, 0, "%s", name);
         cr_expect_eq (sl_decoder_unknown (s.dec), 0, "%s", name);
-        s_sink_free (&s);
+        script_sink_free (&s);
 
         s = s_run (s_dialects [d], "mock-danger-error");
         cr_expect_str_eq (sl_buf_cstr (&s.calls), "run_shell({\"command\":\"rm -rf /\"}", "%s", name);
         cr_expect_eq (s.errors, 1, "%s: the provider's error", name);
         cr_expect_not (s.finish.len, "%s", name);
-        s_sink_free (&s);
+        script_sink_free (&s);
 
         s = s_run (s_dialects [d], "mock-danger-eof");
         cr_expect_str_eq (sl_buf_cstr (&s.calls), "run_shell({\"command\":\"rm -rf /\"}", "%s", name);
         cr_expect_str_eq (sl_buf_cstr (&s.error), "upstream_incomplete", "%s: the body ended early", name);
         cr_expect_not (s.done, "%s", name);
-        s_sink_free (&s);
+        script_sink_free (&s);
     }
 }
 
@@ -325,7 +256,7 @@ Test (sl_mock_script, danger_huge_streams_a_call_of_the_asked_size)
         cr_assert_eq (sl_mock_script_build (s_dialects [d], sl_str ("mock-danger-huge"), sl_str ("{}"), 256, 0,
                                             &sc), 0);
         cr_expect_gt (sc.count, 256 / 64, "%s: the call comes in pieces", name);
-        s_sink_t s = s_decode (s_dialects [d], &sc);
+        script_sink_t s = script_decode (s_dialects [d], &sc);
         sl_mock_script_clear (&sc);
         const char *calls = sl_buf_cstr (&s.calls);
         cr_expect (strncmp (calls, head, strlen (head)) == 0, "%s: %.60s", name, calls);
@@ -336,7 +267,7 @@ Test (sl_mock_script, danger_huge_streams_a_call_of_the_asked_size)
         cr_expect (s.done, "%s", name);
         cr_expect_eq (s.errors + s.failures, 0, "%s", name);
         cr_expect_eq (sl_decoder_unknown (s.dec), 0, "%s", name);
-        s_sink_free (&s);
+        script_sink_free (&s);
     }
 }
 
@@ -391,9 +322,9 @@ Test (sl_mock_script, misbehaviours)
 
         sl_mock_script_build (dialect, sl_str ("mock-drop"), sl_str ("{}"), 0, 0, &sc);
         cr_expect_eq (sc.end, SL_MOCK_END_DROP);
-        s_sink_t s = s_decode (dialect, &sc);
+        script_sink_t s = script_decode (dialect, &sc);
         cr_expect (!s.done, "%s: a dropped stream does not end cleanly", name);
-        s_sink_free (&s);
+        script_sink_free (&s);
         sl_mock_script_clear (&sc);
 
         sl_mock_script_build (dialect, sl_str ("mock-hang"), sl_str ("{}"), 0, 0, &sc);
@@ -401,9 +332,9 @@ Test (sl_mock_script, misbehaviours)
         sl_mock_script_clear (&sc);
 
         sl_mock_script_build (dialect, sl_str ("mock-garbage"), sl_str ("{}"), 0, 0, &sc);
-        s = s_decode (dialect, &sc);
+        s = script_decode (dialect, &sc);
         cr_expect_eq (s.failures, 1, "%s: the garbage event is refused", name);
-        s_sink_free (&s);
+        script_sink_free (&s);
         sl_mock_script_clear (&sc);
 
         sl_mock_script_build (dialect, sl_str ("mock-429"), sl_str ("{}"), 0, 0, &sc);
@@ -453,7 +384,7 @@ Test (sl_mock_script, replay_keeps_sse_bytes_and_frames_chunk_files)
 {
     sl_mock_script_t sc;
     const char *sse = "event: a\r\ndata: 1\r\n\r\ndata: 2\n\n: c\ndata: 3";
-    cr_assert_eq (sl_mock_script_replay (sl_str ("x.sse"), sl_str (sse), &sc), 0);
+    cr_assert_eq (sl_mock_script_playback (sl_str ("x.sse"), sl_str (sse), &sc), 0);
     cr_expect_eq (sc.count, 3);
     sl_buf_t all = { 0 };
     for (size_t i = 0; i < sc.count; i++)
@@ -463,14 +394,14 @@ Test (sl_mock_script, replay_keeps_sse_bytes_and_frames_chunk_files)
     sl_mock_script_clear (&sc);
     sl_buf_free (&all);
 
-    cr_assert_eq (sl_mock_script_replay (sl_str ("x.chunks.jsonl"), sl_str ("{\"a\":1}\n\n{\"b\":2}\n"), &sc), 0);
+    cr_assert_eq (sl_mock_script_playback (sl_str ("x.chunks.jsonl"), sl_str ("{\"a\":1}\n\n{\"b\":2}\n"), &sc), 0);
     cr_expect_eq (sc.count, 2);
     cr_expect_str_eq (sl_buf_cstr (&sc.events [1]), "data: {\"b\":2}\n\n");
     sl_mock_script_clear (&sc);
 
-    cr_assert_eq (sl_mock_script_replay (sl_str ("x.json"), sl_str ("[{\"a\":\n 1}, {\"b\":2}]"), &sc), 0);
+    cr_assert_eq (sl_mock_script_playback (sl_str ("x.json"), sl_str ("[{\"a\":\n 1}, {\"b\":2}]"), &sc), 0);
     cr_expect_eq (sc.count, 2);
     cr_expect_str_eq (sl_buf_cstr (&sc.events [0]), "data: {\"a\": 1}\n\n");
     sl_mock_script_clear (&sc);
-    cr_expect_eq (sl_mock_script_replay (sl_str ("x.json"), sl_str ("{not an array"), &sc), -1);
+    cr_expect_eq (sl_mock_script_playback (sl_str ("x.json"), sl_str ("{not an array"), &sc), -1);
 }

@@ -1,5 +1,5 @@
 /*  sl_providers.c - providers and model routes (see sl_providers.h). */
-#include "common/llm/sl_providers.h"
+#include "common/dialects/sl_providers.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,9 +10,9 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "proto/sl_msg.h"
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_buf.h"
+#include "common/dialects/sl_dialect.h"
 
 #define SL_PROVIDERS_FILE_MAX (1u << 20)   //  a routes file larger than this is refused
 #define SL_PROVIDERS_MODEL_MAX 512         //  longer model names match no glob
@@ -100,7 +100,7 @@ int
 sl_providers_add_provider (sl_providers_t *self, const sl_provider_t *p)
 {
     const char *key_env = p->key_env ? p->key_env : "";
-    if (!s_valid_name (p->name) || p->dialect <= SL_DIALECT_NONE || p->dialect >= SL_DIALECT_MAX
+    if (!s_valid_name (p->name) || !sl_dialect_get (p->dialect)
     ||  !s_valid_url (p->base_url) || !s_valid_env (key_env)
     ||  sl_providers_find (self, sl_str (p->name)))
         return -1;
@@ -131,20 +131,28 @@ sl_providers_add_route (sl_providers_t *self, const char *model, const char *pro
 }
 
 sl_providers_t *
-sl_providers_new_default (const char *openai_base, const char *anthropic_base, const char *gemini_base)
+sl_providers_new_default (const char *const *base_urls)
 {
     sl_providers_t *self = sl_providers_new ();
-    const sl_provider_t defaults [] = {
-        { "openai", SL_DIALECT_OPENAI, openai_base, "OPENAI_API_KEY", true },
-        { "responses", SL_DIALECT_RESPONSES, openai_base, "OPENAI_API_KEY", true },
-        { "anthropic", SL_DIALECT_ANTHROPIC, anthropic_base, "ANTHROPIC_API_KEY", true },
-        { "gemini", SL_DIALECT_GEMINI, gemini_base, "GEMINI_API_KEY", true },
-    };
-    for (size_t i = 0; i < sizeof defaults / sizeof defaults [0]; i++)
-        if (sl_providers_add_provider (self, &defaults [i])) {
-            sl_providers_destroy (&self);  //  a base URL that is not http(s)
-            return NULL;
+    size_t count = sl_dialect_count ();
+    //  Each vendor's dialects together, vendors in the order of their
+    //  first dialect.
+    for (size_t v = 0; v < count && self; v++) {
+        if (!sl_dialect_vendor_first (sl_dialect_at (v)))
+            continue;
+        const char *vendor = sl_dialect_vendor (sl_dialect_at (v));
+        for (size_t i = v; i < count && self; i++) {
+            const sl_dialect_t *d = sl_dialect_at (i);
+            if (strcmp (sl_dialect_vendor (d), vendor) != 0)
+                continue;
+            char key_env [SL_DIALECT_OPTION_MAX];
+            sl_dialect_option (d, SL_DIALECT_KEY_VARIABLE, key_env);
+            const char *base_url = base_urls && base_urls [d->id] ? base_urls [d->id] : d->base_url;
+            const sl_provider_t p = { d->name, d->id, base_url, key_env, true };
+            if (sl_providers_add_provider (self, &p))
+                sl_providers_destroy (&self);   //  a base URL that is not http(s)
         }
+    }
     return self;
 }
 
@@ -289,8 +297,13 @@ s_provider_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_
     else
     if (strcmp (key, "dialect") == 0) {
         spec->p.dialect = sl_dialect_parse (value);
-        if (!spec->p.dialect)
-            return s_error_at (ctx, v, "unknown dialect '%s' (openai, responses, anthropic, gemini)", value);
+        if (!spec->p.dialect) {
+            sl_buf_t names = { 0 };
+            sl_dialect_names (", ", ", ", NULL, &names);
+            s_error_at (ctx, v, "unknown dialect '%s' (%s)", value, sl_buf_cstr (&names));
+            sl_buf_free (&names);
+            return -1;
+        }
     }
     else
     if (strcmp (key, "base_url") == 0) {

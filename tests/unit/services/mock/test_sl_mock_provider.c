@@ -1,11 +1,12 @@
-/*  Unit tests: services/mock/sl_mock_check - the mock refuses what its
-    provider would refuse of a conversation with tools, and reads the
-    last tool result. */
+/*  Unit tests: services/mock/sl_mock_provider (and the provider modules
+    it registers) - the mock refuses what each provider would refuse of a
+    conversation with tools, reads the last tool result, and finds the
+    provider a path calls. */
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include "proto/sl_msg.h"
-#include "services/mock/sl_mock_check.h"
+#include "services/mock/sl_mock_provider.h"
 
 typedef struct {
     int dialect;
@@ -74,11 +75,11 @@ static const s_case_t s_cases [] = {
     { SL_DIALECT_GEMINI, "{\"contents\":[{\"role\":\"assistant\",\"parts\":[{\"text\":\"x\"}]}]}", "user or model" },
 };
 
-Test (sl_mock_check, refuses_what_each_provider_refuses)
+Test (sl_mock_provider, refuses_what_each_provider_refuses)
 {
     for (size_t i = 0; i < sizeof s_cases / sizeof s_cases [0]; i++) {
         char why [512] = "";
-        int rc = sl_mock_check (s_cases [i].dialect, sl_str (s_cases [i].body), why, sizeof why);
+        int rc = sl_mock_provider_check (s_cases [i].dialect, sl_str (s_cases [i].body), why, sizeof why);
         if (!s_cases [i].why)
             cr_expect_eq (rc, 0, "case %zu taken: %s", i, why);
         else {
@@ -87,19 +88,62 @@ Test (sl_mock_check, refuses_what_each_provider_refuses)
         }
     }
     char why [64];
-    cr_expect_eq (sl_mock_check (SL_DIALECT_OPENAI, sl_str ("[]"), why, sizeof why), -1);
-    cr_expect_eq (sl_mock_check (SL_DIALECT_NONE, sl_str ("{}"), why, sizeof why), -1);
+    cr_expect_eq (sl_mock_provider_check (SL_DIALECT_OPENAI, sl_str ("[]"), why, sizeof why), -1);
+    cr_expect_eq (sl_mock_provider_check (SL_DIALECT_NONE, sl_str ("{}"), why, sizeof why), -1);
 }
 
-Test (sl_mock_check, reads_the_last_result_and_names_its_tool)
+Test (sl_mock_provider, reads_the_last_result_and_names_its_tool)
 {
     sl_mock_result_t r;
     for (size_t i = 0; i < sizeof s_cases / sizeof s_cases [0]; i++) {
         if (s_cases [i].why)
             continue;
-        cr_assert (sl_mock_check_result (s_cases [i].dialect, sl_str (s_cases [i].body), &r), "case %zu", i);
+        cr_assert (sl_mock_provider_result (s_cases [i].dialect, sl_str (s_cases [i].body), &r), "case %zu", i);
         cr_expect_str_eq (r.name, "f", "case %zu", i);
         cr_expect_str_eq (r.text, "ok", "case %zu", i);
     }
-    cr_expect_not (sl_mock_check_result (SL_DIALECT_OPENAI, sl_str ("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}"), &r));
+    cr_expect_not (sl_mock_provider_result (SL_DIALECT_OPENAI, sl_str ("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}"), &r));
+}
+
+Test (sl_mock_provider, every_module_is_complete_and_an_incomplete_one_is_named)
+{
+    const char *why = NULL;
+    cr_assert_eq (sl_mock_provider_init (&why), 0, "%s", why ? why : "");
+    for (size_t i = 0; i < sl_mock_provider_count (); i++) {
+        const sl_mock_provider_t *p = sl_mock_provider_at (i);
+        cr_expect_eq (sl_mock_provider_check_table (p, &why), 0, "%zu: %s", i, why ? why : "");
+        cr_expect_eq (sl_mock_provider_get (p->dialect), p);
+    }
+    cr_expect_null (sl_mock_provider_get (SL_DIALECT_NONE));
+    cr_expect_null (sl_mock_provider_get (SL_DIALECT_MAX));
+    sl_mock_provider_t copy = *sl_mock_provider_get (SL_DIALECT_ANTHROPIC);
+    copy.check = NULL;
+    cr_expect_eq (sl_mock_provider_check_table (&copy, &why), -1);
+    cr_expect_str_eq (why, "request check missing");
+    copy = *sl_mock_provider_get (SL_DIALECT_ANTHROPIC);
+    copy.shape.turns = NULL;
+    cr_expect_eq (sl_mock_provider_check_table (&copy, &why), -1);
+    cr_expect_str_eq (why, "request shape missing");
+    sl_mock_render_t render = *copy.render;
+    copy = *sl_mock_provider_get (SL_DIALECT_ANTHROPIC);
+    render.bad_request = NULL;
+    copy.render = &render;
+    cr_expect_eq (sl_mock_provider_check_table (&copy, &why), -1);
+    cr_expect_str_eq (why, "error word missing");
+}
+
+Test (sl_mock_provider, the_provider_of_a_path_and_the_paths_served)
+{
+    char model [64] = "unchanged";
+    cr_expect_eq (sl_mock_provider_of_path ("/v1/messages", model, sizeof model)->dialect, SL_DIALECT_ANTHROPIC);
+    cr_expect_str_eq (model, "unchanged", "the model is in the body");
+    cr_expect_eq (sl_mock_provider_of_path ("/v1beta/models/gemini-x:streamGenerateContent", model, sizeof model)->dialect,
+                  SL_DIALECT_GEMINI);
+    cr_expect_str_eq (model, "gemini-x");
+    cr_expect_null (sl_mock_provider_of_path ("/v1beta/models/gemini-x:generateContent", model, sizeof model));
+    sl_buf_t paths = { 0 };
+    sl_mock_provider_paths (&paths);
+    cr_expect_str_eq (sl_buf_cstr (&paths), "POST .../chat/completions, .../messages, .../responses and "
+                                            ".../models/{model}:streamGenerateContent");
+    sl_buf_free (&paths);
 }

@@ -1,12 +1,12 @@
-/*  Unit tests: common/llm/sl_providers (providers, model routes, the routes file). */
+/*  Unit tests: common/dialects/sl_providers (providers, model routes, the routes file). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "common/llm/sl_providers.h"
-#include "proto/sl_msg.h"
+#include "common/dialects/sl_dialect.h"
+#include "common/dialects/sl_providers.h"
 
 static sl_providers_t *
 s_parse (const char *text, char **error)
@@ -23,8 +23,12 @@ s_match (sl_providers_t *r, const char *model, int dialect)
 
 Test (sl_providers, defaults_one_provider_per_dialect)
 {
-    sl_providers_t *r = sl_providers_new_default ("https://api.openai.com/v1/", "https://api.anthropic.com",
-                                            "https://generativelanguage.googleapis.com/v1beta");
+    const char *urls [SL_DIALECT_MAX] = {
+        [SL_DIALECT_OPENAI] = "https://api.openai.com/v1/", [SL_DIALECT_RESPONSES] = "https://api.openai.com/v1/",
+        [SL_DIALECT_ANTHROPIC] = "https://api.anthropic.com",
+        [SL_DIALECT_GEMINI] = "https://generativelanguage.googleapis.com/v1beta",
+    };
+    sl_providers_t *r = sl_providers_new_default (urls);
     cr_assert_not_null (r);
     cr_expect_eq (sl_providers_provider_count (r), 4);
     cr_expect_eq (sl_providers_route_count (r), 0);
@@ -42,7 +46,29 @@ Test (sl_providers, defaults_one_provider_per_dialect)
     cr_expect_null (sl_providers_find (r, SL_STR_LIT ("nobody")));
     sl_providers_destroy (&r);
     sl_providers_destroy (&r);
-    cr_expect_null (sl_providers_new_default ("ftp://x", "https://a", "https://g"), "a bad base URL");
+    urls [SL_DIALECT_OPENAI] = "ftp://x";
+    cr_expect_null (sl_providers_new_default (urls), "a bad base URL");
+}
+
+Test (sl_providers, defaults_come_from_the_dialect_modules)
+{
+    sl_providers_t *r = sl_providers_new_default (NULL);
+    cr_assert_not_null (r);
+    //  One per dialect, each vendor's together.
+    const char *names [] = { "openai", "responses", "anthropic", "gemini" };
+    const char *urls [] = { "https://api.openai.com/v1", "https://api.openai.com/v1", "https://api.anthropic.com",
+                            "https://generativelanguage.googleapis.com/v1beta" };
+    const char *keys [] = { "OPENAI_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY" };
+    cr_assert_eq (sl_providers_provider_count (r), 4);
+    for (size_t i = 0; i < 4; i++) {
+        const sl_provider_t *p = sl_providers_provider (r, i);
+        cr_expect_str_eq (p->name, names [i]);
+        cr_expect_str_eq (sl_dialect_name (p->dialect), names [i]);
+        cr_expect_str_eq (p->base_url, urls [i]);
+        cr_expect_str_eq (p->key_env, keys [i]);
+        cr_expect (p->forward_auth);
+    }
+    sl_providers_destroy (&r);
 }
 
 Test (sl_providers, first_matching_route_of_the_dialect_wins)

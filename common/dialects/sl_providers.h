@@ -16,15 +16,18 @@
     provider with no routes is the default for its dialect), else the
     first provider.
 
-    Built-in defaults (no file): one provider per dialect, "openai",
-    "responses" (same base URL and key as openai), "anthropic", "gemini",
-    with the base URLs given and keys from OPENAI_API_KEY, ANTHROPIC_API_KEY,
-    GEMINI_API_KEY. A routes file replaces the defaults entirely:
+    Built-in defaults (no file): one provider per registered dialect, from
+    its module's defaults (sl_dialect.h): named after the dialect, at its
+    vendor's base URL (or the one given), its key from <VENDOR>_API_KEY
+    (openai, responses: OPENAI_API_KEY; anthropic: ANTHROPIC_API_KEY;
+    gemini: GEMINI_API_KEY), grouped by vendor in the order the vendors'
+    first dialects are registered (openai, responses, anthropic, gemini).
+    A routes file replaces the defaults entirely:
 
         version: 1                      # optional
         providers:
           - name: local                 # required, unique: [A-Za-z0-9._-]
-            dialect: openai             # openai | responses | anthropic | gemini
+            dialect: openai             # a dialect's name: openai | responses | anthropic | gemini
             base_url: http://127.0.0.1:8000/v1
             key_env: LOCAL_KEY          # optional: the variable holding the key
             forward_client_auth: true   # optional, default true
@@ -48,7 +51,7 @@ typedef struct _sl_routes_t sl_providers_t;
 
 typedef struct {
     const char *name;
-    int dialect;                        //  SL_DIALECT_*
+    int dialect;                        //  its wire id (sl_dialect_id_t)
     const char *base_url;               //  without a trailing slash
     const char *key_env;                //  variable holding the key, "" for none
     bool forward_auth;                  //  forward the client's credential when no key
@@ -61,9 +64,10 @@ typedef struct {
 
 //  An empty table.
 sl_providers_t *sl_providers_new (void);
-//  The built-in defaults (see above); base URLs are copied.
-sl_providers_t *sl_providers_new_default (const char *openai_base, const char *anthropic_base,
-                                    const char *gemini_base);
+//  The built-in defaults (see above). base_urls, when not NULL, holds a
+//  base URL for each wire id (SL_DIALECT_MAX entries; NULL for the
+//  module's default); they are copied. NULL when one is not an http(s) URL.
+sl_providers_t *sl_providers_new_default (const char *const *base_urls);
 //  Parse a routes file. NULL on error, with *error set to
 //  "name:line:col: why" (caller frees).
 sl_providers_t *sl_providers_parse (const char *text, size_t size, const char *name, char **error);
