@@ -105,8 +105,3 @@ sl_llm_cache_put (sl_llm_cache_t *self, const char *rule, sl_str_t body, const s
     zhashx_insert (self->entries, key, e);
 }
 
-size_t
-sl_llm_cache_size (sl_llm_cache_t *self)
-{
-    return zhashx_size (self->entries);
-}

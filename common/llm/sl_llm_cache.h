@@ -28,6 +28,5 @@ void sl_llm_cache_destroy (sl_llm_cache_t **self_p);
 bool sl_llm_cache_get (sl_llm_cache_t *self, const char *rule, sl_str_t body, sl_llm_result_t *out);
 //  Keep an answer (check RAN only; others are ignored).
 void sl_llm_cache_put (sl_llm_cache_t *self, const char *rule, sl_str_t body, const sl_llm_result_t *result);
-size_t sl_llm_cache_size (sl_llm_cache_t *self);
 
 #endif

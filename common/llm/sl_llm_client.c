@@ -443,5 +443,3 @@ sl_llm_client_cancel (sl_llm_client_t *self, uint64_t ticket)
         }
 }
 
-size_t sl_llm_client_inflight (sl_llm_client_t *self) { return self->inflight; }
-size_t sl_llm_client_queued (sl_llm_client_t *self) { return self->queued; }

@@ -50,8 +50,5 @@ void sl_llm_client_destroy (sl_llm_client_t **self_p);
 int sl_llm_client_ask (sl_llm_client_t *self, const sl_llm_ask_t *ask);
 //  Stop an ask; its outcome is not reported. Unknown tickets are ignored.
 void sl_llm_client_cancel (sl_llm_client_t *self, uint64_t ticket);
-//  Requests in flight and waiting.
-size_t sl_llm_client_inflight (sl_llm_client_t *self);
-size_t sl_llm_client_queued (sl_llm_client_t *self);
 
 #endif

@@ -234,8 +234,3 @@ sl_mock_judge_closed (sl_mock_judge_t *self, sl_http_req_t *req)
         }
 }
 
-uint64_t
-sl_mock_judge_requests (sl_mock_judge_t *self)
-{
-    return self->requests;
-}

@@ -64,7 +64,5 @@ bool sl_mock_judge_handle (sl_mock_judge_t *self, sl_httpd_t *httpd, sl_http_req
 //  Call first in the mock's closed handler: forgets a reply still waiting
 //  for a client that went away.
 void sl_mock_judge_closed (sl_mock_judge_t *self, sl_http_req_t *req);
-//  Judge requests received so far.
-uint64_t sl_mock_judge_requests (sl_mock_judge_t *self);
 
 #endif
