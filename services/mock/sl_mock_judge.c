@@ -141,7 +141,6 @@ typedef struct _s_pending_t {
 struct _sl_mock_judge_t {
     zloop_t *loop;
     s_pending_t *pending;               //  replies waiting for their delay
-    uint64_t requests;
 };
 
 sl_mock_judge_t *
@@ -203,7 +202,6 @@ sl_mock_judge_handle (sl_mock_judge_t *self, sl_httpd_t *httpd, sl_http_req_t *r
 {
     if (!sl_mock_judge_wants (sl_http_req_path (req), sl_http_req_body (req)))
         return false;
-    self->requests++;
     s_pending_t *p = sl_xcalloc (1, sizeof *p);
     sl_mock_judge_answer (sl_http_req_path (req), sl_http_req_body (req), &p->reply);
     if (p->reply.delay_ms == 0) {
