@@ -30,6 +30,7 @@
 #include "common/base/sl_buf.h"
 
 #define PARSE_WORKER_INLINE_BYTES (256u << 10)  //  bodies up to this are parsed in the reactor
+#define PARSE_WORKER_NICE 10            //  the worker thread's nice value: below the reactor's
 
 typedef struct _parse_worker_t parse_worker_t;
 
