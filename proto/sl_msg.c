@@ -87,11 +87,13 @@ static const s_field_t s_fields [] = {
     FIELD ("st",    F_I32,   status),
     FIELD ("stops", F_STR,   stop_seq),
     FIELD_P ("t",   F_U8,    type, P_ALWAYS),
+    FIELD ("team",  F_STR,   team),
     FIELD ("text",  F_STR,   text),
     FIELD ("tools", F_BIN,   tools),
     FIELD ("ts",    F_I64,   ts),
     FIELD ("u",     F_USAGE, usage),
     FIELD ("ud",    F_U8,    upstream_dialect),
+    FIELD ("user",  F_STR,   user),
     FIELD_P ("v",   F_U32,   version, P_ALWAYS),
     FIELD ("why",   F_STR,   reason),
 };

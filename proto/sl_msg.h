@@ -238,6 +238,8 @@ typedef struct {
     sl_str_t instance;                  //  "inst" sender instance name (HB)
     uint64_t incarnation;               //  "inc" sender incarnation (HB, REC, RACK)
     sl_str_t key_id;                    //  "kid" the client key's id, never the key (REQ, START)
+    sl_str_t team;                      //  "team" whose request it is (REQ, START, VERDICT)
+    sl_str_t user;                      //  "user" its user within the team (REQ, START, VERDICT)
     sl_str_t policy;                    //  "pol" id of a policy: the version a request was judged
                                         //  under (REQ, START), the judge's (START, POLICY)
     uint64_t count;                     //  "n"   a count: records lost (GAP), reload failures (POLICY)
