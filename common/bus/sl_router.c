@@ -41,17 +41,15 @@
 */
 #include "common/bus/sl_router.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_buf.h"
 #include "common/base/sl_log.h"
 #include "common/base/sl_sidmap.h"
+#include "common/bus/sl_resolve.h"
 
 #define SL_ROUTER_MAX_PEERS 1024        //  addresses, static and resolved
 #define SL_ROUTER_MAX_SOURCES 64        //  configured endpoints
@@ -437,14 +435,31 @@ s_find_peer (sl_router_t *self, const char *endpoint, size_t len)
 //  --------------------------------------------------------------------------
 //  Sources and DNS
 
-static bool
-s_is_name (const char *host)
+//  What one resolution of a source found.
+typedef struct {
+    sl_router_t *router;
+    int source;
+    char seen [SL_ROUTER_MAX_PEERS];    //  by peer position: listed now
+} s_resolution_t;
+
+static void
+s_on_address (void *arg, const char *endpoint)
 {
-    struct in_addr a4;
-    struct in6_addr a6;
-    if (strcmp (host, "*") == 0 || host [0] == '[')
-        return false;
-    return inet_pton (AF_INET, host, &a4) != 1 && inet_pton (AF_INET6, host, &a6) != 1;
+    s_resolution_t *r = arg;
+    sl_router_t *self = r->router;
+    s_source_t *src = &self->sources [r->source];
+    s_peer_t *peer = s_find_peer (self, endpoint, strlen (endpoint));
+    if (!peer) {
+        peer = s_add_peer (self, endpoint, r->source);
+        if (peer)
+            sl_log_info ("peer_resolved", "%s -> %s", src->raw, endpoint);
+    }
+    if (peer) {
+        peer->gone = false;
+        for (size_t i = 0; i < self->count; i++)
+            if (self->peers [i] == peer)
+                r->seen [i] = 1;
+    }
 }
 
 //  Connect to every address a source stands for now; mark the addresses it
@@ -458,37 +473,15 @@ s_resolve_source (sl_router_t *self, int index)
             s_add_peer (self, src->raw, index);
         return;
     }
-    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
-    struct addrinfo *res = NULL;
-    //  Blocking, but only every SL_RESOLVE_MS, against the local resolver
-    //  (docker's embedded DNS in a compose network).
-    int rc = getaddrinfo (src->host, src->port, &hints, &res);
-    if (rc != 0) {
-        sl_log_warn ("resolve_failed", "%s: %s", src->raw, gai_strerror (rc));
+    //  Blocking, but only every SL_RESOLVE_MS, against the local resolver.
+    s_resolution_t r = { .router = self, .source = index };
+    const char *why;
+    if (sl_resolve_name (src->prefix, src->host, src->port, s_on_address, &r, &why)) {
+        sl_log_warn ("resolve_failed", "%s: %s", src->raw, why);
         return;
     }
-    char seen [SL_ROUTER_MAX_PEERS] = { 0 };
-    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        char ip [INET_ADDRSTRLEN];
-        inet_ntop (AF_INET, &((struct sockaddr_in *) ai->ai_addr)->sin_addr, ip, sizeof ip);
-        char endpoint [128];
-        snprintf (endpoint, sizeof endpoint, "%s%s:%s", src->prefix, ip, src->port);
-        s_peer_t *peer = s_find_peer (self, endpoint, strlen (endpoint));
-        if (!peer) {
-            peer = s_add_peer (self, endpoint, index);
-            if (peer)
-                sl_log_info ("peer_resolved", "%s -> %s", src->raw, endpoint);
-        }
-        if (peer) {
-            peer->gone = false;
-            for (size_t i = 0; i < self->count; i++)
-                if (self->peers [i] == peer)
-                    seen [i] = 1;
-        }
-    }
-    freeaddrinfo (res);
     for (size_t i = 0; i < self->count; i++)
-        if (self->peers [i]->source == index && !seen [i] && !self->peers [i]->gone) {
+        if (self->peers [i]->source == index && !r.seen [i] && !self->peers [i]->gone) {
             self->peers [i]->gone = true;
             sl_log_info ("peer_gone", "%s no longer lists %s", src->raw, self->peers [i]->endpoint);
         }
@@ -824,7 +817,7 @@ sl_router_connect (sl_router_t *self, const char *endpoints)
         if (tcp) {
             src->host = sl_xstrndup (scheme_end + 3, (size_t) (colon - scheme_end - 3));
             src->port = sl_xstrdup (colon + 1);
-            src->is_name = s_is_name (src->host);
+            src->is_name = sl_resolve_is_name (src->host);
         }
         else {
             src->host = sl_xstrdup ("");
