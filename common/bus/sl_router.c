@@ -32,7 +32,7 @@
     again, within one window's worth beyond its credit (more are dropped
     and counted); a batch ZeroMQ will not take (the connection is gone) is
     dropped after SL_HB_DEAD_MS. The receiver finds any gap this leaves in a
-    stream by its sequence numbers, and the stream is replayed.
+    stream by its sequence numbers, and the ingest re-sends the stream.
 
     A live peer that has work waiting (streams pinned to it and no credit,
     or a batch ZeroMQ will not take) and gives no credit and takes no batch
@@ -503,7 +503,7 @@ s_on_resolve (zloop_t *loop, int timer_id, void *arg)
 //  Heartbeats, liveness, retries
 
 //  Messages queued for a dead peer would be lost with it anyway; the
-//  ingest replays their streams in a new epoch.
+//  ingest re-sends their streams in a new epoch.
 static void
 s_discard_batch (sl_router_t *self, s_peer_t *peer)
 {
@@ -862,7 +862,7 @@ s_choose (sl_router_t *self)
         return best;
     //  Every instance is silent: one may only be stopped or starved, and
     //  ZeroMQ delivers to it when it runs again (a dead one's batches are
-    //  dropped after the death interval; the stall net replays them).
+    //  dropped after the death interval; the stall net re-sends them).
     for (size_t i = 0; i < self->count; i++) {
         s_peer_t *p = self->peers [i];
         if (p->state != PEER_DEAD || p->gone)
@@ -941,7 +941,7 @@ sl_router_send (sl_router_t *self, const sl_msg_t *msg)
     s_peer_t *peer = pin->peer;
     if (peer->state == PEER_DEAD && peer->credit <= -(int64_t) SL_CREDIT_WINDOW) {
         //  A window's worth beyond its credit went to a peer that is silent:
-        //  the rest is dropped (the gap it leaves makes the stream replayed).
+        //  the rest is dropped (the gap it leaves makes the ingest re-send the stream).
         if (self->discarded)
             sl_counter_inc (self->discarded);
     }
@@ -1030,7 +1030,7 @@ void
 sl_router_each_pinned (sl_router_t *self, const char *endpoint,
                        void (*fn) (void *arg, const uint8_t *sid, uint32_t epoch), void *arg)
 {
-    //  Collected first: fn may send (a replay re-pins), and the map must
+    //  Collected first: fn may send (a re-send re-pins), and the map must
     //  not change under the walk.
     typedef struct { uint8_t sid [SL_SID_SIZE]; uint32_t epoch; } s_hit_t;
     size_t size = sl_sidmap_size (self->pins);

@@ -21,7 +21,7 @@
     Both ends exchange heartbeats (proto "hb") every SL_HB_INTERVAL_MS; an
     instance silent for SL_HB_DEAD_MS (once what waits on its socket is
     read) is dead: it gets no new streams while another instance lives, and
-    the stage is told (the ingest replays lost streams in a new epoch). A
+    the stage is told (the ingest re-sends lost streams in a new epoch). A
     heartbeat with a new incarnation is a restarted instance: a new peer.
     Heartbeats from the next stage carry credit: the messages it is ready to
     take. The router spends credit as it sends; sl_router_congested tells

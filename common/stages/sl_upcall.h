@@ -43,8 +43,9 @@
     is lost: its gateway hears directly. When no ack at all comes for
     gateway_dead_ms, the gateway is gone: the call is cancelled.
 
-    Metric and log event names are the ingest's (sluice_replays_total,
-    stream_replay, ...: interfaces that keep their names).
+    Metric names and help, log event names and the texts of log lines and
+    of the errors it sends are the ingest's (sluice_replays_total,
+    stream_replay, "replay log" ...): interfaces that keep their words.
 */
 #ifndef SL_UPCALL_H
 #define SL_UPCALL_H

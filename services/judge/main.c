@@ -39,7 +39,7 @@ typedef struct {
     sl_llm_client_t *llm;
     sl_policyfile_t *policy;            //  the file, loaded and reloaded
     sl_counter_t *unroutable;
-    sl_counter_t *streams_total;        //  stream starts (a replay starts again)
+    sl_counter_t *streams_total;        //  stream starts (a re-send starts again)
     sl_counter_t *reloads;
     sl_counter_t *reloads_failed;
     sl_counter_t *keepalives;
