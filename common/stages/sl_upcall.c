@@ -245,16 +245,23 @@ s_emit_delta (void *arg, const sl_msg_t *msg)
         s_send_end (c);
 }
 
+//  An ERROR message (the envelope is the sender's to fill).
+static void
+s_error_init (sl_msg_t *m, const char *code, const char *message, int status)
+{
+    sl_msg_init (m, SL_MSG_ERROR);
+    m->code = sl_str (code);
+    m->message = sl_str (message);
+    m->status = status;
+}
+
 static void
 s_send_error (sl_upcall_call_t *c, const char *code, const char *message, int status, uint32_t flags)
 {
     if (c->ended)
         return;
     sl_msg_t m;
-    sl_msg_init (&m, SL_MSG_ERROR);
-    m.code = sl_str (code);
-    m.message = sl_str (message);
-    m.status = status;
+    s_error_init (&m, code, message, status);
     m.flags = flags | (s_untouched (c) ? SL_F_RETRYABLE : 0);
     sl_counter_inc (c->owner->upstream_errors);
     sl_log_info ("upstream_error", "provider=%s code=%s status=%d", c->provider ? c->provider->name : "-",
@@ -271,10 +278,7 @@ s_end_with (sl_upcall_call_t *c, const char *code, const char *message)
     if (c->ended)
         return;
     sl_msg_t m;
-    sl_msg_init (&m, SL_MSG_ERROR);
-    m.code = sl_str (code);
-    m.message = sl_str (message);
-    m.status = 499;
+    s_error_init (&m, code, message, 499);
     s_send (c, &m);
     s_send_end (c);
 }
@@ -498,12 +502,9 @@ s_lose (sl_upcall_call_t *c, const char *why)
     sl_sid_hex (c->sid, hex);
     sl_log_warn ("stream_lost", "sid=%s: %s", hex, why);
     sl_msg_t m;
-    sl_msg_init (&m, SL_MSG_ERROR);
+    s_error_init (&m, "stream_lost", why, 502);
     memcpy (m.sid, c->sid, SL_SID_SIZE);
     m.epoch = c->epoch;
-    m.code = SL_STR_LIT ("stream_lost");
-    m.message = sl_str (why);
-    m.status = 502;
     self->ops.reply (self->arg, sl_buf_str (&c->gateway), &m);
     //  The stages that still hold the stream let go of it too.
     s_drop_transfer (c);
@@ -575,12 +576,9 @@ s_refuse (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
     snprintf (text, sizeof text, "sluice is serving as many streams as it may at once (%zu); try again shortly",
               self->config.max_streams);
     sl_msg_t m;
-    sl_msg_init (&m, SL_MSG_ERROR);
+    s_error_init (&m, "overloaded_error", text, 503);
     memcpy (m.sid, req->sid, SL_SID_SIZE);
     m.epoch = req->epoch;
-    m.code = SL_STR_LIT ("overloaded_error");
-    m.message = sl_str (text);
-    m.status = 503;
     m.flags = SL_F_RETRYABLE;
     self->ops.reply (self->arg, peer, &m);
 }
@@ -715,12 +713,9 @@ sl_upcall_ack (sl_upcall_t *self, const sl_msg_t *msg, sl_str_t peer)
         //  its last frame is acknowledged, so nothing else is lost here:
         //  say so, and the gateway ends the response.
         sl_msg_t m;
-        sl_msg_init (&m, SL_MSG_ERROR);
+        s_error_init (&m, "upstream_lost", "the sluice instance calling the model let the model's answer go "
+                      "while it heard nothing from this gateway", 502);
         memcpy (m.sid, msg->sid, SL_SID_SIZE);
-        m.code = SL_STR_LIT ("upstream_lost");
-        m.message = SL_STR_LIT ("the sluice instance calling the model let the model's answer go "
-                                "while it heard nothing from this gateway");
-        m.status = 502;
         self->ops.reply (self->arg, peer, &m);
         sl_counter_inc (self->unknown_acks);
         return;
@@ -867,53 +862,66 @@ sl_upcall_done (sl_upcall_t *self, sl_upcall_call_t *c, const char *error, const
 //  --------------------------------------------------------------------------
 //  Time
 
-void
-sl_upcall_tick (sl_upcall_t *self)
+//  Call fn for every call held, at now; fn may close the call it is given.
+static void
+s_each (sl_upcall_t *self, void (*fn) (sl_upcall_call_t *c, int64_t now))
 {
     int64_t now = s_now (self);
     size_t count;
     void **calls = sl_sidmap_values (self->calls, &count);
-    for (size_t i = 0; i < count; i++) {
-        sl_upcall_call_t *c = calls [i];
-        if (now - c->last_ack >= self->config.gateway_dead_ms) {
-            s_gateway_gone (c);
-            continue;
-        }
-        //  The safety net: a stream that stays silent long after a send,
-        //  though no instance was seen dying. Each re-send doubles the
-        //  wait, so an overloaded pipeline is not answered with more load.
-        long stall = self->config.stall_ms << (c->resends < S_STALL_DOUBLINGS ? c->resends : S_STALL_DOUBLINGS);
-        if (c->unacked_since && now - c->unacked_since >= stall
-        &&  now - c->last_resend >= stall) {
-            s_resend (c, "stalled");
-            continue;
-        }
-        if (c->phase == PHASE_DONE || c->paused)
-            continue;
-        bool due = c->phase == PHASE_STREAMING
-                 ? now - c->last_byte >= self->config.idle_timeout_ms
-                 : now >= c->deadline;
-        if (due)
-            s_on_deadline (c);
-    }
+    for (size_t i = 0; i < count; i++)
+        fn (calls [i], now);
     free (calls);
+}
+
+//  The deadlines of one call, in order: the gateway's, the stall net's,
+//  the phase's.
+static void
+s_check_deadlines (sl_upcall_call_t *c, int64_t now)
+{
+    const sl_upcall_config_t *config = &c->owner->config;
+    if (now - c->last_ack >= config->gateway_dead_ms) {
+        s_gateway_gone (c);
+        return;
+    }
+    //  The safety net: a stream that stays silent long after a send,
+    //  though no instance was seen dying. Each re-send doubles the
+    //  wait, so an overloaded pipeline is not answered with more load.
+    long stall = config->stall_ms << (c->resends < S_STALL_DOUBLINGS ? c->resends : S_STALL_DOUBLINGS);
+    if (c->unacked_since && now - c->unacked_since >= stall
+    &&  now - c->last_resend >= stall) {
+        s_resend (c, "stalled");
+        return;
+    }
+    if (c->phase == PHASE_DONE || c->paused)
+        return;
+    bool due = c->phase == PHASE_STREAMING
+             ? now - c->last_byte >= config->idle_timeout_ms
+             : now >= c->deadline;
+    if (due)
+        s_on_deadline (c);
+}
+
+static void
+s_resume_call (sl_upcall_call_t *c, int64_t now)
+{
+    if (c->paused && c->transfer) {
+        c->paused = false;
+        c->last_byte = now;             //  the pause is not upstream idleness
+        c->owner->ops.resume (c->owner->arg, c->transfer);
+    }
+}
+
+void
+sl_upcall_tick (sl_upcall_t *self)
+{
+    s_each (self, s_check_deadlines);
 }
 
 void
 sl_upcall_resume (sl_upcall_t *self)
 {
-    int64_t now = s_now (self);
-    size_t count;
-    void **calls = sl_sidmap_values (self->calls, &count);
-    for (size_t i = 0; i < count; i++) {
-        sl_upcall_call_t *c = calls [i];
-        if (c->paused && c->transfer) {
-            c->paused = false;
-            c->last_byte = now;         //  the pause is not upstream idleness
-            self->ops.resume (self->arg, c->transfer);
-        }
-    }
-    free (calls);
+    s_each (self, s_resume_call);
 }
 
 //  --------------------------------------------------------------------------

@@ -444,35 +444,33 @@ Test (sl_upcall, a_retry_after_date_is_read_on_the_injected_calendar)
 //  --------------------------------------------------------------------------
 //  Provider errors
 
+//  A new stream whose call is answered status with body; the error sent.
+static const sl_msg_t *
+s_error_answer (uint8_t stream, long status, const char *body)
+{
+    s_request (stream);
+    s_answer (status);
+    s_body (body);
+    sl_upcall_done (f.up, s_transfer ()->call, NULL, NULL);
+    return s_last_error ();
+}
+
 Test (sl_upcall, a_provider_error_body_is_read_by_the_stream_s_decoder)
 {
     sl_upcall_config_t c = s_config ();
     c.max_retries = 0;
     s_open (c);
-    s_request (0x11);
-    s_answer (400);
-    s_body ("{\"error\":{\"message\":\"no such model\",\"type\":\"invalid_request_error\",");
-    s_body ("\"param\":null,\"code\":\"model_not_found\"}}");
-    sl_upcall_done (f.up, s_transfer ()->call, NULL, NULL);
-    const sl_msg_t *e = s_last_error ();
+    const sl_msg_t *e = s_error_answer (0x11, 400, "{\"error\":{\"message\":\"no such model\","
+                                        "\"type\":\"invalid_request_error\",\"param\":null,\"code\":\"model_not_found\"}}");
     cr_expect (sl_str_eq (e->code, "invalid_request_error"), "the type names it");
     cr_expect (sl_str_eq (e->message, "no such model"));
     cr_expect_eq (e->status, 400, "the answer's status");
     cr_expect_eq (e->flags & (SL_F_UPSTREAM | SL_F_RETRYABLE), SL_F_UPSTREAM | SL_F_RETRYABLE);
-
     //  A numeric code is no name; a body that is no JSON has no message.
-    s_request (0x22);
-    s_answer (404);
-    s_body ("{\"error\":{\"code\":404,\"message\":\"gone\"}}");
-    sl_upcall_done (f.up, s_transfer ()->call, NULL, NULL);
-    e = s_last_error ();
+    e = s_error_answer (0x22, 404, "{\"error\":{\"code\":404,\"message\":\"gone\"}}");
     cr_expect (sl_str_eq (e->code, "upstream_http_error"));
     cr_expect (sl_str_eq (e->message, "gone"));
-    s_request (0x33);
-    s_answer (502);
-    s_body ("<html>Bad Gateway</html>");
-    sl_upcall_done (f.up, s_transfer ()->call, NULL, NULL);
-    e = s_last_error ();
+    e = s_error_answer (0x33, 502, "<html>Bad Gateway</html>");
     cr_expect (sl_str_eq (e->code, "upstream_http_error"));
     cr_expect (sl_str_eq (e->message, "openai answered HTTP 502"));
     cr_expect_eq (e->status, 502);
@@ -508,6 +506,14 @@ Test (sl_upcall, a_lost_stream_is_sent_again_from_its_log_in_a_new_epoch)
     s_close ();
 }
 
+//  The current call streams chunks until a log bound drops its delta log.
+static void
+s_stream_until_the_log_is_dropped (void)
+{
+    for (int i = 0; i < 20 && s_counter ("sluice_replay_logs_dropped_total", NULL) == 0; i++)
+        s_body (CHUNK);
+}
+
 Test (sl_upcall, a_log_over_its_bound_makes_the_stream_not_resendable)
 {
     sl_upcall_config_t c = s_config ();
@@ -515,8 +521,7 @@ Test (sl_upcall, a_log_over_its_bound_makes_the_stream_not_resendable)
     s_open (c);
     s_request (0x11);
     s_answer (200);
-    for (int i = 0; i < 20 && s_counter ("sluice_replay_logs_dropped_total", NULL) == 0; i++)
-        s_body (CHUNK);
+    s_stream_until_the_log_is_dropped ();
     cr_assert_eq (s_counter ("sluice_replay_logs_dropped_total", NULL), 1, "dropped and counted");
     cr_expect_eq (sl_upcall_log_bytes (f.up), 0, "its bytes let go");
     s_body (CHUNK);
@@ -552,8 +557,7 @@ Test (sl_upcall, the_total_log_bound_drops_the_log_that_passes_it)
     cr_assert_lt (one, 600);
     s_request (0x22);
     s_answer (200);
-    for (int i = 0; i < 20 && s_counter ("sluice_replay_logs_dropped_total", NULL) == 0; i++)
-        s_body (CHUNK);
+    s_stream_until_the_log_is_dropped ();
     cr_assert_eq (s_counter ("sluice_replay_logs_dropped_total", NULL), 1);
     cr_expect_eq (sl_upcall_log_bytes (f.up), one, "the first stream's log stays");
     uint8_t sid [SL_SID_SIZE];
