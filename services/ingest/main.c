@@ -118,7 +118,7 @@ main (int argc, char **argv)
     sl_log_info ("limits", "open_files=%ld max_streams=%zu", nofile, up->max_streams);
     char *error = NULL;
     up->routes = *routes_path ? sl_providers_load (routes_path, &error)
-                                 : sl_providers_new_default (openai_base, anthropic_base, gemini_base);
+                              : sl_providers_new_default (openai_base, anthropic_base, gemini_base);
     if (!up->routes) {
         sl_log_error ("bad_routes", "%s", error ? error : "a base URL must be an http:// or https:// URL");
         free (error);
