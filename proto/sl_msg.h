@@ -194,7 +194,7 @@ typedef struct {
     uint32_t version;                   //  "v"   protocol version
     uint8_t type;                       //  "t"   sl_msg_type_t
     uint8_t sid [SL_SID_SIZE];          //  "sid" stream id (zero for HB)
-    uint32_t epoch;                     //  "ep"  replay epoch of the stream
+    uint32_t epoch;                     //  "ep"  epoch of the stream (+1 at each re-send)
     uint64_t seq;                       //  "seq" position in the stream at this hop
     //  Body: which fields a type uses is in PROTOCOL.md
     uint8_t kind;                       //  "k"   delta kind / block event

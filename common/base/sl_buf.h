@@ -27,7 +27,7 @@ typedef struct {
 //  Make room for at least extra more bytes; returns a pointer to the end.
 char *sl_buf_reserve (sl_buf_t *self, size_t extra);
 //  The same for a buffer that lives long and grows a little at a time
-//  (a stream's replay log): it grows by a quarter of its size, at least
+//  (a stream's delta log): it grows by a quarter of its size, at least
 //  step bytes, instead of doubling, so that less of it sits unused.
 char *sl_buf_reserve_gently (sl_buf_t *self, size_t extra, size_t step);
 void sl_buf_append (sl_buf_t *self, const void *data, size_t size);

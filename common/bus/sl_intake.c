@@ -98,7 +98,7 @@ s_start (sl_intake_t *self, s_entry_t *e, const sl_msg_t *msg, sl_str_t origin, 
         return SL_INTAKE_SKIP;          //  an epoch already replaced
     if (e && msg->epoch == e->epoch && e->state != ST_BROKEN)
         return SL_INTAKE_SKIP;          //  a duplicate, or a stream over or refused
-    bool open = e && s_is_open (e);     //  a replay of a stream held here takes no new room
+    bool open = e && s_is_open (e);     //  a re-send of a stream held here takes no new room
     bool refused = (msg->flags & SL_F_REFUSED) != 0;    //  over at once: no room to keep
     if (!open && !refused && self->max_streams && self->open >= self->max_streams) {
         if (!e) {

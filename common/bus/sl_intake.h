@@ -18,7 +18,7 @@
       GAP      a message after one that never came (a connection that
                dropped and came back loses what was in flight): the stream
                is broken at this hop. The stage reports it lost, so the
-               ingest replays it in a new epoch, and skips the rest of it.
+               ingest re-sends it in a new epoch, and skips the rest of it.
       SKIP     a duplicate, an older epoch, or more of a stream that is
                broken, refused, over, or expired.
 

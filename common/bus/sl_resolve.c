@@ -1,4 +1,4 @@
-/*  sl_resolve.c - endpoint lists into addresses (see sl_resolve.h). */
+/*  sl_resolve.c - endpoints' names into addresses (see sl_resolve.h). */
 #include "common/bus/sl_resolve.h"
 
 #include <arpa/inet.h>
@@ -7,23 +7,60 @@
 #include <string.h>
 #include <sys/socket.h>
 
-static int
-s_add (char (*out) [SL_RESOLVE_ENDPOINT_MAX], size_t max, size_t *count, const char *endpoint)
+bool
+sl_resolve_is_name (const char *host)
 {
-    for (size_t i = 0; i < *count; i++)
-        if (strcmp (out [i], endpoint) == 0)
-            return 0;
-    if (*count == max)
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (strcmp (host, "*") == 0 || host [0] == '[')
+        return false;
+    return inet_pton (AF_INET, host, &a4) != 1 && inet_pton (AF_INET6, host, &a6) != 1;
+}
+
+int
+sl_resolve_name (const char *prefix, const char *host, const char *port,
+                 sl_resolve_fn *fn, void *arg, const char **why)
+{
+    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
+    struct addrinfo *res = NULL;
+    int rc = getaddrinfo (host, port, &hints, &res);
+    if (rc != 0) {
+        *why = gai_strerror (rc);
         return -1;
-    snprintf (out [(*count)++], SL_RESOLVE_ENDPOINT_MAX, "%s", endpoint);
+    }
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        char ip [INET_ADDRSTRLEN], endpoint [SL_RESOLVE_ENDPOINT_MAX];
+        inet_ntop (AF_INET, &((struct sockaddr_in *) ai->ai_addr)->sin_addr, ip, sizeof ip);
+        snprintf (endpoint, sizeof endpoint, "%s%s:%s", prefix, ip, port);
+        fn (arg, endpoint);
+    }
+    freeaddrinfo (res);
     return 0;
+}
+
+//  The endpoints of a list, once each.
+typedef struct {
+    char (*out) [SL_RESOLVE_ENDPOINT_MAX];
+    size_t max;
+    size_t count;
+} s_found_t;
+
+static void
+s_add (void *arg, const char *endpoint)
+{
+    s_found_t *found = arg;
+    for (size_t i = 0; i < found->count; i++)
+        if (strcmp (found->out [i], endpoint) == 0)
+            return;
+    if (found->count < found->max)
+        snprintf (found->out [found->count++], SL_RESOLVE_ENDPOINT_MAX, "%s", endpoint);
 }
 
 int
 sl_resolve_list (const char *list, char (*out) [SL_RESOLVE_ENDPOINT_MAX], size_t max, const char **why)
 {
     *why = NULL;
-    size_t count = 0;
+    s_found_t found = { .out = out, .max = max };
     for (const char *p = list; p && *p;) {
         const char *comma = strchr (p, ',');
         size_t n = comma ? (size_t) (comma - p) : strlen (p);
@@ -38,7 +75,7 @@ sl_resolve_list (const char *list, char (*out) [SL_RESOLVE_ENDPOINT_MAX], size_t
         char *scheme = strstr (entry, "://");
         if (!scheme || strncmp (entry, "tcp://", 6) != 0) {
             if (strncmp (entry, "ipc://", 6) == 0 || strncmp (entry, "inproc://", 9) == 0) {
-                s_add (out, max, &count, entry);
+                s_add (&found, entry);
                 continue;
             }
             *why = "an endpoint is not tcp://host:port";
@@ -51,26 +88,14 @@ sl_resolve_list (const char *list, char (*out) [SL_RESOLVE_ENDPOINT_MAX], size_t
             return -1;
         }
         *colon = 0;
-        const char *port = colon + 1;
-        struct in_addr a4;
-        if (inet_pton (AF_INET, host, &a4) == 1 || host [0] == '[') {
+        if (!sl_resolve_is_name (host)) {
             *colon = ':';
-            s_add (out, max, &count, entry);
+            s_add (&found, entry);
             continue;
         }
-        struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
-        struct addrinfo *res = NULL;
-        if (getaddrinfo (host, port, &hints, &res) != 0) {
+        const char *unresolved;
+        if (sl_resolve_name ("tcp://", host, colon + 1, s_add, &found, &unresolved))
             *why = "a name does not resolve (yet)";
-            continue;
-        }
-        for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-            char ip [INET_ADDRSTRLEN], endpoint [SL_RESOLVE_ENDPOINT_MAX];
-            inet_ntop (AF_INET, &((struct sockaddr_in *) ai->ai_addr)->sin_addr, ip, sizeof ip);
-            snprintf (endpoint, sizeof endpoint, "tcp://%s:%s", ip, port);
-            s_add (out, max, &count, endpoint);
-        }
-        freeaddrinfo (res);
     }
-    return (int) count;
+    return (int) found.count;
 }

@@ -1,20 +1,35 @@
-/*  sl_resolve.h - a list of endpoints, with names resolved to addresses.
+/*  sl_resolve.h - endpoints whose host is a name, resolved to addresses.
 
     "tcp://emitter:5558,tcp://10.0.0.7:5558": each endpoint whose host is a
     name stands for every IPv4 address the name has now (docker compose
     --scale gives one name many addresses), each address one endpoint.
-    A process that connects to every instance of a service resolves the
-    list again every few seconds (SL_RESOLVE_MS) and connects to the new
-    addresses, drops the gone ones. (sl_router does the same for the
-    stages; sluice-audit uses this for the emitters it takes records from.)
+    A process that connects to every instance of a service resolves its
+    names again every SL_RESOLVE_MS and connects to the new addresses,
+    drops the gone ones. The one resolver of the code base: sl_router
+    resolves each name it connects to with sl_resolve_name (the stages),
+    sluice-audit its list of emitters with sl_resolve_list.
 */
 #ifndef SL_RESOLVE_H
 #define SL_RESOLVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
+#define SL_RESOLVE_MS 2000              //  period of DNS re-resolution
 #define SL_RESOLVE_ENDPOINT_MAX 128     //  bytes of one endpoint
 
+//  One endpoint a name resolved to (borrowed for the call).
+typedef void (sl_resolve_fn) (void *arg, const char *endpoint);
+
+//  True when host must be resolved: not an IPv4 or IPv6 address, not a
+//  bracketed one, not "*".
+bool sl_resolve_is_name (const char *host);
+//  Resolve host now (blocking, against the local resolver: docker's
+//  embedded DNS in a compose network) and call fn with the endpoint
+//  prefix + address + ":" + port of each of its IPv4 addresses. 0, or -1
+//  when the name does not resolve now: *why says why (static).
+int sl_resolve_name (const char *prefix, const char *host, const char *port,
+                     sl_resolve_fn *fn, void *arg, const char **why);
 //  Resolve list into at most max endpoints (each SL_RESOLVE_ENDPOINT_MAX
 //  bytes); returns how many. A malformed entry or a name that does not
 //  resolve now is left out and its text goes to *why (static, or NULL):

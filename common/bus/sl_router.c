@@ -32,7 +32,7 @@
     again, within one window's worth beyond its credit (more are dropped
     and counted); a batch ZeroMQ will not take (the connection is gone) is
     dropped after SL_HB_DEAD_MS. The receiver finds any gap this leaves in a
-    stream by its sequence numbers, and the stream is replayed.
+    stream by its sequence numbers, and the ingest re-sends the stream.
 
     A live peer that has work waiting (streams pinned to it and no credit,
     or a batch ZeroMQ will not take) and gives no credit and takes no batch
@@ -41,17 +41,15 @@
 */
 #include "common/bus/sl_router.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_buf.h"
 #include "common/base/sl_log.h"
 #include "common/base/sl_sidmap.h"
+#include "common/bus/sl_resolve.h"
 
 #define SL_ROUTER_MAX_PEERS 1024        //  addresses, static and resolved
 #define SL_ROUTER_MAX_SOURCES 64        //  configured endpoints
@@ -437,14 +435,31 @@ s_find_peer (sl_router_t *self, const char *endpoint, size_t len)
 //  --------------------------------------------------------------------------
 //  Sources and DNS
 
-static bool
-s_is_name (const char *host)
+//  What one resolution of a source found.
+typedef struct {
+    sl_router_t *router;
+    int source;
+    char seen [SL_ROUTER_MAX_PEERS];    //  by peer position: listed now
+} s_resolution_t;
+
+static void
+s_on_address (void *arg, const char *endpoint)
 {
-    struct in_addr a4;
-    struct in6_addr a6;
-    if (strcmp (host, "*") == 0 || host [0] == '[')
-        return false;
-    return inet_pton (AF_INET, host, &a4) != 1 && inet_pton (AF_INET6, host, &a6) != 1;
+    s_resolution_t *r = arg;
+    sl_router_t *self = r->router;
+    s_source_t *src = &self->sources [r->source];
+    s_peer_t *peer = s_find_peer (self, endpoint, strlen (endpoint));
+    if (!peer) {
+        peer = s_add_peer (self, endpoint, r->source);
+        if (peer)
+            sl_log_info ("peer_resolved", "%s -> %s", src->raw, endpoint);
+    }
+    if (peer) {
+        peer->gone = false;
+        for (size_t i = 0; i < self->count; i++)
+            if (self->peers [i] == peer)
+                r->seen [i] = 1;
+    }
 }
 
 //  Connect to every address a source stands for now; mark the addresses it
@@ -458,37 +473,15 @@ s_resolve_source (sl_router_t *self, int index)
             s_add_peer (self, src->raw, index);
         return;
     }
-    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
-    struct addrinfo *res = NULL;
-    //  Blocking, but only every SL_RESOLVE_MS, against the local resolver
-    //  (docker's embedded DNS in a compose network).
-    int rc = getaddrinfo (src->host, src->port, &hints, &res);
-    if (rc != 0) {
-        sl_log_warn ("resolve_failed", "%s: %s", src->raw, gai_strerror (rc));
+    //  Blocking, but only every SL_RESOLVE_MS, against the local resolver.
+    s_resolution_t r = { .router = self, .source = index };
+    const char *why;
+    if (sl_resolve_name (src->prefix, src->host, src->port, s_on_address, &r, &why)) {
+        sl_log_warn ("resolve_failed", "%s: %s", src->raw, why);
         return;
     }
-    char seen [SL_ROUTER_MAX_PEERS] = { 0 };
-    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        char ip [INET_ADDRSTRLEN];
-        inet_ntop (AF_INET, &((struct sockaddr_in *) ai->ai_addr)->sin_addr, ip, sizeof ip);
-        char endpoint [128];
-        snprintf (endpoint, sizeof endpoint, "%s%s:%s", src->prefix, ip, src->port);
-        s_peer_t *peer = s_find_peer (self, endpoint, strlen (endpoint));
-        if (!peer) {
-            peer = s_add_peer (self, endpoint, index);
-            if (peer)
-                sl_log_info ("peer_resolved", "%s -> %s", src->raw, endpoint);
-        }
-        if (peer) {
-            peer->gone = false;
-            for (size_t i = 0; i < self->count; i++)
-                if (self->peers [i] == peer)
-                    seen [i] = 1;
-        }
-    }
-    freeaddrinfo (res);
     for (size_t i = 0; i < self->count; i++)
-        if (self->peers [i]->source == index && !seen [i] && !self->peers [i]->gone) {
+        if (self->peers [i]->source == index && !r.seen [i] && !self->peers [i]->gone) {
             self->peers [i]->gone = true;
             sl_log_info ("peer_gone", "%s no longer lists %s", src->raw, self->peers [i]->endpoint);
         }
@@ -510,7 +503,7 @@ s_on_resolve (zloop_t *loop, int timer_id, void *arg)
 //  Heartbeats, liveness, retries
 
 //  Messages queued for a dead peer would be lost with it anyway; the
-//  ingest replays their streams in a new epoch.
+//  ingest re-sends their streams in a new epoch.
 static void
 s_discard_batch (sl_router_t *self, s_peer_t *peer)
 {
@@ -824,7 +817,7 @@ sl_router_connect (sl_router_t *self, const char *endpoints)
         if (tcp) {
             src->host = sl_xstrndup (scheme_end + 3, (size_t) (colon - scheme_end - 3));
             src->port = sl_xstrdup (colon + 1);
-            src->is_name = s_is_name (src->host);
+            src->is_name = sl_resolve_is_name (src->host);
         }
         else {
             src->host = sl_xstrdup ("");
@@ -869,7 +862,7 @@ s_choose (sl_router_t *self)
         return best;
     //  Every instance is silent: one may only be stopped or starved, and
     //  ZeroMQ delivers to it when it runs again (a dead one's batches are
-    //  dropped after the death interval; the stall net replays them).
+    //  dropped after the death interval; the stall net re-sends them).
     for (size_t i = 0; i < self->count; i++) {
         s_peer_t *p = self->peers [i];
         if (p->state != PEER_DEAD || p->gone)
@@ -948,7 +941,7 @@ sl_router_send (sl_router_t *self, const sl_msg_t *msg)
     s_peer_t *peer = pin->peer;
     if (peer->state == PEER_DEAD && peer->credit <= -(int64_t) SL_CREDIT_WINDOW) {
         //  A window's worth beyond its credit went to a peer that is silent:
-        //  the rest is dropped (the gap it leaves makes the stream replayed).
+        //  the rest is dropped (the gap it leaves makes the ingest re-send the stream).
         if (self->discarded)
             sl_counter_inc (self->discarded);
     }
@@ -1037,7 +1030,7 @@ void
 sl_router_each_pinned (sl_router_t *self, const char *endpoint,
                        void (*fn) (void *arg, const uint8_t *sid, uint32_t epoch), void *arg)
 {
-    //  Collected first: fn may send (a replay re-pins), and the map must
+    //  Collected first: fn may send (a re-send re-pins), and the map must
     //  not change under the walk.
     typedef struct { uint8_t sid [SL_SID_SIZE]; uint32_t epoch; } s_hit_t;
     size_t size = sl_sidmap_size (self->pins);

@@ -21,7 +21,7 @@
     Both ends exchange heartbeats (proto "hb") every SL_HB_INTERVAL_MS; an
     instance silent for SL_HB_DEAD_MS (once what waits on its socket is
     read) is dead: it gets no new streams while another instance lives, and
-    the stage is told (the ingest replays lost streams in a new epoch). A
+    the stage is told (the ingest re-sends lost streams in a new epoch). A
     heartbeat with a new incarnation is a restarted instance: a new peer.
     Heartbeats from the next stage carry credit: the messages it is ready to
     take. The router spends credit as it sends; sl_router_congested tells
@@ -50,12 +50,12 @@
 
 #include "proto/sl_msg.h"
 #include "common/bus/sl_bus.h"
+#include "common/bus/sl_resolve.h"
 #include "common/base/sl_metrics.h"
 #include "common/base/sl_str.h"
 
 #define SL_HB_INTERVAL_MS 100           //  heartbeat period
 #define SL_HB_DEAD_MS 500               //  silence after which a peer is dead
-#define SL_RESOLVE_MS 2000              //  period of DNS re-resolution
 #define SL_CREDIT_WINDOW 20000          //  messages a receiver lets a sender have in flight
 #define SL_PIN_GRACE_MS 3000            //  a pin is remembered this long after its END
 #define SL_NAME_WAIT_MS 1000            //  a message for a name no live instance has waits this long

@@ -199,53 +199,93 @@ sl_decoder_error_status (sl_str_t type)
     return 0;
 }
 
-void
-sl_decoder_emit_error_object (sl_decoder_t *dec, sl_str_t error)
+//  The members of a provider's error object that say what it was.
+typedef struct {
+    sl_str_t type;                      //  "type" (OpenAI, Anthropic)
+    sl_str_t rpc_status;                //  "status" (Google RPC status name)
+    sl_str_t code_str;                  //  "code" when a string
+    sl_str_t code_num;                  //  "code" when a number, as written
+    sl_str_t message;
+    int status;                         //  an HTTP-like number in "code" or "status_code", 0: none
+} s_error_t;
+
+//  Read an error value (an object in any provider's shape, or a bare
+//  string: its message) into out; strings unescaped into the scratch.
+static void
+s_read_error (sl_decoder_t *dec, sl_str_t error, s_error_t *out)
 {
-    sl_str_t code = SL_STR_NULL, message = SL_STR_NULL, key, value;
-    int status = 0;
+    sl_str_t key, value;
     int64_t number;
     sl_json_iter_t it;
+    memset (out, 0, sizeof *out);
     if (sl_json_type (error) == SL_JSON_STRING)
-        sl_json_str (error, &dec->scratch, &message);
+        sl_json_str (error, &dec->scratch, &out->message);
     else
     if (sl_json_object (&it, error) == 0) {
-        sl_str_t type = SL_STR_NULL, rpc_status = SL_STR_NULL, code_str = SL_STR_NULL;
-        sl_str_t code_num = SL_STR_NULL;
         while (sl_json_next_member (&it, &key, &value) == 1) {
             sl_json_type_t t = sl_json_type (value);
             if (SL_KEY (key, "type") && t == SL_JSON_STRING)
-                sl_json_str (value, &dec->scratch, &type);
+                sl_json_str (value, &dec->scratch, &out->type);
             else
             if (SL_KEY (key, "status") && t == SL_JSON_STRING)
-                sl_json_str (value, &dec->scratch, &rpc_status);
+                sl_json_str (value, &dec->scratch, &out->rpc_status);
             else
             if (SL_KEY (key, "code")) {
                 if (t == SL_JSON_STRING)
-                    sl_json_str (value, &dec->scratch, &code_str);
+                    sl_json_str (value, &dec->scratch, &out->code_str);
                 else
                 if (t == SL_JSON_NUMBER) {
-                    code_num = sl_json_trim (value);
+                    out->code_num = sl_json_trim (value);
                     if (sl_json_i64 (value, &number) == 0
                     &&  number >= SL_DECODER_STATUS_MIN && number <= SL_DECODER_STATUS_MAX)
-                        status = (int) number;
+                        out->status = (int) number;
                 }
             }
             else
             if (SL_KEY (key, "status_code") && t == SL_JSON_NUMBER) {
                 if (sl_json_i64 (value, &number) == 0
-                &&  number >= SL_DECODER_STATUS_MIN && number <= SL_DECODER_STATUS_MAX && !status)
-                    status = (int) number;
+                &&  number >= SL_DECODER_STATUS_MIN && number <= SL_DECODER_STATUS_MAX && !out->status)
+                    out->status = (int) number;
             }
             else
             if (SL_KEY (key, "message") && t == SL_JSON_STRING)
-                sl_json_str (value, &dec->scratch, &message);
+                sl_json_str (value, &dec->scratch, &out->message);
         }
-        code = type.ptr ? type : rpc_status.ptr ? rpc_status : code_str.ptr ? code_str : code_num;
-        if (!status)
-            status = sl_decoder_error_status (code);
     }
-    sl_decoder_emit_error (dec, code, message, status);
+}
+
+//  The error's name: its type, else its RPC status, else its code.
+static sl_str_t
+s_error_name (const s_error_t *e)
+{
+    return e->type.ptr ? e->type : e->rpc_status.ptr ? e->rpc_status : e->code_str;
+}
+
+void
+sl_decoder_emit_error_object (sl_decoder_t *dec, sl_str_t error)
+{
+    s_error_t e;
+    s_read_error (dec, error, &e);
+    sl_str_t code = s_error_name (&e);
+    if (!code.ptr)
+        code = e.code_num;
+    int status = e.status ? e.status : code.ptr ? sl_decoder_error_status (code) : 0;
+    sl_decoder_emit_error (dec, code, e.message, status);
+}
+
+void
+sl_decoder_error_body (sl_decoder_t *self, sl_str_t body, sl_str_t *code, sl_str_t *message)
+{
+    *code = *message = SL_STR_NULL;
+    sl_buf_reset (&self->scratch);
+    sl_buf_reserve (&self->scratch, body.len);
+    sl_str_t error;
+    if (sl_json_find (body, "error", &error) != 1)
+        return;
+    s_error_t e;
+    s_read_error (self, error, &e);
+    *code = s_error_name (&e);
+    *message = e.message;
 }
 
 int

@@ -39,6 +39,14 @@ bool sl_decoder_done (sl_decoder_t *self);
 const char *sl_decoder_error (sl_decoder_t *self);
 //  Unknown event types and fields skipped so far.
 uint64_t sl_decoder_unknown (sl_decoder_t *self);
+//  A provider's error answer (the JSON body of a non-2xx status:
+//  {"error": {...}} or {"error": "text"}), read as the decoders read the
+//  errors in a stream: the error's name (its type, else its RPC status,
+//  else a code that is a string; a numeric code is the HTTP status's
+//  business) and its message. Each is absent (ptr NULL) when the body has
+//  none; slices of body or of the decoder's scratch, valid until the
+//  decoder's next call.
+void sl_decoder_error_body (sl_decoder_t *self, sl_str_t body, sl_str_t *code, sl_str_t *message);
 //  The dialect's name, for logs ("openai", "anthropic", ...).
 const char *sl_decoder_name (sl_decoder_t *self);
 

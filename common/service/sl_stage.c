@@ -349,7 +349,7 @@ s_on_sweep (zloop_t *loop, int timer_id, void *arg)
 
 //  A message that follows a gap: the stream is broken here. The instance
 //  that sent it hears the stream is lost (back to the ingest, which
-//  replays it); the rest of this epoch is skipped.
+//  re-sends it in a new epoch); the rest of this epoch is skipped.
 static void
 s_on_gap (sl_stage_t *self, const sl_msg_t *msg, sl_str_t peer)
 {

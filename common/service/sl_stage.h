@@ -25,7 +25,7 @@
     intake first (sl_intake.h): at most max_streams streams at once (a
     START beyond is refused with an error the client sees, counted in
     sluice_streams_refused_total), messages in sequence (a gap breaks the
-    stream here: it is reported lost and replayed), and a stream silent for
+    stream here: it is reported lost and re-sent), and a stream silent for
     the expiry is ended at this hop and every later one with an error
     (sluice_streams_expired_total).
 */

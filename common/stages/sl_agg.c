@@ -949,7 +949,7 @@ sl_agg_feed (sl_agg_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *arg)
         return;
     }
     if (s && msg->epoch > s->epoch) {
-        //  A replay: start the stream over.
+        //  A re-send: start the stream over.
         sl_sidmap_remove (self->streams, msg->sid);
         s_stream_free (s);
         s = NULL;

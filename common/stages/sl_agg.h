@@ -5,7 +5,7 @@
     messages of the block hop (START, BLOCK, ERROR, END) through the emit
     callback, with the envelope (sid, epoch, seq) filled in. No sockets, no
     clocks, no randomness: the output is a function of the input, so a
-    replayed stream (new epoch) produces the same messages again.
+    re-sent stream (new epoch) produces the same messages again.
 
     Per stream, an explicit state machine turns deltas into the sequence of
     blocks the model produced (text, thinking, redacted_thinking, tool_call,
@@ -83,7 +83,7 @@
     for it is dropped (counted) as a stream it does not hold.
 
     Messages of an older epoch than the stream's are dropped; a newer epoch
-    restarts the stream (a replay). Messages for a stream that never
+    restarts the stream (a re-send). Messages for a stream that never
     started are dropped and counted.
 */
 #ifndef SL_AGG_H

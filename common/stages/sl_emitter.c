@@ -188,7 +188,7 @@ s_send_frame_flagged (sl_emitter_t *self, s_stream_t *s, int status, const char 
 //  progress. The gateway writes nothing for it but acknowledges it like
 //  any frame, so a long response still shows the stream is alive. Only
 //  events that come from the stream's input make one (not keep-alives),
-//  so a replay numbers its frames the same way.
+//  so a re-sent stream numbers its frames the same way.
 static void
 s_send_progress (sl_emitter_t *self, s_stream_t *s)
 {
@@ -336,7 +336,7 @@ s_on_start (sl_emitter_t *self, const sl_msg_t *msg)
 }
 
 //  A keep-alive is time-driven, so it must not take a frame number: a
-//  replay numbers frames the same way whatever keep-alives went out. It
+//  re-sent stream numbers frames the same way whatever keep-alives went out. It
 //  tells the gateway (and through its acks the ingest) that the stream is
 //  alive; once the response has started it also carries the dialect's
 //  comment to keep the client's connection open.
@@ -548,7 +548,7 @@ sl_emitter_feed (sl_emitter_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void
             //  the gateway, and through its acks the ingest, that the stream
             //  is alive: an empty keep-alive when nothing went out for
             //  SL_EMITTER_LIVENESS_US. Empty, so the client's bytes do not
-            //  depend on timing; without a clock (tests, replay) none.
+            //  depend on timing; without a clock (tests, sluice-replay) none.
             if (!self->clock || s->state == ST_CLOSED)
                 break;
             int64_t now = self->clock (self->clock_arg);

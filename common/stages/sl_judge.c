@@ -10,8 +10,8 @@
     whatever order their judges answer; release order is queue order.
 
     Decisions live in the stream's memo, keyed by block index, apart from
-    the queue: a replay of the stream (new epoch) rebuilds the queue from
-    the replayed messages and finds its decisions, or its asks in flight,
+    the queue: a re-send of the stream (new epoch) rebuilds the queue from
+    the re-sent messages and finds its decisions, or its asks in flight,
     in the memo.
 
     A call's life:  open --block_end--> deciding --rules--> decided
@@ -474,7 +474,7 @@ static void s_conclude (sl_judge_t *self, s_stream_t *s, s_memo_t *memo, const s
 
 //  Cancel every ask of the stream still in flight: the stream ends before
 //  those calls. Each is concluded as a check that did not run, so the memo
-//  never holds a pending decision for a replay to trip on.
+//  never holds a pending decision for a re-send to trip on.
 static void
 s_cancel_asks (sl_judge_t *self, s_stream_t *s)
 {
@@ -686,11 +686,11 @@ judge_call (sl_judge_t *self, s_stream_t *s, s_item_t *item)
         if (m->index != item->index || m->epoch == s->epoch)
             continue;                   //  another call, or one of this epoch already
         if (m->hash == hash) {
-            m->epoch = s->epoch;        //  a replay: decided or asked already
+            m->epoch = s->epoch;        //  a re-send: decided or asked already
             item->memo = i;
             return;
         }
-        //  The replay has another call at this index (the upstream answered
+        //  The re-send has another call at this index (the upstream answered
         //  differently): the old decision does not apply to it.
         s_forget_ask (self, m, true);
         m->state = MEMO_DECIDED;
@@ -919,10 +919,10 @@ s_process (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
     release_ready (self, s);            //  calls judged just now may be decided already
 }
 
-//  A replay (new epoch) of a stream: a fresh stream that keeps the old
+//  A re-send (new epoch) of a stream: a fresh stream that keeps the old
 //  one's policy and decisions. Asks in flight stay in flight.
 static s_stream_t *
-s_stream_replay (sl_judge_t *self, s_stream_t *old, const sl_msg_t *start)
+s_stream_resend (sl_judge_t *self, s_stream_t *old, const sl_msg_t *start)
 {
     s_stream_t *s = sl_xcalloc (1, sizeof *s);
     memcpy (s->sid, start->sid, SL_SID_SIZE);
@@ -979,7 +979,7 @@ sl_judge_feed (sl_judge_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *ar
         }
         if (s)
             sl_sidmap_remove (self->streams, s->sid);
-        s = s_stream_replay (self, s, msg);
+        s = s_stream_resend (self, s, msg);
         sl_sidmap_put (self->streams, s->sid, s);
         //  Later stages and monitoring learn which policy the stream runs;
         //  what only the judge needs (the request's verdicts, its history)
@@ -1058,7 +1058,7 @@ sl_judge_tick (sl_judge_t *self, sl_emit_fn *emit, void *arg)
         if (!visible && !alive)
             continue;
         //  A keep-alive is time-driven, not input-driven: it takes no
-        //  sequence number, so a replay numbers the stream's messages the
+        //  sequence number, so a re-send numbers the stream's messages the
         //  same way whatever keep-alives went out.
         sl_msg_t m;
         sl_msg_init (&m, SL_MSG_BLOCK);

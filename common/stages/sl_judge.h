@@ -16,7 +16,7 @@
       and is used for two things only: verdict latencies and keep-alives
       (sl_judge_tick). Without a clock, time stands at 0: latencies are 0
       and no keep-alive is ever due, so the output is a function of the
-      input alone (replays).
+      input alone (sluice-replay).
 
     On the stream: text and thinking pass at once. A tool call is held from
     block_start to block_end; everything after a held call waits behind it.
@@ -49,10 +49,10 @@
     stream runs the current policy, its verdicts say so, and the skew is
     counted (sl_judge_skew). The request's own verdicts (START rv) go out
     right after the START, as VERDICT messages with part set, and the
-    conversation's earlier calls (START hist) feed history conditions. A stream replayed in a new epoch
+    conversation's earlier calls (START hist) feed history conditions. A stream re-sent in a new epoch
     keeps its policy and reuses the decisions already taken for the same
     calls (same index, name and arguments), including asks still in flight:
-    an LLM judge is asked once per call, and a replay cannot change a
+    an LLM judge is asked once per call, and a re-send cannot change a
     verdict the client may already have seen.
 */
 #ifndef SL_JUDGE_H

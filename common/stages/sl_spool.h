@@ -17,7 +17,7 @@
     stream id and its position in the judged stream (the judge's sequence
     number) plus the envelope's kind (0 for a message from the judge, 1..
     for events the emitter raised while handling it): the same on any
-    emitter that replays the stream, so the store writes it once.
+    emitter the stream is re-sent to, so the store writes it once.
 
     Delivery is go-back-N to one audit at a time:
       - an audit says hello with a RACK whose incarnation is not this

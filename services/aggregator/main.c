@@ -17,7 +17,7 @@ typedef struct {
     sl_agg_t *agg;
     sl_router_t *router;
     sl_counter_t *unroutable;
-    sl_counter_t *streams_total;        //  stream starts (a replay starts again)
+    sl_counter_t *streams_total;        //  stream starts (a re-send starts again)
     sl_counter_t *too_large;            //  mirrors of the library's counts
     sl_counter_t *ignored;
     sl_counter_t *dropped;

@@ -9,7 +9,7 @@
         its key: stream id, its position in the judged stream (seq), and
         its origin (sub). When the key is there already, the record was
         delivered before (a resend after a lost acknowledgement, the same
-        stream replayed on another emitter after a crash): nothing else
+        stream re-sent to another emitter after a crash): nothing else
         changes, and apply returns 0. Otherwise its rows are written (the
         stream's row, a block, a verdict) and the stream's counts move.
       - a policy report updates the row of its judge and policy.

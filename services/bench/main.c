@@ -118,7 +118,7 @@ typedef struct {
     long pss_peak_total;                //  KiB, the highest sum sampled under 1,000 streams
     long rss_agent [MAX_PROCS];         //  KiB, peak under agent200
     long rss_agent_base [MAX_PROCS];    //  KiB, just before agent200 (what earlier workloads left)
-    double log_peak;                    //  replay log bytes, peak under 1,000 streams
+    double log_peak;                    //  delta log bytes, peak under 1,000 streams
     int failures;
 } s_target_t;
 
@@ -248,7 +248,7 @@ s_peak_rss (s_target_t *t, long *peak)
     }
 }
 
-//  Peak RSS, PSS (and replay log) sampling while the 1,000 streams run.
+//  Peak RSS, PSS (and delta log) sampling while the 1,000 streams run.
 static void
 s_sample_memory (void *arg)
 {

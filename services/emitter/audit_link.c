@@ -227,7 +227,7 @@ audit_link_own (audit_link_t *self, const sl_msg_t *msg)
 {
     if (!self || !sl_spool_wants (msg))
         return;
-    //  Keyed by the judged message it came from: a replay raises it again
+    //  Keyed by the judged message it came from: a re-send raises it again
     //  at the same place, so the store writes it once.
     self->own = *msg;
     self->own.seq = self->judged_seq;

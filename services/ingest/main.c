@@ -86,25 +86,28 @@ main (int argc, char **argv)
     ingest_config_t config = {
         .bind = bind,
         .next = next,
-        .connect_timeout_ms = s_positive ("connect-timeout-ms", connect_timeout, false),
-        .first_byte_timeout_ms = s_positive ("first-byte-timeout-ms", first_byte_timeout, false),
-        .idle_timeout_ms = s_positive ("idle-timeout-ms", idle_timeout, false),
-        .max_retries = (int) s_positive ("max-retries", max_retries, true),
-        .retry_base_ms = s_positive ("retry-base-ms", retry_base, false),
-        .retry_max_ms = s_positive ("retry-max-ms", retry_max, true),
-        .stall_ms = s_positive ("stall-ms", stall, false),
-        .gateway_dead_ms = s_positive ("gateway-dead-ms", gateway_dead, false),
+        .upcall = {
+            .connect_timeout_ms = s_positive ("connect-timeout-ms", connect_timeout, false),
+            .first_byte_timeout_ms = s_positive ("first-byte-timeout-ms", first_byte_timeout, false),
+            .idle_timeout_ms = s_positive ("idle-timeout-ms", idle_timeout, false),
+            .max_retries = (int) s_positive ("max-retries", max_retries, true),
+            .retry_base_ms = s_positive ("retry-base-ms", retry_base, false),
+            .retry_max_ms = s_positive ("retry-max-ms", retry_max, true),
+            .stall_ms = s_positive ("stall-ms", stall, false),
+            .gateway_dead_ms = s_positive ("gateway-dead-ms", gateway_dead, false),
+        },
     };
+    sl_upcall_config_t *up = &config.upcall;
     long log_max_v = s_positive ("replay-log-max", log_max, true);
     long log_total_v = s_positive ("replay-log-total", log_total, true);
-    config.replay_log_max = (size_t) log_max_v;
-    config.replay_log_total = (size_t) log_total_v;
+    up->log_max = (size_t) log_max_v;
+    up->log_total = (size_t) log_total_v;
     long event = s_positive ("max-event", max_event, false);
-    config.max_event = (size_t) event;
+    up->max_event = (size_t) event;
     long streams = s_positive ("max-streams", max_streams, true);
-    if (config.connect_timeout_ms < 0 || config.first_byte_timeout_ms < 0 || config.idle_timeout_ms < 0
-    ||  config.max_retries < 0 || config.retry_base_ms < 0 || config.retry_max_ms < 0 || event < 0
-    ||  config.stall_ms < 0 || config.gateway_dead_ms < 0 || log_max_v < 0 || log_total_v < 0 || streams < 0) {
+    if (up->connect_timeout_ms < 0 || up->first_byte_timeout_ms < 0 || up->idle_timeout_ms < 0
+    ||  up->max_retries < 0 || up->retry_base_ms < 0 || up->retry_max_ms < 0 || event < 0
+    ||  up->stall_ms < 0 || up->gateway_dead_ms < 0 || log_max_v < 0 || log_total_v < 0 || streams < 0) {
         sl_baseurls_destroy (&urls);
         sl_service_destroy (&svc);
         return 2;
@@ -112,34 +115,34 @@ main (int argc, char **argv)
     //  A socket per upstream call: as many as the hard limit allows.
     long nofile = sl_fdlimit_raise ();
     size_t fit = sl_fdlimit_share (nofile, INGEST_MAX_STREAMS);
-    config.max_streams = streams ? (size_t) streams : fit;
-    sl_log_info ("limits", "open_files=%ld max_streams=%zu", nofile, config.max_streams);
+    up->max_streams = streams ? (size_t) streams : fit;
+    sl_log_info ("limits", "open_files=%ld max_streams=%zu", nofile, up->max_streams);
     char *error = NULL;
-    config.routes = *routes_path ? sl_providers_load (routes_path, &error)
-                                 : sl_providers_new_default (sl_baseurls_table (urls));
+    up->routes = *routes_path ? sl_providers_load (routes_path, &error)
+                              : sl_providers_new_default (sl_baseurls_table (urls));
     sl_baseurls_destroy (&urls);
-    if (!config.routes) {
+    if (!up->routes) {
         sl_log_error ("bad_routes", "%s", error ? error : "a base URL must be an http:// or https:// URL");
         free (error);
         sl_service_destroy (&svc);
         return 2;
     }
-    for (size_t i = 0; i < sl_providers_provider_count (config.routes); i++) {
-        const sl_provider_t *p = sl_providers_provider (config.routes, i);
+    for (size_t i = 0; i < sl_providers_provider_count (up->routes); i++) {
+        const sl_provider_t *p = sl_providers_provider (up->routes, i);
         const char *key = p->key_env [0] ? getenv (p->key_env) : NULL;
         sl_log_info ("provider", "name=%s dialect=%s base_url=%s key=%s", p->name,
                      sl_dialect_name (p->dialect), p->base_url,
                      key && *key ? "set" : p->forward_auth ? "client's" : "none");
     }
     if (sl_service_start_bus (svc, &bus, "ingest")) {
-        sl_providers_destroy (&config.routes);
+        sl_providers_destroy (&up->routes);
         sl_service_destroy (&svc);
         return 2;
     }
     ingest_t *ingest = ingest_new (svc, &config);
     int rc = ingest ? sl_service_run (svc) : 1;
     ingest_destroy (&ingest);
-    sl_providers_destroy (&config.routes);
+    sl_providers_destroy (&up->routes);
     sl_service_destroy (&svc);
     return rc;
 }

@@ -39,7 +39,7 @@ typedef struct {
     sl_llm_client_t *llm;
     sl_policywatch_t *policy;           //  the file, loaded and reloaded
     sl_counter_t *unroutable;
-    sl_counter_t *streams_total;        //  stream starts (a replay starts again)
+    sl_counter_t *streams_total;        //  stream starts (a re-send starts again)
     sl_counter_t *keepalives;
     sl_counter_t *verdicts [SL_ACT_MAX][SL_CHK_MAX];
     sl_histo_t *decision_latency;

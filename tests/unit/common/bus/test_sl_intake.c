@@ -62,7 +62,7 @@ Test (sl_intake, a_gap_breaks_the_stream_until_a_newer_epoch)
                                                     0x5A, 0x5A, 0x5A, 0x5A, 0x5A, 0x5A }, &origin, &epoch));
     cr_expect (sl_str_eq (origin, "b"));
     cr_expect_eq (epoch, 0);
-    //  The replay restarts it in place.
+    //  The re-send restarts it in place.
     cr_expect_eq (s_admit (in, 1, SL_MSG_START, 1, 0, "a", 0), SL_INTAKE_PASS);
     cr_expect_eq (s_admit (in, 1, SL_MSG_DELTA, 1, 1, "a", 0), SL_INTAKE_PASS);
     cr_expect_eq (s_admit (in, 1, SL_MSG_DELTA, 0, 5, "a", 0), SL_INTAKE_SKIP, "an older epoch");
@@ -82,10 +82,10 @@ Test (sl_intake, starts_beyond_the_bound_are_refused)
     cr_expect_eq (s_admit (in, 3, SL_MSG_START, 0, 0, "a", 0), SL_INTAKE_REFUSE);
     cr_expect_eq (s_admit (in, 3, SL_MSG_DELTA, 0, 1, "a", 0), SL_INTAKE_SKIP, "the rest of a refused stream");
     cr_expect_eq (sl_intake_open (in), 2);
-    //  A replay of a stream held here takes no new room.
+    //  A re-send of a stream held here takes no new room.
     cr_expect_eq (s_admit (in, 2, SL_MSG_START, 1, 0, "a", 0), SL_INTAKE_PASS);
     cr_expect_eq (sl_intake_open (in), 2);
-    //  Room again once one ends; a refused stream's replay may then start.
+    //  Room again once one ends; a refused stream's re-send may then start.
     s_admit (in, 1, SL_MSG_END, 0, 1, "a", 0);
     cr_expect_eq (s_admit (in, 3, SL_MSG_START, 1, 0, "a", 0), SL_INTAKE_PASS);
     cr_expect_eq (s_admit (in, 4, SL_MSG_START, 0, 0, "a", 0), SL_INTAKE_REFUSE);

@@ -114,7 +114,7 @@ s_on_step (zloop_t *loop, int timer_id, void *arg)
         cr_expect_eq (sl_router_alive_count (s->router), 1);
         for (int i = 10; i < 13; i++)
             s_start (s->router, i, 0);
-        s_start (s->router, 0, 1);      //  stream 0 replayed in epoch 1
+        s_start (s->router, 0, 1);      //  stream 0 re-sent in epoch 1
         sl_router_flush (s->router);
     }
     return s->step >= 15 ? -1 : 0;
@@ -139,7 +139,7 @@ Test (sl_router, most_credit_then_failover_and_repin)
     zloop_start (loop);
     cr_expect_eq (script.step, 15, "the timeline ran to its end");
     cr_expect_eq (a.starts, 5, "the peer with the most credit took the first streams");
-    cr_expect_eq (b.starts, 4, "after a died, new streams and the replay went to b");
+    cr_expect_eq (b.starts, 4, "after a died, new streams and the re-send went to b");
     cr_expect_eq (b.last_epoch, 1);
     sl_router_destroy (&router);
     zloop_destroy (&loop);
@@ -158,7 +158,7 @@ Test (sl_router, names_resolve_and_bad_endpoints_fail)
     sl_router_destroy (&router);
 }
 
-//  Replaying every stream pinned to a dead instance re-pins each one while
+//  Re-sending every stream pinned to a dead instance re-pins each one while
 //  the pins are walked: every stream must be seen exactly once.
 typedef struct {
     sl_router_t *router;
@@ -166,7 +166,7 @@ typedef struct {
 } s_walk_t;
 
 static void
-s_replay_one (void *arg, const uint8_t *sid, uint32_t epoch)
+s_resend_one (void *arg, const uint8_t *sid, uint32_t epoch)
 {
     s_walk_t *w = arg;
     w->seen [sid [8]]++;
@@ -195,7 +195,7 @@ Test (sl_router, each_pinned_survives_repinning)
         cr_assert_eq (sl_router_send (router, &m), 0);
     }
     s_walk_t walk = { .router = router };
-    sl_router_each_pinned (router, a.endpoint, s_replay_one, &walk);
+    sl_router_each_pinned (router, a.endpoint, s_resend_one, &walk);
     int once = 0;
     for (int i = 0; i < 200; i++)
         once += walk.seen [i] == 1;

@@ -1,6 +1,6 @@
 /*  Unit tests: common/stages/sl_judge (holding, judging in parallel,
     releasing in order, actions on the stream, LLM asks, keep-alives,
-    replays). Time and the LLM judge are fakes driven by the test. */
+    re-sends). Time and the LLM judge are fakes driven by the test. */
 #include <criterion/criterion.h>
 #include <math.h>
 
@@ -782,7 +782,7 @@ Test (sl_judge, no_clock_no_keepalive)
 }
 
 //  --------------------------------------------------------------------------
-//  Policies and replays
+//  Policies and re-sends
 
 Test (sl_judge, streams_keep_the_policy_they_started_with)
 {
@@ -798,13 +798,13 @@ Test (sl_judge, streams_keep_the_policy_they_started_with)
     cr_expect_eq (s_nth_verdict (0)->action, SL_ACT_ALLOW, "a new stream gets the new policy");
 }
 
-Test (sl_judge, a_replay_reuses_decisions_and_asks_in_flight)
+Test (sl_judge, a_resend_reuses_decisions_and_asks_in_flight)
 {
     s_call (0, "judged", "{\"a\":1}");
     s_answer (0, 0.9);                          //  blocked, and the client saw it
     s_call (1, "judged2", "{\"b\":2}");         //  asked, no answer yet
     cr_assert_eq (asks.count, 2);
-    //  The stream is replayed from the start in epoch 1.
+    //  The stream is re-sent from the start in epoch 1.
     recorder_clear (&rec);
     sl_policy_t *allow = sl_policy_allow_all ();
     sl_judge_set_policy (judge, allow);         //  a reload in between changes nothing
@@ -820,10 +820,10 @@ Test (sl_judge, a_replay_reuses_decisions_and_asks_in_flight)
     s_answer (1, 0.1);
     cr_expect_str_eq (s_trace (0), "A V0(block) St0 Dt0 Et0 V1(allow) Sc1 Dc1 Ec1 F(tool_calls) Z");
     for (size_t i = 0; i < rec.count; i++)
-        cr_expect_eq (rec.msgs [i]->seq, i, "the replay is numbered from 0");
+        cr_expect_eq (rec.msgs [i]->seq, i, "the re-send is numbered from 0");
 }
 
-Test (sl_judge, a_replay_with_another_call_is_judged_afresh)
+Test (sl_judge, a_resend_with_another_call_is_judged_afresh)
 {
     s_call (0, "judged", "{\"a\":1}");
     cr_assert_eq (asks.count, 1);

@@ -258,7 +258,7 @@ check_written_once (s_env_t *env)
     cr_expect_eq (s_stream (archive, s_sid_a, 1000000, "mock-tools", "k1"), 9, "every record written");
     cr_assert_eq (sl_store_commit (store), 0, "%s", sl_store_error (store));
     //  The same records again (a resend), then again from another emitter
-    //  (a replay after a crash): nothing changes.
+    //  (the stream re-sent after a crash): nothing changes.
     for (int round = 0; round < 2; round++) {
         cr_assert_eq (sl_store_begin (store), 0);
         cr_expect_eq (s_stream (archive, s_sid_a, 2000000 + round, "mock-tools", "k1"), 0, "nothing new");

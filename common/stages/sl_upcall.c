@@ -1,0 +1,1035 @@
+/*  sl_upcall.c - the ingest's upstream calls, deadlines, retries and
+    delta logs (see sl_upcall.h).
+
+    A call's bytes go: body bytes -> SSE framing (sl_sse) -> made
+    well-formed UTF-8 -> the dialect's decoder (sl_decoder) -> DELTA and
+    ERROR messages -> downstream (ops.send) and into the delta log. A
+    non-2xx answer's body is kept instead, and read at the end as the
+    provider's error (sl_decoder_error_body).
+*/
+#include "common/stages/sl_upcall.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_log.h"
+#include "common/base/sl_sidmap.h"
+#include "common/base/sl_utf8.h"
+#include "common/dialects/sl_decoder.h"
+#include "common/llm/sl_retry.h"
+#include "common/stages/sl_sse.h"
+
+#define S_LOG_STEP 1024                 //  a delta log grows by a quarter, at least this (not by doubling)
+#define S_REFUSAL_LOG_MS 1000           //  at most one log line a second for refused streams
+#define S_STALL_DOUBLINGS 6             //  the stall deadline doubles at most this many times
+
+typedef enum {
+    PHASE_BACKOFF,                      //  waiting to start an attempt
+    PHASE_CONNECTING,                   //  transfer started, not connected yet
+    PHASE_WAITING,                      //  request sent, no response byte yet
+    PHASE_STREAMING,                    //  response arriving
+    PHASE_DONE                          //  upstream over; waiting for the final ack
+} s_phase_t;
+
+//  The deadlines of a call, in the order of their metric labels.
+typedef enum {
+    TIMEOUT_CONNECT,
+    TIMEOUT_FIRST_BYTE,
+    TIMEOUT_IDLE,
+    TIMEOUT_COUNT
+} s_timeout_t;
+
+static const char *s_timeout_names [] = { "connect", "first_byte", "idle" };
+_Static_assert (sizeof s_timeout_names / sizeof s_timeout_names [0] == TIMEOUT_COUNT,
+                "a name for every deadline");
+
+struct _sl_upcall_t {
+    sl_upcall_config_t config;
+    sl_upcall_ops_t ops;
+    void *arg;
+    sl_sidmap_t *calls;                 //  sid -> sl_upcall_call_t
+    sl_counter_t *started;
+    sl_counter_t *upstream_errors;
+    sl_counter_t *deltas;
+    sl_counter_t *cancels;
+    sl_counter_t *unroutable;
+    sl_counter_t *malformed_upstream;
+    sl_counter_t *unknown;
+    sl_counter_t *retries;
+    sl_counter_t *timeouts [TIMEOUT_COUNT];
+    sl_counter_t *resends;              //  streams sent again in a new epoch
+    sl_counter_t *logs_dropped;         //  delta logs dropped over their bound
+    sl_counter_t *lost;                 //  streams that stalled and could not be re-sent
+    sl_counter_t *gateway_gone;         //  streams cancelled for want of acks
+    sl_counter_t *unknown_acks;         //  acks for streams no longer held, answered
+    sl_counter_t *paused;               //  transfers paused for back-pressure
+    sl_counter_t *repaired;             //  events and error bodies that were not well-formed UTF-8
+    sl_counter_t *refused;              //  streams refused over max_streams
+    int64_t refusal_logged;             //  ms, the last log line about a refusal
+    sl_buf_t repair;                    //  a repaired event, for the decoder
+    sl_codec_t *codec;                  //  reads delta logs back
+    size_t log_bytes;                   //  all streams' delta logs
+    size_t body_bytes;                  //  request bodies held for a retry
+};
+
+struct _sl_upcall_call_t {
+    sl_upcall_t *owner;
+    uint8_t sid [SL_SID_SIZE];
+    uint32_t epoch;
+    uint64_t seq;                       //  next message sequence (START is 0)
+    const sl_provider_t *provider;
+    int dialect;
+    sl_buf_t url;
+    sl_buf_t headers;                   //  "Name: value" lines, each NUL-terminated
+    size_t header_count;
+    sl_buf_t body;                      //  the request body, kept for retries
+    void *transfer;                     //  the current attempt's (ops.start), NULL between
+    int attempt;                        //  0 for the first
+    s_phase_t phase;
+    int64_t deadline;                   //  ms, of the current phase
+    int64_t last_byte;                  //  ms, last byte from upstream
+    sl_sse_t *sse;
+    sl_decoder_t *decoder;
+    uint64_t unknown_seen;              //  decoder's unknown count already added
+    long status;                        //  upstream HTTP status, 0 until known
+    long retry_after_s;                 //  the answer's Retry-After, -1 when absent
+    sl_buf_t error_body;                //  body of a non-2xx answer
+    const char *failure;                //  why we stopped reading, or NULL
+    const char *failure_code;
+    bool ended;                         //  END sent downstream
+    bool paused;                        //  transfer paused: downstream congested
+    //  Re-sending
+    sl_buf_t gateway;                   //  routing id of the gateway that sent the job
+    sl_buf_t log;                       //  the delta log: every message sent, encoded
+    bool resendable;                    //  log within its bound
+    int resends;
+    uint64_t activity;                  //  the gateway's activity counter, last seen
+    int64_t unacked_since;              //  ms, first send since activity last moved; 0: none
+    int64_t last_ack;                   //  ms, last ack (or the job's arrival)
+    int64_t last_resend;                //  ms
+};
+
+static int64_t
+s_now (sl_upcall_t *self)
+{
+    return self->ops.clock (self->arg);
+}
+
+//  --------------------------------------------------------------------------
+//  Emitting into the pipeline
+
+//  Send downstream without logging (a re-send sends from the log).
+static void
+s_send_unlogged (sl_upcall_call_t *c, sl_msg_t *msg)
+{
+    sl_upcall_t *self = c->owner;
+    memcpy (msg->sid, c->sid, SL_SID_SIZE);
+    msg->epoch = c->epoch;
+    msg->seq = c->seq++;
+    if (self->ops.send (self->arg, msg))
+        sl_counter_inc (self->unroutable);
+    //  The stall clock runs from a send the gateway will show activity
+    //  for. A START makes none (nothing reaches the client before the
+    //  model's first byte, which may take a reasoning model a minute):
+    //  silence after it is the upstream's, and its deadlines judge it.
+    if (!c->unacked_since && msg->type != SL_MSG_START)
+        c->unacked_since = s_now (self);
+}
+
+//  Keep a copy for a re-send, within the per-stream and total bounds.
+static void
+s_log (sl_upcall_call_t *c, const sl_msg_t *msg)
+{
+    if (!c->resendable)
+        return;
+    sl_upcall_t *self = c->owner;
+    size_t before = c->log.len, len = 0;
+    //  The sender encoded it a moment ago: copy those bytes.
+    const uint8_t *encoded = self->ops.encoded ? self->ops.encoded (self->arg, &len) : NULL;
+    if (encoded) {
+        memcpy (sl_buf_reserve_gently (&c->log, len, S_LOG_STEP), encoded, len);
+        c->log.len += len;
+    }
+    else
+        sl_msg_encode (msg, &c->log);
+    self->log_bytes += c->log.len - before;
+    if (c->log.len > self->config.log_max || self->log_bytes > self->config.log_total) {
+        self->log_bytes -= c->log.len;
+        sl_buf_free (&c->log);
+        c->resendable = false;
+        sl_counter_inc (self->logs_dropped);
+        char hex [SL_SID_HEX_SIZE];
+        sl_sid_hex (c->sid, hex);
+        sl_log_warn ("replay_log_dropped", "sid=%s: over the replay log bound, no replay possible", hex);
+    }
+}
+
+static void
+s_send (sl_upcall_call_t *c, sl_msg_t *msg)
+{
+    s_send_unlogged (c, msg);
+    s_log (c, msg);
+}
+
+//  True while nothing but the START went downstream: the client has seen
+//  nothing, so the call may be retried and the error is the gateway's to
+//  answer with a status.
+static bool
+s_untouched (sl_upcall_call_t *c)
+{
+    return c->seq <= 1;
+}
+
+//  The request body is kept for a retry, and a retry is only possible
+//  while the client has seen nothing. An agent's request carries its whole
+//  conversation (hundreds of KiB): once the response is under way and the
+//  transfer has sent every byte of the body (it never reads it again
+//  then), let it go rather than hold it for the stream's life.
+static void
+s_release_body (sl_upcall_call_t *c)
+{
+    if (!c->body.data || s_untouched (c))
+        return;
+    sl_upcall_t *self = c->owner;
+    if (c->transfer && self->ops.uploaded (self->arg, c->transfer) != (int64_t) c->body.len)
+        return;
+    self->body_bytes -= c->body.len;
+    sl_buf_free (&c->body);
+}
+
+static void
+s_count_unknown (sl_upcall_call_t *c)
+{
+    uint64_t now = sl_decoder_unknown (c->decoder);
+    sl_counter_add (c->owner->unknown, now - c->unknown_seen);
+    c->unknown_seen = now;
+}
+
+static void
+s_send_end (sl_upcall_call_t *c)
+{
+    if (c->ended)
+        return;
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_END);
+    s_send (c, &m);
+    c->ended = true;
+}
+
+//  What the decoder made of the provider's events.
+static void
+s_emit_delta (void *arg, const sl_msg_t *msg)
+{
+    sl_upcall_call_t *c = arg;
+    if (c->ended)
+        return;
+    sl_msg_t m = *msg;
+    if (m.type == SL_MSG_DELTA)
+        sl_counter_inc (c->owner->deltas);
+    else
+    if (m.type == SL_MSG_ERROR) {
+        if (s_untouched (c))
+            m.flags |= SL_F_RETRYABLE;  //  the provider failed before saying anything
+        sl_counter_inc (c->owner->upstream_errors);
+        sl_log_info ("upstream_error", "provider=%s code=%.*s", c->provider->name,
+                     (int) m.code.len, m.code.ptr);
+    }
+    s_send (c, &m);
+    s_release_body (c);
+    //  The provider's own end (or its error) ends the stream now; the
+    //  transfer may still drain its last bytes for connection reuse.
+    if (m.type == SL_MSG_ERROR || (m.type == SL_MSG_DELTA && m.kind == SL_D_DONE))
+        s_send_end (c);
+}
+
+//  An ERROR message (the envelope is the sender's to fill).
+static void
+s_error_init (sl_msg_t *m, const char *code, const char *message, int status)
+{
+    sl_msg_init (m, SL_MSG_ERROR);
+    m->code = sl_str (code);
+    m->message = sl_str (message);
+    m->status = status;
+}
+
+static void
+s_send_error (sl_upcall_call_t *c, const char *code, const char *message, int status, uint32_t flags)
+{
+    if (c->ended)
+        return;
+    sl_msg_t m;
+    s_error_init (&m, code, message, status);
+    m.flags = flags | (s_untouched (c) ? SL_F_RETRYABLE : 0);
+    sl_counter_inc (c->owner->upstream_errors);
+    sl_log_info ("upstream_error", "provider=%s code=%s status=%d", c->provider ? c->provider->name : "-",
+                 code, status);
+    s_send (c, &m);
+    s_send_end (c);
+}
+
+//  An ERROR and the END that end the stream at every hop, unless it
+//  ended already (logged: a re-send carries it).
+static void
+s_end_with (sl_upcall_call_t *c, const char *code, const char *message)
+{
+    if (c->ended)
+        return;
+    sl_msg_t m;
+    s_error_init (&m, code, message, 499);
+    s_send (c, &m);
+    s_send_end (c);
+}
+
+//  --------------------------------------------------------------------------
+//  Stream life cycle
+
+static void
+s_drop_transfer (sl_upcall_call_t *c)
+{
+    if (c->transfer) {
+        c->owner->ops.stop (c->owner->arg, c->transfer);
+        c->transfer = NULL;
+    }
+}
+
+static void
+s_call_free (sl_upcall_call_t *c)
+{
+    s_drop_transfer (c);
+    c->owner->log_bytes -= c->log.len;
+    c->owner->body_bytes -= c->body.len;
+    sl_buf_free (&c->log);
+    sl_buf_free (&c->gateway);
+    //  A key must not linger in freed memory.
+    if (c->headers.data)
+        memset (c->headers.data, 0, c->headers.cap);
+    sl_buf_free (&c->headers);
+    sl_sse_destroy (&c->sse);
+    sl_decoder_destroy (&c->decoder);
+    sl_buf_free (&c->error_body);
+    sl_buf_free (&c->url);
+    sl_buf_free (&c->body);
+    free (c);
+}
+
+static void
+s_call_close (sl_upcall_call_t *c)
+{
+    sl_sidmap_remove (c->owner->calls, c->sid);
+    s_call_free (c);
+}
+
+//  The upstream part is over and END went downstream: let the transfer go
+//  and wait for the gateway's final ack, keeping the log for a re-send.
+static void
+s_call_done (sl_upcall_call_t *c)
+{
+    s_drop_transfer (c);
+    c->phase = PHASE_DONE;
+}
+
+//  What the provider sent, made well-formed: bytes that are not UTF-8 and
+//  lone surrogate escapes become U+FFFD (sl_utf8.h) here, once, so that
+//  every stage after sees the text the client will see (the judge's policy
+//  matches what is delivered; taps get well-formed strings). Returns data,
+//  or its repaired copy in the library's buffer.
+static sl_str_t
+s_well_formed (sl_upcall_t *self, sl_str_t data)
+{
+    if (!data.ptr || sl_utf8_json_clean (data.ptr, data.len))
+        return data;
+    sl_counter_inc (self->repaired);
+    sl_buf_reset (&self->repair);
+    sl_utf8_repair_json (&self->repair, data.ptr, data.len);
+    return sl_buf_str (&self->repair);
+}
+
+static int
+s_on_event (void *arg, sl_str_t type, sl_str_t data, sl_str_t id)
+{
+    (void) id;
+    sl_upcall_call_t *c = arg;
+    data = s_well_formed (c->owner, data);
+    int rc = sl_decoder_event (c->decoder, type, data, s_emit_delta, c);
+    s_count_unknown (c);
+    if (rc == 0)
+        return 0;
+    c->failure = sl_decoder_error (c->decoder);
+    c->failure_code = "upstream_malformed";
+    sl_counter_inc (c->owner->malformed_upstream);
+    return -1;
+}
+
+//  A byte of the answer (a header line or the body) arrived.
+static void
+s_on_bytes (sl_upcall_call_t *c)
+{
+    c->last_byte = s_now (c->owner);
+    c->phase = PHASE_STREAMING;
+}
+
+//  The provider's error code and message from a non-2xx body, read by the
+//  dialect's decoder.
+static void
+s_status_error (sl_upcall_call_t *c)
+{
+    sl_str_t body = s_well_formed (c->owner, sl_buf_str (&c->error_body));
+    sl_str_t type, message;
+    sl_decoder_error_body (c->decoder, body, &type, &message);
+    sl_buf_t text = { 0 }, code = { 0 };
+    if (message.ptr && message.len)
+        sl_buf_append_str (&text, message);
+    else
+        sl_buf_printf (&text, "%s answered HTTP %ld", c->provider->name, c->status);
+    if (type.ptr && type.len)
+        sl_buf_append_str (&code, type);
+    else
+        sl_buf_puts (&code, "upstream_http_error");
+    s_send_error (c, sl_buf_cstr (&code), sl_buf_cstr (&text), (int) c->status, SL_F_UPSTREAM);
+    sl_buf_free (&code);
+    sl_buf_free (&text);
+}
+
+//  How long to wait before the next attempt (sl_retry.h); the spread comes
+//  from the stream id, so a re-sent stream waits the same.
+static long
+s_backoff_ms (sl_upcall_call_t *c)
+{
+    const sl_upcall_config_t *config = &c->owner->config;
+    return sl_retry_backoff_ms (config->retry_base_ms, config->retry_max_ms, c->attempt, c->retry_after_s,
+                                c->sid [c->attempt % SL_SID_SIZE]);
+}
+
+//  Schedule another attempt if this failure allows one; false otherwise.
+static bool
+s_retry (sl_upcall_call_t *c)
+{
+    sl_upcall_t *self = c->owner;
+    if (!s_untouched (c) || c->attempt >= self->config.max_retries)
+        return false;
+    long wait = s_backoff_ms (c);
+    if (wait < 0)
+        return false;
+    sl_log_info ("upstream_retry", "provider=%s attempt=%d status=%ld wait_ms=%ld",
+                 c->provider->name, c->attempt + 1, c->status, wait);
+    sl_counter_inc (self->retries);
+    s_drop_transfer (c);
+    c->attempt++;
+    c->phase = PHASE_BACKOFF;
+    c->deadline = s_now (self) + wait;
+    return true;
+}
+
+static void
+s_start_attempt (sl_upcall_call_t *c)
+{
+    sl_upcall_t *self = c->owner;
+    c->status = 0;
+    c->retry_after_s = -1;
+    c->failure = NULL;
+    c->failure_code = NULL;
+    sl_buf_reset (&c->error_body);
+    sl_sse_reset (c->sse);
+    if (c->attempt) {
+        //  Nothing went downstream, so the decoder starts afresh too.
+        sl_decoder_destroy (&c->decoder);
+        c->decoder = sl_decoder_new (c->dialect);
+        c->unknown_seen = 0;
+    }
+    sl_upcall_attempt_t attempt = {
+        .url = sl_buf_cstr (&c->url),
+        .body = sl_buf_str (&c->body)
+    };
+    const char *line = c->headers.data;
+    for (size_t i = 0; i < c->header_count; i++) {
+        attempt.header [attempt.header_count++] = line;
+        line += strlen (line) + 1;
+    }
+    c->phase = PHASE_CONNECTING;
+    c->deadline = s_now (self) + self->config.connect_timeout_ms;
+    c->transfer = self->ops.start (self->arg, c, &attempt);
+    if (!c->transfer) {
+        s_send_error (c, "upstream_unreachable", "the upstream call could not be started", 502, 0);
+        s_call_done (c);
+    }
+}
+
+//  A deadline passed: the phase says which one.
+static void
+s_on_deadline (sl_upcall_call_t *c)
+{
+    sl_upcall_t *self = c->owner;
+    if (c->phase == PHASE_BACKOFF) {
+        s_start_attempt (c);
+        return;
+    }
+    s_drop_transfer (c);
+    if (c->ended) {
+        s_call_done (c);                //  the response was complete; only the body hung
+        return;
+    }
+    s_timeout_t which = c->phase == PHASE_CONNECTING ? TIMEOUT_CONNECT
+                      : c->phase == PHASE_WAITING ? TIMEOUT_FIRST_BYTE : TIMEOUT_IDLE;
+    long limit = which == TIMEOUT_CONNECT ? self->config.connect_timeout_ms
+               : which == TIMEOUT_FIRST_BYTE ? self->config.first_byte_timeout_ms
+               : self->config.idle_timeout_ms;
+    sl_counter_inc (self->timeouts [which]);
+    //  A connect that never completed is a connection error: retry it.
+    if (which == TIMEOUT_CONNECT && s_retry (c))
+        return;
+    char code [64], text [256];
+    snprintf (code, sizeof code, "upstream_%s_timeout", s_timeout_names [which]);
+    snprintf (text, sizeof text,
+              which == TIMEOUT_CONNECT ? "%s: no connection within %ld ms (connect timeout)"
+            : which == TIMEOUT_FIRST_BYTE ? "%s: no response within %ld ms of the request (first byte timeout)"
+            : "%s: nothing received for %ld ms mid-stream (idle timeout)",
+              c->provider->name, limit);
+    s_send_error (c, code, text, 504, 0);
+    s_call_done (c);
+}
+
+//  A stream stalled with no log to re-send from: tell its gateway directly
+//  (the pipeline path is what broke), and let the upstream go.
+static void
+s_lose (sl_upcall_call_t *c, const char *why)
+{
+    sl_upcall_t *self = c->owner;
+    sl_counter_inc (self->lost);
+    char hex [SL_SID_HEX_SIZE];
+    sl_sid_hex (c->sid, hex);
+    sl_log_warn ("stream_lost", "sid=%s: %s", hex, why);
+    sl_msg_t m;
+    s_error_init (&m, "stream_lost", why, 502);
+    memcpy (m.sid, c->sid, SL_SID_SIZE);
+    m.epoch = c->epoch;
+    self->ops.reply (self->arg, sl_buf_str (&c->gateway), &m);
+    //  The stages that still hold the stream let go of it too.
+    s_drop_transfer (c);
+    if (!c->ended) {
+        s_send_unlogged (c, &m);
+        sl_msg_init (&m, SL_MSG_END);
+        s_send_unlogged (c, &m);
+        c->ended = true;
+    }
+    s_call_close (c);
+}
+
+//  Send the stream again from its delta log, in a new epoch.
+static void
+s_resend (sl_upcall_call_t *c, const char *why)
+{
+    sl_upcall_t *self = c->owner;
+    if (!c->resendable) {
+        s_lose (c, "a stage died and the stream's replay log was over its bound");
+        return;
+    }
+    if (c->resends >= SL_UPCALL_MAX_RESENDS) {
+        s_lose (c, "the stream stalled again after every replay");
+        return;
+    }
+    c->resends++;
+    c->epoch++;
+    c->seq = 0;
+    c->unacked_since = 0;
+    c->last_resend = s_now (self);
+    sl_counter_inc (self->resends);
+    char hex [SL_SID_HEX_SIZE];
+    sl_sid_hex (c->sid, hex);
+    sl_log_info ("stream_replay", "sid=%s epoch=%u why=%s", hex, c->epoch, why);
+    size_t offset = 0;
+    sl_msg_t m;
+    while (sl_codec_decode (self->codec, c->log.data, c->log.len, &offset, &m) == 0)
+        s_send_unlogged (c, &m);
+}
+
+//  No ack for the gateway deadline: the gateway (and its client) are gone.
+static void
+s_gateway_gone (sl_upcall_call_t *c)
+{
+    sl_upcall_t *self = c->owner;
+    sl_counter_inc (self->gateway_gone);
+    char hex [SL_SID_HEX_SIZE];
+    sl_sid_hex (c->sid, hex);
+    sl_log_warn ("gateway_gone", "sid=%s: no ack for %ld ms, cancelling", hex, self->config.gateway_dead_ms);
+    s_drop_transfer (c);
+    s_end_with (c, "client_cancelled", "the gateway holding the client went away");
+    s_call_close (c);
+}
+
+//  Over max_streams: the request goes no further. Its gateway hears at once,
+//  directly (nothing entered the pipeline), and answers the client with a
+//  503 in its dialect.
+static void
+s_refuse (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
+{
+    sl_counter_inc (self->refused);
+    int64_t now = s_now (self);
+    if (now - self->refusal_logged >= S_REFUSAL_LOG_MS) {
+        self->refusal_logged = now;
+        sl_log_warn ("streams_refused", "at the limit of %zu streams (--max-streams): %llu refused so far",
+                     self->config.max_streams, (unsigned long long) self->refused->value);
+    }
+    char text [160];
+    snprintf (text, sizeof text, "sluice is serving as many streams as it may at once (%zu); try again shortly",
+              self->config.max_streams);
+    sl_msg_t m;
+    s_error_init (&m, "overloaded_error", text, 503);
+    memcpy (m.sid, req->sid, SL_SID_SIZE);
+    m.epoch = req->epoch;
+    m.flags = SL_F_RETRYABLE;
+    self->ops.reply (self->arg, peer, &m);
+}
+
+//  URL and headers for the stream's dialect and provider (sl_upstream.h).
+//  False when the request cannot be made (reported to the caller).
+static bool
+s_prepare (sl_upcall_call_t *c, const sl_msg_t *req)
+{
+    const sl_provider_t *p = c->provider;
+    const char *key = p->key_env [0] ? getenv (p->key_env) : NULL;
+    sl_upstream_t up;
+    int rc = sl_upstream_prepare (sl_dialect_get (c->dialect), p->base_url, req->model, key, p->forward_auth,
+                                  req->auth, req->passthrough, &up);
+    if (rc == 0) {
+        sl_buf_append_str (&c->url, sl_buf_str (&up.url));
+        for (size_t i = 0; i < up.header_count; i++) {
+            sl_buf_append_str (&c->headers, sl_buf_str (&up.header [i]));
+            sl_buf_putc (&c->headers, 0);
+        }
+        c->header_count = up.header_count;
+    }
+    sl_upstream_clear (&up);
+    return rc == 0;
+}
+
+//  --------------------------------------------------------------------------
+//  From gateways
+
+void
+sl_upcall_request (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
+{
+    if (sl_sidmap_get (self->calls, req->sid)) {
+        //  A gateway sends a request again to an ingest that was taken for
+        //  dead and speaks again (it may have lost it with its connection).
+        sl_log_debug ("duplicate_request", "stream already running");
+        return;
+    }
+    if (self->config.max_streams && sl_sidmap_size (self->calls) >= self->config.max_streams) {
+        s_refuse (self, req, peer);
+        return;
+    }
+    sl_upcall_call_t *c = sl_xcalloc (1, sizeof *c);
+    c->owner = self;
+    memcpy (c->sid, req->sid, SL_SID_SIZE);
+    c->epoch = req->epoch;
+    c->dialect = req->upstream_dialect;
+    c->resendable = true;
+    c->last_ack = s_now (self);
+    sl_buf_append_str (&c->gateway, peer);
+    sl_sidmap_put (self->calls, c->sid, c);
+    sl_counter_inc (self->started);
+    //  The gateway may have routed already; otherwise the model decides.
+    const sl_provider_t *p = req->provider.ptr ? sl_providers_find (self->config.routes, req->provider) : NULL;
+    if (!p || p->dialect != c->dialect)
+        p = sl_providers_match (self->config.routes, req->model, c->dialect);
+    c->provider = p;
+
+    //  The stream's first message carries what later stages need to know.
+    sl_msg_t start = *req;
+    start.type = SL_MSG_START;
+    start.body = SL_STR_NULL;
+    start.auth = SL_STR_NULL;           //  credentials stop here
+    start.passthrough = SL_STR_NULL;    //  so do the client's headers
+    start.provider = p ? sl_str (p->name) : SL_STR_NULL;
+    start.flags &= ~SL_F_DENIED;
+    start.code = start.message = SL_STR_NULL;
+    start.status = 0;
+    s_send (c, &start);
+
+    if (req->flags & SL_F_DENIED) {
+        //  The request policy refused it at the gateway: no upstream call.
+        //  The stream still runs the pipeline, so its verdicts reach the
+        //  taps and the client gets the refusal in its dialect.
+        sl_msg_t m;
+        sl_msg_init (&m, SL_MSG_ERROR);
+        m.code = req->code.ptr ? req->code : SL_STR_LIT ("policy_violation");
+        m.message = req->message;
+        m.status = req->status ? req->status : 403;
+        m.flags = SL_F_RETRYABLE;       //  nothing reached the client
+        s_send (c, &m);
+        s_send_end (c);
+        s_call_done (c);
+        return;
+    }
+
+    c->decoder = sl_decoder_new (c->dialect);
+    if (!c->decoder || !p) {
+        char text [160];
+        if (!c->decoder)
+            snprintf (text, sizeof text, "no decoder for upstream dialect %d", c->dialect);
+        else
+            snprintf (text, sizeof text, "no provider serves the %s dialect", sl_dialect_name (c->dialect));
+        s_send_error (c, !c->decoder ? "unsupported_dialect" : "no_provider", text, 400, 0);
+        s_call_done (c);
+        return;
+    }
+    c->sse = sl_sse_new (self->config.max_event);
+    sl_buf_append_str (&c->body, req->body);
+    self->body_bytes += c->body.len;
+    if (!s_prepare (c, req)) {
+        s_send_error (c, "invalid_request_error", "the request names no usable model", 400, 0);
+        s_call_done (c);
+        return;
+    }
+    sl_log_debug ("upstream_call", "provider=%s dialect=%s", p->name, sl_dialect_name (c->dialect));
+    s_start_attempt (c);
+}
+
+void
+sl_upcall_cancel (sl_upcall_t *self, const sl_msg_t *msg)
+{
+    sl_upcall_call_t *c = sl_sidmap_get (self->calls, msg->sid);
+    if (!c)
+        return;
+    sl_counter_inc (self->cancels);
+    //  Closing the stream frees the upstream connection now; the error and
+    //  end tell the later stages to let go of it too.
+    s_drop_transfer (c);
+    s_end_with (c, "client_cancelled", "the client went away");
+    s_call_close (c);
+}
+
+void
+sl_upcall_ack (sl_upcall_t *self, const sl_msg_t *msg, sl_str_t peer)
+{
+    sl_upcall_call_t *c = sl_sidmap_get (self->calls, msg->sid);
+    if (!c) {
+        //  The gateway waits for a stream this ingest no longer holds: it
+        //  gave it up while the gateway was silent (stopped, starved, its
+        //  connection dropped), or it restarted. A stream is held until
+        //  its last frame is acknowledged, so nothing else is lost here:
+        //  say so, and the gateway ends the response.
+        sl_msg_t m;
+        s_error_init (&m, "upstream_lost", "the sluice instance calling the model let the model's answer go "
+                      "while it heard nothing from this gateway", 502);
+        memcpy (m.sid, msg->sid, SL_SID_SIZE);
+        self->ops.reply (self->arg, peer, &m);
+        sl_counter_inc (self->unknown_acks);
+        return;
+    }
+    if (!sl_str_eq_str (peer, sl_buf_str (&c->gateway))) {
+        //  The gateway's connection came back (a new routing id): what we
+        //  tell it directly goes there now.
+        sl_buf_reset (&c->gateway);
+        sl_buf_append_str (&c->gateway, peer);
+    }
+    c->last_ack = s_now (self);
+    if ((uint64_t) msg->ts != c->activity) {
+        c->activity = (uint64_t) msg->ts;
+        c->unacked_since = 0;
+    }
+    if (!(msg->flags & SL_F_LAST))
+        return;
+    //  The client has the whole response. When it ended before the
+    //  upstream did (the judge terminated it, the emitter cut it), the
+    //  later stages still hold the stream: stop the upstream and end the
+    //  stream at every hop, as a cancel does.
+    if (!c->ended) {
+        s_drop_transfer (c);
+        s_end_with (c, "response_closed", "the client's response ended before the upstream's");
+    }
+    s_call_close (c);
+}
+
+//  --------------------------------------------------------------------------
+//  From the next stages
+
+void
+sl_upcall_lost (sl_upcall_t *self, const uint8_t *sid, uint32_t epoch, const char *why)
+{
+    sl_upcall_call_t *c = sl_sidmap_get (self->calls, sid);
+    if (c && c->epoch == epoch)
+        s_resend (c, why);
+    else
+    if (sl_log_enabled (SL_LOG_DEBUG)) {
+        char hex [SL_SID_HEX_SIZE];
+        sl_sid_hex (sid, hex);
+        sl_log_debug ("replay_skipped", "sid=%s epoch=%u current=%d why=%s", hex, epoch,
+                      c ? (int) c->epoch : -1, why);
+    }
+}
+
+//  --------------------------------------------------------------------------
+//  From a transfer
+
+void
+sl_upcall_connected (sl_upcall_t *self, sl_upcall_call_t *call)
+{
+    if (call->phase == PHASE_CONNECTING) {
+        call->phase = PHASE_WAITING;
+        call->deadline = s_now (self) + self->config.first_byte_timeout_ms;
+    }
+}
+
+void
+sl_upcall_header (sl_upcall_t *self, sl_upcall_call_t *call, const char *line, size_t len)
+{
+    static const char name [] = "retry-after:";
+    s_on_bytes (call);
+    if (len > sizeof name - 1 && strncasecmp (line, name, sizeof name - 1) == 0)
+        call->retry_after_s = sl_retry_after (line + sizeof name - 1, len - (sizeof name - 1),
+                                              self->ops.wall (self->arg));
+}
+
+sl_upcall_take_t
+sl_upcall_body (sl_upcall_t *self, sl_upcall_call_t *call, const char *data, size_t len)
+{
+    s_on_bytes (call);
+    if (!call->status)
+        call->status = self->ops.status (self->arg, call->transfer);
+    if (call->status < 200 || call->status >= 300) {
+        size_t room = SL_UPCALL_ERROR_BODY_MAX - call->error_body.len;
+        sl_buf_append (&call->error_body, data, len < room ? len : room);
+        return SL_UPCALL_TAKEN;
+    }
+    if (call->ended)
+        return SL_UPCALL_TAKEN;         //  draining after the provider's end
+    if (self->ops.congested (self->arg)) {
+        //  The next stage holds back credit: stop reading the upstream
+        //  (TCP pushes back to the provider) until sl_upcall_resume.
+        call->paused = true;
+        sl_counter_inc (self->paused);
+        return SL_UPCALL_PAUSE;
+    }
+    int rc = sl_sse_feed (call->sse, data, len, s_on_event, call);
+    if (rc == -1 && !call->failure) {
+        call->failure = sl_sse_error (call->sse);
+        call->failure_code = "upstream_event_too_large";
+    }
+    return rc ? SL_UPCALL_STOP : SL_UPCALL_TAKEN;
+}
+
+void
+sl_upcall_done (sl_upcall_t *self, sl_upcall_call_t *c, const char *error, const char *detail)
+{
+    if (!c->status)
+        c->status = self->ops.status (self->arg, c->transfer);
+    if (c->ended) {
+        //  The provider's end already went downstream.
+    }
+    else
+    if (c->failure)
+        s_send_error (c, c->failure_code, c->failure, 502, 0);
+    else
+    if (error) {
+        if (s_retry (c))
+            return;
+        bool connected = c->phase != PHASE_CONNECTING;
+        //  The transport's own detail names the host and port it tried
+        //  ("Failed to connect to 10.0.0.5 port 9090"): that stays in the
+        //  log. The client gets the provider's name and the generic reason.
+        sl_log_info ("upstream_transport_error", "provider=%s phase=%s detail=%s", c->provider->name,
+                     connected ? "connected" : "connecting", detail && detail [0] ? detail : error);
+        sl_buf_t text = { 0 };
+        sl_buf_printf (&text, "%s: %s %s", c->provider->name,
+                       connected ? "the connection broke:" : "cannot connect:", error);
+        s_send_error (c, connected ? "upstream_connection_lost" : "upstream_unreachable",
+                      sl_buf_cstr (&text), 502, 0);
+        sl_buf_free (&text);
+    }
+    else
+    if (c->status < 200 || c->status >= 300) {
+        if ((c->status == 429 || c->status >= 500) && s_retry (c))
+            return;
+        s_status_error (c);
+    }
+    else {
+        int rc = sl_sse_finish (c->sse, s_on_event, c);
+        if (rc == 0)
+            sl_decoder_finish (c->decoder, s_emit_delta, c);
+        else
+            s_send_error (c, c->failure_code ? c->failure_code : "upstream_malformed",
+                          c->failure ? c->failure : sl_sse_error (c->sse), 502, 0);
+        s_count_unknown (c);
+    }
+    s_send_end (c);
+    s_call_done (c);
+}
+
+//  --------------------------------------------------------------------------
+//  Time
+
+//  Call fn for every call held, at now; fn may close the call it is given.
+static void
+s_each (sl_upcall_t *self, void (*fn) (sl_upcall_call_t *c, int64_t now))
+{
+    int64_t now = s_now (self);
+    size_t count;
+    void **calls = sl_sidmap_values (self->calls, &count);
+    for (size_t i = 0; i < count; i++)
+        fn (calls [i], now);
+    free (calls);
+}
+
+//  The deadlines of one call, in order: the gateway's, the stall net's,
+//  the phase's.
+static void
+s_check_deadlines (sl_upcall_call_t *c, int64_t now)
+{
+    const sl_upcall_config_t *config = &c->owner->config;
+    if (now - c->last_ack >= config->gateway_dead_ms) {
+        s_gateway_gone (c);
+        return;
+    }
+    //  The safety net: a stream that stays silent long after a send,
+    //  though no instance was seen dying. Each re-send doubles the
+    //  wait, so an overloaded pipeline is not answered with more load.
+    long stall = config->stall_ms << (c->resends < S_STALL_DOUBLINGS ? c->resends : S_STALL_DOUBLINGS);
+    if (c->unacked_since && now - c->unacked_since >= stall
+    &&  now - c->last_resend >= stall) {
+        s_resend (c, "stalled");
+        return;
+    }
+    if (c->phase == PHASE_DONE || c->paused)
+        return;
+    bool due = c->phase == PHASE_STREAMING
+             ? now - c->last_byte >= config->idle_timeout_ms
+             : now >= c->deadline;
+    if (due)
+        s_on_deadline (c);
+}
+
+static void
+s_resume_call (sl_upcall_call_t *c, int64_t now)
+{
+    if (c->paused && c->transfer) {
+        c->paused = false;
+        c->last_byte = now;             //  the pause is not upstream idleness
+        c->owner->ops.resume (c->owner->arg, c->transfer);
+    }
+}
+
+void
+sl_upcall_tick (sl_upcall_t *self)
+{
+    s_each (self, s_check_deadlines);
+}
+
+void
+sl_upcall_resume (sl_upcall_t *self)
+{
+    s_each (self, s_resume_call);
+}
+
+//  --------------------------------------------------------------------------
+//  The object
+
+static double
+s_log_bytes (void *arg)
+{
+    return (double) ((sl_upcall_t *) arg)->log_bytes;
+}
+
+static double
+s_body_bytes (void *arg)
+{
+    return (double) ((sl_upcall_t *) arg)->body_bytes;
+}
+
+static double
+s_active (void *arg)
+{
+    return (double) sl_sidmap_size (((sl_upcall_t *) arg)->calls);
+}
+
+sl_upcall_t *
+sl_upcall_new (const sl_upcall_config_t *config, const sl_upcall_ops_t *ops, void *arg, sl_metrics_t *m)
+{
+    sl_upcall_t *self = sl_xcalloc (1, sizeof *self);
+    self->config = *config;
+    self->ops = *ops;
+    self->arg = arg;
+    self->calls = sl_sidmap_new ();
+    self->codec = sl_codec_new ();
+    self->started = sl_metrics_counter (m, "sluice_streams_total", NULL, "Upstream streams started");
+    self->upstream_errors = sl_metrics_counter (m, "sluice_upstream_errors_total", NULL,
+                                                "Streams ended by an upstream or transport error");
+    self->deltas = sl_metrics_counter (m, "sluice_deltas_total", NULL, "Delta events decoded");
+    self->cancels = sl_metrics_counter (m, "sluice_cancels_total", NULL, "Streams cancelled by the gateway");
+    self->unroutable = sl_metrics_counter (m, "sluice_unroutable_total", NULL,
+                                           "Messages with no aggregator to go to");
+    self->malformed_upstream = sl_metrics_counter (m, "sluice_upstream_malformed_total", NULL,
+                                                   "Upstream events that could not be decoded");
+    self->unknown = sl_metrics_counter (m, "sluice_upstream_unknown_total", NULL,
+                                        "Upstream event types and fields not known, skipped");
+    self->retries = sl_metrics_counter (m, "sluice_upstream_retries_total", NULL,
+                                        "Upstream calls retried (connection error, 429, 5xx)");
+    for (int i = 0; i < TIMEOUT_COUNT; i++) {
+        char labels [64];
+        snprintf (labels, sizeof labels, "kind=\"%s\"", s_timeout_names [i]);
+        self->timeouts [i] = sl_metrics_counter (m, "sluice_upstream_timeouts_total", labels,
+                                                 "Upstream calls ended by a deadline");
+    }
+    self->resends = sl_metrics_counter (m, "sluice_replays_total", NULL,
+                                        "Streams sent again from their log in a new epoch (a stage died)");
+    self->logs_dropped = sl_metrics_counter (m, "sluice_replay_logs_dropped_total", NULL,
+                                             "Replay logs dropped over their bound (the stream is not replayable)");
+    self->lost = sl_metrics_counter (m, "sluice_streams_lost_total", NULL,
+                                     "Streams that stalled and could not be replayed");
+    self->gateway_gone = sl_metrics_counter (m, "sluice_gateway_gone_total", NULL,
+                                             "Streams cancelled because their gateway stopped acknowledging");
+    self->unknown_acks = sl_metrics_counter (m, "sluice_acks_unknown_total", NULL,
+                                             "Acks for streams this ingest no longer held (it told the gateway)");
+    self->paused = sl_metrics_counter (m, "sluice_upstream_paused_total", NULL,
+                                       "Upstream reads paused because the aggregators held back credit");
+    self->refused = sl_metrics_counter (m, "sluice_streams_refused_total", NULL,
+                                        "Requests refused at once: the ingest held --max-streams streams");
+    self->repaired = sl_metrics_counter (m, "sluice_upstream_repaired_total", NULL,
+                                         "Upstream events (and error bodies) that were not well-formed UTF-8 "
+                                         "or held a lone surrogate escape, repaired to U+FFFD");
+    sl_metrics_gauge_fn (m, "sluice_replay_log_bytes", NULL, "Bytes held in replay logs", s_log_bytes, self);
+    sl_metrics_gauge_fn (m, "sluice_request_body_bytes", NULL,
+                         "Bytes of request bodies held for a retry (until the response is under way)",
+                         s_body_bytes, self);
+    sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Streams in progress", s_active, self);
+    return self;
+}
+
+void
+sl_upcall_destroy (sl_upcall_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sl_upcall_t *self = *self_p;
+    size_t count;
+    void **calls = sl_sidmap_values (self->calls, &count);
+    for (size_t i = 0; i < count; i++)
+        s_call_free (calls [i]);
+    free (calls);
+    sl_sidmap_destroy (&self->calls);
+    sl_codec_destroy (&self->codec);
+    sl_buf_free (&self->repair);
+    free (self);
+    *self_p = NULL;
+}
+
+size_t
+sl_upcall_count (sl_upcall_t *self)
+{
+    return sl_sidmap_size (self->calls);
+}
+
+size_t
+sl_upcall_log_bytes (sl_upcall_t *self)
+{
+    return self->log_bytes;
+}
+
+size_t
+sl_upcall_body_bytes (sl_upcall_t *self)
+{
+    return self->body_bytes;
+}

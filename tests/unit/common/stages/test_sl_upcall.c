@@ -1,0 +1,749 @@
+/*  Unit tests: common/stages/sl_upcall (the ingest's upstream calls: each
+    deadline, retries and Retry-After, the delta log and its bound,
+    re-sending in a new epoch, the gateway deadline, the request body let
+    go, back-pressure). Transfers, the next stage, gateways and both clocks
+    are fakes driven by the test. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "common/stages/sl_upcall.h"
+#include "tests/unit/recorder.h"
+
+#define MAX_TRANSFERS 16
+#define PEER "gateway-1"
+#define BODY "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true}"
+#define CHUNK "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello\"}}]}\n\n"
+#define WALL_2026 1767225600            //  2026-01-01T00:00:00Z, a Thursday
+
+//  One attempt's transfer, as the service would hold it.
+typedef struct {
+    sl_upcall_call_t *call;
+    char url [256];
+    size_t header_count;
+    char body [256];
+    long status;                        //  of the answer; 0 until "received"
+    int64_t uploaded;                   //  body bytes "sent"
+    bool stopped;
+    bool resumed;
+} s_transfer_t;
+
+static struct {
+    sl_metrics_t *metrics;
+    sl_providers_t *routes;
+    sl_upcall_t *up;
+    recorder_t sent;                    //  downstream
+    recorder_t replies;                 //  to gateways directly
+    char reply_peer [64];
+    s_transfer_t transfers [MAX_TRANSFERS];
+    int transfer_count;
+    bool congested;
+    int64_t now;                        //  ms, the monotonic clock
+    time_t wall;                        //  s, the calendar
+} f;
+
+//  --------------------------------------------------------------------------
+//  The service's side, faked
+
+static int
+s_send (void *arg, const sl_msg_t *msg)
+{
+    (void) arg;
+    recorder_emit (&f.sent, msg);
+    return 0;
+}
+
+static void
+s_reply (void *arg, sl_str_t peer, const sl_msg_t *msg)
+{
+    (void) arg;
+    snprintf (f.reply_peer, sizeof f.reply_peer, "%.*s", (int) peer.len, peer.ptr);
+    recorder_emit (&f.replies, msg);
+}
+
+static void *
+s_start (void *arg, sl_upcall_call_t *call, const sl_upcall_attempt_t *attempt)
+{
+    (void) arg;
+    cr_assert_lt (f.transfer_count, MAX_TRANSFERS);
+    s_transfer_t *t = &f.transfers [f.transfer_count++];
+    memset (t, 0, sizeof *t);
+    t->call = call;
+    snprintf (t->url, sizeof t->url, "%s", attempt->url);
+    t->header_count = attempt->header_count;
+    snprintf (t->body, sizeof t->body, "%.*s", (int) attempt->body.len, attempt->body.ptr);
+    t->uploaded = (int64_t) attempt->body.len;
+    return t;
+}
+
+static void
+s_stop (void *arg, void *transfer)
+{
+    (void) arg;
+    s_transfer_t *t = transfer;
+    cr_assert_not (t->stopped, "a transfer is stopped once");
+    t->stopped = true;
+}
+
+static void
+s_resume (void *arg, void *transfer)
+{
+    (void) arg;
+    ((s_transfer_t *) transfer)->resumed = true;
+}
+
+static long
+s_status (void *arg, void *transfer)
+{
+    (void) arg;
+    return ((s_transfer_t *) transfer)->status;
+}
+
+static int64_t
+s_uploaded (void *arg, void *transfer)
+{
+    (void) arg;
+    return ((s_transfer_t *) transfer)->uploaded;
+}
+
+static bool
+s_congested (void *arg)
+{
+    (void) arg;
+    return f.congested;
+}
+
+static int64_t
+s_clock (void *arg)
+{
+    (void) arg;
+    return f.now;
+}
+
+static time_t
+s_wall (void *arg)
+{
+    (void) arg;
+    return f.wall;
+}
+
+static const sl_upcall_ops_t s_ops = {
+    .send = s_send,
+    .reply = s_reply,
+    .start = s_start,
+    .stop = s_stop,
+    .resume = s_resume,
+    .status = s_status,
+    .uploaded = s_uploaded,
+    .congested = s_congested,
+    .clock = s_clock,
+    .wall = s_wall
+};
+
+//  --------------------------------------------------------------------------
+//  Helpers
+
+static sl_upcall_config_t
+s_config (void)
+{
+    return (sl_upcall_config_t) {
+        .connect_timeout_ms = 1000,
+        .first_byte_timeout_ms = 5000,
+        .idle_timeout_ms = 3000,
+        .max_event = 1 << 20,
+        .max_retries = 2,
+        .retry_base_ms = 100,
+        .retry_max_ms = 1000,
+        .stall_ms = 200,
+        .gateway_dead_ms = 60000,
+        .log_max = 1 << 20,
+        .log_total = 16 << 20,
+        .max_streams = 0
+    };
+}
+
+static void
+s_open (sl_upcall_config_t config)
+{
+    memset (&f, 0, sizeof f);
+    f.wall = WALL_2026;
+    f.metrics = sl_metrics_new ();
+    const char *urls[SL_DIALECT_MAX] = { 0 };
+    urls[SL_DIALECT_OPENAI] = "http://openai.test/v1";
+    urls[SL_DIALECT_RESPONSES] = "http://openai.test/v1";
+    urls[SL_DIALECT_ANTHROPIC] = "http://anthropic.test";
+    urls[SL_DIALECT_GEMINI] = "http://gemini.test/v1beta";
+    f.routes = sl_providers_new_default (urls);
+    cr_assert_not_null (f.routes);
+    config.routes = f.routes;
+    f.up = sl_upcall_new (&config, &s_ops, NULL, f.metrics);
+}
+
+static void
+s_close (void)
+{
+    sl_upcall_destroy (&f.up);
+    sl_providers_destroy (&f.routes);
+    sl_metrics_destroy (&f.metrics);
+    recorder_clear (&f.sent);
+    recorder_clear (&f.replies);
+}
+
+static uint64_t
+s_counter (const char *name, const char *labels)
+{
+    //  Registering a metric again returns the one the library counts in.
+    return sl_metrics_counter (f.metrics, name, labels, "")->value;
+}
+
+//  A request job for stream (all its sid bytes) from PEER.
+static void
+s_request (uint8_t stream)
+{
+    sl_msg_t req;
+    sl_msg_init (&req, SL_MSG_REQ);
+    memset (req.sid, stream, SL_SID_SIZE);
+    req.upstream_dialect = SL_DIALECT_OPENAI;
+    req.client_dialect = SL_DIALECT_OPENAI;
+    req.model = SL_STR_LIT ("gpt-4o");
+    req.body = SL_STR_LIT (BODY);
+    sl_upcall_request (f.up, &req, SL_STR_LIT (PEER));
+}
+
+static void
+s_ack (uint8_t stream, int64_t activity, uint32_t flags)
+{
+    sl_msg_t ack;
+    sl_msg_init (&ack, SL_MSG_ACK);
+    memset (ack.sid, stream, SL_SID_SIZE);
+    ack.ts = activity;
+    ack.flags = flags;
+    sl_upcall_ack (f.up, &ack, SL_STR_LIT (PEER));
+}
+
+static s_transfer_t *
+s_transfer (void)
+{
+    cr_assert_gt (f.transfer_count, 0, "a transfer was started");
+    return &f.transfers [f.transfer_count - 1];
+}
+
+//  The current transfer connects and answers status with its first header line.
+static void
+s_answer (long status)
+{
+    s_transfer_t *t = s_transfer ();
+    sl_upcall_connected (f.up, t->call);
+    char line [64];
+    snprintf (line, sizeof line, "HTTP/1.1 %ld\r\n", status);
+    sl_upcall_header (f.up, t->call, line, strlen (line));
+    t->status = status;
+}
+
+static void
+s_header (const char *line)
+{
+    sl_upcall_header (f.up, s_transfer ()->call, line, strlen (line));
+}
+
+static sl_upcall_take_t
+s_body (const char *text)
+{
+    return sl_upcall_body (f.up, s_transfer ()->call, text, strlen (text));
+}
+
+static size_t
+s_sent_of (sl_msg_type_t type)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f.sent.count; i++)
+        n += f.sent.msgs [i]->type == type;
+    return n;
+}
+
+static const sl_msg_t *
+s_last_error (void)
+{
+    for (size_t i = f.sent.count; i-- > 0;)
+        if (f.sent.msgs [i]->type == SL_MSG_ERROR)
+            return f.sent.msgs [i];
+    cr_assert_fail ("an error went downstream");
+    return NULL;
+}
+
+static void
+s_tick_at (int64_t now)
+{
+    f.now = now;
+    sl_upcall_tick (f.up);
+}
+
+//  --------------------------------------------------------------------------
+//  Deadlines
+
+Test (sl_upcall, the_connect_deadline_runs_on_the_injected_clock)
+{
+    sl_upcall_config_t c = s_config ();
+    c.max_retries = 0;
+    s_open (c);
+    s_request (0x11);
+    cr_assert_eq (f.transfer_count, 1);
+    cr_expect_str_eq (f.transfers [0].url, "http://openai.test/v1/chat/completions");
+    cr_expect_gt (f.transfers [0].header_count, 0);
+    cr_assert_eq (f.sent.count, 1);
+    cr_expect_eq (f.sent.msgs [0]->type, SL_MSG_START);
+    s_tick_at (999);
+    cr_expect_eq (f.sent.count, 1, "not yet");
+    s_tick_at (1000);
+    cr_assert_eq (f.sent.count, 3, "START, ERROR, END");
+    const sl_msg_t *e = s_last_error ();
+    cr_expect (sl_str_eq (e->code, "upstream_connect_timeout"));
+    cr_expect_eq (e->status, 504);
+    cr_expect (e->flags & SL_F_RETRYABLE, "the client saw nothing");
+    cr_expect_eq (f.sent.msgs [2]->type, SL_MSG_END);
+    cr_expect (f.transfers [0].stopped);
+    cr_expect_eq (s_counter ("sluice_upstream_timeouts_total", "kind=\"connect\""), 1);
+    s_close ();
+}
+
+Test (sl_upcall, the_first_byte_deadline_runs_from_the_connection)
+{
+    s_open (s_config ());
+    s_request (0x11);
+    f.now = 500;
+    sl_upcall_connected (f.up, s_transfer ()->call);
+    s_tick_at (5499);
+    cr_expect_eq (f.sent.count, 1, "the connect deadline no longer applies; the first byte's not yet");
+    s_tick_at (5500);
+    const sl_msg_t *e = s_last_error ();
+    cr_expect (sl_str_eq (e->code, "upstream_first_byte_timeout"));
+    cr_expect_eq (e->status, 504);
+    cr_expect_eq (f.transfer_count, 1, "a request that went out is not retried on this deadline");
+    cr_expect (f.transfers [0].stopped);
+    cr_expect_eq (s_counter ("sluice_upstream_timeouts_total", "kind=\"first_byte\""), 1);
+    s_close ();
+}
+
+Test (sl_upcall, the_idle_deadline_runs_from_the_last_byte)
+{
+    sl_upcall_config_t c = s_config ();
+    c.stall_ms = 60000;                 //  acks are not this test's business
+    s_open (c);
+    s_request (0x11);
+    f.now = 100;
+    s_answer (200);
+    f.now = 2000;
+    cr_assert_eq (s_body (CHUNK), SL_UPCALL_TAKEN);
+    cr_assert_geq (s_sent_of (SL_MSG_DELTA), 1, "the chunk's text went downstream");
+    size_t before = f.sent.count;
+    s_tick_at (4999);
+    cr_expect_eq (f.sent.count, before, "3 s after the header, not after the last byte");
+    s_tick_at (5000);
+    const sl_msg_t *e = s_last_error ();
+    cr_expect (sl_str_eq (e->code, "upstream_idle_timeout"));
+    cr_expect_eq (e->status, 504);
+    cr_expect_not (e->flags & SL_F_RETRYABLE, "the client saw output");
+    cr_expect (f.transfers [0].stopped);
+    cr_expect_eq (s_counter ("sluice_upstream_timeouts_total", "kind=\"idle\""), 1);
+    s_close ();
+}
+
+//  --------------------------------------------------------------------------
+//  Retries
+
+Test (sl_upcall, a_call_is_retried_only_while_nothing_but_the_start_went_downstream)
+{
+    s_open (s_config ());
+    s_request (0x11);
+    //  A 503 before any output: retried after the backoff (100 ms and a
+    //  spread of at most a quarter).
+    s_answer (503);
+    s_body ("{\"error\":{\"type\":\"server_error\",\"message\":\"busy\"}}");
+    sl_upcall_done (f.up, s_transfer ()->call, NULL, NULL);
+    cr_expect (f.transfers [0].stopped);
+    cr_expect_eq (f.sent.count, 1, "nothing but the START downstream");
+    cr_expect_eq (s_counter ("sluice_upstream_retries_total", NULL), 1);
+    s_tick_at (99);
+    cr_expect_eq (f.transfer_count, 1, "not before the backoff");
+    s_tick_at (125);
+    cr_assert_eq (f.transfer_count, 2, "the second attempt");
+    cr_expect_str_eq (f.transfers [1].body, BODY, "with the whole body");
+    //  The second attempt streams, then its connection breaks: attempts
+    //  remain, but the client saw output, so the stream ends.
+    s_answer (200);
+    s_body (CHUNK);
+    sl_upcall_done (f.up, s_transfer ()->call, "Connection reset", "reset by 10.0.0.5");
+    cr_expect_eq (f.transfer_count, 2, "no third attempt");
+    cr_expect_eq (s_counter ("sluice_upstream_retries_total", NULL), 1);
+    const sl_msg_t *e = s_last_error ();
+    cr_expect (sl_str_eq (e->code, "upstream_connection_lost"));
+    cr_expect (sl_str_eq (e->message, "openai: the connection broke: Connection reset"),
+               "the provider's name and the generic reason, not the address");
+    cr_expect_not (e->flags & SL_F_RETRYABLE);
+    cr_expect_eq (f.sent.msgs [f.sent.count - 1]->type, SL_MSG_END);
+    cr_expect (f.transfers [1].stopped);
+    s_close ();
+}
+
+Test (sl_upcall, a_connect_deadline_is_retried_until_the_retries_run_out)
+{
+    s_open (s_config ());
+    s_request (0x11);
+    s_tick_at (1000);
+    cr_expect_eq (f.sent.count, 1, "retried, not ended");
+    s_tick_at (1000 + 125);
+    cr_assert_eq (f.transfer_count, 2);
+    s_tick_at (1125 + 1000);
+    s_tick_at (2125 + 250);
+    cr_assert_eq (f.transfer_count, 3, "max_retries 2: three attempts");
+    s_tick_at (2375 + 1000);
+    cr_expect_eq (f.transfer_count, 3);
+    const sl_msg_t *e = s_last_error ();
+    cr_expect (sl_str_eq (e->code, "upstream_connect_timeout"));
+    cr_expect (e->flags & SL_F_RETRYABLE);
+    cr_expect_eq (s_counter ("sluice_upstream_timeouts_total", "kind=\"connect\""), 3);
+    s_close ();
+}
+
+Test (sl_upcall, retry_after_is_honoured_up_to_retry_max)
+{
+    s_open (s_config ());                //  retry_max_ms 1000
+    s_request (0x11);
+    s_answer (429);
+    s_header ("Retry-After: 1\r\n");
+    sl_upcall_done (f.up, s_transfer ()->call, NULL, NULL);
+    s_tick_at (999);
+    cr_expect_eq (f.transfer_count, 1, "Retry-After: 1 is waited for, whole");
+    s_tick_at (1000);
+    cr_assert_eq (f.transfer_count, 2);
+    //  Longer than retry_max_ms: not waited for; the 429 goes to the client.
+    s_answer (429);
+    s_header ("retry-after: 2\r\n");
+    s_body ("{\"error\":{\"type\":\"rate_limit_error\",\"message\":\"slow down\"}}");
+    sl_upcall_done (f.up, s_transfer ()->call, NULL, NULL);
+    s_tick_at (10000);
+    cr_expect_eq (f.transfer_count, 2);
+    cr_expect_eq (s_counter ("sluice_upstream_retries_total", NULL), 1);
+    const sl_msg_t *e = s_last_error ();
+    cr_expect_eq (e->status, 429);
+    cr_expect (sl_str_eq (e->code, "rate_limit_error"));
+    cr_expect (sl_str_eq (e->message, "slow down"));
+    cr_expect_eq (e->flags & (SL_F_UPSTREAM | SL_F_RETRYABLE), SL_F_UPSTREAM | SL_F_RETRYABLE);
+    s_close ();
+}
+
+Test (sl_upcall, a_retry_after_date_is_read_on_the_injected_calendar)
+{
+    s_open (s_config ());
+    s_request (0x11);
+    s_answer (503);
+    s_header ("Retry-After: Thu, 01 Jan 2026 00:00:01 GMT\r\n");
+    sl_upcall_done (f.up, s_transfer ()->call, NULL, NULL);
+    s_tick_at (999);
+    cr_expect_eq (f.transfer_count, 1, "one second after the injected now");
+    s_tick_at (1000);
+    cr_expect_eq (f.transfer_count, 2);
+    s_close ();
+}
+
+//  --------------------------------------------------------------------------
+//  Provider errors
+
+//  A new stream whose call is answered status with body; the error sent.
+static const sl_msg_t *
+s_error_answer (uint8_t stream, long status, const char *body)
+{
+    s_request (stream);
+    s_answer (status);
+    s_body (body);
+    sl_upcall_done (f.up, s_transfer ()->call, NULL, NULL);
+    return s_last_error ();
+}
+
+Test (sl_upcall, a_provider_error_body_is_read_by_the_stream_s_decoder)
+{
+    sl_upcall_config_t c = s_config ();
+    c.max_retries = 0;
+    s_open (c);
+    const sl_msg_t *e = s_error_answer (0x11, 400, "{\"error\":{\"message\":\"no such model\","
+                                        "\"type\":\"invalid_request_error\",\"param\":null,\"code\":\"model_not_found\"}}");
+    cr_expect (sl_str_eq (e->code, "invalid_request_error"), "the type names it");
+    cr_expect (sl_str_eq (e->message, "no such model"));
+    cr_expect_eq (e->status, 400, "the answer's status");
+    cr_expect_eq (e->flags & (SL_F_UPSTREAM | SL_F_RETRYABLE), SL_F_UPSTREAM | SL_F_RETRYABLE);
+    //  A numeric code is no name; a body that is no JSON has no message.
+    e = s_error_answer (0x22, 404, "{\"error\":{\"code\":404,\"message\":\"gone\"}}");
+    cr_expect (sl_str_eq (e->code, "upstream_http_error"));
+    cr_expect (sl_str_eq (e->message, "gone"));
+    e = s_error_answer (0x33, 502, "<html>Bad Gateway</html>");
+    cr_expect (sl_str_eq (e->code, "upstream_http_error"));
+    cr_expect (sl_str_eq (e->message, "openai answered HTTP 502"));
+    cr_expect_eq (e->status, 502);
+    s_close ();
+}
+
+//  --------------------------------------------------------------------------
+//  The delta log and re-sending
+
+Test (sl_upcall, a_lost_stream_is_sent_again_from_its_log_in_a_new_epoch)
+{
+    s_open (s_config ());
+    s_request (0x11);
+    s_answer (200);
+    s_body (CHUNK);
+    s_body (CHUNK);
+    size_t first = f.sent.count;
+    cr_assert_geq (first, 3);
+    cr_expect_gt (sl_upcall_log_bytes (f.up), 0);
+    sl_upcall_lost (f.up, f.sent.msgs [0]->sid, 0, "lost_downstream");
+    cr_assert_eq (f.sent.count, 2 * first, "everything again");
+    for (size_t i = 0; i < first; i++) {
+        const sl_msg_t *a = f.sent.msgs [i], *b = f.sent.msgs [first + i];
+        cr_expect_eq (b->epoch, 1);
+        cr_expect_eq (b->seq, i, "numbered from 0 again");
+        cr_expect_eq (b->type, a->type);
+        cr_expect (sl_str_eq_str (b->text, a->text));
+    }
+    cr_expect_eq (s_counter ("sluice_replays_total", NULL), 1);
+    //  A loss in an epoch that is over is old news.
+    sl_upcall_lost (f.up, f.sent.msgs [0]->sid, 0, "lost_downstream");
+    cr_expect_eq (f.sent.count, 2 * first);
+    s_close ();
+}
+
+//  The current call streams chunks until a log bound drops its delta log.
+static void
+s_stream_until_the_log_is_dropped (void)
+{
+    for (int i = 0; i < 20 && s_counter ("sluice_replay_logs_dropped_total", NULL) == 0; i++)
+        s_body (CHUNK);
+}
+
+Test (sl_upcall, a_log_over_its_bound_makes_the_stream_not_resendable)
+{
+    sl_upcall_config_t c = s_config ();
+    c.log_max = 400;
+    s_open (c);
+    s_request (0x11);
+    s_answer (200);
+    s_stream_until_the_log_is_dropped ();
+    cr_assert_eq (s_counter ("sluice_replay_logs_dropped_total", NULL), 1, "dropped and counted");
+    cr_expect_eq (sl_upcall_log_bytes (f.up), 0, "its bytes let go");
+    s_body (CHUNK);
+    cr_expect_eq (s_counter ("sluice_replay_logs_dropped_total", NULL), 1, "once");
+    size_t before = f.sent.count;
+    sl_upcall_lost (f.up, f.sent.msgs [0]->sid, 0, "aggregator_died");
+    //  Nothing to send again: the gateway hears directly, the later
+    //  stages get an error and the end, and the call stops.
+    cr_expect_eq (s_counter ("sluice_replays_total", NULL), 0);
+    cr_expect_eq (s_counter ("sluice_streams_lost_total", NULL), 1);
+    cr_assert_eq (f.replies.count, 1);
+    cr_expect_str_eq (f.reply_peer, PEER);
+    cr_expect (sl_str_eq (f.replies.msgs [0]->code, "stream_lost"));
+    cr_expect_eq (f.replies.msgs [0]->status, 502);
+    cr_assert_eq (f.sent.count, before + 2);
+    cr_expect_eq (f.sent.msgs [before]->type, SL_MSG_ERROR);
+    cr_expect_eq (f.sent.msgs [before + 1]->type, SL_MSG_END);
+    cr_expect_eq (f.sent.msgs [before]->epoch, 0, "in the epoch the stages hold");
+    cr_expect (f.transfers [0].stopped);
+    cr_expect_eq (sl_upcall_count (f.up), 0);
+    s_close ();
+}
+
+Test (sl_upcall, the_total_log_bound_drops_the_log_that_passes_it)
+{
+    sl_upcall_config_t c = s_config ();
+    c.log_total = 600;
+    s_open (c);
+    s_request (0x11);
+    s_answer (200);
+    s_body (CHUNK);
+    size_t one = sl_upcall_log_bytes (f.up);
+    cr_assert_lt (one, 600);
+    s_request (0x22);
+    s_answer (200);
+    s_stream_until_the_log_is_dropped ();
+    cr_assert_eq (s_counter ("sluice_replay_logs_dropped_total", NULL), 1);
+    cr_expect_eq (sl_upcall_log_bytes (f.up), one, "the first stream's log stays");
+    uint8_t sid [SL_SID_SIZE];
+    memset (sid, 0x11, sizeof sid);
+    sl_upcall_lost (f.up, sid, 0, "lost_downstream");
+    cr_expect_eq (s_counter ("sluice_replays_total", NULL), 1, "the first can still be sent again");
+    s_close ();
+}
+
+Test (sl_upcall, stalled_acks_resend_with_a_doubling_deadline)
+{
+    s_open (s_config ());               //  stall_ms 200
+    s_request (0x11);
+    s_answer (200);
+    f.now = 10;
+    s_body (CHUNK);
+    size_t first = f.sent.count;
+    s_tick_at (209);
+    cr_expect_eq (s_counter ("sluice_replays_total", NULL), 0);
+    s_tick_at (210);
+    cr_expect_eq (s_counter ("sluice_replays_total", NULL), 1);
+    cr_expect_eq (f.sent.msgs [f.sent.count - 1]->epoch, 1);
+    cr_expect_eq (f.sent.count, 2 * first);
+    //  No ack moves: the next waits twice as long (400), then 800.
+    s_tick_at (609);
+    cr_expect_eq (s_counter ("sluice_replays_total", NULL), 1);
+    s_tick_at (610);
+    cr_expect_eq (s_counter ("sluice_replays_total", NULL), 2);
+    s_tick_at (1409);
+    cr_expect_eq (s_counter ("sluice_replays_total", NULL), 2);
+    s_tick_at (1410);
+    cr_expect_eq (s_counter ("sluice_replays_total", NULL), 3);
+    cr_expect_eq (f.sent.msgs [f.sent.count - 1]->epoch, 3);
+    s_close ();
+}
+
+Test (sl_upcall, moving_acks_keep_the_stall_clock_still)
+{
+    s_open (s_config ());
+    s_request (0x11);
+    s_answer (200);
+    f.now = 10;
+    s_body (CHUNK);
+    f.now = 150;
+    s_ack (0x11, 1, 0);                 //  the gateway delivered it
+    s_tick_at (1000);
+    cr_expect_eq (s_counter ("sluice_replays_total", NULL), 0, "nothing unacknowledged");
+    s_body (CHUNK);                     //  at 1000
+    f.now = 1100;
+    s_ack (0x11, 1, 0);                 //  alive, but the counter stands still
+    s_tick_at (1199);
+    cr_expect_eq (s_counter ("sluice_replays_total", NULL), 0);
+    s_tick_at (1200);
+    cr_expect_eq (s_counter ("sluice_replays_total", NULL), 1, "stalled since the send at 1000");
+    s_close ();
+}
+
+Test (sl_upcall, a_start_alone_does_not_start_the_stall_clock)
+{
+    s_open (s_config ());               //  stall_ms 200, first byte 5000
+    f.now = 100;                        //  (0 would read as "no send yet")
+    s_request (0x11);
+    sl_upcall_connected (f.up, s_transfer ()->call);
+    s_tick_at (5099);
+    cr_expect_eq (s_counter ("sluice_replays_total", NULL), 0, "a model thinking is the upstream's silence");
+    cr_expect_eq (f.sent.count, 1, "the START, once");
+    s_close ();
+}
+
+Test (sl_upcall, a_stream_lost_again_after_every_resend_is_given_up)
+{
+    s_open (s_config ());
+    s_request (0x11);
+    s_answer (200);
+    s_body (CHUNK);
+    //  Re-sent SL_UPCALL_MAX_RESENDS times, then given up.
+    for (int i = 0; i <= SL_UPCALL_MAX_RESENDS; i++)
+        sl_upcall_lost (f.up, f.sent.msgs [0]->sid, (uint32_t) i, "lost_downstream");
+    cr_expect_eq (s_counter ("sluice_replays_total", NULL), SL_UPCALL_MAX_RESENDS);
+    cr_expect_eq (s_counter ("sluice_streams_lost_total", NULL), 1);
+    cr_assert_eq (f.replies.count, 1);
+    cr_expect (sl_str_eq (f.replies.msgs [0]->code, "stream_lost"));
+    cr_expect_eq (sl_upcall_count (f.up), 0);
+    s_close ();
+}
+
+//  --------------------------------------------------------------------------
+//  The request body, the gateway, back-pressure, the bound on streams
+
+Test (sl_upcall, the_body_is_let_go_once_the_response_is_under_way)
+{
+    s_open (s_config ());
+    s_request (0x11);
+    cr_expect_eq (sl_upcall_body_bytes (f.up), strlen (BODY));
+    s_answer (200);
+    s_transfer ()->uploaded = (int64_t) strlen (BODY) - 1;
+    s_body (CHUNK);
+    cr_expect_eq (sl_upcall_body_bytes (f.up), strlen (BODY), "held while the transfer still sends it");
+    s_transfer ()->uploaded = (int64_t) strlen (BODY);
+    s_body (CHUNK);
+    cr_expect_eq (sl_upcall_body_bytes (f.up), 0, "let go: no retry can need it now");
+    s_close ();
+}
+
+Test (sl_upcall, no_ack_for_the_gateway_deadline_cancels_the_call)
+{
+    sl_upcall_config_t c = s_config ();
+    c.gateway_dead_ms = 2000;
+    c.first_byte_timeout_ms = 60000;
+    s_open (c);
+    s_request (0x11);
+    sl_upcall_connected (f.up, s_transfer ()->call);
+    f.now = 1000;
+    s_ack (0x11, 0, 0);
+    s_tick_at (2999);
+    cr_expect_eq (sl_upcall_count (f.up), 1);
+    s_tick_at (3000);
+    cr_expect_eq (sl_upcall_count (f.up), 0);
+    cr_expect (f.transfers [0].stopped, "the upstream call is cancelled");
+    const sl_msg_t *e = s_last_error ();
+    cr_expect (sl_str_eq (e->code, "client_cancelled"));
+    cr_expect_eq (e->status, 499);
+    cr_expect_eq (f.sent.msgs [f.sent.count - 1]->type, SL_MSG_END);
+    cr_expect_eq (s_counter ("sluice_gateway_gone_total", NULL), 1);
+    s_close ();
+}
+
+Test (sl_upcall, the_last_ack_ends_the_stream_and_an_unknown_one_is_answered)
+{
+    s_open (s_config ());
+    s_request (0x11);
+    s_answer (200);
+    s_body (CHUNK);
+    s_ack (0x11, 1, SL_F_LAST);         //  the client's response ended first
+    cr_expect_eq (sl_upcall_count (f.up), 0);
+    cr_expect (f.transfers [0].stopped);
+    const sl_msg_t *e = s_last_error ();
+    cr_expect (sl_str_eq (e->code, "response_closed"));
+    cr_expect_eq (f.sent.msgs [f.sent.count - 1]->type, SL_MSG_END);
+    s_ack (0x11, 2, 0);
+    cr_assert_eq (f.replies.count, 1);
+    cr_expect (sl_str_eq (f.replies.msgs [0]->code, "upstream_lost"));
+    cr_expect_eq (s_counter ("sluice_acks_unknown_total", NULL), 1);
+    s_close ();
+}
+
+Test (sl_upcall, back_pressure_pauses_the_read_and_is_not_idleness)
+{
+    s_open (s_config ());               //  idle 3000
+    s_request (0x11);
+    s_answer (200);
+    f.congested = true;
+    cr_expect_eq (s_body (CHUNK), SL_UPCALL_PAUSE);
+    cr_expect_eq (s_sent_of (SL_MSG_DELTA), 0, "the bytes were not taken");
+    cr_expect_eq (s_counter ("sluice_upstream_paused_total", NULL), 1);
+    s_tick_at (10000);
+    cr_expect_eq (s_sent_of (SL_MSG_ERROR), 0, "no idle deadline while paused");
+    f.congested = false;
+    sl_upcall_resume (f.up);
+    cr_expect (s_transfer ()->resumed);
+    s_tick_at (12999);
+    cr_expect_eq (s_sent_of (SL_MSG_ERROR), 0, "idleness counts from the resume");
+    cr_expect_eq (s_body (CHUNK), SL_UPCALL_TAKEN);
+    cr_expect_geq (s_sent_of (SL_MSG_DELTA), 1);
+    s_close ();
+}
+
+Test (sl_upcall, over_max_streams_a_request_is_refused_to_its_gateway)
+{
+    sl_upcall_config_t c = s_config ();
+    c.max_streams = 1;
+    s_open (c);
+    s_request (0x11);
+    s_request (0x22);
+    cr_expect_eq (sl_upcall_count (f.up), 1);
+    cr_expect_eq (f.transfer_count, 1, "no upstream call for it");
+    cr_assert_eq (f.replies.count, 1);
+    cr_expect (sl_str_eq (f.replies.msgs [0]->code, "overloaded_error"));
+    cr_expect_eq (f.replies.msgs [0]->status, 503);
+    cr_expect (f.replies.msgs [0]->flags & SL_F_RETRYABLE);
+    cr_expect_eq (s_counter ("sluice_streams_refused_total", NULL), 1);
+    s_request (0x11);
+    cr_expect_eq (f.transfer_count, 1, "a duplicate request is ignored");
+    s_close ();
+}
