@@ -138,6 +138,7 @@ struct _sl_router_t {
     sl_counter_t *sent;                 //  batches handed to ZeroMQ
     sl_counter_t *blocked;              //  flushes that left a batch queued
     sl_counter_t *restarts;             //  peers seen with a new incarnation
+    sl_counter_t *reconnects;           //  live peers that lost our window (a new connection)
     sl_counter_t *deaths;               //  peers that stopped heartbeating
     sl_counter_t *discarded;            //  messages meant for a peer that died
     sl_counter_t *hellos;               //  windows asked for (hello answered)
@@ -149,7 +150,7 @@ struct _sl_router_t {
 static void
 s_event (sl_router_t *self, s_peer_t *peer, sl_peer_event_t event)
 {
-    static const char *names [] = { "", "peer_up", "peer_dead", "peer_restarted" };
+    static const char *names [] = { "", "peer_up", "peer_dead", "peer_restarted", "peer_reconnected" };
     const char *instance = peer->instance ? peer->instance : "-";
     if (event == SL_PEER_UP)
         sl_log_info (names [event], "name=%s endpoint=%s", instance, peer->endpoint);
@@ -277,9 +278,11 @@ s_lose_window (sl_router_t *self, s_peer_t *peer)
 
 //  Credit from a heartbeat of the peer. A window answers one of our
 //  hellos: what was queued for the peer since that hello is spent of it.
-static void
+//  True when the peer asks for a hello while it held a window for us.
+static bool
 s_take_credit (sl_router_t *self, s_peer_t *peer, const sl_msg_t *hb)
 {
+    bool forgot = false;
     if (hb->flags & SL_F_WINDOW) {
         uint64_t since = peer->sent - (hb->seq <= peer->sent ? hb->seq : peer->sent);
         peer->credit = (int64_t) hb->credit - (int64_t) since;
@@ -288,12 +291,15 @@ s_take_credit (sl_router_t *self, s_peer_t *peer, const sl_msg_t *hb)
         peer->windowless = false;
     }
     else
-    if (hb->flags & SL_F_HELLO)
+    if (hb->flags & SL_F_HELLO) {
+        forgot = !peer->windowless;
         s_lose_window (self, peer);     //  it holds no window for us (a new connection)
+    }
     else
         peer->credit += hb->credit;
     if (hb->credit > 0)
         peer->progress_at = zclock_mono ();
+    return forgot;
 }
 
 //  A heartbeat from the peer: it lives; credit; a restart is a new peer.
@@ -313,7 +319,12 @@ s_on_hb (sl_router_t *self, s_peer_t *peer, const sl_msg_t *hb)
     }
     peer->incarnation = hb->incarnation;
     peer->state = PEER_ALIVE;
-    s_take_credit (self, peer, hb);
+    bool forgot = s_take_credit (self, peer, hb);
+    if (forgot && was_alive && !restarted) {
+        if (self->reconnects)
+            sl_counter_inc (self->reconnects);
+        s_event (self, peer, SL_PEER_RECONNECTED);
+    }
     if (restarted || !was_alive) {
         s_event (self, peer, restarted ? SL_PEER_RESTARTED : SL_PEER_UP);
         if (self->limbo_count) {
@@ -706,6 +717,9 @@ sl_router_set_metrics (sl_router_t *self, sl_metrics_t *m, const char *hop)
                                         "Flushes that left a batch queued (peer down or full)");
     self->restarts = sl_metrics_counter (m, "sluice_peer_restarts_total", labels,
                                          "Next-stage instances seen with a new incarnation");
+    self->reconnects = sl_metrics_counter (m, "sluice_peer_reconnects_total", labels,
+                                           "Next-stage instances that held no window for us any more "
+                                           "(a new connection; what was in flight was reported lost)");
     self->deaths = sl_metrics_counter (m, "sluice_peer_deaths_total", labels,
                                        "Next-stage instances declared dead (heartbeats stopped)");
     self->discarded = sl_metrics_counter (m, "sluice_discarded_messages_total", labels,

@@ -23,6 +23,9 @@
     read) is dead: it gets no new streams while another instance lives, and
     the stage is told (the ingest re-sends lost streams in a new epoch). A
     heartbeat with a new incarnation is a restarted instance: a new peer.
+    A live instance that asks for a hello while it held a window for us
+    has a new connection from us (ZeroMQ reconnected, dropping what was in
+    flight on the old one): the stage is told as for a death.
     Heartbeats from the next stage carry credit: the messages it is ready to
     take. The router spends credit as it sends; sl_router_congested tells
     the stage to stop asking its own senders for more until credit returns,
@@ -66,7 +69,9 @@ typedef struct _sl_router_t sl_router_t;
 typedef enum {
     SL_PEER_UP = 1,                     //  first heartbeat of an incarnation
     SL_PEER_DEAD,                       //  heartbeats stopped
-    SL_PEER_RESTARTED                   //  a new incarnation at the same endpoint
+    SL_PEER_RESTARTED,                  //  a new incarnation at the same endpoint
+    SL_PEER_RECONNECTED                 //  alive, but it holds no window for us any more: a
+                                        //  new connection, and what was in flight may be lost
 } sl_peer_event_t;
 
 typedef void (sl_router_peer_fn) (void *arg, const char *endpoint, sl_peer_event_t event);

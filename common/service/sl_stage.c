@@ -254,7 +254,7 @@ static void
 s_on_peer_event (void *arg, const char *endpoint, sl_peer_event_t event)
 {
     sl_stage_t *self = arg;
-    if (event == SL_PEER_DEAD || event == SL_PEER_RESTARTED)
+    if (event == SL_PEER_DEAD || event == SL_PEER_RESTARTED || event == SL_PEER_RECONNECTED)
         sl_router_each_pinned (self->relay, endpoint, s_send_lost, self);
 }
 

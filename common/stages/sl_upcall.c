@@ -20,6 +20,7 @@
 #include "common/base/sl_utf8.h"
 #include "common/dialects/sl_decoder.h"
 #include "common/llm/sl_retry.h"
+#include "common/stages/sl_ended.h"
 #include "common/stages/sl_sse.h"
 
 #define S_LOG_STEP 1024                 //  a delta log grows by a quarter, at least this (not by doubling)
@@ -68,6 +69,9 @@ struct _sl_upcall_t {
     sl_counter_t *paused;               //  transfers paused for back-pressure
     sl_counter_t *repaired;             //  events and error bodies that were not well-formed UTF-8
     sl_counter_t *refused;              //  streams refused over max_streams
+    sl_counter_t *ended_again;          //  streams let go of early, ended again after a loss
+    sl_counter_t *ended_forgotten;      //  ... forgotten over SL_ENDED_MAX
+    sl_ended_t *ended;                  //  streams let go of early (sl_ended.h)
     int64_t refusal_logged;             //  ms, the last log line about a refusal
     sl_buf_t repair;                    //  a repaired event, for the decoder
     sl_codec_t *codec;                  //  reads delta logs back
@@ -105,6 +109,7 @@ struct _sl_upcall_call_t {
     sl_buf_t gateway;                   //  routing id of the gateway that sent the job
     sl_buf_t log;                       //  the delta log: every message sent, encoded
     bool resendable;                    //  log within its bound
+    sl_buf_t start;                     //  the START, encoded (to end the stream again)
     int resends;
     uint64_t activity;                  //  the gateway's activity counter, last seen
     int64_t unacked_since;              //  ms, first send since activity last moved; 0: none
@@ -302,6 +307,7 @@ s_call_free (sl_upcall_call_t *c)
     c->owner->log_bytes -= c->log.len;
     c->owner->body_bytes -= c->body.len;
     sl_buf_free (&c->log);
+    sl_buf_free (&c->start);
     sl_buf_free (&c->gateway);
     //  A key must not linger in freed memory.
     if (c->headers.data)
@@ -320,6 +326,19 @@ s_call_close (sl_upcall_call_t *c)
 {
     sl_sidmap_remove (c->owner->calls, c->sid);
     s_call_free (c);
+}
+
+//  Let go of a stream before its gateway acknowledged its end: remembered
+//  with the error it ended with, so that a loss of that end is answered
+//  by ending it again (sl_ended.h).
+static void
+s_call_close_early (sl_upcall_call_t *c, const char *code, const char *message, int status)
+{
+    sl_upcall_t *self = c->owner;
+    if (c->start.len
+    &&  sl_ended_put (self->ended, c->sid, c->epoch, sl_buf_str (&c->start), code, message, status, s_now (self)))
+        sl_counter_inc (self->ended_forgotten);
+    s_call_close (c);
 }
 
 //  The upstream part is over and END went downstream: let the transfer go
@@ -514,7 +533,7 @@ s_lose (sl_upcall_call_t *c, const char *why)
         s_send_unlogged (c, &m);
         c->ended = true;
     }
-    s_call_close (c);
+    s_call_close_early (c, "stream_lost", why, 502);
 }
 
 //  Send the stream again from its delta log, in a new epoch.
@@ -556,7 +575,7 @@ s_gateway_gone (sl_upcall_call_t *c)
     sl_log_warn ("gateway_gone", "sid=%s: no ack for %ld ms, cancelling", hex, self->config.gateway_dead_ms);
     s_drop_transfer (c);
     s_end_with (c, "client_cancelled", "the gateway holding the client went away");
-    s_call_close (c);
+    s_call_close_early (c, "client_cancelled", "the gateway holding the client went away", 499);
 }
 
 //  Over max_streams: the request goes no further. Its gateway hears at once,
@@ -648,6 +667,12 @@ sl_upcall_request (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
     start.code = start.message = SL_STR_NULL;
     start.status = 0;
     s_send (c, &start);
+    size_t len = 0;
+    const uint8_t *encoded = self->ops.encoded ? self->ops.encoded (self->arg, &len) : NULL;
+    if (encoded)
+        sl_buf_append (&c->start, encoded, len);
+    else
+        sl_msg_encode (&start, &c->start);
 
     if (req->flags & SL_F_DENIED) {
         //  The request policy refused it at the gateway: no upstream call.
@@ -699,7 +724,7 @@ sl_upcall_cancel (sl_upcall_t *self, const sl_msg_t *msg)
     //  end tell the later stages to let go of it too.
     s_drop_transfer (c);
     s_end_with (c, "client_cancelled", "the client went away");
-    s_call_close (c);
+    s_call_close_early (c, "client_cancelled", "the client went away", 499);
 }
 
 void
@@ -740,12 +765,52 @@ sl_upcall_ack (sl_upcall_t *self, const sl_msg_t *msg, sl_str_t peer)
     if (!c->ended) {
         s_drop_transfer (c);
         s_end_with (c, "response_closed", "the client's response ended before the upstream's");
+        s_call_close_early (c, "response_closed", "the client's response ended before the upstream's", 499);
     }
-    s_call_close (c);
+    else
+        s_call_close (c);
 }
 
 //  --------------------------------------------------------------------------
 //  From the next stages
+
+//  A stream let go of early was lost at a stage (its ERROR and END may
+//  never have come there): end it again, in a new epoch.
+static bool
+s_end_again (sl_upcall_t *self, const uint8_t *sid, uint32_t epoch, const char *why)
+{
+    sl_ended_stream_t ended;
+    if (!sl_ended_lost (self->ended, sid, epoch, &ended, s_now (self)))
+        return false;
+    sl_msg_t m;
+    size_t offset = 0;
+    if (sl_codec_decode (self->codec, ended.start.ptr, ended.start.len, &offset, &m) != 0)
+        return false;
+    char hex [SL_SID_HEX_SIZE];
+    sl_sid_hex (sid, hex);
+    sl_log_info ("stream_ended_again", "sid=%s epoch=%u why=%s", hex, ended.epoch, why);
+    sl_counter_inc (self->ended_again);
+    uint64_t seq = 0;
+    m.epoch = ended.epoch;
+    m.seq = seq++;
+    int rc = self->ops.send (self->arg, &m);
+    sl_msg_init (&m, SL_MSG_ERROR);
+    memcpy (m.sid, sid, SL_SID_SIZE);
+    m.epoch = ended.epoch;
+    m.seq = seq++;
+    m.code = ended.code;
+    m.message = ended.message;
+    m.status = ended.status;
+    rc |= self->ops.send (self->arg, &m);
+    sl_msg_init (&m, SL_MSG_END);
+    memcpy (m.sid, sid, SL_SID_SIZE);
+    m.epoch = ended.epoch;
+    m.seq = seq++;
+    rc |= self->ops.send (self->arg, &m);
+    if (rc)
+        sl_counter_inc (self->unroutable);
+    return true;
+}
 
 void
 sl_upcall_lost (sl_upcall_t *self, const uint8_t *sid, uint32_t epoch, const char *why)
@@ -753,6 +818,9 @@ sl_upcall_lost (sl_upcall_t *self, const uint8_t *sid, uint32_t epoch, const cha
     sl_upcall_call_t *c = sl_sidmap_get (self->calls, sid);
     if (c && c->epoch == epoch)
         s_resend (c, why);
+    else
+    if (!c && s_end_again (self, sid, epoch, why))
+        return;
     else
     if (sl_log_enabled (SL_LOG_DEBUG)) {
         char hex [SL_SID_HEX_SIZE];
@@ -916,6 +984,7 @@ void
 sl_upcall_tick (sl_upcall_t *self)
 {
     s_each (self, s_check_deadlines);
+    sl_ended_expire (self->ended, s_now (self));
 }
 
 void
@@ -954,6 +1023,11 @@ sl_upcall_new (const sl_upcall_config_t *config, const sl_upcall_ops_t *ops, voi
     self->arg = arg;
     self->calls = sl_sidmap_new ();
     self->codec = sl_codec_new ();
+    self->ended = sl_ended_new (SL_ENDED_MAX, SL_ENDED_KEEP_MS);
+    self->ended_again = sl_metrics_counter (m, "sluice_streams_ended_again_total", NULL,
+                                            "Streams let go of early whose end a stage lost, ended again");
+    self->ended_forgotten = sl_metrics_counter (m, "sluice_streams_ended_forgotten_total", NULL,
+                                                "Streams let go of early forgotten before their time (over 4096)");
     self->started = sl_metrics_counter (m, "sluice_streams_total", NULL, "Upstream streams started");
     self->upstream_errors = sl_metrics_counter (m, "sluice_upstream_errors_total", NULL,
                                                 "Streams ended by an upstream or transport error");
@@ -1010,6 +1084,7 @@ sl_upcall_destroy (sl_upcall_t **self_p)
         s_call_free (calls [i]);
     free (calls);
     sl_sidmap_destroy (&self->calls);
+    sl_ended_destroy (&self->ended);
     sl_codec_destroy (&self->codec);
     sl_buf_free (&self->repair);
     free (self);

@@ -424,8 +424,10 @@ s_resend_pending (gateway_t *self, const char *endpoint)
     }
 }
 
-//  An ingest was declared dead, came back, or restarted. A request nothing
-//  came back for yet goes to another ingest at once. A response under way
+//  An ingest was declared dead, came back, restarted, or has a new
+//  connection from us (a request on the old one may be lost: it is sent
+//  again). A request nothing came back for yet goes to another ingest at
+//  once when its own is dead. A response under way
 //  waits SL_DELIVERY_INGEST_GRACE_MS for its ingest to speak again (a process
 //  that was only stopped or starved goes on where it was) and then ends
 //  with an error; a restarted ingest lost its upstream calls: they end at
@@ -434,8 +436,10 @@ static void
 s_on_ingest_event (void *arg, const char *endpoint, sl_peer_event_t event)
 {
     gateway_t *self = arg;
-    if (event == SL_PEER_UP)
+    if (event == SL_PEER_UP || event == SL_PEER_RECONNECTED)
         s_resend_pending (self, endpoint);
+    if (event == SL_PEER_RECONNECTED)
+        return;                         //  the same ingest: a request sent twice runs once
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);
     for (size_t i = 0; i < count; i++) {

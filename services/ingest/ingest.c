@@ -287,13 +287,13 @@ s_lost_pinned (void *arg, const uint8_t *sid, uint32_t epoch)
     sl_upcall_lost (((ingest_t *) arg)->upcall, sid, epoch, "aggregator_died");
 }
 
-//  An aggregator the ingest sent streams to died (or restarted): re-send
-//  every stream pinned there, at once.
+//  An aggregator the ingest sent streams to died, restarted or has a new
+//  connection from us: re-send every stream pinned there, at once.
 static void
 s_on_aggregator_event (void *arg, const char *endpoint, sl_peer_event_t event)
 {
     ingest_t *self = arg;
-    if (event == SL_PEER_DEAD || event == SL_PEER_RESTARTED) {
+    if (event == SL_PEER_DEAD || event == SL_PEER_RESTARTED || event == SL_PEER_RECONNECTED) {
         sl_router_each_pinned (self->router, endpoint, s_lost_pinned, self);
         sl_router_flush (self->router);
     }

@@ -148,3 +148,16 @@ load_identical (const load_client_t *c, const load_client_t *reference)
     return c->body.len == reference->body.len
         && memcmp (c->body.data, reference->body.data, reference->body.len) == 0;
 }
+
+void
+load_describe (const char *what, int index, const load_client_t *c, const load_client_t *reference)
+{
+    size_t len = c->body.len, tail = len < 160 ? len : 160;
+    size_t same = 0;
+    while (same < len && same < reference->body.len && c->body.data [same] == reference->body.data [same])
+        same++;
+    fprintf (stderr, "%s %d: %s, curl %d (%s), status %ld, %zu bytes of %zu, the same for the first %zu; "
+                     "ends with: %.*s\n", what, index, c->done ? "done" : "not done", (int) c->result,
+             curl_easy_strerror (c->result), c->status, len, reference->body.len, same, (int) tail,
+             c->body.data ? c->body.data + len - tail : "");
+}

@@ -59,5 +59,9 @@ bool load_complete (const load_client_t *c);
 bool load_failed_cleanly (const load_client_t *c);
 //  The same bytes as the reference.
 bool load_identical (const load_client_t *c, const load_client_t *reference);
+//  Print to stderr how a response ended (transfer result, status, bytes
+//  against the reference's, its last bytes): for a stream that neither
+//  completed nor failed cleanly.
+void load_describe (const char *what, int index, const load_client_t *c, const load_client_t *reference);
 
 #endif

@@ -558,8 +558,12 @@ Test (pause, starved_of_cpu, .timeout = 600)
     s_feed (&st, 0);                    //  (when the run ended early)
     int identical = 0, clean = 0;
     for (int i = 0; i < WAVES * PER_WAVE; i++) {
-        identical += load_complete (&starved [i]) && load_identical (&starved [i], &base [i]);
-        clean += load_failed_cleanly (&starved [i]);
+        bool same = load_complete (&starved [i]) && load_identical (&starved [i], &base [i]);
+        bool failed = load_failed_cleanly (&starved [i]);
+        identical += same;
+        clean += failed;
+        if (!same && !failed)
+            load_describe ("starved stream", i, &starved [i], &base [i]);
     }
     //  Fed again: normal load completes.
     load_client_t *after = load_clients (ROUND_STREAMS, "mock-bench", ROUND_CHUNKS);

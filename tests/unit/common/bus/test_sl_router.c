@@ -353,7 +353,18 @@ typedef struct {
     int sent;
     int plain_at;                       //  plain heartbeats seen when the last window came
     int hellos_at;                      //  hellos seen when the instance asked for one
+    int events [8];                     //  peer events seen, by sl_peer_event_t
+    int reconnects_at;                  //  reconnections seen when the instance restarted
 } s_handshake_t;
+
+static void
+s_on_handshake_peer (void *arg, const char *endpoint, sl_peer_event_t event)
+{
+    (void) endpoint;
+    s_handshake_t *h = arg;
+    if ((int) event >= 0 && (int) event < 8)
+        h->events [event]++;
+}
 
 static void
 s_send_some (s_handshake_t *h, int n)
@@ -408,6 +419,8 @@ s_on_handshake_step (zloop_t *loop, int timer_id, void *arg)
             if (f->hello_count == h->hellos_at || sl_router_credit (h->router, ep) != 0)
                 return 0;
             cr_expect_eq (f->last_hello, 5, "the hello counts what was sent before it");
+            cr_expect_eq (h->events [SL_PEER_RECONNECTED], 1,
+                          "a live instance that forgot our window is a new connection: the stage is told");
             s_send_some (h, 3);
             //  Grants while it has no window count for nothing certain; the
             //  window answering the hello sets the credit outright.
@@ -420,11 +433,14 @@ s_on_handshake_step (zloop_t *loop, int timer_id, void *arg)
                 return 0;
             //  A new incarnation: a restarted instance holds nothing of ours.
             s_fake_say (f, 2, 0, 0, 0);
+            h->reconnects_at = h->events [SL_PEER_RECONNECTED];
             h->phase = 5;
             return 0;
         case 5:
             if (sl_router_credit (h->router, ep) != 0 || f->last_hello != 8)
                 return 0;
+            cr_expect_eq (h->events [SL_PEER_RESTARTED], 1);
+            cr_expect_eq (h->events [SL_PEER_RECONNECTED], h->reconnects_at, "a restart is not a reconnection");
             s_fake_say (f, 2, 20, SL_F_WINDOW, 8);
             h->phase = 6;
             return 0;
@@ -454,11 +470,14 @@ Test (sl_router, credit_comes_from_a_window_answering_a_hello)
     sl_router_t *router = sl_router_new (loop, "test", 7);
     cr_assert_eq (sl_router_connect (router, f.endpoint), 0);
     s_handshake_t h = { .router = router, .fake = &f };
+    sl_router_on_peer (router, s_on_handshake_peer, &h);
     zloop_timer (loop, 20, 0, s_on_handshake_step, &h);
     zloop_start (loop);
     cr_expect_eq (h.phase, 7, "every phase of the handshake completed (stopped in phase %d, credit %lld)",
                   h.phase, (long long) sl_router_credit (router, f.endpoint));
     cr_expect_gt (f.plain_hbs, h.plain_at, "with a window, heartbeats say no hello");
+    cr_expect_eq (h.events [SL_PEER_UP], 1, "the first heartbeat, once");
+    cr_expect_eq (h.events [SL_PEER_RECONNECTED], 1, "the first hello of a new peer is no reconnection");
     sl_router_destroy (&router);
     zloop_destroy (&loop);
     zframe_destroy (&f.id);

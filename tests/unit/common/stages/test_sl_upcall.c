@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "common/stages/sl_ended.h"
 #include "common/stages/sl_upcall.h"
 #include "tests/unit/recorder.h"
 
@@ -705,6 +706,64 @@ Test (sl_upcall, the_last_ack_ends_the_stream_and_an_unknown_one_is_answered)
     cr_assert_eq (f.replies.count, 1);
     cr_expect (sl_str_eq (f.replies.msgs [0]->code, "upstream_lost"));
     cr_expect_eq (s_counter ("sluice_acks_unknown_total", NULL), 1);
+    s_close ();
+}
+
+//  A stream let go of early (here: cancelled) whose ERROR and END a stage
+//  lost is ended again in a new epoch, from its START; a normal end, an
+//  old epoch and a stream forgotten after SL_ENDED_KEEP_MS are not.
+Test (sl_upcall, a_stream_let_go_of_early_is_ended_again_when_its_end_is_lost)
+{
+    s_open (s_config ());
+    s_request (0x11);
+    s_answer (200);
+    s_body (CHUNK);
+    sl_msg_t cancel;
+    sl_msg_init (&cancel, SL_MSG_CANCEL);
+    memset (cancel.sid, 0x11, SL_SID_SIZE);
+    sl_upcall_cancel (f.up, &cancel);
+    cr_assert_eq (sl_upcall_count (f.up), 0, "let go of");
+    size_t before = f.sent.count;
+    const sl_msg_t *start = f.sent.msgs [0];
+    cr_assert_eq (start->type, SL_MSG_START);
+    sl_upcall_lost (f.up, cancel.sid, 0, "aggregator_reconnected");
+    cr_assert_eq (f.sent.count, before + 3, "START, ERROR, END");
+    const sl_msg_t *again = f.sent.msgs [before];
+    cr_expect_eq (again->type, SL_MSG_START);
+    cr_expect_eq (again->epoch, 1, "in a new epoch");
+    cr_expect_eq (again->seq, 0);
+    cr_expect (sl_str_eq_str (again->model, start->model), "the stream's own START");
+    cr_expect_eq (again->client_dialect, start->client_dialect);
+    cr_expect (sl_str_eq (f.sent.msgs [before + 1]->code, "client_cancelled"));
+    cr_expect_eq (f.sent.msgs [before + 1]->status, 499);
+    cr_expect_eq (f.sent.msgs [before + 1]->seq, 1);
+    cr_expect_eq (f.sent.msgs [before + 2]->type, SL_MSG_END);
+    cr_expect_eq (f.sent.msgs [before + 2]->epoch, 1);
+    cr_expect_eq (s_counter ("sluice_streams_ended_again_total", NULL), 1);
+    //  The old epoch is over; a loss of the new end is answered again.
+    sl_upcall_lost (f.up, cancel.sid, 0, "lost_downstream");
+    cr_expect_eq (f.sent.count, before + 3);
+    sl_upcall_lost (f.up, cancel.sid, 1, "lost_downstream");
+    cr_expect_eq (f.sent.count, before + 6);
+    cr_expect_eq (f.sent.msgs [before + 3]->epoch, 2);
+    //  Forgotten once kept long enough.
+    s_tick_at (f.now + SL_ENDED_KEEP_MS + 1);
+    sl_upcall_lost (f.up, cancel.sid, 2, "lost_downstream");
+    cr_expect_eq (f.sent.count, before + 6);
+
+    //  A stream whose client had all of it is not remembered.
+    s_request (0x22);
+    s_answer (200);
+    s_body (CHUNK);
+    s_body ("data: [DONE]\n\n");
+    sl_upcall_done (f.up, s_transfer ()->call, NULL, NULL);
+    s_ack (0x22, 5, SL_F_LAST);
+    cr_assert_eq (sl_upcall_count (f.up), 0);
+    before = f.sent.count;
+    uint8_t sid [SL_SID_SIZE];
+    memset (sid, 0x22, SL_SID_SIZE);
+    sl_upcall_lost (f.up, sid, 0, "lost_downstream");
+    cr_expect_eq (f.sent.count, before, "its end reached the client: nothing to end again");
     s_close ();
 }
 
