@@ -178,6 +178,8 @@ typedef enum {
                                         //  and end follow at once, and later stages take it whatever theirs
 #define SL_F_DENIED      (1u << 16)     //  req: the request policy refused it: no upstream call, the
                                         //  ingest ends the stream with the req's code, st and msg
+#define SL_F_ESTIMATED   (1u << 17)     //  a message's usage ("u") is estimated from bytes: the upstream
+                                        //  reported none
 
 //  Token usage (field "u"); -1 means "not reported".
 typedef struct {
@@ -242,6 +244,11 @@ typedef struct {
     sl_str_t user;                      //  "user" its user within the team (REQ, START, VERDICT)
     sl_str_t policy;                    //  "pol" id of a policy: the version a request was judged
                                         //  under (REQ, START), the judge's (START, POLICY)
+    sl_str_t policy_name;               //  "pn"  the policy file a stream runs under (its team's or its
+                                        //  key's, as the keys file names it); absent: the default (REQ,
+                                        //  START, POLICY)
+    uint64_t request_bytes;             //  "rqb" bytes of the request body the upstream got (START): a
+                                        //  usage estimate when the upstream reports none
     uint64_t count;                     //  "n"   a count: records lost (GAP), reload failures (POLICY)
     sl_str_t part;                      //  "part" the part of the request a verdict judged; absent:
                                         //  the verdict is about a tool call of the response
