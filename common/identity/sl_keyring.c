@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "common/base/sl_alloc.h"
+#include "common/identity/sl_keyid.h"
 
 #define S_LIST_KEYS_MAX 1024            //  keys one SLUICE_CLIENT_KEYS list may hold
-#define S_LIST_ID_HEX 12                //  hex digits of a listed key's id
 
 sl_keyring_t *
 sl_keyring_new_empty (void)
@@ -125,12 +125,12 @@ sl_keyring_from_list (const char *list)
             char *key = sl_xstrndup (p, n);
             sl_keyentry_t *e = sl_keyring_add_key (self);
             sl_keyring_hash (key, e->sha256);
+            //  The id the audit trail has always shown for such a key.
+            char id [SL_KEY_ID_SIZE];
+            sl_key_id (key, n, id);
+            e->id = sl_keyring_strdup (self, id);
             sodium_memzero (key, n);
             free (key);
-            char hex [2 * SL_KEYRING_SHA256 + 1];
-            sl_keyring_hex (e->sha256, hex);
-            hex [S_LIST_ID_HEX] = 0;
-            e->id = sl_keyring_strdup (self, hex);
             e->team = team;
         }
         if (!end)

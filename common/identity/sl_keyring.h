@@ -111,7 +111,8 @@ sl_keyring_t *sl_keyring_load (const char *path, char **error);
 //  taken from name's directory).
 sl_keyring_t *sl_keyring_parse (const char *text, size_t size, const char *name, char **error);
 //  A keyring of the keys of a comma-separated list (SLUICE_CLIENT_KEYS),
-//  each of team "default", its id the 12 hex digits of its hash; NULL
+//  each of team "default", its id sl_key_id's (as the audit has always
+//  shown such a key: 12 hex digits of its SHA-1); NULL
 //  when the list names none.
 sl_keyring_t *sl_keyring_from_list (const char *list);
 //  References: a keyring lives while anyone holds it.

@@ -2,15 +2,14 @@
 #include "common/policy/sl_policyfile.h"
 
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 
 #include "common/base/sl_alloc.h"
+#include "common/base/sl_filestamp.h"
 
 struct _sl_policyfile_t {
     char *path;                         //  NULL: no file
     sl_policy_t *policy;
-    struct stat seen;                   //  the file when last read
+    sl_filestamp_t seen;                //  the file when last read
 };
 
 //  Read the file; remember it even when it is bad, so that polling waits
@@ -18,10 +17,7 @@ struct _sl_policyfile_t {
 static sl_policy_t *
 s_load (sl_policyfile_t *self, char **error)
 {
-    struct stat st;
-    memset (&st, 0, sizeof st);
-    stat (self->path, &st);
-    self->seen = st;
+    sl_filestamp_take (self->path, &self->seen);
     return sl_policy_load (self->path, error);
 }
 
@@ -59,12 +55,7 @@ bool sl_policyfile_has_file (sl_policyfile_t *self) { return self->path != NULL;
 bool
 sl_policyfile_changed (sl_policyfile_t *self)
 {
-    struct stat st;
-    if (!self->path || stat (self->path, &st) != 0)
-        return false;                   //  none, or being replaced: look again later
-    const struct stat *old = &self->seen;
-    return st.st_ino != old->st_ino || st.st_size != old->st_size
-        || st.st_mtim.tv_sec != old->st_mtim.tv_sec || st.st_mtim.tv_nsec != old->st_mtim.tv_nsec;
+    return self->path && sl_filestamp_changed (self->path, &self->seen);
 }
 
 int

@@ -90,7 +90,7 @@ sl_policywatch_destroy (sl_policywatch_t **self_p)
     sl_policywatch_t *self = *self_p;
     if (self->timer >= 0)
         zloop_timer_end (sl_service_loop (self->service), self->timer);
-    sl_service_on_reload (self->service, NULL, NULL);
+    sl_service_off_reload (self->service, s_on_sighup, self);
     sl_policyfile_destroy (&self->file);
     free (self->last_error);
     free (self);

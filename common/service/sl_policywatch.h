@@ -20,8 +20,7 @@
       either way).
 
     Without a path every call is allowed (sl_policy_allow_all) and there
-    is nothing to watch; SIGHUP still counts a reload. The reload hook of
-    the service is the watch's while the watch lives.
+    is nothing to watch; SIGHUP still counts a reload.
 */
 #ifndef SL_POLICYWATCH_H
 #define SL_POLICYWATCH_H

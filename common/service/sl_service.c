@@ -19,6 +19,12 @@
 #define SL_SERVICE_NAME_MAX 128
 #define SL_SERVICE_MAX_BODY 4096        //  /healthz and /metrics take no body
 #define SL_SERVICE_MAX_CHECKS 8         //  health checks a process may add
+#define SL_SERVICE_MAX_RELOADS 8        //  reload hooks (a policy, a keys file, ...)
+
+typedef struct {
+    sl_service_hook_fn *fn;
+    void *arg;
+} s_hook_t;
 #define SL_SERVICE_STALL_MS "10000"     //  default --health-stall-ms
 
 typedef struct {
@@ -38,8 +44,8 @@ struct _sl_service_t {
     zmq_pollitem_t signal_item;
     bool stop;
     time_t started;
-    sl_service_hook_fn *reload_fn;
-    void *reload_arg;
+    s_hook_t reloads [SL_SERVICE_MAX_RELOADS];
+    size_t reload_count;
     sl_service_health_fn *health_fn;
     void *health_arg;
     s_check_t checks [SL_SERVICE_MAX_CHECKS];
@@ -57,8 +63,8 @@ s_on_signal (zloop_t *loop, zmq_pollitem_t *item, void *arg)
     while (read (self->signal_fd, &info, sizeof info) == (ssize_t) sizeof info) {
         if (info.ssi_signo == SIGHUP) {
             sl_log_info ("reload", "SIGHUP received");
-            if (self->reload_fn)
-                self->reload_fn (self->reload_arg);
+            for (size_t i = 0; i < self->reload_count; i++)
+                self->reloads [i].fn (self->reloads [i].arg);
         }
         else {
             sl_log_info ("stopping", "signal %u", info.ssi_signo);
@@ -309,8 +315,20 @@ sl_service_metrics_port (sl_service_t *self)
 void
 sl_service_on_reload (sl_service_t *self, sl_service_hook_fn *fn, void *arg)
 {
-    self->reload_fn = fn;
-    self->reload_arg = arg;
+    assert (self->reload_count < SL_SERVICE_MAX_RELOADS);
+    self->reloads [self->reload_count++] = (s_hook_t) { fn, arg };
+}
+
+void
+sl_service_off_reload (sl_service_t *self, sl_service_hook_fn *fn, void *arg)
+{
+    for (size_t i = 0; i < self->reload_count; i++)
+        if (self->reloads [i].fn == fn && self->reloads [i].arg == arg) {
+            memmove (&self->reloads [i], &self->reloads [i + 1],
+                     (self->reload_count - i - 1) * sizeof self->reloads [0]);
+            self->reload_count--;
+            return;
+        }
 }
 
 void

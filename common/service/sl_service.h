@@ -67,7 +67,10 @@ int sl_service_metrics_port (sl_service_t *self);
 //  "console".
 sl_counter_t *sl_service_framing_counter (sl_service_t *self, const char *server);
 
+//  Call fn on SIGHUP (the reload signal), after the hooks added before it
+//  (at most 8: a policy, a keys file, ...); off_reload removes it.
 void sl_service_on_reload (sl_service_t *self, sl_service_hook_fn *fn, void *arg);
+void sl_service_off_reload (sl_service_t *self, sl_service_hook_fn *fn, void *arg);
 void sl_service_on_health (sl_service_t *self, sl_service_health_fn *fn, void *arg);
 //  Add a check to /healthz (at most a few per process).
 void sl_service_add_check (sl_service_t *self, sl_service_check_fn *fn, void *arg);

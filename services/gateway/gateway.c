@@ -43,7 +43,7 @@
 #include "common/llm/sl_llm_client.h"
 #include "common/llm/sl_llm_tickets.h"
 #include "common/service/sl_policywatch.h"
-#include "services/gateway/sl_keyid.h"
+#include "common/identity/sl_keyid.h"
 #include "common/policy/sl_reqjudge.h"
 #include "services/gateway/parse_worker.h"
 

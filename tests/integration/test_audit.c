@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "services/gateway/sl_keyid.h"
+#include "common/identity/sl_keyid.h"
 #include "tests/pgtmp.h"
 #include "tests/integration/audit_proc.h"
 #include "tests/integration/cluster.h"

@@ -4,27 +4,19 @@
     its file (through the timer); a bad file kept out with its reason; the
     metrics and the log lines, read back from the process's stderr. */
 #include <criterion/criterion.h>
-#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/service/sl_policywatch.h"
-
-#define S_DEADLINE_MS 10000             //  a loop waiting for an event gives up after this
-#define S_POLL_MS 5                     //  and looks whether it came this often
+#include "tests/unit/service_fixture.h"
 
 static const char *s_policy_a = "rules:\n  - {id: a, tool: t, action: block}\n";
 static const char *s_policy_b = "rules:\n  - {id: b1, tool: t, action: drop}\n  - {id: b2, tool: u, action: drop}\n";
 static const char *s_policy_c = "default: block\n";
 static const char *s_broken = "rules:\n  - id: broken\n    action: maybe\n";
 
-static char s_dir [64];
 static char s_path [128];                //  the policy file
-static char s_log [128];                 //  stderr, where the log lines go
-static int s_stderr = -1;
 static sl_service_t *s_svc;
 
 //  What the reload callback heard.
@@ -34,20 +26,9 @@ static sl_policy_t *s_heard_policy;
 static void
 s_setup (void)
 {
-    snprintf (s_dir, sizeof s_dir, "/tmp/sluice-policywatch-XXXXXX");
-    cr_assert_not_null (mkdtemp (s_dir));
-    snprintf (s_path, sizeof s_path, "%s/policy.yaml", s_dir);
-    snprintf (s_log, sizeof s_log, "%s/stderr", s_dir);
-    fflush (stderr);
-    s_stderr = dup (STDERR_FILENO);
-    FILE *log = fopen (s_log, "w");
-    cr_assert_not_null (log);
-    dup2 (fileno (log), STDERR_FILENO);
-    fclose (log);
-    char *argv [] = { "sluice-test", NULL };
-    int code;
-    s_svc = sl_service_new ("test", NULL, "off", 1, argv, &code);
-    cr_assert_not_null (s_svc);
+    service_fixture_start ("policywatch");
+    s_svc = service_fixture.svc;
+    snprintf (s_path, sizeof s_path, "%s/policy.yaml", service_fixture.dir);
     s_heard_loaded = s_heard_refused = 0;
     s_heard_policy = NULL;
 }
@@ -55,52 +36,19 @@ s_setup (void)
 static void
 s_teardown (void)
 {
-    sl_service_destroy (&s_svc);
-    dup2 (s_stderr, STDERR_FILENO);
-    close (s_stderr);
-    unlink (s_path);
-    unlink (s_log);
-    rmdir (s_dir);
+    const char *files [] = { s_path, NULL };
+    service_fixture_stop (files);
 }
 
 TestSuite (sl_policywatch, .init = s_setup, .fini = s_teardown);
 
-//  Replace the policy file (each text of the tests has its own length, so
-//  every write is a change whatever the clock's resolution).
 static void
 s_write (const char *text)
 {
-    FILE *f = fopen (s_path, "w");
-    cr_assert_not_null (f);
-    fputs (text, f);
-    fclose (f);
+    service_fixture_write (s_path, text);
 }
 
-//  Lines logged with this event whose message holds text ("" for any).
-static int
-s_logged (const char *event, const char *text)
-{
-    FILE *f = fopen (s_log, "r");
-    cr_assert_not_null (f);
-    char line [4096];
-    int count = 0;
-    while (fgets (line, sizeof line, f)) {
-        json_t *obj = json_loads (line, 0, NULL);
-        const char *e = json_string_value (json_object_get (obj, "event"));
-        const char *msg = json_string_value (json_object_get (obj, "msg"));
-        if (e && strcmp (e, event) == 0 && strstr (msg ? msg : "", text))
-            count++;
-        json_decref (obj);
-    }
-    fclose (f);
-    return count;
-}
 
-static uint64_t
-s_metric (const char *name)
-{
-    return sl_metrics_counter (sl_service_metrics (s_svc), name, NULL, "")->value;
-}
 
 static void
 s_describe (sl_policy_t *policy, sl_buf_t *out)
@@ -142,9 +90,9 @@ Test (sl_policywatch, loads_at_start_and_says_so)
     cr_expect_null (sl_policywatch_last_error (w));
     char want [256];
     snprintf (want, sizeof want, "%s: 1 rules", s_path);
-    cr_expect_eq (s_logged ("policy_loaded", want), 1, "the policy's name, then the process's words");
-    cr_expect_eq (s_metric ("sluice_policy_reloads_total"), 0, "the first load is no reload");
-    cr_expect_eq (s_metric ("sluice_policy_reload_failures_total"), 0);
+    cr_expect_eq (service_fixture_logged ("policy_loaded", want), 1, "the policy's name, then the process's words");
+    cr_expect_eq (service_fixture_metric ("sluice_policy_reloads_total"), 0, "the first load is no reload");
+    cr_expect_eq (service_fixture_metric ("sluice_policy_reload_failures_total"), 0);
     cr_expect_eq (s_heard_loaded + s_heard_refused, 0, "nor is it told as one");
     sl_policywatch_destroy (&w);
     cr_expect_null (w);
@@ -161,11 +109,11 @@ Test (sl_policywatch, a_reload_runs_the_new_policy)
     cr_expect_eq (sl_policy_rule_count (p), 2);
     cr_expect_eq (s_heard_loaded, 1);
     cr_expect_eq (s_heard_policy, p, "the callback is handed the policy now running");
-    cr_expect_eq (s_metric ("sluice_policy_reloads_total"), 1);
-    cr_expect_eq (s_metric ("sluice_policy_reload_failures_total"), 0);
+    cr_expect_eq (service_fixture_metric ("sluice_policy_reloads_total"), 1);
+    cr_expect_eq (service_fixture_metric ("sluice_policy_reload_failures_total"), 0);
     char want [256];
     snprintf (want, sizeof want, "%s: 2 rules", s_path);
-    cr_expect_eq (s_logged ("policy_loaded", want), 1);
+    cr_expect_eq (service_fixture_logged ("policy_loaded", want), 1);
     sl_policywatch_destroy (&w);
 }
 
@@ -180,15 +128,15 @@ Test (sl_policywatch, a_bad_file_keeps_the_running_policy_and_says_why)
     cr_expect_eq (s_heard_refused, 1);
     cr_expect_eq (s_heard_policy, running, "the callback is handed the policy that stays");
     cr_expect_eq (sl_policywatch_failures (w), 1);
-    cr_expect_eq (s_metric ("sluice_policy_reload_failures_total"), 1);
-    cr_expect_eq (s_metric ("sluice_policy_reloads_total"), 0);
+    cr_expect_eq (service_fixture_metric ("sluice_policy_reload_failures_total"), 1);
+    cr_expect_eq (service_fixture_metric ("sluice_policy_reloads_total"), 0);
     char want [256];
     snprintf (want, sizeof want, "%s:3:13: action must be allow", s_path);
     cr_assert_not_null (sl_policywatch_last_error (w));
     cr_expect (strncmp (sl_policywatch_last_error (w), want, strlen (want)) == 0, "file:line:col: why, got %s",
                sl_policywatch_last_error (w));
-    cr_expect_eq (s_logged ("policy_invalid", want), 1);
-    cr_expect_eq (s_logged ("policy_kept", ""), 1);
+    cr_expect_eq (service_fixture_logged ("policy_invalid", want), 1);
+    cr_expect_eq (service_fixture_logged ("policy_kept", ""), 1);
 
     //  A good file again: it runs; the last refusal is still on record.
     s_write (s_policy_c);
@@ -206,11 +154,11 @@ Test (sl_policywatch, a_file_that_does_not_load_at_start_stops_the_process)
     cr_expect_null (sl_policywatch_new (s_svc, s_path, 1000, s_describe));
     char want [256];
     snprintf (want, sizeof want, "%s:3:13:", s_path);
-    cr_expect_eq (s_logged ("policy_invalid", want), 1);
-    snprintf (want, sizeof want, "%s/none.yaml", s_dir);
+    cr_expect_eq (service_fixture_logged ("policy_invalid", want), 1);
+    snprintf (want, sizeof want, "%s/none.yaml", service_fixture.dir);
     cr_expect_null (sl_policywatch_new (s_svc, want, 1000, s_describe));
-    cr_expect_eq (s_logged ("policy_invalid", "cannot open"), 1);
-    cr_expect_eq (s_logged ("policy_loaded", ""), 0);
+    cr_expect_eq (service_fixture_logged ("policy_invalid", "cannot open"), 1);
+    cr_expect_eq (service_fixture_logged ("policy_loaded", ""), 0);
 }
 
 Test (sl_policywatch, a_change_is_read_once)
@@ -227,8 +175,8 @@ Test (sl_policywatch, a_change_is_read_once)
     cr_expect_eq (sl_policywatch_failures (w), 1);
     cr_expect (!sl_policywatch_check (w), "a bad file is not read (and refused) again until it changes");
     cr_expect_eq (sl_policywatch_failures (w), 1);
-    cr_expect_eq (s_logged ("reload", "policy file changed"), 2);
-    cr_expect_eq (s_metric ("sluice_policy_reloads_total"), 1);
+    cr_expect_eq (service_fixture_logged ("reload", "policy file changed"), 2);
+    cr_expect_eq (service_fixture_metric ("sluice_policy_reloads_total"), 1);
     sl_policywatch_destroy (&w);
 }
 
@@ -238,7 +186,7 @@ Test (sl_policywatch, without_a_file_every_call_is_allowed)
     cr_assert_not_null (w);
     cr_expect (!sl_policywatch_has_file (w));
     cr_expect_str_eq (sl_policy_id (sl_policywatch_policy (w)), SL_POLICY_ALLOW_ALL_ID);
-    cr_expect_eq (s_logged ("policy_loaded", "(allow all): id=allow-all"), 1, "without words of its own: the id");
+    cr_expect_eq (service_fixture_logged ("policy_loaded", "(allow all): id=allow-all"), 1, "without words of its own: the id");
     cr_expect (!sl_policywatch_check (w), "nothing to watch");
     cr_expect_eq (sl_policywatch_reload (w), 0, "a reload without a file changes nothing");
     cr_expect_str_eq (sl_policy_id (sl_policywatch_policy (w)), SL_POLICY_ALLOW_ALL_ID);
@@ -252,43 +200,22 @@ Test (sl_policywatch, without_a_file_every_call_is_allowed)
 //  Wired to the service: SIGHUP and the timer
 
 typedef struct {
-    sl_policywatch_t *watch;
     uint64_t reloads;                   //  stop once sluice_policy_reloads_total is this
     int sighups;                        //  or once this many SIGHUPs were logged
 } s_wait_t;
 
-static int
-s_on_poll (zloop_t *loop, int timer_id, void *arg)
+static bool
+s_waited (void *arg)
 {
-    (void) loop;
-    (void) timer_id;
     s_wait_t *wait = arg;
-    if (wait->reloads && s_metric ("sluice_policy_reloads_total") >= wait->reloads)
-        return -1;
-    if (wait->sighups && s_logged ("reload", "SIGHUP received") >= wait->sighups)
-        return -1;
-    return 0;
+    return (wait->reloads && service_fixture_metric ("sluice_policy_reloads_total") >= wait->reloads)
+        || (wait->sighups && service_fixture_logged ("reload", "SIGHUP received") >= wait->sighups);
 }
 
-static int
-s_on_deadline (zloop_t *loop, int timer_id, void *arg)
-{
-    (void) loop;
-    (void) timer_id;
-    (void) arg;
-    return -1;
-}
-
-//  Run the service's loop until what wait names happened (or the deadline).
 static void
 s_run_until (s_wait_t *wait)
 {
-    zloop_t *loop = sl_service_loop (s_svc);
-    int poll = zloop_timer (loop, S_POLL_MS, 0, s_on_poll, wait);
-    int deadline = zloop_timer (loop, S_DEADLINE_MS, 1, s_on_deadline, NULL);
-    zloop_start (loop);
-    zloop_timer_end (loop, poll);
-    zloop_timer_end (loop, deadline);
+    service_fixture_run_until (s_waited, wait);
 }
 
 Test (sl_policywatch, sighup_and_a_change_reload_through_the_loop)
@@ -302,17 +229,17 @@ Test (sl_policywatch, sighup_and_a_change_reload_through_the_loop)
     cr_expect_eq (s_heard_loaded, 1);
     sl_policywatch_destroy (&w);
 
-    w = s_watch (S_POLL_MS);
+    w = s_watch (SERVICE_FIXTURE_POLL_MS);
     s_write (s_policy_c);
     s_run_until (&(s_wait_t) { .reloads = 2 });
     cr_expect_eq (sl_policy_rule_count (sl_policywatch_policy (w)), 0, "the timer saw the change");
-    cr_expect_eq (s_logged ("reload", "policy file changed"), 1);
+    cr_expect_eq (service_fixture_logged ("reload", "policy file changed"), 1);
 
     //  Once the watch is gone, a SIGHUP reaches nothing of it.
     sl_policywatch_destroy (&w);
-    int sighups = s_logged ("reload", "SIGHUP received");
+    int sighups = service_fixture_logged ("reload", "SIGHUP received");
     raise (SIGHUP);
     s_run_until (&(s_wait_t) { .sighups = sighups + 1 });
-    cr_expect_eq (s_logged ("reload", "SIGHUP received"), sighups + 1);
-    cr_expect_eq (s_metric ("sluice_policy_reloads_total"), 2);
+    cr_expect_eq (service_fixture_logged ("reload", "SIGHUP received"), sighups + 1);
+    cr_expect_eq (service_fixture_metric ("sluice_policy_reloads_total"), 2);
 }

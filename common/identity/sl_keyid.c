@@ -1,5 +1,5 @@
 /*  sl_keyid.c - a client key's id (see sl_keyid.h). */
-#include "services/gateway/sl_keyid.h"
+#include "common/identity/sl_keyid.h"
 
 #include <ctype.h>
 #include <czmq.h>

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "services/gateway/sl_keyid.h"
+#include "common/identity/sl_keyid.h"
 
 Test (sl_keyid, a_short_one_way_id_the_same_every_time)
 {

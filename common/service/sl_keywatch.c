@@ -1,0 +1,149 @@
+/*  sl_keywatch.c - the keys file, reloaded on SIGHUP and when it changes
+    (see sl_keywatch.h).
+*/
+#include "common/service/sl_keywatch.h"
+
+#include <stdlib.h>
+
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_filestamp.h"
+#include "common/base/sl_log.h"
+
+struct _sl_keywatch_t {
+    sl_service_t *service;
+    char *path;                         //  NULL: no file
+    sl_filestamp_t seen;                //  the file when last read
+    sl_keyring_t *keyring;              //  NULL: no keys at all
+    sl_keywatch_fn *on_reload;
+    void *on_reload_arg;
+    int timer;                          //  the change watch, -1 when none
+    sl_counter_t *reloads;
+    sl_counter_t *failures;
+};
+
+static void
+s_log_loaded (sl_keywatch_t *self)
+{
+    sl_log_info ("keys_loaded", "%s: %zu keys, %zu teams%s", self->path ? self->path : "SLUICE_CLIENT_KEYS",
+                 sl_keyring_count (self->keyring), sl_keyring_team_count (self->keyring),
+                 sl_keyring_jwt (self->keyring) ? ", signed tokens" : "");
+}
+
+//  Read the file; its stamp is taken even when it does not load, so that
+//  polling waits for the next change instead of repeating the error.
+static sl_keyring_t *
+s_load (sl_keywatch_t *self, char **error)
+{
+    sl_filestamp_take (self->path, &self->seen);
+    return sl_keyring_load (self->path, error);
+}
+
+static void
+s_on_sighup (void *arg)
+{
+    sl_keywatch_t *self = arg;
+    if (self->path)
+        sl_keywatch_reload (self);
+}
+
+static int
+s_on_timer (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    sl_keywatch_check (arg);
+    return 0;
+}
+
+sl_keywatch_t *
+sl_keywatch_new (sl_service_t *service, const char *path, const char *list, int64_t watch_ms)
+{
+    sl_keywatch_t *self = sl_xcalloc (1, sizeof *self);
+    self->service = service;
+    self->timer = -1;
+    if (path && *path) {
+        self->path = sl_xstrdup (path);
+        char *error = NULL;
+        self->keyring = s_load (self, &error);
+        if (!self->keyring) {
+            sl_log_error ("keys_invalid", "%s", error ? error : "?");
+            free (error);
+            free (self->path);
+            free (self);
+            return NULL;
+        }
+    }
+    else
+    if (list && *list)
+        self->keyring = sl_keyring_from_list (list);
+    if (self->keyring)
+        s_log_loaded (self);
+    sl_metrics_t *m = sl_service_metrics (service);
+    self->reloads = sl_metrics_counter (m, "sluice_keys_reloads_total", NULL,
+                                        "Keys files loaded after the first (SIGHUP, file change)");
+    self->failures = sl_metrics_counter (m, "sluice_keys_reload_failures_total", NULL,
+                                         "Keys file reloads rejected (the old keys stayed)");
+    if (self->path && watch_ms > 0)
+        self->timer = zloop_timer (sl_service_loop (service), (size_t) watch_ms, 0, s_on_timer, self);
+    sl_service_on_reload (service, s_on_sighup, self);
+    return self;
+}
+
+void
+sl_keywatch_destroy (sl_keywatch_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sl_keywatch_t *self = *self_p;
+    if (self->timer >= 0)
+        zloop_timer_end (sl_service_loop (self->service), self->timer);
+    sl_service_off_reload (self->service, s_on_sighup, self);
+    sl_keyring_unref (&self->keyring);
+    free (self->path);
+    free (self);
+    *self_p = NULL;
+}
+
+void
+sl_keywatch_on_reload (sl_keywatch_t *self, sl_keywatch_fn *fn, void *arg)
+{
+    self->on_reload = fn;
+    self->on_reload_arg = arg;
+}
+
+sl_keyring_t *sl_keywatch_keyring (sl_keywatch_t *self) { return self->keyring; }
+bool sl_keywatch_has_file (sl_keywatch_t *self) { return self->path != NULL; }
+
+int
+sl_keywatch_reload (sl_keywatch_t *self)
+{
+    if (!self->path)
+        return 0;
+    char *error = NULL;
+    sl_keyring_t *keyring = s_load (self, &error);
+    if (keyring) {
+        sl_keyring_unref (&self->keyring);
+        self->keyring = keyring;
+        sl_counter_inc (self->reloads);
+        s_log_loaded (self);
+    }
+    else {
+        sl_log_error ("keys_invalid", "%s", error ? error : "?");
+        free (error);
+        sl_counter_inc (self->failures);
+        sl_log_warn ("keys_kept", "the running keys stay in force");
+    }
+    if (self->on_reload)
+        self->on_reload (self->on_reload_arg, self->keyring, keyring != NULL);
+    return keyring ? 0 : -1;
+}
+
+bool
+sl_keywatch_check (sl_keywatch_t *self)
+{
+    if (!self->path || !sl_filestamp_changed (self->path, &self->seen))
+        return false;
+    sl_log_info ("reload", "keys file changed");
+    sl_keywatch_reload (self);
+    return true;
+}

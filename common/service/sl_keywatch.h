@@ -1,0 +1,61 @@
+/*  sl_keywatch.h - who may call: the keys file of a process, reloaded on
+    SIGHUP and when it changes.
+
+    The gateway (which resolves every request's credential) and the judge
+    (which loads the policy files the keys name) both take --keys-file and
+    --watch-ms; this is their one way of keeping it, as sl_policywatch
+    keeps a policy:
+
+    - the file is loaded at start; one that does not load stops the
+      process (logged "keys_invalid": file:line:col: why);
+    - SIGHUP reads it again, and so does a timer every watch_ms when the
+      file changed (logged "reload": "keys file changed"); the JWT key
+      files it names are read again with it;
+    - a reload that loads is counted in sluice_keys_reloads_total and
+      logged "keys_loaded" (keys and teams, never a key or a hash); one
+      that does not is counted in sluice_keys_reload_failures_total,
+      logged "keys_invalid", then "keys_kept": the running keys stay;
+    - the process hears of every reload through its callback.
+
+    Without a file, SLUICE_CLIENT_KEYS (a comma-separated list) makes a
+    keyring of those keys, all of team "default", which does not change;
+    without either there is no keyring: every client is let through, as
+    before keys existed.
+*/
+#ifndef SL_KEYWATCH_H
+#define SL_KEYWATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/identity/sl_keyring.h"
+#include "common/service/sl_service.h"
+
+typedef struct _sl_keywatch_t sl_keywatch_t;
+
+//  After a reload: loaded is true when keyring is the new one, false when
+//  the file was refused and keyring is the one that stays (borrowed).
+typedef void (sl_keywatch_fn) (void *arg, sl_keyring_t *keyring, bool loaded);
+
+//  path: the keys file ("" or NULL: none); list: SLUICE_CLIENT_KEYS, used
+//  when there is no file (NULL or "": none). Registers the reload metrics,
+//  the service's reload hook and, with a file and watch_ms > 0, the timer
+//  that looks for changes. NULL when the file does not load (logged): the
+//  process must not start.
+sl_keywatch_t *sl_keywatch_new (sl_service_t *service, const char *path, const char *list, int64_t watch_ms);
+void sl_keywatch_destroy (sl_keywatch_t **self_p);
+void sl_keywatch_on_reload (sl_keywatch_t *self, sl_keywatch_fn *fn, void *arg);
+
+//  The running keyring (borrowed: sl_keyring_ref to keep it), or NULL when
+//  no file and no list was given.
+sl_keyring_t *sl_keywatch_keyring (sl_keywatch_t *self);
+//  True when there is a file (reloads mean something).
+bool sl_keywatch_has_file (sl_keywatch_t *self);
+//  Read the file again (what SIGHUP does): 0 when the new keys run, -1
+//  when it did not load and the running ones stay.
+int sl_keywatch_reload (sl_keywatch_t *self);
+//  Read the file again if it changed since it was last read (what the
+//  timer does): true when it was read.
+bool sl_keywatch_check (sl_keywatch_t *self);
+
+#endif
