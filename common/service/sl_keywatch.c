@@ -14,6 +14,7 @@ struct _sl_keywatch_t {
     char *path;                         //  NULL: no file
     sl_filestamp_t seen;                //  the file when last read
     sl_keyring_t *keyring;              //  NULL: no keys at all
+    sl_jwtkeys_t *jwt;                  //  the public keys its jwt section names, NULL: none
     sl_keywatch_fn *on_reload;
     void *on_reload_arg;
     int timer;                          //  the change watch, -1 when none
@@ -29,13 +30,19 @@ s_log_loaded (sl_keywatch_t *self)
                  sl_keyring_jwt (self->keyring) ? ", signed tokens" : "");
 }
 
-//  Read the file; its stamp is taken even when it does not load, so that
-//  polling waits for the next change instead of repeating the error.
+//  Read the file and the token keys it names; its stamp is taken even
+//  when it does not load, so that polling waits for the next change
+//  instead of repeating the error.
 static sl_keyring_t *
-s_load (sl_keywatch_t *self, char **error)
+s_load (sl_keywatch_t *self, sl_jwtkeys_t **jwt, char **error)
 {
+    *jwt = NULL;
     sl_filestamp_take (self->path, &self->seen);
-    return sl_keyring_load (self->path, error);
+    sl_keyring_t *keyring = sl_keyring_load (self->path, error);
+    const sl_jwt_spec_t *spec = sl_keyring_jwt (keyring);
+    if (spec && !(*jwt = sl_jwtkeys_new (spec, error)))
+        sl_keyring_unref (&keyring);
+    return keyring;
 }
 
 static void
@@ -64,7 +71,7 @@ sl_keywatch_new (sl_service_t *service, const char *path, const char *list, int6
     if (path && *path) {
         self->path = sl_xstrdup (path);
         char *error = NULL;
-        self->keyring = s_load (self, &error);
+        self->keyring = s_load (self, &self->jwt, &error);
         if (!self->keyring) {
             sl_log_error ("keys_invalid", "%s", error ? error : "?");
             free (error);
@@ -99,6 +106,7 @@ sl_keywatch_destroy (sl_keywatch_t **self_p)
         zloop_timer_end (sl_service_loop (self->service), self->timer);
     sl_service_off_reload (self->service, s_on_sighup, self);
     sl_keyring_unref (&self->keyring);
+    sl_jwtkeys_destroy (&self->jwt);
     free (self->path);
     free (self);
     *self_p = NULL;
@@ -112,6 +120,7 @@ sl_keywatch_on_reload (sl_keywatch_t *self, sl_keywatch_fn *fn, void *arg)
 }
 
 sl_keyring_t *sl_keywatch_keyring (sl_keywatch_t *self) { return self->keyring; }
+const sl_jwtkeys_t *sl_keywatch_jwtkeys (sl_keywatch_t *self) { return self->jwt; }
 bool sl_keywatch_has_file (sl_keywatch_t *self) { return self->path != NULL; }
 
 int
@@ -120,10 +129,13 @@ sl_keywatch_reload (sl_keywatch_t *self)
     if (!self->path)
         return 0;
     char *error = NULL;
-    sl_keyring_t *keyring = s_load (self, &error);
+    sl_jwtkeys_t *jwt;
+    sl_keyring_t *keyring = s_load (self, &jwt, &error);
     if (keyring) {
         sl_keyring_unref (&self->keyring);
         self->keyring = keyring;
+        sl_jwtkeys_destroy (&self->jwt);
+        self->jwt = jwt;
         sl_counter_inc (self->reloads);
         s_log_loaded (self);
     }

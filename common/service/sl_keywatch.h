@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/identity/sl_jwt.h"
 #include "common/identity/sl_keyring.h"
 #include "common/service/sl_service.h"
 
@@ -49,6 +50,10 @@ void sl_keywatch_on_reload (sl_keywatch_t *self, sl_keywatch_fn *fn, void *arg);
 //  The running keyring (borrowed: sl_keyring_ref to keep it), or NULL when
 //  no file and no list was given.
 sl_keyring_t *sl_keywatch_keyring (sl_keywatch_t *self);
+//  The public keys of the running keyring's jwt section (loaded with
+//  it: a key file that does not load fails the keys file), NULL when it
+//  has none. Borrowed until the next reload.
+const sl_jwtkeys_t *sl_keywatch_jwtkeys (sl_keywatch_t *self);
 //  True when there is a file (reloads mean something).
 bool sl_keywatch_has_file (sl_keywatch_t *self);
 //  Read the file again (what SIGHUP does): 0 when the new keys run, -1

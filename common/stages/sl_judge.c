@@ -303,6 +303,11 @@ uint64_t sl_judge_dropped (sl_judge_t *self) { return self->dropped; }
 static void
 s_emit (sl_judge_t *self, s_stream_t *s, sl_msg_t *msg)
 {
+    //  Every verdict says whose request it judged (the stream's START).
+    if (msg->type == SL_MSG_VERDICT && s->start) {
+        msg->team = s->start->team;
+        msg->user = s->start->user;
+    }
     memcpy (msg->sid, s->sid, SL_SID_SIZE);
     msg->epoch = s->epoch;
     msg->seq = s->seq++;

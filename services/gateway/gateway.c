@@ -36,6 +36,7 @@
 #include "common/dialects/sl_render.h"
 #include "common/dialects/sl_models.h"
 #include "common/dialects/sl_clientkey.h"
+#include "common/dialects/sl_dialect.h"
 #include "common/dialects/sl_job.h"
 #include "common/dialects/sl_upstream.h"
 #include "common/stages/sl_delivery.h"
@@ -46,15 +47,17 @@
 #include "common/identity/sl_keyid.h"
 #include "common/policy/sl_reqjudge.h"
 #include "services/gateway/parse_worker.h"
+#include "services/gateway/sl_admission.h"
+#include "common/identity/sl_teamlabel.h"
 
 #define GATEWAY_ACK_MS 100              //  period of the acks of every live stream
-#define GATEWAY_MAX_CLIENT_KEYS 256     //  keys accepted from SLUICE_CLIENT_KEYS
 #define GATEWAY_RETRY_AFTER_S "1"       //  Retry-After of a 503 (an ingest at its stream limit)
 #define GATEWAY_ALONE_POLL_MS 1         //  looks again whether an ALONE frame may go
 #define GATEWAY_DEFAULT_DIALECT SL_DIALECT_OPENAI   //  the shape of answers to paths no dialect claims
 
 typedef struct {
     uint8_t sid [SL_SID_SIZE];
+    gateway_t *owner;
     sl_http_req_t *req;                 //  NULL once the client is gone
     int dialect;                        //  the client's
     int64_t started_us;                 //  when the request was dispatched (TTFB)
@@ -64,6 +67,16 @@ typedef struct {
     sl_buf_t headers;                   //  its headers for the policy, JSON
     sl_policy_t *policy;                //  the version it is judged under
     sl_reqjudge_t *rj;                  //  its request judge, when the policy has request rules
+    //  Who asked, and what it spent (sl_admission.h)
+    sl_caller_t *caller;                //  its identity and limits; given back at the end
+    char *model;                        //  as asked for (prices)
+    int64_t retry_after;                //  seconds, of a refusal over a limit
+    size_t request_bytes;               //  the job's body, for a usage estimate
+    size_t response_bytes;              //  written to the client, for a usage estimate
+    bool refused;                       //  refused before any upstream call: nothing spent
+    bool has_usage;                     //  the last frame said what the stream spent
+    bool usage_estimated;
+    sl_usage_t usage;
 } s_stream_t;
 
 struct _gateway_t {
@@ -74,13 +87,11 @@ struct _gateway_t {
     sl_router_t *router;
     sl_sidmap_t *streams;
     sl_buf_t scratch;
-    sl_counter_t *requests [SL_DIALECT_MAX];
     sl_counter_t *refused;
-    sl_counter_t *unauthorized;
     sl_httpd_counters_t http;           //  the front door's (sl_httpd.h)
     sl_counter_t *streams_total;
     sl_histo_t *ttfb;
-    sl_clientkeys_t *client_keys;       //  accepted client keys, NULL when none configured
+    sl_admission_t *admission;          //  who may call, and within what limits
     sl_counter_t *frames;
     sl_counter_t *duplicates;
     sl_counter_t *gaps;
@@ -98,7 +109,6 @@ struct _gateway_t {
     sl_metrics_t *metrics;              //  for the translation drop counters, made as they come
     sl_codec_t *codec;
     sl_policywatch_t *policy;           //  the running policy (request rules, history)
-    sl_counter_t *verdicts [SL_ACT_MAX][SL_CHK_MAX];    //  request verdicts
     sl_counter_t *denied;               //  requests refused by the request policy
     sl_histo_t *judge_latency;          //  request to its last request verdict
     sl_llm_client_t *llm;               //  LLM judges of tool results
@@ -198,9 +208,28 @@ s_end_silent (gateway_t *self)
     free (streams);
 }
 
+//  What the stream spent: the usage its last frame carried, else an
+//  estimate from the bytes of its request and of what reached the client.
+static void
+s_stream_settle (gateway_t *self, s_stream_t *s)
+{
+    if (!s->caller)
+        return;
+    if (s->refused) {
+        sl_admission_finish (self->admission, &s->caller, s->model, NULL, false);
+        return;
+    }
+    sl_usage_t estimate = { .input = (int64_t) (s->request_bytes / SL_ADMISSION_BYTES_PER_TOKEN),
+                            .output = (int64_t) (s->response_bytes / SL_ADMISSION_BYTES_PER_TOKEN) };
+    bool estimated = !s->has_usage || s->usage_estimated;
+    sl_admission_finish (self->admission, &s->caller, s->model, s->has_usage ? &s->usage : &estimate, estimated);
+}
+
 static void
 s_stream_forget (gateway_t *self, s_stream_t *s)
 {
+    s_stream_settle (self, s);
+    free (s->model);
     s_stream_release (self, s);
     if (s->req)
         sl_http_req_set_data (s->req, NULL);
@@ -287,6 +316,12 @@ s_write_frame (gateway_t *self, s_stream_t *s, const sl_delivery_write_t *w)
 {
     if (w->open)
         s_observe_ttfb (self, s);
+    if ((w->open || w->whole) && s->retry_after > 0 && w->status == 429) {
+        char seconds [24];
+        snprintf (seconds, sizeof seconds, "%lld", (long long) s->retry_after);
+        sl_http_add_header (s->req, "Retry-After", seconds);
+    }
+    s->response_bytes += w->body.len;
     int rc = 0;
     if (w->whole)
         rc = sl_http_respond (s->req, w->status, w->content_type, w->body.ptr, w->body.len);
@@ -319,6 +354,11 @@ s_on_frame (gateway_t *self, const sl_msg_t *f)
     if (!s) {
         sl_counter_inc (self->unknown_frames);
         return;
+    }
+    if ((f->flags & SL_F_LAST) && f->has_usage) {
+        s->has_usage = true;
+        s->usage = f->usage;
+        s->usage_estimated = (f->flags & SL_F_ESTIMATED) != 0;
     }
     sl_delivery_write_t w;
     switch (sl_delivery_feed (s->delivery, f, (f->flags & SL_F_ALONE) && s_behind (s), &w)) {
@@ -570,10 +610,45 @@ s_query (void *arg, const char *name)
     return sl_http_req_query (arg, name);
 }
 
-static bool
-s_authorized (gateway_t *self, sl_http_req_t *req)
+//  Who sent req: its caller (the identity its credential stands for), or
+//  NULL when the credential is refused (answered here: 401 in dialect,
+//  counted by reason). The caller is the request's until its stream ends.
+static sl_caller_t *
+s_identify (gateway_t *self, sl_http_req_t *req, int dialect)
 {
-    return !self->client_keys || sl_clientkeys_accept (self->client_keys, sl_clientkey_of (s_header, s_query, req));
+    const char *reason;
+    sl_caller_t *caller = sl_admission_identify (self->admission, sl_clientkey_of (s_header, s_query, req), &reason);
+    if (!caller) {
+        char message [128];
+        if (strncmp (reason, "token_", 6) == 0)
+            snprintf (message, sizeof message, "the token is not accepted (%s)", reason + 6);
+        else
+            snprintf (message, sizeof message, "invalid or missing API key");
+        s_respond_error (req, dialect, 401, "authentication_error", message);
+    }
+    return caller;
+}
+
+//  A request that needs a caller only to be let in (/metrics, /v1/models):
+//  false when it was refused (and answered).
+static bool
+s_authorized (gateway_t *self, sl_http_req_t *req, int dialect)
+{
+    sl_caller_t *caller = s_identify (self, req, dialect);
+    if (!caller)
+        return false;
+    sl_admission_finish (self->admission, &caller, NULL, NULL, false);
+    return true;
+}
+
+//  Requests (their caller known) by dialect and team.
+static sl_counter_t *
+s_request_counter (gateway_t *self, int dialect, const char *team)
+{
+    char labels [SL_TEAMLABEL_TEXT + 64];
+    snprintf (labels, sizeof labels, "dialect=\"%s\",team=\"%s\"", sl_dialect_name (dialect), team);
+    return sl_metrics_counter (self->metrics, "sluice_requests_total", labels,
+                               "Client requests for a completion whose caller is known, by client dialect and team");
 }
 
 //  Count what a translation dropped, by feature (a name from the dialect
@@ -592,12 +667,20 @@ s_count_drops (gateway_t *self, const sl_job_t *parsed)
     }
 }
 
-//  Send the stream's job: the request as prepared, with what the request
-//  policy decided (its verdicts; refused: no upstream call, the ingest
-//  ends the stream with the refusal), the policy's id and, for history
-//  conditions, the conversation's earlier calls.
+//  Why a request goes no further than the pipeline's verdicts: its
+//  error, as the client will get it in its dialect.
+typedef struct {
+    const char *code;
+    int status;
+    const char *message;
+} s_refusal_t;
+
+//  Send the stream's job: the request as prepared, with who sent it,
+//  what the request policy decided (its verdicts; refused: no upstream
+//  call, the ingest ends the stream with the refusal), the policy's id
+//  and, for history conditions, the conversation's earlier calls.
 static void
-s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdicts)
+s_send_job (gateway_t *self, s_stream_t *s, const s_refusal_t *refusal, sl_buf_t *verdicts)
 {
     sl_http_req_t *req = s->req;
     sl_job_t *parsed = &s->parsed;
@@ -605,7 +688,7 @@ s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdi
     //  check client keys itself: then the client's key is sluice's, not
     //  the provider's.
     sl_buf_t auth = { 0 };
-    if (!self->client_keys)
+    if (!sl_admission_checks (self->admission))
         sl_clientkey_line (sl_dialect_get (parsed->client_dialect), s_header, s_query, req, &auth);
     s_count_drops (self, parsed);
     sl_policy_t *policy = s->policy ? s->policy : sl_policywatch_policy (self->policy);
@@ -638,13 +721,25 @@ s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdi
         sl_upstream_passthrough (sl_dialect_get (parsed->client_dialect), s_header, req, &passthrough);
     if (passthrough.len)
         job.passthrough = sl_buf_str (&passthrough);
-    //  Whose request it is, for the audit: the id of the key, never the key.
+    //  Whose request it is: the id of the key, never the key; its team and
+    //  user; the policy file it runs under. Without keys, the id of the
+    //  credential the client sent (its own provider key, forwarded).
     char key_id [SL_KEY_ID_SIZE];
+    const sl_identity_t *who = sl_caller_identity (s->caller);
     const char *key = sl_clientkey_of (s_header, s_query, req);
+    if (who->outcome == SL_WHO_OK)
+        job.key_id = sl_str (who->key_id);
+    else
     if (key && *key) {
         sl_key_id (key, strlen (key), key_id);
         job.key_id = sl_str (key_id);
     }
+    if (*who->team)
+        job.team = sl_str (who->team);
+    if (*who->user)
+        job.user = sl_str (who->user);
+    if (who->policy)
+        job.policy_name = sl_str (who->policy);
     //  The version the request was judged under (its request rules, its
     //  history), which the judge answers under too. A request the gateway
     //  did not judge names none: the judge's current policy decides.
@@ -657,10 +752,11 @@ s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdi
     if (refusal) {
         job.flags |= SL_F_DENIED;
         job.body = SL_STR_NULL;
-        job.code = SL_STR_LIT ("policy_violation");
-        job.status = 403;
-        job.message = sl_str (refusal);
+        job.code = sl_str (refusal->code);
+        job.status = refusal->status;
+        job.message = sl_str (refusal->message);
     }
+    s->request_bytes = job.body.len;
     //  Kept until the first frame: if its ingest dies before, the job goes
     //  to another one. Judging the request took its own time: the stream's
     //  silence counts from now.
@@ -676,24 +772,54 @@ s_send_job (gateway_t *self, s_stream_t *s, const char *refusal, sl_buf_t *verdi
     sl_http_req_drop_body (req);
 }
 
+//  The counter of request verdicts of action and check for team.
+static sl_counter_t *
+s_verdict_counter (gateway_t *self, int action, int check, const char *team)
+{
+    char labels [SL_TEAMLABEL_TEXT + 64];
+    snprintf (labels, sizeof labels, "action=\"%s\",check=\"%s\",team=\"%s\"", sl_action_name (action),
+              sl_check_name (check), team);
+    return sl_metrics_counter (self->metrics, "sluice_request_verdicts_total", labels,
+                               "Request verdicts by action, whether the check ran, and team");
+}
+
 //  Log and count a request verdict, like the judge does a call's.
 static void
-s_log_verdict (gateway_t *self, const uint8_t *sid, const sl_msg_t *v)
+s_log_verdict (gateway_t *self, const s_stream_t *s, const sl_msg_t *v)
 {
-    if (v->action < SL_ACT_MAX && v->check < SL_CHK_MAX && self->verdicts [v->action][v->check])
-        sl_counter_inc (self->verdicts [v->action][v->check]);
+    const char *team = sl_caller_team_label (s->caller);
+    if (v->action < SL_ACT_MAX && v->check < SL_CHK_MAX)
+        sl_counter_inc (s_verdict_counter (self, v->action, v->check, team));
+    char user [SL_TEAMLABEL_TEXT];
+    const char *who = sl_caller_identity (s->caller)->user;
+    sl_label_safe (who, strlen (who), user, sizeof user);
     char hex [SL_SID_HEX_SIZE];
-    sl_sid_hex (sid, hex);
+    sl_sid_hex (s->sid, hex);
     char p [32] = "";
     if (!isnan (v->probability))
         snprintf (p, sizeof p, " p=%.3f", v->probability);
     sl_log_info ("verdict", "sid=%.8s part=%.*s call_id=%.*s tool=%.*s action=%s check=%s rule=%.*s latency_us=%u"
-                 " judge=%.*s%s reason=%.*s", hex, (int) v->part.len, v->part.ptr,
+                 " judge=%.*s%s team=%s user=%s reason=%.*s", hex, (int) v->part.len, v->part.ptr,
                  (int) v->id.len, v->id.ptr ? v->id.ptr : "", (int) v->name.len, v->name.ptr ? v->name.ptr : "",
                  sl_action_name (v->action), sl_check_name (v->check),
                  (int) v->rule.len, v->rule.ptr ? v->rule.ptr : "-", v->latency_us,
-                 (int) v->judge_model.len, v->judge_model.ptr ? v->judge_model.ptr : "-", p,
-                 (int) v->reason.len, v->reason.ptr ? v->reason.ptr : "");
+                 (int) v->judge_model.len, v->judge_model.ptr ? v->judge_model.ptr : "-", p, team,
+                 *user ? user : "-", (int) v->reason.len, v->reason.ptr ? v->reason.ptr : "");
+}
+
+//  The request's verdicts as they travel (START rv): each says whose
+//  request it judged.
+static void
+s_encode_verdict (const s_stream_t *s, sl_msg_t *v, uint64_t seq, sl_buf_t *out)
+{
+    const sl_identity_t *who = sl_caller_identity (s->caller);
+    memcpy (v->sid, s->sid, SL_SID_SIZE);
+    v->seq = seq;
+    if (*who->team)
+        v->team = sl_str (who->team);
+    if (*who->user)
+        v->user = sl_str (who->user);
+    sl_msg_encode (v, out);
 }
 
 //  Every part of the request is decided: apply, log, and send the job.
@@ -705,7 +831,7 @@ s_request_judged (gateway_t *self, s_stream_t *s)
     for (size_t i = 0; i < count; i++) {
         sl_msg_t v;
         sl_reqjudge_verdict (s->rj, i, &v);
-        s_log_verdict (self, s->sid, &v);
+        s_log_verdict (self, s, &v);
     }
     sl_histo_observe (self->judge_latency, (double) (zclock_usecs () - s->started_us) / 1e6);
     if (!refusal && sl_reqjudge_changed (s->rj) && sl_job_refresh (&s->parsed)) {
@@ -718,8 +844,13 @@ s_request_judged (gateway_t *self, s_stream_t *s)
     if (refusal)
         sl_counter_inc (self->denied);
     sl_buf_t verdicts = { 0 };
-    sl_reqjudge_encode (s->rj, s->sid, &verdicts);
-    s_send_job (self, s, refusal, &verdicts);
+    for (size_t i = 0; i < count; i++) {
+        sl_msg_t v;
+        sl_reqjudge_verdict (s->rj, i, &v);
+        s_encode_verdict (s, &v, i, &verdicts);
+    }
+    s_refusal_t refused = { "policy_violation", 403, refusal };
+    s_send_job (self, s, refusal ? &refused : NULL, &verdicts);
     sl_buf_free (&verdicts);
     s_stream_release (self, s);
 }
@@ -785,28 +916,10 @@ s_clock (void *arg)
     return zclock_usecs ();
 }
 
+//  The request policy's turn (its request rules, if the policy has any).
 static void
-s_start_stream (gateway_t *self, sl_http_req_t *req, sl_job_t *parsed)
+s_judge_request (gateway_t *self, s_stream_t *s)
 {
-    s_stream_t *s = sl_xcalloc (1, sizeof *s);
-    s->req = req;
-    s->dialect = parsed->client_dialect;
-    s->started_us = zclock_usecs ();
-    sl_sid_new (s->sid);
-    s->delivery = sl_delivery_new (s->sid, self->config.stream_expiry_ms, s_clock, NULL);
-    sl_sidmap_put (self->streams, s->sid, s);
-    sl_http_req_set_data (req, s);
-    sl_counter_inc (self->streams_total);
-    //  The stream holds the request until its job leaves.
-    s->parsed = *parsed;
-    memset (parsed, 0, sizeof *parsed);
-
-    s_hdr_walk_t walk = { &s->headers, true };
-    sl_http_req_headers (req, s_collect_header, &walk);
-    if (walk.first)
-        sl_buf_putc (&s->headers, '{');
-    sl_buf_putc (&s->headers, '}');
-
     sl_policy_t *policy = sl_policywatch_policy (self->policy);
     if (sl_policy_request_count (policy) == 0) {
         s_send_job (self, s, NULL, NULL);       //  nothing to judge here: today's path
@@ -821,6 +934,74 @@ s_start_stream (gateway_t *self, sl_http_req_t *req, sl_job_t *parsed)
         s_ask_judges (self, s, asks);
     if (!sl_reqjudge_pending (s->rj))
         s_request_judged (self, s);
+}
+
+//  Refused by the admission (a model the key may not use, a limit, the
+//  limits store): a verdict like any other, and the stream ends with the
+//  refusal in the client's dialect, nothing sent upstream.
+static void
+s_refuse_admission (gateway_t *self, s_stream_t *s, const sl_admission_answer_t *answer)
+{
+    sl_msg_t v;
+    sl_msg_init (&v, SL_MSG_VERDICT);
+    v.part = SL_STR_LIT ("request");
+    v.action = SL_ACT_BLOCK;
+    v.check = SL_CHK_RAN;
+    v.rule = sl_str (answer->rule);
+    v.reason = sl_str (answer->message);
+    v.probability = NAN;
+    int64_t latency = zclock_usecs () - s->started_us;
+    v.latency_us = (uint32_t) (latency <= 0 ? 0 : latency > UINT32_MAX ? UINT32_MAX : latency);
+    s_log_verdict (self, s, &v);
+    sl_buf_t verdicts = { 0 };
+    s_encode_verdict (s, &v, 0, &verdicts);
+    s->refused = true;
+    s->retry_after = answer->retry_after;
+    s_refusal_t refusal = { answer->code, answer->status, answer->message };
+    s_send_job (self, s, &refusal, &verdicts);
+    sl_buf_free (&verdicts);
+    s_stream_release (self, s);
+}
+
+static void
+s_on_admitted (void *arg, sl_caller_t *caller, const sl_admission_answer_t *answer)
+{
+    (void) caller;
+    s_stream_t *s = arg;
+    gateway_t *self = s->owner;
+    if (answer->outcome == SL_ADMITTED)
+        s_judge_request (self, s);
+    else
+        s_refuse_admission (self, s, answer);
+    sl_router_flush (self->router);
+}
+
+static void
+s_start_stream (gateway_t *self, sl_http_req_t *req, sl_job_t *parsed, sl_caller_t *caller)
+{
+    s_stream_t *s = sl_xcalloc (1, sizeof *s);
+    s->owner = self;
+    s->caller = caller;
+    s->req = req;
+    s->dialect = parsed->client_dialect;
+    s->started_us = zclock_usecs ();
+    sl_sid_new (s->sid);
+    s->delivery = sl_delivery_new (s->sid, self->config.stream_expiry_ms, s_clock, NULL);
+    sl_sidmap_put (self->streams, s->sid, s);
+    sl_http_req_set_data (req, s);
+    sl_counter_inc (self->streams_total);
+    //  The stream holds the request until its job leaves.
+    s->parsed = *parsed;
+    memset (parsed, 0, sizeof *parsed);
+    s->model = sl_xstrdup (sl_buf_cstr (&s->parsed.model));
+
+    s_hdr_walk_t walk = { &s->headers, true };
+    sl_http_req_headers (req, s_collect_header, &walk);
+    if (walk.first)
+        sl_buf_putc (&s->headers, '{');
+    sl_buf_putc (&s->headers, '}');
+    //  Its key's models and limits first: a refused request costs nothing.
+    sl_admission_admit (self->admission, caller, s->model, s->sid, s_on_admitted, s);
 }
 
 static void
@@ -851,27 +1032,25 @@ s_serve_models (gateway_t *self, sl_http_req_t *req, const char *path)
     if (!self->config.routes
     ||  !sl_models_answer (self->config.routes, path, s_header, req, &status, &dialect, &self->scratch))
         return false;
-    if (!s_authorized (self, req)) {
-        sl_counter_inc (self->unauthorized);
-        s_respond_error (req, dialect, 401, "authentication_error", "invalid or missing API key");
+    if (!s_authorized (self, req, dialect))
         return true;
-    }
     sl_http_respond (req, status, "application/json", self->scratch.data, self->scratch.len);
     return true;
 }
 
 //  A request parsed: refused in the client's dialect, or on its way.
 static void
-s_on_parsed (gateway_t *self, sl_http_req_t *req, int dialect, int rc, sl_job_t *parsed)
+s_on_parsed (gateway_t *self, sl_http_req_t *req, int dialect, int rc, sl_job_t *parsed, sl_caller_t *caller)
 {
     if (rc) {
+        sl_admission_finish (self->admission, &caller, NULL, NULL, false);
         sl_counter_inc (self->refused);
         if (parsed->provider)           //  routed: the translation refused it
             sl_counter_inc (self->untranslated);
         s_respond_error (req, dialect, parsed->status, parsed->error_type, sl_buf_cstr (&parsed->error_message));
     }
     else
-        s_start_stream (self, req, parsed);
+        s_start_stream (self, req, parsed, caller);
 }
 
 //  A request with ambiguous framing (sl_httpd counted it, and closes the
@@ -901,11 +1080,8 @@ s_on_request (void *arg, sl_http_req_t *req)
         //  refuses: on the client port, with client keys configured, only
         //  for a client with a key (the metrics port is for operators and
         //  stays open). /healthz says no more than up or not.
-        if (path [1] == 'm' && !s_authorized (self, req)) {
-            sl_counter_inc (self->unauthorized);
-            s_respond_error (req, GATEWAY_DEFAULT_DIALECT, 401, "authentication_error", "invalid or missing API key");
+        if (path [1] == 'm' && !s_authorized (self, req, GATEWAY_DEFAULT_DIALECT))
             return;
-        }
         s_serve_status (self, req, method, path);
         return;
     }
@@ -923,13 +1099,12 @@ s_on_request (void *arg, sl_http_req_t *req)
         s_respond_error (req, dialect, 405, "invalid_request_error", "use POST");
         return;
     }
-    sl_counter_inc (self->requests [dialect]);
-    if (!s_authorized (self, req)) {
-        sl_counter_inc (self->unauthorized);
-        s_respond_error (req, dialect, 401, "authentication_error", "invalid or missing API key");
+    sl_caller_t *caller = s_identify (self, req, dialect);
+    if (!caller)
         return;
-    }
+    sl_counter_inc (s_request_counter (self, dialect, sl_caller_team_label (caller)));
     if (sl_http_req_too_large (req)) {
+        sl_admission_finish (self->admission, &caller, NULL, NULL, false);
         sl_counter_inc (self->refused);
         char message [96];
         snprintf (message, sizeof message, "the request body is over the limit of %zu bytes",
@@ -947,13 +1122,14 @@ s_on_request (void *arg, sl_http_req_t *req)
         task->routes = self->config.routes;
         sl_buf_append_str (&task->body, body);
         task->owner = req;
+        task->caller = caller;
         zlistx_add_end (self->parsing, task);
         parse_worker_submit (self->parse_worker, task);
         return;
     }
     sl_job_t parsed;
     int rc = sl_job_prepare (&route, body, self->config.routes, &parsed);
-    s_on_parsed (self, req, dialect, rc, &parsed);
+    s_on_parsed (self, req, dialect, rc, &parsed, caller);
     sl_job_clear (&parsed);
 }
 
@@ -968,11 +1144,14 @@ s_on_parse_done (void *arg, parse_worker_task_t *task)
         zlistx_delete (self->parsing, handle);
     sl_log_info ("request_parsed", "bytes=%zu took_ms=%.1f client=%s", task->body.len, task->took_us / 1000.0,
                  task->owner ? "waiting" : "gone");
+    sl_caller_t *caller = task->caller;
     if (task->owner) {
-        s_on_parsed (self, task->owner, task->endpoint.dialect, task->rc, &task->parsed);
+        s_on_parsed (self, task->owner, task->endpoint.dialect, task->rc, &task->parsed, caller);
         sl_router_flush (self->router);
         sl_httpd_run (self->httpd);
     }
+    else
+        sl_admission_finish (self->admission, &caller, NULL, NULL, false);
     parse_worker_task_destroy (&task);
 }
 
@@ -1050,13 +1229,12 @@ s_describe (sl_policy_t *policy, sl_buf_t *out)
 static void
 s_policy_metrics (gateway_t *self, sl_metrics_t *m)
 {
+    //  The series of requests without a team are there from the start.
     for (int a = SL_ACT_ALLOW; a < SL_ACT_MAX; a++)
-        for (int c = 0; c < SL_CHK_MAX; c++) {
-            char labels [64];
-            snprintf (labels, sizeof labels, "action=\"%s\",check=\"%s\"", sl_action_name (a), sl_check_name (c));
-            self->verdicts [a][c] = sl_metrics_counter (m, "sluice_request_verdicts_total", labels,
-                                                        "Request verdicts by action and by whether the check ran");
-        }
+        for (int c = 0; c < SL_CHK_MAX; c++)
+            s_verdict_counter (self, a, c, SL_TEAMLABEL_DEFAULT);
+    for (int d = SL_DIALECT_OPENAI; d < SL_DIALECT_MAX; d++)
+        s_request_counter (self, d, SL_TEAMLABEL_DEFAULT);
     self->denied = sl_metrics_counter (m, "sluice_requests_denied_total", NULL,
                                        "Requests the request policy refused (403)");
     self->judge_latency = sl_metrics_histogram (m, "sluice_request_judge_seconds", NULL,
@@ -1079,19 +1257,27 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
         free (self);
         return NULL;
     }
+    self->metrics = m;
+    sl_admission_config_t admission = {
+        .keys_path = config->keys_path,
+        .client_keys = config->client_keys,
+        .watch_ms = config->watch_ms,
+        .redis_url = config->redis_url,
+        .limits_timeout_ms = config->limits_timeout_ms,
+        .routes = config->routes,
+    };
+    self->admission = sl_admission_new (service, &admission);
+    if (!self->admission) {
+        sl_policywatch_destroy (&self->policy);
+        sl_sidmap_destroy (&self->streams);
+        free (self);
+        return NULL;
+    }
     s_policy_metrics (self, m);
     self->llm = sl_llm_client_new (loop, m, s_llm_done, s_llm_after, self);
     self->llm_cache = sl_llm_cache_new (SL_LLM_CACHE_DEFAULT);
     self->tickets = sl_llm_tickets_new ();
-    for (int d = SL_DIALECT_OPENAI; d < SL_DIALECT_MAX; d++) {
-        char labels [64];
-        snprintf (labels, sizeof labels, "dialect=\"%s\"", sl_dialect_name (d));
-        self->requests [d] = sl_metrics_counter (m, "sluice_requests_total", labels,
-                                                 "Client requests for a completion, by client dialect");
-    }
     self->refused = sl_metrics_counter (m, "sluice_requests_refused_total", NULL, "Requests refused before any upstream call");
-    self->unauthorized = sl_metrics_counter (m, "sluice_requests_unauthorized_total", NULL,
-                                             "Requests refused for a missing or unknown client key");
     self->streams_total = sl_metrics_counter (m, "sluice_streams_total", NULL, "Client streams started");
     self->ttfb = sl_metrics_histogram (m, "sluice_ttfb_seconds", NULL,
                                        "Time from a client request to the first byte of its response",
@@ -1133,11 +1319,6 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     self->http.request_timeouts = sl_metrics_counter (m, "sluice_http_request_timeouts_total", NULL,
                                                       "Client connections closed for a request not complete in time");
     self->http.bad_framing = sl_service_framing_counter (self->service, "client");
-    //  SLUICE_CLIENT_KEYS: comma-separated; empty means no check.
-    self->client_keys = sl_clientkeys_new (config->client_keys, GATEWAY_MAX_CLIENT_KEYS);
-    if (self->client_keys)
-        sl_log_info ("client_keys", "%zu client key(s) accepted", sl_clientkeys_count (self->client_keys));
-    self->metrics = m;
     self->translated = sl_metrics_counter (m, "sluice_requests_translated_total", NULL,
                                            "Requests sent to a provider of another dialect than the client's");
     self->untranslated = sl_metrics_counter (m, "sluice_requests_untranslatable_total", NULL,
@@ -1189,6 +1370,13 @@ gateway_destroy (gateway_t **self_p)
     gateway_t *self = *self_p;
     //  Closing the HTTP server ends every client request (on_closed).
     sl_httpd_destroy (&self->httpd);
+    //  Whose bodies were still being parsed: let them go (the worker
+    //  never touches a task's caller).
+    for (parse_worker_task_t *task = zlistx_first (self->parsing); task; task = zlistx_next (self->parsing)) {
+        sl_caller_t *caller = task->caller;
+        task->caller = NULL;
+        sl_admission_finish (self->admission, &caller, NULL, NULL, false);
+    }
     parse_worker_destroy (&self->parse_worker);     //  frees the tasks it still held
     zlistx_destroy (&self->parsing);
     sl_router_flush (self->router);
@@ -1197,6 +1385,8 @@ gateway_destroy (gateway_t **self_p)
     for (size_t i = 0; i < count; i++) {
         s_stream_t *s = streams [i];
         s_stream_release (self, s);
+        sl_admission_finish (self->admission, &s->caller, s->model, NULL, false);
+        free (s->model);
         sl_delivery_destroy (&s->delivery);
         free (s);
     }
@@ -1214,7 +1404,7 @@ gateway_destroy (gateway_t **self_p)
     sl_router_destroy (&self->router);
     sl_codec_destroy (&self->codec);
     sl_buf_free (&self->scratch);
-    sl_clientkeys_destroy (&self->client_keys);
+    sl_admission_destroy (&self->admission);
     free (self);
     *self_p = NULL;
 }

@@ -29,7 +29,11 @@ typedef struct {
     size_t max_conns_per_ip;            //  client connections from one address
     long request_timeout_ms;            //  a request's head and body within this
     int64_t stream_expiry_ms;           //  a stream with no frame for this long ends (504); 0: never
-    const char *client_keys;            //  accepted client keys, comma-separated ("" : no check)
+    const char *client_keys;            //  SLUICE_CLIENT_KEYS: accepted keys, comma-separated, without a
+                                        //  keys file ("" : no check)
+    const char *keys_path;              //  --keys-file: keys, teams, limits ("" : none)
+    const char *redis_url;              //  SLUICE_REDIS_URL: limits shared with other gateways ("" : here)
+    int limits_timeout_ms;              //  the longest wait for Redis, then limits_on_error
     sl_providers_t *routes;                //  what GET /v1/models lists; borrowed, outlives the gateway
     const char *policy_path;            //  the policy file (request rules, history), "" for none
     long watch_ms;                      //  how often the policy file is checked for changes, 0: SIGHUP only

@@ -33,6 +33,8 @@ main (int argc, char **argv)
     const char *policy_path = "";
     const char *watch = "1000";
     const char *expiry = SL_STAGE_EXPIRY_MS;
+    const char *keys_path = "";
+    const char *limits_timeout = "50";
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "http-host", "SLUICE_HTTP_HOST", &http_host, "address clients connect to" },
@@ -53,6 +55,11 @@ main (int argc, char **argv)
         { "stream-expiry-ms", NULL, &expiry,
           "a stream nothing came back for this long ends with an error (0: never; must exceed the ingest's "
           "upstream deadlines)" },
+        { "keys-file", "SLUICE_KEYS_FILE", &keys_path,
+          "keys file: client keys (by their SHA-256), teams, users, policies, models and limits; reloaded like "
+          "the policy" },
+        { "limits-timeout-ms", NULL, &limits_timeout,
+          "the longest wait for Redis (SLUICE_REDIS_URL) on a request's limits, then the team's limits_on_error" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -70,16 +77,22 @@ main (int argc, char **argv)
         .stream_cap = (size_t) sl_opts_long (stream_cap),
         //  Keys come from the environment only: a flag would show them
         //  to anyone who can list processes, and --help would print them.
+        //  So does the Redis URL, which may hold a password.
         .client_keys = getenv ("SLUICE_CLIENT_KEYS"),
+        .keys_path = keys_path,
+        .redis_url = getenv ("SLUICE_REDIS_URL"),
+        .limits_timeout_ms = (int) sl_opts_long (limits_timeout),
         .policy_path = policy_path,
         .watch_ms = sl_opts_long (watch),
     };
     if (config.http_port < 0 || config.http_port > 65535
     ||  sl_opts_long (max_body) <= 0 || sl_opts_long (stream_cap) <= 0
     ||  sl_opts_long (max_conns) < 0 || sl_opts_long (max_conns_per_ip) < 0 || sl_opts_long (request_timeout) <= 0
-    ||  config.watch_ms < 0 || sl_opts_long (expiry) < 0) {
+    ||  config.watch_ms < 0 || sl_opts_long (expiry) < 0
+    ||  sl_opts_long (limits_timeout) <= 0 || sl_opts_long (limits_timeout) > 60000) {
         sl_log_error ("bad_option", "--http-port, --max-body, --stream-cap, --max-conns, --max-conns-per-ip, "
-                                    "--request-timeout, --watch-ms and --stream-expiry-ms must be numbers");
+                                    "--request-timeout, --watch-ms, --stream-expiry-ms and --limits-timeout-ms "
+                                    "must be numbers");
         sl_service_destroy (&svc);
         return 2;
     }

@@ -43,6 +43,7 @@ typedef struct {
     sl_providers_t *routes;             //  borrowed; never changes while the gateway runs
     sl_buf_t body;                      //  the request body, the task's own copy
     void *owner;                        //  the caller's (the worker never reads it)
+    void *caller;                       //  the caller's too: who sent the request
     //  Output
     int rc;                             //  0 parsed, -1 refused (parsed.status says why)
     sl_job_t parsed;

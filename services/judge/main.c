@@ -29,6 +29,7 @@
 #include "common/stages/sl_judge.h"
 #include "common/policy/sl_policy_report.h"
 #include "common/service/sl_policywatch.h"
+#include "common/identity/sl_teamlabel.h"
 
 #define JUDGE_TICK_MIN_MS 10            //  keep-alive tick, at most this often
 
@@ -41,7 +42,8 @@ typedef struct {
     sl_counter_t *unroutable;
     sl_counter_t *streams_total;        //  stream starts (a re-send starts again)
     sl_counter_t *keepalives;
-    sl_counter_t *verdicts [SL_ACT_MAX][SL_CHK_MAX];
+    sl_metrics_t *metrics;              //  verdicts by action, check and team, made as they come
+    sl_teamlabels_t *teams;             //  team labels in use (bounded)
     sl_histo_t *decision_latency;
     sl_counter_t *skew;                 //  streams that named a policy version not kept here
 } s_app_t;
@@ -54,20 +56,33 @@ s_clock (void *arg)
 }
 
 static void
-s_log_verdict (const sl_msg_t *v)
+s_log_verdict (const sl_msg_t *v, const char *team)
 {
     char hex [SL_SID_HEX_SIZE];
     sl_sid_hex (v->sid, hex);
     char p [32] = "";
     if (!isnan (v->probability))
         snprintf (p, sizeof p, " p=%.3f", v->probability);
+    char user [SL_TEAMLABEL_TEXT];
+    sl_label_safe (v->user.ptr, v->user.len, user, sizeof user);
     sl_log_info ("verdict", "sid=%.8s index=%d tool=%.*s action=%s check=%s rule=%.*s latency_us=%u"
-                 " judge=%.*s%s reason=%.*s", hex, v->index,
+                 " judge=%.*s%s team=%s user=%s reason=%.*s", hex, v->index,
                  (int) v->name.len, v->name.ptr ? v->name.ptr : "",
                  sl_action_name (v->action), sl_check_name (v->check),
                  (int) v->rule.len, v->rule.ptr ? v->rule.ptr : "-", v->latency_us,
-                 (int) v->judge_model.len, v->judge_model.ptr ? v->judge_model.ptr : "-", p,
-                 (int) v->reason.len, v->reason.ptr ? v->reason.ptr : "");
+                 (int) v->judge_model.len, v->judge_model.ptr ? v->judge_model.ptr : "-", p, team,
+                 *user ? user : "-", (int) v->reason.len, v->reason.ptr ? v->reason.ptr : "");
+}
+
+//  The counter of verdicts of action and check for team.
+static sl_counter_t *
+s_verdict_counter (s_app_t *app, int action, int check, const char *team)
+{
+    char labels [SL_TEAMLABEL_TEXT + 64];
+    snprintf (labels, sizeof labels, "action=\"%s\",check=\"%s\",team=\"%s\"", sl_action_name (action),
+              sl_check_name (check), team);
+    return sl_metrics_counter (app->metrics, "sluice_verdicts_total", labels,
+                               "Verdicts by action, whether the check ran, and team");
 }
 
 static void
@@ -76,10 +91,12 @@ s_emit (void *arg, const sl_msg_t *msg)
     s_app_t *app = arg;
     if (msg->type == SL_MSG_VERDICT && !msg->part.ptr) {
         //  (a request's verdicts were counted and logged by the gateway)
-        if (msg->action < SL_ACT_MAX && msg->check < SL_CHK_MAX && app->verdicts [msg->action][msg->check])
-            sl_counter_inc (app->verdicts [msg->action][msg->check]);
+        char team [SL_TEAMLABEL_TEXT];
+        sl_teamlabels_get (app->teams, msg->team.ptr, msg->team.len, team, sizeof team);
+        if (msg->action < SL_ACT_MAX && msg->check < SL_CHK_MAX)
+            sl_counter_inc (s_verdict_counter (app, msg->action, msg->check, team));
         sl_histo_observe (app->decision_latency, msg->latency_us / 1e6);
-        s_log_verdict (msg);
+        s_log_verdict (msg, team);
     }
     if (msg->type == SL_MSG_BLOCK && msg->kind == SL_B_KEEPALIVE)
         sl_counter_inc (app->keepalives);
@@ -231,13 +248,12 @@ s_metrics (s_app_t *app, sl_metrics_t *m)
                                     "does not have (judged under its current one)");
     app->keepalives = sl_metrics_counter (m, "sluice_keepalives_total", NULL,
                                           "Keep-alive events sent for held streams");
+    //  The series of a stream without a team are there from the start.
+    app->metrics = m;
+    app->teams = sl_teamlabels_new (SL_TEAMLABEL_MAX);
     for (int a = SL_ACT_ALLOW; a < SL_ACT_MAX; a++)
-        for (int c = 0; c < SL_CHK_MAX; c++) {
-            char labels [64];
-            snprintf (labels, sizeof labels, "action=\"%s\",check=\"%s\"", sl_action_name (a), sl_check_name (c));
-            app->verdicts [a][c] = sl_metrics_counter (m, "sluice_verdicts_total", labels,
-                                                       "Verdicts by action and by whether the check ran");
-        }
+        for (int c = 0; c < SL_CHK_MAX; c++)
+            s_verdict_counter (app, a, c, SL_TEAMLABEL_DEFAULT);
     app->decision_latency = sl_metrics_histogram (m, "sluice_verdict_latency_seconds", NULL,
                                                   "Time from a tool call's end to its verdict",
                                                   sl_metrics_latency_bounds, sl_metrics_latency_bounds_count);
@@ -350,6 +366,7 @@ main (int argc, char **argv)
     sl_router_destroy (&app.router);
     sl_judge_destroy (&app.judge);
     sl_policywatch_destroy (&app.policy);
+    sl_teamlabels_destroy (&app.teams);
     sl_service_destroy (&svc);
     return rc;
 }

@@ -198,7 +198,12 @@ Test (gateway, client_keys_are_checked_when_configured)
     sl_buf_free (&body);
     //  With client keys, the client port's /metrics needs one too: read
     //  the metrics port.
-    cr_expect_eq (metric_value (atoi (s->metrics [5]), "sluice_requests_unauthorized_total"), 5);
+    //  By reason: no key at all (three), a key that is not one (two).
+    int port = atoi (s->metrics [5]);
+    cr_expect_eq (metric_value (port, "sluice_requests_unauthorized_total{reason=\"missing\"}"), 3);
+    cr_expect_eq (metric_value (port, "sluice_requests_unauthorized_total{reason=\"unknown_key\"}"), 2);
+    cr_expect_eq (metric_value (port, "sluice_requests_total{dialect=\"openai\",team=\"default\"}"), 1,
+                  "only requests whose caller is known are counted by team");
     //  The keys never reach a log.
     proc_t *procs [] = { s->gateway, s->ingest, s->aggregator, s->judge, s->emitter };
     for (int i = 0; i < 5; i++) {

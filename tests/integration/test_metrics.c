@@ -49,8 +49,8 @@ Test (metrics, every_process_serves_what_it_is_watched_by)
     cr_expect_eq (metric_value (judge, "sluice_streams_total"), 3);
     cr_expect_eq (harness_wait_metric (emitter, "sluice_streams_total", 3, TIMEOUT_MS), 3);
     //  Verdicts by action and the judge's latency histogram.
-    cr_expect_eq (metric_value (judge, "sluice_verdicts_total{action=\"block\",check=\"ran\"}"), 2);
-    cr_expect_eq (metric_value (judge, "sluice_verdicts_total{action=\"allow\",check=\"default\"}"), 2);
+    cr_expect_eq (metric_value (judge, "sluice_verdicts_total{action=\"block\",check=\"ran\",team=\"default\"}"), 2);
+    cr_expect_eq (metric_value (judge, "sluice_verdicts_total{action=\"allow\",check=\"default\",team=\"default\"}"), 2);
     cr_expect_eq (metric_value (judge, "sluice_verdict_latency_seconds_count"), 4);
     //  Errors by status (mock-error: the provider's 500 mid-stream).
     cr_expect_eq (metric_value (ingest, "sluice_upstream_errors_total"), 1);

@@ -31,40 +31,6 @@ s_query (void *arg, const char *name)
     return s_lookup (((s_request_t *) arg)->query, name);
 }
 
-Test (sl_clientkey, the_list_of_keys)
-{
-    cr_expect_null (sl_clientkeys_new (NULL, 8), "no list: no check");
-    cr_expect_null (sl_clientkeys_new ("", 8));
-    cr_expect_null (sl_clientkeys_new (" , ,", 8), "only empty entries");
-    sl_clientkeys_t *keys = sl_clientkeys_new (" alpha , beta,,gamma ", 8);
-    cr_assert_not_null (keys);
-    cr_expect_eq (sl_clientkeys_count (keys), 3);
-    cr_expect (sl_clientkeys_accept (keys, "alpha"));
-    cr_expect (sl_clientkeys_accept (keys, "beta"));
-    cr_expect (sl_clientkeys_accept (keys, "gamma"));
-    cr_expect_not (sl_clientkeys_accept (keys, " alpha"), "spaces were trimmed from the list, not the key");
-    cr_expect_not (sl_clientkeys_accept (keys, "alph"));
-    cr_expect_not (sl_clientkeys_accept (keys, "alphaa"));
-    cr_expect_not (sl_clientkeys_accept (keys, ""));
-    cr_expect_not (sl_clientkeys_accept (keys, NULL));
-    sl_clientkeys_destroy (&keys);
-    cr_expect_null (keys);
-    sl_clientkeys_destroy (&keys);
-    keys = sl_clientkeys_new ("a,b,c", 2);
-    cr_expect_eq (sl_clientkeys_count (keys), 2, "at most max");
-    cr_expect_not (sl_clientkeys_accept (keys, "c"));
-    sl_clientkeys_destroy (&keys);
-}
-
-Test (sl_clientkey, equal_compares_whole_strings)
-{
-    cr_expect (sl_clientkey_equal ("k", "k"));
-    cr_expect (sl_clientkey_equal ("", ""));
-    cr_expect_not (sl_clientkey_equal ("k", "kk"));
-    cr_expect_not (sl_clientkey_equal ("kk", "k"));
-    cr_expect_not (sl_clientkey_equal ("ab", "ac"));
-}
-
 Test (sl_clientkey, the_key_each_sdk_sends)
 {
     const char *const bearer [] = { "Authorization", "Bearer sk-1", NULL };

@@ -16,49 +16,14 @@
 #include <unistd.h>
 
 #include "common/identity/sl_jwt.h"
+#include "tests/jwt_fixture.h"
 
 #define NOW 1800000000                  //  the tests' clock, seconds
 
-typedef struct {
-    EVP_PKEY *key;
-    char *private_pem;
-    char *public_pem;
-} s_pair_t;
+typedef jwt_pair_t s_pair_t;
 
 static char s_dir [64];
 static s_pair_t s_rsa, s_ec, s_other;
-
-static char *
-s_pem (EVP_PKEY *key, bool private)
-{
-    BIO *bio = BIO_new (BIO_s_mem ());
-    if (private)
-        PEM_write_bio_PrivateKey (bio, key, NULL, NULL, 0, NULL, NULL);
-    else
-        PEM_write_bio_PUBKEY (bio, key);
-    char *data = NULL;
-    long len = BIO_get_mem_data (bio, &data);
-    char *text = strndup (data, (size_t) len);
-    BIO_free (bio);
-    return text;
-}
-
-static void
-s_make (s_pair_t *p, bool rsa)
-{
-    p->key = rsa ? EVP_PKEY_Q_keygen (NULL, NULL, "RSA", (size_t) 2048) : EVP_PKEY_Q_keygen (NULL, NULL, "EC", "P-256");
-    cr_assert_not_null (p->key);
-    p->private_pem = s_pem (p->key, true);
-    p->public_pem = s_pem (p->key, false);
-}
-
-static void
-s_free (s_pair_t *p)
-{
-    EVP_PKEY_free (p->key);
-    free (p->private_pem);
-    free (p->public_pem);
-}
 
 static void
 s_write (const char *name, const char *text, char *path, size_t size)
@@ -87,45 +52,27 @@ s_setup (void)
 {
     snprintf (s_dir, sizeof s_dir, "/tmp/sluice-jwt-XXXXXX");
     cr_assert_not_null (mkdtemp (s_dir));
-    s_make (&s_rsa, true);
-    s_make (&s_ec, false);
-    s_make (&s_other, true);
+    jwt_fixture_make (&s_rsa, true);
+    jwt_fixture_make (&s_ec, false);
+    jwt_fixture_make (&s_other, true);
 }
 
 static void
 s_teardown (void)
 {
-    s_free (&s_rsa);
-    s_free (&s_ec);
-    s_free (&s_other);
+    jwt_fixture_free (&s_rsa);
+    jwt_fixture_free (&s_ec);
+    jwt_fixture_free (&s_other);
     char cmd [96];
     snprintf (cmd, sizeof cmd, "rm -rf %s", s_dir);
     cr_assert_eq (system (cmd), 0);
 }
 
-//  A token signed with key (alg, a kid or NULL), with these claims.
+//  A token of alice in payments signed with key (alg, a kid or NULL).
 static char *
 s_token (const s_pair_t *key, jwt_alg_t alg, const char *kid, const char *aud, long exp, long nbf, const char *iss)
 {
-    jwt_t *jwt = NULL;
-    cr_assert_eq (jwt_new (&jwt), 0);
-    jwt_add_grant (jwt, "sub", "alice");
-    jwt_add_grant (jwt, "team", "payments");
-    if (aud)
-        jwt_add_grant (jwt, "aud", aud);
-    if (iss)
-        jwt_add_grant (jwt, "iss", iss);
-    if (exp)
-        jwt_add_grant_int (jwt, "exp", exp);
-    if (nbf)
-        jwt_add_grant_int (jwt, "nbf", nbf);
-    if (kid)
-        jwt_add_header (jwt, "kid", kid);
-    cr_assert_eq (jwt_set_alg (jwt, alg, (const unsigned char *) key->private_pem, (int) strlen (key->private_pem)), 0);
-    char *token = jwt_encode_str (jwt);
-    cr_assert_not_null (token);
-    jwt_free (jwt);
-    return token;
+    return jwt_fixture_token (key, alg, kid, "alice", "payments", aud, exp, nbf, iss);
 }
 
 TestSuite (sl_jwt, .init = s_setup, .fini = s_teardown);
