@@ -70,7 +70,7 @@ typedef struct {
     //  Who asked, and what it spent (sl_admission.h)
     sl_caller_t *caller;                //  its identity and limits; given back at the end
     char *model;                        //  as asked for (prices)
-    int64_t retry_after;                //  seconds, of a refusal over a limit
+    int64_t retry_after;                //  seconds, of an admission refusal (its Retry-After)
     size_t request_bytes;               //  the job's body, for a usage estimate
     size_t response_bytes;              //  written to the client, for a usage estimate
     bool refused;                       //  refused before any upstream call: nothing spent
@@ -316,7 +316,7 @@ s_write_frame (gateway_t *self, s_stream_t *s, const sl_delivery_write_t *w)
 {
     if (w->open)
         s_observe_ttfb (self, s);
-    if ((w->open || w->whole) && s->retry_after > 0 && w->status == 429) {
+    if ((w->open || w->whole) && s->refused && s->retry_after > 0) {
         char seconds [24];
         snprintf (seconds, sizeof seconds, "%lld", (long long) s->retry_after);
         sl_http_add_header (s->req, "Retry-After", seconds);

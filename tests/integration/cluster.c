@@ -147,6 +147,8 @@ cluster_start (const cluster_opts_t *opts)
     c->opts = *opts;
     if (c->opts.gateways < 1)
         c->opts.gateways = 1;
+    if (c->opts.gateways > CLUSTER_GATEWAYS)
+        c->opts.gateways = CLUSTER_GATEWAYS;
     snprintf (c->dir, sizeof c->dir, "/tmp/sluice-cluster-XXXXXX");
     if (!mkdtemp (c->dir)) {
         free (c);
@@ -208,11 +210,10 @@ cluster_stop (cluster_t *c)
     if (!c)
         return 0;
     int unclean = 0;
-    proc_t *front [3] = { c->gateway [0], c->gateway [1], NULL };
-    for (int g = 0; g < 2; g++)
-        if (front [g] && front [g]->pid > 0 && proc_stop (front [g], 10000) != 0) {
+    for (int g = 0; g < CLUSTER_GATEWAYS; g++)
+        if (c->gateway [g] && c->gateway [g]->pid > 0 && proc_stop (c->gateway [g], 10000) != 0) {
             unclean++;
-            proc_dump (front [g]);
+            proc_dump (c->gateway [g]);
         }
     for (int s = 0; s < CL_STAGES; s++)
         for (int i = 0; i < CLUSTER_SLOTS; i++) {
@@ -231,7 +232,7 @@ cluster_stop (cluster_t *c)
         if (system (cmd) != 0)
             fprintf (stderr, "cannot remove %s\n", c->dir);
     }
-    for (int g = 0; g < 2; g++)
+    for (int g = 0; g < CLUSTER_GATEWAYS; g++)
         free (c->gateway [g]);
     for (int s = 0; s < CL_STAGES; s++)
         for (int i = 0; i < CLUSTER_SLOTS; i++)

@@ -15,6 +15,7 @@
 #include "tests/integration/harness.h"
 
 #define CLUSTER_SLOTS 4                 //  instances a stage may have
+#define CLUSTER_GATEWAYS 3              //  gateways a cluster may have
 
 enum { CL_INGEST, CL_AGGREGATOR, CL_JUDGE, CL_EMITTER, CL_STAGES };
 
@@ -27,7 +28,7 @@ typedef struct {
     const char *const *ingest_args;
     const char *const *stage_args;      //  extra flags of the aggregator, judge and emitter
     const char *const *gateway_args;    //  extra gateway flags
-    int gateways;                       //  1 or 2
+    int gateways;                       //  1 to CLUSTER_GATEWAYS
     bool audit;                         //  the emitters spool records for sluice-audit (--audit)
 } cluster_opts_t;
 
@@ -36,9 +37,9 @@ typedef struct {
     char dir [256];
     proc_t *mock;
     int mock_port;
-    proc_t *gateway [2];
-    int http_port [2];
-    int gateway_port [2];               //  inbox
+    proc_t *gateway [CLUSTER_GATEWAYS];
+    int http_port [CLUSTER_GATEWAYS];
+    int gateway_port [CLUSTER_GATEWAYS];        //  inbox
     char keys [300];                    //  the key directory
     proc_t *procs [CL_STAGES][CLUSTER_SLOTS];
     int port [CL_STAGES][CLUSTER_SLOTS];        //  inbox

@@ -272,3 +272,36 @@ Test (sdk, emitter_renderings_read_by_each_sdk, .timeout = 240)
     }
     rmdir (dir);
 }
+
+//  A key over its rate: each SDK reports the 429 as a rate limit.
+Test (sdk, each_sdk_reports_a_limit_as_a_rate_limit, .timeout = 240)
+{
+    s_require_packages ();
+    char dir [] = "/tmp/sluice-sdk-keys-XXXXXX", path [64], keys [4096] = "keys:\n", list [256] = "";
+    cr_assert_not_null (mkdtemp (dir));
+    const char *kinds [] = { "openai", "responses", "anthropic", "gemini" };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds [0]; i++) {
+        char id [32], key [48];
+        snprintf (id, sizeof id, "sdk-%s", kinds [i]);
+        snprintf (key, sizeof key, "sk-sdk-limited-%s", kinds [i]);
+        harness_key_entry (keys, sizeof keys, id, key, "sdk", kinds [i], "    limits: {rpm: 1}\n");
+        size_t n = strlen (list);
+        snprintf (list + n, sizeof list - n, "%s%s", i ? "," : "", key);
+    }
+    snprintf (path, sizeof path, "%s/keys.yaml", dir);
+    harness_write_file (path, keys);
+    const char *gateway_args [] = { "--keys-file", path, NULL };
+    sluice_stack_t *s = stack_start (&(stack_opts_t) { .routes_text = s_routes, .gateway_args = gateway_args });
+    cr_assert_not_null (s, "the stack came up");
+    char openai [128], anthropic [128], gemini [128], limited [300], log [512];
+    snprintf (openai, sizeof openai, "SLUICE_OPENAI_BASE_URL=http://127.0.0.1:%d/v1", s->http_port);
+    snprintf (anthropic, sizeof anthropic, "SLUICE_ANTHROPIC_BASE_URL=http://127.0.0.1:%d", s->http_port);
+    snprintf (gemini, sizeof gemini, "SLUICE_GEMINI_BASE_URL=http://127.0.0.1:%d", s->http_port);
+    snprintf (limited, sizeof limited, "SLUICE_LIMITED_KEYS=%s", list);
+    snprintf (log, sizeof log, "%s/sdk-limits.log", s->dir);
+    const char *env [] = { openai, anthropic, gemini, limited, NULL };
+    cr_expect (s_run_node (SDK_DIR "/limits", env, log), "every SDK reported the rate limit");
+    cr_expect_eq (stack_stop (s), 0);
+    unlink (path);
+    rmdir (dir);
+}

@@ -46,6 +46,12 @@ s_forget (verdict_tap_t *t)
 verdict_tap_t *
 verdict_tap_open (sluice_stack_t *s)
 {
+    return verdict_tap_open_as (s, NULL);
+}
+
+verdict_tap_t *
+verdict_tap_open_as (sluice_stack_t *s, const char *const *headers)
+{
     verdict_tap_t *t = calloc (1, sizeof *t);
     cr_assert_not_null (t);
     t->sub = zsock_new (ZMQ_SUB);
@@ -57,7 +63,7 @@ verdict_tap_open (sluice_stack_t *s)
     bool live = false;
     for (int i = 0; i < VERDICT_TAP_WARMUPS && !live; i++) {
         sl_buf_t body = { 0 };
-        http_request (s->http_port, "POST", "/v1/chat/completions", s_warmup, NULL, &body,
+        http_request (s->http_port, "POST", "/v1/chat/completions", s_warmup, headers, &body,
                       VERDICT_TAP_REQUEST_MS);
         sl_buf_free (&body);
         live = verdict_tap_read (t, VERDICT_TAP_WARMUP_MS);

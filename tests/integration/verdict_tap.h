@@ -22,6 +22,8 @@ typedef struct {
 //  mock-text requests until their events show up; verdicts seen meanwhile
 //  are forgotten. Asserts (Criterion) when the feed stays silent.
 verdict_tap_t *verdict_tap_open (sluice_stack_t *s);
+//  The same, the warm-up requests sending headers (a client key).
+verdict_tap_t *verdict_tap_open_as (sluice_stack_t *s, const char *const *headers);
 //  Read what arrived within wait_ms; true when anything did.
 bool verdict_tap_read (verdict_tap_t *t, int wait_ms);
 //  Wait (at most timeout_ms) until want verdicts arrived; the count.

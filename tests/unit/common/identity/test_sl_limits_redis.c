@@ -18,74 +18,12 @@
 #include <unistd.h>
 
 #include "common/identity/sl_limits_redis.h"
+#include "tests/redistmp.h"
 
 #define WAIT_MS 5000
 #define NOW 1835395170
 
-static pid_t s_server;
-static int s_port;
-
-static int
-s_free_port (void)
-{
-    int fd = socket (AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
-    bind (fd, (struct sockaddr *) &a, sizeof a);
-    socklen_t len = sizeof a;
-    getsockname (fd, (struct sockaddr *) &a, &len);
-    close (fd);
-    return ntohs (a.sin_port);
-}
-
-//  A redis-server of the test's own; true when it answers.
-static bool
-s_redis_start (void)
-{
-    s_port = s_free_port ();
-    char port [16];
-    snprintf (port, sizeof port, "%d", s_port);
-    s_server = fork ();
-    if (s_server == 0) {
-        int null = open ("/dev/null", O_WRONLY);
-        dup2 (null, 1);
-        dup2 (null, 2);
-        execlp ("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
-                "--appendonly", "no", (char *) NULL);
-        _exit (127);
-    }
-    for (int i = 0; i < 200; i++) {
-        redisContext *c = redisConnect ("127.0.0.1", s_port);
-        bool up = c && !c->err;
-        redisFree (c);
-        if (up)
-            return true;
-        usleep (20000);
-    }
-    return false;
-}
-
-static void
-s_redis_stop (void)
-{
-    if (s_server > 0) {
-        kill (s_server, SIGCONT);
-        kill (s_server, SIGKILL);
-        waitpid (s_server, NULL, 0);
-    }
-    s_server = 0;
-}
-
-static long long
-s_get (const char *command)
-{
-    redisContext *c = redisConnect ("127.0.0.1", s_port);
-    redisReply *r = redisCommand (c, command);
-    long long v = !r ? -1 : r->type == REDIS_REPLY_INTEGER ? r->integer
-                : r->type == REDIS_REPLY_STRING ? atoll (r->str) : r->type == REDIS_REPLY_NIL ? 0 : -2;
-    freeReplyObject (r);
-    redisFree (c);
-    return v;
-}
+static redistmp_t s_redis;
 
 //  Run the loop until the store answers (or WAIT_MS).
 typedef struct {
@@ -136,17 +74,17 @@ s_spin (zloop_t *loop, int ms)
 static void
 s_teardown (void)
 {
-    s_redis_stop ();
+    redistmp_stop (&s_redis);
 }
 
 TestSuite (sl_limits_redis, .fini = s_teardown);
 
 Test (sl_limits_redis, admits_refuses_and_counts_across_connections)
 {
-    cr_assert (s_redis_start (), "redis-server runs (make deps installs it)");
+    cr_assert (redistmp_start (&s_redis, 0), "redis-server runs (make deps installs it)");
     zloop_t *loop = zloop_new ();
     char url [64];
-    snprintf (url, sizeof url, "redis://127.0.0.1:%d/0", s_port);
+    snprintf (url, sizeof url, "redis://127.0.0.1:%d/0", s_redis.port);
     const char *error = NULL;
     sl_limits_store_t *a = sl_limits_redis_new (loop, url, 1000, &error);
     sl_limits_store_t *b = sl_limits_redis_new (loop, url, 1000, &error);   //  a second gateway
@@ -164,17 +102,17 @@ Test (sl_limits_redis, admits_refuses_and_counts_across_connections)
     sl_limits_answer_t r = s_ask (loop, a, &plans [2]);
     cr_expect_eq (r.outcome, SL_LIMITS_REFUSED, "two streams at once");
     cr_expect_eq (plans [2].counters [r.refused].kind, SL_LIMIT_CONCURRENT);
-    cr_expect_eq (s_get ("GET sluice:rpm:key:k:30589919"), 2, "a refusal adds nothing to any counter");
+    cr_expect_eq (redistmp_integer (&s_redis, "GET sluice:rpm:key:k:30589919"), 2, "a refusal adds nothing to any counter");
     //  A stream ends, with usage: its place frees, its tokens count.
     a->finish (a, &plans [0], 120, 0);
     s_spin (loop, 50);
-    cr_expect_eq (s_get ("ZCARD sluice:conc:key:k"), 1);
-    cr_expect_eq (s_get ("GET sluice:tpd:key:k:20280228"), 120);
+    cr_expect_eq (redistmp_integer (&s_redis, "ZCARD sluice:conc:key:k"), 1);
+    cr_expect_eq (redistmp_integer (&s_redis, "GET sluice:tpd:key:k:20280228"), 120);
     r = s_ask (loop, b, &plans [3]);
     cr_expect_eq (r.outcome, SL_LIMITS_REFUSED, "the day's tokens are spent");
     cr_expect_eq (plans [3].counters [r.refused].kind, SL_LIMIT_TOKENS_PER_DAY);
     cr_expect_eq (r.retry_after, 30, "until midnight UTC");
-    cr_expect_gt (s_get ("TTL sluice:rpm:key:k:30589919"), 0, "counters expire");
+    cr_expect_gt (redistmp_integer (&s_redis, "TTL sluice:rpm:key:k:30589919"), 0, "counters expire");
     sl_limits_store_destroy (&a);
     sl_limits_store_destroy (&b);
     zloop_destroy (&loop);
@@ -182,10 +120,10 @@ Test (sl_limits_redis, admits_refuses_and_counts_across_connections)
 
 Test (sl_limits_redis, a_missing_or_stopped_server_is_unreachable_never_a_pass)
 {
-    cr_assert (s_redis_start ());
+    cr_assert (redistmp_start (&s_redis, 0));
     zloop_t *loop = zloop_new ();
     char url [64];
-    snprintf (url, sizeof url, "redis://127.0.0.1:%d", s_port);
+    snprintf (url, sizeof url, "redis://127.0.0.1:%d", s_redis.port);
     const char *error = NULL;
     sl_limits_store_t *store = sl_limits_redis_new (loop, url, 200, &error);
     sl_limits_spec_t key = { .rpm = 100 };
@@ -194,12 +132,12 @@ Test (sl_limits_redis, a_missing_or_stopped_server_is_unreachable_never_a_pass)
     sl_limits_plan (&plan, &s, 1, NOW, "x");
     cr_expect_eq (s_ask (loop, store, &plan).outcome, SL_LIMITS_ADMITTED);
     //  Stopped: the answer does not come in time.
-    kill (s_server, SIGSTOP);
+    kill (s_redis.pid, SIGSTOP);
     sl_limits_answer_t r = s_ask (loop, store, &plan);
     cr_expect_eq (r.outcome, SL_LIMITS_UNREACHABLE);
     cr_expect_not_null (strstr (r.why, "in time"), "%s", r.why);
     //  Gone: the connection is lost, then cannot be made.
-    s_redis_stop ();
+    redistmp_stop (&s_redis);
     r = s_ask (loop, store, &plan);
     cr_expect_eq (r.outcome, SL_LIMITS_UNREACHABLE, "%s", r.why);
     s_spin (loop, 50);
