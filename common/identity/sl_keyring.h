@@ -119,8 +119,8 @@ sl_keyring_t *sl_keyring_from_list (const char *list);
 sl_keyring_t *sl_keyring_ref (sl_keyring_t *self);
 void sl_keyring_unref (sl_keyring_t **self_p);
 
-//  The entry of a presented key (its SHA-256 compared in constant time
-//  with every entry's), or NULL.
+//  The entry of a presented key (found by its SHA-256 among the entries'
+//  sorted hashes, the match confirmed in constant time), or NULL.
 const sl_keyentry_t *sl_keyring_find (const sl_keyring_t *self, const char *key);
 //  A team by name, or NULL when no key or setting names it.
 const sl_team_t *sl_keyring_team (const sl_keyring_t *self, const char *name);

@@ -11,6 +11,7 @@ struct _sl_keyring_t {
     int refs;
     sl_keyentry_t *keys;
     size_t key_count, key_cap;
+    const sl_keyentry_t **by_hash;      //  the keys sorted by SHA-256 (sl_keyring_seal), for find
     sl_team_t **teams;                  //  stable addresses: entries point at them
     size_t team_count, team_cap;
     sl_jwt_spec_t jwt;
@@ -26,5 +27,7 @@ char *sl_keyring_strdup (sl_keyring_t *self, const char *text);
 //  The team of this name, made (unlisted, no settings) when new.
 sl_team_t *sl_keyring_team_get (sl_keyring_t *self, const char *name);
 sl_keyentry_t *sl_keyring_add_key (sl_keyring_t *self);
+//  Every key is in: sort them by hash for sl_keyring_find.
+void sl_keyring_seal (sl_keyring_t *self);
 
 #endif

@@ -377,6 +377,8 @@ sl_keyring_parse (const char *text, size_t size, const char *name, char **error)
         *error = sl_yaml_take_error (y);
         sl_keyring_unref (&ctx.ring);
     }
+    else
+        sl_keyring_seal (ctx.ring);
     free (dir);
     sl_yaml_destroy (&y);
     return ctx.ring;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/base/sl_buf.h"
 #include "common/identity/sl_keyid.h"
 #include "common/identity/sl_keyring.h"
 
@@ -197,4 +198,36 @@ Test (sl_keyring, a_keyring_lives_while_it_is_held)
     cr_expect_not_null (sl_keyring_find (held, ALICE), "still there");
     sl_keyring_unref (&held);
     sl_keyring_unref (&held);           //  safe twice
+}
+
+//  Keys are found among many (a sorted search by hash): every one of them,
+//  and nothing else.
+Test (sl_keyring, every_key_of_many_is_found_and_no_other)
+{
+    enum { MANY = 300 };
+    sl_buf_t text = { 0 };
+    sl_buf_puts (&text, "keys:\n");
+    for (int k = 0; k < MANY; k++) {
+        char key [32], hex [2 * SL_KEYRING_SHA256 + 1];
+        uint8_t hash [SL_KEYRING_SHA256];
+        snprintf (key, sizeof key, "sk-many-%d", k);
+        sl_keyring_hash (key, hash);
+        sl_keyring_hex (hash, hex);
+        sl_buf_printf (&text, "  - id: k%d\n    sha256: %s\n", k, hex);
+    }
+    char *error = NULL;
+    sl_keyring_t *ring = sl_keyring_parse (text.data, text.len, "many.yaml", &error);
+    cr_assert_not_null (ring, "%s", error ? error : "");
+    for (int k = 0; k < MANY; k++) {
+        char key [32], id [16];
+        snprintf (key, sizeof key, "sk-many-%d", k);
+        snprintf (id, sizeof id, "k%d", k);
+        const sl_keyentry_t *e = sl_keyring_find (ring, key);
+        cr_assert_not_null (e, "%s", key);
+        cr_expect_str_eq (e->id, id);
+    }
+    cr_expect_null (sl_keyring_find (ring, "sk-many-300"));
+    cr_expect_null (sl_keyring_find (ring, "sk-many-"));
+    sl_keyring_unref (&ring);
+    sl_buf_free (&text);
 }
