@@ -46,7 +46,7 @@ s_team_settings (sl_identity_t *self, const sl_team_t *team)
 }
 
 static int
-s_token (sl_identity_t *self, const sl_keyring_t *ring, const sl_jwtkeys_t *jwt, const char *token, int64_t now)
+s_token (sl_identity_t *self, const sl_keyring_t *ring, sl_jwtkeys_t *jwt, const char *token, int64_t now)
 {
     const sl_jwt_spec_t *spec = sl_keyring_jwt (ring);
     if (!spec || !jwt)
@@ -69,7 +69,7 @@ s_token (sl_identity_t *self, const sl_keyring_t *ring, const sl_jwtkeys_t *jwt,
 }
 
 int
-sl_identity_resolve (const sl_keyring_t *ring, const sl_jwtkeys_t *jwt, const char *credential, int64_t now,
+sl_identity_resolve (const sl_keyring_t *ring, sl_jwtkeys_t *jwt, const char *credential, int64_t now,
                      sl_identity_t *out)
 {
     memset (out, 0, sizeof *out);

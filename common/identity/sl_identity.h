@@ -67,7 +67,7 @@ typedef struct {
 //  Resolve credential (NULL or "": none) at now (seconds since the
 //  epoch). ring NULL: SL_WHO_OPEN. jwt: the keys of the ring's jwt
 //  section (sl_jwtkeys_new), NULL when it has none. Returns out->outcome.
-int sl_identity_resolve (const sl_keyring_t *ring, const sl_jwtkeys_t *jwt, const char *credential, int64_t now,
+int sl_identity_resolve (const sl_keyring_t *ring, sl_jwtkeys_t *jwt, const char *credential, int64_t now,
                          sl_identity_t *out);
 //  Why a credential was refused, a metric label: "missing", "unknown_key",
 //  "tokens_not_accepted", "token_<jwt reason>" ("token_expired", ...);

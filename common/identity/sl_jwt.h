@@ -58,8 +58,9 @@ void sl_jwtkeys_destroy (sl_jwtkeys_t **self_p);
 size_t sl_jwtkeys_count (const sl_jwtkeys_t *self);
 
 //  Check a token at now (seconds since the epoch). SL_JWT_OK with *out
-//  filled, or why not.
-int sl_jwt_verify (const sl_jwtkeys_t *keys, const sl_jwt_spec_t *spec, const char *token, int64_t now,
+//  filled, or why not. A token checked before is not checked again (the
+//  set remembers it), but its exp and nbf are, at every call.
+int sl_jwt_verify (sl_jwtkeys_t *keys, const sl_jwt_spec_t *spec, const char *token, int64_t now,
                    sl_jwt_claims_t *out);
 //  A reason's name (a metric label): "malformed", "alg", "kid", ...
 const char *sl_jwt_reason (int reason);

@@ -120,7 +120,7 @@ sl_keywatch_on_reload (sl_keywatch_t *self, sl_keywatch_fn *fn, void *arg)
 }
 
 sl_keyring_t *sl_keywatch_keyring (sl_keywatch_t *self) { return self->keyring; }
-const sl_jwtkeys_t *sl_keywatch_jwtkeys (sl_keywatch_t *self) { return self->jwt; }
+sl_jwtkeys_t *sl_keywatch_jwtkeys (sl_keywatch_t *self) { return self->jwt; }
 bool sl_keywatch_has_file (sl_keywatch_t *self) { return self->path != NULL; }
 
 int

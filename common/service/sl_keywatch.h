@@ -53,7 +53,7 @@ sl_keyring_t *sl_keywatch_keyring (sl_keywatch_t *self);
 //  The public keys of the running keyring's jwt section (loaded with
 //  it: a key file that does not load fails the keys file), NULL when it
 //  has none. Borrowed until the next reload.
-const sl_jwtkeys_t *sl_keywatch_jwtkeys (sl_keywatch_t *self);
+sl_jwtkeys_t *sl_keywatch_jwtkeys (sl_keywatch_t *self);
 //  True when there is a file (reloads mean something).
 bool sl_keywatch_has_file (sl_keywatch_t *self);
 //  Read the file again (what SIGHUP does): 0 when the new keys run, -1

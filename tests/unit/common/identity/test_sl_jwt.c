@@ -192,3 +192,39 @@ Test (sl_jwt, a_key_set_that_cannot_be_used_is_refused)
     cr_expect_not (sl_jwt_looks_like ("sk-sluice-abc"));
     cr_expect_not (sl_jwt_looks_like ("a.b.c.d"));
 }
+
+//  A token checked once is remembered, but its times are checked at every
+//  use; a refused token is never remembered; a new key set remembers none.
+Test (sl_jwt, a_token_checked_before_is_remembered_but_still_expires)
+{
+    char rsa_path [128];
+    s_write ("rsa.pem", s_rsa.public_pem, rsa_path, sizeof rsa_path);
+    const char *pem [] = { rsa_path, NULL };
+    sl_jwt_spec_t spec = { .pem = pem, .audience = "sluice", .team_claim = "team", .user_claim = "sub" };
+    char *error = NULL;
+    sl_jwtkeys_t *keys = sl_jwtkeys_new (&spec, &error);
+    cr_assert_not_null (keys, "%s", error);
+    sl_jwt_claims_t c;
+    char *good = s_token (&s_rsa, JWT_ALG_RS256, NULL, "sluice", NOW + 60, NOW + 10, NULL);
+    cr_expect_eq (sl_jwt_verify (keys, &spec, good, NOW - SL_JWT_LEEWAY_S - 1, &c), SL_JWT_NOT_YET);
+    cr_expect_eq (sl_jwt_verify (keys, &spec, good, NOW, &c), SL_JWT_OK);
+    cr_expect_eq (sl_jwt_verify (keys, &spec, good, NOW + 30, &c), SL_JWT_OK, "again, from memory");
+    cr_expect_str_eq (c.user, "alice");
+    cr_expect_str_eq (c.team, "payments");
+    cr_expect_eq (sl_jwt_verify (keys, &spec, good, NOW + 60 + SL_JWT_LEEWAY_S + 1, &c), SL_JWT_EXPIRED,
+                  "remembered, and expired all the same");
+    cr_expect_eq (sl_jwt_verify (keys, &spec, good, NOW - SL_JWT_LEEWAY_S - 1, &c), SL_JWT_NOT_YET,
+                  "and not valid before its nbf");
+    //  The same claims signed by a key not in the set: refused each time.
+    char *forged = s_token (&s_other, JWT_ALG_RS256, NULL, "sluice", NOW + 60, 0, NULL);
+    cr_expect_eq (sl_jwt_verify (keys, &spec, forged, NOW, &c), SL_JWT_SIGNATURE);
+    cr_expect_eq (sl_jwt_verify (keys, &spec, forged, NOW, &c), SL_JWT_SIGNATURE);
+    //  A token altered after its check (one byte of its signature) is
+    //  another token: checked, and refused.
+    size_t n = strlen (good);
+    good [n - 2] = good [n - 2] == 'A' ? 'B' : 'A';
+    cr_expect_eq (sl_jwt_verify (keys, &spec, good, NOW, &c), SL_JWT_SIGNATURE);
+    free (good);
+    free (forged);
+    sl_jwtkeys_destroy (&keys);
+}
