@@ -100,9 +100,11 @@ sl_keyring_hash (const char *key, uint8_t out [SL_KEYRING_SHA256])
 }
 
 void
-sl_keyring_hex (const uint8_t hash [SL_KEYRING_SHA256], char out [2 * SL_KEYRING_SHA256 + 1])
+sl_keyring_key_hex (const char *key, char out [SL_KEYRING_HEX_SIZE])
 {
-    sodium_bin2hex (out, 2 * SL_KEYRING_SHA256 + 1, hash, SL_KEYRING_SHA256);
+    uint8_t hash [SL_KEYRING_SHA256];
+    sl_keyring_hash (key, hash);
+    sodium_bin2hex (out, SL_KEYRING_HEX_SIZE, hash, SL_KEYRING_SHA256);
 }
 
 sl_keyring_t *

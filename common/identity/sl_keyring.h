@@ -48,6 +48,7 @@
 
 #define SL_KEYRING_FILE_MAX (16u << 20) //  the largest keys file read
 #define SL_KEYRING_SHA256 32
+#define SL_KEYRING_HEX_SIZE (2 * SL_KEYRING_SHA256 + 1)
 #define SL_KEYRING_DEFAULT_TEAM "default"
 
 typedef struct _sl_keyring_t sl_keyring_t;
@@ -135,8 +136,9 @@ size_t sl_keyring_policies (const sl_keyring_t *self, const char **out, size_t m
 //  Does model match one of globs (NULL: every model)?
 bool sl_keyring_model_allowed (const char *const *globs, const char *model);
 
-//  The SHA-256 of a key, and its hex text (65 bytes with the NUL).
+//  The SHA-256 of a key, and that hash as the keys file writes it (64 hex
+//  digits and a NUL).
 void sl_keyring_hash (const char *key, uint8_t out [SL_KEYRING_SHA256]);
-void sl_keyring_hex (const uint8_t hash [SL_KEYRING_SHA256], char out [2 * SL_KEYRING_SHA256 + 1]);
+void sl_keyring_key_hex (const char *key, char out [SL_KEYRING_HEX_SIZE]);
 
 #endif

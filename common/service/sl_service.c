@@ -15,6 +15,7 @@
 #include "common/base/sl_json.h"
 #include "common/base/sl_log.h"
 #include "common/base/sl_version.h"
+#include "common/identity/sl_teamlabel.h"
 
 #define SL_SERVICE_NAME_MAX 128
 #define SL_SERVICE_MAX_BODY 4096        //  /healthz and /metrics take no body
@@ -278,6 +279,16 @@ sl_service_destroy (sl_service_t **self_p)
 
 zloop_t *sl_service_loop (sl_service_t *self) { return self->loop; }
 sl_metrics_t *sl_service_metrics (sl_service_t *self) { return self->metrics; }
+
+sl_counter_t *
+sl_service_verdict_counter (sl_service_t *self, const char *name, const char *help, int action, int check,
+                            const char *team)
+{
+    char labels [SL_TEAMLABEL_TEXT + 64];
+    snprintf (labels, sizeof labels, "action=\"%s\",check=\"%s\",team=\"%s\"", sl_action_name (action),
+              sl_check_name (check), team);
+    return sl_metrics_counter (self->metrics, name, labels, help);
+}
 
 sl_counter_t *
 sl_service_framing_counter (sl_service_t *self, const char *server)

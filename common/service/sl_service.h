@@ -66,6 +66,11 @@ int sl_service_metrics_port (sl_service_t *self);
 //  sluice serves counts them: "client" (the gateway's), "metrics", "mock",
 //  "console".
 sl_counter_t *sl_service_framing_counter (sl_service_t *self, const char *server);
+//  The counter of verdicts of an action and a check (sl_msg.h) for a team
+//  label (sl_teamlabel.h): name{action,check,team}, the judge's
+//  sluice_verdicts_total and the gateway's sluice_request_verdicts_total.
+sl_counter_t *sl_service_verdict_counter (sl_service_t *self, const char *name, const char *help, int action,
+                                          int check, const char *team);
 
 //  Call fn on SIGHUP (the reload signal), after the hooks added before it
 //  (at most 8: a policy, a keys file, ...); off_reload removes it.

@@ -54,6 +54,7 @@
 #define GATEWAY_RETRY_AFTER_S "1"       //  Retry-After of a 503 (an ingest at its stream limit)
 #define GATEWAY_ALONE_POLL_MS 1         //  looks again whether an ALONE frame may go
 #define GATEWAY_DEFAULT_DIALECT SL_DIALECT_OPENAI   //  the shape of answers to paths no dialect claims
+#define GATEWAY_VERDICTS_HELP "Request verdicts by action, whether the check ran, and team"
 
 typedef struct {
     uint8_t sid [SL_SID_SIZE];
@@ -772,24 +773,14 @@ s_send_job (gateway_t *self, s_stream_t *s, const s_refusal_t *refusal, sl_buf_t
     sl_http_req_drop_body (req);
 }
 
-//  The counter of request verdicts of action and check for team.
-static sl_counter_t *
-s_verdict_counter (gateway_t *self, int action, int check, const char *team)
-{
-    char labels [SL_TEAMLABEL_TEXT + 64];
-    snprintf (labels, sizeof labels, "action=\"%s\",check=\"%s\",team=\"%s\"", sl_action_name (action),
-              sl_check_name (check), team);
-    return sl_metrics_counter (self->metrics, "sluice_request_verdicts_total", labels,
-                               "Request verdicts by action, whether the check ran, and team");
-}
-
 //  Log and count a request verdict, like the judge does a call's.
 static void
 s_log_verdict (gateway_t *self, const s_stream_t *s, const sl_msg_t *v)
 {
     const char *team = sl_caller_team_label (s->caller);
     if (v->action < SL_ACT_MAX && v->check < SL_CHK_MAX)
-        sl_counter_inc (s_verdict_counter (self, v->action, v->check, team));
+        sl_counter_inc (sl_service_verdict_counter (self->service, "sluice_request_verdicts_total", GATEWAY_VERDICTS_HELP,
+                                                    v->action, v->check, team));
     char user [SL_TEAMLABEL_TEXT];
     const char *who = sl_caller_identity (s->caller)->user;
     sl_label_safe (who, strlen (who), user, sizeof user);
@@ -1232,7 +1223,8 @@ s_policy_metrics (gateway_t *self, sl_metrics_t *m)
     //  The series of requests without a team are there from the start.
     for (int a = SL_ACT_ALLOW; a < SL_ACT_MAX; a++)
         for (int c = 0; c < SL_CHK_MAX; c++)
-            s_verdict_counter (self, a, c, SL_TEAMLABEL_DEFAULT);
+            sl_service_verdict_counter (self->service, "sluice_request_verdicts_total", GATEWAY_VERDICTS_HELP, a, c,
+                                        SL_TEAMLABEL_DEFAULT);
     for (int d = SL_DIALECT_OPENAI; d < SL_DIALECT_MAX; d++)
         s_request_counter (self, d, SL_TEAMLABEL_DEFAULT);
     self->denied = sl_metrics_counter (m, "sluice_requests_denied_total", NULL,

@@ -32,6 +32,7 @@
 #include "common/identity/sl_teamlabel.h"
 
 #define JUDGE_TICK_MIN_MS 10            //  keep-alive tick, at most this often
+#define JUDGE_VERDICTS_HELP "Verdicts by action, whether the check ran, and team"
 
 typedef struct {
     sl_service_t *svc;
@@ -42,7 +43,6 @@ typedef struct {
     sl_counter_t *unroutable;
     sl_counter_t *streams_total;        //  stream starts (a re-send starts again)
     sl_counter_t *keepalives;
-    sl_metrics_t *metrics;              //  verdicts by action, check and team, made as they come
     sl_teamlabels_t *teams;             //  team labels in use (bounded)
     sl_histo_t *decision_latency;
     sl_counter_t *skew;                 //  streams that named a policy version not kept here
@@ -74,17 +74,6 @@ s_log_verdict (const sl_msg_t *v, const char *team)
                  *user ? user : "-", (int) v->reason.len, v->reason.ptr ? v->reason.ptr : "");
 }
 
-//  The counter of verdicts of action and check for team.
-static sl_counter_t *
-s_verdict_counter (s_app_t *app, int action, int check, const char *team)
-{
-    char labels [SL_TEAMLABEL_TEXT + 64];
-    snprintf (labels, sizeof labels, "action=\"%s\",check=\"%s\",team=\"%s\"", sl_action_name (action),
-              sl_check_name (check), team);
-    return sl_metrics_counter (app->metrics, "sluice_verdicts_total", labels,
-                               "Verdicts by action, whether the check ran, and team");
-}
-
 static void
 s_emit (void *arg, const sl_msg_t *msg)
 {
@@ -94,7 +83,8 @@ s_emit (void *arg, const sl_msg_t *msg)
         char team [SL_TEAMLABEL_TEXT];
         sl_teamlabels_get (app->teams, msg->team.ptr, msg->team.len, team, sizeof team);
         if (msg->action < SL_ACT_MAX && msg->check < SL_CHK_MAX)
-            sl_counter_inc (s_verdict_counter (app, msg->action, msg->check, team));
+            sl_counter_inc (sl_service_verdict_counter (app->svc, "sluice_verdicts_total", JUDGE_VERDICTS_HELP,
+                                                        msg->action, msg->check, team));
         sl_histo_observe (app->decision_latency, msg->latency_us / 1e6);
         s_log_verdict (msg, team);
     }
@@ -249,11 +239,11 @@ s_metrics (s_app_t *app, sl_metrics_t *m)
     app->keepalives = sl_metrics_counter (m, "sluice_keepalives_total", NULL,
                                           "Keep-alive events sent for held streams");
     //  The series of a stream without a team are there from the start.
-    app->metrics = m;
     app->teams = sl_teamlabels_new (SL_TEAMLABEL_MAX);
     for (int a = SL_ACT_ALLOW; a < SL_ACT_MAX; a++)
         for (int c = 0; c < SL_CHK_MAX; c++)
-            s_verdict_counter (app, a, c, SL_TEAMLABEL_DEFAULT);
+            sl_service_verdict_counter (app->svc, "sluice_verdicts_total", JUDGE_VERDICTS_HELP, a, c,
+                                        SL_TEAMLABEL_DEFAULT);
     app->decision_latency = sl_metrics_histogram (m, "sluice_verdict_latency_seconds", NULL,
                                                   "Time from a tool call's end to its verdict",
                                                   sl_metrics_latency_bounds, sl_metrics_latency_bounds_count);

@@ -108,10 +108,8 @@ s_hash (int argc, char **argv)
         return S_EXIT_USAGE;
     }
     line [strcspn (line, "\r\n")] = 0;
-    uint8_t hash [SL_KEYRING_SHA256];
-    char hex [2 * SL_KEYRING_SHA256 + 1];
-    sl_keyring_hash (key, hash);
-    sl_keyring_hex (hash, hex);
+    char hex [SL_KEYRING_HEX_SIZE];
+    sl_keyring_key_hex (key, hex);
     printf ("%s\n", hex);
     sodium_memzero (line, sizeof line);
     return 0;

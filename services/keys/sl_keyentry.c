@@ -51,10 +51,8 @@ sl_keyentry_write (const char *key, const sl_keyentry_spec_t *spec, sl_buf_t *ou
 {
     if ((spec->team && !s_name (spec->team)) || (spec->user && strpbrk (spec->user, "\n\r")))
         return -1;
-    uint8_t hash [SL_KEYRING_SHA256];
-    char hex [2 * SL_KEYRING_SHA256 + 1];
-    sl_keyring_hash (key, hash);
-    sl_keyring_hex (hash, hex);
+    char hex [SL_KEYRING_HEX_SIZE];
+    sl_keyring_key_hex (key, hex);
     sl_buf_printf (out, "- id: %s-%.*s\n", spec->team ? spec->team : SL_KEYRING_DEFAULT_TEAM, S_ID_HEX, hex);
     sl_buf_printf (out, "  sha256: %s\n", hex);
     sl_buf_printf (out, "  team: %s\n", spec->team ? spec->team : SL_KEYRING_DEFAULT_TEAM);

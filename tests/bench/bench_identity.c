@@ -71,11 +71,9 @@ s_keyring (const char *dir, const char *pem)
         sl_buf_printf (&text, "jwt:\n  keys: [%s]\n  audience: sluice\n", pem);
     sl_buf_puts (&text, "keys:\n");
     for (int k = 0; k < KEYS; k++) {
-        char key [48], hex [2 * SL_KEYRING_SHA256 + 1];
-        uint8_t hash [SL_KEYRING_SHA256];
+        char key [48], hex [SL_KEYRING_HEX_SIZE];
         snprintf (key, sizeof key, "sk-bench-%06d", k);
-        sl_keyring_hash (key, hash);
-        sl_keyring_hex (hash, hex);
+        sl_keyring_key_hex (key, hex);
         sl_buf_printf (&text, "  - id: k%d\n    sha256: %s\n    team: team%d\n    user: u%d\n"
                               "    limits: {rpm: 100000000, concurrent: 100000000, tokens_per_day: 100000000000}\n",
                        k, hex, k % TEAMS, k);

@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "common/bus/sl_keys.h"
-#include "common/identity/sl_keyring.h"
 
 #define POLL_MS 5
 
@@ -656,17 +655,4 @@ harness_write_file (const char *path, const char *text)
     fputs (text, f);
     fclose (f);
     cr_assert_eq (rename (tmp, path), 0, "%s", path);
-}
-
-void
-harness_key_entry (char *out, size_t size, const char *id, const char *key, const char *team, const char *user,
-                   const char *extra)
-{
-    uint8_t hash [SL_KEYRING_SHA256];
-    char hex [2 * SL_KEYRING_SHA256 + 1];
-    sl_keyring_hash (key, hash);
-    sl_keyring_hex (hash, hex);
-    size_t n = strlen (out);
-    snprintf (out + n, size - n, "  - id: %s\n    sha256: %s\n    team: %s\n    user: %s\n%s", id, hex, team, user,
-              extra ? extra : "");
 }

@@ -154,10 +154,5 @@ double harness_wait_metric_down (int port, const char *name, double want, int ti
 //  Write text to path whole (under another name, then renamed: a process
 //  that reloads the file never reads half of it). Asserts.
 void harness_write_file (const char *path, const char *text);
-//  Append to out (a keys file's text, a C string in size bytes) the entry
-//  of key under keys: its SHA-256, id, team and user; extra (NULL: none)
-//  follows as is (indented lines such as "    limits: {rpm: 1}\n").
-void harness_key_entry (char *out, size_t size, const char *id, const char *key, const char *team,
-                        const char *user, const char *extra);
 
 #endif

@@ -23,6 +23,7 @@
 
 #include "tests/integration/cluster.h"
 #include "tests/integration/harness.h"
+#include "tests/keyfile_fixture.h"
 #include "tests/integration/verdict_tap.h"
 #include "tests/jwt_fixture.h"
 #include "tests/redistmp.h"
@@ -154,7 +155,7 @@ Test (identity, a_key_over_its_rate_gets_429_in_every_dialect)
         char id [32], key [48];
         snprintf (id, sizeof id, "k-%s", s_dialects [d].name);
         snprintf (key, sizeof key, "sk-test-rate-%s", s_dialects [d].name);
-        harness_key_entry (keys, sizeof keys, id, key, "eng", "ana", "    limits: {rpm: 1}\n");
+        keyfile_entry (keys, sizeof keys, id, key, "eng", "ana", "    limits: {rpm: 1}\n");
     }
     snprintf (path, sizeof path, "%s/keys.yaml", dir);
     harness_write_file (path, keys);
@@ -215,9 +216,9 @@ Test (identity, a_key_removed_by_a_reload_is_refused_on_its_next_request)
 {
     char dir [64], keys [4096] = "keys:\n", path [128];
     s_dir (dir);
-    harness_key_entry (keys, sizeof keys, "stays", "sk-test-stays", "eng", "bo", NULL);
+    keyfile_entry (keys, sizeof keys, "stays", "sk-test-stays", "eng", "bo", NULL);
     size_t one = strlen (keys);
-    harness_key_entry (keys, sizeof keys, "goes", "sk-test-goes", "eng", "cy", NULL);
+    keyfile_entry (keys, sizeof keys, "goes", "sk-test-goes", "eng", "cy", NULL);
     snprintf (path, sizeof path, "%s/keys.yaml", dir);
     harness_write_file (path, keys);
     const char *gateway_args [] = { "--keys-file", path, "--watch-ms", "0", NULL };
@@ -288,7 +289,7 @@ Test (identity, tokens_and_keys_name_their_caller_everywhere_and_appear_nowhere)
     harness_write_file (pem, idp.public_pem);
     snprintf (keys, sizeof keys, "jwt:\n  keys: [idp.pem]\n  issuer: https://idp.test\n  audience: sluice\n"
                                  "keys:\n");
-    harness_key_entry (keys, sizeof keys, "dana-laptop", "sk-test-secret-dana", "payments", "dana", NULL);
+    keyfile_entry (keys, sizeof keys, "dana-laptop", "sk-test-secret-dana", "payments", "dana", NULL);
     snprintf (path, sizeof path, "%s/keys.yaml", dir);
     harness_write_file (path, keys);
     long now = (long) time (NULL);
@@ -419,7 +420,7 @@ Test (identity, three_gateways_hold_one_limit_through_redis, .timeout = 180)
     char dir [64], keys [4096], path [128], url [64];
     s_dir (dir);
     snprintf (keys, sizeof keys, "teams:\n  - name: fleet\n    limits: {rpm: %d}\nkeys:\n", SHARED_LIMIT);
-    harness_key_entry (keys, sizeof keys, "fleet-bot", "sk-test-fleet", "fleet", "bot", NULL);
+    keyfile_entry (keys, sizeof keys, "fleet-bot", "sk-test-fleet", "fleet", "bot", NULL);
     snprintf (path, sizeof path, "%s/keys.yaml", dir);
     harness_write_file (path, keys);
     snprintf (url, sizeof url, "redis://127.0.0.1:%d/0", redis.port);
@@ -462,8 +463,8 @@ Test (identity, redis_gone_follows_each_teams_limits_on_error, .timeout = 120)
               "  - name: lenient\n    limits: {rpm: 1000}\n    limits_on_error: allow\n"
               "  - name: strict\n    limits: {rpm: 1000}\n    limits_on_error: deny\n"
               "keys:\n");
-    harness_key_entry (keys, sizeof keys, "lenient-1", "sk-test-lenient", "lenient", "lu", NULL);
-    harness_key_entry (keys, sizeof keys, "strict-1", "sk-test-strict", "strict", "st", NULL);
+    keyfile_entry (keys, sizeof keys, "lenient-1", "sk-test-lenient", "lenient", "lu", NULL);
+    keyfile_entry (keys, sizeof keys, "strict-1", "sk-test-strict", "strict", "st", NULL);
     snprintf (path, sizeof path, "%s/keys.yaml", dir);
     harness_write_file (path, keys);
     snprintf (url, sizeof url, "redis://127.0.0.1:%d/0", redis.port);

@@ -35,6 +35,7 @@
 
 #include "tests/unit/emit_driver.h"
 #include "tests/integration/harness.h"
+#include "tests/keyfile_fixture.h"
 
 #define SDK_DIR "tests/sdk"
 #define SDK_CORPUS_DEFAULT "../shared/corpus"
@@ -284,7 +285,7 @@ Test (sdk, each_sdk_reports_a_limit_as_a_rate_limit, .timeout = 240)
         char id [32], key [48];
         snprintf (id, sizeof id, "sdk-%s", kinds [i]);
         snprintf (key, sizeof key, "sk-sdk-limited-%s", kinds [i]);
-        harness_key_entry (keys, sizeof keys, id, key, "sdk", kinds [i], "    limits: {rpm: 1}\n");
+        keyfile_entry (keys, sizeof keys, id, key, "sdk", kinds [i], "    limits: {rpm: 1}\n");
         size_t n = strlen (list);
         snprintf (list + n, sizeof list - n, "%s%s", i ? "," : "", key);
     }

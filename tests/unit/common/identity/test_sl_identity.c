@@ -31,12 +31,10 @@ s_file (const char *name, const char *text)
 static const char *
 s_hex (const char *key)
 {
-    static char hex [4][2 * SL_KEYRING_SHA256 + 1];
+    static char hex [4][SL_KEYRING_HEX_SIZE];
     static int which;
-    uint8_t hash [SL_KEYRING_SHA256];
-    sl_keyring_hash (key, hash);
     which = (which + 1) % 4;
-    sl_keyring_hex (hash, hex [which]);
+    sl_keyring_key_hex (key, hex [which]);
     return hex [which];
 }
 

@@ -41,12 +41,10 @@ s_teardown (void)
 static const char *
 s_hex (const char *key)
 {
-    static char hex [2][2 * SL_KEYRING_SHA256 + 1];
+    static char hex [2][SL_KEYRING_HEX_SIZE];
     static int which;
-    uint8_t hash [SL_KEYRING_SHA256];
-    sl_keyring_hash (key, hash);
     which ^= 1;
-    sl_keyring_hex (hash, hex [which]);
+    sl_keyring_key_hex (key, hex [which]);
     return hex [which];
 }
 
@@ -208,11 +206,9 @@ Test (sl_keyring, every_key_of_many_is_found_and_no_other)
     sl_buf_t text = { 0 };
     sl_buf_puts (&text, "keys:\n");
     for (int k = 0; k < MANY; k++) {
-        char key [32], hex [2 * SL_KEYRING_SHA256 + 1];
-        uint8_t hash [SL_KEYRING_SHA256];
+        char key [32], hex [SL_KEYRING_HEX_SIZE];
         snprintf (key, sizeof key, "sk-many-%d", k);
-        sl_keyring_hash (key, hash);
-        sl_keyring_hex (hash, hex);
+        sl_keyring_key_hex (key, hex);
         sl_buf_printf (&text, "  - id: k%d\n    sha256: %s\n", k, hex);
     }
     char *error = NULL;

@@ -43,11 +43,9 @@ s_write_keys (int n)
 {
     char text [4096] = "keys:\n";
     for (int i = 0; i < n; i++) {
-        char key [16], hex [2 * SL_KEYRING_SHA256 + 1];
-        uint8_t hash [SL_KEYRING_SHA256];
+        char key [16], hex [SL_KEYRING_HEX_SIZE];
         snprintf (key, sizeof key, "sk-%d", i);
-        sl_keyring_hash (key, hash);
-        sl_keyring_hex (hash, hex);
+        sl_keyring_key_hex (key, hex);
         size_t len = strlen (text);
         snprintf (text + len, sizeof text - len, "  - {id: k%d, sha256: %s, team: t%d}\n", i, hex, n);
     }

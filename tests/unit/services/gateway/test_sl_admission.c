@@ -9,32 +9,20 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/identity/sl_keyring.h"
 #include "services/gateway/sl_admission.h"
+#include "tests/keyfile_fixture.h"
 #include "tests/unit/service_fixture.h"
 
 static char s_keys [160];
-
-static void
-s_entry (char *out, size_t size, const char *id, const char *key, const char *team, const char *extra)
-{
-    uint8_t hash [SL_KEYRING_SHA256];
-    char hex [2 * SL_KEYRING_SHA256 + 1];
-    sl_keyring_hash (key, hash);
-    sl_keyring_hex (hash, hex);
-    size_t n = strlen (out);
-    snprintf (out + n, size - n, "  - id: %s\n    sha256: %s\n    team: %s\n    user: u-%s\n%s", id, hex, team, id,
-              extra);
-}
 
 static void
 s_setup (void)
 {
     service_fixture_start ("admission");
     char text [4096] = "teams:\n  - name: ops\n    models: [\"mock-*\"]\n    limits: {concurrent: 1}\nkeys:\n";
-    s_entry (text, sizeof text, "paced", "sk-paced", "eng", "    limits: {rpm: 2}\n");
-    s_entry (text, sizeof text, "ops-1", "sk-ops-1", "ops", "");
-    s_entry (text, sizeof text, "ops-2", "sk-ops-2", "ops", "");
+    keyfile_entry (text, sizeof text, "paced", "sk-paced", "eng", "u-paced", "    limits: {rpm: 2}\n");
+    keyfile_entry (text, sizeof text, "ops-1", "sk-ops-1", "ops", "u-ops-1", "");
+    keyfile_entry (text, sizeof text, "ops-2", "sk-ops-2", "ops", "u-ops-2", "");
     snprintf (s_keys, sizeof s_keys, "%s/keys.yaml", service_fixture.dir);
     service_fixture_write (s_keys, text);
 }
