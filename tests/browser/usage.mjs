@@ -7,35 +7,13 @@
 //      cost), and switches to users;
 //   2. History filters by team and groups the streams under their teams.
 // Screenshots go to SLUICE_SCREENSHOTS. Exits non-zero on the first failure.
-import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fail, shots, withPage } from './browser.mjs';
 
 const consoleUrl = process.env.SLUICE_CONSOLE_URL;
-const shots = process.env.SLUICE_SCREENSHOTS || 'build';
-const executablePath = process.env.SLUICE_CHROMIUM || '/usr/bin/chromium';
 
-function fail (what) {
-  console.error('not ok: ' + what);
-  process.exitCode = 1;
-  throw new Error(what);
-}
-
-const profile = mkdtempSync(join(tmpdir(), 'sluice-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath,
-  headless: true,
-  viewport: { width: 1440, height: 900 },
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-         '--disable-component-update', '--disable-sync'],
-});
-try {
-  const page = context.pages()[0] || await context.newPage();
-  const errors = [];
+await withPage(async (page, errors) => {
   const outside = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
   page.on('request', (r) => { if (!r.url().startsWith(consoleUrl)) outside.push(r.url()); });
 
   // 1. Usage per team: the chart and the table.
@@ -85,9 +63,4 @@ try {
   if (outside.length) fail('nothing loaded from elsewhere: ' + outside.join(' '));
   if (errors.length) fail('the pages ran without script errors: ' + errors.join(' | '));
   console.log('ok');
-} catch (e) {
-  if (!process.exitCode) { console.error('not ok: ' + e.message); process.exitCode = 1; }
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
+});

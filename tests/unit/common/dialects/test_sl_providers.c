@@ -14,6 +14,26 @@ s_parse (const char *text, char **error)
     return sl_providers_parse (text, strlen (text), "routes.yaml", error);
 }
 
+//  A bad routes file and the start of the error it must be refused with.
+typedef struct {
+    const char *text;
+    const char *error;
+} s_case_t;
+
+static void
+s_expect_refused (const s_case_t *cases, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        char *error = NULL;
+        sl_providers_t *r = s_parse (cases [i].text, &error);
+        cr_expect_null (r, "case %zu is refused", i);
+        cr_expect (error && strncmp (error, cases [i].error, strlen (cases [i].error)) == 0,
+                   "case %zu: got '%s', want '%s...'", i, error ? error : "(none)", cases [i].error);
+        free (error);
+        sl_providers_destroy (&r);
+    }
+}
+
 static const char *
 s_match (sl_providers_t *r, const char *model, int dialect)
 {
@@ -143,10 +163,7 @@ Test (sl_providers, model_names_that_cannot_match)
 
 Test (sl_providers, errors_name_file_line_column_and_reason)
 {
-    struct {
-        const char *text;
-        const char *error;
-    } cases [] = {
+    s_case_t cases [] = {
         { "providers: [", "routes.yaml:2:1: " },
         { "", "routes.yaml:1:1: the routes file is empty" },
         { "routes: []\n", "routes.yaml:1:1: the routes file needs a providers list" },
@@ -172,15 +189,7 @@ Test (sl_providers, errors_name_file_line_column_and_reason)
         { "providers:\n  - name: a\n    dialect: openai\n    base_url: http://h\n    forward_client_auth: maybe\n",
           "routes.yaml:5:26: forward_client_auth must be true or false" },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
-        char *error = NULL;
-        sl_providers_t *r = s_parse (cases [i].text, &error);
-        cr_expect_null (r, "case %zu is refused", i);
-        cr_expect (error && strncmp (error, cases [i].error, strlen (cases [i].error)) == 0,
-                   "case %zu: got '%s', want '%s...'", i, error ? error : "(none)", cases [i].error);
-        free (error);
-        sl_providers_destroy (&r);
-    }
+    s_expect_refused (cases, sizeof cases / sizeof cases [0]);
 }
 
 Test (sl_providers, load_from_a_file)
@@ -276,10 +285,7 @@ Test (sl_providers, prices_by_exact_name_then_first_glob)
 
 Test (sl_providers, bad_prices_are_refused_with_their_line)
 {
-    struct {
-        const char *text;
-        const char *error;
-    } cases [] = {
+    s_case_t cases [] = {
         { S_PROVIDER "prices: {}\n", "routes.yaml:5:9: prices must be a list" },
         { S_PROVIDER "prices:\n  - model: x\n    input: 1\n",
           "routes.yaml:6:5: a price needs model, input and output" },
@@ -295,15 +301,7 @@ Test (sl_providers, bad_prices_are_refused_with_their_line)
                      "  - model: x\n    input: 2\n    output: 2\n",
           "routes.yaml:9:5: model 'x' has a price twice" },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
-        char *error = NULL;
-        sl_providers_t *r = s_parse (cases [i].text, &error);
-        cr_expect_null (r, "case %zu is refused", i);
-        cr_expect (error && strncmp (error, cases [i].error, strlen (cases [i].error)) == 0,
-                   "case %zu: got '%s', want '%s...'", i, error ? error : "(none)", cases [i].error);
-        free (error);
-        sl_providers_destroy (&r);
-    }
+    s_expect_refused (cases, sizeof cases / sizeof cases [0]);
     //  Added directly: the same checks.
     sl_providers_t *r = sl_providers_new ();
     cr_expect_eq (sl_providers_add_price (r, &(sl_price_t) { "m", 1, 1 }), 0);
