@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,8 @@ struct _sl_routes_t {
     size_t provider_count;
     sl_route_t *routes;                 //  strings owned
     size_t route_count;
+    sl_price_t *prices;                 //  model strings owned, in the file's order
+    size_t price_count;
 };
 
 sl_providers_t *
@@ -45,8 +48,11 @@ sl_providers_destroy (sl_providers_t **self_p)
         free ((char *) self->routes [i].model);
         free ((char *) self->routes [i].provider);
     }
+    for (size_t i = 0; i < self->price_count; i++)
+        free ((char *) self->prices [i].model);
     free (self->providers);
     free (self->routes);
+    free (self->prices);
     free (self);
     *self_p = NULL;
 }
@@ -225,6 +231,49 @@ sl_providers_pick (sl_providers_t *self, sl_str_t model, int client_dialect)
     return own ? own : sl_providers_provider (self, 0);
 }
 
+int
+sl_providers_add_price (sl_providers_t *self, const sl_price_t *price)
+{
+    if (!price->model || !*price->model
+    ||  !isfinite (price->input_per_m) || price->input_per_m < 0
+    ||  !isfinite (price->output_per_m) || price->output_per_m < 0)
+        return -1;
+    for (size_t i = 0; i < self->price_count; i++)
+        if (strcmp (self->prices [i].model, price->model) == 0)
+            return -1;
+    self->prices = sl_xrealloc (self->prices, (self->price_count + 1) * sizeof (sl_price_t));
+    sl_price_t *copy = &self->prices [self->price_count++];
+    *copy = *price;
+    copy->model = sl_xstrdup (price->model);
+    return 0;
+}
+
+size_t
+sl_providers_price_count (const sl_providers_t *self)
+{
+    return self->price_count;
+}
+
+int
+sl_providers_price (const sl_providers_t *self, const char *model, double *input_per_m, double *output_per_m)
+{
+    *input_per_m = *output_per_m = 0;
+    if (!self || !model || !*model || strlen (model) >= SL_PROVIDERS_MODEL_MAX)
+        return -1;
+    const sl_price_t *found = NULL;
+    for (size_t i = 0; i < self->price_count && !found; i++)
+        if (strcmp (self->prices [i].model, model) == 0)
+            found = &self->prices [i];
+    for (size_t i = 0; i < self->price_count && !found; i++)
+        if (fnmatch (self->prices [i].model, model, 0) == 0)
+            found = &self->prices [i];
+    if (!found)
+        return -1;
+    *input_per_m = found->input_per_m;
+    *output_per_m = found->output_per_m;
+    return 0;
+}
+
 //  --------------------------------------------------------------------------
 //  The routes file
 
@@ -395,8 +444,68 @@ s_routes (s_ctx_t *ctx, yaml_node_t *list, sl_providers_t *self)
 }
 
 typedef struct {
+    sl_price_t price;
+    bool has_input, has_output;
+} s_price_spec_t;
+
+//  A price: a plain decimal number of dollars, not negative.
+static int
+s_dollars (s_ctx_t *ctx, yaml_node_t *v, const char *key, double *out)
+{
+    const char *value = s_scalar (v);
+    char *end = NULL;
+    errno = 0;
+    double d = value && *value ? strtod (value, &end) : NAN;
+    if (!value || !*value || !end || *end || errno || !isfinite (d) || d < 0)
+        return s_error_at (ctx, v, "%s must be a number of US dollars per million tokens, 0 or more", key);
+    *out = d;
+    return 0;
+}
+
+static int
+s_price_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
+{
+    s_price_spec_t *spec = arg;
+    if (strcmp (key, "model") == 0) {
+        const char *value = s_scalar (v);
+        if (!value || !*value)
+            return s_error_at (ctx, v, "model must be a non-empty scalar");
+        spec->price.model = value;
+        return 0;
+    }
+    if (strcmp (key, "input") == 0) {
+        spec->has_input = true;
+        return s_dollars (ctx, v, key, &spec->price.input_per_m);
+    }
+    if (strcmp (key, "output") == 0) {
+        spec->has_output = true;
+        return s_dollars (ctx, v, key, &spec->price.output_per_m);
+    }
+    return s_error_at (ctx, knode, "unknown price field '%s' (model, input, output)", key);
+}
+
+static int
+s_prices (s_ctx_t *ctx, yaml_node_t *list, sl_providers_t *self)
+{
+    if (list->type != YAML_SEQUENCE_NODE)
+        return s_error_at (ctx, list, "prices must be a list");
+    for (yaml_node_item_t *i = list->data.sequence.items.start; i < list->data.sequence.items.top; i++) {
+        yaml_node_t *item = yaml_document_get_node (ctx->doc, *i);
+        s_price_spec_t spec = { 0 };
+        if (s_mapping (ctx, item, "a price", s_price_member, &spec))
+            return -1;
+        if (!spec.price.model || !spec.has_input || !spec.has_output)
+            return s_error_at (ctx, item, "a price needs model, input and output");
+        if (sl_providers_add_price (self, &spec.price))
+            return s_error_at (ctx, item, "model '%s' has a price twice", spec.price.model);
+    }
+    return 0;
+}
+
+typedef struct {
     yaml_node_t *providers;
     yaml_node_t *routes;
+    yaml_node_t *prices;
 } s_root_t;
 
 static int
@@ -415,7 +524,10 @@ s_root_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v
     if (strcmp (key, "routes") == 0)
         root->routes = v;
     else
-        return s_error_at (ctx, knode, "unknown field '%s' (version, providers, routes)", key);
+    if (strcmp (key, "prices") == 0)
+        root->prices = v;
+    else
+        return s_error_at (ctx, knode, "unknown field '%s' (version, providers, routes, prices)", key);
     return 0;
 }
 
@@ -449,6 +561,8 @@ sl_providers_parse (const char *text, size_t size, const char *name, char **erro
         rc = s_providers (&ctx, root.providers, self);
     if (rc == 0 && root.routes)
         rc = s_routes (&ctx, root.routes, self);
+    if (rc == 0 && root.prices)
+        rc = s_prices (&ctx, root.prices, self);
     yaml_document_delete (&doc);
     yaml_parser_delete (&parser);
     if (rc)

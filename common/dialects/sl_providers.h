@@ -34,6 +34,15 @@
         routes:
           - model: "llama-*"            # fnmatch glob
             provider: local
+        prices:                         # optional: what a model costs
+          - model: "gpt-4o*"            # a model name or an fnmatch glob
+            input: 2.50                 # USD per million input tokens
+            output: 10.00               # USD per million output tokens
+
+    A model's price (sl_providers_price): the entry naming it exactly,
+    else the first whose glob matches it, in the file's order. Prices are
+    what the limits' money budgets and the audit's costs count; a model
+    without one costs nothing there.
 
     Errors name the file, line, column and reason. The class reads no
     environment itself: the caller resolves key_env. Returned strings and
@@ -61,6 +70,12 @@ typedef struct {
     const char *model;                  //  fnmatch glob
     const char *provider;               //  a provider's name
 } sl_route_t;
+
+typedef struct {
+    const char *model;                  //  a model name or fnmatch glob
+    double input_per_m;                 //  USD per million input tokens
+    double output_per_m;                //  USD per million output tokens
+} sl_price_t;
 
 //  An empty table.
 sl_providers_t *sl_providers_new (void);
@@ -94,5 +109,14 @@ const sl_provider_t *sl_providers_match (sl_providers_t *self, sl_str_t model, i
 //  route matches, the first provider of the client's dialect, else the
 //  first provider. NULL only for a table without providers.
 const sl_provider_t *sl_providers_pick (sl_providers_t *self, sl_str_t model, int client_dialect);
+
+//  Add a price at the end (copied). 0 ok, -1 when the model is empty or
+//  named twice, or a price is negative or not a number.
+int sl_providers_add_price (sl_providers_t *self, const sl_price_t *price);
+size_t sl_providers_price_count (const sl_providers_t *self);
+//  A model's prices in USD per million tokens: the entry naming it
+//  exactly, else the first glob that matches. 0 found, -1 none (the
+//  outputs are then 0).
+int sl_providers_price (const sl_providers_t *self, const char *model, double *input_per_m, double *output_per_m);
 
 #endif

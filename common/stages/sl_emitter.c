@@ -20,6 +20,7 @@
 #include "common/dialects/sl_dialect.h"
 #include "common/dialects/sl_render.h"
 #include "common/dialects/sl_validate.h"
+#include "common/stages/sl_usage.h"
 
 #define SL_EMITTER_LIVENESS_US 100000  //  frameless input this long: a liveness keep-alive
 #define SL_EMITTER_SSE_TYPE "text/event-stream"
@@ -42,6 +43,7 @@ typedef struct {
     sl_validate_t *validate;
     sl_render_stream_t rs;
     sl_snapshot_t *snap;                //  non-streaming: the response so far; NULL when streaming
+    sl_usage_tally_t usage;             //  what it spent, for the LAST frame
 } s_stream_t;
 
 struct _sl_emitter_t {
@@ -176,7 +178,12 @@ s_send_frame_flagged (sl_emitter_t *self, s_stream_t *s, int status, const char 
         s->state = ST_STREAMING;
     }
     if (last) {
+        //  What the stream spent, for the gateway's limits (never written
+        //  to the client): as reported, else estimated and flagged so.
         f.flags |= SL_F_LAST;
+        f.has_usage = true;
+        if (sl_usage_tally_result (&s->usage, &f.usage))
+            f.flags |= SL_F_ESTIMATED;
         s->state = ST_CLOSED;
     }
     self->stats.frames++;
@@ -312,6 +319,7 @@ s_on_start (sl_emitter_t *self, const sl_msg_t *msg)
     s->rs.flags = msg->flags;
     sl_sid_hex (msg->sid, s->rs.sid_hex);
     sl_buf_append_str (&s->rs.model, msg->model);
+    sl_usage_tally_init (&s->usage, msg);
     s->renderer = s->rs.renderer;
     s->validate = sl_validate_new (msg->client_dialect);
     if (msg->client_dialect != msg->upstream_dialect && msg->upstream_dialect)
@@ -537,6 +545,7 @@ sl_emitter_feed (sl_emitter_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void
         self->stats.dropped++;
         return;
     }
+    sl_usage_tally_feed (&s->usage, msg);
     switch (msg->type) {
         case SL_MSG_BLOCK: {
             if (s->state == ST_CLOSED)

@@ -5,7 +5,10 @@
     to write to the client in the client's own dialect (OpenAI Chat,
     Anthropic Messages, OpenAI Responses, Gemini), numbered from 0 per
     stream. The first frame of a response carries the HTTP status and
-    content type (flag FIRST); the last one is flagged LAST. Each emitted
+    content type (flag FIRST); the last one is flagged LAST and carries
+    what the stream spent (`u`: the usage the upstream reported, else an
+    estimate from bytes flagged ESTIMATED, sl_usage.h) for the gateway's
+    limits; the client's bytes never show an estimate. Each emitted
     frame has reply_to set to the stream's owning gateway, the instance
     name from the stream's start (the service routes on it, among the
     gateways it knows, and clears it before sending).

@@ -664,6 +664,9 @@ sl_upcall_request (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
     start.passthrough = SL_STR_NULL;    //  so do the client's headers
     start.provider = p ? sl_str (p->name) : SL_STR_NULL;
     start.flags &= ~SL_F_DENIED;
+    //  What the upstream is sent: the input side of a usage estimate when
+    //  the upstream reports no usage (a refused request sends nothing).
+    start.request_bytes = (req->flags & SL_F_DENIED) ? 0 : req->body.len;
     start.code = start.message = SL_STR_NULL;
     start.status = 0;
     s_send (c, &start);

@@ -929,6 +929,7 @@ audit_new (sl_service_t *svc, const audit_config_t *config)
     self->config = *config;
     self->store = store;
     self->archive = sl_archive_new (store, config->max_text);
+    sl_archive_set_prices (self->archive, config->prices);
     self->live = sl_live_new ();
     self->codec = sl_codec_new ();
     self->inner = sl_codec_new ();

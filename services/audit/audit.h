@@ -21,6 +21,8 @@
 
 #include "common/service/sl_service.h"
 
+typedef struct _sl_routes_t sl_providers_t;   //  common/dialects/sl_providers.h
+
 typedef struct {
     const char *emitters;               //  the emitters' audit endpoints, comma-separated
     const char *store;                  //  a SQLite file, or a PostgreSQL DSN
@@ -37,6 +39,7 @@ typedef struct {
     size_t webhook_queue;
     int webhook_attempts;
     const char *webhook_token;          //  sent as Bearer, or NULL
+    const sl_providers_t *prices;       //  the routes file's prices (borrowed), NULL: no costs
 } audit_config_t;
 
 typedef struct _audit_t audit_t;

@@ -12,6 +12,8 @@
     without them the console answers clients on this machine only. The
     webhook's bearer token, when it needs one, comes from
     SLUICE_AUDIT_WEBHOOK_TOKEN only. Neither is ever logged or stored.
+    With the routes file (--routes, SLUICE_ROUTES: the gateway's) each
+    stream's cost is recorded at its prices.
 
     The logic is in the sl_*.c libraries beside this file (docs/audit.md);
     audit.c wires them to sockets and timers.
@@ -23,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "common/base/sl_log.h"
+#include "common/dialects/sl_providers.h"
 #include "common/base/sl_opts.h"
 #include "common/service/sl_service.h"
 #include "services/audit/audit.h"
@@ -138,6 +141,7 @@ main (int argc, char **argv)
     const char *webhook_actions = "block,drop,rewrite,terminate";
     const char *webhook_queue = "1000";
     const char *webhook_attempts = "8";
+    const char *routes_path = "";
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "emitters", NULL, &emitters, "the emitters' audit endpoints, comma-separated (names are re-resolved)" },
@@ -156,6 +160,8 @@ main (int argc, char **argv)
           "verdicts (or streams with a verdict) with these actions, comma-separated, or all" },
         { "webhook-queue", NULL, &webhook_queue, "events held for the webhook at most (more are dropped, counted)" },
         { "webhook-retries", NULL, &webhook_attempts, "attempts per event (backoff from 0.5 s to 30 s)" },
+        { "routes", "SLUICE_ROUTES", &routes_path,
+          "routes file (the gateway's): its prices: give each stream's cost (none: costs are not recorded)" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -176,9 +182,21 @@ main (int argc, char **argv)
         sl_service_destroy (&svc);
         return 2;
     }
+    sl_providers_t *prices = NULL;
+    if (*routes_path) {
+        char *error = NULL;
+        prices = sl_providers_load (routes_path, &error);
+        if (!prices) {
+            sl_log_error ("bad_routes", "%s", error ? error : routes_path);
+            free (error);
+            sl_service_destroy (&svc);
+            return 2;
+        }
+    }
     char path [4096];
     const char *target = s_store (dsn, data_dir, path, sizeof path);
     if (!target || sl_service_start_bus (svc, &bus, "audit")) {
+        sl_providers_destroy (&prices);
         sl_service_destroy (&svc);
         return 2;
     }
@@ -198,11 +216,13 @@ main (int argc, char **argv)
         .webhook_actions = webhook_actions,
         .webhook_queue = (size_t) queue,
         .webhook_attempts = (int) attempts,
-        .webhook_token = getenv ("SLUICE_AUDIT_WEBHOOK_TOKEN")
+        .webhook_token = getenv ("SLUICE_AUDIT_WEBHOOK_TOKEN"),
+        .prices = prices
     };
     audit_t *audit = audit_new (svc, &config);
     int rc = audit ? sl_service_run (svc) : 1;
     audit_destroy (&audit);
+    sl_providers_destroy (&prices);
     sl_service_destroy (&svc);
     return rc;
 }

@@ -10,15 +10,18 @@
 #include "common/base/sl_json.h"
 #include "common/base/sl_utf8.h"
 #include "common/dialects/sl_dialect.h"
+#include "common/dialects/sl_providers.h"
+#include "common/identity/sl_limits.h"
 
 #define S_ROW_OVERHEAD 96               //  bytes a row costs beyond its text, about
-#define S_TEXTS 4                       //  texts one statement may hold
+#define S_TEXTS 6                       //  texts one statement may hold
 
 struct _sl_archive_t {
     sl_store_t *store;
     size_t max_text;
     sl_buf_t text [S_TEXTS];            //  repaired texts
     sl_buf_t names;                     //  tool names
+    const sl_providers_t *prices;       //  what a stream costs; NULL: no costs
 };
 
 sl_archive_t *
@@ -28,6 +31,12 @@ sl_archive_new (sl_store_t *store, size_t max_text)
     self->store = store;
     self->max_text = max_text ? max_text : SL_ARCHIVE_DEFAULT_MAX_TEXT;
     return self;
+}
+
+void
+sl_archive_set_prices (sl_archive_t *self, const sl_providers_t *prices)
+{
+    self->prices = prices;
 }
 
 void
@@ -167,23 +176,68 @@ s_on_start (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta, cons
         s_name (msg->upstream_dialect ? sl_dialect_name (msg->upstream_dialect) : NULL),
         s_opt_str (msg->model), s_opt_str (msg->provider), s_opt_str (msg->key_id),
         sl_val_int ((msg->flags & SL_F_STREAM) ? 1 : 0), s_opt_str (msg->policy),
-        sl_val_str (last_user), sl_val_str (tools), sl_val_str (tools_json), sl_val_int (bytes)
+        sl_val_str (last_user), sl_val_str (tools), sl_val_str (tools_json), sl_val_int (bytes),
+        s_opt_str (s_text (self, 3, msg->team, NULL)), s_opt_str (s_text (self, 4, msg->user, NULL))
     };
     return s_exec (self, "UPDATE streams SET started_at = CASE WHEN started_at < $2 THEN started_at ELSE $2 END, "
                          "epoch = $3, client_dialect = $4, upstream_dialect = $5, model = $6, provider = $7, "
                          "client_key = $8, streaming = $9, policy = $10, last_user = $11, tools = $12, "
-                         "tools_json = $13, bytes = bytes + $14 WHERE sid = $1", p, 14, NULL);
+                         "tools_json = $13, bytes = bytes + $14, team = $15, user_name = $16 WHERE sid = $1",
+                   p, 16, NULL);
 }
 
+typedef struct {
+    bool found;
+    char model [256];
+    int64_t in, out;
+} s_spent_t;
+
 static int
-s_on_usage (sl_archive_t *self, sl_val_t sid, const sl_usage_t *u)
+s_spent_row (void *arg, const sl_row_t *row)
+{
+    s_spent_t *spent = arg;
+    spent->found = !sl_row_null (row, 0);
+    sl_str_t model = sl_row_text (row, 0);
+    snprintf (spent->model, sizeof spent->model, "%.*s", (int) model.len, model.ptr ? model.ptr : "");
+    spent->in = sl_row_null (row, 1) ? 0 : sl_row_int (row, 1);
+    spent->out = sl_row_null (row, 2) ? 0 : sl_row_int (row, 2);
+    return 1;
+}
+
+//  The stream's cost at the prices, from its model (as the client asked
+//  for it, as the gateway's limits count it) and its usage so far. A
+//  model without a price leaves the cost NULL: unknown, not free.
+static int
+s_cost (sl_archive_t *self, sl_val_t sid)
+{
+    if (!self->prices)
+        return 0;
+    s_spent_t spent = { 0 };
+    if (sl_store_query (self->store, "SELECT model, usage_in, usage_out FROM streams WHERE sid = $1", &sid, 1,
+                        s_spent_row, &spent))
+        return -1;
+    double in_per_m, out_per_m;
+    if (!spent.found || sl_providers_price (self->prices, spent.model, &in_per_m, &out_per_m))
+        return 0;
+    sl_val_t p [] = { sid, sl_val_int (sl_limits_usd_micro (spent.in, spent.out, in_per_m, out_per_m)) };
+    return s_exec (self, "UPDATE streams SET cost_usd_micro = $2 WHERE sid = $1", p, 2, NULL);
+}
+
+//  Usage as reported, or the emitter's estimate (flag ESTIMATED: it
+//  reported none), then the cost of what the stream spent so far.
+static int
+s_on_usage (sl_archive_t *self, sl_val_t sid, const sl_usage_t *u, bool estimated)
 {
     sl_val_t p [] = { sid, s_usage (u->input), s_usage (u->output), s_usage (u->total),
-                      s_usage (u->cache_read), s_usage (u->cache_write), s_usage (u->reasoning) };
-    return s_exec (self, "UPDATE streams SET usage_in = COALESCE($2, usage_in), usage_out = COALESCE($3, usage_out), "
-                         "usage_total = COALESCE($4, usage_total), usage_cache_read = COALESCE($5, usage_cache_read), "
-                         "usage_cache_write = COALESCE($6, usage_cache_write), "
-                         "usage_reasoning = COALESCE($7, usage_reasoning) WHERE sid = $1", p, 7, NULL);
+                      s_usage (u->cache_read), s_usage (u->cache_write), s_usage (u->reasoning),
+                      sl_val_int (estimated ? 1 : 0) };
+    if (s_exec (self, "UPDATE streams SET usage_in = COALESCE($2, usage_in), usage_out = COALESCE($3, usage_out), "
+                      "usage_total = COALESCE($4, usage_total), usage_cache_read = COALESCE($5, usage_cache_read), "
+                      "usage_cache_write = COALESCE($6, usage_cache_write), "
+                      "usage_reasoning = COALESCE($7, usage_reasoning), "
+                      "usage_estimated = CASE WHEN $8 = 1 THEN 1 ELSE usage_estimated END WHERE sid = $1", p, 8, NULL))
+        return -1;
+    return s_cost (self, sid);
 }
 
 static int
@@ -193,7 +247,7 @@ s_on_message (sl_archive_t *self, sl_val_t sid, const sl_msg_t *msg)
     if (s_exec (self, "UPDATE streams SET response_id = COALESCE($2, response_id), "
                       "response_model = COALESCE($3, response_model) WHERE sid = $1", p, 3, NULL))
         return -1;
-    return msg->has_usage ? s_on_usage (self, sid, &msg->usage) : 0;
+    return msg->has_usage ? s_on_usage (self, sid, &msg->usage, (msg->flags & SL_F_ESTIMATED) != 0) : 0;
 }
 
 static int
@@ -234,7 +288,7 @@ s_on_finish (sl_archive_t *self, sl_val_t sid, const sl_msg_t *msg)
                       s_opt_str (s_text (self, 0, msg->finish_raw, NULL)) };
     if (s_exec (self, "UPDATE streams SET finish = $2, finish_raw = $3 WHERE sid = $1", p, 3, NULL))
         return -1;
-    return msg->has_usage ? s_on_usage (self, sid, &msg->usage) : 0;
+    return msg->has_usage ? s_on_usage (self, sid, &msg->usage, (msg->flags & SL_F_ESTIMATED) != 0) : 0;
 }
 
 static int
@@ -252,12 +306,14 @@ s_on_verdict (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta, co
         sl_val_int (latency), sl_val_int (sl_archive_latency_bucket (latency)),
         sl_val_str (args), sl_val_int ((int64_t) msg->text.len), sl_val_int (cut ? 1 : 0), sl_val_int (meta->at),
         //  A verdict on the request names the part it judged (PROTOCOL.md, "verdict").
-        sl_val_text (msg->part.ptr ? "request" : "response"), s_opt_str (msg->part)
+        sl_val_text (msg->part.ptr ? "request" : "response"), s_opt_str (msg->part),
+        s_opt_str (s_text (self, 2, msg->team, NULL)), s_opt_str (s_text (self, 3, msg->user, NULL))
     };
     if (s_exec (self, "INSERT INTO verdicts (sid, seq, side, idx, call_id, tool, action, checked, rule, reason, "
                       "judge_model, probability, latency_us, latency_bucket, arguments, arguments_bytes, "
-                      "truncated, at, part) VALUES ($1, $2, $18, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-                      "$13, $14, $15, $16, $17, $19) ON CONFLICT (sid, seq) DO NOTHING", p, 19, NULL))
+                      "truncated, at, part, team, user_name) VALUES ($1, $2, $18, $3, $4, $5, $6, $7, $8, $9, "
+                      "$10, $11, $12, $13, $14, $15, $16, $17, $19, $20, $21) ON CONFLICT (sid, seq) DO NOTHING",
+                p, 21, NULL))
         return -1;
     if (msg->part.ptr)
         return 0;                       //  not a call: the stream's call counts stay

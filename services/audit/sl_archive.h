@@ -43,9 +43,16 @@ typedef struct {
     int64_t at;                         //  when it was spooled, Unix ms
 } sl_record_meta_t;
 
+typedef struct _sl_routes_t sl_providers_t;   //  common/dialects/sl_providers.h
+
 //  The store is borrowed. max_text 0: the default.
 sl_archive_t *sl_archive_new (sl_store_t *store, size_t max_text);
 void sl_archive_destroy (sl_archive_t **self_p);
+//  The prices a stream's cost is counted at (the routes file's, borrowed,
+//  outliving the archive; NULL: costs are not recorded). A stream's cost
+//  follows its usage: set again whenever usage is recorded, from its
+//  model (as the client asked for it) and its tokens so far.
+void sl_archive_set_prices (sl_archive_t *self, const sl_providers_t *prices);
 //  Write one record (msg is the REC's inner message). 1 written, 0 known
 //  already (or nothing to write), -1 the store failed (the caller rolls
 //  back: a PostgreSQL transaction is over after a failed statement).

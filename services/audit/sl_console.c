@@ -19,6 +19,7 @@
 #define S_TOKEN_BYTES 32
 #define S_TOKEN_SIZE (2 * S_TOKEN_BYTES + 1)
 #define S_DAY_MS (24 * 3600 * 1000LL)
+#define S_USAGE_DAYS 30                 //  /api/usage without from: this many days back
 
 typedef struct {
     char token [S_TOKEN_SIZE];
@@ -335,6 +336,8 @@ s_streams (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *r
         .model = s_arg (req, "model"),
         .provider = s_arg (req, "provider"),
         .client_key = s_arg (req, "key"),
+        .team = s_arg (req, "team"),
+        .user = s_arg (req, "user"),
         .text = s_arg (req, "q"),
         .state = s_arg (req, "state"),
         .limit = (int) s_arg_i64 (req, "limit", 0)
@@ -432,6 +435,23 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         int64_t from = s_arg_i64 (req, "from", to - S_DAY_MS);
         if (sl_query_stats (self->store, from, to, s_arg_i64 (req, "bucket", 0), &resp->body))
             s_store_error (self, resp);
+        else
+            s_json (resp, 200);
+        return;
+    }
+    if (strcmp (path, "/api/usage") == 0) {
+        //  Whole UTC days: from the start of from's day, the last 30 by default.
+        int64_t now = s_now (self);
+        int64_t to = s_arg_i64 (req, "to", now + 1);
+        int64_t from = s_arg_i64 (req, "from", to - S_USAGE_DAYS * S_DAY_MS);
+        if (from > 0)
+            from -= from % S_DAY_MS;
+        int rc = sl_query_usage (self->store, from, to, s_arg (req, "group"), &resp->body);
+        if (rc < 0)
+            s_store_error (self, resp);
+        else
+        if (rc > 0)
+            s_error (resp, 400, "group is team, user, model or all");
         else
             s_json (resp, 200);
         return;

@@ -8,7 +8,9 @@
         POST /api/logout
         GET  /api/meta              the store, the audit's emitters, the gaps' total
         GET  /api/streams?...       search: from, to, tool, rule, action, check, model,
-                                    provider, key, q (text), state, before, limit
+                                    provider, key, team, user, q (text), state, before, limit
+        GET  /api/usage?from&to&group   tokens, estimated tokens, cost and requests per UTC
+                                    day and team, user (team+user), model or all (sl_query_usage)
         GET  /api/streams/<sid>     one stream, whole
         GET  /api/stats?from&to&bucket   the charts' numbers
         GET  /api/policies          what each judge runs, and its reload failures

@@ -195,6 +195,8 @@ sl_live_feed (sl_live_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg
             s_str (j, "provider", msg->provider);
             s_str (j, "client", sl_str (client));
             s_str (j, "client_key", msg->key_id);
+            s_str (j, "team", msg->team);
+            s_str (j, "user", msg->user);
             sl_buf_puts (j, ",\"tools\":[");
             sl_json_iter_t it;
             sl_str_t tool, name;
@@ -234,6 +236,8 @@ sl_live_feed (sl_live_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg
             s_str (j, "rule", msg->rule);
             s_preview (j, "reason", msg->reason);
             s_str (j, "judge_model", msg->judge_model);
+            s_str (j, "team", msg->team);
+            s_str (j, "user", msg->user);
             if (!isnan (msg->probability))
                 sl_buf_printf (j, ",\"probability\":%.4f", msg->probability);
             sl_buf_printf (j, ",\"latency_us\":%u", msg->latency_us);

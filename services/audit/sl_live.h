@@ -5,9 +5,10 @@
     their tool calls and verdicts, and the last streams that finished, and
     turns each record into one server-sent event for the pages watching:
 
-        event: start    {"sid","at","model","provider","client","client_key","tools","last_user"}
+        event: start    {"sid","at","model","provider","client","client_key","team","user","tools",
+                         "last_user"}
         event: call     {"sid","at","index","tool","action","check","rule","reason","judge_model",
-                         "probability","latency_us","arguments"}
+                         "team","user","probability","latency_us","arguments"}
         event: block    {"sid","at","index","kind","name","replaced","incomplete","text"}
         event: finish   {"sid","at","finish","usage_in","usage_out"}
         event: error    {"sid","at","code","message","status"}

@@ -101,7 +101,8 @@ s_list_row (void *arg, const sl_row_t *row)
     "s.response_model, s.provider, s.client_key, s.streaming, s.policy, s.finish, s.finish_raw, " \
     "s.error_code, s.error_message, s.error_status, s.error_source, s.blocks, s.calls, s.blocked, s.lost, " \
     "s.tools, s.last_user, s.usage_in, s.usage_out, s.usage_total, s.usage_cache_read, s.usage_cache_write, " \
-    "s.usage_reasoning, s.response_id, s.epoch, s.emitter"
+    "s.usage_reasoning, s.response_id, s.epoch, s.emitter, s.team, s.user_name, s.usage_estimated, " \
+    "s.cost_usd_micro"
 
 static const s_col_t s_stream_cols [] = {
     { "sid", C_TEXT }, { "started_at", C_INT }, { "ended_at", C_INT }, { "duration_ms", C_INT },
@@ -112,7 +113,8 @@ static const s_col_t s_stream_cols [] = {
     { "blocked", C_INT }, { "lost", C_INT }, { "tools", C_TEXT }, { "last_user", C_TEXT },
     { "usage_in", C_INT }, { "usage_out", C_INT }, { "usage_total", C_INT }, { "usage_cache_read", C_INT },
     { "usage_cache_write", C_INT }, { "usage_reasoning", C_INT }, { "response_id", C_TEXT },
-    { "epoch", C_INT }, { "emitter", C_TEXT }
+    { "epoch", C_INT }, { "emitter", C_TEXT }, { "team", C_TEXT }, { "user", C_TEXT },
+    { "usage_estimated", C_BOOL }, { "cost_usd_micro", C_INT }
 };
 #define S_STREAM_COLS ((int) (sizeof s_stream_cols / sizeof s_stream_cols [0]))
 #define S_LAST_USER_COL 23
@@ -170,7 +172,8 @@ sl_query_streams (sl_store_t *store, const sl_query_filter_t *f, sl_buf_t *out)
         s_param (&st, sl_val_int (f->before));
     }
     const struct { const char *value; const char *column; } equal [] = {
-        { f->model, "s.model" }, { f->provider, "s.provider" }, { f->client_key, "s.client_key" }
+        { f->model, "s.model" }, { f->provider, "s.provider" }, { f->client_key, "s.client_key" },
+        { f->team, "s.team" }, { f->user, "s.user_name" }
     };
     for (size_t i = 0; i < sizeof equal / sizeof equal [0]; i++)
         if (s_set (equal [i].value)) {
@@ -263,7 +266,8 @@ static const s_col_t s_verdict_cols [] = {
     { "seq", C_INT }, { "side", C_TEXT }, { "index", C_INT }, { "call_id", C_TEXT }, { "tool", C_TEXT },
     { "action", C_TEXT }, { "check", C_TEXT }, { "rule", C_TEXT }, { "reason", C_TEXT },
     { "judge_model", C_TEXT }, { "probability", C_REAL }, { "latency_us", C_INT }, { "arguments", C_TEXT },
-    { "arguments_bytes", C_INT }, { "truncated", C_BOOL }, { "at", C_INT }, { "part", C_TEXT }
+    { "arguments_bytes", C_INT }, { "truncated", C_BOOL }, { "at", C_INT }, { "part", C_TEXT },
+    { "team", C_TEXT }, { "user", C_TEXT }
 };
 
 static const s_col_t s_tools_col [] = { { "tools_json", C_TEXT } };
@@ -296,7 +300,8 @@ sl_query_stream (sl_store_t *store, const char *sid, sl_buf_t *out)
     s_list_t verdicts = { out, s_verdict_cols, (int) (sizeof s_verdict_cols / sizeof s_verdict_cols [0]), 0, 0,
                           false };
     if (sl_store_query (store, "SELECT seq, side, idx, call_id, tool, action, checked, rule, reason, judge_model, "
-                               "probability, latency_us, arguments, arguments_bytes, truncated, at, part "
+                               "probability, latency_us, arguments, arguments_bytes, truncated, at, part, "
+                               "team, user_name "
                                "FROM verdicts WHERE sid = $1 ORDER BY seq", p, 1, s_list_row, &verdicts))
         goto failed;
     sl_buf_puts (out, "]}");
@@ -304,6 +309,73 @@ sl_query_stream (sl_store_t *store, const char *sid, sl_buf_t *out)
 failed:
     out->len = mark;
     return -1;
+}
+
+//  --------------------------------------------------------------------------
+//  Usage
+
+#define S_DAY_MS 86400000LL             //  a UTC day: Unix time has no leap seconds
+
+//  The columns a usage grouping adds, by name.
+static const struct {
+    const char *group;
+    const char *sql;                    //  its key columns, as selected and grouped
+    s_col_t cols [3];
+    int count;
+} s_usage_groups [] = {
+    { "team", "COALESCE(team, '')", { { "team", C_TEXT } }, 1 },
+    { "user", "COALESCE(team, ''), COALESCE(user_name, '')", { { "team", C_TEXT }, { "user", C_TEXT } }, 2 },
+    { "model", "COALESCE(model, '')", { { "model", C_TEXT } }, 1 },
+    { "all", "COALESCE(team, ''), COALESCE(user_name, ''), COALESCE(model, '')",
+      { { "team", C_TEXT }, { "user", C_TEXT }, { "model", C_TEXT } }, 3 },
+};
+
+int
+sl_query_usage (sl_store_t *store, int64_t from, int64_t to, const char *group, sl_buf_t *out)
+{
+    int g = -1;
+    for (int i = 0; i < (int) (sizeof s_usage_groups / sizeof s_usage_groups [0]); i++)
+        if (strcmp (group && *group ? group : "all", s_usage_groups [i].group) == 0)
+            g = i;
+    if (g < 0)
+        return 1;
+    if (to <= from)
+        to = from + 1;
+    s_col_t cols [1 + 3 + 5] = { { "day", C_INT } };   //  the day, 3 keys at most, the sums
+    int count = 1;
+    for (int i = 0; i < s_usage_groups [g].count; i++)
+        cols [count++] = s_usage_groups [g].cols [i];
+    const s_col_t sums [] = { { "requests", C_INT }, { "input", C_INT }, { "output", C_INT },
+                              { "estimated", C_INT }, { "cost_usd_micro", C_INT } };
+    assert (count + (int) (sizeof sums / sizeof sums [0]) <= (int) (sizeof cols / sizeof cols [0]));
+    for (size_t i = 0; i < sizeof sums / sizeof sums [0]; i++)
+        cols [count++] = sums [i];
+    sl_buf_t sql = { 0 };
+    //  Day and key columns first, then the sums; grouped by position.
+    sl_buf_printf (&sql, "SELECT (started_at / $3) * $3, %s, COUNT(*), SUM(COALESCE(usage_in, 0)), "
+                         "SUM(COALESCE(usage_out, 0)), "
+                         "SUM(CASE WHEN usage_estimated = 1 THEN COALESCE(usage_in, 0) + COALESCE(usage_out, 0) "
+                         "ELSE 0 END), SUM(COALESCE(cost_usd_micro, 0)) FROM streams "
+                         "WHERE started_at >= $1 AND started_at < $2 GROUP BY 1",
+                   s_usage_groups [g].sql);
+    for (int i = 0; i < s_usage_groups [g].count; i++)
+        sl_buf_printf (&sql, ", %d", i + 2);
+    sl_buf_puts (&sql, " ORDER BY 1");
+    for (int i = 0; i < s_usage_groups [g].count; i++)
+        sl_buf_printf (&sql, ", %d", i + 2);
+    sl_val_t p [] = { sl_val_int (from), sl_val_int (to), sl_val_int (S_DAY_MS) };
+    size_t mark = out->len;
+    sl_buf_printf (out, "{\"from\":%lld,\"to\":%lld,\"group\":\"%s\",\"rows\":[", (long long) from,
+                   (long long) to, s_usage_groups [g].group);
+    s_list_t list = { out, cols, count, 0, 0, false };
+    int rc = sl_store_query (store, sl_buf_cstr (&sql), p, 3, s_list_row, &list);
+    sl_buf_free (&sql);
+    if (rc) {
+        out->len = mark;
+        return -1;
+    }
+    sl_buf_puts (out, "]}");
+    return 0;
 }
 
 //  --------------------------------------------------------------------------

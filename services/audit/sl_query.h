@@ -2,10 +2,11 @@
 
     What the console shows and `sluice-audit export` writes: streams found
     by a filter (time, tool, rule, action, check, model, provider, client
-    key, text in arguments, messages or blocks, state), one stream whole
-    (its blocks in order, each verdict by its call), the aggregates the
-    charts are drawn from, the judges' policies and the gaps. One SQL text
-    per question, run as it is on SQLite and PostgreSQL.
+    key, team, user, text in arguments, messages or blocks, state), one
+    stream whole (its blocks in order, each verdict by its call), the
+    aggregates the charts are drawn from, usage per team, user, model and
+    day, the judges' policies and the gaps. One SQL text per question, run
+    as it is on SQLite and PostgreSQL.
 
     Every answer is appended to out as one JSON value; times are Unix ms.
     The functions return 0, or -1 when the store failed (sl_store_error).
@@ -36,6 +37,8 @@ typedef struct {
     const char *model;
     const char *provider;
     const char *client_key;
+    const char *team;                   //  whose streams: a team (of the key or token)
+    const char *user;                   //  and a user in it
     const char *text;                   //  in the last user message, arguments or blocks (any case)
     const char *state;                  //  live, ended, error, blocked, lost
     int limit;                          //  0: SL_QUERY_DEFAULT_LIMIT
@@ -51,6 +54,14 @@ int sl_query_stream (sl_store_t *store, const char *sid, sl_buf_t *out);
 //   "streams":[[t,n,errors],...],"models":[[model,provider,n,errors],...],
 //   "latency":[[t,p50,p90,p99,n],...]} (latencies in µs).
 int sl_query_stats (sl_store_t *store, int64_t from, int64_t to, int64_t bucket_ms, sl_buf_t *out);
+//  Usage per UTC day and group over streams started in [from, to):
+//  group "team", "user" (team and user), "model", or "all" (NULL or "":
+//  team, user and model). {"from","to","group","rows":[{"day":ms,
+//  <the group's keys>,"requests","input","output","estimated" (tokens of
+//  streams whose usage is an estimate),"cost_usd_micro"},...]}, by day
+//  then key; a stream without a team (no keys) has team "". 1 for an
+//  unknown group (out untouched).
+int sl_query_usage (sl_store_t *store, int64_t from, int64_t to, const char *group, sl_buf_t *out);
 //  {"policies":[{judge,policy,name,source,loaded_at,first_seen,last_seen,failures,last_error},...]}
 int sl_query_policies (sl_store_t *store, sl_buf_t *out);
 //  {"gaps":[...],"lost":total}, newest first (at most limit).

@@ -13,7 +13,8 @@
     subscribers, in the order received: the stream's start (the request
     summary: model, dialects, tools), its blocks, the verdicts, the finish
     with its usage, errors, the end. Events the emitter itself raises (an
-    illegal event withheld) are published too. Only tap keys with access
+    illegal event withheld; a usage estimated from bytes when the upstream
+    reported none, as a "message" flagged ESTIMATED) are published too. Only tap keys with access
     "full" may subscribe there (ZAP domain "tap"). A second PUB socket
     (--pub-meta, ZAP domain "tap-meta", every tap key) carries the same
     events through sl_meta_strip: no text, no arguments, no prompt. Each is
@@ -120,6 +121,26 @@ s_count_error (s_app_t *app, const sl_msg_t *msg)
                                         "Streams ended by an error, by its source and HTTP status"));
 }
 
+//  The upstream reported no usage and the library estimated it on the
+//  stream's LAST frame: the audit store and the taps learn it as a
+//  "message" event of the emitter's own carrying only that usage, flagged
+//  ESTIMATED (a frame goes to the gateway alone).
+static void
+s_estimated (s_app_t *app, const sl_msg_t *frame)
+{
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_BLOCK);
+    memcpy (m.sid, frame->sid, SL_SID_SIZE);
+    m.epoch = frame->epoch;
+    m.seq = frame->seq;
+    m.kind = SL_B_MESSAGE;
+    m.flags = SL_F_ESTIMATED;
+    m.has_usage = true;
+    m.usage = frame->usage;
+    s_publish (app, &m);
+    audit_link_own (app->audit, &m);
+}
+
 static void
 s_emit (void *arg, const sl_msg_t *msg)
 {
@@ -131,6 +152,8 @@ s_emit (void *arg, const sl_msg_t *msg)
         audit_link_own (app->audit, msg);
         return;
     }
+    if ((msg->flags & SL_F_LAST) && (msg->flags & SL_F_ESTIMATED))
+        s_estimated (app, msg);
     sl_msg_t frame = *msg;
     frame.reply_to = SL_STR_NULL;       //  routing only; not on the wire
     if (sl_router_send_named (app->gateways, msg->reply_to, &frame)) {

@@ -39,7 +39,11 @@ sl_meta_strip (const sl_msg_t *in, sl_msg_t *out, sl_buf_t *scratch)
             out->provider = in->provider;
             out->flags = in->flags;
             out->key_id = in->key_id;
+            out->team = in->team;       //  who is calling is metadata (never the key)
+            out->user = in->user;
             out->policy = in->policy;
+            out->policy_name = in->policy_name;
+            out->request_bytes = in->request_bytes;
             if (in->tools.ptr) {
                 s_tool_names (in->tools, scratch);
                 out->tools = sl_buf_str (scratch);
@@ -71,6 +75,8 @@ sl_meta_strip (const sl_msg_t *in, sl_msg_t *out, sl_buf_t *scratch)
             out->judge_model = in->judge_model;
             out->probability = in->probability;
             out->latency_us = in->latency_us;
+            out->team = in->team;
+            out->user = in->user;
             break;
         case SL_MSG_ERROR:
             out->code = in->code;

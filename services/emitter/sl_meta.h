@@ -8,13 +8,16 @@
     metadata.
 
     Kept: the envelope (type, stream id, epoch, sequence); a start's
-    dialects, model, provider, flags, client key id (never the key), policy
-    id and the names of its tools (not their descriptions or schemas); a
+    dialects, model, provider, flags, who is calling (client key id, never
+    the key; team; user), policy id, the policy file it runs under, the
+    size of its request body and the names of its tools (not their
+    descriptions or schemas); a
     policy report's judge, policy id, file name, load time and reload
     failures (not the policy's text); a block event's kind, block kind, index, ids,
     tool name, flags, finish reason (normalized and raw), usage, time; a
-    verdict's tool, action, check, rule, judge model, probability and
-    latency (not its reason, which may quote the arguments); an error's
+    verdict's tool, action, check, rule, judge model, probability,
+    latency, team and user (not its reason, which may quote the
+    arguments); an error's
     code, status and flags (not its message).
 
     Never: text, thinking, signatures, tool arguments (also those a verdict

@@ -8,6 +8,7 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_log.h"
+#include "common/dialects/sl_providers.h"
 #include "common/identity/sl_limits_redis.h"
 #include "common/identity/sl_teamlabel.h"
 #include "common/service/sl_keywatch.h"
@@ -272,6 +273,17 @@ sl_admission_finish (sl_admission_t *self, sl_caller_t **caller_p, const char *m
     *caller_p = NULL;
     int64_t in = usage && usage->input > 0 ? usage->input : 0;
     int64_t out = usage && usage->output > 0 ? usage->output : 0;
+    //  Money at the routes file's prices; a model without a price costs
+    //  nothing (its tokens still count).
+    double in_per_m, out_per_m;
+    int64_t usd_micro = (in || out) && sl_providers_price (self->routes, model, &in_per_m, &out_per_m) == 0
+                      ? sl_limits_usd_micro (in, out, in_per_m, out_per_m) : 0;
+    if (usd_micro > 0) {
+        char labels [160];
+        snprintf (labels, sizeof labels, "team=\"%s\"", c->team_label);
+        s_count (self, "sluice_cost_usd_micro_total", labels,
+                 "Money finished streams cost at the routes file's prices, in micro-dollars", (uint64_t) usd_micro);
+    }
     if (in || out) {
         char labels [160];
         snprintf (labels, sizeof labels, "team=\"%s\",kind=\"input\"", c->team_label);
@@ -291,7 +303,6 @@ sl_admission_finish (sl_admission_t *self, sl_caller_t **caller_p, const char *m
         return;
     }
     if (c->plan)
-        self->store->finish (self->store, c->plan, in + out, 0);
-    (void) model;
+        self->store->finish (self->store, c->plan, in + out, usd_micro);
     s_caller_free (&c);
 }

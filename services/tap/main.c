@@ -2,9 +2,11 @@
 
     Subscribes to the PUB socket of one or more emitters (--connect, a
     comma-separated list) and prints every event as it happens: the
-    request summary at a stream's start, blocks, verdicts, the finish with
-    its usage, errors, the end. Human-readable lines by default, one JSON
-    object per line with --json yes.
+    request summary at a stream's start (who is calling: the key's id,
+    team and user), blocks, verdicts (with team and user), the finish
+    with its usage (or the emitter's estimate, marked estimated), errors,
+    the end. Human-readable lines by default, one JSON object per line
+    with --json yes.
 
     Filters (all must match):
       --stream HEX     one stream (its id or a prefix of it)
@@ -188,8 +190,23 @@ s_print_json (s_app_t *app, const sl_msg_t *m, const char *hex)
         s_field_str (out, "finish_raw", m->finish_raw);
         if (m->flags & SL_F_REPLACED)
             sl_buf_puts (out, ",\"replaced\":true");
-        if (m->kind == SL_B_FINISH && m->has_usage)
+        if ((m->kind == SL_B_FINISH || m->kind == SL_B_MESSAGE) && m->has_usage) {
             s_usage_json (out, &m->usage);
+            if (m->flags & SL_F_ESTIMATED)
+                sl_buf_puts (out, ",\"usage_estimated\":true");
+        }
+    }
+    //  Who is calling: the key's id (never the key), team and user.
+    if (m->type == SL_MSG_START)
+        s_field_str (out, "key_id", m->key_id);
+    if (m->type == SL_MSG_START || m->type == SL_MSG_VERDICT) {
+        s_field_str (out, "team", m->team);
+        s_field_str (out, "user", m->user);
+    }
+    if (m->type == SL_MSG_START) {
+        s_field_str (out, "policy_file", m->policy_name);
+        if (m->request_bytes)
+            sl_buf_printf (out, ",\"request_bytes\":%llu", (unsigned long long) m->request_bytes);
     }
     if (m->index >= 0)
         sl_buf_printf (out, ",\"index\":%d", m->index);
@@ -221,6 +238,23 @@ s_print_json (s_app_t *app, const sl_msg_t *m, const char *hex)
     if (m->status)
         sl_buf_printf (out, ",\"status\":%d", m->status);
     sl_buf_puts (out, "}\n");
+}
+
+static void
+s_word (sl_buf_t *out, const char *key, sl_str_t value)
+{
+    if (value.ptr && value.len)
+        sl_buf_printf (out, " %s=%.*s", key, (int) value.len, value.ptr);
+}
+
+//  Who is calling, on a start (key id, team, user) or a verdict (team, user).
+static void
+s_identity_text (sl_buf_t *out, const sl_msg_t *m)
+{
+    if (m->type == SL_MSG_START)
+        s_word (out, "key", m->key_id);
+    s_word (out, "team", m->team);
+    s_word (out, "user", m->user);
 }
 
 //  Tool names of a start's tools JSON, comma-separated.
@@ -256,6 +290,7 @@ s_print_text (s_app_t *app, const sl_msg_t *m, const char *hex)
             sl_buf_printf (out, " model=%.*s client=%s upstream=%s", (int) m->model.len,
                            m->model.ptr ? m->model.ptr : "", sl_dialect_name (m->client_dialect),
                            sl_dialect_name (m->upstream_dialect));
+            s_identity_text (out, m);
             s_tool_names (out, m->tools);
             break;
         case SL_MSG_BLOCK:
@@ -268,12 +303,11 @@ s_print_text (s_app_t *app, const sl_msg_t *m, const char *hex)
                 sl_buf_puts (out, " (written by the judge)");
             if (m->name.ptr)
                 sl_buf_printf (out, " %.*s", (int) m->name.len, m->name.ptr);
-            if (m->kind == SL_B_FINISH) {
+            if (m->kind == SL_B_FINISH)
                 sl_buf_printf (out, " %s", sl_finish_name (m->finish));
-                if (m->has_usage)
-                    sl_buf_printf (out, " tokens in=%lld out=%lld", (long long) m->usage.input,
-                                   (long long) m->usage.output);
-            }
+            if ((m->kind == SL_B_FINISH || m->kind == SL_B_MESSAGE) && m->has_usage)
+                sl_buf_printf (out, " tokens in=%lld out=%lld%s", (long long) m->usage.input,
+                               (long long) m->usage.output, (m->flags & SL_F_ESTIMATED) ? " (estimated)" : "");
             if ((m->kind == SL_B_END || m->kind == SL_B_DELTA) && m->text.ptr) {
                 sl_buf_puts (out, " ");
                 sl_json_put_sl (out, m->text);
@@ -291,6 +325,7 @@ s_print_text (s_app_t *app, const sl_msg_t *m, const char *hex)
             if (m->rule.ptr)
                 sl_buf_printf (out, ", rule %.*s", (int) m->rule.len, m->rule.ptr);
             sl_buf_printf (out, ", %u us)", m->latency_us);
+            s_identity_text (out, m);
             if (m->reason.ptr && m->reason.len)
                 sl_buf_printf (out, " %.*s", (int) m->reason.len, m->reason.ptr);
             break;

@@ -10,23 +10,13 @@
 //      policy over the recorded stream and shows the block).
 // Screenshots of each page go to SLUICE_SCREENSHOTS. Prints one JSON line
 // of measurements ("measured: {...}"); exits non-zero on the first failure.
-import { chromium } from 'playwright-core';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fail, shots, withPage } from './browser.mjs';
 
 const consoleUrl = process.env.SLUICE_CONSOLE_URL;
 const gatewayUrl = process.env.SLUICE_GATEWAY_URL;
-const shots = process.env.SLUICE_SCREENSHOTS || 'build';
 const deadline = Number(process.env.SLUICE_LIVE_DEADLINE_MS || 2000);
-const executablePath = process.env.SLUICE_CHROMIUM || '/usr/bin/chromium';
 const measured = {};
-
-function fail (what) {
-  console.error('not ok: ' + what);
-  process.exitCode = 1;
-  throw new Error(what);
-}
 
 async function blockedRequest () {
   const body = {
@@ -44,20 +34,7 @@ async function blockedRequest () {
   return performance.now();
 }
 
-const profile = mkdtempSync(join(tmpdir(), 'sluice-chromium-'));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath,
-  headless: true,
-  viewport: { width: 1440, height: 900 },
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-         '--disable-component-update', '--disable-sync'],
-});
-try {
-  const page = context.pages()[0] || await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-
+await withPage(async (page, errors) => {
   // 1. Live: the blocked call appears, pushed, without reloading.
   await page.goto(consoleUrl + '#/live');
   await page.waitForSelector('#inflight .empty, #inflight .stream', { timeout: 10000 });
@@ -122,9 +99,4 @@ try {
   if (errors.length) fail('the pages ran without script errors: ' + errors.join(' | '));
   console.log('measured: ' + JSON.stringify(measured));
   console.log('ok');
-} catch (e) {
-  if (!process.exitCode) { console.error('not ok: ' + e.message); process.exitCode = 1; }
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
+});

@@ -1,5 +1,5 @@
 /*  The sluice audit console: a page per hash (#/live, #/history, #/stream/<sid>,
-    #/charts, #/policy, #/try), drawn from sluice-audit's JSON API. Plain
+    #/charts, #/usage, #/policy, #/try), drawn from sluice-audit's JSON API. Plain
     JavaScript shipped with the binary: no framework, no build step, nothing
     loaded from elsewhere. Text from the store is always set as text (never
     parsed as HTML). */
@@ -50,6 +50,13 @@ function pretty(text) {
   if (!text) return '';
   try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
 }
+function dollars(micro) {
+  if (micro === null || micro === undefined) return '';
+  const usd = micro / 1e6;
+  return '$' + (usd >= 100 ? usd.toFixed(0) : usd >= 1 ? usd.toFixed(2) : usd.toFixed(4));
+}
+function count(n) { return n === null || n === undefined ? '' : Number(n).toLocaleString('en-US'); }
+function who(team, user) { return (team || '') + (user ? ' / ' + user : ''); }
 function badge(action) { return el('span', { class: 'badge ' + action, text: action }); }
 function shortSid(sid) { return sid ? sid.slice(0, 8) : ''; }
 function clear() { $main.replaceChildren(); }
@@ -117,6 +124,7 @@ function streamCard(s, fresh) {
     start.provider ? el('span', { class: 'tag', title: 'provider', text: 'via ' + start.provider }) : null,
     start.client ? el('span', { class: 'tag', title: 'client dialect', text: start.client + ' client' }) : null,
     start.client_key ? el('span', { class: 'tag', text: 'key ' + start.client_key }) : null,
+    start.team ? el('span', { class: 'tag', title: 'team / user', text: who(start.team, start.user) }) : null,
     state));
   if (start.last_user) card.append(el('div', { class: 'user', text: '“' + start.last_user + '”' }));
   const calls = el('div', { class: 'calls' });
@@ -189,8 +197,10 @@ const filterFields = [
   ['from', 'From', 'datetime-local'], ['to', 'To', 'datetime-local'], ['tool', 'Tool'], ['rule', 'Rule'],
   ['action', 'Action', ['', 'allow', 'block', 'drop', 'rewrite', 'terminate']],
   ['check', 'Check', ['', 'ran', 'default', 'timeout', 'error']],
-  ['model', 'Model'], ['provider', 'Provider'], ['key', 'Client key'], ['q', 'Text in arguments or messages'],
-  ['state', 'State', ['', 'blocked', 'error', 'live', 'ended', 'lost']]];
+  ['model', 'Model'], ['provider', 'Provider'], ['key', 'Client key'], ['team', 'Team'], ['user', 'User'],
+  ['q', 'Text in arguments or messages'],
+  ['state', 'State', ['', 'blocked', 'error', 'live', 'ended', 'lost']],
+  ['group', 'Group by', ['', 'team', 'user']]];     // the page's, not the store's: rows under a heading each
 
 function toLocalInput(ms) {
   const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60000);
@@ -223,15 +233,37 @@ function viewHistory(params) {
   const more = el('button', { class: 'ghost', text: 'Older…', hidden: true });
   $main.append(el('h1', { text: 'History' }), form,
     el('div', { class: 'panel' }, el('table', {},
-      el('thead', {}, el('tr', {}, ['Started', 'Stream', 'Model', 'Provider', 'Client', 'Key', 'Calls', 'Outcome', 'Duration', 'Last user message']
+      el('thead', {}, el('tr', {}, ['Started', 'Stream', 'Model', 'Provider', 'Client', 'Key', 'Team / user', 'Calls', 'Outcome', 'Duration', 'Last user message']
         .map((h) => el('th', { text: h })))), table), el('div', { class: 'row' }, more)));
   let before = 0;
+  // Grouped by team (or team and user): each group's rows follow its heading,
+  // newest first within it; older pages add to the groups already shown.
+  const group = params.get('group') || '';
+  const groups = new Map();          // key -> { head, last, n, cost }
+  const place = (s, row) => {
+    if (!group) { table.append(row); return; }
+    const key = group === 'user' ? who(s.team || '(no team)', s.user || '(no user)') : s.team || '(no team)';
+    let g = groups.get(key);
+    if (!g) {
+      g = { head: el('tr', { class: 'group', 'data-group': key }), last: null, n: 0, cost: 0 };
+      table.append(g.head);
+      g.last = g.head;
+      groups.set(key, g);
+    }
+    g.last.after(row);
+    g.last = row;
+    g.n++;
+    g.cost += s.cost_usd_micro || 0;
+    g.head.replaceChildren(el('td', { colSpan: 11 }, el('strong', { text: key }),
+      el('span', { class: 'muted small', text: '  ' + g.n + ' stream' + (g.n === 1 ? '' : 's') + (g.cost ? ' · ' + dollars(g.cost) : '') })));
+  };
   const load = async () => {
     const q = new URLSearchParams(params);
     if (before) q.set('before', String(before));
     q.set('limit', '50');
     let data;
-    try { data = await api('/api/streams?' + q.toString()); } catch (e) { table.append(el('tr', {}, el('td', { colSpan: 10, class: 'error', text: e.message }))); return; }
+    q.delete('group');
+    try { data = await api('/api/streams?' + q.toString()); } catch (e) { table.append(el('tr', {}, el('td', { colSpan: 11, class: 'error', text: e.message }))); return; }
     for (const s of data.streams) {
       const outcome = [];
       if (s.blocked) outcome.push(el('span', { class: 'badge block', text: s.blocked + ' blocked' }));
@@ -239,14 +271,16 @@ function viewHistory(params) {
       if (s.lost) outcome.push(el('span', { class: 'badge lost', text: 'records lost' }));
       if (!s.ended_at) outcome.push(el('span', { class: 'badge live', text: 'in flight' }));
       else if (!s.error_code && s.finish) outcome.push(el('span', { class: 'muted', text: s.finish }));
-      table.append(el('tr', { class: 'click', 'data-sid': s.sid, onclick: () => { location.hash = '#/stream/' + s.sid; } },
+      place(s, el('tr', { class: 'click', 'data-sid': s.sid, 'data-team': s.team || '', 'data-user': s.user || '',
+                          onclick: () => { location.hash = '#/stream/' + s.sid; } },
         el('td', { text: time(s.started_at, true) }), el('td', { class: 'mono', text: shortSid(s.sid) }),
         el('td', { text: s.model || '' }), el('td', { text: s.provider || '' }), el('td', { text: s.client || '' }),
-        el('td', { class: 'mono', text: s.client_key || '' }), el('td', { text: String(s.calls) }), el('td', {}, outcome),
+        el('td', { class: 'mono', text: s.client_key || '' }), el('td', { text: who(s.team, s.user) }),
+        el('td', { text: String(s.calls) }), el('td', {}, outcome),
         el('td', { text: duration(s.duration_ms) }), el('td', { class: 'small', text: s.last_user || '' })));
       before = s.started_at;
     }
-    if (!table.children.length) table.append(el('tr', {}, el('td', { colSpan: 10, class: 'empty', text: 'No stream matches.' })));
+    if (!table.children.length) table.append(el('tr', {}, el('td', { colSpan: 11, class: 'empty', text: 'No stream matches.' })));
     more.hidden = !data.more;
   };
   more.addEventListener('click', load);
@@ -262,15 +296,17 @@ async function viewStream(sid) {
   try { data = await api('/api/streams/' + sid); } catch (e) { $main.append(el('p', { class: 'error', text: e.message })); return; }
   const s = data.stream;
   const kv = (k, v) => v === null || v === undefined || v === '' ? [] : [el('div', { class: 'k', text: k }), el('div', {}, v)];
-  const usage = s.usage_in !== null || s.usage_out !== null ? (s.usage_in ?? '?') + ' in, ' + (s.usage_out ?? '?') + ' out' : null;
+  const usage = s.usage_in !== null || s.usage_out !== null
+    ? (s.usage_in ?? '?') + ' in, ' + (s.usage_out ?? '?') + ' out' + (s.usage_estimated ? ' (estimated from bytes: the upstream reported none)' : '')
+    : null;
   $main.append(el('h1', {}, 'Stream ', el('span', { class: 'mono', text: s.sid })),
     el('div', { class: 'grid2' },
       el('div', { class: 'panel' }, el('div', { class: 'kv' },
         kv('started', time(s.started_at, true)), kv('ended', s.ended_at ? time(s.ended_at, true) + ' (' + duration(s.duration_ms) + ')' : 'not recorded (in flight, or lost)'),
         kv('model', s.model), kv('upstream model', s.response_model), kv('provider', s.provider),
         kv('dialects', (s.client || '?') + ' client, ' + (s.upstream || '?') + ' upstream' + (s.streaming ? ', streaming' : ', not streaming')),
-        kv('client key', s.client_key), kv('policy', s.policy), kv('finish', s.finish ? s.finish + (s.finish_raw ? ' (' + s.finish_raw + ')' : '') : null),
-        kv('usage', usage),
+        kv('client key', s.client_key), kv('team', s.team), kv('user', s.user), kv('policy', s.policy), kv('finish', s.finish ? s.finish + (s.finish_raw ? ' (' + s.finish_raw + ')' : '') : null),
+        kv('usage', usage), kv('cost', dollars(s.cost_usd_micro)),
         kv('error', s.error_code ? s.error_code + (s.error_status ? ' ' + s.error_status : '') + ' (' + s.error_source + '): ' + (s.error_message || '') : null),
         kv('records lost', s.lost ? s.lost + ' gap(s): this stream may be incomplete' : null))),
       el('div', { class: 'panel' }, el('div', { class: 'kv' }, kv('last user message', s.last_user), kv('tools', s.tools)),
@@ -309,23 +345,27 @@ const actionColor = { allow: '#23834a', block: '#c8372d', drop: '#8a5a00', rewri
 
 function chartFrame(w, h) { return svg('svg', { class: 'chart', viewBox: '0 0 ' + w + ' ' + h, role: 'img' }); }
 
-function legend(entries) {
-  return el('div', { class: 'legend' }, entries.map(([label, color]) => {
-    const sw = el('span', { class: 'sw' });
-    sw.style.background = color;
-    return el('span', {}, sw, label);
-  }));
+// A colour sample, set through the CSSOM (the page's policy refuses style attributes).
+function swatch(color) {
+  const sw = el('span', { class: 'sw' });
+  sw.style.background = color;
+  return sw;
 }
 
-function timeAxis(chart, x0, x1, y, from, to) {
+function legend(entries) {
+  return el('div', { class: 'legend' }, entries.map(([label, color]) => el('span', {}, swatch(color), label)));
+}
+
+function timeAxis(chart, x0, x1, y, from, to, label) {
   chart.append(svg('line', { class: 'axis', x1: x0, y1: y, x2: x1, y2: y }));
   for (let i = 0; i <= 4; i++) {
     const t = from + (to - from) * i / 4;
-    chart.append(svg('text', { x: x0 + (x1 - x0) * i / 4, y: y + 14, 'text-anchor': 'middle', text: time(t) }));
+    chart.append(svg('text', { x: x0 + (x1 - x0) * i / 4, y: y + 14, 'text-anchor': i === 0 ? 'start' : i === 4 ? 'end' : 'middle',
+                               text: (label || time)(t) }));
   }
 }
 
-function stackedBars(points, from, to, bucket, keys, colorOf, title) {
+function stackedBars(points, from, to, bucket, keys, colorOf, title, label) {
   const W = 640, H = 220, L = 40, R = 10, T = 10, B = 24;
   const chart = chartFrame(W, H);
   const totals = new Map();
@@ -339,11 +379,11 @@ function stackedBars(points, from, to, bucket, keys, colorOf, title) {
     const h = (H - T - B) * p.n / max;
     const y = H - B - (H - T - B) * below / max - h;
     chart.append(svg('rect', { x: x(p.t), y, width: bw, height: h, fill: colorOf(p.key) },
-      svg('title', { text: time(p.t) + ' ' + p.key + ': ' + p.n })));
+      svg('title', { text: (label || time)(p.t) + ' ' + p.key + ': ' + p.n })));
     stack.set(p.t, below + p.n);
   }
   chart.append(svg('text', { x: L - 6, y: T + 8, 'text-anchor': 'end', text: String(max) }));
-  timeAxis(chart, L, W - R, H - B, from, to);
+  timeAxis(chart, L, W - R, H - B, from, to, label);
   return el('div', { class: 'panel' }, el('h2', { text: title }), chart, legend(keys.map((k) => [k, colorOf(k)])));
 }
 
@@ -404,6 +444,58 @@ async function viewCharts(params) {
   grid.append(latencyLines(st.latency, st.from, st.to));
   $main.append(grid);
   if (!st.verdicts.length && !st.streams.length) $main.append(el('p', { class: 'empty', text: 'Nothing recorded in this range yet.' }));
+}
+
+// --------------------------------------------------------------------------
+// Usage: tokens and money per team, user or model and UTC day
+
+const DAY_MS = 24 * 3600e3;
+
+async function viewUsage(params) {
+  clear();
+  const days = Number(params.get('days') || 30);
+  const group = params.get('group') || 'team';
+  const metric = params.get('metric') || 'tokens';
+  const go = (k, v) => { const q = new URLSearchParams({ days, group, metric }); q.set(k, v); location.hash = '#/usage?' + q.toString(); };
+  const select = (name, value, options) => el('select', { name, onchange: (e) => go(name, e.target.value) },
+    options.map(([t, v]) => el('option', { value: v, text: t, selected: String(v) === String(value) })));
+  $main.append(el('div', { class: 'row' }, el('h1', { text: 'Usage' }),
+    select('days', days, [['Last 7 days', 7], ['Last 30 days', 30], ['Last 90 days', 90]]),
+    select('group', group, [['per team', 'team'], ['per user', 'user'], ['per model', 'model']]),
+    select('metric', metric, [['tokens', 'tokens'], ['cost', 'cost'], ['requests', 'requests']])),
+    el('p', { class: 'muted', text: 'Tokens as the upstreams reported them, or estimated from bytes where they reported none; cost at the routes file\'s prices. Days are UTC.' }));
+  const to = Date.now() + 1, from = Math.floor((to - days * DAY_MS) / DAY_MS) * DAY_MS;
+  let data;
+  try { data = await api('/api/usage?from=' + from + '&to=' + to + '&group=' + group); } catch (e) { $main.append(el('p', { class: 'error', text: e.message })); return; }
+  const keyOf = (r) => group === 'user' ? who(r.team || '(no team)', r.user || '(no user)') : group === 'team' ? r.team || '(no team)' : r.model || '?';
+  const valueOf = (r) => metric === 'cost' ? r.cost_usd_micro : metric === 'requests' ? r.requests : r.input + r.output;
+  const totals = new Map();
+  for (const r of data.rows) {
+    const k = keyOf(r);
+    const t = totals.get(k) || { key: k, requests: 0, input: 0, output: 0, estimated: 0, cost: 0 };
+    t.requests += r.requests; t.input += r.input; t.output += r.output; t.estimated += r.estimated; t.cost += r.cost_usd_micro;
+    totals.set(k, t);
+  }
+  const ranked = [...totals.values()].sort((a, b) => (b.input + b.output) - (a.input + a.output) || a.key.localeCompare(b.key));
+  const keys = ranked.map((t) => t.key);
+  const colorOf = (k) => palette[keys.indexOf(k) % palette.length];
+  const points = data.rows.map((r) => ({ t: r.day, key: keyOf(r), n: valueOf(r) })).filter((p) => p.n > 0);
+  const title = (metric === 'cost' ? 'Cost (micro-dollars)' : metric === 'requests' ? 'Requests' : 'Tokens (input + output)') + ' per UTC day';
+  const utcDay = (t) => new Date(t).toISOString().slice(0, 10);
+  const chart = stackedBars(points, from, from + (days + 1) * DAY_MS, DAY_MS, keys, colorOf, title, utcDay);
+  chart.id = 'usage-chart';
+  const sum = ranked.reduce((a, t) => ({ requests: a.requests + t.requests, input: a.input + t.input, output: a.output + t.output,
+                                         estimated: a.estimated + t.estimated, cost: a.cost + t.cost }),
+                            { requests: 0, input: 0, output: 0, estimated: 0, cost: 0 });
+  const cells = (t) => [el('td', { class: 'num', text: count(t.requests) }), el('td', { class: 'num', text: count(t.input) }),
+    el('td', { class: 'num', text: count(t.output) }), el('td', { class: 'num', text: count(t.estimated) }), el('td', { class: 'num', text: dollars(t.cost) })];
+  const table = el('table', { id: 'usage-table' },
+    el('thead', {}, el('tr', {}, [group === 'user' ? 'Team / user' : group === 'team' ? 'Team' : 'Model', 'Requests', 'Input tokens', 'Output tokens',
+      'Of them estimated', 'Cost'].map((h) => el('th', { text: h })))),
+    el('tbody', {}, ranked.map((t) => el('tr', { 'data-key': t.key }, el('td', {}, swatch(colorOf(t.key)), ' ', t.key), cells(t)))),
+    el('tfoot', {}, el('tr', {}, el('th', { text: 'All' }), cells(sum))));
+  $main.append(el('div', { class: 'grid2' }, chart, el('div', { class: 'panel' }, el('h2', { text: 'Totals' }), table)));
+  if (!data.rows.length) $main.append(el('p', { class: 'empty', text: 'No stream recorded in this range yet.' }));
 }
 
 // --------------------------------------------------------------------------
@@ -517,6 +609,7 @@ function route() {
   if (view === 'history') viewHistory(params);
   else if (view === 'stream') viewStream(path.split('/')[2]);
   else if (view === 'charts') viewCharts(params);
+  else if (view === 'usage') viewUsage(params);
   else if (view === 'policy') viewPolicy();
   else if (view === 'try') viewTry(params);
   else viewLive();

@@ -14,6 +14,26 @@ s_parse (const char *text, char **error)
     return sl_providers_parse (text, strlen (text), "routes.yaml", error);
 }
 
+//  A bad routes file and the start of the error it must be refused with.
+typedef struct {
+    const char *text;
+    const char *error;
+} s_case_t;
+
+static void
+s_expect_refused (const s_case_t *cases, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        char *error = NULL;
+        sl_providers_t *r = s_parse (cases [i].text, &error);
+        cr_expect_null (r, "case %zu is refused", i);
+        cr_expect (error && strncmp (error, cases [i].error, strlen (cases [i].error)) == 0,
+                   "case %zu: got '%s', want '%s...'", i, error ? error : "(none)", cases [i].error);
+        free (error);
+        sl_providers_destroy (&r);
+    }
+}
+
 static const char *
 s_match (sl_providers_t *r, const char *model, int dialect)
 {
@@ -143,10 +163,7 @@ Test (sl_providers, model_names_that_cannot_match)
 
 Test (sl_providers, errors_name_file_line_column_and_reason)
 {
-    struct {
-        const char *text;
-        const char *error;
-    } cases [] = {
+    s_case_t cases [] = {
         { "providers: [", "routes.yaml:2:1: " },
         { "", "routes.yaml:1:1: the routes file is empty" },
         { "routes: []\n", "routes.yaml:1:1: the routes file needs a providers list" },
@@ -172,15 +189,7 @@ Test (sl_providers, errors_name_file_line_column_and_reason)
         { "providers:\n  - name: a\n    dialect: openai\n    base_url: http://h\n    forward_client_auth: maybe\n",
           "routes.yaml:5:26: forward_client_auth must be true or false" },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
-        char *error = NULL;
-        sl_providers_t *r = s_parse (cases [i].text, &error);
-        cr_expect_null (r, "case %zu is refused", i);
-        cr_expect (error && strncmp (error, cases [i].error, strlen (cases [i].error)) == 0,
-                   "case %zu: got '%s', want '%s...'", i, error ? error : "(none)", cases [i].error);
-        free (error);
-        sl_providers_destroy (&r);
-    }
+    s_expect_refused (cases, sizeof cases / sizeof cases [0]);
 }
 
 Test (sl_providers, load_from_a_file)
@@ -235,4 +244,69 @@ Test (sl_providers, pick_crosses_dialects_when_the_routes_say_so)
     sl_providers_t *empty = sl_providers_new ();
     cr_expect_null (sl_providers_pick (empty, SL_STR_LIT ("x"), SL_DIALECT_OPENAI));
     sl_providers_destroy (&empty);
+}
+
+#define S_PROVIDER "providers:\n  - name: a\n    dialect: openai\n    base_url: http://h\n"
+
+Test (sl_providers, prices_by_exact_name_then_first_glob)
+{
+    char *error = NULL;
+    sl_providers_t *r = s_parse (S_PROVIDER
+                                 "prices:\n"
+                                 "  - model: \"gpt-4o*\"\n    input: 2.5\n    output: 10\n"
+                                 "  - model: \"gpt-*\"\n    input: 1\n    output: 2\n"
+                                 "  - model: gpt-4o-mini\n    input: 0.15\n    output: 0.6\n", &error);
+    cr_assert_not_null (r, "%s", error ? error : "");
+    cr_expect_eq (sl_providers_price_count (r), 3);
+    double in = -1, out = -1;
+    //  Exact: the named entry wins over the glob listed before it.
+    cr_expect_eq (sl_providers_price (r, "gpt-4o-mini", &in, &out), 0);
+    cr_expect_float_eq (in, 0.15, 1e-12);
+    cr_expect_float_eq (out, 0.6, 1e-12);
+    //  Glob: the first that matches, in the file's order.
+    cr_expect_eq (sl_providers_price (r, "gpt-4o-2024-08-06", &in, &out), 0);
+    cr_expect_float_eq (in, 2.5, 1e-12);
+    cr_expect_float_eq (out, 10.0, 1e-12);
+    cr_expect_eq (sl_providers_price (r, "gpt-3.5-turbo", &in, &out), 0);
+    cr_expect_float_eq (in, 1.0, 1e-12);
+    //  None: -1 and nothing to pay.
+    cr_expect_eq (sl_providers_price (r, "claude-sonnet-4", &in, &out), -1);
+    cr_expect_float_eq (in, 0.0, 1e-12);
+    cr_expect_float_eq (out, 0.0, 1e-12);
+    cr_expect_eq (sl_providers_price (r, "", &in, &out), -1);
+    cr_expect_eq (sl_providers_price (r, NULL, &in, &out), -1);
+    sl_providers_destroy (&r);
+    //  A table without prices (the built-in defaults) prices nothing.
+    r = sl_providers_new_default (NULL);
+    cr_assert_not_null (r);
+    cr_expect_eq (sl_providers_price (r, "gpt-4o", &in, &out), -1);
+    sl_providers_destroy (&r);
+}
+
+Test (sl_providers, bad_prices_are_refused_with_their_line)
+{
+    s_case_t cases [] = {
+        { S_PROVIDER "prices: {}\n", "routes.yaml:5:9: prices must be a list" },
+        { S_PROVIDER "prices:\n  - model: x\n    input: 1\n",
+          "routes.yaml:6:5: a price needs model, input and output" },
+        { S_PROVIDER "prices:\n  - model: x\n    input: -1\n    output: 1\n",
+          "routes.yaml:7:12: input must be a number of US dollars" },
+        { S_PROVIDER "prices:\n  - model: x\n    input: 1\n    output: cheap\n",
+          "routes.yaml:8:13: output must be a number of US dollars" },
+        { S_PROVIDER "prices:\n  - model: x\n    input: 1\n    output: nan\n",
+          "routes.yaml:8:13: output must be a number of US dollars" },
+        { S_PROVIDER "prices:\n  - model: x\n    input: 1\n    output: 1\n    currency: eur\n",
+          "routes.yaml:9:5: unknown price field 'currency'" },
+        { S_PROVIDER "prices:\n  - model: x\n    input: 1\n    output: 1\n"
+                     "  - model: x\n    input: 2\n    output: 2\n",
+          "routes.yaml:9:5: model 'x' has a price twice" },
+    };
+    s_expect_refused (cases, sizeof cases / sizeof cases [0]);
+    //  Added directly: the same checks.
+    sl_providers_t *r = sl_providers_new ();
+    cr_expect_eq (sl_providers_add_price (r, &(sl_price_t) { "m", 1, 1 }), 0);
+    cr_expect_eq (sl_providers_add_price (r, &(sl_price_t) { "m", 1, 1 }), -1);
+    cr_expect_eq (sl_providers_add_price (r, &(sl_price_t) { "", 1, 1 }), -1);
+    cr_expect_eq (sl_providers_add_price (r, &(sl_price_t) { "n", -0.5, 1 }), -1);
+    sl_providers_destroy (&r);
 }

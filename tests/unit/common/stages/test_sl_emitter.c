@@ -343,3 +343,90 @@ Test (sl_emitter, a_keepalive_opens_a_response_whose_first_block_is_held)
         recorder_clear (&r);
     }
 }
+
+//  --------------------------------------------------------------------------
+//  What a stream spent, on its LAST frame
+
+static const sl_msg_t *
+s_last_frame (void)
+{
+    for (size_t i = rec.count; i > 0; i--)
+        if (rec.msgs [i - 1]->type == SL_MSG_FRAME && (rec.msgs [i - 1]->flags & SL_F_LAST))
+            return rec.msgs [i - 1];
+    cr_assert_fail ("no LAST frame");
+    return NULL;
+}
+
+//  A text stream ending with fin (its usage, if any).
+static void
+s_text_stream (const char *text, sl_msg_t fin)
+{
+    s_feed (s_block (SL_B_START, SL_BK_TEXT, 0));
+    sl_msg_t d = s_block (SL_B_DELTA, SL_BK_TEXT, 0);
+    d.text = sl_str (text);
+    s_feed (d);
+    sl_msg_t end = s_block (SL_B_END, SL_BK_TEXT, 0);
+    end.text = sl_str (text);
+    s_feed (end);
+    fin.finish = SL_FIN_STOP;
+    s_feed (fin);
+    s_feed (recorder_msg (SL_MSG_END, 0));
+}
+
+Test (sl_emitter, the_last_frame_carries_the_usage_the_upstream_reported)
+{
+    sl_msg_t msg = s_block (SL_B_MESSAGE, 0, -1);
+    msg.has_usage = true;
+    msg.usage = (sl_usage_t) { 40, -1, -1, 8, -1, -1 };
+    s_feed (msg);
+    sl_msg_t fin = s_block (SL_B_FINISH, 0, -1);
+    fin.has_usage = true;
+    fin.usage = (sl_usage_t) { -1, 25, -1, -1, -1, -1 };
+    s_text_stream ("hello", fin);
+    const sl_msg_t *last = s_last_frame ();
+    cr_expect (last->has_usage);
+    cr_expect_eq (last->usage.input, 40, "the message's input, kept");
+    cr_expect_eq (last->usage.output, 25, "the finish's output");
+    cr_expect_eq (last->usage.cache_read, 8);
+    cr_expect_not (last->flags & SL_F_ESTIMATED);
+}
+
+Test (sl_emitter, a_stream_without_usage_is_estimated_for_the_gateway_not_the_client)
+{
+    //  A fresh stream whose START says how large the upstream's request was.
+    sl_msg_t start = recorder_msg (SL_MSG_START, 0);
+    memset (start.sid, 0x77, SL_SID_SIZE);
+    start.client_dialect = SL_DIALECT_OPENAI;
+    start.upstream_dialect = SL_DIALECT_OPENAI;
+    start.model = sl_str ("m");
+    start.reply_to = sl_str ("tcp://gw:1");
+    start.flags = SL_F_STREAM | SL_F_USAGE;
+    start.request_bytes = 401;
+    recorder_clear (&rec);
+    sl_emitter_destroy (&em);
+    em = sl_emitter_new ();
+    sl_emitter_feed (em, &start, recorder_emit, &rec);
+    //  Every message of the stream is the same stream: give them its sid.
+    const char *text = "0123456789";
+    sl_msg_t msgs [5];
+    msgs [0] = s_block (SL_B_START, SL_BK_TEXT, 0);
+    msgs [1] = s_block (SL_B_DELTA, SL_BK_TEXT, 0);
+    msgs [1].text = sl_str (text);
+    msgs [2] = s_block (SL_B_END, SL_BK_TEXT, 0);
+    msgs [2].text = sl_str (text);
+    msgs [3] = s_block (SL_B_FINISH, 0, -1);
+    msgs [3].finish = SL_FIN_STOP;
+    msgs [4] = recorder_msg (SL_MSG_END, 0);
+    for (int i = 0; i < 5; i++) {
+        memset (msgs [i].sid, 0x77, SL_SID_SIZE);
+        s_feed (msgs [i]);
+    }
+    const sl_msg_t *last = s_last_frame ();
+    cr_expect (last->has_usage);
+    cr_expect (last->flags & SL_F_ESTIMATED);
+    cr_expect_eq (last->usage.input, 101, "401 request bytes at 4 a token, rounded up");
+    cr_expect_eq (last->usage.output, 3, "10 bytes of text");
+    cr_expect_eq (last->usage.total, 104);
+    cr_expect_null (strstr (s_bytes (), "usage"), "the client is never shown an estimate: %s", s_bytes ());
+    cr_expect_null (strstr (s_bytes (), "101"));
+}

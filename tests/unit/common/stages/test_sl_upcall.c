@@ -806,3 +806,18 @@ Test (sl_upcall, over_max_streams_a_request_is_refused_to_its_gateway)
     cr_expect_eq (f.transfer_count, 1, "a duplicate request is ignored");
     s_close ();
 }
+
+//  --------------------------------------------------------------------------
+//  The stream's start
+
+Test (sl_upcall, the_start_carries_the_request_bytes_for_a_usage_estimate)
+{
+    s_open (s_config ());
+    s_request (0x31);
+    cr_assert_gt (f.sent.count, 0);
+    const sl_msg_t *start = f.sent.msgs [0];
+    cr_assert_eq (start->type, SL_MSG_START);
+    cr_expect_eq (start->request_bytes, strlen (BODY), "rqb: the body the upstream is sent");
+    cr_expect_null (start->body.ptr, "but not the body itself");
+    s_close ();
+}

@@ -192,6 +192,17 @@ Test (sl_console, answers_the_pages_questions, .init = s_setup, .fini = s_teardo
     cr_expect_not_null (strstr (sl_buf_cstr (&resp.body), "[1000,\"(default)\",\"allow\",1]"), "%s",
                         sl_buf_cstr (&resp.body));
     cr_expect_eq (s_ask (c, "GET", "/api/gaps", &none, NULL, true, &resp), 200);
+    //  Usage: by day and team (the stream has none: ""), from the start of from's day.
+    s_args_t usage = { .query = { { "from", "500" }, { "to", "100000" }, { "group", "team" } } };
+    cr_expect_eq (s_ask (c, "GET", "/api/usage", &usage, NULL, true, &resp), 200);
+    cr_expect_not_null (strstr (sl_buf_cstr (&resp.body), "{\"from\":0,\"to\":100000,\"group\":\"team\",\"rows\":"
+                                                          "[{\"day\":0,\"team\":\"\",\"requests\":1,"), "%s",
+                        sl_buf_cstr (&resp.body));
+    s_args_t bad_group = { .query = { { "group", "planet" } } };
+    cr_expect_eq (s_ask (c, "GET", "/api/usage", &bad_group, NULL, true, &resp), 400);
+    s_args_t by_team = { .query = { { "team", "nobody" } } };
+    cr_expect_eq (s_ask (c, "GET", "/api/streams", &by_team, NULL, true, &resp), 200);
+    cr_expect_null (strstr (sl_buf_cstr (&resp.body), s_sid), "a team filter that matches no stream");
     cr_expect_eq (s_ask (c, "GET", "/api/nothing", &none, NULL, true, &resp), 404);
     cr_expect_eq (s_ask (c, "DELETE", "/api/streams", &none, NULL, true, &resp), 405);
     sl_buf_free (&resp.body);

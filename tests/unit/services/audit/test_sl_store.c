@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/base/sl_json.h"
+#include "common/dialects/sl_providers.h"
 #include "services/audit/sl_archive.h"
 #include "services/audit/sl_query.h"
 #include "services/audit/sl_retention.h"
@@ -540,6 +541,142 @@ check_retention_and_export (s_env_t *env)
     sl_store_close (&store);
 }
 
+//  --------------------------------------------------------------------------
+//  Who called, what it spent
+
+#define S_DAY 86400000LL
+
+//  A stream of team/user asking for model at t0, with usage (estimated:
+//  the emitter's own message, as it raises one) and one verdict.
+static void
+s_spend (sl_archive_t *archive, const uint8_t *sid, int64_t t0, const char *model, const char *team,
+         const char *user, sl_usage_t usage, bool estimated)
+{
+    sl_record_meta_t meta = s_meta (t0, 0);
+    sl_msg_t m = s_msg (SL_MSG_START, sid, 0);
+    m.model = sl_str (model);
+    m.key_id = SL_STR_LIT ("e6903f57aaf9");
+    m.team = sl_str (team);
+    m.user = sl_str (user);
+    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
+    m = s_msg (SL_MSG_VERDICT, sid, 3);
+    m.index = 0;
+    m.name = SL_STR_LIT ("run_shell");
+    m.action = SL_ACT_ALLOW;
+    m.check = SL_CHK_DEFAULT;
+    m.team = sl_str (team);
+    m.user = sl_str (user);
+    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
+    m = s_msg (SL_MSG_BLOCK, sid, 5);
+    m.kind = SL_B_FINISH;
+    m.finish = SL_FIN_STOP;
+    if (!estimated) {
+        m.has_usage = true;
+        m.usage = usage;
+    }
+    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
+    m = s_msg (SL_MSG_END, sid, 6);
+    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
+    if (estimated) {
+        //  Raised by the emitter at the end: keyed to the end, sub 1.
+        m = s_msg (SL_MSG_BLOCK, sid, 6);
+        m.kind = SL_B_MESSAGE;
+        m.flags = SL_F_ESTIMATED;
+        m.has_usage = true;
+        m.usage = usage;
+        sl_record_meta_t own = s_meta (t0, 1);
+        cr_assert_eq (sl_archive_apply (archive, &own, &m), 1);
+    }
+}
+
+static void
+s_expect_in (const char *json, const char *want)
+{
+    cr_expect_not_null (strstr (json, want), "want %s in %s", want, json);
+}
+
+static void
+check_identity_and_usage (s_env_t *env)
+{
+    sl_store_t *store = s_fresh (env);
+    sl_archive_t *archive = sl_archive_new (store, 0);
+    const char *routes = "providers:\n  - name: a\n    dialect: openai\n    base_url: http://h\n"
+                         "prices:\n  - model: \"gpt-4o*\"\n    input: 2.5\n    output: 10\n";
+    char *error = NULL;
+    sl_providers_t *prices = sl_providers_parse (routes, strlen (routes), "routes.yaml", &error);
+    cr_assert_not_null (prices, "%s", error ? error : "");
+    sl_archive_set_prices (archive, prices);
+    const uint8_t sid_c [SL_SID_SIZE] = { 0xc3, 1, 2 };
+    cr_assert_eq (sl_store_begin (store), 0);
+    //  Day 2: ada's usage reported, bob's estimated; day 3: cy's, on a
+    //  model without a price.
+    s_spend (archive, s_sid_a, 2 * S_DAY + 1000, "gpt-4o", "payments", "ada",
+             (sl_usage_t) { 1000, 200, 1200, -1, -1, -1 }, false);
+    s_spend (archive, s_sid_b, 2 * S_DAY + 5000, "gpt-4o-mini", "payments", "bob",
+             (sl_usage_t) { 100, 20, 120, -1, -1, -1 }, true);
+    s_spend (archive, sid_c, 3 * S_DAY + 5, "claude-x", "search", "cy",
+             (sl_usage_t) { 10, 5, 15, -1, -1, -1 }, false);
+    cr_assert_eq (sl_store_commit (store), 0, "%s", sl_store_error (store));
+    cr_expect_eq (s_count (store, "SELECT cost_usd_micro FROM streams WHERE team = 'payments' AND "
+                                  "user_name = 'ada'"), 4500, "1000 x 2.5 + 200 x 10 per million");
+    cr_expect_eq (s_count (store, "SELECT cost_usd_micro FROM streams WHERE user_name = 'bob'"), 450);
+    cr_expect_eq (s_count (store, "SELECT usage_estimated FROM streams WHERE user_name = 'bob'"), 1);
+    cr_expect_eq (s_count (store, "SELECT usage_estimated FROM streams WHERE user_name = 'ada'"), 0);
+    cr_expect_eq (s_count (store, "SELECT COUNT(*) FROM streams WHERE user_name = 'cy' AND cost_usd_micro IS NULL"),
+                  1, "no price: no cost, not a zero one");
+    cr_expect_eq (s_count (store, "SELECT COUNT(*) FROM verdicts WHERE team = 'payments'"), 2);
+
+    sl_buf_t out = { 0 };
+    cr_assert_eq (sl_query_usage (store, 0, 10 * S_DAY, "team", &out), 0, "%s", sl_store_error (store));
+    const char *json = sl_buf_cstr (&out);
+    cr_expect (sl_json_valid (sl_buf_str (&out)), "%s", json);
+    s_expect_in (json, "\"group\":\"team\",\"rows\":["
+                       "{\"day\":172800000,\"team\":\"payments\",\"requests\":2,\"input\":1100,\"output\":220,"
+                       "\"estimated\":120,\"cost_usd_micro\":4950},"
+                       "{\"day\":259200000,\"team\":\"search\",\"requests\":1,\"input\":10,\"output\":5,"
+                       "\"estimated\":0,\"cost_usd_micro\":0}]");
+    sl_buf_reset (&out);
+    cr_assert_eq (sl_query_usage (store, 0, 10 * S_DAY, "user", &out), 0);
+    json = sl_buf_cstr (&out);
+    s_expect_in (json, "{\"day\":172800000,\"team\":\"payments\",\"user\":\"ada\",\"requests\":1,"
+                       "\"input\":1000,\"output\":200,\"estimated\":0,\"cost_usd_micro\":4500},"
+                       "{\"day\":172800000,\"team\":\"payments\",\"user\":\"bob\",\"requests\":1,"
+                       "\"input\":100,\"output\":20,\"estimated\":120,\"cost_usd_micro\":450}");
+    sl_buf_reset (&out);
+    cr_assert_eq (sl_query_usage (store, 0, 10 * S_DAY, "model", &out), 0);
+    s_expect_in (sl_buf_cstr (&out), "\"model\":\"gpt-4o-mini\",\"requests\":1");
+    sl_buf_reset (&out);
+    cr_assert_eq (sl_query_usage (store, 3 * S_DAY, 4 * S_DAY, NULL, &out), 0);
+    json = sl_buf_cstr (&out);
+    s_expect_in (json, "\"group\":\"all\",\"rows\":[{\"day\":259200000,\"team\":\"search\",\"user\":\"cy\","
+                       "\"model\":\"claude-x\",\"requests\":1");
+    cr_expect_null (strstr (json, "payments"), "only the days asked for");
+    sl_buf_reset (&out);
+    cr_expect_eq (sl_query_usage (store, 0, 10 * S_DAY, "planet", &out), 1);
+    cr_expect_eq (out.len, 0);
+
+    //  The stream list: filtered by team and user, each with its identity and cost.
+    cr_assert_eq (sl_query_streams (store, &(sl_query_filter_t) { .team = "payments" }, &out), 0);
+    json = sl_buf_cstr (&out);
+    s_expect_in (json, "\"team\":\"payments\",\"user\":\"bob\",\"usage_estimated\":true,\"cost_usd_micro\":450");
+    s_expect_in (json, "\"team\":\"payments\",\"user\":\"ada\",\"usage_estimated\":false,\"cost_usd_micro\":4500");
+    cr_expect_null (strstr (json, "search"));
+    sl_buf_reset (&out);
+    cr_assert_eq (sl_query_streams (store, &(sl_query_filter_t) { .team = "payments", .user = "ada" }, &out), 0);
+    json = sl_buf_cstr (&out);
+    s_expect_in (json, "\"user\":\"ada\"");
+    cr_expect_null (strstr (json, "bob"));
+    sl_buf_reset (&out);
+    char hex [SL_SID_HEX_SIZE];
+    sl_sid_hex (s_sid_a, hex);
+    cr_assert_eq (sl_query_stream (store, hex, &out), 0);
+    s_expect_in (sl_buf_cstr (&out), "\"part\":null,\"team\":\"payments\",\"user\":\"ada\"}");
+    sl_buf_free (&out);
+    sl_archive_destroy (&archive);
+    sl_providers_destroy (&prices);
+    sl_store_close (&store);
+}
+
 static void
 s_suite (s_env_t *env)
 {
@@ -550,6 +687,7 @@ s_suite (s_env_t *env)
     check_queries (env);
     check_policies_and_gaps (env);
     check_retention_and_export (env);
+    check_identity_and_usage (env);
 }
 
 Test (sl_store, the_suite_on_sqlite)

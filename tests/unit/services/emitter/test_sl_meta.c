@@ -36,6 +36,10 @@ s_full (sl_msg_t *m, uint8_t type)
     m->status = 403;
     m->code = SL_STR_LIT ("policy_violation");
     m->key_id = SL_STR_LIT ("a9993e364706");
+    m->team = SL_STR_LIT ("payments");
+    m->user = SL_STR_LIT ("ada");
+    m->policy_name = SL_STR_LIT ("/etc/sluice/payments.yaml");
+    m->request_bytes = 777;
     m->policy = SL_STR_LIT ("52e9e1ff7988");
     m->instance = SL_STR_LIT ("judge-1");
     m->count = 2;
@@ -97,6 +101,10 @@ Test (sl_meta, what_monitoring_needs_stays)
     cr_expect_null (out.headers.ptr);
     cr_expect (sl_str_eq (out.key_id, "a9993e364706"), "whose request: the key's id");
     cr_expect (sl_str_eq (out.policy, "52e9e1ff7988"));
+    cr_expect (sl_str_eq (out.team, "payments"), "whose request: the team");
+    cr_expect (sl_str_eq (out.user, "ada"), "and the user");
+    cr_expect (sl_str_eq (out.policy_name, "/etc/sluice/payments.yaml"), "the policy file it runs under");
+    cr_expect_eq (out.request_bytes, 777, "a size, for a usage estimate");
 
     s_full (&in, SL_MSG_POLICY);
     sl_meta_strip (&in, &out, &scratch);
@@ -115,6 +123,8 @@ Test (sl_meta, what_monitoring_needs_stays)
     cr_expect (sl_str_eq (out.judge_model, "judge-m"));
     cr_expect_eq (out.latency_us, 12);
     cr_expect_null (out.reason.ptr, "a reason may quote the arguments");
+    cr_expect (sl_str_eq (out.team, "payments"), "a verdict says whose call it judged");
+    cr_expect (sl_str_eq (out.user, "ada"));
 
     s_full (&in, SL_MSG_BLOCK);
     sl_meta_strip (&in, &out, &scratch);
