@@ -38,7 +38,7 @@
 #define SL_LIMITS_KEY_MAX 256           //  bytes of a counter's key
 #define SL_LIMITS_SUBJECTS_MAX 4        //  subjects of one request
 #define SL_LIMITS_COUNTERS_MAX (SL_LIMITS_SUBJECTS_MAX * 5)
-#define SL_LIMITS_LEASE_S 900           //  a stream's place in a concurrency set, refreshed while it lives
+#define SL_LIMITS_LEASE_S 900           //  the longest a stream holds its place in a concurrency set
 #define SL_LIMITS_USD_MICRO 1000000.0   //  budgets in money are counted in micro-dollars
 
 typedef enum {
