@@ -39,6 +39,7 @@
 #include "common/dialects/sl_dialect.h"
 #include "common/base/sl_json.h"
 #include "common/base/sl_log.h"
+#include "common/identity/sl_teamlabel.h"
 #include "common/service/sl_service.h"
 #include "common/base/sl_sidmap.h"
 #include "proto/sl_msg.h"
@@ -240,21 +241,21 @@ s_print_json (s_app_t *app, const sl_msg_t *m, const char *hex)
     sl_buf_puts (out, "}\n");
 }
 
-static void
-s_word (sl_buf_t *out, const char *key, sl_str_t value)
-{
-    if (value.ptr && value.len)
-        sl_buf_printf (out, " %s=%.*s", key, (int) value.len, value.ptr);
-}
-
 //  Who is calling, on a start (key id, team, user) or a verdict (team, user).
 static void
 s_identity_text (sl_buf_t *out, const sl_msg_t *m)
 {
-    if (m->type == SL_MSG_START)
-        s_word (out, "key", m->key_id);
-    s_word (out, "team", m->team);
-    s_word (out, "user", m->user);
+    //  A token's claims may hold anything: letters, digits, '-', '_'
+    //  and '.' reach a terminal, the rest as '_' (the JSON output keeps
+    //  them as they are, escaped).
+    sl_str_t who [] = { m->type == SL_MSG_START ? m->key_id : SL_STR_NULL, m->team, m->user };
+    const char *names [] = { "key", "team", "user" };
+    for (size_t i = 0; i < sizeof who / sizeof who [0]; i++) {
+        char safe [SL_TEAMLABEL_TEXT];
+        sl_label_safe (who [i].ptr, who [i].len, safe, sizeof safe);
+        if (*safe)
+            sl_buf_printf (out, " %s=%s", names [i], safe);
+    }
 }
 
 //  Tool names of a start's tools JSON, comma-separated.
