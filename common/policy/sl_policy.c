@@ -147,6 +147,15 @@ sl_policy_allow_all (void)
 }
 
 sl_policy_t *
+sl_policy_unloaded (const char *name)
+{
+    sl_policy_t *self = sl_policy_new (name, "", 0);
+    snprintf (self->id, sizeof self->id, "%s", SL_POLICY_UNLOADED_ID);
+    self->default_action = SL_ACT_BLOCK;
+    return self;
+}
+
+sl_policy_t *
 sl_policy_ref (sl_policy_t *self)
 {
     self->refs++;

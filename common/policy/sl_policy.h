@@ -97,6 +97,7 @@ typedef struct _sl_policy_t sl_policy_t;
 
 #define SL_POLICY_ID_SIZE 13            //  a policy id: 12 hex digits of its text's SHA-1, and a NUL
 #define SL_POLICY_ALLOW_ALL_ID "allow-all"  //  the id of the policy of a process without a file
+#define SL_POLICY_UNLOADED_ID "unloaded"    //  the id of the stand-in for a policy not loaded
 
 //  A complete tool call to judge, with what is known of its request.
 //  Everything is borrowed from the caller.
@@ -178,6 +179,10 @@ sl_policy_t *sl_policy_parse (const char *text, size_t size, const char *name, c
 sl_policy_t *sl_policy_load (const char *path, char **error);
 //  The policy allowing everything (no file given).
 sl_policy_t *sl_policy_allow_all (void);
+//  The stand-in for a policy file a stream names that the process does
+//  not have (name: that file): no rules, every call blocked (default and
+//  on_incomplete block), its id SL_POLICY_UNLOADED_ID, its source "".
+sl_policy_t *sl_policy_unloaded (const char *name);
 sl_policy_t *sl_policy_ref (sl_policy_t *self);
 //  Drop a reference; the last one frees the policy. Sets *self_p to NULL.
 void sl_policy_unref (sl_policy_t **self_p);
