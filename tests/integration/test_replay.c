@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "common/base/sl_buf.h"
+#include "tests/integration/harness.h"
 #include "tests/recordings.h"
 
 #define EXPECTED_DIR "tests/expected/blocks"
@@ -332,28 +333,16 @@ Test (replay, a_policy_is_checked_against_a_capture)
     unlink (path);
 }
 
-//  Write text to dir/name.
-static void
-s_put (const char *dir, const char *name, const char *text)
-{
-    char path [256];
-    snprintf (path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen (path, "w");
-    cr_assert_not_null (f);
-    fputs (text, f);
-    fclose (f);
-}
-
 Test (replay, a_team_is_judged_under_its_file_and_the_base_it_includes)
 {
     char dir [] = "/tmp/sluice-replay-team-XXXXXX";
     cr_assert_not_null (mkdtemp (dir));
-    s_put (dir, "base.yaml", "rules:\n  - id: no-rm-root\n    tool: run_shell\n"
+    harness_write (dir, "base.yaml", "rules:\n  - id: no-rm-root\n    tool: run_shell\n"
                              "    args: [{pointer: /command, regex: 'rm -rf /$'}]\n    action: block\n");
-    s_put (dir, "team-b.yaml", "include: base.yaml\nrules:\n  - {id: b-shell-ok, tool: run_shell, action: allow}\n");
-    s_put (dir, "default.yaml", "rules:\n  - {id: default-drop, tool: run_shell, action: drop}\n");
+    harness_write (dir, "team-b.yaml", "include: base.yaml\nrules:\n  - {id: b-shell-ok, tool: run_shell, action: allow}\n");
+    harness_write (dir, "default.yaml", "rules:\n  - {id: default-drop, tool: run_shell, action: drop}\n");
     //  A key of each team (the hash of "sk-x": the replay never reads a key).
-    s_put (dir, "keys.yaml", "teams:\n  - {name: tb, policy: team-b.yaml}\n  - {name: tc}\nkeys:\n"
+    harness_write (dir, "keys.yaml", "teams:\n  - {name: tb, policy: team-b.yaml}\n  - {name: tc}\nkeys:\n"
                              "  - {id: kb, team: tb, sha256: 6ec5a3e7d3ad0e4c6aa22f8a29a7df0eb0e1fbd3a2ec4f5e3f5b1c3f0ee8e5a1}\n"
                              "  - {id: kc, team: tc, sha256: 7ec5a3e7d3ad0e4c6aa22f8a29a7df0eb0e1fbd3a2ec4f5e3f5b1c3f0ee8e5a1}\n");
     char capture [64], keys [256], fallback [256];

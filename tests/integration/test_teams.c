@@ -47,12 +47,7 @@ static char s_dir [] = "/tmp/sluice-teams-XXXXXX";
 static void
 s_write (const char *name, const char *text)
 {
-    char path [256];
-    snprintf (path, sizeof path, "%s/%s", s_dir, name);
-    FILE *f = fopen (path, "w");
-    cr_assert_not_null (f);
-    fputs (text, f);
-    fclose (f);
+    cr_assert_eq (harness_write (s_dir, name, text), 0);
 }
 
 //  One key entry: key's hash, of team.

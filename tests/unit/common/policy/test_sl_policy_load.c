@@ -10,6 +10,7 @@
 
 #include "common/policy/sl_policy_impl.h"
 #include "tests/unit/common/policy/policy_fixture.h"
+#include "tests/unit/keydir.h"
 
 Test (sl_policy_load, errors_name_line_and_column)
 {
@@ -266,24 +267,16 @@ s_dir_make (void)
     cr_assert_not_null (mkdtemp (s_dir));
 }
 
-//  Write dir/name with text.
 static void
 s_write (const char *name, const char *text)
 {
-    char path [256];
-    snprintf (path, sizeof path, "%s/%s", s_dir, name);
-    FILE *f = fopen (path, "w");
-    cr_assert_not_null (f);
-    fputs (text, f);
-    fclose (f);
+    keydir_write (s_dir, name, text);
 }
 
 static void
 s_dir_remove (void)
 {
-    char cmd [300];
-    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_dir);
-    cr_expect_eq (system (cmd), 0);
+    keydir_remove (s_dir);
 }
 
 //  Load dir/name; NULL with *error when it does not load.

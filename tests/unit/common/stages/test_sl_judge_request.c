@@ -8,13 +8,20 @@
 #include "common/stages/sl_judge.h"
 #include "tests/unit/recorder.h"
 
+//  A policy that must parse, named name (its file, as a stream names it).
+static sl_policy_t *
+s_named (const char *yaml, const char *name)
+{
+    char *error = NULL;
+    sl_policy_t *p = sl_policy_parse (yaml, strlen (yaml), name, &error);
+    cr_assert_not_null (p, "%s", error ? error : "");
+    return p;
+}
+
 static sl_policy_t *
 s_parse (const char *yaml)
 {
-    char *error = NULL;
-    sl_policy_t *p = sl_policy_parse (yaml, strlen (yaml), "t", &error);
-    cr_assert_not_null (p, "%s", error ? error : "");
-    return p;
+    return s_named (yaml, "t");
 }
 
 static const char *s_pn;                //  the policy file the next streams name (NULL: none)
@@ -130,15 +137,6 @@ s_lookup (void *arg, sl_str_t name)
     if (sl_str_eq (name, "/p/b.yaml"))
         return s_team_b;
     return NULL;
-}
-
-static sl_policy_t *
-s_named (const char *yaml, const char *name)
-{
-    char *error = NULL;
-    sl_policy_t *p = sl_policy_parse (yaml, strlen (yaml), name, &error);
-    cr_assert_not_null (p, "%s", error ? error : "");
-    return p;
 }
 
 Test (sl_judge_request, each_stream_runs_under_the_file_it_names)
