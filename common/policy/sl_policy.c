@@ -107,12 +107,14 @@ sl_policy_free (sl_policy_t *self)
     free (self->default_message);
     free (self->incomplete_message);
     free (self->source);
+    for (int i = 0; i < self->file_count; i++)
+        free (self->files [i]);
+    free (self->files);
     free (self);
 }
 
-//  The first SL_POLICY_ID_SIZE - 1 hex digits of the text's SHA-1.
-static void
-s_digest (const char *text, size_t size, char *id)
+void
+sl_policy_digest (const char *text, size_t size, char *id)
 {
     zdigest_t *digest = zdigest_new ();
     zdigest_update (digest, (const byte *) text, size);
@@ -132,7 +134,7 @@ sl_policy_new (const char *name, const char *text, size_t size)
     self->default_action = SL_ACT_ALLOW;
     self->incomplete_action = SL_ACT_BLOCK;
     self->source = sl_xstrndup (text, size);
-    s_digest (text, size, self->id);
+    sl_policy_digest (text, size, self->id);
     return self;
 }
 
@@ -141,6 +143,15 @@ sl_policy_allow_all (void)
 {
     sl_policy_t *self = sl_policy_new ("(allow all)", "", 0);
     snprintf (self->id, sizeof self->id, "%s", SL_POLICY_ALLOW_ALL_ID);
+    return self;
+}
+
+sl_policy_t *
+sl_policy_unloaded (const char *name)
+{
+    sl_policy_t *self = sl_policy_new (name, "", 0);
+    snprintf (self->id, sizeof self->id, "%s", SL_POLICY_UNLOADED_ID);
+    self->default_action = SL_ACT_BLOCK;
     return self;
 }
 
@@ -187,6 +198,13 @@ sl_policy_rule_id (sl_policy_t *self, int rule)
 }
 
 int sl_policy_rule_count (sl_policy_t *self) { return self->rule_count; }
+int sl_policy_file_count (sl_policy_t *self) { return self->file_count; }
+
+const char *
+sl_policy_file (sl_policy_t *self, int index)
+{
+    return index >= 0 && index < self->file_count ? self->files [index] : NULL;
+}
 const char *sl_policy_name (sl_policy_t *self) { return self->name; }
 bool sl_policy_uses_schema (sl_policy_t *self) { return self->uses_schema; }
 int sl_policy_llm_count (sl_policy_t *self) { return self->llm_count; }

@@ -54,8 +54,23 @@
     holds only when, for each entry, some earlier call matches its tool
     and argument tests.
 
-    Every policy has an id: 12 hex digits of the SHA-1 of its text, so
-    two processes that loaded the same file agree which version decided.
+    Includes. A policy file may include others (include: a path, or a
+    list of them, relative to the including file): a team's policy
+    includes the company's base. The included rules are tried first, in
+    the order named, then the file's own: as rules are tried in order
+    and the first that matches decides, a base rule decides every call
+    it matches, and a team file can add rules but not drop or loosen a
+    base's (a base block wins over a team allow; so does a base allow
+    over a team block: a base should hold what every team must obey).
+    The file's default, message and on_incomplete are its own; those it
+    does not set come from the first include that does. A rule id may
+    appear once in all the files. An include cycle, a file that cannot
+    be read, and an error inside an included file are errors of the
+    including file (file:line:col of the include).
+
+    Every policy has an id: 12 hex digits of the SHA-1 of its text (and,
+    with includes, of theirs), so two processes that loaded the same file
+    agree which version decided.
 
     The full format is in docs/policy.md. Example:
 
@@ -82,6 +97,7 @@ typedef struct _sl_policy_t sl_policy_t;
 
 #define SL_POLICY_ID_SIZE 13            //  a policy id: 12 hex digits of its text's SHA-1, and a NUL
 #define SL_POLICY_ALLOW_ALL_ID "allow-all"  //  the id of the policy of a process without a file
+#define SL_POLICY_UNLOADED_ID "unloaded"    //  the id of the stand-in for a policy not loaded
 
 //  A complete tool call to judge, with what is known of its request.
 //  Everything is borrowed from the caller.
@@ -152,11 +168,21 @@ typedef struct {
 } sl_rdecision_t;
 
 //  Parse a policy. NULL on error, with *error set to "name:line:col: why"
-//  (caller frees).
+//  (caller frees). A text given this way may not include another file
+//  (include: is refused): only a policy file the operator names reads
+//  other files (a text from a console must not make the process read
+//  and quote its files).
 sl_policy_t *sl_policy_parse (const char *text, size_t size, const char *name, char **error);
+//  Load a policy file, and the files it includes (paths relative to the
+//  including file's directory, or absolute). Their rules come first, in
+//  the order named, then the file's own: see "Includes" above.
 sl_policy_t *sl_policy_load (const char *path, char **error);
 //  The policy allowing everything (no file given).
 sl_policy_t *sl_policy_allow_all (void);
+//  The stand-in for a policy file a stream names that the process does
+//  not have (name: that file): no rules, every call blocked (default and
+//  on_incomplete block), its id SL_POLICY_UNLOADED_ID, its source "".
+sl_policy_t *sl_policy_unloaded (const char *name);
 sl_policy_t *sl_policy_ref (sl_policy_t *self);
 //  Drop a reference; the last one frees the policy. Sets *self_p to NULL.
 void sl_policy_unref (sl_policy_t **self_p);
@@ -169,6 +195,11 @@ const char *sl_policy_id (sl_policy_t *self);
 //  The text the policy was parsed from ("" for allow-all). Borrowed.
 sl_str_t sl_policy_source (sl_policy_t *self);
 const char *sl_policy_name (sl_policy_t *self);
+//  The files the policy was read from: its own first, then every file it
+//  includes, depth first (what a reload watches for changes). 0 for a
+//  policy parsed from a text. Borrowed.
+int sl_policy_file_count (sl_policy_t *self);
+const char *sl_policy_file (sl_policy_t *self, int index);
 //  Rules that judge requests (on: request).
 int sl_policy_request_count (sl_policy_t *self);
 //  Rules that flag the response's text (on: text).

@@ -134,8 +134,10 @@ struct _sl_policy_t {
     char *name;
     sl_action_t default_action;
     char *default_message;              //  notice of the default block / terminate
+    bool default_set;                   //  the file says default (else an include's applies)
     sl_action_t incomplete_action;      //  on_incomplete: an incomplete call no rule matched
     char *incomplete_message;           //  its notice, NULL for the built-in one
+    bool incomplete_set;                //  the file says on_incomplete
     sl_policy_rule_t *rules;
     int rule_count;
     bool uses_schema;
@@ -144,7 +146,10 @@ struct _sl_policy_t {
     int text_count;                     //  rules on: text
     bool uses_history;                  //  some rule has a history condition
     char *source;                       //  the text it was parsed from ("" for allow-all)
-    char id [SL_POLICY_ID_SIZE];        //  short digest of the source (sl_policy_id)
+    char id [SL_POLICY_ID_SIZE];        //  short digest of the source and its includes' (sl_policy_id)
+    char **files;                       //  the files it was read from: its own (the name), then
+                                        //  every include's, depth first; none for a parsed text
+    int file_count;
 };
 
 //  --------------------------------------------------------------------------
@@ -155,6 +160,9 @@ struct _sl_policy_t {
 sl_policy_t *sl_policy_new (const char *name, const char *text, size_t size);
 //  Free the policy whatever its references (the loader's failed policy).
 void sl_policy_free (sl_policy_t *self);
+//  The policy id of text: the first SL_POLICY_ID_SIZE - 1 hex digits of
+//  its SHA-1, into id (SL_POLICY_ID_SIZE bytes).
+void sl_policy_digest (const char *text, size_t size, char *id);
 void sl_policy_tokens_free (char **tokens, int count);
 void sl_policy_names_free (sl_policy_names_t *names);
 //  An empty decision: no action, no rule, no LLM rule, no probability.

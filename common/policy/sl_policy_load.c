@@ -6,10 +6,17 @@
     names the file, line, column and reason (sl_policy_yaml.c); a rule's
     structured fields are read by sl_policy_fields.c. Evaluating the model
     is sl_policy_call.c's and sl_policy_request.c's.
+
+    A file's includes are loaded first (each a policy of its own, loaded
+    the same way), then the file; the included rules are moved in front
+    of the file's own, so evaluation sees one list and knows nothing of
+    includes.
 */
 #include "common/policy/sl_policy_impl.h"
 
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +27,23 @@
 //  Part kinds a request rule applies to when it names none.
 #define S_PARTS_DEFAULT ((1u << SL_RPART_SYSTEM) | (1u << SL_RPART_USER) | (1u << SL_RPART_TOOL_RESULT))
 #define S_PARTS_RESULTS (1u << SL_RPART_TOOL_RESULT)
+#define S_MAX_INCLUDE_DEPTH 8           //  files in a chain of includes
+#define S_MAX_INCLUDES 16               //  files one file includes
+
+//  The files being loaded, outermost first (real paths): an include of
+//  one of them is a cycle. NULL for a text parsed without a file.
+typedef struct {
+    const char *chain [S_MAX_INCLUDE_DEPTH];
+    int depth;
+} s_chain_t;
+
+//  The policies a file includes, loaded, in the order named.
+typedef struct {
+    sl_policy_t *policy [S_MAX_INCLUDES];
+    int count;
+} s_bases_t;
+
+static sl_policy_t *s_load (const char *path, s_chain_t *chain, char **error);
 
 //  --------------------------------------------------------------------------
 //  Flags and actions
@@ -264,8 +288,19 @@ s_parse_rule (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_rule_t *r)
 //  --------------------------------------------------------------------------
 //  The document
 
+//  The included file that has a rule id already, or NULL.
+static const char *
+s_base_with (const s_bases_t *bases, const char *id)
+{
+    for (int b = 0; b < bases->count; b++)
+        for (int i = 0; i < bases->policy [b]->rule_count; i++)
+            if (strcmp (bases->policy [b]->rules [i].id, id) == 0)
+                return bases->policy [b]->name;
+    return NULL;
+}
+
 static int
-s_parse_rules (sl_policy_yaml_t *ctx, yaml_node_t *v, sl_policy_t *self)
+s_parse_rules (sl_policy_yaml_t *ctx, yaml_node_t *v, sl_policy_t *self, const s_bases_t *bases)
 {
     if (v->type != YAML_SEQUENCE_NODE) {
         sl_policy_yaml_error (ctx, v, "rules must be a list");
@@ -284,18 +319,170 @@ s_parse_rules (sl_policy_yaml_t *ctx, yaml_node_t *v, sl_policy_t *self)
                 sl_policy_yaml_error (ctx, item, "duplicate rule id '%s'", r->id);
                 return -1;
             }
-        if (r->schema_violation != SL_FLAG_ANY)
-            self->uses_schema = true;
-        if (r->llm)
-            self->llm_count++;
-        if (r->on_request)
-            self->request_count++;
-        if (r->on_text)
-            self->text_count++;
-        if (r->history_count)
-            self->uses_history = true;
+        if (s_base_with (bases, r->id)) {
+            sl_policy_yaml_error (ctx, item, "duplicate rule id '%s': %s, which this file includes, has it "
+                                  "(a base's rules cannot be replaced)", r->id, s_base_with (bases, r->id));
+            return -1;
+        }
     }
     return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Includes
+
+//  path as the including file names it: relative to that file's directory.
+static void
+s_include_path (const char *including, const char *path, sl_buf_t *out)
+{
+    if (path [0] == '/') {
+        sl_buf_puts (out, path);
+        return;
+    }
+    char *copy = sl_xstrdup (including);
+    sl_buf_printf (out, "%s/%s", dirname (copy), path);
+    free (copy);
+}
+
+//  Load one include named at node into bases.
+static int
+s_include_one (sl_policy_yaml_t *ctx, yaml_node_t *node, s_chain_t *chain, s_bases_t *bases)
+{
+    const char *name = sl_policy_yaml_scalar (node);
+    if (!name || !*name) {
+        sl_policy_yaml_error (ctx, node, "include must be a file name, or a list of them");
+        return -1;
+    }
+    if (!chain) {
+        sl_policy_yaml_error (ctx, node, "include '%s': only a policy file may include another (this policy "
+                              "is a text, not a file)", name);
+        return -1;
+    }
+    if (bases->count == S_MAX_INCLUDES || chain->depth == S_MAX_INCLUDE_DEPTH) {
+        sl_policy_yaml_error (ctx, node, "include '%s': more than %d includes in one file, or %d deep", name,
+                              S_MAX_INCLUDES, S_MAX_INCLUDE_DEPTH);
+        return -1;
+    }
+    sl_buf_t path = { 0 };
+    s_include_path (ctx->name, name, &path);
+    char real [PATH_MAX];
+    int rc = -1;
+    if (!realpath (sl_buf_cstr (&path), real))
+        sl_policy_yaml_error (ctx, node, "include '%s': cannot open %s: %s", name, sl_buf_cstr (&path),
+                              strerror (errno));
+    else {
+        int cycle = -1;
+        for (int i = 0; i < chain->depth; i++)
+            if (strcmp (chain->chain [i], real) == 0)
+                cycle = i;
+        if (cycle >= 0) {
+            sl_buf_t names = { 0 };
+            for (int i = cycle; i < chain->depth; i++)
+                sl_buf_printf (&names, "%s includes ", chain->chain [i]);
+            sl_buf_puts (&names, real);
+            sl_policy_yaml_error (ctx, node, "include '%s' makes a cycle: %s", name, sl_buf_cstr (&names));
+            sl_buf_free (&names);
+        }
+        else {
+            char *error = NULL;
+            sl_policy_t *base = s_load (sl_buf_cstr (&path), chain, &error);
+            if (base) {
+                const char *clash = NULL;
+                for (int i = 0; i < base->rule_count && !clash; i++)
+                    clash = s_base_with (bases, base->rules [i].id) ? base->rules [i].id : NULL;
+                if (clash) {
+                    sl_policy_yaml_error (ctx, node, "include '%s': rule id '%s' is in %s too", name, clash,
+                                          s_base_with (bases, clash));
+                    sl_policy_free (base);
+                }
+                else {
+                    bases->policy [bases->count++] = base;
+                    rc = 0;
+                }
+            }
+            else
+                sl_policy_yaml_error (ctx, node, "included here: %s", error ? error : name);
+            free (error);
+        }
+    }
+    sl_buf_free (&path);
+    return rc;
+}
+
+//  include: one file or a list of them.
+static int
+s_parse_include (sl_policy_yaml_t *ctx, yaml_node_t *node, s_chain_t *chain, s_bases_t *bases)
+{
+    if (node->type != YAML_SEQUENCE_NODE)
+        return s_include_one (ctx, node, chain, bases);
+    for (yaml_node_item_t *it = node->data.sequence.items.start; it < node->data.sequence.items.top; it++)
+        if (s_include_one (ctx, sl_policy_yaml_node (ctx, *it), chain, bases))
+            return -1;
+    return 0;
+}
+
+//  The included rules in front of the file's own (moved: the bases keep
+//  none), the settings the file did not give from the first base that
+//  did, the files and the id of the whole.
+static void
+s_merge (sl_policy_t *self, s_bases_t *bases)
+{
+    int total = self->rule_count;
+    for (int b = 0; b < bases->count; b++)
+        total += bases->policy [b]->rule_count;
+    sl_policy_rule_t *rules = sl_xcalloc ((size_t) total + 1, sizeof *rules);
+    int n = 0;
+    sl_buf_t whole = { 0 };
+    sl_buf_append (&whole, self->source, strlen (self->source));
+    for (int b = 0; b < bases->count; b++) {
+        sl_policy_t *base = bases->policy [b];
+        memcpy (rules + n, base->rules, (size_t) base->rule_count * sizeof *rules);
+        n += base->rule_count;
+        base->rule_count = 0;
+        if (!self->default_set && base->default_set) {
+            self->default_set = true;
+            self->default_action = base->default_action;
+            free (self->default_message);
+            self->default_message = base->default_message ? sl_xstrdup (base->default_message) : NULL;
+        }
+        if (!self->incomplete_set && base->incomplete_set) {
+            self->incomplete_set = true;
+            self->incomplete_action = base->incomplete_action;
+            free (self->incomplete_message);
+            self->incomplete_message = base->incomplete_message ? sl_xstrdup (base->incomplete_message) : NULL;
+        }
+        sl_buf_printf (&whole, "%cinclude %s", 0, base->id);
+    }
+    if (self->rule_count)
+        memcpy (rules + n, self->rules, (size_t) self->rule_count * sizeof *rules);
+    free (self->rules);
+    self->rules = rules;
+    self->rule_count = total;
+    for (int i = 0; i < total; i++) {
+        sl_policy_rule_t *r = &rules [i];
+        self->uses_schema |= r->schema_violation != SL_FLAG_ANY;
+        self->llm_count += r->llm != NULL;
+        self->request_count += r->on_request;
+        self->text_count += r->on_text;
+        self->uses_history |= r->history_count > 0;
+    }
+    if (bases->count)
+        sl_policy_digest (whole.data, whole.len, self->id);
+    sl_buf_free (&whole);
+}
+
+//  The files of a policy loaded from path: its own, then its bases'.
+static void
+s_files (sl_policy_t *self, const char *path, const s_bases_t *bases)
+{
+    int count = 1;
+    for (int b = 0; b < bases->count; b++)
+        count += bases->policy [b]->file_count;
+    self->files = sl_xcalloc ((size_t) count, sizeof (char *));
+    self->files [self->file_count++] = sl_xstrdup (path);
+    for (int b = 0; b < bases->count; b++)
+        for (int i = 0; i < bases->policy [b]->file_count; i++)
+            self->files [self->file_count++] = sl_xstrdup (bases->policy [b]->files [i]);
 }
 
 //  on_incomplete: an action, or a mapping of action and message.
@@ -338,7 +525,7 @@ s_parse_on_incomplete (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_t *se
 }
 
 static int
-s_parse_root (sl_policy_yaml_t *ctx, yaml_node_t *root, sl_policy_t *self)
+s_parse_root (sl_policy_yaml_t *ctx, yaml_node_t *root, sl_policy_t *self, s_chain_t *chain, s_bases_t *bases)
 {
     if (!root) {
         sl_policy_yaml_error (ctx, NULL, "the policy is empty");
@@ -348,19 +535,34 @@ s_parse_root (sl_policy_yaml_t *ctx, yaml_node_t *root, sl_policy_t *self)
         sl_policy_yaml_error (ctx, root, "the policy must be a mapping with default and rules");
         return -1;
     }
+    //  Includes first, wherever the key is: the file's rules are checked
+    //  against theirs.
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+        const char *key = sl_policy_yaml_scalar (sl_policy_yaml_node (ctx, p->key));
+        if (key && strcmp (key, "include") == 0
+        &&  s_parse_include (ctx, sl_policy_yaml_node (ctx, p->value), chain, bases))
+            return -1;
+    }
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
         yaml_node_t *k = sl_policy_yaml_node (ctx, p->key);
         yaml_node_t *v = sl_policy_yaml_node (ctx, p->value);
         const char *key = sl_policy_yaml_scalar (k);
         int rc;
-        if (key && strcmp (key, "default") == 0)
+        if (key && strcmp (key, "include") == 0)
+            rc = 0;
+        else
+        if (key && strcmp (key, "default") == 0) {
             rc = s_parse_action (ctx, v, true, &self->default_action);
+            self->default_set = true;
+        }
         else
         if (key && strcmp (key, "message") == 0)
             rc = sl_policy_yaml_string (ctx, v, "message", &self->default_message);
         else
-        if (key && strcmp (key, "on_incomplete") == 0)
+        if (key && strcmp (key, "on_incomplete") == 0) {
             rc = s_parse_on_incomplete (ctx, v, self);
+            self->incomplete_set = true;
+        }
         else
         if (key && strcmp (key, "version") == 0) {
             rc = 0;
@@ -371,10 +573,10 @@ s_parse_root (sl_policy_yaml_t *ctx, yaml_node_t *root, sl_policy_t *self)
         }
         else
         if (key && strcmp (key, "rules") == 0)
-            rc = s_parse_rules (ctx, v, self);
+            rc = s_parse_rules (ctx, v, self, bases);
         else {
-            sl_policy_yaml_error (ctx, k, "unknown top-level field '%s' (expected version, default, message, "
-                                  "on_incomplete, rules)",
+            sl_policy_yaml_error (ctx, k, "unknown top-level field '%s' (expected version, include, default, "
+                                  "message, on_incomplete, rules)",
                                   key ? key : "?");
             rc = -1;
         }
@@ -384,8 +586,10 @@ s_parse_root (sl_policy_yaml_t *ctx, yaml_node_t *root, sl_policy_t *self)
     return 0;
 }
 
-sl_policy_t *
-sl_policy_parse (const char *text, size_t size, const char *name, char **error)
+//  Parse text; chain (NULL: a text, not a file) holds the files being
+//  loaded, path among them when it is one.
+static sl_policy_t *
+s_parse (const char *text, size_t size, const char *name, s_chain_t *chain, char **error)
 {
     *error = NULL;
     yaml_parser_t parser;
@@ -404,9 +608,17 @@ sl_policy_parse (const char *text, size_t size, const char *name, char **error)
     }
     sl_policy_t *self = sl_policy_new (name, text, size);
     sl_policy_yaml_t ctx = { name, error, &doc };
-    int rc = s_parse_root (&ctx, yaml_document_get_root_node (&doc), self);
+    s_bases_t bases = { .count = 0 };
+    int rc = s_parse_root (&ctx, yaml_document_get_root_node (&doc), self, chain, &bases);
     yaml_document_delete (&doc);
     yaml_parser_delete (&parser);
+    if (rc == 0) {
+        if (chain)
+            s_files (self, name, &bases);
+        s_merge (self, &bases);
+    }
+    for (int b = 0; b < bases.count; b++)
+        sl_policy_free (bases.policy [b]);
     if (rc) {
         sl_policy_free (self);
         return NULL;
@@ -415,10 +627,18 @@ sl_policy_parse (const char *text, size_t size, const char *name, char **error)
 }
 
 sl_policy_t *
-sl_policy_load (const char *path, char **error)
+sl_policy_parse (const char *text, size_t size, const char *name, char **error)
+{
+    return s_parse (text, size, name, NULL, error);
+}
+
+//  Load the file at path, one more link of chain.
+static sl_policy_t *
+s_load (const char *path, s_chain_t *chain, char **error)
 {
     *error = NULL;
-    FILE *f = fopen (path, "rb");
+    char real [PATH_MAX];
+    FILE *f = realpath (path, real) ? fopen (real, "rb") : NULL;
     if (!f) {
         sl_buf_t buf = { 0 };
         sl_buf_printf (&buf, "%s:1:1: cannot open: %s", path, strerror (errno));
@@ -443,7 +663,16 @@ sl_policy_load (const char *path, char **error)
         sl_buf_free (&buf);
         return NULL;
     }
-    sl_policy_t *self = sl_policy_parse (text.data ? text.data : "", text.len, path, error);
+    chain->chain [chain->depth++] = real;
+    sl_policy_t *self = s_parse (text.data ? text.data : "", text.len, path, chain, error);
+    chain->depth--;
     sl_buf_free (&text);
     return self;
+}
+
+sl_policy_t *
+sl_policy_load (const char *path, char **error)
+{
+    s_chain_t chain = { .depth = 0 };
+    return s_load (path, &chain, error);
 }

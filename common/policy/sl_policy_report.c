@@ -23,4 +23,5 @@ sl_policy_report (sl_policy_t *policy, const sl_policy_report_t *report, sl_msg_
     out->ts = report->loaded_ms;
     out->count = report->failures;
     out->message = sl_str (report->last_error);
+    out->policy_name = sl_str (report->policy_name);
 }

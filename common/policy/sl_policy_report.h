@@ -7,7 +7,9 @@
     its text), the file's name, its text, when it was loaded, how many
     reloads failed since the judge started and why the last one did. The
     audit store keeps one row per judge and policy, so the console can
-    show what each judge runs and what it refused to load.
+    show what each judge runs and what it refused to load. A judge with a
+    keys file sends one report per policy it holds: its default, and each
+    file the keys name (with pn, the name streams know it by).
 
     The report is not part of a stream: its stream id is derived from the
     judge's incarnation (the router pins it like any message; the judge
@@ -30,6 +32,8 @@ typedef struct {
     int64_t loaded_ms;                  //  when the policy was loaded, Unix ms
     uint64_t failures;                  //  reloads refused since the judge started
     const char *last_error;             //  why the last one was, or NULL
+    const char *policy_name;            //  the file as streams name it (pn: a key's or team's),
+                                        //  NULL for the judge's default policy
 } sl_policy_report_t;
 
 //  Fill out (which borrows from policy and report) with the report of

@@ -6,9 +6,12 @@
 */
 #include "common/service/sl_policywatch.h"
 
+#include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/base/sl_alloc.h"
+#include "common/base/sl_json.h"
 #include "common/base/sl_log.h"
 #include "common/policy/sl_policyfile.h"
 
@@ -19,11 +22,23 @@ struct _sl_policywatch_t {
     sl_policywatch_fn *on_reload;
     void *on_reload_arg;
     int timer;                          //  the change watch, -1 when none
+    bool hooked;                        //  on the service's SIGHUP (not a named file's watch)
     sl_counter_t *reloads;
     sl_counter_t *failures;
     int64_t loaded_ms;                  //  when the running policy was loaded
     char *last_error;                   //  why the last reload was refused, NULL when none was
 };
+
+//  Count and log a file that did not load (kept for the process's reports).
+static void
+s_refused (sl_policywatch_t *self, char *error, const char *outcome)
+{
+    sl_log_error ("policy_invalid", "%s", error ? error : "?");
+    sl_counter_inc (self->failures);
+    free (self->last_error);
+    self->last_error = error;
+    sl_log_warn ("policy_kept", "%s", outcome);
+}
 
 static void
 s_log_loaded (sl_policywatch_t *self)
@@ -53,6 +68,26 @@ s_on_timer (zloop_t *loop, int timer_id, void *arg)
     return 0;
 }
 
+//  The reload metrics, unlabelled for the process's default policy, with
+//  the file's path as the label "policy" for a named one.
+static void
+s_metrics (sl_policywatch_t *self, const char *named)
+{
+    sl_metrics_t *m = sl_service_metrics (self->service);
+    sl_buf_t labels = { 0 };
+    if (named) {
+        sl_buf_puts (&labels, "policy=\"");
+        sl_json_put_escaped (&labels, named, strlen (named));
+        sl_buf_putc (&labels, '"');
+    }
+    const char *l = named ? sl_buf_cstr (&labels) : NULL;
+    self->reloads = sl_metrics_counter (m, "sluice_policy_reloads_total", l,
+                                        "Policies loaded after the first (SIGHUP, file change)");
+    self->failures = sl_metrics_counter (m, "sluice_policy_reload_failures_total", l,
+                                         "Policy reloads rejected (the old policy stayed)");
+    sl_buf_free (&labels);
+}
+
 sl_policywatch_t *
 sl_policywatch_new (sl_service_t *service, const char *path, int64_t watch_ms,
                     sl_policywatch_describe_fn *describe)
@@ -71,14 +106,31 @@ sl_policywatch_new (sl_service_t *service, const char *path, int64_t watch_ms,
     self->timer = -1;
     self->loaded_ms = zclock_time ();
     s_log_loaded (self);
-    sl_metrics_t *m = sl_service_metrics (service);
-    self->reloads = sl_metrics_counter (m, "sluice_policy_reloads_total", NULL,
-                                        "Policies loaded after the first (SIGHUP, file change)");
-    self->failures = sl_metrics_counter (m, "sluice_policy_reload_failures_total", NULL,
-                                         "Policy reloads rejected (the old policy stayed)");
+    s_metrics (self, NULL);
     if (watch_ms > 0 && sl_policyfile_has_file (file))
         self->timer = zloop_timer (sl_service_loop (service), (size_t) watch_ms, 0, s_on_timer, self);
     sl_service_on_reload (service, s_on_sighup, self);
+    self->hooked = true;
+    return self;
+}
+
+sl_policywatch_t *
+sl_policywatch_named (sl_service_t *service, const char *path, sl_policywatch_describe_fn *describe)
+{
+    assert (path && *path);
+    sl_policywatch_t *self = sl_xcalloc (1, sizeof *self);
+    self->service = service;
+    self->file = sl_policyfile_open (path);
+    self->describe = describe;
+    self->timer = -1;
+    s_metrics (self, path);
+    char *error = NULL;
+    if (sl_policyfile_reload (self->file, &error) == 0) {
+        self->loaded_ms = zclock_time ();
+        s_log_loaded (self);
+    }
+    else
+        s_refused (self, error, "streams that name this policy are refused until it loads");
     return self;
 }
 
@@ -90,7 +142,8 @@ sl_policywatch_destroy (sl_policywatch_t **self_p)
     sl_policywatch_t *self = *self_p;
     if (self->timer >= 0)
         zloop_timer_end (sl_service_loop (self->service), self->timer);
-    sl_service_off_reload (self->service, s_on_sighup, self);
+    if (self->hooked)
+        sl_service_off_reload (self->service, s_on_sighup, self);
     sl_policyfile_destroy (&self->file);
     free (self->last_error);
     free (self);
@@ -120,13 +173,9 @@ sl_policywatch_reload (sl_policywatch_t *self)
         self->loaded_ms = zclock_time ();
         s_log_loaded (self);
     }
-    else {
-        sl_log_error ("policy_invalid", "%s", error ? error : "?");
-        sl_counter_inc (self->failures);
-        free (self->last_error);
-        self->last_error = error;       //  kept for the process to report (sl_policy_report.h)
-        sl_log_warn ("policy_kept", "the running policy stays in force");
-    }
+    else
+        s_refused (self, error, sl_policyfile_policy (self->file) ? "the running policy stays in force"
+                                : "streams that name this policy are refused until it loads");
     if (self->on_reload)
         self->on_reload (self->on_reload_arg, sl_policyfile_policy (self->file), loaded);
     return loaded ? 0 : -1;

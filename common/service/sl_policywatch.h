@@ -21,6 +21,13 @@
 
     Without a path every call is allowed (sl_policy_allow_all) and there
     is nothing to watch; SIGHUP still counts a reload.
+
+    A named policy (sl_policywatch_named: a file a keys file names, kept
+    in a policy set, sl_policyset.h) is watched the same way, except that
+    its owner drives it (one SIGHUP hook and one timer for all of them),
+    its metrics carry its path as the label "policy", and a file that
+    does not load at start does not stop the process: it has no policy
+    until a reload loads it.
 */
 #ifndef SL_POLICYWATCH_H
 #define SL_POLICYWATCH_H
@@ -39,7 +46,7 @@ typedef struct _sl_policywatch_t sl_policywatch_t;
 typedef void (sl_policywatch_describe_fn) (sl_policy_t *policy, sl_buf_t *out);
 //  After a reload: loaded is true when policy is the new one, false when
 //  the file was refused and policy is the one that stays (borrowed: take
-//  a reference to keep it).
+//  a reference to keep it; NULL for a named file that never loaded).
 typedef void (sl_policywatch_fn) (void *arg, sl_policy_t *policy, bool loaded);
 
 //  Load path ("" or NULL: allow every call), log it, register the reload
@@ -48,11 +55,18 @@ typedef void (sl_policywatch_fn) (void *arg, sl_policy_t *policy, bool loaded);
 //  not load (logged): the process must not start.
 sl_policywatch_t *sl_policywatch_new (sl_service_t *service, const char *path, int64_t watch_ms,
                                       sl_policywatch_describe_fn *describe);
+//  A named policy file (path required): loaded now (logged, counted as a
+//  failure when it does not load: its policy is then NULL), reloaded only
+//  when its owner calls sl_policywatch_reload or sl_policywatch_check.
+//  Never NULL.
+sl_policywatch_t *sl_policywatch_named (sl_service_t *service, const char *path,
+                                        sl_policywatch_describe_fn *describe);
 //  Ends the timer and gives the service's reload hook up.
 void sl_policywatch_destroy (sl_policywatch_t **self_p);
 void sl_policywatch_on_reload (sl_policywatch_t *self, sl_policywatch_fn *fn, void *arg);
 
-//  The running policy (borrowed: take a reference to keep it).
+//  The running policy (borrowed: take a reference to keep it); NULL for
+//  a named file that has not loaded.
 sl_policy_t *sl_policywatch_policy (sl_policywatch_t *self);
 //  True when there is a file (reloads mean something).
 bool sl_policywatch_has_file (sl_policywatch_t *self);

@@ -40,6 +40,8 @@
 #include "common/llm/sl_llm_tickets.h"
 
 #define S_TERMINATE_CODE "policy_violation"
+//  The notice in place of a call whose stream's policy is not loaded here.
+#define S_UNKNOWN_NOTICE "sluice blocked a call to %.*s: the policy this request runs under is not available."
 #define S_TERMINATE_STATUS 403
 #define S_MEMO_RETIRED INT32_MIN        //  index of a memo entry no call may use
 #define S_NO_MEMO SIZE_MAX
@@ -86,6 +88,8 @@ typedef struct {
     sl_policy_t *policy;                //  the policy the stream started with
     char *skew;                         //  the version its START named and this judge did not
                                         //  have (said in every verdict), or NULL
+    bool unknown;                       //  its START named a policy file this judge does not
+                                        //  have: every call is blocked (policy is the stand-in)
     sl_msg_t *start;                    //  its START: model, headers, tools, last user
     sl_schema_t *schema;                //  the request's tools, parsed when first needed
     s_item_t *head, *tail;              //  output queue
@@ -113,6 +117,9 @@ struct _sl_judge_t {
     sl_policy_t *versions [SL_JUDGE_VERSIONS];  //  the last loaded, policy among them
     size_t next_version;                //  the slot the next load takes
     uint64_t skew;                      //  streams that named a version not kept
+    uint64_t unknown;                   //  streams that named a file not loaded here
+    sl_judge_lookup_fn *lookup;         //  the policy of a file a stream names
+    void *lookup_arg;
     sl_codec_t *codec;                  //  for the request verdicts of a START
     uint64_t dropped;
     sl_emit_fn *emit;
@@ -245,21 +252,37 @@ sl_judge_destroy (sl_judge_t **self_p)
 }
 
 void
-sl_judge_set_policy (sl_judge_t *self, sl_policy_t *policy)
+sl_judge_keep (sl_judge_t *self, sl_policy_t *policy)
 {
-    sl_policy_unref (&self->policy);
-    self->policy = sl_policy_ref (policy);
     sl_policy_unref (&self->versions [self->next_version]);
     self->versions [self->next_version] = sl_policy_ref (policy);
     self->next_version = (self->next_version + 1) % SL_JUDGE_VERSIONS;
 }
 
-//  The version a START names, when this judge keeps it.
+void
+sl_judge_set_policy (sl_judge_t *self, sl_policy_t *policy)
+{
+    sl_policy_unref (&self->policy);
+    self->policy = sl_policy_ref (policy);
+    sl_judge_keep (self, policy);
+}
+
+void
+sl_judge_set_lookup (sl_judge_t *self, sl_judge_lookup_fn *lookup, void *arg)
+{
+    self->lookup = lookup;
+    self->lookup_arg = arg;
+}
+
+//  The version a START names (id) of the file current was loaded from,
+//  when this judge keeps it: the same text in another file is another
+//  policy.
 static sl_policy_t *
-s_version (sl_judge_t *self, sl_str_t id)
+s_version (sl_judge_t *self, sl_str_t id, sl_policy_t *current)
 {
     for (size_t i = 0; i < SL_JUDGE_VERSIONS; i++)
-        if (self->versions [i] && sl_str_eq (id, sl_policy_id (self->versions [i])))
+        if (self->versions [i] && sl_str_eq (id, sl_policy_id (self->versions [i]))
+        &&  strcmp (sl_policy_name (self->versions [i]), sl_policy_name (current)) == 0)
             return self->versions [i];
     return NULL;
 }
@@ -292,6 +315,7 @@ sl_judge_set_max_call_bytes (sl_judge_t *self, size_t bytes)
 }
 
 uint64_t sl_judge_skew (sl_judge_t *self) { return self->skew; }
+uint64_t sl_judge_unknown (sl_judge_t *self) { return self->unknown; }
 sl_policy_t *sl_judge_policy (sl_judge_t *self) { return self->policy; }
 size_t sl_judge_streams (sl_judge_t *self) { return sl_sidmap_size (self->streams); }
 size_t sl_judge_pending (sl_judge_t *self) { return sl_llm_tickets_count (self->tickets); }
@@ -679,6 +703,28 @@ ask_llm_judge (sl_judge_t *self, s_stream_t *s, s_memo_t *memo)
     sl_llm_result_clear (&failed);
 }
 
+//  A call of a stream whose policy file this judge does not have: it
+//  cannot be judged, so it is blocked, and the verdict says the check
+//  did not run and why.
+static void
+s_decide_unknown (s_stream_t *s, s_memo_t *memo)
+{
+    sl_decision_t *d = &memo->decision;
+    d->action = SL_ACT_BLOCK;
+    d->check = SL_CHK_ERROR;
+    sl_buf_t reason = { 0 };
+    sl_buf_printf (&reason, "policy %s is not loaded by this judge: every tool call of the stream is blocked",
+                   sl_policy_name (s->policy));
+    d->reason = sl_xstrdup (sl_buf_cstr (&reason));
+    sl_buf_reset (&reason);
+    sl_buf_printf (&reason, S_UNKNOWN_NOTICE, (int) memo->end->name.len,
+                   memo->end->name.ptr ? memo->end->name.ptr : "");
+    d->message = sl_xstrdup (sl_buf_cstr (&reason));
+    sl_buf_free (&reason);
+    memo->state = MEMO_DECIDED;
+    memo->decided_us = memo->end_us;
+}
+
 //  A call is complete: decide it, or ask its judge, or find its decision
 //  from an earlier epoch (same index, same name and arguments).
 static void
@@ -711,6 +757,10 @@ judge_call (sl_judge_t *self, s_stream_t *s, s_item_t *item)
     memo->end = sl_msg_dup (end);
     memo->ordinal = item->ordinal;
     memo->end_us = s_now (self);
+    if (s->unknown) {
+        s_decide_unknown (s, memo);
+        return;
+    }
     sl_call_t call = s_call_view (s, memo->end, memo->ordinal);
     sl_policy_decide (s->policy, &call, &memo->decision);
     if (memo->decision.action != SL_ACT_NONE) {
@@ -938,6 +988,7 @@ s_stream_resend (sl_judge_t *self, s_stream_t *old, const sl_msg_t *start)
         old->policy = NULL;
         s->skew = old->skew;
         old->skew = NULL;
+        s->unknown = old->unknown;
         s->memo = old->memo;
         s->memo_count = old->memo_count;
         s->memo_cap = old->memo_cap;
@@ -945,14 +996,28 @@ s_stream_resend (sl_judge_t *self, s_stream_t *old, const sl_msg_t *start)
         old->memo_count = old->memo_cap = 0;
         s_stream_free (self, old, true);
     }
-    else
-    if (start->policy.ptr && s_version (self, start->policy))
-        s->policy = sl_policy_ref (s_version (self, start->policy));
     else {
-        s->policy = sl_policy_ref (self->policy);
-        if (start->policy.ptr && !sl_str_eq (start->policy, sl_policy_id (self->policy))) {
-            s->skew = sl_xstrndup (start->policy.ptr, start->policy.len);
-            self->skew++;
+        //  The stream's own file (pn), else the default; a file this judge
+        //  does not have is never replaced by the default.
+        sl_policy_t *current = self->policy;
+        if (start->policy_name.ptr)
+            current = self->lookup ? self->lookup (self->lookup_arg, start->policy_name) : NULL;
+        if (!current) {
+            char *name = sl_xstrndup (start->policy_name.ptr, start->policy_name.len);
+            s->policy = sl_policy_unloaded (name);
+            free (name);
+            s->unknown = true;
+            self->unknown++;
+        }
+        else
+        if (start->policy.ptr && s_version (self, start->policy, current))
+            s->policy = sl_policy_ref (s_version (self, start->policy, current));
+        else {
+            s->policy = sl_policy_ref (current);
+            if (start->policy.ptr && !sl_str_eq (start->policy, sl_policy_id (current))) {
+                s->skew = sl_xstrndup (start->policy.ptr, start->policy.len);
+                self->skew++;
+            }
         }
     }
     return s;

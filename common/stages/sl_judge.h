@@ -43,9 +43,17 @@
 
     Each stream keeps the policy it started with; sl_judge_set_policy
     affects streams that start afterwards. A START that names a policy
+    file (pn: its key's or team's, from the keys file) runs under that
+    file's policy, which the service looks up (sl_judge_set_lookup: the
+    library reads no file). When the service does not have it (not
+    named by its keys file, or never loaded), the stream fails closed:
+    every tool call of it is blocked, its verdict's check is ERROR and
+    its reason names the file; the stream is counted (sl_judge_unknown)
+    and never judged under the default. A START that names a policy
     version (pol: the gateway judged the request under it) gets that
     version when the judge has it: it keeps the versions it loaded last
-    (SL_JUDGE_VERSIONS, reference counted). When it does not have it, the
+    (SL_JUDGE_VERSIONS, reference counted, of every file: sl_judge_keep),
+    a version counting only for streams of its own file. When it does not have it, the
     stream runs the current policy, its verdicts say so, and the skew is
     counted (sl_judge_skew). The request's own verdicts (START rv) go out
     right after the START, as VERDICT messages with part set, and the
@@ -68,7 +76,7 @@
 #define SL_JUDGE_KEEPALIVE_US 2000000   //  default keep-alive interval (visible to the client)
 #define SL_JUDGE_LIVENESS_US 200000     //  liveness keep-alives while a call is held
 #define SL_JUDGE_DEFAULT_MAX_CALL_BYTES (1u << 20)  //  argument bytes of one call
-#define SL_JUDGE_VERSIONS 8             //  policy versions kept for streams that name one
+#define SL_JUDGE_VERSIONS 16            //  policy versions kept for streams that name one
 
 typedef struct _sl_judge_t sl_judge_t;
 
@@ -94,6 +102,9 @@ typedef int (sl_judge_ask_fn) (void *arg, const sl_judge_ask_t *ask);
 typedef void (sl_judge_cancel_fn) (void *arg, uint64_t ticket);
 //  The current time in microseconds (monotonic).
 typedef int64_t (sl_judge_clock_fn) (void *arg);
+//  The running policy of the file a stream names (START pn), borrowed, or
+//  NULL when the service does not have it. Must not call into the judge.
+typedef sl_policy_t *(sl_judge_lookup_fn) (void *arg, sl_str_t name);
 
 //  Takes its own reference to policy.
 sl_judge_t *sl_judge_new (sl_policy_t *policy);
@@ -104,6 +115,13 @@ void sl_judge_destroy (sl_judge_t **self_p);
 void sl_judge_set_policy (sl_judge_t *self, sl_policy_t *policy);
 //  The policy new streams get (borrowed).
 sl_policy_t *sl_judge_policy (sl_judge_t *self);
+//  How the policy of a stream that names its file (pn) is found. Without
+//  a lookup, every such stream fails closed.
+void sl_judge_set_lookup (sl_judge_t *self, sl_judge_lookup_fn *lookup, void *arg);
+//  Keep a version of a named file's policy, for streams whose request was
+//  judged under it (pol) after the file was loaded again (takes its own
+//  reference).
+void sl_judge_keep (sl_judge_t *self, sl_policy_t *policy);
 void sl_judge_set_llm (sl_judge_t *self, sl_judge_ask_fn *ask, sl_judge_cancel_fn *cancel, void *arg);
 void sl_judge_set_clock (sl_judge_t *self, sl_judge_clock_fn *clock, void *arg);
 //  Keep-alive interval in µs; 0 disables the client-visible keep-alives
@@ -123,6 +141,8 @@ void sl_judge_tick (sl_judge_t *self, sl_emit_fn *emit, void *arg);
 
 //  Streams that named a policy version this judge did not have.
 uint64_t sl_judge_skew (sl_judge_t *self);
+//  Streams that named a policy file this judge did not have (failed closed).
+uint64_t sl_judge_unknown (sl_judge_t *self);
 size_t sl_judge_streams (sl_judge_t *self);
 //  Asks waiting for their outcome.
 size_t sl_judge_pending (sl_judge_t *self);

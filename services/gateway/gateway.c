@@ -7,7 +7,11 @@
     in sl_llm_cache), and the job leaves only once every part is decided,
     carrying the verdicts, the policy's id and, when the policy has
     history conditions, the conversation's earlier calls. A policy without
-    request rules changes nothing on this path.
+    request rules changes nothing on this path. The policy is the caller's:
+    the file its key or team names in the keys file (a policy set follows
+    the keys file), else --policy. A caller whose file is not loaded here
+    is refused (500 api_error, a verdict with check error): the request
+    cannot be judged, and is never judged under the default.
 
     Every answer the gateway writes itself (a refused request, an unknown
     endpoint, a body over the limit, a missing client key) is an error
@@ -43,7 +47,7 @@
 #include "common/llm/sl_llm_cache.h"
 #include "common/llm/sl_llm_client.h"
 #include "common/llm/sl_llm_tickets.h"
-#include "common/service/sl_policywatch.h"
+#include "common/service/sl_policyset.h"
 #include "common/identity/sl_keyid.h"
 #include "common/policy/sl_reqjudge.h"
 #include "services/gateway/parse_worker.h"
@@ -109,8 +113,10 @@ struct _gateway_t {
     sl_counter_t *untranslated;         //  requests refused: something they need cannot cross
     sl_metrics_t *metrics;              //  for the translation drop counters, made as they come
     sl_codec_t *codec;
-    sl_policywatch_t *policy;           //  the running policy (request rules, history)
+    sl_policyset_t *policies;           //  the default and the keys' files (request rules, history)
+    sl_keyring_t *policy_keys;          //  the keyring whose files the set holds (a reference)
     sl_counter_t *denied;               //  requests refused by the request policy
+    sl_counter_t *unjudged;             //  requests whose policy file is not loaded here
     sl_histo_t *judge_latency;          //  request to its last request verdict
     sl_llm_client_t *llm;               //  LLM judges of tool results
     sl_llm_cache_t *llm_cache;          //  their answers, by content
@@ -692,9 +698,9 @@ s_send_job (gateway_t *self, s_stream_t *s, const s_refusal_t *refusal, sl_buf_t
     if (!sl_admission_checks (self->admission))
         sl_clientkey_line (sl_dialect_get (parsed->client_dialect), s_header, s_query, req, &auth);
     s_count_drops (self, parsed);
-    sl_policy_t *policy = s->policy ? s->policy : sl_policywatch_policy (self->policy);
+    sl_policy_t *policy = s->policy;    //  NULL: refused before its policy was looked up
     sl_buf_t history = { 0 };
-    if (sl_policy_uses_history (policy))
+    if (policy && sl_policy_uses_history (policy))
         sl_reqjudge_history (parsed->req, SL_REQJUDGE_HISTORY_CALLS, SL_REQJUDGE_HISTORY_BYTES, &history);
 
     sl_msg_t job;
@@ -744,7 +750,8 @@ s_send_job (gateway_t *self, s_stream_t *s, const s_refusal_t *refusal, sl_buf_t
     //  The version the request was judged under (its request rules, its
     //  history), which the judge answers under too. A request the gateway
     //  did not judge names none: the judge's current policy decides.
-    if (sl_policywatch_has_file (self->policy) && (s->rj || history.len))
+    if (policy && (who->policy || sl_policywatch_has_file (sl_policyset_default (self->policies)))
+    &&  (s->rj || history.len))
         job.policy = sl_str (sl_policy_id (policy));
     if (verdicts && verdicts->len)
         job.req_verdicts = sl_buf_str (verdicts);
@@ -907,18 +914,57 @@ s_clock (void *arg)
     return zclock_usecs ();
 }
 
-//  The request policy's turn (its request rules, if the policy has any).
+static void s_refuse (gateway_t *self, s_stream_t *s, const sl_admission_answer_t *answer, int check);
+
+//  The policy set follows the keys file: when the admission runs a new
+//  keyring, the files it names are loaded and those it no longer names let
+//  go. (The keyring is held, so a new one is never mistaken for it.)
+static void
+s_policies_follow_keys (gateway_t *self)
+{
+    sl_keyring_t *ring = sl_admission_keyring (self->admission);
+    if (ring == self->policy_keys)
+        return;
+    sl_keyring_unref (&self->policy_keys);
+    self->policy_keys = ring ? sl_keyring_ref (ring) : NULL;
+    sl_policyset_keys (self->policies, ring);
+}
+
+//  A caller whose policy file is not loaded here (it did not load, or the
+//  keys file named it a moment ago and the set has not caught up): the
+//  request cannot be judged, so it is refused as a server error, never
+//  judged under the default (a 403 would blame the client).
+static void
+s_refuse_unjudged (gateway_t *self, s_stream_t *s, const char *file)
+{
+    sl_admission_answer_t answer = { .outcome = SL_ADMIT_UNAVAILABLE, .status = 500, .code = "api_error",
+                                     .rule = "policy" };
+    snprintf (answer.message, sizeof answer.message, "the policy this key runs under (%s) is not loaded: the "
+              "request cannot be judged", file);
+    sl_counter_inc (self->unjudged);
+    sl_log_warn ("policy_unknown", "a request names policy %s, which this gateway does not have: refused", file);
+    s_refuse (self, s, &answer, SL_CHK_ERROR);
+}
+
+//  The request policy's turn: the caller's (its key's or team's file, else
+//  the default), with its request rules, if the policy has any.
 static void
 s_judge_request (gateway_t *self, s_stream_t *s)
 {
-    sl_policy_t *policy = sl_policywatch_policy (self->policy);
+    s_policies_follow_keys (self);
+    const char *file = sl_caller_identity (s->caller)->policy;
+    sl_policy_t *policy = sl_policyset_policy (self->policies, sl_str (file));
+    if (!policy) {
+        s_refuse_unjudged (self, s, file);
+        return;
+    }
+    //  Judged under this version to the end, whatever reloads meanwhile.
+    s->policy = sl_policy_ref (policy);
     if (sl_policy_request_count (policy) == 0) {
         s_send_job (self, s, NULL, NULL);       //  nothing to judge here: today's path
         s_stream_release (self, s);
         return;
     }
-    //  Judged under this version to the end, whatever reloads meanwhile.
-    s->policy = sl_policy_ref (policy);
     s->rj = sl_reqjudge_new (policy, s->parsed.req, sl_buf_str (&s->headers));
     size_t asks = sl_reqjudge_run (s->rj, s->started_us);
     if (asks)
@@ -931,13 +977,13 @@ s_judge_request (gateway_t *self, s_stream_t *s)
 //  limits store): a verdict like any other, and the stream ends with the
 //  refusal in the client's dialect, nothing sent upstream.
 static void
-s_refuse_admission (gateway_t *self, s_stream_t *s, const sl_admission_answer_t *answer)
+s_refuse (gateway_t *self, s_stream_t *s, const sl_admission_answer_t *answer, int check)
 {
     sl_msg_t v;
     sl_msg_init (&v, SL_MSG_VERDICT);
     v.part = SL_STR_LIT ("request");
     v.action = SL_ACT_BLOCK;
-    v.check = SL_CHK_RAN;
+    v.check = (uint8_t) check;
     v.rule = sl_str (answer->rule);
     v.reason = sl_str (answer->message);
     v.probability = NAN;
@@ -952,6 +998,12 @@ s_refuse_admission (gateway_t *self, s_stream_t *s, const sl_admission_answer_t 
     s_send_job (self, s, &refusal, &verdicts);
     sl_buf_free (&verdicts);
     s_stream_release (self, s);
+}
+
+static void
+s_refuse_admission (gateway_t *self, s_stream_t *s, const sl_admission_answer_t *answer)
+{
+    s_refuse (self, s, answer, SL_CHK_RAN);
 }
 
 static void
@@ -1209,7 +1261,7 @@ s_buffered (void *arg)
 //  The policy
 
 //  What the "policy_loaded" line says of a policy here (requests read it
-//  from the watch as they arrive: nothing to do on a reload).
+//  from the set as they arrive: nothing to do on a reload).
 static void
 s_describe (sl_policy_t *policy, sl_buf_t *out)
 {
@@ -1229,6 +1281,8 @@ s_policy_metrics (gateway_t *self, sl_metrics_t *m)
         s_request_counter (self, d, SL_TEAMLABEL_DEFAULT);
     self->denied = sl_metrics_counter (m, "sluice_requests_denied_total", NULL,
                                        "Requests the request policy refused (403)");
+    self->unjudged = sl_metrics_counter (m, "sluice_policy_unknown_total", NULL,
+                                         "Requests whose policy file this gateway does not have (refused, 500)");
     self->judge_latency = sl_metrics_histogram (m, "sluice_request_judge_seconds", NULL,
                                                 "Time from a request to its last request verdict",
                                                 sl_metrics_latency_bounds, sl_metrics_latency_bounds_count);
@@ -1243,8 +1297,8 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     self->streams = sl_sidmap_new ();
     zloop_t *loop = sl_service_loop (service);
     sl_metrics_t *m = sl_service_metrics (service);
-    self->policy = sl_policywatch_new (service, config->policy_path, config->watch_ms, s_describe);
-    if (!self->policy) {
+    self->policies = sl_policyset_new (service, config->policy_path, config->watch_ms, s_describe);
+    if (!self->policies) {
         sl_sidmap_destroy (&self->streams);
         free (self);
         return NULL;
@@ -1260,12 +1314,13 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     };
     self->admission = sl_admission_new (service, &admission);
     if (!self->admission) {
-        sl_policywatch_destroy (&self->policy);
+        sl_policyset_destroy (&self->policies);
         sl_sidmap_destroy (&self->streams);
         free (self);
         return NULL;
     }
     s_policy_metrics (self, m);
+    s_policies_follow_keys (self);      //  the keys' files load at start (and say so)
     self->llm = sl_llm_client_new (loop, m, s_llm_done, s_llm_after, self);
     self->llm_cache = sl_llm_cache_new (SL_LLM_CACHE_DEFAULT);
     self->tickets = sl_llm_tickets_new ();
@@ -1387,7 +1442,8 @@ gateway_destroy (gateway_t **self_p)
     sl_llm_client_destroy (&self->llm);
     sl_llm_cache_destroy (&self->llm_cache);
     sl_llm_tickets_destroy (&self->tickets);
-    sl_policywatch_destroy (&self->policy);
+    sl_keyring_unref (&self->policy_keys);
+    sl_policyset_destroy (&self->policies);
     sl_stage_destroy (&self->stage);
     if (self->ack_timer > 0)
         zloop_timer_end (sl_service_loop (self->service), self->ack_timer);

@@ -102,6 +102,8 @@ sl_admission_checks (sl_admission_t *self)
     return sl_keywatch_keyring (self->keys) != NULL;
 }
 
+sl_keyring_t *sl_admission_keyring (sl_admission_t *self) { return sl_keywatch_keyring (self->keys); }
+
 //  --------------------------------------------------------------------------
 //  Who
 

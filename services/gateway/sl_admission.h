@@ -80,6 +80,9 @@ sl_admission_t *sl_admission_new (sl_service_t *service, const sl_admission_conf
 void sl_admission_destroy (sl_admission_t **self_p);
 //  True when credentials are checked (a keys file or SLUICE_CLIENT_KEYS).
 bool sl_admission_checks (sl_admission_t *self);
+//  The running keyring (borrowed: sl_keyring_ref to keep it; a reload
+//  makes a new one), NULL without keys.
+sl_keyring_t *sl_admission_keyring (sl_admission_t *self);
 
 //  The caller of a credential (NULL or "": none), or NULL when it is
 //  refused (*reason: the metric label, static). Without keys every

@@ -8,9 +8,16 @@
       outcomes come back through sl_judge_llm_done;
     - time: a monotonic clock for verdict latencies, and a periodic tick
       that lets the library send keep-alives for streams it holds back;
-    - the policy: read at start (a bad file stops the judge), again on
-      SIGHUP and when the file changes (polled), keeping the running policy
-      when the new one is bad. Streams keep the policy they started with.
+    - the policies: the default (--policy) and, with --keys-file, every
+      file the keys and teams name (sl_policyset), each read at start (a
+      bad default stops the judge; a bad named file only fails its own
+      streams), again on SIGHUP and when it changes (polled), keeping the
+      running version when the new one is bad; the files named follow the
+      keys file as it reloads. A stream runs under the file its START
+      names (pn), looked up here and handed to the library; a file this
+      judge does not have fails the stream closed (every call blocked,
+      counted in sluice_policy_unknown_total, logged "policy_unknown").
+      Streams keep the policy they started with.
 
     Every verdict is also logged (event "verdict"), so the audit trail
     survives even when no tap is listening.
@@ -28,7 +35,8 @@
 #include "common/llm/sl_llm_client.h"
 #include "common/stages/sl_judge.h"
 #include "common/policy/sl_policy_report.h"
-#include "common/service/sl_policywatch.h"
+#include "common/service/sl_keywatch.h"
+#include "common/service/sl_policyset.h"
 #include "common/identity/sl_teamlabel.h"
 
 #define JUDGE_TICK_MIN_MS 10            //  keep-alive tick, at most this often
@@ -39,13 +47,15 @@ typedef struct {
     sl_judge_t *judge;
     sl_router_t *router;
     sl_llm_client_t *llm;
-    sl_policywatch_t *policy;           //  the file, loaded and reloaded
+    sl_policyset_t *policies;           //  the default and the keys' files, loaded and reloaded
+    sl_keywatch_t *keys;                //  the keys file naming them, or NULL
     sl_counter_t *unroutable;
     sl_counter_t *streams_total;        //  stream starts (a re-send starts again)
     sl_counter_t *keepalives;
     sl_teamlabels_t *teams;             //  team labels in use (bounded)
     sl_histo_t *decision_latency;
     sl_counter_t *skew;                 //  streams that named a policy version not kept here
+    sl_counter_t *unknown;              //  streams that named a policy file not loaded here
 } s_app_t;
 
 static int64_t
@@ -120,6 +130,21 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
         sl_log_warn ("policy_version_skew", "a stream names policy %.*s, which this judge does not have: "
                      "it runs the current one", (int) msg->policy.len, msg->policy.ptr ? msg->policy.ptr : "");
     }
+    if (msg->type == SL_MSG_START && sl_judge_unknown (app->judge) > (uint64_t) app->unknown->value) {
+        sl_counter_inc (app->unknown);
+        char hex [SL_SID_HEX_SIZE];
+        sl_sid_hex (msg->sid, hex);
+        sl_log_warn ("policy_unknown", "sid=%.8s names policy %.*s, which this judge does not have: every tool "
+                     "call of the stream is blocked", hex, (int) msg->policy_name.len,
+                     msg->policy_name.ptr ? msg->policy_name.ptr : "");
+    }
+}
+
+//  The policy of the file a stream names, for the library.
+static sl_policy_t *
+s_lookup (void *arg, sl_str_t name)
+{
+    return sl_policyset_policy (((s_app_t *) arg)->policies, name);
 }
 
 //  --------------------------------------------------------------------------
@@ -159,25 +184,40 @@ s_on_tick (zloop_t *loop, int timer_id, void *arg)
 //  --------------------------------------------------------------------------
 //  The policy
 
-//  Tell monitoring which policy runs here (sl_policy_report.h): to one
-//  live emitter, which spools it for the audit.
+//  Tell monitoring which policies run here (sl_policy_report.h), one
+//  report each: to one live emitter, which spools it for the audit.
+static void
+s_report_one (s_app_t *app, sl_policywatch_t *watch, const char *name)
+{
+    sl_policy_t *policy = sl_policywatch_policy (watch);
+    if (!policy)
+        return;                         //  a named file that never loaded: its log says why
+    sl_policy_report_t report = {
+        .instance = sl_service_name (app->svc),
+        .incarnation = sl_service_incarnation (app->svc),
+        .loaded_ms = sl_policywatch_loaded_ms (watch),
+        .failures = sl_policywatch_failures (watch),
+        .last_error = sl_policywatch_last_error (watch),
+        .policy_name = name
+    };
+    sl_msg_t msg;
+    sl_policy_report (policy, &report, &msg);
+    if (sl_router_send (app->router, &msg) == 0)
+        sl_router_flush (app->router);
+    sl_router_unpin (app->router, msg.sid);
+}
+
 static void
 s_report_policy (s_app_t *app)
 {
     if (!app->router)
         return;
-    sl_policy_report_t report = {
-        .instance = sl_service_name (app->svc),
-        .incarnation = sl_service_incarnation (app->svc),
-        .loaded_ms = sl_policywatch_loaded_ms (app->policy),
-        .failures = sl_policywatch_failures (app->policy),
-        .last_error = sl_policywatch_last_error (app->policy)
-    };
-    sl_msg_t msg;
-    sl_policy_report (sl_judge_policy (app->judge), &report, &msg);
-    if (sl_router_send (app->router, &msg) == 0)
-        sl_router_flush (app->router);
-    sl_router_unpin (app->router, msg.sid);
+    s_report_one (app, sl_policyset_default (app->policies), NULL);
+    for (size_t i = 0; i < sl_policyset_count (app->policies); i++) {
+        const char *name = NULL;
+        sl_policywatch_t *watch = sl_policyset_at (app->policies, i, &name);
+        s_report_one (app, watch, name);
+    }
 }
 
 static int
@@ -198,14 +238,28 @@ s_describe (sl_policy_t *policy, sl_buf_t *out)
 }
 
 //  After a reload (SIGHUP, file change): new streams start under a policy
-//  that loaded; monitoring hears of a refused one too.
+//  that loaded (the default's, or a named file's: its version is kept for
+//  requests the gateway judged under it); monitoring hears of a refused
+//  one too.
 static void
-s_on_reload (void *arg, sl_policy_t *policy, bool loaded)
+s_on_reload (void *arg, const char *name, sl_policy_t *policy, bool loaded)
+{
+    s_app_t *app = arg;
+    if (loaded && !name)
+        sl_judge_set_policy (app->judge, policy);
+    else
+    if (loaded)
+        sl_judge_keep (app->judge, policy);
+    s_report_policy (app);
+}
+
+//  The keys file reloaded: the files it names now are the named policies.
+static void
+s_on_keys (void *arg, sl_keyring_t *keyring, bool loaded)
 {
     s_app_t *app = arg;
     if (loaded)
-        sl_judge_set_policy (app->judge, policy);
-    s_report_policy (app);
+        sl_policyset_keys (app->policies, keyring);
 }
 
 static void
@@ -236,6 +290,9 @@ s_metrics (s_app_t *app, sl_metrics_t *m)
     app->skew = sl_metrics_counter (m, "sluice_policy_version_skew_total", NULL,
                                     "Streams whose request was judged under a policy version this judge "
                                     "does not have (judged under its current one)");
+    app->unknown = sl_metrics_counter (m, "sluice_policy_unknown_total", NULL,
+                                       "Streams that named a policy file this judge does not have (every tool "
+                                       "call blocked)");
     app->keepalives = sl_metrics_counter (m, "sluice_keepalives_total", NULL,
                                           "Keep-alive events sent for held streams");
     //  The series of a stream without a team are there from the start.
@@ -260,6 +317,7 @@ main (int argc, char **argv)
     const char *bind = "tcp://127.0.0.1:5553";
     const char *next = "tcp://127.0.0.1:5554";
     const char *policy_path = "";
+    const char *keys_path = "";
     const char *keepalive = "2000";
     const char *watch = "1000";
     char default_call_bytes [24];
@@ -272,8 +330,11 @@ main (int argc, char **argv)
         { "bind", NULL, &bind, "inbox endpoint (blocks from the aggregators)" },
         { "next", NULL, &next, "emitter endpoints, comma-separated" },
         { "policy", "SLUICE_POLICY", &policy_path, "policy file (YAML); none allows every call" },
+        { "keys-file", "SLUICE_KEYS_FILE", &keys_path,
+          "keys file: the policy files its keys and teams name are loaded too, and each stream runs under "
+          "the one its request names" },
         { "keepalive-ms", NULL, &keepalive, "keep-alive to the client while a call is held this long (0: off)" },
-        { "watch-ms", NULL, &watch, "check the policy file for changes this often (0: only on SIGHUP)" },
+        { "watch-ms", NULL, &watch, "check the policy and keys files for changes this often (0: only on SIGHUP)" },
         { "max-call-bytes", NULL, &max_call_bytes,
           "argument bytes one tool call may have; a call over it is judged as cut off and never released" },
         { "max-streams", NULL, &max_streams, "streams at once; more are refused (503) (0: no bound)" },
@@ -307,17 +368,19 @@ main (int argc, char **argv)
         return 2;
     }
     s_app_t app = { .svc = svc };
-    app.policy = sl_policywatch_new (svc, policy_path, watch_ms, s_describe);
-    if (!app.policy) {
+    app.policies = sl_policyset_new (svc, policy_path, watch_ms, s_describe);
+    if (app.policies && *keys_path) {
+        app.keys = sl_keywatch_new (svc, keys_path, NULL, watch_ms);
+        if (app.keys)
+            sl_policyset_keys (app.policies, sl_keywatch_keyring (app.keys));
+    }
+    if (!app.policies || (*keys_path && !app.keys) || sl_service_start_bus (svc, &bus, "judge")) {
+        sl_keywatch_destroy (&app.keys);
+        sl_policyset_destroy (&app.policies);
         sl_service_destroy (&svc);
         return 2;
     }
-    if (sl_service_start_bus (svc, &bus, "judge")) {
-        sl_policywatch_destroy (&app.policy);
-        sl_service_destroy (&svc);
-        return 2;
-    }
-    sl_policy_t *policy = sl_policywatch_policy (app.policy);
+    sl_policy_t *policy = sl_policyset_policy (app.policies, SL_STR_NULL);
     zloop_t *loop = sl_service_loop (svc);
     sl_metrics_t *m = sl_service_metrics (svc);
     s_metrics (&app, m);
@@ -339,7 +402,10 @@ main (int argc, char **argv)
         zloop_timer (loop, (size_t) tick, 0, s_on_tick, &app);
     }
     zloop_timer (loop, SL_POLICY_REPORT_MS, 0, s_on_report, &app);
-    sl_policywatch_on_reload (app.policy, s_on_reload, &app);
+    sl_judge_set_lookup (app.judge, s_lookup, &app);
+    sl_policyset_on_reload (app.policies, s_on_reload, &app);
+    if (app.keys)
+        sl_keywatch_on_reload (app.keys, s_on_keys, &app);
     sl_service_on_health (svc, s_health, &app);
     sl_stage_t *stage = NULL;
     if (sl_router_set_bus (app.router, sl_service_bus (svc), "emitter") == 0
@@ -355,7 +421,8 @@ main (int argc, char **argv)
     sl_llm_client_destroy (&app.llm);
     sl_router_destroy (&app.router);
     sl_judge_destroy (&app.judge);
-    sl_policywatch_destroy (&app.policy);
+    sl_keywatch_destroy (&app.keys);
+    sl_policyset_destroy (&app.policies);
     sl_teamlabels_destroy (&app.teams);
     sl_service_destroy (&svc);
     return rc;

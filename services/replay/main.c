@@ -1,6 +1,7 @@
 /*  sluice-replay - run a captured upstream response through the stages.
 
     sluice-replay --dialect openai|anthropic|responses|gemini [--policy FILE]
+                  [--keys-file FILE --team NAME]
                   [--request FILE [--request-only]] [--model NAME]
                   [--render blocks|openai|anthropic|responses|gemini] [--jsonl]
 
@@ -10,7 +11,10 @@
     stages make of it (see sl_replay.h): by default one JSON line per block
     and a last line with the finish and usage; with --policy the judge's
     verdicts too; with --render the bytes a client of that dialect would
-    receive. --request gives the judge what the gateway would have known
+    receive. A policy file's includes are read with it (a team's file
+    brings its base). --keys-file and --team judge under the policy the
+    pipeline gives that team's streams: the team's file in the keys file,
+    or --policy (the default) when the team names none. --request gives the judge what the gateway would have known
     of the request behind the capture (model, tool definitions for schema
     rules, last user message), read from the client's request body with
     the gateway's own parser; with a policy that has request rules, the
@@ -31,6 +35,7 @@
 #include "common/stages/sl_emitter.h"
 #include "common/dialects/sl_job.h"
 #include "common/stages/sl_replay.h"
+#include "common/identity/sl_keyring.h"
 
 #define S_READ_SIZE 65536               //  bytes per read of stdin
 #define S_MAX_REQUEST (10u << 20)       //  largest --request file, as the gateway's --max-body
@@ -46,13 +51,17 @@ s_usage (FILE *out)
     sl_dialect_names ("|", "|", NULL, &names);
     fprintf (out,
         "usage: sluice-replay --dialect %s\n"
-        "                     [--policy FILE] [--request FILE [--request-only]] [--model NAME]\n"
+        "                     [--policy FILE] [--keys-file FILE --team NAME]\n"
+        "                     [--request FILE [--request-only]] [--model NAME]\n"
         "                     [--render blocks|%s]\n"
         "                     [--jsonl] < capture\n"
         "\n"
         "  --dialect   the upstream dialect the capture was recorded in (required)\n"
         "  --policy    judge tool calls with this policy file (LLM judges are not\n"
-        "              asked: their rules take their on_error action)\n"
+        "              asked: their rules take their on_error action); the files\n"
+        "              it includes are read with it\n"
+        "  --keys-file, --team  judge under the policy file the keys file gives\n"
+        "              the team (--policy, the default, when it names none)\n"
         "  --request   the client's request body (JSON, same dialect) behind the\n"
         "              capture: the judge sees its model, tools and last user message;\n"
         "              a policy's request rules judge it first (verdicts, then the\n"
@@ -110,6 +119,31 @@ s_load_request (const char *path, int dialect, const char *model, sl_job_t *req)
     return 0;
 }
 
+//  The policy file a team's streams run under, as the pipeline picks it:
+//  the team's in the keys file, else the default (fallback, maybe NULL).
+//  0 with *path set (the keyring, which *path lives in, goes to *ring);
+//  -1 with a message printed.
+static int
+s_team_policy (const char *keys_path, const char *team, const char *fallback, sl_keyring_t **ring,
+               const char **path)
+{
+    char *error = NULL;
+    *ring = sl_keyring_load (keys_path, &error);
+    if (!*ring) {
+        fprintf (stderr, "sluice-replay: %s\n", error ? error : keys_path);
+        free (error);
+        return -1;
+    }
+    const sl_team_t *t = sl_keyring_team (*ring, team);
+    if (!t) {
+        fprintf (stderr, "sluice-replay: %s names no team '%s'\n", keys_path, team);
+        sl_keyring_unref (ring);
+        return -1;
+    }
+    *path = t->policy ? t->policy : fallback;
+    return 0;
+}
+
 static void
 s_write (void *arg, const char *data, size_t size)
 {
@@ -123,6 +157,8 @@ main (int argc, char **argv)
     static const struct option options [] = {
         { "dialect", required_argument, NULL, 'd' },
         { "policy", required_argument, NULL, 'p' },
+        { "keys-file", required_argument, NULL, 'k' },
+        { "team", required_argument, NULL, 't' },
         { "render", required_argument, NULL, 'r' },
         { "request", required_argument, NULL, 'q' },
         { "model", required_argument, NULL, 'm' },
@@ -132,13 +168,15 @@ main (int argc, char **argv)
         { NULL, 0, NULL, 0 }
     };
     const char *dialect = NULL, *policy_path = NULL, *render = "blocks";
-    const char *request_path = NULL, *model = NULL;
+    const char *request_path = NULL, *model = NULL, *keys_path = NULL, *team = NULL;
     bool jsonl = false, request_only = false;
     int c;
     while ((c = getopt_long (argc, argv, "h", options, NULL)) != -1) {
         switch (c) {
             case 'd': dialect = optarg; break;
             case 'p': policy_path = optarg; break;
+            case 'k': keys_path = optarg; break;
+            case 't': team = optarg; break;
             case 'r': render = optarg; break;
             case 'q': request_path = optarg; break;
             case 'm': model = optarg; break;
@@ -148,8 +186,9 @@ main (int argc, char **argv)
             default: s_usage (stderr); return S_EXIT_USAGE;
         }
     }
-    if (optind < argc || !dialect) {
-        fprintf (stderr, "sluice-replay: %s\n", dialect ? "unexpected argument" : "--dialect is required");
+    if (optind < argc || !dialect || !keys_path != !team) {
+        fprintf (stderr, "sluice-replay: %s\n", !dialect ? "--dialect is required"
+                 : !keys_path != !team ? "--keys-file and --team go together" : "unexpected argument");
         s_usage (stderr);
         return S_EXIT_USAGE;
     }
@@ -195,16 +234,23 @@ main (int argc, char **argv)
     }
     if (model)
         opts.model = sl_str (model);
+    sl_keyring_t *ring = NULL;
+    if (team && s_team_policy (keys_path, team, policy_path, &ring, &policy_path)) {
+        sl_job_clear (&request);
+        return S_EXIT_USAGE;
+    }
     if (policy_path) {
         char *error = NULL;
         opts.policy = sl_policy_load (policy_path, &error);
+        sl_keyring_unref (&ring);       //  (policy_path may be one of its strings)
         if (!opts.policy) {
-            fprintf (stderr, "sluice-replay: %s\n", error ? error : policy_path);
+            fprintf (stderr, "sluice-replay: %s\n", error ? error : "the policy does not load");
             free (error);
             sl_job_clear (&request);
             return S_EXIT_USAGE;
         }
     }
+    sl_keyring_unref (&ring);
     const char *why = NULL;
     sl_replay_t *replay = sl_replay_new (&opts, s_write, NULL, &why);
     sl_policy_unref (&opts.policy);

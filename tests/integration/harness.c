@@ -334,6 +334,18 @@ s_up (proc_t *p, const char *needle, const char *after, char *value, size_t size
     return false;
 }
 
+int
+harness_write (const char *dir, const char *name, const char *text)
+{
+    char path [512];
+    snprintf (path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen (path, "w");
+    if (!f)
+        return -1;
+    fputs (text, f);
+    return fclose (f) == 0 ? 0 : -1;
+}
+
 //  Write policy_text to the stack's dir, with the mock's base URL in it.
 //  Write text to dir/name, "@MOCK@" replaced by the mock's base URL; the
 //  file's path goes to path.

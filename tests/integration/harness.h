@@ -49,6 +49,8 @@ int harness_refusing_port (int *holder);
 //  into value (unless value is NULL). true when found within timeout_ms.
 bool proc_wait_log (proc_t *p, const char *needle, const char *after,
                     char *value, size_t size, int timeout_ms);
+//  Write text to dir/name (a policy, a keys file a test makes). 0 ok.
+int harness_write (const char *dir, const char *name, const char *text);
 //  Wait (bounded) for p to exit by itself; its exit status, -1 when it
 //  did not exit in time (then it is killed) or died from a signal.
 int proc_wait_exit (proc_t *p, int timeout_ms);

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "common/base/sl_buf.h"
+#include "tests/integration/harness.h"
 #include "tests/recordings.h"
 
 #define EXPECTED_DIR "tests/expected/blocks"
@@ -330,6 +331,52 @@ Test (replay, a_policy_is_checked_against_a_capture)
     cr_expect_not_null (strstr (run.out.data, "{\"finish\":\"tool_calls\""));
     s_run_free (&run);
     unlink (path);
+}
+
+Test (replay, a_team_is_judged_under_its_file_and_the_base_it_includes)
+{
+    char dir [] = "/tmp/sluice-replay-team-XXXXXX";
+    cr_assert_not_null (mkdtemp (dir));
+    harness_write (dir, "base.yaml", "rules:\n  - id: no-rm-root\n    tool: run_shell\n"
+                             "    args: [{pointer: /command, regex: 'rm -rf /$'}]\n    action: block\n");
+    harness_write (dir, "team-b.yaml", "include: base.yaml\nrules:\n  - {id: b-shell-ok, tool: run_shell, action: allow}\n");
+    harness_write (dir, "default.yaml", "rules:\n  - {id: default-drop, tool: run_shell, action: drop}\n");
+    //  A key of each team (the hash of "sk-x": the replay never reads a key).
+    harness_write (dir, "keys.yaml", "teams:\n  - {name: tb, policy: team-b.yaml}\n  - {name: tc}\nkeys:\n"
+                             "  - {id: kb, team: tb, sha256: 6ec5a3e7d3ad0e4c6aa22f8a29a7df0eb0e1fbd3a2ec4f5e3f5b1c3f0ee8e5a1}\n"
+                             "  - {id: kc, team: tc, sha256: 7ec5a3e7d3ad0e4c6aa22f8a29a7df0eb0e1fbd3a2ec4f5e3f5b1c3f0ee8e5a1}\n");
+    char capture [64], keys [256], fallback [256];
+    s_capture_file (capture, sizeof capture, s_tools_capture);
+    snprintf (keys, sizeof keys, "%s/keys.yaml", dir);
+    snprintf (fallback, sizeof fallback, "%s/default.yaml", dir);
+    run_t run;
+    //  Team b allows every shell call; its base's block still decides.
+    const char *team_b [] = { "--dialect", "openai", "--keys-file", keys, "--team", "tb", NULL };
+    s_run (team_b, capture, &run);
+    cr_expect_eq (run.status, 0, "%s", run.err.data);
+    cr_expect_not_null (strstr (run.out.data, "\"action\":\"block\",\"check\":\"ran\",\"rule\":\"no-rm-root\""),
+                        "%s", run.out.data);
+    s_run_free (&run);
+    //  Team c names no file: the default (--policy) decides, as in the pipeline.
+    const char *team_c [] = { "--dialect", "openai", "--keys-file", keys, "--team", "tc", "--policy", fallback, NULL };
+    s_run (team_c, capture, &run);
+    cr_expect_eq (run.status, 0, "%s", run.err.data);
+    cr_expect_not_null (strstr (run.out.data, "\"rule\":\"default-drop\""), "%s", run.out.data);
+    s_run_free (&run);
+    //  A team the keys file does not have, or --team alone: refused.
+    const char *unknown [] = { "--dialect", "openai", "--keys-file", keys, "--team", "nobody", NULL };
+    s_run (unknown, capture, &run);
+    cr_expect_eq (run.status, 2);
+    cr_expect_not_null (strstr (run.err.data, "names no team 'nobody'"), "%s", run.err.data);
+    s_run_free (&run);
+    const char *alone [] = { "--dialect", "openai", "--team", "tb", NULL };
+    s_run (alone, capture, &run);
+    cr_expect_eq (run.status, 2);
+    s_run_free (&run);
+    unlink (capture);
+    char cmd [300];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq (system (cmd), 0);
 }
 
 Test (replay, render_openai_writes_what_a_client_receives)

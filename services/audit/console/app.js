@@ -305,7 +305,8 @@ async function viewStream(sid) {
         kv('started', time(s.started_at, true)), kv('ended', s.ended_at ? time(s.ended_at, true) + ' (' + duration(s.duration_ms) + ')' : 'not recorded (in flight, or lost)'),
         kv('model', s.model), kv('upstream model', s.response_model), kv('provider', s.provider),
         kv('dialects', (s.client || '?') + ' client, ' + (s.upstream || '?') + ' upstream' + (s.streaming ? ', streaming' : ', not streaming')),
-        kv('client key', s.client_key), kv('team', s.team), kv('user', s.user), kv('policy', s.policy), kv('finish', s.finish ? s.finish + (s.finish_raw ? ' (' + s.finish_raw + ')' : '') : null),
+        kv('client key', s.client_key), kv('team', s.team), kv('user', s.user),
+        kv('policy', s.policy ? el('a', { href: '#/policy?id=' + encodeURIComponent(s.policy), class: 'mono', text: s.policy }) : null), kv('finish', s.finish ? s.finish + (s.finish_raw ? ' (' + s.finish_raw + ')' : '') : null),
         kv('usage', usage), kv('cost', dollars(s.cost_usd_micro)),
         kv('error', s.error_code ? s.error_code + (s.error_status ? ' ' + s.error_status : '') + ' (' + s.error_source + '): ' + (s.error_message || '') : null),
         kv('records lost', s.lost ? s.lost + ' gap(s): this stream may be incomplete' : null))),
@@ -499,25 +500,35 @@ async function viewUsage(params) {
 }
 
 // --------------------------------------------------------------------------
-// Policy: what each judge runs, and what it refused to load
+// Policy: what each judge runs, file by file (the default, and each file a
+// keys file names for its teams and keys), and what it refused to load
 
-async function viewPolicy() {
+async function viewPolicy(params) {
   clear();
   $main.append(el('h1', { text: 'Policy' }),
-    el('p', { class: 'muted', text: 'Each judge reports the policy it runs every few seconds and when it loads one; a reload it refuses keeps the old policy, and says why here.' }));
+    el('p', { class: 'muted', text: 'Each judge reports every policy it holds every few seconds and when it loads one: its default, and with a keys file each team\'s or key\'s own file (a team file\'s included base is read with it). A reload it refuses keeps the old policy, and says why here.' }));
   let data, gaps;
   try { [data, gaps] = await Promise.all([api('/api/policies'), api('/api/gaps')]); } catch (e) { $main.append(el('p', { class: 'error', text: e.message })); return; }
   if (!data.policies.length) $main.append(el('p', { class: 'empty', text: 'No judge has reported yet (they do every 5 s).' }));
+  // What a judge runs for a file is the version it reported last for it.
+  const key = (p) => p.judge + '\u0000' + (p.name || '');
   const current = new Map();
-  for (const p of data.policies) if (!current.has(p.judge) || current.get(p.judge).last_seen < p.last_seen) current.set(p.judge, p);
-  for (const p of data.policies) {
-    const now = current.get(p.judge) === p;
-    $main.append(el('div', { class: 'panel' },
-      el('div', { class: 'row' }, el('strong', { text: p.judge }), el('span', { class: 'tag mono', text: p.policy }),
-        now ? el('span', { class: 'badge allow', text: 'running' }) : el('span', { class: 'badge', text: 'earlier' }),
-        el('span', { class: 'muted small', text: (p.name || '') + ' · loaded ' + time(p.loaded_at, true) + ' · seen ' + time(p.first_seen, true) + ' – ' + time(p.last_seen, true) })),
-      p.failures ? el('p', { class: 'error', text: p.failures + ' reload(s) refused' + (p.last_error ? ': ' + p.last_error : '') }) : null,
-      el('pre', { text: p.source || '(no file: every call allowed)' })));
+  for (const p of data.policies) if (!current.has(key(p)) || current.get(key(p)).last_seen < p.last_seen) current.set(key(p), p);
+  const files = [...new Set(data.policies.map((p) => p.name || ''))].sort();
+  const wanted = params.get('id');
+  if (files.length > 1) $main.append(el('p', { class: 'muted', text: files.length + ' policy files: ' + files.join(', ') }));
+  for (const file of files) {
+    if (files.length > 1) $main.append(el('h2', { class: 'mono', text: file || '(no file)' }));
+    for (const p of data.policies.filter((q) => (q.name || '') === file)) {
+      const now = current.get(key(p)) === p;
+      $main.append(el('div', { class: p.policy === wanted ? 'panel picked' : 'panel' },
+        el('div', { class: 'row' }, el('strong', { text: p.judge }), el('span', { class: 'tag mono', text: p.policy }),
+          now ? el('span', { class: 'badge allow', text: 'running' }) : el('span', { class: 'badge', text: 'earlier' }),
+          p.policy === wanted ? el('span', { class: 'badge', text: 'this stream\'s' }) : null,
+          el('span', { class: 'muted small', text: (p.name || '') + ' · loaded ' + time(p.loaded_at, true) + ' · seen ' + time(p.first_seen, true) + ' – ' + time(p.last_seen, true) })),
+        p.failures ? el('p', { class: 'error', text: p.failures + ' reload(s) refused' + (p.last_error ? ': ' + p.last_error : '') }) : null,
+        el('pre', { text: p.source || '(no file: every call allowed)' })));
+    }
   }
   $main.append(el('h2', { text: 'Records the emitters could not keep' }),
     gaps.lost ? el('div', { class: 'panel' }, el('p', { class: 'error', text: gaps.lost + ' records lost in all' }),
@@ -610,7 +621,7 @@ function route() {
   else if (view === 'stream') viewStream(path.split('/')[2]);
   else if (view === 'charts') viewCharts(params);
   else if (view === 'usage') viewUsage(params);
-  else if (view === 'policy') viewPolicy();
+  else if (view === 'policy') viewPolicy(params);
   else if (view === 'try') viewTry(params);
   else viewLive();
   refreshStatus();

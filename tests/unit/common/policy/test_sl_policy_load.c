@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/policy/sl_policy_impl.h"
 #include "tests/unit/common/policy/policy_fixture.h"
+#include "tests/unit/keydir.h"
 
 Test (sl_policy_load, errors_name_line_and_column)
 {
@@ -251,5 +253,162 @@ Test (sl_policy_load, load_reports_missing_file)
     cr_expect_null (sl_policy_load ("/nonexistent/policy.yaml", &error));
     cr_assert_not_null (error);
     cr_expect_not_null (strstr (error, "cannot open"));
+    free (error);
+}
+
+//  --------------------------------------------------------------------------
+//  Includes: files in a directory of their own
+
+static char s_dir [] = "/tmp/sluice-include-XXXXXX";
+
+static void
+s_dir_make (void)
+{
+    cr_assert_not_null (mkdtemp (s_dir));
+}
+
+static void
+s_write (const char *name, const char *text)
+{
+    keydir_write (s_dir, name, text);
+}
+
+static void
+s_dir_remove (void)
+{
+    keydir_remove (s_dir);
+}
+
+//  Load dir/name; NULL with *error when it does not load.
+static sl_policy_t *
+s_load (const char *name, char **error)
+{
+    char path [256];
+    snprintf (path, sizeof path, "%s/%s", s_dir, name);
+    *error = NULL;
+    return sl_policy_load (path, error);
+}
+
+#define S_BASE \
+    "default: block\n" \
+    "rules:\n" \
+    "  - id: no-rm-root\n" \
+    "    tool: run_shell\n" \
+    "    args: [{pointer: /command, regex: 'rm[[:space:]]+-rf[[:space:]]+/([[:space:]]|$)'}]\n" \
+    "    action: block\n"
+
+Test (sl_policy_load, an_included_base_block_wins_over_the_team_allow, .init = s_dir_make, .fini = s_dir_remove)
+{
+    s_write ("base.yaml", S_BASE);
+    char teams [256];
+    snprintf (teams, sizeof teams, "%s/teams", s_dir);
+    cr_assert_eq (mkdir (teams, 0700), 0);
+    //  The team allows every shell command, and blocks one more thing.
+    s_write ("teams/a.yaml", "include: ../base.yaml\n"
+                             "rules:\n"
+                             "  - id: shell-ok\n    tool: run_shell\n    action: allow\n"
+                             "  - id: no-curl\n    tool: run_shell\n"
+                             "    args: [{pointer: /command, contains: curl}]\n    action: block\n");
+    char *error = NULL;
+    sl_policy_t *p = s_load ("teams/a.yaml", &error);
+    cr_assert_not_null (p, "%s", error ? error : "");
+    cr_expect_eq (sl_policy_rule_count (p), 3, "the base's rule and the team's two");
+    cr_expect_str_eq (sl_policy_rule_id (p, 0), "no-rm-root", "the base's rules come first");
+    cr_expect_str_eq (pf_rule_of (p, pf_call ("run_shell", "{\"command\":\"rm -rf /\"}")), "no-rm-root",
+                      "the team's allow cannot undo the base's block");
+    sl_decision_t d = pf_decide (p, pf_call ("run_shell", "{\"command\":\"rm -rf /\"}"));
+    cr_expect_eq (d.action, SL_ACT_BLOCK);
+    sl_decision_clear (&d);
+    d = pf_decide (p, pf_call ("run_shell", "{\"command\":\"rm -rf build\"}"));
+    cr_expect_eq (d.action, SL_ACT_ALLOW, "what the base does not match, the team decides");
+    sl_decision_clear (&d);
+    //  The team file does not set default: the base's applies.
+    d = pf_decide (p, pf_call ("other_tool", "{}"));
+    cr_expect_eq (d.action, SL_ACT_BLOCK, "the base's default, as the team set none");
+    sl_decision_clear (&d);
+    cr_expect_eq (sl_policy_file_count (p), 2, "the file and its include are watched");
+    cr_expect (strstr (sl_policy_file (p, 1), "base.yaml") != NULL);
+    //  The id covers the base: a changed base is a new version.
+    char id [SL_POLICY_ID_SIZE];
+    snprintf (id, sizeof id, "%s", sl_policy_id (p));
+    sl_policy_unref (&p);
+    s_write ("base.yaml", S_BASE "  - id: extra\n    tool: x\n    action: drop\n");
+    p = s_load ("teams/a.yaml", &error);
+    cr_assert_not_null (p, "%s", error ? error : "");
+    cr_expect_str_neq (sl_policy_id (p), id, "a new base makes a new version of the team's policy");
+    sl_policy_unref (&p);
+}
+
+Test (sl_policy_load, a_team_rule_adds_a_block_the_base_has_not, .init = s_dir_make, .fini = s_dir_remove)
+{
+    s_write ("base.yaml", S_BASE);
+    s_write ("b.yaml", "include: [base.yaml]\ndefault: allow\n"
+                       "rules:\n  - id: no-rm-rf\n    tool: run_shell\n"
+                       "    args: [{pointer: /command, regex: 'rm[[:space:]]+-rf'}]\n    action: block\n");
+    char *error = NULL;
+    sl_policy_t *p = s_load ("b.yaml", &error);
+    cr_assert_not_null (p, "%s", error ? error : "");
+    cr_expect_str_eq (pf_rule_of (p, pf_call ("run_shell", "{\"command\":\"rm -rf build\"}")), "no-rm-rf",
+                      "the team's own block applies where the base says nothing");
+    cr_expect_str_eq (pf_rule_of (p, pf_call ("run_shell", "{\"command\":\"rm -rf /\"}")), "no-rm-root");
+    sl_decision_t d = pf_decide (p, pf_call ("other_tool", "{}"));
+    cr_expect_eq (d.action, SL_ACT_ALLOW, "the team's own default");
+    sl_decision_clear (&d);
+    sl_policy_unref (&p);
+}
+
+Test (sl_policy_load, include_errors_name_the_including_line, .init = s_dir_make, .fini = s_dir_remove)
+{
+    char *error = NULL;
+    //  A missing file.
+    s_write ("missing.yaml", "default: allow\ninclude: nowhere.yaml\n");
+    cr_expect_null (s_load ("missing.yaml", &error));
+    cr_assert_not_null (error);
+    cr_expect (strstr (error, "/missing.yaml:2:10: include 'nowhere.yaml': cannot open") != NULL, "%s", error);
+    free (error);
+    //  A cycle, two files long, and one file including itself.
+    s_write ("x.yaml", "include: y.yaml\n");
+    s_write ("y.yaml", "rules: []\ninclude: x.yaml\n");
+    cr_expect_null (s_load ("x.yaml", &error));
+    cr_assert_not_null (error);
+    cr_expect (strstr (error, "/x.yaml:1:10: included here: ") != NULL, "%s", error);
+    cr_expect (strstr (error, "/y.yaml:2:10: include 'x.yaml' makes a cycle") != NULL, "%s", error);
+    free (error);
+    s_write ("self.yaml", "include: ./self.yaml\n");
+    cr_expect_null (s_load ("self.yaml", &error));
+    cr_assert_not_null (error);
+    cr_expect (strstr (error, "/self.yaml:1:10: include './self.yaml' makes a cycle") != NULL, "%s", error);
+    free (error);
+    //  An error inside the base is reported where it is, and where it was included.
+    s_write ("bad.yaml", "rules:\n  - id: a\n    action: explode\n");
+    s_write ("c.yaml", "include: bad.yaml\n");
+    cr_expect_null (s_load ("c.yaml", &error));
+    cr_assert_not_null (error);
+    cr_expect (strstr (error, "/c.yaml:1:10: included here: ") != NULL, "%s", error);
+    cr_expect (strstr (error, "/bad.yaml:3:13: action must be") != NULL, "%s", error);
+    free (error);
+    //  A team rule may not take a base rule's id (it would replace it in
+    //  the audit trail).
+    s_write ("base.yaml", S_BASE);
+    s_write ("d.yaml", "include: base.yaml\nrules:\n  - id: no-rm-root\n    action: allow\n");
+    cr_expect_null (s_load ("d.yaml", &error));
+    cr_assert_not_null (error);
+    cr_expect (strstr (error, "/d.yaml:3:5: duplicate rule id 'no-rm-root'") != NULL, "%s", error);
+    free (error);
+    //  Not a name.
+    s_write ("e.yaml", "include: {a: 1}\n");
+    cr_expect_null (s_load ("e.yaml", &error));
+    cr_assert_not_null (error);
+    cr_expect (strstr (error, "/e.yaml:1:10: include must be a file name") != NULL, "%s", error);
+    free (error);
+}
+
+Test (sl_policy_load, a_text_may_not_include_a_file)
+{
+    //  A text from a console is no file: it may not make the process read one.
+    char *error = pf_refused ("include: /etc/passwd\n");
+    cr_assert_not_null (error);
+    cr_expect (strstr (error, "p.yaml:1:10: include '/etc/passwd': only a policy file may include") == error,
+               "%s", error);
     free (error);
 }

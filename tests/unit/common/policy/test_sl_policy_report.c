@@ -18,7 +18,8 @@ Test (sl_policy_report, a_policy_is_named_by_its_text_and_reported_whole)
     cr_expect (sl_str_eq (sl_policy_source (p), s_text));
     sl_policy_t *all = sl_policy_allow_all ();
     cr_expect_str_eq (sl_policy_id (all), SL_POLICY_ALLOW_ALL_ID);
-    sl_policy_report_t report = { "judge-1", 0x0102030405060708ull, 1700000000000, 3, "policy.yaml:2:1: bad" };
+    sl_policy_report_t report = { "judge-1", 0x0102030405060708ull, 1700000000000, 3, "policy.yaml:2:1: bad",
+                                  "/etc/sluice/teams/a.yaml" };
     sl_msg_t m;
     sl_policy_report (p, &report, &m);
     cr_expect_eq (m.type, SL_MSG_POLICY);
@@ -29,6 +30,7 @@ Test (sl_policy_report, a_policy_is_named_by_its_text_and_reported_whole)
     cr_expect_eq (m.ts, 1700000000000);
     cr_expect_eq (m.count, 3);
     cr_expect (sl_str_eq (m.message, "policy.yaml:2:1: bad"));
+    cr_expect (sl_str_eq (m.policy_name, "/etc/sluice/teams/a.yaml"));
     cr_expect_eq (m.sid [8], 8, "its stream id comes from the judge's incarnation");
     //  It travels the bus.
     sl_buf_t wire = { 0 };
@@ -39,6 +41,7 @@ Test (sl_policy_report, a_policy_is_named_by_its_text_and_reported_whole)
     cr_assert_eq (sl_codec_decode (codec, wire.data, wire.len, &offset, &back), 0, "%s", sl_codec_error (codec));
     cr_expect (sl_str_eq (back.policy, sl_policy_id (p)));
     cr_expect_eq (back.count, 3);
+    cr_expect (sl_str_eq (back.policy_name, "/etc/sluice/teams/a.yaml"), "which file streams name it by");
     sl_codec_destroy (&codec);
     sl_buf_free (&wire);
     sl_policy_unref (&p);

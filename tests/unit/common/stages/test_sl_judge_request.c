@@ -8,23 +8,33 @@
 #include "common/stages/sl_judge.h"
 #include "tests/unit/recorder.h"
 
+//  A policy that must parse, named name (its file, as a stream names it).
 static sl_policy_t *
-s_parse (const char *yaml)
+s_named (const char *yaml, const char *name)
 {
     char *error = NULL;
-    sl_policy_t *p = sl_policy_parse (yaml, strlen (yaml), "t", &error);
+    sl_policy_t *p = sl_policy_parse (yaml, strlen (yaml), name, &error);
     cr_assert_not_null (p, "%s", error ? error : "");
     return p;
 }
 
-//  A stream whose START carries pol, rv and hist; a call to tool with
-//  args; everything the judge emits, recorded.
+static sl_policy_t *
+s_parse (const char *yaml)
+{
+    return s_named (yaml, "t");
+}
+
+static const char *s_pn;                //  the policy file the next streams name (NULL: none)
+
+//  A stream whose START carries pol, rv and hist (and pn: s_pn); a call
+//  to tool with args; everything the judge emits, recorded.
 static void
 s_stream (sl_judge_t *judge, recorder_t *rec, const char *pol, sl_str_t rv, const char *hist,
           const char *tool, const char *args)
 {
     sl_msg_t start = recorder_msg (SL_MSG_START, 0);
     start.model = sl_str ("m");
+    start.policy_name = sl_str (s_pn);
     start.policy = sl_str (pol);
     start.req_verdicts = rv;
     start.history = sl_str (hist);
@@ -110,6 +120,119 @@ Test (sl_judge_request, a_version_not_kept_is_skew)
     sl_judge_destroy (&judge);
     sl_policy_unref (&v1);
     sl_policy_unref (&v2);
+}
+
+//  --------------------------------------------------------------------------
+//  The policy file a stream names (pn)
+
+//  The service's policies: two teams' files, as the judge's lookup.
+static sl_policy_t *s_team_a, *s_team_b;
+
+static sl_policy_t *
+s_lookup (void *arg, sl_str_t name)
+{
+    cr_expect_eq (arg, (void *) &s_team_a);
+    if (sl_str_eq (name, "/p/a.yaml"))
+        return s_team_a;
+    if (sl_str_eq (name, "/p/b.yaml"))
+        return s_team_b;
+    return NULL;
+}
+
+Test (sl_judge_request, each_stream_runs_under_the_file_it_names)
+{
+    sl_policy_t *fallback = s_parse (s_v2);
+    s_team_a = s_named ("rules:\n  - {id: a-block, tool: t, action: block}\n", "/p/a.yaml");
+    s_team_b = s_named ("rules:\n  - {id: b-allow, tool: t, action: allow}\n", "/p/b.yaml");
+    sl_judge_t *judge = sl_judge_new (fallback);
+    sl_judge_set_lookup (judge, s_lookup, &s_team_a);
+    recorder_t rec = { 0 };
+    s_pn = "/p/a.yaml";
+    s_stream (judge, &rec, NULL, SL_STR_NULL, NULL, "t", "{}");
+    const sl_msg_t *v = s_call_verdict (&rec);
+    cr_assert_not_null (v);
+    cr_expect (sl_str_eq (v->rule, "a-block") && v->action == SL_ACT_BLOCK, "team a's file decides");
+    cr_expect (sl_str_eq (rec.msgs [0]->policy, sl_policy_id (s_team_a)), "the START names the version it runs");
+    cr_expect (sl_str_eq (rec.msgs [0]->policy_name, "/p/a.yaml"), "and the file");
+    recorder_clear (&rec);
+    s_pn = "/p/b.yaml";
+    s_stream (judge, &rec, NULL, SL_STR_NULL, NULL, "t", "{}");
+    v = s_call_verdict (&rec);
+    cr_expect (v && sl_str_eq (v->rule, "b-allow") && v->action == SL_ACT_ALLOW, "team b's file decides");
+    recorder_clear (&rec);
+    s_pn = NULL;
+    s_stream (judge, &rec, NULL, SL_STR_NULL, NULL, "t", "{}");
+    v = s_call_verdict (&rec);
+    cr_expect (v && sl_str_eq (v->rule, "v2"), "no file named: the default");
+    recorder_clear (&rec);
+
+    //  Team a's file reloaded: a request judged under its old version is
+    //  answered under it; the same id in another file's stream is not.
+    char old_a [SL_POLICY_ID_SIZE];
+    snprintf (old_a, sizeof old_a, "%s", sl_policy_id (s_team_a));
+    sl_judge_keep (judge, s_team_a);
+    sl_policy_unref (&s_team_a);
+    s_team_a = s_named ("rules:\n  - {id: a-new, tool: t, action: drop}\n", "/p/a.yaml");
+    sl_judge_keep (judge, s_team_a);
+    s_pn = "/p/a.yaml";
+    s_stream (judge, &rec, old_a, SL_STR_NULL, NULL, "t", "{}");
+    v = s_call_verdict (&rec);
+    cr_expect (v && sl_str_eq (v->rule, "a-block"), "the version the request was judged under");
+    recorder_clear (&rec);
+    s_pn = "/p/b.yaml";
+    s_stream (judge, &rec, old_a, SL_STR_NULL, NULL, "t", "{}");
+    v = s_call_verdict (&rec);
+    cr_expect (v && sl_str_eq (v->rule, "b-allow"), "another file's version is not this file's");
+    cr_expect_eq (sl_judge_skew (judge), 1);
+    recorder_clear (&rec);
+    cr_expect_eq (sl_judge_unknown (judge), 0);
+    s_pn = NULL;
+    sl_judge_destroy (&judge);
+    sl_policy_unref (&fallback);
+    sl_policy_unref (&s_team_a);
+    sl_policy_unref (&s_team_b);
+}
+
+Test (sl_judge_request, a_file_the_judge_does_not_have_blocks_every_call)
+{
+    //  The default would allow the call: it must not be asked.
+    sl_policy_t *fallback = sl_policy_allow_all ();
+    sl_judge_t *judge = sl_judge_new (fallback);
+    sl_judge_set_lookup (judge, s_lookup, &s_team_a);
+    recorder_t rec = { 0 };
+    s_pn = "/p/gone.yaml";
+    s_stream (judge, &rec, NULL, SL_STR_NULL, NULL, "t", "{}");
+    const sl_msg_t *v = s_call_verdict (&rec);
+    cr_assert_not_null (v);
+    cr_expect_eq (v->action, SL_ACT_BLOCK, "fails closed");
+    cr_expect_eq (v->check, SL_CHK_ERROR, "the check did not run");
+    cr_expect (v->reason.ptr && memmem (v->reason.ptr, v->reason.len, "/p/gone.yaml", 12),
+               "the reason names the file: %.*s", (int) v->reason.len, v->reason.ptr);
+    cr_expect (sl_str_eq (rec.msgs [0]->policy, SL_POLICY_UNLOADED_ID), "the START says no policy ran");
+    bool notice = false, call = false;
+    for (size_t i = 0; i < rec.count; i++) {
+        const sl_msg_t *m = rec.msgs [i];
+        if (m->type == SL_MSG_BLOCK && m->block == SL_BK_TOOL_CALL)
+            call = true;
+        if (m->type == SL_MSG_BLOCK && m->kind == SL_B_END && (m->flags & SL_F_REPLACED)
+        &&  memmem (m->text.ptr, m->text.len, "not available", 13))
+            notice = true;
+    }
+    cr_expect (!call && notice, "the call is replaced by a notice");
+    cr_expect_eq (sl_judge_unknown (judge), 1, "counted");
+    recorder_clear (&rec);
+    sl_judge_destroy (&judge);
+
+    //  Without a lookup, every named file is unknown.
+    judge = sl_judge_new (fallback);
+    s_pn = "/p/a.yaml";
+    s_stream (judge, &rec, NULL, SL_STR_NULL, NULL, "t", "{}");
+    v = s_call_verdict (&rec);
+    cr_expect (v && v->action == SL_ACT_BLOCK && v->check == SL_CHK_ERROR);
+    recorder_clear (&rec);
+    s_pn = NULL;
+    sl_judge_destroy (&judge);
+    sl_policy_unref (&fallback);
 }
 
 Test (sl_judge_request, request_verdicts_follow_the_start)
