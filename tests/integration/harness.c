@@ -337,16 +337,20 @@ s_up (proc_t *p, const char *needle, const char *after, char *value, size_t size
 int
 harness_write (const char *dir, const char *name, const char *text)
 {
-    char path [512];
+    //  Written whole under another name, then renamed: a process that
+    //  reloads the file never reads half of it.
+    char path [512], tmp [520];
     snprintf (path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen (path, "w");
+    snprintf (tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen (tmp, "w");
     if (!f)
         return -1;
     fputs (text, f);
-    return fclose (f) == 0 ? 0 : -1;
+    if (fclose (f) != 0)
+        return -1;
+    return rename (tmp, path);
 }
 
-//  Write policy_text to the stack's dir, with the mock's base URL in it.
 //  Write text to dir/name, "@MOCK@" replaced by the mock's base URL; the
 //  file's path goes to path.
 static int
@@ -655,16 +659,4 @@ double
 harness_wait_metric_down (int port, const char *name, double want, int timeout_ms)
 {
     return s_wait_metric (port, name, want, timeout_ms, false);
-}
-
-void
-harness_write_file (const char *path, const char *text)
-{
-    char tmp [600];
-    snprintf (tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen (tmp, "w");
-    cr_assert_not_null (f, "%s", tmp);
-    fputs (text, f);
-    fclose (f);
-    cr_assert_eq (rename (tmp, path), 0, "%s", path);
 }

@@ -49,7 +49,9 @@ int harness_refusing_port (int *holder);
 //  into value (unless value is NULL). true when found within timeout_ms.
 bool proc_wait_log (proc_t *p, const char *needle, const char *after,
                     char *value, size_t size, int timeout_ms);
-//  Write text to dir/name (a policy, a keys file a test makes). 0 ok.
+//  Write text to dir/name whole (a policy, a keys file a test makes: under
+//  another name, then renamed, so a process reloading it never reads half
+//  of it). 0 ok.
 int harness_write (const char *dir, const char *name, const char *text);
 //  Wait (bounded) for p to exit by itself; its exit status, -1 when it
 //  did not exit in time (then it is killed) or died from a signal.
@@ -153,8 +155,5 @@ double metric_value (int port, const char *name);
 double harness_wait_metric (int port, const char *name, double want, int timeout_ms);
 double harness_wait_metric_down (int port, const char *name, double want, int timeout_ms);
 
-//  Write text to path whole (under another name, then renamed: a process
-//  that reloads the file never reads half of it). Asserts.
-void harness_write_file (const char *path, const char *text);
 
 #endif

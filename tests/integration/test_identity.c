@@ -158,7 +158,7 @@ Test (identity, a_key_over_its_rate_gets_429_in_every_dialect)
         keyfile_entry (keys, sizeof keys, id, key, "eng", "ana", "    limits: {rpm: 1}\n");
     }
     snprintf (path, sizeof path, "%s/keys.yaml", dir);
-    harness_write_file (path, keys);
+    cr_assert_eq (harness_write (dir, "keys.yaml", keys), 0);
     const char *gateway_args [] = { "--keys-file", path, NULL };
     sluice_stack_t *s = stack_start (&(stack_opts_t) { .gateway_args = gateway_args });
     cr_assert_not_null (s);
@@ -220,7 +220,7 @@ Test (identity, a_key_removed_by_a_reload_is_refused_on_its_next_request)
     size_t one = strlen (keys);
     keyfile_entry (keys, sizeof keys, "goes", "sk-test-goes", "eng", "cy", NULL);
     snprintf (path, sizeof path, "%s/keys.yaml", dir);
-    harness_write_file (path, keys);
+    cr_assert_eq (harness_write (dir, "keys.yaml", keys), 0);
     const char *gateway_args [] = { "--keys-file", path, "--watch-ms", "0", NULL };
     sluice_stack_t *s = stack_start (&(stack_opts_t) { .gateway_args = gateway_args });
     cr_assert_not_null (s);
@@ -228,7 +228,7 @@ Test (identity, a_key_removed_by_a_reload_is_refused_on_its_next_request)
     cr_expect_eq (s_post (s->http_port, "/v1/chat/completions", CHAT, "Authorization: Bearer sk-test-goes", &a), 200);
     s_answer_free (&a);
     keys [one] = 0;                     //  the second entry, gone
-    harness_write_file (path, keys);
+    cr_assert_eq (harness_write (dir, "keys.yaml", keys), 0);
     kill (s->gateway->pid, SIGHUP);
     cr_assert (proc_wait_log (s->gateway, "\"keys_loaded\"", "1 key", NULL, 0, TIMEOUT_MS),
                "the gateway read the file again");
@@ -281,17 +281,16 @@ s_file_holds (const char *path, const char *needle)
 
 Test (identity, tokens_and_keys_name_their_caller_everywhere_and_appear_nowhere)
 {
-    char dir [64], keys [8192] = "", path [128], pem [128];
+    char dir [64], keys [8192] = "", path [128];
     s_dir (dir);
     jwt_pair_t idp;
     jwt_fixture_make (&idp, true);
-    snprintf (pem, sizeof pem, "%s/idp.pem", dir);
-    harness_write_file (pem, idp.public_pem);
+    cr_assert_eq (harness_write (dir, "idp.pem", idp.public_pem), 0);
     snprintf (keys, sizeof keys, "jwt:\n  keys: [idp.pem]\n  issuer: https://idp.test\n  audience: sluice\n"
                                  "keys:\n");
     keyfile_entry (keys, sizeof keys, "dana-laptop", "sk-test-secret-dana", "payments", "dana", NULL);
     snprintf (path, sizeof path, "%s/keys.yaml", dir);
-    harness_write_file (path, keys);
+    cr_assert_eq (harness_write (dir, "keys.yaml", keys), 0);
     long now = (long) time (NULL);
     char *token = jwt_fixture_token (&idp, JWT_ALG_RS256, NULL, "erin", "search", "sluice", now + 600, 0,
                                      "https://idp.test");
@@ -422,7 +421,7 @@ Test (identity, three_gateways_hold_one_limit_through_redis, .timeout = 180)
     snprintf (keys, sizeof keys, "teams:\n  - name: fleet\n    limits: {rpm: %d}\nkeys:\n", SHARED_LIMIT);
     keyfile_entry (keys, sizeof keys, "fleet-bot", "sk-test-fleet", "fleet", "bot", NULL);
     snprintf (path, sizeof path, "%s/keys.yaml", dir);
-    harness_write_file (path, keys);
+    cr_assert_eq (harness_write (dir, "keys.yaml", keys), 0);
     snprintf (url, sizeof url, "redis://127.0.0.1:%d/0", redis.port);
     setenv ("SLUICE_REDIS_URL", url, 1);
     const char *gateway_args [] = { "--keys-file", path, NULL };
@@ -466,7 +465,7 @@ Test (identity, redis_gone_follows_each_teams_limits_on_error, .timeout = 120)
     keyfile_entry (keys, sizeof keys, "lenient-1", "sk-test-lenient", "lenient", "lu", NULL);
     keyfile_entry (keys, sizeof keys, "strict-1", "sk-test-strict", "strict", "st", NULL);
     snprintf (path, sizeof path, "%s/keys.yaml", dir);
-    harness_write_file (path, keys);
+    cr_assert_eq (harness_write (dir, "keys.yaml", keys), 0);
     snprintf (url, sizeof url, "redis://127.0.0.1:%d/0", redis.port);
     setenv ("SLUICE_REDIS_URL", url, 1);
     const char *gateway_args [] = { "--keys-file", path, "--limits-timeout-ms", "200", NULL };

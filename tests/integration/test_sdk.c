@@ -290,7 +290,7 @@ Test (sdk, each_sdk_reports_a_limit_as_a_rate_limit, .timeout = 240)
         snprintf (list + n, sizeof list - n, "%s%s", i ? "," : "", key);
     }
     snprintf (path, sizeof path, "%s/keys.yaml", dir);
-    harness_write_file (path, keys);
+    cr_assert_eq (harness_write (dir, "keys.yaml", keys), 0);
     const char *gateway_args [] = { "--keys-file", path, NULL };
     sluice_stack_t *s = stack_start (&(stack_opts_t) { .routes_text = s_routes, .gateway_args = gateway_args });
     cr_assert_not_null (s, "the stack came up");

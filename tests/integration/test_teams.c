@@ -54,10 +54,8 @@ s_write (const char *name, const char *text)
 static void
 s_key_entry (sl_buf_t *out, const char *id, const char *key, const char *team)
 {
-    uint8_t hash [SL_KEYRING_SHA256];
-    char hex [2 * SL_KEYRING_SHA256 + 1];
-    sl_keyring_hash (key, hash);
-    sl_keyring_hex (hash, hex);
+    char hex [SL_KEYRING_HEX_SIZE];
+    sl_keyring_key_hex (key, hex);
     sl_buf_printf (out, "  - {id: %s, sha256: %s, team: %s, user: %s-user}\n", id, hex, team, team);
 }
 

@@ -57,10 +57,8 @@ s_on_reload (void *arg, const char *name, sl_policy_t *policy, bool loaded)
 static sl_keyring_t *
 s_keyring (bool with_b)
 {
-    char text [512], hex [2 * SL_KEYRING_SHA256 + 1];
-    uint8_t hash [SL_KEYRING_SHA256];
-    sl_keyring_hash ("sk-a", hash);
-    sl_keyring_hex (hash, hex);
+    char text [512], hex [SL_KEYRING_HEX_SIZE];
+    sl_keyring_key_hex ("sk-a", hex);
     snprintf (text, sizeof text, "keys:\n  - {id: k, sha256: %s, team: ta}\n"
               "teams:\n  - {name: ta, policy: a.yaml}\n%s", hex, with_b ? "  - {name: tb, policy: b.yaml}\n" : "");
     char *error = NULL;
