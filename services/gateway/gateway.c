@@ -1,17 +1,6 @@
-/*  gateway.c - client HTTP, request jobs, frame delivery (see gateway.h).
-
-    Requests are judged here when the policy (--policy, the judge's
-    file) has request rules: the rules run in this reactor on the
-    normalized request (sl_reqjudge), LLM judges of tool results over
-    curl multi in the same loop (sl_llm_client, answers kept by content
-    in sl_llm_cache), and the job leaves only once every part is decided,
-    carrying the verdicts, the policy's id and, when the policy has
-    history conditions, the conversation's earlier calls. A policy without
-    request rules changes nothing on this path. The policy is the caller's:
-    the file its key or team names in the keys file (a policy set follows
-    the keys file), else --policy. A caller whose file is not loaded here
-    is refused (500 api_error, a verdict with check error): the request
-    cannot be judged, and is never judged under the default.
+/*  gateway.c - client HTTP, frame delivery, the streams' lives (see
+    gateway.h; a request's way in, from its credential to its job, is
+    gateway_request.c's).
 
     Every answer the gateway writes itself (a refused request, an unknown
     endpoint, a body over the limit, a missing client key) is an error
@@ -23,115 +12,17 @@
     bounds on silence) is sl_delivery's (common/stages). This file wires
     them to HTTP and ZeroMQ.
 */
-#include "services/gateway/gateway.h"
+#include "services/gateway/gateway_impl.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/base/sl_alloc.h"
-#include "common/http/sl_httpd.h"
-#include "common/base/sl_json.h"
-#include "common/base/sl_log.h"
-#include "common/bus/sl_router.h"
-#include "common/base/sl_sidmap.h"
-#include "common/service/sl_stage.h"
-#include "common/dialects/sl_render.h"
-#include "common/dialects/sl_models.h"
-#include "common/dialects/sl_clientkey.h"
-#include "common/dialects/sl_dialect.h"
-#include "common/dialects/sl_job.h"
-#include "common/dialects/sl_upstream.h"
-#include "common/stages/sl_delivery.h"
-#include "common/llm/sl_llm_cache.h"
-#include "common/llm/sl_llm_client.h"
-#include "common/llm/sl_llm_tickets.h"
-#include "common/service/sl_policyset.h"
-#include "common/identity/sl_keyid.h"
-#include "common/policy/sl_reqjudge.h"
-#include "services/gateway/parse_worker.h"
-#include "services/gateway/sl_admission.h"
-#include "common/identity/sl_teamlabel.h"
-
-#define GATEWAY_ACK_MS 100              //  period of the acks of every live stream
-#define GATEWAY_RETRY_AFTER_S "1"       //  Retry-After of a 503 (an ingest at its stream limit)
-#define GATEWAY_ALONE_POLL_MS 1         //  looks again whether an ALONE frame may go
-#define GATEWAY_DEFAULT_DIALECT SL_DIALECT_OPENAI   //  the shape of answers to paths no dialect claims
-#define GATEWAY_VERDICTS_HELP "Request verdicts by action, whether the check ran, and team"
-
-typedef struct {
-    uint8_t sid [SL_SID_SIZE];
-    gateway_t *owner;
-    sl_http_req_t *req;                 //  NULL once the client is gone
-    int dialect;                        //  the client's
-    int64_t started_us;                 //  when the request was dispatched (TTFB)
-    sl_delivery_t *delivery;            //  its frames: order, epochs, acks, the job, its bounds
-    //  Until the job leaves (the request policy may be asking LLM judges)
-    sl_job_t parsed;                    //  the request, owned until the job leaves
-    sl_buf_t headers;                   //  its headers for the policy, JSON
-    sl_policy_t *policy;                //  the version it is judged under
-    sl_reqjudge_t *rj;                  //  its request judge, when the policy has request rules
-    //  Who asked, and what it spent (sl_admission.h)
-    sl_caller_t *caller;                //  its identity and limits; given back at the end
-    char *model;                        //  as asked for (prices)
-    int64_t retry_after;                //  seconds, of an admission refusal (its Retry-After)
-    size_t request_bytes;               //  the job's body, for a usage estimate
-    size_t response_bytes;              //  written to the client, for a usage estimate
-    bool refused;                       //  refused before any upstream call: nothing spent
-    bool has_usage;                     //  the last frame said what the stream spent
-    bool usage_estimated;
-    sl_usage_t usage;
-} s_stream_t;
-
-struct _gateway_t {
-    gateway_config_t config;
-    sl_service_t *service;
-    sl_httpd_t *httpd;
-    sl_stage_t *stage;
-    sl_router_t *router;
-    sl_sidmap_t *streams;
-    sl_buf_t scratch;
-    sl_counter_t *refused;
-    sl_httpd_counters_t http;           //  the front door's (sl_httpd.h)
-    sl_counter_t *streams_total;
-    sl_histo_t *ttfb;
-    sl_admission_t *admission;          //  who may call, and within what limits
-    sl_counter_t *frames;
-    sl_counter_t *duplicates;
-    sl_counter_t *gaps;
-    sl_counter_t *cancels;
-    sl_counter_t *slow_readers;
-    sl_counter_t *unroutable;
-    sl_counter_t *unknown_frames;
-    sl_counter_t *keepalives;
-    sl_counter_t *resent;               //  jobs sent again after their ingest died
-    sl_counter_t *ingest_lost;          //  responses ended because their ingest died
-    sl_counter_t *stale_frames;         //  frames of an epoch replayed since
-    sl_counter_t *expired;              //  streams ended after --stream-expiry-ms of nothing
-    sl_counter_t *translated;           //  requests sent to a provider of another dialect
-    sl_counter_t *untranslated;         //  requests refused: something they need cannot cross
-    sl_metrics_t *metrics;              //  for the translation drop counters, made as they come
-    sl_codec_t *codec;
-    sl_policyset_t *policies;           //  the default and the keys' files (request rules, history)
-    sl_keyring_t *policy_keys;          //  the keyring whose files the set holds (a reference)
-    sl_counter_t *denied;               //  requests refused by the request policy
-    sl_counter_t *unjudged;             //  requests whose policy file is not loaded here
-    sl_histo_t *judge_latency;          //  request to its last request verdict
-    sl_llm_client_t *llm;               //  LLM judges of tool results
-    sl_llm_cache_t *llm_cache;          //  their answers, by content
-    sl_llm_tickets_t *tickets;          //  asks in flight: their stream, their ask's index
-    int ack_timer;
-    parse_worker_t *parse_worker;       //  large bodies are parsed off the reactor
-    zlistx_t *parsing;                  //  their tasks, until they come back
-    int alone_timer;                    //  while ALONE frames wait, -1 otherwise
-};
-
 //  --------------------------------------------------------------------------
 //  Messages to the ingest
 
-static void
-s_send (gateway_t *self, sl_msg_t *msg)
+void
+gateway_send (gateway_t *self, sl_msg_t *msg)
 {
     if (sl_router_send (self->router, msg))
         sl_counter_inc (self->unroutable);
@@ -140,22 +31,22 @@ s_send (gateway_t *self, sl_msg_t *msg)
 //  Frames delivered and the activity counter: the ingest's only view of
 //  whether the stream is alive (see PROTOCOL.md, "ack").
 static void
-s_ack (gateway_t *self, s_stream_t *s, bool last)
+s_ack (gateway_t *self, gateway_stream_t *s, bool last)
 {
     sl_msg_t ack;
     sl_delivery_ack (s->delivery, last, &ack);
-    s_send (self, &ack);
+    gateway_send (self, &ack);
 }
 
 static void
-s_cancel (gateway_t *self, s_stream_t *s, const char *why)
+s_cancel (gateway_t *self, gateway_stream_t *s, const char *why)
 {
     sl_msg_t cancel;
     sl_msg_init (&cancel, SL_MSG_CANCEL);
     memcpy (cancel.sid, s->sid, SL_SID_SIZE);
     cancel.code = SL_STR_LIT ("client_gone");
     cancel.message = sl_str (why);
-    s_send (self, &cancel);
+    gateway_send (self, &cancel);
     sl_counter_inc (self->cancels);
 }
 
@@ -167,8 +58,8 @@ s_stop_ask (void *arg, uint64_t ticket)
 
 //  Free what the stream held until its job left, stopping its asks in
 //  flight.
-static void
-s_stream_release (gateway_t *self, s_stream_t *s)
+void
+gateway_stream_release (gateway_t *self, gateway_stream_t *s)
 {
     sl_llm_tickets_drop_stream (self->tickets, s->sid, s_stop_ask, self->llm);
     sl_reqjudge_destroy (&s->rj);
@@ -177,7 +68,7 @@ s_stream_release (gateway_t *self, s_stream_t *s)
     sl_policy_unref (&s->policy);
 }
 
-static void s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char *message);
+static void s_fail (gateway_t *self, gateway_stream_t *s, int status, const char *code, const char *message);
 
 //  End the streams silent past their bound (sl_delivery_silence) with an
 //  error; the ingest is told to let go too (should it run again after
@@ -188,7 +79,7 @@ s_end_silent (gateway_t *self)
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);
     for (size_t i = 0; i < count; i++) {
-        s_stream_t *s = streams [i];
+        gateway_stream_t *s = streams [i];
         sl_delivery_silence_t silence = sl_delivery_silence (s->delivery);
         if (silence == SL_DELIVERY_HEARD)
             continue;
@@ -218,7 +109,7 @@ s_end_silent (gateway_t *self)
 //  What the stream spent: the usage its last frame carried, else an
 //  estimate from the bytes of its request and of what reached the client.
 static void
-s_stream_settle (gateway_t *self, s_stream_t *s)
+s_stream_settle (gateway_t *self, gateway_stream_t *s)
 {
     if (!s->caller)
         return;
@@ -232,12 +123,12 @@ s_stream_settle (gateway_t *self, s_stream_t *s)
     sl_admission_finish (self->admission, &s->caller, s->model, s->has_usage ? &s->usage : &estimate, estimated);
 }
 
-static void
-s_stream_forget (gateway_t *self, s_stream_t *s)
+void
+gateway_stream_forget (gateway_t *self, gateway_stream_t *s)
 {
     s_stream_settle (self, s);
     free (s->model);
-    s_stream_release (self, s);
+    gateway_stream_release (self, s);
     if (s->req)
         sl_http_req_set_data (s->req, NULL);
     sl_sidmap_remove (self->streams, s->sid);
@@ -250,7 +141,7 @@ s_stream_forget (gateway_t *self, s_stream_t *s)
 //  refused it), in the client's dialect: an HTTP error (status) when
 //  nothing was written yet, an error event otherwise.
 static void
-s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char *message)
+s_fail (gateway_t *self, gateway_stream_t *s, int status, const char *code, const char *message)
 {
     const sl_renderer_t *r = sl_render_for (s->dialect);
     sl_buf_t out = { 0 };
@@ -271,7 +162,7 @@ s_fail (gateway_t *self, s_stream_t *s, int status, const char *code, const char
             sl_http_stream_end (s->req);
     }
     sl_buf_free (&out);
-    s_stream_forget (self, s);
+    gateway_stream_forget (self, s);
 }
 
 //  --------------------------------------------------------------------------
@@ -282,13 +173,13 @@ static int s_on_alone_timer (zloop_t *loop, int timer_id, void *arg);
 
 //  The client still has bytes of ours to take (an ALONE frame waits).
 static bool
-s_behind (const s_stream_t *s)
+s_behind (const gateway_stream_t *s)
 {
     return s->req && !sl_http_stream_drained (s->req);
 }
 
 static void
-s_observe_ttfb (gateway_t *self, const s_stream_t *s)
+s_observe_ttfb (gateway_t *self, const gateway_stream_t *s)
 {
     sl_histo_observe (self->ttfb, (double) (zclock_usecs () - s->started_us) / 1e6);
 }
@@ -296,17 +187,17 @@ s_observe_ttfb (gateway_t *self, const s_stream_t *s)
 //  The client could not take what was written (it is gone, or reads too
 //  slowly): stop the upstream.
 static void
-s_drop_client (gateway_t *self, s_stream_t *s)
+s_drop_client (gateway_t *self, gateway_stream_t *s)
 {
     sl_http_stream_abort (s->req);
     s_cancel (self, s, "client could not take the response");
-    s_stream_forget (self, s);
+    gateway_stream_forget (self, s);
 }
 
 //  A keep-alive that opens the response: the first block is a call the
 //  judge holds, and the client must hear from us meanwhile.
 static void
-s_write_keepalive (gateway_t *self, s_stream_t *s, const sl_delivery_write_t *w)
+s_write_keepalive (gateway_t *self, gateway_stream_t *s, const sl_delivery_write_t *w)
 {
     if (w->open && s->req && sl_http_stream_start (s->req, w->status, w->content_type) == 0) {
         s_observe_ttfb (self, s);
@@ -319,7 +210,7 @@ s_write_keepalive (gateway_t *self, s_stream_t *s, const sl_delivery_write_t *w)
 }
 
 static void
-s_write_frame (gateway_t *self, s_stream_t *s, const sl_delivery_write_t *w)
+s_write_frame (gateway_t *self, gateway_stream_t *s, const sl_delivery_write_t *w)
 {
     if (w->open)
         s_observe_ttfb (self, s);
@@ -350,14 +241,14 @@ s_write_frame (gateway_t *self, s_stream_t *s, const sl_delivery_write_t *w)
     }
     if (w->end) {
         s_ack (self, s, true);
-        s_stream_forget (self, s);
+        gateway_stream_forget (self, s);
     }
 }
 
 static void
 s_on_frame (gateway_t *self, const sl_msg_t *f)
 {
-    s_stream_t *s = sl_sidmap_get (self->streams, f->sid);
+    gateway_stream_t *s = sl_sidmap_get (self->streams, f->sid);
     if (!s) {
         sl_counter_inc (self->unknown_frames);
         return;
@@ -412,7 +303,7 @@ s_on_alone_timer (zloop_t *loop, int timer_id, void *arg)
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);
     for (size_t i = 0; i < count; i++) {
-        s_stream_t *s = streams [i];
+        gateway_stream_t *s = streams [i];
         if (!sl_delivery_holding (s->delivery))
             continue;
         sl_msg_t *f = sl_delivery_release (s->delivery, s_behind (s));
@@ -439,7 +330,7 @@ s_on_ack_timer (zloop_t *loop, int timer_id, void *arg)
     (void) timer_id;
     gateway_t *self = arg;
     size_t cursor = 0;
-    s_stream_t *s;
+    gateway_stream_t *s;
     bool silent = false;
     while ((s = sl_sidmap_next (self->streams, &cursor, NULL))) {
         if (sl_delivery_dispatched (s->delivery))
@@ -460,13 +351,13 @@ static void
 s_resend_pending (gateway_t *self, const char *endpoint)
 {
     size_t cursor = 0;
-    s_stream_t *s;
+    gateway_stream_t *s;
     while ((s = sl_sidmap_next (self->streams, &cursor, NULL))) {
         const char *pinned = sl_router_peer_of (self->router, s->sid);
         sl_msg_t job;
         if (pinned && strcmp (pinned, endpoint) == 0 && sl_delivery_job (s->delivery, self->codec, &job) == 0) {
             sl_counter_inc (self->resent);
-            s_send (self, &job);
+            gateway_send (self, &job);
         }
     }
 }
@@ -490,7 +381,7 @@ s_on_ingest_event (void *arg, const char *endpoint, sl_peer_event_t event)
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);
     for (size_t i = 0; i < count; i++) {
-        s_stream_t *s = streams [i];
+        gateway_stream_t *s = streams [i];
         const char *pinned = sl_router_peer_of (self->router, s->sid);
         if (!pinned || strcmp (pinned, endpoint) != 0)
             continue;
@@ -502,7 +393,7 @@ s_on_ingest_event (void *arg, const char *endpoint, sl_peer_event_t event)
         if (sl_delivery_resend (s->delivery, self->codec, &job) == 0) {
             sl_router_unpin (self->router, s->sid);
             sl_counter_inc (self->resent);
-            s_send (self, &job);
+            gateway_send (self, &job);
             continue;
         }
         if (event == SL_PEER_DEAD) {
@@ -524,7 +415,7 @@ static void
 s_on_ingest_message (void *arg, const sl_msg_t *msg)
 {
     gateway_t *self = arg;
-    s_stream_t *s = sl_sidmap_get (self->streams, msg->sid);
+    gateway_stream_t *s = sl_sidmap_get (self->streams, msg->sid);
     if (!s || msg->type != SL_MSG_ERROR)
         return;
     char code [64], message [256];
@@ -555,504 +446,12 @@ s_flush (void *arg)
 //  --------------------------------------------------------------------------
 //  Client requests
 
-//  An error answer in the client's dialect (for a path no dialect claims,
-//  GATEWAY_DEFAULT_DIALECT's).
-static void
-s_respond_error (sl_http_req_t *req, int dialect, int status, const char *type, const char *message)
-{
-    const sl_renderer_t *r = sl_render_for (dialect ? dialect : GATEWAY_DEFAULT_DIALECT);
-    sl_buf_t body = { 0 };
-    r->error_body (status, sl_str (type), sl_str (message), &body);
-    sl_http_respond (req, status, "application/json", body.data, body.len);
-    sl_buf_free (&body);
-}
-
-//  Headers a policy may match on: all but credentials, names lower-cased.
-static bool
-s_secret_header (const char *name)
-{
-    static const char *secrets [] = {
-        "authorization", "proxy-authorization", "x-api-key", "x-goog-api-key",
-        "api-key", "cookie", NULL
-    };
-    for (int i = 0; secrets [i]; i++)
-        if (strcasecmp (name, secrets [i]) == 0)
-            return true;
-    return false;
-}
-
-typedef struct {
-    sl_buf_t *out;
-    bool first;
-} s_hdr_walk_t;
-
-static void
-s_collect_header (void *arg, const char *name, const char *value)
-{
-    s_hdr_walk_t *walk = arg;
-    if (s_secret_header (name))
-        return;
-    char lower [128];
-    size_t n = strlen (name);
-    if (n >= sizeof lower)
-        return;
-    for (size_t i = 0; i <= n; i++)
-        lower [i] = (char) tolower ((unsigned char) name [i]);
-    sl_buf_putc (walk->out, walk->first ? '{' : ',');
-    walk->first = false;
-    sl_json_put_str (walk->out, lower, n);
-    sl_buf_putc (walk->out, ':');
-    sl_json_put_str (walk->out, value, strlen (value));
-}
-
-static const char *
-s_header (void *arg, const char *name)
-{
-    return sl_http_req_header (arg, name);
-}
-
-static const char *
-s_query (void *arg, const char *name)
-{
-    return sl_http_req_query (arg, name);
-}
-
-//  Who sent req: its caller (the identity its credential stands for), or
-//  NULL when the credential is refused (answered here: 401 in dialect,
-//  counted by reason). The caller is the request's until its stream ends.
-static sl_caller_t *
-s_identify (gateway_t *self, sl_http_req_t *req, int dialect)
-{
-    const char *reason;
-    sl_caller_t *caller = sl_admission_identify (self->admission, sl_clientkey_of (s_header, s_query, req), &reason);
-    if (!caller) {
-        char message [128];
-        if (strncmp (reason, "token_", 6) == 0)
-            snprintf (message, sizeof message, "the token is not accepted (%s)", reason + 6);
-        else
-            snprintf (message, sizeof message, "invalid or missing API key");
-        s_respond_error (req, dialect, 401, "authentication_error", message);
-    }
-    return caller;
-}
-
-//  A request that needs a caller only to be let in (/metrics, /v1/models):
-//  false when it was refused (and answered).
-static bool
-s_authorized (gateway_t *self, sl_http_req_t *req, int dialect)
-{
-    sl_caller_t *caller = s_identify (self, req, dialect);
-    if (!caller)
-        return false;
-    sl_admission_finish (self->admission, &caller, NULL, NULL, false);
-    return true;
-}
-
-//  Requests (their caller known) by dialect and team.
-static sl_counter_t *
-s_request_counter (gateway_t *self, int dialect, const char *team)
-{
-    char labels [SL_TEAMLABEL_TEXT + 64];
-    snprintf (labels, sizeof labels, "dialect=\"%s\",team=\"%s\"", sl_dialect_name (dialect), team);
-    return sl_metrics_counter (self->metrics, "sluice_requests_total", labels,
-                               "Client requests for a completion whose caller is known, by client dialect and team");
-}
-
-//  Count what a translation dropped, by feature (a name from the dialect
-//  modules' tables, so the label set stays small).
-static void
-s_count_drops (gateway_t *self, const sl_job_t *parsed)
-{
-    if (parsed->upstream_dialect == parsed->client_dialect)
-        return;
-    sl_counter_inc (self->translated);
-    for (size_t i = 0; i < parsed->drop_count; i++) {
-        char labels [160];
-        snprintf (labels, sizeof labels, "side=\"request\",feature=\"%s\"", parsed->dropped [i]);
-        sl_counter_inc (sl_metrics_counter (self->metrics, "sluice_translation_dropped_total", labels,
-                                            "What a translation between dialects left out, only informative"));
-    }
-}
-
-//  Why a request goes no further than the pipeline's verdicts: its
-//  error, as the client will get it in its dialect.
-typedef struct {
-    const char *code;
-    int status;
-    const char *message;
-} s_refusal_t;
-
-//  Send the stream's job: the request as prepared, with who sent it,
-//  what the request policy decided (its verdicts; refused: no upstream
-//  call, the ingest ends the stream with the refusal), the policy's id
-//  and, for history conditions, the conversation's earlier calls.
-static void
-s_send_job (gateway_t *self, s_stream_t *s, const s_refusal_t *refusal, sl_buf_t *verdicts)
-{
-    sl_http_req_t *req = s->req;
-    sl_job_t *parsed = &s->parsed;
-    //  The client's own credential goes along only when sluice does not
-    //  check client keys itself: then the client's key is sluice's, not
-    //  the provider's.
-    sl_buf_t auth = { 0 };
-    if (!sl_admission_checks (self->admission))
-        sl_clientkey_line (sl_dialect_get (parsed->client_dialect), s_header, s_query, req, &auth);
-    s_count_drops (self, parsed);
-    sl_policy_t *policy = s->policy;    //  NULL: refused before its policy was looked up
-    sl_buf_t history = { 0 };
-    if (policy && sl_policy_uses_history (policy))
-        sl_reqjudge_history (parsed->req, SL_REQJUDGE_HISTORY_CALLS, SL_REQJUDGE_HISTORY_BYTES, &history);
-
-    sl_msg_t job;
-    sl_msg_init (&job, SL_MSG_REQ);
-    memcpy (job.sid, s->sid, SL_SID_SIZE);
-    job.client_dialect = (uint8_t) parsed->client_dialect;
-    job.upstream_dialect = (uint8_t) parsed->upstream_dialect;
-    job.model = sl_buf_str (&parsed->model);
-    if (parsed->provider)
-        job.provider = sl_str (parsed->provider);
-    job.body = sl_buf_str (&parsed->upstream_body);
-    //  The emitters deliver frames to the gateway of this name, among the
-    //  gateways they connect to themselves: a name, never an address.
-    job.reply_to = sl_str (sl_service_name (self->service));
-    job.flags = (parsed->stream ? SL_F_STREAM : 0) | (parsed->include_usage ? SL_F_USAGE : 0);
-    job.tools = sl_buf_str (&parsed->tools);
-    job.headers = sl_buf_str (&s->headers);
-    job.last_user = sl_buf_str (&parsed->last_user);
-    if (auth.len)
-        job.auth = sl_buf_str (&auth);
-    //  The headers the client's dialect sends its own upstream as they are
-    //  (the beta features an Anthropic body uses), when it goes to one.
-    sl_buf_t passthrough = { 0 };
-    if (parsed->upstream_dialect == parsed->client_dialect)
-        sl_upstream_passthrough (sl_dialect_get (parsed->client_dialect), s_header, req, &passthrough);
-    if (passthrough.len)
-        job.passthrough = sl_buf_str (&passthrough);
-    //  Whose request it is: the id of the key, never the key; its team and
-    //  user; the policy file it runs under. Without keys, the id of the
-    //  credential the client sent (its own provider key, forwarded).
-    char key_id [SL_KEY_ID_SIZE];
-    const sl_identity_t *who = sl_caller_identity (s->caller);
-    const char *key = sl_clientkey_of (s_header, s_query, req);
-    if (who->outcome == SL_WHO_OK)
-        job.key_id = sl_str (who->key_id);
-    else
-    if (key && *key) {
-        sl_key_id (key, strlen (key), key_id);
-        job.key_id = sl_str (key_id);
-    }
-    if (*who->team)
-        job.team = sl_str (who->team);
-    if (*who->user)
-        job.user = sl_str (who->user);
-    if (who->policy)
-        job.policy_name = sl_str (who->policy);
-    //  The version the request was judged under (its request rules, its
-    //  history), which the judge answers under too. A request the gateway
-    //  did not judge names none: the judge's current policy decides.
-    if (policy && (who->policy || sl_policywatch_has_file (sl_policyset_default (self->policies)))
-    &&  (s->rj || history.len))
-        job.policy = sl_str (sl_policy_id (policy));
-    if (verdicts && verdicts->len)
-        job.req_verdicts = sl_buf_str (verdicts);
-    if (history.len)
-        job.history = sl_buf_str (&history);
-    if (refusal) {
-        job.flags |= SL_F_DENIED;
-        job.body = SL_STR_NULL;
-        job.code = sl_str (refusal->code);
-        job.status = refusal->status;
-        job.message = sl_str (refusal->message);
-    }
-    s->request_bytes = job.body.len;
-    //  Kept until the first frame: if its ingest dies before, the job goes
-    //  to another one. Judging the request took its own time: the stream's
-    //  silence counts from now.
-    sl_delivery_dispatch (s->delivery, &job);
-    s_send (self, &job);
-    sl_router_flush (self->router);
-    sl_buf_free (&auth);
-    sl_buf_free (&passthrough);
-    sl_buf_free (&history);
-    //  The job (the request as it goes upstream) is kept apart until an
-    //  ingest answers; the client's own body is not needed any more, and
-    //  the response may stream for minutes.
-    sl_http_req_drop_body (req);
-}
-
-//  Log and count a request verdict, like the judge does a call's.
-static void
-s_log_verdict (gateway_t *self, const s_stream_t *s, const sl_msg_t *v)
-{
-    const char *team = sl_caller_team_label (s->caller);
-    if (v->action < SL_ACT_MAX && v->check < SL_CHK_MAX)
-        sl_counter_inc (sl_service_verdict_counter (self->service, "sluice_request_verdicts_total", GATEWAY_VERDICTS_HELP,
-                                                    v->action, v->check, team));
-    char user [SL_TEAMLABEL_TEXT];
-    const char *who = sl_caller_identity (s->caller)->user;
-    sl_label_safe (who, strlen (who), user, sizeof user);
-    char hex [SL_SID_HEX_SIZE];
-    sl_sid_hex (s->sid, hex);
-    char p [32] = "";
-    if (!isnan (v->probability))
-        snprintf (p, sizeof p, " p=%.3f", v->probability);
-    sl_log_info ("verdict", "sid=%.8s part=%.*s call_id=%.*s tool=%.*s action=%s check=%s rule=%.*s latency_us=%u"
-                 " judge=%.*s%s team=%s user=%s reason=%.*s", hex, (int) v->part.len, v->part.ptr,
-                 (int) v->id.len, v->id.ptr ? v->id.ptr : "", (int) v->name.len, v->name.ptr ? v->name.ptr : "",
-                 sl_action_name (v->action), sl_check_name (v->check),
-                 (int) v->rule.len, v->rule.ptr ? v->rule.ptr : "-", v->latency_us,
-                 (int) v->judge_model.len, v->judge_model.ptr ? v->judge_model.ptr : "-", p, team,
-                 *user ? user : "-", (int) v->reason.len, v->reason.ptr ? v->reason.ptr : "");
-}
-
-//  The request's verdicts as they travel (START rv): each says whose
-//  request it judged.
-static void
-s_encode_verdict (const s_stream_t *s, sl_msg_t *v, uint64_t seq, sl_buf_t *out)
-{
-    const sl_identity_t *who = sl_caller_identity (s->caller);
-    memcpy (v->sid, s->sid, SL_SID_SIZE);
-    v->seq = seq;
-    if (*who->team)
-        v->team = sl_str (who->team);
-    if (*who->user)
-        v->user = sl_str (who->user);
-    sl_msg_encode (v, out);
-}
-
-//  Every part of the request is decided: apply, log, and send the job.
-static void
-s_request_judged (gateway_t *self, s_stream_t *s)
-{
-    const char *refusal = sl_reqjudge_refusal (s->rj);
-    size_t count = sl_reqjudge_verdicts (s->rj);
-    for (size_t i = 0; i < count; i++) {
-        sl_msg_t v;
-        sl_reqjudge_verdict (s->rj, i, &v);
-        s_log_verdict (self, s, &v);
-    }
-    sl_histo_observe (self->judge_latency, (double) (zclock_usecs () - s->started_us) / 1e6);
-    if (!refusal && sl_reqjudge_changed (s->rj) && sl_job_refresh (&s->parsed)) {
-        sl_counter_inc (self->refused);
-        s_respond_error (s->req, s->dialect, s->parsed.status, s->parsed.error_type,
-                         sl_buf_cstr (&s->parsed.error_message));
-        s_stream_forget (self, s);
-        return;
-    }
-    if (refusal)
-        sl_counter_inc (self->denied);
-    sl_buf_t verdicts = { 0 };
-    for (size_t i = 0; i < count; i++) {
-        sl_msg_t v;
-        sl_reqjudge_verdict (s->rj, i, &v);
-        s_encode_verdict (s, &v, i, &verdicts);
-    }
-    s_refusal_t refused = { "policy_violation", 403, refusal };
-    s_send_job (self, s, refusal ? &refused : NULL, &verdicts);
-    sl_buf_free (&verdicts);
-    s_stream_release (self, s);
-}
-
-//  Ask the LLM judges a request's parts need: from the cache when the
-//  same content was asked about before, else over HTTP.
-static void
-s_ask_judges (gateway_t *self, s_stream_t *s, size_t count)
-{
-    for (size_t i = 0; i < count; i++) {
-        const sl_reqjudge_ask_t *ask = sl_reqjudge_ask (s->rj, i);
-        sl_llm_result_t kept = { 0 };
-        if (sl_llm_cache_get (self->llm_cache, ask->rule, ask->body, &kept)) {
-            sl_reqjudge_done (s->rj, i, &kept, true, zclock_usecs ());
-            sl_llm_result_clear (&kept);
-            continue;
-        }
-        sl_llm_ask_t a = { .ticket = sl_llm_tickets_next (self->tickets), .rule = ask->rule, .spec = ask->spec,
-                           .body = ask->body };
-        if (sl_llm_client_ask (self->llm, &a)) {
-            sl_llm_result_t failed = { 0 };
-            sl_llm_result_fail (&failed, SL_CHK_ERROR, "the request to the judge could not be started");
-            sl_reqjudge_done (s->rj, i, &failed, false, zclock_usecs ());
-            sl_llm_result_clear (&failed);
-            continue;
-        }
-        sl_llm_tickets_add (self->tickets, a.ticket, s->sid, i);
-    }
-}
-
-static void
-s_llm_done (void *arg, uint64_t ticket, const sl_llm_result_t *result)
-{
-    gateway_t *self = arg;
-    uint8_t sid [SL_SID_SIZE];
-    size_t index;
-    if (!sl_llm_tickets_take (self->tickets, ticket, sid, &index))
-        return;
-    s_stream_t *s = sl_sidmap_get (self->streams, sid);
-    if (!s || !s->rj)
-        return;
-    const sl_reqjudge_ask_t *ask = sl_reqjudge_ask (s->rj, index);
-    if (ask)
-        sl_llm_cache_put (self->llm_cache, ask->rule, ask->body, result);
-    sl_reqjudge_done (s->rj, index, result, false, zclock_usecs ());
-    if (!sl_reqjudge_pending (s->rj))
-        s_request_judged (self, s);
-}
-
-static void
-s_llm_after (void *arg)
-{
-    gateway_t *self = arg;
-    sl_router_flush (self->router);
-    sl_httpd_run (self->httpd);
-}
-
-//  The streams' clock (sl_delivery): monotonic µs.
-static int64_t
-s_clock (void *arg)
-{
-    (void) arg;
-    return zclock_usecs ();
-}
-
-static void s_refuse (gateway_t *self, s_stream_t *s, const sl_admission_answer_t *answer, int check);
-
-//  The policy set follows the keys file: when the admission runs a new
-//  keyring, the files it names are loaded and those it no longer names let
-//  go. (The keyring is held, so a new one is never mistaken for it.)
-static void
-s_policies_follow_keys (gateway_t *self)
-{
-    sl_keyring_t *ring = sl_admission_keyring (self->admission);
-    if (ring == self->policy_keys)
-        return;
-    sl_keyring_unref (&self->policy_keys);
-    self->policy_keys = ring ? sl_keyring_ref (ring) : NULL;
-    sl_policyset_keys (self->policies, ring);
-}
-
-//  A caller whose policy file is not loaded here (it did not load, or the
-//  keys file named it a moment ago and the set has not caught up): the
-//  request cannot be judged, so it is refused as a server error, never
-//  judged under the default (a 403 would blame the client).
-static void
-s_refuse_unjudged (gateway_t *self, s_stream_t *s, const char *file)
-{
-    sl_admission_answer_t answer = { .outcome = SL_ADMIT_UNAVAILABLE, .status = 500, .code = "api_error",
-                                     .rule = "policy" };
-    snprintf (answer.message, sizeof answer.message, "the policy this key runs under (%s) is not loaded: the "
-              "request cannot be judged", file);
-    sl_counter_inc (self->unjudged);
-    sl_log_warn ("policy_unknown", "a request names policy %s, which this gateway does not have: refused", file);
-    s_refuse (self, s, &answer, SL_CHK_ERROR);
-}
-
-//  The request policy's turn: the caller's (its key's or team's file, else
-//  the default), with its request rules, if the policy has any.
-static void
-s_judge_request (gateway_t *self, s_stream_t *s)
-{
-    s_policies_follow_keys (self);
-    const char *file = sl_caller_identity (s->caller)->policy;
-    sl_policy_t *policy = sl_policyset_policy (self->policies, sl_str (file));
-    if (!policy) {
-        s_refuse_unjudged (self, s, file);
-        return;
-    }
-    //  Judged under this version to the end, whatever reloads meanwhile.
-    s->policy = sl_policy_ref (policy);
-    if (sl_policy_request_count (policy) == 0) {
-        s_send_job (self, s, NULL, NULL);       //  nothing to judge here: today's path
-        s_stream_release (self, s);
-        return;
-    }
-    s->rj = sl_reqjudge_new (policy, s->parsed.req, sl_buf_str (&s->headers));
-    size_t asks = sl_reqjudge_run (s->rj, s->started_us);
-    if (asks)
-        s_ask_judges (self, s, asks);
-    if (!sl_reqjudge_pending (s->rj))
-        s_request_judged (self, s);
-}
-
-//  Refused by the admission (a model the key may not use, a limit, the
-//  limits store): a verdict like any other, and the stream ends with the
-//  refusal in the client's dialect, nothing sent upstream.
-static void
-s_refuse (gateway_t *self, s_stream_t *s, const sl_admission_answer_t *answer, int check)
-{
-    sl_msg_t v;
-    sl_msg_init (&v, SL_MSG_VERDICT);
-    v.part = SL_STR_LIT ("request");
-    v.action = SL_ACT_BLOCK;
-    v.check = (uint8_t) check;
-    v.rule = sl_str (answer->rule);
-    v.reason = sl_str (answer->message);
-    v.probability = NAN;
-    int64_t latency = zclock_usecs () - s->started_us;
-    v.latency_us = (uint32_t) (latency <= 0 ? 0 : latency > UINT32_MAX ? UINT32_MAX : latency);
-    s_log_verdict (self, s, &v);
-    sl_buf_t verdicts = { 0 };
-    s_encode_verdict (s, &v, 0, &verdicts);
-    s->refused = true;
-    s->retry_after = answer->retry_after;
-    s_refusal_t refusal = { answer->code, answer->status, answer->message };
-    s_send_job (self, s, &refusal, &verdicts);
-    sl_buf_free (&verdicts);
-    s_stream_release (self, s);
-}
-
-static void
-s_refuse_admission (gateway_t *self, s_stream_t *s, const sl_admission_answer_t *answer)
-{
-    s_refuse (self, s, answer, SL_CHK_RAN);
-}
-
-static void
-s_on_admitted (void *arg, sl_caller_t *caller, const sl_admission_answer_t *answer)
-{
-    (void) caller;
-    s_stream_t *s = arg;
-    gateway_t *self = s->owner;
-    if (answer->outcome == SL_ADMITTED)
-        s_judge_request (self, s);
-    else
-        s_refuse_admission (self, s, answer);
-    sl_router_flush (self->router);
-}
-
-static void
-s_start_stream (gateway_t *self, sl_http_req_t *req, sl_job_t *parsed, sl_caller_t *caller)
-{
-    s_stream_t *s = sl_xcalloc (1, sizeof *s);
-    s->owner = self;
-    s->caller = caller;
-    s->req = req;
-    s->dialect = parsed->client_dialect;
-    s->started_us = zclock_usecs ();
-    sl_sid_new (s->sid);
-    s->delivery = sl_delivery_new (s->sid, self->config.stream_expiry_ms, s_clock, NULL);
-    sl_sidmap_put (self->streams, s->sid, s);
-    sl_http_req_set_data (req, s);
-    sl_counter_inc (self->streams_total);
-    //  The stream holds the request until its job leaves.
-    s->parsed = *parsed;
-    memset (parsed, 0, sizeof *parsed);
-    s->model = sl_xstrdup (sl_buf_cstr (&s->parsed.model));
-
-    s_hdr_walk_t walk = { &s->headers, true };
-    sl_http_req_headers (req, s_collect_header, &walk);
-    if (walk.first)
-        sl_buf_putc (&s->headers, '{');
-    sl_buf_putc (&s->headers, '}');
-    //  Its key's models and limits first: a refused request costs nothing.
-    sl_admission_admit (self->admission, caller, s->model, s->sid, s_on_admitted, s);
-}
-
 static void
 s_serve_status (gateway_t *self, sl_http_req_t *req, const char *method, const char *path)
 {
     if (strcmp (method, "GET") != 0) {
         sl_http_add_header (req, "Allow", "GET");
-        s_respond_error (req, GATEWAY_DEFAULT_DIALECT, 405, "invalid_request_error", "use GET");
+        gateway_respond_error (req, GATEWAY_DEFAULT_DIALECT, 405, "invalid_request_error", "use GET");
         return;
     }
     sl_buf_reset (&self->scratch);
@@ -1073,9 +472,9 @@ s_serve_models (gateway_t *self, sl_http_req_t *req, const char *path)
     int status, dialect;
     sl_buf_reset (&self->scratch);
     if (!self->config.routes
-    ||  !sl_models_answer (self->config.routes, path, s_header, req, &status, &dialect, &self->scratch))
+    ||  !sl_models_answer (self->config.routes, path, gateway_header, req, &status, &dialect, &self->scratch))
         return false;
-    if (!s_authorized (self, req, dialect))
+    if (!gateway_authorized (self, req, dialect))
         return true;
     sl_http_respond (req, status, "application/json", self->scratch.data, self->scratch.len);
     return true;
@@ -1090,10 +489,10 @@ s_on_parsed (gateway_t *self, sl_http_req_t *req, int dialect, int rc, sl_job_t 
         sl_counter_inc (self->refused);
         if (parsed->provider)           //  routed: the translation refused it
             sl_counter_inc (self->untranslated);
-        s_respond_error (req, dialect, parsed->status, parsed->error_type, sl_buf_cstr (&parsed->error_message));
+        gateway_respond_error (req, dialect, parsed->status, parsed->error_type, sl_buf_cstr (&parsed->error_message));
     }
     else
-        s_start_stream (self, req, parsed, caller);
+        gateway_start_stream (self, req, parsed, caller);
 }
 
 //  A request with ambiguous framing (sl_httpd counted it, and closes the
@@ -1105,7 +504,7 @@ s_refuse_framing (sl_http_req_t *req, const char *path, const char *why)
     sl_job_route (path, &route);
     char message [160];
     snprintf (message, sizeof message, "the request's length is ambiguous (%s): refused", why);
-    s_respond_error (req, route.dialect, 400, "invalid_request_error", message);
+    gateway_respond_error (req, route.dialect, 400, "invalid_request_error", message);
 }
 
 static void
@@ -1123,7 +522,7 @@ s_on_request (void *arg, sl_http_req_t *req)
         //  refuses: on the client port, with client keys configured, only
         //  for a client with a key (the metrics port is for operators and
         //  stays open). /healthz says no more than up or not.
-        if (path [1] == 'm' && !s_authorized (self, req, GATEWAY_DEFAULT_DIALECT))
+        if (path [1] == 'm' && !gateway_authorized (self, req, GATEWAY_DEFAULT_DIALECT))
             return;
         s_serve_status (self, req, method, path);
         return;
@@ -1134,25 +533,25 @@ s_on_request (void *arg, sl_http_req_t *req)
     bool found = sl_job_route (path, &route) == 1;
     int dialect = route.dialect ? route.dialect : GATEWAY_DEFAULT_DIALECT;
     if (!found) {
-        s_respond_error (req, dialect, 404, "not_found_error", "no such endpoint");
+        gateway_respond_error (req, dialect, 404, "not_found_error", "no such endpoint");
         return;
     }
     if (strcmp (method, "POST") != 0) {
         sl_http_add_header (req, "Allow", "POST");
-        s_respond_error (req, dialect, 405, "invalid_request_error", "use POST");
+        gateway_respond_error (req, dialect, 405, "invalid_request_error", "use POST");
         return;
     }
-    sl_caller_t *caller = s_identify (self, req, dialect);
+    sl_caller_t *caller = gateway_identify (self, req, dialect);
     if (!caller)
         return;
-    sl_counter_inc (s_request_counter (self, dialect, sl_caller_team_label (caller)));
+    sl_counter_inc (gateway_request_counter (self, dialect, sl_caller_team_label (caller)));
     if (sl_http_req_too_large (req)) {
         sl_admission_finish (self->admission, &caller, NULL, NULL, false);
         sl_counter_inc (self->refused);
         char message [96];
         snprintf (message, sizeof message, "the request body is over the limit of %zu bytes",
                   self->config.max_body);
-        s_respond_error (req, dialect, 413, "request_too_large", message);
+        gateway_respond_error (req, dialect, 413, "request_too_large", message);
         return;
     }
     sl_str_t body = sl_http_req_body (req);
@@ -1202,7 +601,7 @@ static void
 s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
 {
     gateway_t *self = arg;
-    s_stream_t *s = sl_http_req_data (req);
+    gateway_stream_t *s = sl_http_req_data (req);
     if (!s) {
         //  A client that left while its body was being parsed.
         for (parse_worker_task_t *task = zlistx_first (self->parsing); task; task = zlistx_next (self->parsing))
@@ -1216,7 +615,7 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
     if (sl_delivery_dispatched (s->delivery))
         s_cancel (self, s, aborted ? "client disconnected" : "response closed");
     sl_router_flush (self->router);
-    s_stream_forget (self, s);
+    gateway_stream_forget (self, s);
 }
 
 static double
@@ -1250,7 +649,7 @@ s_buffered (void *arg)
 {
     gateway_t *self = arg;
     size_t cursor = 0, total = 0;
-    s_stream_t *s;
+    gateway_stream_t *s;
     while ((s = sl_sidmap_next (self->streams, &cursor, NULL)))
         if (s->req)
             total += sl_http_stream_buffered (s->req);
@@ -1278,7 +677,7 @@ s_policy_metrics (gateway_t *self, sl_metrics_t *m)
             sl_service_verdict_counter (self->service, "sluice_request_verdicts_total", GATEWAY_VERDICTS_HELP, a, c,
                                         SL_TEAMLABEL_DEFAULT);
     for (int d = SL_DIALECT_OPENAI; d < SL_DIALECT_MAX; d++)
-        s_request_counter (self, d, SL_TEAMLABEL_DEFAULT);
+        gateway_request_counter (self, d, SL_TEAMLABEL_DEFAULT);
     self->denied = sl_metrics_counter (m, "sluice_requests_denied_total", NULL,
                                        "Requests the request policy refused (403)");
     self->unjudged = sl_metrics_counter (m, "sluice_policy_unknown_total", NULL,
@@ -1320,8 +719,8 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
         return NULL;
     }
     s_policy_metrics (self, m);
-    s_policies_follow_keys (self);      //  the keys' files load at start (and say so)
-    self->llm = sl_llm_client_new (loop, m, s_llm_done, s_llm_after, self);
+    gateway_policies_follow_keys (self);      //  the keys' files load at start (and say so)
+    self->llm = sl_llm_client_new (loop, m, gateway_llm_done, gateway_llm_after, self);
     self->llm_cache = sl_llm_cache_new (SL_LLM_CACHE_DEFAULT);
     self->tickets = sl_llm_tickets_new ();
     self->refused = sl_metrics_counter (m, "sluice_requests_refused_total", NULL, "Requests refused before any upstream call");
@@ -1430,8 +829,8 @@ gateway_destroy (gateway_t **self_p)
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);
     for (size_t i = 0; i < count; i++) {
-        s_stream_t *s = streams [i];
-        s_stream_release (self, s);
+        gateway_stream_t *s = streams [i];
+        gateway_stream_release (self, s);
         sl_admission_finish (self->admission, &s->caller, s->model, NULL, false);
         free (s->model);
         sl_delivery_destroy (&s->delivery);
