@@ -9,7 +9,8 @@
       key       a keys file of KEYS keys, each with a team, three limits of
                 its own and its team's (rpm, concurrent, tokens a day), the
                 counters in this process (one gateway);
-      token     the same file with a jwt section: an RS256 token verified,
+      token     the same file with a jwt section: an RS256 token (its
+                signature checked on the first request, then remembered),
                 its team's limits;
       redis     the key, with the counters in a real redis-server (several
                 gateways): one round trip for the admission, one for the
@@ -205,7 +206,7 @@ main (void)
     if (jwt) {
         for (int i = 0; i < ROUNDS / 10; i++)
             us [i] = s_request (ring, jwt, token, memory, NULL, i);
-        s_report ("token", us, ROUNDS / 10, "an RS256 token verified, its team's limits, in this process");
+        s_report ("token", us, ROUNDS / 10, "an RS256 token (its signature checked once, then remembered), its team's limits, in this process");
     }
     else
         printf ("identity token  skipped: no RS256 key could be made (openssl)\n");
