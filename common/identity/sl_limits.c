@@ -246,6 +246,28 @@ s_memory_finish (sl_limits_store_t *base, const sl_limits_plan_t *plan, int64_t 
 }
 
 static void
+s_memory_renew (sl_limits_store_t *base, const sl_limits_plan_t *plan, int64_t now)
+{
+    s_memory_t *self = (s_memory_t *) base;
+    for (size_t i = 0; i < plan->count; i++) {
+        const sl_limits_counter_t *c = &plan->counters [i];
+        if (c->kind != SL_LIMIT_CONCURRENT)
+            continue;
+        //  Held again even when its lease ran out meanwhile: the stream
+        //  lives, so it takes a place.
+        s_entry_t *e = s_entry (self, c->key, now, true);
+        if (!e->members)
+            e->members = zhash_new ();
+        int64_t *lease = sl_xmalloc (sizeof *lease);
+        *lease = now + SL_LIMITS_LEASE_S;
+        zhash_update (e->members, plan->stream, lease);
+        zhash_freefn (e->members, plan->stream, free);
+        if (e->expire_at < *lease)
+            e->expire_at = *lease;
+    }
+}
+
+static void
 s_memory_destroy (sl_limits_store_t **self_p)
 {
     if (!self_p || !*self_p)
@@ -269,6 +291,7 @@ sl_limits_memory_new (void)
     s_memory_t *self = sl_xcalloc (1, sizeof *self);
     self->base.admit = s_memory_admit;
     self->base.finish = s_memory_finish;
+    self->base.renew = s_memory_renew;
     self->base.destroy = s_memory_destroy;
     self->counters = zhash_new ();
     return &self->base;

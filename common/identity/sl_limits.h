@@ -8,8 +8,9 @@
 
       rpm             requests in the current UTC minute
       concurrent      streams under way (a set of stream ids, each held
-                      for at most a lease, so a gateway that dies does not
-                      hold its streams' places for ever)
+                      for a lease that its gateway renews while the stream
+                      lives, so a gateway that dies does not hold its
+                      streams' places for ever)
       tokens_per_day  input + output tokens of the current UTC day
       budget_tokens   tokens of the current UTC month
       budget_usd      money of the current UTC month, in micro-dollars
@@ -38,7 +39,8 @@
 #define SL_LIMITS_KEY_MAX 256           //  bytes of a counter's key
 #define SL_LIMITS_SUBJECTS_MAX 4        //  subjects of one request
 #define SL_LIMITS_COUNTERS_MAX (SL_LIMITS_SUBJECTS_MAX * 5)
-#define SL_LIMITS_LEASE_S 900           //  the longest a stream holds its place in a concurrency set
+#define SL_LIMITS_LEASE_S 900           //  a stream's place in a concurrency set, unless renewed
+#define SL_LIMITS_RENEW_S 300           //  how often a live stream's places are renewed
 #define SL_LIMITS_USD_MICRO 1000000.0   //  budgets in money are counted in micro-dollars
 
 typedef enum {
@@ -119,6 +121,10 @@ struct _sl_limits_store_t {
     //  day and a month, money a month) and let the stream's places in the
     //  concurrency sets go. Nothing is answered.
     void (*finish) (sl_limits_store_t *self, const sl_limits_plan_t *plan, int64_t tokens, int64_t usd_micro);
+    //  The stream lives on at now: its places in the concurrency sets are
+    //  held for another lease from now (a stream longer than a lease keeps
+    //  counting). Nothing is answered.
+    void (*renew) (sl_limits_store_t *self, const sl_limits_plan_t *plan, int64_t now);
     void (*destroy) (sl_limits_store_t **self_p);
 };
 

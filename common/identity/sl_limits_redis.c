@@ -334,6 +334,21 @@ s_redis_finish (sl_limits_store_t *base, const sl_limits_plan_t *plan, int64_t t
 }
 
 static void
+s_redis_renew (sl_limits_store_t *base, const sl_limits_plan_t *plan, int64_t now)
+{
+    s_redis_t *self = (s_redis_t *) base;
+    s_connect (self);
+    for (size_t i = 0; self->ac && i < plan->count; i++) {
+        const sl_limits_counter_t *c = &plan->counters [i];
+        if (c->kind != SL_LIMIT_CONCURRENT)
+            continue;
+        redisAsyncCommand (self->ac, NULL, NULL, "ZADD %s %lld %s", c->key, (long long) (now + SL_LIMITS_LEASE_S),
+                           plan->stream);
+        redisAsyncCommand (self->ac, NULL, NULL, "EXPIRE %s %d", c->key, SL_LIMITS_LEASE_S);
+    }
+}
+
+static void
 s_redis_destroy (sl_limits_store_t **self_p)
 {
     if (!self_p || !*self_p)
@@ -412,6 +427,7 @@ sl_limits_redis_new (zloop_t *loop, const char *url, int timeout_ms, const char 
     }
     self->base.admit = s_redis_admit;
     self->base.finish = s_redis_finish;
+    self->base.renew = s_redis_renew;
     self->base.destroy = s_redis_destroy;
     self->loop = loop;
     self->timeout_ms = timeout_ms > 0 ? timeout_ms : 1;

@@ -618,6 +618,21 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
     gateway_stream_forget (self, s);
 }
 
+//  Every live stream keeps its places among its key's and team's
+//  concurrent streams (a lease the store lets go of otherwise).
+static int
+s_on_renew_timer (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    gateway_t *self = arg;
+    size_t cursor = 0;
+    gateway_stream_t *s;
+    while ((s = sl_sidmap_next (self->streams, &cursor, NULL)))
+        sl_admission_renew (self->admission, s->caller);
+    return 0;
+}
+
 static double
 s_active (void *arg)
 {
@@ -778,6 +793,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     sl_router_on_message (self->router, s_on_ingest_message, self);
     self->ack_timer = zloop_timer (loop, GATEWAY_ACK_MS, 0, s_on_ack_timer, self);
     self->alone_timer = -1;
+    self->renew_timer = zloop_timer (loop, SL_LIMITS_RENEW_S * 1000, 0, s_on_renew_timer, self);
     if (sl_router_set_bus (self->router, sl_service_bus (service), "ingest")
     ||  sl_router_connect (self->router, config->next)) {
         gateway_destroy (&self);
@@ -848,6 +864,8 @@ gateway_destroy (gateway_t **self_p)
         zloop_timer_end (sl_service_loop (self->service), self->ack_timer);
     if (self->alone_timer > 0)
         zloop_timer_end (sl_service_loop (self->service), self->alone_timer);
+    if (self->renew_timer > 0)
+        zloop_timer_end (sl_service_loop (self->service), self->renew_timer);
     sl_router_destroy (&self->router);
     sl_codec_destroy (&self->codec);
     sl_buf_free (&self->scratch);

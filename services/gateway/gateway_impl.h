@@ -109,6 +109,7 @@ struct _gateway_t {
     parse_worker_t *parse_worker;       //  large bodies are parsed off the reactor
     zlistx_t *parsing;                  //  their tasks, until they come back
     int alone_timer;                    //  while ALONE frames wait, -1 otherwise
+    int renew_timer;                    //  live streams' places among the concurrent renewed
 };
 
 //  gateway.c: a message to the ingest of its stream; a stream's request

@@ -262,6 +262,13 @@ sl_admission_admit (sl_admission_t *self, sl_caller_t *caller, const char *model
     self->store->admit (self->store, caller->plan, s_on_store, caller);
 }
 
+void
+sl_admission_renew (sl_admission_t *self, sl_caller_t *caller)
+{
+    if (caller && caller->plan && !caller->waiting)
+        self->store->renew (self->store, caller->plan, (int64_t) time (NULL));
+}
+
 //  --------------------------------------------------------------------------
 //  What it spent
 

@@ -97,6 +97,10 @@ const char *sl_caller_team_label (const sl_caller_t *caller);
 //  exactly once, maybe before this returns.
 void sl_admission_admit (sl_admission_t *self, sl_caller_t *caller, const char *model, const uint8_t *sid,
                          sl_admission_done_fn *done, void *arg);
+//  The caller's stream lives on: its places among the concurrent streams
+//  are held for another lease (sl_limits.h); called every
+//  SL_LIMITS_RENEW_S for every live stream. Nothing when it holds none.
+void sl_admission_renew (sl_admission_t *self, sl_caller_t *caller);
 //  The caller's stream ended (or never started): add what it spent (usage
 //  NULL: nothing known), then let the caller go. estimated: the usage is
 //  an estimate. *caller_p is NULL after.

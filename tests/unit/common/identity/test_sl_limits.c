@@ -117,6 +117,29 @@ Test (sl_limits, streams_at_once_hold_their_place_until_they_end_or_their_lease_
     sl_limits_store_destroy (&store);
 }
 
+//  A stream longer than a lease keeps its place while its gateway renews
+//  it; once renewing stops (the gateway died), the place goes a lease later.
+Test (sl_limits, a_renewed_stream_keeps_its_place_past_the_lease)
+{
+    sl_limits_store_t *store = sl_limits_memory_new ();
+    sl_limits_spec_t key = { .concurrent = 1 };
+    sl_limits_subject_t s = { "key:k", &key };
+    sl_limits_plan_t a, later, last;
+    sl_limits_plan (&a, &s, 1, T_FEB28, "a");
+    cr_expect_eq (s_ask (store, &a)->outcome, SL_LIMITS_ADMITTED);
+    int64_t t = T_FEB28;
+    for (int i = 0; i < 4; i++) {
+        t += SL_LIMITS_RENEW_S;
+        store->renew (store, &a, t);
+    }
+    sl_limits_plan (&later, &s, 1, T_FEB28 + SL_LIMITS_LEASE_S + 1, "b");
+    cr_expect_eq (s_ask (store, &later)->outcome, SL_LIMITS_REFUSED, "a is still under way past its first lease");
+    cr_expect_eq (sl_limits_memory_value (store, later.counters [0].key, later.now), 1);
+    sl_limits_plan (&last, &s, 1, t + SL_LIMITS_LEASE_S, "c");
+    cr_expect_eq (s_ask (store, &last)->outcome, SL_LIMITS_ADMITTED, "a lease after the last renewal, a is gone");
+    sl_limits_store_destroy (&store);
+}
+
 Test (sl_limits, tokens_a_day_and_budgets_a_month_stop_the_next_request)
 {
     sl_limits_store_t *store = sl_limits_memory_new ();

@@ -113,6 +113,11 @@ Test (sl_limits_redis, admits_refuses_and_counts_across_connections)
     cr_expect_eq (plans [3].counters [r.refused].kind, SL_LIMIT_TOKENS_PER_DAY);
     cr_expect_eq (r.retry_after, 30, "until midnight UTC");
     cr_expect_gt (redistmp_integer (&s_redis, "TTL sluice:rpm:key:k:30589919"), 0, "counters expire");
+    //  A live stream renewed: its place held a lease from the renewal.
+    b->renew (b, &plans [1], NOW + SL_LIMITS_RENEW_S);
+    s_spin (loop, 50);
+    cr_expect_eq (redistmp_integer (&s_redis, "ZSCORE sluice:conc:key:k s1"), NOW + SL_LIMITS_RENEW_S + SL_LIMITS_LEASE_S);
+    cr_expect_eq (redistmp_integer (&s_redis, "ZCARD sluice:conc:key:k"), 1);
     sl_limits_store_destroy (&a);
     sl_limits_store_destroy (&b);
     zloop_destroy (&loop);
