@@ -11,6 +11,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "common/base/sl_name.h"
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_buf.h"
 #include "common/dialects/sl_dialect.h"
@@ -58,17 +59,6 @@ sl_providers_destroy (sl_providers_t **self_p)
 }
 
 static bool
-s_valid_name (const char *s)
-{
-    if (!s || !*s)
-        return false;
-    for (; *s; s++)
-        if (!isalnum ((unsigned char) *s) && *s != '.' && *s != '_' && *s != '-')
-            return false;
-    return true;
-}
-
-static bool
 s_valid_env (const char *s)
 {
     if (!s)
@@ -106,7 +96,7 @@ int
 sl_providers_add_provider (sl_providers_t *self, const sl_provider_t *p)
 {
     const char *key_env = p->key_env ? p->key_env : "";
-    if (!s_valid_name (p->name) || !sl_dialect_get (p->dialect)
+    if (!sl_name_valid (p->name) || !sl_dialect_get (p->dialect)
     ||  !s_valid_url (p->base_url) || !s_valid_env (key_env)
     ||  sl_providers_find (self, sl_str (p->name)))
         return -1;
@@ -339,7 +329,7 @@ s_provider_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_
     if (!value)
         return s_error_at (ctx, v, "%s must be a scalar", key);
     if (strcmp (key, "name") == 0) {
-        if (!s_valid_name (value))
+        if (!sl_name_valid (value))
             return s_error_at (ctx, v, "provider name '%s' must be letters, digits, '.', '_' or '-'", value);
         spec->p.name = value;
     }

@@ -3,13 +3,13 @@
     column, nothing half loaded. */
 #include "common/identity/sl_keyring_impl.h"
 
-#include <ctype.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/base/sl_name.h"
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_buf.h"
 #include "common/base/sl_yaml.h"
@@ -28,12 +28,7 @@ typedef struct {
 static bool
 s_valid_name (const char *s)
 {
-    if (!s || !*s || strlen (s) > S_TEXT_MAX)
-        return false;
-    for (; *s; s++)
-        if (!isalnum ((unsigned char) *s) && *s != '.' && *s != '_' && *s != '-')
-            return false;
-    return true;
+    return sl_name_valid (s) && strlen (s) <= S_TEXT_MAX;
 }
 
 //  A scalar of at most S_TEXT_MAX bytes, or an error.

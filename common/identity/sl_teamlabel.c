@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "common/base/sl_alloc.h"
+#include "common/base/sl_name.h"
 
 struct _sl_teamlabels_t {
     zhashx_t *seen;
@@ -36,10 +37,7 @@ sl_label_safe (const char *text, size_t len, char *out, size_t size)
 {
     size_t n = 0;
     for (size_t i = 0; text && i < len && text [i] && n + 1 < size; i++, n++) {
-        char c = text [i];
-        bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                 || c == '-' || c == '_' || c == '.';
-        out [n] = safe ? c : '_';
+        out [n] = sl_name_char (text [i]) ? text [i] : '_';
     }
     if (size)
         out [n] = 0;

@@ -1,11 +1,11 @@
 /*  sl_keyentry.c - a new client key and its entry (see sl_keyentry.h). */
 #include "services/keys/sl_keyentry.h"
 
-#include <ctype.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "common/base/sl_name.h"
 #include "common/identity/sl_keyring.h"
 
 #define S_RANDOM_BYTES 32
@@ -20,17 +20,6 @@ sl_keyentry_new_key (char key [SL_KEYENTRY_KEY_MAX])
     sodium_bin2base64 (key + strlen (SL_KEYENTRY_PREFIX), SL_KEYENTRY_KEY_MAX - strlen (SL_KEYENTRY_PREFIX),
                        bytes, sizeof bytes, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
     sodium_memzero (bytes, sizeof bytes);
-}
-
-static bool
-s_name (const char *s)
-{
-    if (!s || !*s)
-        return false;
-    for (; *s; s++)
-        if (!isalnum ((unsigned char) *s) && *s != '.' && *s != '_' && *s != '-')
-            return false;
-    return true;
 }
 
 //  Text as a YAML double-quoted scalar.
@@ -49,7 +38,7 @@ s_quoted (sl_buf_t *out, const char *text)
 int
 sl_keyentry_write (const char *key, const sl_keyentry_spec_t *spec, sl_buf_t *out)
 {
-    if ((spec->team && !s_name (spec->team)) || (spec->user && strpbrk (spec->user, "\n\r")))
+    if ((spec->team && !sl_name_valid (spec->team)) || (spec->user && strpbrk (spec->user, "\n\r")))
         return -1;
     char hex [SL_KEYRING_HEX_SIZE];
     sl_keyring_key_hex (key, hex);

@@ -18,12 +18,12 @@
     reach upstream. Requests for judge-* models play an LLM judge
     (sl_mock_judge.h).
 */
-#include <ctype.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/sl_name.h"
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_fdlimit.h"
 #include "common/http/sl_httpd.h"
@@ -226,7 +226,7 @@ s_safe_path (const char *path)
             seg = p + 1;
         }
         else
-        if (!isalnum ((unsigned char) *p) && *p != '.' && *p != '_' && *p != '-')
+        if (!sl_name_char (*p))
             return false;
     }
 }
