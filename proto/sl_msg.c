@@ -45,6 +45,7 @@ typedef struct {
 //  The order is the order fields are written in; lookups use a sorted copy.
 static const s_field_t s_fields [] = {
     FIELD ("act",   F_U8,    action),
+    FIELD ("appr",  F_STR,   approver),
     FIELD ("auth",  F_STR,   auth),
     FIELD ("bk",    F_U8,    block),
     FIELD ("body",  F_BIN,   body),
@@ -53,8 +54,10 @@ static const s_field_t s_fields [] = {
     FIELD ("cid",   F_STR,   call_id),
     FIELD ("code",  F_STR,   code),
     FIELD ("cr",    F_U32,   credit),
+    FIELD ("dig",   F_STR,   digest),
     FIELD ("ct",    F_STR,   content_type),
     FIELD_P ("ep",  F_U32,   epoch, P_ALWAYS),
+    FIELD ("exp",   F_I64,   expires),
     FIELD ("f",     F_U32,   flags),
     FIELD ("fin",   F_U8,    finish),
     FIELD ("finr",  F_STR,   finish_raw),
@@ -86,6 +89,7 @@ static const s_field_t s_fields [] = {
     FIELD_P ("seq", F_U64,   seq, P_ALWAYS),
     FIELD ("sid",   F_SID,   sid),
     FIELD ("sig",   F_STR,   sig),
+    FIELD ("ssid",  F_STR,   stream),
     FIELD ("st",    F_I32,   status),
     FIELD ("stops", F_STR,   stop_seq),
     FIELD_P ("t",   F_U8,    type, P_ALWAYS),
@@ -124,7 +128,7 @@ struct _sl_codec_t {
 
 static const char *s_type_names [] = {
     "?", "hb", "req", "ack", "cancel", "start", "delta", "block", "verdict",
-    "frame", "error", "end", "lost", "policy", "rec", "rack", "gap"
+    "frame", "error", "end", "lost", "policy", "rec", "rack", "gap", "approval", "ctl"
 };
 _Static_assert (sizeof s_type_names / sizeof s_type_names [0] == SL_MSG_TYPE_MAX, "a name for every type");
 static const char *s_delta_names [] = {
@@ -151,7 +155,7 @@ static const char *s_action_names [] = {
 };
 _Static_assert (sizeof s_action_names / sizeof s_action_names [0] == SL_ACT_MAX, "a name for every action");
 static const char *s_check_names [] = {
-    "ran", "timeout", "error", "default"
+    "ran", "timeout", "error", "default", "approved", "denied", "approved_earlier"
 };
 _Static_assert (sizeof s_check_names / sizeof s_check_names [0] == SL_CHK_MAX, "a name for every check");
 static const char *s_cut_names [] = {

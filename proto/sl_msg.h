@@ -45,6 +45,10 @@ typedef enum {
     SL_MSG_REC,                         //  emitter -> audit: one record of the audit link
     SL_MSG_RACK,                        //  audit -> emitter: records committed (and liveness)
     SL_MSG_GAP,                         //  inside a REC: records the emitter's spool could not keep
+    SL_MSG_APPROVAL,                    //  judge -> emitter (and taps, the audit): a call waiting for a
+                                        //  person, and what became of it
+    SL_MSG_CTL,                         //  gateway, audit <-> judge: the approvals control link
+                                        //  (a request and its reply)
     SL_MSG_TYPE_MAX
 } sl_msg_type_t;
 
@@ -139,6 +143,9 @@ typedef enum {
     SL_CHK_TIMEOUT,                     //  LLM judge timed out; fail mode applied
     SL_CHK_ERROR,                       //  LLM judge failed or answered garbage
     SL_CHK_DEFAULT,                     //  no rule matched; default action
+    SL_CHK_APPROVED,                    //  a person approved the call (ask)
+    SL_CHK_DENIED,                      //  a person denied it (ask)
+    SL_CHK_APPROVED_EARLIER,            //  an identical call was approved with a memory (ask)
     SL_CHK_MAX
 } sl_check_t;
 
@@ -254,6 +261,11 @@ typedef struct {
                                         //  the verdict is about a tool call of the response
     sl_str_t req_verdicts;              //  "rv"  the request's verdicts, encoded VERDICT messages (REQ, START)
     sl_str_t history;                   //  "hist" earlier tool calls of the conversation, JSON (REQ, START)
+    sl_str_t approver;                  //  "appr" who decided an approval (APPROVAL, VERDICT, CTL)
+    sl_str_t digest;                    //  "dig" what an approval is bound to: hex SHA-256 of the tool,
+                                        //  its canonical arguments and the policy version (APPROVAL)
+    int64_t expires;                    //  "exp" when an approval expires, Unix ms (APPROVAL)
+    sl_str_t stream;                    //  "ssid" the stream an approval holds, 32 hex digits (APPROVAL)
 } sl_msg_t;
 
 //  Where a stage library puts its output: called once per message produced.

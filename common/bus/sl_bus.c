@@ -292,7 +292,7 @@ sl_bus_server (sl_bus_t *self, zsock_t *sock, const char *domain)
     size_t admitted = 0;
     for (size_t i = 0; i < sl_keys_count (self->keys); i++) {
         const sl_key_t *k = sl_keys_at (self->keys, i);
-        admitted += strcmp (k->role, role) == 0
+        admitted += sl_zap_domain_admits (domain, k->role)
                  && (strcmp (domain, "tap") != 0 || k->access == SL_ACCESS_FULL);
     }
     if (!admitted)

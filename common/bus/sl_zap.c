@@ -19,17 +19,19 @@ typedef struct {
     const char *domain;
     const char *role;
     sl_access_t min_access;             //  taps: the least access a key needs
+    const char *also;                   //  a second role admitted, or NULL
 } s_rule_t;
 
 static const s_rule_t s_rules [] = {
-    { "gateway",    "emitter",    SL_ACCESS_NONE },
-    { "ingest",     "gateway",    SL_ACCESS_NONE },
-    { "aggregator", "ingest",     SL_ACCESS_NONE },
-    { "judge",      "aggregator", SL_ACCESS_NONE },
-    { "emitter",    "judge",      SL_ACCESS_NONE },
-    { "tap",        "tap",        SL_ACCESS_FULL },
-    { "tap-meta",   "tap",        SL_ACCESS_METADATA },
-    { "audit",      "audit",      SL_ACCESS_NONE },
+    { "gateway",    "emitter",    SL_ACCESS_NONE, NULL },
+    { "ingest",     "gateway",    SL_ACCESS_NONE, NULL },
+    { "aggregator", "ingest",     SL_ACCESS_NONE, NULL },
+    { "judge",      "aggregator", SL_ACCESS_NONE, NULL },
+    { "emitter",    "judge",      SL_ACCESS_NONE, NULL },
+    { "tap",        "tap",        SL_ACCESS_FULL, NULL },
+    { "tap-meta",   "tap",        SL_ACCESS_METADATA, NULL },
+    { "audit",      "audit",      SL_ACCESS_NONE, NULL },
+    { "approvals",  "gateway",    SL_ACCESS_NONE, "audit" },
 };
 
 static const s_rule_t *
@@ -52,6 +54,13 @@ sl_zap_domain_role (const char *domain)
 {
     const s_rule_t *rule = s_rule (domain);
     return rule ? rule->role : NULL;
+}
+
+bool
+sl_zap_domain_admits (const char *domain, const char *role)
+{
+    const s_rule_t *rule = s_rule (domain);
+    return rule && role && (strcmp (rule->role, role) == 0 || (rule->also && strcmp (rule->also, role) == 0));
 }
 
 static void
@@ -86,7 +95,7 @@ sl_zap_decide (sl_keys_t *keys, const char *domain, sl_str_t mechanism,
         v->unknown_key = true;
         return;
     }
-    if (strcmp (k->role, rule->role) != 0) {
+    if (!sl_zap_domain_admits (domain, k->role)) {
         s_verdict (v, 400, "a key of another role");
         return;
     }

@@ -16,6 +16,7 @@
         tap         emitter PUB, everything     tap keys with access full
         tap-meta    emitter PUB, metadata only  every tap key
         audit       emitter audit records       audit
+        approvals   judge approvals control     gateway, audit
 
     A refused key never completes its handshake, so it can neither send a
     message nor subscribe to one. The user id of an allowed connection is
@@ -51,8 +52,11 @@ void sl_zap_decide (sl_keys_t *keys, const char *domain, sl_str_t mechanism,
                     const uint8_t *key, size_t key_len, sl_zap_verdict_t *verdict);
 //  True when the domain is one of the table's.
 bool sl_zap_domain_known (const char *domain);
-//  The role a domain admits ("tap" for the tap sockets), NULL if unknown.
+//  The role a domain admits ("tap" for the tap sockets), NULL if unknown;
+//  the first, for a domain that admits two.
 const char *sl_zap_domain_role (const char *domain);
+//  Does the domain admit keys of this role?
+bool sl_zap_domain_admits (const char *domain, const char *role);
 
 //  A whole request: frames as received (version, request id, domain,
 //  address, identity, mechanism, credentials). Fills verdict and

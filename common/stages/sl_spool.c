@@ -86,6 +86,7 @@ sl_spool_wants (const sl_msg_t *msg)
         case SL_MSG_ERROR:
         case SL_MSG_END:
         case SL_MSG_POLICY:
+        case SL_MSG_APPROVAL:
             return true;
         case SL_MSG_BLOCK:
             return msg->kind == SL_B_MESSAGE || msg->kind == SL_B_END || msg->kind == SL_B_FINISH;

@@ -204,8 +204,8 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
         s_count_error (app, msg);
     s_publish (app, msg);
     audit_link_judged (app->audit, msg);
-    if (msg->type == SL_MSG_POLICY)
-        return;                         //  a judge's policy report: for monitoring only
+    if (msg->type == SL_MSG_POLICY || msg->type == SL_MSG_APPROVAL)
+        return;                         //  a judge's policy report, an approval: for monitoring only
     sl_emitter_feed (app->emitter, msg, s_emit, app);
 }
 
