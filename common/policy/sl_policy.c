@@ -208,6 +208,7 @@ sl_policy_file (sl_policy_t *self, int index)
 const char *sl_policy_name (sl_policy_t *self) { return self->name; }
 bool sl_policy_uses_schema (sl_policy_t *self) { return self->uses_schema; }
 int sl_policy_llm_count (sl_policy_t *self) { return self->llm_count; }
+int sl_policy_decide_count (sl_policy_t *self) { return self->decide_count; }
 
 const sl_llm_spec_t *
 sl_policy_llm_spec (sl_policy_t *self, int rule)

@@ -19,6 +19,7 @@
       sl_policy_match.c     the tests both evaluations run: a value, a text,
                             a number, a header, a name against a matcher
       sl_policy_call.c      judging a tool call (sl_policy_decide ...)
+      sl_policy_decide.c    the question to a decision service (decide)
       sl_policy_request.c   judging a part of a request (sl_policy_decide_part ...)
 
     Loading builds the model below once; evaluating only reads it, so one
@@ -122,7 +123,8 @@ typedef struct {
     sl_policy_flag_t incomplete;        //  the call did (not) end cleanly
     unsigned cuts;                      //  cut: bit (1 << sl_cut_t) per reason named, 0 absent
     long max_calls;                     //  -1: absent; else matches calls after the first N
-    sl_llm_spec_t *llm;                 //  NULL: the rule decides by itself
+    sl_llm_spec_t *llm;                 //  NULL: the rule decides by itself; else an LLM judge
+                                        //  or (kind SL_LLM_DECIDE) a decision service asked
     sl_action_t action;
     char *message;                      //  notice template, NULL for the default
     sl_policy_edit_t *edits;            //  rewrite: set and delete, in order
@@ -142,6 +144,7 @@ struct _sl_policy_t {
     int rule_count;
     bool uses_schema;
     int llm_count;
+    int decide_count;                   //  rules with a decide section
     int request_count;                  //  rules on: request
     int text_count;                     //  rules on: text
     bool uses_history;                  //  some rule has a history condition
@@ -234,6 +237,9 @@ int sl_policy_fields_history (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_polic
 int sl_policy_fields_edits (sl_policy_yaml_t *ctx, yaml_node_t *node, bool is_set, sl_policy_rule_t *r);
 //  llm_judge: a mapping; spec holds its defaults (sl_llm_spec_defaults).
 int sl_policy_fields_llm (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *spec);
+//  decide: a mapping {url, timeout_ms, on_error, concurrency}; spec holds
+//  its defaults (sl_decide_spec_defaults).
+int sl_policy_fields_decide (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *spec);
 
 //  --------------------------------------------------------------------------
 //  sl_policy_match.c: the tests both evaluations run

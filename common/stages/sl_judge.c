@@ -654,7 +654,10 @@ s_call_view (s_stream_t *s, const sl_msg_t *end, int ordinal)
         .last_user = s->start->last_user,
         .tools = s->start->tools,
         .schema = s->schema,
-        .history = s->start->history
+        .history = s->start->history,
+        .key_id = s->start->key_id,
+        .team = s->start->team,
+        .user = s->start->user
     };
 }
 
@@ -676,11 +679,15 @@ ask_llm_judge (sl_judge_t *self, s_stream_t *s, s_memo_t *memo)
     sl_call_t call = s_call_view (s, memo->end, memo->ordinal);
     const char *why = "no LLM judge client in this process";
     if (self->ask) {
-        sl_buf_t prompt = { 0 };
-        sl_policy_llm_prompt (s->policy, rule, &call, &prompt);
         sl_buf_reset (&self->scratch);
-        sl_llm_request_body (sl_policy_llm_spec (s->policy, rule), sl_buf_str (&prompt), &self->scratch);
-        sl_buf_free (&prompt);
+        if (sl_policy_llm_spec (s->policy, rule)->kind == SL_LLM_DECIDE)
+            sl_policy_decide_input (s->policy, rule, &call, &self->scratch);
+        else {
+            sl_buf_t prompt = { 0 };
+            sl_policy_llm_prompt (s->policy, rule, &call, &prompt);
+            sl_llm_request_body (sl_policy_llm_spec (s->policy, rule), sl_buf_str (&prompt), &self->scratch);
+            sl_buf_free (&prompt);
+        }
         sl_judge_ask_t ask = {
             .ticket = sl_llm_tickets_next (self->tickets),
             .rule = memo->decision.rule,
