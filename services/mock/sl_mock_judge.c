@@ -11,6 +11,7 @@
 
 #include "common/base/sl_alloc.h"
 #include "proto/sl_msg.h"
+#include "services/mock/sl_mock_decide.h"
 #include "services/mock/sl_mock_provider.h"
 
 #define MOCK_JUDGE_PREFIX "judge-"
@@ -181,7 +182,10 @@ sl_mock_judge_destroy (sl_mock_judge_t **self_p)
 static void
 s_respond (sl_http_req_t *req, const sl_mock_judge_reply_t *reply)
 {
-    sl_http_respond (req, reply->status, "application/json", reply->body.data, reply->body.len);
+    if (reply->cache_control)
+        sl_http_add_header (req, "Cache-Control", reply->cache_control);
+    sl_http_respond (req, reply->status, reply->content_type ? reply->content_type : "application/json",
+                     reply->body.data, reply->body.len);
 }
 
 static int
@@ -200,10 +204,14 @@ s_on_delay (zloop_t *loop, int timer_id, void *arg)
 bool
 sl_mock_judge_handle (sl_mock_judge_t *self, sl_httpd_t *httpd, sl_http_req_t *req)
 {
-    if (!sl_mock_judge_wants (sl_http_req_path (req), sl_http_req_body (req)))
+    bool decide = sl_mock_decide_wants (sl_http_req_path (req));
+    if (!decide && !sl_mock_judge_wants (sl_http_req_path (req), sl_http_req_body (req)))
         return false;
     s_pending_t *p = sl_xcalloc (1, sizeof *p);
-    sl_mock_judge_answer (sl_http_req_path (req), sl_http_req_body (req), &p->reply);
+    if (decide)
+        sl_mock_decide_answer (sl_http_req_path (req), sl_http_req_body (req), &p->reply);
+    else
+        sl_mock_judge_answer (sl_http_req_path (req), sl_http_req_body (req), &p->reply);
     if (p->reply.delay_ms == 0) {
         s_respond (req, &p->reply);
         sl_mock_judge_reply_clear (&p->reply);
