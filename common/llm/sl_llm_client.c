@@ -458,6 +458,31 @@ s_after_curl (void *arg)
 //  --------------------------------------------------------------------------
 //  API
 
+//  What both kinds count, under their own prefix: failures by outcome,
+//  requests in flight and queued, latency of answers.
+static void
+s_kind_metrics (sl_metrics_t *m, s_kind_t *kind, const char *prefix, const char *what)
+{
+    char name [64], help [128];
+    snprintf (name, sizeof name, "%s_requests_total", prefix);
+    snprintf (help, sizeof help, "%s requests by outcome", what);
+    kind->timeouts = sl_metrics_counter (m, name, "outcome=\"timeout\"", help);
+    kind->errors = sl_metrics_counter (m, name, "outcome=\"error\"", help);
+    snprintf (name, sizeof name, "%s_inflight", prefix);
+    snprintf (help, sizeof help, "%s requests in flight", what);
+    kind->inflight_gauge = sl_metrics_gauge (m, name, NULL, help);
+    snprintf (name, sizeof name, "%s_inflight_peak", prefix);
+    snprintf (help, sizeof help, "Most %s requests in flight at once", what);
+    kind->inflight_peak = sl_metrics_gauge (m, name, NULL, help);
+    snprintf (name, sizeof name, "%s_queued", prefix);
+    snprintf (help, sizeof help, "%s requests waiting for a concurrency slot", what);
+    kind->queued_gauge = sl_metrics_gauge (m, name, NULL, help);
+    snprintf (name, sizeof name, "%s_seconds", prefix);
+    snprintf (help, sizeof help, "Time from ask to answer of answered %s requests", what);
+    kind->latency = sl_metrics_histogram (m, name, NULL, help, sl_metrics_latency_bounds,
+                                          sl_metrics_latency_bounds_count);
+}
+
 sl_llm_client_t *
 sl_llm_client_new (zloop_t *loop, sl_metrics_t *m, sl_llm_client_done_fn *done,
                 sl_llm_client_after_fn *after, void *arg)
@@ -472,36 +497,18 @@ sl_llm_client_new (zloop_t *loop, sl_metrics_t *m, sl_llm_client_done_fn *done,
     sl_curlm_set_after (self->curlm, s_after_curl, self);
     self->kept = sl_llm_cache_new (SL_LLM_CACHE_DEFAULT);
     s_kind_t *j = &self->kinds [SL_LLM_JUDGE];
+    s_kind_metrics (m, j, "sluice_llm_judge", "LLM judge");
     j->answered = sl_metrics_counter (m, "sluice_llm_judge_requests_total", "outcome=\"answered\"",
                                       "LLM judge requests by outcome");
-    j->timeouts = sl_metrics_counter (m, "sluice_llm_judge_requests_total", "outcome=\"timeout\"",
-                                      "LLM judge requests by outcome");
-    j->errors = sl_metrics_counter (m, "sluice_llm_judge_requests_total", "outcome=\"error\"",
-                                    "LLM judge requests by outcome");
-    j->inflight_gauge = sl_metrics_gauge (m, "sluice_llm_judge_inflight", NULL, "LLM judge requests in flight");
-    j->inflight_peak = sl_metrics_gauge (m, "sluice_llm_judge_inflight_peak", NULL,
-                                         "Most LLM judge requests in flight at once");
-    j->queued_gauge = sl_metrics_gauge (m, "sluice_llm_judge_queued", NULL,
-                                        "LLM judge requests waiting for a concurrency slot");
-    j->latency = sl_metrics_histogram (m, "sluice_llm_judge_seconds", NULL,
-                                       "Time from ask to answer of answered LLM judge requests",
-                                       sl_metrics_latency_bounds, sl_metrics_latency_bounds_count);
     s_kind_t *d = &self->kinds [SL_LLM_DECIDE];
-    static const char decided [] = "Decision service asks by outcome (an answer kept for reuse counts too)";
-    d->allowed = sl_metrics_counter (m, "sluice_decide_requests_total", "outcome=\"allow\"", decided);
-    d->denied = sl_metrics_counter (m, "sluice_decide_requests_total", "outcome=\"deny\"", decided);
-    d->timeouts = sl_metrics_counter (m, "sluice_decide_requests_total", "outcome=\"timeout\"", decided);
-    d->errors = sl_metrics_counter (m, "sluice_decide_requests_total", "outcome=\"error\"", decided);
+    s_kind_metrics (m, d, "sluice_decide", "decision service");
+    d->allowed = sl_metrics_counter (m, "sluice_decide_requests_total", "outcome=\"allow\"",
+                                     "decision service requests by outcome");
+    d->denied = sl_metrics_counter (m, "sluice_decide_requests_total", "outcome=\"deny\"",
+                                    "decision service requests by outcome");
     d->cached = sl_metrics_counter (m, "sluice_decide_cached_total", NULL,
-                                    "Decision service asks answered by an answer kept for reuse (Cache-Control)");
-    d->inflight_gauge = sl_metrics_gauge (m, "sluice_decide_inflight", NULL, "Decision service requests in flight");
-    d->inflight_peak = sl_metrics_gauge (m, "sluice_decide_inflight_peak", NULL,
-                                         "Most decision service requests in flight at once");
-    d->queued_gauge = sl_metrics_gauge (m, "sluice_decide_queued", NULL,
-                                        "Decision service requests waiting for a concurrency slot");
-    d->latency = sl_metrics_histogram (m, "sluice_decide_seconds", NULL,
-                                       "Time from ask to answer of answered decision service requests",
-                                       sl_metrics_latency_bounds, sl_metrics_latency_bounds_count);
+                                    "Decision service asks answered by an answer kept for reuse (Cache-Control); "
+                                    "counted by outcome too");
     return self;
 }
 

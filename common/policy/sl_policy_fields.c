@@ -435,6 +435,35 @@ sl_policy_fields_edits (sl_policy_yaml_t *ctx, yaml_node_t *node, bool is_set, s
     return 0;
 }
 
+//  What an LLM judge and a decision service are both asked with: url,
+//  timeout_ms and concurrency. True when key is one of them (*rc: 0, or
+//  -1 with the error recorded).
+static bool
+s_spec_field (sl_policy_yaml_t *ctx, const char *key, yaml_node_t *v, sl_llm_spec_t *spec, int *rc)
+{
+    long n = 0;
+    if (strcmp (key, "url") == 0) {
+        *rc = sl_policy_yaml_string (ctx, v, "url", &spec->url);
+        if (!*rc && strncmp (spec->url, "http://", 7) != 0 && strncmp (spec->url, "https://", 8) != 0) {
+            sl_policy_yaml_error (ctx, v, "url must start with http:// or https://");
+            *rc = -1;
+        }
+    }
+    else
+    if (strcmp (key, "timeout_ms") == 0) {
+        *rc = sl_policy_yaml_int (ctx, v, "timeout_ms", 1, 600000, &n);
+        spec->timeout_ms = (int) n;
+    }
+    else
+    if (strcmp (key, "concurrency") == 0) {
+        *rc = sl_policy_yaml_int (ctx, v, "concurrency", 1, 100000, &n);
+        spec->concurrency = (int) n;
+    }
+    else
+        return false;
+    return true;
+}
+
 int
 sl_policy_fields_llm (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *spec)
 {
@@ -467,13 +496,8 @@ sl_policy_fields_llm (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *s
             rc = 0;
         }
         else
-        if (strcmp (key, "url") == 0) {
-            rc = sl_policy_yaml_string (ctx, v, "url", &spec->url);
-            if (!rc && strncmp (spec->url, "http://", 7) != 0 && strncmp (spec->url, "https://", 8) != 0) {
-                sl_policy_yaml_error (ctx, v, "url must start with http:// or https://");
-                rc = -1;
-            }
-        }
+        if (s_spec_field (ctx, key, v, spec, &rc))
+            ;
         else
         if (strcmp (key, "model") == 0)
             rc = sl_policy_yaml_string (ctx, v, "model", &spec->model);
@@ -490,16 +514,6 @@ sl_policy_fields_llm (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *s
                 sl_policy_yaml_error (ctx, v, "threshold must be from 0 to 1");
                 rc = -1;
             }
-        }
-        else
-        if (strcmp (key, "timeout_ms") == 0) {
-            rc = sl_policy_yaml_int (ctx, v, "timeout_ms", 1, 600000, &n);
-            spec->timeout_ms = (int) n;
-        }
-        else
-        if (strcmp (key, "concurrency") == 0) {
-            rc = sl_policy_yaml_int (ctx, v, "concurrency", 1, 100000, &n);
-            spec->concurrency = (int) n;
         }
         else
         if (strcmp (key, "max_tokens") == 0) {
@@ -549,29 +563,13 @@ sl_policy_fields_decide (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t
         yaml_node_t *k = sl_policy_yaml_node (ctx, p->key);
         yaml_node_t *v = sl_policy_yaml_node (ctx, p->value);
         const char *key = sl_policy_yaml_scalar (k);
-        long n;
         int rc;
         if (!key) {
             sl_policy_yaml_error (ctx, k, "keys must be strings");
             return -1;
         }
-        if (strcmp (key, "url") == 0) {
-            rc = sl_policy_yaml_string (ctx, v, "url", &spec->url);
-            if (!rc && strncmp (spec->url, "http://", 7) != 0 && strncmp (spec->url, "https://", 8) != 0) {
-                sl_policy_yaml_error (ctx, v, "url must start with http:// or https://");
-                rc = -1;
-            }
-        }
-        else
-        if (strcmp (key, "timeout_ms") == 0) {
-            rc = sl_policy_yaml_int (ctx, v, "timeout_ms", 1, 600000, &n);
-            spec->timeout_ms = (int) n;
-        }
-        else
-        if (strcmp (key, "concurrency") == 0) {
-            rc = sl_policy_yaml_int (ctx, v, "concurrency", 1, 100000, &n);
-            spec->concurrency = (int) n;
-        }
+        if (s_spec_field (ctx, key, v, spec, &rc))
+            ;
         else
         if (strcmp (key, "on_error") == 0) {
             int action = sl_policy_yaml_scalar (v) ? sl_action_parse (sl_policy_yaml_scalar (v)) : 0;

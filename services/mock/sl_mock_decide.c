@@ -19,28 +19,6 @@ sl_mock_decide_wants (const char *path)
     return path && strncmp (path, SL_MOCK_DECIDE_PREFIX, strlen (SL_MOCK_DECIDE_PREFIX)) == 0;
 }
 
-//  The last path segment: scenario and delay (-1: none given).
-static void
-s_scenario (const char *path, char *kind, size_t size, long *delay_ms)
-{
-    const char *slash = strrchr (path, '/');
-    const char *k = slash ? slash + 1 : path;
-    size_t n = strcspn (k, "?");
-    *delay_ms = -1;
-    const char *dash = NULL;
-    for (const char *p = k; p < k + n; p++)
-        if (*p == '-')
-            dash = p;
-    if (dash && dash + 1 < k + n && strspn (dash + 1, "0123456789") == (size_t) (k + n - dash - 1)) {
-        *delay_ms = strtol (dash + 1, NULL, 10);
-        n = (size_t) (dash - k);
-    }
-    if (n >= size)
-        n = size - 1;
-    memcpy (kind, k, n);
-    kind [n] = 0;
-}
-
 //  A text of the input (a member path of two levels at most), "none".
 static const char *
 s_input_text (json_t *input, const char *a, const char *b)
@@ -89,12 +67,12 @@ void
 sl_mock_decide_answer (const char *path, sl_str_t body, sl_mock_judge_reply_t *out)
 {
     memset (out, 0, sizeof *out);
+    //  The scenario is the last path segment (without a query).
+    char segment [MOCK_DECIDE_SCENARIO_MAX];
+    const char *last = strrchr (path, '/') ? strrchr (path, '/') + 1 : path;
+    snprintf (segment, sizeof segment, "%.*s", (int) strcspn (last, "?"), last);
     char kind [MOCK_DECIDE_SCENARIO_MAX];
-    long delay;
-    s_scenario (path, kind, sizeof kind, &delay);
-    out->delay_ms = delay >= 0 ? delay : strcmp (kind, "slow") == 0 ? SL_MOCK_JUDGE_SLOW_MS : 0;
-    if (out->delay_ms > SL_MOCK_JUDGE_MAX_DELAY_MS)
-        out->delay_ms = SL_MOCK_JUDGE_MAX_DELAY_MS;
+    out->delay_ms = sl_mock_judge_scenario (segment, kind, sizeof kind);
     out->status = 200;
     json_t *root = json_loadb (body.ptr ? body.ptr : "", body.len, 0, NULL);
     json_t *input = json_object_get (root, "input");

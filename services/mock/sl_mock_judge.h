@@ -49,6 +49,11 @@ bool sl_mock_judge_wants (const char *path, sl_str_t body);
 //  The reply to a judge request (an unknown judge-* model gets a 404).
 void sl_mock_judge_answer (const char *path, sl_str_t body, sl_mock_judge_reply_t *out);
 void sl_mock_judge_reply_clear (sl_mock_judge_reply_t *self);
+//  Split a scenario name "<kind>[-<ms>]" (judge-block-250 without its
+//  prefix, a decision service's deny-250): kind into kind (size bytes),
+//  and the delay to answer after: the one named, SL_MOCK_JUDGE_SLOW_MS for
+//  slow, else 0, at most SL_MOCK_JUDGE_MAX_DELAY_MS.
+long sl_mock_judge_scenario (const char *name, char *kind, size_t size);
 //  The scenario names, NULL-terminated.
 extern const char *sl_mock_judge_scenarios [];
 

@@ -43,10 +43,9 @@ typedef struct {
     const sl_msg_t *weather, *shell;    //  the last request's verdicts
 } s_run_t;
 
-//  Send the request under case name; parse what the client got and take
-//  the two verdicts it made.
+//  Send the request under case name and parse what the client got.
 static void
-s_send (s_run_t *run, const char *name)
+s_request_case (s_run_t *run, const char *name)
 {
     char header [64];
     snprintf (header, sizeof header, "X-Case: %s", name);
@@ -57,6 +56,13 @@ s_send (s_run_t *run, const char *name)
                                 &run->body, TIMEOUT_MS), 200, "case %s", name);
     chat_stream_parse (sl_buf_cstr (&run->body), &run->cs);
     cr_expect_eq (run->cs.malformed, 0);
+}
+
+//  The same, for a response that ends cleanly; take the two verdicts it made.
+static void
+s_send (s_run_t *run, const char *name)
+{
+    s_request_case (run, name);
     cr_expect (run->cs.done_last, "case %s: the stream ended cleanly", name);
     run->weather = run->shell = NULL;
     for (int i = 0; i < 2; i++) {
@@ -216,13 +222,7 @@ Test (decide, failures_take_on_error_and_are_never_a_pass)
     s_expect_reason (run.weather, "transport error");
 
     //  on_error: terminate ends the response at the first call.
-    char header [] = "X-Case: noresult";
-    const char *headers [] = { header, NULL };
-    sl_buf_reset (&run.body);
-    cr_expect_eq (http_request (s->http_port, "POST", "/v1/chat/completions", s_request, headers, &run.body,
-                                TIMEOUT_MS), 200);
-    chat_stream_free (&run.cs);
-    chat_stream_parse (sl_buf_cstr (&run.body), &run.cs);
+    s_request_case (&run, "noresult");
     cr_expect_eq (run.cs.call_count, 0);
     cr_expect_eq (run.cs.errors, 1);
     cr_expect_str_eq (sl_buf_cstr (&run.cs.error_type), "policy_violation");
