@@ -136,13 +136,13 @@ sl_llm_result_clear (sl_llm_result_t *self)
     free (self->error);
     free (self->approver);
     free (self->approval);
+    free (self->rewrite);
     memset (self, 0, sizeof *self);
     self->probability = NAN;
 }
 
-//  At most max bytes of s, not cutting a UTF-8 sequence in two.
-static char *
-s_clip (const char *s, size_t len, size_t max)
+char *
+sl_llm_clip (const char *s, size_t len, size_t max)
 {
     if (len > max) {
         len = max;
@@ -152,13 +152,13 @@ s_clip (const char *s, size_t len, size_t max)
     return sl_xstrndup (s, len);
 }
 
-static int
-s_fail (sl_llm_result_t *out, const char *prefix, const char *detail, size_t detail_len)
+int
+sl_llm_result_excerpt (sl_llm_result_t *out, const char *prefix, const char *detail, size_t detail_len)
 {
     sl_buf_t why = { 0 };
     sl_buf_puts (&why, prefix);
     if (detail && detail_len) {
-        char *clipped = s_clip (detail, detail_len, SL_LLM_MAX_HTTP_EXCERPT);
+        char *clipped = sl_llm_clip (detail, detail_len, SL_LLM_MAX_HTTP_EXCERPT);
         sl_buf_puts (&why, ": ");
         sl_buf_puts (&why, clipped);
         free (clipped);
@@ -197,23 +197,23 @@ sl_llm_parse_answer (int dialect, int status, sl_str_t body, sl_llm_result_t *ou
     if (status < 200 || status > 299) {
         char prefix [48];
         snprintf (prefix, sizeof prefix, "the judge answered HTTP %d", status);
-        return s_fail (out, prefix, body.ptr, body.len);
+        return sl_llm_result_excerpt (out, prefix, body.ptr, body.len);
     }
     const sl_dialect_t *d = sl_dialect_get (dialect);
     if (!sl_dialect_asks (d))
-        return s_fail (out, "the judge's API cannot be asked a question", NULL, 0);
+        return sl_llm_result_excerpt (out, "the judge's API cannot be asked a question", NULL, 0);
     json_t *root = json_loadb (body.ptr ? body.ptr : "", body.len, 0, NULL);
     //  The judge's text, as its dialect's module reads a whole answer.
     const char *text = root ? d->answer (root) : NULL;
     if (!text) {
         json_decref (root);
-        return s_fail (out, "the judge's answer has no text", body.ptr, body.len);
+        return sl_llm_result_excerpt (out, "the judge's answer has no text", body.ptr, body.len);
     }
     json_t *answer = s_answer_object (text);
     json_t *p = json_object_get (answer, "probability");
     double prob = json_is_number (p) ? json_number_value (p) : NAN;
     if (!answer || !json_is_number (p) || !(prob >= 0.0 && prob <= 1.0)) {
-        int rc = s_fail (out, !answer ? "the judge's answer is not a JSON object"
+        int rc = sl_llm_result_excerpt (out, !answer ? "the judge's answer is not a JSON object"
                             : !json_is_number (p) ? "the judge's answer has no numeric probability"
                             : "the judge's probability is outside [0, 1]",
                          text, strlen (text));
@@ -225,7 +225,7 @@ sl_llm_parse_answer (int dialect, int status, sl_str_t body, sl_llm_result_t *ou
     out->probability = prob;
     json_t *why = json_object_get (answer, "explanation");
     if (json_is_string (why))
-        out->explanation = s_clip (json_string_value (why), json_string_length (why),
+        out->explanation = sl_llm_clip (json_string_value (why), json_string_length (why),
                                    SL_LLM_MAX_EXPLANATION);
     json_decref (answer);
     json_decref (root);

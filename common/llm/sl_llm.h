@@ -32,9 +32,18 @@
 #define SL_LLM_MAX_EXPLANATION 500      //  bytes of explanation kept (audit, notices)
 #define SL_LLM_MAX_ANSWER (1u << 20)    //  largest HTTP answer read, bytes
 
-//  One LLM judge, as a policy rule configures it. Immutable once parsed;
-//  owned by the policy.
+//  What a spec asks: an LLM, or a decision service in Open Policy Agent's
+//  shape (sl_decide.h). Both go through the same client, lanes, timeouts
+//  and fail modes; they differ in the body sent and the answer read.
+typedef enum {
+    SL_LLM_JUDGE = 0,                   //  an LLM asked how harmful a call is
+    SL_LLM_DECIDE                       //  a decision service asked to allow or deny it
+} sl_llm_kind_t;
+
+//  One LLM judge (or decision service), as a policy rule configures it.
+//  Immutable once parsed; owned by the policy.
 typedef struct {
+    sl_llm_kind_t kind;
     int dialect;                        //  the API asked (sl_dialect_id_t), one that asks
     char *url;                          //  full endpoint URL
     char *model;
@@ -45,7 +54,8 @@ typedef struct {
                                         //  about tool calls (sl_llm_system_prompt)
     double threshold;                   //  p >= threshold: the rule's action applies
     int timeout_ms;                     //  from the ask to the answer, queueing included
-    sl_action_t on_error;               //  ALLOW or BLOCK when the check did not run
+    sl_action_t on_error;               //  ALLOW or BLOCK (a decision service: or TERMINATE)
+                                        //  when the check did not run
     int concurrency;                    //  requests in flight at most; more wait
     int max_tokens;                     //  answer budget
 } sl_llm_spec_t;
@@ -61,6 +71,11 @@ typedef struct {
     char *approver;                     //  ask: who decided (APPROVED, DENIED, APPROVED_EARLIER)
     char *approval;                     //  ask: the approval's id (for APPROVED_EARLIER: the
                                         //  approval that gave the memory)
+    bool allow;                         //  a decision service's answer (check RAN)
+    char *rewrite;                      //  its arguments to run the call with (a JSON object,
+                                        //  compact), or NULL
+    int max_age_s;                      //  seconds the answer may be reused (the service's
+                                        //  Cache-Control max-age), 0: not at all
 } sl_llm_result_t;
 
 #define SL_LLM_DEFAULT_DIALECT SL_DIALECT_OPENAI  //  the API of a rule that names none
@@ -97,5 +112,11 @@ int sl_llm_parse_answer (int dialect, int status, sl_str_t body, sl_llm_result_t
 //  A result for a check that did not run (TIMEOUT or ERROR) with a reason.
 void sl_llm_result_fail (sl_llm_result_t *out, sl_check_t check, const char *why);
 void sl_llm_result_clear (sl_llm_result_t *self);
+//  An ERROR result whose reason is prefix, then ": " and an excerpt of
+//  detail (what the service sent, clipped) when there is one. Returns -1.
+int sl_llm_result_excerpt (sl_llm_result_t *out, const char *prefix, const char *detail, size_t detail_len);
+//  A copy of at most max bytes of s (len bytes), not cutting a UTF-8
+//  sequence in two. The caller frees it.
+char *sl_llm_clip (const char *s, size_t len, size_t max);
 
 #endif

@@ -6,7 +6,6 @@
 #include "common/llm/sl_llm_cache.h"
 
 #include <czmq.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +16,9 @@
 typedef struct {
     double probability;
     char *explanation;
+    bool allow;                         //  a decision service's answer
+    char *rewrite;                      //  and its rewrite, or NULL
+    int64_t until_us;                   //  kept until then, 0: for good
 } s_entry_t;
 
 struct _sl_llm_cache_t {
@@ -32,6 +34,7 @@ s_entry_free (void **item)
     s_entry_t *e = *item;
     if (e) {
         free (e->explanation);
+        free (e->rewrite);
         free (e);
     }
     *item = NULL;
@@ -71,29 +74,57 @@ s_key (const char *rule, sl_str_t body, char key [S_KEY_SIZE])
 }
 
 bool
-sl_llm_cache_get (sl_llm_cache_t *self, const char *rule, sl_str_t body, sl_llm_result_t *out)
+sl_llm_cache_get_at (sl_llm_cache_t *self, const char *rule, sl_str_t body, int64_t now_us, sl_llm_result_t *out)
 {
     char key [S_KEY_SIZE];
     s_key (rule, body, key);
     s_entry_t *e = zhashx_lookup (self->entries, key);
-    if (!e)
+    if (!e || (e->until_us && now_us >= e->until_us))
         return false;
     memset (out, 0, sizeof *out);
     out->check = SL_CHK_RAN;
     out->probability = e->probability;
     out->explanation = e->explanation ? sl_xstrdup (e->explanation) : NULL;
+    out->allow = e->allow;
+    out->rewrite = e->rewrite ? sl_xstrdup (e->rewrite) : NULL;
     return true;
+}
+
+bool
+sl_llm_cache_get (sl_llm_cache_t *self, const char *rule, sl_str_t body, sl_llm_result_t *out)
+{
+    return sl_llm_cache_get_at (self, rule, body, 0, out);
 }
 
 void
 sl_llm_cache_put (sl_llm_cache_t *self, const char *rule, sl_str_t body, const sl_llm_result_t *result)
 {
-    if (result->check != SL_CHK_RAN || isnan (result->probability))
+    sl_llm_cache_put_until (self, rule, body, result, 0);
+}
+
+void
+sl_llm_cache_put_until (sl_llm_cache_t *self, const char *rule, sl_str_t body, const sl_llm_result_t *result,
+                        int64_t until_us)
+{
+    if (result->check != SL_CHK_RAN)
         return;
     char key [S_KEY_SIZE];
     s_key (rule, body, key);
-    if (zhashx_lookup (self->entries, key))
+    s_entry_t *old = zhashx_lookup (self->entries, key);
+    if (old && !old->until_us)
+        return;                         //  kept for good already
+    if (old) {
+        //  An answer past its time is asked again: the new one takes its
+        //  place in the ring (which keeps the key).
+        free (old->explanation);
+        free (old->rewrite);
+        old->probability = result->probability;
+        old->explanation = result->explanation ? sl_xstrdup (result->explanation) : NULL;
+        old->allow = result->allow;
+        old->rewrite = result->rewrite ? sl_xstrdup (result->rewrite) : NULL;
+        old->until_us = until_us;
         return;
+    }
     char *slot = self->ring [self->next];
     if (*slot)
         zhashx_delete (self->entries, slot);    //  the oldest goes
@@ -102,6 +133,9 @@ sl_llm_cache_put (sl_llm_cache_t *self, const char *rule, sl_str_t body, const s
     s_entry_t *e = sl_xcalloc (1, sizeof *e);
     e->probability = result->probability;
     e->explanation = result->explanation ? sl_xstrdup (result->explanation) : NULL;
+    e->allow = result->allow;
+    e->rewrite = result->rewrite ? sl_xstrdup (result->rewrite) : NULL;
+    e->until_us = until_us;
     zhashx_insert (self->entries, key, e);
 }
 

@@ -8,12 +8,17 @@
     judge (which holds the judge's model, its prompt and the content).
     Only answers are kept (a timeout or an error is asked again). The
     cache is bounded: past its capacity the oldest entry goes.
+
+    A decision service's answers are kept the same way, for as long as
+    the service said they may be (sl_llm_cache_put_until); one past its
+    time is not found, and gives its place up to the next.
 */
 #ifndef SL_LLM_CACHE_H
 #define SL_LLM_CACHE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/llm/sl_llm.h"
 
@@ -28,5 +33,12 @@ void sl_llm_cache_destroy (sl_llm_cache_t **self_p);
 bool sl_llm_cache_get (sl_llm_cache_t *self, const char *rule, sl_str_t body, sl_llm_result_t *out);
 //  Keep an answer (check RAN only; others are ignored).
 void sl_llm_cache_put (sl_llm_cache_t *self, const char *rule, sl_str_t body, const sl_llm_result_t *result);
+//  The same with a time: an answer kept until until_us (0: for good) is
+//  found while now_us is before it; the answer is kept whole (a decision
+//  service's allow and rewrite too).
+bool sl_llm_cache_get_at (sl_llm_cache_t *self, const char *rule, sl_str_t body, int64_t now_us,
+                          sl_llm_result_t *out);
+void sl_llm_cache_put_until (sl_llm_cache_t *self, const char *rule, sl_str_t body, const sl_llm_result_t *result,
+                             int64_t until_us);
 
 #endif

@@ -1,4 +1,5 @@
-/*  sl_llm_client.c - LLM judge requests over libcurl multi (see sl_llm_client.h).
+/*  sl_llm_client.c - LLM judge and decision service requests over libcurl
+    multi (see sl_llm_client.h).
 
     Every ask is a request object on one list. A request is either queued
     in its lane (one lane per rule id, with that rule's concurrency limit)
@@ -6,20 +7,31 @@
     one sweep timer rather than a zloop timer per request: zloop scans its
     timers on every turn, and hundreds of judge calls in flight must not
     cost every other event a scan.
+
+    The two kinds of ask (sl_llm_kind_t) share all of that; they differ in
+    the headers sent, the answer read, and their metrics. A decision
+    service's answer that says it may be reused (Cache-Control: max-age)
+    is kept by content (sl_llm_cache); an ask it answers is reported at
+    the next sweep, like any other outcome, never from within the ask.
 */
 #include "common/llm/sl_llm_client.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "common/base/sl_alloc.h"
 #include "common/http/sl_curlm.h"
 #include "common/base/sl_log.h"
 #include "common/dialects/sl_dialect.h"
+#include "common/llm/sl_decide.h"
+#include "common/llm/sl_llm_cache.h"
 
 #define LLM_SWEEP_MS 20                 //  deadline resolution
 #define LLM_CONNECT_SLACK_MS 1000       //  curl's own timeout, a backstop behind ours
+#define LLM_KINDS 2                     //  sl_llm_kind_t values
+#define LLM_CACHE_CONTROL_MAX 128       //  bytes of a Cache-Control header kept
 
 typedef struct _s_lane_t s_lane_t;
 typedef struct _s_req_t s_req_t;
@@ -37,6 +49,11 @@ struct _s_req_t {
     sl_llm_client_t *client;
     uint64_t ticket;
     s_lane_t *lane;
+    sl_llm_kind_t kind;
+    sl_llm_result_t *ready;             //  an outcome known already (a kept answer): reported
+                                        //  at the next sweep; owned
+    bool kept;                          //  answered from the kept answers
+    char cache_control [LLM_CACHE_CONTROL_MAX];     //  the answer's, "" when none
     int dialect;                        //  the API asked: its credential, headers, answers
     char *url;
     char *model;                        //  for logs
@@ -53,6 +70,22 @@ struct _s_req_t {
     s_req_t *qnext;                     //  lane queue
 };
 
+//  What one kind of ask counts.
+typedef struct {
+    size_t inflight;
+    size_t queued;
+    sl_counter_t *answered;             //  an LLM judge's answers
+    sl_counter_t *allowed;              //  a decision service's allows (cached ones too)
+    sl_counter_t *denied;               //  and its denials
+    sl_counter_t *cached;               //  asks answered from the kept answers
+    sl_counter_t *timeouts;
+    sl_counter_t *errors;
+    sl_gauge_t *inflight_gauge;
+    sl_gauge_t *inflight_peak;
+    sl_gauge_t *queued_gauge;
+    sl_histo_t *latency;
+} s_kind_t;
+
 struct _sl_llm_client_t {
     zloop_t *loop;
     sl_curlm_t *curlm;
@@ -61,25 +94,21 @@ struct _sl_llm_client_t {
     void *arg;
     s_req_t *reqs;
     s_lane_t *lanes;
-    size_t inflight;
-    size_t queued;
     int sweep_timer;                    //  -1 when idle
-    sl_counter_t *answered;
-    sl_counter_t *timeouts;
-    sl_counter_t *errors;
-    sl_gauge_t *inflight_gauge;
-    sl_gauge_t *inflight_peak;
-    sl_gauge_t *queued_gauge;
-    sl_histo_t *latency;
+    sl_llm_cache_t *kept;               //  decision service answers that may be reused
+    s_kind_t kinds [LLM_KINDS];
 };
 
 static void
 s_update_gauges (sl_llm_client_t *self)
 {
-    self->inflight_gauge->value = (int64_t) self->inflight;
-    self->queued_gauge->value = (int64_t) self->queued;
-    if ((int64_t) self->inflight > self->inflight_peak->value)
-        self->inflight_peak->value = (int64_t) self->inflight;
+    for (int k = 0; k < LLM_KINDS; k++) {
+        s_kind_t *kind = &self->kinds [k];
+        kind->inflight_gauge->value = (int64_t) kind->inflight;
+        kind->queued_gauge->value = (int64_t) kind->queued;
+        if ((int64_t) kind->inflight > kind->inflight_peak->value)
+            kind->inflight_peak->value = (int64_t) kind->inflight;
+    }
 }
 
 //  --------------------------------------------------------------------------
@@ -117,7 +146,7 @@ s_unqueue (s_req_t *req)
     if (lane->tail == req)
         lane->tail = prev;
     req->qnext = NULL;
-    req->client->queued--;
+    req->client->kinds [req->kind].queued--;
 }
 
 //  Take a request off every list and stop its transfer; the caller frees it.
@@ -129,9 +158,10 @@ s_detach (sl_llm_client_t *self, s_req_t *req)
         curl_easy_cleanup (req->easy);
         req->easy = NULL;
         req->lane->running--;
-        self->inflight--;
+        self->kinds [req->kind].inflight--;
     }
     else
+    if (!req->kept)
         s_unqueue (req);
     if (req->prev)
         req->prev->next = req->next;
@@ -146,6 +176,10 @@ static void
 s_free (s_req_t *req)
 {
     curl_slist_free_all (req->headers);
+    if (req->ready) {
+        sl_llm_result_clear (req->ready);
+        free (req->ready);
+    }
     sl_buf_free (&req->body);
     sl_buf_free (&req->answer);
     free (req->url);
@@ -167,6 +201,34 @@ s_on_data (char *ptr, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
+//  Keep the answer's Cache-Control (a decision service's answer may be
+//  reused when it says so).
+static size_t
+s_on_header (char *ptr, size_t size, size_t nmemb, void *arg)
+{
+    s_req_t *req = arg;
+    size_t n = size * nmemb;
+    static const char name [] = "cache-control:";
+    if (n >= 5 && strncmp (ptr, "HTTP/", 5) == 0)
+        req->cache_control [0] = 0;     //  a new answer's headers (after a 100 Continue)
+    else
+    if (n > sizeof name - 1 && strncasecmp (ptr, name, sizeof name - 1) == 0) {
+        const char *v = ptr + sizeof name - 1;
+        size_t len = n - (sizeof name - 1);
+        while (len && (*v == ' ' || *v == '\t')) {
+            v++;
+            len--;
+        }
+        while (len && (v [len - 1] == '\r' || v [len - 1] == '\n' || v [len - 1] == ' '))
+            len--;
+        if (len >= sizeof req->cache_control)
+            len = sizeof req->cache_control - 1;
+        memcpy (req->cache_control, v, len);
+        req->cache_control [len] = 0;
+    }
+    return n;
+}
+
 static void s_on_done (void *arg, CURL *easy, CURLcode result);
 static void s_start_queued (sl_llm_client_t *self);
 
@@ -175,15 +237,26 @@ static void
 s_finish (sl_llm_client_t *self, s_req_t *req, const sl_llm_result_t *result)
 {
     s_detach (self, req);
+    s_kind_t *kind = &self->kinds [req->kind];
     if (result->check == SL_CHK_RAN) {
-        sl_counter_inc (self->answered);
-        sl_histo_observe (self->latency, (double) (zclock_usecs () - (req->deadline_us
-                                          - (int64_t) req->timeout_ms * 1000)) / 1e6);
+        if (req->kind == SL_LLM_DECIDE)
+            sl_counter_inc (result->allow ? kind->allowed : kind->denied);
+        else
+            sl_counter_inc (kind->answered);
+        if (req->kept)
+            sl_counter_inc (kind->cached);
+        else
+            sl_histo_observe (kind->latency, (double) (zclock_usecs () - (req->deadline_us
+                                              - (int64_t) req->timeout_ms * 1000)) / 1e6);
     }
     else {
-        sl_counter_inc (result->check == SL_CHK_TIMEOUT ? self->timeouts : self->errors);
-        sl_log_warn ("llm_judge_failed", "rule=%s model=%s: %s", req->lane->name, req->model,
-                     result->error ? result->error : "?");
+        sl_counter_inc (result->check == SL_CHK_TIMEOUT ? kind->timeouts : kind->errors);
+        if (req->kind == SL_LLM_DECIDE)
+            sl_log_warn ("decide_failed", "rule=%s url=%s: %s", req->lane->name, req->url,
+                         result->error ? result->error : "?");
+        else
+            sl_log_warn ("llm_judge_failed", "rule=%s model=%s: %s", req->lane->name, req->model,
+                         result->error ? result->error : "?");
     }
     uint64_t ticket = req->ticket;
     s_free (req);
@@ -192,8 +265,10 @@ s_finish (sl_llm_client_t *self, s_req_t *req, const sl_llm_result_t *result)
 
 //  Build the transfer and hand it to curl; on failure the request fails
 //  at the next sweep.
-static void
-s_start (sl_llm_client_t *self, s_req_t *req)
+//  The headers of a question to an LLM judge: its dialect's, and its
+//  credential. -1 (failure set) when it cannot be asked.
+static int
+s_judge_headers (s_req_t *req)
 {
     const char *key = NULL;
     if (req->key_env) {
@@ -201,13 +276,13 @@ s_start (sl_llm_client_t *self, s_req_t *req)
         if (!key || !*key) {
             //  The variable's name is no secret; its value never appears.
             snprintf (req->failure, sizeof req->failure, "the API key variable %.100s is not set", req->key_env);
-            return;
+            return -1;
         }
     }
     const sl_dialect_t *d = sl_dialect_get (req->dialect);
     if (!sl_dialect_asks (d)) {
         snprintf (req->failure, sizeof req->failure, "the judge's API cannot be asked a question");
-        return;
+        return -1;
     }
     req->headers = curl_slist_append (req->headers, "Content-Type: application/json");
     if (key) {
@@ -221,6 +296,21 @@ s_start (sl_llm_client_t *self, s_req_t *req)
     }
     for (const char *const *h = d->headers; *h; h++)
         req->headers = curl_slist_append (req->headers, *h);
+    return 0;
+}
+
+//  Build the transfer and hand it to curl; on failure the request fails
+//  at the next sweep.
+static void
+s_start (sl_llm_client_t *self, s_req_t *req)
+{
+    if (req->kind == SL_LLM_DECIDE) {
+        req->headers = curl_slist_append (req->headers, "Content-Type: application/json");
+        req->headers = curl_slist_append (req->headers, "Accept: application/json");
+    }
+    else
+    if (s_judge_headers (req))
+        return;
     CURL *easy = curl_easy_init ();
     curl_easy_setopt (easy, CURLOPT_URL, req->url);
     curl_easy_setopt (easy, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -229,6 +319,8 @@ s_start (sl_llm_client_t *self, s_req_t *req)
     curl_easy_setopt (easy, CURLOPT_HTTPHEADER, req->headers);
     curl_easy_setopt (easy, CURLOPT_WRITEFUNCTION, s_on_data);
     curl_easy_setopt (easy, CURLOPT_WRITEDATA, req);
+    curl_easy_setopt (easy, CURLOPT_HEADERFUNCTION, s_on_header);
+    curl_easy_setopt (easy, CURLOPT_HEADERDATA, req);
     curl_easy_setopt (easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt (easy, CURLOPT_TIMEOUT_MS, (long) req->timeout_ms + LLM_CONNECT_SLACK_MS);
     if (sl_curlm_add (self->curlm, easy, s_on_done, req)) {
@@ -238,7 +330,7 @@ s_start (sl_llm_client_t *self, s_req_t *req)
     }
     req->easy = easy;
     req->lane->running++;
-    self->inflight++;
+    self->kinds [req->kind].inflight++;
     s_update_gauges (self);
 }
 
@@ -253,12 +345,23 @@ s_start_queued (sl_llm_client_t *self)
             if (!lane->head)
                 lane->tail = NULL;
             req->qnext = NULL;
-            self->queued--;
+            self->kinds [req->kind].queued--;
             s_start (self, req);
             if (req->failure [0])
                 break;                  //  reported by the sweep; do not spin here
         }
     s_update_gauges (self);
+}
+
+//  A decision service's answer, kept for reuse when it says it may be.
+static void
+s_read_decision (sl_llm_client_t *self, s_req_t *req, int status, sl_llm_result_t *result)
+{
+    sl_decide_parse_answer (status, sl_buf_str (&req->answer), result);
+    result->max_age_s = sl_decide_max_age (req->cache_control [0] ? req->cache_control : NULL);
+    if (result->check == SL_CHK_RAN && result->max_age_s > 0)
+        sl_llm_cache_put_until (self->kept, req->lane->name, sl_buf_str (&req->body), result,
+                                zclock_usecs () + (int64_t) result->max_age_s * 1000000);
 }
 
 static void
@@ -271,11 +374,15 @@ s_on_done (void *arg, CURL *easy, CURLcode code)
     if (code == CURLE_OK) {
         long status = 0;
         curl_easy_getinfo (req->easy, CURLINFO_RESPONSE_CODE, &status);
-        sl_llm_parse_answer (req->dialect, (int) status, sl_buf_str (&req->answer), &result);
+        if (req->kind == SL_LLM_DECIDE)
+            s_read_decision (self, req, (int) status, &result);
+        else
+            sl_llm_parse_answer (req->dialect, (int) status, sl_buf_str (&req->answer), &result);
     }
     else
     if (req->answer_too_big)
-        sl_llm_result_fail (&result, SL_CHK_ERROR, "the judge's answer is over 1 MiB");
+        sl_llm_result_fail (&result, SL_CHK_ERROR, req->kind == SL_LLM_DECIDE
+                            ? "the decision service's answer is over 1 MiB" : "the judge's answer is over 1 MiB");
     else
     if (code == CURLE_OPERATION_TIMEDOUT)
         sl_llm_result_fail (&result, SL_CHK_TIMEOUT, "no answer in time (HTTP timeout)");
@@ -302,6 +409,16 @@ s_on_sweep (zloop_t *loop, int timer_id, void *arg)
     s_req_t *req = self->reqs;
     while (req) {
         s_req_t *next = req->next;
+        if (req->ready) {
+            sl_llm_result_t *ready = req->ready;
+            req->ready = NULL;
+            s_finish (self, req, ready);
+            sl_llm_result_clear (ready);
+            free (ready);
+            reported = true;
+            next = self->reqs;
+        }
+        else
         if (req->failure [0] || now >= req->deadline_us) {
             sl_llm_result_t result = { 0 };
             if (req->failure [0])
@@ -341,6 +458,31 @@ s_after_curl (void *arg)
 //  --------------------------------------------------------------------------
 //  API
 
+//  What both kinds count, under their own prefix: failures by outcome,
+//  requests in flight and queued, latency of answers.
+static void
+s_kind_metrics (sl_metrics_t *m, s_kind_t *kind, const char *prefix, const char *what)
+{
+    char name [64], help [128];
+    snprintf (name, sizeof name, "%s_requests_total", prefix);
+    snprintf (help, sizeof help, "%s requests by outcome", what);
+    kind->timeouts = sl_metrics_counter (m, name, "outcome=\"timeout\"", help);
+    kind->errors = sl_metrics_counter (m, name, "outcome=\"error\"", help);
+    snprintf (name, sizeof name, "%s_inflight", prefix);
+    snprintf (help, sizeof help, "%s requests in flight", what);
+    kind->inflight_gauge = sl_metrics_gauge (m, name, NULL, help);
+    snprintf (name, sizeof name, "%s_inflight_peak", prefix);
+    snprintf (help, sizeof help, "Most %s requests in flight at once", what);
+    kind->inflight_peak = sl_metrics_gauge (m, name, NULL, help);
+    snprintf (name, sizeof name, "%s_queued", prefix);
+    snprintf (help, sizeof help, "%s requests waiting for a concurrency slot", what);
+    kind->queued_gauge = sl_metrics_gauge (m, name, NULL, help);
+    snprintf (name, sizeof name, "%s_seconds", prefix);
+    snprintf (help, sizeof help, "Time from ask to answer of answered %s requests", what);
+    kind->latency = sl_metrics_histogram (m, name, NULL, help, sl_metrics_latency_bounds,
+                                          sl_metrics_latency_bounds_count);
+}
+
 sl_llm_client_t *
 sl_llm_client_new (zloop_t *loop, sl_metrics_t *m, sl_llm_client_done_fn *done,
                 sl_llm_client_after_fn *after, void *arg)
@@ -353,21 +495,20 @@ sl_llm_client_new (zloop_t *loop, sl_metrics_t *m, sl_llm_client_done_fn *done,
     self->arg = arg;
     self->sweep_timer = -1;
     sl_curlm_set_after (self->curlm, s_after_curl, self);
-    self->answered = sl_metrics_counter (m, "sluice_llm_judge_requests_total", "outcome=\"answered\"",
-                                         "LLM judge requests by outcome");
-    self->timeouts = sl_metrics_counter (m, "sluice_llm_judge_requests_total", "outcome=\"timeout\"",
-                                         "LLM judge requests by outcome");
-    self->errors = sl_metrics_counter (m, "sluice_llm_judge_requests_total", "outcome=\"error\"",
-                                       "LLM judge requests by outcome");
-    self->inflight_gauge = sl_metrics_gauge (m, "sluice_llm_judge_inflight", NULL,
-                                             "LLM judge requests in flight");
-    self->inflight_peak = sl_metrics_gauge (m, "sluice_llm_judge_inflight_peak", NULL,
-                                            "Most LLM judge requests in flight at once");
-    self->queued_gauge = sl_metrics_gauge (m, "sluice_llm_judge_queued", NULL,
-                                           "LLM judge requests waiting for a concurrency slot");
-    self->latency = sl_metrics_histogram (m, "sluice_llm_judge_seconds", NULL,
-                                          "Time from ask to answer of answered LLM judge requests",
-                                          sl_metrics_latency_bounds, sl_metrics_latency_bounds_count);
+    self->kept = sl_llm_cache_new (SL_LLM_CACHE_DEFAULT);
+    s_kind_t *j = &self->kinds [SL_LLM_JUDGE];
+    s_kind_metrics (m, j, "sluice_llm_judge", "LLM judge");
+    j->answered = sl_metrics_counter (m, "sluice_llm_judge_requests_total", "outcome=\"answered\"",
+                                      "LLM judge requests by outcome");
+    s_kind_t *d = &self->kinds [SL_LLM_DECIDE];
+    s_kind_metrics (m, d, "sluice_decide", "decision service");
+    d->allowed = sl_metrics_counter (m, "sluice_decide_requests_total", "outcome=\"allow\"",
+                                     "decision service requests by outcome");
+    d->denied = sl_metrics_counter (m, "sluice_decide_requests_total", "outcome=\"deny\"",
+                                    "decision service requests by outcome");
+    d->cached = sl_metrics_counter (m, "sluice_decide_cached_total", NULL,
+                                    "Decision service asks answered by an answer kept for reuse (Cache-Control); "
+                                    "counted by outcome too");
     return self;
 }
 
@@ -391,6 +532,7 @@ sl_llm_client_destroy (sl_llm_client_t **self_p)
     if (self->sweep_timer >= 0)
         zloop_timer_end (self->loop, self->sweep_timer);
     sl_curlm_destroy (&self->curlm);
+    sl_llm_cache_destroy (&self->kept);
     free (self);
     *self_p = NULL;
 }
@@ -405,6 +547,7 @@ sl_llm_client_ask (sl_llm_client_t *self, const sl_llm_ask_t *ask)
     req->client = self;
     req->ticket = ask->ticket;
     req->lane = s_lane (self, ask->rule ? ask->rule : "", spec->concurrency);
+    req->kind = spec->kind == SL_LLM_DECIDE ? SL_LLM_DECIDE : SL_LLM_JUDGE;
     req->dialect = spec->dialect;
     req->url = sl_xstrdup (spec->url);
     req->model = sl_xstrdup (spec->model ? spec->model : "");
@@ -416,6 +559,14 @@ sl_llm_client_ask (sl_llm_client_t *self, const sl_llm_ask_t *ask)
     if (self->reqs)
         self->reqs->prev = req;
     self->reqs = req;
+    sl_llm_result_t kept = { 0 };
+    if (req->kind == SL_LLM_DECIDE
+    &&  sl_llm_cache_get_at (self->kept, req->lane->name, ask->body, zclock_usecs (), &kept)) {
+        req->ready = sl_xmalloc (sizeof *req->ready);
+        *req->ready = kept;             //  reported at the next sweep
+        req->kept = true;
+    }
+    else
     if (req->lane->running < req->lane->limit && !req->lane->head)
         s_start (self, req);
     else {
@@ -424,7 +575,7 @@ sl_llm_client_ask (sl_llm_client_t *self, const sl_llm_ask_t *ask)
         else
             req->lane->head = req;
         req->lane->tail = req;
-        self->queued++;
+        self->kinds [req->kind].queued++;
         s_update_gauges (self);
     }
     if (self->sweep_timer < 0)

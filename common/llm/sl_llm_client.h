@@ -1,5 +1,7 @@
 /*  sl_llm_client.h - the HTTP client for LLM judges, shared by the judge
-    (tool calls of a response) and the gateway (tool results of a request).
+    (tool calls of a response) and the gateway (tool results of a request),
+    and for decision services (a rule's decide section, sl_decide.h: the
+    spec's kind says which).
 
     Takes asks (sl_llm_ask_t), makes each one a non-streaming HTTP POST
     over libcurl multi inside the process's reactor (sl_curlm), and
@@ -13,6 +15,10 @@
       concurrency requests in flight; further asks wait in a FIFO queue.
     - API keys are read from the environment variable the rule names, when
       the request starts; they are sent in a header and never logged.
+    - A decision service's answer is kept for reuse by content (the rule
+      and the request body) for as long as its Cache-Control max-age says,
+      and never without one; an ask it answers is reported at the next
+      sweep (metrics: sluice_decide_*, apart from sluice_llm_judge_*).
 
     A slow judge costs a socket and a timer entry per request, never a
     blocked loop: other streams keep flowing through the same reactor.

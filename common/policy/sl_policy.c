@@ -219,6 +219,7 @@ sl_policy_ask_spec (sl_policy_t *self, int rule)
 {
     return rule >= 0 && rule < self->rule_count ? self->rules [rule].ask : NULL;
 }
+int sl_policy_decide_count (sl_policy_t *self) { return self->decide_count; }
 
 const sl_llm_spec_t *
 sl_policy_llm_spec (sl_policy_t *self, int rule)

@@ -15,8 +15,12 @@
     response's calls (max_calls), the model, request headers, whether the
     call ended cleanly and why not (incomplete, cut). Actions: allow,
     block, drop, rewrite, terminate. A rule with an llm_judge section
-    decides by asking an LLM (see sl_llm.h): the decision is then pending
-    until the answer is concluded with sl_policy_conclude. A rule with
+    decides by asking an LLM (see sl_llm.h), one with a decide section by
+    asking a decision service in Open Policy Agent's shape (sl_decide.h,
+    the body from sl_policy_decide_input): the decision is then pending
+    until the answer is concluded with sl_policy_conclude. A rule has one
+    or the other, not both, and decide judges tool calls only.
+    A rule with
     action ask decides by asking a person (sl_ask_spec_t): pending the
     same way, until a decision, a timeout or a cancel is concluded.
 
@@ -119,6 +123,9 @@ typedef struct {
     sl_str_t history;                   //  earlier calls of the conversation, JSON (START hist:
                                         //  [{"name":..,"args":{..}}], "text" for arguments
                                         //  that are not JSON); absent when not sent
+    sl_str_t key_id;                    //  whose request: its key's id (START kid), absent: none
+    sl_str_t team;                      //  its team (START team)
+    sl_str_t user;                      //  its user (START user)
 } sl_call_t;
 
 //  One part of a request, as request rules see it. Borrowed.
@@ -242,6 +249,8 @@ const char *sl_policy_rule_id (sl_policy_t *self, int rule);
 bool sl_policy_uses_schema (sl_policy_t *self);
 //  Number of rules that ask an LLM judge.
 int sl_policy_llm_count (sl_policy_t *self);
+//  Number of rules that ask a decision service (decide).
+int sl_policy_decide_count (sl_policy_t *self);
 
 //  Decide for call. When the deciding rule asks an LLM judge, out->action
 //  is SL_ACT_NONE and out->llm_rule names it: ask (sl_policy_llm_spec,
@@ -251,9 +260,19 @@ void sl_policy_decide (sl_policy_t *self, const sl_call_t *call, sl_decision_t *
 const sl_llm_spec_t *sl_policy_llm_spec (sl_policy_t *self, int rule);
 //  Append the prompt for the rule's LLM judge about call.
 void sl_policy_llm_prompt (sl_policy_t *self, int rule, const sl_call_t *call, sl_buf_t *out);
+//  Append the request body for the rule's decision service (a rule whose
+//  spec is of kind SL_LLM_DECIDE) about call: {"input": {...}} with the
+//  identity, model, tool, arguments, the request's tools, the history,
+//  the last user message, the rule and the policy (docs/policy.md).
+void sl_policy_decide_input (sl_policy_t *self, int rule, const sl_call_t *call, sl_buf_t *out);
 //  Finish a pending decision with the LLM judge's result: p >= threshold
 //  takes the rule's action, below it the call is allowed; a check that did
 //  not run (timeout, error) takes the rule's on_error action and says so.
+//  A decision service's result: deny takes the rule's action, allow lets
+//  the call run, with its rewrite as the arguments when the rewrite
+//  matches the tool's schema from the request (else on_error, check
+//  ERROR); a check that did not run takes on_error (block, allow or
+//  terminate). The reason is the service's, or why it gave none.
 void sl_policy_conclude (sl_policy_t *self, const sl_call_t *call,
                          const sl_llm_result_t *result, sl_decision_t *d);
 void sl_decision_clear (sl_decision_t *decision);

@@ -438,6 +438,81 @@ sl_policy_llm_prompt (sl_policy_t *self, int rule, const sl_call_t *call, sl_buf
         sl_llm_render_prompt (spec->prompt, call->name, call->arguments, call->last_user, call->model, out);
 }
 
+//  A decision service's check did not run cleanly (no answer, a bad one,
+//  a rewrite that does not fit): on_error, and the reason says why.
+static void
+s_decide_failed (const sl_policy_rule_t *r, const sl_call_t *call, const char *why, sl_decision_t *d)
+{
+    sl_buf_t reason = { 0 };
+    sl_buf_printf (&reason, "decision service %s: %s; on_error: %s",
+                   d->check == SL_CHK_TIMEOUT ? "timed out" : "failed", why, sl_action_name (r->llm->on_error));
+    s_note_cut (&reason, call);
+    d->action = r->llm->on_error;
+    d->reason = sl_xstrdup (sl_buf_cstr (&reason));
+    if (d->action == SL_ACT_BLOCK || d->action == SL_ACT_TERMINATE)
+        d->message = s_render (r->message ? r->message
+                             : d->action == SL_ACT_BLOCK ? S_DEFAULT_BLOCK : S_DEFAULT_TERMINATE,
+                               call, r->id, d->reason);
+    sl_buf_free (&reason);
+}
+
+//  Finish a decision service's pending decision (sl_policy.h): deny takes
+//  the rule's action, allow lets the call run (rewritten, when the
+//  service's rewrite matches the tool's schema from the request).
+static void
+s_conclude_decide (const sl_policy_rule_t *r, const sl_call_t *call, const sl_llm_result_t *result,
+                   sl_decision_t *d)
+{
+    d->rule = r->id;
+    d->probability = NAN;
+    d->judge_model = NULL;
+    d->check = result->check == SL_CHK_RAN ? SL_CHK_RAN
+             : result->check == SL_CHK_TIMEOUT ? SL_CHK_TIMEOUT : SL_CHK_ERROR;
+    if (d->check != SL_CHK_RAN) {
+        s_decide_failed (r, call, result->error ? result->error : "no answer", d);
+        return;
+    }
+    const char *said = result->explanation && *result->explanation ? result->explanation : "no reason given";
+    s_eval_t e = { .call = call };
+    sl_buf_t reason = { 0 };
+    if (!result->allow) {
+        sl_buf_printf (&reason, "decision service denied: %s", said);
+        s_note_cut (&reason, call);
+        s_take_action (r, &e, r->action, sl_buf_cstr (&reason), d);
+    }
+    else
+    if (result->rewrite) {
+        json_t *args = json_loads (result->rewrite, JSON_ALLOW_NUL, NULL);
+        sl_schema_t *schema = call->schema ? call->schema : (e.own_schema = sl_schema_new (call->tools));
+        sl_buf_t violation = { 0 };
+        if (args && sl_schema_check (schema, call->name, args, &violation) == 0) {
+            sl_buf_printf (&reason, "decision service allowed with a rewrite: %s", said);
+            s_note_cut (&reason, call);
+            d->action = SL_ACT_REWRITE;
+            d->arguments = sl_xstrdup (result->rewrite);
+            d->reason = sl_xstrdup (sl_buf_cstr (&reason));
+        }
+        else {
+            //  The service's arguments are not what the tool takes: they
+            //  are not run, and neither is the call as the model sent it.
+            d->check = SL_CHK_ERROR;
+            sl_buf_printf (&reason, "its rewrite does not match the tool's schema (%s)",
+                           violation.len ? sl_buf_cstr (&violation) : "not a JSON object");
+            s_decide_failed (r, call, sl_buf_cstr (&reason), d);
+        }
+        sl_buf_free (&violation);
+        json_decref (args);
+    }
+    else {
+        sl_buf_printf (&reason, "decision service allowed: %s", said);
+        s_note_cut (&reason, call);
+        d->action = SL_ACT_ALLOW;
+        d->reason = sl_xstrdup (sl_buf_cstr (&reason));
+    }
+    sl_buf_free (&reason);
+    s_eval_clear (&e);
+}
+
 void
 sl_policy_conclude (sl_policy_t *self, const sl_call_t *call,
                     const sl_llm_result_t *result, sl_decision_t *d)
@@ -452,6 +527,12 @@ sl_policy_conclude (sl_policy_t *self, const sl_call_t *call,
     if (!spec)
         return;                         //  not a pending decision of this policy
     const sl_policy_rule_t *r = &self->rules [index];
+    if (spec->kind == SL_LLM_DECIDE) {
+        s_conclude_decide (r, call, result, d);
+        d->llm_rule = -1;
+        s_hold_oversize (self, call, d);
+        return;
+    }
     s_eval_t e = { .call = call };
     sl_buf_t reason = { 0 };
     d->rule = r->id;

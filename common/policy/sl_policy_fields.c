@@ -3,7 +3,8 @@
 
     What a rule tests (argument, header and text matchers, names and
     globs, part kinds, cut reasons, earlier calls) and what it does beyond
-    its action (rewrite edits, redactions, the LLM judge's settings). Each
+    its action (rewrite edits, redactions, the LLM judge's and the decision
+    service's settings). Each
     value is checked as it is read, its error at its own line and column;
     what the rule's kind allows of them is the loader's (sl_policy_load.c).
     JSON pointers are split into tokens here, once, and a regex's required
@@ -434,6 +435,35 @@ sl_policy_fields_edits (sl_policy_yaml_t *ctx, yaml_node_t *node, bool is_set, s
     return 0;
 }
 
+//  What an LLM judge and a decision service are both asked with: url,
+//  timeout_ms and concurrency. True when key is one of them (*rc: 0, or
+//  -1 with the error recorded).
+static bool
+s_spec_field (sl_policy_yaml_t *ctx, const char *key, yaml_node_t *v, sl_llm_spec_t *spec, int *rc)
+{
+    long n = 0;
+    if (strcmp (key, "url") == 0) {
+        *rc = sl_policy_yaml_string (ctx, v, "url", &spec->url);
+        if (!*rc && strncmp (spec->url, "http://", 7) != 0 && strncmp (spec->url, "https://", 8) != 0) {
+            sl_policy_yaml_error (ctx, v, "url must start with http:// or https://");
+            *rc = -1;
+        }
+    }
+    else
+    if (strcmp (key, "timeout_ms") == 0) {
+        *rc = sl_policy_yaml_int (ctx, v, "timeout_ms", 1, 600000, &n);
+        spec->timeout_ms = (int) n;
+    }
+    else
+    if (strcmp (key, "concurrency") == 0) {
+        *rc = sl_policy_yaml_int (ctx, v, "concurrency", 1, 100000, &n);
+        spec->concurrency = (int) n;
+    }
+    else
+        return false;
+    return true;
+}
+
 int
 sl_policy_fields_llm (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *spec)
 {
@@ -466,13 +496,8 @@ sl_policy_fields_llm (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *s
             rc = 0;
         }
         else
-        if (strcmp (key, "url") == 0) {
-            rc = sl_policy_yaml_string (ctx, v, "url", &spec->url);
-            if (!rc && strncmp (spec->url, "http://", 7) != 0 && strncmp (spec->url, "https://", 8) != 0) {
-                sl_policy_yaml_error (ctx, v, "url must start with http:// or https://");
-                rc = -1;
-            }
-        }
+        if (s_spec_field (ctx, key, v, spec, &rc))
+            ;
         else
         if (strcmp (key, "model") == 0)
             rc = sl_policy_yaml_string (ctx, v, "model", &spec->model);
@@ -489,16 +514,6 @@ sl_policy_fields_llm (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *s
                 sl_policy_yaml_error (ctx, v, "threshold must be from 0 to 1");
                 rc = -1;
             }
-        }
-        else
-        if (strcmp (key, "timeout_ms") == 0) {
-            rc = sl_policy_yaml_int (ctx, v, "timeout_ms", 1, 600000, &n);
-            spec->timeout_ms = (int) n;
-        }
-        else
-        if (strcmp (key, "concurrency") == 0) {
-            rc = sl_policy_yaml_int (ctx, v, "concurrency", 1, 100000, &n);
-            spec->concurrency = (int) n;
         }
         else
         if (strcmp (key, "max_tokens") == 0) {
@@ -531,5 +546,52 @@ sl_policy_fields_llm (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *s
         spec->url = sl_llm_default_url (spec->dialect, spec->model);
     if (!spec->prompt)
         spec->prompt = sl_xstrdup (sl_llm_default_prompt);
+    return 0;
+}
+
+//  A decision service: where, how long, how many at once, and what a
+//  check that did not run does. The LLM judge's limits, and on_error may
+//  also end the response (terminate).
+int
+sl_policy_fields_decide (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *spec)
+{
+    if (node->type != YAML_MAPPING_NODE) {
+        sl_policy_yaml_error (ctx, node, "decide must be a mapping {url, timeout_ms, on_error, concurrency}");
+        return -1;
+    }
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = sl_policy_yaml_node (ctx, p->key);
+        yaml_node_t *v = sl_policy_yaml_node (ctx, p->value);
+        const char *key = sl_policy_yaml_scalar (k);
+        int rc;
+        if (!key) {
+            sl_policy_yaml_error (ctx, k, "keys must be strings");
+            return -1;
+        }
+        if (s_spec_field (ctx, key, v, spec, &rc))
+            ;
+        else
+        if (strcmp (key, "on_error") == 0) {
+            int action = sl_policy_yaml_scalar (v) ? sl_action_parse (sl_policy_yaml_scalar (v)) : 0;
+            if (action != SL_ACT_ALLOW && action != SL_ACT_BLOCK && action != SL_ACT_TERMINATE) {
+                sl_policy_yaml_error (ctx, v, "on_error must be block, allow or terminate");
+                return -1;
+            }
+            spec->on_error = (sl_action_t) action;
+            rc = 0;
+        }
+        else {
+            sl_policy_yaml_error (ctx, k, "unknown decide field '%s' (expected url, timeout_ms, on_error, "
+                                  "concurrency)", key);
+            return -1;
+        }
+        if (rc)
+            return -1;
+    }
+    if (!spec->url) {
+        sl_policy_yaml_error (ctx, node, "decide needs a url (the decision service's, e.g. "
+                              "http://127.0.0.1:8181/v1/data/sluice/decision)");
+        return -1;
+    }
     return 0;
 }

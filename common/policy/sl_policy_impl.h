@@ -19,6 +19,7 @@
       sl_policy_match.c     the tests both evaluations run: a value, a text,
                             a number, a header, a name against a matcher
       sl_policy_call.c      judging a tool call (sl_policy_decide ...)
+      sl_policy_decide.c    the question to a decision service (decide)
       sl_policy_request.c   judging a part of a request (sl_policy_decide_part ...)
 
     Loading builds the model below once; evaluating only reads it, so one
@@ -122,7 +123,8 @@ typedef struct {
     sl_policy_flag_t incomplete;        //  the call did (not) end cleanly
     unsigned cuts;                      //  cut: bit (1 << sl_cut_t) per reason named, 0 absent
     long max_calls;                     //  -1: absent; else matches calls after the first N
-    sl_llm_spec_t *llm;                 //  NULL: the rule decides by itself
+    sl_llm_spec_t *llm;                 //  NULL: the rule decides by itself; else an LLM judge
+                                        //  or (kind SL_LLM_DECIDE) a decision service asked
     sl_ask_spec_t *ask;                 //  action: ask: a person decides (action then holds
                                         //  what a denial does: block)
     bool asks;                          //  action: ask was given
@@ -147,6 +149,7 @@ struct _sl_policy_t {
     bool uses_schema;
     int llm_count;
     int ask_count;                      //  rules that ask a person
+    int decide_count;                   //  rules with a decide section
     int request_count;                  //  rules on: request
     int text_count;                     //  rules on: text
     bool uses_history;                  //  some rule has a history condition
@@ -248,6 +251,9 @@ int sl_policy_fields_ask (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_ask_spec_
 //  Conclude a pending decision of rule r (an ask) with its outcome.
 void sl_ask_conclude (const sl_policy_rule_t *r, const sl_call_t *call, const sl_llm_result_t *result,
                       sl_decision_t *d);
+//  decide: a mapping {url, timeout_ms, on_error, concurrency}; spec holds
+//  its defaults (sl_decide_spec_defaults).
+int sl_policy_fields_decide (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *spec);
 
 //  --------------------------------------------------------------------------
 //  sl_policy_match.c: the tests both evaluations run

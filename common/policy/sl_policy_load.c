@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "common/base/sl_alloc.h"
+#include "common/llm/sl_decide.h"
 
 #define SL_POLICY_MAX_FILE (4u << 20)   //  bytes
 //  Part kinds a request rule applies to when it names none.
@@ -79,6 +80,40 @@ s_parse_action (sl_policy_yaml_t *ctx, yaml_node_t *node, bool is_default, sl_ac
 
 //  --------------------------------------------------------------------------
 //  Rules
+
+//  decide: a decision service, which a rule asks instead of an LLM judge.
+static int
+s_parse_decide (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, sl_policy_rule_t *r)
+{
+    if (r->llm) {
+        sl_policy_yaml_error (ctx, k, r->llm->kind == SL_LLM_DECIDE ? "decide given twice"
+                                      : "a rule asks an llm_judge or a decide service, not both");
+        return -1;
+    }
+    r->llm = sl_xmalloc (sizeof *r->llm);
+    sl_decide_spec_defaults (r->llm);
+    return sl_policy_fields_decide (ctx, v, r->llm);
+}
+
+//  What a rule that asks a decision service may be: one of a tool call,
+//  acting on the calls the service denies.
+static int
+s_check_decide_rule (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_rule_t *r, bool has_action)
+{
+    if (!r->llm || r->llm->kind != SL_LLM_DECIDE)
+        return 0;
+    if (r->on_request || r->on_text) {
+        sl_policy_yaml_error (ctx, node, "rule '%s': decide judges tool calls (on: response), not %s", r->id,
+                              r->on_request ? "a request" : "the text");
+        return -1;
+    }
+    if (has_action && r->action == SL_ACT_ALLOW) {
+        sl_policy_yaml_error (ctx, node, "rule '%s': a decide rule acts on the calls its service denies, "
+                              "so its action cannot be allow", r->id);
+        return -1;
+    }
+    return 0;
+}
 
 static int
 s_parse_rule_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const char *key,
@@ -163,9 +198,13 @@ s_parse_rule_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const
         return sl_policy_fields_redacts (ctx, v, r);
     if (strcmp (key, "history") == 0)
         return sl_policy_fields_history (ctx, v, r);
+    if (strcmp (key, "decide") == 0)
+        return s_parse_decide (ctx, k, v, r);
     if (strcmp (key, "llm_judge") == 0) {
         if (r->llm) {
-            sl_policy_yaml_error (ctx, k, "llm_judge given twice");
+            sl_policy_yaml_error (ctx, k, r->llm->kind == SL_LLM_DECIDE
+                                          ? "a rule asks an llm_judge or a decide service, not both"
+                                          : "llm_judge given twice");
             return -1;
         }
         r->llm = sl_xmalloc (sizeof *r->llm);
@@ -174,7 +213,8 @@ s_parse_rule_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const
     }
     sl_policy_yaml_error (ctx, k, "unknown rule field '%s' (expected id, description, on, tool, model, headers, "
                           "args, args_invalid, args_repaired, schema_violation, incomplete, cut, max_calls, history, "
-                          "part, text, size, is_error, llm_judge, ask, action, message, set, delete, redact)", key);
+                          "part, text, size, is_error, llm_judge, decide, ask, action, message, set, delete, redact)",
+                          key);
     return -1;
 }
 
@@ -265,10 +305,12 @@ s_parse_rule (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_rule_t *r)
     if (r->ask && (!r->asks || r->on_request || r->on_text || r->llm)) {
         sl_policy_yaml_error (ctx, node, "rule '%s': %s", r->id,
                               !r->asks ? "ask: settings need action: ask"
-                              : r->llm ? "a rule asks a person or an LLM judge, not both"
+                              : r->llm ? "a rule asks a person, an LLM judge or a decision service: one of them"
                               : "action ask judges a tool call of the response, not a request or its text");
         return -1;
     }
+    if (s_check_decide_rule (ctx, node, r, has_action))
+        return -1;
     if (r->on_request)
         return s_check_request_rule (ctx, node, r, has_action);
     if (r->on_text) {
@@ -492,11 +534,13 @@ s_merge (sl_policy_t *self, s_bases_t *bases)
     for (int i = 0; i < total; i++) {
         sl_policy_rule_t *r = &rules [i];
         self->uses_schema |= r->schema_violation != SL_FLAG_ANY;
-        self->llm_count += r->llm != NULL;
+        self->llm_count += r->llm && r->llm->kind == SL_LLM_JUDGE;
+        self->decide_count += r->llm && r->llm->kind == SL_LLM_DECIDE;
         self->ask_count += r->ask != NULL;
         self->request_count += r->on_request;
         self->text_count += r->on_text;
-        self->uses_history |= r->history_count > 0;
+        //  (a decision service is told the conversation's earlier calls)
+        self->uses_history |= r->history_count > 0 || (r->llm && r->llm->kind == SL_LLM_DECIDE);
     }
     if (bases->count)
         sl_policy_digest (whole.data, whole.len, self->id);

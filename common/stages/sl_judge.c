@@ -655,7 +655,10 @@ s_call_view (s_stream_t *s, const sl_msg_t *end, int ordinal)
         .last_user = s->start->last_user,
         .tools = s->start->tools,
         .schema = s->schema,
-        .history = s->start->history
+        .history = s->start->history,
+        .key_id = s->start->key_id,
+        .team = s->start->team,
+        .user = s->start->user
     };
 }
 
@@ -705,10 +708,14 @@ ask_llm_judge (sl_judge_t *self, s_stream_t *s, s_memo_t *memo)
             ask.policy_name = s->start->policy_name;
         }
         else {
-            sl_buf_t prompt = { 0 };
-            sl_policy_llm_prompt (s->policy, rule, &call, &prompt);
-            sl_llm_request_body (sl_policy_llm_spec (s->policy, rule), sl_buf_str (&prompt), &self->scratch);
-            sl_buf_free (&prompt);
+            if (sl_policy_llm_spec (s->policy, rule)->kind == SL_LLM_DECIDE)
+                sl_policy_decide_input (s->policy, rule, &call, &self->scratch);
+            else {
+                sl_buf_t prompt = { 0 };
+                sl_policy_llm_prompt (s->policy, rule, &call, &prompt);
+                sl_llm_request_body (sl_policy_llm_spec (s->policy, rule), sl_buf_str (&prompt), &self->scratch);
+                sl_buf_free (&prompt);
+            }
             ask.kind = SL_JUDGE_ASK_LLM;
             ask.spec = sl_policy_llm_spec (s->policy, rule);
             ask.body = sl_buf_str (&self->scratch);

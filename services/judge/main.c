@@ -4,8 +4,9 @@
     judge library and routes the judged stream to the emitters. The library
     is pure; this file gives it what it may not take itself:
 
-    - LLM judges: asks go to sl_llm_client (libcurl multi in this reactor),
-      outcomes come back through sl_judge_llm_done;
+    - LLM judges and decision services (decide): asks go to sl_llm_client
+      (libcurl multi in this reactor), outcomes come back through
+      sl_judge_llm_done;
     - time: a monotonic clock for verdict latencies, and a periodic tick
       that lets the library send keep-alives for streams it holds back;
     - the policies: the default (--policy) and, with --keys-file, every
@@ -265,8 +266,9 @@ s_on_report (zloop_t *loop, int timer_id, void *arg)
 static void
 s_describe (sl_policy_t *policy, sl_buf_t *out)
 {
-    sl_buf_printf (out, "%d rules, %d with an LLM judge id=%s", sl_policy_rule_count (policy),
-                   sl_policy_llm_count (policy), sl_policy_id (policy));
+    sl_buf_printf (out, "%d rules, %d with an LLM judge, %d with a decision service id=%s",
+                   sl_policy_rule_count (policy), sl_policy_llm_count (policy), sl_policy_decide_count (policy),
+                   sl_policy_id (policy));
 }
 
 //  After a reload (SIGHUP, file change): new streams start under a policy

@@ -16,7 +16,8 @@
     Also serves /healthz and /metrics on the same port; the metrics count
     the streams its clients abandoned, which is how tests see a cancel
     reach upstream. Requests for judge-* models play an LLM judge
-    (sl_mock_judge.h).
+    (sl_mock_judge.h), POSTs under /v1/data/ a decision service in Open
+    Policy Agent's shape (sl_mock_decide.h).
 */
 #include <time.h>
 #include <stdio.h>

@@ -11,6 +11,7 @@
 
 #include "common/base/sl_alloc.h"
 #include "proto/sl_msg.h"
+#include "services/mock/sl_mock_decide.h"
 #include "services/mock/sl_mock_provider.h"
 
 #define MOCK_JUDGE_PREFIX "judge-"
@@ -54,22 +55,23 @@ sl_mock_judge_wants (const char *path, sl_str_t body)
     return wants;
 }
 
-//  Split "judge-<kind>[-<ms>]" into kind and delay (-1: none given).
-static void
-s_parse_model (const char *model, char *kind, size_t size, long *delay_ms)
+long
+sl_mock_judge_scenario (const char *name, char *kind, size_t size)
 {
-    const char *k = model + strlen (MOCK_JUDGE_PREFIX);
-    const char *dash = strrchr (k, '-');
-    *delay_ms = -1;
-    size_t n = strlen (k);
+    const char *dash = strrchr (name, '-');
+    long delay_ms = -1;
+    size_t n = strlen (name);
     if (dash && dash [1] && strspn (dash + 1, "0123456789") == strlen (dash + 1)) {
-        *delay_ms = strtol (dash + 1, NULL, 10);
-        n = (size_t) (dash - k);
+        delay_ms = strtol (dash + 1, NULL, 10);
+        n = (size_t) (dash - name);
     }
     if (n >= size)
         n = size - 1;
-    memcpy (kind, k, n);
+    memcpy (kind, name, n);
     kind [n] = 0;
+    if (delay_ms < 0)
+        delay_ms = strcmp (kind, "slow") == 0 ? SL_MOCK_JUDGE_SLOW_MS : 0;
+    return delay_ms > SL_MOCK_JUDGE_MAX_DELAY_MS ? SL_MOCK_JUDGE_MAX_DELAY_MS : delay_ms;
 }
 
 void
@@ -88,11 +90,7 @@ sl_mock_judge_answer (const char *path, sl_str_t body, sl_mock_judge_reply_t *ou
         return;
     }
     char kind [32];
-    long delay;
-    s_parse_model (model, kind, sizeof kind, &delay);
-    out->delay_ms = delay >= 0 ? delay : strcmp (kind, "slow") == 0 ? SL_MOCK_JUDGE_SLOW_MS : 0;
-    if (out->delay_ms > SL_MOCK_JUDGE_MAX_DELAY_MS)
-        out->delay_ms = SL_MOCK_JUDGE_MAX_DELAY_MS;
+    out->delay_ms = sl_mock_judge_scenario (model + strlen (MOCK_JUDGE_PREFIX), kind, sizeof kind);
     out->status = 200;
     if (strcmp (kind, "allow") == 0 || strcmp (kind, "slow") == 0)
         p->whole (model, "{\"probability\": 0.02, \"explanation\": \"The mock judge sees "
@@ -181,7 +179,10 @@ sl_mock_judge_destroy (sl_mock_judge_t **self_p)
 static void
 s_respond (sl_http_req_t *req, const sl_mock_judge_reply_t *reply)
 {
-    sl_http_respond (req, reply->status, "application/json", reply->body.data, reply->body.len);
+    if (reply->cache_control)
+        sl_http_add_header (req, "Cache-Control", reply->cache_control);
+    sl_http_respond (req, reply->status, reply->content_type ? reply->content_type : "application/json",
+                     reply->body.data, reply->body.len);
 }
 
 static int
@@ -200,10 +201,14 @@ s_on_delay (zloop_t *loop, int timer_id, void *arg)
 bool
 sl_mock_judge_handle (sl_mock_judge_t *self, sl_httpd_t *httpd, sl_http_req_t *req)
 {
-    if (!sl_mock_judge_wants (sl_http_req_path (req), sl_http_req_body (req)))
+    bool decide = sl_mock_decide_wants (sl_http_req_path (req));
+    if (!decide && !sl_mock_judge_wants (sl_http_req_path (req), sl_http_req_body (req)))
         return false;
     s_pending_t *p = sl_xcalloc (1, sizeof *p);
-    sl_mock_judge_answer (sl_http_req_path (req), sl_http_req_body (req), &p->reply);
+    if (decide)
+        sl_mock_decide_answer (sl_http_req_path (req), sl_http_req_body (req), &p->reply);
+    else
+        sl_mock_judge_answer (sl_http_req_path (req), sl_http_req_body (req), &p->reply);
     if (p->reply.delay_ms == 0) {
         s_respond (req, &p->reply);
         sl_mock_judge_reply_clear (&p->reply);

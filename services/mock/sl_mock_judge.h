@@ -39,6 +39,8 @@ typedef struct {
     int status;                         //  HTTP status
     sl_buf_t body;                      //  JSON
     long delay_ms;                      //  wait this long before answering
+    const char *content_type;           //  static; NULL: application/json
+    const char *cache_control;          //  static; NULL: no Cache-Control header
 } sl_mock_judge_reply_t;
 
 //  True when a request is for a judge scenario: the path is one of a
@@ -47,6 +49,11 @@ bool sl_mock_judge_wants (const char *path, sl_str_t body);
 //  The reply to a judge request (an unknown judge-* model gets a 404).
 void sl_mock_judge_answer (const char *path, sl_str_t body, sl_mock_judge_reply_t *out);
 void sl_mock_judge_reply_clear (sl_mock_judge_reply_t *self);
+//  Split a scenario name "<kind>[-<ms>]" (judge-block-250 without its
+//  prefix, a decision service's deny-250): kind into kind (size bytes),
+//  and the delay to answer after: the one named, SL_MOCK_JUDGE_SLOW_MS for
+//  slow, else 0, at most SL_MOCK_JUDGE_MAX_DELAY_MS.
+long sl_mock_judge_scenario (const char *name, char *kind, size_t size);
 //  The scenario names, NULL-terminated.
 extern const char *sl_mock_judge_scenarios [];
 
@@ -59,7 +66,8 @@ sl_mock_judge_t *sl_mock_judge_new (zloop_t *loop);
 //  Drops replies still waiting (their connections close with the server).
 void sl_mock_judge_destroy (sl_mock_judge_t **self_p);
 //  Call first in the mock's request handler: true when the request was a
-//  judge request and is taken care of (answered now or after its delay).
+//  judge request, or one for the decision service (sl_mock_decide.h), and
+//  is taken care of (answered now or after its delay).
 bool sl_mock_judge_handle (sl_mock_judge_t *self, sl_httpd_t *httpd, sl_http_req_t *req);
 //  Call first in the mock's closed handler: forgets a reply still waiting
 //  for a client that went away.

@@ -70,7 +70,9 @@ Test (sl_ask, errors_name_the_place)
         { "rules:\n  - id: a\n    tool: t\n    action: ask\n    ask: 5\n", "ask must be a mapping" },
         { "rules:\n  - id: a\n    on: request\n    action: ask\n", "not a request or its text" },
         { "rules:\n  - id: a\n    tool: t\n    action: ask\n"
-          "    llm_judge: {url: 'http://127.0.0.1:1/x', model: m}\n", "a person or an LLM judge, not both" },
+          "    llm_judge: {url: 'http://127.0.0.1:1/x', model: m}\n", "an LLM judge or a decision service: one of them" },
+        { "rules:\n  - id: a\n    tool: t\n    action: ask\n"
+          "    decide: {url: 'http://127.0.0.1:1/v1/data/x'}\n", "an LLM judge or a decision service: one of them" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
         char *error = pf_refused (cases [i].yaml);
