@@ -111,6 +111,7 @@ sl_dialect_check (const sl_dialect_t *d, const char **why)
                "decoder operation missing");
     S_REQUIRE (d->finish, "finish missing");
     S_REQUIRE (d->renderer, "renderer missing");
+    S_REQUIRE (d->renderer->keepalive && d->renderer->keepalive [0], "renderer keep-alive missing");
     S_REQUIRE (d->renderer->block && d->renderer->error && d->renderer->end && d->renderer->error_body
                && d->renderer->body, "renderer operation missing");
     S_REQUIRE (!d->renderer->clear || d->renderer->state_size, "renderer clear without state");

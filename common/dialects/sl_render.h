@@ -78,10 +78,15 @@ struct _sl_renderer_t {
     //  0: none) and what frees what it holds (NULL when nothing).
     size_t state_size;
     void (*clear) (void *state);
-    //  Render a BLOCK event (block_start / delta / end, finish, keepalive).
-    //  A keepalive renders the dialect's keep-alive, before the first
-    //  event too (the emitter sends it once the response has started, or
-    //  to open it while a first block is held).
+    //  The dialect's keep-alive: bytes its clients read past without a
+    //  trace (no event, no error, nothing in a history), which the
+    //  emitter sends while the judge holds a call, before the first event
+    //  too (to open a response whose first block is held). They reset
+    //  every timeout that counts the time between bytes (Node's fetch:
+    //  300 s) and tell proxies on the way the response is alive.
+    const char *keepalive;
+    //  Render a BLOCK event (block_start / delta / end, finish; never a
+    //  keepalive: the emitter sends keepalive for it).
     //  SL_B_MESSAGE is absorbed by the emitter into the stream's identity.
     void (*block) (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out);
     //  Render an error inside a started stream: the events that end a

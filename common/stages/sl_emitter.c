@@ -354,12 +354,12 @@ s_on_start (sl_emitter_t *self, const sl_msg_t *msg)
 //  keep-alive, so the client hears from sluice during the hold. Errors are
 //  then events of the stream, not an HTTP status.
 static void
-s_send_keepalive (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg, bool visible)
+s_send_keepalive (sl_emitter_t *self, s_stream_t *s, bool visible)
 {
     sl_buf_reset (&self->out);
     bool open_now = visible && s->state == ST_QUIET && !s->opened && !s->snap;
     if (visible && (s->state == ST_STREAMING || s->opened || open_now))
-        s->renderer->block (&s->rs, msg, &self->out);
+        sl_buf_puts (&self->out, s->renderer->keepalive);
     sl_msg_t f;
     sl_msg_init (&f, SL_MSG_FRAME);
     memcpy (f.sid, s->sid, SL_SID_SIZE);
@@ -416,7 +416,7 @@ s_on_block (sl_emitter_t *self, s_stream_t *s, const sl_msg_t *msg)
     if (msg->kind == SL_B_KEEPALIVE) {
         //  Visible (a comment for the client) only when the judge says so.
         if (s->state != ST_CLOSED)
-            s_send_keepalive (self, s, msg, (msg->flags & SL_F_KEEPALIVE) != 0);
+            s_send_keepalive (self, s, (msg->flags & SL_F_KEEPALIVE) != 0);
         return;
     }
     if (msg->kind == SL_B_MESSAGE) {
@@ -565,7 +565,7 @@ sl_emitter_feed (sl_emitter_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void
                 s->signalled_us = now;
             else
             if (now - s->signalled_us >= SL_EMITTER_LIVENESS_US) {
-                s_send_keepalive (self, s, msg, false);
+                s_send_keepalive (self, s, false);
                 s->signalled_us = now;
             }
             break;

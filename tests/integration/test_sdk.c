@@ -22,124 +22,37 @@
     Skipped, with the reason, only when the packages are not installed
     (make sdk-deps installs them; it says why when it cannot). */
 #include <criterion/criterion.h>
-#include <dirent.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tests/unit/emit_driver.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/sdk_runner.h"
 #include "tests/keyfile_fixture.h"
 
-#define SDK_DIR "tests/sdk"
+#define SDK_DIR SDK_RUNNER_DIR
 #define SDK_CORPUS_DEFAULT "../shared/corpus"
 #define SDK_TIMEOUT_MS 180000           //  the whole node run
-#define SDK_TEST_TIMEOUT "--test-timeout=60000"
-#define SDK_MAX_FILES 16
+#define SDK_TEST_TIMEOUT_MS 60000      //  each test
 #define SDK_POLICY "tests/agents/policy.yaml"
-
-static void
-s_dump (const char *path)
-{
-    FILE *f = fopen (path, "r");
-    char line [4096];
-    fprintf (stderr, "---- SDK tests ----\n");
-    while (f && fgets (line, sizeof line, f))
-        fputs (line, stderr);
-    if (f)
-        fclose (f);
-}
 
 static void
 s_require_packages (void)
 {
-    if (access (SDK_DIR "/node_modules/openai/package.json", R_OK) != 0
-    ||  access (SDK_DIR "/node_modules/@anthropic-ai/sdk/package.json", R_OK) != 0
-    ||  access (SDK_DIR "/node_modules/@google/genai/package.json", R_OK) != 0)
-        cr_skip_test ("the SDK packages are not installed in " SDK_DIR "/node_modules "
-                      "(run make sdk-deps; it needs npm and the npm registry)");
-    if (system ("node --version > /dev/null 2>&1") != 0)
-        cr_skip_test ("node is not installed (make sdk-deps installs Debian's nodejs and npm)");
+    const char *missing = sdk_runner_missing ();
+    if (missing)
+        cr_skip_test ("%s", missing);
 }
 
-//  Run node's test runner on the .test.mjs files of dir, with env
-//  (NAME=value strings, NULL-terminated) added; output to log. true when
-//  every test passed within the time limit.
+//  Run node's test runner on the .test.mjs files of dir, with env added;
+//  true when every test passed within the time limits.
 static bool
 s_run_node (const char *dir, const char *const *env, const char *log)
 {
-    char *files [SDK_MAX_FILES];
-    int count = 0;
-    DIR *d = opendir (dir);
-    cr_assert_not_null (d);
-    struct dirent *e;
-    while ((e = readdir (d)) && count < SDK_MAX_FILES) {
-        size_t n = strlen (e->d_name);
-        if (n > 9 && strcmp (e->d_name + n - 9, ".test.mjs") == 0) {
-            files [count] = malloc (strlen (dir) + n + 2);
-            sprintf (files [count++], "%s/%s", dir, e->d_name);
-        }
-    }
-    closedir (d);
-    cr_assert_gt (count, 0, "SDK test files exist in %s", dir);
-    const char *argv [SDK_MAX_FILES + 6] = { "node", "--test", SDK_TEST_TIMEOUT, "--test-reporter=spec" };
-    int argc = 4;
-    for (int i = 0; i < count; i++)
-        argv [argc++] = files [i];
-    argv [argc] = NULL;
-    pid_t pid = fork ();
-    if (pid == 0) {
-        int fd = open (log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2 (fd, 1);
-        dup2 (fd, 2);
-        close (fd);
-        setpgid (0, 0);
-        for (int i = 0; env [i]; i++)
-            putenv ((char *) env [i]);
-        //  The SDKs read their own variables too; make sure none points elsewhere.
-        unsetenv ("OPENAI_BASE_URL");
-        unsetenv ("ANTHROPIC_BASE_URL");
-        execvp ("node", (char *const *) argv);
-        _exit (127);
-    }
-    cr_assert_gt (pid, 0);
-    int status = -1;
-    long deadline = zclock_mono () + SDK_TIMEOUT_MS;
-    bool exited = false;
-    while (!exited && zclock_mono () < deadline) {
-        if (waitpid (pid, &status, WNOHANG) == pid)
-            exited = true;
-        else {
-            struct timespec ts = { 0, 20 * 1000000L };
-            nanosleep (&ts, NULL);
-        }
-    }
-    if (!exited) {
-        kill (-pid, SIGKILL);
-        waitpid (pid, &status, 0);
-    }
-    bool ok = exited && WIFEXITED (status) && WEXITSTATUS (status) == 0;
-    if (!ok)
-        s_dump (log);
-    cr_expect (exited, "the SDK tests in %s finished within %d s", dir, SDK_TIMEOUT_MS / 1000);
-    //  Say what ran: the runner's own summary lines.
-    FILE *f = fopen (log, "r");
-    char line [1024];
-    while (f && fgets (line, sizeof line, f))
-        if (strncmp (line, "ℹ tests", 9) == 0 || strncmp (line, "ℹ pass", 8) == 0 || strncmp (line, "ℹ fail", 8) == 0)
-            fprintf (stderr, "sdk (%s): %s", dir, line);
-    if (f)
-        fclose (f);
-    unlink (log);
-    for (int i = 0; i < count; i++)
-        free (files [i]);
-    return ok;
+    return sdk_run_wait (sdk_run_start (dir, env, log, SDK_TEST_TIMEOUT_MS), SDK_TIMEOUT_MS);
 }
 
 //  The mock in every dialect; its scenarios are the models routing names.

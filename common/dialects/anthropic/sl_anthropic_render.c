@@ -451,10 +451,6 @@ s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 static void
 s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
-    if (msg->kind == SL_B_KEEPALIVE) {
-        sl_buf_puts (out, ": keep-alive\n\n");   //  an SSE comment: the SDKs skip it
-        return;
-    }
     if (msg->kind == SL_B_MESSAGE)
         return;
     if (!rs->started) {
@@ -636,6 +632,8 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
 }
 
 const sl_renderer_t sl_anthropic_renderer = {
+    //  An SSE comment: the SDKs and Claude Code skip it.
+    .keepalive = ": keep-alive\n\n",
     .state_size = sizeof (s_state_t),
     .clear = s_clear,
     .block = s_block,

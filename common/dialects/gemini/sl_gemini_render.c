@@ -12,9 +12,20 @@
     last event carries finishReason and
     usageMetadata. Gemini has no end marker: the stream simply ends.
 
-    Keep-alives are a bare line end: the Gemini SDKs read nothing but
-    "data:" events (the one inside Gemini CLI fails on a comment, "Incomplete
-    JSON segment at the end"), and skip the whitespace between events. A
+    Keep-alives are a bare line end, the one form no Gemini client turns
+    into anything. @google/genai reads nothing but "data:" events and
+    skips the whitespace between them (1.30, inside Gemini CLI: its
+    pattern /^\s*data: /; 1.32 on, 2.x and 3.x: events split at blank
+    lines, empty ones dropped). An SSE comment wedges 1.30: the pattern
+    never matches past it, and the stream fails at its end with
+    "Incomplete JSON segment at the end". A data: event reaches the
+    caller as a chunk the Gemini API never sends: without a candidate or
+    parts its .text is undefined (a plain loop prints "undefined"); with
+    an empty text part it reaches every consumer of parts (Gemini CLI's
+    AfterModel hooks, a caller that keeps the parts as history). A line
+    end is bytes on the wire only, which is what resets Node's fetch
+    body timeout (300 s between bytes); neither the SDK nor Gemini CLI
+    has a timeout of its own by default. A
     stream that fails ends with the error object
     ({"error":{"code":..,"message":..,"status":..}}, the provider's code
     and status kept) twice: as a data: event, which the current SDKs raise
@@ -349,10 +360,6 @@ s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 static void
 s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
-    if (msg->kind == SL_B_KEEPALIVE) {
-        sl_buf_putc (out, '\n');        //  whitespace between events (see the top)
-        return;
-    }
     if (msg->kind == SL_B_MESSAGE)
         return;
     rs->started = true;                 //  Gemini has no opening event
@@ -515,6 +522,9 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
 }
 
 const sl_renderer_t sl_gemini_renderer = {
+    //  A line end between events: the only form every Gemini client
+    //  skips (see the top).
+    .keepalive = "\n",
     .block = s_block,
     .error = s_error,
     .end = s_end,

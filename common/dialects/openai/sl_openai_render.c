@@ -164,10 +164,6 @@ s_citations_chunk (sl_render_stream_t *rs, sl_str_t body, sl_buf_t *out)
 static void
 s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
-    if (msg->kind == SL_B_KEEPALIVE) {
-        sl_buf_puts (out, ": keep-alive\n\n");   //  an SSE comment: every client skips it
-        return;
-    }
     if (msg->kind == SL_B_MESSAGE)
         return;
     if (!rs->started) {
@@ -346,6 +342,8 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
 }
 
 const sl_renderer_t sl_openai_renderer = {
+    //  An SSE comment: every Chat Completions client skips it.
+    .keepalive = ": keep-alive\n\n",
     .state_size = sizeof (s_state_t),
     .clear = s_clear,
     .block = s_block,

@@ -96,6 +96,13 @@ Test (dialects, an_incomplete_table_does_not_register)
     copy.validator = NULL;
     cr_expect_eq (sl_dialect_check (&copy, &why), -1);
     cr_expect_str_eq (why, "validator missing");
+    //  A renderer without a keep-alive could not keep a held call's client waiting.
+    copy = *openai;
+    sl_renderer_t renderer = *openai->renderer;
+    renderer.keepalive = "";
+    copy.renderer = &renderer;
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1);
+    cr_expect_str_eq (why, "renderer keep-alive missing");
     copy = *openai;
     copy.name = "open-ai";
     cr_expect_eq (sl_dialect_check (&copy, &why), -1, "a name that cannot stand in an option, a variable or a path");
