@@ -14,6 +14,7 @@
 #include "common/base/sl_ratelimit.h"
 #include "common/bus/sl_resolve.h"
 #include "common/bus/sl_router.h"
+#include "services/audit/audit_approvals.h"
 #include "services/audit/sl_archive.h"
 #include "services/audit/sl_console.h"
 #include "services/audit/sl_live.h"
@@ -76,6 +77,7 @@ struct _audit_t {
     sl_console_t *console;
     sl_httpd_t *httpd;
     sl_webhook_t *webhook;
+    audit_approvals_t *approvals;       //  decisions to the judges, the approvals webhook
     sl_curlm_t *curlm;
     struct curl_slist *webhook_headers; //  the posts' headers (the token among them)
     bool webhook_streams;               //  one post per stream (else per verdict)
@@ -302,6 +304,8 @@ s_after_commit (audit_t *self)
             sl_log_warn ("records_lost", "emitter=%s lost=%llu streams=%zu: its spool was full",
                          n->emitter, (unsigned long long) n->msg->count, n->msg->body.len / SL_SID_SIZE);
         }
+        if (n->msg->type == SL_MSG_APPROVAL)
+            audit_approvals_committed (self->approvals, n->msg);
         if (!self->webhook)
             continue;
         if (!self->webhook_streams && n->msg->type == SL_MSG_VERDICT)
@@ -738,6 +742,11 @@ s_on_request (void *arg, sl_http_req_t *req)
     sl_http_add_header (req, "Content-Security-Policy",
                         "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; "
                         "connect-src 'self'; frame-ancestors 'none'");
+    if (resp.kind == SL_CONSOLE_DECIDE) {
+        audit_approvals_decide (self->approvals, req, resp.approval, &resp.decision.decision);
+        sl_approvals_parsed_clear (&resp.decision);
+    }
+    else
     if (resp.kind == SL_CONSOLE_LIVE) {
         if (self->sse_count == AUDIT_MAX_SSE) {
             sl_http_respond (req, 503, "text/plain", "too many live pages\n", 20);
@@ -764,6 +773,8 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
 {
     (void) aborted;
     audit_t *self = arg;
+    if (audit_approvals_closed (self->approvals, req))
+        return;
     for (size_t i = 0; i < self->sse_count; i++)
         if (self->sse [i] == req) {
             self->sse [i] = self->sse [--self->sse_count];
@@ -939,6 +950,18 @@ audit_new (sl_service_t *svc, const audit_config_t *config)
     s_metrics (self, sl_service_metrics (svc));
     sl_log_info ("store_open", "store=%s target=%s schema=%d", sl_store_kind (store), sl_store_target (store),
                  sl_store_version (store));
+    audit_approvals_config_t approvals = {
+        .judges = config->judge_approvals,
+        .webhook_url = config->approvals_webhook_url,
+        .webhook_secret = config->approvals_webhook_secret,
+        .webhook_queue = config->webhook_queue,
+        .webhook_attempts = config->webhook_attempts,
+    };
+    self->approvals = audit_approvals_new (svc, &approvals);
+    if (!self->approvals) {
+        audit_destroy (&self);
+        return NULL;
+    }
     if (config->console_port >= 0) {
         self->console = sl_console_new (store, config->console_keys);
         sl_console_on_meta (self->console, s_meta, self);
@@ -952,6 +975,7 @@ audit_new (sl_service_t *svc, const audit_config_t *config)
             return NULL;
         }
         sl_httpd_set_stream_cap (self->httpd, AUDIT_SSE_CAP);
+        audit_approvals_set_httpd (self->approvals, self->httpd);
         sl_httpd_set_counters (self->httpd, &(sl_httpd_counters_t) {
             .bad_framing = sl_service_framing_counter (svc, "console") });
         zloop_timer (loop, AUDIT_SSE_KEEPALIVE_MS, 0, s_on_sse_keepalive, self);
@@ -1008,6 +1032,7 @@ audit_destroy (audit_t **self_p)
     if (self->httpd && self->sse_count)
         sl_httpd_run (self->httpd);
     sl_httpd_destroy (&self->httpd);
+    audit_approvals_destroy (&self->approvals);      //  after its requests were closed
     sl_console_destroy (&self->console);
     s_fresh_clear (self);
     free (self->fresh);
