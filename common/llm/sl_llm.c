@@ -134,6 +134,8 @@ sl_llm_result_clear (sl_llm_result_t *self)
 {
     free (self->explanation);
     free (self->error);
+    free (self->approver);
+    free (self->approval);
     memset (self, 0, sizeof *self);
     self->probability = NAN;
 }

@@ -55,8 +55,12 @@ typedef struct {
 typedef struct {
     sl_check_t check;                   //  RAN, TIMEOUT or ERROR
     double probability;                 //  when check == RAN
-    char *explanation;                  //  the judge's words, when it answered
+    char *explanation;                  //  the judge's words, when it answered; a person's
+                                        //  comment (ask)
     char *error;                        //  why the check did not run
+    char *approver;                     //  ask: who decided (APPROVED, DENIED, APPROVED_EARLIER)
+    char *approval;                     //  ask: the approval's id (for APPROVED_EARLIER: the
+                                        //  approval that gave the memory)
 } sl_llm_result_t;
 
 #define SL_LLM_DEFAULT_DIALECT SL_DIALECT_OPENAI  //  the API of a rule that names none

@@ -93,6 +93,10 @@ s_rule_free (sl_policy_rule_t *r)
         sl_llm_spec_clear (r->llm);
         free (r->llm);
     }
+    if (r->ask) {
+        sl_ask_spec_free (r->ask);
+        free (r->ask);
+    }
     free (r->id);
     free (r->message);
 }
@@ -208,6 +212,13 @@ sl_policy_file (sl_policy_t *self, int index)
 const char *sl_policy_name (sl_policy_t *self) { return self->name; }
 bool sl_policy_uses_schema (sl_policy_t *self) { return self->uses_schema; }
 int sl_policy_llm_count (sl_policy_t *self) { return self->llm_count; }
+int sl_policy_ask_count (sl_policy_t *self) { return self->ask_count; }
+
+const sl_ask_spec_t *
+sl_policy_ask_spec (sl_policy_t *self, int rule)
+{
+    return rule >= 0 && rule < self->rule_count ? self->rules [rule].ask : NULL;
+}
 
 const sl_llm_spec_t *
 sl_policy_llm_spec (sl_policy_t *self, int rule)
@@ -232,6 +243,7 @@ sl_decision_clear (sl_decision_t *decision)
     free (decision->reason);
     free (decision->message);
     free (decision->arguments);
+    free (decision->approver);
     sl_decision_init (decision);
 }
 

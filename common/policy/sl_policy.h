@@ -16,7 +16,9 @@
     call ended cleanly and why not (incomplete, cut). Actions: allow,
     block, drop, rewrite, terminate. A rule with an llm_judge section
     decides by asking an LLM (see sl_llm.h): the decision is then pending
-    until the answer is concluded with sl_policy_conclude.
+    until the answer is concluded with sl_policy_conclude. A rule with
+    action ask decides by asking a person (sl_ask_spec_t): pending the
+    same way, until a decision, a timeout or a cancel is concluded.
 
     Failing closed. A call that did not end cleanly (sl_call_t.cut, or
     arguments that are not valid JSON) is judged on the arguments as far
@@ -144,6 +146,31 @@ typedef struct {
 
 #define SL_POLICY_MAX_REDACTS 16        //  redact rules that may apply to one part
 
+//  A rule that asks a person (action: ask): who may decide, how long the
+//  call waits, what happens when nobody does. Owned by the policy.
+#define SL_ASK_DEFAULT_TIMEOUT_MS 300000    //  five minutes
+#define SL_ASK_MAX_TIMEOUT_MS 3600000       //  an hour: a held stream costs a client connection
+#define SL_ASK_DEFAULT_REMEMBER_MINUTES 0   //  no memory unless the rule allows it
+#define SL_ASK_MAX_REMEMBER_MINUTES 1440    //  a day
+typedef struct {
+    int timeout_ms;                     //  from the call's end to a decision
+    sl_action_t on_timeout;             //  BLOCK (default), ALLOW or TERMINATE: nobody decided in
+                                        //  time, or the judge holding the call stopped
+    char **approvers;                   //  who may decide: "team:NAME", "user:NAME", "key:ID",
+                                        //  "console"; none: any approver key, the console
+    int approver_count;
+    char *message;                      //  what approvers read (template), NULL for the default
+    int remember_max_minutes;           //  longest memory an approval may give (0: none)
+} sl_ask_spec_t;
+
+//  Who asks to decide an approval (the control link's "by").
+typedef struct {
+    sl_str_t key_id, team, user;        //  a gateway caller's identity
+    bool approver;                      //  its key is marked approver in the keys file
+    bool console;                       //  a console user (sluice-audit checked its key)
+    bool loopback;                      //  a caller on the gateway's machine, no keys configured
+} sl_ask_by_t;
+
 //  The outcome for one call. Borrowed fields live as long as the policy;
 //  owned ones are freed by sl_decision_clear.
 typedef struct {
@@ -156,6 +183,7 @@ typedef struct {
     int llm_rule;                       //  rule whose LLM judge decides, -1: none
     const char *judge_model;            //  LLM judge model when one was asked (borrowed)
     double probability;                 //  its answer, NaN when it gave none
+    char *approver;                     //  ask: who decided (owned), NULL when nobody did
 } sl_decision_t;
 
 //  What the request rules decide for one part.
@@ -229,6 +257,29 @@ void sl_policy_llm_prompt (sl_policy_t *self, int rule, const sl_call_t *call, s
 void sl_policy_conclude (sl_policy_t *self, const sl_call_t *call,
                          const sl_llm_result_t *result, sl_decision_t *d);
 void sl_decision_clear (sl_decision_t *decision);
+
+//  Asking a person ---------------------------------------------------------
+//  The rule's ask settings (borrowed; NULL when the rule does not ask).
+const sl_ask_spec_t *sl_policy_ask_spec (sl_policy_t *self, int rule);
+//  Number of rules that ask a person.
+int sl_policy_ask_count (sl_policy_t *self);
+//  The settings of an ask: that says no more than action: ask; and
+//  freeing what a spec holds (its approvers, its message).
+void sl_ask_spec_defaults (sl_ask_spec_t *spec);
+void sl_ask_spec_free (sl_ask_spec_t *spec);
+//  What an approval is bound to: 64 hex digits (and a NUL) of the SHA-256
+//  of the tool name, a NUL, the arguments in canonical JSON (keys sorted,
+//  compact; the text as it is when it is not JSON), a NUL, the policy id.
+#define SL_ASK_DIGEST_SIZE 65
+void sl_ask_digest (sl_str_t tool, sl_str_t arguments, const char *policy_id, char *out);
+//  Append what approvers read: the rule's message (or the default) with
+//  {tool} {arguments} {rule} {team} {user} {model} filled in.
+void sl_ask_message (const sl_ask_spec_t *spec, const char *rule, const sl_call_t *call,
+                     sl_str_t team, sl_str_t user, sl_buf_t *out);
+//  May by decide an approval asked under spec? A rule that names
+//  approvers admits those (team:, user:, key:, console); one that names
+//  none admits approver keys, console users and loopback callers.
+bool sl_ask_may_decide (const sl_ask_spec_t *spec, const sl_ask_by_t *by);
 
 //  Request rules --------------------------------------------------------
 //  Decide for one part of a request. Redactions are not applied here:

@@ -140,7 +140,7 @@ s_history_match (const sl_policy_rule_t *r, s_eval_t *e)
 static bool
 s_rule_passes (const sl_policy_rule_t *r)
 {
-    return r->action == SL_ACT_ALLOW || r->action == SL_ACT_REWRITE || r->llm;
+    return r->action == SL_ACT_ALLOW || r->action == SL_ACT_REWRITE || r->llm || r->ask;
 }
 
 //  The conditions of rule r; detail gets what made a schema rule match.
@@ -405,10 +405,10 @@ sl_policy_decide (sl_policy_t *self, const sl_call_t *call, sl_decision_t *out)
         if (!s_rule_matches (r, &e, &detail))
             continue;
         out->check = SL_CHK_RAN;
-        if (r->llm) {
+        if (r->llm || r->ask) {
             out->rule = r->id;
             out->llm_rule = i;
-            out->judge_model = r->llm->model;
+            out->judge_model = r->llm ? r->llm->model : NULL;
         }
         else {
             sl_buf_t reason = { 0 };
@@ -443,6 +443,11 @@ sl_policy_conclude (sl_policy_t *self, const sl_call_t *call,
                     const sl_llm_result_t *result, sl_decision_t *d)
 {
     int index = d->llm_rule;
+    if (index >= 0 && index < self->rule_count && self->rules [index].ask) {
+        sl_ask_conclude (&self->rules [index], call, result, d);
+        s_hold_oversize (self, call, d);
+        return;
+    }
     const sl_llm_spec_t *spec = sl_policy_llm_spec (self, index);
     if (!spec)
         return;                         //  not a pending decision of this policy

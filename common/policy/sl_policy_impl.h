@@ -123,6 +123,10 @@ typedef struct {
     unsigned cuts;                      //  cut: bit (1 << sl_cut_t) per reason named, 0 absent
     long max_calls;                     //  -1: absent; else matches calls after the first N
     sl_llm_spec_t *llm;                 //  NULL: the rule decides by itself
+    sl_ask_spec_t *ask;                 //  action: ask: a person decides (action then holds
+                                        //  what a denial does: block)
+    bool asks;                          //  action: ask was given
+    bool ask_given;                     //  an ask: mapping was given
     sl_action_t action;
     char *message;                      //  notice template, NULL for the default
     sl_policy_edit_t *edits;            //  rewrite: set and delete, in order
@@ -142,6 +146,7 @@ struct _sl_policy_t {
     int rule_count;
     bool uses_schema;
     int llm_count;
+    int ask_count;                      //  rules that ask a person
     int request_count;                  //  rules on: request
     int text_count;                     //  rules on: text
     bool uses_history;                  //  some rule has a history condition
@@ -234,6 +239,15 @@ int sl_policy_fields_history (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_polic
 int sl_policy_fields_edits (sl_policy_yaml_t *ctx, yaml_node_t *node, bool is_set, sl_policy_rule_t *r);
 //  llm_judge: a mapping; spec holds its defaults (sl_llm_spec_defaults).
 int sl_policy_fields_llm (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *spec);
+//  ask: a mapping; spec holds its defaults (sl_ask_spec_defaults).
+int sl_policy_fields_ask (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_ask_spec_t *spec);
+
+//  --------------------------------------------------------------------------
+//  sl_ask.c: asking a person
+
+//  Conclude a pending decision of rule r (an ask) with its outcome.
+void sl_ask_conclude (const sl_policy_rule_t *r, const sl_call_t *call, const sl_llm_result_t *result,
+                      sl_decision_t *d);
 
 //  --------------------------------------------------------------------------
 //  sl_policy_match.c: the tests both evaluations run

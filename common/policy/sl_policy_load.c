@@ -92,7 +92,31 @@ s_parse_rule_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const
         return sl_policy_yaml_scalar (v) ? 0 : (sl_policy_yaml_error (ctx, v, "description must be a string"), -1);
     if (strcmp (key, "action") == 0) {
         *has_action = true;
+        const char *name = sl_policy_yaml_scalar (v);
+        if (name && strcmp (name, "ask") == 0) {
+            //  A person decides; a denial blocks the call with the
+            //  rule's notice.
+            r->action = SL_ACT_BLOCK;
+            if (!r->ask) {
+                r->ask = sl_xmalloc (sizeof *r->ask);
+                sl_ask_spec_defaults (r->ask);
+            }
+            r->asks = true;
+            return 0;
+        }
         return s_parse_action (ctx, v, false, &r->action);
+    }
+    if (strcmp (key, "ask") == 0) {
+        if (r->ask_given) {
+            sl_policy_yaml_error (ctx, k, "ask given twice");
+            return -1;
+        }
+        r->ask_given = true;
+        if (!r->ask) {
+            r->ask = sl_xmalloc (sizeof *r->ask);
+            sl_ask_spec_defaults (r->ask);
+        }
+        return sl_policy_fields_ask (ctx, v, r->ask);
     }
     if (strcmp (key, "tool") == 0)
         return sl_policy_fields_names (ctx, v, "tool", &r->tools);
@@ -150,7 +174,7 @@ s_parse_rule_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const
     }
     sl_policy_yaml_error (ctx, k, "unknown rule field '%s' (expected id, description, on, tool, model, headers, "
                           "args, args_invalid, args_repaired, schema_violation, incomplete, cut, max_calls, history, "
-                          "part, text, size, is_error, llm_judge, action, message, set, delete, redact)", key);
+                          "part, text, size, is_error, llm_judge, ask, action, message, set, delete, redact)", key);
     return -1;
 }
 
@@ -236,6 +260,13 @@ s_parse_rule (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_rule_t *r)
     }
     if (!has_action && !r->llm) {
         sl_policy_yaml_error (ctx, node, "rule '%s' needs an action", r->id);
+        return -1;
+    }
+    if (r->ask && (!r->asks || r->on_request || r->on_text || r->llm)) {
+        sl_policy_yaml_error (ctx, node, "rule '%s': %s", r->id,
+                              !r->asks ? "ask: settings need action: ask"
+                              : r->llm ? "a rule asks a person or an LLM judge, not both"
+                              : "action ask judges a tool call of the response, not a request or its text");
         return -1;
     }
     if (r->on_request)
@@ -462,6 +493,7 @@ s_merge (sl_policy_t *self, s_bases_t *bases)
         sl_policy_rule_t *r = &rules [i];
         self->uses_schema |= r->schema_violation != SL_FLAG_ANY;
         self->llm_count += r->llm != NULL;
+        self->ask_count += r->ask != NULL;
         self->request_count += r->on_request;
         self->text_count += r->on_text;
         self->uses_history |= r->history_count > 0;

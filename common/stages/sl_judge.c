@@ -433,6 +433,7 @@ s_emit_verdict (sl_judge_t *self, s_stream_t *s, const s_item_t *call, const s_m
     }
     v.judge_model = sl_str (d->judge_model);
     v.probability = d->probability;
+    v.approver = sl_str (d->approver);
     //  The arguments judged, for the audit trail: a blocked or dropped
     //  call's never reach the emitter otherwise. (The metadata feed strips
     //  them like every text.)
@@ -668,34 +669,57 @@ s_conclude (sl_judge_t *self, s_stream_t *s, s_memo_t *memo, const sl_llm_result
     memo->decided_us = s_now (self);
 }
 
-//  Ask the rule's LLM judge; when that cannot start, the check failed.
+//  Ask the rule's LLM judge, or a person; when that cannot start, the
+//  check failed.
 static void
 ask_llm_judge (sl_judge_t *self, s_stream_t *s, s_memo_t *memo)
 {
     int rule = memo->decision.llm_rule;
     sl_call_t call = s_call_view (s, memo->end, memo->ordinal);
-    const char *why = "no LLM judge client in this process";
+    const sl_ask_spec_t *person = sl_policy_ask_spec (s->policy, rule);
+    const char *why = person ? "no one to ask in this process" : "no LLM judge client in this process";
     if (self->ask) {
-        sl_buf_t prompt = { 0 };
-        sl_policy_llm_prompt (s->policy, rule, &call, &prompt);
         sl_buf_reset (&self->scratch);
-        sl_llm_request_body (sl_policy_llm_spec (s->policy, rule), sl_buf_str (&prompt), &self->scratch);
-        sl_buf_free (&prompt);
         sl_judge_ask_t ask = {
             .ticket = sl_llm_tickets_next (self->tickets),
             .rule = memo->decision.rule,
-            .spec = sl_policy_llm_spec (s->policy, rule),
-            .body = sl_buf_str (&self->scratch),
             .sid = s->sid,
             .index = memo->index
         };
+        char digest [SL_ASK_DIGEST_SIZE];
+        if (person) {
+            ask.kind = SL_JUDGE_ASK_PERSON;
+            ask.person = person;
+            sl_ask_digest (call.name, call.arguments, sl_policy_id (s->policy), digest);
+            ask.digest = digest;
+            sl_ask_message (person, memo->decision.rule, &call, s->start->team, s->start->user, &self->scratch);
+            ask.message = sl_buf_str (&self->scratch);
+            ask.tool = call.name;
+            ask.arguments = call.arguments;
+            ask.key_id = s->start->key_id;
+            ask.team = s->start->team;
+            ask.user = s->start->user;
+            ask.model = s->start->model;
+            ask.last_user = s->start->last_user;
+            ask.policy = sl_policy_id (s->policy);
+            ask.policy_name = s->start->policy_name;
+        }
+        else {
+            sl_buf_t prompt = { 0 };
+            sl_policy_llm_prompt (s->policy, rule, &call, &prompt);
+            sl_llm_request_body (sl_policy_llm_spec (s->policy, rule), sl_buf_str (&prompt), &self->scratch);
+            sl_buf_free (&prompt);
+            ask.kind = SL_JUDGE_ASK_LLM;
+            ask.spec = sl_policy_llm_spec (s->policy, rule);
+            ask.body = sl_buf_str (&self->scratch);
+        }
         if (self->ask (self->llm_arg, &ask) == 0) {
             memo->state = MEMO_ASKING;
             memo->ticket = ask.ticket;
             sl_llm_tickets_add (self->tickets, ask.ticket, s->sid, 0);
             return;
         }
-        why = "the request to the judge could not be started";
+        why = person ? "the approval could not be started" : "the request to the judge could not be started";
     }
     sl_llm_result_t failed = { 0 };
     sl_llm_result_fail (&failed, SL_CHK_ERROR, why);

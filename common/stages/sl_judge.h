@@ -6,12 +6,14 @@
     BLOCK, VERDICT, ERROR, END) with the envelope filled in. It opens no
     socket, makes no HTTP call and reads no clock:
 
-    - Asking an LLM judge goes through the ask callback the service sets
-      (sl_judge_set_llm); the service makes the HTTP call, enforces the
-      timeout and the concurrency limit, and reports every outcome back with
-      sl_judge_llm_done (an answer, a timeout or an error). Without an ask
-      callback, a rule that needs an LLM judge is recorded as an ERROR check
-      with its on_error action.
+    - Asking an LLM judge or a person goes through the ask callback the
+      service sets (sl_judge_set_llm); the service makes the HTTP call, or
+      keeps the approval until a person decides, enforces the timeout and
+      the concurrency limit, and reports every outcome back with
+      sl_judge_llm_done (an answer, a decision, a timeout or an error).
+      Without an ask callback, a rule that needs an LLM judge is recorded
+      as an ERROR check with its on_error action, and one that asks a
+      person as an ERROR check that blocks.
     - Time comes from the clock callback the service sets (sl_judge_set_clock)
       and is used for two things only: verdict latencies and keep-alives
       (sl_judge_tick). Without a clock, time stands at 0: latencies are 0
@@ -80,16 +82,32 @@
 
 typedef struct _sl_judge_t sl_judge_t;
 
-//  A request to ask an LLM judge about one call.
+//  Who is asked about a call.
+typedef enum {
+    SL_JUDGE_ASK_LLM = 0,               //  an LLM judge (llm_judge): spec, body
+    SL_JUDGE_ASK_PERSON                 //  a person (action: ask): person and the call's context
+} sl_judge_ask_kind_t;
+
+//  A request to ask about one call. Everything is borrowed for the call
+//  but spec and person, which stay valid until the ask is answered or
+//  cancelled (the judge keeps its policy alive until then).
 typedef struct {
     uint64_t ticket;                    //  names this ask in sl_judge_llm_done / cancel
+    int kind;                           //  sl_judge_ask_kind_t
     const char *rule;                   //  id of the rule asking
-    const sl_llm_spec_t *spec;          //  which judge, how (valid until the ask is
-                                        //  answered or cancelled: the judge keeps its
-                                        //  policy alive until then)
-    sl_str_t body;                      //  HTTP request body, JSON (borrowed for the call)
-    const uint8_t *sid;                 //  the stream (for logs), SL_SID_SIZE bytes
+    const sl_llm_spec_t *spec;          //  LLM: which judge, how
+    sl_str_t body;                      //  LLM: HTTP request body, JSON
+    const uint8_t *sid;                 //  the stream, SL_SID_SIZE bytes
     int32_t index;                      //  the call's block index
+    //  PERSON: what to ask, about what, for whom
+    const sl_ask_spec_t *person;        //  the rule's settings
+    const char *digest;                 //  what a decision is bound to (sl_ask_digest)
+    sl_str_t message;                   //  what approvers read
+    sl_str_t tool, arguments;
+    sl_str_t key_id, team, user;        //  whose call (the stream's START)
+    sl_str_t model, last_user;
+    const char *policy;                 //  the policy version the call runs under
+    sl_str_t policy_name;               //  its file (absent: the default)
 } sl_judge_ask_t;
 
 //  Start an ask. 0 when taken: its outcome must come back through

@@ -24,6 +24,7 @@
 #define SL_REPLAY_SID_BYTE 0x5e         //  the replayed stream's id, every byte
 #define SL_REPLAY_MAX_JSON (64u << 20)  //  largest JSON array input, bytes
 #define SL_REPLAY_NOT_ASKED "sluice-replay makes no network calls, so the judge was not asked"
+#define SL_REPLAY_NOBODY "sluice-replay asks nobody: a person would decide this call"
 
 struct _sl_replay_t {
     int dialect;
@@ -42,7 +43,10 @@ struct _sl_replay_t {
     sl_snapshot_t *snapshot;            //  blocks form: the final message
     sl_buf_t pending;                   //  input not yet handed to a parser
     sl_buf_t line;                      //  output line being written
-    uint64_t *asks;                     //  LLM judge asks taken, not yet concluded
+    struct {
+        uint64_t ticket;
+        int kind;                       //  sl_judge_ask_kind_t
+    } *asks;                            //  asks taken (LLM judges, persons), not yet concluded
     size_t ask_count;
     size_t ask_cap;
     const char *error;                  //  why it failed, "" while fine
@@ -191,7 +195,8 @@ s_ask (void *arg, const sl_judge_ask_t *ask)
         self->ask_cap = self->ask_cap ? self->ask_cap * 2 : 8;
         self->asks = sl_xrealloc (self->asks, self->ask_cap * sizeof *self->asks);
     }
-    self->asks [self->ask_count++] = ask->ticket;
+    self->asks [self->ask_count].ticket = ask->ticket;
+    self->asks [self->ask_count++].kind = ask->kind;
     return 0;
 }
 
@@ -200,7 +205,7 @@ s_cancel (void *arg, uint64_t ticket)
 {
     sl_replay_t *self = arg;
     for (size_t i = 0; i < self->ask_count; i++)
-        if (self->asks [i] == ticket) {
+        if (self->asks [i].ticket == ticket) {
             memmove (self->asks + i, self->asks + i + 1, (self->ask_count - i - 1) * sizeof *self->asks);
             self->ask_count--;
             return;
@@ -213,10 +218,11 @@ s_conclude_asks (sl_replay_t *self)
     //  Each ticket leaves the list before its outcome goes back: concluding
     //  one may end the stream (terminate), which cancels the others.
     while (self->ask_count) {
-        uint64_t ticket = self->asks [0];
+        uint64_t ticket = self->asks [0].ticket;
+        bool person = self->asks [0].kind == SL_JUDGE_ASK_PERSON;
         s_cancel (self, ticket);
         sl_llm_result_t failed = { 0 };
-        sl_llm_result_fail (&failed, SL_CHK_ERROR, SL_REPLAY_NOT_ASKED);
+        sl_llm_result_fail (&failed, SL_CHK_ERROR, person ? SL_REPLAY_NOBODY : SL_REPLAY_NOT_ASKED);
         sl_judge_llm_done (self->judge, ticket, &failed, s_on_judged, self);
         sl_llm_result_clear (&failed);
     }

@@ -26,7 +26,9 @@
     rule with an LLM judge is never asked: its check is recorded as a check
     that did not run (check "error", the reason says why) and the rule's
     on_error action is taken, exactly as when a judge cannot be reached, so
-    a replay never shows a pass the judge did not give.
+    a replay never shows a pass the judge did not give. Likewise nobody is
+    asked about a call a rule with action ask holds: it is blocked, check
+    "error" (a replay shows which calls would wait for a person).
 
     Malformed input (the decoder or the parser refuses it) writes one line
     {"error":"malformed input: ..."} and ends the replay: feed and finish

@@ -77,6 +77,7 @@ sl_meta_strip (const sl_msg_t *in, sl_msg_t *out, sl_buf_t *scratch)
             out->latency_us = in->latency_us;
             out->team = in->team;
             out->user = in->user;
+            out->approver = in->approver;   //  who decided an ask (their comment is content)
             break;
         case SL_MSG_ERROR:
             out->code = in->code;
@@ -89,6 +90,28 @@ sl_meta_strip (const sl_msg_t *in, sl_msg_t *out, sl_buf_t *scratch)
             out->name = in->name;
             out->ts = in->ts;
             out->count = in->count;
+            break;
+        case SL_MSG_APPROVAL:
+            //  That a call waits, for whom and what became of it; not its
+            //  arguments, the message quoting them, the last user message
+            //  or an approver's comment.
+            out->code = in->code;
+            out->stream = in->stream;
+            out->index = in->index;
+            out->name = in->name;
+            out->rule = in->rule;
+            out->digest = in->digest;
+            out->policy = in->policy;
+            out->policy_name = in->policy_name;
+            out->key_id = in->key_id;
+            out->team = in->team;
+            out->user = in->user;
+            out->model = in->model;
+            out->ts = in->ts;
+            out->expires = in->expires;
+            out->approver = in->approver;
+            out->instance = in->instance;
+            out->incarnation = in->incarnation;
             break;
         default:
             break;                      //  end and anything else: the envelope only

@@ -38,6 +38,7 @@
 #include "common/service/sl_keywatch.h"
 #include "common/service/sl_policyset.h"
 #include "common/identity/sl_teamlabel.h"
+#include "services/judge/judge_approvals.h"
 
 #define JUDGE_TICK_MIN_MS 10            //  keep-alive tick, at most this often
 #define JUDGE_VERDICTS_HELP "Verdicts by action, whether the check ran, and team"
@@ -47,6 +48,7 @@ typedef struct {
     sl_judge_t *judge;
     sl_router_t *router;
     sl_llm_client_t *llm;
+    judge_approvals_t *approvals;       //  calls waiting for a person, or NULL (--approvals-bind off)
     sl_policyset_t *policies;           //  the default and the keys' files, loaded and reloaded
     sl_keywatch_t *keys;                //  the keys file naming them, or NULL
     sl_counter_t *unroutable;
@@ -153,14 +155,44 @@ s_lookup (void *arg, sl_str_t name)
 static int
 s_ask (void *arg, const sl_judge_ask_t *ask)
 {
+    s_app_t *app = arg;
+    if (ask->kind == SL_JUDGE_ASK_PERSON)
+        return judge_approvals_ask (app->approvals, ask);
     sl_llm_ask_t a = { .ticket = ask->ticket, .rule = ask->rule, .spec = ask->spec, .body = ask->body };
-    return sl_llm_client_ask (((s_app_t *) arg)->llm, &a);
+    return sl_llm_client_ask (app->llm, &a);
 }
 
+//  (Tickets are unique in this judge: each side ignores the other's.)
 static void
 s_cancel (void *arg, uint64_t ticket)
 {
-    sl_llm_client_cancel (((s_app_t *) arg)->llm, ticket);
+    s_app_t *app = arg;
+    sl_llm_client_cancel (app->llm, ticket);
+    judge_approvals_cancel (app->approvals, ticket);
+}
+
+//  --------------------------------------------------------------------------
+//  Approvals
+
+//  An approval message for monitoring: to one live emitter, like a
+//  policy report (not part of a stream).
+static void
+s_publish_approval (void *arg, const sl_msg_t *msg)
+{
+    s_app_t *app = arg;
+    if (sl_router_send (app->router, msg) == 0)
+        sl_router_flush (app->router);
+    else
+        sl_counter_inc (app->unroutable);
+    sl_router_unpin (app->router, msg->sid);
+}
+
+static void
+s_approval_outcome (void *arg, uint64_t ticket, const sl_llm_result_t *result)
+{
+    s_app_t *app = arg;
+    sl_judge_llm_done (app->judge, ticket, result, s_emit, app);
+    sl_router_flush (app->router);
 }
 
 static void
@@ -266,8 +298,9 @@ static void
 s_health (void *arg, sl_buf_t *out)
 {
     s_app_t *app = arg;
-    sl_buf_printf (out, ",\"streams\":%zu,\"llm_pending\":%zu", sl_judge_streams (app->judge),
-                   sl_judge_pending (app->judge));
+    sl_buf_printf (out, ",\"streams\":%zu,\"llm_pending\":%zu,\"approvals_pending\":%zu",
+                   sl_judge_streams (app->judge), sl_judge_pending (app->judge),
+                   judge_approvals_pending (app->approvals));
 }
 
 static double
@@ -320,6 +353,7 @@ main (int argc, char **argv)
     const char *keys_path = "";
     const char *keepalive = "2000";
     const char *watch = "1000";
+    const char *approvals_bind = "tcp://127.0.0.1:5563";
     char default_call_bytes [24];
     snprintf (default_call_bytes, sizeof default_call_bytes, "%u", (unsigned) SL_JUDGE_DEFAULT_MAX_CALL_BYTES);
     const char *max_call_bytes = default_call_bytes;
@@ -333,6 +367,9 @@ main (int argc, char **argv)
         { "keys-file", "SLUICE_KEYS_FILE", &keys_path,
           "keys file: the policy files its keys and teams name are loaded too, and each stream runs under "
           "the one its request names" },
+        { "approvals-bind", "SLUICE_APPROVALS_BIND", &approvals_bind,
+          "control endpoint the gateways and sluice-audit decide approvals through (action ask); off: no "
+          "approvals, and a rule that asks a person blocks its calls" },
         { "keepalive-ms", NULL, &keepalive, "keep-alive to the client while a call is held this long (0: off)" },
         { "watch-ms", NULL, &watch, "check the policy and keys files for changes this often (0: only on SIGHUP)" },
         { "max-call-bytes", NULL, &max_call_bytes,
@@ -389,6 +426,19 @@ main (int argc, char **argv)
     sl_router_set_metrics (app.router, m, "emitter");
     sl_service_watch_hop (svc, app.router);
     app.llm = sl_llm_client_new (loop, m, s_llm_done, s_flush, &app);
+    if (strcmp (approvals_bind, "off") != 0) {
+        app.approvals = judge_approvals_new (svc, approvals_bind, s_publish_approval, s_approval_outcome, &app);
+        if (!app.approvals) {
+            sl_llm_client_destroy (&app.llm);
+            sl_router_destroy (&app.router);
+            sl_judge_destroy (&app.judge);
+            sl_keywatch_destroy (&app.keys);
+            sl_policyset_destroy (&app.policies);
+            sl_teamlabels_destroy (&app.teams);
+            sl_service_destroy (&svc);
+            return 2;
+        }
+    }
     sl_judge_set_llm (app.judge, s_ask, s_cancel, &app);
     sl_judge_set_clock (app.judge, s_clock, NULL);
     sl_judge_set_keepalive (app.judge, keepalive_ms * 1000);
@@ -417,7 +467,12 @@ main (int argc, char **argv)
         sl_stage_track_streams (stage, streams_bound, expiry_ms);
     }
     int rc = stage ? sl_service_run (svc) : 1;
+    //  Calls still waiting for a person fail visibly (on_timeout), and
+    //  what that releases goes out before the judge does.
+    judge_approvals_stop (app.approvals);
+    sl_router_flush (app.router);
     sl_stage_destroy (&stage);
+    judge_approvals_destroy (&app.approvals);
     sl_llm_client_destroy (&app.llm);
     sl_router_destroy (&app.router);
     sl_judge_destroy (&app.judge);

@@ -198,9 +198,9 @@ s_print_json (s_app_t *app, const sl_msg_t *m, const char *hex)
         }
     }
     //  Who is calling: the key's id (never the key), team and user.
-    if (m->type == SL_MSG_START)
+    if (m->type == SL_MSG_START || m->type == SL_MSG_APPROVAL)
         s_field_str (out, "key_id", m->key_id);
-    if (m->type == SL_MSG_START || m->type == SL_MSG_VERDICT) {
+    if (m->type == SL_MSG_START || m->type == SL_MSG_VERDICT || m->type == SL_MSG_APPROVAL) {
         s_field_str (out, "team", m->team);
         s_field_str (out, "user", m->user);
     }
@@ -222,6 +222,16 @@ s_print_json (s_app_t *app, const sl_msg_t *m, const char *hex)
         s_field_str (out, "reason", m->reason);
         s_field_str (out, "judge_model", m->judge_model);
         s_field_str (out, "part", m->part);
+        s_field_str (out, "approver", m->approver);
+    }
+    if (m->type == SL_MSG_APPROVAL) {
+        //  A call waiting for a person (its state in "code"), and its stream.
+        s_field_str (out, "stream", m->stream);
+        s_field_str (out, "rule", m->rule);
+        s_field_str (out, "digest", m->digest);
+        s_field_str (out, "approver", m->approver);
+        s_field_str (out, "comment", m->reason);
+        sl_buf_printf (out, ",\"expires_ms\":%lld", (long long) m->expires);
     }
     if (m->type == SL_MSG_START) {
         sl_buf_printf (out, ",\"client\":\"%s\",\"upstream\":\"%s\",\"stream\":%s",
@@ -248,7 +258,7 @@ s_identity_text (sl_buf_t *out, const sl_msg_t *m)
     //  A token's claims may hold anything: letters, digits, '-', '_'
     //  and '.' reach a terminal, the rest as '_' (the JSON output keeps
     //  them as they are, escaped).
-    sl_str_t who [] = { m->type == SL_MSG_START ? m->key_id : SL_STR_NULL, m->team, m->user };
+    sl_str_t who [] = { m->type != SL_MSG_VERDICT ? m->key_id : SL_STR_NULL, m->team, m->user };
     const char *names [] = { "key", "team", "user" };
     for (size_t i = 0; i < sizeof who / sizeof who [0]; i++) {
         char safe [SL_TEAMLABEL_TEXT];
@@ -329,6 +339,18 @@ s_print_text (s_app_t *app, const sl_msg_t *m, const char *hex)
             s_identity_text (out, m);
             if (m->reason.ptr && m->reason.len)
                 sl_buf_printf (out, " %.*s", (int) m->reason.len, m->reason.ptr);
+            break;
+        case SL_MSG_APPROVAL:
+            sl_buf_printf (out, " %.*s stream %.*s #%d %.*s (rule %.*s)", (int) m->code.len,
+                           m->code.ptr ? m->code.ptr : "", (int) (m->stream.len < 8 ? m->stream.len : 8),
+                           m->stream.ptr ? m->stream.ptr : "", m->index,
+                           (int) m->name.len, m->name.ptr ? m->name.ptr : "", (int) m->rule.len,
+                           m->rule.ptr ? m->rule.ptr : "");
+            s_identity_text (out, m);
+            if (m->approver.ptr)
+                sl_buf_printf (out, " by %.*s", (int) m->approver.len, m->approver.ptr);
+            if (m->reason.ptr && m->reason.len)
+                sl_buf_printf (out, ": %.*s", (int) m->reason.len, m->reason.ptr);
             break;
         case SL_MSG_ERROR:
             sl_buf_printf (out, " %.*s: %.*s", (int) m->code.len, m->code.ptr ? m->code.ptr : "",

@@ -37,6 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <czmq.h>
+#include <jansson.h>
+
 #include "common/stages/sl_judge.h"
 
 #define CALLS_PER_STREAM 2
@@ -247,6 +250,7 @@ s_part1 (void)
 #define JUDGE_DELAY_MS 3000             //  the judge mock's thinking time
 #define PROBE_LANES 4                   //  probe streams at a time
 #define ROUND_TIMEOUT_S 60
+#define ASK_HOLD_S 3                    //  held calls wait this long for a person
 
 typedef struct {
     pid_t pid;
@@ -326,6 +330,7 @@ s_stop_all (void)
     if (system (cmd) != 0)
         fprintf (stderr, "bench_judge: cannot remove %s/keys\n", s_dir);
     rmdir (s_dir);
+    s_nprocs = 0;
 }
 
 //  A TCP port on 127.0.0.1 that was free a moment ago.
@@ -345,6 +350,9 @@ typedef struct {
     int http_port;
     int judge_metrics;
     pid_t judge_pid;
+    bool ask;                           //  run_shell waits for a person, not an LLM judge
+    char approvals [128];               //  the judge's control endpoint
+    char keys [96];
 } s_stack_t;
 
 static bool
@@ -371,9 +379,13 @@ s_stack_start (s_stack_t *st)
     char policy [128];
     snprintf (policy, sizeof policy, "%s/policy.yaml", s_dir);
     FILE *f = fopen (policy, "w");
-    fprintf (f, "rules:\n  - id: shell-judge\n    tool: run_shell\n    llm_judge:\n"
-                "      url: http://127.0.0.1:%s/v1/chat/completions\n      model: judge-slow-%d\n"
-                "      timeout_ms: 60000\n      concurrency: 100000\n", port, JUDGE_DELAY_MS);
+    if (st->ask)
+        fprintf (f, "rules:\n  - id: shell-ask\n    tool: run_shell\n    action: ask\n"
+                    "    ask: {timeout_ms: 120000}\n");
+    else
+        fprintf (f, "rules:\n  - id: shell-judge\n    tool: run_shell\n    llm_judge:\n"
+                    "      url: http://127.0.0.1:%s/v1/chat/completions\n      model: judge-slow-%d\n"
+                    "      timeout_ms: 60000\n      concurrency: 100000\n", port, JUDGE_DELAY_MS);
     fclose (f);
     const char *em_args [] = { "--bind", "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*", "--pub-meta", "off",
                                "--gateways", gateway, "--keys", keys, "--metrics-port", "0", NULL };
@@ -383,9 +395,12 @@ s_stack_start (s_stack_t *st)
         return false;
     snprintf (next, sizeof next, "%s", inbox);
     const char *judge_args [] = { "--bind", "tcp://127.0.0.1:*", "--next", next, "--metrics-port", "0",
-                                  "--policy", policy, "--keys", keys, NULL };
+                                  "--policy", policy, "--keys", keys, "--approvals-bind", "tcp://127.0.0.1:*",
+                                  NULL };
+    snprintf (st->keys, sizeof st->keys, "%s", keys);
     s_proc_t *judge = s_spawn ("judge", judge_args);
-    if (!s_log_value (judge, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
+    if (!s_log_value (judge, "\"approvals_bound\"", "endpoint=", st->approvals, sizeof st->approvals)
+    ||  !s_log_value (judge, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
     ||  !s_log_value (judge, "\"started\"", "metrics_port=", metrics, sizeof metrics))
         return false;
     st->judge_metrics = atoi (metrics);
@@ -527,6 +542,8 @@ typedef struct {
     double peak;
     double judge_cpu;
     double ramp;                        //  s until every judged call was in flight
+    double rss_base_kb, rss_held_kb;    //  the judge's resident memory before, and with all held
+    double approve_s;                   //  approving every held call (ask)
 } s_round_t;
 
 //  Drive the transfers a little; count what finished.
@@ -564,6 +581,89 @@ s_drive (CURLM *multi, int *loaded_done, int *loaded_ok, s_xfer_t **probes, s_xf
 //  Run n judged streams, wait until all their calls are in flight at the
 //  judge, then run probes back to back (PROBE_LANES at a time) until the
 //  judged streams are done. n == 0: probes alone, for probe_rounds each.
+//  Resident memory of a process, kB.
+static double
+s_rss_kb (pid_t pid)
+{
+    char path [64], line [256];
+    snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
+    FILE *f = fopen (path, "r");
+    double kb = 0;
+    while (f && fgets (line, sizeof line, f))
+        if (strncmp (line, "VmRSS:", 6) == 0)
+            kb = atof (line + 6);
+    if (f)
+        fclose (f);
+    return kb;
+}
+
+//  Approve every pending approval through the judge's control link, as
+//  the console does: one list, then every decision at once.
+static void
+s_approve_all (s_stack_t *st, int n)
+{
+    char path [160];
+    snprintf (path, sizeof path, "%s/gateway.key_secret", st->keys);
+    zcert_t *mine = zcert_load (path);
+    snprintf (path, sizeof path, "%s/judge.key", st->keys);
+    zcert_t *judge = zcert_load (path);
+    if (!mine || !judge) {
+        fprintf (stderr, "bench_judge: no keys in %s\n", st->keys);
+        zcert_destroy (&mine);
+        zcert_destroy (&judge);
+        return;
+    }
+    zsock_t *sock = zsock_new (ZMQ_DEALER);
+    zcert_apply (mine, sock);
+    zsock_set_curve_serverkey (sock, zcert_public_txt (judge));
+    zsock_connect (sock, "%s", st->approvals);
+    sl_codec_t *codec = sl_codec_new ();
+    sl_buf_t wire = { 0 };
+    json_t *list = NULL;
+    int sent = 0, answered = 0;
+    for (int phase = 0; phase < 2; phase++) {
+        size_t count = phase == 0 ? 1 : json_array_size (json_object_get (list, "approvals"));
+        for (size_t i = 0; i < count; i++) {
+            sl_msg_t req;
+            sl_msg_init (&req, SL_MSG_CTL);
+            sl_sid_new (req.sid);
+            req.code = sl_str (phase == 0 ? "list" : "decide");
+            json_t *a = phase ? json_array_get (json_object_get (list, "approvals"), i) : NULL;
+            req.id = sl_str (a ? json_string_value (json_object_get (a, "id")) : NULL);
+            req.body = sl_str (phase == 0 ? "{\"by\":{\"console\":true}}"
+                                          : "{\"by\":{\"console\":true},\"decision\":\"approve\"}");
+            sl_buf_reset (&wire);
+            sl_msg_encode (&req, &wire);
+            zframe_t *frame = zframe_new (wire.data, wire.len);
+            zframe_send (&frame, sock, 0);
+            sent += phase;
+        }
+        for (size_t i = 0; i < count; i++) {
+            zsock_set_rcvtimeo (sock, 10000);
+            zframe_t *reply = zframe_recv (sock);
+            if (!reply)
+                break;
+            size_t offset = 0;
+            sl_msg_t m;
+            if (sl_codec_decode (codec, zframe_data (reply), zframe_size (reply), &offset, &m) == 0) {
+                if (phase == 0)
+                    list = json_loadb (m.body.ptr, m.body.len, 0, NULL);
+                else
+                    answered += m.status == 200;
+            }
+            zframe_destroy (&reply);
+        }
+    }
+    if (answered != n)
+        fprintf (stderr, "bench_judge: %d of %d approvals taken (%d sent)\n", answered, n, sent);
+    json_decref (list);
+    sl_buf_free (&wire);
+    sl_codec_destroy (&codec);
+    zsock_destroy (&sock);
+    zcert_destroy (&mine);
+    zcert_destroy (&judge);
+}
+
 static s_round_t
 s_round (s_stack_t *st, int n, int probe_rounds)
 {
@@ -578,18 +678,29 @@ s_round (s_stack_t *st, int n, int probe_rounds)
     double t0 = s_now (), deadline = t0 + ROUND_TIMEOUT_S, next_check = 0;
     for (int i = 0; i < n; i++)
         loaded [i] = s_request (multi, st->http_port, "mock-tools", false);
-    //  Ramp: until every judged call waits for its judge.
+    r.rss_base_kb = s_rss_kb (st->judge_pid);
+    //  Ramp: until every judged call waits for its judge (or a person).
     while (n && s_now () < deadline) {
         s_drive (multi, &loaded_done, &r.loaded_ok, NULL, &finished, &n_finished);
         if (s_now () >= next_check) {
-            if (s_metric (st, "sluice_llm_judge_inflight") >= n)
+            if (s_metric (st, st->ask ? "sluice_approvals_pending" : "sluice_llm_judge_inflight") >= n)
                 break;
             next_check = s_now () + 0.02;
         }
     }
     r.ramp = s_now () - t0;
+    r.rss_held_kb = s_rss_kb (st->judge_pid);
+    //  Nobody decides while the probes run for ASK_HOLD_S; then a person
+    //  approves every held call.
+    double approve_at = st->ask && n ? s_now () + ASK_HOLD_S : 0;
     while (s_now () < deadline && (n ? loaded_done < n : started < probe_rounds * PROBE_LANES
                                                         || n_finished < (size_t) started)) {
+        if (approve_at && s_now () >= approve_at) {
+            double a0 = s_now ();
+            s_approve_all (st, n);
+            r.approve_s = s_now () - a0;
+            approve_at = 0;
+        }
         for (int i = 0; i < PROBE_LANES; i++)
             if (!probes [i] && (n ? loaded_done < n : started < probe_rounds * PROBE_LANES)) {
                 probes [i] = s_request (multi, st->http_port, PROBE_MODEL, true);
@@ -675,10 +786,52 @@ s_part2 (void)
     return rc;
 }
 
+//  Part 3: calls held for a person (action ask): what each costs the
+//  judge in memory, whether other streams slow down, and approving them.
+static int
+s_part3 (void)
+{
+    const char *env = getenv ("SLUICE_BENCH_JUDGE_MAX");
+    int max = env ? atoi (env) : 1000;
+    if (max <= 0)
+        return 0;
+    snprintf (s_dir, sizeof s_dir, "/tmp/sluice-bench-XXXXXX");
+    if (!mkdtemp (s_dir))
+        return 1;
+    s_stack_t st = { .ask = true };
+    if (!s_stack_start (&st)) {
+        fprintf (stderr, "bench_judge: the stack did not come up (logs in %s)\n", s_dir);
+        s_stop_all ();
+        return 1;
+    }
+    printf ("Calls held for a person (action ask), %d s with nobody deciding, then all approved at once;\n"
+            "probe streams (%s) run meanwhile:\n", ASK_HOLD_S, PROBE_MODEL);
+    printf ("  %6s %8s %7s %12s %10s %8s %8s %8s %10s\n", "held", "complete", "ramp", "judge memory",
+            "per call", "gap p50", "gap p99", "gap max", "approving");
+    s_round_t base = s_round (&st, 0, 2);
+    printf ("  %6d %8s %7s %9.0f kB %10s %5.1f ms %5.1f ms %5.1f ms\n", 0, "-", "-", base.rss_base_kb, "-",
+            base.gap_p50, base.gap_p99, base.gap_max);
+    static const int sizes [] = { 100, 1000 };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes [0] && sizes [i] <= max; i++) {
+        s_round_t r = s_round (&st, sizes [i], 0);
+        double per = (r.rss_held_kb - r.rss_base_kb) * 1024.0 / sizes [i];
+        printf ("  %6d %8d %5.2f s %9.0f kB %7.0f B %5.1f ms %5.1f ms %5.1f ms %7.0f ms\n", sizes [i], r.loaded_ok,
+                r.ramp, r.rss_held_kb, per, r.gap_p50, r.gap_p99, r.gap_max, r.approve_s * 1e3);
+        fflush (stdout);
+        if (r.loaded_ok != sizes [i])
+            rc = 1;
+    }
+    s_stop_all ();
+    return rc;
+}
+
 int
 main (void)
 {
     s_part1 ();
     fflush (stdout);
-    return s_part2 ();
+    int rc = s_part2 ();
+    fflush (stdout);
+    return s_part3 () || rc;
 }

@@ -57,6 +57,9 @@ cluster_start_instance (cluster_t *c, int stage, int i, bool wait)
     if (stage == CL_JUDGE) {
         args [n++] = "--policy";
         args [n++] = c->opts.policy ? c->opts.policy : "";
+        snprintf (c->approvals [i], sizeof c->approvals [i], "tcp://127.0.0.1:%d", c->approvals_port [i]);
+        args [n++] = "--approvals-bind";
+        args [n++] = c->approvals [i];
         for (int k = 0; c->opts.judge_args && c->opts.judge_args [k] && n < 60; k++)
             args [n++] = c->opts.judge_args [k];
     }
@@ -166,6 +169,8 @@ cluster_start (const cluster_opts_t *opts)
             c->metrics [s][i] = harness_free_port ();
             if (s == CL_EMITTER)
                 c->audit_port [i] = harness_free_port ();
+            if (s == CL_JUDGE)
+                c->approvals_port [i] = harness_free_port ();
         }
     }
     char delay [16], port [16];

@@ -46,6 +46,8 @@ typedef struct {
     int metrics [CL_STAGES][CLUSTER_SLOTS];
     int restarts [CL_STAGES][CLUSTER_SLOTS];
     int audit_port [CLUSTER_SLOTS];     //  each emitter's --audit, when opts.audit
+    int approvals_port [CLUSTER_SLOTS]; //  each judge's --approvals-bind
+    char approvals [CLUSTER_SLOTS][64]; //  its endpoint
 } cluster_t;
 
 //  Start the mock, the stages and the gateway(s); NULL when one fails.

@@ -482,13 +482,14 @@ stack_start (const stack_opts_t *opts)
         goto failed;
     const char *routes_args [] = { "--routes", s->routes_path, NULL };
     const char *judge_args [64] = { "--bind", binds [1], "--next", next, "--metrics-port", "0",
-                                    "--keys", s->keys,
+                                    "--keys", s->keys, "--approvals-bind", "tcp://127.0.0.1:*",
                                     "--policy", s->policy_path [0] ? s->policy_path
                                               : opts && opts->policy ? opts->policy : "", NULL };
-    for (int i = 0, n = 10; opts && opts->judge_args && opts->judge_args [i] && n < 62; i++)
+    for (int i = 0, n = 12; opts && opts->judge_args && opts->judge_args [i] && n < 62; i++)
         judge_args [n++] = opts->judge_args [i];
     s->judge = proc_start (s->dir, "judge", judge_args);
-    if (!s_up (s->judge, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
+    if (!s_up (s->judge, "\"approvals_bound\"", "endpoint=", s->approvals, sizeof s->approvals)
+    ||  !s_up (s->judge, "\"inbox_bound\"", "endpoint=", inbox, sizeof inbox)
     ||  !s_up (s->judge, "\"started\"", "metrics_port=", s->metrics [3], sizeof s->metrics [3]))
         goto failed;
 

@@ -104,6 +104,7 @@ typedef struct {
     char policy_path [512];             //  the policy written from policy_text, or ""
     char routes_path [512];             //  the routes file written from routes_text, or ""
     char audit [128];                   //  the emitter's audit endpoint, or "" (audit_spool)
+    char approvals [128];               //  the judge's approvals control endpoint
 } sluice_stack_t;
 
 //  The ingest's built-in providers at the mock: one --<vendor>-base-url

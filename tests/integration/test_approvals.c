@@ -1,159 +1,334 @@
-/*  Integration: the approvals APIs around a judge - the gateway's
-    /v1/approvals and what sluice-audit does with approvals - through the
-    real programs on loopback, with the judges' control socket played by
-    the test (fake_judge.h):
-
-    - without --judge-approvals the API answers 503;
-    - with a keys file: no key or a wrong one 401, a key that is no
-      approver 403 (the judge says so), an unknown id 404, a malformed
-      body 400 naming the field, every refusal counted by status; an
-      approver key lists and decides, and the judge reads who it is;
-    - without keys, a caller on this machine decides as "loopback";
-    - a streaming client that leaves makes the gateway tell the judges
-      (cancel, with its stream id).
-
-    Every wait is bounded. */
+/*  Integration: a person in the loop (action ask) at the judge, over the
+    real processes. The mock's model (mock-tools) calls get_weather, then
+    run_shell; the policy asks a person about run_shell. The test speaks
+    the judge's control link itself (proto/PROTOCOL.md, "ctl") with the
+    gateway's key, as the gateway and sluice-audit do, and reads verdicts
+    from the emitter's tap. */
 #include <criterion/criterion.h>
+#include <czmq.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/integration/fake_judge.h"
+#include "proto/sl_msg.h"
 #include "tests/integration/harness.h"
-#include "tests/keyfile_fixture.h"
+#include "tests/integration/load.h"
+#include "tests/integration/verdict_tap.h"
 
-#define TIMEOUT_MS 15000
-#define PORT_GATEWAY_JUDGE 27301        //  the fake judge of the keys-file test
-#define PORT_LOOPBACK_JUDGE 27302       //  of the loopback test
-#define APPROVER "sk-test-approver"
-#define PLAIN "sk-test-plain"
-#define DECIDE "{\"decision\":\"approve\",\"comment\":\"looks fine\"}"
-#define SLOW_CHAT "{\"model\":\"mock-text\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"
+#define TIMEOUT_MS 20000
+#define CTL_WAIT_MS 5000
+#define RUN_LIMIT_MS 30000
 
-static long
-s_call (int port, const char *method, const char *path, const char *body, const char *key, sl_buf_t *out)
+static const char *s_policy =
+    "rules:\n"
+    "  - id: ask-shell\n"
+    "    tool: run_shell\n"
+    "    action: ask\n"
+    "    message: 'sluice: {tool} was not approved ({reason})'\n"
+    "    ask:\n"
+    "      timeout_ms: %d\n"
+    "      on_timeout: %s\n"
+    "      remember_max_minutes: 10\n"
+    "      message: '{user} wants to run {arguments}'\n";
+
+//  --------------------------------------------------------------------------
+//  The control link, as a client speaks it
+
+typedef struct {
+    zsock_t *sock;
+    sl_codec_t *codec;
+    sl_buf_t body;                      //  the last reply's body
+    char message [256];                 //  its msg
+} ctl_t;
+
+static void
+s_ctl_open (ctl_t *c, sluice_stack_t *s)
 {
-    char auth [96];
-    snprintf (auth, sizeof auth, "Authorization: Bearer %s", key ? key : "");
-    const char *headers [] = { "Content-Type: application/json", key ? auth : NULL, NULL };
-    sl_buf_reset (out);
-    return http_request (port, method, path, body, headers, out, TIMEOUT_MS);
+    memset (c, 0, sizeof *c);
+    c->sock = zsock_new (ZMQ_DEALER);
+    cr_assert_eq (harness_curve (c->sock, s->keys, "gateway", "judge"), 0);
+    cr_assert_eq (zsock_connect (c->sock, "%s", s->approvals), 0);
+    c->codec = sl_codec_new ();
 }
 
-static double
-s_refused (sluice_stack_t *s, int status)
+static void
+s_ctl_close (ctl_t *c)
 {
-    char name [96];
-    snprintf (name, sizeof name, "sluice_approvals_refused_total{status=\"%d\"}", status);
-    return metric_value (atoi (s->metrics [5]), name);
+    zsock_destroy (&c->sock);
+    sl_codec_destroy (&c->codec);
+    sl_buf_free (&c->body);
 }
 
-Test (approvals, without_judges_the_api_answers_503)
+//  One request; the reply's status (-1: none within CTL_WAIT_MS).
+static int
+s_ctl (ctl_t *c, const char *code, const char *id, const char *body)
 {
-    sluice_stack_t *s = stack_start (&(stack_opts_t) { 0 });
+    sl_msg_t req;
+    sl_msg_init (&req, SL_MSG_CTL);
+    sl_sid_new (req.sid);
+    req.code = sl_str (code);
+    req.id = sl_str (id);
+    req.body = sl_str (body);
+    sl_buf_t wire = { 0 };
+    sl_msg_encode (&req, &wire);
+    zframe_t *frame = zframe_new (wire.data, wire.len);
+    sl_buf_free (&wire);
+    cr_assert_eq (zframe_send (&frame, c->sock, 0), 0);
+    zpoller_t *poller = zpoller_new (c->sock, NULL);
+    int64_t deadline = zclock_mono () + CTL_WAIT_MS;
+    int status = -1;
+    while (status < 0 && zclock_mono () < deadline) {
+        if (!zpoller_wait (poller, 100))
+            continue;
+        zframe_t *reply = zframe_recv (c->sock);
+        size_t offset = 0;
+        sl_msg_t m;
+        if (reply && sl_codec_decode (c->codec, zframe_data (reply), zframe_size (reply), &offset, &m) == 0
+        &&  m.type == SL_MSG_CTL && memcmp (m.sid, req.sid, SL_SID_SIZE) == 0) {
+            status = m.status;
+            sl_buf_reset (&c->body);
+            sl_buf_append_str (&c->body, m.body);
+            snprintf (c->message, sizeof c->message, "%.*s", (int) m.message.len, m.message.ptr ? m.message.ptr : "");
+        }
+        zframe_destroy (&reply);
+    }
+    zpoller_destroy (&poller);
+    return status;
+}
+
+//  The pending approvals (a new reference), waiting until there are at
+//  least want of them.
+static json_t *
+s_pending (ctl_t *c, size_t want)
+{
+    int64_t deadline = zclock_mono () + TIMEOUT_MS;
+    json_t *list = NULL;
+    while (zclock_mono () < deadline) {
+        json_decref (list);
+        list = NULL;
+        if (s_ctl (c, "list", NULL, "{\"by\":{\"console\":true}}") == 200)
+            list = json_loadb (c->body.data, c->body.len, 0, NULL);
+        if (json_array_size (json_object_get (list, "approvals")) >= want)
+            break;
+        zclock_sleep (50);
+    }
+    cr_assert_geq (json_array_size (json_object_get (list, "approvals")), want, "%zu approvals pending", want);
+    return list;
+}
+
+static const char *
+s_field (json_t *approval, const char *key)
+{
+    return json_string_value (json_object_get (approval, key));
+}
+
+//  Decide the approval; the status.
+static int
+s_decide (ctl_t *c, json_t *approval, const char *decision, const char *extra)
+{
+    char body [1024];
+    snprintf (body, sizeof body, "{\"by\":{\"console\":true,\"name\":\"console:ops\"},\"decision\":\"%s\","
+              "\"comment\":\"checked\"%s}", decision, extra ? extra : "");
+    return s_ctl (c, "decide", s_field (approval, "id"), body);
+}
+
+static sluice_stack_t *
+s_stack (int timeout_ms, const char *on_timeout)
+{
+    char policy [1024];
+    snprintf (policy, sizeof policy, s_policy, timeout_ms, on_timeout);
+    stack_opts_t opts = { .policy_text = policy };
+    sluice_stack_t *s = stack_start (&opts);
     cr_assert_not_null (s);
-    sl_buf_t out = { 0 };
-    cr_expect_eq (s_call (s->http_port, "GET", "/v1/approvals", NULL, NULL, &out), 503);
-    cr_expect_not_null (strstr (sl_buf_cstr (&out), "approvals are not configured"), "%s", sl_buf_cstr (&out));
-    cr_expect_eq (s_call (s->http_port, "POST", "/v1/approvals/" FAKE_JUDGE_ID, DECIDE, NULL, &out), 503);
-    cr_expect_eq (s_refused (s, 503), 2);
-    sl_buf_free (&out);
-    cr_expect_eq (stack_stop (s), 0);
+    return s;
 }
 
-Test (approvals, the_gateway_api_checks_who_asks_and_what)
+static bool
+s_has (const load_client_t *c, const char *needle)
 {
-    char dir [] = "/tmp/sluice-approvals-XXXXXX", keys [2048] = "keys:\n", path [128], judges [64];
-    cr_assert_not_null (mkdtemp (dir));
-    keyfile_entry (keys, sizeof keys, "alice-approver", APPROVER, "eng", "alice", "    approver: true\n");
-    keyfile_entry (keys, sizeof keys, "bob-plain", PLAIN, "eng", "bob", NULL);
-    cr_assert_eq (harness_write (dir, "keys.yaml", keys), 0);
-    snprintf (path, sizeof path, "%s/keys.yaml", dir);
-    snprintf (judges, sizeof judges, "tcp://127.0.0.1:%d", PORT_GATEWAY_JUDGE);
-    const char *gateway_args [] = { "--keys-file", path, "--judge-approvals", judges, NULL };
-    sluice_stack_t *s = stack_start (&(stack_opts_t) { .gateway_args = gateway_args, .mock_delay_ms = 1000 });
-    cr_assert_not_null (s);
-    //  The judge comes up after the gateway: its link connects when it can.
-    fake_judge_t *judge = fake_judge_start (s->keys, PORT_GATEWAY_JUDGE);
-    cr_assert_not_null (judge);
-    sl_buf_t out = { 0 };
-    const char *one = "/v1/approvals/" FAKE_JUDGE_ID;
-    //  Who: no key, a wrong key.
-    cr_expect_eq (s_call (s->http_port, "GET", "/v1/approvals", NULL, NULL, &out), 401);
-    cr_expect_eq (s_call (s->http_port, "GET", "/v1/approvals", NULL, "sk-wrong", &out), 401);
-    cr_expect_eq (s_call (s->http_port, "POST", one, DECIDE, "sk-wrong", &out), 401);
-    //  An approver lists what it may decide; the judge reads who asks.
-    cr_expect_eq (s_call (s->http_port, "GET", "/v1/approvals", NULL, APPROVER, &out), 200, "%s", sl_buf_cstr (&out));
-    json_t *list = json_loads (sl_buf_cstr (&out), 0, NULL);
+    return strstr (sl_buf_cstr ((sl_buf_t *) &c->body), needle) != NULL;
+}
+
+//  --------------------------------------------------------------------------
+
+typedef struct {
+    sluice_stack_t *s;
+    ctl_t ctl;
+} s_run_t;
+
+//  Two calls wait: one approved, one denied; and what a decision may not do.
+static void
+s_approve_one_deny_one (void *arg, int round)
+{
+    (void) round;
+    s_run_t *run = arg;
+    json_t *list = s_pending (&run->ctl, 2);
     json_t *first = json_array_get (json_object_get (list, "approvals"), 0);
-    cr_expect_str_eq (json_string_value (json_object_get (first, "id")), FAKE_JUDGE_ID, "%s", sl_buf_cstr (&out));
-    cr_expect_str_eq (json_string_value (json_object_get (first, "tool")), "shell");
-    cr_expect_not_null (json_object_get (first, "arguments"));
-    cr_expect_not_null (json_object_get (first, "stream"));
-    cr_expect_not_null (json_object_get (first, "identity"));
+    json_t *second = json_array_get (json_object_get (list, "approvals"), 1);
+    cr_expect_str_eq (s_field (first, "tool"), "run_shell");
+    cr_expect_str_eq (s_field (first, "rule"), "ask-shell");
+    cr_expect_eq (strlen (s_field (first, "digest")), 64);
+    cr_expect_eq (strlen (s_field (first, "stream")), 32);
+    cr_expect (strstr (s_field (first, "message"), "wants to run"), "%s", s_field (first, "message"));
+    //  Bound to the call: another digest, a stale policy, someone the rule
+    //  does not admit, an unknown id.
+    cr_expect_eq (s_decide (&run->ctl, first, "approve", ",\"digest\":\"00\""), 409);
+    cr_expect (strstr (run->ctl.message, "digest"), "%s", run->ctl.message);
+    cr_expect_eq (s_decide (&run->ctl, first, "approve", ",\"policy\":\"000000000000\""), 409);
+    cr_expect (strstr (run->ctl.message, "stale"), "%s", run->ctl.message);
+    cr_expect_eq (s_ctl (&run->ctl, "decide", s_field (first, "id"),
+                         "{\"by\":{\"team\":\"eng\"},\"decision\":\"approve\"}"), 403);
+    cr_expect_eq (s_ctl (&run->ctl, "decide", "0123456789abcdef0123456789abcdef",
+                         "{\"by\":{\"console\":true},\"decision\":\"approve\"}"), 404);
+    cr_expect_eq (s_ctl (&run->ctl, "decide", s_field (first, "id"), "{\"by\":{\"console\":true},\"decision\":1}"),
+                  400);
+    char extra [256];
+    snprintf (extra, sizeof extra, ",\"digest\":\"%s\",\"policy\":\"%s\"", s_field (first, "digest"),
+              s_field (first, "policy"));
+    cr_expect_eq (s_decide (&run->ctl, first, "approve", extra), 200, "%s", run->ctl.message);
+    cr_expect_eq (s_decide (&run->ctl, first, "approve", NULL), 409, "a decision counts once");
+    cr_expect_eq (s_decide (&run->ctl, second, "deny", NULL), 200, "%s", run->ctl.message);
     json_decref (list);
-    fake_judge_seen_t seen;
-    fake_judge_seen (judge, &seen);
-    cr_expect_str_eq (seen.last_by, "{\"approver\":true,\"console\":false,\"key_id\":\"alice-approver\","
-                                    "\"loopback\":false,\"team\":\"eng\",\"user\":\"alice\"}");
-    //  What: a malformed body, an unknown id, a key that is no approver.
-    cr_expect_eq (s_call (s->http_port, "POST", one, "{\"decision\":\"yes\"}", APPROVER, &out), 400);
-    cr_expect_not_null (strstr (sl_buf_cstr (&out), "decision"), "names the field: %s", sl_buf_cstr (&out));
-    cr_expect_eq (s_call (s->http_port, "POST", one, "{\"decision\":\"approve\",\"remember_minutes\":\"5\"}",
-                          APPROVER, &out), 400);
-    cr_expect_not_null (strstr (sl_buf_cstr (&out), "remember_minutes"), "%s", sl_buf_cstr (&out));
-    cr_expect_eq (s_call (s->http_port, "POST", "/v1/approvals/ffffffffffffffffffffffffffffffff", DECIDE, APPROVER,
-                          &out), 404);
-    cr_expect_eq (s_call (s->http_port, "POST", "/v1/approvals/not-an-id", DECIDE, APPROVER, &out), 404);
-    cr_expect_eq (s_call (s->http_port, "POST", one, DECIDE, PLAIN, &out), 403, "%s", sl_buf_cstr (&out));
-    cr_expect_not_null (strstr (sl_buf_cstr (&out), "not an approver"), "the judge's reason: %s", sl_buf_cstr (&out));
-    cr_expect_eq (s_call (s->http_port, "PUT", one, DECIDE, APPROVER, &out), 405);
-    //  The approver decides; the judge gets the decision as sent.
-    cr_expect_eq (s_call (s->http_port, "POST", one, DECIDE, APPROVER, &out), 200, "%s", sl_buf_cstr (&out));
-    cr_expect_not_null (strstr (sl_buf_cstr (&out), "\"state\":\"approved\""), "%s", sl_buf_cstr (&out));
-    fake_judge_seen (judge, &seen);
-    cr_expect_not_null (strstr (seen.last_decide, "\"comment\":\"looks fine\""), "%s", seen.last_decide);
-    //  Every refusal is counted by its status.
-    cr_expect_eq (s_refused (s, 401), 3);
-    cr_expect_eq (s_refused (s, 400), 2);
-    cr_expect_eq (s_refused (s, 404), 2);
-    cr_expect_eq (s_refused (s, 403), 1);
-    //  A streaming client that leaves: the judges hear of its stream.
-    const char *auth [] = { "Authorization: Bearer " PLAIN, NULL };
-    sl_buf_reset (&out);
-    http_request (s->http_port, "POST", "/v1/chat/completions", SLOW_CHAT, auth, &out, 400);
-    cr_expect (fake_judge_wait_cancels (judge, 1, TIMEOUT_MS), "a cancel reached the judge");
-    fake_judge_seen (judge, &seen);
-    json_t *cancel = json_loads (seen.last_cancel, 0, NULL);
-    const char *stream = json_string_value (json_object_get (cancel, "stream"));
-    cr_expect (stream && strlen (stream) == 32, "the stream's id: %s", seen.last_cancel);
-    json_decref (cancel);
-    sl_buf_free (&out);
-    fake_judge_stop (&judge);
-    cr_expect_eq (stack_stop (s), 0);
-    char cmd [128];
-    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_expect_eq (system (cmd), 0);
 }
 
-Test (approvals, without_keys_a_caller_on_this_machine_decides_as_loopback)
+Test (approvals, approved_runs_denied_gets_the_notice)
 {
-    char judges [64];
-    snprintf (judges, sizeof judges, "tcp://127.0.0.1:%d", PORT_LOOPBACK_JUDGE);
-    const char *gateway_args [] = { "--judge-approvals", judges, NULL };
-    sluice_stack_t *s = stack_start (&(stack_opts_t) { .gateway_args = gateway_args });
-    cr_assert_not_null (s);
-    fake_judge_t *judge = fake_judge_start (s->keys, PORT_LOOPBACK_JUDGE);
-    cr_assert_not_null (judge);
-    sl_buf_t out = { 0 };
-    cr_expect_eq (s_call (s->http_port, "POST", "/v1/approvals/" FAKE_JUDGE_ID, "{\"decision\":\"deny\"}", NULL, &out),
-                  200, "%s", sl_buf_cstr (&out));
-    cr_expect_not_null (strstr (sl_buf_cstr (&out), "\"state\":\"denied\""), "%s", sl_buf_cstr (&out));
-    fake_judge_seen_t seen;
-    fake_judge_seen (judge, &seen);
-    cr_expect_str_eq (seen.last_by, "{\"approver\":false,\"console\":false,\"loopback\":true}");
-    sl_buf_free (&out);
-    fake_judge_stop (&judge);
-    cr_expect_eq (stack_stop (s), 0);
+    s_run_t run = { .s = s_stack (60000, "block") };
+    s_ctl_open (&run.ctl, run.s);
+    verdict_tap_t *tap = verdict_tap_open (run.s);
+    load_client_t *clients = load_clients (2, "mock-tools", 4);
+    load_action_t action = { .at = 200, .fn = s_approve_one_deny_one, .arg = &run };
+    load_run (run.s->http_port, clients, 2, &action, 1, RUN_LIMIT_MS);
+    int ran = 0, noticed = 0;
+    for (int i = 0; i < 2; i++) {
+        cr_expect (load_complete (&clients [i]), "stream %d complete", i);
+        ran += s_has (&clients [i], "\"name\":\"run_shell\"");
+        noticed += s_has (&clients [i], "was not approved (denied by console:ops: checked)");
+    }
+    cr_expect_eq (ran, 1, "the approved call ran");
+    cr_expect_eq (noticed, 1, "the denied call became the notice");
+    //  The verdicts name the decision and who took it.
+    verdict_tap_wait (tap, 4, TIMEOUT_MS);
+    int approved = 0, denied = 0;
+    for (int i = 0; i < tap->count; i++) {
+        const sl_msg_t *v = tap->verdicts [i];
+        if (!sl_str_eq (v->name, "run_shell"))
+            continue;
+        approved += v->check == SL_CHK_APPROVED && v->action == SL_ACT_ALLOW;
+        denied += v->check == SL_CHK_DENIED && v->action == SL_ACT_BLOCK;
+        cr_expect (sl_str_eq (v->approver, "console:ops"));
+    }
+    cr_expect_eq (approved, 1);
+    cr_expect_eq (denied, 1);
+    cr_expect_eq (metric_value (atoi (run.s->metrics [3]), "sluice_approvals_pending"), 0);
+    load_clients_free (clients, 2);
+    verdict_tap_close (tap);
+    s_ctl_close (&run.ctl);
+    cr_expect_eq (stack_stop (run.s), 0);
+}
+
+//  Approve with a memory, then ask again.
+static void
+s_approve_remembered (void *arg, int round)
+{
+    (void) round;
+    s_run_t *run = arg;
+    json_t *list = s_pending (&run->ctl, 1);
+    json_t *first = json_array_get (json_object_get (list, "approvals"), 0);
+    cr_expect_eq (s_decide (&run->ctl, first, "approve", ",\"remember_minutes\":11"), 400, "over the rule's bound");
+    cr_expect_eq (s_decide (&run->ctl, first, "approve", ",\"remember_minutes\":5"), 200, "%s", run->ctl.message);
+    json_decref (list);
+}
+
+Test (approvals, unanswered_times_out_and_a_memory_lets_the_same_call_pass)
+{
+    s_run_t run = { .s = s_stack (1500, "allow") };
+    s_ctl_open (&run.ctl, run.s);
+    verdict_tap_t *tap = verdict_tap_open (run.s);
+    //  Nobody decides: on_timeout allow lets it run, and says so.
+    load_client_t *clients = load_clients (1, "mock-tools", 4);
+    load_run (run.s->http_port, clients, 1, NULL, 0, RUN_LIMIT_MS);
+    cr_expect (load_complete (&clients [0]));
+    cr_expect (s_has (&clients [0], "\"name\":\"run_shell\""));
+    int seen = 0;
+    const sl_msg_t *v = NULL;
+    while ((v = verdict_tap_next (tap, &seen, TIMEOUT_MS)) && !sl_str_eq (v->name, "run_shell"))
+        ;
+    cr_assert_not_null (v);
+    cr_expect_eq (v->check, SL_CHK_TIMEOUT);
+    cr_expect_eq (v->action, SL_ACT_ALLOW);
+    load_clients_free (clients, 1);
+    //  Approved for 5 minutes: the same call of the same caller passes at
+    //  once the next time, naming the first approval.
+    clients = load_clients (1, "mock-tools", 4);
+    load_action_t action = { .at = 100, .fn = s_approve_remembered, .arg = &run };
+    load_run (run.s->http_port, clients, 1, &action, 1, RUN_LIMIT_MS);
+    cr_expect (s_has (&clients [0], "\"name\":\"run_shell\""));
+    load_clients_free (clients, 1);
+    clients = load_clients (1, "mock-tools", 4);
+    load_run (run.s->http_port, clients, 1, NULL, 0, RUN_LIMIT_MS);
+    cr_expect (s_has (&clients [0], "\"name\":\"run_shell\""));
+    int earlier = 0;
+    verdict_tap_read (tap, 500);
+    for (int i = 0; i < tap->count; i++)
+        if (tap->verdicts [i]->check == SL_CHK_APPROVED_EARLIER) {
+            earlier++;
+            cr_expect (sl_str_eq (tap->verdicts [i]->approver, "console:ops"));
+        }
+    cr_expect_eq (earlier, 1, "the third call passed on the memory");
+    cr_expect_eq (metric_value (atoi (run.s->metrics [3]), "sluice_approvals_asked_total"), 3);
+    load_clients_free (clients, 1);
+    verdict_tap_close (tap);
+    s_ctl_close (&run.ctl);
+    cr_expect_eq (stack_stop (run.s), 0);
+}
+
+//  The client of the waiting stream leaves: the gateway says so.
+static void
+s_cancel_the_stream (void *arg, int round)
+{
+    (void) round;
+    s_run_t *run = arg;
+    json_t *list = s_pending (&run->ctl, 1);
+    json_t *first = json_array_get (json_object_get (list, "approvals"), 0);
+    char body [128];
+    snprintf (body, sizeof body, "{\"stream\":\"%s\"}", s_field (first, "stream"));
+    cr_expect_eq (s_ctl (&run->ctl, "cancel", NULL, body), 200);
+    cr_expect_eq (s_decide (&run->ctl, first, "approve", NULL), 410, "a cancelled approval cannot be decided");
+    cr_expect (strstr (run->ctl.message, "the client went away"), "%s", run->ctl.message);
+    json_decref (list);
+}
+
+static void
+s_stop_the_judge (void *arg, int round)
+{
+    (void) round;
+    s_run_t *run = arg;
+    json_decref (s_pending (&run->ctl, 1));
+    cr_expect_eq (proc_stop (run->s->judge, 10000), 0, "the judge stops cleanly");
+}
+
+Test (approvals, a_cancelled_approval_blocks_and_a_stopping_judge_fails_its_own)
+{
+    s_run_t run = { .s = s_stack (60000, "allow") };
+    s_ctl_open (&run.ctl, run.s);
+    load_client_t *clients = load_clients (1, "mock-tools", 4);
+    load_action_t action = { .at = 100, .fn = s_cancel_the_stream, .arg = &run };
+    load_run (run.s->http_port, clients, 1, &action, 1, RUN_LIMIT_MS);
+    cr_expect_not (s_has (&clients [0], "\"name\":\"run_shell\""), "a cancelled call never runs");
+    cr_expect_eq (metric_value (atoi (run.s->metrics [3]), "sluice_approvals_pending"), 0);
+    load_clients_free (clients, 1);
+    //  A call waits; the judge is told to stop: the approval fails through
+    //  on_timeout (allow here), and what that releases goes out before
+    //  the judge does.
+    clients = load_clients (1, "mock-tools", 4);
+    load_action_t stop = { .at = 100, .fn = s_stop_the_judge, .arg = &run };
+    load_run (run.s->http_port, clients, 1, &stop, 1, RUN_LIMIT_MS);
+    cr_expect (proc_wait_log (run.s->judge, "\"approvals_failed\"", NULL, NULL, 0, 1000), "the judge says so");
+    cr_expect (load_complete (&clients [0]), "the stream ends");
+    cr_expect (s_has (&clients [0], "\"name\":\"run_shell\""), "on_timeout allow let it run");
+    load_clients_free (clients, 1);
+    s_ctl_close (&run.ctl);
+    stack_stop (run.s);
 }

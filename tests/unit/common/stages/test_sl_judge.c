@@ -20,6 +20,9 @@ static struct {
     uint64_t cancelled [MAX_ASKS];
     int cancel_count;
     bool refuse;                        //  the next asks cannot start
+    int kinds [MAX_ASKS];               //  sl_judge_ask_kind_t
+    char digests [MAX_ASKS][SL_ASK_DIGEST_SIZE];
+    char context [MAX_ASKS][512];       //  a person's ask: "team/user/key tool args | message"
 } asks;
 
 static int64_t
@@ -33,12 +36,23 @@ static int
 s_ask (void *arg, const sl_judge_ask_t *ask)
 {
     (void) arg;
-    cr_assert_not_null (ask->spec, "an ask names its judge");
+    if (ask->kind == SL_JUDGE_ASK_LLM)
+        cr_assert_not_null (ask->spec, "an ask names its judge");
+    else
+        cr_assert (ask->person && ask->digest, "a person's ask names its rule and the call's digest");
     if (asks.refuse)
         return -1;
     cr_assert_lt (asks.count, MAX_ASKS);
     asks.tickets [asks.count] = ask->ticket;
+    asks.kinds [asks.count] = ask->kind;
     snprintf (asks.bodies [asks.count], sizeof asks.bodies [0], "%.*s", (int) ask->body.len, ask->body.ptr);
+    if (ask->kind == SL_JUDGE_ASK_PERSON) {
+        snprintf (asks.digests [asks.count], SL_ASK_DIGEST_SIZE, "%s", ask->digest);
+        snprintf (asks.context [asks.count], sizeof asks.context [0], "%.*s/%.*s/%.*s %.*s %.*s | %.*s",
+                  (int) ask->team.len, ask->team.ptr, (int) ask->user.len, ask->user.ptr,
+                  (int) ask->key_id.len, ask->key_id.ptr, (int) ask->tool.len, ask->tool.ptr,
+                  (int) ask->arguments.len, ask->arguments.ptr, (int) ask->message.len, ask->message.ptr);
+    }
     asks.count++;
     return 0;
 }
@@ -74,7 +88,11 @@ static const char *s_policy =
     "    llm_judge: {url: 'http://127.0.0.1:1/v1/chat/completions', model: judge-m, threshold: 0.5}\n"
     "  - id: judged-lenient\n"
     "    tool: lenient\n"
-    "    llm_judge: {url: 'http://127.0.0.1:1/v1/chat/completions', model: judge-l, on_error: allow}\n";
+    "    llm_judge: {url: 'http://127.0.0.1:1/v1/chat/completions', model: judge-l, on_error: allow}\n"
+    "  - id: approve-deploy\n"
+    "    tool: deploy\n"
+    "    action: ask\n"
+    "    ask: {message: '{user} deploys {arguments}'}\n";
 
 static sl_policy_t *
 s_parse (const char *yaml)
@@ -98,6 +116,9 @@ s_start (uint32_t epoch)
     start.epoch = epoch;
     start.model = sl_str ("gpt-test");
     start.last_user = sl_str ("please tidy up");
+    start.team = sl_str ("eng");
+    start.user = sl_str ("bob");
+    start.key_id = sl_str ("k-bob");
     s_feed (&start);
 }
 
@@ -863,4 +884,80 @@ Test (sl_judge, an_index_repeated_in_one_epoch_gets_its_own_decision)
     cr_expect_str_eq (s_trace (1), "V0(block) St0 Dt0 Et0 V0(allow) Sc0 Dc0 Ec0 F(tool_calls) Z");
     cr_expect (sl_str_eq (s_nth_verdict (0)->name, "run_shell"));
     cr_expect (sl_str_eq (s_nth_verdict (1)->name, "get_weather"));
+}
+
+//  --------------------------------------------------------------------------
+//  Asking a person
+
+//  A person's outcome for ask k.
+static void
+s_person (int k, sl_check_t check, const char *approver, const char *comment)
+{
+    sl_llm_result_t r = { .check = check, .probability = NAN, .approver = (char *) approver,
+                          .explanation = (char *) comment, .approval = (char *) "a1" };
+    sl_judge_llm_done (judge, asks.tickets [k], &r, recorder_emit, &rec);
+}
+
+Test (sl_judge, a_person_is_asked_and_the_call_waits)
+{
+    s_text (0, "deploying");
+    s_call (1, "deploy", "{ \"env\": \"prod\" }");
+    s_finish (SL_FIN_TOOL_CALLS);
+    cr_assert_eq (asks.count, 1);
+    cr_expect_eq (asks.kinds [0], SL_JUDGE_ASK_PERSON);
+    cr_expect_str_eq (asks.context [0], "eng/bob/k-bob deploy { \"env\": \"prod\" } | bob deploys { \"env\": \"prod\" }");
+    char digest [SL_ASK_DIGEST_SIZE];
+    sl_ask_digest (sl_str ("deploy"), sl_str ("{\"env\":\"prod\"}"), sl_policy_id (sl_judge_policy (judge)), digest);
+    cr_expect_str_eq (asks.digests [0], digest, "bound to the call and the policy version");
+    cr_expect_str_eq (s_trace (1), "St0 Dt0 Et0", "nothing of the call, nor what follows it");
+    now_us += 60 * 1000000;
+    sl_judge_tick (judge, recorder_emit, &rec);
+    cr_expect (strstr (s_trace (1), "K"), "the client is kept alive while a person decides");
+    size_t before = rec.count;
+    s_person (0, SL_CHK_APPROVED, "alice@platform", "go");
+    cr_expect_str_eq (s_trace (before), "V1(allow) Sc1 Dc1 Ec1 F(tool_calls) Z");
+    const sl_msg_t *v = s_nth_verdict (0);
+    cr_expect_eq (v->check, SL_CHK_APPROVED);
+    cr_expect (sl_str_eq (v->approver, "alice@platform"));
+    cr_expect (sl_str_eq (v->reason, "approved by alice@platform: go"));
+    cr_expect (sl_str_eq (v->rule, "approve-deploy"));
+    cr_expect (sl_str_eq (v->team, "eng"));
+    cr_expect_geq (v->latency_us, 60 * 1000000, "the wait is the verdict's latency");
+}
+
+Test (sl_judge, a_denied_call_is_replaced_by_the_notice)
+{
+    s_call (0, "deploy", "{\"env\":\"prod\"}");
+    s_finish (SL_FIN_TOOL_CALLS);
+    s_person (0, SL_CHK_DENIED, "alice@platform", "not now");
+    cr_expect_str_eq (s_trace (1), "V0(block) St0 Dt0 Et0 F(stop) Z");
+    cr_expect_eq (s_nth_verdict (0)->check, SL_CHK_DENIED);
+    cr_expect (strstr (s_notice (0).ptr, "not approved"), "%.*s", (int) s_notice (0).len, s_notice (0).ptr);
+}
+
+Test (sl_judge, a_person_who_cannot_be_asked_blocks)
+{
+    asks.refuse = true;
+    s_call (0, "deploy", "{\"env\":\"prod\"}");
+    s_finish (SL_FIN_TOOL_CALLS);
+    cr_expect_str_eq (s_trace (1), "V0(block) St0 Dt0 Et0 F(stop) Z");
+    cr_expect_eq (s_nth_verdict (0)->check, SL_CHK_ERROR);
+    cr_expect (strstr (s_nth_verdict (0)->reason.ptr, "could not be started"));
+}
+
+Test (sl_judge, a_stream_that_goes_cancels_its_person_ask)
+{
+    s_call (0, "deploy", "{\"env\":\"prod\"}");
+    cr_assert_eq (asks.count, 1);
+    //  The stream fails before anyone decides: the call is judged as cut
+    //  already, the ask is given up.
+    sl_msg_t err = recorder_msg (SL_MSG_ERROR, 0);
+    err.code = sl_str ("client_cancelled");
+    s_feed (&err);
+    sl_msg_t end = recorder_msg (SL_MSG_END, 0);
+    s_feed (&end);
+    cr_expect_eq (sl_judge_streams (judge), 1, "held behind the call");
+    s_person (0, SL_CHK_ERROR, NULL, NULL);
+    cr_expect_eq (sl_judge_streams (judge), 0);
+    cr_expect_eq (s_nth_verdict (0)->action, SL_ACT_BLOCK);
 }

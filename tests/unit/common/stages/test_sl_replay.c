@@ -309,6 +309,26 @@ Test (sl_replay, an_llm_judge_rule_is_recorded_as_not_run)
     }
 }
 
+Test (sl_replay, an_ask_rule_blocks_offline)
+{
+    //  Nobody to ask in a replay: the call is blocked, check error, even
+    //  when the rule would let it run on a timeout.
+    const char *yaml = "rules:\n  - id: ask-shell\n    tool: run_shell\n    action: ask\n"
+                       "    ask: {on_timeout: allow}\n";
+    char *error = NULL;
+    sl_policy_t *policy = sl_policy_parse (yaml, strlen (yaml), "test", &error);
+    cr_assert_not_null (policy, "%s", error);
+    sl_replay_opts_t opts = { .dialect = SL_DIALECT_OPENAI, .policy = policy };
+    sl_buf_t out = { 0 };
+    cr_expect_eq (s_run (&opts, s_capture, strlen (s_capture), 0, &out), 0);
+    sl_policy_unref (&policy);
+    const char *got = sl_buf_cstr (&out);
+    cr_expect_not_null (strstr (got, "\"action\":\"block\",\"check\":\"error\",\"rule\":\"ask-shell\","
+                                     "\"reason\":\"not decided: sluice-replay asks nobody"), "%s", got);
+    cr_expect_null (strstr (got, "\"kind\":\"tool_call\""), "%s", got);
+    sl_buf_free (&out);
+}
+
 Test (sl_replay, the_request_behind_a_capture_reaches_the_judge)
 {
     //  Model and tool definitions, as the gateway would pass them on.

@@ -61,12 +61,17 @@ s_full (sl_msg_t *m, uint8_t type)
     m->judge_model = SL_STR_LIT ("judge-m");
     m->probability = 0.75;
     m->latency_us = 12;
+    m->approver = SL_STR_LIT ("alice@platform");
+    m->digest = SL_STR_LIT ("0123abcd");
+    m->expires = 99;
+    m->stream = SL_STR_LIT ("00112233445566778899aabbccddeeff");
 }
 
 Test (sl_meta, no_content_of_any_type_passes)
 {
     const uint8_t types [] = { SL_MSG_START, SL_MSG_DELTA, SL_MSG_BLOCK, SL_MSG_VERDICT, SL_MSG_FRAME,
-                               SL_MSG_ERROR, SL_MSG_END, SL_MSG_REQ, SL_MSG_LOST, SL_MSG_POLICY };
+                               SL_MSG_ERROR, SL_MSG_END, SL_MSG_REQ, SL_MSG_LOST, SL_MSG_POLICY,
+                               SL_MSG_APPROVAL, SL_MSG_CTL };
     sl_buf_t scratch = { 0 }, wire = { 0 };
     for (size_t i = 0; i < sizeof types; i++) {
         sl_msg_t in, out;
@@ -114,8 +119,21 @@ Test (sl_meta, what_monitoring_needs_stays)
     cr_expect_null (out.text.ptr, "not the policy's text");
     cr_expect_null (out.message.ptr, "not the reload error");
 
+    s_full (&in, SL_MSG_APPROVAL);
+    sl_meta_strip (&in, &out, &scratch);
+    cr_expect (sl_str_eq (out.name, "run_shell"), "which tool waits");
+    cr_expect (sl_str_eq (out.code, "policy_violation"), "its state");
+    cr_expect (sl_str_eq (out.stream, "00112233445566778899aabbccddeeff"));
+    cr_expect (sl_str_eq (out.approver, "alice@platform"));
+    cr_expect (sl_str_eq (out.team, "payments"));
+    cr_expect_eq (out.expires, 99);
+    cr_expect_null (out.text.ptr, "not the arguments");
+    cr_expect_null (out.message.ptr, "not the message quoting them");
+    cr_expect_null (out.reason.ptr, "not the comment");
+
     s_full (&in, SL_MSG_VERDICT);
     sl_meta_strip (&in, &out, &scratch);
+    cr_expect (sl_str_eq (out.approver, "alice@platform"));
     cr_expect (sl_str_eq (out.name, "run_shell"));
     cr_expect_eq (out.action, SL_ACT_BLOCK);
     cr_expect_eq (out.check, SL_CHK_RAN);
