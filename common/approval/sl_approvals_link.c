@@ -186,8 +186,13 @@ s_grant (sl_approvals_link_t *self, const char *approval_text, uint64_t holder)
         json_decref (a);
         return;
     }
+    //  Until when the judge remembers it: its remember_until, else the
+    //  memory counted from the decision.
+    json_t *until = json_object_get (a, "remember_until");
     json_t *decided = json_object_get (a, "decided_at");
     int64_t since = json_is_integer (decided) ? (int64_t) json_integer_value (decided) : zclock_time ();
+    int64_t expires = json_is_integer (until) ? (int64_t) json_integer_value (until)
+                                              : since + (int64_t) minutes * S_MS_PER_MINUTE;
     json_t *identity = json_object_get (a, "identity");
     json_t *grant = json_object ();
     const char *copied [][2] = {
@@ -204,7 +209,7 @@ s_grant (sl_approvals_link_t *self, const char *approval_text, uint64_t holder)
         if (json_is_string (v))
             json_object_set (grant, who [i], v);
     }
-    json_object_set_new (grant, "expires_at", json_integer (since + (int64_t) minutes * S_MS_PER_MINUTE));
+    json_object_set_new (grant, "expires_at", json_integer (expires));
     char *text = json_dumps (grant, JSON_COMPACT);
     uint8_t sid [SL_SID_SIZE];
     sl_sid_new (sid);

@@ -246,7 +246,7 @@ Test (sl_approvals_link, a_list_is_the_union_of_every_judges_approvals)
     "{\"id\":\"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\",\"state\":\"approved\",\"tool\":\"pay\"," \
     "\"digest\":\"" "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" "\"," \
     "\"identity\":{\"key_id\":\"bob-ci\",\"team\":\"payments\",\"user\":\"bob\"}," \
-    "\"approver\":\"alice@payments\",\"decided_at\":1000000,\"remember_minutes\":30}"
+    "\"approver\":\"alice@payments\",\"decided_at\":1000000,\"remember_minutes\":30,\"remember_until\":2800000}"
 
 typedef struct {
     s_outcome_t *out;
@@ -299,7 +299,7 @@ Test (sl_approvals_link, a_decision_is_the_holders_answer_and_its_memory_goes_to
     cr_expect_str_eq (json_string_value (json_object_get (g, "user")), "bob");
     cr_expect_str_eq (json_string_value (json_object_get (g, "approval")), "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
     cr_expect_str_eq (json_string_value (json_object_get (g, "approver")), "alice@payments");
-    cr_expect_eq (json_integer_value (json_object_get (g, "expires_at")), 1000000 + 30 * 60000);
+    cr_expect_eq (json_integer_value (json_object_get (g, "expires_at")), 2800000, "the judge's remember_until");
     json_decref (g);
     s_fixture_end (&f);
 }
