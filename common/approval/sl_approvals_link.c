@@ -30,7 +30,6 @@ typedef struct {
     uint64_t serial;                    //  names it in requests (addresses come and go)
     char endpoint [SL_RESOLVE_ENDPOINT_MAX];
     zsock_t *dealer;
-    bool listed;                        //  in the last resolution
 } s_judge_t;
 
 //  A request waiting for its judges.
@@ -373,7 +372,6 @@ s_connect (sl_approvals_link_t *self, const char *endpoint)
     judge->serial = ++self->next_serial;
     snprintf (judge->endpoint, sizeof judge->endpoint, "%s", endpoint);
     judge->dealer = dealer;
-    judge->listed = true;
     zloop_reader (self->loop, dealer, s_on_readable, judge);
     self->judges [self->judge_count++] = judge;
     sl_log_info ("approvals_judge_added", "endpoint=%s", endpoint);
@@ -403,30 +401,36 @@ s_disconnect (sl_approvals_link_t *self, size_t index)
     free (judge);
 }
 
+static size_t
+s_judge_count (void *arg)
+{
+    return ((sl_approvals_link_t *) arg)->judge_count;
+}
+
+static const char *
+s_judge_endpoint (void *arg, size_t index)
+{
+    return ((sl_approvals_link_t *) arg)->judges [index]->endpoint;
+}
+
+static void
+s_judge_add (void *arg, const char *endpoint)
+{
+    s_connect (arg, endpoint);
+}
+
+static void
+s_judge_remove (void *arg, size_t index)
+{
+    s_disconnect (arg, index);
+}
+
+static const sl_resolve_set_t s_judge_set = { s_judge_count, s_judge_endpoint, s_judge_add, s_judge_remove };
+
 static void
 s_resolve (sl_approvals_link_t *self)
 {
-    char (*found) [SL_RESOLVE_ENDPOINT_MAX] = sl_xcalloc (SL_APPROVALS_LINK_MAX_JUDGES, SL_RESOLVE_ENDPOINT_MAX);
-    const char *why = NULL;
-    int n = sl_resolve_list (self->endpoints, found, SL_APPROVALS_LINK_MAX_JUDGES, &why);
-    for (size_t i = 0; n >= 0 && i < self->judge_count; i++)
-        self->judges [i]->listed = false;
-    for (int f = 0; f < n; f++) {
-        bool have = false;
-        for (size_t i = 0; i < self->judge_count && !have; i++)
-            if (strcmp (self->judges [i]->endpoint, found [f]) == 0)
-                have = self->judges [i]->listed = true;
-        if (!have)
-            s_connect (self, found [f]);
-    }
-    //  A name that did not resolve this time keeps its addresses (a
-    //  resolver hiccup is not a scale-down).
-    for (size_t i = 0; n >= 0 && !why && i < self->judge_count;)
-        if (!self->judges [i]->listed)
-            s_disconnect (self, i);
-        else
-            i++;
-    free (found);
+    sl_resolve_sync (self->endpoints, SL_APPROVALS_LINK_MAX_JUDGES, &s_judge_set, self);
 }
 
 static int

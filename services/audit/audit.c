@@ -47,7 +47,6 @@ struct _s_conn_t {
     char endpoint [SL_RESOLVE_ENDPOINT_MAX];
     zsock_t *dealer;
     sl_receiver_t rx;
-    bool listed;                        //  in the last resolution
     int64_t heard_ms;                   //  last record (monotonic)
     uint64_t poison_inc, poison_seq;    //  a record the store refused ...
     int poison_count;                   //  ... this many times
@@ -523,7 +522,6 @@ s_connect (audit_t *self, const char *endpoint)
     c->audit = self;
     snprintf (c->endpoint, sizeof c->endpoint, "%s", endpoint);
     c->dealer = dealer;
-    c->listed = true;
     zloop_reader (sl_service_loop (self->svc), dealer, s_on_records, c);
     self->conns [self->conn_count++] = c;
     s_send_rack (c);                    //  hello
@@ -542,36 +540,36 @@ s_disconnect (audit_t *self, size_t index)
     self->conns [index] = self->conns [--self->conn_count];
 }
 
+static size_t
+s_conn_count (void *arg)
+{
+    return ((audit_t *) arg)->conn_count;
+}
+
+static const char *
+s_conn_endpoint (void *arg, size_t index)
+{
+    return ((audit_t *) arg)->conns [index]->endpoint;
+}
+
+static void
+s_conn_add (void *arg, const char *endpoint)
+{
+    s_connect (arg, endpoint);
+}
+
+static void
+s_conn_remove (void *arg, size_t index)
+{
+    s_disconnect (arg, index);
+}
+
+static const sl_resolve_set_t s_emitter_set = { s_conn_count, s_conn_endpoint, s_conn_add, s_conn_remove };
+
 static void
 s_resolve (audit_t *self)
 {
-    char (*found) [SL_RESOLVE_ENDPOINT_MAX] = sl_xcalloc (AUDIT_MAX_EMITTERS, SL_RESOLVE_ENDPOINT_MAX);
-    const char *why = NULL;
-    int n = sl_resolve_list (self->config.emitters, found, AUDIT_MAX_EMITTERS, &why);
-    if (n < 0) {
-        free (found);
-        return;
-    }
-    for (size_t i = 0; i < self->conn_count; i++)
-        self->conns [i]->listed = false;
-    for (int f = 0; f < n; f++) {
-        bool have = false;
-        for (size_t i = 0; i < self->conn_count && !have; i++)
-            if (strcmp (self->conns [i]->endpoint, found [f]) == 0) {
-                self->conns [i]->listed = true;
-                have = true;
-            }
-        if (!have)
-            s_connect (self, found [f]);
-    }
-    //  An address a name no longer has is dropped, unless the name did not
-    //  resolve at all this time (a resolver hiccup is not a scale-down).
-    for (size_t i = 0; !why && i < self->conn_count;)
-        if (!self->conns [i]->listed)
-            s_disconnect (self, i);
-        else
-            i++;
-    free (found);
+    sl_resolve_sync (self->config.emitters, AUDIT_MAX_EMITTERS, &s_emitter_set, self);
 }
 
 static int
