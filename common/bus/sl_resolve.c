@@ -3,7 +3,9 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -98,4 +100,35 @@ sl_resolve_list (const char *list, char (*out) [SL_RESOLVE_ENDPOINT_MAX], size_t
             *why = "a name does not resolve (yet)";
     }
     return (int) found.count;
+}
+
+int
+sl_resolve_sync (const char *list, size_t max, const sl_resolve_set_t *set, void *arg)
+{
+    char (*found) [SL_RESOLVE_ENDPOINT_MAX] = calloc (max, SL_RESOLVE_ENDPOINT_MAX);
+    bool *listed = calloc (max + set->count (arg), sizeof (bool));
+    if (!found || !listed) {
+        free (found);
+        free (listed);
+        return -1;
+    }
+    const char *why = NULL;
+    int n = sl_resolve_list (list, found, max, &why);
+    for (int f = 0; f < n; f++) {
+        size_t have = set->count (arg), at = have;
+        for (size_t i = 0; i < have && at == have; i++)
+            if (strcmp (set->endpoint (arg, i), found [f]) == 0)
+                at = i;
+        if (at == have)
+            set->add (arg, found [f]);
+        if (at < set->count (arg))
+            listed [at] = true;
+    }
+    //  From the end: a removal moves the last one, already looked at, here.
+    for (size_t i = set->count (arg); n >= 0 && !why && i-- > 0;)
+        if (!listed [i])
+            set->remove (arg, i);
+    free (found);
+    free (listed);
+    return n < 0 ? -1 : 0;
 }

@@ -36,4 +36,22 @@ int sl_resolve_name (const char *prefix, const char *host, const char *port,
 //  -1 when the list itself is malformed (nothing can be done with it).
 int sl_resolve_list (const char *list, char (*out) [SL_RESOLVE_ENDPOINT_MAX], size_t max, const char **why);
 
+//  A set of connections, one per endpoint, that a list keeps in step
+//  (sl_resolve_sync): the caller's, seen through these.
+typedef struct {
+    size_t (*count) (void *arg);
+    const char *(*endpoint) (void *arg, size_t index);
+    //  Connect to a new endpoint, appended at index count (it may fail:
+    //  then count does not grow).
+    void (*add) (void *arg, const char *endpoint);
+    //  Drop the connection at index; the last one may take its place.
+    void (*remove) (void *arg, size_t index);
+} sl_resolve_set_t;
+
+//  Resolve list (at most max endpoints) and bring the set in step: add
+//  the endpoints it lacks, remove those the list no longer gives, unless
+//  a name did not resolve this time (a resolver hiccup is not a
+//  scale-down). -1 when the list is malformed (nothing changes).
+int sl_resolve_sync (const char *list, size_t max, const sl_resolve_set_t *set, void *arg);
+
 #endif

@@ -31,6 +31,8 @@
             policy: policies/alice.yaml     # overrides the team's
             models: ["gpt-4o*"]
             limits: {rpm: 60, concurrent: 5, tokens_per_day: 200000}
+            approver: true                  # may decide approvals whose rule
+                                            # names no approvers (default false)
 
     A team named by a key but not listed under teams has no settings of
     its own. SLUICE_CLIENT_KEYS (a comma-separated list of keys) makes a
@@ -91,6 +93,7 @@ typedef struct {
     const char *policy;                 //  its own policy file, NULL: the team's
     const char *const *models;          //  NULL: the team's
     sl_limits_spec_t limits;
+    bool approver;                      //  may decide approvals whose rule names no approvers
 } sl_keyentry_t;
 
 typedef struct {

@@ -260,8 +260,10 @@ s_key_member (sl_yaml_t *y, const char *key, yaml_node_t *knode, yaml_node_t *v,
         return (e->models = s_models (a->ctx, y, v)) ? 0 : -1;
     if (strcmp (key, "limits") == 0)
         return s_limits (y, v, &e->limits);
+    if (strcmp (key, "approver") == 0)
+        return sl_yaml_bool (y, v, "approver", &e->approver);
     return sl_yaml_error (y, knode, "unknown field '%s' of a key (id, sha256, team, user, labels, policy, models, "
-                          "limits)", key);
+                          "limits, approver)", key);
 }
 
 static int

@@ -14,6 +14,7 @@
 #include "common/base/sl_ratelimit.h"
 #include "common/bus/sl_resolve.h"
 #include "common/bus/sl_router.h"
+#include "services/audit/audit_approvals.h"
 #include "services/audit/sl_archive.h"
 #include "services/audit/sl_console.h"
 #include "services/audit/sl_live.h"
@@ -46,7 +47,6 @@ struct _s_conn_t {
     char endpoint [SL_RESOLVE_ENDPOINT_MAX];
     zsock_t *dealer;
     sl_receiver_t rx;
-    bool listed;                        //  in the last resolution
     int64_t heard_ms;                   //  last record (monotonic)
     uint64_t poison_inc, poison_seq;    //  a record the store refused ...
     int poison_count;                   //  ... this many times
@@ -76,6 +76,7 @@ struct _audit_t {
     sl_console_t *console;
     sl_httpd_t *httpd;
     sl_webhook_t *webhook;
+    audit_approvals_t *approvals;       //  decisions to the judges, the approvals webhook
     sl_curlm_t *curlm;
     struct curl_slist *webhook_headers; //  the posts' headers (the token among them)
     bool webhook_streams;               //  one post per stream (else per verdict)
@@ -302,6 +303,8 @@ s_after_commit (audit_t *self)
             sl_log_warn ("records_lost", "emitter=%s lost=%llu streams=%zu: its spool was full",
                          n->emitter, (unsigned long long) n->msg->count, n->msg->body.len / SL_SID_SIZE);
         }
+        if (n->msg->type == SL_MSG_APPROVAL)
+            audit_approvals_committed (self->approvals, n->msg);
         if (!self->webhook)
             continue;
         if (!self->webhook_streams && n->msg->type == SL_MSG_VERDICT)
@@ -519,7 +522,6 @@ s_connect (audit_t *self, const char *endpoint)
     c->audit = self;
     snprintf (c->endpoint, sizeof c->endpoint, "%s", endpoint);
     c->dealer = dealer;
-    c->listed = true;
     zloop_reader (sl_service_loop (self->svc), dealer, s_on_records, c);
     self->conns [self->conn_count++] = c;
     s_send_rack (c);                    //  hello
@@ -538,36 +540,36 @@ s_disconnect (audit_t *self, size_t index)
     self->conns [index] = self->conns [--self->conn_count];
 }
 
+static size_t
+s_conn_count (void *arg)
+{
+    return ((audit_t *) arg)->conn_count;
+}
+
+static const char *
+s_conn_endpoint (void *arg, size_t index)
+{
+    return ((audit_t *) arg)->conns [index]->endpoint;
+}
+
+static void
+s_conn_add (void *arg, const char *endpoint)
+{
+    s_connect (arg, endpoint);
+}
+
+static void
+s_conn_remove (void *arg, size_t index)
+{
+    s_disconnect (arg, index);
+}
+
+static const sl_resolve_set_t s_emitter_set = { s_conn_count, s_conn_endpoint, s_conn_add, s_conn_remove };
+
 static void
 s_resolve (audit_t *self)
 {
-    char (*found) [SL_RESOLVE_ENDPOINT_MAX] = sl_xcalloc (AUDIT_MAX_EMITTERS, SL_RESOLVE_ENDPOINT_MAX);
-    const char *why = NULL;
-    int n = sl_resolve_list (self->config.emitters, found, AUDIT_MAX_EMITTERS, &why);
-    if (n < 0) {
-        free (found);
-        return;
-    }
-    for (size_t i = 0; i < self->conn_count; i++)
-        self->conns [i]->listed = false;
-    for (int f = 0; f < n; f++) {
-        bool have = false;
-        for (size_t i = 0; i < self->conn_count && !have; i++)
-            if (strcmp (self->conns [i]->endpoint, found [f]) == 0) {
-                self->conns [i]->listed = true;
-                have = true;
-            }
-        if (!have)
-            s_connect (self, found [f]);
-    }
-    //  An address a name no longer has is dropped, unless the name did not
-    //  resolve at all this time (a resolver hiccup is not a scale-down).
-    for (size_t i = 0; !why && i < self->conn_count;)
-        if (!self->conns [i]->listed)
-            s_disconnect (self, i);
-        else
-            i++;
-    free (found);
+    sl_resolve_sync (self->config.emitters, AUDIT_MAX_EMITTERS, &s_emitter_set, self);
 }
 
 static int
@@ -738,6 +740,11 @@ s_on_request (void *arg, sl_http_req_t *req)
     sl_http_add_header (req, "Content-Security-Policy",
                         "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; "
                         "connect-src 'self'; frame-ancestors 'none'");
+    if (resp.kind == SL_CONSOLE_DECIDE) {
+        audit_approvals_decide (self->approvals, req, resp.approval, &resp.decision.decision);
+        sl_approvals_parsed_clear (&resp.decision);
+    }
+    else
     if (resp.kind == SL_CONSOLE_LIVE) {
         if (self->sse_count == AUDIT_MAX_SSE) {
             sl_http_respond (req, 503, "text/plain", "too many live pages\n", 20);
@@ -764,6 +771,8 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
 {
     (void) aborted;
     audit_t *self = arg;
+    if (audit_approvals_closed (self->approvals, req))
+        return;
     for (size_t i = 0; i < self->sse_count; i++)
         if (self->sse [i] == req) {
             self->sse [i] = self->sse [--self->sse_count];
@@ -939,6 +948,18 @@ audit_new (sl_service_t *svc, const audit_config_t *config)
     s_metrics (self, sl_service_metrics (svc));
     sl_log_info ("store_open", "store=%s target=%s schema=%d", sl_store_kind (store), sl_store_target (store),
                  sl_store_version (store));
+    audit_approvals_config_t approvals = {
+        .judges = config->judge_approvals,
+        .webhook_url = config->approvals_webhook_url,
+        .webhook_secret = config->approvals_webhook_secret,
+        .webhook_queue = config->webhook_queue,
+        .webhook_attempts = config->webhook_attempts,
+    };
+    self->approvals = audit_approvals_new (svc, &approvals);
+    if (!self->approvals) {
+        audit_destroy (&self);
+        return NULL;
+    }
     if (config->console_port >= 0) {
         self->console = sl_console_new (store, config->console_keys);
         sl_console_on_meta (self->console, s_meta, self);
@@ -952,6 +973,7 @@ audit_new (sl_service_t *svc, const audit_config_t *config)
             return NULL;
         }
         sl_httpd_set_stream_cap (self->httpd, AUDIT_SSE_CAP);
+        audit_approvals_set_httpd (self->approvals, self->httpd);
         sl_httpd_set_counters (self->httpd, &(sl_httpd_counters_t) {
             .bad_framing = sl_service_framing_counter (svc, "console") });
         zloop_timer (loop, AUDIT_SSE_KEEPALIVE_MS, 0, s_on_sse_keepalive, self);
@@ -1008,6 +1030,7 @@ audit_destroy (audit_t **self_p)
     if (self->httpd && self->sse_count)
         sl_httpd_run (self->httpd);
     sl_httpd_destroy (&self->httpd);
+    audit_approvals_destroy (&self->approvals);      //  after its requests were closed
     sl_console_destroy (&self->console);
     s_fresh_clear (self);
     free (self->fresh);

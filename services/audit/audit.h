@@ -7,7 +7,9 @@
     what is committed, so the emitters can forget it. Only then are the
     records shown live (sl_live, server-sent events to the console's
     pages) and posted to the webhook (sl_webhook, over curl multi in the
-    same reactor). Retention runs in bounded steps on a timer. A store
+    same reactor). Approvals (audit_approvals.h): stored like the rest,
+    decided from the console through the judges' control link, and
+    posted, signed, to their own webhook. Retention runs in bounded steps on a timer. A store
     that fails (a bad statement: the batch is rolled back and asked for
     again; a record that fails twice is set aside, counted and logged) or
     goes away (PostgreSQL restarting: records wait in the emitters' spools
@@ -40,6 +42,9 @@ typedef struct {
     int webhook_attempts;
     const char *webhook_token;          //  sent as Bearer, or NULL
     const sl_providers_t *prices;       //  the routes file's prices (borrowed), NULL: no costs
+    const char *judge_approvals;        //  the judges' approvals endpoints: the console's decisions, "" : none
+    const char *approvals_webhook_url;  //  "" : no approvals webhook
+    const char *approvals_webhook_secret;   //  its HMAC key, from the environment
 } audit_config_t;
 
 typedef struct _audit_t audit_t;

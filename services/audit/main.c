@@ -11,7 +11,10 @@
     Console keys come from SLUICE_CONSOLE_KEYS only (comma-separated):
     without them the console answers clients on this machine only. The
     webhook's bearer token, when it needs one, comes from
-    SLUICE_AUDIT_WEBHOOK_TOKEN only. Neither is ever logged or stored.
+    SLUICE_AUDIT_WEBHOOK_TOKEN only, the approvals webhook's signing
+    secret from SLUICE_APPROVALS_WEBHOOK_SECRET only. None is ever logged
+    or stored. With --judge-approvals the console's Pending page decides
+    approvals through the judges' control link.
     With the routes file (--routes, SLUICE_ROUTES: the gateway's) each
     stream's cost is recorded at its prices.
 
@@ -142,6 +145,8 @@ main (int argc, char **argv)
     const char *webhook_queue = "1000";
     const char *webhook_attempts = "8";
     const char *routes_path = "";
+    const char *judge_approvals = "";
+    const char *approvals_webhook = "";
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "emitters", NULL, &emitters, "the emitters' audit endpoints, comma-separated (names are re-resolved)" },
@@ -162,6 +167,11 @@ main (int argc, char **argv)
         { "webhook-retries", NULL, &webhook_attempts, "attempts per event (backoff from 0.5 s to 30 s)" },
         { "routes", "SLUICE_ROUTES", &routes_path,
           "routes file (the gateway's): its prices: give each stream's cost (none: costs are not recorded)" },
+        { "judge-approvals", "SLUICE_JUDGE_APPROVALS", &judge_approvals,
+          "the judges' approvals control endpoints (comma-separated, names re-resolved): the console's "
+          "decisions go there (none: the console lists approvals but cannot decide)" },
+        { "approvals-webhook", NULL, &approvals_webhook,
+          "URL to POST approvals to (JSON, signed with SLUICE_APPROVALS_WEBHOOK_SECRET): pending and decided" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -217,7 +227,10 @@ main (int argc, char **argv)
         .webhook_queue = (size_t) queue,
         .webhook_attempts = (int) attempts,
         .webhook_token = getenv ("SLUICE_AUDIT_WEBHOOK_TOKEN"),
-        .prices = prices
+        .prices = prices,
+        .judge_approvals = judge_approvals,
+        .approvals_webhook_url = approvals_webhook,
+        .approvals_webhook_secret = getenv ("SLUICE_APPROVALS_WEBHOOK_SECRET"),
     };
     audit_t *audit = audit_new (svc, &config);
     int rc = audit ? sl_service_run (svc) : 1;

@@ -14,7 +14,7 @@
 #include "common/identity/sl_limits.h"
 
 #define S_ROW_OVERHEAD 96               //  bytes a row costs beyond its text, about
-#define S_TEXTS 6                       //  texts one statement may hold
+#define S_TEXTS 12                      //  texts one statement may hold
 
 struct _sl_archive_t {
     sl_store_t *store;
@@ -445,6 +445,74 @@ s_gap (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg)
     return 1;
 }
 
+//  --------------------------------------------------------------------------
+//  Approvals
+
+//  A judge's approval record: the row is made by the first record of an
+//  approval whatever its state (records of one approval may come through
+//  different emitters, so out of order), a pending one moves to the state
+//  of a later record, and a decided one stays as it is. What an earlier
+//  record lacked is filled in by a later one. 1 when the state is new
+//  (for the live view and the webhook), 0 when the record changed no
+//  state (delivered twice, or older than what the row holds).
+static int
+s_approval (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg)
+{
+    if (!msg->code.ptr || !msg->stream.ptr || !msg->digest.ptr)
+        return 0;
+    char id [SL_SID_HEX_SIZE];
+    sl_sid_hex (msg->sid, id);
+    int64_t at = msg->ts ? msg->ts : meta->at;
+    bool pending = sl_str_eq (msg->code, "pending");
+    sl_val_t p [] = {
+        sl_val_text (id), sl_val_str (s_text (self, 0, msg->code, NULL)), sl_val_str (s_text (self, 1, msg->stream, NULL)),
+        msg->index >= 0 ? sl_val_int (msg->index) : sl_val_null (), s_opt_str (s_text (self, 2, msg->name, NULL)),
+        s_opt_str (s_text (self, 3, msg->text, NULL)), s_opt_str (s_text (self, 4, msg->rule, NULL)),
+        s_opt_str (s_text (self, 5, msg->message, NULL)), sl_val_str (s_text (self, 6, msg->digest, NULL)),
+        s_opt_str (msg->policy), s_opt_str (s_text (self, 7, msg->policy_name, NULL)),
+        s_opt_str (s_text (self, 8, msg->key_id, NULL)), s_opt_str (s_text (self, 9, msg->team, NULL)),
+        s_opt_str (s_text (self, 10, msg->user, NULL)), s_opt_str (msg->model),
+        s_opt_str (s_text (self, 11, msg->last_user, NULL)), s_opt_str (msg->instance),
+        sl_val_str (msg->body.ptr && sl_json_valid (msg->body) ? msg->body : SL_STR_NULL),
+        sl_val_int (at), msg->expires ? sl_val_int (msg->expires) : sl_val_null (),
+        pending ? sl_val_null () : s_opt_str (msg->approver),
+        pending ? sl_val_null () : s_opt_str (msg->reason),
+    };
+    int64_t fresh = 0;
+    if (s_exec (self, "INSERT INTO approvals (id, state, stream, call_index, tool, arguments, rule, message, digest, "
+                      "policy, policy_name, key_id, team, user_name, model, last_user, judge, details, created_at, "
+                      "expires_at, updated_at, approver, comment) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
+                      "$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $19, $21, $22) "
+                      "ON CONFLICT (id) DO NOTHING", p, 22, &fresh))
+        return -1;
+    if (fresh)
+        return 1;
+    //  PostgreSQL must know the type of every parameter a statement is
+    //  given: each statement gets only those it uses.
+    int64_t moved = 0;
+    sl_val_t decided [] = { p [0], p [1], p [18], p [20], p [21] };
+    if (!pending
+    &&  s_exec (self, "UPDATE approvals SET state = $2, updated_at = $3, approver = $4, comment = $5 "
+                      "WHERE id = $1 AND state = 'pending'", decided, 5, &moved))
+        return -1;
+    //  Whatever order they came in: the content an earlier record lacked,
+    //  and the start of the wait (a pending record is the earliest).
+    sl_val_t fill [] = { p [0], p [3], p [4], p [5], p [6], p [7], p [9], p [10], p [11], p [12], p [13], p [14],
+                         p [15], p [16], p [17], p [19], p [18] };
+    if (s_exec (self, "UPDATE approvals SET call_index = COALESCE(call_index, $2), tool = COALESCE(tool, $3), "
+                      "arguments = COALESCE(arguments, $4), rule = COALESCE(rule, $5), "
+                      "message = COALESCE(message, $6), policy = COALESCE(policy, $7), "
+                      "policy_name = COALESCE(policy_name, $8), key_id = COALESCE(key_id, $9), "
+                      "team = COALESCE(team, $10), user_name = COALESCE(user_name, $11), "
+                      "model = COALESCE(model, $12), last_user = COALESCE(last_user, $13), "
+                      "judge = COALESCE(judge, $14), details = COALESCE(details, $15), "
+                      "expires_at = COALESCE(expires_at, $16), "
+                      "created_at = CASE WHEN $17 < created_at THEN $17 ELSE created_at END "
+                      "WHERE id = $1", fill, 17, NULL))
+        return -1;
+    return moved ? 1 : 0;
+}
+
 int
 sl_archive_apply (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg)
 {
@@ -459,6 +527,8 @@ sl_archive_apply (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg
             return s_policy (self, meta, msg);
         case SL_MSG_GAP:
             return s_gap (self, meta, msg);
+        case SL_MSG_APPROVAL:
+            return s_approval (self, meta, msg);
         default:
             return 0;                   //  nothing the store keeps
     }

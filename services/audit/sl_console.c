@@ -365,6 +365,28 @@ s_stream (sl_console_t *self, const char *sid, sl_console_resp_t *resp)
         s_json (resp, 200);
 }
 
+//  A decision from the console: checked here, sent to the judges by the
+//  service (SL_CONSOLE_DECIDE).
+static void
+s_decide (const sl_console_req_t *req, const char *id, sl_console_resp_t *resp)
+{
+    char why [SL_APPROVALS_WHY_MAX];
+    if (!s_is_json (req))
+        s_error (resp, 415, "send JSON");
+    else
+    if (sl_approvals_parse (req->body, &resp->decision, why))
+        s_error (resp, 400, why);
+    else
+    if (!*id) {
+        sl_approvals_parsed_clear (&resp->decision);
+        s_error (resp, 404, "no approval has this id (32 hex digits)");
+    }
+    else {
+        resp->kind = SL_CONSOLE_DECIDE;
+        snprintf (resp->approval, sizeof resp->approval, "%s", id);
+    }
+}
+
 static void
 s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
 {
@@ -401,8 +423,26 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         s_json (resp, rc ? 400 : 200);
         return;
     }
+    char id [SL_APPROVALS_ID_HEX + 1];
+    sl_approvals_path_t approvals = sl_approvals_path (path, "/api/approvals", id);
+    if (post && approvals == SL_APPROVALS_PATH_ONE) {
+        s_decide (req, id, resp);
+        return;
+    }
     if (!get) {
         s_error (resp, 405, "method not allowed");
+        return;
+    }
+    if (approvals == SL_APPROVALS_PATH_LIST) {
+        int rc = sl_query_approvals (self->store, s_arg (req, "state"), (int) s_arg_i64 (req, "limit", 0),
+                                     &resp->body);
+        if (rc < 0)
+            s_store_error (self, resp);
+        else
+        if (rc > 0)
+            s_error (resp, 400, "state is pending or decided");
+        else
+            s_json (resp, 200);
         return;
     }
     if (strcmp (path, "/api/live") == 0) {

@@ -18,6 +18,9 @@
         GET  /api/live              server-sent events: the snapshot, then every record
         GET  /api/capture/<sid>     a recorded stream as a capture, for "try it"
         POST /api/try               a policy over a capture (sl_tryit.h)
+        GET  /api/approvals?state=pending|decided   approvals from the store (sl_query_approvals)
+        POST /api/approvals/<id>    a decision (sl_approvals_api.h), sent on to the judges by
+                                    the service as a console user (SL_CONSOLE_DECIDE)
 
     Who may ask: with console keys (SLUICE_CONSOLE_KEYS, comma-separated),
     a request needs a key, as "Authorization: Bearer <key>" or as the
@@ -28,7 +31,7 @@
     API refuses them. Keys are compared in constant time and never logged
     or stored.
 
-    Requests that change something (login, logout, try) must be JSON
+    Requests that change something (login, logout, try, a decision) must be JSON
     (Content-Type: application/json): a form on another site cannot send
     that without the browser asking first.
 */
@@ -38,6 +41,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/approval/sl_approvals_api.h"
 #include "common/base/sl_buf.h"
 #include "services/audit/sl_store.h"
 
@@ -60,7 +64,9 @@ typedef struct {
 
 typedef enum {
     SL_CONSOLE_ANSWER = 0,              //  respond with status, type, body
-    SL_CONSOLE_LIVE                     //  authorized for /api/live: the caller streams it
+    SL_CONSOLE_LIVE,                    //  authorized for /api/live: the caller streams it
+    SL_CONSOLE_DECIDE                   //  an authorized, well-formed decision: the caller sends it to
+                                        //  the judges (approval, decision) and answers later
 } sl_console_kind_t;
 
 typedef struct {
@@ -70,6 +76,8 @@ typedef struct {
     sl_buf_t body;
     char cookie [160];                  //  a Set-Cookie value, or ""
     const char *cache;                  //  a Cache-Control value, or NULL
+    char approval [SL_APPROVALS_ID_HEX + 1];    //  SL_CONSOLE_DECIDE: the approval's id
+    sl_approvals_parsed_t decision;     //  SL_CONSOLE_DECIDE: the decision (the caller clears it)
 } sl_console_resp_t;
 
 //  What /api/meta says beyond the store (the service fills it in).

@@ -14,6 +14,7 @@
 #include "common/base/sl_json.h"
 #include "common/base/sl_sidmap.h"
 #include "common/dialects/sl_dialect.h"
+#include "services/audit/sl_approval.h"
 
 typedef struct {
     uint8_t sid [SL_SID_SIZE];
@@ -316,6 +317,15 @@ sl_live_feed (sl_live_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg
             s_preview (j, "last_error", msg->message);
             sl_buf_putc (j, '}');
             s_event (out, "policy", j);
+            break;
+        }
+        case SL_MSG_APPROVAL: {
+            //  Whole, not a preview: the Pending page decides on it.
+            sl_approval_t a;
+            sl_approval_from_msg (msg, &a);
+            sl_buf_reset (j);
+            sl_approval_json (&a, j);
+            s_event (out, "approval", j);
             break;
         }
         default:

@@ -15,6 +15,8 @@
         event: end      {"sid","at","duration_ms"}
         event: gap      {"at","emitter","lost","streams"}
         event: policy   {"at","judge","policy","name","failures","last_error"}
+        event: approval an approval, whole, as sl_approval.h writes it: every
+                        state it goes through (pending, then its decision)
 
     Texts in events are previews (SL_LIVE_PREVIEW bytes); the stream's
     page reads the store for the whole. A new page gets the snapshot

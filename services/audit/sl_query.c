@@ -17,6 +17,7 @@
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
 #include "services/audit/sl_archive.h"
+#include "services/audit/sl_approval.h"
 
 #define S_MAX_PARAMS 24
 #define S_MAX_BUCKETS 400               //  points of a chart at most
@@ -561,6 +562,71 @@ sl_query_gaps (sl_store_t *store, int limit, sl_buf_t *out)
         return -1;
     }
     sl_buf_printf (out, "],\"lost\":%lld}", (long long) total);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Approvals
+
+#define S_APPROVAL_COLS "id, state, stream, call_index, tool, arguments, rule, message, digest, policy, " \
+                        "policy_name, key_id, team, user_name, model, last_user, judge, details, created_at, " \
+                        "expires_at, updated_at, approver, comment"
+
+typedef struct {
+    sl_buf_t *out;
+    int rows;
+} s_approvals_t;
+
+static int
+s_approval_row (void *arg, const sl_row_t *row)
+{
+    s_approvals_t *list = arg;
+    sl_approval_t a = { 0 };
+    sl_str_t id = sl_row_text (row, 0);
+    snprintf (a.id, sizeof a.id, "%.*s", (int) id.len, id.ptr ? id.ptr : "");
+    sl_str_t *texts [] = { &a.state, &a.stream, NULL, &a.tool, &a.arguments, &a.rule, &a.message, &a.digest,
+                           &a.policy, &a.policy_name, &a.key_id, &a.team, &a.user, &a.model, &a.last_user,
+                           &a.judge, &a.details };
+    for (int c = 0; c < (int) (sizeof texts / sizeof texts [0]); c++)
+        if (texts [c])
+            *texts [c] = sl_row_text (row, c + 1);
+    a.index = sl_row_null (row, 3) ? -1 : sl_row_int (row, 3);
+    a.created_at = sl_row_int (row, 18);
+    a.expires_at = sl_row_int (row, 19);
+    if (!sl_str_eq (a.state, "pending")) {
+        a.decided_at = sl_row_int (row, 20);
+        a.approver = sl_row_text (row, 21);
+        a.comment = sl_row_text (row, 22);
+    }
+    if (list->rows++)
+        sl_buf_putc (list->out, ',');
+    sl_approval_json (&a, list->out);
+    return 0;
+}
+
+int
+sl_query_approvals (sl_store_t *store, const char *state, int limit, sl_buf_t *out)
+{
+    const char *sql;
+    if (state && strcmp (state, "pending") == 0)
+        sql = "SELECT " S_APPROVAL_COLS " FROM approvals WHERE state = 'pending' ORDER BY created_at LIMIT $1";
+    else
+    if (state && strcmp (state, "decided") == 0)
+        sql = "SELECT " S_APPROVAL_COLS " FROM approvals WHERE state <> 'pending' ORDER BY updated_at DESC LIMIT $1";
+    else
+    if (!state || !*state)
+        sql = "SELECT " S_APPROVAL_COLS " FROM approvals ORDER BY updated_at DESC LIMIT $1";
+    else
+        return 1;
+    size_t mark = out->len;
+    sl_buf_puts (out, "{\"approvals\":[");
+    sl_val_t p [] = { sl_val_int (limit > 0 ? limit : 100) };
+    s_approvals_t list = { out, 0 };
+    if (sl_store_query (store, sql, p, 1, s_approval_row, &list)) {
+        out->len = mark;
+        return -1;
+    }
+    sl_buf_puts (out, "]}");
     return 0;
 }
 

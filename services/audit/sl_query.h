@@ -66,6 +66,11 @@ int sl_query_usage (sl_store_t *store, int64_t from, int64_t to, const char *gro
 int sl_query_policies (sl_store_t *store, sl_buf_t *out);
 //  {"gaps":[...],"lost":total}, newest first (at most limit).
 int sl_query_gaps (sl_store_t *store, int limit, sl_buf_t *out);
+//  {"approvals":[...]} as sl_approval.h writes them: state "pending" (the
+//  oldest first: the one to decide first on top), "decided" (every other
+//  state, the latest decision first), NULL or "" every one (newest
+//  first); at most limit. 0, -1 the store failed, 1 an unknown state.
+int sl_query_approvals (sl_store_t *store, const char *state, int limit, sl_buf_t *out);
 //  Every stream started in [from, to) (to 0: now), oldest first, each as
 //  one JSON line (the stream, its blocks, its verdicts) to fn. Returns
 //  the number of streams, or -1.

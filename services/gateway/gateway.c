@@ -48,6 +48,7 @@ s_cancel (gateway_t *self, gateway_stream_t *s, const char *why)
     cancel.message = sl_str (why);
     gateway_send (self, &cancel);
     sl_counter_inc (self->cancels);
+    gateway_approvals_cancel (self, s->sid);     //  a call of it may wait for a person
 }
 
 static void
@@ -529,6 +530,8 @@ s_on_request (void *arg, sl_http_req_t *req)
     }
     if (strcmp (method, "GET") == 0 && s_serve_models (self, req, path))
         return;
+    if (gateway_approvals_serve (self, req, method, path))
+        return;
     sl_endpoint_t route;
     bool found = sl_job_route (path, &route) == 1;
     int dialect = route.dialect ? route.dialect : GATEWAY_DEFAULT_DIALECT;
@@ -603,6 +606,8 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
     gateway_t *self = arg;
     gateway_stream_t *s = sl_http_req_data (req);
     if (!s) {
+        if (gateway_approvals_closed (self, req))
+            return;
         //  A client that left while its body was being parsed.
         for (parse_worker_task_t *task = zlistx_first (self->parsing); task; task = zlistx_next (self->parsing))
             if (task->owner == req)
@@ -816,6 +821,10 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
         gateway_destroy (&self);
         return NULL;
     }
+    if (gateway_approvals_start (self)) {
+        gateway_destroy (&self);
+        return NULL;
+    }
     sl_httpd_set_counters (self->httpd, &self->http);
     sl_httpd_set_stream_cap (self->httpd, config->stream_cap);
     sl_httpd_dispatch_oversize (self->httpd, true);
@@ -842,6 +851,7 @@ gateway_destroy (gateway_t **self_p)
     parse_worker_destroy (&self->parse_worker);     //  frees the tasks it still held
     zlistx_destroy (&self->parsing);
     sl_router_flush (self->router);
+    gateway_approvals_stop (self);
     size_t count;
     void **streams = sl_sidmap_values (self->streams, &count);
     for (size_t i = 0; i < count; i++) {

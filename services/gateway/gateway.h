@@ -37,6 +37,7 @@ typedef struct {
     sl_providers_t *routes;                //  what GET /v1/models lists; borrowed, outlives the gateway
     const char *policy_path;            //  the policy file (request rules, history), "" for none
     long watch_ms;                      //  how often the policy file is checked for changes, 0: SIGHUP only
+    const char *judge_approvals;        //  the judges' approvals endpoints, "" : none (/v1/approvals 503)
 } gateway_config_t;
 
 gateway_t *gateway_new (sl_service_t *service, const gateway_config_t *config);

@@ -5,7 +5,8 @@
                          they are to each client, the streams' lives;
       gateway_request.c  a request's way in: who sent it (identity), may it
                          (models, limits), what the request policy says of
-                         it, and the job it becomes.
+                         it, and the job it becomes;
+      gateway_approvals.c  /v1/approvals, answered by the judges.
 */
 #ifndef GATEWAY_IMPL_H
 #define GATEWAY_IMPL_H
@@ -14,6 +15,7 @@
 #include <stdint.h>
 
 #include "services/gateway/gateway.h"
+#include "common/approval/sl_approvals_link.h"
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
 #include "common/base/sl_log.h"
@@ -110,6 +112,9 @@ struct _gateway_t {
     zlistx_t *parsing;                  //  their tasks, until they come back
     int alone_timer;                    //  while ALONE frames wait, -1 otherwise
     int renew_timer;                    //  live streams' places among the concurrent renewed
+    sl_approvals_link_t *approvals;     //  the judges' control link, NULL without --judge-approvals
+    zlistx_t *approval_calls;           //  /v1/approvals requests waiting for the judges
+    bool approvals_in_call;             //  inside a link call: an answer now must not run MHD
 };
 
 //  gateway.c: a message to the ingest of its stream; a stream's request
@@ -139,6 +144,17 @@ sl_counter_t *gateway_request_counter (gateway_t *self, int dialect, const char 
 void gateway_start_stream (gateway_t *self, sl_http_req_t *req, sl_job_t *parsed, sl_caller_t *caller);
 //  The policy set follows the keys file the admission runs.
 void gateway_policies_follow_keys (gateway_t *self);
+//  gateway_approvals.c
+//  Serve /v1/approvals and /v1/approvals/{id}: false when path is neither.
+bool gateway_approvals_serve (gateway_t *self, sl_http_req_t *req, const char *method, const char *path);
+//  A request's client left: true when it was an approvals request (forgotten).
+bool gateway_approvals_closed (gateway_t *self, sl_http_req_t *req);
+//  The client of stream sid left: the judges cancel its pending approvals.
+void gateway_approvals_cancel (gateway_t *self, const uint8_t *sid);
+//  Connect to the judges of --judge-approvals (none: the API answers 503).
+//  -1 (logged) when the list is malformed.
+int gateway_approvals_start (gateway_t *self);
+void gateway_approvals_stop (gateway_t *self);
 //  The LLM judges' answers (sl_llm_client callbacks).
 void gateway_llm_done (void *arg, uint64_t ticket, const sl_llm_result_t *result);
 void gateway_llm_after (void *arg);

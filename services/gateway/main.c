@@ -35,6 +35,7 @@ main (int argc, char **argv)
     const char *expiry = SL_STAGE_EXPIRY_MS;
     const char *keys_path = "";
     const char *limits_timeout = "50";
+    const char *judge_approvals = "";
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "http-host", "SLUICE_HTTP_HOST", &http_host, "address clients connect to" },
@@ -60,6 +61,9 @@ main (int argc, char **argv)
           "the policy" },
         { "limits-timeout-ms", NULL, &limits_timeout,
           "the longest wait for Redis (SLUICE_REDIS_URL) on a request's limits, then the team's limits_on_error" },
+        { "judge-approvals", "SLUICE_JUDGE_APPROVALS", &judge_approvals,
+          "the judges' approvals control endpoints (comma-separated, a name stands for all its addresses): "
+          "GET/POST /v1/approvals ask them; none: those answer 503" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -84,6 +88,7 @@ main (int argc, char **argv)
         .limits_timeout_ms = (int) sl_opts_long (limits_timeout),
         .policy_path = policy_path,
         .watch_ms = sl_opts_long (watch),
+        .judge_approvals = judge_approvals,
     };
     if (config.http_port < 0 || config.http_port > 65535
     ||  sl_opts_long (max_body) <= 0 || sl_opts_long (stream_cap) <= 0

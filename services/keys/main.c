@@ -1,7 +1,7 @@
 /*  sluice-keys - the client keys of a keys file.
 
     sluice-keys new --team T --user U [--policy FILE] [--rpm N]
-                    [--concurrent N] [--tokens-per-day N]
+                    [--concurrent N] [--tokens-per-day N] [--approver]
         a fresh key on the first line, then its entry: one YAML list item
         to append under the keys file's top-level keys: list
         (sluice-keys new ... | tail -n +2 >> keys.yaml)
@@ -31,12 +31,13 @@ s_usage (FILE *out)
 {
     fprintf (out,
         "usage: sluice-keys new --team T --user U [--policy FILE] [--rpm N] [--concurrent N]\n"
-        "                       [--tokens-per-day N]\n"
+        "                       [--tokens-per-day N] [--approver]\n"
         "       sluice-keys hash [KEY]\n"
         "       sluice-keys check FILE\n"
         "\n"
         "new     a fresh key on the first line, then its keys-file entry (a YAML list item\n"
-        "        to append under the file's keys: list); the key is shown once, kept nowhere\n"
+        "        to append under the file's keys: list); the key is shown once, kept nowhere;\n"
+        "        --approver: the key may decide approvals whose rule names no approvers\n"
         "hash    the SHA-256 of a key (from stdin when not given) as sha256 takes it\n"
         "check   load a keys file as the gateway does and say what is wrong with it\n");
 }
@@ -60,6 +61,7 @@ s_new (int argc, char **argv)
         { "team", required_argument, NULL, 't' }, { "user", required_argument, NULL, 'u' },
         { "policy", required_argument, NULL, 'p' }, { "rpm", required_argument, NULL, 'r' },
         { "concurrent", required_argument, NULL, 'c' }, { "tokens-per-day", required_argument, NULL, 'd' },
+        { "approver", no_argument, NULL, 'a' },
         { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 }
     };
     int c;
@@ -72,6 +74,7 @@ s_new (int argc, char **argv)
             case 'r': rc = s_number (optarg, &spec.rpm); break;
             case 'c': rc = s_number (optarg, &spec.concurrent); break;
             case 'd': rc = s_number (optarg, &spec.tokens_per_day); break;
+            case 'a': spec.approver = true; break;
             case 'h': s_usage (stdout); return 0;
             default: s_usage (stderr); return S_EXIT_USAGE;
         }

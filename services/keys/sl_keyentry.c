@@ -70,5 +70,7 @@ sl_keyentry_write (const char *key, const sl_keyentry_spec_t *spec, sl_buf_t *ou
             sl_buf_printf (out, "%stokens_per_day: %lld", sep, (long long) spec->tokens_per_day);
         sl_buf_puts (out, "}\n");
     }
+    if (spec->approver)
+        sl_buf_puts (out, "  approver: true\n");
     return 0;
 }

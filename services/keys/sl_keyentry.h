@@ -10,6 +10,7 @@
 #ifndef SL_KEYENTRY_H
 #define SL_KEYENTRY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/base/sl_buf.h"
@@ -22,6 +23,7 @@ typedef struct {
     const char *user;                   //  NULL: none
     const char *policy;                 //  NULL: the team's
     int64_t rpm, concurrent, tokens_per_day;    //  0: none
+    bool approver;                      //  "approver: true": may decide approvals
 } sl_keyentry_spec_t;
 
 //  A fresh key (from the system's random source).

@@ -68,3 +68,13 @@ browser_run (const char *script, const char *const *env, const char *log_dir)
     unlink (log);
     return ok;
 }
+
+bool
+browser_run_console (const char *script, int console_port, int gateway_port, const char *extra, const char *log_dir)
+{
+    char console_url [80], gateway_url [80];
+    snprintf (console_url, sizeof console_url, "SLUICE_CONSOLE_URL=http://127.0.0.1:%d/", console_port);
+    snprintf (gateway_url, sizeof gateway_url, "SLUICE_GATEWAY_URL=http://127.0.0.1:%d", gateway_port);
+    const char *env [] = { console_url, gateway_url, extra, NULL };
+    return browser_run (script, env, log_dir);
+}

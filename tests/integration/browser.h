@@ -20,5 +20,9 @@ const char *browser_missing (void);
 //  True when it exited 0; its output goes to stderr when it did not (and
 //  its "measured:" lines always).
 bool browser_run (const char *script, const char *const *env, const char *log_dir);
+//  The same for a console script: SLUICE_CONSOLE_URL and SLUICE_GATEWAY_URL
+//  from the ports, and one more "NAME=value" (or NULL).
+bool browser_run_console (const char *script, int console_port, int gateway_port, const char *extra,
+                          const char *log_dir);
 
 #endif

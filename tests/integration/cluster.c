@@ -113,7 +113,17 @@ s_start_gateway (cluster_t *c, int g)
     const char *args [32] = { "--http-host", "127.0.0.1", "--http-port", port, "--bind", bind,
                               "--next", next, "--metrics-port", "off", "--stream-cap", "67108864",
                               "--keys", c->keys, NULL };
-    for (int n = 14, k = 0; c->opts.gateway_args && c->opts.gateway_args [k] && n < 31; k++, n++) {
+    int n = 14;
+    char judges [CLUSTER_SLOTS * 64] = "";
+    if (c->opts.gateway_approvals) {
+        for (int i = 0; i < c->opts.slots [CL_JUDGE]; i++)
+            snprintf (judges + strlen (judges), sizeof judges - strlen (judges), "%stcp://127.0.0.1:%d",
+                      i ? "," : "", c->approvals_port [i]);
+        args [n++] = "--judge-approvals";
+        args [n++] = judges;
+        args [n] = NULL;
+    }
+    for (int k = 0; c->opts.gateway_args && c->opts.gateway_args [k] && n < 31; k++, n++) {
         args [n] = c->opts.gateway_args [k];
         args [n + 1] = NULL;
     }

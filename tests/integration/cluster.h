@@ -30,6 +30,7 @@ typedef struct {
     const char *const *gateway_args;    //  extra gateway flags
     int gateways;                       //  1 to CLUSTER_GATEWAYS
     bool audit;                         //  the emitters spool records for sluice-audit (--audit)
+    bool gateway_approvals;             //  the gateways ask every judge slot's approvals socket
 } cluster_opts_t;
 
 typedef struct {

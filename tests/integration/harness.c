@@ -526,6 +526,8 @@ stack_start (const stack_opts_t *opts)
     const char *policy = s->policy_path [0] ? s->policy_path : opts && opts->policy ? opts->policy : "";
     const char *policy_args [] = { "--policy", policy, NULL };
     s_append_args (gw_args, 32, *policy ? policy_args : NULL);
+    const char *approvals_args [] = { "--judge-approvals", s->approvals, NULL };
+    s_append_args (gw_args, 32, opts && opts->gateway_approvals ? approvals_args : NULL);
     s_append_args (gw_args, 32, opts ? opts->gateway_args : NULL);
     s->gateway = proc_start_from (opts ? opts->gateway_bin_dir : NULL, s->dir, "gateway", "gateway", gw_args);
     if (!s_up (s->gateway, "\"listening\"", "http=127.0.0.1:", port, sizeof port)

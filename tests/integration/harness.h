@@ -88,6 +88,7 @@ typedef struct {
     const char *audit_spool;            //  non-NULL: the emitter spools records for sluice-audit
                                         //  (--audit, this --audit-spool; "" for the default)
     bool ipc;                           //  the stages' inboxes on ipc:// in the stack's dir, not tcp://
+    bool gateway_approvals;             //  the gateway asks the judge's approvals socket (--judge-approvals)
 } stack_opts_t;
 
 typedef struct {

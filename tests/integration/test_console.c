@@ -36,11 +36,9 @@ Test (console, the_browser_sees_a_blocked_call_live_finds_it_and_shows_why, .tim
     const char *store [] = { "--data-dir", dir, NULL };
     audit_proc_t a;
     cr_assert (audit_start (s, "audit", store, NULL, &a));
-    char console_url [80], gateway_url [80];
-    snprintf (console_url, sizeof console_url, "SLUICE_CONSOLE_URL=http://127.0.0.1:%d/", a.console_port);
-    snprintf (gateway_url, sizeof gateway_url, "SLUICE_GATEWAY_URL=http://127.0.0.1:%d", s->http_port);
-    const char *env [] = { console_url, gateway_url, "SLUICE_LIVE_DEADLINE_MS=" LIVE_DEADLINE_MS, NULL };
-    cr_expect (browser_run ("console.mjs", env, s->dir), "the browser test passed (its output is above)");
+    cr_expect (browser_run_console ("console.mjs", a.console_port, s->http_port,
+                                    "SLUICE_LIVE_DEADLINE_MS=" LIVE_DEADLINE_MS, s->dir),
+               "the browser test passed (its output is above)");
     cr_expect_eq (proc_stop (a.proc, 10000), 0);
     free (a.proc);
     cr_expect_eq (stack_stop (s), 0);

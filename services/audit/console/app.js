@@ -1,5 +1,5 @@
-/*  The sluice audit console: a page per hash (#/live, #/history, #/stream/<sid>,
-    #/charts, #/usage, #/policy, #/try), drawn from sluice-audit's JSON API. Plain
+/*  The sluice audit console: a page per hash (#/live, #/pending, #/history,
+    #/stream/<sid>, #/charts, #/usage, #/policy, #/try), drawn from sluice-audit's JSON API. Plain
     JavaScript shipped with the binary: no framework, no build step, nothing
     loaded from elsewhere. Text from the store is always set as text (never
     parsed as HTML). */
@@ -7,7 +7,9 @@
 
 const $main = document.getElementById('main');
 const $status = document.getElementById('status');
-let live = null;                        // the live page's EventSource, while it is shown
+let live = null;                        // the live or pending page's EventSource, while it is shown
+let pendingKeys = null;                 // the pending page's keyboard handler, while it is shown
+let pendingTimer = null;                // its clock (time left)
 
 // --------------------------------------------------------------------------
 // Small helpers
@@ -608,6 +610,137 @@ function showTry(r, out) {
 }
 
 // --------------------------------------------------------------------------
+// Pending: calls waiting for a person
+
+function identityText(a) {
+  const i = a.identity || {};
+  const w = who(i.team, i.user);
+  return w ? w + (i.key_id ? ' (' + i.key_id + ')' : '') : (i.key_id || 'anonymous');
+}
+
+function timeLeft(ms) {
+  if (!ms) return '';
+  const left = Math.round((ms - Date.now()) / 1000);
+  if (left <= 0) return 'expiring';
+  return left >= 60 ? Math.floor(left / 60) + ' min ' + (left % 60) + ' s left' : left + ' s left';
+}
+
+function argsText(args) {
+  return typeof args === 'string' ? args : JSON.stringify(args, null, 2);
+}
+
+function viewPending() {
+  clear();
+  const waiting = el('div', { id: 'pending-list' });
+  const decided = el('tbody', { id: 'decided-list' });
+  const note = el('p', { class: 'error', id: 'pending-error' });
+  $main.append(el('h1', { text: 'Pending' }),
+    el('p', { class: 'muted', text: 'Tool calls a rule holds until a person decides. Keys: j / k to move, a to approve, d to deny, c to write a comment (Esc to leave it).' }),
+    note,
+    el('section', {}, el('h2', { text: 'Waiting' }), waiting),
+    el('section', {}, el('h2', { text: 'Recently decided' }),
+      el('table', {}, el('thead', {}, el('tr', {}, ['When', 'Tool', 'Outcome', 'Decided by', 'Comment', 'Whose call'].map((h) => el('th', { text: h })))), decided)));
+  const items = new Map();              // id -> approval, pending ones
+  let picked = null;                    // id of the selected card
+  const cards = () => Array.from(waiting.querySelectorAll('.approval'));
+  const empty = () => { if (!items.size && !waiting.querySelector('.empty')) waiting.append(el('div', { class: 'empty', text: 'Nothing waits for a decision.' })); };
+  const pick = (id, focus) => {
+    picked = id;
+    for (const c of cards()) c.classList.toggle('picked', c.dataset.id === id);
+    const card = id && waiting.querySelector('.approval[data-id="' + id + '"]');
+    if (card && focus) card.focus();
+  };
+  const decide = async (id, approve) => {
+    const a = items.get(id);
+    const card = waiting.querySelector('.approval[data-id="' + id + '"]');
+    if (!a || !card) return;
+    card.querySelectorAll('button').forEach((b) => { b.disabled = true; });
+    const comment = card.querySelector('input.comment').value;
+    try {
+      await api('/api/approvals/' + id, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ decision: approve ? 'approve' : 'deny', comment: comment || undefined,
+                               digest: a.digest, policy: a.policy }) });
+      note.textContent = '';
+    } catch (err) {
+      note.textContent = 'Could not ' + (approve ? 'approve' : 'deny') + ' ' + a.tool + ': ' + err.message;
+      card.querySelectorAll('button').forEach((b) => { b.disabled = false; });
+    }
+  };
+  const card = (a) => el('div', { class: 'approval panel', tabindex: 0, 'data-id': a.id, 'data-created': a.created_at || '', onclick: () => pick(a.id, false) },
+    el('div', { class: 'head row' }, el('span', { class: 'badge live', text: 'waiting' }), el('span', { class: 'tool', text: a.tool || '?' }),
+      el('span', { class: 'muted small left', 'data-expires': a.expires_at || '', text: timeLeft(a.expires_at) })),
+    a.message ? el('p', { class: 'message', text: a.message }) : null,
+    el('div', { class: 'kv' },
+      el('span', { class: 'k', text: 'Whose call' }), el('span', { text: identityText(a) }),
+      el('span', { class: 'k', text: 'Model' }), el('span', { text: a.model || '' }),
+      el('span', { class: 'k', text: 'Rule' }), el('span', { text: a.rule || '' }),
+      el('span', { class: 'k', text: 'Asked' }), el('span', { text: a.created_at ? time(a.created_at) : '' }),
+      a.last_user ? el('span', { class: 'k', text: 'Last user message' }) : null, a.last_user ? el('span', { text: a.last_user }) : null),
+    el('pre', { class: 'args', text: argsText(a.arguments) }),
+    el('div', { class: 'row decide' },
+      el('input', { class: 'comment', type: 'text', placeholder: 'Comment (optional)', 'aria-label': 'Comment', maxLength: 4096 }),
+      el('button', { class: 'approve', text: 'Approve', onclick: (e) => { e.stopPropagation(); decide(a.id, true); } }),
+      el('button', { class: 'deny', text: 'Deny', onclick: (e) => { e.stopPropagation(); decide(a.id, false); } })));
+  const addPending = (a) => {
+    waiting.querySelectorAll('.empty').forEach((n) => n.remove());
+    const old = waiting.querySelector('.approval[data-id="' + a.id + '"]');
+    items.set(a.id, a);
+    const c = card(a);
+    if (old) old.replaceWith(c); else waiting.append(c);
+    if (!picked) pick(a.id, false); else pick(picked, false);
+  };
+  const addDecided = (a) => {
+    decided.querySelector('tr[data-id="' + a.id + '"]')?.remove();
+    decided.prepend(el('tr', { 'data-id': a.id },
+      el('td', { text: time(a.decided_at || a.created_at) }), el('td', { class: 'mono', text: a.tool || '' }),
+      el('td', {}, el('span', { class: 'badge ' + ({ approved: 'allow', denied: 'block' }[a.state] || 'lost'), text: a.state })),
+      el('td', { text: a.approver || '' }), el('td', { text: a.comment || '' }), el('td', { text: identityText(a) })));
+    while (decided.children.length > 50) decided.lastChild.remove();
+  };
+  const settle = (a) => {
+    if (a.state === 'pending') { addPending(a); return; }
+    const held = items.get(a.id);
+    items.delete(a.id);
+    const c = waiting.querySelector('.approval[data-id="' + a.id + '"]');
+    if (c) {
+      const next = c.nextElementSibling || c.previousElementSibling;
+      c.remove();
+      if (picked === a.id) pick(next ? next.dataset.id : null, document.activeElement === document.body);
+    }
+    addDecided(Object.assign({}, held || {}, a));
+    empty();
+  };
+  if (live) live.close();
+  live = new EventSource('/api/live');
+  live.addEventListener('approval', (e) => settle(JSON.parse(e.data)));
+  api('/api/approvals?state=pending').then((r) => { r.approvals.forEach(addPending); empty(); })
+    .catch((err) => { note.textContent = err.message; });
+  api('/api/approvals?state=decided&limit=20').then((r) => r.approvals.slice().reverse().forEach(addDecided)).catch(() => {});
+  pendingTimer = setInterval(() => waiting.querySelectorAll('[data-expires]').forEach((n) => { n.textContent = timeLeft(Number(n.dataset.expires)); }), 1000);
+  pendingKeys = (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const typing = e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement;
+    if (typing) {
+      if (e.key === 'Escape') { e.target.blur(); pick(picked, true); }
+      return;
+    }
+    const list = cards();
+    const at = list.findIndex((c) => c.dataset.id === picked);
+    if (e.key === 'j' || e.key === 'k') {
+      if (!list.length) return;
+      const to = e.key === 'j' ? Math.min(at + 1, list.length - 1) : Math.max(at - 1, 0);
+      pick(list[to].dataset.id, true);
+    } else if ((e.key === 'a' || e.key === 'd') && picked) {
+      decide(picked, e.key === 'a');
+    } else if (e.key === 'c' && picked) {
+      waiting.querySelector('.approval[data-id="' + picked + '"] input.comment')?.focus();
+    } else return;
+    e.preventDefault();
+  };
+  document.addEventListener('keydown', pendingKeys);
+}
+
+// --------------------------------------------------------------------------
 // Routing
 
 function route() {
@@ -615,7 +748,9 @@ function route() {
   const [path, query] = hash.slice(1).split('?');
   const params = new URLSearchParams(query || '');
   const view = path.split('/')[1] || 'live';
-  if (live && view !== 'live') { live.close(); live = null; }
+  if (live) { live.close(); live = null; }
+  if (pendingKeys) { document.removeEventListener('keydown', pendingKeys); pendingKeys = null; }
+  if (pendingTimer) { clearInterval(pendingTimer); pendingTimer = null; }
   document.querySelectorAll('header nav a').forEach((a) => a.classList.toggle('on', a.dataset.view === (view === 'stream' ? 'history' : view)));
   if (view === 'history') viewHistory(params);
   else if (view === 'stream') viewStream(path.split('/')[2]);
@@ -623,6 +758,7 @@ function route() {
   else if (view === 'usage') viewUsage(params);
   else if (view === 'policy') viewPolicy(params);
   else if (view === 'try') viewTry(params);
+  else if (view === 'pending') viewPending();
   else viewLive();
   refreshStatus();
 }

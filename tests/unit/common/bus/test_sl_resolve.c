@@ -1,5 +1,6 @@
 /*  Unit tests: common/bus/sl_resolve (endpoint lists into addresses). */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/bus/sl_resolve.h"
@@ -50,4 +51,57 @@ Test (sl_resolve, a_name_becomes_an_endpoint_per_address)
     cr_expect_eq (sl_resolve_name ("tcp://", "no.such.host.invalid", "1", s_collect, out, &why), -1);
     cr_expect_str_eq (out, "", "nothing for a name that does not resolve");
     cr_expect_not_null (why, "the resolver's reason");
+}
+
+//  A set of endpoints as a service keeps its connections.
+typedef struct {
+    char have [8][SL_RESOLVE_ENDPOINT_MAX];
+    size_t count;
+    int added, removed;
+} s_set_t;
+
+static size_t s_count (void *arg) { return ((s_set_t *) arg)->count; }
+static const char *s_endpoint (void *arg, size_t i) { return ((s_set_t *) arg)->have [i]; }
+
+static void
+s_add (void *arg, const char *endpoint)
+{
+    s_set_t *set = arg;
+    snprintf (set->have [set->count++], SL_RESOLVE_ENDPOINT_MAX, "%s", endpoint);
+    set->added++;
+}
+
+static void
+s_remove (void *arg, size_t i)
+{
+    s_set_t *set = arg;
+    memcpy (set->have [i], set->have [--set->count], SL_RESOLVE_ENDPOINT_MAX);
+    set->removed++;
+}
+
+static const sl_resolve_set_t s_ops = { s_count, s_endpoint, s_add, s_remove };
+
+Test (sl_resolve, a_set_is_kept_in_step_with_its_list)
+{
+    s_set_t set = { .count = 0 };
+    cr_expect_eq (sl_resolve_sync ("tcp://127.0.0.1:1,tcp://127.0.0.1:2", 8, &s_ops, &set), 0);
+    cr_expect_eq (set.count, 2);
+    cr_expect_eq (set.added, 2);
+    //  One stays, one goes, one comes.
+    cr_expect_eq (sl_resolve_sync ("tcp://127.0.0.1:2,tcp://127.0.0.1:3", 8, &s_ops, &set), 0);
+    cr_expect_eq (set.count, 2);
+    cr_expect_eq (set.added, 3);
+    cr_expect_eq (set.removed, 1);
+    bool two = false, three = false;
+    for (size_t i = 0; i < set.count; i++) {
+        two |= strcmp (set.have [i], "tcp://127.0.0.1:2") == 0;
+        three |= strcmp (set.have [i], "tcp://127.0.0.1:3") == 0;
+    }
+    cr_expect (two && three);
+    //  A name that does not resolve now removes nothing.
+    cr_expect_eq (sl_resolve_sync ("tcp://127.0.0.1:2,tcp://judge.invalid:5", 8, &s_ops, &set), 0);
+    cr_expect_eq (set.count, 2, "no scale-down on a resolver hiccup");
+    //  A malformed list changes nothing.
+    cr_expect_eq (sl_resolve_sync ("judge:5", 8, &s_ops, &set), -1);
+    cr_expect_eq (set.count, 2);
 }

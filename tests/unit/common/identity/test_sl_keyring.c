@@ -147,6 +147,7 @@ Test (sl_keyring, a_bad_file_is_refused_with_its_place)
         { "keys:\n  - id: 'a b'\n    sha256: %s\n", "letters, digits", 2, 9 },
         { "keys:\n  - id: a\n    sha256: %s\n    limits: {rpm: -1}\n", "rpm must be a whole number", 4, 19 },
         { "keys:\n  - id: a\n    sha256: %s\n    limits: {rate: 1}\n", "unknown field 'rate' of limits", 4, 14 },
+        { "keys:\n  - id: a\n    sha256: %s\n    approver: maybe\n", "approver", 4, 15 },
         { "teams:\n  - name: t\n  - name: t\nkeys: []\n", "listed twice", 3, 11 },
         { "teams:\n  - name: t\n    limits_on_error: maybe\nkeys: []\n", "allow or deny", 3, 22 },
         { "jwt: {issuer: x}\n", "needs its public keys", 1, 6 },

@@ -677,6 +677,93 @@ check_identity_and_usage (s_env_t *env)
     sl_store_close (&store);
 }
 
+//  An approval record as a judge makes it.
+static sl_msg_t
+s_approval (const uint8_t *id, const char *state, int64_t ts)
+{
+    sl_msg_t m = s_msg (SL_MSG_APPROVAL, id, 0);
+    m.code = sl_str (state);
+    m.stream = SL_STR_LIT ("a10102030405060708090a0b0c0d0e0f");
+    m.index = 1;
+    m.name = SL_STR_LIT ("shell");
+    m.text = SL_STR_LIT ("{\"command\":\"git push --force\"}");
+    m.rule = SL_STR_LIT ("ask-push");
+    m.message = SL_STR_LIT ("shell wants to force-push");
+    m.digest = SL_STR_LIT ("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+    m.policy = SL_STR_LIT ("0123456789ab");
+    m.key_id = SL_STR_LIT ("bob-ci");
+    m.team = SL_STR_LIT ("eng");
+    m.user = SL_STR_LIT ("bob");
+    m.model = SL_STR_LIT ("gpt-4o");
+    m.instance = SL_STR_LIT ("judge-1");
+    m.ts = ts;
+    m.expires = 1000000 + 300000;
+    m.body = SL_STR_LIT ("{\"approvers\":[\"team:eng\"],\"on_timeout\":\"block\",\"remember_minutes\":0}");
+    if (strcmp (state, "pending") != 0) {
+        m.approver = SL_STR_LIT ("alice@eng");
+        m.reason = SL_STR_LIT ("fine, once");
+    }
+    return m;
+}
+
+static void
+check_approvals (s_env_t *env)
+{
+    sl_store_t *store = s_fresh (env);
+    sl_archive_t *archive = sl_archive_new (store, 0);
+    sl_record_meta_t meta = s_meta (1000000, 0);
+    cr_assert_eq (sl_store_begin (store), 0);
+    //  a: pending, then approved; the same records again change nothing.
+    sl_msg_t pending = s_approval (s_sid_a, "pending", 1000000);
+    sl_msg_t approved = s_approval (s_sid_a, "approved", 1004000);
+    cr_expect_eq (sl_archive_apply (archive, &meta, &pending), 1, "new");
+    cr_expect_eq (sl_archive_apply (archive, &meta, &pending), 0, "twice: nothing new");
+    cr_expect_eq (sl_archive_apply (archive, &meta, &approved), 1, "decided");
+    cr_expect_eq (sl_archive_apply (archive, &meta, &approved), 0);
+    //  b: its decision came first (through another emitter); the pending
+    //  record that follows fills in, and does not take the decision back.
+    sl_msg_t b_timeout = s_approval (s_sid_b, "timeout", 1300000);
+    b_timeout.name = SL_STR_NULL;
+    sl_msg_t b_pending = s_approval (s_sid_b, "pending", 1000500);
+    cr_expect_eq (sl_archive_apply (archive, &meta, &b_timeout), 1);
+    cr_expect_eq (sl_archive_apply (archive, &meta, &b_pending), 0, "older than what the row holds");
+    //  c: still waiting.
+    const uint8_t sid_c [SL_SID_SIZE] = { 0xc3, 1, 2 };
+    sl_msg_t c_pending = s_approval (sid_c, "pending", 1002000);
+    cr_expect_eq (sl_archive_apply (archive, &meta, &c_pending), 1);
+    cr_assert_eq (sl_store_commit (store), 0, "%s", sl_store_error (store));
+    cr_expect_eq (s_count (store, "SELECT COUNT(*) FROM approvals"), 3);
+    cr_expect_eq (s_count (store, "SELECT COUNT(*) FROM approvals WHERE state = 'timeout' AND tool = 'shell' "
+                                  "AND created_at = 1000500 AND updated_at = 1300000"), 1);
+
+    sl_buf_t out = { 0 };
+    cr_assert_eq (sl_query_approvals (store, "pending", 0, &out), 0, "%s", sl_store_error (store));
+    const char *json = sl_buf_cstr (&out);
+    cr_expect (sl_json_valid (sl_buf_str (&out)), "%s", json);
+    s_expect_in (json, "{\"approvals\":[{\"id\":\"c3010200000000000000000000000000\",\"state\":\"pending\","
+                       "\"stream\":\"a10102030405060708090a0b0c0d0e0f\",\"index\":1,\"tool\":\"shell\","
+                       "\"arguments\":{\"command\":\"git push --force\"},\"rule\":\"ask-push\","
+                       "\"message\":\"shell wants to force-push\"");
+    s_expect_in (json, "\"identity\":{\"key_id\":\"bob-ci\",\"team\":\"eng\",\"user\":\"bob\"}");
+    s_expect_in (json, "\"judge\":\"judge-1\",\"created_at\":1002000,\"expires_at\":1300000,"
+                       "\"approvers\":[\"team:eng\"],\"on_timeout\":\"block\",\"remember_minutes\":0}]}");
+    cr_expect_null (strstr (json, "\"id\":\"a1010203"), "a is decided");
+    sl_buf_reset (&out);
+    cr_assert_eq (sl_query_approvals (store, "decided", 0, &out), 0);
+    json = sl_buf_cstr (&out);
+    cr_expect (sl_json_valid (sl_buf_str (&out)), "%s", json);
+    const char *b = strstr (json, "\"id\":\"b2010203"), *a = strstr (json, "\"id\":\"a1010203");
+    cr_expect (a && b && b < a, "the latest decision first: %s", json);
+    s_expect_in (json, "\"decided_at\":1004000,\"approver\":\"alice@eng\",\"comment\":\"fine, once\"");
+    cr_expect_null (strstr (json, "\"id\":\"c3010200"));
+    sl_buf_reset (&out);
+    cr_expect_eq (sl_query_approvals (store, "maybe", 0, &out), 1);
+    cr_expect_eq (out.len, 0);
+    sl_buf_free (&out);
+    sl_archive_destroy (&archive);
+    sl_store_close (&store);
+}
+
 static void
 s_suite (s_env_t *env)
 {
@@ -688,6 +775,7 @@ s_suite (s_env_t *env)
     check_policies_and_gaps (env);
     check_retention_and_export (env);
     check_identity_and_usage (env);
+    check_approvals (env);
 }
 
 Test (sl_store, the_suite_on_sqlite)

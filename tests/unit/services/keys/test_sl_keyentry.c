@@ -19,7 +19,7 @@ Test (sl_keyentry, a_new_key_and_its_entry_make_a_working_file)
     sl_buf_t file = { 0 };
     sl_buf_puts (&file, "keys:\n");
     cr_assert_eq (sl_keyentry_write (a, &spec, &file), 0);
-    spec = (sl_keyentry_spec_t) { .user = "bob" };
+    spec = (sl_keyentry_spec_t) { .user = "bob", .approver = true };
     cr_assert_eq (sl_keyentry_write (b, &spec, &file), 0);
     cr_expect_null (strstr (sl_buf_cstr (&file), a), "the key itself is in no entry");
     char *error = NULL;
@@ -32,9 +32,11 @@ Test (sl_keyentry, a_new_key_and_its_entry_make_a_working_file)
     cr_expect_eq (e->limits.rpm, 60);
     cr_expect_eq (e->limits.tokens_per_day, 1000);
     cr_expect_eq (e->limits.concurrent, 0);
+    cr_expect_not (e->approver, "not an approver unless asked");
     const sl_keyentry_t *f = sl_keyring_find (ring, b);
     cr_assert_not_null (f);
     cr_expect_str_eq (f->team->name, SL_KEYRING_DEFAULT_TEAM);
+    cr_expect (f->approver, "--approver writes approver: true");
     sl_keyring_unref (&ring);
     sl_buf_free (&file);
     sl_buf_t bad = { 0 };
