@@ -99,15 +99,15 @@ fi
 start "$BIN/sluice-emitter" --keys "$KEYS" --bind tcp://127.0.0.1:5554 --gateways tcp://127.0.0.1:5555 \
     --pub tcp://127.0.0.1:5556 --pub-meta tcp://127.0.0.1:5557 --audit tcp://127.0.0.1:5558 --metrics-port 9554
 start "$BIN/sluice-audit" --keys "$KEYS" --emitters tcp://127.0.0.1:5558 --data-dir "$AUDIT_DATA" \
-    --console-port "$CONSOLE_PORT" --metrics-port 9558
+    --console-port "$CONSOLE_PORT" --judge-approvals tcp://127.0.0.1:5563 --metrics-port 9558
 start "$BIN/sluice-judge" --keys "$KEYS" --bind tcp://127.0.0.1:5553 --next tcp://127.0.0.1:5554 --policy "$POLICY" \
-    --metrics-port 9553
+    --approvals-bind tcp://127.0.0.1:5563 --metrics-port 9553
 start "$BIN/sluice-aggregator" --keys "$KEYS" --bind tcp://127.0.0.1:5552 --next tcp://127.0.0.1:5553 --metrics-port 9552
 start "$BIN/sluice-ingest" --keys "$KEYS" --bind tcp://127.0.0.1:5551 --next tcp://127.0.0.1:5552 \
     --openai-base-url "$OPENAI_URL" --anthropic-base-url "$ANTHROPIC_URL" --gemini-base-url "$GEMINI_URL" \
     --metrics-port 9551
 start "$BIN/sluice-gateway" --keys "$KEYS" --http-host 127.0.0.1 --http-port "$HTTP_PORT" --bind tcp://127.0.0.1:5555 \
-    --next tcp://127.0.0.1:5551 --policy "$POLICY" --metrics-port 9555
+    --next tcp://127.0.0.1:5551 --policy "$POLICY" --judge-approvals tcp://127.0.0.1:5563 --metrics-port 9555
 
 # Ready when the gateway answers and the emitter has heard from it (frames
 # go only to a gateway that announced itself). Bounded: 10 s.

@@ -423,7 +423,7 @@ judge_approvals_new (sl_service_t *svc, const char *endpoint, judge_approvals_pu
                                       "Tool calls a person was asked about (action ask)");
     self->requests = sl_metrics_counter (m, "sluice_approvals_requests_total", NULL,
                                          "Requests on the approvals control socket");
-    self->refused = sl_metrics_counter (m, "sluice_approvals_refused_total", NULL,
+    self->refused = sl_metrics_counter (m, "sluice_approvals_control_refused_total", NULL,
                                         "Control requests answered with an error (not held here included)");
     sl_metrics_gauge_fn (m, "sluice_approvals_pending", NULL, "Tool calls waiting for a person", s_pending, self);
     zloop_reader (self->loop, sl_inbox_sock (inbox), s_on_request, self);
