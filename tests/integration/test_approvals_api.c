@@ -355,6 +355,7 @@ s_gateway_pending (int port, size_t want)
 typedef struct {
     int port;                           //  the gateway's
     const audit_proc_t *audit;          //  NULL: every decision through the gateway
+    char judges [2][64];                //  the judge holding each call decided
 } s_decider_t;
 
 static const char *
@@ -372,6 +373,9 @@ s_decide_both (void *arg, int round)
     (void) round;
     s_decider_t *d = arg;
     json_t *list = s_gateway_pending (d->port, 2);
+    for (size_t i = 0; i < 2; i++)
+        snprintf (d->judges [i], sizeof d->judges [i], "%s", json_string_value (json_object_get (
+                  json_array_get (json_object_get (list, "approvals"), i), "judge")) ?: "");
     sl_buf_t out = { 0 };
     char path [96];
     snprintf (path, sizeof path, "/v1/approvals/%s", s_id (list, 0));
@@ -431,7 +435,7 @@ Test (approvals_api, ask_through_the_gateway_and_the_console_stored_and_posted_s
     cr_assert (audit_start (s, "audit", store, extra, &audit));
     unsetenv ("SLUICE_APPROVALS_WEBHOOK_SECRET");
     load_client_t *clients = load_clients (2, "mock-tools", 4);
-    s_decider_t decider = { s->http_port, &audit };
+    s_decider_t decider = { s->http_port, &audit, { "", "" } };
     load_action_t action = { .at = 200, .fn = s_decide_both, .arg = &decider };
     load_run (s->http_port, clients, 2, &action, 1, RUN_LIMIT_MS);
     s_expect_one_ran_one_denied (clients);
@@ -490,10 +494,15 @@ Test (approvals_api, with_two_judges_the_gateway_finds_the_one_holding_the_call)
     cr_assert_not_null (c);
     //  Streams spread over the judges: enough calls that both hold some.
     load_client_t *clients = load_clients (2, "mock-tools", 4);
-    s_decider_t decider = { c->http_port [0], NULL };
+    s_decider_t decider = { c->http_port [0], NULL, { "", "" } };
     load_action_t action = { .at = 200, .fn = s_decide_both, .arg = &decider };
     load_run (c->http_port [0], clients, 2, &action, 1, RUN_LIMIT_MS);
     s_expect_one_ran_one_denied (clients);
+    //  The aggregator pins each new stream to the judge with the most
+    //  credit, so the two calls are held by the two judges: whichever the
+    //  gateway asks first, one decision went to a judge other than it.
+    cr_expect_str_neq (decider.judges [0], decider.judges [1], "held by %s and %s", decider.judges [0],
+                       decider.judges [1]);
     load_clients_free (clients, 2);
     cr_expect_eq (cluster_stop (c), 0);
     char cmd [128];
