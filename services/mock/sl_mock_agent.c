@@ -15,10 +15,11 @@
 #include "services/mock/sl_mock_provider.h"
 
 #define S_DESCRIPTION "Runs a command for the sluice agent test."
+#define S_ASK_COMMAND "touch sluice-ask.marker && printf 'sluice-ask-%s\\n' " SL_MOCK_AGENT_ASK_WORD
 
 const char *sl_mock_agent_scenarios [] = {
     "mock-agent-text", "mock-agent-shell", "mock-agent-exfil", "mock-agent-danger", "mock-agent-slow", "mock-agent-slow-text",
-    "mock-agent-terminate", "mock-agent-error", NULL
+    "mock-agent-terminate", "mock-agent-error", "mock-agent-ask", NULL
 };
 
 //  The shell tools of the agents, by the names they give them: the SDK
@@ -149,6 +150,11 @@ sl_mock_agent_build (int dialect, sl_str_t model, sl_str_t request_body, sl_mock
     else
     if (sl_str_eq (model, "mock-agent-terminate"))
         command = "touch sluice-terminate.marker";
+    else
+    if (sl_str_eq (model, "mock-agent-ask"))
+        //  It prints words the command does not hold: a tool result with
+        //  them shows the command ran, not an agent echoing the call.
+        command = S_ASK_COMMAND;
     else
     if (sl_str_eq (model, "mock-agent-error")) {
         before = "This answer will not";

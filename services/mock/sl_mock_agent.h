@@ -25,11 +25,16 @@
       mock-agent-terminate  a text, then: touch sluice-terminate.marker
       mock-agent-error      a text, then the provider's error mid-stream,
                             as its API sends one
+      mock-agent-ask        a text, then: touch sluice-ask.marker &&
+                            printf 'sluice-ask-%s\n' approved, which prints
+                            SL_MOCK_AGENT_ASK_OUTPUT, words the command
+                            itself does not hold (a person approves it in
+                            the agents' test)
     After a tool result, every scenario but mock-agent-exfil answers
     "sluice-agent: done."
     Commands name their marker file relative to the agent's working
-    directory; policies match the words sluice-slow and sluice-terminate
-    (tests/agents/policy.yaml).
+    directory; policies match the words sluice-slow, sluice-terminate and
+    sluice-ask (tests/agents/policy.yaml).
 */
 #ifndef SL_MOCK_AGENT_H
 #define SL_MOCK_AGENT_H
@@ -41,6 +46,9 @@
 
 #define SL_MOCK_AGENT_PREFIX "mock-agent-"
 #define SL_MOCK_AGENT_DONE "sluice-agent: done."
+#define SL_MOCK_AGENT_ASK_WORD "approved"
+//  What mock-agent-ask's command prints: in a tool result, it ran.
+#define SL_MOCK_AGENT_ASK_OUTPUT "sluice-ask-" SL_MOCK_AGENT_ASK_WORD
 
 //  Does model name an agent scenario?
 bool sl_mock_agent_is (sl_str_t model);

@@ -22,18 +22,31 @@
                  the provider's message
 
     and after each, no process holds a stream (sluice_streams_active of
-    every hop, the mock's mock_streams_active). A case's home is removed
-    when it passes, kept when it fails. Skipped unless
+    every hop, the mock's mock_streams_active). Then, the four agents at
+    once on one stack (so that the wait is had once):
+
+      ask        a shell call the policy asks a person about (action ask)
+                 waits 30 s: the test lists it through the gateway
+                 (GET /v1/approvals), approves it 30 s after it showed
+                 (POST /v1/approvals/{id}, as a caller on the gateway's
+                 machine), and the agent runs the command: it asked once,
+                 ended after the approval, its marker appears, what the
+                 command printed comes back in the final text, and the
+                 call's verdict has check approved. An agent that gives up
+                 and asks again shows as a second approval of its tool.
+
+    A case's home is removed when it passes, kept when it fails. Skipped unless
     SLUICE_AGENTS_BIN names the installed agents' bin directory (make
     agents sets it): the agents are large and not part of make test.
 
     With SLUICE_AGENTS_RECORD naming a directory (make agents sets it), the
     mock records every request that reaches it (--record), and each case's
     requests go to <agent>-<scenario>.requests there (a line each: the
-    path, a tab, the body). A failed case prints what the stack said meanwhile: the
+    path, a tab, the body; all-ask.requests for the four agents at once). A failed case prints what the stack said meanwhile: the
     mock's refusals, the ingest's upstream errors, every warning. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +56,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "services/mock/sl_mock_agent.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/hops.h"
+#include "tests/integration/verdict_tap.h"
 
 #define AG_RUN_MS 240000                //  one agent run, retries included
 #define AG_DRAIN_MS 15000               //  for every hop to let go of the streams
@@ -52,8 +67,15 @@
 #define AG_PROMPT "Run the shell command you are asked to run."
 #define AG_LOG_MAX (1 << 20)            //  output of one run kept for checks
 #define AG_SHOWN_MAX 40                 //  log lines a failed case prints, at most
+#define AG_SHOWN_BYTES 200              //  of a refused decision's answer printed
 #define AG_READ_LINES 100000            //  log lines read for them, at most
 #define AG_COPY_MAX (64L << 20)         //  bytes of one case's requests kept, at most
+#define AG_ASK_WAIT_MS 30000            //  a call waits this long for its approval
+#define AG_ASKED_MAX 8                  //  approvals of one agent's run kept
+#define AG_POLL_MS 250                  //  between two looks at the approvals
+#define AG_HTTP_MS 10000                //  one request to the approvals API
+#define AG_VERDICTS_MS 2000             //  for the verdicts still on their way
+#define AG_APPROVE "{\"decision\":\"approve\",\"comment\":\"the agents' test approves after 30 s\"}"
 
 //  --------------------------------------------------------------------------
 //  Running an agent
@@ -95,12 +117,12 @@ s_exists (const ag_env_t *e, const char *file)
     return access (path, F_OK) == 0;
 }
 
-//  Run argv (argv [0] in the bin directory) in the agent's working
-//  directory with only env (NAME=value, NULL-terminated) and PATH; its
-//  output (stdout and stderr) into *output. Returns the exit status, -1
-//  when it had to be killed.
-static int
-s_run (const ag_env_t *e, const char *const *argv, const char *const *env, char **output)
+//  Start argv (argv [0] in the bin directory) in the agent's working
+//  directory with only env (NAME=value, NULL-terminated) and PATH, its
+//  output (stdout and stderr) into run.log in its home, in a process group
+//  of its own. Returns its pid.
+static pid_t
+s_spawn (const ag_env_t *e, const char *const *argv, const char *const *env)
 {
     char log [512], program [640], path [700];
     snprintf (log, sizeof log, "%s/run.log", e->home);
@@ -128,6 +150,32 @@ s_run (const ag_env_t *e, const char *const *argv, const char *const *env, char 
         execv (program, (char *const *) argv);
         _exit (127);
     }
+    return pid;
+}
+
+//  What a started agent left: whatever its process group still runs is
+//  killed, its output goes to *output. Returns its exit status, -1 when it
+//  did not exit by itself (exited false) or died from a signal.
+static int
+s_reap (const ag_env_t *e, pid_t pid, bool exited, int status, char **output)
+{
+    if (!exited) {
+        kill (-pid, SIGKILL);
+        waitpid (pid, &status, 0);
+    }
+    kill (-pid, SIGKILL);               //  whatever it left running
+    char log [512];
+    snprintf (log, sizeof log, "%s/run.log", e->home);
+    *output = s_read (log);
+    return exited && WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+//  Run argv as s_spawn starts it, for at most AG_RUN_MS; its output into
+//  *output. Returns the exit status, -1 when it had to be killed.
+static int
+s_run (const ag_env_t *e, const char *const *argv, const char *const *env, char **output)
+{
+    pid_t pid = s_spawn (e, argv, env);
     int status = 0;
     long deadline = zclock_mono () + AG_RUN_MS;
     bool exited = false;
@@ -139,13 +187,7 @@ s_run (const ag_env_t *e, const char *const *argv, const char *const *env, char 
             nanosleep (&pause, NULL);
         }
     }
-    if (!exited) {
-        kill (-pid, SIGKILL);
-        waitpid (pid, &status, 0);
-    }
-    kill (-pid, SIGKILL);               //  whatever it left running
-    *output = s_read (log);
-    return exited && WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+    return s_reap (e, pid, exited, status, output);
 }
 
 //  Remove a run's home (the agent's caches, hundreds of MB for opencode).
@@ -221,6 +263,7 @@ s_show_log (const proc_t *p, long offset, const char *const *needles, int *budge
 typedef struct {
     const char *name;                   //  the command
     const char *dialect;                //  what it speaks to sluice
+    const char *shells;                 //  its shell tool's names, each between spaces
     void (*configure) (const ag_env_t *e);
     //  argv for a model (NULL-terminated, into argv); env likewise
     void (*command) (const ag_env_t *e, const char *model, const char **argv, const char **env, char *scratch);
@@ -336,7 +379,7 @@ s_opencode_configure (const ag_env_t *e)
               "    \"options\": { \"baseURL\": \"http://127.0.0.1:%d/v1\", \"apiKey\": \"sk-sluice-agents\" },\n"
               "    \"models\": { \"mock-agent-text\": {}, \"mock-agent-shell\": {}, \"mock-agent-danger\": {},\n"
               "      \"mock-agent-slow\": {}, \"mock-agent-slow-text\": {}, \"mock-agent-terminate\": {},\n"
-              "      \"mock-agent-error\": {} } } } }\n", e->port);
+              "      \"mock-agent-error\": {}, \"mock-agent-ask\": {} } } } }\n", e->port);
     s_write (path, text);
 }
 
@@ -359,11 +402,24 @@ s_opencode (const ag_env_t *e, const char *model, const char **argv, const char 
 }
 
 static const agent_t s_agents [] = {
-    { "claude", "Anthropic Messages", s_claude_configure, s_claude },
-    { "codex", "OpenAI Responses", s_codex_configure, s_codex },
-    { "gemini", "Gemini", s_gemini_configure, s_gemini },
-    { "opencode", "OpenAI Chat Completions", s_opencode_configure, s_opencode },
+    { "claude", "Anthropic Messages", " Bash ", s_claude_configure, s_claude },
+    { "codex", "OpenAI Responses", " exec_command shell_command shell ", s_codex_configure, s_codex },
+    { "gemini", "Gemini", " run_shell_command ", s_gemini_configure, s_gemini },
+    { "opencode", "OpenAI Chat Completions", " bash ", s_opencode_configure, s_opencode },
 };
+#define AG_AGENTS (int) (sizeof s_agents / sizeof s_agents [0])
+
+//  Which agent a shell tool is of (by its name, case counts), -1 none.
+static int
+s_agent_of (const char *tool)
+{
+    char word [80];
+    snprintf (word, sizeof word, " %s ", tool ? tool : "");
+    for (int i = 0; i < AG_AGENTS; i++)
+        if (strstr (s_agents [i].shells, word))
+            return i;
+    return -1;
+}
 
 //  --------------------------------------------------------------------------
 //  The scenarios
@@ -401,32 +457,130 @@ s_upstream_error_shown (const char *agent, const char *output)
     return strcmp (agent, "claude") == 0 && strstr (output, "API Error: Server error mid-response");
 }
 
+//  --------------------------------------------------------------------------
+//  A stack for the agents
+
+typedef struct {
+    sluice_stack_t *s;
+    char *policy;                       //  tests/agents/policy.yaml
+    const char *keep;                   //  SLUICE_AGENTS_RECORD, or NULL
+    char record [600];                  //  what the mock records into, or ""
+} ag_stack_t;
+
+//  The stack of a test, under tests/agents/policy.yaml, its gateway
+//  deciding approvals through its judge; when requests are kept, the mock
+//  records them into <keep>/<label>.all-requests. Asserts it came up.
+static void
+s_stack_start (ag_stack_t *st, const char *label)
+{
+    memset (st, 0, sizeof *st);
+    st->policy = s_read (AG_POLICY);
+    cr_assert_gt (strlen (st->policy), 0, "%s is readable", AG_POLICY);
+    st->keep = getenv ("SLUICE_AGENTS_RECORD");
+    if (st->keep && !*st->keep)
+        st->keep = NULL;
+    const char *mock_args [] = { "--record", st->record, NULL };
+    if (st->keep) {
+        mkdir (st->keep, 0755);
+        snprintf (st->record, sizeof st->record, "%s/%s.all-requests", st->keep, label);
+        unlink (st->record);
+    }
+    stack_opts_t opts = { .policy_text = st->policy, .mock_delay_ms = 20, .mock_args = st->keep ? mock_args : NULL,
+                          .gateway_approvals = true };
+    st->s = stack_start (&opts);
+    cr_assert_not_null (st->s, "the stack came up");
+}
+
+static void
+s_stack_stop (ag_stack_t *st)
+{
+    free (st->policy);
+    cr_expect_eq (stack_stop (st->s), 0);
+    if (*st->record)
+        unlink (st->record);            //  every case's share is kept apart
+}
+
+//  Where the logs of a case start (mock, ingest, judge, gateway).
+typedef struct {
+    long at [4];
+    long recorded;                      //  and the requests the mock recorded
+} ag_mark_t;
+
+static ag_mark_t
+s_mark (const ag_stack_t *st)
+{
+    const sluice_stack_t *s = st->s;
+    return (ag_mark_t) { { s_size (s->mock->log_path), s_size (s->ingest->log_path), s_size (s->judge->log_path),
+                           s_size (s->gateway->log_path) }, *st->record ? s_size (st->record) : 0 };
+}
+
+//  The requests the mock received since mark go to
+//  <keep>/<name>.requests; its path into requests ("" when none are kept).
+static void
+s_keep_requests (const ag_stack_t *st, const ag_mark_t *mark, const char *name, char *requests, size_t size)
+{
+    *requests = 0;
+    if (*st->record) {
+        snprintf (requests, size, "%s/%s.requests", st->keep, name);
+        s_copy_tail (st->record, mark->recorded, requests);
+    }
+}
+
+//  What the stack said since mark: the mock's refusals, the ingest's
+//  upstream errors, every warning.
+static void
+s_show_stack (const ag_stack_t *st, const ag_mark_t *mark, const char *requests)
+{
+    static const char *const mock_said [] = { "\"bad_request\"", "\"not_found\"", "\"level\":\"warn\"",
+                                              "\"level\":\"error\"", NULL };
+    static const char *const ingest_said [] = { "\"upstream_", "\"level\":\"warn\"", "\"level\":\"error\"", NULL };
+    static const char *const warned [] = { "\"level\":\"warn\"", "\"level\":\"error\"", NULL };
+    int budget = AG_SHOWN_MAX;
+    s_show_log (st->s->mock, mark->at [0], mock_said, &budget);
+    s_show_log (st->s->ingest, mark->at [1], ingest_said, &budget);
+    s_show_log (st->s->judge, mark->at [2], warned, &budget);
+    s_show_log (st->s->gateway, mark->at [3], warned, &budget);
+    if (*requests)
+        fprintf (stderr, "agents:   the requests that reached the mock: %s\n", requests);
+}
+
+//  The installed agents' bin directory; skips the test when there is none.
+static const char *
+s_agents_bin (void)
+{
+    const char *bin = getenv ("SLUICE_AGENTS_BIN");
+    if (!bin || !*bin)
+        cr_skip_test ("the coding agents are not installed: make agents installs them and runs this");
+    return bin;
+}
+
+//  A home and a working directory of its own for a run of agent.
+static void
+s_home (ag_env_t *e, const sluice_stack_t *s, const agent_t *agent, const char *scenario)
+{
+    snprintf (e->home, sizeof e->home, "%s/%s-%s", s->dir, agent->name, scenario);
+    snprintf (e->work, sizeof e->work, "%s/work", e->home);
+    mkdir (e->home, 0755);
+    mkdir (e->work, 0755);
+    agent->configure (e);
+}
+
+//  --------------------------------------------------------------------------
+//  Every scenario, one agent after the other
+
 static void
 s_agent (int which)
 {
     const agent_t *agent = &s_agents [which];
-    const char *bin = getenv ("SLUICE_AGENTS_BIN");
-    if (!bin || !*bin)
-        cr_skip_test ("the coding agents are not installed: make agents installs them and runs this");
+    const char *bin = s_agents_bin ();
     ag_env_t e = { 0 };
     snprintf (e.bin, sizeof e.bin, "%s", bin);
     char program [640];
     snprintf (program, sizeof program, "%s/%s", bin, agent->name);
     cr_assert_eq (access (program, X_OK), 0, "%s is installed", program);
-    char *policy = s_read (AG_POLICY);
-    cr_assert_gt (strlen (policy), 0, "%s is readable", AG_POLICY);
-    //  The requests the mock receives, when they are to be kept.
-    const char *keep = getenv ("SLUICE_AGENTS_RECORD");
-    char record [600] = "";
-    const char *mock_args [] = { "--record", record, NULL };
-    if (keep && *keep) {
-        mkdir (keep, 0755);
-        snprintf (record, sizeof record, "%s/%s.all-requests", keep, agent->name);
-        unlink (record);
-    }
-    stack_opts_t opts = { .policy_text = policy, .mock_delay_ms = 20, .mock_args = *record ? mock_args : NULL };
-    sluice_stack_t *s = stack_start (&opts);
-    cr_assert_not_null (s, "the stack came up");
+    ag_stack_t st;
+    s_stack_start (&st, agent->name);
+    sluice_stack_t *s = st.s;
     e.port = s->http_port;
     //  The agent's version, for the record.
     snprintf (e.home, sizeof e.home, "%s/%s-version", s->dir, agent->name);
@@ -450,12 +604,7 @@ s_agent (int which)
 
     for (size_t k = 0; k < sizeof s_scenarios / sizeof s_scenarios [0]; k++) {
         const scenario_t *sc = &s_scenarios [k];
-        //  A home and a working directory of its own for every run.
-        snprintf (e.home, sizeof e.home, "%s/%s-%s", s->dir, agent->name, sc->name);
-        snprintf (e.work, sizeof e.work, "%s/work", e.home);
-        mkdir (e.home, 0755);
-        mkdir (e.work, 0755);
-        agent->configure (&e);
+        s_home (&e, s, agent, sc->name);
         if (sc->not_ran) {
             char victim [512];
             snprintf (victim, sizeof victim, "%s/sluice-victim", e.work);
@@ -463,9 +612,7 @@ s_agent (int which)
         }
         agent->command (&e, sc->model, argv, env, scratch);
         char *output = NULL;
-        long logged [3] = { s_size (s->mock->log_path), s_size (s->ingest->log_path),
-                            s_size (s->gateway->log_path) };
-        long recorded = *record ? s_size (record) : 0;
+        ag_mark_t mark = s_mark (&st);
         long started = zclock_mono ();
         int status = s_run (&e, argv, env, &output);
         long took = zclock_mono () - started;
@@ -493,23 +640,11 @@ s_agent (int which)
         bool freed = hops_all_free (s, AG_DRAIN_MS, &which_hop, &held);
         fprintf (stderr, "agents: %-8s %-10s %s (exit %d, %.1f s)%s\n", agent->name, sc->name,
                  ok && freed ? "ok" : "FAILED", status, took / 1000.0, freed ? "" : ", a stream left behind");
-        char requests [700] = "";
-        if (*record) {
-            snprintf (requests, sizeof requests, "%s/%s-%s.requests", keep, agent->name, sc->name);
-            s_copy_tail (record, recorded, requests);
-        }
+        char requests [700], name [80];
+        snprintf (name, sizeof name, "%s-%s", agent->name, sc->name);
+        s_keep_requests (&st, &mark, name, requests, sizeof requests);
         if (!ok || !freed) {
-            static const char *const mock_said [] = { "\"bad_request\"", "\"not_found\"", "\"level\":\"warn\"",
-                                                      "\"level\":\"error\"", NULL };
-            static const char *const ingest_said [] = { "\"upstream_", "\"level\":\"warn\"",
-                                                        "\"level\":\"error\"", NULL };
-            static const char *const gateway_said [] = { "\"level\":\"warn\"", "\"level\":\"error\"", NULL };
-            int budget = AG_SHOWN_MAX;
-            s_show_log (s->mock, logged [0], mock_said, &budget);
-            s_show_log (s->ingest, logged [1], ingest_said, &budget);
-            s_show_log (s->gateway, logged [2], gateway_said, &budget);
-            if (*requests)
-                fprintf (stderr, "agents:   the requests that reached the mock: %s\n", requests);
+            s_show_stack (&st, &mark, requests);
             fprintf (stderr, "agents:   its home and working directory, kept: %s\n", e.home);
         }
         else
@@ -518,13 +653,180 @@ s_agent (int which)
         cr_expect (freed, "%s, %s: the %s still holds %.0f stream(s)", agent->name, sc->name, which_hop, held);
         free (output);
     }
-    free (policy);
-    cr_expect_eq (stack_stop (s), 0);
-    if (*record)
-        unlink (record);                //  every case's share is kept apart
+    s_stack_stop (&st);
 }
 
 Test (agents, claude_code, .timeout = 1800) { s_agent (0); }
 Test (agents, codex_cli, .timeout = 1800) { s_agent (1); }
 Test (agents, gemini_cli, .timeout = 1800) { s_agent (2); }
 Test (agents, opencode, .timeout = 1800) { s_agent (3); }
+
+//  --------------------------------------------------------------------------
+//  A call that waits for a person, every agent at once
+
+typedef struct {
+    char id [40];
+    long seen;                          //  when the test first listed it (zclock_mono)
+    long decided;                       //  when the test decided it, 0 not yet
+    int status;                         //  the decision's HTTP status
+} ag_asked_t;
+
+typedef struct {
+    ag_env_t e;
+    pid_t pid;
+    long started, ended;                //  zclock_mono; ended 0 while it runs
+    int wait_status;                    //  waitpid's
+    ag_asked_t asked [AG_ASKED_MAX];    //  the approvals its calls waited for
+    int asks;                           //  how many (at most AG_ASKED_MAX)
+    int approved;                       //  verdicts of its shell tool with check approved
+} ag_waiting_t;
+
+//  An approval the test has not seen before goes to the agent whose shell
+//  tool it holds (or to the last entry, calls of no known agent's tool).
+static void
+s_note_approvals (ag_waiting_t *runs, json_t *list)
+{
+    size_t i;
+    json_t *a;
+    json_array_foreach (json_object_get (list, "approvals"), i, a) {
+        const char *id = json_string_value (json_object_get (a, "id"));
+        const char *tool = json_string_value (json_object_get (a, "tool"));
+        int who = s_agent_of (tool);
+        ag_waiting_t *r = &runs [who < 0 ? AG_AGENTS : who];
+        bool known = false;
+        for (int k = 0; k < r->asks; k++)
+            known |= strcmp (r->asked [k].id, id ? id : "") == 0;
+        if (!id || known || r->asks == AG_ASKED_MAX)
+            continue;                   //  as many as it keeps: it fails all the same
+        long now = zclock_mono ();
+        r->asked [r->asks] = (ag_asked_t) { .seen = now };
+        snprintf (r->asked [r->asks].id, sizeof r->asked [0].id, "%s", id);
+        r->asks++;
+        fprintf (stderr, "agents: %-8s ask        its %s call waits (approval %s), %.1f s after it started\n",
+                 who < 0 ? "?" : s_agents [who].name, tool ? tool : "?", id, (now - r->started) / 1000.0);
+    }
+}
+
+//  Approve, through the gateway, every approval listed AG_ASK_WAIT_MS ago.
+static void
+s_approve_due (ag_waiting_t *runs, int port)
+{
+    const char *headers [] = { "Content-Type: application/json", NULL };
+    sl_buf_t out = { 0 };
+    for (int w = 0; w <= AG_AGENTS; w++)
+        for (int k = 0; k < runs [w].asks; k++) {
+            ag_asked_t *a = &runs [w].asked [k];
+            long now = zclock_mono ();
+            if (a->decided || now - a->seen < AG_ASK_WAIT_MS)
+                continue;
+            char path [96];
+            snprintf (path, sizeof path, "/v1/approvals/%s", a->id);
+            sl_buf_reset (&out);
+            a->status = http_request (port, "POST", path, AG_APPROVE, headers, &out, AG_HTTP_MS);
+            a->decided = zclock_mono ();
+            fprintf (stderr, "agents: %-8s ask        approved after %.1f s: %d%s%.*s\n",
+                     w < AG_AGENTS ? s_agents [w].name : "?", (a->decided - a->seen) / 1000.0, a->status,
+                     a->status == 200 ? "" : " ", a->status == 200 ? 0 : AG_SHOWN_BYTES, sl_buf_cstr (&out));
+        }
+    sl_buf_free (&out);
+}
+
+//  Each agent's shell call waits for a person: the policy asks about the
+//  command of mock-agent-ask (rule ask-person), the test lists the
+//  approvals through the gateway, approves each AG_ASK_WAIT_MS after it
+//  showed, and the agent runs the command after all. The four agents run
+//  at once, on one stack, so that the wait is had once.
+Test (agents, each_waits_for_an_approval, .timeout = 900)
+{
+    const char *bin = s_agents_bin ();
+    ag_stack_t st;
+    s_stack_start (&st, "ask");
+    sluice_stack_t *s = st.s;
+    verdict_tap_t *tap = verdict_tap_open (s);
+    ag_mark_t mark = s_mark (&st);
+    //  The last entry: approvals of a tool no agent here has.
+    ag_waiting_t runs [AG_AGENTS + 1];
+    memset (runs, 0, sizeof runs);
+    runs [AG_AGENTS].started = zclock_mono ();
+    for (int w = 0; w < AG_AGENTS; w++) {
+        ag_env_t *e = &runs [w].e;
+        snprintf (e->bin, sizeof e->bin, "%s", bin);
+        e->port = s->http_port;
+        s_home (e, s, &s_agents [w], "ask");
+        const char *argv [16], *env [16];
+        char scratch [4096];
+        s_agents [w].command (e, "mock-agent-ask", argv, env, scratch);
+        runs [w].started = zclock_mono ();
+        runs [w].pid = s_spawn (e, argv, env);
+    }
+    //  Until every agent ended (each within AG_RUN_MS).
+    long deadline = zclock_mono () + AG_RUN_MS;
+    int running = AG_AGENTS;
+    sl_buf_t out = { 0 };
+    while (running > 0 && zclock_mono () < deadline) {
+        for (int w = 0; w < AG_AGENTS; w++)
+            if (!runs [w].ended && waitpid (runs [w].pid, &runs [w].wait_status, WNOHANG) == runs [w].pid) {
+                runs [w].ended = zclock_mono ();
+                running--;
+            }
+        sl_buf_reset (&out);
+        if (http_request (s->http_port, "GET", "/v1/approvals", NULL, NULL, &out, AG_HTTP_MS) == 200) {
+            json_t *list = json_loads (sl_buf_cstr (&out), 0, NULL);
+            s_note_approvals (runs, list);
+            json_decref (list);
+        }
+        s_approve_due (runs, s->http_port);
+        verdict_tap_read (tap, AG_POLL_MS);     //  the pause between rounds
+    }
+    sl_buf_free (&out);
+    verdict_tap_wait (tap, VERDICT_TAP_MAX, AG_VERDICTS_MS);
+    for (int i = 0; i < tap->count; i++) {
+        const sl_msg_t *v = tap->verdicts [i];
+        char tool [80];
+        snprintf (tool, sizeof tool, "%.*s", (int) v->name.len, v->name.ptr);
+        int who = s_agent_of (tool);
+        if (who >= 0 && v->check == SL_CHK_APPROVED && v->action == SL_ACT_ALLOW
+        &&  sl_str_eq (v->approver, "loopback"))
+            runs [who].approved++;
+    }
+    const char *which_hop = "";
+    double held = 0;
+    bool freed = hops_all_free (s, AG_DRAIN_MS, &which_hop, &held);
+    char requests [700];
+    s_keep_requests (&st, &mark, "all-ask", requests, sizeof requests);
+    bool shown = false;
+    for (int w = 0; w < AG_AGENTS; w++) {
+        ag_waiting_t *r = &runs [w];
+        char *output = NULL;
+        int status = s_reap (&r->e, r->pid, r->ended != 0, r->wait_status, &output);
+        const ag_asked_t *first = &r->asked [0];
+        //  It asked once, waited for the approval, and ran the command:
+        //  its output came back to the model and into the final text.
+        bool once = r->asks == 1 && first->status == 200;
+        bool waited = once && r->ended >= first->decided;
+        bool ran = s_exists (&r->e, "sluice-ask.marker") && strstr (output, SL_MOCK_AGENT_DONE)
+                && strstr (output, SL_MOCK_AGENT_ASK_OUTPUT);
+        bool ok = status == 0 && once && waited && ran && r->approved == 1;
+        fprintf (stderr, "agents: %-8s %-10s %s (exit %d, %.1f s; asked %d time(s), the verdict approved %d)\n",
+                 s_agents [w].name, "ask", ok && freed ? "ok" : "FAILED", status,
+                 ((r->ended ? r->ended : zclock_mono ()) - r->started) / 1000.0, r->asks, r->approved);
+        if (!ok || !freed) {
+            if (!shown)
+                s_show_stack (&st, &mark, requests);
+            shown = true;
+            fprintf (stderr, "agents:   its home and working directory, kept: %s\n", r->e.home);
+        }
+        else
+            s_remove_home (&r->e);
+        cr_expect (once, "%s asked once and it was approved (%d approvals, the first decision %d)",
+                   s_agents [w].name, r->asks, first->status);
+        cr_expect (waited, "%s waited for the approval", s_agents [w].name);
+        cr_expect (status == 0 && ran, "%s ran the command: exit %d, output:\n%s", s_agents [w].name, status, output);
+        cr_expect_eq (r->approved, 1, "%s: one verdict approved", s_agents [w].name);
+        free (output);
+    }
+    cr_expect_eq (runs [AG_AGENTS].asks, 0, "no approval of another tool");
+    cr_expect (freed, "ask: the %s still holds %.0f stream(s)", which_hop, held);
+    verdict_tap_close (tap);
+    s_stack_stop (&st);
+}

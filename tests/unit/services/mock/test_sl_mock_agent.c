@@ -118,6 +118,21 @@ Test (sl_mock_agent, scenarios_and_side_requests)
     s_bytes (&sc, bytes, sizeof bytes);
     cr_expect_not_null (strstr (bytes, "\"name\":\"Bash\""), "%s", bytes);
     sl_mock_script_clear (&sc);
+    //  The call a person approves: its output is not in its command, and
+    //  after its result the final text quotes what it printed.
+    cr_assert_eq (sl_mock_agent_build (SL_DIALECT_ANTHROPIC, sl_str ("mock-agent-ask"), sl_str (body), &sc), 0);
+    s_bytes (&sc, bytes, sizeof bytes);
+    cr_expect_not_null (strstr (bytes, "touch sluice-ask.marker"), "%s", bytes);
+    cr_expect_null (strstr (bytes, SL_MOCK_AGENT_ASK_OUTPUT), "%s", bytes);
+    sl_mock_script_clear (&sc);
+    const char *ran = "{\"messages\":[{\"role\":\"user\",\"content\":\"go\"},{\"role\":\"assistant\",\"content\":"
+                      "[{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"Bash\",\"input\":{}}]},{\"role\":\"user\","
+                      "\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t\",\"content\":\"sluice-ask-approved\\n\"}]}],"
+                      "\"tools\":[{\"name\":\"Bash\"}]}";
+    cr_assert_eq (sl_mock_agent_build (SL_DIALECT_ANTHROPIC, sl_str ("mock-agent-ask"), sl_str (ran), &sc), 0);
+    s_bytes (&sc, bytes, sizeof bytes);
+    cr_expect_not_null (strstr (bytes, SL_MOCK_AGENT_DONE " Bash said: " SL_MOCK_AGENT_ASK_OUTPUT), "%s", bytes);
+    sl_mock_script_clear (&sc);
     //  A request without a shell tool (an agent's title request): a text.
     const char *side = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"title?\"}]}";
     cr_assert_eq (sl_mock_agent_build (SL_DIALECT_OPENAI, sl_str ("mock-agent-danger"), sl_str (side), &sc), 0);
