@@ -1,0 +1,52 @@
+/*  sl_tooldef.h - what identifies a tool: its name as a client wrote it,
+    the MCP server and tool that name stands for, and the digest of its
+    definition.
+
+    Agents load tools from MCP servers and write their names each in its
+    own way. sl_tooldef_name reads those forms into (server, tool):
+
+        mcp__<server>__<tool>   Claude Code, and Codex CLI
+        <server>__<tool>        Gemini CLI, for a tool whose name another
+                                server's tool took first (and older Codex)
+        <tool>                  anything else: no server known
+
+    (opencode writes <server>_<tool>, which cannot be told apart from a
+    tool whose own name holds an underscore without knowing the servers:
+    sl_tooldef_name_in reads it against a list of server names.)
+
+    The digest of a definition is the SHA-256 of its canonical JSON:
+    {"description": ..., "name": ..., "schema": ...} with every object's
+    keys sorted and no whitespace, so the same definition sent by two
+    clients, in two dialects, with keys in another order, has one digest.
+    Pure functions; the digest is 64 hex digits and a NUL.
+*/
+#ifndef SL_TOOLDEF_H
+#define SL_TOOLDEF_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "common/base/sl_buf.h"
+#include "common/base/sl_str.h"
+
+#define SL_TOOLDEF_DIGEST_SIZE 65       //  64 hex digits and a NUL
+
+//  A tool name read: both slices of the name as written.
+typedef struct {
+    sl_str_t server;                    //  absent when the name names none
+    sl_str_t tool;                      //  the tool's own name
+} sl_toolname_t;
+
+//  Read a tool name as a client wrote it (see above).
+void sl_tooldef_name (sl_str_t written, sl_toolname_t *out);
+//  The same, also reading <server>_<tool> for the servers named (count
+//  names; the longest that fits wins).
+void sl_tooldef_name_in (sl_str_t written, const char *const *servers, int count, sl_toolname_t *out);
+
+//  The canonical JSON of a definition into out (appended): description
+//  absent and schema NULL are written as null.
+void sl_tooldef_canonical (sl_str_t name, sl_str_t description, json_t *schema, sl_buf_t *out);
+//  The digest of a definition: 64 hex digits and a NUL into digest.
+void sl_tooldef_digest (sl_str_t name, sl_str_t description, json_t *schema, char *digest);
+
+#endif
