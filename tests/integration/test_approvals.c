@@ -5,6 +5,7 @@
     gateway's key, as the gateway and sluice-audit do, and reads verdicts
     from the emitter's tap. */
 #include <criterion/criterion.h>
+#include <curl/curl.h>
 #include <czmq.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -335,4 +336,27 @@ Test (approvals, a_cancelled_approval_blocks_and_a_stopping_judge_fails_its_own)
     free (run.s->judge);
     run.s->judge = NULL;
     cr_expect_eq (stack_stop (run.s), 0);
+}
+
+Test (approvals, a_client_that_leaves_cancels_its_approval)
+{
+    //  Through the gateway this time: the client gives up while its call
+    //  waits; the gateway tells the judges, the approval is cancelled and
+    //  the stream ends at every hop.
+    char policy [1024];
+    snprintf (policy, sizeof policy, s_policy, 60000, "allow");
+    stack_opts_t opts = { .policy_text = policy, .gateway_approvals = true };
+    sluice_stack_t *s = stack_start (&opts);
+    cr_assert_not_null (s);
+    load_client_t *clients = load_clients (1, "mock-tools", 4);
+    clients [0].timeout_ms = 1500;
+    load_run (s->http_port, clients, 1, NULL, 0, RUN_LIMIT_MS);
+    cr_expect_neq (clients [0].result, CURLE_OK, "the client gave up");
+    cr_expect (proc_wait_log (s->judge, "\"approvals_cancelled\"", NULL, NULL, 0, TIMEOUT_MS),
+               "the judge heard the client left");
+    cr_expect_eq (harness_wait_metric_down (atoi (s->metrics [3]), "sluice_approvals_pending", 0, TIMEOUT_MS), 0);
+    cr_expect_eq (harness_wait_metric_down (atoi (s->metrics [3]), "sluice_streams_active", 0, TIMEOUT_MS), 0,
+                  "the stream let go of at the judge");
+    load_clients_free (clients, 1);
+    cr_expect_eq (stack_stop (s), 0);
 }
