@@ -18,37 +18,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/base/sl_buf.h"
 #include "common/base/sl_json.h"
 #include "common/dialects/sl_job.h"
 #include "common/tools/sl_toolcache.h"
+#include "tests/bench/bench_clock.h"
 
 #define TOOLS 100
 #define ROUNDS 2000
 
-static double
-s_now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int
-s_cmp (const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return x < y ? -1 : x > y;
-}
-
 static void
 s_report (const char *name, double *us, int n, const char *what)
 {
-    qsort (us, (size_t) n, sizeof *us, s_cmp);
-    printf ("tools %-6s p50 %8.2f us  p99 %8.2f us  (%d definitions a request: %s)\n", name, us [n / 2],
-            us [n * 99 / 100], TOOLS, what);
+    double p50, p99;
+    bench_percentiles (us, n, &p50, &p99);
+    printf ("tools %-6s p50 %8.2f us  p99 %8.2f us  (%d definitions a request: %s)\n", name, p50, p99, TOOLS, what);
 }
 
 //  An Anthropic request of TOOLS MCP tools.
@@ -86,7 +71,7 @@ main (void)
     //  names: the schema texts, as the judge's list was written before.
     for (int r = 0; r < ROUNDS; r++) {
         sl_buf_reset (&out);
-        double t0 = s_now ();
+        double t0 = bench_now ();
         sl_buf_putc (&out, '[');
         for (size_t i = 0; i < req->tool_count; i++) {
             sl_json_put_sl (&out, req->tools [i].name);
@@ -95,15 +80,15 @@ main (void)
             free (schema);
         }
         sl_buf_putc (&out, ']');
-        us [r] = (s_now () - t0) * 1e6;
+        us [r] = (bench_now () - t0) * 1e6;
     }
     s_report ("names", us, ROUNDS, "name and schema, no digest");
     for (int r = 0; r < ROUNDS; r++) {
         sl_toolcache_t *cache = sl_toolcache_new ();
         sl_buf_reset (&out);
-        double t0 = s_now ();
+        double t0 = bench_now ();
         sl_req_tools_json (req, cache, &out);
-        us [r] = (s_now () - t0) * 1e6;
+        us [r] = (bench_now () - t0) * 1e6;
         sl_toolcache_destroy (&cache);
     }
     s_report ("cold", us, ROUNDS, "every digest computed");
@@ -111,9 +96,9 @@ main (void)
     sl_req_tools_json (req, cache, &out);
     for (int r = 0; r < ROUNDS; r++) {
         sl_buf_reset (&out);
-        double t0 = s_now ();
+        double t0 = bench_now ();
         sl_req_tools_json (req, cache, &out);
-        us [r] = (s_now () - t0) * 1e6;
+        us [r] = (bench_now () - t0) * 1e6;
     }
     s_report ("warm", us, ROUNDS, "every digest from the cache");
     sl_toolcache_stats_t st;

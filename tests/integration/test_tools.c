@@ -36,36 +36,40 @@
                    "\"labels\":{\"type\":\"array\"}},\"required\":[\"title\"]}}"
 #define S_BASH "{\"name\":\"Bash\",\"description\":\"Run a shell command.\",\"input_schema\":{\"type\":\"object\"}}"
 
-//  An Anthropic request of these tools (the Anthropic shape).
+//  A request of the key's to a dialect's endpoint (path; auth: its
+//  credential header, %s the key); its status.
 static int
-s_messages (sluice_stack_t *s, const char *key, const char *tools)
+s_post (sluice_stack_t *s, const char *path, const char *auth_format, const char *key, const char *body)
 {
-    char auth [128], body [2048];
-    snprintf (auth, sizeof auth, "x-api-key: %s", key);
-    snprintf (body, sizeof body, "{\"model\":\"mock-text\",\"max_tokens\":50,\"stream\":true,\"messages\":"
-                                 "[{\"role\":\"user\",\"content\":\"file it\"}],\"tools\":[%s]}", tools);
+    char auth [128];
+    snprintf (auth, sizeof auth, auth_format, key);
     const char *headers [] = { "Content-Type: application/json", auth, NULL };
     sl_buf_t out = { 0 };
-    int status = http_request (s->http_port, "POST", "/v1/messages", body, headers, &out, 20000);
+    int status = http_request (s->http_port, "POST", path, body, headers, &out, 20000);
     sl_buf_free (&out);
     return status;
 }
 
-//  An OpenAI chat request of create_issue's first definition.
+//  An Anthropic request of these tools.
+static int
+s_messages (sluice_stack_t *s, const char *key, const char *tools)
+{
+    char body [2048];
+    snprintf (body, sizeof body, "{\"model\":\"mock-text\",\"max_tokens\":50,\"stream\":true,\"messages\":"
+                                 "[{\"role\":\"user\",\"content\":\"file it\"}],\"tools\":[%s]}", tools);
+    return s_post (s, "/v1/messages", "x-api-key: %s", key, body);
+}
+
+//  An OpenAI chat request of create_issue's first definition, its keys
+//  in another order.
 static int
 s_chat (sluice_stack_t *s, const char *key)
 {
-    char auth [128];
-    snprintf (auth, sizeof auth, "Authorization: Bearer %s", key);
-    const char *body = "{\"model\":\"mock-text\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
-                       "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"mcp__github__create_issue\","
-                       "\"description\":\"Open a new issue in a repository.\",\"parameters\":{\"required\":[\"title\"],"
-                       "\"properties\":{\"title\":{\"type\":\"string\"}},\"type\":\"object\"}}}]}";
-    const char *headers [] = { "Content-Type: application/json", auth, NULL };
-    sl_buf_t out = { 0 };
-    int status = http_request (s->http_port, "POST", "/v1/chat/completions", body, headers, &out, 20000);
-    sl_buf_free (&out);
-    return status;
+    return s_post (s, "/v1/chat/completions", "Authorization: Bearer %s", key,
+                   "{\"model\":\"mock-text\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
+                   "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"mcp__github__create_issue\","
+                   "\"description\":\"Open a new issue in a repository.\",\"parameters\":{\"required\":[\"title\"],"
+                   "\"properties\":{\"title\":{\"type\":\"string\"}},\"type\":\"object\"}}}]}");
 }
 
 static bool
@@ -145,12 +149,9 @@ Test (tools, the_inventory_shows_each_teams_definitions_and_what_changed, .timeo
     const char *missing = browser_missing ();
     if (missing)
         cr_log_warn ("the console's tools page is not driven: %s", missing);
-    else {
-        char console_url [80];
-        snprintf (console_url, sizeof console_url, "SLUICE_CONSOLE_URL=http://127.0.0.1:%d/", a.console_port);
-        const char *env [] = { console_url, NULL };
-        cr_expect (browser_run ("tools.mjs", env, s->dir), "the browser test passed (its output is above)");
-    }
+    else
+        cr_expect (browser_run_console ("tools.mjs", a.console_port, s->http_port, NULL, s->dir),
+                   "the browser test passed (its output is above)");
     cr_expect_eq (proc_stop (a.proc, 10000), 0);
     free (a.proc);
     cr_expect_eq (stack_stop (s), 0);
