@@ -231,7 +231,7 @@ typedef struct {
     uint8_t upstream_dialect;           //  "ud"
     sl_str_t provider;                  //  "prov" upstream provider name
     sl_str_t reply_to;                  //  "rt"  instance name of the owning gateway
-    sl_str_t tools;                     //  "tools" JSON array [{name, schema}]
+    sl_str_t tools;                     //  "tools" JSON array (sl_req_tools_json)
     sl_str_t headers;                   //  "hdrs" JSON object, policy headers
     sl_str_t last_user;                 //  "lu"  last user message text
     sl_str_t auth;                      //  "auth" client credential (REQ only)

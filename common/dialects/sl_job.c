@@ -130,8 +130,9 @@ sl_job_route (const char *path, sl_endpoint_t *out)
     return sl_dialect_endpoint (path, out);
 }
 
-int
-sl_job_parse (const sl_endpoint_t *endpoint, sl_str_t body, sl_job_t *out)
+//  Parse, with the digests of the tools' definitions from cache (may be NULL).
+static int
+s_parse (const sl_endpoint_t *endpoint, sl_str_t body, sl_toolcache_t *cache, sl_job_t *out)
 {
     memset (out, 0, sizeof *out);
     const sl_dialect_t *d = sl_dialect_get (endpoint->dialect);
@@ -155,11 +156,17 @@ sl_job_parse (const sl_endpoint_t *endpoint, sl_str_t body, sl_job_t *out)
     sl_buf_append_str (&out->model, req->model);
     out->stream = req->stream;
     out->include_usage = req->include_usage;
-    sl_req_tools_json (req, &out->tools);
+    sl_req_tools_json (req, cache, &out->tools);
     sl_req_last_user (req, &out->last_user);
     if (d->forward (body, req, &out->upstream_body))
         return s_refuse (out, 400, "invalid_request_error", "the body must be a JSON object");
     return 0;
+}
+
+int
+sl_job_parse (const sl_endpoint_t *endpoint, sl_str_t body, sl_job_t *out)
+{
+    return s_parse (endpoint, body, NULL, out);
 }
 
 int
@@ -198,9 +205,10 @@ sl_job_translate (sl_job_t *self, int upstream_dialect)
 }
 
 int
-sl_job_prepare (const sl_endpoint_t *endpoint, sl_str_t body, sl_providers_t *routes, sl_job_t *out)
+sl_job_prepare (const sl_endpoint_t *endpoint, sl_str_t body, sl_providers_t *routes, sl_toolcache_t *cache,
+                sl_job_t *out)
 {
-    if (sl_job_parse (endpoint, body, out))
+    if (s_parse (endpoint, body, cache, out))
         return -1;
     if (!routes)
         return 0;

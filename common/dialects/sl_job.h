@@ -15,8 +15,9 @@
         be given refuses the request: 400, naming it; what is only
         informative is dropped, and named in `dropped` to be counted);
       - the model, the request's tool definitions in normalized form
-        ([{"name":..,"schema":{..}}]) and the text of its last user
-        message, for the judge (the same for every dialect).
+        (sl_req_tools_json: name, schema, description, server, tool,
+        digest) and the text of its last user message, for the judge and
+        the audit (the same for every dialect).
 
     A request sluice cannot serve is refused with the status, error type
     and message to send back in the client's dialect.
@@ -55,7 +56,7 @@ typedef struct {
     bool stream;                        //  client wants a streaming response (else one body)
     bool include_usage;                 //  client asked for usage in the stream
     sl_buf_t upstream_body;             //  JSON to send upstream
-    sl_buf_t tools;                     //  normalized tool definitions (JSON)
+    sl_buf_t tools;                     //  normalized tool definitions (JSON, sl_req_tools_json)
     sl_buf_t last_user;                 //  text of the last user message
     const char *dropped [SL_XLATE_DROPS_MAX];   //  informative features the translation dropped
     size_t drop_count;
@@ -76,8 +77,11 @@ int sl_job_parse (const sl_endpoint_t *endpoint, sl_str_t body, sl_job_t *out);
 //  (the normalized request rendered in it). 0 ok; -1 refused.
 int sl_job_translate (sl_job_t *self, int upstream_dialect);
 //  Parse, route (routes may be NULL: the client's dialect) and translate
-//  when the provider speaks another dialect. 0 ok; -1 refused.
-int sl_job_prepare (const sl_endpoint_t *endpoint, sl_str_t body, sl_providers_t *routes, sl_job_t *out);
+//  when the provider speaks another dialect; the tools' definition digests
+//  come from cache (the calling thread's own; NULL: computed). 0 ok; -1
+//  refused.
+int sl_job_prepare (const sl_endpoint_t *endpoint, sl_str_t body, sl_providers_t *routes, sl_toolcache_t *cache,
+                    sl_job_t *out);
 //  The normalized request changed after it was prepared (a request
 //  policy's redactions, tool results it replaced: sl_req_edit_text,
 //  sl_req_replace_result): prepare the upstream body and the last user

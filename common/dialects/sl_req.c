@@ -8,6 +8,7 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
+#include "common/tools/sl_tooldef.h"
 
 sl_req_t *
 sl_req_new (int dialect, json_t *root)
@@ -327,8 +328,62 @@ sl_req_open_call (const sl_req_t *self, size_t before, sl_str_t name)
 //  --------------------------------------------------------------------------
 //  What the judge reads
 
+//  A description cut to at most max bytes, on a character boundary.
+static sl_str_t
+s_cut (sl_str_t s, size_t max)
+{
+    if (s.len <= max)
+        return s;
+    size_t n = max;
+    while (n > 0 && ((unsigned char) s.ptr [n] & 0xC0) == 0x80)
+        n--;
+    return sl_str_n (s.ptr, n);
+}
+
+//  One definition: what the judge checks calls against (name, schema)
+//  and what the inventory records (description, server, tool, digest).
+static void
+s_tool_json (const sl_tool_t *t, sl_toolcache_t *cache, sl_buf_t *out)
+{
+    json_t *declared = t->declared ? t->declared : t->schema;
+    char *text = declared ? json_dumps (declared, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    sl_str_t schema_text = sl_str (text ? text : "");
+    char digest [SL_TOOLDEF_DIGEST_SIZE];
+    sl_toolcache_digest (cache, t->name, t->description, t->schema, schema_text, digest);
+    //  Over the bound the definition travels cut: the description first,
+    //  the schema too when it alone is over (the judge then cannot check
+    //  calls against it, and says so).
+    bool schema_fits = schema_text.len <= SL_TOOLDEF_TRAVEL_MAX;
+    size_t room = SL_TOOLDEF_TRAVEL_MAX - (schema_fits ? schema_text.len : 0);
+    sl_str_t description = s_cut (t->description, room);
+    bool truncated = !schema_fits || description.len < t->description.len;
+    sl_buf_puts (out, "{\"name\":");
+    sl_json_put_sl (out, t->name);
+    if (schema_fits) {
+        sl_buf_puts (out, ",\"schema\":");
+        sl_buf_puts (out, json_is_object (declared) ? text : "{}");
+    }
+    free (text);
+    if (t->description.ptr) {
+        sl_buf_puts (out, ",\"description\":");
+        sl_json_put_sl (out, description);
+    }
+    sl_toolname_t parts;
+    sl_tooldef_name (t->name, &parts);
+    if (parts.server.ptr) {
+        sl_buf_puts (out, ",\"server\":");
+        sl_json_put_sl (out, parts.server);
+    }
+    sl_buf_puts (out, ",\"tool\":");
+    sl_json_put_sl (out, parts.tool);
+    sl_buf_printf (out, ",\"digest\":\"%s\"", digest);
+    if (truncated)
+        sl_buf_puts (out, ",\"truncated\":true");
+    sl_buf_putc (out, '}');
+}
+
 void
-sl_req_tools_json (const sl_req_t *self, sl_buf_t *out)
+sl_req_tools_json (const sl_req_t *self, sl_toolcache_t *cache, sl_buf_t *out)
 {
     sl_buf_putc (out, '[');
     bool first = true;
@@ -336,15 +391,10 @@ sl_req_tools_json (const sl_req_t *self, sl_buf_t *out)
         const sl_tool_t *t = &self->tools [i];
         if (!t->name.ptr)
             continue;
-        sl_buf_puts (out, first ? "{\"name\":" : ",{\"name\":");
+        if (!first)
+            sl_buf_putc (out, ',');
         first = false;
-        sl_json_put_sl (out, t->name);
-        sl_buf_puts (out, ",\"schema\":");
-        json_t *declared = t->declared ? t->declared : t->schema;
-        char *schema = json_is_object (declared) ? json_dumps (declared, JSON_COMPACT) : NULL;
-        sl_buf_puts (out, schema ? schema : "{}");
-        free (schema);
-        sl_buf_putc (out, '}');
+        s_tool_json (t, cache, out);
     }
     sl_buf_putc (out, ']');
 }

@@ -50,6 +50,7 @@
 
 #include "common/base/sl_buf.h"
 #include "common/base/sl_str.h"
+#include "common/tools/sl_toolcache.h"
 
 typedef enum {
     SL_ROLE_SYSTEM = 1,                 //  instructions (system, developer)
@@ -247,9 +248,17 @@ void sl_req_result_text (const sl_part_t *result, bool mark_error, sl_buf_t *out
 sl_str_t sl_req_open_call (const sl_req_t *self, size_t before, sl_str_t name);
 
 //  What the judge reads, the same for every dialect:
-//  the tool definitions, [{"name":..,"schema":{..}}] (every tool that has a
-//  name; {} when it declares no schema), appended to out;
-void sl_req_tools_json (const sl_req_t *self, sl_buf_t *out);
+//  the tool definitions (every tool that has a name), appended to out:
+//  [{"name":..,"schema":{..},"description":..,"server":..,"tool":..,
+//  "digest":..,"truncated":true}]: schema {} when it declares none;
+//  description absent when it has none; server and tool the parts of the
+//  name (sl_tooldef_name; server absent when the name names none); digest
+//  sl_tooldef_digest of the whole definition (from cache, which may be
+//  NULL: computed); a definition whose description and schema are over
+//  SL_TOOLDEF_TRAVEL_MAX bytes has its description cut (on a character
+//  boundary), and its schema left out when that alone is over, and is
+//  marked truncated (its digest is still of the whole);
+void sl_req_tools_json (const sl_req_t *self, sl_toolcache_t *cache, sl_buf_t *out);
 //  the text of the last user message that says something (its text parts,
 //  joined with line ends; a message of tool results only is skipped).
 void sl_req_last_user (const sl_req_t *self, sl_buf_t *out);

@@ -271,5 +271,14 @@ sl_schema_check (sl_schema_t *self, sl_str_t name, json_t *args, sl_buf_t *why)
         sl_buf_puts (why, "the arguments are not valid JSON");
         return -1;
     }
-    return sl_schema_validate (json_object_get (tool, "schema"), args, why);
+    json_t *schema = json_object_get (tool, "schema");
+    if (!schema && json_is_true (json_object_get (tool, "truncated"))) {
+        //  The schema was over the bound and did not travel: not checked
+        //  is not conforming.
+        sl_buf_puts (why, "the definition of '");
+        sl_buf_append_str (why, name);
+        sl_buf_puts (why, "' is over the size bound: its schema cannot be checked");
+        return -1;
+    }
+    return sl_schema_validate (schema, args, why);
 }

@@ -2,9 +2,11 @@
     call's arguments against them.
 
     The gateway copies the tools a client declared into the stream's START
-    message as [{"name": ..., "schema": {...}}]. A policy rule with
-    schema_violation: true matches a call whose arguments do not conform to
-    its tool's JSON schema, or whose tool the request never declared.
+    message as [{"name": ..., "schema": {...}, ...}] (sl_req_tools_json). A
+    policy rule with schema_violation: true matches a call whose arguments
+    do not conform to its tool's JSON schema, whose tool the request never
+    declared, or whose tool's schema was over the size bound and did not
+    travel (marked truncated: it cannot be checked).
 
     The checker covers the keywords tool schemas use to constrain values:
     type (a name or a list of names; "integer" accepts integral numbers),

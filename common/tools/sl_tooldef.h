@@ -30,6 +30,9 @@
 #include "common/base/sl_str.h"
 
 #define SL_TOOLDEF_DIGEST_SIZE 65       //  64 hex digits and a NUL
+//  A definition's description and schema travel whole (to the judge, the
+//  audit) up to this many bytes; beyond, cut and marked truncated.
+#define SL_TOOLDEF_TRAVEL_MAX (64u << 10)
 
 //  A tool name read: both slices of the name as written.
 typedef struct {

@@ -12,6 +12,7 @@
 #include "common/dialects/sl_dialect.h"
 #include "common/dialects/sl_providers.h"
 #include "common/identity/sl_limits.h"
+#include "services/audit/sl_inventory.h"
 
 #define S_ROW_OVERHEAD 96               //  bytes a row costs beyond its text, about
 #define S_TEXTS 12                      //  texts one statement may hold
@@ -22,6 +23,7 @@ struct _sl_archive_t {
     sl_buf_t text [S_TEXTS];            //  repaired texts
     sl_buf_t names;                     //  tool names
     const sl_providers_t *prices;       //  what a stream costs; NULL: no costs
+    sl_inventory_t *inventory;          //  the tool definitions seen
 };
 
 sl_archive_t *
@@ -30,6 +32,7 @@ sl_archive_new (sl_store_t *store, size_t max_text)
     sl_archive_t *self = sl_xcalloc (1, sizeof *self);
     self->store = store;
     self->max_text = max_text ? max_text : SL_ARCHIVE_DEFAULT_MAX_TEXT;
+    self->inventory = sl_inventory_new (store, self->max_text);
     return self;
 }
 
@@ -48,6 +51,7 @@ sl_archive_destroy (sl_archive_t **self_p)
     for (int i = 0; i < S_TEXTS; i++)
         sl_buf_free (&self->text [i]);
     sl_buf_free (&self->names);
+    sl_inventory_destroy (&self->inventory);
     free (self);
     *self_p = NULL;
 }
@@ -69,17 +73,14 @@ sl_archive_bucket_bound (int bucket)
 //  --------------------------------------------------------------------------
 //  Text
 
-//  Text as the store takes it, in slot: valid UTF-8, no NUL, at most
-//  max_text bytes cut on a character boundary (*cut set when it was).
-//  Absent stays absent.
-static sl_str_t
-s_text (sl_archive_t *self, int slot, sl_str_t in, bool *cut)
+void
+sl_archive_clean (sl_buf_t *buf, sl_str_t in, size_t max, sl_str_t *out, bool *cut)
 {
     if (cut)
         *cut = false;
+    *out = in;
     if (!in.ptr)
-        return in;
-    sl_buf_t *buf = &self->text [slot];
+        return;
     sl_buf_reset (buf);
     sl_str_t s = in;
     if (!sl_utf8_valid (in.ptr, in.len) || memchr (in.ptr, 0, in.len)) {
@@ -97,14 +98,23 @@ s_text (sl_archive_t *self, int slot, sl_str_t in, bool *cut)
         sl_buf_free (&clean);
         s = sl_buf_str (buf);
     }
-    if (s.len > self->max_text) {
-        size_t n = self->max_text;
+    if (s.len > max) {
+        size_t n = max;
         while (n > 0 && ((unsigned char) s.ptr [n] & 0xC0) == 0x80)
             n--;
         s.len = n;
         if (cut)
             *cut = true;
     }
+    *out = s;
+}
+
+//  Text as the store takes it, in slot (sl_archive_clean at max_text).
+static sl_str_t
+s_text (sl_archive_t *self, int slot, sl_str_t in, bool *cut)
+{
+    sl_str_t s;
+    sl_archive_clean (&self->text [slot], in, self->max_text, &s, cut);
     return s;
 }
 
@@ -170,6 +180,8 @@ s_on_start (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta, cons
     sl_str_t names = s_tool_names (self, msg->tools);
     sl_str_t tools = s_text (self, 2, names.ptr && names.len ? names : SL_STR_NULL, NULL);
     int64_t bytes = S_ROW_OVERHEAD + (int64_t) (last_user.len + tools_json.len + tools.len);
+    if (sl_inventory_record (self->inventory, meta->at, msg))
+        return -1;
     sl_val_t p [] = {
         sid, sl_val_int (meta->at), sl_val_int (msg->epoch),
         s_name (msg->client_dialect ? sl_dialect_name (msg->client_dialect) : NULL),

@@ -12,6 +12,8 @@
         stream re-sent to another emitter after a crash): nothing else
         changes, and apply returns 0. Otherwise its rows are written (the
         stream's row, a block, a verdict) and the stream's counts move.
+      - a stream's start also records its tool definitions in the
+        inventory (sl_inventory.h).
       - a policy report updates the row of its judge and policy.
       - a gap notice (its key: emitter, incarnation, record number) counts
         a loss against every stream it names, making a row for a stream
@@ -25,6 +27,7 @@
 #ifndef SL_ARCHIVE_H
 #define SL_ARCHIVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "proto/sl_msg.h"
@@ -57,6 +60,11 @@ void sl_archive_set_prices (sl_archive_t *self, const sl_providers_t *prices);
 //  already (or nothing to write), -1 the store failed (the caller rolls
 //  back: a PostgreSQL transaction is over after a failed statement).
 int sl_archive_apply (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg);
+//  Text as the store takes it: valid UTF-8 without NUL (repaired into buf
+//  when it is not), at most max bytes cut on a character boundary (*cut,
+//  may be NULL, set when it was); *out is in itself or a slice of buf.
+//  Absent stays absent.
+void sl_archive_clean (sl_buf_t *buf, sl_str_t in, size_t max, sl_str_t *out, bool *cut);
 //  The quarter-octave bucket of a latency (µs) and a bucket's upper bound:
 //  verdicts store the bucket, percentiles are read from the counts.
 int sl_archive_latency_bucket (int64_t latency_us);

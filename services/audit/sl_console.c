@@ -12,6 +12,7 @@
 #include "common/base/sl_json.h"
 #include "proto/sl_msg.h"
 #include "services/audit/sl_embedded.h"
+#include "services/audit/sl_inventory.h"
 #include "services/audit/sl_query.h"
 #include "services/audit/sl_tryit.h"
 
@@ -498,6 +499,19 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
     }
     if (strcmp (path, "/api/policies") == 0) {
         if (sl_query_policies (self->store, &resp->body))
+            s_store_error (self, resp);
+        else
+            s_json (resp, 200);
+        return;
+    }
+    if (strcmp (path, "/api/tools") == 0) {
+        const char *changed = s_arg (req, "changed");
+        sl_inventory_filter_t f = {
+            .team = s_arg (req, "team"), .name = s_arg (req, "name"), .server = s_arg (req, "server"),
+            .changed = changed && (strcmp (changed, "1") == 0 || strcmp (changed, "true") == 0),
+            .limit = (int) s_arg_i64 (req, "limit", 0)
+        };
+        if (sl_inventory_query (self->store, &f, &resp->body))
             s_store_error (self, resp);
         else
             s_json (resp, 200);

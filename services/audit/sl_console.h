@@ -14,6 +14,8 @@
         GET  /api/streams/<sid>     one stream, whole
         GET  /api/stats?from&to&bucket   the charts' numbers
         GET  /api/policies          what each judge runs, and its reload failures
+        GET  /api/tools             the tool definitions seen, per team (sl_inventory.h):
+                                    team=, name=, server=, changed=1, limit=
         GET  /api/gaps              records the emitters could not keep
         GET  /api/live              server-sent events: the snapshot, then every record
         GET  /api/capture/<sid>     a recorded stream as a capture, for "try it"

@@ -573,7 +573,7 @@ s_on_request (void *arg, sl_http_req_t *req)
         return;
     }
     sl_job_t parsed;
-    int rc = sl_job_prepare (&route, body, self->config.routes, &parsed);
+    int rc = sl_job_prepare (&route, body, self->config.routes, self->toolcache, &parsed);
     s_on_parsed (self, req, dialect, rc, &parsed, caller);
     sl_job_clear (&parsed);
 }
@@ -769,6 +769,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     self->codec = sl_codec_new ();
     self->parsing = zlistx_new ();
     self->parse_worker = parse_worker_new (loop, s_on_parse_done, self);
+    self->toolcache = sl_toolcache_new ();
     sl_metrics_gauge_fn (m, "sluice_streams_active", NULL, "Client streams in progress", s_active, self);
     sl_metrics_gauge_fn (m, "sluice_queue_bytes", "queue=\"ingest\"",
                          "Bytes queued for the next hop, not yet handed to ZeroMQ", s_pending, self);
@@ -849,6 +850,7 @@ gateway_destroy (gateway_t **self_p)
         sl_admission_finish (self->admission, &caller, NULL, NULL, false);
     }
     parse_worker_destroy (&self->parse_worker);     //  frees the tasks it still held
+    sl_toolcache_destroy (&self->toolcache);
     zlistx_destroy (&self->parsing);
     sl_router_flush (self->router);
     gateway_approvals_stop (self);

@@ -109,6 +109,7 @@ struct _gateway_t {
     sl_llm_tickets_t *tickets;          //  asks in flight: their stream, their ask's index
     int ack_timer;
     parse_worker_t *parse_worker;       //  large bodies are parsed off the reactor
+    sl_toolcache_t *toolcache;          //  tool definition digests, for bodies parsed here
     zlistx_t *parsing;                  //  their tasks, until they come back
     int alone_timer;                    //  while ALONE frames wait, -1 otherwise
     int renew_timer;                    //  live streams' places among the concurrent renewed

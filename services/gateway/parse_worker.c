@@ -39,10 +39,10 @@ parse_worker_task_destroy (parse_worker_task_t **task_p)
 
 //  Parse, route and translate a task's body (what the thread does).
 static void
-s_run (parse_worker_task_t *task)
+s_run (parse_worker_task_t *task, sl_toolcache_t *cache)
 {
     int64_t started = zclock_usecs ();
-    task->rc = sl_job_prepare (&task->endpoint, sl_buf_str (&task->body), task->routes, &task->parsed);
+    task->rc = sl_job_prepare (&task->endpoint, sl_buf_str (&task->body), task->routes, cache, &task->parsed);
     task->took_us = zclock_usecs () - started;
 }
 
@@ -56,6 +56,9 @@ s_worker (zsock_t *pipe, void *arg)
     (void) arg;
     if (setpriority (PRIO_PROCESS, (id_t) syscall (SYS_gettid), PARSE_WORKER_NICE) != 0)
         sl_log_debug ("parse_worker_nice", "the parse worker keeps the reactor's priority");
+    //  The thread's own digests of tool definitions: nothing shared with
+    //  the reactor's.
+    sl_toolcache_t *cache = sl_toolcache_new ();
     zsock_signal (pipe, 0);
     while (true) {
         char *command = NULL;
@@ -66,10 +69,11 @@ s_worker (zsock_t *pipe, void *arg)
         free (command);
         if (stop)
             break;
-        s_run (task);
+        s_run (task, cache);
         if (zsock_send (pipe, "p", task) < 0)
             break;
     }
+    sl_toolcache_destroy (&cache);
 }
 
 static int

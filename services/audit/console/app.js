@@ -1,5 +1,5 @@
 /*  The sluice audit console: a page per hash (#/live, #/pending, #/history,
-    #/stream/<sid>, #/charts, #/usage, #/policy, #/try), drawn from sluice-audit's JSON API. Plain
+    #/stream/<sid>, #/charts, #/usage, #/policy, #/tools, #/try), drawn from sluice-audit's JSON API. Plain
     JavaScript shipped with the binary: no framework, no build step, nothing
     loaded from elsewhere. Text from the store is always set as text (never
     parsed as HTML). */
@@ -541,6 +541,140 @@ async function viewPolicy(params) {
 }
 
 // --------------------------------------------------------------------------
+// Tools: what each team's agents can call (every definition their requests
+// carried, by server), what changed and when, and two definitions of one
+// tool side by side in one diff
+
+// A definition as lines to compare: its description, then its schema with
+// keys sorted (the order a client wrote them in is not a change).
+function sortedJson(v) {
+  if (Array.isArray(v)) return v.map(sortedJson);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortedJson(v[k])]));
+  return v;
+}
+function schemaText(schema) {
+  if (schema === null || schema === undefined) return '';
+  return typeof schema === 'string' ? schema : JSON.stringify(sortedJson(schema), null, 2);
+}
+
+// The edit script between two token lists: [['=', t] | ['-', t] | ['+', t]].
+// The common head and tail are taken first; the middle by longest common
+// subsequence when it is small enough, else as all removed then all added.
+const DIFF_CELLS_MAX = 4e6;
+function diffTokens(a, b) {
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  const out = a.slice(0, head).map((t) => ['=', t]);
+  const x = a.slice(head, a.length - tail), y = b.slice(head, b.length - tail);
+  if (x.length * y.length > DIFF_CELLS_MAX) {
+    x.forEach((t) => out.push(['-', t]));
+    y.forEach((t) => out.push(['+', t]));
+  } else {
+    const n = x.length, m = y.length;
+    const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+    for (let i = n - 1; i >= 0; i--)
+      for (let j = m - 1; j >= 0; j--)
+        lcs[i][j] = x[i] === y[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+    let i = 0, j = 0;
+    while (i < n || j < m) {
+      if (i < n && j < m && x[i] === y[j]) { out.push(['=', x[i]]); i++; j++; }
+      else if (j < m && (i === n || lcs[i][j + 1] >= lcs[i + 1][j])) { out.push(['+', y[j]]); j++; }
+      else { out.push(['-', x[i]]); i++; }
+    }
+  }
+  a.slice(a.length - tail).forEach((t) => out.push(['=', t]));
+  return out;
+}
+
+// The description word by word, inline; the schema line by line, unified.
+function definitionDiff(older, newer) {
+  const words = (t) => (t || '').split(/(\s+)/).filter((w) => w !== '');
+  const desc = diffTokens(words(older.description), words(newer.description));
+  const lines = (t) => t ? t.split('\n') : [];
+  const schema = diffTokens(lines(schemaText(older.schema)), lines(schemaText(newer.schema)));
+  const mark = { '-': 'del', '+': 'ins', '=': null };
+  const changed = (ops) => ops.some(([op]) => op !== '=');
+  return el('div', { class: 'tooldiff' },
+    el('div', { class: 'muted small', text: older.digest.slice(0, 12) + ' (first seen ' + time(older.first_seen, true) + ') → ' +
+                                             newer.digest.slice(0, 12) + ' (first seen ' + time(newer.first_seen, true) + ')' }),
+    el('h3', { text: 'Description' + (changed(desc) ? '' : ' (unchanged)') }),
+    el('pre', { class: 'diff-desc' }, desc.map(([op, t]) => mark[op] ? el(mark[op], { text: t }) : t)),
+    el('h3', { text: 'Schema' + (changed(schema) ? '' : ' (unchanged)') }),
+    el('pre', { class: 'diff-schema' }, schema.map(([op, t]) =>
+      el('div', { class: 'line ' + (mark[op] || 'same'), text: (op === '=' ? '  ' : op + ' ') + t }))));
+}
+
+function teamName(team) { return team === '' ? '(no team)' : team; }
+
+async function viewTools(params) {
+  clear();
+  $main.append(el('h1', { text: 'Tools' }),
+    el('p', { class: 'muted', text: 'Every tool definition the requests of each team carried, by MCP server: once per definition, with who sent it to which model, first and last seen. A tool whose definition changed has two rows; its diff is below.' }));
+  const q = new URLSearchParams();
+  for (const k of ['team', 'name', 'server']) if (params.get(k)) q.set(k, params.get(k));
+  if (params.get('changed')) q.set('changed', '1');
+  const form = el('form', { class: 'filters', id: 'tool-filters', onsubmit: (e) => {
+    e.preventDefault();
+    const f = new URLSearchParams();
+    for (const input of form.querySelectorAll('input[type="text"]')) if (input.value) f.set(input.name, input.value);
+    if (form.querySelector('input[name="changed"]').checked) f.set('changed', '1');
+    location.hash = '#/tools?' + f.toString();
+  } },
+    ['team', 'name', 'server'].map((k) => el('label', {}, k, el('input', { type: 'text', name: k, value: params.get(k) || '' }))),
+    el('label', {}, 'changed only', el('input', { type: 'checkbox', name: 'changed', checked: !!params.get('changed') })),
+    el('button', { type: 'submit', text: 'Show' }));
+  $main.append(form);
+  let data;
+  try { data = await api('/api/tools?' + q.toString()); } catch (e) { $main.append(el('p', { class: 'error', text: e.message })); return; }
+  if (!data.tools.length) { $main.append(el('p', { class: 'empty', text: 'No tool definition recorded yet.' })); return; }
+  const byKey = (t) => t.team + '\u0000' + t.name;
+  const defs = new Map();
+  for (const t of data.tools) { if (!defs.has(byKey(t))) defs.set(byKey(t), []); defs.get(byKey(t)).push(t); }
+
+  // What changed: each name with several definitions, its last two diffed.
+  if (data.changes.length) {
+    const changes = el('div', { id: 'tool-changes' }, el('h2', { text: 'What changed' }));
+    for (const c of data.changes) {
+      const all = defs.get(c.team + '\u0000' + c.name) || [];
+      if (all.length < 2) continue;
+      changes.append(el('div', { class: 'panel change', 'data-team': c.team, 'data-name': c.name },
+        el('div', { class: 'row' }, el('strong', { class: 'mono', text: c.name }), el('span', { class: 'tag', text: teamName(c.team) }),
+          el('span', { class: 'badge block', text: all.length + ' definitions' }),
+          el('span', { class: 'muted small', text: 'changed ' + time(all[0].first_seen, true) })),
+        definitionDiff(all[1], all[0])));
+    }
+    $main.append(changes);
+  }
+
+  // What each team can call, by server.
+  if (data.more) $main.append(el('p', { class: 'muted', text: 'More definitions than shown: narrow the filter.' }));
+  const teams = [...new Set(data.tools.map((t) => t.team))];
+  for (const team of teams) {
+    const section = el('section', { class: 'team', 'data-team': team }, el('h2', { text: teamName(team) }));
+    const rows = data.tools.filter((t) => t.team === team);
+    const servers = [...new Set(rows.map((t) => t.server === null ? '' : t.server))];
+    for (const server of servers) {
+      section.append(el('h3', { text: server ? 'server ' + server : 'no server named' }),
+        el('table', { class: 'tools' },
+          el('thead', {}, el('tr', {}, ['Tool', 'Definition', 'Description', 'Seen', 'Keys', 'Models', 'Requests'].map((h) => el('th', { text: h })))),
+          el('tbody', {}, rows.filter((t) => (t.server === null ? '' : t.server) === server).map((t) =>
+            el('tr', { 'data-name': t.name, 'data-digest': t.digest },
+              el('td', { class: 'mono' }, t.tool || t.name, t.definitions > 1 ? el('span', { class: 'badge block', text: 'changed' }) : null),
+              el('td', { class: 'mono small', title: t.digest, text: t.digest.slice(0, 12) + (t.truncated ? ' (truncated)' : '') }),
+              el('td', {}, el('details', {}, el('summary', { text: (t.description || '').slice(0, 140) || '(none)' }),
+                el('pre', { text: t.description || '' }), el('pre', { text: schemaText(t.schema) }))),
+              el('td', { class: 'small', text: time(t.first_seen, true) + ' – ' + time(t.last_seen, true) }),
+              el('td', { class: 'small mono', text: t.key_ids.join(', ') }),
+              el('td', { class: 'small mono', text: t.models.join(', ') }),
+              el('td', { class: 'num', text: count(t.requests) }))))));
+    }
+    $main.append(section);
+  }
+}
+
+// --------------------------------------------------------------------------
 // Try it: a policy over a capture, with the replay library
 
 async function viewTry(params) {
@@ -757,6 +891,7 @@ function route() {
   else if (view === 'charts') viewCharts(params);
   else if (view === 'usage') viewUsage(params);
   else if (view === 'policy') viewPolicy(params);
+  else if (view === 'tools') viewTools(params);
   else if (view === 'try') viewTry(params);
   else if (view === 'pending') viewPending();
   else viewLive();

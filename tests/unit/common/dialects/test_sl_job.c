@@ -3,6 +3,7 @@
 #include <jansson.h>
 
 #include "common/dialects/sl_job.h"
+#include "tests/tools_view.h"
 #include "common/dialects/sl_providers.h"
 
 //  A request to the endpoint of a dialect.
@@ -40,7 +41,7 @@ Test (sl_job, prepares_the_upstream_body)
     cr_expect (r.stream);
     cr_expect_not (r.include_usage);
     cr_expect (sl_str_eq (sl_buf_str (&r.last_user), "hello"));
-    cr_expect (sl_str_eq (sl_buf_str (&r.tools), "[{\"name\":\"f\",\"schema\":{\"type\":\"object\"}}]"));
+    cr_expect (tools_view_is (sl_buf_cstr (&r.tools), "[{\"name\":\"f\",\"schema\":{\"type\":\"object\"}}]"), "%s", sl_buf_cstr (&r.tools));
     json_t *up = json_loads (sl_buf_cstr (&r.upstream_body), 0, NULL);
     cr_assert_not_null (up);
     cr_expect (json_is_true (json_object_get (up, "stream")));
@@ -90,7 +91,7 @@ Test (sl_job, client_usage_option_noted)
     cr_assert_eq (s_parse ("{\"model\":\"m\",\"stream\":true,\"stream_options\":{\"include_usage\":true},"
                            "\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}", &r), 0);
     cr_expect (r.include_usage);
-    cr_expect (sl_str_eq (sl_buf_str (&r.tools), "[]"));
+    cr_expect (tools_view_is (sl_buf_cstr (&r.tools), "[]"), "%s", sl_buf_cstr (&r.tools));
     sl_job_clear (&r);
 }
 
@@ -237,8 +238,8 @@ Test (sl_job, anthropic_request)
     cr_expect (sl_str_eq (sl_buf_str (&r.model), "claude-x"));
     cr_expect (r.include_usage);
     cr_expect (sl_str_eq (sl_buf_str (&r.last_user), "weather?"));
-    cr_expect_str_eq (sl_buf_cstr (&r.tools), "[{\"name\":\"get_weather\",\"schema\":{\"type\":\"object\"}},"
-                                              "{\"name\":\"web_search\",\"schema\":{}}]");
+    cr_expect (tools_view_is (sl_buf_cstr (&r.tools), "[{\"name\":\"get_weather\",\"schema\":{\"type\":\"object\"}},"
+                                              "{\"name\":\"web_search\",\"schema\":{}}]"), "%s", sl_buf_cstr (&r.tools));
     json_t *up = json_loads (sl_buf_cstr (&r.upstream_body), 0, NULL);
     cr_expect (json_is_true (json_object_get (up, "stream")));
     cr_expect_eq (json_integer_value (json_object_get (up, "max_tokens")), 100);
@@ -268,11 +269,11 @@ Test (sl_job, responses_request)
         &r), 0, "%s", sl_buf_cstr (&r.error_message));
     cr_expect_eq (r.client_dialect, SL_DIALECT_RESPONSES);
     cr_expect (sl_str_eq (sl_buf_str (&r.last_user), "hi"));
-    cr_expect_str_eq (sl_buf_cstr (&r.tools), "[{\"name\":\"f\",\"schema\":{\"type\":\"object\"}}]");
+    cr_expect (tools_view_is (sl_buf_cstr (&r.tools), "[{\"name\":\"f\",\"schema\":{\"type\":\"object\"}}]"), "%s", sl_buf_cstr (&r.tools));
     sl_job_clear (&r);
     cr_assert_eq (s_parse_in (SL_DIALECT_RESPONSES, sl_str ("{\"model\":\"m\",\"stream\":true,\"input\":\"plain\"}"), &r), 0);
     cr_expect (sl_str_eq (sl_buf_str (&r.last_user), "plain"));
-    cr_expect_str_eq (sl_buf_cstr (&r.tools), "[]");
+    cr_expect (tools_view_is (sl_buf_cstr (&r.tools), "[]"), "%s", sl_buf_cstr (&r.tools));
     sl_job_clear (&r);
     const char *bad [] = {
         "{\"model\":\"m\",\"stream\":true}",
@@ -299,8 +300,8 @@ Test (sl_job, gemini_request)
     cr_expect_eq (r.client_dialect, SL_DIALECT_GEMINI);
     cr_expect (sl_str_eq (sl_buf_str (&r.model), "gemini-x"));
     cr_expect (sl_str_eq (sl_buf_str (&r.last_user), "a\nb"));
-    cr_expect_str_eq (sl_buf_cstr (&r.tools), "[{\"name\":\"f\",\"schema\":{\"type\":\"OBJECT\"}},"
-                                              "{\"name\":\"g\",\"schema\":{\"type\":\"object\"}}]");
+    cr_expect (tools_view_is (sl_buf_cstr (&r.tools), "[{\"name\":\"f\",\"schema\":{\"type\":\"OBJECT\"}},"
+                                              "{\"name\":\"g\",\"schema\":{\"type\":\"object\"}}]"), "%s", sl_buf_cstr (&r.tools));
     sl_job_clear (&r);
     cr_expect_eq (s_parse_gemini (sl_str (body), &route, false, &r), -1, "alt=sse is required");
     cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "alt=sse"));
@@ -363,7 +364,7 @@ Test (sl_job, a_route_to_another_dialect_translates_the_request)
     sl_job_t r;
     cr_assert_eq (sl_job_prepare (&chat, sl_str ("{\"model\":\"claude-x\",\"messages\":[{\"role\":\"user\","
                                       "\"content\":\"hi\"}],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]}"),
-                                      routes, &r), 0, "%s", sl_buf_cstr (&r.error_message));
+                                      routes, NULL, &r), 0, "%s", sl_buf_cstr (&r.error_message));
     cr_expect_str_eq (r.provider, "ant");
     cr_expect_eq (r.client_dialect, SL_DIALECT_OPENAI);
     cr_expect_eq (r.upstream_dialect, SL_DIALECT_ANTHROPIC);
@@ -372,19 +373,20 @@ Test (sl_job, a_route_to_another_dialect_translates_the_request)
     cr_expect (json_is_integer (json_object_get (up, "max_tokens")), "an Anthropic request");
     json_t *first = json_array_get (json_object_get (up, "messages"), 0);
     cr_expect_str_eq (json_string_value (json_object_get (first, "role")), "user");
-    cr_expect_str_eq (sl_buf_cstr (&r.tools), "[{\"name\":\"f\",\"schema\":{}}]", "the judge's view, the client's tools");
+    cr_expect (sl_str_starts (sl_buf_str (&r.tools), "[{\"name\":\"f\",\"schema\":{},\"tool\":\"f\",\"digest\":\""),
+               "the judge's view, the client's tools: %s", sl_buf_cstr (&r.tools));
     cr_expect_str_eq (sl_buf_cstr (&r.last_user), "hi");
     json_decref (up);
     sl_job_clear (&r);
     //  Another model stays with the client's dialect.
     cr_assert_eq (sl_job_prepare (&chat, sl_str ("{\"model\":\"gpt-x\",\"messages\":[{\"role\":\"user\","
-                                      "\"content\":\"hi\"}]}"), routes, &r), 0);
+                                      "\"content\":\"hi\"}]}"), routes, NULL, &r), 0);
     cr_expect_str_eq (r.provider, "oa");
     cr_expect_eq (r.upstream_dialect, SL_DIALECT_OPENAI);
     sl_job_clear (&r);
     //  What cannot cross: a 400 in the client's terms.
     cr_expect_eq (sl_job_prepare (&chat, sl_str ("{\"model\":\"claude-x\",\"messages\":[{\"role\":\"user\","
-                                      "\"content\":[{\"type\":\"input_audio\",\"input_audio\":{}}]}]}"), routes, &r), -1);
+                                      "\"content\":[{\"type\":\"input_audio\",\"input_audio\":{}}]}]}"), routes, NULL, &r), -1);
     cr_expect_eq (r.status, 400);
     cr_expect_str_eq (r.error_type, "invalid_request_error");
     cr_expect_not_null (strstr (sl_buf_cstr (&r.error_message), "input_audio"), "%s", sl_buf_cstr (&r.error_message));

@@ -125,3 +125,19 @@ Test (sl_schema, malformed_or_absent_tools_declare_nothing)
         sl_schema_destroy (&s);
     }
 }
+
+Test (sl_schema, a_schema_that_did_not_travel_is_not_a_pass)
+{
+    sl_schema_t *s = sl_schema_new (sl_str ("[{\"name\":\"big\",\"description\":\"cut\",\"tool\":\"big\","
+                                            "\"digest\":\"00\",\"truncated\":true},"
+                                            "{\"name\":\"none\",\"tool\":\"none\",\"digest\":\"01\"}]"));
+    json_t *args = json_loads ("{\"a\":1}", 0, NULL);
+    sl_buf_t why = { 0 };
+    cr_expect_eq (sl_schema_check (s, sl_str ("big"), args, &why), -1, "over the bound: cannot be checked");
+    cr_expect_not_null (strstr (sl_buf_cstr (&why), "over the size bound"), "%s", sl_buf_cstr (&why));
+    sl_buf_reset (&why);
+    cr_expect_eq (sl_schema_check (s, sl_str ("none"), args, &why), 0, "declared without a schema: anything");
+    sl_buf_free (&why);
+    json_decref (args);
+    sl_schema_destroy (&s);
+}

@@ -1,6 +1,7 @@
 /*  Unit tests: common/dialects/responses/sl_responses_request - Responses
     requests parsed into the normalized request, forwarded to a Responses
     upstream, and rendered from the other dialects' requests. */
+#include "tests/tools_view.h"
 #include "tests/unit/request_driver.h"
 
 Test (sl_responses_request, parses_items_into_turns)
@@ -38,7 +39,7 @@ Test (sl_responses_request, parses_items_into_turns)
     cr_expect_eq (q->max_tokens, 99);
     const sl_feature_t *needed = sl_req_mattering (q);
     cr_expect (needed && strcmp (needed->name, "previous_response_id") == 0, "state on OpenAI's servers");
-    cr_expect_str_eq (sl_buf_cstr (&r.tools), "[{\"name\":\"run\",\"schema\":{\"type\":\"object\"}}]");
+    cr_expect (tools_view_is (sl_buf_cstr (&r.tools), "[{\"name\":\"run\",\"schema\":{\"type\":\"object\"}}]"), "%s", sl_buf_cstr (&r.tools));
     sl_job_clear (&r);
 }
 
