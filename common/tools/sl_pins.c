@@ -15,6 +15,7 @@
 #include <yaml.h>
 
 #include "common/base/sl_alloc.h"
+#include "common/base/sl_json.h"
 #include "common/identity/sl_keyring.h"
 #include "common/tools/sl_tooldef.h"
 
@@ -124,6 +125,22 @@ sl_pins_add (sl_pins_t *self, const char *team, const char *name, const char *di
     return 0;
 }
 
+void
+sl_pins_drop_team (sl_pins_t *self, const char *team)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < self->count; i++) {
+        s_pin_t *p = &self->pins [i];
+        if (strcmp (p->team, team) == 0) {
+            free (p->team);
+            free (p->name);
+        }
+        else
+            self->pins [kept++] = *p;
+    }
+    self->count = kept;                 //  still sorted: a subsequence of a sorted array
+}
+
 const char *sl_pins_keys (sl_pins_t *self) { return self->keys; }
 const char *sl_pins_keys_path (sl_pins_t *self) { return self->keys_path; }
 size_t sl_pins_count (const sl_pins_t *self) { return self->count; }
@@ -176,17 +193,25 @@ sl_pins_write (const sl_pins_t *self, sl_buf_t *out)
 {
     sl_buf_puts (out, "# Pinned tool definitions: the digest each tool's definition must have, per team\n"
                       "# (sl_tooldef digests: SHA-256 of the canonical definition). See docs/policy.md.\n");
-    if (self->keys)
-        sl_buf_printf (out, "keys: \"%s\"\n", self->keys);
+    //  JSON strings are YAML's double-quoted scalars.
+    if (self->keys) {
+        sl_buf_puts (out, "keys: ");
+        sl_json_put_sl (out, sl_str (self->keys));
+        sl_buf_putc (out, '\n');
+    }
     sl_buf_puts (out, self->count ? "teams:\n" : "teams: {}\n");
     const char *team = NULL;
     for (size_t i = 0; i < self->count; i++) {
         const s_pin_t *p = &self->pins [i];
         if (!team || strcmp (team, p->team) != 0) {
             team = p->team;
-            sl_buf_printf (out, "  \"%s\":\n", team);
+            sl_buf_puts (out, "  ");
+            sl_json_put_sl (out, sl_str (team));
+            sl_buf_puts (out, ":\n");
         }
-        sl_buf_printf (out, "    \"%s\": %s\n", p->name, p->digest);
+        sl_buf_puts (out, "    ");
+        sl_json_put_sl (out, sl_str (p->name));
+        sl_buf_printf (out, ": %s\n", p->digest);
     }
 }
 

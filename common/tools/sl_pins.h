@@ -55,6 +55,8 @@ void sl_pins_destroy (sl_pins_t **self_p);
 //  Pin name's digest for team (replacing a pin it had). 0, or -1 for a
 //  digest that is not 64 hex digits.
 int sl_pins_add (sl_pins_t *self, const char *team, const char *name, const char *digest);
+//  Forget every pin of team.
+void sl_pins_drop_team (sl_pins_t *self, const char *team);
 //  The keys file the pins name (as written), NULL for none. Borrowed.
 const char *sl_pins_keys (sl_pins_t *self);
 void sl_pins_set_keys (sl_pins_t *self, const char *keys);
