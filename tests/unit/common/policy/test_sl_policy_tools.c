@@ -267,3 +267,48 @@ Test (sl_policy_tools, a_changed_definition_is_withheld_in_every_dialect)
     sl_policy_unref (&p);
     s_files_remove (&f);
 }
+
+//  The shipped tools.yaml: with a team's pin, a changed definition is
+//  withheld and a call to it blocked; a pinned one passes.
+Test (sl_policy_tools, shipped_tools_policy)
+{
+    char dir [] = "/tmp/sl_ptools_XXXXXX";
+    cr_assert_not_null (mkdtemp (dir));
+    char policy [128], pins [128], cmd [512];
+    snprintf (policy, sizeof policy, "%s/tools.yaml", dir);
+    snprintf (pins, sizeof pins, "%s/tools-pins.yaml", dir);
+    snprintf (cmd, sizeof cmd, "cp deploy/policies/tools.yaml %s", policy);
+    cr_assert_eq (system (cmd), 0);
+    char digest [SL_TOOLDEF_DIGEST_SIZE], text [256];
+    sl_tooldef_digest (sl_str ("mcp__github__create_issue"), sl_str ("Create an issue"), NULL, digest);
+    snprintf (text, sizeof text, "teams:\n  payments:\n    mcp__github__create_issue: %s\n", digest);
+    s_write (pins, text);
+    char *error = NULL;
+    sl_policy_t *p = sl_policy_load (policy, &error);
+    cr_assert_not_null (p, "%s", error ? error : "");
+    sl_rpart_t part = { .kind = SL_RPART_TOOL, .tool = sl_str ("mcp__github__create_issue"), .text = sl_str ("{}"),
+                        .team = sl_str ("payments"), .digest = sl_str (digest) };
+    sl_rdecision_t rd;
+    sl_policy_decide_part (p, &part, &rd);
+    cr_expect_eq (rd.decision.action, SL_ACT_ALLOW, "pinned: %s", rd.decision.reason);
+    sl_rdecision_clear (&rd);
+    part.digest = sl_str ("0000000000000000000000000000000000000000000000000000000000000000");
+    sl_policy_decide_part (p, &part, &rd);
+    cr_expect_eq (rd.decision.action, SL_ACT_WITHHOLD);
+    cr_expect (rd.decision.reason && strstr (rd.decision.reason, digest), "%s", rd.decision.reason);
+    sl_rdecision_clear (&rd);
+    char digests [256];
+    snprintf (digests, sizeof digests, "{\"mcp__github__create_issue\":\"%s\"}", part.digest.ptr);
+    sl_call_t c = pf_call ("mcp__github__create_issue", "{}");
+    c.team = sl_str ("payments");
+    c.tool_digests = sl_str (digests);
+    sl_decision_t d;
+    sl_policy_decide (p, &c, &d);
+    cr_expect_eq (d.action, SL_ACT_BLOCK);
+    cr_expect_str_eq (d.rule, "call-to-changed-definition");
+    sl_decision_clear (&d);
+    sl_policy_unref (&p);
+    unlink (policy);
+    unlink (pins);
+    rmdir (dir);
+}
