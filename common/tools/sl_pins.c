@@ -6,16 +6,13 @@
 */
 #include "common/tools/sl_pins.h"
 
-#include <errno.h>
 #include <libgen.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
+#include "common/base/sl_yaml.h"
 #include "common/identity/sl_keyring.h"
 #include "common/tools/sl_tooldef.h"
 
@@ -216,54 +213,29 @@ sl_pins_write (const sl_pins_t *self, sl_buf_t *out)
 }
 
 //  --------------------------------------------------------------------------
-//  Reading
+//  Reading (the walk every loader shares: sl_yaml.h)
 
 typedef struct {
-    const char *name;
-    yaml_document_t *doc;
-    char **error;
+    sl_pins_t *pins;
     sl_keyring_t *keys;                 //  the teams allowed, NULL: any
+    const char *team;                   //  the team being read
+    yaml_node_t *teams;                 //  read once keys are known, wherever they are
 } s_ctx_t;
-
-static void
-s_error (s_ctx_t *ctx, yaml_node_t *node, const char *format, ...)
-{
-    if (*ctx->error)
-        return;
-    sl_buf_t buf = { 0 };
-    sl_buf_printf (&buf, "%s:%zu:%zu: ", ctx->name, node ? node->start_mark.line + 1 : 1,
-                   node ? node->start_mark.column + 1 : 1);
-    va_list args;
-    va_start (args, format);
-    char text [512];
-    vsnprintf (text, sizeof text, format, args);
-    va_end (args);
-    sl_buf_puts (&buf, text);
-    *ctx->error = sl_xstrdup (sl_buf_cstr (&buf));
-    sl_buf_free (&buf);
-}
-
-static const char *
-s_scalar (yaml_node_t *node)
-{
-    return node && node->type == YAML_SCALAR_NODE ? (const char *) node->data.scalar.value : NULL;
-}
 
 //  keys: the keys file whose teams are the only ones pinned.
 static int
-s_parse_keys (s_ctx_t *ctx, yaml_node_t *v, sl_pins_t *self)
+s_parse_keys (sl_yaml_t *doc, yaml_node_t *v, s_ctx_t *ctx)
 {
-    const char *keys = s_scalar (v);
-    if (!keys || !*keys) {
-        s_error (ctx, v, "keys must be the name of a keys file");
-        return -1;
-    }
+    const char *keys = sl_yaml_scalar (v);
+    if (!keys || !*keys)
+        return sl_yaml_error (doc, v, "keys must be the name of a keys file");
+    sl_pins_t *self = ctx->pins;
     sl_pins_set_keys (self, keys);
     sl_buf_t path = { 0 };
     if (keys [0] == '/')
         sl_buf_puts (&path, keys);
     else {
-        char *copy = sl_xstrdup (ctx->name);
+        char *copy = sl_xstrdup (sl_yaml_name (doc));
         sl_buf_printf (&path, "%s/%s", dirname (copy), keys);
         free (copy);
     }
@@ -271,158 +243,92 @@ s_parse_keys (s_ctx_t *ctx, yaml_node_t *v, sl_pins_t *self)
     self->keys_path = sl_xstrdup (sl_buf_cstr (&path));
     sl_buf_free (&path);
     char *error = NULL;
+    sl_keyring_unref (&ctx->keys);
     ctx->keys = sl_keyring_load (self->keys_path, &error);
-    if (!ctx->keys)
-        s_error (ctx, v, "keys '%s': %s", keys, error ? error : "does not load");
+    int rc = ctx->keys ? 0 : sl_yaml_error (doc, v, "keys '%s': %s", keys, error ? error : "does not load");
     free (error);
-    return ctx->keys ? 0 : -1;
+    return rc;
+}
+
+//  One pin of a team: tool name -> digest.
+static int
+s_parse_pin (sl_yaml_t *doc, const char *name, yaml_node_t *knode, yaml_node_t *value, void *arg)
+{
+    s_ctx_t *ctx = arg;
+    const char *digest = sl_yaml_scalar (value);
+    if (!*name)
+        return sl_yaml_error (doc, knode, "team '%s': a tool must be a name", ctx->team);
+    if (sl_pins_digest (ctx->pins, sl_str (ctx->team), sl_str (name)))
+        return sl_yaml_error (doc, knode, "team '%s': tool '%s' is pinned twice", ctx->team, name);
+    if (!digest || sl_pins_add (ctx->pins, ctx->team, name, digest))
+        return sl_yaml_error (doc, value, "team '%s', tool '%s': a digest is 64 lower-case hex digits "
+                              "(sluice-tools pin writes them)", ctx->team, name);
+    return 0;
 }
 
 //  One team: a mapping of tool name to digest.
 static int
-s_parse_team (s_ctx_t *ctx, yaml_node_t *k, yaml_node_t *v, sl_pins_t *self)
+s_parse_team (sl_yaml_t *doc, const char *team, yaml_node_t *knode, yaml_node_t *value, void *arg)
 {
-    const char *team = s_scalar (k);
-    if (!team || !*team) {
-        s_error (ctx, k, "a team must be a name");
-        return -1;
-    }
-    if (ctx->keys && !sl_keyring_team (ctx->keys, team)) {
-        s_error (ctx, k, "unknown team '%s': the keys file %s names no such team", team, self->keys);
-        return -1;
-    }
-    if (v->type != YAML_MAPPING_NODE) {
-        s_error (ctx, v, "team '%s': a mapping of tool name to digest", team);
-        return -1;
-    }
-    for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
-        yaml_node_t *tk = yaml_document_get_node (ctx->doc, p->key);
-        yaml_node_t *tv = yaml_document_get_node (ctx->doc, p->value);
-        const char *name = s_scalar (tk);
-        const char *digest = s_scalar (tv);
-        if (!name || !*name) {
-            s_error (ctx, tk, "team '%s': a tool must be a name", team);
-            return -1;
-        }
-        if (sl_pins_digest (self, sl_str (team), sl_str (name))) {
-            s_error (ctx, tk, "team '%s': tool '%s' is pinned twice", team, name);
-            return -1;
-        }
-        if (!digest || sl_pins_add (self, team, name, digest)) {
-            s_error (ctx, tv ? tv : tk, "team '%s', tool '%s': a digest is 64 lower-case hex digits "
-                     "(sluice-tools pin writes them)", team, name);
-            return -1;
-        }
-    }
-    return 0;
+    s_ctx_t *ctx = arg;
+    if (!*team)
+        return sl_yaml_error (doc, knode, "a team must be a name");
+    if (ctx->keys && !sl_keyring_team (ctx->keys, team))
+        return sl_yaml_error (doc, knode, "unknown team '%s': the keys file %s names no such team", team,
+                              ctx->pins->keys);
+    for (size_t i = 0; i < ctx->pins->count; i++)
+        if (strcmp (ctx->pins->pins [i].team, team) == 0)
+            return sl_yaml_error (doc, knode, "team '%s' is given twice", team);
+    ctx->team = team;
+    return sl_yaml_mapping (doc, value, "a team's pins (tool name: digest)", s_parse_pin, ctx);
 }
 
 static int
-s_parse_teams (s_ctx_t *ctx, yaml_node_t *v, sl_pins_t *self)
+s_parse_member (sl_yaml_t *doc, const char *key, yaml_node_t *knode, yaml_node_t *value, void *arg)
 {
-    if (v->type != YAML_MAPPING_NODE) {
-        s_error (ctx, v, "teams must be a mapping of team to its pins");
-        return -1;
+    s_ctx_t *ctx = arg;
+    if (strcmp (key, "keys") == 0)
+        return s_parse_keys (doc, value, ctx);
+    if (strcmp (key, "teams") == 0) {
+        ctx->teams = value;
+        return 0;
     }
-    for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node (ctx->doc, p->key);
-        const char *team = s_scalar (k);
-        for (yaml_node_pair_t *q = v->data.mapping.pairs.start; team && q < p; q++)
-            if (s_scalar (yaml_document_get_node (ctx->doc, q->key))
-            &&  strcmp (s_scalar (yaml_document_get_node (ctx->doc, q->key)), team) == 0) {
-                s_error (ctx, k, "team '%s' is given twice", team);
-                return -1;
-            }
-        if (s_parse_team (ctx, k, yaml_document_get_node (ctx->doc, p->value), self))
-            return -1;
-    }
-    return 0;
+    return sl_yaml_error (doc, knode, "unknown pins field '%s' (expected keys, teams)", key);
 }
 
-static int
-s_parse_root (s_ctx_t *ctx, yaml_node_t *root, sl_pins_t *self)
+//  The document: NULL with *error.
+static sl_pins_t *
+s_read (sl_yaml_t *doc, char **error)
 {
-    if (!root)
-        return 0;                       //  an empty file pins nothing
-    if (root->type != YAML_MAPPING_NODE) {
-        s_error (ctx, root, "a pins file is a mapping with teams (and keys)");
-        return -1;
+    if (!doc)
+        return NULL;
+    sl_pins_t *self = sl_pins_new ();
+    s_ctx_t ctx = { .pins = self };
+    yaml_node_t *root = sl_yaml_root (doc);
+    int rc = 0;
+    if (root)                           //  an empty file pins nothing
+        rc = sl_yaml_mapping (doc, root, "a pins file (keys, teams)", s_parse_member, &ctx);
+    if (rc == 0 && ctx.teams)
+        rc = sl_yaml_mapping (doc, ctx.teams, "teams (team: its pins)", s_parse_team, &ctx);
+    sl_keyring_unref (&ctx.keys);
+    if (rc) {
+        *error = sl_yaml_take_error (doc);
+        sl_pins_destroy (&self);
     }
-    yaml_node_t *teams = NULL;
-    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node (ctx->doc, p->key);
-        yaml_node_t *v = yaml_document_get_node (ctx->doc, p->value);
-        const char *key = s_scalar (k);
-        if (key && strcmp (key, "keys") == 0) {
-            if (s_parse_keys (ctx, v, self))
-                return -1;
-        }
-        else
-        if (key && strcmp (key, "teams") == 0)
-            teams = v;                  //  read once keys are known, wherever they are
-        else {
-            s_error (ctx, k, "unknown pins field '%s' (expected keys, teams)", key ? key : "?");
-            return -1;
-        }
-    }
-    return teams ? s_parse_teams (ctx, teams, self) : 0;
+    sl_yaml_destroy (&doc);
+    return self;
 }
 
 sl_pins_t *
 sl_pins_parse (const char *text, size_t size, const char *name, char **error)
 {
     *error = NULL;
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    yaml_parser_initialize (&parser);
-    yaml_parser_set_input_string (&parser, (const unsigned char *) text, size);
-    if (!yaml_parser_load (&parser, &doc)) {
-        sl_buf_t buf = { 0 };
-        sl_buf_printf (&buf, "%s:%zu:%zu: %s", name, parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-                       parser.problem ? parser.problem : "malformed YAML");
-        *error = sl_xstrdup (sl_buf_cstr (&buf));
-        sl_buf_free (&buf);
-        yaml_parser_delete (&parser);
-        return NULL;
-    }
-    sl_pins_t *self = sl_pins_new ();
-    s_ctx_t ctx = { name, &doc, error, NULL };
-    int rc = s_parse_root (&ctx, yaml_document_get_root_node (&doc), self);
-    sl_keyring_unref (&ctx.keys);
-    yaml_document_delete (&doc);
-    yaml_parser_delete (&parser);
-    if (rc)
-        sl_pins_destroy (&self);
-    return self;
+    return s_read (sl_yaml_parse (text, size, name, error), error);
 }
 
 sl_pins_t *
 sl_pins_load (const char *path, char **error)
 {
     *error = NULL;
-    FILE *f = fopen (path, "rb");
-    if (!f) {
-        sl_buf_t buf = { 0 };
-        sl_buf_printf (&buf, "%s:1:1: cannot open: %s", path, strerror (errno));
-        *error = sl_xstrdup (sl_buf_cstr (&buf));
-        sl_buf_free (&buf);
-        return NULL;
-    }
-    sl_buf_t text = { 0 };
-    char chunk [65536];
-    size_t n;
-    while ((n = fread (chunk, 1, sizeof chunk, f)) > 0 && text.len <= SL_PINS_MAX_FILE)
-        sl_buf_append (&text, chunk, n);
-    fclose (f);
-    sl_pins_t *self = NULL;
-    if (text.len > SL_PINS_MAX_FILE) {
-        sl_buf_t buf = { 0 };
-        sl_buf_printf (&buf, "%s:1:1: file is over %u bytes", path, SL_PINS_MAX_FILE);
-        *error = sl_xstrdup (sl_buf_cstr (&buf));
-        sl_buf_free (&buf);
-    }
-    else
-        self = sl_pins_parse (text.data ? text.data : "", text.len, path, error);
-    sl_buf_free (&text);
-    return self;
+    return s_read (sl_yaml_load (path, SL_PINS_MAX_FILE, error), error);
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "common/base/sl_buf.h"
+#include "common/base/sl_yaml.h"
 #include "common/dialects/sl_dialect.h"
 #include "common/identity/sl_keyring.h"
 #include "common/tools/sl_pins.h"
@@ -48,20 +49,6 @@ s_usage (FILE *out)
         "               responses, gemini), or without --dialect a JSON list of\n"
         "               definitions [{\"team\",\"name\",\"server\",\"digest\",\"description\",\"schema\"}]\n"
         "  --audit      sluice-audit's console URL: GET URL/api/tools?team=T\n");
-}
-
-static bool
-s_read_file (const char *path, sl_buf_t *out)
-{
-    FILE *f = fopen (path, "rb");
-    if (!f)
-        return false;
-    char chunk [65536];
-    size_t n;
-    while ((n = fread (chunk, 1, sizeof chunk, f)) > 0 && out->len <= S_MAX_INPUT)
-        sl_buf_append (out, chunk, n);
-    fclose (f);
-    return out->len <= S_MAX_INPUT;
 }
 
 static size_t
@@ -153,14 +140,17 @@ s_pin (const char *team, const char *keys_file, const char *out_path, const char
     if (keys_file)
         sl_pins_set_keys (pins, keys_file);
     sl_buf_t input = { 0 }, why = { 0 };
+    char *error = NULL;
     int count = -1;
     if (audit) {
         if (s_fetch_audit (audit, team, &input) == 0)
             count = sl_pinner_list (pins, team, sl_buf_str (&input), &why);
     }
     else
-    if (!s_read_file (from, &input))
-        sl_buf_printf (&why, "cannot read %s (or it is over %u bytes)", from, S_MAX_INPUT);
+    if (sl_yaml_read (from, S_MAX_INPUT, &input, &error)) {
+        sl_buf_puts (&why, error ? error : from);
+        free (error);
+    }
     else
     if (dialect_name) {
         int dialect = sl_dialect_parse (dialect_name);

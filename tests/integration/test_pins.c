@@ -106,21 +106,6 @@ s_verdict (verdict_tap_t *tap, int *seen, const char *rule, bool part, int timeo
     return NULL;
 }
 
-static void
-s_recorded (const char *file, sl_buf_t *out)
-{
-    sl_buf_reset (out);
-    FILE *f = fopen (file, "rb");
-    if (!f)
-        return;
-    char chunk [8192];
-    size_t n;
-    while ((n = fread (chunk, 1, sizeof chunk, f)) > 0)
-        sl_buf_append (out, chunk, n);
-    fclose (f);
-    sl_buf_cstr (out);
-}
-
 Test (pins, changed_definition_withheld_and_its_call_blocked, .timeout = 120)
 {
     char dir [] = "/tmp/sluice-pins-XXXXXX";
@@ -171,7 +156,7 @@ Test (pins, changed_definition_withheld_and_its_call_blocked, .timeout = 120)
                    || strstr (sl_buf_cstr (&out), "sluice blocked a call to the tool \"get_weather\""),
                    "%s: the client reads the block: %s", shape->name, sl_buf_cstr (&out));
     }
-    s_recorded (record, &seen);
+    harness_read (record, &seen);
     cr_expect_gt (seen.len, 0, "the mock recorded what it received");
     cr_expect (strstr (sl_buf_cstr (&seen), "Weather for a city") != NULL, "the pinned definition went upstream");
     cr_expect (!strstr (sl_buf_cstr (&seen), "SLUICE-RUG-PULL"), "the changed one never did");
