@@ -351,7 +351,7 @@ harness_write (const char *dir, const char *name, const char *text)
     return rename (tmp, path);
 }
 
-void
+bool
 harness_read (const char *path, sl_buf_t *out)
 {
     sl_buf_reset (out);
@@ -364,6 +364,7 @@ harness_read (const char *path, sl_buf_t *out)
         fclose (f);
     }
     sl_buf_cstr (out);
+    return f != NULL;
 }
 
 //  Write text to dir/name, "@MOCK@" replaced by the mock's base URL; the
