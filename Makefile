@@ -59,7 +59,7 @@ PACKAGES  = gcc make pkg-config libzmq3-dev libczmq-dev libmsgpack-dev \
             docker-compose libsqlite3-dev libpq-dev postgresql chromium nginx-light \
             libsodium-dev libjwt-dev libssl-dev libhiredis-dev redis-server
 
-SERVICES  = gateway ingest aggregator judge emitter mock tap replay bench keygen keys audit
+SERVICES  = gateway ingest aggregator judge emitter mock tap replay bench keygen keys audit tools
 BUILD     = build
 
 # Files built into sluice-audit (its console, its store's migrations), as

@@ -93,6 +93,7 @@ static const s_field_t s_fields [] = {
     FIELD ("st",    F_I32,   status),
     FIELD ("stops", F_STR,   stop_seq),
     FIELD_P ("t",   F_U8,    type, P_ALWAYS),
+    FIELD ("tdig",  F_BIN,   tool_digests),
     FIELD ("team",  F_STR,   team),
     FIELD ("text",  F_STR,   text),
     FIELD ("tools", F_BIN,   tools),
@@ -151,7 +152,7 @@ static const char *s_finish_names [] = {
 };
 _Static_assert (sizeof s_finish_names / sizeof s_finish_names [0] == SL_FIN_MAX, "a name for every finish");
 static const char *s_action_names [] = {
-    "none", "allow", "block", "drop", "rewrite", "terminate", "redact", "block_result"
+    "none", "allow", "block", "drop", "rewrite", "terminate", "redact", "block_result", "withhold"
 };
 _Static_assert (sizeof s_action_names / sizeof s_action_names [0] == SL_ACT_MAX, "a name for every action");
 static const char *s_check_names [] = {

@@ -133,6 +133,7 @@ typedef enum {
     SL_ACT_TERMINATE,
     SL_ACT_REDACT,                      //  request: matches replaced with a placeholder
     SL_ACT_BLOCK_RESULT,                //  request: a tool result replaced by a notice
+    SL_ACT_WITHHOLD,                    //  request: a tool definition removed from the request
     SL_ACT_MAX
 } sl_action_t;
 
@@ -261,6 +262,8 @@ typedef struct {
                                         //  the verdict is about a tool call of the response
     sl_str_t req_verdicts;              //  "rv"  the request's verdicts, encoded VERDICT messages (REQ, START)
     sl_str_t history;                   //  "hist" earlier tool calls of the conversation, JSON (REQ, START)
+    sl_str_t tool_digests;              //  "tdig" digests of the request's tool definitions as sent,
+                                        //  JSON object name -> digest (REQ, START)
     sl_str_t approver;                  //  "appr" who decided an approval (APPROVAL, VERDICT, CTL)
     sl_str_t digest;                    //  "dig" what an approval is bound to: hex SHA-256 of the tool,
                                         //  its canonical arguments and the policy version (APPROVAL)

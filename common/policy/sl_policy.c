@@ -88,6 +88,7 @@ s_rule_free (sl_policy_rule_t *r)
     }
     free (r->edits);
     sl_policy_names_free (&r->tools);
+    sl_policy_names_free (&r->servers);
     sl_policy_names_free (&r->models);
     if (r->llm) {
         sl_llm_spec_clear (r->llm);
@@ -114,6 +115,7 @@ sl_policy_free (sl_policy_t *self)
     for (int i = 0; i < self->file_count; i++)
         free (self->files [i]);
     free (self->files);
+    sl_policy_tools_free (self);
     free (self);
 }
 

@@ -98,6 +98,7 @@
 #include "proto/sl_msg.h"
 #include "common/llm/sl_llm.h"
 #include "common/policy/sl_schema.h"
+#include "common/tools/sl_pins.h"
 
 typedef struct _sl_policy_t sl_policy_t;
 
@@ -126,6 +127,8 @@ typedef struct {
     sl_str_t key_id;                    //  whose request: its key's id (START kid), absent: none
     sl_str_t team;                      //  its team (START team)
     sl_str_t user;                      //  its user (START user)
+    sl_str_t tool_digests;              //  the digests of the request's tool definitions, JSON
+                                        //  object name -> digest (START tdig); absent: not sent
 } sl_call_t;
 
 //  One part of a request, as request rules see it. Borrowed.
@@ -149,6 +152,8 @@ typedef struct {
     bool is_error;                      //  TOOL_RESULT: the tool failed
     sl_str_t model;                     //  the request's model
     sl_str_t headers;                   //  its headers, JSON object
+    sl_str_t team;                      //  whose request: its team (absent: the default)
+    sl_str_t digest;                    //  TOOL: the definition's digest (sl_tooldef_digest)
 } sl_rpart_t;
 
 #define SL_POLICY_MAX_REDACTS 16        //  redact rules that may apply to one part
@@ -195,7 +200,7 @@ typedef struct {
 
 //  What the request rules decide for one part.
 typedef struct {
-    sl_decision_t decision;             //  ALLOW, BLOCK_RESULT or TERMINATE; NONE while an LLM
+    sl_decision_t decision;             //  ALLOW, BLOCK_RESULT, WITHHOLD or TERMINATE; NONE while an LLM
                                         //  judge must be asked; check DEFAULT when no rule
                                         //  but redactions applied
     int redacts [SL_POLICY_MAX_REDACTS];    //  rules whose redactions apply, in order
@@ -237,6 +242,11 @@ int sl_policy_file_count (sl_policy_t *self);
 const char *sl_policy_file (sl_policy_t *self, int index);
 //  Rules that judge requests (on: request).
 int sl_policy_request_count (sl_policy_t *self);
+//  True when some tool-call rule has a definition condition (the gateway
+//  then sends the digests of the request's tool definitions along).
+bool sl_policy_uses_definitions (sl_policy_t *self);
+//  The policy's pinned definitions (pins:), NULL for none. Borrowed.
+const sl_pins_t *sl_policy_pins (sl_policy_t *self);
 //  Rules that flag the response's text (on: text).
 int sl_policy_text_count (sl_policy_t *self);
 //  True when some response rule has a history condition (the gateway then

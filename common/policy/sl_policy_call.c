@@ -18,6 +18,7 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
+#include "common/tools/sl_tooldef.h"
 
 #define S_DEFAULT_BLOCK "sluice blocked a call to the tool \"{tool}\" (policy rule {rule})."
 #define S_DEFAULT_TERMINATE \
@@ -34,6 +35,10 @@
 //  What one evaluation knows about the call, computed when first needed.
 typedef struct {
     const sl_call_t *call;
+    const sl_policy_t *policy;
+    bool digest_read;                   //  digest looked up in the call's tool_digests
+    sl_str_t digest;                    //  the call's tool's definition digest, absent: none
+    char digest_text [SL_TOOLDEF_DIGEST_SIZE];
     bool parsed;                        //  args parsed (or found invalid)
     json_t *args;                       //  NULL when not valid JSON
     bool closed;                        //  seen computed
@@ -151,8 +156,19 @@ s_rule_matches (const sl_policy_rule_t *r, s_eval_t *e, sl_buf_t *detail)
     sl_cut_t cut = s_cut (c);
     if (r->on_request || r->on_text)
         return false;                   //  a rule for the request or the text, not for calls
-    if (r->tools.count && !sl_policy_match_names (&r->tools, c->name))
+    if (!sl_policy_tools_match (e->policy, r, c->name))
         return false;
+    if (r->definitions) {
+        if (!e->digest_read) {
+            e->digest_read = true;
+            if (sl_policy_tools_call_digest (c->tool_digests, c->name, e->digest_text))
+                e->digest = sl_str (e->digest_text);
+        }
+        if (!sl_policy_tools_definition_match (e->policy, r, c->team, c->name, e->digest))
+            return false;
+        sl_buf_reset (detail);
+        sl_policy_tools_explain (e->policy, c->team, c->name, e->digest, detail);
+    }
     if (r->incomplete != SL_FLAG_ANY && (r->incomplete == SL_FLAG_YES) != (cut != SL_CUT_NONE))
         return false;
     if (r->cuts && !(cut != SL_CUT_NONE && (r->cuts & (1u << cut))))
@@ -337,7 +353,7 @@ s_concerns (sl_policy_t *self, sl_str_t name)
 {
     for (int i = 0; i < self->rule_count; i++)
         if (!self->rules [i].on_request && !self->rules [i].on_text
-        &&  (!self->rules [i].tools.count || sl_policy_match_names (&self->rules [i].tools, name)))
+        &&  sl_policy_tools_match (self, &self->rules [i], name))
             return true;
     return false;
 }
@@ -398,10 +414,11 @@ void
 sl_policy_decide (sl_policy_t *self, const sl_call_t *call, sl_decision_t *out)
 {
     sl_decision_init (out);
-    s_eval_t e = { .call = call };
+    s_eval_t e = { .call = call, .policy = self };
     sl_buf_t detail = { 0 };
     for (int i = 0; i < self->rule_count; i++) {
         const sl_policy_rule_t *r = &self->rules [i];
+        sl_buf_reset (&detail);         //  what made an earlier rule nearly match says nothing here
         if (!s_rule_matches (r, &e, &detail))
             continue;
         out->check = SL_CHK_RAN;
@@ -533,7 +550,7 @@ sl_policy_conclude (sl_policy_t *self, const sl_call_t *call,
         s_hold_oversize (self, call, d);
         return;
     }
-    s_eval_t e = { .call = call };
+    s_eval_t e = { .call = call, .policy = self };
     sl_buf_t reason = { 0 };
     d->rule = r->id;
     bool harmful = sl_policy_llm_outcome (spec, result, d, &reason);

@@ -21,6 +21,8 @@
       sl_policy_call.c      judging a tool call (sl_policy_decide ...)
       sl_policy_decide.c    the question to a decision service (decide)
       sl_policy_request.c   judging a part of a request (sl_policy_decide_part ...)
+      sl_policy_tools.c     tool names and servers (tool:, server:, servers:),
+                            pinned definitions (pins:, definition:)
 
     Loading builds the model below once; evaluating only reads it, so one
     policy serves any number of streams at once.
@@ -35,6 +37,7 @@
 
 #include "common/base/sl_buf.h"
 #include "common/policy/sl_policy.h"
+#include "common/tools/sl_pins.h"
 
 //  --------------------------------------------------------------------------
 //  The model
@@ -112,6 +115,8 @@ typedef struct {
     sl_policy_past_t *history;          //  response: earlier calls that must have happened
     int history_count;
     sl_policy_names_t tools;
+    sl_policy_names_t servers;          //  server: the MCP server the tool's name stands for
+    unsigned definitions;               //  definition: bit (1 << sl_pin_state_t) per state, 0 absent
     sl_policy_names_t models;
     sl_policy_matcher_t *args;
     int arg_count;
@@ -155,6 +160,11 @@ struct _sl_policy_t {
     bool uses_history;                  //  some rule has a history condition
     char *source;                       //  the text it was parsed from ("" for allow-all)
     char id [SL_POLICY_ID_SIZE];        //  short digest of the source and its includes' (sl_policy_id)
+    char **servers;                     //  servers: names to read <server>_<tool> with
+    int server_count;
+    sl_pins_t *pins;                    //  pins: the pinned definitions, NULL: none
+    char *pins_file;                    //  its path as read (a file reloads watch), NULL: none
+    bool uses_definitions;              //  some tool-call rule has a definition condition
     char **files;                       //  the files it was read from: its own (the name), then
                                         //  every include's, depth first; none for a parsed text
     int file_count;
@@ -244,6 +254,46 @@ int sl_policy_fields_edits (sl_policy_yaml_t *ctx, yaml_node_t *node, bool is_se
 int sl_policy_fields_llm (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *spec);
 //  ask: a mapping; spec holds its defaults (sl_ask_spec_defaults).
 int sl_policy_fields_ask (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_ask_spec_t *spec);
+
+//  --------------------------------------------------------------------------
+//  sl_policy_tools.c: tool names, servers, pinned definitions
+
+//  servers: a list of MCP server names (top level).
+int sl_policy_tools_servers (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_t *self);
+//  pins: a pins file, relative to the policy file (top level); the file is
+//  added to what a reload watches (count, the files array grown by one)
+//  and its text to whole (the policy's id). A text policy may not name one.
+int sl_policy_tools_pins (sl_policy_yaml_t *ctx, yaml_node_t *node, bool is_file, sl_policy_t *self);
+//  definition: one state (changed, unpinned, pinned) or a list, as a bit set.
+int sl_policy_tools_definition (sl_policy_yaml_t *ctx, yaml_node_t *node, unsigned *out);
+//  A base's servers and pins, when the including file names none.
+void sl_policy_tools_inherit (sl_policy_t *self, sl_policy_t *base);
+//  After the rules are merged: the pins file among the policy's files and
+//  its text in the id (whole: what the id is computed from).
+void sl_policy_tools_finish (sl_policy_t *self, sl_buf_t *whole);
+//  The pins file (and the keys file it names) among the files a policy
+//  loaded from a file was read from.
+void sl_policy_tools_files (sl_policy_t *self);
+//  What a request rule with a definition condition or action withhold may
+//  say: 0, or -1 with the error recorded.
+int sl_policy_tools_check_request (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_rule_t *r);
+void sl_policy_tools_free (sl_policy_t *self);
+//  Do the rule's tool: and server: conditions hold for a name as written?
+//  tool: matches the name as written or the tool part of it; server: the
+//  server the name stands for (read against the policy's servers).
+bool sl_policy_tools_match (const sl_policy_t *self, const sl_policy_rule_t *r, sl_str_t name);
+//  Does the rule's definition condition hold for a definition of name,
+//  its digest (absent: the request has none), the request's team?
+bool sl_policy_tools_definition_match (const sl_policy_t *self, const sl_policy_rule_t *r, sl_str_t team,
+                                       sl_str_t name, sl_str_t digest);
+//  The digest a call's tool had in its request (tool_digests: START tdig,
+//  a JSON object of name -> digest) into digest; false when the request
+//  had no definition of it.
+bool sl_policy_tools_call_digest (sl_str_t tool_digests, sl_str_t name, char *digest);
+//  Say in reason what a definition is against its pin: "definition of X
+//  changed (pinned P, seen S)".
+void sl_policy_tools_explain (const sl_policy_t *self, sl_str_t team, sl_str_t name, sl_str_t digest,
+                              sl_buf_t *reason);
 
 //  --------------------------------------------------------------------------
 //  sl_ask.c: asking a person

@@ -65,13 +65,13 @@ s_parse_action (sl_policy_yaml_t *ctx, yaml_node_t *node, bool is_default, sl_ac
     const char *v = sl_policy_yaml_scalar (node);
     int action = v ? sl_action_parse (v) : 0;
     if (is_default && (action == SL_ACT_REWRITE || action == SL_ACT_REDACT || action == SL_ACT_BLOCK_RESULT
-                       || action == 0)) {
+                       || action == SL_ACT_WITHHOLD || action == 0)) {
         sl_policy_yaml_error (ctx, node, "default must be allow, block, drop or terminate");
         return -1;
     }
     if (action == 0) {
         sl_policy_yaml_error (ctx, node, "action must be allow, block, drop, rewrite or terminate (on: request: "
-                              "allow, redact, block_result or terminate)");
+                              "allow, redact, block_result, withhold or terminate)");
         return -1;
     }
     *out = (sl_action_t) action;
@@ -155,6 +155,10 @@ s_parse_rule_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const
     }
     if (strcmp (key, "tool") == 0)
         return sl_policy_fields_names (ctx, v, "tool", &r->tools);
+    if (strcmp (key, "server") == 0)
+        return sl_policy_fields_names (ctx, v, "server", &r->servers);
+    if (strcmp (key, "definition") == 0)
+        return sl_policy_tools_definition (ctx, v, &r->definitions);
     if (strcmp (key, "model") == 0)
         return sl_policy_fields_names (ctx, v, "model", &r->models);
     if (strcmp (key, "args") == 0)
@@ -211,7 +215,7 @@ s_parse_rule_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const
         sl_llm_spec_defaults (r->llm);
         return sl_policy_fields_llm (ctx, v, r->llm);
     }
-    sl_policy_yaml_error (ctx, k, "unknown rule field '%s' (expected id, description, on, tool, model, headers, "
+    sl_policy_yaml_error (ctx, k, "unknown rule field '%s' (expected id, description, on, tool, server, definition, model, headers, "
                           "args, args_invalid, args_repaired, schema_violation, incomplete, cut, max_calls, history, "
                           "part, text, size, is_error, llm_judge, decide, ask, action, message, set, delete, redact)",
                           key);
@@ -233,11 +237,13 @@ s_check_request_rule (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_rule_t
     if (!has_action && r->llm)
         r->action = SL_ACT_BLOCK_RESULT;
     if (r->action != SL_ACT_ALLOW && r->action != SL_ACT_REDACT && r->action != SL_ACT_BLOCK_RESULT
-    &&  r->action != SL_ACT_TERMINATE) {
-        sl_policy_yaml_error (ctx, node, "rule '%s': a request rule's action is allow, redact, block_result "
-                              "or terminate", r->id);
+    &&  r->action != SL_ACT_WITHHOLD && r->action != SL_ACT_TERMINATE) {
+        sl_policy_yaml_error (ctx, node, "rule '%s': a request rule's action is allow, redact, block_result, "
+                              "withhold or terminate", r->id);
         return -1;
     }
+    if (sl_policy_tools_check_request (ctx, node, r))
+        return -1;
     if (!r->parts)
         r->parts = r->action == SL_ACT_BLOCK_RESULT || r->llm ? S_PARTS_RESULTS : S_PARTS_DEFAULT;
     if ((r->action == SL_ACT_BLOCK_RESULT || r->llm) && (r->parts & ~S_PARTS_RESULTS)) {
@@ -314,7 +320,8 @@ s_parse_rule (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_rule_t *r)
     if (r->on_request)
         return s_check_request_rule (ctx, node, r, has_action);
     if (r->on_text) {
-        if (r->action != SL_ACT_ALLOW || r->llm || r->parts || r->tools.count || r->is_error != SL_FLAG_ANY
+        if (r->action != SL_ACT_ALLOW || r->llm || r->parts || r->tools.count || r->servers.count || r->definitions
+        ||  r->is_error != SL_FLAG_ANY
         ||  r->redact_count || r->arg_count || r->args_invalid != SL_FLAG_ANY || r->args_repaired != SL_FLAG_ANY
         ||  r->schema_violation != SL_FLAG_ANY || r->incomplete != SL_FLAG_ANY || r->cuts || r->max_calls >= 0
         ||  r->edit_count || r->history_count) {
@@ -330,7 +337,7 @@ s_parse_rule (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_rule_t *r)
                               "(on: request)", r->id);
         return -1;
     }
-    if (r->action == SL_ACT_REDACT || r->action == SL_ACT_BLOCK_RESULT) {
+    if (r->action == SL_ACT_REDACT || r->action == SL_ACT_BLOCK_RESULT || r->action == SL_ACT_WITHHOLD) {
         sl_policy_yaml_error (ctx, node, "rule '%s': %s judges a request (on: request)", r->id,
                               sl_action_name (r->action));
         return -1;
@@ -525,6 +532,7 @@ s_merge (sl_policy_t *self, s_bases_t *bases)
             self->incomplete_message = base->incomplete_message ? sl_xstrdup (base->incomplete_message) : NULL;
         }
         sl_buf_printf (&whole, "%cinclude %s", 0, base->id);
+        sl_policy_tools_inherit (self, base);
     }
     if (self->rule_count)
         memcpy (rules + n, self->rules, (size_t) self->rule_count * sizeof *rules);
@@ -542,7 +550,8 @@ s_merge (sl_policy_t *self, s_bases_t *bases)
         //  (a decision service is told the conversation's earlier calls)
         self->uses_history |= r->history_count > 0 || (r->llm && r->llm->kind == SL_LLM_DECIDE);
     }
-    if (bases->count)
+    sl_policy_tools_finish (self, &whole);
+    if (bases->count || self->pins)
         sl_policy_digest (whole.data, whole.len, self->id);
     sl_buf_free (&whole);
 }
@@ -592,7 +601,7 @@ s_parse_on_incomplete (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_t *se
     }
     const char *v = sl_policy_yaml_scalar (action);
     int a = v ? sl_action_parse (v) : 0;
-    if (a == 0 || a == SL_ACT_REWRITE || a == SL_ACT_REDACT || a == SL_ACT_BLOCK_RESULT) {
+    if (a == 0 || a == SL_ACT_REWRITE || a == SL_ACT_REDACT || a == SL_ACT_BLOCK_RESULT || a == SL_ACT_WITHHOLD) {
         sl_policy_yaml_error (ctx, action, "on_incomplete must be allow, block, drop or terminate");
         return -1;
     }
@@ -650,9 +659,15 @@ s_parse_root (sl_policy_yaml_t *ctx, yaml_node_t *root, sl_policy_t *self, s_cha
         else
         if (key && strcmp (key, "rules") == 0)
             rc = s_parse_rules (ctx, v, self, bases);
+        else
+        if (key && strcmp (key, "servers") == 0)
+            rc = sl_policy_tools_servers (ctx, v, self);
+        else
+        if (key && strcmp (key, "pins") == 0)
+            rc = sl_policy_tools_pins (ctx, v, chain != NULL, self);
         else {
             sl_policy_yaml_error (ctx, k, "unknown top-level field '%s' (expected version, include, default, "
-                                  "message, on_incomplete, rules)",
+                                  "message, on_incomplete, servers, pins, rules)",
                                   key ? key : "?");
             rc = -1;
         }
@@ -689,8 +704,10 @@ s_parse (const char *text, size_t size, const char *name, s_chain_t *chain, char
     yaml_document_delete (&doc);
     yaml_parser_delete (&parser);
     if (rc == 0) {
-        if (chain)
+        if (chain) {
             s_files (self, name, &bases);
+            sl_policy_tools_files (self);
+        }
         s_merge (self, &bases);
     }
     for (int b = 0; b < bases.count; b++)

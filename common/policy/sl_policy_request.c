@@ -21,12 +21,14 @@
 
 //  Does rule r apply to this part, whose text (redacted so far) is text?
 static bool
-s_part_matches (const sl_policy_rule_t *r, const sl_rpart_t *part, sl_str_t text)
+s_part_matches (const sl_policy_t *self, const sl_policy_rule_t *r, const sl_rpart_t *part, sl_str_t text)
 {
     if (!(r->on_request || r->on_text) || part->kind <= 0 || part->kind >= SL_RPART_MAX
     ||  !(r->parts & (1u << part->kind)))
         return false;
-    if (r->tools.count && !sl_policy_match_names (&r->tools, part->tool))
+    if (!sl_policy_tools_match (self, r, part->tool))
+        return false;
+    if (r->definitions && !sl_policy_tools_definition_match (self, r, part->team, part->tool, part->digest))
         return false;
     if (r->is_error != SL_FLAG_ANY
     &&  (part->kind != SL_RPART_TOOL_RESULT || (r->is_error == SL_FLAG_YES) != part->is_error))
@@ -132,7 +134,7 @@ sl_policy_decide_part (sl_policy_t *self, const sl_rpart_t *part, sl_rdecision_t
     int cur = 0;
     for (int i = 0; i < self->rule_count; i++) {
         const sl_policy_rule_t *r = &self->rules [i];
-        if (!s_part_matches (r, part, text))
+        if (!s_part_matches (self, r, part, text))
             continue;
         if (r->action == SL_ACT_REDACT) {
             if (out->redact_count < SL_POLICY_MAX_REDACTS)
@@ -155,6 +157,10 @@ sl_policy_decide_part (sl_policy_t *self, const sl_rpart_t *part, sl_rdecision_t
         else {
             sl_buf_t reason = { 0 };
             sl_buf_printf (&reason, "rule %s matched", r->id);
+            if (r->definitions) {
+                sl_buf_puts (&reason, ": ");
+                sl_policy_tools_explain (self, part->team, part->tool, part->digest, &reason);
+            }
             s_take_part_action (r, part, r->action, sl_buf_cstr (&reason), d);
             sl_buf_free (&reason);
         }

@@ -14,6 +14,8 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
+#include "common/tools/sl_tooldef.h"
+#include "common/tools/sl_withhold.h"
 
 #define S_PART_LABEL_MAX 64             //  "messages[123].parts[45]"
 
@@ -27,6 +29,7 @@ typedef struct {
     sl_rdecision_t rd;
     s_state_t state;
     size_t ask;                         //  while asking: its index
+    char digest [SL_TOOLDEF_DIGEST_SIZE];   //  a tool definition's, when the policy has pins
 } s_entry_t;
 
 typedef struct {
@@ -53,6 +56,7 @@ struct _sl_reqjudge_t {
     sl_policy_t *policy;
     sl_req_t *req;
     sl_str_t headers;
+    sl_str_t team;                      //  whose request (pins are per team)
     s_entry_t *entries;
     size_t entry_count;
     s_ask_t *asks;
@@ -137,6 +141,9 @@ s_decided (sl_reqjudge_t *self, s_entry_t *e, int64_t now_us)
     v->reason = sl_xstrdup (d->reason ? d->reason : "");
     v->judge_model = d->judge_model;
     v->probability = d->probability;
+    if (d->action == SL_ACT_WITHHOLD && e->view.kind == SL_RPART_TOOL
+    &&  sl_withhold_tool (self->req, e->view.tool) == 0)
+        self->changed = true;
     if (d->action == SL_ACT_BLOCK_RESULT && e->part) {
         sl_req_replace_result (self->req, e->part, d->message ? d->message : "");
         self->changed = true;
@@ -252,6 +259,7 @@ s_entry_new (sl_reqjudge_t *self, int kind, sl_part_t *part)
     e->view.kind = kind;
     e->view.model = self->req->model;
     e->view.headers = self->headers;
+    e->view.team = self->team;
     return e;
 }
 
@@ -287,6 +295,8 @@ s_collect (sl_reqjudge_t *self)
         s_entry_t *e = s_entry_new (self, SL_RPART_TOOL, NULL);
         snprintf (e->label, sizeof e->label, "tools[%zu]", k);
         e->view.tool = t->name;
+        if (sl_policy_pins (self->policy) || sl_policy_uses_definitions (self->policy))
+            sl_tooldef_digest_tool (t, e->digest);  //  read once the entries stop moving
         sl_buf_puts (&e->own, "{\"name\":");
         sl_json_put_sl (&e->own, t->name.ptr ? t->name : SL_STR_LIT (""));
         sl_buf_puts (&e->own, ",\"description\":");
@@ -330,6 +340,8 @@ sl_reqjudge_run (sl_reqjudge_t *self, int64_t now_us)
     s_collect (self);
     for (size_t i = 0; i < self->entry_count; i++) {
         s_entry_t *e = &self->entries [i];
+        if (e->digest [0])
+            e->view.digest = sl_str (e->digest);
         sl_policy_decide_part (self->policy, &e->view, &e->rd);
         if (e->rd.redact_count)
             s_apply_redactions (self, e, now_us);
@@ -384,6 +396,7 @@ sl_reqjudge_done (sl_reqjudge_t *self, size_t i, const sl_llm_result_t *result, 
     }
 }
 
+void sl_reqjudge_set_team (sl_reqjudge_t *self, sl_str_t team) { self->team = team; }
 size_t sl_reqjudge_pending (sl_reqjudge_t *self) { return self->pending; }
 bool sl_reqjudge_changed (sl_reqjudge_t *self) { return self->changed; }
 size_t sl_reqjudge_verdicts (sl_reqjudge_t *self) { return self->verdict_count; }
@@ -423,6 +436,24 @@ sl_reqjudge_encode (sl_reqjudge_t *self, const uint8_t *sid, sl_buf_t *out)
         v.seq = i;
         sl_msg_encode (&v, out);
     }
+}
+
+void
+sl_reqjudge_digests (sl_reqjudge_t *self, sl_buf_t *out)
+{
+    sl_buf_putc (out, '{');
+    bool comma = false;
+    for (size_t i = 0; i < self->entry_count; i++) {
+        const s_entry_t *e = &self->entries [i];
+        if (e->view.kind != SL_RPART_TOOL || !e->digest [0] || !e->view.tool.ptr)
+            continue;
+        if (comma)
+            sl_buf_putc (out, ',');
+        comma = true;
+        sl_json_put_sl (out, e->view.tool);
+        sl_buf_printf (out, ":\"%s\"", e->digest);
+    }
+    sl_buf_putc (out, '}');
 }
 
 //  --------------------------------------------------------------------------

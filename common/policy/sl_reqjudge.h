@@ -8,8 +8,9 @@
     to the request itself, so the upstream body is made from what is
     left: redactions (every match replaced by its placeholder, in the
     part and where it came from in the client's body), tool results
-    replaced by a notice (block_result), or the whole request refused
-    (terminate, 403 in the client's dialect).
+    replaced by a notice (block_result), tool definitions removed
+    (withhold, sl_withhold.h), or the whole request refused (terminate,
+    403 in the client's dialect).
 
     No socket, no HTTP, no clock: an LLM judge of a tool result is an ask
     the caller makes (sl_reqjudge_ask) and reports back (sl_reqjudge_done);
@@ -46,6 +47,9 @@ typedef struct {
 //  request's headers as a JSON object (for header rules), borrowed.
 sl_reqjudge_t *sl_reqjudge_new (sl_policy_t *policy, sl_req_t *req, sl_str_t headers);
 void sl_reqjudge_destroy (sl_reqjudge_t **self_p);
+//  Whose request it is: its team (borrowed; absent: the default), for
+//  definition conditions (pins are per team). Before sl_reqjudge_run.
+void sl_reqjudge_set_team (sl_reqjudge_t *self, sl_str_t team);
 //  Judge every part at now_us: rule decisions are taken and applied at
 //  once. Returns how many LLM asks are to be made (sl_reqjudge_ask).
 size_t sl_reqjudge_run (sl_reqjudge_t *self, int64_t now_us);
@@ -67,6 +71,11 @@ size_t sl_reqjudge_verdicts (sl_reqjudge_t *self);
 void sl_reqjudge_verdict (sl_reqjudge_t *self, size_t i, sl_msg_t *out);
 //  All verdicts encoded for a job (the req's rv field), stream id sid.
 void sl_reqjudge_encode (sl_reqjudge_t *self, const uint8_t *sid, sl_buf_t *out);
+
+//  The digests of the request's tool definitions as they came (withheld
+//  ones too), {"name": "digest", ...}, for definition conditions on tool
+//  calls (START tdig); computed when the policy has pins or uses them.
+void sl_reqjudge_digests (sl_reqjudge_t *self, sl_buf_t *out);
 
 //  The tool calls of the request's history, for history conditions
 //  (START hist): [{"name":..,"args":{..}}], arguments that are not JSON

@@ -656,6 +656,7 @@ s_call_view (s_stream_t *s, const sl_msg_t *end, int ordinal)
         .tools = s->start->tools,
         .schema = s->schema,
         .history = s->start->history,
+        .tool_digests = s->start->tool_digests,
         .key_id = s->start->key_id,
         .team = s->start->team,
         .user = s->start->user
@@ -1083,12 +1084,13 @@ sl_judge_feed (sl_judge_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *ar
         s = s_stream_resend (self, s, msg);
         sl_sidmap_put (self->streams, s->sid, s);
         //  Later stages and monitoring learn which policy the stream runs;
-        //  what only the judge needs (the request's verdicts, its history)
-        //  stops here.
+        //  what only the judge needs (the request's verdicts, its history,
+        //  its tools' digests) stops here.
         sl_msg_t start = *msg;
         start.policy = sl_str (sl_policy_id (s->policy));
         start.req_verdicts = SL_STR_NULL;
         start.history = SL_STR_NULL;
+        start.tool_digests = SL_STR_NULL;
         s_forward (self, s, &start);
         s_emit_request_verdicts (self, s);
         return;

@@ -17,6 +17,7 @@
 #include "common/base/sl_json.h"
 #include "common/stages/sl_agg.h"
 #include "common/stages/sl_emitter.h"
+#include "common/tools/sl_tooldef.h"
 #include "common/dialects/sl_decoder.h"
 #include "common/stages/sl_sse.h"
 #include "common/stages/sl_judge.h"
@@ -351,8 +352,13 @@ sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *ar
     start.model = opts->model;
     start.tools = opts->tools;
     start.last_user = opts->last_user;
-    sl_buf_t history = { 0 };
+    sl_buf_t history = { 0 }, digests = { 0 };
     if (opts->request && opts->request->req && opts->policy) {
+        //  The tools as the request sent them, before a rule withholds any.
+        if (sl_policy_uses_definitions (opts->policy)) {
+            sl_tooldef_digests (opts->request->req, &digests);
+            start.tool_digests = sl_buf_str (&digests);
+        }
         if (sl_policy_request_count (opts->policy))
             s_judge_request (self, opts->policy, opts->request);
         start.last_user = sl_buf_str (&opts->request->last_user);
@@ -362,6 +368,7 @@ sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *ar
     }
     s_deliver (self, &start);
     sl_buf_free (&history);
+    sl_buf_free (&digests);
     return self;
 }
 

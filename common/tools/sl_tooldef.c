@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/sl_json.h"
+
 #define S_MCP_PREFIX "mcp__"
+#define S_GEMINI_PREFIX "mcp_"
 #define S_DELIMITER "__"
 
 //  The first "__" at or after from, or NULL.
@@ -40,24 +43,55 @@ sl_tooldef_name (sl_str_t written, sl_toolname_t *out)
     size_t prefix = strlen (S_MCP_PREFIX);
     if (written.len > prefix && memcmp (written.ptr, S_MCP_PREFIX, prefix) == 0 && s_split (written, prefix, out))
         return;
-    s_split (written, 0, out);
+    if (s_split (written, 0, out))
+        return;
+    //  Gemini CLI: mcp_<server>_<tool>, the server up to the first "_".
+    prefix = strlen (S_GEMINI_PREFIX);
+    if (written.len > prefix && memcmp (written.ptr, S_GEMINI_PREFIX, prefix) == 0) {
+        const char *u = memchr (written.ptr + prefix, '_', written.len - prefix);
+        if (u && u > written.ptr + prefix && u + 1 < written.ptr + written.len) {
+            out->server = sl_str_n (written.ptr + prefix, (size_t) (u - written.ptr) - prefix);
+            out->tool = sl_str_n (u + 1, written.len - (size_t) (u + 1 - written.ptr));
+        }
+    }
+}
+
+//  <server>_<tool> from offset at, server one of servers (the longest).
+static bool
+s_split_known (sl_str_t s, size_t at, const char *const *servers, int count, sl_toolname_t *out)
+{
+    size_t best = 0;
+    for (int i = 0; i < count; i++) {
+        size_t n = strlen (servers [i]);
+        if (n > best && s.len > at + n + 1 && memcmp (s.ptr + at, servers [i], n) == 0 && s.ptr [at + n] == '_') {
+            best = n;
+            out->server = sl_str_n (s.ptr + at, n);
+            out->tool = sl_str_n (s.ptr + at + n + 1, s.len - at - n - 1);
+        }
+    }
+    return best > 0;
 }
 
 void
 sl_tooldef_name_in (sl_str_t written, const char *const *servers, int count, sl_toolname_t *out)
 {
     sl_tooldef_name (written, out);
-    if (out->server.ptr || !written.ptr)
+    if (!written.ptr)
         return;
-    size_t best = 0;
-    for (int i = 0; i < count; i++) {
-        size_t n = strlen (servers [i]);
-        if (n > best && written.len > n + 1 && memcmp (written.ptr, servers [i], n) == 0 && written.ptr [n] == '_') {
-            best = n;
-            out->server = sl_str_n (written.ptr, n);
-            out->tool = sl_str_n (written.ptr + n + 1, written.len - n - 1);
-        }
+    //  Gemini's mcp_<server>_<tool> with a known server holding a "_"
+    //  reads better against the list than up to the first "_".
+    size_t gemini = strlen (S_GEMINI_PREFIX);
+    bool is_gemini = written.len > gemini && memcmp (written.ptr, S_GEMINI_PREFIX, gemini) == 0
+                  && !(written.len > strlen (S_MCP_PREFIX) && memcmp (written.ptr, S_MCP_PREFIX, strlen (S_MCP_PREFIX)) == 0);
+    if (is_gemini) {
+        sl_toolname_t known;
+        if (s_split_known (written, gemini, servers, count, &known))
+            *out = known;
+        return;
     }
+    if (out->server.ptr)
+        return;
+    s_split_known (written, 0, servers, count, out);
 }
 
 void
@@ -83,4 +117,30 @@ sl_tooldef_digest (sl_str_t name, sl_str_t description, json_t *schema, char *di
     crypto_hash_sha256 (hash, (const uint8_t *) text.data, text.len);
     sodium_bin2hex (digest, SL_TOOLDEF_DIGEST_SIZE, hash, sizeof hash);
     sl_buf_free (&text);
+}
+
+void
+sl_tooldef_digest_tool (const sl_tool_t *tool, char *digest)
+{
+    sl_tooldef_digest (tool->name, tool->description, tool->schema, digest);
+}
+
+void
+sl_tooldef_digests (const sl_req_t *req, sl_buf_t *out)
+{
+    sl_buf_putc (out, '{');
+    bool comma = false;
+    for (size_t i = 0; i < req->tool_count; i++) {
+        const sl_tool_t *t = &req->tools [i];
+        if (!t->name.ptr)
+            continue;                   //  a provider's own tool: no definition to pin
+        char digest [SL_TOOLDEF_DIGEST_SIZE];
+        sl_tooldef_digest_tool (t, digest);
+        if (comma)
+            sl_buf_putc (out, ',');
+        comma = true;
+        sl_json_put_sl (out, t->name);
+        sl_buf_printf (out, ":\"%s\"", digest);
+    }
+    sl_buf_putc (out, '}');
 }

@@ -5,14 +5,21 @@
     Agents load tools from MCP servers and write their names each in its
     own way. sl_tooldef_name reads those forms into (server, tool):
 
-        mcp__<server>__<tool>   Claude Code, and Codex CLI
-        <server>__<tool>        Gemini CLI, for a tool whose name another
-                                server's tool took first (and older Codex)
+        mcp__<server>__<tool>   Claude Code; Codex CLI (its Responses
+                                namespace "mcp__<server>" and the tool,
+                                flattened)
+        mcp_<server>_<tool>     Gemini CLI (since its 2026 releases; the
+                                server is read up to the first "_", as
+                                Gemini CLI reads it back)
+        <server>__<tool>        older Gemini CLI, for a tool whose name
+                                another server's tool took first
         <tool>                  anything else: no server known
 
     (opencode writes <server>_<tool>, which cannot be told apart from a
     tool whose own name holds an underscore without knowing the servers:
-    sl_tooldef_name_in reads it against a list of server names.)
+    sl_tooldef_name_in reads it, and Gemini's form, against a list of
+    server names. Clients write a server's and a tool's characters outside
+    [A-Za-z0-9_-] as "_": a list names servers as the client wrote them.)
 
     The digest of a definition is the SHA-256 of its canonical JSON:
     {"description": ..., "name": ..., "schema": ...} with every object's
@@ -28,6 +35,7 @@
 
 #include "common/base/sl_buf.h"
 #include "common/base/sl_str.h"
+#include "common/dialects/sl_req.h"
 
 #define SL_TOOLDEF_DIGEST_SIZE 65       //  64 hex digits and a NUL
 //  A definition's description and schema travel whole (to the judge, the
@@ -51,5 +59,12 @@ void sl_tooldef_name_in (sl_str_t written, const char *const *servers, int count
 void sl_tooldef_canonical (sl_str_t name, sl_str_t description, json_t *schema, sl_buf_t *out);
 //  The digest of a definition: 64 hex digits and a NUL into digest.
 void sl_tooldef_digest (sl_str_t name, sl_str_t description, json_t *schema, char *digest);
+//  The digest of a request's tool definition (its JSON Schema: the same
+//  in every dialect, Gemini's declared schema converted).
+void sl_tooldef_digest_tool (const sl_tool_t *tool, char *digest);
+//  The digests of a request's named tools as a JSON object, name ->
+//  digest, appended to out ("{}" for none): what the gateway sends the
+//  judge (START tdig) for definition conditions on tool calls.
+void sl_tooldef_digests (const sl_req_t *req, sl_buf_t *out);
 
 #endif

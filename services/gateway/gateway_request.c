@@ -27,6 +27,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/tools/sl_tooldef.h"
+
 //  An error answer in the client's dialect (for a path no dialect claims,
 //  GATEWAY_DEFAULT_DIALECT's).
 void
@@ -174,6 +176,14 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
     sl_buf_t history = { 0 };
     if (policy && sl_policy_uses_history (policy))
         sl_reqjudge_history (parsed->req, SL_REQJUDGE_HISTORY_CALLS, SL_REQJUDGE_HISTORY_BYTES, &history);
+    //  Definition conditions on calls: the tools as the client sent them.
+    sl_buf_t digests = { 0 };
+    if (policy && sl_policy_uses_definitions (policy)) {
+        if (s->rj)
+            sl_reqjudge_digests (s->rj, &digests);
+        else
+            sl_tooldef_digests (parsed->req, &digests);
+    }
 
     sl_msg_t job;
     sl_msg_init (&job, SL_MSG_REQ);
@@ -223,12 +233,14 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
     //  history), which the judge answers under too. A request the gateway
     //  did not judge names none: the judge's current policy decides.
     if (policy && (who->policy || sl_policywatch_has_file (sl_policyset_default (self->policies)))
-    &&  (s->rj || history.len))
+    &&  (s->rj || history.len || digests.len))
         job.policy = sl_str (sl_policy_id (policy));
     if (verdicts && verdicts->len)
         job.req_verdicts = sl_buf_str (verdicts);
     if (history.len)
         job.history = sl_buf_str (&history);
+    if (digests.len)
+        job.tool_digests = sl_buf_str (&digests);
     if (refusal) {
         job.flags |= SL_F_DENIED;
         job.body = SL_STR_NULL;
@@ -246,6 +258,7 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
     sl_buf_free (&auth);
     sl_buf_free (&passthrough);
     sl_buf_free (&history);
+    sl_buf_free (&digests);
     //  The job (the request as it goes upstream) is kept apart until an
     //  ingest answers; the client's own body is not needed any more, and
     //  the response may stream for minutes.
@@ -438,6 +451,7 @@ s_judge_request (gateway_t *self, gateway_stream_t *s)
         return;
     }
     s->rj = sl_reqjudge_new (policy, s->parsed.req, sl_buf_str (&s->headers));
+    sl_reqjudge_set_team (s->rj, sl_str (sl_caller_identity (s->caller)->team));
     size_t asks = sl_reqjudge_run (s->rj, s->started_us);
     if (asks)
         s_ask_judges (self, s, asks);

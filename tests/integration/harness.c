@@ -351,6 +351,22 @@ harness_write (const char *dir, const char *name, const char *text)
     return rename (tmp, path);
 }
 
+bool
+harness_read (const char *path, sl_buf_t *out)
+{
+    sl_buf_reset (out);
+    FILE *f = fopen (path, "rb");
+    if (f) {
+        char chunk [8192];
+        size_t n;
+        while ((n = fread (chunk, 1, sizeof chunk, f)) > 0)
+            sl_buf_append (out, chunk, n);
+        fclose (f);
+    }
+    sl_buf_cstr (out);
+    return f != NULL;
+}
+
 //  Write text to dir/name, "@MOCK@" replaced by the mock's base URL; the
 //  file's path goes to path.
 static int

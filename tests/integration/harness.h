@@ -53,6 +53,9 @@ bool proc_wait_log (proc_t *p, const char *needle, const char *after,
 //  another name, then renamed, so a process reloading it never reads half
 //  of it). 0 ok.
 int harness_write (const char *dir, const char *name, const char *text);
+//  What a file holds (a mock's --record file, an expectation), into out
+//  ("" when it cannot be read), followed by a NUL. False when it cannot.
+bool harness_read (const char *path, sl_buf_t *out);
 //  Wait (bounded) for p to exit by itself; its exit status, -1 when it
 //  did not exit in time (then it is killed) or died from a signal.
 int proc_wait_exit (proc_t *p, int timeout_ms);

@@ -126,21 +126,6 @@ s_run_free (run_t *run)
 }
 
 static bool
-s_read_file (const char *path, sl_buf_t *out)
-{
-    FILE *f = fopen (path, "rb");
-    if (!f)
-        return false;
-    char chunk [8192];
-    size_t n;
-    while ((n = fread (chunk, 1, sizeof chunk, f)) > 0)
-        sl_buf_append (out, chunk, n);
-    fclose (f);
-    sl_buf_cstr (out);
-    return true;
-}
-
-static bool
 s_is_dir (const char *path)
 {
     struct stat st;
@@ -208,7 +193,7 @@ Test (replay, recordings_match_the_expectation_files)
         char expected_path [1024];
         s_expected_path (expected_path, sizeof expected_path, EXPECTED_DIR, f);
         sl_buf_t expected = { 0 };
-        if (!s_read_file (expected_path, &expected)) {
+        if (!harness_read (expected_path, &expected)) {
             cr_expect_fail ("no expectation file %s: write it from the output and check it by "
                             "hand against the recording (tests/expected/blocks/README.md)", expected_path);
             missing++;
@@ -446,7 +431,7 @@ static bool
 s_has_tool_call (const char *expected_path)
 {
     sl_buf_t text = { 0 };
-    bool has = s_read_file (expected_path, &text) && strstr (text.data, "\"kind\":\"tool_call\"");
+    bool has = harness_read (expected_path, &text) && strstr (text.data, "\"kind\":\"tool_call\"");
     sl_buf_free (&text);
     return has;
 }
@@ -456,7 +441,7 @@ static void
 s_expect_output (const char *const *args, const char *input, const char *expected_path)
 {
     sl_buf_t expected = { 0 };
-    if (!s_read_file (expected_path, &expected)) {
+    if (!harness_read (expected_path, &expected)) {
         cr_expect_fail ("no expectation file %s", expected_path);
         return;
     }

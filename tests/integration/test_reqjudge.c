@@ -72,22 +72,6 @@ s_send (sluice_stack_t *s, const s_shape_t *shape, const char *model, const char
     return http_request (s->http_port, "POST", path, body, headers, out, TIMEOUT_MS);
 }
 
-//  What the mock received (its --record file).
-static void
-s_recorded (const char *file, sl_buf_t *out)
-{
-    sl_buf_reset (out);
-    FILE *f = fopen (file, "rb");
-    if (!f)
-        return;
-    char chunk [8192];
-    size_t n;
-    while ((n = fread (chunk, 1, sizeof chunk, f)) > 0)
-        sl_buf_append (out, chunk, n);
-    fclose (f);
-    sl_buf_cstr (out);
-}
-
 //  A stack whose mock records into a file of its own (record, filled in).
 static sluice_stack_t *
 s_stack (const char *policy, char *record, size_t size)
@@ -161,7 +145,7 @@ Test (reqjudge, secret_never_reaches_upstream)
                        "the verdict never holds the secret");
         }
     }
-    s_recorded (record, &seen);
+    harness_read (record, &seen);
     cr_expect_gt (seen.len, 0, "the mock recorded what it received");
     cr_expect (!strstr (sl_buf_cstr (&seen), SECRET), "the secret never reached the upstream:\n%s",
                sl_buf_cstr (&seen));
@@ -189,7 +173,7 @@ Test (reqjudge, no_request_rules_byte_for_byte)
     sl_buf_t out = { 0 }, seen = { 0 };
     int status = s_send (s, &s_shapes [1], "mock-text", "key=" SECRET, "hello", "/app/config", &out);
     cr_expect_eq (status, 200, "%s", sl_buf_cstr (&out));
-    s_recorded (record, &seen);
+    harness_read (record, &seen);
     cr_expect (strstr (sl_buf_cstr (&seen), SECRET), "nothing redacted without a rule");
     cr_expect (strstr (sl_buf_cstr (&seen), "{\"type\":\"text\",\"text\":\"first line\"}"),
                "the client's bytes, not a re-render");
@@ -216,7 +200,7 @@ Test (reqjudge, blocked_result_arrives_as_notice)
                              "summarize", "/tmp/notes", &out);
         cr_expect_eq (status, 200, "%s: %s", s_shapes [i].name, sl_buf_cstr (&out));
     }
-    s_recorded (record, &seen);
+    harness_read (record, &seen);
     cr_expect (!strstr (sl_buf_cstr (&seen), "mail the keys"), "the blocked result never went upstream:\n%s",
                sl_buf_cstr (&seen));
     size_t notices = 0;
@@ -270,7 +254,7 @@ Test (reqjudge, injection_terminates_with_403)
             cr_expect (sl_str_eq (v->name, "read_file"), "the verdict names the tool");
         }
     }
-    s_recorded (record, &seen);
+    harness_read (record, &seen);
     cr_expect (!strstr (sl_buf_cstr (&seen), "unique-result-"), "no refused request reached the upstream");
     sl_buf_free (&out);
     sl_buf_free (&seen);

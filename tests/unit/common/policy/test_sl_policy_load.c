@@ -238,7 +238,7 @@ Test (sl_policy_load, the_shipped_policies_load)
     const char *files [] = { "deploy/policy.yaml", "deploy/policies/destructive-shell.yaml",
                              "deploy/policies/allow-list.yaml", "deploy/policies/schema.yaml",
                              "deploy/policies/llm-judge.yaml", "deploy/policies/ask.yaml",
-                             "deploy/policies/decide.yaml" };
+                             "deploy/policies/decide.yaml", "deploy/policies/tools.yaml" };
     for (size_t i = 0; i < sizeof files / sizeof files [0]; i++) {
         char *error = NULL;
         sl_policy_t *p = sl_policy_load (files [i], &error);

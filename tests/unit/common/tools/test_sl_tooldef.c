@@ -21,7 +21,10 @@ Test (sl_tooldef, names_as_clients_write_them)
 {
     s_expect_name ("mcp__github__create_issue", "github", "create_issue");  //  Claude Code, Codex
     s_expect_name ("mcp__my-server__get__thing", "my-server", "get__thing");
-    s_expect_name ("github__create_issue", "github", "create_issue");       //  Gemini CLI, on a clash
+    s_expect_name ("github__create_issue", "github", "create_issue");       //  older Gemini CLI, on a clash
+    s_expect_name ("mcp_github_create_issue", "github", "create_issue");    //  Gemini CLI 0.61
+    s_expect_name ("mcp_github", NULL, "mcp_github");
+    s_expect_name ("mcp__codex__codex_reply", "codex", "codex_reply");      //  Codex CLI
     s_expect_name ("create_issue", NULL, "create_issue");
     s_expect_name ("Bash", NULL, "Bash");
     s_expect_name ("mcp__", NULL, "mcp__");
@@ -34,6 +37,35 @@ Test (sl_tooldef, names_as_clients_write_them)
     cr_expect (sl_str_eq (n.tool, "create_issue"));
     sl_tooldef_name_in (sl_str ("create_issue"), servers, 2, &n);
     cr_expect_null (n.server.ptr);
+    //  Gemini's form, its server read against the list (one holding a "_").
+    const char *more [] = { "git", "my_jira" };
+    sl_tooldef_name_in (sl_str ("mcp_my_jira_get_issue"), more, 2, &n);
+    cr_expect (sl_str_eq (n.server, "my_jira"));
+    cr_expect (sl_str_eq (n.tool, "get_issue"));
+    sl_tooldef_name_in (sl_str ("mcp_github_create_issue"), more, 2, &n);
+    cr_expect (sl_str_eq (n.server, "github"), "a server not listed: up to the first _");
+    sl_tooldef_name_in (sl_str ("mcp__github__create_issue"), more, 2, &n);
+    cr_expect (sl_str_eq (n.server, "github"));
+    cr_expect (sl_str_eq (n.tool, "create_issue"));
+}
+
+Test (sl_tooldef, digests_of_a_request)
+{
+    json_t *root = json_loads ("{}", 0, NULL);
+    sl_req_t *req = sl_req_new (1, root);
+    sl_tool_t *t = sl_req_add_tool (req);
+    t->name = sl_str ("get_weather");
+    t->description = sl_str ("Weather");
+    sl_req_add_tool (req);                  //  a provider's own tool: no name, no digest
+    sl_buf_t out = { 0 };
+    sl_tooldef_digests (req, &out);
+    char d [SL_TOOLDEF_DIGEST_SIZE];
+    sl_tooldef_digest (sl_str ("get_weather"), sl_str ("Weather"), NULL, d);
+    char expected [128];
+    snprintf (expected, sizeof expected, "{\"get_weather\":\"%s\"}", d);
+    cr_expect_str_eq (sl_buf_cstr (&out), expected);
+    sl_buf_free (&out);
+    sl_req_destroy (&req);
 }
 
 static void
