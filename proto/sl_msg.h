@@ -261,6 +261,7 @@ typedef struct {
                                         //  the verdict is about a tool call of the response
     sl_str_t req_verdicts;              //  "rv"  the request's verdicts, encoded VERDICT messages (REQ, START)
     sl_str_t history;                   //  "hist" earlier tool calls of the conversation, JSON (REQ, START)
+    sl_str_t taint;                     //  "tnt" the untrusted tool results it holds, JSON (REQ, START)
     sl_str_t approver;                  //  "appr" who decided an approval (APPROVAL, VERDICT, CTL)
     sl_str_t digest;                    //  "dig" what an approval is bound to: hex SHA-256 of the tool,
                                         //  its canonical arguments and the policy version (APPROVAL)

@@ -21,6 +21,8 @@
       sl_policy_call.c      judging a tool call (sl_policy_decide ...)
       sl_policy_decide.c    the question to a decision service (decide)
       sl_policy_request.c   judging a part of a request (sl_policy_decide_part ...)
+      sl_policy_trust.c     a file's trust section and the taint conditions, read
+      sl_taint.c            which results taint a request, and the conditions on it
 
     Loading builds the model below once; evaluating only reads it, so one
     policy serves any number of streams at once.
@@ -98,6 +100,15 @@ typedef struct {
     int arg_count;
 } sl_policy_past_t;
 
+//  A file's trust section: whose results taint the conversation.
+typedef struct {
+    sl_policy_names_t untrusted;        //  tools: the name as written, or its MCP tool part
+    sl_policy_names_t untrusted_servers;    //  MCP servers whose every tool is untrusted
+    sl_policy_names_t trusted_servers;  //  servers untrusted_servers does not cover
+    bool unknown_trusted;               //  a result whose tool the request does not name
+                                        //  (default: it taints)
+} sl_policy_trust_t;
+
 typedef struct {
     char *id;
     bool on_request;                    //  on: request (else a tool call of the response)
@@ -123,6 +134,8 @@ typedef struct {
     sl_policy_flag_t incomplete;        //  the call did (not) end cleanly
     unsigned cuts;                      //  cut: bit (1 << sl_cut_t) per reason named, 0 absent
     long max_calls;                     //  -1: absent; else matches calls after the first N
+    sl_policy_flag_t tainted;           //  the conversation holds (no) untrusted result
+    sl_policy_names_t tainted_by;       //  ... of one of these tools
     sl_llm_spec_t *llm;                 //  NULL: the rule decides by itself; else an LLM judge
                                         //  or (kind SL_LLM_DECIDE) a decision service asked
     sl_ask_spec_t *ask;                 //  action: ask: a person decides (action then holds
@@ -153,6 +166,9 @@ struct _sl_policy_t {
     int request_count;                  //  rules on: request
     int text_count;                     //  rules on: text
     bool uses_history;                  //  some rule has a history condition
+    bool uses_taint;                    //  some rule has a taint condition
+    sl_policy_trust_t *trusts;          //  the trust sections: the file's, then its includes'
+    int trust_count;
     char *source;                       //  the text it was parsed from ("" for allow-all)
     char id [SL_POLICY_ID_SIZE];        //  short digest of the source and its includes' (sl_policy_id)
     char **files;                       //  the files it was read from: its own (the name), then
@@ -244,6 +260,25 @@ int sl_policy_fields_edits (sl_policy_yaml_t *ctx, yaml_node_t *node, bool is_se
 int sl_policy_fields_llm (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *spec);
 //  ask: a mapping; spec holds its defaults (sl_ask_spec_defaults).
 int sl_policy_fields_ask (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_ask_spec_t *spec);
+
+//  --------------------------------------------------------------------------
+//  sl_policy_trust.c: the trust section and taint conditions, for the loader
+
+//  trust: a mapping {untrusted, untrusted_servers, trusted_servers,
+//  unknown}, appended to the policy's sections.
+int sl_policy_trust_parse (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_t *self);
+//  tainted: (a flag) or tainted_by: (names) of a rule; key names which.
+int sl_policy_trust_field (sl_policy_yaml_t *ctx, yaml_node_t *node, const char *key, sl_policy_rule_t *r);
+//  Move the trust sections of base after self's (base keeps none).
+void sl_policy_trust_merge (sl_policy_t *self, sl_policy_t *base);
+void sl_policy_trust_free (sl_policy_t *self);
+
+//  --------------------------------------------------------------------------
+//  sl_taint.c: the taint conditions, for the evaluation
+
+//  Do rule r's taint conditions hold for the call's taint (sl_call_t.taint)?
+//  When they do, detail gets what tainted it (the tool, the part).
+bool sl_taint_holds (const sl_policy_rule_t *r, sl_str_t taint, sl_buf_t *detail);
 
 //  --------------------------------------------------------------------------
 //  sl_ask.c: asking a person

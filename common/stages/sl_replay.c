@@ -8,6 +8,7 @@
 #include "common/stages/sl_replay.h"
 
 #include "common/policy/sl_reqjudge.h"
+#include "common/policy/sl_taint.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -351,7 +352,7 @@ sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *ar
     start.model = opts->model;
     start.tools = opts->tools;
     start.last_user = opts->last_user;
-    sl_buf_t history = { 0 };
+    sl_buf_t history = { 0 }, taint = { 0 };
     if (opts->request && opts->request->req && opts->policy) {
         if (sl_policy_request_count (opts->policy))
             s_judge_request (self, opts->policy, opts->request);
@@ -359,9 +360,13 @@ sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *ar
         if (sl_policy_uses_history (opts->policy))
             sl_reqjudge_history (opts->request->req, SL_REQJUDGE_HISTORY_CALLS, SL_REQJUDGE_HISTORY_BYTES, &history);
         start.history = sl_buf_str (&history);
+        if (sl_policy_uses_taint (opts->policy))
+            sl_taint_scan (opts->policy, opts->request->req, &taint);
+        start.taint = sl_buf_str (&taint);
     }
     s_deliver (self, &start);
     sl_buf_free (&history);
+    sl_buf_free (&taint);
     return self;
 }
 
