@@ -262,6 +262,13 @@ int sl_policy_fields_llm (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_
 int sl_policy_fields_ask (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_ask_spec_t *spec);
 
 //  --------------------------------------------------------------------------
+//  sl_policy_regex.c: byte escapes in regexes, for the loader
+
+//  pattern with every \xHH written as the byte HH, into out (a C string).
+//  -1 for \x00.
+int sl_policy_regex_bytes (const char *pattern, sl_buf_t *out);
+
+//  --------------------------------------------------------------------------
 //  sl_policy_trust.c: the trust section and taint conditions, for the loader
 
 //  trust: a mapping {untrusted, untrusted_servers, trusted_servers,
