@@ -96,6 +96,7 @@ static const s_field_t s_fields [] = {
     FIELD ("tdig",  F_BIN,   tool_digests),
     FIELD ("team",  F_STR,   team),
     FIELD ("text",  F_STR,   text),
+    FIELD ("tnt",   F_BIN,   taint),
     FIELD ("tools", F_BIN,   tools),
     FIELD ("ts",    F_I64,   ts),
     FIELD ("u",     F_USAGE, usage),

@@ -264,6 +264,7 @@ typedef struct {
     sl_str_t history;                   //  "hist" earlier tool calls of the conversation, JSON (REQ, START)
     sl_str_t tool_digests;              //  "tdig" digests of the request's tool definitions as sent,
                                         //  JSON object name -> digest (REQ, START)
+    sl_str_t taint;                     //  "tnt" the untrusted tool results it holds, JSON (REQ, START)
     sl_str_t approver;                  //  "appr" who decided an approval (APPROVAL, VERDICT, CTL)
     sl_str_t digest;                    //  "dig" what an approval is bound to: hex SHA-256 of the tool,
                                         //  its canonical arguments and the policy version (APPROVAL)

@@ -90,6 +90,7 @@ s_rule_free (sl_policy_rule_t *r)
     sl_policy_names_free (&r->tools);
     sl_policy_names_free (&r->servers);
     sl_policy_names_free (&r->models);
+    sl_policy_names_free (&r->tainted_by);
     if (r->llm) {
         sl_llm_spec_clear (r->llm);
         free (r->llm);
@@ -108,6 +109,7 @@ sl_policy_free (sl_policy_t *self)
     for (int i = 0; i < self->rule_count; i++)
         s_rule_free (&self->rules [i]);
     free (self->rules);
+    sl_policy_trust_free (self);
     free (self->name);
     free (self->default_message);
     free (self->incomplete_message);

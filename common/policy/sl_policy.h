@@ -60,6 +60,10 @@
     holds only when, for each entry, some earlier call matches its tool
     and argument tests.
 
+    Taint conditions (tainted:, tainted_by: in a response rule) test
+    whether the conversation holds a result of a tool the policy's trust
+    section calls untrusted (sl_call_t.taint, sl_taint.h).
+
     Includes. A policy file may include others (include: a path, or a
     list of them, relative to the including file): a team's policy
     includes the company's base. The included rules are tried first, in
@@ -124,6 +128,9 @@ typedef struct {
     sl_str_t history;                   //  earlier calls of the conversation, JSON (START hist:
                                         //  [{"name":..,"args":{..}}], "text" for arguments
                                         //  that are not JSON); absent when not sent
+    sl_str_t taint;                     //  the untrusted results the conversation holds, JSON
+                                        //  (START tnt, sl_taint.h); absent: not computed, which
+                                        //  taint conditions take as tainted
     sl_str_t key_id;                    //  whose request: its key's id (START kid), absent: none
     sl_str_t team;                      //  its team (START team)
     sl_str_t user;                      //  its user (START user)

@@ -154,6 +154,7 @@ s_rule_matches (const sl_policy_rule_t *r, s_eval_t *e, sl_buf_t *detail)
 {
     const sl_call_t *c = e->call;
     sl_cut_t cut = s_cut (c);
+    sl_buf_reset (detail);              //  what an earlier rule that did not match said is not this one's
     if (r->on_request || r->on_text)
         return false;                   //  a rule for the request or the text, not for calls
     if (!sl_policy_tools_match (e->policy, r, c->name))
@@ -204,6 +205,8 @@ s_rule_matches (const sl_policy_rule_t *r, s_eval_t *e, sl_buf_t *detail)
         if ((r->schema_violation == SL_FLAG_YES) != violates)
             return false;
     }
+    if ((r->tainted != SL_FLAG_ANY || r->tainted_by.count) && !sl_taint_holds (r, c->taint, detail))
+        return false;
     return true;
 }
 

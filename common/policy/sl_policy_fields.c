@@ -171,19 +171,24 @@ s_parse_matcher (sl_policy_yaml_t *ctx, yaml_node_t *node, const char *locator, 
         int rc = 0;
         switch (op) {
             case SL_OP_REGEX: {
-                const char *pattern = sl_policy_yaml_scalar (v);
-                if (!pattern) {
-                    sl_policy_yaml_error (ctx, v, "regex must be a string");
+                const char *written = sl_policy_yaml_scalar (v);
+                sl_buf_t bytes = { 0 };
+                if (!written || sl_policy_regex_bytes (written, &bytes)) {
+                    sl_buf_free (&bytes);
+                    sl_policy_yaml_error (ctx, v, written ? "bad regex: \\x00 (a NUL byte)" : "regex must be a string");
                     return -1;
                 }
+                const char *pattern = sl_buf_cstr (&bytes);
                 int err = regcomp (&m->regex, pattern, REG_EXTENDED | REG_NOSUB);
                 if (err) {
                     char why [128];
                     regerror (err, &m->regex, why, sizeof why);
+                    sl_buf_free (&bytes);
                     sl_policy_yaml_error (ctx, v, "bad regex: %s", why);
                     return -1;
                 }
                 m->literal = sl_policy_match_literal (pattern);
+                sl_buf_free (&bytes);
                 break;
             }
             case SL_OP_EQUALS:
@@ -330,16 +335,27 @@ sl_policy_fields_redacts (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_ru
                 return -1;
             }
         }
+        sl_buf_t bytes = { 0 };
+        if (pattern && sl_policy_regex_bytes (pattern, &bytes)) {
+            free (red->placeholder);
+            sl_buf_free (&bytes);
+            sl_policy_yaml_error (ctx, item, "bad regex: \\x00 (a NUL byte)");
+            return -1;
+        }
+        if (pattern)
+            pattern = sl_buf_cstr (&bytes);
         int err = pattern ? regcomp (&red->regex, pattern, REG_EXTENDED) : -1;
         if (err) {
             char why [128] = "redact needs a regex";
             if (pattern)
                 regerror (err, &red->regex, why, sizeof why);
             free (red->placeholder);
+            sl_buf_free (&bytes);
             sl_policy_yaml_error (ctx, item, "%s%s", pattern ? "bad regex: " : "", why);
             return -1;
         }
         red->literal = sl_policy_match_literal (pattern);
+        sl_buf_free (&bytes);
         r->redact_count++;
     }
     return 0;

@@ -23,6 +23,8 @@
       sl_policy_request.c   judging a part of a request (sl_policy_decide_part ...)
       sl_policy_tools.c     tool names and servers (tool:, server:, servers:),
                             pinned definitions (pins:, definition:)
+      sl_policy_trust.c     a file's trust section and the taint conditions, read
+      sl_taint.c            which results taint a request, and the conditions on it
 
     Loading builds the model below once; evaluating only reads it, so one
     policy serves any number of streams at once.
@@ -101,6 +103,15 @@ typedef struct {
     int arg_count;
 } sl_policy_past_t;
 
+//  A file's trust section: whose results taint the conversation.
+typedef struct {
+    sl_policy_names_t untrusted;        //  tools: the name as written, or its MCP tool part
+    sl_policy_names_t untrusted_servers;    //  MCP servers whose every tool is untrusted
+    sl_policy_names_t trusted_servers;  //  servers untrusted_servers does not cover
+    bool unknown_trusted;               //  a result whose tool the request does not name
+                                        //  (default: it taints)
+} sl_policy_trust_t;
+
 typedef struct {
     char *id;
     bool on_request;                    //  on: request (else a tool call of the response)
@@ -128,6 +139,8 @@ typedef struct {
     sl_policy_flag_t incomplete;        //  the call did (not) end cleanly
     unsigned cuts;                      //  cut: bit (1 << sl_cut_t) per reason named, 0 absent
     long max_calls;                     //  -1: absent; else matches calls after the first N
+    sl_policy_flag_t tainted;           //  the conversation holds (no) untrusted result
+    sl_policy_names_t tainted_by;       //  ... of one of these tools
     sl_llm_spec_t *llm;                 //  NULL: the rule decides by itself; else an LLM judge
                                         //  or (kind SL_LLM_DECIDE) a decision service asked
     sl_ask_spec_t *ask;                 //  action: ask: a person decides (action then holds
@@ -158,6 +171,9 @@ struct _sl_policy_t {
     int request_count;                  //  rules on: request
     int text_count;                     //  rules on: text
     bool uses_history;                  //  some rule has a history condition
+    bool uses_taint;                    //  some rule has a taint condition
+    sl_policy_trust_t *trusts;          //  the trust sections: the file's, then its includes'
+    int trust_count;
     char *source;                       //  the text it was parsed from ("" for allow-all)
     char id [SL_POLICY_ID_SIZE];        //  short digest of the source and its includes' (sl_policy_id)
     char **servers;                     //  servers: names to read <server>_<tool> with
@@ -294,6 +310,30 @@ bool sl_policy_tools_call_digest (sl_str_t tool_digests, sl_str_t name, char *di
 //  changed (pinned P, seen S)".
 void sl_policy_tools_explain (const sl_policy_t *self, sl_str_t team, sl_str_t name, sl_str_t digest,
                               sl_buf_t *reason);
+//  sl_policy_regex.c: byte escapes in regexes, for the loader
+
+//  pattern with every \xHH written as the byte HH, into out (a C string).
+//  -1 for \x00.
+int sl_policy_regex_bytes (const char *pattern, sl_buf_t *out);
+
+//  --------------------------------------------------------------------------
+//  sl_policy_trust.c: the trust section and taint conditions, for the loader
+
+//  trust: a mapping {untrusted, untrusted_servers, trusted_servers,
+//  unknown}, appended to the policy's sections.
+int sl_policy_trust_parse (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_t *self);
+//  tainted: (a flag) or tainted_by: (names) of a rule; key names which.
+int sl_policy_trust_field (sl_policy_yaml_t *ctx, yaml_node_t *node, const char *key, sl_policy_rule_t *r);
+//  Move the trust sections of base after self's (base keeps none).
+void sl_policy_trust_merge (sl_policy_t *self, sl_policy_t *base);
+void sl_policy_trust_free (sl_policy_t *self);
+
+//  --------------------------------------------------------------------------
+//  sl_taint.c: the taint conditions, for the evaluation
+
+//  Do rule r's taint conditions hold for the call's taint (sl_call_t.taint)?
+//  When they do, detail gets what tainted it (the tool, the part).
+bool sl_taint_holds (const sl_policy_rule_t *r, sl_str_t taint, sl_buf_t *detail);
 
 //  --------------------------------------------------------------------------
 //  sl_ask.c: asking a person

@@ -202,6 +202,8 @@ s_parse_rule_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const
         return sl_policy_fields_redacts (ctx, v, r);
     if (strcmp (key, "history") == 0)
         return sl_policy_fields_history (ctx, v, r);
+    if (strcmp (key, "tainted") == 0 || strcmp (key, "tainted_by") == 0)
+        return sl_policy_trust_field (ctx, v, key, r);
     if (strcmp (key, "decide") == 0)
         return s_parse_decide (ctx, k, v, r);
     if (strcmp (key, "llm_judge") == 0) {
@@ -217,7 +219,7 @@ s_parse_rule_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const
     }
     sl_policy_yaml_error (ctx, k, "unknown rule field '%s' (expected id, description, on, tool, server, definition, model, headers, "
                           "args, args_invalid, args_repaired, schema_violation, incomplete, cut, max_calls, history, "
-                          "part, text, size, is_error, llm_judge, decide, ask, action, message, set, delete, redact)",
+                          "tainted, tainted_by, part, text, size, is_error, llm_judge, decide, ask, action, message, set, delete, redact)",
                           key);
     return -1;
 }
@@ -228,10 +230,11 @@ s_check_request_rule (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_rule_t
 {
     if (r->arg_count || r->args_invalid != SL_FLAG_ANY || r->args_repaired != SL_FLAG_ANY
     ||  r->schema_violation != SL_FLAG_ANY || r->incomplete != SL_FLAG_ANY || r->cuts || r->max_calls >= 0
-    ||  r->edit_count || r->history_count) {
+    ||  r->edit_count || r->history_count || r->tainted != SL_FLAG_ANY || r->tainted_by.count) {
         sl_policy_yaml_error (ctx, node, "rule '%s': on: request judges the request's parts (part, tool, text, size, "
                               "is_error, model, headers); args, args_invalid, args_repaired, schema_violation, "
-                              "incomplete, cut, max_calls, history, set and delete are for tool calls", r->id);
+                              "incomplete, cut, max_calls, history, tainted, tainted_by, set and delete are for "
+                              "tool calls", r->id);
         return -1;
     }
     if (!has_action && r->llm)
@@ -283,7 +286,7 @@ static int
 s_parse_rule (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_rule_t *r)
 {
     r->args_invalid = r->args_repaired = r->schema_violation = r->incomplete = SL_FLAG_ANY;
-    r->is_error = SL_FLAG_ANY;
+    r->is_error = r->tainted = SL_FLAG_ANY;
     r->max_calls = -1;
     if (node->type != YAML_MAPPING_NODE) {
         sl_policy_yaml_error (ctx, node, "a rule must be a mapping");
@@ -324,7 +327,7 @@ s_parse_rule (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_rule_t *r)
         ||  r->is_error != SL_FLAG_ANY
         ||  r->redact_count || r->arg_count || r->args_invalid != SL_FLAG_ANY || r->args_repaired != SL_FLAG_ANY
         ||  r->schema_violation != SL_FLAG_ANY || r->incomplete != SL_FLAG_ANY || r->cuts || r->max_calls >= 0
-        ||  r->edit_count || r->history_count) {
+        ||  r->edit_count || r->history_count || r->tainted != SL_FLAG_ANY || r->tainted_by.count) {
             sl_policy_yaml_error (ctx, node, "rule '%s': on: text flags the response's text, which has gone to the "
                                   "client already: text, size, model and headers, and action allow", r->id);
             return -1;
@@ -531,6 +534,7 @@ s_merge (sl_policy_t *self, s_bases_t *bases)
             free (self->incomplete_message);
             self->incomplete_message = base->incomplete_message ? sl_xstrdup (base->incomplete_message) : NULL;
         }
+        sl_policy_trust_merge (self, base);
         sl_buf_printf (&whole, "%cinclude %s", 0, base->id);
         sl_policy_tools_inherit (self, base);
     }
@@ -549,6 +553,7 @@ s_merge (sl_policy_t *self, s_bases_t *bases)
         self->text_count += r->on_text;
         //  (a decision service is told the conversation's earlier calls)
         self->uses_history |= r->history_count > 0 || (r->llm && r->llm->kind == SL_LLM_DECIDE);
+        self->uses_taint |= r->tainted != SL_FLAG_ANY || r->tainted_by.count > 0;
     }
     sl_policy_tools_finish (self, &whole);
     if (bases->count || self->pins)
@@ -665,9 +670,12 @@ s_parse_root (sl_policy_yaml_t *ctx, yaml_node_t *root, sl_policy_t *self, s_cha
         else
         if (key && strcmp (key, "pins") == 0)
             rc = sl_policy_tools_pins (ctx, v, chain != NULL, self);
+        else
+        if (key && strcmp (key, "trust") == 0)
+            rc = sl_policy_trust_parse (ctx, v, self);
         else {
             sl_policy_yaml_error (ctx, k, "unknown top-level field '%s' (expected version, include, default, "
-                                  "message, on_incomplete, servers, pins, rules)",
+                                  "message, on_incomplete, servers, pins, trust, rules)",
                                   key ? key : "?");
             rc = -1;
         }

@@ -16,6 +16,7 @@
 #include "common/base/sl_json.h"
 #include "common/tools/sl_tooldef.h"
 #include "common/tools/sl_withhold.h"
+#include "common/policy/sl_taint.h"
 
 #define S_PART_LABEL_MAX 64             //  "messages[123].parts[45]"
 
@@ -125,6 +126,22 @@ s_verdict_new (sl_reqjudge_t *self, const s_entry_t *e, int64_t now_us)
     return v;
 }
 
+//  A result of an untrusted tool taints the conversation whatever is done
+//  to its text (sl_taint.h): a verdict that changed one says so.
+static void
+s_note_taint (sl_reqjudge_t *self, const s_entry_t *e, s_verdict_t *v)
+{
+    if (e->view.kind != SL_RPART_TOOL_RESULT || !sl_policy_uses_taint (self->policy)
+    ||  !sl_taint_untrusted (self->policy, e->view.tool))
+        return;
+    sl_buf_t reason = { 0 };
+    sl_buf_printf (&reason, "%s; the conversation stays tainted: %.*s is an untrusted tool and the model read "
+                   "its result", v->reason, (int) e->view.tool.len, e->view.tool.ptr ? e->view.tool.ptr : "");
+    free (v->reason);
+    v->reason = sl_xstrdup (sl_buf_cstr (&reason));
+    sl_buf_free (&reason);
+}
+
 //  Take a part's final decision: apply it, and record it.
 static void
 s_decided (sl_reqjudge_t *self, s_entry_t *e, int64_t now_us)
@@ -147,6 +164,7 @@ s_decided (sl_reqjudge_t *self, s_entry_t *e, int64_t now_us)
     if (d->action == SL_ACT_BLOCK_RESULT && e->part) {
         sl_req_replace_result (self->req, e->part, d->message ? d->message : "");
         self->changed = true;
+        s_note_taint (self, e, v);
     }
     if (d->action == SL_ACT_TERMINATE && !self->refusal)
         self->refusal = sl_xstrdup (d->message ? d->message : "sluice refused this request.");
@@ -243,6 +261,7 @@ s_apply_redactions (sl_reqjudge_t *self, s_entry_t *e, int64_t now_us)
         sl_buf_printf (&reason, "rule %s: %zu match%s replaced", rule, matches [i], matches [i] == 1 ? "" : "es");
         v->reason = sl_xstrdup (sl_buf_cstr (&reason));
         sl_buf_free (&reason);
+        s_note_taint (self, e, v);
     }
 }
 

@@ -657,6 +657,7 @@ s_call_view (s_stream_t *s, const sl_msg_t *end, int ordinal)
         .schema = s->schema,
         .history = s->start->history,
         .tool_digests = s->start->tool_digests,
+        .taint = s->start->taint,
         .key_id = s->start->key_id,
         .team = s->start->team,
         .user = s->start->user
@@ -1091,6 +1092,7 @@ sl_judge_feed (sl_judge_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *ar
         start.req_verdicts = SL_STR_NULL;
         start.history = SL_STR_NULL;
         start.tool_digests = SL_STR_NULL;
+        start.taint = SL_STR_NULL;
         s_forward (self, s, &start);
         s_emit_request_verdicts (self, s);
         return;

@@ -8,6 +8,7 @@
 #include "common/stages/sl_replay.h"
 
 #include "common/policy/sl_reqjudge.h"
+#include "common/policy/sl_taint.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -352,7 +353,7 @@ sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *ar
     start.model = opts->model;
     start.tools = opts->tools;
     start.last_user = opts->last_user;
-    sl_buf_t history = { 0 }, digests = { 0 };
+    sl_buf_t history = { 0 }, digests = { 0 }, taint = { 0 };
     if (opts->request && opts->request->req && opts->policy) {
         //  The tools as the request sent them, before a rule withholds any.
         if (sl_policy_uses_definitions (opts->policy)) {
@@ -365,10 +366,14 @@ sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *ar
         if (sl_policy_uses_history (opts->policy))
             sl_reqjudge_history (opts->request->req, SL_REQJUDGE_HISTORY_CALLS, SL_REQJUDGE_HISTORY_BYTES, &history);
         start.history = sl_buf_str (&history);
+        if (sl_policy_uses_taint (opts->policy))
+            sl_taint_scan (opts->policy, opts->request->req, &taint);
+        start.taint = sl_buf_str (&taint);
     }
     s_deliver (self, &start);
     sl_buf_free (&history);
     sl_buf_free (&digests);
+    sl_buf_free (&taint);
     return self;
 }
 

@@ -28,6 +28,7 @@
 #include <strings.h>
 
 #include "common/tools/sl_tooldef.h"
+#include "common/policy/sl_taint.h"
 
 //  An error answer in the client's dialect (for a path no dialect claims,
 //  GATEWAY_DEFAULT_DIALECT's).
@@ -173,7 +174,7 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
         sl_clientkey_line (sl_dialect_get (parsed->client_dialect), gateway_header, s_query, req, &auth);
     s_count_drops (self, parsed);
     sl_policy_t *policy = s->policy;    //  NULL: refused before its policy was looked up
-    sl_buf_t history = { 0 };
+    sl_buf_t history = { 0 }, taint = { 0 };
     if (policy && sl_policy_uses_history (policy))
         sl_reqjudge_history (parsed->req, SL_REQJUDGE_HISTORY_CALLS, SL_REQJUDGE_HISTORY_BYTES, &history);
     //  Definition conditions on calls: the tools as the client sent them.
@@ -184,6 +185,8 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
         else
             sl_tooldef_digests (parsed->req, &digests);
     }
+    if (policy && sl_policy_uses_taint (policy))
+        sl_taint_scan (policy, parsed->req, &taint);
 
     sl_msg_t job;
     sl_msg_init (&job, SL_MSG_REQ);
@@ -233,7 +236,7 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
     //  history), which the judge answers under too. A request the gateway
     //  did not judge names none: the judge's current policy decides.
     if (policy && (who->policy || sl_policywatch_has_file (sl_policyset_default (self->policies)))
-    &&  (s->rj || history.len || digests.len))
+    &&  (s->rj || history.len || digests.len || taint.len))
         job.policy = sl_str (sl_policy_id (policy));
     if (verdicts && verdicts->len)
         job.req_verdicts = sl_buf_str (verdicts);
@@ -241,6 +244,8 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
         job.history = sl_buf_str (&history);
     if (digests.len)
         job.tool_digests = sl_buf_str (&digests);
+    if (taint.len)
+        job.taint = sl_buf_str (&taint);
     if (refusal) {
         job.flags |= SL_F_DENIED;
         job.body = SL_STR_NULL;
@@ -259,6 +264,7 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
     sl_buf_free (&passthrough);
     sl_buf_free (&history);
     sl_buf_free (&digests);
+    sl_buf_free (&taint);
     //  The job (the request as it goes upstream) is kept apart until an
     //  ingest answers; the client's own body is not needed any more, and
     //  the response may stream for minutes.

@@ -277,7 +277,8 @@ Test (sl_policy_tools, shipped_tools_policy)
     char policy [128], pins [128], cmd [512];
     snprintf (policy, sizeof policy, "%s/tools.yaml", dir);
     snprintf (pins, sizeof pins, "%s/tools-pins.yaml", dir);
-    snprintf (cmd, sizeof cmd, "cp deploy/policies/tools.yaml %s", policy);
+    snprintf (cmd, sizeof cmd, "cp deploy/policies/tools.yaml deploy/policies/taint.yaml "
+              "deploy/policies/tool-descriptions.yaml %s", dir);
     cr_assert_eq (system (cmd), 0);
     char digest [SL_TOOLDEF_DIGEST_SIZE], text [256];
     sl_tooldef_digest (sl_str ("mcp__github__create_issue"), sl_str ("Create an issue"), NULL, digest);
@@ -308,7 +309,6 @@ Test (sl_policy_tools, shipped_tools_policy)
     cr_expect_str_eq (d.rule, "call-to-changed-definition");
     sl_decision_clear (&d);
     sl_policy_unref (&p);
-    unlink (policy);
-    unlink (pins);
-    rmdir (dir);
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq (system (cmd), 0);
 }
