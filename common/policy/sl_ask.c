@@ -86,63 +86,51 @@ s_parse_approvers (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_ask_spec_t *spec
     return 0;
 }
 
+//  One field of an ask: mapping.
+static int
+s_ask_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const char *key, void *arg)
+{
+    sl_ask_spec_t *spec = arg;
+    long n;
+    int rc;
+    if (strcmp (key, "timeout_ms") == 0) {
+        rc = sl_policy_yaml_int (ctx, v, "timeout_ms", 1, SL_ASK_MAX_TIMEOUT_MS, &n);
+        spec->timeout_ms = (int) n;
+        return rc;
+    }
+    if (strcmp (key, "on_timeout") == 0) {
+        const char *name = sl_policy_yaml_scalar (v);
+        int action = name ? sl_action_parse (name) : 0;
+        if (action != SL_ACT_BLOCK && action != SL_ACT_ALLOW && action != SL_ACT_TERMINATE) {
+            sl_policy_yaml_error (ctx, v, "on_timeout must be block, allow or terminate");
+            return -1;
+        }
+        spec->on_timeout = (sl_action_t) action;
+        return 0;
+    }
+    if (strcmp (key, "approvers") == 0) {
+        if (spec->approvers) {
+            sl_policy_yaml_error (ctx, k, "approvers given twice");
+            return -1;
+        }
+        return s_parse_approvers (ctx, v, spec);
+    }
+    if (strcmp (key, "message") == 0)
+        return sl_policy_yaml_string (ctx, v, "message", &spec->message);
+    if (strcmp (key, "remember_max_minutes") == 0) {
+        rc = sl_policy_yaml_int (ctx, v, "remember_max_minutes", 0, SL_ASK_MAX_REMEMBER_MINUTES, &n);
+        spec->remember_max_minutes = (int) n;
+        return rc;
+    }
+    sl_policy_yaml_error (ctx, k, "unknown ask field '%s' (expected timeout_ms, on_timeout, approvers, "
+                          "message, remember_max_minutes)", key);
+    return -1;
+}
+
 int
 sl_policy_fields_ask (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_ask_spec_t *spec)
 {
-    if (node->type != YAML_MAPPING_NODE) {
-        sl_policy_yaml_error (ctx, node, "ask must be a mapping");
-        return -1;
-    }
-    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = sl_policy_yaml_node (ctx, p->key);
-        yaml_node_t *v = sl_policy_yaml_node (ctx, p->value);
-        const char *key = sl_policy_yaml_scalar (k);
-        long n;
-        int rc;
-        if (!key) {
-            sl_policy_yaml_error (ctx, k, "keys must be strings");
-            return -1;
-        }
-        if (strcmp (key, "timeout_ms") == 0) {
-            rc = sl_policy_yaml_int (ctx, v, "timeout_ms", 1, SL_ASK_MAX_TIMEOUT_MS, &n);
-            spec->timeout_ms = (int) n;
-        }
-        else
-        if (strcmp (key, "on_timeout") == 0) {
-            const char *name = sl_policy_yaml_scalar (v);
-            int action = name ? sl_action_parse (name) : 0;
-            if (action != SL_ACT_BLOCK && action != SL_ACT_ALLOW && action != SL_ACT_TERMINATE) {
-                sl_policy_yaml_error (ctx, v, "on_timeout must be block, allow or terminate");
-                return -1;
-            }
-            spec->on_timeout = (sl_action_t) action;
-            rc = 0;
-        }
-        else
-        if (strcmp (key, "approvers") == 0) {
-            if (spec->approvers) {
-                sl_policy_yaml_error (ctx, k, "approvers given twice");
-                return -1;
-            }
-            rc = s_parse_approvers (ctx, v, spec);
-        }
-        else
-        if (strcmp (key, "message") == 0)
-            rc = sl_policy_yaml_string (ctx, v, "message", &spec->message);
-        else
-        if (strcmp (key, "remember_max_minutes") == 0) {
-            rc = sl_policy_yaml_int (ctx, v, "remember_max_minutes", 0, SL_ASK_MAX_REMEMBER_MINUTES, &n);
-            spec->remember_max_minutes = (int) n;
-        }
-        else {
-            sl_policy_yaml_error (ctx, k, "unknown ask field '%s' (expected timeout_ms, on_timeout, approvers, "
-                                  "message, remember_max_minutes)", key);
-            return -1;
-        }
-        if (rc)
-            return -1;
-    }
-    return 0;
+    return sl_policy_yaml_mapping (ctx, node, "ask must be a mapping", s_ask_field, spec);
 }
 
 //  --------------------------------------------------------------------------

@@ -480,80 +480,75 @@ s_spec_field (sl_policy_yaml_t *ctx, const char *key, yaml_node_t *v, sl_llm_spe
     return true;
 }
 
+//  One field of an llm_judge: mapping.
+static int
+s_llm_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const char *key, void *arg)
+{
+    sl_llm_spec_t *spec = arg;
+    long n;
+    int rc;
+    if (strcmp (key, "api") == 0) {
+        //  A dialect whose module can be asked a question.
+        const char *api = sl_policy_yaml_scalar (v);
+        const sl_dialect_t *d = api ? sl_dialect_find (api) : NULL;
+        if (!sl_dialect_asks (d)) {
+            sl_buf_t names = { 0 };
+            sl_dialect_names (", ", " or ", sl_dialect_asks, &names);
+            sl_policy_yaml_error (ctx, v, "api must be %s", sl_buf_cstr (&names));
+            sl_buf_free (&names);
+            return -1;
+        }
+        spec->dialect = d->id;
+        rc = 0;
+    }
+    else
+    if (s_spec_field (ctx, key, v, spec, &rc))
+        ;
+    else
+    if (strcmp (key, "model") == 0)
+        rc = sl_policy_yaml_string (ctx, v, "model", &spec->model);
+    else
+    if (strcmp (key, "api_key_env") == 0)
+        rc = sl_policy_yaml_string (ctx, v, "api_key_env", &spec->api_key_env);
+    else
+    if (strcmp (key, "prompt") == 0)
+        rc = sl_policy_yaml_string (ctx, v, "prompt", &spec->prompt);
+    else
+    if (strcmp (key, "threshold") == 0) {
+        rc = sl_policy_yaml_number (ctx, v, "threshold", &spec->threshold);
+        if (!rc && !(spec->threshold >= 0.0 && spec->threshold <= 1.0)) {
+            sl_policy_yaml_error (ctx, v, "threshold must be from 0 to 1");
+            rc = -1;
+        }
+    }
+    else
+    if (strcmp (key, "max_tokens") == 0) {
+        rc = sl_policy_yaml_int (ctx, v, "max_tokens", 1, 100000, &n);
+        spec->max_tokens = (int) n;
+    }
+    else
+    if (strcmp (key, "on_error") == 0) {
+        int action = sl_policy_yaml_scalar (v) ? sl_action_parse (sl_policy_yaml_scalar (v)) : 0;
+        if (action != SL_ACT_ALLOW && action != SL_ACT_BLOCK) {
+            sl_policy_yaml_error (ctx, v, "on_error must be block or allow");
+            return -1;
+        }
+        spec->on_error = (sl_action_t) action;
+        rc = 0;
+    }
+    else {
+        sl_policy_yaml_error (ctx, k, "unknown llm_judge field '%s' (expected api, url, model, api_key_env, "
+                              "prompt, threshold, timeout_ms, on_error, concurrency, max_tokens)", key);
+        return -1;
+    }
+    return rc;
+}
+
 int
 sl_policy_fields_llm (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *spec)
 {
-    if (node->type != YAML_MAPPING_NODE) {
-        sl_policy_yaml_error (ctx, node, "llm_judge must be a mapping");
+    if (sl_policy_yaml_mapping (ctx, node, "llm_judge must be a mapping", s_llm_field, spec))
         return -1;
-    }
-    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = sl_policy_yaml_node (ctx, p->key);
-        yaml_node_t *v = sl_policy_yaml_node (ctx, p->value);
-        const char *key = sl_policy_yaml_scalar (k);
-        long n;
-        int rc;
-        if (!key) {
-            sl_policy_yaml_error (ctx, k, "keys must be strings");
-            return -1;
-        }
-        if (strcmp (key, "api") == 0) {
-            //  A dialect whose module can be asked a question.
-            const char *api = sl_policy_yaml_scalar (v);
-            const sl_dialect_t *d = api ? sl_dialect_find (api) : NULL;
-            if (!sl_dialect_asks (d)) {
-                sl_buf_t names = { 0 };
-                sl_dialect_names (", ", " or ", sl_dialect_asks, &names);
-                sl_policy_yaml_error (ctx, v, "api must be %s", sl_buf_cstr (&names));
-                sl_buf_free (&names);
-                return -1;
-            }
-            spec->dialect = d->id;
-            rc = 0;
-        }
-        else
-        if (s_spec_field (ctx, key, v, spec, &rc))
-            ;
-        else
-        if (strcmp (key, "model") == 0)
-            rc = sl_policy_yaml_string (ctx, v, "model", &spec->model);
-        else
-        if (strcmp (key, "api_key_env") == 0)
-            rc = sl_policy_yaml_string (ctx, v, "api_key_env", &spec->api_key_env);
-        else
-        if (strcmp (key, "prompt") == 0)
-            rc = sl_policy_yaml_string (ctx, v, "prompt", &spec->prompt);
-        else
-        if (strcmp (key, "threshold") == 0) {
-            rc = sl_policy_yaml_number (ctx, v, "threshold", &spec->threshold);
-            if (!rc && !(spec->threshold >= 0.0 && spec->threshold <= 1.0)) {
-                sl_policy_yaml_error (ctx, v, "threshold must be from 0 to 1");
-                rc = -1;
-            }
-        }
-        else
-        if (strcmp (key, "max_tokens") == 0) {
-            rc = sl_policy_yaml_int (ctx, v, "max_tokens", 1, 100000, &n);
-            spec->max_tokens = (int) n;
-        }
-        else
-        if (strcmp (key, "on_error") == 0) {
-            int action = sl_policy_yaml_scalar (v) ? sl_action_parse (sl_policy_yaml_scalar (v)) : 0;
-            if (action != SL_ACT_ALLOW && action != SL_ACT_BLOCK) {
-                sl_policy_yaml_error (ctx, v, "on_error must be block or allow");
-                return -1;
-            }
-            spec->on_error = (sl_action_t) action;
-            rc = 0;
-        }
-        else {
-            sl_policy_yaml_error (ctx, k, "unknown llm_judge field '%s' (expected api, url, model, api_key_env, "
-                                  "prompt, threshold, timeout_ms, on_error, concurrency, max_tokens)", key);
-            return -1;
-        }
-        if (rc)
-            return -1;
-    }
     if (!spec->model) {
         sl_policy_yaml_error (ctx, node, "llm_judge needs a model");
         return -1;
@@ -565,45 +560,37 @@ sl_policy_fields_llm (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *s
     return 0;
 }
 
+//  One field of a decide: mapping.
+static int
+s_decide_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const char *key, void *arg)
+{
+    sl_llm_spec_t *spec = arg;
+    int rc;
+    if (s_spec_field (ctx, key, v, spec, &rc))
+        return rc;
+    if (strcmp (key, "on_error") == 0) {
+        int action = sl_policy_yaml_scalar (v) ? sl_action_parse (sl_policy_yaml_scalar (v)) : 0;
+        if (action != SL_ACT_ALLOW && action != SL_ACT_BLOCK && action != SL_ACT_TERMINATE) {
+            sl_policy_yaml_error (ctx, v, "on_error must be block, allow or terminate");
+            return -1;
+        }
+        spec->on_error = (sl_action_t) action;
+        return 0;
+    }
+    sl_policy_yaml_error (ctx, k, "unknown decide field '%s' (expected url, timeout_ms, on_error, "
+                          "concurrency)", key);
+    return -1;
+}
+
 //  A decision service: where, how long, how many at once, and what a
 //  check that did not run does. The LLM judge's limits, and on_error may
 //  also end the response (terminate).
 int
 sl_policy_fields_decide (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_llm_spec_t *spec)
 {
-    if (node->type != YAML_MAPPING_NODE) {
-        sl_policy_yaml_error (ctx, node, "decide must be a mapping {url, timeout_ms, on_error, concurrency}");
+    if (sl_policy_yaml_mapping (ctx, node, "decide must be a mapping {url, timeout_ms, on_error, concurrency}",
+                                s_decide_field, spec))
         return -1;
-    }
-    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = sl_policy_yaml_node (ctx, p->key);
-        yaml_node_t *v = sl_policy_yaml_node (ctx, p->value);
-        const char *key = sl_policy_yaml_scalar (k);
-        int rc;
-        if (!key) {
-            sl_policy_yaml_error (ctx, k, "keys must be strings");
-            return -1;
-        }
-        if (s_spec_field (ctx, key, v, spec, &rc))
-            ;
-        else
-        if (strcmp (key, "on_error") == 0) {
-            int action = sl_policy_yaml_scalar (v) ? sl_action_parse (sl_policy_yaml_scalar (v)) : 0;
-            if (action != SL_ACT_ALLOW && action != SL_ACT_BLOCK && action != SL_ACT_TERMINATE) {
-                sl_policy_yaml_error (ctx, v, "on_error must be block, allow or terminate");
-                return -1;
-            }
-            spec->on_error = (sl_action_t) action;
-            rc = 0;
-        }
-        else {
-            sl_policy_yaml_error (ctx, k, "unknown decide field '%s' (expected url, timeout_ms, on_error, "
-                                  "concurrency)", key);
-            return -1;
-        }
-        if (rc)
-            return -1;
-    }
     if (!spec->url) {
         sl_policy_yaml_error (ctx, node, "decide needs a url (the decision service's, e.g. "
                               "http://127.0.0.1:8181/v1/data/sluice/decision)");

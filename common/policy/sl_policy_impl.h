@@ -240,6 +240,14 @@ int sl_policy_yaml_int (sl_policy_yaml_t *ctx, yaml_node_t *node, const char *wh
                         long *out);
 //  A copy of the scalar in *out (freeing what *out held).
 int sl_policy_yaml_string (sl_policy_yaml_t *ctx, yaml_node_t *node, const char *what, char **out);
+//  One key of a mapping and its value (key: the key's text, never NULL).
+typedef int (sl_policy_yaml_pair_fn) (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const char *key,
+                                      void *arg);
+//  Call fn for every key of a mapping node, in order: 0, or -1 at the
+//  first error (fn's, a key that is not a string, or a node that is no
+//  mapping: then the error is not_mapping).
+int sl_policy_yaml_mapping (sl_policy_yaml_t *ctx, yaml_node_t *node, const char *not_mapping,
+                            sl_policy_yaml_pair_fn *fn, void *arg);
 
 //  --------------------------------------------------------------------------
 //  sl_policy_fields.c: a rule's structured fields, for the loader

@@ -169,3 +169,24 @@ sl_policy_yaml_string (sl_policy_yaml_t *ctx, yaml_node_t *node, const char *wha
     *out = sl_xstrdup (v);
     return 0;
 }
+
+int
+sl_policy_yaml_mapping (sl_policy_yaml_t *ctx, yaml_node_t *node, const char *not_mapping,
+                        sl_policy_yaml_pair_fn *fn, void *arg)
+{
+    if (node->type != YAML_MAPPING_NODE) {
+        sl_policy_yaml_error (ctx, node, "%s", not_mapping);
+        return -1;
+    }
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = sl_policy_yaml_node (ctx, p->key);
+        const char *key = sl_policy_yaml_scalar (k);
+        if (!key) {
+            sl_policy_yaml_error (ctx, k, "keys must be strings");
+            return -1;
+        }
+        if (fn (ctx, k, sl_policy_yaml_node (ctx, p->value), key, arg))
+            return -1;
+    }
+    return 0;
+}

@@ -375,7 +375,7 @@ s_on_request (zloop_t *loop, zsock_t *reader, void *arg)
         sl_buf_append_str (&who, peer);
         size_t offset = 0;
         sl_msg_t req;
-        while (sl_codec_decode (self->codec, data.ptr, data.len, &offset, &req) == 0) {
+        while ((rc = sl_codec_decode (self->codec, data.ptr, data.len, &offset, &req)) == 0) {
             sl_counter_inc (self->requests);
             if (req.type != SL_MSG_CTL) {
                 sl_counter_inc (self->refused);
@@ -386,6 +386,12 @@ s_on_request (zloop_t *loop, zsock_t *reader, void *arg)
             if (status != 200)
                 sl_counter_inc (self->refused);
             s_reply (self, sl_buf_str (&who), &req, status, why);
+        }
+        if (rc == -2) {
+            //  Counted and dropped, never answered: the sender is not
+            //  speaking the protocol.
+            sl_counter_inc (self->refused);
+            sl_log_warn ("malformed_message", "on the approvals socket: %s", sl_codec_error (self->codec));
         }
         sl_buf_free (&who);
     }
