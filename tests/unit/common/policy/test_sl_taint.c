@@ -355,7 +355,7 @@ Test (sl_taint, shipped_taint_policy)
 //  --------------------------------------------------------------------------
 //  The shipped tool-descriptions.yaml
 
-//  The rule that refuses an OpenAI request offering one tool ("" when none).
+//  The rule that withholds the one tool an OpenAI request offers ("" when none).
 static const char *
 s_refused_by (sl_policy_t *p, const char *name, const char *description, const char *param_description)
 {
@@ -373,7 +373,7 @@ s_refused_by (sl_policy_t *p, const char *name, const char *description, const c
     for (size_t v = 0; v < sl_reqjudge_verdicts (rj); v++) {
         sl_msg_t m;
         sl_reqjudge_verdict (rj, v, &m);
-        if (m.action == SL_ACT_TERMINATE)
+        if (m.action == SL_ACT_WITHHOLD)
             snprintf (rule, sizeof rule, "%.*s", (int) m.rule.len, m.rule.ptr);
     }
     sl_reqjudge_destroy (&rj);
