@@ -19,7 +19,7 @@
 
 const char *sl_mock_agent_scenarios [] = {
     "mock-agent-text", "mock-agent-shell", "mock-agent-exfil", "mock-agent-danger", "mock-agent-slow", "mock-agent-slow-text",
-    "mock-agent-terminate", "mock-agent-error", "mock-agent-ask", NULL
+    "mock-agent-terminate", "mock-agent-error", "mock-agent-ask", "mock-agent-mcp", NULL
 };
 
 //  The shell tools of the agents, by the names they give them: the SDK
@@ -82,6 +82,62 @@ s_arguments (json_t *schema, const char *command, char *out, size_t size)
     json_decref (args);
 }
 
+//  The arguments that call an MCP tool of this schema: every string
+//  property SL_MOCK_AGENT_MCP_NOTE.
+static void
+s_mcp_arguments (json_t *schema, char *out, size_t size)
+{
+    json_t *args = json_object ();
+    const char *key;
+    json_t *prop;
+    json_object_foreach (json_object_get (schema, "properties"), key, prop)
+        if (sl_mock_is (json_object_get (prop, "type"), "string"))
+            json_object_set_new (args, key, json_string (SL_MOCK_AGENT_MCP_NOTE));
+    char *text = json_dumps (args, JSON_COMPACT);
+    snprintf (out, size, "%s", text ? text : "{}");
+    free (text);
+    json_decref (args);
+}
+
+static bool
+s_is_mcp (const char *name)
+{
+    return name && strncmp (name, SL_MOCK_AGENT_MCP_PREFIX, strlen (SL_MOCK_AGENT_MCP_PREFIX)) == 0;
+}
+
+//  The last call of an MCP tool anywhere in the turns, whatever the
+//  dialect: an object whose "name" is an MCP tool's, its arguments beside
+//  it (Anthropic's input, Gemini's args: objects; OpenAI's and Responses'
+//  arguments: a JSON text). Bounded by the depth of the JSON.
+static void
+s_mcp_called (json_t *value, sl_mock_agent_view_t *out, int depth)
+{
+    if (depth > 32)
+        return;
+    size_t i;
+    json_t *item;
+    const char *key;
+    if (json_is_array (value))
+        json_array_foreach (value, i, item)
+            s_mcp_called (item, out, depth + 1);
+    if (!json_is_object (value))
+        return;
+    const char *name = json_string_value (json_object_get (value, "name"));
+    json_t *input = json_object_get (value, "input");
+    if (!input)
+        input = json_object_get (value, "args");
+    json_t *arguments = json_object_get (value, "arguments");
+    if (s_is_mcp (name) && (json_is_object (input) || json_is_string (arguments))) {
+        snprintf (out->mcp_tool, sizeof out->mcp_tool, "%s", name);
+        char *text = json_is_object (input) ? json_dumps (input, JSON_COMPACT) : NULL;
+        snprintf (out->mcp_arguments, sizeof out->mcp_arguments, "%s",
+                  text ? text : json_string_value (arguments));
+        free (text);
+    }
+    json_object_foreach (value, key, item)
+        s_mcp_called (item, out, depth + 1);
+}
+
 void
 sl_mock_agent_read (int dialect, sl_str_t request_body, const char *command, sl_mock_agent_view_t *out)
 {
@@ -113,9 +169,36 @@ sl_mock_agent_read (int dialect, sl_str_t request_body, const char *command, sl_
             s_arguments (schema, command, out->arguments, sizeof out->arguments);
         }
     }
-    json_array_foreach (json_object_get (body, shape->turns), i, message)
+    //  The first MCP tool defined.
+    json_array_foreach (json_object_get (body, "tools"), i, tool) {
+        json_t *schema = NULL;
+        const char *name = NULL;
+        if (shape->declarations)
+            json_array_foreach (json_object_get (tool, shape->declarations), j, decl) {
+                name = s_tool_name (shape, decl, &schema);
+                if (s_is_mcp (name))
+                    break;
+                name = NULL;
+            }
+        else
+            name = s_tool_name (shape, tool, &schema);
+        if (s_is_mcp (name)) {
+            snprintf (out->mcp_tool, sizeof out->mcp_tool, "%s", name);
+            s_mcp_arguments (schema, out->mcp_arguments, sizeof out->mcp_arguments);
+            break;
+        }
+    }
+    json_t *turns = json_object_get (body, shape->turns);
+    if (!out->mcp_tool [0])
+        s_mcp_called (turns, out, 0);
+    //  Claude Code sends the system's words as a turn too (role system,
+    //  after a result): those do not end the conversation's last turn.
+    json_array_foreach (turns, i, message)
         if (shape->carries_result (message))
-            out->tool_result = true;
+            out->tool_result = out->last_result = true;
+        else
+        if (!sl_mock_is (json_object_get (message, "role"), "system"))
+            out->last_result = false;
     json_decref (body);
 }
 
@@ -162,6 +245,16 @@ sl_mock_agent_build (int dialect, sl_str_t model, sl_str_t request_body, sl_mock
     }
     sl_mock_agent_view_t view;
     sl_mock_agent_read (dialect, request_body, command ? command : "true", &view);
+    bool mcp = sl_str_eq (model, "mock-agent-mcp");
+    if (mcp) {
+        //  Its MCP tool stands for the shell tool; it is done only when the
+        //  last turn is a result (the session's earlier turns hold one).
+        snprintf (view.tool, sizeof view.tool, "%s", view.mcp_tool);
+        snprintf (view.arguments, sizeof view.arguments, "%s", view.mcp_arguments);
+        view.tool_result = view.last_result;
+        before = "I'll use the MCP tool.";
+        command = view.tool [0] ? view.tool : NULL;
+    }
     //  An id of its own per request (a session has several calls).
     uint32_t hash = 2166136261u;
     for (size_t i = 0; i < request_body.len; i++)
