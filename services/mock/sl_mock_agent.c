@@ -7,6 +7,7 @@
 #include "services/mock/sl_mock_agent.h"
 
 #include <jansson.h>
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "services/mock/sl_mock_provider.h"
 
 #define S_DESCRIPTION "Runs a command for the sluice agent test."
+#define S_SEARCH_TOOL "ToolSearch"     //  Claude Code's tool that loads deferred tools
 #define S_ASK_COMMAND "touch sluice-ask.marker && printf 'sluice-ask-%s\\n' " SL_MOCK_AGENT_ASK_WORD
 
 const char *sl_mock_agent_scenarios [] = {
@@ -191,6 +193,20 @@ sl_mock_agent_read (int dialect, sl_str_t request_body, const char *command, sl_
     json_t *turns = json_object_get (body, shape->turns);
     if (!out->mcp_tool [0])
         s_mcp_called (turns, out, 0);
+    //  A deferred MCP tool: named in the request's words, not defined.
+    json_array_foreach (json_object_get (body, "tools"), i, tool) {
+        json_t *schema;
+        const char *name = shape->declarations ? NULL : s_tool_name (shape, tool, &schema);
+        out->search |= name && strcmp (name, S_SEARCH_TOOL) == 0;
+    }
+    const char *named = memmem (request_body.ptr, request_body.len, SL_MOCK_AGENT_MCP_PREFIX,
+                                strlen (SL_MOCK_AGENT_MCP_PREFIX));
+    size_t n = 0;
+    while (named && n < sizeof out->deferred - 1 && named + n < request_body.ptr + request_body.len
+    &&     (isalnum ((unsigned char) named [n]) || named [n] == '_' || named [n] == '-'))
+        n++;
+    if (named && !out->mcp_tool [0])
+        snprintf (out->deferred, sizeof out->deferred, "%.*s", (int) n, named);
     //  Claude Code sends the system's words as a turn too (role system,
     //  after a result): those do not end the conversation's last turn.
     json_array_foreach (turns, i, message)
@@ -248,10 +264,25 @@ sl_mock_agent_build (int dialect, sl_str_t model, sl_str_t request_body, sl_mock
     bool mcp = sl_str_eq (model, "mock-agent-mcp");
     if (mcp) {
         //  Its MCP tool stands for the shell tool; it is done only when the
-        //  last turn is a result (the session's earlier turns hold one).
+        //  last turn is a result (the session's earlier turns hold one),
+        //  and not ToolSearch's (which loaded the tool to call).
+        sl_mock_result_t last;
+        bool searched = view.last_result && sl_mock_provider_result (dialect, request_body, &last)
+                     && strcmp (last.name, S_SEARCH_TOOL) == 0;
         snprintf (view.tool, sizeof view.tool, "%s", view.mcp_tool);
         snprintf (view.arguments, sizeof view.arguments, "%s", view.mcp_arguments);
-        view.tool_result = view.last_result;
+        if (!view.tool [0] && view.deferred [0] && view.search && !searched) {
+            snprintf (view.tool, sizeof view.tool, "%s", S_SEARCH_TOOL);
+            snprintf (view.arguments, sizeof view.arguments, "{\"query\":\"select:%s\"}", view.deferred);
+        }
+        else
+        if (!view.tool [0] && view.deferred [0] && searched) {
+            //  Searched, and still not defined (withheld): a model calls
+            //  the name it was told, with no schema to write arguments to.
+            snprintf (view.tool, sizeof view.tool, "%s", view.deferred);
+            snprintf (view.arguments, sizeof view.arguments, "{}");
+        }
+        view.tool_result = view.last_result && !searched;
         before = "I'll use the MCP tool.";
         command = view.tool [0] ? view.tool : NULL;
     }

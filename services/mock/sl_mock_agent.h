@@ -31,8 +31,16 @@
                             defines none, the MCP tool the conversation
                             called before, with the arguments it had (a
                             model that remembers a tool its request no
-                            longer holds); else a short text. Done when
-                            the last turn carries a tool result (a
+                            longer holds); when the request names an MCP
+                            tool without defining it (Claude Code's
+                            deferred tools) and defines ToolSearch, a
+                            call of ToolSearch selecting it first, and
+                            after that search, the tool by its name even
+                            when the request still does not define it
+                            (arguments {}); else
+                            a short text. Done when
+                            the last turn carries a tool result other
+                            than ToolSearch's (a
                             result in an earlier turn does not end it:
                             the agents' test runs two turns of one
                             session)
@@ -79,6 +87,8 @@ typedef struct {
     bool last_result;                   //  the last message does
     char mcp_tool [64];                 //  the first MCP tool defined, else the one called before, or ""
     char mcp_arguments [SL_MOCK_STEP_ARGS_MAX];  //  the arguments to call it with
+    char deferred [64];                 //  an MCP tool named only (deferred loading), or ""
+    bool search;                        //  the request defines Claude Code's ToolSearch
 } sl_mock_agent_view_t;
 
 //  Read a request body of a dialect: its shell tool, the arguments that
