@@ -140,6 +140,34 @@ s_mcp_called (json_t *value, sl_mock_agent_view_t *out, int depth)
         s_mcp_called (item, out, depth + 1);
 }
 
+//  The first tool the request defines whose name is wanted, and its
+//  schema; NULL when none is.
+static const char *
+s_first_tool (const sl_mock_shape_t *shape, json_t *body, bool (*wanted) (const char *), json_t **schema)
+{
+    size_t i, j;
+    json_t *tool, *decl;
+    json_array_foreach (json_object_get (body, "tools"), i, tool) {
+        const char *name = NULL;
+        if (shape->declarations)
+            json_array_foreach (json_object_get (tool, shape->declarations), j, decl) {
+                name = s_tool_name (shape, decl, schema);
+                if (wanted (name))
+                    return name;
+            }
+        else
+        if (wanted (name = s_tool_name (shape, tool, schema)))
+            return name;
+    }
+    return NULL;
+}
+
+static bool
+s_is_search (const char *name)
+{
+    return name && strcmp (name, S_SEARCH_TOOL) == 0;
+}
+
 void
 sl_mock_agent_read (int dialect, sl_str_t request_body, const char *command, sl_mock_agent_view_t *out)
 {
@@ -149,56 +177,24 @@ sl_mock_agent_read (int dialect, sl_str_t request_body, const char *command, sl_
     json_t *body = shape ? json_loadb (request_body.ptr, request_body.len, 0, NULL) : NULL;
     if (!body)
         return;
-    size_t i, j;
-    json_t *tool, *decl, *message;
-    json_array_foreach (json_object_get (body, "tools"), i, tool) {
-        if (out->tool [0])
-            break;
-        json_t *schema = NULL;
-        const char *name = NULL;
-        if (shape->declarations) {
-            json_array_foreach (json_object_get (tool, shape->declarations), j, decl) {
-                name = s_tool_name (shape, decl, &schema);
-                if (s_is_shell (name))
-                    break;
-                name = NULL;
-            }
-        }
-        else
-            name = s_tool_name (shape, tool, &schema);
-        if (s_is_shell (name)) {
-            snprintf (out->tool, sizeof out->tool, "%s", name);
-            s_arguments (schema, command, out->arguments, sizeof out->arguments);
-        }
+    size_t i;
+    json_t *message;
+    json_t *schema = NULL;
+    const char *name = s_first_tool (shape, body, s_is_shell, &schema);
+    if (name) {
+        snprintf (out->tool, sizeof out->tool, "%s", name);
+        s_arguments (schema, command, out->arguments, sizeof out->arguments);
     }
-    //  The first MCP tool defined.
-    json_array_foreach (json_object_get (body, "tools"), i, tool) {
-        json_t *schema = NULL;
-        const char *name = NULL;
-        if (shape->declarations)
-            json_array_foreach (json_object_get (tool, shape->declarations), j, decl) {
-                name = s_tool_name (shape, decl, &schema);
-                if (s_is_mcp (name))
-                    break;
-                name = NULL;
-            }
-        else
-            name = s_tool_name (shape, tool, &schema);
-        if (s_is_mcp (name)) {
-            snprintf (out->mcp_tool, sizeof out->mcp_tool, "%s", name);
-            s_mcp_arguments (schema, out->mcp_arguments, sizeof out->mcp_arguments);
-            break;
-        }
+    name = s_first_tool (shape, body, s_is_mcp, &schema);
+    if (name) {
+        snprintf (out->mcp_tool, sizeof out->mcp_tool, "%s", name);
+        s_mcp_arguments (schema, out->mcp_arguments, sizeof out->mcp_arguments);
     }
+    out->search = s_first_tool (shape, body, s_is_search, &schema) != NULL;
     json_t *turns = json_object_get (body, shape->turns);
     if (!out->mcp_tool [0])
         s_mcp_called (turns, out, 0);
     //  A deferred MCP tool: named in the request's words, not defined.
-    json_array_foreach (json_object_get (body, "tools"), i, tool) {
-        json_t *schema;
-        const char *name = shape->declarations ? NULL : s_tool_name (shape, tool, &schema);
-        out->search |= name && strcmp (name, S_SEARCH_TOOL) == 0;
-    }
     const char *named = memmem (request_body.ptr, request_body.len, SL_MOCK_AGENT_MCP_PREFIX,
                                 strlen (SL_MOCK_AGENT_MCP_PREFIX));
     size_t n = 0;
