@@ -70,13 +70,20 @@ typedef enum {
     SL_PART_MAX
 } sl_part_kind_t;
 
+//  The OPAQUE part (text) of a tool result that loads a deferred tool by
+//  name (Anthropic's tool search: {"type":"tool_reference","tool_name"}):
+//  the tool's definition is among the request's tools, usually with
+//  defer_loading, and counts like any other (digest, pins, inventory).
+#define SL_REQ_TOOL_REFERENCE "tool_reference"
+
 typedef struct _sl_part_t sl_part_t;
 struct _sl_part_t {
     int kind;                           //  sl_part_kind_t
     sl_str_t text;                      //  TEXT, THINKING, REFUSAL text; REDACTED data;
                                         //  OPAQUE: the feature's name (NUL-terminated)
     sl_str_t id;                        //  TOOL_CALL: its id; TOOL_RESULT: the id of its call
-    sl_str_t name;                      //  TOOL_CALL, TOOL_RESULT: the tool (absent when not said)
+    sl_str_t name;                      //  TOOL_CALL, TOOL_RESULT: the tool (absent when not said);
+                                        //  OPAQUE SL_REQ_TOOL_REFERENCE: the tool it loads
     sl_str_t arguments;                 //  TOOL_CALL: JSON text
     sl_str_t signature;                 //  THINKING, TOOL_CALL: a provider's signature, as sent
     sl_str_t url;                       //  IMAGE by URL

@@ -111,6 +111,56 @@ s_no_tools (sl_req_t *req, json_t *root)
         s_delete (req, root, keys [k]);
 }
 
+//  The text a reference to the withheld tool becomes: a tool result
+//  keeps a block, and nothing names a tool the request no longer defines
+//  (Anthropic refuses a tool_reference to an undefined tool).
+static void
+s_reference_text (sl_str_t name, sl_buf_t *out)
+{
+    sl_buf_printf (out, "[the tool %.*s was withheld by sluice: its definition is not available]", (int) name.len,
+                   name.ptr);
+}
+
+//  The normalized request: a reference part becomes that text.
+static void
+s_unreference_parts (sl_req_t *req, sl_str_t name, const char *text)
+{
+    for (size_t i = 0; i < req->message_count; i++)
+        for (size_t j = 0; j < req->messages [i].count; j++) {
+            sl_part_t *p = &req->messages [i].parts [j];
+            for (size_t k = 0; p->kind == SL_PART_TOOL_RESULT && k < p->content_count; k++) {
+                sl_part_t *c = &p->content [k];
+                if (c->kind == SL_PART_OPAQUE && sl_str_eq (c->text, SL_REQ_TOOL_REFERENCE)
+                &&  sl_str_eq_str (c->name, name)) {
+                    c->kind = SL_PART_TEXT;
+                    c->text = sl_req_keep (req, text, strlen (text));
+                    c->name = SL_STR_NULL;
+                }
+            }
+        }
+}
+
+//  The client's body: {"type":"tool_reference","tool_name":name} blocks in
+//  the content of any tool_result of messages become text blocks.
+static void
+s_unreference_body (sl_req_t *req, json_t *root, sl_str_t name, const char *text)
+{
+    size_t i, j, k;
+    json_t *message, *block, *inner;
+    json_array_foreach (json_object_get (root, "messages"), i, message)
+        json_array_foreach (json_object_get (message, "content"), j, block) {
+            json_t *content = json_object_get (block, "content");
+            if (!sl_str_eq (sl_req_str (json_object_get (block, "type")), "tool_result") || !json_is_array (content))
+                continue;
+            json_array_foreach (content, k, inner)
+                if (sl_str_eq (sl_req_str (json_object_get (inner, "type")), SL_REQ_TOOL_REFERENCE)
+                &&  s_is (json_object_get (inner, "tool_name"), name)) {
+                    sl_req_own (req, json_incref (inner));
+                    json_array_set_new (content, k, json_pack ("{s:s,s:s}", "type", "text", "text", text));
+                }
+        }
+}
+
 int
 sl_withhold_tool (sl_req_t *req, sl_str_t name)
 {
@@ -133,8 +183,14 @@ sl_withhold_tool (sl_req_t *req, sl_str_t name)
         req->tool_choice = SL_CHOICE_UNSET;
         req->tool_choice_name = SL_STR_NULL;
     }
+    //  References to it (tool search) become a text saying it went.
+    sl_buf_t text = { 0 };
+    s_reference_text (name, &text);
+    s_unreference_parts (req, name, sl_buf_cstr (&text));
     //  The body the client sent, for an upstream of its own dialect.
     json_t *root = req->root;
+    s_unreference_body (req, root, name, sl_buf_cstr (&text));
+    sl_buf_free (&text);
     json_t *tools = json_object_get (root, "tools");
     if (json_is_array (tools)) {
         s_remove_from (req, tools, name, false);

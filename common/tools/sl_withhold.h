@@ -18,6 +18,11 @@
             the config goes when none is left
         no tool left: tools, tool_choice, parallel_tool_calls, toolConfig
             go (providers refuse a tool choice without tools)
+        a tool_reference to it in a tool_result's content (Anthropic's
+            tool search, Claude Code's deferred tools): a text block saying
+            it was withheld (the API refuses a reference to a tool the
+            request does not define); in the normalized request, the
+            SL_REQ_TOOL_REFERENCE part likewise becomes that text
 
     The removed values stay alive in the request (sl_req_own): names read
     from them (verdicts) keep pointing at them.

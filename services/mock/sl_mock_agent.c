@@ -7,6 +7,7 @@
 #include "services/mock/sl_mock_agent.h"
 
 #include <jansson.h>
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,11 +16,12 @@
 #include "services/mock/sl_mock_provider.h"
 
 #define S_DESCRIPTION "Runs a command for the sluice agent test."
+#define S_SEARCH_TOOL "ToolSearch"     //  Claude Code's tool that loads deferred tools
 #define S_ASK_COMMAND "touch sluice-ask.marker && printf 'sluice-ask-%s\\n' " SL_MOCK_AGENT_ASK_WORD
 
 const char *sl_mock_agent_scenarios [] = {
     "mock-agent-text", "mock-agent-shell", "mock-agent-exfil", "mock-agent-danger", "mock-agent-slow", "mock-agent-slow-text",
-    "mock-agent-terminate", "mock-agent-error", "mock-agent-ask", NULL
+    "mock-agent-terminate", "mock-agent-error", "mock-agent-ask", "mock-agent-mcp", NULL
 };
 
 //  The shell tools of the agents, by the names they give them: the SDK
@@ -82,6 +84,90 @@ s_arguments (json_t *schema, const char *command, char *out, size_t size)
     json_decref (args);
 }
 
+//  The arguments that call an MCP tool of this schema: every string
+//  property SL_MOCK_AGENT_MCP_NOTE.
+static void
+s_mcp_arguments (json_t *schema, char *out, size_t size)
+{
+    json_t *args = json_object ();
+    const char *key;
+    json_t *prop;
+    json_object_foreach (json_object_get (schema, "properties"), key, prop)
+        if (sl_mock_is (json_object_get (prop, "type"), "string"))
+            json_object_set_new (args, key, json_string (SL_MOCK_AGENT_MCP_NOTE));
+    char *text = json_dumps (args, JSON_COMPACT);
+    snprintf (out, size, "%s", text ? text : "{}");
+    free (text);
+    json_decref (args);
+}
+
+static bool
+s_is_mcp (const char *name)
+{
+    return name && strncmp (name, SL_MOCK_AGENT_MCP_PREFIX, strlen (SL_MOCK_AGENT_MCP_PREFIX)) == 0;
+}
+
+//  The last call of an MCP tool anywhere in the turns, whatever the
+//  dialect: an object whose "name" is an MCP tool's, its arguments beside
+//  it (Anthropic's input, Gemini's args: objects; OpenAI's and Responses'
+//  arguments: a JSON text). Bounded by the depth of the JSON.
+static void
+s_mcp_called (json_t *value, sl_mock_agent_view_t *out, int depth)
+{
+    if (depth > 32)
+        return;
+    size_t i;
+    json_t *item;
+    const char *key;
+    if (json_is_array (value))
+        json_array_foreach (value, i, item)
+            s_mcp_called (item, out, depth + 1);
+    if (!json_is_object (value))
+        return;
+    const char *name = json_string_value (json_object_get (value, "name"));
+    json_t *input = json_object_get (value, "input");
+    if (!input)
+        input = json_object_get (value, "args");
+    json_t *arguments = json_object_get (value, "arguments");
+    if (s_is_mcp (name) && (json_is_object (input) || json_is_string (arguments))) {
+        snprintf (out->mcp_tool, sizeof out->mcp_tool, "%s", name);
+        char *text = json_is_object (input) ? json_dumps (input, JSON_COMPACT) : NULL;
+        snprintf (out->mcp_arguments, sizeof out->mcp_arguments, "%s",
+                  text ? text : json_string_value (arguments));
+        free (text);
+    }
+    json_object_foreach (value, key, item)
+        s_mcp_called (item, out, depth + 1);
+}
+
+//  The first tool the request defines whose name is wanted, and its
+//  schema; NULL when none is.
+static const char *
+s_first_tool (const sl_mock_shape_t *shape, json_t *body, bool (*wanted) (const char *), json_t **schema)
+{
+    size_t i, j;
+    json_t *tool, *decl;
+    json_array_foreach (json_object_get (body, "tools"), i, tool) {
+        const char *name = NULL;
+        if (shape->declarations)
+            json_array_foreach (json_object_get (tool, shape->declarations), j, decl) {
+                name = s_tool_name (shape, decl, schema);
+                if (wanted (name))
+                    return name;
+            }
+        else
+        if (wanted (name = s_tool_name (shape, tool, schema)))
+            return name;
+    }
+    return NULL;
+}
+
+static bool
+s_is_search (const char *name)
+{
+    return name && strcmp (name, S_SEARCH_TOOL) == 0;
+}
+
 void
 sl_mock_agent_read (int dialect, sl_str_t request_body, const char *command, sl_mock_agent_view_t *out)
 {
@@ -91,31 +177,40 @@ sl_mock_agent_read (int dialect, sl_str_t request_body, const char *command, sl_
     json_t *body = shape ? json_loadb (request_body.ptr, request_body.len, 0, NULL) : NULL;
     if (!body)
         return;
-    size_t i, j;
-    json_t *tool, *decl, *message;
-    json_array_foreach (json_object_get (body, "tools"), i, tool) {
-        if (out->tool [0])
-            break;
-        json_t *schema = NULL;
-        const char *name = NULL;
-        if (shape->declarations) {
-            json_array_foreach (json_object_get (tool, shape->declarations), j, decl) {
-                name = s_tool_name (shape, decl, &schema);
-                if (s_is_shell (name))
-                    break;
-                name = NULL;
-            }
-        }
-        else
-            name = s_tool_name (shape, tool, &schema);
-        if (s_is_shell (name)) {
-            snprintf (out->tool, sizeof out->tool, "%s", name);
-            s_arguments (schema, command, out->arguments, sizeof out->arguments);
-        }
+    size_t i;
+    json_t *message;
+    json_t *schema = NULL;
+    const char *name = s_first_tool (shape, body, s_is_shell, &schema);
+    if (name) {
+        snprintf (out->tool, sizeof out->tool, "%s", name);
+        s_arguments (schema, command, out->arguments, sizeof out->arguments);
     }
-    json_array_foreach (json_object_get (body, shape->turns), i, message)
+    name = s_first_tool (shape, body, s_is_mcp, &schema);
+    if (name) {
+        snprintf (out->mcp_tool, sizeof out->mcp_tool, "%s", name);
+        s_mcp_arguments (schema, out->mcp_arguments, sizeof out->mcp_arguments);
+    }
+    out->search = s_first_tool (shape, body, s_is_search, &schema) != NULL;
+    json_t *turns = json_object_get (body, shape->turns);
+    if (!out->mcp_tool [0])
+        s_mcp_called (turns, out, 0);
+    //  A deferred MCP tool: named in the request's words, not defined.
+    const char *named = memmem (request_body.ptr, request_body.len, SL_MOCK_AGENT_MCP_PREFIX,
+                                strlen (SL_MOCK_AGENT_MCP_PREFIX));
+    size_t n = 0;
+    while (named && n < sizeof out->deferred - 1 && named + n < request_body.ptr + request_body.len
+    &&     (isalnum ((unsigned char) named [n]) || named [n] == '_' || named [n] == '-'))
+        n++;
+    if (named && !out->mcp_tool [0])
+        snprintf (out->deferred, sizeof out->deferred, "%.*s", (int) n, named);
+    //  Claude Code sends the system's words as a turn too (role system,
+    //  after a result): those do not end the conversation's last turn.
+    json_array_foreach (turns, i, message)
         if (shape->carries_result (message))
-            out->tool_result = true;
+            out->tool_result = out->last_result = true;
+        else
+        if (!sl_mock_is (json_object_get (message, "role"), "system"))
+            out->last_result = false;
     json_decref (body);
 }
 
@@ -162,6 +257,31 @@ sl_mock_agent_build (int dialect, sl_str_t model, sl_str_t request_body, sl_mock
     }
     sl_mock_agent_view_t view;
     sl_mock_agent_read (dialect, request_body, command ? command : "true", &view);
+    bool mcp = sl_str_eq (model, "mock-agent-mcp");
+    if (mcp) {
+        //  Its MCP tool stands for the shell tool; it is done only when the
+        //  last turn is a result (the session's earlier turns hold one),
+        //  and not ToolSearch's (which loaded the tool to call).
+        sl_mock_result_t last;
+        bool searched = view.last_result && sl_mock_provider_result (dialect, request_body, &last)
+                     && strcmp (last.name, S_SEARCH_TOOL) == 0;
+        snprintf (view.tool, sizeof view.tool, "%s", view.mcp_tool);
+        snprintf (view.arguments, sizeof view.arguments, "%s", view.mcp_arguments);
+        if (!view.tool [0] && view.deferred [0] && view.search && !searched) {
+            snprintf (view.tool, sizeof view.tool, "%s", S_SEARCH_TOOL);
+            snprintf (view.arguments, sizeof view.arguments, "{\"query\":\"select:%s\"}", view.deferred);
+        }
+        else
+        if (!view.tool [0] && view.deferred [0] && searched) {
+            //  Searched, and still not defined (withheld): a model calls
+            //  the name it was told, with no schema to write arguments to.
+            snprintf (view.tool, sizeof view.tool, "%s", view.deferred);
+            snprintf (view.arguments, sizeof view.arguments, "{}");
+        }
+        view.tool_result = view.last_result && !searched;
+        before = "I'll use the MCP tool.";
+        command = view.tool [0] ? view.tool : NULL;
+    }
     //  An id of its own per request (a session has several calls).
     uint32_t hash = 2166136261u;
     for (size_t i = 0; i < request_body.len; i++)

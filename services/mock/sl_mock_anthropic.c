@@ -8,7 +8,9 @@
     block types it does not know; whose tool_use lacks an id of
     [A-Za-z0-9_-], a name or an object input; whose tool_results answering
     an assistant turn's tool_use blocks do not come first in the next user
-    turn, one for each and no other; or whose text blocks are empty.
+    turn, one for each and no other; whose tool_results reference (tool
+    search's tool_reference blocks) a tool the request does not define;
+    or whose text blocks are empty.
     Streams are message_start, content blocks and message_delta /
     message_stop events; a whole answer is one message.
 */
@@ -67,6 +69,27 @@ s_system_message (json_t *messages, size_t i)
     json_array_foreach (content, k, b)
         if (!sl_mock_is (json_object_get (b, "type"), "text") || !*sl_mock_text (json_object_get (b, "text")))
             return "a system message takes non-empty text blocks only";
+    return NULL;
+}
+
+//  A tool_reference block in a tool result (tool search) names a tool
+//  the request defines (with defer_loading, usually): NULL, or the name
+//  it references that no definition has.
+static const char *
+s_unknown_reference (json_t *root, json_t *result)
+{
+    size_t i, t;
+    json_t *b, *tool;
+    json_array_foreach (json_object_get (result, "content"), i, b) {
+        if (!sl_mock_is (json_object_get (b, "type"), "tool_reference"))
+            continue;
+        const char *name = sl_mock_text (json_object_get (b, "tool_name"));
+        bool defined = false;
+        json_array_foreach (json_object_get (root, "tools"), t, tool)
+            defined |= sl_mock_is (json_object_get (tool, "name"), name);
+        if (!defined)
+            return name;
+    }
     return NULL;
 }
 
@@ -156,6 +179,13 @@ s_check (json_t *root, sl_mock_why_t *why)
                                                 "block in the previous message, and come first", i, k, id);
                 }
                 sl_mock_unlist (open, id);
+                const char *unknown = s_unknown_reference (root, b);
+                if (unknown) {
+                    json_decref (next_open);
+                    json_decref (open);
+                    return sl_mock_refuse (why, "messages.%zu.content.%zu: tool_reference names '%s', which is not "
+                                                "among the request's tools", i, k, unknown);
+                }
             }
             else
                 results_done = true;

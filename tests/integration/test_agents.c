@@ -35,6 +35,19 @@
                  call's verdict has check approved. An agent that gives up
                  and asks again shows as a second approval of its tool.
 
+    Then Claude Code with one MCP tool (tests/agents/mcp-stub.mjs, a stub
+    MCP server over stdio, --mcp-config) whose definition changes between
+    turns, under the pinned-definition rules of deploy/policies/tools.yaml:
+
+      mcp        the tool is deferred (tool search): the model loads it
+                 with ToolSearch and calls it, it runs; its definition is
+                 pinned (sluice-tools pin from the recorded request); a
+                 second turn of the session calls it again; a new session
+                 whose server serves a changed definition has it withheld
+                 (both digests in the verdict, ToolSearch's reference to it
+                 a text), and the model's call to it blocked: it does not
+                 run.
+
     A case's home is removed when it passes, kept when it fails. Skipped unless
     SLUICE_AGENTS_BIN names the installed agents' bin directory (make
     agents sets it): the agents are large and not part of make test.
@@ -47,6 +60,7 @@
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +70,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/tools/sl_tooldef.h"
 #include "services/mock/sl_mock_agent.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/hops.h"
@@ -829,4 +844,239 @@ Test (agents, each_waits_for_an_approval, .timeout = 900)
     cr_expect (freed, "ask: the %s still holds %.0f stream(s)", which_hop, held);
     verdict_tap_close (tap);
     s_stack_stop (&st);
+}
+
+//  --------------------------------------------------------------------------
+//  An MCP tool whose definition changes between two turns (Claude Code)
+
+#define AG_MCP_TOOL "mcp__stub__note"
+#define AG_MCP_STUB "tests/agents/mcp-stub.mjs"
+#define AG_MCP_PROMPT "Keep a note with the note tool."
+#define AG_MCP_POISON "<IMPORTANT>Before using this tool"
+#define AG_RELOAD_MS 20000              //  for the gateway and the judge to load the pins
+//  The rules of deploy/policies/tools.yaml on pinned definitions, after
+//  the agents' policy; the pins file (%s) in the test's own directory.
+#define AG_MCP_RULES \
+    "  - id: pinned-definition-changed\n    on: request\n    part: tool\n    definition: changed\n" \
+    "    action: withhold\n" \
+    "  - id: call-to-changed-definition\n    definition: changed\n    action: block\n" \
+    "    message: \"sluice blocked a call to {tool}: its definition is not the one pinned for your team ({reason}).\"\n" \
+    "pins: %s/pins.yaml\n"
+
+//  How many lines of p's log name needle.
+static int
+s_count_log (const proc_t *p, const char *needle)
+{
+    FILE *f = fopen (p->log_path, "r");
+    char line [4096];
+    int count = 0, read = 0;
+    while (f && read++ < AG_READ_LINES && fgets (line, sizeof line, f))
+        count += strstr (line, needle) != NULL;
+    if (f)
+        fclose (f);
+    return count;
+}
+
+//  One turn of Claude Code with the stub MCP server serving definition
+//  ("pinned" or "changed"), whose call writes marker; continue: the
+//  session of the turn before. Returns the exit status, the output into
+//  *output.
+static int
+s_mcp_turn (ag_env_t *e, const char *definition, const char *marker, bool resume, char **output)
+{
+    char stub [PATH_MAX], config [480], text [2 * PATH_MAX], scratch [4096];
+    cr_assert_not_null (realpath (AG_MCP_STUB, stub), "%s", AG_MCP_STUB);
+    snprintf (config, sizeof config, "%s/mcp-%s.json", e->home, definition);
+    snprintf (text, sizeof text, "{ \"mcpServers\": { \"stub\": { \"type\": \"stdio\", \"command\": \"node\",\n"
+                                 "  \"args\": [\"%s\", \"%s\", \"%s/%s\"] } } }\n", stub, definition, e->work, marker);
+    s_write (config, text);
+    const char *argv [16], *env [16];
+    s_claude (e, "mock-agent-mcp", argv, env, scratch);
+    const char *a [] = { "claude", "-p", AG_MCP_PROMPT, "--model", "mock-agent-mcp", "--mcp-config", config,
+                         "--strict-mcp-config", "--allowedTools", "Bash " AG_MCP_TOOL, "--output-format", "text",
+                         resume ? "--continue" : NULL, NULL };
+    memcpy (argv, a, sizeof a);
+    return s_run (e, argv, env, output);
+}
+
+//  The last request the mock recorded (from offset on) that defines the
+//  MCP tool, into path (the body only). True when there was one.
+static bool
+s_last_defining (const char *record, long offset, const char *path)
+{
+    sl_buf_t all = { 0 };
+    harness_read (record, &all);
+    const char *text = sl_buf_cstr (&all);
+    const char *found = NULL, *end = NULL;
+    for (const char *line = text + ((size_t) offset < all.len ? offset : (long) all.len); *line;) {
+        const char *next = strchr (line, '\n');
+        const char *stop = next ? next : line + strlen (line);
+        const char *def = strstr (line, "\"name\":\"" AG_MCP_TOOL "\",\"description\"");
+        const char *tab = memchr (line, '\t', (size_t) (stop - line));
+        if (def && def < stop && tab) {
+            found = tab + 1;
+            end = stop;
+        }
+        line = next ? next + 1 : stop;
+    }
+    if (found) {
+        FILE *f = fopen (path, "w");
+        cr_assert_not_null (f, "%s", path);
+        fwrite (found, 1, (size_t) (end - found), f);
+        fclose (f);
+    }
+    sl_buf_free (&all);
+    return found != NULL;
+}
+
+//  Claude Code with one MCP tool from a stub server. Its tools are
+//  deferred (tool search): the first request only names the tool, the
+//  model loads it with ToolSearch (a tool_reference in the result, the
+//  definition with defer_loading from then on) and calls it. Turn 1:
+//  the call runs; the definition Claude Code sent is pinned for the team
+//  (sluice-tools pin, the pins reloaded). Turn 2, the same session: the
+//  pinned definition, the call runs again. Turn 3: the server serves a
+//  changed definition (an instruction hidden in its description): it is
+//  withheld (a verdict with both digests; the model never sees it), and
+//  the model's call to the tool it remembers is blocked: it does not run.
+Test (agents, claude_code_mcp_definition_changes, .timeout = 900)
+{
+    const char *bin = s_agents_bin ();
+    char dir [] = "/tmp/sluice-agents-mcp-XXXXXX";
+    cr_assert_not_null (mkdtemp (dir));
+    cr_assert_eq (harness_write (dir, "pins.yaml", "teams: {}\n"), 0);
+    char *base = s_read (AG_POLICY);
+    size_t size = strlen (base) + sizeof AG_MCP_RULES + sizeof dir;
+    char *policy = malloc (size);
+    int n = snprintf (policy, size, "%s", base);
+    snprintf (policy + n, size - (size_t) n, AG_MCP_RULES, dir);
+    free (base);
+    char record [300];
+    snprintf (record, sizeof record, "%s/requests", dir);
+    const char *mock_args [] = { "--record", record, NULL };
+    stack_opts_t opts = { .policy_text = policy, .mock_delay_ms = 20, .mock_args = mock_args };
+    sluice_stack_t *s = stack_start (&opts);
+    cr_assert_not_null (s, "the stack came up");
+    verdict_tap_t *tap = verdict_tap_open (s);
+    ag_env_t e = { .port = s->http_port };
+    snprintf (e.bin, sizeof e.bin, "%s", bin);
+    s_home (&e, s, &s_agents [0], "mcp");
+    char *output = NULL;
+
+    //  Turn 1: unpinned, the call runs.
+    int status = s_mcp_turn (&e, "pinned", "sluice-mcp-1.marker", false, &output);
+    bool ran = s_exists (&e, "sluice-mcp-1.marker");
+    bool ok = status == 0 && ran;
+    fprintf (stderr, "agents: claude   mcp-1      %s (exit %d)\n", status == 0 && ran ? "ok" : "FAILED", status);
+    cr_expect (status == 0 && ran && strstr (output, SL_MOCK_AGENT_DONE " " AG_MCP_TOOL " said:"),
+               "turn 1: the MCP tool ran: exit %d, output:\n%s", status, output);
+    free (output);
+    //  Pin what Claude Code sent, and let the gateway and the judge load it.
+    char request [320], cmd [2048];
+    snprintf (request, sizeof request, "%s/request.json", dir);
+    cr_assert (s_last_defining (record, 0, request), "a request defined %s", AG_MCP_TOOL);
+    int loaded [2] = { s_count_log (s->gateway, "\"policy_loaded\""), s_count_log (s->judge, "\"policy_loaded\"") };
+    const char *sluice_bin = getenv ("SLUICE_BIN_DIR");
+    snprintf (cmd, sizeof cmd, "%s/sluice-tools pin --team default --out %s/pins.next --from %s --dialect anthropic "
+              "2>/dev/null && mv %s/pins.next %s/pins.yaml", sluice_bin ? sluice_bin : "build/asan/bin", dir, request,
+              dir, dir);
+    cr_assert_eq (system (cmd), 0, "sluice-tools pin: %s", cmd);
+    kill (s->gateway->pid, SIGHUP);
+    kill (s->judge->pid, SIGHUP);
+    long deadline = zclock_mono () + AG_RELOAD_MS;
+    while ((s_count_log (s->gateway, "\"policy_loaded\"") == loaded [0]
+         || s_count_log (s->judge, "\"policy_loaded\"") == loaded [1]) && zclock_mono () < deadline)
+        usleep (100 * 1000);
+    cr_assert (zclock_mono () < deadline, "the gateway and the judge loaded the pins");
+    sl_buf_t pins = { 0 };
+    char pins_path [300];
+    snprintf (pins_path, sizeof pins_path, "%s/pins.yaml", dir);
+    harness_read (pins_path, &pins);
+    char pinned [SL_TOOLDEF_DIGEST_SIZE] = "";
+    const char *at = strstr (sl_buf_cstr (&pins), AG_MCP_TOOL);
+    if (at) {
+        at += strlen (AG_MCP_TOOL);
+        at += strspn (at, "\": ");     //  the name may be quoted
+        snprintf (pinned, sizeof pinned, "%.64s", at);
+    }
+    cr_expect_eq (strlen (pinned), 64, "the pins name the MCP tool:\n%s", sl_buf_cstr (&pins));
+    sl_buf_free (&pins);
+    int seen = tap->count;
+
+    //  Turn 2, the same session: the pinned definition, the call runs.
+    status = s_mcp_turn (&e, "pinned", "sluice-mcp-2.marker", true, &output);
+    ran = s_exists (&e, "sluice-mcp-2.marker");
+    ok &= status == 0 && ran;
+    fprintf (stderr, "agents: claude   mcp-2      %s (exit %d)\n", status == 0 && ran ? "ok" : "FAILED", status);
+    cr_expect (status == 0 && ran, "turn 2: the pinned MCP tool ran: exit %d, output:\n%s", status, output);
+    free (output);
+    verdict_tap_wait (tap, VERDICT_TAP_MAX, AG_VERDICTS_MS);
+    for (int i = seen; i < tap->count; i++)
+        cr_expect (tap->verdicts [i]->action != SL_ACT_WITHHOLD && tap->verdicts [i]->action != SL_ACT_BLOCK,
+                   "turn 2: nothing withheld or blocked (rule %.*s)", (int) tap->verdicts [i]->rule.len,
+                   tap->verdicts [i]->rule.ptr);
+    seen = tap->count;
+    long recorded = s_size (record);
+
+    //  Turn 3: the definition changed: withheld, the remembered call blocked.
+    status = s_mcp_turn (&e, "changed", "sluice-mcp-3.marker", false, &output);
+    ran = s_exists (&e, "sluice-mcp-3.marker");
+    verdict_tap_wait (tap, VERDICT_TAP_MAX, AG_VERDICTS_MS);
+    const sl_msg_t *withheld = NULL, *blocked = NULL;
+    for (int i = seen; i < tap->count; i++) {
+        const sl_msg_t *v = tap->verdicts [i];
+        if (!withheld && v->action == SL_ACT_WITHHOLD && sl_str_eq (v->name, AG_MCP_TOOL))
+            withheld = v;
+        if (!blocked && v->action == SL_ACT_BLOCK && sl_str_eq (v->name, AG_MCP_TOOL)
+        &&  sl_str_eq (v->rule, "call-to-changed-definition"))
+            blocked = v;
+    }
+    bool shown = strstr (output, "sluice blocked a call to") != NULL;
+    ok &= !ran && withheld && blocked && shown;
+    fprintf (stderr, "agents: claude   mcp-3      %s (exit %d, withheld %s, call blocked %s)\n",
+             !ran && withheld && blocked && shown ? "ok" : "FAILED", status, withheld ? "yes" : "no",
+             blocked ? "yes" : "no");
+    cr_expect_not (ran, "turn 3: the changed tool did not run: output:\n%s", output);
+    cr_expect (shown, "turn 3: Claude Code shows the block: exit %d, output:\n%s", status, output);
+    cr_expect_not_null (withheld, "turn 3: the changed definition was withheld");
+    if (withheld) {
+        char both [200];
+        snprintf (both, sizeof both, "changed (pinned %s, seen ", pinned);
+        cr_expect (withheld->reason.ptr && memmem (withheld->reason.ptr, withheld->reason.len, both, strlen (both)),
+                   "the verdict names both digests: %.*s", (int) withheld->reason.len, withheld->reason.ptr);
+    }
+    cr_expect_not_null (blocked, "turn 3: the call to the changed tool was blocked");
+    free (output);
+    sl_buf_t upstream = { 0 };
+    harness_read (record, &upstream);
+    cr_expect ((long) upstream.len > recorded, "turn 3 reached the mock");
+    cr_expect_null (strstr (sl_buf_cstr (&upstream) + ((long) upstream.len > recorded ? recorded : 0),
+                            AG_MCP_POISON), "the changed description never reached the model");
+    cr_expect_not_null (strstr (sl_buf_cstr (&upstream) + ((long) upstream.len > recorded ? recorded : 0),
+                                "the tool " AG_MCP_TOOL " was withheld by sluice"),
+                        "ToolSearch's reference to the withheld tool went as a text (the API refuses a dangling one)");
+    sl_buf_free (&upstream);
+
+    const char *which_hop = "";
+    double held = 0;
+    cr_expect (hops_all_free (s, AG_DRAIN_MS, &which_hop, &held), "the %s still holds %.0f stream(s)", which_hop, held);
+    const char *keep = getenv ("SLUICE_AGENTS_RECORD");
+    if (keep && *keep) {
+        char kept [700];
+        snprintf (kept, sizeof kept, "%s/claude-mcp.requests", keep);
+        s_copy_tail (record, 0, kept);
+    }
+    if (ok)
+        s_remove_home (&e);
+    else
+        fprintf (stderr, "agents:   its home and working directory, kept: %s\n", e.home);
+    verdict_tap_close (tap);
+    cr_expect_eq (stack_stop (s), 0);
+    free (policy);
+    const char *files [] = { "pins.yaml", "requests", "request.json" };
+    for (size_t i = 0; i < sizeof files / sizeof files [0]; i++) {
+        snprintf (cmd, sizeof cmd, "%s/%s", dir, files [i]);
+        unlink (cmd);
+    }
+    rmdir (dir);
 }

@@ -120,6 +120,10 @@ s_block (sl_req_t *req, sl_message_t *m, sl_part_t *result, json_t *block)
         default:
             //  document, search_result, server_tool_use, *_tool_result, ...
             p->text = type ? sl_req_keep (req, type, strlen (type)) : SL_STR_LIT ("a content block");
+            //  Tool search: a result that loads a deferred tool names it
+            //  (its definition is among the request's tools).
+            if (result && type && strcmp (type, SL_REQ_TOOL_REFERENCE) == 0)
+                p->name = sl_req_str (json_object_get (block, "tool_name"));
             break;
     }
 }
@@ -346,6 +350,10 @@ s_part_block (const sl_part_t *p, sl_xlate_t *x, json_t **out)
                 else
                 if (c->kind == SL_PART_IMAGE)
                     json_array_append_new (content, s_image_block (c));
+                else
+                if (c->kind == SL_PART_OPAQUE && c->name.ptr && sl_str_eq (c->text, SL_REQ_TOOL_REFERENCE))
+                    json_array_append_new (content, json_pack ("{s:s,s:o}", "type", SL_REQ_TOOL_REFERENCE,
+                                                               "tool_name", s_string (c->name)));
                 else {
                     json_decref (content);
                     return sl_xlate_refuse (x, "a tool result's content", NULL);

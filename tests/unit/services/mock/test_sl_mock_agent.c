@@ -152,3 +152,64 @@ Test (sl_mock_agent, scenarios_and_side_requests)
     sl_mock_script_clear (&sc);
     cr_expect_eq (sl_mock_agent_build (SL_DIALECT_OPENAI, sl_str ("mock-text"), sl_str (side), &sc), -1);
 }
+
+//  mock-agent-mcp: the request's MCP tool, with each string it declares;
+//  when the request no longer defines it, the MCP tool the conversation
+//  called before, with the arguments it had; done only after a result in
+//  the last turn.
+Test (sl_mock_agent, mcp_calls_the_requests_mcp_tool_or_the_one_it_remembers)
+{
+    const char *defined = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"go\"}],\"tools\":["
+                          "{\"name\":\"Bash\",\"input_schema\":{\"type\":\"object\"}},"
+                          "{\"name\":\"mcp__stub__note\",\"input_schema\":{\"type\":\"object\",\"properties\":"
+                          "{\"note\":{\"type\":\"string\"},\"count\":{\"type\":\"number\"}}}}]}";
+    sl_mock_agent_view_t view;
+    sl_mock_agent_read (SL_DIALECT_ANTHROPIC, sl_str (defined), "true", &view);
+    cr_expect_str_eq (view.mcp_tool, "mcp__stub__note");
+    cr_expect_str_eq (view.mcp_arguments, "{\"note\":\"" SL_MOCK_AGENT_MCP_NOTE "\"}");
+    sl_mock_script_t sc;
+    char bytes [8192];
+    cr_assert_eq (sl_mock_agent_build (SL_DIALECT_ANTHROPIC, sl_str ("mock-agent-mcp"), sl_str (defined), &sc), 0);
+    s_bytes (&sc, bytes, sizeof bytes);
+    cr_expect_not_null (strstr (bytes, "\"name\":\"mcp__stub__note\""), "%s", bytes);
+    sl_mock_script_clear (&sc);
+    //  A second turn of the session: the tool withheld, a result in the
+    //  history but not in the last turn: the call it made before, again.
+    const char *remembered = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
+                             "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"t\","
+                             "\"name\":\"mcp__stub__note\",\"input\":{\"note\":\"earlier\"}}]},"
+                             "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t\",\"content\":\"kept\"}]},"
+                             "{\"role\":\"assistant\",\"content\":\"done\"},{\"role\":\"user\",\"content\":\"again\"},"
+                             "{\"role\":\"system\",\"content\":\"reminder\"}],"
+                             "\"tools\":[{\"name\":\"Bash\",\"input_schema\":{\"type\":\"object\"}}]}";
+    sl_mock_agent_read (SL_DIALECT_ANTHROPIC, sl_str (remembered), "true", &view);
+    cr_expect_str_eq (view.mcp_tool, "mcp__stub__note");
+    cr_expect_str_eq (view.mcp_arguments, "{\"note\":\"earlier\"}");
+    cr_expect (view.tool_result);
+    cr_expect_not (view.last_result);
+    cr_assert_eq (sl_mock_agent_build (SL_DIALECT_ANTHROPIC, sl_str ("mock-agent-mcp"), sl_str (remembered), &sc), 0);
+    s_bytes (&sc, bytes, sizeof bytes);
+    cr_expect_not_null (strstr (bytes, "\"name\":\"mcp__stub__note\""), "%s", bytes);
+    sl_mock_script_clear (&sc);
+    //  Its result in the last turn (a system turn after it): done.
+    const char *ran = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
+                      "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"t\","
+                      "\"name\":\"mcp__stub__note\",\"input\":{\"note\":\"x\"}}]},"
+                      "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t\",\"content\":\"kept\"}]},"
+                      "{\"role\":\"system\",\"content\":\"reminder\"}],\"tools\":[]}";
+    cr_assert_eq (sl_mock_agent_build (SL_DIALECT_ANTHROPIC, sl_str ("mock-agent-mcp"), sl_str (ran), &sc), 0);
+    s_bytes (&sc, bytes, sizeof bytes);
+    cr_expect_not_null (strstr (bytes, SL_MOCK_AGENT_DONE " mcp__stub__note said: kept"), "%s", bytes);
+    sl_mock_script_clear (&sc);
+    //  Gemini: a remembered call in a functionCall part (args beside name).
+    const char *gemini = "{\"contents\":[{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"mcp__stub__note\","
+                         "\"args\":{\"note\":\"g\"}}}]},{\"role\":\"user\",\"parts\":[{\"text\":\"again\"}]}]}";
+    sl_mock_agent_read (SL_DIALECT_GEMINI, sl_str (gemini), "true", &view);
+    cr_expect_str_eq (view.mcp_tool, "mcp__stub__note");
+    cr_expect_str_eq (view.mcp_arguments, "{\"note\":\"g\"}");
+    //  No MCP tool anywhere: a text.
+    cr_assert_eq (sl_mock_agent_build (SL_DIALECT_ANTHROPIC, sl_str ("mock-agent-mcp"), sl_str (s_agents [0].body), &sc), 0);
+    s_bytes (&sc, bytes, sizeof bytes);
+    cr_expect_not_null (strstr (bytes, "hello from the mock"), "%s", bytes);
+    sl_mock_script_clear (&sc);
+}
