@@ -746,23 +746,34 @@ s_round (s_stack_t *st, int n, int probe_rounds)
     return r;
 }
 
+//  The rounds' bound (SLUICE_BENCH_JUDGE_MAX) into *max, and a stack up
+//  in a fresh directory: 0 ready, -1 skipped (a bound of 0), 1 failed.
 static int
-s_part2 (void)
+s_part_start (s_stack_t *st, int *max)
 {
     const char *env = getenv ("SLUICE_BENCH_JUDGE_MAX");
-    int max = env ? atoi (env) : 1000;
-    if (max <= 0)
-        return 0;
+    *max = env ? atoi (env) : 1000;
+    if (*max <= 0)
+        return -1;
     snprintf (s_dir, sizeof s_dir, "/tmp/sluice-bench-XXXXXX");
     if (!mkdtemp (s_dir))
         return 1;
-    curl_global_init (CURL_GLOBAL_DEFAULT);
-    s_stack_t st;
-    if (!s_stack_start (&st)) {
+    if (!s_stack_start (st)) {
         fprintf (stderr, "bench_judge: the stack did not come up (logs in %s)\n", s_dir);
         s_stop_all ();
         return 1;
     }
+    return 0;
+}
+
+static int
+s_part2 (void)
+{
+    curl_global_init (CURL_GLOBAL_DEFAULT);
+    s_stack_t st = { .ask = false };
+    int max, up = s_part_start (&st, &max);
+    if (up)
+        return up > 0;
     printf ("LLM-judge calls in flight (the judge answers after %d ms). Once all are in flight, probe\n"
             "streams (%s, an event every %d ms, %d at a time) run through the same processes:\n",
             JUDGE_DELAY_MS, PROBE_MODEL, PROBE_DELAY_MS, PROBE_LANES);
@@ -791,19 +802,10 @@ s_part2 (void)
 static int
 s_part3 (void)
 {
-    const char *env = getenv ("SLUICE_BENCH_JUDGE_MAX");
-    int max = env ? atoi (env) : 1000;
-    if (max <= 0)
-        return 0;
-    snprintf (s_dir, sizeof s_dir, "/tmp/sluice-bench-XXXXXX");
-    if (!mkdtemp (s_dir))
-        return 1;
     s_stack_t st = { .ask = true };
-    if (!s_stack_start (&st)) {
-        fprintf (stderr, "bench_judge: the stack did not come up (logs in %s)\n", s_dir);
-        s_stop_all ();
-        return 1;
-    }
+    int max, up = s_part_start (&st, &max);
+    if (up)
+        return up > 0;
     printf ("Calls held for a person (action ask), %d s with nobody deciding, then all approved at once;\n"
             "probe streams (%s) run meanwhile:\n", ASK_HOLD_S, PROBE_MODEL);
     printf ("  %6s %8s %7s %12s %10s %8s %8s %8s %10s\n", "held", "complete", "ramp", "judge memory",
