@@ -428,19 +428,10 @@ main (int argc, char **argv)
     sl_router_set_metrics (app.router, m, "emitter");
     sl_service_watch_hop (svc, app.router);
     app.llm = sl_llm_client_new (loop, m, s_llm_done, s_flush, &app);
-    if (strcmp (approvals_bind, "off") != 0) {
-        app.approvals = judge_approvals_new (svc, approvals_bind, s_publish_approval, s_approval_outcome, &app);
-        if (!app.approvals) {
-            sl_llm_client_destroy (&app.llm);
-            sl_router_destroy (&app.router);
-            sl_judge_destroy (&app.judge);
-            sl_keywatch_destroy (&app.keys);
-            sl_policyset_destroy (&app.policies);
-            sl_teamlabels_destroy (&app.teams);
-            sl_service_destroy (&svc);
-            return 2;
-        }
-    }
+    //  A control socket that cannot be bound stops the judge (exit 2).
+    bool approvals_up = strcmp (approvals_bind, "off") == 0
+                     || (app.approvals = judge_approvals_new (svc, approvals_bind, s_publish_approval,
+                                                              s_approval_outcome, &app)) != NULL;
     sl_judge_set_llm (app.judge, s_ask, s_cancel, &app);
     sl_judge_set_clock (app.judge, s_clock, NULL);
     sl_judge_set_keepalive (app.judge, keepalive_ms * 1000);
@@ -460,7 +451,8 @@ main (int argc, char **argv)
         sl_keywatch_on_reload (app.keys, s_on_keys, &app);
     sl_service_on_health (svc, s_health, &app);
     sl_stage_t *stage = NULL;
-    if (sl_router_set_bus (app.router, sl_service_bus (svc), "emitter") == 0
+    if (approvals_up
+    &&  sl_router_set_bus (app.router, sl_service_bus (svc), "emitter") == 0
     &&  sl_router_connect (app.router, next) == 0)
         stage = sl_stage_new (svc, bind, s_on_msg, s_flush, &app);
     if (stage) {
@@ -468,7 +460,7 @@ main (int argc, char **argv)
         sl_stage_relay_losses (stage, app.router);
         sl_stage_track_streams (stage, streams_bound, expiry_ms);
     }
-    int rc = stage ? sl_service_run (svc) : 1;
+    int rc = stage ? sl_service_run (svc) : approvals_up ? 1 : 2;
     //  Calls still waiting for a person fail visibly (on_timeout), and
     //  what that releases goes out before the judge does.
     judge_approvals_stop (app.approvals);
