@@ -123,6 +123,7 @@ struct _sl_http_req_t {
     bool stream_ended;
     sl_buf_t out;                       //  bytes not yet taken by MHD
     size_t out_off;                     //  bytes of out already taken
+    sl_http_req_t *prev, *next;         //  the server's live requests
 };
 
 struct _sl_httpd_t {
@@ -133,6 +134,7 @@ struct _sl_httpd_t {
     size_t stream_cap;
     bool dispatch_oversize;             //  on_request answers bodies over the limit
     size_t active;                      //  requests alive
+    sl_http_req_t *requests;            //  them, newest first (resumed before the daemon stops)
     size_t body_bytes;                  //  request bodies held
     sl_httpd_request_fn *on_request;
     sl_httpd_closed_fn *on_closed;
@@ -599,6 +601,10 @@ s_handler (void *cls, struct MHD_Connection *conn, const char *url,
         if (ci)
             req->fd = ci->connect_fd;
         self->active++;
+        req->next = self->requests;
+        if (req->next)
+            req->next->prev = req;
+        self->requests = req;
         *con_cls = req;
         //  The head is complete: refuse ambiguous framing before the body.
         req->bad_framing = s_bad_framing (conn);
@@ -678,7 +684,14 @@ s_free_req (sl_http_req_t *req)
     sl_buf_free (&req->out);
     free (req->method);
     free (req->path);
-    req->httpd->active--;
+    sl_httpd_t *self = req->httpd;
+    if (req->prev)
+        req->prev->next = req->next;
+    else
+        self->requests = req->next;
+    if (req->next)
+        req->next->prev = req->prev;
+    self->active--;
     free (req);
 }
 
@@ -829,11 +842,11 @@ sl_httpd_new_with (zloop_t *loop, const char *host, int port, size_t max_body,
     self->daemon = MHD_start_daemon (
         MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_USE_ERROR_LOG,
         (uint16_t) port, s_accept, self, s_handler, self,
+        MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, NULL,   //  first, or MHD logs the options before it
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &addr,
         MHD_OPTION_NOTIFY_COMPLETED, s_completed, self,
         MHD_OPTION_NOTIFY_CONNECTION, s_notify, self,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) SL_HTTPD_IDLE_TIMEOUT_S,
-        MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, NULL,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int) 1024,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) SL_HTTPD_CONN_MEMORY,
         MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
@@ -872,8 +885,15 @@ sl_httpd_destroy (sl_httpd_t **self_p)
     zloop_timer_end (self->loop, self->tick_timer);
     if (self->soon_timer >= 0)
         zloop_timer_end (self->loop, self->soon_timer);
-    //  Stopping the daemon completes every request (on_closed, aborted)
-    //  and closes every connection (s_notify frees them).
+    //  libmicrohttpd refuses to stop (it aborts the process) while a
+    //  connection is suspended: a request waiting for its response or
+    //  for stream bytes. Each is resumed as aborted first, so stopping
+    //  the daemon completes it (on_closed, aborted) like the others and
+    //  closes every connection (s_notify frees them).
+    for (sl_http_req_t *req = self->requests; req; req = req->next) {
+        req->aborted = true;
+        s_resume (req);
+    }
     MHD_stop_daemon (self->daemon);
     sl_sidmap_destroy (&self->peers);
     close (self->watch_fd);

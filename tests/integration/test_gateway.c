@@ -449,3 +449,35 @@ Test (gateway, many_concurrent_streams_on_one_process)
     cr_expect_eq (metric_value (s->http_port, "sluice_streams_active"), 0);
     cr_expect_eq (stack_stop (s), 0);
 }
+
+//  A gateway asked to stop while a client's stream is in flight (its
+//  connection suspended, waiting for frames) stops cleanly: the client's
+//  connection is closed and the process exits 0, never aborts in
+//  libmicrohttpd, which refuses to stop with suspended connections.
+Test (gateway, stops_cleanly_with_a_stream_in_flight)
+{
+    sluice_stack_t *s = stack_start (&(stack_opts_t) { 0 });
+    cr_assert_not_null (s);
+    int fd = s_connect (s->http_port, 0);
+    cr_assert_geq (fd, 0);
+    s_post_raw (fd, "/v1/chat/completions",
+                "{\"model\":\"mock-stall\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+    cr_assert_eq (harness_wait_metric (atoi (s->metrics [5]), "sluice_streams_active", 1, 10000), 1,
+                  "the stream is in flight at the gateway");
+    int rc = proc_stop (s->gateway, 10000);
+    if (rc != 0)
+        proc_dump (s->gateway);
+    cr_expect_eq (rc, 0, "the gateway exited cleanly, not %d", rc);
+    unlink (s->gateway->log_path);
+    free (s->gateway);
+    s->gateway = NULL;
+    //  The client learns it: its connection ends (bounded by SO_RCVTIMEO).
+    char buf [4096];
+    ssize_t n;
+    int reads = 0;
+    while ((n = read (fd, buf, sizeof buf)) > 0 && ++reads < 1000)
+        ;
+    cr_expect_eq (n, 0, "the client's connection was closed");
+    close (fd);
+    cr_expect_eq (stack_stop (s), 0);
+}
