@@ -9,6 +9,11 @@ literal with the name; a histogram's _bucket, _sum and _count come from its
 base name). An alert on a name no process exports never fires: that is the
 bug this finds. Exits 1 naming each unknown metric and the rule it is in.
 
+It also checks deploy/prometheus/prometheus.yml against docker-compose.yml:
+a job per service that runs a sluice program, each at the port that
+service's command gives --metrics-port (the mock's, --port), so the
+scrape config cannot drift from the stack it scrapes.
+
 --self-test: the checker itself, on rules with a known and an unknown name.
 """
 import os
@@ -115,10 +120,50 @@ def self_test():
         # a histogram's series by its base name; a pending name passes
         count, bad = check([f.name], docs | {'sluice_x'}, code | {'sluice_x'}, {'sluice_no_such_metric_total'})
         assert not bad, bad
+        bad = check_jobs({'judge': 9553, 'gateway': 1}, {'judge': 9553, 'gateway': 9555, 'audit': 9558})
+        assert len(bad) == 2 and 'gateway' in bad[0] + bad[1] and 'audit' in bad[0] + bad[1], bad
     finally:
         os.unlink(f.name)
     assert base('sluice_x_seconds_bucket') == 'sluice_x_seconds'
     print('check-metric-names self-test: ok')
+
+
+def compose_ports(path):
+    """{service: metrics port} of the compose services that run sluice."""
+    with open(path, encoding='utf-8') as f:
+        services = yaml.safe_load(f)['services']
+    out = {}
+    for name, svc in services.items():
+        cmd = [str(a) for a in (svc.get('command') or [])]
+        if not cmd or not cmd[0].startswith('sluice-') or cmd[0] == 'sluice-keygen':
+            continue
+        flag = '--port' if cmd[0] == 'sluice-mock' else '--metrics-port'
+        out[name] = int(cmd[cmd.index(flag) + 1]) if flag in cmd else None
+    return out
+
+
+def scrape_ports(path):
+    """{job: port} of the scrape config's jobs."""
+    with open(path, encoding='utf-8') as f:
+        config = yaml.safe_load(f)
+    out = {}
+    for job in config['scrape_configs']:
+        ports = [sd.get('port') for sd in job.get('dns_sd_configs', [])]
+        out[job['job_name']] = ports[0] if len(ports) == 1 else None
+    return out
+
+
+def check_jobs(scrape, compose):
+    bad = []
+    for name in sorted(set(scrape) | set(compose)):
+        if name not in scrape:
+            bad.append('prometheus.yml: no job for the compose service %s' % name)
+        elif name not in compose:
+            bad.append('prometheus.yml: job %s is no sluice service of docker-compose.yml' % name)
+        elif scrape[name] != compose[name]:
+            bad.append('prometheus.yml: job %s scrapes port %s, docker-compose.yml gives %s' %
+                       (name, scrape[name], compose[name]))
+    return bad
 
 
 def main(argv):
@@ -128,6 +173,8 @@ def main(argv):
     paths = argv[1:] or [os.path.join(ROOT, 'deploy', 'prometheus', 'alerts.yml')]
     docs, code = documented(DOC), exported(ROOT)
     count, bad = check(paths, docs, code, PENDING)
+    scrape = scrape_ports(os.path.join(ROOT, 'deploy', 'prometheus', 'prometheus.yml'))
+    bad += check_jobs(scrape, compose_ports(os.path.join(ROOT, 'docker-compose.yml')))
     for line in bad:
         print(line)
     arrived = sorted(n for n in PENDING if n in docs and n in code)
@@ -135,8 +182,9 @@ def main(argv):
         print('now exported and documented, drop from PENDING: ' + ', '.join(arrived))
     if bad:
         return 1
-    print('alert rules: %d metric references, each exported and documented (pending: %s)' %
-          (count, ', '.join(sorted(PENDING))))
+    print('alert rules: %d metric references, each exported and documented (pending: %s); '
+          'scrape jobs: %d, one per sluice service of docker-compose.yml at its metrics port' %
+          (count, ', '.join(sorted(PENDING)), len(scrape)))
     return 0
 
 
