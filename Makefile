@@ -4,6 +4,9 @@
 #   make run        install what is missing, build, start the stack on loopback
 #   make test       install what is missing, build, run every test
 #   make memcheck   run the unit tests under valgrind
+#   make check-prometheus  promtool on deploy/prometheus/ (its config, its
+#                   alert rules and their unit tests) and every metric the
+#                   rules name exported and documented; make test runs it
 #   make check-docs every relative link, #anchor and quoted source path of
 #                   the Markdown files resolves (tests/docs/check-links.py);
 #                   make test runs it
@@ -51,13 +54,15 @@ LDLIBS    = -lczmq -lzmq -lmsgpackc -lcurl -ljansson -lmicrohttpd -lyaml -lsqlit
 # tests drive (curl), the compose checker, the audit store's databases
 # (SQLite; PostgreSQL, whose server the store tests start in a temporary
 # directory), the browser the console test drives (Node for the SDK and
-# browser tests comes with sdk-deps) and nginx, the floor make bench
-# measures sluice against.
+# browser tests comes with sdk-deps), nginx, the floor make bench
+# measures sluice against, and Prometheus (its promtool checks the shipped
+# rules; the Prometheus test runs its server on a port of its own).
 PACKAGES  = gcc make pkg-config libzmq3-dev libczmq-dev libmsgpack-dev \
             libcriterion-dev libcurl4-openssl-dev libjansson-dev \
             libmicrohttpd-dev libyaml-dev clang libclang-rt-14-dev curl python3 \
             docker-compose libsqlite3-dev libpq-dev postgresql chromium nginx-light \
-            libsodium-dev libjwt-dev libssl-dev libhiredis-dev redis-server
+            libsodium-dev libjwt-dev libssl-dev libhiredis-dev redis-server \
+            prometheus
 
 SERVICES  = gateway ingest aggregator judge emitter mock tap replay bench keygen keys audit tools
 BUILD     = build
@@ -95,7 +100,7 @@ svc_src = $(filter-out services/$(1)/sl_%.c,$(wildcard services/$(1)/*.c))
 RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
-.PHONY: all deps sdk-deps browser-deps run test unit integration check-compose check-docs memcheck \
+.PHONY: all deps sdk-deps browser-deps run test unit integration check-compose check-docs check-prometheus memcheck \
         fuzz fuzz-smoke bench chaos clean asan agents
 .DEFAULT_GOAL := all
 # Keep intermediate objects (fuzz and bench objects are built by pattern rules).
@@ -190,7 +195,11 @@ deps:
 	fi; \
 	echo "installing:$$missing"; \
 	export DEBIAN_FRONTEND=noninteractive; \
-	apt-get install -y $$missing || { apt-get update && apt-get install -y $$missing; }
+	apt-get install -y $$missing || { apt-get update && apt-get install -y $$missing; }; rc=$$?; \
+	case " $$missing " in *" prometheus "*) \
+	  echo "stopping the prometheus services the package started (make run's mock takes port 9090)"; \
+	  systemctl disable --now prometheus.service prometheus-node-exporter.service >/dev/null 2>&1 || true;; \
+	esac; exit $$rc
 
 # The official SDKs for tests/sdk: npm packages pinned in its
 # package-lock.json, installed with npm ci. npm comes from Debian's nodejs and
@@ -247,7 +256,7 @@ run: deps
 test: deps
 	@$(MAKE) --no-print-directory sdk-deps browser-deps
 	@$(MAKE) --no-print-directory all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(FUZZ_BINS)
-	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose check-docs
+	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose check-prometheus check-docs
 
 # Criterion counts a test whose worker process LeakSanitizer reports at
 # exit as passed: the report in the output fails the run.
@@ -311,6 +320,23 @@ check-compose:
 	@if command -v docker-compose >/dev/null 2>&1; then \
 	  docker-compose -f docker-compose.yml config -q && echo "docker-compose.yml: valid"; \
 	else echo "docker-compose not installed: skipping the compose check"; fi
+
+# deploy/prometheus/: the scrape config and the alert rules as promtool
+# reads them, the rules' unit tests (tests/prometheus/alerts_test.yml),
+# and every metric a rule names exported by a process and documented in
+# docs/metrics.md (the checker's self-test first). promtool comes with
+# Debian's prometheus package (PACKAGES); without it the promtool checks are
+# skipped, saying so.
+PROM_DIR = deploy/prometheus
+
+check-prometheus:
+	@python3 tests/prometheus/check-metric-names.py --self-test
+	@python3 tests/prometheus/check-metric-names.py
+	@if command -v promtool >/dev/null 2>&1; then \
+	  promtool check config $(PROM_DIR)/prometheus.yml && \
+	  promtool check rules $(PROM_DIR)/alerts.yml && \
+	  promtool test rules tests/prometheus/alerts_test.yml; \
+	else echo "promtool not installed (Debian's prometheus): skipping the promtool checks"; fi
 
 # The links of README.md, docs/, proto/PROTOCOL.md and every other
 # Markdown file: each names a file that exists and a heading it has (the

@@ -181,6 +181,10 @@ audit_link_new (sl_service_t *svc, const char *endpoint, const char *spool_bytes
     sl_metrics_gauge_fn (m, "sluice_audit_spool_bytes", NULL, "Bytes held for the audit, not yet committed",
                          s_bytes, self);
     sl_metrics_gauge_fn (m, "sluice_audit_connected", NULL, "1 while an audit takes the records", s_connected, self);
+    //  The spool's size beside its use: an alert on a spool filling up
+    //  divides one by the other, whatever --audit-spool says.
+    sl_metrics_gauge (m, "sluice_audit_spool_capacity_bytes", NULL,
+                      "Bytes the spool holds at most (--audit-spool); past it records are dropped")->value = bytes;
     zloop_t *loop = sl_service_loop (svc);
     zloop_reader (loop, sl_inbox_sock (inbox), s_on_rack, self);
     self->timer = zloop_timer (loop, AUDIT_LINK_TICK_MS, 0, s_on_tick, self);

@@ -308,6 +308,8 @@ Test (audit, past_the_spool_bound_the_loss_is_counted_and_shown, .timeout = 90)
     double lost = metric_value (emitter_metrics, "sluice_audit_records_lost_total");
     cr_expect_gt (lost, 0, "the loss is counted at the emitter");
     cr_expect_leq (metric_value (emitter_metrics, "sluice_audit_spool_bytes"), 3000 + 1024);
+    cr_expect_eq (metric_value (emitter_metrics, "sluice_audit_spool_capacity_bytes"), 3000,
+                  "the spool's size, beside its use");
     const char *store [] = { "--data-dir", dir, NULL };
     audit_proc_t a;
     cr_assert (audit_start (s, "audit", store, NULL, &a));
