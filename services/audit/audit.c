@@ -331,7 +331,7 @@ s_store_failed (audit_t *self, s_conn_t *c, const char *what)
     sl_counter_inc (self->store_errors);
     s_log_store_error (self, what);
     bool broken = sl_store_broken (self->store);
-    sl_store_rollback (self->store);
+    sl_archive_rollback (self->archive);
     s_fresh_clear (self);
     sl_receiver_abort (&c->rx);
     if (broken && !self->store_down) {
@@ -426,7 +426,7 @@ s_commit (audit_t *self, s_conn_t *c)
 {
     if (sl_store_in_transaction (self->store)) {
         int64_t started = zclock_usecs ();
-        if (sl_store_commit (self->store)) {
+        if (sl_archive_commit (self->archive)) {
             s_store_failed (self, c, "commit");
             return;
         }
