@@ -23,7 +23,7 @@
 #include "services/audit/sl_chain.h"
 #include "services/audit/sl_store.h"
 
-typedef struct {
+typedef struct sl_checkpoint_s {
     int64_t pos;                        //  the head's position
     int64_t count;                      //  entries chained since the checkpoint before
     char head [SL_CHAIN_HEX];           //  the hash at pos
