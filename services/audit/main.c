@@ -316,6 +316,10 @@ main (int argc, char **argv)
     const char *routes_path = "";
     const char *judge_approvals = "";
     const char *approvals_webhook = "";
+    const char *signing_key = "";
+    const char *checkpoint_records = "1000";
+    const char *checkpoint_seconds = "60";
+    const char *checkpoint_file = "";
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "emitters", NULL, &emitters, "the emitters' audit endpoints, comma-separated (names are re-resolved)" },
@@ -341,6 +345,13 @@ main (int argc, char **argv)
           "decisions go there (none: the console lists approvals but cannot decide)" },
         { "approvals-webhook", NULL, &approvals_webhook,
           "URL to POST approvals to (JSON, signed with SLUICE_APPROVALS_WEBHOOK_SECRET): pending and decided" },
+        { "signing-key", "SLUICE_AUDIT_SIGNING_KEY", &signing_key,
+          "the Ed25519 key the chain's checkpoints are signed with (sluice-keygen --signing audit: "
+          "DIR/audit.sign_secret); none: checkpoints are written unsigned" },
+        { "checkpoint-records", NULL, &checkpoint_records, "a signed checkpoint of the chain every this many records" },
+        { "checkpoint-seconds", NULL, &checkpoint_seconds, "and this often when records came (0: by count only)" },
+        { "checkpoint-file", NULL, &checkpoint_file,
+          "append each checkpoint to this file too, one JSON line (outside the database)" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -353,8 +364,9 @@ main (int argc, char **argv)
     int64_t retain_ms = 0;
     long prune = sl_opts_long (prune_ms), queue = sl_opts_long (webhook_queue);
     long attempts = sl_opts_long (webhook_attempts);
+    long cp_records = sl_opts_long (checkpoint_records), cp_seconds = sl_opts_long (checkpoint_seconds);
     long port = strcmp (console_port, "off") == 0 ? -1 : sl_opts_long (console_port);
-    if (text <= 0 || sl_when_duration (retain, &retain_ms) || bytes < 0 || prune <= 0 || queue <= 0 || attempts <= 0
+    if (text <= 0 || cp_records <= 0 || cp_seconds < 0 || sl_when_duration (retain, &retain_ms) || bytes < 0 || prune <= 0 || queue <= 0 || attempts <= 0
     ||  (port < 0 && strcmp (console_port, "off") != 0) || port > 65535
     ||  (strcmp (webhook_on, "verdict") != 0 && strcmp (webhook_on, "stream") != 0)) {
         sl_log_error ("bad_option", "a number is not valid, or --webhook-on is not verdict or stream");
@@ -400,6 +412,10 @@ main (int argc, char **argv)
         .judge_approvals = judge_approvals,
         .approvals_webhook_url = approvals_webhook,
         .approvals_webhook_secret = getenv ("SLUICE_APPROVALS_WEBHOOK_SECRET"),
+        .signing_key = signing_key,
+        .checkpoint_records = cp_records,
+        .checkpoint_seconds = cp_seconds,
+        .checkpoint_file = checkpoint_file,
     };
     audit_t *audit = audit_new (svc, &config);
     int rc = audit ? sl_service_run (svc) : 1;

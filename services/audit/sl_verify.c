@@ -255,10 +255,13 @@ s_pruned (sl_verify_t *self, const s_entry_t *e)
 {
     int64_t n = 0;
     char ref [SL_CHAIN_HEX + 512];
-    snprintf (ref, sizeof ref, "%s %s", e->sid ? "stream" : "gap", e->sid ? e->sid : e->ref);
-    sl_val_t p [] = { sl_val_text (ref), sl_val_int (e->pos) };
-    if (sl_store_query_int (self->store, "SELECT COUNT(*) FROM chain WHERE kind = 'prune' AND ref = $1 "
-                                         "AND pos > $2", p, 2, 0, &n))
+    snprintf (ref, sizeof ref, "gap %s", e->ref);
+    sl_val_t p [] = { e->sid ? sl_val_text (e->sid) : sl_val_text (ref), sl_val_int (e->pos) };
+    //  A stream's prune entry is found by its sid (indexed); a gap's by its key.
+    if (sl_store_query_int (self->store, e->sid ? "SELECT COUNT(*) FROM chain WHERE sid = $1 AND kind = 'prune' "
+                                                  "AND pos > $2"
+                                                : "SELECT COUNT(*) FROM chain WHERE kind = 'prune' AND ref = $1 "
+                                                  "AND pos > $2", p, 2, 0, &n))
         return -1;
     return n > 0;
 }
