@@ -11,7 +11,11 @@
 #include "common/base/sl_json.h"
 
 #define S_COLS 11                       //  columns of a chain row
-#define S_PER_INSERT 256                //  entries one INSERT writes at most (parameters stay far below the limits)
+//  Entries one INSERT writes: a batch goes out in statements of these
+//  sizes, largest first, so a few statements (prepared once on
+//  PostgreSQL) serve every batch size.
+static const int s_sizes [] = { 64, 16, 4, 1 };
+#define S_PER_INSERT 64
 #define S_HASH_BYTES crypto_hash_sha256_BYTES
 
 static const char *s_tables [SL_CHAIN_TABLES] = { "events", "blocks", "verdicts", "gaps" };
@@ -365,8 +369,11 @@ sl_chain_flush (sl_chain_t *self)
 {
     sl_val_t *p = sl_xmalloc ((size_t) S_PER_INSERT * S_COLS * sizeof *p);
     int rc = 0;
-    for (int first = 0; first < self->count && rc == 0; first += S_PER_INSERT) {
-        int n = self->count - first < S_PER_INSERT ? self->count - first : S_PER_INSERT;
+    for (int first = 0, n = 0; first < self->count && rc == 0; first += n) {
+        size_t size = 0;
+        while (s_sizes [size] > self->count - first)
+            size++;
+        n = s_sizes [size];
         sl_buf_reset (&self->sql);
         sl_buf_puts (&self->sql, "INSERT INTO chain (pos, at, kind, sid, seq, sub, ref, rows_named, data, prev, "
                                  "hash) VALUES ");
