@@ -973,6 +973,7 @@ audit_new (sl_service_t *svc, const audit_config_t *config)
         .checkpoint_records = config->checkpoint_records,
         .checkpoint_seconds = config->checkpoint_seconds,
         .checkpoint_file = config->checkpoint_file,
+        .verify_seconds = config->verify_seconds,
     };
     self->chain = audit_chain_new (svc, store, sl_archive_chain (self->archive), &chain);
     if (!self->chain) {

@@ -49,6 +49,7 @@ typedef struct {
     int64_t checkpoint_records;         //  a checkpoint every this many records
     int64_t checkpoint_seconds;         //  and this often when records came
     const char *checkpoint_file;        //  "" none: checkpoints also appended here
+    int64_t verify_seconds;             //  the whole chain verified again this often
 } audit_config_t;
 
 typedef struct _audit_t audit_t;

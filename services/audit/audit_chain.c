@@ -26,7 +26,9 @@ struct _audit_chain_t {
     int64_t checkpoint_pos;             //  the last checkpoint's position
     sl_checkpoint_t last;               //  the last checkpoint made or read
     bool has_last;
-    sl_verify_t *verify;
+    sl_verify_t *verify;                //  the pass under way
+    int64_t pass_started_ms;            //  when it began
+    int64_t passed_pos;                 //  the last whole pass verified up to here
     int64_t verified_ms;                //  when the last step succeeded (0: never)
     bool broken_logged;
     sl_counter_t *checkpoints;
@@ -88,9 +90,21 @@ s_on_verify (zloop_t *loop, int timer_id, void *arg)
         if (!self->broken_logged)
             sl_log_error ("chain_broken", "%s", r->detail);
         self->broken_logged = true;
+        return 0;                       //  broken stays broken: a restart walks again
     }
-    else if (rc >= 0)
-        self->verified_ms = zclock_time ();
+    if (rc < 0)
+        return 0;
+    self->verified_ms = zclock_time ();
+    if (rc == 0) {
+        //  Caught up with the head: the whole chain is verified to here.
+        //  Rows already verified may be edited later: walk it all again.
+        self->passed_pos = r->checked_pos;
+        if (self->verified_ms - self->pass_started_ms >= self->config.verify_seconds * S_MS_PER_S) {
+            sl_verify_destroy (&self->verify);
+            self->verify = sl_verify_new (self->store, NULL);
+            self->pass_started_ms = self->verified_ms;
+        }
+    }
     return 0;
 }
 
@@ -103,7 +117,9 @@ s_gauge_records (void *arg)
 static double
 s_gauge_verified (void *arg)
 {
-    return (double) sl_verify_report (((audit_chain_t *) arg)->verify)->checked_pos;
+    audit_chain_t *self = arg;
+    int64_t walking = sl_verify_report (self->verify)->checked_pos;
+    return (double) (walking > self->passed_pos ? walking : self->passed_pos);
 }
 
 static double
@@ -149,6 +165,7 @@ audit_chain_new (sl_service_t *svc, sl_store_t *store, sl_chain_t *chain, const 
         return NULL;
     }
     self->verify = sl_verify_new (store, NULL);
+    self->pass_started_ms = zclock_time ();
     sl_metrics_t *m = sl_service_metrics (svc);
     self->checkpoints = sl_metrics_counter (m, "sluice_audit_chain_checkpoints_total", NULL,
                                             "Checkpoints of the chain written (signed when a key was given)");

@@ -7,9 +7,11 @@
         records and every checkpoint_seconds when records came, with the
         key of --signing-key (none: unsigned, logged once at start), into
         the store and, when asked, a file outside it;
-      - re-walks the chain in bounded steps on a timer (sl_verify.h), so
-        a changed or removed record shows as sluice_audit_chain_broken
-        (and an error in the log) without anyone running verify;
+      - walks the chain in bounded steps on a timer (sl_verify.h), new
+        entries as they come and the whole chain again every
+        verify_seconds, so a changed or removed record shows as
+        sluice_audit_chain_broken (and an error in the log) without anyone
+        running verify;
       - exports the chain's metrics and its state for the console
         (GET /api/chain).
 */
@@ -30,6 +32,7 @@ typedef struct {
     int64_t checkpoint_records;         //  a checkpoint after this many records
     int64_t checkpoint_seconds;         //  and this often when records came
     const char *checkpoint_file;        //  "" none: one JSON line per checkpoint appended here
+    int64_t verify_seconds;             //  the whole chain walked again this often
 } audit_chain_config_t;
 
 typedef struct _audit_chain_t audit_chain_t;

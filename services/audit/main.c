@@ -320,6 +320,7 @@ main (int argc, char **argv)
     const char *checkpoint_records = "1000";
     const char *checkpoint_seconds = "60";
     const char *checkpoint_file = "";
+    const char *verify_seconds = "600";
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "emitters", NULL, &emitters, "the emitters' audit endpoints, comma-separated (names are re-resolved)" },
@@ -352,6 +353,8 @@ main (int argc, char **argv)
         { "checkpoint-seconds", NULL, &checkpoint_seconds, "and this often when records came (0: by count only)" },
         { "checkpoint-file", NULL, &checkpoint_file,
           "append each checkpoint to this file too, one JSON line (outside the database)" },
+        { "verify-seconds", NULL, &verify_seconds,
+          "the running audit walks the whole chain again this often (new records are verified as they come)" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -365,8 +368,9 @@ main (int argc, char **argv)
     long prune = sl_opts_long (prune_ms), queue = sl_opts_long (webhook_queue);
     long attempts = sl_opts_long (webhook_attempts);
     long cp_records = sl_opts_long (checkpoint_records), cp_seconds = sl_opts_long (checkpoint_seconds);
+    long verify_every = sl_opts_long (verify_seconds);
     long port = strcmp (console_port, "off") == 0 ? -1 : sl_opts_long (console_port);
-    if (text <= 0 || cp_records <= 0 || cp_seconds < 0 || sl_when_duration (retain, &retain_ms) || bytes < 0 || prune <= 0 || queue <= 0 || attempts <= 0
+    if (text <= 0 || cp_records <= 0 || cp_seconds < 0 || verify_every <= 0 || sl_when_duration (retain, &retain_ms) || bytes < 0 || prune <= 0 || queue <= 0 || attempts <= 0
     ||  (port < 0 && strcmp (console_port, "off") != 0) || port > 65535
     ||  (strcmp (webhook_on, "verdict") != 0 && strcmp (webhook_on, "stream") != 0)) {
         sl_log_error ("bad_option", "a number is not valid, or --webhook-on is not verdict or stream");
@@ -416,6 +420,7 @@ main (int argc, char **argv)
         .checkpoint_records = cp_records,
         .checkpoint_seconds = cp_seconds,
         .checkpoint_file = checkpoint_file,
+        .verify_seconds = verify_every,
     };
     audit_t *audit = audit_new (svc, &config);
     int rc = audit ? sl_service_run (svc) : 1;
