@@ -522,7 +522,17 @@ sl_verify_checkpoint (sl_verify_t *self, const sl_checkpoint_t *cp)
     snprintf (key, sizeof key, "pos=%lld", (long long) cp->pos);
     switch (sl_checkpoint_check (cp, self->opts.public_key)) {
         case SL_CHECKPOINT_GOOD:      r->signed_good++; break;
-        case SL_CHECKPOINT_UNSIGNED:  r->unsigned_count++; break;
+        case SL_CHECKPOINT_UNSIGNED:
+            r->unsigned_count++;
+            //  A key was given: the audit signs, so a checkpoint without a
+            //  signature is one whose signature was taken away.
+            if (self->opts.public_key) {
+                s_problem (self, SL_VERIFY_BAD_CHECKPOINT, "checkpoint", "checkpoints", key, cp->pos,
+                           "the checkpoint at position %lld is unsigned, but a public key was given",
+                           (long long) cp->pos);
+                return 0;
+            }
+            break;
         case SL_CHECKPOINT_UNCHECKED: r->unchecked++; break;
         case SL_CHECKPOINT_OTHER_KEY:
             s_problem (self, SL_VERIFY_BAD_CHECKPOINT, "checkpoint", "checkpoints", key, cp->pos,

@@ -19,7 +19,8 @@
     sl_verify_checkpoints checks every checkpoint of the range: its head
     against the chain's hash at its position (a checkpoint past the head:
     entries removed at the end) and its signature with the public key
-    given. Rows older than the chain (written before migration 006) are
+    given (with a key given, an unsigned checkpoint is a bad one: the
+    audit signs, so its signature was taken away). Rows older than the chain (written before migration 006) are
     counted, not covered.
 */
 #ifndef SL_VERIFY_H

@@ -273,8 +273,15 @@ check_checkpoints_and_retention (s_env_t *env)
     sl_checkpoint_t other = { .pos = 3, .count = 3, .at = T0 };
     snprintf (other.head, sizeof other.head, "%s", sl_chain_genesis ());
     cr_assert_eq (sl_checkpoint_write (store, NULL, &other), 0);
-    cr_expect_eq (s_verify (store, &public, &r), SL_VERIFY_BAD_CHECKPOINT);
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BAD_CHECKPOINT);
     cr_expect_eq (r.unsigned_count, 1);
+    s_exec (store, "DELETE FROM checkpoints");
+    //  Unsigned with a key given: its signature was taken away.
+    snprintf (other.head, sizeof other.head, "%s", sl_chain_head_hash (chain));
+    other.pos = sl_chain_head_pos (chain);
+    cr_assert_eq (sl_checkpoint_write (store, NULL, &other), 0);
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s", r.detail);
+    cr_expect_eq (s_verify (store, &public, &r), SL_VERIFY_BAD_CHECKPOINT);
     s_exec (store, "DELETE FROM checkpoints");
 
     //  Retention: the first stream goes (its records straddle the second's
