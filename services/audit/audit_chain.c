@@ -239,15 +239,8 @@ audit_chain_json (audit_chain_t *self, sl_buf_t *out)
                    (long long) sl_chain_head_pos (self->chain), sl_chain_head_hash (self->chain),
                    (long long) r->checked_pos, (long long) r->checked_at, (long long) self->verified_ms,
                    (long long) r->start_pos, r->from_cut ? "true" : "false");
-    if (r->status == SL_VERIFY_BROKEN) {
-        sl_buf_printf (out, "{\"kind\":\"%s\",\"table\":", r->problem);
-        sl_json_put_str (out, r->table, strlen (r->table));
-        sl_buf_puts (out, ",\"key\":");
-        sl_json_put_str (out, r->key, strlen (r->key));
-        sl_buf_printf (out, ",\"pos\":%lld,\"detail\":", (long long) r->pos);
-        sl_json_put_str (out, r->detail, strlen (r->detail));
-        sl_buf_putc (out, '}');
-    }
+    if (r->status == SL_VERIFY_BROKEN)
+        sl_verify_problem_json (r, out);
     else
         sl_buf_puts (out, "null");
     sl_buf_printf (out, ",\"signed\":%s,\"key_id\":", self->signing ? "true" : "false");

@@ -625,18 +625,26 @@ sl_verify_text (const sl_verify_report_t *r, sl_buf_t *out)
 }
 
 void
+sl_verify_problem_json (const sl_verify_report_t *r, sl_buf_t *out)
+{
+    sl_buf_printf (out, "{\"kind\":\"%s\",\"table\":", r->problem);
+    sl_json_put_str (out, r->table, strlen (r->table));
+    sl_buf_puts (out, ",\"key\":");
+    sl_json_put_str (out, r->key, strlen (r->key));
+    sl_buf_printf (out, ",\"pos\":%lld,\"detail\":", (long long) r->pos);
+    sl_json_put_str (out, r->detail, strlen (r->detail));
+    sl_buf_putc (out, '}');
+}
+
+void
 sl_verify_json (const sl_verify_report_t *r, sl_buf_t *out)
 {
     static const char *verdicts [] = { "intact", "broken", "bad_checkpoint", "unreadable" };
     sl_buf_printf (out, "{\"status\":\"%s\",\"exit\":%d,", verdicts [r->status], (int) r->status);
     if (*r->problem) {
-        sl_buf_printf (out, "\"problem\":{\"kind\":\"%s\",\"table\":", r->problem);
-        sl_json_put_str (out, r->table, strlen (r->table));
-        sl_buf_puts (out, ",\"key\":");
-        sl_json_put_str (out, r->key, strlen (r->key));
-        sl_buf_printf (out, ",\"pos\":%lld,\"detail\":", (long long) r->pos);
-        sl_json_put_str (out, r->detail, strlen (r->detail));
-        sl_buf_puts (out, "},");
+        sl_buf_puts (out, "\"problem\":");
+        sl_verify_problem_json (r, out);
+        sl_buf_putc (out, ',');
     }
     sl_buf_printf (out, "\"from\":%lld,\"to\":%lld,\"from_cut\":%s,\"entries\":%lld,\"pruned\":%lld,"
                    "\"checkpoints\":%lld,\"signed_good\":%lld,\"unsigned\":%lld,\"unchecked\":%lld,"

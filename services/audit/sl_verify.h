@@ -92,5 +92,7 @@ const sl_verify_report_t *sl_verify_report (sl_verify_t *self);
 //  The report as text lines or one JSON object.
 void sl_verify_text (const sl_verify_report_t *r, sl_buf_t *out);
 void sl_verify_json (const sl_verify_report_t *r, sl_buf_t *out);
+//  The problem alone as a JSON object: kind, table, key, pos, detail.
+void sl_verify_problem_json (const sl_verify_report_t *r, sl_buf_t *out);
 
 #endif

@@ -96,12 +96,32 @@ s_problem (json_t *report, const char *key)
     return json_is_string (v) ? json_string_value (v) : "";
 }
 
-static void
-s_chain (const char *const *store, const char *target, s_sql_fn *sql)
+//  A stack whose emitter spools for sluice-audit.
+static sluice_stack_t *
+s_stack (void)
 {
     stack_opts_t opts = { .policy = "deploy/policy.yaml", .mock_delay_ms = 1, .audit_spool = "" };
     sluice_stack_t *s = stack_start (&opts);
     cr_assert_not_null (s, "the stack comes up");
+    return s;
+}
+
+//  sluice-audit with these flags on the store, then STREAMS streams through the stack.
+static void
+s_audit_streams (sluice_stack_t *s, const char *const *store, const char *const *extra, audit_proc_t *a)
+{
+    cr_assert (audit_start (s, "audit", store, extra, a), "sluice-audit comes up");
+    for (int i = 0; i < STREAMS; i++) {
+        sl_buf_t out = { 0 };
+        cr_assert_eq (http_request (s->http_port, "POST", "/v1/chat/completions", REQ_TOOLS, NULL, &out, 20000), 200);
+        sl_buf_free (&out);
+    }
+}
+
+static void
+s_chain (const char *const *store, const char *target, s_sql_fn *sql)
+{
+    sluice_stack_t *s = s_stack ();
     //  The audit's signing key, made by sluice-keygen.
     char keys [400], secret [512], public [512], checkpoints [512];
     snprintf (keys, sizeof keys, "%s/signing", s->dir);
@@ -115,12 +135,7 @@ s_chain (const char *const *store, const char *target, s_sql_fn *sql)
     const char *extra [] = { "--signing-key", secret, "--checkpoint-records", "4", "--checkpoint-file", checkpoints,
                              "--verify-seconds", "1", NULL };
     audit_proc_t a;
-    cr_assert (audit_start (s, "audit", store, extra, &a), "sluice-audit comes up");
-    for (int i = 0; i < STREAMS; i++) {
-        sl_buf_t out = { 0 };
-        cr_assert_eq (http_request (s->http_port, "POST", "/v1/chat/completions", REQ_TOOLS, NULL, &out, 20000), 200);
-        sl_buf_free (&out);
-    }
+    s_audit_streams (s, store, extra, &a);
     cr_assert_eq (audit_wait_streams (&a, "state=ended", STREAMS, WAIT_MS), STREAMS);
     //  The running audit verifies what it wrote, and signs checkpoints.
     double head = harness_wait_metric (a.metrics_port, "sluice_audit_chain_records", 10, WAIT_MS);
@@ -202,17 +217,10 @@ s_chain (const char *const *store, const char *target, s_sql_fn *sql)
 static void
 s_retention (const char *const *store)
 {
-    stack_opts_t opts = { .policy = "deploy/policy.yaml", .mock_delay_ms = 1, .audit_spool = "" };
-    sluice_stack_t *s = stack_start (&opts);
-    cr_assert_not_null (s, "the stack comes up");
+    sluice_stack_t *s = s_stack ();
     const char *extra [] = { "--retain", "2s", "--prune-ms", "200", NULL };
     audit_proc_t a;
-    cr_assert (audit_start (s, "audit", store, extra, &a), "sluice-audit comes up");
-    for (int i = 0; i < STREAMS; i++) {
-        sl_buf_t out = { 0 };
-        cr_assert_eq (http_request (s->http_port, "POST", "/v1/chat/completions", REQ_TOOLS, NULL, &out, 20000), 200);
-        sl_buf_free (&out);
-    }
+    s_audit_streams (s, store, extra, &a);
     cr_expect_geq (harness_wait_metric (a.metrics_port, "sluice_audit_pruned_streams_total", STREAMS, WAIT_MS),
                    STREAMS, "the streams are pruned");
     cr_expect_geq (harness_wait_metric (a.metrics_port, "sluice_audit_chain_checkpoints_total", 1, WAIT_MS), 1,

@@ -16,37 +16,18 @@
 #include "services/audit/sl_store.h"
 #include "services/audit/sl_verify.h"
 #include "tests/pgtmp.h"
+#include "tests/unit/services/audit/store_env.h"
 
 #define T0 1000000                      //  the records' times, Unix ms
 
-typedef struct {
-    const char *kind;
-    pgtmp_t pg;
-    char dir [64];
-    int made;
-    char target [512];
-} s_env_t;
+typedef store_env_t s_env_t;
 
+//  A fresh store whose rows all count as chained (the records here are
+//  dated before the migration: the rows check covers them all).
 static sl_store_t *
 s_fresh (s_env_t *env)
 {
-    char *error = NULL;
-    env->made++;
-    if (strcmp (env->kind, "sqlite") == 0)
-        snprintf (env->target, sizeof env->target, "%s/chain-%d.db", env->dir, env->made);
-    else {
-        sl_store_t *admin = sl_store_open_raw (env->pg.dsn, &error);
-        cr_assert_not_null (admin, "%s", error ? error : "");
-        char sql [64];
-        snprintf (sql, sizeof sql, "CREATE DATABASE chain%d", env->made);
-        cr_assert_eq (sl_store_exec (admin, sql, NULL, 0, NULL), 0, "%s", sl_store_error (admin));
-        sl_store_close (&admin);
-        snprintf (env->target, sizeof env->target, "host=%s port=%d user=sluice dbname=chain%d",
-                  env->pg.dir, env->pg.port, env->made);
-    }
-    sl_store_t *store = sl_store_open (env->target, &error);
-    cr_assert_not_null (store, "%s: %s", env->kind, error ? error : "");
-    //  The records here are older than the migration: the rows check covers them all.
+    sl_store_t *store = store_env_fresh (env, "chain");
     cr_assert_eq (sl_store_exec (store, "UPDATE schema_version SET applied_at = 0", NULL, 0, NULL), 0);
     return store;
 }
@@ -359,21 +340,10 @@ Test (sl_chain, canonical_form_is_by_declared_type)
 
 Test (sl_chain, the_suite_on_sqlite)
 {
-    s_env_t env = { .kind = "sqlite" };
-    snprintf (env.dir, sizeof env.dir, "/tmp/sluice-chain-XXXXXX");
-    cr_assert_not_null (mkdtemp (env.dir));
-    s_suite (&env);
-    char cmd [128];
-    snprintf (cmd, sizeof cmd, "rm -rf '%s'", env.dir);
-    cr_expect_eq (system (cmd), 0);
+    store_env_sqlite (s_suite);
 }
 
 Test (sl_chain, the_suite_on_postgresql)
 {
-    s_env_t env = { .kind = "postgres" };
-    char reason [256];
-    if (pgtmp_start (&env.pg, reason, sizeof reason))
-        cr_skip_test ("PostgreSQL: %s", reason);
-    s_suite (&env);
-    pgtmp_stop (&env.pg);
+    store_env_postgres (s_suite);
 }
