@@ -436,13 +436,19 @@ int
 sl_verify_rows (sl_verify_t *self)
 {
     //  Rows from before the chain began are not covered: counted.
-    int64_t since = 0;
+    //  Before the chain: older than the migration that began it, and older
+    //  than the chain's first entry (whose time its hash covers: moving
+    //  the migration's time on does not hide rows dated after that entry).
+    int64_t since = 0, first = 0;
     sl_val_t version [] = { sl_val_int (S_CHAIN_VERSION) };
     if (sl_store_query_int (self->store, "SELECT applied_at FROM schema_version WHERE version = $1", version, 1, 0,
-                            &since)) {
+                            &since)
+    ||  sl_store_query_int (self->store, "SELECT at FROM chain ORDER BY pos LIMIT 1", NULL, 0, INT64_MAX, &first)) {
         s_unreadable (self, "reading the schema");
         return -1;
     }
+    if (first < since)
+        since = first;
     static const char *checks [] = {
         "SELECT 'events', 'sid=' || e.sid || ' seq=' || e.seq || ' sub=' || e.sub FROM events e WHERE e.at >= $1 "
         "AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.sid = e.sid AND c.seq = e.seq AND c.sub = e.sub "

@@ -20,8 +20,9 @@
     against the chain's hash at its position (a checkpoint past the head:
     entries removed at the end) and its signature with the public key
     given (with a key given, an unsigned checkpoint is a bad one: the
-    audit signs, so its signature was taken away). Rows older than the chain (written before migration 006) are
-    counted, not covered.
+    audit signs, so its signature was taken away). Rows older than the
+    chain (dated before migration 006 was applied and before the chain's
+    first entry, whose time its hash covers) are counted, not covered.
 */
 #ifndef SL_VERIFY_H
 #define SL_VERIFY_H

@@ -198,6 +198,10 @@ check_intact_then_edits (s_env_t *env)
     cr_expect_str_eq (r.problem, "inserted");
     cr_expect_str_eq (r.table, "verdicts");
     cr_expect (strstr (r.key, "seq=42"), "%s", r.key);
+    //  Moving the migration's time on does not hide it: the first entry's time bounds it.
+    s_exec (store, "UPDATE schema_version SET applied_at = 99999999999999");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
+    cr_expect_str_eq (r.problem, "inserted");
 
     //  An entry removed from the middle of the chain.
     s_exec (store, "DELETE FROM verdicts WHERE seq = 42");
