@@ -15,6 +15,7 @@
 #include "common/bus/sl_resolve.h"
 #include "common/bus/sl_router.h"
 #include "services/audit/audit_approvals.h"
+#include "services/audit/audit_chain.h"
 #include "services/audit/sl_archive.h"
 #include "services/audit/sl_console.h"
 #include "services/audit/sl_live.h"
@@ -77,6 +78,7 @@ struct _audit_t {
     sl_httpd_t *httpd;
     sl_webhook_t *webhook;
     audit_approvals_t *approvals;       //  decisions to the judges, the approvals webhook
+    audit_chain_t *chain;               //  checkpoints and verification of the store's chain
     sl_curlm_t *curlm;
     struct curl_slist *webhook_headers; //  the posts' headers (the token among them)
     bool webhook_streams;               //  one post per stream (else per verdict)
@@ -331,7 +333,7 @@ s_store_failed (audit_t *self, s_conn_t *c, const char *what)
     sl_counter_inc (self->store_errors);
     s_log_store_error (self, what);
     bool broken = sl_store_broken (self->store);
-    sl_store_rollback (self->store);
+    sl_archive_rollback (self->archive);
     s_fresh_clear (self);
     sl_receiver_abort (&c->rx);
     if (broken && !self->store_down) {
@@ -426,12 +428,13 @@ s_commit (audit_t *self, s_conn_t *c)
 {
     if (sl_store_in_transaction (self->store)) {
         int64_t started = zclock_usecs ();
-        if (sl_store_commit (self->store)) {
+        if (sl_archive_commit (self->archive)) {
             s_store_failed (self, c, "commit");
             return;
         }
         sl_counter_inc (self->commits);
         sl_histo_observe (self->commit_seconds, (double) (zclock_usecs () - started) / 1e6);
+        audit_chain_committed (self->chain);
     }
     sl_receiver_commit (&c->rx);
     if (sl_receiver_news (&c->rx))
@@ -591,7 +594,10 @@ s_on_prune (zloop_t *loop, int timer_id, void *arg)
     audit_t *self = arg;
     if (self->store_down)
         return 0;
-    sl_retention_t policy = { self->config.retain_ms, self->config.retain_bytes, AUDIT_PRUNE_BATCH };
+    sl_checkpoint_t cut;
+    sl_retention_t policy = { .max_age_ms = self->config.retain_ms, .max_bytes = self->config.retain_bytes,
+                              .batch = AUDIT_PRUNE_BATCH, .chain = sl_archive_chain (self->archive),
+                              .key = audit_chain_key (self->chain), .cut = &cut };
     int pruned = 0;
     bool more = false;
     if (sl_retention_step (self->store, &policy, s_wall (), &pruned, &more)) {
@@ -600,6 +606,7 @@ s_on_prune (zloop_t *loop, int timer_id, void *arg)
         return 0;
     }
     sl_counter_add (self->pruned, (uint64_t) pruned);
+    audit_chain_cut (self->chain, &cut);
     if (pruned)
         sl_log_info ("pruned", "streams=%d more=%s", pruned, more ? "yes" : "no");
     if (more)
@@ -813,6 +820,12 @@ s_meta (void *arg, sl_buf_t *out)
                        (unsigned long long) sl_webhook_stats (self->webhook)->given_up);
 }
 
+static void
+s_chain_state (void *arg, sl_buf_t *out)
+{
+    audit_chain_json (((audit_t *) arg)->chain, out);
+}
+
 static int64_t
 s_console_clock (void *arg)
 {
@@ -955,6 +968,18 @@ audit_new (sl_service_t *svc, const audit_config_t *config)
         .webhook_queue = config->webhook_queue,
         .webhook_attempts = config->webhook_attempts,
     };
+    audit_chain_config_t chain = {
+        .signing_key = config->signing_key,
+        .checkpoint_records = config->checkpoint_records,
+        .checkpoint_seconds = config->checkpoint_seconds,
+        .checkpoint_file = config->checkpoint_file,
+        .verify_seconds = config->verify_seconds,
+    };
+    self->chain = audit_chain_new (svc, store, sl_archive_chain (self->archive), &chain);
+    if (!self->chain) {
+        audit_destroy (&self);
+        return NULL;
+    }
     self->approvals = audit_approvals_new (svc, &approvals);
     if (!self->approvals) {
         audit_destroy (&self);
@@ -963,6 +988,7 @@ audit_new (sl_service_t *svc, const audit_config_t *config)
     if (config->console_port >= 0) {
         self->console = sl_console_new (store, config->console_keys);
         sl_console_on_meta (self->console, s_meta, self);
+        sl_console_on_chain (self->console, s_chain_state, self);
         sl_console_set_clock (self->console, s_console_clock, NULL);
         self->httpd = sl_httpd_new (loop, config->console_host, config->console_port, AUDIT_MAX_BODY,
                                     s_on_request, s_on_closed, self);
@@ -1035,6 +1061,7 @@ audit_destroy (audit_t **self_p)
     s_fresh_clear (self);
     free (self->fresh);
     sl_live_destroy (&self->live);
+    audit_chain_destroy (&self->chain);
     sl_archive_destroy (&self->archive);
     sl_store_close (&self->store);
     sl_codec_destroy (&self->codec);

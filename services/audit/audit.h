@@ -45,6 +45,11 @@ typedef struct {
     const char *judge_approvals;        //  the judges' approvals endpoints: the console's decisions, "" : none
     const char *approvals_webhook_url;  //  "" : no approvals webhook
     const char *approvals_webhook_secret;   //  its HMAC key, from the environment
+    const char *signing_key;            //  the chain's checkpoints' key file, "" unsigned
+    int64_t checkpoint_records;         //  a checkpoint every this many records
+    int64_t checkpoint_seconds;         //  and this often when records came
+    const char *checkpoint_file;        //  "" none: checkpoints also appended here
+    int64_t verify_seconds;             //  the whole chain verified again this often
 } audit_config_t;
 
 typedef struct _audit_t audit_t;

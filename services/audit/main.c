@@ -2,6 +2,7 @@
 
         sluice-audit [flags]                       record, serve the console
         sluice-audit export --since 24h [flags]    the store, one JSON line per stream
+        sluice-audit verify [--from --to] [flags]  the store's hash chain and checkpoints
 
     Takes every record of every emitter over the acknowledged audit link
     (the emitters' --audit sockets, its own key of role audit), writes
@@ -21,18 +22,22 @@
     The logic is in the sl_*.c libraries beside this file (docs/audit.md);
     audit.c wires them to sockets and timers.
 */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/base/sl_json.h"
 #include "common/base/sl_log.h"
 #include "common/dialects/sl_providers.h"
 #include "common/base/sl_opts.h"
 #include "common/service/sl_service.h"
 #include "services/audit/audit.h"
 #include "services/audit/sl_archive.h"
+#include "services/audit/sl_checkpoint.h"
+#include "services/audit/sl_verify.h"
 #include "services/audit/sl_query.h"
 #include "services/audit/sl_store.h"
 #include "services/audit/sl_when.h"
@@ -123,11 +128,175 @@ s_export (int argc, char **argv)
     return n < 0 ? 1 : 0;
 }
 
+//  --from / --to of verify: a bare number is a chain position, anything
+//  else a time (sl_when.h) turned into the first position at or after it
+//  (from) or the last before it (to). 0 ok.
+static int
+s_position (sl_store_t *store, const char *arg, bool from, int64_t *pos)
+{
+    *pos = 0;
+    if (!*arg)
+        return 0;
+    bool digits = true;
+    for (const char *c = arg; *c; c++)
+        digits = digits && isdigit ((unsigned char) *c);
+    if (digits) {
+        *pos = strtoll (arg, NULL, 10);
+        return 0;
+    }
+    int64_t at = 0;
+    if (sl_when_parse (arg, zclock_time (), &at))
+        return -1;
+    if (sl_verify_pos_at (store, at, from, pos))
+        return -1;
+    if (*pos == 0)
+        *pos = from ? INT64_MAX : -1;   //  nothing in the range
+    return 0;
+}
+
+//  The checkpoint file's lines against the chain. 0 ok, -1 unreadable.
+static int
+s_verify_file (sl_verify_t *verify, const char *path)
+{
+    FILE *f = fopen (path, "r");
+    if (!f)
+        return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline (&line, &cap, f)) > 0) {
+        sl_str_t json = { line, (size_t) n }, v;
+        sl_checkpoint_t cp = { 0 };
+        bool cut = false;
+        sl_buf_t text = { 0 };
+        if (sl_json_find (json, "pos", &v) == 1)
+            sl_json_i64 (v, &cp.pos);
+        if (sl_json_find (json, "count", &v) == 1)
+            sl_json_i64 (v, &cp.count);
+        if (sl_json_find (json, "at", &v) == 1)
+            sl_json_i64 (v, &cp.at);
+        if (sl_json_find (json, "cut", &v) == 1)
+            sl_json_bool (v, &cut);
+        cp.cut = cut;
+        const char *names [] = { "head", "key_id", "signature" };
+        char *dest [] = { cp.head, cp.key_id, cp.signature };
+        size_t sizes [] = { sizeof cp.head, sizeof cp.key_id, sizeof cp.signature };
+        for (int i = 0; i < 3; i++) {
+            sl_buf_reset (&text);
+            if (sl_json_find (json, names [i], &v) == 1 && sl_json_type (v) == SL_JSON_STRING)
+                sl_json_unescape (v, &text);
+            snprintf (dest [i], sizes [i], "%s", text.len < sizes [i] ? sl_buf_cstr (&text) : "?");
+        }
+        sl_buf_free (&text);
+        if (cp.pos > 0 && sl_verify_checkpoint (verify, &cp)) {
+            free (line);
+            fclose (f);
+            return -1;
+        }
+    }
+    free (line);
+    fclose (f);
+    return 0;
+}
+
+//  sluice-audit verify: walk the chain, check the rows and checkpoints.
+//  Exit status: sl_verify_status_t (0 intact, 1 broken, 2 bad checkpoint,
+//  3 cannot read); 4 bad usage.
+static int
+s_verify (int argc, char **argv)
+{
+    const char *from = "", *to = "", *public_key = "", *checkpoint_file = "";
+    //  --json takes no value: taken out before the flags are parsed.
+    bool json = false;
+    int kept = 0;
+    for (int i = 0; i < argc; i++)
+        if (strcmp (argv [i], "--json") == 0)
+            json = true;
+        else
+            argv [kept++] = argv [i];
+    argc = kept;
+    const char *data_dir = "/var/lib/sluice/audit", *dsn = "";
+    sl_opt_t opts [] = {
+        { "from", NULL, &from, "start at this chain position (a number) or time (2026-05-20T14:00:00Z, 24h, ...)" },
+        { "to", NULL, &to, "end at this position or time (default: the head)" },
+        { "public-key", "SLUICE_AUDIT_PUBLIC_KEY", &public_key,
+          "the audit's public signing key (NAME.sign): checkpoints' signatures are checked with it" },
+        { "checkpoint-file", NULL, &checkpoint_file, "also check the checkpoints of this file (--checkpoint-file)" },
+        { "data-dir", NULL, &data_dir, "the SQLite store's directory" },
+        { "dsn", "SLUICE_AUDIT_DSN", &dsn, "a PostgreSQL store (postgres://... or key=value; prefer the variable)" },
+        SL_OPT_END
+    };
+    int rc = sl_opts_parse ("audit", opts, argc, argv);
+    if (rc) {
+        if (rc > 0)
+            printf ("  --json  the report as one JSON object\n");
+        return rc > 0 ? 0 : SL_VERIFY_UNREADABLE + 1;
+    }
+    sl_signkey_t key;
+    char *error = NULL;
+    if (*public_key && sl_signkey_load_public (&key, public_key, &error)) {
+        fprintf (stderr, "sluice-audit verify: %s\n", error);
+        free (error);
+        return SL_VERIFY_UNREADABLE + 1;
+    }
+    char path [4096];
+    const char *target = dsn && *dsn ? dsn : path;
+    snprintf (path, sizeof path, "%s/%s", data_dir, AUDIT_DB_FILE);
+    sl_store_t *store = sl_store_open_raw (target, &error);
+    if (!store) {
+        fprintf (stderr, "sluice-audit verify: %s\n", error);
+        free (error);
+        return SL_VERIFY_UNREADABLE;
+    }
+    sl_verify_opts_t vo = { .public_key = *public_key ? &key : NULL };
+    if (s_position (store, from, true, &vo.from_pos) || s_position (store, to, false, &vo.to_pos)) {
+        fprintf (stderr, "sluice-audit verify: not a position or time: %s %s (%s)\n", from, to,
+                 sl_store_error (store));
+        sl_store_close (&store);
+        return SL_VERIFY_UNREADABLE + 1;
+    }
+    if (vo.to_pos < 0)
+        vo.to_pos = 0, vo.from_pos = INT64_MAX;
+    sl_verify_t *verify = sl_verify_new (store, &vo);
+    while (sl_verify_step (verify, 4096) == 1)
+        ;
+    const sl_verify_report_t *r = sl_verify_report (verify);
+    bool whole = vo.from_pos == 0 && vo.to_pos == 0;
+    if (r->status != SL_VERIFY_UNREADABLE && whole)
+        sl_verify_rows (verify);
+    if (r->status != SL_VERIFY_UNREADABLE)
+        sl_verify_checkpoints (verify);
+    if (r->status != SL_VERIFY_UNREADABLE && *checkpoint_file && s_verify_file (verify, checkpoint_file)) {
+        fprintf (stderr, "sluice-audit verify: cannot read %s: %s\n", checkpoint_file, strerror (errno));
+        sl_verify_destroy (&verify);
+        sl_store_close (&store);
+        return SL_VERIFY_UNREADABLE;
+    }
+    sl_buf_t out = { 0 };
+    if (json) {
+        sl_verify_json (r, &out);
+        sl_buf_putc (&out, '\n');
+    }
+    else {
+        sl_verify_text (r, &out);
+        if (!whole)
+            sl_buf_puts (&out, "rows no entry names: not checked (a range was asked for)\n");
+    }
+    fputs (sl_buf_cstr (&out), stdout);
+    sl_buf_free (&out);
+    int status = (int) r->status;
+    sl_verify_destroy (&verify);
+    sl_store_close (&store);
+    return status;
+}
+
 int
 main (int argc, char **argv)
 {
     if (argc > 1 && strcmp (argv [1], "export") == 0)
         return s_export (argc - 1, argv + 1);
+    if (argc > 1 && strcmp (argv [1], "verify") == 0)
+        return s_verify (argc - 1, argv + 1);
     const char *emitters = "tcp://127.0.0.1:5558";
     const char *data_dir = "/var/lib/sluice/audit";
     const char *dsn = "";
@@ -147,6 +316,11 @@ main (int argc, char **argv)
     const char *routes_path = "";
     const char *judge_approvals = "";
     const char *approvals_webhook = "";
+    const char *signing_key = "";
+    const char *checkpoint_records = "1000";
+    const char *checkpoint_seconds = "60";
+    const char *checkpoint_file = "";
+    const char *verify_seconds = "600";
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "emitters", NULL, &emitters, "the emitters' audit endpoints, comma-separated (names are re-resolved)" },
@@ -172,6 +346,15 @@ main (int argc, char **argv)
           "decisions go there (none: the console lists approvals but cannot decide)" },
         { "approvals-webhook", NULL, &approvals_webhook,
           "URL to POST approvals to (JSON, signed with SLUICE_APPROVALS_WEBHOOK_SECRET): pending and decided" },
+        { "signing-key", "SLUICE_AUDIT_SIGNING_KEY", &signing_key,
+          "the Ed25519 key the chain's checkpoints are signed with (sluice-keygen --signing audit: "
+          "DIR/audit.sign_secret); none: checkpoints are written unsigned" },
+        { "checkpoint-records", NULL, &checkpoint_records, "a signed checkpoint of the chain every this many records" },
+        { "checkpoint-seconds", NULL, &checkpoint_seconds, "and this often when records came (0: by count only)" },
+        { "checkpoint-file", NULL, &checkpoint_file,
+          "append each checkpoint to this file too, one JSON line (outside the database)" },
+        { "verify-seconds", NULL, &verify_seconds,
+          "the running audit walks the whole chain again this often (new records are verified as they come)" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -184,8 +367,10 @@ main (int argc, char **argv)
     int64_t retain_ms = 0;
     long prune = sl_opts_long (prune_ms), queue = sl_opts_long (webhook_queue);
     long attempts = sl_opts_long (webhook_attempts);
+    long cp_records = sl_opts_long (checkpoint_records), cp_seconds = sl_opts_long (checkpoint_seconds);
+    long verify_every = sl_opts_long (verify_seconds);
     long port = strcmp (console_port, "off") == 0 ? -1 : sl_opts_long (console_port);
-    if (text <= 0 || sl_when_duration (retain, &retain_ms) || bytes < 0 || prune <= 0 || queue <= 0 || attempts <= 0
+    if (text <= 0 || cp_records <= 0 || cp_seconds < 0 || verify_every <= 0 || sl_when_duration (retain, &retain_ms) || bytes < 0 || prune <= 0 || queue <= 0 || attempts <= 0
     ||  (port < 0 && strcmp (console_port, "off") != 0) || port > 65535
     ||  (strcmp (webhook_on, "verdict") != 0 && strcmp (webhook_on, "stream") != 0)) {
         sl_log_error ("bad_option", "a number is not valid, or --webhook-on is not verdict or stream");
@@ -231,6 +416,11 @@ main (int argc, char **argv)
         .judge_approvals = judge_approvals,
         .approvals_webhook_url = approvals_webhook,
         .approvals_webhook_secret = getenv ("SLUICE_APPROVALS_WEBHOOK_SECRET"),
+        .signing_key = signing_key,
+        .checkpoint_records = cp_records,
+        .checkpoint_seconds = cp_seconds,
+        .checkpoint_file = checkpoint_file,
+        .verify_seconds = verify_every,
     };
     audit_t *audit = audit_new (svc, &config);
     int rc = audit ? sl_service_run (svc) : 1;

@@ -1,6 +1,7 @@
 /*  sl_archive.c - one record into rows, once (see sl_archive.h). */
 #include "services/audit/sl_archive.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +13,14 @@
 #include "common/dialects/sl_dialect.h"
 #include "common/dialects/sl_providers.h"
 #include "common/identity/sl_limits.h"
+#include "services/audit/sl_chain.h"
 #include "services/audit/sl_inventory.h"
 
 #define S_ROW_OVERHEAD 96               //  bytes a row costs beyond its text, about
 #define S_TEXTS 12                      //  texts one statement may hold
+#define S_DATA_MAX 32                   //  values of one chain entry's data
+#define S_USAGE_VALS 7                  //  usage values a summary record may add
+#define S_REF_SIZE 512                  //  a chain entry's key as text
 
 struct _sl_archive_t {
     sl_store_t *store;
@@ -24,6 +29,9 @@ struct _sl_archive_t {
     sl_buf_t names;                     //  tool names
     const sl_providers_t *prices;       //  what a stream costs; NULL: no costs
     sl_inventory_t *inventory;          //  the tool definitions seen
+    sl_chain_t *chain;                  //  every record written, hashed in order
+    bool chain_off;                     //  the benchmark's comparison only (loud)
+    bool entry_open;                    //  the record being written has begun its entry
 };
 
 sl_archive_t *
@@ -33,6 +41,7 @@ sl_archive_new (sl_store_t *store, size_t max_text)
     self->store = store;
     self->max_text = max_text ? max_text : SL_ARCHIVE_DEFAULT_MAX_TEXT;
     self->inventory = sl_inventory_new (store, self->max_text);
+    self->chain = sl_chain_new (store);
     return self;
 }
 
@@ -52,6 +61,7 @@ sl_archive_destroy (sl_archive_t **self_p)
         sl_buf_free (&self->text [i]);
     sl_buf_free (&self->names);
     sl_inventory_destroy (&self->inventory);
+    sl_chain_destroy (&self->chain);
     free (self);
     *self_p = NULL;
 }
@@ -155,6 +165,56 @@ s_name (const char *name)
 }
 
 //  --------------------------------------------------------------------------
+//  The chain (sl_chain.h): each record written is one entry, begun by its
+//  handler with its key, given the rows it wrote once or the values it
+//  carried, and ended in sl_archive_apply once the record is written.
+
+static int
+s_chain_begin (sl_archive_t *self, const char *kind, const char *sid, int64_t seq, int sub, const char *ref,
+               int64_t at)
+{
+    if (self->chain_off)
+        return 0;
+    if (sl_chain_begin (self->chain, kind, sid, seq, sub, ref, at))
+        return -1;
+    self->entry_open = true;
+    return 0;
+}
+
+static void
+s_chain_row (sl_archive_t *self, sl_chain_table_t table, const sl_val_t *vals, int count)
+{
+    if (self->entry_open)
+        sl_chain_row (self->chain, table, vals, count);
+}
+
+static void
+s_chain_data (sl_archive_t *self, const sl_val_t *vals, int count)
+{
+    if (self->entry_open)
+        sl_chain_data (self->chain, vals, count);
+}
+
+//  A summary record's values and, when it reported usage, the usage.
+static void
+s_chain_data_usage (sl_archive_t *self, const sl_val_t *vals, int count, const sl_msg_t *msg)
+{
+    sl_val_t all [S_DATA_MAX];
+    assert (count + S_USAGE_VALS <= S_DATA_MAX);
+    memcpy (all, vals, (size_t) count * sizeof *vals);
+    if (msg->has_usage) {
+        const sl_usage_t *u = &msg->usage;
+        sl_val_t usage [S_USAGE_VALS] = { s_usage (u->input), s_usage (u->output), s_usage (u->total),
+                                          s_usage (u->cache_read), s_usage (u->cache_write),
+                                          s_usage (u->reasoning),
+                                          sl_val_int ((msg->flags & SL_F_ESTIMATED) ? 1 : 0) };
+        memcpy (all + count, usage, sizeof usage);
+        count += S_USAGE_VALS;
+    }
+    s_chain_data (self, all, count);
+}
+
+//  --------------------------------------------------------------------------
 //  Stream records
 
 static int
@@ -191,6 +251,16 @@ s_on_start (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta, cons
         sl_val_str (last_user), sl_val_str (tools), sl_val_str (tools_json), sl_val_int (bytes),
         s_opt_str (s_text (self, 3, msg->team, NULL)), s_opt_str (s_text (self, 4, msg->user, NULL))
     };
+    //  The start's big texts are chained by digest: the streams row's
+    //  columns are checked against them.
+    char user_digest [SL_CHAIN_HEX], tools_digest [SL_CHAIN_HEX];
+    sl_chain_digest (last_user, user_digest);
+    sl_chain_digest (tools_json, tools_digest);
+    sl_val_t d [16];
+    memcpy (d, p, sizeof d);
+    d [10] = last_user.ptr ? sl_val_text (user_digest) : sl_val_null ();
+    d [12] = tools_json.ptr ? sl_val_text (tools_digest) : sl_val_null ();
+    s_chain_data (self, d, 16);
     return s_exec (self, "UPDATE streams SET started_at = CASE WHEN started_at < $2 THEN started_at ELSE $2 END, "
                          "epoch = $3, client_dialect = $4, upstream_dialect = $5, model = $6, provider = $7, "
                          "client_key = $8, streaming = $9, policy = $10, last_user = $11, tools = $12, "
@@ -256,6 +326,7 @@ static int
 s_on_message (sl_archive_t *self, sl_val_t sid, const sl_msg_t *msg)
 {
     sl_val_t p [] = { sid, s_opt_str (msg->id), s_opt_str (msg->model) };
+    s_chain_data_usage (self, p, 3, msg);
     if (s_exec (self, "UPDATE streams SET response_id = COALESCE($2, response_id), "
                       "response_model = COALESCE($3, response_model) WHERE sid = $1", p, 3, NULL))
         return -1;
@@ -284,11 +355,14 @@ s_on_block_end (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta, 
         is_call ? sl_val_int ((msg->flags & SL_F_ARGS_VALID) ? 1 : 0) : sl_val_null (),
         sl_val_int (meta->at)
     };
+    int64_t written = 0;
     if (s_exec (self, "INSERT INTO blocks (sid, seq, idx, kind, id, call_id, name, content, content_bytes, "
                       "truncated, replaced, incomplete, args_valid, at) "
                       "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) "
-                      "ON CONFLICT (sid, seq) DO NOTHING", p, 14, NULL))
+                      "ON CONFLICT (sid, seq) DO NOTHING", p, 14, &written))
         return -1;
+    if (written)                        //  else the row is another record's (same seq, other origin)
+        s_chain_row (self, SL_CHAIN_BLOCKS, p, 14);
     sl_val_t q [] = { sid, sl_val_int (S_ROW_OVERHEAD + (int64_t) content.len) };
     return s_exec (self, "UPDATE streams SET blocks = blocks + 1, bytes = bytes + $2 WHERE sid = $1", q, 2, NULL);
 }
@@ -298,6 +372,7 @@ s_on_finish (sl_archive_t *self, sl_val_t sid, const sl_msg_t *msg)
 {
     sl_val_t p [] = { sid, s_name (msg->finish ? sl_finish_name (msg->finish) : NULL),
                       s_opt_str (s_text (self, 0, msg->finish_raw, NULL)) };
+    s_chain_data_usage (self, p, 3, msg);
     if (s_exec (self, "UPDATE streams SET finish = $2, finish_raw = $3 WHERE sid = $1", p, 3, NULL))
         return -1;
     return msg->has_usage ? s_on_usage (self, sid, &msg->usage, (msg->flags & SL_F_ESTIMATED) != 0) : 0;
@@ -321,12 +396,19 @@ s_on_verdict (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta, co
         sl_val_text (msg->part.ptr ? "request" : "response"), s_opt_str (msg->part),
         s_opt_str (s_text (self, 2, msg->team, NULL)), s_opt_str (s_text (self, 3, msg->user, NULL))
     };
+    int64_t written = 0;
     if (s_exec (self, "INSERT INTO verdicts (sid, seq, side, idx, call_id, tool, action, checked, rule, reason, "
                       "judge_model, probability, latency_us, latency_bucket, arguments, arguments_bytes, "
                       "truncated, at, part, team, user_name) VALUES ($1, $2, $18, $3, $4, $5, $6, $7, $8, $9, "
                       "$10, $11, $12, $13, $14, $15, $16, $17, $19, $20, $21) ON CONFLICT (sid, seq) DO NOTHING",
-                p, 21, NULL))
+                p, 21, &written))
         return -1;
+    if (written) {
+        //  In the table's column order (sl_chain_columns).
+        sl_val_t row [] = { p [0], p [1], p [17], p [2], p [3], p [4], p [5], p [6], p [7], p [8], p [9], p [10],
+                            p [11], p [12], p [13], p [14], p [15], p [16], p [18], p [19], p [20] };
+        s_chain_row (self, SL_CHAIN_VERDICTS, row, 21);
+    }
     if (msg->part.ptr)
         return 0;                       //  not a call: the stream's call counts stay
     sl_val_t q [] = { sid, sl_val_int (msg->action != SL_ACT_ALLOW ? 1 : 0),
@@ -342,6 +424,7 @@ s_on_error (sl_archive_t *self, sl_val_t sid, const sl_msg_t *msg)
     sl_val_t p [] = { sid, s_opt_str (s_text (self, 0, msg->code, NULL)), sl_val_str (s_text (self, 1, msg->message, NULL)),
                       msg->status ? sl_val_int (msg->status) : sl_val_null (),
                       sl_val_text (upstream ? "upstream" : "sluice") };
+    s_chain_data (self, p, 5);
     return s_exec (self, "UPDATE streams SET error_code = $2, error_message = $3, error_status = $4, "
                          "error_source = $5 WHERE sid = $1 AND error_code IS NULL", p, 5, NULL);
 }
@@ -350,6 +433,7 @@ static int
 s_on_end (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta)
 {
     sl_val_t p [] = { sid, sl_val_int (meta->at) };
+    s_chain_data (self, p, 2);
     return s_exec (self, "UPDATE streams SET ended_at = $2, duration_ms = $2 - started_at "
                          "WHERE sid = $1 AND ended_at IS NULL", p, 2, NULL);
 }
@@ -368,6 +452,11 @@ s_stream_record (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_
         return -1;
     if (fresh == 0)
         return 0;                       //  delivered before: written then
+    char ref [S_REF_SIZE];
+    snprintf (ref, sizeof ref, "%s:%llu:%d", hex, (unsigned long long) msg->seq, meta->sub);
+    if (s_chain_begin (self, s_event_type (msg), hex, (int64_t) msg->seq, meta->sub, ref, meta->at))
+        return -1;
+    s_chain_row (self, SL_CHAIN_EVENTS, key, 5);
     sl_val_t row [] = { sid, sl_val_int (meta->at), sl_val_int (msg->epoch),
                         s_opt_str (s_text (self, 0, meta->emitter, NULL)) };
     if (s_exec (self, "INSERT INTO streams (sid, started_at, epoch, emitter) VALUES ($1, $2, $3, $4) "
@@ -414,6 +503,13 @@ s_policy (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg)
                 error.data [i] = ' ';
         p [7] = sl_val_str (sl_buf_str (&error));
     }
+    char ref [S_REF_SIZE];
+    snprintf (ref, sizeof ref, "%.*s %.*s", (int) p [0].n, p [0].s, (int) p [1].n, p [1].s);
+    if (s_chain_begin (self, "policy", NULL, 0, 0, ref, meta->at)) {
+        sl_buf_free (&error);
+        return -1;
+    }
+    s_chain_data (self, p, 8);
     int rc = s_exec (self, "INSERT INTO policies (judge, policy, name, source, loaded_at, first_seen, last_seen, "
                            "failures, last_error) VALUES ($1, $2, $3, $4, $5, $6, $6, $7, $8) "
                            "ON CONFLICT (judge, policy) DO UPDATE SET "
@@ -445,6 +541,23 @@ s_gap (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg)
         return -1;
     if (fresh == 0)
         return 0;
+    char ref [S_REF_SIZE];
+    snprintf (ref, sizeof ref, "%.*s:%s:%llu", (int) key [0].n, key [0].s ? key [0].s : "", inc,
+              (unsigned long long) meta->rseq);
+    if (s_chain_begin (self, "gap", NULL, 0, 0, ref, meta->at))
+        return -1;
+    s_chain_row (self, SL_CHAIN_GAPS, key, 7);
+    //  The streams it counted a loss against.
+    sl_buf_t sids = { 0 };
+    for (size_t i = 0; i < streams; i++) {
+        char hex [SL_SID_HEX_SIZE];
+        sl_sid_hex ((const uint8_t *) msg->body.ptr + i * SL_SID_SIZE, hex);
+        sl_buf_puts (&sids, i ? "," : "");
+        sl_buf_puts (&sids, hex);
+    }
+    sl_val_t named = sl_val_str (sl_buf_str (&sids));
+    s_chain_data (self, &named, 1);
+    sl_buf_free (&sids);
     for (size_t i = 0; i < streams; i++) {
         char hex [SL_SID_HEX_SIZE];
         sl_sid_hex ((const uint8_t *) msg->body.ptr + i * SL_SID_SIZE, hex);
@@ -497,8 +610,14 @@ s_approval (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *ms
                       "$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $19, $21, $22) "
                       "ON CONFLICT (id) DO NOTHING", p, 22, &fresh))
         return -1;
-    if (fresh)
+    char ref [S_REF_SIZE];
+    snprintf (ref, sizeof ref, "%s:%.*s", id, (int) p [1].n, p [1].s);
+    if (fresh) {
+        if (s_chain_begin (self, "approval", NULL, 0, 0, ref, at))
+            return -1;
+        s_chain_data (self, p, 22);
         return 1;
+    }
     //  PostgreSQL must know the type of every parameter a statement is
     //  given: each statement gets only those it uses.
     int64_t moved = 0;
@@ -522,11 +641,17 @@ s_approval (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *ms
                       "created_at = CASE WHEN $17 < created_at THEN $17 ELSE created_at END "
                       "WHERE id = $1", fill, 17, NULL))
         return -1;
+    if (moved) {
+        sl_val_t d [] = { p [0], p [1], p [18], p [20], p [21] };
+        if (s_chain_begin (self, "approval", NULL, 0, 0, ref, at))
+            return -1;
+        s_chain_data (self, d, 5);
+    }
     return moved ? 1 : 0;
 }
 
-int
-sl_archive_apply (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg)
+static int
+s_apply (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg)
 {
     switch (msg->type) {
         case SL_MSG_START:
@@ -544,4 +669,47 @@ sl_archive_apply (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg
         default:
             return 0;                   //  nothing the store keeps
     }
+}
+
+int
+sl_archive_apply (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg)
+{
+    self->entry_open = false;
+    int rc = s_apply (self, meta, msg);
+    //  A record that failed leaves its entry pending: the caller rolls
+    //  the transaction back (sl_archive_rollback), which forgets it.
+    if (self->entry_open && rc >= 0)
+        sl_chain_end (self->chain);
+    self->entry_open = false;
+    return rc;
+}
+
+int
+sl_archive_commit (sl_archive_t *self)
+{
+    if (sl_chain_pending (self->chain) && sl_chain_flush (self->chain))
+        return -1;
+    if (sl_store_commit (self->store))
+        return -1;
+    sl_chain_committed (self->chain);
+    return 0;
+}
+
+void
+sl_archive_rollback (sl_archive_t *self)
+{
+    sl_store_rollback (self->store);
+    sl_chain_abort (self->chain);
+}
+
+sl_chain_t *
+sl_archive_chain (sl_archive_t *self)
+{
+    return self->chain;
+}
+
+void
+sl_archive_set_chained (sl_archive_t *self, bool on)
+{
+    self->chain_off = !on;
 }

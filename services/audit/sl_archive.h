@@ -23,6 +23,10 @@
     definitions) is kept up to max_text bytes, cut on a character
     boundary; the whole size and the cut are recorded. Text is made valid
     UTF-8 without NUL bytes first (PostgreSQL takes nothing else).
+
+    Every record written joins the store's hash chain (sl_chain.h): its
+    entry is pending until sl_archive_commit writes the transaction's
+    entries and commits; sl_archive_rollback forgets them with the rest.
 */
 #ifndef SL_ARCHIVE_H
 #define SL_ARCHIVE_H
@@ -36,6 +40,7 @@
 #define SL_ARCHIVE_DEFAULT_MAX_TEXT 65536   //  bytes of one text kept
 
 typedef struct _sl_archive_t sl_archive_t;
+typedef struct _sl_chain_t sl_chain_t;  //  services/audit/sl_chain.h
 
 //  Where a record came from: its REC envelope.
 typedef struct {
@@ -60,6 +65,16 @@ void sl_archive_set_prices (sl_archive_t *self, const sl_providers_t *prices);
 //  already (or nothing to write), -1 the store failed (the caller rolls
 //  back: a PostgreSQL transaction is over after a failed statement).
 int sl_archive_apply (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg);
+//  Write the transaction's chain entries, then commit. 0 ok, -1 failed
+//  (the caller rolls back).
+int sl_archive_commit (sl_archive_t *self);
+//  Roll the store's transaction back and forget its chain entries.
+void sl_archive_rollback (sl_archive_t *self);
+//  The archive's chain (borrowed): its head, and for retention's entries.
+sl_chain_t *sl_archive_chain (sl_archive_t *self);
+//  Records join the chain (the default). Off only to measure what the
+//  chain costs (tests/bench): a store written so does not verify.
+void sl_archive_set_chained (sl_archive_t *self, bool on);
 //  Text as the store takes it: valid UTF-8 without NUL (repaired into buf
 //  when it is not), at most max bytes cut on a character boundary (*cut,
 //  may be NULL, set when it was); *out is in itself or a slice of buf.

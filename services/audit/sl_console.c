@@ -35,6 +35,8 @@ struct _sl_console_t {
     int session_count;
     sl_console_meta_fn *meta;
     void *meta_arg;
+    sl_console_meta_fn *chain;
+    void *chain_arg;
     int64_t (*clock) (void *arg);
     void *clock_arg;
 };
@@ -76,6 +78,13 @@ sl_console_destroy (sl_console_t **self_p)
 }
 
 bool sl_console_has_keys (sl_console_t *self) { return self->key_count > 0; }
+
+void
+sl_console_on_chain (sl_console_t *self, sl_console_meta_fn *fn, void *arg)
+{
+    self->chain = fn;
+    self->chain_arg = arg;
+}
 
 void
 sl_console_on_meta (sl_console_t *self, sl_console_meta_fn *fn, void *arg)
@@ -459,6 +468,12 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         if (self->meta)
             self->meta (self->meta_arg, &resp->body);
         sl_buf_putc (&resp->body, '}');
+        s_json (resp, 200);
+        return;
+    }
+    if (strcmp (path, "/api/chain") == 0 && self->chain) {
+        self->chain (self->chain_arg, &resp->body);
+        resp->cache = "no-store";
         s_json (resp, 200);
         return;
     }

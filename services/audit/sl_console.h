@@ -17,6 +17,8 @@
         GET  /api/tools             the tool definitions seen, per team (sl_inventory.h):
                                     team=, name=, server=, changed=1, limit=
         GET  /api/gaps              records the emitters could not keep
+        GET  /api/chain             the hash chain: head, verified up to when, the last
+                                    checkpoint, where it is broken (the service fills it in)
         GET  /api/live              server-sent events: the snapshot, then every record
         GET  /api/capture/<sid>     a recorded stream as a capture, for "try it"
         POST /api/try               a policy over a capture (sl_tryit.h)
@@ -89,6 +91,8 @@ typedef void (sl_console_meta_fn) (void *arg, sl_buf_t *out);
 sl_console_t *sl_console_new (sl_store_t *store, const char *keys);
 void sl_console_destroy (sl_console_t **self_p);
 void sl_console_on_meta (sl_console_t *self, sl_console_meta_fn *fn, void *arg);
+//  What /api/chain answers (the whole JSON object; without it: 404).
+void sl_console_on_chain (sl_console_t *self, sl_console_meta_fn *fn, void *arg);
 //  The current time for sessions (ms); the service gives its clock.
 void sl_console_set_clock (sl_console_t *self, int64_t (*clock) (void *arg), void *arg);
 //  Answer a request into resp (its body is the caller's to free).

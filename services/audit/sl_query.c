@@ -273,6 +273,11 @@ static const s_col_t s_verdict_cols [] = {
 
 static const s_col_t s_tools_col [] = { { "tools_json", C_TEXT } };
 
+//  The stream's records' places in the chain (sl_chain.h).
+static const s_col_t s_chain_cols [] = {
+    { "pos", C_INT }, { "kind", C_TEXT }, { "seq", C_INT }, { "sub", C_INT }, { "at", C_INT }, { "hash", C_TEXT }
+};
+
 int
 sl_query_stream (sl_store_t *store, const char *sid, sl_buf_t *out)
 {
@@ -304,6 +309,11 @@ sl_query_stream (sl_store_t *store, const char *sid, sl_buf_t *out)
                                "probability, latency_us, arguments, arguments_bytes, truncated, at, part, "
                                "team, user_name "
                                "FROM verdicts WHERE sid = $1 ORDER BY seq", p, 1, s_list_row, &verdicts))
+        goto failed;
+    sl_buf_puts (out, "],\"chain\":[");
+    s_list_t chain = { out, s_chain_cols, (int) (sizeof s_chain_cols / sizeof s_chain_cols [0]), 0, 0, false };
+    if (sl_store_query (store, "SELECT pos, kind, seq, sub, at, hash FROM chain WHERE sid = $1 AND kind <> 'prune' "
+                               "ORDER BY pos", p, 1, s_list_row, &chain))
         goto failed;
     sl_buf_puts (out, "]}");
     return 0;

@@ -22,7 +22,7 @@
 
 #define S_CACHE_SLOTS 256               //  prepared statements kept (a power of two)
 #define S_MAX_COLUMNS 64
-#define S_MAX_PARAMS 64
+#define S_MAX_PARAMS 768               //  the chain's multi-row INSERT: 64 entries of 11
 #define S_NUM_SIZE 32                   //  a number as text
 
 typedef struct {

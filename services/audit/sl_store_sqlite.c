@@ -22,6 +22,11 @@
 typedef struct {
     char *sql;
     sqlite3_stmt *stmt;
+    //  The statement's index of each parameter $1, $2, ... (0: unused),
+    //  found once: looking a name up is linear in the parameters, which a
+    //  multi-row INSERT has hundreds of.
+    int *at;
+    int count;
 } s_slot_t;
 
 typedef struct {
@@ -77,6 +82,7 @@ s_close (void *conn)
     for (int i = 0; i < S_CACHE_SLOTS; i++) {
         sqlite3_finalize (c->cache [i].stmt);
         free (c->cache [i].sql);
+        free (c->cache [i].at);
     }
     sqlite3_close (c->db);
     free (c);
@@ -91,15 +97,33 @@ s_hash (const char *s)
     return h;
 }
 
-//  The statement for sql, prepared once and reset for reuse; NULL on error.
-static sqlite3_stmt *
+//  Where each $N of the slot's statement is bound.
+static void
+s_map_params (s_slot_t *slot)
+{
+    int n = sqlite3_bind_parameter_count (slot->stmt);
+    slot->count = 0;
+    slot->at = sl_xcalloc ((size_t) (n > 0 ? n : 1), sizeof *slot->at);
+    for (int i = 1; i <= n; i++) {
+        const char *name = sqlite3_bind_parameter_name (slot->stmt, i);
+        long k = name && name [0] == '$' ? strtol (name + 1, NULL, 10) : 0;
+        if (k >= 1 && k <= n) {
+            slot->at [k - 1] = i;
+            if (k > slot->count)
+                slot->count = (int) k;
+        }
+    }
+}
+
+//  The slot of sql's statement, prepared once and reset for reuse; NULL on error.
+static s_slot_t *
 s_prepare (s_conn_t *c, const char *sql, sl_buf_t *error, bool *broken)
 {
     s_slot_t *slot = &c->cache [s_hash (sql) & (S_CACHE_SLOTS - 1)];
     if (slot->sql && strcmp (slot->sql, sql) == 0) {
         sqlite3_reset (slot->stmt);
         sqlite3_clear_bindings (slot->stmt);
-        return slot->stmt;
+        return slot;
     }
     sqlite3_stmt *stmt = NULL;
     if (sqlite3_prepare_v2 (c->db, sql, -1, &stmt, NULL) != SQLITE_OK) {
@@ -109,18 +133,19 @@ s_prepare (s_conn_t *c, const char *sql, sl_buf_t *error, bool *broken)
     //  The slot takes it (one statement per slot: a collision re-prepares).
     sqlite3_finalize (slot->stmt);
     free (slot->sql);
+    free (slot->at);
     slot->sql = sl_xstrdup (sql);
     slot->stmt = stmt;
-    return stmt;
+    s_map_params (slot);
+    return slot;
 }
 
 static int
-s_bind (s_conn_t *c, sqlite3_stmt *stmt, const sl_val_t *params, int count, sl_buf_t *error)
+s_bind (s_conn_t *c, const s_slot_t *slot, const sl_val_t *params, int count, sl_buf_t *error)
 {
+    sqlite3_stmt *stmt = slot->stmt;
     for (int i = 0; i < count; i++) {
-        char name [16];
-        snprintf (name, sizeof name, "$%d", i + 1);
-        int at = sqlite3_bind_parameter_index (stmt, name);
+        int at = i < slot->count ? slot->at [i] : 0;
         if (at == 0)
             continue;                   //  a parameter the statement does not use
         const sl_val_t *v = &params [i];
@@ -146,9 +171,10 @@ s_run (void *conn, const char *sql, const sl_val_t *params, int count, sl_row_fn
 {
     s_conn_t *c = conn;
     *broken = false;
-    sqlite3_stmt *stmt = s_prepare (c, sql, error, broken);
-    if (!stmt || s_bind (c, stmt, params, count, error))
+    s_slot_t *slot = s_prepare (c, sql, error, broken);
+    if (!slot || s_bind (c, slot, params, count, error))
         return -1;
+    sqlite3_stmt *stmt = slot->stmt;
     sl_val_t cols [S_MAX_COLUMNS];
     int rc;
     while ((rc = sqlite3_step (stmt)) == SQLITE_ROW) {

@@ -4,6 +4,7 @@
     sluice-keygen --dir DIR --tap NAME [--metadata-only]   add a tap key
     sluice-keygen --dir DIR --rotate NAME         replace one key
     sluice-keygen --dir DIR --list                show the keys
+    sluice-keygen --dir DIR --signing NAME        an Ed25519 signing key
 
     Every process of the bus reads its own key and the public keys from
     DIR (--keys DIR, or SLUICE_KEYS, which is also this program's default
@@ -18,6 +19,7 @@
 
 #include "common/base/sl_buf.h"
 #include "common/bus/sl_keys.h"
+#include "common/identity/sl_signkey.h"
 #include "services/keygen/sl_keygen.h"
 
 #define S_EXIT_FAILED 1
@@ -31,6 +33,7 @@ s_usage (FILE *out)
         "       sluice-keygen --dir DIR --tap NAME [--metadata-only]   add a tap's key\n"
         "       sluice-keygen --dir DIR --rotate NAME          replace a key\n"
         "       sluice-keygen --dir DIR --list                 show the keys\n"
+        "       sluice-keygen --dir DIR --signing NAME         an Ed25519 signing key (audit)\n"
         "\n"
         "  --dir            the key directory (default: $SLUICE_KEYS)\n"
         "  --tap NAME       a key for a monitoring tap; it sees everything, or with\n"
@@ -38,6 +41,8 @@ s_usage (FILE *out)
         "  --rotate NAME    a new key for a role (gateway, ingest, aggregator, judge, audit,\n"
         "                   emitter) or a tap; restart the processes that use it\n"
         "  --list           name, role, access and public key of every key\n"
+        "  --signing NAME   NAME.sign (public) and NAME.sign_secret: the key sluice-audit\n"
+        "                   signs its chain's checkpoints with (--signing audit)\n"
         "\n"
         "Without --tap or --rotate, one key per role and the taps 'tap' (full) and\n"
         "'tap-meta' (metadata only) are made where missing; existing keys are kept.\n");
@@ -83,7 +88,7 @@ int
 main (int argc, char **argv)
 {
     const char *dir = getenv ("SLUICE_KEYS");
-    const char *tap = NULL, *rotate = NULL;
+    const char *tap = NULL, *rotate = NULL, *signing = NULL;
     bool metadata_only = false, list = false;
     static const struct option longopts [] = {
         { "dir", required_argument, NULL, 'd' },
@@ -91,6 +96,7 @@ main (int argc, char **argv)
         { "metadata-only", no_argument, NULL, 'm' },
         { "rotate", required_argument, NULL, 'r' },
         { "list", no_argument, NULL, 'l' },
+        { "signing", required_argument, NULL, 's' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
@@ -102,11 +108,12 @@ main (int argc, char **argv)
             case 'm': metadata_only = true; break;
             case 'r': rotate = optarg; break;
             case 'l': list = true; break;
+            case 's': signing = optarg; break;
             case 'h': s_usage (stdout); return 0;
             default: s_usage (stderr); return S_EXIT_USAGE;
         }
     if (optind < argc || !dir || !*dir || (tap && rotate) || (metadata_only && !tap)
-    ||  (list && (tap || rotate))) {
+    ||  (list && (tap || rotate)) || (signing && (tap || rotate || list))) {
         s_usage (stderr);
         return S_EXIT_USAGE;
     }
@@ -114,7 +121,8 @@ main (int argc, char **argv)
         return s_list (dir);
     sl_buf_t report = { 0 };
     char *error = NULL;
-    int rc = tap ? sl_keygen_tap (dir, tap, metadata_only ? SL_ACCESS_METADATA : SL_ACCESS_FULL, &report, &error)
+    int rc = signing ? sl_signkey_make (dir, signing, &report, &error)
+           : tap ? sl_keygen_tap (dir, tap, metadata_only ? SL_ACCESS_METADATA : SL_ACCESS_FULL, &report, &error)
            : rotate ? sl_keygen_rotate (dir, rotate, &report, &error)
            : sl_keygen_ensure (dir, &report, &error);
     fputs (sl_buf_cstr (&report), stdout);

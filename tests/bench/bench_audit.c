@@ -9,7 +9,10 @@
        synchronous commit on, as a deployment would run it; skipped with
        the reason where PostgreSQL's programs are absent). Each stream is
        the mock-tools answer: start, message, text, two verdicts, a call,
-       a notice, finish, end (9 records).
+       a notice, finish, end (9 records). Each store is measured with the
+       hash chain (sl_chain.h: every record hashed, the batch's entries
+       written in one INSERT at commit) and without it, ROUNDS times each,
+       alternating: the medians and their ratio are the chain's cost.
     2. What the spool costs the emitter per stream, in process: each of
        those 9 records encoded into the spool, then taken in batches and
        acknowledged as an audit would (the bytes a send would copy), and
@@ -31,6 +34,7 @@
 #define STREAMS 4000
 #define BATCH 200                       //  records per transaction
 #define SPOOL_STREAMS 100000
+#define ROUNDS 3                        //  runs of each store, chain on and off
 
 static double
 s_now (void)
@@ -131,9 +135,10 @@ s_records (int stream, sl_msg_t *out)
     return n;
 }
 
-//  Records per second into the store at target; -1 on failure.
+//  Records per second into the store at target, chained or not; -1 on
+//  failure. A new store each run (target names a fresh file or database).
 static double
-s_store_rate (const char *target, const char *label)
+s_store_rate (const char *target, const char *label, bool chained)
 {
     char *error = NULL;
     sl_store_t *store = sl_store_open (target, &error);
@@ -143,6 +148,7 @@ s_store_rate (const char *target, const char *label)
         return -1;
     }
     sl_archive_t *archive = sl_archive_new (store, 0);
+    sl_archive_set_chained (archive, chained);
     sl_msg_t recs [16];
     long records = 0, in_batch = 0;
     double t0 = s_now (), c0 = s_cpu ();
@@ -157,17 +163,17 @@ s_store_rate (const char *target, const char *label)
                 goto failed;
             records++;
             if (++in_batch == BATCH) {
-                if (sl_store_commit (store))
+                if (sl_archive_commit (archive))
                     goto failed;
                 in_batch = 0;
             }
         }
     }
-    if (in_batch && sl_store_commit (store))
+    if (in_batch && sl_archive_commit (archive))
         goto failed;
     double elapsed = s_now () - t0, cpu = s_cpu () - c0;
-    printf ("audit store, %-10s %7.0f records/s (%ld records of %d streams in %.2f s; %.1f us of the writer's "
-            "CPU per record)\n", label, (double) records / elapsed, records, STREAMS, elapsed,
+    printf ("audit store, %-10s chain %-3s %7.0f records/s (%ld records of %d streams in %.2f s; %.1f us of the writer's "
+            "CPU per record)\n", label, chained ? "on" : "off", (double) records / elapsed, records, STREAMS, elapsed,
             cpu * 1e6 / (double) records);
     sl_archive_destroy (&archive);
     sl_store_close (&store);
@@ -177,6 +183,63 @@ failed:
     sl_archive_destroy (&archive);
     sl_store_close (&store);
     return -1;
+}
+
+static int
+s_by_value (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+static double
+s_median (double *v, int n)
+{
+    qsort (v, (size_t) n, sizeof *v, s_by_value);
+    return v [n / 2];
+}
+
+//  ROUNDS runs with the chain and without, alternating, each on a new
+//  store (make_target gives the n-th); the medians and their ratio.
+//  -1 when a run failed.
+static double
+s_chain_cost (const char *label, void (*make_target) (void *arg, int n, char *out, size_t size), void *arg)
+{
+    double on [ROUNDS], off [ROUNDS];
+    char target [512];
+    for (int r = 0; r < ROUNDS; r++) {
+        make_target (arg, 2 * r, target, sizeof target);
+        off [r] = s_store_rate (target, label, false);
+        make_target (arg, 2 * r + 1, target, sizeof target);
+        on [r] = s_store_rate (target, label, true);
+        if (on [r] < 0 || off [r] < 0)
+            return -1;
+    }
+    double m_on = s_median (on, ROUNDS), m_off = s_median (off, ROUNDS);
+    printf ("audit store, %-10s median of %d: chain off %.0f, on %.0f records/s: the chain costs %.1f%%\n",
+            label, ROUNDS, m_off, m_on, 100.0 * (1.0 - m_on / m_off));
+    return m_on;
+}
+
+static void
+s_sqlite_target (void *arg, int n, char *out, size_t size)
+{
+    snprintf (out, size, "%s/audit-%d.db", (const char *) arg, n);
+}
+
+static void
+s_pg_target (void *arg, int n, char *out, size_t size)
+{
+    pgtmp_t *pg = arg;
+    char *error = NULL;
+    sl_store_t *admin = sl_store_open_raw (pg->dsn, &error);
+    free (error);
+    char sql [64];
+    snprintf (sql, sizeof sql, "CREATE DATABASE bench%d", n);
+    if (admin)
+        sl_store_exec (admin, sql, NULL, 0, NULL);
+    sl_store_close (&admin);
+    snprintf (out, size, "host=%s port=%d user=sluice dbname=bench%d", pg->dir, pg->port, n);
 }
 
 //  The spool's cost per stream: records in, batches out, acknowledged.
@@ -226,15 +289,13 @@ main (void)
     char dir [] = "/tmp/sluice-bench-audit-XXXXXX";
     if (!mkdtemp (dir))
         return 1;
-    char path [128];
-    snprintf (path, sizeof path, "%s/audit.db", dir);
-    double sqlite = s_store_rate (path, "SQLite");
+    double sqlite = s_chain_cost ("SQLite", s_sqlite_target, dir);
     pgtmp_t pg;
     char reason [256];
     pg.durable = true;
     double postgres = 0;
     if (pgtmp_start_tcp (&pg, 0, reason, sizeof reason) == 0) {
-        postgres = s_store_rate (pg.dsn, "PostgreSQL");
+        postgres = s_chain_cost ("PostgreSQL", s_pg_target, &pg);
         pgtmp_stop (&pg);
     }
     else

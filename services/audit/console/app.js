@@ -338,6 +338,34 @@ async function viewStream(sid) {
   }
   if (!items.length) list.append(el('div', { class: 'empty', text: 'No block recorded.' }));
   $main.append(el('h2', { text: 'What happened, in order' }), list);
+  const chain = data.chain || [];
+  $main.append(el('h2', { text: 'Its place in the chain' }), chain.length
+    ? el('table', { class: 'chain-places' }, el('tr', {}, ['position', 'record', 'seq', 'hash'].map((h) => el('th', { text: h }))),
+        chain.map((c) => el('tr', {}, el('td', { text: String(c.pos) }), el('td', { text: c.kind }), el('td', { text: c.seq + (c.sub ? '.' + c.sub : '') }),
+          el('td', { class: 'mono', title: c.hash, text: (c.hash || '').slice(0, 12) }))))
+    : el('p', { class: 'empty', text: 'No chain entry (written before the chain began, or cut by retention).' }));
+}
+
+// --------------------------------------------------------------------------
+// The hash chain: verified up to when, the head, the last checkpoint
+
+async function viewChain() {
+  clear();
+  let c;
+  try { c = await api('/api/chain'); } catch (e) { $main.append(el('p', { class: 'error', text: e.message })); return; }
+  const kv = (k, v) => [el('div', { class: 'k', text: k }), el('div', {}, v)];
+  const cp = c.checkpoint;
+  $main.append(el('h1', { text: 'Chain' }),
+    c.broken
+      ? el('p', { class: 'error chain-state', 'data-state': 'broken', text: 'Broken: ' + c.broken.detail })
+      : el('p', { class: 'chain-state', 'data-state': 'intact', text: 'Intact as far as verified.' }),
+    el('div', { class: 'panel' }, el('div', { class: 'kv' },
+      kv('head', c.head.pos + ' · ' + c.head.hash.slice(0, 16)),
+      kv('verified up to', c.verified.pos + (c.verified.record_at ? ' (record of ' + time(c.verified.record_at, true) + ')' : '') +
+        (c.verified.checked_at ? ', checked ' + time(c.verified.checked_at, true) : ', not yet')),
+      kv('walk starts at', c.verified.from + (c.verified.from_cut ? ' (a retention cut)' : '')),
+      kv('signing', c.signed ? 'key ' + c.key_id : 'no key: checkpoints are unsigned'),
+      kv('last checkpoint', cp ? cp.pos + ' at ' + time(cp.at, true) + (cp.cut ? ' (retention cut)' : '') + (cp.signature ? ', signed' : ', unsigned') : 'none yet'))));
 }
 
 // --------------------------------------------------------------------------
@@ -894,6 +922,7 @@ function route() {
   else if (view === 'tools') viewTools(params);
   else if (view === 'try') viewTry(params);
   else if (view === 'pending') viewPending();
+  else if (view === 'chain') viewChain();
   else viewLive();
   refreshStatus();
 }

@@ -22,37 +22,15 @@
 #include "services/audit/sl_retention.h"
 #include "services/audit/sl_store.h"
 #include "tests/pgtmp.h"
+#include "tests/unit/services/audit/store_env.h"
 
-typedef struct {
-    const char *kind;
-    pgtmp_t pg;                         //  the PostgreSQL cluster, when kind is postgres
-    char dir [64];                      //  SQLite files
-    int made;                           //  stores made so far
-    char target [512];
-} s_env_t;
+typedef store_env_t s_env_t;
 
 //  A fresh, migrated store.
 static sl_store_t *
 s_fresh (s_env_t *env)
 {
-    char *error = NULL;
-    env->made++;
-    if (strcmp (env->kind, "sqlite") == 0)
-        snprintf (env->target, sizeof env->target, "%s/audit-%d.db", env->dir, env->made);
-    else {
-        sl_store_t *admin = sl_store_open_raw (env->pg.dsn, &error);
-        cr_assert_not_null (admin, "%s", error ? error : "");
-        char sql [64];
-        snprintf (sql, sizeof sql, "CREATE DATABASE audit%d", env->made);
-        cr_assert_eq (sl_store_exec (admin, sql, NULL, 0, NULL), 0, "%s", sl_store_error (admin));
-        sl_store_close (&admin);
-        snprintf (env->target, sizeof env->target, "host=%s port=%d user=sluice dbname=audit%d",
-                  env->pg.dir, env->pg.port, env->made);
-    }
-    sl_store_t *store = sl_store_open (env->target, &error);
-    cr_assert_not_null (store, "%s: %s", env->kind, error ? error : "");
-    cr_expect_str_eq (sl_store_kind (store), env->kind);
-    return store;
+    return store_env_fresh (env, "audit");
 }
 
 //  --------------------------------------------------------------------------
@@ -899,23 +877,12 @@ s_suite (s_env_t *env)
 
 Test (sl_store, the_suite_on_sqlite)
 {
-    s_env_t env = { .kind = "sqlite" };
-    snprintf (env.dir, sizeof env.dir, "/tmp/sluice-store-XXXXXX");
-    cr_assert_not_null (mkdtemp (env.dir));
-    s_suite (&env);
-    char cmd [128];
-    snprintf (cmd, sizeof cmd, "rm -rf '%s'", env.dir);
-    cr_expect_eq (system (cmd), 0);
+    store_env_sqlite (s_suite);
 }
 
 Test (sl_store, the_suite_on_postgresql)
 {
-    s_env_t env = { .kind = "postgres" };
-    char reason [256];
-    if (pgtmp_start (&env.pg, reason, sizeof reason))
-        cr_skip_test ("PostgreSQL: %s", reason);
-    s_suite (&env);
-    pgtmp_stop (&env.pg);
+    store_env_postgres (s_suite);
 }
 
 Test (sl_store, targets_pick_their_database_and_hide_passwords)

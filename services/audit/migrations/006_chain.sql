@@ -1,0 +1,33 @@
+-- The tamper-evident chain (sl_chain.h): one entry per record the audit
+-- wrote, in write order. hash = SHA-256(prev || canonical form of the
+-- record); the canonical form is rebuilt from the rows written once
+-- (events, blocks, verdicts, gaps) and from data for the records that
+-- update a summary row (a stream's start, message, finish, error, end;
+-- policy reports; approvals), which keep what they carried here.
+CREATE TABLE chain (
+    pos BIGINT PRIMARY KEY,             -- 1, 2, ... never reused
+    at BIGINT NOT NULL,                 -- the record's time, Unix ms
+    kind TEXT NOT NULL,                 -- start, block, verdict, ..., gap, policy, approval, prune
+    sid TEXT,                           -- a stream record's key: stream id, seq, sub
+    seq BIGINT,
+    sub INTEGER,
+    ref TEXT NOT NULL,                  -- the key as text (gap: emitter:incarnation:rseq)
+    rows_named INTEGER NOT NULL,        -- 1: the hash covers a row of blocks, verdicts or gaps besides the ledger's
+    data TEXT,                          -- what a summary record carried (JSON), NULL for rows written once
+    prev TEXT NOT NULL,                 -- the hash before it (64 hex digits; 64 zeros at the first)
+    hash TEXT NOT NULL
+);
+CREATE INDEX chain_key ON chain (sid, seq);
+
+-- Signed checkpoints: the head at pos, signed with the audit's Ed25519
+-- key (signature NULL: no key was given). cut 1: retention removed the
+-- chain up to pos; verification starts there.
+CREATE TABLE checkpoints (
+    pos BIGINT PRIMARY KEY,
+    count BIGINT NOT NULL,              -- entries chained since the checkpoint before
+    head TEXT NOT NULL,                 -- the hash at pos
+    at BIGINT NOT NULL,
+    key_id TEXT,
+    signature TEXT,
+    cut INTEGER NOT NULL DEFAULT 0
+);

@@ -1,0 +1,422 @@
+/*  sl_chain.c - the audit store's hash chain (see sl_chain.h). */
+#include "services/audit/sl_chain.h"
+
+#include <assert.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_json.h"
+
+#define S_COLS 11                       //  columns of a chain row
+//  Entries one INSERT writes: a batch goes out in statements of these
+//  sizes, largest first, so a few statements (prepared once on
+//  PostgreSQL) serve every batch size.
+static const int s_sizes [] = { 64, 16, 4, 1 };
+#define S_PER_INSERT 64
+#define S_HASH_BYTES crypto_hash_sha256_BYTES
+
+static const char *s_tables [SL_CHAIN_TABLES] = { "events", "blocks", "verdicts", "gaps" };
+static const char *s_columns [SL_CHAIN_TABLES] = {
+    "sid, seq, sub, type, at",
+    "sid, seq, idx, kind, id, call_id, name, content, content_bytes, truncated, replaced, incomplete, "
+    "args_valid, at",
+    "sid, seq, side, idx, call_id, tool, action, checked, rule, reason, judge_model, probability, latency_us, "
+    "latency_bucket, arguments, arguments_bytes, truncated, at, part, team, user_name",
+    "emitter, incarnation, rseq, lost, since, at, streams"
+};
+static const char *s_types [SL_CHAIN_TABLES] = {
+    "TIITI", "TIITTTTTIIITII", "TITITTTTTTTRIITIIITTT", "TTIIIII"
+};
+
+//  An entry written at the next flush.
+typedef struct {
+    int64_t pos, at, seq;
+    int sub;
+    bool rows_named;
+    char *kind, *sid, *ref, *data;      //  sid, data: NULL when none
+    char prev [SL_CHAIN_HEX], hash [SL_CHAIN_HEX];
+} s_entry_t;
+
+struct _sl_chain_t {
+    sl_store_t *store;
+    bool loaded;                        //  the head was read from the store
+    int64_t pos;                        //  committed head
+    char hash [SL_CHAIN_HEX];
+    s_entry_t *pending;                 //  entries of the open transaction
+    int count, cap;
+    sl_buf_t canon;                     //  the entry being built
+    sl_buf_t data;
+    sl_buf_t sql;
+};
+
+const char *
+sl_chain_table_name (sl_chain_table_t table)
+{
+    return s_tables [table];
+}
+
+const char *
+sl_chain_columns (sl_chain_table_t table)
+{
+    return s_columns [table];
+}
+
+const char *
+sl_chain_types (sl_chain_table_t table)
+{
+    return s_types [table];
+}
+
+const char *
+sl_chain_genesis (void)
+{
+    return "0000000000000000000000000000000000000000000000000000000000000000";
+}
+
+//  --------------------------------------------------------------------------
+//  The canonical form: fields of a tag byte, a 4-byte big-endian length
+//  and the bytes. Tags: N null, I integer (decimal), R real (%.17g, which
+//  reads back to the same double), T text, S a structural name.
+
+static void
+s_field (sl_buf_t *out, char tag, const char *s, size_t n)
+{
+    uint8_t head [5] = { (uint8_t) tag, (uint8_t) (n >> 24), (uint8_t) (n >> 16), (uint8_t) (n >> 8), (uint8_t) n };
+    sl_buf_append (out, head, sizeof head);
+    if (n)
+        sl_buf_append (out, s, n);
+}
+
+static void
+s_int (sl_buf_t *out, int64_t i)
+{
+    char num [32];
+    int n = snprintf (num, sizeof num, "%lld", (long long) i);
+    s_field (out, 'I', num, (size_t) n);
+}
+
+//  One value as its column's type says.
+static void
+s_value (sl_buf_t *out, char type, sl_val_t v)
+{
+    if (v.type == SL_VAL_NULL) {
+        s_field (out, 'N', NULL, 0);
+        return;
+    }
+    char num [40];
+    int n;
+    switch (type) {
+        case 'I':
+            s_int (out, v.type == SL_VAL_INT ? v.i : v.type == SL_VAL_REAL ? (int64_t) v.d
+                      : strtoll (v.s ? v.s : "0", NULL, 10));
+            break;
+        case 'R':
+            n = snprintf (num, sizeof num, "%.17g", v.type == SL_VAL_REAL ? v.d : v.type == SL_VAL_INT ? (double) v.i
+                                                       : strtod (v.s ? v.s : "0", NULL));
+            s_field (out, 'R', num, (size_t) n);
+            break;
+        default:
+            if (v.type == SL_VAL_TEXT)
+                s_field (out, 'T', v.s, v.n);
+            else {
+                n = v.type == SL_VAL_INT ? snprintf (num, sizeof num, "%lld", (long long) v.i)
+                                         : snprintf (num, sizeof num, "%.17g", v.d);
+                s_field (out, 'T', num, (size_t) n);
+            }
+            break;
+    }
+}
+
+void
+sl_chain_canon_begin (sl_buf_t *out, int64_t pos, const char *kind, const char *ref, int64_t at)
+{
+    s_field (out, 'S', SL_CHAIN_VERSION, strlen (SL_CHAIN_VERSION));
+    s_int (out, pos);
+    s_field (out, 'S', kind, strlen (kind));
+    s_field (out, 'T', ref, strlen (ref));
+    s_int (out, at);
+}
+
+void
+sl_chain_canon_row (sl_buf_t *out, sl_chain_table_t table, const sl_val_t *vals, int count)
+{
+    const char *types = s_types [table];
+    assert ((size_t) count == strlen (types));
+    s_field (out, 'S', s_tables [table], strlen (s_tables [table]));
+    for (int i = 0; i < count; i++)
+        s_value (out, types [i], vals [i]);
+}
+
+void
+sl_chain_canon_row_of (sl_buf_t *out, sl_chain_table_t table, const sl_row_t *row, int first)
+{
+    const char *types = s_types [table];
+    int count = (int) strlen (types);
+    sl_val_t vals [32];
+    assert (count <= 32 && first + count <= row->count);
+    for (int i = 0; i < count; i++) {
+        int col = first + i;
+        if (sl_row_null (row, col))
+            vals [i] = sl_val_null ();
+        else if (types [i] == 'I')
+            vals [i] = sl_val_int (sl_row_int (row, col));
+        else if (types [i] == 'R')
+            vals [i] = sl_val_real (sl_row_real (row, col));
+        else {
+            sl_str_t s = sl_row_text (row, col);
+            vals [i] = (sl_val_t) { .type = SL_VAL_TEXT, .s = s.ptr ? s.ptr : "", .n = s.len };
+        }
+    }
+    sl_chain_canon_row (out, table, vals, count);
+}
+
+void
+sl_chain_canon_data (sl_buf_t *out, sl_str_t data)
+{
+    if (data.ptr)
+        s_field (out, 'T', data.ptr, data.len);
+    else
+        s_field (out, 'N', NULL, 0);
+}
+
+void
+sl_chain_hash (const char *prev, sl_str_t canon, char out [SL_CHAIN_HEX])
+{
+    crypto_hash_sha256_state st;
+    uint8_t hash [S_HASH_BYTES];
+    crypto_hash_sha256_init (&st);
+    crypto_hash_sha256_update (&st, (const unsigned char *) prev, strlen (prev));
+    crypto_hash_sha256_update (&st, (const unsigned char *) canon.ptr, canon.len);
+    crypto_hash_sha256_final (&st, hash);
+    sodium_bin2hex (out, SL_CHAIN_HEX, hash, sizeof hash);
+}
+
+void
+sl_chain_digest (sl_str_t text, char out [SL_CHAIN_HEX])
+{
+    uint8_t hash [S_HASH_BYTES];
+    crypto_hash_sha256 (hash, (const unsigned char *) (text.ptr ? text.ptr : ""), text.len);
+    sodium_bin2hex (out, SL_CHAIN_HEX, hash, sizeof hash);
+}
+
+//  --------------------------------------------------------------------------
+//  Life cycle and head
+
+sl_chain_t *
+sl_chain_new (sl_store_t *store)
+{
+    sl_chain_t *self = sl_xcalloc (1, sizeof *self);
+    self->store = store;
+    snprintf (self->hash, sizeof self->hash, "%s", sl_chain_genesis ());
+    return self;
+}
+
+static void
+s_pending_clear (sl_chain_t *self)
+{
+    for (int i = 0; i < self->count; i++) {
+        s_entry_t *e = &self->pending [i];
+        free (e->kind);
+        free (e->sid);
+        free (e->ref);
+        free (e->data);
+    }
+    self->count = 0;
+}
+
+void
+sl_chain_destroy (sl_chain_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sl_chain_t *self = *self_p;
+    s_pending_clear (self);
+    free (self->pending);
+    sl_buf_free (&self->canon);
+    sl_buf_free (&self->data);
+    sl_buf_free (&self->sql);
+    free (self);
+    *self_p = NULL;
+}
+
+typedef struct {
+    bool found;
+    int64_t pos;
+    char hash [SL_CHAIN_HEX];
+} s_head_t;
+
+static int
+s_head_row (void *arg, const sl_row_t *row)
+{
+    s_head_t *head = arg;
+    sl_str_t hash = sl_row_text (row, 1);
+    head->found = true;
+    head->pos = sl_row_int (row, 0);
+    snprintf (head->hash, sizeof head->hash, "%.*s", (int) hash.len, hash.ptr ? hash.ptr : "");
+    return 1;
+}
+
+int
+sl_chain_load (sl_chain_t *self)
+{
+    s_head_t head = { 0 };
+    if (sl_store_query (self->store, "SELECT pos, hash FROM chain ORDER BY pos DESC LIMIT 1", NULL, 0,
+                        s_head_row, &head))
+        return -1;
+    //  Retention may have cut every entry: the chain goes on from the cut.
+    if (!head.found
+    &&  sl_store_query (self->store, "SELECT pos, head FROM checkpoints WHERE cut = 1 ORDER BY pos DESC LIMIT 1",
+                        NULL, 0, s_head_row, &head))
+        return -1;
+    self->pos = head.found ? head.pos : 0;
+    snprintf (self->hash, sizeof self->hash, "%s", head.found ? head.hash : sl_chain_genesis ());
+    self->loaded = true;
+    return 0;
+}
+
+int64_t
+sl_chain_head_pos (sl_chain_t *self)
+{
+    return self->pos;
+}
+
+const char *
+sl_chain_head_hash (sl_chain_t *self)
+{
+    return self->hash;
+}
+
+int
+sl_chain_pending (sl_chain_t *self)
+{
+    return self->count;
+}
+
+//  --------------------------------------------------------------------------
+//  Entries
+
+int
+sl_chain_begin (sl_chain_t *self, const char *kind, const char *sid, int64_t seq, int sub, const char *ref,
+                int64_t at)
+{
+    if (!self->loaded && sl_chain_load (self))
+        return -1;
+    if (self->count == self->cap) {
+        self->cap = self->cap ? self->cap * 2 : 64;
+        self->pending = sl_xrealloc (self->pending, (size_t) self->cap * sizeof *self->pending);
+    }
+    const s_entry_t *last = self->count ? &self->pending [self->count - 1] : NULL;
+    s_entry_t *e = &self->pending [self->count++];
+    memset (e, 0, sizeof *e);
+    e->pos = (last ? last->pos : self->pos) + 1;
+    snprintf (e->prev, sizeof e->prev, "%s", last ? last->hash : self->hash);
+    e->at = at;
+    e->kind = sl_xstrdup (kind);
+    e->sid = sid ? sl_xstrdup (sid) : NULL;
+    e->seq = seq;
+    e->sub = sub;
+    e->ref = sl_xstrdup (ref);
+    sl_buf_reset (&self->canon);
+    sl_chain_canon_begin (&self->canon, e->pos, kind, ref, at);
+    return 0;
+}
+
+void
+sl_chain_row (sl_chain_t *self, sl_chain_table_t table, const sl_val_t *vals, int count)
+{
+    assert (self->count > 0);
+    if (table != SL_CHAIN_EVENTS)
+        self->pending [self->count - 1].rows_named = true;
+    sl_chain_canon_row (&self->canon, table, vals, count);
+}
+
+void
+sl_chain_data (sl_chain_t *self, const sl_val_t *vals, int count)
+{
+    assert (self->count > 0);
+    sl_buf_reset (&self->data);
+    sl_buf_putc (&self->data, '[');
+    for (int i = 0; i < count; i++) {
+        if (i)
+            sl_buf_putc (&self->data, ',');
+        switch (vals [i].type) {
+            case SL_VAL_INT:  sl_buf_put_i64 (&self->data, vals [i].i); break;
+            case SL_VAL_REAL: sl_buf_printf (&self->data, "%.17g", vals [i].d); break;
+            case SL_VAL_TEXT: sl_json_put_str (&self->data, vals [i].s, vals [i].n); break;
+            default:          sl_buf_puts (&self->data, "null"); break;
+        }
+    }
+    sl_buf_putc (&self->data, ']');
+    s_entry_t *e = &self->pending [self->count - 1];
+    free (e->data);
+    e->data = sl_xstrndup (self->data.data, self->data.len);
+}
+
+void
+sl_chain_end (sl_chain_t *self)
+{
+    assert (self->count > 0);
+    s_entry_t *e = &self->pending [self->count - 1];
+    sl_chain_canon_data (&self->canon, sl_str (e->data));
+    sl_chain_hash (e->prev, sl_buf_str (&self->canon), e->hash);
+}
+
+int
+sl_chain_flush (sl_chain_t *self)
+{
+    sl_val_t *p = sl_xmalloc ((size_t) S_PER_INSERT * S_COLS * sizeof *p);
+    int rc = 0;
+    for (int first = 0, n = 0; first < self->count && rc == 0; first += n) {
+        size_t size = 0;
+        while (s_sizes [size] > self->count - first)
+            size++;
+        n = s_sizes [size];
+        sl_buf_reset (&self->sql);
+        sl_buf_puts (&self->sql, "INSERT INTO chain (pos, at, kind, sid, seq, sub, ref, rows_named, data, prev, "
+                                 "hash) VALUES ");
+        for (int i = 0; i < n; i++) {
+            const s_entry_t *e = &self->pending [first + i];
+            sl_val_t *q = p + i * S_COLS;
+            q [0] = sl_val_int (e->pos);
+            q [1] = sl_val_int (e->at);
+            q [2] = sl_val_text (e->kind);
+            q [3] = sl_val_text (e->sid);
+            q [4] = e->sid ? sl_val_int (e->seq) : sl_val_null ();
+            q [5] = e->sid ? sl_val_int (e->sub) : sl_val_null ();
+            q [6] = sl_val_text (e->ref);
+            q [7] = sl_val_int (e->rows_named ? 1 : 0);
+            q [8] = sl_val_text (e->data);
+            q [9] = sl_val_text (e->prev);
+            q [10] = sl_val_text (e->hash);
+            sl_buf_puts (&self->sql, i ? ", (" : "(");
+            for (int c = 0; c < S_COLS; c++)
+                sl_buf_printf (&self->sql, c ? ", $%d" : "$%d", i * S_COLS + c + 1);
+            sl_buf_putc (&self->sql, ')');
+        }
+        rc = sl_store_exec (self->store, sl_buf_cstr (&self->sql), p, n * S_COLS, NULL);
+    }
+    free (p);
+    return rc;
+}
+
+void
+sl_chain_committed (sl_chain_t *self)
+{
+    if (self->count) {
+        const s_entry_t *last = &self->pending [self->count - 1];
+        self->pos = last->pos;
+        snprintf (self->hash, sizeof self->hash, "%s", last->hash);
+    }
+    s_pending_clear (self);
+}
+
+void
+sl_chain_abort (sl_chain_t *self)
+{
+    s_pending_clear (self);
+    //  Another writer may have moved the head: read it again.
+    self->loaded = false;
+}

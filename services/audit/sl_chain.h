@@ -1,0 +1,107 @@
+/*  sl_chain.h - the audit store's hash chain: every record, in write order.
+
+    Each record sluice-audit writes (sl_archive_apply) becomes one entry of
+    one chain per store: its position (1, 2, ...), the hash of the entry
+    before it (prev) and its own hash,
+
+        hash = hex SHA-256 (prev || canonical form)
+
+    The canonical form is a length-prefixed encoding (sl_chain_canon_*) of
+    a version tag, the entry's position, kind, key (ref) and time, then of
+    the rows the record wrote once, column by column in the order of
+    sl_chain_columns (the ledger's events row; a block's, a verdict's or a
+    gap's row), then of data: what a record that updates a summary row
+    (a stream's start, message, finish, error, end; a policy report; an
+    approval) carried, as JSON, kept in the entry itself because later
+    records change that row. A verifier rebuilds the same form from the
+    rows (sl_verify.h): a changed row, a removed one or a changed entry no
+    longer gives the hash.
+
+    Writing: the record handlers describe their entry (sl_chain_begin,
+    sl_chain_row, sl_chain_data, sl_chain_end); the entries of a
+    transaction are written in one multi-row INSERT by sl_chain_flush just
+    before the commit. sl_chain_committed makes them the head after a
+    commit; sl_chain_abort forgets them after a rollback and reads the
+    head again from the store at the next entry.
+
+    Everything is hashed here, nowhere else: the canonical form has one
+    definition for the writer and the verifier.
+*/
+#ifndef SL_CHAIN_H
+#define SL_CHAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/base/sl_buf.h"
+#include "services/audit/sl_store.h"
+
+#define SL_CHAIN_HEX 65                 //  a hash in hex with its NUL
+#define SL_CHAIN_VERSION "sluice-chain/1"   //  first field of every canonical form
+
+//  The rows an entry's hash covers, besides its data.
+typedef enum {
+    SL_CHAIN_EVENTS = 0,                //  the ledger: every stream record
+    SL_CHAIN_BLOCKS,
+    SL_CHAIN_VERDICTS,
+    SL_CHAIN_GAPS,
+    SL_CHAIN_TABLES
+} sl_chain_table_t;
+
+typedef struct _sl_chain_t sl_chain_t;
+
+//  The table's name, its hashed columns (for a SELECT, in canonical
+//  order) and their types, one letter per column: I integer, R real,
+//  T text.
+const char *sl_chain_table_name (sl_chain_table_t table);
+const char *sl_chain_columns (sl_chain_table_t table);
+const char *sl_chain_types (sl_chain_table_t table);
+
+//  The canonical form, piece by piece (the writer and the verifier both
+//  build it with these).
+void sl_chain_canon_begin (sl_buf_t *out, int64_t pos, const char *kind, const char *ref, int64_t at);
+//  A row: the table's name, then each value (count must be the table's
+//  column count). Values are encoded by the column's declared type, so a
+//  number read back as text (PostgreSQL) encodes as the number written.
+void sl_chain_canon_row (sl_buf_t *out, sl_chain_table_t table, const sl_val_t *vals, int count);
+//  The same from a row of `SELECT sl_chain_columns (table) ...`.
+void sl_chain_canon_row_of (sl_buf_t *out, sl_chain_table_t table, const sl_row_t *row, int first);
+void sl_chain_canon_data (sl_buf_t *out, sl_str_t data);
+//  hex SHA-256 (prev || canon) into out.
+void sl_chain_hash (const char *prev, sl_str_t canon, char out [SL_CHAIN_HEX]);
+//  hex SHA-256 of a text (a start's big texts are kept by digest).
+void sl_chain_digest (sl_str_t text, char out [SL_CHAIN_HEX]);
+//  The hash before the first entry: 64 zeros.
+const char *sl_chain_genesis (void);
+
+//  The store is borrowed.
+sl_chain_t *sl_chain_new (sl_store_t *store);
+void sl_chain_destroy (sl_chain_t **self_p);
+//  Read the head from the store (the last entry, or the last cut). 0 ok.
+int sl_chain_load (sl_chain_t *self);
+
+//  An entry: kind, its stream key (sid NULL for records of no stream),
+//  ref (its key as text, shown and hashed) and time. Then its rows and
+//  data, then sl_chain_end. -1 when the head cannot be read.
+int sl_chain_begin (sl_chain_t *self, const char *kind, const char *sid, int64_t seq, int sub, const char *ref,
+                    int64_t at);
+void sl_chain_row (sl_chain_t *self, sl_chain_table_t table, const sl_val_t *vals, int count);
+//  The values a summary record carried, as a JSON array (text, numbers,
+//  null); written to the entry's data column.
+void sl_chain_data (sl_chain_t *self, const sl_val_t *vals, int count);
+void sl_chain_end (sl_chain_t *self);
+//  Write the pending entries (one INSERT per up to a few hundred), inside
+//  the caller's transaction. 0 ok (also with none), -1 the store failed.
+int sl_chain_flush (sl_chain_t *self);
+//  After the commit: the pending entries are the head.
+void sl_chain_committed (sl_chain_t *self);
+//  After a rollback: the pending entries are gone.
+void sl_chain_abort (sl_chain_t *self);
+//  Entries pending (not flushed and committed yet).
+int sl_chain_pending (sl_chain_t *self);
+
+//  The committed head: position (0: empty) and hash (the genesis when empty).
+int64_t sl_chain_head_pos (sl_chain_t *self);
+const char *sl_chain_head_hash (sl_chain_t *self);
+
+#endif

@@ -1,0 +1,353 @@
+/*  Unit tests: services/audit/sl_chain (the canonical form, the chain the
+    archive writes), sl_verify (what it finds when rows are edited by hand),
+    sl_checkpoint (signatures) and retention's cut, on SQLite and on a
+    temporary PostgreSQL (tests/pgtmp.h; skipped where it is absent). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/identity/sl_signkey.h"
+#include "services/audit/sl_archive.h"
+#include "services/audit/sl_chain.h"
+#include "services/audit/sl_checkpoint.h"
+#include "services/audit/sl_retention.h"
+#include "services/audit/sl_store.h"
+#include "services/audit/sl_verify.h"
+#include "tests/pgtmp.h"
+#include "tests/unit/services/audit/store_env.h"
+
+#define T0 1000000                      //  the records' times, Unix ms
+
+typedef store_env_t s_env_t;
+
+//  A fresh store whose rows all count as chained (the records here are
+//  dated before the migration: the rows check covers them all).
+static sl_store_t *
+s_fresh (s_env_t *env)
+{
+    sl_store_t *store = store_env_fresh (env, "chain");
+    cr_assert_eq (sl_store_exec (store, "UPDATE schema_version SET applied_at = 0", NULL, 0, NULL), 0);
+    return store;
+}
+
+static sl_msg_t
+s_msg (sl_msg_type_t type, uint8_t tag, uint64_t seq)
+{
+    sl_msg_t m;
+    sl_msg_init (&m, type);
+    memset (m.sid, tag, SL_SID_SIZE);
+    m.seq = seq;
+    return m;
+}
+
+//  One stream: start, a block, a verdict that blocks, finish, end; and a
+//  gap and a policy report. In one transaction, committed.
+static void
+s_records (sl_archive_t *archive, sl_store_t *store, uint8_t tag, int64_t t0)
+{
+    sl_record_meta_t meta = { SL_STR_LIT ("emitter-1"), 7, (uint64_t) t0, 0, t0 };
+    cr_assert_eq (sl_store_begin (store), 0);
+    sl_msg_t m = s_msg (SL_MSG_START, tag, 0);
+    m.model = SL_STR_LIT ("gpt-4o");
+    m.last_user = SL_STR_LIT ("tidy up my disk");
+    m.tools = SL_STR_LIT ("[{\"name\":\"run_shell\"}]");
+    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
+    m = s_msg (SL_MSG_BLOCK, tag, 3);
+    m.kind = SL_B_END;
+    m.block = SL_BK_TEXT;
+    m.text = SL_STR_LIT ("Let me tidy up.");
+    meta.at = t0 + 1;
+    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
+    m = s_msg (SL_MSG_VERDICT, tag, 5);
+    m.index = 1;
+    m.name = SL_STR_LIT ("run_shell");
+    m.action = SL_ACT_BLOCK;
+    m.check = SL_CHK_RAN;
+    m.rule = SL_STR_LIT ("no-rm-rf");
+    m.probability = 0.8125;
+    m.latency_us = 900;
+    m.text = SL_STR_LIT ("{\"command\":\"rm -rf /\"}");
+    meta.at = t0 + 2;
+    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
+    m = s_msg (SL_MSG_BLOCK, tag, 6);
+    m.kind = SL_B_FINISH;
+    m.finish = SL_FIN_STOP;
+    m.has_usage = true;
+    m.usage = (sl_usage_t) { 40, 25, 65, -1, -1, -1 };
+    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
+    m = s_msg (SL_MSG_END, tag, 7);
+    meta.at = t0 + 3;
+    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
+    //  Delivered again: known, not chained twice.
+    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 0);
+    uint8_t lost [SL_SID_SIZE];
+    memset (lost, tag, sizeof lost);
+    m = s_msg (SL_MSG_GAP, tag, 0);
+    m.count = 3;
+    m.body = (sl_str_t) { (const char *) lost, sizeof lost };
+    meta.rseq = (uint64_t) t0 + 9;
+    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
+    m = s_msg (SL_MSG_POLICY, tag, 0);
+    m.instance = SL_STR_LIT ("judge-1");
+    m.policy = SL_STR_LIT ("0123456789ab");
+    m.text = SL_STR_LIT ("rules: []");
+    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
+    cr_assert_eq (sl_archive_commit (archive), 0, "%s", sl_store_error (store));
+}
+
+#define S_RECORDS 7                     //  entries s_records adds
+
+//  The whole walk: entries, rows, checkpoints.
+static sl_verify_status_t
+s_verify (sl_store_t *store, const sl_signkey_t *key, sl_verify_report_t *out)
+{
+    sl_verify_opts_t opts = { .public_key = key };
+    sl_verify_t *v = sl_verify_new (store, &opts);
+    int steps = 0;
+    while (sl_verify_step (v, 3) == 1 && steps++ < 1000)
+        ;
+    sl_verify_rows (v);
+    sl_verify_checkpoints (v);
+    *out = *sl_verify_report (v);
+    sl_verify_destroy (&v);
+    return out->status;
+}
+
+static int64_t
+s_int (sl_store_t *store, const char *sql)
+{
+    int64_t n = -1;
+    cr_assert_eq (sl_store_query_int (store, sql, NULL, 0, -1, &n), 0, "%s: %s", sql, sl_store_error (store));
+    return n;
+}
+
+static void
+s_exec (sl_store_t *store, const char *sql)
+{
+    cr_assert_eq (sl_store_exec (store, sql, NULL, 0, NULL), 0, "%s: %s", sql, sl_store_error (store));
+}
+
+//  --------------------------------------------------------------------------
+
+static void
+check_intact_then_edits (s_env_t *env)
+{
+    sl_store_t *store = s_fresh (env);
+    sl_archive_t *archive = sl_archive_new (store, 0);
+    s_records (archive, store, 0xa1, T0);
+    s_records (archive, store, 0xb2, T0 + 100);
+    sl_chain_t *chain = sl_archive_chain (archive);
+    cr_expect_eq (sl_chain_head_pos (chain), 2 * S_RECORDS);
+    cr_expect_eq (s_int (store, "SELECT COUNT(*) FROM chain"), 2 * S_RECORDS);
+    sl_verify_report_t r;
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s: %s", env->kind, r.detail);
+    cr_expect_eq (r.entries, 2 * S_RECORDS);
+    cr_expect_eq (r.checked_pos, 2 * S_RECORDS);
+
+    //  A rolled-back batch leaves no entry and no hole.
+    cr_assert_eq (sl_store_begin (store), 0);
+    sl_msg_t m = s_msg (SL_MSG_END, 0xc3, 1);
+    sl_record_meta_t meta = { SL_STR_LIT ("emitter-1"), 7, 1, 0, T0 + 500 };
+    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
+    sl_archive_rollback (archive);
+    cr_expect_eq (sl_chain_head_pos (chain), 2 * S_RECORDS);
+    s_records (archive, store, 0xc3, T0 + 600);
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s: %s", env->kind, r.detail);
+
+    //  A verdict's action changed by hand: named.
+    s_exec (store, "UPDATE verdicts SET action = 'allow' WHERE sid LIKE 'b2%' AND seq = 5");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
+    cr_expect_str_eq (r.problem, "changed");
+    cr_expect_str_eq (r.table, "verdicts");
+    cr_expect (strstr (r.key, "sid=b2b2") && strstr (r.key, "seq=5"), "%s", r.key);
+    cr_expect_eq (r.pos, S_RECORDS + 3);
+    cr_expect_eq (r.checked_pos, S_RECORDS + 2, "verified up to the record before");
+    s_exec (store, "UPDATE verdicts SET action = 'block' WHERE sid LIKE 'b2%' AND seq = 5");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s", r.detail);
+
+    //  A summary record's data changed in the chain itself.
+    s_exec (store, "UPDATE chain SET data = REPLACE(data, '\"stop\"', '\"length\"') WHERE kind = 'finish' "
+                   "AND sid LIKE 'a1%'");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
+    cr_expect_str_eq (r.problem, "changed");
+    cr_expect_eq (r.pos, 4);
+    sl_archive_destroy (&archive);
+    sl_store_close (&store);
+
+    //  A block deleted: removed, named.
+    store = s_fresh (env);
+    archive = sl_archive_new (store, 0);
+    s_records (archive, store, 0xa1, T0);
+    s_exec (store, "DELETE FROM blocks WHERE seq = 3");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
+    cr_expect_str_eq (r.problem, "removed");
+    cr_expect_str_eq (r.table, "blocks");
+    cr_expect_eq (r.pos, 2);
+    sl_archive_destroy (&archive);
+    sl_store_close (&store);
+
+    //  A verdict inserted: no entry names it.
+    store = s_fresh (env);
+    archive = sl_archive_new (store, 0);
+    s_records (archive, store, 0xa1, T0);
+    s_exec (store, "INSERT INTO verdicts (sid, seq, action, checked, at) "
+                   "VALUES ('a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1', 42, 'allow', 'ran', 1000010)");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
+    cr_expect_str_eq (r.problem, "inserted");
+    cr_expect_str_eq (r.table, "verdicts");
+    cr_expect (strstr (r.key, "seq=42"), "%s", r.key);
+    //  Moving the migration's time on does not hide it: the first entry's time bounds it.
+    s_exec (store, "UPDATE schema_version SET applied_at = 99999999999999");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
+    cr_expect_str_eq (r.problem, "inserted");
+
+    //  An entry removed from the middle of the chain.
+    s_exec (store, "DELETE FROM verdicts WHERE seq = 42");
+    s_exec (store, "DELETE FROM chain WHERE pos = 6");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
+    cr_expect_str_eq (r.problem, "removed");
+    cr_expect_eq (r.pos, 6);
+    sl_archive_destroy (&archive);
+    sl_store_close (&store);
+}
+
+static void
+check_checkpoints_and_retention (s_env_t *env)
+{
+    char dir [64];
+    snprintf (dir, sizeof dir, "/tmp/sluice-sign-XXXXXX");
+    cr_assert_not_null (mkdtemp (dir));
+    sl_buf_t report = { 0 };
+    char *error = NULL;
+    cr_assert_eq (sl_signkey_make (dir, "audit", &report, &error), 0, "%s", error ? error : "");
+    char path [128];
+    sl_signkey_t secret, public;
+    snprintf (path, sizeof path, "%s/audit.sign_secret", dir);
+    cr_assert_eq (sl_signkey_load_secret (&secret, path, &error), 0);
+    snprintf (path, sizeof path, "%s/audit.sign", dir);
+    cr_assert_eq (sl_signkey_load_public (&public, path, &error), 0);
+    cr_expect_str_eq (secret.id, public.id);
+
+    sl_store_t *store = s_fresh (env);
+    sl_archive_t *archive = sl_archive_new (store, 0);
+    sl_chain_t *chain = sl_archive_chain (archive);
+    s_records (archive, store, 0xa1, T0);
+    sl_checkpoint_t cp = { .pos = sl_chain_head_pos (chain), .count = S_RECORDS, .at = T0 + 10 };
+    snprintf (cp.head, sizeof cp.head, "%s", sl_chain_head_hash (chain));
+    cr_assert_eq (sl_checkpoint_write (store, &secret, &cp), 0, "%s", sl_store_error (store));
+    cr_expect_eq (sl_checkpoint_check (&cp, &public), SL_CHECKPOINT_GOOD);
+    cr_expect_eq (sl_checkpoint_check (&cp, NULL), SL_CHECKPOINT_UNCHECKED);
+    sl_verify_report_t r;
+    cr_expect_eq (s_verify (store, &public, &r), SL_VERIFY_INTACT, "%s", r.detail);
+    cr_expect_eq (r.signed_good, 1);
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s", r.detail);
+    cr_expect_eq (r.unchecked, 1, "signed but not checked is said so");
+    cr_expect_eq (r.signed_good, 0);
+
+    //  One byte of the signature flipped: a bad checkpoint, exit 2.
+    s_exec (store, "UPDATE checkpoints SET signature = CASE WHEN substr(signature, 1, 1) = '0' "
+                   "THEN '1' || substr(signature, 2) ELSE '0' || substr(signature, 2) END");
+    cr_expect_eq (s_verify (store, &public, &r), SL_VERIFY_BAD_CHECKPOINT);
+    cr_expect_str_eq (r.problem, "checkpoint");
+    cr_expect_eq (r.pos, S_RECORDS);
+    s_exec (store, "DELETE FROM checkpoints");
+
+    //  An unsigned checkpoint naming another head.
+    sl_checkpoint_t other = { .pos = 3, .count = 3, .at = T0 };
+    snprintf (other.head, sizeof other.head, "%s", sl_chain_genesis ());
+    cr_assert_eq (sl_checkpoint_write (store, NULL, &other), 0);
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BAD_CHECKPOINT);
+    cr_expect_eq (r.unsigned_count, 1);
+    s_exec (store, "DELETE FROM checkpoints");
+    //  Unsigned with a key given: its signature was taken away.
+    snprintf (other.head, sizeof other.head, "%s", sl_chain_head_hash (chain));
+    other.pos = sl_chain_head_pos (chain);
+    cr_assert_eq (sl_checkpoint_write (store, NULL, &other), 0);
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s", r.detail);
+    cr_expect_eq (s_verify (store, &public, &r), SL_VERIFY_BAD_CHECKPOINT);
+    s_exec (store, "DELETE FROM checkpoints");
+
+    //  Retention: the first stream goes (its records straddle the second's
+    //  start), the chain is cut before the first kept entry, signed.
+    s_records (archive, store, 0xb2, T0 + 100000);
+    s_records (archive, store, 0xc3, T0 + 200000);
+    sl_checkpoint_t cut;
+    sl_retention_t policy = { .max_age_ms = 150000, .batch = 10, .chain = chain, .key = &secret, .cut = &cut };
+    int pruned = 0;
+    bool more = true;
+    cr_assert_eq (sl_retention_step (store, &policy, T0 + 300000, &pruned, &more), 0, "%s", sl_store_error (store));
+    cr_expect_eq (pruned, 2);
+    cr_expect_eq (cut.pos, 2 * S_RECORDS, "cut before stream c3's first entry: %lld", (long long) cut.pos);
+    cr_expect (cut.cut);
+    cr_expect_eq (s_verify (store, &public, &r), SL_VERIFY_INTACT, "%s: %s", env->kind, r.detail);
+    cr_expect (r.from_cut);
+    cr_expect_eq (r.start_pos, cut.pos + 1);
+    cr_expect_eq (r.signed_good, 1);
+    //  New records go on from the cut.
+    s_records (archive, store, 0xd4, T0 + 400000);
+    cr_expect_eq (s_verify (store, &public, &r), SL_VERIFY_INTACT, "%s", r.detail);
+    //  A new archive on the same store reads its head.
+    sl_archive_t *again = sl_archive_new (store, 0);
+    cr_assert_eq (sl_chain_load (sl_archive_chain (again)), 0);
+    cr_expect_eq (sl_chain_head_pos (sl_archive_chain (again)), sl_chain_head_pos (chain));
+    cr_expect_str_eq (sl_chain_head_hash (sl_archive_chain (again)), sl_chain_head_hash (chain));
+    sl_archive_destroy (&again);
+    sl_archive_destroy (&archive);
+    sl_store_close (&store);
+    sl_buf_free (&report);
+    snprintf (path, sizeof path, "rm -rf '%s'", dir);
+    cr_expect_eq (system (path), 0);
+}
+
+static void
+s_suite (s_env_t *env)
+{
+    check_intact_then_edits (env);
+    check_checkpoints_and_retention (env);
+}
+
+Test (sl_chain, canonical_form_is_by_declared_type)
+{
+    //  A number as PostgreSQL hands it back (text) encodes as the number.
+    sl_buf_t a = { 0 }, b = { 0 };
+    sl_val_t written [] = { sl_val_text ("s"), sl_val_int (5), sl_val_int (0), sl_val_text ("end"),
+                            sl_val_int (1234) };
+    sl_val_t as_text [] = { sl_val_text ("s"), sl_val_text ("5"), sl_val_text ("0"), sl_val_text ("end"),
+                            sl_val_text ("1234") };
+    sl_row_t row = { as_text, 5 };
+    sl_chain_canon_row (&a, SL_CHAIN_EVENTS, written, 5);
+    sl_chain_canon_row_of (&b, SL_CHAIN_EVENTS, &row, 0);
+    cr_expect_eq (a.len, b.len);
+    cr_expect (memcmp (a.data, b.data, a.len) == 0);
+    //  Absent and empty text differ; so do two values and their concatenation.
+    sl_buf_t c = { 0 }, d = { 0 };
+    sl_chain_canon_data (&c, SL_STR_NULL);
+    sl_chain_canon_data (&d, SL_STR_LIT (""));
+    cr_expect (c.len != d.len || memcmp (c.data, d.data, c.len) != 0);
+    sl_buf_reset (&c);
+    sl_buf_reset (&d);
+    sl_chain_canon_begin (&c, 1, "end", "ab", 7);
+    sl_chain_canon_begin (&d, 1, "enda", "b", 7);
+    cr_expect (c.len != d.len || memcmp (c.data, d.data, c.len) != 0);
+    char h1 [SL_CHAIN_HEX], h2 [SL_CHAIN_HEX];
+    sl_chain_hash (sl_chain_genesis (), sl_buf_str (&c), h1);
+    sl_chain_hash (sl_chain_genesis (), sl_buf_str (&d), h2);
+    cr_expect_str_neq (h1, h2);
+    cr_expect_eq (strlen (h1), 64);
+    sl_buf_free (&a);
+    sl_buf_free (&b);
+    sl_buf_free (&c);
+    sl_buf_free (&d);
+}
+
+Test (sl_chain, the_suite_on_sqlite)
+{
+    store_env_sqlite (s_suite);
+}
+
+Test (sl_chain, the_suite_on_postgresql)
+{
+    store_env_postgres (s_suite);
+}
