@@ -2,6 +2,7 @@
 #include "common/otel/sl_trace.h"
 
 #include <string.h>
+#include <time.h>
 
 #define S_VERSION_LEN 2
 #define S_TRACE_HEX (2 * SL_TRACE_ID_SIZE)
@@ -129,6 +130,31 @@ sl_trace_child (const sl_trace_ctx_t *self, const uint8_t sid [SL_TRACE_ID_SIZE]
     uint8_t span [SL_SPAN_ID_SIZE];
     sl_trace_stream_span (sid, span);
     s_format (self->trace, span, self->flags, out);
+}
+
+void
+sl_trace_accept (const char *traceparent, const char *tracestate, const uint8_t sid [SL_TRACE_ID_SIZE],
+                 bool tracing, sl_trace_in_t *out)
+{
+    memset (out, 0, sizeof *out);
+    sl_trace_ctx_t ctx;
+    bool client = false;
+    if (traceparent) {
+        client = sl_trace_parse (sl_str (traceparent), false, &ctx) == 0;
+        out->bad_parent = !client;
+    }
+    if (!client && !tracing)
+        return;
+    if (!client)
+        sl_trace_begin (sid, &ctx);
+    out->has_trace = true;
+    sl_trace_format (&ctx, out->tc);
+    //  A tracestate belongs to the traceparent it came with: never to a
+    //  trace sluice began.
+    if (client && tracestate) {
+        out->keep_state = sl_trace_state_valid (sl_str (tracestate));
+        out->bad_state = !out->keep_state;
+    }
 }
 
 //  --------------------------------------------------------------------------
@@ -280,4 +306,12 @@ sl_trace_verdict_span (const uint8_t sid [SL_TRACE_ID_SIZE], uint64_t n, uint8_t
     if (v == 0 || v == own)
         v = own + 1 ? own + 1 : 2;
     s_store (v, out);
+}
+
+int64_t
+sl_trace_now_us (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_REALTIME, &ts);
+    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }

@@ -56,6 +56,25 @@ void sl_trace_child (const sl_trace_ctx_t *self, const uint8_t sid [SL_TRACE_ID_
 //  not repeated.
 bool sl_trace_state_valid (sl_str_t tracestate);
 
+//  What a stream continues, from its client's headers (NULL: not sent).
+typedef struct {
+    bool has_trace;                     //  tc is set: the stream is traced
+    char tc [SL_TRACEPARENT_SIZE];      //  the normalized traceparent ("tc")
+    bool keep_state;                    //  the tracestate goes on ("tcs")
+    bool bad_parent;                    //  a traceparent was sent, malformed (count it)
+    bool bad_state;                     //  a tracestate was sent with a good traceparent, refused (count it)
+} sl_trace_in_t;
+
+//  The client's traceparent when well-formed; else, when tracing, a trace
+//  begun for the stream (sl_trace_begin); else none. Its tracestate goes
+//  on only with its own traceparent and only when valid.
+void sl_trace_accept (const char *traceparent, const char *tracestate, const uint8_t sid [SL_TRACE_ID_SIZE],
+                      bool tracing, sl_trace_in_t *out);
+
+//  Unix time in µs (the wall clock spans are stamped with; zclock_usecs
+//  is monotonic, with no fixed origin).
+int64_t sl_trace_now_us (void);
+
 //  The span id of a stream: its stream id's first 8 bytes (the last 8
 //  when those are all zero), never all zero.
 void sl_trace_stream_span (const uint8_t sid [SL_TRACE_ID_SIZE], uint8_t out [SL_SPAN_ID_SIZE]);

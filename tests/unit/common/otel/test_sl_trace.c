@@ -122,3 +122,23 @@ Test (sl_trace, span_ids_are_stable_distinct_and_never_zero)
     sl_trace_verdict_span (other, 5, b);
     cr_assert_neq (memcmp (a, b, 8), 0, "another stream: another span");
 }
+
+Test (sl_trace, accept_continues_begins_or_leaves_alone)
+{
+    uint8_t sid [16];
+    memset (sid, 0xab, sizeof sid);
+    sl_trace_in_t in;
+    sl_trace_accept (GOOD, "rojo=1", sid, false, &in);
+    cr_assert (in.has_trace && in.keep_state && !in.bad_parent && !in.bad_state);
+    cr_assert_str_eq (in.tc, GOOD, "a client's trace is continued with tracing off too");
+    sl_trace_accept (NULL, NULL, sid, false, &in);
+    cr_assert_not (in.has_trace, "nothing sent, not tracing: nothing changes");
+    sl_trace_accept ("00-zz", "rojo=1", sid, false, &in);
+    cr_assert (!in.has_trace && in.bad_parent && !in.keep_state);
+    sl_trace_accept ("00-zz", "rojo=1", sid, true, &in);
+    cr_assert (in.has_trace && in.bad_parent);
+    cr_assert_not (in.keep_state, "a tracestate never joins a trace sluice began");
+    cr_assert_str_eq (in.tc, "00-abababababababababababababababab-0000000000000000-01");
+    sl_trace_accept (GOOD, "Bad=1", sid, true, &in);
+    cr_assert (in.has_trace && !in.keep_state && in.bad_state && !in.bad_parent);
+}
