@@ -82,6 +82,7 @@ s_attr (sl_span_t *self, const char *key, sl_span_attr_type_t type)
         if (strcmp (attr->key, key) == 0) {
             if (type != SL_SPAN_ATTR_STR_ARRAY || attr->type != SL_SPAN_ATTR_STR_ARRAY) {
                 s_attr_clear (attr);
+                memset (&attr->v, 0, sizeof attr->v);
                 attr->type = type;
             }
             return attr;
