@@ -9,12 +9,9 @@
     attempts, with the exporter's reactor turning all along. Every wait
     is bounded; the receiver is killed at the end of each test. */
 #include <criterion/criterion.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <czmq.h>
@@ -24,95 +21,34 @@
 #include "common/otel/sl_otlp.h"
 #include "common/otel/sl_span.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/otel_receiver.h"
 
-#define RECEIVER_DIR "tests/otel"
-#define RECEIVER_READY_MS 15000         //  node's start on a loaded machine
 #define TICK_MS 10                      //  the test's own timer
 #define RUN_MS 20000                    //  one exporter run at most
-#define POLL_NS (20 * 1000000L)
 
-static pid_t s_receiver = -1;
-static char s_dir [256];
-static char s_out [512];
-
-static void
-s_receiver_kill (void)
-{
-    if (s_receiver > 0) {
-        kill (-s_receiver, SIGKILL);
-        waitpid (s_receiver, NULL, 0);
-        s_receiver = -1;
-    }
-}
-
-static void
-s_skip_without_node (void)
-{
-    if (access (RECEIVER_DIR "/node_modules/@opentelemetry/otlp-transformer/package.json", R_OK) != 0)
-        cr_skip_test ("the receiver's packages are not installed in " RECEIVER_DIR "/node_modules "
-                      "(make otel-deps; it needs npm and the npm registry)");
-    if (system ("node --version > /dev/null 2>&1") != 0)
-        cr_skip_test ("node is not installed (make sdk-deps installs Debian's nodejs and npm)");
-}
+//  The receiver of the test under way (tests/integration/otel_receiver.h).
+static otel_receiver_t s_rx;
 
 //  Start the receiver in mode (extra: more NAME VALUE flags, or NULL);
 //  its port.
 static int
 s_receiver_start (const char *mode, const char *const *extra)
 {
-    s_skip_without_node ();
-    snprintf (s_dir, sizeof s_dir, "/tmp/sluice-otlp-XXXXXX");
-    cr_assert_not_null (mkdtemp (s_dir));
-    snprintf (s_out, sizeof s_out, "%s/received.jsonl", s_dir);
-    char log [600], port_text [16];
-    snprintf (log, sizeof log, "%s/receiver.log", s_dir);
-    int port = harness_free_port ();
-    cr_assert_gt (port, 0);
-    snprintf (port_text, sizeof port_text, "%d", port);
-    const char *argv [24] = { "node", RECEIVER_DIR "/receiver.mjs", "--port", port_text, "--out", s_out,
-                              "--mode", mode };
-    int argc = 8;
-    for (int i = 0; extra && extra [i] && argc < 22; i++)
-        argv [argc++] = extra [i];
-    argv [argc] = NULL;
-    s_receiver = fork ();
-    cr_assert_geq (s_receiver, 0);
-    if (s_receiver == 0) {
-        setpgid (0, 0);
-        int fd = open (log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2 (fd, 1);
-        dup2 (fd, 2);
-        execvp ("node", (char *const *) argv);
-        _exit (127);
-    }
-    setpgid (s_receiver, s_receiver);
-    atexit (s_receiver_kill);
-    //  Ready when it says so (bounded).
-    int64_t deadline = zclock_mono () + RECEIVER_READY_MS;
-    sl_buf_t text = { 0 };
-    while (zclock_mono () < deadline) {
-        sl_buf_reset (&text);
-        if (harness_read (log, &text) && strstr (sl_buf_cstr (&text), "listening"))
-            break;
-        nanosleep (&(struct timespec) { 0, POLL_NS }, NULL);
-    }
-    bool ready = text.data && strstr (sl_buf_cstr (&text), "listening");
-    if (!ready)
-        fprintf (stderr, "receiver log: %s\n", text.data ? sl_buf_cstr (&text) : "");
-    sl_buf_free (&text);
-    cr_assert (ready, "the receiver listens");
-    return port;
+    otel_receiver_start (&s_rx, mode, extra);
+    return s_rx.port;
+}
+
+static void
+s_receiver_kill (void)
+{
+    otel_receiver_kill (&s_rx);
 }
 
 //  What the receiver wrote: one JSON line per request.
 static char *
 s_received (void)
 {
-    sl_buf_t text = { 0 };
-    harness_read (s_out, &text);
-    char *copy = strdup (sl_buf_cstr (&text));
-    sl_buf_free (&text);
-    return copy;
+    return otel_receiver_received (&s_rx);
 }
 
 static int
