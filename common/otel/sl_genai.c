@@ -298,6 +298,10 @@ s_emit_verdict (sl_genai_t *self, s_stream_t *st, const sl_msg_t *msg, int64_t n
     sl_str_t call = msg->call_id.len ? msg->call_id : msg->id;
     if (call.len)
         sl_span_set_str (span, "gen_ai.tool.call.id", call);
+    //  What was judged: the call, or the part of the request.
+    sl_str_t judged = msg->part.ptr ? msg->part : call;
+    if (judged.len)
+        sl_span_set_str (span, "gen_ai.security.target.id", judged);
     sl_span_set_str (span, "sluice.verdict.action", sl_str (sl_action_name (msg->action)));
     sl_span_set_str (span, "sluice.verdict.check", sl_str (sl_check_name (msg->check)));
     if (msg->part.len)

@@ -188,6 +188,7 @@ Test (sl_genai, stream_and_verdict_spans_continue_the_client_trace)
     cr_assert_str_eq (s_str (v, "gen_ai.security.policy.id"), "default");
     cr_assert_str_eq (s_str (v, "gen_ai.security.policy.version"), "0123456789ab");
     cr_assert_str_eq (s_str (v, "gen_ai.tool.name"), "shell");
+    cr_assert_str_eq (s_str (v, "gen_ai.security.target.id"), "call_1");
     cr_assert_str_eq (s_str (v, "sluice.verdict.action"), "block");
     cr_assert_null (s_attr (v, "gen_ai.tool.call.arguments"), "no arguments unless captured");
     cr_assert_null (s_attr (v, "gen_ai.security.decision.reason"), "a reason may quote them");
@@ -275,6 +276,7 @@ Test (sl_genai, errors_and_unrun_checks_say_so)
     cr_assert (v->error, "a check that timed out is not a clean pass");
     cr_assert_str_eq (s_str (v, "error.type"), "timeout");
     cr_assert_str_eq (s_str (v, "gen_ai.security.target.type"), "llm_input");
+    cr_assert_str_eq (s_str (v, "gen_ai.security.target.id"), "messages[1].parts[0]");
     cr_assert (s->error);
     cr_assert_str_eq (s_str (s, "error.type"), "upstream_timeout");
     s_sink_free (&sink);
