@@ -77,6 +77,19 @@ s_msg (sl_msg_type_t type, uint64_t seq)
     return m;
 }
 
+//  A span maker into sink that follows one traced stream (its START
+//  only, at RQT, without rqt).
+static sl_genai_t *
+s_traced (s_sink_t *sink)
+{
+    sl_genai_config_t cfg = { 0 };
+    sl_genai_t *g = sl_genai_new (&cfg, s_keep, sink);
+    sl_msg_t m = s_msg (SL_MSG_START, 0);
+    m.trace = SL_STR_LIT (CLIENT_TP);
+    sl_genai_feed (g, &m, RQT);
+    return g;
+}
+
 //  A traced stream: start, message, text, a blocked call's verdict,
 //  finish with usage, end.
 static void
@@ -231,13 +244,9 @@ Test (sl_genai, a_begun_trace_is_a_root_and_unsampled_or_absent_ones_are_not_fol
 Test (sl_genai, a_resent_stream_reports_each_span_once)
 {
     s_sink_t sink = { 0 };
-    sl_genai_config_t cfg = { 0 };
-    sl_genai_t *g = sl_genai_new (&cfg, s_keep, &sink);
     //  Epoch 0 runs to its verdict, then the stream is resent whole.
-    sl_msg_t m = s_msg (SL_MSG_START, 0);
-    m.trace = SL_STR_LIT (CLIENT_TP);
-    sl_genai_feed (g, &m, RQT);
-    m = s_msg (SL_MSG_VERDICT, 3);
+    sl_genai_t *g = s_traced (&sink);
+    sl_msg_t m = s_msg (SL_MSG_VERDICT, 3);
     m.action = SL_ACT_ALLOW;
     sl_genai_feed (g, &m, RQT + 10);
     cr_assert_eq (sink.count, 1);
@@ -254,12 +263,8 @@ Test (sl_genai, a_resent_stream_reports_each_span_once)
 Test (sl_genai, errors_and_unrun_checks_say_so)
 {
     s_sink_t sink = { 0 };
-    sl_genai_config_t cfg = { 0 };
-    sl_genai_t *g = sl_genai_new (&cfg, s_keep, &sink);
-    sl_msg_t m = s_msg (SL_MSG_START, 0);
-    m.trace = SL_STR_LIT (CLIENT_TP);
-    sl_genai_feed (g, &m, RQT);
-    m = s_msg (SL_MSG_VERDICT, 1);
+    sl_genai_t *g = s_traced (&sink);
+    sl_msg_t m = s_msg (SL_MSG_VERDICT, 1);
     m.action = SL_ACT_ALLOW;
     m.check = SL_CHK_TIMEOUT;
     m.part = SL_STR_LIT ("messages[1].parts[0]");
