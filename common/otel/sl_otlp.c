@@ -125,11 +125,16 @@ s_token (const char *s, size_t n)
     return true;
 }
 
+//  The error names the item by its place (and its header name once that
+//  is known), never by its text: the values are secrets.
 static int
-s_fail (char **error, const char *what, const char *item, size_t n)
+s_fail (char **error, const char *what, int index, const char *name, size_t name_len)
 {
     sl_buf_t buf = { 0 };
-    sl_buf_printf (&buf, "SLUICE_OTLP_HEADERS: %s in \"%.*s\"", what, (int) (n > 64 ? 64 : n), item);
+    sl_buf_printf (&buf, "SLUICE_OTLP_HEADERS: item %d", index);
+    if (name_len)
+        sl_buf_printf (&buf, " (%.*s)", (int) (name_len > 64 ? 64 : name_len), name);
+    sl_buf_printf (&buf, ": %s", what);
     *error = sl_xstrdup (sl_buf_cstr (&buf));
     sl_buf_free (&buf);
     return -1;
@@ -139,7 +144,7 @@ int
 sl_otlp_headers_parse (const char *text, struct curl_slist **list, char **error)
 {
     const char *p = text ? text : "";
-    while (*p) {
+    for (int index = 1; *p; index++) {
         const char *comma = strchr (p, ',');
         size_t n = comma ? (size_t) (comma - p) : strlen (p);
         const char *item = p;
@@ -151,17 +156,17 @@ sl_otlp_headers_parse (const char *text, struct curl_slist **list, char **error)
         while (n && isspace ((unsigned char) item [n - 1]))
             n--;
         if (n == 0)
-            return s_fail (error, "an empty item", item, n);
+            return s_fail (error, "empty", index, NULL, 0);
         if (n > S_HEADER_LINE_MAX)
-            return s_fail (error, "an item too long", item, n);
+            return s_fail (error, "too long", index, NULL, 0);
         const char *eq = memchr (item, '=', n);
         if (!eq)
-            return s_fail (error, "no '='", item, n);
+            return s_fail (error, "no '='", index, NULL, 0);
         size_t key_len = (size_t) (eq - item);
         while (key_len && isspace ((unsigned char) item [key_len - 1]))
             key_len--;
         if (!s_token (item, key_len))
-            return s_fail (error, "a header name that is not a token", item, n);
+            return s_fail (error, "a header name that is not a token", index, NULL, 0);
         sl_buf_t line = { 0 };
         sl_buf_append (&line, item, key_len);
         sl_buf_puts (&line, ": ");
@@ -175,14 +180,14 @@ sl_otlp_headers_parse (const char *text, struct curl_slist **list, char **error)
                 int lo = end - v >= 3 ? s_hex (v [2]) : -1;
                 if (hi < 0 || lo < 0) {
                     sl_buf_free (&line);
-                    return s_fail (error, "a bad %-escape", item, n);
+                    return s_fail (error, "a bad %-escape in the value", index, item, key_len);
                 }
                 c = hi * 16 + lo;
                 v += 2;
             }
             if (c < 0x20 || c == 0x7F) {
                 sl_buf_free (&line);
-                return s_fail (error, "a control character in a value", item, n);
+                return s_fail (error, "a control character in the value", index, item, key_len);
             }
             sl_buf_putc (&line, (char) c);
         }

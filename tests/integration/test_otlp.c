@@ -9,6 +9,7 @@
     attempts, with the exporter's reactor turning all along. Every wait
     is bounded; the receiver is killed at the end of each test. */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,83 +253,60 @@ Test (otlp, exports_json, .timeout = 60)
     s_exports ("http/json", "json");
 }
 
-//  A misbehaving collector: spans spans submitted, the stats settled.
-static sl_otlp_stats_t
-s_misbehave (const char *mode, const char *const *extra, const char *protocol, int *ticks, int *requests)
+//  A collector that misbehaves one way, and what becomes of a pair of
+//  spans sent to it.
+//  Text in arrays, not pointers: Criterion hands the parameters to a new
+//  process, where the addresses of the parent's strings mean nothing.
+typedef struct {
+    char mode [16];                     //  receiver.mjs --mode
+    char flag [16], value [8];          //  one more receiver flag, or ""
+    char protocol [16];
+    uint64_t exported, rejected, dropped_retries, retries;
+    int requests;                       //  the receiver saw
+} s_case_t;
+
+ParameterizedTestParameters (otlp, misbehaving_collector)
 {
-    int port = s_receiver_start (mode, extra);
+    static s_case_t cases [] = {
+        //  Refused for good: dropped as rejected, never sent again.
+        { "400", "", "", "http/protobuf", 0, 2, 0, 0, 1 },
+        //  Accepted but for one span the collector rejected.
+        { "partial", "--rejected", "1", "http/json", 1, 1, 0, 0, 1 },
+        //  Failing, throttled (Retry-After honoured), answering what is no
+        //  response, hanging past the timeout: max_attempts (3), then dropped.
+        { "500", "", "", "http/protobuf", 0, 0, 2, 2, 3 },
+        { "429", "--retry-after", "0", "http/json", 0, 0, 2, 2, 3 },
+        { "garbage", "", "", "http/protobuf", 0, 0, 2, 2, 3 },
+        { "hang", "", "", "http/json", 0, 0, 2, 2, 3 },
+    };
+    return cr_make_param_array (s_case_t, cases, sizeof cases / sizeof cases [0]);
+}
+
+ParameterizedTest (s_case_t *c, otlp, misbehaving_collector, .timeout = 60)
+{
+    const char *extra [] = { c->flag, c->value, NULL };
+    int port = s_receiver_start (c->mode, *c->flag ? extra : NULL);
     s_exporter_t e;
-    s_exporter (&e, port, protocol);
-    if (strcmp (mode, "hang") == 0)
-        e.cfg.timeout_ms = 300;
+    s_exporter (&e, port, c->protocol);
+    e.cfg.timeout_ms = 300;             //  what hang waits for
     s_exporter_start (&e);
     s_submit_pair (e.otlp, 1);
-    sl_otlp_stats_t stats = s_settle (&e, 2, ticks);
+    int ticks;
+    sl_otlp_stats_t stats = s_settle (&e, 2, &ticks);
     s_exporter_end (&e);
     s_receiver_kill ();
     char *got = s_received ();
-    *requests = s_count (got, "\"request\":");
-    cr_expect_null (strstr (got, "\"error\""), "every request well formed: %s", got);
+    cr_expect_null (strstr (got, "\"error\""), "%s: every request well formed: %s", c->mode, got);
+    cr_expect_eq (s_count (got, "\"request\":"), c->requests, "%s: requests: %s", c->mode, got);
     free (got);
-    return stats;
-}
-
-Test (otlp, refused_for_good, .timeout = 60)
-{
-    int requests;
-    sl_otlp_stats_t stats = s_misbehave ("400", NULL, "http/protobuf", NULL, &requests);
-    cr_expect_eq (stats.dropped_rejected, 2, "a 400 drops the batch as rejected");
-    cr_expect_eq (stats.retries, 0, "and is not sent again");
-    cr_expect_eq (requests, 1);
-    cr_expect_eq (stats.exported, 0);
-}
-
-Test (otlp, partly_rejected, .timeout = 60)
-{
-    int requests;
-    const char *extra [] = { "--rejected", "1", NULL };
-    sl_otlp_stats_t stats = s_misbehave ("partial", extra, "http/json", NULL, &requests);
-    cr_expect_eq (stats.exported, 1, "what the collector kept");
-    cr_expect_eq (stats.dropped_rejected, 1, "what it rejected");
-    cr_expect_eq (requests, 1);
-}
-
-Test (otlp, server_errors_retried_then_dropped, .timeout = 60)
-{
-    int requests;
-    sl_otlp_stats_t stats = s_misbehave ("500", NULL, "http/protobuf", NULL, &requests);
-    cr_expect_eq (stats.dropped_retries, 2, "dropped after max_attempts");
-    cr_expect_eq (stats.retries, 2, "sent again twice (3 attempts)");
-    cr_expect_eq (requests, 3);
-}
-
-Test (otlp, throttled_with_retry_after, .timeout = 60)
-{
-    int requests;
-    const char *extra [] = { "--retry-after", "0", NULL };
-    sl_otlp_stats_t stats = s_misbehave ("429", extra, "http/json", NULL, &requests);
-    cr_expect_eq (stats.dropped_retries, 2);
-    cr_expect_eq (stats.retries, 2);
-    cr_expect_eq (requests, 3);
-}
-
-Test (otlp, garbage_answer_retried, .timeout = 60)
-{
-    int requests;
-    sl_otlp_stats_t stats = s_misbehave ("garbage", NULL, "http/protobuf", NULL, &requests);
-    cr_expect_eq (stats.exported, 0, "an answer that cannot be read is no acceptance");
-    cr_expect_eq (stats.dropped_retries, 2);
-    cr_expect_eq (requests, 3);
-}
-
-Test (otlp, hanging_collector_times_out, .timeout = 60)
-{
-    int requests, ticks;
-    sl_otlp_stats_t stats = s_misbehave ("hang", NULL, "http/json", &ticks, &requests);
-    cr_expect_eq (stats.dropped_retries, 2, "each attempt ends at the timeout");
-    cr_expect_eq (requests, 3);
-    //  Three attempts of 300 ms hung: the test's 10 ms timer kept firing.
-    cr_expect_gt (ticks, 20, "the reactor kept turning (%d ticks)", ticks);
+    cr_expect_eq (stats.exported, c->exported, "%s: exported", c->mode);
+    cr_expect_eq (stats.dropped_rejected, c->rejected, "%s: rejected", c->mode);
+    cr_expect_eq (stats.dropped_retries, c->dropped_retries, "%s: dropped after the last attempt", c->mode);
+    cr_expect_eq (stats.retries, c->retries, "%s: sent again", c->mode);
+    //  Three attempts hung for 300 ms each: the test's 10 ms timer kept
+    //  firing all the while (the reactor never waited on the collector).
+    if (strcmp (c->mode, "hang") == 0)
+        cr_expect_gt (ticks, 20, "the reactor kept turning (%d ticks)", ticks);
 }
 
 Test (otlp, collector_down, .timeout = 60)

@@ -220,3 +220,18 @@ ParameterizedTest (sl_otlp_protocol_t *protocol, sl_otlp, every_codec)
     sl_span_destroy (&spans [0]);
     sl_span_destroy (&spans [1]);
 }
+
+Test (sl_otlp, header_errors_never_repeat_a_value)
+{
+    const char *bad [] = { "authorization=Bearer%zzSECRET", "authorization=SECRET%0a", "x=1,SECRET", "SECRET" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
+        struct curl_slist *list = NULL;
+        char *error = NULL;
+        cr_expect_eq (sl_otlp_headers_parse (bad [i], &list, &error), -1, "%s", bad [i]);
+        cr_expect (error && !strstr (error, "SECRET"), "the error does not show the value: %s", error ? error : "");
+        cr_expect (!error || !strstr (bad [i], "authorization=") || strstr (error, "authorization"),
+                   "but names the header: %s", error ? error : "");
+        free (error);
+        curl_slist_free_all (list);
+    }
+}
