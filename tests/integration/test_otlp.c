@@ -179,6 +179,20 @@ s_exporter_end (s_exporter_t *e)
     zloop_destroy (&e->loop);
 }
 
+//  Stop the exporter (its flush included) and free the rest; what its
+//  metrics said at the end, the caller's to free.
+static char *
+s_exporter_stop (s_exporter_t *e)
+{
+    sl_otlp_destroy (&e->otlp);
+    sl_buf_t text = { 0 };
+    sl_metrics_render (e->metrics, &text);
+    char *copy = strdup (sl_buf_cstr (&text));
+    sl_buf_free (&text);
+    s_exporter_end (e);
+    return copy;
+}
+
 //  Run until every one of spans is accounted for.
 static sl_otlp_stats_t
 s_settle (s_exporter_t *e, uint64_t spans, int *ticks)
@@ -204,11 +218,9 @@ s_exports (const char *protocol, const char *encoding)
     sl_otlp_stats_t stats = s_settle (&e, 4, NULL);
     cr_expect_eq (stats.exported, 4, "every span exported");
     cr_expect_eq (stats.dropped_rejected + stats.dropped_retries + stats.dropped_queue_full, 0);
-    sl_buf_t text = { 0 };
-    sl_metrics_render (e.metrics, &text);
-    cr_expect_not_null (strstr (sl_buf_cstr (&text), "sluice_otlp_spans_exported_total 4"), "%s", sl_buf_cstr (&text));
-    sl_buf_free (&text);
-    s_exporter_end (&e);
+    char *metrics = s_exporter_stop (&e);
+    cr_expect_not_null (strstr (metrics, "sluice_otlp_spans_exported_total 4"), "%s", metrics);
+    free (metrics);
     s_receiver_kill ();
 
     char *got = s_received ();
@@ -293,7 +305,7 @@ ParameterizedTest (s_case_t *c, otlp, misbehaving_collector, .timeout = 60)
     s_submit_pair (e.otlp, 1);
     int ticks;
     sl_otlp_stats_t stats = s_settle (&e, 2, &ticks);
-    s_exporter_end (&e);
+    free (s_exporter_stop (&e));
     s_receiver_kill ();
     char *got = s_received ();
     cr_expect_null (strstr (got, "\"error\""), "%s: every request well formed: %s", c->mode, got);
@@ -323,13 +335,10 @@ Test (otlp, collector_down, .timeout = 60)
     cr_expect_eq (stats.dropped_retries, 2);
     cr_expect_eq (stats.retries, 2);
     cr_expect_gt (ticks, 0);
-    sl_buf_t text = { 0 };
-    sl_metrics_render (e.metrics, &text);
-    cr_expect_not_null (strstr (sl_buf_cstr (&text), "sluice_otlp_spans_dropped_total{reason=\"retries_exhausted\"} 2"),
-                        "%s", sl_buf_cstr (&text));
-    cr_expect_not_null (strstr (sl_buf_cstr (&text), "sluice_otlp_export_retries_total 2"), "%s", sl_buf_cstr (&text));
-    sl_buf_free (&text);
-    s_exporter_end (&e);
+    char *metrics = s_exporter_stop (&e);
+    cr_expect_not_null (strstr (metrics, "sluice_otlp_spans_dropped_total{reason=\"retries_exhausted\"} 2"), "%s", metrics);
+    cr_expect_not_null (strstr (metrics, "sluice_otlp_export_retries_total 2"), "%s", metrics);
+    free (metrics);
     close (holder);
 }
 
@@ -351,19 +360,11 @@ Test (otlp, queue_full_and_shutdown, .timeout = 60)
     sl_otlp_stats (e.otlp, &stats);
     cr_expect_eq (stats.dropped_queue_full, 4);
     cr_expect_eq (stats.queued, 4);
-    sl_metrics_t *metrics = e.metrics;
-    e.metrics = NULL;
-    sl_otlp_destroy (&e.otlp);
-    sl_buf_t text = { 0 };
-    sl_metrics_render (metrics, &text);
-    cr_expect_not_null (strstr (sl_buf_cstr (&text), "sluice_otlp_spans_dropped_total{reason=\"queue_full\"} 4"),
-                        "%s", sl_buf_cstr (&text));
-    cr_expect_not_null (strstr (sl_buf_cstr (&text), "sluice_otlp_spans_dropped_total{reason=\"shutdown\"} 6"),
-                        "%s", sl_buf_cstr (&text));
-    cr_expect_not_null (strstr (sl_buf_cstr (&text), "sluice_otlp_queue_spans 0"), "%s", sl_buf_cstr (&text));
-    sl_buf_free (&text);
-    sl_metrics_destroy (&metrics);
-    s_exporter_end (&e);
+    char *metrics = s_exporter_stop (&e);
+    cr_expect_not_null (strstr (metrics, "sluice_otlp_spans_dropped_total{reason=\"queue_full\"} 4"), "%s", metrics);
+    cr_expect_not_null (strstr (metrics, "sluice_otlp_spans_dropped_total{reason=\"shutdown\"} 6"), "%s", metrics);
+    cr_expect_not_null (strstr (metrics, "sluice_otlp_queue_spans 0"), "%s", metrics);
+    free (metrics);
     s_receiver_kill ();
 }
 
@@ -376,15 +377,9 @@ Test (otlp, flushed_at_destroy, .timeout = 60)
     e.cfg.batch_delay_ms = 60000;       //  never by the timer
     s_exporter_start (&e);
     s_submit_pair (e.otlp, 1);
-    sl_metrics_t *metrics = e.metrics;
-    e.metrics = NULL;
-    sl_otlp_destroy (&e.otlp);
-    sl_buf_t text = { 0 };
-    sl_metrics_render (metrics, &text);
-    cr_expect_not_null (strstr (sl_buf_cstr (&text), "sluice_otlp_spans_exported_total 2"), "%s", sl_buf_cstr (&text));
-    sl_buf_free (&text);
-    sl_metrics_destroy (&metrics);
-    s_exporter_end (&e);
+    char *metrics = s_exporter_stop (&e);
+    cr_expect_not_null (strstr (metrics, "sluice_otlp_spans_exported_total 2"), "%s", metrics);
+    free (metrics);
     s_receiver_kill ();
     char *got = s_received ();
     cr_expect_eq (s_count (got, "\"name\":\"sluice.verdict\""), 1, "%s", got);
