@@ -24,6 +24,9 @@
 #   make browser-deps  install playwright-core for the console's browser test
 #                   (npm, pinned in tests/browser/package-lock.json; it drives
 #                   Debian's chromium); make test runs it
+#   make otel-deps  install the OTLP receiver the exporter's tests send to
+#                   (npm, pinned in tests/otel/package-lock.json); make test
+#                   runs it
 #   make agents     install Claude Code, Codex CLI, Gemini CLI and opencode
 #                   (npm, pinned in tests/agents/package-lock.json) into
 #                   build/agents and run each through a stack (not part of
@@ -100,7 +103,7 @@ svc_src = $(filter-out services/$(1)/sl_%.c,$(wildcard services/$(1)/*.c))
 RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
-.PHONY: all deps sdk-deps browser-deps run test unit integration check-compose check-docs check-prometheus memcheck \
+.PHONY: all deps sdk-deps browser-deps otel-deps run test unit integration check-compose check-docs check-prometheus memcheck \
         fuzz fuzz-smoke bench chaos clean asan agents
 .DEFAULT_GOAL := all
 # Keep intermediate objects (fuzz and bench objects are built by pattern rules).
@@ -243,6 +246,22 @@ browser-deps:
 	    || echo "npm could not install playwright-core: the browser test will be skipped"; \
 	fi
 
+# The OTLP receiver of tests/otel (the official OpenTelemetry protobuf
+# decoder, in @opentelemetry/otlp-transformer), pinned in its
+# package-lock.json. Like sdk-deps, it says why when it cannot, and the
+# exporter's tests are then skipped with that reason.
+OTEL_DIR = tests/otel
+
+otel-deps:
+	@if ! command -v npm >/dev/null 2>&1; then \
+	  echo "npm is not available: the OTLP exporter tests will be skipped"; \
+	elif [ ! -f $(OTEL_DIR)/node_modules/.package-lock.json ] \
+	  || [ $(OTEL_DIR)/package-lock.json -nt $(OTEL_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "installing the OTLP receiver's packages ($(OTEL_DIR)/package-lock.json)"; \
+	  (cd $(OTEL_DIR) && timeout 600 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) \
+	    || echo "npm could not install the OTLP receiver's packages: the OTLP exporter tests will be skipped"; \
+	fi
+
 # ---------------------------------------------------------------------------
 # Running
 
@@ -254,7 +273,7 @@ run: deps
 # Tests
 
 test: deps
-	@$(MAKE) --no-print-directory sdk-deps browser-deps
+	@$(MAKE) --no-print-directory sdk-deps browser-deps otel-deps
 	@$(MAKE) --no-print-directory all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(FUZZ_BINS)
 	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose check-prometheus check-docs
 

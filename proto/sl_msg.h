@@ -270,6 +270,10 @@ typedef struct {
                                         //  its canonical arguments and the policy version (APPROVAL)
     int64_t expires;                    //  "exp" when an approval expires, Unix ms (APPROVAL)
     sl_str_t stream;                    //  "ssid" the stream an approval holds, 32 hex digits (APPROVAL)
+    sl_str_t trace;                     //  "tc"  W3C traceparent the stream continues, normalized; parent
+                                        //  all zero: the gateway began the trace (REQ, START)
+    sl_str_t trace_state;               //  "tcs" the client's W3C tracestate, as sent (REQ, START)
+    int64_t received_us;                //  "rqt" when the gateway received the request, Unix µs (REQ, START)
 } sl_msg_t;
 
 //  Where a stage library puts its output: called once per message produced.

@@ -146,6 +146,7 @@ struct _sl_dialect_t {
     //  Responses) share the base URL, the option and the key.
     const char *vendor;                 //  [a-z][a-z0-9]*, whose API it is; NULL: the name
     const char *base_url;               //  the vendor's endpoint, no trailing slash
+    const char *genai_provider;         //  its gen_ai.provider.name (OpenTelemetry); NULL: the vendor
 
     //  A question (optional: both or neither) -------------------------------
     //  A question as this dialect's request body for a whole answer, sent

@@ -20,6 +20,7 @@
 #include "common/base/sl_utf8.h"
 #include "common/dialects/sl_decoder.h"
 #include "common/llm/sl_retry.h"
+#include "common/otel/sl_trace.h"
 #include "common/stages/sl_ended.h"
 #include "common/stages/sl_sse.h"
 
@@ -602,6 +603,29 @@ s_refuse (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
     self->ops.reply (self->arg, peer, &m);
 }
 
+//  A traced stream's upstream call is a child of the stream's span: its
+//  traceparent names that span, and the client's tracestate goes along.
+//  The client's own headers never go as sent (the gateway does not put
+//  them in "fwd"); a "tc" that does not parse sends nothing.
+static void
+s_trace_headers (sl_upcall_call_t *c, const sl_msg_t *req)
+{
+    sl_trace_ctx_t ctx;
+    if (!req->trace.ptr || sl_trace_parse (req->trace, true, &ctx) != 0)
+        return;
+    char child [SL_TRACEPARENT_SIZE];
+    sl_trace_child (&ctx, c->sid, child);
+    sl_buf_printf (&c->headers, "traceparent: %s", child);
+    sl_buf_putc (&c->headers, 0);
+    c->header_count++;
+    if (req->trace_state.len && req->trace_state.len <= SL_TRACESTATE_MAX
+    &&  sl_trace_state_valid (req->trace_state)) {
+        sl_buf_printf (&c->headers, "tracestate: %.*s", (int) req->trace_state.len, req->trace_state.ptr);
+        sl_buf_putc (&c->headers, 0);
+        c->header_count++;
+    }
+}
+
 //  URL and headers for the stream's dialect and provider (sl_upstream.h).
 //  False when the request cannot be made (reported to the caller).
 static bool
@@ -619,6 +643,7 @@ s_prepare (sl_upcall_call_t *c, const sl_msg_t *req)
             sl_buf_putc (&c->headers, 0);
         }
         c->header_count = up.header_count;
+        s_trace_headers (c, req);
     }
     sl_upstream_clear (&up);
     return rc == 0;

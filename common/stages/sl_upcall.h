@@ -84,10 +84,12 @@ typedef struct {
     size_t max_streams;                 //  streams at once; more are refused (503); 0: no limit
 } sl_upcall_config_t;
 
+#define SL_UPCALL_TRACE_HEADERS 2      //  traceparent and tracestate of a traced stream
+
 //  What a transfer is to send: borrowed for the start call.
 typedef struct {
     const char *url;
-    const char *header [SL_UPSTREAM_HEADERS_MAX];   //  "Name: value" lines
+    const char *header [SL_UPSTREAM_HEADERS_MAX + SL_UPCALL_TRACE_HEADERS];   //  "Name: value" lines
     size_t header_count;
     sl_str_t body;                      //  valid until the transfer is stopped
 } sl_upcall_attempt_t;

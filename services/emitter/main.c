@@ -32,6 +32,11 @@
     credential (the ingest keeps the client's key to itself) and the
     request headers in it never include credential headers.
 
+    With SLUICE_OTLP_ENDPOINT set, every traced stream (its start carries
+    a sampled "tc") is also reported as OpenTelemetry spans: the stream's
+    and one per verdict (common/otel/sl_genai.h), exported over OTLP
+    (common/otel/sl_otlp.h) from this reactor, never holding a stream up.
+
     With --audit, what the audit store needs is also spooled and sent to
     sluice-audit over an acknowledged link (audit_link.h): a PUB socket
     drops what a subscriber that is down or slow does not take.
@@ -44,6 +49,9 @@
 #include "common/base/sl_log.h"
 #include "common/base/sl_ratelimit.h"
 #include "common/bus/sl_router.h"
+#include "common/otel/sl_genai.h"
+#include "common/otel/sl_otlp.h"
+#include "common/otel/sl_trace.h"
 #include "common/service/sl_service.h"
 #include "common/service/sl_stage.h"
 #include "services/emitter/audit_link.h"
@@ -53,6 +61,7 @@
 
 #define EMITTER_UNROUTABLE_LOG_BURST 5          //  unroutable lines logged per window
 #define EMITTER_UNROUTABLE_LOG_WINDOW_MS 10000
+#define EMITTER_TRACE_EXPIRY_MS 60000           //  how often traced streams that never ended are looked for
 
 //  One PUB socket for taps: XPUB, so that we see what taps subscribe to.
 typedef struct {
@@ -78,6 +87,13 @@ typedef struct {
     sl_counter_t *frames;
     sl_counter_t *illegal;
     sl_counter_t *dropped;
+    //  Traces (NULL when SLUICE_OTLP_ENDPOINT is unset)
+    sl_otlp_config_t otlp_config;
+    sl_otlp_t *otlp;
+    sl_genai_t *genai;
+    sl_counter_t *trace_streams;
+    sl_counter_t *trace_untraced;
+    sl_counter_t *trace_expired;
     sl_counter_t *http_errors;
     sl_counter_t *translated;
     sl_counter_t *translation_dropped;
@@ -204,6 +220,8 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
         s_count_error (app, msg);
     s_publish (app, msg);
     audit_link_judged (app->audit, msg);
+    if (app->genai)
+        sl_genai_feed (app->genai, msg, sl_trace_now_us ());
     if (msg->type == SL_MSG_POLICY || msg->type == SL_MSG_APPROVAL)
         return;                         //  a judge's policy report, an approval: for monitoring only
     sl_emitter_feed (app->emitter, msg, s_emit, app);
@@ -284,6 +302,71 @@ s_flush (void *arg)
     app->http_errors->value = st->http_errors;
     app->translated->value = st->translated;
     app->translation_dropped->value = st->translation_dropped;
+    if (app->genai) {
+        const sl_genai_stats_t *gs = sl_genai_stats (app->genai);
+        app->trace_streams->value = gs->streams;
+        app->trace_untraced->value = gs->untraced_full;
+        app->trace_expired->value = gs->expired;
+    }
+}
+
+//  A finished span goes to the exporter, which owns it from now on.
+static void
+s_on_span (void *arg, sl_span_t **span_p)
+{
+    sl_otlp_submit (((s_app_t *) arg)->otlp, span_p);
+}
+
+static int
+s_on_trace_expiry (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_app_t *app = arg;
+    sl_genai_expire (app->genai, sl_trace_now_us ());
+    return 0;
+}
+
+static double
+s_trace_streams_active (void *arg)
+{
+    return (double) sl_genai_streams (((s_app_t *) arg)->genai);
+}
+
+//  The exporter and the span maker, when SLUICE_OTLP_ENDPOINT is set.
+//  0 ok (tracing on or off), -1 on a setting that cannot be used.
+static int
+s_traces_open (s_app_t *app, sl_service_t *svc, sl_metrics_t *m)
+{
+    char *error = NULL;
+    if (sl_otlp_config_env (&app->otlp_config, "sluice-emitter", sl_service_name (svc), &error)) {
+        sl_log_error ("otlp_config", "%s", error);
+        free (error);
+        return -1;
+    }
+    if (!app->otlp_config.endpoint)
+        return 0;
+    app->otlp = sl_otlp_new (sl_service_loop (svc), &app->otlp_config, m);
+    if (!app->otlp) {
+        sl_log_error ("otlp_config", "the OTLP exporter could not be made for %s", app->otlp_config.endpoint);
+        return -1;
+    }
+    sl_genai_config_t config = {
+        .capture_content = sl_genai_capture_env (getenv ("SLUICE_OTEL_CAPTURE_CONTENT"))
+    };
+    app->genai = sl_genai_new (&config, s_on_span, app);
+    app->trace_streams = sl_metrics_counter (m, "sluice_trace_streams_total", NULL,
+                                             "Traced streams (a sampled trace context) reported as spans");
+    app->trace_untraced = sl_metrics_counter (m, "sluice_trace_streams_untraced_total", NULL,
+                                              "Traced streams not reported: too many followed at once");
+    app->trace_expired = sl_metrics_counter (m, "sluice_trace_streams_expired_total", NULL,
+                                             "Traced streams forgotten without an end (no span made)");
+    sl_metrics_gauge_fn (m, "sluice_trace_streams_active", NULL, "Traced streams followed until their end",
+                         s_trace_streams_active, app);
+    zloop_timer (sl_service_loop (svc), EMITTER_TRACE_EXPIRY_MS, 0, s_on_trace_expiry, app);
+    sl_log_info ("otlp_on", "endpoint=%s capture_content=%s", app->otlp_config.endpoint,
+                 config.capture_content ? "true" : "false");
+    return 0;
 }
 
 //  Hold credit back from the previous stage while our own output has none.
@@ -398,7 +481,8 @@ main (int argc, char **argv)
                          s_subscriptions, &app.meta);
     sl_router_on_unroutable (app.gateways, s_on_unroutable, &app);
     sl_stage_t *stage = NULL;
-    if (sl_router_set_bus (app.gateways, sl_service_bus (svc), "gateway") == 0
+    if (s_traces_open (&app, svc, m) == 0
+    &&  sl_router_set_bus (app.gateways, sl_service_bus (svc), "gateway") == 0
     &&  sl_router_connect (app.gateways, gateways) == 0
     &&  s_feed_open (svc, &app.full, pub, "tap") == 0
     &&  s_feed_open (svc, &app.meta, pub_meta, "tap-meta") == 0
@@ -420,6 +504,9 @@ main (int argc, char **argv)
     sl_router_destroy (&app.gateways);
     audit_link_destroy (&app.audit);
     sl_emitter_destroy (&app.emitter);
+    sl_genai_destroy (&app.genai);
+    sl_otlp_destroy (&app.otlp);         //  sends what waits, within a short bound
+    sl_otlp_config_free (&app.otlp_config);
     sl_buf_free (&app.tap);
     sl_buf_free (&app.meta_scratch);
     sl_service_destroy (&svc);

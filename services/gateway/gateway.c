@@ -766,6 +766,10 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
                                              "Frames of an older epoch than the stream's newest (dropped)");
     self->expired = sl_metrics_counter (m, "sluice_streams_expired_total", NULL,
                                         "Streams ended after --stream-expiry-ms with nothing from the pipeline");
+    self->bad_traceparent = sl_metrics_counter (m, "sluice_trace_context_invalid_total", "header=\"traceparent\"",
+                                                "Client trace context headers ignored as malformed (W3C)");
+    self->bad_tracestate = sl_metrics_counter (m, "sluice_trace_context_invalid_total", "header=\"tracestate\"",
+                                               "Client trace context headers ignored as malformed (W3C)");
     self->codec = sl_codec_new ();
     self->parsing = zlistx_new ();
     self->parse_worker = parse_worker_new (loop, s_on_parse_done, self);

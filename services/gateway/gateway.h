@@ -32,6 +32,7 @@ typedef struct {
     const char *client_keys;            //  SLUICE_CLIENT_KEYS: accepted keys, comma-separated, without a
                                         //  keys file ("" : no check)
     const char *keys_path;              //  --keys-file: keys, teams, limits ("" : none)
+    bool tracing;                       //  SLUICE_OTLP_ENDPOINT set: a client without a trace gets one
     const char *redis_url;              //  SLUICE_REDIS_URL: limits shared with other gateways ("" : here)
     int limits_timeout_ms;              //  the longest wait for Redis, then limits_on_error
     sl_providers_t *routes;                //  what GET /v1/models lists; borrowed, outlives the gateway

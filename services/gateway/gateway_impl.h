@@ -52,6 +52,7 @@ typedef struct {
     sl_http_req_t *req;                 //  NULL once the client is gone
     int dialect;                        //  the client's
     int64_t started_us;                 //  when the request was dispatched (TTFB)
+    int64_t received_us;                //  the same, Unix µs: where the stream's span starts
     sl_delivery_t *delivery;            //  its frames: order, epochs, acks, the job, its bounds
     //  Until the job leaves (the request policy may be asking LLM judges)
     sl_job_t parsed;                    //  the request, owned until the job leaves
@@ -97,6 +98,8 @@ struct _gateway_t {
     sl_counter_t *expired;              //  streams ended after --stream-expiry-ms of nothing
     sl_counter_t *translated;           //  requests sent to a provider of another dialect
     sl_counter_t *untranslated;         //  requests refused: something they need cannot cross
+    sl_counter_t *bad_traceparent;      //  client traceparents ignored as malformed
+    sl_counter_t *bad_tracestate;       //  client tracestates dropped as invalid
     sl_metrics_t *metrics;              //  for the translation drop counters, made as they come
     sl_codec_t *codec;
     sl_policyset_t *policies;           //  the default and the keys' files (request rules, history)

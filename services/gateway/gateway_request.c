@@ -27,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/otel/sl_trace.h"
 #include "common/tools/sl_tooldef.h"
 #include "common/policy/sl_taint.h"
 
@@ -238,6 +239,22 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
     if (policy && (who->policy || sl_policywatch_has_file (sl_policyset_default (self->policies)))
     &&  (s->rj || history.len || digests.len || taint.len))
         job.policy = sl_str (sl_policy_id (policy));
+    //  The trace the stream continues: the client's, or one begun here
+    //  when this gateway traces. The client's own headers never go
+    //  upstream as sent: the ingest writes the child's.
+    sl_trace_in_t trace;
+    const char *tracestate = gateway_header (req, "tracestate");
+    sl_trace_accept (gateway_header (req, "traceparent"), tracestate, s->sid, self->config.tracing, &trace);
+    if (trace.bad_parent)
+        sl_counter_inc (self->bad_traceparent);
+    if (trace.bad_state)
+        sl_counter_inc (self->bad_tracestate);
+    if (trace.has_trace) {
+        job.trace = sl_str (trace.tc);
+        job.received_us = s->received_us;
+    }
+    if (trace.keep_state)
+        job.trace_state = sl_str (tracestate);
     if (verdicts && verdicts->len)
         job.req_verdicts = sl_buf_str (verdicts);
     if (history.len)
@@ -520,6 +537,7 @@ gateway_start_stream (gateway_t *self, sl_http_req_t *req, sl_job_t *parsed, sl_
     s->req = req;
     s->dialect = parsed->client_dialect;
     s->started_us = zclock_usecs ();
+    s->received_us = sl_trace_now_us ();
     sl_sid_new (s->sid);
     s->delivery = sl_delivery_new (s->sid, self->config.stream_expiry_ms, s_clock, NULL);
     sl_sidmap_put (self->streams, s->sid, s);

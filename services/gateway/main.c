@@ -85,6 +85,7 @@ main (int argc, char **argv)
         .client_keys = getenv ("SLUICE_CLIENT_KEYS"),
         .keys_path = keys_path,
         .redis_url = getenv ("SLUICE_REDIS_URL"),
+        .tracing = getenv ("SLUICE_OTLP_ENDPOINT") && *getenv ("SLUICE_OTLP_ENDPOINT"),
         .limits_timeout_ms = (int) sl_opts_long (limits_timeout),
         .policy_path = policy_path,
         .watch_ms = sl_opts_long (watch),

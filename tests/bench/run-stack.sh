@@ -8,6 +8,11 @@
 #
 #   tests/bench/run-stack.sh build/bin [extra sluice-bench flags]
 #   tests/bench/run-stack.sh build/bin --hold   # start, print, wait (profiling)
+#   SLUICE_BENCH_TRACES=1 tests/bench/run-stack.sh build/bin --only s1000
+#       the cost of tracing: the rule stack ("rule") against the same stack
+#       tracing every stream ("traced": SLUICE_OTLP_ENDPOINT set, so the
+#       gateway begins a sampled trace for each and the emitter exports
+#       its spans to the OTLP receiver of tests/otel, make otel-deps)
 #
 # Every process binds a free port (0 / *) or a socket file in the run's
 # directory, and the script reads the endpoint it got from the process's
@@ -84,7 +89,8 @@ pipeline() {
     e=$LAST
     next=$(value "$n-emitter" inbox_bound endpoint=)
     # shellcheck disable=SC2086
-    start "$n-judge" judge --bind "$(inbox judge)" --next "$next" --policy "$policy" --metrics-port off $bus
+    start "$n-judge" judge --bind "$(inbox judge)" --next "$next" --policy "$policy" --metrics-port off \
+        --approvals-bind off $bus
     j=$LAST
     next=$(value "$n-judge" inbox_bound endpoint=)
     # shellcheck disable=SC2086
@@ -171,6 +177,26 @@ CONF
 }
 
 floor "$(echo "$MOCK" | sed 's/.*://')"
+if [ -n "${SLUICE_BENCH_TRACES:-}" ]; then
+    if ! command -v node > /dev/null || [ ! -d "$HERE/tests/otel/node_modules" ]; then
+        echo "bench: the traces variant needs node and the OTLP receiver (make otel-deps)" >&2
+        stop
+        exit 1
+    fi
+    otlp=$(free_port)
+    node "$HERE/tests/otel/receiver.mjs" --port "$otlp" --out /dev/null > "$LOGS/otlp.log" 2>&1 &
+    PIDS="$PIDS $!"
+    pipeline rule "$HERE/deploy/policy.yaml" on tcp
+    export SLUICE_OTLP_ENDPOINT="http://127.0.0.1:$otlp"
+    pipeline traced "$HERE/deploy/policy.yaml" on tcp
+    unset SLUICE_OTLP_ENDPOINT
+    "$BIN/sluice-bench" --mock "$MOCK/v1" --mock-pid "$MOCKPID" --floor "$SPEC_nginx" \
+        --stack "$SPEC_rule" --stack2 "$SPEC_traced" "$@"
+    rc=$?
+    stop
+    if [ $rc -eq 0 ]; then rm -rf "$LOGS"; else echo "bench: logs kept in $LOGS" >&2; fi
+    exit $rc
+fi
 # rule: as deployed (make run, docker compose): the default policy, CURVE,
 # the inboxes on tcp://. ipc: the same with the inboxes on ipc:// (one
 # host). plain: rule on a plaintext bus, for what CURVE costs.

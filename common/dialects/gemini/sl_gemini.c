@@ -137,6 +137,7 @@ static const char *const s_headers [] = { NULL };
 const sl_dialect_t sl_gemini_dialect = {
     .id = SL_DIALECT_GEMINI,
     .name = "gemini",
+    .genai_provider = "gcp.gemini",     //  the GenAI conventions' name for the Gemini API
     .endpoint = s_endpoint,
     .parse = sl_gemini_parse,
     .forward = sl_gemini_forward,

@@ -44,15 +44,16 @@ s_round_trip (const sl_msg_t *in)
                              &in->model, &in->finish_raw, &in->stop_seq, &in->code, &in->message,
                              &in->content_type, &in->provider, &in->reply_to, &in->tools,
                              &in->headers, &in->last_user, &in->auth, &in->rule, &in->reason,
-                             &in->judge_model, &in->instance };
+                             &in->judge_model, &in->instance, &in->trace, &in->trace_state };
     const sl_str_t *b [] = { &out.id, &out.call_id, &out.name, &out.text, &out.sig, &out.body,
                              &out.model, &out.finish_raw, &out.stop_seq, &out.code, &out.message,
                              &out.content_type, &out.provider, &out.reply_to, &out.tools,
                              &out.headers, &out.last_user, &out.auth, &out.rule, &out.reason,
-                             &out.judge_model, &out.instance };
+                             &out.judge_model, &out.instance, &out.trace, &out.trace_state };
     for (size_t i = 0; i < sizeof a / sizeof a [0]; i++)
         cr_expect (sl_str_eq_str (*a [i], *b [i]), "string field %zu differs", i);
     cr_expect_eq (out.ts, in->ts);
+    cr_expect_eq (out.received_us, in->received_us);
     cr_expect_eq (out.finish, in->finish);
     cr_expect_eq (out.has_usage, in->has_usage);
     cr_expect (memcmp (&out.usage, &in->usage, sizeof out.usage) == 0);
@@ -102,6 +103,9 @@ Test (sl_msg, round_trip_every_type)
     m = s_base (SL_MSG_START);
     m.model = sl_str ("m");
     m.client_dialect = SL_DIALECT_GEMINI;
+    m.trace = sl_str ("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+    m.trace_state = sl_str ("rojo=00f067aa0ba902b7");
+    m.received_us = 1764243000123456;
     s_round_trip (&m);
 
     for (int k = SL_D_MESSAGE; k < SL_D_MAX; k++) {

@@ -157,3 +157,21 @@ Test (sl_upstream, the_clients_passthrough_headers_go_as_sent)
     sl_upstream_clear (&up);
     sl_buf_free (&lines);
 }
+
+//  The upstream's trace context is the stream span's child, written by
+//  the ingest (sl_trace_child): no dialect may pass the client's own
+//  traceparent or tracestate on as sent.
+Test (sl_upstream, no_dialect_passes_the_clients_trace_context_on)
+{
+    const char *client [] = { "traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+                              "tracestate", "rojo=1", "anthropic-beta", "x", NULL };
+    for (size_t i = 0; i < sl_dialect_count (); i++) {
+        const sl_dialect_t *d = sl_dialect_at (i);
+        sl_buf_t lines = { 0 };
+        sl_upstream_passthrough (d, s_headers_of, client, &lines);
+        const char *text = lines.len ? sl_buf_cstr (&lines) : "";
+        cr_expect_null (strcasestr (text, "traceparent"), "%s passes traceparent on: %s", d->name, text);
+        cr_expect_null (strcasestr (text, "tracestate"), "%s passes tracestate on: %s", d->name, text);
+        sl_buf_free (&lines);
+    }
+}
