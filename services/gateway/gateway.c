@@ -456,8 +456,9 @@ s_serve_status (gateway_t *self, sl_http_req_t *req, const char *method, const c
         return;
     }
     sl_buf_reset (&self->scratch);
-    if (path [1] == 'h') {
-        int status = sl_service_render_health (self->service, &self->scratch);
+    if (path [1] == 'h' || path [1] == 'r') {
+        int status = path [1] == 'h' ? sl_service_render_health (self->service, &self->scratch)
+                                     : sl_service_render_ready (self->service, &self->scratch);
         sl_http_respond (req, status, "application/json", self->scratch.data, self->scratch.len);
     }
     else {
@@ -518,11 +519,12 @@ s_on_request (void *arg, sl_http_req_t *req)
         s_refuse_framing (req, path, sl_http_req_bad_framing (req));
         return;
     }
-    if (strcmp (path, "/healthz") == 0 || strcmp (path, "/metrics") == 0) {
+    if (strcmp (path, "/healthz") == 0 || strcmp (path, "/readyz") == 0 || strcmp (path, "/metrics") == 0) {
         //  The metrics tell how busy sluice is, with what, and how it
         //  refuses: on the client port, with client keys configured, only
         //  for a client with a key (the metrics port is for operators and
-        //  stays open). /healthz says no more than up or not.
+        //  stays open). /healthz and /readyz say no more than up or not,
+        //  and taking new streams or draining.
         if (path [1] == 'm' && !gateway_authorized (self, req, GATEWAY_DEFAULT_DIALECT))
             return;
         s_serve_status (self, req, method, path);
