@@ -122,32 +122,42 @@ s_on_step (zloop_t *loop, int timer_id, void *arg)
     return s->step >= 15 ? -1 : 0;
 }
 
-Test (sl_router, most_credit_then_failover_and_repin)
+//  Two fake instances, a with a_credit and b with b_credit, a router
+//  connected to both, and a timeline of fn run to its end (15 steps).
+static void
+s_run_two (s_fake_t *a, s_fake_t *b, uint32_t a_credit, uint32_t b_credit, bool a_draining,
+           zloop_timer_fn *fn)
 {
     codec = sl_codec_new ();
     zloop_t *loop = zloop_new ();
-    s_fake_t a, b;
-    s_fake_init (&a, 1000);
-    s_fake_init (&b, 10);
-    zloop_reader (loop, a.sock, s_on_fake, &a);
-    zloop_reader (loop, b.sock, s_on_fake, &b);
+    s_fake_init (a, a_credit);
+    s_fake_init (b, b_credit);
+    a->draining = a_draining;
+    zloop_reader (loop, a->sock, s_on_fake, a);
+    zloop_reader (loop, b->sock, s_on_fake, b);
     sl_router_t *router = sl_router_new (loop, "test", 7);
     char list [160];
-    snprintf (list, sizeof list, "%s, %s", a.endpoint, b.endpoint);
+    snprintf (list, sizeof list, "%s, %s", a->endpoint, b->endpoint);
     cr_assert_eq (sl_router_connect (router, list), 0);
     cr_expect_eq (sl_router_peer_count (router), 2);
-    s_script_t script = { router, &a, &b, 0 };
-    zloop_timer (loop, 100, 0, s_on_step, &script);
+    s_script_t script = { router, a, b, 0 };
+    zloop_timer (loop, 100, 0, fn, &script);
     zloop_start (loop);
     cr_expect_eq (script.step, 15, "the timeline ran to its end");
+    sl_router_destroy (&router);
+    zloop_destroy (&loop);
+    zsock_destroy (&a->sock);
+    zsock_destroy (&b->sock);
+    sl_codec_destroy (&codec);
+}
+
+Test (sl_router, most_credit_then_failover_and_repin)
+{
+    s_fake_t a, b;
+    s_run_two (&a, &b, 1000, 10, false, s_on_step);
     cr_expect_eq (a.starts, 5, "the peer with the most credit took the first streams");
     cr_expect_eq (b.starts, 4, "after a died, new streams and the re-send went to b");
     cr_expect_eq (b.last_epoch, 1);
-    sl_router_destroy (&router);
-    zloop_destroy (&loop);
-    zsock_destroy (&a.sock);
-    zsock_destroy (&b.sock);
-    sl_codec_destroy (&codec);
 }
 
 //  a (the most credit) drains: new streams go to b; once b dies, a is
@@ -177,29 +187,10 @@ s_on_drain_step (zloop_t *loop, int timer_id, void *arg)
 
 Test (sl_router, a_draining_peer_takes_new_streams_only_when_it_is_the_last)
 {
-    codec = sl_codec_new ();
-    zloop_t *loop = zloop_new ();
     s_fake_t a, b;
-    s_fake_init (&a, 1000);
-    s_fake_init (&b, 10);
-    a.draining = true;
-    zloop_reader (loop, a.sock, s_on_fake, &a);
-    zloop_reader (loop, b.sock, s_on_fake, &b);
-    sl_router_t *router = sl_router_new (loop, "test", 7);
-    char list [160];
-    snprintf (list, sizeof list, "%s, %s", a.endpoint, b.endpoint);
-    cr_assert_eq (sl_router_connect (router, list), 0);
-    s_script_t script = { router, &a, &b, 0 };
-    zloop_timer (loop, 100, 0, s_on_drain_step, &script);
-    zloop_start (loop);
-    cr_expect_eq (script.step, 15, "the timeline ran to its end");
+    s_run_two (&a, &b, 1000, 10, true, s_on_drain_step);
     cr_expect_eq (b.starts, 4, "while b lived, the draining a took no new stream, whatever its credit");
     cr_expect_eq (a.starts, 3, "once b died, the draining a, the last instance, took the new streams");
-    sl_router_destroy (&router);
-    zloop_destroy (&loop);
-    zsock_destroy (&a.sock);
-    zsock_destroy (&b.sock);
-    sl_codec_destroy (&codec);
 }
 
 Test (sl_router, names_resolve_and_bad_endpoints_fail)
