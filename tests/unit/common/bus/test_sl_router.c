@@ -15,6 +15,7 @@ typedef struct {
     int frames;                         //  FRAME messages received
     uint32_t last_epoch;
     const char *name;                   //  the instance name it announces ("fake")
+    bool draining;                      //  its heartbeats say SL_F_DRAINING
 } s_fake_t;
 
 static sl_codec_t *codec;
@@ -49,6 +50,7 @@ s_on_fake (zloop_t *loop, zsock_t *reader, void *arg)
         reply.instance = sl_str (f->name ? f->name : "fake");
         reply.incarnation = 42;
         reply.credit = f->credit;
+        reply.flags = f->draining ? SL_F_DRAINING : 0;
         f->credit = 0;                  //  the window is given once
         sl_buf_t buf = { 0 };
         sl_msg_encode (&reply, &buf);
@@ -90,9 +92,16 @@ typedef struct {
     sl_router_t *router;
     s_fake_t *a, *b;
     int step;
+    int first;                          //  streams started at step 3, both alive
+    bool b_dies;                        //  then b goes silent (else a)
+    int later;                          //  streams started at step 12, one alive
+    bool resend;                        //  and stream 0 re-sent in epoch 1
 } s_script_t;
 
 //  A timeline in 100 ms steps, bounded: the loop ends after the last one.
+//  Step 3: both alive, the first streams; then one instance "dies"; step
+//  12: it missed its heartbeats for more than SL_HB_DEAD_MS, the later
+//  streams.
 static int
 s_on_step (zloop_t *loop, int timer_id, void *arg)
 {
@@ -101,51 +110,72 @@ s_on_step (zloop_t *loop, int timer_id, void *arg)
     s_script_t *s = arg;
     s->step++;
     if (s->step == 3) {
-        //  Both alive; a has the most credit: new streams go there.
         cr_expect_eq (sl_router_alive_count (s->router), 2);
-        for (int i = 0; i < 5; i++)
+        for (int i = 0; i < s->first; i++)
             s_start (s->router, i, 0);
         sl_router_flush (s->router);
     }
     if (s->step == 4)
-        s->a->silent = true;            //  a "dies"
+        (s->b_dies ? s->b : s->a)->silent = true;
     if (s->step == 12) {
-        //  a missed its heartbeats for more than SL_HB_DEAD_MS.
         cr_expect_eq (sl_router_alive_count (s->router), 1);
-        for (int i = 10; i < 13; i++)
+        for (int i = 10; i < 10 + s->later; i++)
             s_start (s->router, i, 0);
-        s_start (s->router, 0, 1);      //  stream 0 re-sent in epoch 1
+        if (s->resend)
+            s_start (s->router, 0, 1);
         sl_router_flush (s->router);
     }
     return s->step >= 15 ? -1 : 0;
 }
 
-Test (sl_router, most_credit_then_failover_and_repin)
+//  Two fake instances, a with a_credit and b with b_credit, a router
+//  connected to both, and a timeline of fn run to its end (15 steps).
+static void
+s_run_two (s_fake_t *a, s_fake_t *b, uint32_t a_credit, uint32_t b_credit, bool a_draining, s_script_t script)
 {
     codec = sl_codec_new ();
     zloop_t *loop = zloop_new ();
-    s_fake_t a, b;
-    s_fake_init (&a, 1000);
-    s_fake_init (&b, 10);
-    zloop_reader (loop, a.sock, s_on_fake, &a);
-    zloop_reader (loop, b.sock, s_on_fake, &b);
+    s_fake_init (a, a_credit);
+    s_fake_init (b, b_credit);
+    a->draining = a_draining;
+    zloop_reader (loop, a->sock, s_on_fake, a);
+    zloop_reader (loop, b->sock, s_on_fake, b);
     sl_router_t *router = sl_router_new (loop, "test", 7);
     char list [160];
-    snprintf (list, sizeof list, "%s, %s", a.endpoint, b.endpoint);
+    snprintf (list, sizeof list, "%s, %s", a->endpoint, b->endpoint);
     cr_assert_eq (sl_router_connect (router, list), 0);
     cr_expect_eq (sl_router_peer_count (router), 2);
-    s_script_t script = { router, &a, &b, 0 };
+    script.router = router;
+    script.a = a;
+    script.b = b;
     zloop_timer (loop, 100, 0, s_on_step, &script);
     zloop_start (loop);
     cr_expect_eq (script.step, 15, "the timeline ran to its end");
+    sl_router_destroy (&router);
+    zloop_destroy (&loop);
+    zsock_destroy (&a->sock);
+    zsock_destroy (&b->sock);
+    sl_codec_destroy (&codec);
+}
+
+Test (sl_router, most_credit_then_failover_and_repin)
+{
+    s_fake_t a, b;
+    //  a has the most credit: the first streams go there; then a dies.
+    s_run_two (&a, &b, 1000, 10, false, (s_script_t) { .first = 5, .later = 3, .resend = true });
     cr_expect_eq (a.starts, 5, "the peer with the most credit took the first streams");
     cr_expect_eq (b.starts, 4, "after a died, new streams and the re-send went to b");
     cr_expect_eq (b.last_epoch, 1);
-    sl_router_destroy (&router);
-    zloop_destroy (&loop);
-    zsock_destroy (&a.sock);
-    zsock_destroy (&b.sock);
-    sl_codec_destroy (&codec);
+}
+
+//  a (the most credit) drains: new streams go to b; once b dies, a is
+//  the last instance and takes them again.
+Test (sl_router, a_draining_peer_takes_new_streams_only_when_it_is_the_last)
+{
+    s_fake_t a, b;
+    s_run_two (&a, &b, 1000, 10, true, (s_script_t) { .first = 4, .b_dies = true, .later = 3 });
+    cr_expect_eq (b.starts, 4, "while b lived, the draining a took no new stream, whatever its credit");
+    cr_expect_eq (a.starts, 3, "once b died, the draining a, the last instance, took the new streams");
 }
 
 Test (sl_router, names_resolve_and_bad_endpoints_fail)
