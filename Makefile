@@ -7,6 +7,10 @@
 #   make check-docs every relative link, #anchor and quoted source path of
 #                   the Markdown files resolves (tests/docs/check-links.py);
 #                   make test runs it
+#   make check-kubernetes  both overlays of deploy/kubernetes build (kubectl
+#                   kustomize) and every object validates against the
+#                   Kubernetes schemas (tests/kubernetes, npm, pinned; make
+#                   kube-deps installs it); make test runs it
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (clang, libFuzzer)
 #   make bench      run the benchmarks (tests/bench/bench_*.c), then
 #                   sluice-bench against three stacks, nginx (the floor)
@@ -51,13 +55,15 @@ LDLIBS    = -lczmq -lzmq -lmsgpackc -lcurl -ljansson -lmicrohttpd -lyaml -lsqlit
 # tests drive (curl), the compose checker, the audit store's databases
 # (SQLite; PostgreSQL, whose server the store tests start in a temporary
 # directory), the browser the console test drives (Node for the SDK and
-# browser tests comes with sdk-deps) and nginx, the floor make bench
-# measures sluice against.
+# browser tests comes with sdk-deps), nginx, the floor make bench
+# measures sluice against, and kubectl (kubernetes-client: kubectl
+# kustomize builds the Kubernetes manifests; a kubectl from elsewhere does).
 PACKAGES  = gcc make pkg-config libzmq3-dev libczmq-dev libmsgpack-dev \
             libcriterion-dev libcurl4-openssl-dev libjansson-dev \
             libmicrohttpd-dev libyaml-dev clang libclang-rt-14-dev curl python3 \
             docker-compose libsqlite3-dev libpq-dev postgresql chromium nginx-light \
-            libsodium-dev libjwt-dev libssl-dev libhiredis-dev redis-server
+            libsodium-dev libjwt-dev libssl-dev libhiredis-dev redis-server \
+            kubernetes-client
 
 SERVICES  = gateway ingest aggregator judge emitter mock tap replay bench keygen keys audit tools
 BUILD     = build
@@ -95,7 +101,8 @@ svc_src = $(filter-out services/$(1)/sl_%.c,$(wildcard services/$(1)/*.c))
 RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
-.PHONY: all deps sdk-deps browser-deps run test unit integration check-compose check-docs memcheck \
+.PHONY: all deps sdk-deps browser-deps kube-deps run test unit integration check-compose check-docs \
+        check-kubernetes memcheck \
         fuzz fuzz-smoke bench chaos clean asan agents
 .DEFAULT_GOAL := all
 # Keep intermediate objects (fuzz and bench objects are built by pattern rules).
@@ -179,6 +186,7 @@ $(call objs,release,$(GEN_SRC)) $(call objs,asan,$(GEN_SRC)) $(call objs,fuzz,$(
 
 deps:
 	@missing=""; for p in $(PACKAGES); do \
+	  if [ $$p = kubernetes-client ] && command -v kubectl >/dev/null 2>&1; then continue; fi; \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" \
 	    || missing="$$missing $$p"; \
 	done; \
@@ -234,6 +242,22 @@ browser-deps:
 	    || echo "npm could not install playwright-core: the browser test will be skipped"; \
 	fi
 
+# The validator of the Kubernetes manifests (tests/kubernetes: the
+# Kubernetes schemas as kubernetes-models, pinned in its package-lock.json).
+# Like sdk-deps, it says why when it cannot, and the schema check is then
+# skipped with that reason.
+KUBE_DIR = tests/kubernetes
+
+kube-deps:
+	@if ! command -v npm >/dev/null 2>&1; then \
+	  echo "npm is not available: the Kubernetes schema check will be skipped"; \
+	elif [ ! -f $(KUBE_DIR)/node_modules/.package-lock.json ] \
+	  || [ $(KUBE_DIR)/package-lock.json -nt $(KUBE_DIR)/node_modules/.package-lock.json ]; then \
+	  echo "installing the Kubernetes manifest validator ($(KUBE_DIR)/package-lock.json)"; \
+	  (cd $(KUBE_DIR) && timeout 600 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) \
+	    || echo "npm could not install the validator: the Kubernetes schema check will be skipped"; \
+	fi
+
 # ---------------------------------------------------------------------------
 # Running
 
@@ -245,9 +269,9 @@ run: deps
 # Tests
 
 test: deps
-	@$(MAKE) --no-print-directory sdk-deps browser-deps
+	@$(MAKE) --no-print-directory sdk-deps browser-deps kube-deps
 	@$(MAKE) --no-print-directory all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(FUZZ_BINS)
-	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose check-docs
+	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose check-docs check-kubernetes
 
 # Criterion counts a test whose worker process LeakSanitizer reports at
 # exit as passed: the report in the output fails the run.
@@ -311,6 +335,28 @@ check-compose:
 	@if command -v docker-compose >/dev/null 2>&1; then \
 	  docker-compose -f docker-compose.yml config -q && echo "docker-compose.yml: valid"; \
 	else echo "docker-compose not installed: skipping the compose check"; fi
+
+# deploy/kubernetes: both overlays build with kubectl kustomize (the
+# deprecation notes of newer kustomize versions dropped: the files keep to
+# what Debian's kubectl 1.20 reads too), then every object validates
+# against the Kubernetes schemas, the validator's self-test first.
+# tests/integration/test_kubernetes.c runs the containers' commands.
+KUBE_OVERLAYS = small large
+
+check-kubernetes:
+	@if ! command -v kubectl >/dev/null 2>&1; then \
+	  echo "kubectl not installed: skipping the Kubernetes check"; exit 0; fi; \
+	mkdir -p $(BUILD)/kubernetes; \
+	for o in $(KUBE_OVERLAYS); do \
+	  kubectl kustomize deploy/kubernetes/overlays/$$o > $(BUILD)/kubernetes/$$o.yaml 2> $(BUILD)/kubernetes/$$o.err; \
+	  rc=$$?; grep -v "is deprecated" $(BUILD)/kubernetes/$$o.err; \
+	  [ $$rc = 0 ] || { echo "deploy/kubernetes/overlays/$$o does not build"; exit 1; }; \
+	  echo "deploy/kubernetes/overlays/$$o: builds"; \
+	done; \
+	if [ ! -d $(KUBE_DIR)/node_modules/kubernetes-models ] || ! command -v node >/dev/null 2>&1; then \
+	  echo "the validator is not installed (make kube-deps): skipping the Kubernetes schema check"; exit 0; fi; \
+	node $(KUBE_DIR)/validate.mjs --self-test \
+	  && node $(KUBE_DIR)/validate.mjs $(addprefix $(BUILD)/kubernetes/,$(addsuffix .yaml,$(KUBE_OVERLAYS)))
 
 # The links of README.md, docs/, proto/PROTOCOL.md and every other
 # Markdown file: each names a file that exists and a heading it has (the
