@@ -188,6 +188,8 @@ typedef enum {
                                         //  ingest ends the stream with the req's code, st and msg
 #define SL_F_ESTIMATED   (1u << 17)     //  a message's usage ("u") is estimated from bytes: the upstream
                                         //  reported none
+#define SL_F_DRAINING    (1u << 18)     //  hb from a receiver: it is stopping; pin no new stream to it
+                                        //  while another live instance takes them
 
 //  Token usage (field "u"); -1 means "not reported".
 typedef struct {

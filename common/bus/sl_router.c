@@ -10,8 +10,10 @@
                     other instance lives
 
     and a flag `gone` when DNS no longer lists it (it takes no new streams
-    and is closed once nothing is pinned to it), and the instance name it
-    announces in its heartbeats.
+    and is closed once nothing is pinned to it), a flag `draining` while
+    its heartbeats say it is stopping (SL_F_DRAINING: it keeps what is
+    pinned to it and takes new streams only when no other peer lives),
+    and the instance name it announces in its heartbeats.
 
     Messages for a name no live peer has announced wait in a small limbo
     (bounded in time and bytes) until one does: the peer that will carry
@@ -75,6 +77,8 @@ typedef struct {
     size_t streams;                     //  streams pinned here
     s_peer_state_t state;
     bool gone;                          //  no longer resolved: no new streams
+    bool draining;                      //  its heartbeats say it is stopping: no new streams while
+                                        //  another live peer takes them
     int64_t last_seen;                  //  ms, last heartbeat from the peer
     uint64_t incarnation;               //  the peer's, 0 until it spoke
     char *instance;                     //  the name it announces, NULL until it spoke
@@ -319,6 +323,11 @@ s_on_hb (sl_router_t *self, s_peer_t *peer, const sl_msg_t *hb)
     }
     peer->incarnation = hb->incarnation;
     peer->state = PEER_ALIVE;
+    bool draining = (hb->flags & SL_F_DRAINING) != 0;
+    if (draining && !peer->draining)
+        sl_log_info ("peer_draining", "%s (%s) takes no new streams", peer->endpoint,
+                     peer->instance ? peer->instance : "?");
+    peer->draining = draining;
     bool forgot = s_take_credit (self, peer, hb);
     if (forgot && was_alive && !restarted) {
         if (self->reconnects)
@@ -670,6 +679,13 @@ sl_router_new (zloop_t *loop, const char *name, uint64_t incarnation)
 }
 
 void
+sl_router_set_linger (sl_router_t *self, int ms)
+{
+    for (size_t i = 0; i < self->count; i++)
+        zsock_set_linger (self->peers [i]->sock, ms);
+}
+
+void
 sl_router_destroy (sl_router_t **self_p)
 {
     if (!self_p || !*self_p)
@@ -847,22 +863,24 @@ sl_router_connect (sl_router_t *self, const char *endpoints)
     return rc;
 }
 
-//  The live peer with the most credit (fewest streams on a tie); before
-//  any peer is known to be alive (start-up), the least loaded connecting
-//  one: ZeroMQ delivers once it connects; when all are dead, the least
-//  loaded of them.
+//  The live peer with the most credit (fewest streams on a tie), a
+//  draining one only when no other lives (the last instance of a stage
+//  still serves); before any peer is known to be alive (start-up), the
+//  least loaded connecting one: ZeroMQ delivers once it connects; when all
+//  are dead, the least loaded of them.
 static s_peer_t *
 s_choose (sl_router_t *self)
 {
     s_peer_t *best = NULL;
-    for (size_t i = 0; i < self->count; i++) {
-        s_peer_t *p = self->peers [i];
-        if (p->state != PEER_ALIVE || p->gone)
-            continue;
-        if (!best || p->credit > best->credit
-        ||  (p->credit == best->credit && p->streams < best->streams))
-            best = p;
-    }
+    for (int pass = 0; pass < 2 && !best; pass++)
+        for (size_t i = 0; i < self->count; i++) {
+            s_peer_t *p = self->peers [i];
+            if (p->state != PEER_ALIVE || p->gone || (pass == 0 && p->draining))
+                continue;
+            if (!best || p->credit > best->credit
+            ||  (p->credit == best->credit && p->streams < best->streams))
+                best = p;
+        }
     if (best)
         return best;
     for (size_t i = 0; i < self->count; i++) {

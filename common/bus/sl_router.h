@@ -129,6 +129,10 @@ int sl_router_flush (sl_router_t *self);
 bool sl_router_congested (sl_router_t *self);
 //  Bytes queued and not yet handed to ZeroMQ.
 size_t sl_router_pending (sl_router_t *self);
+//  A process that stops cleanly (a drain) must not lose what it handed to
+//  ZeroMQ and ZeroMQ has not sent yet: every peer's socket keeps it for
+//  up to ms when closed (the default is 0: dropped).
+void sl_router_set_linger (sl_router_t *self, int ms);
 size_t sl_router_peer_count (sl_router_t *self);
 size_t sl_router_alive_count (sl_router_t *self);
 void sl_router_on_peer (sl_router_t *self, sl_router_peer_fn *fn, void *arg);

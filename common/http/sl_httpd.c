@@ -158,6 +158,7 @@ struct _sl_httpd_t {
     int64_t framing_logged;             //  ms, the last log line about ambiguous framing
     size_t timeouts_unlogged;           //  request timeouts since
     size_t framing_unlogged;            //  ambiguous requests since
+    bool quiesced;                      //  the listening socket is closed (a drain)
 };
 
 static void s_run (sl_httpd_t *self);
@@ -900,6 +901,27 @@ sl_httpd_destroy (sl_httpd_t **self_p)
     close (self->kick_fd);
     free (self);
     *self_p = NULL;
+}
+
+size_t
+sl_httpd_requests (sl_httpd_t *self)
+{
+    return self->active;
+}
+
+int
+sl_httpd_quiesce (sl_httpd_t *self)
+{
+    if (self->quiesced)
+        return 0;
+    //  In external epoll mode no thread of MHD's uses the socket, so it
+    //  may be closed at once (MHD took it out of its epoll set).
+    MHD_socket fd = MHD_quiesce_daemon (self->daemon);
+    if (fd == MHD_INVALID_SOCKET)
+        return -1;
+    close (fd);
+    self->quiesced = true;
+    return 0;
 }
 
 int

@@ -108,6 +108,13 @@ void sl_httpd_set_counters (sl_httpd_t *self, const sl_httpd_counters_t *counter
 size_t sl_httpd_body_bytes (sl_httpd_t *self);
 //  Client connections open (those being closed to make room not counted).
 size_t sl_httpd_connections (sl_httpd_t *self);
+//  Requests alive: being read, or answered and not yet completed (a drain
+//  waits for the last bytes of its answers to leave).
+size_t sl_httpd_requests (sl_httpd_t *self);
+//  Stop accepting connections (a drain): the listening socket is closed,
+//  so a new client is refused at once, while the connections open go on.
+//  0 ok (or already done), -1 when libmicrohttpd would not.
+int sl_httpd_quiesce (sl_httpd_t *self);
 
 const char *sl_http_req_method (sl_http_req_t *req);
 //  The path, without the query string.

@@ -21,6 +21,8 @@
 #define SL_SERVICE_MAX_BODY 4096        //  /healthz and /metrics take no body
 #define SL_SERVICE_MAX_CHECKS 8         //  health checks a process may add
 #define SL_SERVICE_MAX_RELOADS 8        //  reload hooks (a policy, a keys file, ...)
+#define SL_SERVICE_MAX_DRAINERS 4       //  parts of a process that drain (a stage, an audit link, ...)
+#define SL_SERVICE_DRAIN_POLL_MS 20     //  how often a drain asks whether everything is idle
 
 typedef struct {
     sl_service_hook_fn *fn;
@@ -32,6 +34,13 @@ typedef struct {
     sl_service_check_fn *fn;
     void *arg;
 } s_check_t;
+
+typedef struct {
+    sl_service_hook_fn *start;
+    sl_service_idle_fn *idle;
+    sl_service_hook_fn *give_up;
+    void *arg;
+} s_drainer_t;
 
 struct _sl_service_t {
     char role [32];
@@ -52,7 +61,72 @@ struct _sl_service_t {
     s_check_t checks [SL_SERVICE_MAX_CHECKS];
     size_t check_count;
     int64_t stall_limit;                //  ms, --health-stall-ms
+    s_drainer_t drainers [SL_SERVICE_MAX_DRAINERS];
+    size_t drainer_count;
+    int64_t drain_ms;                   //  --drain-ms, 0: SIGTERM stops at once
+    bool draining;                      //  from the first SIGTERM
+    bool giving_up;                     //  the drain was cut short: what remains was ended
+    int64_t drain_deadline;             //  zclock_mono of the end of --drain-ms
+    int64_t give_up_deadline;           //  zclock_mono past which the loop stops regardless
+    int drain_timer;                    //  polls the idle checks while draining, -1 otherwise
 };
+
+static bool
+s_all_idle (sl_service_t *self)
+{
+    for (size_t i = 0; i < self->drainer_count; i++)
+        if (self->drainers [i].idle && !self->drainers [i].idle (self->drainers [i].arg))
+            return false;
+    return true;
+}
+
+//  End what the drain still holds, with a clean error; the loop runs on
+//  for at most SL_SERVICE_GIVE_UP_MS so those errors reach their clients.
+static void
+s_give_up (sl_service_t *self)
+{
+    if (self->giving_up)
+        return;
+    self->giving_up = true;
+    self->give_up_deadline = zclock_mono () + SL_SERVICE_GIVE_UP_MS;
+    for (size_t i = 0; i < self->drainer_count; i++)
+        if (self->drainers [i].give_up)
+            self->drainers [i].give_up (self->drainers [i].arg);
+}
+
+static int
+s_on_drain_timer (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    sl_service_t *self = arg;
+    if (s_all_idle (self)) {
+        sl_log_info ("drained", "name=%s%s", self->name, self->giving_up ? " (cut short)" : "");
+        return -1;
+    }
+    int64_t now = zclock_mono ();
+    if (self->giving_up)
+        return now >= self->give_up_deadline ? -1 : 0;
+    if (now >= self->drain_deadline) {
+        sl_log_warn ("drain_timeout", "--drain-ms %lld passed: ending what remains", (long long) self->drain_ms);
+        s_give_up (self);
+    }
+    return 0;
+}
+
+void
+sl_service_drain (sl_service_t *self)
+{
+    if (self->draining)
+        return;
+    self->draining = true;
+    self->drain_deadline = zclock_mono () + self->drain_ms;
+    sl_log_info ("draining", "name=%s drain_ms=%lld", self->name, (long long) self->drain_ms);
+    for (size_t i = 0; i < self->drainer_count; i++)
+        if (self->drainers [i].start)
+            self->drainers [i].start (self->drainers [i].arg);
+    self->drain_timer = zloop_timer (self->loop, SL_SERVICE_DRAIN_POLL_MS, 0, s_on_drain_timer, self);
+}
 
 static int
 s_on_signal (zloop_t *loop, zmq_pollitem_t *item, void *arg)
@@ -67,6 +141,15 @@ s_on_signal (zloop_t *loop, zmq_pollitem_t *item, void *arg)
             for (size_t i = 0; i < self->reload_count; i++)
                 self->reloads [i].fn (self->reloads [i].arg);
         }
+        else
+        if (self->draining) {
+            //  Asked again: what remains ends now, cleanly.
+            sl_log_info ("drain_cut", "signal %u during the drain", info.ssi_signo);
+            s_give_up (self);
+        }
+        else
+        if (info.ssi_signo == SIGTERM && self->drain_ms > 0)
+            sl_service_drain (self);
         else {
             sl_log_info ("stopping", "signal %u", info.ssi_signo);
             self->stop = true;
@@ -104,6 +187,14 @@ sl_service_render_health (sl_service_t *self, sl_buf_t *out)
         self->health_fn (self->health_arg, out);
     sl_buf_puts (out, "}\n");
     return failing ? 503 : 200;
+}
+
+int
+sl_service_render_ready (sl_service_t *self, sl_buf_t *out)
+{
+    sl_buf_printf (out, "{\"status\":\"%s\",\"role\":\"%s\",\"name\":\"%s\"}\n",
+                   self->draining ? "draining" : "ready", self->role, self->name);
+    return self->draining ? 503 : 200;
 }
 
 void
@@ -148,6 +239,11 @@ s_on_http (void *arg, sl_http_req_t *req)
         sl_http_respond (req, status, "application/json", body.data, body.len);
     }
     else
+    if (strcmp (path, "/readyz") == 0) {
+        int status = sl_service_render_ready (self, &body);
+        sl_http_respond (req, status, "application/json", body.data, body.len);
+    }
+    else
     if (strcmp (path, "/metrics") == 0) {
         sl_service_render_metrics (self, &body);
         sl_http_respond (req, 200, "text/plain; version=0.0.4", body.data, body.len);
@@ -165,11 +261,12 @@ sl_service_new (const char *role, sl_opt_t *opts, const char *metrics_port,
     const char *log_level = "info";
     const char *metrics_host = "127.0.0.1";
     const char *stall = SL_SERVICE_STALL_MS;
+    const char *drain = SL_SERVICE_DRAIN_MS;
     //  Own options first, then the common ones, in one table.
     size_t own = 0;
     while (opts && opts [own].name)
         own++;
-    sl_opt_t *all = sl_xcalloc (own + 6, sizeof (sl_opt_t));
+    sl_opt_t *all = sl_xcalloc (own + 7, sizeof (sl_opt_t));
     for (size_t i = 0; i < own; i++)
         all [i] = opts [i];
     all [own + 0] = (sl_opt_t) { "name", NULL, &name, "instance name (default <role>-<host>-<pid>)" };
@@ -179,6 +276,9 @@ sl_service_new (const char *role, sl_opt_t *opts, const char *metrics_port,
     all [own + 4] = (sl_opt_t) { "health-stall-ms", NULL, &stall,
                                  "/healthz fails (503) when work waits this long for a live next stage "
                                  "that takes none of it (0: never)" };
+    all [own + 5] = (sl_opt_t) { "drain-ms", "SLUICE_DRAIN_MS", &drain,
+                                 "on SIGTERM, stop taking new work (/readyz 503) and finish what is held for at most "
+                                 "this long, then end what remains with a clean error (0: stop at once)" };
     int rc = sl_opts_parse (role, all, argc, argv);
     free (all);
     if (rc != 0) {
@@ -211,8 +311,11 @@ sl_service_new (const char *role, sl_opt_t *opts, const char *metrics_port,
     self->started = time (NULL);
     sl_log_init (role, sl_log_level_parse (log_level));
     self->stall_limit = sl_opts_long (stall);
-    if (self->stall_limit < 0) {
-        sl_log_error ("bad_option", "--health-stall-ms must be a non-negative integer: %s", stall);
+    self->drain_ms = sl_opts_long (drain);
+    self->drain_timer = -1;
+    if (self->stall_limit < 0 || self->drain_ms < 0) {
+        sl_log_error ("bad_option", "--health-stall-ms and --drain-ms must be non-negative integers: %s, %s",
+                      stall, drain);
         *exit_code = 2;
         free (self);
         return NULL;
@@ -341,6 +444,17 @@ sl_service_off_reload (sl_service_t *self, sl_service_hook_fn *fn, void *arg)
             return;
         }
 }
+
+void
+sl_service_on_drain (sl_service_t *self, sl_service_hook_fn *start, sl_service_idle_fn *idle,
+                     sl_service_hook_fn *give_up, void *arg)
+{
+    assert (self->drainer_count < SL_SERVICE_MAX_DRAINERS);
+    self->drainers [self->drainer_count++] = (s_drainer_t) { start, idle, give_up, arg };
+}
+
+bool sl_service_draining (sl_service_t *self) { return self->draining; }
+int64_t sl_service_drain_ms (sl_service_t *self) { return self->drain_ms; }
 
 void
 sl_service_on_health (sl_service_t *self, sl_service_health_fn *fn, void *arg)

@@ -16,6 +16,18 @@
     process added passes, and 503 {"status":"stalled","failing":[reasons]}
     otherwise, so an orchestrator restarts what is wedged; it is ok again
     as soon as the checks pass.
+
+    Drain (--drain-ms, SLUICE_DRAIN_MS, default SL_SERVICE_DRAIN_MS): the
+    first SIGTERM starts it. GET /readyz answers 503 from that moment
+    (200 before: the process takes new work) while /healthz goes on as
+    before; the drain hooks run (each stops taking new work); the loop
+    stops as soon as every hook's idle check says it holds nothing, or
+    when --drain-ms has passed: then the give-up hooks end what remains
+    with a clean error, and the loop runs on for at most
+    SL_SERVICE_GIVE_UP_MS so those errors leave. A second SIGTERM, or a
+    SIGINT, during the drain gives up at once the same way. SIGINT before
+    any drain, or --drain-ms 0, stops at once as it always did. Every way
+    ends with exit status 0.
 */
 #ifndef SL_SERVICE_H
 #define SL_SERVICE_H
@@ -36,6 +48,11 @@ typedef void (sl_service_hook_fn) (void *arg);
 typedef void (sl_service_health_fn) (void *arg, sl_buf_t *out);
 //  A health check: true while healthy; when not, it writes why to why.
 typedef bool (sl_service_check_fn) (void *arg, sl_buf_t *why);
+//  A drain's idle check: true once the hook's part holds nothing.
+typedef bool (sl_service_idle_fn) (void *arg);
+
+#define SL_SERVICE_DRAIN_MS "120000"    //  default --drain-ms: longer than a long agent turn
+#define SL_SERVICE_GIVE_UP_MS 1000      //  the longest wait for the errors of a drain given up to leave
 
 //  opts: the role's own options, SL_OPT_END-terminated (may be NULL).
 //  metrics_port: the default port for /healthz and /metrics.
@@ -87,6 +104,22 @@ int64_t sl_service_stall_limit (sl_service_t *self);
 //  on its client port too). Returns the HTTP status of the health: 200 or 503.
 int sl_service_render_health (sl_service_t *self, sl_buf_t *out);
 void sl_service_render_metrics (sl_service_t *self, sl_buf_t *out);
+
+//  Take part in the drain (see above): start runs at SIGTERM (may be
+//  NULL), idle is polled until it returns true (NULL: always idle),
+//  give_up runs when the drain is cut short (may be NULL). At most a few
+//  per process.
+void sl_service_on_drain (sl_service_t *self, sl_service_hook_fn *start, sl_service_idle_fn *idle,
+                          sl_service_hook_fn *give_up, void *arg);
+//  True from the SIGTERM that started a drain.
+bool sl_service_draining (sl_service_t *self);
+//  --drain-ms.
+int64_t sl_service_drain_ms (sl_service_t *self);
+//  Start the drain as a SIGTERM would (tests, and processes that drain
+//  on another cue).
+void sl_service_drain (sl_service_t *self);
+//  Render the /readyz body; returns 200 (takes new work) or 503 (draining).
+int sl_service_render_ready (sl_service_t *self, sl_buf_t *out);
 
 //  Run the reactor until SIGINT / SIGTERM (or a handler asks to stop).
 //  Returns the process exit code.

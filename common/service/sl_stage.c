@@ -59,6 +59,10 @@ struct _sl_stage_t {
     sl_counter_t *gaps;
     sl_counter_t *skipped;
     int64_t refusal_logged;             //  ms, last refusal logged (at most one a second)
+    bool draining;                      //  heartbeats say SL_F_DRAINING (sl_stage_drain_with)
+    sl_router_t *drain_out;             //  the output the drain waits to be flushed, or NULL
+    sl_service_idle_fn *drain_idle;     //  the rest of what the drain waits for, or NULL
+    void *drain_arg;
 };
 
 static void
@@ -110,7 +114,7 @@ s_send_hb (sl_stage_t *self, s_sender_t *sender, uint32_t credit, uint32_t flags
     hb.instance = sl_str (sl_service_name (self->service));
     hb.incarnation = sl_service_incarnation (self->service);
     hb.credit = credit;
-    hb.flags = flags;
+    hb.flags = flags | (self->draining ? SL_F_DRAINING : 0);
     hb.seq = seq;
     sl_buf_reset (&self->reply);
     sl_msg_encode (&hb, &self->reply);
@@ -572,6 +576,39 @@ sl_stage_track_streams (sl_stage_t *self, size_t max_streams, int64_t expiry_ms)
     self->skipped = sl_metrics_counter (m, "sluice_messages_skipped_total", NULL,
                                         "Stream messages not handed on: duplicates, older epochs, the rest of "
                                         "a broken, refused or expired stream");
+}
+
+static void
+s_drain_start (void *arg)
+{
+    sl_stage_t *self = arg;
+    self->draining = true;
+    if (self->drain_out)
+        sl_router_set_linger (self->drain_out, SL_SERVICE_GIVE_UP_MS);
+    //  Every sender hears it now, not at our next timer.
+    for (s_sender_t *sender = zhashx_first (self->senders); sender; sender = zhashx_next (self->senders))
+        s_heartbeat (self, sender, NULL);
+    sl_log_info ("draining_streams", "streams=%zu", sl_intake_open (self->intake));
+}
+
+static bool
+s_drain_idle (void *arg)
+{
+    sl_stage_t *self = arg;
+    if (self->tracking && sl_intake_open (self->intake) > 0)
+        return false;
+    if (self->drain_out && sl_router_pending (self->drain_out) > 0)
+        return false;
+    return !self->drain_idle || self->drain_idle (self->drain_arg);
+}
+
+void
+sl_stage_drain_with (sl_stage_t *self, sl_router_t *out, sl_service_idle_fn *idle, void *arg)
+{
+    self->drain_out = out;
+    self->drain_idle = idle;
+    self->drain_arg = arg;
+    sl_service_on_drain (self->service, s_drain_start, s_drain_idle, NULL, self);
 }
 
 bool

@@ -28,6 +28,12 @@
     stream here: it is reported lost and re-sent), and a stream silent for
     the expiry is ended at this hop and every later one with an error
     (sluice_streams_expired_total).
+
+    Drain (sl_stage_drain_with): the stage says in its heartbeats that it
+    stops (SL_F_DRAINING), serves what it holds, and lets the process stop
+    once nothing is left. What --drain-ms cuts off is not ended here: the
+    instances before this one see it gone and report its streams lost, and
+    the ingest re-sends them along the live instances (PROTOCOL.md).
 */
 #ifndef SL_STAGE_H
 #define SL_STAGE_H
@@ -67,6 +73,16 @@ int sl_stage_reply (sl_stage_t *self, sl_str_t peer, const sl_msg_t *msg);
 //  handles like any other, so it ends at every later hop. Call once,
 //  before the loop runs.
 void sl_stage_track_streams (sl_stage_t *self, size_t max_streams, int64_t expiry_ms);
+//  Take part in the process's drain (sl_service.h): from the SIGTERM on,
+//  every heartbeat to the senders carries SL_F_DRAINING (one goes to each
+//  at once), so they pin new streams to other instances; a START that
+//  still comes (sent before the sender heard) is served. The stage is
+//  drained when its intake holds no open stream (when it tracks them),
+//  out (its router to the next stage, may be NULL) has nothing queued,
+//  and idle(arg) says the rest is done too (NULL: nothing else to wait
+//  for). What out handed to ZeroMQ still leaves after the loop stops
+//  (it lingers up to SL_SERVICE_GIVE_UP_MS).
+void sl_stage_drain_with (sl_stage_t *self, sl_router_t *out, sl_service_idle_fn *idle, void *arg);
 //  Parse --max-streams and --stream-expiry-ms (positive integers, "0" for
 //  none) for sl_stage_track_streams; false (logged) when one is not valid.
 bool sl_stage_stream_opts (const char *max_streams, const char *expiry_ms, size_t *max, int64_t *expiry);

@@ -98,6 +98,7 @@ struct _audit_t {
     sl_counter_t *pruned, *webhook_sent, *webhook_failures, *webhook_dropped, *webhook_given_up;
     sl_counter_t *gaps, *lost;
     sl_histo_t *commit_seconds;
+    bool draining;                      //  no more records are read (s_drain_start)
 };
 
 static int64_t
@@ -502,7 +503,7 @@ s_on_reconnect (zloop_t *loop, int timer_id, void *arg)
 static s_conn_t *
 s_connect (audit_t *self, const char *endpoint)
 {
-    if (self->conn_count == AUDIT_MAX_EMITTERS)
+    if (self->conn_count == AUDIT_MAX_EMITTERS || self->draining)
         return NULL;
     zsock_t *dealer = zsock_new (ZMQ_DEALER);
     if (!dealer)
@@ -529,11 +530,28 @@ s_connect (audit_t *self, const char *endpoint)
     return c;
 }
 
+//  Drain (sl_service.h): what was taken is committed and acknowledged in
+//  the turn that took it (s_on_records), so stopping now loses nothing:
+//  no more records are read, and the acknowledgements already sent get
+//  up to SL_SERVICE_GIVE_UP_MS to leave. The emitters keep the rest in
+//  their spools for the next audit.
+static void
+s_drain_start (void *arg)
+{
+    audit_t *self = arg;
+    for (size_t i = 0; i < self->conn_count; i++) {
+        zloop_reader_end (sl_service_loop (self->svc), self->conns [i]->dealer);
+        zsock_set_linger (self->conns [i]->dealer, SL_SERVICE_GIVE_UP_MS);
+    }
+    self->draining = true;
+}
+
 static void
 s_disconnect (audit_t *self, size_t index)
 {
     s_conn_t *c = self->conns [index];
-    zloop_reader_end (sl_service_loop (self->svc), c->dealer);
+    if (!self->draining)
+        zloop_reader_end (sl_service_loop (self->svc), c->dealer);
     zsock_destroy (&c->dealer);
     sl_log_info ("emitter_removed", "endpoint=%s", c->endpoint);
     free (c);
@@ -729,6 +747,18 @@ s_on_request (void *arg, sl_http_req_t *req)
     sl_console_resp_t resp = { 0 };
     if (sl_http_req_too_large (req) || sl_http_req_bad_framing (req)) {
         sl_http_respond (req, sl_http_req_too_large (req) ? 413 : 400, "text/plain", "refused\n", 8);
+        return;
+    }
+    if (strcmp (creq.method, "GET") == 0
+    &&  (strcmp (creq.path, "/healthz") == 0 || strcmp (creq.path, "/readyz") == 0)) {
+        //  Probes of the console's port (an orchestrator's readiness is
+        //  the console's): as on the metrics port, no more than up, and
+        //  taking records or draining.
+        sl_buf_t out = { 0 };
+        int status = creq.path [1] == 'h' ? sl_service_render_health (self->svc, &out)
+                                          : sl_service_render_ready (self->svc, &out);
+        sl_http_respond (req, status, "application/json", out.data, out.len);
+        sl_buf_free (&out);
         return;
     }
     sl_console_handle (self->console, &creq, &resp);
@@ -1004,6 +1034,7 @@ audit_new (sl_service_t *svc, const audit_config_t *config)
         self->prune_timer = zloop_timer (loop, (size_t) (config->prune_ms > 0 ? config->prune_ms : 60000), 0,
                                          s_on_prune, self);
     sl_service_on_health (svc, s_health, self);
+    sl_service_on_drain (svc, s_drain_start, NULL, NULL, self);
     s_resolve (self);
     sl_log_info ("emitters", "list=%s connected=%zu", config->emitters, self->conn_count);
     return self;

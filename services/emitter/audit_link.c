@@ -233,3 +233,9 @@ audit_link_own (audit_link_t *self, const sl_msg_t *msg)
     self->own.seq = self->judged_seq;
     sl_spool_add (self->spool, &self->own, ++self->own_count, zclock_time ());
 }
+
+bool
+audit_link_settled (audit_link_t *self)
+{
+    return !self || sl_spool_records (self->spool) == 0 || !sl_spool_connected (self->spool, s_mono ());
+}

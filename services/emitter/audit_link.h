@@ -30,5 +30,9 @@ void audit_link_judged (audit_link_t *self, const sl_msg_t *msg);
 void audit_link_own (audit_link_t *self, const sl_msg_t *msg);
 //  Send what may go now (end of a reactor turn).
 void audit_link_flush (audit_link_t *self);
+//  Nothing left for a drain to wait for: the audit committed every record
+//  spooled, or no audit is connected to commit them (they stay counted in
+//  sluice_audit_spool_records and are lost with the process).
+bool audit_link_settled (audit_link_t *self);
 
 #endif

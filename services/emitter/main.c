@@ -311,6 +311,13 @@ s_streams (void *arg)
     return (double) sl_emitter_streams (((s_app_t *) arg)->emitter);
 }
 
+//  A drain waits for the audit to commit what this emitter spooled.
+static bool
+s_audit_settled (void *arg)
+{
+    return audit_link_settled (((s_app_t *) arg)->audit);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -407,6 +414,7 @@ main (int argc, char **argv)
         if (stage) {
             sl_stage_set_congestion (stage, s_congested, &app);
             sl_stage_track_streams (stage, streams_bound, expiry_ms);
+            sl_stage_drain_with (stage, app.gateways, s_audit_settled, &app);
         }
     }
     int rc = stage ? sl_service_run (svc) : 1;

@@ -456,8 +456,9 @@ s_serve_status (gateway_t *self, sl_http_req_t *req, const char *method, const c
         return;
     }
     sl_buf_reset (&self->scratch);
-    if (path [1] == 'h') {
-        int status = sl_service_render_health (self->service, &self->scratch);
+    if (path [1] == 'h' || path [1] == 'r') {
+        int status = path [1] == 'h' ? sl_service_render_health (self->service, &self->scratch)
+                                     : sl_service_render_ready (self->service, &self->scratch);
         sl_http_respond (req, status, "application/json", self->scratch.data, self->scratch.len);
     }
     else {
@@ -508,6 +509,20 @@ s_refuse_framing (sl_http_req_t *req, const char *path, const char *why)
     gateway_respond_error (req, route.dialect, 400, "invalid_request_error", message);
 }
 
+//  A request on a kept-alive connection while the gateway drains: 503 in
+//  the dialect its path names, and the connection closes, so the client
+//  retries on another gateway rather than losing the request.
+static void
+s_refuse_draining (sl_http_req_t *req, const char *path)
+{
+    sl_endpoint_t route;
+    sl_job_route (path, &route);
+    sl_http_add_header (req, "Retry-After", GATEWAY_RETRY_AFTER_S);
+    sl_http_add_header (req, "Connection", "close");
+    gateway_respond_error (req, route.dialect, 503, "overloaded_error",
+                           "this sluice gateway is shutting down: send the request again");
+}
+
 static void
 s_on_request (void *arg, sl_http_req_t *req)
 {
@@ -518,14 +533,19 @@ s_on_request (void *arg, sl_http_req_t *req)
         s_refuse_framing (req, path, sl_http_req_bad_framing (req));
         return;
     }
-    if (strcmp (path, "/healthz") == 0 || strcmp (path, "/metrics") == 0) {
+    if (strcmp (path, "/healthz") == 0 || strcmp (path, "/readyz") == 0 || strcmp (path, "/metrics") == 0) {
         //  The metrics tell how busy sluice is, with what, and how it
         //  refuses: on the client port, with client keys configured, only
         //  for a client with a key (the metrics port is for operators and
-        //  stays open). /healthz says no more than up or not.
+        //  stays open). /healthz and /readyz say no more than up or not,
+        //  and taking new streams or draining.
         if (path [1] == 'm' && !gateway_authorized (self, req, GATEWAY_DEFAULT_DIALECT))
             return;
         s_serve_status (self, req, method, path);
+        return;
+    }
+    if (sl_service_draining (self->service)) {
+        s_refuse_draining (req, path);
         return;
     }
     if (strcmp (method, "GET") == 0 && s_serve_models (self, req, path))
@@ -706,6 +726,48 @@ s_policy_metrics (gateway_t *self, sl_metrics_t *m)
                                                 "Time from a request to its last request verdict",
                                                 sl_metrics_latency_bounds, sl_metrics_latency_bounds_count);
 }
+//  --------------------------------------------------------------------------
+//  Drain (sl_service.h): no new client from the SIGTERM on, the streams
+//  held finish, and those still running at --drain-ms end with an error in
+//  their client's dialect.
+
+static void
+s_drain_start (void *arg)
+{
+    gateway_t *self = arg;
+    if (sl_httpd_quiesce (self->httpd))
+        sl_log_warn ("quiesce_failed", "the client port could not stop accepting; new clients get 503");
+    sl_log_info ("draining_streams", "streams=%zu", sl_sidmap_size (self->streams));
+}
+
+//  Nothing held: no stream, no body being parsed, and every answer's last
+//  byte gone to its client.
+static bool
+s_drain_idle (void *arg)
+{
+    gateway_t *self = arg;
+    return sl_sidmap_size (self->streams) == 0 && zlistx_size (self->parsing) == 0
+        && sl_httpd_requests (self->httpd) == 0;
+}
+
+static void
+s_drain_give_up (void *arg)
+{
+    gateway_t *self = arg;
+    size_t count;
+    void **streams = sl_sidmap_values (self->streams, &count);
+    if (count)
+        sl_log_warn ("drain_ended_streams", "streams=%zu", count);
+    for (size_t i = 0; i < count; i++) {
+        gateway_stream_t *s = streams [i];
+        if (sl_delivery_dispatched (s->delivery))
+            s_cancel (self, s, "the gateway is shutting down");
+        s_fail (self, s, 503, "shutting_down", "this sluice gateway shut down before the response was complete");
+    }
+    free (streams);
+    sl_router_flush (self->router);
+    sl_httpd_run (self->httpd);
+}
 
 gateway_t *
 gateway_new (sl_service_t *service, const gateway_config_t *config)
@@ -829,6 +891,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     sl_httpd_set_counters (self->httpd, &self->http);
     sl_httpd_set_stream_cap (self->httpd, config->stream_cap);
     sl_httpd_dispatch_oversize (self->httpd, true);
+    sl_service_on_drain (service, s_drain_start, s_drain_idle, s_drain_give_up, self);
     sl_log_info ("listening", "http=%s:%d inbox=%s name=%s",
                  config->http_host, sl_httpd_port (self->httpd), bound, sl_service_name (self->service));
     return self;

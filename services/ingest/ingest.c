@@ -335,6 +335,16 @@ s_flush (void *arg)
     sl_router_flush (((ingest_t *) arg)->router);
 }
 
+//  A drain waits for every stream's end to be acknowledged by its gateway
+//  (until then its delta log may still be re-sent). What --drain-ms cuts
+//  off cannot go on elsewhere (an upstream call cannot be resumed): the
+//  gateways see this ingest gone and end those streams with an error.
+static bool
+s_drain_idle (void *arg)
+{
+    return sl_upcall_count (((ingest_t *) arg)->upcall) == 0;
+}
+
 ingest_t *
 ingest_new (sl_service_t *service, const ingest_config_t *config)
 {
@@ -376,6 +386,7 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
         ingest_destroy (&self);
         return NULL;
     }
+    sl_stage_drain_with (self->stage, self->router, s_drain_idle, self);
     return self;
 }
 

@@ -459,6 +459,7 @@ main (int argc, char **argv)
         sl_stage_set_congestion (stage, s_congested, &app);
         sl_stage_relay_losses (stage, app.router);
         sl_stage_track_streams (stage, streams_bound, expiry_ms);
+        sl_stage_drain_with (stage, app.router, NULL, NULL);
     }
     int rc = stage ? sl_service_run (svc) : approvals_up ? 1 : 2;
     //  Calls still waiting for a person fail visibly (on_timeout), and

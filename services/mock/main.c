@@ -13,7 +13,7 @@
     that directory. Events are sent one every --delay-ms (a request header
     x-mock-delay-ms overrides it; 0 sends as fast as the client reads).
 
-    Also serves /healthz and /metrics on the same port; the metrics count
+    Also serves /healthz, /readyz and /metrics on the same port; the metrics count
     the streams its clients abandoned, which is how tests see a cancel
     reach upstream. Requests for judge-* models play an LLM judge
     (sl_mock_judge.h), POSTs under /v1/data/ a decision service in Open
@@ -260,13 +260,16 @@ static void
 s_serve_health (s_app_t *app, sl_http_req_t *req, const char *path)
 {
     sl_buf_t out = { 0 };
-    bool health = strcmp (path, "/healthz") == 0;
+    bool health = strcmp (path, "/healthz") == 0, ready = strcmp (path, "/readyz") == 0;
     int status = 200;
     if (health)
         status = sl_service_render_health (app->service, &out);
     else
+    if (ready)
+        status = sl_service_render_ready (app->service, &out);
+    else
         sl_service_render_metrics (app->service, &out);
-    sl_http_respond (req, status, health ? "application/json" : "text/plain; version=0.0.4",
+    sl_http_respond (req, status, health || ready ? "application/json" : "text/plain; version=0.0.4",
                      out.data, out.len);
     sl_buf_free (&out);
 }
@@ -318,7 +321,7 @@ s_on_request (void *arg, sl_http_req_t *req)
 {
     s_app_t *app = arg;
     const char *path = sl_http_req_path (req);
-    if (strcmp (path, "/healthz") == 0 || strcmp (path, "/metrics") == 0) {
+    if (strcmp (path, "/healthz") == 0 || strcmp (path, "/readyz") == 0 || strcmp (path, "/metrics") == 0) {
         s_serve_health (app, req, path);
         return;
     }
