@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <sodium.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,19 +17,6 @@
 #define S_KEY_FILE_MAX 65536            //  a certificate is a few hundred bytes
 #define S_PUBLIC_SUFFIX ".key"
 #define S_SECRET_SUFFIX ".key_secret"
-
-static int
-s_fail (char **error, const char *format, ...)
-{
-    va_list args;
-    va_start (args, format);
-    sl_buf_t out = { 0 };
-    sl_buf_vprintf (&out, format, args);
-    va_end (args);
-    *error = sl_xstrdup (sl_buf_cstr (&out));
-    sl_buf_free (&out);
-    return -1;
-}
 
 bool
 sl_keygen_kube_namespace_valid (const char *name)
@@ -51,15 +37,18 @@ s_put_file (sl_buf_t *out, const char *dir, const char *file, char **error)
     char path [4096];
     snprintf (path, sizeof path, "%s/%s", dir, file);
     FILE *f = fopen (path, "rb");
-    if (!f)
-        return s_fail (error, "cannot read %s: %s", path, strerror (errno));
+    if (!f) {
+        *error = sl_xasprintf ("cannot read %s: %s", path, strerror (errno));
+        return -1;
+    }
     unsigned char *bytes = sl_xmalloc (S_KEY_FILE_MAX);
     size_t size = fread (bytes, 1, S_KEY_FILE_MAX, f);
     bool whole = feof (f) && !ferror (f);
     fclose (f);
     if (!whole) {
         free (bytes);
-        return s_fail (error, "%s is not a key file (unreadable or over %d bytes)", path, S_KEY_FILE_MAX);
+        *error = sl_xasprintf ("%s is not a key file (unreadable or over %d bytes)", path, S_KEY_FILE_MAX);
+        return -1;
     }
     size_t b64_size = sodium_base64_ENCODED_LEN (size, sodium_base64_VARIANT_ORIGINAL);
     char *b64 = sl_xmalloc (b64_size);
@@ -82,8 +71,10 @@ static int
 s_public_files (const char *dir, char ***files_p, size_t *count_p, char **error)
 {
     DIR *d = opendir (dir);
-    if (!d)
-        return s_fail (error, "cannot read %s: %s", dir, strerror (errno));
+    if (!d) {
+        *error = sl_xasprintf ("cannot read %s: %s", dir, strerror (errno));
+        return -1;
+    }
     char **files = NULL;
     size_t count = 0;
     struct dirent *e;
@@ -111,9 +102,11 @@ s_public_files (const char *dir, char ***files_p, size_t *count_p, char **error)
 int
 sl_keygen_kube_secrets (const char *dir, const char *namespace, sl_buf_t *out, char **error)
 {
-    if (!sl_keygen_kube_namespace_valid (namespace))
-        return s_fail (error, "'%s' is not a Kubernetes namespace (1 to %d of a-z 0-9 -, starting and ending "
-                              "with a letter or a digit)", namespace ? namespace : "", S_NAMESPACE_MAX);
+    if (!sl_keygen_kube_namespace_valid (namespace)) {
+        *error = sl_xasprintf ("'%s' is not a Kubernetes namespace (1 to %d of a-z 0-9 -, starting and ending "
+                               "with a letter or a digit)", namespace ? namespace : "", S_NAMESPACE_MAX);
+        return -1;
+    }
     //  Every role's secret key whole before anything is written: a Secret
     //  with a damaged key would fail its pod at start, far from here.
     for (size_t i = 0; sl_keygen_role (i); i++) {

@@ -37,17 +37,17 @@
 
 #include "tests/pgtmp.h"
 #include "tests/redistmp.h"
+#include "tests/secretfile.h"
 #include "tests/integration/audit_proc.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/loopback.h"
 #include "tests/integration/sse_client.h"
 
 #define OVERLAY "deploy/kubernetes/overlays/small"
 #define NAMESPACE "sluice"
 #define MAX_PODS 16
 #define MAX_ARGS 48
-#define MAX_PORTS 48
 #define KEYS_PATH "/var/lib/sluice/keys"
-#define POLICY_PATH "/etc/sluice/policy.yaml"
 #define START_MS 15000                  //  a process's "started" line
 #define STOP_MS 15000                   //  a drain with nothing held is quick
 #define STREAM_MS 20000
@@ -66,21 +66,6 @@ typedef struct {
     json_t *container;                  //  borrowed from the documents
     proc_t *proc;
 } pod_t;
-
-static struct { int from, to; } s_ports [MAX_PORTS];
-static int s_port_count;
-
-static int
-s_map_port (int from)
-{
-    for (int i = 0; i < s_port_count; i++)
-        if (s_ports [i].from == from)
-            return s_ports [i].to;
-    cr_assert_lt (s_port_count, MAX_PORTS);
-    s_ports [s_port_count].from = from;
-    s_ports [s_port_count].to = harness_free_port ();
-    return s_ports [s_port_count++].to;
-}
 
 //  One libyaml node as JSON: plain scalars that read as numbers, booleans
 //  or null are those (kubectl quotes strings that would), the rest strings.
@@ -171,37 +156,6 @@ s_find (json_t *objects, const char *kind, const char *name)
     return NULL;
 }
 
-//  Rewrite one value from the cluster to loopback: a Service or pod host
-//  and its port, a wildcard bind, the image's paths.
-static char *
-s_rewrite (const char *arg, const char *prev, const char *keys_dir)
-{
-    char out [512];
-    if (prev && (strcmp (prev, "--port") == 0 || strcmp (prev, "--http-port") == 0
-             ||  strcmp (prev, "--metrics-port") == 0 || strcmp (prev, "--console-port") == 0)) {
-        snprintf (out, sizeof out, "%d", s_map_port (atoi (arg)));
-        return strdup (out);
-    }
-    if (strcmp (arg, "0.0.0.0") == 0)
-        return strdup ("127.0.0.1");
-    if (strcmp (arg, POLICY_PATH) == 0)
-        return strdup ("deploy/policy.yaml");
-    if (strcmp (arg, KEYS_PATH) == 0)
-        return strdup (keys_dir);
-    const char *scheme = strstr (arg, "://");
-    const char *colon = scheme ? strchr (scheme + 3, ':') : NULL;
-    const char *slash = scheme ? strchr (scheme + 3, '/') : NULL;
-    if (colon && (!slash || colon < slash)) {
-        const char *rest = colon + 1;
-        while (*rest >= '0' && *rest <= '9')
-            rest++;
-        snprintf (out, sizeof out, "%.*s127.0.0.1:%d%s", (int) (scheme + 3 - arg), arg,
-                  s_map_port (atoi (colon + 1)), rest);
-        return strdup (out);
-    }
-    return strdup (arg);
-}
-
 //  $(NAME) in an argument, expanded from the container's environment as
 //  the kubelet does (the values as given, rewritten with the argument
 //  after); a name it does not define is left as written.
@@ -286,20 +240,8 @@ s_mount_secret (json_t *secret, const char *dir)
     cr_assert_eq (mkdir (dir, 0700), 0, "%s", dir);
     const char *file;
     json_t *b64;
-    json_object_foreach (s_at (secret, "data"), file, b64) {
-        const char *text = json_string_value (b64);
-        unsigned char bytes [8192];
-        size_t size = 0;
-        cr_assert_eq (sodium_base642bin (bytes, sizeof bytes, text, strlen (text), NULL, &size, NULL,
-                                         sodium_base64_VARIANT_ORIGINAL), 0);
-        char path [512];
-        snprintf (path, sizeof path, "%s/%s", dir, file);
-        FILE *f = fopen (path, "wb");
-        cr_assert_not_null (f);
-        cr_assert_eq (fwrite (bytes, 1, size, f), size);
-        fclose (f);
-        chmod (path, 0400);
-    }
+    json_object_foreach (s_at (secret, "data"), file, b64)
+        secretfile_write (dir, file, json_string_value (b64));
 }
 
 //  The local port of a probe's or a Service's port: a number, or the name
@@ -308,12 +250,12 @@ static int
 s_container_port (json_t *container, json_t *port)
 {
     if (json_is_integer (port))
-        return s_map_port ((int) json_integer_value (port));
+        return loopback_port ((int) json_integer_value (port));
     size_t i;
     json_t *p;
     json_array_foreach (json_object_get (container, "ports"), i, p)
         if (strcmp (s_str (p, "name"), json_string_value (port)) == 0)
-            return s_map_port ((int) json_integer_value (json_object_get (p, "containerPort")));
+            return loopback_port ((int) json_integer_value (json_object_get (p, "containerPort")));
     cr_assert_fail ("no container port named %s", json_string_value (port));
     return 0;
 }
@@ -386,7 +328,7 @@ Test (kubernetes, the_small_overlay_runs_as_written, .timeout = 120)
         cr_skip_test ("PostgreSQL, for the audit's DSN Secret: %s", reason);
     //  Redis where the Secret below says, on its loopback port.
     redistmp_t redis = { 0 };
-    cr_assert (redistmp_start (&redis, s_map_port (REDIS_PORT)), "redis-server runs (make deps installs it)");
+    cr_assert (redistmp_start (&redis, loopback_port (REDIS_PORT)), "redis-server runs (make deps installs it)");
 
     json_t *objects = json_array ();
     cr_assert_eq (s_load ("kubectl kustomize " OVERLAY " 2>/dev/null", objects), 0, OVERLAY " builds");
@@ -450,7 +392,7 @@ Test (kubernetes, the_small_overlay_runs_as_written, .timeout = 120)
             char *value = s_env_value (objects, entry, pod->name);
             if (!value)
                 continue;
-            char *local = s_rewrite (value, NULL, pod->keys_dir);
+            char *local = loopback_rewrite (value, NULL, KEYS_PATH, pod->keys_dir);
             char pair [1024];
             cr_assert_lt (pod->envc, MAX_ARGS);
             snprintf (pair, sizeof pair, "%s=%s", s_str (entry, "name"), value);
@@ -466,7 +408,7 @@ Test (kubernetes, the_small_overlay_runs_as_written, .timeout = 120)
         json_array_foreach (json_object_get (pod->container, "args"), a, arg) {
             cr_assert_lt (pod->argc, MAX_ARGS - 1);
             char *expanded = s_expand (json_string_value (arg), pod);
-            pod->args [pod->argc++] = s_rewrite (expanded, prev, pod->keys_dir);
+            pod->args [pod->argc++] = loopback_rewrite (expanded, prev, KEYS_PATH, pod->keys_dir);
             free (expanded);
             prev = json_string_value (arg);
         }

@@ -10,6 +10,7 @@
 #include "common/bus/sl_keys.h"
 #include "services/keygen/sl_keygen.h"
 #include "services/keygen/sl_keygen_kube.h"
+#include "tests/secretfile.h"
 #include "tests/unit/keydir.h"
 
 #define ROLES 6
@@ -37,16 +38,7 @@ s_mount (const char *text, const char *role, const char *mount, int *secrets)
         char file [64], b64 [4096];
         snprintf (file, sizeof file, "%.*s", (int) (colon - line - 2), line + 2);
         snprintf (b64, sizeof b64, "%.*s", (int) (eol - colon - 2), colon + 2);
-        unsigned char bytes [4096];
-        size_t size = 0;
-        cr_assert_eq (sodium_base642bin (bytes, sizeof bytes, b64, strlen (b64), NULL, &size, NULL,
-                                         sodium_base64_VARIANT_ORIGINAL), 0, "%s is base64", file);
-        char path [512];
-        snprintf (path, sizeof path, "%s/%s", mount, file);
-        FILE *f = fopen (path, "wb");
-        cr_assert_not_null (f);
-        cr_assert_eq (fwrite (bytes, 1, size, f), size);
-        fclose (f);
+        secretfile_write (mount, file, b64);
         files++;
         *secrets += strstr (file, "_secret") != NULL;
         line = eol + 1;
