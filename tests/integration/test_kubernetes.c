@@ -260,6 +260,24 @@ s_container_port (json_t *container, json_t *port)
     return 0;
 }
 
+//  The local port a Service's first port reaches: the targetPort of the
+//  pod its selector picks.
+static int
+s_service_port (json_t *objects, const char *name, pod_t *pods, int n)
+{
+    json_t *service = s_find (objects, "Service", name);
+    cr_assert_not_null (service, "the Service %s", name);
+    const char *selected = json_string_value (json_object_get (s_at (service, "spec.selector"),
+                                                               "app.kubernetes.io/name"));
+    cr_assert_not_null (selected, "%s selects pods by name", name);
+    for (int p = 0; p < n; p++)
+        if (strcmp (pods [p].name, selected) == 0)
+            return s_container_port (pods [p].container,
+                                     s_at (json_array_get (s_at (service, "spec.ports"), 0), "targetPort"));
+    cr_assert_fail ("the Service %s selects no Deployment's pods", name);
+    return 0;
+}
+
 //  What the manifests promise of every pod, checked on the objects.
 static void
 s_check_pod (json_t *deployment, pod_t *pod)
@@ -439,15 +457,7 @@ Test (kubernetes, the_small_overlay_runs_as_written, .timeout = 120)
         cr_expect_eq (s_probe (&pods [p], "readinessProbe"), 200, "%s: readiness", pods [p].name);
     }
     //  A stream through the gateway's Service, with the image's policy.
-    json_t *service = s_find (objects, "Service", "gateway");
-    cr_assert_not_null (service, "the clients' Service");
-    pod_t *gateway = NULL;
-    for (int p = 0; p < n; p++)
-        if (strcmp (pods [p].program, "gateway") == 0)
-            gateway = &pods [p];
-    cr_assert_not_null (gateway);
-    int gateway_port = s_container_port (gateway->container,
-                                         s_at (json_array_get (s_at (service, "spec.ports"), 0), "targetPort"));
+    int gateway_port = s_service_port (objects, "gateway", pods, n);
     const char *req = "{\"model\":\"mock-tools\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
     sl_buf_t body = { 0 };
     cr_expect_eq (http_request (gateway_port, "POST", "/v1/chat/completions", req, NULL, &body, STREAM_MS), 200);
@@ -462,15 +472,7 @@ Test (kubernetes, the_small_overlay_runs_as_written, .timeout = 120)
     chat_stream_free (&cs);
     sl_buf_free (&body);
     //  The audit recorded it in PostgreSQL; the console Service shows it.
-    json_t *console = s_find (objects, "Service", "console");
-    cr_assert_not_null (console, "the console's Service");
-    pod_t *audit = NULL;
-    for (int p = 0; p < n; p++)
-        if (strcmp (pods [p].program, "audit") == 0)
-            audit = &pods [p];
-    cr_assert_not_null (audit);
-    audit_proc_t reader = { .console_port = s_container_port (audit->container,
-        s_at (json_array_get (s_at (console, "spec.ports"), 0), "targetPort")) };
+    audit_proc_t reader = { .console_port = s_service_port (objects, "console", pods, n) };
     cr_expect_eq (audit_wait_streams (&reader, "rule=no-rm-rf&state=ended", 1, STREAM_MS), 1,
                   "the audit's console finds the blocked call by its rule");
     json_t *meta = audit_get (&reader, "/api/meta");
