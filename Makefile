@@ -16,7 +16,8 @@
 #                   sluice-bench against three stacks, nginx (the floor)
 #                   and the mock, then the emitter's CPU with the audit's
 #                   spool off and on
-#   make chaos      the kill-and-restart test and the stop-and-resume rounds,
+#   make chaos      the kill-and-restart test, the stop-and-resume rounds and
+#                   the rolling updates (DRAIN_ROUNDS),
 #                   with their one-line summaries
 #   make deps       install the Debian packages the build needs (root), or
 #                   print the command to do it
@@ -289,15 +290,20 @@ integration: $(BUILD)/asan/tests/integration $(ASAN_BINS) $(BUILD)/bin/sluice-ga
 
 # The kill-and-restart test, then the stop-and-resume rounds: every kind of
 # process stopped PAUSE_ROUNDS times (0.3, 1.5 and 5 s in turn, under load
-# and idle); a summary line per test and per kind.
+# and idle), then DRAIN_ROUNDS rolling updates of every kind of stage (a
+# new instance, then SIGTERM to an old one, under load); a summary line
+# per test and per kind.
 PAUSE_ROUNDS ?= 10
+DRAIN_ROUNDS ?= 10
 
 chaos: $(BUILD)/asan/tests/integration $(ASAN_BINS)
 	@out=$$(mktemp); SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin $(BUILD)/asan/tests/integration \
 	  --filter 'chaos/kill_any_stage_lose_nothing' --jobs 1 > $$out 2>&1; rc=$$?; \
 	  SLUICE_PAUSE_ROUNDS=$(PAUSE_ROUNDS) SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin $(BUILD)/asan/tests/integration \
 	  --filter 'pause/every_kind_stopped' --jobs 1 >> $$out 2>&1 || rc=1; \
-	  grep -E '^chaos:|^pause:|^\[FAIL|^\[----\] .*Assertion|Synthesis' $$out; rm -f $$out; exit $$rc
+	  SLUICE_DRAIN_ROUNDS=$(DRAIN_ROUNDS) SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin $(BUILD)/asan/tests/integration \
+	  --filter 'drain/rolling_update_of_every_kind_loses_no_stream' --jobs 1 >> $$out 2>&1 || rc=1; \
+	  grep -E '^chaos:|^pause:|^drain:|^\[FAIL|^\[----\] .*Assertion|Synthesis' $$out; rm -f $$out; exit $$rc
 
 # The coding agents, real clients of sluice: installed into build/agents
 # from tests/agents/package-lock.json (their install scripts put

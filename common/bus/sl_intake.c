@@ -212,6 +212,16 @@ sl_intake_expire (sl_intake_t *self, int64_t now, sl_intake_expired_fn *fn, void
     return expired;
 }
 
+void
+sl_intake_each_open (sl_intake_t *self, sl_intake_expired_fn *fn, void *arg)
+{
+    size_t cursor = 0;
+    s_entry_t *e;
+    while ((e = sl_sidmap_next (self->streams, &cursor, NULL)))
+        if (s_is_open (e))
+            fn (arg, e->sid, e->epoch, sl_str_n ((const char *) e->origin, e->origin_len));
+}
+
 size_t
 sl_intake_open (sl_intake_t *self)
 {

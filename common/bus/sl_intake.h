@@ -75,6 +75,10 @@ bool sl_intake_origin (sl_intake_t *self, const uint8_t *sid, sl_str_t *origin, 
 size_t sl_intake_expire (sl_intake_t *self, int64_t now, sl_intake_expired_fn *fn, void *arg);
 //  Streams open (passed their START, not yet ended, refused or expired).
 size_t sl_intake_open (sl_intake_t *self);
+//  Call fn for every open stream (its id, epoch and origin, borrowed for
+//  the call): a stage that stops hands them back (reports them lost).
+//  fn must not admit messages meanwhile.
+void sl_intake_each_open (sl_intake_t *self, sl_intake_expired_fn *fn, void *arg);
 size_t sl_intake_max_streams (sl_intake_t *self);
 int64_t sl_intake_expiry_ms (sl_intake_t *self);
 

@@ -1071,7 +1071,9 @@ sl_router_each_pinned (sl_router_t *self, const char *endpoint,
     const uint8_t *sid;
     s_pin_t *pin;
     while ((pin = sl_sidmap_next (self->pins, &cursor, &sid)))
-        if (strcmp (pin->peer->endpoint, endpoint) == 0) {
+        //  A peer that drained saw its streams' ends out before it went:
+        //  only those still running are lost with it.
+        if (strcmp (pin->peer->endpoint, endpoint) == 0 && !(pin->ended_at && pin->peer->draining)) {
             memcpy (hits [count].sid, sid, SL_SID_SIZE);
             hits [count++].epoch = pin->epoch;
         }
@@ -1137,6 +1139,15 @@ sl_router_pending (sl_router_t *self)
     for (size_t i = 0; i < self->count; i++)
         n += self->peers [i]->batch.len;
     return n;
+}
+
+bool
+sl_router_settled (sl_router_t *self)
+{
+    for (size_t i = 0; i < self->count; i++)
+        if (self->peers [i]->state == PEER_ALIVE && self->peers [i]->batch.len)
+            return false;
+    return true;
 }
 
 size_t

@@ -110,8 +110,9 @@ const uint8_t *sl_router_last_encoded (sl_router_t *self, size_t *len);
 const char *sl_router_peer_of (sl_router_t *self, const uint8_t *sid);
 //  Call fn for every stream pinned to the instance at endpoint, or pinned
 //  there and ended less than SL_PIN_GRACE_MS ago (its last messages may
-//  have died with the instance): what a stage reports lost when that
-//  instance dies.
+//  have died with the instance; not when the instance said it was
+//  draining: it stops only once its output is out): what a stage reports
+//  lost when that instance dies.
 void sl_router_each_pinned (sl_router_t *self, const char *endpoint,
                             void (*fn) (void *arg, const uint8_t *sid, uint32_t epoch), void *arg);
 //  The credit the instance at endpoint has given us and we did not spend
@@ -129,6 +130,10 @@ int sl_router_flush (sl_router_t *self);
 bool sl_router_congested (sl_router_t *self);
 //  Bytes queued and not yet handed to ZeroMQ.
 size_t sl_router_pending (sl_router_t *self);
+//  Nothing waits to go to a live peer (what waits for a dead or a not yet
+//  connected one cannot be waited for: its streams are re-sent anyway).
+//  A drain waits for this before the process stops.
+bool sl_router_settled (sl_router_t *self);
 //  A process that stops cleanly (a drain) must not lose what it handed to
 //  ZeroMQ and ZeroMQ has not sent yet: every peer's socket keeps it for
 //  up to ms when closed (the default is 0: dropped).

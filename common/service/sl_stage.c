@@ -16,6 +16,7 @@
 #define SL_STAGE_FORGET_MS 30000        //  a sender silent this long is forgotten
 #define SL_STAGE_REFUSED_STATUS 503     //  a stream over --max-streams
 #define SL_STAGE_EXPIRED_STATUS 504     //  a stream silent past --stream-expiry-ms
+#define SL_STAGE_DRAIN_STATUS 503       //  a stream still held when a drain was cut short
 
 //  What we know about one sender on the inbox.
 typedef struct {
@@ -597,9 +598,33 @@ s_drain_idle (void *arg)
     sl_stage_t *self = arg;
     if (self->tracking && sl_intake_open (self->intake) > 0)
         return false;
-    if (self->drain_out && sl_router_pending (self->drain_out) > 0)
+    if (self->drain_out && !sl_router_settled (self->drain_out))
         return false;
     return !self->drain_idle || self->drain_idle (self->drain_arg);
+}
+
+static void
+s_end_held (void *arg, const uint8_t *sid, uint32_t epoch, sl_str_t origin)
+{
+    s_end_stream (arg, NULL, sid, epoch, origin, "shutting_down",
+                  "sluice stopped this instance before the response was complete; try again",
+                  SL_STAGE_DRAIN_STATUS, 0);
+}
+
+//  --drain-ms passed (or a second signal): every stream still held ends
+//  here and at every later hop with an error its client sees (in its
+//  dialect), rather than hanging once this instance is gone: when it is
+//  the last of its stage nothing could take the stream over.
+static void
+s_drain_give_up (void *arg)
+{
+    sl_stage_t *self = arg;
+    if (!self->tracking || sl_intake_open (self->intake) == 0)
+        return;
+    sl_log_warn ("drain_ended_streams", "streams=%zu", sl_intake_open (self->intake));
+    sl_intake_each_open (self->intake, s_end_held, self);
+    if (self->on_flush)
+        self->on_flush (self->arg);
 }
 
 void
@@ -608,7 +633,7 @@ sl_stage_drain_with (sl_stage_t *self, sl_router_t *out, sl_service_idle_fn *idl
     self->drain_out = out;
     self->drain_idle = idle;
     self->drain_arg = arg;
-    sl_service_on_drain (self->service, s_drain_start, s_drain_idle, NULL, self);
+    sl_service_on_drain (self->service, s_drain_start, s_drain_idle, s_drain_give_up, self);
 }
 
 bool

@@ -31,9 +31,11 @@
 
     Drain (sl_stage_drain_with): the stage says in its heartbeats that it
     stops (SL_F_DRAINING), serves what it holds, and lets the process stop
-    once nothing is left. What --drain-ms cuts off is not ended here: the
-    instances before this one see it gone and report its streams lost, and
-    the ingest re-sends them along the live instances (PROTOCOL.md).
+    once nothing is left. What --drain-ms (or a second signal) cuts off
+    ends here and at every later hop with an error the client sees
+    ("shutting_down", 503), so nothing hangs when this was the last
+    instance of its stage. Its senders do not report the streams that
+    ended here lost when it goes (sl_router_each_pinned).
 */
 #ifndef SL_STAGE_H
 #define SL_STAGE_H
@@ -78,7 +80,8 @@ void sl_stage_track_streams (sl_stage_t *self, size_t max_streams, int64_t expir
 //  at once), so they pin new streams to other instances; a START that
 //  still comes (sent before the sender heard) is served. The stage is
 //  drained when its intake holds no open stream (when it tracks them),
-//  out (its router to the next stage, may be NULL) has nothing queued,
+//  out (its router to the next stage, may be NULL) has nothing queued
+//  for a live instance (sl_router_settled),
 //  and idle(arg) says the rest is done too (NULL: nothing else to wait
 //  for). What out handed to ZeroMQ still leaves after the loop stops
 //  (it lingers up to SL_SERVICE_GIVE_UP_MS).

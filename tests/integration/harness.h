@@ -9,7 +9,9 @@
     log line, a counter), never sleep a fixed time.
 
     The bus runs as deployed: CURVE on every link, with keys that
-    sluice-keygen makes in the stack's directory.
+    sluice-keygen makes in the stack's directory. Processes start with
+    SLUICE_DRAIN_MS=0 (unless the test's environment sets it): SIGTERM
+    stops them at once; a test of the drain passes --drain-ms.
 */
 #ifndef HARNESS_H
 #define HARNESS_H

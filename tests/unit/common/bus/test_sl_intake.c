@@ -152,3 +152,42 @@ Test (sl_intake, a_stream_an_earlier_stage_refused_passes_whatever_the_bound)
     cr_expect_eq (sl_intake_open (in), 1);
     sl_intake_destroy (&in);
 }
+
+typedef struct {
+    int count;
+    int streams [4];
+    char origins [4][8];
+} s_seen_t;
+
+static void
+s_collect (void *arg, const uint8_t *sid, uint32_t epoch, sl_str_t origin)
+{
+    (void) epoch;
+    s_seen_t *seen = arg;
+    if (seen->count < 4) {
+        seen->streams [seen->count] = sid [0];
+        snprintf (seen->origins [seen->count], sizeof seen->origins [0], "%.*s", (int) origin.len, origin.ptr);
+    }
+    seen->count++;
+}
+
+Test (sl_intake, each_open_visits_the_streams_held_with_their_origins)
+{
+    sl_intake_t *in = sl_intake_new (0, 0);
+    s_admit (in, 1, SL_MSG_START, 0, 0, "a", 0);
+    s_admit (in, 2, SL_MSG_START, 0, 0, "b", 0);
+    s_admit (in, 2, SL_MSG_END, 0, 1, "b", 0);      //  ended: not held
+    s_admit (in, 3, SL_MSG_START, 0, 0, "c", 0);
+    s_admit (in, 3, SL_MSG_DELTA, 0, 5, "c", 0);    //  broken by a gap: still held
+    s_seen_t seen = { 0 };
+    sl_intake_each_open (in, s_collect, &seen);
+    cr_expect_eq (seen.count, 2);
+    cr_expect_eq (sl_intake_open (in), 2);
+    int mask = 0;
+    for (int i = 0; i < seen.count && i < 4; i++) {
+        mask |= 1 << seen.streams [i];
+        cr_expect_str_eq (seen.origins [i], seen.streams [i] == 1 ? "a" : "c");
+    }
+    cr_expect_eq (mask, (1 << 1) | (1 << 3), "streams 1 and 3, not the ended 2");
+    sl_intake_destroy (&in);
+}

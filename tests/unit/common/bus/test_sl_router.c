@@ -15,6 +15,7 @@ typedef struct {
     int frames;                         //  FRAME messages received
     uint32_t last_epoch;
     const char *name;                   //  the instance name it announces ("fake")
+    bool draining;                      //  its heartbeats say SL_F_DRAINING
 } s_fake_t;
 
 static sl_codec_t *codec;
@@ -49,6 +50,7 @@ s_on_fake (zloop_t *loop, zsock_t *reader, void *arg)
         reply.instance = sl_str (f->name ? f->name : "fake");
         reply.incarnation = 42;
         reply.credit = f->credit;
+        reply.flags = f->draining ? SL_F_DRAINING : 0;
         f->credit = 0;                  //  the window is given once
         sl_buf_t buf = { 0 };
         sl_msg_encode (&reply, &buf);
@@ -141,6 +143,58 @@ Test (sl_router, most_credit_then_failover_and_repin)
     cr_expect_eq (a.starts, 5, "the peer with the most credit took the first streams");
     cr_expect_eq (b.starts, 4, "after a died, new streams and the re-send went to b");
     cr_expect_eq (b.last_epoch, 1);
+    sl_router_destroy (&router);
+    zloop_destroy (&loop);
+    zsock_destroy (&a.sock);
+    zsock_destroy (&b.sock);
+    sl_codec_destroy (&codec);
+}
+
+//  a (the most credit) drains: new streams go to b; once b dies, a is
+//  the last instance and takes them again.
+static int
+s_on_drain_step (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_script_t *s = arg;
+    s->step++;
+    if (s->step == 3) {
+        cr_expect_eq (sl_router_alive_count (s->router), 2);
+        for (int i = 0; i < 4; i++)
+            s_start (s->router, i, 0);
+        sl_router_flush (s->router);
+        s->b->silent = true;            //  b "dies"
+    }
+    if (s->step == 12) {
+        cr_expect_eq (sl_router_alive_count (s->router), 1);
+        for (int i = 10; i < 13; i++)
+            s_start (s->router, i, 0);
+        sl_router_flush (s->router);
+    }
+    return s->step >= 15 ? -1 : 0;
+}
+
+Test (sl_router, a_draining_peer_takes_new_streams_only_when_it_is_the_last)
+{
+    codec = sl_codec_new ();
+    zloop_t *loop = zloop_new ();
+    s_fake_t a, b;
+    s_fake_init (&a, 1000);
+    s_fake_init (&b, 10);
+    a.draining = true;
+    zloop_reader (loop, a.sock, s_on_fake, &a);
+    zloop_reader (loop, b.sock, s_on_fake, &b);
+    sl_router_t *router = sl_router_new (loop, "test", 7);
+    char list [160];
+    snprintf (list, sizeof list, "%s, %s", a.endpoint, b.endpoint);
+    cr_assert_eq (sl_router_connect (router, list), 0);
+    s_script_t script = { router, &a, &b, 0 };
+    zloop_timer (loop, 100, 0, s_on_drain_step, &script);
+    zloop_start (loop);
+    cr_expect_eq (script.step, 15, "the timeline ran to its end");
+    cr_expect_eq (b.starts, 4, "while b lived, the draining a took no new stream, whatever its credit");
+    cr_expect_eq (a.starts, 3, "once b died, the draining a, the last instance, took the new streams");
     sl_router_destroy (&router);
     zloop_destroy (&loop);
     zsock_destroy (&a.sock);
