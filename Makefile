@@ -233,15 +233,21 @@ sdk-deps:
 # browser test is then skipped with that reason.
 BROWSER_DIR = tests/browser
 
-browser-deps:
+# npm ci in a test folder when its lock is newer than what is installed:
+# $(call npm_ci,folder,what it installs,what is skipped without it)
+define npm_ci
 	@if ! command -v npm >/dev/null 2>&1; then \
-	  echo "npm is not available: the browser test will be skipped"; \
-	elif [ ! -f $(BROWSER_DIR)/node_modules/.package-lock.json ] \
-	  || [ $(BROWSER_DIR)/package-lock.json -nt $(BROWSER_DIR)/node_modules/.package-lock.json ]; then \
-	  echo "installing playwright-core for the browser test ($(BROWSER_DIR)/package-lock.json)"; \
-	  (cd $(BROWSER_DIR) && timeout 600 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) \
-	    || echo "npm could not install playwright-core: the browser test will be skipped"; \
+	  echo "npm is not available: $(3) will be skipped"; \
+	elif [ ! -f $(1)/node_modules/.package-lock.json ] \
+	  || [ $(1)/package-lock.json -nt $(1)/node_modules/.package-lock.json ]; then \
+	  echo "installing $(2) ($(1)/package-lock.json)"; \
+	  (cd $(1) && timeout 600 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) \
+	    || echo "npm could not install $(2): $(3) will be skipped"; \
 	fi
+endef
+
+browser-deps:
+	$(call npm_ci,$(BROWSER_DIR),playwright-core for the browser test,the browser test)
 
 # The validator of the Kubernetes manifests (tests/kubernetes: the
 # Kubernetes schemas as kubernetes-models, pinned in its package-lock.json).
@@ -250,14 +256,7 @@ browser-deps:
 KUBE_DIR = tests/kubernetes
 
 kube-deps:
-	@if ! command -v npm >/dev/null 2>&1; then \
-	  echo "npm is not available: the Kubernetes schema check will be skipped"; \
-	elif [ ! -f $(KUBE_DIR)/node_modules/.package-lock.json ] \
-	  || [ $(KUBE_DIR)/package-lock.json -nt $(KUBE_DIR)/node_modules/.package-lock.json ]; then \
-	  echo "installing the Kubernetes manifest validator ($(KUBE_DIR)/package-lock.json)"; \
-	  (cd $(KUBE_DIR) && timeout 600 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) \
-	    || echo "npm could not install the validator: the Kubernetes schema check will be skipped"; \
-	fi
+	$(call npm_ci,$(KUBE_DIR),the Kubernetes manifest validator,the Kubernetes schema check)
 
 # ---------------------------------------------------------------------------
 # Running
