@@ -10,6 +10,10 @@
 #   make check-docs every relative link, #anchor and quoted source path of
 #                   the Markdown files resolves (tests/docs/check-links.py);
 #                   make test runs it
+#   make check-kubernetes  both overlays of deploy/kubernetes build (kubectl
+#                   kustomize) and every object validates against the
+#                   Kubernetes schemas (tests/kubernetes, npm, pinned; make
+#                   kube-deps installs it); make test runs it
 #   make fuzz       run every fuzz target for FUZZ_SECONDS (clang, libFuzzer)
 #   make bench      run the benchmarks (tests/bench/bench_*.c), then
 #                   sluice-bench against three stacks, nginx (the floor)
@@ -59,14 +63,16 @@ LDLIBS    = -lczmq -lzmq -lmsgpackc -lcurl -ljansson -lmicrohttpd -lyaml -lsqlit
 # (SQLite; PostgreSQL, whose server the store tests start in a temporary
 # directory), the browser the console test drives (Node for the SDK and
 # browser tests comes with sdk-deps), nginx, the floor make bench
-# measures sluice against, and Prometheus (its promtool checks the shipped
-# rules; the Prometheus test runs its server on a port of its own).
+# measures sluice against, Prometheus (its promtool checks the shipped
+# rules; the Prometheus test runs its server on a port of its own), and
+# kubectl (kubernetes-client: kubectl kustomize builds the Kubernetes
+# manifests; a kubectl from elsewhere does).
 PACKAGES  = gcc make pkg-config libzmq3-dev libczmq-dev libmsgpack-dev \
             libcriterion-dev libcurl4-openssl-dev libjansson-dev \
             libmicrohttpd-dev libyaml-dev clang libclang-rt-14-dev curl python3 \
             docker-compose libsqlite3-dev libpq-dev postgresql chromium nginx-light \
             libsodium-dev libjwt-dev libssl-dev libhiredis-dev redis-server \
-            prometheus
+            prometheus kubernetes-client
 
 SERVICES  = gateway ingest aggregator judge emitter mock tap replay bench keygen keys audit tools
 BUILD     = build
@@ -104,7 +110,8 @@ svc_src = $(filter-out services/$(1)/sl_%.c,$(wildcard services/$(1)/*.c))
 RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
-.PHONY: all deps sdk-deps browser-deps otel-deps run test unit integration check-compose check-docs check-prometheus memcheck \
+.PHONY: all deps sdk-deps browser-deps otel-deps kube-deps run test unit integration check-compose \
+        check-docs check-prometheus check-kubernetes memcheck \
         fuzz fuzz-smoke bench chaos clean asan agents
 .DEFAULT_GOAL := all
 # Keep intermediate objects (fuzz and bench objects are built by pattern rules).
@@ -188,6 +195,7 @@ $(call objs,release,$(GEN_SRC)) $(call objs,asan,$(GEN_SRC)) $(call objs,fuzz,$(
 
 deps:
 	@missing=""; for p in $(PACKAGES); do \
+	  if [ $$p = kubernetes-client ] && command -v kubectl >/dev/null 2>&1; then continue; fi; \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" \
 	    || missing="$$missing $$p"; \
 	done; \
@@ -237,15 +245,30 @@ sdk-deps:
 # browser test is then skipped with that reason.
 BROWSER_DIR = tests/browser
 
-browser-deps:
+# npm ci in a test folder when its lock is newer than what is installed:
+# $(call npm_ci,folder,what it installs,what is skipped without it)
+define npm_ci
 	@if ! command -v npm >/dev/null 2>&1; then \
-	  echo "npm is not available: the browser test will be skipped"; \
-	elif [ ! -f $(BROWSER_DIR)/node_modules/.package-lock.json ] \
-	  || [ $(BROWSER_DIR)/package-lock.json -nt $(BROWSER_DIR)/node_modules/.package-lock.json ]; then \
-	  echo "installing playwright-core for the browser test ($(BROWSER_DIR)/package-lock.json)"; \
-	  (cd $(BROWSER_DIR) && timeout 600 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) \
-	    || echo "npm could not install playwright-core: the browser test will be skipped"; \
+	  echo "npm is not available: $(3) will be skipped"; \
+	elif [ ! -f $(1)/node_modules/.package-lock.json ] \
+	  || [ $(1)/package-lock.json -nt $(1)/node_modules/.package-lock.json ]; then \
+	  echo "installing $(2) ($(1)/package-lock.json)"; \
+	  (cd $(1) && timeout 600 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) \
+	    || echo "npm could not install $(2): $(3) will be skipped"; \
 	fi
+endef
+
+browser-deps:
+	$(call npm_ci,$(BROWSER_DIR),playwright-core for the browser test,the browser test)
+
+# The validator of the Kubernetes manifests (tests/kubernetes: the
+# Kubernetes schemas as kubernetes-models, pinned in its package-lock.json).
+# Like sdk-deps, it says why when it cannot, and the schema check is then
+# skipped with that reason.
+KUBE_DIR = tests/kubernetes
+
+kube-deps:
+	$(call npm_ci,$(KUBE_DIR),the Kubernetes manifest validator,the Kubernetes schema check)
 
 # The OTLP receiver of tests/otel (the official OpenTelemetry protobuf
 # decoder, in @opentelemetry/otlp-transformer), pinned in its
@@ -254,14 +277,7 @@ browser-deps:
 OTEL_DIR = tests/otel
 
 otel-deps:
-	@if ! command -v npm >/dev/null 2>&1; then \
-	  echo "npm is not available: the OTLP exporter tests will be skipped"; \
-	elif [ ! -f $(OTEL_DIR)/node_modules/.package-lock.json ] \
-	  || [ $(OTEL_DIR)/package-lock.json -nt $(OTEL_DIR)/node_modules/.package-lock.json ]; then \
-	  echo "installing the OTLP receiver's packages ($(OTEL_DIR)/package-lock.json)"; \
-	  (cd $(OTEL_DIR) && timeout 600 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) \
-	    || echo "npm could not install the OTLP receiver's packages: the OTLP exporter tests will be skipped"; \
-	fi
+	$(call npm_ci,$(OTEL_DIR),the OTLP receiver's packages,the OTLP exporter tests)
 
 # ---------------------------------------------------------------------------
 # Running
@@ -274,9 +290,9 @@ run: deps
 # Tests
 
 test: deps
-	@$(MAKE) --no-print-directory sdk-deps browser-deps otel-deps
+	@$(MAKE) --no-print-directory sdk-deps browser-deps otel-deps kube-deps
 	@$(MAKE) --no-print-directory all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(FUZZ_BINS)
-	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose check-prometheus check-docs
+	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose check-prometheus check-docs check-kubernetes
 
 # Criterion counts a test whose worker process LeakSanitizer reports at
 # exit as passed: the report in the output fails the run.
@@ -362,6 +378,28 @@ check-prometheus:
 	  promtool check rules $(PROM_DIR)/alerts.yml && \
 	  promtool test rules tests/prometheus/alerts_test.yml; \
 	else echo "promtool not installed (Debian's prometheus): skipping the promtool checks"; fi
+
+# deploy/kubernetes: both overlays build with kubectl kustomize (the
+# deprecation notes of newer kustomize versions dropped: the files keep to
+# what Debian's kubectl 1.20 reads too), then every object validates
+# against the Kubernetes schemas, the validator's self-test first.
+# tests/integration/test_kubernetes.c runs the containers' commands.
+KUBE_OVERLAYS = small large
+
+check-kubernetes:
+	@if ! command -v kubectl >/dev/null 2>&1; then \
+	  echo "kubectl not installed: skipping the Kubernetes check"; exit 0; fi; \
+	mkdir -p $(BUILD)/kubernetes; \
+	for o in $(KUBE_OVERLAYS); do \
+	  kubectl kustomize deploy/kubernetes/overlays/$$o > $(BUILD)/kubernetes/$$o.yaml 2> $(BUILD)/kubernetes/$$o.err; \
+	  rc=$$?; grep -v "is deprecated" $(BUILD)/kubernetes/$$o.err; \
+	  [ $$rc = 0 ] || { echo "deploy/kubernetes/overlays/$$o does not build"; exit 1; }; \
+	  echo "deploy/kubernetes/overlays/$$o: builds"; \
+	done; \
+	if [ ! -d $(KUBE_DIR)/node_modules/kubernetes-models ] || ! command -v node >/dev/null 2>&1; then \
+	  echo "the validator is not installed (make kube-deps): skipping the Kubernetes schema check"; exit 0; fi; \
+	node $(KUBE_DIR)/validate.mjs --self-test \
+	  && node $(KUBE_DIR)/validate.mjs $(addprefix $(BUILD)/kubernetes/,$(addsuffix .yaml,$(KUBE_OVERLAYS)))
 
 # The links of README.md, docs/, proto/PROTOCOL.md and every other
 # Markdown file: each names a file that exists and a heading it has (the

@@ -1,6 +1,7 @@
 /*  sl_alloc.c - allocation that aborts on failure (see sl_alloc.h). */
 #include "common/base/sl_alloc.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,5 +62,18 @@ sl_xmemdup (const void *src, size_t n)
     void *p = sl_xmalloc (n);
     if (n)
         memcpy (p, src, n);
+    return p;
+}
+
+char *
+sl_xasprintf (const char *format, ...)
+{
+    va_list args;
+    va_start (args, format);
+    char *p = NULL;
+    int len = vasprintf (&p, format, args);
+    va_end (args);
+    if (len < 0)
+        s_out_of_memory (strlen (format));
     return p;
 }

@@ -18,5 +18,7 @@ void *sl_xrealloc (void *ptr, size_t size);
 char *sl_xstrdup (const char *s);
 char *sl_xstrndup (const char *s, size_t n);
 void *sl_xmemdup (const void *p, size_t n);
+//  A new string formatted as printf does (an error message to hand back).
+char *sl_xasprintf (const char *format, ...) __attribute__ ((format (printf, 1, 2)));
 
 #endif

@@ -5,6 +5,8 @@
     sluice-keygen --dir DIR --rotate NAME         replace one key
     sluice-keygen --dir DIR --list                show the keys
     sluice-keygen --dir DIR --signing NAME        an Ed25519 signing key
+    sluice-keygen --kubernetes NAMESPACE [--dir DIR]
+                                                  the keys as Kubernetes Secrets
 
     Every process of the bus reads its own key and the public keys from
     DIR (--keys DIR, or SLUICE_KEYS, which is also this program's default
@@ -21,6 +23,7 @@
 #include "common/bus/sl_keys.h"
 #include "common/identity/sl_signkey.h"
 #include "services/keygen/sl_keygen.h"
+#include "services/keygen/sl_keygen_kube.h"
 
 #define S_EXIT_FAILED 1
 #define S_EXIT_USAGE 2
@@ -34,6 +37,7 @@ s_usage (FILE *out)
         "       sluice-keygen --dir DIR --rotate NAME          replace a key\n"
         "       sluice-keygen --dir DIR --list                 show the keys\n"
         "       sluice-keygen --dir DIR --signing NAME         an Ed25519 signing key (audit)\n"
+        "       sluice-keygen --kubernetes NAMESPACE [--dir DIR]  the keys as Secrets\n"
         "\n"
         "  --dir            the key directory (default: $SLUICE_KEYS)\n"
         "  --tap NAME       a key for a monitoring tap; it sees everything, or with\n"
@@ -43,6 +47,9 @@ s_usage (FILE *out)
         "  --list           name, role, access and public key of every key\n"
         "  --signing NAME   NAME.sign (public) and NAME.sign_secret: the key sluice-audit\n"
         "                   signs its chain's checkpoints with (--signing audit)\n"
+        "  --kubernetes NS  make the missing keys, then write to stdout one Secret per\n"
+        "                   role (sluice-keys-<role> in namespace NS: its secret key and\n"
+        "                   every public key) to kubectl apply; never commit it\n"
         "\n"
         "Without --tap or --rotate, one key per role and the taps 'tap' (full) and\n"
         "'tap-meta' (metadata only) are made where missing; existing keys are kept.\n");
@@ -84,11 +91,34 @@ s_list (const char *dir)
     return rc;
 }
 
+//  The missing keys made (what was done on stderr: stdout is the manifests),
+//  then one Secret per role on stdout.
+static int
+s_kubernetes (const char *dir, const char *namespace)
+{
+    sl_buf_t report = { 0 }, manifests = { 0 };
+    char *error = NULL;
+    int rc = sl_keygen_kube_namespace_valid (namespace) ? 0 : S_EXIT_USAGE;
+    if (rc)
+        fprintf (stderr, "sluice-keygen: '%s' is not a Kubernetes namespace\n", namespace);
+    else
+    if (sl_keygen_ensure (dir, &report, &error) || sl_keygen_kube_secrets (dir, namespace, &manifests, &error)) {
+        fprintf (stderr, "sluice-keygen: %s\n", error);
+        free (error);
+        rc = S_EXIT_FAILED;
+    }
+    fputs (sl_buf_cstr (&report), stderr);
+    fputs (sl_buf_cstr (&manifests), stdout);
+    sl_buf_free (&report);
+    sl_buf_free (&manifests);
+    return rc;
+}
+
 int
 main (int argc, char **argv)
 {
     const char *dir = getenv ("SLUICE_KEYS");
-    const char *tap = NULL, *rotate = NULL, *signing = NULL;
+    const char *tap = NULL, *rotate = NULL, *signing = NULL, *kubernetes = NULL;
     bool metadata_only = false, list = false;
     static const struct option longopts [] = {
         { "dir", required_argument, NULL, 'd' },
@@ -97,6 +127,7 @@ main (int argc, char **argv)
         { "rotate", required_argument, NULL, 'r' },
         { "list", no_argument, NULL, 'l' },
         { "signing", required_argument, NULL, 's' },
+        { "kubernetes", required_argument, NULL, 'k' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
@@ -109,16 +140,20 @@ main (int argc, char **argv)
             case 'r': rotate = optarg; break;
             case 'l': list = true; break;
             case 's': signing = optarg; break;
+            case 'k': kubernetes = optarg; break;
             case 'h': s_usage (stdout); return 0;
             default: s_usage (stderr); return S_EXIT_USAGE;
         }
     if (optind < argc || !dir || !*dir || (tap && rotate) || (metadata_only && !tap)
-    ||  (list && (tap || rotate)) || (signing && (tap || rotate || list))) {
+    ||  (list && (tap || rotate)) || (signing && (tap || rotate || list))
+    ||  (kubernetes && (list || tap || rotate || signing))) {
         s_usage (stderr);
         return S_EXIT_USAGE;
     }
     if (list)
         return s_list (dir);
+    if (kubernetes)
+        return s_kubernetes (dir, kubernetes);
     sl_buf_t report = { 0 };
     char *error = NULL;
     int rc = signing ? sl_signkey_make (dir, signing, &report, &error)

@@ -13,6 +13,12 @@
 
 static const char *s_roles [] = { "gateway", "ingest", "aggregator", "judge", "emitter", "audit" };
 
+const char *
+sl_keygen_role (size_t index)
+{
+    return index < sizeof s_roles / sizeof s_roles [0] ? s_roles [index] : NULL;
+}
+
 static int
 s_fail (char **error, const char *format, ...)
 {

@@ -28,5 +28,7 @@ int sl_keygen_tap (const char *dir, const char *name, sl_access_t access, sl_buf
 //  Replace the key name (a role or a tap) with a new key of the same role
 //  and access.
 int sl_keygen_rotate (const char *dir, const char *name, sl_buf_t *report, char **error);
+//  The process roles, one key each, by index from 0; NULL past the last.
+const char *sl_keygen_role (size_t index);
 
 #endif

@@ -36,11 +36,11 @@
 #include "tests/redistmp.h"
 #include "tests/integration/audit_proc.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/loopback.h"
 #include "tests/integration/sse_client.h"
 
 #define MAX_SERVICES 16
 #define MAX_ARGS 32
-#define MAX_PORTS 32
 
 typedef struct {
     char name [32];
@@ -59,69 +59,6 @@ typedef struct {
 
 #define KEYS_PATH "/var/lib/sluice/keys"
 static char s_keys [256];               //  the local directory standing for the key volume
-
-static struct { int from, to; } s_ports [MAX_PORTS];
-static int s_port_count;
-
-static int
-s_map_port (int from)
-{
-    for (int i = 0; i < s_port_count; i++)
-        if (s_ports [i].from == from)
-            return s_ports [i].to;
-    cr_assert_lt (s_port_count, MAX_PORTS);
-    s_ports [s_port_count].from = from;
-    s_ports [s_port_count].to = harness_free_port ();
-    return s_ports [s_port_count++].to;
-}
-
-//  Rewrite one argument from the compose network to loopback.
-static char *
-s_rewrite (const char *arg, const char *prev)
-{
-    char out [512];
-    //  ${VAR:-default} takes its default (the test sets no such variable).
-    const char *dollar = strstr (arg, "${");
-    char expanded [512];
-    if (dollar && strstr (dollar, ":-")) {
-        const char *def = strstr (dollar, ":-") + 2;
-        const char *close = strrchr (arg, '}');
-        snprintf (expanded, sizeof expanded, "%.*s%.*s%s", (int) (dollar - arg), arg,
-                  (int) (close - def), def, close + 1);
-        arg = expanded;
-    }
-    if (prev && (strcmp (prev, "--port") == 0 || strcmp (prev, "--http-port") == 0
-             ||  strcmp (prev, "--metrics-port") == 0 || strcmp (prev, "--console-port") == 0)) {
-        snprintf (out, sizeof out, "%d", s_map_port (atoi (arg)));
-        return strdup (out);
-    }
-    if (strcmp (arg, "0.0.0.0") == 0)
-        return strdup ("127.0.0.1");
-    if (strcmp (arg, "/etc/sluice/policy.yaml") == 0)
-        return strdup ("deploy/policy.yaml");
-    if (strcmp (arg, KEYS_PATH) == 0)
-        return strdup (s_keys);
-    const char *scheme = strstr (arg, "://");
-    if (scheme) {
-        const char *host = scheme + 3;
-        //  user:password@host: the host is after the @.
-        const char *at = strchr (host, '@');
-        const char *slash = strchr (host, '/');
-        if (at && (!slash || at < slash))
-            host = at + 1;
-        const char *colon = strchr (host, ':');
-        if (colon) {
-            int port = atoi (colon + 1);
-            const char *rest = colon + 1;
-            while (*rest >= '0' && *rest <= '9')
-                rest++;
-            snprintf (out, sizeof out, "%.*s127.0.0.1:%d%s", (int) (host - arg), arg,
-                      s_map_port (port), rest);
-            return strdup (out);
-        }
-    }
-    return strdup (arg);
-}
 
 //  The value of key in a mapping, looking into what it merges (<<: *anchor)
 //  as compose does.
@@ -176,7 +113,7 @@ s_load (service_t *services)
                 snprintf (s->pg_db, sizeof s->pg_db, "%s", v);
             if (strncmp (k, "SLUICE_", 7) != 0 || strcmp (k, "SLUICE_LOG_LEVEL") == 0)
                 continue;
-            char *value = s_rewrite (v, NULL);
+            char *value = loopback_rewrite (v, NULL, KEYS_PATH, s_keys);
             char pair [600];
             snprintf (pair, sizeof pair, "%s=%s", k, value);
             free (value);
@@ -186,7 +123,7 @@ s_load (service_t *services)
         if (s->image [0]) {
             //  Not a sluice program: its ports are mapped like the others'.
             if (strncmp (s->image, "postgres", 8) == 0)
-                s_map_port (5432);
+                loopback_port (5432);
             continue;
         }
         cr_assert (cmd && cmd->type == YAML_SEQUENCE_NODE, "%s has a command list", s->name);
@@ -195,7 +132,7 @@ s_load (service_t *services)
             //  Debian's redis-server from sluice's image: stood in for by
             //  one the test starts on the mapped port.
             snprintf (s->image, sizeof s->image, "%s", first);
-            s_map_port (6379);
+            loopback_port (6379);
             continue;
         }
         const char *prev = NULL;
@@ -206,7 +143,7 @@ s_load (service_t *services)
                 snprintf (s->program, sizeof s->program, "%s", v + 7);
             }
             else
-                s->args [s->argc++] = s_rewrite (v, prev);
+                s->args [s->argc++] = loopback_rewrite (v, prev, KEYS_PATH, s_keys);
             prev = v;
         }
         yaml_node_t *ports = s_get (&doc, svc, "ports");
@@ -226,7 +163,7 @@ s_load (service_t *services)
         yaml_node_t *test = s_get (&doc, s_get (&doc, svc, "healthcheck"), "test");
         if (test && test->type == YAML_SEQUENCE_NODE) {
             yaml_node_item_t *last = test->data.sequence.items.top - 1;
-            char *url = s_rewrite ((char *) yaml_document_get_node (&doc, *last)->data.scalar.value, NULL);
+            char *url = loopback_rewrite ((char *) yaml_document_get_node (&doc, *last)->data.scalar.value, NULL, KEYS_PATH, s_keys);
             snprintf (s->health_url, sizeof s->health_url, "%s", url);
             free (url);
         }
@@ -295,7 +232,7 @@ Test (compose, the_compose_commands_run_and_serve)
         if (strncmp (services [i].image, "postgres", 8) != 0)
             continue;
         char reason [256];
-        if (pgtmp_start_tcp (&pg, s_map_port (5432), reason, sizeof reason))
+        if (pgtmp_start_tcp (&pg, loopback_port (5432), reason, sizeof reason))
             cr_skip_test ("PostgreSQL, for the compose file's postgres service: %s", reason);
         cr_expect_str_eq (services [i].pg_user, "sluice", "the cluster's superuser is the service's user");
         char *error = NULL;
@@ -310,7 +247,7 @@ Test (compose, the_compose_commands_run_and_serve)
     redistmp_t redis = { 0 };
     for (int i = 0; i < n; i++)
         if (strcmp (services [i].image, "redis-server") == 0)
-            cr_assert (redistmp_start (&redis, s_map_port (6379)), "redis-server runs (make deps installs it)");
+            cr_assert (redistmp_start (&redis, loopback_port (6379)), "redis-server runs (make deps installs it)");
     //  One-shot services first, each to its successful end.
     for (int i = 0; i < n; i++) {
         if (!services [i].oneshot)
@@ -364,7 +301,7 @@ Test (compose, the_compose_commands_run_and_serve)
         sl_buf_free (&body);
     }
     //  A request through the gateway's published port, with the image's policy.
-    int gateway_port = s_map_port (8080);
+    int gateway_port = loopback_port (8080);
     const char *req = "{\"model\":\"mock-tools\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
     sl_buf_t body = { 0 };
     cr_expect_eq (http_request (gateway_port, "POST", "/v1/chat/completions", req, NULL, &body, 20000), 200);
@@ -377,7 +314,7 @@ Test (compose, the_compose_commands_run_and_serve)
     chat_stream_free (&cs);
     sl_buf_free (&body);
     //  The audit recorded it in PostgreSQL; its console shows it.
-    audit_proc_t console = { .console_port = s_map_port (8081) };
+    audit_proc_t console = { .console_port = loopback_port (8081) };
     cr_expect_eq (audit_wait_streams (&console, "rule=no-rm-rf&state=ended", 1, 20000), 1,
                   "the audit's console finds the blocked call by its rule");
     json_t *meta = audit_get (&console, "/api/meta");
