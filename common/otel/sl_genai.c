@@ -141,10 +141,14 @@ sl_genai_destroy (sl_genai_t **self_p)
     *self_p = NULL;
 }
 
-bool
+int
 sl_genai_capture_env (const char *value)
 {
-    return value && (strcmp (value, "1") == 0 || strcasecmp (value, "true") == 0);
+    if (!value || !*value || strcmp (value, "0") == 0 || strcasecmp (value, "false") == 0)
+        return 0;
+    if (strcmp (value, "1") == 0 || strcasecmp (value, "true") == 0)
+        return 1;
+    return -1;
 }
 
 //  --------------------------------------------------------------------------

@@ -68,7 +68,9 @@ void sl_genai_feed (sl_genai_t *self, const sl_msg_t *msg, int64_t now_us);
 size_t sl_genai_expire (sl_genai_t *self, int64_t now_us);
 size_t sl_genai_streams (sl_genai_t *self);
 const sl_genai_stats_t *sl_genai_stats (sl_genai_t *self);
-//  SLUICE_OTEL_CAPTURE_CONTENT's value: "1" or "true" (any case) is on.
-bool sl_genai_capture_env (const char *value);
+//  SLUICE_OTEL_CAPTURE_CONTENT's value: 1 on ("1", "true", any case), 0
+//  off (unset, empty, "0", "false"), -1 anything else: an error at start,
+//  never taken for either.
+int sl_genai_capture_env (const char *value);
 
 #endif

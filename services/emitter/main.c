@@ -351,9 +351,13 @@ s_traces_open (s_app_t *app, sl_service_t *svc, sl_metrics_t *m)
         sl_log_error ("otlp_config", "the OTLP exporter could not be made for %s", app->otlp_config.endpoint);
         return -1;
     }
-    sl_genai_config_t config = {
-        .capture_content = sl_genai_capture_env (getenv ("SLUICE_OTEL_CAPTURE_CONTENT"))
-    };
+    const char *capture = getenv ("SLUICE_OTEL_CAPTURE_CONTENT");
+    int capture_content = sl_genai_capture_env (capture);
+    if (capture_content < 0) {
+        sl_log_error ("otlp_config", "SLUICE_OTEL_CAPTURE_CONTENT=%s: not 1, true, 0 or false", capture);
+        return -1;
+    }
+    sl_genai_config_t config = { .capture_content = capture_content == 1 };
     app->genai = sl_genai_new (&config, s_on_span, app);
     app->trace_streams = sl_metrics_counter (m, "sluice_trace_streams_total", NULL,
                                              "Traced streams (a sampled trace context) reported as spans");

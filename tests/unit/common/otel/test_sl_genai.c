@@ -310,9 +310,11 @@ Test (sl_genai, bounded_streams_and_expiry)
 
 Test (sl_genai, capture_env)
 {
-    cr_assert (sl_genai_capture_env ("1"));
-    cr_assert (sl_genai_capture_env ("TRUE"));
-    cr_assert_not (sl_genai_capture_env ("0"));
-    cr_assert_not (sl_genai_capture_env (NULL));
-    cr_assert_not (sl_genai_capture_env ("yes"));
+    cr_assert_eq (sl_genai_capture_env ("1"), 1);
+    cr_assert_eq (sl_genai_capture_env ("TRUE"), 1);
+    cr_assert_eq (sl_genai_capture_env ("0"), 0);
+    cr_assert_eq (sl_genai_capture_env ("False"), 0);
+    cr_assert_eq (sl_genai_capture_env (""), 0);
+    cr_assert_eq (sl_genai_capture_env (NULL), 0);
+    cr_assert_eq (sl_genai_capture_env ("yes"), -1, "a value that is neither is refused, not taken as off");
 }
