@@ -13,6 +13,10 @@
 #       tracing every stream ("traced": SLUICE_OTLP_ENDPOINT set, so the
 #       gateway begins a sampled trace for each and the emitter exports
 #       its spans to the OTLP receiver of tests/otel, make otel-deps)
+#   SLUICE_BENCH_TRACES=hang (or 500, 400, garbage, down) ... the same with
+#       a collector that never answers, fails, refuses, answers garbage or
+#       is not there at all: the streams' figures must stay within the
+#       bench's spread (spans are dropped and counted, never waited for)
 #
 # Every process binds a free port (0 / *) or a socket file in the run's
 # directory, and the script reads the endpoint it got from the process's
@@ -184,8 +188,16 @@ if [ -n "${SLUICE_BENCH_TRACES:-}" ]; then
         exit 1
     fi
     otlp=$(free_port)
-    node "$HERE/tests/otel/receiver.mjs" --port "$otlp" --out /dev/null > "$LOGS/otlp.log" 2>&1 &
-    PIDS="$PIDS $!"
+    case "$SLUICE_BENCH_TRACES" in
+        down) ;;                        # nothing listens on the port
+        hang|500|400|429|garbage)
+            node "$HERE/tests/otel/receiver.mjs" --port "$otlp" --out /dev/null --mode "$SLUICE_BENCH_TRACES" \
+                > "$LOGS/otlp.log" 2>&1 &
+            PIDS="$PIDS $!" ;;
+        *)
+            node "$HERE/tests/otel/receiver.mjs" --port "$otlp" --out /dev/null > "$LOGS/otlp.log" 2>&1 &
+            PIDS="$PIDS $!" ;;
+    esac
     pipeline rule "$HERE/deploy/policy.yaml" on tcp
     export SLUICE_OTLP_ENDPOINT="http://127.0.0.1:$otlp"
     pipeline traced "$HERE/deploy/policy.yaml" on tcp
