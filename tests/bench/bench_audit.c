@@ -19,6 +19,8 @@
        without an audit (the records stay until the bound). The process
        figures (the emitter's CPU with the spool off, on without an audit,
        on with sluice-audit) come from tests/bench/audit-stack.sh.
+
+    BENCH_AUDIT_ONLY=sqlite runs the SQLite part alone (for a profiler).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,11 +292,15 @@ main (void)
     if (!mkdtemp (dir))
         return 1;
     double sqlite = s_chain_cost ("SQLite", s_sqlite_target, dir);
+    const char *only = getenv ("BENCH_AUDIT_ONLY");
+    bool sqlite_only = only && strcmp (only, "sqlite") == 0;
     pgtmp_t pg;
     char reason [256];
     pg.durable = true;
     double postgres = 0;
-    if (pgtmp_start_tcp (&pg, 0, reason, sizeof reason) == 0) {
+    if (sqlite_only)
+        printf ("audit store, PostgreSQL: skipped: BENCH_AUDIT_ONLY=sqlite\n");
+    else if (pgtmp_start_tcp (&pg, 0, reason, sizeof reason) == 0) {
         postgres = s_chain_cost ("PostgreSQL", s_pg_target, &pg);
         pgtmp_stop (&pg);
     }
@@ -304,7 +310,9 @@ main (void)
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system (cmd) != 0)
         fprintf (stderr, "bench_audit: cannot remove %s\n", dir);
-    s_spool (false);
-    s_spool (true);
+    if (!sqlite_only) {
+        s_spool (false);
+        s_spool (true);
+    }
     return sqlite < 0 || postgres < 0 ? 1 : 0;
 }
