@@ -445,10 +445,16 @@ s_stream_record (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_
     sl_sid_hex (msg->sid, hex);
     sl_val_t sid = sl_val_text (hex);
     int64_t fresh = 0;
+    //  The row names the entry it will have (the chain's next position):
+    //  verify and the console find a record's entry through it.
+    int64_t pos = self->chain_off ? 0 : sl_chain_next_pos (self->chain);
+    if (pos < 0)
+        return -1;
     sl_val_t key [] = { sid, sl_val_int ((int64_t) msg->seq), sl_val_int (meta->sub),
-                        sl_val_text (s_event_type (msg)), sl_val_int (meta->at) };
-    if (s_exec (self, "INSERT INTO events (sid, seq, sub, type, at) VALUES ($1, $2, $3, $4, $5) "
-                      "ON CONFLICT (sid, seq, sub) DO NOTHING", key, 5, &fresh))
+                        sl_val_text (s_event_type (msg)), sl_val_int (meta->at),
+                        pos ? sl_val_int (pos) : sl_val_null () };
+    if (s_exec (self, "INSERT INTO events (sid, seq, sub, type, at, chain_pos) VALUES ($1, $2, $3, $4, $5, $6) "
+                      "ON CONFLICT (sid, seq, sub) DO NOTHING", key, 6, &fresh))
         return -1;
     if (fresh == 0)
         return 0;                       //  delivered before: written then

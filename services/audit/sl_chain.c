@@ -332,6 +332,14 @@ sl_chain_pending (sl_chain_t *self)
 //  --------------------------------------------------------------------------
 //  Entries
 
+int64_t
+sl_chain_next_pos (sl_chain_t *self)
+{
+    if (!self->loaded && sl_chain_load (self))
+        return -1;
+    return (self->count ? self->pending [self->count - 1].pos : self->pos) + 1;
+}
+
 int
 sl_chain_begin (sl_chain_t *self, const char *kind, const char *sid, int64_t seq, int sub, const char *ref,
                 int64_t at)

@@ -15,7 +15,10 @@
     approval) carried, as JSON, kept in the entry itself because later
     records change that row. A verifier rebuilds the same form from the
     rows (sl_verify.h): a changed row, a removed one or a changed entry no
-    longer gives the hash.
+    longer gives the hash. A stream record's events row names its entry
+    (chain_pos, sl_chain_next_pos): how verify finds a row no entry names
+    and the console a stream's entries, without an index on the chain
+    by stream that every record would pay for.
 
     Writing: the record handlers describe their entry (sl_chain_begin,
     sl_chain_row, sl_chain_data, sl_chain_end); the entries of a
@@ -79,6 +82,10 @@ sl_chain_t *sl_chain_new (sl_store_t *store);
 void sl_chain_destroy (sl_chain_t **self_p);
 //  Read the head from the store (the last entry, or the last cut). 0 ok.
 int sl_chain_load (sl_chain_t *self);
+
+//  The position the next entry will take (a stream record's events row
+//  names it: chain_pos); -1 when the head cannot be read.
+int64_t sl_chain_next_pos (sl_chain_t *self);
 
 //  An entry: kind, its stream key (sid NULL for records of no stream),
 //  ref (its key as text, shown and hashed) and time. Then its rows and

@@ -5,7 +5,8 @@
     process being killed (the WAL is in the kernel's hands), not a power
     cut before the next checkpoint. Statements are prepared once and kept
     (the audit runs the same few thousands of times a second). Parameters
-    are named $1, $2, ... and bound by name.
+    are named $1, $2, ... and bound by name. A migration's
+    BIGINT key marked rowid becomes INTEGER, the rowid (sl_store.h).
 */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -18,6 +19,8 @@
 #define S_CACHE_SLOTS 256               //  prepared statements kept (a power of two)
 #define S_MAX_COLUMNS 64
 #define S_BUSY_TIMEOUT_MS 5000
+#define S_ROWID_DECL "BIGINT /*rowid*/"  //  a migration's 64-bit key that may be the rowid
+#define S_ROWID_TYPE "INTEGER"          //  SQLite's rowid alias (64-bit)
 
 typedef struct {
     char *sql;
@@ -234,13 +237,31 @@ s_query (void *conn, const char *sql, const sl_val_t *params, int count, sl_row_
     return s_run (conn, sql, params, count, fn, arg, NULL, error, broken);
 }
 
+//  The script with every S_ROWID_DECL as S_ROWID_TYPE: only INTEGER
+//  PRIMARY KEY is the rowid in SQLite (and INTEGER is 32-bit elsewhere).
+static void
+s_map_types (sl_buf_t *out, const char *sql)
+{
+    const char *at;
+    while ((at = strstr (sql, S_ROWID_DECL))) {
+        sl_buf_append (out, sql, (size_t) (at - sql));
+        sl_buf_puts (out, S_ROWID_TYPE);
+        sql = at + strlen (S_ROWID_DECL);
+    }
+    sl_buf_puts (out, sql);
+}
+
 static int
 s_script (void *conn, const char *sql, sl_buf_t *error, bool *broken)
 {
     s_conn_t *c = conn;
     char *why = NULL;
     *broken = false;
-    if (sqlite3_exec (c->db, sql, NULL, NULL, &why) != SQLITE_OK) {
+    sl_buf_t mapped = { 0 };
+    s_map_types (&mapped, sql);
+    int rc = sqlite3_exec (c->db, sl_buf_cstr (&mapped), NULL, NULL, &why);
+    sl_buf_free (&mapped);
+    if (rc != SQLITE_OK) {
         sl_buf_puts (error, why ? why : "script failed");
         sqlite3_free (why);
         return -1;

@@ -257,7 +257,8 @@ s_pruned (sl_verify_t *self, const s_entry_t *e)
     char ref [SL_CHAIN_HEX + 512];
     snprintf (ref, sizeof ref, "gap %s", e->ref);
     sl_val_t p [] = { e->sid ? sl_val_text (e->sid) : sl_val_text (ref), sl_val_int (e->pos) };
-    //  A stream's prune entry is found by its sid (indexed); a gap's by its key.
+    //  A stream's prune entry is found by its sid, a gap's by its key
+    //  (each a partial index of the prune entries).
     if (sl_store_query_int (self->store, e->sid ? "SELECT COUNT(*) FROM chain WHERE sid = $1 AND kind = 'prune' "
                                                   "AND pos > $2"
                                                 : "SELECT COUNT(*) FROM chain WHERE kind = 'prune' AND ref = $1 "
@@ -451,14 +452,15 @@ sl_verify_rows (sl_verify_t *self)
         since = first;
     static const char *checks [] = {
         "SELECT 'events', 'sid=' || e.sid || ' seq=' || e.seq || ' sub=' || e.sub FROM events e WHERE e.at >= $1 "
-        "AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.sid = e.sid AND c.seq = e.seq AND c.sub = e.sub "
-        "AND c.kind <> 'prune') LIMIT 1",
+        "AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.pos = e.chain_pos AND c.sid = e.sid AND c.seq = e.seq "
+        "AND c.sub = e.sub AND c.kind <> 'prune') LIMIT 1",
         "SELECT 'blocks', 'sid=' || b.sid || ' seq=' || b.seq FROM blocks b WHERE b.at >= $1 "
-        "AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.sid = b.sid AND c.seq = b.seq AND c.kind = 'block' "
-        "AND c.rows_named = 1) LIMIT 1",
+        "AND NOT EXISTS (SELECT 1 FROM events e JOIN chain c ON c.pos = e.chain_pos WHERE e.sid = b.sid "
+        "AND e.seq = b.seq AND c.sid = b.sid AND c.seq = b.seq AND c.kind = 'block' AND c.rows_named = 1) LIMIT 1",
         "SELECT 'verdicts', 'sid=' || v.sid || ' seq=' || v.seq FROM verdicts v WHERE v.at >= $1 "
-        "AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.sid = v.sid AND c.seq = v.seq AND c.kind = 'verdict' "
-        "AND c.rows_named = 1) LIMIT 1",
+        "AND NOT EXISTS (SELECT 1 FROM events e JOIN chain c ON c.pos = e.chain_pos WHERE e.sid = v.sid "
+        "AND e.seq = v.seq AND c.sid = v.sid AND c.seq = v.seq AND c.kind = 'verdict' AND c.rows_named = 1) "
+        "LIMIT 1",
         "SELECT 'gaps', g.emitter || ':' || g.incarnation || ':' || g.rseq FROM gaps g WHERE g.at >= $1 "
         "AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'gap' "
         "AND c.ref = g.emitter || ':' || g.incarnation || ':' || g.rseq) LIMIT 1",

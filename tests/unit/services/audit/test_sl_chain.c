@@ -12,6 +12,7 @@
 #include "services/audit/sl_archive.h"
 #include "services/audit/sl_chain.h"
 #include "services/audit/sl_checkpoint.h"
+#include "services/audit/sl_query.h"
 #include "services/audit/sl_retention.h"
 #include "services/audit/sl_store.h"
 #include "services/audit/sl_verify.h"
@@ -135,6 +136,10 @@ static void
 check_intact_then_edits (s_env_t *env)
 {
     sl_store_t *store = s_fresh (env);
+    //  The chain's key is SQLite's rowid: no second index per entry.
+    if (strcmp (env->kind, "sqlite") == 0)
+        cr_expect_eq (s_int (store, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' "
+                                    "AND tbl_name = 'chain' AND name LIKE 'sqlite_autoindex%'"), 0);
     sl_archive_t *archive = sl_archive_new (store, 0);
     s_records (archive, store, 0xa1, T0);
     s_records (archive, store, 0xb2, T0 + 100);
@@ -203,8 +208,45 @@ check_intact_then_edits (s_env_t *env)
     cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
     cr_expect_str_eq (r.problem, "inserted");
 
-    //  An entry removed from the middle of the chain.
+    s_exec (store, "UPDATE schema_version SET applied_at = 0");
     s_exec (store, "DELETE FROM verdicts WHERE seq = 42");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s", r.detail);
+
+    //  Rows found through the entry their events row names: a ledger row
+    //  naming no entry, one naming another record's entry, a block where
+    //  the record at its seq chained a verdict.
+    s_exec (store, "INSERT INTO events (sid, seq, sub, type, at) "
+                   "VALUES ('a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1', 40, 0, 'end', 1000010)");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
+    cr_expect_str_eq (r.problem, "inserted");
+    cr_expect_str_eq (r.table, "events");
+    cr_expect (strstr (r.key, "seq=40"), "%s", r.key);
+    s_exec (store, "UPDATE events SET chain_pos = 1 WHERE seq = 40");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
+    cr_expect_str_eq (r.problem, "inserted");
+    cr_expect (strstr (r.key, "seq=40"), "%s", r.key);
+    s_exec (store, "DELETE FROM events WHERE seq = 40");
+    s_exec (store, "INSERT INTO blocks (sid, seq, idx, kind, content, at) "
+                   "VALUES ('a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1', 5, 1, 'text', 'hello', 1000010)");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
+    cr_expect_str_eq (r.problem, "inserted");
+    cr_expect_str_eq (r.table, "blocks");
+    cr_expect (strstr (r.key, "seq=5"), "%s", r.key);
+    s_exec (store, "DELETE FROM blocks WHERE seq = 5");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s", r.detail);
+
+    //  The console finds the stream's entries through its events rows.
+    sl_buf_t out = { 0 };
+    cr_assert_eq (sl_query_stream (store, "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", &out), 0);
+    const char *chain_json = strstr (sl_buf_cstr (&out), "\"chain\":[");
+    cr_assert_not_null (chain_json);
+    int entries = 0;
+    for (const char *at = chain_json; (at = strstr (at, "\"pos\":")); at++)
+        entries++;
+    cr_expect_eq (entries, 5, "start, block, verdict, finish, end: %s", chain_json);
+    sl_buf_free (&out);
+
+    //  An entry removed from the middle of the chain.
     s_exec (store, "DELETE FROM chain WHERE pos = 6");
     cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
     cr_expect_str_eq (r.problem, "removed");
