@@ -17,6 +17,7 @@
 #include "services/audit/sl_store_backend.h"
 
 #define S_CACHE_SLOTS 256               //  prepared statements kept (a power of two)
+#define S_CACHE_WAYS 4                  //  slots a statement may take, from its hash on
 #define S_MAX_COLUMNS 64
 #define S_BUSY_TIMEOUT_MS 5000
 #define S_ROWID_DECL "BIGINT /*rowid*/"  //  a migration's 64-bit key that may be the rowid
@@ -118,22 +119,33 @@ s_map_params (s_slot_t *slot)
     }
 }
 
-//  The slot of sql's statement, prepared once and reset for reuse; NULL on error.
+//  The slot of sql's statement, prepared once and reset for reuse; NULL on
+//  error. A statement may sit in any of S_CACHE_WAYS slots from its hash:
+//  two statements of the same record that share a hash would otherwise
+//  evict each other and be parsed again on every record.
 static s_slot_t *
 s_prepare (s_conn_t *c, const char *sql, sl_buf_t *error, bool *broken)
 {
-    s_slot_t *slot = &c->cache [s_hash (sql) & (S_CACHE_SLOTS - 1)];
-    if (slot->sql && strcmp (slot->sql, sql) == 0) {
-        sqlite3_reset (slot->stmt);
-        sqlite3_clear_bindings (slot->stmt);
-        return slot;
+    uint32_t h = s_hash (sql);
+    s_slot_t *slot = NULL;
+    for (int way = 0; way < S_CACHE_WAYS; way++) {
+        s_slot_t *at = &c->cache [(h + (uint32_t) way) & (S_CACHE_SLOTS - 1)];
+        if (at->sql && strcmp (at->sql, sql) == 0) {
+            sqlite3_reset (at->stmt);
+            sqlite3_clear_bindings (at->stmt);
+            return at;
+        }
+        if (!at->sql && !slot)
+            slot = at;
     }
+    //  No free way: the first one is replaced.
+    if (!slot)
+        slot = &c->cache [h & (S_CACHE_SLOTS - 1)];
     sqlite3_stmt *stmt = NULL;
     if (sqlite3_prepare_v2 (c->db, sql, -1, &stmt, NULL) != SQLITE_OK) {
         s_error (error, c, broken);
         return NULL;
     }
-    //  The slot takes it (one statement per slot: a collision re-prepares).
     sqlite3_finalize (slot->stmt);
     free (slot->sql);
     free (slot->at);
