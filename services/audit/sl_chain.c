@@ -39,6 +39,7 @@ typedef struct {
     int64_t pos, at, seq;
     int sub;
     bool rows_named;
+    bool ref_derived;                   //  ref is sid:seq:sub: not stored
     char *kind, *sid, *ref, *data;      //  sid, data: NULL when none
     char prev [SL_CHAIN_HEX], hash [SL_CHAIN_HEX];
 } s_entry_t;
@@ -223,6 +224,12 @@ s_sha256_hex (const void *a, size_t a_len, const void *b, size_t b_len, char out
 }
 
 void
+sl_chain_stream_ref (char out [SL_CHAIN_REF], const char *sid, int64_t seq, int sub)
+{
+    snprintf (out, SL_CHAIN_REF, "%s:%lld:%d", sid, (long long) seq, sub);
+}
+
+void
 sl_chain_hash (const char *prev, sl_str_t canon, char out [SL_CHAIN_HEX])
 {
     s_sha256_hex (prev, strlen (prev), canon.ptr, canon.len, out);
@@ -361,6 +368,11 @@ sl_chain_begin (sl_chain_t *self, const char *kind, const char *sid, int64_t seq
     e->seq = seq;
     e->sub = sub;
     e->ref = sl_xstrdup (ref);
+    if (sid) {
+        char derived [SL_CHAIN_REF];
+        sl_chain_stream_ref (derived, sid, seq, sub);
+        e->ref_derived = strcmp (ref, derived) == 0;
+    }
     sl_buf_reset (&self->canon);
     sl_chain_canon_begin (&self->canon, e->pos, kind, ref, at);
     return 0;
@@ -447,7 +459,7 @@ sl_chain_flush (sl_chain_t *self)
             q [3] = sl_val_text (e->sid);
             q [4] = e->sid ? sl_val_int (e->seq) : sl_val_null ();
             q [5] = e->sid ? sl_val_int (e->sub) : sl_val_null ();
-            q [6] = sl_val_text (e->ref);
+            q [6] = e->ref_derived ? sl_val_null () : sl_val_text (e->ref);
             q [7] = sl_val_int (e->rows_named ? 1 : 0);
             q [8] = sl_val_text (e->data);
             q [9] = sl_val_text (e->prev);

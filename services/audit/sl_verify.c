@@ -192,6 +192,11 @@ s_entry_row (void *arg, const sl_row_t *row)
     e->seq = sl_row_int (row, 4);
     e->sub = (int) sl_row_int (row, 5);
     e->ref = s_dup (sl_row_text (row, 6));
+    if (!e->ref && e->sid) {
+        char ref [SL_CHAIN_REF];
+        sl_chain_stream_ref (ref, e->sid, e->seq, e->sub);
+        e->ref = sl_xstrdup (ref);
+    }
     e->rows_named = sl_row_int (row, 7) != 0;
     e->data = s_dup (sl_row_text (row, 8));
     e->prev = s_dup (sl_row_text (row, 9));

@@ -18,9 +18,9 @@ CREATE TABLE chain (
     sid TEXT,                           -- a stream record's key: stream id, seq, sub
     seq BIGINT,
     sub INTEGER,
-    ref TEXT NOT NULL,                  -- the key as text (gap: emitter:incarnation:rseq)
+    ref TEXT,                           -- the key as text (gap: emitter:incarnation:rseq); NULL: sid:seq:sub
     rows_named INTEGER NOT NULL,        -- 1: the hash covers a row of blocks, verdicts or gaps besides the ledger's
-    data TEXT,                          -- what a summary record carried (JSON), NULL for rows written once
+    data TEXT,                          -- what a summary record carried (JSON, sid aside), NULL for rows written once
     prev TEXT NOT NULL,                 -- the hash before it (64 hex digits; 64 zeros at the first)
     hash TEXT NOT NULL
 );
