@@ -462,7 +462,7 @@ sl_chain_flush (sl_chain_t *self)
             q [6] = e->ref_derived ? sl_val_null () : sl_val_text (e->ref);
             q [7] = sl_val_int (e->rows_named ? 1 : 0);
             q [8] = sl_val_text (e->data);
-            q [9] = sl_val_text (e->prev);
+            q [9] = sl_val_str ((sl_str_t) { e->prev, SL_CHAIN_LINK });
             q [10] = sl_val_text (e->hash);
         }
         rc = sl_store_exec (self->store, s_insert_sql (self, size), p, n * S_COLS, NULL);

@@ -1,8 +1,8 @@
 /*  sl_chain.h - the audit store's hash chain: every record, in write order.
 
     Each record sluice-audit writes (sl_archive_apply) becomes one entry of
-    one chain per store: its position (1, 2, ...), the hash of the entry
-    before it (prev) and its own hash,
+    one chain per store: its position (1, 2, ...), the start of the hash
+    of the entry before it (prev, SL_CHAIN_LINK digits) and its own hash,
 
         hash = hex SHA-256 (prev || canonical form)
 
@@ -44,6 +44,10 @@
 #define SL_CHAIN_HEX 65                 //  a hash in hex with its NUL
 #define SL_CHAIN_VERSION "sluice-chain/1"   //  first field of every canonical form
 #define SL_CHAIN_REF 512                //  an entry's key as text, with its NUL
+//  Hex digits of the hash before it an entry stores (prev): the hash
+//  covers the whole of it; the stored part only tells verify an entry
+//  that does not follow the one before from one whose record changed.
+#define SL_CHAIN_LINK 16
 
 //  The rows an entry's hash covers, besides its data.
 typedef enum {

@@ -20,7 +20,10 @@
        figures (the emitter's CPU with the spool off, on without an audit,
        on with sluice-audit) come from tests/bench/audit-stack.sh.
 
-    BENCH_AUDIT_ONLY=sqlite runs the SQLite part alone (for a profiler).
+    For a profiler: BENCH_AUDIT_ONLY=sqlite runs the SQLite part alone,
+    BENCH_AUDIT_CHAIN=on (or off) only the runs with the chain on (off;
+    the cost line is then meaningless), BENCH_AUDIT_KEEP=1 keeps the
+    stores (to measure what each table takes, e.g. SQLite's dbstat).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,10 +214,12 @@ s_chain_cost (const char *label, void (*make_target) (void *arg, int n, char *ou
     char target [512];
     for (int r = 0; r < ROUNDS; r++) {
         make_target (arg, 2 * r, target, sizeof target);
-        const char *which = getenv ("BENCH_AUDIT_CHAIN");
-        if (which && strcmp (which, "on") == 0) off [r] = 1; else
-        off [r] = s_store_rate (target, label, false);
-        if (which && strcmp (which, "off") == 0) { on [r] = 1; continue; }
+        const char *side = getenv ("BENCH_AUDIT_CHAIN");
+        off [r] = side && strcmp (side, "on") == 0 ? 1 : s_store_rate (target, label, false);
+        if (side && strcmp (side, "off") == 0) {
+            on [r] = 1;
+            continue;
+        }
         make_target (arg, 2 * r + 1, target, sizeof target);
         on [r] = s_store_rate (target, label, true);
         if (on [r] < 0 || off [r] < 0)
@@ -311,7 +316,9 @@ main (void)
         printf ("audit store, PostgreSQL: skipped: %s\n", reason);
     char cmd [128];
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system (cmd) != 0)
+    if (getenv ("BENCH_AUDIT_KEEP"))
+        printf ("bench_audit: the stores are kept in %s\n", dir);
+    else if (system (cmd) != 0)
         fprintf (stderr, "bench_audit: cannot remove %s\n", dir);
     if (!sqlite_only) {
         s_spool (false);

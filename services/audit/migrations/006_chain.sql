@@ -21,7 +21,7 @@ CREATE TABLE chain (
     ref TEXT,                           -- the key as text (gap: emitter:incarnation:rseq); NULL: sid:seq:sub
     rows_named INTEGER NOT NULL,        -- 1: the hash covers a row of blocks, verdicts or gaps besides the ledger's
     data TEXT,                          -- what a summary record carried (JSON, sid aside), NULL for rows written once
-    prev TEXT NOT NULL,                 -- the hash before it (64 hex digits; 64 zeros at the first)
+    prev TEXT NOT NULL,                 -- the hash before it, its first 16 hex digits (the hash covers all 64)
     hash TEXT NOT NULL
 );
 -- Retention's prune entries, looked up by what they removed (few rows:

@@ -246,6 +246,24 @@ check_intact_then_edits (s_env_t *env)
     cr_expect_eq (entries, 5, "start, block, verdict, finish, end: %s", chain_json);
     sl_buf_free (&out);
 
+    //  An entry that does not follow the one before: inserted there.
+    s_exec (store, "UPDATE chain SET prev = '0000000000000000' WHERE pos = 3");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
+    cr_expect_str_eq (r.problem, "inserted");
+    cr_expect_eq (r.pos, 3);
+    //  From a later position: the walk takes the hash before it as it stands.
+    sl_verify_opts_t from = { .from_pos = 4 };
+    sl_verify_t *v = sl_verify_new (store, &from);
+    for (int steps = 0; sl_verify_step (v, 3) == 1 && steps < 1000; steps++)
+        ;
+    cr_expect_eq (sl_verify_report (v)->status, SL_VERIFY_INTACT, "%s", sl_verify_report (v)->detail);
+    cr_expect_eq (sl_verify_report (v)->start_pos, 4);
+    cr_expect_eq (sl_verify_report (v)->checked_pos, S_RECORDS);
+    sl_verify_destroy (&v);
+    s_exec (store, "UPDATE chain SET prev = (SELECT substr(hash, 1, 16) FROM chain c WHERE c.pos = 2) "
+                   "WHERE pos = 3");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s", r.detail);
+
     //  An entry removed from the middle of the chain.
     s_exec (store, "DELETE FROM chain WHERE pos = 6");
     cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
