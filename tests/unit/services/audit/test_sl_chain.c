@@ -116,6 +116,17 @@ s_verify (sl_store_t *store, const sl_signkey_t *key, sl_verify_report_t *out)
     return out->status;
 }
 
+//  The walk finds problem first, at the table's row whose key has key.
+static void
+s_expect_problem (sl_store_t *store, const char *problem, const char *table, const char *key)
+{
+    sl_verify_report_t r;
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN, "%s %s", table, key);
+    cr_expect_str_eq (r.problem, problem);
+    cr_expect_str_eq (r.table, table);
+    cr_expect (strstr (r.key, key), "%s: %s", key, r.key);
+}
+
 static int64_t
 s_int (sl_store_t *store, const char *sql)
 {
@@ -199,10 +210,7 @@ check_intact_then_edits (s_env_t *env)
     s_records (archive, store, 0xa1, T0);
     s_exec (store, "INSERT INTO verdicts (sid, seq, action, checked, at) "
                    "VALUES ('a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1', 42, 'allow', 'ran', 1000010)");
-    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
-    cr_expect_str_eq (r.problem, "inserted");
-    cr_expect_str_eq (r.table, "verdicts");
-    cr_expect (strstr (r.key, "seq=42"), "%s", r.key);
+    s_expect_problem (store, "inserted", "verdicts", "seq=42");
     //  Moving the migration's time on does not hide it: the first entry's time bounds it.
     s_exec (store, "UPDATE schema_version SET applied_at = 99999999999999");
     cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
@@ -217,21 +225,13 @@ check_intact_then_edits (s_env_t *env)
     //  the record at its seq chained a verdict.
     s_exec (store, "INSERT INTO events (sid, seq, sub, type, at) "
                    "VALUES ('a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1', 40, 0, 'end', 1000010)");
-    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
-    cr_expect_str_eq (r.problem, "inserted");
-    cr_expect_str_eq (r.table, "events");
-    cr_expect (strstr (r.key, "seq=40"), "%s", r.key);
+    s_expect_problem (store, "inserted", "events", "seq=40");
     s_exec (store, "UPDATE events SET chain_pos = 1 WHERE seq = 40");
-    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
-    cr_expect_str_eq (r.problem, "inserted");
-    cr_expect (strstr (r.key, "seq=40"), "%s", r.key);
+    s_expect_problem (store, "inserted", "events", "seq=40");
     s_exec (store, "DELETE FROM events WHERE seq = 40");
     s_exec (store, "INSERT INTO blocks (sid, seq, idx, kind, content, at) "
                    "VALUES ('a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1', 5, 1, 'text', 'hello', 1000010)");
-    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
-    cr_expect_str_eq (r.problem, "inserted");
-    cr_expect_str_eq (r.table, "blocks");
-    cr_expect (strstr (r.key, "seq=5"), "%s", r.key);
+    s_expect_problem (store, "inserted", "blocks", "seq=5");
     s_exec (store, "DELETE FROM blocks WHERE seq = 5");
     cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s", r.detail);
 
