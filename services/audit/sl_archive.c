@@ -260,7 +260,7 @@ s_on_start (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta, cons
     memcpy (d, p, sizeof d);
     d [10] = last_user.ptr ? sl_val_text (user_digest) : sl_val_null ();
     d [12] = tools_json.ptr ? sl_val_text (tools_digest) : sl_val_null ();
-    s_chain_data (self, d, 16);
+    s_chain_data (self, d + 1, 15);     //  the entry has the sid
     return s_exec (self, "UPDATE streams SET started_at = CASE WHEN started_at < $2 THEN started_at ELSE $2 END, "
                          "epoch = $3, client_dialect = $4, upstream_dialect = $5, model = $6, provider = $7, "
                          "client_key = $8, streaming = $9, policy = $10, last_user = $11, tools = $12, "
@@ -326,7 +326,7 @@ static int
 s_on_message (sl_archive_t *self, sl_val_t sid, const sl_msg_t *msg)
 {
     sl_val_t p [] = { sid, s_opt_str (msg->id), s_opt_str (msg->model) };
-    s_chain_data_usage (self, p, 3, msg);
+    s_chain_data_usage (self, p + 1, 2, msg);
     if (s_exec (self, "UPDATE streams SET response_id = COALESCE($2, response_id), "
                       "response_model = COALESCE($3, response_model) WHERE sid = $1", p, 3, NULL))
         return -1;
@@ -372,7 +372,7 @@ s_on_finish (sl_archive_t *self, sl_val_t sid, const sl_msg_t *msg)
 {
     sl_val_t p [] = { sid, s_name (msg->finish ? sl_finish_name (msg->finish) : NULL),
                       s_opt_str (s_text (self, 0, msg->finish_raw, NULL)) };
-    s_chain_data_usage (self, p, 3, msg);
+    s_chain_data_usage (self, p + 1, 2, msg);
     if (s_exec (self, "UPDATE streams SET finish = $2, finish_raw = $3 WHERE sid = $1", p, 3, NULL))
         return -1;
     return msg->has_usage ? s_on_usage (self, sid, &msg->usage, (msg->flags & SL_F_ESTIMATED) != 0) : 0;
@@ -424,7 +424,7 @@ s_on_error (sl_archive_t *self, sl_val_t sid, const sl_msg_t *msg)
     sl_val_t p [] = { sid, s_opt_str (s_text (self, 0, msg->code, NULL)), sl_val_str (s_text (self, 1, msg->message, NULL)),
                       msg->status ? sl_val_int (msg->status) : sl_val_null (),
                       sl_val_text (upstream ? "upstream" : "sluice") };
-    s_chain_data (self, p, 5);
+    s_chain_data (self, p + 1, 4);
     return s_exec (self, "UPDATE streams SET error_code = $2, error_message = $3, error_status = $4, "
                          "error_source = $5 WHERE sid = $1 AND error_code IS NULL", p, 5, NULL);
 }
@@ -433,7 +433,7 @@ static int
 s_on_end (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta)
 {
     sl_val_t p [] = { sid, sl_val_int (meta->at) };
-    s_chain_data (self, p, 2);
+    s_chain_data (self, p + 1, 1);
     return s_exec (self, "UPDATE streams SET ended_at = $2, duration_ms = $2 - started_at "
                          "WHERE sid = $1 AND ended_at IS NULL", p, 2, NULL);
 }
@@ -445,15 +445,21 @@ s_stream_record (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_
     sl_sid_hex (msg->sid, hex);
     sl_val_t sid = sl_val_text (hex);
     int64_t fresh = 0;
+    //  The row names the entry it will have (the chain's next position):
+    //  verify and the console find a record's entry through it.
+    int64_t pos = self->chain_off ? 0 : sl_chain_next_pos (self->chain);
+    if (pos < 0)
+        return -1;
     sl_val_t key [] = { sid, sl_val_int ((int64_t) msg->seq), sl_val_int (meta->sub),
-                        sl_val_text (s_event_type (msg)), sl_val_int (meta->at) };
-    if (s_exec (self, "INSERT INTO events (sid, seq, sub, type, at) VALUES ($1, $2, $3, $4, $5) "
-                      "ON CONFLICT (sid, seq, sub) DO NOTHING", key, 5, &fresh))
+                        sl_val_text (s_event_type (msg)), sl_val_int (meta->at),
+                        pos ? sl_val_int (pos) : sl_val_null () };
+    if (s_exec (self, "INSERT INTO events (sid, seq, sub, type, at, chain_pos) VALUES ($1, $2, $3, $4, $5, $6) "
+                      "ON CONFLICT (sid, seq, sub) DO NOTHING", key, 6, &fresh))
         return -1;
     if (fresh == 0)
         return 0;                       //  delivered before: written then
-    char ref [S_REF_SIZE];
-    snprintf (ref, sizeof ref, "%s:%llu:%d", hex, (unsigned long long) msg->seq, meta->sub);
+    char ref [SL_CHAIN_REF];
+    sl_chain_stream_ref (ref, hex, (int64_t) msg->seq, meta->sub);
     if (s_chain_begin (self, s_event_type (msg), hex, (int64_t) msg->seq, meta->sub, ref, meta->at))
         return -1;
     s_chain_row (self, SL_CHAIN_EVENTS, key, 5);

@@ -2,6 +2,7 @@
 #include "services/audit/sl_chain.h"
 
 #include <assert.h>
+#include <openssl/evp.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,9 @@
 //  PostgreSQL) serve every batch size.
 static const int s_sizes [] = { 64, 16, 4, 1 };
 #define S_PER_INSERT 64
-#define S_HASH_BYTES crypto_hash_sha256_BYTES
+#define S_SIZES ((int) (sizeof s_sizes / sizeof s_sizes [0]))
+#define S_HASH_BYTES 32                 //  SHA-256
+#define S_HEAD 5                        //  a field's tag and length
 
 static const char *s_tables [SL_CHAIN_TABLES] = { "events", "blocks", "verdicts", "gaps" };
 static const char *s_columns [SL_CHAIN_TABLES] = {
@@ -36,6 +39,7 @@ typedef struct {
     int64_t pos, at, seq;
     int sub;
     bool rows_named;
+    bool ref_derived;                   //  ref is sid:seq:sub: not stored
     char *kind, *sid, *ref, *data;      //  sid, data: NULL when none
     char prev [SL_CHAIN_HEX], hash [SL_CHAIN_HEX];
 } s_entry_t;
@@ -49,7 +53,8 @@ struct _sl_chain_t {
     int count, cap;
     sl_buf_t canon;                     //  the entry being built
     sl_buf_t data;
-    sl_buf_t sql;
+    sl_buf_t sql [S_SIZES];             //  the INSERT of each size, built once
+    sl_val_t *params;                   //  one INSERT's values
 };
 
 const char *
@@ -90,12 +95,16 @@ s_field (sl_buf_t *out, char tag, const char *s, size_t n)
         sl_buf_append (out, s, n);
 }
 
+//  An integer field, its digits written in place (every entry has
+//  several: no formatting through printf).
 static void
 s_int (sl_buf_t *out, int64_t i)
 {
-    char num [32];
-    int n = snprintf (num, sizeof num, "%lld", (long long) i);
-    s_field (out, 'I', num, (size_t) n);
+    size_t head = out->len;
+    uint8_t tag [S_HEAD] = { 'I', 0, 0, 0, 0 };
+    sl_buf_append (out, tag, sizeof tag);
+    sl_buf_put_i64 (out, i);
+    out->data [head + S_HEAD - 1] = (char) (uint8_t) (out->len - head - S_HEAD);
 }
 
 //  One value as its column's type says.
@@ -182,24 +191,54 @@ sl_chain_canon_data (sl_buf_t *out, sl_str_t data)
         s_field (out, 'N', NULL, 0);
 }
 
+//  SHA-256 from libcrypto: it uses the CPU's SHA instructions where
+//  there are some (several times libsodium's portable code, which every
+//  record written pays). The digest is fetched once: an implicit fetch by
+//  name on every hash costs about as much as the hash. Never freed (one
+//  per process, immutable).
+static const EVP_MD *
+s_sha256 (void)
+{
+    static EVP_MD *md;
+    if (!md)
+        md = EVP_MD_fetch (NULL, "SHA256", NULL);
+    assert (md);                        //  libcrypto's default provider always has it
+    return md;
+}
+
+//  hex SHA-256 of a then b (b may be empty).
+static void
+s_sha256_hex (const void *a, size_t a_len, const void *b, size_t b_len, char out [SL_CHAIN_HEX])
+{
+    uint8_t hash [S_HASH_BYTES];
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new ();
+    bool ok = ctx && EVP_DigestInit_ex2 (ctx, s_sha256 (), NULL) == 1
+           && EVP_DigestUpdate (ctx, a, a_len) == 1 && (!b_len || EVP_DigestUpdate (ctx, b, b_len) == 1)
+           && EVP_DigestFinal_ex (ctx, hash, NULL) == 1;
+    EVP_MD_CTX_free (ctx);
+    //  Out of memory inside libcrypto: no hash to give, and a wrong one
+    //  would be written as evidence.
+    if (!ok)
+        abort ();
+    sodium_bin2hex (out, SL_CHAIN_HEX, hash, sizeof hash);
+}
+
+void
+sl_chain_stream_ref (char out [SL_CHAIN_REF], const char *sid, int64_t seq, int sub)
+{
+    snprintf (out, SL_CHAIN_REF, "%s:%lld:%d", sid, (long long) seq, sub);
+}
+
 void
 sl_chain_hash (const char *prev, sl_str_t canon, char out [SL_CHAIN_HEX])
 {
-    crypto_hash_sha256_state st;
-    uint8_t hash [S_HASH_BYTES];
-    crypto_hash_sha256_init (&st);
-    crypto_hash_sha256_update (&st, (const unsigned char *) prev, strlen (prev));
-    crypto_hash_sha256_update (&st, (const unsigned char *) canon.ptr, canon.len);
-    crypto_hash_sha256_final (&st, hash);
-    sodium_bin2hex (out, SL_CHAIN_HEX, hash, sizeof hash);
+    s_sha256_hex (prev, strlen (prev), canon.ptr, canon.len, out);
 }
 
 void
 sl_chain_digest (sl_str_t text, char out [SL_CHAIN_HEX])
 {
-    uint8_t hash [S_HASH_BYTES];
-    crypto_hash_sha256 (hash, (const unsigned char *) (text.ptr ? text.ptr : ""), text.len);
-    sodium_bin2hex (out, SL_CHAIN_HEX, hash, sizeof hash);
+    s_sha256_hex (text.ptr ? text.ptr : "", text.len, NULL, 0, out);
 }
 
 //  --------------------------------------------------------------------------
@@ -237,7 +276,9 @@ sl_chain_destroy (sl_chain_t **self_p)
     free (self->pending);
     sl_buf_free (&self->canon);
     sl_buf_free (&self->data);
-    sl_buf_free (&self->sql);
+    for (int i = 0; i < S_SIZES; i++)
+        sl_buf_free (&self->sql [i]);
+    free (self->params);
     free (self);
     *self_p = NULL;
 }
@@ -298,6 +339,14 @@ sl_chain_pending (sl_chain_t *self)
 //  --------------------------------------------------------------------------
 //  Entries
 
+int64_t
+sl_chain_next_pos (sl_chain_t *self)
+{
+    if (!self->loaded && sl_chain_load (self))
+        return -1;
+    return (self->count ? self->pending [self->count - 1].pos : self->pos) + 1;
+}
+
 int
 sl_chain_begin (sl_chain_t *self, const char *kind, const char *sid, int64_t seq, int sub, const char *ref,
                 int64_t at)
@@ -319,6 +368,11 @@ sl_chain_begin (sl_chain_t *self, const char *kind, const char *sid, int64_t seq
     e->seq = seq;
     e->sub = sub;
     e->ref = sl_xstrdup (ref);
+    if (sid) {
+        char derived [SL_CHAIN_REF];
+        sl_chain_stream_ref (derived, sid, seq, sub);
+        e->ref_derived = strcmp (ref, derived) == 0;
+    }
     sl_buf_reset (&self->canon);
     sl_chain_canon_begin (&self->canon, e->pos, kind, ref, at);
     return 0;
@@ -364,19 +418,38 @@ sl_chain_end (sl_chain_t *self)
     sl_chain_hash (e->prev, sl_buf_str (&self->canon), e->hash);
 }
 
+//  The INSERT of n entries (one of s_sizes), built at its first use.
+static const char *
+s_insert_sql (sl_chain_t *self, int size)
+{
+    sl_buf_t *sql = &self->sql [size];
+    if (sql->len == 0) {
+        sl_buf_puts (sql, "INSERT INTO chain (pos, at, kind, sid, seq, sub, ref, rows_named, data, prev, "
+                          "hash) VALUES ");
+        for (int i = 0; i < s_sizes [size]; i++) {
+            sl_buf_puts (sql, i ? ", (" : "(");
+            for (int c = 0; c < S_COLS; c++) {
+                sl_buf_puts (sql, c ? ", $" : "$");
+                sl_buf_put_i64 (sql, i * S_COLS + c + 1);
+            }
+            sl_buf_putc (sql, ')');
+        }
+    }
+    return sl_buf_cstr (sql);
+}
+
 int
 sl_chain_flush (sl_chain_t *self)
 {
-    sl_val_t *p = sl_xmalloc ((size_t) S_PER_INSERT * S_COLS * sizeof *p);
+    if (!self->params)
+        self->params = sl_xmalloc ((size_t) S_PER_INSERT * S_COLS * sizeof *self->params);
+    sl_val_t *p = self->params;
     int rc = 0;
     for (int first = 0, n = 0; first < self->count && rc == 0; first += n) {
-        size_t size = 0;
+        int size = 0;
         while (s_sizes [size] > self->count - first)
             size++;
         n = s_sizes [size];
-        sl_buf_reset (&self->sql);
-        sl_buf_puts (&self->sql, "INSERT INTO chain (pos, at, kind, sid, seq, sub, ref, rows_named, data, prev, "
-                                 "hash) VALUES ");
         for (int i = 0; i < n; i++) {
             const s_entry_t *e = &self->pending [first + i];
             sl_val_t *q = p + i * S_COLS;
@@ -386,19 +459,14 @@ sl_chain_flush (sl_chain_t *self)
             q [3] = sl_val_text (e->sid);
             q [4] = e->sid ? sl_val_int (e->seq) : sl_val_null ();
             q [5] = e->sid ? sl_val_int (e->sub) : sl_val_null ();
-            q [6] = sl_val_text (e->ref);
+            q [6] = e->ref_derived ? sl_val_null () : sl_val_text (e->ref);
             q [7] = sl_val_int (e->rows_named ? 1 : 0);
             q [8] = sl_val_text (e->data);
-            q [9] = sl_val_text (e->prev);
+            q [9] = sl_val_str ((sl_str_t) { e->prev, SL_CHAIN_LINK });
             q [10] = sl_val_text (e->hash);
-            sl_buf_puts (&self->sql, i ? ", (" : "(");
-            for (int c = 0; c < S_COLS; c++)
-                sl_buf_printf (&self->sql, c ? ", $%d" : "$%d", i * S_COLS + c + 1);
-            sl_buf_putc (&self->sql, ')');
         }
-        rc = sl_store_exec (self->store, sl_buf_cstr (&self->sql), p, n * S_COLS, NULL);
+        rc = sl_store_exec (self->store, s_insert_sql (self, size), p, n * S_COLS, NULL);
     }
-    free (p);
     return rc;
 }
 

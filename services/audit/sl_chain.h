@@ -1,8 +1,8 @@
 /*  sl_chain.h - the audit store's hash chain: every record, in write order.
 
     Each record sluice-audit writes (sl_archive_apply) becomes one entry of
-    one chain per store: its position (1, 2, ...), the hash of the entry
-    before it (prev) and its own hash,
+    one chain per store: its position (1, 2, ...), the start of the hash
+    of the entry before it (prev, SL_CHAIN_LINK digits) and its own hash,
 
         hash = hex SHA-256 (prev || canonical form)
 
@@ -12,10 +12,15 @@
     sl_chain_columns (the ledger's events row; a block's, a verdict's or a
     gap's row), then of data: what a record that updates a summary row
     (a stream's start, message, finish, error, end; a policy report; an
-    approval) carried, as JSON, kept in the entry itself because later
-    records change that row. A verifier rebuilds the same form from the
+    approval) carried, as JSON (a stream's sid aside: the entry has it),
+    kept in the entry itself because later records change that row. A
+    stream record's ref is not stored (sl_chain_stream_ref rebuilds it):
+    an entry is written for every record, so every byte of it counts. A verifier rebuilds the same form from the
     rows (sl_verify.h): a changed row, a removed one or a changed entry no
-    longer gives the hash.
+    longer gives the hash. A stream record's events row names its entry
+    (chain_pos, sl_chain_next_pos): how verify finds a row no entry names
+    and the console a stream's entries, without an index on the chain
+    by stream that every record would pay for.
 
     Writing: the record handlers describe their entry (sl_chain_begin,
     sl_chain_row, sl_chain_data, sl_chain_end); the entries of a
@@ -38,6 +43,11 @@
 
 #define SL_CHAIN_HEX 65                 //  a hash in hex with its NUL
 #define SL_CHAIN_VERSION "sluice-chain/1"   //  first field of every canonical form
+#define SL_CHAIN_REF 512                //  an entry's key as text, with its NUL
+//  Hex digits of the hash before it an entry stores (prev): the hash
+//  covers the whole of it; the stored part only tells verify an entry
+//  that does not follow the one before from one whose record changed.
+#define SL_CHAIN_LINK 16
 
 //  The rows an entry's hash covers, besides its data.
 typedef enum {
@@ -69,6 +79,9 @@ void sl_chain_canon_row_of (sl_buf_t *out, sl_chain_table_t table, const sl_row_
 void sl_chain_canon_data (sl_buf_t *out, sl_str_t data);
 //  hex SHA-256 (prev || canon) into out.
 void sl_chain_hash (const char *prev, sl_str_t canon, char out [SL_CHAIN_HEX]);
+//  A stream record's key as text (sid:seq:sub): its entry's ref, which
+//  the chain does not store (the entry has sid, seq and sub).
+void sl_chain_stream_ref (char out [SL_CHAIN_REF], const char *sid, int64_t seq, int sub);
 //  hex SHA-256 of a text (a start's big texts are kept by digest).
 void sl_chain_digest (sl_str_t text, char out [SL_CHAIN_HEX]);
 //  The hash before the first entry: 64 zeros.
@@ -79,6 +92,10 @@ sl_chain_t *sl_chain_new (sl_store_t *store);
 void sl_chain_destroy (sl_chain_t **self_p);
 //  Read the head from the store (the last entry, or the last cut). 0 ok.
 int sl_chain_load (sl_chain_t *self);
+
+//  The position the next entry will take (a stream record's events row
+//  names it: chain_pos); -1 when the head cannot be read.
+int64_t sl_chain_next_pos (sl_chain_t *self);
 
 //  An entry: kind, its stream key (sid NULL for records of no stream),
 //  ref (its key as text, shown and hashed) and time. Then its rows and

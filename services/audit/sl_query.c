@@ -312,8 +312,11 @@ sl_query_stream (sl_store_t *store, const char *sid, sl_buf_t *out)
         goto failed;
     sl_buf_puts (out, "],\"chain\":[");
     s_list_t chain = { out, s_chain_cols, (int) (sizeof s_chain_cols / sizeof s_chain_cols [0]), 0, 0, false };
-    if (sl_store_query (store, "SELECT pos, kind, seq, sub, at, hash FROM chain WHERE sid = $1 AND kind <> 'prune' "
-                               "ORDER BY pos", p, 1, s_list_row, &chain))
+    //  Through the stream's events rows, which name their entries (the
+    //  chain has no index by stream: every record would pay for one).
+    if (sl_store_query (store, "SELECT c.pos, c.kind, c.seq, c.sub, c.at, c.hash FROM events e "
+                               "JOIN chain c ON c.pos = e.chain_pos WHERE e.sid = $1 AND c.sid = e.sid "
+                               "AND c.kind <> 'prune' ORDER BY c.pos", p, 1, s_list_row, &chain))
         goto failed;
     sl_buf_puts (out, "]}");
     return 0;

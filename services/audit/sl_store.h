@@ -22,7 +22,11 @@
     Migrations: the files migrations/NNN_name.sql built into the program
     (sl_embedded.h), applied in order, each once, in a transaction, and
     recorded in schema_version. A store whose schema is newer than this
-    program knows is refused.
+    program knows is refused. One type is mapped per backend: a BIGINT
+    primary key marked by the SQL comment "rowid" right after the type
+    (S_ROWID_DECL in sl_store_sqlite.c) is a 64-bit key on both; on
+    SQLite it becomes INTEGER PRIMARY KEY, the table's rowid itself (a
+    BIGINT key there is a second index every insert pays for).
 
     Credentials: a PostgreSQL DSN may hold a password; it is never logged,
     stored or shown (sl_store_target gives the DSN without it).

@@ -23,7 +23,8 @@ typedef struct {
                  sl_buf_t *error, bool *broken);
     int (*query) (void *conn, const char *sql, const sl_val_t *params, int count, sl_row_fn *fn, void *arg,
                   sl_buf_t *error, bool *broken);
-    //  Several statements without parameters (a migration).
+    //  Several statements without parameters (a migration), with its
+    //  declared types mapped to the backend's (a rowid key: sl_store.h).
     int (*script) (void *conn, const char *sql, sl_buf_t *error, bool *broken);
     //  Connect again after the connection broke; 0 ok.
     int (*reconnect) (void *conn, sl_buf_t *error);

@@ -5,7 +5,8 @@
     process being killed (the WAL is in the kernel's hands), not a power
     cut before the next checkpoint. Statements are prepared once and kept
     (the audit runs the same few thousands of times a second). Parameters
-    are named $1, $2, ... and bound by name.
+    are named $1, $2, ... and bound by name. A migration's
+    BIGINT key marked rowid becomes INTEGER, the rowid (sl_store.h).
 */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -16,8 +17,11 @@
 #include "services/audit/sl_store_backend.h"
 
 #define S_CACHE_SLOTS 256               //  prepared statements kept (a power of two)
+#define S_CACHE_WAYS 4                  //  slots a statement may take, from its hash on
 #define S_MAX_COLUMNS 64
 #define S_BUSY_TIMEOUT_MS 5000
+#define S_ROWID_DECL "BIGINT /*rowid*/"  //  a migration's 64-bit key that may be the rowid
+#define S_ROWID_TYPE "INTEGER"          //  SQLite's rowid alias (64-bit)
 
 typedef struct {
     char *sql;
@@ -115,22 +119,33 @@ s_map_params (s_slot_t *slot)
     }
 }
 
-//  The slot of sql's statement, prepared once and reset for reuse; NULL on error.
+//  The slot of sql's statement, prepared once and reset for reuse; NULL on
+//  error. A statement may sit in any of S_CACHE_WAYS slots from its hash:
+//  two statements of the same record that share a hash would otherwise
+//  evict each other and be parsed again on every record.
 static s_slot_t *
 s_prepare (s_conn_t *c, const char *sql, sl_buf_t *error, bool *broken)
 {
-    s_slot_t *slot = &c->cache [s_hash (sql) & (S_CACHE_SLOTS - 1)];
-    if (slot->sql && strcmp (slot->sql, sql) == 0) {
-        sqlite3_reset (slot->stmt);
-        sqlite3_clear_bindings (slot->stmt);
-        return slot;
+    uint32_t h = s_hash (sql);
+    s_slot_t *slot = NULL;
+    for (int way = 0; way < S_CACHE_WAYS; way++) {
+        s_slot_t *at = &c->cache [(h + (uint32_t) way) & (S_CACHE_SLOTS - 1)];
+        if (at->sql && strcmp (at->sql, sql) == 0) {
+            sqlite3_reset (at->stmt);
+            sqlite3_clear_bindings (at->stmt);
+            return at;
+        }
+        if (!at->sql && !slot)
+            slot = at;
     }
+    //  No free way: the first one is replaced.
+    if (!slot)
+        slot = &c->cache [h & (S_CACHE_SLOTS - 1)];
     sqlite3_stmt *stmt = NULL;
     if (sqlite3_prepare_v2 (c->db, sql, -1, &stmt, NULL) != SQLITE_OK) {
         s_error (error, c, broken);
         return NULL;
     }
-    //  The slot takes it (one statement per slot: a collision re-prepares).
     sqlite3_finalize (slot->stmt);
     free (slot->sql);
     free (slot->at);
@@ -234,13 +249,31 @@ s_query (void *conn, const char *sql, const sl_val_t *params, int count, sl_row_
     return s_run (conn, sql, params, count, fn, arg, NULL, error, broken);
 }
 
+//  The script with every S_ROWID_DECL as S_ROWID_TYPE: only INTEGER
+//  PRIMARY KEY is the rowid in SQLite (and INTEGER is 32-bit elsewhere).
+static void
+s_map_types (sl_buf_t *out, const char *sql)
+{
+    const char *at;
+    while ((at = strstr (sql, S_ROWID_DECL))) {
+        sl_buf_append (out, sql, (size_t) (at - sql));
+        sl_buf_puts (out, S_ROWID_TYPE);
+        sql = at + strlen (S_ROWID_DECL);
+    }
+    sl_buf_puts (out, sql);
+}
+
 static int
 s_script (void *conn, const char *sql, sl_buf_t *error, bool *broken)
 {
     s_conn_t *c = conn;
     char *why = NULL;
     *broken = false;
-    if (sqlite3_exec (c->db, sql, NULL, NULL, &why) != SQLITE_OK) {
+    sl_buf_t mapped = { 0 };
+    s_map_types (&mapped, sql);
+    int rc = sqlite3_exec (c->db, sl_buf_cstr (&mapped), NULL, NULL, &why);
+    sl_buf_free (&mapped);
+    if (rc != SQLITE_OK) {
         sl_buf_puts (error, why ? why : "script failed");
         sqlite3_free (why);
         return -1;

@@ -27,7 +27,7 @@ struct _sl_verify_t {
     sl_verify_opts_t opts;
     bool started;                       //  the start was found
     int64_t next;                       //  the position expected next
-    char prev [SL_CHAIN_HEX];           //  the hash it must name; "" trust the first entry's
+    char prev [SL_CHAIN_HEX];           //  the hash before the next entry
     int64_t cut_pos;                    //  the latest cut (0: none)
     s_entry_t page [S_PAGE];
     int count;
@@ -126,6 +126,21 @@ s_cp_row (void *arg, const sl_row_t *row)
     return 1;
 }
 
+typedef struct {
+    bool found;
+    char hash [SL_CHAIN_HEX];
+} s_hash_t;
+
+static int
+s_hash_row (void *arg, const sl_row_t *row)
+{
+    s_hash_t *h = arg;
+    sl_str_t s = sl_row_text (row, 0);
+    h->found = true;
+    snprintf (h->hash, sizeof h->hash, "%.*s", (int) s.len, s.ptr ? s.ptr : "");
+    return 1;
+}
+
 //  The latest cut, if any. 0 ok.
 static int
 s_latest_cut (sl_store_t *store, s_cp_row_t *cut)
@@ -160,9 +175,18 @@ s_start (sl_verify_t *self)
     self->next = cut_pos + 1;
     snprintf (self->prev, sizeof self->prev, "%s", cut.found ? cut.cp.head : sl_chain_genesis ());
     r->from_cut = cut.found;
+    //  From a later position: the hash before it is taken as it stands
+    //  (an entry stores only the start of it). When that entry is gone,
+    //  the walk starts at the cut and finds what is missing.
+    s_hash_t before = { 0 };
     if (self->opts.from_pos > self->next) {
+        sl_val_t p [] = { sl_val_int (self->opts.from_pos - 1) };
+        if (sl_store_query (self->store, "SELECT hash FROM chain WHERE pos = $1", p, 1, s_hash_row, &before))
+            return -1;
+    }
+    if (before.found) {
         self->next = self->opts.from_pos;
-        self->prev [0] = 0;
+        snprintf (self->prev, sizeof self->prev, "%s", before.hash);
         r->from_cut = false;
     }
     r->start_pos = self->next;
@@ -192,6 +216,11 @@ s_entry_row (void *arg, const sl_row_t *row)
     e->seq = sl_row_int (row, 4);
     e->sub = (int) sl_row_int (row, 5);
     e->ref = s_dup (sl_row_text (row, 6));
+    if (!e->ref && e->sid) {
+        char ref [SL_CHAIN_REF];
+        sl_chain_stream_ref (ref, e->sid, e->seq, e->sub);
+        e->ref = sl_xstrdup (ref);
+    }
     e->rows_named = sl_row_int (row, 7) != 0;
     e->data = s_dup (sl_row_text (row, 8));
     e->prev = s_dup (sl_row_text (row, 9));
@@ -257,7 +286,8 @@ s_pruned (sl_verify_t *self, const s_entry_t *e)
     char ref [SL_CHAIN_HEX + 512];
     snprintf (ref, sizeof ref, "gap %s", e->ref);
     sl_val_t p [] = { e->sid ? sl_val_text (e->sid) : sl_val_text (ref), sl_val_int (e->pos) };
-    //  A stream's prune entry is found by its sid (indexed); a gap's by its key.
+    //  A stream's prune entry is found by its sid, a gap's by its key
+    //  (each a partial index of the prune entries).
     if (sl_store_query_int (self->store, e->sid ? "SELECT COUNT(*) FROM chain WHERE sid = $1 AND kind = 'prune' "
                                                   "AND pos > $2"
                                                 : "SELECT COUNT(*) FROM chain WHERE kind = 'prune' AND ref = $1 "
@@ -313,7 +343,7 @@ s_check (sl_verify_t *self, const s_entry_t *e)
                    "chain position %lld is missing (the next is %lld)", (long long) self->next, (long long) e->pos);
         return 1;
     }
-    if (*self->prev && strcmp (e->prev, self->prev) != 0) {
+    if (strlen (e->prev) != SL_CHAIN_LINK || strncmp (e->prev, self->prev, SL_CHAIN_LINK) != 0) {
         s_problem (self, SL_VERIFY_BROKEN, "inserted", tbl, key, e->pos,
                    "the chain entry at position %lld (%s %s) does not follow the one before: an entry was "
                    "changed, inserted or removed there", (long long) e->pos, tbl, key);
@@ -351,7 +381,7 @@ s_check (sl_verify_t *self, const s_entry_t *e)
     else {
         sl_chain_canon_data (&self->canon, sl_str (e->data));
         char hash [SL_CHAIN_HEX];
-        sl_chain_hash (e->prev, sl_buf_str (&self->canon), hash);
+        sl_chain_hash (self->prev, sl_buf_str (&self->canon), hash);
         if (strcmp (hash, e->hash) != 0) {
             if (named != SL_CHAIN_EVENTS)
                 s_describe (e, named, tbl, sizeof tbl, key, sizeof key);
@@ -451,14 +481,15 @@ sl_verify_rows (sl_verify_t *self)
         since = first;
     static const char *checks [] = {
         "SELECT 'events', 'sid=' || e.sid || ' seq=' || e.seq || ' sub=' || e.sub FROM events e WHERE e.at >= $1 "
-        "AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.sid = e.sid AND c.seq = e.seq AND c.sub = e.sub "
-        "AND c.kind <> 'prune') LIMIT 1",
+        "AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.pos = e.chain_pos AND c.sid = e.sid AND c.seq = e.seq "
+        "AND c.sub = e.sub AND c.kind <> 'prune') LIMIT 1",
         "SELECT 'blocks', 'sid=' || b.sid || ' seq=' || b.seq FROM blocks b WHERE b.at >= $1 "
-        "AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.sid = b.sid AND c.seq = b.seq AND c.kind = 'block' "
-        "AND c.rows_named = 1) LIMIT 1",
+        "AND NOT EXISTS (SELECT 1 FROM events e JOIN chain c ON c.pos = e.chain_pos WHERE e.sid = b.sid "
+        "AND e.seq = b.seq AND c.sid = b.sid AND c.seq = b.seq AND c.kind = 'block' AND c.rows_named = 1) LIMIT 1",
         "SELECT 'verdicts', 'sid=' || v.sid || ' seq=' || v.seq FROM verdicts v WHERE v.at >= $1 "
-        "AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.sid = v.sid AND c.seq = v.seq AND c.kind = 'verdict' "
-        "AND c.rows_named = 1) LIMIT 1",
+        "AND NOT EXISTS (SELECT 1 FROM events e JOIN chain c ON c.pos = e.chain_pos WHERE e.sid = v.sid "
+        "AND e.seq = v.seq AND c.sid = v.sid AND c.seq = v.seq AND c.kind = 'verdict' AND c.rows_named = 1) "
+        "LIMIT 1",
         "SELECT 'gaps', g.emitter || ':' || g.incarnation || ':' || g.rseq FROM gaps g WHERE g.at >= $1 "
         "AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'gap' "
         "AND c.ref = g.emitter || ':' || g.incarnation || ':' || g.rseq) LIMIT 1",
@@ -498,21 +529,6 @@ s_cps_row (void *arg, const sl_row_t *row)
     s_cps_t *c = arg;
     sl_checkpoint_from_row (&c->cps [c->count++], row);
     return c->count == S_PAGE;
-}
-
-typedef struct {
-    bool found;
-    char hash [SL_CHAIN_HEX];
-} s_hash_t;
-
-static int
-s_hash_row (void *arg, const sl_row_t *row)
-{
-    s_hash_t *h = arg;
-    sl_str_t s = sl_row_text (row, 0);
-    h->found = true;
-    snprintf (h->hash, sizeof h->hash, "%.*s", (int) s.len, s.ptr ? s.ptr : "");
-    return 1;
 }
 
 int

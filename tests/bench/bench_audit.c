@@ -19,6 +19,11 @@
        without an audit (the records stay until the bound). The process
        figures (the emitter's CPU with the spool off, on without an audit,
        on with sluice-audit) come from tests/bench/audit-stack.sh.
+
+    For a profiler: BENCH_AUDIT_ONLY=sqlite runs the SQLite part alone,
+    BENCH_AUDIT_CHAIN=on (or off) only the runs with the chain on (off;
+    the cost line is then meaningless), BENCH_AUDIT_KEEP=1 keeps the
+    stores (to measure what each table takes, e.g. SQLite's dbstat).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,7 +214,12 @@ s_chain_cost (const char *label, void (*make_target) (void *arg, int n, char *ou
     char target [512];
     for (int r = 0; r < ROUNDS; r++) {
         make_target (arg, 2 * r, target, sizeof target);
-        off [r] = s_store_rate (target, label, false);
+        const char *side = getenv ("BENCH_AUDIT_CHAIN");
+        off [r] = side && strcmp (side, "on") == 0 ? 1 : s_store_rate (target, label, false);
+        if (side && strcmp (side, "off") == 0) {
+            on [r] = 1;
+            continue;
+        }
         make_target (arg, 2 * r + 1, target, sizeof target);
         on [r] = s_store_rate (target, label, true);
         if (on [r] < 0 || off [r] < 0)
@@ -290,11 +300,15 @@ main (void)
     if (!mkdtemp (dir))
         return 1;
     double sqlite = s_chain_cost ("SQLite", s_sqlite_target, dir);
+    const char *only = getenv ("BENCH_AUDIT_ONLY");
+    bool sqlite_only = only && strcmp (only, "sqlite") == 0;
     pgtmp_t pg;
     char reason [256];
     pg.durable = true;
     double postgres = 0;
-    if (pgtmp_start_tcp (&pg, 0, reason, sizeof reason) == 0) {
+    if (sqlite_only)
+        printf ("audit store, PostgreSQL: skipped: BENCH_AUDIT_ONLY=sqlite\n");
+    else if (pgtmp_start_tcp (&pg, 0, reason, sizeof reason) == 0) {
         postgres = s_chain_cost ("PostgreSQL", s_pg_target, &pg);
         pgtmp_stop (&pg);
     }
@@ -302,9 +316,13 @@ main (void)
         printf ("audit store, PostgreSQL: skipped: %s\n", reason);
     char cmd [128];
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system (cmd) != 0)
+    if (getenv ("BENCH_AUDIT_KEEP"))
+        printf ("bench_audit: the stores are kept in %s\n", dir);
+    else if (system (cmd) != 0)
         fprintf (stderr, "bench_audit: cannot remove %s\n", dir);
-    s_spool (false);
-    s_spool (true);
+    if (!sqlite_only) {
+        s_spool (false);
+        s_spool (true);
+    }
     return sqlite < 0 || postgres < 0 ? 1 : 0;
 }

@@ -12,6 +12,7 @@
 #include "services/audit/sl_archive.h"
 #include "services/audit/sl_chain.h"
 #include "services/audit/sl_checkpoint.h"
+#include "services/audit/sl_query.h"
 #include "services/audit/sl_retention.h"
 #include "services/audit/sl_store.h"
 #include "services/audit/sl_verify.h"
@@ -115,6 +116,17 @@ s_verify (sl_store_t *store, const sl_signkey_t *key, sl_verify_report_t *out)
     return out->status;
 }
 
+//  The walk finds problem first, at the table's row whose key has key.
+static void
+s_expect_problem (sl_store_t *store, const char *problem, const char *table, const char *key)
+{
+    sl_verify_report_t r;
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN, "%s %s", table, key);
+    cr_expect_str_eq (r.problem, problem);
+    cr_expect_str_eq (r.table, table);
+    cr_expect (strstr (r.key, key), "%s: %s", key, r.key);
+}
+
 static int64_t
 s_int (sl_store_t *store, const char *sql)
 {
@@ -135,6 +147,10 @@ static void
 check_intact_then_edits (s_env_t *env)
 {
     sl_store_t *store = s_fresh (env);
+    //  The chain's key is SQLite's rowid: no second index per entry.
+    if (strcmp (env->kind, "sqlite") == 0)
+        cr_expect_eq (s_int (store, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' "
+                                    "AND tbl_name = 'chain' AND name LIKE 'sqlite_autoindex%'"), 0);
     sl_archive_t *archive = sl_archive_new (store, 0);
     s_records (archive, store, 0xa1, T0);
     s_records (archive, store, 0xb2, T0 + 100);
@@ -194,17 +210,61 @@ check_intact_then_edits (s_env_t *env)
     s_records (archive, store, 0xa1, T0);
     s_exec (store, "INSERT INTO verdicts (sid, seq, action, checked, at) "
                    "VALUES ('a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1', 42, 'allow', 'ran', 1000010)");
-    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
-    cr_expect_str_eq (r.problem, "inserted");
-    cr_expect_str_eq (r.table, "verdicts");
-    cr_expect (strstr (r.key, "seq=42"), "%s", r.key);
+    s_expect_problem (store, "inserted", "verdicts", "seq=42");
     //  Moving the migration's time on does not hide it: the first entry's time bounds it.
     s_exec (store, "UPDATE schema_version SET applied_at = 99999999999999");
     cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
     cr_expect_str_eq (r.problem, "inserted");
 
-    //  An entry removed from the middle of the chain.
+    s_exec (store, "UPDATE schema_version SET applied_at = 0");
     s_exec (store, "DELETE FROM verdicts WHERE seq = 42");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s", r.detail);
+
+    //  Rows found through the entry their events row names: a ledger row
+    //  naming no entry, one naming another record's entry, a block where
+    //  the record at its seq chained a verdict.
+    s_exec (store, "INSERT INTO events (sid, seq, sub, type, at) "
+                   "VALUES ('a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1', 40, 0, 'end', 1000010)");
+    s_expect_problem (store, "inserted", "events", "seq=40");
+    s_exec (store, "UPDATE events SET chain_pos = 1 WHERE seq = 40");
+    s_expect_problem (store, "inserted", "events", "seq=40");
+    s_exec (store, "DELETE FROM events WHERE seq = 40");
+    s_exec (store, "INSERT INTO blocks (sid, seq, idx, kind, content, at) "
+                   "VALUES ('a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1', 5, 1, 'text', 'hello', 1000010)");
+    s_expect_problem (store, "inserted", "blocks", "seq=5");
+    s_exec (store, "DELETE FROM blocks WHERE seq = 5");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s", r.detail);
+
+    //  The console finds the stream's entries through its events rows.
+    sl_buf_t out = { 0 };
+    cr_assert_eq (sl_query_stream (store, "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", &out), 0);
+    const char *chain_json = strstr (sl_buf_cstr (&out), "\"chain\":[");
+    cr_assert_not_null (chain_json);
+    int entries = 0;
+    for (const char *at = chain_json; (at = strstr (at, "\"pos\":")); at++)
+        entries++;
+    cr_expect_eq (entries, 5, "start, block, verdict, finish, end: %s", chain_json);
+    sl_buf_free (&out);
+
+    //  An entry that does not follow the one before: inserted there.
+    s_exec (store, "UPDATE chain SET prev = '0000000000000000' WHERE pos = 3");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
+    cr_expect_str_eq (r.problem, "inserted");
+    cr_expect_eq (r.pos, 3);
+    //  From a later position: the walk takes the hash before it as it stands.
+    sl_verify_opts_t from = { .from_pos = 4 };
+    sl_verify_t *v = sl_verify_new (store, &from);
+    for (int steps = 0; sl_verify_step (v, 3) == 1 && steps < 1000; steps++)
+        ;
+    cr_expect_eq (sl_verify_report (v)->status, SL_VERIFY_INTACT, "%s", sl_verify_report (v)->detail);
+    cr_expect_eq (sl_verify_report (v)->start_pos, 4);
+    cr_expect_eq (sl_verify_report (v)->checked_pos, S_RECORDS);
+    sl_verify_destroy (&v);
+    s_exec (store, "UPDATE chain SET prev = (SELECT substr(hash, 1, 16) FROM chain c WHERE c.pos = 2) "
+                   "WHERE pos = 3");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s", r.detail);
+
+    //  An entry removed from the middle of the chain.
     s_exec (store, "DELETE FROM chain WHERE pos = 6");
     cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
     cr_expect_str_eq (r.problem, "removed");
