@@ -7,14 +7,19 @@
     it. With a short --drain-ms the stream still running ends with a clean
     error in its dialect; a second SIGTERM ends it at once, exit 0.
 
-    rolling: two instances of every stage under a steady load of
-    concurrent streams; for each kind in turn a new instance starts, then
-    an old one gets SIGTERM and must exit 0 by itself. Every stream of the
-    load completes byte-identical to the same request in a run without the
-    update. SLUICE_DRAIN_ROUNDS rounds per kind (make test: 1, make chaos:
-    10); a summary line: streams across each kind's update, and the
-    longest pause a client saw between two reads, against the undisturbed
-    run's.
+    rolling: two instances of every stage and two gateways (behind the
+    test's own client-side balancer: a request refused, or answered 503,
+    by a draining gateway goes to another, as a load balancer does), one
+    sluice-audit, under a steady load of concurrent streams; for each kind
+    in turn a new instance starts, then an old one gets SIGTERM and must
+    exit 0 by itself. Every stream of the load completes byte-identical to
+    the same request in a run without the update. The two audits share
+    one store (SQLite; and PostgreSQL, the audit's update alone) for a
+    while: afterwards `sluice-audit verify` exits 0 and every stream is in
+    the store with all its records. SLUICE_DRAIN_ROUNDS rounds per kind
+    (make test: 1, make chaos: 10); a summary line: streams across each
+    kind's update, and the longest pause a client saw between two reads,
+    against the undisturbed run's.
 
     last instance: SIGTERM to the only aggregator with streams in flight
     and a short --drain-ms: every stream completes or ends with a clean
