@@ -351,7 +351,12 @@ int
 sl_chain_begin (sl_chain_t *self, const char *kind, const char *sid, int64_t seq, int sub, const char *ref,
                 int64_t at)
 {
-    if (!self->loaded && sl_chain_load (self))
+    //  The first entry of a transaction reads the head again: another
+    //  writer on the same store (an audit beside this one during a rolling
+    //  update) may have appended since our last commit, and the
+    //  transaction holds the store's write lock (sl_store_begin), so the
+    //  head read now stays the true one until the commit.
+    if ((!self->loaded || self->count == 0) && sl_chain_load (self))
         return -1;
     if (self->count == self->cap) {
         self->cap = self->cap ? self->cap * 2 : 64;

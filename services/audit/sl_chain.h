@@ -26,8 +26,14 @@
     sl_chain_row, sl_chain_data, sl_chain_end); the entries of a
     transaction are written in one multi-row INSERT by sl_chain_flush just
     before the commit. sl_chain_committed makes them the head after a
-    commit; sl_chain_abort forgets them after a rollback and reads the
-    head again from the store at the next entry.
+    commit; sl_chain_abort forgets them after a rollback.
+
+    Several writers: the first entry of every transaction reads the head
+    from the store again, under the write lock the transaction took
+    (sl_store_begin), so audits sharing a store (a rolling update) append
+    in turn to one chain. Should a head ever be stale all the same, the
+    position's primary key refuses the entry and the transaction rolls
+    back: no entry is written whose prev is not the true head.
 
     Everything is hashed here, nowhere else: the canonical form has one
     definition for the writer and the verifier.

@@ -34,7 +34,7 @@ s_check_backends (void)
         return;
     for (size_t i = 0; i < sizeof s_backends / sizeof s_backends [0]; i++) {
         const sl_store_backend_t *b = s_backends [i];
-        assert (b && b->name && b->accepts && b->open && b->close && b->exec && b->query && b->script
+        assert (b && b->name && b->begin && b->accepts && b->open && b->close && b->exec && b->query && b->script
                 && b->reconnect);
         (void) b;
     }
@@ -267,9 +267,13 @@ int
 sl_store_begin (sl_store_t *self)
 {
     assert (!self->in_txn);
-    if (sl_store_exec (self, "BEGIN", NULL, 0, NULL))
+    if (sl_store_exec (self, self->backend->begin, NULL, 0, NULL))
         return -1;
     self->in_txn = true;
+    if (self->backend->lock && sl_store_exec (self, self->backend->lock, NULL, 0, NULL)) {
+        sl_store_rollback (self);
+        return -1;
+    }
     return 0;
 }
 

@@ -125,6 +125,8 @@ int sl_store_query (sl_store_t *self, const char *sql, const sl_val_t *params, i
 //  One integer: the first column of the first row (default when no row).
 int sl_store_query_int (sl_store_t *self, const char *sql, const sl_val_t *params, int count,
                         int64_t def, int64_t *out);
+//  Open a write transaction holding the store's one write lock (writers
+//  sharing a store take turns; the lock ends with the commit or rollback).
 int sl_store_begin (sl_store_t *self);
 int sl_store_commit (sl_store_t *self);
 //  Roll back the open transaction (nothing when none is open).

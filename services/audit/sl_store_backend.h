@@ -12,6 +12,13 @@
 
 typedef struct {
     const char *name;                   //  "sqlite", "postgres"
+    //  The statement that opens a write transaction, and one run right
+    //  after it that takes the store's one write lock (NULL: the begin
+    //  took it). Several writers may share a store (two audits during a
+    //  rolling update): each holds the lock from its first statement, so
+    //  they append to the chain in turn, never from a stale head.
+    const char *begin;
+    const char *lock;
     //  Whether target names a database of this kind.
     bool (*accepts) (const char *target);
     //  Connect; NULL with the reason in error.

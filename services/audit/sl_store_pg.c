@@ -24,6 +24,9 @@
 #define S_MAX_COLUMNS 64
 #define S_MAX_PARAMS 768               //  the chain's multi-row INSERT: 64 entries of 11
 #define S_NUM_SIZE 32                   //  a number as text
+//  The advisory lock every writing transaction takes (any fixed number the
+//  database's other users do not take: "sluice" in ASCII).
+#define S_WRITE_LOCK_KEY "115108117105099101"
 
 typedef struct {
     char *sql;
@@ -281,6 +284,10 @@ s_reconnect (void *conn, sl_buf_t *error)
 
 const sl_store_backend_t sl_store_postgres = {
     .name = "postgres",
+    .begin = "BEGIN",
+    //  A transaction-scoped advisory lock, released by the commit or the
+    //  rollback; the key is the store's own (S_WRITE_LOCK_KEY).
+    .lock = "SELECT pg_advisory_xact_lock (" S_WRITE_LOCK_KEY ")",
     .accepts = s_accepts,
     .open = s_open,
     .close = s_close,

@@ -291,6 +291,10 @@ s_reconnect (void *conn, sl_buf_t *error)
 
 const sl_store_backend_t sl_store_sqlite = {
     .name = "sqlite",
+    //  IMMEDIATE: the write lock at the start (a deferred transaction that
+    //  read first could not write after another writer committed).
+    .begin = "BEGIN IMMEDIATE",
+    .lock = NULL,
     .accepts = s_accepts,
     .open = s_open,
     .close = s_close,

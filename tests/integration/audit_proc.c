@@ -20,6 +20,13 @@ bool
 audit_start_at (const char *dir, const char *keys, const char *emitters, const char *label,
                 const char *const *store_args, const char *const *extra, audit_proc_t *out)
 {
+    return audit_spawn_at (dir, keys, emitters, label, store_args, extra, out) && audit_wait_up (out);
+}
+
+bool
+audit_spawn_at (const char *dir, const char *keys, const char *emitters, const char *label,
+                const char *const *store_args, const char *const *extra, audit_proc_t *out)
+{
     memset (out, 0, sizeof *out);
     const char *args [48] = { "--emitters", emitters, "--keys", keys, "--console-port", "0",
                               "--metrics-port", "0", NULL };
@@ -30,19 +37,23 @@ audit_start_at (const char *dir, const char *keys, const char *emitters, const c
         args [n++] = extra [i];
     args [n] = NULL;
     out->proc = proc_start_as (dir, "audit", label, args);
+    return out->proc != NULL;
+}
+
+bool
+audit_wait_up (audit_proc_t *a)
+{
     char value [32];
-    if (!out->proc
-    ||  !proc_wait_log (out->proc, "\"console_listening\"", "url=http://127.0.0.1:", value, sizeof value, 15000)) {
-        if (out->proc)
-            proc_dump (out->proc);
+    if (!proc_wait_log (a->proc, "\"console_listening\"", "url=http://127.0.0.1:", value, sizeof value, 15000)) {
+        proc_dump (a->proc);
         return false;
     }
-    out->console_port = atoi (value);
-    if (!proc_wait_log (out->proc, "\"started\"", "metrics_port=", value, sizeof value, 15000)) {
-        proc_dump (out->proc);
+    a->console_port = atoi (value);
+    if (!proc_wait_log (a->proc, "\"started\"", "metrics_port=", value, sizeof value, 15000)) {
+        proc_dump (a->proc);
         return false;
     }
-    out->metrics_port = atoi (value);
+    a->metrics_port = atoi (value);
     return true;
 }
 

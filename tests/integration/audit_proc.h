@@ -24,6 +24,12 @@ bool audit_start (sluice_stack_t *s, const char *label, const char *const *store
 //  The same for any emitters (a comma-separated list), keys and log directory.
 bool audit_start_at (const char *dir, const char *keys, const char *emitters, const char *label,
                      const char *const *store_args, const char *const *extra, audit_proc_t *out);
+//  audit_start_at in two halves: the process started (false when it
+//  cannot be), then waited for until it comes up (false, the log dumped,
+//  when it does not): a test under load starts one without stalling.
+bool audit_spawn_at (const char *dir, const char *keys, const char *emitters, const char *label,
+                     const char *const *store_args, const char *const *extra, audit_proc_t *out);
+bool audit_wait_up (audit_proc_t *a);
 //  GET path from the console as JSON (NULL unless 200).
 json_t *audit_get (const audit_proc_t *a, const char *path);
 //  Poll /api/streams?<query> until it lists at least want streams (or the

@@ -39,7 +39,7 @@ cluster_start_instance (cluster_t *c, int stage, int i, bool wait)
     else {
         size_t at = 0;
         next [0] = 0;
-        for (int g = 0; g < c->opts.gateways && at < sizeof next; g++)
+        for (int g = 0; g < c->opts.gateway_slots && at < sizeof next; g++)
             at += (size_t) snprintf (next + at, sizeof next - at, "%stcp://127.0.0.1:%d", g ? "," : "",
                                      c->gateway_port [g]);
         args [n++] = "--gateways";
@@ -102,7 +102,7 @@ cluster_kill_gateway (cluster_t *c, int g)
 }
 
 static int
-s_start_gateway (cluster_t *c, int g)
+s_start_gateway (cluster_t *c, int g, bool wait)
 {
     char port [16], next [512], label [32], bind [64];
     int http = harness_free_port ();
@@ -129,7 +129,7 @@ s_start_gateway (cluster_t *c, int g)
     }
     c->gateway [g] = proc_start_as (c->dir, "gateway", label, args);
     c->http_port [g] = http;
-    if (!c->gateway [g] || !proc_wait_log (c->gateway [g], "\"started\"", NULL, NULL, 0, CLUSTER_WAIT_MS)) {
+    if (!c->gateway [g] || (wait && !proc_wait_log (c->gateway [g], "\"started\"", NULL, NULL, 0, CLUSTER_WAIT_MS))) {
         proc_dump (c->gateway [g]);
         return -1;
     }
@@ -142,7 +142,9 @@ s_start_gateway (cluster_t *c, int g)
 static bool
 s_wait_peers (cluster_t *c, proc_t *p, int stage)
 {
-    for (int i = 0; i < c->opts.count [stage]; i++) {
+    for (int i = 0; i < CLUSTER_SLOTS; i++) {
+        if (!c->procs [stage][i] || c->procs [stage][i]->pid <= 0)
+            continue;                   //  a slot not (or no longer) running
         char after [64], rest [8];
         snprintf (after, sizeof after, "endpoint=tcp://127.0.0.1:%d\"", c->port [stage][i]);
         if (!proc_wait_log (p, "\"peer_up\"", after, rest, sizeof rest, CLUSTER_WAIT_MS)) {
@@ -151,6 +153,43 @@ s_wait_peers (cluster_t *c, proc_t *p, int stage)
         }
     }
     return true;
+}
+
+//  Every running emitter has heard from gateway g (frames go only to a
+//  gateway that announced itself).
+static bool
+s_emitters_know (cluster_t *c, int g)
+{
+    for (int i = 0; i < CLUSTER_SLOTS; i++) {
+        proc_t *e = c->procs [CL_EMITTER][i];
+        if (!e || e->pid <= 0)
+            continue;
+        char after [64], rest [8];
+        snprintf (after, sizeof after, "endpoint=tcp://127.0.0.1:%d\"", c->gateway_port [g]);
+        if (!proc_wait_log (e, "\"peer_up\"", after, rest, sizeof rest, CLUSTER_WAIT_MS)) {
+            proc_dump (e);
+            return false;
+        }
+    }
+    return true;
+}
+
+int
+cluster_start_gateway (cluster_t *c, int g, bool wait)
+{
+    if (g < 0 || g >= c->opts.gateway_slots || c->gateway [g] || s_start_gateway (c, g, false))
+        return -1;
+    return wait ? cluster_wait_gateway (c, g) : 0;
+}
+
+int
+cluster_wait_gateway (cluster_t *c, int g)
+{
+    if (!c->gateway [g] || !proc_wait_log (c->gateway [g], "\"started\"", NULL, NULL, 0, CLUSTER_WAIT_MS)) {
+        proc_dump (c->gateway [g]);
+        return -1;
+    }
+    return s_wait_peers (c, c->gateway [g], CL_INGEST) && s_emitters_know (c, g) ? 0 : -1;
 }
 
 cluster_t *
@@ -169,7 +208,11 @@ cluster_start (const cluster_opts_t *opts)
     }
     if (harness_keygen (c->dir, c->keys, sizeof c->keys))
         goto failed;
-    for (int g = 0; g < c->opts.gateways; g++)
+    if (c->opts.gateway_slots < c->opts.gateways)
+        c->opts.gateway_slots = c->opts.gateways;
+    if (c->opts.gateway_slots > CLUSTER_GATEWAYS)
+        c->opts.gateway_slots = CLUSTER_GATEWAYS;
+    for (int g = 0; g < c->opts.gateway_slots; g++)
         c->gateway_port [g] = harness_free_port ();
     for (int s = 0; s < CL_STAGES; s++) {
         if (c->opts.slots [s] < c->opts.count [s])
@@ -195,24 +238,15 @@ cluster_start (const cluster_opts_t *opts)
             if (cluster_start_instance (c, s, i, true))
                 goto failed;
     for (int g = 0; g < c->opts.gateways; g++)
-        if (s_start_gateway (c, g) || !s_wait_peers (c, c->gateway [g], CL_INGEST))
+        if (s_start_gateway (c, g, true) || !s_wait_peers (c, c->gateway [g], CL_INGEST))
             goto failed;
     for (int s = CL_INGEST; s < CL_EMITTER; s++)
         for (int i = 0; i < c->opts.count [s]; i++)
             if (!s_wait_peers (c, c->procs [s][i], s + 1))
                 goto failed;
-    //  Every emitter has heard from every gateway (frames go only to a
-    //  gateway that announced itself).
-    for (int i = 0; i < c->opts.count [CL_EMITTER]; i++)
-        for (int g = 0; g < c->opts.gateways; g++) {
-            char after [64], rest [8];
-            snprintf (after, sizeof after, "endpoint=tcp://127.0.0.1:%d\"", c->gateway_port [g]);
-            if (!proc_wait_log (c->procs [CL_EMITTER][i], "\"peer_up\"", after, rest, sizeof rest,
-                                CLUSTER_WAIT_MS)) {
-                proc_dump (c->procs [CL_EMITTER][i]);
-                goto failed;
-            }
-        }
+    for (int g = 0; g < c->opts.gateways; g++)
+        if (!s_emitters_know (c, g))
+            goto failed;
     return c;
 failed:
     cluster_stop (c);

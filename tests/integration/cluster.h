@@ -29,6 +29,8 @@ typedef struct {
     const char *const *stage_args;      //  extra flags of the aggregator, judge and emitter
     const char *const *gateway_args;    //  extra gateway flags
     int gateways;                       //  1 to CLUSTER_GATEWAYS
+    int gateway_slots;                  //  gateways declared (>= gateways): the emitters know every
+                                        //  one; cluster_start_gateway brings up one more
     bool audit;                         //  the emitters spool records for sluice-audit (--audit)
     bool gateway_approvals;             //  the gateways ask every judge slot's approvals socket
 } cluster_opts_t;
@@ -56,6 +58,12 @@ cluster_t *cluster_start (const cluster_opts_t *opts);
 //  Start (again) instance i of a stage on its endpoint. wait: until it
 //  logs that it started. 0 ok.
 int cluster_start_instance (cluster_t *c, int stage, int i, bool wait);
+//  Start gateway g (a declared slot with none running); wait: as
+//  cluster_wait_gateway. 0 ok.
+int cluster_start_gateway (cluster_t *c, int g, bool wait);
+//  Wait until gateway g started, heard from the ingests and every running
+//  emitter heard from it (the streams it takes get their frames). 0 ok.
+int cluster_wait_gateway (cluster_t *c, int g);
 //  SIGKILL instance i of a stage.
 void cluster_kill (cluster_t *c, int stage, int i);
 //  SIGKILL gateway g.

@@ -25,17 +25,50 @@ s_on_data (char *ptr, size_t size, size_t nmemb, void *arg)
     return size * nmemb;
 }
 
+//  The next live port of the rotation other than avoid (0: any), or 0
+//  when there is none.
+static int
+s_pick (load_balancer_t *lb, int avoid)
+{
+    for (int k = 0; k < lb->count; k++) {
+        int i = (lb->next + k) % lb->count;
+        if (lb->live [i] && lb->ports [i] != avoid) {
+            lb->next = (i + 1) % lb->count;
+            return lb->ports [i];
+        }
+    }
+    return 0;
+}
+
+//  Start client c's request on port.
+static void
+s_start (CURLM *multi, load_client_t *c, int port)
+{
+    char url [128];
+    snprintf (url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions", port);
+    c->port = port;
+    curl_easy_setopt (c->easy, CURLOPT_URL, url);
+    c->started = true;
+    c->attempts++;
+    curl_multi_add_handle (multi, c->easy);
+}
+
 int64_t
 load_run (int port, load_client_t *clients, int n, load_action_t *actions, int action_count, int64_t limit_ms)
 {
+    load_balancer_t lb = { .ports = { port }, .live = { true }, .count = 1 };
+    return load_run_balanced (&lb, clients, n, actions, action_count, limit_ms);
+}
+
+int64_t
+load_run_balanced (load_balancer_t *lb, load_client_t *clients, int n, load_action_t *actions, int action_count,
+                   int64_t limit_ms)
+{
     CURLM *multi = curl_multi_init ();
-    char url [128];
-    snprintf (url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions", port);
     for (int i = 0; i < n; i++) {
         load_client_t *c = &clients [i];
         c->easy = curl_easy_init ();
         c->headers = curl_slist_append (NULL, "Content-Type: application/json");
-        curl_easy_setopt (c->easy, CURLOPT_URL, url);
         curl_easy_setopt (c->easy, CURLOPT_POSTFIELDS, c->request_body ? c->request_body : c->request);
         curl_easy_setopt (c->easy, CURLOPT_HTTPHEADER, c->headers);
         curl_easy_setopt (c->easy, CURLOPT_WRITEFUNCTION, s_on_data);
@@ -51,9 +84,7 @@ load_run (int port, load_client_t *clients, int n, load_action_t *actions, int a
     while ((running > 0 || waiting > 0 || next_action < action_count) && zclock_mono () - start < limit_ms) {
         for (int i = 0; i < n && waiting > 0; i++)
             if (!clients [i].started && zclock_mono () - start >= clients [i].start_at) {
-                clients [i].started = true;
-                clients [i].attempts++;
-                curl_multi_add_handle (multi, clients [i].easy);
+                s_start (multi, &clients [i], s_pick (lb, 0));
                 waiting--;
             }
         curl_multi_perform (multi, &running);
@@ -66,6 +97,20 @@ load_run (int port, load_client_t *clients, int n, load_action_t *actions, int a
                 c->done = true;
                 c->result = msg->data.result;
                 curl_easy_getinfo (msg->easy_handle, CURLINFO_RESPONSE_CODE, &c->status);
+                bool turned_away = c->result == CURLE_COULDNT_CONNECT || (c->result == CURLE_OK && c->status == 503);
+                int other = turned_away && c->refused < LOAD_REFUSED_TRIES ? s_pick (lb, c->port) : 0;
+                if (other) {
+                    //  Refused, or a 503 on a kept-alive connection to a
+                    //  gateway that drains: the balancer tries another
+                    //  gateway at once.
+                    curl_multi_remove_handle (multi, c->easy);
+                    c->done = false;
+                    c->refused++;
+                    sl_buf_reset (&c->body);
+                    c->arrival_count = 0;
+                    s_start (multi, c, other);
+                    continue;
+                }
                 if (c->status == 503 && c->attempts <= c->retries) {
                     //  Refused for now: again in a moment, from scratch.
                     curl_multi_remove_handle (multi, c->easy);

@@ -31,6 +31,8 @@ typedef struct {
     size_t arrival_count;
     size_t arrival_cap;
     long status;
+    int port;                           //  the gateway its last attempt went to
+    int refused;                        //  attempts refused (or 503), tried again on another gateway
     bool started;                       //  the request went
     bool done;
     CURLcode result;
@@ -43,6 +45,21 @@ typedef struct {
     int round;
 } load_action_t;
 
+//  Client-side balancing over several gateways, as a load balancer in
+//  front of them does: each request goes to the next live port in turn;
+//  a connection refused (a gateway draining, or gone) or a 503 (a
+//  draining gateway's answer on a kept-alive connection) is tried again at
+//  once on another live port, at most LOAD_REFUSED_TRIES times. Actions
+//  change the rotation (a new gateway in, a draining one out).
+#define LOAD_PORTS_MAX 4
+#define LOAD_REFUSED_TRIES 8
+typedef struct {
+    int ports [LOAD_PORTS_MAX];
+    bool live [LOAD_PORTS_MAX];         //  in the rotation
+    int count;                          //  ports declared
+    int next;                           //  the rotation's position
+} load_balancer_t;
+
 //  n clients asking model for chunks text chunks, each request told apart
 //  by its index ("stream <i>"): the same n requests get the same bytes.
 load_client_t *load_clients (int n, const char *model, int chunks);
@@ -51,6 +68,9 @@ void load_clients_free (load_client_t *clients, int n);
 //  their times; bounded by limit_ms. Returns the run's start time (ms).
 int64_t load_run (int port, load_client_t *clients, int n, load_action_t *actions, int action_count,
                   int64_t limit_ms);
+//  The same over the balancer's live ports.
+int64_t load_run_balanced (load_balancer_t *lb, load_client_t *clients, int n, load_action_t *actions,
+                           int action_count, int64_t limit_ms);
 //  The response is complete: 200 and the OpenAI stream's last event.
 bool load_complete (const load_client_t *c);
 //  The response ended cleanly with an error: a transfer that finished,

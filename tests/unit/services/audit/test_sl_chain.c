@@ -361,11 +361,38 @@ check_checkpoints_and_retention (s_env_t *env)
     cr_expect_eq (system (path), 0);
 }
 
+//  Two writers on one store (two audits during a rolling update), in
+//  turn: each appends after the other's entries, never from the head it
+//  last committed itself; one intact chain.
+static void
+check_two_writers_make_one_chain (s_env_t *env)
+{
+    sl_store_t *store = s_fresh (env);
+    char *error = NULL;
+    sl_store_t *other = sl_store_open (env->target, &error);
+    cr_assert_not_null (other, "%s", error ? error : "");
+    sl_archive_t *a = sl_archive_new (store, 0);
+    sl_archive_t *b = sl_archive_new (other, 0);
+    s_records (a, store, 0xa1, T0);
+    s_records (b, other, 0xb2, T0 + 100);
+    s_records (a, store, 0xc3, T0 + 200);
+    s_records (b, other, 0xd4, T0 + 300);
+    cr_expect_eq (sl_chain_head_pos (sl_archive_chain (b)), 4 * S_RECORDS);
+    cr_expect_eq (s_int (store, "SELECT COUNT(*) FROM chain"), 4 * S_RECORDS, "no entry lost");
+    sl_verify_report_t r;
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s: %s", env->kind, r.detail);
+    sl_archive_destroy (&b);
+    sl_archive_destroy (&a);
+    sl_store_close (&other);
+    sl_store_close (&store);
+}
+
 static void
 s_suite (s_env_t *env)
 {
     check_intact_then_edits (env);
     check_checkpoints_and_retention (env);
+    check_two_writers_make_one_chain (env);
 }
 
 Test (sl_chain, canonical_form_is_by_declared_type)
