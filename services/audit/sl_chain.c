@@ -339,10 +339,23 @@ sl_chain_pending (sl_chain_t *self)
 //  --------------------------------------------------------------------------
 //  Entries
 
+//  Before the first entry of a transaction, the head is read again:
+//  another writer on the same store (an audit beside this one during a
+//  rolling update) may have appended since our last commit, and the
+//  transaction holds the store's write lock (sl_store_begin), so the head
+//  read now stays the true one until the commit. The position a ledger
+//  row names (sl_chain_next_pos) and the entry made next (sl_chain_begin)
+//  both come from here, so they agree.
+static int
+s_head_for_next (sl_chain_t *self)
+{
+    return (!self->loaded || self->count == 0) ? sl_chain_load (self) : 0;
+}
+
 int64_t
 sl_chain_next_pos (sl_chain_t *self)
 {
-    if (!self->loaded && sl_chain_load (self))
+    if (s_head_for_next (self))
         return -1;
     return (self->count ? self->pending [self->count - 1].pos : self->pos) + 1;
 }
@@ -351,12 +364,7 @@ int
 sl_chain_begin (sl_chain_t *self, const char *kind, const char *sid, int64_t seq, int sub, const char *ref,
                 int64_t at)
 {
-    //  The first entry of a transaction reads the head again: another
-    //  writer on the same store (an audit beside this one during a rolling
-    //  update) may have appended since our last commit, and the
-    //  transaction holds the store's write lock (sl_store_begin), so the
-    //  head read now stays the true one until the commit.
-    if ((!self->loaded || self->count == 0) && sl_chain_load (self))
+    if (s_head_for_next (self))
         return -1;
     if (self->count == self->cap) {
         self->cap = self->cap ? self->cap * 2 : 64;
