@@ -12,7 +12,10 @@
 # audit's), 9551-9555 and 9558 for /metrics, SLUICE_CONSOLE_PORT (8081) for
 # the audit's console. The audit store is SQLite in SLUICE_AUDIT_DATA
 # (default: audit/ beside the binaries' directory, build/audit for make run),
-# or PostgreSQL when SLUICE_AUDIT_DSN names one.
+# or PostgreSQL when SLUICE_AUDIT_DSN names one. The audit signs its hash
+# chain's checkpoints with keys/audit.sign_secret (made on the first start)
+# and appends them to SLUICE_AUDIT_CHECKPOINTS (default: checkpoints.jsonl
+# beside the binaries' directory): sluice-audit verify checks both.
 #
 # The bus between the processes is CURVE-encrypted and authenticated. Its
 # keys are made on the first start in SLUICE_KEYS (default: keys/ beside
@@ -28,6 +31,7 @@ MOCK_PORT=${SLUICE_MOCK_PORT:-9090}
 POLICY=${SLUICE_POLICY:-$HERE/policy.yaml}
 CONSOLE_PORT=${SLUICE_CONSOLE_PORT:-8081}
 AUDIT_DATA=${SLUICE_AUDIT_DATA:-$(cd "$BIN/.." && pwd)/audit}
+CHECKPOINTS=${SLUICE_AUDIT_CHECKPOINTS:-$(cd "$BIN/.." && pwd)/checkpoints.jsonl}
 PIDS=""
 
 stop() {
@@ -52,6 +56,11 @@ if ! "$BIN/sluice-keygen" --dir "$KEYS" >/dev/null; then
     exit 1
 fi
 echo "bus keys: $KEYS  (watch with: $BIN/sluice-tap --keys $KEYS)"
+# The audit's signing key (its chain's checkpoints): made once, kept.
+if ! "$BIN/sluice-keygen" --dir "$KEYS" --signing audit >/dev/null; then
+    echo "cannot make the audit's signing key in $KEYS" >&2
+    exit 1
+fi
 
 start "$BIN/sluice-mock" --host 127.0.0.1 --port "$MOCK_PORT"
 MOCK=http://127.0.0.1:$MOCK_PORT
@@ -99,7 +108,8 @@ fi
 start "$BIN/sluice-emitter" --keys "$KEYS" --bind tcp://127.0.0.1:5554 --gateways tcp://127.0.0.1:5555 \
     --pub tcp://127.0.0.1:5556 --pub-meta tcp://127.0.0.1:5557 --audit tcp://127.0.0.1:5558 --metrics-port 9554
 start "$BIN/sluice-audit" --keys "$KEYS" --emitters tcp://127.0.0.1:5558 --data-dir "$AUDIT_DATA" \
-    --console-port "$CONSOLE_PORT" --judge-approvals tcp://127.0.0.1:5563 --metrics-port 9558
+    --console-port "$CONSOLE_PORT" --judge-approvals tcp://127.0.0.1:5563 --metrics-port 9558 \
+    --signing-key "$KEYS/audit.sign_secret" --checkpoint-file "$CHECKPOINTS"
 start "$BIN/sluice-judge" --keys "$KEYS" --bind tcp://127.0.0.1:5553 --next tcp://127.0.0.1:5554 --policy "$POLICY" \
     --approvals-bind tcp://127.0.0.1:5563 --metrics-port 9553
 start "$BIN/sluice-aggregator" --keys "$KEYS" --bind tcp://127.0.0.1:5552 --next tcp://127.0.0.1:5553 --metrics-port 9552
@@ -119,5 +129,7 @@ until curl -sf "http://127.0.0.1:$HTTP_PORT/healthz" >/dev/null 2>&1 \
     sleep 0.1
 done
 echo "audit console: http://127.0.0.1:$CONSOLE_PORT/  (store: ${SLUICE_AUDIT_DSN:+PostgreSQL}${SLUICE_AUDIT_DSN:-SQLite in $AUDIT_DATA})"
+if [ -n "${SLUICE_AUDIT_DSN:-}" ]; then store='--dsn "$SLUICE_AUDIT_DSN"'; else store="--data-dir $AUDIT_DATA"; fi
+echo "audit chain: signed checkpoints also in $CHECKPOINTS  (check: $BIN/sluice-audit verify $store --public-key $KEYS/audit.sign)"
 echo "sluice ready on http://127.0.0.1:$HTTP_PORT  try:  curl -sN localhost:$HTTP_PORT/v1/chat/completions -H 'content-type: application/json' -d '{\"model\":\"mock-tools\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}'"
 wait
