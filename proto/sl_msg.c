@@ -22,6 +22,7 @@
 #include <sys/random.h>
 
 #include "common/base/sl_alloc.h"
+#include "common/base/sl_hex.h"
 #include "common/base/sl_version.h"
 
 typedef enum {
@@ -231,11 +232,7 @@ sl_sid_new (uint8_t sid [SL_SID_SIZE])
 void
 sl_sid_hex (const uint8_t sid [SL_SID_SIZE], char out [SL_SID_HEX_SIZE])
 {
-    static const char hex [] = "0123456789abcdef";
-    for (int i = 0; i < SL_SID_SIZE; i++) {
-        out [2 * i] = hex [sid [i] >> 4];
-        out [2 * i + 1] = hex [sid [i] & 15];
-    }
+    sl_hex_write (out, sid, SL_SID_SIZE);
     out [2 * SL_SID_SIZE] = 0;
 }
 
@@ -244,19 +241,7 @@ sl_sid_parse (const char *hex, uint8_t sid [SL_SID_SIZE])
 {
     if (!hex || strlen (hex) != 2 * SL_SID_SIZE)
         return -1;
-    for (int i = 0; i < 2 * SL_SID_SIZE; i++) {
-        char c = hex [i];
-        int v = c >= '0' && c <= '9' ? c - '0'
-              : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (v < 0)
-            return -1;
-        if (i % 2 == 0)
-            sid [i / 2] = (uint8_t) (v << 4);
-        else
-            sid [i / 2] |= (uint8_t) v;
-    }
-    return 0;
+    return sl_hex_read (hex, SL_SID_SIZE, sid, false);
 }
 
 //  --------------------------------------------------------------------------

@@ -18,6 +18,7 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_buf.h"
+#include "common/base/sl_hex.h"
 #include "common/base/sl_log.h"
 #include "common/base/sl_version.h"
 #include "common/http/sl_curlm.h"
@@ -104,15 +105,6 @@ sl_otlp_backoff_ms (const sl_otlp_config_t *cfg, int attempts, long retry_after_
     return wait < 0 ? cfg->backoff_max_ms : wait;
 }
 
-static int
-s_hex (int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c = tolower (c);
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 //  RFC 9110's token characters (a header name).
 static bool
 s_token (const char *s, size_t n)
@@ -176,8 +168,8 @@ sl_otlp_headers_parse (const char *text, struct curl_slist **list, char **error)
         for (; v < end; v++) {
             int c = (unsigned char) *v;
             if (c == '%') {
-                int hi = end - v >= 3 ? s_hex (v [1]) : -1;
-                int lo = end - v >= 3 ? s_hex (v [2]) : -1;
+                int hi = end - v >= 3 ? sl_hex_digit ((unsigned char) v [1]) : -1;
+                int lo = end - v >= 3 ? sl_hex_digit ((unsigned char) v [2]) : -1;
                 if (hi < 0 || lo < 0) {
                     sl_buf_free (&line);
                     return s_fail (error, "a bad %-escape in the value", index, item, key_len);

@@ -12,19 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/sl_hex.h"
 #include "common/base/sl_json.h"
 #include "common/otel/sl_span_impl.h"
 
 static void
 s_put_hex (sl_buf_t *out, const uint8_t *bytes, size_t size)
 {
-    static const char digits [] = "0123456789abcdef";
     sl_buf_putc (out, '"');
-    char *p = sl_buf_reserve (out, size * 2);
-    for (size_t i = 0; i < size; i++) {
-        p [2 * i] = digits [bytes [i] >> 4];
-        p [2 * i + 1] = digits [bytes [i] & 0xF];
-    }
+    sl_hex_write (sl_buf_reserve (out, size * 2), bytes, size);
     out->len += size * 2;
     sl_buf_putc (out, '"');
 }

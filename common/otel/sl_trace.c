@@ -4,6 +4,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/base/sl_hex.h"
+
 #define S_VERSION_LEN 2
 #define S_TRACE_HEX (2 * SL_TRACE_ID_SIZE)
 #define S_SPAN_HEX (2 * SL_SPAN_ID_SIZE)
@@ -14,39 +16,6 @@
 #define S_SYSTEM_MAX 14                 //  and its system id
 #define S_VALUE_MAX 256
 #define S_MIX_GOLDEN 0x9e3779b97f4a7c15ull
-
-static int
-s_hexval (char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;                          //  upper case is malformed, as W3C says
-}
-
-//  n bytes from 2n lower-case hex digits; -1 on any other character.
-static int
-s_unhex (const char *p, size_t n, uint8_t *out)
-{
-    for (size_t i = 0; i < n; i++) {
-        int hi = s_hexval (p [2 * i]), lo = s_hexval (p [2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return -1;
-        out [i] = (uint8_t) (hi << 4 | lo);
-    }
-    return 0;
-}
-
-static void
-s_hex (const uint8_t *bytes, size_t n, char *out)
-{
-    static const char digits [] = "0123456789abcdef";
-    for (size_t i = 0; i < n; i++) {
-        out [2 * i] = digits [bytes [i] >> 4];
-        out [2 * i + 1] = digits [bytes [i] & 0x0f];
-    }
-}
 
 static bool
 s_zero (const uint8_t *bytes, size_t n)
@@ -64,7 +33,8 @@ sl_trace_parse (sl_str_t header, bool root_ok, sl_trace_ctx_t *out)
     if (!p || header.len < SL_TRACEPARENT_LEN)
         return -1;
     uint8_t version;
-    if (s_unhex (p, 1, &version) || version == S_INVALID_VERSION)
+    //  Hex in lower case only: upper case is malformed, as W3C says.
+    if (sl_hex_read (p, 1, &version, true) || version == S_INVALID_VERSION)
         return -1;
     //  Version 00 has exactly these fields; a later one may add more
     //  after a '-', and is read by the fields 00 has.
@@ -78,9 +48,9 @@ sl_trace_parse (sl_str_t header, bool root_ok, sl_trace_ctx_t *out)
     if (p [S_VERSION_LEN] != '-' || trace [S_TRACE_HEX] != '-' || parent [S_SPAN_HEX] != '-')
         return -1;
     sl_trace_ctx_t ctx;
-    if (s_unhex (trace, SL_TRACE_ID_SIZE, ctx.trace)
-    ||  s_unhex (parent, SL_SPAN_ID_SIZE, ctx.parent)
-    ||  s_unhex (flags, 1, &ctx.flags))
+    if (sl_hex_read (trace, SL_TRACE_ID_SIZE, ctx.trace, true)
+    ||  sl_hex_read (parent, SL_SPAN_ID_SIZE, ctx.parent, true)
+    ||  sl_hex_read (flags, 1, &ctx.flags, true))
         return -1;
     if (s_zero (ctx.trace, SL_TRACE_ID_SIZE) || (!root_ok && s_zero (ctx.parent, SL_SPAN_ID_SIZE)))
         return -1;
@@ -107,13 +77,13 @@ s_format (const uint8_t *trace, const uint8_t *span, uint8_t flags, char out [SL
 {
     char *p = out;
     *p++ = '0'; *p++ = '0'; *p++ = '-';
-    s_hex (trace, SL_TRACE_ID_SIZE, p);
+    sl_hex_write (p, trace, SL_TRACE_ID_SIZE);
     p += S_TRACE_HEX;
     *p++ = '-';
-    s_hex (span, SL_SPAN_ID_SIZE, p);
+    sl_hex_write (p, span, SL_SPAN_ID_SIZE);
     p += S_SPAN_HEX;
     *p++ = '-';
-    s_hex (&flags, 1, p);
+    sl_hex_write (p, &flags, 1);
     p += S_FLAGS_HEX;
     *p = 0;
 }
