@@ -223,6 +223,19 @@ sl_service_render_metrics (sl_service_t *self, sl_buf_t *out)
     sl_metrics_render (self->metrics, out);
 }
 
+bool
+sl_service_answer_probe (sl_service_t *self, sl_http_req_t *req, const char *path)
+{
+    bool health = strcmp (path, "/healthz") == 0;
+    if (!health && strcmp (path, "/readyz") != 0)
+        return false;
+    sl_buf_t body = { 0 };
+    int status = health ? sl_service_render_health (self, &body) : sl_service_render_ready (self, &body);
+    sl_http_respond (req, status, "application/json", body.data, body.len);
+    sl_buf_free (&body);
+    return true;
+}
+
 static void
 s_on_http (void *arg, sl_http_req_t *req)
 {
@@ -234,15 +247,8 @@ s_on_http (void *arg, sl_http_req_t *req)
         sl_http_respond (req, 405, "text/plain", "method not allowed\n", 19);
     }
     else
-    if (strcmp (path, "/healthz") == 0) {
-        int status = sl_service_render_health (self, &body);
-        sl_http_respond (req, status, "application/json", body.data, body.len);
-    }
-    else
-    if (strcmp (path, "/readyz") == 0) {
-        int status = sl_service_render_ready (self, &body);
-        sl_http_respond (req, status, "application/json", body.data, body.len);
-    }
+    if (sl_service_answer_probe (self, req, path))
+        ;
     else
     if (strcmp (path, "/metrics") == 0) {
         sl_service_render_metrics (self, &body);

@@ -120,6 +120,12 @@ int64_t sl_service_drain_ms (sl_service_t *self);
 void sl_service_drain (sl_service_t *self);
 //  Render the /readyz body; returns 200 (takes new work) or 503 (draining).
 int sl_service_render_ready (sl_service_t *self, sl_buf_t *out);
+//  Answer a probe, /healthz or /readyz, on any of the process's HTTP
+//  ports (the metrics port, the gateway's client port, the audit's
+//  console): true when path was one and req is answered, false otherwise
+//  (req untouched). The caller has checked the method.
+typedef struct _sl_http_req_t sl_http_req_t;
+bool sl_service_answer_probe (sl_service_t *self, sl_http_req_t *req, const char *path);
 
 //  Run the reactor until SIGINT / SIGTERM (or a handler asks to stop).
 //  Returns the process exit code.

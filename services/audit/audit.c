@@ -756,18 +756,11 @@ s_on_request (void *arg, sl_http_req_t *req)
         sl_http_respond (req, sl_http_req_too_large (req) ? 413 : 400, "text/plain", "refused\n", 8);
         return;
     }
-    if (strcmp (creq.method, "GET") == 0
-    &&  (strcmp (creq.path, "/healthz") == 0 || strcmp (creq.path, "/readyz") == 0)) {
-        //  Probes of the console's port (an orchestrator's readiness is
-        //  the console's): as on the metrics port, no more than up, and
-        //  taking records or draining.
-        sl_buf_t out = { 0 };
-        int status = creq.path [1] == 'h' ? sl_service_render_health (self->svc, &out)
-                                          : sl_service_render_ready (self->svc, &out);
-        sl_http_respond (req, status, "application/json", out.data, out.len);
-        sl_buf_free (&out);
+    //  Probes of the console's port (an orchestrator's readiness is the
+    //  console's): as on the metrics port, no more than up, and taking
+    //  records or draining.
+    if (strcmp (creq.method, "GET") == 0 && sl_service_answer_probe (self->svc, req, creq.path))
         return;
-    }
     sl_console_handle (self->console, &creq, &resp);
     if (resp.cookie [0])
         sl_http_add_header (req, "Set-Cookie", resp.cookie);

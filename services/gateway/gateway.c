@@ -455,16 +455,11 @@ s_serve_status (gateway_t *self, sl_http_req_t *req, const char *method, const c
         gateway_respond_error (req, GATEWAY_DEFAULT_DIALECT, 405, "invalid_request_error", "use GET");
         return;
     }
+    if (sl_service_answer_probe (self->service, req, path))
+        return;
     sl_buf_reset (&self->scratch);
-    if (path [1] == 'h' || path [1] == 'r') {
-        int status = path [1] == 'h' ? sl_service_render_health (self->service, &self->scratch)
-                                     : sl_service_render_ready (self->service, &self->scratch);
-        sl_http_respond (req, status, "application/json", self->scratch.data, self->scratch.len);
-    }
-    else {
-        sl_service_render_metrics (self->service, &self->scratch);
-        sl_http_respond (req, 200, "text/plain; version=0.0.4", self->scratch.data, self->scratch.len);
-    }
+    sl_service_render_metrics (self->service, &self->scratch);
+    sl_http_respond (req, 200, "text/plain; version=0.0.4", self->scratch.data, self->scratch.len);
 }
 
 //  GET /v1/models and friends (sl_models.h); false when path is not one.

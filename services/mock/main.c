@@ -259,18 +259,11 @@ s_play_recording (s_app_t *app, const char *name, sl_mock_script_t *script)
 static void
 s_serve_health (s_app_t *app, sl_http_req_t *req, const char *path)
 {
+    if (sl_service_answer_probe (app->service, req, path))
+        return;
     sl_buf_t out = { 0 };
-    bool health = strcmp (path, "/healthz") == 0, ready = strcmp (path, "/readyz") == 0;
-    int status = 200;
-    if (health)
-        status = sl_service_render_health (app->service, &out);
-    else
-    if (ready)
-        status = sl_service_render_ready (app->service, &out);
-    else
-        sl_service_render_metrics (app->service, &out);
-    sl_http_respond (req, status, health || ready ? "application/json" : "text/plain; version=0.0.4",
-                     out.data, out.len);
+    sl_service_render_metrics (app->service, &out);
+    sl_http_respond (req, 200, "text/plain; version=0.0.4", out.data, out.len);
     sl_buf_free (&out);
 }
 
