@@ -47,6 +47,7 @@ typedef struct {
 struct _sl_chain_t {
     sl_store_t *store;
     bool loaded;                        //  the head was read from the store
+    bool current;                       //  ... within the open transaction (under its write lock)
     int64_t pos;                        //  committed head
     char hash [SL_CHAIN_HEX];
     s_entry_t *pending;                 //  entries of the open transaction
@@ -339,7 +340,8 @@ sl_chain_pending (sl_chain_t *self)
 //  --------------------------------------------------------------------------
 //  Entries
 
-//  Before the first entry of a transaction, the head is read again:
+//  Before the first entry of a transaction, the head is read again (once:
+//  `current` holds until the commit or the rollback):
 //  another writer on the same store (an audit beside this one during a
 //  rolling update) may have appended since our last commit, and the
 //  transaction holds the store's write lock (sl_store_begin), so the head
@@ -349,7 +351,12 @@ sl_chain_pending (sl_chain_t *self)
 static int
 s_head_for_next (sl_chain_t *self)
 {
-    return (!self->loaded || self->count == 0) ? sl_chain_load (self) : 0;
+    if (self->loaded && self->current)
+        return 0;
+    if (sl_chain_load (self))
+        return -1;
+    self->current = true;
+    return 0;
 }
 
 int64_t
@@ -492,6 +499,7 @@ sl_chain_committed (sl_chain_t *self)
         snprintf (self->hash, sizeof self->hash, "%s", last->hash);
     }
     s_pending_clear (self);
+    self->current = false;
 }
 
 void
@@ -500,4 +508,5 @@ sl_chain_abort (sl_chain_t *self)
     s_pending_clear (self);
     //  Another writer may have moved the head: read it again.
     self->loaded = false;
+    self->current = false;
 }
