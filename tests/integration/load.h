@@ -77,7 +77,8 @@ bool load_complete (const load_client_t *c);
 //  and either an HTTP error status with an error body, or a 200 stream
 //  whose last event is an error (no [DONE] after it).
 bool load_failed_cleanly (const load_client_t *c);
-//  The same bytes as the reference.
+//  The same bytes as the reference, but for keep-alive comments (which
+//  come when a stage behind the judge is slow: timing, not content).
 bool load_identical (const load_client_t *c, const load_client_t *reference);
 //  Print to stderr how a response ended (transfer result, status, bytes
 //  against the reference's, its last bytes): for a stream that neither

@@ -547,7 +547,7 @@ s_rolling_update (int rounds, unsigned mask, const char *const *store)
     char shape [ROLL_SHAPE_SIZE] = "";
     int verified = store ? s_audit_settle (&r, shape) : 0;
     fprintf (stderr, "drain: %d round(s) of rolling updates (new instance, then SIGTERM to an old one, per kind%s); "
-                     "streams across the update: %s; %d/%d complete, %d/%d byte-identical; longest pause "
+                     "streams across the update: %s; %d/%d complete, %d/%d identical; longest pause "
                      "between two reads %lld ms (without updates %lld ms); %d request(s) turned away by a "
                      "draining gateway (refused, or 503), tried on another%s%s%s\n",
              rounds, store ? (strcmp (store [0], "--dsn") ? ", audit on SQLite" : ", audit on PostgreSQL") : "",

@@ -19,7 +19,7 @@
     and an aggregator together, and one of each at once, is stopped for
     0.3, 1.5 and 5 s, in turn while streams flow and while idle. Every
     stream that ran across the stop either completes byte-identical to an
-    undisturbed run or ends with a clean error; every stream started after
+    undisturbed run (keep-alive comments aside: load_identical) or ends with a clean error; every stream started after
     it completes. SLUICE_PAUSE_ROUNDS rounds per kind (make test: 3, one
     per length; make chaos: 10), each ending with a one-line summary per
     kind (SLUICE_PAUSE_ONLY=<kind> runs one alone). Afterwards no process
@@ -438,7 +438,7 @@ Test (pause, every_kind_stopped, .timeout = 3600)
         memcpy (sorted, t.flow, sizeof sorted);
         qsort (sorted, (size_t) t.flow_count, sizeof (int64_t), s_cmp64);
         fprintf (stderr, "pause: %s: %d rounds (stopped 0.3, 1.5, 5 s; under load and idle): "
-                         "%d streams across a stop, %d byte-identical, %d ended cleanly, %d failed; "
+                         "%d streams across a stop, %d identical, %d ended cleanly, %d failed; "
                          "%d/%d started after a resume complete; resume to full flow median %lld ms, worst %lld ms\n",
                  s_targets [target].name, rounds, t.across, t.identical, t.clean, t.failed, t.after_complete,
                  t.after, (long long) sorted [t.flow_count / 2], (long long) sorted [t.flow_count - 1]);
@@ -579,7 +579,7 @@ Test (pause, starved_of_cpu, .timeout = 600)
     for (int s = CL_INGEST; s <= CL_EMITTER; s++)
         deaths += metric_value (c->metrics [s][0], "sluice_peer_deaths_total");
     fprintf (stderr, "pause: starved of CPU for %d s (idle policy, nice %d, against a busy loop per core): %d streams "
-                     "during it, %d byte-identical, %d ended cleanly; %.0f peers taken for dead; "
+                     "during it, %d identical, %d ended cleanly; %.0f peers taken for dead; "
                      "after it %d/%d complete, then a %d-chunk stream %s, in %lld ms\n", STARVE_MS / 1000,
              STARVE_NICE, WAVES * PER_WAVE, identical, clean, deaths, complete, ROUND_STREAMS, PAUSE_LONG_CHUNKS,
              long_ok ? "completes" : "does not complete", (long long) (zclock_mono () - fed));
@@ -867,7 +867,7 @@ Test (pause, requests_a_stopped_ingest_took_go_to_the_other, .timeout = 180)
         cr_expect (load_complete (&load [i]), "response %d completes (%zu bytes, status %ld): %.*s", i,
                    load [i].body.len, load [i].status, (int) (load [i].body.len < 600 ? load [i].body.len : 600),
                    load [i].body.data);
-        cr_expect (load_identical (&load [i], &ref [i]), "response %d byte-identical to the undisturbed run", i);
+        cr_expect (load_identical (&load [i], &ref [i]), "response %d identical to the undisturbed run", i);
     }
     cr_expect (s_nothing_held (c), "no stream held anywhere afterwards");
     load_clients_free (load, INGEST_STREAMS);
