@@ -20,9 +20,10 @@
     0.3, 1.5 and 5 s, in turn while streams flow and while idle. Every
     stream that ran across the stop either completes byte-identical to an
     undisturbed run (keep-alive comments aside: load_identical) or ends
-    with a clean error; every stream started after it completes. SLUICE_PAUSE_ROUNDS rounds per kind (make test: 3, one
-    per length; make chaos: 10), each ending with a one-line summary per
-    kind (SLUICE_PAUSE_ONLY=<kind> runs one alone). Afterwards no process
+    with a clean error; every stream started after it completes.
+    SLUICE_PAUSE_ROUNDS rounds per kind (make test: 3, one per length;
+    make chaos: 10), each ending with a one-line summary per kind
+    (SLUICE_PAUSE_ONLY=<kind> runs one alone). Afterwards no process
     holds a stream, and every credit window is whole.
 
     starved_of_cpu: every process of the stack, every thread, at nice 19
