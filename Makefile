@@ -282,8 +282,11 @@ otel-deps:
 # ---------------------------------------------------------------------------
 # Running
 
+# The builds use every core (the tests that follow run one at a time).
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
 run: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) all
 	@deploy/run-local.sh $(BUILD)/bin
 
 # ---------------------------------------------------------------------------
@@ -291,7 +294,7 @@ run: deps
 
 test: deps
 	@$(MAKE) --no-print-directory sdk-deps browser-deps otel-deps kube-deps
-	@$(MAKE) --no-print-directory all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(FUZZ_BINS)
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(FUZZ_BINS)
 	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose check-prometheus check-docs check-kubernetes
 
 # Criterion counts a test whose worker process LeakSanitizer reports at
