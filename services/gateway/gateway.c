@@ -547,6 +547,8 @@ s_on_request (void *arg, sl_http_req_t *req)
         return;
     if (gateway_approvals_serve (self, req, method, path))
         return;
+    if (gateway_mcp_serve (self->mcp, self, req, method, path))
+        return;
     sl_endpoint_t route;
     bool found = sl_job_route (path, &route) == 1;
     int dialect = route.dialect ? route.dialect : GATEWAY_DEFAULT_DIALECT;
@@ -621,7 +623,7 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
     gateway_t *self = arg;
     gateway_stream_t *s = sl_http_req_data (req);
     if (!s) {
-        if (gateway_approvals_closed (self, req))
+        if (gateway_approvals_closed (self, req) || gateway_mcp_closed (self->mcp, req))
             return;
         //  A client that left while its body was being parsed.
         for (parse_worker_task_t *task = zlistx_first (self->parsing); task; task = zlistx_next (self->parsing))
@@ -887,6 +889,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
         gateway_destroy (&self);
         return NULL;
     }
+    self->mcp = gateway_mcp_new (self);
     sl_httpd_set_counters (self->httpd, &self->http);
     sl_httpd_set_stream_cap (self->httpd, config->stream_cap);
     sl_httpd_dispatch_oversize (self->httpd, true);
@@ -904,6 +907,7 @@ gateway_destroy (gateway_t **self_p)
     gateway_t *self = *self_p;
     //  Closing the HTTP server ends every client request (on_closed).
     sl_httpd_destroy (&self->httpd);
+    gateway_mcp_destroy (&self->mcp);
     //  Whose bodies were still being parsed: let them go (the worker
     //  never touches a task's caller).
     for (parse_worker_task_t *task = zlistx_first (self->parsing); task; task = zlistx_next (self->parsing)) {

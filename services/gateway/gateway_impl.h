@@ -37,6 +37,7 @@
 #include "common/service/sl_policyset.h"
 #include "common/service/sl_stage.h"
 #include "common/stages/sl_delivery.h"
+#include "services/gateway/gateway_mcp.h"
 #include "services/gateway/parse_worker.h"
 #include "services/gateway/sl_admission.h"
 
@@ -119,6 +120,7 @@ struct _gateway_t {
     sl_approvals_link_t *approvals;     //  the judges' control link, NULL without --judge-approvals
     zlistx_t *approval_calls;           //  /v1/approvals requests waiting for the judges
     bool approvals_in_call;             //  inside a link call: an answer now must not run MHD
+    gateway_mcp_t *mcp;                 //  the MCP front, NULL without MCP servers (gateway_mcp.h)
 };
 
 //  gateway.c: a message to the ingest of its stream; a stream's request
