@@ -1079,6 +1079,7 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
     r->sse = sse;
     r->server = server;
     r->multiplexed = multiplexed;
+    r->method = M_OTHER;                //  until the message is read
     r->index = server ? s_server_index (self, server) : 0;
     r->started_us = zclock_usecs ();
     zlistx_add_end (self->requests, r);

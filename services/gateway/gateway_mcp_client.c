@@ -513,6 +513,11 @@ s_on_done (void *arg, CURL *easy, CURLcode code)
         s_finish (call, call->failure, call->detail, NULL);
         return;
     }
+    if (status == MCP_HTTP_NOT_FOUND && code == CURLE_OK && call->upstream->session_id && call->step != S_INITIALIZE
+    &&  !call->reinitialized) {
+        s_step_done (call, status);     //  a forgotten session: whatever the body says
+        return;
+    }
     sl_mcp_answer_state_t state = call->answer ? sl_mcp_answer_state (call->answer) : SL_MCP_ANSWER_MORE;
     if (state == SL_MCP_ANSWER_MORE && call->answer && code == CURLE_OK)
         state = sl_mcp_answer_finish (call->answer);
