@@ -338,7 +338,8 @@ s_server_index (gateway_mcp_t *self, const sl_mcp_server_t *server)
     return 0;
 }
 
-//  Call the request's server; the reply goes to done.
+//  Call the request's server; the reply goes to done. false: it could
+//  not start (the request was answered and is gone).
 static bool
 s_call_server (s_req_t *r, const char *method, const char *name, json_t *params, gateway_mcp_reply_fn *done)
 {
@@ -352,6 +353,8 @@ s_call_server (s_req_t *r, const char *method, const char *name, json_t *params,
         .max_bytes = sl_providers_mcp_max_response (r->mcp->routes),
     };
     r->call = gateway_mcp_client_call (r->mcp->client, &request, done, r);
+    if (!r->call)
+        s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, "server_error", "the call to the MCP server could not start");
     return r->call != NULL;
 }
 
@@ -361,8 +364,9 @@ s_server_failed (s_req_t *r, const gateway_mcp_reply_t *reply)
 {
     char message [SL_MCP_MESSAGE_MAX + 64];
     snprintf (message, sizeof message, "MCP server %s: %s", r->server->name, reply->message ? reply->message : "failed");
-    sl_log_warn ("mcp_server_failed", "server=%s method=%s reason=%s: %s", r->server->name,
-                 s_method_names [r->method], reply->reason, reply->message ? reply->message : "?");
+    sl_log_warn ("mcp_server_failed", "server=%s method=%s tool=%s reason=%s: %s", r->server->name,
+                 s_method_names [r->method], r->tool ? r->tool : "-", reply->reason,
+                 reply->message ? reply->message : "?");
     if (r->method == M_TOOLS_CALL && !r->action)
         r->action = "error";
     s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, reply->reason, message);
@@ -473,7 +477,6 @@ s_on_list_server (void *arg, const gateway_mcp_reply_t *reply)
     r->call = NULL;
     s_observe_server (r->mcp, r->server, reply->seconds);
     if (reply->reason) {
-        s_count_error (r->mcp, reply->reason);
         s_server_failed (r, reply);
         return;
     }
@@ -484,7 +487,6 @@ s_on_list_server (void *arg, const gateway_mcp_reply_t *reply)
     }
     json_t *tools = json_object_get (json_object_get (reply->response, "result"), "tools");
     if (!json_is_array (tools)) {
-        s_count_error (r->mcp, "server_error");
         s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, "server_error", "the MCP server's tools/list result has no tools");
         return;
     }
@@ -520,8 +522,7 @@ s_list_next (s_req_t *r)
     json_t *cursor = json_object_get (r->rpc.params, "cursor");
     if (!r->multiplexed && json_is_string (cursor))
         params = json_pack ("{s:O}", "cursor", cursor);
-    if (!s_call_server (r, "tools/list", NULL, params, s_on_list_server))
-        s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, "server_error", "the call to the MCP server could not start");
+    s_call_server (r, "tools/list", NULL, params, s_on_list_server);
     json_decref (params);
 }
 
@@ -574,7 +575,6 @@ s_on_relist (void *arg, const gateway_mcp_reply_t *reply)
     r->call = NULL;
     s_observe_server (r->mcp, r->server, reply->seconds);
     if (reply->reason) {
-        s_count_error (r->mcp, reply->reason);
         s_server_failed (r, reply);
         return;
     }
@@ -625,12 +625,7 @@ s_on_server_call (void *arg, const gateway_mcp_reply_t *reply)
     r->call = NULL;
     s_observe_server (r->mcp, r->server, reply->seconds);
     if (reply->reason) {
-        s_count_error (r->mcp, reply->reason);
-        char message [SL_MCP_MESSAGE_MAX + 64];
-        snprintf (message, sizeof message, "MCP server %s: %s", r->server->name, reply->message ? reply->message : "failed");
-        sl_log_warn ("mcp_server_failed", "server=%s tool=%s reason=%s: %s", r->server->name, r->tool, reply->reason,
-                     reply->message ? reply->message : "?");
-        s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, reply->reason, message);
+        s_server_failed (r, reply);
         return;
     }
     json_t *error = json_object_get (reply->response, "error");
@@ -642,7 +637,6 @@ s_on_server_call (void *arg, const gateway_mcp_reply_t *reply)
     sl_buf_t body = { 0 }, answer = { 0 }, what = { 0 };
     if (sl_mcp_leg_result_request (r->server->name, r->tool, sl_str (r->released), r->call_id, result,
                                    r->session ? r->session->history : NULL, &body)) {
-        s_count_error (r->mcp, "server_error");
         s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, "server_error", "the MCP server's tools/call result is not an object");
         return;
     }
@@ -717,8 +711,7 @@ s_on_call_leg (void *arg, const gateway_leg_result_t *result)
                 sl_mcp_history_add (r->session->history, sl_buf_cstr (&name), sl_str (r->released));
                 sl_buf_free (&name);
             }
-            if (!s_call_server (r, "tools/call", r->tool, params, s_on_server_call))
-                s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, "server_error", "the call to the MCP server could not start");
+            s_call_server (r, "tools/call", r->tool, params, s_on_server_call);
             json_decref (params);
             break;
         }
@@ -786,8 +779,7 @@ s_tools_call (s_req_t *r)
     }
     //  Not in the last list (or none yet): list once more, then judge.
     r->relisted = true;
-    if (!s_call_server (r, "tools/list", NULL, NULL, s_on_relist))
-        s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, "server_error", "the call to the MCP server could not start");
+    s_call_server (r, "tools/list", NULL, NULL, s_on_relist);
 }
 
 //  --------------------------------------------------------------------------
@@ -826,6 +818,16 @@ s_initialize (s_req_t *r)
     json_decref (result);
 }
 
+//  The revisions the gateway speaks to its clients.
+static json_t *
+s_versions (void)
+{
+    json_t *versions = json_array ();
+    for (int v = SL_MCP_REV_2025_06_18; v < SL_MCP_REV_COUNT; v++)
+        json_array_append_new (versions, json_string (sl_mcp_rev_name ((sl_mcp_rev_t) v)));
+    return versions;
+}
+
 static void
 s_on_discover (void *arg, const gateway_mcp_reply_t *reply)
 {
@@ -833,7 +835,6 @@ s_on_discover (void *arg, const gateway_mcp_reply_t *reply)
     r->call = NULL;
     s_observe_server (r->mcp, r->server, reply->seconds);
     if (reply->reason) {
-        s_count_error (r->mcp, reply->reason);
         s_server_failed (r, reply);
         return;
     }
@@ -849,9 +850,7 @@ s_on_discover (void *arg, const gateway_mcp_reply_t *reply)
     json_t *instructions = json_object_get (own, "instructions");
     if (!json_is_string (instructions))
         instructions = json_object_get (info, "instructions");
-    json_t *versions = json_array ();
-    for (int v = SL_MCP_REV_2025_06_18; v < SL_MCP_REV_COUNT; v++)
-        json_array_append_new (versions, json_string (sl_mcp_rev_name ((sl_mcp_rev_t) v)));
+    json_t *versions = s_versions ();
     json_t *result = json_pack ("{s:s, s:o, s:{s:{}}}", "resultType", "complete", "supportedVersions", versions,
                                 "capabilities", "tools");
     if (json_is_object (server_info))
@@ -869,9 +868,7 @@ s_discover (s_req_t *r)
 {
     if (r->multiplexed) {
         r->server = NULL;
-        json_t *versions = json_array ();
-        for (int v = SL_MCP_REV_2025_06_18; v < SL_MCP_REV_COUNT; v++)
-            json_array_append_new (versions, json_string (sl_mcp_rev_name ((sl_mcp_rev_t) v)));
+        json_t *versions = s_versions ();
         json_t *result = json_pack ("{s:s, s:o, s:{s:{}}, s:{s:{s:s, s:s}}}", "resultType", "complete",
                                     "supportedVersions", versions, "capabilities", "tools", "_meta",
                                     "io.modelcontextprotocol/serverInfo", "name", MCP_SERVER_INFO "/mcp",
@@ -881,8 +878,7 @@ s_discover (s_req_t *r)
         return;
     }
     bool stateless = sl_mcp_rev_stateless (sl_mcp_rev_parse (sl_str (r->server->revision)));
-    if (!s_call_server (r, stateless ? "server/discover" : "ping", NULL, NULL, s_on_discover))
-        s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, "server_error", "the call to the MCP server could not start");
+    s_call_server (r, stateless ? "server/discover" : "ping", NULL, NULL, s_on_discover);
 }
 
 //  --------------------------------------------------------------------------
