@@ -172,8 +172,9 @@ s_mcp (s_env_t *env, const char *key, const char *path, const char *method, cons
             snprintf (session, sizeof session, "Mcp-Session-Id: %s", env->session);
             headers [n++] = session;
         }
-        snprintf (body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"%s\",\"params\":%s}", method,
-                  params ? params : "{}");
+        //  A notification has no id.
+        snprintf (body, sizeof body, "{\"jsonrpc\":\"2.0\",%s\"method\":\"%s\",\"params\":%s}",
+                  strncmp (method, "notifications/", 14) == 0 ? "" : "\"id\":7,", method, params ? params : "{}");
     }
     s_request (env, "POST", path, body, headers, a);
 }
@@ -383,6 +384,7 @@ Test (mcp, session_revision_list_call_block_redact_and_bad_input, .timeout = 240
     snprintf (env.session, sizeof env.session, "%s", a.session);
     s_answer_free (&a);
     s_mcp (&env, KEY_ENG, "/mcp/files", "notifications/initialized", NULL, NULL, &a);
+    cr_assert_eq (a.status, 202, "%s", sl_buf_cstr (&a.body));
     s_answer_free (&a);
 
     //  The list: what the team may call (write_file is blocked by name).
