@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/base/sl_buf.h"
+#include "tests/integration/audit_proc.h"
 #include "tests/integration/harness.h"
 
 #define TIMEOUT_MS 20000
@@ -119,11 +120,16 @@ Test (inline, legs_are_judged_by_the_pipeline_without_an_upstream_call, .timeout
     char legs [] = "/tmp/sluice-legs-XXXXXX";
     cr_assert_not_null (mkdtemp (legs));
     setenv ("SLUICE_LEG_DIR", legs, 1);
-    stack_opts_t opts = { .policy_text = s_policy, .mock_delay_ms = 1,
+    stack_opts_t opts = { .policy_text = s_policy, .mock_delay_ms = 1, .audit_spool = "",
                           .gateway_bin_dir = bin ? bin : "build/asan/legtest" };
     sluice_stack_t *s = stack_start (&opts);
     unsetenv ("SLUICE_LEG_DIR");
     cr_assert_not_null (s, "the stack came up");
+    char store [] = "/tmp/sluice-legs-audit-XXXXXX";
+    cr_assert_not_null (mkdtemp (store));
+    const char *store_args [] = { "--data-dir", store, NULL };
+    audit_proc_t audit;
+    cr_assert (audit_start (s, "audit", store_args, NULL, &audit), "sluice-audit comes up");
 
     char body [1024], answer [1024];
     //  1: an allowed call is released as the answer said it.
@@ -174,8 +180,32 @@ Test (inline, legs_are_judged_by_the_pipeline_without_an_upstream_call, .timeout
     cr_expect_eq (metric_value (im, "sluice_upstream_retries_total"), 0);
     cr_expect_eq (harness_wait_metric_down (im, "sluice_streams_active", 0, TIMEOUT_MS), 0,
                   "every leg's stream let go at the ingest");
+    //  The audit recorded each leg's stream with the MCP request it stands for.
+    cr_expect_eq (audit_wait_streams (&audit, "state=ended", 3, TIMEOUT_MS), 3);
+    json_t *list = audit_get (&audit, "/api/streams?limit=10");
+    cr_assert_not_null (list);
+    json_t *streams = json_object_get (list, "streams");
+    int with_mcp = 0;
+    for (size_t i = 0; i < json_array_size (streams); i++) {
+        char path [128];
+        snprintf (path, sizeof path, "/api/streams/%s",
+                  json_string_value (json_object_get (json_array_get (streams, i), "sid")));
+        json_t *stream = audit_get (&audit, path);
+        char *text = stream ? json_dumps (stream, JSON_COMPACT) : NULL;
+        if (text && (strstr (text, "\"mcp\":\"tools/call delete_repo\"")
+                 ||  strstr (text, "\"mcp\":\"tools/call create_issue\"")
+                 ||  strstr (text, "\"mcp\":\"tools/call create_issue result\""))
+                 &&  strstr (text, "mcp:github"))
+            with_mcp++;
+        free (text);
+        json_decref (stream);
+    }
+    json_decref (list);
+    cr_expect_eq (with_mcp, 3, "each stream names its MCP request and its server");
+    cr_expect_eq (proc_stop (audit.proc, 10000), 0, "sluice-audit stops cleanly");
+    free (audit.proc);
     cr_expect_eq (stack_stop (s), 0, "every process exits cleanly");
     char cmd [300];
-    snprintf (cmd, sizeof cmd, "rm -rf '%s'", legs);
+    snprintf (cmd, sizeof cmd, "rm -rf '%s' '%s'", legs, store);
     cr_expect_eq (system (cmd), 0);
 }
