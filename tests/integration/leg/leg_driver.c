@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/sl_yaml.h"
 #include "services/gateway/gateway_impl.h"
 #include "services/gateway/gateway_leg.h"
 
@@ -42,17 +43,11 @@ static struct {
 static bool
 s_read (int n, const char *suffix, sl_buf_t *out)
 {
-    char path [512];
+    char path [512], *error = NULL;
     snprintf (path, sizeof path, "%s/%d.%s", s_driver.dir, n, suffix);
-    FILE *f = fopen (path, "rb");
-    if (!f)
-        return false;
-    char chunk [4096];
-    size_t got;
-    while ((got = fread (chunk, 1, sizeof chunk, f)) > 0 && out->len < LEG_FILE_MAX)
-        sl_buf_append (out, chunk, got);
-    fclose (f);
-    return true;
+    int rc = sl_yaml_read (path, LEG_FILE_MAX, out, &error);
+    free (error);
+    return rc == 0;
 }
 
 static void
