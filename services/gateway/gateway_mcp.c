@@ -1010,6 +1010,14 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
     if (strncmp (path, MCP_PATH, MCP_PATH_LEN) != 0 || (path [MCP_PATH_LEN] && path [MCP_PATH_LEN] != '/'))
         return false;
     bool sse = s_wants_sse (req);
+    if (sl_service_draining (gateway->service)) {
+        //  As for a model's request: the client goes to another gateway.
+        sl_http_add_header (req, "Retry-After", GATEWAY_RETRY_AFTER_S);
+        sl_http_add_header (req, "Connection", "close");
+        s_respond_error (self, req, sse, 503, SL_MCP_ERR_INTERNAL, "draining",
+                         "this sluice gateway is shutting down: send the request again");
+        return true;
+    }
     const char *name = path [MCP_PATH_LEN] == '/' ? path + MCP_PATH_LEN + 1 : "";
     const sl_mcp_server_t *server = NULL;
     bool multiplexed = false;
