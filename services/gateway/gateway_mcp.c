@@ -58,6 +58,7 @@
 #define MCP_CALL_ID_PREFIX "call_"      //  the id of a call leg's tool call
 #define MCP_SERVER_INFO "sluice"        //  serverInfo.name prefix of what the gateway answers itself
 #define MCP_LIST_MAX 64                 //  servers one multiplexed tools/list walks at most
+#define MCP_ERR_LIMITED -32000          //  a limit of the key or team (the implementation's range)
 
 //  The methods, as a metric label (a bounded set).
 typedef enum {
@@ -87,6 +88,7 @@ struct _gateway_mcp_t {
     json_t **shared_tools;              //  by server: its definitions last listed for them
     zlistx_t *requests;                 //  requests in flight (s_req_t)
     int expire_timer;
+    int renew_timer;                    //  requests in flight keep their places among the concurrent
     sl_metrics_t *metrics;
 };
 
@@ -118,6 +120,7 @@ typedef struct {
     //  What runs for it now (at most one of the two)
     uint64_t leg;
     bool leg_running;
+    bool admitting;                     //  inside sl_admission_admit: its answer must not flush
     gateway_mcp_call_t *call;
     //  For the log line
     char leg_sids [3][SL_SID_HEX_SIZE]; //  call, result, list
@@ -1004,6 +1007,32 @@ s_dispatch (s_req_t *r)
     }
 }
 
+static void s_after (void *arg);
+
+//  The admission's answer: on its way, or refused by a limit (429, 503)
+//  with its Retry-After.
+static void
+s_on_admitted (void *arg, sl_caller_t *caller, const sl_admission_answer_t *answer)
+{
+    (void) caller;
+    s_req_t *r = arg;
+    gateway_mcp_t *self = r->mcp;
+    bool now = r->admitting;
+    if (answer->outcome == SL_ADMITTED)
+        s_dispatch (r);
+    else {
+        if (answer->retry_after > 0) {
+            char seconds [24];
+            snprintf (seconds, sizeof seconds, "%lld", (long long) answer->retry_after);
+            sl_http_add_header (r->req, "Retry-After", seconds);
+        }
+        r->outcome = "limited";
+        s_finish_error (r, answer->status, MCP_ERR_LIMITED, "limited", answer->message);
+    }
+    if (!now)
+        s_after (self);                 //  the store answered later, from the reactor
+}
+
 bool
 gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, const char *method, const char *path)
 {
@@ -1105,8 +1134,20 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
     }
     r->method = s_method_of (&r->rpc);
     sl_http_req_drop_body (req);
-    if (s_find_session (r))
-        s_dispatch (r);
+    if (!s_find_session (r))
+        return true;
+    if (r->method != M_TOOLS_LIST && r->method != M_TOOLS_CALL && r->method != M_DISCOVER) {
+        s_dispatch (r);                 //  answered here: nothing to admit
+        return true;
+    }
+    //  What reaches a server (and the pipeline) is admitted once, under the
+    //  key's and the team's limits; its legs are not admitted again.
+    uint8_t sid [SL_SID_SIZE];
+    sl_sid_new (sid);
+    r->admitting = true;
+    sl_admission_admit (gateway->admission, r->caller, NULL, sid, s_on_admitted, r);
+    if (zlistx_find (self->requests, r))
+        r->admitting = false;
     return true;
 }
 
@@ -1144,6 +1185,19 @@ s_on_expire (zloop_t *loop, int timer_id, void *arg)
     return 0;
 }
 
+//  A request in flight (one waiting for a person's approval may take
+//  minutes) keeps its place among its key's and team's concurrent ones.
+static int
+s_on_renew (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    gateway_mcp_t *self = arg;
+    for (s_req_t *r = zlistx_first (self->requests); r; r = zlistx_next (self->requests))
+        sl_admission_renew (self->gateway->admission, r->caller);
+    return 0;
+}
+
 static void
 s_after (void *arg)
 {
@@ -1170,6 +1224,7 @@ gateway_mcp_new (gateway_t *gateway)
     self->shared_tools = sl_xcalloc (self->servers, sizeof *self->shared_tools);
     self->requests = zlistx_new ();
     self->expire_timer = zloop_timer (loop, MCP_EXPIRE_MS, 0, s_on_expire, self);
+    self->renew_timer = zloop_timer (loop, SL_LIMITS_RENEW_S * 1000, 0, s_on_renew, self);
     sl_metrics_gauge_fn (self->metrics, "sluice_mcp_sessions", NULL, "MCP client sessions held", s_sessions_gauge, self);
     //  The series a dashboard looks for are there from the start.
     for (size_t i = 0; i < self->servers; i++) {
@@ -1204,8 +1259,8 @@ gateway_mcp_destroy (gateway_mcp_t **self_p)
     free (self->shared);
     free (self->shared_tools);
     gateway_mcp_client_destroy (&self->client);
-    if (self->expire_timer >= 0)
-        zloop_timer_end (sl_service_loop (self->gateway->service), self->expire_timer);
+    zloop_timer_end (sl_service_loop (self->gateway->service), self->expire_timer);
+    zloop_timer_end (sl_service_loop (self->gateway->service), self->renew_timer);
     free (self);
     *self_p = NULL;
 }
