@@ -515,6 +515,8 @@ Test (mcp, stateless_revision_discover_call_block_redact_and_header_mismatch, .t
     cr_assert (strstr (sl_buf_cstr (&a.body), "\"echo\""), "%s", sl_buf_cstr (&a.body));
     cr_assert_str_eq (json_string_value (json_object_get (json_object_get (a.json, "result"), "resultType")),
                       "complete");
+    cr_assert_str_eq (json_string_value (json_object_get (json_object_get (a.json, "result"), "cacheScope")),
+                      "private", "what a client is listed is its own, and never cached");
     s_answer_free (&a);
 
     s_calls (&env);
