@@ -117,6 +117,7 @@ typedef struct {
     size_t walk_count, walk_at;
     json_t *server_tools;               //  the server's list under way
     json_t *listed;                     //  what the client gets
+    json_t *next_cursor;                //  the server's nextCursor (one server listed), or NULL
     //  What runs for it now (at most one of the two)
     uint64_t leg;
     bool leg_running;
@@ -308,6 +309,7 @@ s_req_free (s_req_t *r)
     json_decref (r->server_result);
     json_decref (r->server_tools);
     json_decref (r->listed);
+    json_decref (r->next_cursor);
     free (r->tool);
     free (r->arguments);
     free (r->released);
@@ -415,7 +417,7 @@ s_server_result (s_req_t *r, const gateway_mcp_reply_t *reply)
 
 //  Start a leg of the request; -1 (nothing started) when it cannot.
 static int
-s_start_leg (s_req_t *r, int kind, sl_buf_t *body, sl_buf_t *answer, const char *what, gateway_leg_done_fn *done)
+s_start_leg (s_req_t *r, sl_buf_t *body, sl_buf_t *answer, const char *what, gateway_leg_done_fn *done)
 {
     const char *traceparent = r->rpc.traceparent ? r->rpc.traceparent : sl_http_req_header (r->req, "traceparent");
     const char *tracestate = r->rpc.traceparent ? r->rpc.tracestate : sl_http_req_header (r->req, "tracestate");
@@ -428,7 +430,6 @@ s_start_leg (s_req_t *r, int kind, sl_buf_t *body, sl_buf_t *answer, const char 
         .traceparent = traceparent,
         .tracestate = tracestate,
     };
-    (void) kind;
     if (gateway_leg_start (r->mcp->gateway, &leg, done, r, &r->leg))
         return -1;
     r->leg_running = true;
@@ -512,13 +513,16 @@ s_on_list_server (void *arg, const gateway_mcp_reply_t *reply)
     }
     json_decref (r->server_tools);
     r->server_tools = json_incref (tools);
+    json_t *cursor = json_object_get (result, "nextCursor");
+    if (!r->multiplexed && json_is_string (cursor))
+        r->next_cursor = json_incref (cursor);
     json_t **slot = s_tools_slot (r, r->index);
     json_decref (*slot);
     *slot = json_incref (tools);
     sl_buf_t body = { 0 }, answer = { 0 };
     sl_mcp_leg_list_request (r->server->name, tools, &body);
     sl_mcp_leg_empty_answer (&answer);
-    if (s_start_leg (r, LEG_LIST, &body, &answer, "tools/list", s_on_list_leg))
+    if (s_start_leg (r, &body, &answer, "tools/list", s_on_list_leg))
         s_finish_error (r, 503, SL_MCP_ERR_INTERNAL, "list_unjudged",
                         "the tool list cannot be judged now (the gateway is draining or has no ingest)");
     sl_buf_free (&body);
@@ -531,6 +535,8 @@ s_list_next (s_req_t *r)
 {
     if (r->walk_at >= r->walk_count) {
         json_t *result = json_pack ("{s:O}", "tools", r->listed);
+        if (r->next_cursor)
+            json_object_set (result, "nextCursor", r->next_cursor);
         //  2026-07-28 makes a list a cacheable result (ttlMs and cacheScope
         //  required; the SDK refuses a list without them). What a client
         //  is listed hangs on its key's team and on a policy that may
@@ -659,7 +665,7 @@ s_on_server_call (void *arg, const gateway_mcp_reply_t *reply)
     r->server_result = json_incref (result);
     sl_mcp_leg_empty_answer (&answer);
     sl_buf_printf (&what, "tools/call %s result", r->tool);
-    if (s_start_leg (r, LEG_RESULT, &body, &answer, sl_buf_cstr (&what), s_on_result_leg)) {
+    if (s_start_leg (r, &body, &answer, sl_buf_cstr (&what), s_on_result_leg)) {
         s_count_error (r->mcp, "result_unjudged");
         r->outcome = "result_withheld";
         s_finish_tool_error (r, "sluice withheld the tool's result: it cannot be judged now");
@@ -749,7 +755,7 @@ s_call_judge (s_req_t *r)
                              r->session ? r->session->history : NULL, &body);
     sl_mcp_leg_call_answer (r->server->name, r->tool, sl_str (r->arguments), r->call_id, &answer);
     sl_buf_printf (&what, "tools/call %s", r->tool);
-    if (s_start_leg (r, LEG_CALL, &body, &answer, sl_buf_cstr (&what), s_on_call_leg)) {
+    if (s_start_leg (r, &body, &answer, sl_buf_cstr (&what), s_on_call_leg)) {
         r->action = "error";
         r->outcome = "unjudged";
         s_count_error (r->mcp, "call_unjudged");
@@ -908,6 +914,25 @@ static const char *
 s_header (void *arg, const char *name)
 {
     return sl_http_req_header (arg, name);
+}
+
+//  A browser's request carries its page's Origin: the spec asks a server
+//  to refuse those it does not expect, against DNS rebinding (a page
+//  whose name comes to point at 127.0.0.1). Programs send none; pages of
+//  this machine's own loopback names are let in, any other refused.
+static bool
+s_origin_ok (const char *origin)
+{
+    if (!origin)
+        return true;
+    static const char *loopback [] = { "http://127.0.0.1", "http://localhost", "http://[::1]",
+                                       "https://127.0.0.1", "https://localhost", "https://[::1]", NULL };
+    for (int i = 0; loopback [i]; i++) {
+        size_t n = strlen (loopback [i]);
+        if (strncmp (origin, loopback [i], n) == 0 && (origin [n] == 0 || origin [n] == ':'))
+            return true;
+    }
+    return false;
 }
 
 static s_method_t
@@ -1079,6 +1104,11 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
             s_respond (req, sse, 404, &out);
             sl_buf_free (&out);
         }
+        return true;
+    }
+    if (!s_origin_ok (sl_http_req_header (req, "Origin"))) {
+        s_respond_error (self, req, sse, 403, SL_MCP_ERR_INVALID_REQUEST, "origin_refused",
+                         "requests from web pages of other origins are refused");
         return true;
     }
     if (strcmp (method, "POST") != 0 && strcmp (method, "DELETE") != 0) {

@@ -346,6 +346,15 @@ s_calls (s_env_t *env)
     cr_assert_eq (s_error_code (&a), -32603, "%s", sl_buf_cstr (&a.body));
     s_answer_free (&a);
 
+    //  A server asking the client for input inside its result: not relayed.
+    if (env->stateless) {
+        s_call (env, "needs_input", "{}", &a);
+        cr_assert_eq (s_error_code (&a), -32603, "%s", sl_buf_cstr (&a.body));
+        cr_assert (strstr (sl_buf_cstr (&a.body), "input"), "%s", sl_buf_cstr (&a.body));
+        cr_assert (!strstr (sl_buf_cstr (&a.body), "which file"), "%s", sl_buf_cstr (&a.body));
+        s_answer_free (&a);
+    }
+
     //  The session's history goes into the legs: after read_secret's
     //  (untrusted) result, the session is tainted. A stateless request has
     //  no history, so nothing taints it.
@@ -394,6 +403,10 @@ s_refusals (s_env_t *env)
     const char *headers [] = { "Authorization: Bearer " KEY_ENG, NULL };
     s_request (env, "GET", "/mcp/files", NULL, headers, &a);
     cr_assert_eq (a.status, 405, "no server-initiated stream");
+    s_answer_free (&a);
+    const char *page [] = { "Authorization: Bearer " KEY_ENG, "Origin: http://rebound.example", NULL };
+    s_request (env, "POST", "/mcp/files", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", page, &a);
+    cr_assert_eq (a.status, 403, "a web page of another origin: %s", sl_buf_cstr (&a.body));
     s_answer_free (&a);
     sl_buf_t deep = { 0 };
     for (int i = 0; i < DEPTH_TOO_DEEP; i++)
