@@ -223,7 +223,10 @@ s_emit_stream (sl_genai_t *self, s_stream_t *st, int64_t end_us)
         s_put_mcp (span, st);
     else
         sl_span_set_str (span, "gen_ai.operation.name", SL_STR_LIT (S_OPERATION));
-    s_put_cstr (span, "gen_ai.provider.name", s_provider_name (st->upstream_dialect));
+    //  An MCP request's leg had no model provider: its "upstream" was the
+    //  gateway's inline answer.
+    if (!st->mcp)
+        s_put_cstr (span, "gen_ai.provider.name", s_provider_name (st->upstream_dialect));
     s_put_cstr (span, "gen_ai.request.model", st->request_model);
     sl_span_set_bool (span, "gen_ai.request.stream", st->streaming);
     s_put_cstr (span, "gen_ai.response.model", st->response_model);

@@ -349,6 +349,7 @@ Test (sl_genai, an_mcp_request_s_stream_is_named_by_its_method_and_tool)
     cr_expect_str_eq (s_str (span, "gen_ai.tool.name"), "create_issue");
     cr_expect_str_eq (s_str (span, "gen_ai.operation.name"), "execute_tool");
     cr_expect_str_eq (s_str (span, "sluice.mcp.server"), "github");
+    cr_expect_null (s_attr (span, "gen_ai.provider.name"), "no model provider took part");
     s_sink_free (&sink);
     span = s_mcp_span (&sink, g, "tools/call create_issue result");
     cr_expect_str_eq (s_str (span, "gen_ai.tool.name"), "create_issue", "the tool, without the word after it");
