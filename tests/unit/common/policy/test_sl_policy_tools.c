@@ -285,7 +285,7 @@ Test (sl_policy_tools, shipped_tools_policy)
     snprintf (policy, sizeof policy, "%s/tools.yaml", dir);
     snprintf (pins, sizeof pins, "%s/tools-pins.yaml", dir);
     snprintf (cmd, sizeof cmd, "cp deploy/policies/tools.yaml deploy/policies/taint.yaml "
-              "deploy/policies/tool-descriptions.yaml %s", dir);
+              "deploy/policies/tool-descriptions.yaml deploy/policies/tool-results.yaml %s", dir);
     cr_assert_eq (system (cmd), 0);
     char digest [SL_TOOLDEF_DIGEST_SIZE], text [256];
     sl_tooldef_digest (sl_str ("mcp__github__create_issue"), sl_str ("Create an issue"), NULL, digest);
