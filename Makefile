@@ -32,6 +32,10 @@
 #   make otel-deps  install the OTLP receiver the exporter's tests send to
 #                   (npm, pinned in tests/otel/package-lock.json); make test
 #                   runs it
+#   make mcp-deps   install the official MCP TypeScript SDK (client and
+#                   server, both revision families) the MCP tests drive
+#                   (npm, pinned in tests/mcp/package-lock.json); make test
+#                   runs it
 #   make agents     install Claude Code, Codex CLI, Gemini CLI and opencode
 #                   (npm, pinned in tests/agents/package-lock.json) into
 #                   build/agents and run each through a stack (not part of
@@ -110,7 +114,7 @@ svc_src = $(filter-out services/$(1)/sl_%.c,$(wildcard services/$(1)/*.c))
 RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
-.PHONY: all deps sdk-deps browser-deps otel-deps kube-deps run test unit integration check-compose \
+.PHONY: all deps sdk-deps browser-deps otel-deps kube-deps mcp-deps run test unit integration check-compose \
         check-docs check-prometheus check-kubernetes memcheck \
         fuzz fuzz-smoke bench chaos clean asan agents
 .DEFAULT_GOAL := all
@@ -279,6 +283,15 @@ OTEL_DIR = tests/otel
 otel-deps:
 	$(call npm_ci,$(OTEL_DIR),the OTLP receiver's packages,the OTLP exporter tests)
 
+# The official MCP TypeScript SDK of tests/mcp (its server behind sluice,
+# its client in front), pinned in its package-lock.json. Like sdk-deps, it
+# says why when it cannot, and the MCP tests are then skipped with that
+# reason.
+MCP_DIR = tests/mcp
+
+mcp-deps:
+	$(call npm_ci,$(MCP_DIR),the MCP SDK packages,the MCP tests)
+
 # ---------------------------------------------------------------------------
 # Running
 
@@ -290,7 +303,7 @@ run: deps
 # Tests
 
 test: deps
-	@$(MAKE) --no-print-directory sdk-deps browser-deps otel-deps kube-deps
+	@$(MAKE) --no-print-directory sdk-deps browser-deps otel-deps kube-deps mcp-deps
 	@$(MAKE) --no-print-directory all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(FUZZ_BINS)
 	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose check-prometheus check-docs check-kubernetes
 
