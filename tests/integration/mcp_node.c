@@ -14,6 +14,7 @@
 #include <czmq.h>
 
 #include "common/base/sl_buf.h"
+#include "common/dialects/sl_providers.h"
 #include "tests/integration/harness.h"
 
 #define MCP_NODE_UP_MS 20000            //  for a server to listen (node starts slowly under load)
@@ -33,6 +34,26 @@ mcp_node_missing (void)
     if (system ("node --version > /dev/null 2>&1") != 0)
         return "node is not installed (make sdk-deps installs Debian's nodejs and npm)";
     return NULL;
+}
+
+const char *
+mcp_node_routes_missing (void)
+{
+    static const char routes [] = HARNESS_MOCK_PROVIDERS "routes:\n" HARNESS_MOCK_DIALECT_ROUTES
+                                  "mcp:\n  servers:\n    - { name: probe, url: \"http://127.0.0.1:1/mcp\" }\n";
+    char path [] = "/tmp/sluice-mcp-routes-XXXXXX";
+    int fd = mkstemp (path);
+    cr_assert_geq (fd, 0);
+    cr_assert_eq (write (fd, routes, strlen (routes)), (ssize_t) strlen (routes));
+    close (fd);
+    char *error = NULL;
+    sl_providers_t *loaded = sl_providers_load (path, &error);
+    unlink (path);
+    bool unknown = !loaded && error && strstr (error, "unknown field 'mcp'");
+    cr_assert (loaded || unknown, "a routes file with an mcp section loads: %s", error ? error : "?");
+    free (error);
+    sl_providers_destroy (&loaded);
+    return unknown ? "this build's routes file has no mcp section: the gateway does not serve /mcp/<server>" : NULL;
 }
 
 static void

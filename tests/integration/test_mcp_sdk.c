@@ -35,7 +35,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/dialects/sl_providers.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/mcp_node.h"
 #include "tests/keyfile_fixture.h"
@@ -183,29 +182,6 @@ s_routes (const mcp_rig_t *rig)
     return text;
 }
 
-//  Skip when this build's routes file has no mcp section (the gateway
-//  cannot serve /mcp); any other refusal of the file is a failure.
-static void
-s_skip_unless_mcp_routes (const char *routes)
-{
-    char path [] = "/tmp/sluice-mcp-routes-XXXXXX";
-    int fd = mkstemp (path);
-    cr_assert_geq (fd, 0);
-    cr_assert_eq (write (fd, routes, strlen (routes)), (ssize_t) strlen (routes));
-    close (fd);
-    char *error = NULL;
-    sl_providers_t *loaded = sl_providers_load (path, &error);
-    unlink (path);
-    if (!loaded && error && strstr (error, "unknown field 'mcp'")) {
-        fprintf (stderr, "mcp_sdk: skipped: this build's routes file has no mcp section (%s)\n", error);
-        free (error);
-        cr_skip_test ("this build's routes file has no mcp section: the gateway does not serve /mcp");
-    }
-    cr_assert_not_null (loaded, "the routes file loads: %s", error ? error : "?");
-    free (error);
-    sl_providers_destroy (&loaded);
-}
-
 //  Pin echo's unchanged definition for the team under each server's name
 //  (mcp__<server>__echo) with the real program, from an OpenAI request
 //  that defines them.
@@ -235,12 +211,11 @@ static void
 s_rig_start (mcp_rig_t *rig)
 {
     memset (rig, 0, sizeof *rig);
-    for (int f = 0; f < 2; f++)
-        for (int c = 0; c < 2; c++)
-            snprintf (rig->servers [f][c].url, sizeof rig->servers [f][c].url, "http://127.0.0.1:1/mcp");
-    char *routes = s_routes (rig);
-    s_skip_unless_mcp_routes (routes);  //  before any server starts: a skip leaves none behind
-    free (routes);
+    const char *missing = mcp_node_routes_missing ();     //  before any server starts: a skip leaves none
+    if (missing) {
+        fprintf (stderr, "mcp_sdk: skipped: %s\n", missing);
+        cr_skip_test ("%s", missing);
+    }
     snprintf (rig->dir, sizeof rig->dir, "/tmp/sluice-mcp-sdk-XXXXXX");
     cr_assert_not_null (mkdtemp (rig->dir));
     for (int f = 0; f < 2; f++)
@@ -250,7 +225,7 @@ s_rig_start (mcp_rig_t *rig)
             cr_assert_eq (mcp_server_start (&rig->servers [f][c], rig->dir, s_families [f], c == 1, log), 0,
                           "the %s server came up", s_families [f]);
         }
-    routes = s_routes (rig);
+    char *routes = s_routes (rig);
     s_pin (rig->dir);
     char keys [2048] = "keys:\n", keys_path [300];
     keyfile_entry (keys, sizeof keys, "mcp-client", MCP_KEY, MCP_TEAM, "alice", NULL);
