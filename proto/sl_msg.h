@@ -276,6 +276,10 @@ typedef struct {
                                         //  all zero: the gateway began the trace (REQ, START)
     sl_str_t trace_state;               //  "tcs" the client's W3C tracestate, as sent (REQ, START)
     int64_t received_us;                //  "rqt" when the gateway received the request, Unix µs (REQ, START)
+    sl_str_t inline_answer;             //  "inl" the upstream's whole answer, SSE of dialect "ud": the
+                                        //  ingest decodes it in place of an upstream call (REQ only)
+    sl_str_t mcp;                       //  "mcp" the stream is an MCP request: its method and the name
+                                        //  it names, "tools/call <tool>" (REQ, START)
 } sl_msg_t;
 
 //  Where a stage library puts its output: called once per message produced.

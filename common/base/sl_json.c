@@ -251,6 +251,8 @@ value:
                 stack [depth / 64] &= ~((uint64_t) 1 << (depth % 64));
             }
             depth++;
+            if ((size_t) depth > st->depth)
+                st->depth = (size_t) depth;
             p = s_ws (p + 1, end);
             if (p < end && (*p == '}' || *p == ']')) {
                 bool is_object = (stack [(depth - 1) / 64] >> ((depth - 1) % 64)) & 1;

@@ -66,6 +66,7 @@ typedef struct {
     size_t longest;                     //  raw bytes of the longest string or key
     size_t numbers;
     size_t literals;                    //  true, false, null
+    size_t depth;                       //  deepest nesting of containers (0: a scalar)
     size_t error_at;                    //  malformed: offset of the byte where it went wrong
     bool too_deep;                      //  malformed: nested deeper than SL_JSON_MAX_DEPTH
 } sl_json_stats_t;

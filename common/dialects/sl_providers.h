@@ -39,6 +39,19 @@
             input: 2.50                 # USD per million input tokens
             output: 10.00               # USD per million output tokens
 
+        mcp:                            # optional: MCP servers sluice fronts
+          multiplexed: false            # optional; true: /mcp serves every server
+          timeout_ms: 60000             # optional: a server's answer's deadline
+          max_response_bytes: 8388608   # optional: the most a server's answer may be
+          servers:
+            - name: github              # required, unique: [A-Za-z0-9_-]{1,64}
+              url: http://127.0.0.1:7000/mcp   # required, http or https
+              key_env: GITHUB_MCP_TOKEN # optional: the variable holding the credential
+              header: Authorization     # optional (default Authorization)
+              scheme: "Bearer "         # optional (default "Bearer ")
+              revision: "2025-11-25"    # optional: 2025-06-18, 2025-11-25, 2026-07-28
+              teams: [payments]         # optional: the teams that may use it; absent: all
+
     A model's price (sl_providers_price): the entry naming it exactly,
     else the first whose glob matches it, in the file's order. Prices are
     what the limits' money budgets and the audit's costs count; a model
@@ -76,6 +89,20 @@ typedef struct {
     double input_per_m;                 //  USD per million input tokens
     double output_per_m;                //  USD per million output tokens
 } sl_price_t;
+
+//  An MCP server sluice fronts (the routes file's mcp: section).
+typedef struct {
+    const char *name;                   //  [A-Za-z0-9_-]{1,64}: served at /mcp/<name>
+    const char *url;                    //  http or https
+    const char *key_env;                //  variable holding sluice's credential, "" for none
+    const char *header;                 //  the credential's header (default Authorization)
+    const char *scheme;                 //  the credential's prefix (default "Bearer ")
+    const char *revision;               //  what sluice speaks to it (default 2025-11-25)
+    const char *const *teams;           //  NULL-terminated, NULL: every team
+} sl_mcp_server_t;
+
+#define SL_MCP_TIMEOUT_MS_DEFAULT 60000L                //  a server's answer's deadline
+#define SL_MCP_MAX_RESPONSE_DEFAULT (8u * 1024u * 1024u) //  the most a server's answer may be
 
 //  An empty table.
 sl_providers_t *sl_providers_new (void);
@@ -118,5 +145,17 @@ size_t sl_providers_price_count (const sl_providers_t *self);
 //  exactly, else the first glob that matches. 0 found, -1 none (the
 //  outputs are then 0).
 int sl_providers_price (const sl_providers_t *self, const char *model, double *input_per_m, double *output_per_m);
+
+//  The MCP servers, in the file's order (none without an mcp: section).
+size_t sl_providers_mcp_count (const sl_providers_t *self);
+const sl_mcp_server_t *sl_providers_mcp_server (const sl_providers_t *self, size_t i);
+//  The server of that name, or NULL.
+const sl_mcp_server_t *sl_providers_mcp_find (const sl_providers_t *self, sl_str_t name);
+//  /mcp also serves every server (tools named <server>__<tool>).
+bool sl_providers_mcp_multiplexed (const sl_providers_t *self);
+long sl_providers_mcp_timeout_ms (const sl_providers_t *self);
+size_t sl_providers_mcp_max_response (const sl_providers_t *self);
+//  True when team may use server (a server without teams: every team).
+bool sl_mcp_server_allows (const sl_mcp_server_t *server, sl_str_t team);
 
 #endif

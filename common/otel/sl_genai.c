@@ -17,6 +17,8 @@
 
 #define S_OPERATION "chat"              //  gen_ai.operation.name of a stream
 #define S_GUARDRAIL "apply_guardrail"   //  and of a verdict (the guardrail proposal's)
+#define S_MCP_OPERATION "execute_tool"   //  gen_ai.operation.name of an MCP request's stream
+#define S_MCP_PROVIDER_PREFIX "mcp:"    //  the route of an MCP request's stream: "mcp:<server>"
 #define S_GUARDIAN "sluice"             //  gen_ai.guardian.name
 #define S_DEFAULT_RULE "default"        //  a verdict without a rule: the policy's default
 #define S_DEFAULT_POLICY "default"      //  a stream without a policy file of its own
@@ -44,6 +46,7 @@ typedef struct {
     char *user;
     char *key_id;
     char *last_user;                    //  captured content only
+    char *mcp;                          //  "mcp": the MCP request it stands for, NULL: none
     //  The response side, begun again when the stream is resent
     char *response_model;
     char *response_id;
@@ -102,6 +105,7 @@ s_stream_destroy (void *value)
     free (st->route);
     free (st->policy);
     free (st->policy_name);
+    free (st->mcp);
     free (st->team);
     free (st->user);
     free (st->key_id);
@@ -178,12 +182,34 @@ s_provider_name (int dialect)
     return d->genai_provider ? d->genai_provider : sl_dialect_vendor (d);
 }
 
+//  An MCP request's stream (the gateway's leg for it): the MCP
+//  conventions' method, the tool it names, the server ("prov" is
+//  "mcp:<server>"), and an operation of executing a tool.
+static void
+s_put_mcp (sl_span_t *span, const s_stream_t *st)
+{
+    sl_span_set_str (span, "gen_ai.operation.name", SL_STR_LIT (S_MCP_OPERATION));
+    const char *space = strchr (st->mcp, ' ');
+    size_t method = space ? (size_t) (space - st->mcp) : strlen (st->mcp);
+    sl_span_set_str (span, "mcp.method.name", sl_str_n (st->mcp, method));
+    if (space) {
+        const char *tool = space + 1;
+        const char *end = strchr (tool, ' ');
+        sl_span_set_str (span, "gen_ai.tool.name", sl_str_n (tool, end ? (size_t) (end - tool) : strlen (tool)));
+    }
+    if (st->route && strncmp (st->route, S_MCP_PROVIDER_PREFIX, strlen (S_MCP_PROVIDER_PREFIX)) == 0)
+        s_put_cstr (span, "sluice.mcp.server", st->route + strlen (S_MCP_PROVIDER_PREFIX));
+}
+
 static void
 s_emit_stream (sl_genai_t *self, s_stream_t *st, int64_t end_us)
 {
     uint8_t id [SL_SPAN_ID_SIZE];
     sl_trace_stream_span (st->sid, id);
     sl_buf_reset (&self->scratch);
+    if (st->mcp)
+        sl_buf_puts (&self->scratch, st->mcp);  //  MCP's own span name: "tools/call {tool}"
+    else
     if (st->request_model && *st->request_model)
         sl_buf_printf (&self->scratch, S_OPERATION " %s", st->request_model);
     else
@@ -193,7 +219,10 @@ s_emit_stream (sl_genai_t *self, s_stream_t *st, int64_t end_us)
                                    (uint64_t) st->start_us * S_NS_PER_US);
     if (st->tracestate)
         sl_span_set_tracestate (span, sl_str (st->tracestate));
-    sl_span_set_str (span, "gen_ai.operation.name", SL_STR_LIT (S_OPERATION));
+    if (st->mcp)
+        s_put_mcp (span, st);
+    else
+        sl_span_set_str (span, "gen_ai.operation.name", SL_STR_LIT (S_OPERATION));
     s_put_cstr (span, "gen_ai.provider.name", s_provider_name (st->upstream_dialect));
     s_put_cstr (span, "gen_ai.request.model", st->request_model);
     sl_span_set_bool (span, "gen_ai.request.stream", st->streaming);
@@ -393,6 +422,8 @@ s_on_start (sl_genai_t *self, s_stream_t *st, const sl_msg_t *msg, int64_t now_u
     st->key_id = s_dup (msg->key_id);
     if (self->config.capture_content)
         st->last_user = s_dup (msg->last_user);
+    if (msg->mcp.len)
+        st->mcp = s_dup (msg->mcp);
     sl_sidmap_put (self->streams, st->sid, st);
     self->stats.streams++;
 }

@@ -259,6 +259,13 @@ int sl_policy_text_count (sl_policy_t *self);
 //  True when some response rule has a history condition (the gateway then
 //  sends the conversation's earlier calls along).
 bool sl_policy_uses_history (sl_policy_t *self);
+//  True when a call rule certainly blocks (or terminates, drops) every
+//  call of the tool named name (an MCP tool: mcp__<server>__<tool>) made
+//  by team, whatever its arguments: a rule whose conditions are only tool,
+//  server and team names. Anything else (arguments, schema, history,
+//  taint, an LLM judge, decide, ask) answers false: such a tool is still
+//  listed, and each call of it is judged.
+bool sl_policy_blocks_tool (const sl_policy_t *policy, sl_str_t name, sl_str_t team);
 //  A rule's id (borrowed), NULL for an index out of range.
 const char *sl_policy_rule_id (sl_policy_t *self, int rule);
 //  True when some rule checks schemas (callers then parse the request's

@@ -116,6 +116,12 @@ struct _sl_upcall_call_t {
     int64_t unacked_since;              //  ms, first send since activity last moved; 0: none
     int64_t last_ack;                   //  ms, last ack (or the job's arrival)
     int64_t last_resend;                //  ms
+    //  An inline answer (REQ inl): read in place of a transfer
+    bool is_inline;
+    sl_buf_t inline_answer;             //  the answer, let go once read
+    size_t inline_read;                 //  bytes of it decoded
+    sl_buf_t inline_name;               //  the job's prov, the provider named
+    sl_provider_t inline_provider;      //  what logs and errors name (no URL, no key)
 };
 
 static int64_t
@@ -319,6 +325,8 @@ s_call_free (sl_upcall_call_t *c)
     sl_buf_free (&c->error_body);
     sl_buf_free (&c->url);
     sl_buf_free (&c->body);
+    sl_buf_free (&c->inline_answer);
+    sl_buf_free (&c->inline_name);
     free (c);
 }
 
@@ -428,7 +436,7 @@ static bool
 s_retry (sl_upcall_call_t *c)
 {
     sl_upcall_t *self = c->owner;
-    if (!s_untouched (c) || c->attempt >= self->config.max_retries)
+    if (c->is_inline || !s_untouched (c) || c->attempt >= self->config.max_retries)
         return false;
     long wait = s_backoff_ms (c);
     if (wait < 0)
@@ -652,6 +660,46 @@ s_prepare (sl_upcall_call_t *c, const sl_msg_t *req)
 //  --------------------------------------------------------------------------
 //  From gateways
 
+//  The provider an inline answer's stream names: the job's prov (the
+//  gateway's "mcp:<server>"), with no URL and no key.
+static const sl_provider_t *
+s_inline_provider (sl_upcall_call_t *c, const sl_msg_t *req)
+{
+    if (req->provider.len)
+        sl_buf_append_str (&c->inline_name, req->provider);
+    else
+        sl_buf_puts (&c->inline_name, "inline");
+    c->inline_provider = (sl_provider_t) {
+        .name = sl_buf_cstr (&c->inline_name),
+        .dialect = c->dialect,
+        .base_url = "",
+        .key_env = ""
+    };
+    return &c->inline_provider;
+}
+
+//  A job that carries its answer: kept, and read from the reactor
+//  (sl_upcall_inline), never from inside the job's own handling.
+static void
+s_inline_begin (sl_upcall_call_t *c, const sl_msg_t *req)
+{
+    sl_upcall_t *self = c->owner;
+    if (!c->decoder || !self->ops.later) {
+        s_send_error (c, !c->decoder ? "unsupported_dialect" : "inline_unsupported",
+                      !c->decoder ? "no decoder for the inline answer's dialect"
+                                  : "this ingest does not read inline answers", 400, 0);
+        s_call_done (c);
+        return;
+    }
+    c->sse = sl_sse_new (self->config.max_event);
+    sl_buf_append_str (&c->inline_answer, req->inline_answer);
+    c->status = 200;                    //  what a network answer of this body would have said
+    c->phase = PHASE_STREAMING;
+    c->last_byte = s_now (self);
+    sl_log_debug ("inline_answer", "provider=%s bytes=%zu", c->provider->name, req->inline_answer.len);
+    self->ops.later (self->arg, c->sid);
+}
+
 void
 sl_upcall_request (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
 {
@@ -675,10 +723,18 @@ sl_upcall_request (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
     sl_buf_append_str (&c->gateway, peer);
     sl_sidmap_put (self->calls, c->sid, c);
     sl_counter_inc (self->started);
-    //  The gateway may have routed already; otherwise the model decides.
-    const sl_provider_t *p = req->provider.ptr ? sl_providers_find (self->config.routes, req->provider) : NULL;
-    if (!p || p->dialect != c->dialect)
-        p = sl_providers_match (self->config.routes, req->model, c->dialect);
+    const sl_provider_t *p;
+    if (req->inline_answer.ptr && !(req->flags & SL_F_DENIED)) {
+        //  The answer came with the job: no provider, no route, no key.
+        c->is_inline = true;
+        p = s_inline_provider (c, req);
+    }
+    else {
+        //  The gateway may have routed already; otherwise the model decides.
+        p = req->provider.ptr ? sl_providers_find (self->config.routes, req->provider) : NULL;
+        if (!p || p->dialect != c->dialect)
+            p = sl_providers_match (self->config.routes, req->model, c->dialect);
+    }
     c->provider = p;
 
     //  The stream's first message carries what later stages need to know.
@@ -687,6 +743,7 @@ sl_upcall_request (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
     start.body = SL_STR_NULL;
     start.auth = SL_STR_NULL;           //  credentials stop here
     start.passthrough = SL_STR_NULL;    //  so do the client's headers
+    start.inline_answer = SL_STR_NULL;  //  the answer goes on as deltas
     start.provider = p ? sl_str (p->name) : SL_STR_NULL;
     start.flags &= ~SL_F_DENIED;
     //  What the upstream is sent: the input side of a usage estimate when
@@ -719,6 +776,10 @@ sl_upcall_request (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
     }
 
     c->decoder = sl_decoder_new (c->dialect);
+    if (c->is_inline) {
+        s_inline_begin (c, req);
+        return;
+    }
     if (!c->decoder || !p) {
         char text [160];
         if (!c->decoder)
@@ -955,6 +1016,29 @@ sl_upcall_done (sl_upcall_t *self, sl_upcall_call_t *c, const char *error, const
     s_call_done (c);
 }
 
+void
+sl_upcall_inline (sl_upcall_t *self, const uint8_t *sid)
+{
+    sl_upcall_call_t *c = sl_sidmap_get (self->calls, sid);
+    if (!c || !c->is_inline || c->paused || c->phase == PHASE_DONE)
+        return;
+    //  In pieces, as a network answer would come, so that credit is
+    //  looked at between them.
+    while (c->inline_read < c->inline_answer.len) {
+        size_t len = c->inline_answer.len - c->inline_read;
+        if (len > SL_UPCALL_INLINE_PIECE)
+            len = SL_UPCALL_INLINE_PIECE;
+        sl_upcall_take_t take = sl_upcall_body (self, c, c->inline_answer.data + c->inline_read, len);
+        if (take == SL_UPCALL_PAUSE)
+            return;                     //  sl_upcall_resume asks for the rest
+        c->inline_read += len;
+        if (take == SL_UPCALL_STOP)
+            break;
+    }
+    sl_buf_free (&c->inline_answer);
+    sl_upcall_done (self, c, NULL, NULL);
+}
+
 //  --------------------------------------------------------------------------
 //  Time
 
@@ -1005,6 +1089,12 @@ s_resume_call (sl_upcall_call_t *c, int64_t now)
         c->paused = false;
         c->last_byte = now;             //  the pause is not upstream idleness
         c->owner->ops.resume (c->owner->arg, c->transfer);
+    }
+    else
+    if (c->paused && c->is_inline) {
+        c->paused = false;
+        c->last_byte = now;
+        c->owner->ops.later (c->owner->arg, c->sid);
     }
 }
 

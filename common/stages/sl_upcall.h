@@ -43,6 +43,14 @@
     is lost: its gateway hears directly. When no ack at all comes for
     gateway_dead_ms, the gateway is gone: the call is cancelled.
 
+    An inline answer (REQ "inl": the gateway's own request, an MCP leg)
+    makes no upstream call at all: no provider is looked up, no credential
+    or URL is built, ops.start is never called and nothing is retried.
+    The answer is read from the reactor (ops.later, sl_upcall_inline) as
+    the body of a transfer of status 200 would be, by the "ud" dialect's
+    decoder, so the delta log, re-sends, credit, acks and ends are those
+    of any stream. The provider named is the job's "prov".
+
     Metric names and help, log event names and the texts of log lines and
     of the errors it sends are the ingest's (sluice_replays_total,
     stream_replay, "replay log" ...): interfaces that keep their words.
@@ -62,6 +70,7 @@
 
 #define SL_UPCALL_MAX_RESENDS 8         //  re-sends of one stream before it is lost
 #define SL_UPCALL_ERROR_BODY_MAX 65536  //  bytes of a non-2xx body kept
+#define SL_UPCALL_INLINE_PIECE 16384    //  an inline answer is decoded this much at a time
 
 typedef struct _sl_upcall_t sl_upcall_t;
 //  One stream and its upstream call (owned by sl_upcall_t; valid while its
@@ -131,6 +140,10 @@ typedef struct {
     int64_t (*clock) (void *arg);
     //  Calendar time, s (a Retry-After that is a date).
     time_t (*wall) (void *arg);
+    //  Call sl_upcall_inline (self, sid) soon, from the reactor: never
+    //  from inside this call. NULL: inline answers are refused (an error
+    //  ends such a stream; nothing is called).
+    void (*later) (void *arg, const uint8_t *sid);
 } sl_upcall_ops_t;
 
 //  Registers the ingest's counters and gauges in metrics (which must
@@ -167,6 +180,12 @@ sl_upcall_take_t sl_upcall_body (sl_upcall_t *self, sl_upcall_call_t *call, cons
 //  transport's reason (said to the client), detail what to log (may be
 //  NULL). The transfer is stopped (ops.stop) before this returns.
 void sl_upcall_done (sl_upcall_t *self, sl_upcall_call_t *call, const char *error, const char *detail);
+
+//  An inline answer's turn (ops.later): decode it as a transfer's body
+//  of status 200, text/event-stream, as far as credit allows (paused, it
+//  goes on at sl_upcall_resume), then end it as a transfer's done. Nothing
+//  when the stream is gone or its answer was read.
+void sl_upcall_inline (sl_upcall_t *self, const uint8_t *sid);
 
 //  Time passed: fire the deadlines that are due (gateway gone, stalled
 //  acks, backoff over, connect, first byte, idle).

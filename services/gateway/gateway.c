@@ -38,8 +38,8 @@ s_ack (gateway_t *self, gateway_stream_t *s, bool last)
     gateway_send (self, &ack);
 }
 
-static void
-s_cancel (gateway_t *self, gateway_stream_t *s, const char *why)
+void
+gateway_stream_cancel (gateway_t *self, gateway_stream_t *s, const char *why)
 {
     sl_msg_t cancel;
     sl_msg_init (&cancel, SL_MSG_CANCEL);
@@ -88,7 +88,7 @@ s_end_silent (gateway_t *self)
             //  Its upstream call is lost with its ingest (an LLM call
             //  cannot be resumed elsewhere).
             sl_counter_inc (self->ingest_lost);
-            s_cancel (self, s, "its ingest went silent");
+            gateway_stream_cancel (self, s, "its ingest went silent");
             s_fail (self, s, 502, "upstream_lost", "the sluice instance calling the model stopped; "
                                                    "the model's answer cannot be resumed");
             continue;
@@ -101,7 +101,7 @@ s_end_silent (gateway_t *self)
         snprintf (text, sizeof text, "sluice ended this response: nothing arrived for it for %lld ms",
                   (long long) self->config.stream_expiry_ms);
         if (sl_delivery_dispatched (s->delivery))
-            s_cancel (self, s, "the stream expired");
+            gateway_stream_cancel (self, s, "the stream expired");
         s_fail (self, s, 504, "stream_expired", text);
     }
     free (streams);
@@ -112,8 +112,8 @@ s_end_silent (gateway_t *self)
 static void
 s_stream_settle (gateway_t *self, gateway_stream_t *s)
 {
-    if (!s->caller)
-        return;
+    if (!s->caller || s->leg)
+        return;                         //  a leg's caller is its MCP request's
     if (s->refused) {
         sl_admission_finish (self->admission, &s->caller, s->model, NULL, false);
         return;
@@ -135,6 +135,7 @@ gateway_stream_forget (gateway_t *self, gateway_stream_t *s)
     sl_sidmap_remove (self->streams, s->sid);
     sl_router_unpin (self->router, s->sid);
     sl_delivery_destroy (&s->delivery);
+    gateway_leg_forget (self, s);       //  a leg's end goes to its done
     free (s);
 }
 
@@ -144,6 +145,10 @@ gateway_stream_forget (gateway_t *self, gateway_stream_t *s)
 static void
 s_fail (gateway_t *self, gateway_stream_t *s, int status, const char *code, const char *message)
 {
+    if (s->leg) {
+        gateway_leg_fail (self, s, status, code, message);
+        return;
+    }
     const sl_renderer_t *r = sl_render_for (s->dialect);
     sl_buf_t out = { 0 };
     if (s->req && !sl_delivery_started (s->delivery)) {
@@ -191,7 +196,7 @@ static void
 s_drop_client (gateway_t *self, gateway_stream_t *s)
 {
     sl_http_stream_abort (s->req);
-    s_cancel (self, s, "client could not take the response");
+    gateway_stream_cancel (self, s, "client could not take the response");
     gateway_stream_forget (self, s);
 }
 
@@ -213,6 +218,12 @@ s_write_keepalive (gateway_t *self, gateway_stream_t *s, const sl_delivery_write
 static void
 s_write_frame (gateway_t *self, gateway_stream_t *s, const sl_delivery_write_t *w)
 {
+    if (s->leg) {
+        if (w->end)
+            s_ack (self, s, true);
+        gateway_leg_frame (self, s, w);     //  not a client's: no TTFB, no bytes written
+        return;
+    }
     if (w->open)
         s_observe_ttfb (self, s);
     if ((w->open || w->whole) && s->refused && s->retry_after > 0) {
@@ -547,6 +558,8 @@ s_on_request (void *arg, sl_http_req_t *req)
         return;
     if (gateway_approvals_serve (self, req, method, path))
         return;
+    if (gateway_mcp_serve (self->mcp, self, req, method, path))
+        return;
     sl_endpoint_t route;
     bool found = sl_job_route (path, &route) == 1;
     int dialect = route.dialect ? route.dialect : GATEWAY_DEFAULT_DIALECT;
@@ -621,7 +634,7 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
     gateway_t *self = arg;
     gateway_stream_t *s = sl_http_req_data (req);
     if (!s) {
-        if (gateway_approvals_closed (self, req))
+        if (gateway_approvals_closed (self, req) || gateway_mcp_closed (self->mcp, req))
             return;
         //  A client that left while its body was being parsed.
         for (parse_worker_task_t *task = zlistx_first (self->parsing); task; task = zlistx_next (self->parsing))
@@ -633,7 +646,7 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
     //  (when the request went to one: it may still be being judged).
     s->req = NULL;
     if (sl_delivery_dispatched (s->delivery))
-        s_cancel (self, s, aborted ? "client disconnected" : "response closed");
+        gateway_stream_cancel (self, s, aborted ? "client disconnected" : "response closed");
     sl_router_flush (self->router);
     gateway_stream_forget (self, s);
 }
@@ -649,7 +662,8 @@ s_on_renew_timer (zloop_t *loop, int timer_id, void *arg)
     size_t cursor = 0;
     gateway_stream_t *s;
     while ((s = sl_sidmap_next (self->streams, &cursor, NULL)))
-        sl_admission_renew (self->admission, s->caller);
+        if (!s->leg)                    //  a leg's caller is renewed by its MCP request
+            sl_admission_renew (self->admission, s->caller);
     return 0;
 }
 
@@ -756,7 +770,7 @@ s_drain_give_up (void *arg)
     for (size_t i = 0; i < count; i++) {
         gateway_stream_t *s = streams [i];
         if (sl_delivery_dispatched (s->delivery))
-            s_cancel (self, s, "the gateway is shutting down");
+            gateway_stream_cancel (self, s, "the gateway is shutting down");
         s_fail (self, s, 503, "shutting_down", "this sluice gateway shut down before the response was complete");
     }
     free (streams);
@@ -771,6 +785,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     self->config = *config;
     self->service = service;
     self->streams = sl_sidmap_new ();
+    self->leg_timer = -1;
     zloop_t *loop = sl_service_loop (service);
     sl_metrics_t *m = sl_service_metrics (service);
     self->policies = sl_policyset_new (service, config->policy_path, config->watch_ms, s_describe);
@@ -860,6 +875,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     sl_router_on_message (self->router, s_on_ingest_message, self);
     self->ack_timer = zloop_timer (loop, GATEWAY_ACK_MS, 0, s_on_ack_timer, self);
     self->alone_timer = -1;
+    gateway_leg_metrics (self);
     self->renew_timer = zloop_timer (loop, SL_LIMITS_RENEW_S * 1000, 0, s_on_renew_timer, self);
     if (sl_router_set_bus (self->router, sl_service_bus (service), "ingest")
     ||  sl_router_connect (self->router, config->next)) {
@@ -887,6 +903,7 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
         gateway_destroy (&self);
         return NULL;
     }
+    self->mcp = gateway_mcp_new (self);
     sl_httpd_set_counters (self->httpd, &self->http);
     sl_httpd_set_stream_cap (self->httpd, config->stream_cap);
     sl_httpd_dispatch_oversize (self->httpd, true);
@@ -904,6 +921,7 @@ gateway_destroy (gateway_t **self_p)
     gateway_t *self = *self_p;
     //  Closing the HTTP server ends every client request (on_closed).
     sl_httpd_destroy (&self->httpd);
+    gateway_mcp_destroy (&self->mcp);
     //  Whose bodies were still being parsed: let them go (the worker
     //  never touches a task's caller).
     for (parse_worker_task_t *task = zlistx_first (self->parsing); task; task = zlistx_next (self->parsing)) {
@@ -921,7 +939,10 @@ gateway_destroy (gateway_t **self_p)
     for (size_t i = 0; i < count; i++) {
         gateway_stream_t *s = streams [i];
         gateway_stream_release (self, s);
-        sl_admission_finish (self->admission, &s->caller, s->model, NULL, false);
+        if (s->leg)
+            gateway_leg_drop (s);       //  its MCP request goes with the gateway too
+        else
+            sl_admission_finish (self->admission, &s->caller, s->model, NULL, false);
         free (s->model);
         sl_delivery_destroy (&s->delivery);
         free (s);
@@ -940,6 +961,8 @@ gateway_destroy (gateway_t **self_p)
         zloop_timer_end (sl_service_loop (self->service), self->alone_timer);
     if (self->renew_timer > 0)
         zloop_timer_end (sl_service_loop (self->service), self->renew_timer);
+    if (self->leg_timer >= 0)
+        zloop_timer_end (sl_service_loop (self->service), self->leg_timer);
     sl_router_destroy (&self->router);
     sl_codec_destroy (&self->codec);
     sl_buf_free (&self->scratch);

@@ -6,7 +6,9 @@
       gateway_request.c  a request's way in: who sent it (identity), may it
                          (models, limits), what the request policy says of
                          it, and the job it becomes;
-      gateway_approvals.c  /v1/approvals, answered by the judges.
+      gateway_approvals.c  /v1/approvals, answered by the judges;
+      gateway_leg.c      the gateway's own requests (gateway_leg.h): a
+                         stream with no HTTP client, its end given back.
 */
 #ifndef GATEWAY_IMPL_H
 #define GATEWAY_IMPL_H
@@ -37,6 +39,7 @@
 #include "common/service/sl_policyset.h"
 #include "common/service/sl_stage.h"
 #include "common/stages/sl_delivery.h"
+#include "services/gateway/gateway_mcp.h"
 #include "services/gateway/parse_worker.h"
 #include "services/gateway/sl_admission.h"
 
@@ -46,9 +49,13 @@
 #define GATEWAY_DEFAULT_DIALECT SL_DIALECT_OPENAI   //  the shape of answers to paths no dialect claims
 #define GATEWAY_VERDICTS_HELP "Request verdicts by action, whether the check ran, and team"
 
+//  A stream the gateway made itself (gateway_leg.c).
+typedef struct _gateway_leg_state_t gateway_leg_state_t;
+
 typedef struct {
     uint8_t sid [SL_SID_SIZE];
     gateway_t *owner;
+    gateway_leg_state_t *leg;           //  a leg's (req is NULL), NULL for a client's
     sl_http_req_t *req;                 //  NULL once the client is gone
     int dialect;                        //  the client's
     int64_t started_us;                 //  when the request was dispatched (TTFB)
@@ -119,6 +126,9 @@ struct _gateway_t {
     sl_approvals_link_t *approvals;     //  the judges' control link, NULL without --judge-approvals
     zlistx_t *approval_calls;           //  /v1/approvals requests waiting for the judges
     bool approvals_in_call;             //  inside a link call: an answer now must not run MHD
+    uint64_t leg_next_id;               //  the last leg's id
+    int leg_timer;                      //  legs that ended while starting, -1 while none
+    gateway_mcp_t *mcp;                 //  the MCP front, NULL without MCP servers (gateway_mcp.h)
 };
 
 //  gateway.c: a message to the ingest of its stream; a stream's request
@@ -126,6 +136,10 @@ struct _gateway_t {
 void gateway_send (gateway_t *self, sl_msg_t *msg);
 void gateway_stream_release (gateway_t *self, gateway_stream_t *s);
 void gateway_stream_forget (gateway_t *self, gateway_stream_t *s);
+//  Tell its ingest a dispatched stream's requester is gone (why: logged).
+void gateway_stream_cancel (gateway_t *self, gateway_stream_t *s, const char *why);
+//  The streams' clock (sl_delivery): monotonic µs.
+int64_t gateway_clock (void *arg);
 
 //  gateway_request.c
 //  An error answer in the client's dialect (for a path no dialect claims,
@@ -146,6 +160,8 @@ sl_counter_t *gateway_request_counter (gateway_t *self, int dialect, const char 
 //  caller's request policy, sent to an ingest. The stream takes parsed's
 //  contents and the caller.
 void gateway_start_stream (gateway_t *self, sl_http_req_t *req, sl_job_t *parsed, sl_caller_t *caller);
+//  An admitted stream's request policy, then its job (a leg's way in).
+void gateway_judge_request (gateway_t *self, gateway_stream_t *s);
 //  The policy set follows the keys file the admission runs.
 void gateway_policies_follow_keys (gateway_t *self);
 //  gateway_approvals.c
@@ -159,6 +175,20 @@ void gateway_approvals_cancel (gateway_t *self, const uint8_t *sid);
 //  -1 (logged) when the list is malformed.
 int gateway_approvals_start (gateway_t *self);
 void gateway_approvals_stop (gateway_t *self);
+//  gateway_leg.c: a leg's side of the places that would write to a client.
+//  A frame of its answer (its end ends the leg); an error ending it; what
+//  its job carries (prov, mcp, inl; the judged request kept unless the
+//  job is refused); the trace context it continues (NULL: none); its
+//  stream is being forgotten (its end given to done unless it was
+//  already, or cancelled), or dropped with the gateway (done not called).
+void gateway_leg_metrics (gateway_t *self);
+void gateway_leg_frame (gateway_t *self, gateway_stream_t *s, const sl_delivery_write_t *w);
+void gateway_leg_fail (gateway_t *self, gateway_stream_t *s, int status, const char *code, const char *message);
+void gateway_leg_job (gateway_stream_t *s, sl_msg_t *job, bool refused_by_policy);
+const char *gateway_leg_traceparent (const gateway_stream_t *s);
+const char *gateway_leg_tracestate (const gateway_stream_t *s);
+void gateway_leg_forget (gateway_t *self, gateway_stream_t *s);
+void gateway_leg_drop (gateway_stream_t *s);
 //  The LLM judges' answers (sl_llm_client callbacks).
 void gateway_llm_done (void *arg, uint64_t ticket, const sl_llm_result_t *result);
 void gateway_llm_after (void *arg);

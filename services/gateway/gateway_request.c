@@ -171,7 +171,7 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
     //  check client keys itself: then the client's key is sluice's, not
     //  the provider's.
     sl_buf_t auth = { 0 };
-    if (!sl_admission_checks (self->admission))
+    if (req && !sl_admission_checks (self->admission))
         sl_clientkey_line (sl_dialect_get (parsed->client_dialect), gateway_header, s_query, req, &auth);
     s_count_drops (self, parsed);
     sl_policy_t *policy = s->policy;    //  NULL: refused before its policy was looked up
@@ -210,7 +210,7 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
     //  The headers the client's dialect sends its own upstream as they are
     //  (the beta features an Anthropic body uses), when it goes to one.
     sl_buf_t passthrough = { 0 };
-    if (parsed->upstream_dialect == parsed->client_dialect)
+    if (req && parsed->upstream_dialect == parsed->client_dialect)
         sl_upstream_passthrough (sl_dialect_get (parsed->client_dialect), gateway_header, req, &passthrough);
     if (passthrough.len)
         job.passthrough = sl_buf_str (&passthrough);
@@ -219,7 +219,7 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
     //  credential the client sent (its own provider key, forwarded).
     char key_id [SL_KEY_ID_SIZE];
     const sl_identity_t *who = sl_caller_identity (s->caller);
-    const char *key = sl_clientkey_of (gateway_header, s_query, req);
+    const char *key = req ? sl_clientkey_of (gateway_header, s_query, req) : NULL;
     if (who->outcome == SL_WHO_OK)
         job.key_id = sl_str (who->key_id);
     else
@@ -243,8 +243,9 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
     //  when this gateway traces. The client's own headers never go
     //  upstream as sent: the ingest writes the child's.
     sl_trace_in_t trace;
-    const char *tracestate = gateway_header (req, "tracestate");
-    sl_trace_accept (gateway_header (req, "traceparent"), tracestate, s->sid, self->config.tracing, &trace);
+    const char *tracestate = req ? gateway_header (req, "tracestate") : gateway_leg_tracestate (s);
+    const char *traceparent = req ? gateway_header (req, "traceparent") : gateway_leg_traceparent (s);
+    sl_trace_accept (traceparent, tracestate, s->sid, self->config.tracing, &trace);
     if (trace.bad_parent)
         sl_counter_inc (self->bad_traceparent);
     if (trace.bad_state)
@@ -270,6 +271,8 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
         job.status = refusal->status;
         job.message = sl_str (refusal->message);
     }
+    if (s->leg)
+        gateway_leg_job (s, &job, refusal && !s->refused);
     s->request_bytes = job.body.len;
     //  Kept until the first frame: if its ingest dies before, the job goes
     //  to another one. Judging the request took its own time: the stream's
@@ -285,7 +288,8 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
     //  The job (the request as it goes upstream) is kept apart until an
     //  ingest answers; the client's own body is not needed any more, and
     //  the response may stream for minutes.
-    sl_http_req_drop_body (req);
+    if (req)
+        sl_http_req_drop_body (req);
 }
 
 //  Log and count a request verdict, like the judge does a call's.
@@ -342,6 +346,11 @@ s_request_judged (gateway_t *self, gateway_stream_t *s)
     sl_histo_observe (self->judge_latency, (double) (zclock_usecs () - s->started_us) / 1e6);
     if (!refusal && sl_reqjudge_changed (s->rj) && sl_job_refresh (&s->parsed)) {
         sl_counter_inc (self->refused);
+        if (s->leg) {
+            gateway_leg_fail (self, s, s->parsed.status, s->parsed.error_type,
+                              sl_buf_cstr (&s->parsed.error_message));
+            return;
+        }
         gateway_respond_error (s->req, s->dialect, s->parsed.status, s->parsed.error_type,
                          sl_buf_cstr (&s->parsed.error_message));
         gateway_stream_forget (self, s);
@@ -414,9 +423,8 @@ gateway_llm_after (void *arg)
     sl_httpd_run (self->httpd);
 }
 
-//  The streams' clock (sl_delivery): monotonic µs.
-static int64_t
-s_clock (void *arg)
+int64_t
+gateway_clock (void *arg)
 {
     (void) arg;
     return zclock_usecs ();
@@ -456,8 +464,8 @@ s_refuse_unjudged (gateway_t *self, gateway_stream_t *s, const char *file)
 
 //  The request policy's turn: the caller's (its key's or team's file, else
 //  the default), with its request rules, if the policy has any.
-static void
-s_judge_request (gateway_t *self, gateway_stream_t *s)
+void
+gateway_judge_request (gateway_t *self, gateway_stream_t *s)
 {
     gateway_policies_follow_keys (self);
     const char *file = sl_caller_identity (s->caller)->policy;
@@ -522,7 +530,7 @@ s_on_admitted (void *arg, sl_caller_t *caller, const sl_admission_answer_t *answ
     gateway_stream_t *s = arg;
     gateway_t *self = s->owner;
     if (answer->outcome == SL_ADMITTED)
-        s_judge_request (self, s);
+        gateway_judge_request (self, s);
     else
         s_refuse_admission (self, s, answer);
     sl_router_flush (self->router);
@@ -539,7 +547,7 @@ gateway_start_stream (gateway_t *self, sl_http_req_t *req, sl_job_t *parsed, sl_
     s->started_us = zclock_usecs ();
     s->received_us = sl_trace_now_us ();
     sl_sid_new (s->sid);
-    s->delivery = sl_delivery_new (s->sid, self->config.stream_expiry_ms, s_clock, NULL);
+    s->delivery = sl_delivery_new (s->sid, self->config.stream_expiry_ms, gateway_clock, NULL);
     sl_sidmap_put (self->streams, s->sid, s);
     sl_http_req_set_data (req, s);
     sl_counter_inc (self->streams_total);

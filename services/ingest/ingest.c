@@ -15,6 +15,9 @@
       hop by hop) are fed back to it;
     - each attempt of a call is one libcurl transfer in the reactor
       (sl_curlm), whose callbacks are fed to it as they come;
+    - an inline answer (the gateway's own requests) has no transfer: its
+      stream id waits for the reactor's next turn (a zero-delay timer),
+      where sl_upcall reads it;
     - one reactor timer calls sl_upcall_tick every INGEST_TICK_MS while any
       stream is held (curl's own timers only back up its deadlines).
 
@@ -48,6 +51,8 @@ struct _ingest_t {
     sl_upcall_t *upcall;
     int sweep;                          //  deadline timer, -1 while no streams
     int resume;                         //  resume timer, -1 unless a read is paused
+    sl_buf_t inline_due;                //  stream ids whose inline answer is to be read, back to back
+    int inline_timer;                   //  reads them on the next turn of the reactor, -1 while none
 };
 
 //  One attempt of an upstream call: a curl transfer.
@@ -224,6 +229,19 @@ s_uploaded (void *arg, void *transfer)
     return (int64_t) sent;
 }
 
+static int s_on_inline (zloop_t *loop, int timer_id, void *arg);
+
+//  An inline answer is read on the reactor's next turn, not inside the
+//  job's own handling (sl_upcall.h): one timer for all that are due.
+static void
+s_later (void *arg, const uint8_t *sid)
+{
+    ingest_t *self = arg;
+    sl_buf_append (&self->inline_due, sid, SL_SID_SIZE);
+    if (self->inline_timer < 0)
+        self->inline_timer = zloop_timer (sl_service_loop (self->service), 0, 1, s_on_inline, self);
+}
+
 static bool
 s_congested (void *arg)
 {
@@ -274,6 +292,25 @@ s_on_resume (zloop_t *loop, int timer_id, void *arg)
         return 0;
     }
     sl_upcall_resume (self->upcall);
+    sl_router_flush (self->router);
+    return 0;
+}
+
+static int
+s_on_inline (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    ingest_t *self = arg;
+    self->inline_timer = -1;
+    //  Those reading asks for more (a pause's resume) land in a fresh list.
+    sl_buf_t due = self->inline_due;
+    self->inline_due = (sl_buf_t) { 0 };
+    for (size_t at = 0; at + SL_SID_SIZE <= due.len; at += SL_SID_SIZE)
+        sl_upcall_inline (self->upcall, (const uint8_t *) due.data + at);
+    sl_buf_free (&due);
+    if (sl_router_congested (self->router))
+        s_arm_resume (self);            //  a read paused: look for credit as for a transfer
     sl_router_flush (self->router);
     return 0;
 }
@@ -353,6 +390,7 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
     self->service = service;
     self->sweep = -1;
     self->resume = -1;
+    self->inline_timer = -1;
     zloop_t *loop = sl_service_loop (service);
     self->curlm = sl_curlm_new (loop);
     sl_curlm_set_after (self->curlm, s_flush, self);
@@ -371,7 +409,8 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
         .uploaded = s_uploaded,
         .congested = s_congested,
         .clock = s_clock,
-        .wall = s_wall
+        .wall = s_wall,
+        .later = s_later
     };
     self->upcall = sl_upcall_new (&config->upcall, &ops, self, m);
     sl_router_on_peer (self->router, s_on_aggregator_event, self);
@@ -401,6 +440,9 @@ ingest_destroy (ingest_t **self_p)
         zloop_timer_end (sl_service_loop (self->service), self->sweep);
     if (self->resume >= 0)
         zloop_timer_end (sl_service_loop (self->service), self->resume);
+    if (self->inline_timer >= 0)
+        zloop_timer_end (sl_service_loop (self->service), self->inline_timer);
+    sl_buf_free (&self->inline_due);
     sl_stage_destroy (&self->stage);
     sl_curlm_destroy (&self->curlm);
     sl_router_destroy (&self->router);

@@ -305,6 +305,7 @@ async function viewStream(sid) {
     el('div', { class: 'grid2' },
       el('div', { class: 'panel' }, el('div', { class: 'kv' },
         kv('started', time(s.started_at, true)), kv('ended', s.ended_at ? time(s.ended_at, true) + ' (' + duration(s.duration_ms) + ')' : 'not recorded (in flight, or lost)'),
+        kv('MCP request', s.mcp ? el('span', { class: 'mono', text: s.mcp }) : null),
         kv('model', s.model), kv('upstream model', s.response_model), kv('provider', s.provider),
         kv('dialects', (s.client || '?') + ' client, ' + (s.upstream || '?') + ' upstream' + (s.streaming ? ', streaming' : ', not streaming')),
         kv('client key', s.client_key), kv('team', s.team), kv('user', s.user),

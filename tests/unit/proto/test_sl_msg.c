@@ -44,12 +44,14 @@ s_round_trip (const sl_msg_t *in)
                              &in->model, &in->finish_raw, &in->stop_seq, &in->code, &in->message,
                              &in->content_type, &in->provider, &in->reply_to, &in->tools,
                              &in->headers, &in->last_user, &in->auth, &in->rule, &in->reason,
-                             &in->judge_model, &in->instance, &in->trace, &in->trace_state };
+                             &in->judge_model, &in->instance, &in->trace, &in->trace_state,
+                             &in->inline_answer, &in->mcp };
     const sl_str_t *b [] = { &out.id, &out.call_id, &out.name, &out.text, &out.sig, &out.body,
                              &out.model, &out.finish_raw, &out.stop_seq, &out.code, &out.message,
                              &out.content_type, &out.provider, &out.reply_to, &out.tools,
                              &out.headers, &out.last_user, &out.auth, &out.rule, &out.reason,
-                             &out.judge_model, &out.instance, &out.trace, &out.trace_state };
+                             &out.judge_model, &out.instance, &out.trace, &out.trace_state,
+                             &out.inline_answer, &out.mcp };
     for (size_t i = 0; i < sizeof a / sizeof a [0]; i++)
         cr_expect (sl_str_eq_str (*a [i], *b [i]), "string field %zu differs", i);
     cr_expect_eq (out.ts, in->ts);
@@ -92,6 +94,11 @@ Test (sl_msg, round_trip_every_type)
     m.auth = sl_str ("Authorization: Bearer x");
     m.provider = sl_str ("openai");
     s_round_trip (&m);
+    //  An inline answer (binary-safe SSE) and the MCP request a leg stands for
+    m.inline_answer = sl_str_n ("data: {\"x\":\0}\n\n", 15);
+    m.mcp = sl_str ("tools/call create_issue");
+    m.provider = sl_str ("mcp:github");
+    s_round_trip (&m);
 
     m = s_base (SL_MSG_ACK);
     s_round_trip (&m);
@@ -106,6 +113,8 @@ Test (sl_msg, round_trip_every_type)
     m.trace = sl_str ("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
     m.trace_state = sl_str ("rojo=00f067aa0ba902b7");
     m.received_us = 1764243000123456;
+    s_round_trip (&m);
+    m.mcp = sl_str ("tools/list");
     s_round_trip (&m);
 
     for (int k = SL_D_MESSAGE; k < SL_D_MAX; k++) {

@@ -250,3 +250,14 @@ Test (sl_json, stats_count_every_value_without_allocating)
     for (int i = 0; docs [i]; i++)
         cr_expect_eq (sl_json_stats (sl_str (docs [i]), &st) == 0, sl_json_valid (sl_str (docs [i])), "%s", docs [i]);
 }
+
+Test (sl_json, stats_count_the_deepest_nesting)
+{
+    sl_json_stats_t st;
+    cr_assert_eq (sl_json_stats (sl_str ("7"), &st), 0);
+    cr_expect_eq (st.depth, 0);
+    cr_assert_eq (sl_json_stats (sl_str ("{\"a\":[1,{\"b\":[]}],\"c\":{}}"), &st), 0);
+    cr_expect_eq (st.depth, 4);
+    cr_assert_eq (sl_json_stats (sl_str ("[[],[[[]]]]"), &st), 0);
+    cr_expect_eq (st.depth, 4);
+}

@@ -318,3 +318,45 @@ Test (sl_genai, capture_env)
     cr_assert_eq (sl_genai_capture_env (NULL), 0);
     cr_assert_eq (sl_genai_capture_env ("yes"), -1, "a value that is neither is refused, not taken as off");
 }
+
+//  An MCP request's stream: named and described by the MCP conventions.
+static sl_span_t *
+s_mcp_span (s_sink_t *sink, sl_genai_t *g, const char *mcp)
+{
+    sl_msg_t m = s_msg (SL_MSG_START, 0);
+    m.trace = SL_STR_LIT (CLIENT_TP);
+    m.received_us = RQT;
+    m.model = SL_STR_LIT ("mcp");
+    m.client_dialect = SL_DIALECT_OPENAI;
+    m.upstream_dialect = SL_DIALECT_OPENAI;
+    m.provider = SL_STR_LIT ("mcp:github");
+    m.mcp = sl_str (mcp);
+    sl_genai_feed (g, &m, RQT + 10);
+    m = s_msg (SL_MSG_END, 1);
+    sl_genai_feed (g, &m, RQT + 20);
+    cr_assert_eq (sink->count, 1);
+    return sink->spans [0];
+}
+
+Test (sl_genai, an_mcp_request_s_stream_is_named_by_its_method_and_tool)
+{
+    s_sink_t sink = { 0 };
+    sl_genai_config_t cfg = { 0 };
+    sl_genai_t *g = sl_genai_new (&cfg, s_keep, &sink);
+    sl_span_t *span = s_mcp_span (&sink, g, "tools/call create_issue");
+    cr_expect_str_eq (span->name.ptr, "tools/call create_issue");
+    cr_expect_str_eq (s_str (span, "mcp.method.name"), "tools/call");
+    cr_expect_str_eq (s_str (span, "gen_ai.tool.name"), "create_issue");
+    cr_expect_str_eq (s_str (span, "gen_ai.operation.name"), "execute_tool");
+    cr_expect_str_eq (s_str (span, "sluice.mcp.server"), "github");
+    s_sink_free (&sink);
+    span = s_mcp_span (&sink, g, "tools/call create_issue result");
+    cr_expect_str_eq (s_str (span, "gen_ai.tool.name"), "create_issue", "the tool, without the word after it");
+    s_sink_free (&sink);
+    span = s_mcp_span (&sink, g, "tools/list");
+    cr_expect_str_eq (span->name.ptr, "tools/list");
+    cr_expect_str_eq (s_str (span, "mcp.method.name"), "tools/list");
+    cr_expect_null (s_attr (span, "gen_ai.tool.name"), "a list names no tool");
+    s_sink_free (&sink);
+    sl_genai_destroy (&g);
+}

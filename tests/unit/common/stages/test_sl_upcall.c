@@ -40,6 +40,8 @@ static struct {
     bool congested;
     int64_t now;                        //  ms, the monotonic clock
     time_t wall;                        //  s, the calendar
+    int later;                          //  inline answers the service was asked to read
+    uint8_t later_sid [SL_SID_SIZE];    //  the last one's stream
 } f;
 
 //  --------------------------------------------------------------------------
@@ -127,6 +129,14 @@ s_wall (void *arg)
     return f.wall;
 }
 
+static void
+s_later (void *arg, const uint8_t *sid)
+{
+    (void) arg;
+    f.later++;
+    memcpy (f.later_sid, sid, SL_SID_SIZE);
+}
+
 static const sl_upcall_ops_t s_ops = {
     .send = s_send,
     .reply = s_reply,
@@ -137,7 +147,8 @@ static const sl_upcall_ops_t s_ops = {
     .uploaded = s_uploaded,
     .congested = s_congested,
     .clock = s_clock,
-    .wall = s_wall
+    .wall = s_wall,
+    .later = s_later
 };
 
 //  --------------------------------------------------------------------------
@@ -819,5 +830,128 @@ Test (sl_upcall, the_start_carries_the_request_bytes_for_a_usage_estimate)
     cr_assert_eq (start->type, SL_MSG_START);
     cr_expect_eq (start->request_bytes, strlen (BODY), "rqb: the body the upstream is sent");
     cr_expect_null (start->body.ptr, "but not the body itself");
+    s_close ();
+}
+
+//  --------------------------------------------------------------------------
+//  Inline answers
+
+#define INLINE_ANSWER \
+    "data: {\"id\":\"c1\",\"model\":\"mcp\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"," \
+    "\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":" \
+    "{\"name\":\"mcp__github__create_issue\",\"arguments\":\"{\\\"title\\\":\\\"x\\\"}\"}}]}}]}\n\n" \
+    "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n" \
+    "data: [DONE]\n\n"
+
+//  A job that carries its answer, with every field that would otherwise
+//  make a call: a routed provider, a model, a credential, a body.
+static void
+s_request_inline (uint8_t stream, const char *answer)
+{
+    sl_msg_t req;
+    sl_msg_init (&req, SL_MSG_REQ);
+    memset (req.sid, stream, SL_SID_SIZE);
+    req.upstream_dialect = SL_DIALECT_OPENAI;
+    req.client_dialect = SL_DIALECT_OPENAI;
+    req.model = SL_STR_LIT ("gpt-4o");
+    req.body = SL_STR_LIT (BODY);
+    req.auth = SL_STR_LIT ("Authorization: Bearer sk-client");
+    req.provider = SL_STR_LIT ("mcp:github");
+    req.mcp = SL_STR_LIT ("tools/call create_issue");
+    req.inline_answer = sl_str (answer);
+    sl_upcall_request (f.up, &req, SL_STR_LIT (PEER));
+}
+
+Test (sl_upcall, an_inline_answer_makes_no_upstream_call_and_is_decoded_later)
+{
+    s_open (s_config ());
+    s_request_inline (0x41, INLINE_ANSWER);
+    cr_expect_eq (f.transfer_count, 0, "no transfer for an inline answer");
+    cr_assert_eq (f.sent.count, 1, "the start only: nothing is decoded inside the job's handling");
+    const sl_msg_t *start = f.sent.msgs [0];
+    cr_expect (sl_str_eq (start->provider, "mcp:github"), "the provider named is the job's");
+    cr_expect (sl_str_eq (start->mcp, "tools/call create_issue"), "mcp goes into the start");
+    cr_expect_null (start->inline_answer.ptr, "the answer does not");
+    cr_expect_null (start->auth.ptr);
+    cr_assert_eq (f.later, 1, "the service is asked to read it later");
+    uint8_t sid [SL_SID_SIZE];
+    memset (sid, 0x41, SL_SID_SIZE);
+    cr_expect (memcmp (f.later_sid, sid, SL_SID_SIZE) == 0);
+    sl_upcall_inline (f.up, sid);
+    cr_expect_eq (f.transfer_count, 0, "still no transfer");
+    bool call = false, done = false;
+    for (size_t i = 0; i < f.sent.count; i++) {
+        const sl_msg_t *m = f.sent.msgs [i];
+        if (m->type == SL_MSG_DELTA && m->kind == SL_D_TOOL_CALL && sl_str_eq (m->name, "mcp__github__create_issue"))
+            call = true;
+        if (m->type == SL_MSG_DELTA && m->kind == SL_D_DONE)
+            done = true;
+    }
+    cr_expect (call, "the tool call was decoded by the openai decoder");
+    cr_expect (done, "and the answer's end");
+    cr_expect_eq (s_sent_of (SL_MSG_ERROR), 0);
+    cr_expect_eq (s_sent_of (SL_MSG_END), 1);
+    //  Read once: a second turn adds nothing.
+    size_t sent = f.sent.count;
+    sl_upcall_inline (f.up, sid);
+    cr_expect_eq (f.sent.count, sent);
+    //  The stream is held until the gateway's last ack, replayable.
+    sl_upcall_lost (f.up, sid, 0, "lost_downstream");
+    cr_expect_eq (f.sent.count, 2 * sent, "replayed from the log in a new epoch");
+    cr_expect_eq (f.transfer_count, 0, "a replay calls nobody either");
+    s_ack (0x41, 1, SL_F_LAST);
+    cr_expect_eq (sl_upcall_count (f.up), 0);
+    s_close ();
+}
+
+Test (sl_upcall, a_failed_inline_answer_is_not_retried)
+{
+    s_open (s_config ());
+    s_request_inline (0x42, "data: {not json\n\n");
+    uint8_t sid [SL_SID_SIZE];
+    memset (sid, 0x42, SL_SID_SIZE);
+    sl_upcall_inline (f.up, sid);
+    cr_expect_eq (f.transfer_count, 0);
+    cr_expect (sl_str_eq (s_last_error ()->code, "upstream_malformed"));
+    cr_expect_eq (s_sent_of (SL_MSG_END), 1);
+    s_tick_at (60000 - 1);
+    cr_expect_eq (f.transfer_count, 0, "no retry");
+    cr_expect_eq (s_counter ("sluice_upstream_retries_total", NULL), 0);
+    s_close ();
+}
+
+Test (sl_upcall, an_inline_answer_waits_for_credit_like_a_transfer)
+{
+    s_open (s_config ());
+    s_request_inline (0x43, INLINE_ANSWER);
+    uint8_t sid [SL_SID_SIZE];
+    memset (sid, 0x43, SL_SID_SIZE);
+    f.congested = true;
+    sl_upcall_inline (f.up, sid);
+    cr_expect_eq (s_sent_of (SL_MSG_DELTA), 0, "nothing taken while the next stage holds back credit");
+    cr_expect_eq (s_counter ("sluice_upstream_paused_total", NULL), 1);
+    s_tick_at (10000);
+    cr_expect_eq (s_sent_of (SL_MSG_ERROR), 0, "no idle deadline while paused");
+    f.congested = false;
+    sl_upcall_resume (f.up);
+    cr_expect_eq (f.later, 2, "the resume asks for another turn");
+    sl_upcall_inline (f.up, sid);
+    cr_expect_geq (s_sent_of (SL_MSG_DELTA), 2);
+    cr_expect_eq (s_sent_of (SL_MSG_END), 1);
+    s_close ();
+}
+
+Test (sl_upcall, a_cancelled_inline_answer_is_never_read)
+{
+    s_open (s_config ());
+    s_request_inline (0x44, INLINE_ANSWER);
+    sl_msg_t cancel;
+    sl_msg_init (&cancel, SL_MSG_CANCEL);
+    memset (cancel.sid, 0x44, SL_SID_SIZE);
+    sl_upcall_cancel (f.up, &cancel);
+    size_t sent = f.sent.count;
+    sl_upcall_inline (f.up, cancel.sid);
+    cr_expect_eq (f.sent.count, sent, "its turn finds nothing");
+    cr_expect_eq (s_sent_of (SL_MSG_DELTA), 0);
     s_close ();
 }

@@ -43,6 +43,7 @@ s_setup (void)
     m.client_dialect = m.upstream_dialect = SL_DIALECT_OPENAI;
     m.tools = SL_STR_LIT ("[{\"name\":\"run_shell\",\"schema\":{\"type\":\"object\"}}]");
     m.last_user = SL_STR_LIT ("tidy up");
+    m.mcp = SL_STR_LIT ("tools/call run_shell");
     cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
     struct { uint8_t type; uint8_t kind; uint8_t block; int index; const char *name, *id, *text; uint8_t action;
              uint32_t flags; } recs [] = {
@@ -185,6 +186,8 @@ Test (sl_console, answers_the_pages_questions, .init = s_setup, .fini = s_teardo
     snprintf (path, sizeof path, "/api/streams/%s", s_sid);
     cr_expect_eq (s_ask (c, "GET", path, &none, NULL, true, &resp), 200);
     cr_expect_not_null (strstr (sl_buf_cstr (&resp.body), "\"action\":\"block\""));
+    cr_expect_not_null (strstr (sl_buf_cstr (&resp.body), "\"mcp\":\"tools/call run_shell\""),
+                        "the MCP request the stream stands for: %s", sl_buf_cstr (&resp.body));
     cr_expect_eq (s_ask (c, "GET", "/api/streams/ABCD", &none, NULL, true, &resp), 400);
     cr_expect_eq (s_ask (c, "GET", "/api/streams/0123456789abcdef0123456789abcdef", &none, NULL, true, &resp), 404);
     s_args_t range = { .query = { { "from", "0" }, { "to", "100000" }, { "bucket", "1000" } } };

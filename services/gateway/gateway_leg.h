@@ -1,0 +1,68 @@
+/*  gateway_leg.h - the gateway's internal streams: a request the gateway
+    makes itself (an MCP request's "leg": the call, its result, a list of
+    tools) and submits through its own request path, so the request
+    policy, the job, the judges, the delivery with its acks, resends and
+    bounds, the audit and the taps see it as they see a model's traffic.
+
+    A leg is a synthetic OpenAI Chat request with an inline answer (REQ
+    `inl`): the ingest decodes that answer as if an OpenAI upstream had
+    sent it and calls no upstream. The job's `ud` and `cd` are openai, its
+    `prov` is `mcp:<server>`, its `mcp` names the MCP request.
+
+    Limits: the MCP front admits the MCP request once (identity, team,
+    concurrency); its legs are not admitted again (a leg is never refused
+    for concurrency by the MCP request that made it) and do not finish the
+    caller: the caller is borrowed and stays the MCP request's. Legs do
+    not count as client requests (sluice_requests_total, TTFB); they count
+    in sluice_mcp_legs_total{kind,outcome}.
+
+    Draining: legs in flight finish; a leg started while draining is
+    refused (-1).
+*/
+#ifndef GATEWAY_LEG_H
+#define GATEWAY_LEG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/base/sl_str.h"
+#include "proto/sl_msg.h"
+#include "services/gateway/gateway.h"
+#include "services/gateway/sl_admission.h"
+
+//  A request the gateway makes itself and submits through its own request
+//  path (request policy, job, delivery, acks, replays): its answer goes to
+//  done instead of an HTTP client.
+typedef struct {
+    sl_str_t body;                      //  an OpenAI Chat request (the leg's synthetic request)
+    sl_str_t inline_answer;             //  REQ inl: OpenAI Chat SSE the ingest decodes
+    const char *mcp;                    //  REQ mcp ("tools/call create_issue")
+    const char *server;                 //  the MCP server's name (REQ prov "mcp:<server>")
+    sl_caller_t *caller;                //  whose request: identity and policy file (borrowed:
+                                        //  the caller stays the MCP request's)
+    const char *traceparent, *tracestate;   //  the MCP request's trace context, or NULL
+} gateway_leg_t;
+
+//  What came of a leg: status is the HTTP status the emitter's answer
+//  had (200, or the error's); answer is its body (a whole OpenAI Chat
+//  response, or an error object); judged is the request as the request
+//  policy left it (its JSON, redactions applied, blocked results replaced,
+//  withheld tools removed), or empty when it was refused; refused: the
+//  request policy refused it (answer holds the refusal). Borrowed for the
+//  call.
+typedef struct {
+    int status;
+    sl_str_t answer;
+    sl_str_t judged;
+    bool refused;
+    uint8_t sid [SL_SID_SIZE];          //  the leg's stream id (for logs, spans)
+} gateway_leg_result_t;
+typedef void (gateway_leg_done_fn) (void *arg, const gateway_leg_result_t *result);
+
+//  Start a leg; 0 (done is called exactly once, later, never from inside
+//  this call), -1 when it cannot start (draining, no ingest). *id names it.
+int gateway_leg_start (gateway_t *self, const gateway_leg_t *leg, gateway_leg_done_fn *done, void *arg, uint64_t *id);
+//  The MCP request is gone (client closed): cancel its leg; done is not called.
+void gateway_leg_cancel (gateway_t *self, uint64_t id);
+
+#endif

@@ -1,0 +1,1200 @@
+/*  gateway_mcp.c - the gateway's MCP front (see gateway_mcp.h and
+    docs/mcp.md).
+
+    One MCP request, a POST of one JSON-RPC message, goes:
+
+      who        the client's sluice key, as for a model's request (401),
+                 and may its team use the server (403): JSON-RPC errors;
+      what       sl_mcp_rpc_parse: size, depth, JSON-RPC, the revision,
+                 the 2026-07-28 headers against the body (400 / 413);
+      session    the session revisions: initialize opens one (answered
+                 here), every other request names it (Mcp-Session-Id,
+                 bound to the key); 2026-07-28 has none;
+      method     initialize, ping, notifications (202), server/discover
+                 answered here; tools/list and tools/call through the
+                 legs; anything else -32601 (nothing is relayed unjudged).
+
+    tools/call, as a table of steps, each the answer of the one before:
+
+      find the tool     in the server's definitions last listed; not there:
+                        list the server once more; still not: -32602
+      call leg          the call judged by the judge (gateway_leg_start);
+                        blocked: isError with the notice, the server never
+                        hears of it; failed for any reason: isError "could
+                        not be judged", not sent either (fail closed)
+      server call       released: tools/call with the released arguments,
+                        sluice's credential, the call leg's span as parent
+      result leg        the server's result judged by the request judge
+                        (redact, block_result, LLM judge, taint); the
+                        client gets the result as judged, or isError when
+                        it could not be judged
+
+    tools/list: the server's list, then the list leg (pins, definition
+    rules, the inventory); the client gets what is left, minus the tools
+    its team's call rules block by name alone (sl_policy_blocks_tool).
+
+    A client that leaves mid-request cancels its leg and its server call.
+*/
+#include "services/gateway/gateway_mcp.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/base/sl_version.h"
+#include "common/dialects/sl_providers.h"
+#include "common/mcp/sl_mcp_leg.h"
+#include "common/mcp/sl_mcp_rpc.h"
+#include "common/otel/sl_trace.h"
+#include "services/gateway/gateway_impl.h"
+#include "services/gateway/gateway_leg.h"
+#include "services/gateway/gateway_mcp_client.h"
+#include "services/gateway/gateway_mcp_session.h"
+
+#define MCP_PATH "/mcp"
+#define MCP_PATH_LEN (sizeof MCP_PATH - 1)
+#define MCP_SERVER_NAME_MAX 64          //  the routes file's bound on a server's name
+#define MCP_EXPIRE_MS 10000             //  how often idle sessions are looked for
+#define MCP_CALL_ID_PREFIX "call_"      //  the id of a call leg's tool call
+#define MCP_SERVER_INFO "sluice"        //  serverInfo.name prefix of what the gateway answers itself
+#define MCP_LIST_MAX 64                 //  servers one multiplexed tools/list walks at most
+
+//  The methods, as a metric label (a bounded set).
+typedef enum {
+    M_INITIALIZE,
+    M_PING,
+    M_NOTIFICATION,
+    M_TOOLS_LIST,
+    M_TOOLS_CALL,
+    M_DISCOVER,
+    M_DELETE,
+    M_OTHER,
+    M_COUNT
+} s_method_t;
+
+static const char *s_method_names [] = {
+    "initialize", "ping", "notification", "tools/list", "tools/call", "server/discover", "delete", "other"
+};
+_Static_assert (sizeof s_method_names / sizeof s_method_names [0] == M_COUNT, "a name per method");
+
+struct _gateway_mcp_t {
+    gateway_t *gateway;
+    const sl_providers_t *routes;       //  its mcp: section (borrowed)
+    size_t servers;                     //  how many it names
+    gateway_mcp_sessions_t *sessions;
+    gateway_mcp_client_t *client;
+    gateway_mcp_upstream_t **shared;    //  by server: the stateless clients' upstream session
+    json_t **shared_tools;              //  by server: its definitions last listed for them
+    zlistx_t *requests;                 //  requests in flight (s_req_t)
+    int expire_timer;
+    sl_metrics_t *metrics;
+};
+
+//  One MCP request in flight.
+typedef struct {
+    gateway_mcp_t *mcp;
+    sl_http_req_t *req;
+    sl_caller_t *caller;
+    s_method_t method;
+    sl_mcp_rpc_t rpc;
+    bool sse;                           //  the client takes only text/event-stream
+    bool multiplexed;                   //  on /mcp: tools named <server>__<tool>
+    const sl_mcp_server_t *server;      //  the server it is for (a call's, on /mcp)
+    size_t index;                       //  that server's place in the routes file
+    gateway_mcp_session_t *session;     //  NULL: stateless
+    int64_t started_us;
+    //  tools/call
+    char *tool;                         //  as the server names it
+    char *arguments;                    //  as the client sent them (JSON text)
+    char *released;                     //  as the call leg released them
+    char call_id [SL_SID_HEX_SIZE + 8];
+    bool relisted;                      //  the server was listed again for an unknown tool
+    json_t *server_result;              //  the server's result, for the result leg
+    //  tools/list
+    size_t walk [MCP_LIST_MAX];         //  the servers listed, in order
+    size_t walk_count, walk_at;
+    json_t *server_tools;               //  the server's list under way
+    json_t *listed;                     //  what the client gets
+    //  What runs for it now (at most one of the two)
+    uint64_t leg;
+    bool leg_running;
+    gateway_mcp_call_t *call;
+    //  For the log line
+    char leg_sids [3][SL_SID_HEX_SIZE]; //  call, result, list
+    const char *outcome;
+    const char *action;                 //  tools/call: allow, rewrite, block, error
+} s_req_t;
+
+enum { LEG_CALL, LEG_RESULT, LEG_LIST };
+
+//  --------------------------------------------------------------------------
+//  Metrics
+
+static void
+s_count_error (gateway_mcp_t *self, const char *reason)
+{
+    if (!self)
+        return;
+    char labels [64];
+    snprintf (labels, sizeof labels, "reason=\"%s\"", reason);
+    sl_counter_inc (sl_metrics_counter (self->metrics, "sluice_mcp_errors_total", labels,
+                                        "MCP requests and server answers refused or failed, by reason"));
+}
+
+static void
+s_count_request (gateway_mcp_t *self, const sl_mcp_server_t *server, s_method_t method, const char *outcome)
+{
+    char labels [160];
+    snprintf (labels, sizeof labels, "server=\"%s\",method=\"%s\",outcome=\"%s\"", server ? server->name : "",
+              s_method_names [method], outcome);
+    sl_counter_inc (sl_metrics_counter (self->metrics, "sluice_mcp_requests_total", labels,
+                                        "MCP requests answered, by server, method and outcome"));
+}
+
+static void
+s_count_call (gateway_mcp_t *self, const sl_mcp_server_t *server, const char *action)
+{
+    char labels [128];
+    snprintf (labels, sizeof labels, "server=\"%s\",action=\"%s\"", server->name, action);
+    sl_counter_inc (sl_metrics_counter (self->metrics, "sluice_mcp_calls_total", labels,
+                                        "MCP tools/call requests by what became of the call"));
+}
+
+static void
+s_observe_server (gateway_mcp_t *self, const sl_mcp_server_t *server, double seconds)
+{
+    char labels [96];
+    snprintf (labels, sizeof labels, "server=\"%s\"", server->name);
+    sl_histo_observe (sl_metrics_histogram (self->metrics, "sluice_mcp_server_seconds", labels,
+                                            "Time an MCP server took to answer sluice's call",
+                                            sl_metrics_latency_bounds, sl_metrics_latency_bounds_count),
+                      seconds);
+}
+
+static double
+s_sessions_gauge (void *arg)
+{
+    return (double) gateway_mcp_sessions_count (((gateway_mcp_t *) arg)->sessions);
+}
+
+//  --------------------------------------------------------------------------
+//  Answers
+
+//  The client's answer: JSON, or one SSE event when the client takes only
+//  text/event-stream.
+static void
+s_respond (sl_http_req_t *req, bool sse, int status, sl_buf_t *json)
+{
+    if (!sse) {
+        sl_http_respond (req, status, "application/json", json->data, json->len);
+        return;
+    }
+    sl_buf_t event = { 0 };
+    sl_buf_puts (&event, "event: message\ndata: ");
+    sl_buf_append (&event, json->data, json->len);
+    sl_buf_puts (&event, "\n\n");
+    sl_http_respond (req, status, "text/event-stream", event.data, event.len);
+    sl_buf_free (&event);
+}
+
+//  An error before a message was read (or of a request without one):
+//  a JSON-RPC error with a null id.
+static void
+s_respond_error (gateway_mcp_t *self, sl_http_req_t *req, bool sse, int status, int code, const char *reason,
+                 const char *message)
+{
+    sl_mcp_error_t err;
+    sl_mcp_error_set (&err, status, code, reason, "%s", message);
+    sl_buf_t out = { 0 };
+    sl_mcp_error_json (NULL, &err, &out);
+    s_respond (req, sse, status, &out);
+    sl_buf_free (&out);
+    s_count_error (self, reason);
+}
+
+//  Does the client take JSON, or only SSE?
+static bool
+s_wants_sse (sl_http_req_t *req)
+{
+    const char *accept = sl_http_req_header (req, "Accept");
+    return accept && strstr (accept, "text/event-stream") && !strstr (accept, "application/json")
+        && !strstr (accept, "*/*");
+}
+
+static void s_req_free (s_req_t *r);
+
+//  The log line of an MCP request, then its metrics.
+static void
+s_log (s_req_t *r, int status)
+{
+    const sl_identity_t *who = sl_caller_identity (r->caller);
+    char user [SL_TEAMLABEL_TEXT];
+    sl_label_safe (who->user, strlen (who->user), user, sizeof user);
+    sl_log_info ("mcp_request", "server=%s method=%s tool=%s key=%s team=%s user=%s outcome=%s action=%s status=%d"
+                 " call_sid=%.8s result_sid=%.8s list_sid=%.8s took_ms=%.1f",
+                 r->server ? r->server->name : "-", r->rpc.method ? r->rpc.method : s_method_names [r->method],
+                 r->tool ? r->tool : "-", *who->key_id ? who->key_id : "-", sl_caller_team_label (r->caller),
+                 *user ? user : "-", r->outcome ? r->outcome : "ok", r->action ? r->action : "-", status,
+                 r->leg_sids [LEG_CALL][0] ? r->leg_sids [LEG_CALL] : "-",
+                 r->leg_sids [LEG_RESULT][0] ? r->leg_sids [LEG_RESULT] : "-",
+                 r->leg_sids [LEG_LIST][0] ? r->leg_sids [LEG_LIST] : "-",
+                 (double) (zclock_usecs () - r->started_us) / 1000.0);
+    s_count_request (r->mcp, r->server, r->method, r->outcome ? r->outcome : "ok");
+    if (r->action)
+        s_count_call (r->mcp, r->server, r->action);
+}
+
+//  Answer the request with a JSON-RPC result and forget it.
+static void
+s_finish_result (s_req_t *r, json_t *result)
+{
+    if (r->session == NULL && r->rpc.rev == SL_MCP_REV_2026_07_28 && json_is_object (result)
+    &&  !json_object_get (result, "resultType"))
+        json_object_set_new (result, "resultType", json_string ("complete"));
+    sl_buf_t out = { 0 };
+    sl_mcp_result_json (&r->rpc, result, &out);
+    s_respond (r->req, r->sse, 200, &out);
+    sl_buf_free (&out);
+    s_log (r, 200);
+    s_req_free (r);
+}
+
+//  Answer the request with a JSON-RPC error (counted by reason) and
+//  forget it.
+static void
+s_finish_error (s_req_t *r, int status, int code, const char *reason, const char *message)
+{
+    sl_mcp_error_t err;
+    sl_mcp_error_set (&err, status, code, reason, "%s", message);
+    sl_buf_t out = { 0 };
+    sl_mcp_error_json (&r->rpc, &err, &out);
+    s_respond (r->req, r->sse, status, &out);
+    sl_buf_free (&out);
+    s_count_error (r->mcp, reason);
+    if (!r->outcome)
+        r->outcome = "error";
+    s_log (r, status);
+    s_req_free (r);
+}
+
+//  A tool result the client's model reads: isError with text.
+static void
+s_finish_tool_error (s_req_t *r, const char *text)
+{
+    json_t *result = json_pack ("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", text, "isError", 1);
+    s_finish_result (r, result);
+    json_decref (result);
+}
+
+//  --------------------------------------------------------------------------
+//  Requests
+
+static void
+s_req_free (s_req_t *r)
+{
+    gateway_mcp_t *self = r->mcp;
+    void *handle = zlistx_find (self->requests, r);
+    if (handle)
+        zlistx_delete (self->requests, handle);
+    if (r->leg_running)
+        gateway_leg_cancel (self->gateway, r->leg);
+    gateway_mcp_client_cancel (self->client, &r->call);
+    gateway_mcp_sessions_release (self->sessions, &r->session);
+    sl_admission_finish (self->gateway->admission, &r->caller, NULL, NULL, false);
+    sl_mcp_rpc_free (&r->rpc);
+    json_decref (r->server_result);
+    json_decref (r->server_tools);
+    json_decref (r->listed);
+    free (r->tool);
+    free (r->arguments);
+    free (r->released);
+    free (r);
+}
+
+//  The upstream session a request's calls to server i run in: its
+//  session's, or the one the stateless clients share.
+static gateway_mcp_upstream_t *
+s_upstream (s_req_t *r, size_t i)
+{
+    gateway_mcp_upstream_t **slot = r->session ? &r->session->upstream [i] : &r->mcp->shared [i];
+    if (!*slot)
+        *slot = gateway_mcp_upstream_new ();
+    return *slot;
+}
+
+//  Where the server's definitions last listed are kept for the request.
+static json_t **
+s_tools_slot (s_req_t *r, size_t i)
+{
+    return r->session ? &r->session->tools [i] : &r->mcp->shared_tools [i];
+}
+
+static size_t
+s_server_index (gateway_mcp_t *self, const sl_mcp_server_t *server)
+{
+    for (size_t i = 0; i < self->servers; i++)
+        if (sl_providers_mcp_server (self->routes, i) == server)
+            return i;
+    return 0;
+}
+
+//  Call the request's server; the reply goes to done. false: it could
+//  not start (the request was answered and is gone).
+static bool
+s_call_server (s_req_t *r, const char *method, const char *name, json_t *params, gateway_mcp_reply_fn *done)
+{
+    gateway_mcp_request_t request = {
+        .server = r->server,
+        .upstream = s_upstream (r, r->index),
+        .method = method,
+        .name = name,
+        .params = params,
+        .timeout_ms = sl_providers_mcp_timeout_ms (r->mcp->routes),
+        .max_bytes = sl_providers_mcp_max_response (r->mcp->routes),
+    };
+    r->call = gateway_mcp_client_call (r->mcp->client, &request, done, r);
+    if (!r->call)
+        s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, "server_error", "the call to the MCP server could not start");
+    return r->call != NULL;
+}
+
+//  A server call failed (no response): the client hears why.
+static void
+s_server_failed (s_req_t *r, const gateway_mcp_reply_t *reply)
+{
+    char message [SL_MCP_MESSAGE_MAX + 64];
+    snprintf (message, sizeof message, "MCP server %s: %s", r->server->name, reply->message ? reply->message : "failed");
+    sl_log_warn ("mcp_server_failed", "server=%s method=%s tool=%s reason=%s: %s", r->server->name,
+                 s_method_names [r->method], r->tool ? r->tool : "-", reply->reason,
+                 reply->message ? reply->message : "?");
+    if (r->method == M_TOOLS_CALL && !r->action)
+        r->action = "error";
+    s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, reply->reason, message);
+}
+
+//  The server answered with a JSON-RPC error: the client gets it as is
+//  (its code and message), counted as the server's.
+static void
+s_server_error (s_req_t *r, const json_t *error)
+{
+    json_t *code = json_object_get (error, "code");
+    json_t *message = json_object_get (error, "message");
+    char text [SL_MCP_MESSAGE_MAX];
+    snprintf (text, sizeof text, "%s", json_is_string (message) ? json_string_value (message) : "the server's error");
+    s_finish_error (r, 200, json_is_integer (code) ? (int) json_integer_value (code) : SL_MCP_ERR_INTERNAL,
+                    "server_error", text);
+}
+
+//  Start a leg of the request; -1 (nothing started) when it cannot.
+static int
+s_start_leg (s_req_t *r, int kind, sl_buf_t *body, sl_buf_t *answer, const char *what, gateway_leg_done_fn *done)
+{
+    const char *traceparent = r->rpc.traceparent ? r->rpc.traceparent : sl_http_req_header (r->req, "traceparent");
+    const char *tracestate = r->rpc.traceparent ? r->rpc.tracestate : sl_http_req_header (r->req, "tracestate");
+    gateway_leg_t leg = {
+        .body = sl_buf_str (body),
+        .inline_answer = sl_buf_str (answer),
+        .mcp = what,
+        .server = r->server->name,
+        .caller = r->caller,
+        .traceparent = traceparent,
+        .tracestate = tracestate,
+    };
+    (void) kind;
+    if (gateway_leg_start (r->mcp->gateway, &leg, done, r, &r->leg))
+        return -1;
+    r->leg_running = true;
+    return 0;
+}
+
+static void
+s_note_leg (s_req_t *r, int kind, const gateway_leg_result_t *result)
+{
+    r->leg_running = false;
+    sl_sid_hex (result->sid, r->leg_sids [kind]);
+}
+
+//  --------------------------------------------------------------------------
+//  tools/list
+
+static void s_list_next (s_req_t *r);
+
+static bool
+s_team_blocks (s_req_t *r, const sl_mcp_server_t *server, const char *tool)
+{
+    gateway_t *gw = r->mcp->gateway;
+    const sl_identity_t *who = sl_caller_identity (r->caller);
+    sl_policy_t *policy = sl_policyset_policy (gw->policies, sl_str (who->policy));
+    if (!policy)
+        return false;                   //  the list leg was judged under it: it is there
+    sl_buf_t name = { 0 };
+    sl_mcp_policy_name (server->name, tool, &name);
+    bool blocks = sl_policy_blocks_tool (policy, sl_buf_str (&name), sl_str (who->team));
+    sl_buf_free (&name);
+    return blocks;
+}
+
+static void
+s_on_list_leg (void *arg, const gateway_leg_result_t *result)
+{
+    s_req_t *r = arg;
+    s_note_leg (r, LEG_LIST, result);
+    json_t *left = NULL;
+    if (result->status != 200 || result->refused
+    ||  sl_mcp_leg_read_list (result->judged, r->server->name, r->server_tools, &left)) {
+        //  A list that could not be judged is not given out: a withheld
+        //  definition must not slip through.
+        char message [160];
+        snprintf (message, sizeof message, "the tool list of MCP server %s could not be judged (status %d%s)",
+                  r->server->name, result->status, result->refused ? ", refused by policy" : "");
+        s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, "list_unjudged", message);
+        return;
+    }
+    size_t i;
+    json_t *tool;
+    json_array_foreach (left, i, tool) {
+        const char *name = json_string_value (json_object_get (tool, "name"));
+        if (!name || s_team_blocks (r, r->server, name))
+            continue;
+        json_t *copy = json_deep_copy (tool);
+        if (r->multiplexed) {
+            sl_buf_t prefixed = { 0 };
+            sl_mcp_multiplexed_name (r->server->name, name, &prefixed);
+            json_object_set_new (copy, "name", json_string (sl_buf_cstr (&prefixed)));
+            sl_buf_free (&prefixed);
+        }
+        json_array_append_new (r->listed, copy);
+    }
+    json_decref (left);
+    r->walk_at++;
+    s_list_next (r);
+}
+
+static void
+s_on_list_server (void *arg, const gateway_mcp_reply_t *reply)
+{
+    s_req_t *r = arg;
+    r->call = NULL;
+    s_observe_server (r->mcp, r->server, reply->seconds);
+    if (reply->reason) {
+        s_server_failed (r, reply);
+        return;
+    }
+    json_t *error = json_object_get (reply->response, "error");
+    if (error) {
+        s_server_error (r, error);
+        return;
+    }
+    json_t *tools = json_object_get (json_object_get (reply->response, "result"), "tools");
+    if (!json_is_array (tools)) {
+        s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, "server_error", "the MCP server's tools/list result has no tools");
+        return;
+    }
+    json_decref (r->server_tools);
+    r->server_tools = json_incref (tools);
+    json_t **slot = s_tools_slot (r, r->index);
+    json_decref (*slot);
+    *slot = json_incref (tools);
+    sl_buf_t body = { 0 }, answer = { 0 };
+    sl_mcp_leg_list_request (r->server->name, tools, &body);
+    sl_mcp_leg_empty_answer (&answer);
+    if (s_start_leg (r, LEG_LIST, &body, &answer, "tools/list", s_on_list_leg))
+        s_finish_error (r, 503, SL_MCP_ERR_INTERNAL, "list_unjudged",
+                        "the tool list cannot be judged now (the gateway is draining or has no ingest)");
+    sl_buf_free (&body);
+    sl_buf_free (&answer);
+}
+
+//  List the next server of the walk, or answer with what was gathered.
+static void
+s_list_next (s_req_t *r)
+{
+    if (r->walk_at >= r->walk_count) {
+        json_t *result = json_pack ("{s:O}", "tools", r->listed);
+        s_finish_result (r, result);
+        json_decref (result);
+        return;
+    }
+    r->index = r->walk [r->walk_at];
+    r->server = sl_providers_mcp_server (r->mcp->routes, r->index);
+    //  The client's cursor goes on to a server it names alone.
+    json_t *params = NULL;
+    json_t *cursor = json_object_get (r->rpc.params, "cursor");
+    if (!r->multiplexed && json_is_string (cursor))
+        params = json_pack ("{s:O}", "cursor", cursor);
+    s_call_server (r, "tools/list", NULL, params, s_on_list_server);
+    json_decref (params);
+}
+
+static void
+s_tools_list (s_req_t *r)
+{
+    r->listed = json_array ();
+    if (!r->multiplexed)
+        r->walk [r->walk_count++] = r->index;
+    else {
+        const char *team = sl_caller_identity (r->caller)->team;
+        for (size_t i = 0; i < r->mcp->servers && r->walk_count < MCP_LIST_MAX; i++)
+            if (sl_mcp_server_allows (sl_providers_mcp_server (r->mcp->routes, i), sl_str (team)))
+                r->walk [r->walk_count++] = i;
+    }
+    s_list_next (r);
+}
+
+//  --------------------------------------------------------------------------
+//  tools/call
+
+static void s_call_judge (s_req_t *r);
+
+static json_t *
+s_definition (s_req_t *r)
+{
+    json_t *tools = *s_tools_slot (r, r->index);
+    size_t i;
+    json_t *tool;
+    json_array_foreach (tools, i, tool)
+        if (json_is_string (json_object_get (tool, "name"))
+        &&  strcmp (json_string_value (json_object_get (tool, "name")), r->tool) == 0)
+            return tool;
+    return NULL;
+}
+
+static void
+s_unknown_tool (s_req_t *r)
+{
+    char message [SL_MCP_MESSAGE_MAX];
+    snprintf (message, sizeof message, "Unknown tool: %s", json_string_value (json_object_get (r->rpc.params, "name")));
+    s_finish_error (r, 200, SL_MCP_ERR_INVALID_PARAMS, "unknown_tool", message);
+}
+
+//  The server listed again for a tool its last list did not have.
+static void
+s_on_relist (void *arg, const gateway_mcp_reply_t *reply)
+{
+    s_req_t *r = arg;
+    r->call = NULL;
+    s_observe_server (r->mcp, r->server, reply->seconds);
+    if (reply->reason) {
+        s_server_failed (r, reply);
+        return;
+    }
+    json_t *tools = json_object_get (json_object_get (reply->response, "result"), "tools");
+    if (json_is_array (tools)) {
+        json_t **slot = s_tools_slot (r, r->index);
+        json_decref (*slot);
+        *slot = json_incref (tools);
+    }
+    if (!s_definition (r)) {
+        s_unknown_tool (r);
+        return;
+    }
+    s_call_judge (r);
+}
+
+static void
+s_on_result_leg (void *arg, const gateway_leg_result_t *result)
+{
+    s_req_t *r = arg;
+    s_note_leg (r, LEG_RESULT, result);
+    json_t *judged = NULL;
+    bool blocked = false;
+    if (result->status == 200 && !result->refused
+    &&  sl_mcp_leg_read_result (result->judged, r->server_result, &judged, &blocked) == 0) {
+        if (blocked)
+            r->outcome = "result_blocked";
+        s_finish_result (r, judged);
+        json_decref (judged);
+        return;
+    }
+    //  Fail closed: the server's result is never released unjudged.
+    char text [SL_MCP_MESSAGE_MAX];
+    if (result->refused)
+        snprintf (text, sizeof text, "sluice withheld the result of %s: the policy refused it", r->tool);
+    else
+        snprintf (text, sizeof text, "sluice withheld the result of %s: it could not be judged (status %d)",
+                  r->tool, result->status);
+    s_count_error (r->mcp, "result_unjudged");
+    r->outcome = "result_withheld";
+    s_finish_tool_error (r, text);
+}
+
+static void
+s_on_server_call (void *arg, const gateway_mcp_reply_t *reply)
+{
+    s_req_t *r = arg;
+    r->call = NULL;
+    s_observe_server (r->mcp, r->server, reply->seconds);
+    if (reply->reason) {
+        s_server_failed (r, reply);
+        return;
+    }
+    json_t *error = json_object_get (reply->response, "error");
+    if (error) {
+        s_server_error (r, error);
+        return;
+    }
+    json_t *result = json_object_get (reply->response, "result");
+    sl_buf_t body = { 0 }, answer = { 0 }, what = { 0 };
+    if (sl_mcp_leg_result_request (r->server->name, r->tool, sl_str (r->released), r->call_id, result,
+                                   r->session ? r->session->history : NULL, &body)) {
+        s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, "server_error", "the MCP server's tools/call result is not an object");
+        return;
+    }
+    r->server_result = json_incref (result);
+    sl_mcp_leg_empty_answer (&answer);
+    sl_buf_printf (&what, "tools/call %s result", r->tool);
+    if (s_start_leg (r, LEG_RESULT, &body, &answer, sl_buf_cstr (&what), s_on_result_leg)) {
+        s_count_error (r->mcp, "result_unjudged");
+        r->outcome = "result_withheld";
+        s_finish_tool_error (r, "sluice withheld the tool's result: it cannot be judged now");
+    }
+    sl_buf_free (&body);
+    sl_buf_free (&answer);
+    sl_buf_free (&what);
+}
+
+//  The traceparent the server gets: a child of the call leg's stream span,
+//  in the trace the leg continued (the client's, or one begun for it).
+static void
+s_server_trace (s_req_t *r, const uint8_t *leg_sid, json_t *params)
+{
+    const char *traceparent = r->rpc.traceparent ? r->rpc.traceparent : sl_http_req_header (r->req, "traceparent");
+    sl_trace_in_t in;
+    sl_trace_accept (traceparent, NULL, leg_sid, r->mcp->gateway->config.tracing, &in);
+    sl_trace_ctx_t ctx;
+    if (!in.has_trace || sl_trace_parse (sl_str (in.tc), true, &ctx))
+        return;
+    char child [SL_TRACEPARENT_SIZE];
+    sl_trace_child (&ctx, leg_sid, child);
+    json_t *meta = json_object ();
+    json_object_set_new (meta, "traceparent", json_string (child));
+    if (r->rpc.tracestate && r->rpc.traceparent)
+        json_object_set_new (meta, "tracestate", json_string (r->rpc.tracestate));
+    json_object_set_new (params, "_meta", meta);
+}
+
+static void
+s_on_call_leg (void *arg, const gateway_leg_result_t *result)
+{
+    s_req_t *r = arg;
+    s_note_leg (r, LEG_CALL, result);
+    sl_mcp_call_verdict_t verdict;
+    switch (sl_mcp_leg_read_call (result->status, result->answer, r->server->name, r->tool, sl_str (r->arguments),
+                                  &verdict)) {
+        case SL_MCP_CALL_BLOCKED:
+            r->action = "block";
+            r->outcome = "blocked";
+            s_finish_tool_error (r, verdict.notice ? verdict.notice : "sluice blocked this call");
+            break;
+        case SL_MCP_CALL_FAILED: {
+            //  Fail closed: a call that could not be judged cleanly never
+            //  reaches the server.
+            char text [SL_MCP_MESSAGE_MAX + 64];
+            snprintf (text, sizeof text, "sluice did not send this call to %s: it could not be judged (%s)",
+                      r->server->name, verdict.detail ? verdict.detail : "no verdict");
+            r->action = "error";
+            r->outcome = "unjudged";
+            s_count_error (r->mcp, "call_unjudged");
+            s_finish_tool_error (r, text);
+            break;
+        }
+        case SL_MCP_CALL_RELEASED: {
+            r->action = verdict.rewritten ? "rewrite" : "allow";
+            r->released = sl_xstrdup (verdict.arguments);
+            json_t *arguments = json_loads (r->released, 0, NULL);
+            json_t *params = json_pack ("{s:s, s:o}", "name", r->tool, "arguments",
+                                        arguments ? arguments : json_object ());
+            s_server_trace (r, result->sid, params);
+            if (r->session) {
+                sl_buf_t name = { 0 };
+                sl_mcp_policy_name (r->server->name, r->tool, &name);
+                sl_mcp_history_add (r->session->history, sl_buf_cstr (&name), sl_str (r->released));
+                sl_buf_free (&name);
+            }
+            s_call_server (r, "tools/call", r->tool, params, s_on_server_call);
+            json_decref (params);
+            break;
+        }
+    }
+    sl_mcp_call_verdict_free (&verdict);
+}
+
+//  The call goes to the judge (the call leg).
+static void
+s_call_judge (s_req_t *r)
+{
+    uint8_t random [SL_SID_SIZE];
+    char hex [SL_SID_HEX_SIZE];
+    sl_sid_new (random);
+    sl_sid_hex (random, hex);
+    snprintf (r->call_id, sizeof r->call_id, MCP_CALL_ID_PREFIX "%.24s", hex);
+    sl_buf_t body = { 0 }, answer = { 0 }, what = { 0 };
+    sl_mcp_leg_call_request (r->server->name, r->tool, sl_str (r->arguments), s_definition (r),
+                             r->session ? r->session->history : NULL, &body);
+    sl_mcp_leg_call_answer (r->server->name, r->tool, sl_str (r->arguments), r->call_id, &answer);
+    sl_buf_printf (&what, "tools/call %s", r->tool);
+    if (s_start_leg (r, LEG_CALL, &body, &answer, sl_buf_cstr (&what), s_on_call_leg)) {
+        r->action = "error";
+        r->outcome = "unjudged";
+        s_count_error (r->mcp, "call_unjudged");
+        s_finish_tool_error (r, "sluice did not send this call: it cannot be judged now (the gateway is draining "
+                                "or has no ingest)");
+    }
+    sl_buf_free (&body);
+    sl_buf_free (&answer);
+    sl_buf_free (&what);
+}
+
+static void
+s_tools_call (s_req_t *r)
+{
+    const char *name = r->rpc.name;
+    json_t *arguments = json_object_get (r->rpc.params, "arguments");
+    if (!name || (arguments && !json_is_object (arguments))) {
+        s_finish_error (r, 200, SL_MCP_ERR_INVALID_PARAMS, "bad_request",
+                        "tools/call needs params.name and, if any, params.arguments as an object");
+        return;
+    }
+    if (r->multiplexed) {
+        sl_str_t server, tool;
+        const sl_mcp_server_t *found = NULL;
+        if (sl_mcp_multiplexed_split (sl_str (name), &server, &tool) == 0)
+            found = sl_providers_mcp_find (r->mcp->routes, server);
+        if (!found || !sl_mcp_server_allows (found, sl_str (sl_caller_identity (r->caller)->team))) {
+            s_unknown_tool (r);
+            return;
+        }
+        r->server = found;
+        r->index = s_server_index (r->mcp, found);
+        r->tool = sl_xstrndup (tool.ptr, tool.len);
+    }
+    else
+        r->tool = sl_xstrdup (name);
+    char *text = arguments ? json_dumps (arguments, JSON_COMPACT) : NULL;
+    r->arguments = sl_xstrdup (text ? text : "{}");
+    free (text);
+    if (s_definition (r)) {
+        s_call_judge (r);
+        return;
+    }
+    //  Not in the last list (or none yet): list once more, then judge.
+    r->relisted = true;
+    s_call_server (r, "tools/list", NULL, NULL, s_on_relist);
+}
+
+//  --------------------------------------------------------------------------
+//  initialize, server/discover
+
+//  The revision of the session an initialize asks for: the client's when
+//  it is a session revision sluice speaks, else the newest of them.
+static sl_mcp_rev_t
+s_session_rev (const sl_mcp_rpc_t *rpc)
+{
+    json_t *asked = json_object_get (rpc->params, "protocolVersion");
+    sl_mcp_rev_t rev = json_is_string (asked) ? sl_mcp_rev_parse (sl_str (json_string_value (asked)))
+                                              : SL_MCP_REV_UNKNOWN;
+    return rev == SL_MCP_REV_UNKNOWN || sl_mcp_rev_stateless (rev) ? SL_MCP_REV_2025_11_25 : rev;
+}
+
+static void
+s_initialize (s_req_t *r)
+{
+    gateway_mcp_t *self = r->mcp;
+    const sl_identity_t *who = sl_caller_identity (r->caller);
+    sl_mcp_rev_t rev = s_session_rev (&r->rpc);
+    r->session = gateway_mcp_sessions_open (self->sessions, who->key_id, rev, zclock_usecs ());
+    if (!r->session) {
+        s_finish_error (r, 503, SL_MCP_ERR_INTERNAL, "sessions_full",
+                        "this sluice gateway holds as many MCP sessions as it may: try again later");
+        return;
+    }
+    sl_http_add_header (r->req, "Mcp-Session-Id", r->session->id);
+    char name [MCP_SERVER_NAME_MAX + 16];
+    snprintf (name, sizeof name, MCP_SERVER_INFO "/%s", r->server ? r->server->name : "mcp");
+    json_t *result = json_pack ("{s:s, s:{s:{s:b}}, s:{s:s, s:s}}", "protocolVersion", sl_mcp_rev_name (rev),
+                                "capabilities", "tools", "listChanged", 0, "serverInfo", "name", name,
+                                "version", SL_VERSION);
+    s_finish_result (r, result);
+    json_decref (result);
+}
+
+//  The revisions the gateway speaks to its clients.
+static json_t *
+s_versions (void)
+{
+    json_t *versions = json_array ();
+    for (int v = SL_MCP_REV_2025_06_18; v < SL_MCP_REV_COUNT; v++)
+        json_array_append_new (versions, json_string (sl_mcp_rev_name ((sl_mcp_rev_t) v)));
+    return versions;
+}
+
+static void
+s_on_discover (void *arg, const gateway_mcp_reply_t *reply)
+{
+    s_req_t *r = arg;
+    r->call = NULL;
+    s_observe_server (r->mcp, r->server, reply->seconds);
+    if (reply->reason) {
+        s_server_failed (r, reply);
+        return;
+    }
+    //  What the server says of itself (its discover result, or the
+    //  initialize result of sluice's session with it); what it offers
+    //  through sluice is sluice's to say: tools, in the revisions the
+    //  gateway speaks.
+    json_t *own = json_object_get (reply->response, "result");
+    json_t *info = gateway_mcp_upstream_info (s_upstream (r, r->index));
+    json_t *server_info = json_object_get (json_object_get (own, "_meta"), "io.modelcontextprotocol/serverInfo");
+    if (!server_info)
+        server_info = json_object_get (info, "serverInfo");
+    json_t *instructions = json_object_get (own, "instructions");
+    if (!json_is_string (instructions))
+        instructions = json_object_get (info, "instructions");
+    json_t *versions = s_versions ();
+    json_t *result = json_pack ("{s:s, s:o, s:{s:{}}}", "resultType", "complete", "supportedVersions", versions,
+                                "capabilities", "tools");
+    if (json_is_object (server_info))
+        json_object_set_new (result, "_meta", json_pack ("{s:O}", "io.modelcontextprotocol/serverInfo", server_info));
+    if (json_is_string (instructions))
+        json_object_set (result, "instructions", instructions);
+    s_finish_result (r, result);
+    json_decref (result);
+}
+
+//  server/discover: the server's own identity (a discover for a stateless
+//  server, a ping that begins sluice's session with a session one).
+static void
+s_discover (s_req_t *r)
+{
+    if (r->multiplexed) {
+        r->server = NULL;
+        json_t *versions = s_versions ();
+        json_t *result = json_pack ("{s:s, s:o, s:{s:{}}, s:{s:{s:s, s:s}}}", "resultType", "complete",
+                                    "supportedVersions", versions, "capabilities", "tools", "_meta",
+                                    "io.modelcontextprotocol/serverInfo", "name", MCP_SERVER_INFO "/mcp",
+                                    "version", SL_VERSION);
+        s_finish_result (r, result);
+        json_decref (result);
+        return;
+    }
+    bool stateless = sl_mcp_rev_stateless (sl_mcp_rev_parse (sl_str (r->server->revision)));
+    s_call_server (r, stateless ? "server/discover" : "ping", NULL, NULL, s_on_discover);
+}
+
+//  --------------------------------------------------------------------------
+//  The endpoint
+
+static const char *
+s_query (void *arg, const char *name)
+{
+    return sl_http_req_query (arg, name);
+}
+
+static const char *
+s_header (void *arg, const char *name)
+{
+    return sl_http_req_header (arg, name);
+}
+
+static s_method_t
+s_method_of (const sl_mcp_rpc_t *rpc)
+{
+    if (rpc->kind == SL_MCP_NOTIFICATION)
+        return M_NOTIFICATION;
+    static const s_method_t named [] = { M_INITIALIZE, M_PING, M_TOOLS_LIST, M_TOOLS_CALL, M_DISCOVER };
+    for (size_t i = 0; i < sizeof named / sizeof named [0]; i++)
+        if (strcmp (rpc->method, s_method_names [named [i]]) == 0)
+            return named [i];
+    return M_OTHER;
+}
+
+static void
+s_end_upstream (void *arg, size_t server, gateway_mcp_upstream_t *upstream)
+{
+    gateway_mcp_t *self = arg;
+    gateway_mcp_upstream_end (self->client, sl_providers_mcp_server (self->routes, server), upstream);
+}
+
+//  DELETE: the client ends its session (and sluice its own with the
+//  servers).
+static void
+s_delete (gateway_mcp_t *self, sl_http_req_t *req, const sl_mcp_server_t *server, const sl_identity_t *who)
+{
+    const char *id = sl_http_req_header (req, "Mcp-Session-Id");
+    gateway_mcp_session_t *session = id ? gateway_mcp_sessions_find (self->sessions, id, who->key_id, zclock_usecs ())
+                                        : NULL;
+    if (!session) {
+        s_respond_error (self, req, false, id ? 404 : 400, SL_MCP_ERR_INVALID_REQUEST, "session_unknown",
+                         id ? "no such MCP session" : "DELETE needs the Mcp-Session-Id of the session to end");
+        s_count_request (self, server, M_DELETE, "error");
+        return;
+    }
+    gateway_mcp_sessions_close (self->sessions, session, s_end_upstream, self);
+    gateway_mcp_sessions_release (self->sessions, &session);
+    sl_http_respond (req, 204, "application/json", "", 0);
+    s_count_request (self, server, M_DELETE, "ok");
+}
+
+//  The session a request runs in, for the session revisions: false when
+//  it was refused (answered).
+static bool
+s_find_session (s_req_t *r)
+{
+    if (sl_mcp_rev_stateless (r->rpc.rev) || r->method == M_INITIALIZE)
+        return true;
+    const char *id = sl_http_req_header (r->req, "Mcp-Session-Id");
+    if (!id) {
+        //  ping needs no session; anything else of a session revision does.
+        if (r->method == M_PING || r->method == M_NOTIFICATION)
+            return true;
+        s_finish_error (r, 400, SL_MCP_ERR_INVALID_REQUEST, "session_unknown",
+                        "this request needs an Mcp-Session-Id (initialize first), or the 2026-07-28 headers");
+        return false;
+    }
+    r->session = gateway_mcp_sessions_find (r->mcp->sessions, id, sl_caller_identity (r->caller)->key_id,
+                                            zclock_usecs ());
+    if (!r->session) {
+        //  Expired, ended, or another key's: the client begins a new one.
+        s_finish_error (r, 404, SL_MCP_ERR_INVALID_REQUEST, "session_unknown", "no such MCP session: initialize again");
+        return false;
+    }
+    return true;
+}
+
+static void
+s_dispatch (s_req_t *r)
+{
+    switch (r->method) {
+        case M_NOTIFICATION:
+            //  Nothing is relayed: the server hears only what sluice asks.
+            sl_http_respond (r->req, 202, "application/json", "", 0);
+            s_log (r, 202);
+            s_req_free (r);
+            return;
+        case M_INITIALIZE:
+            s_initialize (r);
+            return;
+        case M_PING: {
+            json_t *empty = json_object ();
+            s_finish_result (r, empty);
+            json_decref (empty);
+            return;
+        }
+        case M_TOOLS_LIST:
+            s_tools_list (r);
+            return;
+        case M_TOOLS_CALL:
+            s_tools_call (r);
+            return;
+        case M_DISCOVER:
+            s_discover (r);
+            return;
+        default: {
+            char message [SL_MCP_MESSAGE_MAX];
+            snprintf (message, sizeof message, "Method not found: %s (sluice relays tools only)", r->rpc.method);
+            //  2026-07-28 says 404 for a method the server does not
+            //  implement; the session revisions answer it in a 200.
+            s_finish_error (r, sl_mcp_rev_stateless (r->rpc.rev) ? 404 : 200, SL_MCP_ERR_METHOD_NOT_FOUND,
+                            "method_not_found", message);
+            return;
+        }
+    }
+}
+
+bool
+gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, const char *method, const char *path)
+{
+    if (strncmp (path, MCP_PATH, MCP_PATH_LEN) != 0 || (path [MCP_PATH_LEN] && path [MCP_PATH_LEN] != '/'))
+        return false;
+    bool sse = s_wants_sse (req);
+    const char *name = path [MCP_PATH_LEN] == '/' ? path + MCP_PATH_LEN + 1 : "";
+    const sl_mcp_server_t *server = NULL;
+    bool multiplexed = false;
+    if (!*name)
+        multiplexed = self && sl_providers_mcp_multiplexed (self->routes);
+    else
+    if (self && strlen (name) <= MCP_SERVER_NAME_MAX)
+        server = sl_providers_mcp_find (self->routes, sl_str (name));
+    if (!server && !multiplexed) {
+        char message [MCP_SERVER_NAME_MAX + 96];
+        if (*name)
+            snprintf (message, sizeof message, "no MCP server named %.64s here", name);
+        else
+            snprintf (message, sizeof message, "name the MCP server: /mcp/<server>");
+        if (self)
+            s_respond_error (self, req, sse, 404, SL_MCP_ERR_INVALID_REQUEST, "unknown_server", message);
+        else {
+            sl_mcp_error_t err;
+            sl_mcp_error_set (&err, 404, SL_MCP_ERR_INVALID_REQUEST, "unknown_server", "%s", message);
+            sl_buf_t out = { 0 };
+            sl_mcp_error_json (NULL, &err, &out);
+            s_respond (req, sse, 404, &out);
+            sl_buf_free (&out);
+        }
+        return true;
+    }
+    if (strcmp (method, "POST") != 0 && strcmp (method, "DELETE") != 0) {
+        //  No server-initiated stream (GET): nothing reaches a client
+        //  past policy that it did not ask for.
+        sl_http_add_header (req, "Allow", "POST, DELETE");
+        s_respond_error (self, req, false, 405, SL_MCP_ERR_INVALID_REQUEST, "method_not_allowed",
+                         "this MCP endpoint takes POST (and DELETE to end a session)");
+        return true;
+    }
+    const char *reason;
+    sl_caller_t *caller = sl_admission_identify (gateway->admission, sl_clientkey_of (s_header, s_query, req), &reason);
+    if (!caller) {
+        s_respond_error (self, req, sse, 401, SL_MCP_ERR_INVALID_REQUEST, "unauthorized", "invalid or missing API key");
+        s_count_request (self, server, M_OTHER, "unauthorized");
+        return true;
+    }
+    const sl_identity_t *who = sl_caller_identity (caller);
+    if (server && !sl_mcp_server_allows (server, sl_str (who->team))) {
+        sl_admission_finish (gateway->admission, &caller, NULL, NULL, false);
+        char message [MCP_SERVER_NAME_MAX + 64];
+        snprintf (message, sizeof message, "this key's team may not use MCP server %s", server->name);
+        s_respond_error (self, req, sse, 403, SL_MCP_ERR_INVALID_REQUEST, "forbidden", message);
+        s_count_request (self, server, M_OTHER, "forbidden");
+        return true;
+    }
+    if (strcmp (method, "DELETE") == 0) {
+        s_delete (self, req, server, who);
+        sl_admission_finish (gateway->admission, &caller, NULL, NULL, false);
+        return true;
+    }
+    if (sl_http_req_too_large (req)) {
+        sl_admission_finish (gateway->admission, &caller, NULL, NULL, false);
+        s_respond_error (self, req, sse, 413, SL_MCP_ERR_INVALID_REQUEST, "too_large",
+                         "the MCP message is over the gateway's body limit");
+        return true;
+    }
+    s_req_t *r = sl_xcalloc (1, sizeof *r);
+    r->mcp = self;
+    r->req = req;
+    r->caller = caller;
+    r->sse = sse;
+    r->server = server;
+    r->multiplexed = multiplexed;
+    r->method = M_OTHER;                //  until the message is read
+    r->index = server ? s_server_index (self, server) : 0;
+    r->started_us = zclock_usecs ();
+    zlistx_add_end (self->requests, r);
+    sl_mcp_headers_t headers = { s_header, req };
+    sl_mcp_error_t err;
+    if (sl_mcp_rpc_parse (sl_http_req_body (req), &headers, &r->rpc, &err)) {
+        sl_buf_t out = { 0 };
+        sl_mcp_error_json (&r->rpc, &err, &out);
+        s_respond (req, sse, err.status, &out);
+        sl_buf_free (&out);
+        s_count_error (self, err.reason);
+        r->outcome = "error";
+        s_log (r, err.status);
+        s_req_free (r);
+        return true;
+    }
+    r->method = s_method_of (&r->rpc);
+    sl_http_req_drop_body (req);
+    if (s_find_session (r))
+        s_dispatch (r);
+    return true;
+}
+
+bool
+gateway_mcp_closed (gateway_mcp_t *self, sl_http_req_t *req)
+{
+    if (!self)
+        return false;
+    for (s_req_t *r = zlistx_first (self->requests); r; r = zlistx_next (self->requests))
+        if (r->req == req) {
+            //  The client left mid-request: its leg and its server call
+            //  stop with it.
+            sl_log_info ("mcp_client_gone", "server=%s method=%s tool=%s", r->server ? r->server->name : "-",
+                         s_method_names [r->method], r->tool ? r->tool : "-");
+            r->outcome = "client_gone";
+            s_count_request (self, r->server, r->method, "client_gone");
+            s_req_free (r);
+            return true;
+        }
+    return false;
+}
+
+//  --------------------------------------------------------------------------
+//  Life
+
+static int
+s_on_expire (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    gateway_mcp_t *self = arg;
+    size_t expired = gateway_mcp_sessions_expire (self->sessions, zclock_usecs (), s_end_upstream, self);
+    if (expired)
+        sl_log_info ("mcp_sessions_expired", "count=%zu", expired);
+    return 0;
+}
+
+static void
+s_after (void *arg)
+{
+    gateway_mcp_t *self = arg;
+    sl_router_flush (self->gateway->router);
+    sl_httpd_run (self->gateway->httpd);
+}
+
+gateway_mcp_t *
+gateway_mcp_new (gateway_t *gateway)
+{
+    const sl_providers_t *routes = gateway->config.routes;
+    if (!routes || sl_providers_mcp_count (routes) == 0)
+        return NULL;
+    gateway_mcp_t *self = sl_xcalloc (1, sizeof *self);
+    self->gateway = gateway;
+    self->routes = routes;
+    self->servers = sl_providers_mcp_count (routes);
+    self->metrics = sl_service_metrics (gateway->service);
+    self->sessions = gateway_mcp_sessions_new (GATEWAY_MCP_SESSIONS_MAX, GATEWAY_MCP_SESSION_IDLE_MS, self->servers);
+    zloop_t *loop = sl_service_loop (gateway->service);
+    self->client = gateway_mcp_client_new (loop, s_after, self);
+    self->shared = sl_xcalloc (self->servers, sizeof *self->shared);
+    self->shared_tools = sl_xcalloc (self->servers, sizeof *self->shared_tools);
+    self->requests = zlistx_new ();
+    self->expire_timer = zloop_timer (loop, MCP_EXPIRE_MS, 0, s_on_expire, self);
+    sl_metrics_gauge_fn (self->metrics, "sluice_mcp_sessions", NULL, "MCP client sessions held", s_sessions_gauge, self);
+    //  The series a dashboard looks for are there from the start.
+    for (size_t i = 0; i < self->servers; i++) {
+        const sl_mcp_server_t *server = sl_providers_mcp_server (routes, i);
+        static const char *actions [] = { "allow", "rewrite", "block", "error" };
+        for (size_t a = 0; a < sizeof actions / sizeof actions [0]; a++) {
+            char labels [128];
+            snprintf (labels, sizeof labels, "server=\"%s\",action=\"%s\"", server->name, actions [a]);
+            sl_metrics_counter (self->metrics, "sluice_mcp_calls_total", labels,
+                                "MCP tools/call requests by what became of the call");
+        }
+    }
+    sl_log_info ("mcp_servers", "count=%zu multiplexed=%s", self->servers,
+                 sl_providers_mcp_multiplexed (routes) ? "yes" : "no");
+    return self;
+}
+
+void
+gateway_mcp_destroy (gateway_mcp_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    gateway_mcp_t *self = *self_p;
+    while (zlistx_size (self->requests))
+        s_req_free (zlistx_first (self->requests));
+    zlistx_destroy (&self->requests);
+    gateway_mcp_sessions_destroy (&self->sessions);
+    for (size_t i = 0; i < self->servers; i++) {
+        gateway_mcp_upstream_unref (&self->shared [i]);
+        json_decref (self->shared_tools [i]);
+    }
+    free (self->shared);
+    free (self->shared_tools);
+    gateway_mcp_client_destroy (&self->client);
+    if (self->expire_timer >= 0)
+        zloop_timer_end (sl_service_loop (self->gateway->service), self->expire_timer);
+    free (self);
+    *self_p = NULL;
+}

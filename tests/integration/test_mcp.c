@@ -1,0 +1,480 @@
+/*  Integration: the gateway's MCP front over the real processes, with curl
+    as the client and a small MCP server of the test's own (mcp_fake.h),
+    for each revision family: the session revisions (2025-11-25: the
+    gateway's own session with the client and sluice's with the server)
+    and the stateless one (2026-07-28: the headers mirror the body).
+
+    A call the policy blocks never reaches the server (its log shows no
+    write_file); a result holding an AWS key comes back redacted; the
+    server gets sluice's credential, never the client's key, and the call
+    leg's span as its parent. Bad input is refused with the spec's errors
+    and counted: header/body mismatch, unknown server, unknown tool (after
+    one more list), a server that hangs (the routes file's short
+    timeout_ms), a server answering more than max_response_bytes, a body
+    too deep, another key's session. */
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/identity/sl_keyring.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/mcp_fake.h"
+
+#define TIMEOUT_MS 20000
+#define TOKEN_ENV "SLUICE_TEST_MCP_TOKEN"
+#define TOKEN "fake-server-token"       //  sluice's credential for the server
+#define KEY_ENG "sk-mcp-eng-1"          //  team eng: may use the server
+#define KEY_ENG2 "sk-mcp-eng-2"         //  team eng too, another key
+#define KEY_OPS "sk-mcp-ops-1"          //  team ops: may not
+#define TRACE_ID "4bf92f3577b34da6a3ce929d0e0e4736"
+#define DEPTH_TOO_DEEP 100
+
+static const char *s_policy =
+    "version: 1\n"
+    "default: allow\n"
+    "rules:\n"
+    "  - id: no-write\n"
+    "    tool: mcp__files__write_file\n"
+    "    action: block\n"
+    "    message: 'sluice blocked {tool} (rule {rule})'\n"
+    "  - id: aws-key\n"
+    "    on: request\n"
+    "    part: tool_result\n"
+    "    redact: {regex: 'AKIA[0-9A-Z]{16}', placeholder: '[REDACTED:aws-key]'}\n"
+    "    action: redact\n";
+
+typedef struct {
+    sluice_stack_t *stack;
+    mcp_fake_t *fake;
+    char dir [64];
+    int metrics_port;
+    bool stateless;
+    char session [128];                 //  the gateway's Mcp-Session-Id, once initialized
+} s_env_t;
+
+//  --------------------------------------------------------------------------
+//  The client
+
+typedef struct {
+    int status;
+    char session [128];                 //  Mcp-Session-Id of the answer
+    char content_type [128];
+    sl_buf_t body;
+    json_t *json;                       //  the body (or its one SSE event's data), parsed
+} s_answer_t;
+
+static size_t
+s_on_body (char *ptr, size_t size, size_t nmemb, void *arg)
+{
+    sl_buf_append (arg, ptr, size * nmemb);
+    return size * nmemb;
+}
+
+static size_t
+s_on_header (char *ptr, size_t size, size_t nmemb, void *arg)
+{
+    s_answer_t *a = arg;
+    size_t n = size * nmemb;
+    char line [120];
+    snprintf (line, sizeof line, "%.*s", (int) (n < sizeof line ? n : sizeof line - 1), ptr);
+    line [strcspn (line, "\r\n")] = 0;
+    if (strncasecmp (line, "Mcp-Session-Id: ", 16) == 0)
+        snprintf (a->session, sizeof a->session, "%s", line + 16);
+    if (strncasecmp (line, "Content-Type: ", 14) == 0)
+        snprintf (a->content_type, sizeof a->content_type, "%s", line + 14);
+    return n;
+}
+
+//  POST (or method) body to path with the headers; the answer's JSON is
+//  read from an SSE event's data too.
+static void
+s_request (s_env_t *env, const char *method, const char *path, const char *body, const char *const *headers,
+           s_answer_t *a)
+{
+    memset (a, 0, sizeof *a);
+    CURL *easy = curl_easy_init ();
+    char url [256];
+    snprintf (url, sizeof url, "http://127.0.0.1:%d%s", env->stack->http_port, path);
+    curl_easy_setopt (easy, CURLOPT_URL, url);
+    curl_easy_setopt (easy, CURLOPT_CUSTOMREQUEST, method);
+    if (body)
+        curl_easy_setopt (easy, CURLOPT_POSTFIELDS, body);
+    struct curl_slist *list = curl_slist_append (NULL, "Content-Type: application/json");
+    bool accept = false;
+    for (int i = 0; headers && headers [i]; i++) {
+        list = curl_slist_append (list, headers [i]);
+        accept |= strncasecmp (headers [i], "Accept:", 7) == 0;
+    }
+    if (!accept)
+        list = curl_slist_append (list, "Accept: application/json, text/event-stream");
+    curl_easy_setopt (easy, CURLOPT_HTTPHEADER, list);
+    curl_easy_setopt (easy, CURLOPT_WRITEFUNCTION, s_on_body);
+    curl_easy_setopt (easy, CURLOPT_WRITEDATA, &a->body);
+    curl_easy_setopt (easy, CURLOPT_HEADERFUNCTION, s_on_header);
+    curl_easy_setopt (easy, CURLOPT_HEADERDATA, a);
+    curl_easy_setopt (easy, CURLOPT_TIMEOUT_MS, (long) TIMEOUT_MS);
+    curl_easy_setopt (easy, CURLOPT_NOSIGNAL, 1L);
+    long status = 0;
+    if (curl_easy_perform (easy) == CURLE_OK)
+        curl_easy_getinfo (easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all (list);
+    curl_easy_cleanup (easy);
+    a->status = (int) status;
+    const char *text = sl_buf_cstr (&a->body);
+    const char *data = strstr (text, "data: ");
+    a->json = json_loads (strncmp (a->content_type, "text/event-stream", 17) == 0 && data ? data + 6 : text,
+                          JSON_DISABLE_EOF_CHECK, NULL);
+}
+
+static void
+s_answer_free (s_answer_t *a)
+{
+    sl_buf_free (&a->body);
+    json_decref (a->json);
+    a->json = NULL;
+}
+
+//  An MCP request of the client of key: the session's or the revision's
+//  headers as the family wants them; name: the tool (Mcp-Name), or NULL.
+static void
+s_mcp (s_env_t *env, const char *key, const char *path, const char *method, const char *name, const char *params,
+       s_answer_t *a)
+{
+    char auth [96], session [160], mirrored [96], named [160], body [4096];
+    snprintf (auth, sizeof auth, "Authorization: Bearer %s", key);
+    const char *headers [8] = { auth };
+    int n = 1;
+    if (env->stateless) {
+        snprintf (mirrored, sizeof mirrored, "Mcp-Method: %s", method);
+        headers [n++] = "MCP-Protocol-Version: 2026-07-28";
+        headers [n++] = mirrored;
+        if (name) {
+            snprintf (named, sizeof named, "Mcp-Name: %s", name);
+            headers [n++] = named;
+        }
+        //  2026-07-28 carries the revision in params._meta as well.
+        json_t *p = json_loads (params ? params : "{}", 0, NULL);
+        json_t *meta = json_object_get (p, "_meta");
+        if (!meta)
+            json_object_set_new (p, "_meta", meta = json_object ());
+        json_object_set_new (meta, "io.modelcontextprotocol/protocolVersion", json_string ("2026-07-28"));
+        char *text = json_dumps (p, JSON_COMPACT);
+        snprintf (body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"%s\",\"params\":%s}", method, text);
+        free (text);
+        json_decref (p);
+    }
+    else {
+        headers [n++] = "MCP-Protocol-Version: 2025-11-25";
+        if (env->session [0]) {
+            snprintf (session, sizeof session, "Mcp-Session-Id: %s", env->session);
+            headers [n++] = session;
+        }
+        snprintf (body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"%s\",\"params\":%s}", method,
+                  params ? params : "{}");
+    }
+    s_request (env, "POST", path, body, headers, a);
+}
+
+//  tools/call name with arguments; the answer's result (borrowed from a).
+static json_t *
+s_call (s_env_t *env, const char *name, const char *arguments, s_answer_t *a)
+{
+    char params [1024];
+    snprintf (params, sizeof params, "{\"name\":\"%s\",\"arguments\":%s,\"_meta\":{\"traceparent\":"
+              "\"00-" TRACE_ID "-00f067aa0ba902b7-01\"}}", name, arguments);
+    s_mcp (env, KEY_ENG, "/mcp/files", "tools/call", name, params, a);
+    cr_assert_eq (a->status, 200, "tools/call %s: %d %s", name, a->status, sl_buf_cstr (&a->body));
+    return json_object_get (a->json, "result");
+}
+
+static const char *
+s_text (json_t *result)
+{
+    const char *text = json_string_value (json_object_get (json_array_get (json_object_get (result, "content"), 0),
+                                                           "text"));
+    return text ? text : "";
+}
+
+static int
+s_error_code (const s_answer_t *a)
+{
+    return (int) json_integer_value (json_object_get (json_object_get (a->json, "error"), "code"));
+}
+
+static double
+s_metric (s_env_t *env, const char *series)
+{
+    return metric_value (env->metrics_port, series);
+}
+
+//  --------------------------------------------------------------------------
+//  The stack
+
+static void
+s_key (sl_buf_t *out, const char *id, const char *key, const char *team)
+{
+    char hex [SL_KEYRING_HEX_SIZE];
+    sl_keyring_key_hex (key, hex);
+    sl_buf_printf (out, "  - {id: %s, sha256: %s, team: %s}\n", id, hex, team);
+}
+
+static void
+s_start (s_env_t *env, bool stateless)
+{
+    memset (env, 0, sizeof *env);
+    env->stateless = stateless;
+    snprintf (env->dir, sizeof env->dir, "/tmp/sluice-mcp-XXXXXX");
+    cr_assert (mkdtemp (env->dir));
+    env->fake = mcp_fake_start (stateless);
+    cr_assert (env->fake, "the MCP server starts");
+    sl_buf_t keys = { 0 };
+    sl_buf_puts (&keys, "teams:\n  - {name: eng}\n  - {name: ops}\nkeys:\n");
+    s_key (&keys, "eng1", KEY_ENG, "eng");
+    s_key (&keys, "eng2", KEY_ENG2, "eng");
+    s_key (&keys, "ops1", KEY_OPS, "ops");
+    cr_assert_eq (harness_write (env->dir, "keys.yaml", sl_buf_cstr (&keys)), 0);
+    sl_buf_free (&keys);
+    char routes [2048], keys_path [128];
+    snprintf (routes, sizeof routes, HARNESS_MOCK_PROVIDERS
+              "mcp:\n"
+              "  timeout_ms: 1500\n"
+              "  max_response_bytes: 65536\n"
+              "  servers:\n"
+              "    - name: files\n"
+              "      url: http://127.0.0.1:%d/mcp\n"
+              "      key_env: " TOKEN_ENV "\n"
+              "      revision: \"%s\"\n"
+              "      teams: [eng]\n", mcp_fake_port (env->fake), stateless ? "2026-07-28" : "2025-11-25");
+    snprintf (keys_path, sizeof keys_path, "%s/keys.yaml", env->dir);
+    const char *gateway_args [] = { "--keys-file", keys_path, NULL };
+    setenv (TOKEN_ENV, TOKEN, 1);
+    stack_opts_t opts = { .policy_text = s_policy, .routes_text = routes, .gateway_args = gateway_args };
+    env->stack = stack_start (&opts);
+    cr_assert (env->stack, "the stack starts");
+    env->metrics_port = atoi (env->stack->metrics [5]);
+}
+
+static void
+s_stop (s_env_t *env)
+{
+    mcp_fake_stop (&env->fake);
+    cr_expect_eq (stack_stop (env->stack), 0, "every process exits cleanly");
+    char path [160];
+    snprintf (path, sizeof path, "%s/keys.yaml", env->dir);
+    unlink (path);
+    rmdir (env->dir);
+}
+
+//  What both families share once the client may call: the allowed, the
+//  blocked, the redacted call, and an unknown tool.
+static void
+s_calls (s_env_t *env)
+{
+    mcp_fake_seen_t seen;
+    s_answer_t a;
+    //  Allowed: the server gets it, with sluice's credential and the call
+    //  leg's span in the client's trace.
+    json_t *result = s_call (env, "echo", "{\"text\":\"hello\"}", &a);
+    cr_assert_str_eq (s_text (result), "hello", "%s", sl_buf_cstr (&a.body));
+    cr_expect (!json_is_true (json_object_get (result, "isError")));
+    s_answer_free (&a);
+    mcp_fake_seen (env->fake, &seen);
+    cr_assert_eq (seen.calls, 1);
+    cr_assert_str_eq (seen.last_tool, "echo");
+    cr_assert_str_eq (seen.last_auth, "Bearer " TOKEN, "sluice's credential, never the client's key");
+    cr_assert (strncmp (seen.last_traceparent, "00-" TRACE_ID "-", 35) == 0, "the client's trace goes on: %s",
+               seen.last_traceparent);
+    cr_assert (!strstr (seen.last_traceparent, "00f067aa0ba902b7"), "the parent is sluice's span, not the client's");
+    if (env->stateless)
+        cr_assert_str_eq (seen.last_name_header, "echo", "2026-07-28: Mcp-Name mirrors the tool");
+
+    //  Blocked: a tool result with isError and the notice; the server
+    //  never hears of it.
+    result = s_call (env, "write_file", "{\"path\":\"/etc/passwd\",\"content\":\"x\"}", &a);
+    cr_assert (json_is_true (json_object_get (result, "isError")), "%s", sl_buf_cstr (&a.body));
+    cr_assert (strstr (s_text (result), "no-write"), "the notice names the rule: %s", s_text (result));
+    s_answer_free (&a);
+    mcp_fake_seen (env->fake, &seen);
+    cr_assert_eq (seen.writes, 0, "a blocked call never reaches the server");
+    cr_assert_eq (seen.calls, 1);
+
+    //  Redacted: the server's result is judged before the client reads it.
+    result = s_call (env, "read_secret", "{}", &a);
+    cr_assert (strstr (s_text (result), "[REDACTED:aws-key]"), "%s", sl_buf_cstr (&a.body));
+    cr_assert (!strstr (sl_buf_cstr (&a.body), MCP_FAKE_SECRET), "the key never reaches the client");
+    s_answer_free (&a);
+
+    //  Unknown: listed once more, then the spec's error.
+    int lists = seen.lists;
+    s_call (env, "nope", "{}", &a);
+    cr_assert_eq (s_error_code (&a), -32602, "%s", sl_buf_cstr (&a.body));
+    cr_assert (strstr (sl_buf_cstr (&a.body), "Unknown tool: nope"));
+    s_answer_free (&a);
+    mcp_fake_seen (env->fake, &seen);
+    cr_assert_eq (seen.lists, lists + 1, "the server was listed once more");
+
+    //  A server that never answers in time, one that answers too much.
+    s_call (env, "hang", "{}", &a);
+    cr_assert_eq (s_error_code (&a), -32603, "%s", sl_buf_cstr (&a.body));
+    cr_assert (strstr (sl_buf_cstr (&a.body), "in time"), "%s", sl_buf_cstr (&a.body));
+    s_answer_free (&a);
+    s_call (env, "big", "{}", &a);
+    cr_assert_eq (s_error_code (&a), -32603, "%s", sl_buf_cstr (&a.body));
+    s_answer_free (&a);
+
+    cr_assert_eq (s_metric (env, "sluice_mcp_calls_total{server=\"files\",action=\"block\"}"), 1);
+    cr_assert_geq (s_metric (env, "sluice_mcp_calls_total{server=\"files\",action=\"allow\"}"), 2);
+    cr_assert_eq (s_metric (env, "sluice_mcp_errors_total{reason=\"unknown_tool\"}"), 1);
+    cr_assert_eq (s_metric (env, "sluice_mcp_errors_total{reason=\"server_timeout\"}"), 1);
+    cr_assert_eq (s_metric (env, "sluice_mcp_errors_total{reason=\"server_too_large\"}"), 1);
+}
+
+//  Refused before any message is read: unknown server, no key, a team
+//  not allowed, GET, a body too deep.
+static void
+s_refusals (s_env_t *env)
+{
+    s_answer_t a;
+    s_mcp (env, KEY_ENG, "/mcp/nope", "tools/list", NULL, NULL, &a);
+    cr_assert_eq (a.status, 404);
+    cr_assert (json_object_get (a.json, "error"), "a JSON-RPC error: %s", sl_buf_cstr (&a.body));
+    s_answer_free (&a);
+    s_mcp (env, "sk-nobody", "/mcp/files", "tools/list", NULL, NULL, &a);
+    cr_assert_eq (a.status, 401);
+    s_answer_free (&a);
+    s_mcp (env, KEY_OPS, "/mcp/files", "tools/list", NULL, NULL, &a);
+    cr_assert_eq (a.status, 403, "team ops may not use the server");
+    cr_assert (json_object_get (a.json, "error"));
+    s_answer_free (&a);
+    const char *headers [] = { "Authorization: Bearer " KEY_ENG, NULL };
+    s_request (env, "GET", "/mcp/files", NULL, headers, &a);
+    cr_assert_eq (a.status, 405, "no server-initiated stream");
+    s_answer_free (&a);
+    sl_buf_t deep = { 0 };
+    for (int i = 0; i < DEPTH_TOO_DEEP; i++)
+        sl_buf_putc (&deep, '[');
+    for (int i = 0; i < DEPTH_TOO_DEEP; i++)
+        sl_buf_putc (&deep, ']');
+    char params [512];
+    snprintf (params, sizeof params, "{\"name\":\"echo\",\"arguments\":{\"text\":%s}}", sl_buf_cstr (&deep));
+    sl_buf_free (&deep);
+    s_mcp (env, KEY_ENG, "/mcp/files", "tools/call", "echo", params, &a);
+    cr_assert_eq (a.status, 400, "too deep: %s", sl_buf_cstr (&a.body));
+    s_answer_free (&a);
+    cr_assert_geq (s_metric (env, "sluice_mcp_errors_total{reason=\"unknown_server\"}"), 1);
+    cr_assert_geq (s_metric (env, "sluice_mcp_errors_total{reason=\"too_deep\"}"), 1);
+}
+
+Test (mcp, session_revision_list_call_block_redact_and_bad_input, .timeout = 240)
+{
+    s_env_t env;
+    s_start (&env, false);
+    s_answer_t a;
+    s_mcp (&env, KEY_ENG, "/mcp/files", "initialize", NULL,
+           "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}",
+           &a);
+    cr_assert_eq (a.status, 200, "%s", sl_buf_cstr (&a.body));
+    cr_assert_eq (strlen (a.session), 32, "a session id of 32 hex: %s", a.session);
+    cr_assert_str_eq (json_string_value (json_object_get (json_object_get (a.json, "result"), "protocolVersion")),
+                      "2025-11-25");
+    snprintf (env.session, sizeof env.session, "%s", a.session);
+    s_answer_free (&a);
+    s_mcp (&env, KEY_ENG, "/mcp/files", "notifications/initialized", NULL, NULL, &a);
+    s_answer_free (&a);
+
+    //  The list: what the team may call (write_file is blocked by name).
+    s_mcp (&env, KEY_ENG, "/mcp/files", "tools/list", NULL, NULL, &a);
+    cr_assert_eq (a.status, 200, "%s", sl_buf_cstr (&a.body));
+    const char *body = sl_buf_cstr (&a.body);
+    cr_assert (strstr (body, "\"echo\"") && strstr (body, "\"read_secret\""), "%s", body);
+    cr_assert (!strstr (body, "\"write_file\""), "a tool the team's rules block by name is not listed: %s", body);
+    s_answer_free (&a);
+
+    s_calls (&env);
+
+    //  The server forgot sluice's session: sluice begins a new one, once.
+    mcp_fake_seen_t seen;
+    mcp_fake_seen (env.fake, &seen);
+    mcp_fake_forget (env.fake);
+    json_t *result = s_call (&env, "echo", "{\"text\":\"again\"}", &a);
+    cr_assert_str_eq (s_text (result), "again", "%s", sl_buf_cstr (&a.body));
+    s_answer_free (&a);
+    mcp_fake_seen_t after;
+    mcp_fake_seen (env.fake, &after);
+    cr_assert_eq (after.initializes, seen.initializes + 1);
+
+    //  An SSE-only client gets one event.
+    char auth [64], sess [160];
+    snprintf (auth, sizeof auth, "Authorization: Bearer %s", KEY_ENG);
+    snprintf (sess, sizeof sess, "Mcp-Session-Id: %s", env.session);
+    const char *sse [] = { auth, sess, "Accept: text/event-stream", NULL };
+    s_request (&env, "POST", "/mcp/files", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}", sse, &a);
+    cr_assert_eq (a.status, 200);
+    cr_assert (strncmp (a.content_type, "text/event-stream", 17) == 0, "%s", a.content_type);
+    cr_assert (json_object_get (a.json, "result"), "%s", sl_buf_cstr (&a.body));
+    s_answer_free (&a);
+
+    //  The session is its key's: another key of the same team is told it
+    //  does not exist.
+    s_mcp (&env, KEY_ENG2, "/mcp/files", "tools/list", NULL, NULL, &a);
+    cr_assert_eq (a.status, 404, "another key's session: %s", sl_buf_cstr (&a.body));
+    s_answer_free (&a);
+
+    s_refusals (&env);
+
+    //  DELETE ends it.
+    const char *del [] = { auth, sess, NULL };
+    s_request (&env, "DELETE", "/mcp/files", NULL, del, &a);
+    cr_assert_lt (a.status, 300, "%d", a.status);
+    s_answer_free (&a);
+    s_mcp (&env, KEY_ENG, "/mcp/files", "tools/list", NULL, NULL, &a);
+    cr_assert_eq (a.status, 404, "an ended session");
+    s_answer_free (&a);
+    cr_assert_geq (s_metric (&env, "sluice_mcp_errors_total{reason=\"session_unknown\"}"), 2);
+    s_stop (&env);
+}
+
+Test (mcp, stateless_revision_discover_call_block_redact_and_header_mismatch, .timeout = 240)
+{
+    s_env_t env;
+    s_start (&env, true);
+    s_answer_t a;
+    s_mcp (&env, KEY_ENG, "/mcp/files", "server/discover", NULL, NULL, &a);
+    cr_assert_eq (a.status, 200, "%s", sl_buf_cstr (&a.body));
+    cr_assert (strstr (sl_buf_cstr (&a.body), "fake-mcp"), "the server's own identity: %s", sl_buf_cstr (&a.body));
+    cr_assert (strstr (sl_buf_cstr (&a.body), "2026-07-28"));
+    s_answer_free (&a);
+
+    s_mcp (&env, KEY_ENG, "/mcp/files", "tools/list", NULL, NULL, &a);
+    cr_assert_eq (a.status, 200, "%s", sl_buf_cstr (&a.body));
+    cr_assert (strstr (sl_buf_cstr (&a.body), "\"echo\""), "%s", sl_buf_cstr (&a.body));
+    cr_assert_str_eq (json_string_value (json_object_get (json_object_get (a.json, "result"), "resultType")),
+                      "complete");
+    s_answer_free (&a);
+
+    s_calls (&env);
+
+    //  Mcp-Name says another tool than the body: 400, HeaderMismatch, and
+    //  the server hears nothing of it.
+    mcp_fake_seen_t seen, after;
+    mcp_fake_seen (env.fake, &seen);
+    char auth [64];
+    snprintf (auth, sizeof auth, "Authorization: Bearer %s", KEY_ENG);
+    const char *headers [] = { auth, "MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call",
+                               "Mcp-Name: read_secret", NULL };
+    s_request (&env, "POST", "/mcp/files", "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":"
+               "{\"name\":\"echo\",\"arguments\":{\"text\":\"x\"},\"_meta\":{"
+               "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}", headers, &a);
+    cr_assert_eq (a.status, 400, "%s", sl_buf_cstr (&a.body));
+    cr_assert_eq (s_error_code (&a), -32020, "%s", sl_buf_cstr (&a.body));
+    s_answer_free (&a);
+    mcp_fake_seen (env.fake, &after);
+    cr_assert_eq (after.calls, seen.calls);
+    cr_assert_eq (s_metric (&env, "sluice_mcp_errors_total{reason=\"header_mismatch\"}"), 1);
+
+    s_refusals (&env);
+    s_stop (&env);
+}
