@@ -15,9 +15,15 @@
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_buf.h"
 #include "common/dialects/sl_dialect.h"
+#include "common/mcp/sl_mcp_rpc.h"
 
 #define SL_PROVIDERS_FILE_MAX (1u << 20)   //  a routes file larger than this is refused
 #define SL_PROVIDERS_MODEL_MAX 512         //  longer model names match no glob
+#define SL_MCP_NAME_MAX 64                 //  longest MCP server name
+#define SL_MCP_TIMEOUT_MS_MAX 3600000L     //  a server's deadline: an hour at most
+#define SL_MCP_RESPONSE_MIN 1024u          //  the bound of a server's answer: 1 KiB ...
+#define SL_MCP_RESPONSE_MAX (1u << 30)     //  ... to 1 GiB
+#define SL_MCP_REVISION_DEFAULT "2025-11-25"
 
 struct _sl_routes_t {
     sl_provider_t *providers;           //  strings owned
@@ -26,12 +32,34 @@ struct _sl_routes_t {
     size_t route_count;
     sl_price_t *prices;                 //  model strings owned, in the file's order
     size_t price_count;
+    sl_mcp_server_t *mcp;               //  strings and team lists owned, in the file's order
+    size_t mcp_count;
+    bool mcp_multiplexed;
+    long mcp_timeout_ms;
+    size_t mcp_max_response;
 };
 
 sl_providers_t *
 sl_providers_new (void)
 {
-    return sl_xcalloc (1, sizeof (sl_providers_t));
+    sl_providers_t *self = sl_xcalloc (1, sizeof (sl_providers_t));
+    self->mcp_timeout_ms = SL_MCP_TIMEOUT_MS_DEFAULT;
+    self->mcp_max_response = SL_MCP_MAX_RESPONSE_DEFAULT;
+    return self;
+}
+
+static void
+s_mcp_server_free (sl_mcp_server_t *server)
+{
+    free ((char *) server->name);
+    free ((char *) server->url);
+    free ((char *) server->key_env);
+    free ((char *) server->header);
+    free ((char *) server->scheme);
+    free ((char *) server->revision);
+    for (size_t i = 0; server->teams && server->teams [i]; i++)
+        free ((char *) server->teams [i]);
+    free ((void *) server->teams);
 }
 
 void
@@ -51,6 +79,9 @@ sl_providers_destroy (sl_providers_t **self_p)
     }
     for (size_t i = 0; i < self->price_count; i++)
         free ((char *) self->prices [i].model);
+    for (size_t i = 0; i < self->mcp_count; i++)
+        s_mcp_server_free (&self->mcp [i]);
+    free (self->mcp);
     free (self->providers);
     free (self->routes);
     free (self->prices);
@@ -492,10 +523,279 @@ s_prices (s_ctx_t *ctx, yaml_node_t *list, sl_providers_t *self)
     return 0;
 }
 
+//  --------------------------------------------------------------------------
+//  MCP servers (the mcp: section)
+
+size_t
+sl_providers_mcp_count (const sl_providers_t *self)
+{
+    return self->mcp_count;
+}
+
+const sl_mcp_server_t *
+sl_providers_mcp_server (const sl_providers_t *self, size_t i)
+{
+    return i < self->mcp_count ? &self->mcp [i] : NULL;
+}
+
+const sl_mcp_server_t *
+sl_providers_mcp_find (const sl_providers_t *self, sl_str_t name)
+{
+    for (size_t i = 0; i < self->mcp_count; i++)
+        if (sl_str_eq (name, self->mcp [i].name))
+            return &self->mcp [i];
+    return NULL;
+}
+
+bool
+sl_providers_mcp_multiplexed (const sl_providers_t *self)
+{
+    return self->mcp_multiplexed;
+}
+
+long
+sl_providers_mcp_timeout_ms (const sl_providers_t *self)
+{
+    return self->mcp_timeout_ms;
+}
+
+size_t
+sl_providers_mcp_max_response (const sl_providers_t *self)
+{
+    return self->mcp_max_response;
+}
+
+bool
+sl_mcp_server_allows (const sl_mcp_server_t *server, sl_str_t team)
+{
+    if (!server->teams)
+        return true;
+    for (size_t i = 0; server->teams [i]; i++)
+        if (sl_str_eq (team, server->teams [i]))
+            return true;
+    return false;                       //  no team, or another: not this server
+}
+
+//  An MCP server's name: [A-Za-z0-9_-]{1,64}, and without "__" or an
+//  underscore at either end, so that mcp__<server>__<tool> and the
+//  multiplexed <server>__<tool> split back into the same server.
+static bool
+s_mcp_name_valid (const char *s)
+{
+    size_t n = strlen (s);
+    if (n == 0 || n > SL_MCP_NAME_MAX || s [0] == '_' || s [n - 1] == '_' || strstr (s, "__"))
+        return false;
+    for (; *s; s++)
+        if (!isalnum ((unsigned char) *s) && *s != '_' && *s != '-')
+            return false;
+    return true;
+}
+
+//  An HTTP header name: one or more token characters (RFC 9110).
+static bool
+s_header_name_valid (const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!isalnum ((unsigned char) *s) && !strchr ("!#$%&'*+-.^_`|~", *s))
+            return false;
+    return true;
+}
+
+//  A header value's prefix: no control characters (no header injection).
+static bool
+s_header_value_valid (const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char) *s < 0x20 || *s == 0x7f)
+            return false;
+    return true;
+}
+
+//  A whole number in [min, max].
+static int
+s_number (s_ctx_t *ctx, yaml_node_t *v, const char *key, long min, long max, long *out)
+{
+    const char *value = s_scalar (v);
+    char *end = NULL;
+    errno = 0;
+    long n = value && *value ? strtol (value, &end, 10) : 0;
+    if (!value || !*value || !end || *end || errno || n < min || n > max)
+        return s_error_at (ctx, v, "%s must be a whole number from %ld to %ld", key, min, max);
+    *out = n;
+    return 0;
+}
+
+typedef struct {
+    sl_mcp_server_t s;
+    yaml_node_t *teams;
+} s_mcp_spec_t;
+
+static int
+s_mcp_server_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
+{
+    s_mcp_spec_t *spec = arg;
+    if (strcmp (key, "teams") == 0) {
+        if (v->type != YAML_SEQUENCE_NODE || v->data.sequence.items.start == v->data.sequence.items.top)
+            return s_error_at (ctx, v, "teams must be a list of team names (leave it out for every team)");
+        spec->teams = v;
+        return 0;
+    }
+    const char *value = s_scalar (v);
+    if (!value)
+        return s_error_at (ctx, v, "%s must be a scalar", key);
+    if (strcmp (key, "name") == 0) {
+        if (!s_mcp_name_valid (value))
+            return s_error_at (ctx, v, "MCP server name '%s' must be 1 to %d letters, digits, '_' or '-', "
+                                       "without '__' or '_' at either end", value, SL_MCP_NAME_MAX);
+        spec->s.name = value;
+    }
+    else
+    if (strcmp (key, "url") == 0) {
+        if (!s_valid_url (value))
+            return s_error_at (ctx, v, "url must be an http:// or https:// URL");
+        spec->s.url = value;
+    }
+    else
+    if (strcmp (key, "key_env") == 0) {
+        if (!s_valid_env (value))
+            return s_error_at (ctx, v, "key_env names an environment variable (the credential itself "
+                                       "never goes in this file)");
+        spec->s.key_env = value;
+    }
+    else
+    if (strcmp (key, "header") == 0) {
+        if (!s_header_name_valid (value))
+            return s_error_at (ctx, v, "header must be an HTTP header name");
+        spec->s.header = value;
+    }
+    else
+    if (strcmp (key, "scheme") == 0) {
+        if (!s_header_value_valid (value))
+            return s_error_at (ctx, v, "scheme must not hold control characters");
+        spec->s.scheme = value;
+    }
+    else
+    if (strcmp (key, "revision") == 0) {
+        if (sl_mcp_rev_parse (sl_str (value)) == SL_MCP_REV_UNKNOWN)
+            return s_error_at (ctx, v, "revision must be 2025-06-18, 2025-11-25 or 2026-07-28");
+        spec->s.revision = value;
+    }
+    else
+        return s_error_at (ctx, knode, "unknown MCP server field '%s' (name, url, key_env, header, scheme, "
+                                       "revision, teams)", key);
+    return 0;
+}
+
+//  Add one server, copied with its teams.
+static int
+s_mcp_add (s_ctx_t *ctx, sl_providers_t *self, s_mcp_spec_t *spec, yaml_node_t *item)
+{
+    if (!spec->s.name || !spec->s.url)
+        return s_error_at (ctx, item, "an MCP server needs name and url");
+    if (sl_providers_mcp_find (self, sl_str (spec->s.name)))
+        return s_error_at (ctx, item, "MCP server '%s' is defined twice", spec->s.name);
+    size_t teams = 0;
+    if (spec->teams)
+        for (yaml_node_item_t *i = spec->teams->data.sequence.items.start; i < spec->teams->data.sequence.items.top; i++) {
+            yaml_node_t *t = yaml_document_get_node (ctx->doc, *i);
+            const char *team = s_scalar (t);
+            if (!team || !*team)
+                return s_error_at (ctx, t, "a team is a non-empty name");
+            teams++;
+        }
+    self->mcp = sl_xrealloc (self->mcp, (self->mcp_count + 1) * sizeof (sl_mcp_server_t));
+    sl_mcp_server_t *copy = &self->mcp [self->mcp_count++];
+    copy->name = sl_xstrdup (spec->s.name);
+    copy->url = sl_xstrdup (spec->s.url);
+    copy->key_env = sl_xstrdup (spec->s.key_env ? spec->s.key_env : "");
+    copy->header = sl_xstrdup (spec->s.header ? spec->s.header : "Authorization");
+    copy->scheme = sl_xstrdup (spec->s.scheme ? spec->s.scheme : "Bearer ");
+    copy->revision = sl_xstrdup (spec->s.revision ? spec->s.revision : SL_MCP_REVISION_DEFAULT);
+    copy->teams = NULL;
+    if (spec->teams) {
+        const char **list = sl_xcalloc (teams + 1, sizeof *list);
+        size_t k = 0;
+        for (yaml_node_item_t *i = spec->teams->data.sequence.items.start; i < spec->teams->data.sequence.items.top; i++)
+            list [k++] = sl_xstrdup (s_scalar (yaml_document_get_node (ctx->doc, *i)));
+        copy->teams = list;
+    }
+    return 0;
+}
+
+static int
+s_mcp_servers (s_ctx_t *ctx, yaml_node_t *list, sl_providers_t *self)
+{
+    if (list->type != YAML_SEQUENCE_NODE)
+        return s_error_at (ctx, list, "servers must be a list");
+    for (yaml_node_item_t *i = list->data.sequence.items.start; i < list->data.sequence.items.top; i++) {
+        yaml_node_t *item = yaml_document_get_node (ctx->doc, *i);
+        s_mcp_spec_t spec = { { 0 }, NULL };
+        if (s_mapping (ctx, item, "an MCP server", s_mcp_server_member, &spec)
+        ||  s_mcp_add (ctx, self, &spec, item))
+            return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    sl_providers_t *self;
+    yaml_node_t *servers;
+} s_mcp_section_t;
+
+static int
+s_mcp_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
+{
+    s_mcp_section_t *section = arg;
+    long n;
+    if (strcmp (key, "servers") == 0)
+        section->servers = v;
+    else
+    if (strcmp (key, "multiplexed") == 0) {
+        const char *value = s_scalar (v);
+        if (value && strcmp (value, "true") == 0)
+            section->self->mcp_multiplexed = true;
+        else
+        if (value && strcmp (value, "false") == 0)
+            section->self->mcp_multiplexed = false;
+        else
+            return s_error_at (ctx, v, "multiplexed must be true or false");
+    }
+    else
+    if (strcmp (key, "timeout_ms") == 0) {
+        if (s_number (ctx, v, key, 1, SL_MCP_TIMEOUT_MS_MAX, &n))
+            return -1;
+        section->self->mcp_timeout_ms = n;
+    }
+    else
+    if (strcmp (key, "max_response_bytes") == 0) {
+        if (s_number (ctx, v, key, SL_MCP_RESPONSE_MIN, SL_MCP_RESPONSE_MAX, &n))
+            return -1;
+        section->self->mcp_max_response = (size_t) n;
+    }
+    else
+        return s_error_at (ctx, knode, "unknown mcp field '%s' (multiplexed, timeout_ms, max_response_bytes, "
+                                       "servers)", key);
+    return 0;
+}
+
+static int
+s_mcp (s_ctx_t *ctx, yaml_node_t *node, sl_providers_t *self)
+{
+    s_mcp_section_t section = { self, NULL };
+    if (s_mapping (ctx, node, "mcp", s_mcp_member, &section))
+        return -1;
+    if (!section.servers)
+        return s_error_at (ctx, node, "mcp needs a servers list");
+    return s_mcp_servers (ctx, section.servers, self);
+}
+
 typedef struct {
     yaml_node_t *providers;
     yaml_node_t *routes;
     yaml_node_t *prices;
+    yaml_node_t *mcp;
 } s_root_t;
 
 static int
@@ -517,7 +817,10 @@ s_root_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v
     if (strcmp (key, "prices") == 0)
         root->prices = v;
     else
-        return s_error_at (ctx, knode, "unknown field '%s' (version, providers, routes, prices)", key);
+    if (strcmp (key, "mcp") == 0)
+        root->mcp = v;
+    else
+        return s_error_at (ctx, knode, "unknown field '%s' (version, providers, routes, prices, mcp)", key);
     return 0;
 }
 
@@ -553,6 +856,8 @@ sl_providers_parse (const char *text, size_t size, const char *name, char **erro
         rc = s_routes (&ctx, root.routes, self);
     if (rc == 0 && root.prices)
         rc = s_prices (&ctx, root.prices, self);
+    if (rc == 0 && root.mcp)
+        rc = s_mcp (&ctx, root.mcp, self);
     yaml_document_delete (&doc);
     yaml_parser_delete (&parser);
     if (rc)
