@@ -241,3 +241,50 @@ sl_policy_tools_explain (const sl_policy_t *self, sl_str_t team, sl_str_t name, 
 
 bool sl_policy_uses_definitions (sl_policy_t *self) { return self->uses_definitions; }
 const sl_pins_t *sl_policy_pins (sl_policy_t *self) { return self->pins; }
+
+//  --------------------------------------------------------------------------
+//  A tool blocked by name alone (what an MCP server's tools/list leaves out)
+
+//  Does the rule's outcome depend on anything but the tool's name: the
+//  call's arguments, schema, definition, model, headers, history, taint,
+//  how it ended, how many came before, or a judge (LLM, decide, a person)?
+static bool
+s_conditional (const sl_policy_rule_t *r)
+{
+    return r->definitions || r->incomplete != SL_FLAG_ANY || r->cuts || r->models.count
+        || r->max_calls >= 0 || r->args_invalid != SL_FLAG_ANY || r->args_repaired != SL_FLAG_ANY
+        || r->header_count || r->arg_count || r->history_count || r->schema_violation != SL_FLAG_ANY
+        || r->tainted != SL_FLAG_ANY || r->tainted_by.count || r->llm || r->ask || r->asks;
+}
+
+static bool
+s_blocking (sl_action_t action)
+{
+    return action == SL_ACT_BLOCK || action == SL_ACT_DROP || action == SL_ACT_TERMINATE;
+}
+
+//  The first rule that matches a call decides it. Walk the call rules
+//  that name this tool in order: an unconditional one decides every call
+//  that reaches it; a conditional one that can only block lets the rest
+//  through to the next; a conditional one that can release some calls
+//  means the tool is not blocked whatever follows. No rule naming it: no
+//  rule blocks it (the default is not a rule about this tool).
+bool
+sl_policy_blocks_tool (const sl_policy_t *policy, sl_str_t name, sl_str_t team)
+{
+    (void) team;                        //  the policy is the team's already; the only team
+                                        //  condition (definition:, pins) is conditional
+    if (!policy || !name.ptr || !name.len)
+        return false;
+    for (int i = 0; i < policy->rule_count; i++) {
+        const sl_policy_rule_t *r = &policy->rules [i];
+        if (r->on_request || r->on_text || !sl_policy_tools_match (policy, r, name))
+            continue;
+        bool blocks = s_blocking (r->action) && !r->llm && !r->ask && !r->asks;
+        if (!s_conditional (r))
+            return blocks;
+        if (!blocks)
+            return false;
+    }
+    return false;
+}
