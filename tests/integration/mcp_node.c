@@ -39,20 +39,35 @@ mcp_node_missing (void)
 const char *
 mcp_node_routes_missing (void)
 {
-    static const char routes [] = HARNESS_MOCK_PROVIDERS "routes:\n" HARNESS_MOCK_DIALECT_ROUTES
-                                  "mcp:\n  servers:\n    - { name: probe, url: \"http://127.0.0.1:1/mcp\" }\n";
+    //  The mock's providers at a port nothing serves: only loading counts.
+    static const char probe [] = HARNESS_MOCK_PROVIDERS "routes:\n" HARNESS_MOCK_DIALECT_ROUTES
+                                 "mcp:\n  servers:\n    - { name: probe, url: \"http://127.0.0.1:1/mcp\" }\n";
+    sl_buf_t routes = { 0 };
+    for (const char *at = probe; *at;) {
+        const char *mock = strstr (at, "@MOCK@");
+        size_t n = mock ? (size_t) (mock - at) : strlen (at);
+        sl_buf_append (&routes, at, n);
+        if (mock)
+            sl_buf_append (&routes, "http://127.0.0.1:1", strlen ("http://127.0.0.1:1"));
+        at += n + (mock ? strlen ("@MOCK@") : 0);
+    }
     char path [] = "/tmp/sluice-mcp-routes-XXXXXX";
     int fd = mkstemp (path);
     cr_assert_geq (fd, 0);
-    cr_assert_eq (write (fd, routes, strlen (routes)), (ssize_t) strlen (routes));
+    bool written = write (fd, sl_buf_cstr (&routes), routes.len) == (ssize_t) routes.len;
     close (fd);
+    sl_buf_free (&routes);
     char *error = NULL;
-    sl_providers_t *loaded = sl_providers_load (path, &error);
+    sl_providers_t *loaded = written ? sl_providers_load (path, &error) : NULL;
     unlink (path);
+    bool ok = loaded != NULL;
     bool unknown = !loaded && error && strstr (error, "unknown field 'mcp'");
-    cr_assert (loaded || unknown, "a routes file with an mcp section loads: %s", error ? error : "?");
+    char said [512];
+    snprintf (said, sizeof said, "%s", error ? error : "?");
     free (error);
     sl_providers_destroy (&loaded);
+    cr_assert (written, "the probe routes file is written");
+    cr_assert (ok || unknown, "a routes file with an mcp section loads: %s", said);
     return unknown ? "this build's routes file has no mcp section: the gateway does not serve /mcp/<server>" : NULL;
 }
 
