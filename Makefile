@@ -18,7 +18,8 @@
 #   make bench      run the benchmarks (tests/bench/bench_*.c), then
 #                   sluice-bench against three stacks, nginx (the floor)
 #                   and the mock, then the emitter's CPU with the audit's
-#                   spool off and on
+#                   spool off and on, then the p50 an MCP tools/call takes
+#                   directly and through sluice
 #   make chaos      the kill-and-restart test, the stop-and-resume rounds and
 #                   the rolling updates (DRAIN_ROUNDS),
 #                   with their one-line summaries
@@ -448,6 +449,8 @@ bench: deps
 	@tests/bench/run-stack.sh $(BUILD)/bin --out $(BUILD)/bench.json
 	@echo "== the audit's spool on the emitter: off, held, taken by sluice-audit"
 	@tests/bench/audit-stack.sh $(BUILD)/bin
+	@echo "== MCP tools/call: directly and through sluice's /mcp/<server> (tests/mcp, make mcp-deps)"
+	@tests/bench/mcp-stack.sh $(BUILD)/bin
 
 memcheck: $(BUILD)/tests/unit-plain
 	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
