@@ -160,6 +160,15 @@ $(BUILD)/asan/bin/sluice-$(1): $(call objs,asan,$(call svc_src,$(1))) $(BUILD)/a
 endef
 $(foreach s,$(SERVICES),$(eval $(call service_rules,$(s))))
 
+# A gateway for the integration tests only (tests/integration/test_inline.c):
+# the real one, every object and its main, with a driver that starts the
+# gateway's own requests (gateway_leg.h) from files: no client can.
+LEGTEST_SRC = $(wildcard tests/integration/leg/*.c)
+LEGTEST_BIN = $(BUILD)/asan/legtest/sluice-gateway
+$(LEGTEST_BIN): $(call objs,asan,$(call svc_src,gateway) $(LEGTEST_SRC)) $(BUILD)/asan/lib/libsluice.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ASANFLAGS) -Wl,--wrap=gateway_new -o $@ $^ $(LDLIBS)
+
 # Test runners (Criterion), built with the sanitizers.
 $(BUILD)/asan/tests/unit: $(call objs,asan,$(UNIT_SRC)) $(BUILD)/asan/lib/libsluice.a
 	@mkdir -p $(dir $@)
@@ -318,8 +327,9 @@ unit: $(BUILD)/asan/tests/unit
 
 # The integration tests start the sanitizer builds of the real programs;
 # the release gateway too, for what the sanitizers would distort (memory).
-integration: $(BUILD)/asan/tests/integration $(ASAN_BINS) $(BUILD)/bin/sluice-gateway
+integration: $(BUILD)/asan/tests/integration $(ASAN_BINS) $(BUILD)/bin/sluice-gateway $(LEGTEST_BIN)
 	SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin SLUICE_RELEASE_BIN_DIR=$(CURDIR)/$(BUILD)/bin \
+	  SLUICE_LEGTEST_BIN_DIR=$(CURDIR)/$(dir $(LEGTEST_BIN)) \
 	  $(BUILD)/asan/tests/integration --jobs 1
 
 # The kill-and-restart test, then the stop-and-resume rounds: every kind of

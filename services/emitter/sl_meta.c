@@ -44,6 +44,7 @@ sl_meta_strip (const sl_msg_t *in, sl_msg_t *out, sl_buf_t *scratch)
             out->policy = in->policy;
             out->policy_name = in->policy_name;
             out->request_bytes = in->request_bytes;
+            out->mcp = in->mcp;         //  an MCP request's method and tool name, as a tool's name is
             if (in->tools.ptr) {
                 s_tool_names (in->tools, scratch);
                 out->tools = sl_buf_str (scratch);

@@ -188,6 +188,17 @@ s_on_header (char *ptr, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
+//  The server answered 404 to a request in its session: it forgot the
+//  session (it may have restarted), and sluice begins a new one, once.
+static bool
+s_session_lost (gateway_mcp_call_t *call)
+{
+    long status = 0;
+    curl_easy_getinfo (call->easy, CURLINFO_RESPONSE_CODE, &status);
+    return status == MCP_HTTP_NOT_FOUND && call->upstream->session_id && call->step != S_INITIALIZE
+        && !call->reinitialized;
+}
+
 //  Feed the answer as it comes; stop the transfer once the response is
 //  complete or the answer failed (the transfer then ends through done).
 static size_t
@@ -195,8 +206,8 @@ s_on_data (char *ptr, size_t size, size_t nmemb, void *arg)
 {
     gateway_mcp_call_t *call = arg;
     size_t n = size * nmemb;
-    if (!call->id)
-        return n;                       //  a notification's answer: nothing to read
+    if (!call->id || s_session_lost (call))
+        return n;                       //  nothing to read: a notification's answer, a forgotten session's
     if (!call->answer) {
         const char *type = NULL;
         curl_easy_getinfo (call->easy, CURLINFO_CONTENT_TYPE, &type);
@@ -446,12 +457,10 @@ s_finish (gateway_mcp_call_t *call, const char *reason, const char *message, jso
 
 //  The server answered the step's POST with status (its answer read).
 static void
-s_step_done (gateway_mcp_call_t *call, long status)
+s_step_done (gateway_mcp_call_t *call, long status, bool lost)
 {
     gateway_mcp_upstream_t *up = call->upstream;
-    if (status == MCP_HTTP_NOT_FOUND && up->session_id && call->step != S_INITIALIZE && !call->reinitialized) {
-        //  The server ended our session (it may have restarted): begin a
-        //  new one, once.
+    if (lost) {
         sl_log_info ("mcp_session_renewed", "server=%s: the server no longer knows sluice's session",
                      call->server->name);
         s_upstream_reset (up);
@@ -502,6 +511,7 @@ s_on_done (void *arg, CURL *easy, CURLcode code)
     gateway_mcp_call_t *call = arg;
     long status = 0;
     curl_easy_getinfo (easy, CURLINFO_RESPONSE_CODE, &status);
+    bool lost = s_session_lost (call);
     //  sl_curlm has let go of the handle: it is ours to clean up.
     curl_easy_cleanup (call->easy);
     call->easy = NULL;
@@ -513,9 +523,8 @@ s_on_done (void *arg, CURL *easy, CURLcode code)
         s_finish (call, call->failure, call->detail, NULL);
         return;
     }
-    if (status == MCP_HTTP_NOT_FOUND && code == CURLE_OK && call->upstream->session_id && call->step != S_INITIALIZE
-    &&  !call->reinitialized) {
-        s_step_done (call, status);     //  a forgotten session: whatever the body says
+    if (code == CURLE_OK && lost) {
+        s_step_done (call, status, true);   //  whatever the body says
         return;
     }
     sl_mcp_answer_state_t state = call->answer ? sl_mcp_answer_state (call->answer) : SL_MCP_ANSWER_MORE;
@@ -540,7 +549,7 @@ s_on_done (void *arg, CURL *easy, CURLcode code)
         }
         return;
     }
-    s_step_done (call, status);
+    s_step_done (call, status, false);
 }
 
 //  --------------------------------------------------------------------------

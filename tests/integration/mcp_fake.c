@@ -34,7 +34,8 @@ static const char *s_tools =
     "\"properties\":{\"path\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"}}}},"
     "{\"name\":\"read_secret\",\"description\":\"Reads the secret\",\"inputSchema\":{\"type\":\"object\"}},"
     "{\"name\":\"hang\",\"description\":\"Takes its time\",\"inputSchema\":{\"type\":\"object\"}},"
-    "{\"name\":\"big\",\"description\":\"Answers at length\",\"inputSchema\":{\"type\":\"object\"}}]";
+    "{\"name\":\"big\",\"description\":\"Answers at length\",\"inputSchema\":{\"type\":\"object\"}},"
+    "{\"name\":\"garbage\",\"description\":\"Answers nonsense\",\"inputSchema\":{\"type\":\"object\"}}]";
 
 static void
 s_copy (char *out, const char *text)
@@ -177,6 +178,10 @@ s_serve (mcp_fake_t *self, struct MHD_Connection *conn, const char *body)
                 json_string_value (json_object_get (json_object_get (params, "_meta"), "traceparent")));
         pthread_mutex_unlock (&self->lock);
         free (args);
+        if (tool && strcmp (tool, "garbage") == 0) {
+            json_decref (msg);
+            return s_send (conn, 200, "this is not JSON-RPC", NULL);
+        }
         result = tool ? s_call (self, tool, arguments) : NULL;
         if (!result) {
             json_decref (msg);

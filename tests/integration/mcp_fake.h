@@ -13,7 +13,8 @@
     Tools: echo {text} (returns the text), write_file {path, content}
     (returns "written", writes nothing), read_secret (a text holding an
     AWS-looking key), hang (answers after MCP_FAKE_HANG_MS, or at stop),
-    big (a text of MCP_FAKE_BIG_BYTES).
+    big (a text of MCP_FAKE_BIG_BYTES), garbage (a body that is not
+    JSON).
 */
 #ifndef MCP_FAKE_H
 #define MCP_FAKE_H

@@ -31,11 +31,22 @@
 #define KEY_OPS "sk-mcp-ops-1"          //  team ops: may not
 #define TRACE_ID "4bf92f3577b34da6a3ce929d0e0e4736"
 #define DEPTH_TOO_DEEP 100
+#define CLIENT_GIVES_UP_MS 300          //  a client that closes mid-call
+
+static long s_client_timeout_ms = TIMEOUT_MS;
 
 static const char *s_policy =
     "version: 1\n"
     "default: allow\n"
+    "trust:\n"
+    "  untrusted: [read_secret]\n"
     "rules:\n"
+    "  - id: tainted-no-exfiltrate\n"
+    "    tool: mcp__files__echo\n"
+    "    tainted: true\n"
+    "    args: [{pointer: /text, regex: exfiltrate}]\n"
+    "    action: block\n"
+    "    message: 'sluice blocked {tool} after an untrusted result (rule {rule})'\n"
     "  - id: no-write\n"
     "    tool: mcp__files__write_file\n"
     "    action: block\n"
@@ -115,7 +126,7 @@ s_request (s_env_t *env, const char *method, const char *path, const char *body,
     curl_easy_setopt (easy, CURLOPT_WRITEDATA, &a->body);
     curl_easy_setopt (easy, CURLOPT_HEADERFUNCTION, s_on_header);
     curl_easy_setopt (easy, CURLOPT_HEADERDATA, a);
-    curl_easy_setopt (easy, CURLOPT_TIMEOUT_MS, (long) TIMEOUT_MS);
+    curl_easy_setopt (easy, CURLOPT_TIMEOUT_MS, s_client_timeout_ms);
     curl_easy_setopt (easy, CURLOPT_NOSIGNAL, 1L);
     long status = 0;
     if (curl_easy_perform (easy) == CURLE_OK)
@@ -172,8 +183,9 @@ s_mcp (s_env_t *env, const char *key, const char *path, const char *method, cons
             snprintf (session, sizeof session, "Mcp-Session-Id: %s", env->session);
             headers [n++] = session;
         }
-        snprintf (body, sizeof body, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"%s\",\"params\":%s}", method,
-                  params ? params : "{}");
+        //  A notification has no id.
+        snprintf (body, sizeof body, "{\"jsonrpc\":\"2.0\",%s\"method\":\"%s\",\"params\":%s}",
+                  strncmp (method, "notifications/", 14) == 0 ? "" : "\"id\":7,", method, params ? params : "{}");
     }
     s_request (env, "POST", path, body, headers, a);
 }
@@ -186,7 +198,8 @@ s_call (s_env_t *env, const char *name, const char *arguments, s_answer_t *a)
     snprintf (params, sizeof params, "{\"name\":\"%s\",\"arguments\":%s,\"_meta\":{\"traceparent\":"
               "\"00-" TRACE_ID "-00f067aa0ba902b7-01\"}}", name, arguments);
     s_mcp (env, KEY_ENG, "/mcp/files", "tools/call", name, params, a);
-    cr_assert_eq (a->status, 200, "tools/call %s: %d %s", name, a->status, sl_buf_cstr (&a->body));
+    if (s_client_timeout_ms == TIMEOUT_MS)
+        cr_assert_eq (a->status, 200, "tools/call %s: %d %s", name, a->status, sl_buf_cstr (&a->body));
     return json_object_get (a->json, "result");
 }
 
@@ -240,6 +253,7 @@ s_start (s_env_t *env, bool stateless)
     char routes [2048], keys_path [128];
     snprintf (routes, sizeof routes, HARNESS_MOCK_PROVIDERS
               "mcp:\n"
+              "  multiplexed: %s\n"
               "  timeout_ms: 1500\n"
               "  max_response_bytes: 65536\n"
               "  servers:\n"
@@ -247,7 +261,8 @@ s_start (s_env_t *env, bool stateless)
               "      url: http://127.0.0.1:%d/mcp\n"
               "      key_env: " TOKEN_ENV "\n"
               "      revision: \"%s\"\n"
-              "      teams: [eng]\n", mcp_fake_port (env->fake), stateless ? "2026-07-28" : "2025-11-25");
+              "      teams: [eng]\n", stateless ? "false" : "true", mcp_fake_port (env->fake),
+              stateless ? "2026-07-28" : "2025-11-25");
     snprintf (keys_path, sizeof keys_path, "%s/keys.yaml", env->dir);
     const char *gateway_args [] = { "--keys-file", keys_path, NULL };
     setenv (TOKEN_ENV, TOKEN, 1);
@@ -325,11 +340,36 @@ s_calls (s_env_t *env)
     cr_assert_eq (s_error_code (&a), -32603, "%s", sl_buf_cstr (&a.body));
     s_answer_free (&a);
 
-    cr_assert_eq (s_metric (env, "sluice_mcp_calls_total{server=\"files\",action=\"block\"}"), 1);
+    s_call (env, "garbage", "{}", &a);
+    cr_assert_eq (s_error_code (&a), -32603, "%s", sl_buf_cstr (&a.body));
+    s_answer_free (&a);
+
+    //  The session's history goes into the legs: after read_secret's
+    //  (untrusted) result, the session is tainted. A stateless request has
+    //  no history, so nothing taints it.
+    result = s_call (env, "echo", "{\"text\":\"exfiltrate\"}", &a);
+    if (env->stateless)
+        cr_assert_str_eq (s_text (result), "exfiltrate", "%s", sl_buf_cstr (&a.body));
+    else {
+        cr_assert (json_is_true (json_object_get (result, "isError")), "%s", sl_buf_cstr (&a.body));
+        cr_assert (strstr (s_text (result), "tainted-no-exfiltrate"), "%s", s_text (result));
+    }
+    s_answer_free (&a);
+
+    //  A client that leaves mid-call: the call stops with it.
+    s_client_timeout_ms = CLIENT_GIVES_UP_MS;
+    s_call (env, "hang", "{}", &a);
+    s_answer_free (&a);
+    s_client_timeout_ms = TIMEOUT_MS;
+    cr_assert_eq (harness_wait_metric (env->metrics_port, "sluice_mcp_requests_total{server=\"files\","
+                                       "method=\"tools/call\",outcome=\"client_gone\"}", 1, TIMEOUT_MS), 1);
+
+    cr_assert_eq (s_metric (env, "sluice_mcp_calls_total{server=\"files\",action=\"block\"}"), env->stateless ? 1 : 2);
     cr_assert_geq (s_metric (env, "sluice_mcp_calls_total{server=\"files\",action=\"allow\"}"), 2);
     cr_assert_eq (s_metric (env, "sluice_mcp_errors_total{reason=\"unknown_tool\"}"), 1);
     cr_assert_eq (s_metric (env, "sluice_mcp_errors_total{reason=\"server_timeout\"}"), 1);
     cr_assert_eq (s_metric (env, "sluice_mcp_errors_total{reason=\"server_too_large\"}"), 1);
+    cr_assert_geq (s_metric (env, "sluice_mcp_errors_total{reason=\"server_error\"}"), 1);
 }
 
 //  Refused before any message is read: unknown server, no key, a team
@@ -383,6 +423,7 @@ Test (mcp, session_revision_list_call_block_redact_and_bad_input, .timeout = 240
     snprintf (env.session, sizeof env.session, "%s", a.session);
     s_answer_free (&a);
     s_mcp (&env, KEY_ENG, "/mcp/files", "notifications/initialized", NULL, NULL, &a);
+    cr_assert_eq (a.status, 202, "%s", sl_buf_cstr (&a.body));
     s_answer_free (&a);
 
     //  The list: what the team may call (write_file is blocked by name).
@@ -405,6 +446,25 @@ Test (mcp, session_revision_list_call_block_redact_and_bad_input, .timeout = 240
     mcp_fake_seen_t after;
     mcp_fake_seen (env.fake, &after);
     cr_assert_eq (after.initializes, seen.initializes + 1);
+
+    //  The multiplexed endpoint: every server's tools, named
+    //  <server>__<tool>, in a session of its own.
+    char own [sizeof env.session];
+    snprintf (own, sizeof own, "%s", env.session);
+    env.session [0] = 0;
+    s_mcp (&env, KEY_ENG, "/mcp", "initialize", NULL, "{\"protocolVersion\":\"2025-06-18\"}", &a);
+    cr_assert_eq (a.status, 200, "%s", sl_buf_cstr (&a.body));
+    snprintf (env.session, sizeof env.session, "%s", a.session);
+    s_answer_free (&a);
+    s_mcp (&env, KEY_ENG, "/mcp", "tools/list", NULL, NULL, &a);
+    cr_assert (strstr (sl_buf_cstr (&a.body), "\"files__echo\""), "%s", sl_buf_cstr (&a.body));
+    cr_assert (!strstr (sl_buf_cstr (&a.body), "write_file"), "%s", sl_buf_cstr (&a.body));
+    s_answer_free (&a);
+    s_mcp (&env, KEY_ENG, "/mcp", "tools/call", NULL, "{\"name\":\"files__echo\",\"arguments\":{\"text\":\"mux\"}}",
+           &a);
+    cr_assert_str_eq (s_text (json_object_get (a.json, "result")), "mux", "%s", sl_buf_cstr (&a.body));
+    s_answer_free (&a);
+    snprintf (env.session, sizeof env.session, "%s", own);
 
     //  An SSE-only client gets one event.
     char auth [64], sess [160];
@@ -474,6 +534,10 @@ Test (mcp, stateless_revision_discover_call_block_redact_and_header_mismatch, .t
     mcp_fake_seen (env.fake, &after);
     cr_assert_eq (after.calls, seen.calls);
     cr_assert_eq (s_metric (&env, "sluice_mcp_errors_total{reason=\"header_mismatch\"}"), 1);
+
+    s_mcp (&env, KEY_ENG, "/mcp", "tools/list", NULL, NULL, &a);
+    cr_assert_eq (a.status, 404, "/mcp is not multiplexed here");
+    s_answer_free (&a);
 
     s_refusals (&env);
     s_stop (&env);

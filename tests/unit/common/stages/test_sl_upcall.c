@@ -207,9 +207,9 @@ s_counter (const char *name, const char *labels)
     return sl_metrics_counter (f.metrics, name, labels, "")->value;
 }
 
-//  A request job for stream (all its sid bytes) from PEER.
-static void
-s_request (uint8_t stream)
+//  A request job for stream (all its sid bytes).
+static sl_msg_t
+s_job (uint8_t stream)
 {
     sl_msg_t req;
     sl_msg_init (&req, SL_MSG_REQ);
@@ -218,6 +218,14 @@ s_request (uint8_t stream)
     req.client_dialect = SL_DIALECT_OPENAI;
     req.model = SL_STR_LIT ("gpt-4o");
     req.body = SL_STR_LIT (BODY);
+    return req;
+}
+
+//  ... sent from PEER.
+static void
+s_request (uint8_t stream)
+{
+    sl_msg_t req = s_job (stream);
     sl_upcall_request (f.up, &req, SL_STR_LIT (PEER));
 }
 
@@ -848,13 +856,7 @@ Test (sl_upcall, the_start_carries_the_request_bytes_for_a_usage_estimate)
 static void
 s_request_inline (uint8_t stream, const char *answer)
 {
-    sl_msg_t req;
-    sl_msg_init (&req, SL_MSG_REQ);
-    memset (req.sid, stream, SL_SID_SIZE);
-    req.upstream_dialect = SL_DIALECT_OPENAI;
-    req.client_dialect = SL_DIALECT_OPENAI;
-    req.model = SL_STR_LIT ("gpt-4o");
-    req.body = SL_STR_LIT (BODY);
+    sl_msg_t req = s_job (stream);
     req.auth = SL_STR_LIT ("Authorization: Bearer sk-client");
     req.provider = SL_STR_LIT ("mcp:github");
     req.mcp = SL_STR_LIT ("tools/call create_issue");

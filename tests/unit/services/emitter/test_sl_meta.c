@@ -40,6 +40,7 @@ s_full (sl_msg_t *m, uint8_t type)
     m->user = SL_STR_LIT ("ada");
     m->policy_name = SL_STR_LIT ("/etc/sluice/payments.yaml");
     m->request_bytes = 777;
+    m->mcp = SL_STR_LIT ("tools/call create_issue");
     m->policy = SL_STR_LIT ("52e9e1ff7988");
     m->instance = SL_STR_LIT ("judge-1");
     m->count = 2;
@@ -110,6 +111,7 @@ Test (sl_meta, what_monitoring_needs_stays)
     cr_expect (sl_str_eq (out.user, "ada"), "and the user");
     cr_expect (sl_str_eq (out.policy_name, "/etc/sluice/payments.yaml"), "the policy file it runs under");
     cr_expect_eq (out.request_bytes, 777, "a size, for a usage estimate");
+    cr_expect (sl_str_eq (out.mcp, "tools/call create_issue"), "the MCP request a stream stands for");
 
     s_full (&in, SL_MSG_POLICY);
     sl_meta_strip (&in, &out, &scratch);
