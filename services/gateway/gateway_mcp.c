@@ -511,6 +511,14 @@ s_list_next (s_req_t *r)
 {
     if (r->walk_at >= r->walk_count) {
         json_t *result = json_pack ("{s:O}", "tools", r->listed);
+        //  2026-07-28 makes a list a cacheable result (ttlMs and cacheScope
+        //  required; the SDK refuses a list without them). What a client
+        //  is listed hangs on its key's team and on a policy that may
+        //  change at any moment: private to it, and never cached.
+        if (r->rpc.rev == SL_MCP_REV_2026_07_28) {
+            json_object_set_new (result, "ttlMs", json_integer (0));
+            json_object_set_new (result, "cacheScope", json_string ("private"));
+        }
         s_finish_result (r, result);
         json_decref (result);
         return;
