@@ -878,6 +878,27 @@ s_count_log (const proc_t *p, const char *needle)
     return count;
 }
 
+//  Claude Code on mock-agent-mcp with the MCP servers of config, the
+//  tools allowed ("Bash mcp__..."), its model at base (NULL: the
+//  gateway); resume: the session of the run before. Returns the exit
+//  status, the output into *output.
+static int
+s_claude_mcp (ag_env_t *e, const char *config, const char *allowed, const char *base, bool resume, char **output)
+{
+    const char *argv [16], *env [16];
+    char scratch [4096], base_env [160];
+    s_claude (e, "mock-agent-mcp", argv, env, scratch);
+    if (base) {
+        snprintf (base_env, sizeof base_env, "ANTHROPIC_BASE_URL=%s", base);
+        env [2] = base_env;
+    }
+    const char *a [] = { "claude", "-p", AG_MCP_PROMPT, "--model", "mock-agent-mcp", "--mcp-config", config,
+                         "--strict-mcp-config", "--allowedTools", allowed, "--output-format", "text",
+                         resume ? "--continue" : NULL, NULL };
+    memcpy (argv, a, sizeof a);
+    return s_run (e, argv, env, output);
+}
+
 //  One turn of Claude Code with the stub MCP server serving definition
 //  ("pinned" or "changed"), whose call writes marker; continue: the
 //  session of the turn before. Returns the exit status, the output into
@@ -885,19 +906,13 @@ s_count_log (const proc_t *p, const char *needle)
 static int
 s_mcp_turn (ag_env_t *e, const char *definition, const char *marker, bool resume, char **output)
 {
-    char stub [PATH_MAX], config [480], text [2 * PATH_MAX], scratch [4096];
+    char stub [PATH_MAX], config [480], text [2 * PATH_MAX];
     cr_assert_not_null (realpath (AG_MCP_STUB, stub), "%s", AG_MCP_STUB);
     snprintf (config, sizeof config, "%s/mcp-%s.json", e->home, definition);
     snprintf (text, sizeof text, "{ \"mcpServers\": { \"stub\": { \"type\": \"stdio\", \"command\": \"node\",\n"
                                  "  \"args\": [\"%s\", \"%s\", \"%s/%s\"] } } }\n", stub, definition, e->work, marker);
     s_write (config, text);
-    const char *argv [16], *env [16];
-    s_claude (e, "mock-agent-mcp", argv, env, scratch);
-    const char *a [] = { "claude", "-p", AG_MCP_PROMPT, "--model", "mock-agent-mcp", "--mcp-config", config,
-                         "--strict-mcp-config", "--allowedTools", "Bash " AG_MCP_TOOL, "--output-format", "text",
-                         resume ? "--continue" : NULL, NULL };
-    memcpy (argv, a, sizeof a);
-    return s_run (e, argv, env, output);
+    return s_claude_mcp (e, config, "Bash " AG_MCP_TOOL, NULL, resume, output);
 }
 
 //  The last request the mock recorded (from offset on) that defines the
@@ -1101,21 +1116,14 @@ Test (agents, claude_code_mcp_definition_changes, .timeout = 900)
 static int
 s_http_turn (ag_env_t *e, const char *server, const char *tool, const char *base, char **output)
 {
-    char config [480], text [1024], scratch [4096], base_env [160];
+    char config [480], text [1024];
     snprintf (config, sizeof config, "%s/mcp-%s.json", e->home, server);
     snprintf (text, sizeof text, "{ \"mcpServers\": { \"%s\": { \"type\": \"http\",\n"
                                  "  \"url\": \"http://127.0.0.1:%d/mcp/%s\",\n"
                                  "  \"headers\": { \"Authorization\": \"Bearer " AG_HTTP_KEY "\" } } } }\n",
               server, e->port, server);
     s_write (config, text);
-    const char *argv [16], *env [16];
-    s_claude (e, "mock-agent-mcp", argv, env, scratch);
-    snprintf (base_env, sizeof base_env, "ANTHROPIC_BASE_URL=%s", base);
-    env [2] = base_env;
-    const char *a [] = { "claude", "-p", AG_MCP_PROMPT, "--model", "mock-agent-mcp", "--mcp-config", config,
-                         "--strict-mcp-config", "--allowedTools", tool, "--output-format", "text", NULL };
-    memcpy (argv, a, sizeof a);
-    return s_run (e, argv, env, output);
+    return s_claude_mcp (e, config, tool, base, false, output);
 }
 
 //  Claude Code with MCP servers of the official SDK (tests/mcp/server.mjs)

@@ -11,6 +11,8 @@
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 
+import { connect } from './connect.mjs';
+
 const { values: opts } = parseArgs ({
   options: {
     family: { type: 'string', default: 'v1' },
@@ -21,23 +23,7 @@ const { values: opts } = parseArgs ({
     warmup: { type: 'string', default: '50' },
   },
 });
-const info = { name: 'sluice-bench', version: '1.0.0' };
 const CALL = { name: 'echo', arguments: { text: 'sluice bench' } };
-
-async function connect (url) {
-  const requestInit = opts.key ? { headers: { Authorization: `Bearer ${opts.key}` } } : {};
-  if (opts.family === 'v1') {
-    const { Client } = await import ('@modelcontextprotocol/sdk/client/index.js');
-    const { StreamableHTTPClientTransport } = await import ('@modelcontextprotocol/sdk/client/streamableHttp.js');
-    const client = new Client (info, { capabilities: {} });
-    await client.connect (new StreamableHTTPClientTransport (new URL (url), { requestInit }));
-    return client;
-  }
-  const { Client, StreamableHTTPClientTransport } = await import ('@modelcontextprotocol/client');
-  const client = new Client (info, { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } });
-  await client.connect (new StreamableHTTPClientTransport (new URL (url), { requestInit }));
-  return client;
-}
 
 //  One call, timed in ms; a result that is not echo's text is an error.
 async function timed (client) {
@@ -54,8 +40,8 @@ function quantile (sorted, q) {
 }
 
 try {
-  const direct = await connect (opts.direct);
-  const through = await connect (opts.through);
+  const direct = (await connect (opts.family, opts.direct, opts.key)).client;
+  const through = (await connect (opts.family, opts.through, opts.key)).client;
   const calls = Number (opts.calls), warmup = Number (opts.warmup);
   for (let i = 0; i < warmup; i++) {
     await timed (direct);

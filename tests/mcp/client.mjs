@@ -5,10 +5,9 @@
 //   node client.mjs --family v1|v2 --url URL [--key KEY] [--call TOOL]
 //                   [--args JSON] [--timeout-ms N]
 //
-// --family v1: @modelcontextprotocol/sdk 1.x (initialize, a session,
-//   revision 2025-11-25); v2: @modelcontextprotocol/client 2.x pinned to
-//   the stateless revision 2026-07-28 (server/discover first).
-// --key KEY: sent as "Authorization: Bearer KEY" on every request.
+// --family and --key: the session's (connect.mjs: v1 the 1.x SDK with a
+// session, v2 the 2.x client on the stateless revision; the key as
+// "Authorization: Bearer KEY").
 // It lists the tools, then calls TOOL with the arguments JSON (when
 // --call is given). The line says:
 //   {"family","protocol","tools":[{"name","description"}],
@@ -17,6 +16,8 @@
 // error) prints {"family","error":"...","code":N} and exits 1; a tool
 // result with isError is no protocol error (a blocked call is one).
 import { parseArgs } from 'node:util';
+
+import { connect } from './connect.mjs';
 
 const { values: opts } = parseArgs ({
   options: {
@@ -38,29 +39,11 @@ if ((opts.family !== 'v1' && opts.family !== 'v2') || !opts.url) {
   process.exit (2);
 }
 
-const info = { name: 'sluice-test-client', version: '1.0.0' };
-const requestInit = opts.key ? { headers: { Authorization: `Bearer ${opts.key}` } } : {};
 const timeout = Number (opts ['timeout-ms']);
-
-async function connect () {
-  if (opts.family === 'v1') {
-    const { Client } = await import ('@modelcontextprotocol/sdk/client/index.js');
-    const { StreamableHTTPClientTransport } = await import ('@modelcontextprotocol/sdk/client/streamableHttp.js');
-    const client = new Client (info, { capabilities: {} });
-    const transport = new StreamableHTTPClientTransport (new URL (opts.url), { requestInit });
-    await client.connect (transport, { timeout });
-    return { client, transport, protocol: () => transport.protocolVersion };
-  }
-  const { Client, StreamableHTTPClientTransport } = await import ('@modelcontextprotocol/client');
-  const client = new Client (info, { capabilities: {}, versionNegotiation: { mode: { pin: '2026-07-28' } } });
-  const transport = new StreamableHTTPClientTransport (new URL (opts.url), { requestInit });
-  await client.connect (transport, { timeout });
-  return { client, transport, protocol: () => client.getNegotiatedProtocolVersion () };
-}
 
 let session;
 try {
-  session = await connect ();
+  session = await connect (opts.family, opts.url, opts.key, timeout);
   const { client } = session;
   const listed = await client.listTools (undefined, { timeout });
   const line = { protocol: session.protocol (),
