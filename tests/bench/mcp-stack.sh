@@ -21,50 +21,19 @@ if ! command -v node > /dev/null || [ ! -d "$MCP/node_modules/@modelcontextproto
     exit 0
 fi
 LOGS=$(mktemp -d /tmp/sluice-mcp-bench-XXXXXX)
-PIDS=""
-
-stop() {
-    for pid in $PIDS; do kill -TERM "$pid" 2>/dev/null; done
-    for pid in $PIDS; do wait "$pid" 2>/dev/null; done
-}
+WHO=mcp-stack
+. "$HERE/tests/bench/stack-lib.sh"
 trap 'stop; exit 1' INT TERM
 
-# start <label> <command...>: LAST is its pid, its log $LOGS/<label>.log
-start() {
-    label=$1
-    shift
-    "$@" > "$LOGS/$label.log" 2>&1 &
-    PIDS="$PIDS $!"
-    LAST=$!
-}
-
-# value <label> <pattern> <key>: what follows <key> on the first line of
-# the log matching <pattern>, waiting for it (bounded: 20 s).
-value() {
-    i=0
-    while [ $i -lt 400 ]; do
-        v=$(grep "$2" "$LOGS/$1.log" 2>/dev/null | head -1 | sed -n "s/.*$3\([^ \"]*\).*/\1/p")
-        if [ -n "$v" ]; then echo "$v"; return 0; fi
-        i=$((i + 1))
-        sleep 0.05
-    done
-    echo "mcp-stack: $1 did not log $2 (logs in $LOGS)" >&2
-    stop
-    exit 1
-}
-
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-start server-v1 node "$MCP/server.mjs" --family v1 --log /dev/null
-V1=$(value server-v1 listening '"listening":"')
-start server-v2 node "$MCP/server.mjs" --family v2 --log /dev/null
-V2=$(value server-v2 listening '"listening":"')
+NODE=$(command -v node)
+start server-v1 "$NODE" "$MCP/server.mjs" --family v1 --log /dev/null
+V1=$(value server-v1 listening 'url":"')
+start server-v2 "$NODE" "$MCP/server.mjs" --family v2 --log /dev/null
+V2=$(value server-v2 listening 'url":"')
 KEYS=$LOGS/keys
 "$BIN/sluice-keygen" --dir "$KEYS" > /dev/null || { echo "mcp-stack: cannot make keys in $KEYS" >&2; stop; exit 1; }
-start mock "$BIN/sluice-mock" --port 0 --delay-ms 0
-MOCK=http://127.0.0.1:$(value mock '"event":"listening"' http=127.0.0.1:)
+start mock mock --port 0 --delay-ms 0
+MOCK=http://127.0.0.1:$(value mock listening http=127.0.0.1:)
 cat > "$LOGS/routes.yaml" <<ROUTES
 providers:
   - { name: mock-openai, dialect: openai, base_url: "$MOCK/v1" }
@@ -75,21 +44,21 @@ mcp:
 ROUTES
 POLICY=$HERE/deploy/policy.yaml
 gw="tcp://127.0.0.1:$(free_port)"
-start emitter "$BIN/sluice-emitter" --bind 'tcp://127.0.0.1:*' --gateways "$gw" --pub 'tcp://127.0.0.1:*' \
+start emitter emitter --bind 'tcp://127.0.0.1:*' --gateways "$gw" --pub 'tcp://127.0.0.1:*' \
     --pub-meta off --metrics-port off --keys "$KEYS"
-next=$(value emitter '"event":"inbox_bound"' endpoint=)
-start judge "$BIN/sluice-judge" --bind 'tcp://127.0.0.1:*' --next "$next" --policy "$POLICY" --metrics-port off \
+next=$(value emitter inbox_bound endpoint=)
+start judge judge --bind 'tcp://127.0.0.1:*' --next "$next" --policy "$POLICY" --metrics-port off \
     --approvals-bind off --keys "$KEYS"
-next=$(value judge '"event":"inbox_bound"' endpoint=)
-start aggregator "$BIN/sluice-aggregator" --bind 'tcp://127.0.0.1:*' --next "$next" --metrics-port off --keys "$KEYS"
-next=$(value aggregator '"event":"inbox_bound"' endpoint=)
-start ingest "$BIN/sluice-ingest" --bind 'tcp://127.0.0.1:*' --next "$next" --routes "$LOGS/routes.yaml" \
+next=$(value judge inbox_bound endpoint=)
+start aggregator aggregator --bind 'tcp://127.0.0.1:*' --next "$next" --metrics-port off --keys "$KEYS"
+next=$(value aggregator inbox_bound endpoint=)
+start ingest ingest --bind 'tcp://127.0.0.1:*' --next "$next" --routes "$LOGS/routes.yaml" \
     --metrics-port off --keys "$KEYS"
-next=$(value ingest '"event":"inbox_bound"' endpoint=)
-start gateway "$BIN/sluice-gateway" --http-port 0 --bind "$gw" --next "$next" --metrics-port off \
+next=$(value ingest inbox_bound endpoint=)
+start gateway gateway --http-port 0 --bind "$gw" --next "$next" --metrics-port off \
     --policy "$POLICY" --routes "$LOGS/routes.yaml" --keys "$KEYS"
-http=$(value gateway '"event":"listening"' http=127.0.0.1:)
-value emitter '"event":"peer_up"' name= > /dev/null     # the emitter heard from its gateway
+http=$(value gateway listening http=127.0.0.1:)
+value emitter peer_up name= > /dev/null     # the emitter heard from its gateway
 
 rc=0
 for family in v1 v2; do

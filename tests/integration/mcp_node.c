@@ -20,7 +20,7 @@
 #define MCP_NODE_UP_MS 20000            //  for a server to listen (node starts slowly under load)
 #define MCP_NODE_STOP_MS 5000           //  for a server to exit on SIGTERM
 #define MCP_NODE_POLL_NS (20 * 1000000L)
-#define MCP_NODE_LISTENING "{\"listening\":\""
+#define MCP_NODE_LISTENING "\"event\":\"listening\",\"url\":\""
 #define MCP_NODE_LOG_LINES 100000       //  lines of a calls' log read, at most
 
 const char *

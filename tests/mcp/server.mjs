@@ -10,7 +10,8 @@
 //   only (server/discover, Mcp-Method and Mcp-Name headers); a 2025-era
 //   request is refused, so a test cannot pass on the wrong revision.
 // --port N: the port (0 or absent: one the kernel picks). The first line
-//   on stdout is {"listening":"http://127.0.0.1:PORT/mcp"} once it serves.
+//   on stdout is {"event":"listening","url":"http://127.0.0.1:PORT/mcp"}
+//   once it serves.
 // --log FILE: every tools/call it receives is appended to FILE as one JSON
 //   line {"family","tool","arguments"}: a test proves a blocked call never
 //   reached the server by its absence, a rewritten one by its arguments.
@@ -219,7 +220,8 @@ const http = createServer ((req, res) => {
 });
 http.keepAliveTimeout = 60000;
 http.listen (Number (opts.port), '127.0.0.1', () => {
-  console.log (JSON.stringify ({ listening: `http://127.0.0.1:${http.address ().port}/mcp`, family: opts.family }));
+  console.log (JSON.stringify ({ event: 'listening', url: `http://127.0.0.1:${http.address ().port}/mcp`,
+                                 family: opts.family }));
 });
 for (const signal of ['SIGTERM', 'SIGINT'])
   process.on (signal, () => { http.close (); process.exit (0); });
