@@ -878,6 +878,20 @@ s_count_log (const proc_t *p, const char *needle)
     return count;
 }
 
+//  A stack of opts for Claude Code's scenario, its taps open (*tap), the
+//  run's home made (*e). Asserts it came up.
+static sluice_stack_t *
+s_claude_stack (const stack_opts_t *opts, const char *bin, const char *scenario, ag_env_t *e, verdict_tap_t **tap)
+{
+    sluice_stack_t *s = stack_start (opts);
+    cr_assert_not_null (s, "the stack came up");
+    *tap = verdict_tap_open (s);
+    *e = (ag_env_t) { .port = s->http_port };
+    snprintf (e->bin, sizeof e->bin, "%s", bin);
+    s_home (e, s, &s_agents [0], scenario);
+    return s;
+}
+
 //  Claude Code on mock-agent-mcp with the MCP servers of config, the
 //  tools allowed ("Bash mcp__..."), its model at base (NULL: the
 //  gateway); resume: the session of the run before. Returns the exit
@@ -971,12 +985,9 @@ Test (agents, claude_code_mcp_definition_changes, .timeout = 900)
     snprintf (record, sizeof record, "%s/requests", dir);
     const char *mock_args [] = { "--record", record, NULL };
     stack_opts_t opts = { .policy_text = policy, .mock_delay_ms = 20, .mock_args = mock_args };
-    sluice_stack_t *s = stack_start (&opts);
-    cr_assert_not_null (s, "the stack came up");
-    verdict_tap_t *tap = verdict_tap_open (s);
-    ag_env_t e = { .port = s->http_port };
-    snprintf (e.bin, sizeof e.bin, "%s", bin);
-    s_home (&e, s, &s_agents [0], "mcp");
+    ag_env_t e;
+    verdict_tap_t *tap;
+    sluice_stack_t *s = s_claude_stack (&opts, bin, "mcp", &e, &tap);
     char *output = NULL;
 
     //  Turn 1: unpinned, the call runs.
@@ -1159,12 +1170,9 @@ Test (agents, claude_code_mcp_servers_through_sluice, .timeout = 900)
     snprintf (policy, size, "%s" AG_HTTP_RULES, base);
     free (base);
     stack_opts_t opts = { .policy_text = policy, .mock_delay_ms = 20, .routes_text = routes };
-    sluice_stack_t *s = stack_start (&opts);
-    cr_assert_not_null (s, "the stack came up");
-    verdict_tap_t *tap = verdict_tap_open (s);
-    ag_env_t e = { .port = s->http_port };
-    snprintf (e.bin, sizeof e.bin, "%s", bin);
-    s_home (&e, s, &s_agents [0], "mcp-http");
+    ag_env_t e;
+    verdict_tap_t *tap;
+    sluice_stack_t *s = s_claude_stack (&opts, bin, "mcp-http", &e, &tap);
     char gateway [80], mock [80], args [512];
     snprintf (gateway, sizeof gateway, "http://127.0.0.1:%d", s->http_port);
     snprintf (mock, sizeof mock, "http://127.0.0.1:%d", s->mock_port);
