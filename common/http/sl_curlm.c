@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -275,4 +277,24 @@ sl_curlm_set_after (sl_curlm_t *self, void (*fn) (void *arg), void *arg)
 {
     self->after = fn;
     self->after_arg = arg;
+}
+
+int
+sl_curlm_header (const char *line, size_t n, const char *name, char *out, size_t size)
+{
+    size_t name_len = strlen (name);
+    if (n <= name_len || line [name_len] != ':' || strncasecmp (line, name, name_len) != 0)
+        return -1;
+    const char *v = line + name_len + 1;
+    size_t len = n - (name_len + 1);
+    while (len && (*v == ' ' || *v == '\t')) {
+        v++;
+        len--;
+    }
+    while (len && (v [len - 1] == '\r' || v [len - 1] == '\n' || v [len - 1] == ' ' || v [len - 1] == '\t'))
+        len--;
+    size_t kept = len < size ? len : size - 1;
+    memcpy (out, v, kept);
+    out [kept] = 0;
+    return (int) len;
 }

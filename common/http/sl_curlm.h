@@ -21,6 +21,7 @@
 
 #include <curl/curl.h>
 #include <czmq.h>
+#include <stddef.h>
 
 typedef struct _sl_curlm_t sl_curlm_t;
 
@@ -34,6 +35,12 @@ void sl_curlm_destroy (sl_curlm_t **self_p);
 int sl_curlm_add (sl_curlm_t *self, CURL *easy, sl_curlm_done_fn *done, void *arg);
 //  Cancel a running transfer; done is not called. The caller still owns easy.
 void sl_curlm_remove (sl_curlm_t *self, CURL *easy);
+//  Read one header line as curl's header callback gives it (n bytes, its
+//  CR LF included): when it is the header name (lower case, without the
+//  colon), its value without the blanks around it is copied into out
+//  (truncated to size - 1 bytes, NUL-terminated) and its whole length is
+//  returned; -1 when it is another header.
+int sl_curlm_header (const char *line, size_t n, const char *name, char *out, size_t size);
 //  Called at the end of every reactor turn in which curl ran callbacks, so
 //  the owner can flush what those callbacks produced in one go.
 void sl_curlm_set_after (sl_curlm_t *self, void (*fn) (void *arg), void *arg);

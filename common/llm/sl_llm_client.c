@@ -208,24 +208,10 @@ s_on_header (char *ptr, size_t size, size_t nmemb, void *arg)
 {
     s_req_t *req = arg;
     size_t n = size * nmemb;
-    static const char name [] = "cache-control:";
     if (n >= 5 && strncmp (ptr, "HTTP/", 5) == 0)
         req->cache_control [0] = 0;     //  a new answer's headers (after a 100 Continue)
     else
-    if (n > sizeof name - 1 && strncasecmp (ptr, name, sizeof name - 1) == 0) {
-        const char *v = ptr + sizeof name - 1;
-        size_t len = n - (sizeof name - 1);
-        while (len && (*v == ' ' || *v == '\t')) {
-            v++;
-            len--;
-        }
-        while (len && (v [len - 1] == '\r' || v [len - 1] == '\n' || v [len - 1] == ' '))
-            len--;
-        if (len >= sizeof req->cache_control)
-            len = sizeof req->cache_control - 1;
-        memcpy (req->cache_control, v, len);
-        req->cache_control [len] = 0;
-    }
+        sl_curlm_header (ptr, n, "cache-control", req->cache_control, sizeof req->cache_control);
     return n;
 }
 

@@ -550,6 +550,8 @@ s_on_request (void *arg, sl_http_req_t *req)
         s_serve_status (self, req, method, path);
         return;
     }
+    if (gateway_mcp_serve (self->mcp, self, req, method, path))
+        return;                         //  MCP answers in JSON-RPC, draining too
     if (sl_service_draining (self->service)) {
         s_refuse_draining (req, path);
         return;
@@ -557,8 +559,6 @@ s_on_request (void *arg, sl_http_req_t *req)
     if (strcmp (method, "GET") == 0 && s_serve_models (self, req, path))
         return;
     if (gateway_approvals_serve (self, req, method, path))
-        return;
-    if (gateway_mcp_serve (self->mcp, self, req, method, path))
         return;
     sl_endpoint_t route;
     bool found = sl_job_route (path, &route) == 1;

@@ -385,6 +385,31 @@ s_server_error (s_req_t *r, const json_t *error)
                     "server_error", text);
 }
 
+//  A server's reply: its result (borrowed from reply), or NULL when the
+//  call failed or the server answered with an error (the request was
+//  answered and is gone).
+static json_t *
+s_server_result (s_req_t *r, const gateway_mcp_reply_t *reply)
+{
+    r->call = NULL;
+    s_observe_server (r->mcp, r->server, reply->seconds);
+    if (reply->reason) {
+        s_server_failed (r, reply);
+        return NULL;
+    }
+    json_t *error = json_object_get (reply->response, "error");
+    if (error) {
+        s_server_error (r, error);
+        return NULL;
+    }
+    json_t *result = json_object_get (reply->response, "result");
+    if (!json_is_object (result)) {
+        s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, "server_error", "the MCP server's result is not an object");
+        return NULL;
+    }
+    return result;
+}
+
 //  Start a leg of the request; -1 (nothing started) when it cannot.
 static int
 s_start_leg (s_req_t *r, int kind, sl_buf_t *body, sl_buf_t *answer, const char *what, gateway_leg_done_fn *done)
@@ -474,18 +499,10 @@ static void
 s_on_list_server (void *arg, const gateway_mcp_reply_t *reply)
 {
     s_req_t *r = arg;
-    r->call = NULL;
-    s_observe_server (r->mcp, r->server, reply->seconds);
-    if (reply->reason) {
-        s_server_failed (r, reply);
+    json_t *result = s_server_result (r, reply);
+    if (!result)
         return;
-    }
-    json_t *error = json_object_get (reply->response, "error");
-    if (error) {
-        s_server_error (r, error);
-        return;
-    }
-    json_t *tools = json_object_get (json_object_get (reply->response, "result"), "tools");
+    json_t *tools = json_object_get (result, "tools");
     if (!json_is_array (tools)) {
         s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, "server_error", "the MCP server's tools/list result has no tools");
         return;
@@ -580,13 +597,10 @@ static void
 s_on_relist (void *arg, const gateway_mcp_reply_t *reply)
 {
     s_req_t *r = arg;
-    r->call = NULL;
-    s_observe_server (r->mcp, r->server, reply->seconds);
-    if (reply->reason) {
-        s_server_failed (r, reply);
+    json_t *result = s_server_result (r, reply);
+    if (!result)
         return;
-    }
-    json_t *tools = json_object_get (json_object_get (reply->response, "result"), "tools");
+    json_t *tools = json_object_get (result, "tools");
     if (json_is_array (tools)) {
         json_t **slot = s_tools_slot (r, r->index);
         json_decref (*slot);
@@ -630,18 +644,9 @@ static void
 s_on_server_call (void *arg, const gateway_mcp_reply_t *reply)
 {
     s_req_t *r = arg;
-    r->call = NULL;
-    s_observe_server (r->mcp, r->server, reply->seconds);
-    if (reply->reason) {
-        s_server_failed (r, reply);
+    json_t *result = s_server_result (r, reply);
+    if (!result)
         return;
-    }
-    json_t *error = json_object_get (reply->response, "error");
-    if (error) {
-        s_server_error (r, error);
-        return;
-    }
-    json_t *result = json_object_get (reply->response, "result");
     sl_buf_t body = { 0 }, answer = { 0 }, what = { 0 };
     if (sl_mcp_leg_result_request (r->server->name, r->tool, sl_str (r->released), r->call_id, result,
                                    r->session ? r->session->history : NULL, &body)) {
@@ -840,17 +845,14 @@ static void
 s_on_discover (void *arg, const gateway_mcp_reply_t *reply)
 {
     s_req_t *r = arg;
-    r->call = NULL;
-    s_observe_server (r->mcp, r->server, reply->seconds);
-    if (reply->reason) {
-        s_server_failed (r, reply);
+    json_t *result = s_server_result (r, reply);
+    if (!result)
         return;
-    }
     //  What the server says of itself (its discover result, or the
     //  initialize result of sluice's session with it); what it offers
     //  through sluice is sluice's to say: tools, in the revisions the
     //  gateway speaks.
-    json_t *own = json_object_get (reply->response, "result");
+    json_t *own = result;
     json_t *info = gateway_mcp_upstream_info (s_upstream (r, r->index));
     json_t *server_info = json_object_get (json_object_get (own, "_meta"), "io.modelcontextprotocol/serverInfo");
     if (!server_info)
@@ -859,14 +861,15 @@ s_on_discover (void *arg, const gateway_mcp_reply_t *reply)
     if (!json_is_string (instructions))
         instructions = json_object_get (info, "instructions");
     json_t *versions = s_versions ();
-    json_t *result = json_pack ("{s:s, s:o, s:{s:{}}}", "resultType", "complete", "supportedVersions", versions,
-                                "capabilities", "tools");
+    json_t *discovered = json_pack ("{s:s, s:o, s:{s:{}}}", "resultType", "complete", "supportedVersions", versions,
+                                    "capabilities", "tools");
     if (json_is_object (server_info))
-        json_object_set_new (result, "_meta", json_pack ("{s:O}", "io.modelcontextprotocol/serverInfo", server_info));
+        json_object_set_new (discovered, "_meta", json_pack ("{s:O}", "io.modelcontextprotocol/serverInfo",
+                                                             server_info));
     if (json_is_string (instructions))
-        json_object_set (result, "instructions", instructions);
-    s_finish_result (r, result);
-    json_decref (result);
+        json_object_set (discovered, "instructions", instructions);
+    s_finish_result (r, discovered);
+    json_decref (discovered);
 }
 
 //  server/discover: the server's own identity (a discover for a stateless
@@ -1015,6 +1018,14 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
     if (strncmp (path, MCP_PATH, MCP_PATH_LEN) != 0 || (path [MCP_PATH_LEN] && path [MCP_PATH_LEN] != '/'))
         return false;
     bool sse = s_wants_sse (req);
+    if (sl_service_draining (gateway->service)) {
+        //  As for a model's request: the client goes to another gateway.
+        sl_http_add_header (req, "Retry-After", GATEWAY_RETRY_AFTER_S);
+        sl_http_add_header (req, "Connection", "close");
+        s_respond_error (self, req, sse, 503, SL_MCP_ERR_INTERNAL, "draining",
+                         "this sluice gateway is shutting down: send the request again");
+        return true;
+    }
     const char *name = path [MCP_PATH_LEN] == '/' ? path + MCP_PATH_LEN + 1 : "";
     const sl_mcp_server_t *server = NULL;
     bool multiplexed = false;

@@ -162,28 +162,18 @@ s_on_header (char *ptr, size_t size, size_t nmemb, void *arg)
 {
     gateway_mcp_call_t *call = arg;
     size_t n = size * nmemb;
-    static const char name [] = "mcp-session-id:";
     if (n >= 5 && strncmp (ptr, "HTTP/", 5) == 0)
         call->session_id [0] = 0;       //  a new answer's headers (after a 100 Continue)
-    else
-    if (n > sizeof name - 1 && strncasecmp (ptr, name, sizeof name - 1) == 0) {
-        const char *v = ptr + sizeof name - 1;
-        size_t len = n - (sizeof name - 1);
-        while (len && (*v == ' ' || *v == '\t')) {
-            v++;
-            len--;
-        }
-        while (len && (v [len - 1] == '\r' || v [len - 1] == '\n' || v [len - 1] == ' '))
-            len--;
-        //  Visible ASCII only (the spec's rule), and bounded: anything else
+    else {
+        char value [MCP_SESSION_ID_MAX];
+        int len = sl_curlm_header (ptr, n, "mcp-session-id", value, sizeof value);
+        //  Visible ASCII only (the spec's rule), and whole: anything else
         //  is not kept, and the session cannot be used.
-        bool visible = len > 0 && len < sizeof call->session_id;
-        for (size_t i = 0; visible && i < len; i++)
-            visible = v [i] > 0x20 && v [i] < 0x7f;
-        if (visible) {
-            memcpy (call->session_id, v, len);
-            call->session_id [len] = 0;
-        }
+        bool visible = len > 0 && (size_t) len < sizeof value;
+        for (int i = 0; visible && i < len; i++)
+            visible = value [i] > 0x20 && value [i] < 0x7f;
+        if (visible)
+            memcpy (call->session_id, value, (size_t) len + 1);
     }
     return n;
 }
@@ -328,52 +318,10 @@ s_params (gateway_mcp_call_t *call)
 
 static void s_finish (gateway_mcp_call_t *call, const char *reason, const char *message, json_t *response);
 
-//  DELETE the upstream session: what the server answers changes nothing.
+//  The step's request body (none for a DELETE).
 static void
-s_post_delete (gateway_mcp_call_t *call)
+s_body (gateway_mcp_call_t *call, const char *method)
 {
-    int64_t left_ms = (call->deadline_us - zclock_usecs ()) / 1000;
-    if (left_ms <= 0 || s_headers (call, "DELETE", NULL)) {
-        s_finish (call, "server_error", "not sent", NULL);
-        return;
-    }
-    CURL *easy = curl_easy_init ();
-    curl_easy_setopt (easy, CURLOPT_URL, call->server->url);
-    curl_easy_setopt (easy, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt (easy, CURLOPT_CUSTOMREQUEST, "DELETE");
-    curl_easy_setopt (easy, CURLOPT_HTTPHEADER, call->headers);
-    curl_easy_setopt (easy, CURLOPT_WRITEFUNCTION, s_on_data);
-    curl_easy_setopt (easy, CURLOPT_WRITEDATA, call);
-    curl_easy_setopt (easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt (easy, CURLOPT_TIMEOUT_MS, (long) left_ms);
-    call->easy = easy;
-    if (sl_curlm_add (call->client->curlm, easy, s_on_done, call)) {
-        call->easy = NULL;
-        curl_easy_cleanup (easy);
-        s_finish (call, "server_error", "not sent", NULL);
-    }
-}
-
-//  Start the step's POST. On failure the call ends (done is called).
-static void
-s_post (gateway_mcp_call_t *call)
-{
-    s_post_clear (call);
-    if (call->step == S_DELETE) {
-        s_post_delete (call);
-        return;
-    }
-    const char *method = call->step == S_INITIALIZE ? "initialize"
-                       : call->step == S_INITIALIZED ? "notifications/initialized" : call->method;
-    int64_t left_ms = (call->deadline_us - zclock_usecs ()) / 1000;
-    if (left_ms <= 0) {
-        s_finish (call, "server_timeout", "the MCP server did not answer in time", NULL);
-        return;
-    }
-    if (s_headers (call, method, call->step == S_REQUEST ? call->name : NULL)) {
-        s_finish (call, call->failure, call->detail, NULL);
-        return;
-    }
     json_t *msg = json_pack ("{s:s, s:s}", "jsonrpc", "2.0", "method", method);
     if (call->step != S_INITIALIZED) {
         call->id = json_integer (call->next_id++);
@@ -386,12 +334,37 @@ s_post (gateway_mcp_call_t *call)
     json_decref (msg);
     sl_buf_puts (&call->body, text ? text : "{}");
     free (text);
+}
 
+//  Start the step's request (a POST, or the DELETE that ends the upstream
+//  session, whose answer changes nothing). On failure the call ends
+//  (done is called).
+static void
+s_post (gateway_mcp_call_t *call)
+{
+    s_post_clear (call);
+    bool delete = call->step == S_DELETE;
+    const char *method = delete ? "DELETE" : call->step == S_INITIALIZE ? "initialize"
+                       : call->step == S_INITIALIZED ? "notifications/initialized" : call->method;
+    int64_t left_ms = (call->deadline_us - zclock_usecs ()) / 1000;
+    if (left_ms <= 0) {
+        s_finish (call, "server_timeout", "the MCP server did not answer in time", NULL);
+        return;
+    }
+    if (s_headers (call, method, call->step == S_REQUEST ? call->name : NULL)) {
+        s_finish (call, call->failure, call->detail, NULL);
+        return;
+    }
     CURL *easy = curl_easy_init ();
     curl_easy_setopt (easy, CURLOPT_URL, call->server->url);
     curl_easy_setopt (easy, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt (easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) call->body.len);
-    curl_easy_setopt (easy, CURLOPT_POSTFIELDS, call->body.data);
+    if (delete)
+        curl_easy_setopt (easy, CURLOPT_CUSTOMREQUEST, "DELETE");
+    else {
+        s_body (call, method);
+        curl_easy_setopt (easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) call->body.len);
+        curl_easy_setopt (easy, CURLOPT_POSTFIELDS, call->body.data);
+    }
     curl_easy_setopt (easy, CURLOPT_HTTPHEADER, call->headers);
     curl_easy_setopt (easy, CURLOPT_WRITEFUNCTION, s_on_data);
     curl_easy_setopt (easy, CURLOPT_WRITEDATA, call);
