@@ -128,6 +128,14 @@ s_take_message (sl_mcp_answer_t *self, sl_str_t text)
         json_decref (message);
         return s_fail (self, "server_error", "response holds neither a result nor an error object");
     }
+    //  2026-07-28: an interim result asking the client for input (elicitation,
+    //  sampling) is a server's request to the client in another form.
+    const json_t *type = json_object_get (result, "resultType");
+    if (type && !(json_is_string (type) && strcmp (json_string_value (type), "complete") == 0)) {
+        json_decref (message);
+        self->requests++;
+        return s_fail (self, "server_error", "the server asks the client for input (not relayed)");
+    }
     self->response = message;
     self->state = SL_MCP_ANSWER_DONE;
     return self->state;

@@ -12,7 +12,10 @@
         an error; once it is complete the gateway stops reading;
       - notifications are skipped and counted;
       - a server request to the client is refused: counted, not relayed
-        (sluice never lets a server reach the client past policy);
+        (sluice never lets a server reach the client past policy); so is
+        2026-07-28's form of it, a result whose resultType is not
+        "complete" (input_required: the server asks the client for input),
+        which fails the answer;
       - everything is bounded: the answer's bytes (max_bytes), one event's
         size (max_event); over either, or a malformed message, or the
         stream ending without the response, is a failure with a reason.

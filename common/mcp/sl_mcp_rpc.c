@@ -167,10 +167,12 @@ s_check_revision (sl_mcp_rpc_t *rpc, const json_t *meta, const sl_mcp_headers_t 
     if (!said)
         return 0;                       //  the session's, or initialize's: the caller's to know
     sl_mcp_rev_t rev = sl_mcp_rev_parse (sl_str (said));
-    if (rev == SL_MCP_REV_UNKNOWN)
+    if (rev == SL_MCP_REV_UNKNOWN) {
+        snprintf (err->requested, sizeof err->requested, "%s", said);
         return sl_mcp_error_set (err, SL_MCP_HTTP_BAD_REQUEST, SL_MCP_ERR_UNSUPPORTED_VERSION,
                                  "bad_version",
-                                 "Unsupported protocol version (supported: 2025-06-18, 2025-11-25, 2026-07-28)");
+                                 "Unsupported protocol version");
+    }
     bool stateless = sl_mcp_rev_stateless (rev)
                   || (body && sl_mcp_rev_stateless (sl_mcp_rev_parse (sl_str (json_string_value (body)))));
     if (stateless) {
@@ -293,6 +295,14 @@ sl_mcp_error_json (const sl_mcp_rpc_t *rpc, const sl_mcp_error_t *err, sl_buf_t 
     sl_buf_put_i64 (out, err->code);
     sl_buf_puts (out, ",\"message\":");
     sl_json_put_str (out, err->message, strlen (err->message));
+    if (err->code == SL_MCP_ERR_UNSUPPORTED_VERSION) {
+        sl_buf_puts (out, ",\"data\":{\"supported\":[");
+        for (int r = SL_MCP_REV_COUNT - 1; r > SL_MCP_REV_UNKNOWN; r--)
+            sl_buf_printf (out, "\"%s\"%s", s_rev_names [r], r > SL_MCP_REV_UNKNOWN + 1 ? "," : "");
+        sl_buf_puts (out, "],\"requested\":");
+        sl_json_put_str (out, err->requested, strlen (err->requested));
+        sl_buf_putc (out, '}');
+    }
     sl_buf_puts (out, "}}");
 }
 
@@ -301,8 +311,12 @@ sl_mcp_result_json (const sl_mcp_rpc_t *rpc, const json_t *result, sl_buf_t *out
 {
     s_put_head (rpc, out);
     sl_buf_puts (out, ",\"result\":");
-    char *text = result ? json_dumps (result, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    json_t *copy = json_is_object (result) ? json_copy ((json_t *) result) : json_object ();
+    if (rpc && sl_mcp_rev_stateless (rpc->rev) && !json_object_get (copy, "resultType"))
+        json_object_set_new (copy, "resultType", json_string ("complete"));
+    char *text = json_dumps (copy, JSON_COMPACT);
     sl_buf_puts (out, text ? text : "{}");
     free (text);
+    json_decref (copy);
     sl_buf_putc (out, '}');
 }

@@ -45,6 +45,7 @@
 #define SL_MCP_MAX_BODY (4u * 1024u * 1024u)   //  largest client message
 #define SL_MCP_MAX_DEPTH 64                     //  deepest nesting of a client message
 #define SL_MCP_MESSAGE_MAX 256                  //  longest error message kept
+#define SL_MCP_REV_NAME_MAX 32                  //  longest revision name kept for an error
 
 //  JSON-RPC and MCP error codes.
 #define SL_MCP_ERR_PARSE -32700                 //  not JSON
@@ -109,6 +110,7 @@ typedef struct {
     const char *reason;                 //  metrics label (static): too_large, too_deep,
                                         //  bad_json, bad_request, header_mismatch, bad_version
     char message [SL_MCP_MESSAGE_MAX];  //  what the client is told
+    char requested [SL_MCP_REV_NAME_MAX];   //  -32022: the revision asked for (its data)
 } sl_mcp_error_t;
 
 //  Fill err; returns -1.
@@ -125,10 +127,13 @@ int sl_mcp_rpc_parse (sl_str_t body, const sl_mcp_headers_t *headers, sl_mcp_rpc
 void sl_mcp_rpc_free (sl_mcp_rpc_t *self);
 
 //  Append the JSON-RPC error response for err, answering rpc's id (null
-//  when rpc is NULL or has none).
+//  when rpc is NULL or has none). -32022 carries the revisions sluice
+//  speaks and the one asked for in its data, as 2026-07-28 says.
 void sl_mcp_error_json (const sl_mcp_rpc_t *rpc, const sl_mcp_error_t *err, sl_buf_t *out);
 //  Append the JSON-RPC result response {"jsonrpc":"2.0","id":..,"result":..}
-//  answering rpc's id with result (an object; {} when NULL).
+//  answering rpc's id with result (an object; {} when NULL). To a
+//  2026-07-28 request a result without resultType says "complete" (every
+//  result of that revision carries it).
 void sl_mcp_result_json (const sl_mcp_rpc_t *rpc, const json_t *result, sl_buf_t *out);
 
 #endif

@@ -724,8 +724,9 @@ sl_upcall_request (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
     sl_sidmap_put (self->calls, c->sid, c);
     sl_counter_inc (self->started);
     const sl_provider_t *p;
-    if (req->inline_answer.ptr && !(req->flags & SL_F_DENIED)) {
-        //  The answer came with the job: no provider, no route, no key.
+    if (req->inline_answer.ptr) {
+        //  The answer came with the job (refused or not): no provider, no
+        //  route, no key.
         c->is_inline = true;
         p = s_inline_provider (c, req);
     }

@@ -178,10 +178,10 @@ gateway_leg_job (gateway_stream_t *s, sl_msg_t *job, bool refused_by_policy)
     gateway_leg_state_t *leg = s->leg;
     job->provider = sl_buf_str (&leg->provider);
     job->mcp = sl_str (sl_buf_cstr (&leg->mcp));
-    //  A refused request goes no further than the pipeline's verdicts:
-    //  there is no answer to read for it.
+    //  Refused or not, the job carries its answer: the ingest then names
+    //  the leg's provider and never looks for a network one.
+    job->inline_answer = sl_buf_str (&leg->inline_answer);
     if (!(job->flags & SL_F_DENIED)) {
-        job->inline_answer = sl_buf_str (&leg->inline_answer);
         sl_buf_reset (&leg->judged);
         sl_buf_append_str (&leg->judged, job->body);
     }

@@ -58,6 +58,7 @@
 #define MCP_CALL_ID_PREFIX "call_"      //  the id of a call leg's tool call
 #define MCP_SERVER_INFO "sluice"        //  serverInfo.name prefix of what the gateway answers itself
 #define MCP_LIST_MAX 64                 //  servers one multiplexed tools/list walks at most
+#define MCP_ERR_LIMITED -32000          //  a limit of the key or team (the implementation's range)
 
 //  The methods, as a metric label (a bounded set).
 typedef enum {
@@ -87,6 +88,7 @@ struct _gateway_mcp_t {
     json_t **shared_tools;              //  by server: its definitions last listed for them
     zlistx_t *requests;                 //  requests in flight (s_req_t)
     int expire_timer;
+    int renew_timer;                    //  requests in flight keep their places among the concurrent
     sl_metrics_t *metrics;
 };
 
@@ -115,9 +117,11 @@ typedef struct {
     size_t walk_count, walk_at;
     json_t *server_tools;               //  the server's list under way
     json_t *listed;                     //  what the client gets
+    json_t *next_cursor;                //  the server's nextCursor (one server listed), or NULL
     //  What runs for it now (at most one of the two)
     uint64_t leg;
     bool leg_running;
+    bool admitting;                     //  inside sl_admission_admit: its answer must not flush
     gateway_mcp_call_t *call;
     //  For the log line
     char leg_sids [3][SL_SID_HEX_SIZE]; //  call, result, list
@@ -305,6 +309,7 @@ s_req_free (s_req_t *r)
     json_decref (r->server_result);
     json_decref (r->server_tools);
     json_decref (r->listed);
+    json_decref (r->next_cursor);
     free (r->tool);
     free (r->arguments);
     free (r->released);
@@ -412,7 +417,7 @@ s_server_result (s_req_t *r, const gateway_mcp_reply_t *reply)
 
 //  Start a leg of the request; -1 (nothing started) when it cannot.
 static int
-s_start_leg (s_req_t *r, int kind, sl_buf_t *body, sl_buf_t *answer, const char *what, gateway_leg_done_fn *done)
+s_start_leg (s_req_t *r, sl_buf_t *body, sl_buf_t *answer, const char *what, gateway_leg_done_fn *done)
 {
     const char *traceparent = r->rpc.traceparent ? r->rpc.traceparent : sl_http_req_header (r->req, "traceparent");
     const char *tracestate = r->rpc.traceparent ? r->rpc.tracestate : sl_http_req_header (r->req, "tracestate");
@@ -425,7 +430,6 @@ s_start_leg (s_req_t *r, int kind, sl_buf_t *body, sl_buf_t *answer, const char 
         .traceparent = traceparent,
         .tracestate = tracestate,
     };
-    (void) kind;
     if (gateway_leg_start (r->mcp->gateway, &leg, done, r, &r->leg))
         return -1;
     r->leg_running = true;
@@ -509,13 +513,16 @@ s_on_list_server (void *arg, const gateway_mcp_reply_t *reply)
     }
     json_decref (r->server_tools);
     r->server_tools = json_incref (tools);
+    json_t *cursor = json_object_get (result, "nextCursor");
+    if (!r->multiplexed && json_is_string (cursor))
+        r->next_cursor = json_incref (cursor);
     json_t **slot = s_tools_slot (r, r->index);
     json_decref (*slot);
     *slot = json_incref (tools);
     sl_buf_t body = { 0 }, answer = { 0 };
     sl_mcp_leg_list_request (r->server->name, tools, &body);
     sl_mcp_leg_empty_answer (&answer);
-    if (s_start_leg (r, LEG_LIST, &body, &answer, "tools/list", s_on_list_leg))
+    if (s_start_leg (r, &body, &answer, "tools/list", s_on_list_leg))
         s_finish_error (r, 503, SL_MCP_ERR_INTERNAL, "list_unjudged",
                         "the tool list cannot be judged now (the gateway is draining or has no ingest)");
     sl_buf_free (&body);
@@ -528,6 +535,8 @@ s_list_next (s_req_t *r)
 {
     if (r->walk_at >= r->walk_count) {
         json_t *result = json_pack ("{s:O}", "tools", r->listed);
+        if (r->next_cursor)
+            json_object_set (result, "nextCursor", r->next_cursor);
         //  2026-07-28 makes a list a cacheable result (ttlMs and cacheScope
         //  required; the SDK refuses a list without them). What a client
         //  is listed hangs on its key's team and on a policy that may
@@ -656,7 +665,7 @@ s_on_server_call (void *arg, const gateway_mcp_reply_t *reply)
     r->server_result = json_incref (result);
     sl_mcp_leg_empty_answer (&answer);
     sl_buf_printf (&what, "tools/call %s result", r->tool);
-    if (s_start_leg (r, LEG_RESULT, &body, &answer, sl_buf_cstr (&what), s_on_result_leg)) {
+    if (s_start_leg (r, &body, &answer, sl_buf_cstr (&what), s_on_result_leg)) {
         s_count_error (r->mcp, "result_unjudged");
         r->outcome = "result_withheld";
         s_finish_tool_error (r, "sluice withheld the tool's result: it cannot be judged now");
@@ -746,7 +755,7 @@ s_call_judge (s_req_t *r)
                              r->session ? r->session->history : NULL, &body);
     sl_mcp_leg_call_answer (r->server->name, r->tool, sl_str (r->arguments), r->call_id, &answer);
     sl_buf_printf (&what, "tools/call %s", r->tool);
-    if (s_start_leg (r, LEG_CALL, &body, &answer, sl_buf_cstr (&what), s_on_call_leg)) {
+    if (s_start_leg (r, &body, &answer, sl_buf_cstr (&what), s_on_call_leg)) {
         r->action = "error";
         r->outcome = "unjudged";
         s_count_error (r->mcp, "call_unjudged");
@@ -907,6 +916,25 @@ s_header (void *arg, const char *name)
     return sl_http_req_header (arg, name);
 }
 
+//  A browser's request carries its page's Origin: the spec asks a server
+//  to refuse those it does not expect, against DNS rebinding (a page
+//  whose name comes to point at 127.0.0.1). Programs send none; pages of
+//  this machine's own loopback names are let in, any other refused.
+static bool
+s_origin_ok (const char *origin)
+{
+    if (!origin)
+        return true;
+    static const char *loopback [] = { "http://127.0.0.1", "http://localhost", "http://[::1]",
+                                       "https://127.0.0.1", "https://localhost", "https://[::1]", NULL };
+    for (int i = 0; loopback [i]; i++) {
+        size_t n = strlen (loopback [i]);
+        if (strncmp (origin, loopback [i], n) == 0 && (origin [n] == 0 || origin [n] == ':'))
+            return true;
+    }
+    return false;
+}
+
 static s_method_t
 s_method_of (const sl_mcp_rpc_t *rpc)
 {
@@ -1012,6 +1040,32 @@ s_dispatch (s_req_t *r)
     }
 }
 
+static void s_after (void *arg);
+
+//  The admission's answer: on its way, or refused by a limit (429, 503)
+//  with its Retry-After.
+static void
+s_on_admitted (void *arg, sl_caller_t *caller, const sl_admission_answer_t *answer)
+{
+    (void) caller;
+    s_req_t *r = arg;
+    gateway_mcp_t *self = r->mcp;
+    bool now = r->admitting;
+    if (answer->outcome == SL_ADMITTED)
+        s_dispatch (r);
+    else {
+        if (answer->retry_after > 0) {
+            char seconds [24];
+            snprintf (seconds, sizeof seconds, "%lld", (long long) answer->retry_after);
+            sl_http_add_header (r->req, "Retry-After", seconds);
+        }
+        r->outcome = "limited";
+        s_finish_error (r, answer->status, MCP_ERR_LIMITED, "limited", answer->message);
+    }
+    if (!now)
+        s_after (self);                 //  the store answered later, from the reactor
+}
+
 bool
 gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, const char *method, const char *path)
 {
@@ -1050,6 +1104,11 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
             s_respond (req, sse, 404, &out);
             sl_buf_free (&out);
         }
+        return true;
+    }
+    if (!s_origin_ok (sl_http_req_header (req, "Origin"))) {
+        s_respond_error (self, req, sse, 403, SL_MCP_ERR_INVALID_REQUEST, "origin_refused",
+                         "requests from web pages of other origins are refused");
         return true;
     }
     if (strcmp (method, "POST") != 0 && strcmp (method, "DELETE") != 0) {
@@ -1113,8 +1172,20 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
     }
     r->method = s_method_of (&r->rpc);
     sl_http_req_drop_body (req);
-    if (s_find_session (r))
-        s_dispatch (r);
+    if (!s_find_session (r))
+        return true;
+    if (r->method != M_TOOLS_LIST && r->method != M_TOOLS_CALL && r->method != M_DISCOVER) {
+        s_dispatch (r);                 //  answered here: nothing to admit
+        return true;
+    }
+    //  What reaches a server (and the pipeline) is admitted once, under the
+    //  key's and the team's limits; its legs are not admitted again.
+    uint8_t sid [SL_SID_SIZE];
+    sl_sid_new (sid);
+    r->admitting = true;
+    sl_admission_admit (gateway->admission, r->caller, NULL, sid, s_on_admitted, r);
+    if (zlistx_find (self->requests, r))
+        r->admitting = false;
     return true;
 }
 
@@ -1152,6 +1223,19 @@ s_on_expire (zloop_t *loop, int timer_id, void *arg)
     return 0;
 }
 
+//  A request in flight (one waiting for a person's approval may take
+//  minutes) keeps its place among its key's and team's concurrent ones.
+static int
+s_on_renew (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    gateway_mcp_t *self = arg;
+    for (s_req_t *r = zlistx_first (self->requests); r; r = zlistx_next (self->requests))
+        sl_admission_renew (self->gateway->admission, r->caller);
+    return 0;
+}
+
 static void
 s_after (void *arg)
 {
@@ -1178,6 +1262,7 @@ gateway_mcp_new (gateway_t *gateway)
     self->shared_tools = sl_xcalloc (self->servers, sizeof *self->shared_tools);
     self->requests = zlistx_new ();
     self->expire_timer = zloop_timer (loop, MCP_EXPIRE_MS, 0, s_on_expire, self);
+    self->renew_timer = zloop_timer (loop, SL_LIMITS_RENEW_S * 1000, 0, s_on_renew, self);
     sl_metrics_gauge_fn (self->metrics, "sluice_mcp_sessions", NULL, "MCP client sessions held", s_sessions_gauge, self);
     //  The series a dashboard looks for are there from the start.
     for (size_t i = 0; i < self->servers; i++) {
@@ -1212,8 +1297,8 @@ gateway_mcp_destroy (gateway_mcp_t **self_p)
     free (self->shared);
     free (self->shared_tools);
     gateway_mcp_client_destroy (&self->client);
-    if (self->expire_timer >= 0)
-        zloop_timer_end (sl_service_loop (self->gateway->service), self->expire_timer);
+    zloop_timer_end (sl_service_loop (self->gateway->service), self->expire_timer);
+    zloop_timer_end (sl_service_loop (self->gateway->service), self->renew_timer);
     free (self);
     *self_p = NULL;
 }

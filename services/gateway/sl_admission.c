@@ -238,7 +238,7 @@ sl_admission_admit (sl_admission_t *self, sl_caller_t *caller, const char *model
                     sl_admission_done_fn *done, void *arg)
 {
     sl_admission_answer_t a = { 0 };
-    if (!sl_identity_allows_model (&caller->who, model)) {
+    if (model && !sl_identity_allows_model (&caller->who, model)) {
         s_refuse (&a, SL_ADMIT_FORBIDDEN, 403, "permission_error", "models");
         snprintf (a.message, sizeof a.message, "the key %s may not use the model %s", caller->who.key_id, model);
         char labels [160];

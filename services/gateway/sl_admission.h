@@ -94,7 +94,8 @@ const sl_identity_t *sl_caller_identity (const sl_caller_t *caller);
 const char *sl_caller_team_label (const sl_caller_t *caller);
 
 //  May the caller start a stream (sid) asking for model? done is called
-//  exactly once, maybe before this returns.
+//  exactly once, maybe before this returns. model NULL: no model to
+//  check, the limits only (an MCP request: its server's teams decide).
 void sl_admission_admit (sl_admission_t *self, sl_caller_t *caller, const char *model, const uint8_t *sid,
                          sl_admission_done_fn *done, void *arg);
 //  The caller's stream lives on: its places among the concurrent streams

@@ -35,7 +35,8 @@ static const char *s_tools =
     "{\"name\":\"read_secret\",\"description\":\"Reads the secret\",\"inputSchema\":{\"type\":\"object\"}},"
     "{\"name\":\"hang\",\"description\":\"Takes its time\",\"inputSchema\":{\"type\":\"object\"}},"
     "{\"name\":\"big\",\"description\":\"Answers at length\",\"inputSchema\":{\"type\":\"object\"}},"
-    "{\"name\":\"garbage\",\"description\":\"Answers nonsense\",\"inputSchema\":{\"type\":\"object\"}}]";
+    "{\"name\":\"garbage\",\"description\":\"Answers nonsense\",\"inputSchema\":{\"type\":\"object\"}},"
+    "{\"name\":\"needs_input\",\"description\":\"Asks first\",\"inputSchema\":{\"type\":\"object\"}}]";
 
 static void
 s_copy (char *out, const char *text)
@@ -84,6 +85,9 @@ s_call (mcp_fake_t *self, const char *tool, json_t *arguments)
             zclock_sleep (S_HANG_STEP_MS);
         return json_pack ("{s:[{s:s, s:s}]}", "content", "type", "text", "text", "late");
     }
+    if (strcmp (tool, "needs_input") == 0)
+        return json_pack ("{s:s, s:{s:{s:s, s:{s:s}}}}", "resultType", "input_required", "inputRequests", "q1",
+                          "method", "elicitation/create", "params", "message", "which file?");
     if (strcmp (tool, "big") == 0) {
         char *text = malloc (MCP_FAKE_BIG_BYTES + 1);
         memset (text, 'x', MCP_FAKE_BIG_BYTES);

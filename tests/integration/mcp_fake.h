@@ -14,7 +14,7 @@
     (returns "written", writes nothing), read_secret (a text holding an
     AWS-looking key), hang (answers after MCP_FAKE_HANG_MS, or at stop),
     big (a text of MCP_FAKE_BIG_BYTES), garbage (a body that is not
-    JSON).
+    JSON), needs_input (2026-07-28's input_required result).
 */
 #ifndef MCP_FAKE_H
 #define MCP_FAKE_H

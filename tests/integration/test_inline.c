@@ -32,11 +32,18 @@ static const char *s_policy =
     "  - id: aws-key\n"
     "    on: request\n"
     "    redact: {regex: 'AKIA[0-9A-Z]{16}', placeholder: '" PLACEHOLDER "'}\n"
-    "    action: redact\n";
+    "    action: redact\n"
+    "  - id: no-keys\n"
+    "    on: request\n"
+    "    part: user\n"
+    "    text: {contains: 'upload the keys'}\n"
+    "    action: terminate\n"
+    "    message: \"sluice refused this request: {reason}.\"\n";
 
-//  A call leg's request: the tool's definition its only tool.
+//  A call leg's request (%1: its user message): the tool's definition (%2)
+//  its only tool.
 #define CALL_BODY \
-    "{\"model\":\"mcp\",\"messages\":[{\"role\":\"user\",\"content\":\"MCP tools/call\"}]," \
+    "{\"model\":\"mcp\",\"messages\":[{\"role\":\"user\",\"content\":\"%s\"}]," \
     "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"%s\",\"parameters\":{\"type\":\"object\"}}}]}"
 //  Its inline answer: the call, as an OpenAI upstream would stream it.
 #define CALL_ANSWER \
@@ -133,15 +140,19 @@ Test (inline, legs_are_judged_by_the_pipeline_without_an_upstream_call, .timeout
 
     char body [1024], answer [1024];
     //  1: an allowed call is released as the answer said it.
-    snprintf (body, sizeof body, CALL_BODY, "mcp__github__create_issue");
+    snprintf (body, sizeof body, CALL_BODY, "MCP tools/call", "mcp__github__create_issue");
     snprintf (answer, sizeof answer, CALL_ANSWER, "mcp__github__create_issue");
     s_leg (legs, 1, body, answer, "tools/call create_issue");
     //  2: a call the policy blocks is replaced by its notice.
-    snprintf (body, sizeof body, CALL_BODY, "mcp__github__delete_repo");
+    snprintf (body, sizeof body, CALL_BODY, "MCP tools/call", "mcp__github__delete_repo");
     snprintf (answer, sizeof answer, CALL_ANSWER, "mcp__github__delete_repo");
     s_leg (legs, 2, body, answer, "tools/call delete_repo");
     //  3: a result the request policy redacts: the judged request says so.
     s_leg (legs, 3, RESULT_BODY, RESULT_ANSWER, "tools/call create_issue result");
+    //  4: a request the request policy refuses: no answer to read, said so.
+    snprintf (body, sizeof body, CALL_BODY, "please upload the keys", "mcp__github__create_issue");
+    snprintf (answer, sizeof answer, CALL_ANSWER, "mcp__github__create_issue");
+    s_leg (legs, 4, body, answer, "tools/call create_issue");
 
     s_result_t r = { 0 };
     cr_assert (s_wait (legs, 1, &r), "leg 1 ended");
@@ -170,18 +181,27 @@ Test (inline, legs_are_judged_by_the_pipeline_without_an_upstream_call, .timeout
     cr_expect_null (strstr (j, SECRET), "the secret is gone: %s", j);
     s_result_free (&r);
 
+    cr_assert (s_wait (legs, 4, &r), "leg 4 ended");
+    cr_expect_eq (r.status, 403, "%s", sl_buf_cstr (&r.answer));
+    cr_expect (r.refused, "refused by the request policy");
+    cr_expect_not_null (strstr (sl_buf_cstr (&r.answer), "sluice refused this request"), "%s",
+                        sl_buf_cstr (&r.answer));
+    cr_expect_eq (r.judged.len, 0, "nothing judged to read back");
+    s_result_free (&r);
+
     //  Counted as legs, not as client requests; nothing called upstream.
     int gm = atoi (s->metrics [5]), im = atoi (s->metrics [1]);
     cr_expect_eq (metric_value (gm, "sluice_mcp_legs_total{kind=\"call\",outcome=\"ok\"}"), 2);
     cr_expect_eq (metric_value (gm, "sluice_mcp_legs_total{kind=\"result\",outcome=\"ok\"}"), 1);
     cr_expect_eq (metric_value (gm, "sluice_requests_total{dialect=\"openai\",team=\"default\"}"), 0);
     cr_expect_eq (metric_value (gm, "sluice_ttfb_seconds_count"), 0);
-    cr_expect_eq (metric_value (im, "sluice_streams_total"), 3);
+    cr_expect_eq (metric_value (gm, "sluice_mcp_legs_total{kind=\"call\",outcome=\"refused\"}"), 1);
+    cr_expect_eq (metric_value (im, "sluice_streams_total"), 4);
     cr_expect_eq (metric_value (im, "sluice_upstream_retries_total"), 0);
     cr_expect_eq (harness_wait_metric_down (im, "sluice_streams_active", 0, TIMEOUT_MS), 0,
                   "every leg's stream let go at the ingest");
     //  The audit recorded each leg's stream with the MCP request it stands for.
-    cr_expect_eq (audit_wait_streams (&audit, "state=ended", 3, TIMEOUT_MS), 3);
+    cr_expect_geq (audit_wait_streams (&audit, "", 4, TIMEOUT_MS), 4);
     json_t *list = audit_get (&audit, "/api/streams?limit=10");
     cr_assert_not_null (list);
     json_t *streams = json_object_get (list, "streams");
@@ -201,7 +221,7 @@ Test (inline, legs_are_judged_by_the_pipeline_without_an_upstream_call, .timeout
         json_decref (stream);
     }
     json_decref (list);
-    cr_expect_eq (with_mcp, 3, "each stream names its MCP request and its server");
+    cr_expect_eq (with_mcp, 4, "each stream names its MCP request and its server");
     cr_expect_eq (proc_stop (audit.proc, 10000), 0, "sluice-audit stops cleanly");
     free (audit.proc);
     cr_expect_eq (stack_stop (s), 0, "every process exits cleanly");

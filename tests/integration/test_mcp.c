@@ -29,6 +29,7 @@
 #define KEY_ENG "sk-mcp-eng-1"          //  team eng: may use the server
 #define KEY_ENG2 "sk-mcp-eng-2"         //  team eng too, another key
 #define KEY_OPS "sk-mcp-ops-1"          //  team ops: may not
+#define KEY_PACED "sk-mcp-paced-1"      //  team eng, one request a minute
 #define TRACE_ID "4bf92f3577b34da6a3ce929d0e0e4736"
 #define DEPTH_TOO_DEEP 100
 #define CLIENT_GIVES_UP_MS 300          //  a client that closes mid-call
@@ -227,11 +228,11 @@ s_metric (s_env_t *env, const char *series)
 //  The stack
 
 static void
-s_key (sl_buf_t *out, const char *id, const char *key, const char *team)
+s_key (sl_buf_t *out, const char *id, const char *key, const char *team, const char *more)
 {
     char hex [SL_KEYRING_HEX_SIZE];
     sl_keyring_key_hex (key, hex);
-    sl_buf_printf (out, "  - {id: %s, sha256: %s, team: %s}\n", id, hex, team);
+    sl_buf_printf (out, "  - {id: %s, sha256: %s, team: %s%s}\n", id, hex, team, more);
 }
 
 static void
@@ -245,9 +246,10 @@ s_start (s_env_t *env, bool stateless)
     cr_assert (env->fake, "the MCP server starts");
     sl_buf_t keys = { 0 };
     sl_buf_puts (&keys, "teams:\n  - {name: eng}\n  - {name: ops}\nkeys:\n");
-    s_key (&keys, "eng1", KEY_ENG, "eng");
-    s_key (&keys, "eng2", KEY_ENG2, "eng");
-    s_key (&keys, "ops1", KEY_OPS, "ops");
+    s_key (&keys, "eng1", KEY_ENG, "eng", "");
+    s_key (&keys, "eng2", KEY_ENG2, "eng", "");
+    s_key (&keys, "ops1", KEY_OPS, "ops", "");
+    s_key (&keys, "paced", KEY_PACED, "eng", ", limits: {rpm: 1}");
     cr_assert_eq (harness_write (env->dir, "keys.yaml", sl_buf_cstr (&keys)), 0);
     sl_buf_free (&keys);
     char routes [2048], keys_path [128];
@@ -344,6 +346,15 @@ s_calls (s_env_t *env)
     cr_assert_eq (s_error_code (&a), -32603, "%s", sl_buf_cstr (&a.body));
     s_answer_free (&a);
 
+    //  A server asking the client for input inside its result: not relayed.
+    if (env->stateless) {
+        s_call (env, "needs_input", "{}", &a);
+        cr_assert_eq (s_error_code (&a), -32603, "%s", sl_buf_cstr (&a.body));
+        cr_assert (strstr (sl_buf_cstr (&a.body), "input"), "%s", sl_buf_cstr (&a.body));
+        cr_assert (!strstr (sl_buf_cstr (&a.body), "which file"), "%s", sl_buf_cstr (&a.body));
+        s_answer_free (&a);
+    }
+
     //  The session's history goes into the legs: after read_secret's
     //  (untrusted) result, the session is tainted. A stateless request has
     //  no history, so nothing taints it.
@@ -392,6 +403,10 @@ s_refusals (s_env_t *env)
     const char *headers [] = { "Authorization: Bearer " KEY_ENG, NULL };
     s_request (env, "GET", "/mcp/files", NULL, headers, &a);
     cr_assert_eq (a.status, 405, "no server-initiated stream");
+    s_answer_free (&a);
+    const char *page [] = { "Authorization: Bearer " KEY_ENG, "Origin: http://rebound.example", NULL };
+    s_request (env, "POST", "/mcp/files", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", page, &a);
+    cr_assert_eq (a.status, 403, "a web page of another origin: %s", sl_buf_cstr (&a.body));
     s_answer_free (&a);
     sl_buf_t deep = { 0 };
     for (int i = 0; i < DEPTH_TOO_DEEP; i++)
@@ -513,6 +528,8 @@ Test (mcp, stateless_revision_discover_call_block_redact_and_header_mismatch, .t
     cr_assert (strstr (sl_buf_cstr (&a.body), "\"echo\""), "%s", sl_buf_cstr (&a.body));
     cr_assert_str_eq (json_string_value (json_object_get (json_object_get (a.json, "result"), "resultType")),
                       "complete");
+    cr_assert_str_eq (json_string_value (json_object_get (json_object_get (a.json, "result"), "cacheScope")),
+                      "private", "what a client is listed is its own, and never cached");
     s_answer_free (&a);
 
     s_calls (&env);
@@ -537,6 +554,15 @@ Test (mcp, stateless_revision_discover_call_block_redact_and_header_mismatch, .t
 
     s_mcp (&env, KEY_ENG, "/mcp", "tools/list", NULL, NULL, &a);
     cr_assert_eq (a.status, 404, "/mcp is not multiplexed here");
+    s_answer_free (&a);
+
+    //  The keys file's limits: one request a minute, the second refused.
+    s_mcp (&env, KEY_PACED, "/mcp/files", "tools/list", NULL, NULL, &a);
+    cr_assert_eq (a.status, 200, "%s", sl_buf_cstr (&a.body));
+    s_answer_free (&a);
+    s_mcp (&env, KEY_PACED, "/mcp/files", "tools/list", NULL, NULL, &a);
+    cr_assert_eq (a.status, 429, "%s", sl_buf_cstr (&a.body));
+    cr_assert_eq (s_error_code (&a), -32000, "%s", sl_buf_cstr (&a.body));
     s_answer_free (&a);
 
     s_refusals (&env);

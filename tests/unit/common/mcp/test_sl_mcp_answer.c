@@ -166,3 +166,18 @@ Test (sl_mcp_answer, string_ids_match_exactly)
     cr_expect_eq (s_feed_bytes (a, "data: {\"jsonrpc\":\"2.0\",\"id\":\"7\",\"result\":{}}\n\n"), SL_MCP_ANSWER_DONE);
     sl_mcp_answer_destroy (&a);
 }
+
+Test (sl_mcp_answer, an_input_required_result_is_not_relayed)
+{
+    sl_mcp_answer_t *a = s_new (4, "application/json");
+    cr_expect_eq (s_feed_bytes (a, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"resultType\":\"input_required\","
+                                   "\"inputRequests\":{\"a\":{\"method\":\"elicitation/create\"}}}}"), SL_MCP_ANSWER_FAILED);
+    cr_expect_str_eq (sl_mcp_answer_reason (a), "server_error");
+    cr_expect_eq (sl_mcp_answer_requests (a), 1);
+    cr_expect_null (sl_mcp_answer_result (a));
+    sl_mcp_answer_destroy (&a);
+    a = s_new (4, "application/json");
+    cr_expect_eq (s_feed_bytes (a, "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"resultType\":\"complete\",\"content\":[]}}"),
+                  SL_MCP_ANSWER_DONE);
+    sl_mcp_answer_destroy (&a);
+}

@@ -271,3 +271,32 @@ Test (sl_mcp_rpc, a_refusal_after_the_id_answers_it)
     sl_buf_free (&out);
     sl_mcp_rpc_free (&rpc);
 }
+
+Test (sl_mcp_rpc, unsupported_version_lists_the_supported_ones)
+{
+    headers_t h = { { "MCP-Protocol-Version", "1900-01-01", NULL } };
+    sl_mcp_rpc_t rpc;
+    sl_mcp_error_t err;
+    cr_assert_eq (s_parse ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", &h, &rpc, &err), -1);
+    sl_buf_t out = { 0 };
+    sl_mcp_error_json (&rpc, &err, &out);
+    cr_expect_str_eq (sl_buf_cstr (&out),
+                      "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32022,\"message\":\"Unsupported protocol version\","
+                      "\"data\":{\"supported\":[\"2026-07-28\",\"2025-11-25\",\"2025-06-18\"],\"requested\":\"1900-01-01\"}}}");
+    sl_buf_free (&out);
+    sl_mcp_rpc_free (&rpc);
+}
+
+Test (sl_mcp_rpc, a_stateless_result_says_it_is_complete)
+{
+    headers_t h = { { "MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "tools/list", NULL } };
+    sl_mcp_rpc_t rpc;
+    sl_mcp_error_t err;
+    cr_assert_eq (s_parse ("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{\"_meta\":"
+                           "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}", &h, &rpc, &err), 0, "%s", err.message);
+    sl_buf_t out = { 0 };
+    sl_mcp_result_json (&rpc, NULL, &out);
+    cr_expect_str_eq (sl_buf_cstr (&out), "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"resultType\":\"complete\"}}");
+    sl_buf_free (&out);
+    sl_mcp_rpc_free (&rpc);
+}

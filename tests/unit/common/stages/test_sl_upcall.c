@@ -957,3 +957,24 @@ Test (sl_upcall, a_cancelled_inline_answer_is_never_read)
     cr_expect_eq (s_sent_of (SL_MSG_DELTA), 0);
     s_close ();
 }
+
+Test (sl_upcall, a_refused_inline_job_names_its_own_provider_and_reads_nothing)
+{
+    s_open (s_config ());
+    sl_msg_t req = s_job (0x45);
+    req.provider = SL_STR_LIT ("mcp:github");
+    req.inline_answer = SL_STR_LIT (INLINE_ANSWER);
+    req.flags = SL_F_DENIED;
+    req.body = SL_STR_NULL;
+    req.code = SL_STR_LIT ("policy_violation");
+    req.status = 403;
+    sl_upcall_request (f.up, &req, SL_STR_LIT (PEER));
+    cr_expect_eq (f.transfer_count, 0);
+    cr_expect_eq (f.later, 0, "no answer is read for a refused job");
+    cr_assert_gt (f.sent.count, 0);
+    cr_expect (sl_str_eq (f.sent.msgs [0]->provider, "mcp:github"), "not a provider routed by model");
+    cr_expect (sl_str_eq (s_last_error ()->code, "policy_violation"));
+    cr_expect_eq (s_sent_of (SL_MSG_DELTA), 0);
+    cr_expect_eq (s_sent_of (SL_MSG_END), 1);
+    s_close ();
+}
