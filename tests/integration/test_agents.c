@@ -892,6 +892,19 @@ s_claude_stack (const stack_opts_t *opts, const char *bin, const char *scenario,
     return s;
 }
 
+//  The end of s_claude_stack's stack: the home removed when the case
+//  passed (ok), kept and named when it failed.
+static void
+s_claude_stack_stop (sluice_stack_t *s, verdict_tap_t *tap, const ag_env_t *e, bool ok)
+{
+    if (ok)
+        s_remove_home (e);
+    else
+        fprintf (stderr, "agents:   its home and working directory, kept: %s\n", e->home);
+    verdict_tap_close (tap);
+    cr_expect_eq (stack_stop (s), 0);
+}
+
 //  Claude Code on mock-agent-mcp with the MCP servers of config, the
 //  tools allowed ("Bash mcp__..."), its model at base (NULL: the
 //  gateway); resume: the session of the run before. Returns the exit
@@ -1093,12 +1106,7 @@ Test (agents, claude_code_mcp_definition_changes, .timeout = 900)
         snprintf (kept, sizeof kept, "%s/claude-mcp.requests", keep);
         s_copy_tail (record, 0, kept);
     }
-    if (ok)
-        s_remove_home (&e);
-    else
-        fprintf (stderr, "agents:   its home and working directory, kept: %s\n", e.home);
-    verdict_tap_close (tap);
-    cr_expect_eq (stack_stop (s), 0);
+    s_claude_stack_stop (s, tap, &e, ok);
     free (policy);
     const char *files [] = { "pins.yaml", "requests", "request.json" };
     for (size_t i = 0; i < sizeof files / sizeof files [0]; i++) {
@@ -1212,12 +1220,7 @@ Test (agents, claude_code_mcp_servers_through_sluice, .timeout = 900)
     const char *which_hop = "";
     double held = 0;
     cr_expect (hops_all_free (s, AG_DRAIN_MS, &which_hop, &held), "the %s still holds %.0f stream(s)", which_hop, held);
-    if (ok)
-        s_remove_home (&e);
-    else
-        fprintf (stderr, "agents:   its home and working directory, kept: %s\n", e.home);
-    verdict_tap_close (tap);
-    cr_expect_eq (stack_stop (s), 0);
+    s_claude_stack_stop (s, tap, &e, ok);
     mcp_server_stop (&notes);
     mcp_server_stop (&guarded);
     free (policy);
