@@ -17,7 +17,14 @@
     in sluice_mcp_legs_total{kind,outcome}.
 
     Draining: legs in flight finish; a leg started while draining is
-    refused (-1).
+    refused (-1). A leg no ingest takes waits as a client's request does:
+    until --stream-expiry-ms (then done, 504) or its cancel.
+
+    done may start another leg (the result leg after the server's
+    answer); it must not cancel a leg other than its own: the gateway may
+    be ending several legs in one turn (an expiry sweep, a drain, an
+    ingest lost) when it calls it. A leg still running when the gateway is
+    destroyed is let go without its done.
 */
 #ifndef GATEWAY_LEG_H
 #define GATEWAY_LEG_H

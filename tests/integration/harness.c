@@ -615,6 +615,13 @@ int
 http_request (int port, const char *method, const char *path, const char *body,
               const char *const *headers, sl_buf_t *out, int timeout_ms)
 {
+    return http_request_full (port, method, path, body, headers, out, NULL, timeout_ms);
+}
+
+int
+http_request_full (int port, const char *method, const char *path, const char *body,
+                   const char *const *headers, sl_buf_t *out, sl_buf_t *out_headers, int timeout_ms)
+{
     CURL *easy = curl_easy_init ();
     char url [256];
     snprintf (url, sizeof url, "http://127.0.0.1:%d%s", port, path);
@@ -628,6 +635,10 @@ http_request (int port, const char *method, const char *path, const char *body,
     curl_easy_setopt (easy, CURLOPT_HTTPHEADER, list);
     curl_easy_setopt (easy, CURLOPT_WRITEFUNCTION, s_collect);
     curl_easy_setopt (easy, CURLOPT_WRITEDATA, out);
+    if (out_headers) {
+        curl_easy_setopt (easy, CURLOPT_HEADERFUNCTION, s_collect);
+        curl_easy_setopt (easy, CURLOPT_HEADERDATA, out_headers);
+    }
     curl_easy_setopt (easy, CURLOPT_TIMEOUT_MS, (long) timeout_ms);
     curl_easy_setopt (easy, CURLOPT_NOSIGNAL, 1L);
     long status = 0;

@@ -154,6 +154,10 @@ int stack_stop (sluice_stack_t *s);
 int http_request (int port, const char *method, const char *path,
                   const char *body, const char *const *headers,
                   sl_buf_t *out, int timeout_ms);
+//  The same, the answer's header lines (status line included, CR LF as
+//  sent) appended to out_headers when it is not NULL.
+int http_request_full (int port, const char *method, const char *path, const char *body,
+                       const char *const *headers, sl_buf_t *out, sl_buf_t *out_headers, int timeout_ms);
 //  Read a counter or gauge from a Prometheus /metrics page (-1 if absent).
 double metric_value (int port, const char *name);
 //  Poll a metric until it is at least want (_down: at most want), for at

@@ -13,7 +13,6 @@
     timeout_ms), a server answering more than max_response_bytes, a body
     too deep, another key's session. */
 #include <criterion/criterion.h>
-#include <curl/curl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,63 +77,45 @@ typedef struct {
     json_t *json;                       //  the body (or its one SSE event's data), parsed
 } s_answer_t;
 
-static size_t
-s_on_body (char *ptr, size_t size, size_t nmemb, void *arg)
+//  The value of the answer's header name (lower case, with its colon)
+//  into out, "" when absent.
+static void
+s_header_value (const char *lines, const char *name, char *out, size_t size)
 {
-    sl_buf_append (arg, ptr, size * nmemb);
-    return size * nmemb;
+    out [0] = 0;
+    for (const char *line = lines; line && *line; line = strchr (line, '\n') ? strchr (line, '\n') + 1 : NULL)
+        if (strncasecmp (line, name, strlen (name)) == 0) {
+            const char *v = line + strlen (name);
+            while (*v == ' ')
+                v++;
+            snprintf (out, size, "%.*s", (int) strcspn (v, "\r\n"), v);
+            return;
+        }
 }
 
-static size_t
-s_on_header (char *ptr, size_t size, size_t nmemb, void *arg)
-{
-    s_answer_t *a = arg;
-    size_t n = size * nmemb;
-    char line [120];
-    snprintf (line, sizeof line, "%.*s", (int) (n < sizeof line ? n : sizeof line - 1), ptr);
-    line [strcspn (line, "\r\n")] = 0;
-    if (strncasecmp (line, "Mcp-Session-Id: ", 16) == 0)
-        snprintf (a->session, sizeof a->session, "%s", line + 16);
-    if (strncasecmp (line, "Content-Type: ", 14) == 0)
-        snprintf (a->content_type, sizeof a->content_type, "%s", line + 14);
-    return n;
-}
-
-//  POST (or method) body to path with the headers; the answer's JSON is
-//  read from an SSE event's data too.
+//  A request to path (the client's Accept added unless headers say one);
+//  the answer's JSON is read from an SSE event's data too.
 static void
 s_request (s_env_t *env, const char *method, const char *path, const char *body, const char *const *headers,
            s_answer_t *a)
 {
     memset (a, 0, sizeof *a);
-    CURL *easy = curl_easy_init ();
-    char url [256];
-    snprintf (url, sizeof url, "http://127.0.0.1:%d%s", env->stack->http_port, path);
-    curl_easy_setopt (easy, CURLOPT_URL, url);
-    curl_easy_setopt (easy, CURLOPT_CUSTOMREQUEST, method);
-    if (body)
-        curl_easy_setopt (easy, CURLOPT_POSTFIELDS, body);
-    struct curl_slist *list = curl_slist_append (NULL, "Content-Type: application/json");
+    const char *all [12];
+    int n = 0;
     bool accept = false;
-    for (int i = 0; headers && headers [i]; i++) {
-        list = curl_slist_append (list, headers [i]);
+    for (int i = 0; headers && headers [i] && n < 10; i++) {
+        all [n++] = headers [i];
         accept |= strncasecmp (headers [i], "Accept:", 7) == 0;
     }
     if (!accept)
-        list = curl_slist_append (list, "Accept: application/json, text/event-stream");
-    curl_easy_setopt (easy, CURLOPT_HTTPHEADER, list);
-    curl_easy_setopt (easy, CURLOPT_WRITEFUNCTION, s_on_body);
-    curl_easy_setopt (easy, CURLOPT_WRITEDATA, &a->body);
-    curl_easy_setopt (easy, CURLOPT_HEADERFUNCTION, s_on_header);
-    curl_easy_setopt (easy, CURLOPT_HEADERDATA, a);
-    curl_easy_setopt (easy, CURLOPT_TIMEOUT_MS, s_client_timeout_ms);
-    curl_easy_setopt (easy, CURLOPT_NOSIGNAL, 1L);
-    long status = 0;
-    if (curl_easy_perform (easy) == CURLE_OK)
-        curl_easy_getinfo (easy, CURLINFO_RESPONSE_CODE, &status);
-    curl_slist_free_all (list);
-    curl_easy_cleanup (easy);
-    a->status = (int) status;
+        all [n++] = "Accept: application/json, text/event-stream";
+    all [n] = NULL;
+    sl_buf_t lines = { 0 };
+    a->status = http_request_full (env->stack->http_port, method, path, body, all, &a->body, &lines,
+                                   (int) s_client_timeout_ms);
+    s_header_value (sl_buf_cstr (&lines), "mcp-session-id:", a->session, sizeof a->session);
+    s_header_value (sl_buf_cstr (&lines), "content-type:", a->content_type, sizeof a->content_type);
+    sl_buf_free (&lines);
     const char *text = sl_buf_cstr (&a->body);
     const char *data = strstr (text, "data: ");
     a->json = json_loads (strncmp (a->content_type, "text/event-stream", 17) == 0 && data ? data + 6 : text,
