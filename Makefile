@@ -18,7 +18,8 @@
 #   make bench      run the benchmarks (tests/bench/bench_*.c), then
 #                   sluice-bench against three stacks, nginx (the floor)
 #                   and the mock, then the emitter's CPU with the audit's
-#                   spool off and on
+#                   spool off and on, then the p50 an MCP tools/call takes
+#                   directly and through sluice
 #   make chaos      the kill-and-restart test, the stop-and-resume rounds and
 #                   the rolling updates (DRAIN_ROUNDS),
 #                   with their one-line summaries
@@ -31,6 +32,10 @@
 #                   Debian's chromium); make test runs it
 #   make otel-deps  install the OTLP receiver the exporter's tests send to
 #                   (npm, pinned in tests/otel/package-lock.json); make test
+#                   runs it
+#   make mcp-deps   install the official MCP TypeScript SDK (client and
+#                   server, both revision families) the MCP tests drive
+#                   (npm, pinned in tests/mcp/package-lock.json); make test
 #                   runs it
 #   make agents     install Claude Code, Codex CLI, Gemini CLI and opencode
 #                   (npm, pinned in tests/agents/package-lock.json) into
@@ -110,7 +115,7 @@ svc_src = $(filter-out services/$(1)/sl_%.c,$(wildcard services/$(1)/*.c))
 RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
-.PHONY: all deps sdk-deps browser-deps otel-deps kube-deps run test unit integration check-compose \
+.PHONY: all deps sdk-deps browser-deps otel-deps kube-deps mcp-deps run test unit integration check-compose \
         check-docs check-prometheus check-kubernetes memcheck \
         fuzz fuzz-smoke bench chaos clean asan agents
 .DEFAULT_GOAL := all
@@ -288,6 +293,15 @@ OTEL_DIR = tests/otel
 otel-deps:
 	$(call npm_ci,$(OTEL_DIR),the OTLP receiver's packages,the OTLP exporter tests)
 
+# The official MCP TypeScript SDK of tests/mcp (its server behind sluice,
+# its client in front), pinned in its package-lock.json. Like sdk-deps, it
+# says why when it cannot, and the MCP tests are then skipped with that
+# reason.
+MCP_DIR = tests/mcp
+
+mcp-deps:
+	$(call npm_ci,$(MCP_DIR),the MCP SDK packages,the MCP tests)
+
 # ---------------------------------------------------------------------------
 # Running
 
@@ -302,8 +316,8 @@ run: deps
 # Tests
 
 test: deps
-	@$(MAKE) --no-print-directory sdk-deps browser-deps otel-deps kube-deps
-	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(FUZZ_BINS)
+	@$(MAKE) --no-print-directory sdk-deps browser-deps otel-deps kube-deps mcp-deps
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(LEGTEST_BIN) $(FUZZ_BINS)
 	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose check-prometheus check-docs check-kubernetes
 
 # Criterion counts a test whose worker process LeakSanitizer reports at
@@ -448,6 +462,8 @@ bench: deps
 	@tests/bench/run-stack.sh $(BUILD)/bin --out $(BUILD)/bench.json
 	@echo "== the audit's spool on the emitter: off, held, taken by sluice-audit"
 	@tests/bench/audit-stack.sh $(BUILD)/bin
+	@echo "== MCP tools/call: directly and through sluice's /mcp/<server> (tests/mcp, make mcp-deps)"
+	@tests/bench/mcp-stack.sh $(BUILD)/bin
 
 memcheck: $(BUILD)/tests/unit-plain
 	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \

@@ -19,40 +19,10 @@ HERE=$(cd "$(dirname "$0")/../.." && pwd)
 STREAMS=${SLUICE_AUDIT_BENCH_STREAMS:-3000}
 RUNS=${SLUICE_AUDIT_BENCH_RUNS:-3}
 LOGS=$(mktemp -d /tmp/sluice-audit-bench-XXXXXX)
-PIDS=""
-
-stop() {
-    for pid in $PIDS; do kill -TERM "$pid" 2>/dev/null; done
-    for pid in $PIDS; do wait "$pid" 2>/dev/null; done
-    PIDS=""
-}
+WHO=audit-stack
+. "$HERE/tests/bench/stack-lib.sh"
 MOCKPID=""
 trap 'stop; [ -n "$MOCKPID" ] && kill "$MOCKPID"; rm -rf "$LOGS"; exit 1' INT TERM
-
-start() {
-    label=$1 name=$2
-    shift 2
-    "$BIN/sluice-$name" "$@" > "$LOGS/$label.log" 2>&1 &
-    PIDS="$PIDS $!"
-    LAST=$!
-}
-
-value() {
-    i=0
-    while [ $i -lt 200 ]; do
-        v=$(grep "\"event\":\"$2\"" "$LOGS/$1.log" 2>/dev/null | head -1 | sed -n "s/.*$3\([^ \"]*\).*/\1/p")
-        if [ -n "$v" ]; then echo "$v"; return 0; fi
-        i=$((i + 1))
-        sleep 0.05
-    done
-    echo "audit-stack: $1 did not log $2 (logs in $LOGS)" >&2
-    stop
-    exit 1
-}
-
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 # CPU time of a process so far, ns: every thread's (ZeroMQ's I/O threads
 # do the CURVE work), from the scheduler's own accounting.

@@ -30,46 +30,13 @@ BIN=${1:-build/bin}
 shift || true
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
 LOGS=$(mktemp -d /tmp/sluice-bench-XXXXXX)
-PIDS=""
-
-stop() {
-    for pid in $PIDS; do kill -TERM "$pid" 2>/dev/null; done
-    for pid in $PIDS; do wait "$pid" 2>/dev/null; done
-}
+WHO=bench
+. "$HERE/tests/bench/stack-lib.sh"
 
 # The bench opens 1,000 connections at once, and so do the processes it
 # drives: raise the soft limit on open files to the hard one for all of them.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 trap 'stop; exit 1' INT TERM
-
-# start <label> <program> <args...>: LAST is its pid, its log $LOGS/<label>.log
-start() {
-    label=$1 name=$2
-    shift 2
-    "$BIN/sluice-$name" "$@" > "$LOGS/$label.log" 2>&1 &
-    PIDS="$PIDS $!"
-    LAST=$!
-}
-
-# value <label> <event> <key>: what follows "<key>" on the process's
-# "<event>" log line, waiting for it (bounded: 10 s).
-value() {
-    i=0
-    while [ $i -lt 200 ]; do
-        v=$(grep "\"event\":\"$2\"" "$LOGS/$1.log" 2>/dev/null | head -1 | sed -n "s/.*$3\([^ \"]*\).*/\1/p")
-        if [ -n "$v" ]; then echo "$v"; return 0; fi
-        i=$((i + 1))
-        sleep 0.05
-    done
-    echo "bench: $1 did not log $2 (logs in $LOGS)" >&2
-    stop
-    exit 1
-}
-
-# A free TCP port on 127.0.0.1.
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 
 # The inbox of stage $2 of pipeline $1 on transport $3: a socket file in
 # the run's directory (ipc), or a free port on loopback (tcp).

@@ -74,6 +74,7 @@
 #include "services/mock/sl_mock_agent.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/hops.h"
+#include "tests/integration/mcp_node.h"
 #include "tests/integration/verdict_tap.h"
 
 #define AG_RUN_MS 240000                //  one agent run, retries included
@@ -877,6 +878,54 @@ s_count_log (const proc_t *p, const char *needle)
     return count;
 }
 
+//  A stack of opts for Claude Code's scenario, its taps open (*tap), the
+//  run's home made (*e). Asserts it came up.
+static sluice_stack_t *
+s_claude_stack (const stack_opts_t *opts, const char *bin, const char *scenario, ag_env_t *e, verdict_tap_t **tap)
+{
+    sluice_stack_t *s = stack_start (opts);
+    cr_assert_not_null (s, "the stack came up");
+    *tap = verdict_tap_open (s);
+    *e = (ag_env_t) { .port = s->http_port };
+    snprintf (e->bin, sizeof e->bin, "%s", bin);
+    s_home (e, s, &s_agents [0], scenario);
+    return s;
+}
+
+//  The end of s_claude_stack's stack: the home removed when the case
+//  passed (ok), kept and named when it failed.
+static void
+s_claude_stack_stop (sluice_stack_t *s, verdict_tap_t *tap, const ag_env_t *e, bool ok)
+{
+    if (ok)
+        s_remove_home (e);
+    else
+        fprintf (stderr, "agents:   its home and working directory, kept: %s\n", e->home);
+    verdict_tap_close (tap);
+    cr_expect_eq (stack_stop (s), 0);
+}
+
+//  Claude Code on mock-agent-mcp with the MCP servers of config, the
+//  tools allowed ("Bash mcp__..."), its model at base (NULL: the
+//  gateway); resume: the session of the run before. Returns the exit
+//  status, the output into *output.
+static int
+s_claude_mcp (ag_env_t *e, const char *config, const char *allowed, const char *base, bool resume, char **output)
+{
+    const char *argv [16], *env [16];
+    char scratch [4096], base_env [160];
+    s_claude (e, "mock-agent-mcp", argv, env, scratch);
+    if (base) {
+        snprintf (base_env, sizeof base_env, "ANTHROPIC_BASE_URL=%s", base);
+        env [2] = base_env;
+    }
+    const char *a [] = { "claude", "-p", AG_MCP_PROMPT, "--model", "mock-agent-mcp", "--mcp-config", config,
+                         "--strict-mcp-config", "--allowedTools", allowed, "--output-format", "text",
+                         resume ? "--continue" : NULL, NULL };
+    memcpy (argv, a, sizeof a);
+    return s_run (e, argv, env, output);
+}
+
 //  One turn of Claude Code with the stub MCP server serving definition
 //  ("pinned" or "changed"), whose call writes marker; continue: the
 //  session of the turn before. Returns the exit status, the output into
@@ -884,19 +933,13 @@ s_count_log (const proc_t *p, const char *needle)
 static int
 s_mcp_turn (ag_env_t *e, const char *definition, const char *marker, bool resume, char **output)
 {
-    char stub [PATH_MAX], config [480], text [2 * PATH_MAX], scratch [4096];
+    char stub [PATH_MAX], config [480], text [2 * PATH_MAX];
     cr_assert_not_null (realpath (AG_MCP_STUB, stub), "%s", AG_MCP_STUB);
     snprintf (config, sizeof config, "%s/mcp-%s.json", e->home, definition);
     snprintf (text, sizeof text, "{ \"mcpServers\": { \"stub\": { \"type\": \"stdio\", \"command\": \"node\",\n"
                                  "  \"args\": [\"%s\", \"%s\", \"%s/%s\"] } } }\n", stub, definition, e->work, marker);
     s_write (config, text);
-    const char *argv [16], *env [16];
-    s_claude (e, "mock-agent-mcp", argv, env, scratch);
-    const char *a [] = { "claude", "-p", AG_MCP_PROMPT, "--model", "mock-agent-mcp", "--mcp-config", config,
-                         "--strict-mcp-config", "--allowedTools", "Bash " AG_MCP_TOOL, "--output-format", "text",
-                         resume ? "--continue" : NULL, NULL };
-    memcpy (argv, a, sizeof a);
-    return s_run (e, argv, env, output);
+    return s_claude_mcp (e, config, "Bash " AG_MCP_TOOL, NULL, resume, output);
 }
 
 //  The last request the mock recorded (from offset on) that defines the
@@ -955,12 +998,9 @@ Test (agents, claude_code_mcp_definition_changes, .timeout = 900)
     snprintf (record, sizeof record, "%s/requests", dir);
     const char *mock_args [] = { "--record", record, NULL };
     stack_opts_t opts = { .policy_text = policy, .mock_delay_ms = 20, .mock_args = mock_args };
-    sluice_stack_t *s = stack_start (&opts);
-    cr_assert_not_null (s, "the stack came up");
-    verdict_tap_t *tap = verdict_tap_open (s);
-    ag_env_t e = { .port = s->http_port };
-    snprintf (e.bin, sizeof e.bin, "%s", bin);
-    s_home (&e, s, &s_agents [0], "mcp");
+    ag_env_t e;
+    verdict_tap_t *tap;
+    sluice_stack_t *s = s_claude_stack (&opts, bin, "mcp", &e, &tap);
     char *output = NULL;
 
     //  Turn 1: unpinned, the call runs.
@@ -1066,12 +1106,7 @@ Test (agents, claude_code_mcp_definition_changes, .timeout = 900)
         snprintf (kept, sizeof kept, "%s/claude-mcp.requests", keep);
         s_copy_tail (record, 0, kept);
     }
-    if (ok)
-        s_remove_home (&e);
-    else
-        fprintf (stderr, "agents:   its home and working directory, kept: %s\n", e.home);
-    verdict_tap_close (tap);
-    cr_expect_eq (stack_stop (s), 0);
+    s_claude_stack_stop (s, tap, &e, ok);
     free (policy);
     const char *files [] = { "pins.yaml", "requests", "request.json" };
     for (size_t i = 0; i < sizeof files / sizeof files [0]; i++) {
@@ -1079,4 +1114,117 @@ Test (agents, claude_code_mcp_definition_changes, .timeout = 900)
         unlink (cmd);
     }
     rmdir (dir);
+}
+
+//  --------------------------------------------------------------------------
+//  MCP servers reached through sluice (Claude Code)
+
+#define AG_HTTP_KEY "sk-sluice-agents"
+#define AG_HTTP_ALLOWED "mcp__notes__echo"
+#define AG_HTTP_BLOCKED "mcp__guarded__echo"
+//  A call of the guarded server's echo with the mock's words is blocked
+//  (by its arguments, so the tool is still listed and can be called).
+#define AG_HTTP_RULES \
+    "  - id: guarded-echo\n    server: guarded\n    tool: echo\n" \
+    "    args: [{pointer: /text, contains: " SL_MOCK_AGENT_MCP_NOTE "}]\n    action: block\n" \
+    "    message: \"sluice blocked a call to {tool}: the guarded server does not echo that (rule {rule}).\"\n"
+
+//  One run of Claude Code whose only MCP server is server, at sluice's
+//  /mcp/<server> with a sluice key; its model at base (the gateway, or
+//  the mock itself).
+static int
+s_http_turn (ag_env_t *e, const char *server, const char *tool, const char *base, char **output)
+{
+    char config [480], text [1024];
+    snprintf (config, sizeof config, "%s/mcp-%s.json", e->home, server);
+    snprintf (text, sizeof text, "{ \"mcpServers\": { \"%s\": { \"type\": \"http\",\n"
+                                 "  \"url\": \"http://127.0.0.1:%d/mcp/%s\",\n"
+                                 "  \"headers\": { \"Authorization\": \"Bearer " AG_HTTP_KEY "\" } } } }\n",
+              server, e->port, server);
+    s_write (config, text);
+    return s_claude_mcp (e, config, tool, base, false, output);
+}
+
+//  Claude Code with MCP servers of the official SDK (tests/mcp/server.mjs)
+//  reached through sluice's /mcp/<server>. Allowed: its model through the
+//  gateway too, the call of notes' echo reaches the server, and what it
+//  said comes back. Blocked: its model at the mock itself, so that only
+//  the MCP endpoint can stop the call of guarded's echo: the server never
+//  sees it, Claude Code shows the notice, the taps carry the verdict.
+Test (agents, claude_code_mcp_servers_through_sluice, .timeout = 900)
+{
+    const char *bin = s_agents_bin ();
+    const char *missing = mcp_node_missing ();
+    if (!missing)
+        missing = mcp_node_routes_missing ();
+    if (missing) {
+        fprintf (stderr, "agents: claude   mcp-http   skipped: %s\n", missing);
+        cr_skip_test ("%s", missing);
+    }
+    char dir [] = "/tmp/sluice-agents-mcphttp-XXXXXX";
+    cr_assert_not_null (mkdtemp (dir));
+    mcp_server_t notes, guarded;
+    char log [300], routes [2048];
+    snprintf (log, sizeof log, "%s/notes.calls", dir);
+    cr_assert_eq (mcp_server_start (&notes, dir, "v1", false, log), 0, "the notes server came up");
+    snprintf (log, sizeof log, "%s/guarded.calls", dir);
+    cr_assert_eq (mcp_server_start (&guarded, dir, "v2", false, log), 0, "the guarded server came up");
+    snprintf (routes, sizeof routes, HARNESS_MOCK_PROVIDERS "routes:\n" HARNESS_MOCK_DIALECT_ROUTES
+              "mcp:\n  servers:\n    - { name: notes, url: \"%s\" }\n"
+              "    - { name: guarded, url: \"%s\", revision: \"2026-07-28\" }\n", notes.url, guarded.url);
+    char *base = s_read (AG_POLICY);
+    size_t size = strlen (base) + sizeof AG_HTTP_RULES;
+    char *policy = malloc (size);
+    snprintf (policy, size, "%s" AG_HTTP_RULES, base);
+    free (base);
+    stack_opts_t opts = { .policy_text = policy, .mock_delay_ms = 20, .routes_text = routes };
+    ag_env_t e;
+    verdict_tap_t *tap;
+    sluice_stack_t *s = s_claude_stack (&opts, bin, "mcp-http", &e, &tap);
+    char gateway [80], mock [80], args [512];
+    snprintf (gateway, sizeof gateway, "http://127.0.0.1:%d", s->http_port);
+    snprintf (mock, sizeof mock, "http://127.0.0.1:%d", s->mock_port);
+    char *output = NULL;
+
+    //  Allowed, the model through sluice too.
+    int status = s_http_turn (&e, "notes", AG_HTTP_ALLOWED, gateway, &output);
+    int calls = mcp_server_calls (&notes, "echo", args, sizeof args);
+    bool ok = status == 0 && calls == 1 && strstr (output, SL_MOCK_AGENT_DONE " " AG_HTTP_ALLOWED " said:");
+    fprintf (stderr, "agents: claude   mcp-http   allowed %s (exit %d, the server saw %d call(s))\n",
+             ok ? "ok" : "FAILED", status, calls);
+    cr_expect (status == 0 && strstr (output, SL_MOCK_AGENT_DONE " " AG_HTTP_ALLOWED " said: " SL_MOCK_AGENT_MCP_NOTE),
+               "the allowed call's answer came back: exit %d, output:\n%s", status, output);
+    cr_expect_eq (calls, 1, "the allowed call reached the server once");
+    cr_expect_str_eq (args, "{\"text\":\"" SL_MOCK_AGENT_MCP_NOTE "\"}");
+    free (output);
+    int seen = tap->count;
+
+    //  Blocked, the model at the mock: only /mcp/guarded judges the call.
+    status = s_http_turn (&e, "guarded", AG_HTTP_BLOCKED, mock, &output);
+    calls = mcp_server_calls (&guarded, NULL, NULL, 0);
+    verdict_tap_wait (tap, VERDICT_TAP_MAX, AG_VERDICTS_MS);
+    const sl_msg_t *blocked = NULL;
+    for (int i = seen; i < tap->count && !blocked; i++)
+        if (tap->verdicts [i]->action == SL_ACT_BLOCK && sl_str_eq (tap->verdicts [i]->rule, "guarded-echo")
+        &&  sl_str_eq (tap->verdicts [i]->name, AG_HTTP_BLOCKED))
+            blocked = tap->verdicts [i];
+    bool shown = strstr (output, "the guarded server does not echo that (rule guarded-echo)") != NULL;
+    ok &= status == 0 && calls == 0 && blocked && shown;
+    fprintf (stderr, "agents: claude   mcp-http   blocked %s (exit %d, the server saw %d call(s), verdict %s)\n",
+             status == 0 && calls == 0 && blocked && shown ? "ok" : "FAILED", status, calls, blocked ? "yes" : "no");
+    cr_expect (status == 0 && shown, "Claude Code shows the block: exit %d, output:\n%s", status, output);
+    cr_expect_eq (calls, 0, "the blocked call never reached the server");
+    cr_expect_not_null (blocked, "the taps carry the block of %s", AG_HTTP_BLOCKED);
+    free (output);
+
+    const char *which_hop = "";
+    double held = 0;
+    cr_expect (hops_all_free (s, AG_DRAIN_MS, &which_hop, &held), "the %s still holds %.0f stream(s)", which_hop, held);
+    s_claude_stack_stop (s, tap, &e, ok);
+    mcp_server_stop (&notes);
+    mcp_server_stop (&guarded);
+    free (policy);
+    char cmd [200];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq (system (cmd), 0);
 }
