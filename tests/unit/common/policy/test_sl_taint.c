@@ -355,15 +355,12 @@ Test (sl_taint, shipped_taint_policy)
 //  --------------------------------------------------------------------------
 //  The shipped tool-descriptions.yaml
 
-//  The rule that withholds the one tool an OpenAI request offers ("" when none).
+//  The rule whose verdict on an OpenAI request (body, taken) has this
+//  action ("" when none).
 static const char *
-s_refused_by (sl_policy_t *p, const char *name, const char *description, const char *param_description)
+s_rule_acting (sl_policy_t *p, json_t *body, int action)
 {
     static char rule [64];
-    json_t *body = json_pack ("{s:s, s:[{s:s,s:s}], s:[{s:s, s:{s:s,s:s,s:{s:s,s:{s:{s:s,s:s}}}}}]}",
-                              "model", "m", "messages", "role", "user", "content", "hi", "tools", "type", "function",
-                              "function", "name", name, "description", description, "parameters", "type", "object",
-                              "properties", "arg", "type", "string", "description", param_description);
     char *text = json_dumps (body, JSON_COMPACT);
     sl_job_t r;
     s_parse_body (SL_DIALECT_OPENAI, text, &r);
@@ -373,7 +370,7 @@ s_refused_by (sl_policy_t *p, const char *name, const char *description, const c
     for (size_t v = 0; v < sl_reqjudge_verdicts (rj); v++) {
         sl_msg_t m;
         sl_reqjudge_verdict (rj, v, &m);
-        if (m.action == SL_ACT_WITHHOLD)
+        if (m.action == action)
             snprintf (rule, sizeof rule, "%.*s", (int) m.rule.len, m.rule.ptr);
     }
     sl_reqjudge_destroy (&rj);
@@ -381,6 +378,17 @@ s_refused_by (sl_policy_t *p, const char *name, const char *description, const c
     free (text);
     json_decref (body);
     return rule;
+}
+
+//  The rule that withholds the one tool an OpenAI request offers ("" when none).
+static const char *
+s_refused_by (sl_policy_t *p, const char *name, const char *description, const char *param_description)
+{
+    json_t *body = json_pack ("{s:s, s:[{s:s,s:s}], s:[{s:s, s:{s:s,s:s,s:{s:s,s:{s:{s:s,s:s}}}}}]}",
+                              "model", "m", "messages", "role", "user", "content", "hi", "tools", "type", "function",
+                              "function", "name", name, "description", description, "parameters", "type", "object",
+                              "properties", "arg", "type", "string", "description", param_description);
+    return s_rule_acting (p, body, SL_ACT_WITHHOLD);
 }
 
 Test (sl_taint, shipped_description_patterns)
@@ -448,29 +456,12 @@ Test (sl_taint, shipped_description_patterns)
 static const char *
 s_result_blocked_by (sl_policy_t *p, const char *tool, const char *result)
 {
-    static char rule [64];
     json_t *body = json_pack ("{s:s, s:[{s:s,s:s}, {s:s,s:[{s:s,s:s,s:{s:s,s:s}}]}, {s:s,s:s,s:s}]}",
                               "model", "m", "messages", "role", "user", "content", "hi",
                               "role", "assistant", "tool_calls", "id", "c1", "type", "function", "function",
                               "name", tool, "arguments", "{}",
                               "role", "tool", "tool_call_id", "c1", "content", result);
-    char *text = json_dumps (body, JSON_COMPACT);
-    sl_job_t r;
-    s_parse_body (SL_DIALECT_OPENAI, text, &r);
-    sl_reqjudge_t *rj = sl_reqjudge_new (p, r.req, SL_STR_LIT ("{}"));
-    sl_reqjudge_run (rj, 0);
-    rule [0] = 0;
-    for (size_t v = 0; v < sl_reqjudge_verdicts (rj); v++) {
-        sl_msg_t m;
-        sl_reqjudge_verdict (rj, v, &m);
-        if (m.action == SL_ACT_BLOCK_RESULT)
-            snprintf (rule, sizeof rule, "%.*s", (int) m.rule.len, m.rule.ptr);
-    }
-    sl_reqjudge_destroy (&rj);
-    sl_job_clear (&r);
-    free (text);
-    json_decref (body);
-    return rule;
+    return s_rule_acting (p, body, SL_ACT_BLOCK_RESULT);
 }
 
 Test (sl_taint, shipped_result_patterns)
