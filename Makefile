@@ -336,7 +336,7 @@ integration: $(BUILD)/asan/tests/integration $(ASAN_BINS) $(BUILD)/bin/sluice-ga
 	  $(BUILD)/asan/tests/integration --jobs 1
 
 # The kill-and-restart test, then the stop-and-resume rounds: every kind of
-# process stopped PAUSE_ROUNDS times (0.3, 1.5 and 5 s in turn, under load
+# process stopped PAUSE_ROUNDS times (5, 1.5 and 0.3 s in turn, under load
 # and idle), then DRAIN_ROUNDS rolling updates of every kind of stage, the
 # gateway and sluice-audit (a new instance, then SIGTERM to an old one,
 # under load; the audit also alone on PostgreSQL); a summary line per test
