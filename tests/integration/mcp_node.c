@@ -14,7 +14,6 @@
 #include <czmq.h>
 
 #include "common/base/sl_buf.h"
-#include "common/dialects/sl_providers.h"
 #include "tests/integration/harness.h"
 
 #define MCP_NODE_UP_MS 20000            //  for a server to listen (node starts slowly under load)
@@ -34,41 +33,6 @@ mcp_node_missing (void)
     if (system ("node --version > /dev/null 2>&1") != 0)
         return "node is not installed (make sdk-deps installs Debian's nodejs and npm)";
     return NULL;
-}
-
-const char *
-mcp_node_routes_missing (void)
-{
-    //  The mock's providers at a port nothing serves: only loading counts.
-    static const char probe [] = HARNESS_MOCK_PROVIDERS "routes:\n" HARNESS_MOCK_DIALECT_ROUTES
-                                 "mcp:\n  servers:\n    - { name: probe, url: \"http://127.0.0.1:1/mcp\" }\n";
-    sl_buf_t routes = { 0 };
-    for (const char *at = probe; *at;) {
-        const char *mock = strstr (at, "@MOCK@");
-        size_t n = mock ? (size_t) (mock - at) : strlen (at);
-        sl_buf_append (&routes, at, n);
-        if (mock)
-            sl_buf_append (&routes, "http://127.0.0.1:1", strlen ("http://127.0.0.1:1"));
-        at += n + (mock ? strlen ("@MOCK@") : 0);
-    }
-    char path [] = "/tmp/sluice-mcp-routes-XXXXXX";
-    int fd = mkstemp (path);
-    cr_assert_geq (fd, 0);
-    bool written = write (fd, sl_buf_cstr (&routes), routes.len) == (ssize_t) routes.len;
-    close (fd);
-    sl_buf_free (&routes);
-    char *error = NULL;
-    sl_providers_t *loaded = written ? sl_providers_load (path, &error) : NULL;
-    unlink (path);
-    bool ok = loaded != NULL;
-    bool unknown = !loaded && error && strstr (error, "unknown field 'mcp'");
-    char said [512];
-    snprintf (said, sizeof said, "%s", error ? error : "?");
-    free (error);
-    sl_providers_destroy (&loaded);
-    cr_assert (written, "the probe routes file is written");
-    cr_assert (ok || unknown, "a routes file with an mcp section loads: %s", said);
-    return unknown ? "this build's routes file has no mcp section: the gateway does not serve /mcp/<server>" : NULL;
 }
 
 static void

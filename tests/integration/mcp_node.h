@@ -19,11 +19,6 @@
 //  packages are installed in MCP_NODE_DIR/node_modules and node runs.
 const char *mcp_node_missing (void);
 
-//  Why this build cannot front MCP servers (static text: its routes file
-//  has no mcp section), or NULL when it can. Any other refusal of a routes
-//  file with one asserts (Criterion).
-const char *mcp_node_routes_missing (void);
-
 typedef struct {
     pid_t pid;                          //  node, leading its own process group
     char url [MCP_NODE_URL_MAX];        //  http://127.0.0.1:PORT/mcp

@@ -1155,8 +1155,6 @@ Test (agents, claude_code_mcp_servers_through_sluice, .timeout = 900)
 {
     const char *bin = s_agents_bin ();
     const char *missing = mcp_node_missing ();
-    if (!missing)
-        missing = mcp_node_routes_missing ();
     if (missing) {
         fprintf (stderr, "agents: claude   mcp-http   skipped: %s\n", missing);
         cr_skip_test ("%s", missing);
