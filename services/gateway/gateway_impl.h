@@ -147,6 +147,8 @@ int64_t gateway_clock (void *arg);
 void gateway_respond_error (sl_http_req_t *req, int dialect, int status, const char *type, const char *message);
 //  A request header (arg: the request), for the libraries that read them.
 const char *gateway_header (void *arg, const char *name);
+//  A query parameter of the request (arg: the request), likewise.
+const char *gateway_query (void *arg, const char *name);
 //  Who sent req: its caller, or NULL when the credential is refused
 //  (answered: 401 in dialect, counted by reason). The caller is the
 //  request's until its stream ends (sl_admission_finish).

@@ -415,12 +415,25 @@ s_server_result (s_req_t *r, const gateway_mcp_reply_t *reply)
     return result;
 }
 
+//  The client's trace context: the pair in params._meta (MCP's place for
+//  it) when it has a traceparent, else the HTTP headers.
+static const char *
+s_traceparent (s_req_t *r, const char **tracestate)
+{
+    if (r->rpc.traceparent) {
+        *tracestate = r->rpc.tracestate;
+        return r->rpc.traceparent;
+    }
+    *tracestate = sl_http_req_header (r->req, "tracestate");
+    return sl_http_req_header (r->req, "traceparent");
+}
+
 //  Start a leg of the request; -1 (nothing started) when it cannot.
 static int
 s_start_leg (s_req_t *r, sl_buf_t *body, sl_buf_t *answer, const char *what, gateway_leg_done_fn *done)
 {
-    const char *traceparent = r->rpc.traceparent ? r->rpc.traceparent : sl_http_req_header (r->req, "traceparent");
-    const char *tracestate = r->rpc.traceparent ? r->rpc.tracestate : sl_http_req_header (r->req, "tracestate");
+    const char *tracestate;
+    const char *traceparent = s_traceparent (r, &tracestate);
     gateway_leg_t leg = {
         .body = sl_buf_str (body),
         .inline_answer = sl_buf_str (answer),
@@ -680,7 +693,8 @@ s_on_server_call (void *arg, const gateway_mcp_reply_t *reply)
 static void
 s_server_trace (s_req_t *r, const uint8_t *leg_sid, json_t *params)
 {
-    const char *traceparent = r->rpc.traceparent ? r->rpc.traceparent : sl_http_req_header (r->req, "traceparent");
+    const char *tracestate;
+    const char *traceparent = s_traceparent (r, &tracestate);
     sl_trace_in_t in;
     sl_trace_accept (traceparent, NULL, leg_sid, r->mcp->gateway->config.tracing, &in);
     sl_trace_ctx_t ctx;
@@ -690,8 +704,8 @@ s_server_trace (s_req_t *r, const uint8_t *leg_sid, json_t *params)
     sl_trace_child (&ctx, leg_sid, child);
     json_t *meta = json_object ();
     json_object_set_new (meta, "traceparent", json_string (child));
-    if (r->rpc.tracestate && r->rpc.traceparent)
-        json_object_set_new (meta, "tracestate", json_string (r->rpc.tracestate));
+    if (r->rpc.traceparent && tracestate)   //  a header's tracestate is not passed on
+        json_object_set_new (meta, "tracestate", json_string (tracestate));
     json_object_set_new (params, "_meta", meta);
 }
 
@@ -904,18 +918,6 @@ s_discover (s_req_t *r)
 //  --------------------------------------------------------------------------
 //  The endpoint
 
-static const char *
-s_query (void *arg, const char *name)
-{
-    return sl_http_req_query (arg, name);
-}
-
-static const char *
-s_header (void *arg, const char *name)
-{
-    return sl_http_req_header (arg, name);
-}
-
 //  A browser's request carries its page's Origin: the spec asks a server
 //  to refuse those it does not expect, against DNS rebinding (a page
 //  whose name comes to point at 127.0.0.1). Programs send none; pages of
@@ -1120,7 +1122,7 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
         return true;
     }
     const char *reason;
-    sl_caller_t *caller = sl_admission_identify (gateway->admission, sl_clientkey_of (s_header, s_query, req), &reason);
+    sl_caller_t *caller = sl_admission_identify (gateway->admission, sl_clientkey_of (gateway_header, gateway_query, req), &reason);
     if (!caller) {
         s_respond_error (self, req, sse, 401, SL_MCP_ERR_INVALID_REQUEST, "unauthorized", "invalid or missing API key");
         s_count_request (self, server, M_OTHER, "unauthorized");
@@ -1157,7 +1159,7 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
     r->index = server ? s_server_index (self, server) : 0;
     r->started_us = zclock_usecs ();
     zlistx_add_end (self->requests, r);
-    sl_mcp_headers_t headers = { s_header, req };
+    sl_mcp_headers_t headers = { gateway_header, req };
     sl_mcp_error_t err;
     if (sl_mcp_rpc_parse (sl_http_req_body (req), &headers, &r->rpc, &err)) {
         sl_buf_t out = { 0 };

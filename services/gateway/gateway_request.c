@@ -87,8 +87,8 @@ gateway_header (void *arg, const char *name)
     return sl_http_req_header (arg, name);
 }
 
-static const char *
-s_query (void *arg, const char *name)
+const char *
+gateway_query (void *arg, const char *name)
 {
     return sl_http_req_query (arg, name);
 }
@@ -100,7 +100,7 @@ sl_caller_t *
 gateway_identify (gateway_t *self, sl_http_req_t *req, int dialect)
 {
     const char *reason;
-    sl_caller_t *caller = sl_admission_identify (self->admission, sl_clientkey_of (gateway_header, s_query, req), &reason);
+    sl_caller_t *caller = sl_admission_identify (self->admission, sl_clientkey_of (gateway_header, gateway_query, req), &reason);
     if (!caller) {
         char message [128];
         if (strncmp (reason, "token_", 6) == 0)
@@ -172,7 +172,7 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
     //  the provider's.
     sl_buf_t auth = { 0 };
     if (req && !sl_admission_checks (self->admission))
-        sl_clientkey_line (sl_dialect_get (parsed->client_dialect), gateway_header, s_query, req, &auth);
+        sl_clientkey_line (sl_dialect_get (parsed->client_dialect), gateway_header, gateway_query, req, &auth);
     s_count_drops (self, parsed);
     sl_policy_t *policy = s->policy;    //  NULL: refused before its policy was looked up
     sl_buf_t history = { 0 }, taint = { 0 };
@@ -219,7 +219,7 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
     //  credential the client sent (its own provider key, forwarded).
     char key_id [SL_KEY_ID_SIZE];
     const sl_identity_t *who = sl_caller_identity (s->caller);
-    const char *key = req ? sl_clientkey_of (gateway_header, s_query, req) : NULL;
+    const char *key = req ? sl_clientkey_of (gateway_header, gateway_query, req) : NULL;
     if (who->outcome == SL_WHO_OK)
         job.key_id = sl_str (who->key_id);
     else
