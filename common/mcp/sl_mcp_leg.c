@@ -115,7 +115,7 @@ sl_mcp_multiplexed_split (sl_str_t name, sl_str_t *server, sl_str_t *tool)
 void
 sl_mcp_leg_model (const char *server, sl_buf_t *out)
 {
-    sl_buf_puts (out, "mcp:");
+    sl_buf_puts (out, SL_MCP_PROVIDER_PREFIX);
     sl_buf_puts (out, server);
 }
 

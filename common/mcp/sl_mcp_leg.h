@@ -48,6 +48,7 @@
 #define SL_MCP_HISTORY_MAX 32           //  earlier calls a session keeps (oldest dropped)
 #define SL_MCP_POLICY_PREFIX "mcp__"    //  the prefix of an MCP tool's name in policy
 #define SL_MCP_SEPARATOR "__"           //  between server and tool in a name
+#define SL_MCP_PROVIDER_PREFIX "mcp:"  //  a leg's model and provider: "mcp:<server>"
 #define SL_MCP_PLACEHOLDER "(result not kept)"  //  an earlier call's result in history
 
 //  A session's earlier calls: what the request judge sees as the

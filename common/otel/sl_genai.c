@@ -13,12 +13,12 @@
 #include "common/base/sl_json.h"
 #include "common/base/sl_sidmap.h"
 #include "common/dialects/sl_dialect.h"
+#include "common/mcp/sl_mcp_leg.h"
 #include "common/otel/sl_trace.h"
 
 #define S_OPERATION "chat"              //  gen_ai.operation.name of a stream
 #define S_GUARDRAIL "apply_guardrail"   //  and of a verdict (the guardrail proposal's)
 #define S_MCP_OPERATION "execute_tool"   //  gen_ai.operation.name of an MCP request's stream
-#define S_MCP_PROVIDER_PREFIX "mcp:"    //  the route of an MCP request's stream: "mcp:<server>"
 #define S_GUARDIAN "sluice"             //  gen_ai.guardian.name
 #define S_DEFAULT_RULE "default"        //  a verdict without a rule: the policy's default
 #define S_DEFAULT_POLICY "default"      //  a stream without a policy file of its own
@@ -197,8 +197,8 @@ s_put_mcp (sl_span_t *span, const s_stream_t *st)
         const char *end = strchr (tool, ' ');
         sl_span_set_str (span, "gen_ai.tool.name", sl_str_n (tool, end ? (size_t) (end - tool) : strlen (tool)));
     }
-    if (st->route && strncmp (st->route, S_MCP_PROVIDER_PREFIX, strlen (S_MCP_PROVIDER_PREFIX)) == 0)
-        s_put_cstr (span, "sluice.mcp.server", st->route + strlen (S_MCP_PROVIDER_PREFIX));
+    if (st->route && strncmp (st->route, SL_MCP_PROVIDER_PREFIX, strlen (SL_MCP_PROVIDER_PREFIX)) == 0)
+        s_put_cstr (span, "sluice.mcp.server", st->route + strlen (SL_MCP_PROVIDER_PREFIX));
 }
 
 static void

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mcp/sl_mcp_leg.h"
 #include "common/otel/sl_trace.h"
 
-#define S_LEG_PROVIDER_PREFIX "mcp:"    //  a leg's provider: the MCP server it stands for
 #define S_LEG_CHAT_PATH "/v1/chat/completions"
 
 //  The kinds and outcomes of sluice_mcp_legs_total.
@@ -261,7 +261,7 @@ gateway_leg_start (gateway_t *self, const gateway_leg_t *leg, gateway_leg_done_f
     sl_buf_cstr (&state->inline_answer);        //  never NULL: present though empty
     sl_buf_puts (&state->mcp, leg->mcp ? leg->mcp : "");
     sl_buf_cstr (&state->mcp);
-    sl_buf_printf (&state->provider, "%s%s", S_LEG_PROVIDER_PREFIX, leg->server);
+    sl_mcp_leg_model (leg->server, &state->provider);   //  "mcp:<server>"
     s_copy_cstr (&state->traceparent, leg->traceparent);
     s_copy_cstr (&state->tracestate, leg->tracestate);
     state->starting = true;
