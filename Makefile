@@ -83,7 +83,7 @@ SERVICES  = gateway ingest aggregator judge emitter mock tap replay bench keygen
 BUILD     = build
 
 # Files built into sluice-audit (its console, its store's migrations), as
-# one generated C source (tools/embed.c).
+# one generated C source (services/audit/embed/embed.c).
 EMBED_FILES = $(sort $(wildcard services/audit/console/*)) $(sort $(wildcard services/audit/migrations/*.sql))
 GEN_SRC     = $(BUILD)/gen/sl_embedded_files.c
 
@@ -192,7 +192,7 @@ $(BUILD)/bench/bench_%: $(BUILD)/obj/release/tests/bench/bench_%.o $(BUILD)/lib/
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 # The embedded files: a build tool, and the source it writes.
-$(BUILD)/tools/embed: tools/embed.c
+$(BUILD)/tools/embed: services/audit/embed/embed.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O2 -o $@ $<
 
@@ -439,13 +439,16 @@ check-docs:
 	@python3 tests/docs/check-links.py
 
 # Each fuzz target keeps its growing corpus in build/fuzz/corpus-<name>,
-# seeded from tests/fuzz/seeds/<name>/ when that exists.
+# seeded from tests/fuzz/seeds/<name>/ when that exists; what it finds
+# (crash-, leak-, timeout- files) goes to build/fuzz/artifacts/, never to
+# the working directory.
 define run_fuzz
 	@for f in $(FUZZ_BINS); do \
 	  name=$$(basename $$f); dir=$(BUILD)/fuzz/corpus-$$name; mkdir -p $$dir; \
 	  seeds=tests/fuzz/seeds/$${name#fuzz_}; [ -d $$seeds ] || seeds=; \
-	  echo "fuzzing $$name for $(1) s"; \
-	  $$f -max_total_time=$(1) -print_final_stats=0 $$dir $$seeds 2>&1 | tail -1 || exit 1; \
+	  echo "fuzzing $$name for $(1) s"; mkdir -p $(BUILD)/fuzz/artifacts; \
+	  $$f -max_total_time=$(1) -print_final_stats=0 -artifact_prefix=$(BUILD)/fuzz/artifacts/$$name- \
+	    $$dir $$seeds 2>&1 | tail -1 || exit 1; \
 	done
 endef
 

@@ -1,7 +1,7 @@
 /*  sl_embedded.h - files built into sluice-audit.
 
     The console's pages, styles and scripts (console/) and the store's
-    migrations (migrations/) are compiled into the program by tools/embed.c
+    migrations (migrations/) are compiled into the program by services/audit/embed/embed.c
     (the Makefile runs it), so sluice-audit needs nothing installed beside
     it and the console works without a network.
 */
