@@ -2,9 +2,15 @@
 #include "common/base/sl_opts.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#define S_OPTS_MAX 128                  //  options of one program, its own and the service's
+
+const char SL_OPT_OFF [] = "no";
 
 static void
 s_env_name (const char *role, const sl_opt_t *opt, char *out, size_t size)
@@ -42,6 +48,15 @@ s_find (sl_opt_t *opts, const char *name, size_t len)
 int
 sl_opts_parse (const char *role, sl_opt_t *opts, int argc, char **argv)
 {
+    //  Which are switches, by their default, before anything sets them.
+    bool is_switch [S_OPTS_MAX] = { false };
+    for (int k = 0; opts [k].name; k++) {
+        if (k == S_OPTS_MAX) {
+            fprintf (stderr, "sluice-%s: more than %d options\n", role, S_OPTS_MAX);
+            return -1;
+        }
+        is_switch [k] = *opts [k].value == SL_OPT_OFF;
+    }
     //  Environment first, so flags override it.
     for (sl_opt_t *o = opts; o->name; o++) {
         char env [128];
@@ -71,6 +86,9 @@ sl_opts_parse (const char *role, sl_opt_t *opts, int argc, char **argv)
         if (eq)
             *o->value = eq + 1;
         else
+        if (is_switch [o - opts])
+            *o->value = "yes";
+        else
         if (i + 1 < argc)
             *o->value = argv [++i];
         else {
@@ -91,4 +109,18 @@ sl_opts_long (const char *value)
     if (*end || v < 0)
         return -1;
     return v;
+}
+
+int
+sl_opts_switch (const char *value)
+{
+    static const char *yes [] = { "yes", "true", "on", "1", NULL };
+    static const char *no [] = { "no", "false", "off", "0", "", NULL };
+    for (int i = 0; value && yes [i]; i++)
+        if (strcasecmp (value, yes [i]) == 0)
+            return 1;
+    for (int i = 0; value && no [i]; i++)
+        if (strcasecmp (value, no [i]) == 0)
+            return 0;
+    return -1;
 }

@@ -5,6 +5,10 @@
     the default. Options with no explicit variable get SLUICE_<ROLE>_<NAME>
     (upper case, '-' becomes '_'), so processes started from one shell do
     not read each other's settings. Values are strings; callers convert.
+
+    A switch is an option whose default is SL_OPT_OFF: given alone
+    (--allow-anonymous) it is "yes"; --allow-anonymous=no and its variable
+    say yes or no (sl_opts_switch reads the value).
 */
 #ifndef SL_OPTS_H
 #define SL_OPTS_H
@@ -18,6 +22,9 @@ typedef struct {
 
 #define SL_OPT_END { 0, 0, 0, 0 }
 
+//  A switch's default (the option's value points at it until it is set).
+extern const char SL_OPT_OFF [];
+
 //  Parse argv then the environment into opts. Returns 0 on success, 1 when
 //  --help was printed (exit 0), -1 on a bad flag (message printed; exit 2).
 int sl_opts_parse (const char *role, sl_opt_t *opts, int argc, char **argv);
@@ -25,5 +32,8 @@ int sl_opts_parse (const char *role, sl_opt_t *opts, int argc, char **argv);
 void sl_opts_usage (const char *role, const sl_opt_t *opts);
 //  Integer value of an option string; -1 when not a non-negative integer.
 long sl_opts_long (const char *value);
+//  A switch's value: 1 for yes, true, on or 1; 0 for no, false, off, 0 or
+//  ""; -1 for anything else (a typo must not read as either).
+int sl_opts_switch (const char *value);
 
 #endif
