@@ -10,6 +10,7 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
+#include "common/http/sl_loopback.h"
 #include "proto/sl_msg.h"
 #include "services/audit/sl_embedded.h"
 #include "services/audit/sl_inventory.h"
@@ -564,6 +565,17 @@ sl_console_handle (sl_console_t *self, const sl_console_req_t *req, sl_console_r
     resp->kind = SL_CONSOLE_ANSWER;
     resp->cookie [0] = 0;
     resp->cache = NULL;
+    //  Without keys the console trusts this machine, and a web page can
+    //  make this machine's browser ask (DNS rebinding): a request naming
+    //  another site in Host or Origin is refused (sl_loopback.h).
+    if (!self->key_count) {
+        const char *why = sl_loopback_refusal (req->header ? req->header (req->arg, "Host") : NULL,
+                                               req->header ? req->header (req->arg, "Origin") : NULL);
+        if (why) {
+            s_error (resp, 403, why);
+            return;
+        }
+    }
     if (strncmp (req->path, "/api/", 5) == 0) {
         s_api (self, req, resp);
         return;

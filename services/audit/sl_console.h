@@ -30,7 +30,10 @@
     a request needs a key, as "Authorization: Bearer <key>" or as the
     session cookie a login gave (HttpOnly, SameSite=Strict; sessions live
     in memory for SL_CONSOLE_SESSION_MS). Without keys, only clients on
-    this machine (loopback) are answered; others get 403. The pages
+    this machine (loopback) are answered, and only when the request names
+    this machine (its Host a loopback name, its Origin, if any, a page of
+    one: common/http/sl_loopback.h, against DNS rebinding); others get
+    403, saying why. The pages
     themselves hold no data and are served to anyone who may connect; the
     API refuses them. Keys are compared in constant time and never logged
     or stored.

@@ -529,6 +529,27 @@ s_refuse_draining (sl_http_req_t *req, const char *path)
                            "this sluice gateway is shutting down: send the request again");
 }
 
+//  Without keys, whoever reaches the port may call, and a web page can
+//  make this machine's browser call (DNS rebinding): a request that names
+//  another site in its Host or Origin is refused, 403 in the dialect its
+//  path names (sl_loopback.h). With keys the key is the guard. True when
+//  it was refused.
+static bool
+s_refuse_foreign (gateway_t *self, sl_http_req_t *req, const char *path)
+{
+    if (sl_admission_checks (self->admission))
+        return false;
+    const char *why = sl_loopback_refusal (sl_http_req_header (req, "Host"), sl_http_req_header (req, "Origin"));
+    if (!why)
+        return false;
+    sl_counter_inc (self->foreign);
+    sl_endpoint_t route;
+    sl_job_route (path, &route);
+    gateway_respond_error (req, route.dialect ? route.dialect : GATEWAY_DEFAULT_DIALECT, 403, "permission_error",
+                           why);
+    return true;
+}
+
 static void
 s_on_request (void *arg, sl_http_req_t *req)
 {
@@ -539,7 +560,11 @@ s_on_request (void *arg, sl_http_req_t *req)
         s_refuse_framing (req, path, sl_http_req_bad_framing (req));
         return;
     }
-    if (strcmp (path, "/healthz") == 0 || strcmp (path, "/readyz") == 0 || strcmp (path, "/metrics") == 0) {
+    //  The probes say no more than up or not, whoever asks.
+    bool probe = strcmp (path, "/healthz") == 0 || strcmp (path, "/readyz") == 0;
+    if (!probe && s_refuse_foreign (self, req, path))
+        return;
+    if (probe || strcmp (path, "/metrics") == 0) {
         //  The metrics tell how busy sluice is, with what, and how it
         //  refuses: on the client port, with client keys configured, only
         //  for a client with a key (the metrics port is for operators and
@@ -816,6 +841,9 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     self->llm_cache = sl_llm_cache_new (SL_LLM_CACHE_DEFAULT);
     self->tickets = sl_llm_tickets_new ();
     self->refused = sl_metrics_counter (m, "sluice_requests_refused_total", NULL, "Requests refused before any upstream call");
+    self->foreign = sl_metrics_counter (m, "sluice_requests_foreign_total", NULL,
+                                        "Requests refused without keys for naming another site in Host or Origin "
+                                        "(DNS rebinding)");
     self->streams_total = sl_metrics_counter (m, "sluice_streams_total", NULL, "Client streams started");
     self->ttfb = sl_metrics_histogram (m, "sluice_ttfb_seconds", NULL,
                                        "Time from a client request to the first byte of its response",

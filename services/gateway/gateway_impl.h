@@ -30,6 +30,7 @@
 #include "common/dialects/sl_render.h"
 #include "common/dialects/sl_upstream.h"
 #include "common/http/sl_httpd.h"
+#include "common/http/sl_loopback.h"
 #include "common/identity/sl_keyid.h"
 #include "common/identity/sl_teamlabel.h"
 #include "common/llm/sl_llm_cache.h"
@@ -87,6 +88,7 @@ struct _gateway_t {
     sl_sidmap_t *streams;
     sl_buf_t scratch;
     sl_counter_t *refused;
+    sl_counter_t *foreign;              //  requests refused without keys for another site's Host or Origin
     sl_httpd_counters_t http;           //  the front door's (sl_httpd.h)
     sl_counter_t *streams_total;
     sl_histo_t *ttfb;

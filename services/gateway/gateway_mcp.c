@@ -43,6 +43,7 @@
 
 #include "common/base/sl_version.h"
 #include "common/dialects/sl_providers.h"
+#include "common/http/sl_loopback.h"
 #include "common/mcp/sl_mcp_leg.h"
 #include "common/mcp/sl_mcp_rpc.h"
 #include "common/otel/sl_trace.h"
@@ -918,25 +919,6 @@ s_discover (s_req_t *r)
 //  --------------------------------------------------------------------------
 //  The endpoint
 
-//  A browser's request carries its page's Origin: the spec asks a server
-//  to refuse those it does not expect, against DNS rebinding (a page
-//  whose name comes to point at 127.0.0.1). Programs send none; pages of
-//  this machine's own loopback names are let in, any other refused.
-static bool
-s_origin_ok (const char *origin)
-{
-    if (!origin)
-        return true;
-    static const char *loopback [] = { "http://127.0.0.1", "http://localhost", "http://[::1]",
-                                       "https://127.0.0.1", "https://localhost", "https://[::1]", NULL };
-    for (int i = 0; loopback [i]; i++) {
-        size_t n = strlen (loopback [i]);
-        if (strncmp (origin, loopback [i], n) == 0 && (origin [n] == 0 || origin [n] == ':'))
-            return true;
-    }
-    return false;
-}
-
 static s_method_t
 s_method_of (const sl_mcp_rpc_t *rpc)
 {
@@ -1108,7 +1090,12 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
         }
         return true;
     }
-    if (!s_origin_ok (sl_http_req_header (req, "Origin"))) {
+    //  A browser's request carries its page's Origin: the spec asks a
+    //  server to refuse those it does not expect, against DNS rebinding,
+    //  keys or not. Programs send none; pages of this machine's loopback
+    //  names are let in (sl_loopback.h).
+    const char *origin = sl_http_req_header (req, "Origin");
+    if (origin && !sl_loopback_origin (origin)) {
         s_respond_error (self, req, sse, 403, SL_MCP_ERR_INVALID_REQUEST, "origin_refused",
                          "requests from web pages of other origins are refused");
         return true;

@@ -163,7 +163,7 @@ s_term_gateway (void *arg, int round)
     sl_buf_free (&body);
     g->refused = s_refused (g->stack->http_port);
     if (g->kept >= 0)
-        s_exchange (g->kept, "POST /v1/chat/completions HTTP/1.1\r\nHost: sluice\r\n"
+        s_exchange (g->kept, "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\n"
                              "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", &g->late);
     if (g->terms > 1)
         kill (g->stack->gateway->pid, SIGTERM);

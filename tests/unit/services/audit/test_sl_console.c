@@ -117,6 +117,7 @@ s_ask (sl_console_t *c, const char *method, const char *path, s_args_t *args, co
 {
     sl_console_req_t req = { method, path, s_query, s_header, args, sl_str (body), loopback };
     sl_buf_reset (&resp->body);
+    resp->status = 0;                   //  a decision sets none: the service answers it later
     sl_console_handle (c, &req, resp);
     return resp->status;
 }
@@ -136,6 +137,40 @@ Test (sl_console, without_keys_only_this_machine_may_ask, .init = s_setup, .fini
     cr_expect_not_null (strstr (resp.content_type, "javascript"));
     cr_expect_eq (s_ask (c, "GET", "/../../etc/passwd", &none, NULL, true, &resp), 404);
     cr_expect_eq (s_ask (c, "GET", "/nothing.css", &none, NULL, true, &resp), 404);
+    sl_buf_free (&resp.body);
+    sl_console_destroy (&c);
+}
+
+//  DNS rebinding: a page whose name now answers 127.0.0.1 is a loopback
+//  peer, but its requests name its own site.
+Test (sl_console, without_keys_a_page_of_another_site_is_refused, .init = s_setup, .fini = s_teardown)
+{
+    sl_console_t *c = sl_console_new (s_store, "");
+    sl_console_resp_t resp = { 0 };
+    s_args_t rebound = { .header = { { "Host", "rebound.example:8081" } } };
+    cr_expect_eq (s_ask (c, "GET", "/api/streams", &rebound, NULL, true, &resp), 403);
+    cr_expect_null (strstr (sl_buf_cstr (&resp.body), s_sid), "no stream shown");
+    cr_expect_not_null (strstr (sl_buf_cstr (&resp.body), "Host"), "says why: %s", sl_buf_cstr (&resp.body));
+    s_args_t decide = { .header = { { "Host", "rebound.example:8081" }, { "Content-Type", "application/json" } } };
+    cr_expect_eq (s_ask (c, "POST", "/api/approvals/0123456789abcdef0123456789abcdef", &decide,
+                         "{\"decision\":\"approve\"}", true, &resp), 403);
+    cr_expect_neq (resp.kind, SL_CONSOLE_DECIDE, "no decision goes to the judges");
+    if (resp.kind == SL_CONSOLE_DECIDE)
+        sl_approvals_parsed_clear (&resp.decision);
+    s_args_t page = { .header = { { "Host", "127.0.0.1:8081" }, { "Origin", "http://rebound.example:8081" } } };
+    cr_expect_eq (s_ask (c, "GET", "/api/streams", &page, NULL, true, &resp), 403);
+    cr_expect_not_null (strstr (sl_buf_cstr (&resp.body), "Origin"), "says why: %s", sl_buf_cstr (&resp.body));
+    //  kubectl port-forward, and the console's own page.
+    s_args_t forwarded = { .header = { { "Host", "localhost:8081" } } };
+    cr_expect_eq (s_ask (c, "GET", "/api/streams", &forwarded, NULL, true, &resp), 200);
+    cr_expect_not_null (strstr (sl_buf_cstr (&resp.body), s_sid));
+    s_args_t own = { .header = { { "Host", "127.0.0.1:8081" }, { "Origin", "http://127.0.0.1:8081" } } };
+    cr_expect_eq (s_ask (c, "GET", "/api/streams", &own, NULL, true, &resp), 200);
+    sl_console_destroy (&c);
+    //  With keys the key is the guard: the console's own name need not be local.
+    c = sl_console_new (s_store, "alpha-key");
+    s_args_t keyed = { .header = { { "Host", "console.example" }, { "Authorization", "Bearer alpha-key" } } };
+    cr_expect_eq (s_ask (c, "GET", "/api/streams", &keyed, NULL, false, &resp), 200);
     sl_buf_free (&resp.body);
     sl_console_destroy (&c);
 }
