@@ -803,6 +803,27 @@ s_drain_give_up (void *arg)
     sl_httpd_run (self->httpd);
 }
 
+//  A gateway without keys lets in whoever reaches it, and spends the
+//  providers' keys for them: on an address other than loopback only when
+//  the operator said so (--allow-anonymous). -1 (logged) when it must not
+//  start.
+static int
+s_check_door (gateway_t *self)
+{
+    const char *host = self->config.http_host;
+    if (sl_admission_checks (self->admission) || sl_loopback_address (host))
+        return 0;
+    if (!self->config.allow_anonymous) {
+        sl_log_error ("anonymous_refused", "--http-host %s is not a loopback address and the gateway has no keys "
+                      "(no --keys-file, no SLUICE_CLIENT_KEYS): whoever reaches it would spend the providers' "
+                      "keys. Give it keys (docs/identity.md), listen on 127.0.0.1, or say --allow-anonymous", host);
+        return -1;
+    }
+    sl_log_warn ("anonymous", "no keys on %s (--allow-anonymous): whoever reaches this address spends the "
+                 "providers' keys; requests are answered for loopback names only (Host, Origin)", host);
+    return 0;
+}
+
 gateway_t *
 gateway_new (sl_service_t *service, const gateway_config_t *config)
 {
@@ -830,6 +851,13 @@ gateway_new (sl_service_t *service, const gateway_config_t *config)
     };
     self->admission = sl_admission_new (service, &admission);
     if (!self->admission) {
+        sl_policyset_destroy (&self->policies);
+        sl_sidmap_destroy (&self->streams);
+        free (self);
+        return NULL;
+    }
+    if (s_check_door (self)) {
+        sl_admission_destroy (&self->admission);
         sl_policyset_destroy (&self->policies);
         sl_sidmap_destroy (&self->streams);
         free (self);

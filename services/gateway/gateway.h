@@ -10,6 +10,7 @@
 #ifndef GATEWAY_H
 #define GATEWAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/service/sl_service.h"
@@ -39,6 +40,7 @@ typedef struct {
     const char *policy_path;            //  the policy file (request rules, history), "" for none
     long watch_ms;                      //  how often the policy file is checked for changes, 0: SIGHUP only
     const char *judge_approvals;        //  the judges' approvals endpoints, "" : none (/v1/approvals 503)
+    bool allow_anonymous;               //  --allow-anonymous: no keys, yet an http_host other than loopback
 } gateway_config_t;
 
 gateway_t *gateway_new (sl_service_t *service, const gateway_config_t *config);

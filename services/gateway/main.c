@@ -36,6 +36,7 @@ main (int argc, char **argv)
     const char *keys_path = "";
     const char *limits_timeout = "50";
     const char *judge_approvals = "";
+    const char *allow_anonymous = SL_OPT_OFF;
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "http-host", "SLUICE_HTTP_HOST", &http_host, "address clients connect to" },
@@ -64,6 +65,9 @@ main (int argc, char **argv)
         { "judge-approvals", "SLUICE_JUDGE_APPROVALS", &judge_approvals,
           "the judges' approvals control endpoints (comma-separated, a name stands for all its addresses): "
           "GET/POST /v1/approvals ask them; none: those answer 503" },
+        { "allow-anonymous", "SLUICE_ALLOW_ANONYMOUS", &allow_anonymous,
+          "a switch: without keys, listen on an --http-host other than loopback all the same (whoever reaches "
+          "it spends the providers' keys; it still answers loopback names only)" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -90,15 +94,17 @@ main (int argc, char **argv)
         .policy_path = policy_path,
         .watch_ms = sl_opts_long (watch),
         .judge_approvals = judge_approvals,
+        .allow_anonymous = sl_opts_switch (allow_anonymous) == 1,
     };
     if (config.http_port < 0 || config.http_port > 65535
     ||  sl_opts_long (max_body) <= 0 || sl_opts_long (stream_cap) <= 0
     ||  sl_opts_long (max_conns) < 0 || sl_opts_long (max_conns_per_ip) < 0 || sl_opts_long (request_timeout) <= 0
     ||  config.watch_ms < 0 || sl_opts_long (expiry) < 0
-    ||  sl_opts_long (limits_timeout) <= 0 || sl_opts_long (limits_timeout) > 60000) {
+    ||  sl_opts_long (limits_timeout) <= 0 || sl_opts_long (limits_timeout) > 60000
+    ||  sl_opts_switch (allow_anonymous) < 0) {
         sl_log_error ("bad_option", "--http-port, --max-body, --stream-cap, --max-conns, --max-conns-per-ip, "
                                     "--request-timeout, --watch-ms, --stream-expiry-ms and --limits-timeout-ms "
-                                    "must be numbers");
+                                    "must be numbers, --allow-anonymous yes or no");
         sl_service_destroy (&svc);
         return 2;
     }
