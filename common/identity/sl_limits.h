@@ -115,7 +115,8 @@ typedef void (sl_limits_done_fn) (void *arg, const sl_limits_answer_t *answer);
 //  called exactly once, from the caller's reactor).
 typedef struct _sl_limits_store_t sl_limits_store_t;
 struct _sl_limits_store_t {
-    //  Admit a plan atomically (see above).
+    //  Admit a plan atomically (see above). The plan stays the caller's,
+    //  and must live until done is called.
     void (*admit) (sl_limits_store_t *self, const sl_limits_plan_t *plan, sl_limits_done_fn *done, void *arg);
     //  Add usage at a stream's end to the plan's usage counters (tokens a
     //  day and a month, money a month) and let the stream's places in the

@@ -48,6 +48,26 @@ static const char s_admit_script [] =
     "end\n"
     "return 0\n";
 
+//  Take back what an admission added, once its caller was told Redis did
+//  not answer (and so holds nothing to finish): the stream leaves the
+//  concurrency sets, and each count it added is subtracted while its
+//  window lasts (a counter that expired meanwhile is not made again).
+//  KEYS: the counters; ARGV: the stream, then per counter its kind and
+//  what was added.
+static const char s_undo_script [] =
+    "local stream = ARGV[1]\n"
+    "for i, key in ipairs(KEYS) do\n"
+    "  local kind, add = ARGV[2 * i], tonumber(ARGV[2 * i + 1])\n"
+    "  if kind == 'conc' then\n"
+    "    redis.call('ZREM', key, stream)\n"
+    "  elseif tonumber(redis.call('GET', key) or '0') >= add then\n"
+    "    redis.call('DECRBY', key, add)\n"
+    "  end\n"
+    "end\n"
+    "return 0\n";
+
+#define S_UNDO_LOG_MS 1000              //  at most one "limits_undone" line this often
+
 typedef struct _s_redis_t s_redis_t;
 
 //  One admission asked, until Redis answers (or the connection goes).
@@ -57,6 +77,9 @@ struct _s_ask_t {
     sl_limits_done_fn *done;
     void *arg;
     size_t count;                       //  counters in the plan
+    const sl_limits_plan_t *plan;       //  the caller's, borrowed until it is answered
+    sl_limits_plan_t *undo;             //  a copy, once answered before Redis: what a late
+                                        //  admission must take back
     int64_t retry_at [SL_LIMITS_COUNTERS_MAX];
     int64_t now;
     int timer;                          //  the timeout, -1 when none
@@ -79,6 +102,8 @@ struct _s_redis_t {
     bool want_read, want_write;
     int64_t next_connect;               //  ms (zclock_mono): not before
     s_ask_t *asks;                      //  not yet answered by Redis
+    uint64_t undone;                    //  late admissions taken back
+    int64_t undo_logged;                //  ms (zclock_mono) of the last "limits_undone" line
 };
 
 //  --------------------------------------------------------------------------
@@ -217,12 +242,61 @@ s_answer (s_ask_t *ask, int outcome, int refused, const char *why)
         ask->done (ask->arg, &a);
 }
 
+//  An admission Redis counted after its caller was told it did not
+//  answer: the caller holds no place and will neither renew nor finish
+//  it, so without this the stream would hold its concurrency places for
+//  a whole lease (SL_LIMITS_LEASE_S) and its requests a minute's count.
+static void
+s_undo (s_redis_t *self, const sl_limits_plan_t *plan)
+{
+    const char *argv [S_ARGS_MAX];
+    size_t argvlen [S_ARGS_MAX];
+    char nums [S_ARGS_MAX][S_NUM];
+    int n = 0, keys = 0;
+    argv [n++] = "EVAL";
+    argv [n++] = s_undo_script;
+    int count_at = n++;                 //  the number of keys, once known
+    for (size_t i = 0; i < plan->count; i++)
+        if (plan->counters [i].add > 0) {
+            argv [n++] = plan->counters [i].key;
+            keys++;
+        }
+    if (keys == 0)
+        return;
+    snprintf (nums [count_at], S_NUM, "%d", keys);
+    argv [count_at] = nums [count_at];
+    argv [n++] = plan->stream;
+    for (size_t i = 0; i < plan->count; i++) {
+        const sl_limits_counter_t *c = &plan->counters [i];
+        if (c->add <= 0)
+            continue;
+        argv [n++] = c->kind == SL_LIMIT_CONCURRENT ? "conc" : "count";
+        snprintf (nums [n], S_NUM, "%lld", (long long) c->add);
+        argv [n] = nums [n];
+        n++;
+    }
+    for (int i = 0; i < n; i++)
+        argvlen [i] = strlen (argv [i]);
+    if (redisAsyncCommandArgv (self->ac, NULL, NULL, n, argv, argvlen) != REDIS_OK)
+        return;
+    self->undone++;
+    int64_t now = zclock_mono ();
+    if (now - self->undo_logged >= S_UNDO_LOG_MS) {
+        self->undo_logged = now;
+        sl_log_warn ("limits_undone", "Redis at %s:%d counted an admission after --limits-timeout-ms; taken back "
+                     "(%llu so far)", self->host, self->port, (unsigned long long) self->undone);
+    }
+}
+
 static void
 s_on_reply (redisAsyncContext *ac, void *reply_p, void *arg)
 {
     (void) ac;
     s_ask_t *ask = arg;
     redisReply *reply = reply_p;
+    if (ask->undo && ask->store && ask->store->ac && reply && reply->type == REDIS_REPLY_INTEGER
+    &&  reply->integer == 0)
+        s_undo (ask->store, ask->undo);
     if (!reply)
         s_answer (ask, SL_LIMITS_UNREACHABLE, -1, "the connection to Redis was lost");
     else
@@ -234,6 +308,7 @@ s_on_reply (redisAsyncContext *ac, void *reply_p, void *arg)
     else
         s_answer (ask, SL_LIMITS_UNREACHABLE, -1, "Redis answered what the limits script never returns");
     s_unlink (ask);
+    free (ask->undo);
     free (ask);
 }
 
@@ -244,7 +319,12 @@ s_on_timeout (zloop_t *loop, int timer_id, void *arg)
     (void) timer_id;
     s_ask_t *ask = arg;
     ask->timer = -1;
-    //  Answered now; freed when Redis answers or the connection goes.
+    //  Answered now; freed when Redis answers or the connection goes. The
+    //  caller lets its plan go with this answer: what a late admission
+    //  must take back is copied first.
+    ask->undo = sl_xmalloc (sizeof *ask->undo);
+    memcpy (ask->undo, ask->plan, sizeof *ask->undo);
+    ask->plan = NULL;
     s_answer (ask, SL_LIMITS_UNREACHABLE, -1, "Redis did not answer in time");
     return 0;
 }
@@ -299,6 +379,7 @@ s_redis_admit (sl_limits_store_t *base, const sl_limits_plan_t *plan, sl_limits_
     ask->done = done;
     ask->arg = arg;
     ask->count = plan->count;
+    ask->plan = plan;
     ask->now = plan->now;
     for (size_t i = 0; i < plan->count; i++)
         ask->retry_at [i] = plan->counters [i].retry_at;
@@ -362,6 +443,7 @@ s_redis_destroy (sl_limits_store_t **self_p)
         ask->timer = -1;
         s_answer (ask, SL_LIMITS_UNREACHABLE, -1, "the limits store is gone");
         ask->store = NULL;
+        ask->plan = NULL;
     }
     self->asks = NULL;
     if (self->ac) {

@@ -12,6 +12,15 @@
     cannot be made or is lost, or an answer that is not what the script
     returns is SL_LIMITS_UNREACHABLE, with why: the caller applies its
     limits_on_error. A lost connection is made again at most once a second.
+
+    The caller of an answer that did not come in time holds nothing in the
+    store, and never renews or finishes it. So when the script's answer
+    comes after all and says it counted the request, that is taken back at
+    once (the stream leaves the concurrency sets, the request leaves the
+    minute's count; logged "limits_undone"): a stalled Redis does not leave
+    phantom streams holding places for a lease (SL_LIMITS_LEASE_S). A
+    connection lost with the answer leaves what the script did, if it ran,
+    to the lease.
 */
 #ifndef SL_LIMITS_REDIS_H
 #define SL_LIMITS_REDIS_H

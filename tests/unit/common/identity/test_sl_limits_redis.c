@@ -155,6 +155,88 @@ Test (sl_limits_redis, a_missing_or_stopped_server_is_unreachable_never_a_pass)
     cr_expect_not_null (error);
 }
 
+//  Once this returns, every reply the store had waiting was handled, and
+//  whatever it sent in handling them has run: two admissions of another
+//  subject on the same connection, each answered after what was sent
+//  before it.
+static void
+s_barrier (zloop_t *loop, sl_limits_store_t *store)
+{
+    sl_limits_spec_t spec = { .rpm = 1000 };
+    sl_limits_subject_t other = { "key:barrier", &spec };
+    for (int i = 0; i < 2; i++) {
+        sl_limits_plan_t plan;
+        sl_limits_plan (&plan, &other, 1, NOW, "barrier");
+        cr_assert_eq (s_ask (loop, store, &plan).outcome, SL_LIMITS_ADMITTED);
+    }
+}
+
+//  A stall longer than the timeout: the caller is told Redis did not
+//  answer (and holds no place), then Redis runs the script and counts the
+//  stream. The store takes that back, or the stream would hold a
+//  concurrent place for a whole lease.
+Test (sl_limits_redis, a_late_admission_is_taken_back)
+{
+    cr_assert (redistmp_start (&s_redis, 0));
+    zloop_t *loop = zloop_new ();
+    char url [64];
+    snprintf (url, sizeof url, "redis://127.0.0.1:%d", s_redis.port);
+    const char *error = NULL;
+    sl_limits_store_t *store = sl_limits_redis_new (loop, url, 100, &error);
+    cr_assert_not_null (store, "%s", error);
+    sl_limits_spec_t key = { .rpm = 10, .concurrent = 2 };
+    sl_limits_subject_t s = { "key:k", &key };
+    sl_limits_plan_t first, late, last;
+    sl_limits_plan (&first, &s, 1, NOW, "s1");
+    sl_limits_plan (&late, &s, 1, NOW, "s2");
+    sl_limits_plan (&last, &s, 1, NOW, "s3");
+    cr_expect_eq (s_ask (loop, store, &first).outcome, SL_LIMITS_ADMITTED);
+    //  Stalled: the script waits in the stopped server's socket.
+    kill (s_redis.pid, SIGSTOP);
+    sl_limits_answer_t r = s_ask (loop, store, &late);
+    cr_expect_eq (r.outcome, SL_LIMITS_UNREACHABLE);
+    memset (&late, 0, sizeof late);     //  the caller let its plan go with that answer
+    kill (s_redis.pid, SIGCONT);
+    //  The script runs, answers "counted"; what it counted goes.
+    s_barrier (loop, store);
+    cr_expect_eq (redistmp_integer (&s_redis, "ZCARD sluice:conc:key:k"), 1, "only the first stream holds a place");
+    cr_expect_eq (redistmp_integer (&s_redis, "ZSCORE sluice:conc:key:k s2"), 0, "the late one holds none");
+    cr_expect_eq (redistmp_integer (&s_redis, "GET sluice:rpm:key:k:30589919"), 1, "one request counted this minute");
+    cr_expect_gt (redistmp_integer (&s_redis, "TTL sluice:rpm:key:k:30589919"), 0, "the counter still expires");
+    //  So the second place is free for the next stream.
+    cr_expect_eq (s_ask (loop, store, &last).outcome, SL_LIMITS_ADMITTED);
+    cr_expect_eq (redistmp_integer (&s_redis, "ZCARD sluice:conc:key:k"), 2);
+    sl_limits_store_destroy (&store);
+    zloop_destroy (&loop);
+}
+
+//  A late refusal counted nothing: nothing is taken back.
+Test (sl_limits_redis, a_late_refusal_takes_nothing_back)
+{
+    cr_assert (redistmp_start (&s_redis, 0));
+    zloop_t *loop = zloop_new ();
+    char url [64];
+    snprintf (url, sizeof url, "redis://127.0.0.1:%d", s_redis.port);
+    const char *error = NULL;
+    sl_limits_store_t *store = sl_limits_redis_new (loop, url, 100, &error);
+    cr_assert_not_null (store, "%s", error);
+    sl_limits_spec_t key = { .rpm = 10, .concurrent = 1 };
+    sl_limits_subject_t s = { "key:k", &key };
+    sl_limits_plan_t first, late;
+    sl_limits_plan (&first, &s, 1, NOW, "s1");
+    sl_limits_plan (&late, &s, 1, NOW, "s2");
+    cr_expect_eq (s_ask (loop, store, &first).outcome, SL_LIMITS_ADMITTED);
+    kill (s_redis.pid, SIGSTOP);
+    cr_expect_eq (s_ask (loop, store, &late).outcome, SL_LIMITS_UNREACHABLE);
+    kill (s_redis.pid, SIGCONT);
+    s_barrier (loop, store);
+    cr_expect_eq (redistmp_integer (&s_redis, "ZSCORE sluice:conc:key:k s1"), NOW + SL_LIMITS_LEASE_S,
+                  "the first stream keeps its place");
+    cr_expect_eq (redistmp_integer (&s_redis, "GET sluice:rpm:key:k:30589919"), 1);
+    sl_limits_store_destroy (&store);
+    zloop_destroy (&loop);
+}
+
 //  A server that answers every command with a string: what the script
 //  never returns.
 static void *
