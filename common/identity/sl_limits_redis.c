@@ -160,8 +160,17 @@ s_on_connect (const redisAsyncContext *ac, int status)
     if (status == REDIS_OK) {
         self->connected = true;
         sl_log_info ("redis_connected", "limits store at %s:%d", self->host, self->port);
+        return;
     }
-    //  A failed connection is freed by hiredis: s_on_disconnect follows.
+    //  hiredis frees a connection that could not be made as soon as this
+    //  returns, without calling s_on_disconnect (only a connection that
+    //  was made says it is gone): let go of it here, or the next event
+    //  of its socket would hand hiredis the freed context.
+    sl_log_warn ("redis_unreachable", "limits store at %s:%d: %s", self->host, self->port, ac->errstr);
+    if (self->ac == ac) {
+        self->ac = NULL;
+        self->connected = false;
+    }
 }
 
 static void

@@ -155,6 +155,40 @@ Test (sl_limits_redis, a_missing_or_stopped_server_is_unreachable_never_a_pass)
     cr_expect_not_null (error);
 }
 
+//  A gateway that starts before its Redis: the first connection cannot
+//  be made (the attempt is under way when the store is made, and fails in
+//  the loop). That is unreachable, and the store connects once the server
+//  is there.
+Test (sl_limits_redis, a_server_not_there_yet_is_unreachable_then_used)
+{
+    int port = redistmp_free_port ();
+    zloop_t *loop = zloop_new ();
+    char url [64];
+    snprintf (url, sizeof url, "redis://127.0.0.1:%d/0", port);
+    const char *error = NULL;
+    sl_limits_store_t *store = sl_limits_redis_new (loop, url, 200, &error);
+    cr_assert_not_null (store, "%s", error);
+    sl_limits_spec_t key = { .rpm = 100 };
+    sl_limits_subject_t s = { "key:k", &key };
+    sl_limits_plan_t plan;
+    sl_limits_plan (&plan, &s, 1, NOW, "x");
+    sl_limits_answer_t r = s_ask (loop, store, &plan);
+    cr_expect_eq (r.outcome, SL_LIMITS_UNREACHABLE, "%s", r.why);
+    s_spin (loop, 50);
+    cr_expect_not (sl_limits_redis_connected (store));
+    cr_expect_eq (s_ask (loop, store, &plan).outcome, SL_LIMITS_UNREACHABLE);
+    cr_assert (redistmp_start (&s_redis, port));
+    sl_limits_answer_t got = { .outcome = SL_LIMITS_UNREACHABLE };
+    for (int64_t deadline = zclock_mono () + WAIT_MS;
+         got.outcome != SL_LIMITS_ADMITTED && zclock_mono () < deadline;) {
+        s_spin (loop, 100);             //  a new attempt at most once a second
+        got = s_ask (loop, store, &plan);
+    }
+    cr_expect_eq (got.outcome, SL_LIMITS_ADMITTED, "once the server is there: %s", got.why ? got.why : "");
+    sl_limits_store_destroy (&store);
+    zloop_destroy (&loop);
+}
+
 //  Once this returns, every reply the store had waiting was handled, and
 //  whatever it sent in handling them has run: two admissions of another
 //  subject on the same connection, each answered after what was sent
