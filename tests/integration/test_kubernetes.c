@@ -11,14 +11,20 @@
     the overlay's ConfigMaps and from Secrets: the bus keys are the real
     `sluice-keygen --kubernetes` output, each pod's Secret written out as
     the directory its volume mounts (its own secret key and the public
-    ones); the audit's DSN is a PostgreSQL cluster the test starts
+    ones); the client keys file is made with sluice-keys as an operator
+    makes it, its Secret written out where the gateway and the judge mount
+    it (every path under a Secret's mount becomes the local directory);
+    the audit's DSN is a PostgreSQL cluster the test starts
     (tests/pgtmp.h) and the gateways' Redis URL a redis-server
     (tests/redistmp.h). A reference to something missing that is not
     optional fails the test, as it would fail the pod.
 
     Then every probe answers on the port it names (/healthz, /readyz), a
-    stream goes through the gateway's Service port and over the bus to the
-    mock and back, judged, and the audit's console shows it. It also checks
+    stream goes through the gateway's Service port with the client's key
+    and over the bus to the mock and back, judged, and the audit's console
+    shows it. The gateway's own --http-host (0.0.0.0) is kept once, in a
+    network namespace of the test's (netns.h): with the manifests' keys it
+    starts there (without keys it would refuse to). It also checks
     what the manifests promise: non-root, read-only root, no
     capabilities, the grace period above --drain-ms, each pod's key Secret
     its own role's. Skipped, with the reason, without kubectl or
@@ -41,6 +47,7 @@
 #include "tests/integration/audit_proc.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/loopback.h"
+#include "tests/integration/netns.h"
 #include "tests/integration/sse_client.h"
 
 #define OVERLAY "deploy/kubernetes/overlays/small"
@@ -53,6 +60,9 @@
 #define STREAM_MS 20000
 #define MS_PER_S 1000
 #define REDIS_PORT 6379                 //  the Redis the operator's Secret names
+#define MAX_MOUNTS 4                    //  Secret volumes of one pod besides its bus key
+#define CLIENT_KEYS_SECRET "sluice-client-keys"
+#define CLIENT_KEY_MAX 128
 
 typedef struct {
     char name [64];                     //  the Deployment's
@@ -63,6 +73,9 @@ typedef struct {
     char *raw [MAX_ARGS];               //  NAME=value as the cluster gives it
     int envc;
     char keys_dir [256];                //  where its key Secret is written out
+    char mount_path [MAX_MOUNTS][128];  //  its other Secret volumes: where the pod mounts them
+    char mount_dir [MAX_MOUNTS][256];   //  and where they are written out here
+    int mounts;
     json_t *container;                  //  borrowed from the documents
     proc_t *proc;
 } pod_t;
@@ -233,15 +246,58 @@ s_env_value (json_t *objects, json_t *entry, const char *pod)
     return value;
 }
 
-//  Write a Secret's data out as the files its volume mounts.
+//  Write a Secret's data (and stringData) out as the files its volume
+//  mounts.
 static void
 s_mount_secret (json_t *secret, const char *dir)
 {
     cr_assert_eq (mkdir (dir, 0700), 0, "%s", dir);
     const char *file;
-    json_t *b64;
-    json_object_foreach (s_at (secret, "data"), file, b64)
-        secretfile_write (dir, file, json_string_value (b64));
+    json_t *value;
+    json_object_foreach (s_at (secret, "data"), file, value)
+        secretfile_write (dir, file, json_string_value (value));
+    json_object_foreach (s_at (secret, "stringData"), file, value)
+        cr_assert_eq (harness_write (dir, file, json_string_value (value)), 0, "%s/%s", dir, file);
+}
+
+//  A path under one of the pod's Secret mounts, as the local directory
+//  that stands for it (the caller's to free); anything else as it is.
+static char *
+s_mounted (const pod_t *pod, const char *value)
+{
+    for (int m = 0; m < pod->mounts; m++) {
+        size_t n = strlen (pod->mount_path [m]);
+        if (strncmp (value, pod->mount_path [m], n) == 0 && (value [n] == 0 || value [n] == '/')) {
+            char local [512];
+            snprintf (local, sizeof local, "%s%s", pod->mount_dir [m], value + n);
+            return strdup (local);
+        }
+    }
+    return strdup (value);
+}
+
+//  The client keys file an operator makes (docs/kubernetes.md): one key
+//  from sluice-keys, its entry under keys:, as the Secret the gateway and
+//  the judge mount. The key goes to key.
+static json_t *
+s_client_keys_secret (char *key, size_t size)
+{
+    char command [512];
+    snprintf (command, sizeof command, "'%s/sluice-keys' new --team trial --user kube", getenv ("SLUICE_BIN_DIR"));
+    FILE *f = popen (command, "r");
+    cr_assert_not_null (f, "%s", command);
+    sl_buf_t file = { 0 };
+    sl_buf_puts (&file, "version: 1\nkeys:\n");
+    char line [1024];
+    cr_assert_not_null (fgets (line, sizeof line, f), "sluice-keys prints the key first");
+    snprintf (key, size, "%.*s", (int) strcspn (line, "\n"), line);
+    while (fgets (line, sizeof line, f))
+        sl_buf_puts (&file, line);
+    cr_assert_eq (pclose (f), 0, "sluice-keys new succeeds");
+    json_t *secret = json_pack ("{s:s, s:{s:s}, s:{s:s}}", "kind", "Secret", "metadata", "name", CLIENT_KEYS_SECRET,
+                                "stringData", "keys.yaml", sl_buf_cstr (&file));
+    sl_buf_free (&file);
+    return secret;
 }
 
 //  The local port of a probe's or a Service's port: a number, or the name
@@ -334,6 +390,54 @@ s_probe (pod_t *pod, const char *which)
     return status;
 }
 
+//  The gateway once more with the --http-host its manifest gives (every
+//  address), in a network namespace of its own so that nothing opens on
+//  the machine's network: a gateway without keys there refuses to start,
+//  so this is the manifests' keys at work.
+static void
+s_gateway_as_written (const char *dir, pod_t *pods, int n)
+{
+    char why [256];
+    if (!netns_available (why, sizeof why)) {
+        cr_log_warn ("the gateway on its manifest's own address is not run: no network namespace (%s)", why);
+        return;
+    }
+    for (int p = 0; p < n; p++) {
+        if (strcmp (pods [p].program, "gateway") != 0)
+            continue;
+        json_t *written = json_object_get (pods [p].container, "args");
+        const char *args [MAX_ARGS];
+        bool kept = false;
+        for (int a = 0; a < pods [p].argc; a++) {
+            const char *before = a ? json_string_value (json_array_get (written, (size_t) a - 1)) : "";
+            kept |= strcmp (before, "--http-host") == 0;
+            args [a] = strcmp (before, "--http-host") == 0 ? json_string_value (json_array_get (written, (size_t) a))
+                                                           : pods [p].args [a];
+        }
+        args [pods [p].argc] = NULL;
+        cr_assert (kept, "the gateway's manifest gives its --http-host");
+        for (int e = 0; e < pods [p].envc; e++)
+            putenv (pods [p].env [e]);
+        proc_t *g = netns_proc_start (dir, "gateway", "gateway-as-written", args);
+        for (int e = 0; e < pods [p].envc; e++) {
+            char name [64];
+            snprintf (name, sizeof name, "%.*s", (int) strcspn (pods [p].env [e], "="), pods [p].env [e]);
+            unsetenv (name);
+        }
+        cr_assert_not_null (g);
+        bool up = proc_wait_log (g, "\"started\"", NULL, NULL, 0, START_MS);
+        if (!up)
+            proc_dump (g);
+        cr_expect (up, "the gateway starts on its manifest's own address, with the manifests' keys");
+        int rc = proc_stop (g, STOP_MS);
+        if (rc != 0)
+            proc_dump (g);
+        cr_expect_eq (rc, 0, "it stops cleanly");
+        unlink (g->log_path);
+        free (g);
+    }
+}
+
 Test (kubernetes, the_small_overlay_runs_as_written, .timeout = 120)
 {
     if (system ("command -v kubectl >/dev/null 2>&1") != 0)
@@ -362,6 +466,8 @@ Test (kubernetes, the_small_overlay_runs_as_written, .timeout = 120)
                                                "sluice-audit-dsn", "stringData", "dsn", pg.dsn));
     json_array_append_new (objects, json_pack ("{s:s, s:{s:s}, s:{s:s}}", "kind", "Secret", "metadata", "name",
                                                "sluice-redis-url", "stringData", "url", "redis://redis:6379/0"));
+    char client_key [CLIENT_KEY_MAX];
+    json_array_append_new (objects, s_client_keys_secret (client_key, sizeof client_key));
 
     pod_t pods [MAX_PODS] = { 0 };
     int n = 0;
@@ -386,8 +492,29 @@ Test (kubernetes, the_small_overlay_runs_as_written, .timeout = 120)
         size_t m;
         json_t *mount;
         json_array_foreach (json_object_get (pod->container, "volumeMounts"), m, mount) {
-            if (strcmp (s_str (mount, "mountPath"), KEYS_PATH) != 0)
+            if (strcmp (s_str (mount, "mountPath"), KEYS_PATH) != 0) {
+                //  Another Secret (the client keys): written out, its
+                //  paths rewritten.
+                size_t v;
+                json_t *volume;
+                json_array_foreach (s_at (o, "spec.template.spec.volumes"), v, volume) {
+                    const char *secret_name = s_str (volume, "secret.secretName");
+                    if (strcmp (s_str (volume, "name"), s_str (mount, "name")) != 0 || !secret_name)
+                        continue;
+                    json_t *secret = s_find (objects, "Secret", secret_name);
+                    cr_assert_not_null (secret, "%s mounts the Secret %s", pod->name, secret_name);
+                    cr_assert_lt (pod->mounts, MAX_MOUNTS);
+                    cr_expect (json_is_true (json_object_get (mount, "readOnly")), "%s mounts %s read-only",
+                               pod->name, secret_name);
+                    snprintf (pod->mount_path [pod->mounts], sizeof pod->mount_path [0], "%s",
+                              s_str (mount, "mountPath"));
+                    char local [sizeof pod->mount_dir [0]];
+                    snprintf (local, sizeof local, "%s/%s-%s", dir, pod->name, s_str (volume, "name"));
+                    memcpy (pod->mount_dir [pod->mounts], local, sizeof local);
+                    s_mount_secret (secret, pod->mount_dir [pod->mounts++]);
+                }
                 continue;
+            }
             cr_expect (json_is_true (json_object_get (mount, "readOnly")), "%s mounts its keys read-only", pod->name);
             size_t v;
             json_t *volume;
@@ -410,7 +537,9 @@ Test (kubernetes, the_small_overlay_runs_as_written, .timeout = 120)
             char *value = s_env_value (objects, entry, pod->name);
             if (!value)
                 continue;
-            char *local = loopback_rewrite (value, NULL, KEYS_PATH, pod->keys_dir);
+            char *mounted = s_mounted (pod, value);
+            char *local = loopback_rewrite (mounted, NULL, KEYS_PATH, pod->keys_dir);
+            free (mounted);
             char pair [1024];
             cr_assert_lt (pod->envc, MAX_ARGS);
             snprintf (pair, sizeof pair, "%s=%s", s_str (entry, "name"), value);
@@ -426,7 +555,9 @@ Test (kubernetes, the_small_overlay_runs_as_written, .timeout = 120)
         json_array_foreach (json_object_get (pod->container, "args"), a, arg) {
             cr_assert_lt (pod->argc, MAX_ARGS - 1);
             char *expanded = s_expand (json_string_value (arg), pod);
-            pod->args [pod->argc++] = loopback_rewrite (expanded, prev, KEYS_PATH, pod->keys_dir);
+            char *mounted = s_mounted (pod, expanded);
+            pod->args [pod->argc++] = loopback_rewrite (mounted, prev, KEYS_PATH, pod->keys_dir);
+            free (mounted);
             free (expanded);
             prev = json_string_value (arg);
         }
@@ -460,7 +591,14 @@ Test (kubernetes, the_small_overlay_runs_as_written, .timeout = 120)
     int gateway_port = s_service_port (objects, "gateway", pods, n);
     const char *req = "{\"model\":\"mock-tools\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
     sl_buf_t body = { 0 };
-    cr_expect_eq (http_request (gateway_port, "POST", "/v1/chat/completions", req, NULL, &body, STREAM_MS), 200);
+    cr_expect_eq (http_request (gateway_port, "POST", "/v1/chat/completions", req, NULL, &body, STREAM_MS), 401,
+                  "the gateway asks for a key: %s", sl_buf_cstr (&body));
+    sl_buf_reset (&body);
+    char auth [CLIENT_KEY_MAX + 32];
+    snprintf (auth, sizeof auth, "Authorization: Bearer %s", client_key);
+    const char *headers [] = { auth, NULL };
+    cr_expect_eq (http_request (gateway_port, "POST", "/v1/chat/completions", req, headers, &body, STREAM_MS), 200,
+                  "with the key the operator's Secret holds: %s", sl_buf_cstr (&body));
     chat_stream_t cs;
     chat_stream_parse (sl_buf_cstr (&body), &cs);
     cr_expect_eq (cs.call_count, 1);
@@ -478,6 +616,7 @@ Test (kubernetes, the_small_overlay_runs_as_written, .timeout = 120)
     json_t *meta = audit_get (&reader, "/api/meta");
     cr_expect_str_eq (json_string_value (json_object_get (meta, "store")), "postgres");
     json_decref (meta);
+    s_gateway_as_written (dir, pods, n);
 
     //  Everything told to stop at once, as the kubelet does when the
     //  installation is deleted: each drains what it holds (nothing, now)
