@@ -269,8 +269,8 @@ s_decide (judge_approvals_t *self, const sl_msg_t *req, json_t *body, const char
     int status = sl_approvals_decide (self->registry, sl_buf_cstr (&id), &d, s_now_ms (), &approval, why);
     if (status == 200) {
         sl_approvals_json (approval, &self->reply_body);
-        sl_log_info ("approval_decided", "id=%.12s decision=%s by=%s", sl_approval_id (approval), decision,
-                     d.approver);
+        sl_log_info ("approval_decided", "id=%.12s decision=%s by=%s%s", sl_approval_id (approval), decision,
+                     d.approver, sl_approval_self_approved (approval) ? " self_approved=true" : "");
         s_ended (self, approval);
     }
     else

@@ -263,3 +263,78 @@ Test (sl_approvals, message_tells_monitoring)
     sl_buf_free (&wire);
     sl_buf_free (&scratch);
 }
+
+//  Bob's call, under a rule that names no approvers: any approver key may
+//  decide it, but bob's own (or another key of bob's) only when the rule
+//  allows it.
+static sl_approval_decision_t
+s_by (const char *key_id, const char *user, bool approve)
+{
+    return (sl_approval_decision_t) { .approve = approve,
+                                      .by = { .key_id = sl_str (key_id), .team = sl_str ("eng"), .user = sl_str (user),
+                                              .approver = true },
+                                      .approver = user };
+}
+
+Test (sl_approvals, a_caller_neither_sees_nor_decides_its_own_call)
+{
+    spec.approvers = NULL;
+    spec.approver_count = 0;
+    char id [SL_APPROVAL_ID_SIZE];
+    cr_assert_eq (s_ask (5, DIGEST, 1000, id, NULL), 0);
+    const sl_approval_t *a;
+    const char *why;
+    sl_approval_decision_t own = s_by ("k-bob", "bob", true);
+    own.remember_minutes = 10;
+    cr_expect_eq (sl_approvals_decide (reg, id, &own, 1100, &a, &why), 403, "its own key");
+    cr_expect (strstr (why, "your own call"), "%s", why);
+    sl_approval_decision_t other_key = s_by ("k-bob-laptop", "bob", true);
+    cr_expect_eq (sl_approvals_decide (reg, id, &other_key, 1100, &a, &why), 403, "another key of the same user");
+    other_key.approve = false;
+    cr_expect_eq (sl_approvals_decide (reg, id, &other_key, 1100, &a, &why), 403, "nor deny it");
+    cr_expect_eq (sl_approvals_pending (reg), 1);
+    cr_expect_eq (sl_approvals_grants (reg), 0, "no memory was given");
+    sl_buf_t out = { 0 };
+    sl_approvals_list (reg, &own.by, &out);
+    cr_expect_str_eq (sl_buf_cstr (&out), "{\"approvals\":[]}", "not decidable: not listed");
+    sl_buf_reset (&out);
+    sl_approval_decision_t alice = s_by ("k-alice", "alice", true);
+    sl_approvals_list (reg, &alice.by, &out);
+    cr_expect (strstr (sl_buf_cstr (&out), id), "another approver sees it: %s", sl_buf_cstr (&out));
+    sl_buf_free (&out);
+    cr_assert_eq (sl_approvals_decide (reg, id, &alice, 1200, &a, &why), 200, "%s", why);
+    cr_expect_not (sl_approval_self_approved (a));
+    sl_buf_t json = { 0 };
+    sl_approvals_json (a, &json);
+    cr_expect_null (strstr (sl_buf_cstr (&json), "self_approved"), "%s", sl_buf_cstr (&json));
+    sl_buf_free (&json);
+}
+
+Test (sl_approvals, a_rule_that_allows_it_lets_the_caller_decide_and_says_so)
+{
+    spec.approvers = NULL;
+    spec.approver_count = 0;
+    spec.allow_self = true;
+    char id [SL_APPROVAL_ID_SIZE];
+    cr_assert_eq (s_ask (5, DIGEST, 1000, id, NULL), 0);
+    sl_approval_decision_t own = s_by ("k-bob", "bob", true);
+    sl_buf_t out = { 0 };
+    sl_approvals_list (reg, &own.by, &out);
+    cr_expect (strstr (sl_buf_cstr (&out), id), "listed for its caller: %s", sl_buf_cstr (&out));
+    cr_expect (strstr (sl_buf_cstr (&out), "\"allow_self\":true"), "%s", sl_buf_cstr (&out));
+    sl_buf_free (&out);
+    const sl_approval_t *a;
+    const char *why;
+    cr_assert_eq (sl_approvals_decide (reg, id, &own, 1100, &a, &why), 200, "%s", why);
+    cr_expect (sl_approval_self_approved (a));
+    sl_buf_t json = { 0 };
+    sl_approvals_json (a, &json);
+    cr_expect (strstr (sl_buf_cstr (&json), "\"self_approved\":true"), "%s", sl_buf_cstr (&json));
+    sl_buf_free (&json);
+    //  The record monitoring and the audit get says so too.
+    sl_msg_t m;
+    sl_buf_t scratch = { 0 };
+    sl_approvals_message (a, &m, &scratch);
+    cr_expect (strstr (sl_buf_cstr (&scratch), "\"self_approved\":true"), "%s", sl_buf_cstr (&scratch));
+    sl_buf_free (&scratch);
+}
