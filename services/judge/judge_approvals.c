@@ -173,8 +173,8 @@ judge_approvals_stop (judge_approvals_t *self)
     size_t failed = sl_approvals_fail_all (self->registry, s_now_ms (), "the judge holding it stopped",
                                            s_ended, self);
     if (failed)
-        sl_log_warn ("approvals_failed", "%zu pending approvals failed: this judge stops (on_timeout applied)",
-                     failed);
+        sl_log_warn ("approvals_failed", "%zu pending approvals failed: this judge stops, and their calls are "
+                     "blocked", failed);
 }
 
 size_t

@@ -354,9 +354,14 @@ sl_approvals_outcome (const sl_approval_t *a, sl_llm_result_t *out)
             out->explanation = a->comment ? sl_xstrdup (a->comment) : NULL;
             break;
         case SL_APPROVAL_TIMEOUT:
-        case SL_APPROVAL_FAILED:
             out->check = SL_CHK_TIMEOUT;
             out->error = sl_xstrdup (a->comment ? a->comment : "nobody decided in time");
+            break;
+        case SL_APPROVAL_FAILED:
+            //  The process holding it leaves: not time running out, so
+            //  not on_timeout's to decide. An error blocks (sl_ask_conclude).
+            out->check = SL_CHK_ERROR;
+            out->error = sl_xstrdup (a->comment ? a->comment : "the judge holding it stopped");
             break;
         default:
             out->check = SL_CHK_ERROR;

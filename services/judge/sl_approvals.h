@@ -47,7 +47,7 @@ typedef enum {
     SL_APPROVAL_DENIED,
     SL_APPROVAL_TIMEOUT,                //  nobody decided in time: on_timeout
     SL_APPROVAL_CANCELLED,              //  the client left, or the stream ended first
-    SL_APPROVAL_FAILED,                 //  the judge holding it stopped: on_timeout
+    SL_APPROVAL_FAILED,                 //  the judge holding it stopped: blocked
     SL_APPROVAL_STATE_MAX
 } sl_approval_state_t;
 
@@ -103,8 +103,9 @@ void sl_approvals_cancel_ticket (sl_approvals_t *self, uint64_t ticket, int64_t 
 //  are CANCELLED. Returns how many.
 size_t sl_approvals_cancel_stream (sl_approvals_t *self, const char *sid, int64_t now_ms,
                                    sl_approvals_each_fn *fn, void *arg);
-//  The judge stops: every pending approval FAILED (on_timeout applies),
-//  with why. Returns how many.
+//  The judge stops: every pending approval FAILED, with why; its outcome
+//  is an error, which blocks the call whatever on_timeout says (a process
+//  leaving is not time running out). Returns how many.
 size_t sl_approvals_fail_all (sl_approvals_t *self, int64_t now_ms, const char *why,
                               sl_approvals_each_fn *fn, void *arg);
 //  Remember an approval another judge gave with a memory: an identical

@@ -12,6 +12,7 @@ static sl_ask_spec_t spec;
 static char *approvers [] = { (char *) "team:platform" };
 static int ended;                       //  approvals the each-callback saw
 static sl_approval_state_t last_state;
+static sl_check_t last_check;           //  the outcome the judge library would get
 
 static void
 s_setup (void)
@@ -39,18 +40,23 @@ s_each (void *arg, const sl_approval_t *a)
     (void) arg;
     ended++;
     last_state = sl_approval_state (a);
+    sl_llm_result_t r;
+    sl_approvals_outcome (a, &r);
+    last_check = r.check;
+    sl_llm_result_clear (&r);
 }
 
-//  Ask about a call of bob@eng; the approval's id into id.
+//  Ask about a call of user@eng with key_id; the approval's id into id.
 static int
-s_ask (uint64_t ticket, const char *digest, int64_t now, char *id, sl_llm_result_t *earlier)
+s_ask_as (const char *key_id, const char *user, uint64_t ticket, const char *digest, int64_t now, char *id,
+          sl_llm_result_t *earlier)
 {
     uint8_t sid [SL_SID_SIZE] = { 1, 2, 3 };
     sl_judge_ask_t ask = {
         .ticket = ticket, .kind = SL_JUDGE_ASK_PERSON, .rule = "push", .sid = sid, .index = 2,
         .person = &spec, .digest = digest, .message = sl_str ("may bob push?"),
         .tool = sl_str ("run_shell"), .arguments = sl_str ("{\"command\":\"git push\"}"),
-        .key_id = sl_str ("k-bob"), .team = sl_str ("eng"), .user = sl_str ("bob"),
+        .key_id = sl_str (key_id), .team = sl_str ("eng"), .user = sl_str (user),
         .model = sl_str ("gpt-x"), .policy = "pol1"
     };
     const sl_approval_t *a = NULL;
@@ -190,6 +196,7 @@ Test (sl_approvals, cancels_and_stops_end_what_is_pending)
     cr_assert_eq (s_ask (8, OTHER, 1000, NULL, NULL), 0);
     cr_expect_eq (sl_approvals_fail_all (reg, 1200, "stopping", s_each, NULL), 1);
     cr_expect_eq (last_state, SL_APPROVAL_FAILED);
+    cr_expect_eq (last_check, SL_CHK_ERROR, "a judge that stops is no timeout: its calls are blocked");
     cr_expect_eq (sl_approvals_pending (reg), 0);
     const sl_approval_t *a;
     const char *why;
