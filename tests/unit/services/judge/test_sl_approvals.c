@@ -67,6 +67,13 @@ s_ask_as (const char *key_id, const char *user, uint64_t ticket, const char *dig
     return rc;
 }
 
+//  Ask about a call of bob@eng (key k-bob).
+static int
+s_ask (uint64_t ticket, const char *digest, int64_t now, char *id, sl_llm_result_t *earlier)
+{
+    return s_ask_as ("k-bob", "bob", ticket, digest, now, id, earlier);
+}
+
 #define DIGEST "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define OTHER  "f123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
@@ -162,6 +169,23 @@ Test (sl_approvals, memory_covers_the_same_call_of_the_same_caller)
     cr_expect_eq (s_ask (8, DIGEST, 1100 + 2 * 60000, NULL, NULL), 0, "the memory ran out");
     sl_approvals_expire (reg, 1100 + 2 * 60000, NULL, NULL);
     cr_expect_eq (sl_approvals_grants (reg), 0);
+}
+
+//  Every user of a signing key shares its key id: a memory given for one
+//  token's call is that user's, never every token of the key.
+Test (sl_approvals, a_memory_of_a_token_is_its_users_only)
+{
+    char id [SL_APPROVAL_ID_SIZE];
+    cr_assert_eq (s_ask_as ("jwt:idp-1", "bob", 5, DIGEST, 1000, id, NULL), 0);
+    sl_approval_decision_t d = s_by_platform (true);
+    d.remember_minutes = 5;
+    const sl_approval_t *a;
+    const char *why;
+    cr_assert_eq (sl_approvals_decide (reg, id, &d, 1100, &a, &why), 200, "%s", why);
+    sl_llm_result_t earlier = { 0 };
+    cr_expect_eq (s_ask_as ("jwt:idp-1", "bob", 6, DIGEST, 2000, NULL, &earlier), 1, "bob's token: covered");
+    sl_llm_result_clear (&earlier);
+    cr_expect_eq (s_ask_as ("jwt:idp-1", "eve", 7, DIGEST, 2000, NULL, NULL), 0, "eve's token of the same key: asked");
 }
 
 Test (sl_approvals, a_grant_from_another_judge_counts)
