@@ -10,8 +10,10 @@
 #include <criterion/criterion.h>
 #include <jwt.h>
 #include <openssl/bio.h>
+#include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <sodium.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +86,25 @@ jwt_fixture_token (const jwt_pair_t *key, jwt_alg_t alg, const char *kid, const 
     cr_assert_not_null (token);
     jwt_free (jwt);
     return token;
+}
+
+//  An EC P-256 key's public JWK (kty EC, use sig) with kid, as a JWKS
+//  lists it, into out.
+static inline void
+jwt_fixture_jwk (const jwt_pair_t *key, const char *kid, char *out, size_t size)
+{
+    const char *params [] = { OSSL_PKEY_PARAM_EC_PUB_X, OSSL_PKEY_PARAM_EC_PUB_Y };
+    char coord [2][64];
+    for (int i = 0; i < 2; i++) {
+        BIGNUM *bn = NULL;
+        cr_assert (EVP_PKEY_get_bn_param (key->key, params [i], &bn));
+        unsigned char bytes [32];
+        cr_assert_eq (BN_bn2binpad (bn, bytes, (int) sizeof bytes), (int) sizeof bytes);
+        sodium_bin2base64 (coord [i], sizeof coord [i], bytes, sizeof bytes, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+        BN_free (bn);
+    }
+    snprintf (out, size, "{\"kty\":\"EC\",\"crv\":\"P-256\",\"kid\":\"%s\",\"use\":\"sig\",\"x\":\"%s\",\"y\":\"%s\"}",
+              kid, coord [0], coord [1]);
 }
 
 #endif

@@ -10,9 +10,12 @@
         models and limits, the team's where the key sets none;
       - a signed token (a JWT: three dot-separated parts) when the keys
         file has a jwt section: checked by sl_jwt_verify; its team and
-        user come from the configured claims; its key id is "jwt" and the
-        signing key's kid ("jwt:idp-2026"); the team's settings apply when
-        the keys file lists that team, and the section's limits per user;
+        user come from the configured claims (a token naming no user is
+        refused); its key id is "jwt" and the signing key's kid
+        ("jwt:idp-2026"), which every user of that key shares: what is
+        bound to a caller is bound to key id, team and user together;
+        the team's settings apply when the keys file lists that team, and
+        the section's limits per user;
       - nothing usable: why, as a short reason for a metric label.
 
     Without a keyring nobody is checked (SL_WHO_OPEN): the identity is

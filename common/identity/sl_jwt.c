@@ -50,7 +50,7 @@ struct _sl_jwtkeys_t {
 };
 
 static const char *s_reasons [] = {
-    "ok", "malformed", "alg", "kid", "signature", "expired", "not_yet_valid", "issuer", "audience"
+    "ok", "malformed", "alg", "kid", "signature", "expired", "not_yet_valid", "issuer", "audience", "user"
 };
 _Static_assert (sizeof s_reasons / sizeof s_reasons [0] == SL_JWT_REASON_MAX, "a name for every reason");
 
@@ -372,13 +372,20 @@ sl_jwt_verify (sl_jwtkeys_t *keys, const sl_jwt_spec_t *spec, const char *token,
         if (rc == SL_JWT_OK && spec->issuer && (!iss || strcmp (iss, spec->issuer) != 0))
             rc = SL_JWT_ISSUER;
         else
-        if (rc == SL_JWT_OK && spec->audience && !s_audience (json_object_get (payload, "aud"), spec->audience))
+        if (rc == SL_JWT_OK && (!spec->audience || !s_audience (json_object_get (payload, "aud"), spec->audience)))
             rc = SL_JWT_AUDIENCE;
     }
     if (rc == SL_JWT_OK) {
         s_claim (payload, spec->team_claim ? spec->team_claim : "team", SL_KEYRING_DEFAULT_TEAM, out->team,
                  sizeof out->team);
         s_claim (payload, spec->user_claim ? spec->user_claim : "sub", "", out->user, sizeof out->user);
+        //  Every user of a signing key shares its key id: without a user
+        //  the caller could not be told from any other (approvals' memory,
+        //  who may decide an approval).
+        if (!*out->user)
+            rc = SL_JWT_USER;
+    }
+    if (rc == SL_JWT_OK) {
         memcpy (memo->hash, hash, sizeof hash);
         memo->used = true;
         memo->exp = s_time (json_object_get (payload, "exp"));
@@ -387,5 +394,7 @@ sl_jwt_verify (sl_jwtkeys_t *keys, const sl_jwt_spec_t *spec, const char *token,
     }
     json_decref (header);
     json_decref (payload);
+    if (rc != SL_JWT_OK)
+        memset (out, 0, sizeof *out);
     return rc;
 }

@@ -12,10 +12,12 @@
       - a kid in the header names a key of the set;
       - exp is present and not past, nbf (when present) not ahead, with
         SL_JWT_LEEWAY_S of slack for clocks;
-      - iss and aud are the configured ones, when configured (aud may be a
-        list holding it);
+      - iss is the configured one, when configured; aud is the configured
+        one (a list holding it), which a loaded keys file always has;
       - team and user come from the configured claims (team "default"
-        when the token has none).
+        when the token has none); a token that names no user is refused:
+        every user of a signing key shares its key id ("jwt:<kid>"), so
+        the user is what tells one caller from another.
 
     Every refusal has a reason (sl_jwt_reason), counted by the gateway.
 */
@@ -42,6 +44,7 @@ typedef enum {
     SL_JWT_NOT_YET,                     //  nbf ahead
     SL_JWT_ISSUER,
     SL_JWT_AUDIENCE,
+    SL_JWT_USER,                        //  the user claim is missing or empty
     SL_JWT_REASON_MAX
 } sl_jwt_reason_t;
 

@@ -18,7 +18,8 @@
           keys: [jwt/idp.pem]               # public keys (PEM), and/or
           jwks: jwt/jwks.json               # a JWKS file
           issuer: https://idp.example       # iss, required when set
-          audience: sluice                  # aud, required when set
+          audience: sluice                  # aud: required (a jwt section without
+                                            # one does not load)
           team_claim: team                  # default "team"
           user_claim: sub                   # default "sub"
           limits: {rpm: 60}                 # each token's user's own
@@ -100,7 +101,7 @@ typedef struct {
     const char *const *pem;             //  public key files (PEM), NULL-terminated
     const char *jwks;                   //  a JWKS file, or NULL
     const char *issuer;                 //  required iss, or NULL
-    const char *audience;               //  required aud, or NULL
+    const char *audience;               //  required aud (a loaded jwt section always has one)
     const char *team_claim;
     const char *user_claim;
     sl_limits_spec_t limits;            //  per user of a token

@@ -364,6 +364,13 @@ sl_keyring_parse (const char *text, size_t size, const char *name, char **error)
         rc = sl_yaml_mapping (y, root.jwt, "jwt", s_jwt_member, &ctx);
         if (rc == 0 && !j->pem [0] && !j->jwks)
             rc = sl_yaml_error (y, root.jwt, "jwt needs its public keys: keys (PEM files) or jwks");
+        //  An identity provider signs the tokens of every application it
+        //  serves with the same keys: without an audience, a token issued
+        //  for any of them would be a sluice credential.
+        if (rc == 0 && (!j->audience || !*j->audience))
+            rc = sl_yaml_error (y, root.jwt, "jwt needs an audience: the aud its tokens for sluice carry (without "
+                                "one, a token the identity provider issued for any other application would "
+                                "be accepted)");
         ctx.ring->has_jwt = rc == 0;
     }
     if (rc == 0 && root.keys)

@@ -6,7 +6,9 @@
     (sl_judge.h), keeping the approvals and hearing the decisions its
     service's. A decision that did not come from a person is never a
     pass: a timeout takes on_timeout, which the policy's author chose,
-    and anything else (no one to ask, the ask could not start) blocks.
+    and anything else (no one to ask, the ask could not start, the judge
+    holding it stopped) blocks. The person is another than the caller
+    whose call waits (sl_ask_is_caller), unless the rule says allow_self.
 */
 #include "common/policy/sl_policy_impl.h"
 
@@ -23,6 +25,7 @@
 #define S_TERMINATE_NOTICE \
     "sluice ended this response: a call to the tool \"{tool}\" needed a person's approval ({reason})."
 #define S_MESSAGE_ARGS_MAX 2000         //  bytes of arguments quoted in an approver's message
+#define S_TOKEN_KEY "jwt"               //  a signed token's key id, alone or before ":<kid>"
 
 void
 sl_ask_spec_defaults (sl_ask_spec_t *spec)
@@ -122,8 +125,10 @@ s_ask_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const char *
         spec->remember_max_minutes = (int) n;
         return rc;
     }
+    if (strcmp (key, "allow_self") == 0)
+        return sl_policy_yaml_bool (ctx, v, "allow_self", &spec->allow_self);
     sl_policy_yaml_error (ctx, k, "unknown ask field '%s' (expected timeout_ms, on_timeout, approvers, "
-                          "message, remember_max_minutes)", key);
+                          "message, remember_max_minutes, allow_self)", key);
     return -1;
 }
 
@@ -234,6 +239,29 @@ sl_ask_may_decide (const sl_ask_spec_t *spec, const sl_ask_by_t *by)
             return true;
     }
     return false;
+}
+
+//  A key id every user of a signing key shares (sl_identity.h): "jwt",
+//  "jwt:<kid>".
+static bool
+s_token_key (sl_str_t key_id)
+{
+    return sl_str_eq (key_id, S_TOKEN_KEY) || sl_str_starts (key_id, S_TOKEN_KEY ":");
+}
+
+bool
+sl_ask_is_caller (sl_str_t key_id, sl_str_t user, const sl_ask_by_t *by)
+{
+    if (!by)
+        return false;
+    bool users = user.len && by->user.len;
+    if (users && sl_str_eq_str (user, by->user))
+        return true;
+    if (!key_id.len || !sl_str_eq_str (key_id, by->key_id))
+        return false;
+    //  The same key: one caller, unless it is a signing key whose tokens
+    //  name two users (a token that names none cannot be told apart).
+    return !(users && s_token_key (key_id));
 }
 
 //  --------------------------------------------------------------------------

@@ -174,12 +174,14 @@ typedef struct {
 typedef struct {
     int timeout_ms;                     //  from the call's end to a decision
     sl_action_t on_timeout;             //  BLOCK (default), ALLOW or TERMINATE: nobody decided in
-                                        //  time, or the judge holding the call stopped
+                                        //  time (a judge that stops blocks its calls, whatever this says)
     char **approvers;                   //  who may decide: "team:NAME", "user:NAME", "key:ID",
                                         //  "console"; none: any approver key, the console
     int approver_count;
     char *message;                      //  what approvers read (template), NULL for the default
     int remember_max_minutes;           //  longest memory an approval may give (0: none)
+    bool allow_self;                    //  the call's own caller may decide it (a one-person setup);
+                                        //  false (the default): another person must
 } sl_ask_spec_t;
 
 //  Who asks to decide an approval (the control link's "by").
@@ -323,6 +325,14 @@ void sl_ask_message (const sl_ask_spec_t *spec, const char *rule, const sl_call_
 //  approvers admits those (team:, user:, key:, console); one that names
 //  none admits approver keys, console users and loopback callers.
 bool sl_ask_may_decide (const sl_ask_spec_t *spec, const sl_ask_by_t *by);
+//  Is by the caller whose call waits (key_id and user: the call's
+//  identity)? The same user is the same person, whatever key or token
+//  they hold, whatever team; the same key is the same caller, but for a
+//  token's key id ("jwt" or "jwt:<kid>"), which every user of a signing
+//  key shares: two tokens naming different users are two people. Without
+//  an identity on either side (no keys configured, a console user) there
+//  is nothing to compare: false.
+bool sl_ask_is_caller (sl_str_t key_id, sl_str_t user, const sl_ask_by_t *by);
 
 //  Request rules --------------------------------------------------------
 //  Decide for one part of a request. Redactions are not applied here:

@@ -9,10 +9,19 @@
 #include "common/base/sl_filestamp.h"
 #include "common/base/sl_log.h"
 
+//  A public key file of the jwt section (PEM, JWKS), watched like the
+//  keys file: a key taken out of it stops working at the next look.
+typedef struct {
+    char *path;
+    sl_filestamp_t seen;                //  the file when last read
+} s_keyfile_t;
+
 struct _sl_keywatch_t {
     sl_service_t *service;
     char *path;                         //  NULL: no file
     sl_filestamp_t seen;                //  the file when last read
+    s_keyfile_t *keyfiles;              //  those the keys file last read names
+    size_t keyfile_count;
     sl_keyring_t *keyring;              //  NULL: no keys at all
     sl_jwtkeys_t *jwt;                  //  the public keys its jwt section names, NULL: none
     sl_keywatch_fn *on_reload;
@@ -30,8 +39,38 @@ s_log_loaded (sl_keywatch_t *self)
                  sl_keyring_jwt (self->keyring) ? ", signed tokens" : "");
 }
 
-//  Read the file and the token keys it names; its stamp is taken even
-//  when it does not load, so that polling waits for the next change
+static void
+s_keyfiles_clear (sl_keywatch_t *self)
+{
+    for (size_t i = 0; i < self->keyfile_count; i++)
+        free (self->keyfiles [i].path);
+    free (self->keyfiles);
+    self->keyfiles = NULL;
+    self->keyfile_count = 0;
+}
+
+static void
+s_keyfile_add (sl_keywatch_t *self, const char *path)
+{
+    self->keyfiles = sl_xrealloc (self->keyfiles, (self->keyfile_count + 1) * sizeof (s_keyfile_t));
+    s_keyfile_t *k = &self->keyfiles [self->keyfile_count++];
+    k->path = sl_xstrdup (path);
+    sl_filestamp_take (path, &k->seen);
+}
+
+//  Watch the key files spec names from now (stamped before they are read).
+static void
+s_keyfiles_watch (sl_keywatch_t *self, const sl_jwt_spec_t *spec)
+{
+    s_keyfiles_clear (self);
+    for (size_t i = 0; spec && spec->pem && spec->pem [i]; i++)
+        s_keyfile_add (self, spec->pem [i]);
+    if (spec && spec->jwks)
+        s_keyfile_add (self, spec->jwks);
+}
+
+//  Read the file and the token keys it names; the stamps are taken even
+//  when they do not load, so that polling waits for the next change
 //  instead of repeating the error.
 static sl_keyring_t *
 s_load (sl_keywatch_t *self, sl_jwtkeys_t **jwt, char **error)
@@ -40,6 +79,8 @@ s_load (sl_keywatch_t *self, sl_jwtkeys_t **jwt, char **error)
     sl_filestamp_take (self->path, &self->seen);
     sl_keyring_t *keyring = sl_keyring_load (self->path, error);
     const sl_jwt_spec_t *spec = sl_keyring_jwt (keyring);
+    if (keyring)
+        s_keyfiles_watch (self, spec);
     if (spec && !(*jwt = sl_jwtkeys_new (spec, error)))
         sl_keyring_unref (&keyring);
     return keyring;
@@ -75,6 +116,7 @@ sl_keywatch_new (sl_service_t *service, const char *path, const char *list, int6
         if (!self->keyring) {
             sl_log_error ("keys_invalid", "%s", error ? error : "?");
             free (error);
+            s_keyfiles_clear (self);
             free (self->path);
             free (self);
             return NULL;
@@ -107,6 +149,7 @@ sl_keywatch_destroy (sl_keywatch_t **self_p)
     sl_service_off_reload (self->service, s_on_sighup, self);
     sl_keyring_unref (&self->keyring);
     sl_jwtkeys_destroy (&self->jwt);
+    s_keyfiles_clear (self);
     free (self->path);
     free (self);
     *self_p = NULL;
@@ -153,9 +196,15 @@ sl_keywatch_reload (sl_keywatch_t *self)
 bool
 sl_keywatch_check (sl_keywatch_t *self)
 {
-    if (!self->path || !sl_filestamp_changed (self->path, &self->seen))
+    if (!self->path)
         return false;
-    sl_log_info ("reload", "keys file changed");
+    const char *changed = sl_filestamp_changed (self->path, &self->seen) ? self->path : NULL;
+    for (size_t i = 0; !changed && i < self->keyfile_count; i++)
+        if (sl_filestamp_changed (self->keyfiles [i].path, &self->keyfiles [i].seen))
+            changed = self->keyfiles [i].path;
+    if (!changed)
+        return false;
+    sl_log_info ("reload", "%s changed", changed == self->path ? "keys file" : changed);
     sl_keywatch_reload (self);
     return true;
 }

@@ -10,7 +10,10 @@
       process (logged "keys_invalid": file:line:col: why);
     - SIGHUP reads it again, and so does a timer every watch_ms when the
       file changed (logged "reload": "keys file changed"); the JWT key
-      files it names are read again with it;
+      files it names (PEM, JWKS) are read again with it, and are watched
+      the same way: one that changes reloads everything (logged "reload":
+      "<path> changed"), so a key taken out of a JWKS stops working
+      within watch_ms;
     - a reload that loads is counted in sluice_keys_reloads_total and
       logged "keys_loaded" (keys and teams, never a key or a hash); one
       that does not is counted in sluice_keys_reload_failures_total,
@@ -59,8 +62,8 @@ bool sl_keywatch_has_file (sl_keywatch_t *self);
 //  Read the file again (what SIGHUP does): 0 when the new keys run, -1
 //  when it did not load and the running ones stay.
 int sl_keywatch_reload (sl_keywatch_t *self);
-//  Read the file again if it changed since it was last read (what the
-//  timer does): true when it was read.
+//  Read the file again if it, or a key file its jwt section names, changed
+//  since it was last read (what the timer does): true when it was read.
 bool sl_keywatch_check (sl_keywatch_t *self);
 
 #endif

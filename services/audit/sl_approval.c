@@ -57,13 +57,13 @@ s_put_time (sl_buf_t *out, const char *name, int64_t value)
         sl_buf_printf (out, ",\"%s\":%lld", name, (long long) value);
 }
 
-//  The judge's details (approvers, on_timeout, remember_minutes): members
-//  of the approval itself, those three only.
+//  The judge's details (approvers, on_timeout, remember_minutes,
+//  self_approved): members of the approval itself, those only.
 static void
 s_details (sl_buf_t *out, sl_str_t details)
 {
     json_t *o = details.ptr ? json_loadb (details.ptr, details.len, 0, NULL) : NULL;
-    static const char *names [] = { "approvers", "on_timeout", "remember_minutes" };
+    static const char *names [] = { "approvers", "on_timeout", "remember_minutes", "self_approved" };
     for (size_t i = 0; json_is_object (o) && i < sizeof names / sizeof names [0]; i++) {
         json_t *v = json_object_get (o, names [i]);
         char *text = v ? json_dumps (v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;

@@ -8,7 +8,8 @@
         {"id","state","stream","index","tool","arguments","rule","message",
          "digest","policy","policy_name","identity":{"key_id","team","user"},
          "model","last_user","judge","created_at","expires_at",
-         "approvers","on_timeout","remember_minutes",     (the judge's details)
+         "approvers","on_timeout","remember_minutes",     (the judge's details;
+         "self_approved": true when its own caller decided it)
          "decided_at","approver","comment"}               (once decided)
 
     `arguments` is the call's JSON, a string when it is not JSON; times in

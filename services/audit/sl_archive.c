@@ -633,11 +633,13 @@ s_approval (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *ms
     }
     //  PostgreSQL must know the type of every parameter a statement is
     //  given: each statement gets only those it uses.
+    //  The decision's details (the memory it gave, self_approved) replace
+    //  the pending record's.
     int64_t moved = 0;
-    sl_val_t decided [] = { p [0], p [1], p [18], p [20], p [21] };
+    sl_val_t decided [] = { p [0], p [1], p [18], p [20], p [21], p [17] };
     if (!pending
-    &&  s_exec (self, "UPDATE approvals SET state = $2, updated_at = $3, approver = $4, comment = $5 "
-                      "WHERE id = $1 AND state = 'pending'", decided, 5, &moved))
+    &&  s_exec (self, "UPDATE approvals SET state = $2, updated_at = $3, approver = $4, comment = $5, "
+                      "details = COALESCE($6, details) WHERE id = $1 AND state = 'pending'", decided, 6, &moved))
         return -1;
     //  Whatever order they came in: the content an earlier record lacked,
     //  and the start of the wait (a pending record is the earliest).
@@ -655,10 +657,9 @@ s_approval (sl_archive_t *self, const sl_record_meta_t *meta, const sl_msg_t *ms
                       "WHERE id = $1", fill, 17, NULL))
         return -1;
     if (moved) {
-        sl_val_t d [] = { p [0], p [1], p [18], p [20], p [21] };
         if (s_chain_begin (self, "approval", NULL, 0, 0, ref, at))
             return -1;
-        s_chain_data (self, d, 5);
+        s_chain_data (self, decided, 6);
     }
     return moved ? 1 : 0;
 }

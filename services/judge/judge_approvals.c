@@ -173,8 +173,8 @@ judge_approvals_stop (judge_approvals_t *self)
     size_t failed = sl_approvals_fail_all (self->registry, s_now_ms (), "the judge holding it stopped",
                                            s_ended, self);
     if (failed)
-        sl_log_warn ("approvals_failed", "%zu pending approvals failed: this judge stops (on_timeout applied)",
-                     failed);
+        sl_log_warn ("approvals_failed", "%zu pending approvals failed: this judge stops, and their calls are "
+                     "blocked", failed);
 }
 
 size_t
@@ -269,8 +269,8 @@ s_decide (judge_approvals_t *self, const sl_msg_t *req, json_t *body, const char
     int status = sl_approvals_decide (self->registry, sl_buf_cstr (&id), &d, s_now_ms (), &approval, why);
     if (status == 200) {
         sl_approvals_json (approval, &self->reply_body);
-        sl_log_info ("approval_decided", "id=%.12s decision=%s by=%s", sl_approval_id (approval), decision,
-                     d.approver);
+        sl_log_info ("approval_decided", "id=%.12s decision=%s by=%s%s", sl_approval_id (approval), decision,
+                     d.approver, sl_approval_self_approved (approval) ? " self_approved=true" : "");
         s_ended (self, approval);
     }
     else

@@ -41,8 +41,9 @@ void judge_approvals_destroy (judge_approvals_t **self_p);
 int judge_approvals_ask (judge_approvals_t *self, const sl_judge_ask_t *ask);
 //  The judge no longer wants the ask's outcome (its stream went away).
 void judge_approvals_cancel (judge_approvals_t *self, uint64_t ticket);
-//  The judge stops: every pending approval fails (on_timeout applies),
-//  its outcome reported and its message published now.
+//  The judge stops: every pending approval fails and its call is blocked
+//  (never on_timeout's allow), its outcome reported and its message
+//  published now.
 void judge_approvals_stop (judge_approvals_t *self);
 size_t judge_approvals_pending (judge_approvals_t *self);
 

@@ -196,6 +196,18 @@ s_approval_outcome (void *arg, uint64_t ticket, const sl_llm_result_t *result)
     sl_router_flush (app->router);
 }
 
+//  --drain-ms passed with calls still waiting for a person: they are
+//  blocked now, before the stage ends what it still holds, so that their
+//  clients and the records hear why (the judge holding it stopped)
+//  rather than only that the stream was cut.
+static void
+s_approvals_give_up (void *arg)
+{
+    s_app_t *app = arg;
+    judge_approvals_stop (app->approvals);
+    sl_router_flush (app->router);
+}
+
 static void
 s_llm_done (void *arg, uint64_t ticket, const sl_llm_result_t *result)
 {
@@ -459,11 +471,15 @@ main (int argc, char **argv)
         sl_stage_set_congestion (stage, s_congested, &app);
         sl_stage_relay_losses (stage, app.router);
         sl_stage_track_streams (stage, streams_bound, expiry_ms);
+        //  Drainers give up in the order they were added: the approvals
+        //  first, then the stage's streams.
+        sl_service_on_drain (svc, NULL, NULL, s_approvals_give_up, &app);
         sl_stage_drain_with (stage, app.router, NULL, NULL);
     }
     int rc = stage ? sl_service_run (svc) : approvals_up ? 1 : 2;
-    //  Calls still waiting for a person fail visibly (on_timeout), and
-    //  what that releases goes out before the judge does.
+    //  Calls still waiting for a person fail and are blocked (never
+    //  on_timeout's to decide: this is no timeout), and the notices go
+    //  out before the judge does.
     judge_approvals_stop (app.approvals);
     sl_router_flush (app.router);
     sl_stage_destroy (&stage);

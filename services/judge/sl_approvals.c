@@ -37,6 +37,7 @@ struct _sl_approval_t {
     char *approver;                     //  who decided
     char *comment;                      //  their comment, or why it ended otherwise
     int remember_minutes;
+    bool self_approved;                 //  decided by its own caller (the rule's allow_self)
 };
 
 typedef struct {
@@ -138,6 +139,7 @@ uint64_t sl_approval_ticket (const sl_approval_t *a) { return a->ticket; }
 sl_approval_state_t sl_approval_state (const sl_approval_t *a) { return a->state; }
 const char *sl_approval_id (const sl_approval_t *a) { return a->id; }
 int sl_approval_remember_minutes (const sl_approval_t *a) { return a->remember_minutes; }
+bool sl_approval_self_approved (const sl_approval_t *a) { return a->self_approved; }
 size_t sl_approvals_pending (sl_approvals_t *self) { return self->pending; }
 size_t sl_approvals_grants (sl_approvals_t *self) { return self->grant_count; }
 
@@ -224,6 +226,7 @@ sl_approvals_add (sl_approvals_t *self, const sl_judge_ask_t *ask, int64_t now_m
         a->spec.timeout_ms = ask->person->timeout_ms;
         a->spec.on_timeout = ask->person->on_timeout;
         a->spec.remember_max_minutes = ask->person->remember_max_minutes;
+        a->spec.allow_self = ask->person->allow_self;
         if (ask->person->approver_count) {
             a->spec.approvers = sl_xcalloc ((size_t) ask->person->approver_count, sizeof (char *));
             for (int i = 0; i < ask->person->approver_count; i++)
@@ -255,6 +258,21 @@ s_end (sl_approvals_t *self, sl_approval_t *a, sl_approval_state_t state, int64_
 static const char *
 s_why (sl_approvals_t *self, const char *format, ...) __attribute__ ((format (printf, 2, 3)));
 
+//  Does by ask about its own call?
+static bool
+s_own_call (const sl_approval_t *a, const sl_ask_by_t *by)
+{
+    return sl_ask_is_caller (sl_str (a->key_id), sl_str (a->user), by);
+}
+
+//  May by decide a: the rule admits them, and they are not the caller
+//  whose call waits unless the rule allows that.
+static bool
+s_may_decide (const sl_approval_t *a, const sl_ask_by_t *by)
+{
+    return sl_ask_may_decide (&a->spec, by) && (a->spec.allow_self || !s_own_call (a, by));
+}
+
 static const char *
 s_why (sl_approvals_t *self, const char *format, ...)
 {
@@ -278,6 +296,12 @@ sl_approvals_decide (sl_approvals_t *self, const char *id, const sl_approval_dec
     *out = a;
     if (!sl_ask_may_decide (&a->spec, &d->by)) {
         *why = "you may not decide this approval: its rule names who may";
+        return 403;
+    }
+    bool own = s_own_call (a, &d->by);
+    if (own && !a->spec.allow_self) {
+        *why = "you may not decide this approval: it holds your own call, and another person must decide "
+               "it (the rule's ask: allow_self lets a call's caller decide it)";
         return 403;
     }
     if (a->state == SL_APPROVAL_APPROVED || a->state == SL_APPROVAL_DENIED) {
@@ -306,6 +330,7 @@ sl_approvals_decide (sl_approvals_t *self, const char *id, const sl_approval_dec
     }
     s_end (self, a, d->approve ? SL_APPROVAL_APPROVED : SL_APPROVAL_DENIED, now_ms, d->comment);
     a->approver = sl_xstrdup (d->approver ? d->approver : "?");
+    a->self_approved = own;
     if (d->approve && d->remember_minutes > 0) {
         a->remember_minutes = d->remember_minutes;
         sl_approvals_grant (self, a->digest, sl_str (a->key_id), sl_str (a->team), sl_str (a->user), a->id,
@@ -329,9 +354,14 @@ sl_approvals_outcome (const sl_approval_t *a, sl_llm_result_t *out)
             out->explanation = a->comment ? sl_xstrdup (a->comment) : NULL;
             break;
         case SL_APPROVAL_TIMEOUT:
-        case SL_APPROVAL_FAILED:
             out->check = SL_CHK_TIMEOUT;
             out->error = sl_xstrdup (a->comment ? a->comment : "nobody decided in time");
+            break;
+        case SL_APPROVAL_FAILED:
+            //  The process holding it leaves: not time running out, so
+            //  not on_timeout's to decide. An error blocks (sl_ask_conclude).
+            out->check = SL_CHK_ERROR;
+            out->error = sl_xstrdup (a->comment ? a->comment : "the judge holding it stopped");
             break;
         default:
             out->check = SL_CHK_ERROR;
@@ -471,6 +501,8 @@ s_json (const sl_approval_t *a)
     json_object_set_new (o, "approvers", approvers);
     json_object_set_new (o, "on_timeout", json_string (sl_action_name (a->spec.on_timeout)));
     json_object_set_new (o, "remember_max_minutes", json_integer (a->spec.remember_max_minutes));
+    if (a->spec.allow_self)
+        json_object_set_new (o, "allow_self", json_true ());
     json_object_set_new (o, "created_at", json_integer (a->created_ms));
     json_object_set_new (o, "expires_at", json_integer (a->expires_ms));
     json_object_set_new (o, "judge", json_string (a->judge));
@@ -479,6 +511,8 @@ s_json (const sl_approval_t *a)
         json_object_set_new (o, "approver", s_json_str (a->approver));
         json_object_set_new (o, "comment", s_json_str (a->comment));
         json_object_set_new (o, "remember_minutes", json_integer (a->remember_minutes));
+        if (a->self_approved)
+            json_object_set_new (o, "self_approved", json_true ());
         if (a->remember_minutes)
             json_object_set_new (o, "remember_until",
                                  json_integer (a->ended_ms + (int64_t) a->remember_minutes * 60000));
@@ -506,7 +540,7 @@ sl_approvals_list (sl_approvals_t *self, const sl_ask_by_t *by, sl_buf_t *out)
 {
     json_t *list = json_array ();
     for (sl_approval_t *a = zhashx_first (self->by_id); a; a = zhashx_next (self->by_id))
-        if (a->state == SL_APPROVAL_PENDING && sl_ask_may_decide (&a->spec, by))
+        if (a->state == SL_APPROVAL_PENDING && s_may_decide (a, by))
             json_array_append_new (list, s_json (a));
     s_dump (json_pack ("{s:o}", "approvals", list), out);
 }
@@ -540,8 +574,11 @@ sl_approvals_message (const sl_approval_t *a, sl_msg_t *msg, sl_buf_t *scratch)
     json_t *approvers = json_array ();
     for (int i = 0; i < a->spec.approver_count; i++)
         json_array_append_new (approvers, json_string (a->spec.approvers [i]));
+    json_t *details = json_pack ("{s:o, s:s, s:i}", "approvers", approvers, "on_timeout",
+                                 sl_action_name (a->spec.on_timeout), "remember_minutes", a->remember_minutes);
+    if (a->self_approved)
+        json_object_set_new (details, "self_approved", json_true ());
     sl_buf_reset (scratch);
-    s_dump (json_pack ("{s:o, s:s, s:i}", "approvers", approvers, "on_timeout",
-                       sl_action_name (a->spec.on_timeout), "remember_minutes", a->remember_minutes), scratch);
+    s_dump (details, scratch);
     msg->body = sl_buf_str (scratch);
 }

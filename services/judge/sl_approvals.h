@@ -12,9 +12,10 @@
     An approval is bound to its call: the digest of the tool, its
     canonical arguments and the policy version (sl_ask_digest), and an
     expiry. A decision is taken once: a second one, one naming another
-    digest or policy version, one after the expiry, and one from someone
-    the rule does not admit change nothing, and say why (an HTTP status
-    and a sentence). Decided approvals stay known for a while
+    digest or policy version, one after the expiry, one from someone the
+    rule does not admit and one from the caller whose call waits (unless
+    the rule says allow_self; such a decision is marked self_approved)
+    change nothing, and say why (an HTTP status and a sentence). Decided approvals stay known for a while
     (SL_APPROVALS_KEEP_MS) so that a late or repeated decision hears what
     happened rather than "unknown".
 
@@ -46,7 +47,7 @@ typedef enum {
     SL_APPROVAL_DENIED,
     SL_APPROVAL_TIMEOUT,                //  nobody decided in time: on_timeout
     SL_APPROVAL_CANCELLED,              //  the client left, or the stream ended first
-    SL_APPROVAL_FAILED,                 //  the judge holding it stopped: on_timeout
+    SL_APPROVAL_FAILED,                 //  the judge holding it stopped: blocked
     SL_APPROVAL_STATE_MAX
 } sl_approval_state_t;
 
@@ -81,7 +82,8 @@ int sl_approvals_add (sl_approvals_t *self, const sl_judge_ask_t *ask, int64_t n
                       const sl_approval_t **out, sl_llm_result_t *earlier);
 //  Decide approval id (32 hex digits). Returns an HTTP status: 200, the
 //  approval now decided in *out; else 400 (a memory longer than the rule
-//  allows), 403 (by may not decide it), 404 (not held here), 409 (decided
+//  allows), 403 (by may not decide it: the rule does not admit them, or it
+//  is their own call), 404 (not held here), 409 (decided
 //  already, another digest or policy version), 410 (expired), and why
 //  (static or in the registry's buffer, valid until the next call).
 int sl_approvals_decide (sl_approvals_t *self, const char *id, const sl_approval_decision_t *decision,
@@ -101,8 +103,9 @@ void sl_approvals_cancel_ticket (sl_approvals_t *self, uint64_t ticket, int64_t 
 //  are CANCELLED. Returns how many.
 size_t sl_approvals_cancel_stream (sl_approvals_t *self, const char *sid, int64_t now_ms,
                                    sl_approvals_each_fn *fn, void *arg);
-//  The judge stops: every pending approval FAILED (on_timeout applies),
-//  with why. Returns how many.
+//  The judge stops: every pending approval FAILED, with why; its outcome
+//  is an error, which blocks the call whatever on_timeout says (a process
+//  leaving is not time running out). Returns how many.
 size_t sl_approvals_fail_all (sl_approvals_t *self, int64_t now_ms, const char *why,
                               sl_approvals_each_fn *fn, void *arg);
 //  Remember an approval another judge gave with a memory: an identical
@@ -110,8 +113,9 @@ size_t sl_approvals_fail_all (sl_approvals_t *self, int64_t now_ms, const char *
 void sl_approvals_grant (sl_approvals_t *self, const char *digest, sl_str_t key_id, sl_str_t team,
                          sl_str_t user, const char *approval, const char *approver, int64_t expires_ms);
 
-//  {"approvals": [...]}: the pending approvals by may decide (the JSON of
-//  each is sl_approvals_json's).
+//  {"approvals": [...]}: the pending approvals by may decide, never by's
+//  own calls unless their rule says allow_self (the JSON of each is
+//  sl_approvals_json's).
 void sl_approvals_list (sl_approvals_t *self, const sl_ask_by_t *by, sl_buf_t *out);
 //  One approval as JSON (proto/PROTOCOL.md, "ctl").
 void sl_approvals_json (const sl_approval_t *approval, sl_buf_t *out);
@@ -125,6 +129,8 @@ sl_approval_state_t sl_approval_state (const sl_approval_t *approval);
 const char *sl_approval_id (const sl_approval_t *approval);
 //  The memory it gave: who, for how long (0: none), and its digest.
 int sl_approval_remember_minutes (const sl_approval_t *approval);
+//  Decided by the caller whose call it holds (the rule's allow_self)?
+bool sl_approval_self_approved (const sl_approval_t *approval);
 const char *sl_approval_state_name (int state);
 
 //  Approvals pending, and memories held.

@@ -9,7 +9,8 @@
         the SHA-256 of a key (read from stdin when not given), as a keys
         file's sha256 takes it
     sluice-keys check FILE
-        load a keys file as the gateway would; say what is wrong with it
+        load a keys file as the gateway would (the public keys of its jwt
+        section too); say what is wrong with it
 
     Exit status: 0 done, 1 a file that does not load, 2 bad usage.
 */
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "common/base/sl_buf.h"
+#include "common/identity/sl_jwt.h"
 #include "common/identity/sl_keyring.h"
 #include "services/keys/sl_keyentry.h"
 
@@ -132,8 +134,21 @@ s_check (int argc, char **argv)
         free (error);
         return S_EXIT_FAILED;
     }
-    printf ("%s: %zu key(s), %zu team(s)%s\n", argv [1], sl_keyring_count (ring), sl_keyring_team_count (ring),
-            sl_keyring_jwt (ring) ? ", signed tokens" : "");
+    //  The gateway reads the token keys with the file: one it cannot use
+    //  stops it as surely as a bad line.
+    const sl_jwt_spec_t *spec = sl_keyring_jwt (ring);
+    sl_jwtkeys_t *jwt = spec ? sl_jwtkeys_new (spec, &error) : NULL;
+    if (spec && !jwt) {
+        fprintf (stderr, "%s\n", error);
+        free (error);
+        sl_keyring_unref (&ring);
+        return S_EXIT_FAILED;
+    }
+    printf ("%s: %zu key(s), %zu team(s)", argv [1], sl_keyring_count (ring), sl_keyring_team_count (ring));
+    if (spec)
+        printf (", signed tokens (%zu public key(s), audience %s)", sl_jwtkeys_count (jwt), spec->audience);
+    printf ("\n");
+    sl_jwtkeys_destroy (&jwt);
     sl_keyring_unref (&ring);
     return 0;
 }

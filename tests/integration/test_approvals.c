@@ -135,14 +135,20 @@ s_decide (ctl_t *c, json_t *approval, const char *decision, const char *extra)
 }
 
 static sluice_stack_t *
-s_stack (int timeout_ms, const char *on_timeout)
+s_stack_with (int timeout_ms, const char *on_timeout, const char *const *judge_args)
 {
     char policy [1024];
     snprintf (policy, sizeof policy, s_policy, timeout_ms, on_timeout);
-    stack_opts_t opts = { .policy_text = policy };
+    stack_opts_t opts = { .policy_text = policy, .judge_args = judge_args };
     sluice_stack_t *s = stack_start (&opts);
     cr_assert_not_null (s);
     return s;
+}
+
+static sluice_stack_t *
+s_stack (int timeout_ms, const char *on_timeout)
+{
+    return s_stack_with (timeout_ms, on_timeout, NULL);
 }
 
 static bool
@@ -310,7 +316,7 @@ s_stop_the_judge (void *arg, int round)
     cr_expect_eq (proc_stop (run->s->judge, 10000), 0, "the judge stops cleanly");
 }
 
-Test (approvals, a_cancelled_approval_blocks_and_a_stopping_judge_fails_its_own)
+Test (approvals, a_cancelled_approval_blocks)
 {
     s_run_t run = { .s = s_stack (60000, "allow") };
     s_ctl_open (&run.ctl, run.s);
@@ -320,22 +326,64 @@ Test (approvals, a_cancelled_approval_blocks_and_a_stopping_judge_fails_its_own)
     cr_expect_not (s_has (&clients [0], "\"name\":\"run_shell\""), "a cancelled call never runs");
     cr_expect_eq (metric_value (atoi (run.s->metrics [3]), "sluice_approvals_pending"), 0);
     load_clients_free (clients, 1);
-    //  A call waits; the judge is told to stop: the approval fails through
-    //  on_timeout (allow here), and what that releases goes out before
-    //  the judge does.
-    clients = load_clients (1, "mock-tools", 4);
+    s_ctl_close (&run.ctl);
+    cr_expect_eq (stack_stop (run.s), 0);
+}
+
+//  A call waits under on_timeout: allow; the judge is told to stop (with
+//  judge_args, e.g. a drain). A scale-down or a rolling update must not
+//  release every waiting call: on_timeout is for time running out, not
+//  for a judge leaving. The call is blocked, its client gets the notice,
+//  the verdict says check error and the approval's record state failed.
+static void
+s_stop_while_a_call_waits (const char *const *judge_args)
+{
+    s_run_t run = { .s = s_stack_with (60000, "allow", judge_args) };
+    s_ctl_open (&run.ctl, run.s);
+    verdict_tap_t *tap = verdict_tap_open (run.s);
+    load_client_t *clients = load_clients (1, "mock-tools", 4);
     load_action_t stop = { .at = 100, .fn = s_stop_the_judge, .arg = &run };
     load_run (run.s->http_port, clients, 1, &stop, 1, RUN_LIMIT_MS);
     cr_expect (proc_wait_log (run.s->judge, "\"approvals_failed\"", NULL, NULL, 0, 1000), "the judge says so");
-    cr_expect (load_complete (&clients [0]), "the stream ends");
-    cr_expect (s_has (&clients [0], "\"name\":\"run_shell\""), "on_timeout allow let it run");
+    //  Without a drain the stream completes; a drain's end may cut what
+    //  follows the notice, with a clean error.
+    cr_expect (load_complete (&clients [0]) || (judge_args && load_failed_cleanly (&clients [0])),
+               "the stream ends: %s", sl_buf_cstr (&clients [0].body));
+    cr_expect_not (s_has (&clients [0], "\"name\":\"run_shell\""), "the waiting call never runs");
+    cr_expect (s_has (&clients [0], "run_shell was not approved (not decided: the judge holding it stopped)"),
+               "the client gets the block notice: %s", sl_buf_cstr (&clients [0].body));
+    int seen = 0;
+    const sl_msg_t *v = NULL;
+    while ((v = verdict_tap_next (tap, &seen, TIMEOUT_MS)) && !sl_str_eq (v->name, "run_shell"))
+        ;
+    cr_assert_not_null (v, "the call's verdict is on the tap");
+    cr_expect_eq (v->check, SL_CHK_ERROR, "check error, not timeout");
+    cr_expect_eq (v->action, SL_ACT_BLOCK);
+    const sl_msg_t *failed = verdict_tap_approval (tap, "failed", TIMEOUT_MS);
+    cr_assert_not_null (failed, "the approval's record: state failed");
+    cr_expect (sl_str_eq (failed->reason, "the judge holding it stopped"), "%.*s", (int) failed->reason.len,
+               failed->reason.ptr ? failed->reason.ptr : "");
     load_clients_free (clients, 1);
+    verdict_tap_close (tap);
     s_ctl_close (&run.ctl);
-    //  The judge stopped already (cleanly: checked above).
+    //  The judge stopped already (cleanly: checked in s_stop_the_judge).
     unlink (run.s->judge->log_path);
     free (run.s->judge);
     run.s->judge = NULL;
     cr_expect_eq (stack_stop (run.s), 0);
+}
+
+Test (approvals, a_stopping_judge_blocks_what_waits_even_with_on_timeout_allow)
+{
+    s_stop_while_a_call_waits (NULL);
+}
+
+Test (approvals, a_draining_judge_blocks_what_still_waits_when_its_drain_ends)
+{
+    //  The drain gives a person its length to decide; when it ends, the
+    //  call is blocked with its notice before the stream is cut.
+    const char *judge_args [] = { "--drain-ms", "1500", NULL };
+    s_stop_while_a_call_waits (judge_args);
 }
 
 Test (approvals, a_client_that_leaves_cancels_its_approval)

@@ -17,7 +17,11 @@
       becomes the notice; sluice-audit stores both approvals with their
       decisions, decides one from the console's API, and posts every
       state to its webhook, signed, which a receiver in the test checks;
-    - with two judges the gateway finds the one holding the call.
+    - with two judges the gateway finds the one holding the call;
+    - a caller with an approver key neither lists nor decides its own
+      held call (403, and why), another approver key does; a rule with
+      ask: allow_self lets it, and the audit records the approval as
+      self-approved.
 
     Every wait is bounded. */
 #include <arpa/inet.h>
@@ -505,6 +509,185 @@ Test (approvals_api, with_two_judges_the_gateway_finds_the_one_holding_the_call)
                        decider.judges [1]);
     load_clients_free (clients, 2);
     cr_expect_eq (cluster_stop (c), 0);
+    char cmd [128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq (system (cmd), 0);
+}
+
+//  --------------------------------------------------------------------------
+//  Separation of duties: the caller whose call waits is not its approver
+
+#define AGENT "sk-test-agent-bob"       //  bob's agent: an approver key, as an agent may hold
+#define REVIEWER "sk-test-carol"        //  another approver
+
+static const char *s_self_policy =
+    "rules:\n"
+    "  - id: ask-shell\n"
+    "    tool: run_shell\n"
+    "    action: ask\n"
+    "    message: 'sluice: {tool} was not approved ({reason})'\n"
+    "    ask:\n"
+    "      timeout_ms: 60000\n"
+    "      remember_max_minutes: 60\n"
+    "%s";
+
+//  A stack whose gateway checks keys: bob's agent and carol, both approvers.
+static sluice_stack_t *
+s_self_stack (const char *ask_extra, char *dir, bool audit)
+{
+    char keys [2048] = "keys:\n", path [160], policy [1024];
+    cr_assert_not_null (mkdtemp (dir));
+    keyfile_entry (keys, sizeof keys, "bob-agent", AGENT, "eng", "bob", "    approver: true\n");
+    keyfile_entry (keys, sizeof keys, "carol", REVIEWER, "platform", "carol", "    approver: true\n");
+    cr_assert_eq (harness_write (dir, "keys.yaml", keys), 0);
+    snprintf (path, sizeof path, "%s/keys.yaml", dir);
+    snprintf (policy, sizeof policy, s_self_policy, ask_extra);
+    static char keys_path [160];
+    snprintf (keys_path, sizeof keys_path, "%s", path);
+    static const char *gateway_args [] = { "--keys-file", keys_path, NULL };
+    sluice_stack_t *s = stack_start (&(stack_opts_t) { .policy_text = policy, .gateway_approvals = true,
+                                                       .gateway_args = gateway_args,
+                                                       .audit_spool = audit ? "" : NULL });
+    cr_assert_not_null (s);
+    return s;
+}
+
+//  One client of bob's agent asking for a tool call.
+static load_client_t *
+s_agent_client (void)
+{
+    load_client_t *clients = load_clients (1, "mock-tools", 4);
+    clients [0].header = "Authorization: Bearer " AGENT;
+    return clients;
+}
+
+//  The approvals key may decide, waiting until want are listed.
+static json_t *
+s_listed (int port, const char *key, size_t want)
+{
+    int64_t deadline = zclock_mono () + TIMEOUT_MS;
+    json_t *list = NULL;
+    sl_buf_t out = { 0 };
+    while (zclock_mono () < deadline) {
+        json_decref (list);
+        list = NULL;
+        if (s_call (port, "GET", "/v1/approvals", NULL, key, &out) == 200)
+            list = json_loads (sl_buf_cstr (&out), 0, NULL);
+        if (json_array_size (json_object_get (list, "approvals")) >= want)
+            break;
+        zclock_sleep (50);
+    }
+    sl_buf_free (&out);
+    return list;
+}
+
+typedef struct {
+    int port;
+    int own_status, other_status;       //  bob's decision, carol's
+    char own_why [4096];
+    size_t own_listed;                  //  what bob's key listed while the call waited
+} s_self_run_t;
+
+//  The call waits: bob's key tries to approve it (for an hour), then carol
+//  approves it.
+static void
+s_self_then_other (void *arg, int round)
+{
+    (void) round;
+    s_self_run_t *run = arg;
+    json_t *list = s_listed (run->port, REVIEWER, 1);
+    cr_assert_eq (json_array_size (json_object_get (list, "approvals")), 1, "carol sees the held call");
+    char path [96];
+    snprintf (path, sizeof path, "/v1/approvals/%s", s_id (list, 0));
+    json_t *own = s_listed (run->port, AGENT, 0);
+    run->own_listed = json_array_size (json_object_get (own, "approvals"));
+    json_decref (own);
+    sl_buf_t out = { 0 };
+    run->own_status = (int) s_call (run->port, "POST", path, "{\"decision\":\"approve\",\"remember_minutes\":60}",
+                                    AGENT, &out);
+    snprintf (run->own_why, sizeof run->own_why, "%s", sl_buf_cstr (&out));
+    run->other_status = (int) s_call (run->port, "POST", path, "{\"decision\":\"approve\",\"comment\":\"ok\"}",
+                                      REVIEWER, &out);
+    sl_buf_free (&out);
+    json_decref (list);
+}
+
+Test (approvals_api, a_caller_may_not_approve_its_own_call)
+{
+    char dir [] = "/tmp/sluice-self-XXXXXX";
+    sluice_stack_t *s = s_self_stack ("", dir, false);
+    load_client_t *clients = s_agent_client ();
+    s_self_run_t run = { .port = s->http_port };
+    load_action_t action = { .at = 200, .fn = s_self_then_other, .arg = &run };
+    load_run (s->http_port, clients, 1, &action, 1, RUN_LIMIT_MS);
+    cr_expect_eq (run.own_listed, 0, "the caller's key does not see its own call as decidable");
+    cr_expect_eq (run.own_status, 403, "the caller's key may not decide it: %s", run.own_why);
+    cr_expect_not_null (strstr (run.own_why, "your own call"), "says why: %s", run.own_why);
+    cr_expect_eq (run.other_status, 200, "another approver decides it");
+    cr_expect (load_complete (&clients [0]), "%s", sl_buf_cstr (&clients [0].body));
+    cr_expect (s_has (&clients [0], "\"name\":\"run_shell\""), "carol's approval let the call run");
+    cr_expect_eq (s_refused (s, 403), 1);
+    cr_expect (proc_wait_log (s->judge, "\"approval_refused\"", "your own call", NULL, 0, TIMEOUT_MS),
+               "the judge logs the refusal");
+    load_clients_free (clients, 1);
+    cr_expect_eq (stack_stop (s), 0);
+    char cmd [128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq (system (cmd), 0);
+}
+
+//  The call waits: bob approves it himself, as his rule allows.
+static void
+s_self_allowed (void *arg, int round)
+{
+    (void) round;
+    s_self_run_t *run = arg;
+    json_t *list = s_listed (run->port, AGENT, 1);
+    cr_assert_eq (json_array_size (json_object_get (list, "approvals")), 1, "the caller sees it: allow_self");
+    char path [96];
+    snprintf (path, sizeof path, "/v1/approvals/%s", s_id (list, 0));
+    sl_buf_t out = { 0 };
+    run->own_status = (int) s_call (run->port, "POST", path, "{\"decision\":\"approve\"}", AGENT, &out);
+    snprintf (run->own_why, sizeof run->own_why, "%s", sl_buf_cstr (&out));
+    sl_buf_free (&out);
+    json_decref (list);
+}
+
+Test (approvals_api, allow_self_lets_the_caller_decide_and_the_audit_says_so)
+{
+    char dir [] = "/tmp/sluice-self-XXXXXX";
+    sluice_stack_t *s = s_self_stack ("      allow_self: true\n", dir, true);
+    char data [300];
+    snprintf (data, sizeof data, "%s/audit-data", s->dir);
+    const char *store [] = { "--data-dir", data, NULL };
+    audit_proc_t audit;
+    cr_assert (audit_start (s, "audit", store, NULL, &audit));
+    load_client_t *clients = s_agent_client ();
+    s_self_run_t run = { .port = s->http_port };
+    load_action_t action = { .at = 200, .fn = s_self_allowed, .arg = &run };
+    load_run (s->http_port, clients, 1, &action, 1, RUN_LIMIT_MS);
+    cr_expect_eq (run.own_status, 200, "%s", run.own_why);
+    cr_expect_not_null (strstr (run.own_why, "\"self_approved\":true"), "%s", run.own_why);
+    cr_expect (s_has (&clients [0], "\"name\":\"run_shell\""));
+    //  The audit stores the approval as self-approved.
+    json_t *decided = NULL;
+    int64_t deadline = zclock_mono () + TIMEOUT_MS;
+    while (zclock_mono () < deadline) {
+        json_decref (decided);
+        decided = audit_get (&audit, "/api/approvals?state=decided");
+        if (json_array_size (json_object_get (decided, "approvals")) >= 1)
+            break;
+        zclock_sleep (100);
+    }
+    json_t *a = json_array_get (json_object_get (decided, "approvals"), 0);
+    cr_assert_not_null (a, "the decided approval is in the audit");
+    cr_expect (json_is_true (json_object_get (a, "self_approved")), "recorded as self-approved");
+    cr_expect_str_eq (json_string_value (json_object_get (a, "approver")) ?: "", "bob@eng");
+    json_decref (decided);
+    load_clients_free (clients, 1);
+    cr_expect_eq (proc_stop (audit.proc, 10000), 0, "sluice-audit stops cleanly");
+    free (audit.proc);
+    cr_expect_eq (stack_stop (s), 0);
     char cmd [128];
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_expect_eq (system (cmd), 0);

@@ -8,7 +8,9 @@
     - Redis killed mid-test: a team's limits_on_error, allow and deny;
     - a key removed from the file by a reload is refused at once;
     - a signed token through the gateway; identity in the tap, the logs
-      and the metrics, and the raw key and token in none of them.
+      and the metrics, and the raw key and token in none of them;
+    - a jwt section without an audience: sluice-keys check says why, and
+      a gateway given that file does not start.
 
     Every wait is bounded; redis-server is Debian's, on a free port. */
 #include <criterion/criterion.h>
@@ -277,6 +279,56 @@ s_file_holds (const char *path, const char *needle)
     bool found = memmem (text.data, text.len, needle, strlen (needle)) != NULL;
     sl_buf_free (&text);
     return found;
+}
+
+//  sluice-keys check on path: its exit status, what it said into out.
+static int
+s_keys_check (const char *path, sl_buf_t *out)
+{
+    const char *bin = getenv ("SLUICE_BIN_DIR");
+    char cmd [1024], line [1024];
+    snprintf (cmd, sizeof cmd, "%s/sluice-keys check '%s' 2>&1", bin ? bin : "build/asan/bin", path);
+    FILE *p = popen (cmd, "r");
+    cr_assert_not_null (p);
+    while (fgets (line, sizeof line, p))
+        sl_buf_puts (out, line);
+    int status = pclose (p);
+    return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+Test (identity, a_jwt_section_without_an_audience_is_refused)
+{
+    //  With a company identity provider's shared signing keys, a token
+    //  issued for any other application would be a sluice credential.
+    char dir [64], path [128];
+    s_dir (dir);
+    jwt_pair_t idp;
+    jwt_fixture_make (&idp, true);
+    cr_assert_eq (harness_write (dir, "idp.pem", idp.public_pem), 0);
+    cr_assert_eq (harness_write (dir, "keys.yaml", "jwt:\n  keys: [idp.pem]\n  issuer: https://idp.test\n"), 0);
+    snprintf (path, sizeof path, "%s/keys.yaml", dir);
+    sl_buf_t out = { 0 };
+    cr_expect_eq (s_keys_check (path, &out), 1, "%s", sl_buf_cstr (&out));
+    cr_expect_not_null (strstr (sl_buf_cstr (&out), "keys.yaml:2:3: jwt needs an audience"), "%s", sl_buf_cstr (&out));
+    //  The gateway given that file does not start, and says why.
+    char bus [300];
+    cr_assert_eq (harness_keygen (dir, bus, sizeof bus), 0);
+    const char *args [] = { "--keys", bus, "--keys-file", path, "--http-port", "0", "--metrics-port", "0", NULL };
+    proc_t *gw = proc_start (dir, "gateway", args);
+    cr_assert_not_null (gw);
+    cr_expect_neq (proc_wait_exit (gw, TIMEOUT_MS), 0, "the gateway does not start");
+    cr_expect (proc_wait_log (gw, "\"keys_invalid\"", "jwt needs an audience", NULL, 0, 1000), "the log says why");
+    unlink (gw->log_path);
+    free (gw);
+    //  With one, it loads, and says what it checks.
+    cr_assert_eq (harness_write (dir, "keys.yaml", "jwt:\n  keys: [idp.pem]\n  audience: sluice\n"), 0);
+    sl_buf_reset (&out);
+    cr_expect_eq (s_keys_check (path, &out), 0, "%s", sl_buf_cstr (&out));
+    cr_expect_not_null (strstr (sl_buf_cstr (&out), "signed tokens (1 public key(s), audience sluice)"), "%s",
+                        sl_buf_cstr (&out));
+    sl_buf_free (&out);
+    jwt_fixture_free (&idp);
+    s_rmdir (dir);
 }
 
 Test (identity, tokens_and_keys_name_their_caller_everywhere_and_appear_nowhere)

@@ -27,9 +27,13 @@ verdict_tap_read (verdict_tap_t *t, int wait_ms)
         zframe_t *data = zmsg_next (msg);
         sl_msg_t m;
         size_t offset = 0;
-        if (topic && data && sl_codec_decode (t->codec, zframe_data (data), zframe_size (data), &offset, &m) == 0
-        &&  m.type == SL_MSG_VERDICT && t->count < VERDICT_TAP_MAX)
-            t->verdicts [t->count++] = sl_msg_dup (&m);
+        if (topic && data && sl_codec_decode (t->codec, zframe_data (data), zframe_size (data), &offset, &m) == 0) {
+            if (m.type == SL_MSG_VERDICT && t->count < VERDICT_TAP_MAX)
+                t->verdicts [t->count++] = sl_msg_dup (&m);
+            else
+            if (m.type == SL_MSG_APPROVAL && t->approval_count < VERDICT_TAP_MAX)
+                t->approvals [t->approval_count++] = sl_msg_dup (&m);
+        }
         zmsg_destroy (&msg);
     }
     return any;
@@ -41,6 +45,9 @@ s_forget (verdict_tap_t *t)
     for (int i = 0; i < t->count; i++)
         free (t->verdicts [i]);
     t->count = 0;
+    for (int i = 0; i < t->approval_count; i++)
+        free (t->approvals [i]);
+    t->approval_count = 0;
 }
 
 verdict_tap_t *
@@ -87,6 +94,20 @@ verdict_tap_next (verdict_tap_t *t, int *seen, int timeout_ms)
 {
     verdict_tap_wait (t, *seen + 1, timeout_ms);
     return t->count > *seen ? t->verdicts [(*seen)++] : NULL;
+}
+
+const sl_msg_t *
+verdict_tap_approval (verdict_tap_t *t, const char *state, int timeout_ms)
+{
+    int64_t deadline = zclock_mono () + timeout_ms;
+    for (;;) {
+        for (int i = 0; i < t->approval_count; i++)
+            if (sl_str_eq (t->approvals [i]->code, state))
+                return t->approvals [i];
+        if (zclock_mono () >= deadline)
+            return NULL;
+        verdict_tap_read (t, VERDICT_TAP_POLL_MS);
+    }
 }
 
 void

@@ -1,6 +1,7 @@
 /*  verdict_tap.h - the judge's verdicts as a monitoring subscriber sees
     them, for integration tests: a SUB socket on a stack's full tap feed,
-    with the stack's tap key, that keeps every verdict in order.
+    with the stack's tap key, that keeps every verdict in order (and the
+    judges' approval records, apart).
 */
 #ifndef VERDICT_TAP_H
 #define VERDICT_TAP_H
@@ -15,6 +16,8 @@ typedef struct {
     sl_codec_t *codec;
     sl_msg_t *verdicts [VERDICT_TAP_MAX];
     int count;
+    sl_msg_t *approvals [VERDICT_TAP_MAX];  //  approval records (action ask), in order
+    int approval_count;
 } verdict_tap_t;
 
 //  Subscribe to every event and make sure the subscription is live (a SUB
@@ -31,6 +34,9 @@ int verdict_tap_wait (verdict_tap_t *t, int want, int timeout_ms);
 //  The verdict after the *seen first ones (at most timeout_ms), advancing
 //  *seen; NULL when none came.
 const sl_msg_t *verdict_tap_next (verdict_tap_t *t, int *seen, int timeout_ms);
+//  The first approval record in state (its code: "pending", "failed", ...),
+//  waiting at most timeout_ms; NULL when none came.
+const sl_msg_t *verdict_tap_approval (verdict_tap_t *t, const char *state, int timeout_ms);
 void verdict_tap_close (verdict_tap_t *t);
 
 #endif

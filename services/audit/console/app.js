@@ -857,7 +857,8 @@ function viewPending() {
     decided.prepend(el('tr', { 'data-id': a.id },
       el('td', { text: time(a.decided_at || a.created_at) }), el('td', { class: 'mono', text: a.tool || '' }),
       el('td', {}, el('span', { class: 'badge ' + ({ approved: 'allow', denied: 'block' }[a.state] || 'lost'), text: a.state })),
-      el('td', { text: a.approver || '' }), el('td', { text: a.comment || '' }), el('td', { text: identityText(a) })));
+      el('td', {}, a.self_approved ? el('span', { class: 'badge self', title: 'decided by the caller whose call it held (the rule says allow_self)', text: 'self-approved' }) : null, a.approver || ''),
+      el('td', { text: a.comment || '' }), el('td', { text: identityText(a) })));
     while (decided.children.length > 50) decided.lastChild.remove();
   };
   const settle = (a) => {

@@ -35,18 +35,6 @@ s_write (const char *name, const char *text, char *path, size_t size)
     fclose (f);
 }
 
-//  A big number parameter of a key in base64url.
-static void
-s_b64_param (EVP_PKEY *key, const char *param, size_t pad, char *out, size_t size)
-{
-    BIGNUM *bn = NULL;
-    cr_assert (EVP_PKEY_get_bn_param (key, param, &bn));
-    unsigned char bytes [512];
-    int n = pad ? BN_bn2binpad (bn, bytes, (int) pad) : BN_bn2bin (bn, bytes);
-    sodium_bin2base64 (out, size, bytes, (size_t) n, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-    BN_free (bn);
-}
-
 static void
 s_setup (void)
 {
@@ -79,12 +67,10 @@ TestSuite (sl_jwt, .init = s_setup, .fini = s_teardown);
 
 Test (sl_jwt, good_tokens_name_their_team_and_user)
 {
-    char rsa_path [128], jwks_path [128], jwks [4096], x [64], y [64];
+    char rsa_path [128], jwks_path [128], jwks [4096], jwk [512];
     s_write ("rsa.pem", s_rsa.public_pem, rsa_path, sizeof rsa_path);
-    s_b64_param (s_ec.key, OSSL_PKEY_PARAM_EC_PUB_X, 32, x, sizeof x);
-    s_b64_param (s_ec.key, OSSL_PKEY_PARAM_EC_PUB_Y, 32, y, sizeof y);
-    snprintf (jwks, sizeof jwks, "{\"keys\":[{\"kty\":\"EC\",\"crv\":\"P-256\",\"kid\":\"ec-1\",\"use\":\"sig\","
-                                 "\"x\":\"%s\",\"y\":\"%s\"}]}", x, y);
+    jwt_fixture_jwk (&s_ec, "ec-1", jwk, sizeof jwk);
+    snprintf (jwks, sizeof jwks, "{\"keys\":[%s]}", jwk);
     s_write ("jwks.json", jwks, jwks_path, sizeof jwks_path);
     const char *pem [] = { rsa_path, NULL };
     sl_jwt_spec_t spec = { .pem = pem, .jwks = jwks_path, .issuer = "https://idp.example", .audience = "sluice",
@@ -138,6 +124,10 @@ Test (sl_jwt, every_refusal_says_why)
         { s_token (&s_rsa, JWT_ALG_RS256, NULL, "sluice", NOW + 60, 0, "https://evil.example"), SL_JWT_ISSUER, "iss" },
         { s_token (&s_rsa, JWT_ALG_RS256, "nope", "sluice", NOW + 60, 0, iss), SL_JWT_KID, "unknown kid" },
         { s_token (&s_ec, JWT_ALG_ES256, NULL, "sluice", NOW + 60, 0, iss), SL_JWT_SIGNATURE, "no EC key in the set" },
+        { jwt_fixture_token (&s_rsa, JWT_ALG_RS256, NULL, NULL, "payments", "sluice", NOW + 60, 0, iss), SL_JWT_USER,
+          "no user: its caller could not be told from another of the key" },
+        { jwt_fixture_token (&s_rsa, JWT_ALG_RS256, NULL, "", "payments", "sluice", NOW + 60, 0, iss), SL_JWT_USER,
+          "an empty user" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
         cr_expect_eq (sl_jwt_verify (keys, &spec, cases [i].token, NOW, &c), cases [i].reason, "%s: %s", cases [i].what,
@@ -170,6 +160,15 @@ Test (sl_jwt, every_refusal_says_why)
     cr_expect_eq (sl_jwt_verify (keys, &spec, "!!.@@.##", NOW, &c), SL_JWT_MALFORMED);
     cr_expect_eq (sl_jwt_verify (keys, &spec, NULL, NOW, &c), SL_JWT_MALFORMED);
     cr_expect_str_eq (sl_jwt_reason (SL_JWT_SIGNATURE), "signature");
+    cr_expect_str_eq (sl_jwt_reason (SL_JWT_USER), "user");
+    //  A section with no audience (the loader refuses one) takes no token:
+    //  one issued for any other application would pass.
+    sl_jwt_spec_t open = spec;
+    open.audience = NULL;
+    char *any = s_token (&s_rsa, JWT_ALG_RS256, NULL, "another-app", NOW + 60, 0, iss);
+    int rc_any = sl_jwt_verify (keys, &open, any, NOW, &c);
+    cr_expect_eq (rc_any, SL_JWT_AUDIENCE, "%s", sl_jwt_reason (rc_any));
+    free (any);
     sl_jwtkeys_destroy (&keys);
 }
 

@@ -151,6 +151,8 @@ Test (sl_keyring, a_bad_file_is_refused_with_its_place)
         { "teams:\n  - name: t\n  - name: t\nkeys: []\n", "listed twice", 3, 11 },
         { "teams:\n  - name: t\n    limits_on_error: maybe\nkeys: []\n", "allow or deny", 3, 22 },
         { "jwt: {issuer: x}\n", "needs its public keys", 1, 6 },
+        { "jwt: {keys: [team.yaml], issuer: x}\n", "jwt needs an audience", 1, 6 },
+        { "jwt:\n  jwks: team.yaml\n  audience: ''\n", "jwt needs an audience", 2, 3 },
         { "version: 2\nkeys: []\n", "version 1", 1, 10 },
         { "owners: []\n", "unknown field 'owners'", 1, 1 },
         { "keys: [\n", "", 2, 1 },

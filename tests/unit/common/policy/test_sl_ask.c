@@ -17,6 +17,7 @@ static const char *s_ask_policy =
     "      approvers: [team:platform, user:alice, key:k1, console]\n"
     "      message: '{user} of {team} wants {tool}: {arguments} ({rule}, {model})'\n"
     "      remember_max_minutes: 30\n"
+    "      allow_self: true\n"
     "  - id: pay\n"
     "    tool: pay\n"
     "    action: ask\n"
@@ -42,12 +43,14 @@ Test (sl_ask, settings_and_defaults)
     cr_expect_eq (a->approver_count, 4);
     cr_expect_str_eq (a->approvers [3], "console");
     cr_expect_eq (a->remember_max_minutes, 30);
+    cr_expect (a->allow_self);
     const sl_ask_spec_t *d = sl_policy_ask_spec (p, s_rule_of (p, "pay"));
     cr_assert_not_null (d);
     cr_expect_eq (d->timeout_ms, SL_ASK_DEFAULT_TIMEOUT_MS);
     cr_expect_eq (d->on_timeout, SL_ACT_BLOCK);
     cr_expect_eq (d->approver_count, 0);
     cr_expect_eq (d->remember_max_minutes, 0);
+    cr_expect_not (d->allow_self, "another person decides unless the rule says otherwise");
     cr_expect_null (sl_policy_llm_spec (p, s_rule_of (p, "pay")), "a person is not an LLM judge");
     sl_policy_unref (&p);
 }
@@ -67,6 +70,7 @@ Test (sl_ask, errors_name_the_place)
           "remember_max_minutes" },
         { "rules:\n  - id: a\n    tool: t\n    action: ask\n    ask: {colour: red}\n",
           "unknown ask field 'colour'" },
+        { "rules:\n  - id: a\n    tool: t\n    action: ask\n    ask: {allow_self: maybe}\n", "allow_self" },
         { "rules:\n  - id: a\n    tool: t\n    action: ask\n    ask: 5\n", "ask must be a mapping" },
         { "rules:\n  - id: a\n    on: request\n    action: ask\n", "not a request or its text" },
         { "rules:\n  - id: a\n    tool: t\n    action: ask\n"
@@ -80,6 +84,40 @@ Test (sl_ask, errors_name_the_place)
         cr_expect (strstr (error, cases [i].error), "case %zu: '%s' should say '%s'", i, error, cases [i].error);
         free (error);
     }
+}
+
+//  Who is the caller whose call waits: the same user (any key, any team),
+//  the same key (but for a signing key's tokens naming other users).
+Test (sl_ask, the_caller_is_the_same_user_or_the_same_key)
+{
+    sl_ask_by_t same_key = { .key_id = sl_str ("bob-agent"), .team = sl_str ("eng"), .user = sl_str ("bob"),
+                             .approver = true };
+    sl_ask_by_t other_key_same_user = { .key_id = sl_str ("bob-laptop"), .team = sl_str ("ops"),
+                                        .user = sl_str ("bob"), .approver = true };
+    sl_ask_by_t alice = { .key_id = sl_str ("alice"), .team = sl_str ("eng"), .user = sl_str ("alice"),
+                          .approver = true };
+    sl_ask_by_t userless_key = { .key_id = sl_str ("ci-1"), .team = sl_str ("eng") };
+    sl_ask_by_t console = { .console = true };
+    sl_ask_by_t loopback = { .loopback = true };
+    sl_str_t bob = sl_str ("bob");
+    cr_expect (sl_ask_is_caller (sl_str ("bob-agent"), bob, &same_key));
+    cr_expect (sl_ask_is_caller (sl_str ("bob-agent"), bob, &other_key_same_user), "the same person");
+    cr_expect_not (sl_ask_is_caller (sl_str ("bob-agent"), bob, &alice));
+    cr_expect (sl_ask_is_caller (sl_str ("ci-1"), SL_STR_NULL, &userless_key), "a key naming no user is its caller");
+    cr_expect_not (sl_ask_is_caller (sl_str ("ci-2"), SL_STR_NULL, &userless_key));
+    cr_expect_not (sl_ask_is_caller (sl_str ("bob-agent"), bob, &console), "a console user is no key");
+    cr_expect_not (sl_ask_is_caller (SL_STR_NULL, SL_STR_NULL, &loopback), "without keys nobody is told apart");
+    cr_expect_not (sl_ask_is_caller (sl_str ("bob-agent"), bob, NULL));
+    //  Tokens: every user of a signing key shares its key id.
+    sl_ask_by_t token_alice = { .key_id = sl_str ("jwt:idp-1"), .team = sl_str ("eng"), .user = sl_str ("alice") };
+    sl_ask_by_t token_bob = { .key_id = sl_str ("jwt:idp-2"), .team = sl_str ("eng"), .user = sl_str ("bob") };
+    sl_ask_by_t token_nobody = { .key_id = sl_str ("jwt:idp-1"), .team = sl_str ("eng") };
+    cr_expect_not (sl_ask_is_caller (sl_str ("jwt:idp-1"), bob, &token_alice), "another user of the same key");
+    cr_expect_not (sl_ask_is_caller (sl_str ("jwt"), bob, &(sl_ask_by_t) { .key_id = sl_str ("jwt"),
+                                                                           .user = sl_str ("carol") }));
+    cr_expect (sl_ask_is_caller (sl_str ("jwt:idp-1"), bob, &token_bob), "the same user, another signing key");
+    cr_expect (sl_ask_is_caller (sl_str ("bob-agent"), bob, &token_bob), "the same user, a token and a key");
+    cr_expect (sl_ask_is_caller (sl_str ("jwt:idp-1"), bob, &token_nobody), "a token naming nobody: not told apart");
 }
 
 Test (sl_ask, digest_binds_tool_arguments_and_policy)

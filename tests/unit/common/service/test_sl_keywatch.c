@@ -3,7 +3,8 @@
     change to its file; a bad file kept out with its reason (never a key
     or a hash in the logs); SLUICE_CLIENT_KEYS without a file; no keys at
     all. Two watches on one service (a keys file and a policy) both hear
-    SIGHUP. */
+    SIGHUP. The JWKS a jwt section names is watched like the keys file: a
+    key taken out of it stops working at the timer's next look. */
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,10 +12,12 @@
 
 #include "common/service/sl_keywatch.h"
 #include "common/service/sl_policywatch.h"
+#include "tests/jwt_fixture.h"
 #include "tests/unit/service_fixture.h"
 
 static char s_path [128];               //  the keys file
 static char s_policy [128];             //  a policy file, for the SIGHUP test
+static char s_jwks [128];               //  a JWKS file, for the token test
 static int s_heard_loaded, s_heard_refused;
 static sl_keyring_t *s_heard;
 
@@ -24,6 +27,7 @@ s_setup (void)
     service_fixture_start ("keywatch");
     snprintf (s_path, sizeof s_path, "%s/keys.yaml", service_fixture.dir);
     snprintf (s_policy, sizeof s_policy, "%s/policy.yaml", service_fixture.dir);
+    snprintf (s_jwks, sizeof s_jwks, "%s/jwks.json", service_fixture.dir);
     s_heard_loaded = s_heard_refused = 0;
     s_heard = NULL;
 }
@@ -31,7 +35,7 @@ s_setup (void)
 static void
 s_teardown (void)
 {
-    const char *files [] = { s_path, s_policy, NULL };
+    const char *files [] = { s_path, s_policy, s_jwks, NULL };
     service_fixture_stop (files);
 }
 
@@ -196,4 +200,61 @@ Test (sl_keywatch, the_timer_sees_a_change)
     cr_expect_eq (sl_keyring_count (sl_keywatch_keyring (w)), 3);
     cr_expect_eq (service_fixture_logged ("reload", "keys file changed"), 1);
     sl_keywatch_destroy (&w);
+}
+
+//  A JWKS of the keys given (their kids "k0", "k1", ... by position).
+static void
+s_write_jwks (const jwt_pair_t *keys, const bool *listed, int n)
+{
+    char text [4096] = "{\"keys\":[";
+    for (int i = 0; i < n; i++)
+        if (listed [i]) {
+            char jwk [512], kid [16];
+            snprintf (kid, sizeof kid, "k%d", i);
+            jwt_fixture_jwk (&keys [i], kid, jwk, sizeof jwk);
+            size_t len = strlen (text);
+            snprintf (text + len, sizeof text - len, "%s%s", text [len - 1] == '[' ? "" : ",", jwk);
+        }
+    strncat (text, "]}", sizeof text - strlen (text) - 1);
+    service_fixture_write (s_jwks, text);
+}
+
+//  The token of key i (kid "k<i>"), checked against the running keys.
+static int
+s_token_check (sl_keywatch_t *w, const jwt_pair_t *keys, int i)
+{
+    char kid [16];
+    snprintf (kid, sizeof kid, "k%d", i);
+    int64_t now = (int64_t) time (NULL);
+    char *token = jwt_fixture_token (&keys [i], JWT_ALG_ES256, kid, "alice", "eng", "sluice", (long) now + 600, 0,
+                                     NULL);
+    sl_jwt_claims_t claims;
+    int rc = sl_jwt_verify (sl_keywatch_jwtkeys (w), sl_keyring_jwt (sl_keywatch_keyring (w)), token, now, &claims);
+    free (token);
+    return rc;
+}
+
+Test (sl_keywatch, a_key_taken_out_of_the_jwks_stops_working)
+{
+    jwt_pair_t keys [2];
+    jwt_fixture_make (&keys [0], false);
+    jwt_fixture_make (&keys [1], false);
+    bool both [] = { true, true }, first [] = { true, false };
+    s_write_jwks (keys, both, 2);
+    service_fixture_write (s_path, "jwt: {jwks: jwks.json, audience: sluice}\n");
+    sl_keywatch_t *w = s_watch (SERVICE_FIXTURE_POLL_MS);
+    cr_expect_eq (s_token_check (w, keys, 0), SL_JWT_OK);
+    cr_expect_eq (s_token_check (w, keys, 1), SL_JWT_OK);
+    //  The identity provider retires k1: the keys file itself is unchanged.
+    s_write_jwks (keys, first, 2);
+    service_fixture_run_until (s_keys_reloaded, NULL);
+    cr_expect_eq (s_token_check (w, keys, 1), SL_JWT_KID, "a retired key's tokens are refused");
+    cr_expect_eq (s_token_check (w, keys, 0), SL_JWT_OK);
+    char want [256];
+    snprintf (want, sizeof want, "%s changed", s_jwks);
+    cr_expect_eq (service_fixture_logged ("reload", want), 1, "the log names the file");
+    cr_expect_not (sl_keywatch_check (w), "read once");
+    sl_keywatch_destroy (&w);
+    jwt_fixture_free (&keys [0]);
+    jwt_fixture_free (&keys [1]);
 }

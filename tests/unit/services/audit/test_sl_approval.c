@@ -54,6 +54,17 @@ Test (sl_approval, a_record_as_json)
     cr_expect_not_null (strstr (json, "\"decided_at\":5000,\"approver\":\"console\","
                                       "\"comment\":\"no \\\"payments\\\" today\"}"), "%s", json);
     cr_expect_null (strstr (json, "created_at"), "%s", json);
+    cr_expect_null (strstr (json, "self_approved"), "%s", json);
+    //  Decided by its own caller (the rule's allow_self): the judge's
+    //  details say so, and so does the approval the audit hands out.
+    sl_buf_reset (&out);
+    m = s_record ("approved");
+    m.body = SL_STR_LIT ("{\"approvers\":[],\"on_timeout\":\"block\",\"remember_minutes\":0,\"self_approved\":true}");
+    sl_approval_from_msg (&m, &a);
+    sl_approval_json (&a, &out);
+    json = sl_buf_cstr (&out);
+    cr_expect (sl_json_valid (sl_buf_str (&out)), "%s", json);
+    cr_expect_not_null (strstr (json, "\"remember_minutes\":0,\"self_approved\":true"), "%s", json);
     sl_buf_free (&out);
 }
 

@@ -696,6 +696,8 @@ check_approvals (s_env_t *env)
     //  a: pending, then approved; the same records again change nothing.
     sl_msg_t pending = s_approval (s_sid_a, "pending", 1000000);
     sl_msg_t approved = s_approval (s_sid_a, "approved", 1004000);
+    approved.body = SL_STR_LIT ("{\"approvers\":[\"team:eng\"],\"on_timeout\":\"block\",\"remember_minutes\":5,"
+                                "\"self_approved\":true}");
     cr_expect_eq (sl_archive_apply (archive, &meta, &pending), 1, "new");
     cr_expect_eq (sl_archive_apply (archive, &meta, &pending), 0, "twice: nothing new");
     cr_expect_eq (sl_archive_apply (archive, &meta, &approved), 1, "decided");
@@ -735,6 +737,9 @@ check_approvals (s_env_t *env)
     const char *b = strstr (json, "\"id\":\"b2010203"), *a = strstr (json, "\"id\":\"a1010203");
     cr_expect (a && b && b < a, "the latest decision first: %s", json);
     s_expect_in (json, "\"decided_at\":1004000,\"approver\":\"alice@eng\",\"comment\":\"fine, once\"");
+    //  The decision's details are kept: the memory it gave, and that its
+    //  own caller decided it.
+    s_expect_in (json, "\"remember_minutes\":5,\"self_approved\":true,\"decided_at\":1004000");
     cr_expect_null (strstr (json, "\"id\":\"c3010200"));
     sl_buf_reset (&out);
     cr_expect_eq (sl_query_approvals (store, "maybe", 0, &out), 1);

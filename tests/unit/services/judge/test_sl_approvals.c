@@ -12,6 +12,7 @@ static sl_ask_spec_t spec;
 static char *approvers [] = { (char *) "team:platform" };
 static int ended;                       //  approvals the each-callback saw
 static sl_approval_state_t last_state;
+static sl_check_t last_check;           //  the outcome the judge library would get
 
 static void
 s_setup (void)
@@ -39,18 +40,23 @@ s_each (void *arg, const sl_approval_t *a)
     (void) arg;
     ended++;
     last_state = sl_approval_state (a);
+    sl_llm_result_t r;
+    sl_approvals_outcome (a, &r);
+    last_check = r.check;
+    sl_llm_result_clear (&r);
 }
 
-//  Ask about a call of bob@eng; the approval's id into id.
+//  Ask about a call of user@eng with key_id; the approval's id into id.
 static int
-s_ask (uint64_t ticket, const char *digest, int64_t now, char *id, sl_llm_result_t *earlier)
+s_ask_as (const char *key_id, const char *user, uint64_t ticket, const char *digest, int64_t now, char *id,
+          sl_llm_result_t *earlier)
 {
     uint8_t sid [SL_SID_SIZE] = { 1, 2, 3 };
     sl_judge_ask_t ask = {
         .ticket = ticket, .kind = SL_JUDGE_ASK_PERSON, .rule = "push", .sid = sid, .index = 2,
         .person = &spec, .digest = digest, .message = sl_str ("may bob push?"),
         .tool = sl_str ("run_shell"), .arguments = sl_str ("{\"command\":\"git push\"}"),
-        .key_id = sl_str ("k-bob"), .team = sl_str ("eng"), .user = sl_str ("bob"),
+        .key_id = sl_str (key_id), .team = sl_str ("eng"), .user = sl_str (user),
         .model = sl_str ("gpt-x"), .policy = "pol1"
     };
     const sl_approval_t *a = NULL;
@@ -59,6 +65,13 @@ s_ask (uint64_t ticket, const char *digest, int64_t now, char *id, sl_llm_result
     if (rc == 0 && id)
         snprintf (id, SL_APPROVAL_ID_SIZE, "%s", sl_approval_id (a));
     return rc;
+}
+
+//  Ask about a call of bob@eng (key k-bob).
+static int
+s_ask (uint64_t ticket, const char *digest, int64_t now, char *id, sl_llm_result_t *earlier)
+{
+    return s_ask_as ("k-bob", "bob", ticket, digest, now, id, earlier);
 }
 
 #define DIGEST "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -158,6 +171,23 @@ Test (sl_approvals, memory_covers_the_same_call_of_the_same_caller)
     cr_expect_eq (sl_approvals_grants (reg), 0);
 }
 
+//  Every user of a signing key shares its key id: a memory given for one
+//  token's call is that user's, never every token of the key.
+Test (sl_approvals, a_memory_of_a_token_is_its_users_only)
+{
+    char id [SL_APPROVAL_ID_SIZE];
+    cr_assert_eq (s_ask_as ("jwt:idp-1", "bob", 5, DIGEST, 1000, id, NULL), 0);
+    sl_approval_decision_t d = s_by_platform (true);
+    d.remember_minutes = 5;
+    const sl_approval_t *a;
+    const char *why;
+    cr_assert_eq (sl_approvals_decide (reg, id, &d, 1100, &a, &why), 200, "%s", why);
+    sl_llm_result_t earlier = { 0 };
+    cr_expect_eq (s_ask_as ("jwt:idp-1", "bob", 6, DIGEST, 2000, NULL, &earlier), 1, "bob's token: covered");
+    sl_llm_result_clear (&earlier);
+    cr_expect_eq (s_ask_as ("jwt:idp-1", "eve", 7, DIGEST, 2000, NULL, NULL), 0, "eve's token of the same key: asked");
+}
+
 Test (sl_approvals, a_grant_from_another_judge_counts)
 {
     sl_approvals_grant (reg, DIGEST, sl_str ("k-bob"), sl_str ("eng"), sl_str ("bob"), "abc", "alice", 5000);
@@ -190,6 +220,7 @@ Test (sl_approvals, cancels_and_stops_end_what_is_pending)
     cr_assert_eq (s_ask (8, OTHER, 1000, NULL, NULL), 0);
     cr_expect_eq (sl_approvals_fail_all (reg, 1200, "stopping", s_each, NULL), 1);
     cr_expect_eq (last_state, SL_APPROVAL_FAILED);
+    cr_expect_eq (last_check, SL_CHK_ERROR, "a judge that stops is no timeout: its calls are blocked");
     cr_expect_eq (sl_approvals_pending (reg), 0);
     const sl_approval_t *a;
     const char *why;
@@ -261,5 +292,80 @@ Test (sl_approvals, message_tells_monitoring)
     cr_expect_eq (back.expires, 2000);
     sl_codec_destroy (&codec);
     sl_buf_free (&wire);
+    sl_buf_free (&scratch);
+}
+
+//  Bob's call, under a rule that names no approvers: any approver key may
+//  decide it, but bob's own (or another key of bob's) only when the rule
+//  allows it.
+static sl_approval_decision_t
+s_by (const char *key_id, const char *user, bool approve)
+{
+    return (sl_approval_decision_t) { .approve = approve,
+                                      .by = { .key_id = sl_str (key_id), .team = sl_str ("eng"), .user = sl_str (user),
+                                              .approver = true },
+                                      .approver = user };
+}
+
+Test (sl_approvals, a_caller_neither_sees_nor_decides_its_own_call)
+{
+    spec.approvers = NULL;
+    spec.approver_count = 0;
+    char id [SL_APPROVAL_ID_SIZE];
+    cr_assert_eq (s_ask (5, DIGEST, 1000, id, NULL), 0);
+    const sl_approval_t *a;
+    const char *why;
+    sl_approval_decision_t own = s_by ("k-bob", "bob", true);
+    own.remember_minutes = 10;
+    cr_expect_eq (sl_approvals_decide (reg, id, &own, 1100, &a, &why), 403, "its own key");
+    cr_expect (strstr (why, "your own call"), "%s", why);
+    sl_approval_decision_t other_key = s_by ("k-bob-laptop", "bob", true);
+    cr_expect_eq (sl_approvals_decide (reg, id, &other_key, 1100, &a, &why), 403, "another key of the same user");
+    other_key.approve = false;
+    cr_expect_eq (sl_approvals_decide (reg, id, &other_key, 1100, &a, &why), 403, "nor deny it");
+    cr_expect_eq (sl_approvals_pending (reg), 1);
+    cr_expect_eq (sl_approvals_grants (reg), 0, "no memory was given");
+    sl_buf_t out = { 0 };
+    sl_approvals_list (reg, &own.by, &out);
+    cr_expect_str_eq (sl_buf_cstr (&out), "{\"approvals\":[]}", "not decidable: not listed");
+    sl_buf_reset (&out);
+    sl_approval_decision_t alice = s_by ("k-alice", "alice", true);
+    sl_approvals_list (reg, &alice.by, &out);
+    cr_expect (strstr (sl_buf_cstr (&out), id), "another approver sees it: %s", sl_buf_cstr (&out));
+    sl_buf_free (&out);
+    cr_assert_eq (sl_approvals_decide (reg, id, &alice, 1200, &a, &why), 200, "%s", why);
+    cr_expect_not (sl_approval_self_approved (a));
+    sl_buf_t json = { 0 };
+    sl_approvals_json (a, &json);
+    cr_expect_null (strstr (sl_buf_cstr (&json), "self_approved"), "%s", sl_buf_cstr (&json));
+    sl_buf_free (&json);
+}
+
+Test (sl_approvals, a_rule_that_allows_it_lets_the_caller_decide_and_says_so)
+{
+    spec.approvers = NULL;
+    spec.approver_count = 0;
+    spec.allow_self = true;
+    char id [SL_APPROVAL_ID_SIZE];
+    cr_assert_eq (s_ask (5, DIGEST, 1000, id, NULL), 0);
+    sl_approval_decision_t own = s_by ("k-bob", "bob", true);
+    sl_buf_t out = { 0 };
+    sl_approvals_list (reg, &own.by, &out);
+    cr_expect (strstr (sl_buf_cstr (&out), id), "listed for its caller: %s", sl_buf_cstr (&out));
+    cr_expect (strstr (sl_buf_cstr (&out), "\"allow_self\":true"), "%s", sl_buf_cstr (&out));
+    sl_buf_free (&out);
+    const sl_approval_t *a;
+    const char *why;
+    cr_assert_eq (sl_approvals_decide (reg, id, &own, 1100, &a, &why), 200, "%s", why);
+    cr_expect (sl_approval_self_approved (a));
+    sl_buf_t json = { 0 };
+    sl_approvals_json (a, &json);
+    cr_expect (strstr (sl_buf_cstr (&json), "\"self_approved\":true"), "%s", sl_buf_cstr (&json));
+    sl_buf_free (&json);
+    //  The record monitoring and the audit get says so too.
+    sl_msg_t m;
+    sl_buf_t scratch = { 0 };
+    sl_approvals_message (a, &m, &scratch);
+    cr_expect (strstr (sl_buf_cstr (&scratch), "\"self_approved\":true"), "%s", sl_buf_cstr (&scratch));
     sl_buf_free (&scratch);
 }
