@@ -8,7 +8,9 @@
     session come as assistant tool calls, each answered by a placeholder
     result: the request judge computes taint from the names of the tools
     whose results the conversation holds (sl_taint.h), and history
-    conditions see the calls and their arguments. See sl_mcp_leg.h.
+    conditions see the calls and their arguments. The untrusted tools the
+    session read whose calls have left the window come first, the same
+    way, so the taint outlives the window. See sl_mcp_leg.h.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,8 @@
 
 #define SL_MCP_LEG_HISTORY_ID "mcp_h"   //  the call ids of earlier calls: mcp_h0, mcp_h1...
 
+#define SL_MCP_LEG_TAINT_ID "mcp_t"     //  the call ids of the calls of untrusted tools past the window
+
 typedef struct {
     char *name;
     char *arguments;
@@ -27,6 +31,9 @@ typedef struct {
 struct _sl_mcp_history_t {
     s_call_t calls [SL_MCP_HISTORY_MAX];
     size_t count;
+    size_t bytes;                       //  of the calls' names and arguments
+    char *tainted [SL_MCP_TAINT_MAX];   //  untrusted tools whose results the session read
+    size_t tainted_count;
 };
 
 sl_mcp_history_t *
@@ -45,22 +52,67 @@ sl_mcp_history_destroy (sl_mcp_history_t **self_p)
         free (self->calls [i].name);
         free (self->calls [i].arguments);
     }
+    for (size_t i = 0; i < self->tainted_count; i++)
+        free (self->tainted [i]);
     free (self);
     *self_p = NULL;
+}
+
+static size_t
+s_call_bytes (const s_call_t *call)
+{
+    return strlen (call->name) + strlen (call->arguments);
+}
+
+static void
+s_drop_oldest (sl_mcp_history_t *self)
+{
+    self->bytes -= s_call_bytes (&self->calls [0]);
+    free (self->calls [0].name);
+    free (self->calls [0].arguments);
+    memmove (self->calls, self->calls + 1, (self->count - 1) * sizeof (s_call_t));
+    self->count--;
 }
 
 void
 sl_mcp_history_add (sl_mcp_history_t *self, const char *name, sl_str_t arguments)
 {
-    if (self->count == SL_MCP_HISTORY_MAX) {
-        free (self->calls [0].name);
-        free (self->calls [0].arguments);
-        memmove (self->calls, self->calls + 1, (SL_MCP_HISTORY_MAX - 1) * sizeof (s_call_t));
-        self->count--;
-    }
-    s_call_t *call = &self->calls [self->count++];
-    call->name = sl_xstrdup (name);
-    call->arguments = sl_xstrndup (arguments.ptr ? arguments.ptr : "", arguments.len);
+    //  A call too large to keep whole keeps its name (cut, for a name
+    //  alone over the bound) and loses its arguments: what the window
+    //  holds stays within its bytes whatever a client sends.
+    size_t name_len = strnlen (name, SL_MCP_HISTORY_CALL_MAX);
+    s_call_t call = { .name = sl_xstrndup (name, name_len) };
+    if (name_len + arguments.len <= SL_MCP_HISTORY_CALL_MAX)
+        call.arguments = sl_xstrndup (arguments.ptr ? arguments.ptr : "", arguments.len);
+    else
+        call.arguments = sl_xstrdup (SL_MCP_ARGS_NOT_KEPT);
+    size_t bytes = s_call_bytes (&call);
+    while (self->count && (self->count == SL_MCP_HISTORY_MAX || self->bytes + bytes > SL_MCP_HISTORY_BYTES))
+        s_drop_oldest (self);
+    self->calls [self->count++] = call;
+    self->bytes += bytes;
+}
+
+size_t
+sl_mcp_history_bytes (const sl_mcp_history_t *self)
+{
+    return self ? self->bytes : 0;
+}
+
+void
+sl_mcp_history_taint (sl_mcp_history_t *self, const char *name)
+{
+    for (size_t i = 0; i < self->tainted_count; i++)
+        if (strcmp (self->tainted [i], name) == 0)
+            return;
+    if (self->tainted_count < SL_MCP_TAINT_MAX)
+        self->tainted [self->tainted_count++] = sl_xstrndup (name, strnlen (name, SL_MCP_HISTORY_CALL_MAX));
+}
+
+const char *
+sl_mcp_history_tainted (const sl_mcp_history_t *self, size_t i)
+{
+    return self && i < self->tainted_count ? self->tainted [i] : NULL;
 }
 
 size_t
@@ -151,16 +203,42 @@ s_put_call (const char *id, const char *name, sl_str_t arguments, sl_buf_t *out)
     sl_buf_puts (out, "}}]}");
 }
 
+//  ,{assistant: the call},{tool: its placeholder result}
+static void
+s_put_earlier (const char *id, const char *name, sl_str_t arguments, sl_buf_t *out)
+{
+    s_put_call (id, name, arguments, out);
+    sl_buf_puts (out, ",{\"role\":\"tool\",\"tool_call_id\":");
+    sl_json_put_str (out, id, strlen (id));
+    sl_buf_puts (out, ",\"content\":\"" SL_MCP_PLACEHOLDER "\"}");
+}
+
+static bool
+s_in_window (const sl_mcp_history_t *history, const char *name)
+{
+    for (size_t i = 0; i < history->count; i++)
+        if (strcmp (history->calls [i].name, name) == 0)
+            return true;
+    return false;
+}
+
+//  The untrusted tools whose calls left the window first (they came
+//  before it), so the request judge reads the taint from them; then the
+//  window's calls.
 static void
 s_put_history (const sl_mcp_history_t *history, sl_buf_t *out)
 {
+    if (!history)
+        return;
     char id [32];
-    for (size_t i = 0; i < sl_mcp_history_count (history); i++) {
+    for (size_t i = 0; i < history->tainted_count; i++)
+        if (!s_in_window (history, history->tainted [i])) {
+            snprintf (id, sizeof id, SL_MCP_LEG_TAINT_ID "%zu", i);
+            s_put_earlier (id, history->tainted [i], SL_STR_LIT (SL_MCP_ARGS_NOT_KEPT), out);
+        }
+    for (size_t i = 0; i < history->count; i++) {
         snprintf (id, sizeof id, SL_MCP_LEG_HISTORY_ID "%zu", i);
-        s_put_call (id, history->calls [i].name, sl_str (history->calls [i].arguments), out);
-        sl_buf_puts (out, ",{\"role\":\"tool\",\"tool_call_id\":");
-        sl_json_put_str (out, id, strlen (id));
-        sl_buf_puts (out, ",\"content\":\"" SL_MCP_PLACEHOLDER "\"}");
+        s_put_earlier (id, history->calls [i].name, sl_str (history->calls [i].arguments), out);
     }
 }
 

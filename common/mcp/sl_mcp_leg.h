@@ -46,24 +46,50 @@
 #include "common/base/sl_str.h"
 
 #define SL_MCP_HISTORY_MAX 32           //  earlier calls a session keeps (oldest dropped)
+#define SL_MCP_HISTORY_BYTES (64u << 10)    //  the most their names and arguments take (oldest dropped)
+#define SL_MCP_HISTORY_CALL_MAX (SL_MCP_HISTORY_BYTES / 4)  //  one call's name and arguments kept whole
+#define SL_MCP_TAINT_MAX 64             //  untrusted tools a session names (as SL_TAINT_MAX_TOOLS)
 #define SL_MCP_POLICY_PREFIX "mcp__"    //  the prefix of an MCP tool's name in policy
 #define SL_MCP_SEPARATOR "__"           //  between server and tool in a name
 #define SL_MCP_PROVIDER_PREFIX "mcp:"  //  a leg's model and provider: "mcp:<server>"
 #define SL_MCP_PLACEHOLDER "(result not kept)"  //  an earlier call's result in history
+#define SL_MCP_ARGS_NOT_KEPT "(arguments not kept)" //  not JSON: passes no args test
 
 //  A session's earlier calls: what the request judge sees as the
 //  conversation so far (taint is computed by it from the tool names).
+//
+//  The window of calls is bounded by count (SL_MCP_HISTORY_MAX) and by
+//  bytes (SL_MCP_HISTORY_BYTES of names and arguments): the oldest calls
+//  are dropped first, and a call whose name and arguments are over
+//  SL_MCP_HISTORY_CALL_MAX is kept by its name, its arguments replaced by
+//  SL_MCP_ARGS_NOT_KEPT. So a client sending large arguments costs a
+//  session at most SL_MCP_HISTORY_BYTES, and each leg as much.
+//
+//  Taint outlives the window: the untrusted tools whose results the
+//  session read (sl_mcp_history_taint) are named in every later leg, each
+//  as one earlier call with its placeholder result, when its own call has
+//  left the window. So no number of harmless calls clears a taint.
 typedef struct _sl_mcp_history_t sl_mcp_history_t;
 
 sl_mcp_history_t *sl_mcp_history_new (void);
 void sl_mcp_history_destroy (sl_mcp_history_t **self_p);
 //  Record a call (name: the policy name mcp__S__T; arguments: JSON text;
-//  both copied). Beyond SL_MCP_HISTORY_MAX the oldest is dropped.
+//  both copied), dropping the oldest beyond the bounds above.
 void sl_mcp_history_add (sl_mcp_history_t *self, const char *name, sl_str_t arguments);
 size_t sl_mcp_history_count (const sl_mcp_history_t *self);
+//  Bytes of the names and arguments the window holds.
+size_t sl_mcp_history_bytes (const sl_mcp_history_t *self);
 //  The i-th call, oldest first (borrowed); NULL past the end.
 const char *sl_mcp_history_name (const sl_mcp_history_t *self, size_t i);
 const char *sl_mcp_history_arguments (const sl_mcp_history_t *self, size_t i);
+//  The session read a result of name (a policy name), a tool the policy
+//  does not trust: the session is tainted by it for the rest of its life.
+//  Each name once; past SL_MCP_TAINT_MAX names the session stays tainted
+//  by those it holds.
+void sl_mcp_history_taint (sl_mcp_history_t *self, const char *name);
+//  The untrusted tools named so far, oldest first (borrowed); NULL past
+//  the end.
+const char *sl_mcp_history_tainted (const sl_mcp_history_t *self, size_t i);
 
 //  mcp__<server>__<tool>, appended to out.
 void sl_mcp_policy_name (const char *server, const char *tool, sl_buf_t *out);

@@ -41,6 +41,9 @@ typedef struct {
     long watch_ms;                      //  how often the policy file is checked for changes, 0: SIGHUP only
     const char *judge_approvals;        //  the judges' approvals endpoints, "" : none (/v1/approvals 503)
     bool allow_anonymous;               //  --allow-anonymous: no keys, yet an http_host other than loopback
+    size_t mcp_sessions_max;            //  MCP client sessions in all (0: GATEWAY_MCP_SESSIONS_MAX)
+    size_t mcp_sessions_per_key;        //  of one key or token user (0: GATEWAY_MCP_SESSIONS_PER_KEY)
+    size_t mcp_sessions_per_team;       //  of one team (0: GATEWAY_MCP_SESSIONS_PER_TEAM)
 } gateway_config_t;
 
 gateway_t *gateway_new (sl_service_t *service, const gateway_config_t *config);

@@ -8,8 +8,12 @@
       what       sl_mcp_rpc_parse: size, depth, JSON-RPC, the revision,
                  the 2026-07-28 headers against the body (400 / 413);
       session    the session revisions: initialize opens one (answered
-                 here), every other request names it (Mcp-Session-Id,
-                 bound to the key); 2026-07-28 has none;
+                 here, within the owner's, team's and gateway's caps),
+                 every other request names it (Mcp-Session-Id, bound to
+                 the key id, team and user); 2026-07-28 has none, its
+                 calls to a server run in its owner's upstream session;
+      admitted   initialize and what reaches a server, under the key's
+                 and team's limits (sl_admission);
       method     initialize, ping, notifications (202), server/discover
                  answered here; tools/list and tools/call through the
                  legs; anything else -32601 (nothing is relayed unjudged).
@@ -47,6 +51,7 @@
 #include "common/mcp/sl_mcp_leg.h"
 #include "common/mcp/sl_mcp_rpc.h"
 #include "common/otel/sl_trace.h"
+#include "common/policy/sl_taint.h"
 #include "services/gateway/gateway_impl.h"
 #include "services/gateway/gateway_leg.h"
 #include "services/gateway/gateway_mcp_client.h"
@@ -85,8 +90,6 @@ struct _gateway_mcp_t {
     size_t servers;                     //  how many it names
     gateway_mcp_sessions_t *sessions;
     gateway_mcp_client_t *client;
-    gateway_mcp_upstream_t **shared;    //  by server: the stateless clients' upstream session
-    json_t **shared_tools;              //  by server: its definitions last listed for them
     zlistx_t *requests;                 //  requests in flight (s_req_t)
     int expire_timer;
     int renew_timer;                    //  requests in flight keep their places among the concurrent
@@ -104,7 +107,9 @@ typedef struct {
     bool multiplexed;                   //  on /mcp: tools named <server>__<tool>
     const sl_mcp_server_t *server;      //  the server it is for (a call's, on /mcp)
     size_t index;                       //  that server's place in the routes file
+    char owner [SL_MCP_OWNER_MAX];      //  the caller's key id, team and user (sl_mcp_quota_owner)
     gateway_mcp_session_t *session;     //  NULL: stateless
+    gateway_mcp_session_t *upstreams;   //  stateless: its owner's upstream sessions, else NULL
     int64_t started_us;
     //  tools/call
     char *tool;                         //  as the server names it
@@ -305,6 +310,7 @@ s_req_free (s_req_t *r)
         gateway_leg_cancel (self->gateway, r->leg);
     gateway_mcp_client_cancel (self->client, &r->call);
     gateway_mcp_sessions_release (self->sessions, &r->session);
+    gateway_mcp_sessions_release (self->sessions, &r->upstreams);
     sl_admission_finish (self->gateway->admission, &r->caller, NULL, NULL, false);
     sl_mcp_rpc_free (&r->rpc);
     json_decref (r->server_result);
@@ -317,12 +323,21 @@ s_req_free (s_req_t *r)
     free (r);
 }
 
-//  The upstream session a request's calls to server i run in: its
-//  session's, or the one the stateless clients share.
+//  What a request's calls to the servers run in: its session, or its
+//  owner's stateless upstream sessions (never another owner's).
+static gateway_mcp_session_t *
+s_holder (s_req_t *r)
+{
+    gateway_mcp_session_t *holder = r->session ? r->session : r->upstreams;
+    assert (holder);                    //  every request that reaches a server has one (s_dispatch)
+    return holder;
+}
+
+//  The upstream session a request's calls to server i run in.
 static gateway_mcp_upstream_t *
 s_upstream (s_req_t *r, size_t i)
 {
-    gateway_mcp_upstream_t **slot = r->session ? &r->session->upstream [i] : &r->mcp->shared [i];
+    gateway_mcp_upstream_t **slot = &s_holder (r)->upstream [i];
     if (!*slot)
         *slot = gateway_mcp_upstream_new ();
     return *slot;
@@ -332,7 +347,7 @@ s_upstream (s_req_t *r, size_t i)
 static json_t **
 s_tools_slot (s_req_t *r, size_t i)
 {
-    return r->session ? &r->session->tools [i] : &r->mcp->shared_tools [i];
+    return &s_holder (r)->tools [i];
 }
 
 static size_t
@@ -689,6 +704,22 @@ s_on_server_call (void *arg, const gateway_mcp_reply_t *reply)
     sl_buf_free (&what);
 }
 
+//  A released call joins its session's history; the call of a tool the
+//  policy does not trust taints the session for good (its result is the
+//  session's from now on, whatever comes after: sl_mcp_history_taint).
+static void
+s_remember_call (s_req_t *r)
+{
+    sl_buf_t name = { 0 };
+    sl_mcp_policy_name (r->server->name, r->tool, &name);
+    sl_mcp_history_add (r->session->history, sl_buf_cstr (&name), sl_str (r->released));
+    const sl_identity_t *who = sl_caller_identity (r->caller);
+    sl_policy_t *policy = sl_policyset_policy (r->mcp->gateway->policies, sl_str (who->policy));
+    if (policy && sl_taint_untrusted (policy, sl_buf_str (&name)))
+        sl_mcp_history_taint (r->session->history, sl_buf_cstr (&name));
+    sl_buf_free (&name);
+}
+
 //  The traceparent the server gets: a child of the call leg's stream span,
 //  in the trace the leg continued (the client's, or one begun for it).
 static void
@@ -742,12 +773,8 @@ s_on_call_leg (void *arg, const gateway_leg_result_t *result)
             json_t *params = json_pack ("{s:s, s:o}", "name", r->tool, "arguments",
                                         arguments ? arguments : json_object ());
             s_server_trace (r, result->sid, params);
-            if (r->session) {
-                sl_buf_t name = { 0 };
-                sl_mcp_policy_name (r->server->name, r->tool, &name);
-                sl_mcp_history_add (r->session->history, sl_buf_cstr (&name), sl_str (r->released));
-                sl_buf_free (&name);
-            }
+            if (r->session)
+                s_remember_call (r);
             s_call_server (r, "tools/call", r->tool, params, s_on_server_call);
             json_decref (params);
             break;
@@ -833,16 +860,45 @@ s_session_rev (const sl_mcp_rpc_t *rpc)
     return rev == SL_MCP_REV_UNKNOWN || sl_mcp_rev_stateless (rev) ? SL_MCP_REV_2025_11_25 : rev;
 }
 
+//  A new session refused: whose cap is full. One owner's or one team's
+//  is theirs to free (429: end a session, or let one expire); the
+//  gateway's is everyone's (503: another gateway may have room).
+static void
+s_sessions_refused (s_req_t *r, sl_mcp_quota_full_t full)
+{
+    size_t cap = gateway_mcp_sessions_cap (r->mcp->sessions, full);
+    char message [SL_MCP_MESSAGE_MAX];
+    switch (full) {
+        case SL_MCP_QUOTA_OWNER:
+            snprintf (message, sizeof message, "this key (or token user) holds %zu MCP sessions, the most one may "
+                      "(--mcp-sessions-per-key): end one (DELETE) or let one expire", cap);
+            r->outcome = "limited";
+            s_finish_error (r, 429, MCP_ERR_LIMITED, "sessions_key_full", message);
+            return;
+        case SL_MCP_QUOTA_TEAM:
+            snprintf (message, sizeof message, "this key's team holds %zu MCP sessions, the most one team may "
+                      "(--mcp-sessions-per-team): end one (DELETE) or let one expire", cap);
+            r->outcome = "limited";
+            s_finish_error (r, 429, MCP_ERR_LIMITED, "sessions_team_full", message);
+            return;
+        default:
+            snprintf (message, sizeof message, "this sluice gateway holds %zu MCP sessions, as many as it may "
+                      "(--mcp-sessions-max): try again later", cap);
+            s_finish_error (r, 503, SL_MCP_ERR_INTERNAL, "sessions_full", message);
+            return;
+    }
+}
+
 static void
 s_initialize (s_req_t *r)
 {
     gateway_mcp_t *self = r->mcp;
-    const sl_identity_t *who = sl_caller_identity (r->caller);
     sl_mcp_rev_t rev = s_session_rev (&r->rpc);
-    r->session = gateway_mcp_sessions_open (self->sessions, who->key_id, rev, zclock_usecs ());
+    sl_mcp_quota_full_t full;
+    r->session = gateway_mcp_sessions_open (self->sessions, r->owner, sl_caller_identity (r->caller)->team, rev,
+                                            zclock_usecs (), &full);
     if (!r->session) {
-        s_finish_error (r, 503, SL_MCP_ERR_INTERNAL, "sessions_full",
-                        "this sluice gateway holds as many MCP sessions as it may: try again later");
+        s_sessions_refused (r, full);
         return;
     }
     sl_http_add_header (r->req, "Mcp-Session-Id", r->session->id);
@@ -944,7 +1000,9 @@ static void
 s_delete (gateway_mcp_t *self, sl_http_req_t *req, const sl_mcp_server_t *server, const sl_identity_t *who)
 {
     const char *id = sl_http_req_header (req, "Mcp-Session-Id");
-    gateway_mcp_session_t *session = id ? gateway_mcp_sessions_find (self->sessions, id, who->key_id, zclock_usecs ())
+    char owner [SL_MCP_OWNER_MAX];
+    sl_mcp_quota_owner (who->key_id, who->team, who->user, owner);
+    gateway_mcp_session_t *session = id ? gateway_mcp_sessions_find (self->sessions, id, owner, zclock_usecs ())
                                         : NULL;
     if (!session) {
         s_respond_error (self, req, false, id ? 404 : 400, SL_MCP_ERR_INVALID_REQUEST, "session_unknown",
@@ -974,19 +1032,38 @@ s_find_session (s_req_t *r)
                         "this request needs an Mcp-Session-Id (initialize first), or the 2026-07-28 headers");
         return false;
     }
-    r->session = gateway_mcp_sessions_find (r->mcp->sessions, id, sl_caller_identity (r->caller)->key_id,
-                                            zclock_usecs ());
+    r->session = gateway_mcp_sessions_find (r->mcp->sessions, id, r->owner, zclock_usecs ());
     if (!r->session) {
-        //  Expired, ended, or another key's: the client begins a new one.
+        //  Expired, ended, or another owner's: the client begins a new one.
         s_finish_error (r, 404, SL_MCP_ERR_INVALID_REQUEST, "session_unknown", "no such MCP session: initialize again");
         return false;
     }
     return true;
 }
 
+//  Does the method call a server?
+static bool
+s_reaches_server (s_method_t method)
+{
+    return method == M_TOOLS_LIST || method == M_TOOLS_CALL || method == M_DISCOVER;
+}
+
 static void
 s_dispatch (s_req_t *r)
 {
+    if (sl_mcp_rev_stateless (r->rpc.rev) && !r->session && s_reaches_server (r->method)) {
+        //  A stateless request's calls run in its owner's upstream
+        //  sessions: what one key's requests leave with a server (a
+        //  session, its state) is never another's.
+        r->upstreams = gateway_mcp_sessions_stateless (r->mcp->sessions, r->owner,
+                                                       sl_caller_identity (r->caller)->team, zclock_usecs ());
+        if (!r->upstreams) {
+            s_finish_error (r, 503, SL_MCP_ERR_INTERNAL, "sessions_full",
+                            "this sluice gateway holds as many MCP upstream sessions as it may "
+                            "(--mcp-sessions-max): try again later");
+            return;
+        }
+    }
     switch (r->method) {
         case M_NOTIFICATION:
             //  Nothing is relayed: the server hears only what sluice asks.
@@ -1143,6 +1220,7 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
     r->server = server;
     r->multiplexed = multiplexed;
     r->method = M_OTHER;                //  until the message is read
+    sl_mcp_quota_owner (who->key_id, who->team, who->user, r->owner);
     r->index = server ? s_server_index (self, server) : 0;
     r->started_us = zclock_usecs ();
     zlistx_add_end (self->requests, r);
@@ -1163,12 +1241,14 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
     sl_http_req_drop_body (req);
     if (!s_find_session (r))
         return true;
-    if (r->method != M_TOOLS_LIST && r->method != M_TOOLS_CALL && r->method != M_DISCOVER) {
-        s_dispatch (r);                 //  answered here: nothing to admit
+    if (r->method != M_INITIALIZE && !s_reaches_server (r->method)) {
+        s_dispatch (r);                 //  answered here, holding nothing: nothing to admit
         return true;
     }
     //  What reaches a server (and the pipeline) is admitted once, under the
-    //  key's and the team's limits; its legs are not admitted again.
+    //  key's and the team's limits; its legs are not admitted again. So is
+    //  initialize: a session is memory held for the key, and a key may not
+    //  open them faster than its limits let it ask.
     uint8_t sid [SL_SID_SIZE];
     sl_sid_new (sid);
     r->admitting = true;
@@ -1244,11 +1324,17 @@ gateway_mcp_new (gateway_t *gateway)
     self->routes = routes;
     self->servers = sl_providers_mcp_count (routes);
     self->metrics = sl_service_metrics (gateway->service);
-    self->sessions = gateway_mcp_sessions_new (GATEWAY_MCP_SESSIONS_MAX, GATEWAY_MCP_SESSION_IDLE_MS, self->servers);
+    const gateway_config_t *config = &gateway->config;
+    gateway_mcp_sessions_config_t sessions = {
+        .max = config->mcp_sessions_max ? config->mcp_sessions_max : GATEWAY_MCP_SESSIONS_MAX,
+        .per_key = config->mcp_sessions_per_key ? config->mcp_sessions_per_key : GATEWAY_MCP_SESSIONS_PER_KEY,
+        .per_team = config->mcp_sessions_per_team ? config->mcp_sessions_per_team : GATEWAY_MCP_SESSIONS_PER_TEAM,
+        .idle_ms = GATEWAY_MCP_SESSION_IDLE_MS,
+        .servers = self->servers,
+    };
+    self->sessions = gateway_mcp_sessions_new (&sessions);
     zloop_t *loop = sl_service_loop (gateway->service);
     self->client = gateway_mcp_client_new (loop, s_after, self);
-    self->shared = sl_xcalloc (self->servers, sizeof *self->shared);
-    self->shared_tools = sl_xcalloc (self->servers, sizeof *self->shared_tools);
     self->requests = zlistx_new ();
     self->expire_timer = zloop_timer (loop, MCP_EXPIRE_MS, 0, s_on_expire, self);
     self->renew_timer = zloop_timer (loop, SL_LIMITS_RENEW_S * 1000, 0, s_on_renew, self);
@@ -1264,8 +1350,9 @@ gateway_mcp_new (gateway_t *gateway)
                                 "MCP tools/call requests by what became of the call");
         }
     }
-    sl_log_info ("mcp_servers", "count=%zu multiplexed=%s", self->servers,
-                 sl_providers_mcp_multiplexed (routes) ? "yes" : "no");
+    sl_log_info ("mcp_servers", "count=%zu multiplexed=%s sessions_max=%zu per_key=%zu per_team=%zu", self->servers,
+                 sl_providers_mcp_multiplexed (routes) ? "yes" : "no", sessions.max, sessions.per_key,
+                 sessions.per_team);
     return self;
 }
 
@@ -1279,12 +1366,6 @@ gateway_mcp_destroy (gateway_mcp_t **self_p)
         s_req_free (zlistx_first (self->requests));
     zlistx_destroy (&self->requests);
     gateway_mcp_sessions_destroy (&self->sessions);
-    for (size_t i = 0; i < self->servers; i++) {
-        gateway_mcp_upstream_unref (&self->shared [i]);
-        json_decref (self->shared_tools [i]);
-    }
-    free (self->shared);
-    free (self->shared_tools);
     gateway_mcp_client_destroy (&self->client);
     zloop_timer_end (sl_service_loop (self->gateway->service), self->expire_timer);
     zloop_timer_end (sl_service_loop (self->gateway->service), self->renew_timer);

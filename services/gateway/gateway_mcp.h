@@ -21,7 +21,9 @@
 
 typedef struct _gateway_mcp_t gateway_mcp_t;
 
-#define GATEWAY_MCP_SESSIONS_MAX 10000  //  client sessions kept at most
+#define GATEWAY_MCP_SESSIONS_MAX 10000  //  --mcp-sessions-max: client sessions kept at most
+#define GATEWAY_MCP_SESSIONS_PER_KEY 100    //  --mcp-sessions-per-key: of one key (or token user)
+#define GATEWAY_MCP_SESSIONS_PER_TEAM 1000  //  --mcp-sessions-per-team: of one team
 #define GATEWAY_MCP_SESSION_IDLE_MS (30 * 60 * 1000)   //  a session unused this long expires
 
 //  NULL when the routes file names no MCP server (every /mcp path is then

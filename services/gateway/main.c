@@ -13,9 +13,12 @@
 #include "common/dialects/sl_providers.h"
 #include "common/service/sl_stage.h"
 #include "services/gateway/gateway.h"
+#include "services/gateway/gateway_mcp.h"
 
 #define GATEWAY_MAX_CONNS_CAP 65536     //  the most --max-conns 0 gives, whatever the open-files limit
 #define GATEWAY_PER_IP_SHARE 4          //  --max-conns-per-ip 0: a quarter of the total
+#define S_TEXT(n) S_TEXT_ (n)           //  a numeric constant as a flag's default
+#define S_TEXT_(n) #n
 
 int
 main (int argc, char **argv)
@@ -37,6 +40,9 @@ main (int argc, char **argv)
     const char *limits_timeout = "50";
     const char *judge_approvals = "";
     const char *allow_anonymous = SL_OPT_OFF;
+    const char *mcp_sessions = S_TEXT (GATEWAY_MCP_SESSIONS_MAX);
+    const char *mcp_per_key = S_TEXT (GATEWAY_MCP_SESSIONS_PER_KEY);
+    const char *mcp_per_team = S_TEXT (GATEWAY_MCP_SESSIONS_PER_TEAM);
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "http-host", "SLUICE_HTTP_HOST", &http_host, "address clients connect to" },
@@ -62,6 +68,10 @@ main (int argc, char **argv)
           "the policy" },
         { "limits-timeout-ms", NULL, &limits_timeout,
           "the longest wait for Redis (SLUICE_REDIS_URL) on a request's limits, then the team's limits_on_error" },
+        { "mcp-sessions-max", NULL, &mcp_sessions, "MCP client sessions kept in all (then 503)" },
+        { "mcp-sessions-per-key", NULL, &mcp_per_key,
+          "MCP client sessions one key (or one user of signed tokens) may hold (then 429)" },
+        { "mcp-sessions-per-team", NULL, &mcp_per_team, "MCP client sessions one team may hold (then 429)" },
         { "judge-approvals", "SLUICE_JUDGE_APPROVALS", &judge_approvals,
           "the judges' approvals control endpoints (comma-separated, a name stands for all its addresses): "
           "GET/POST /v1/approvals ask them; none: those answer 503" },
@@ -95,16 +105,20 @@ main (int argc, char **argv)
         .watch_ms = sl_opts_long (watch),
         .judge_approvals = judge_approvals,
         .allow_anonymous = sl_opts_switch (allow_anonymous) == 1,
+        .mcp_sessions_max = (size_t) sl_opts_long (mcp_sessions),
+        .mcp_sessions_per_key = (size_t) sl_opts_long (mcp_per_key),
+        .mcp_sessions_per_team = (size_t) sl_opts_long (mcp_per_team),
     };
     if (config.http_port < 0 || config.http_port > 65535
     ||  sl_opts_long (max_body) <= 0 || sl_opts_long (stream_cap) <= 0
     ||  sl_opts_long (max_conns) < 0 || sl_opts_long (max_conns_per_ip) < 0 || sl_opts_long (request_timeout) <= 0
     ||  config.watch_ms < 0 || sl_opts_long (expiry) < 0
     ||  sl_opts_long (limits_timeout) <= 0 || sl_opts_long (limits_timeout) > 60000
+    ||  sl_opts_long (mcp_sessions) <= 0 || sl_opts_long (mcp_per_key) <= 0 || sl_opts_long (mcp_per_team) <= 0
     ||  sl_opts_switch (allow_anonymous) < 0) {
         sl_log_error ("bad_option", "--http-port, --max-body, --stream-cap, --max-conns, --max-conns-per-ip, "
-                                    "--request-timeout, --watch-ms, --stream-expiry-ms and --limits-timeout-ms "
-                                    "must be numbers, --allow-anonymous yes or no");
+                                    "--request-timeout, --watch-ms, --stream-expiry-ms, --limits-timeout-ms and "
+                                    "--mcp-sessions-* must be numbers, --allow-anonymous yes or no");
         sl_service_destroy (&svc);
         return 2;
     }

@@ -23,7 +23,7 @@ struct _mcp_fake_t {
     pthread_mutex_t lock;
     volatile bool stopping;
     int sessions;                       //  sessions minted
-    char session [S_SESSION_MAX];       //  the current one, "" when forgotten
+    char session [MCP_FAKE_SESSIONS][S_SESSION_MAX];   //  the latest minted, "" when forgotten
     mcp_fake_seen_t seen;
 };
 
@@ -115,7 +115,9 @@ s_serve (mcp_fake_t *self, struct MHD_Connection *conn, const char *body)
         return rc;
     }
     pthread_mutex_lock (&self->lock);
-    bool known = session && self->session [0] && strcmp (session, self->session) == 0;
+    bool known = false;
+    for (int i = 0; session && i < MCP_FAKE_SESSIONS; i++)
+        known |= self->session [i][0] && strcmp (session, self->session [i]) == 0;
     pthread_mutex_unlock (&self->lock);
     if (self->stateless) {
         const char *mirrored = MHD_lookup_connection_value (conn, MHD_HEADER_KIND, "Mcp-Method");
@@ -129,9 +131,9 @@ s_serve (mcp_fake_t *self, struct MHD_Connection *conn, const char *body)
     if (strcmp (method, "initialize") == 0) {
         pthread_mutex_lock (&self->lock);
         self->seen.initializes++;
-        snprintf (self->session, sizeof self->session, "fake-session-%d", ++self->sessions);
         char minted [S_SESSION_MAX];
-        snprintf (minted, sizeof minted, "%s", self->session);
+        snprintf (minted, sizeof minted, "fake-session-%d", ++self->sessions);
+        snprintf (self->session [self->sessions % MCP_FAKE_SESSIONS], S_SESSION_MAX, "%s", minted);
         pthread_mutex_unlock (&self->lock);
         json_t *result = json_pack ("{s:s, s:{s:{}}, s:{s:s, s:s}, s:s}", "protocolVersion", "2025-11-25",
                                     "capabilities", "tools", "serverInfo", "name", "fake-mcp", "version", "1.0",
@@ -178,6 +180,7 @@ s_serve (mcp_fake_t *self, struct MHD_Connection *conn, const char *body)
         s_copy (self->seen.last_arguments, args);
         s_copy (self->seen.last_auth, MHD_lookup_connection_value (conn, MHD_HEADER_KIND, "Authorization"));
         s_copy (self->seen.last_name_header, MHD_lookup_connection_value (conn, MHD_HEADER_KIND, "Mcp-Name"));
+        s_copy (self->seen.last_session, session);
         s_copy (self->seen.last_traceparent,
                 json_string_value (json_object_get (json_object_get (params, "_meta"), "traceparent")));
         pthread_mutex_unlock (&self->lock);
@@ -287,7 +290,7 @@ void
 mcp_fake_forget (mcp_fake_t *self)
 {
     pthread_mutex_lock (&self->lock);
-    self->session [0] = 0;
+    memset (self->session, 0, sizeof self->session);
     pthread_mutex_unlock (&self->lock);
 }
 

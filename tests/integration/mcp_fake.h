@@ -4,8 +4,9 @@
     prove what reached it and what never did.
 
       session   (2025-11-25): initialize mints an Mcp-Session-Id; every
-                other request must carry the current one (else 404, as a
-                server that forgot the session answers)
+                other request must carry one it minted (else 404, as a
+                server that forgot the session answers); it keeps the
+                latest MCP_FAKE_SESSIONS, each call's session is seen
       stateless (2026-07-28): no initialize; every request must carry
                 MCP-Protocol-Version 2026-07-28 and an Mcp-Method equal
                 to its method (else 400); server/discover answered
@@ -26,6 +27,7 @@
 #define MCP_FAKE_SECRET "AKIAABCDEFGHIJKLMNOP"      //  what read_secret returns (redacted by a rule)
 #define MCP_FAKE_HANG_MS 10000                      //  how long hang takes to answer
 #define MCP_FAKE_BIG_BYTES (256 * 1024)             //  what big returns
+#define MCP_FAKE_SESSIONS 16                        //  sessions kept at once (the oldest forgotten)
 
 typedef struct _mcp_fake_t mcp_fake_t;
 
@@ -48,6 +50,7 @@ typedef struct {
     char last_auth [MCP_FAKE_TEXT_MAX];         //  its Authorization header
     char last_traceparent [MCP_FAKE_TEXT_MAX];  //  its params._meta.traceparent
     char last_name_header [MCP_FAKE_TEXT_MAX];  //  its Mcp-Name header
+    char last_session [MCP_FAKE_TEXT_MAX];      //  its Mcp-Session-Id header, "" without
 } mcp_fake_seen_t;
 
 void mcp_fake_seen (mcp_fake_t *self, mcp_fake_seen_t *out);

@@ -193,6 +193,111 @@ Test (sl_mcp_leg, call_request_round_trip_taint_and_history)
     sl_policy_unref (&p);
 }
 
+//  A client sending large arguments: the window keeps its bytes, whatever
+//  each call carries, and so does every leg built from it.
+Test (sl_mcp_leg, history_is_bounded_by_bytes)
+{
+    enum { LARGE = 1 << 20, MEDIUM = 4 << 10 };
+    sl_mcp_history_t *h = sl_mcp_history_new ();
+    sl_buf_t args = { 0 };
+    sl_buf_puts (&args, "{\"content\":\"");
+    for (size_t i = 0; i < LARGE; i++)
+        sl_buf_putc (&args, 'x');
+    sl_buf_puts (&args, "\"}");
+    for (int i = 0; i < SL_MCP_HISTORY_MAX; i++)
+        sl_mcp_history_add (h, "mcp__files__write_file", sl_buf_str (&args));
+    sl_buf_t body = { 0 };
+    cr_assert_eq (sl_mcp_leg_call_request ("files", "echo", sl_str ("{}"), NULL, h, &body), 0);
+    cr_expect_lt (body.len, SL_MCP_HISTORY_BYTES, "a leg after %d calls of 1 MiB: %zu bytes", SL_MCP_HISTORY_MAX,
+                  body.len);
+    //  Each large call is still there by its name, its arguments not kept.
+    cr_expect_eq (sl_mcp_history_count (h), SL_MCP_HISTORY_MAX);
+    cr_expect_str_eq (sl_mcp_history_name (h, 0), "mcp__files__write_file");
+    const char *kept = sl_mcp_history_arguments (h, 0);
+    cr_expect (strcmp (kept, SL_MCP_ARGS_NOT_KEPT) == 0, "arguments not kept (%zu bytes kept)", strlen (kept));
+    //  Calls of a few KiB: kept whole, the oldest dropped to stay in bytes.
+    sl_buf_reset (&args);
+    sl_buf_puts (&args, "{\"content\":\"");
+    for (size_t i = 0; i < MEDIUM; i++)
+        sl_buf_putc (&args, 'y');
+    sl_buf_puts (&args, "\"}");
+    for (int i = 0; i < SL_MCP_HISTORY_MAX; i++)
+        sl_mcp_history_add (h, "mcp__files__write_file", sl_buf_str (&args));
+    cr_expect_leq (sl_mcp_history_bytes (h), SL_MCP_HISTORY_BYTES);
+    cr_expect_lt (sl_mcp_history_count (h), SL_MCP_HISTORY_MAX, "fewer calls, each whole");
+    cr_expect_gt (sl_mcp_history_count (h), SL_MCP_HISTORY_BYTES / (2 * MEDIUM));
+    cr_expect (strcmp (sl_mcp_history_arguments (h, sl_mcp_history_count (h) - 1), sl_buf_cstr (&args)) == 0,
+               "the latest call whole");
+    //  A name alone over a call's bound is cut to it.
+    sl_buf_reset (&args);
+    for (size_t i = 0; i < 2 * SL_MCP_HISTORY_CALL_MAX; i++)
+        sl_buf_putc (&args, 'n');
+    sl_mcp_history_add (h, sl_buf_cstr (&args), sl_str ("{}"));
+    cr_expect_leq (sl_mcp_history_bytes (h), SL_MCP_HISTORY_BYTES);
+    cr_expect_eq (strlen (sl_mcp_history_name (h, sl_mcp_history_count (h) - 1)), SL_MCP_HISTORY_CALL_MAX);
+    sl_buf_free (&body);
+    sl_buf_free (&args);
+    sl_mcp_history_destroy (&h);
+}
+
+//  One untrusted result, then more harmless calls than the window holds:
+//  the legs still carry the untrusted tool, so the request judge still
+//  reads the taint (and history conditions still see the call, by name).
+Test (sl_mcp_leg, taint_outlives_the_history_window)
+{
+    sl_policy_t *p = pf_policy (s_policy);
+    sl_mcp_history_t *h = sl_mcp_history_new ();
+    sl_mcp_history_add (h, "mcp__web__fetch", sl_str ("{\"url\":\"http://x\"}"));
+    sl_mcp_history_taint (h, "mcp__web__fetch");
+    sl_mcp_history_taint (h, "mcp__web__fetch");
+    for (int i = 0; i < SL_MCP_HISTORY_MAX; i++)
+        sl_mcp_history_add (h, "mcp__github__get_file", sl_str ("{\"path\":\"a\"}"));
+    cr_expect_null (sl_mcp_history_tainted (h, 1), "each tool once");
+    sl_buf_t body = { 0 }, out = { 0 };
+    cr_assert_eq (sl_mcp_leg_call_request ("github", "create_issue", sl_str (ARGS), NULL, h, &body), 0);
+    sl_job_t r;
+    s_parse (sl_buf_str (&body), &r);
+    sl_taint_scan (p, r.req, &out);
+    cr_expect (strstr (sl_buf_cstr (&out), "\"tool\":\"mcp__web__fetch\""), "still tainted after %d calls: %s",
+               SL_MCP_HISTORY_MAX, sl_buf_cstr (&out));
+    sl_buf_reset (&out);
+    sl_reqjudge_history (r.req, SL_REQJUDGE_HISTORY_CALLS, SL_REQJUDGE_HISTORY_BYTES, &out);
+    json_t *hist = json_loads (sl_buf_cstr (&out), 0, NULL);
+    cr_assert (json_is_array (hist), "%s", sl_buf_cstr (&out));
+    cr_expect_eq (json_array_size (hist), SL_MCP_HISTORY_MAX + 1);
+    cr_expect_str_eq (json_string_value (json_object_get (json_array_get (hist, 0), "name")), "mcp__web__fetch");
+    json_decref (hist);
+    sl_job_clear (&r);
+    //  Without the mark, the window alone forgets it: the bound is real.
+    sl_mcp_history_t *plain = sl_mcp_history_new ();
+    sl_mcp_history_add (plain, "mcp__web__fetch", sl_str ("{}"));
+    for (int i = 0; i < SL_MCP_HISTORY_MAX; i++)
+        sl_mcp_history_add (plain, "mcp__github__get_file", sl_str ("{}"));
+    sl_buf_reset (&body);
+    sl_buf_reset (&out);
+    cr_assert_eq (sl_mcp_leg_call_request ("github", "create_issue", sl_str (ARGS), NULL, plain, &body), 0);
+    s_parse (sl_buf_str (&body), &r);
+    sl_taint_scan (p, r.req, &out);
+    cr_expect_not (strstr (sl_buf_cstr (&out), "mcp__web__fetch"), "%s", sl_buf_cstr (&out));
+    sl_job_clear (&r);
+    //  The taint shows in a result leg too, and a tool in the window is
+    //  not named twice.
+    sl_mcp_history_taint (plain, "mcp__github__get_file");
+    sl_buf_reset (&body);
+    json_t *result = json_pack ("{s:[{s:s,s:s}]}", "content", "type", "text", "text", "ok");
+    cr_assert_eq (sl_mcp_leg_result_request ("github", "create_issue", sl_str (ARGS), "call_1", result, h, &body), 0);
+    cr_expect (strstr (sl_buf_cstr (&body), "mcp__web__fetch"), "%s", sl_buf_cstr (&body));
+    sl_buf_reset (&body);
+    cr_assert_eq (sl_mcp_leg_call_request ("github", "create_issue", sl_str (ARGS), NULL, plain, &body), 0);
+    cr_expect_not (strstr (sl_buf_cstr (&body), "\"mcp_t0\""), "%s", sl_buf_cstr (&body));
+    json_decref (result);
+    sl_buf_free (&out);
+    sl_buf_free (&body);
+    sl_mcp_history_destroy (&plain);
+    sl_mcp_history_destroy (&h);
+    sl_policy_unref (&p);
+}
+
 Test (sl_mcp_leg, call_request_refuses_non_object_arguments)
 {
     sl_buf_t body = { 0 };
