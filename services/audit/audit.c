@@ -975,6 +975,7 @@ audit_new (sl_service_t *svc, const audit_config_t *config)
     self->store = store;
     self->archive = sl_archive_new (store, config->max_text);
     sl_archive_set_prices (self->archive, config->prices);
+    sl_archive_set_tools_cap (self->archive, config->tools_per_team);
     self->live = sl_live_new ();
     self->codec = sl_codec_new ();
     self->inner = sl_codec_new ();

@@ -37,6 +37,7 @@
 #include "services/audit/audit.h"
 #include "services/audit/sl_archive.h"
 #include "services/audit/sl_checkpoint.h"
+#include "services/audit/sl_inventory.h"
 #include "services/audit/sl_verify.h"
 #include "services/audit/sl_query.h"
 #include "services/audit/sl_store.h"
@@ -321,6 +322,9 @@ main (int argc, char **argv)
     const char *checkpoint_seconds = "60";
     const char *checkpoint_file = "";
     const char *verify_seconds = "600";
+    char default_tools [24];
+    snprintf (default_tools, sizeof default_tools, "%d", SL_INVENTORY_TEAM_MAX);
+    const char *tools_per_team = default_tools;
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "emitters", NULL, &emitters, "the emitters' audit endpoints, comma-separated (names are re-resolved)" },
@@ -355,6 +359,8 @@ main (int argc, char **argv)
           "append each checkpoint to this file too, one JSON line (outside the database)" },
         { "verify-seconds", NULL, &verify_seconds,
           "the running audit walks the whole chain again this often (new records are verified as they come)" },
+        { "tools-per-team", NULL, &tools_per_team,
+          "tool definitions a team's inventory keeps at most (the least recently seen go first)" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -368,9 +374,10 @@ main (int argc, char **argv)
     long prune = sl_opts_long (prune_ms), queue = sl_opts_long (webhook_queue);
     long attempts = sl_opts_long (webhook_attempts);
     long cp_records = sl_opts_long (checkpoint_records), cp_seconds = sl_opts_long (checkpoint_seconds);
-    long verify_every = sl_opts_long (verify_seconds);
+    long verify_every = sl_opts_long (verify_seconds), tools_cap = sl_opts_long (tools_per_team);
     long port = strcmp (console_port, "off") == 0 ? -1 : sl_opts_long (console_port);
-    if (text <= 0 || cp_records <= 0 || cp_seconds < 0 || verify_every <= 0 || sl_when_duration (retain, &retain_ms) || bytes < 0 || prune <= 0 || queue <= 0 || attempts <= 0
+    if (text <= 0 || cp_records <= 0 || cp_seconds < 0 || verify_every <= 0 || tools_cap <= 0 || tools_cap > INT32_MAX
+    ||  sl_when_duration (retain, &retain_ms) || bytes < 0 || prune <= 0 || queue <= 0 || attempts <= 0
     ||  (port < 0 && strcmp (console_port, "off") != 0) || port > 65535
     ||  (strcmp (webhook_on, "verdict") != 0 && strcmp (webhook_on, "stream") != 0)) {
         sl_log_error ("bad_option", "a number is not valid, or --webhook-on is not verdict or stream");
@@ -421,6 +428,7 @@ main (int argc, char **argv)
         .checkpoint_seconds = cp_seconds,
         .checkpoint_file = checkpoint_file,
         .verify_seconds = verify_every,
+        .tools_per_team = (int) tools_cap,
     };
     audit_t *audit = audit_new (svc, &config);
     int rc = audit ? sl_service_run (svc) : 1;

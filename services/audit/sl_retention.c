@@ -177,7 +177,8 @@ sl_retention_step (sl_store_t *store, const sl_retention_t *policy, int64_t now_
         sl_val_t p [] = { sl_val_int (now_ms - policy->max_age_ms), sl_val_int (batch) };
         if (sl_store_query (store, "SELECT sid FROM streams WHERE started_at < $1 ORDER BY started_at LIMIT $2",
                             p, 2, s_victim, &v)
-        ||  sl_store_exec (store, "DELETE FROM policies WHERE last_seen < $1", p, 1, NULL))
+        ||  sl_store_exec (store, "DELETE FROM policies WHERE last_seen < $1", p, 1, NULL)
+        ||  sl_store_exec (store, "DELETE FROM tools WHERE last_seen < $1", p, 1, NULL))
             goto failed;
     }
     if (v.count < batch && policy->max_bytes > 0) {
