@@ -166,30 +166,8 @@ s_verify_file (sl_verify_t *verify, const char *path)
     size_t cap = 0;
     ssize_t n;
     while ((n = getline (&line, &cap, f)) > 0) {
-        sl_str_t json = { line, (size_t) n }, v;
-        sl_checkpoint_t cp = { 0 };
-        bool cut = false;
-        sl_buf_t text = { 0 };
-        if (sl_json_find (json, "pos", &v) == 1)
-            sl_json_i64 (v, &cp.pos);
-        if (sl_json_find (json, "count", &v) == 1)
-            sl_json_i64 (v, &cp.count);
-        if (sl_json_find (json, "at", &v) == 1)
-            sl_json_i64 (v, &cp.at);
-        if (sl_json_find (json, "cut", &v) == 1)
-            sl_json_bool (v, &cut);
-        cp.cut = cut;
-        const char *names [] = { "head", "key_id", "signature" };
-        char *dest [] = { cp.head, cp.key_id, cp.signature };
-        size_t sizes [] = { sizeof cp.head, sizeof cp.key_id, sizeof cp.signature };
-        for (int i = 0; i < 3; i++) {
-            sl_buf_reset (&text);
-            if (sl_json_find (json, names [i], &v) == 1 && sl_json_type (v) == SL_JSON_STRING)
-                sl_json_unescape (v, &text);
-            snprintf (dest [i], sizes [i], "%s", text.len < sizes [i] ? sl_buf_cstr (&text) : "?");
-        }
-        sl_buf_free (&text);
-        if (cp.pos > 0 && sl_verify_checkpoint (verify, &cp)) {
+        sl_checkpoint_t cp;
+        if (sl_checkpoint_parse ((sl_str_t) { line, (size_t) n }, &cp) == 0 && sl_verify_checkpoint (verify, &cp)) {
             free (line);
             fclose (f);
             return -1;
@@ -221,8 +199,11 @@ s_verify (int argc, char **argv)
         { "from", NULL, &from, "start at this chain position (a number) or time (2026-05-20T14:00:00Z, 24h, ...)" },
         { "to", NULL, &to, "end at this position or time (default: the head)" },
         { "public-key", "SLUICE_AUDIT_PUBLIC_KEY", &public_key,
-          "the audit's public signing key (NAME.sign): checkpoints' signatures are checked with it" },
-        { "checkpoint-file", NULL, &checkpoint_file, "also check the checkpoints of this file (--checkpoint-file)" },
+          "the audit's public signing key (NAME.sign): checkpoints' signatures and the head's seal are checked "
+          "with it (default: the public half of SLUICE_AUDIT_SIGNING_KEY, where the audit's is configured)" },
+        { "checkpoint-file", "SLUICE_AUDIT_CHECKPOINT_FILE", &checkpoint_file,
+          "also check the checkpoints of this file (the audit's --checkpoint-file; read by default where it "
+          "is configured)" },
         { "data-dir", NULL, &data_dir, "the SQLite store's directory" },
         { "dsn", "SLUICE_AUDIT_DSN", &dsn, "a PostgreSQL store (postgres://... or key=value; prefer the variable)" },
         SL_OPT_END
@@ -235,7 +216,12 @@ s_verify (int argc, char **argv)
     }
     sl_signkey_t key;
     char *error = NULL;
-    if (*public_key && sl_signkey_load_public (&key, public_key, &error)) {
+    //  Where the audit's signing key is configured (its environment), its
+    //  public half checks what it signed.
+    const char *signing = getenv ("SLUICE_AUDIT_SIGNING_KEY");
+    bool have_key = *public_key || (signing && *signing);
+    if (*public_key ? sl_signkey_load_public (&key, public_key, &error)
+                    : have_key && sl_signkey_load_secret (&key, signing, &error)) {
         fprintf (stderr, "sluice-audit verify: %s\n", error);
         free (error);
         return SL_VERIFY_UNREADABLE + 1;
@@ -249,7 +235,7 @@ s_verify (int argc, char **argv)
         free (error);
         return SL_VERIFY_UNREADABLE;
     }
-    sl_verify_opts_t vo = { .public_key = *public_key ? &key : NULL };
+    sl_verify_opts_t vo = { .public_key = have_key ? &key : NULL };
     if (s_position (store, from, true, &vo.from_pos) || s_position (store, to, false, &vo.to_pos)) {
         fprintf (stderr, "sluice-audit verify: not a position or time: %s %s (%s)\n", from, to,
                  sl_store_error (store));
@@ -273,6 +259,11 @@ s_verify (int argc, char **argv)
         sl_store_close (&store);
         return SL_VERIFY_UNREADABLE;
     }
+    //  The head and the rows later records update: with the whole chain.
+    if (r->status != SL_VERIFY_UNREADABLE && whole)
+        sl_verify_head (verify);
+    if (r->status != SL_VERIFY_UNREADABLE && whole)
+        sl_verify_summaries (verify);
     sl_buf_t out = { 0 };
     if (json) {
         sl_verify_json (r, &out);
@@ -355,8 +346,9 @@ main (int argc, char **argv)
           "DIR/audit.sign_secret); none: checkpoints are written unsigned" },
         { "checkpoint-records", NULL, &checkpoint_records, "a signed checkpoint of the chain every this many records" },
         { "checkpoint-seconds", NULL, &checkpoint_seconds, "and this often when records came (0: by count only)" },
-        { "checkpoint-file", NULL, &checkpoint_file,
-          "append each checkpoint to this file too, one JSON line (outside the database)" },
+        { "checkpoint-file", "SLUICE_AUDIT_CHECKPOINT_FILE", &checkpoint_file,
+          "append each checkpoint to this file too, one JSON line, on a volume the database's writers cannot "
+          "write: at start and before each checkpoint the chain is compared with its newest line" },
         { "verify-seconds", NULL, &verify_seconds,
           "the running audit walks the whole chain again this often (new records are verified as they come)" },
         { "tools-per-team", NULL, &tools_per_team,

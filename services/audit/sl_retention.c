@@ -141,10 +141,11 @@ s_cut (sl_store_t *store, const sl_retention_t *policy, int64_t now)
         return -1;
     if (!at.found)
         return 0;                       //  nothing before the first kept entry
-    int64_t first = 0;
-    if (sl_store_query_int (store, "SELECT MIN(pos) FROM chain", NULL, 0, 0, &first))
+    //  Linked like every checkpoint: counted from the one before it.
+    int64_t before = 0;
+    if (sl_checkpoint_before (store, at.pos, &before))
         return -1;
-    sl_checkpoint_t cp = { .pos = at.pos, .count = at.pos - first + 1, .at = now, .cut = true };
+    sl_checkpoint_t cp = { .pos = at.pos, .count = at.pos - before, .at = now, .cut = true };
     snprintf (cp.head, sizeof cp.head, "%s", at.hash);
     sl_val_t q [] = { sl_val_int (at.pos) };
     if (sl_checkpoint_write (store, policy->key, &cp)
