@@ -377,7 +377,8 @@ s_truncated (const char *const *store, s_sql_fn *sql)
     setenv ("SLUICE_AUDIT_CHECKPOINT_FILE", checkpoints, 1);
     setenv ("SLUICE_AUDIT_SIGNING_KEY", secret, 1);
     cr_expect_eq (s_verify (s->dir, store, NULL, NULL, &r), 1, "the file's checkpoints go past the chain's end");
-    cr_expect_str_eq (s_problem (r, "kind"), "removed");
+    cr_expect_str_eq (s_problem (r, "kind"), "removed", "%s", s_problem (r, "detail"));
+    cr_expect_str_eq (s_problem (r, "table"), "chain", "%s", s_problem (r, "detail"));
     cr_expect_gt (json_integer_value (json_object_get (r, "signed_good")), 0, "checked with the audit's key");
     json_decref (r);
     unsetenv ("SLUICE_AUDIT_SIGNING_KEY");
