@@ -1086,6 +1086,9 @@ audit_destroy (audit_t **self_p)
     s_fresh_clear (self);
     free (self->fresh);
     sl_live_destroy (&self->live);
+    //  What was taken is committed: a last checkpoint covers it all.
+    if (self->chain && !self->store_down)
+        audit_chain_stop (self->chain);
     audit_chain_destroy (&self->chain);
     sl_archive_destroy (&self->archive);
     sl_store_close (&self->store);

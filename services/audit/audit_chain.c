@@ -332,6 +332,12 @@ audit_chain_committed (audit_chain_t *self)
         s_checkpoint (self);
 }
 
+void
+audit_chain_stop (audit_chain_t *self)
+{
+    s_checkpoint (self);
+}
+
 const sl_signkey_t *
 audit_chain_key (audit_chain_t *self)
 {

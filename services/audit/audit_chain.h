@@ -59,6 +59,10 @@ audit_chain_t *audit_chain_new (sl_service_t *svc, sl_store_t *store, sl_chain_t
 void audit_chain_destroy (audit_chain_t **self_p);
 //  After a batch was committed: a checkpoint when enough records came.
 void audit_chain_committed (audit_chain_t *self);
+//  As the audit stops (what it took is committed): a last checkpoint at
+//  the head when records came since the last one, so the checkpoint file
+//  names everything it wrote.
+void audit_chain_stop (audit_chain_t *self);
 //  The key retention signs its cut with (NULL: none, or the chain is broken).
 const sl_signkey_t *audit_chain_key (audit_chain_t *self);
 //  After retention committed a cut: into the file, counted.

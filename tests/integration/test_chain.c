@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "services/audit/sl_archive.h"
+#include "services/audit/sl_checkpoint.h"
 #include "services/audit/sl_store.h"
 #include "tests/pgtmp.h"
 #include "tests/integration/audit_proc.h"
@@ -438,6 +439,45 @@ s_appended (const char *const *store)
     cr_expect_eq (s_verify (s->dir, store, public, checkpoints, &r), 1, "verify: the head is not sealed");
     json_decref (r);
     cr_expect_eq (stack_stop (s), 0);
+}
+
+//  A stopping audit signs a last checkpoint at its head: the file then
+//  names everything it wrote (none came by count or time here).
+Test (chain, a_stopping_audit_checkpoints_its_head, .timeout = 90)
+{
+    char dir [] = "/tmp/sluice-chain-XXXXXX";
+    cr_assert_not_null (mkdtemp (dir));
+    const char *store [] = { "--data-dir", dir, NULL };
+    sluice_stack_t *s = s_stack ();
+    char secret [512], public [512], checkpoints [512];
+    s_signing_key (s, secret, public, sizeof secret);
+    snprintf (checkpoints, sizeof checkpoints, "%s/checkpoints.jsonl", s->dir);
+    const char *extra [] = { "--signing-key", secret, "--checkpoint-records", "1000", "--checkpoint-seconds", "0",
+                             "--checkpoint-file", checkpoints, NULL };
+    audit_proc_t a;
+    cr_assert (audit_start (s, "audit", store, extra, &a), "sluice-audit comes up");
+    s_request (s);
+    cr_assert_eq (audit_wait_streams (&a, "state=ended", 1, WAIT_MS), 1);
+    json_t *state = audit_get (&a, "/api/chain");
+    int64_t head = s_chain_int (state, "head", "pos");
+    json_decref (state);
+    cr_expect_eq (proc_stop (a.proc, 10000), 0);
+    free (a.proc);
+    sl_buf_t file = { 0 };
+    cr_expect (harness_read (checkpoints, &file));
+    const char *last = strrchr (sl_buf_cstr (&file), '{');
+    sl_checkpoint_t cp = { 0 };
+    cr_assert_not_null (last, "a checkpoint was written as the audit stopped");
+    cr_expect_eq (sl_checkpoint_parse (sl_str (last), &cp), 0);
+    cr_expect_geq (cp.pos, head, "the last checkpoint covers every record it wrote");
+    sl_buf_free (&file);
+    json_t *r;
+    cr_expect_eq (s_verify (s->dir, store, public, checkpoints, &r), 0);
+    json_decref (r);
+    cr_expect_eq (stack_stop (s), 0);
+    char cmd [128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq (system (cmd), 0);
 }
 
 Test (chain, truncated_with_its_newest_checkpoints_sqlite, .timeout = 120)
