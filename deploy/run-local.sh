@@ -130,6 +130,6 @@ until curl -sf "http://127.0.0.1:$HTTP_PORT/healthz" >/dev/null 2>&1 \
 done
 echo "audit console: http://127.0.0.1:$CONSOLE_PORT/  (store: ${SLUICE_AUDIT_DSN:+PostgreSQL}${SLUICE_AUDIT_DSN:-SQLite in $AUDIT_DATA})"
 if [ -n "${SLUICE_AUDIT_DSN:-}" ]; then store='--dsn "$SLUICE_AUDIT_DSN"'; else store="--data-dir $AUDIT_DATA"; fi
-echo "audit chain: signed checkpoints also in $CHECKPOINTS  (check: $BIN/sluice-audit verify $store --public-key $KEYS/audit.sign)"
+echo "audit chain: signed checkpoints also in $CHECKPOINTS  (check: $BIN/sluice-audit verify $store --public-key $KEYS/audit.sign --checkpoint-file $CHECKPOINTS)"
 echo "sluice ready on http://127.0.0.1:$HTTP_PORT  try:  curl -sN localhost:$HTTP_PORT/v1/chat/completions -H 'content-type: application/json' -d '{\"model\":\"mock-tools\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}'"
 wait

@@ -975,6 +975,7 @@ audit_new (sl_service_t *svc, const audit_config_t *config)
     self->store = store;
     self->archive = sl_archive_new (store, config->max_text);
     sl_archive_set_prices (self->archive, config->prices);
+    sl_archive_set_tools_cap (self->archive, config->tools_per_team);
     self->live = sl_live_new ();
     self->codec = sl_codec_new ();
     self->inner = sl_codec_new ();
@@ -1085,6 +1086,9 @@ audit_destroy (audit_t **self_p)
     s_fresh_clear (self);
     free (self->fresh);
     sl_live_destroy (&self->live);
+    //  What was taken is committed: a last checkpoint covers it all.
+    if (self->chain && !self->store_down)
+        audit_chain_stop (self->chain);
     audit_chain_destroy (&self->chain);
     sl_archive_destroy (&self->archive);
     sl_store_close (&self->store);

@@ -50,6 +50,7 @@ typedef struct {
     int64_t checkpoint_seconds;         //  and this often when records came
     const char *checkpoint_file;        //  "" none: checkpoints also appended here
     int64_t verify_seconds;             //  the whole chain verified again this often
+    int tools_per_team;                 //  tool definitions a team keeps at most (0: the default)
 } audit_config_t;
 
 typedef struct _audit_t audit_t;

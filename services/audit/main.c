@@ -37,6 +37,7 @@
 #include "services/audit/audit.h"
 #include "services/audit/sl_archive.h"
 #include "services/audit/sl_checkpoint.h"
+#include "services/audit/sl_inventory.h"
 #include "services/audit/sl_verify.h"
 #include "services/audit/sl_query.h"
 #include "services/audit/sl_store.h"
@@ -165,30 +166,8 @@ s_verify_file (sl_verify_t *verify, const char *path)
     size_t cap = 0;
     ssize_t n;
     while ((n = getline (&line, &cap, f)) > 0) {
-        sl_str_t json = { line, (size_t) n }, v;
-        sl_checkpoint_t cp = { 0 };
-        bool cut = false;
-        sl_buf_t text = { 0 };
-        if (sl_json_find (json, "pos", &v) == 1)
-            sl_json_i64 (v, &cp.pos);
-        if (sl_json_find (json, "count", &v) == 1)
-            sl_json_i64 (v, &cp.count);
-        if (sl_json_find (json, "at", &v) == 1)
-            sl_json_i64 (v, &cp.at);
-        if (sl_json_find (json, "cut", &v) == 1)
-            sl_json_bool (v, &cut);
-        cp.cut = cut;
-        const char *names [] = { "head", "key_id", "signature" };
-        char *dest [] = { cp.head, cp.key_id, cp.signature };
-        size_t sizes [] = { sizeof cp.head, sizeof cp.key_id, sizeof cp.signature };
-        for (int i = 0; i < 3; i++) {
-            sl_buf_reset (&text);
-            if (sl_json_find (json, names [i], &v) == 1 && sl_json_type (v) == SL_JSON_STRING)
-                sl_json_unescape (v, &text);
-            snprintf (dest [i], sizes [i], "%s", text.len < sizes [i] ? sl_buf_cstr (&text) : "?");
-        }
-        sl_buf_free (&text);
-        if (cp.pos > 0 && sl_verify_checkpoint (verify, &cp)) {
+        sl_checkpoint_t cp;
+        if (sl_checkpoint_parse ((sl_str_t) { line, (size_t) n }, &cp) == 0 && sl_verify_checkpoint (verify, &cp)) {
             free (line);
             fclose (f);
             return -1;
@@ -220,8 +199,11 @@ s_verify (int argc, char **argv)
         { "from", NULL, &from, "start at this chain position (a number) or time (2026-05-20T14:00:00Z, 24h, ...)" },
         { "to", NULL, &to, "end at this position or time (default: the head)" },
         { "public-key", "SLUICE_AUDIT_PUBLIC_KEY", &public_key,
-          "the audit's public signing key (NAME.sign): checkpoints' signatures are checked with it" },
-        { "checkpoint-file", NULL, &checkpoint_file, "also check the checkpoints of this file (--checkpoint-file)" },
+          "the audit's public signing key (NAME.sign): checkpoints' signatures and the head's seal are checked "
+          "with it (default: the public half of SLUICE_AUDIT_SIGNING_KEY, where the audit's is configured)" },
+        { "checkpoint-file", "SLUICE_AUDIT_CHECKPOINT_FILE", &checkpoint_file,
+          "also check the checkpoints of this file (the audit's --checkpoint-file; read by default where it "
+          "is configured)" },
         { "data-dir", NULL, &data_dir, "the SQLite store's directory" },
         { "dsn", "SLUICE_AUDIT_DSN", &dsn, "a PostgreSQL store (postgres://... or key=value; prefer the variable)" },
         SL_OPT_END
@@ -234,7 +216,12 @@ s_verify (int argc, char **argv)
     }
     sl_signkey_t key;
     char *error = NULL;
-    if (*public_key && sl_signkey_load_public (&key, public_key, &error)) {
+    //  Where the audit's signing key is configured (its environment), its
+    //  public half checks what it signed.
+    const char *signing = getenv ("SLUICE_AUDIT_SIGNING_KEY");
+    bool have_key = *public_key || (signing && *signing);
+    if (*public_key ? sl_signkey_load_public (&key, public_key, &error)
+                    : have_key && sl_signkey_load_secret (&key, signing, &error)) {
         fprintf (stderr, "sluice-audit verify: %s\n", error);
         free (error);
         return SL_VERIFY_UNREADABLE + 1;
@@ -248,7 +235,7 @@ s_verify (int argc, char **argv)
         free (error);
         return SL_VERIFY_UNREADABLE;
     }
-    sl_verify_opts_t vo = { .public_key = *public_key ? &key : NULL };
+    sl_verify_opts_t vo = { .public_key = have_key ? &key : NULL };
     if (s_position (store, from, true, &vo.from_pos) || s_position (store, to, false, &vo.to_pos)) {
         fprintf (stderr, "sluice-audit verify: not a position or time: %s %s (%s)\n", from, to,
                  sl_store_error (store));
@@ -272,6 +259,11 @@ s_verify (int argc, char **argv)
         sl_store_close (&store);
         return SL_VERIFY_UNREADABLE;
     }
+    //  The head and the rows later records update: with the whole chain.
+    if (r->status != SL_VERIFY_UNREADABLE && whole)
+        sl_verify_head (verify);
+    if (r->status != SL_VERIFY_UNREADABLE && whole)
+        sl_verify_summaries (verify);
     sl_buf_t out = { 0 };
     if (json) {
         sl_verify_json (r, &out);
@@ -321,6 +313,9 @@ main (int argc, char **argv)
     const char *checkpoint_seconds = "60";
     const char *checkpoint_file = "";
     const char *verify_seconds = "600";
+    char default_tools [24];
+    snprintf (default_tools, sizeof default_tools, "%d", SL_INVENTORY_TEAM_MAX);
+    const char *tools_per_team = default_tools;
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "emitters", NULL, &emitters, "the emitters' audit endpoints, comma-separated (names are re-resolved)" },
@@ -351,10 +346,13 @@ main (int argc, char **argv)
           "DIR/audit.sign_secret); none: checkpoints are written unsigned" },
         { "checkpoint-records", NULL, &checkpoint_records, "a signed checkpoint of the chain every this many records" },
         { "checkpoint-seconds", NULL, &checkpoint_seconds, "and this often when records came (0: by count only)" },
-        { "checkpoint-file", NULL, &checkpoint_file,
-          "append each checkpoint to this file too, one JSON line (outside the database)" },
+        { "checkpoint-file", "SLUICE_AUDIT_CHECKPOINT_FILE", &checkpoint_file,
+          "append each checkpoint to this file too, one JSON line, on a volume the database's writers cannot "
+          "write: at start and before each checkpoint the chain is compared with its newest line" },
         { "verify-seconds", NULL, &verify_seconds,
           "the running audit walks the whole chain again this often (new records are verified as they come)" },
+        { "tools-per-team", NULL, &tools_per_team,
+          "tool definitions a team's inventory keeps at most (the least recently seen go first)" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -368,9 +366,10 @@ main (int argc, char **argv)
     long prune = sl_opts_long (prune_ms), queue = sl_opts_long (webhook_queue);
     long attempts = sl_opts_long (webhook_attempts);
     long cp_records = sl_opts_long (checkpoint_records), cp_seconds = sl_opts_long (checkpoint_seconds);
-    long verify_every = sl_opts_long (verify_seconds);
+    long verify_every = sl_opts_long (verify_seconds), tools_cap = sl_opts_long (tools_per_team);
     long port = strcmp (console_port, "off") == 0 ? -1 : sl_opts_long (console_port);
-    if (text <= 0 || cp_records <= 0 || cp_seconds < 0 || verify_every <= 0 || sl_when_duration (retain, &retain_ms) || bytes < 0 || prune <= 0 || queue <= 0 || attempts <= 0
+    if (text <= 0 || cp_records <= 0 || cp_seconds < 0 || verify_every <= 0 || tools_cap <= 0 || tools_cap > INT32_MAX
+    ||  sl_when_duration (retain, &retain_ms) || bytes < 0 || prune <= 0 || queue <= 0 || attempts <= 0
     ||  (port < 0 && strcmp (console_port, "off") != 0) || port > 65535
     ||  (strcmp (webhook_on, "verdict") != 0 && strcmp (webhook_on, "stream") != 0)) {
         sl_log_error ("bad_option", "a number is not valid, or --webhook-on is not verdict or stream");
@@ -421,6 +420,7 @@ main (int argc, char **argv)
         .checkpoint_seconds = cp_seconds,
         .checkpoint_file = checkpoint_file,
         .verify_seconds = verify_every,
+        .tools_per_team = (int) tools_cap,
     };
     audit_t *audit = audit_new (svc, &config);
     int rc = audit ? sl_service_run (svc) : 1;

@@ -52,6 +52,12 @@ sl_archive_set_prices (sl_archive_t *self, const sl_providers_t *prices)
 }
 
 void
+sl_archive_set_tools_cap (sl_archive_t *self, int per_team)
+{
+    sl_inventory_set_cap (self->inventory, per_team);
+}
+
+void
 sl_archive_destroy (sl_archive_t **self_p)
 {
     if (!self_p || !*self_p)

@@ -61,6 +61,8 @@ void sl_archive_destroy (sl_archive_t **self_p);
 //  follows its usage: set again whenever usage is recorded, from its
 //  model (as the client asked for it) and its tokens so far.
 void sl_archive_set_prices (sl_archive_t *self, const sl_providers_t *prices);
+//  Tool definitions kept per team at most (sl_inventory_set_cap; 0: the default).
+void sl_archive_set_tools_cap (sl_archive_t *self, int per_team);
 //  Write one record (msg is the REC's inner message). 1 written, 0 known
 //  already (or nothing to write), -1 the store failed (the caller rolls
 //  back: a PostgreSQL transaction is over after a failed statement).

@@ -2,6 +2,7 @@
 #include "services/audit/sl_chain.h"
 
 #include <assert.h>
+#include <stdarg.h>
 #include <openssl/evp.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -10,8 +11,10 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
+#include "services/audit/sl_checkpoint.h"
 
-#define S_COLS 11                       //  columns of a chain row
+#define S_COLS 12                       //  columns of a chain row
+#define S_PROBLEM 512                   //  a problem's sentence
 //  Entries one INSERT writes: a batch goes out in statements of these
 //  sizes, largest first, so a few statements (prepared once on
 //  PostgreSQL) serve every batch size.
@@ -44,12 +47,30 @@ typedef struct {
     char prev [SL_CHAIN_HEX], hash [SL_CHAIN_HEX];
 } s_entry_t;
 
+//  The store's head as read: the last entry, or the latest cut when
+//  retention cut every entry.
+typedef struct {
+    bool found;
+    int64_t pos;
+    char hash [SL_CHAIN_HEX];
+    char seal [SL_SIGNKEY_SIG_HEX];     //  "" none
+    bool from_cut;
+    sl_checkpoint_t cut;                //  from_cut: the cut's checkpoint
+} s_head_t;
+
 struct _sl_chain_t {
     sl_store_t *store;
+    const sl_signkey_t *key;            //  seals and checks seals (NULL: neither)
+    bool unsealed_ok;                   //  a head without a seal is taken (written before seals)
     bool loaded;                        //  the head was read from the store
     bool current;                       //  ... within the open transaction (under its write lock)
+    bool known;                         //  pos, hash: the head this writer left or checked
     int64_t pos;                        //  committed head
     char hash [SL_CHAIN_HEX];
+    bool broken;                        //  sticky: entries this writer cannot vouch for
+    const char *problem_kind;
+    int64_t problem_pos;
+    char problem [S_PROBLEM];
     s_entry_t *pending;                 //  entries of the open transaction
     int count, cap;
     sl_buf_t canon;                     //  the entry being built
@@ -225,6 +246,24 @@ s_sha256_hex (const void *a, size_t a_len, const void *b, size_t b_len, char out
 }
 
 void
+sl_chain_seal_message (sl_buf_t *out, int64_t pos, const char *hash)
+{
+    sl_buf_printf (out, "sluice-audit seal/1\npos=%lld\nhead=%s\n", (long long) pos, hash);
+}
+
+bool
+sl_chain_seal_good (const sl_signkey_t *key, int64_t pos, const char *hash, const char *seal)
+{
+    if (!key || !seal || !*seal)
+        return false;
+    sl_buf_t msg = { 0 };
+    sl_chain_seal_message (&msg, pos, hash);
+    bool good = sl_signkey_check (key, msg.data, msg.len, seal);
+    sl_buf_free (&msg);
+    return good;
+}
+
+void
 sl_chain_stream_ref (char out [SL_CHAIN_REF], const char *sid, int64_t seq, int sub)
 {
     snprintf (out, SL_CHAIN_REF, "%s:%lld:%d", sid, (long long) seq, sub);
@@ -284,39 +323,254 @@ sl_chain_destroy (sl_chain_t **self_p)
     *self_p = NULL;
 }
 
-typedef struct {
-    bool found;
-    int64_t pos;
-    char hash [SL_CHAIN_HEX];
-} s_head_t;
+void
+sl_chain_set_key (sl_chain_t *self, const sl_signkey_t *key)
+{
+    self->key = key;
+}
+
+void
+sl_chain_set_unsealed_ok (sl_chain_t *self, bool ok)
+{
+    self->unsealed_ok = ok;
+}
+
+bool
+sl_chain_problem (sl_chain_t *self, const char **kind, int64_t *pos, const char **detail)
+{
+    if (kind)
+        *kind = self->broken ? self->problem_kind : "";
+    if (pos)
+        *pos = self->broken ? self->problem_pos : 0;
+    if (detail)
+        *detail = self->broken ? self->problem : "";
+    return self->broken;
+}
+
+//  The first problem found; the chain stays broken.
+static void
+s_break (sl_chain_t *self, const char *kind, int64_t pos, const char *format, ...)
+{
+    if (self->broken)
+        return;
+    self->broken = true;
+    self->problem_kind = kind;
+    self->problem_pos = pos;
+    va_list args;
+    va_start (args, format);
+    vsnprintf (self->problem, sizeof self->problem, format, args);
+    va_end (args);
+}
+
+//  A text column into out (size bytes); one too long reads as "?".
+static void
+s_text_col (char *out, size_t size, const sl_row_t *row, int col)
+{
+    sl_str_t s = col < row->count ? sl_row_text (row, col) : SL_STR_NULL;
+    snprintf (out, size, "%.*s", s.len < size ? (int) s.len : 1, s.len < size ? (s.ptr ? s.ptr : "") : "?");
+}
 
 static int
 s_head_row (void *arg, const sl_row_t *row)
 {
     s_head_t *head = arg;
-    sl_str_t hash = sl_row_text (row, 1);
     head->found = true;
     head->pos = sl_row_int (row, 0);
-    snprintf (head->hash, sizeof head->hash, "%.*s", (int) hash.len, hash.ptr ? hash.ptr : "");
+    s_text_col (head->hash, sizeof head->hash, row, 1);
+    s_text_col (head->seal, sizeof head->seal, row, 2);
     return 1;
+}
+
+static int
+s_cut_row (void *arg, const sl_row_t *row)
+{
+    s_head_t *head = arg;
+    head->found = head->from_cut = true;
+    sl_checkpoint_from_row (&head->cut, row);
+    head->pos = head->cut.pos;
+    snprintf (head->hash, sizeof head->hash, "%s", head->cut.head);
+    return 1;
+}
+
+//  The latest retention cut into head (found false: none). 0, -1.
+static int
+s_latest_cut (sl_chain_t *self, s_head_t *head)
+{
+    memset (head, 0, sizeof *head);
+    return sl_store_query (self->store, "SELECT " SL_CHECKPOINT_COLUMNS " FROM checkpoints WHERE cut = 1 "
+                                        "ORDER BY pos DESC LIMIT 1", NULL, 0, s_cut_row, head);
+}
+
+//  The store's head: the last entry, else (retention may have cut every
+//  entry) the latest cut. 0, -1.
+static int
+s_read_head (sl_chain_t *self, s_head_t *head)
+{
+    memset (head, 0, sizeof *head);
+    if (sl_store_query (self->store, "SELECT pos, hash, seal FROM chain ORDER BY pos DESC LIMIT 1", NULL, 0,
+                        s_head_row, head))
+        return -1;
+    return head->found ? 0 : s_latest_cut (self, head);
+}
+
+//  Whether the entry at pos still has hash (what: whose it is, for the
+//  sentence). An entry retention's cut took (the latest cut at or past
+//  it, signed when there is a key) is taken as it was. 0 yes, 1 no (the
+//  chain is broken), -1 the store failed.
+static int
+s_still_there (sl_chain_t *self, int64_t pos, const char *hash, const char *what)
+{
+    if (pos <= 0)
+        return 0;
+    s_head_t at = { 0 };
+    sl_val_t p [] = { sl_val_int (pos) };
+    if (sl_store_query (self->store, "SELECT pos, hash, seal FROM chain WHERE pos = $1", p, 1, s_head_row, &at))
+        return -1;
+    if (at.found) {
+        if (strcmp (at.hash, hash) == 0)
+            return 0;
+        s_break (self, "changed", pos, "the entry at position %lld is not %s: it was rewritten", (long long) pos,
+                 what);
+        return 1;
+    }
+    s_head_t cut;
+    if (s_latest_cut (self, &cut))
+        return -1;
+    if (cut.found && cut.pos >= pos
+    &&  (!self->key || sl_checkpoint_check (&cut.cut, self->key) == SL_CHECKPOINT_GOOD))
+        return 0;
+    s_break (self, "removed", pos, "the entry at position %lld, %s, is gone", (long long) pos, what);
+    return 1;
+}
+
+//  Whether a writer holding the key left this head: its seal, or a
+//  checkpoint signed with the key naming it (a cut when retention took
+//  every entry; a store's head written before seals). Without a seal at
+//  all, taken when unsealed heads are (a store written before seals).
+//  1 yes, 0 no, -1 the store failed.
+static int
+s_proven (sl_chain_t *self, const s_head_t *head)
+{
+    if (!head->found)
+        return 1;
+    if (head->from_cut)
+        return sl_checkpoint_check (&head->cut, self->key) == SL_CHECKPOINT_GOOD;
+    if (sl_chain_seal_good (self->key, head->pos, head->hash, head->seal))
+        return 1;
+    s_head_t cp = { 0 };
+    sl_val_t p [] = { sl_val_int (head->pos) };
+    if (sl_store_query (self->store, "SELECT " SL_CHECKPOINT_COLUMNS " FROM checkpoints WHERE pos = $1", p, 1,
+                        s_cut_row, &cp))
+        return -1;
+    if (cp.found && strcmp (cp.cut.head, head->hash) == 0 && sl_checkpoint_check (&cp.cut, self->key) == SL_CHECKPOINT_GOOD)
+        return 1;
+    return self->unsealed_ok && !*head->seal;
+}
+
+//  The store's head, read again, against the one this writer left: the
+//  same, or after it with the entry it left still there and a head a
+//  writer holding the key left. 0 (also when that broke the chain), -1.
+static int
+s_follow (sl_chain_t *self, const s_head_t *head)
+{
+    int64_t pos = head->found ? head->pos : 0;
+    const char *hash = head->found ? head->hash : sl_chain_genesis ();
+    if (self->broken || (pos == self->pos && strcmp (hash, self->hash) == 0))
+        return 0;
+    if (pos < self->pos) {
+        s_break (self, "removed", pos + 1, "the chain's head went back from position %lld to %lld: entries were "
+                 "removed at its end", (long long) self->pos, (long long) pos);
+        return 0;
+    }
+    int rc = s_still_there (self, self->pos, self->hash, "the head this audit left");
+    if (rc || !self->key)
+        return rc < 0 ? -1 : 0;
+    rc = s_proven (self, head);
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
+    //  From the last entry a writer holding the key sealed since (a
+    //  sibling's), or from this writer's own head.
+    s_head_t sealed = { 0 };
+    sl_val_t p [] = { sl_val_int (self->pos), sl_val_int (pos) };
+    if (sl_store_query (self->store, "SELECT pos, hash, seal FROM chain WHERE pos > $1 AND pos <= $2 "
+                                     "AND seal IS NOT NULL ORDER BY pos DESC LIMIT 1", p, 2, s_head_row, &sealed))
+        return -1;
+    int64_t from = sealed.found && sl_chain_seal_good (self->key, sealed.pos, sealed.hash, sealed.seal)
+                 ? sealed.pos + 1 : self->pos + 1;
+    s_break (self, "inserted", from, "positions %lld to %lld were written after the last entry an audit holding "
+             "the key sealed, and the head has no seal of it: appended by someone without the key",
+             (long long) from, (long long) pos);
+    return 0;
+}
+
+//  Take the head read as this writer's.
+static void
+s_take (sl_chain_t *self, const s_head_t *head)
+{
+    self->pos = head->found ? head->pos : 0;
+    snprintf (self->hash, sizeof self->hash, "%s", head->found ? head->hash : sl_chain_genesis ());
+    self->loaded = self->known = true;
 }
 
 int
 sl_chain_load (sl_chain_t *self)
 {
-    s_head_t head = { 0 };
-    if (sl_store_query (self->store, "SELECT pos, hash FROM chain ORDER BY pos DESC LIMIT 1", NULL, 0,
-                        s_head_row, &head))
+    s_head_t head;
+    if (s_read_head (self, &head))
         return -1;
-    //  Retention may have cut every entry: the chain goes on from the cut.
-    if (!head.found
-    &&  sl_store_query (self->store, "SELECT pos, head FROM checkpoints WHERE cut = 1 ORDER BY pos DESC LIMIT 1",
-                        NULL, 0, s_head_row, &head))
+    if (self->known && s_follow (self, &head))
         return -1;
-    self->pos = head.found ? head.pos : 0;
-    snprintf (self->hash, sizeof self->hash, "%s", head.found ? head.hash : sl_chain_genesis ());
-    self->loaded = true;
+    s_take (self, &head);
     return 0;
+}
+
+int
+sl_chain_start (sl_chain_t *self, const sl_checkpoint_t *newest)
+{
+    s_head_t head;
+    if (s_read_head (self, &head))
+        return -1;
+    s_take (self, &head);
+    if (newest) {
+        if (self->pos < newest->pos) {
+            s_break (self, "removed", self->pos + 1, "the chain ends at position %lld, but the newest checkpoint "
+                     "names position %lld: entries were removed at its end", (long long) self->pos,
+                     (long long) newest->pos);
+            return 0;
+        }
+        int rc = s_still_there (self, newest->pos, newest->head, "the one the newest checkpoint names");
+        if (rc)
+            return rc < 0 ? -1 : 0;
+        self->unsealed_ok = newest->version < SL_CHECKPOINT_VERSION;
+        if (self->pos == newest->pos)
+            return 0;
+    }
+    else {
+        int64_t sealed = 0;
+        if (self->pos > 0
+        &&  sl_store_query_int (self->store, "SELECT COUNT(*) FROM (SELECT 1 FROM chain WHERE seal IS NOT NULL "
+                                             "LIMIT 1) s", NULL, 0, 0, &sealed))
+            return -1;
+        self->unsealed_ok = sealed == 0;
+    }
+    if (!self->key)
+        return 0;
+    int rc = s_proven (self, &head);
+    if (rc == 0)
+        s_break (self, "inserted", (newest ? newest->pos : 0) + 1, "the chain's head at position %lld has no seal "
+                 "of this audit's key: the entries after %s were appended by someone without it",
+                 (long long) self->pos, newest ? "the newest checkpoint" : "the last seal");
+    return rc < 0 ? -1 : 0;
+}
+
+int
+sl_chain_check (sl_chain_t *self, const sl_checkpoint_t *last)
+{
+    if (sl_chain_load (self))
+        return -1;
+    if (self->broken || !last || last->pos <= 0)
+        return 0;
+    return s_still_there (self, last->pos, last->head, "the one the last checkpoint named") < 0 ? -1 : 0;
 }
 
 int64_t
@@ -445,7 +699,7 @@ s_insert_sql (sl_chain_t *self, int size)
     sl_buf_t *sql = &self->sql [size];
     if (sql->len == 0) {
         sl_buf_puts (sql, "INSERT INTO chain (pos, at, kind, sid, seq, sub, ref, rows_named, data, prev, "
-                          "hash) VALUES ");
+                          "hash, seal) VALUES ");
         for (int i = 0; i < s_sizes [size]; i++) {
             sl_buf_puts (sql, i ? ", (" : "(");
             for (int c = 0; c < S_COLS; c++) {
@@ -465,6 +719,16 @@ sl_chain_flush (sl_chain_t *self)
         self->params = sl_xmalloc ((size_t) S_PER_INSERT * S_COLS * sizeof *self->params);
     sl_val_t *p = self->params;
     int rc = 0;
+    //  The transaction's last entry is sealed: a writer holding the key
+    //  left this head (none once the chain is broken: nothing vouches).
+    char seal [SL_SIGNKEY_SIG_HEX] = "";
+    if (self->count && self->key && self->key->has_secret && !self->broken) {
+        const s_entry_t *last = &self->pending [self->count - 1];
+        sl_buf_t msg = { 0 };
+        sl_chain_seal_message (&msg, last->pos, last->hash);
+        sl_signkey_sign (self->key, msg.data, msg.len, seal);
+        sl_buf_free (&msg);
+    }
     for (int first = 0, n = 0; first < self->count && rc == 0; first += n) {
         int size = 0;
         while (s_sizes [size] > self->count - first)
@@ -484,6 +748,7 @@ sl_chain_flush (sl_chain_t *self)
             q [8] = sl_val_text (e->data);
             q [9] = sl_val_str ((sl_str_t) { e->prev, SL_CHAIN_LINK });
             q [10] = sl_val_text (e->hash);
+            q [11] = first + i == self->count - 1 && *seal ? sl_val_text (seal) : sl_val_null ();
         }
         rc = sl_store_exec (self->store, s_insert_sql (self, size), p, n * S_COLS, NULL);
     }

@@ -35,6 +35,26 @@
     position's primary key refuses the entry and the transaction rolls
     back: no entry is written whose prev is not the true head.
 
+    Seals: the hash chain alone is no proof of who wrote it (anyone who
+    can write the database can compute the next hash). With the audit's
+    signing key (sl_chain_set_key), the last entry of every transaction
+    carries a seal, the Ed25519 signature of its position and hash
+    (sl_chain_seal_message). A writer remembers the head it left (its
+    commit, or a head it checked) and, at every transaction's first entry
+    (under the write lock) and whenever asked (sl_chain_check: before a
+    checkpoint), compares the store's head with it: a head that went back
+    (entries removed at the end), an entry at its own head that is not the
+    one it left (rewritten), or a newer head without a good seal (entries
+    appended by someone without the key) breaks the chain
+    (sl_chain_problem). A sibling audit's transactions carry its seal: a
+    head it wrote is taken. A broken chain stops sealing (and the audit
+    stops signing checkpoints): the records go on being written, and
+    nothing vouches for them. Without a key nothing is sealed and only
+    the first two are found. A store written before seals existed (its
+    newest checkpoint of version 1, or none and no seal at all) has
+    unsealed heads: sl_chain_start lets them be until this writer's own
+    first checkpoint (sl_chain_set_unsealed_ok).
+
     Everything is hashed here, nowhere else: the canonical form has one
     definition for the writer and the verifier.
 */
@@ -45,6 +65,7 @@
 #include <stdint.h>
 
 #include "common/base/sl_buf.h"
+#include "common/identity/sl_signkey.h"
 #include "services/audit/sl_store.h"
 
 #define SL_CHAIN_HEX 65                 //  a hash in hex with its NUL
@@ -65,6 +86,7 @@ typedef enum {
 } sl_chain_table_t;
 
 typedef struct _sl_chain_t sl_chain_t;
+typedef struct sl_checkpoint_s sl_checkpoint_t;     //  services/audit/sl_checkpoint.h
 
 //  The table's name, its hashed columns (for a SELECT, in canonical
 //  order) and their types, one letter per column: I integer, R real,
@@ -92,12 +114,41 @@ void sl_chain_stream_ref (char out [SL_CHAIN_REF], const char *sid, int64_t seq,
 void sl_chain_digest (sl_str_t text, char out [SL_CHAIN_HEX]);
 //  The hash before the first entry: 64 zeros.
 const char *sl_chain_genesis (void);
+//  The text an entry's seal signs: its position and hash.
+void sl_chain_seal_message (sl_buf_t *out, int64_t pos, const char *hash);
+//  Whether seal (hex) is key's seal of the entry at pos with hash.
+bool sl_chain_seal_good (const sl_signkey_t *key, int64_t pos, const char *hash, const char *seal);
 
 //  The store is borrowed.
 sl_chain_t *sl_chain_new (sl_store_t *store);
 void sl_chain_destroy (sl_chain_t **self_p);
-//  Read the head from the store (the last entry, or the last cut). 0 ok.
+//  Seal transactions with key and check the heads other writers left
+//  with it (borrowed, outliving the chain; NULL: neither).
+void sl_chain_set_key (sl_chain_t *self, const sl_signkey_t *key);
+//  Whether a head without a seal is taken (a store written before seals).
+void sl_chain_set_unsealed_ok (sl_chain_t *self, bool ok);
+//  Read the head from the store (the last entry, or the last cut). The
+//  first read is taken as it is; every later one is compared with the
+//  head this writer left (see above). 0 ok (also when that broke the
+//  chain), -1 the store failed.
 int sl_chain_load (sl_chain_t *self);
+//  At start: the head read, then compared with the newest checkpoint
+//  known (newest; NULL: none), from the checkpoint file when there is
+//  one: the chain must reach its position with its hash there, and a
+//  head past it must be sealed (unless the store was written before
+//  seals: newest of version 1, or none and no seal in the chain; then
+//  unsealed heads are taken, sl_chain_set_unsealed_ok). 0 ok (also when
+//  broken), -1 the store failed.
+int sl_chain_start (sl_chain_t *self, const sl_checkpoint_t *newest);
+//  Before a checkpoint (in the caller's transaction): the head read
+//  again and compared (sl_chain_load), and the entry at the last
+//  checkpoint's position (last; NULL: none) still the one it named.
+//  0 ok (also when broken), -1 the store failed.
+int sl_chain_check (sl_chain_t *self, const sl_checkpoint_t *last);
+//  The chain no longer holds (sticky): kind ("removed", "changed",
+//  "inserted"), the first position concerned, one sentence. false when
+//  it holds. Any pointer may be NULL.
+bool sl_chain_problem (sl_chain_t *self, const char **kind, int64_t *pos, const char **detail);
 
 //  The position the next entry will take (a stream record's events row
 //  names it: chain_pos); -1 when the head cannot be read.

@@ -148,6 +148,21 @@ s_cookie (const char *header, size_t *len)
     return NULL;
 }
 
+//  Logout: the session of the request's cookie ends here, whatever the
+//  browser does with its copy.
+static void
+s_session_end (sl_console_t *self, const sl_console_req_t *req)
+{
+    const char *cookies = req->header ? req->header (req->arg, "Cookie") : NULL;
+    size_t n = 0;
+    const char *token = s_cookie (cookies, &n);
+    int kept = 0;
+    for (int i = 0; i < self->session_count; i++)
+        if (!token || !s_equal (token, n, self->sessions [i].token))
+            self->sessions [kept++] = self->sessions [i];
+    self->session_count = kept;
+}
+
 static bool
 s_session_valid (sl_console_t *self, const char *token, size_t n)
 {
@@ -419,6 +434,11 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         return;
     }
     if (post && strcmp (path, "/api/logout") == 0) {
+        if (!s_is_json (req)) {
+            s_error (resp, 415, "send JSON");
+            return;
+        }
+        s_session_end (self, req);
         snprintf (resp->cookie, sizeof resp->cookie, "%s=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0",
                   SL_CONSOLE_COOKIE);
         sl_buf_puts (&resp->body, "{\"ok\":true}");

@@ -5,7 +5,7 @@
 
         GET  /                      the console (index.html), /app.js, /style.css
         POST /api/login             {"key":...}: a session cookie for a console key
-        POST /api/logout
+        POST /api/logout            ends the cookie's session (server side)
         GET  /api/meta              the store, the audit's emitters, the gaps' total
         GET  /api/streams?...       search: from, to, tool, rule, action, check, model,
                                     provider, key, team, user, q (text), state, before, limit
@@ -29,11 +29,12 @@
     Who may ask: with console keys (SLUICE_CONSOLE_KEYS, comma-separated),
     a request needs a key, as "Authorization: Bearer <key>" or as the
     session cookie a login gave (HttpOnly, SameSite=Strict; sessions live
-    in memory for SL_CONSOLE_SESSION_MS). Without keys, only clients on
-    this machine (loopback) are answered, and only when the request names
-    this machine (its Host a loopback name, its Origin, if any, a page of
-    one: common/http/sl_loopback.h, against DNS rebinding); others get
-    403, saying why. The pages
+    in memory for SL_CONSOLE_SESSION_MS, and a logout ends its session
+    here: the cookie, however copied, opens nothing after). Without keys,
+    only clients on this machine (loopback) are answered, and only when
+    the request names this machine (its Host a loopback name, its Origin,
+    if any, a page of one: common/http/sl_loopback.h, against DNS
+    rebinding); others get 403, saying why. The pages
     themselves hold no data and are served to anyone who may connect; the
     API refuses them. Keys are compared in constant time and never logged
     or stored.

@@ -22,6 +22,7 @@ typedef enum { F_NAME, F_DIGEST, F_SERVER, F_TOOL, F_DESCRIPTION, F_SCHEMA, F_CO
 struct _sl_inventory_t {
     sl_store_t *store;
     size_t max_text;
+    int cap;                            //  definitions a team keeps
     sl_buf_t raw [F_COUNT];             //  decoded strings
     sl_buf_t clean [F_COUNT];           //  as the store takes them
     sl_buf_t team, key, key_like, model, model_like;
@@ -33,7 +34,14 @@ sl_inventory_new (sl_store_t *store, size_t max_text)
     sl_inventory_t *self = sl_xcalloc (1, sizeof *self);
     self->store = store;
     self->max_text = max_text;
+    self->cap = SL_INVENTORY_TEAM_MAX;
     return self;
+}
+
+void
+sl_inventory_set_cap (sl_inventory_t *self, int per_team)
+{
+    self->cap = per_team > 0 ? per_team : SL_INVENTORY_TEAM_MAX;
 }
 
 void
@@ -113,6 +121,22 @@ s_is_digest (sl_str_t s)
     "OR length(tools." col ") - length(replace(tools." col ", ',', '')) > " S_STR (SL_INVENTORY_LIST_MAX) " " \
     "THEN tools." col " ELSE tools." col " || CAST(" entry " AS TEXT) END"
 
+//  A new definition made the team's count pass its cap: its least
+//  recently seen go (ties: the oldest first seen). 0, -1.
+static int
+s_keep_to_cap (sl_inventory_t *self, sl_val_t team)
+{
+    int64_t count = 0;
+    if (sl_store_query_int (self->store, "SELECT COUNT(*) FROM tools WHERE team = $1", &team, 1, 0, &count))
+        return -1;
+    if (count <= self->cap)
+        return 0;
+    sl_val_t p [] = { team, sl_val_int (count - self->cap) };
+    return sl_store_exec (self->store, "DELETE FROM tools WHERE team = $1 AND (name, digest) IN (SELECT name, digest "
+                                       "FROM tools WHERE team = $1 ORDER BY last_seen, first_seen, name, digest "
+                                       "LIMIT $2)", p, 2, NULL);
+}
+
 static int
 s_record_one (sl_inventory_t *self, int64_t at, sl_str_t tool, const sl_val_t *who)
 {
@@ -134,23 +158,33 @@ s_record_one (sl_inventory_t *self, int64_t at, sl_str_t tool, const sl_val_t *w
         sl_archive_clean (&self->clean [i], f [i], self->max_text, &f [i], &cut);
         truncated = truncated || cut;
     }
+    //  A definition seen before: counted (the common case, one statement).
+    //  Each statement gets only the parameters it uses (PostgreSQL types
+    //  them all).
+    int64_t changed = 0;
+    sl_val_t seen [] = { who [0], sl_val_str (f [F_NAME]), sl_val_str (f [F_DIGEST]),
+                         sl_val_int (truncated ? 1 : 0), sl_val_int (at), who [1], who [2], who [3], who [4] };
+    if (sl_store_exec (self->store,
+            "UPDATE tools SET first_seen = CASE WHEN $5 < tools.first_seen THEN $5 ELSE tools.first_seen END, "
+            "last_seen = CASE WHEN $5 > tools.last_seen THEN $5 ELSE tools.last_seen END, "
+            "requests = tools.requests + 1, truncated = CASE WHEN $4 > tools.truncated THEN $4 ELSE tools.truncated END, "
+            S_LIST_UPDATE ("key_ids", "$6", "$7") ", " S_LIST_UPDATE ("models", "$8", "$9") " "
+            "WHERE team = $1 AND name = $2 AND digest = $3", seen, 9, &changed))
+        return -1;
+    if (changed)
+        return 0;
     sl_val_t p [] = {
         who [0], sl_val_str (f [F_NAME]), sl_val_str (f [F_DIGEST]), sl_val_str (f [F_SERVER]),
         sl_val_str (f [F_TOOL]), sl_val_str (f [F_DESCRIPTION]), sl_val_str (f [F_SCHEMA]),
-        sl_val_int (truncated ? 1 : 0), sl_val_int (at), who [1], who [2], who [3], who [4]
+        sl_val_int (truncated ? 1 : 0), sl_val_int (at), who [1], who [3]
     };
-    return sl_store_exec (self->store,
-        "INSERT INTO tools (team, name, digest, server, tool, description, schema_json, truncated, first_seen, "
-        "last_seen, key_ids, models, requests) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, "
-        "',' || COALESCE(CAST($10 AS TEXT), ''), ',' || COALESCE(CAST($12 AS TEXT), ''), 1) "
-        "ON CONFLICT (team, name, digest) DO UPDATE SET "
-        "first_seen = CASE WHEN excluded.first_seen < tools.first_seen "
-        "THEN excluded.first_seen ELSE tools.first_seen END, "
-        "last_seen = CASE WHEN excluded.last_seen > tools.last_seen THEN excluded.last_seen ELSE tools.last_seen END, "
-        "requests = tools.requests + 1, truncated = CASE WHEN excluded.truncated > tools.truncated "
-        "THEN excluded.truncated ELSE tools.truncated END, "
-        S_LIST_UPDATE ("key_ids", "$10", "$11") ", " S_LIST_UPDATE ("models", "$12", "$13"),
-        p, 13, NULL);
+    if (sl_store_exec (self->store,
+            "INSERT INTO tools (team, name, digest, server, tool, description, schema_json, truncated, first_seen, "
+            "last_seen, key_ids, models, requests) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, "
+            "',' || COALESCE(CAST($10 AS TEXT), ''), ',' || COALESCE(CAST($11 AS TEXT), ''), 1) "
+            "ON CONFLICT (team, name, digest) DO NOTHING", p, 11, &changed))
+        return -1;
+    return changed ? s_keep_to_cap (self, who [0]) : 0;
 }
 
 int

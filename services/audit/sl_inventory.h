@@ -15,6 +15,13 @@
 
     Text is kept as the archive keeps it (sl_archive_clean, at max_text);
     a definition the gateway or the store cut is marked truncated.
+
+    Bounded per team: a team keeps at most its cap of definitions
+    (sl_inventory_set_cap); a new one past it pushes out the team's least
+    recently seen, so a client sending random definitions evicts its own
+    junk before the tools its agents keep using, and cannot grow the store
+    without bound. Retention takes definitions last seen before its
+    cutoff (sl_retention.h).
 */
 #ifndef SL_INVENTORY_H
 #define SL_INVENTORY_H
@@ -29,12 +36,15 @@
 #define SL_INVENTORY_LIST_MAX 16        //  key ids, models named per definition
 #define SL_INVENTORY_DEFAULT_LIMIT 500  //  definitions in one answer
 #define SL_INVENTORY_MAX_LIMIT 5000
+#define SL_INVENTORY_TEAM_MAX 2000      //  definitions a team keeps, by default
 
 typedef struct _sl_inventory_t sl_inventory_t;
 
 //  The store is borrowed.
 sl_inventory_t *sl_inventory_new (sl_store_t *store, size_t max_text);
 void sl_inventory_destroy (sl_inventory_t **self_p);
+//  The definitions a team keeps at most (0: SL_INVENTORY_TEAM_MAX).
+void sl_inventory_set_cap (sl_inventory_t *self, int per_team);
 //  Record a start's tool definitions, seen at (Unix ms), inside the
 //  caller's transaction. 0 (also when it has none, or they are not a
 //  JSON array), -1 the store failed.

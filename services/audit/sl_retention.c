@@ -141,10 +141,11 @@ s_cut (sl_store_t *store, const sl_retention_t *policy, int64_t now)
         return -1;
     if (!at.found)
         return 0;                       //  nothing before the first kept entry
-    int64_t first = 0;
-    if (sl_store_query_int (store, "SELECT MIN(pos) FROM chain", NULL, 0, 0, &first))
+    //  Linked like every checkpoint: counted from the one before it.
+    int64_t before = 0;
+    if (sl_checkpoint_before (store, at.pos, &before))
         return -1;
-    sl_checkpoint_t cp = { .pos = at.pos, .count = at.pos - first + 1, .at = now, .cut = true };
+    sl_checkpoint_t cp = { .pos = at.pos, .count = at.pos - before, .at = now, .cut = true };
     snprintf (cp.head, sizeof cp.head, "%s", at.hash);
     sl_val_t q [] = { sl_val_int (at.pos) };
     if (sl_checkpoint_write (store, policy->key, &cp)
@@ -177,7 +178,8 @@ sl_retention_step (sl_store_t *store, const sl_retention_t *policy, int64_t now_
         sl_val_t p [] = { sl_val_int (now_ms - policy->max_age_ms), sl_val_int (batch) };
         if (sl_store_query (store, "SELECT sid FROM streams WHERE started_at < $1 ORDER BY started_at LIMIT $2",
                             p, 2, s_victim, &v)
-        ||  sl_store_exec (store, "DELETE FROM policies WHERE last_seen < $1", p, 1, NULL))
+        ||  sl_store_exec (store, "DELETE FROM policies WHERE last_seen < $1", p, 1, NULL)
+        ||  sl_store_exec (store, "DELETE FROM tools WHERE last_seen < $1", p, 1, NULL))
             goto failed;
     }
     if (v.count < batch && policy->max_bytes > 0) {

@@ -2,7 +2,8 @@
 
     Streams older than max_age and, past max_bytes, the oldest streams are
     deleted with everything recorded of them (ledger, blocks, verdicts),
-    and gaps and policy reports older than max_age. The size is the store's
+    and gaps, policy reports and tool definitions (last seen) older than
+    max_age. The size is the store's
     own count of what it holds (streams.bytes: the text kept plus a little
     per row), the same on SQLite and PostgreSQL, whose files do not shrink
     when rows go.

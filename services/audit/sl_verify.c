@@ -10,10 +10,13 @@
 #include "common/base/sl_json.h"
 #include "services/audit/sl_chain.h"
 #include "services/audit/sl_checkpoint.h"
+#include "services/audit/sl_summary.h"
 
 #define S_PAGE 256                      //  entries read at once
 #define S_SQL 1024                      //  a query built from the column lists
 #define S_CHAIN_VERSION 6               //  the migration that began the chain
+#define S_SID_PARTS 256                 //  the rows check's parts: stream ids by their first two hex digits,
+#define S_ROW_PARTS (S_SID_PARTS + 1)   //  then the gaps
 
 typedef struct {
     int64_t pos, at, seq;
@@ -33,6 +36,16 @@ struct _sl_verify_t {
     int count;
     sl_buf_t canon;
     bool found;                         //  a row lookup found its row
+    int rows_part;                      //  the rows check's next part
+    int64_t rows_since;                 //  rows dated before are older than the chain (-1: not read yet)
+    int64_t rows_before;                //  ... counted so far
+    bool cps_started;                   //  the checkpoints check began
+    int64_t cps_last;                   //  ... checked up to this position
+    bool seen_signed;                   //  a checkpoint signed with the key was checked
+    bool has_newest, has_newest_good;
+    sl_checkpoint_t newest;             //  the newest checkpoint checked (store or file)
+    sl_checkpoint_t newest_good;        //  ... of those signed with the key
+    sl_summary_t *summary;              //  the summary rows' comparison under way
     sl_verify_report_t report;
 };
 
@@ -44,6 +57,8 @@ sl_verify_new (sl_store_t *store, const sl_verify_opts_t *opts)
     if (opts)
         self->opts = *opts;
     self->report.problem = "";
+    self->report.head_seal = "";
+    self->rows_since = -1;
     return self;
 }
 
@@ -70,6 +85,7 @@ sl_verify_destroy (sl_verify_t **self_p)
     sl_verify_t *self = *self_p;
     s_page_clear (self);
     sl_buf_free (&self->canon);
+    sl_summary_destroy (&self->summary);
     free (self);
     *self_p = NULL;
 }
@@ -462,57 +478,113 @@ s_orphan_row (void *arg, const sl_row_t *row)
     return 1;
 }
 
-int
-sl_verify_rows (sl_verify_t *self)
+//  Rows dated before since are older than the chain: older than the
+//  migration that began it, and older than the chain's first entry
+//  (whose time its hash covers: moving the migration's time on does not
+//  hide rows dated after that entry). 0, -1.
+static int
+s_rows_since (sl_verify_t *self)
 {
-    //  Rows from before the chain began are not covered: counted.
-    //  Before the chain: older than the migration that began it, and older
-    //  than the chain's first entry (whose time its hash covers: moving
-    //  the migration's time on does not hide rows dated after that entry).
     int64_t since = 0, first = 0;
     sl_val_t version [] = { sl_val_int (S_CHAIN_VERSION) };
     if (sl_store_query_int (self->store, "SELECT applied_at FROM schema_version WHERE version = $1", version, 1, 0,
                             &since)
-    ||  sl_store_query_int (self->store, "SELECT at FROM chain ORDER BY pos LIMIT 1", NULL, 0, INT64_MAX, &first)) {
-        s_unreadable (self, "reading the schema");
+    ||  sl_store_query_int (self->store, "SELECT at FROM chain ORDER BY pos LIMIT 1", NULL, 0, INT64_MAX, &first))
+        return -1;
+    self->rows_since = first < since ? first : since;
+    return 0;
+}
+
+//  A stream's rows no entry names, %s: the part's range of stream ids.
+static const struct {
+    const char *alias;
+    const char *sql;
+} s_row_checks [] = {
+    { "e", "SELECT 'events', 'sid=' || e.sid || ' seq=' || e.seq || ' sub=' || e.sub FROM events e WHERE e.at >= $1%s "
+           "AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.pos = e.chain_pos AND c.sid = e.sid AND c.seq = e.seq "
+           "AND c.sub = e.sub AND c.kind <> 'prune') LIMIT 1" },
+    { "b", "SELECT 'blocks', 'sid=' || b.sid || ' seq=' || b.seq FROM blocks b WHERE b.at >= $1%s "
+           "AND NOT EXISTS (SELECT 1 FROM events e JOIN chain c ON c.pos = e.chain_pos WHERE e.sid = b.sid "
+           "AND e.seq = b.seq AND c.sid = b.sid AND c.seq = b.seq AND c.kind = 'block' AND c.rows_named = 1) LIMIT 1" },
+    { "v", "SELECT 'verdicts', 'sid=' || v.sid || ' seq=' || v.seq FROM verdicts v WHERE v.at >= $1%s "
+           "AND NOT EXISTS (SELECT 1 FROM events e JOIN chain c ON c.pos = e.chain_pos WHERE e.sid = v.sid "
+           "AND e.seq = v.seq AND c.sid = v.sid AND c.seq = v.seq AND c.kind = 'verdict' AND c.rows_named = 1) "
+           "LIMIT 1" },
+    { "events", "SELECT COUNT(*) FROM events WHERE at < $1%s" },
+};
+
+//  One part of stream ids: those between the part's two hex digits and
+//  the next's, the first part everything below "01" and the last
+//  everything from "ff" on (so every text is in one part, whatever it
+//  is). Its rows no entry names, and its rows older than the chain.
+static int
+s_rows_of_sids (sl_verify_t *self, int part)
+{
+    char low [3], high [3];
+    snprintf (low, sizeof low, "%02x", part);
+    snprintf (high, sizeof high, "%02x", part + 1);
+    sl_val_t p [] = { sl_val_int (self->rows_since), sl_val_text (part ? low : high), sl_val_text (high) };
+    int count = part && part < S_SID_PARTS - 1 ? 3 : 2;
+    for (size_t i = 0; i < sizeof s_row_checks / sizeof s_row_checks [0]; i++) {
+        char range [64], sql [S_SQL];
+        const char *a = s_row_checks [i].alias;
+        if (part == 0)
+            snprintf (range, sizeof range, " AND %s.sid < $2", a);
+        else
+        if (part == S_SID_PARTS - 1)
+            snprintf (range, sizeof range, " AND %s.sid >= $2", a);
+        else
+            snprintf (range, sizeof range, " AND %s.sid >= $2 AND %s.sid < $3", a, a);
+        snprintf (sql, sizeof sql, s_row_checks [i].sql, range);
+        int64_t before = 0;
+        if (strcmp (a, "events") == 0
+            ? sl_store_query_int (self->store, sql, p, count, 0, &before)
+            : sl_store_query (self->store, sql, p, count, s_orphan_row, self))
+            return -1;
+        self->rows_before += before;
+    }
+    return 0;
+}
+
+//  The gaps no entry names, and those older than the chain.
+static int
+s_rows_of_gaps (sl_verify_t *self)
+{
+    sl_val_t p [] = { sl_val_int (self->rows_since) };
+    int64_t before = 0;
+    if (sl_store_query (self->store, "SELECT 'gaps', g.emitter || ':' || g.incarnation || ':' || g.rseq FROM gaps g "
+                                     "WHERE g.at >= $1 AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'gap' "
+                                     "AND c.ref = g.emitter || ':' || g.incarnation || ':' || g.rseq) LIMIT 1",
+                        p, 1, s_orphan_row, self)
+    ||  sl_store_query_int (self->store, "SELECT COUNT(*) FROM gaps WHERE at < $1", p, 1, 0, &before))
+        return -1;
+    self->rows_before += before;
+    return 0;
+}
+
+int
+sl_verify_rows_step (sl_verify_t *self)
+{
+    if (self->rows_part >= S_ROW_PARTS)
+        return 0;
+    if ((self->rows_since < 0 && s_rows_since (self))
+    ||  (self->rows_part < S_SID_PARTS ? s_rows_of_sids (self, self->rows_part) : s_rows_of_gaps (self))) {
+        s_unreadable (self, "reading the rows");
         return -1;
     }
-    if (first < since)
-        since = first;
-    static const char *checks [] = {
-        "SELECT 'events', 'sid=' || e.sid || ' seq=' || e.seq || ' sub=' || e.sub FROM events e WHERE e.at >= $1 "
-        "AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.pos = e.chain_pos AND c.sid = e.sid AND c.seq = e.seq "
-        "AND c.sub = e.sub AND c.kind <> 'prune') LIMIT 1",
-        "SELECT 'blocks', 'sid=' || b.sid || ' seq=' || b.seq FROM blocks b WHERE b.at >= $1 "
-        "AND NOT EXISTS (SELECT 1 FROM events e JOIN chain c ON c.pos = e.chain_pos WHERE e.sid = b.sid "
-        "AND e.seq = b.seq AND c.sid = b.sid AND c.seq = b.seq AND c.kind = 'block' AND c.rows_named = 1) LIMIT 1",
-        "SELECT 'verdicts', 'sid=' || v.sid || ' seq=' || v.seq FROM verdicts v WHERE v.at >= $1 "
-        "AND NOT EXISTS (SELECT 1 FROM events e JOIN chain c ON c.pos = e.chain_pos WHERE e.sid = v.sid "
-        "AND e.seq = v.seq AND c.sid = v.sid AND c.seq = v.seq AND c.kind = 'verdict' AND c.rows_named = 1) "
-        "LIMIT 1",
-        "SELECT 'gaps', g.emitter || ':' || g.incarnation || ':' || g.rseq FROM gaps g WHERE g.at >= $1 "
-        "AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'gap' "
-        "AND c.ref = g.emitter || ':' || g.incarnation || ':' || g.rseq) LIMIT 1",
-    };
-    sl_val_t p [] = { sl_val_int (since) };
-    for (size_t i = 0; i < sizeof checks / sizeof checks [0]; i++)
-        if (sl_store_query (self->store, checks [i], p, 1, s_orphan_row, self)) {
-            s_unreadable (self, "reading the rows");
-            return -1;
-        }
-    int64_t before = 0, n = 0;
-    static const char *older [] = {
-        "SELECT COUNT(*) FROM events WHERE at < $1", "SELECT COUNT(*) FROM gaps WHERE at < $1"
-    };
-    for (size_t i = 0; i < sizeof older / sizeof older [0]; i++) {
-        if (sl_store_query_int (self->store, older [i], p, 1, 0, &n)) {
-            s_unreadable (self, "reading the rows");
-            return -1;
-        }
-        before += n;
-    }
-    self->report.before_chain = before;
+    if (++self->rows_part < S_ROW_PARTS)
+        return 1;
+    self->report.before_chain = self->rows_before;
     return 0;
+}
+
+int
+sl_verify_rows (sl_verify_t *self)
+{
+    int rc;
+    while ((rc = sl_verify_rows_step (self)) == 1)
+        ;
+    return rc;
 }
 
 //  --------------------------------------------------------------------------
@@ -543,12 +615,22 @@ sl_verify_checkpoint (sl_verify_t *self, const sl_checkpoint_t *cp)
     char key [64];
     snprintf (key, sizeof key, "pos=%lld", (long long) cp->pos);
     switch (sl_checkpoint_check (cp, self->opts.public_key)) {
-        case SL_CHECKPOINT_GOOD:      r->signed_good++; break;
+        case SL_CHECKPOINT_GOOD:
+            r->signed_good++;
+            self->seen_signed = true;
+            if (!self->has_newest_good || cp->pos > self->newest_good.pos)
+                self->newest_good = *cp;
+            self->has_newest_good = true;
+            break;
         case SL_CHECKPOINT_UNSIGNED:
             r->unsigned_count++;
             //  A key was given: the audit signs, so a checkpoint without a
-            //  signature is one whose signature was taken away.
-            if (self->opts.public_key) {
+            //  signature is one whose signature was taken away (unless it
+            //  is older than every signed one, where that is allowed: a
+            //  store kept before the audit had a key; never the cut the
+            //  walk starts from).
+            if (self->opts.public_key
+            &&  !(self->opts.unsigned_before_key_ok && !self->seen_signed && !(cp->cut && cp->pos == self->cut_pos))) {
                 s_problem (self, SL_VERIFY_BAD_CHECKPOINT, "checkpoint", "checkpoints", key, cp->pos,
                            "the checkpoint at position %lld is unsigned, but a public key was given",
                            (long long) cp->pos);
@@ -566,6 +648,9 @@ sl_verify_checkpoint (sl_verify_t *self, const sl_checkpoint_t *cp)
                        "the checkpoint at position %lld has a bad signature", (long long) cp->pos);
             return 0;
     }
+    if (!self->has_newest || cp->pos > self->newest.pos)
+        self->newest = *cp;
+    self->has_newest = true;
     if (cp->pos <= self->cut_pos)
         return 0;                       //  its entries were cut (the latest cut is the walk's start)
     s_hash_t h = { 0 };
@@ -590,38 +675,195 @@ sl_verify_checkpoint (sl_verify_t *self, const sl_checkpoint_t *cp)
     return 0;
 }
 
+//  The checkpoint cp counts from (pos - count) is in the store: one
+//  removed from between two others leaves the next naming a position no
+//  checkpoint has. 0, -1 failed.
+static int
+s_linked (sl_verify_t *self, const sl_checkpoint_t *cp)
+{
+    int64_t before = cp->pos - cp->count, n = 0;
+    char key [64];
+    snprintf (key, sizeof key, "pos=%lld", (long long) cp->pos);
+    if (before == 0)
+        return 0;
+    if (cp->count <= 0 || before < 0) {
+        s_problem (self, SL_VERIFY_BAD_CHECKPOINT, "checkpoint", "checkpoints", key, cp->pos,
+                   "the checkpoint at position %lld counts %lld entries since the one before: no position has "
+                   "that", (long long) cp->pos, (long long) cp->count);
+        return 0;
+    }
+    sl_val_t p [] = { sl_val_int (before) };
+    if (sl_store_query_int (self->store, "SELECT COUNT(*) FROM checkpoints WHERE pos = $1", p, 1, 0, &n))
+        return -1;
+    if (n == 0)
+        s_problem (self, SL_VERIFY_BROKEN, "removed", "checkpoints", key, before,
+                   "removed: the checkpoint at position %lld, which the one at %lld counts from, is gone",
+                   (long long) before, (long long) cp->pos);
+    return 0;
+}
+
 int
-sl_verify_checkpoints (sl_verify_t *self)
+sl_verify_checkpoints_step (sl_verify_t *self)
 {
     if (!self->started && s_start (self)) {
         s_unreadable (self, "reading the checkpoints");
         return -1;
     }
-    int64_t last = self->cut_pos > 0 ? self->cut_pos - 1 : 0;
-    if (self->opts.from_pos > last)
-        last = self->opts.from_pos - 1;
-    int64_t to = self->opts.to_pos > 0 ? self->opts.to_pos : INT64_MAX;
-    s_cps_t *c = sl_xmalloc (sizeof *c);
-    int rc = 0;
-    for (;;) {
-        c->count = 0;
-        sl_val_t p [] = { sl_val_int (last), sl_val_int (to), sl_val_int (S_PAGE) };
-        if (sl_store_query (self->store, "SELECT " SL_CHECKPOINT_COLUMNS " FROM checkpoints WHERE pos > $1 "
-                                         "AND pos <= $2 ORDER BY pos LIMIT $3", p, 3, s_cps_row, c)) {
-            s_unreadable (self, "reading the checkpoints");
-            rc = -1;
-            break;
-        }
-        for (int i = 0; i < c->count && rc == 0; i++)
-            if (sl_verify_checkpoint (self, &c->cps [i])) {
-                s_unreadable (self, "reading the chain");
-                rc = -1;
-            }
-        if (rc || c->count < S_PAGE)
-            break;
-        last = c->cps [c->count - 1].pos;
+    if (!self->cps_started) {
+        self->cps_last = self->cut_pos > 0 ? self->cut_pos - 1 : 0;
+        if (self->opts.from_pos > self->cps_last)
+            self->cps_last = self->opts.from_pos - 1;
+        self->cps_started = true;
     }
+    int64_t to = self->opts.to_pos > 0 ? self->opts.to_pos : INT64_MAX;
+    if (self->cps_last >= to)
+        return 0;
+    s_cps_t *c = sl_xmalloc (sizeof *c);
+    c->count = 0;
+    int rc = 0;
+    sl_val_t p [] = { sl_val_int (self->cps_last), sl_val_int (to), sl_val_int (S_PAGE) };
+    if (sl_store_query (self->store, "SELECT " SL_CHECKPOINT_COLUMNS " FROM checkpoints WHERE pos > $1 "
+                                     "AND pos <= $2 ORDER BY pos LIMIT $3", p, 3, s_cps_row, c))
+        rc = -1;
+    for (int i = 0; i < c->count && rc == 0; i++)
+        if (sl_verify_checkpoint (self, &c->cps [i]) || s_linked (self, &c->cps [i]))
+            rc = -1;
+    if (rc == 0 && c->count == S_PAGE) {
+        self->cps_last = c->cps [c->count - 1].pos;
+        rc = 1;
+    }
+    else
+    if (rc == 0)
+        self->cps_last = to;
     free (c);
+    if (rc < 0)
+        s_unreadable (self, "reading the checkpoints");
+    return rc;
+}
+
+int
+sl_verify_checkpoints (sl_verify_t *self)
+{
+    int rc;
+    while ((rc = sl_verify_checkpoints_step (self)) == 1)
+        ;
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  The head
+
+typedef struct {
+    bool found;
+    int64_t pos;
+    char hash [SL_CHAIN_HEX];
+    char seal [SL_SIGNKEY_SIG_HEX];
+} s_head_t;
+
+static int
+s_head_row (void *arg, const sl_row_t *row)
+{
+    s_head_t *h = arg;
+    sl_str_t hash = sl_row_text (row, 1), seal = sl_row_text (row, 2);
+    h->found = true;
+    h->pos = sl_row_int (row, 0);
+    snprintf (h->hash, sizeof h->hash, "%.*s", (int) hash.len, hash.ptr ? hash.ptr : "");
+    snprintf (h->seal, sizeof h->seal, "%.*s", seal.len < sizeof h->seal ? (int) seal.len : 1,
+              seal.len < sizeof h->seal ? (seal.ptr ? seal.ptr : "") : "?");
+    return 1;
+}
+
+int
+sl_verify_head (sl_verify_t *self)
+{
+    sl_verify_report_t *r = &self->report;
+    if (r->status == SL_VERIFY_UNREADABLE)
+        return 0;
+    if (!self->opts.public_key) {
+        r->head_seal = "unchecked";
+        return 0;
+    }
+    s_head_t head = { 0 };
+    if (sl_store_query (self->store, "SELECT pos, hash, seal FROM chain ORDER BY pos DESC LIMIT 1", NULL, 0,
+                        s_head_row, &head)) {
+        s_unreadable (self, "reading the chain's head");
+        return -1;
+    }
+    if (!head.found)
+        return 0;                       //  empty, or cut whole: the cut's checkpoint is its head
+    if (sl_chain_seal_good (self->opts.public_key, head.pos, head.hash, head.seal)) {
+        r->head_seal = "sealed";
+        return 0;
+    }
+    if (self->has_newest_good && self->newest_good.pos == head.pos && strcmp (self->newest_good.head, head.hash) == 0) {
+        r->head_seal = "checkpoint";
+        return 0;
+    }
+    //  Written before seals: the newest checkpoint of version 1, or none
+    //  and no seal in the whole chain.
+    int64_t sealed = 0;
+    if (!self->has_newest
+    &&  sl_store_query_int (self->store, "SELECT COUNT(*) FROM (SELECT 1 FROM chain WHERE seal IS NOT NULL "
+                                         "LIMIT 1) s", NULL, 0, 0, &sealed)) {
+        s_unreadable (self, "reading the chain");
+        return -1;
+    }
+    if (self->has_newest ? self->newest.version < SL_CHECKPOINT_VERSION : sealed == 0) {
+        r->head_seal = "before_seals";
+        return 0;
+    }
+    int64_t proven = self->has_newest_good ? self->newest_good.pos : 0, last_seal = 0;
+    if (sl_store_query_int (self->store, "SELECT MAX(pos) FROM chain WHERE seal IS NOT NULL", NULL, 0, 0, &last_seal)) {
+        s_unreadable (self, "reading the chain");
+        return -1;
+    }
+    if (last_seal > proven)
+        proven = last_seal;
+    char key [64];
+    snprintf (key, sizeof key, "pos=%lld", (long long) head.pos);
+    s_problem (self, SL_VERIFY_BROKEN, "inserted", "chain", key, proven + 1,
+               "inserted: the chain's head at position %lld has no seal of the key given: the entries after "
+               "position %lld were appended by someone without it", (long long) head.pos, (long long) proven);
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  The rows later records update
+
+int
+sl_verify_summaries_step (sl_verify_t *self, int max)
+{
+    sl_verify_report_t *r = &self->report;
+    if (r->status == SL_VERIFY_BROKEN)
+        return 0;
+    if (!self->summary) {
+        if (self->rows_since < 0 && s_rows_since (self)) {
+            s_unreadable (self, "reading the schema");
+            return -1;
+        }
+        self->summary = sl_summary_new (self->store, self->rows_since);
+    }
+    sl_summary_problem_t problem = { 0 };
+    int rc = sl_summary_step (self->summary, max, &problem);
+    r->summaries = sl_summary_compared (self->summary);
+    if (rc < 0) {
+        s_unreadable (self, "reading the summary rows");
+        return -1;
+    }
+    if (*problem.table) {
+        s_problem (self, SL_VERIFY_BROKEN, problem.kind, problem.table, problem.key, problem.pos, "%s",
+                   problem.detail);
+        return 0;
+    }
+    return rc;
+}
+
+int
+sl_verify_summaries (sl_verify_t *self)
+{
+    int rc;
+    while ((rc = sl_verify_summaries_step (self, S_PAGE)) == 1)
+        ;
     return rc;
 }
 
@@ -642,6 +884,18 @@ sl_verify_text (const sl_verify_report_t *r, sl_buf_t *out)
     sl_buf_printf (out, "checkpoints: %lld (%lld signed and checked, %lld unsigned, %lld signed but not checked: "
                    "no --public-key)\n", (long long) r->checkpoints, (long long) r->signed_good,
                    (long long) r->unsigned_count, (long long) r->unchecked);
+    static const struct { const char *state, *text; } heads [] = {
+        { "sealed", "sealed with the key: the last entry an audit wrote" },
+        { "checkpoint", "named by a checkpoint signed with the key" },
+        { "before_seals", "not sealed: written before audits sealed their transactions" },
+        { "unchecked", "seal not checked: no --public-key" },
+    };
+    for (size_t i = 0; i < sizeof heads / sizeof heads [0]; i++)
+        if (strcmp (r->head_seal, heads [i].state) == 0)
+            sl_buf_printf (out, "head: %s\n", heads [i].text);
+    if (r->summaries)
+        sl_buf_printf (out, "rows later records update: %lld compared with what the chain recorded\n",
+                       (long long) r->summaries);
     if (r->before_chain)
         sl_buf_printf (out, "not covered: %lld rows written before the chain began\n", (long long) r->before_chain);
 }
@@ -670,8 +924,9 @@ sl_verify_json (const sl_verify_report_t *r, sl_buf_t *out)
     }
     sl_buf_printf (out, "\"from\":%lld,\"to\":%lld,\"from_cut\":%s,\"entries\":%lld,\"pruned\":%lld,"
                    "\"checkpoints\":%lld,\"signed_good\":%lld,\"unsigned\":%lld,\"unchecked\":%lld,"
-                   "\"before_chain\":%lld}", (long long) r->start_pos, (long long) r->checked_pos,
-                   r->from_cut ? "true" : "false", (long long) r->entries, (long long) r->pruned,
-                   (long long) r->checkpoints, (long long) r->signed_good, (long long) r->unsigned_count,
-                   (long long) r->unchecked, (long long) r->before_chain);
+                   "\"before_chain\":%lld,\"head_seal\":\"%s\",\"summaries\":%lld}", (long long) r->start_pos,
+                   (long long) r->checked_pos, r->from_cut ? "true" : "false", (long long) r->entries,
+                   (long long) r->pruned, (long long) r->checkpoints, (long long) r->signed_good,
+                   (long long) r->unsigned_count, (long long) r->unchecked, (long long) r->before_chain, r->head_seal,
+                   (long long) r->summaries);
 }

@@ -18,11 +18,25 @@
     its head is the prev of the first entry kept) or at the genesis.
     sl_verify_checkpoints checks every checkpoint of the range: its head
     against the chain's hash at its position (a checkpoint past the head:
-    entries removed at the end) and its signature with the public key
-    given (with a key given, an unsigned checkpoint is a bad one: the
-    audit signs, so its signature was taken away). Rows older than the
-    chain (dated before migration 006 was applied and before the chain's
-    first entry, whose time its hash covers) are counted, not covered.
+    entries removed at the end), its signature with the public key given
+    (with a key given, an unsigned checkpoint is a bad one: the audit
+    signs, so its signature was taken away), and its link: the checkpoint
+    its count names (pos - count) must be there (one removed from between
+    two others is found). A checkpoint file outside the database
+    (sl_verify_checkpoint, line by line) adds what the store cannot: its
+    newest line past the chain's end is entries removed with their
+    checkpoints. sl_verify_head checks that the chain's head was left by
+    an audit holding the key: its seal (sl_chain.h), or a checkpoint
+    naming it; a head without either was appended by someone else.
+    sl_verify_summaries compares the rows later records update (a
+    stream's streams row, approvals, policies) with what the chain's
+    entries carried (sl_summary.h). Rows older than the chain (dated
+    before migration 006 was applied and before the chain's first entry,
+    whose time its hash covers) are counted, not covered.
+
+    The running audit takes the checks in bounded steps
+    (sl_verify_rows_step, sl_verify_checkpoints_step,
+    sl_verify_summaries_step): its reactor never waits on a whole table.
 */
 #ifndef SL_VERIFY_H
 #define SL_VERIFY_H
@@ -46,6 +60,12 @@ typedef struct {
     int64_t from_pos;                   //  0: from the start (the last cut)
     int64_t to_pos;                     //  0: to the head
     const sl_signkey_t *public_key;     //  NULL: signatures are not checked (and said so)
+    //  Unsigned checkpoints before the first one signed with the key (a
+    //  store kept before it had one) are counted, not bad; the latest cut
+    //  must be signed all the same (the walk starts there). The running
+    //  audit's: sluice-audit verify, given a key, takes every unsigned one
+    //  as bad.
+    bool unsigned_before_key_ok;
 } sl_verify_opts_t;
 
 //  What a walk found so far.
@@ -67,6 +87,8 @@ typedef struct {
     int64_t unsigned_count;             //  written without a key
     int64_t unchecked;                  //  signed, no public key given
     int64_t before_chain;               //  rows older than the chain, not covered
+    const char *head_seal;              //  the head: "sealed", "checkpoint", "before_seals", "unchecked", ""
+    int64_t summaries;                  //  rows compared with what the chain recorded
 } sl_verify_report_t;
 
 typedef struct _sl_verify_t sl_verify_t;
@@ -83,8 +105,20 @@ int sl_verify_pos_at (sl_store_t *store, int64_t at, bool after, int64_t *pos);
 int sl_verify_step (sl_verify_t *self, int max);
 //  The rows no entry names (inserted), table by table. 0, -1 failed.
 int sl_verify_rows (sl_verify_t *self);
+//  The same, a part at a time (a range of stream ids; the gaps): 1 more
+//  is due, 0 done, -1 failed.
+int sl_verify_rows_step (sl_verify_t *self);
 //  Every checkpoint of the range. 0, -1 failed.
 int sl_verify_checkpoints (sl_verify_t *self);
+//  The same, a page at a time: 1 more, 0 done, -1 failed.
+int sl_verify_checkpoints_step (sl_verify_t *self);
+//  The head left by an audit holding the key (the whole chain walked,
+//  a public key given; after the checkpoints, the file's too). 0, -1.
+int sl_verify_head (sl_verify_t *self);
+//  The rows later records update against the chain (sl_summary.h). 0, -1.
+int sl_verify_summaries (sl_verify_t *self);
+//  The same, up to max rows: 1 more, 0 done (or a problem), -1 failed.
+int sl_verify_summaries_step (sl_verify_t *self, int max);
 //  One checkpoint (from the store, or a line of the checkpoint file):
 //  its signature, and its head against the chain. 0, -1 failed.
 typedef struct sl_checkpoint_s sl_checkpoint_t;

@@ -47,9 +47,10 @@ s_usage (FILE *out)
         "  --list           name, role, access and public key of every key\n"
         "  --signing NAME   NAME.sign (public) and NAME.sign_secret: the key sluice-audit\n"
         "                   signs its chain's checkpoints with (--signing audit)\n"
-        "  --kubernetes NS  make the missing keys, then write to stdout one Secret per\n"
-        "                   role (sluice-keys-<role> in namespace NS: its secret key and\n"
-        "                   every public key) to kubectl apply; never commit it\n"
+        "  --kubernetes NS  make the missing keys (the audit's signing key too), then\n"
+        "                   write to stdout one Secret per role (sluice-keys-<role> in\n"
+        "                   namespace NS: its secret key and every public key; the\n"
+        "                   audit's its signing key) to kubectl apply; never commit it\n"
         "\n"
         "Without --tap or --rotate, one key per role and the taps 'tap' (full) and\n"
         "'tap-meta' (metadata only) are made where missing; existing keys are kept.\n");
@@ -102,7 +103,8 @@ s_kubernetes (const char *dir, const char *namespace)
     if (rc)
         fprintf (stderr, "sluice-keygen: '%s' is not a Kubernetes namespace\n", namespace);
     else
-    if (sl_keygen_ensure (dir, &report, &error) || sl_keygen_kube_secrets (dir, namespace, &manifests, &error)) {
+    if (sl_keygen_ensure (dir, &report, &error) || sl_signkey_make (dir, "audit", &report, &error)
+    ||  sl_keygen_kube_secrets (dir, namespace, &manifests, &error)) {
         fprintf (stderr, "sluice-keygen: %s\n", error);
         free (error);
         rc = S_EXIT_FAILED;

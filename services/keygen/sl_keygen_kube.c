@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/base/sl_alloc.h"
 #include "common/bus/sl_keys.h"
@@ -17,6 +18,10 @@
 #define S_KEY_FILE_MAX 65536            //  a certificate is a few hundred bytes
 #define S_PUBLIC_SUFFIX ".key"
 #define S_SECRET_SUFFIX ".key_secret"
+//  The audit's signing key (sl_signkey.h), in the audit's Secret only:
+//  its checkpoints and seals are signed with it.
+#define S_SIGNING_ROLE "audit"
+static const char *s_signing_files [] = { "audit.sign_secret", "audit.sign" };
 
 bool
 sl_keygen_kube_namespace_valid (const char *name)
@@ -144,6 +149,12 @@ sl_keygen_kube_secrets (const char *dir, const char *namespace, sl_buf_t *out, c
         rc = s_put_file (&text, dir, secret, error);
         for (size_t f = 0; f < count && rc == 0; f++)
             rc = s_put_file (&text, dir, files [f], error);
+        for (size_t f = 0; strcmp (role, S_SIGNING_ROLE) == 0 && f < 2 && rc == 0; f++) {
+            char path [4096];
+            snprintf (path, sizeof path, "%s/%s", dir, s_signing_files [f]);
+            if (access (path, F_OK) == 0)
+                rc = s_put_file (&text, dir, s_signing_files [f], error);
+        }
     }
     for (size_t f = 0; f < count; f++)
         free (files [f]);

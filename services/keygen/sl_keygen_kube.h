@@ -6,7 +6,10 @@
     the key directory (<name>.key: the roles' and the taps'), the files
     sl_keys.h reads. A pod mounts its role's Secret as its --keys directory
     (deploy/kubernetes/base), so it holds its own secret key and no other.
-    The text holds secret keys: it is applied, never committed.
+    The audit's also holds its signing key (audit.sign_secret and
+    audit.sign, sl_signkey.h) when the directory has one: its chain's
+    checkpoints and seals are signed with it. The text holds secret keys:
+    it is applied, never committed.
 */
 #ifndef SL_KEYGEN_KUBE_H
 #define SL_KEYGEN_KUBE_H

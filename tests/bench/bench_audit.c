@@ -20,6 +20,12 @@
        figures (the emitter's CPU with the spool off, on without an audit,
        on with sluice-audit) come from tests/bench/audit-stack.sh.
 
+    The chain is measured as the audit writes it with a signing key: each
+    transaction's last entry sealed (sl_chain.h, one Ed25519 signature a
+    transaction); BENCH_AUDIT_SEALS=off measures it without seals, and
+    BENCH_AUDIT_BATCH=N transactions of N records (what a quiet audit
+    commits: the seal's share per record grows as batches shrink).
+
     For a profiler: BENCH_AUDIT_ONLY=sqlite runs the SQLite part alone,
     BENCH_AUDIT_CHAIN=on (or off) only the runs with the chain on (off;
     the cost line is then meaningless), BENCH_AUDIT_KEEP=1 keeps the
@@ -31,7 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/identity/sl_signkey.h"
 #include "services/audit/sl_archive.h"
+#include "services/audit/sl_chain.h"
 #include "services/audit/sl_store.h"
 #include "common/stages/sl_spool.h"
 #include "tests/pgtmp.h"
@@ -40,6 +48,9 @@
 #define BATCH 200                       //  records per transaction
 #define SPOOL_STREAMS 100000
 #define ROUNDS 3                        //  runs of each store, chain on and off
+
+static sl_signkey_t s_key;              //  seals the chain's transactions (when has_secret)
+static long s_batch = BATCH;            //  records per transaction
 
 static double
 s_now (void)
@@ -154,6 +165,8 @@ s_store_rate (const char *target, const char *label, bool chained)
     }
     sl_archive_t *archive = sl_archive_new (store, 0);
     sl_archive_set_chained (archive, chained);
+    if (chained && s_key.has_secret)
+        sl_chain_set_key (sl_archive_chain (archive), &s_key);
     sl_msg_t recs [16];
     long records = 0, in_batch = 0;
     double t0 = s_now (), c0 = s_cpu ();
@@ -167,7 +180,7 @@ s_store_rate (const char *target, const char *label, bool chained)
             if (sl_archive_apply (archive, &meta, &recs [i]) != 1)
                 goto failed;
             records++;
-            if (++in_batch == BATCH) {
+            if (++in_batch == s_batch) {
                 if (sl_archive_commit (archive))
                     goto failed;
                 in_batch = 0;
@@ -177,8 +190,9 @@ s_store_rate (const char *target, const char *label, bool chained)
     if (in_batch && sl_archive_commit (archive))
         goto failed;
     double elapsed = s_now () - t0, cpu = s_cpu () - c0;
-    printf ("audit store, %-10s chain %-3s %7.0f records/s (%ld records of %d streams in %.2f s; %.1f us of the writer's "
-            "CPU per record)\n", label, chained ? "on" : "off", (double) records / elapsed, records, STREAMS, elapsed,
+    printf ("audit store, %-10s chain %-3s %7.0f records/s (%ld records of %d streams in %.2f s, %ld a transaction%s; "
+            "%.1f us of the writer's CPU per record)\n", label, chained ? "on" : "off", (double) records / elapsed,
+            records, STREAMS, elapsed, s_batch, chained && s_key.has_secret ? ", sealed" : "",
             cpu * 1e6 / (double) records);
     sl_archive_destroy (&archive);
     sl_store_close (&store);
@@ -299,6 +313,19 @@ main (void)
     char dir [] = "/tmp/sluice-bench-audit-XXXXXX";
     if (!mkdtemp (dir))
         return 1;
+    const char *batch = getenv ("BENCH_AUDIT_BATCH"), *seals = getenv ("BENCH_AUDIT_SEALS");
+    if (batch && atol (batch) > 0)
+        s_batch = atol (batch);
+    if (!seals || strcmp (seals, "off") != 0) {
+        sl_buf_t report = { 0 };
+        char *error = NULL, path [128];
+        snprintf (path, sizeof path, "%s/audit.sign_secret", dir);
+        if (sl_signkey_make (dir, "audit", &report, &error) || sl_signkey_load_secret (&s_key, path, &error)) {
+            fprintf (stderr, "bench_audit: %s\n", error);
+            return 1;
+        }
+        sl_buf_free (&report);
+    }
     double sqlite = s_chain_cost ("SQLite", s_sqlite_target, dir);
     const char *only = getenv ("BENCH_AUDIT_ONLY");
     bool sqlite_only = only && strcmp (only, "sqlite") == 0;

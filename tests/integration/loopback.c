@@ -51,6 +51,12 @@ loopback_rewrite (const char *arg, const char *prev, const char *keys_path, cons
         return strdup ("deploy/policy.yaml");
     if (strcmp (arg, keys_path) == 0)
         return strdup (keys_dir);
+    //  A file of the key directory (the audit's signing key).
+    size_t keys_len = strlen (keys_path);
+    if (strncmp (arg, keys_path, keys_len) == 0 && arg [keys_len] == '/') {
+        snprintf (out, sizeof out, "%s%s", keys_dir, arg + keys_len);
+        return strdup (out);
+    }
     const char *scheme = strstr (arg, "://");
     if (scheme) {
         const char *host = scheme + 3;

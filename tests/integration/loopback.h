@@ -12,7 +12,8 @@ int loopback_port (int from);
 //  One argument or environment value rewritten for loopback (the
 //  caller's to free): prev is the argument before it (a port flag makes
 //  this a port), keys_path the image's key directory and keys_dir the
-//  local one standing for it. ${VAR:-default} takes its default.
+//  local one standing for it (a file in it too). ${VAR:-default} takes
+//  its default.
 char *loopback_rewrite (const char *arg, const char *prev, const char *keys_path, const char *keys_dir);
 
 #endif

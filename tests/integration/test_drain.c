@@ -15,8 +15,10 @@
     exit 0 by itself. Every stream of the load completes byte-identical to
     the same request in a run without the update. The two audits share
     one store (SQLite; and PostgreSQL, the audit's update alone) for a
-    while: afterwards `sluice-audit verify` exits 0 and every stream is in
-    the store with all its records. SLUICE_DRAIN_ROUNDS rounds per kind
+    while, with one signing key and one checkpoint file: neither takes
+    the other's sealed head for a stranger's (no chain_broken), and
+    afterwards `sluice-audit verify` with the public key and the file
+    exits 0 and every stream is in the store with all its records. SLUICE_DRAIN_ROUNDS rounds per kind
     (make test: 1, make chaos: 10); a summary line: streams across each
     kind's update, and the longest pause a client saw between two reads,
     against the undisturbed run's.
@@ -270,6 +272,9 @@ typedef struct {
     load_balancer_t lb;                 //  the clients' balancer over the live gateways
     audit_proc_t audit [ROLL_AUDITS];   //  proc NULL: none in the slot
     const char *const *store;           //  the audits' store flags
+    const char *const *audit_args;      //  and the rest: their signing key, checkpoint file
+    char public_key [400];              //  the signing key's public half
+    char checkpoints [400];             //  the checkpoint file they share
     char emitters [512];                //  every emitter slot's audit endpoint
     int kinds [ROLL_KINDS];             //  the kinds rolled, in this order
     int kind_count;
@@ -296,7 +301,7 @@ s_roll_start (void *arg, int step)
     else
     if (kind == ROLL_AUDIT) {
         snprintf (label, sizeof label, "audit-%d", step);
-        rc = audit_spawn_at (r->cluster->dir, r->cluster->keys, r->emitters, label, r->store, NULL,
+        rc = audit_spawn_at (r->cluster->dir, r->cluster->keys, r->emitters, label, r->store, r->audit_args,
                              &r->audit [slot]) ? 0 : -1;
     }
     else
@@ -414,11 +419,14 @@ s_audit_settle (s_roll_t *r, char shape [ROLL_SHAPE_SIZE])
         if (r->audit [a].proc) {
             cr_expect_eq (audit_metric (&r->audit [a], "sluice_audit_records_rejected_total"), 0,
                           "no record set aside");
+            cr_expect_eq (audit_metric (&r->audit [a], "sluice_audit_chain_broken"), 0,
+                          "an audit takes the head its sibling sealed for its own");
             cr_expect_eq (proc_stop (r->audit [a].proc, DRAIN_EXIT_MS), 0, "the audit exits cleanly");
             free (r->audit [a].proc);
             r->audit [a].proc = NULL;
         }
-    const char *args [] = { "verify", r->store [0], r->store [1], NULL };
+    const char *args [] = { "verify", r->store [0], r->store [1], "--public-key", r->public_key,
+                            "--checkpoint-file", r->checkpoints, NULL };
     proc_t *v = proc_start_as (r->cluster->dir, "audit", "verify", args);
     cr_assert_not_null (v);
     int rc = proc_wait_exit (v, DRAIN_EXIT_MS);
@@ -454,11 +462,26 @@ s_rolling_update (int rounds, unsigned mask, const char *const *store)
         r.lb.live [g] = true;
     }
     r.lb.count = cluster->opts.gateway_slots;
+    //  The audits sign with one key and share one checkpoint file, and
+    //  checkpoint often, so both sign while they share the store.
+    char secret [400];
+    const char *audit_args [] = { "--signing-key", secret, "--checkpoint-file", r.checkpoints,
+                                  "--checkpoint-records", "40", "--checkpoint-seconds", "1", NULL };
     if (store) {
+        char signing [300];
+        snprintf (signing, sizeof signing, "%s/signing", cluster->dir);
+        const char *kargs [] = { "--dir", signing, "--signing", "audit", NULL };
+        proc_t *k = proc_start_as (cluster->dir, "keygen", "keygen-signing", kargs);
+        cr_assert_eq (proc_wait_exit (k, 10000), 0);
+        free (k);
+        snprintf (secret, sizeof secret, "%s/audit.sign_secret", signing);
+        snprintf (r.public_key, sizeof r.public_key, "%s/audit.sign", signing);
+        snprintf (r.checkpoints, sizeof r.checkpoints, "%s/checkpoints.jsonl", cluster->dir);
+        r.audit_args = audit_args;
         for (int i = 0; i < cluster->opts.slots [CL_EMITTER]; i++)
             snprintf (r.emitters + strlen (r.emitters), sizeof r.emitters - strlen (r.emitters), "%stcp://127.0.0.1:%d",
                       i ? "," : "", cluster->audit_port [i]);
-        cr_assert (audit_start_at (cluster->dir, cluster->keys, r.emitters, "audit", store, NULL, &r.audit [0]),
+        cr_assert (audit_start_at (cluster->dir, cluster->keys, r.emitters, "audit", store, audit_args, &r.audit [0]),
                    "sluice-audit came up");
     }
 
@@ -508,6 +531,13 @@ s_rolling_update (int rounds, unsigned mask, const char *const *store)
             if (rc != 0)
                 proc_dump (p);
             exited += rc == 0;
+            if (r.kinds [i] == ROLL_AUDIT) {
+                sl_buf_t log = { 0 };
+                harness_read (p->log_path, &log);
+                cr_expect_null (strstr (sl_buf_cstr (&log), "\"chain_broken\""),
+                                "the old audit took the new one's sealed head for its own");
+                sl_buf_free (&log);
+            }
             free (p);
         }
     cr_expect_eq (exited, steps, "every instance told to stop exits 0 by itself");

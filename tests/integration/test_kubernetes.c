@@ -22,9 +22,12 @@
     Then every probe answers on the port it names (/healthz, /readyz), a
     stream goes through the gateway's Service port with the client's key
     and over the bus to the mock and back, judged, and the audit's console
-    shows it. The gateway's own --http-host (0.0.0.0) is kept once, in a
-    network namespace of the test's (netns.h): with the manifests' keys it
-    starts there (without keys it would refuse to). It also checks
+    shows it; `sluice-audit verify` in the audit pod's environment finds
+    its signing key and its checkpoint file (a PersistentVolumeClaim, a
+    directory here) by default, and the chain intact and sealed. The
+    gateway's own --http-host (0.0.0.0) is kept once, in a network
+    namespace of the test's (netns.h): with the manifests' keys it starts
+    there (without keys it would refuse to). It also checks
     what the manifests promise: non-root, read-only root, no
     capabilities, the grace period above --drain-ms, each pod's key Secret
     its own role's. Skipped, with the reason, without kubectl or
@@ -60,7 +63,7 @@
 #define STREAM_MS 20000
 #define MS_PER_S 1000
 #define REDIS_PORT 6379                 //  the Redis the operator's Secret names
-#define MAX_MOUNTS 4                    //  Secret volumes of one pod besides its bus key
+#define MAX_MOUNTS 4                    //  Secret and claim volumes of one pod besides its bus key
 #define CLIENT_KEYS_SECRET "sluice-client-keys"
 #define CLIENT_KEY_MAX 128
 
@@ -73,12 +76,25 @@ typedef struct {
     char *raw [MAX_ARGS];               //  NAME=value as the cluster gives it
     int envc;
     char keys_dir [256];                //  where its key Secret is written out
-    char mount_path [MAX_MOUNTS][128];  //  its other Secret volumes: where the pod mounts them
+    char mount_path [MAX_MOUNTS][128];  //  its other Secret and claim volumes: where the pod mounts them
     char mount_dir [MAX_MOUNTS][256];   //  and where they are written out here
     int mounts;
+    char claim_path [128];              //  where it mounts a PersistentVolumeClaim ("" none)
+    char claim_dir [256];               //  the local directory standing for it
     json_t *container;                  //  borrowed from the documents
     proc_t *proc;
 } pod_t;
+
+//  The value of a pod's environment variable as the cluster gives it, or NULL.
+static const char *
+s_raw_env (pod_t *pod, const char *name)
+{
+    size_t n = strlen (name);
+    for (int e = 0; e < pod->envc; e++)
+        if (strncmp (pod->raw [e], name, n) == 0 && pod->raw [e][n] == '=')
+            return pod->raw [e] + n + 1;
+    return NULL;
+}
 
 //  One libyaml node as JSON: plain scalars that read as numbers, booleans
 //  or null are those (kubectl quotes strings that would), the rest strings.
@@ -492,6 +508,24 @@ Test (kubernetes, the_small_overlay_runs_as_written, .timeout = 120)
         size_t m;
         json_t *mount;
         json_array_foreach (json_object_get (pod->container, "volumeMounts"), m, mount) {
+            //  A PersistentVolumeClaim: a directory of the pod's own here.
+            size_t c;
+            json_t *claimed;
+            json_array_foreach (s_at (o, "spec.template.spec.volumes"), c, claimed)
+                if (strcmp (s_str (claimed, "name"), s_str (mount, "name")) == 0
+                &&  s_at (claimed, "persistentVolumeClaim")) {
+                    const char *claim = s_str (claimed, "persistentVolumeClaim.claimName");
+                    cr_expect_not_null (s_find (objects, "PersistentVolumeClaim", claim), "%s: the claim %s is made",
+                                        pod->name, claim);
+                    snprintf (pod->claim_path, sizeof pod->claim_path, "%s", s_str (mount, "mountPath"));
+                    char local [sizeof pod->claim_dir];
+                    snprintf (local, sizeof local, "%s/%s-%s", dir, s_str (o, "metadata.name"), claim);
+                    memcpy (pod->claim_dir, local, sizeof local);
+                    cr_assert_eq (mkdir (pod->claim_dir, 0700), 0, "%s", pod->claim_dir);
+                    cr_assert_lt (pod->mounts, MAX_MOUNTS);
+                    memcpy (pod->mount_path [pod->mounts], pod->claim_path, sizeof pod->mount_path [0]);
+                    memcpy (pod->mount_dir [pod->mounts++], pod->claim_dir, sizeof pod->mount_dir [0]);
+                }
             if (strcmp (s_str (mount, "mountPath"), KEYS_PATH) != 0) {
                 //  Another Secret (the client keys): written out, its
                 //  paths rewritten.
@@ -617,6 +651,39 @@ Test (kubernetes, the_small_overlay_runs_as_written, .timeout = 120)
     cr_expect_str_eq (json_string_value (json_object_get (meta, "store")), "postgres");
     json_decref (meta);
     s_gateway_as_written (dir, pods, n);
+
+    //  The audit's evidence outside the database: its signing key from its
+    //  own Secret, its checkpoint file on a claim of its own; verify, in
+    //  the pod's environment (kubectl exec), checks with both by default.
+    pod_t *audit = NULL;
+    for (int p = 0; p < n; p++)
+        if (strcmp (pods [p].program, "audit") == 0)
+            audit = &pods [p];
+    cr_assert_not_null (audit);
+    const char *signing = s_raw_env (audit, "SLUICE_AUDIT_SIGNING_KEY");
+    const char *sink = s_raw_env (audit, "SLUICE_AUDIT_CHECKPOINT_FILE");
+    cr_expect (signing && strncmp (signing, KEYS_PATH "/", strlen (KEYS_PATH) + 1) == 0,
+               "the signing key comes with the audit's own key Secret");
+    cr_expect (sink && *audit->claim_path && strncmp (sink, audit->claim_path, strlen (audit->claim_path)) == 0,
+               "the checkpoint file is on the audit's own volume, not the database's");
+    cr_expect (proc_wait_log (audit->proc, "\"chain_signing\"", NULL, NULL, 0, 1000), "the audit signs");
+    for (int e = 0; e < audit->envc; e++)
+        putenv (audit->env [e]);
+    const char *vargs [] = { "verify", "--json", NULL };
+    proc_t *v = proc_start_as (dir, "audit", "verify", vargs);
+    cr_assert_not_null (v);
+    cr_expect_eq (proc_wait_exit (v, STREAM_MS), 0, "verify, as configured in the pod: intact");
+    sl_buf_t report = { 0 };
+    cr_expect (harness_read (v->log_path, &report));
+    cr_expect_not_null (strstr (sl_buf_cstr (&report), "\"head_seal\":\"sealed\""),
+                        "checked with the audit's key: %s", sl_buf_cstr (&report));
+    sl_buf_free (&report);
+    free (v);
+    for (int e = 0; e < audit->envc; e++) {
+        char name [64];
+        snprintf (name, sizeof name, "%.*s", (int) strcspn (audit->env [e], "="), audit->env [e]);
+        unsetenv (name);
+    }
 
     //  Everything told to stop at once, as the kubelet does when the
     //  installation is deleted: each drains what it holds (nothing, now)

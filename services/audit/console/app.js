@@ -79,8 +79,16 @@ async function refreshStatus() {
     const m = await api('/api/meta');
     const parts = [m.store + (m.store_ok ? '' : ' (down)'), m.emitters_sending + '/' + m.emitters + ' emitters sending',
                    m.live_streams + ' in flight'];
-    $status.replaceChildren(el('span', { class: m.store_ok ? '' : 'bad', text: parts.join(' · ') }));
+    $status.replaceChildren(el('span', { class: m.store_ok ? '' : 'bad', text: parts.join(' · ') }),
+                            m.keys ? ' ' : null, m.keys ? el('button', { text: 'Log out', onclick: logout }) : null);
   } catch (e) { /* shown by the page */ }
+}
+
+// The session ends on the server: its cookie opens nothing after.
+async function logout() {
+  await fetch('/api/logout', { method: 'POST', credentials: 'same-origin',
+                               headers: { 'Content-Type': 'application/json' }, body: '{}' }).catch(() => {});
+  showLogin('Logged out.');
 }
 
 function showLogin(message) {

@@ -1,7 +1,9 @@
 /*  Unit tests: services/audit/sl_chain (the canonical form, the chain the
-    archive writes), sl_verify (what it finds when rows are edited by hand),
-    sl_checkpoint (signatures) and retention's cut, on SQLite and on a
-    temporary PostgreSQL (tests/pgtmp.h; skipped where it is absent). */
+    archive writes, seals and what a writer finds at its head), sl_verify
+    (what it finds when rows are edited by hand, checkpoints' links, the
+    head's seal), sl_summary (the rows later records update), sl_checkpoint
+    (signatures) and retention's cut, on SQLite and on a temporary
+    PostgreSQL (tests/pgtmp.h; skipped where it is absent). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +54,9 @@ s_records (sl_archive_t *archive, sl_store_t *store, uint8_t tag, int64_t t0)
     cr_assert_eq (sl_store_begin (store), 0);
     sl_msg_t m = s_msg (SL_MSG_START, tag, 0);
     m.model = SL_STR_LIT ("gpt-4o");
+    m.key_id = SL_STR_LIT ("k1");
+    m.team = SL_STR_LIT ("red");
+    m.user = SL_STR_LIT ("ana");
     m.last_user = SL_STR_LIT ("tidy up my disk");
     m.tools = SL_STR_LIT ("[{\"name\":\"run_shell\"}]");
     cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
@@ -100,7 +105,36 @@ s_records (sl_archive_t *archive, sl_store_t *store, uint8_t tag, int64_t t0)
 
 #define S_RECORDS 7                     //  entries s_records adds
 
-//  The whole walk: entries, rows, checkpoints.
+//  An approval of tag: waiting, then approved by bob. Committed.
+static void
+s_approvals (sl_archive_t *archive, sl_store_t *store, uint8_t tag, int64_t t0)
+{
+    sl_record_meta_t meta = { SL_STR_LIT ("emitter-1"), 7, (uint64_t) t0, 0, t0 };
+    cr_assert_eq (sl_store_begin (store), 0);
+    sl_msg_t m = s_msg (SL_MSG_APPROVAL, tag, 0);
+    m.code = SL_STR_LIT ("pending");
+    m.stream = SL_STR_LIT ("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1");
+    m.index = 1;
+    m.name = SL_STR_LIT ("run_shell");
+    m.text = SL_STR_LIT ("{\"command\":\"git push --force\"}");
+    m.rule = SL_STR_LIT ("ask-push");
+    m.digest = SL_STR_LIT ("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+    m.key_id = SL_STR_LIT ("k1");
+    m.team = SL_STR_LIT ("red");
+    m.user = SL_STR_LIT ("ana");
+    m.instance = SL_STR_LIT ("judge-1");
+    m.ts = t0;
+    m.expires = t0 + 300000;
+    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
+    m.code = SL_STR_LIT ("approved");
+    m.approver = SL_STR_LIT ("bob@red");
+    m.reason = SL_STR_LIT ("once");
+    m.ts = t0 + 10;
+    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
+    cr_assert_eq (sl_archive_commit (archive), 0, "%s", sl_store_error (store));
+}
+
+//  The whole walk: entries, rows, checkpoints, the head, the summary rows.
 static sl_verify_status_t
 s_verify (sl_store_t *store, const sl_signkey_t *key, sl_verify_report_t *out)
 {
@@ -111,6 +145,9 @@ s_verify (sl_store_t *store, const sl_signkey_t *key, sl_verify_report_t *out)
         ;
     sl_verify_rows (v);
     sl_verify_checkpoints (v);
+    sl_verify_head (v);
+    for (steps = 0; sl_verify_summaries_step (v, 2) == 1 && steps < 1000; steps++)
+        ;
     *out = *sl_verify_report (v);
     sl_verify_destroy (&v);
     return out->status;
@@ -293,6 +330,7 @@ check_checkpoints_and_retention (s_env_t *env)
     sl_store_t *store = s_fresh (env);
     sl_archive_t *archive = sl_archive_new (store, 0);
     sl_chain_t *chain = sl_archive_chain (archive);
+    sl_chain_set_key (chain, &secret);
     s_records (archive, store, 0xa1, T0);
     sl_checkpoint_t cp = { .pos = sl_chain_head_pos (chain), .count = S_RECORDS, .at = T0 + 10 };
     snprintf (cp.head, sizeof cp.head, "%s", sl_chain_head_hash (chain));
@@ -323,7 +361,7 @@ check_checkpoints_and_retention (s_env_t *env)
     s_exec (store, "DELETE FROM checkpoints");
     //  Unsigned with a key given: its signature was taken away.
     snprintf (other.head, sizeof other.head, "%s", sl_chain_head_hash (chain));
-    other.pos = sl_chain_head_pos (chain);
+    other.pos = other.count = sl_chain_head_pos (chain);
     cr_assert_eq (sl_checkpoint_write (store, NULL, &other), 0);
     cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s", r.detail);
     cr_expect_eq (s_verify (store, &public, &r), SL_VERIFY_BAD_CHECKPOINT);
@@ -387,12 +425,300 @@ check_two_writers_make_one_chain (s_env_t *env)
     sl_store_close (&store);
 }
 
+//  --------------------------------------------------------------------------
+//  Whoever holds the database
+
+typedef struct {
+    char dir [64];
+    sl_signkey_t secret, public;
+} s_keys_t;
+
+static void
+s_keys (s_keys_t *k)
+{
+    snprintf (k->dir, sizeof k->dir, "/tmp/sluice-sign-XXXXXX");
+    cr_assert_not_null (mkdtemp (k->dir));
+    sl_buf_t report = { 0 };
+    char *error = NULL, path [128];
+    cr_assert_eq (sl_signkey_make (k->dir, "audit", &report, &error), 0, "%s", error ? error : "");
+    sl_buf_free (&report);
+    snprintf (path, sizeof path, "%s/audit.sign_secret", k->dir);
+    cr_assert_eq (sl_signkey_load_secret (&k->secret, path, &error), 0);
+    snprintf (path, sizeof path, "%s/audit.sign", k->dir);
+    cr_assert_eq (sl_signkey_load_public (&k->public, path, &error), 0);
+}
+
+static void
+s_keys_gone (s_keys_t *k)
+{
+    char cmd [128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", k->dir);
+    cr_expect_eq (system (cmd), 0);
+}
+
+//  An archive on its own connection to the store (another audit), its
+//  chain sealing with key (NULL: none, as whoever has only the database).
+static sl_archive_t *
+s_writer (s_env_t *env, sl_store_t **store, const sl_signkey_t *key)
+{
+    char *error = NULL;
+    *store = sl_store_open (env->target, &error);
+    cr_assert_not_null (*store, "%s", error ? error : "");
+    sl_archive_t *archive = sl_archive_new (*store, 0);
+    sl_chain_set_key (sl_archive_chain (archive), key);
+    return archive;
+}
+
+//  A signed checkpoint at the chain's head, linked to the one before.
+static sl_checkpoint_t
+s_checkpoint (sl_store_t *store, sl_chain_t *chain, const sl_signkey_t *key)
+{
+    int64_t before = 0;
+    sl_checkpoint_t cp = { .pos = sl_chain_head_pos (chain), .at = T0 };
+    cr_assert_eq (sl_checkpoint_before (store, cp.pos, &before), 0);
+    cp.count = cp.pos - before;
+    snprintf (cp.head, sizeof cp.head, "%s", sl_chain_head_hash (chain));
+    cr_assert_eq (sl_checkpoint_write (store, key, &cp), 0, "%s", sl_store_error (store));
+    return cp;
+}
+
+static void
+s_expect_chain_problem (sl_chain_t *chain, const char *kind, int64_t pos)
+{
+    const char *k = NULL, *detail = NULL;
+    int64_t at = 0;
+    cr_expect (sl_chain_problem (chain, &k, &at, &detail), "the writer finds %s at %lld", kind, (long long) pos);
+    cr_expect_str_eq (k ? k : "", kind, "%s", detail ? detail : "");
+    cr_expect_eq (at, pos, "%s", detail ? detail : "");
+}
+
+//  Two audits holding the key take turns on one store: neither takes the
+//  other's entries for a stranger's. Someone without the key appends
+//  records with sluice's own code (right hashes, no seal): the next
+//  writer with the key says so, and seals nothing more; verify, given
+//  the public key, finds the head unsealed.
+static void
+check_seals_tell_siblings_from_strangers (s_env_t *env)
+{
+    s_keys_t k;
+    s_keys (&k);
+    sl_store_t *store = s_fresh (env), *other, *third;
+    sl_archive_t *a = sl_archive_new (store, 0);
+    sl_chain_set_key (sl_archive_chain (a), &k.secret);
+    sl_archive_t *b = s_writer (env, &other, &k.secret);
+    s_records (a, store, 0xa1, T0);
+    s_records (b, other, 0xb2, T0 + 100);
+    s_records (a, store, 0xc3, T0 + 200);
+    cr_expect_not (sl_chain_problem (sl_archive_chain (a), NULL, NULL, NULL), "a sibling's entries are sealed");
+    cr_expect_not (sl_chain_problem (sl_archive_chain (b), NULL, NULL, NULL));
+    sl_verify_report_t r;
+    cr_expect_eq (s_verify (store, &k.public, &r), SL_VERIFY_INTACT, "%s: %s", env->kind, r.detail);
+    cr_expect_str_eq (r.head_seal, "sealed");
+    cr_expect_eq (s_int (store, "SELECT COUNT(*) FROM chain WHERE seal IS NOT NULL"), 3, "one seal a transaction");
+
+    sl_archive_t *x = s_writer (env, &third, NULL);
+    s_records (x, third, 0xd4, T0 + 300);
+    cr_expect_eq (s_verify (store, &k.public, &r), SL_VERIFY_BROKEN, "verify: the head has no seal");
+    cr_expect_str_eq (r.problem, "inserted");
+    cr_expect_eq (r.pos, 3 * S_RECORDS + 1, "after the last seal: %s", r.detail);
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "without the key the hashes alone hold");
+    //  b last wrote before a's c3: from a's seal on, not b's own head.
+    s_records (b, other, 0xe5, T0 + 400);
+    s_expect_chain_problem (sl_archive_chain (b), "inserted", 3 * S_RECORDS + 1);
+    cr_expect_eq (s_int (store, "SELECT COUNT(*) FROM chain WHERE pos > 4 * 7 AND seal IS NOT NULL"), 0,
+                  "nothing sealed over it");
+    cr_expect_eq (s_verify (store, &k.public, &r), SL_VERIFY_BROKEN);
+    cr_expect_str_eq (r.problem, "inserted");
+    sl_archive_destroy (&x);
+    sl_archive_destroy (&b);
+    sl_archive_destroy (&a);
+    sl_store_close (&third);
+    sl_store_close (&other);
+    sl_store_close (&store);
+    s_keys_gone (&k);
+}
+
+//  The writer remembers the head it left: the chain shortened or its
+//  head rewritten behind its back is found at its next transaction, key
+//  or not.
+static void
+check_the_writer_finds_its_head_gone (s_env_t *env)
+{
+    sl_store_t *store = s_fresh (env);
+    sl_archive_t *a = sl_archive_new (store, 0);
+    s_records (a, store, 0xa1, T0);
+    s_records (a, store, 0xb2, T0 + 100);
+    s_exec (store, "DELETE FROM chain WHERE pos > 7");
+    s_records (a, store, 0xc3, T0 + 200);
+    s_expect_chain_problem (sl_archive_chain (a), "removed", S_RECORDS + 1);
+    sl_archive_destroy (&a);
+    sl_store_close (&store);
+
+    store = s_fresh (env);
+    a = sl_archive_new (store, 0);
+    s_records (a, store, 0xa1, T0);
+    s_exec (store, "UPDATE chain SET hash = '0000000000000000000000000000000000000000000000000000000000000000' "
+                   "WHERE pos = 7");
+    s_records (a, store, 0xb2, T0 + 100);
+    s_expect_chain_problem (sl_archive_chain (a), "changed", S_RECORDS);
+    sl_archive_destroy (&a);
+    sl_store_close (&store);
+}
+
+//  At start, the newest checkpoint known (the file's: outside the
+//  database) against the store: the chain must reach it with its hash,
+//  and a head past it must be sealed; a store written before seals
+//  (its newest checkpoint of version 1) is taken as it is.
+static void
+check_start_against_the_newest_checkpoint (s_env_t *env)
+{
+    s_keys_t k;
+    s_keys (&k);
+    sl_store_t *store = s_fresh (env), *third;
+    sl_archive_t *a = sl_archive_new (store, 0);
+    sl_chain_set_key (sl_archive_chain (a), &k.secret);
+    s_records (a, store, 0xa1, T0);
+    s_records (a, store, 0xb2, T0 + 100);
+    sl_checkpoint_t cp = s_checkpoint (store, sl_archive_chain (a), &k.secret);
+    sl_chain_t *c = sl_chain_new (store);
+    sl_chain_set_key (c, &k.secret);
+    cr_assert_eq (sl_chain_start (c, &cp), 0);
+    cr_expect_not (sl_chain_problem (c, NULL, NULL, NULL), "intact");
+    sl_chain_destroy (&c);
+    //  Records appended by someone without the key, past the checkpoint.
+    sl_archive_t *x = s_writer (env, &third, NULL);
+    s_records (x, third, 0xd4, T0 + 300);
+    c = sl_chain_new (store);
+    sl_chain_set_key (c, &k.secret);
+    cr_assert_eq (sl_chain_start (c, &cp), 0);
+    s_expect_chain_problem (c, "inserted", 2 * S_RECORDS + 1);
+    sl_chain_destroy (&c);
+    sl_checkpoint_t old = cp;
+    old.version = 1;
+    c = sl_chain_new (store);
+    sl_chain_set_key (c, &k.secret);
+    cr_assert_eq (sl_chain_start (c, &old), 0);
+    cr_expect_not (sl_chain_problem (c, NULL, NULL, NULL), "written before seals: not proven, not refused");
+    sl_chain_destroy (&c);
+    //  Shortened, the newest checkpoints with it: the checkpoint (from
+    //  the file) names a position past the end.
+    s_exec (store, "DELETE FROM chain WHERE pos > 7");
+    s_exec (store, "DELETE FROM checkpoints");
+    c = sl_chain_new (store);
+    sl_chain_set_key (c, &k.secret);
+    cr_assert_eq (sl_chain_start (c, &cp), 0);
+    s_expect_chain_problem (c, "removed", S_RECORDS + 1);
+    sl_chain_destroy (&c);
+    sl_archive_destroy (&x);
+    sl_archive_destroy (&a);
+    sl_store_close (&third);
+    sl_store_close (&store);
+    s_keys_gone (&k);
+}
+
+//  Each checkpoint names the one before it (pos - count): one removed
+//  from between two others is found.
+static void
+check_checkpoints_are_linked (s_env_t *env)
+{
+    s_keys_t k;
+    s_keys (&k);
+    sl_store_t *store = s_fresh (env);
+    sl_archive_t *a = sl_archive_new (store, 0);
+    sl_chain_set_key (sl_archive_chain (a), &k.secret);
+    for (int i = 0; i < 3; i++) {
+        s_records (a, store, (uint8_t) (0xa1 + i), T0 + 100 * i);
+        sl_checkpoint_t cp = s_checkpoint (store, sl_archive_chain (a), &k.secret);
+        cr_expect_eq (cp.count, S_RECORDS, "since the checkpoint before");
+    }
+    sl_verify_report_t r;
+    cr_expect_eq (s_verify (store, &k.public, &r), SL_VERIFY_INTACT, "%s: %s", env->kind, r.detail);
+    cr_expect_eq (r.checkpoints, 3);
+    cr_expect_str_eq (r.head_seal, "sealed");
+    s_exec (store, "DELETE FROM checkpoints WHERE pos = 14");
+    cr_expect_eq (s_verify (store, &k.public, &r), SL_VERIFY_BROKEN, "a checkpoint removed from between two");
+    cr_expect_str_eq (r.problem, "removed");
+    cr_expect_str_eq (r.table, "checkpoints");
+    cr_expect_eq (r.pos, 2 * S_RECORDS);
+    sl_archive_destroy (&a);
+    sl_store_close (&store);
+    s_keys_gone (&k);
+}
+
+//  The rows later records update (streams, approvals, policies) against
+//  what the chain's entries carried: a column edited by hand is named,
+//  and a row no record made.
+static void
+check_summary_rows_match_the_chain (s_env_t *env)
+{
+    sl_store_t *store = s_fresh (env);
+    sl_archive_t *archive = sl_archive_new (store, 0);
+    s_records (archive, store, 0xa1, T0);
+    s_approvals (archive, store, 0xa1, T0 + 5);
+    s_records (archive, store, 0xb2, T0 + 100);
+    sl_verify_report_t r;
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s: %s", env->kind, r.detail);
+    cr_expect_eq (r.summaries, 4, "two streams, an approval, a policy");
+    static const struct {
+        const char *edit, *undo, *table, *key, *column;
+    } edits [] = {
+        { "UPDATE streams SET team = 'blue' WHERE sid LIKE 'a1%'", "UPDATE streams SET team = 'red'",
+          "streams", "sid=a1a1", "team" },
+        { "UPDATE streams SET user_name = 'eve' WHERE sid LIKE 'b2%'", "UPDATE streams SET user_name = 'ana'",
+          "streams", "sid=b2b2", "user_name" },
+        { "UPDATE streams SET client_key = 'k9' WHERE sid LIKE 'b2%'", "UPDATE streams SET client_key = 'k1'",
+          "streams", "sid=b2b2", "client_key" },
+        { "UPDATE streams SET finish = 'length' WHERE sid LIKE 'a1%'", "UPDATE streams SET finish = 'stop'",
+          "streams", "sid=a1a1", "finish" },
+        { "UPDATE streams SET ended_at = NULL, duration_ms = NULL WHERE sid LIKE 'b2%'",
+          "UPDATE streams SET ended_at = 1000103, duration_ms = 3 WHERE sid LIKE 'b2%'", "streams", "sid=b2b2",
+          "ended_at" },
+        { "UPDATE streams SET last_user = 'hello' WHERE sid LIKE 'a1%'",
+          "UPDATE streams SET last_user = 'tidy up my disk'", "streams", "sid=a1a1", "last_user" },
+        { "UPDATE approvals SET approver = 'mallory'", "UPDATE approvals SET approver = 'bob@red'",
+          "approvals", "id=a1a1", "approver" },
+        { "UPDATE approvals SET state = 'denied'", "UPDATE approvals SET state = 'approved'",
+          "approvals", "id=a1a1", "state" },
+        { "UPDATE approvals SET team = 'blue'", "UPDATE approvals SET team = 'red'", "approvals", "id=a1a1", "team" },
+        { "UPDATE policies SET source = 'rules: [{allow: all}]'", "UPDATE policies SET source = 'rules: []'",
+          "policies", "judge=judge-1", "source" },
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits [0]; i++) {
+        s_exec (store, edits [i].edit);
+        cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN, "%s: %s", env->kind, edits [i].edit);
+        cr_expect_str_eq (r.problem, "changed", "%s", edits [i].edit);
+        cr_expect_str_eq (r.table, edits [i].table, "%s", edits [i].edit);
+        cr_expect (strstr (r.key, edits [i].key), "%s: %s", edits [i].edit, r.key);
+        cr_expect (strstr (r.detail, edits [i].column), "%s: %s", edits [i].edit, r.detail);
+        s_exec (store, edits [i].undo);
+        cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_INTACT, "%s: %s", edits [i].undo, r.detail);
+    }
+    //  Rows no record made.
+    s_exec (store, "INSERT INTO streams (sid, started_at) VALUES ('ffffffffffffffffffffffffffffffff', 1000050)");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
+    cr_expect_str_eq (r.problem, "inserted");
+    cr_expect_str_eq (r.table, "streams");
+    s_exec (store, "DELETE FROM streams WHERE sid = 'ffffffffffffffffffffffffffffffff'");
+    s_exec (store, "INSERT INTO approvals (id, state, stream, digest, created_at, updated_at, approver) VALUES "
+                   "('eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee', 'approved', 'x', 'y', 1000050, 1000060, 'mallory')");
+    cr_expect_eq (s_verify (store, NULL, &r), SL_VERIFY_BROKEN);
+    cr_expect_str_eq (r.problem, "inserted");
+    cr_expect_str_eq (r.table, "approvals");
+    sl_archive_destroy (&archive);
+    sl_store_close (&store);
+}
+
 static void
 s_suite (s_env_t *env)
 {
     check_intact_then_edits (env);
     check_checkpoints_and_retention (env);
     check_two_writers_make_one_chain (env);
+    check_seals_tell_siblings_from_strangers (env);
+    check_the_writer_finds_its_head_gone (env);
+    check_start_against_the_newest_checkpoint (env);
+    check_checkpoints_are_linked (env);
+    check_summary_rows_match_the_chain (env);
 }
 
 Test (sl_chain, canonical_form_is_by_declared_type)

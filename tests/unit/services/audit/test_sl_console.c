@@ -209,6 +209,47 @@ Test (sl_console, keys_open_it_by_bearer_or_by_a_login_session, .init = s_setup,
     sl_console_destroy (&c);
 }
 
+//  A session's cookie (Cookie header value) from a login's Set-Cookie.
+static void
+s_login_cookie (sl_console_t *c, const char *key, char *cookie, size_t size)
+{
+    sl_console_resp_t resp = { 0 };
+    s_args_t json = { .header = { { "Content-Type", "application/json" } } };
+    char body [64];
+    snprintf (body, sizeof body, "{\"key\":\"%s\"}", key);
+    cr_assert_eq (s_ask (c, "POST", "/api/login", &json, body, false, &resp), 200);
+    snprintf (cookie, size, "%.*s", (int) strcspn (resp.cookie, ";"), resp.cookie);
+    sl_buf_free (&resp.body);
+}
+
+Test (sl_console, logout_ends_the_session_on_the_server, .init = s_setup, .fini = s_teardown)
+{
+    sl_console_t *c = sl_console_new (s_store, "alpha-key");
+    char mine [200], other [200];
+    s_login_cookie (c, "alpha-key", mine, sizeof mine);
+    s_login_cookie (c, "alpha-key", other, sizeof other);
+    sl_console_resp_t resp = { 0 };
+    s_args_t session = { .header = { { "Cookie", mine } } };
+    cr_expect_eq (s_ask (c, "GET", "/api/policies", &session, NULL, false, &resp), 200);
+    //  Logging out changes something: JSON only (a form elsewhere cannot).
+    s_args_t form = { .header = { { "Cookie", mine }, { "Content-Type", "text/plain" } } };
+    cr_expect_eq (s_ask (c, "POST", "/api/logout", &form, "{}", false, &resp), 415);
+    cr_expect_eq (s_ask (c, "GET", "/api/policies", &session, NULL, false, &resp), 200, "still logged in");
+    s_args_t out = { .header = { { "Cookie", mine }, { "Content-Type", "application/json" } } };
+    cr_expect_eq (s_ask (c, "POST", "/api/logout", &out, "{}", false, &resp), 200);
+    cr_expect_not_null (strstr (resp.cookie, "Max-Age=0"), "the browser forgets it");
+    //  The old cookie, replayed (copied before the logout), is refused.
+    cr_expect_eq (s_ask (c, "GET", "/api/policies", &session, NULL, false, &resp), 401,
+                  "a logged-out session's cookie opens nothing");
+    cr_expect_eq (s_ask (c, "GET", "/api/live", &session, NULL, false, &resp), 401);
+    cr_expect_eq (s_ask (c, "POST", "/api/logout", &out, "{}", false, &resp), 401, "nor logs out again");
+    //  Another session of the same key goes on.
+    s_args_t still = { .header = { { "Cookie", other } } };
+    cr_expect_eq (s_ask (c, "GET", "/api/policies", &still, NULL, false, &resp), 200);
+    sl_buf_free (&resp.body);
+    sl_console_destroy (&c);
+}
+
 Test (sl_console, answers_the_pages_questions, .init = s_setup, .fini = s_teardown)
 {
     sl_console_t *c = sl_console_new (s_store, "");

@@ -865,6 +865,53 @@ check_tools (s_env_t *env)
     sl_store_close (&store);
 }
 
+//  A client sending random definitions: its team keeps at most the cap
+//  (the least recently seen go first, so the tools its agents keep using
+//  stay); other teams are not touched; retention takes definitions last
+//  seen before its cutoff, with the streams.
+static void
+check_tools_are_bounded (s_env_t *env)
+{
+    sl_store_t *store = s_fresh (env);
+    sl_archive_t *archive = sl_archive_new (store, 0);
+    sl_archive_set_tools_cap (archive, 5);
+    const char *used = "[{\"name\":\"Bash\",\"schema\":{},\"digest\":\"" S_DIGEST_A "\"}]";
+    uint8_t sid [SL_SID_SIZE] = { 0xd0 };
+    cr_assert_eq (s_tools_start (archive, sid, 1000, "blue", "kb", "gpt-x", used), 1);
+    for (int i = 0; i < 12; i++) {
+        char tools [256];
+        snprintf (tools, sizeof tools, "[{\"name\":\"random%d\",\"schema\":{},\"digest\":\"%064d\"}]", i, i + 1);
+        sid [0] = 0xd1;
+        sid [1] = (uint8_t) i;
+        cr_assert_eq (s_tools_start (archive, sid, 2000 + 100 * i, "red", "kr", "gpt-x", tools), 1,
+                      "%s", sl_store_error (store));
+        //  The team's own tool, still in use.
+        sid [0] = 0xd2;
+        cr_assert_eq (s_tools_start (archive, sid, 2050 + 100 * i, "red", "kr", "gpt-x", used), 1);
+    }
+    cr_expect_eq (s_count (store, "SELECT COUNT(*) FROM tools WHERE team = 'red'"), 5, "at most the cap");
+    cr_expect_eq (s_count (store, "SELECT COUNT(*) FROM tools WHERE team = 'red' AND name = 'Bash'"), 1,
+                  "the tool in use stays");
+    cr_expect_eq (s_count (store, "SELECT COUNT(*) FROM tools WHERE team = 'red' AND name = 'random11'"), 1,
+                  "the newest stays");
+    cr_expect_eq (s_count (store, "SELECT COUNT(*) FROM tools WHERE team = 'red' AND name = 'random0'"), 0,
+                  "the least recently seen went");
+    cr_expect_eq (s_count (store, "SELECT COUNT(*) FROM tools WHERE team = 'blue'"), 1, "another team's stay");
+    //  Retention by age: what was last seen before the cutoff goes.
+    sl_retention_t by_age = { .max_age_ms = 1000, .batch = 100 };
+    int pruned = 0;
+    bool more = true;
+    for (int step = 0; step < 20 && more; step++)
+        cr_assert_eq (sl_retention_step (store, &by_age, 3000 + 1000, &pruned, &more), 0, "%s",
+                      sl_store_error (store));
+    cr_expect_eq (s_count (store, "SELECT COUNT(*) FROM tools WHERE team = 'blue'"), 0, "last seen at 1000");
+    cr_expect_eq (s_count (store, "SELECT COUNT(*) FROM tools WHERE last_seen < 3000"), 0);
+    cr_expect_eq (s_count (store, "SELECT COUNT(*) FROM tools WHERE team = 'red'"), 3,
+                  "Bash, random10 and random11: last seen at 3000 or later");
+    sl_archive_destroy (&archive);
+    sl_store_close (&store);
+}
+
 static void
 s_suite (s_env_t *env)
 {
@@ -878,6 +925,7 @@ s_suite (s_env_t *env)
     check_identity_and_usage (env);
     check_approvals (env);
     check_tools (env);
+    check_tools_are_bounded (env);
 }
 
 Test (sl_store, the_suite_on_sqlite)

@@ -1,13 +1,15 @@
 /*  Unit tests: services/keygen/sl_keygen_kube - one Secret per role, each
     holding that role's secret key and no other, and every public key; the
     files it carries are the key directory's, byte for byte, so a pod that
-    mounts one loads its key; bad namespaces and damaged keys write nothing. */
+    mounts one loads its key; the audit's alone also carries its signing
+    key; bad namespaces and damaged keys write nothing. */
 #include <criterion/criterion.h>
 #include <sodium.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/bus/sl_keys.h"
+#include "common/identity/sl_signkey.h"
 #include "services/keygen/sl_keygen.h"
 #include "services/keygen/sl_keygen_kube.h"
 #include "tests/secretfile.h"
@@ -131,6 +133,44 @@ Test (sl_keygen_kube, a_missing_or_damaged_role_key_writes_nothing)
     cr_expect_eq (sl_keygen_kube_secrets (dir, "sluice", &out, &error), -1, "a damaged key is refused");
     cr_expect_eq (out.len, 0);
     free (error);
+    sl_buf_free (&out);
+    keydir_remove (dir);
+}
+
+Test (sl_keygen_kube, the_audits_secret_carries_its_signing_key)
+{
+    char dir [64];
+    keydir_make (dir, sizeof dir);
+    sl_buf_t out = { 0 }, report = { 0 };
+    char *error = NULL;
+    cr_assert_eq (sl_signkey_make (dir, "audit", &report, &error), 0, "%s", error ? error : "");
+    cr_assert_eq (sl_keygen_kube_secrets (dir, "sluice", &out, &error), 0, "%s", error ? error : "");
+    for (size_t i = 0; sl_keygen_role (i); i++) {
+        const char *role = sl_keygen_role (i);
+        bool audit = strcmp (role, "audit") == 0;
+        char mount [64];
+        snprintf (mount, sizeof mount, "/tmp/sluice-mount-XXXXXX");
+        cr_assert_not_null (mkdtemp (mount));
+        int secrets = 0;
+        cr_expect_eq (s_mount (sl_buf_cstr (&out), role, mount, &secrets), PUBLIC_FILES + 1 + (audit ? 2 : 0),
+                      "%s", role);
+        cr_expect_eq (secrets, audit ? 2 : 1, "%s: the signing key is the audit's alone", role);
+        //  What the audit does with --signing-key: the mounted key signs
+        //  what the directory's public key checks.
+        if (audit) {
+            char path [128];
+            sl_signkey_t secret, public;
+            snprintf (path, sizeof path, "%s/audit.sign_secret", mount);
+            cr_expect_eq (sl_signkey_load_secret (&secret, path, &error), 0, "%s", error ? error : "");
+            snprintf (path, sizeof path, "%s/audit.sign", dir);
+            cr_assert_eq (sl_signkey_load_public (&public, path, &error), 0);
+            char sig [SL_SIGNKEY_SIG_HEX];
+            sl_signkey_sign (&secret, "checkpoint", 10, sig);
+            cr_expect (sl_signkey_check (&public, "checkpoint", 10, sig));
+        }
+        keydir_remove (mount);
+    }
+    sl_buf_free (&report);
     sl_buf_free (&out);
     keydir_remove (dir);
 }
