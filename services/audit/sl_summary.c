@@ -71,7 +71,8 @@ static const int s_usage_columns [S_USAGE_VALUES] = {
     ST_USAGE_IN, ST_USAGE_OUT, ST_USAGE_TOTAL, ST_USAGE_CACHE_READ, ST_USAGE_CACHE_WRITE, ST_USAGE_REASONING,
     ST_USAGE_ESTIMATED
 };
-#define S_FRESH_APPROVAL 22             //  values of an approval's first record (a later state's: 5)
+#define S_FRESH_APPROVAL 22             //  values of an approval's first record (a later state's: 6)
+#define S_DECISION_DETAILS 5            //  a later state's details (sl_archive.c s_approval: decided)
 
 struct _sl_summary_t {
     sl_store_t *store;
@@ -361,6 +362,11 @@ s_approval (sl_summary_t *self, json_t *row, const char *key)
         //  one's entry was cut, its state changes only are compared).
         bool whole = json_array_size (json_object_get (e, "data")) >= S_FRESH_APPROVAL;
         int state = 1, at = whole ? 18 : 2, approver = whole ? 20 : 3, comment = whole ? 21 : 4;
+        //  A decision's details (its sixth value: the memory it gave,
+        //  self_approved) replace the pending record's, when it has any.
+        json_t *details = whole ? NULL : s_data (e, S_DECISION_DETAILS);
+        if (details && !json_is_null (details))
+            json_array_set (want, AP_DETAILS, details);
         json_array_set (want, AP_STATE, s_data (e, state) ? s_data (e, state) : json_null ());
         json_array_set (want, AP_UPDATED, s_data (e, at) ? s_data (e, at) : json_null ());
         json_array_set (want, AP_APPROVER, s_data (e, approver) ? s_data (e, approver) : json_null ());

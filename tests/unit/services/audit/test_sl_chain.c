@@ -125,10 +125,14 @@ s_approvals (sl_archive_t *archive, sl_store_t *store, uint8_t tag, int64_t t0)
     m.instance = SL_STR_LIT ("judge-1");
     m.ts = t0;
     m.expires = t0 + 300000;
+    m.body = SL_STR_LIT ("{\"approvers\":[\"team:red\"]}");
     cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
     m.code = SL_STR_LIT ("approved");
     m.approver = SL_STR_LIT ("bob@red");
     m.reason = SL_STR_LIT ("once");
+    //  A decision's details (the memory it gave, self_approved) replace
+    //  the pending record's in the row.
+    m.body = SL_STR_LIT ("{\"remember_minutes\":60,\"self_approved\":false}");
     m.ts = t0 + 10;
     cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
     cr_assert_eq (sl_archive_commit (archive), 0, "%s", sl_store_error (store));
