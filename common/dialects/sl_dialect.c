@@ -107,7 +107,7 @@ sl_dialect_check (const sl_dialect_t *d, const char **why)
     S_REQUIRE (d->scheme, "credential scheme missing");
     S_REQUIRE (d->headers, "headers list missing");
     S_REQUIRE (d->decoder, "decoder missing");
-    S_REQUIRE (d->decoder->create && d->decoder->destroy && d->decoder->event && d->decoder->finish,
+    S_REQUIRE (d->decoder->event && ((!d->decoder->init && !d->decoder->clear) || d->decoder->state_size),
                "decoder operation missing");
     S_REQUIRE (d->finish, "finish missing");
     S_REQUIRE (d->renderer, "renderer missing");
