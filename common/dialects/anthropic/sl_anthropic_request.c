@@ -31,6 +31,7 @@
 #include "common/base/sl_json.h"
 #include "common/dialects/sl_effort.h"
 #include "common/dialects/sl_job.h"
+#include "common/dialects/sl_reqparse.h"
 #include "common/dialects/anthropic/sl_anthropic.h"
 
 #define S_TEMPERATURE_MAX 1.0           //  the API's range is [0, 1]
@@ -43,15 +44,6 @@ static const char *const s_mapped [] = {
     "top_k", "stop_sequences", "metadata", "thinking", "output_config", NULL
 };
 static const char *const s_output_mapped [] = { "effort", "format", NULL };
-
-static bool
-s_in (const char *key, const char *const *list)
-{
-    for (; *list; list++)
-        if (strcmp (key, *list) == 0)
-            return true;
-    return false;
-}
 
 static void
 s_image (sl_part_t *p, json_t *source)
@@ -137,59 +129,42 @@ s_blocks (sl_req_t *req, sl_message_t *m, sl_part_t *result, json_t *content)
         s_block (req, m, result, block);
 }
 
-//  Tools: an array of objects, each with its name and input_schema.
-//  Entries without a name are not the judge's (nor any other dialect's).
+//  A tool's input_schema; cache_control marks are informative.
 static int
-s_tools (json_t *tools, sl_req_t *req, sl_refusal_t *err)
+s_tool (json_t *def, sl_tool_t *t, sl_req_t *req, sl_refusal_t *err)
 {
-    if (!tools || json_is_null (tools))
-        return 0;
-    if (!json_is_array (tools))
-        return sl_refuse (err, 400, "invalid_request_error", "'tools' must be an array");
-    size_t i;
-    json_t *tool;
-    json_array_foreach (tools, i, tool) {
-        if (!json_is_object (tool))
-            return sl_refuse (err, 400, "invalid_request_error", "tools[%zu] must be an object", i);
-        json_t *name = json_object_get (tool, "name");
-        if (!name)
-            continue;
-        if (!json_is_string (name))
-            return sl_refuse (err, 400, "invalid_request_error", "tools[%zu].name must be a string", i);
-        sl_tool_t *t = sl_req_add_tool (req);
-        t->name = sl_req_str (name);
-        t->description = sl_req_str (json_object_get (tool, "description"));
-        json_t *schema = json_object_get (tool, "input_schema");
-        t->schema = json_is_object (schema) ? schema : NULL;
-        const char *type = json_string_value (json_object_get (tool, "type"));
-        if (type && strcmp (type, "custom") != 0)
-            t->server = sl_req_str (json_object_get (tool, "type"));
-        if (json_object_get (tool, "cache_control"))
-            sl_req_feature (req, "cache_control", false);
-    }
+    (void) err;
+    json_t *schema = json_object_get (def, "input_schema");
+    t->schema = json_is_object (schema) ? schema : NULL;
+    if (json_object_get (def, "cache_control"))
+        sl_req_feature (req, "cache_control", false);
     return 0;
 }
+
+//  Tools: an array of objects, each with its name and input_schema; a
+//  provider's own tool has a type other than "custom". Entries without a
+//  name are not the judge's (nor any other dialect's).
+static const sl_reqparse_tools_t s_tools = {
+    .list = "tools",
+    .function_type = "custom",
+    .unnamed = SL_REQPARSE_UNNAMED_SKIP,
+    .read = s_tool,
+};
 
 int
 sl_anthropic_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_refusal_t *err)
 {
     (void) endpoint;
-    json_t *model = json_object_get (root, "model");
     json_t *messages = json_object_get (root, "messages");
     json_t *max_tokens = json_object_get (root, "max_tokens");
-    json_t *stream = json_object_get (root, "stream");
-    if (!json_is_string (model) || json_string_length (model) == 0)
-        return sl_refuse (err, 400, "invalid_request_error", "'model' is required and must be a string");
+    if (sl_reqparse_model (root, req, err))
+        return -1;
     if (!json_is_array (messages) || json_array_size (messages) == 0)
         return sl_refuse (err, 400, "invalid_request_error", "messages: a non-empty array is required");
     if (!json_is_integer (max_tokens) || json_integer_value (max_tokens) < 1)
         return sl_refuse (err, 400, "invalid_request_error", "max_tokens: a positive integer is required");
-    if (stream && !json_is_null (stream) && !json_is_boolean (stream))
-        return sl_refuse (err, 400, "invalid_request_error", "'stream' must be a boolean");
-    if (s_tools (json_object_get (root, "tools"), req, err))
+    if (sl_reqparse_stream (root, req, err) || sl_reqparse_tools (json_object_get (root, "tools"), &s_tools, req, err))
         return -1;
-    req->model = sl_req_str (model);
-    req->stream = json_is_true (stream);
     req->include_usage = true;          //  Anthropic always reports usage
     req->max_tokens = json_integer_value (max_tokens);
     //  Instructions
@@ -229,10 +204,7 @@ sl_anthropic_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, 
     req->temperature = sl_req_real (json_object_get (root, "temperature"));
     req->top_p = sl_req_real (json_object_get (root, "top_p"));
     req->top_k = sl_req_int (json_object_get (root, "top_k"));
-    json_t *stop;
-    json_array_foreach (json_object_get (root, "stop_sequences"), i, stop)
-        if (json_is_string (stop))
-            sl_req_add_stop (req, sl_req_str (stop));
+    sl_reqparse_stops (req, json_object_get (root, "stop_sequences"));
     //  Thinking
     json_t *thinking = json_object_get (root, "thinking");
     const char *ttype = json_string_value (json_object_get (thinking, "type"));
@@ -261,14 +233,8 @@ sl_anthropic_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, 
     //  Who asks
     json_t *metadata = json_object_get (root, "metadata");
     req->user = sl_req_str (json_object_get (metadata, "user_id"));
-    const char *key;
-    json_t *value;
-    json_object_foreach (root, key, value)
-        if (!s_in (key, s_mapped) && !json_is_null (value))
-            sl_req_field (req, key, s_matters, s_informative);
-    json_object_foreach (output, key, value)
-        if (!s_in (key, s_output_mapped) && !json_is_null (value))
-            sl_req_field (req, key, NULL, NULL);
+    sl_reqparse_fields (req, root, s_mapped, s_matters, s_informative);
+    sl_reqparse_fields (req, output, s_output_mapped, NULL, NULL);
     return 0;
 }
 

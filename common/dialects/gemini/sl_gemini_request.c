@@ -29,6 +29,7 @@
 #include "common/base/sl_json.h"
 #include "common/dialects/sl_effort.h"
 #include "common/dialects/sl_job.h"
+#include "common/dialects/sl_reqparse.h"
 #include "common/dialects/gemini/sl_gemini.h"
 
 #define S_STOP_MAX 5                    //  stop sequences the API takes
@@ -47,15 +48,6 @@ static const char *const s_config_mapped [] = {
     "candidateCount", NULL
 };
 static const char *const s_config_matters [] = { "responseModalities", "speechConfig", NULL };
-
-static bool
-s_in (const char *key, const char *const *list)
-{
-    for (; *list; list++)
-        if (strcmp (key, *list) == 0)
-            return true;
-    return false;
-}
 
 //  Gemini's OpenAPI schema as JSON Schema: type names in lower case.
 static json_t *
@@ -205,40 +197,30 @@ s_content (sl_req_t *req, json_t *content, size_t index)
     }
 }
 
-//  Function declarations: named ones are the judge's; parameters or
-//  parametersJsonSchema their schema.
+//  A declaration's schema: parameters (Gemini's OpenAPI schema, held as
+//  JSON Schema and kept as declared) or parametersJsonSchema.
 static int
-s_declarations (json_t *decls, sl_req_t *req, sl_refusal_t *err)
+s_declaration (json_t *decl, sl_tool_t *t, sl_req_t *req, sl_refusal_t *err)
 {
-    if (!decls || json_is_null (decls))
-        return 0;
-    if (!json_is_array (decls))
-        return sl_refuse (err, 400, "invalid_request_error", "'functionDeclarations' must be an array");
-    size_t i;
-    json_t *decl;
-    json_array_foreach (decls, i, decl) {
-        if (!json_is_object (decl))
-            return sl_refuse (err, 400, "invalid_request_error", "functionDeclarations[%zu] must be an object", i);
-        json_t *name = json_object_get (decl, "name");
-        if (!name)
-            continue;
-        if (!json_is_string (name))
-            return sl_refuse (err, 400, "invalid_request_error", "functionDeclarations[%zu].name must be a string", i);
-        sl_tool_t *t = sl_req_add_tool (req);
-        t->name = sl_req_str (name);
-        t->description = sl_req_str (json_object_get (decl, "description"));
-        json_t *schema = json_object_get (decl, "parameters");
-        json_t *js = json_object_get (decl, "parametersJsonSchema");
-        if (json_is_object (schema)) {
-            t->declared = schema;
-            t->schema = sl_req_own (req, s_json_schema (schema));
-        }
-        else
-        if (json_is_object (js))
-            t->schema = js;
+    (void) err;
+    json_t *schema = json_object_get (decl, "parameters");
+    json_t *js = json_object_get (decl, "parametersJsonSchema");
+    if (json_is_object (schema)) {
+        t->declared = schema;
+        t->schema = sl_req_own (req, s_json_schema (schema));
     }
+    else
+    if (json_is_object (js))
+        t->schema = js;
     return 0;
 }
+
+//  Function declarations: named ones are the judge's.
+static const sl_reqparse_tools_t s_declarations = {
+    .list = "functionDeclarations",
+    .unnamed = SL_REQPARSE_UNNAMED_SKIP,
+    .read = s_declaration,
+};
 
 int
 sl_gemini_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_refusal_t *err)
@@ -263,7 +245,7 @@ sl_gemini_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_
     size_t i;
     json_t *tool;
     json_array_foreach (tools, i, tool) {
-        if (s_declarations (json_object_get (tool, "functionDeclarations"), req, err))
+        if (sl_reqparse_tools (json_object_get (tool, "functionDeclarations"), &s_declarations, req, err))
             return -1;
         const char *key;
         json_t *v;
@@ -313,10 +295,7 @@ sl_gemini_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_
     req->seed = sl_req_int (json_object_get (config, "seed"));
     req->presence_penalty = sl_req_real (json_object_get (config, "presencePenalty"));
     req->frequency_penalty = sl_req_real (json_object_get (config, "frequencyPenalty"));
-    json_t *stop;
-    json_array_foreach (json_object_get (config, "stopSequences"), i, stop)
-        if (json_is_string (stop))
-            sl_req_add_stop (req, sl_req_str (stop));
+    sl_reqparse_stops (req, json_object_get (config, "stopSequences"));
     json_t *mime = json_object_get (config, "responseMimeType");
     if (json_is_string (mime) && strcmp (json_string_value (mime), "application/json") == 0) {
         json_t *js = json_object_get (config, "responseJsonSchema"), *schema = json_object_get (config, "responseSchema");
@@ -333,14 +312,8 @@ sl_gemini_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_
     else
         req->budget = sl_req_int (budget);
     req->effort = sl_req_str (json_object_get (thinking, "thinkingLevel"));
-    const char *key;
-    json_t *value;
-    json_object_foreach (root, key, value)
-        if (!s_in (key, s_mapped) && !json_is_null (value))
-            sl_req_field (req, key, s_matters, s_informative);
-    json_object_foreach (config, key, value)
-        if (!s_in (key, s_config_mapped) && !json_is_null (value))
-            sl_req_field (req, key, s_config_matters, s_config_informative);
+    sl_reqparse_fields (req, root, s_mapped, s_matters, s_informative);
+    sl_reqparse_fields (req, config, s_config_mapped, s_config_matters, s_config_informative);
     return 0;
 }
 

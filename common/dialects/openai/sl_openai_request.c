@@ -21,6 +21,7 @@
 #include "common/base/sl_json.h"
 #include "common/dialects/sl_effort.h"
 #include "common/dialects/sl_job.h"
+#include "common/dialects/sl_reqparse.h"
 #include "common/dialects/openai/sl_openai.h"
 
 //  Top-level fields the model does not hold: what the answer depends on
@@ -38,15 +39,6 @@ static const char *const s_mapped [] = {
     "max_tokens", "max_completion_tokens", "temperature", "top_p", "stop", "seed", "presence_penalty",
     "frequency_penalty", "response_format", "reasoning_effort", "user", "metadata", NULL
 };
-
-static bool
-s_in (const char *key, const char *const *list)
-{
-    for (; *list; list++)
-        if (strcmp (key, *list) == 0)
-            return true;
-    return false;
-}
 
 //  One content part of a user, system or assistant message.
 static void
@@ -171,44 +163,47 @@ s_message (sl_req_t *req, json_t *msg, size_t index)
     }
 }
 
+//  A function's parameters and strict.
+static int
+s_function (json_t *fn, sl_tool_t *t, sl_req_t *req, sl_refusal_t *err)
+{
+    (void) req;
+    (void) err;
+    t->schema = json_object_get (fn, "parameters");
+    t->strict = json_is_true (json_object_get (fn, "strict"));
+    return 0;
+}
+
+//  Tools: {"type":"function","function":{name, description, parameters,
+//  strict}}; another type is a provider's own tool. A function must have
+//  a name.
+static const sl_reqparse_tools_t s_tools = {
+    .list = "tools",
+    .wrapper = "function",
+    .function_type = "function",
+    .unnamed = SL_REQPARSE_UNNAMED_REFUSE,
+    .read = s_function,
+};
+
 int
 sl_openai_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_refusal_t *err)
 {
     (void) endpoint;
-    json_t *model = json_object_get (root, "model");
     json_t *messages = json_object_get (root, "messages");
-    json_t *stream = json_object_get (root, "stream");
     json_t *n = json_object_get (root, "n");
-    json_t *tools = json_object_get (root, "tools");
-    if (!json_is_string (model) || json_string_length (model) == 0)
-        return sl_refuse (err, 400, "invalid_request_error", "'model' is required and must be a string");
+    if (sl_reqparse_model (root, req, err))
+        return -1;
     if (!json_is_array (messages) || json_array_size (messages) == 0)
         return sl_refuse (err, 400, "invalid_request_error", "'messages' is required and must be a non-empty array");
-    if (stream && !json_is_null (stream) && !json_is_boolean (stream))
-        return sl_refuse (err, 400, "invalid_request_error", "'stream' must be a boolean");
+    if (sl_reqparse_stream (root, req, err))
+        return -1;
     if (n && !json_is_null (n) && !(json_is_integer (n) && json_integer_value (n) == 1))
         return sl_refuse (err, 400, "invalid_request_error",
                           "'n' other than 1 is not supported: sluice judges one choice per response");
-    if (tools && !json_is_null (tools) && !json_is_array (tools))
-        return sl_refuse (err, 400, "invalid_request_error", "'tools' must be an array");
-    size_t i;
-    json_t *tool;
-    json_array_foreach (tools, i, tool) {
-        json_t *fn = json_object_get (tool, "function");
-        if (!json_is_string (json_object_get (fn, "name")))
-            return sl_refuse (err, 400, "invalid_request_error", "tools[%zu].function.name must be a string", i);
-        sl_tool_t *t = sl_req_add_tool (req);
-        t->name = sl_req_str (json_object_get (fn, "name"));
-        t->description = sl_req_str (json_object_get (fn, "description"));
-        t->schema = json_object_get (fn, "parameters");
-        t->strict = json_is_true (json_object_get (fn, "strict"));
-        const char *type = json_string_value (json_object_get (tool, "type"));
-        if (type && strcmp (type, "function") != 0)
-            t->server = sl_req_str (json_object_get (tool, "type"));
-    }
-    req->model = sl_req_str (model);
-    req->stream = json_is_true (stream);
+    if (sl_reqparse_tools (json_object_get (root, "tools"), &s_tools, req, err))
+        return -1;
     req->include_usage = json_is_true (json_object_get (json_object_get (root, "stream_options"), "include_usage"));
+    size_t i;
     json_t *msg;
     json_array_foreach (messages, i, msg)
         s_message (req, msg, i);
@@ -241,12 +236,10 @@ sl_openai_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_
     req->seed = sl_req_int (json_object_get (root, "seed"));
     req->presence_penalty = sl_req_real (json_object_get (root, "presence_penalty"));
     req->frequency_penalty = sl_req_real (json_object_get (root, "frequency_penalty"));
-    json_t *stop = json_object_get (root, "stop"), *s;
+    json_t *stop = json_object_get (root, "stop");
     if (json_is_string (stop))
         sl_req_add_stop (req, sl_req_str (stop));
-    json_array_foreach (stop, i, s)
-        if (json_is_string (s))
-            sl_req_add_stop (req, sl_req_str (s));
+    sl_reqparse_stops (req, stop);
     //  Structured output
     json_t *format = json_object_get (root, "response_format");
     const char *ftype = json_string_value (json_object_get (format, "type"));
@@ -270,7 +263,7 @@ sl_openai_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_
     const char *key;
     json_t *value;
     json_object_foreach (root, key, value) {
-        if (s_in (key, s_mapped) || json_is_null (value))
+        if (sl_reqparse_listed (key, s_mapped) || json_is_null (value))
             continue;
         if (strcmp (key, "modalities") == 0 && json_array_size (value) == 1
         &&  json_is_string (json_array_get (value, 0)) && strcmp (json_string_value (json_array_get (value, 0)), "text") == 0)

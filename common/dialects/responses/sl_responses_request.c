@@ -23,6 +23,7 @@
 #include "common/base/sl_json.h"
 #include "common/dialects/sl_effort.h"
 #include "common/dialects/sl_job.h"
+#include "common/dialects/sl_reqparse.h"
 #include "common/dialects/responses/sl_responses.h"
 
 static const char *const s_matters [] = { "previous_response_id", "conversation", "prompt", NULL };
@@ -34,15 +35,6 @@ static const char *const s_mapped [] = {
     "model", "input", "instructions", "stream", "background", "tools", "tool_choice", "parallel_tool_calls",
     "max_output_tokens", "temperature", "top_p", "text", "reasoning", "user", "metadata", NULL
 };
-
-static bool
-s_in (const char *key, const char *const *list)
-{
-    for (; *list; list++)
-        if (strcmp (key, *list) == 0)
-            return true;
-    return false;
-}
 
 static bool
 s_is (json_t *value, const char *text)
@@ -164,55 +156,43 @@ s_item (sl_req_t *req, json_t *item)
     sl_req_add_part (m, SL_PART_OPAQUE)->text = type ? sl_req_keep (req, type, n) : SL_STR_LIT ("an input item");
 }
 
-//  Tools: named ones are the judge's (and can cross); a provider's own
-//  (web search, file search, ...) have a type and no name.
+//  A function tool's parameters and strict.
 static int
-s_tools (json_t *tools, sl_req_t *req, sl_refusal_t *err)
+s_tool (json_t *def, sl_tool_t *t, sl_req_t *req, sl_refusal_t *err)
 {
-    if (!tools || json_is_null (tools))
-        return 0;
-    if (!json_is_array (tools))
-        return sl_refuse (err, 400, "invalid_request_error", "'tools' must be an array");
-    size_t i;
-    json_t *tool;
-    json_array_foreach (tools, i, tool) {
-        if (!json_is_object (tool))
-            return sl_refuse (err, 400, "invalid_request_error", "tools[%zu] must be an object", i);
-        json_t *name = json_object_get (tool, "name");
-        if (name && !json_is_string (name))
-            return sl_refuse (err, 400, "invalid_request_error", "tools[%zu].name must be a string", i);
-        sl_tool_t *t = sl_req_add_tool (req);
-        t->name = sl_req_str (name);
-        t->description = sl_req_str (json_object_get (tool, "description"));
-        json_t *schema = json_object_get (tool, "parameters");
-        t->schema = json_is_object (schema) ? schema : NULL;
-        t->strict = json_is_true (json_object_get (tool, "strict"));
-        if (!s_is (json_object_get (tool, "type"), "function"))
-            t->server = sl_req_str (json_object_get (tool, "type"));
-    }
+    (void) req;
+    (void) err;
+    json_t *schema = json_object_get (def, "parameters");
+    t->schema = json_is_object (schema) ? schema : NULL;
+    t->strict = json_is_true (json_object_get (def, "strict"));
     return 0;
 }
+
+//  Tools: named ones are the judge's (and can cross); a provider's own
+//  (web search, file search, ...) have a type and no name.
+static const sl_reqparse_tools_t s_tools = {
+    .list = "tools",
+    .function_type = "function",
+    .unnamed = SL_REQPARSE_UNNAMED_KEEP,
+    .read = s_tool,
+};
 
 int
 sl_responses_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_refusal_t *err)
 {
     (void) endpoint;
-    json_t *model = json_object_get (root, "model");
     json_t *input = json_object_get (root, "input");
-    json_t *stream = json_object_get (root, "stream");
-    if (!json_is_string (model) || json_string_length (model) == 0)
-        return sl_refuse (err, 400, "invalid_request_error", "'model' is required and must be a string");
+    if (sl_reqparse_model (root, req, err))
+        return -1;
     if (!(json_is_string (input) || (json_is_array (input) && json_array_size (input) > 0)))
         return sl_refuse (err, 400, "invalid_request_error", "'input' is required: a string or a non-empty array");
-    if (stream && !json_is_null (stream) && !json_is_boolean (stream))
-        return sl_refuse (err, 400, "invalid_request_error", "'stream' must be a boolean");
+    if (sl_reqparse_stream (root, req, err))
+        return -1;
     if (json_is_true (json_object_get (root, "background")))
         return sl_refuse (err, 400, "invalid_request_error",
                           "'background' responses are not supported: sluice judges the response as it streams");
-    if (s_tools (json_object_get (root, "tools"), req, err))
+    if (sl_reqparse_tools (json_object_get (root, "tools"), &s_tools, req, err))
         return -1;
-    req->model = sl_req_str (model);
-    req->stream = json_is_true (stream);
     req->include_usage = true;          //  response.completed always carries usage
     json_t *instructions = json_object_get (root, "instructions");
     if (json_is_string (instructions))
@@ -260,11 +240,7 @@ sl_responses_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, 
     req->effort = sl_req_str (json_object_get (json_object_get (root, "reasoning"), "effort"));
     req->user = sl_req_str (json_object_get (root, "user"));
     req->metadata = json_object_get (root, "metadata");
-    const char *key;
-    json_t *value;
-    json_object_foreach (root, key, value)
-        if (!s_in (key, s_mapped) && !json_is_null (value))
-            sl_req_field (req, key, s_matters, s_informative);
+    sl_reqparse_fields (req, root, s_mapped, s_matters, s_informative);
     return 0;
 }
 
