@@ -22,6 +22,7 @@
 #include "common/dialects/sl_effort.h"
 #include "common/dialects/sl_job.h"
 #include "common/dialects/sl_reqparse.h"
+#include "common/dialects/sl_reqrender.h"
 #include "common/dialects/openai/sl_openai.h"
 
 //  Top-level fields the model does not hold: what the answer depends on
@@ -290,12 +291,6 @@ sl_openai_forward (sl_str_t body, const sl_req_t *req, sl_buf_t *out)
 //  Rendering another dialect's request
 
 static json_t *
-s_string (sl_str_t s)
-{
-    return json_stringn (s.ptr ? s.ptr : "", s.len);
-}
-
-static json_t *
 s_buf_string (sl_buf_t *b)
 {
     return json_stringn (b->data ? b->data : "", b->len);
@@ -311,7 +306,7 @@ s_user_content (const sl_part_t *parts, size_t count, sl_xlate_t *x, json_t **ou
     for (size_t i = 0; i < count; i++) {
         const sl_part_t *p = &parts [i];
         if (p->kind == SL_PART_TEXT) {
-            json_array_append_new (list, json_pack ("{s:s,s:o}", "type", "text", "text", s_string (p->text)));
+            json_array_append_new (list, json_pack ("{s:s,s:o}", "type", "text", "text", sl_reqrender_str (p->text)));
             texts++;
         }
         else
@@ -340,7 +335,7 @@ s_tool_message (const sl_part_t *result)
 {
     sl_buf_t text = { 0 };
     sl_req_result_text (result, true, &text);
-    json_t *m = json_pack ("{s:s,s:o,s:o}", "role", "tool", "tool_call_id", s_string (result->id),
+    json_t *m = json_pack ("{s:s,s:o,s:o}", "role", "tool", "tool_call_id", sl_reqrender_str (result->id),
                            "content", s_buf_string (&text));
     sl_buf_free (&text);
     return m;
@@ -353,8 +348,7 @@ s_messages (const sl_req_t *req, sl_xlate_t *x, json_t *list)
         const sl_message_t *m = &req->messages [i];
         for (size_t j = 0; j < m->count; j++)
             if (m->parts [j].kind == SL_PART_OPAQUE)
-                return sl_xlate_refuse (x, m->parts [j].text.ptr ? m->parts [j].text.ptr : "a content part",
-                                        "the client's dialect has it, Chat Completions does not");
+                return sl_reqrender_refuse_part (x, &m->parts [j], "Chat Completions");
         if (m->role == SL_ROLE_SYSTEM) {
             sl_buf_t text = { 0 };
             sl_req_join (m->parts, m->count, SL_PART_TEXT, "\n", &text);
@@ -402,10 +396,9 @@ s_messages (const sl_req_t *req, sl_xlate_t *x, json_t *list)
                 const sl_part_t *p = &m->parts [j];
                 if (p->kind != SL_PART_TOOL_CALL)
                     continue;
-                json_array_append_new (tc, json_pack ("{s:o,s:s,s:{s:o,s:o}}", "id", s_string (p->id), "type",
-                                                      "function", "function", "name", s_string (p->name),
-                                                      "arguments", s_string (p->arguments.ptr ? p->arguments
-                                                                                              : SL_STR_LIT ("{}"))));
+                json_array_append_new (tc, json_pack ("{s:o,s:s,s:{s:o,s:o}}", "id", sl_reqrender_str (p->id), "type",
+                                                      "function", "function", "name", sl_reqrender_str (p->name),
+                                                      "arguments", sl_reqrender_args_text (p)));
             }
             if (json_array_size (tc))
                 json_object_set_new (msg, "tool_calls", tc);
@@ -417,38 +410,28 @@ s_messages (const sl_req_t *req, sl_xlate_t *x, json_t *list)
     return 0;
 }
 
-static void
-s_real (json_t *root, const char *key, double value)
-{
-    if (!isnan (value))
-        json_object_set_new (root, key, json_real (value));
-}
+//  Tools: {"type":"function","function":{name, description, parameters
+//  (an empty object schema when none), strict when strict}}.
+static const sl_reqrender_tools_t s_render_tools = {
+    .type = "function",
+    .wrapper = "function",
+    .schema = "parameters",
+    .no_schema = "{\"type\":\"object\",\"properties\":{}}",
+    .strict = SL_REQRENDER_STRICT_WHEN,
+    .own = "Chat Completions has function tools only",
+};
 
 int
 sl_openai_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
 {
     json_t *root = json_object ();
     json_t *messages = json_array ();
-    json_object_set_new (root, "model", s_string (req->model));
+    json_object_set_new (root, "model", sl_reqrender_str (req->model));
     json_object_set_new (root, "messages", messages);
     int rc = s_messages (req, x, messages);
     if (rc == 0 && req->tool_count) {
         json_t *tools = json_array ();
-        for (size_t i = 0; i < req->tool_count && rc == 0; i++) {
-            const sl_tool_t *t = &req->tools [i];
-            if (t->server.ptr) {
-                rc = sl_xlate_refuse (x, "a provider's own tool", "Chat Completions has function tools only");
-                break;
-            }
-            json_t *fn = json_pack ("{s:o}", "name", s_string (t->name));
-            if (t->description.ptr)
-                json_object_set_new (fn, "description", s_string (t->description));
-            json_object_set_new (fn, "parameters", t->schema ? json_incref (t->schema)
-                                                             : json_pack ("{s:s,s:{}}", "type", "object", "properties"));
-            if (t->strict)
-                json_object_set_new (fn, "strict", json_true ());
-            json_array_append_new (tools, json_pack ("{s:s,s:o}", "type", "function", "function", fn));
-        }
+        rc = sl_reqrender_tools (req, &s_render_tools, x, tools);
         json_object_set_new (root, "tools", tools);
     }
     switch (req->tool_choice) {
@@ -457,56 +440,39 @@ sl_openai_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
         case SL_CHOICE_REQUIRED: json_object_set_new (root, "tool_choice", json_string ("required")); break;
         case SL_CHOICE_TOOL:
             json_object_set_new (root, "tool_choice", json_pack ("{s:s,s:{s:o}}", "type", "function", "function",
-                                                                 "name", s_string (req->tool_choice_name)));
+                                                                 "name", sl_reqrender_str (req->tool_choice_name)));
             break;
         default: break;
     }
     if (req->parallel_tools >= 0 && req->tool_count)
         json_object_set_new (root, "parallel_tool_calls", json_boolean (req->parallel_tools));
-    if (req->max_tokens >= 0)
-        json_object_set_new (root, "max_completion_tokens", json_integer (req->max_tokens));
-    s_real (root, "temperature", req->temperature);
-    s_real (root, "top_p", req->top_p);
+    sl_reqrender_int (root, "max_completion_tokens", req->max_tokens);
+    sl_reqrender_real (root, "temperature", req->temperature);
+    sl_reqrender_real (root, "top_p", req->top_p);
     if (req->top_k >= 0)
         sl_xlate_drop (x, "top_k");
-    if (req->stop_count) {
-        json_t *stop = json_array ();
-        for (size_t i = 0; i < req->stop_count; i++)
-            json_array_append_new (stop, s_string (req->stop [i]));
-        json_object_set_new (root, "stop", stop);
-    }
-    if (req->seed >= 0)
-        json_object_set_new (root, "seed", json_integer (req->seed));
-    s_real (root, "presence_penalty", req->presence_penalty);
-    s_real (root, "frequency_penalty", req->frequency_penalty);
+    if (req->stop_count)
+        json_object_set_new (root, "stop", sl_reqrender_strs (req->stop, req->stop_count));
+    sl_reqrender_int (root, "seed", req->seed);
+    sl_reqrender_real (root, "presence_penalty", req->presence_penalty);
+    sl_reqrender_real (root, "frequency_penalty", req->frequency_penalty);
     if (req->format == SL_FORMAT_JSON)
         json_object_set_new (root, "response_format", json_pack ("{s:s}", "type", "json_object"));
     else
     if (req->format == SL_FORMAT_SCHEMA) {
-        json_t *js = json_pack ("{s:o,s:o}", "name", s_string (req->format_name.ptr ? req->format_name
-                                                                                    : SL_STR_LIT ("response")),
-                                "schema", req->format_schema ? json_incref (req->format_schema) : json_object ());
+        json_t *js = sl_reqrender_schema_format (req, NULL);
         if (req->format_strict)
             json_object_set_new (js, "strict", json_true ());
         json_object_set_new (root, "response_format", json_pack ("{s:s,s:o}", "type", "json_schema", "json_schema", js));
     }
-    int effort = sl_effort_clamp (sl_effort_of (req, x), SL_EFFORT_NONE, SL_EFFORT_XHIGH, x);
-    if (effort != SL_EFFORT_UNSET)
-        json_object_set_new (root, "reasoning_effort", json_string (sl_effort_name (effort)));
-    else
-    if (req->thinking_adaptive)
-        sl_xlate_drop (x, "adaptive thinking (the provider's default effort)");
+    const char *effort = sl_effort_word (req, SL_EFFORT_NONE, SL_EFFORT_XHIGH, x);
+    if (effort)
+        json_object_set_new (root, "reasoning_effort", json_string (effort));
     if (req->user.ptr)
-        json_object_set_new (root, "user", s_string (req->user));
+        json_object_set_new (root, "user", sl_reqrender_str (req->user));
     if (req->metadata)
         sl_xlate_drop (x, "metadata");
     json_object_set_new (root, "stream", json_true ());
     json_object_set_new (root, "stream_options", json_pack ("{s:b}", "include_usage", 1));
-    if (rc == 0) {
-        char *text = json_dumps (root, SL_REQ_JSON_FLAGS);
-        sl_buf_puts (out, text);
-        free (text);
-    }
-    json_decref (root);
-    return rc;
+    return sl_reqrender_end (root, rc, out);
 }
