@@ -16,6 +16,10 @@
 
 SL_DIALECT_DECLARE (openai);
 
+//  An error response's body in the Chat Completions shape
+//  ({"error":{"message","type","param","code"}}), which the Responses
+//  API answers with too.
+void sl_openai_error_body (int status, sl_str_t code, sl_str_t message, sl_buf_t *out);
 //  {"object":"list","data":[...]} and one {"id","object":"model",...}.
 void sl_openai_model_list (const sl_model_entry_t *models, size_t count, sl_buf_t *out);
 void sl_openai_model (const sl_model_entry_t *model, sl_buf_t *out);
