@@ -5,6 +5,9 @@
     a table that lacks a required operation is refused with the name of
     what is missing, and nothing is registered in its place. Names are the
     modules' own: the registry answers a wire id's name and a name's id.
+
+    Tests: tests/unit/common/dialects/test_dialects.c, the conformance
+    suite (the registry, its checks, and what it reads from the tables).
 */
 #include "common/dialects/sl_dialect.h"
 

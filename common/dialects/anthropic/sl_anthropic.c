@@ -7,6 +7,10 @@
     message. Requests: sl_anthropic_request.c; stream decoder:
     sl_anthropic_decode.c; renderer: sl_anthropic_render.c; validator:
     sl_anthropic_validate.c.
+
+    Tests: tests/unit/common/dialects/test_dialects.c, the conformance
+    suite, runs over this table (endpoint, URL, credential, finish values,
+    defaults, model lists, the question), and test_sl_models.c.
 */
 #include "common/dialects/anthropic/sl_anthropic.h"
 

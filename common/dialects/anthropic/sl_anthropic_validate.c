@@ -13,6 +13,9 @@
     id, name and an object input), nothing but tool_use after a tool_use;
     a stop_reason that agrees with the tool_use blocks as in a stream;
     usage with input and output tokens.
+
+    Tests: tests/unit/common/dialects/test_sl_validate.c (legal and
+    illegal streams and bodies of this dialect), tests/fuzz/fuzz_validate.c.
 */
 #include <stdlib.h>
 #include <string.h>

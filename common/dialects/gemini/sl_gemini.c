@@ -8,6 +8,10 @@
     at GET /v1beta/models. Requests: sl_gemini_request.c; stream decoder:
     sl_gemini_decode.c; renderer: sl_gemini_render.c; validator:
     sl_gemini_validate.c.
+
+    Tests: tests/unit/common/dialects/test_dialects.c, the conformance
+    suite, runs over this table (endpoint, URL, credential, finish values,
+    defaults, model lists), and test_sl_models.c.
 */
 #include "common/dialects/gemini/sl_gemini.h"
 

@@ -8,6 +8,9 @@
     A whole body (non-streaming): one candidate (index 0) whose parts each
     carry a known field (a functionCall with a name and object args), and
     a finishReason.
+
+    Tests: tests/unit/common/dialects/test_sl_validate.c (legal and
+    illegal streams and bodies of this dialect), tests/fuzz/fuzz_validate.c.
 */
 #include <stdlib.h>
 #include <string.h>

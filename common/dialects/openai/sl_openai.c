@@ -6,6 +6,10 @@
     GET /v1/models; a question is a non-streaming chat completion.
     Requests: sl_openai_request.c; stream decoder: sl_openai_decode.c;
     renderer: sl_openai_render.c; validator: sl_openai_validate.c.
+
+    Tests: tests/unit/common/dialects/test_dialects.c, the conformance
+    suite, runs over this table (endpoint, URL, credential, finish values,
+    defaults, model lists, the question), and test_sl_models.c.
 */
 #include "common/dialects/openai/sl_openai.h"
 

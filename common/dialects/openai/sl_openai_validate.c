@@ -12,6 +12,9 @@
     refusal that are strings or null, tool calls each with an id, type
     function, a name and string arguments; a finish_reason, tool_calls
     only when calls are left; usage with token counts.
+
+    Tests: tests/unit/common/dialects/test_sl_validate.c (legal and
+    illegal streams and bodies of this dialect), tests/fuzz/fuzz_validate.c.
 */
 #include <stdlib.h>
 #include <string.h>

@@ -7,6 +7,10 @@
     option and the key of the OpenAI module's. Requests: sl_responses_request.c; stream decoder:
     sl_responses_decode.c; renderer: sl_responses_render.c; validator:
     sl_responses_validate.c.
+
+    Tests: tests/unit/common/dialects/test_dialects.c, the conformance
+    suite, runs over this table (endpoint, URL, credential, finish values,
+    defaults, model lists), and test_sl_models.c.
 */
 #include "common/dialects/responses/sl_responses.h"
 

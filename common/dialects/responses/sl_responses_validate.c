@@ -11,6 +11,9 @@
     or incomplete, output items each with an id and a type, function_call
     items with call_id, name and string arguments, message items with the
     assistant role; usage.
+
+    Tests: tests/unit/common/dialects/test_sl_validate.c (legal and
+    illegal streams and bodies of this dialect), tests/fuzz/fuzz_validate.c.
 */
 #include <stdlib.h>
 #include <string.h>
