@@ -751,7 +751,8 @@ s_policy_metrics (gateway_t *self, sl_metrics_t *m)
             sl_service_verdict_counter (self->service, "sluice_request_verdicts_total", GATEWAY_VERDICTS_HELP, a, c,
                                         SL_TEAMLABEL_DEFAULT);
     for (int d = SL_DIALECT_OPENAI; d < SL_DIALECT_MAX; d++)
-        gateway_request_counter (self, d, SL_TEAMLABEL_DEFAULT);
+        if (sl_dialect_is_client (sl_dialect_get (d)))     //  clients call only these
+            gateway_request_counter (self, d, SL_TEAMLABEL_DEFAULT);
     self->denied = sl_metrics_counter (m, "sluice_requests_denied_total", NULL,
                                        "Requests the request policy refused (403)");
     self->unjudged = sl_metrics_counter (m, "sluice_policy_unknown_total", NULL,

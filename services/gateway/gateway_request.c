@@ -139,7 +139,7 @@ gateway_request_counter (gateway_t *self, int dialect, const char *team)
 static void
 s_count_drops (gateway_t *self, const sl_job_t *parsed)
 {
-    if (parsed->upstream_dialect == parsed->client_dialect)
+    if (sl_dialect_same_format (parsed->upstream_dialect, parsed->client_dialect))
         return;
     sl_counter_inc (self->translated);
     for (size_t i = 0; i < parsed->drop_count; i++) {
@@ -210,8 +210,8 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
     //  The headers the client's dialect sends its own upstream as they are
     //  (the beta features an Anthropic body uses), when it goes to one.
     sl_buf_t passthrough = { 0 };
-    if (req && parsed->upstream_dialect == parsed->client_dialect)
-        sl_upstream_passthrough (sl_dialect_get (parsed->client_dialect), gateway_header, req, &passthrough);
+    if (req && sl_dialect_same_format (parsed->upstream_dialect, parsed->client_dialect))
+        sl_upstream_passthrough (sl_dialect_get (parsed->upstream_dialect), gateway_header, req, &passthrough);
     if (passthrough.len)
         job.passthrough = sl_buf_str (&passthrough);
     //  Whose request it is: the id of the key, never the key; its team and
