@@ -69,6 +69,8 @@ load_run_balanced (load_balancer_t *lb, load_client_t *clients, int n, load_acti
         load_client_t *c = &clients [i];
         c->easy = curl_easy_init ();
         c->headers = curl_slist_append (NULL, "Content-Type: application/json");
+        if (c->auth)
+            c->headers = curl_slist_append (c->headers, c->auth);
         curl_easy_setopt (c->easy, CURLOPT_POSTFIELDS, c->request_body ? c->request_body : c->request);
         curl_easy_setopt (c->easy, CURLOPT_HTTPHEADER, c->headers);
         curl_easy_setopt (c->easy, CURLOPT_WRITEFUNCTION, s_on_data);

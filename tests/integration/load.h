@@ -22,6 +22,7 @@ typedef struct {
     sl_buf_t body;                      //  response bytes
     char request [256];
     const char *request_body;           //  a request body of its own instead (borrowed), or NULL
+    const char *auth;                   //  a header line with the client's key (borrowed), or NULL
     int64_t start_at;                   //  ms from the start of the run when the request goes
     int64_t timeout_ms;                 //  the client gives up after this long (0: the run's bound)
     int retries;                        //  a 503 is tried again this many times, as SDKs do
