@@ -318,12 +318,13 @@ dialect "Gemini" "/v1beta/models/mock-tools:streamGenerateContent?alt=sse" "x-go
 # An approval: two more keys in the clients volume (an agent whose policy
 # asks about run_shell, and an approver of its team), the file reloaded by
 # the gateways and judges; the agent's call waits until the approver says yes.
-agent=$(dc run --rm -T --no-deps keygen sluice-keys new --team asking --user agent --policy ask-shell.yaml)
-lead=$(dc run --rm -T --no-deps keygen sluice-keys new --team asking --user lead --approver)
+# (docker-compose 1.29 says "Creating ... done" on stderr for each run.)
+agent=$(dc run --rm -T --no-deps keygen sluice-keys new --team asking --user agent --policy ask-shell.yaml 2>/dev/null)
+lead=$(dc run --rm -T --no-deps keygen sluice-keys new --team asking --user lead --approver 2>/dev/null)
 printf 'version: 1\ndefault: allow\nrules:\n  - id: ask-shell\n    tool: run_shell\n    action: ask\n    ask: {timeout_ms: 60000, on_timeout: block}\n' \
-    | dc run --rm -T --no-deps keygen sh -c 'cat > /var/lib/sluice/clients/ask-shell.yaml'
+    | dc run --rm -T --no-deps keygen sh -c 'cat > /var/lib/sluice/clients/ask-shell.yaml' 2>/dev/null
 { printf '%s\n' "$agent" | tail -n +2; printf '%s\n' "$lead" | tail -n +2; } \
-    | dc run --rm -T --no-deps keygen sh -c 'f=/var/lib/sluice/clients/keys.yaml; cat $f - > $f.new && sluice-keys check $f.new >/dev/null && mv $f.new $f'
+    | dc run --rm -T --no-deps keygen sh -c 'f=/var/lib/sluice/clients/keys.yaml; cat $f - > $f.new && sluice-keys check $f.new >/dev/null && mv $f.new $f' 2>/dev/null
 AGENT=$(printf '%s\n' "$agent" | head -1) LEAD=$(printf '%s\n' "$lead" | head -1)
 for i in $(seq 1 40); do                # the keys file reloaded by every gateway
     s1=$(curl -s -o /dev/null -w '%{http_code}' -m 5 "http://127.0.0.1:${GW%%,*}/v1/models" -H "Authorization: Bearer $LEAD")
