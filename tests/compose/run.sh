@@ -509,10 +509,11 @@ figure "audit store: $(psql_count 'select count(*) from streams') streams, $(psq
 
 # Faults.
 BUS=${PROJ}_bus KEYS=${PROJ}_keys
-# The compose file's DNS options, as compose gives them to a stage.
-docker run -d --label "$LABEL" --name "$PROJ-early" --network "$BUS" --restart unless-stopped \
-    --dns-opt timeout:1 --dns-opt attempts:1 -v "$KEYS:/var/lib/sluice/keys:ro" sluice:latest \
-    sluice-aggregator --bind 'tcp://*:5552' --next tcp://latejudge:5553 --keys /var/lib/sluice/keys --metrics-port 9552 >/dev/null
+# An aggregator as the compose file runs it (its networks, volumes, DNS
+# options), but whose next stage is a name no container has yet.
+dc run -d --no-deps -l "$LABEL" --name "$PROJ-early" aggregator \
+    sluice-aggregator --bind 'tcp://*:5552' --next tcp://latejudge:5553 --keys /var/lib/sluice/keys \
+    --metrics-port 9552 >/dev/null 2>&1
 sleep 8
 state=$(docker inspect -f '{{.State.Running}} {{.RestartCount}}' "$PROJ-early")
 health=$(docker exec "$PROJ-early" curl -s -o /dev/null -m 2 -w '%{http_code}' http://127.0.0.1:9552/healthz)
