@@ -23,6 +23,13 @@
 #   make chaos      the kill-and-restart test, the stop-and-resume rounds and
 #                   the rolling updates (DRAIN_ROUNDS),
 #                   with their one-line summaries
+#   make compose-test  the docker-compose stack for real (tests/compose/run.sh):
+#                   the Debian base image when missing, the images built,
+#                   the stack started scaled, streams through it while
+#                   every kind of container is killed, stopped and rolled
+#                   out, the tap and Prometheus, then all of it taken
+#                   down; starts the Docker daemon when it is installed
+#                   and not running (root). Not part of make test
 #   make deps       install the Debian packages the build needs (root), or
 #                   print the command to do it
 #   make sdk-deps   install the official SDKs the SDK tests drive (npm, pinned
@@ -116,6 +123,7 @@ RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
 .PHONY: all deps sdk-deps browser-deps otel-deps kube-deps mcp-deps run test unit integration check-compose \
+        compose-deps compose-test \
         check-docs check-prometheus check-kubernetes memcheck \
         fuzz fuzz-smoke bench chaos clean asan agents
 .DEFAULT_GOAL := all
@@ -389,6 +397,32 @@ check-compose:
 	@if command -v docker-compose >/dev/null 2>&1; then \
 	  docker-compose -f docker-compose.yml config -q && echo "docker-compose.yml: valid"; \
 	else echo "docker-compose not installed: skipping the compose check"; fi
+
+# make compose-test: the compose stack in Docker (tests/compose/run.sh,
+# which says what it checks). compose-deps installs what it needs from
+# Debian: the daemon (docker.io), Debian's docker-compose 1.29, debootstrap
+# (the base image, deploy/base-image.sh), and the compose v2 plugin from
+# Debian's docker-compose 2.x (trixie's package: bookworm has none, and
+# it needs only libc6), unpacked to $(COMPOSE_PLUGIN_DIR) so that
+# both commands stay; then starts dockerd when it is not running. The
+# load driver is the chaos tests' client (tests/integration/load.c).
+COMPOSE_PACKAGES   = docker.io docker-compose debootstrap
+COMPOSE_V2_SUITE   = trixie
+COMPOSE_PLUGIN_DIR = /usr/local/lib/docker/cli-plugins
+COMPOSE_LOAD       = $(BUILD)/compose/compose-load
+
+$(COMPOSE_LOAD): $(call objs,release,tests/compose/compose_load.c tests/integration/load.c) $(BUILD)/lib/libsluice.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+compose-deps:
+	@COMPOSE_PACKAGES="$(COMPOSE_PACKAGES)" COMPOSE_V2_SUITE=$(COMPOSE_V2_SUITE) \
+	  COMPOSE_PLUGIN_DIR=$(COMPOSE_PLUGIN_DIR) COMPOSE_APT_DIR=$(CURDIR)/$(BUILD)/compose/apt tests/compose/deps.sh
+
+compose-test: deps
+	@$(MAKE) --no-print-directory compose-deps
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) $(COMPOSE_LOAD)
+	@tests/compose/run.sh $(COMPOSE_LOAD)
 
 # deploy/prometheus/: the scrape config and the alert rules as promtool
 # reads them, the rules' unit tests (tests/prometheus/alerts_test.yml),
