@@ -20,7 +20,7 @@
 #include "common/stages/sl_emitter.h"
 #include "common/tools/sl_tooldef.h"
 #include "common/dialects/sl_decoder.h"
-#include "common/stages/sl_sse.h"
+#include "common/http/sl_sse.h"
 #include "common/stages/sl_judge.h"
 
 #define SL_REPLAY_SID_BYTE 0x5e         //  the replayed stream's id, every byte

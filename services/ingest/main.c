@@ -16,7 +16,7 @@
 #include "common/dialects/sl_dialect.h"
 #include "common/dialects/sl_providers.h"
 #include "services/ingest/ingest.h"
-#include "common/stages/sl_sse.h"
+#include "common/http/sl_sse.h"
 
 #define INGEST_MAX_STREAMS 4096         //  --max-streams 0: this many, if the open-files limit allows
 
