@@ -19,7 +19,7 @@
 #include "common/base/sl_sidmap.h"
 #include "common/base/sl_utf8.h"
 #include "common/dialects/sl_decoder.h"
-#include "common/llm/sl_retry.h"
+#include "common/http/sl_retry.h"
 #include "common/otel/sl_trace.h"
 #include "common/stages/sl_ended.h"
 #include "common/http/sl_sse.h"
