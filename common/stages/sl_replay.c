@@ -357,7 +357,7 @@ sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *ar
     if (opts->request && opts->request->req && opts->policy) {
         //  The tools as the request sent them, before a rule withholds any.
         if (sl_policy_uses_definitions (opts->policy)) {
-            sl_tooldef_digests (opts->request->req, &digests);
+            sl_tooldef_digests (opts->request->req->tools, opts->request->req->tool_count, &digests);
             start.tool_digests = sl_buf_str (&digests);
         }
         if (sl_policy_request_count (opts->policy))
