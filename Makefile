@@ -7,6 +7,11 @@
 #   make check-prometheus  promtool on deploy/prometheus/ (its config, its
 #                   alert rules and their unit tests) and every metric the
 #                   rules name exported and documented; make test runs it
+#   make check-layers  every #include follows the order of common/LAYERS
+#                   (the layers of the libraries, bottom up), no program
+#                   includes another's folder, every unit test mirrors the
+#                   file it tests (tests/layers/check-layers.py); make test
+#                   runs it
 #   make check-docs every relative link, #anchor and quoted source path of
 #                   the Markdown files resolves (tests/docs/check-links.py);
 #                   make test runs it
@@ -95,9 +100,9 @@ EMBED_FILES = $(sort $(wildcard services/audit/console/*)) $(sort $(wildcard ser
 GEN_SRC     = $(BUILD)/gen/sl_embedded_files.c
 
 # common/ holds every library more than one program uses, a folder per
-# purpose (base, http, bus, service, llm, dialects with a folder per
-# dialect, policy, stages); proto/ the wire protocol's codec. A library
-# only its service uses stays in services/<name>/.
+# purpose, layered in the order of common/LAYERS (make check-layers);
+# proto/ the wire protocol's codec. A library only its service uses stays
+# in services/<name>/.
 COMMON_SRC = $(sort $(shell find common proto -name '*.c'))
 LIB_SRC    = $(foreach s,$(SERVICES),$(wildcard services/$(s)/sl_*.c)) $(GEN_SRC)
 UNIT_SRC   = $(sort $(shell find tests/unit -name '*.c'))
@@ -124,7 +129,7 @@ ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
 .PHONY: all deps sdk-deps browser-deps otel-deps kube-deps mcp-deps run test unit integration check-compose \
         compose-deps compose-test \
-        check-docs check-prometheus check-kubernetes memcheck \
+        check-docs check-layers check-prometheus check-kubernetes memcheck \
         fuzz fuzz-smoke bench chaos clean asan agents
 .DEFAULT_GOAL := all
 # Keep intermediate objects (fuzz and bench objects are built by pattern rules).
@@ -326,7 +331,8 @@ run: deps
 test: deps
 	@$(MAKE) --no-print-directory sdk-deps browser-deps otel-deps kube-deps mcp-deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(LEGTEST_BIN) $(FUZZ_BINS)
-	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose check-prometheus check-docs check-kubernetes
+	@$(MAKE) --no-print-directory check-layers unit integration fuzz-smoke check-compose check-prometheus check-docs \
+	  check-kubernetes
 
 # Criterion counts a test whose worker process LeakSanitizer reports at
 # exit as passed: the report in the output fails the run.
@@ -462,6 +468,16 @@ check-kubernetes:
 	  echo "the validator is not installed (make kube-deps): skipping the Kubernetes schema check"; exit 0; fi; \
 	node $(KUBE_DIR)/validate.mjs --self-test \
 	  && node $(KUBE_DIR)/validate.mjs $(addprefix $(BUILD)/kubernetes/,$(addsuffix .yaml,$(KUBE_OVERLAYS)))
+
+# The order of the libraries: common/LAYERS lists the folders of common/
+# (proto/ among them, services/ on top) from the bottom up, and a file
+# includes only its own folder's files and those of folders listed before
+# it, a program none of another program's folder, with no exceptions;
+# each unit test names the file it tests, on the same path. The checker's
+# self-test first, so a checker that finds nothing cannot pass unnoticed.
+check-layers:
+	@python3 tests/layers/check-layers.py --self-test
+	@python3 tests/layers/check-layers.py
 
 # The links of README.md, docs/, proto/PROTOCOL.md and every other
 # Markdown file: each names a file that exists and a heading it has (the

@@ -16,6 +16,7 @@
 #include "common/service/sl_service.h"
 
 typedef struct _sl_routes_t sl_providers_t;   //  common/dialects/sl_providers.h
+typedef struct _sl_mcp_servers_t sl_mcp_servers_t;   //  common/mcp/sl_mcp_servers.h
 
 typedef struct _gateway_t gateway_t;
 
@@ -37,6 +38,7 @@ typedef struct {
     const char *redis_url;              //  SLUICE_REDIS_URL: limits shared with other gateways ("" : here)
     int limits_timeout_ms;              //  the longest wait for Redis, then limits_on_error
     sl_providers_t *routes;                //  what GET /v1/models lists; borrowed, outlives the gateway
+    const sl_mcp_servers_t *mcp_servers;   //  the MCP servers it fronts; borrowed, outlives it (NULL: none)
     const char *policy_path;            //  the policy file (request rules, history), "" for none
     long watch_ms;                      //  how often the policy file is checked for changes, 0: SIGHUP only
     const char *judge_approvals;        //  the judges' approvals endpoints, "" : none (/v1/approvals 503)

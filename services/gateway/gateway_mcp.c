@@ -46,7 +46,7 @@
 #include <strings.h>
 
 #include "common/base/sl_version.h"
-#include "common/dialects/sl_providers.h"
+#include "common/mcp/sl_mcp_servers.h"
 #include "common/http/sl_loopback.h"
 #include "common/mcp/sl_mcp_leg.h"
 #include "common/mcp/sl_mcp_rpc.h"
@@ -86,7 +86,7 @@ _Static_assert (sizeof s_method_names / sizeof s_method_names [0] == M_COUNT, "a
 
 struct _gateway_mcp_t {
     gateway_t *gateway;
-    const sl_providers_t *routes;       //  its mcp: section (borrowed)
+    const sl_mcp_servers_t *table;      //  the routes file's mcp: section (borrowed)
     size_t servers;                     //  how many it names
     gateway_mcp_sessions_t *sessions;
     gateway_mcp_client_t *client;
@@ -354,7 +354,7 @@ static size_t
 s_server_index (gateway_mcp_t *self, const sl_mcp_server_t *server)
 {
     for (size_t i = 0; i < self->servers; i++)
-        if (sl_providers_mcp_server (self->routes, i) == server)
+        if (sl_mcp_servers_at (self->table, i) == server)
             return i;
     return 0;
 }
@@ -370,8 +370,8 @@ s_call_server (s_req_t *r, const char *method, const char *name, json_t *params,
         .method = method,
         .name = name,
         .params = params,
-        .timeout_ms = sl_providers_mcp_timeout_ms (r->mcp->routes),
-        .max_bytes = sl_providers_mcp_max_response (r->mcp->routes),
+        .timeout_ms = sl_mcp_servers_timeout_ms (r->mcp->table),
+        .max_bytes = sl_mcp_servers_max_response (r->mcp->table),
     };
     r->call = gateway_mcp_client_call (r->mcp->client, &request, done, r);
     if (!r->call)
@@ -579,7 +579,7 @@ s_list_next (s_req_t *r)
         return;
     }
     r->index = r->walk [r->walk_at];
-    r->server = sl_providers_mcp_server (r->mcp->routes, r->index);
+    r->server = sl_mcp_servers_at (r->mcp->table, r->index);
     //  The client's cursor goes on to a server it names alone.
     json_t *params = NULL;
     json_t *cursor = json_object_get (r->rpc.params, "cursor");
@@ -598,7 +598,7 @@ s_tools_list (s_req_t *r)
     else {
         const char *team = sl_caller_identity (r->caller)->team;
         for (size_t i = 0; i < r->mcp->servers && r->walk_count < MCP_LIST_MAX; i++)
-            if (sl_mcp_server_allows (sl_providers_mcp_server (r->mcp->routes, i), sl_str (team)))
+            if (sl_mcp_server_allows (sl_mcp_servers_at (r->mcp->table, i), sl_str (team)))
                 r->walk [r->walk_count++] = i;
     }
     s_list_next (r);
@@ -823,7 +823,7 @@ s_tools_call (s_req_t *r)
         sl_str_t server, tool;
         const sl_mcp_server_t *found = NULL;
         if (sl_mcp_multiplexed_split (sl_str (name), &server, &tool) == 0)
-            found = sl_providers_mcp_find (r->mcp->routes, server);
+            found = sl_mcp_servers_find (r->mcp->table, server);
         if (!found || !sl_mcp_server_allows (found, sl_str (sl_caller_identity (r->caller)->team))) {
             s_unknown_tool (r);
             return;
@@ -991,7 +991,7 @@ static void
 s_end_upstream (void *arg, size_t server, gateway_mcp_upstream_t *upstream)
 {
     gateway_mcp_t *self = arg;
-    gateway_mcp_upstream_end (self->client, sl_providers_mcp_server (self->routes, server), upstream);
+    gateway_mcp_upstream_end (self->client, sl_mcp_servers_at (self->table, server), upstream);
 }
 
 //  DELETE: the client ends its session (and sluice its own with the
@@ -1145,10 +1145,10 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
     const sl_mcp_server_t *server = NULL;
     bool multiplexed = false;
     if (!*name)
-        multiplexed = self && sl_providers_mcp_multiplexed (self->routes);
+        multiplexed = self && sl_mcp_servers_multiplexed (self->table);
     else
     if (self && strlen (name) <= MCP_SERVER_NAME_MAX)
-        server = sl_providers_mcp_find (self->routes, sl_str (name));
+        server = sl_mcp_servers_find (self->table, sl_str (name));
     if (!server && !multiplexed) {
         char message [MCP_SERVER_NAME_MAX + 96];
         if (*name)
@@ -1316,13 +1316,13 @@ s_after (void *arg)
 gateway_mcp_t *
 gateway_mcp_new (gateway_t *gateway)
 {
-    const sl_providers_t *routes = gateway->config.routes;
-    if (!routes || sl_providers_mcp_count (routes) == 0)
+    const sl_mcp_servers_t *table = gateway->config.mcp_servers;
+    if (!table || sl_mcp_servers_count (table) == 0)
         return NULL;
     gateway_mcp_t *self = sl_xcalloc (1, sizeof *self);
     self->gateway = gateway;
-    self->routes = routes;
-    self->servers = sl_providers_mcp_count (routes);
+    self->table = table;
+    self->servers = sl_mcp_servers_count (table);
     self->metrics = sl_service_metrics (gateway->service);
     const gateway_config_t *config = &gateway->config;
     gateway_mcp_sessions_config_t sessions = {
@@ -1341,7 +1341,7 @@ gateway_mcp_new (gateway_t *gateway)
     sl_metrics_gauge_fn (self->metrics, "sluice_mcp_sessions", NULL, "MCP client sessions held", s_sessions_gauge, self);
     //  The series a dashboard looks for are there from the start.
     for (size_t i = 0; i < self->servers; i++) {
-        const sl_mcp_server_t *server = sl_providers_mcp_server (routes, i);
+        const sl_mcp_server_t *server = sl_mcp_servers_at (table, i);
         static const char *actions [] = { "allow", "rewrite", "block", "error" };
         for (size_t a = 0; a < sizeof actions / sizeof actions [0]; a++) {
             char labels [128];
@@ -1351,7 +1351,7 @@ gateway_mcp_new (gateway_t *gateway)
         }
     }
     sl_log_info ("mcp_servers", "count=%zu multiplexed=%s sessions_max=%zu per_key=%zu per_team=%zu", self->servers,
-                 sl_providers_mcp_multiplexed (routes) ? "yes" : "no", sessions.max, sessions.per_key,
+                 sl_mcp_servers_multiplexed (table) ? "yes" : "no", sessions.max, sessions.per_key,
                  sessions.per_team);
     return self;
 }

@@ -184,7 +184,7 @@ s_send_job (gateway_t *self, gateway_stream_t *s, const s_refusal_t *refusal, sl
         if (s->rj)
             sl_reqjudge_digests (s->rj, &digests);
         else
-            sl_tooldef_digests (parsed->req, &digests);
+            sl_tooldef_digests (parsed->req->tools, parsed->req->tool_count, &digests);
     }
     if (policy && sl_policy_uses_taint (policy))
         sl_taint_scan (policy, parsed->req, &taint);
