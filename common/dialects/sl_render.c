@@ -79,10 +79,16 @@ sl_render_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 void
 sl_render_put_id (const sl_render_stream_t *rs, const char *prefix, sl_buf_t *out)
 {
-    if (rs->id.len)
+    if (rs->id.len) {
         sl_json_put_sl (out, sl_buf_str (&rs->id));
-    else
-        sl_buf_printf (out, "\"%s%s\"", prefix, rs->sid_hex);
+        return;
+    }
+    //  Hex digits and a prefix of ours: nothing to escape. (Gemini names
+    //  its response in every chunk.)
+    sl_buf_putc (out, '"');
+    sl_buf_puts (out, prefix);
+    sl_buf_puts (out, rs->sid_hex);
+    sl_buf_putc (out, '"');
 }
 
 const char *

@@ -1,4 +1,4 @@
-/*  Unit tests: common/tools/sl_withhold (a tool's definition removed from
+/*  Unit tests: common/policy/sl_withhold (a tool's definition removed from
     a request, which stays valid in every dialect: the normalized request
     and the client's body lose the tool, a choice of it, and a reference
     to it). */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/dialects/sl_job.h"
-#include "common/tools/sl_withhold.h"
+#include "common/policy/sl_withhold.h"
 
 //  A request of dialect, parsed.
 static sl_req_t *
