@@ -30,12 +30,18 @@ extern const sl_dialect_t sl_openai_dialect;
 extern const sl_dialect_t sl_anthropic_dialect;
 extern const sl_dialect_t sl_responses_dialect;
 extern const sl_dialect_t sl_gemini_dialect;
+extern const sl_dialect_t sl_vertex_dialect;
+extern const sl_dialect_t sl_vertex_anthropic_dialect;
+extern const sl_dialect_t sl_azure_dialect;
 
 static const sl_dialect_t *const s_builtin [] = {
     &sl_openai_dialect,
     &sl_anthropic_dialect,
     &sl_responses_dialect,
     &sl_gemini_dialect,
+    &sl_vertex_dialect,
+    &sl_vertex_anthropic_dialect,
+    &sl_azure_dialect,
 };
 //  Wire ids given before their modules are written: nothing registers
 //  them, so a job naming one is refused as any unknown id is. A module
@@ -43,9 +49,6 @@ static const sl_dialect_t *const s_builtin [] = {
 static const int s_reserved [] = {
     SL_DIALECT_BEDROCK,
     SL_DIALECT_BEDROCK_ANTHROPIC,
-    SL_DIALECT_VERTEX,
-    SL_DIALECT_VERTEX_ANTHROPIC,
-    SL_DIALECT_AZURE,
 };
 //  One module or one reservation for every wire id (proto/sl_msg.h), and
 //  no more (s_init_once checks that they are not the same ids).

@@ -169,7 +169,7 @@ sl_providers_fields (const sl_provider_t *p, sl_buf_t *why)
         sl_buf_puts (why, "a provider takes key_env or token_env, not both");
         return -1;
     }
-    return 0;
+    return d->provider_check ? d->provider_check (p, why) : 0;
 }
 
 const char *

@@ -24,12 +24,18 @@ extern const sl_mock_provider_t sl_mock_openai;
 extern const sl_mock_provider_t sl_mock_anthropic;
 extern const sl_mock_provider_t sl_mock_responses;
 extern const sl_mock_provider_t sl_mock_gemini;
+extern const sl_mock_provider_t sl_mock_vertex;
+extern const sl_mock_provider_t sl_mock_vertex_anthropic;
+extern const sl_mock_provider_t sl_mock_azure;
 
 static const sl_mock_provider_t *const s_builtin [] = {
     &sl_mock_openai,
     &sl_mock_anthropic,
     &sl_mock_responses,
     &sl_mock_gemini,
+    &sl_mock_vertex,
+    &sl_mock_vertex_anthropic,
+    &sl_mock_azure,
 };
 //  The mock plays a provider of every wire dialect, and no more: one for
 //  every id but those whose dialect module is still to come
@@ -135,8 +141,11 @@ s_ends_with (const char *s, const char *suffix)
 const sl_mock_provider_t *
 sl_mock_provider_of_path (const char *path, char *model, size_t size)
 {
-    for (size_t i = 0; i < S_COUNT; i++) {
-        const sl_mock_provider_t *p = s_builtin [i];
+    //  Those with a marker first: a cloud's path ends as its vendor's does.
+    for (size_t k = 0; k < 2 * S_COUNT; k++) {
+        const sl_mock_provider_t *p = s_builtin [k % S_COUNT];
+        if ((k < S_COUNT) != (p->marker != NULL) || (p->marker && !strstr (path, p->marker)))
+            continue;
         if (!s_ends_with (path, p->path))
             continue;
         if (!p->model_in_path)
@@ -162,8 +171,19 @@ sl_mock_provider_paths (sl_buf_t *out)
     for (size_t i = 0; i < S_COUNT; i++) {
         if (i)
             sl_buf_puts (out, i + 1 < S_COUNT ? ", " : " and ");
-        sl_buf_puts (out, s_builtin [i]->model_in_path ? "..." S_MODELS "{model}" : "...");
-        sl_buf_puts (out, s_builtin [i]->path);
+        const sl_mock_provider_t *p = s_builtin [i];
+        const char *marker = p->marker ? p->marker : "";
+        size_t n = strlen (marker);
+        bool models_end = n >= strlen (S_MODELS) && strcmp (marker + n - strlen (S_MODELS), S_MODELS) == 0;
+        sl_buf_puts (out, "...");
+        if (p->marker)
+            sl_buf_printf (out, "%.*s", (int) (models_end ? n - strlen (S_MODELS) : n), marker);
+        if (p->model_in_path)
+            sl_buf_puts (out, S_MODELS "{model}");
+        else
+        if (p->marker)
+            sl_buf_puts (out, "...");
+        sl_buf_puts (out, p->path);
     }
 }
 
