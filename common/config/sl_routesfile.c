@@ -150,6 +150,51 @@ s_provider_forward_auth (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_pro
     return s_bool (ctx, v, "forward_client_auth", &p->forward_auth);
 }
 
+//  A cloud's region, project, API version or credentials file: a word
+//  that goes into a host name or a path (the file: a path).
+static int
+s_provider_word (s_ctx_t *ctx, yaml_node_t *v, const char *key, const char *value, const char **out)
+{
+    if (!*value || strpbrk (value, " \t\r\n?#%"))
+        return s_error_at (ctx, v, "%s must be a plain word", key);
+    *out = value;
+    return 0;
+}
+
+static int
+s_provider_region (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p)
+{
+    return s_provider_word (ctx, v, "region", value, &p->region);
+}
+
+static int
+s_provider_project (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p)
+{
+    return s_provider_word (ctx, v, "project", value, &p->project);
+}
+
+static int
+s_provider_credentials_file (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p)
+{
+    return s_provider_word (ctx, v, "credentials_file", value, &p->credentials_file);
+}
+
+static int
+s_provider_api_version (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p)
+{
+    return s_provider_word (ctx, v, "api_version", value, &p->api_version);
+}
+
+static int
+s_provider_token_env (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p)
+{
+    if (!*value || !sl_providers_env_valid (value))
+        return s_error_at (ctx, v, "token_env names an environment variable (the token itself "
+                                   "never goes in this file)");
+    p->token_env = value;
+    return 0;
+}
+
 static const struct {
     const char *key;
     s_field_fn *read;
@@ -159,11 +204,52 @@ static const struct {
     { "base_url", s_provider_base_url },
     { "key_env", s_provider_key_env },
     { "forward_client_auth", s_provider_forward_auth },
+    { "region", s_provider_region },
+    { "project", s_provider_project },
+    { "credentials_file", s_provider_credentials_file },
+    { "api_version", s_provider_api_version },
+    { "token_env", s_provider_token_env },
 };
+
+//  A provider being read: its fields, and its deployments (a mapping,
+//  not a scalar: read apart from the table).
+typedef struct {
+    sl_provider_t p;                    //  first: the table's readers take it
+    sl_deployment_t deployments [SL_ROUTESFILE_DEPLOYMENTS_MAX];
+} s_provider_spec_t;
+
+//  deployments: {model: deployment, ...}
+static int
+s_deployments (s_ctx_t *ctx, yaml_node_t *v, s_provider_spec_t *spec)
+{
+    if (v->type != YAML_MAPPING_NODE)
+        return s_error_at (ctx, v, "deployments must be a mapping of a model to its deployment");
+    size_t n = 0;
+    for (yaml_node_pair_t *pair = v->data.mapping.pairs.start; pair < v->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = yaml_document_get_node (ctx->doc, pair->key);
+        yaml_node_t *d = yaml_document_get_node (ctx->doc, pair->value);
+        const char *model = s_scalar (k), *deployment = s_scalar (d);
+        if (!model || !*model)
+            return s_error_at (ctx, k, "a deployment's model must be a name");
+        if (!deployment || !*deployment || strpbrk (deployment, "/?#% \t"))
+            return s_error_at (ctx, d, "the deployment of '%s' must be a deployment's name", model);
+        for (size_t i = 0; i < n; i++)
+            if (strcmp (spec->deployments [i].model, model) == 0)
+                return s_error_at (ctx, k, "model '%s' has two deployments", model);
+        if (n == SL_ROUTESFILE_DEPLOYMENTS_MAX)
+            return s_error_at (ctx, k, "more than %d deployments", SL_ROUTESFILE_DEPLOYMENTS_MAX);
+        spec->deployments [n++] = (sl_deployment_t) { model, deployment };
+    }
+    spec->p.deployments = spec->deployments;
+    spec->p.deployment_count = n;
+    return 0;
+}
 
 static int
 s_provider_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
 {
+    if (strcmp (key, "deployments") == 0)
+        return s_deployments (ctx, v, arg);
     const char *value = s_scalar (v);
     if (!value)
         return s_error_at (ctx, v, "%s must be a scalar", key);
@@ -180,13 +266,23 @@ s_providers (s_ctx_t *ctx, yaml_node_t *list)
         return s_error_at (ctx, list, "providers must be a list");
     for (yaml_node_item_t *i = list->data.sequence.items.start; i < list->data.sequence.items.top; i++) {
         yaml_node_t *item = yaml_document_get_node (ctx->doc, *i);
-        sl_provider_t p = { .key_env = "", .forward_auth = true };
-        if (s_mapping (ctx, item, "a provider", s_provider_member, &p))
+        s_provider_spec_t spec = { .p = { .key_env = "", .forward_auth = true } };
+        sl_provider_t *p = &spec.p;
+        if (s_mapping (ctx, item, "a provider", s_provider_member, &spec))
             return -1;
-        if (!p.name || !p.dialect || !p.base_url)
+        const sl_dialect_t *d = sl_dialect_get (p->dialect);
+        if (!p->name || !p->dialect || (!p->base_url && sl_dialect_is_client (d)))
             return s_error_at (ctx, item, "a provider needs name, dialect and base_url");
-        if (sl_providers_add_provider (ctx->providers, &p))
-            return s_error_at (ctx, item, "provider '%s' is defined twice", p.name);
+        //  What its dialect needs and reads (a cloud's region, project,
+        //  deployments), said with the provider's place in the file.
+        sl_buf_t why = { 0 };
+        if (sl_providers_fields (p, &why)) {
+            s_error_at (ctx, item, "provider '%s': %s", p->name, sl_buf_cstr (&why));
+            sl_buf_free (&why);
+            return -1;
+        }
+        if (sl_providers_add_provider (ctx->providers, p))
+            return s_error_at (ctx, item, "provider '%s' is defined twice", p->name);
     }
     return 0;
 }
