@@ -45,6 +45,10 @@
 #   make otel-deps  install the OTLP receiver the exporter's tests send to
 #                   (npm, pinned in tests/otel/package-lock.json); make test
 #                   runs it
+#   make cloud-deps install the AWS SDK's event stream codec and SigV4
+#                   signer and google-auth-library, the references the
+#                   cloud libraries are checked against (npm, pinned in
+#                   tests/cloud/package-lock.json); make test runs it
 #   make mcp-deps   install the official MCP TypeScript SDK (client and
 #                   server, both revision families) the MCP tests drive
 #                   (npm, pinned in tests/mcp/package-lock.json); make test
@@ -127,7 +131,7 @@ svc_src = $(filter-out services/$(1)/sl_%.c,$(wildcard services/$(1)/*.c))
 RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
-.PHONY: all deps sdk-deps browser-deps otel-deps kube-deps mcp-deps run test unit integration check-compose \
+.PHONY: all deps sdk-deps browser-deps otel-deps kube-deps mcp-deps cloud-deps run test unit integration check-compose \
         compose-deps compose-test \
         check-docs check-layers check-prometheus check-kubernetes memcheck \
         fuzz fuzz-smoke bench chaos clean asan agents
@@ -315,6 +319,17 @@ MCP_DIR = tests/mcp
 mcp-deps:
 	$(call npm_ci,$(MCP_DIR),the MCP SDK packages,the MCP tests)
 
+# The references of tests/cloud: the AWS SDK's event stream codec
+# (@smithy/eventstream-codec) and SigV4 signer (@smithy/signature-v4), and
+# google-auth-library (10.x, the last for Debian 12's Node 18 and 20),
+# pinned in its package-lock.json; tests/integration/test_cloud.c checks
+# common/cloud against them. Like sdk-deps, it says why when it cannot,
+# and those tests are then skipped with that reason.
+CLOUD_DIR = tests/cloud
+
+cloud-deps:
+	$(call npm_ci,$(CLOUD_DIR),the AWS and Google reference packages,the cloud reference tests)
+
 # ---------------------------------------------------------------------------
 # Running
 
@@ -329,7 +344,7 @@ run: deps
 # Tests
 
 test: deps
-	@$(MAKE) --no-print-directory sdk-deps browser-deps otel-deps kube-deps mcp-deps
+	@$(MAKE) --no-print-directory sdk-deps browser-deps otel-deps kube-deps mcp-deps cloud-deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(LEGTEST_BIN) $(FUZZ_BINS)
 	@$(MAKE) --no-print-directory check-layers unit integration fuzz-smoke check-compose check-prometheus check-docs \
 	  check-kubernetes
