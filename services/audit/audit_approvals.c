@@ -10,8 +10,8 @@
 #include "common/base/sl_json.h"
 #include "common/base/sl_log.h"
 #include "common/http/sl_curlm.h"
-#include "services/audit/sl_approval.h"
-#include "services/audit/sl_webhook.h"
+#include "services/audit/store/sl_approval.h"
+#include "services/audit/recorder/sl_webhook.h"
 
 #define S_WEBHOOK_TICK_MS 200
 #define S_WEBHOOK_TIMEOUT_MS 10000
