@@ -35,7 +35,7 @@
 
 #include "common/base/sl_buf.h"
 #include "proto/sl_msg.h"
-#include "services/audit/recorder/sl_archive.h"
+#include "services/audit/store/sl_record.h"
 
 #define SL_LIVE_MAX_STREAMS 2000
 #define SL_LIVE_MAX_CALLS 64

@@ -72,65 +72,15 @@ sl_archive_destroy (sl_archive_t **self_p)
     *self_p = NULL;
 }
 
-int
-sl_archive_latency_bucket (int64_t latency_us)
-{
-    if (latency_us <= 1)
-        return 0;
-    return (int) ceil (4.0 * log2 ((double) latency_us));
-}
-
-double
-sl_archive_bucket_bound (int bucket)
-{
-    return pow (2.0, bucket / 4.0);
-}
-
 //  --------------------------------------------------------------------------
 //  Text
 
-void
-sl_archive_clean (sl_buf_t *buf, sl_str_t in, size_t max, sl_str_t *out, bool *cut)
-{
-    if (cut)
-        *cut = false;
-    *out = in;
-    if (!in.ptr)
-        return;
-    sl_buf_reset (buf);
-    sl_str_t s = in;
-    if (!sl_utf8_valid (in.ptr, in.len) || memchr (in.ptr, 0, in.len)) {
-        sl_utf8_repair (buf, in.ptr, in.len);
-        //  NUL is well-formed UTF-8, but not text PostgreSQL keeps.
-        sl_buf_t clean = { 0 };
-        for (size_t i = 0; i < buf->len; i++) {
-            if (buf->data [i])
-                sl_buf_putc (&clean, buf->data [i]);
-            else
-                sl_buf_puts (&clean, SL_UTF8_REPLACEMENT);
-        }
-        sl_buf_reset (buf);
-        sl_buf_append_str (buf, sl_buf_str (&clean));
-        sl_buf_free (&clean);
-        s = sl_buf_str (buf);
-    }
-    if (s.len > max) {
-        size_t n = max;
-        while (n > 0 && ((unsigned char) s.ptr [n] & 0xC0) == 0x80)
-            n--;
-        s.len = n;
-        if (cut)
-            *cut = true;
-    }
-    *out = s;
-}
-
-//  Text as the store takes it, in slot (sl_archive_clean at max_text).
+//  Text as the store takes it, in slot (sl_record_clean at max_text).
 static sl_str_t
 s_text (sl_archive_t *self, int slot, sl_str_t in, bool *cut)
 {
     sl_str_t s;
-    sl_archive_clean (&self->text [slot], in, self->max_text, &s, cut);
+    sl_record_clean (&self->text [slot], in, self->max_text, &s, cut);
     return s;
 }
 
@@ -403,7 +353,7 @@ s_on_verdict (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta, co
         s_opt_str (msg->id), s_opt_str (msg->name), sl_val_text (sl_action_name (msg->action)),
         sl_val_text (sl_check_name (msg->check)), s_opt_str (msg->rule), sl_val_str (reason),
         s_opt_str (msg->judge_model), isnan (msg->probability) ? sl_val_null () : sl_val_real (msg->probability),
-        sl_val_int (latency), sl_val_int (sl_archive_latency_bucket (latency)),
+        sl_val_int (latency), sl_val_int (sl_record_latency_bucket (latency)),
         sl_val_str (args), sl_val_int ((int64_t) msg->text.len), sl_val_int (cut ? 1 : 0), sl_val_int (meta->at),
         //  A verdict on the request names the part it judged (PROTOCOL.md, "verdict").
         sl_val_text (msg->part.ptr ? "request" : "response"), s_opt_str (msg->part),

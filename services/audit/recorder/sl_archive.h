@@ -22,7 +22,8 @@
     Text (block content, arguments, the last user message, the tools'
     definitions) is kept up to max_text bytes, cut on a character
     boundary; the whole size and the cut are recorded. Text is made valid
-    UTF-8 without NUL bytes first (PostgreSQL takes nothing else).
+    UTF-8 without NUL bytes first (PostgreSQL takes nothing else;
+    sl_record_clean).
 
     Every record written joins the store's hash chain (sl_chain.h): its
     entry is pending until sl_archive_commit writes the transaction's
@@ -35,21 +36,13 @@
 #include <stdint.h>
 
 #include "proto/sl_msg.h"
+#include "services/audit/store/sl_record.h"
 #include "services/audit/store/sl_store.h"
 
 #define SL_ARCHIVE_DEFAULT_MAX_TEXT 65536   //  bytes of one text kept
 
 typedef struct _sl_archive_t sl_archive_t;
 typedef struct _sl_chain_t sl_chain_t;  //  services/audit/recorder/sl_chain.h
-
-//  Where a record came from: its REC envelope.
-typedef struct {
-    sl_str_t emitter;                   //  the emitter's instance name
-    uint64_t incarnation;               //  the emitter's incarnation
-    uint64_t rseq;                      //  the record's number there
-    uint8_t sub;                        //  0: from the judge; 1..: raised by the emitter
-    int64_t at;                         //  when it was spooled, Unix ms
-} sl_record_meta_t;
 
 typedef struct _sl_routes_t sl_providers_t;   //  common/dialects/sl_providers.h
 
@@ -77,14 +70,5 @@ sl_chain_t *sl_archive_chain (sl_archive_t *self);
 //  Records join the chain (the default). Off only to measure what the
 //  chain costs (tests/bench): a store written so does not verify.
 void sl_archive_set_chained (sl_archive_t *self, bool on);
-//  Text as the store takes it: valid UTF-8 without NUL (repaired into buf
-//  when it is not), at most max bytes cut on a character boundary (*cut,
-//  may be NULL, set when it was); *out is in itself or a slice of buf.
-//  Absent stays absent.
-void sl_archive_clean (sl_buf_t *buf, sl_str_t in, size_t max, sl_str_t *out, bool *cut);
-//  The quarter-octave bucket of a latency (µs) and a bucket's upper bound:
-//  verdicts store the bucket, percentiles are read from the counts.
-int sl_archive_latency_bucket (int64_t latency_us);
-double sl_archive_bucket_bound (int bucket);
 
 #endif

@@ -9,7 +9,7 @@
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
 #include "common/tools/sl_tooldef.h"
-#include "services/audit/recorder/sl_archive.h"
+#include "services/audit/store/sl_record.h"
 
 #define S_STR_(x) #x
 #define S_STR(x) S_STR_ (x)
@@ -74,7 +74,7 @@ s_entry (sl_buf_t *entry, sl_buf_t *like, sl_str_t in, bool *present)
 {
     sl_buf_t clean = { 0 };
     sl_str_t s;
-    sl_archive_clean (&clean, in, S_ENTRY_MAX, &s, NULL);
+    sl_record_clean (&clean, in, S_ENTRY_MAX, &s, NULL);
     *present = s.ptr && s.len;
     sl_buf_reset (entry);
     sl_buf_reset (like);
@@ -155,7 +155,7 @@ s_record_one (sl_inventory_t *self, int64_t at, sl_str_t tool, const sl_val_t *w
     if (sl_json_find (tool, "truncated", &truncated_value) == 1)
         sl_json_bool (truncated_value, &truncated);
     for (int i = 0; i < F_COUNT; i++) {
-        sl_archive_clean (&self->clean [i], f [i], self->max_text, &f [i], &cut);
+        sl_record_clean (&self->clean [i], f [i], self->max_text, &f [i], &cut);
         truncated = truncated || cut;
     }
     //  A definition seen before: counted (the common case, one statement).
@@ -194,7 +194,7 @@ sl_inventory_record (sl_inventory_t *self, int64_t at, const sl_msg_t *start)
     if (!start->tools.ptr || sl_json_array (&it, start->tools))
         return 0;
     sl_str_t team;
-    sl_archive_clean (&self->team, start->team, self->max_text, &team, NULL);
+    sl_record_clean (&self->team, start->team, self->max_text, &team, NULL);
     bool has_key, has_model;
     s_entry (&self->key, &self->key_like, start->key_id, &has_key);
     s_entry (&self->model, &self->model_like, start->model, &has_model);

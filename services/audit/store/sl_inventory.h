@@ -13,7 +13,7 @@
     (team, name, server; changed: only names with more than one
     definition in their team), and the changes among them.
 
-    Text is kept as the archive keeps it (sl_archive_clean, at max_text);
+    Text is kept as the archive keeps it (sl_record_clean, at max_text);
     a definition the gateway or the store cut is marked truncated.
 
     Bounded per team: a team keeps at most its cap of definitions

@@ -16,7 +16,7 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
-#include "services/audit/recorder/sl_archive.h"
+#include "services/audit/store/sl_record.h"
 #include "services/audit/store/sl_approval.h"
 
 #define S_MAX_PARAMS 24
@@ -441,9 +441,9 @@ s_percentile (const s_latency_t *l, double q)
     for (int b = 0; b < S_LATENCY_BUCKETS; b++) {
         seen += l->counts [b];
         if (seen >= want)
-            return sl_archive_bucket_bound (b);
+            return sl_record_bucket_bound (b);
     }
-    return sl_archive_bucket_bound (S_LATENCY_BUCKETS - 1);
+    return sl_record_bucket_bound (S_LATENCY_BUCKETS - 1);
 }
 
 static void
