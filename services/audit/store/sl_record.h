@@ -5,7 +5,9 @@
     on; the console reads the rows back and shows the records live. What
     both sides must agree on is here, below them:
 
-      - where a record came from: its REC envelope (sl_record_meta_t);
+      - where a record came from: its REC envelope (sl_record_meta_t),
+        and a record the store committed, as the recorder hands it on
+        (sl_record_t);
       - text as the store takes it: valid UTF-8 without NUL (PostgreSQL
         takes nothing else; bytes that are not are kept as U+FFFD), at most
         a bound, cut on a character boundary (sl_record_clean);
@@ -22,6 +24,7 @@
 
 #include "common/base/sl_buf.h"
 #include "common/base/sl_str.h"
+#include "proto/sl_msg.h"
 
 //  Where a record came from: its REC envelope.
 typedef struct {
@@ -31,6 +34,12 @@ typedef struct {
     uint8_t sub;                        //  0: from the judge; 1..: raised by the emitter
     int64_t at;                         //  when it was spooled, Unix ms
 } sl_record_meta_t;
+
+//  A record the store committed (both borrowed, for the call it is given to).
+typedef struct {
+    sl_record_meta_t meta;
+    const sl_msg_t *msg;                //  the REC's inner message
+} sl_record_t;
 
 //  Text as the store takes it: valid UTF-8 without NUL (repaired into buf
 //  when it is not), at most max bytes cut on a character boundary (*cut,

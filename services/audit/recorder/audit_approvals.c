@@ -1,6 +1,5 @@
-/*  audit_approvals.c - the console's decisions to the judges, and the
-    approvals webhook (see audit_approvals.h). */
-#include "services/audit/audit_approvals.h"
+/*  audit_approvals.c - the approvals webhook (see audit_approvals.h). */
+#include "services/audit/recorder/audit_approvals.h"
 
 #include <curl/curl.h>
 #include <stdlib.h>
@@ -19,13 +18,6 @@
 #define S_WEBHOOK_MAX_MS 30000          //  longest wait
 #define S_WEBHOOK_CONCURRENCY 4
 
-//  A console request waiting for the judges.
-typedef struct {
-    audit_approvals_t *owner;
-    sl_http_req_t *req;
-    uint64_t handle;
-} s_call_t;
-
 //  A post in flight.
 typedef struct {
     audit_approvals_t *owner;
@@ -36,10 +28,6 @@ typedef struct {
 
 struct _audit_approvals_t {
     sl_service_t *svc;
-    sl_approvals_link_t *link;          //  NULL without judges
-    sl_httpd_t *httpd;
-    zlistx_t *calls;                    //  s_call_t
-    bool in_call;                       //  inside a link call: no MHD run
     char *url;                          //  the hook, NULL: none
     char *secret;
     sl_webhook_t *webhook;
@@ -49,75 +37,6 @@ struct _audit_approvals_t {
     sl_buf_t body;
     sl_counter_t *sent, *failures, *dropped, *given_up;
 };
-
-//  --------------------------------------------------------------------------
-//  Decisions from the console
-
-static void
-s_respond (audit_approvals_t *self, sl_http_req_t *req, int status, const char *body, const char *message)
-{
-    sl_buf_t out = { 0 };
-    if (status == 200 && body)
-        sl_buf_puts (&out, body);
-    else {
-        sl_buf_puts (&out, "{\"error\":");
-        sl_json_put_str (&out, message ? message : "no answer", strlen (message ? message : "no answer"));
-        sl_buf_putc (&out, '}');
-    }
-    sl_http_add_header (req, "Cache-Control", "no-store");
-    sl_http_respond (req, status, "application/json", out.data, out.len);
-    sl_buf_free (&out);
-    if (!self->in_call && self->httpd)
-        sl_httpd_run (self->httpd);
-}
-
-static void
-s_decided (void *arg, const sl_approvals_outcome_t *outcome)
-{
-    s_call_t *call = arg;
-    audit_approvals_t *self = call->owner;
-    void *handle = zlistx_find (self->calls, call);
-    if (handle)
-        zlistx_delete (self->calls, handle);
-    if (call->req)
-        s_respond (self, call->req, outcome->status, outcome->body, outcome->message);
-    free (call);
-}
-
-void
-audit_approvals_decide (audit_approvals_t *self, sl_http_req_t *req, const char *id,
-                        const sl_approvals_decision_t *decision)
-{
-    if (!self->link) {
-        s_respond (self, req, 503, NULL, "approvals are not configured (--judge-approvals)");
-        return;
-    }
-    s_call_t *call = sl_xcalloc (1, sizeof *call);
-    call->owner = self;
-    call->req = req;
-    zlistx_add_end (self->calls, call);
-    sl_approvals_by_t by = { .console = true };
-    self->in_call = true;
-    uint64_t handle = sl_approvals_link_decide (self->link, id, &by, decision, s_decided, call);
-    self->in_call = false;
-    if (handle)
-        call->handle = handle;
-}
-
-bool
-audit_approvals_closed (audit_approvals_t *self, sl_http_req_t *req)
-{
-    if (!self)
-        return false;
-    for (s_call_t *call = zlistx_first (self->calls); call; call = zlistx_next (self->calls))
-        if (call->req == req) {
-            sl_approvals_link_forget (self->link, call->handle);
-            zlistx_delete (self->calls, zlistx_cursor (self->calls));
-            free (call);
-            return true;
-        }
-    return false;
-}
 
 //  --------------------------------------------------------------------------
 //  The webhook
@@ -237,18 +156,9 @@ audit_approvals_new (sl_service_t *svc, const audit_approvals_config_t *config)
     }
     audit_approvals_t *self = sl_xcalloc (1, sizeof *self);
     self->svc = svc;
-    self->calls = zlistx_new ();
     self->posts = zlistx_new ();
     zloop_t *loop = sl_service_loop (svc);
     sl_metrics_t *m = sl_service_metrics (svc);
-    if (config->judges && *config->judges) {
-        self->link = sl_approvals_link_new (loop, sl_service_bus (svc), config->judges);
-        if (!self->link) {
-            audit_approvals_destroy (&self);
-            return NULL;
-        }
-        sl_approvals_link_set_metrics (self->link, m);
-    }
     if (hook) {
         sl_webhook_opts_t opts = { config->webhook_queue, config->webhook_attempts, S_WEBHOOK_BASE_MS,
                                    S_WEBHOOK_MAX_MS, S_WEBHOOK_CONCURRENCY };
@@ -271,12 +181,6 @@ audit_approvals_new (sl_service_t *svc, const audit_approvals_config_t *config)
 }
 
 void
-audit_approvals_set_httpd (audit_approvals_t *self, sl_httpd_t *httpd)
-{
-    self->httpd = httpd;
-}
-
-void
 audit_approvals_destroy (audit_approvals_t **self_p)
 {
     if (!self_p || !*self_p)
@@ -296,10 +200,6 @@ audit_approvals_destroy (audit_approvals_t **self_p)
     sl_webhook_destroy (&self->webhook);
     if (self->timer > 0)
         zloop_timer_end (sl_service_loop (self->svc), self->timer);
-    for (s_call_t *call = zlistx_first (self->calls); call; call = zlistx_next (self->calls))
-        free (call);
-    zlistx_destroy (&self->calls);
-    sl_approvals_link_destroy (&self->link);
     free (self->url);
     free (self->secret);
     sl_buf_free (&self->body);
