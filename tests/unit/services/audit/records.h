@@ -1,7 +1,8 @@
 /*  records.h - records as an emitter spools them, for the audit's unit
     suites that write a store and read it back (the archive, the store's
     questions, retention, the tool inventory): a whole stream, a team's
-    spending, an approval, and a count read from the store. Header-only:
+    spending, an approval, a stream as the console shows it, and a count
+    read from the store. Header-only:
     each suite includes it once. */
 #ifndef RECORDS_H
 #define RECORDS_H
@@ -202,6 +203,56 @@ records_approval (const uint8_t *id, const char *state, int64_t ts)
         m.reason = SL_STR_LIT ("fine, once");
     }
     return m;
+}
+
+//  A recorded stream as the console shows it: the request (run_shell
+//  offered, over MCP), text, get_weather allowed and called, run_shell
+//  blocked (its notice instead), finished for tool calls. Committed.
+static inline void
+records_recorded (sl_store_t *store, const uint8_t *sid)
+{
+    sl_archive_t *archive = sl_archive_new (store, 0);
+    cr_assert_eq (sl_store_begin (store), 0);
+    sl_record_meta_t meta = { SL_STR_LIT ("e1"), 1, 1, 0, 1000 };
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_START);
+    memcpy (m.sid, sid, SL_SID_SIZE);
+    m.model = SL_STR_LIT ("mock-tools");
+    m.client_dialect = m.upstream_dialect = SL_DIALECT_OPENAI;
+    m.tools = SL_STR_LIT ("[{\"name\":\"run_shell\",\"schema\":{\"type\":\"object\"}}]");
+    m.last_user = SL_STR_LIT ("tidy up");
+    m.mcp = SL_STR_LIT ("tools/call run_shell");
+    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
+    struct { uint8_t type; uint8_t kind; uint8_t block; int index; const char *name, *id, *text; uint8_t action;
+             uint32_t flags; } recs [] = {
+        { SL_MSG_BLOCK, SL_B_MESSAGE, 0, -1, NULL, "chatcmpl-9", NULL, 0, 0 },
+        { SL_MSG_BLOCK, SL_B_END, SL_BK_TEXT, 0, NULL, NULL, "Tidying up.", 0, 0 },
+        { SL_MSG_VERDICT, 0, 0, 1, "get_weather", "call_w", "{\"city\":\"Paris\"}", SL_ACT_ALLOW, 0 },
+        { SL_MSG_BLOCK, SL_B_END, SL_BK_TOOL_CALL, 1, "get_weather", "call_w", "{\"city\":\"Paris\"}", 0, SL_F_ARGS_VALID },
+        { SL_MSG_VERDICT, 0, 0, 2, "run_shell", "call_s", "{\"command\":\"rm -rf /\"}", SL_ACT_BLOCK, 0 },
+        { SL_MSG_BLOCK, SL_B_END, SL_BK_TEXT, 2, NULL, NULL, "\n\nsluice blocked a call to run_shell.", 0, SL_F_REPLACED },
+        { SL_MSG_BLOCK, SL_B_FINISH, 0, -1, NULL, NULL, NULL, 0, 0 },
+        { SL_MSG_END, 0, 0, -1, NULL, NULL, NULL, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof recs / sizeof recs [0]; i++) {
+        sl_msg_init (&m, recs [i].type);
+        memcpy (m.sid, sid, SL_SID_SIZE);
+        m.seq = i + 1;
+        m.kind = recs [i].kind;
+        m.block = recs [i].block;
+        m.index = recs [i].index;
+        m.name = sl_str (recs [i].name);
+        m.id = sl_str (recs [i].id);
+        m.text = sl_str (recs [i].text);
+        m.action = recs [i].action;
+        m.flags = recs [i].flags;
+        if (m.type == SL_MSG_BLOCK && m.kind == SL_B_FINISH)
+            m.finish = SL_FIN_TOOL_CALLS;
+        meta.at = 1000 + (int64_t) i;
+        cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1, "%s", sl_store_error (store));
+    }
+    cr_assert_eq (sl_store_commit (store), 0);
+    sl_archive_destroy (&archive);
 }
 
 #endif

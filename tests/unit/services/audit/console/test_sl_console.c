@@ -1,6 +1,6 @@
-/*  Unit tests: services/audit/sl_console (routing, who may ask, answers)
-    and services/audit/sl_tryit (a policy over a capture; a recorded
-    stream as a capture), over a SQLite store in a temporary directory. */
+/*  Unit tests: services/audit/console/sl_console (routing, who may ask,
+    answers), over a SQLite store in a temporary directory holding one
+    recorded stream (records.h). */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -9,17 +9,12 @@
 #include <strings.h>
 
 #include "common/base/sl_json.h"
-#include "services/audit/recorder/sl_archive.h"
 #include "services/audit/console/sl_console.h"
-#include "services/audit/console/sl_tryit.h"
+#include "tests/unit/services/audit/records.h"
 
 static char s_dir [64];
 static sl_store_t *s_store;
 static char s_sid [SL_SID_HEX_SIZE];
-
-static const char *s_policy =
-    "rules:\n  - id: no-rm-rf\n    tool: run_shell\n    args: [{pointer: /command, regex: 'rm[[:space:]]+-'}]\n"
-    "    action: block\n";
 
 //  A recorded stream: text, get_weather allowed, run_shell blocked.
 static void
@@ -31,50 +26,9 @@ s_setup (void)
     snprintf (path, sizeof path, "%s/a.db", s_dir);
     s_store = sl_store_open (path, &error);
     cr_assert_not_null (s_store, "%s", error ? error : "");
-    sl_archive_t *archive = sl_archive_new (s_store, 0);
-    uint8_t sid [SL_SID_SIZE] = { 0xab, 0xcd };
+    const uint8_t sid [SL_SID_SIZE] = { 0xab, 0xcd };
     sl_sid_hex (sid, s_sid);
-    cr_assert_eq (sl_store_begin (s_store), 0);
-    sl_record_meta_t meta = { SL_STR_LIT ("e1"), 1, 1, 0, 1000 };
-    sl_msg_t m;
-    sl_msg_init (&m, SL_MSG_START);
-    memcpy (m.sid, sid, SL_SID_SIZE);
-    m.model = SL_STR_LIT ("mock-tools");
-    m.client_dialect = m.upstream_dialect = SL_DIALECT_OPENAI;
-    m.tools = SL_STR_LIT ("[{\"name\":\"run_shell\",\"schema\":{\"type\":\"object\"}}]");
-    m.last_user = SL_STR_LIT ("tidy up");
-    m.mcp = SL_STR_LIT ("tools/call run_shell");
-    cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1);
-    struct { uint8_t type; uint8_t kind; uint8_t block; int index; const char *name, *id, *text; uint8_t action;
-             uint32_t flags; } recs [] = {
-        { SL_MSG_BLOCK, SL_B_MESSAGE, 0, -1, NULL, "chatcmpl-9", NULL, 0, 0 },
-        { SL_MSG_BLOCK, SL_B_END, SL_BK_TEXT, 0, NULL, NULL, "Tidying up.", 0, 0 },
-        { SL_MSG_VERDICT, 0, 0, 1, "get_weather", "call_w", "{\"city\":\"Paris\"}", SL_ACT_ALLOW, 0 },
-        { SL_MSG_BLOCK, SL_B_END, SL_BK_TOOL_CALL, 1, "get_weather", "call_w", "{\"city\":\"Paris\"}", 0, SL_F_ARGS_VALID },
-        { SL_MSG_VERDICT, 0, 0, 2, "run_shell", "call_s", "{\"command\":\"rm -rf /\"}", SL_ACT_BLOCK, 0 },
-        { SL_MSG_BLOCK, SL_B_END, SL_BK_TEXT, 2, NULL, NULL, "\n\nsluice blocked a call to run_shell.", 0, SL_F_REPLACED },
-        { SL_MSG_BLOCK, SL_B_FINISH, 0, -1, NULL, NULL, NULL, 0, 0 },
-        { SL_MSG_END, 0, 0, -1, NULL, NULL, NULL, 0, 0 },
-    };
-    for (size_t i = 0; i < sizeof recs / sizeof recs [0]; i++) {
-        sl_msg_init (&m, recs [i].type);
-        memcpy (m.sid, sid, SL_SID_SIZE);
-        m.seq = i + 1;
-        m.kind = recs [i].kind;
-        m.block = recs [i].block;
-        m.index = recs [i].index;
-        m.name = sl_str (recs [i].name);
-        m.id = sl_str (recs [i].id);
-        m.text = sl_str (recs [i].text);
-        m.action = recs [i].action;
-        m.flags = recs [i].flags;
-        if (m.type == SL_MSG_BLOCK && m.kind == SL_B_FINISH)
-            m.finish = SL_FIN_TOOL_CALLS;
-        meta.at = 1000 + (int64_t) i;
-        cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1, "%s", sl_store_error (s_store));
-    }
-    cr_assert_eq (sl_store_commit (s_store), 0);
-    sl_archive_destroy (&archive);
+    records_recorded (s_store, sid);
 }
 
 static void
@@ -286,61 +240,4 @@ Test (sl_console, answers_the_pages_questions, .init = s_setup, .fini = s_teardo
     cr_expect_eq (s_ask (c, "DELETE", "/api/streams", &none, NULL, true, &resp), 405);
     sl_buf_free (&resp.body);
     sl_console_destroy (&c);
-}
-
-Test (sl_tryit, a_recorded_stream_becomes_a_capture_the_policy_judges_again, .init = s_setup, .fini = s_teardown)
-{
-    sl_buf_t capture = { 0 };
-    cr_assert_eq (sl_tryit_capture (s_store, s_sid, &capture), 0);
-    cr_expect_eq (sl_tryit_capture (s_store, "0123456789abcdef0123456789abcdef", &capture), 1);
-    json_t *c = json_loadb (capture.data, capture.len, 0, NULL);
-    cr_assert_not_null (c, "%s", sl_buf_cstr (&capture));
-    const char *text = json_string_value (json_object_get (c, "capture"));
-    cr_assert_not_null (text);
-    cr_expect_not_null (strstr (text, "\"name\":\"run_shell\",\"arguments\":\"{\\\"command\\\":\\\"rm -rf /\\\"}\""),
-                        "the call as the model sent it: %s", text);
-    cr_expect_null (strstr (text, "sluice blocked"), "not the judge's notice");
-    cr_expect_not_null (strstr (text, "\"finish_reason\":\"tool_calls\""), "%s", text);
-    //  Through the replay library, with the policy.
-    json_t *req = json_pack ("{s:s, s:s, s:s, s:O, s:O, s:O}", "capture", text, "dialect", "openai",
-                             "policy", s_policy, "model", json_object_get (c, "model"),
-                             "tools", json_object_get (c, "tools"), "last_user", json_object_get (c, "last_user"));
-    char *body = json_dumps (req, 0);
-    sl_buf_t out = { 0 };
-    cr_assert_eq (sl_tryit_run (sl_str (body), &out), 0);
-    json_t *r = json_loadb (out.data, out.len, 0, NULL);
-    cr_assert_not_null (r, "%s", sl_buf_cstr (&out));
-    json_t *verdicts = json_object_get (r, "verdicts");
-    cr_expect_eq (json_array_size (verdicts), 2, "%s", sl_buf_cstr (&out));
-    json_t *shell = json_array_get (verdicts, 1);
-    cr_expect_str_eq (json_string_value (json_object_get (shell, "name")), "run_shell");
-    cr_expect_str_eq (json_string_value (json_object_get (shell, "action")), "block");
-    cr_expect_str_eq (json_string_value (json_object_get (shell, "rule")), "no-rm-rf");
-    cr_expect_not_null (strstr (json_string_value (json_object_get (r, "client")), "sluice blocked a call to the tool"),
-                        "what an OpenAI client would receive");
-    cr_expect_not_null (json_object_get (r, "finish"));
-    //  Rendered for a client of another dialect, as the gateway translates.
-    json_object_set_new (req, "client", json_string ("anthropic"));
-    char *translated = json_dumps (req, 0);
-    sl_buf_reset (&out);
-    cr_assert_eq (sl_tryit_run (sl_str (translated), &out), 0);
-    cr_expect_not_null (strstr (sl_buf_cstr (&out), "\"client\":\"anthropic\""), "%s", sl_buf_cstr (&out));
-    cr_expect_not_null (strstr (sl_buf_cstr (&out), "event: message_start"), "an Anthropic client's events");
-    free (translated);
-    //  A policy that does not load says where.
-    sl_buf_reset (&out);
-    cr_assert_eq (sl_tryit_run (SL_STR_LIT ("{\"capture\":\"data: {}\\n\\n\",\"policy\":\"rules: [\"}"), &out), 0);
-    cr_expect_not_null (strstr (sl_buf_cstr (&out), "\"policy_error\":\"policy:"), "%s", sl_buf_cstr (&out));
-    sl_buf_reset (&out);
-    cr_expect_eq (sl_tryit_run (SL_STR_LIT ("{\"policy\":\"\"}"), &out), -1, "no capture");
-    sl_buf_reset (&out);
-    cr_expect_eq (sl_tryit_run (SL_STR_LIT ("[]"), &out), -1);
-    sl_buf_reset (&out);
-    cr_expect_eq (sl_tryit_run (SL_STR_LIT ("{\"capture\":\"x\",\"dialect\":\"cobol\"}"), &out), -1);
-    free (body);
-    json_decref (req);
-    json_decref (r);
-    json_decref (c);
-    sl_buf_free (&out);
-    sl_buf_free (&capture);
 }
