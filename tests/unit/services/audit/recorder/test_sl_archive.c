@@ -224,6 +224,39 @@ check_approvals (s_env_t *env)
     sl_store_close (&store);
 }
 
+//  Every record written joins the chain, in the transaction that wrote
+//  it: none before the commit, none after a rollback. Off (only to
+//  measure what the chain costs), none at all.
+static void
+check_records_join_the_chain (s_env_t *env)
+{
+    sl_store_t *store = s_fresh (env);
+    sl_archive_t *archive = sl_archive_new (store, 0);
+    cr_assert_eq (sl_store_begin (store), 0);
+    cr_assert_eq (records_stream (archive, s_sid_a, 1000000, "m", "k"), 9);
+    cr_expect_eq (records_count (store, "SELECT COUNT(*) FROM chain"), 0, "written at the commit");
+    cr_assert_eq (sl_archive_commit (archive), 0, "%s", sl_store_error (store));
+    cr_expect_eq (records_count (store, "SELECT COUNT(*) FROM chain"), 9);
+    cr_expect_eq (records_count (store, "SELECT COUNT(*) FROM events WHERE chain_pos IS NULL"), 0,
+                  "each ledger row names its entry");
+    cr_assert_eq (sl_store_begin (store), 0);
+    cr_assert_eq (records_stream (archive, s_sid_b, 2000000, "m", "k"), 9);
+    sl_archive_rollback (archive);
+    cr_expect_not (sl_store_in_transaction (store));
+    cr_expect_eq (records_count (store, "SELECT COUNT(*) FROM chain"), 9, "the rolled-back batch's are forgotten");
+    cr_expect_eq (records_count (store, "SELECT COUNT(*) FROM streams"), 1);
+    sl_archive_t *unchained = sl_archive_new (store, 0);
+    sl_archive_set_chained (unchained, false);
+    cr_assert_eq (sl_store_begin (store), 0);
+    cr_assert_eq (records_stream (unchained, s_sid_b, 2000000, "m", "k"), 9);
+    cr_assert_eq (sl_archive_commit (unchained), 0, "%s", sl_store_error (store));
+    cr_expect_eq (records_count (store, "SELECT COUNT(*) FROM chain"), 9, "off: no entry");
+    cr_expect_eq (records_count (store, "SELECT COUNT(*) FROM streams"), 2, "the records are written all the same");
+    sl_archive_destroy (&unchained);
+    sl_archive_destroy (&archive);
+    sl_store_close (&store);
+}
+
 static void
 s_suite (s_env_t *env)
 {
@@ -231,6 +264,7 @@ s_suite (s_env_t *env)
     check_text (env);
     check_cost_and_identity (env);
     check_approvals (env);
+    check_records_join_the_chain (env);
 }
 
 Test (sl_archive, the_suite_on_sqlite)

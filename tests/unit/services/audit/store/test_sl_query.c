@@ -3,6 +3,7 @@
     records the archive wrote (records.h), on SQLite and PostgreSQL
     (store_env.h). */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -349,6 +350,101 @@ check_approvals (s_env_t *env)
     sl_store_close (&store);
 }
 
+//  Streams that are only begun (a start each): n of them, ten a
+//  millisecond, from t0, committed.
+static void
+s_starts (sl_store_t *store, int n, int64_t t0)
+{
+    sl_archive_t *archive = sl_archive_new (store, 0);
+    cr_assert_eq (sl_store_begin (store), 0);
+    for (int i = 0; i < n; i++) {
+        uint8_t sid [SL_SID_SIZE] = { 0x5e, (uint8_t) (i >> 8), (uint8_t) i, 0xee };
+        sl_msg_t m = records_msg (SL_MSG_START, sid, 0);
+        m.model = SL_STR_LIT ("gpt-x");
+        sl_record_meta_t meta = records_meta (t0 + i / 10, 0);
+        cr_assert_eq (sl_archive_apply (archive, &meta, &m), 1, "%s", sl_store_error (store));
+    }
+    cr_assert_eq (sl_archive_commit (archive), 0, "%s", sl_store_error (store));
+    sl_archive_destroy (&archive);
+}
+
+typedef struct {
+    int lines;
+    bool in_order;
+    char last_sid [SL_SID_HEX_SIZE];
+    int64_t last_start;
+} s_order_t;
+
+static void
+s_ordered_line (void *arg, const char *line, size_t size)
+{
+    s_order_t *o = arg;
+    json_t *j = json_loadb (line, size, 0, NULL);
+    cr_assert_not_null (j, "%.*s", (int) size, line);
+    json_t *stream = json_object_get (j, "stream");
+    const char *sid = json_string_value (json_object_get (stream, "sid"));
+    int64_t started = json_integer_value (json_object_get (stream, "started_at"));
+    cr_assert_not_null (sid, "%.*s", (int) size, line);
+    //  Oldest first, by start then by id: each once.
+    if (o->lines && (started < o->last_start || (started == o->last_start && strcmp (sid, o->last_sid) <= 0)))
+        o->in_order = false;
+    snprintf (o->last_sid, sizeof o->last_sid, "%s", sid);
+    o->last_start = started;
+    o->lines++;
+    json_decref (j);
+}
+
+//  More streams than one page of the export, many started in the same
+//  millisecond: every one once, oldest first; to 0 is now.
+static void
+check_export_pages_through_ties (s_env_t *env)
+{
+    sl_store_t *store = s_fresh (env);
+    s_starts (store, 450, 5000);
+    s_order_t o = { .in_order = true };
+    cr_expect_eq (sl_query_export (store, 0, 0, s_ordered_line, &o), 450, "%s", sl_store_error (store));
+    cr_expect_eq (o.lines, 450);
+    cr_expect (o.in_order);
+    //  From and to: [5010, 5020) is streams 100 to 199.
+    s_order_t part = { .in_order = true };
+    cr_expect_eq (sl_query_export (store, 5010, 5020, s_ordered_line, &part), 100);
+    cr_expect (part.in_order);
+    cr_expect_eq (part.last_start, 5019);
+    sl_store_close (&store);
+}
+
+//  Lists are bounded: a page of streams says there are more, the next
+//  page is asked for by time, approvals stop at their limit.
+static void
+check_lists_are_bounded (s_env_t *env)
+{
+    sl_store_t *store = s_fresh (env);
+    s_starts (store, SL_QUERY_DEFAULT_LIMIT + 10, 1000);
+    sl_buf_t out = { 0 };
+    cr_assert_eq (sl_query_streams (store, &(sl_query_filter_t) { 0 }, &out), 0);
+    json_t *j = json_loadb (out.data, out.len, 0, NULL);
+    cr_assert_not_null (j, "%s", sl_buf_cstr (&out));
+    cr_expect_eq (json_array_size (json_object_get (j, "streams")), SL_QUERY_DEFAULT_LIMIT);
+    cr_expect (json_is_true (json_object_get (j, "more")));
+    json_decref (j);
+    sl_buf_reset (&out);
+    cr_assert_eq (sl_query_streams (store, &(sl_query_filter_t) { .before = 1000 + 1 }, &out), 0);
+    j = json_loadb (out.data, out.len, 0, NULL);
+    cr_expect_eq (json_array_size (json_object_get (j, "streams")), 10, "the first millisecond's ten");
+    cr_expect (json_is_false (json_object_get (j, "more")));
+    json_decref (j);
+    sl_archive_t *archive = sl_archive_new (store, 0);
+    s_approvals (store, archive);
+    sl_buf_reset (&out);
+    cr_assert_eq (sl_query_approvals (store, NULL, 2, &out), 0);
+    j = json_loadb (out.data, out.len, 0, NULL);
+    cr_expect_eq (json_array_size (json_object_get (j, "approvals")), 2, "%s", sl_buf_cstr (&out));
+    json_decref (j);
+    sl_archive_destroy (&archive);
+    sl_buf_free (&out);
+    sl_store_close (&store);
+}
+
 static void
 s_suite (s_env_t *env)
 {
@@ -357,6 +453,8 @@ s_suite (s_env_t *env)
     check_export (env);
     check_usage_and_identity (env);
     check_approvals (env);
+    check_export_pages_through_ties (env);
+    check_lists_are_bounded (env);
 }
 
 Test (sl_query, the_suite_on_sqlite)

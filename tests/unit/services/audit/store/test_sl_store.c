@@ -111,11 +111,110 @@ check_values (s_env_t *env)
     sl_store_close (&store);
 }
 
+//  A transaction: open until its commit or rollback; what it wrote is
+//  seen after the commit, gone after the rollback; a rollback without
+//  one is nothing.
+static void
+check_transactions (s_env_t *env)
+{
+    sl_store_t *store = s_fresh (env);
+    cr_assert_eq (sl_store_exec (store, "CREATE TABLE t (i BIGINT)", NULL, 0, NULL), 0);
+    cr_expect_not (sl_store_in_transaction (store));
+    sl_store_rollback (store);
+    cr_expect_not (sl_store_in_transaction (store));
+    cr_assert_eq (sl_store_begin (store), 0, "%s", sl_store_error (store));
+    cr_expect (sl_store_in_transaction (store));
+    cr_assert_eq (sl_store_exec (store, "INSERT INTO t VALUES (1)", NULL, 0, NULL), 0);
+    cr_assert_eq (sl_store_commit (store), 0, "%s", sl_store_error (store));
+    cr_expect_not (sl_store_in_transaction (store));
+    cr_assert_eq (sl_store_begin (store), 0);
+    cr_assert_eq (sl_store_exec (store, "INSERT INTO t VALUES (2)", NULL, 0, NULL), 0);
+    sl_store_rollback (store);
+    cr_expect_not (sl_store_in_transaction (store));
+    cr_expect_eq (records_count (store, "SELECT SUM(i) FROM t"), 1);
+    //  Another connection sees only what is committed; closing with a
+    //  transaction open rolls it back.
+    char *error = NULL;
+    sl_store_t *other = sl_store_open (env->target, &error);
+    cr_assert_not_null (other, "%s", error ? error : "");
+    cr_assert_eq (sl_store_begin (store), 0);
+    cr_assert_eq (sl_store_exec (store, "INSERT INTO t VALUES (4)", NULL, 0, NULL), 0);
+    cr_expect_eq (records_count (other, "SELECT SUM(i) FROM t"), 1, "not committed yet");
+    sl_store_close (&store);
+    cr_expect_null (store);
+    sl_store_close (&store);
+    cr_expect_eq (records_count (other, "SELECT SUM(i) FROM t"), 1, "rolled back as it closed");
+    sl_store_close (&other);
+}
+
+typedef struct {
+    int64_t i [4];
+    double d [4];
+    bool null [5];
+    char text [8];                      //  column 3, copied: the row is borrowed
+    bool text_absent;                   //  a column past the row's end has no text
+} s_conv_t;
+
+static int
+s_conv_row (void *arg, const sl_row_t *row)
+{
+    s_conv_t *c = arg;
+    for (int col = 0; col < 4; col++) {
+        c->i [col] = sl_row_int (row, col);
+        c->d [col] = sl_row_real (row, col);
+        c->null [col] = sl_row_null (row, col);
+    }
+    c->null [4] = sl_row_null (row, 9);
+    sl_str_t t = sl_row_text (row, 3);
+    snprintf (c->text, sizeof c->text, "%.*s", (int) t.len, t.ptr ? t.ptr : "");
+    c->text_absent = sl_row_text (row, 9).ptr == NULL;
+    return 1;
+}
+
+//  A row's columns read as the caller asks, whatever the backend handed
+//  out (SQLite: typed; PostgreSQL: text): numbers from text, NULL and
+//  a column past the row's end as 0 and absent.
+static void
+check_rows_read_as_asked (s_env_t *env)
+{
+    sl_store_t *store = s_fresh (env);
+    s_conv_t c = { 0 };
+    cr_assert_eq (sl_store_query (store, "SELECT 42, 2.5, NULL, 'x7'", NULL, 0, s_conv_row, &c), 0, "%s",
+                  sl_store_error (store));
+    cr_expect_eq (c.i [0], 42);
+    cr_expect_eq (c.d [0], 42.0);
+    cr_expect_eq (c.i [1], 2, "a real as an integer: its whole part");
+    cr_expect_eq (c.d [1], 2.5);
+    cr_expect (c.null [2]);
+    cr_expect_eq (c.i [2], 0);
+    cr_expect_eq (c.i [3], 0, "text that is no number");
+    cr_expect_str_eq (c.text, "x7");
+    cr_expect (c.null [4], "past the row's end");
+    cr_expect (c.text_absent);
+    //  One integer: the default when there is no row, or the row's NULL.
+    int64_t n = 0;
+    cr_assert_eq (sl_store_query_int (store, "SELECT version FROM schema_version WHERE version < 0", NULL, 0, -5, &n),
+                  0);
+    cr_expect_eq (n, -5);
+    cr_assert_eq (sl_store_query_int (store, "SELECT MAX(version) FROM schema_version WHERE version < 0", NULL, 0, -6,
+                                      &n), 0);
+    cr_expect_eq (n, -6);
+    //  A store opened raw is not migrated.
+    char *error = NULL;
+    sl_store_t *raw = sl_store_open_raw (env->target, &error);
+    cr_assert_not_null (raw, "%s", error ? error : "");
+    cr_expect_eq (sl_store_version (raw), sl_store_latest_version (), "the fresh store's own");
+    sl_store_close (&raw);
+    sl_store_close (&store);
+}
+
 static void
 s_suite (s_env_t *env)
 {
     check_migrations (env);
     check_values (env);
+    check_transactions (env);
+    check_rows_read_as_asked (env);
 }
 
 Test (sl_store, the_suite_on_sqlite)
