@@ -1,4 +1,4 @@
-/*  Unit tests: services/audit/sl_live (the live view and its events). */
+/*  Unit tests: services/audit/console/sl_live (the live view and its events). */
 #include <criterion/criterion.h>
 #include <string.h>
 

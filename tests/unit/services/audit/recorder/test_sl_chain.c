@@ -1,4 +1,4 @@
-/*  Unit tests: services/audit/sl_chain (the canonical form, the chain the
+/*  Unit tests: services/audit/recorder/sl_chain (the canonical form, the chain the
     archive writes, seals and what a writer finds at its head), sl_verify
     (what it finds when rows are edited by hand, checkpoints' links, the
     head's seal), sl_summary (the rows later records update), sl_checkpoint

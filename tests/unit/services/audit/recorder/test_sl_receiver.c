@@ -1,4 +1,4 @@
-/*  Unit tests: services/audit/sl_receiver (records from one emitter, once
+/*  Unit tests: services/audit/recorder/sl_receiver (records from one emitter, once
     and in order; what the acknowledgements say). */
 #include <criterion/criterion.h>
 

@@ -1,4 +1,4 @@
-/*  Unit tests: services/audit/sl_webhook (the queue, backoff, bound). */
+/*  Unit tests: services/audit/recorder/sl_webhook (the queue, backoff, bound). */
 #include <criterion/criterion.h>
 
 #include "services/audit/recorder/sl_webhook.h"

@@ -1,4 +1,4 @@
-/*  Unit tests: services/audit/sl_approval - an approval's JSON from a
+/*  Unit tests: services/audit/store/sl_approval - an approval's JSON from a
     judge's record, and the approvals webhook's signature, checked the
     way a receiver checks it (an HMAC of "<timestamp>.<body>" with the
     shared secret, compared in constant time), against a value computed
