@@ -171,7 +171,8 @@ check_cost_and_identity (s_env_t *env)
     cr_expect_eq (records_count (store, "SELECT cost_usd_micro FROM streams WHERE user_name = 'bob'"), 450);
     cr_expect_eq (records_count (store, "SELECT usage_estimated FROM streams WHERE user_name = 'bob'"), 1);
     cr_expect_eq (records_count (store, "SELECT usage_estimated FROM streams WHERE user_name = 'ada'"), 0);
-    cr_expect_eq (records_count (store, "SELECT COUNT(*) FROM streams WHERE user_name = 'cy' AND cost_usd_micro IS NULL"),
+    cr_expect_eq (records_count (store, "SELECT COUNT(*) FROM streams WHERE user_name = 'cy' "
+                                        "AND cost_usd_micro IS NULL"),
                   1, "no price: no cost, not a zero one");
     cr_expect_eq (records_count (store, "SELECT COUNT(*) FROM verdicts WHERE team = 'payments'"), 2);
     sl_archive_destroy (&archive);

@@ -261,7 +261,8 @@ check_usage_and_identity (s_env_t *env)
     cr_assert_eq (sl_query_streams (store, &(sl_query_filter_t) { .team = "payments" }, &out), 0);
     json = sl_buf_cstr (&out);
     records_expect_in (json, "\"team\":\"payments\",\"user\":\"bob\",\"usage_estimated\":true,\"cost_usd_micro\":450");
-    records_expect_in (json, "\"team\":\"payments\",\"user\":\"ada\",\"usage_estimated\":false,\"cost_usd_micro\":4500");
+    records_expect_in (json, "\"team\":\"payments\",\"user\":\"ada\",\"usage_estimated\":false,"
+                             "\"cost_usd_micro\":4500");
     cr_expect_null (strstr (json, "search"));
     sl_buf_reset (&out);
     cr_assert_eq (sl_query_streams (store, &(sl_query_filter_t) { .team = "payments", .user = "ada" }, &out), 0);
