@@ -1,4 +1,4 @@
-/*  sl_console.c - routing, access and answers of the console (see sl_console.h). */
+/*  sl_console.c - routing and answers of the console; who may ask is sl_console_auth (see sl_console.h). */
 #include "services/audit/console/sl_console.h"
 
 #include <ctype.h>
@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
@@ -17,23 +16,12 @@
 #include "services/audit/store/sl_query.h"
 #include "services/audit/console/sl_tryit.h"
 
-#define S_MAX_KEYS 64
-#define S_TOKEN_BYTES 32
-#define S_TOKEN_SIZE (2 * S_TOKEN_BYTES + 1)
 #define S_DAY_MS (24 * 3600 * 1000LL)
 #define S_USAGE_DAYS 30                 //  /api/usage without from: this many days back
 
-typedef struct {
-    char token [S_TOKEN_SIZE];
-    int64_t expires;
-} s_session_t;
-
 struct _sl_console_t {
     sl_store_t *store;
-    char *keys [S_MAX_KEYS];
-    int key_count;
-    s_session_t sessions [SL_CONSOLE_MAX_SESSIONS];
-    int session_count;
+    sl_console_auth_t *auth;            //  who may ask
     sl_console_meta_fn *meta;
     void *meta_arg;
     sl_console_meta_fn *chain;
@@ -47,20 +35,7 @@ sl_console_new (sl_store_t *store, const char *keys)
 {
     sl_console_t *self = sl_xcalloc (1, sizeof *self);
     self->store = store;
-    for (const char *p = keys ? keys : ""; *p && self->key_count < S_MAX_KEYS;) {
-        const char *comma = strchr (p, ',');
-        size_t n = comma ? (size_t) (comma - p) : strlen (p);
-        const char *start = p;
-        while (n && isspace ((unsigned char) *start)) {
-            start++;
-            n--;
-        }
-        while (n && isspace ((unsigned char) start [n - 1]))
-            n--;
-        if (n)
-            self->keys [self->key_count++] = sl_xstrndup (start, n);
-        p = comma ? comma + 1 : p + strlen (p);
-    }
+    self->auth = sl_console_auth_new (keys);
     return self;
 }
 
@@ -70,15 +45,12 @@ sl_console_destroy (sl_console_t **self_p)
     if (!self_p || !*self_p)
         return;
     sl_console_t *self = *self_p;
-    for (int i = 0; i < self->key_count; i++) {
-        memset (self->keys [i], 0, strlen (self->keys [i]));
-        free (self->keys [i]);
-    }
+    sl_console_auth_destroy (&self->auth);
     free (self);
     *self_p = NULL;
 }
 
-bool sl_console_has_keys (sl_console_t *self) { return self->key_count > 0; }
+bool sl_console_has_keys (sl_console_t *self) { return sl_console_auth_has_keys (self->auth); }
 
 void
 sl_console_on_chain (sl_console_t *self, sl_console_meta_fn *fn, void *arg)
@@ -107,114 +79,11 @@ s_now (sl_console_t *self)
     return self->clock ? self->clock (self->clock_arg) : 0;
 }
 
-//  --------------------------------------------------------------------------
-//  Access
-
-//  Equal, in time that does not depend on where they differ.
-static bool
-s_equal (const char *a, size_t na, const char *b)
-{
-    size_t nb = strlen (b);
-    unsigned char diff = (unsigned char) (na != nb);
-    for (size_t i = 0; i < nb; i++)
-        diff |= (unsigned char) (a [i < na ? i : 0] ^ b [i]);
-    return diff == 0 && na == nb;
-}
-
-static bool
-s_valid_key (sl_console_t *self, const char *key, size_t n)
-{
-    bool ok = false;
-    for (int i = 0; i < self->key_count; i++)
-        ok |= s_equal (key, n, self->keys [i]);
-    return ok;
-}
-
-//  The session token in a Cookie header, or NULL.
+//  A header of the request, or NULL.
 static const char *
-s_cookie (const char *header, size_t *len)
+s_header (const sl_console_req_t *req, const char *name)
 {
-    const char *name = SL_CONSOLE_COOKIE "=";
-    for (const char *p = header; p && *p;) {
-        while (*p == ' ' || *p == ';')
-            p++;
-        if (strncmp (p, name, strlen (name)) == 0) {
-            p += strlen (name);
-            *len = strcspn (p, ";");
-            return p;
-        }
-        p = strchr (p, ';');
-    }
-    return NULL;
-}
-
-//  Logout: the session of the request's cookie ends here, whatever the
-//  browser does with its copy.
-static void
-s_session_end (sl_console_t *self, const sl_console_req_t *req)
-{
-    const char *cookies = req->header ? req->header (req->arg, "Cookie") : NULL;
-    size_t n = 0;
-    const char *token = s_cookie (cookies, &n);
-    int kept = 0;
-    for (int i = 0; i < self->session_count; i++)
-        if (!token || !s_equal (token, n, self->sessions [i].token))
-            self->sessions [kept++] = self->sessions [i];
-    self->session_count = kept;
-}
-
-static bool
-s_session_valid (sl_console_t *self, const char *token, size_t n)
-{
-    int64_t now = s_now (self);
-    bool ok = false;
-    for (int i = 0; i < self->session_count; i++)
-        if (self->sessions [i].expires > now)
-            ok |= s_equal (token, n, self->sessions [i].token);
-    return ok;
-}
-
-static bool
-s_authorized (sl_console_t *self, const sl_console_req_t *req)
-{
-    if (!self->key_count)
-        return req->loopback;
-    const char *auth = req->header ? req->header (req->arg, "Authorization") : NULL;
-    if (auth && strncasecmp (auth, "Bearer ", 7) == 0)
-        return s_valid_key (self, auth + 7, strlen (auth + 7));
-    const char *cookies = req->header ? req->header (req->arg, "Cookie") : NULL;
-    size_t n = 0;
-    const char *token = s_cookie (cookies, &n);
-    return token && s_session_valid (self, token, n);
-}
-
-static void
-s_new_session (sl_console_t *self, sl_console_resp_t *resp)
-{
-    int64_t now = s_now (self);
-    //  Make room: expired sessions go, then the oldest.
-    int kept = 0;
-    for (int i = 0; i < self->session_count; i++)
-        if (self->sessions [i].expires > now)
-            self->sessions [kept++] = self->sessions [i];
-    self->session_count = kept;
-    if (self->session_count == SL_CONSOLE_MAX_SESSIONS) {
-        memmove (self->sessions, self->sessions + 1, (SL_CONSOLE_MAX_SESSIONS - 1) * sizeof (s_session_t));
-        self->session_count--;
-    }
-    uint8_t bytes [S_TOKEN_BYTES];
-    size_t got = 0;
-    while (got < sizeof bytes) {
-        ssize_t n = getrandom (bytes + got, sizeof bytes - got, 0);
-        if (n > 0)
-            got += (size_t) n;
-    }
-    s_session_t *s = &self->sessions [self->session_count++];
-    for (int i = 0; i < S_TOKEN_BYTES; i++)
-        snprintf (s->token + 2 * i, 3, "%02x", bytes [i]);
-    s->expires = now + SL_CONSOLE_SESSION_MS;
-    snprintf (resp->cookie, sizeof resp->cookie, "%s=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%d",
-              SL_CONSOLE_COOKIE, s->token, SL_CONSOLE_SESSION_MS / 1000);
+    return req->header ? req->header (req->arg, name) : NULL;
 }
 
 //  --------------------------------------------------------------------------
@@ -330,20 +199,21 @@ s_is_json (const sl_console_req_t *req)
 static void
 s_login (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
 {
-    if (!self->key_count) {
+    if (!sl_console_auth_has_keys (self->auth)) {
         s_error (resp, 400, "this console has no keys: it answers clients on its own machine only");
         return;
     }
     json_error_t err;
     json_t *root = json_loadb (req->body.ptr ? req->body.ptr : "", req->body.len, 0, &err);
     json_t *key = json_object_get (root, "key");
-    bool ok = json_is_string (key) && s_valid_key (self, json_string_value (key), json_string_length (key));
+    bool ok = json_is_string (key)
+           && sl_console_auth_key (self->auth, json_string_value (key), json_string_length (key));
     json_decref (root);
     if (!ok) {
         s_error (resp, 401, "not a console key");
         return;
     }
-    s_new_session (self, resp);
+    sl_console_auth_login (self->auth, s_now (self), resp->cookie);
     sl_buf_puts (&resp->body, "{\"ok\":true}");
     s_json (resp, 200);
 }
@@ -425,8 +295,9 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
             s_login (self, req, resp);
         return;
     }
-    if (!s_authorized (self, req)) {
-        if (self->key_count)
+    if (!sl_console_auth_allows (self->auth, s_header (req, "Authorization"), s_header (req, "Cookie"),
+                                 req->loopback, s_now (self))) {
+        if (sl_console_auth_has_keys (self->auth))
             s_error (resp, 401, "a console key is needed (log in, or Authorization: Bearer)");
         else
             s_error (resp, 403, "this console answers clients on its own machine only "
@@ -438,9 +309,7 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
             s_error (resp, 415, "send JSON");
             return;
         }
-        s_session_end (self, req);
-        snprintf (resp->cookie, sizeof resp->cookie, "%s=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0",
-                  SL_CONSOLE_COOKIE);
+        sl_console_auth_logout (self->auth, s_header (req, "Cookie"), resp->cookie);
         sl_buf_puts (&resp->body, "{\"ok\":true}");
         s_json (resp, 200);
         return;
@@ -485,7 +354,7 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
     }
     if (strcmp (path, "/api/meta") == 0) {
         sl_buf_printf (&resp->body, "{\"store\":\"%s\",\"schema\":%d,\"keys\":%s", sl_store_kind (self->store),
-                       sl_store_version (self->store), self->key_count ? "true" : "false");
+                       sl_store_version (self->store), sl_console_auth_has_keys (self->auth) ? "true" : "false");
         if (self->meta)
             self->meta (self->meta_arg, &resp->body);
         sl_buf_putc (&resp->body, '}');
@@ -588,7 +457,7 @@ sl_console_handle (sl_console_t *self, const sl_console_req_t *req, sl_console_r
     //  Without keys the console trusts this machine, and a web page can
     //  make this machine's browser ask (DNS rebinding): a request naming
     //  another site in Host or Origin is refused (sl_loopback.h).
-    if (!self->key_count) {
+    if (!sl_console_auth_has_keys (self->auth)) {
         const char *why = sl_loopback_refusal (req->header ? req->header (req->arg, "Host") : NULL,
                                                req->header ? req->header (req->arg, "Origin") : NULL);
         if (why) {

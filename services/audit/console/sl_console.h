@@ -26,18 +26,16 @@
         POST /api/approvals/<id>    a decision (sl_approvals_api.h), sent on to the judges by
                                     the service as a console user (SL_CONSOLE_DECIDE)
 
-    Who may ask: with console keys (SLUICE_CONSOLE_KEYS, comma-separated),
-    a request needs a key, as "Authorization: Bearer <key>" or as the
-    session cookie a login gave (HttpOnly, SameSite=Strict; sessions live
-    in memory for SL_CONSOLE_SESSION_MS, and a logout ends its session
-    here: the cookie, however copied, opens nothing after). Without keys,
-    only clients on this machine (loopback) are answered, and only when
-    the request names this machine (its Host a loopback name, its Origin,
-    if any, a page of one: common/http/sl_loopback.h, against DNS
-    rebinding); others get 403, saying why. The pages
+    Who may ask (sl_console_auth.h): with console keys (SLUICE_CONSOLE_KEYS,
+    comma-separated), a request needs a key, as "Authorization: Bearer
+    <key>" or as the session cookie a login gave (a logout ends its
+    session here: the cookie, however copied, opens nothing after).
+    Without keys, only clients on this machine (loopback) are answered,
+    and only when the request names this machine (its Host a loopback
+    name, its Origin, if any, a page of one: common/http/sl_loopback.h,
+    against DNS rebinding); others get 403, saying why. The pages
     themselves hold no data and are served to anyone who may connect; the
-    API refuses them. Keys are compared in constant time and never logged
-    or stored.
+    API refuses them.
 
     Requests that change something (login, logout, try, a decision) must be JSON
     (Content-Type: application/json): a form on another site cannot send
@@ -51,11 +49,8 @@
 
 #include "common/approval/sl_approvals_api.h"
 #include "common/base/sl_buf.h"
+#include "services/audit/console/sl_console_auth.h"
 #include "services/audit/store/sl_store.h"
-
-#define SL_CONSOLE_SESSION_MS (12 * 3600 * 1000)
-#define SL_CONSOLE_MAX_SESSIONS 1024
-#define SL_CONSOLE_COOKIE "sluice_console"
 
 typedef struct _sl_console_t sl_console_t;
 
@@ -82,7 +77,7 @@ typedef struct {
     int status;
     const char *content_type;
     sl_buf_t body;
-    char cookie [160];                  //  a Set-Cookie value, or ""
+    char cookie [SL_CONSOLE_COOKIE_MAX];    //  a Set-Cookie value, or ""
     const char *cache;                  //  a Cache-Control value, or NULL
     char approval [SL_APPROVALS_ID_HEX + 1];    //  SL_CONSOLE_DECIDE: the approval's id
     sl_approvals_parsed_t decision;     //  SL_CONSOLE_DECIDE: the decision (the caller clears it)
