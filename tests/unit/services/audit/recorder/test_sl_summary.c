@@ -137,12 +137,12 @@ s_suite (s_env_t *env)
     check_a_row_no_record_made (env);
 }
 
-Test (sl_summary, the_suite_on_sqlite, .timeout = 300)
+Test (sl_summary, the_suite_on_sqlite)
 {
     store_env_sqlite (s_suite);
 }
 
-Test (sl_summary, the_suite_on_postgresql, .timeout = 300)
+Test (sl_summary, the_suite_on_postgresql)
 {
     store_env_postgres (s_suite);
 }

@@ -315,12 +315,12 @@ s_suite (s_env_t *env)
     check_the_heads_seal (env);
 }
 
-Test (sl_verify, the_suite_on_sqlite, .timeout = 300)
+Test (sl_verify, the_suite_on_sqlite)
 {
     store_env_sqlite (s_suite);
 }
 
-Test (sl_verify, the_suite_on_postgresql, .timeout = 300)
+Test (sl_verify, the_suite_on_postgresql)
 {
     store_env_postgres (s_suite);
 }

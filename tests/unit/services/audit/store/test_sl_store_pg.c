@@ -95,7 +95,7 @@ s_cols (void *arg, const sl_row_t *row)
     return 1;
 }
 
-Test (sl_store_pg, results_come_as_text_and_read_as_their_numbers, .init = s_start, .fini = s_stop, .timeout = 120)
+Test (sl_store_pg, results_come_as_text_and_read_as_their_numbers, .init = s_start, .fini = s_stop)
 {
     sl_store_t *store = s_open ();
     s_exec (store, "CREATE TABLE t (i BIGINT, d DOUBLE PRECISION, s TEXT, n TEXT)");
@@ -133,8 +133,8 @@ Test (sl_store_pg, results_come_as_text_and_read_as_their_numbers, .init = s_sta
     sl_store_close (&store);
 }
 
-Test (sl_store_pg, a_connection_the_server_ended_is_broken_then_reconnected, .init = s_start, .fini = s_stop,
-      .timeout = 120)
+Test (sl_store_pg, a_connection_the_server_ended_is_broken_then_reconnected, .init = s_start,
+      .fini = s_stop)
 {
     sl_store_t *store = s_open (), *admin = s_open ();
     s_exec (store, "CREATE TABLE t (i BIGINT)");
@@ -168,8 +168,8 @@ Test (sl_store_pg, a_connection_the_server_ended_is_broken_then_reconnected, .in
     sl_store_close (&store);
 }
 
-Test (sl_store_pg, a_writing_transaction_holds_the_stores_write_lock, .init = s_start, .fini = s_stop,
-      .timeout = 120)
+Test (sl_store_pg, a_writing_transaction_holds_the_stores_write_lock, .init = s_start,
+      .fini = s_stop)
 {
     sl_store_t *writer = s_open (), *other = s_open ();
     const char *held = "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted";

@@ -183,8 +183,7 @@ Test (sl_store_sqlite, a_rowid_key_becomes_the_rowid, .init = s_setup, .fini = s
     s_b->close (conn);
 }
 
-Test (sl_store_sqlite, a_bad_statement_is_not_a_broken_store_a_busy_one_is, .init = s_setup, .fini = s_teardown,
-      .timeout = 60)
+Test (sl_store_sqlite, a_bad_statement_is_not_a_broken_store_a_busy_one_is, .init = s_setup, .fini = s_teardown)
 {
     void *conn = s_open ();
     sl_buf_t error = { 0 };
