@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/base/sl_json.h"
+#include "common/config/sl_routesfile.h"
 #include "common/dialects/sl_providers.h"
 #include "services/audit/recorder/sl_archive.h"
 #include "services/audit/store/sl_query.h"
@@ -140,7 +141,8 @@ s_spenders (sl_store_t *store, sl_archive_t *archive, sl_providers_t **prices)
     const char *routes = "providers:\n  - name: a\n    dialect: openai\n    base_url: http://h\n"
                          "prices:\n  - model: \"gpt-4o*\"\n    input: 2.5\n    output: 10\n";
     char *error = NULL;
-    *prices = sl_providers_parse (routes, strlen (routes), "routes.yaml", &error);
+    *prices = NULL;
+    sl_routesfile_parse (routes, strlen (routes), "routes.yaml", prices, NULL, &error);
     cr_assert_not_null (*prices, "%s", error ? error : "");
     sl_archive_set_prices (archive, *prices);
     const uint8_t sid_c [SL_SID_SIZE] = { 0xc3, 1, 2 };
