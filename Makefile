@@ -62,9 +62,10 @@
 #                   prints the versions beside the pins
 #
 # Layout: common/ and proto/ are the libraries (common/stages/ the stage
-# libraries: pure, no sockets); services/<name>/sl_*.c are libraries of
-# that service alone, every other .c file in services/<name>/ is its
-# service (main.c and the loop), linked into build/bin/sluice-<name>.
+# libraries: pure, no sockets); services/<name>/sl_*.c (and sl_*.c in the
+# folders of its parts, services/<name>/<part>/) are libraries of that
+# service alone, every other .c file there is its service (main.c and the
+# loop), linked into build/bin/sluice-<name>.
 
 CC       ?= gcc
 # libpq's header lives in its own directory.
@@ -100,7 +101,7 @@ BUILD     = build
 
 # Files built into sluice-audit (its console, its store's migrations), as
 # one generated C source (services/audit/embed/embed.c).
-EMBED_FILES = $(sort $(wildcard services/audit/console/*)) $(sort $(wildcard services/audit/migrations/*.sql))
+EMBED_FILES = $(sort $(wildcard services/audit/console/web/*)) $(sort $(wildcard services/audit/store/migrations/*.sql))
 GEN_SRC     = $(BUILD)/gen/sl_embedded_files.c
 
 # common/ holds every library more than one program uses, a folder per
@@ -108,7 +109,7 @@ GEN_SRC     = $(BUILD)/gen/sl_embedded_files.c
 # proto/ the wire protocol's codec. A library only its service uses stays
 # in services/<name>/.
 COMMON_SRC = $(sort $(shell find common proto -name '*.c'))
-LIB_SRC    = $(foreach s,$(SERVICES),$(wildcard services/$(s)/sl_*.c)) $(GEN_SRC)
+LIB_SRC    = $(foreach s,$(SERVICES),$(wildcard services/$(s)/sl_*.c services/$(s)/*/sl_*.c)) $(GEN_SRC)
 UNIT_SRC   = $(sort $(shell find tests/unit -name '*.c'))
 INTEG_SRC  = $(wildcard tests/integration/*.c)
 FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
@@ -125,13 +126,15 @@ BENCH_BINS = $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 # Objects of a source list in a flavour directory: $(call objs,flavour,srcs)
 objs = $(patsubst %.c,$(BUILD)/obj/$(1)/%.o,$(2))
-# Service-only sources (everything but the library) of one service.
-svc_src = $(filter-out services/$(1)/sl_%.c,$(wildcard services/$(1)/*.c))
+# Service-only sources (everything but the library) of one service: its
+# folder and its parts' folders (services/audit/recorder/), but for the
+# build tool in services/audit/embed/.
+svc_src = $(filter-out %/sl_%.c services/$(1)/embed/%,$(wildcard services/$(1)/*.c services/$(1)/*/*.c))
 
 RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
-.PHONY: all deps sdk-deps browser-deps otel-deps kube-deps mcp-deps cloud-deps run test unit integration check-compose \
+.PHONY: FORCE all deps sdk-deps browser-deps otel-deps kube-deps mcp-deps cloud-deps run test unit integration check-compose \
         compose-deps compose-test \
         check-docs check-layers check-prometheus check-kubernetes memcheck \
         fuzz fuzz-smoke bench chaos clean asan agents
@@ -213,11 +216,20 @@ $(BUILD)/tools/embed: services/audit/embed/embed.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O2 -o $@ $<
 
-$(GEN_SRC): $(BUILD)/tools/embed $(EMBED_FILES)
+# The list of those files, rewritten only when it changes: a file added,
+# moved or removed makes the source again, even when every file left is
+# older than it.
+EMBED_LIST = $(BUILD)/gen/embedded.list
+
+$(EMBED_LIST): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(EMBED_FILES)' | cmp -s - $@ || echo '$(EMBED_FILES)' > $@
+
+$(GEN_SRC): $(BUILD)/tools/embed $(EMBED_FILES) $(EMBED_LIST)
 	@mkdir -p $(dir $@)
 	$(BUILD)/tools/embed $@ services/audit/ $(EMBED_FILES)
 
-$(call objs,release,$(GEN_SRC)) $(call objs,asan,$(GEN_SRC)) $(call objs,fuzz,$(GEN_SRC)): CSTD += -Iservices/audit
+$(call objs,release,$(GEN_SRC)) $(call objs,asan,$(GEN_SRC)) $(call objs,fuzz,$(GEN_SRC)): CSTD += -Iservices/audit/store
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
