@@ -201,6 +201,10 @@ typedef struct {
     int64_t reasoning;                  //  of output, spent thinking
 } sl_usage_t;
 
+//  A message: the envelope and every body field of every type, each absent
+//  (zero, NULL, -1 or NaN, as sl_msg_init leaves it) unless set. Which of
+//  the body fields a type carries is in PROTOCOL.md; the groups here are
+//  only for the reader.
 typedef struct {
     //  Envelope, on every message
     uint32_t version;                   //  "v"   protocol version
@@ -208,8 +212,9 @@ typedef struct {
     uint8_t sid [SL_SID_SIZE];          //  "sid" stream id (zero for HB)
     uint32_t epoch;                     //  "ep"  epoch of the stream (+1 at each re-send)
     uint64_t seq;                       //  "seq" position in the stream at this hop
-    //  Body: which fields a type uses is in PROTOCOL.md
-    uint8_t kind;                       //  "k"   delta kind / block event
+
+    //  What a response says: deltas, blocks, frames
+    uint8_t kind;                       //  "k"   delta kind / block event (REC: sub-record, RACK: ack kind)
     uint8_t block;                      //  "bk"  sl_block_kind_t
     int32_t index;                      //  "i"   block or provider index, -1 absent
     uint32_t flags;                     //  "f"   SL_F_*
@@ -230,6 +235,9 @@ typedef struct {
     sl_str_t code;                      //  "code" error type
     sl_str_t message;                   //  "msg" error message
     sl_str_t content_type;              //  "ct"  of the response (first frame)
+
+    //  The job: what a REQ says of its request, and its START carries on
+    //  to every stage (the judge drops rv, hist, tdig and tnt)
     uint8_t client_dialect;             //  "cd"
     uint8_t upstream_dialect;           //  "ud"
     sl_str_t provider;                  //  "prov" upstream provider name
@@ -237,8 +245,39 @@ typedef struct {
     sl_str_t tools;                     //  "tools" JSON array (sl_req_tools_json)
     sl_str_t headers;                   //  "hdrs" JSON object, policy headers
     sl_str_t last_user;                 //  "lu"  last user message text
-    sl_str_t auth;                      //  "auth" client credential (REQ only)
-    sl_str_t passthrough;               //  "fwd" client header lines the upstream gets as sent (REQ only)
+    sl_str_t key_id;                    //  "kid" the client key's id, never the key
+    sl_str_t team;                      //  "team" whose request it is
+    sl_str_t user;                      //  "user" its user within the team
+    sl_str_t policy;                    //  "pol" id of a policy: the version a request was judged
+                                        //  under, the judge's (from the judge on, and POLICY)
+    sl_str_t policy_name;               //  "pn"  the policy file a stream runs under (its team's or its
+                                        //  key's, as the keys file names it); absent: the default
+    uint64_t request_bytes;             //  "rqb" bytes of the request body the upstream got: a usage
+                                        //  estimate when the upstream reports none
+    sl_str_t req_verdicts;              //  "rv"  the request's verdicts, encoded VERDICT messages
+    sl_str_t history;                   //  "hist" earlier tool calls of the conversation, JSON
+    sl_str_t tool_digests;              //  "tdig" digests of the request's tool definitions as sent,
+                                        //  JSON object name -> digest
+    sl_str_t taint;                     //  "tnt" the untrusted tool results it holds, JSON
+    sl_str_t trace;                     //  "tc"  W3C traceparent the stream continues, normalized; parent
+                                        //  all zero: the gateway began the trace
+    sl_str_t trace_state;               //  "tcs" the client's W3C tracestate, as sent
+    int64_t received_us;                //  "rqt" when the gateway received the request, Unix µs
+    sl_str_t mcp;                       //  "mcp" the stream is an MCP request: its method and the name
+                                        //  it names, "tools/call <tool>"
+
+    //  The request only: no type but REQ may carry these, and the ingest
+    //  stops them (credentials, the client's own headers, an answer it
+    //  decodes itself)
+    struct {
+        sl_str_t auth;                  //  "auth" client credential
+        sl_str_t passthrough;           //  "fwd" client header lines the upstream gets as sent
+        sl_str_t inline_answer;         //  "inl" the upstream's whole answer, SSE of dialect "ud": the
+                                        //  ingest decodes it in place of an upstream call
+    };
+
+    //  A judge's decision (VERDICT), and a call waiting for a person
+    //  (APPROVAL)
     uint8_t action;                     //  "act" sl_action_t
     uint8_t check;                      //  "chk" sl_check_t
     sl_str_t rule;                      //  "rule" rule id
@@ -246,40 +285,19 @@ typedef struct {
     sl_str_t judge_model;               //  "jm"  LLM judge model
     double probability;                 //  "p"   LLM judge probability, NaN absent
     uint32_t latency_us;                //  "lat" time to decide
-    uint32_t credit;                    //  "cr"  credit granted (HB)
-    sl_str_t instance;                  //  "inst" sender instance name (HB)
-    uint64_t incarnation;               //  "inc" sender incarnation (HB, REC, RACK)
-    sl_str_t key_id;                    //  "kid" the client key's id, never the key (REQ, START)
-    sl_str_t team;                      //  "team" whose request it is (REQ, START, VERDICT)
-    sl_str_t user;                      //  "user" its user within the team (REQ, START, VERDICT)
-    sl_str_t policy;                    //  "pol" id of a policy: the version a request was judged
-                                        //  under (REQ, START), the judge's (START, POLICY)
-    sl_str_t policy_name;               //  "pn"  the policy file a stream runs under (its team's or its
-                                        //  key's, as the keys file names it); absent: the default (REQ,
-                                        //  START, POLICY)
-    uint64_t request_bytes;             //  "rqb" bytes of the request body the upstream got (START): a
-                                        //  usage estimate when the upstream reports none
-    uint64_t count;                     //  "n"   a count: records lost (GAP), reload failures (POLICY)
     sl_str_t part;                      //  "part" the part of the request a verdict judged; absent:
                                         //  the verdict is about a tool call of the response
-    sl_str_t req_verdicts;              //  "rv"  the request's verdicts, encoded VERDICT messages (REQ, START)
-    sl_str_t history;                   //  "hist" earlier tool calls of the conversation, JSON (REQ, START)
-    sl_str_t tool_digests;              //  "tdig" digests of the request's tool definitions as sent,
-                                        //  JSON object name -> digest (REQ, START)
-    sl_str_t taint;                     //  "tnt" the untrusted tool results it holds, JSON (REQ, START)
-    sl_str_t approver;                  //  "appr" who decided an approval (APPROVAL, VERDICT, CTL)
+    sl_str_t approver;                  //  "appr" who decided an approval
     sl_str_t digest;                    //  "dig" what an approval is bound to: hex SHA-256 of the tool,
-                                        //  its canonical arguments and the policy version (APPROVAL)
-    int64_t expires;                    //  "exp" when an approval expires, Unix ms (APPROVAL)
-    sl_str_t stream;                    //  "ssid" the stream an approval holds, 32 hex digits (APPROVAL)
-    sl_str_t trace;                     //  "tc"  W3C traceparent the stream continues, normalized; parent
-                                        //  all zero: the gateway began the trace (REQ, START)
-    sl_str_t trace_state;               //  "tcs" the client's W3C tracestate, as sent (REQ, START)
-    int64_t received_us;                //  "rqt" when the gateway received the request, Unix µs (REQ, START)
-    sl_str_t inline_answer;             //  "inl" the upstream's whole answer, SSE of dialect "ud": the
-                                        //  ingest decodes it in place of an upstream call (REQ only)
-    sl_str_t mcp;                       //  "mcp" the stream is an MCP request: its method and the name
-                                        //  it names, "tools/call <tool>" (REQ, START)
+                                        //  its canonical arguments and the policy version
+    int64_t expires;                    //  "exp" when an approval expires, Unix ms
+    sl_str_t stream;                    //  "ssid" the stream an approval holds, 32 hex digits
+
+    //  Who sends (heartbeats, reports, records), credit, counts
+    uint32_t credit;                    //  "cr"  credit granted
+    sl_str_t instance;                  //  "inst" sender instance name
+    uint64_t incarnation;               //  "inc" sender incarnation
+    uint64_t count;                     //  "n"   a count: records lost, reload failures
 } sl_msg_t;
 
 //  Where a stage library puts its output: called once per message produced.
