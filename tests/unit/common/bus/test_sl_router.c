@@ -403,7 +403,8 @@ s_send_some (s_handshake_t *h, int n)
         sl_msg_t m;
         sl_msg_init (&m, h->sent == 0 ? SL_MSG_START : SL_MSG_DELTA);
         memset (m.sid, 7, SL_SID_SIZE);
-        m.kind = SL_D_TEXT;
+        if (m.type == SL_MSG_DELTA)
+            m.kind = SL_D_TEXT;
         m.seq = (uint64_t) h->sent++;
         cr_assert_eq (sl_router_send (h->router, &m), 0);
     }
@@ -535,6 +536,7 @@ s_frames (sl_router_t *r, const char *name, int n)
         sl_msg_t m;
         sl_msg_init (&m, SL_MSG_FRAME);
         m.seq = (uint64_t) i;
+        m.body = SL_STR_LIT ("");
         cr_assert_eq (sl_router_send_named (r, sl_str (name), &m), 0);
     }
     sl_router_flush (r);
