@@ -7,6 +7,11 @@
 #   make check-prometheus  promtool on deploy/prometheus/ (its config, its
 #                   alert rules and their unit tests) and every metric the
 #                   rules name exported and documented; make test runs it
+#   make check-layers  every #include follows the order of common/LAYERS
+#                   (the layers of the libraries, bottom up), no program
+#                   includes another's folder, every unit test mirrors the
+#                   file it tests (tests/layers/check-layers.py); make test
+#                   runs it
 #   make check-docs every relative link, #anchor and quoted source path of
 #                   the Markdown files resolves (tests/docs/check-links.py);
 #                   make test runs it
@@ -23,6 +28,13 @@
 #   make chaos      the kill-and-restart test, the stop-and-resume rounds and
 #                   the rolling updates (DRAIN_ROUNDS),
 #                   with their one-line summaries
+#   make compose-test  the docker-compose stack for real (tests/compose/run.sh):
+#                   the Debian base image when missing, the images built,
+#                   the stack started scaled, streams through it while
+#                   every kind of container is killed, stopped and rolled
+#                   out, the tap and Prometheus, then all of it taken
+#                   down; starts the Docker daemon when it is installed
+#                   and not running (root). Not part of make test
 #   make deps       install the Debian packages the build needs (root), or
 #                   print the command to do it
 #   make sdk-deps   install the official SDKs the SDK tests drive (npm, pinned
@@ -88,9 +100,9 @@ EMBED_FILES = $(sort $(wildcard services/audit/console/*)) $(sort $(wildcard ser
 GEN_SRC     = $(BUILD)/gen/sl_embedded_files.c
 
 # common/ holds every library more than one program uses, a folder per
-# purpose (base, http, bus, service, llm, dialects with a folder per
-# dialect, policy, stages); proto/ the wire protocol's codec. A library
-# only its service uses stays in services/<name>/.
+# purpose, layered in the order of common/LAYERS (make check-layers);
+# proto/ the wire protocol's codec. A library only its service uses stays
+# in services/<name>/.
 COMMON_SRC = $(sort $(shell find common proto -name '*.c'))
 LIB_SRC    = $(foreach s,$(SERVICES),$(wildcard services/$(s)/sl_*.c)) $(GEN_SRC)
 UNIT_SRC   = $(sort $(shell find tests/unit -name '*.c'))
@@ -116,7 +128,8 @@ RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
 .PHONY: all deps sdk-deps browser-deps otel-deps kube-deps mcp-deps run test unit integration check-compose \
-        check-docs check-prometheus check-kubernetes memcheck \
+        compose-deps compose-test \
+        check-docs check-layers check-prometheus check-kubernetes memcheck \
         fuzz fuzz-smoke bench chaos clean asan agents
 .DEFAULT_GOAL := all
 # Keep intermediate objects (fuzz and bench objects are built by pattern rules).
@@ -318,7 +331,8 @@ run: deps
 test: deps
 	@$(MAKE) --no-print-directory sdk-deps browser-deps otel-deps kube-deps mcp-deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(LEGTEST_BIN) $(FUZZ_BINS)
-	@$(MAKE) --no-print-directory unit integration fuzz-smoke check-compose check-prometheus check-docs check-kubernetes
+	@$(MAKE) --no-print-directory check-layers unit integration fuzz-smoke check-compose check-prometheus check-docs \
+	  check-kubernetes
 
 # Criterion counts a test whose worker process LeakSanitizer reports at
 # exit as passed: the report in the output fails the run.
@@ -390,6 +404,32 @@ check-compose:
 	  docker-compose -f docker-compose.yml config -q && echo "docker-compose.yml: valid"; \
 	else echo "docker-compose not installed: skipping the compose check"; fi
 
+# make compose-test: the compose stack in Docker (tests/compose/run.sh,
+# which says what it checks). compose-deps installs what it needs from
+# Debian: the daemon (docker.io), Debian's docker-compose 1.29, debootstrap
+# (the base image, deploy/base-image.sh), and the compose v2 plugin from
+# Debian's docker-compose 2.x (trixie's package: bookworm has none, and
+# it needs only libc6), unpacked to $(COMPOSE_PLUGIN_DIR) so that
+# both commands stay; then starts dockerd when it is not running. The
+# load driver is the chaos tests' client (tests/integration/load.c).
+COMPOSE_PACKAGES   = docker.io docker-compose debootstrap
+COMPOSE_V2_SUITE   = trixie
+COMPOSE_PLUGIN_DIR = /usr/local/lib/docker/cli-plugins
+COMPOSE_LOAD       = $(BUILD)/compose/compose-load
+
+$(COMPOSE_LOAD): $(call objs,release,tests/compose/compose_load.c tests/integration/load.c) $(BUILD)/lib/libsluice.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+compose-deps:
+	@COMPOSE_PACKAGES="$(COMPOSE_PACKAGES)" COMPOSE_V2_SUITE=$(COMPOSE_V2_SUITE) \
+	  COMPOSE_PLUGIN_DIR=$(COMPOSE_PLUGIN_DIR) COMPOSE_APT_DIR=$(CURDIR)/$(BUILD)/compose/apt tests/compose/deps.sh
+
+compose-test: deps
+	@$(MAKE) --no-print-directory compose-deps
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) $(COMPOSE_LOAD)
+	@tests/compose/run.sh $(COMPOSE_LOAD)
+
 # deploy/prometheus/: the scrape config and the alert rules as promtool
 # reads them, the rules' unit tests (tests/prometheus/alerts_test.yml),
 # and every metric a rule names exported by a process and documented in
@@ -428,6 +468,16 @@ check-kubernetes:
 	  echo "the validator is not installed (make kube-deps): skipping the Kubernetes schema check"; exit 0; fi; \
 	node $(KUBE_DIR)/validate.mjs --self-test \
 	  && node $(KUBE_DIR)/validate.mjs $(addprefix $(BUILD)/kubernetes/,$(addsuffix .yaml,$(KUBE_OVERLAYS)))
+
+# The order of the libraries: common/LAYERS lists the folders of common/
+# (proto/ among them, services/ on top) from the bottom up, and a file
+# includes only its own folder's files and those of folders listed before
+# it, a program none of another program's folder, with no exceptions;
+# each unit test names the file it tests, on the same path. The checker's
+# self-test first, so a checker that finds nothing cannot pass unnoticed.
+check-layers:
+	@python3 tests/layers/check-layers.py --self-test
+	@python3 tests/layers/check-layers.py
 
 # The links of README.md, docs/, proto/PROTOCOL.md and every other
 # Markdown file: each names a file that exists and a heading it has (the

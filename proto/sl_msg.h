@@ -402,7 +402,7 @@ typedef enum {
 //  or without one it must, is malformed: sl_codec_decode refuses it, and
 //  sl_msg_encode asserts, since we never send what we refuse. Keys no
 //  type has are ignored (forward compatibility). PROTOCOL.md's tables
-//  say the same; tests/unit/proto/test_protocol.c holds them to it.
+//  say the same; tests/unit/proto/test_sl_msg_protocol.c holds them to it.
 #define SL_FIELDS_HB(MUST, MAY) \
     MUST (inst) MUST (inc) \
     MAY (cr) MAY (f)

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <time.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,24 +20,124 @@ sl_resolve_is_name (const char *host)
     return inet_pton (AF_INET, host, &a4) != 1 && inet_pton (AF_INET6, host, &a6) != 1;
 }
 
+//  --------------------------------------------------------------------------
+//  Names, resolved without holding the loop
+
+//  A lookup runs in the C library's resolver thread (getaddrinfo_a): a
+//  resolver that does not answer (a name a container's DNS does not know
+//  yet is tried for seconds) never holds the process's loop, its
+//  heartbeats or its /healthz. A call waits at most S_WAIT_MS for the
+//  lookup it starts; when that is not enough, it answers with the
+//  addresses the name had at its last answer, or "not yet", and the next
+//  call (every SL_RESOLVE_MS) takes the answer. Only the loop's thread
+//  calls these; the resolver thread writes a request's result before
+//  gai_error says it is done.
+#define S_WAIT_MS 50                    //  the longest a call waits for its lookup
+#define S_NAMES_MAX 64                  //  names one process resolves (each a few endpoints)
+#define S_ADDRESSES_MAX 64              //  addresses kept of one name
+#define S_HOST_MAX 256
+#define S_PORT_MAX 16
+
+typedef struct {
+    char host [S_HOST_MAX];
+    char port [S_PORT_MAX];
+    struct gaicb request;               //  the lookup under way (pending) or done
+    struct addrinfo hints;
+    bool pending;
+    bool answered;                      //  a lookup has answered (rc below)
+    int rc;                             //  its getaddrinfo code, 0: the addresses below
+    char addresses [S_ADDRESSES_MAX][INET_ADDRSTRLEN];
+    size_t count;
+} s_name_t;
+
+static s_name_t *s_names [S_NAMES_MAX];
+static size_t s_name_count;
+
+static s_name_t *
+s_name (const char *host, const char *port)
+{
+    for (size_t i = 0; i < s_name_count; i++)
+        if (strcmp (s_names [i]->host, host) == 0 && strcmp (s_names [i]->port, port) == 0)
+            return s_names [i];
+    if (s_name_count == S_NAMES_MAX || strlen (host) >= S_HOST_MAX || strlen (port) >= S_PORT_MAX)
+        return NULL;
+    s_name_t *name = calloc (1, sizeof *name);
+    if (!name)
+        return NULL;
+    snprintf (name->host, sizeof name->host, "%s", host);
+    snprintf (name->port, sizeof name->port, "%s", port);
+    s_names [s_name_count++] = name;
+    return name;
+}
+
+//  Take a finished lookup's answer: its addresses, or its error.
+static void
+s_harvest (s_name_t *name)
+{
+    int rc = gai_error (&name->request);
+    if (rc == EAI_INPROGRESS)
+        return;
+    name->pending = false;
+    name->answered = true;
+    name->rc = rc;
+    if (rc == 0) {
+        name->count = 0;
+        for (struct addrinfo *ai = name->request.ar_result; ai && name->count < S_ADDRESSES_MAX; ai = ai->ai_next)
+            inet_ntop (AF_INET, &((struct sockaddr_in *) ai->ai_addr)->sin_addr, name->addresses [name->count++],
+                       INET_ADDRSTRLEN);
+    }
+    if (name->request.ar_result)
+        freeaddrinfo (name->request.ar_result);
+    name->request.ar_result = NULL;
+}
+
+//  Start a lookup when none is under way, and wait for it a little.
+static void
+s_lookup (s_name_t *name)
+{
+    if (!name->pending) {
+        name->hints = (struct addrinfo) { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
+        name->request = (struct gaicb) { .ar_name = name->host, .ar_service = name->port,
+                                         .ar_request = &name->hints };
+        struct gaicb *list [1] = { &name->request };
+        int rc = getaddrinfo_a (GAI_NOWAIT, list, 1, NULL);
+        if (rc != 0) {
+            name->answered = true;
+            name->rc = rc;
+            return;
+        }
+        name->pending = true;
+    }
+    const struct gaicb *wait [1] = { &name->request };
+    struct timespec limit = { 0, S_WAIT_MS * 1000000L };
+    gai_suspend (wait, 1, &limit);
+    s_harvest (name);
+}
+
 int
 sl_resolve_name (const char *prefix, const char *host, const char *port,
                  sl_resolve_fn *fn, void *arg, const char **why)
 {
-    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
-    struct addrinfo *res = NULL;
-    int rc = getaddrinfo (host, port, &hints, &res);
-    if (rc != 0) {
-        *why = gai_strerror (rc);
+    s_name_t *name = s_name (host, port);
+    if (!name) {
+        *why = "too many names to resolve";
         return -1;
     }
-    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-        char ip [INET_ADDRSTRLEN], endpoint [SL_RESOLVE_ENDPOINT_MAX];
-        inet_ntop (AF_INET, &((struct sockaddr_in *) ai->ai_addr)->sin_addr, ip, sizeof ip);
-        snprintf (endpoint, sizeof endpoint, "%s%s:%s", prefix, ip, port);
+    s_lookup (name);
+    if (!name->answered) {
+        *why = "the resolver has not answered yet";
+        return -1;
+    }
+    //  Still waiting on a new lookup: the last answer stands meanwhile.
+    if (name->rc != 0) {
+        *why = name->rc == EAI_SYSTEM ? "the resolver failed" : gai_strerror (name->rc);
+        return -1;
+    }
+    for (size_t i = 0; i < name->count; i++) {
+        char endpoint [SL_RESOLVE_ENDPOINT_MAX];
+        snprintf (endpoint, sizeof endpoint, "%s%s:%s", prefix, name->addresses [i], port);
         fn (arg, endpoint);
     }
-    freeaddrinfo (res);
     return 0;
 }
 

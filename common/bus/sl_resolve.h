@@ -24,9 +24,13 @@ typedef void (sl_resolve_fn) (void *arg, const char *endpoint);
 //  True when host must be resolved: not an IPv4 or IPv6 address, not a
 //  bracketed one, not "*".
 bool sl_resolve_is_name (const char *host);
-//  Resolve host now (blocking, against the local resolver: docker's
-//  embedded DNS in a compose network) and call fn with the endpoint
-//  prefix + address + ":" + port of each of its IPv4 addresses. 0, or -1
+//  Resolve host (against the local resolver: docker's embedded DNS in a
+//  compose network) and call fn with the endpoint prefix + address + ":"
+//  + port of each of its IPv4 addresses. Never holds the caller for more
+//  than a few tens of milliseconds: a lookup the resolver does not answer
+//  at once goes on in the background, and meanwhile the name's last
+//  answer stands (its addresses, or why it did not resolve); a name never
+//  answered yet is -1, "not answered yet", until a later call. 0, or -1
 //  when the name does not resolve now: *why says why (static).
 int sl_resolve_name (const char *prefix, const char *host, const char *port,
                      sl_resolve_fn *fn, void *arg, const char **why);

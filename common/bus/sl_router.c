@@ -493,7 +493,7 @@ s_resolve_source (sl_router_t *self, int index)
             s_add_peer (self, src->raw, index);
         return;
     }
-    //  Blocking, but only every SL_RESOLVE_MS, against the local resolver.
+    //  Every SL_RESOLVE_MS; a resolver slow to answer does not hold the loop.
     s_resolution_t r = { .router = self, .source = index };
     const char *why;
     if (sl_resolve_name (src->prefix, src->host, src->port, s_on_address, &r, &why)) {

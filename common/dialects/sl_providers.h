@@ -3,10 +3,14 @@
     A pure class: a list of providers (a name, the wire dialect it speaks,
     its base URL, the name of the environment variable that holds its API
     key, and whether the client's own credential may be forwarded to it
-    when that variable is empty) and an ordered list of routes, each a
-    model glob (fnmatch) naming a provider. The gateway asks it which
-    provider serves a request (and lists the configured models from it);
-    the ingest finds that provider by name.
+    when that variable is empty), an ordered list of routes, each a model
+    glob (fnmatch) naming a provider, and what models cost. The gateway
+    asks it which provider serves a request (and lists the configured
+    models from it); the ingest finds that provider by name; the gateway's
+    limits and the audit price a stream's usage with it.
+
+    The routes file fills it (its loader is common/config/sl_routesfile.h,
+    where the file's format is); without one, the built-in defaults do.
 
     Matching (sl_providers_pick): a route may name a provider of any dialect;
     among the routes whose glob matches the model, the first whose
@@ -22,44 +26,15 @@
     (openai, responses: OPENAI_API_KEY; anthropic: ANTHROPIC_API_KEY;
     gemini: GEMINI_API_KEY), grouped by vendor in the order the vendors'
     first dialects are registered (openai, responses, anthropic, gemini).
-    A routes file replaces the defaults entirely:
-
-        version: 1                      # optional
-        providers:
-          - name: local                 # required, unique: [A-Za-z0-9._-]
-            dialect: openai             # a dialect's name: openai | responses | anthropic | gemini
-            base_url: http://127.0.0.1:8000/v1
-            key_env: LOCAL_KEY          # optional: the variable holding the key
-            forward_client_auth: true   # optional, default true
-        routes:
-          - model: "llama-*"            # fnmatch glob
-            provider: local
-        prices:                         # optional: what a model costs
-          - model: "gpt-4o*"            # a model name or an fnmatch glob
-            input: 2.50                 # USD per million input tokens
-            output: 10.00               # USD per million output tokens
-
-        mcp:                            # optional: MCP servers sluice fronts
-          multiplexed: false            # optional; true: /mcp serves every server
-          timeout_ms: 60000             # optional: a server's answer's deadline
-          max_response_bytes: 8388608   # optional: the most a server's answer may be
-          servers:
-            - name: github              # required, unique: [A-Za-z0-9_-]{1,64}
-              url: http://127.0.0.1:7000/mcp   # required, http or https
-              key_env: GITHUB_MCP_TOKEN # optional: the variable holding the credential
-              header: Authorization     # optional (default Authorization)
-              scheme: "Bearer "         # optional (default "Bearer ")
-              revision: "2025-11-25"    # optional: 2025-06-18, 2025-11-25, 2026-07-28
-              teams: [payments]         # optional: the teams that may use it; absent: all
 
     A model's price (sl_providers_price): the entry naming it exactly,
-    else the first whose glob matches it, in the file's order. Prices are
+    else the first whose glob matches it, in the order added. Prices are
     what the limits' money budgets and the audit's costs count; a model
     without one costs nothing there.
 
-    Errors name the file, line, column and reason. The class reads no
-    environment itself: the caller resolves key_env. Returned strings and
-    structs are borrowed from the object and live as long as it.
+    The class reads no environment itself: the caller resolves key_env.
+    Returned strings and structs are borrowed from the object and live as
+    long as it.
 */
 #ifndef SL_PROVIDERS_H
 #define SL_PROVIDERS_H
@@ -90,37 +65,27 @@ typedef struct {
     double output_per_m;                //  USD per million output tokens
 } sl_price_t;
 
-//  An MCP server sluice fronts (the routes file's mcp: section).
-typedef struct {
-    const char *name;                   //  [A-Za-z0-9_-]{1,64}: served at /mcp/<name>
-    const char *url;                    //  http or https
-    const char *key_env;                //  variable holding sluice's credential, "" for none
-    const char *header;                 //  the credential's header (default Authorization)
-    const char *scheme;                 //  the credential's prefix (default "Bearer ")
-    const char *revision;               //  what sluice speaks to it (default 2025-11-25)
-    const char *const *teams;           //  NULL-terminated, NULL: every team
-} sl_mcp_server_t;
-
-#define SL_MCP_TIMEOUT_MS_DEFAULT 60000L                //  a server's answer's deadline
-#define SL_MCP_MAX_RESPONSE_DEFAULT (8u * 1024u * 1024u) //  the most a server's answer may be
-
 //  An empty table.
 sl_providers_t *sl_providers_new (void);
 //  The built-in defaults (see above). base_urls, when not NULL, holds a
 //  base URL for each wire id (SL_DIALECT_MAX entries; NULL for the
 //  module's default); they are copied. NULL when one is not an http(s) URL.
 sl_providers_t *sl_providers_new_default (const char *const *base_urls);
-//  Parse a routes file. NULL on error, with *error set to
-//  "name:line:col: why" (caller frees).
-sl_providers_t *sl_providers_parse (const char *text, size_t size, const char *name, char **error);
-sl_providers_t *sl_providers_load (const char *path, char **error);
 void sl_providers_destroy (sl_providers_t **self_p);
 
 //  Add a provider (copied). 0 ok, -1 when the name is taken or a field is
-//  invalid.
+//  invalid: a name that is not sl_name_valid, an unknown dialect, a base
+//  URL that is not sl_providers_url_valid, a key_env that is not
+//  sl_providers_env_valid.
 int sl_providers_add_provider (sl_providers_t *self, const sl_provider_t *provider);
 //  Add a route at the end. 0 ok, -1 when the provider is unknown.
 int sl_providers_add_route (sl_providers_t *self, const char *model, const char *provider);
+
+//  Is url an http:// or https:// URL with something after the scheme?
+bool sl_providers_url_valid (const char *url);
+//  Is name an environment variable's name ([A-Za-z_][A-Za-z0-9_]*), or ""
+//  (none)?
+bool sl_providers_env_valid (const char *name);
 
 size_t sl_providers_provider_count (sl_providers_t *self);
 const sl_provider_t *sl_providers_provider (sl_providers_t *self, size_t index);
@@ -145,17 +110,5 @@ size_t sl_providers_price_count (const sl_providers_t *self);
 //  exactly, else the first glob that matches. 0 found, -1 none (the
 //  outputs are then 0).
 int sl_providers_price (const sl_providers_t *self, const char *model, double *input_per_m, double *output_per_m);
-
-//  The MCP servers, in the file's order (none without an mcp: section).
-size_t sl_providers_mcp_count (const sl_providers_t *self);
-const sl_mcp_server_t *sl_providers_mcp_server (const sl_providers_t *self, size_t i);
-//  The server of that name, or NULL.
-const sl_mcp_server_t *sl_providers_mcp_find (const sl_providers_t *self, sl_str_t name);
-//  /mcp also serves every server (tools named <server>__<tool>).
-bool sl_providers_mcp_multiplexed (const sl_providers_t *self);
-long sl_providers_mcp_timeout_ms (const sl_providers_t *self);
-size_t sl_providers_mcp_max_response (const sl_providers_t *self);
-//  True when team may use server (a server without teams: every team).
-bool sl_mcp_server_allows (const sl_mcp_server_t *server, sl_str_t team);
 
 #endif

@@ -51,6 +51,7 @@
 #include "common/base/sl_buf.h"
 #include "common/base/sl_str.h"
 #include "common/tools/sl_toolcache.h"
+#include "common/tools/sl_tooldef.h"
 
 typedef enum {
     SL_ROLE_SYSTEM = 1,                 //  instructions (system, developer)
@@ -106,16 +107,6 @@ typedef struct {
     sl_part_t *parts;
     size_t count;
 } sl_message_t;
-
-typedef struct {
-    sl_str_t name;                      //  absent for a provider's tool that has none
-    sl_str_t description;
-    json_t *schema;                     //  parameters (JSON schema); NULL when not given
-    json_t *declared;                   //  the schema as declared, when the dialect's is not
-                                        //  JSON Schema (Gemini's OpenAPI subset); NULL otherwise
-    bool strict;
-    sl_str_t server;                    //  a provider's own tool: its type ("web_search_20250305")
-} sl_tool_t;
 
 typedef enum {
     SL_CHOICE_UNSET = 0,                //  the provider's default (auto)

@@ -17,7 +17,7 @@
 #include "common/base/sl_buf.h"
 #include "common/base/sl_json.h"
 #include "common/mcp/sl_mcp_answer.h"
-#include "common/stages/sl_sse.h"
+#include "common/http/sl_sse.h"
 
 #define SL_MCP_DETAIL_MAX 160           //  longest failure detail kept
 

@@ -22,7 +22,7 @@
 #include "common/base/sl_log.h"
 #include "common/base/sl_version.h"
 #include "common/http/sl_curlm.h"
-#include "common/llm/sl_retry.h"
+#include "common/http/sl_retry.h"
 #include "common/otel/sl_otlp_impl.h"
 #include "common/otel/sl_span_impl.h"
 

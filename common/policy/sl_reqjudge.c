@@ -15,7 +15,7 @@
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
 #include "common/tools/sl_tooldef.h"
-#include "common/tools/sl_withhold.h"
+#include "common/policy/sl_withhold.h"
 #include "common/policy/sl_taint.h"
 
 #define S_PART_LABEL_MAX 64             //  "messages[123].parts[45]"

@@ -20,7 +20,7 @@
 #include "common/stages/sl_emitter.h"
 #include "common/tools/sl_tooldef.h"
 #include "common/dialects/sl_decoder.h"
-#include "common/stages/sl_sse.h"
+#include "common/http/sl_sse.h"
 #include "common/stages/sl_judge.h"
 
 #define SL_REPLAY_SID_BYTE 0x5e         //  the replayed stream's id, every byte
@@ -357,7 +357,7 @@ sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *ar
     if (opts->request && opts->request->req && opts->policy) {
         //  The tools as the request sent them, before a rule withholds any.
         if (sl_policy_uses_definitions (opts->policy)) {
-            sl_tooldef_digests (opts->request->req, &digests);
+            sl_tooldef_digests (opts->request->req->tools, opts->request->req->tool_count, &digests);
             start.tool_digests = sl_buf_str (&digests);
         }
         if (sl_policy_request_count (opts->policy))

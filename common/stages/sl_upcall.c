@@ -19,10 +19,10 @@
 #include "common/base/sl_sidmap.h"
 #include "common/base/sl_utf8.h"
 #include "common/dialects/sl_decoder.h"
-#include "common/llm/sl_retry.h"
+#include "common/http/sl_retry.h"
 #include "common/otel/sl_trace.h"
 #include "common/stages/sl_ended.h"
-#include "common/stages/sl_sse.h"
+#include "common/http/sl_sse.h"
 
 #define S_LOG_STEP 1024                 //  a delta log grows by a quarter, at least this (not by doubling)
 #define S_REFUSAL_LOG_MS 1000           //  at most one log line a second for refused streams

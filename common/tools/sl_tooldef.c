@@ -126,12 +126,12 @@ sl_tooldef_digest_tool (const sl_tool_t *tool, char *digest)
 }
 
 void
-sl_tooldef_digests (const sl_req_t *req, sl_buf_t *out)
+sl_tooldef_digests (const sl_tool_t *tools, size_t count, sl_buf_t *out)
 {
     sl_buf_putc (out, '{');
     bool comma = false;
-    for (size_t i = 0; i < req->tool_count; i++) {
-        const sl_tool_t *t = &req->tools [i];
+    for (size_t i = 0; i < count; i++) {
+        const sl_tool_t *t = &tools [i];
         if (!t->name.ptr)
             continue;                   //  a provider's own tool: no definition to pin
         char digest [SL_TOOLDEF_DIGEST_SIZE];

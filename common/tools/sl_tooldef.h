@@ -25,22 +25,36 @@
     {"description": ..., "name": ..., "schema": ...} with every object's
     keys sorted and no whitespace, so the same definition sent by two
     clients, in two dialects, with keys in another order, has one digest.
-    Pure functions; the digest is 64 hex digits and a NUL.
+    A definition itself (sl_tool_t) is declared here, below the dialects
+    whose parsers fill it and the normalized request (sl_req.h) that holds
+    a list of them. Pure functions; the digest is 64 hex digits and a NUL.
 */
 #ifndef SL_TOOLDEF_H
 #define SL_TOOLDEF_H
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "common/base/sl_buf.h"
 #include "common/base/sl_str.h"
-#include "common/dialects/sl_req.h"
 
 #define SL_TOOLDEF_DIGEST_SIZE 65       //  64 hex digits and a NUL
 //  A definition's description and schema travel whole (to the judge, the
 //  audit) up to this many bytes; beyond, cut and marked truncated.
 #define SL_TOOLDEF_TRAVEL_MAX (64u << 10)
+
+//  A tool definition, as a request holds it (sl_req_t's tools, filled by
+//  each dialect's parser).
+typedef struct {
+    sl_str_t name;                      //  absent for a provider's tool that has none
+    sl_str_t description;
+    json_t *schema;                     //  parameters (JSON schema); NULL when not given
+    json_t *declared;                   //  the schema as declared, when the dialect's is not
+                                        //  JSON Schema (Gemini's OpenAPI subset); NULL otherwise
+    bool strict;
+    sl_str_t server;                    //  a provider's own tool: its type ("web_search_20250305")
+} sl_tool_t;
 
 //  A tool name read: both slices of the name as written.
 typedef struct {
@@ -62,9 +76,10 @@ void sl_tooldef_digest (sl_str_t name, sl_str_t description, json_t *schema, cha
 //  The digest of a request's tool definition (its JSON Schema: the same
 //  in every dialect, Gemini's declared schema converted).
 void sl_tooldef_digest_tool (const sl_tool_t *tool, char *digest);
-//  The digests of a request's named tools as a JSON object, name ->
-//  digest, appended to out ("{}" for none): what the gateway sends the
-//  judge (START tdig) for definition conditions on tool calls.
-void sl_tooldef_digests (const sl_req_t *req, sl_buf_t *out);
+//  The digests of a request's named tools (count of them) as a JSON
+//  object, name -> digest, appended to out ("{}" for none): what the
+//  gateway sends the judge (START tdig) for definition conditions on
+//  tool calls.
+void sl_tooldef_digests (const sl_tool_t *tools, size_t count, sl_buf_t *out);
 
 #endif

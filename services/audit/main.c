@@ -31,6 +31,7 @@
 
 #include "common/base/sl_json.h"
 #include "common/base/sl_log.h"
+#include "common/config/sl_routesfile.h"
 #include "common/dialects/sl_providers.h"
 #include "common/base/sl_opts.h"
 #include "common/service/sl_service.h"
@@ -379,7 +380,7 @@ main (int argc, char **argv)
     sl_providers_t *prices = NULL;
     if (*routes_path) {
         char *error = NULL;
-        prices = sl_providers_load (routes_path, &error);
+        sl_routesfile_load (routes_path, &prices, NULL, &error);
         if (!prices) {
             sl_log_error ("bad_routes", "%s", error ? error : routes_path);
             free (error);

@@ -7,7 +7,7 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/http/sl_curlm.h"
-#include "common/stages/sl_sse.h"
+#include "common/http/sl_sse.h"
 
 #define BENCH_TICK_MS 100
 

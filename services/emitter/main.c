@@ -34,7 +34,7 @@
 
     With SLUICE_OTLP_ENDPOINT set, every traced stream (its start carries
     a sampled "tc") is also reported as OpenTelemetry spans: the stream's
-    and one per verdict (common/otel/sl_genai.h), exported over OTLP
+    and one per verdict (common/stages/sl_genai.h), exported over OTLP
     (common/otel/sl_otlp.h) from this reactor, never holding a stream up.
 
     With --audit, what the audit store needs is also spooled and sent to
@@ -49,7 +49,7 @@
 #include "common/base/sl_log.h"
 #include "common/base/sl_ratelimit.h"
 #include "common/bus/sl_router.h"
-#include "common/otel/sl_genai.h"
+#include "common/stages/sl_genai.h"
 #include "common/otel/sl_otlp.h"
 #include "common/otel/sl_trace.h"
 #include "common/service/sl_service.h"

@@ -6,6 +6,10 @@
     gateway's inbox from the emitters, in sequence; the gateway writes them
     to the client, drops any it already delivered, acknowledges progress to
     the ingest, and cancels the upstream call when the client goes away.
+
+    The gateway is its core (gateway_core.h: the route table, the streams,
+    admission, the request policy) and the endpoint families that register
+    routes with it (gateway.c makes them, in the order they are tried).
 */
 #ifndef GATEWAY_H
 #define GATEWAY_H
@@ -16,8 +20,11 @@
 #include "common/service/sl_service.h"
 
 typedef struct _sl_routes_t sl_providers_t;   //  common/dialects/sl_providers.h
+typedef struct _sl_mcp_servers_t sl_mcp_servers_t;   //  common/mcp/sl_mcp_servers.h
 
 typedef struct _gateway_t gateway_t;
+typedef struct _gateway_core_t gateway_core_t;      //  gateway_core.h
+typedef struct _gateway_legs_t gateway_legs_t;      //  gateway_leg.h
 
 typedef struct {
     const char *http_host;
@@ -37,6 +44,7 @@ typedef struct {
     const char *redis_url;              //  SLUICE_REDIS_URL: limits shared with other gateways ("" : here)
     int limits_timeout_ms;              //  the longest wait for Redis, then limits_on_error
     sl_providers_t *routes;                //  what GET /v1/models lists; borrowed, outlives the gateway
+    const sl_mcp_servers_t *mcp_servers;   //  the MCP servers it fronts; borrowed, outlives it (NULL: none)
     const char *policy_path;            //  the policy file (request rules, history), "" for none
     long watch_ms;                      //  how often the policy file is checked for changes, 0: SIGHUP only
     const char *judge_approvals;        //  the judges' approvals endpoints, "" : none (/v1/approvals 503)
@@ -49,5 +57,9 @@ typedef struct {
 gateway_t *gateway_new (sl_service_t *service, const gateway_config_t *config);
 void gateway_destroy (gateway_t **self_p);
 int gateway_http_port (gateway_t *self);
+//  Its core and its legs (borrowed), for what starts the gateway's own
+//  requests from outside a family: the integration tests' leg driver.
+gateway_core_t *gateway_core (gateway_t *self);
+gateway_legs_t *gateway_legs (gateway_t *self);
 
 #endif

@@ -1,22 +1,25 @@
 /*  gateway_leg.c - the gateway's internal streams (gateway_leg.h): a
     request the gateway makes itself goes the way a client's goes once its
-    body is read (gateway_request.c: the request policy, the job, the
-    delivery), with no HTTP client at its end: its frames are gathered
-    here, and its end, whatever it is, is given to the leg's done.
+    body is read (the core's: the request policy, the job, the delivery),
+    with no HTTP client at its end: its frames are gathered here, and its
+    end, whatever it is, is given to the leg's done.
 
-    A leg is a gateway_stream_t with no req and with a leg state. The
-    places that would write to a client ask the leg instead
-    (gateway_leg_frame, gateway_leg_fail), and forgetting a leg's stream
-    ends it (gateway_leg_forget): a leg never ends silently.
+    A leg is a core stream with a sink (gateway_core.h): the places that
+    would write to a client call the sink (frame, fail), which ends the
+    stream (gateway_core_stream_end), and a stream that ends otherwise
+    still ends its leg (ended): a leg never ends silently.
 */
 #include "services/gateway/gateway_leg.h"
-#include "services/gateway/gateway_impl.h"
 
+#include <czmq.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_buf.h"
+#include "common/base/sl_log.h"
+#include "common/dialects/sl_render.h"
 #include "common/mcp/sl_mcp_leg.h"
-#include "common/otel/sl_trace.h"
 
 #define S_LEG_CHAT_PATH "/v1/chat/completions"
 
@@ -25,8 +28,20 @@ typedef enum { S_KIND_CALL, S_KIND_RESULT, S_KIND_LIST, S_KIND_COUNT } s_kind_t;
 static const char *s_kind_names [] = { "call", "result", "list" };
 _Static_assert (sizeof s_kind_names / sizeof s_kind_names [0] == S_KIND_COUNT, "a name for every kind");
 
-struct _gateway_leg_state_t {
+struct _gateway_legs_t {
+    gateway_core_t *core;
+    zloop_t *loop;
+    sl_metrics_t *metrics;
+    zlistx_t *legs;                     //  legs whose stream lives (s_leg_t)
+    uint64_t next_id;                   //  the last leg's id
+    int due_timer;                      //  legs that ended while starting, -1 while none
+};
+
+//  One leg, from its start to its stream's end.
+typedef struct {
+    gateway_legs_t *owner;
     uint64_t id;
+    uint8_t sid [SL_SID_SIZE];          //  its stream's
     gateway_leg_done_fn *done;
     void *arg;
     s_kind_t kind;
@@ -39,10 +54,10 @@ struct _gateway_leg_state_t {
     sl_buf_t answer;
     sl_buf_t judged;
     bool refused;
-    bool starting;                      //  inside gateway_leg_start: done must wait
+    bool starting;                      //  inside gateway_legs_start: done must wait
     bool due;                           //  ended while starting: done on the reactor's next turn
     bool ended;                         //  done was called (or the leg was cancelled)
-};
+} s_leg_t;
 
 static s_kind_t
 s_kind_of (const char *mcp)
@@ -56,7 +71,7 @@ s_kind_of (const char *mcp)
 }
 
 static void
-s_count (gateway_t *self, s_kind_t kind, const char *outcome)
+s_count (gateway_legs_t *self, s_kind_t kind, const char *outcome)
 {
     char labels [96];
     snprintf (labels, sizeof labels, "kind=\"%s\",outcome=\"%s\"", s_kind_names [kind], outcome);
@@ -64,26 +79,15 @@ s_count (gateway_t *self, s_kind_t kind, const char *outcome)
                                         "The gateway's own requests for MCP (call, result, list) by outcome"));
 }
 
-//  Every series there from the start, so that a rate reads 0, not nothing.
-void
-gateway_leg_metrics (gateway_t *self)
-{
-    static const char *outcomes [] = { "ok", "refused", "error", "cancelled" };
-    for (int k = 0; k < S_KIND_COUNT; k++)
-        for (size_t o = 0; o < sizeof outcomes / sizeof outcomes [0]; o++) {
-            char labels [96];
-            snprintf (labels, sizeof labels, "kind=\"%s\",outcome=\"%s\"", s_kind_names [k], outcomes [o]);
-            sl_metrics_counter (self->metrics, "sluice_mcp_legs_total", labels,
-                                "The gateway's own requests for MCP (call, result, list) by outcome");
-        }
-}
-
 static void
-s_state_free (gateway_leg_state_t **leg_p)
+s_leg_free (s_leg_t **leg_p)
 {
-    gateway_leg_state_t *leg = *leg_p;
+    s_leg_t *leg = *leg_p;
     if (!leg)
         return;
+    void *handle = zlistx_find (leg->owner->legs, leg);
+    if (handle)
+        zlistx_delete (leg->owner->legs, handle);
     sl_buf_free (&leg->inline_answer);
     sl_buf_free (&leg->mcp);
     sl_buf_free (&leg->provider);
@@ -97,9 +101,8 @@ s_state_free (gateway_leg_state_t **leg_p)
 
 //  Give the leg's end to its done, once.
 static void
-s_deliver (gateway_t *self, gateway_stream_t *s)
+s_deliver (s_leg_t *leg)
 {
-    gateway_leg_state_t *leg = s->leg;
     if (leg->ended)
         return;
     leg->ended = true;
@@ -109,8 +112,8 @@ s_deliver (gateway_t *self, gateway_stream_t *s)
         .judged = sl_buf_str (&leg->judged),
         .refused = leg->refused
     };
-    memcpy (result.sid, s->sid, SL_SID_SIZE);
-    s_count (self, leg->kind, leg->refused ? "refused" : result.status == 200 ? "ok" : "error");
+    memcpy (result.sid, leg->sid, SL_SID_SIZE);
+    s_count (leg->owner, leg->kind, leg->refused ? "refused" : result.status == 200 ? "ok" : "error");
     leg->done (leg->arg, &result);
 }
 
@@ -119,63 +122,67 @@ s_on_due (zloop_t *loop, int timer_id, void *arg)
 {
     (void) loop;
     (void) timer_id;
-    gateway_t *self = arg;
-    self->leg_timer = -1;
+    gateway_legs_t *self = arg;
+    self->due_timer = -1;
     //  By id, not by pointer: a done may start or cancel other legs.
-    sl_buf_t due = { 0 };
-    size_t cursor = 0;
-    gateway_stream_t *s;
-    while ((s = sl_sidmap_next (self->streams, &cursor, NULL)))
-        if (s->leg && s->leg->due)
-            sl_buf_append (&due, s->sid, SL_SID_SIZE);
-    for (size_t at = 0; at + SL_SID_SIZE <= due.len; at += SL_SID_SIZE) {
-        s = sl_sidmap_get (self->streams, (const uint8_t *) due.data + at);
-        if (s && s->leg && s->leg->due)
-            gateway_stream_forget (self, s);    //  delivers its end
-    }
-    sl_buf_free (&due);
-    sl_router_flush (self->router);
+    size_t count = 0;
+    uint64_t *due = sl_xcalloc (zlistx_size (self->legs) + 1, sizeof *due);
+    for (s_leg_t *leg = zlistx_first (self->legs); leg; leg = zlistx_next (self->legs))
+        if (leg->due)
+            due [count++] = leg->id;
+    for (size_t i = 0; i < count; i++)
+        for (s_leg_t *leg = zlistx_first (self->legs); leg; leg = zlistx_next (self->legs))
+            if (leg->id == due [i]) {
+                if (leg->due)
+                    gateway_core_stream_end (self->core, leg->sid);     //  delivers its end
+                break;
+            }
+    free (due);
+    gateway_core_flush (self->core);
     return 0;
 }
 
-//  The leg's stream is over: its end goes to done and the stream is
-//  forgotten, unless the leg is still starting (done never runs inside
-//  gateway_leg_start): then both wait for the reactor's next turn.
+//  The leg's stream is over: the stream ends and its end goes to done,
+//  unless the leg is still starting (done never runs inside
+//  gateway_legs_start): then both wait for the reactor's next turn.
 static void
-s_end (gateway_t *self, gateway_stream_t *s)
+s_end (s_leg_t *leg)
 {
-    if (s->leg->starting) {
-        s->leg->due = true;
+    if (leg->starting) {
+        leg->due = true;
         return;
     }
-    gateway_stream_forget (self, s);
+    gateway_core_stream_end (leg->owner->core, leg->sid);
 }
 
-void
-gateway_leg_frame (gateway_t *self, gateway_stream_t *s, const sl_delivery_write_t *w)
+//  --------------------------------------------------------------------------
+//  The sink: what the core does with a leg's stream
+
+static void
+s_frame (void *arg, const sl_delivery_write_t *w)
 {
-    gateway_leg_state_t *leg = s->leg;
+    s_leg_t *leg = arg;
     if (w->open || w->whole)
         leg->status = w->status;
     sl_buf_append_str (&leg->answer, w->body);
     if (w->end)
-        s_end (self, s);
+        s_end (leg);
 }
 
-void
-gateway_leg_fail (gateway_t *self, gateway_stream_t *s, int status, const char *code, const char *message)
+static void
+s_fail (void *arg, int status, const char *code, const char *message)
 {
-    gateway_leg_state_t *leg = s->leg;
+    s_leg_t *leg = arg;
     leg->status = status;
     sl_buf_reset (&leg->answer);
     sl_render_for (SL_DIALECT_OPENAI)->error_body (status, sl_str (code), sl_str (message), &leg->answer);
-    s_end (self, s);
+    s_end (leg);
 }
 
-void
-gateway_leg_job (gateway_stream_t *s, sl_msg_t *job, bool refused_by_policy)
+static void
+s_job (void *arg, sl_msg_t *job, bool refused_by_policy)
 {
-    gateway_leg_state_t *leg = s->leg;
+    s_leg_t *leg = arg;
     job->provider = sl_buf_str (&leg->provider);
     job->mcp = sl_str (sl_buf_cstr (&leg->mcp));
     //  Refused or not, the job carries its answer: the ingest then names
@@ -188,41 +195,40 @@ gateway_leg_job (gateway_stream_t *s, sl_msg_t *job, bool refused_by_policy)
     leg->refused = refused_by_policy;
 }
 
-const char *
-gateway_leg_traceparent (const gateway_stream_t *s)
+static void
+s_ended (void *arg)
 {
-    return s->leg->traceparent.len ? sl_buf_cstr (&s->leg->traceparent) : NULL;
-}
-
-const char *
-gateway_leg_tracestate (const gateway_stream_t *s)
-{
-    return s->leg->tracestate.len ? sl_buf_cstr (&s->leg->tracestate) : NULL;
-}
-
-void
-gateway_leg_forget (gateway_t *self, gateway_stream_t *s)
-{
-    if (!s->leg)
-        return;
-    if (!s->leg->ended && !s->leg->starting) {
-        if (!s->leg->status && !s->leg->answer.len) {
-            //  Forgotten without an end of its own: never silently.
-            s->leg->status = 502;
+    s_leg_t *leg = arg;
+    if (!leg->ended && !leg->starting) {
+        if (!leg->status && !leg->answer.len) {
+            //  Ended without an end of its own: never silently.
+            leg->status = 502;
             sl_render_for (SL_DIALECT_OPENAI)->error_body (502, SL_STR_LIT ("upstream_lost"),
                                                            SL_STR_LIT ("the leg's stream ended without an answer"),
-                                                           &s->leg->answer);
+                                                           &leg->answer);
         }
-        s_deliver (self, s);
+        s_deliver (leg);
     }
-    s_state_free (&s->leg);
+    s_leg_free (&leg);
 }
 
-void
-gateway_leg_drop (gateway_stream_t *s)
+static void
+s_dropped (void *arg)
 {
-    s_state_free (&s->leg);
+    s_leg_t *leg = arg;
+    s_leg_free (&leg);
 }
+
+static const gateway_sink_t s_sink = {
+    .frame = s_frame,
+    .fail = s_fail,
+    .job = s_job,
+    .ended = s_ended,
+    .dropped = s_dropped,
+};
+
+//  --------------------------------------------------------------------------
+//  Legs
 
 static void
 s_copy_cstr (sl_buf_t *out, const char *text)
@@ -234,12 +240,13 @@ s_copy_cstr (sl_buf_t *out, const char *text)
 }
 
 int
-gateway_leg_start (gateway_t *self, const gateway_leg_t *leg, gateway_leg_done_fn *done, void *arg, uint64_t *id)
+gateway_legs_start (gateway_legs_t *self, const gateway_leg_t *leg, gateway_leg_done_fn *done, void *arg,
+                    uint64_t *id)
 {
     if (id)
         *id = 0;
     if (!leg || !done || !leg->caller || !leg->server || !leg->inline_answer.ptr
-    ||  sl_service_draining (self->service))
+    ||  sl_service_draining (gateway_core_service (self->core)))
         return -1;
     sl_endpoint_t route;
     if (sl_job_route (S_LEG_CHAT_PATH, &route) != 1)
@@ -252,8 +259,9 @@ gateway_leg_start (gateway_t *self, const gateway_leg_t *leg, gateway_leg_done_f
         sl_job_clear (&parsed);
         return -1;
     }
-    gateway_leg_state_t *state = sl_xcalloc (1, sizeof *state);
-    state->id = ++self->leg_next_id;
+    s_leg_t *state = sl_xcalloc (1, sizeof *state);
+    state->owner = self;
+    state->id = ++self->next_id;
     state->done = done;
     state->arg = arg;
     state->kind = s_kind_of (leg->mcp);
@@ -265,45 +273,74 @@ gateway_leg_start (gateway_t *self, const gateway_leg_t *leg, gateway_leg_done_f
     s_copy_cstr (&state->traceparent, leg->traceparent);
     s_copy_cstr (&state->tracestate, leg->tracestate);
     state->starting = true;
-
-    gateway_stream_t *s = sl_xcalloc (1, sizeof *s);
-    s->owner = self;
-    s->leg = state;
-    s->caller = leg->caller;            //  borrowed: never finished here (gateway_stream_forget)
-    s->dialect = SL_DIALECT_OPENAI;
-    s->started_us = zclock_usecs ();
-    s->received_us = sl_trace_now_us ();
-    sl_sid_new (s->sid);
-    s->delivery = sl_delivery_new (s->sid, self->config.stream_expiry_ms, gateway_clock, NULL);
-    sl_sidmap_put (self->streams, s->sid, s);
-    s->parsed = parsed;
-    s->model = sl_xstrdup (sl_buf_cstr (&s->parsed.model));
-    sl_buf_puts (&s->headers, "{}");    //  no client headers: the request is the gateway's
+    zlistx_add_end (self->legs, state);
     if (id)
         *id = state->id;
-    //  Admitted already, with its MCP request: straight to the request policy.
-    gateway_judge_request (self, s);
+    //  Admitted already, with its MCP request: its caller is borrowed.
+    gateway_stream_spec_t spec = {
+        .sink = &s_sink,
+        .sink_arg = state,
+        .caller = leg->caller,
+        .borrowed = true,
+        .traceparent = state->traceparent.len ? sl_buf_cstr (&state->traceparent) : NULL,
+        .tracestate = state->tracestate.len ? sl_buf_cstr (&state->tracestate) : NULL,
+    };
+    gateway_core_stream_start (self->core, &spec, &parsed, state->sid);
     state->starting = false;
-    if (state->due && self->leg_timer < 0)
-        self->leg_timer = zloop_timer (sl_service_loop (self->service), 0, 1, s_on_due, self);
-    sl_router_flush (self->router);
+    if (state->due && self->due_timer < 0)
+        self->due_timer = zloop_timer (self->loop, 0, 1, s_on_due, self);
+    gateway_core_flush (self->core);
     return 0;
 }
 
 void
-gateway_leg_cancel (gateway_t *self, uint64_t id)
+gateway_legs_cancel (gateway_legs_t *self, uint64_t id)
 {
-    size_t cursor = 0;
-    gateway_stream_t *s;
-    while ((s = sl_sidmap_next (self->streams, &cursor, NULL))) {
-        if (!s->leg || s->leg->id != id)
+    for (s_leg_t *leg = zlistx_first (self->legs); leg; leg = zlistx_next (self->legs)) {
+        if (leg->id != id)
             continue;
-        s->leg->ended = true;           //  done is not called
-        s_count (self, s->leg->kind, "cancelled");
-        if (sl_delivery_dispatched (s->delivery))
-            gateway_stream_cancel (self, s, "the MCP request is gone");
-        sl_router_flush (self->router);
-        gateway_stream_forget (self, s);
+        leg->ended = true;              //  done is not called
+        s_count (self, leg->kind, "cancelled");
+        gateway_core_stream_cancel (self->core, leg->sid, "the MCP request is gone");
         return;
     }
+}
+
+gateway_legs_t *
+gateway_legs_new (gateway_core_t *core)
+{
+    gateway_legs_t *self = sl_xcalloc (1, sizeof *self);
+    self->core = core;
+    self->loop = sl_service_loop (gateway_core_service (core));
+    self->metrics = sl_service_metrics (gateway_core_service (core));
+    self->legs = zlistx_new ();
+    self->due_timer = -1;
+    //  Every series there from the start, so that a rate reads 0, not nothing.
+    static const char *outcomes [] = { "ok", "refused", "error", "cancelled" };
+    for (int k = 0; k < S_KIND_COUNT; k++)
+        for (size_t o = 0; o < sizeof outcomes / sizeof outcomes [0]; o++) {
+            char labels [96];
+            snprintf (labels, sizeof labels, "kind=\"%s\",outcome=\"%s\"", s_kind_names [k], outcomes [o]);
+            sl_metrics_counter (self->metrics, "sluice_mcp_legs_total", labels,
+                                "The gateway's own requests for MCP (call, result, list) by outcome");
+        }
+    return self;
+}
+
+void
+gateway_legs_destroy (gateway_legs_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    gateway_legs_t *self = *self_p;
+    //  The core dropped their streams already: what is left goes unanswered.
+    while (zlistx_size (self->legs)) {
+        s_leg_t *leg = zlistx_first (self->legs);
+        s_leg_free (&leg);
+    }
+    zlistx_destroy (&self->legs);
+    if (self->due_timer >= 0)
+        zloop_timer_end (self->loop, self->due_timer);
+    free (self);
+    *self_p = NULL;
 }

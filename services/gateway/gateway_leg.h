@@ -4,6 +4,10 @@
     policy, the job, the judges, the delivery with its acks, resends and
     bounds, the audit and the taps see it as they see a model's traffic.
 
+    A leg is a stream of the core (gateway_core.h) with a sink in place of
+    an HTTP client; with gateway_core.h, this is the interface the MCP
+    front submits through.
+
     A leg is a synthetic OpenAI Chat request with an inline answer (REQ
     `inl`): the ingest decodes that answer as if an OpenAI upstream had
     sent it and calls no upstream. The job's `ud` and `cd` are openai, its
@@ -34,8 +38,10 @@
 
 #include "common/base/sl_str.h"
 #include "proto/sl_msg.h"
-#include "services/gateway/gateway.h"
+#include "services/gateway/gateway_core.h"
 #include "services/gateway/sl_admission.h"
+
+typedef struct _gateway_legs_t gateway_legs_t;
 
 //  A request the gateway makes itself and submits through its own request
 //  path (request policy, job, delivery, acks, replays): its answer goes to
@@ -66,10 +72,16 @@ typedef struct {
 } gateway_leg_result_t;
 typedef void (gateway_leg_done_fn) (void *arg, const gateway_leg_result_t *result);
 
+//  The legs of a gateway's core (its streams with no HTTP client). Going
+//  after the core: a leg still running when the core is destroyed is let
+//  go without its done.
+gateway_legs_t *gateway_legs_new (gateway_core_t *core);
+void gateway_legs_destroy (gateway_legs_t **self_p);
 //  Start a leg; 0 (done is called exactly once, later, never from inside
 //  this call), -1 when it cannot start (draining, no ingest). *id names it.
-int gateway_leg_start (gateway_t *self, const gateway_leg_t *leg, gateway_leg_done_fn *done, void *arg, uint64_t *id);
+int gateway_legs_start (gateway_legs_t *self, const gateway_leg_t *leg, gateway_leg_done_fn *done, void *arg,
+                        uint64_t *id);
 //  The MCP request is gone (client closed): cancel its leg; done is not called.
-void gateway_leg_cancel (gateway_t *self, uint64_t id);
+void gateway_legs_cancel (gateway_legs_t *self, uint64_t id);
 
 #endif

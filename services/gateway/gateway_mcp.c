@@ -22,7 +22,7 @@
 
       find the tool     in the server's definitions last listed; not there:
                         list the server once more; still not: -32602
-      call leg          the call judged by the judge (gateway_leg_start);
+      call leg          the call judged by the judge (gateway_legs_start);
                         blocked: isError with the notice, the server never
                         hears of it; failed for any reason: isError "could
                         not be judged", not sent either (fail closed)
@@ -45,15 +45,17 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_log.h"
 #include "common/base/sl_version.h"
-#include "common/dialects/sl_providers.h"
+#include "common/dialects/sl_clientkey.h"
 #include "common/http/sl_loopback.h"
+#include "common/identity/sl_teamlabel.h"
 #include "common/mcp/sl_mcp_leg.h"
 #include "common/mcp/sl_mcp_rpc.h"
+#include "common/mcp/sl_mcp_servers.h"
 #include "common/otel/sl_trace.h"
 #include "common/policy/sl_taint.h"
-#include "services/gateway/gateway_impl.h"
-#include "services/gateway/gateway_leg.h"
 #include "services/gateway/gateway_mcp_client.h"
 #include "services/gateway/gateway_mcp_session.h"
 
@@ -85,9 +87,11 @@ static const char *s_method_names [] = {
 _Static_assert (sizeof s_method_names / sizeof s_method_names [0] == M_COUNT, "a name per method");
 
 struct _gateway_mcp_t {
-    gateway_t *gateway;
-    const sl_providers_t *routes;       //  its mcp: section (borrowed)
-    size_t servers;                     //  how many it names
+    gateway_core_t *core;
+    gateway_legs_t *legs;               //  where its legs start (borrowed)
+    const sl_mcp_servers_t *table;      //  the routes file's mcp: section (borrowed)
+    size_t servers;                     //  how many it names (0: every /mcp path is 404)
+    bool tracing;                       //  the gateway begins a trace for a client without one
     gateway_mcp_sessions_t *sessions;
     gateway_mcp_client_t *client;
     zlistx_t *requests;                 //  requests in flight (s_req_t)
@@ -143,8 +147,8 @@ enum { LEG_CALL, LEG_RESULT, LEG_LIST };
 static void
 s_count_error (gateway_mcp_t *self, const char *reason)
 {
-    if (!self)
-        return;
+    if (!self->servers)
+        return;                         //  no MCP here: nothing of it is counted
     char labels [64];
     snprintf (labels, sizeof labels, "reason=\"%s\"", reason);
     sl_counter_inc (sl_metrics_counter (self->metrics, "sluice_mcp_errors_total", labels,
@@ -307,11 +311,11 @@ s_req_free (s_req_t *r)
     if (handle)
         zlistx_delete (self->requests, handle);
     if (r->leg_running)
-        gateway_leg_cancel (self->gateway, r->leg);
+        gateway_legs_cancel (self->legs, r->leg);
     gateway_mcp_client_cancel (self->client, &r->call);
     gateway_mcp_sessions_release (self->sessions, &r->session);
     gateway_mcp_sessions_release (self->sessions, &r->upstreams);
-    sl_admission_finish (self->gateway->admission, &r->caller, NULL, NULL, false);
+    sl_admission_finish (gateway_core_admission (self->core), &r->caller, NULL, NULL, false);
     sl_mcp_rpc_free (&r->rpc);
     json_decref (r->server_result);
     json_decref (r->server_tools);
@@ -354,7 +358,7 @@ static size_t
 s_server_index (gateway_mcp_t *self, const sl_mcp_server_t *server)
 {
     for (size_t i = 0; i < self->servers; i++)
-        if (sl_providers_mcp_server (self->routes, i) == server)
+        if (sl_mcp_servers_at (self->table, i) == server)
             return i;
     return 0;
 }
@@ -370,8 +374,8 @@ s_call_server (s_req_t *r, const char *method, const char *name, json_t *params,
         .method = method,
         .name = name,
         .params = params,
-        .timeout_ms = sl_providers_mcp_timeout_ms (r->mcp->routes),
-        .max_bytes = sl_providers_mcp_max_response (r->mcp->routes),
+        .timeout_ms = sl_mcp_servers_timeout_ms (r->mcp->table),
+        .max_bytes = sl_mcp_servers_max_response (r->mcp->table),
     };
     r->call = gateway_mcp_client_call (r->mcp->client, &request, done, r);
     if (!r->call)
@@ -459,7 +463,7 @@ s_start_leg (s_req_t *r, sl_buf_t *body, sl_buf_t *answer, const char *what, gat
         .traceparent = traceparent,
         .tracestate = tracestate,
     };
-    if (gateway_leg_start (r->mcp->gateway, &leg, done, r, &r->leg))
+    if (gateway_legs_start (r->mcp->legs, &leg, done, r, &r->leg))
         return -1;
     r->leg_running = true;
     return 0;
@@ -480,9 +484,8 @@ static void s_list_next (s_req_t *r);
 static bool
 s_team_blocks (s_req_t *r, const sl_mcp_server_t *server, const char *tool)
 {
-    gateway_t *gw = r->mcp->gateway;
     const sl_identity_t *who = sl_caller_identity (r->caller);
-    sl_policy_t *policy = sl_policyset_policy (gw->policies, sl_str (who->policy));
+    sl_policy_t *policy = gateway_core_policy (r->mcp->core, who->policy);
     if (!policy)
         return false;                   //  the list leg was judged under it: it is there
     sl_buf_t name = { 0 };
@@ -579,7 +582,7 @@ s_list_next (s_req_t *r)
         return;
     }
     r->index = r->walk [r->walk_at];
-    r->server = sl_providers_mcp_server (r->mcp->routes, r->index);
+    r->server = sl_mcp_servers_at (r->mcp->table, r->index);
     //  The client's cursor goes on to a server it names alone.
     json_t *params = NULL;
     json_t *cursor = json_object_get (r->rpc.params, "cursor");
@@ -598,7 +601,7 @@ s_tools_list (s_req_t *r)
     else {
         const char *team = sl_caller_identity (r->caller)->team;
         for (size_t i = 0; i < r->mcp->servers && r->walk_count < MCP_LIST_MAX; i++)
-            if (sl_mcp_server_allows (sl_providers_mcp_server (r->mcp->routes, i), sl_str (team)))
+            if (sl_mcp_server_allows (sl_mcp_servers_at (r->mcp->table, i), sl_str (team)))
                 r->walk [r->walk_count++] = i;
     }
     s_list_next (r);
@@ -714,7 +717,7 @@ s_remember_call (s_req_t *r)
     sl_mcp_policy_name (r->server->name, r->tool, &name);
     sl_mcp_history_add (r->session->history, sl_buf_cstr (&name), sl_str (r->released));
     const sl_identity_t *who = sl_caller_identity (r->caller);
-    sl_policy_t *policy = sl_policyset_policy (r->mcp->gateway->policies, sl_str (who->policy));
+    sl_policy_t *policy = gateway_core_policy (r->mcp->core, who->policy);
     if (policy && sl_taint_untrusted (policy, sl_buf_str (&name)))
         sl_mcp_history_taint (r->session->history, sl_buf_cstr (&name));
     sl_buf_free (&name);
@@ -728,7 +731,7 @@ s_server_trace (s_req_t *r, const uint8_t *leg_sid, json_t *params)
     const char *tracestate;
     const char *traceparent = s_traceparent (r, &tracestate);
     sl_trace_in_t in;
-    sl_trace_accept (traceparent, NULL, leg_sid, r->mcp->gateway->config.tracing, &in);
+    sl_trace_accept (traceparent, NULL, leg_sid, r->mcp->tracing, &in);
     sl_trace_ctx_t ctx;
     if (!in.has_trace || sl_trace_parse (sl_str (in.tc), true, &ctx))
         return;
@@ -823,7 +826,7 @@ s_tools_call (s_req_t *r)
         sl_str_t server, tool;
         const sl_mcp_server_t *found = NULL;
         if (sl_mcp_multiplexed_split (sl_str (name), &server, &tool) == 0)
-            found = sl_providers_mcp_find (r->mcp->routes, server);
+            found = sl_mcp_servers_find (r->mcp->table, server);
         if (!found || !sl_mcp_server_allows (found, sl_str (sl_caller_identity (r->caller)->team))) {
             s_unknown_tool (r);
             return;
@@ -991,7 +994,7 @@ static void
 s_end_upstream (void *arg, size_t server, gateway_mcp_upstream_t *upstream)
 {
     gateway_mcp_t *self = arg;
-    gateway_mcp_upstream_end (self->client, sl_providers_mcp_server (self->routes, server), upstream);
+    gateway_mcp_upstream_end (self->client, sl_mcp_servers_at (self->table, server), upstream);
 }
 
 //  DELETE: the client ends its session (and sluice its own with the
@@ -1127,13 +1130,14 @@ s_on_admitted (void *arg, sl_caller_t *caller, const sl_admission_answer_t *answ
         s_after (self);                 //  the store answered later, from the reactor
 }
 
-bool
-gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, const char *method, const char *path)
+//  /mcp and the paths under it (the route's), answered now or later.
+static bool
+s_serve (void *arg, sl_http_req_t *req, const char *method, const char *path)
 {
-    if (strncmp (path, MCP_PATH, MCP_PATH_LEN) != 0 || (path [MCP_PATH_LEN] && path [MCP_PATH_LEN] != '/'))
-        return false;
+    gateway_mcp_t *self = arg;
+    sl_admission_t *admission = gateway_core_admission (self->core);
     bool sse = s_wants_sse (req);
-    if (sl_service_draining (gateway->service)) {
+    if (sl_service_draining (gateway_core_service (self->core))) {
         //  As for a model's request: the client goes to another gateway.
         sl_http_add_header (req, "Retry-After", GATEWAY_RETRY_AFTER_S);
         sl_http_add_header (req, "Connection", "close");
@@ -1145,26 +1149,17 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
     const sl_mcp_server_t *server = NULL;
     bool multiplexed = false;
     if (!*name)
-        multiplexed = self && sl_providers_mcp_multiplexed (self->routes);
+        multiplexed = self->servers && sl_mcp_servers_multiplexed (self->table);
     else
-    if (self && strlen (name) <= MCP_SERVER_NAME_MAX)
-        server = sl_providers_mcp_find (self->routes, sl_str (name));
+    if (self->servers && strlen (name) <= MCP_SERVER_NAME_MAX)
+        server = sl_mcp_servers_find (self->table, sl_str (name));
     if (!server && !multiplexed) {
         char message [MCP_SERVER_NAME_MAX + 96];
         if (*name)
             snprintf (message, sizeof message, "no MCP server named %.64s here", name);
         else
             snprintf (message, sizeof message, "name the MCP server: /mcp/<server>");
-        if (self)
-            s_respond_error (self, req, sse, 404, SL_MCP_ERR_INVALID_REQUEST, "unknown_server", message);
-        else {
-            sl_mcp_error_t err;
-            sl_mcp_error_set (&err, 404, SL_MCP_ERR_INVALID_REQUEST, "unknown_server", "%s", message);
-            sl_buf_t out = { 0 };
-            sl_mcp_error_json (NULL, &err, &out);
-            s_respond (req, sse, 404, &out);
-            sl_buf_free (&out);
-        }
+        s_respond_error (self, req, sse, 404, SL_MCP_ERR_INVALID_REQUEST, "unknown_server", message);
         return true;
     }
     //  A browser's request carries its page's Origin: the spec asks a
@@ -1186,7 +1181,9 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
         return true;
     }
     const char *reason;
-    sl_caller_t *caller = sl_admission_identify (gateway->admission, sl_clientkey_of (gateway_header, gateway_query, req), &reason);
+    sl_caller_t *caller = sl_admission_identify (admission,
+                                                 sl_clientkey_of (gateway_core_header, gateway_core_query, req),
+                                                 &reason);
     if (!caller) {
         s_respond_error (self, req, sse, 401, SL_MCP_ERR_INVALID_REQUEST, "unauthorized", "invalid or missing API key");
         s_count_request (self, server, M_OTHER, "unauthorized");
@@ -1194,7 +1191,7 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
     }
     const sl_identity_t *who = sl_caller_identity (caller);
     if (server && !sl_mcp_server_allows (server, sl_str (who->team))) {
-        sl_admission_finish (gateway->admission, &caller, NULL, NULL, false);
+        sl_admission_finish (admission, &caller, NULL, NULL, false);
         char message [MCP_SERVER_NAME_MAX + 64];
         snprintf (message, sizeof message, "this key's team may not use MCP server %s", server->name);
         s_respond_error (self, req, sse, 403, SL_MCP_ERR_INVALID_REQUEST, "forbidden", message);
@@ -1203,11 +1200,11 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
     }
     if (strcmp (method, "DELETE") == 0) {
         s_delete (self, req, server, who);
-        sl_admission_finish (gateway->admission, &caller, NULL, NULL, false);
+        sl_admission_finish (admission, &caller, NULL, NULL, false);
         return true;
     }
     if (sl_http_req_too_large (req)) {
-        sl_admission_finish (gateway->admission, &caller, NULL, NULL, false);
+        sl_admission_finish (admission, &caller, NULL, NULL, false);
         s_respond_error (self, req, sse, 413, SL_MCP_ERR_INVALID_REQUEST, "too_large",
                          "the MCP message is over the gateway's body limit");
         return true;
@@ -1224,7 +1221,7 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
     r->index = server ? s_server_index (self, server) : 0;
     r->started_us = zclock_usecs ();
     zlistx_add_end (self->requests, r);
-    sl_mcp_headers_t headers = { gateway_header, req };
+    sl_mcp_headers_t headers = { gateway_core_header, req };
     sl_mcp_error_t err;
     if (sl_mcp_rpc_parse (sl_http_req_body (req), &headers, &r->rpc, &err)) {
         sl_buf_t out = { 0 };
@@ -1252,16 +1249,19 @@ gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, 
     uint8_t sid [SL_SID_SIZE];
     sl_sid_new (sid);
     r->admitting = true;
-    sl_admission_admit (gateway->admission, r->caller, NULL, sid, s_on_admitted, r);
+    sl_admission_admit (admission, r->caller, NULL, sid, s_on_admitted, r);
     if (zlistx_find (self->requests, r))
         r->admitting = false;
     return true;
 }
 
-bool
-gateway_mcp_closed (gateway_mcp_t *self, sl_http_req_t *req)
+//  A request's client left or its answer went out: when it was an MCP
+//  request, its legs and server call, if any, are cancelled.
+static bool
+s_on_close (void *arg, sl_http_req_t *req)
 {
-    if (!self)
+    gateway_mcp_t *self = arg;
+    if (!self->servers)
         return false;
     for (s_req_t *r = zlistx_first (self->requests); r; r = zlistx_next (self->requests))
         if (r->req == req) {
@@ -1301,7 +1301,7 @@ s_on_renew (zloop_t *loop, int timer_id, void *arg)
     (void) timer_id;
     gateway_mcp_t *self = arg;
     for (s_req_t *r = zlistx_first (self->requests); r; r = zlistx_next (self->requests))
-        sl_admission_renew (self->gateway->admission, r->caller);
+        sl_admission_renew (gateway_core_admission (self->core), r->caller);
     return 0;
 }
 
@@ -1309,22 +1309,28 @@ static void
 s_after (void *arg)
 {
     gateway_mcp_t *self = arg;
-    sl_router_flush (self->gateway->router);
-    sl_httpd_run (self->gateway->httpd);
+    gateway_core_after (self->core);
 }
 
 gateway_mcp_t *
-gateway_mcp_new (gateway_t *gateway)
+gateway_mcp_new (gateway_core_t *core, gateway_legs_t *legs, const gateway_config_t *config)
 {
-    const sl_providers_t *routes = gateway->config.routes;
-    if (!routes || sl_providers_mcp_count (routes) == 0)
-        return NULL;
     gateway_mcp_t *self = sl_xcalloc (1, sizeof *self);
-    self->gateway = gateway;
-    self->routes = routes;
-    self->servers = sl_providers_mcp_count (routes);
-    self->metrics = sl_service_metrics (gateway->service);
-    const gateway_config_t *config = &gateway->config;
+    self->core = core;
+    self->legs = legs;
+    self->tracing = config->tracing;
+    //  Every /mcp path is this route's, while draining too: MCP answers in
+    //  JSON-RPC (a 404 when the routes file names no server).
+    gateway_route_t route = { .prefix = MCP_PATH, .serve = s_serve, .on_close = s_on_close, .arg = self,
+                              .draining = true };
+    gateway_core_route (core, &route);
+    const sl_mcp_servers_t *table = config->mcp_servers;
+    if (!table || sl_mcp_servers_count (table) == 0)
+        return self;
+    self->table = table;
+    self->servers = sl_mcp_servers_count (table);
+    sl_service_t *service = gateway_core_service (core);
+    self->metrics = sl_service_metrics (service);
     gateway_mcp_sessions_config_t sessions = {
         .max = config->mcp_sessions_max ? config->mcp_sessions_max : GATEWAY_MCP_SESSIONS_MAX,
         .per_key = config->mcp_sessions_per_key ? config->mcp_sessions_per_key : GATEWAY_MCP_SESSIONS_PER_KEY,
@@ -1333,7 +1339,7 @@ gateway_mcp_new (gateway_t *gateway)
         .servers = self->servers,
     };
     self->sessions = gateway_mcp_sessions_new (&sessions);
-    zloop_t *loop = sl_service_loop (gateway->service);
+    zloop_t *loop = sl_service_loop (service);
     self->client = gateway_mcp_client_new (loop, s_after, self);
     self->requests = zlistx_new ();
     self->expire_timer = zloop_timer (loop, MCP_EXPIRE_MS, 0, s_on_expire, self);
@@ -1341,7 +1347,7 @@ gateway_mcp_new (gateway_t *gateway)
     sl_metrics_gauge_fn (self->metrics, "sluice_mcp_sessions", NULL, "MCP client sessions held", s_sessions_gauge, self);
     //  The series a dashboard looks for are there from the start.
     for (size_t i = 0; i < self->servers; i++) {
-        const sl_mcp_server_t *server = sl_providers_mcp_server (routes, i);
+        const sl_mcp_server_t *server = sl_mcp_servers_at (table, i);
         static const char *actions [] = { "allow", "rewrite", "block", "error" };
         for (size_t a = 0; a < sizeof actions / sizeof actions [0]; a++) {
             char labels [128];
@@ -1351,7 +1357,7 @@ gateway_mcp_new (gateway_t *gateway)
         }
     }
     sl_log_info ("mcp_servers", "count=%zu multiplexed=%s sessions_max=%zu per_key=%zu per_team=%zu", self->servers,
-                 sl_providers_mcp_multiplexed (routes) ? "yes" : "no", sessions.max, sessions.per_key,
+                 sl_mcp_servers_multiplexed (table) ? "yes" : "no", sessions.max, sessions.per_key,
                  sessions.per_team);
     return self;
 }
@@ -1362,13 +1368,16 @@ gateway_mcp_destroy (gateway_mcp_t **self_p)
     if (!self_p || !*self_p)
         return;
     gateway_mcp_t *self = *self_p;
-    while (zlistx_size (self->requests))
-        s_req_free (zlistx_first (self->requests));
-    zlistx_destroy (&self->requests);
-    gateway_mcp_sessions_destroy (&self->sessions);
-    gateway_mcp_client_destroy (&self->client);
-    zloop_timer_end (sl_service_loop (self->gateway->service), self->expire_timer);
-    zloop_timer_end (sl_service_loop (self->gateway->service), self->renew_timer);
+    if (self->servers) {
+        while (zlistx_size (self->requests))
+            s_req_free (zlistx_first (self->requests));
+        zlistx_destroy (&self->requests);
+        gateway_mcp_sessions_destroy (&self->sessions);
+        gateway_mcp_client_destroy (&self->client);
+        zloop_t *loop = sl_service_loop (gateway_core_service (self->core));
+        zloop_timer_end (loop, self->expire_timer);
+        zloop_timer_end (loop, self->renew_timer);
+    }
     free (self);
     *self_p = NULL;
 }

@@ -16,8 +16,8 @@
 
 #include <stdbool.h>
 
-#include "common/http/sl_httpd.h"
-#include "services/gateway/gateway.h"
+#include "services/gateway/gateway_core.h"
+#include "services/gateway/gateway_leg.h"
 
 typedef struct _gateway_mcp_t gateway_mcp_t;
 
@@ -26,16 +26,12 @@ typedef struct _gateway_mcp_t gateway_mcp_t;
 #define GATEWAY_MCP_SESSIONS_PER_TEAM 1000  //  --mcp-sessions-per-team: of one team
 #define GATEWAY_MCP_SESSION_IDLE_MS (30 * 60 * 1000)   //  a session unused this long expires
 
-//  NULL when the routes file names no MCP server (every /mcp path is then
-//  404 with a JSON-RPC error, answered by gateway_mcp_serve all the same).
-gateway_mcp_t *gateway_mcp_new (gateway_t *gateway);
+//  Registers the route of /mcp and the paths under it, served while the
+//  gateway drains (a JSON-RPC error says so). Without MCP servers in the
+//  routes file, every /mcp path is 404 with a JSON-RPC error. Its legs
+//  start in legs (borrowed, outlives it).
+gateway_mcp_t *gateway_mcp_new (gateway_core_t *core, gateway_legs_t *legs, const gateway_config_t *config);
+//  After gateway_core_stop; before the legs go.
 void gateway_mcp_destroy (gateway_mcp_t **self_p);
-//  Serve req when path is /mcp or under /mcp/: true when it was one
-//  (answered now or later), false otherwise. self may be NULL.
-bool gateway_mcp_serve (gateway_mcp_t *self, gateway_t *gateway, sl_http_req_t *req, const char *method,
-                        const char *path);
-//  A request's client left or its answer went out: true when it was an
-//  MCP request (its legs and server call, if any, are cancelled).
-bool gateway_mcp_closed (gateway_mcp_t *self, sl_http_req_t *req);
 
 #endif

@@ -29,7 +29,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "common/dialects/sl_providers.h"
+#include "common/mcp/sl_mcp_servers.h"
 
 typedef struct _gateway_mcp_client_t gateway_mcp_client_t;
 typedef struct _gateway_mcp_call_t gateway_mcp_call_t;

@@ -57,7 +57,7 @@ typedef struct {
     sl_mcp_rev_t rev;                   //  what the client speaks in it
     sl_mcp_history_t *history;          //  its earlier calls (NULL: stateless)
     size_t servers;                     //  entries of the two arrays below
-    gateway_mcp_upstream_t **upstream;  //  by server index (sl_providers_mcp_server)
+    gateway_mcp_upstream_t **upstream;  //  by server index (sl_mcp_servers_at)
     json_t **tools;                     //  by server index: the definitions last listed, or NULL
 } gateway_mcp_session_t;
 

@@ -10,6 +10,7 @@
 
 #include "common/base/sl_fdlimit.h"
 #include "common/base/sl_log.h"
+#include "common/config/sl_routesfile.h"
 #include "common/dialects/sl_providers.h"
 #include "common/service/sl_stage.h"
 #include "services/gateway/gateway.h"
@@ -142,7 +143,12 @@ main (int argc, char **argv)
     char *error = NULL;
     //  Without a file, the ingest's built-in providers at their modules'
     //  base URLs, which are never called from here.
-    config.routes = *routes_path ? sl_providers_load (routes_path, &error) : sl_providers_new_default (NULL);
+    sl_mcp_servers_t *mcp_servers = NULL;
+    if (*routes_path)
+        sl_routesfile_load (routes_path, &config.routes, &mcp_servers, &error);
+    else
+        config.routes = sl_providers_new_default (NULL);
+    config.mcp_servers = mcp_servers;
     if (!config.routes) {
         sl_log_error ("bad_routes", "%s", error ? error : "the built-in routes could not be made");
         free (error);
@@ -151,6 +157,7 @@ main (int argc, char **argv)
     }
     if (sl_service_start_bus (svc, &bus, "gateway")) {
         sl_providers_destroy (&config.routes);
+        sl_mcp_servers_destroy (&mcp_servers);
         sl_service_destroy (&svc);
         return 2;
     }
@@ -158,6 +165,7 @@ main (int argc, char **argv)
     int rc = gateway ? sl_service_run (svc) : 1;
     gateway_destroy (&gateway);
     sl_providers_destroy (&config.routes);
+    sl_mcp_servers_destroy (&mcp_servers);
     sl_service_destroy (&svc);
     return rc;
 }

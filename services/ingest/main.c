@@ -12,11 +12,12 @@
 
 #include "common/base/sl_fdlimit.h"
 #include "common/base/sl_log.h"
+#include "common/config/sl_routesfile.h"
 #include "common/dialects/sl_baseurls.h"
 #include "common/dialects/sl_dialect.h"
 #include "common/dialects/sl_providers.h"
 #include "services/ingest/ingest.h"
-#include "common/stages/sl_sse.h"
+#include "common/http/sl_sse.h"
 
 #define INGEST_MAX_STREAMS 4096         //  --max-streams 0: this many, if the open-files limit allows
 
@@ -118,8 +119,10 @@ main (int argc, char **argv)
     up->max_streams = streams ? (size_t) streams : fit;
     sl_log_info ("limits", "open_files=%ld max_streams=%zu", nofile, up->max_streams);
     char *error = NULL;
-    up->routes = *routes_path ? sl_providers_load (routes_path, &error)
-                              : sl_providers_new_default (sl_baseurls_table (urls));
+    if (*routes_path)
+        sl_routesfile_load (routes_path, &up->routes, NULL, &error);
+    else
+        up->routes = sl_providers_new_default (sl_baseurls_table (urls));
     sl_baseurls_destroy (&urls);
     if (!up->routes) {
         sl_log_error ("bad_routes", "%s", error ? error : "a base URL must be an http:// or https:// URL");

@@ -26,7 +26,12 @@
     metadata-only key reads the metadata socket (5557), where events come
     without text, arguments or prompt; it cannot subscribe to the other.
     Without --connect, the tap connects to the local emitter's socket for
-    its key's access.
+    its key's access. A name in --connect stands for every address it
+    resolves to (docker compose --scale emitter=2 gives one name two),
+    resolved again every 2 s as the stages do (sl_resolve): the tap
+    follows emitters that come and go, and one started before any
+    emitter answers to the name waits for it, saying so, rather than
+    exit.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +41,7 @@
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_buf.h"
 #include "common/bus/sl_bus.h"
+#include "common/bus/sl_resolve.h"
 #include "common/dialects/sl_dialect.h"
 #include "common/base/sl_json.h"
 #include "common/base/sl_log.h"
@@ -45,6 +51,7 @@
 #include "proto/sl_msg.h"
 
 #define TAP_MAX_BLOCKS 4096             //  tool names remembered per stream
+#define TAP_MAX_EMITTERS 64             //  emitter endpoints connected at once
 
 //  Per stream: the tool name of each block index, so a --tool filter can
 //  place the deltas of a call (they carry no name).
@@ -63,6 +70,10 @@ typedef struct {
     const char *tool;                   //  tool name, "" for all
     const char *actions;                //  comma list, "" for all
     sl_buf_t line;
+    const char *connect;                //  --connect, names re-resolved
+    char endpoints [TAP_MAX_EMITTERS][SL_RESOLVE_ENDPOINT_MAX];
+    size_t connected;                   //  endpoints the SUB socket is connected to
+    bool waiting;                       //  said that no emitter resolved yet
 } s_app_t;
 
 static bool
@@ -416,6 +427,72 @@ s_subscribe (s_app_t *app)
     }
 }
 
+//  The SUB socket's connections, as sl_resolve_sync keeps them in step
+//  with --connect.
+static size_t
+s_conn_count (void *arg)
+{
+    return ((s_app_t *) arg)->connected;
+}
+
+static const char *
+s_conn_endpoint (void *arg, size_t index)
+{
+    return ((s_app_t *) arg)->endpoints [index];
+}
+
+static void
+s_conn_add (void *arg, const char *endpoint)
+{
+    s_app_t *app = arg;
+    if (zsock_connect (app->sub, "%s", endpoint) != 0) {
+        sl_log_error ("connect_failed", "cannot connect to %s", endpoint);
+        return;
+    }
+    snprintf (app->endpoints [app->connected++], SL_RESOLVE_ENDPOINT_MAX, "%s", endpoint);
+    sl_log_info ("emitter_added", "endpoint=%s", endpoint);
+}
+
+static void
+s_conn_remove (void *arg, size_t index)
+{
+    s_app_t *app = arg;
+    zsock_disconnect (app->sub, "%s", app->endpoints [index]);
+    sl_log_info ("emitter_removed", "endpoint=%s", app->endpoints [index]);
+    app->connected--;
+    if (index != app->connected)
+        memcpy (app->endpoints [index], app->endpoints [app->connected], SL_RESOLVE_ENDPOINT_MAX);
+}
+
+static const sl_resolve_set_t s_emitter_set = { s_conn_count, s_conn_endpoint, s_conn_add, s_conn_remove };
+
+//  0, or -1 when --connect is malformed. No emitter resolved yet is said
+//  once, and waited for.
+static int
+s_resolve (s_app_t *app)
+{
+    if (sl_resolve_sync (app->connect, TAP_MAX_EMITTERS, &s_emitter_set, app))
+        return -1;
+    if (app->connected == 0 && !app->waiting) {
+        const char *why = NULL;
+        char probe [1][SL_RESOLVE_ENDPOINT_MAX];
+        sl_resolve_list (app->connect, probe, 1, &why);
+        sl_log_warn ("emitters_waiting", "no emitter at %s yet (%s): trying again every %d ms", app->connect,
+                     why ? why : "nothing resolved", SL_RESOLVE_MS);
+    }
+    app->waiting = app->connected == 0;
+    return 0;
+}
+
+static int
+s_on_resolve (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_resolve (arg);
+    return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -464,14 +541,16 @@ main (int argc, char **argv)
     else {
         //  An emitter that refuses this tap's key says so only in the handshake.
         sl_bus_watch_client (tap_bus, app.sub, "emitter");
-        if (zsock_attach (app.sub, connect, false) != 0) {
-            sl_log_error ("connect_failed", "cannot connect to %s", connect);
+        app.connect = connect;
+        if (s_resolve (&app)) {
+            sl_log_error ("connect_failed", "cannot use --connect %s", connect);
             rc = 2;
         }
         else {
             sl_log_info ("connected", "emitters=%s key=%s access=%s", connect, key,
                          sl_access_name (sl_bus_access (tap_bus)));
             zloop_reader (sl_service_loop (svc), app.sub, s_on_event, &app);
+            zloop_timer (sl_service_loop (svc), SL_RESOLVE_MS, 0, s_on_resolve, &app);
             rc = sl_service_run (svc);
         }
     }

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/otel/sl_genai.h"
+#include "common/stages/sl_genai.h"
 #include "common/otel/sl_otlp_impl.h"
 #include "tests/bench/bench_clock.h"
 

@@ -10,7 +10,7 @@
 #include "common/base/sl_buf.h"
 #include "proto/sl_msg.h"
 #include "common/dialects/sl_decoder.h"
-#include "common/stages/sl_sse.h"
+#include "common/http/sl_sse.h"
 
 typedef struct {
     sl_decoder_t *dec;

@@ -1,4 +1,4 @@
-/*  Fuzz target: the SSE parser (common/stages/sl_sse) must survive any
+/*  Fuzz target: the SSE parser (common/http/sl_sse) must survive any
     bytes, and must give the same events whether the bytes come in one read
     or split at any point. The first input byte picks the split and the
     size limit, so the limits are exercised too. */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/base/sl_buf.h"
-#include "common/stages/sl_sse.h"
+#include "common/http/sl_sse.h"
 
 static int
 s_collect (void *arg, sl_str_t type, sl_str_t data, sl_str_t id)

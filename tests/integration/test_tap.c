@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/bus/sl_resolve.h"
 #include "tests/integration/harness.h"
 
 #define TIMEOUT_MS 15000
@@ -395,5 +396,68 @@ Test (tap, one_stream_human_lines_and_no_credential_of_any_dialect)
         if (f)
             fclose (f);
     }
+    cr_expect_eq (stack_stop (s), 0);
+}
+
+//  --connect names an emitter by a host name, as compose does: the name
+//  stands for its addresses (here localhost's 127.0.0.1), connected to
+//  one by one; a name nothing answers to yet is waited for, said once,
+//  and the tap stays up (compose starts it before or without the
+//  emitters: a crash loop would be the alternative).
+Test (tap, a_name_stands_for_its_addresses_and_one_not_there_yet_is_waited_for)
+{
+    stack_opts_t opts = { .policy = "deploy/policy.yaml", .mock_delay_ms = 2 };
+    sluice_stack_t *s = stack_start (&opts);
+    cr_assert_not_null (s);
+    const char *port = strrchr (s->pub, ':') + 1;
+    char named [128], dir [512];
+    snprintf (named, sizeof named, "tcp://localhost:%s", port);
+    snprintf (dir, sizeof dir, "%s/named", s->dir);
+    mkdir (dir, 0755);
+    const char *named_args [] = { "--connect", named, "--json", "yes", "--keys", s->keys, NULL };
+    proc_t *tap = proc_start (dir, "tap", named_args);
+    cr_assert_not_null (tap);
+    char expected [160];
+    snprintf (expected, sizeof expected, "endpoint=tcp://127.0.0.1:%s", port);
+    cr_expect (proc_wait_log (tap, "\"emitter_added\"", expected, NULL, 0, TIMEOUT_MS),
+               "the tap connected to the address localhost stands for");
+
+    char waiting_dir [512];
+    snprintf (waiting_dir, sizeof waiting_dir, "%s/waiting", s->dir);
+    mkdir (waiting_dir, 0755);
+    const char *waiting_args [] = { "--connect", "tcp://emitter.sluice-test.invalid:5557", "--keys", s->keys, NULL };
+    proc_t *waiting = proc_start (waiting_dir, "tap", waiting_args);
+    cr_assert_not_null (waiting);
+    cr_expect (proc_wait_log (waiting, "\"emitters_waiting\"", "emitter.sluice-test.invalid", NULL, 0, TIMEOUT_MS),
+               "a tap whose emitter's name does not resolve says it waits");
+    //  Still running after a few resolution rounds: no exit, no crash loop.
+    cr_expect_eq (proc_wait_exit (waiting, 3 * SL_RESOLVE_MS), -1, "the waiting tap stays up");
+    unlink (waiting->log_path);
+    free (waiting);
+
+    sl_buf_t body = { 0 };
+    cr_expect_eq (http_request (s->http_port, "POST", "/v1/chat/completions",
+                                "{\"model\":\"mock-text\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+                                NULL, &body, TIMEOUT_MS), 200);
+    sl_buf_free (&body);
+    tap_lines_t t = { 0 };
+    //  Subscriptions take a moment to reach the publisher: more requests
+    //  until the tap sees one whole (bounded).
+    bool seen = false;
+    for (int attempt = 0; attempt < 20 && !seen; attempt++) {
+        seen = s_wait_stream (tap, &t, "mock-text", 500);
+        if (!seen) {
+            sl_buf_t again = { 0 };
+            http_request (s->http_port, "POST", "/v1/chat/completions",
+                          "{\"model\":\"mock-text\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+                          NULL, &again, TIMEOUT_MS);
+            sl_buf_free (&again);
+        }
+    }
+    cr_expect (seen, "the tap that named its emitter saw a stream from start to end");
+    for (int i = 0; i < t.count; i++)
+        json_decref (t.lines [i]);
+    s_stop_tap (tap);
+    rmdir (waiting_dir);
     cr_expect_eq (stack_stop (s), 0);
 }

@@ -124,15 +124,18 @@ def self_test():
 
 
 def compose_ports(path):
-    """{service: metrics port} of the compose services that run sluice."""
+    """{service: metrics port} of the compose services that run sluice
+    (but the one-shot set-up, and a process without metrics, the tap)."""
     with open(path, encoding='utf-8') as f:
         services = yaml.safe_load(f)['services']
     out = {}
     for name, svc in services.items():
         cmd = [str(a) for a in (svc.get('command') or [])]
-        if not cmd or not cmd[0].startswith('sluice-') or cmd[0] == 'sluice-keygen':
+        if not cmd or not cmd[0].startswith('sluice-') or cmd[0] in ('sluice-keygen', 'sluice-compose-init'):
             continue
         flag = '--port' if cmd[0] == 'sluice-mock' else '--metrics-port'
+        if flag in cmd and cmd[cmd.index(flag) + 1] == 'off':
+            continue
         out[name] = int(cmd[cmd.index(flag) + 1]) if flag in cmd else None
     return out
 

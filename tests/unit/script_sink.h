@@ -8,7 +8,7 @@
 
 #include "common/base/sl_buf.h"
 #include "common/dialects/sl_decoder.h"
-#include "common/stages/sl_sse.h"
+#include "common/http/sl_sse.h"
 #include "services/mock/sl_mock_script.h"
 
 typedef struct {

@@ -1,8 +1,8 @@
 /*  leg_driver.c - a gateway for the integration tests only: the real
     sluice-gateway (its every object, its main) linked with
     -Wl,--wrap=gateway_new, so that this file sees the gateway it makes and
-    can start the gateway's own requests (gateway_leg.h), which no client
-    can start.
+    can start the gateway's own requests (gateway_leg.h, through the legs
+    and the core gateway.h gives it), which no client can start.
 
     The test names a directory in SLUICE_LEG_DIR. Leg N (1..LEG_MAX) is
     started once N.ready appears there, from N.body (the OpenAI Chat
@@ -17,8 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/sl_alloc.h"
 #include "common/base/sl_yaml.h"
-#include "services/gateway/gateway_impl.h"
+#include "services/gateway/gateway.h"
+#include "services/gateway/gateway_core.h"
 #include "services/gateway/gateway_leg.h"
 
 #define LEG_MAX 8                       //  legs one run may start
@@ -36,6 +38,7 @@ typedef struct {
 
 static struct {
     gateway_t *gateway;
+    sl_admission_t *admission;          //  the gateway's (borrowed)
     const char *dir;
     bool started [LEG_MAX + 1];
 } s_driver;
@@ -73,7 +76,7 @@ s_done (void *arg, const gateway_leg_result_t *result)
     s_write (leg->n, "answer.out", result->answer);
     s_write (leg->n, "judged", result->judged);
     s_write (leg->n, "done", SL_STR_LIT ("1"));
-    sl_admission_finish (s_driver.gateway->admission, &leg->caller, NULL, NULL, false);
+    sl_admission_finish (s_driver.admission, &leg->caller, NULL, NULL, false);
     free (leg);
 }
 
@@ -89,7 +92,7 @@ s_start (int n)
     s_leg_t *leg = sl_xcalloc (1, sizeof *leg);
     leg->n = n;
     const char *reason;
-    leg->caller = sl_admission_identify (s_driver.gateway->admission, NULL, &reason);
+    leg->caller = sl_admission_identify (s_driver.admission, NULL, &reason);
     gateway_leg_t spec = {
         .body = sl_buf_str (&body),
         .inline_answer = answer.len ? sl_buf_str (&answer) : SL_STR_LIT (""),
@@ -98,10 +101,10 @@ s_start (int n)
         .caller = leg->caller
     };
     uint64_t id;
-    if (!leg->caller || gateway_leg_start (s_driver.gateway, &spec, s_done, leg, &id)) {
+    if (!leg->caller || gateway_legs_start (gateway_legs (s_driver.gateway), &spec, s_done, leg, &id)) {
         s_write (n, "status", SL_STR_LIT ("-1 0"));
         s_write (n, "done", SL_STR_LIT ("1"));
-        sl_admission_finish (s_driver.gateway->admission, &leg->caller, NULL, NULL, false);
+        sl_admission_finish (s_driver.admission, &leg->caller, NULL, NULL, false);
         free (leg);
     }
     sl_buf_free (&body);
@@ -135,6 +138,7 @@ __wrap_gateway_new (sl_service_t *service, const gateway_config_t *config)
     s_driver.dir = getenv ("SLUICE_LEG_DIR");
     if (gateway && s_driver.dir && *s_driver.dir) {
         s_driver.gateway = gateway;
+        s_driver.admission = gateway_core_admission (gateway_core (gateway));
         zloop_timer (sl_service_loop (service), LEG_POLL_MS, 0, s_on_poll, NULL);
     }
     return gateway;

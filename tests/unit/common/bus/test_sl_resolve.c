@@ -105,3 +105,111 @@ Test (sl_resolve, a_set_is_kept_in_step_with_its_list)
     cr_expect_eq (sl_resolve_sync ("judge:5", 8, &s_ops, &set), -1);
     cr_expect_eq (set.count, 2);
 }
+
+//  --------------------------------------------------------------------------
+//  A resolver that does not answer holds nobody
+//
+//  The test's own network namespace and view of /etc/resolv.conf (it runs
+//  in a process of its own): the only name server is a UDP socket of the
+//  test's, which answers only when told. Without the privileges to make
+//  namespaces, the test says so and passes nothing off as checked.
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define DNS_PORT 53
+#define DNS_HEADER 12
+#define DNS_MAX 512
+
+//  This namespace's loopback up, and a resolv.conf naming 127.0.0.1 only
+//  (one attempt, a 30 s timeout: a blocking lookup would hold for that).
+static bool
+s_private_resolver (void)
+{
+    if (unshare (CLONE_NEWNS | CLONE_NEWNET) != 0)
+        return false;
+    int fd = socket (AF_INET, SOCK_DGRAM, 0);
+    struct ifreq ifr = { 0 };
+    snprintf (ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    bool up = fd >= 0 && ioctl (fd, SIOCGIFFLAGS, &ifr) == 0
+           && (ifr.ifr_flags |= IFF_UP, ioctl (fd, SIOCSIFFLAGS, &ifr) == 0);
+    if (fd >= 0)
+        close (fd);
+    char conf [] = "/tmp/sluice-resolv-XXXXXX";
+    int cfd = mkstemp (conf);
+    if (!up || cfd < 0)
+        return false;
+    const char *text = "nameserver 127.0.0.1\noptions timeout:30 attempts:1\n";
+    bool ok = write (cfd, text, strlen (text)) == (ssize_t) strlen (text);
+    close (cfd);
+    ok = ok && mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0
+            && mount (conf, "/etc/resolv.conf", NULL, MS_BIND, NULL) == 0;
+    unlink (conf);
+    return ok;
+}
+
+//  Wait for one query on fd, then answer it with one A record (addr).
+static bool
+s_answer_one (int fd, const char *addr, int wait_ms)
+{
+    struct timeval tv = { wait_ms / 1000, (wait_ms % 1000) * 1000 };
+    setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    uint8_t q [DNS_MAX];
+    struct sockaddr_in from;
+    socklen_t len = sizeof from;
+    ssize_t n = recvfrom (fd, q, sizeof q, 0, (struct sockaddr *) &from, &len);
+    if (n <= DNS_HEADER)
+        return false;
+    uint8_t r [DNS_MAX];
+    memcpy (r, q, (size_t) n);
+    r [2] = 0x81;                       //  a response, recursion desired
+    r [3] = 0x80;                       //  recursion available, no error
+    r [6] = 0, r [7] = 1;               //  one answer
+    r [8] = r [9] = r [10] = r [11] = 0;
+    size_t at = (size_t) n;
+    const uint8_t answer [] = { 0xc0, DNS_HEADER, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4 };
+    memcpy (r + at, answer, sizeof answer);
+    at += sizeof answer;
+    inet_pton (AF_INET, addr, r + at);
+    at += 4;
+    return sendto (fd, r, at, 0, (struct sockaddr *) &from, len) == (ssize_t) at;
+}
+
+Test (sl_resolve, a_resolver_that_does_not_answer_holds_nobody)
+{
+    if (!s_private_resolver ()) {
+        cr_log_warn ("skipped: no namespaces here (%s): needs root", strerror (errno));
+        cr_skip_test ();
+    }
+    int dns = socket (AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons (DNS_PORT),
+                             .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
+    cr_assert_eq (bind (dns, (struct sockaddr *) &a, sizeof a), 0, "%s", strerror (errno));
+    char out [256] = "";
+    const char *why = NULL;
+    //  The server is silent: the call comes back saying so, not the
+    //  resolver's timeout (30 s) later with its error.
+    cr_expect_eq (sl_resolve_name ("tcp://", "judge.slow.test", "5553", s_collect, out, &why), -1);
+    cr_expect_str_eq (why, "the resolver has not answered yet");
+    cr_expect_str_eq (out, "");
+    //  The question reached the server meanwhile; its answer is the next
+    //  call's.
+    cr_assert (s_answer_one (dns, "10.1.2.3", 5000), "the resolver asked the server");
+    int rc = -1;
+    for (int i = 0; i < 100 && rc != 0; i++)
+        rc = sl_resolve_name ("tcp://", "judge.slow.test", "5553", s_collect, out, &why);
+    cr_expect_eq (rc, 0, "%s", why);
+    cr_expect_str_eq (out, "tcp://10.1.2.3:5553 ");
+    //  A later lookup the server leaves unanswered: the last answer stands.
+    out [0] = 0;
+    cr_expect_eq (sl_resolve_name ("tcp://", "judge.slow.test", "5553", s_collect, out, &why), 0);
+    cr_expect_str_eq (out, "tcp://10.1.2.3:5553 ", "the addresses of the last answer");
+    close (dns);
+}

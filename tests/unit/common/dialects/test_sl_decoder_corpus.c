@@ -32,7 +32,7 @@
 #include "common/base/sl_buf.h"
 #include "common/base/sl_json.h"
 #include "common/dialects/sl_decoder.h"
-#include "common/stages/sl_sse.h"
+#include "common/http/sl_sse.h"
 #include "tests/recordings.h"
 
 #define EXPECTED_DIR "tests/expected/decode"

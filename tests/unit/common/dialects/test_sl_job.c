@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
+#include "common/config/sl_routesfile.h"
 #include "common/dialects/sl_job.h"
 #include "tests/tools_view.h"
 #include "common/dialects/sl_providers.h"
@@ -349,7 +350,8 @@ static sl_providers_t *
 s_routes (const char *text)
 {
     char *error = NULL;
-    sl_providers_t *r = sl_providers_parse (text, strlen (text), "routes.yaml", &error);
+    sl_providers_t *r = NULL;
+    sl_routesfile_parse (text, strlen (text), "routes.yaml", &r, NULL, &error);
     cr_assert_not_null (r, "%s", error ? error : "");
     return r;
 }

@@ -3,6 +3,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "common/config/sl_routesfile.h"
 #include "common/dialects/sl_providers.h"
 #include "proto/sl_msg.h"
 #include "common/dialects/sl_models.h"
@@ -39,7 +40,8 @@ static sl_providers_t *
 s_routes (void)
 {
     char *error = NULL;
-    sl_providers_t *r = sl_providers_parse (s_file, sizeof s_file - 1, "routes.yaml", &error);
+    sl_providers_t *r = NULL;
+    sl_routesfile_parse (s_file, sizeof s_file - 1, "routes.yaml", &r, NULL, &error);
     cr_assert_not_null (r, "%s", error ? error : "");
     return r;
 }

@@ -13,7 +13,7 @@
 #include "common/mcp/sl_mcp_leg.h"
 #include "common/policy/sl_reqjudge.h"
 #include "common/policy/sl_taint.h"
-#include "common/stages/sl_sse.h"
+#include "common/http/sl_sse.h"
 #include "tests/unit/common/policy/policy_fixture.h"
 
 #define ARGS "{\"title\":\"a \\\"quoted\\\" \\u00e9 title\",\"labels\":[\"x\"],\"n\":1}"

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "common/dialects/sl_req.h"
 #include "common/tools/sl_tooldef.h"
 
 static void
@@ -58,7 +59,7 @@ Test (sl_tooldef, digests_of_a_request)
     t->description = sl_str ("Weather");
     sl_req_add_tool (req);                  //  a provider's own tool: no name, no digest
     sl_buf_t out = { 0 };
-    sl_tooldef_digests (req, &out);
+    sl_tooldef_digests (req->tools, req->tool_count, &out);
     char d [SL_TOOLDEF_DIGEST_SIZE];
     sl_tooldef_digest (sl_str ("get_weather"), sl_str ("Weather"), NULL, d);
     char expected [128];

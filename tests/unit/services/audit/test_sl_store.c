@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/base/sl_json.h"
+#include "common/config/sl_routesfile.h"
 #include "common/dialects/sl_providers.h"
 #include "services/audit/sl_archive.h"
 #include "services/audit/sl_query.h"
@@ -583,7 +584,8 @@ check_identity_and_usage (s_env_t *env)
     const char *routes = "providers:\n  - name: a\n    dialect: openai\n    base_url: http://h\n"
                          "prices:\n  - model: \"gpt-4o*\"\n    input: 2.5\n    output: 10\n";
     char *error = NULL;
-    sl_providers_t *prices = sl_providers_parse (routes, strlen (routes), "routes.yaml", &error);
+    sl_providers_t *prices = NULL;
+    sl_routesfile_parse (routes, strlen (routes), "routes.yaml", &prices, NULL, &error);
     cr_assert_not_null (prices, "%s", error ? error : "");
     sl_archive_set_prices (archive, prices);
     const uint8_t sid_c [SL_SID_SIZE] = { 0xc3, 1, 2 };

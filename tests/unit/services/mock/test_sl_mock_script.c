@@ -9,7 +9,7 @@
 #include "common/stages/sl_agg.h"
 #include "common/dialects/sl_decoder.h"
 #include "common/dialects/sl_dialect.h"
-#include "common/stages/sl_sse.h"
+#include "common/http/sl_sse.h"
 #include "services/mock/sl_mock_script.h"
 #include "tests/unit/script_sink.h"
 

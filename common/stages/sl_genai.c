@@ -1,7 +1,7 @@
 /*  sl_genai.c - stream and guardrail spans from judged events (see
     sl_genai.h; the attribute names are listed in docs/telemetry.md).
 */
-#include "common/otel/sl_genai.h"
+#include "common/stages/sl_genai.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
     sl_withhold.h). Shapes, not dialects: every dialect's places are
     looked at, and only the client's own are there.
 */
-#include "common/tools/sl_withhold.h"
+#include "common/policy/sl_withhold.h"
 
 #include <string.h>
 

@@ -1,11 +1,11 @@
-/*  Unit tests: common/stages/sl_sse (WHATWG event stream rules, one case
+/*  Unit tests: common/http/sl_sse (WHATWG event stream rules, one case
     each, plus splits and limits). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/base/sl_buf.h"
-#include "common/stages/sl_sse.h"
+#include "common/http/sl_sse.h"
 
 //  Events collected as "type|data|id\n" lines.
 static int

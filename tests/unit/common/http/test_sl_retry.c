@@ -1,8 +1,8 @@
-/*  Unit tests: common/llm/sl_retry. */
+/*  Unit tests: common/http/sl_retry. */
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "common/llm/sl_retry.h"
+#include "common/http/sl_retry.h"
 
 static long
 s_after (const char *value, time_t now)

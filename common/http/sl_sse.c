@@ -1,5 +1,5 @@
 /*  sl_sse.c - WHATWG event-stream parsing, incremental (see sl_sse.h). */
-#include "common/stages/sl_sse.h"
+#include "common/http/sl_sse.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -1,11 +1,11 @@
-/*  Unit tests: common/otel/sl_genai (stream and guardrail spans). The
+/*  Unit tests: common/stages/sl_genai (stream and guardrail spans). The
     spans are read through sl_span_impl.h, as the encoders read them. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "common/otel/sl_genai.h"
+#include "common/stages/sl_genai.h"
 #include "common/otel/sl_span_impl.h"
 #include "common/otel/sl_trace.h"
 

@@ -1,5 +1,5 @@
 /*  sl_retry.c - retry timing (see sl_retry.h). */
-#include "common/llm/sl_retry.h"
+#include "common/http/sl_retry.h"
 
 #include <curl/curl.h>
 #include <stdlib.h>

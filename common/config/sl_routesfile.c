@@ -1,0 +1,609 @@
+/*  sl_routesfile.c - the routes file's loader (see sl_routesfile.h). */
+#include "common/config/sl_routesfile.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_buf.h"
+#include "common/base/sl_name.h"
+#include "common/dialects/sl_dialect.h"
+#include "common/mcp/sl_mcp_rpc.h"
+
+typedef struct {
+    const char *name;
+    char **error;
+    yaml_document_t *doc;
+    sl_providers_t *providers;          //  what the file fills
+    sl_mcp_servers_t *mcp;
+} s_ctx_t;
+
+static int
+s_error_at (s_ctx_t *ctx, yaml_node_t *node, const char *format, ...)
+{
+    if (*ctx->error)
+        return -1;                      //  keep the first error
+    sl_buf_t buf = { 0 };
+    sl_buf_printf (&buf, "%s:%zu:%zu: ", ctx->name,
+                   node ? node->start_mark.line + 1 : 1, node ? node->start_mark.column + 1 : 1);
+    va_list args;
+    va_start (args, format);
+    sl_buf_vprintf (&buf, format, args);
+    va_end (args);
+    *ctx->error = sl_xstrdup (sl_buf_cstr (&buf));
+    sl_buf_free (&buf);
+    return -1;
+}
+
+static const char *
+s_scalar (yaml_node_t *node)
+{
+    return node && node->type == YAML_SCALAR_NODE ? (const char *) node->data.scalar.value : NULL;
+}
+
+//  Call fn for every key / value of a mapping node.
+typedef int (s_member_fn) (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *value, void *arg);
+
+static int
+s_mapping (s_ctx_t *ctx, yaml_node_t *node, const char *what, s_member_fn *fn, void *arg)
+{
+    if (!node || node->type != YAML_MAPPING_NODE)
+        return s_error_at (ctx, node, "%s must be a mapping", what);
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node (ctx->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node (ctx->doc, p->value);
+        const char *key = s_scalar (k);
+        if (!key)
+            return s_error_at (ctx, k, "keys must be plain names");
+        if (fn (ctx, key, k, v, arg))
+            return -1;
+    }
+    return 0;
+}
+
+//  true or false.
+static int
+s_bool (s_ctx_t *ctx, yaml_node_t *v, const char *key, bool *out)
+{
+    const char *value = s_scalar (v);
+    if (value && strcmp (value, "true") == 0)
+        *out = true;
+    else
+    if (value && strcmp (value, "false") == 0)
+        *out = false;
+    else
+        return s_error_at (ctx, v, "%s must be true or false", key);
+    return 0;
+}
+
+//  A whole number in [min, max].
+static int
+s_number (s_ctx_t *ctx, yaml_node_t *v, const char *key, long min, long max, long *out)
+{
+    const char *value = s_scalar (v);
+    char *end = NULL;
+    errno = 0;
+    long n = value && *value ? strtol (value, &end, 10) : 0;
+    if (!value || !*value || !end || *end || errno || n < min || n > max)
+        return s_error_at (ctx, v, "%s must be a whole number from %ld to %ld", key, min, max);
+    *out = n;
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Providers: a table of their fields
+
+//  Read one field's value (a scalar) into the provider.
+typedef int (s_field_fn) (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p);
+
+static int
+s_provider_name (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p)
+{
+    if (!sl_name_valid (value))
+        return s_error_at (ctx, v, "provider name '%s' must be letters, digits, '.', '_' or '-'", value);
+    p->name = value;
+    return 0;
+}
+
+static int
+s_provider_dialect (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p)
+{
+    p->dialect = sl_dialect_parse (value);
+    if (p->dialect)
+        return 0;
+    sl_buf_t names = { 0 };
+    sl_dialect_names (", ", ", ", NULL, &names);
+    s_error_at (ctx, v, "unknown dialect '%s' (%s)", value, sl_buf_cstr (&names));
+    sl_buf_free (&names);
+    return -1;
+}
+
+static int
+s_provider_base_url (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p)
+{
+    if (!sl_providers_url_valid (value))
+        return s_error_at (ctx, v, "base_url must be an http:// or https:// URL");
+    p->base_url = value;
+    return 0;
+}
+
+static int
+s_provider_key_env (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p)
+{
+    if (!sl_providers_env_valid (value))
+        return s_error_at (ctx, v, "key_env names an environment variable (the key itself "
+                                   "never goes in this file)");
+    p->key_env = value;
+    return 0;
+}
+
+static int
+s_provider_forward_auth (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p)
+{
+    (void) value;
+    return s_bool (ctx, v, "forward_client_auth", &p->forward_auth);
+}
+
+static const struct {
+    const char *key;
+    s_field_fn *read;
+} s_provider_fields [] = {
+    { "name", s_provider_name },
+    { "dialect", s_provider_dialect },
+    { "base_url", s_provider_base_url },
+    { "key_env", s_provider_key_env },
+    { "forward_client_auth", s_provider_forward_auth },
+};
+
+static int
+s_provider_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
+{
+    const char *value = s_scalar (v);
+    if (!value)
+        return s_error_at (ctx, v, "%s must be a scalar", key);
+    for (size_t i = 0; i < sizeof s_provider_fields / sizeof s_provider_fields [0]; i++)
+        if (strcmp (key, s_provider_fields [i].key) == 0)
+            return s_provider_fields [i].read (ctx, v, value, arg);
+    return s_error_at (ctx, knode, "unknown provider field '%s'", key);
+}
+
+static int
+s_providers (s_ctx_t *ctx, yaml_node_t *list)
+{
+    if (list->type != YAML_SEQUENCE_NODE)
+        return s_error_at (ctx, list, "providers must be a list");
+    for (yaml_node_item_t *i = list->data.sequence.items.start; i < list->data.sequence.items.top; i++) {
+        yaml_node_t *item = yaml_document_get_node (ctx->doc, *i);
+        sl_provider_t p = { .key_env = "", .forward_auth = true };
+        if (s_mapping (ctx, item, "a provider", s_provider_member, &p))
+            return -1;
+        if (!p.name || !p.dialect || !p.base_url)
+            return s_error_at (ctx, item, "a provider needs name, dialect and base_url");
+        if (sl_providers_add_provider (ctx->providers, &p))
+            return s_error_at (ctx, item, "provider '%s' is defined twice", p.name);
+    }
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Routes
+
+typedef struct {
+    const char *model;
+    const char *provider;
+    yaml_node_t *provider_node;
+} s_route_spec_t;
+
+static int
+s_route_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
+{
+    s_route_spec_t *spec = arg;
+    const char *value = s_scalar (v);
+    if (!value || !*value)
+        return s_error_at (ctx, v, "%s must be a non-empty scalar", key);
+    if (strcmp (key, "model") == 0)
+        spec->model = value;
+    else
+    if (strcmp (key, "provider") == 0) {
+        spec->provider = value;
+        spec->provider_node = v;
+    }
+    else
+        return s_error_at (ctx, knode, "unknown route field '%s'", key);
+    return 0;
+}
+
+static int
+s_routes (s_ctx_t *ctx, yaml_node_t *list)
+{
+    if (list->type != YAML_SEQUENCE_NODE)
+        return s_error_at (ctx, list, "routes must be a list");
+    for (yaml_node_item_t *i = list->data.sequence.items.start; i < list->data.sequence.items.top; i++) {
+        yaml_node_t *item = yaml_document_get_node (ctx->doc, *i);
+        s_route_spec_t spec = { 0 };
+        if (s_mapping (ctx, item, "a route", s_route_member, &spec))
+            return -1;
+        if (!spec.model || !spec.provider)
+            return s_error_at (ctx, item, "a route needs model and provider");
+        if (sl_providers_add_route (ctx->providers, spec.model, spec.provider))
+            return s_error_at (ctx, spec.provider_node, "route names unknown provider '%s'", spec.provider);
+    }
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Prices
+
+typedef struct {
+    sl_price_t price;
+    bool has_input, has_output;
+} s_price_spec_t;
+
+//  A price: a plain decimal number of dollars, not negative.
+static int
+s_dollars (s_ctx_t *ctx, yaml_node_t *v, const char *key, double *out)
+{
+    const char *value = s_scalar (v);
+    char *end = NULL;
+    errno = 0;
+    double d = value && *value ? strtod (value, &end) : NAN;
+    if (!value || !*value || !end || *end || errno || !isfinite (d) || d < 0)
+        return s_error_at (ctx, v, "%s must be a number of US dollars per million tokens, 0 or more", key);
+    *out = d;
+    return 0;
+}
+
+static int
+s_price_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
+{
+    s_price_spec_t *spec = arg;
+    if (strcmp (key, "model") == 0) {
+        const char *value = s_scalar (v);
+        if (!value || !*value)
+            return s_error_at (ctx, v, "model must be a non-empty scalar");
+        spec->price.model = value;
+        return 0;
+    }
+    if (strcmp (key, "input") == 0) {
+        spec->has_input = true;
+        return s_dollars (ctx, v, key, &spec->price.input_per_m);
+    }
+    if (strcmp (key, "output") == 0) {
+        spec->has_output = true;
+        return s_dollars (ctx, v, key, &spec->price.output_per_m);
+    }
+    return s_error_at (ctx, knode, "unknown price field '%s' (model, input, output)", key);
+}
+
+static int
+s_prices (s_ctx_t *ctx, yaml_node_t *list)
+{
+    if (list->type != YAML_SEQUENCE_NODE)
+        return s_error_at (ctx, list, "prices must be a list");
+    for (yaml_node_item_t *i = list->data.sequence.items.start; i < list->data.sequence.items.top; i++) {
+        yaml_node_t *item = yaml_document_get_node (ctx->doc, *i);
+        s_price_spec_t spec = { 0 };
+        if (s_mapping (ctx, item, "a price", s_price_member, &spec))
+            return -1;
+        if (!spec.price.model || !spec.has_input || !spec.has_output)
+            return s_error_at (ctx, item, "a price needs model, input and output");
+        if (sl_providers_add_price (ctx->providers, &spec.price))
+            return s_error_at (ctx, item, "model '%s' has a price twice", spec.price.model);
+    }
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  MCP servers (the mcp: section)
+
+//  An MCP server's name: [A-Za-z0-9_-]{1,64}, and without "__" or an
+//  underscore at either end, so that mcp__<server>__<tool> and the
+//  multiplexed <server>__<tool> split back into the same server.
+static bool
+s_mcp_name_valid (const char *s)
+{
+    size_t n = strlen (s);
+    if (n == 0 || n > SL_MCP_NAME_MAX || s [0] == '_' || s [n - 1] == '_' || strstr (s, "__"))
+        return false;
+    for (; *s; s++)
+        if (!isalnum ((unsigned char) *s) && *s != '_' && *s != '-')
+            return false;
+    return true;
+}
+
+//  An HTTP header name: one or more token characters (RFC 9110).
+static bool
+s_header_name_valid (const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!isalnum ((unsigned char) *s) && !strchr ("!#$%&'*+-.^_`|~", *s))
+            return false;
+    return true;
+}
+
+//  A header value's prefix: no control characters (no header injection).
+static bool
+s_header_value_valid (const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char) *s < 0x20 || *s == 0x7f)
+            return false;
+    return true;
+}
+
+typedef struct {
+    sl_mcp_server_t s;
+    yaml_node_t *teams;
+} s_mcp_spec_t;
+
+static int
+s_mcp_server_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
+{
+    s_mcp_spec_t *spec = arg;
+    if (strcmp (key, "teams") == 0) {
+        if (v->type != YAML_SEQUENCE_NODE || v->data.sequence.items.start == v->data.sequence.items.top)
+            return s_error_at (ctx, v, "teams must be a list of team names (leave it out for every team)");
+        spec->teams = v;
+        return 0;
+    }
+    const char *value = s_scalar (v);
+    if (!value)
+        return s_error_at (ctx, v, "%s must be a scalar", key);
+    if (strcmp (key, "name") == 0) {
+        if (!s_mcp_name_valid (value))
+            return s_error_at (ctx, v, "MCP server name '%s' must be 1 to %d letters, digits, '_' or '-', "
+                                       "without '__' or '_' at either end", value, SL_MCP_NAME_MAX);
+        spec->s.name = value;
+    }
+    else
+    if (strcmp (key, "url") == 0) {
+        if (!sl_providers_url_valid (value))
+            return s_error_at (ctx, v, "url must be an http:// or https:// URL");
+        spec->s.url = value;
+    }
+    else
+    if (strcmp (key, "key_env") == 0) {
+        if (!sl_providers_env_valid (value))
+            return s_error_at (ctx, v, "key_env names an environment variable (the credential itself "
+                                       "never goes in this file)");
+        spec->s.key_env = value;
+    }
+    else
+    if (strcmp (key, "header") == 0) {
+        if (!s_header_name_valid (value))
+            return s_error_at (ctx, v, "header must be an HTTP header name");
+        spec->s.header = value;
+    }
+    else
+    if (strcmp (key, "scheme") == 0) {
+        if (!s_header_value_valid (value))
+            return s_error_at (ctx, v, "scheme must not hold control characters");
+        spec->s.scheme = value;
+    }
+    else
+    if (strcmp (key, "revision") == 0) {
+        if (sl_mcp_rev_parse (sl_str (value)) == SL_MCP_REV_UNKNOWN)
+            return s_error_at (ctx, v, "revision must be 2025-06-18, 2025-11-25 or 2026-07-28");
+        spec->s.revision = value;
+    }
+    else
+        return s_error_at (ctx, knode, "unknown MCP server field '%s' (name, url, key_env, header, scheme, "
+                                       "revision, teams)", key);
+    return 0;
+}
+
+//  Add one server with its teams.
+static int
+s_mcp_add (s_ctx_t *ctx, s_mcp_spec_t *spec, yaml_node_t *item)
+{
+    if (!spec->s.name || !spec->s.url)
+        return s_error_at (ctx, item, "an MCP server needs name and url");
+    if (sl_mcp_servers_find (ctx->mcp, sl_str (spec->s.name)))
+        return s_error_at (ctx, item, "MCP server '%s' is defined twice", spec->s.name);
+    const char **teams = NULL;
+    if (spec->teams) {
+        yaml_node_item_t *start = spec->teams->data.sequence.items.start;
+        yaml_node_item_t *top = spec->teams->data.sequence.items.top;
+        teams = sl_xcalloc ((size_t) (top - start) + 1, sizeof *teams);
+        for (yaml_node_item_t *i = start; i < top; i++) {
+            yaml_node_t *t = yaml_document_get_node (ctx->doc, *i);
+            const char *team = s_scalar (t);
+            if (!team || !*team) {
+                free (teams);
+                return s_error_at (ctx, t, "a team is a non-empty name");
+            }
+            teams [i - start] = team;
+        }
+    }
+    spec->s.teams = teams;
+    int rc = sl_mcp_servers_add (ctx->mcp, &spec->s);
+    free (teams);
+    return rc;
+}
+
+static int
+s_mcp_servers (s_ctx_t *ctx, yaml_node_t *list)
+{
+    if (list->type != YAML_SEQUENCE_NODE)
+        return s_error_at (ctx, list, "servers must be a list");
+    for (yaml_node_item_t *i = list->data.sequence.items.start; i < list->data.sequence.items.top; i++) {
+        yaml_node_t *item = yaml_document_get_node (ctx->doc, *i);
+        s_mcp_spec_t spec = { { 0 }, NULL };
+        if (s_mapping (ctx, item, "an MCP server", s_mcp_server_member, &spec)
+        ||  s_mcp_add (ctx, &spec, item))
+            return -1;
+    }
+    return 0;
+}
+
+static int
+s_mcp_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
+{
+    yaml_node_t **servers = arg;
+    long n;
+    bool multiplexed = false;
+    if (strcmp (key, "servers") == 0)
+        *servers = v;
+    else
+    if (strcmp (key, "multiplexed") == 0) {
+        if (s_bool (ctx, v, key, &multiplexed))
+            return -1;
+        sl_mcp_servers_set_multiplexed (ctx->mcp, multiplexed);
+    }
+    else
+    if (strcmp (key, "timeout_ms") == 0) {
+        if (s_number (ctx, v, key, 1, SL_MCP_TIMEOUT_MS_MAX, &n))
+            return -1;
+        sl_mcp_servers_set_timeout_ms (ctx->mcp, n);
+    }
+    else
+    if (strcmp (key, "max_response_bytes") == 0) {
+        if (s_number (ctx, v, key, SL_MCP_RESPONSE_MIN, SL_MCP_RESPONSE_MAX, &n))
+            return -1;
+        sl_mcp_servers_set_max_response (ctx->mcp, (size_t) n);
+    }
+    else
+        return s_error_at (ctx, knode, "unknown mcp field '%s' (multiplexed, timeout_ms, max_response_bytes, "
+                                       "servers)", key);
+    return 0;
+}
+
+static int
+s_mcp (s_ctx_t *ctx, yaml_node_t *node)
+{
+    yaml_node_t *servers = NULL;
+    if (s_mapping (ctx, node, "mcp", s_mcp_member, &servers))
+        return -1;
+    if (!servers)
+        return s_error_at (ctx, node, "mcp needs a servers list");
+    return s_mcp_servers (ctx, servers);
+}
+
+//  --------------------------------------------------------------------------
+//  The file
+
+typedef struct {
+    yaml_node_t *providers;
+    yaml_node_t *routes;
+    yaml_node_t *prices;
+    yaml_node_t *mcp;
+} s_root_t;
+
+static int
+s_root_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
+{
+    s_root_t *root = arg;
+    if (strcmp (key, "version") == 0) {
+        const char *value = s_scalar (v);
+        if (!value || strcmp (value, "1") != 0)
+            return s_error_at (ctx, v, "this sluice reads routes version 1");
+    }
+    else
+    if (strcmp (key, "providers") == 0)
+        root->providers = v;
+    else
+    if (strcmp (key, "routes") == 0)
+        root->routes = v;
+    else
+    if (strcmp (key, "prices") == 0)
+        root->prices = v;
+    else
+    if (strcmp (key, "mcp") == 0)
+        root->mcp = v;
+    else
+        return s_error_at (ctx, knode, "unknown field '%s' (version, providers, routes, prices, mcp)", key);
+    return 0;
+}
+
+int
+sl_routesfile_parse (const char *text, size_t size, const char *name, sl_providers_t **providers,
+                     sl_mcp_servers_t **mcp, char **error)
+{
+    *error = NULL;
+    *providers = NULL;
+    if (mcp)
+        *mcp = NULL;
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    yaml_parser_initialize (&parser);
+    yaml_parser_set_input_string (&parser, (const unsigned char *) text, size);
+    if (!yaml_parser_load (&parser, &doc)) {
+        sl_buf_t buf = { 0 };
+        sl_buf_printf (&buf, "%s:%zu:%zu: %s", name, parser.problem_mark.line + 1,
+                       parser.problem_mark.column + 1, parser.problem ? parser.problem : "malformed YAML");
+        *error = sl_xstrdup (sl_buf_cstr (&buf));
+        sl_buf_free (&buf);
+        yaml_parser_delete (&parser);
+        return -1;
+    }
+    s_ctx_t ctx = { name, error, &doc, sl_providers_new (), sl_mcp_servers_new () };
+    s_root_t root = { 0 };
+    yaml_node_t *top = yaml_document_get_root_node (&doc);
+    //  Providers first, wherever they are in the file: routes name them.
+    int rc = top ? s_mapping (&ctx, top, "the routes file", s_root_member, &root)
+                 : s_error_at (&ctx, NULL, "the routes file is empty");
+    if (rc == 0 && !root.providers)
+        rc = s_error_at (&ctx, top, "the routes file needs a providers list");
+    if (rc == 0)
+        rc = s_providers (&ctx, root.providers);
+    if (rc == 0 && root.routes)
+        rc = s_routes (&ctx, root.routes);
+    if (rc == 0 && root.prices)
+        rc = s_prices (&ctx, root.prices);
+    if (rc == 0 && root.mcp)
+        rc = s_mcp (&ctx, root.mcp);
+    yaml_document_delete (&doc);
+    yaml_parser_delete (&parser);
+    if (rc) {
+        sl_providers_destroy (&ctx.providers);
+        sl_mcp_servers_destroy (&ctx.mcp);
+        return -1;
+    }
+    *providers = ctx.providers;
+    if (mcp)
+        *mcp = ctx.mcp;
+    else
+        sl_mcp_servers_destroy (&ctx.mcp);
+    return 0;
+}
+
+int
+sl_routesfile_load (const char *path, sl_providers_t **providers, sl_mcp_servers_t **mcp, char **error)
+{
+    *error = NULL;
+    *providers = NULL;
+    if (mcp)
+        *mcp = NULL;
+    FILE *f = fopen (path, "rb");
+    sl_buf_t text = { 0 };
+    if (f) {
+        char chunk [8192];
+        size_t n;
+        while ((n = fread (chunk, 1, sizeof chunk, f)) > 0 && text.len <= SL_ROUTESFILE_MAX)
+            sl_buf_append (&text, chunk, n);
+        fclose (f);
+    }
+    sl_buf_t msg = { 0 };
+    if (!f)
+        sl_buf_printf (&msg, "%s:1:1: cannot open: %s", path, strerror (errno));
+    else
+    if (text.len > SL_ROUTESFILE_MAX)
+        sl_buf_printf (&msg, "%s:1:1: larger than %u bytes", path, SL_ROUTESFILE_MAX);
+    if (msg.len) {
+        *error = sl_xstrdup (sl_buf_cstr (&msg));
+        sl_buf_free (&msg);
+        sl_buf_free (&text);
+        return -1;
+    }
+    int rc = sl_routesfile_parse (text.data ? text.data : "", text.len, path, providers, mcp, error);
+    sl_buf_free (&text);
+    return rc;
+}
