@@ -47,6 +47,7 @@ typedef struct {
 static const s_field_t s_fields [] = {
     FIELD ("act",   F_U8,    action),
     FIELD ("appr",  F_STR,   approver),
+    FIELD ("att",   F_BIN,   attempts),
     FIELD ("auth",  F_STR,   auth),
     FIELD ("bk",    F_U8,    block),
     FIELD ("body",  F_BIN,   body),
@@ -62,6 +63,7 @@ static const s_field_t s_fields [] = {
     FIELD ("f",     F_U32,   flags),
     FIELD ("fin",   F_U8,    finish),
     FIELD ("finr",  F_STR,   finish_raw),
+    FIELD ("fo",    F_BIN,   failover),
     FIELD ("fwd",   F_STR,   passthrough),
     FIELD ("hdrs",  F_BIN,   headers),
     FIELD ("hist",  F_BIN,   history),

@@ -280,6 +280,10 @@ typedef struct {
                                         //  ingest decodes it in place of an upstream call (REQ only)
     sl_str_t mcp;                       //  "mcp" the stream is an MCP request: its method and the name
                                         //  it names, "tools/call <tool>" (REQ, START)
+    sl_str_t failover;                  //  "fo"  the providers to try, in order: encoded REQ messages
+                                        //  with prov, ud, model and body (REQ only)
+    sl_str_t attempts;                  //  "att" the providers tried before the one that served, and why
+                                        //  each was left, JSON (START)
 } sl_msg_t;
 
 //  Where a stage library puts its output: called once per message produced.
