@@ -20,9 +20,12 @@
 #include "common/base/sl_buf.h"
 #include "tests/integration/audit_proc.h"
 #include "tests/integration/harness.h"
+#include "tests/integration/sdk_runner.h"
 #include "tests/integration/sse_client.h"
 
 #define TIMEOUT_MS 20000
+#define SDK_TIMEOUT_MS 120000           //  the whole node run
+#define SDK_TEST_TIMEOUT_MS 60000       //  each test
 #define WAIT_MS 20000
 #define MOCK_TEXT "Hello! This is the mock upstream of sluice. It streams a few sentences, one small piece at " \
                   "a time, so you can watch the proxy work."
@@ -203,6 +206,32 @@ Test (failover, across_dialects_both_ways)
     s_expect_record (&a, "to-openai", "mock-openai", "openai", "mock-anthropic:http_status:529,mock-openai:ok");
     s_expect_record (&a, "to-anthropic", "mock-anthropic", "anthropic", "mock-openai:http_status:500,mock-anthropic:ok");
     proc_stop (a.proc, 5000);
+    cr_expect_eq (stack_stop (s), 0);
+}
+
+Test (failover, the_official_sdks_read_one_intact_stream)
+{
+    const char *missing = sdk_runner_missing ();
+    if (missing)
+        cr_skip_test ("%s", missing);
+    static const char routes [] =
+        HARNESS_MOCK_PROVIDERS
+        "routes:\n"
+        "  - model: fo-openai\n"
+        "    providers: [{ provider: mock-anthropic, model: mock-529 }, { provider: mock-openai, model: mock-text }]\n"
+        "  - model: fo-anthropic\n"
+        "    providers: [{ provider: mock-openai, model: mock-429-30 }, { provider: mock-anthropic, model: mock-text }]\n";
+    stack_opts_t opts = { .mock_delay_ms = 1, .ingest_args = s_ingest_flags, .routes_text = routes };
+    sluice_stack_t *s = stack_start (&opts);
+    cr_assert_not_null (s);
+    char openai [128], anthropic [128], log [512];
+    snprintf (openai, sizeof openai, "SLUICE_OPENAI_BASE_URL=http://127.0.0.1:%d/v1", s->http_port);
+    snprintf (anthropic, sizeof anthropic, "SLUICE_ANTHROPIC_BASE_URL=http://127.0.0.1:%d", s->http_port);
+    snprintf (log, sizeof log, "%s/sdk-failover.log", s->dir);
+    const char *env [] = { openai, anthropic, NULL };
+    cr_expect (sdk_run_wait (sdk_run_start (SDK_RUNNER_DIR "/failover", env, log, SDK_TEST_TIMEOUT_MS),
+                             SDK_TIMEOUT_MS), "the SDKs read both streams whole");
+    cr_expect_eq (metric_value (atoi (s->metrics [1]), "sluice_upstream_failovers_total"), 2);
     cr_expect_eq (stack_stop (s), 0);
 }
 
