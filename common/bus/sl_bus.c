@@ -1,4 +1,9 @@
-/*  sl_bus.c - keys, ZAP and CURVE for one process (see sl_bus.h). */
+/*  sl_bus.c - keys, ZAP and CURVE for one process (see sl_bus.h).
+
+    Tests: tests/unit/common/bus/test_sl_zap.c (CURVE on real sockets:
+    the server's keys, ZAP, what is refused) and test_sl_router.c (its
+    clients).
+*/
 #include "common/bus/sl_bus.h"
 
 #include <errno.h>

@@ -21,7 +21,9 @@ struct _sl_decoder_t {
     sl_buf_t scratch;
     const char *error;
     uint64_t unknown;
-    bool done;
+    bool identified;                    //  MESSAGE emitted
+    bool finished;                      //  FINISH emitted
+    bool done;                          //  DONE or an ERROR emitted: the stream has ended
 };
 
 sl_decoder_t *
@@ -33,7 +35,10 @@ sl_decoder_new (int dialect)
     sl_decoder_t *self = sl_xcalloc (1, sizeof *self);
     self->dialect = d;
     self->vt = d->decoder;
-    self->state = self->vt->create ();
+    if (self->vt->state_size)
+        self->state = sl_xcalloc (1, self->vt->state_size);
+    if (self->vt->init)
+        self->vt->init (self->state);
     self->error = "";
     return self;
 }
@@ -44,7 +49,9 @@ sl_decoder_destroy (sl_decoder_t **self_p)
     if (!self_p || !*self_p)
         return;
     sl_decoder_t *self = *self_p;
-    self->vt->destroy (self->state);
+    if (self->vt->clear)
+        self->vt->clear (self->state);
+    free (self->state);
     sl_buf_free (&self->scratch);
     free (self);
     *self_p = NULL;
@@ -74,7 +81,7 @@ sl_decoder_finish (sl_decoder_t *self, sl_emit_fn *emit, void *arg)
     self->emit = emit;
     self->emit_arg = arg;
     sl_buf_reset (&self->scratch);
-    return self->vt->finish (self->state, self);
+    return self->vt->finish ? self->vt->finish (self->state, self) : sl_decoder_end (self);
 }
 
 bool
@@ -147,6 +154,87 @@ sl_decoder_emit_done (sl_decoder_t *dec)
     sl_msg_init (&d, SL_MSG_DELTA);
     sl_decoder_emit_delta (dec, SL_D_DONE, &d);
     dec->done = true;
+}
+
+int
+sl_decoder_end (sl_decoder_t *dec)
+{
+    if (dec->finished)
+        sl_decoder_emit_done (dec);
+    else
+        sl_decoder_emit_error (dec, SL_STR_LIT ("upstream_incomplete"),
+                               SL_STR_LIT ("the upstream ended the stream before it finished"), 502);
+    return 0;
+}
+
+void
+sl_decoder_identify (sl_decoder_t *dec, sl_str_t id, sl_str_t model, sl_str_t created)
+{
+    if (dec->identified)
+        return;
+    sl_msg_t d;
+    sl_msg_init (&d, SL_MSG_DELTA);
+    //  Identity fields of the wrong type are dropped, not fatal.
+    if (id.ptr && sl_decoder_str (dec, id, &d.id))
+        d.id = SL_STR_NULL;
+    if (model.ptr && sl_decoder_str (dec, model, &d.model))
+        d.model = SL_STR_NULL;
+    if (created.ptr)
+        sl_json_i64 (created, &d.ts);
+    dec->identified = true;
+    sl_decoder_emit_delta (dec, SL_D_MESSAGE, &d);
+}
+
+void
+sl_decoder_emit_finish (sl_decoder_t *dec, sl_msg_t *tmpl)
+{
+    dec->finished = true;
+    sl_decoder_emit_delta (dec, SL_D_FINISH, tmpl);
+}
+
+int
+sl_decoder_usage (sl_str_t usage, const sl_usage_key_t *keys, sl_usage_t *out)
+{
+    if (sl_json_type (usage) != SL_JSON_OBJECT)
+        return -1;
+    for (; keys->key; keys++) {
+        sl_str_t v;
+        int64_t n;
+        if (sl_json_find (usage, keys->key, &v) != 1
+        ||  (keys->inner && sl_json_find (v, keys->inner, &v) != 1))
+            continue;
+        if (sl_json_i64 (v, &n) == 0)
+            memcpy ((char *) out + keys->slot, &n, sizeof n);
+    }
+    return 0;
+}
+
+int
+sl_decoder_emit_usage (sl_decoder_t *dec, sl_str_t usage, const sl_usage_key_t *keys)
+{
+    sl_msg_t d;
+    sl_msg_init (&d, SL_MSG_DELTA);
+    if (sl_decoder_usage (usage, keys, &d.usage))
+        return -1;
+    d.has_usage = true;
+    sl_decoder_emit_delta (dec, SL_D_USAGE, &d);
+    return 0;
+}
+
+void *
+sl_decoder_slot (void **table, size_t *count, size_t size, int32_t index)
+{
+    if (index < 0 || index >= SL_DECODER_MAX_INDEX)
+        return NULL;
+    if ((size_t) index >= *count) {
+        size_t grown = *count ? *count : 8;
+        while (grown <= (size_t) index)
+            grown *= 2;
+        *table = sl_xrealloc (*table, grown * size);
+        memset ((char *) *table + *count * size, 0, (grown - *count) * size);
+        *count = grown;
+    }
+    return (char *) *table + (size_t) index * size;
 }
 
 sl_buf_t *

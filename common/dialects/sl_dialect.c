@@ -5,6 +5,9 @@
     a table that lacks a required operation is refused with the name of
     what is missing, and nothing is registered in its place. Names are the
     modules' own: the registry answers a wire id's name and a name's id.
+
+    Tests: tests/unit/common/dialects/test_dialects.c, the conformance
+    suite (the registry, its checks, and what it reads from the tables).
 */
 #include "common/dialects/sl_dialect.h"
 
@@ -98,18 +101,18 @@ sl_dialect_check (const sl_dialect_t *d, const char **why)
     S_REQUIRE (d, "no table");
     S_REQUIRE (d->id > SL_DIALECT_NONE && d->id < SL_DIALECT_MAX, "id out of range");
     S_REQUIRE (s_plain_name (d->name), "name is not [a-z][a-z0-9]*");
-    S_REQUIRE (d->endpoint, "endpoint missing");
+    S_REQUIRE (d->endpoint || d->paths, "endpoint missing");
     S_REQUIRE (d->parse, "parse missing");
     S_REQUIRE (d->forward, "forward missing");
     S_REQUIRE (d->render, "render missing");
-    S_REQUIRE (d->url, "url missing");
+    S_REQUIRE (d->url || d->url_path, "url missing");
     S_REQUIRE (d->credential && *d->credential, "credential header missing");
     S_REQUIRE (d->scheme, "credential scheme missing");
     S_REQUIRE (d->headers, "headers list missing");
     S_REQUIRE (d->decoder, "decoder missing");
-    S_REQUIRE (d->decoder->create && d->decoder->destroy && d->decoder->event && d->decoder->finish,
+    S_REQUIRE (d->decoder->event && ((!d->decoder->init && !d->decoder->clear) || d->decoder->state_size),
                "decoder operation missing");
-    S_REQUIRE (d->finish, "finish missing");
+    S_REQUIRE (d->finishes, "finish values missing");
     S_REQUIRE (d->renderer, "renderer missing");
     S_REQUIRE (d->renderer->keepalive && d->renderer->keepalive [0], "renderer keep-alive missing");
     S_REQUIRE (d->renderer->block && d->renderer->error && d->renderer->end && d->renderer->error_body
@@ -117,7 +120,7 @@ sl_dialect_check (const sl_dialect_t *d, const char **why)
     S_REQUIRE (!d->renderer->clear || d->renderer->state_size, "renderer clear without state");
     S_REQUIRE (d->validator, "validator missing");
     S_REQUIRE (d->validator->event && d->validator->body, "validator operation missing");
-    S_REQUIRE (d->models && d->model_list && d->model, "model list operation missing");
+    S_REQUIRE (!d->models_path || (d->model_list && d->model), "model list operation missing");
     S_REQUIRE (!d->vendor || s_plain_name (d->vendor), "vendor is not [a-z][a-z0-9]*");
     S_REQUIRE (s_http_url (d->base_url), "base URL missing (http:// or https://, no trailing slash)");
     S_REQUIRE (!d->question == !d->answer, "question without answer, or answer without question");
@@ -318,17 +321,29 @@ sl_dialect_at (size_t index)
     return NULL;
 }
 
+//  A dialect's endpoint by its paths: 1 one of them, 0 one of its
+//  family, -1 none of its.
+static int
+s_paths (const sl_dialect_t *d, const char *path)
+{
+    for (const char *const *p = d->paths; *p; p++)
+        if (strcmp (path, *p) == 0)
+            return 1;
+    return d->family && strncmp (path, d->family, strlen (d->family)) == 0 ? 0 : -1;
+}
+
 int
 sl_dialect_endpoint (const char *path, sl_endpoint_t *out)
 {
     s_ready ();
     int looks_like = 0;
     for (int id = 1; id < S_MAX; id++) {
-        if (!s_by_id [id])
+        const sl_dialect_t *d = s_by_id [id];
+        if (!d)
             continue;
         sl_endpoint_t ep;
         memset (&ep, 0, sizeof ep);
-        int rc = s_by_id [id]->endpoint (path, &ep);
+        int rc = d->endpoint ? d->endpoint (path, &ep) : s_paths (d, path);
         if (rc == 1) {
             *out = ep;
             out->dialect = id;
@@ -342,6 +357,24 @@ sl_dialect_endpoint (const char *path, sl_endpoint_t *out)
     return 0;
 }
 
+//  How well a GET of path (with these headers) is a dialect's model list:
+//  0 not at all, 1 its path, 2 its path and the header only its SDKs
+//  send. *rest: "" for the list, the model id for one model (an id with
+//  ':' is a method, not a model).
+static int
+s_models (const sl_dialect_t *d, const char *path, sl_header_fn *header, void *arg, const char **rest)
+{
+    if (!d || !d->models_path)
+        return 0;
+    size_t n = strlen (d->models_path);
+    if (strncmp (path, d->models_path, n) != 0 || (path [n] && path [n] != '/') || strchr (path, ':'))
+        return 0;
+    if (d->models_header && (!header || !header (arg, d->models_header)))
+        return 0;
+    *rest = path [n] ? path + n + 1 : "";
+    return d->models_header ? 2 : 1;
+}
+
 const sl_dialect_t *
 sl_dialect_models (const char *path, sl_header_fn *header, void *arg, const char **rest)
 {
@@ -350,7 +383,7 @@ sl_dialect_models (const char *path, sl_header_fn *header, void *arg, const char
     int best_score = 0;
     for (int id = 1; id < S_MAX; id++) {
         const char *r = NULL;
-        int score = s_by_id [id] ? s_by_id [id]->models (path, header, arg, &r) : 0;
+        int score = s_models (s_by_id [id], path, header, arg, &r);
         if (score > best_score) {
             best = s_by_id [id];
             best_score = score;
@@ -361,14 +394,46 @@ sl_dialect_models (const char *path, sl_header_fn *header, void *arg, const char
 }
 
 int
+sl_dialect_finish_of (const sl_dialect_t *dialect, sl_str_t raw)
+{
+    for (const sl_finish_name_t *f = dialect->finishes; f->raw; f++)
+        if (sl_str_eq (raw, f->raw))
+            return f->finish;
+    return SL_FIN_NONE;
+}
+
+int
+sl_dialect_url (const sl_dialect_t *dialect, const char *base_url, sl_str_t model, sl_buf_t *out)
+{
+    if (dialect->url)
+        return dialect->url (base_url, model, out);
+    sl_buf_printf (out, "%s%s", base_url, dialect->url_path);
+    return 0;
+}
+
+int
 sl_dialect_finish (int upstream, sl_str_t raw)
 {
     if (!raw.ptr)
         return SL_FIN_NONE;
     const sl_dialect_t *d = sl_dialect_get (upstream);
-    int finish = d ? d->finish (raw) : SL_FIN_NONE;
+    int finish = d ? sl_dialect_finish_of (d, raw) : SL_FIN_NONE;
     for (int id = 1; id < S_MAX && finish == SL_FIN_NONE; id++)
         if (s_by_id [id] && id != upstream)
-            finish = s_by_id [id]->finish (raw);
+            finish = sl_dialect_finish_of (s_by_id [id], raw);
     return finish == SL_FIN_NONE ? SL_FIN_STOP : finish;
+}
+
+//  --------------------------------------------------------------------------
+//  For the modules' tables
+
+void
+sl_dialect_put_models (const sl_model_entry_t *models, size_t count,
+                       void (*model) (const sl_model_entry_t *model, sl_buf_t *out), sl_buf_t *out)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (i)
+            sl_buf_putc (out, ',');
+        model (&models [i], out);
+    }
 }

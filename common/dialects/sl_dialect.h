@@ -6,13 +6,15 @@
       identity      its wire number (proto/sl_msg.h, sl_dialect_id_t) and
                     its name, which names it everywhere else: routes
                     files, metrics labels, logs, audit records;
-      client side   the endpoint a client calls and the parser of its
-                    requests into the normalized request (sl_req.h);
+      client side   the endpoint a client calls (its paths) and the
+                    parser of its requests into the normalized request
+                    (sl_req.h, sl_reqparse.h);
       upstream side the request it sends a provider: the same dialect's
                     client body with the fields sluice forces (forward),
-                    or any other dialect's request rendered (render); the
-                    URL, the credential header, fixed headers; the stream
-                    decoder (sl_decoder_impl.h) and the finish values;
+                    or any other dialect's request rendered (render,
+                    sl_reqrender.h); the URL's path, the credential
+                    header, fixed headers; the stream decoder
+                    (sl_decoder_impl.h) and its finish values;
       defaults      the built-in provider of the dialect (no routes file):
                     its vendor's base URL; the names of its base URL
                     option, that option's variable and the key variable
@@ -32,11 +34,18 @@
     operations; it never switches on the kind, and an unknown id is an
     error (NULL), never a silent default.
 
+    What is the same in every dialect is written once, in the toolkit
+    beside this registry (sl_reqparse, sl_reqrender, sl_decoder_impl.h,
+    sl_render, sl_validate_impl.h, sl_argstream): a table states what is
+    its dialect's as data (paths, the URL's path, finish values, the model
+    list's path), and its files write only what differs.
+
     Adding a dialect: a folder with its table, its number in proto/sl_msg.h
     (sl_dialect_id_t), and one line in the registry; the mock upstream
     plays it with a provider module of its own (services/mock/sl_mock_<name>.c,
     one line in services/mock/sl_mock_provider.c). The conformance suite
-    (tests/unit/common/dialects/test_dialects.c) then runs over both.
+    (tests/unit/common/dialects/test_dialects.c) then runs over both. Every
+    file, in order: docs/dialects/adding-a-dialect.md.
 */
 #ifndef SL_DIALECT_H
 #define SL_DIALECT_H
@@ -98,15 +107,28 @@ typedef struct {
 //  body begins in the dialects that ask (the object is left open).
 void sl_question_begin (const sl_question_t *question, sl_buf_t *out);
 
+//  One of a provider's raw finish values and the normalized finish
+//  (sl_finish_t) it stands for.
+typedef struct {
+    const char *raw;
+    int finish;
+} sl_finish_name_t;
+
 typedef struct _sl_dialect_t sl_dialect_t;
 struct _sl_dialect_t {
     int id;                             //  sl_dialect_id_t, the wire value
     const char *name;                   //  [a-z][a-z0-9]*: routes files, labels, logs
 
     //  Client side ----------------------------------------------------------
-    //  Does path (no query) name this dialect's completion endpoint? 1 yes
-    //  (out filled); 0 no, but it is one of this dialect's paths (a 404 in
-    //  its shape); -1 not this dialect's.
+    //  The completion endpoint: the paths (no query) that name it, NULL-
+    //  terminated, and the start of the dialect's other paths (a path that
+    //  starts so is answered with a 404 in its shape; NULL: none).
+    const char *const *paths;
+    const char *family;
+    //  Or, when the path carries more (Gemini's model and method), instead
+    //  of paths: does path name this dialect's completion endpoint? 1 yes
+    //  (out filled); 0 no, but it is one of this dialect's paths; -1 not
+    //  this dialect's.
     int (*endpoint) (const char *path, sl_endpoint_t *out);
     //  Check a request (its body, a JSON object) and build the normalized
     //  request. 0 ok; -1 refused (err filled).
@@ -121,8 +143,12 @@ struct _sl_dialect_t {
     //  0 ok; -1 when something the answer needs cannot be carried (x holds
     //  the refusal); informative things it drops are noted in x.
     int (*render) (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out);
-    //  The URL of a streaming call for model at a provider's base URL
-    //  (no trailing slash). 0 ok, -1 when the model cannot be named so.
+    //  The URL of a streaming call: a provider's base URL (no trailing
+    //  slash) and this path ("/v1/messages"), whatever the model.
+    const char *url_path;
+    //  Or, when the model is in the URL, instead of url_path: the URL for
+    //  model at base_url. 0 ok, -1 when the model cannot be named so.
+    //  (Core code asks sl_dialect_url.)
     int (*url) (const char *base_url, sl_str_t model, sl_buf_t *out);
     const char *credential;             //  header carrying the key ("x-api-key")
     const char *scheme;                 //  text before the key in it ("Bearer "), or ""
@@ -134,9 +160,9 @@ struct _sl_dialect_t {
     //  terminated, or NULL for none.
     const char *const *passthrough;
     const sl_decoder_vt_t *decoder;     //  the provider's stream
-    //  The normalized finish (sl_finish_t) of one of this provider's raw
-    //  finish values; SL_FIN_NONE when it is not one of them.
-    int (*finish) (sl_str_t raw);
+    //  This provider's raw finish values and what each means
+    //  (sl_dialect_finish_of), ended by { NULL, 0 }.
+    const sl_finish_name_t *finishes;
 
     //  Defaults -------------------------------------------------------------
     //  The built-in provider of the dialect is named after it, calls
@@ -162,11 +188,13 @@ struct _sl_dialect_t {
     const sl_validator_vt_t *validator;
 
     //  Model lists ----------------------------------------------------------
-    //  How well a GET of path (with these headers) is this dialect's model
-    //  list: 0 not at all, 1 its path, 2 its path and a header only its
-    //  SDKs send. *rest: "" for the list, the model id for one model.
-    int (*models) (const char *path, sl_header_fn *header, void *arg, const char **rest);
-    //  The list, and one model, in this dialect's shape.
+    //  The path of its SDKs' GET of the model list ("/v1/models"; one model
+    //  at <path>/<id>), and a header only its SDKs send, which makes the
+    //  list theirs where dialects share the path (NULL: none). NULL: the
+    //  dialect lists no models of its own (its clients read another's).
+    const char *models_path;
+    const char *models_header;
+    //  The list, and one model, in this dialect's shape (with models_path).
     void (*model_list) (const sl_model_entry_t *models, size_t count, sl_buf_t *out);
     void (*model) (const sl_model_entry_t *model, sl_buf_t *out);
 
@@ -229,10 +257,47 @@ bool sl_dialect_vendor_first (const sl_dialect_t *dialect);
 int sl_dialect_endpoint (const char *path, sl_endpoint_t *out);
 //  The dialect whose model list a GET is, or NULL.
 const sl_dialect_t *sl_dialect_models (const char *path, sl_header_fn *header, void *arg, const char **rest);
+//  The normalized finish of one of a dialect's own raw finish values;
+//  SL_FIN_NONE when it is not one of them.
+int sl_dialect_finish_of (const sl_dialect_t *dialect, sl_str_t raw);
+//  The URL of a streaming call to a dialect's provider at base_url for
+//  model (its url, or base_url and its url_path). 0 ok, -1 when the
+//  model cannot be named so.
+int sl_dialect_url (const sl_dialect_t *dialect, const char *base_url, sl_str_t model, sl_buf_t *out);
 //  The normalized finish of a raw value: the upstream dialect's own
 //  values first, then any dialect's (servers that pass on another
 //  provider's values); SL_FIN_NONE for an absent value, SL_FIN_STOP for
 //  one nobody knows (the provider ended the response).
 int sl_dialect_finish (int upstream, sl_str_t raw);
+
+//  --------------------------------------------------------------------------
+//  For the modules' tables: what their operations share.
+
+//  What a module's files export to its table, by the names every module
+//  gives them (common/dialects/<name>/: sl_<name>_parse, _forward and
+//  _render_request in sl_<name>_request.c, sl_<name>_decoder,
+//  sl_<name>_renderer, sl_<name>_validator in sl_<name>_decode.c,
+//  _render.c, _validate.c). SL_DIALECT_DECLARE goes in the module's
+//  header; SL_DIALECT_PARTS in its table, which then says only what is
+//  its own. A module that reuses another's pieces names them instead.
+#define SL_DIALECT_DECLARE(name) \
+    extern const sl_decoder_vt_t sl_##name##_decoder; \
+    extern const sl_renderer_t sl_##name##_renderer; \
+    extern const sl_validator_vt_t sl_##name##_validator; \
+    int sl_##name##_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_refusal_t *err); \
+    int sl_##name##_forward (sl_str_t body, const sl_req_t *req, sl_buf_t *out); \
+    int sl_##name##_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
+#define SL_DIALECT_PARTS(name) \
+    .parse = sl_##name##_parse, \
+    .forward = sl_##name##_forward, \
+    .render = sl_##name##_render_request, \
+    .decoder = &sl_##name##_decoder, \
+    .renderer = &sl_##name##_renderer, \
+    .validator = &sl_##name##_validator
+
+//  The entries of a model list, each in a module's shape (model),
+//  comma-joined.
+void sl_dialect_put_models (const sl_model_entry_t *models, size_t count,
+                            void (*model) (const sl_model_entry_t *model, sl_buf_t *out), sl_buf_t *out);
 
 #endif

@@ -76,3 +76,12 @@ sl_effort_clamp (int effort, int lo, int hi, sl_xlate_t *x)
         sl_xlate_drop (x, "reasoning effort beyond what the provider takes");
     return in;
 }
+
+const char *
+sl_effort_word (const sl_req_t *req, int lo, int hi, sl_xlate_t *x)
+{
+    int effort = sl_effort_clamp (sl_effort_of (req, x), lo, hi, x);
+    if (effort == SL_EFFORT_UNSET && req->thinking_adaptive)
+        sl_xlate_drop (x, "adaptive thinking (the provider's default effort)");
+    return sl_effort_name (effort);
+}

@@ -49,5 +49,10 @@ int sl_effort_of (const sl_req_t *req, sl_xlate_t *x);
 //  moved is noted dropped (x, "reasoning effort beyond what the provider
 //  takes"). SL_EFFORT_UNSET stays unset.
 int sl_effort_clamp (int effort, int lo, int hi, sl_xlate_t *x);
+//  The word a dialect that names levels sends for what a request asks
+//  (sl_effort_of, clamped to [lo, hi]); NULL when nothing was asked.
+//  Thinking left to the model has no word: it is noted dropped (the
+//  provider's default effort is what it gets).
+const char *sl_effort_word (const sl_req_t *req, int lo, int hi, sl_xlate_t *x);
 
 #endif

@@ -47,6 +47,50 @@ sl_render_stream_clear (sl_render_stream_t *rs)
     sl_buf_free (&rs->alone);
 }
 
+void
+sl_render_open (sl_render_stream_t *rs, sl_buf_t *out)
+{
+    if (rs->started)
+        return;
+    rs->started = true;
+    if (rs->renderer->open)
+        rs->renderer->open (rs, out);
+}
+
+void
+sl_render_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    if (msg->kind == SL_B_MESSAGE)
+        return;
+    sl_render_open (rs, out);
+    const sl_renderer_t *r = rs->renderer;
+    void (*step) (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out) = NULL;
+    switch (msg->kind) {
+        case SL_B_START:  step = r->on_start; break;
+        case SL_B_DELTA:  step = r->on_delta; break;
+        case SL_B_END:    step = r->on_end; break;
+        case SL_B_FINISH: step = r->on_finish; break;
+        default:          break;
+    }
+    if (step)
+        step (rs, msg, out);
+}
+
+void
+sl_render_put_id (const sl_render_stream_t *rs, const char *prefix, sl_buf_t *out)
+{
+    if (rs->id.len) {
+        sl_json_put_sl (out, sl_buf_str (&rs->id));
+        return;
+    }
+    //  Hex digits and a prefix of ours: nothing to escape. (Gemini names
+    //  its response in every chunk.)
+    sl_buf_putc (out, '"');
+    sl_buf_puts (out, prefix);
+    sl_buf_puts (out, rs->sid_hex);
+    sl_buf_putc (out, '"');
+}
+
 const char *
 sl_render_raw_finish (const sl_render_stream_t *rs, const sl_msg_t *msg, char *buf, size_t size)
 {
@@ -147,6 +191,18 @@ sl_render_put_citations (sl_buf_t *out, sl_str_t body)
         count++;
     }
     return count;
+}
+
+bool
+sl_render_end_citations (sl_render_stream_t *rs, const sl_msg_t *msg)
+{
+    if (msg->block == SL_BK_CITATION) {
+        sl_render_put_citations (&rs->pending, msg->body);
+        return true;
+    }
+    if (msg->block == SL_BK_TEXT && rs->open_kind)
+        sl_render_put_citations (&rs->pending, msg->body);
+    return false;
 }
 
 bool

@@ -88,7 +88,16 @@ struct _sl_renderer_t {
     //  Render a BLOCK event (block_start / delta / end, finish; never a
     //  keepalive: the emitter sends keepalive for it).
     //  SL_B_MESSAGE is absorbed by the emitter into the stream's identity.
+    //  sl_render_block, for a renderer written as the steps below.
     void (*block) (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out);
+    //  The steps sl_render_block takes, each optional: open, the events
+    //  that start the stream (before its first event, once); then one per
+    //  kind of BLOCK event.
+    void (*open) (sl_render_stream_t *rs, sl_buf_t *out);
+    void (*on_start) (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out);
+    void (*on_delta) (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out);
+    void (*on_end) (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out);
+    void (*on_finish) (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out);
     //  Render an error inside a started stream: the events that end a
     //  failed response in the dialect. status is the HTTP status the error
     //  reports (0: none), code the provider's error type or status name.
@@ -114,6 +123,16 @@ int sl_render_stream_init (sl_render_stream_t *rs, int client_dialect, int upstr
 void sl_render_stream_clear (sl_render_stream_t *rs);
 
 //  Shared helpers of the renderers
+//  A renderer's block operation made of its steps (open, on_start, ...):
+//  nothing for SL_B_MESSAGE; the stream opened before its first event;
+//  the step of the event's kind.
+void sl_render_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out);
+//  Open the stream (the renderer's open step) unless it was: what comes
+//  before the first event, also before an error.
+void sl_render_open (sl_render_stream_t *rs, sl_buf_t *out);
+//  The response's id as a JSON string: the upstream's, or prefix and the
+//  stream id ("msg_<sid hex>") when it gave none.
+void sl_render_put_id (const sl_render_stream_t *rs, const char *prefix, sl_buf_t *out);
 //  The id a client answers a call with: the call id where the provider
 //  has two (Responses: call_id beside the item id), else its id.
 static inline sl_str_t
@@ -151,6 +170,11 @@ int sl_render_put_citations (sl_buf_t *out, sl_str_t body);
 //  ({"a":[1,"b","par -> {"a":[1,"b"]}); nothing usable gives "{}". The
 //  SDKs read a streamed call's cut-off input the same way.
 void sl_render_close_json (sl_str_t partial, sl_buf_t *out);
+//  Citations at a block's end, for a renderer that sends them with their
+//  text: a citation block's wait in rs->pending for the text that follows
+//  (true: nothing more to render for it); an open text block's join them
+//  there, for the renderer to send before it ends the block (false).
+bool sl_render_end_citations (sl_render_stream_t *rs, const sl_msg_t *msg);
 //  Iterate over comma-joined citations (as sl_render_put_citations writes
 //  them): the next one in *citation, advancing *rest; false at the end.
 bool sl_render_next_citation (sl_str_t *rest, sl_str_t *citation);

@@ -73,7 +73,7 @@ sl_upstream_prepare (const sl_dialect_t *d, const char *base_url, sl_str_t model
 {
     memset (out, 0, sizeof *out);
     out->credential = "none";
-    if (d->url (base_url, model, &out->url))
+    if (sl_dialect_url (d, base_url, model, &out->url))
         return -1;
     sl_buf_puts (s_header (out), "Content-Type: application/json");
     sl_buf_puts (s_header (out), "Accept: text/event-stream");

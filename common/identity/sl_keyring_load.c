@@ -1,6 +1,10 @@
 /*  sl_keyring_load.c - a keys file into the keyring model (see
     sl_keyring.h): every field checked, every error with file, line and
-    column, nothing half loaded. */
+    column, nothing half loaded.
+
+    Tests: tests/unit/common/identity/test_sl_keyring.c (a file of teams,
+    keys and tokens; each error with its line and column).
+*/
 #include "common/identity/sl_keyring_impl.h"
 
 #include <sodium.h>

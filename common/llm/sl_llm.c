@@ -75,7 +75,7 @@ sl_llm_default_url (int dialect, const char *model)
         return NULL;
     sl_buf_t url = { 0 };
     char *copy = NULL;
-    if (d->url (d->base_url, sl_str (model ? model : ""), &url) == 0)
+    if (sl_dialect_url (d, d->base_url, sl_str (model ? model : ""), &url) == 0)
         copy = sl_xstrdup (sl_buf_cstr (&url));
     sl_buf_free (&url);
     return copy;

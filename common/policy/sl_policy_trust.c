@@ -14,6 +14,9 @@
     file's trusted_servers exempts a server from its own untrusted_servers
     only, never from its base's. What the sections mean for a request is
     sl_taint.c's.
+
+    Tests: tests/unit/common/policy/test_sl_taint.c (trust sections, their
+    loading and errors, through includes; taint conditions).
 */
 #include "common/policy/sl_policy_impl.h"
 

@@ -13,6 +13,11 @@
     or whose text blocks are empty.
     Streams are message_start, content blocks and message_delta /
     message_stop events; a whole answer is one message.
+
+    Tests: tests/unit/services/mock/test_sl_mock_provider.c (what it
+    refuses, the result it reads, its table) and the conformance suite,
+    tests/unit/common/dialects/test_dialects.c (its streams decode, the
+    conversation each dialect renders passes its checks).
 */
 #include <string.h>
 

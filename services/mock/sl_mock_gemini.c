@@ -10,6 +10,11 @@
     there were calls. Every event is a GenerateContentResponse; calls are
     sent whole (or, their arguments in pieces, as Gemini 3 streams them);
     a failed stream ends with the bare error object.
+
+    Tests: tests/unit/services/mock/test_sl_mock_provider.c (what it
+    refuses, the result it reads, its table) and the conformance suite,
+    tests/unit/common/dialects/test_dialects.c (its streams decode, the
+    conversation each dialect renders passes its checks).
 */
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,6 +9,11 @@
     of them before any other message. Streams are chat.completion.chunk
     events, the usage in a last chunk, then [DONE]; a whole answer is one
     chat.completion.
+
+    Tests: tests/unit/services/mock/test_sl_mock_provider.c (what it
+    refuses, the result it reads, its table) and the conformance suite,
+    tests/unit/common/dialects/test_dialects.c (its streams decode, the
+    conversation each dialect renders passes its checks).
 */
 #include <string.h>
 

@@ -8,6 +8,11 @@
     reasoning. Streams are response.* events with sequence numbers, each
     item's "done" events carrying its whole text; a failed stream ends
     with an error event, then response.failed. Errors are OpenAI's.
+
+    Tests: tests/unit/services/mock/test_sl_mock_provider.c (what it
+    refuses, the result it reads, its table) and the conformance suite,
+    tests/unit/common/dialects/test_dialects.c (its streams decode, the
+    conversation each dialect renders passes its checks).
 */
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,7 @@
 /*  Fuzz target: the output validators must survive any event bytes, and a
-    refused event must leave the state as it was (services/emitter/
-    sl_validate). The first byte picks the dialect; the rest is split into
+    refused event must leave the state as it was (common/dialects/
+    sl_validate). The first byte picks the dialect (registered dialects, so
+    a new one is fuzzed by being registered); the rest is split into
     events at blank lines, and is also checked whole as the body of a
     non-streaming response. The same bytes, as cut-off tool arguments, must
     close into one valid JSON object (sl_render_close_json), and into one
@@ -10,6 +11,7 @@
 
 #include "proto/sl_msg.h"
 #include "common/base/sl_json.h"
+#include "common/dialects/sl_dialect.h"
 #include "common/dialects/sl_render.h"
 #include "common/dialects/sl_validate.h"
 
@@ -18,7 +20,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    sl_validate_t *v = sl_validate_new (SL_DIALECT_OPENAI + data [0] % 4);
+    int dialect = sl_dialect_at (data [0] % sl_dialect_count ())->id;
+    sl_validate_t *v = sl_validate_new (dialect);
     sl_str_t rest = sl_str_n (data + 1, size - 1);
     while (rest.len) {
         size_t n = sl_validate_next_event (rest);
@@ -29,7 +32,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     }
     sl_validate_end (v);
     sl_validate_destroy (&v);
-    v = sl_validate_new (SL_DIALECT_OPENAI + data [0] % 4);
+    v = sl_validate_new (dialect);
     sl_validate_body (v, sl_str_n (data + 1, size - 1));
     sl_validate_destroy (&v);
     sl_buf_t closed = { 0 };

@@ -7,6 +7,10 @@
     message. Requests: sl_anthropic_request.c; stream decoder:
     sl_anthropic_decode.c; renderer: sl_anthropic_render.c; validator:
     sl_anthropic_validate.c.
+
+    Tests: tests/unit/common/dialects/test_dialects.c, the conformance
+    suite, runs over this table (endpoint, URL, credential, finish values,
+    defaults, model lists, the question), and test_sl_models.c.
 */
 #include "common/dialects/anthropic/sl_anthropic.h"
 
@@ -17,47 +21,14 @@
 #define S_VERSION_HEADER "anthropic-version"
 #define S_VERSION "2023-06-01"
 
-static int
-s_endpoint (const char *path, sl_endpoint_t *out)
-{
-    (void) out;
-    if (strcmp (path, "/v1/messages") == 0 || strcmp (path, "/messages") == 0)
-        return 1;
-    return strncmp (path, "/v1/messages", 12) == 0 ? 0 : -1;
-}
+static const char *const s_paths [] = { "/v1/messages", "/messages", NULL };
 
-static int
-s_url (const char *base_url, sl_str_t model, sl_buf_t *out)
-{
-    (void) model;
-    sl_buf_printf (out, "%s/v1/messages", base_url);
-    return 0;
-}
-
-static int
-s_finish (sl_str_t raw)
-{
-    static const struct { const char *raw; int finish; } table [] = {
-        { "end_turn", SL_FIN_STOP }, { "stop_sequence", SL_FIN_STOP }, { "max_tokens", SL_FIN_LENGTH },
-        { "model_context_window_exceeded", SL_FIN_LENGTH }, { "tool_use", SL_FIN_TOOL_CALLS },
-        { "refusal", SL_FIN_REFUSAL }, { "pause_turn", SL_FIN_PAUSE }, { "error", SL_FIN_ERROR },
-    };
-    for (size_t i = 0; i < sizeof table / sizeof table [0]; i++)
-        if (sl_str_eq (raw, table [i].raw))
-            return table [i].finish;
-    return SL_FIN_NONE;
-}
-
-//  GET /v1/models with anthropic-version: the Anthropic SDK's list.
-static int
-s_models (const char *path, sl_header_fn *header, void *arg, const char **rest)
-{
-    if (strncmp (path, "/v1/models", 10) != 0 || (path [10] && path [10] != '/') || strchr (path, ':')
-    ||  !header || !header (arg, S_VERSION_HEADER))
-        return 0;
-    *rest = path [10] ? path + 11 : "";
-    return 2;
-}
+static const sl_finish_name_t s_finishes [] = {
+    { "end_turn", SL_FIN_STOP }, { "stop_sequence", SL_FIN_STOP }, { "max_tokens", SL_FIN_LENGTH },
+    { "model_context_window_exceeded", SL_FIN_LENGTH }, { "tool_use", SL_FIN_TOOL_CALLS },
+    { "refusal", SL_FIN_REFUSAL }, { "pause_turn", SL_FIN_PAUSE }, { "error", SL_FIN_ERROR },
+    { NULL, 0 }
+};
 
 //  Models carry no creation time we know; the list needs one.
 #define S_CREATED_AT "1970-01-01T00:00:00Z"
@@ -76,11 +47,7 @@ static void
 s_model_list (const sl_model_entry_t *models, size_t count, sl_buf_t *out)
 {
     sl_buf_puts (out, "{\"data\":[");
-    for (size_t i = 0; i < count; i++) {
-        if (i)
-            sl_buf_putc (out, ',');
-        s_model (&models [i], out);
-    }
+    sl_dialect_put_models (models, count, s_model, out);
     sl_buf_puts (out, "],\"has_more\":false,\"first_id\":");
     if (count)
         sl_json_put_str (out, models [0].id, strlen (models [0].id));
@@ -125,23 +92,21 @@ static const char *const s_passthrough [] = { "anthropic-beta", NULL };
 const sl_dialect_t sl_anthropic_dialect = {
     .id = SL_DIALECT_ANTHROPIC,
     .name = "anthropic",
-    .endpoint = s_endpoint,
-    .parse = sl_anthropic_parse,
-    .forward = sl_anthropic_forward,
-    .render = sl_anthropic_render_request,
-    .url = s_url,
+    SL_DIALECT_PARTS (anthropic),
+    .paths = s_paths,
+    .family = "/v1/messages",
+    .url_path = "/v1/messages",
     .credential = "x-api-key",
     .scheme = "",
     .headers = s_headers,
     .passthrough = s_passthrough,
-    .decoder = &sl_anthropic_decoder,
-    .finish = s_finish,
+    .finishes = s_finishes,
     .base_url = "https://api.anthropic.com",
     .question = s_question,
     .answer = s_answer,
-    .renderer = &sl_anthropic_renderer,
-    .validator = &sl_anthropic_validator,
-    .models = s_models,
+    //  The Anthropic SDK always sends anthropic-version.
+    .models_path = "/v1/models",
+    .models_header = S_VERSION_HEADER,
     .model_list = s_model_list,
     .model = s_model,
     .corpus = "anthropic",

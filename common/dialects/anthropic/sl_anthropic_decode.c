@@ -1,4 +1,4 @@
-/*  sl_dec_anthropic.c - Anthropic Messages stream decoder.
+/*  sl_anthropic_decode.c - Anthropic Messages stream decoder.
 
     Events: message_start (identity, first usage), content_block_start /
     content_block_delta / content_block_stop per content block (text,
@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/base/sl_alloc.h"
 #include "common/dialects/sl_decoder_impl.h"
 
 typedef enum {
@@ -38,104 +37,52 @@ typedef struct {
 } s_block_t;
 
 typedef struct {
-    bool identified;                    //  MESSAGE emitted
-    bool finished;                      //  message_delta with a stop_reason
     s_block_t *blocks;                  //  by content block index
     size_t block_count;
 } s_state_t;
 
-static void *
-s_create (void)
-{
-    return sl_xcalloc (1, sizeof (s_state_t));
-}
+//  Usage in message_start and message_delta.
+static const sl_usage_key_t s_usage [] = {
+    { "input_tokens", NULL, offsetof (sl_usage_t, input) },
+    { "output_tokens", NULL, offsetof (sl_usage_t, output) },
+    { "cache_read_input_tokens", NULL, offsetof (sl_usage_t, cache_read) },
+    { "cache_creation_input_tokens", NULL, offsetof (sl_usage_t, cache_write) },
+    { "output_tokens_details", "thinking_tokens", offsetof (sl_usage_t, reasoning) },
+    { NULL, NULL, 0 }
+};
 
 static void
-s_destroy (void *state)
+s_clear (void *state)
 {
     s_state_t *st = state;
     for (size_t i = 0; i < st->block_count; i++)
         sl_buf_free (&st->blocks [i].input);
     free (st->blocks);
-    free (st);
 }
 
 //  The state of block index, growing the table; NULL past the bound.
 static s_block_t *
 s_block (s_state_t *st, int32_t index)
 {
-    if (index < 0 || index >= SL_DECODER_MAX_INDEX)
-        return NULL;
-    if ((size_t) index >= st->block_count) {
-        size_t count = st->block_count ? st->block_count : 8;
-        while (count <= (size_t) index)
-            count *= 2;
-        st->blocks = sl_xrealloc (st->blocks, count * sizeof (s_block_t));
-        memset (st->blocks + st->block_count, 0, (count - st->block_count) * sizeof (s_block_t));
-        st->block_count = count;
-    }
-    return &st->blocks [index];
+    return sl_decoder_slot ((void **) &st->blocks, &st->block_count, sizeof (s_block_t), index);
 }
 
-static void
-s_usage_field (sl_str_t obj, const char *key, int64_t *out)
-{
-    sl_str_t v;
-    int64_t n;
-    if (sl_json_find (obj, key, &v) == 1 && sl_json_i64 (v, &n) == 0)
-        *out = n;
-}
+#define S_MESSAGE(X) X (M_ID, "id") X (M_MODEL, "model") X (M_USAGE, "usage")
+SL_DECODER_MEMBERS (s_message_members, S_MESSAGE)
 
-static void
-s_usage (sl_decoder_t *dec, sl_str_t usage)
-{
-    if (sl_json_type (usage) != SL_JSON_OBJECT)
-        return;
-    sl_msg_t d;
-    sl_msg_init (&d, SL_MSG_DELTA);
-    d.has_usage = true;
-    s_usage_field (usage, "input_tokens", &d.usage.input);
-    s_usage_field (usage, "output_tokens", &d.usage.output);
-    s_usage_field (usage, "cache_read_input_tokens", &d.usage.cache_read);
-    s_usage_field (usage, "cache_creation_input_tokens", &d.usage.cache_write);
-    sl_str_t details;
-    if (sl_json_find (usage, "output_tokens_details", &details) == 1)
-        s_usage_field (details, "thinking_tokens", &d.usage.reasoning);
-    sl_decoder_emit_delta (dec, SL_D_USAGE, &d);
-}
-
+//  message_start: the message's identity and the usage known at its start.
 static int
-s_message_start (s_state_t *st, sl_decoder_t *dec, sl_str_t message)
+s_message_start (sl_decoder_t *dec, sl_str_t message)
 {
-    sl_json_iter_t it;
-    sl_str_t key, value, usage = SL_STR_NULL;
-    sl_msg_t d;
-    sl_msg_init (&d, SL_MSG_DELTA);
-    if (sl_json_object (&it, message))
-        return sl_decoder_fail (dec, "message_start without a message object");
-    int rc;
-    while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (SL_KEY (key, "id")) {
-            if (sl_decoder_str (dec, value, &d.id))
-                d.id = SL_STR_NULL;
-        }
-        else
-        if (SL_KEY (key, "model")) {
-            if (sl_decoder_str (dec, value, &d.model))
-                d.model = SL_STR_NULL;
-        }
-        else
-        if (SL_KEY (key, "usage"))
-            usage = value;
-    }
-    if (rc < 0)
-        return sl_decoder_fail (dec, "malformed message object");
-    if (!st->identified) {
-        st->identified = true;
-        sl_decoder_emit_delta (dec, SL_D_MESSAGE, &d);
-    }
-    if (usage.ptr)
-        s_usage (dec, usage);
+    static const sl_decoder_object_t shape = {
+        NULL, "message_start without a message object", "malformed message object"
+    };
+    sl_str_t v [s_message_members_count];
+    if (s_message_members (dec, message, &shape, v))
+        return -2;
+    sl_decoder_identify (dec, v [M_ID], v [M_MODEL], SL_STR_NULL);
+    if (v [M_USAGE].ptr)
+        sl_decoder_emit_usage (dec, v [M_USAGE], s_usage);
     return 0;
 }
 
@@ -362,7 +309,7 @@ s_block_stop (s_state_t *st, sl_decoder_t *dec, int32_t index)
 }
 
 static int
-s_message_delta (s_state_t *st, sl_decoder_t *dec, sl_str_t delta, sl_str_t usage)
+s_message_delta (sl_decoder_t *dec, sl_str_t delta, sl_str_t usage)
 {
     sl_msg_t d;
     sl_msg_init (&d, SL_MSG_DELTA);
@@ -388,11 +335,9 @@ s_message_delta (s_state_t *st, sl_decoder_t *dec, sl_str_t delta, sl_str_t usag
     }
     //  Usage first, so the finish that follows already knows it.
     if (usage.ptr)
-        s_usage (dec, usage);
-    if (d.finish_raw.ptr) {
-        st->finished = true;
-        sl_decoder_emit_delta (dec, SL_D_FINISH, &d);
-    }
+        sl_decoder_emit_usage (dec, usage, s_usage);
+    if (d.finish_raw.ptr)
+        sl_decoder_emit_finish (dec, &d);
     return 0;
 }
 
@@ -458,9 +403,9 @@ s_event (void *state, sl_decoder_t *dec, sl_str_t event, sl_str_t data)
     if (sl_str_eq (type, "ping"))
         return 0;
     if (sl_str_eq (type, "message_start"))
-        return s_message_start (st, dec, message);
+        return s_message_start (dec, message);
     if (sl_str_eq (type, "message_delta"))
-        return s_message_delta (st, dec, delta, usage);
+        return s_message_delta (dec, delta, usage);
     if (sl_str_eq (type, "message_stop")) {
         sl_decoder_emit_done (dec);
         return 0;
@@ -473,23 +418,10 @@ s_event (void *state, sl_decoder_t *dec, sl_str_t event, sl_str_t data)
     return 0;
 }
 
-static int
-s_finish (void *state, sl_decoder_t *dec)
-{
-    s_state_t *st = state;
-    if (st->finished) {
-        //  The stop reason arrived; only message_stop was lost.
-        sl_decoder_emit_done (dec);
-        return 0;
-    }
-    sl_decoder_emit_error (dec, SL_STR_LIT ("upstream_incomplete"),
-                           SL_STR_LIT ("the upstream ended the stream before it finished"), 502);
-    return 0;
-}
-
+//  The body's end is sl_decoder_end's: a stop reason that arrived means
+//  only message_stop was lost.
 const sl_decoder_vt_t sl_anthropic_decoder = {
-    .create = s_create,
-    .destroy = s_destroy,
+    .state_size = sizeof (s_state_t),
+    .clear = s_clear,
     .event = s_event,
-    .finish = s_finish,
 };

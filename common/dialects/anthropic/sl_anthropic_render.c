@@ -1,4 +1,4 @@
-/*  sl_render_anthropic.c - judged blocks as Anthropic Messages SSE events.
+/*  sl_anthropic_render.c - judged blocks as Anthropic Messages SSE events.
 
     message_start, then one content_block_start / _delta* / _stop per
     block with contiguous indices, then message_delta (stop reason, usage)
@@ -85,10 +85,7 @@ s_message_start (sl_render_stream_t *rs, sl_buf_t *out)
 {
     s_event (out, "message_start");
     sl_buf_puts (out, "{\"type\":\"message_start\",\"message\":{\"id\":");
-    if (rs->id.len)
-        sl_json_put_sl (out, sl_buf_str (&rs->id));
-    else
-        sl_buf_printf (out, "\"msg_%s\"", rs->sid_hex);
+    sl_render_put_id (rs, "msg_", out);
     sl_buf_puts (out, ",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
     sl_json_put_sl (out, sl_buf_str (&rs->model));
     sl_buf_puts (out, ",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":");
@@ -194,7 +191,7 @@ s_flush_citations (sl_render_stream_t *rs, sl_buf_t *out)
 static void s_hold_field (sl_render_stream_t *rs, sl_str_t value);
 
 static void
-s_on_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+s_content_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (msg->block == SL_BK_CITATION)
         return;                         //  its citations come at its end
@@ -243,7 +240,7 @@ s_on_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 }
 
 static void
-s_on_delta (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+s_content_delta (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (rs->open_deferred || !rs->open_kind || !msg->text.len)
         return;
@@ -264,19 +261,14 @@ s_on_delta (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 }
 
 static void
-s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+s_content_stop (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
-    if (msg->block == SL_BK_CITATION) {
-        sl_render_put_citations (&rs->pending, msg->body);
-        return;                         //  for the text that follows
-    }
-    if (!rs->open_kind)
+    if (sl_render_end_citations (rs, msg) || !rs->open_kind)
         return;
     sl_buf_t json = { 0 };
     switch (msg->block) {
         case SL_BK_TEXT:
             //  The citations given while the text streamed.
-            sl_render_put_citations (&rs->pending, msg->body);
             s_flush_citations (rs, out);
             s_block_stop (rs, out);
             break;
@@ -430,7 +422,7 @@ s_usage (const sl_msg_t *msg, bool whole, sl_buf_t *out)
 }
 
 static void
-s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+s_message_delta (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (rs->open_kind && !rs->open_deferred)
         s_block_stop (rs, out);         //  a block the upstream never closed
@@ -446,24 +438,6 @@ s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
     sl_buf_putc (out, '}');
     s_event_end (out);
     rs->finished = true;
-}
-
-static void
-s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
-{
-    if (msg->kind == SL_B_MESSAGE)
-        return;
-    if (!rs->started) {
-        rs->started = true;
-        s_message_start (rs, out);
-    }
-    switch (msg->kind) {
-        case SL_B_START:  s_on_start (rs, msg, out); break;
-        case SL_B_DELTA:  s_on_delta (rs, msg, out); break;
-        case SL_B_END:    s_on_end (rs, msg, out); break;
-        case SL_B_FINISH: s_on_finish (rs, msg, out); break;
-        default:          break;
-    }
 }
 
 static void
@@ -580,10 +554,7 @@ static void
 s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
 {
     sl_buf_puts (out, "{\"id\":");
-    if (rs->id.len)
-        sl_json_put_sl (out, sl_buf_str (&rs->id));
-    else
-        sl_buf_printf (out, "\"msg_%s\"", rs->sid_hex);
+    sl_render_put_id (rs, "msg_", out);
     sl_buf_puts (out, ",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
     sl_json_put_sl (out, sl_buf_str (&rs->model));
     //  Every block but tool_use in order, then the tool_use blocks (as a
@@ -636,7 +607,12 @@ const sl_renderer_t sl_anthropic_renderer = {
     .keepalive = ": keep-alive\n\n",
     .state_size = sizeof (s_state_t),
     .clear = s_clear,
-    .block = s_block,
+    .block = sl_render_block,
+    .open = s_message_start,
+    .on_start = s_content_start,
+    .on_delta = s_content_delta,
+    .on_end = s_content_stop,
+    .on_finish = s_message_delta,
     .error = s_error,
     .end = s_end,
     .error_body = s_error_object,

@@ -31,6 +31,8 @@
 #include "common/base/sl_json.h"
 #include "common/dialects/sl_effort.h"
 #include "common/dialects/sl_job.h"
+#include "common/dialects/sl_reqparse.h"
+#include "common/dialects/sl_reqrender.h"
 #include "common/dialects/anthropic/sl_anthropic.h"
 
 #define S_TEMPERATURE_MAX 1.0           //  the API's range is [0, 1]
@@ -43,15 +45,6 @@ static const char *const s_mapped [] = {
     "top_k", "stop_sequences", "metadata", "thinking", "output_config", NULL
 };
 static const char *const s_output_mapped [] = { "effort", "format", NULL };
-
-static bool
-s_in (const char *key, const char *const *list)
-{
-    for (; *list; list++)
-        if (strcmp (key, *list) == 0)
-            return true;
-    return false;
-}
 
 static void
 s_image (sl_part_t *p, json_t *source)
@@ -137,59 +130,42 @@ s_blocks (sl_req_t *req, sl_message_t *m, sl_part_t *result, json_t *content)
         s_block (req, m, result, block);
 }
 
-//  Tools: an array of objects, each with its name and input_schema.
-//  Entries without a name are not the judge's (nor any other dialect's).
+//  A tool's input_schema; cache_control marks are informative.
 static int
-s_tools (json_t *tools, sl_req_t *req, sl_refusal_t *err)
+s_tool (json_t *def, sl_tool_t *t, sl_req_t *req, sl_refusal_t *err)
 {
-    if (!tools || json_is_null (tools))
-        return 0;
-    if (!json_is_array (tools))
-        return sl_refuse (err, 400, "invalid_request_error", "'tools' must be an array");
-    size_t i;
-    json_t *tool;
-    json_array_foreach (tools, i, tool) {
-        if (!json_is_object (tool))
-            return sl_refuse (err, 400, "invalid_request_error", "tools[%zu] must be an object", i);
-        json_t *name = json_object_get (tool, "name");
-        if (!name)
-            continue;
-        if (!json_is_string (name))
-            return sl_refuse (err, 400, "invalid_request_error", "tools[%zu].name must be a string", i);
-        sl_tool_t *t = sl_req_add_tool (req);
-        t->name = sl_req_str (name);
-        t->description = sl_req_str (json_object_get (tool, "description"));
-        json_t *schema = json_object_get (tool, "input_schema");
-        t->schema = json_is_object (schema) ? schema : NULL;
-        const char *type = json_string_value (json_object_get (tool, "type"));
-        if (type && strcmp (type, "custom") != 0)
-            t->server = sl_req_str (json_object_get (tool, "type"));
-        if (json_object_get (tool, "cache_control"))
-            sl_req_feature (req, "cache_control", false);
-    }
+    (void) err;
+    json_t *schema = json_object_get (def, "input_schema");
+    t->schema = json_is_object (schema) ? schema : NULL;
+    if (json_object_get (def, "cache_control"))
+        sl_req_feature (req, "cache_control", false);
     return 0;
 }
+
+//  Tools: an array of objects, each with its name and input_schema; a
+//  provider's own tool has a type other than "custom". Entries without a
+//  name are not the judge's (nor any other dialect's).
+static const sl_reqparse_tools_t s_tools = {
+    .list = "tools",
+    .function_type = "custom",
+    .unnamed = SL_REQPARSE_UNNAMED_SKIP,
+    .read = s_tool,
+};
 
 int
 sl_anthropic_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_refusal_t *err)
 {
     (void) endpoint;
-    json_t *model = json_object_get (root, "model");
     json_t *messages = json_object_get (root, "messages");
     json_t *max_tokens = json_object_get (root, "max_tokens");
-    json_t *stream = json_object_get (root, "stream");
-    if (!json_is_string (model) || json_string_length (model) == 0)
-        return sl_refuse (err, 400, "invalid_request_error", "'model' is required and must be a string");
+    if (sl_reqparse_model (root, req, err))
+        return -1;
     if (!json_is_array (messages) || json_array_size (messages) == 0)
         return sl_refuse (err, 400, "invalid_request_error", "messages: a non-empty array is required");
     if (!json_is_integer (max_tokens) || json_integer_value (max_tokens) < 1)
         return sl_refuse (err, 400, "invalid_request_error", "max_tokens: a positive integer is required");
-    if (stream && !json_is_null (stream) && !json_is_boolean (stream))
-        return sl_refuse (err, 400, "invalid_request_error", "'stream' must be a boolean");
-    if (s_tools (json_object_get (root, "tools"), req, err))
+    if (sl_reqparse_stream (root, req, err) || sl_reqparse_tools (json_object_get (root, "tools"), &s_tools, req, err))
         return -1;
-    req->model = sl_req_str (model);
-    req->stream = json_is_true (stream);
     req->include_usage = true;          //  Anthropic always reports usage
     req->max_tokens = json_integer_value (max_tokens);
     //  Instructions
@@ -229,10 +205,7 @@ sl_anthropic_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, 
     req->temperature = sl_req_real (json_object_get (root, "temperature"));
     req->top_p = sl_req_real (json_object_get (root, "top_p"));
     req->top_k = sl_req_int (json_object_get (root, "top_k"));
-    json_t *stop;
-    json_array_foreach (json_object_get (root, "stop_sequences"), i, stop)
-        if (json_is_string (stop))
-            sl_req_add_stop (req, sl_req_str (stop));
+    sl_reqparse_stops (req, json_object_get (root, "stop_sequences"));
     //  Thinking
     json_t *thinking = json_object_get (root, "thinking");
     const char *ttype = json_string_value (json_object_get (thinking, "type"));
@@ -261,14 +234,8 @@ sl_anthropic_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, 
     //  Who asks
     json_t *metadata = json_object_get (root, "metadata");
     req->user = sl_req_str (json_object_get (metadata, "user_id"));
-    const char *key;
-    json_t *value;
-    json_object_foreach (root, key, value)
-        if (!s_in (key, s_mapped) && !json_is_null (value))
-            sl_req_field (req, key, s_matters, s_informative);
-    json_object_foreach (output, key, value)
-        if (!s_in (key, s_output_mapped) && !json_is_null (value))
-            sl_req_field (req, key, NULL, NULL);
+    sl_reqparse_fields (req, root, s_mapped, s_matters, s_informative);
+    sl_reqparse_fields (req, output, s_output_mapped, NULL, NULL);
     return 0;
 }
 
@@ -282,12 +249,6 @@ sl_anthropic_forward (sl_str_t body, const sl_req_t *req, sl_buf_t *out)
 
 //  --------------------------------------------------------------------------
 //  Rendering another dialect's request
-
-static json_t *
-s_string (sl_str_t s)
-{
-    return json_stringn (s.ptr ? s.ptr : "", s.len);
-}
 
 //  A tool id the API takes: [A-Za-z0-9_-] kept, anything else '_'.
 static json_t *
@@ -310,50 +271,44 @@ static json_t *
 s_image_block (const sl_part_t *p)
 {
     if (p->url.ptr)
-        return json_pack ("{s:s,s:{s:s,s:o}}", "type", "image", "source", "type", "url", "url", s_string (p->url));
+        return json_pack ("{s:s,s:{s:s,s:o}}", "type", "image", "source", "type", "url", "url",
+                          sl_reqrender_str (p->url));
     return json_pack ("{s:s,s:{s:s,s:o,s:o}}", "type", "image", "source", "type", "base64",
-                      "media_type", s_string (p->media_type), "data", s_string (p->data));
+                      "media_type", sl_reqrender_str (p->media_type), "data", sl_reqrender_str (p->data));
 }
 
 //  The block of one part, or NULL when it goes nowhere. -1 refused.
 static int
-s_part_block (const sl_part_t *p, sl_xlate_t *x, json_t **out)
+s_part_block (const sl_req_t *req, const sl_part_t *p, sl_xlate_t *x, json_t **out)
 {
-    *out = NULL;
+    (void) req;
     switch (p->kind) {
         case SL_PART_TEXT:
         case SL_PART_REFUSAL:
             if (p->text.len)            //  the API takes no empty text block
-                *out = json_pack ("{s:s,s:o}", "type", "text", "text", s_string (p->text));
+                *out = json_pack ("{s:s,s:o}", "type", "text", "text", sl_reqrender_str (p->text));
             return 0;
         case SL_PART_IMAGE:
             *out = s_image_block (p);
             return 0;
-        case SL_PART_TOOL_CALL: {
-            json_t *input = p->arguments.ptr ? json_loadb (p->arguments.ptr, p->arguments.len, 0, NULL) : NULL;
-            if (!json_is_object (input)) {
-                json_decref (input);
-                input = json_object ();
-                sl_xlate_drop (x, "tool call arguments that are not a JSON object");
-            }
+        case SL_PART_TOOL_CALL:
             *out = json_pack ("{s:s,s:o,s:o,s:o}", "type", "tool_use", "id", s_id (p->id), "name",
-                              s_string (p->name), "input", input);
+                              sl_reqrender_str (p->name), "input", sl_reqrender_args (p, x));
             return 0;
-        }
         case SL_PART_TOOL_RESULT: {
             json_t *content = json_array ();
             for (size_t i = 0; i < p->content_count; i++) {
                 const sl_part_t *c = &p->content [i];
                 if (c->kind == SL_PART_TEXT)
                     json_array_append_new (content, json_pack ("{s:s,s:o}", "type", "text", "text",
-                                                               s_string (c->text)));
+                                                               sl_reqrender_str (c->text)));
                 else
                 if (c->kind == SL_PART_IMAGE)
                     json_array_append_new (content, s_image_block (c));
                 else
                 if (c->kind == SL_PART_OPAQUE && c->name.ptr && sl_str_eq (c->text, SL_REQ_TOOL_REFERENCE))
                     json_array_append_new (content, json_pack ("{s:s,s:o}", "type", SL_REQ_TOOL_REFERENCE,
-                                                               "tool_name", s_string (c->name)));
+                                                               "tool_name", sl_reqrender_str (c->name)));
                 else {
                     json_decref (content);
                     return sl_xlate_refuse (x, "a tool result's content", NULL);
@@ -367,8 +322,8 @@ s_part_block (const sl_part_t *p, sl_xlate_t *x, json_t **out)
         case SL_PART_THINKING: {
             sl_str_t sig = sl_sig_for ("anthropic", p->signature);
             if (sig.ptr)
-                *out = json_pack ("{s:s,s:o,s:o}", "type", "thinking", "thinking", s_string (p->text),
-                                  "signature", s_string (sig));
+                *out = json_pack ("{s:s,s:o,s:o}", "type", "thinking", "thinking", sl_reqrender_str (p->text),
+                                  "signature", sl_reqrender_str (sig));
             else
                 sl_xlate_drop (x, "thinking another provider signed");
             return 0;
@@ -376,42 +331,22 @@ s_part_block (const sl_part_t *p, sl_xlate_t *x, json_t **out)
         case SL_PART_REDACTED: {
             sl_str_t data = sl_sig_for ("anthropic", p->text);
             if (data.ptr)
-                *out = json_pack ("{s:s,s:o}", "type", "redacted_thinking", "data", s_string (data));
+                *out = json_pack ("{s:s,s:o}", "type", "redacted_thinking", "data", sl_reqrender_str (data));
             else
                 sl_xlate_drop (x, "thinking another provider signed");
             return 0;
         }
         default:
-            return sl_xlate_refuse (x, p->text.ptr ? p->text.ptr : "a content part",
-                                    "the client's dialect has it, Messages does not");
+            return sl_reqrender_refuse_part (x, p, "Messages");
     }
 }
 
-//  Append a turn, joined to the previous one when it has the same role.
-static void
-s_turn (json_t *messages, const char *role, json_t *blocks)
+//  A tool_result block comes first in a user turn.
+static bool
+s_is_result (json_t *block)
 {
-    json_t *last = json_array_get (messages, json_array_size (messages) - 1);
-    if (last && strcmp (json_string_value (json_object_get (last, "role")), role) == 0) {
-        json_t *content = json_object_get (last, "content");
-        //  Results stay first in a user turn.
-        size_t at = 0;
-        while (at < json_array_size (content)
-           &&  strcmp (json_string_value (json_object_get (json_array_get (content, at), "type")), "tool_result") == 0)
-            at++;
-        size_t i;
-        json_t *b;
-        json_array_foreach (blocks, i, b) {
-            bool result = strcmp (json_string_value (json_object_get (b, "type")), "tool_result") == 0;
-            if (result)
-                json_array_insert (content, at++, b);
-            else
-                json_array_append (content, b);
-        }
-        json_decref (blocks);
-        return;
-    }
-    json_array_append_new (messages, json_pack ("{s:s,s:o}", "role", role, "content", blocks));
+    const char *type = json_string_value (json_object_get (block, "type"));
+    return type && strcmp (type, "tool_result") == 0;
 }
 
 static int
@@ -433,24 +368,16 @@ s_messages (const sl_req_t *req, sl_xlate_t *x, json_t *root)
             sl_req_join (m->parts, m->count, SL_PART_TEXT, "\n", &system);
             continue;
         }
-        json_t *results = json_array (), *others = json_array ();
-        for (size_t j = 0; j < m->count; j++) {
-            json_t *block;
-            if (s_part_block (&m->parts [j], x, &block)) {
-                json_decref (results);
-                json_decref (others);
-                sl_buf_free (&system);
-                return -1;
-            }
-            if (block)
-                json_array_append_new (m->parts [j].kind == SL_PART_TOOL_RESULT ? results : others, block);
+        json_t *blocks;
+        if (sl_reqrender_blocks (req, m, s_part_block, x, &blocks)) {
+            sl_buf_free (&system);
+            return -1;
         }
-        json_array_extend (results, others);
-        json_decref (others);
-        if (json_array_size (results))
-            s_turn (messages, m->role == SL_ROLE_ASSISTANT ? "assistant" : "user", results);
+        if (json_array_size (blocks))
+            sl_reqrender_turn (messages, m->role == SL_ROLE_ASSISTANT ? "assistant" : "user", "content", blocks,
+                               s_is_result);
         else
-            json_decref (results);
+            json_decref (blocks);
     }
     if (system.len)
         json_object_set_new (root, "system", json_stringn (system.data, system.len));
@@ -471,11 +398,18 @@ s_budget (const sl_req_t *req, sl_xlate_t *x)
     return effort == SL_EFFORT_NONE ? -1 : sl_effort_budget (effort);
 }
 
+//  Tools: name, description, input_schema (an object schema when none).
+static const sl_reqrender_tools_t s_render_tools = {
+    .schema = "input_schema",
+    .no_schema = "{\"type\":\"object\"}",
+    .own = "its type is the client's provider's",
+};
+
 int
 sl_anthropic_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
 {
     json_t *root = json_object ();
-    json_object_set_new (root, "model", s_string (req->model));
+    json_object_set_new (root, "model", sl_reqrender_str (req->model));
     int rc = s_messages (req, x, root);
     if (rc == 0 && req->format == SL_FORMAT_JSON)
         rc = sl_xlate_refuse (x, "JSON output without a schema", "Messages asks for a JSON schema");
@@ -486,19 +420,7 @@ sl_anthropic_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
     if (rc == 0 && req->tool_count) {
         json_t *tools = json_array ();
         json_object_set_new (root, "tools", tools);
-        for (size_t i = 0; i < req->tool_count && rc == 0; i++) {
-            const sl_tool_t *t = &req->tools [i];
-            if (t->server.ptr) {
-                rc = sl_xlate_refuse (x, "a provider's own tool", "its type is the client's provider's");
-                break;
-            }
-            json_t *tool = json_pack ("{s:o}", "name", s_string (t->name));
-            if (t->description.ptr)
-                json_object_set_new (tool, "description", s_string (t->description));
-            json_object_set_new (tool, "input_schema", t->schema ? json_incref (t->schema)
-                                                                 : json_pack ("{s:s}", "type", "object"));
-            json_array_append_new (tools, tool);
-        }
+        rc = sl_reqrender_tools (req, &s_render_tools, x, tools);
     }
     json_t *choice = NULL;
     switch (req->tool_choice) {
@@ -506,7 +428,7 @@ sl_anthropic_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
         case SL_CHOICE_NONE:     choice = json_pack ("{s:s}", "type", "none"); break;
         case SL_CHOICE_REQUIRED: choice = json_pack ("{s:s}", "type", "any"); break;
         case SL_CHOICE_TOOL:
-            choice = json_pack ("{s:s,s:o}", "type", "tool", "name", s_string (req->tool_choice_name));
+            choice = json_pack ("{s:s,s:o}", "type", "tool", "name", sl_reqrender_str (req->tool_choice_name));
             break;
         default: break;
     }
@@ -564,26 +486,16 @@ sl_anthropic_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
         else
             json_object_set_new (root, "top_k", json_integer (req->top_k));
     }
-    if (req->stop_count) {
-        json_t *stop = json_array ();
-        for (size_t i = 0; i < req->stop_count; i++)
-            json_array_append_new (stop, s_string (req->stop [i]));
-        json_object_set_new (root, "stop_sequences", stop);
-    }
+    if (req->stop_count)
+        json_object_set_new (root, "stop_sequences", sl_reqrender_strs (req->stop, req->stop_count));
     if (req->seed >= 0)
         sl_xlate_drop (x, "seed");
     if (!isnan (req->presence_penalty) || !isnan (req->frequency_penalty))
         sl_xlate_drop (x, "penalties");
     if (req->user.ptr)
-        json_object_set_new (root, "metadata", json_pack ("{s:o}", "user_id", s_string (req->user)));
+        json_object_set_new (root, "metadata", json_pack ("{s:o}", "user_id", sl_reqrender_str (req->user)));
     if (req->metadata)
         sl_xlate_drop (x, "metadata");
     json_object_set_new (root, "stream", json_true ());
-    if (rc == 0) {
-        char *text = json_dumps (root, SL_REQ_JSON_FLAGS);
-        sl_buf_puts (out, text);
-        free (text);
-    }
-    json_decref (root);
-    return rc;
+    return sl_reqrender_end (root, rc, out);
 }

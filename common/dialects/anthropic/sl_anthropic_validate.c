@@ -1,13 +1,21 @@
 /*  sl_anthropic_validate.c - output legality of Anthropic Messages streams and bodies.
 
-    The rules (sl_validate.h):
-    Anthropic: message_start first and once; content_block_start at the
-    next index with no block open; deltas of the open block and of a
-    type that block takes; one stop per block; after a tool_use only
-    more tool_use blocks; message_delta once with no block open and a
-    stop_reason that agrees with the tool_use blocks sent (tool_use iff
-    there are calls, unless the response was cut at max_tokens);
-    message_stop last.
+    A stream (what every dialect obeys besides is in sl_validate.h):
+    message_start first and once; content_block_start at the next index
+    with no block open; deltas of the open block and of a type that block
+    takes; one stop per block; after a tool_use only more tool_use blocks;
+    message_delta once with no block open and a stop_reason that agrees
+    with the tool_use blocks sent (tool_use iff there are calls, unless
+    the response was cut at max_tokens); message_stop last.
+
+    A whole body (non-streaming): a message with an id and the assistant
+    role; content blocks of known types with their fields (a tool_use with
+    id, name and an object input), nothing but tool_use after a tool_use;
+    a stop_reason that agrees with the tool_use blocks as in a stream;
+    usage with input and output tokens.
+
+    Tests: tests/unit/common/dialects/test_sl_validate.c (legal and
+    illegal streams and bodies of this dialect), tests/fuzz/fuzz_validate.c.
 */
 #include <stdlib.h>
 #include <string.h>

@@ -8,6 +8,10 @@
     at GET /v1beta/models. Requests: sl_gemini_request.c; stream decoder:
     sl_gemini_decode.c; renderer: sl_gemini_render.c; validator:
     sl_gemini_validate.c.
+
+    Tests: tests/unit/common/dialects/test_dialects.c, the conformance
+    suite, runs over this table (endpoint, URL, credential, finish values,
+    defaults, model lists), and test_sl_models.c.
 */
 #include "common/dialects/gemini/sl_gemini.h"
 
@@ -80,32 +84,13 @@ s_url (const char *base_url, sl_str_t model, sl_buf_t *out)
     return 0;
 }
 
-static int
-s_finish (sl_str_t raw)
-{
-    static const struct { const char *raw; int finish; } table [] = {
-        { "STOP", SL_FIN_STOP }, { "MAX_TOKENS", SL_FIN_LENGTH }, { "SAFETY", SL_FIN_CONTENT_FILTER },
-        { "RECITATION", SL_FIN_CONTENT_FILTER }, { "BLOCKLIST", SL_FIN_CONTENT_FILTER },
-        { "PROHIBITED_CONTENT", SL_FIN_CONTENT_FILTER }, { "SPII", SL_FIN_CONTENT_FILTER },
-        { "IMAGE_SAFETY", SL_FIN_CONTENT_FILTER }, { "MALFORMED_FUNCTION_CALL", SL_FIN_ERROR },
-        { "UNEXPECTED_TOOL_CALL", SL_FIN_ERROR }, { "error", SL_FIN_ERROR },
-    };
-    for (size_t i = 0; i < sizeof table / sizeof table [0]; i++)
-        if (sl_str_eq (raw, table [i].raw))
-            return table [i].finish;
-    return SL_FIN_NONE;
-}
-
-static int
-s_models (const char *path, sl_header_fn *header, void *arg, const char **rest)
-{
-    (void) header;
-    (void) arg;
-    if (strncmp (path, "/v1beta/models", 14) != 0 || (path [14] && path [14] != '/') || strchr (path, ':'))
-        return 0;
-    *rest = path [14] ? path + 15 : "";
-    return 1;
-}
+static const sl_finish_name_t s_finishes [] = {
+    { "STOP", SL_FIN_STOP }, { "MAX_TOKENS", SL_FIN_LENGTH }, { "SAFETY", SL_FIN_CONTENT_FILTER },
+    { "RECITATION", SL_FIN_CONTENT_FILTER }, { "BLOCKLIST", SL_FIN_CONTENT_FILTER },
+    { "PROHIBITED_CONTENT", SL_FIN_CONTENT_FILTER }, { "SPII", SL_FIN_CONTENT_FILTER },
+    { "IMAGE_SAFETY", SL_FIN_CONTENT_FILTER }, { "MALFORMED_FUNCTION_CALL", SL_FIN_ERROR },
+    { "UNEXPECTED_TOOL_CALL", SL_FIN_ERROR }, { "error", SL_FIN_ERROR }, { NULL, 0 }
+};
 
 static void
 s_model (const sl_model_entry_t *model, sl_buf_t *out)
@@ -124,11 +109,7 @@ static void
 s_model_list (const sl_model_entry_t *models, size_t count, sl_buf_t *out)
 {
     sl_buf_puts (out, "{\"models\":[");
-    for (size_t i = 0; i < count; i++) {
-        if (i)
-            sl_buf_putc (out, ',');
-        s_model (&models [i], out);
-    }
+    sl_dialect_put_models (models, count, s_model, out);
     sl_buf_puts (out, "]}");
 }
 
@@ -138,21 +119,16 @@ const sl_dialect_t sl_gemini_dialect = {
     .id = SL_DIALECT_GEMINI,
     .name = "gemini",
     .genai_provider = "gcp.gemini",     //  the GenAI conventions' name for the Gemini API
+    SL_DIALECT_PARTS (gemini),
     .endpoint = s_endpoint,
-    .parse = sl_gemini_parse,
-    .forward = sl_gemini_forward,
-    .render = sl_gemini_render_request,
     .url = s_url,
     .credential = "x-goog-api-key",
     .scheme = "",
     .query_key = "key",
     .headers = s_headers,
-    .decoder = &sl_gemini_decoder,
-    .finish = s_finish,
+    .finishes = s_finishes,
     .base_url = "https://generativelanguage.googleapis.com/v1beta",
-    .renderer = &sl_gemini_renderer,
-    .validator = &sl_gemini_validator,
-    .models = s_models,
+    .models_path = "/v1beta/models",
     .model_list = s_model_list,
     .model = s_model,
     .corpus = "gemini",

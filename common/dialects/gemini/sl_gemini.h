@@ -1,16 +1,9 @@
-/*  sl_gemini.h - the Gemini module (see sl_dialect.h): what its files
-    export to the module's table. */
+/*  sl_gemini.h - what the files of the Gemini module export to its table. */
 #ifndef SL_GEMINI_H
 #define SL_GEMINI_H
 
 #include "common/dialects/sl_dialect.h"
 
-extern const sl_decoder_vt_t sl_gemini_decoder;
-extern const sl_renderer_t sl_gemini_renderer;
-extern const sl_validator_vt_t sl_gemini_validator;
-
-int sl_gemini_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_refusal_t *err);
-int sl_gemini_forward (sl_str_t body, const sl_req_t *req, sl_buf_t *out);
-int sl_gemini_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out);
+SL_DIALECT_DECLARE (gemini);
 
 #endif

@@ -1,4 +1,4 @@
-/*  sl_dec_gemini.c - Gemini streamGenerateContent (alt=sse) decoder.
+/*  sl_gemini_decode.c - Gemini streamGenerateContent (alt=sse) decoder.
 
     Every event is one GenerateContentResponse: candidates (each with
     content.parts, a finishReason on the last chunk, citation and grounding
@@ -21,12 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/base/sl_alloc.h"
 #include "common/dialects/sl_argstream.h"
 #include "common/dialects/sl_decoder_impl.h"
 
 typedef struct {
-    bool identified;                    //  MESSAGE emitted
     bool has_usage;
     sl_usage_t usage;                   //  the latest usageMetadata
     sl_buf_t finish;                    //  the latest finishReason / blockReason
@@ -36,22 +34,19 @@ typedef struct {
     sl_buf_t fragment;                  //  JSON text produced for one fragment
 } s_state_t;
 
-static void *
-s_create (void)
+static void
+s_init (void *state)
 {
-    s_state_t *st = sl_xcalloc (1, sizeof *st);
-    st->args = sl_argstream_new ();
-    return st;
+    ((s_state_t *) state)->args = sl_argstream_new ();
 }
 
 static void
-s_destroy (void *state)
+s_clear (void *state)
 {
     s_state_t *st = state;
     sl_argstream_destroy (&st->args);
     sl_buf_free (&st->finish);
     sl_buf_free (&st->fragment);
-    free (st);
 }
 
 static void
@@ -321,36 +316,24 @@ s_keep_finish (s_state_t *st, sl_decoder_t *dec, sl_str_t value)
     }
 }
 
+#define S_CANDIDATE(X) \
+    X (C_CONTENT, "content") X (C_FINISH, "finishReason") X (C_INDEX, "index") \
+    X (C_CITATIONS, "citationMetadata") X (C_GROUNDING, "groundingMetadata")
+SL_DECODER_MEMBERS (s_candidate_members, S_CANDIDATE)
+
 static int
 s_candidate (s_state_t *st, sl_decoder_t *dec, sl_str_t candidate)
 {
-    sl_json_iter_t it;
-    sl_str_t key, value, content = SL_STR_NULL;
-    sl_str_t citations = SL_STR_NULL, grounding = SL_STR_NULL, finish = SL_STR_NULL;
-    int32_t index = 0;
-    if (sl_json_object (&it, candidate))
-        return sl_decoder_fail (dec, "candidate is not an object");
+    static const sl_decoder_object_t shape = { NULL, "candidate is not an object", "malformed candidate" };
+    sl_str_t v [s_candidate_members_count];
+    if (s_candidate_members (dec, candidate, &shape, v))
+        return -2;
     int rc;
-    while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (SL_KEY (key, "content"))
-            content = value;
-        else
-        if (SL_KEY (key, "finishReason"))
-            finish = value;
-        else
-        if (SL_KEY (key, "index")) {
-            if (sl_decoder_index (value, &index))
-                return sl_decoder_fail (dec, "candidate index is not a small integer");
-        }
-        else
-        if (SL_KEY (key, "citationMetadata"))
-            citations = sl_json_trim (value);
-        else
-        if (SL_KEY (key, "groundingMetadata"))
-            grounding = sl_json_trim (value);
-    }
-    if (rc < 0)
-        return sl_decoder_fail (dec, "malformed candidate");
+    sl_str_t content = v [C_CONTENT], finish = v [C_FINISH];
+    sl_str_t citations = sl_json_trim (v [C_CITATIONS]), grounding = sl_json_trim (v [C_GROUNDING]);
+    int32_t index = 0;
+    if (v [C_INDEX].ptr && sl_decoder_index (v [C_INDEX], &index))
+        return sl_decoder_fail (dec, "candidate index is not a small integer");
     if (index != 0) {
         sl_decoder_count_unknown (dec);
         return 0;
@@ -378,86 +361,59 @@ s_candidate (s_state_t *st, sl_decoder_t *dec, sl_str_t candidate)
     return 0;
 }
 
-static void
-s_usage_field (sl_str_t obj, const char *key, int64_t *out)
-{
-    sl_str_t v;
-    int64_t n;
-    if (sl_json_find (obj, key, &v) == 1 && sl_json_i64 (v, &n) == 0)
-        *out = n;
-}
+static const sl_usage_key_t s_usage [] = {
+    { "promptTokenCount", NULL, offsetof (sl_usage_t, input) },
+    { "candidatesTokenCount", NULL, offsetof (sl_usage_t, output) },
+    { "totalTokenCount", NULL, offsetof (sl_usage_t, total) },
+    { "cachedContentTokenCount", NULL, offsetof (sl_usage_t, cache_read) },
+    { "thoughtsTokenCount", NULL, offsetof (sl_usage_t, reasoning) },
+    { NULL, NULL, 0 }
+};
 
-//  Gemini counts thinking apart from the answer; output here includes it
-//  (the convention: reasoning is part of output).
+//  Gemini counts thinking apart from the answer (candidatesTokenCount);
+//  output here includes it (the convention: reasoning is part of output).
 static void
 s_keep_usage (s_state_t *st, sl_str_t usage)
 {
-    if (sl_json_type (usage) != SL_JSON_OBJECT)
-        return;
     sl_usage_t u = { -1, -1, -1, -1, -1, -1 };
-    int64_t candidates = -1;
-    s_usage_field (usage, "promptTokenCount", &u.input);
-    s_usage_field (usage, "candidatesTokenCount", &candidates);
-    s_usage_field (usage, "totalTokenCount", &u.total);
-    s_usage_field (usage, "cachedContentTokenCount", &u.cache_read);
-    s_usage_field (usage, "thoughtsTokenCount", &u.reasoning);
-    if (candidates >= 0 || u.reasoning >= 0)
-        u.output = (candidates > 0 ? candidates : 0) + (u.reasoning > 0 ? u.reasoning : 0);
+    if (sl_decoder_usage (usage, s_usage, &u))
+        return;
+    if (u.output >= 0 || u.reasoning >= 0)
+        u.output = (u.output > 0 ? u.output : 0) + (u.reasoning > 0 ? u.reasoning : 0);
+    else
+        u.output = -1;                  //  a count below zero is no count
     if (u.input < 0 && u.output < 0 && u.total < 0)
         return;                         //  e.g. only trafficType
     st->usage = u;
     st->has_usage = true;
 }
 
+//  createTime and modelStatus are read and left: nothing to translate.
+#define S_CHUNK(X) \
+    X (K_CANDIDATES, "candidates") X (K_USAGE, "usageMetadata") X (K_MODEL, "modelVersion") X (K_ID, "responseId") \
+    X (K_FEEDBACK, "promptFeedback") X (K_ERROR, "error") X (K_CREATED, "createTime") X (K_STATUS, "modelStatus")
+SL_DECODER_MEMBERS (s_chunk_members, S_CHUNK)
+
 static int
 s_event (void *state, sl_decoder_t *dec, sl_str_t type, sl_str_t data)
 {
     s_state_t *st = state;
-    sl_json_iter_t it;
-    if (sl_json_object (&it, data))
-        return sl_decoder_fail (dec, "chunk is not a JSON object");
-    sl_str_t key, value, candidates = SL_STR_NULL, feedback = SL_STR_NULL;
-    sl_str_t usage = SL_STR_NULL, error = SL_STR_NULL, model = SL_STR_NULL, id = SL_STR_NULL;
+    //  Every member it does not name counts as unknown.
+    static const sl_str_t none [] = { SL_STR_NULL };
+    static const sl_decoder_object_t shape = { none, "chunk is not a JSON object", "chunk is not valid JSON" };
+    sl_str_t v [s_chunk_members_count];
+    if (s_chunk_members (dec, data, &shape, v))
+        return -2;
     int rc;
-    while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (SL_KEY (key, "candidates"))
-            candidates = value;
-        else
-        if (SL_KEY (key, "usageMetadata"))
-            usage = value;
-        else
-        if (SL_KEY (key, "modelVersion"))
-            model = value;
-        else
-        if (SL_KEY (key, "responseId"))
-            id = value;
-        else
-        if (SL_KEY (key, "promptFeedback"))
-            feedback = value;
-        else
-        if (SL_KEY (key, "error"))
-            error = value;
-        else
-        if (!SL_KEY (key, "createTime") && !SL_KEY (key, "modelStatus"))
-            sl_decoder_count_unknown (dec);
-    }
-    if (rc < 0)
-        return sl_decoder_fail (dec, "chunk is not valid JSON");
+    sl_str_t candidates = v [K_CANDIDATES], feedback = v [K_FEEDBACK], usage = v [K_USAGE];
+    sl_str_t error = v [K_ERROR], model = v [K_MODEL], id = v [K_ID];
     if (error.ptr || sl_str_eq (type, "error")) {
         s_close_call (st, dec);
         sl_decoder_emit_error_object (dec, error.ptr ? error : data);
         return 0;
     }
-    if (!st->identified && (id.ptr || model.ptr)) {
-        sl_msg_t d;
-        sl_msg_init (&d, SL_MSG_DELTA);
-        if (id.ptr && sl_decoder_str (dec, id, &d.id))
-            d.id = SL_STR_NULL;
-        if (model.ptr && sl_decoder_str (dec, model, &d.model))
-            d.model = SL_STR_NULL;
-        st->identified = true;
-        sl_decoder_emit_delta (dec, SL_D_MESSAGE, &d);
-    }
+    if (id.ptr || model.ptr)
+        sl_decoder_identify (dec, id, model, SL_STR_NULL);
     if (candidates.ptr && !sl_json_is_null (candidates)) {
         sl_json_iter_t cit;
         sl_str_t candidate;
@@ -478,33 +434,31 @@ s_event (void *state, sl_decoder_t *dec, sl_str_t type, sl_str_t data)
     return 0;
 }
 
+//  What was held comes out at the end: usage, the finish, done.
 static int
 s_finish (void *state, sl_decoder_t *dec)
 {
     s_state_t *st = state;
     s_close_call (st, dec);
-    if (!st->finish.len) {
-        sl_decoder_emit_error (dec, SL_STR_LIT ("upstream_incomplete"),
-                               SL_STR_LIT ("the upstream ended the stream before it finished"), 502);
-        return 0;
-    }
-    sl_msg_t d;
-    if (st->has_usage) {
+    if (st->finish.len) {
+        sl_msg_t d;
+        if (st->has_usage) {
+            sl_msg_init (&d, SL_MSG_DELTA);
+            d.has_usage = true;
+            d.usage = st->usage;
+            sl_decoder_emit_delta (dec, SL_D_USAGE, &d);
+        }
         sl_msg_init (&d, SL_MSG_DELTA);
-        d.has_usage = true;
-        d.usage = st->usage;
-        sl_decoder_emit_delta (dec, SL_D_USAGE, &d);
+        d.finish_raw = sl_buf_str (&st->finish);
+        sl_decoder_emit_finish (dec, &d);
     }
-    sl_msg_init (&d, SL_MSG_DELTA);
-    d.finish_raw = sl_buf_str (&st->finish);
-    sl_decoder_emit_delta (dec, SL_D_FINISH, &d);
-    sl_decoder_emit_done (dec);
-    return 0;
+    return sl_decoder_end (dec);
 }
 
 const sl_decoder_vt_t sl_gemini_decoder = {
-    .create = s_create,
-    .destroy = s_destroy,
+    .state_size = sizeof (s_state_t),
+    .init = s_init,
+    .clear = s_clear,
     .event = s_event,
     .finish = s_finish,
 };

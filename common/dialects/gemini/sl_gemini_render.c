@@ -1,4 +1,4 @@
-/*  sl_render_gemini.c - judged blocks as Gemini streamGenerateContent SSE.
+/*  sl_gemini_render.c - judged blocks as Gemini streamGenerateContent SSE.
 
     Every event is one GenerateContentResponse ("data: {...}"): one
     candidate whose content holds the parts of this moment. Text and
@@ -54,10 +54,7 @@ s_chunk_close (sl_render_stream_t *rs, sl_buf_t *out)
     sl_buf_puts (out, "\"index\":0}],\"modelVersion\":");
     sl_json_put_sl (out, sl_buf_str (&rs->model));
     sl_buf_puts (out, ",\"responseId\":");
-    if (rs->id.len)
-        sl_json_put_sl (out, sl_buf_str (&rs->id));
-    else
-        sl_json_put_str (out, rs->sid_hex, strlen (rs->sid_hex));
+    sl_render_put_id (rs, "", out);
     sl_buf_puts (out, "}\n\n");
 }
 
@@ -251,7 +248,7 @@ s_result_part (sl_str_t text, sl_str_t body, sl_buf_t *part)
 }
 
 static void
-s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+s_block_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     sl_buf_t part = { 0 };
     switch (msg->block) {
@@ -328,10 +325,7 @@ s_response_tail (const sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *ou
     sl_buf_puts (out, ",\"modelVersion\":");
     sl_json_put_sl (out, sl_buf_str (&rs->model));
     sl_buf_puts (out, ",\"responseId\":");
-    if (rs->id.len)
-        sl_json_put_sl (out, sl_buf_str (&rs->id));
-    else
-        sl_json_put_str (out, rs->sid_hex, strlen (rs->sid_hex));
+    sl_render_put_id (rs, "", out);
     sl_buf_putc (out, '}');
 }
 
@@ -343,7 +337,7 @@ s_finish_reason (const sl_render_stream_t *rs, const sl_msg_t *msg, char *raw, s
 }
 
 static void
-s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+s_finish_chunk (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     char raw [32];
     const char *finish = s_finish_reason (rs, msg, raw, sizeof raw);
@@ -357,29 +351,16 @@ s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
     rs->finished = true;
 }
 
+//  Text and thought parts stream as they come; Gemini has no opening
+//  event, and the rest goes whole at a block's end.
 static void
-s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+s_part_delta (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
-    if (msg->kind == SL_B_MESSAGE)
-        return;
-    rs->started = true;                 //  Gemini has no opening event
-    switch (msg->kind) {
-        case SL_B_DELTA:
-            if (msg->text.len && (msg->block == SL_BK_TEXT || msg->block == SL_BK_REFUSAL))
-                s_text_part (rs, msg->text, false, out);
-            else
-            if (msg->text.len && msg->block == SL_BK_THINKING)
-                s_text_part (rs, msg->text, true, out);
-            break;
-        case SL_B_END:
-            s_on_end (rs, msg, out);
-            break;
-        case SL_B_FINISH:
-            s_on_finish (rs, msg, out);
-            break;
-        default:
-            break;
-    }
+    if (msg->text.len && (msg->block == SL_BK_TEXT || msg->block == SL_BK_REFUSAL))
+        s_text_part (rs, msg->text, false, out);
+    else
+    if (msg->text.len && msg->block == SL_BK_THINKING)
+        s_text_part (rs, msg->text, true, out);
 }
 
 static const char *
@@ -525,7 +506,10 @@ const sl_renderer_t sl_gemini_renderer = {
     //  A line end between events: the only form every Gemini client
     //  skips (see the top).
     .keepalive = "\n",
-    .block = s_block,
+    .block = sl_render_block,
+    .on_delta = s_part_delta,
+    .on_end = s_block_end,
+    .on_finish = s_finish_chunk,
     .error = s_error,
     .end = s_end,
     .error_body = s_error_body,

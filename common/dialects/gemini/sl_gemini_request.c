@@ -21,14 +21,14 @@
     body.
 */
 #include <ctype.h>
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "common/base/sl_json.h"
 #include "common/dialects/sl_effort.h"
 #include "common/dialects/sl_job.h"
+#include "common/dialects/sl_reqparse.h"
+#include "common/dialects/sl_reqrender.h"
 #include "common/dialects/gemini/sl_gemini.h"
 
 #define S_STOP_MAX 5                    //  stop sequences the API takes
@@ -47,15 +47,6 @@ static const char *const s_config_mapped [] = {
     "candidateCount", NULL
 };
 static const char *const s_config_matters [] = { "responseModalities", "speechConfig", NULL };
-
-static bool
-s_in (const char *key, const char *const *list)
-{
-    for (; *list; list++)
-        if (strcmp (key, *list) == 0)
-            return true;
-    return false;
-}
 
 //  Gemini's OpenAPI schema as JSON Schema: type names in lower case.
 static json_t *
@@ -205,40 +196,30 @@ s_content (sl_req_t *req, json_t *content, size_t index)
     }
 }
 
-//  Function declarations: named ones are the judge's; parameters or
-//  parametersJsonSchema their schema.
+//  A declaration's schema: parameters (Gemini's OpenAPI schema, held as
+//  JSON Schema and kept as declared) or parametersJsonSchema.
 static int
-s_declarations (json_t *decls, sl_req_t *req, sl_refusal_t *err)
+s_declaration (json_t *decl, sl_tool_t *t, sl_req_t *req, sl_refusal_t *err)
 {
-    if (!decls || json_is_null (decls))
-        return 0;
-    if (!json_is_array (decls))
-        return sl_refuse (err, 400, "invalid_request_error", "'functionDeclarations' must be an array");
-    size_t i;
-    json_t *decl;
-    json_array_foreach (decls, i, decl) {
-        if (!json_is_object (decl))
-            return sl_refuse (err, 400, "invalid_request_error", "functionDeclarations[%zu] must be an object", i);
-        json_t *name = json_object_get (decl, "name");
-        if (!name)
-            continue;
-        if (!json_is_string (name))
-            return sl_refuse (err, 400, "invalid_request_error", "functionDeclarations[%zu].name must be a string", i);
-        sl_tool_t *t = sl_req_add_tool (req);
-        t->name = sl_req_str (name);
-        t->description = sl_req_str (json_object_get (decl, "description"));
-        json_t *schema = json_object_get (decl, "parameters");
-        json_t *js = json_object_get (decl, "parametersJsonSchema");
-        if (json_is_object (schema)) {
-            t->declared = schema;
-            t->schema = sl_req_own (req, s_json_schema (schema));
-        }
-        else
-        if (json_is_object (js))
-            t->schema = js;
+    (void) err;
+    json_t *schema = json_object_get (decl, "parameters");
+    json_t *js = json_object_get (decl, "parametersJsonSchema");
+    if (json_is_object (schema)) {
+        t->declared = schema;
+        t->schema = sl_req_own (req, s_json_schema (schema));
     }
+    else
+    if (json_is_object (js))
+        t->schema = js;
     return 0;
 }
+
+//  Function declarations: named ones are the judge's.
+static const sl_reqparse_tools_t s_declarations = {
+    .list = "functionDeclarations",
+    .unnamed = SL_REQPARSE_UNNAMED_SKIP,
+    .read = s_declaration,
+};
 
 int
 sl_gemini_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_refusal_t *err)
@@ -263,7 +244,7 @@ sl_gemini_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_
     size_t i;
     json_t *tool;
     json_array_foreach (tools, i, tool) {
-        if (s_declarations (json_object_get (tool, "functionDeclarations"), req, err))
+        if (sl_reqparse_tools (json_object_get (tool, "functionDeclarations"), &s_declarations, req, err))
             return -1;
         const char *key;
         json_t *v;
@@ -313,10 +294,7 @@ sl_gemini_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_
     req->seed = sl_req_int (json_object_get (config, "seed"));
     req->presence_penalty = sl_req_real (json_object_get (config, "presencePenalty"));
     req->frequency_penalty = sl_req_real (json_object_get (config, "frequencyPenalty"));
-    json_t *stop;
-    json_array_foreach (json_object_get (config, "stopSequences"), i, stop)
-        if (json_is_string (stop))
-            sl_req_add_stop (req, sl_req_str (stop));
+    sl_reqparse_stops (req, json_object_get (config, "stopSequences"));
     json_t *mime = json_object_get (config, "responseMimeType");
     if (json_is_string (mime) && strcmp (json_string_value (mime), "application/json") == 0) {
         json_t *js = json_object_get (config, "responseJsonSchema"), *schema = json_object_get (config, "responseSchema");
@@ -333,14 +311,8 @@ sl_gemini_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_
     else
         req->budget = sl_req_int (budget);
     req->effort = sl_req_str (json_object_get (thinking, "thinkingLevel"));
-    const char *key;
-    json_t *value;
-    json_object_foreach (root, key, value)
-        if (!s_in (key, s_mapped) && !json_is_null (value))
-            sl_req_field (req, key, s_matters, s_informative);
-    json_object_foreach (config, key, value)
-        if (!s_in (key, s_config_mapped) && !json_is_null (value))
-            sl_req_field (req, key, s_config_matters, s_config_informative);
+    sl_reqparse_fields (req, root, s_mapped, s_matters, s_informative);
+    sl_reqparse_fields (req, config, s_config_mapped, s_config_matters, s_config_informative);
     return 0;
 }
 
@@ -356,18 +328,13 @@ sl_gemini_forward (sl_str_t body, const sl_req_t *req, sl_buf_t *out)
 //  --------------------------------------------------------------------------
 //  Rendering another dialect's request
 
-static json_t *
-s_string (sl_str_t s)
-{
-    return json_stringn (s.ptr ? s.ptr : "", s.len);
-}
-
 static int
 s_inline_part (const sl_part_t *p, sl_xlate_t *x, json_t **out)
 {
     if (p->url.ptr)
         return sl_xlate_refuse (x, "an image by URL", "Gemini takes images as inline data");
-    *out = json_pack ("{s:{s:o,s:o}}", "inlineData", "mimeType", s_string (p->media_type), "data", s_string (p->data));
+    *out = json_pack ("{s:{s:o,s:o}}", "inlineData", "mimeType", sl_reqrender_str (p->media_type), "data",
+                      sl_reqrender_str (p->data));
     return 0;
 }
 
@@ -375,26 +342,20 @@ s_inline_part (const sl_part_t *p, sl_xlate_t *x, json_t **out)
 static int
 s_part (const sl_req_t *req, const sl_part_t *p, sl_xlate_t *x, json_t **out)
 {
-    *out = NULL;
     switch (p->kind) {
         case SL_PART_TEXT:
         case SL_PART_REFUSAL:
             if (p->text.len)
-                *out = json_pack ("{s:o}", "text", s_string (p->text));
+                *out = json_pack ("{s:o}", "text", sl_reqrender_str (p->text));
             return 0;
         case SL_PART_IMAGE:
             return s_inline_part (p, x, out);
         case SL_PART_TOOL_CALL: {
-            json_t *args = p->arguments.ptr ? json_loadb (p->arguments.ptr, p->arguments.len, 0, NULL) : NULL;
-            if (!json_is_object (args)) {
-                json_decref (args);
-                args = json_object ();
-                sl_xlate_drop (x, "tool call arguments that are not a JSON object");
-            }
-            *out = json_pack ("{s:{s:o,s:o}}", "functionCall", "name", s_string (p->name), "args", args);
+            *out = json_pack ("{s:{s:o,s:o}}", "functionCall", "name", sl_reqrender_str (p->name), "args",
+                              sl_reqrender_args (p, x));
             sl_str_t sig = sl_sig_for ("gemini", p->signature);
             if (sig.ptr)
-                json_object_set_new (*out, "thoughtSignature", s_string (sig));
+                json_object_set_new (*out, "thoughtSignature", sl_reqrender_str (sig));
             return 0;
         }
         case SL_PART_TOOL_RESULT: {
@@ -407,7 +368,7 @@ s_part (const sl_req_t *req, const sl_part_t *p, sl_xlate_t *x, json_t **out)
                 return sl_xlate_refuse (x, "an image in a tool result", "function responses carry JSON");
             sl_buf_t text = { 0 };
             sl_req_result_text (p, false, &text);
-            *out = json_pack ("{s:{s:o,s:{s:s%}}}", "functionResponse", "name", s_string (name), "response",
+            *out = json_pack ("{s:{s:o,s:{s:s%}}}", "functionResponse", "name", sl_reqrender_str (name), "response",
                               p->is_error ? "error" : "output", text.data ? text.data : "", text.len);
             sl_buf_free (&text);
             return 0;
@@ -415,8 +376,8 @@ s_part (const sl_req_t *req, const sl_part_t *p, sl_xlate_t *x, json_t **out)
         case SL_PART_THINKING: {
             sl_str_t sig = sl_sig_for ("gemini", p->signature);
             if (sig.ptr)
-                *out = json_pack ("{s:o,s:b,s:o}", "text", s_string (p->text), "thought", 1,
-                                  "thoughtSignature", s_string (sig));
+                *out = json_pack ("{s:o,s:b,s:o}", "text", sl_reqrender_str (p->text), "thought", 1,
+                                  "thoughtSignature", sl_reqrender_str (sig));
             else
                 sl_xlate_drop (x, "thinking another provider signed");
             return 0;
@@ -425,32 +386,15 @@ s_part (const sl_req_t *req, const sl_part_t *p, sl_xlate_t *x, json_t **out)
             sl_xlate_drop (x, "thinking another provider signed");
             return 0;
         default:
-            return sl_xlate_refuse (x, p->text.ptr ? p->text.ptr : "a content part",
-                                    "the client's dialect has it, Gemini does not");
+            return sl_reqrender_refuse_part (x, p, "Gemini");
     }
 }
 
-static void
-s_turn (json_t *contents, const char *role, json_t *parts)
+//  A functionResponse part comes first in a user turn.
+static bool
+s_is_result (json_t *part)
 {
-    json_t *last = json_array_get (contents, json_array_size (contents) - 1);
-    if (last && strcmp (json_string_value (json_object_get (last, "role")), role) == 0) {
-        json_t *into = json_object_get (last, "parts");
-        size_t at = 0;
-        while (at < json_array_size (into) && json_object_get (json_array_get (into, at), "functionResponse"))
-            at++;
-        size_t i;
-        json_t *p;
-        json_array_foreach (parts, i, p) {
-            if (json_object_get (p, "functionResponse"))
-                json_array_insert (into, at++, p);
-            else
-                json_array_append (into, p);
-        }
-        json_decref (parts);
-        return;
-    }
-    json_array_append_new (contents, json_pack ("{s:s,s:o}", "role", role, "parts", parts));
+    return json_object_get (part, "functionResponse") != NULL;
 }
 
 static int
@@ -465,24 +409,18 @@ s_contents (const sl_req_t *req, sl_xlate_t *x, json_t *root)
         if (m->role == SL_ROLE_SYSTEM) {
             for (size_t j = 0; j < m->count; j++)
                 if (m->parts [j].kind == SL_PART_TEXT)
-                    json_array_append_new (system, json_pack ("{s:o}", "text", s_string (m->parts [j].text)));
+                    json_array_append_new (system, json_pack ("{s:o}", "text", sl_reqrender_str (m->parts [j].text)));
                 else
                     rc = sl_xlate_refuse (x, "instructions that are not text", NULL);
             continue;
         }
-        json_t *results = json_array (), *others = json_array ();
-        for (size_t j = 0; j < m->count && rc == 0; j++) {
-            json_t *part;
-            rc = s_part (req, &m->parts [j], x, &part);
-            if (part)
-                json_array_append_new (m->parts [j].kind == SL_PART_TOOL_RESULT ? results : others, part);
-        }
-        json_array_extend (results, others);
-        json_decref (others);
-        if (rc == 0 && json_array_size (results))
-            s_turn (contents, m->role == SL_ROLE_ASSISTANT ? "model" : "user", results);
+        json_t *parts;
+        rc = sl_reqrender_blocks (req, m, s_part, x, &parts);
+        if (rc == 0 && json_array_size (parts))
+            sl_reqrender_turn (contents, m->role == SL_ROLE_ASSISTANT ? "model" : "user", "parts", parts,
+                               s_is_result);
         else
-            json_decref (results);
+            json_decref (parts);
     }
     if (json_array_size (system))
         json_object_set_new (root, "systemInstruction", json_pack ("{s:o}", "parts", system));
@@ -508,6 +446,13 @@ s_budget (const sl_req_t *req, sl_xlate_t *x)
     return req->thinking_adaptive ? S_DYNAMIC_BUDGET : S_NO_BUDGET;
 }
 
+//  Function declarations: name, description, parametersJsonSchema (none
+//  without a schema).
+static const sl_reqrender_tools_t s_render_tools = {
+    .schema = "parametersJsonSchema",
+    .own = "its type is the client's provider's",
+};
+
 int
 sl_gemini_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
 {
@@ -516,53 +461,31 @@ sl_gemini_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
     if (rc == 0 && req->tool_count) {
         json_t *decls = json_array ();
         json_object_set_new (root, "tools", json_pack ("[{s:o}]", "functionDeclarations", decls));
-        for (size_t i = 0; i < req->tool_count && rc == 0; i++) {
-            const sl_tool_t *t = &req->tools [i];
-            if (t->server.ptr) {
-                rc = sl_xlate_refuse (x, "a provider's own tool", "its type is the client's provider's");
-                break;
-            }
-            json_t *decl = json_pack ("{s:o}", "name", s_string (t->name));
-            if (t->description.ptr)
-                json_object_set_new (decl, "description", s_string (t->description));
-            if (t->schema)
-                json_object_set_new (decl, "parametersJsonSchema", json_incref (t->schema));
-            json_array_append_new (decls, decl);
-        }
+        rc = sl_reqrender_tools (req, &s_render_tools, x, decls);
     }
     const char *mode = req->tool_choice == SL_CHOICE_AUTO ? "AUTO" : req->tool_choice == SL_CHOICE_NONE ? "NONE"
                      : req->tool_choice == SL_CHOICE_REQUIRED || req->tool_choice == SL_CHOICE_TOOL ? "ANY" : NULL;
     if (mode && req->tool_count) {
         json_t *calling = json_pack ("{s:s}", "mode", mode);
         if (req->tool_choice == SL_CHOICE_TOOL)
-            json_object_set_new (calling, "allowedFunctionNames", json_pack ("[o]", s_string (req->tool_choice_name)));
+            json_object_set_new (calling, "allowedFunctionNames",
+                                 json_pack ("[o]", sl_reqrender_str (req->tool_choice_name)));
         json_object_set_new (root, "toolConfig", json_pack ("{s:o}", "functionCallingConfig", calling));
     }
     if (req->parallel_tools == 0)
         sl_xlate_drop (x, "parallel_tool_calls");
     json_t *config = json_object ();
-    if (!isnan (req->temperature))
-        json_object_set_new (config, "temperature", json_real (req->temperature));
-    if (!isnan (req->top_p))
-        json_object_set_new (config, "topP", json_real (req->top_p));
-    if (req->top_k >= 0)
-        json_object_set_new (config, "topK", json_integer (req->top_k));
-    if (req->max_tokens >= 0)
-        json_object_set_new (config, "maxOutputTokens", json_integer (req->max_tokens));
+    sl_reqrender_real (config, "temperature", req->temperature);
+    sl_reqrender_real (config, "topP", req->top_p);
+    sl_reqrender_int (config, "topK", req->top_k);
+    sl_reqrender_int (config, "maxOutputTokens", req->max_tokens);
     if (req->stop_count > S_STOP_MAX && rc == 0)
         rc = sl_xlate_refuse (x, "more than 5 stop sequences", "Gemini takes 5");
-    if (req->stop_count) {
-        json_t *stop = json_array ();
-        for (size_t i = 0; i < req->stop_count; i++)
-            json_array_append_new (stop, s_string (req->stop [i]));
-        json_object_set_new (config, "stopSequences", stop);
-    }
-    if (req->seed >= 0)
-        json_object_set_new (config, "seed", json_integer (req->seed));
-    if (!isnan (req->presence_penalty))
-        json_object_set_new (config, "presencePenalty", json_real (req->presence_penalty));
-    if (!isnan (req->frequency_penalty))
-        json_object_set_new (config, "frequencyPenalty", json_real (req->frequency_penalty));
+    if (req->stop_count)
+        json_object_set_new (config, "stopSequences", sl_reqrender_strs (req->stop, req->stop_count));
+    sl_reqrender_int (config, "seed", req->seed);
+    sl_reqrender_real (config, "presencePenalty", req->presence_penalty);
+    sl_reqrender_real (config, "frequencyPenalty", req->frequency_penalty);
     if (req->format == SL_FORMAT_JSON || req->format == SL_FORMAT_SCHEMA) {
         json_object_set_new (config, "responseMimeType", json_string ("application/json"));
         if (req->format == SL_FORMAT_SCHEMA && req->format_schema)
@@ -580,11 +503,5 @@ sl_gemini_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
         sl_xlate_drop (x, "user");
     if (req->metadata)
         sl_xlate_drop (x, "metadata");
-    if (rc == 0) {
-        char *text = json_dumps (root, SL_REQ_JSON_FLAGS);
-        sl_buf_puts (out, text);
-        free (text);
-    }
-    json_decref (root);
-    return rc;
+    return sl_reqrender_end (root, rc, out);
 }

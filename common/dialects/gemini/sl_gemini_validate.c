@@ -1,10 +1,16 @@
 /*  sl_gemini_validate.c - output legality of Gemini streams and bodies.
 
-    The rules (sl_validate.h):
-    Gemini: GenerateContentResponse objects of one responseId, one
-    candidate (index 0) whose parts each carry a known field; a
-    functionCall has a name and object args; finishReason once, in
-    the last chunk.
+    A stream (what every dialect obeys besides is in sl_validate.h):
+    GenerateContentResponse objects of one responseId, one candidate
+    (index 0) whose parts each carry a known field; a functionCall has a
+    name and object args; finishReason once, in the last chunk.
+
+    A whole body (non-streaming): one candidate (index 0) whose parts each
+    carry a known field (a functionCall with a name and object args), and
+    a finishReason.
+
+    Tests: tests/unit/common/dialects/test_sl_validate.c (legal and
+    illegal streams and bodies of this dialect), tests/fuzz/fuzz_validate.c.
 */
 #include <stdlib.h>
 #include <string.h>

@@ -6,6 +6,10 @@
     GET /v1/models; a question is a non-streaming chat completion.
     Requests: sl_openai_request.c; stream decoder: sl_openai_decode.c;
     renderer: sl_openai_render.c; validator: sl_openai_validate.c.
+
+    Tests: tests/unit/common/dialects/test_dialects.c, the conformance
+    suite, runs over this table (endpoint, URL, credential, finish values,
+    defaults, model lists, the question), and test_sl_models.c.
 */
 #include "common/dialects/openai/sl_openai.h"
 
@@ -14,50 +18,15 @@
 #include "common/base/sl_json.h"
 
 //  POST /v1/chat/completions, or without the version.
-static int
-s_endpoint (const char *path, sl_endpoint_t *out)
-{
-    (void) out;
-    if (strcmp (path, "/v1/chat/completions") == 0 || strcmp (path, "/chat/completions") == 0)
-        return 1;
-    return -1;
-}
-
-static int
-s_url (const char *base_url, sl_str_t model, sl_buf_t *out)
-{
-    (void) model;
-    sl_buf_printf (out, "%s/chat/completions", base_url);
-    return 0;
-}
+static const char *const s_paths [] = { "/v1/chat/completions", "/chat/completions", NULL };
 
 //  Finish reasons of Chat Completions (function_call: the deprecated
 //  single call).
-static int
-s_finish (sl_str_t raw)
-{
-    static const struct { const char *raw; int finish; } table [] = {
-        { "stop", SL_FIN_STOP }, { "length", SL_FIN_LENGTH }, { "tool_calls", SL_FIN_TOOL_CALLS },
-        { "function_call", SL_FIN_TOOL_CALLS }, { "content_filter", SL_FIN_CONTENT_FILTER },
-        { "error", SL_FIN_ERROR },
-    };
-    for (size_t i = 0; i < sizeof table / sizeof table [0]; i++)
-        if (sl_str_eq (raw, table [i].raw))
-            return table [i].finish;
-    return SL_FIN_NONE;
-}
-
-//  GET /v1/models and /v1/models/{id}: the list every OpenAI client reads.
-static int
-s_models (const char *path, sl_header_fn *header, void *arg, const char **rest)
-{
-    (void) header;
-    (void) arg;
-    if (strncmp (path, "/v1/models", 10) != 0 || (path [10] && path [10] != '/') || strchr (path, ':'))
-        return 0;
-    *rest = path [10] ? path + 11 : "";
-    return 1;
-}
+static const sl_finish_name_t s_finishes [] = {
+    { "stop", SL_FIN_STOP }, { "length", SL_FIN_LENGTH }, { "tool_calls", SL_FIN_TOOL_CALLS },
+    { "function_call", SL_FIN_TOOL_CALLS }, { "content_filter", SL_FIN_CONTENT_FILTER },
+    { "error", SL_FIN_ERROR }, { NULL, 0 }
+};
 
 //  Models carry no creation time we know; the list needs one.
 #define S_CREATED 0
@@ -76,11 +45,7 @@ void
 sl_openai_model_list (const sl_model_entry_t *models, size_t count, sl_buf_t *out)
 {
     sl_buf_puts (out, "{\"object\":\"list\",\"data\":[");
-    for (size_t i = 0; i < count; i++) {
-        if (i)
-            sl_buf_putc (out, ',');
-        sl_openai_model (&models [i], out);
-    }
+    sl_dialect_put_models (models, count, sl_openai_model, out);
     sl_buf_puts (out, "]}");
 }
 
@@ -112,22 +77,18 @@ static const char *const s_headers [] = { NULL };
 const sl_dialect_t sl_openai_dialect = {
     .id = SL_DIALECT_OPENAI,
     .name = "openai",
-    .endpoint = s_endpoint,
-    .parse = sl_openai_parse,
-    .forward = sl_openai_forward,
-    .render = sl_openai_render_request,
-    .url = s_url,
+    SL_DIALECT_PARTS (openai),
+    .paths = s_paths,
+    .url_path = "/chat/completions",
     .credential = "Authorization",
     .scheme = "Bearer ",
     .headers = s_headers,
-    .decoder = &sl_openai_decoder,
-    .finish = s_finish,
+    .finishes = s_finishes,
     .base_url = SL_OPENAI_BASE_URL,
     .question = s_question,
     .answer = s_answer,
-    .renderer = &sl_openai_renderer,
-    .validator = &sl_openai_validator,
-    .models = s_models,
+    //  GET /v1/models and /v1/models/{id}: the list every OpenAI client reads.
+    .models_path = "/v1/models",
     .model_list = sl_openai_model_list,
     .model = sl_openai_model,
     .corpus = "openai-chat",

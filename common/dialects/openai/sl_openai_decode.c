@@ -1,4 +1,4 @@
-/*  sl_dec_openai.c - OpenAI Chat Completions stream decoder.
+/*  sl_openai_decode.c - OpenAI Chat Completions stream decoder.
 
     Each SSE event is one chat.completion.chunk JSON object, or "[DONE]".
     A chunk carries the message identity (id, model, created), choices with
@@ -15,13 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/base/sl_alloc.h"
 #include "common/dialects/sl_decoder_impl.h"
-
-typedef struct {
-    bool identified;                    //  MESSAGE delta emitted
-    bool finished;                      //  a finish_reason was seen
-} s_state_t;
 
 //  Fields read elsewhere or deliberately dropped; anything else is counted
 //  as unknown (a provider extension this decoder does not translate).
@@ -45,18 +39,6 @@ static const sl_str_t s_delta_known [] = {
     SL_STR_LIT ("reasoning_details"), SL_STR_LIT ("audio"), SL_STR_LIT ("annotations"),
     SL_STR_LIT ("channel"), SL_STR_LIT ("provider_specific_fields"), SL_STR_NULL
 };
-
-static void *
-s_create (void)
-{
-    return sl_xcalloc (1, sizeof (s_state_t));
-}
-
-static void
-s_destroy (void *state)
-{
-    free (state);
-}
 
 //  Emit a text-like delta when the value is a non-empty string.
 static int
@@ -262,32 +244,20 @@ s_delta (sl_decoder_t *dec, sl_str_t delta)
     return 0;
 }
 
+#define S_CHOICE(X) X (C_DELTA, "delta") X (C_FINISH, "finish_reason") X (C_INDEX, "index")
+SL_DECODER_MEMBERS (s_choice_members, S_CHOICE)
+
 static int
-s_choice (s_state_t *st, sl_decoder_t *dec, sl_str_t choice)
+s_choice (sl_decoder_t *dec, sl_str_t choice)
 {
-    sl_json_iter_t it;
-    if (sl_json_object (&it, choice))
-        return sl_decoder_fail (dec, "choice is not an object");
-    sl_str_t key, value, delta = SL_STR_NULL, finish = SL_STR_NULL;
+    static const sl_decoder_object_t shape = { s_choice_known, "choice is not an object", "malformed choice" };
+    sl_str_t v [s_choice_members_count];
+    if (s_choice_members (dec, choice, &shape, v))
+        return -2;
+    sl_str_t delta = v [C_DELTA], finish = v [C_FINISH];
     int32_t index = 0;
-    int rc;
-    while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (SL_KEY (key, "delta"))
-            delta = value;
-        else
-        if (SL_KEY (key, "finish_reason"))
-            finish = value;
-        else
-        if (SL_KEY (key, "index")) {
-            if (sl_decoder_index (value, &index))
-                return sl_decoder_fail (dec, "choice index is not a small integer");
-        }
-        else
-        if (!sl_decoder_key_in (key, s_choice_known))
-            sl_decoder_count_unknown (dec);
-    }
-    if (rc < 0)
-        return sl_decoder_fail (dec, "malformed choice");
+    if (v [C_INDEX].ptr && sl_decoder_index (v [C_INDEX], &index))
+        return sl_decoder_fail (dec, "choice index is not a small integer");
     if (index != 0) {
         sl_decoder_count_unknown (dec);
         return 0;
@@ -299,84 +269,49 @@ s_choice (s_state_t *st, sl_decoder_t *dec, sl_str_t choice)
         sl_msg_init (&d, SL_MSG_DELTA);
         if (sl_decoder_str (dec, finish, &d.finish_raw))
             return sl_decoder_fail (dec, "finish_reason is not a string");
-        st->finished = true;
-        sl_decoder_emit_delta (dec, SL_D_FINISH, &d);
+        sl_decoder_emit_finish (dec, &d);
     }
     return 0;
 }
 
-//  Read an integer member of obj into *out (left alone when absent).
-static void
-s_usage_field (sl_str_t obj, const char *key, int64_t *out)
-{
-    sl_str_t v;
-    int64_t n;
-    if (sl_json_find (obj, key, &v) == 1 && sl_json_i64 (v, &n) == 0)
-        *out = n;
-}
+static const sl_usage_key_t s_usage_keys [] = {
+    { "prompt_tokens", NULL, offsetof (sl_usage_t, input) },
+    { "completion_tokens", NULL, offsetof (sl_usage_t, output) },
+    { "total_tokens", NULL, offsetof (sl_usage_t, total) },
+    { "prompt_tokens_details", "cached_tokens", offsetof (sl_usage_t, cache_read) },
+    { "completion_tokens_details", "reasoning_tokens", offsetof (sl_usage_t, reasoning) },
+    { NULL, NULL, 0 }
+};
 
 static int
 s_usage (sl_decoder_t *dec, sl_str_t usage)
 {
-    if (sl_json_type (usage) != SL_JSON_OBJECT)
+    if (sl_decoder_emit_usage (dec, usage, s_usage_keys))
         return sl_decoder_fail (dec, "usage is not an object");
-    sl_msg_t d;
-    sl_msg_init (&d, SL_MSG_DELTA);
-    d.has_usage = true;
-    s_usage_field (usage, "prompt_tokens", &d.usage.input);
-    s_usage_field (usage, "completion_tokens", &d.usage.output);
-    s_usage_field (usage, "total_tokens", &d.usage.total);
-    sl_str_t details;
-    if (sl_json_find (usage, "prompt_tokens_details", &details) == 1
-    &&  sl_json_type (details) == SL_JSON_OBJECT)
-        s_usage_field (details, "cached_tokens", &d.usage.cache_read);
-    if (sl_json_find (usage, "completion_tokens_details", &details) == 1
-    &&  sl_json_type (details) == SL_JSON_OBJECT)
-        s_usage_field (details, "reasoning_tokens", &d.usage.reasoning);
-    sl_decoder_emit_delta (dec, SL_D_USAGE, &d);
     return 0;
 }
+
+#define S_CHUNK(X) \
+    X (K_CHOICES, "choices") X (K_ID, "id") X (K_MODEL, "model") X (K_CREATED, "created") X (K_USAGE, "usage") \
+    X (K_ERROR, "error")
+SL_DECODER_MEMBERS (s_chunk_members, S_CHUNK)
 
 static int
 s_event (void *state, sl_decoder_t *dec, sl_str_t type, sl_str_t data)
 {
-    s_state_t *st = state;
+    (void) state;
     sl_str_t body = sl_json_trim (data);
     if (sl_str_eq (body, "[DONE]")) {
         sl_decoder_emit_done (dec);
         return 0;
     }
-    sl_json_iter_t it;
-    if (sl_json_object (&it, body))
-        return sl_decoder_fail (dec, "chunk is not a JSON object");
-    sl_str_t key, value;
-    sl_str_t id = SL_STR_NULL, model = SL_STR_NULL, choices = SL_STR_NULL;
-    sl_str_t usage = SL_STR_NULL, error = SL_STR_NULL, created = SL_STR_NULL;
+    static const sl_decoder_object_t shape = { s_chunk_known, "chunk is not a JSON object", "chunk is not valid JSON" };
+    sl_str_t v [s_chunk_members_count];
+    if (s_chunk_members (dec, body, &shape, v))
+        return -2;
     int rc;
-    while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (SL_KEY (key, "choices"))
-            choices = value;
-        else
-        if (SL_KEY (key, "id"))
-            id = value;
-        else
-        if (SL_KEY (key, "model"))
-            model = value;
-        else
-        if (SL_KEY (key, "created"))
-            created = value;
-        else
-        if (SL_KEY (key, "usage"))
-            usage = value;
-        else
-        if (SL_KEY (key, "error"))
-            error = value;
-        else
-        if (!sl_decoder_key_in (key, s_chunk_known))
-            sl_decoder_count_unknown (dec);
-    }
-    if (rc < 0)
-        return sl_decoder_fail (dec, "chunk is not valid JSON");
+    sl_str_t id = v [K_ID], model = v [K_MODEL], choices = v [K_CHOICES];
+    sl_str_t usage = v [K_USAGE], error = v [K_ERROR], created = v [K_CREATED];
     if (error.ptr && !sl_json_is_null (error)) {
         //  Tokens spent before the failure are still billed: keep them.
         if (usage.ptr && !sl_json_is_null (usage) && s_usage (dec, usage))
@@ -388,26 +323,15 @@ s_event (void *state, sl_decoder_t *dec, sl_str_t type, sl_str_t data)
         sl_decoder_emit_error_object (dec, body);
         return 0;
     }
-    if (!st->identified && (id.ptr || model.ptr)) {
-        sl_msg_t d;
-        sl_msg_init (&d, SL_MSG_DELTA);
-        //  Identity fields of the wrong type are dropped, not fatal.
-        if (id.ptr && sl_decoder_str (dec, id, &d.id))
-            d.id = SL_STR_NULL;
-        if (model.ptr && sl_decoder_str (dec, model, &d.model))
-            d.model = SL_STR_NULL;
-        if (created.ptr)
-            sl_json_i64 (created, &d.ts);
-        st->identified = true;
-        sl_decoder_emit_delta (dec, SL_D_MESSAGE, &d);
-    }
+    if (id.ptr || model.ptr)
+        sl_decoder_identify (dec, id, model, created);
     if (choices.ptr && !sl_json_is_null (choices)) {
         sl_json_iter_t cit;
         sl_str_t choice;
         if (sl_json_array (&cit, choices))
             return sl_decoder_fail (dec, "choices is not an array");
         while ((rc = sl_json_next_elem (&cit, &choice)) == 1)
-            if (s_choice (st, dec, choice))
+            if (s_choice (dec, choice))
                 return -2;
         if (rc < 0)
             return sl_decoder_fail (dec, "malformed choices");
@@ -417,24 +341,9 @@ s_event (void *state, sl_decoder_t *dec, sl_str_t type, sl_str_t data)
     return 0;
 }
 
-static int
-s_finish (void *state, sl_decoder_t *dec)
-{
-    s_state_t *st = state;
-    if (st->finished) {
-        //  Some OpenAI-compatible servers end without [DONE]: the finish
-        //  reason already said the response is complete.
-        sl_decoder_emit_done (dec);
-        return 0;
-    }
-    sl_decoder_emit_error (dec, SL_STR_LIT ("upstream_incomplete"),
-                           SL_STR_LIT ("the upstream ended the stream before it finished"), 502);
-    return 0;
-}
-
+//  The body's end is sl_decoder_end's: some OpenAI-compatible servers end
+//  without [DONE], and the finish reason already said the response is
+//  complete.
 const sl_decoder_vt_t sl_openai_decoder = {
-    .create = s_create,
-    .destroy = s_destroy,
     .event = s_event,
-    .finish = s_finish,
 };

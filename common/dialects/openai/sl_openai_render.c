@@ -1,4 +1,4 @@
-/*  sl_render_openai.c - judged blocks as OpenAI chat.completion.chunk SSE.
+/*  sl_openai_render.c - judged blocks as OpenAI chat.completion.chunk SSE.
 
     Every chunk shares the same head ({"id":..,"object":..,"created":..,
     "model":..,"choices":[), built once per stream; a chunk is that head,
@@ -21,6 +21,7 @@
 
 #include "common/base/sl_json.h"
 #include "common/dialects/sl_render.h"
+#include "common/dialects/openai/sl_openai.h"
 
 //  Per stream: the head every chunk shares, built once.
 typedef struct {
@@ -52,10 +53,7 @@ s_prefix (sl_render_stream_t *rs)
     if (S_STATE (rs)->prefix.len)
         return;
     sl_buf_puts (&S_STATE (rs)->prefix, "data: {\"id\":");
-    if (rs->id.len)
-        sl_json_put_sl (&S_STATE (rs)->prefix, sl_buf_str (&rs->id));
-    else
-        sl_buf_printf (&S_STATE (rs)->prefix, "\"chatcmpl-%s\"", rs->sid_hex);
+    sl_render_put_id (rs, "chatcmpl-", &S_STATE (rs)->prefix);
     sl_buf_puts (&S_STATE (rs)->prefix, ",\"object\":\"chat.completion.chunk\",\"created\":");
     sl_buf_put_i64 (&S_STATE (rs)->prefix, rs->created);
     sl_buf_puts (&S_STATE (rs)->prefix, ",\"model\":");
@@ -161,77 +159,74 @@ s_citations_chunk (sl_render_stream_t *rs, sl_str_t body, sl_buf_t *out)
     sl_buf_free (&citations);
 }
 
+//  A tool call opens with its index, id, type and name.
 static void
-s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+s_call_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
-    if (msg->kind == SL_B_MESSAGE)
+    if (msg->block != SL_BK_TOOL_CALL)
         return;
-    if (!rs->started) {
-        rs->started = true;
-        s_role_chunk (rs, out);
-    }
-    switch (msg->kind) {
-        case SL_B_START:
-            if (msg->block == SL_BK_TOOL_CALL) {
-                int k = rs->tool_calls++;
-                s_chunk_open (rs, out);
-                sl_buf_puts (out, "\"tool_calls\":[{\"index\":");
-                sl_buf_put_i64 (out, k);
-                sl_buf_puts (out, ",\"id\":");
-                s_call_id (rs, sl_render_call_id (msg->id, msg->call_id), k, out);
-                sl_buf_puts (out, ",\"type\":\"function\",\"function\":{\"name\":");
-                sl_json_put_sl (out, msg->name);
-                sl_buf_puts (out, ",\"arguments\":\"\"}}]");
-                s_chunk_close (out, NULL);
-            }
-            break;
-        case SL_B_DELTA:
-            if (!msg->text.len)
-                break;
-            if (msg->block == SL_BK_TEXT)
-                s_text_chunk (rs, "content", msg->text, out);
-            else
-            if (msg->block == SL_BK_REFUSAL)
-                s_text_chunk (rs, "refusal", msg->text, out);
-            else
-            if (msg->block == SL_BK_THINKING)
-                s_text_chunk (rs, "reasoning_content", msg->text, out);
-            else
-            if (msg->block == SL_BK_TOOL_CALL && rs->tool_calls > 0) {
-                s_chunk_open (rs, out);
-                sl_buf_puts (out, "\"tool_calls\":[{\"index\":");
-                sl_buf_put_i64 (out, rs->tool_calls - 1);
-                sl_buf_puts (out, ",\"function\":{\"arguments\":");
-                sl_json_put_sl (out, msg->text);
-                sl_buf_puts (out, "}}]");
-                s_chunk_close (out, NULL);
-            }
-            break;
-        case SL_B_END:
-            if (msg->block == SL_BK_CITATION || msg->block == SL_BK_TEXT)
-                s_citations_chunk (rs, msg->body, out);
-            else
-            if (msg->block == SL_BK_REDACTED_THINKING || msg->block == SL_BK_SERVER_TOOL_USE
-            ||  msg->block == SL_BK_SERVER_TOOL_RESULT)
-                rs->dropped++;          //  no place in a chat chunk
-            break;
-        case SL_B_FINISH: {
-            char raw [32];
-            const char *finish = sl_render_raw_finish (rs, msg, raw, sizeof raw);
-            s_chunk_open (rs, out);
-            s_chunk_close (out, finish ? finish : s_finish_name (msg->finish));
-            rs->finished = true;
-            if ((rs->flags & SL_F_USAGE) && msg->has_usage)
-                s_usage_chunk (rs, msg, out);
-            break;
-        }
-        default:
-            break;
+    int k = rs->tool_calls++;
+    s_chunk_open (rs, out);
+    sl_buf_puts (out, "\"tool_calls\":[{\"index\":");
+    sl_buf_put_i64 (out, k);
+    sl_buf_puts (out, ",\"id\":");
+    s_call_id (rs, sl_render_call_id (msg->id, msg->call_id), k, out);
+    sl_buf_puts (out, ",\"type\":\"function\",\"function\":{\"name\":");
+    sl_json_put_sl (out, msg->name);
+    sl_buf_puts (out, ",\"arguments\":\"\"}}]");
+    s_chunk_close (out, NULL);
+}
+
+static void
+s_delta_chunk (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    if (!msg->text.len)
+        return;
+    if (msg->block == SL_BK_TEXT)
+        s_text_chunk (rs, "content", msg->text, out);
+    else
+    if (msg->block == SL_BK_REFUSAL)
+        s_text_chunk (rs, "refusal", msg->text, out);
+    else
+    if (msg->block == SL_BK_THINKING)
+        s_text_chunk (rs, "reasoning_content", msg->text, out);
+    else
+    if (msg->block == SL_BK_TOOL_CALL && rs->tool_calls > 0) {
+        s_chunk_open (rs, out);
+        sl_buf_puts (out, "\"tool_calls\":[{\"index\":");
+        sl_buf_put_i64 (out, rs->tool_calls - 1);
+        sl_buf_puts (out, ",\"function\":{\"arguments\":");
+        sl_json_put_sl (out, msg->text);
+        sl_buf_puts (out, "}}]");
+        s_chunk_close (out, NULL);
     }
 }
 
 static void
-s_error_body (int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
+s_block_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    if (msg->block == SL_BK_CITATION || msg->block == SL_BK_TEXT)
+        s_citations_chunk (rs, msg->body, out);
+    else
+    if (msg->block == SL_BK_REDACTED_THINKING || msg->block == SL_BK_SERVER_TOOL_USE
+    ||  msg->block == SL_BK_SERVER_TOOL_RESULT)
+        rs->dropped++;                  //  no place in a chat chunk
+}
+
+static void
+s_finish_chunk (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+{
+    char raw [32];
+    const char *finish = sl_render_raw_finish (rs, msg, raw, sizeof raw);
+    s_chunk_open (rs, out);
+    s_chunk_close (out, finish ? finish : s_finish_name (msg->finish));
+    rs->finished = true;
+    if ((rs->flags & SL_F_USAGE) && msg->has_usage)
+        s_usage_chunk (rs, msg, out);
+}
+
+void
+sl_openai_error_body (int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
 {
     (void) status;
     sl_buf_puts (out, "{\"error\":{\"message\":");
@@ -246,7 +241,7 @@ s_error (sl_render_stream_t *rs, int status, sl_str_t code, sl_str_t message, sl
 {
     (void) rs;
     sl_buf_puts (out, "data: ");
-    s_error_body (status, code, message, out);
+    sl_openai_error_body (status, code, message, out);
     sl_buf_puts (out, "\n\n");
 }
 
@@ -279,10 +274,7 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
 {
     sl_buf_t text = { 0 };
     sl_buf_puts (out, "{\"id\":");
-    if (rs->id.len)
-        sl_json_put_sl (out, sl_buf_str (&rs->id));
-    else
-        sl_buf_printf (out, "\"chatcmpl-%s\"", rs->sid_hex);
+    sl_render_put_id (rs, "chatcmpl-", out);
     sl_buf_puts (out, ",\"object\":\"chat.completion\",\"created\":");
     sl_buf_put_i64 (out, rs->created);
     sl_buf_puts (out, ",\"model\":");
@@ -346,9 +338,14 @@ const sl_renderer_t sl_openai_renderer = {
     .keepalive = ": keep-alive\n\n",
     .state_size = sizeof (s_state_t),
     .clear = s_clear,
-    .block = s_block,
+    .block = sl_render_block,
+    .open = s_role_chunk,
+    .on_start = s_call_start,
+    .on_delta = s_delta_chunk,
+    .on_end = s_block_end,
+    .on_finish = s_finish_chunk,
     .error = s_error,
     .end = s_end,
-    .error_body = s_error_body,
+    .error_body = sl_openai_error_body,
     .body = s_body,
 };

@@ -21,6 +21,8 @@
 #include "common/base/sl_json.h"
 #include "common/dialects/sl_effort.h"
 #include "common/dialects/sl_job.h"
+#include "common/dialects/sl_reqparse.h"
+#include "common/dialects/sl_reqrender.h"
 #include "common/dialects/openai/sl_openai.h"
 
 //  Top-level fields the model does not hold: what the answer depends on
@@ -38,15 +40,6 @@ static const char *const s_mapped [] = {
     "max_tokens", "max_completion_tokens", "temperature", "top_p", "stop", "seed", "presence_penalty",
     "frequency_penalty", "response_format", "reasoning_effort", "user", "metadata", NULL
 };
-
-static bool
-s_in (const char *key, const char *const *list)
-{
-    for (; *list; list++)
-        if (strcmp (key, *list) == 0)
-            return true;
-    return false;
-}
 
 //  One content part of a user, system or assistant message.
 static void
@@ -171,44 +164,47 @@ s_message (sl_req_t *req, json_t *msg, size_t index)
     }
 }
 
+//  A function's parameters and strict.
+static int
+s_function (json_t *fn, sl_tool_t *t, sl_req_t *req, sl_refusal_t *err)
+{
+    (void) req;
+    (void) err;
+    t->schema = json_object_get (fn, "parameters");
+    t->strict = json_is_true (json_object_get (fn, "strict"));
+    return 0;
+}
+
+//  Tools: {"type":"function","function":{name, description, parameters,
+//  strict}}; another type is a provider's own tool. A function must have
+//  a name.
+static const sl_reqparse_tools_t s_tools = {
+    .list = "tools",
+    .wrapper = "function",
+    .function_type = "function",
+    .unnamed = SL_REQPARSE_UNNAMED_REFUSE,
+    .read = s_function,
+};
+
 int
 sl_openai_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_refusal_t *err)
 {
     (void) endpoint;
-    json_t *model = json_object_get (root, "model");
     json_t *messages = json_object_get (root, "messages");
-    json_t *stream = json_object_get (root, "stream");
     json_t *n = json_object_get (root, "n");
-    json_t *tools = json_object_get (root, "tools");
-    if (!json_is_string (model) || json_string_length (model) == 0)
-        return sl_refuse (err, 400, "invalid_request_error", "'model' is required and must be a string");
+    if (sl_reqparse_model (root, req, err))
+        return -1;
     if (!json_is_array (messages) || json_array_size (messages) == 0)
         return sl_refuse (err, 400, "invalid_request_error", "'messages' is required and must be a non-empty array");
-    if (stream && !json_is_null (stream) && !json_is_boolean (stream))
-        return sl_refuse (err, 400, "invalid_request_error", "'stream' must be a boolean");
+    if (sl_reqparse_stream (root, req, err))
+        return -1;
     if (n && !json_is_null (n) && !(json_is_integer (n) && json_integer_value (n) == 1))
         return sl_refuse (err, 400, "invalid_request_error",
                           "'n' other than 1 is not supported: sluice judges one choice per response");
-    if (tools && !json_is_null (tools) && !json_is_array (tools))
-        return sl_refuse (err, 400, "invalid_request_error", "'tools' must be an array");
-    size_t i;
-    json_t *tool;
-    json_array_foreach (tools, i, tool) {
-        json_t *fn = json_object_get (tool, "function");
-        if (!json_is_string (json_object_get (fn, "name")))
-            return sl_refuse (err, 400, "invalid_request_error", "tools[%zu].function.name must be a string", i);
-        sl_tool_t *t = sl_req_add_tool (req);
-        t->name = sl_req_str (json_object_get (fn, "name"));
-        t->description = sl_req_str (json_object_get (fn, "description"));
-        t->schema = json_object_get (fn, "parameters");
-        t->strict = json_is_true (json_object_get (fn, "strict"));
-        const char *type = json_string_value (json_object_get (tool, "type"));
-        if (type && strcmp (type, "function") != 0)
-            t->server = sl_req_str (json_object_get (tool, "type"));
-    }
-    req->model = sl_req_str (model);
-    req->stream = json_is_true (stream);
+    if (sl_reqparse_tools (json_object_get (root, "tools"), &s_tools, req, err))
+        return -1;
     req->include_usage = json_is_true (json_object_get (json_object_get (root, "stream_options"), "include_usage"));
+    size_t i;
     json_t *msg;
     json_array_foreach (messages, i, msg)
         s_message (req, msg, i);
@@ -241,12 +237,10 @@ sl_openai_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_
     req->seed = sl_req_int (json_object_get (root, "seed"));
     req->presence_penalty = sl_req_real (json_object_get (root, "presence_penalty"));
     req->frequency_penalty = sl_req_real (json_object_get (root, "frequency_penalty"));
-    json_t *stop = json_object_get (root, "stop"), *s;
+    json_t *stop = json_object_get (root, "stop");
     if (json_is_string (stop))
         sl_req_add_stop (req, sl_req_str (stop));
-    json_array_foreach (stop, i, s)
-        if (json_is_string (s))
-            sl_req_add_stop (req, sl_req_str (s));
+    sl_reqparse_stops (req, stop);
     //  Structured output
     json_t *format = json_object_get (root, "response_format");
     const char *ftype = json_string_value (json_object_get (format, "type"));
@@ -270,7 +264,7 @@ sl_openai_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_
     const char *key;
     json_t *value;
     json_object_foreach (root, key, value) {
-        if (s_in (key, s_mapped) || json_is_null (value))
+        if (sl_reqparse_listed (key, s_mapped) || json_is_null (value))
             continue;
         if (strcmp (key, "modalities") == 0 && json_array_size (value) == 1
         &&  json_is_string (json_array_get (value, 0)) && strcmp (json_string_value (json_array_get (value, 0)), "text") == 0)
@@ -297,12 +291,6 @@ sl_openai_forward (sl_str_t body, const sl_req_t *req, sl_buf_t *out)
 //  Rendering another dialect's request
 
 static json_t *
-s_string (sl_str_t s)
-{
-    return json_stringn (s.ptr ? s.ptr : "", s.len);
-}
-
-static json_t *
 s_buf_string (sl_buf_t *b)
 {
     return json_stringn (b->data ? b->data : "", b->len);
@@ -318,7 +306,7 @@ s_user_content (const sl_part_t *parts, size_t count, sl_xlate_t *x, json_t **ou
     for (size_t i = 0; i < count; i++) {
         const sl_part_t *p = &parts [i];
         if (p->kind == SL_PART_TEXT) {
-            json_array_append_new (list, json_pack ("{s:s,s:o}", "type", "text", "text", s_string (p->text)));
+            json_array_append_new (list, json_pack ("{s:s,s:o}", "type", "text", "text", sl_reqrender_str (p->text)));
             texts++;
         }
         else
@@ -347,7 +335,7 @@ s_tool_message (const sl_part_t *result)
 {
     sl_buf_t text = { 0 };
     sl_req_result_text (result, true, &text);
-    json_t *m = json_pack ("{s:s,s:o,s:o}", "role", "tool", "tool_call_id", s_string (result->id),
+    json_t *m = json_pack ("{s:s,s:o,s:o}", "role", "tool", "tool_call_id", sl_reqrender_str (result->id),
                            "content", s_buf_string (&text));
     sl_buf_free (&text);
     return m;
@@ -360,8 +348,7 @@ s_messages (const sl_req_t *req, sl_xlate_t *x, json_t *list)
         const sl_message_t *m = &req->messages [i];
         for (size_t j = 0; j < m->count; j++)
             if (m->parts [j].kind == SL_PART_OPAQUE)
-                return sl_xlate_refuse (x, m->parts [j].text.ptr ? m->parts [j].text.ptr : "a content part",
-                                        "the client's dialect has it, Chat Completions does not");
+                return sl_reqrender_refuse_part (x, &m->parts [j], "Chat Completions");
         if (m->role == SL_ROLE_SYSTEM) {
             sl_buf_t text = { 0 };
             sl_req_join (m->parts, m->count, SL_PART_TEXT, "\n", &text);
@@ -409,10 +396,9 @@ s_messages (const sl_req_t *req, sl_xlate_t *x, json_t *list)
                 const sl_part_t *p = &m->parts [j];
                 if (p->kind != SL_PART_TOOL_CALL)
                     continue;
-                json_array_append_new (tc, json_pack ("{s:o,s:s,s:{s:o,s:o}}", "id", s_string (p->id), "type",
-                                                      "function", "function", "name", s_string (p->name),
-                                                      "arguments", s_string (p->arguments.ptr ? p->arguments
-                                                                                              : SL_STR_LIT ("{}"))));
+                json_array_append_new (tc, json_pack ("{s:o,s:s,s:{s:o,s:o}}", "id", sl_reqrender_str (p->id), "type",
+                                                      "function", "function", "name", sl_reqrender_str (p->name),
+                                                      "arguments", sl_reqrender_args_text (p)));
             }
             if (json_array_size (tc))
                 json_object_set_new (msg, "tool_calls", tc);
@@ -424,38 +410,28 @@ s_messages (const sl_req_t *req, sl_xlate_t *x, json_t *list)
     return 0;
 }
 
-static void
-s_real (json_t *root, const char *key, double value)
-{
-    if (!isnan (value))
-        json_object_set_new (root, key, json_real (value));
-}
+//  Tools: {"type":"function","function":{name, description, parameters
+//  (an empty object schema when none), strict when strict}}.
+static const sl_reqrender_tools_t s_render_tools = {
+    .type = "function",
+    .wrapper = "function",
+    .schema = "parameters",
+    .no_schema = "{\"type\":\"object\",\"properties\":{}}",
+    .strict = SL_REQRENDER_STRICT_WHEN,
+    .own = "Chat Completions has function tools only",
+};
 
 int
 sl_openai_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
 {
     json_t *root = json_object ();
     json_t *messages = json_array ();
-    json_object_set_new (root, "model", s_string (req->model));
+    json_object_set_new (root, "model", sl_reqrender_str (req->model));
     json_object_set_new (root, "messages", messages);
     int rc = s_messages (req, x, messages);
     if (rc == 0 && req->tool_count) {
         json_t *tools = json_array ();
-        for (size_t i = 0; i < req->tool_count && rc == 0; i++) {
-            const sl_tool_t *t = &req->tools [i];
-            if (t->server.ptr) {
-                rc = sl_xlate_refuse (x, "a provider's own tool", "Chat Completions has function tools only");
-                break;
-            }
-            json_t *fn = json_pack ("{s:o}", "name", s_string (t->name));
-            if (t->description.ptr)
-                json_object_set_new (fn, "description", s_string (t->description));
-            json_object_set_new (fn, "parameters", t->schema ? json_incref (t->schema)
-                                                             : json_pack ("{s:s,s:{}}", "type", "object", "properties"));
-            if (t->strict)
-                json_object_set_new (fn, "strict", json_true ());
-            json_array_append_new (tools, json_pack ("{s:s,s:o}", "type", "function", "function", fn));
-        }
+        rc = sl_reqrender_tools (req, &s_render_tools, x, tools);
         json_object_set_new (root, "tools", tools);
     }
     switch (req->tool_choice) {
@@ -464,56 +440,39 @@ sl_openai_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
         case SL_CHOICE_REQUIRED: json_object_set_new (root, "tool_choice", json_string ("required")); break;
         case SL_CHOICE_TOOL:
             json_object_set_new (root, "tool_choice", json_pack ("{s:s,s:{s:o}}", "type", "function", "function",
-                                                                 "name", s_string (req->tool_choice_name)));
+                                                                 "name", sl_reqrender_str (req->tool_choice_name)));
             break;
         default: break;
     }
     if (req->parallel_tools >= 0 && req->tool_count)
         json_object_set_new (root, "parallel_tool_calls", json_boolean (req->parallel_tools));
-    if (req->max_tokens >= 0)
-        json_object_set_new (root, "max_completion_tokens", json_integer (req->max_tokens));
-    s_real (root, "temperature", req->temperature);
-    s_real (root, "top_p", req->top_p);
+    sl_reqrender_int (root, "max_completion_tokens", req->max_tokens);
+    sl_reqrender_real (root, "temperature", req->temperature);
+    sl_reqrender_real (root, "top_p", req->top_p);
     if (req->top_k >= 0)
         sl_xlate_drop (x, "top_k");
-    if (req->stop_count) {
-        json_t *stop = json_array ();
-        for (size_t i = 0; i < req->stop_count; i++)
-            json_array_append_new (stop, s_string (req->stop [i]));
-        json_object_set_new (root, "stop", stop);
-    }
-    if (req->seed >= 0)
-        json_object_set_new (root, "seed", json_integer (req->seed));
-    s_real (root, "presence_penalty", req->presence_penalty);
-    s_real (root, "frequency_penalty", req->frequency_penalty);
+    if (req->stop_count)
+        json_object_set_new (root, "stop", sl_reqrender_strs (req->stop, req->stop_count));
+    sl_reqrender_int (root, "seed", req->seed);
+    sl_reqrender_real (root, "presence_penalty", req->presence_penalty);
+    sl_reqrender_real (root, "frequency_penalty", req->frequency_penalty);
     if (req->format == SL_FORMAT_JSON)
         json_object_set_new (root, "response_format", json_pack ("{s:s}", "type", "json_object"));
     else
     if (req->format == SL_FORMAT_SCHEMA) {
-        json_t *js = json_pack ("{s:o,s:o}", "name", s_string (req->format_name.ptr ? req->format_name
-                                                                                    : SL_STR_LIT ("response")),
-                                "schema", req->format_schema ? json_incref (req->format_schema) : json_object ());
+        json_t *js = sl_reqrender_schema_format (req, NULL);
         if (req->format_strict)
             json_object_set_new (js, "strict", json_true ());
         json_object_set_new (root, "response_format", json_pack ("{s:s,s:o}", "type", "json_schema", "json_schema", js));
     }
-    int effort = sl_effort_clamp (sl_effort_of (req, x), SL_EFFORT_NONE, SL_EFFORT_XHIGH, x);
-    if (effort != SL_EFFORT_UNSET)
-        json_object_set_new (root, "reasoning_effort", json_string (sl_effort_name (effort)));
-    else
-    if (req->thinking_adaptive)
-        sl_xlate_drop (x, "adaptive thinking (the provider's default effort)");
+    const char *effort = sl_effort_word (req, SL_EFFORT_NONE, SL_EFFORT_XHIGH, x);
+    if (effort)
+        json_object_set_new (root, "reasoning_effort", json_string (effort));
     if (req->user.ptr)
-        json_object_set_new (root, "user", s_string (req->user));
+        json_object_set_new (root, "user", sl_reqrender_str (req->user));
     if (req->metadata)
         sl_xlate_drop (x, "metadata");
     json_object_set_new (root, "stream", json_true ());
     json_object_set_new (root, "stream_options", json_pack ("{s:b}", "include_usage", 1));
-    if (rc == 0) {
-        char *text = json_dumps (root, SL_REQ_JSON_FLAGS);
-        sl_buf_puts (out, text);
-        free (text);
-    }
-    json_decref (root);
-    return rc;
+    return sl_reqrender_end (root, rc, out);
 }

@@ -1,11 +1,20 @@
 /*  sl_openai_validate.c - output legality of OpenAI Chat Completions streams and bodies.
 
-    The rules (sl_validate.h):
-    OpenAI Chat: chunks of one id; the first chunk gives the role; tool
-    calls numbered from 0 without gaps, a new one with id, type and
-    name; one finish_reason per choice and nothing for that choice
-    after it; the usage chunk (empty choices) once, after the finish;
-    [DONE] after the finish and last.
+    A stream (what every dialect obeys besides is in sl_validate.h):
+    chunks of one id; the first chunk gives the role; tool calls numbered
+    from 0 without gaps, a new one with id, type and name; one
+    finish_reason per choice and nothing for that choice after it; the
+    usage chunk (empty choices) once, after the finish; [DONE] after the
+    finish and last.
+
+    A whole body (non-streaming): a chat.completion with an id and one
+    choice (index 0) whose message has the assistant role, content and
+    refusal that are strings or null, tool calls each with an id, type
+    function, a name and string arguments; a finish_reason, tool_calls
+    only when calls are left; usage with token counts.
+
+    Tests: tests/unit/common/dialects/test_sl_validate.c (legal and
+    illegal streams and bodies of this dialect), tests/fuzz/fuzz_validate.c.
 */
 #include <stdlib.h>
 #include <string.h>

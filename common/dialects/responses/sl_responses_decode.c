@@ -1,4 +1,4 @@
-/*  sl_dec_responses.c - OpenAI Responses API stream decoder.
+/*  sl_responses_decode.c - OpenAI Responses API stream decoder.
 
     Every event's data is a JSON object whose "type" names it (the SSE
     event name repeats it; some servers omit event lines, so the data's
@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/base/sl_alloc.h"
 #include "common/dialects/sl_decoder_impl.h"
 
 typedef enum {
@@ -31,7 +30,6 @@ typedef struct {
 } s_item_t;
 
 typedef struct {
-    bool identified;                    //  MESSAGE emitted
     s_item_t *items;                    //  by output_index
     size_t item_count;
 } s_state_t;
@@ -43,34 +41,26 @@ static const sl_str_t s_server_items [] = {
     SL_STR_LIT ("mcp_call"), SL_STR_NULL
 };
 
-static void *
-s_create (void)
-{
-    return sl_xcalloc (1, sizeof (s_state_t));
-}
+//  Usage in response.completed and response.incomplete.
+static const sl_usage_key_t s_usage [] = {
+    { "input_tokens", NULL, offsetof (sl_usage_t, input) },
+    { "output_tokens", NULL, offsetof (sl_usage_t, output) },
+    { "total_tokens", NULL, offsetof (sl_usage_t, total) },
+    { "input_tokens_details", "cached_tokens", offsetof (sl_usage_t, cache_read) },
+    { "output_tokens_details", "reasoning_tokens", offsetof (sl_usage_t, reasoning) },
+    { NULL, NULL, 0 }
+};
 
 static void
-s_destroy (void *state)
+s_clear (void *state)
 {
-    s_state_t *st = state;
-    free (st->items);
-    free (st);
+    free (((s_state_t *) state)->items);
 }
 
 static s_item_t *
 s_item (s_state_t *st, int32_t index)
 {
-    if (index < 0 || index >= SL_DECODER_MAX_INDEX)
-        return NULL;
-    if ((size_t) index >= st->item_count) {
-        size_t count = st->item_count ? st->item_count : 8;
-        while (count <= (size_t) index)
-            count *= 2;
-        st->items = sl_xrealloc (st->items, count * sizeof (s_item_t));
-        memset (st->items + st->item_count, 0, (count - st->item_count) * sizeof (s_item_t));
-        st->item_count = count;
-    }
-    return &st->items [index];
+    return sl_decoder_slot ((void **) &st->items, &st->item_count, sizeof (s_item_t), index);
 }
 
 //  The fields of one event that any type may use.
@@ -86,74 +76,23 @@ typedef struct {
     sl_str_t code, message;             //  flat error fields, decoded
 } s_event_t;
 
-static void
-s_usage_field (sl_str_t obj, const char *key, int64_t *out)
-{
-    sl_str_t v;
-    int64_t n;
-    if (sl_json_find (obj, key, &v) == 1 && sl_json_i64 (v, &n) == 0)
-        *out = n;
-}
-
-static void
-s_usage (sl_decoder_t *dec, sl_str_t usage)
-{
-    if (sl_json_type (usage) != SL_JSON_OBJECT)
-        return;
-    sl_msg_t d;
-    sl_msg_init (&d, SL_MSG_DELTA);
-    d.has_usage = true;
-    s_usage_field (usage, "input_tokens", &d.usage.input);
-    s_usage_field (usage, "output_tokens", &d.usage.output);
-    s_usage_field (usage, "total_tokens", &d.usage.total);
-    sl_str_t details;
-    if (sl_json_find (usage, "input_tokens_details", &details) == 1)
-        s_usage_field (details, "cached_tokens", &d.usage.cache_read);
-    if (sl_json_find (usage, "output_tokens_details", &details) == 1)
-        s_usage_field (details, "reasoning_tokens", &d.usage.reasoning);
-    sl_decoder_emit_delta (dec, SL_D_USAGE, &d);
-}
+#define S_RESPONSE(X) \
+    X (R_ID, "id") X (R_MODEL, "model") X (R_CREATED, "created_at") X (R_USAGE, "usage") X (R_ERROR, "error") \
+    X (R_DETAILS, "incomplete_details")
+SL_DECODER_MEMBERS (s_response_members, S_RESPONSE)
 
 //  response.created / in_progress / completed / incomplete / failed.
 static int
-s_response (s_state_t *st, sl_decoder_t *dec, const s_event_t *e)
+s_response (sl_decoder_t *dec, const s_event_t *e)
 {
-    sl_json_iter_t it;
-    sl_str_t key, value, usage = SL_STR_NULL, error = SL_STR_NULL, details = SL_STR_NULL;
-    sl_msg_t m;
-    sl_msg_init (&m, SL_MSG_DELTA);
-    if (sl_json_object (&it, e->response))
-        return sl_decoder_fail (dec, "response event without a response object");
-    int rc;
-    while ((rc = sl_json_next_member (&it, &key, &value)) == 1) {
-        if (SL_KEY (key, "id")) {
-            if (sl_decoder_str (dec, value, &m.id))
-                m.id = SL_STR_NULL;
-        }
-        else
-        if (SL_KEY (key, "model")) {
-            if (sl_decoder_str (dec, value, &m.model))
-                m.model = SL_STR_NULL;
-        }
-        else
-        if (SL_KEY (key, "created_at"))
-            sl_json_i64 (value, &m.ts);
-        else
-        if (SL_KEY (key, "usage"))
-            usage = value;
-        else
-        if (SL_KEY (key, "error"))
-            error = value;
-        else
-        if (SL_KEY (key, "incomplete_details"))
-            details = value;
-    }
-    if (rc < 0)
-        return sl_decoder_fail (dec, "malformed response object");
-    if (!st->identified) {
-        st->identified = true;
-        sl_decoder_emit_delta (dec, SL_D_MESSAGE, &m);
-    }
+    static const sl_decoder_object_t shape = {
+        NULL, "response event without a response object", "malformed response object"
+    };
+    sl_str_t v [s_response_members_count];
+    if (s_response_members (dec, e->response, &shape, v))
+        return -2;
+    sl_str_t usage = v [R_USAGE], error = v [R_ERROR], details = v [R_DETAILS];
+    sl_decoder_identify (dec, v [R_ID], v [R_MODEL], v [R_CREATED]);
     if (sl_str_eq (e->type, "response.failed")) {
         sl_decoder_emit_error_object (dec, error.ptr && !sl_json_is_null (error) ? error : SL_STR_NULL);
         return 0;
@@ -162,7 +101,7 @@ s_response (s_state_t *st, sl_decoder_t *dec, const s_event_t *e)
     if (!completed && !sl_str_eq (e->type, "response.incomplete"))
         return 0;                       //  created, in_progress, queued
     if (usage.ptr && !sl_json_is_null (usage))
-        s_usage (dec, usage);
+        sl_decoder_emit_usage (dec, usage, s_usage);
     sl_msg_t d;
     sl_msg_init (&d, SL_MSG_DELTA);
     d.finish_raw = SL_STR_LIT ("completed");
@@ -174,7 +113,7 @@ s_response (s_state_t *st, sl_decoder_t *dec, const s_event_t *e)
         &&  sl_json_type (reason) == SL_JSON_STRING)
             sl_json_str (reason, sl_decoder_scratch (dec), &d.finish_raw);
     }
-    sl_decoder_emit_delta (dec, SL_D_FINISH, &d);
+    sl_decoder_emit_finish (dec, &d);
     sl_decoder_emit_done (dec);
     return 0;
 }
@@ -461,7 +400,7 @@ s_event (void *state, sl_decoder_t *dec, sl_str_t event, sl_str_t data)
     ||  sl_str_eq (e.type, "response.incomplete") || sl_str_eq (e.type, "response.failed")) {
         if (!e.response.ptr)
             return sl_decoder_fail (dec, "response event without a response");
-        return s_response (st, dec, &e);
+        return s_response (dec, &e);
     }
     else
     if (sl_str_eq (e.type, "error")) {
@@ -486,18 +425,10 @@ s_event (void *state, sl_decoder_t *dec, sl_str_t event, sl_str_t data)
     return 0;
 }
 
-static int
-s_finish (void *state, sl_decoder_t *dec)
-{
-    (void) state;
-    sl_decoder_emit_error (dec, SL_STR_LIT ("upstream_incomplete"),
-                           SL_STR_LIT ("the upstream ended the stream before it finished"), 502);
-    return 0;
-}
-
+//  The body's end is sl_decoder_end's: the response's end was not seen
+//  (response.completed and its kin end the stream themselves).
 const sl_decoder_vt_t sl_responses_decoder = {
-    .create = s_create,
-    .destroy = s_destroy,
+    .state_size = sizeof (s_state_t),
+    .clear = s_clear,
     .event = s_event,
-    .finish = s_finish,
 };

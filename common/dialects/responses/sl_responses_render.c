@@ -1,4 +1,4 @@
-/*  sl_render_responses.c - judged blocks as OpenAI Responses API events.
+/*  sl_responses_render.c - judged blocks as OpenAI Responses API events.
 
     response.created and response.in_progress, then one output item per
     block (output_item.added ... output_item.done, with the content part
@@ -23,6 +23,7 @@
 
 #include "common/base/sl_json.h"
 #include "common/dialects/sl_render.h"
+#include "common/dialects/openai/sl_openai.h"
 
 //  Per stream: event numbers and the items completed so far.
 typedef struct {
@@ -86,10 +87,7 @@ s_response_failed (const sl_render_stream_t *rs, const char *status, const char 
                    sl_str_t output, const sl_msg_t *msg, const sl_msg_t *error, sl_buf_t *out)
 {
     sl_buf_puts (out, "{\"id\":");
-    if (rs->id.len)
-        sl_json_put_sl (out, sl_buf_str (&rs->id));
-    else
-        sl_buf_printf (out, "\"resp_%s\"", rs->sid_hex);
+    sl_render_put_id (rs, "resp_", out);
     sl_buf_printf (out, ",\"object\":\"response\",\"created_at\":%lld,\"status\":\"%s\",\"error\":",
                    (long long) rs->created, status);
     if (error) {
@@ -355,7 +353,7 @@ s_flush_citations (sl_render_stream_t *rs, sl_buf_t *out)
 }
 
 static void
-s_on_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+s_item_start (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (msg->block == SL_BK_CITATION || msg->block == SL_BK_SERVER_TOOL_RESULT)
         return;                         //  no item of their own
@@ -411,7 +409,7 @@ s_delta (sl_render_stream_t *rs, const char *event, const char *index_field, sl_
 }
 
 static void
-s_on_delta (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+s_item_delta (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (!rs->open_kind || rs->open_deferred || !msg->text.len)
         return;
@@ -437,19 +435,14 @@ s_on_delta (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 }
 
 static void
-s_on_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+s_item_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
-    if (msg->block == SL_BK_CITATION) {
-        sl_render_put_citations (&rs->pending, msg->body);
-        return;                         //  for the text that follows
-    }
-    if (!rs->open_kind)
+    if (sl_render_end_citations (rs, msg) || !rs->open_kind)
         return;
     sl_buf_t part = { 0 };
     switch (rs->open_kind) {
         case SL_BK_TEXT:
             //  The citations given while the text streamed.
-            sl_render_put_citations (&rs->pending, msg->body);
             s_flush_citations (rs, out);
             s_event (rs, out, "response.output_text.done");
             s_item_ref (rs, out);
@@ -531,7 +524,7 @@ s_incomplete (const sl_render_stream_t *rs, const sl_msg_t *msg, char *raw, size
 }
 
 static void
-s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
+s_response_end (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (rs->pending.len) {
         //  Citations no text followed: a message of their own, empty.
@@ -539,10 +532,10 @@ s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
         sl_msg_init (&text, SL_MSG_BLOCK);
         text.kind = SL_B_START;
         text.block = SL_BK_TEXT;
-        s_on_start (rs, &text, out);
+        s_item_start (rs, &text, out);
         text.kind = SL_B_END;
         text.text = SL_STR_LIT ("");
-        s_on_end (rs, &text, out);
+        s_item_end (rs, &text, out);
     }
     char raw [32];
     const char *incomplete = s_incomplete (rs, msg, raw, sizeof raw);
@@ -552,36 +545,6 @@ s_on_finish (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
     s_response (rs, incomplete ? "incomplete" : "completed", incomplete, sl_buf_str (&S_STATE (rs)->output), msg, out);
     s_event_end (out);
     rs->finished = true;
-}
-
-static void
-s_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
-{
-    if (msg->kind == SL_B_MESSAGE)
-        return;
-    if (!rs->started) {
-        rs->started = true;
-        s_start_response (rs, out);
-    }
-    switch (msg->kind) {
-        case SL_B_START:  s_on_start (rs, msg, out); break;
-        case SL_B_DELTA:  s_on_delta (rs, msg, out); break;
-        case SL_B_END:    s_on_end (rs, msg, out); break;
-        case SL_B_FINISH: s_on_finish (rs, msg, out); break;
-        default:          break;
-    }
-}
-
-//  Error responses have the Chat Completions shape.
-static void
-s_error_body (int status, sl_str_t code, sl_str_t message, sl_buf_t *out)
-{
-    (void) status;
-    sl_buf_puts (out, "{\"error\":{\"message\":");
-    sl_json_put_sl (out, message.ptr ? message : SL_STR_LIT ("upstream error"));
-    sl_buf_puts (out, ",\"type\":");
-    sl_json_put_sl (out, code.ptr ? code : SL_STR_LIT ("upstream_error"));
-    sl_buf_puts (out, ",\"param\":null,\"code\":null}}");
 }
 
 //  The error event as the API documents it (code, message, param), with
@@ -594,10 +557,7 @@ s_error (sl_render_stream_t *rs, int status, sl_str_t code, sl_str_t message, sl
     (void) status;
     code = code.ptr ? code : SL_STR_LIT ("server_error");
     message = message.ptr ? message : SL_STR_LIT ("upstream error");
-    if (!rs->started) {
-        rs->started = true;
-        s_start_response (rs, out);
-    }
+    sl_render_open (rs, out);
     s_event (rs, out, "error");
     sl_buf_puts (out, ",\"code\":");
     sl_json_put_sl (out, code);
@@ -693,9 +653,14 @@ const sl_renderer_t sl_responses_renderer = {
     .keepalive = ": keep-alive\n\n",
     .state_size = sizeof (s_state_t),
     .clear = s_clear,
-    .block = s_block,
+    .block = sl_render_block,
+    .open = s_start_response,
+    .on_start = s_item_start,
+    .on_delta = s_item_delta,
+    .on_end = s_item_end,
+    .on_finish = s_response_end,
     .error = s_error,
     .end = s_end,
-    .error_body = s_error_body,
+    .error_body = sl_openai_error_body,     //  error responses have the Chat Completions shape
     .body = s_body,
 };

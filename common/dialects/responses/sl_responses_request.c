@@ -23,6 +23,8 @@
 #include "common/base/sl_json.h"
 #include "common/dialects/sl_effort.h"
 #include "common/dialects/sl_job.h"
+#include "common/dialects/sl_reqparse.h"
+#include "common/dialects/sl_reqrender.h"
 #include "common/dialects/responses/sl_responses.h"
 
 static const char *const s_matters [] = { "previous_response_id", "conversation", "prompt", NULL };
@@ -34,15 +36,6 @@ static const char *const s_mapped [] = {
     "model", "input", "instructions", "stream", "background", "tools", "tool_choice", "parallel_tool_calls",
     "max_output_tokens", "temperature", "top_p", "text", "reasoning", "user", "metadata", NULL
 };
-
-static bool
-s_in (const char *key, const char *const *list)
-{
-    for (; *list; list++)
-        if (strcmp (key, *list) == 0)
-            return true;
-    return false;
-}
 
 static bool
 s_is (json_t *value, const char *text)
@@ -164,55 +157,43 @@ s_item (sl_req_t *req, json_t *item)
     sl_req_add_part (m, SL_PART_OPAQUE)->text = type ? sl_req_keep (req, type, n) : SL_STR_LIT ("an input item");
 }
 
-//  Tools: named ones are the judge's (and can cross); a provider's own
-//  (web search, file search, ...) have a type and no name.
+//  A function tool's parameters and strict.
 static int
-s_tools (json_t *tools, sl_req_t *req, sl_refusal_t *err)
+s_tool (json_t *def, sl_tool_t *t, sl_req_t *req, sl_refusal_t *err)
 {
-    if (!tools || json_is_null (tools))
-        return 0;
-    if (!json_is_array (tools))
-        return sl_refuse (err, 400, "invalid_request_error", "'tools' must be an array");
-    size_t i;
-    json_t *tool;
-    json_array_foreach (tools, i, tool) {
-        if (!json_is_object (tool))
-            return sl_refuse (err, 400, "invalid_request_error", "tools[%zu] must be an object", i);
-        json_t *name = json_object_get (tool, "name");
-        if (name && !json_is_string (name))
-            return sl_refuse (err, 400, "invalid_request_error", "tools[%zu].name must be a string", i);
-        sl_tool_t *t = sl_req_add_tool (req);
-        t->name = sl_req_str (name);
-        t->description = sl_req_str (json_object_get (tool, "description"));
-        json_t *schema = json_object_get (tool, "parameters");
-        t->schema = json_is_object (schema) ? schema : NULL;
-        t->strict = json_is_true (json_object_get (tool, "strict"));
-        if (!s_is (json_object_get (tool, "type"), "function"))
-            t->server = sl_req_str (json_object_get (tool, "type"));
-    }
+    (void) req;
+    (void) err;
+    json_t *schema = json_object_get (def, "parameters");
+    t->schema = json_is_object (schema) ? schema : NULL;
+    t->strict = json_is_true (json_object_get (def, "strict"));
     return 0;
 }
+
+//  Tools: named ones are the judge's (and can cross); a provider's own
+//  (web search, file search, ...) have a type and no name.
+static const sl_reqparse_tools_t s_tools = {
+    .list = "tools",
+    .function_type = "function",
+    .unnamed = SL_REQPARSE_UNNAMED_KEEP,
+    .read = s_tool,
+};
 
 int
 sl_responses_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, sl_refusal_t *err)
 {
     (void) endpoint;
-    json_t *model = json_object_get (root, "model");
     json_t *input = json_object_get (root, "input");
-    json_t *stream = json_object_get (root, "stream");
-    if (!json_is_string (model) || json_string_length (model) == 0)
-        return sl_refuse (err, 400, "invalid_request_error", "'model' is required and must be a string");
+    if (sl_reqparse_model (root, req, err))
+        return -1;
     if (!(json_is_string (input) || (json_is_array (input) && json_array_size (input) > 0)))
         return sl_refuse (err, 400, "invalid_request_error", "'input' is required: a string or a non-empty array");
-    if (stream && !json_is_null (stream) && !json_is_boolean (stream))
-        return sl_refuse (err, 400, "invalid_request_error", "'stream' must be a boolean");
+    if (sl_reqparse_stream (root, req, err))
+        return -1;
     if (json_is_true (json_object_get (root, "background")))
         return sl_refuse (err, 400, "invalid_request_error",
                           "'background' responses are not supported: sluice judges the response as it streams");
-    if (s_tools (json_object_get (root, "tools"), req, err))
+    if (sl_reqparse_tools (json_object_get (root, "tools"), &s_tools, req, err))
         return -1;
-    req->model = sl_req_str (model);
-    req->stream = json_is_true (stream);
     req->include_usage = true;          //  response.completed always carries usage
     json_t *instructions = json_object_get (root, "instructions");
     if (json_is_string (instructions))
@@ -260,11 +241,7 @@ sl_responses_parse (json_t *root, const sl_endpoint_t *endpoint, sl_req_t *req, 
     req->effort = sl_req_str (json_object_get (json_object_get (root, "reasoning"), "effort"));
     req->user = sl_req_str (json_object_get (root, "user"));
     req->metadata = json_object_get (root, "metadata");
-    const char *key;
-    json_t *value;
-    json_object_foreach (root, key, value)
-        if (!s_in (key, s_mapped) && !json_is_null (value))
-            sl_req_field (req, key, s_matters, s_informative);
+    sl_reqparse_fields (req, root, s_mapped, s_matters, s_informative);
     return 0;
 }
 
@@ -278,12 +255,6 @@ sl_responses_forward (sl_str_t body, const sl_req_t *req, sl_buf_t *out)
 
 //  --------------------------------------------------------------------------
 //  Rendering another dialect's request
-
-static json_t *
-s_string (sl_str_t s)
-{
-    return json_stringn (s.ptr ? s.ptr : "", s.len);
-}
 
 static json_t *
 s_image (const sl_part_t *p)
@@ -306,7 +277,8 @@ s_result (const sl_part_t *p, sl_xlate_t *x, json_t *input)
         for (size_t i = 0; i < p->content_count; i++) {
             const sl_part_t *c = &p->content [i];
             if (c->kind == SL_PART_TEXT)
-                json_array_append_new (output, json_pack ("{s:s,s:o}", "type", "input_text", "text", s_string (c->text)));
+                json_array_append_new (output, json_pack ("{s:s,s:o}", "type", "input_text", "text",
+                                                          sl_reqrender_str (c->text)));
             else
             if (c->kind == SL_PART_IMAGE)
                 json_array_append_new (output, s_image (c));
@@ -323,7 +295,7 @@ s_result (const sl_part_t *p, sl_xlate_t *x, json_t *input)
         return sl_xlate_refuse (x, "a tool result's content", NULL);
     }
     json_array_append_new (input, json_pack ("{s:s,s:o,s:o}", "type", "function_call_output", "call_id",
-                                             s_string (p->id), "output", output));
+                                             sl_reqrender_str (p->id), "output", output));
     return 0;
 }
 
@@ -339,8 +311,7 @@ s_input (const sl_req_t *req, sl_xlate_t *x, json_t *root)
         const sl_message_t *m = &req->messages [i];
         for (size_t j = 0; j < m->count; j++)
             if (m->parts [j].kind == SL_PART_OPAQUE)
-                rc = sl_xlate_refuse (x, m->parts [j].text.ptr ? m->parts [j].text.ptr : "a content part",
-                                      "the client's dialect has it, Responses does not");
+                rc = sl_reqrender_refuse_part (x, &m->parts [j], "Responses");
         if (rc)
             break;
         if (m->role == SL_ROLE_SYSTEM) {
@@ -367,7 +338,7 @@ s_input (const sl_req_t *req, sl_xlate_t *x, json_t *root)
                 else
                 if (p->kind == SL_PART_TEXT)
                     json_array_append_new (content, json_pack ("{s:s,s:o}", "type", "input_text", "text",
-                                                               s_string (p->text)));
+                                                               sl_reqrender_str (p->text)));
                 else
                 if (p->kind == SL_PART_IMAGE)
                     json_array_append_new (content, s_image (p));
@@ -391,18 +362,18 @@ s_input (const sl_req_t *req, sl_xlate_t *x, json_t *root)
                 json_t *summary = json_array ();
                 if (p->kind == SL_PART_THINKING && p->text.len)
                     json_array_append_new (summary, json_pack ("{s:s,s:o}", "type", "summary_text", "text",
-                                                               s_string (p->text)));
+                                                               sl_reqrender_str (p->text)));
                 json_array_append_new (input, json_pack ("{s:s,s:o,s:o}", "type", "reasoning", "summary", summary,
-                                                         "encrypted_content", s_string (sig)));
+                                                         "encrypted_content", sl_reqrender_str (sig)));
             }
             else
             if (p->kind == SL_PART_TEXT && p->text.len)
                 json_array_append_new (content, json_pack ("{s:s,s:o}", "type", "output_text", "text",
-                                                           s_string (p->text)));
+                                                           sl_reqrender_str (p->text)));
             else
             if (p->kind == SL_PART_REFUSAL)
                 json_array_append_new (content, json_pack ("{s:s,s:o}", "type", "refusal", "refusal",
-                                                           s_string (p->text)));
+                                                           sl_reqrender_str (p->text)));
         }
         if (json_array_size (content))
             json_array_append_new (input, json_pack ("{s:s,s:s,s:o}", "type", "message", "role", "assistant",
@@ -413,9 +384,8 @@ s_input (const sl_req_t *req, sl_xlate_t *x, json_t *root)
             const sl_part_t *p = &m->parts [j];
             if (p->kind == SL_PART_TOOL_CALL)
                 json_array_append_new (input, json_pack ("{s:s,s:o,s:o,s:o}", "type", "function_call", "call_id",
-                                                         s_string (p->id), "name", s_string (p->name), "arguments",
-                                                         s_string (p->arguments.ptr ? p->arguments
-                                                                                    : SL_STR_LIT ("{}"))));
+                                                         sl_reqrender_str (p->id), "name", sl_reqrender_str (p->name),
+                                                         "arguments", sl_reqrender_args_text (p)));
         }
     }
     if (instructions.len)
@@ -424,31 +394,30 @@ s_input (const sl_req_t *req, sl_xlate_t *x, json_t *root)
     return rc;
 }
 
+//  Function tools: {"type":"function", name, description, parameters (an
+//  empty object schema when none), strict: false unless the client asked
+//  for strict (the API's default is strict, which most schemas do not
+//  meet)}.
+static const sl_reqrender_tools_t s_render_tools = {
+    .type = "function",
+    .schema = "parameters",
+    .no_schema = "{\"type\":\"object\",\"properties\":{}}",
+    .strict = SL_REQRENDER_STRICT_ALWAYS,
+    .own = "its type is the client's provider's",
+};
+
 int
 sl_responses_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
 {
     json_t *root = json_object ();
-    json_object_set_new (root, "model", s_string (req->model));
+    json_object_set_new (root, "model", sl_reqrender_str (req->model));
     int rc = s_input (req, x, root);
     if (rc == 0 && req->stop_count)
         rc = sl_xlate_refuse (x, "stop sequences", "Responses has none");
     if (rc == 0 && req->tool_count) {
         json_t *tools = json_array ();
         json_object_set_new (root, "tools", tools);
-        for (size_t i = 0; i < req->tool_count && rc == 0; i++) {
-            const sl_tool_t *t = &req->tools [i];
-            if (t->server.ptr) {
-                rc = sl_xlate_refuse (x, "a provider's own tool", "its type is the client's provider's");
-                break;
-            }
-            json_t *tool = json_pack ("{s:s,s:o}", "type", "function", "name", s_string (t->name));
-            if (t->description.ptr)
-                json_object_set_new (tool, "description", s_string (t->description));
-            json_object_set_new (tool, "parameters", t->schema ? json_incref (t->schema)
-                                                               : json_pack ("{s:s,s:{}}", "type", "object", "properties"));
-            json_object_set_new (tool, "strict", json_boolean (t->strict));
-            json_array_append_new (tools, tool);
-        }
+        rc = sl_reqrender_tools (req, &s_render_tools, x, tools);
     }
     switch (req->tool_choice) {
         case SL_CHOICE_AUTO:     json_object_set_new (root, "tool_choice", json_string ("auto")); break;
@@ -456,18 +425,15 @@ sl_responses_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
         case SL_CHOICE_REQUIRED: json_object_set_new (root, "tool_choice", json_string ("required")); break;
         case SL_CHOICE_TOOL:
             json_object_set_new (root, "tool_choice", json_pack ("{s:s,s:o}", "type", "function", "name",
-                                                                 s_string (req->tool_choice_name)));
+                                                                 sl_reqrender_str (req->tool_choice_name)));
             break;
         default: break;
     }
     if (req->parallel_tools >= 0 && req->tool_count)
         json_object_set_new (root, "parallel_tool_calls", json_boolean (req->parallel_tools));
-    if (req->max_tokens >= 0)
-        json_object_set_new (root, "max_output_tokens", json_integer (req->max_tokens));
-    if (!isnan (req->temperature))
-        json_object_set_new (root, "temperature", json_real (req->temperature));
-    if (!isnan (req->top_p))
-        json_object_set_new (root, "top_p", json_real (req->top_p));
+    sl_reqrender_int (root, "max_output_tokens", req->max_tokens);
+    sl_reqrender_real (root, "temperature", req->temperature);
+    sl_reqrender_real (root, "top_p", req->top_p);
     if (req->top_k >= 0)
         sl_xlate_drop (x, "top_k");
     if (req->seed >= 0)
@@ -478,29 +444,18 @@ sl_responses_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out)
         json_object_set_new (root, "text", json_pack ("{s:{s:s}}", "format", "type", "json_object"));
     else
     if (req->format == SL_FORMAT_SCHEMA) {
-        json_t *f = json_pack ("{s:s,s:o,s:o,s:b}", "type", "json_schema", "name",
-                               s_string (req->format_name.ptr ? req->format_name : SL_STR_LIT ("response")),
-                               "schema", req->format_schema ? json_incref (req->format_schema) : json_object (),
-                               "strict", req->format_strict);
+        json_t *f = sl_reqrender_schema_format (req, "json_schema");
+        json_object_set_new (f, "strict", json_boolean (req->format_strict));
         json_object_set_new (root, "text", json_pack ("{s:o}", "format", f));
     }
-    int effort = sl_effort_clamp (sl_effort_of (req, x), SL_EFFORT_NONE, SL_EFFORT_XHIGH, x);
-    if (effort != SL_EFFORT_UNSET)
-        json_object_set_new (root, "reasoning", json_pack ("{s:s}", "effort", sl_effort_name (effort)));
-    else
-    if (req->thinking_adaptive)
-        sl_xlate_drop (x, "adaptive thinking (the provider's default effort)");
+    const char *effort = sl_effort_word (req, SL_EFFORT_NONE, SL_EFFORT_XHIGH, x);
+    if (effort)
+        json_object_set_new (root, "reasoning", json_pack ("{s:s}", "effort", effort));
     if (req->user.ptr)
-        json_object_set_new (root, "user", s_string (req->user));
+        json_object_set_new (root, "user", sl_reqrender_str (req->user));
     if (json_is_object (req->metadata))
         json_object_set_new (root, "metadata", json_incref (req->metadata));
     json_object_set_new (root, "store", json_false ());
     json_object_set_new (root, "stream", json_true ());
-    if (rc == 0) {
-        char *text = json_dumps (root, SL_REQ_JSON_FLAGS);
-        sl_buf_puts (out, text);
-        free (text);
-    }
-    json_decref (root);
-    return rc;
+    return sl_reqrender_end (root, rc, out);
 }

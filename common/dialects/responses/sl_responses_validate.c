@@ -1,12 +1,19 @@
 /*  sl_responses_validate.c - output legality of OpenAI Responses streams and bodies.
 
-    The rules (sl_validate.h):
-    Responses: event name = data type; sequence_number from 0 without
-    gaps; response.created first; output items added at the next
-    output_index, one open at a time, their part and delta events
-    naming the open item and fitting its type; one done per item and
-    part; response.completed / incomplete / failed with no item open,
-    listing every item, last.
+    A stream (what every dialect obeys besides is in sl_validate.h): event
+    name = data type; sequence_number from 0 without gaps;
+    response.created first; output items added at the next output_index,
+    one open at a time, their part and delta events naming the open item
+    and fitting its type; one done per item and part; response.completed /
+    incomplete / failed with no item open, listing every item, last.
+
+    A whole body (non-streaming): a response with an id, status completed
+    or incomplete, output items each with an id and a type, function_call
+    items with call_id, name and string arguments, message items with the
+    assistant role; usage.
+
+    Tests: tests/unit/common/dialects/test_sl_validate.c (legal and
+    illegal streams and bodies of this dialect), tests/fuzz/fuzz_validate.c.
 */
 #include <stdlib.h>
 #include <string.h>

@@ -127,6 +127,82 @@ Test (dialects, an_incomplete_table_does_not_register)
     cr_expect_str_eq (why, "question without answer, or answer without question");
 }
 
+static void
+s_clear_nothing (void *state)
+{
+    (void) state;
+}
+
+//  What a module's table says as data, the registry reads for it; an
+//  operation in its place is for a dialect whose paths or URLs carry more.
+Test (dialects, a_table_states_its_paths_url_finishes_and_model_list_as_data)
+{
+    const sl_dialect_t *openai = sl_dialect_get (SL_DIALECT_OPENAI);
+    sl_dialect_t copy = *openai;
+    const char *why = NULL;
+    copy.paths = NULL;
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1);
+    cr_expect_str_eq (why, "endpoint missing", "neither paths nor an endpoint operation");
+    copy = *openai;
+    copy.url_path = NULL;
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1);
+    cr_expect_str_eq (why, "url missing");
+    copy = *openai;
+    copy.finishes = NULL;
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1);
+    cr_expect_str_eq (why, "finish values missing");
+    copy = *openai;
+    copy.model = NULL;
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1, "a model list path without its shape");
+    copy.models_path = NULL;
+    cr_expect_eq (sl_dialect_check (&copy, &why), 0, "no list of its own, no shape needed");
+    sl_decoder_vt_t decoder = *openai->decoder;
+    copy = *openai;
+    copy.decoder = &decoder;
+    decoder.event = NULL;
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1);
+    cr_expect_str_eq (why, "decoder operation missing");
+    decoder = *openai->decoder;
+    decoder.clear = s_clear_nothing;
+    decoder.state_size = 0;
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1, "state to clear, but no state");
+    //  Paths, and the family a 404 in the dialect's shape answers.
+    sl_endpoint_t ep;
+    cr_expect_eq (sl_dialect_endpoint ("/messages", &ep), 1);
+    cr_expect_eq (ep.dialect, SL_DIALECT_ANTHROPIC);
+    cr_expect_eq (sl_dialect_endpoint ("/v1/messages/count_tokens", &ep), 0);
+    cr_expect_eq (ep.dialect, SL_DIALECT_ANTHROPIC, "one of its paths: answered in its shape");
+    cr_expect_eq (sl_dialect_endpoint ("/v2/chat", &ep), 0);
+    cr_expect_eq (ep.dialect, 0);
+    //  The URL: the base URL and the path, or the dialect's own operation.
+    sl_buf_t url = { 0 };
+    cr_expect_eq (sl_dialect_url (openai, "http://h/v1", SL_STR_LIT ("m"), &url), 0);
+    cr_expect_str_eq (sl_buf_cstr (&url), "http://h/v1/chat/completions");
+    sl_buf_reset (&url);
+    cr_expect_eq (sl_dialect_url (sl_dialect_get (SL_DIALECT_GEMINI), "http://h", SL_STR_LIT ("a b"), &url), 0);
+    cr_expect_str_eq (sl_buf_cstr (&url), "http://h/models/a%20b:streamGenerateContent?alt=sse");
+    sl_buf_free (&url);
+    //  Finish values: a dialect's own, and any dialect's for an upstream.
+    cr_expect_eq (sl_dialect_finish_of (openai, SL_STR_LIT ("length")), SL_FIN_LENGTH);
+    cr_expect_eq (sl_dialect_finish_of (openai, SL_STR_LIT ("max_tokens")), SL_FIN_NONE);
+    cr_expect_eq (sl_dialect_finish (SL_DIALECT_OPENAI, SL_STR_LIT ("max_tokens")), SL_FIN_LENGTH,
+                  "a server passing on another provider's value");
+    cr_expect_eq (sl_dialect_finish (SL_DIALECT_OPENAI, SL_STR_LIT ("whatever")), SL_FIN_STOP);
+    //  Model lists: a path, and a header that makes a shared path one SDK's.
+    const char *rest = NULL;
+    cr_expect_eq (sl_dialect_models ("/v1/models/gpt-x", NULL, NULL, &rest), openai);
+    cr_expect_str_eq (rest, "gpt-x");
+    cr_expect_null (sl_dialect_models ("/v1/models/gpt-x:generate", NULL, NULL, &rest), "a method, not a model");
+    cr_expect_eq (sl_dialect_models ("/v1beta/models", NULL, NULL, &rest), sl_dialect_get (SL_DIALECT_GEMINI));
+    cr_expect_str_eq (rest, "");
+    sl_buf_t list = { 0 };
+    sl_model_entry_t models [] = { { "a", "p" }, { "b", "q" } };
+    sl_dialect_put_models (models, 2, openai->model, &list);
+    cr_expect_str_eq (sl_buf_cstr (&list), "{\"id\":\"a\",\"object\":\"model\",\"created\":0,\"owned_by\":\"p\"},"
+                                           "{\"id\":\"b\",\"object\":\"model\",\"created\":0,\"owned_by\":\"q\"}");
+    sl_buf_free (&list);
+}
+
 Test (dialects, a_name_or_a_vendors_base_url_taken_twice_does_not_register)
 {
     const sl_dialect_t *responses = sl_dialect_get (SL_DIALECT_RESPONSES);
@@ -422,9 +498,9 @@ Test (dialects, error_bodies_and_model_lists_are_json)
         d->model (&models [1], &out);
         cr_expect (sl_json_valid (sl_buf_str (&out)), "%s: %s", d->name, sl_buf_cstr (&out));
         sl_buf_reset (&out);
-        cr_expect_eq (d->url ("http://h/base", SL_STR_LIT ("m-1"), &out), 0, "%s", d->name);
+        cr_expect_eq (sl_dialect_url (d, "http://h/base", SL_STR_LIT ("m-1"), &out), 0, "%s", d->name);
         cr_expect_eq (strncmp (sl_buf_cstr (&out), "http://h/base/", 14), 0, "%s: %s", d->name, sl_buf_cstr (&out));
-        cr_expect_eq (d->finish (SL_STR_LIT ("no-such-finish")), SL_FIN_NONE, "%s", d->name);
+        cr_expect_eq (sl_dialect_finish_of (d, SL_STR_LIT ("no-such-finish")), SL_FIN_NONE, "%s", d->name);
         sl_buf_free (&out);
     }
 }
@@ -691,7 +767,7 @@ Test (dialects, the_mock_plays_every_dialect)
         cr_expect_eq (sl_mock_provider_check_table (mock, &why), 0, "%s: %s", d->name, why ? why : "");
         //  It serves the path the dialect's upstream calls.
         sl_buf_t url = { 0 };
-        cr_assert_eq (d->url ("http://mock/base", SL_STR_LIT ("mock-tools"), &url), 0, "%s", d->name);
+        cr_assert_eq (sl_dialect_url (d, "http://mock/base", SL_STR_LIT ("mock-tools"), &url), 0, "%s", d->name);
         char path [256], model [64] = "";
         snprintf (path, sizeof path, "%s", sl_buf_cstr (&url) + strlen ("http://mock"));
         char *query = strchr (path, '?');

@@ -54,3 +54,22 @@ Test (sl_effort, a_provider_gets_what_it_takes_and_the_loss_is_said)
     cr_expect_eq (x.drop_count, 1, "one feature, named once");
     sl_xlate_clear (&x);
 }
+
+Test (sl_effort, a_dialect_that_names_levels_gets_a_word_or_nothing)
+{
+    sl_req_t *req = sl_req_new (0, NULL);
+    sl_xlate_t x = { 0 };
+    cr_expect_null (sl_effort_word (req, SL_EFFORT_NONE, SL_EFFORT_XHIGH, &x), "nothing asked");
+    cr_expect_eq (x.drop_count, 0);
+    req->effort = sl_str ("max");
+    cr_expect_str_eq (sl_effort_word (req, SL_EFFORT_NONE, SL_EFFORT_XHIGH, &x), "xhigh", "clamped");
+    cr_expect_eq (x.drop_count, 1);
+    req->effort = SL_STR_NULL;
+    req->thinking_adaptive = true;
+    cr_expect_null (sl_effort_word (req, SL_EFFORT_NONE, SL_EFFORT_XHIGH, &x),
+                    "thinking left to the model has no word");
+    cr_expect_eq (x.drop_count, 2, "and is noted dropped");
+    cr_expect_str_eq (x.dropped [1], "adaptive thinking (the provider's default effort)");
+    sl_xlate_clear (&x);
+    sl_req_destroy (&req);
+}
