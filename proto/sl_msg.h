@@ -51,6 +51,7 @@ typedef enum {
                                         //  person, and what became of it
     SL_MSG_CTL,                         //  gateway, audit <-> judge: the approvals control link
                                         //  (a request and its reply)
+    SL_MSG_STEP,                        //  inside a REQ's "fo": one provider of its plan
     SL_MSG_TYPE_MAX
 } sl_msg_type_t;
 
@@ -267,6 +268,8 @@ typedef struct {
     int64_t received_us;                //  "rqt" when the gateway received the request, Unix µs
     sl_str_t mcp;                       //  "mcp" the stream is an MCP request: its method and the name
                                         //  it names, "tools/call <tool>"
+    sl_str_t attempts;                  //  "att" the providers tried before the one that served, and why
+                                        //  each was left, JSON
 
     //  The request only: no type but REQ may carry these, and the ingest
     //  stops them (credentials, the client's own headers, an answer it
@@ -276,6 +279,8 @@ typedef struct {
         sl_str_t passthrough;           //  "fwd" client header lines the upstream gets as sent
         sl_str_t inline_answer;         //  "inl" the upstream's whole answer, SSE of dialect "ud": the
                                         //  ingest decodes it in place of an upstream call
+        sl_str_t failover;              //  "fo"  the providers to try, in order: encoded STEP
+                                        //  messages
     };
 
     //  A judge's decision (VERDICT), and a call waiting for a person
@@ -312,6 +317,7 @@ typedef struct {
 #define SL_MSG_FIELDS(X) \
     X (act,   U8,    action,           NONZERO) \
     X (appr,  STR,   approver,         NONZERO) \
+    X (att,   BIN,   attempts,         NONZERO) \
     X (auth,  STR,   auth,             NONZERO) \
     X (bk,    U8,    block,            NONZERO) \
     X (body,  BIN,   body,             NONZERO) \
@@ -327,6 +333,7 @@ typedef struct {
     X (f,     U32,   flags,            NONZERO) \
     X (fin,   U8,    finish,           NONZERO) \
     X (finr,  STR,   finish_raw,       NONZERO) \
+    X (fo,    BIN,   failover,         NONZERO) \
     X (fwd,   STR,   passthrough,      NONZERO) \
     X (hdrs,  BIN,   headers,          NONZERO) \
     X (hist,  BIN,   history,          NONZERO) \
@@ -393,7 +400,8 @@ typedef enum {
     X (BLOCK, block)        X (VERDICT, verdict)    X (FRAME, frame) \
     X (ERROR, error)        X (END, end)            X (LOST, lost) \
     X (POLICY, policy)      X (REC, rec)            X (RACK, rack) \
-    X (GAP, gap)            X (APPROVAL, approval)  X (CTL, ctl)
+    X (GAP, gap)            X (APPROVAL, approval)  X (CTL, ctl) \
+    X (STEP, step)
 
 //  The body fields each type carries (STYLE 20: a message states its
 //  fields): MUST, every message of the type has it; MAY, it may. The
@@ -412,7 +420,7 @@ typedef enum {
     MAY (kid) MAY (team) MAY (user) MAY (pol) MAY (pn) \
     MAY (rv) MAY (hist) MAY (tdig) MAY (tnt) \
     MAY (tc) MAY (tcs) MAY (rqt) MAY (mcp) \
-    MAY (auth) MAY (fwd) MAY (inl) \
+    MAY (auth) MAY (fwd) MAY (inl) MAY (fo) \
     MAY (code) MAY (st) MAY (msg)
 #define SL_FIELDS_ACK(MUST, MAY) \
     MAY (ts) MAY (f)
@@ -423,7 +431,7 @@ typedef enum {
     MAY (tools) MAY (hdrs) MAY (lu) \
     MAY (kid) MAY (team) MAY (user) MAY (pol) MAY (pn) MAY (rqb) \
     MAY (rv) MAY (hist) MAY (tdig) MAY (tnt) \
-    MAY (tc) MAY (tcs) MAY (rqt) MAY (mcp)
+    MAY (tc) MAY (tcs) MAY (rqt) MAY (mcp) MAY (att)
 #define SL_FIELDS_DELTA(MUST, MAY) \
     MUST (k) \
     MAY (i) MAY (id) MAY (cid) MAY (name) MAY (text) MAY (sig) MAY (body) MAY (f) \
@@ -464,6 +472,9 @@ typedef enum {
 #define SL_FIELDS_CTL(MUST, MAY) \
     MUST (code) \
     MAY (id) MAY (body) MAY (st) MAY (msg) MAY (inst)
+#define SL_FIELDS_STEP(MUST, MAY) \
+    MUST (prov) MUST (ud) MUST (model) \
+    MAY (body)
 
 //  Where a stage library puts its output: called once per message produced.
 //  msg and its strings are borrowed for the duration of the call.

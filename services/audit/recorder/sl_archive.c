@@ -206,14 +206,15 @@ s_on_start (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta, cons
         sl_val_int ((msg->flags & SL_F_STREAM) ? 1 : 0), s_opt_str (msg->policy),
         sl_val_str (last_user), sl_val_str (tools), sl_val_str (tools_json), sl_val_int (bytes),
         s_opt_str (s_text (self, 3, msg->team, NULL)), s_opt_str (s_text (self, 4, msg->user, NULL)),
-        sl_val_null ()                  //  the mcp, below
+        sl_val_null (),                 //  the mcp, below
+        sl_val_null ()                  //  the providers tried, below
     };
     //  The start's big texts are chained by digest: the streams row's
     //  columns are checked against them.
     char user_digest [SL_CHAIN_HEX], tools_digest [SL_CHAIN_HEX];
     sl_chain_digest (last_user, user_digest);
     sl_chain_digest (tools_json, tools_digest);
-    sl_val_t d [17];
+    sl_val_t d [18];
     memcpy (d, p, sizeof d);
     d [10] = last_user.ptr ? sl_val_text (user_digest) : sl_val_null ();
     d [12] = tools_json.ptr ? sl_val_text (tools_digest) : sl_val_null ();
@@ -221,14 +222,21 @@ s_on_start (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta, cons
     //  only then: a model's start is chained as it always was).
     sl_val_t mcp = s_opt_str (s_text (self, 5, msg->mcp, NULL));
     d [16] = mcp;
-    s_chain_data (self, d + 1, msg->mcp.len ? 16 : 15);     //  the entry has the sid
+    //  So do the providers a stream tried before the one that served it
+    //  (chained by digest, after the mcp, and only when there are some).
+    sl_str_t failover = s_text (self, 6, msg->attempts.len ? msg->attempts : SL_STR_NULL, NULL);
+    char failover_digest [SL_CHAIN_HEX];
+    sl_chain_digest (failover, failover_digest);
+    d [17] = failover.ptr ? sl_val_text (failover_digest) : sl_val_null ();
+    s_chain_data (self, d + 1, failover.ptr ? 17 : msg->mcp.len ? 16 : 15);     //  the entry has the sid
     p [16] = mcp;
+    p [17] = s_opt_str (failover);
     return s_exec (self, "UPDATE streams SET started_at = CASE WHEN started_at < $2 THEN started_at ELSE $2 END, "
                          "epoch = $3, client_dialect = $4, upstream_dialect = $5, model = $6, provider = $7, "
                          "client_key = $8, streaming = $9, policy = $10, last_user = $11, tools = $12, "
-                         "tools_json = $13, bytes = bytes + $14, team = $15, user_name = $16, mcp = $17 "
-                         "WHERE sid = $1",
-                   p, 17, NULL);
+                         "tools_json = $13, bytes = bytes + $14, team = $15, user_name = $16, mcp = $17, "
+                         "failover = $18 WHERE sid = $1",
+                   p, 18, NULL);
 }
 
 typedef struct {

@@ -103,7 +103,7 @@ s_list_row (void *arg, const sl_row_t *row)
     "s.error_code, s.error_message, s.error_status, s.error_source, s.blocks, s.calls, s.blocked, s.lost, " \
     "s.tools, s.last_user, s.usage_in, s.usage_out, s.usage_total, s.usage_cache_read, s.usage_cache_write, " \
     "s.usage_reasoning, s.response_id, s.epoch, s.emitter, s.team, s.user_name, s.usage_estimated, " \
-    "s.cost_usd_micro, s.mcp"
+    "s.cost_usd_micro, s.mcp, s.failover"
 
 static const s_col_t s_stream_cols [] = {
     { "sid", C_TEXT }, { "started_at", C_INT }, { "ended_at", C_INT }, { "duration_ms", C_INT },
@@ -115,7 +115,7 @@ static const s_col_t s_stream_cols [] = {
     { "usage_in", C_INT }, { "usage_out", C_INT }, { "usage_total", C_INT }, { "usage_cache_read", C_INT },
     { "usage_cache_write", C_INT }, { "usage_reasoning", C_INT }, { "response_id", C_TEXT },
     { "epoch", C_INT }, { "emitter", C_TEXT }, { "team", C_TEXT }, { "user", C_TEXT },
-    { "usage_estimated", C_BOOL }, { "cost_usd_micro", C_INT }, { "mcp", C_TEXT }
+    { "usage_estimated", C_BOOL }, { "cost_usd_micro", C_INT }, { "mcp", C_TEXT }, { "failover", C_TEXT }
 };
 #define S_STREAM_COLS ((int) (sizeof s_stream_cols / sizeof s_stream_cols [0]))
 #define S_LAST_USER_COL 23

@@ -279,6 +279,8 @@ function viewHistory(params) {
       if (s.blocked) outcome.push(el('span', { class: 'badge block', text: s.blocked + ' blocked' }));
       if (s.error_code) outcome.push(el('span', { class: 'badge err', text: s.error_code }));
       if (s.lost) outcome.push(el('span', { class: 'badge lost', text: 'records lost' }));
+      const tried = failoverOf(s);
+      if (tried.length) outcome.push(el('span', { class: 'badge lost', title: tried.map(triedText).join('; '), text: 'failed over' }));
       if (!s.ended_at) outcome.push(el('span', { class: 'badge live', text: 'in flight' }));
       else if (!s.error_code && s.finish) outcome.push(el('span', { class: 'muted', text: s.finish }));
       place(s, el('tr', { class: 'click', 'data-sid': s.sid, 'data-team': s.team || '', 'data-user': s.user || '',
@@ -295,6 +297,58 @@ function viewHistory(params) {
   };
   more.addEventListener('click', load);
   load();
+}
+
+// --------------------------------------------------------------------------
+// Providers: what the record says of each (the ingests' failover)
+
+// The providers a stream tried before the one that served it ("att" of its
+// start, stored as the stream's failover), [] when the first served.
+function failoverOf(s) {
+  if (!s.failover) return [];
+  try { const a = JSON.parse(s.failover); return Array.isArray(a) ? a : []; } catch (e) { return []; }
+}
+
+function triedText(t) {
+  const why = t.result === 'ok' ? 'served'
+    : t.result === 'http_status' || t.result === 'key_refused' ? (t.result === 'key_refused' ? 'key refused, ' : '') + 'HTTP ' + t.status
+    : t.result === 'held' || t.result === 'ejected' ? 'passed by: ' + t.result + ' for ' + Math.round((t.until_ms || 0) / 1000) + ' s more'
+    : t.result;
+  return t.provider + (t.model ? ' (' + t.model + ')' : '') + ': ' + why + (t.retry_after_s !== undefined ? ', Retry-After ' + t.retry_after_s + ' s' : '');
+}
+
+// The latest streams' providers: how many each served, how often a stream
+// left it and why, and when a stream last found it ejected. From the
+// record (every ingest's), not from one ingest's live state: that is its
+// sluice_provider_state gauge.
+async function viewProviders(params) {
+  clear();
+  const limit = Number(params.get('limit')) || 500;
+  $main.append(el('h1', { text: 'Providers' }),
+    el('p', { class: 'muted', text: 'From the latest ' + limit + ' streams of the record: the providers that served them, those a stream left for the next one (and why), and those it found ejected. An ingest\'s own view is its sluice_provider_state and sluice_provider_ejections_total metrics.' }));
+  let data;
+  try { data = await api('/api/streams?limit=' + limit); } catch (e) { $main.append(el('p', { class: 'error', text: e.message })); return; }
+  const by = new Map();
+  const get = (name) => { if (!by.has(name)) by.set(name, { served: 0, left: new Map(), ejected: 0, lastEjected: null }); return by.get(name); };
+  for (const s of data.streams) {
+    if (s.provider && !s.error_code) get(s.provider).served++;
+    for (const t of failoverOf(s)) {
+      if (t.result === 'ok') continue;
+      const p = get(t.provider);
+      if (t.result === 'ejected') { p.ejected++; if (!p.lastEjected || s.started_at > p.lastEjected) p.lastEjected = s.started_at; continue; }
+      const why = t.result === 'http_status' ? 'HTTP ' + t.status : t.result;
+      p.left.set(why, (p.left.get(why) || 0) + 1);
+    }
+  }
+  const table = el('table', { class: 'list' }, el('tr', {}, el('th', { text: 'provider' }), el('th', { text: 'served' }),
+    el('th', { text: 'left for the next (why)' }), el('th', { text: 'found ejected' }), el('th', { text: 'last found ejected' })));
+  for (const [name, p] of [...by.entries()].sort()) {
+    table.append(el('tr', { 'data-provider': name }, el('td', { class: 'mono', text: name }), el('td', { text: String(p.served) }),
+      el('td', { text: [...p.left.entries()].map(([k, v]) => k + ' × ' + v).join(', ') }),
+      el('td', { text: String(p.ejected) }), el('td', { text: p.lastEjected ? time(p.lastEjected, true) : '' })));
+  }
+  if (!by.size) table.append(el('tr', {}, el('td', { colSpan: 5, class: 'empty', text: 'No stream yet.' })));
+  $main.append(el('div', { class: 'panel' }, table));
 }
 
 // --------------------------------------------------------------------------
@@ -315,6 +369,7 @@ async function viewStream(sid) {
         kv('started', time(s.started_at, true)), kv('ended', s.ended_at ? time(s.ended_at, true) + ' (' + duration(s.duration_ms) + ')' : 'not recorded (in flight, or lost)'),
         kv('MCP request', s.mcp ? el('span', { class: 'mono', text: s.mcp }) : null),
         kv('model', s.model), kv('upstream model', s.response_model), kv('provider', s.provider),
+        kv('providers tried', failoverOf(s).length ? el('ol', { class: 'small' }, failoverOf(s).map((t) => el('li', { class: 'mono', text: triedText(t) }))) : null),
         kv('dialects', (s.client || '?') + ' client, ' + (s.upstream || '?') + ' upstream' + (s.streaming ? ', streaming' : ', not streaming')),
         kv('client key', s.client_key), kv('team', s.team), kv('user', s.user),
         kv('policy', s.policy ? el('a', { href: '#/policy?id=' + encodeURIComponent(s.policy), class: 'mono', text: s.policy }) : null), kv('finish', s.finish ? s.finish + (s.finish_raw ? ' (' + s.finish_raw + ')' : '') : null),
@@ -930,6 +985,7 @@ function route() {
   else if (view === 'usage') viewUsage(params);
   else if (view === 'policy') viewPolicy(params);
   else if (view === 'tools') viewTools(params);
+  else if (view === 'providers') viewProviders(params);
   else if (view === 'try') viewTry(params);
   else if (view === 'pending') viewPending();
   else if (view === 'chain') viewChain();
