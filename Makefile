@@ -45,6 +45,10 @@
 #   make otel-deps  install the OTLP receiver the exporter's tests send to
 #                   (npm, pinned in tests/otel/package-lock.json); make test
 #                   runs it
+#   make cloud-deps install the AWS SDK's event stream codec and SigV4
+#                   signer and google-auth-library, the references the
+#                   cloud libraries are checked against (npm, pinned in
+#                   tests/cloud/package-lock.json); make test runs it
 #   make mcp-deps   install the official MCP TypeScript SDK (client and
 #                   server, both revision families) the MCP tests drive
 #                   (npm, pinned in tests/mcp/package-lock.json); make test
@@ -58,9 +62,10 @@
 #                   prints the versions beside the pins
 #
 # Layout: common/ and proto/ are the libraries (common/stages/ the stage
-# libraries: pure, no sockets); services/<name>/sl_*.c are libraries of
-# that service alone, every other .c file in services/<name>/ is its
-# service (main.c and the loop), linked into build/bin/sluice-<name>.
+# libraries: pure, no sockets); services/<name>/sl_*.c (and sl_*.c in the
+# folders of its parts, services/<name>/<part>/) are libraries of that
+# service alone, every other .c file there is its service (main.c and the
+# loop), linked into build/bin/sluice-<name>.
 
 CC       ?= gcc
 # libpq's header lives in its own directory.
@@ -96,7 +101,7 @@ BUILD     = build
 
 # Files built into sluice-audit (its console, its store's migrations), as
 # one generated C source (services/audit/embed/embed.c).
-EMBED_FILES = $(sort $(wildcard services/audit/console/*)) $(sort $(wildcard services/audit/migrations/*.sql))
+EMBED_FILES = $(sort $(wildcard services/audit/console/web/*)) $(sort $(wildcard services/audit/store/migrations/*.sql))
 GEN_SRC     = $(BUILD)/gen/sl_embedded_files.c
 
 # common/ holds every library more than one program uses, a folder per
@@ -104,7 +109,7 @@ GEN_SRC     = $(BUILD)/gen/sl_embedded_files.c
 # proto/ the wire protocol's codec. A library only its service uses stays
 # in services/<name>/.
 COMMON_SRC = $(sort $(shell find common proto -name '*.c'))
-LIB_SRC    = $(foreach s,$(SERVICES),$(wildcard services/$(s)/sl_*.c)) $(GEN_SRC)
+LIB_SRC    = $(foreach s,$(SERVICES),$(wildcard services/$(s)/sl_*.c services/$(s)/*/sl_*.c)) $(GEN_SRC)
 UNIT_SRC   = $(sort $(shell find tests/unit -name '*.c'))
 INTEG_SRC  = $(wildcard tests/integration/*.c)
 FUZZ_SRC   = $(wildcard tests/fuzz/fuzz_*.c)
@@ -121,13 +126,15 @@ BENCH_BINS = $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 # Objects of a source list in a flavour directory: $(call objs,flavour,srcs)
 objs = $(patsubst %.c,$(BUILD)/obj/$(1)/%.o,$(2))
-# Service-only sources (everything but the library) of one service.
-svc_src = $(filter-out services/$(1)/sl_%.c,$(wildcard services/$(1)/*.c))
+# Service-only sources (everything but the library) of one service: its
+# folder and its parts' folders (services/audit/recorder/), but for the
+# build tool in services/audit/embed/.
+svc_src = $(filter-out %/sl_%.c services/$(1)/embed/%,$(wildcard services/$(1)/*.c services/$(1)/*/*.c))
 
 RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
-.PHONY: all deps sdk-deps browser-deps otel-deps kube-deps mcp-deps run test unit integration check-compose \
+.PHONY: FORCE all deps sdk-deps browser-deps otel-deps kube-deps mcp-deps cloud-deps run test unit integration check-compose \
         compose-deps compose-test \
         check-docs check-layers check-prometheus check-kubernetes memcheck \
         fuzz fuzz-smoke bench chaos clean asan agents
@@ -209,11 +216,20 @@ $(BUILD)/tools/embed: services/audit/embed/embed.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O2 -o $@ $<
 
-$(GEN_SRC): $(BUILD)/tools/embed $(EMBED_FILES)
+# The list of those files, rewritten only when it changes: a file added,
+# moved or removed makes the source again, even when every file left is
+# older than it.
+EMBED_LIST = $(BUILD)/gen/embedded.list
+
+$(EMBED_LIST): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(EMBED_FILES)' | cmp -s - $@ || echo '$(EMBED_FILES)' > $@
+
+$(GEN_SRC): $(BUILD)/tools/embed $(EMBED_FILES) $(EMBED_LIST)
 	@mkdir -p $(dir $@)
 	$(BUILD)/tools/embed $@ services/audit/ $(EMBED_FILES)
 
-$(call objs,release,$(GEN_SRC)) $(call objs,asan,$(GEN_SRC)) $(call objs,fuzz,$(GEN_SRC)): CSTD += -Iservices/audit
+$(call objs,release,$(GEN_SRC)) $(call objs,asan,$(GEN_SRC)) $(call objs,fuzz,$(GEN_SRC)): CSTD += -Iservices/audit/store
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
@@ -315,6 +331,17 @@ MCP_DIR = tests/mcp
 mcp-deps:
 	$(call npm_ci,$(MCP_DIR),the MCP SDK packages,the MCP tests)
 
+# The references of tests/cloud: the AWS SDK's event stream codec
+# (@smithy/eventstream-codec) and SigV4 signer (@smithy/signature-v4), and
+# google-auth-library (10.x, the last for Debian 12's Node 18 and 20),
+# pinned in its package-lock.json; tests/integration/test_cloud.c checks
+# common/cloud against them. Like sdk-deps, it says why when it cannot,
+# and those tests are then skipped with that reason.
+CLOUD_DIR = tests/cloud
+
+cloud-deps:
+	$(call npm_ci,$(CLOUD_DIR),the AWS and Google reference packages,the cloud reference tests)
+
 # ---------------------------------------------------------------------------
 # Running
 
@@ -329,7 +356,7 @@ run: deps
 # Tests
 
 test: deps
-	@$(MAKE) --no-print-directory sdk-deps browser-deps otel-deps kube-deps mcp-deps
+	@$(MAKE) --no-print-directory sdk-deps browser-deps otel-deps kube-deps mcp-deps cloud-deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(LEGTEST_BIN) $(FUZZ_BINS)
 	@$(MAKE) --no-print-directory check-layers unit integration fuzz-smoke check-compose check-prometheus check-docs \
 	  check-kubernetes

@@ -14,6 +14,7 @@
             dialect: openai             # a dialect's name: openai | responses | anthropic | gemini
             base_url: http://127.0.0.1:8000/v1
             key_env: LOCAL_KEY          # optional: the variable holding the key
+            key_envs: [K1, K2]          # or several keys, used in turn (not both)
             forward_client_auth: true   # optional, default true
           - name: vertex-claude         # a cloud's door (upstream-only dialects):
             dialect: vertex-anthropic   #   vertex, vertex-anthropic, azure
@@ -29,6 +30,10 @@
         routes:
           - model: "llama-*"            # fnmatch glob
             provider: local
+          - model: "claude-*"           # or several providers, tried in order
+            providers:                  # (or drawn by weight: every entry has one, or none)
+              - { provider: east, model: "anthropic.claude-x", weight: 3 }
+              - { provider: local }     # model absent: the client's as is
         prices:                         # optional: what a model costs
           - model: "gpt-4o*"            # a model name or an fnmatch glob
             input: 2.50                 # USD per million input tokens

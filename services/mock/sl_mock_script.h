@@ -34,6 +34,8 @@
       mock-drop    two events and half of a third, then the connection closes
       mock-garbage one event, then an event whose data is not JSON
       mock-429     429 with Retry-After: 1 and the provider's error body
+      mock-429-<s> the same with Retry-After: <s> (0 to 86400)
+      mock-529     529 (the provider's overloaded error) without Retry-After
       mock-500     500 with the provider's error body
       mock-flaky   every other request with the same body answers 503
                    (Retry-After: 0); the others get mock-text

@@ -132,6 +132,37 @@ Test (sl_routesfile, bad_prices_are_refused_with_their_line)
     s_expect_refused (cases, sizeof cases / sizeof cases [0]);
 }
 
+Test (sl_routesfile, providers_lists_and_key_envs_are_checked_with_their_place)
+{
+    s_case_t cases [] = {
+        { S_PROVIDER "    key_envs: []\n", "routes.yaml:5:15: key_envs must be a list of 1 to 16" },
+        { S_PROVIDER "    key_envs: [sk-1]\n", "routes.yaml:5:16: key_envs names environment variables" },
+        { S_PROVIDER "    key_envs: [K1, K1]\n", "routes.yaml:5:20: key_envs names 'K1' twice" },
+        { S_PROVIDER "    key_env: K\n    key_envs: [K1]\n", "routes.yaml:6:15: key_env and key_envs" },
+        { S_PROVIDER "    key_envs: [K1]\n    key_env: K\n", "routes.yaml:6:14: key_env and key_envs" },
+        { S_PROVIDER "    name: [a]\n", "routes.yaml:5:11: name must be a scalar" },
+        { S_PROVIDER "routes:\n  - model: x\n    providers: []\n",
+          "routes.yaml:7:16: providers must be a list of 1 to 16 providers" },
+        { S_PROVIDER "routes:\n  - model: x\n    provider: a\n    providers: [{ provider: a }]\n",
+          "routes.yaml:7:15: a route names provider or providers, not both" },
+        { S_PROVIDER "routes:\n  - model: x\n    providers: [{ provider: b }]\n",
+          "routes.yaml:7:29: route names unknown provider 'b'" },
+        { S_PROVIDER "routes:\n  - model: x\n    providers: [{ provider: a }, { provider: a }]\n",
+          "routes.yaml:7:46: the route names provider 'a' twice" },
+        { S_PROVIDER "routes:\n  - model: x\n    providers: [{ model: m }]\n",
+          "routes.yaml:7:17: a route's provider needs provider" },
+        { S_PROVIDER "routes:\n  - model: x\n    providers: [{ provider: a, weight: -1 }]\n",
+          "routes.yaml:7:40: weight must be a whole number from 0 to 1000000" },
+        { S_PROVIDER "routes:\n  - model: x\n    providers: [{ provider: a, colour: red }]\n",
+          "routes.yaml:7:32: unknown field 'colour' of a route's provider" },
+        { "providers:\n  - { name: a, dialect: openai, base_url: http://h }\n"
+          "  - { name: b, dialect: openai, base_url: http://h }\n"
+          "routes:\n  - model: x\n    providers: [{ provider: a, weight: 1 }, { provider: b }]\n",
+          "routes.yaml:6:45: weight: every provider of the route has one, or none has" },
+    };
+    s_expect_refused (cases, sizeof cases / sizeof cases [0]);
+}
+
 //  --------------------------------------------------------------------------
 //  The mcp: section
 

@@ -1,0 +1,471 @@
+/*  sl_evstream.c - AWS's binary event stream: the incremental decoder and
+    the encoder (see sl_evstream.h for the framing). */
+#include "common/cloud/sl_evstream.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/sl_alloc.h"
+
+#define CRC32_POLY 0xEDB88320u          //  gzip's CRC32, reflected
+#define NAME_MAX_LEN 255                //  a header name's length is one byte
+#define VALUE_MAX_LEN 65535             //  a bytes or string value's length is two
+#define UUID_LEN 16
+
+struct _sl_evstream_t {
+    size_t max;                         //  the largest message accepted
+    sl_buf_t held;                      //  the start of a message not yet whole
+    sl_evstream_header_t *headers;      //  the headers of the message being reported
+    size_t headers_cap;
+    const char *error;                  //  why decoding stopped, "" while it goes on
+};
+
+//  The CRC table, made on first use (the process is single-threaded).
+static uint32_t s_crc_table [256];
+static bool s_crc_ready;
+
+static void
+s_crc_init (void)
+{
+    for (uint32_t n = 0; n < 256; n++) {
+        uint32_t c = n;
+        for (int k = 0; k < 8; k++)
+            c = c & 1 ? CRC32_POLY ^ (c >> 1) : c >> 1;
+        s_crc_table [n] = c;
+    }
+    s_crc_ready = true;
+}
+
+uint32_t
+sl_evstream_crc32 (uint32_t crc, const void *data, size_t size)
+{
+    if (!s_crc_ready)
+        s_crc_init ();
+    const uint8_t *p = data;
+    crc = ~crc;
+    for (size_t i = 0; i < size; i++)
+        crc = s_crc_table [(crc ^ p [i]) & 0xff] ^ (crc >> 8);
+    return ~crc;
+}
+
+static uint32_t
+s_get32 (const uint8_t *p)
+{
+    return (uint32_t) p [0] << 24 | (uint32_t) p [1] << 16 | (uint32_t) p [2] << 8 | p [3];
+}
+
+static uint64_t
+s_get64 (const uint8_t *p)
+{
+    return (uint64_t) s_get32 (p) << 32 | s_get32 (p + 4);
+}
+
+static void
+s_put32 (uint8_t *p, uint32_t v)
+{
+    p [0] = (uint8_t) (v >> 24);
+    p [1] = (uint8_t) (v >> 16);
+    p [2] = (uint8_t) (v >> 8);
+    p [3] = (uint8_t) v;
+}
+
+sl_evstream_t *
+sl_evstream_new (size_t max_message)
+{
+    sl_evstream_t *self = sl_xcalloc (1, sizeof *self);
+    self->max = max_message ? max_message : SL_EVSTREAM_DEFAULT_MAX;
+    if (self->max < SL_EVSTREAM_MIN_MESSAGE)
+        self->max = SL_EVSTREAM_MIN_MESSAGE;
+    self->error = "";
+    return self;
+}
+
+void
+sl_evstream_destroy (sl_evstream_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sl_evstream_t *self = *self_p;
+    sl_buf_free (&self->held);
+    free (self->headers);
+    free (self);
+    *self_p = NULL;
+}
+
+void
+sl_evstream_reset (sl_evstream_t *self)
+{
+    sl_buf_reset (&self->held);
+    self->error = "";
+}
+
+const char *
+sl_evstream_error (sl_evstream_t *self)
+{
+    return self->error;
+}
+
+size_t
+sl_evstream_pending (sl_evstream_t *self)
+{
+    return self->held.len;
+}
+
+//  Check a prelude (12 bytes); the message's total length, or 0 with the
+//  error set.
+static uint32_t
+s_check_prelude (sl_evstream_t *self, const uint8_t *p)
+{
+    uint32_t total = s_get32 (p);
+    uint32_t headers = s_get32 (p + 4);
+    if (sl_evstream_crc32 (0, p, 8) != s_get32 (p + 8))
+        self->error = "event stream: the prelude's CRC does not match";
+    else
+    if (total < SL_EVSTREAM_MIN_MESSAGE)
+        self->error = "event stream: a message shorter than its prelude and CRC";
+    else
+    if (total > self->max)
+        self->error = "event stream: a message over the size limit";
+    else
+    if (headers > SL_EVSTREAM_MAX_HEADERS)
+        self->error = "event stream: headers over the size limit";
+    else
+    if (headers > total - SL_EVSTREAM_MIN_MESSAGE)
+        self->error = "event stream: headers longer than the message";
+    else
+        return total;
+    return 0;
+}
+
+//  Room for one more header in the table.
+static sl_evstream_header_t *
+s_next_header (sl_evstream_t *self, size_t count)
+{
+    if (count == self->headers_cap) {
+        self->headers_cap = self->headers_cap ? self->headers_cap * 2 : 8;
+        self->headers = sl_xrealloc (self->headers, self->headers_cap * sizeof *self->headers);
+    }
+    return &self->headers [count];
+}
+
+//  Read one header's value of type at p (avail bytes left); its length,
+//  or -1 when it runs past the block or the type is unknown.
+static long
+s_read_value (sl_evstream_header_t *h, const uint8_t *p, size_t avail)
+{
+    static const size_t fixed [SL_EVH_TYPES] = {
+        [SL_EVH_TRUE] = 0, [SL_EVH_FALSE] = 0, [SL_EVH_BYTE] = 1, [SL_EVH_SHORT] = 2,
+        [SL_EVH_INT] = 4, [SL_EVH_LONG] = 8, [SL_EVH_BYTES] = 2, [SL_EVH_STRING] = 2,
+        [SL_EVH_TIMESTAMP] = 8, [SL_EVH_UUID] = UUID_LEN
+    };
+    if (h->type >= SL_EVH_TYPES || avail < fixed [h->type])
+        return -1;
+    h->i = 0;
+    h->bytes = SL_STR_NULL;
+    switch (h->type) {
+        case SL_EVH_TRUE:
+            h->i = 1;
+            return 0;
+        case SL_EVH_FALSE:
+            return 0;
+        case SL_EVH_BYTE:
+            h->i = (int8_t) p [0];
+            return 1;
+        case SL_EVH_SHORT:
+            h->i = (int16_t) ((uint16_t) p [0] << 8 | p [1]);
+            return 2;
+        case SL_EVH_INT:
+            h->i = (int32_t) s_get32 (p);
+            return 4;
+        case SL_EVH_LONG:
+        case SL_EVH_TIMESTAMP:
+            h->i = (int64_t) s_get64 (p);
+            return 8;
+        case SL_EVH_UUID:
+            h->bytes = sl_str_n (p, UUID_LEN);
+            return UUID_LEN;
+        case SL_EVH_BYTES:
+        case SL_EVH_STRING: {
+            size_t len = (size_t) p [0] << 8 | p [1];
+            if (avail - 2 < len)
+                return -1;
+            h->bytes = sl_str_n (p + 2, len);
+            return (long) (2 + len);
+        }
+        default:
+            return -1;
+    }
+}
+
+//  The value of a string header that names what the message is.
+static void
+s_name_it (sl_evstream_msg_t *msg, const sl_evstream_header_t *h)
+{
+    static const struct {
+        const char *name;
+        size_t offset;
+    } known [] = {
+        { ":message-type", offsetof (sl_evstream_msg_t, message_type) },
+        { ":event-type", offsetof (sl_evstream_msg_t, event_type) },
+        { ":exception-type", offsetof (sl_evstream_msg_t, exception_type) },
+        { ":content-type", offsetof (sl_evstream_msg_t, content_type) },
+        { ":error-code", offsetof (sl_evstream_msg_t, error_code) },
+        { ":error-message", offsetof (sl_evstream_msg_t, error_message) },
+    };
+    if (h->type != SL_EVH_STRING)
+        return;
+    for (size_t k = 0; k < sizeof known / sizeof known [0]; k++)
+        if (sl_str_eq (h->name, known [k].name)) {
+            sl_str_t *slot = (sl_str_t *) ((char *) msg + known [k].offset);
+            if (!sl_str_present (*slot))
+                *slot = h->bytes;       //  the first one counts
+            return;
+        }
+}
+
+//  Decode one whole message (total bytes at p, its prelude checked) and
+//  report it. 0, -1 (error set) or the callback's value.
+static int
+s_decode (sl_evstream_t *self, const uint8_t *p, uint32_t total, sl_evstream_msg_fn *fn, void *arg)
+{
+    if (sl_evstream_crc32 (0, p, total - 4) != s_get32 (p + total - 4)) {
+        self->error = "event stream: the message's CRC does not match";
+        return -1;
+    }
+    uint32_t headers_len = s_get32 (p + 4);
+    const uint8_t *h = p + SL_EVSTREAM_PRELUDE, *end = h + headers_len;
+    sl_evstream_msg_t msg = { 0 };
+    size_t count = 0;
+    while (h < end) {
+        size_t name_len = h [0];
+        if (name_len == 0) {
+            self->error = "event stream: a header with an empty name";
+            return -1;
+        }
+        //  The name and the type byte.
+        if ((size_t) (end - h) < 1 + name_len + 1) {
+            self->error = "event stream: a header runs past the headers";
+            return -1;
+        }
+        sl_evstream_header_t *header = s_next_header (self, count);
+        header->name = sl_str_n (h + 1, name_len);
+        header->type = (sl_evh_type_t) h [1 + name_len];
+        h += 1 + name_len + 1;
+        if (header->type >= SL_EVH_TYPES) {
+            self->error = "event stream: a header of an unknown type";
+            return -1;
+        }
+        long used = s_read_value (header, h, (size_t) (end - h));
+        if (used < 0) {
+            self->error = "event stream: a header's value runs past the headers";
+            return -1;
+        }
+        h += used;
+        s_name_it (&msg, header);
+        count++;
+    }
+    msg.payload = sl_str_n (end, total - SL_EVSTREAM_PRELUDE - headers_len - 4);
+    msg.headers = self->headers;
+    msg.header_count = count;
+    return fn (arg, &msg);
+}
+
+int
+sl_evstream_feed (sl_evstream_t *self, const void *data, size_t size,
+                  sl_evstream_msg_fn *fn, void *arg)
+{
+    if (*self->error)
+        return -1;
+    const uint8_t *p = data;
+    while (size > 0) {
+        //  A message begun in an earlier read: complete it in the buffer.
+        if (self->held.len > 0 || size < SL_EVSTREAM_PRELUDE) {
+            size_t take;
+            if (self->held.len < SL_EVSTREAM_PRELUDE) {
+                take = SL_EVSTREAM_PRELUDE - self->held.len;
+                take = take < size ? take : size;
+                sl_buf_append (&self->held, p, take);
+                p += take;
+                size -= take;
+                if (self->held.len < SL_EVSTREAM_PRELUDE)
+                    return 0;
+            }
+            uint32_t total = s_check_prelude (self, (const uint8_t *) self->held.data);
+            if (!total)
+                return -1;
+            take = total - self->held.len;
+            take = take < size ? take : size;
+            sl_buf_append (&self->held, p, take);
+            p += take;
+            size -= take;
+            if (self->held.len < total)
+                return 0;
+            int rc = s_decode (self, (const uint8_t *) self->held.data, total, fn, arg);
+            sl_buf_reset (&self->held);
+            if (rc)
+                return rc;
+            continue;
+        }
+        //  Whole messages straight from the caller's bytes, uncopied.
+        uint32_t total = s_check_prelude (self, p);
+        if (!total)
+            return -1;
+        if (total > size) {
+            sl_buf_append (&self->held, p, size);
+            return 0;
+        }
+        int rc = s_decode (self, p, total, fn, arg);
+        if (rc)
+            return rc;
+        p += total;
+        size -= total;
+    }
+    return 0;
+}
+
+int
+sl_evstream_finish (sl_evstream_t *self)
+{
+    if (*self->error)
+        return -1;
+    if (self->held.len > 0) {
+        self->error = "event stream: the stream ended inside a message";
+        return -1;
+    }
+    return 0;
+}
+
+//  The bytes one header takes on the wire; 0 when it cannot be framed.
+static size_t
+s_header_size (const sl_evstream_header_t *h)
+{
+    if (!h->name.ptr || h->name.len == 0 || h->name.len > NAME_MAX_LEN)
+        return 0;
+    size_t size = 1 + h->name.len + 1;
+    switch (h->type) {
+        case SL_EVH_TRUE:
+        case SL_EVH_FALSE:
+            return size;
+        case SL_EVH_BYTE:
+            return size + 1;
+        case SL_EVH_SHORT:
+            return size + 2;
+        case SL_EVH_INT:
+            return size + 4;
+        case SL_EVH_LONG:
+        case SL_EVH_TIMESTAMP:
+            return size + 8;
+        case SL_EVH_UUID:
+            return h->bytes.len == UUID_LEN && h->bytes.ptr ? size + UUID_LEN : 0;
+        case SL_EVH_BYTES:
+        case SL_EVH_STRING:
+            return h->bytes.len <= VALUE_MAX_LEN ? size + 2 + h->bytes.len : 0;
+        default:
+            return 0;
+    }
+}
+
+static uint8_t *
+s_put_header (uint8_t *w, const sl_evstream_header_t *h)
+{
+    *w++ = (uint8_t) h->name.len;
+    memcpy (w, h->name.ptr, h->name.len);
+    w += h->name.len;
+    *w++ = (uint8_t) h->type;
+    uint64_t v = (uint64_t) h->i;
+    switch (h->type) {
+        case SL_EVH_BYTE:
+            *w++ = (uint8_t) v;
+            break;
+        case SL_EVH_SHORT:
+            *w++ = (uint8_t) (v >> 8);
+            *w++ = (uint8_t) v;
+            break;
+        case SL_EVH_INT:
+            s_put32 (w, (uint32_t) v);
+            w += 4;
+            break;
+        case SL_EVH_LONG:
+        case SL_EVH_TIMESTAMP:
+            s_put32 (w, (uint32_t) (v >> 32));
+            s_put32 (w + 4, (uint32_t) v);
+            w += 8;
+            break;
+        case SL_EVH_UUID:
+            memcpy (w, h->bytes.ptr, UUID_LEN);
+            w += UUID_LEN;
+            break;
+        case SL_EVH_BYTES:
+        case SL_EVH_STRING:
+            *w++ = (uint8_t) (h->bytes.len >> 8);
+            *w++ = (uint8_t) h->bytes.len;
+            if (h->bytes.len)
+                memcpy (w, h->bytes.ptr, h->bytes.len);
+            w += h->bytes.len;
+            break;
+        default:
+            break;
+    }
+    return w;
+}
+
+int
+sl_evstream_encode (sl_buf_t *out, const sl_evstream_header_t *headers, size_t count,
+                    sl_str_t payload)
+{
+    size_t headers_len = 0;
+    for (size_t i = 0; i < count; i++) {
+        size_t one = s_header_size (&headers [i]);
+        if (!one)
+            return -1;
+        headers_len += one;
+        if (headers_len > SL_EVSTREAM_MAX_HEADERS)
+            return -1;
+    }
+    if (payload.len > SL_EVSTREAM_DEFAULT_MAX)
+        return -1;
+    size_t total = SL_EVSTREAM_MIN_MESSAGE + headers_len + payload.len;
+    if (total > SL_EVSTREAM_DEFAULT_MAX)
+        return -1;
+    uint8_t *start = (uint8_t *) sl_buf_reserve (out, total), *w = start;
+    s_put32 (w, (uint32_t) total);
+    s_put32 (w + 4, (uint32_t) headers_len);
+    s_put32 (w + 8, sl_evstream_crc32 (0, w, 8));
+    w += SL_EVSTREAM_PRELUDE;
+    for (size_t i = 0; i < count; i++)
+        w = s_put_header (w, &headers [i]);
+    if (payload.len)
+        memcpy (w, payload.ptr, payload.len);
+    w += payload.len;
+    s_put32 (w, sl_evstream_crc32 (0, start, total - 4));
+    out->len += total;
+    return 0;
+}
+
+static int
+s_encode_typed (sl_buf_t *out, const char *type_header, const char *type,
+                const char *message_type, sl_str_t payload)
+{
+    sl_evstream_header_t headers [] = {
+        { .name = sl_str (type_header), .type = SL_EVH_STRING, .bytes = sl_str (type) },
+        { .name = SL_STR_LIT (":content-type"), .type = SL_EVH_STRING,
+          .bytes = SL_STR_LIT ("application/json") },
+        { .name = SL_STR_LIT (":message-type"), .type = SL_EVH_STRING, .bytes = sl_str (message_type) },
+    };
+    if (!type)
+        return -1;
+    return sl_evstream_encode (out, headers, sizeof headers / sizeof headers [0], payload);
+}
+
+int
+sl_evstream_encode_event (sl_buf_t *out, const char *event_type, sl_str_t payload)
+{
+    return s_encode_typed (out, ":event-type", event_type, "event", payload);
+}
+
+int
+sl_evstream_encode_exception (sl_buf_t *out, const char *exception_type, sl_str_t payload)
+{
+    return s_encode_typed (out, ":exception-type", exception_type, "exception", payload);
+}

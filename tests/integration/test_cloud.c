@@ -1,0 +1,379 @@
+/*  Integration tests: sluice's cloud libraries against AWS's and Google's
+    own implementations (tests/cloud, npm, pinned; make cloud-deps):
+
+    - the event stream: the frames the AWS SDK's codec
+      (@smithy/eventstream-codec) writes are byte for byte those
+      sl_evstream writes for the same messages, sl_evstream decodes them,
+      and the SDK decodes sl_evstream's;
+    - SigV4: the same Bedrock requests (real model ids, an inference
+      profile ARN, session credentials, a query) signed by the AWS SDK's
+      signer (@smithy/signature-v4) and by sl_sigv4 carry the same
+      headers, Authorization among them, and sl_sigv4_verify takes the
+      SDK's;
+    - Google's grant: the assertion google-auth-library signs for a key
+      has the header and claims of sl_gcpkey's, both verify with the key.
+
+    Skipped, saying why, when node or the packages are missing. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <jwt.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/base/sl_buf.h"
+#include "common/cloud/sl_evstream.h"
+#include "common/cloud/sl_gcpkey.h"
+#include "common/cloud/sl_sigv4.h"
+#include "tests/jwt_fixture.h"
+
+#define CLOUD_DIR "tests/cloud"
+#define NODE_TIMEOUT "60"
+
+static void
+s_skip_without_node (void)
+{
+    if (access (CLOUD_DIR "/node_modules/@smithy/signature-v4/package.json", R_OK) != 0
+    ||  access (CLOUD_DIR "/node_modules/@smithy/eventstream-codec/package.json", R_OK) != 0
+    ||  access (CLOUD_DIR "/node_modules/google-auth-library/package.json", R_OK) != 0)
+        cr_skip_test ("the reference packages are not installed in " CLOUD_DIR "/node_modules "
+                      "(make cloud-deps; it needs npm and the npm registry)");
+    if (system ("node --version > /dev/null 2>&1") != 0)
+        cr_skip_test ("node is not installed (make sdk-deps installs Debian's nodejs and npm)");
+}
+
+//  Run a script of tests/cloud (bounded in time); its output into out.
+static void
+s_node (const char *script, const char *args, sl_buf_t *out)
+{
+    char cmd [1024];
+    snprintf (cmd, sizeof cmd, "timeout " NODE_TIMEOUT " node " CLOUD_DIR "/%s %s", script, args);
+    FILE *p = popen (cmd, "r");
+    cr_assert_not_null (p);
+    char chunk [4096];
+    size_t n;
+    while ((n = fread (chunk, 1, sizeof chunk, p)) > 0)
+        sl_buf_append (out, chunk, n);
+    cr_assert_eq (pclose (p), 0, "%s failed: %s", cmd, sl_buf_cstr (out));
+}
+
+static void
+s_tmpfile (char *path, size_t size, const char *what)
+{
+    snprintf (path, size, "/tmp/sluice-cloud-%s-XXXXXX", what);
+    int fd = mkstemp (path);
+    cr_assert_geq (fd, 0);
+    close (fd);
+}
+
+static void
+s_write (const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen (path, "wb");
+    cr_assert_not_null (f);
+    cr_assert_eq (fwrite (data, 1, len, f), len);
+    fclose (f);
+}
+
+static void
+s_read (const char *path, sl_buf_t *out)
+{
+    FILE *f = fopen (path, "rb");
+    cr_assert_not_null (f);
+    char chunk [4096];
+    size_t n;
+    while ((n = fread (chunk, 1, sizeof chunk, f)) > 0)
+        sl_buf_append (out, chunk, n);
+    fclose (f);
+}
+
+// ---------------------------------------------------------------------------
+// The event stream
+
+//  The messages of tests/cloud/eventstream.mjs, framed by sl_evstream.
+static void
+s_encode_messages (sl_buf_t *out)
+{
+    cr_assert_eq (sl_evstream_encode_event (out, "messageStart", SL_STR_LIT ("{\"role\":\"assistant\"}")), 0);
+    cr_assert_eq (sl_evstream_encode_event (out, "contentBlockDelta",
+                  SL_STR_LIT ("{\"contentBlockIndex\":0,\"delta\":{\"text\":\"h\xc3\xa9llo \xe2\x9c\x93\"}}")), 0);
+    cr_assert_eq (sl_evstream_encode_exception (out, "throttlingException",
+                  SL_STR_LIT ("{\"message\":\"Too many requests, please wait before trying again.\"}")), 0);
+    static const uint8_t uuid [16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+    sl_evstream_header_t every [] = {
+        { .name = SL_STR_LIT ("t"), .type = SL_EVH_TRUE },
+        { .name = SL_STR_LIT ("f"), .type = SL_EVH_FALSE },
+        { .name = SL_STR_LIT ("b"), .type = SL_EVH_BYTE, .i = -5 },
+        { .name = SL_STR_LIT ("s"), .type = SL_EVH_SHORT, .i = -300 },
+        { .name = SL_STR_LIT ("i"), .type = SL_EVH_INT, .i = -70000 },
+        { .name = SL_STR_LIT ("l"), .type = SL_EVH_LONG, .i = -5000000000LL },
+        { .name = SL_STR_LIT ("y"), .type = SL_EVH_BYTES, .bytes = { "\0\1\2", 3 } },
+        { .name = SL_STR_LIT ("str"), .type = SL_EVH_STRING, .bytes = SL_STR_LIT ("value") },
+        { .name = SL_STR_LIT ("ts"), .type = SL_EVH_TIMESTAMP, .i = 1700000000123LL },
+        { .name = SL_STR_LIT ("u"), .type = SL_EVH_UUID, .bytes = { (const char *) uuid, 16 } },
+    };
+    cr_assert_eq (sl_evstream_encode (out, every, sizeof every / sizeof every [0], SL_STR_LIT ("payload")), 0);
+}
+
+//  What the SDK prints for those messages (eventstream.mjs decode).
+static const char *s_sdk_decoded =
+    "{\"headers\":[[\":event-type\",\"string\",\"messageStart\"],[\":content-type\",\"string\",\"application/json\"],"
+    "[\":message-type\",\"string\",\"event\"]],\"body\":\"{\\\"role\\\":\\\"assistant\\\"}\"}\n"
+    "{\"headers\":[[\":event-type\",\"string\",\"contentBlockDelta\"],[\":content-type\",\"string\",\"application/json\"],"
+    "[\":message-type\",\"string\",\"event\"]],\"body\":\"{\\\"contentBlockIndex\\\":0,\\\"delta\\\":{\\\"text\\\":"
+    "\\\"h\xc3\xa9llo \xe2\x9c\x93\\\"}}\"}\n"
+    "{\"headers\":[[\":exception-type\",\"string\",\"throttlingException\"],[\":content-type\",\"string\",\"application/json\"],"
+    "[\":message-type\",\"string\",\"exception\"]],\"body\":\"{\\\"message\\\":\\\"Too many requests, please wait before "
+    "trying again.\\\"}\"}\n"
+    "{\"headers\":[[\"t\",\"boolean\",true],[\"f\",\"boolean\",false],[\"b\",\"byte\",-5],[\"s\",\"short\",-300],"
+    "[\"i\",\"integer\",-70000],[\"l\",\"long\",\"-5000000000\"],[\"y\",\"binary\",\"000102\"],[\"str\",\"string\",\"value\"],"
+    "[\"ts\",\"timestamp\",1700000000123],[\"u\",\"uuid\",\"01020304-0506-0708-090a-0b0c0d0e0f10\"]],\"body\":\"payload\"}\n";
+
+typedef struct {
+    int count;
+    sl_buf_t log;
+} s_seen_t;
+
+static int
+s_on_msg (void *arg, const sl_evstream_msg_t *msg)
+{
+    s_seen_t *seen = arg;
+    seen->count++;
+    sl_buf_printf (&seen->log, "%.*s|%.*s|%.*s|%zu|%.*s\n", (int) msg->message_type.len,
+                   msg->message_type.ptr ? msg->message_type.ptr : "", (int) msg->event_type.len,
+                   msg->event_type.ptr ? msg->event_type.ptr : "", (int) msg->exception_type.len,
+                   msg->exception_type.ptr ? msg->exception_type.ptr : "", msg->header_count,
+                   (int) msg->payload.len, msg->payload.ptr);
+    return 0;
+}
+
+Test (cloud, eventstream_the_sdks_frames_are_ours)
+{
+    s_skip_without_node ();
+    char path [64];
+    s_tmpfile (path, sizeof path, "sdk");
+    sl_buf_t out = { 0 }, sdk = { 0 }, ours = { 0 };
+    char args [128];
+    snprintf (args, sizeof args, "encode %s", path);
+    s_node ("eventstream.mjs", args, &out);
+    s_read (path, &sdk);
+    unlink (path);
+    s_encode_messages (&ours);
+    cr_assert_eq (sdk.len, ours.len, "the SDK wrote %zu bytes, sl_evstream %zu", sdk.len, ours.len);
+    cr_expect_eq (memcmp (sdk.data, ours.data, sdk.len), 0, "the same bytes");
+    //  Decoded in pieces of 7 bytes.
+    sl_evstream_t *d = sl_evstream_new (0);
+    s_seen_t seen = { 0 };
+    for (size_t at = 0; at < sdk.len; at += 7)
+        cr_assert_eq (sl_evstream_feed (d, sdk.data + at, sdk.len - at < 7 ? sdk.len - at : 7, s_on_msg, &seen), 0,
+                      "%s", sl_evstream_error (d));
+    cr_expect_eq (sl_evstream_finish (d), 0);
+    cr_expect_str_eq (sl_buf_cstr (&seen.log),
+                      "event|messageStart||3|{\"role\":\"assistant\"}\n"
+                      "event|contentBlockDelta||3|{\"contentBlockIndex\":0,\"delta\":{\"text\":\"h\xc3\xa9llo \xe2\x9c\x93\"}}\n"
+                      "exception||throttlingException|3|{\"message\":\"Too many requests, please wait before trying again.\"}\n"
+                      "|||10|payload\n");
+    sl_evstream_destroy (&d);
+    sl_buf_free (&seen.log);
+    sl_buf_free (&out);
+    sl_buf_free (&sdk);
+    sl_buf_free (&ours);
+}
+
+Test (cloud, eventstream_the_sdk_decodes_ours)
+{
+    s_skip_without_node ();
+    char path [64];
+    s_tmpfile (path, sizeof path, "ours");
+    sl_buf_t ours = { 0 }, out = { 0 };
+    s_encode_messages (&ours);
+    s_write (path, ours.data, ours.len);
+    char args [128];
+    snprintf (args, sizeof args, "decode %s", path);
+    s_node ("eventstream.mjs", args, &out);
+    unlink (path);
+    cr_expect_str_eq (sl_buf_cstr (&out), s_sdk_decoded);
+    //  A frame of ours with a CRC broken: the SDK refuses it too.
+    ours.data [ours.len - 1] ^= 1;
+    s_write (path, ours.data, ours.len);
+    char cmd [256];
+    snprintf (cmd, sizeof cmd, "timeout " NODE_TIMEOUT " node " CLOUD_DIR "/eventstream.mjs decode %s > /dev/null 2>&1", path);
+    cr_expect_neq (system (cmd), 0, "the SDK checks the message CRC");
+    unlink (path);
+    sl_buf_free (&ours);
+    sl_buf_free (&out);
+}
+
+// ---------------------------------------------------------------------------
+// SigV4
+
+typedef struct {
+    const char *name;
+    const char *path;                   //  as sent
+    const char *query;                  //  as sent; the SDK gets it decoded
+    const char *query_json;             //  the SDK's query object
+    const char *token;
+    const char *method;
+} s_sig_case_t;
+
+static const s_sig_case_t s_sig_cases [] = {
+    { "converse-stream with a model id", "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream",
+      NULL, "{}", NULL, "POST" },
+    { "an inference profile ARN",
+      "/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Ainference-profile%2F"
+      "us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke-with-response-stream", NULL, "{}", NULL, "POST" },
+    { "session credentials", "/model/amazon.nova-pro-v1%3A0/converse-stream", NULL, "{}",
+      "IQoJb3JpZ2luX2VjEPT//////////wEaCXVzLWVhc3QtMSJHMEUCIQ+session/token=", "POST" },
+    { "a query", "/foundation-models", "byProvider=anthropic&byOutputModality=TEXT",
+      "{\"byProvider\":\"anthropic\",\"byOutputModality\":\"TEXT\"}", NULL, "GET" },
+};
+
+Test (cloud, sigv4_the_same_headers_as_the_aws_sdk)
+{
+    s_skip_without_node ();
+    const char *body = "{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"Hello \xe2\x9c\x93\"}]}],"
+                       "\"inferenceConfig\":{\"maxTokens\":512}}";
+    for (size_t k = 0; k < sizeof s_sig_cases / sizeof s_sig_cases [0]; k++) {
+        const s_sig_case_t *c = &s_sig_cases [k];
+        const char *req_body = strcmp (c->method, "GET") ? body : "";
+        time_t now = 1764633600 + (time_t) k * 977;         //  2025-12-02, and a little later each
+        sl_sigv4_creds_t creds = { "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", c->token };
+        sl_sigv4_params_t params = { "us-east-1", "bedrock", now, true };
+        sl_sigv4_header_t headers [] = {
+            { "Content-Type", "application/json" }, { "Accept", "application/vnd.amazon.eventstream" },
+        };
+        sl_sigv4_request_t req = { c->method, "bedrock-runtime.us-east-1.amazonaws.com", c->path, c->query,
+                                   headers, 2, sl_str (req_body) };
+        sl_sigv4_signed_t sig;
+        cr_assert_eq (sl_sigv4_sign (&creds, &params, &req, &sig, NULL), 0, "%s", c->name);
+        //  Ours, as the SDK prints its own: lower-case names, sorted.
+        sl_buf_t ours = { 0 };
+        sl_buf_printf (&ours, "accept: application/vnd.amazon.eventstream\n");
+        sl_buf_printf (&ours, "authorization: %s\n", sig.authorization);
+        sl_buf_printf (&ours, "content-type: application/json\n");
+        sl_buf_printf (&ours, "host: bedrock-runtime.us-east-1.amazonaws.com\n");
+        sl_buf_printf (&ours, "x-amz-content-sha256: %s\n", sig.content_sha256);
+        sl_buf_printf (&ours, "x-amz-date: %s\n", sig.amz_date);
+        if (sig.security_token)
+            sl_buf_printf (&ours, "x-amz-security-token: %s\n", sig.security_token);
+        //  The SDK's.
+        json_t *spec = json_pack ("{s:s, s:s, s:s?, s:s, s:s, s:I, s:s, s:s, s:s, s:o, s:{s:s, s:s}, s:s}",
+                                  "accessKeyId", creds.access_key_id, "secretAccessKey", creds.secret_access_key,
+                                  "sessionToken", c->token, "region", "us-east-1", "service", "bedrock",
+                                  "time", (json_int_t) now, "method", c->method,
+                                  "host", "bedrock-runtime.us-east-1.amazonaws.com", "path", c->path,
+                                  "query", json_loads (c->query_json, 0, NULL),
+                                  "headers", "content-type", "application/json",
+                                  "accept", "application/vnd.amazon.eventstream", "body", req_body);
+        cr_assert_not_null (spec);
+        char path [64];
+        s_tmpfile (path, sizeof path, "sig");
+        cr_assert_eq (json_dump_file (spec, path, 0), 0);
+        json_decref (spec);
+        sl_buf_t sdk = { 0 };
+        s_node ("sigv4.mjs", path, &sdk);
+        unlink (path);
+        cr_expect_str_eq (sl_buf_cstr (&ours), sl_buf_cstr (&sdk), "%s", c->name);
+        //  And the checker takes the SDK's signature.
+        const char *auth = strstr (sl_buf_cstr (&sdk), "authorization: ");
+        cr_assert_not_null (auth);
+        char sdk_auth [512];
+        snprintf (sdk_auth, sizeof sdk_auth, "%.*s", (int) strcspn (auth + 15, "\n"), auth + 15);
+        sl_sigv4_header_t arrived [] = {
+            { "Host", "bedrock-runtime.us-east-1.amazonaws.com" }, headers [0], headers [1],
+            { "X-Amz-Date", sig.amz_date }, { "X-Amz-Content-Sha256", sig.content_sha256 },
+            { "Authorization", sdk_auth }, { "X-Amz-Security-Token", c->token },
+        };
+        sl_sigv4_request_t in = { c->method, NULL, c->path, c->query, arrived, c->token ? 7 : 6, sl_str (req_body) };
+        char why [200];
+        cr_expect_eq (sl_sigv4_verify (&creds, "us-east-1", "bedrock", &in, now, 0, why, sizeof why), 0,
+                      "%s: %s", c->name, why);
+        sl_sigv4_signed_clear (&sig);
+        sl_buf_free (&ours);
+        sl_buf_free (&sdk);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Google's grant
+
+//  The header and the claims of a JWT, decoded.
+static void
+s_jwt_parts (const char *jwt, json_t **header, json_t **claims)
+{
+    const char *dot1 = strchr (jwt, '.');
+    cr_assert_not_null (dot1);
+    const char *dot2 = strchr (dot1 + 1, '.');
+    cr_assert_not_null (dot2);
+    const char *parts [2][2] = { { jwt, dot1 }, { dot1 + 1, dot2 } };
+    json_t **out [2] = { header, claims };
+    for (int i = 0; i < 2; i++) {
+        unsigned char bin [2048];
+        size_t len = 0;
+        cr_assert_eq (sodium_base642bin (bin, sizeof bin, parts [i][0], (size_t) (parts [i][1] - parts [i][0]),
+                                         NULL, &len, NULL, sodium_base64_VARIANT_URLSAFE_NO_PADDING), 0);
+        *out [i] = json_loadb ((const char *) bin, len, 0, NULL);
+        cr_assert_not_null (*out [i]);
+    }
+}
+
+Test (cloud, google_grant_as_google_auth_library_signs_it)
+{
+    s_skip_without_node ();
+    jwt_pair_t pair;
+    jwt_fixture_make (&pair, true);
+    const char *scope = "https://www.googleapis.com/auth/cloud-platform";
+    //  A key as Google's console writes it (token_uri is Google's: the
+    //  library always signs for that audience).
+    json_t *key = json_pack ("{s:s, s:s, s:s, s:s, s:s, s:s}", "type", "service_account", "project_id", "project-1",
+                             "private_key_id", "0123abcd", "private_key", pair.private_pem,
+                             "client_email", "sluice@project-1.iam.gserviceaccount.com",
+                             "token_uri", "https://oauth2.googleapis.com/token");
+    char path [64];
+    s_tmpfile (path, sizeof path, "key");
+    cr_assert_eq (json_dump_file (key, path, 0), 0);
+    json_decref (key);
+    char args [256];
+    snprintf (args, sizeof args, "%s %s", path, scope);
+    sl_buf_t out = { 0 };
+    s_node ("grant.mjs", args, &out);
+    char *theirs = strndup (out.data, strcspn (out.data, "\n"));
+    char why [200];
+    sl_gcpkey_t *gk = sl_gcpkey_load (path, why, sizeof why);
+    cr_assert_not_null (gk, "%s", why);
+    unlink (path);
+    json_t *th, *tc;
+    s_jwt_parts (theirs, &th, &tc);
+    char *ours = sl_gcpkey_assertion (gk, scope, (time_t) json_integer_value (json_object_get (tc, "iat")), why, sizeof why);
+    cr_assert_not_null (ours, "%s", why);
+    json_t *oh, *oc;
+    s_jwt_parts (ours, &oh, &oc);
+    //  The claims: the same names, the same values (the same iat given).
+    cr_expect (json_equal (oc, tc), "claims: ours %s, google-auth-library's %s",
+               json_dumps (oc, JSON_SORT_KEYS), json_dumps (tc, JSON_SORT_KEYS));
+    cr_expect_eq (json_integer_value (json_object_get (tc, "exp")) - json_integer_value (json_object_get (tc, "iat")),
+                  SL_GCPKEY_LIFETIME_S);
+    //  The header: alg RS256 in both; libjwt adds typ JWT, which Google accepts.
+    cr_expect_str_eq (json_string_value (json_object_get (th, "alg")), "RS256");
+    cr_expect_str_eq (json_string_value (json_object_get (oh, "alg")), "RS256");
+    json_object_del (oh, "typ");
+    cr_expect (json_equal (oh, th), "header: ours %s, google-auth-library's %s", json_dumps (oh, 0), json_dumps (th, 0));
+    //  RS256 is deterministic: with the same header and claims, the same
+    //  signature; here both verify with the key.
+    jwt_t *jwt = NULL;
+    cr_expect_eq (jwt_decode (&jwt, theirs, (const unsigned char *) pair.public_pem, (int) strlen (pair.public_pem)), 0);
+    jwt_free (jwt);
+    cr_expect_eq (jwt_decode (&jwt, ours, (const unsigned char *) pair.public_pem, (int) strlen (pair.public_pem)), 0);
+    jwt_free (jwt);
+    json_decref (th);
+    json_decref (tc);
+    json_decref (oh);
+    json_decref (oc);
+    free (ours);
+    free (theirs);
+    sl_gcpkey_destroy (&gk);
+    sl_buf_free (&out);
+    jwt_fixture_free (&pair);
+}
