@@ -1028,12 +1028,12 @@ s_request_route (uint8_t stream, bool three)
 {
     sl_buf_t fo = { 0 };
     sl_msg_t m;
-    sl_msg_init (&m, SL_MSG_REQ);
+    sl_msg_init (&m, SL_MSG_STEP);
     m.provider = SL_STR_LIT ("a");
     m.upstream_dialect = SL_DIALECT_ANTHROPIC;
     m.model = SL_STR_LIT ("claude-x");
     sl_msg_encode (&m, &fo);
-    sl_msg_init (&m, SL_MSG_REQ);
+    sl_msg_init (&m, SL_MSG_STEP);
     m.provider = SL_STR_LIT ("b");
     m.upstream_dialect = SL_DIALECT_OPENAI;
     m.model = SL_STR_LIT ("gpt-4o");
