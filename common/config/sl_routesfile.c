@@ -105,6 +105,7 @@ typedef struct {
     sl_provider_t p;
     const char *key_envs [SL_PROVIDERS_KEYS_MAX];
     bool has_key_env;
+    sl_deployment_t deployments [SL_ROUTESFILE_DEPLOYMENTS_MAX];
 } s_provider_spec_t;
 
 //  Read one field's value into the provider: value is the scalar's text,
@@ -197,6 +198,79 @@ s_provider_forward_auth (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_prov
     return s_bool (ctx, v, "forward_client_auth", &p->forward_auth);
 }
 
+//  A cloud's region, project, API version or credentials file: a word
+//  that goes into a host name or a path (the file: a path).
+static int
+s_provider_word (s_ctx_t *ctx, yaml_node_t *v, const char *key, const char *value, const char **out)
+{
+    if (!*value || strpbrk (value, " \t\r\n?#%"))
+        return s_error_at (ctx, v, "%s must be a plain word", key);
+    *out = value;
+    return 0;
+}
+
+static int
+s_provider_region (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
+{
+    return s_provider_word (ctx, v, "region", value, &spec->p.region);
+}
+
+static int
+s_provider_project (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
+{
+    return s_provider_word (ctx, v, "project", value, &spec->p.project);
+}
+
+static int
+s_provider_credentials_file (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
+{
+    return s_provider_word (ctx, v, "credentials_file", value, &spec->p.credentials_file);
+}
+
+static int
+s_provider_api_version (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
+{
+    return s_provider_word (ctx, v, "api_version", value, &spec->p.api_version);
+}
+
+static int
+s_provider_token_env (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
+{
+    if (!*value || !sl_providers_env_valid (value))
+        return s_error_at (ctx, v, "token_env names an environment variable (the token itself "
+                                   "never goes in this file)");
+    spec->p.token_env = value;
+    return 0;
+}
+
+//  deployments: {model: deployment, ...} (Azure's).
+static int
+s_provider_deployments (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
+{
+    (void) value;
+    if (v->type != YAML_MAPPING_NODE)
+        return s_error_at (ctx, v, "deployments must be a mapping of a model to its deployment");
+    size_t n = 0;
+    for (yaml_node_pair_t *pair = v->data.mapping.pairs.start; pair < v->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = yaml_document_get_node (ctx->doc, pair->key);
+        yaml_node_t *d = yaml_document_get_node (ctx->doc, pair->value);
+        const char *model = s_scalar (k), *deployment = s_scalar (d);
+        if (!model || !*model)
+            return s_error_at (ctx, k, "a deployment's model must be a name");
+        if (!deployment || !*deployment || strpbrk (deployment, "/?#% \t"))
+            return s_error_at (ctx, d, "the deployment of '%s' must be a deployment's name", model);
+        for (size_t i = 0; i < n; i++)
+            if (strcmp (spec->deployments [i].model, model) == 0)
+                return s_error_at (ctx, k, "model '%s' has two deployments", model);
+        if (n == SL_ROUTESFILE_DEPLOYMENTS_MAX)
+            return s_error_at (ctx, k, "more than %d deployments", SL_ROUTESFILE_DEPLOYMENTS_MAX);
+        spec->deployments [n++] = (sl_deployment_t) { model, deployment };
+    }
+    spec->p.deployments = spec->deployments;
+    spec->p.deployment_count = n;
+    return 0;
+}
+
 //  What a field's value may be.
 typedef enum {
     S_SCALAR,                           //  a scalar only
@@ -214,6 +288,12 @@ static const struct {
     { "key_env", s_provider_key_env, S_SCALAR },
     { "key_envs", s_provider_key_envs, S_ANY },
     { "forward_client_auth", s_provider_forward_auth, S_SCALAR },
+    { "region", s_provider_region, S_SCALAR },
+    { "project", s_provider_project, S_SCALAR },
+    { "credentials_file", s_provider_credentials_file, S_SCALAR },
+    { "api_version", s_provider_api_version, S_SCALAR },
+    { "token_env", s_provider_token_env, S_SCALAR },
+    { "deployments", s_provider_deployments, S_ANY },
 };
 
 static int
@@ -241,8 +321,16 @@ s_providers (s_ctx_t *ctx, yaml_node_t *list)
         if (s_mapping (ctx, item, "a provider", s_provider_member, &spec))
             return -1;
         const sl_provider_t *p = &spec.p;
-        if (!p->name || !p->dialect || !p->base_url)
+        if (!p->name || !p->dialect || (!p->base_url && sl_dialect_is_client (sl_dialect_get (p->dialect))))
             return s_error_at (ctx, item, "a provider needs name, dialect and base_url");
+        //  What its dialect needs and reads (a cloud's region, project,
+        //  deployments), said with the provider's place in the file.
+        sl_buf_t why = { 0 };
+        if (sl_providers_fields (p, &why)) {
+            s_error_at (ctx, item, "provider '%s': %s", p->name, sl_buf_cstr (&why));
+            sl_buf_free (&why);
+            return -1;
+        }
         if (sl_providers_add_provider (ctx->providers, p))
             return s_error_at (ctx, item, "provider '%s' is defined twice", p->name);
     }

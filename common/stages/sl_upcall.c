@@ -31,6 +31,7 @@
 
 typedef enum {
     PHASE_BACKOFF,                      //  waiting to start an attempt
+    PHASE_AUTHORIZING,                  //  waiting for the credential source
     PHASE_CONNECTING,                   //  transfer started, not connected yet
     PHASE_WAITING,                      //  request sent, no response byte yet
     PHASE_STREAMING,                    //  response arriving
@@ -106,10 +107,13 @@ struct _sl_upcall_call_t {
     uint32_t epoch;
     uint64_t seq;                       //  next message sequence (START is 0)
     const sl_provider_t *provider;
+    sl_auth_t *auth;                    //  the attempt's provider's credential source, or NULL
     int dialect;
     sl_buf_t url;
     sl_buf_t headers;                   //  "Name: value" lines, each NUL-terminated
     size_t header_count;
+    sl_buf_t auth_lines;                //  the attempt's credential lines, NUL-terminated
+    size_t auth_count;
     sl_buf_t body;                      //  the request body, kept for retries
     void *transfer;                     //  the current attempt's (ops.start), NULL between
     int attempt;                        //  0 for the first
@@ -122,7 +126,7 @@ struct _sl_upcall_call_t {
     bool attempting;                    //  an attempt began, its outcome not yet told to the table
     bool committed;                     //  the call went on with a provider: no more failover
     uint8_t client_dialect;
-    sl_buf_t auth;                      //  the client's credential line (wiped when freed)
+    sl_buf_t client_auth;               //  the client's credential line (wiped when freed)
     sl_buf_t passthrough;               //  the client's headers that go as sent
     sl_buf_t trace_headers;             //  traceparent and tracestate lines, each NUL-terminated
     size_t trace_count;
@@ -441,7 +445,7 @@ s_call_free (sl_upcall_call_t *c)
     }
     free (c->cands);
     free (c->fcands);
-    s_wipe (&c->auth);
+    s_wipe (&c->client_auth);
     sl_buf_free (&c->passthrough);
     sl_buf_free (&c->trace_headers);
     sl_buf_free (&c->tried);
@@ -456,6 +460,9 @@ s_call_free (sl_upcall_call_t *c)
     if (c->headers.data)
         memset (c->headers.data, 0, c->headers.cap);
     sl_buf_free (&c->headers);
+    if (c->auth_lines.data)
+        memset (c->auth_lines.data, 0, c->auth_lines.cap);
+    sl_buf_free (&c->auth_lines);
     sl_sse_destroy (&c->sse);
     sl_decoder_destroy (&c->decoder);
     sl_buf_free (&c->error_body);
@@ -698,13 +705,15 @@ s_fail_over (sl_upcall_call_t *c, sl_failover_fault_t fault, const char *result)
 }
 
 //  URL and headers for the current attempt: its provider, dialect, model
-//  and key (sl_upstream.h). False when the request cannot be made.
+//  and key (sl_upstream.h). A provider with a credential source takes
+//  neither a key nor the client's credential: the source's lines go at
+//  each attempt. False when the request cannot be made (why says why).
 static bool
-s_prepare (sl_upcall_call_t *c)
+s_prepare (sl_upcall_call_t *c, sl_buf_t *why)
 {
     const s_cand_t *cand = &c->cands [c->walk.at];
     const sl_provider_t *p = cand->provider;
-    const char *var = p->key_env_count ? p->key_envs [c->key % p->key_env_count] : NULL;
+    const char *var = !c->auth && p->key_env_count ? p->key_envs [c->key % p->key_env_count] : NULL;
     const char *key = var ? getenv (var) : NULL;
     sl_buf_reset (&c->url);
     if (c->headers.data)
@@ -712,10 +721,11 @@ s_prepare (sl_upcall_call_t *c)
     sl_buf_reset (&c->headers);
     c->header_count = 0;
     //  The client's own headers go to a provider of its own dialect only.
-    sl_str_t passthrough = cand->dialect == c->client_dialect ? sl_buf_str (&c->passthrough) : SL_STR_NULL;
+    sl_str_t passthrough = sl_dialect_same_format (cand->dialect, c->client_dialect) ? sl_buf_str (&c->passthrough)
+                                                                                  : SL_STR_NULL;
     sl_upstream_t up;
-    int rc = sl_upstream_prepare (sl_dialect_get (cand->dialect), p->base_url, sl_buf_str (&cand->model), key,
-                                  p->forward_auth, sl_buf_str (&c->auth), passthrough, &up);
+    int rc = sl_upstream_prepare (sl_dialect_get (cand->dialect), p, sl_buf_str (&cand->model), key,
+                                  p->forward_auth && !c->auth, sl_buf_str (&c->client_auth), passthrough, &up);
     if (rc == 0) {
         sl_buf_append_str (&c->url, sl_buf_str (&up.url));
         for (size_t i = 0; i < up.header_count; i++) {
@@ -725,8 +735,66 @@ s_prepare (sl_upcall_call_t *c)
         sl_buf_append_str (&c->headers, sl_buf_str (&c->trace_headers));
         c->header_count = up.header_count + c->trace_count;
     }
+    else
+        sl_buf_append_str (why, up.why.len ? sl_buf_str (&up.why) : SL_STR_LIT ("the request names no usable model"));
     sl_upstream_clear (&up);
     return rc == 0;
+}
+
+static void s_launch (sl_upcall_call_t *c);
+
+//  Ask the attempt's credential source for its lines: start the transfer
+//  when they are ready, wait in AUTHORIZING while they are fetched, move
+//  to the next provider (or end the stream) when they cannot be had.
+static void
+s_authorize (sl_upcall_call_t *c)
+{
+    sl_upcall_t *self = c->owner;
+    const char *lines [SL_UPSTREAM_HEADERS_MAX + SL_UPCALL_TRACE_HEADERS];
+    const char *line = c->headers.data;
+    for (size_t i = 0; i < c->header_count; i++) {
+        lines [i] = line;
+        line += strlen (line) + 1;
+    }
+    sl_auth_request_t req = {
+        .method = "POST",
+        .url = sl_buf_cstr (&c->url),
+        .headers = lines,
+        .header_count = c->header_count,
+        .body = s_attempt_body (c),
+        .now_ms = s_now (self),
+        .wall_s = self->ops.wall (self->arg)
+    };
+    if (c->auth_lines.data)
+        memset (c->auth_lines.data, 0, c->auth_lines.cap);
+    sl_buf_reset (&c->auth_lines);
+    c->auth_count = 0;
+    sl_buf_t why = { 0 };
+    int state = sl_auth_authorize (c->auth, &req, &c->auth_lines, &c->auth_count, &why);
+    if (state == SL_AUTH_READY && c->auth_count <= SL_UPCALL_AUTH_LINES)
+        s_launch (c);
+    else
+    if (state == SL_AUTH_PENDING) {
+        if (c->phase != PHASE_AUTHORIZING) {
+            long limit = self->config.auth_timeout_ms ? self->config.auth_timeout_ms
+                                                      : self->config.connect_timeout_ms;
+            c->phase = PHASE_AUTHORIZING;
+            c->deadline = s_now (self) + limit;
+            sl_log_debug ("upstream_authorizing", "provider=%s", c->provider->name);
+        }
+    }
+    else {
+        char text [320];
+        snprintf (text, sizeof text, "no credentials for provider '%s': %s", c->provider->name,
+                  why.len ? sl_buf_cstr (&why) : "too many credential headers");
+        sl_buf_free (&why);
+        if (s_fail_over (c, SL_FAILOVER_MOVE, "credentials"))
+            return;
+        s_send_error (c, "upstream_credentials", text, 502, 0);
+        s_call_done (c);
+        return;
+    }
+    sl_buf_free (&why);
 }
 
 static void
@@ -747,19 +815,40 @@ s_start_attempt (sl_upcall_call_t *c)
     sl_decoder_destroy (&c->decoder);
     c->decoder = sl_decoder_new (c->dialect);
     c->unknown_seen = 0;
-    if (!c->decoder || !s_prepare (c)) {
-        s_send_error (c, "invalid_request_error", "the request names no usable model", 400, 0);
+    c->auth = self->ops.auth ? self->ops.auth (self->arg, c->provider) : NULL;
+    sl_buf_t why = { 0 };
+    if (!c->decoder || !s_prepare (c, &why)) {
+        s_send_error (c, "invalid_request_error", why.len ? sl_buf_cstr (&why) : "the request names no usable model",
+                      400, 0);
+        sl_buf_free (&why);
         s_call_done (c);
         return;
     }
+    sl_buf_free (&why);
     sl_failover_begin (self->failover, c->provider->name, s_now (self));
     c->attempting = true;
+    if (c->auth)
+        s_authorize (c);
+    else
+        s_launch (c);
+}
+
+//  Start the attempt's transfer, its credential lines (if any) last.
+static void
+s_launch (sl_upcall_call_t *c)
+{
+    sl_upcall_t *self = c->owner;
     sl_upcall_attempt_t attempt = {
         .url = sl_buf_cstr (&c->url),
         .body = s_attempt_body (c)
     };
     const char *line = c->headers.data;
     for (size_t i = 0; i < c->header_count; i++) {
+        attempt.header [attempt.header_count++] = line;
+        line += strlen (line) + 1;
+    }
+    line = c->auth_lines.data;
+    for (size_t i = 0; c->auth && i < c->auth_count; i++) {
         attempt.header [attempt.header_count++] = line;
         line += strlen (line) + 1;
     }
@@ -781,6 +870,17 @@ s_on_deadline (sl_upcall_call_t *c)
     sl_upcall_t *self = c->owner;
     if (c->phase == PHASE_BACKOFF) {
         s_start_attempt (c);
+        return;
+    }
+    if (c->phase == PHASE_AUTHORIZING) {
+        if (s_fail_over (c, SL_FAILOVER_MOVE, "credentials_timeout"))
+            return;
+        char text [256];
+        snprintf (text, sizeof text, "%s: no credentials within %ld ms (the credential source did not answer)",
+                  c->provider->name, self->config.auth_timeout_ms ? self->config.auth_timeout_ms
+                                                                  : self->config.connect_timeout_ms);
+        s_send_error (c, "upstream_credentials_timeout", text, 504, 0);
+        s_call_done (c);
         return;
     }
     s_drop_transfer (c);
@@ -1110,7 +1210,7 @@ sl_upcall_request (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
     c->sse = sl_sse_new (self->config.max_event);
     sl_buf_append_str (&c->body, req->body);
     self->body_bytes += c->body.len;
-    sl_buf_append_str (&c->auth, req->auth);
+    sl_buf_append_str (&c->client_auth, req->auth);
     if (req->passthrough.len)
         sl_buf_append_str (&c->passthrough, req->passthrough);
     s_trace_headers (c, req);
@@ -1443,6 +1543,20 @@ s_resume_call (sl_upcall_call_t *c, int64_t now)
         c->last_byte = now;
         c->owner->ops.later (c->owner->arg, c->sid);
     }
+}
+
+static void
+s_reauthorize (sl_upcall_call_t *c, int64_t now)
+{
+    (void) now;
+    if (c->phase == PHASE_AUTHORIZING)
+        s_authorize (c);
+}
+
+void
+sl_upcall_authorized (sl_upcall_t *self)
+{
+    s_each (self, s_reauthorize);
 }
 
 void

@@ -12,9 +12,19 @@
 
     Each stream is a small state machine over its upstream call:
 
-        BACKOFF --start_attempt--> CONNECTING --connected--> WAITING
+        BACKOFF --start_attempt--> (AUTHORIZING) --> CONNECTING --connected--> WAITING
         WAITING --first_byte--> STREAMING --bytes--> STREAMING
         any --done / failure / timeout--> (retry: BACKOFF) or DONE
+
+    AUTHORIZING: a provider whose credential comes from a source
+    (sl_auth.h: a cloud's token being fetched, a signature's credentials)
+    has each attempt authorized before it starts; while the source is
+    fetching, the call waits here, in the reactor, until the service says
+    the source has news (sl_upcall_authorized) or auth_timeout_ms passes.
+    Credentials that cannot be had (or do not come in time) move the call
+    to its next provider, as a first byte that does not come does; with
+    none left, the stream ends with upstream_credentials (502) or
+    upstream_credentials_timeout (504), never a request sent without them.
 
     DONE: the upstream part is over (or failed) and END went downstream;
     the stream stays until the gateway acknowledges the end of the
@@ -90,6 +100,7 @@
 #include "common/base/sl_metrics.h"
 #include "common/dialects/sl_upstream.h"
 #include "common/dialects/sl_providers.h"
+#include "common/http/sl_auth.h"
 #include "common/stages/sl_failover.h"
 #include "proto/sl_msg.h"
 
@@ -118,14 +129,17 @@ typedef struct {
     size_t log_total;                   //  bytes of all delta logs
     size_t max_streams;                 //  streams at once; more are refused (503); 0: no limit
     sl_failover_config_t eject;         //  when a provider is ejected, and for how long
+    long auth_timeout_ms;               //  the longest wait for a credential; 0: connect_timeout_ms
 } sl_upcall_config_t;
 
 #define SL_UPCALL_TRACE_HEADERS 2      //  traceparent and tracestate of a traced stream
+#define SL_UPCALL_AUTH_LINES 4          //  a credential source's lines (a signature's: four)
 
 //  What a transfer is to send: borrowed for the start call.
 typedef struct {
     const char *url;
-    const char *header [SL_UPSTREAM_HEADERS_MAX + SL_UPCALL_TRACE_HEADERS];   //  "Name: value" lines
+    //  "Name: value" lines
+    const char *header [SL_UPSTREAM_HEADERS_MAX + SL_UPCALL_TRACE_HEADERS + SL_UPCALL_AUTH_LINES];
     size_t header_count;
     sl_str_t body;                      //  valid until the transfer is stopped
 } sl_upcall_attempt_t;
@@ -171,6 +185,10 @@ typedef struct {
     //  from inside this call. NULL: inline answers are refused (an error
     //  ends such a stream; nothing is called).
     void (*later) (void *arg, const uint8_t *sid);
+    //  The credential source of a provider (sl_auth.h), or NULL: its key,
+    //  or the client's own, goes in its dialect's header (sl_upstream.h).
+    //  NULL op: no provider has a source.
+    sl_auth_t *(*auth) (void *arg, const sl_provider_t *provider);
 } sl_upcall_ops_t;
 
 //  Registers the ingest's counters and gauges in metrics (which must
@@ -213,6 +231,10 @@ void sl_upcall_done (sl_upcall_t *self, sl_upcall_call_t *call, const char *erro
 //  goes on at sl_upcall_resume), then end it as a transfer's done. Nothing
 //  when the stream is gone or its answer was read.
 void sl_upcall_inline (sl_upcall_t *self, const uint8_t *sid);
+
+//  A credential source has news (its notify hook): the calls waiting for
+//  credentials ask again, and start, move on, or wait on.
+void sl_upcall_authorized (sl_upcall_t *self);
 
 //  Time passed: fire the deadlines that are due (gateway gone, stalled
 //  acks, backoff over, connect, first byte, idle).

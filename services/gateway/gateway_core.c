@@ -648,7 +648,7 @@ typedef struct {
 static void
 s_count_drops (gateway_core_t *self, const sl_job_t *parsed)
 {
-    if (parsed->upstream_dialect == parsed->client_dialect)
+    if (sl_dialect_same_format (parsed->upstream_dialect, parsed->client_dialect))
         return;
     sl_counter_inc (self->translated);
     for (size_t i = 0; i < parsed->drop_count; i++) {
@@ -759,7 +759,7 @@ s_send_job (gateway_core_t *self, s_stream_t *s, const s_refusal_t *refusal, sl_
     sl_buf_t passthrough = { 0 };
     //  With several providers, for those of the client's dialect only
     //  (the ingest's to choose).
-    if (req && (parsed->upstream_dialect == parsed->client_dialect || failover.len))
+    if (req && (sl_dialect_same_format (parsed->upstream_dialect, parsed->client_dialect) || failover.len))
         sl_upstream_passthrough (sl_dialect_get (parsed->client_dialect), gateway_core_header, req, &passthrough);
     if (passthrough.len)
         job.passthrough = sl_buf_str (&passthrough);

@@ -16,6 +16,7 @@
 #include "common/dialects/sl_baseurls.h"
 #include "common/dialects/sl_dialect.h"
 #include "common/dialects/sl_providers.h"
+#include "common/stages/sl_auths.h"
 #include "services/ingest/ingest.h"
 #include "common/http/sl_sse.h"
 
@@ -161,9 +162,11 @@ main (int argc, char **argv)
                 sl_log_warn ("provider_key_unset", "provider=%s key_env=%s: unset or empty", p->name,
                              p->key_envs [k]);
         }
+        int kind = sl_auths_kind (p);
         sl_log_info ("provider", "name=%s dialect=%s base_url=%s key=%s keys=%zu", p->name,
-                     sl_dialect_name (p->dialect), p->base_url,
-                     set ? "set" : p->forward_auth ? "client's" : "none", set);
+                     sl_dialect_name (p->dialect), *p->base_url ? p->base_url : "(the dialect's)",
+                     kind == SL_AUTH_BEARER ? "token" : kind == SL_AUTH_GOOGLE ? "google"
+                   : kind == SL_AUTH_AWS ? "aws" : set ? "set" : p->forward_auth ? "client's" : "none", set);
     }
     if (sl_service_start_bus (svc, &bus, "ingest")) {
         sl_providers_destroy (&up->routes);

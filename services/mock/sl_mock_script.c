@@ -27,7 +27,7 @@
 const char *sl_mock_scenarios [] = {
     "mock-text", "mock-tools", "mock-error", "mock-bench", "mock-burst", "mock-paced", "mock-stall", "mock-hang",
     "mock-drop", "mock-garbage", "mock-429", "mock-529", "mock-500", "mock-flaky", "mock-danger-length",
-    "mock-danger-error", "mock-danger-eof", "mock-danger-huge", "mock-bad-utf8", NULL
+    "mock-danger-error", "mock-danger-eof", "mock-danger-huge", "mock-bad-utf8", "mock-filtered", NULL
 };
 
 static const char *s_text_words [] = {
@@ -241,6 +241,16 @@ sl_mock_script_not_found (int dialect, const char *message, sl_mock_script_t *ou
 }
 
 void
+sl_mock_script_unauthorized (int dialect, const char *message, sl_mock_script_t *out)
+{
+    const sl_mock_provider_t *p = sl_mock_provider_get (dialect);
+    memset (out, 0, sizeof *out);
+    out->status = 401;
+    if (p)
+        p->render->error_body (401, "UNAUTHENTICATED", message, &out->error_body);
+}
+
+void
 sl_mock_script_bad_request (int dialect, const char *message, sl_mock_script_t *out)
 {
     const sl_mock_provider_t *p = sl_mock_provider_get (dialect);
@@ -317,7 +327,9 @@ sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long c
     s_ctx_t ctx;
     if (!s_start (&ctx, dialect, model, request_body, out))
         return -1;
-    if (sl_str_eq (model, "mock-text"))
+    //  mock-filtered: text, which a provider with a content filter
+    //  (Azure's) ends as filtered.
+    if (sl_str_eq (model, "mock-text") || sl_str_eq (model, "mock-filtered"))
         s_scenario_text (&ctx);
     else
     if (sl_str_eq (model, "mock-tools")) {

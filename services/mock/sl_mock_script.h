@@ -141,6 +141,8 @@ void sl_mock_script_not_found (int dialect, const char *message, sl_mock_script_
 //  A 400 in the dialect's error format, for requests its API would refuse
 //  (sl_mock_provider_check).
 void sl_mock_script_bad_request (int dialect, const char *message, sl_mock_script_t *out);
+//  A 401 in the provider's shape: a request without the credential it takes.
+void sl_mock_script_unauthorized (int dialect, const char *message, sl_mock_script_t *out);
 void sl_mock_script_clear (sl_mock_script_t *self);
 //  The scenario names, NULL-terminated.
 extern const char *sl_mock_scenarios [];

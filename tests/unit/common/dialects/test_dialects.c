@@ -41,6 +41,7 @@
 
 #include "common/dialects/sl_baseurls.h"
 #include "common/dialects/sl_decoder_impl.h"
+#include "common/http/sl_auth.h"
 #include "common/dialects/sl_dialect.h"
 #include "common/dialects/sl_providers.h"
 #include "common/dialects/sl_render.h"
@@ -56,6 +57,12 @@
 #include "tests/unit/emit_driver.h"
 #include "tests/unit/script_sink.h"
 
+//  A provider at a base URL, with no other field.
+#define S_AT(url) (&(sl_provider_t) { .name = "p", .base_url = (url) })
+//  ... with the fields a cloud's door needs too (Vertex: a region and a
+//  project; Azure without api_version: its v1 API).
+#define S_CLOUD_AT(url) (&(sl_provider_t) { .name = "p", .base_url = (url), .region = "us-east5", .project = "proj" })
+
 
 //  --------------------------------------------------------------------------
 //  The registry
@@ -64,7 +71,12 @@ Test (dialects, every_wire_dialect_has_a_complete_module)
 {
     const char *why = NULL;
     cr_assert_eq (sl_dialect_init (&why), 0, "%s", why ? why : "");
-    cr_expect_eq (sl_dialect_count (), SL_DIALECT_MAX - 1);
+    size_t modules = 0;
+    for (int id = SL_DIALECT_OPENAI; id < SL_DIALECT_MAX; id++) {
+        cr_expect (!sl_dialect_get (id) == sl_dialect_reserved (id), "id %d: a module or a reservation", id);
+        modules += !sl_dialect_reserved (id);
+    }
+    cr_expect_eq (sl_dialect_count (), modules);
     for (size_t i = 0; i < sl_dialect_count (); i++) {
         const sl_dialect_t *d = sl_dialect_at (i);
         cr_assert_not_null (d);
@@ -103,9 +115,18 @@ Test (dialects, an_incomplete_table_does_not_register)
     copy.renderer = &renderer;
     cr_expect_eq (sl_dialect_check (&copy, &why), -1);
     cr_expect_str_eq (why, "renderer keep-alive missing");
+    //  A name is words of [a-z0-9] joined by single dashes.
+    const char *bad_names [] = { "Open", "open_ai", "open--ai", "openai-", "-openai", "9ai", "" };
+    for (size_t i = 0; i < sizeof bad_names / sizeof bad_names [0]; i++) {
+        copy = *openai;
+        copy.name = bad_names [i];
+        cr_expect_eq (sl_dialect_check (&copy, &why), -1, "%s: a name that cannot stand in a path", bad_names [i]);
+    }
     copy = *openai;
-    copy.name = "open-ai";
-    cr_expect_eq (sl_dialect_check (&copy, &why), -1, "a name that cannot stand in an option, a variable or a path");
+    copy.name = "open-ai-2";
+    cr_expect_eq (sl_dialect_check (&copy, &why), 0, "%s", why);
+    copy.vendor = "open-ai";
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1, "a vendor names options and variables: no dash");
     copy = *openai;
     cr_expect_eq (sl_dialect_register (&copy, &why), -1, "a complete table, but its id is taken");
     cr_expect_str_eq (why, "id registered twice");
@@ -135,6 +156,92 @@ s_clear_nothing (void *state)
 
 //  What a module's table says as data, the registry reads for it; an
 //  operation in its place is for a dialect whose paths or URLs carry more.
+//  An upstream-only table over OpenAI's format: what a cloud's door to
+//  it is (Azure's), its client side left out.
+static sl_dialect_t
+s_upstream_only (const sl_dialect_t *openai)
+{
+    sl_dialect_t d = *openai;
+    d.id = SL_DIALECT_AZURE;
+    d.name = "cloud-openai";
+    d.upstream_only = true;
+    d.format = SL_DIALECT_OPENAI;
+    d.paths = NULL;
+    d.family = NULL;
+    d.endpoint = NULL;
+    d.parse = NULL;
+    d.query_key = NULL;
+    d.renderer = NULL;
+    d.validator = NULL;
+    d.models_path = NULL;
+    d.models_header = NULL;
+    d.model_list = NULL;
+    d.model = NULL;
+    d.question = NULL;
+    d.answer = NULL;
+    d.base_url = NULL;
+    return d;
+}
+
+Test (dialects, an_upstream_only_table_leaves_the_client_side_out)
+{
+    const sl_dialect_t *openai = sl_dialect_get (SL_DIALECT_OPENAI);
+    const char *why = NULL;
+    sl_dialect_t d = s_upstream_only (openai);
+    cr_expect_eq (sl_dialect_check (&d, &why), 0, "%s", why);
+    //  What a client would call or read is refused in it: clients would
+    //  reach a door meant only for sluice.
+    d.paths = openai->paths;
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+    cr_expect_str_eq (why, "an upstream-only dialect has no client endpoint");
+    d = s_upstream_only (openai);
+    d.parse = openai->parse;
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+    d = s_upstream_only (openai);
+    d.renderer = openai->renderer;
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+    d = s_upstream_only (openai);
+    d.models_path = "/v1/models";
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+    d = s_upstream_only (openai);
+    d.question = openai->question;
+    d.answer = openai->answer;
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+    //  Of a format: its forward serves that format's clients.
+    d = s_upstream_only (openai);
+    d.forward = NULL;
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+    cr_expect_str_eq (why, "forward missing");
+    d.format = 0;                       //  a format of its own: no client has it
+    cr_expect_eq (sl_dialect_check (&d, &why), 0, "%s", why);
+    //  The client side is required of a client dialect.
+    d = s_upstream_only (openai);
+    d.upstream_only = false;
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+    //  Provider fields: one it needs must be one it reads.
+    d = s_upstream_only (openai);
+    d.provider_needs = SL_PROVIDER_FIELD_REGION;
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+    d.provider_fields = SL_PROVIDER_FIELD_REGION;
+    cr_expect_eq (sl_dialect_check (&d, &why), 0, "%s", why);
+    d.auth = SL_AUTH_KIND_MAX;
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+}
+
+Test (dialects, one_format_is_not_a_translation)
+{
+    cr_expect (sl_dialect_same_format (SL_DIALECT_OPENAI, SL_DIALECT_OPENAI));
+    cr_expect_not (sl_dialect_same_format (SL_DIALECT_OPENAI, SL_DIALECT_RESPONSES));
+    cr_expect_eq (sl_dialect_format (SL_DIALECT_GEMINI), SL_DIALECT_GEMINI);
+    for (size_t i = 0; i < sl_dialect_count (); i++) {
+        const sl_dialect_t *d = sl_dialect_at (i);
+        if (!d->upstream_only)
+            continue;
+        cr_expect (!d->format || sl_dialect_same_format (d->id, d->format), "%s", d->name);
+        cr_expect (!d->format || sl_dialect_is_client (sl_dialect_get (d->format)), "%s", d->name);
+    }
+}
+
 Test (dialects, a_table_states_its_paths_url_finishes_and_model_list_as_data)
 {
     const sl_dialect_t *openai = sl_dialect_get (SL_DIALECT_OPENAI);
@@ -176,10 +283,10 @@ Test (dialects, a_table_states_its_paths_url_finishes_and_model_list_as_data)
     cr_expect_eq (ep.dialect, 0);
     //  The URL: the base URL and the path, or the dialect's own operation.
     sl_buf_t url = { 0 };
-    cr_expect_eq (sl_dialect_url (openai, "http://h/v1", SL_STR_LIT ("m"), &url), 0);
+    cr_expect_eq (sl_dialect_url (openai, S_AT ("http://h/v1"), SL_STR_LIT ("m"), &url, NULL), 0);
     cr_expect_str_eq (sl_buf_cstr (&url), "http://h/v1/chat/completions");
     sl_buf_reset (&url);
-    cr_expect_eq (sl_dialect_url (sl_dialect_get (SL_DIALECT_GEMINI), "http://h", SL_STR_LIT ("a b"), &url), 0);
+    cr_expect_eq (sl_dialect_url (sl_dialect_get (SL_DIALECT_GEMINI), S_AT ("http://h"), SL_STR_LIT ("a b"), &url, NULL), 0);
     cr_expect_str_eq (sl_buf_cstr (&url), "http://h/models/a%20b:streamGenerateContent?alt=sse");
     sl_buf_free (&url);
     //  Finish values: a dialect's own, and any dialect's for an upstream.
@@ -224,7 +331,10 @@ Test (dialects, names_are_listed_from_the_registry)
 {
     sl_buf_t out = { 0 };
     sl_dialect_names (", ", " or ", NULL, &out);
-    cr_expect_str_eq (sl_buf_cstr (&out), "openai, anthropic, responses or gemini");
+    cr_expect_str_eq (sl_buf_cstr (&out), "openai, anthropic, responses, gemini, vertex, vertex-anthropic or azure");
+    sl_buf_reset (&out);
+    sl_dialect_names (", ", " or ", sl_dialect_is_client, &out);
+    cr_expect_str_eq (sl_buf_cstr (&out), "openai, anthropic, responses or gemini", "the dialects clients speak");
     sl_buf_reset (&out);
     sl_dialect_names (", ", " or ", sl_dialect_asks, &out);
     cr_expect_str_eq (sl_buf_cstr (&out), "openai or anthropic", "the dialects that can be asked");
@@ -311,6 +421,8 @@ Test (dialects, a_conversation_renders_parses_back_and_renders_the_same)
 {
     for (size_t i = 0; i < sl_dialect_count (); i++) {
         const sl_dialect_t *d = sl_dialect_at (i);
+        if (d->upstream_only)
+            continue;                   //  no client parses its bodies: its module's tests read them
         sl_req_t *req = s_conversation ();
         sl_xlate_t x = { .from = "test", .to = d->name };
         sl_buf_t first = { 0 }, second = { 0 };
@@ -447,6 +559,8 @@ Test (dialects, every_client_gets_legal_output_from_every_upstream)
     for (size_t c = 0; c < sl_dialect_count (); c++)
         for (size_t u = 0; u < sl_dialect_count (); u++) {
             const sl_dialect_t *client = sl_dialect_at (c), *up = sl_dialect_at (u);
+            if (client->upstream_only)
+                continue;
             for (int streaming = 0; streaming < 2; streaming++) {
                 driver_t dr;
                 s_start_crossed (&dr, client->id, up->id, (streaming ? SL_F_STREAM : 0) | SL_F_USAGE);
@@ -485,6 +599,15 @@ Test (dialects, error_bodies_and_model_lists_are_json)
     for (size_t i = 0; i < sl_dialect_count (); i++) {
         const sl_dialect_t *d = sl_dialect_at (i);
         sl_buf_t out = { 0 };
+        cr_expect_eq (sl_dialect_url (d, S_CLOUD_AT ("http://h/base"), SL_STR_LIT ("m-1"), &out, NULL), 0, "%s",
+                      d->name);
+        cr_expect_eq (strncmp (sl_buf_cstr (&out), "http://h/base/", 14), 0, "%s: %s", d->name, sl_buf_cstr (&out));
+        cr_expect_eq (sl_dialect_finish_of (d, SL_STR_LIT ("no-such-finish")), SL_FIN_NONE, "%s", d->name);
+        sl_buf_reset (&out);
+        if (d->upstream_only) {
+            sl_buf_free (&out);
+            continue;                   //  no client reads its errors or lists
+        }
         d->renderer->error_body (429, SL_STR_LIT ("rate_limit_error"), SL_STR_LIT ("slow \"down\""), &out);
         cr_expect (sl_json_valid (sl_buf_str (&out)), "%s: %s", d->name, sl_buf_cstr (&out));
         sl_buf_reset (&out);
@@ -497,10 +620,6 @@ Test (dialects, error_bodies_and_model_lists_are_json)
         sl_buf_reset (&out);
         d->model (&models [1], &out);
         cr_expect (sl_json_valid (sl_buf_str (&out)), "%s: %s", d->name, sl_buf_cstr (&out));
-        sl_buf_reset (&out);
-        cr_expect_eq (sl_dialect_url (d, "http://h/base", SL_STR_LIT ("m-1"), &out), 0, "%s", d->name);
-        cr_expect_eq (strncmp (sl_buf_cstr (&out), "http://h/base/", 14), 0, "%s: %s", d->name, sl_buf_cstr (&out));
-        cr_expect_eq (sl_dialect_finish_of (d, SL_STR_LIT ("no-such-finish")), SL_FIN_NONE, "%s", d->name);
         sl_buf_free (&out);
     }
 }
@@ -524,6 +643,8 @@ Test (dialects, every_recording_decodes_and_renders_for_every_client, .timeout =
         cr_assert (rec_read (file->path, &capture), "%s", file->path);
         for (size_t c = 0; c < sl_dialect_count (); c++) {
             const sl_dialect_t *client = sl_dialect_at (c);
+            if (client->upstream_only)
+                continue;
             sl_buf_t out = { 0 };
             const char *why = NULL;
             sl_replay_opts_t opts = { .dialect = file->dialect, .render = client->id };
@@ -551,7 +672,7 @@ Test (dialects, signatures_cross_tagged_with_their_provider)
 {
     for (size_t c = 0; c < sl_dialect_count (); c++) {
         const sl_dialect_t *client = sl_dialect_at (c);
-        if (client->id == SL_DIALECT_OPENAI)
+        if (client->id == SL_DIALECT_OPENAI || client->upstream_only)
             continue;                   //  Chat Completions carries no signature
         for (size_t u = 0; u < sl_dialect_count (); u++) {
             const sl_dialect_t *up = sl_dialect_at (u);
@@ -561,9 +682,11 @@ Test (dialects, signatures_cross_tagged_with_their_provider)
             const char *bytes = driver_bytes (&dr);
             char tagged [64];
             snprintf (tagged, sizeof tagged, "sluice:%s:sig-abc", up->name);
-            if (client == up)
-                cr_expect (strstr (bytes, "sig-abc") && !strstr (bytes, "sluice:"), "%s: as it came: %s",
-                           client->name, bytes);
+            //  One format (a cloud's door to the client's own provider):
+            //  the signature is the model's own, as it came.
+            if (sl_dialect_same_format (client->id, up->id))
+                cr_expect (strstr (bytes, "sig-abc") && !strstr (bytes, "sluice:"), "%s from %s: as it came: %s",
+                           client->name, up->name, bytes);
             else
                 cr_expect_not_null (strstr (bytes, tagged), "%s from %s: %s", client->name, up->name, bytes);
             driver_stop (&dr);
@@ -576,7 +699,7 @@ Test (dialects, a_providers_own_tools_do_not_cross_and_are_counted)
     for (size_t c = 0; c < sl_dialect_count (); c++)
         for (size_t u = 0; u < sl_dialect_count (); u++) {
             const sl_dialect_t *client = sl_dialect_at (c), *up = sl_dialect_at (u);
-            if (client == up)
+            if (client->upstream_only || sl_dialect_same_format (client->id, up->id))
                 continue;
             driver_t dr;
             s_start_crossed (&dr, client->id, up->id, SL_F_STREAM);
@@ -596,6 +719,8 @@ Test (dialects, a_call_goes_to_the_client_by_the_id_it_answers_with)
     //  another dialect answers with the call id.
     for (size_t c = 0; c < sl_dialect_count (); c++) {
         const sl_dialect_t *client = sl_dialect_at (c);
+        if (client->upstream_only)
+            continue;
         driver_t dr;
         s_start_crossed (&dr, client->id, SL_DIALECT_RESPONSES, SL_F_STREAM);
         sl_msg_t m = driver_block (SL_B_START, SL_BK_TOOL_CALL, 0);
@@ -630,12 +755,21 @@ Test (dialects, every_dialect_has_a_built_in_provider_and_its_options)
 {
     sl_providers_t *defaults = sl_providers_new_default (NULL);
     cr_assert_not_null (defaults);
-    cr_expect_eq (sl_providers_provider_count (defaults), sl_dialect_count ());
+    size_t clients = 0;
+    for (size_t i = 0; i < sl_dialect_count (); i++)
+        clients += sl_dialect_is_client (sl_dialect_at (i));
+    //  A cloud's door has none: its region, project or resource are the
+    //  routes file's to say.
+    cr_expect_eq (sl_providers_provider_count (defaults), clients);
     sl_baseurls_t *urls = sl_baseurls_new ();
     cr_assert_not_null (urls);
     const sl_opt_t *opts = sl_baseurls_opts (urls, NULL);
     for (size_t i = 0; i < sl_dialect_count (); i++) {
         const sl_dialect_t *d = sl_dialect_at (i);
+        if (d->upstream_only) {
+            cr_expect_null (sl_providers_find (defaults, sl_str (d->name)), "%s", d->name);
+            continue;
+        }
         cr_expect (strncmp (d->base_url, "https://", 8) == 0, "%s: %s", d->name, d->base_url);
         char option [SL_DIALECT_OPTION_MAX], variable [SL_DIALECT_OPTION_MAX], key [SL_DIALECT_OPTION_MAX];
         sl_dialect_option (d, SL_DIALECT_BASE_URL_OPTION, option);
@@ -767,7 +901,8 @@ Test (dialects, the_mock_plays_every_dialect)
         cr_expect_eq (sl_mock_provider_check_table (mock, &why), 0, "%s: %s", d->name, why ? why : "");
         //  It serves the path the dialect's upstream calls.
         sl_buf_t url = { 0 };
-        cr_assert_eq (sl_dialect_url (d, "http://mock/base", SL_STR_LIT ("mock-tools"), &url), 0, "%s", d->name);
+        cr_assert_eq (sl_dialect_url (d, S_CLOUD_AT ("http://mock/base"), SL_STR_LIT ("mock-tools"), &url, NULL), 0,
+                      "%s", d->name);
         char path [256], model [64] = "";
         snprintf (path, sizeof path, "%s", sl_buf_cstr (&url) + strlen ("http://mock"));
         char *query = strchr (path, '?');
