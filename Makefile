@@ -117,6 +117,14 @@ FUZZFLAGS = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 3
 FUZZ_BINS  = $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+# The fuzz targets' library is a third compile of the libraries (clang):
+# it leaves out the folders no target reaches (the bus, the service
+# shell, MCP, the exporter, the programs but the audit and the mock),
+# 33 of 164 files. A new target that needs one of them fails to link,
+# naming the symbol: take that folder out of this list.
+FUZZ_SKIP  = common/approval common/bus common/config common/mcp common/otel common/service \
+             $(addprefix services/,$(filter-out audit mock,$(SERVICES)))
+FUZZ_LIB_SRC = $(filter-out $(addsuffix /%,$(FUZZ_SKIP)),$(COMMON_SRC) $(LIB_SRC))
 BENCH_BINS = $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 # Objects of a source list in a flavour directory: $(call objs,flavour,srcs)
@@ -182,7 +190,13 @@ $(LEGTEST_BIN): $(call objs,asan,$(call svc_src,gateway) $(LEGTEST_SRC)) $(BUILD
 	@mkdir -p $(dir $@)
 	$(CC) $(ASANFLAGS) -Wl,--wrap=gateway_new -o $@ $^ $(LDLIBS)
 
-# Test runners (Criterion), built with the sanitizers.
+# Test runners (Criterion), built with the sanitizers. Their own sources
+# (the tests, the harness, the leg driver) compile at -Og: instrumented
+# the same, with the same warnings, in about three quarters of the time
+# -O1 takes; the code they test stays at -O1.
+TEST_SRC = $(UNIT_SRC) $(INTEG_SRC) $(LEGTEST_SRC)
+$(call objs,asan,$(TEST_SRC)): ASANFLAGS := -Og $(filter-out -O1,$(ASANFLAGS))
+
 $(BUILD)/asan/tests/unit: $(call objs,asan,$(UNIT_SRC)) $(BUILD)/asan/lib/libsluice.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ASANFLAGS) -o $@ $^ -lcriterion $(LDLIBS)
@@ -192,7 +206,7 @@ $(BUILD)/asan/tests/integration: $(call objs,asan,$(INTEG_SRC)) $(BUILD)/asan/li
 	$(CC) $(ASANFLAGS) -o $@ $^ -lcriterion $(LDLIBS)
 
 # Fuzz targets: tests/fuzz/fuzz_<name>.c, one libFuzzer binary each.
-$(BUILD)/fuzz/lib.a: $(call objs,fuzz,$(COMMON_SRC) $(LIB_SRC))
+$(BUILD)/fuzz/lib.a: $(call objs,fuzz,$(FUZZ_LIB_SRC))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
