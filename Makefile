@@ -332,8 +332,11 @@ mcp-deps:
 # ---------------------------------------------------------------------------
 # Running
 
-# The builds use every core (the tests that follow run one at a time).
+# The builds use every core, and so do the unit and the integration tests
+# (TEST_JOBS at once: each integration test starts its own processes on
+# ports and in directories of its own, so they share nothing).
 BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+TEST_JOBS  ?= $(BUILD_JOBS)
 
 run: deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) all
@@ -351,17 +354,26 @@ test: deps
 # Criterion counts a test whose worker process LeakSanitizer reports at
 # exit as passed: the report in the output fails the run.
 unit: $(BUILD)/asan/tests/unit
-	@{ $(BUILD)/asan/tests/unit --jobs 2 2>&1; echo $$? > $(BUILD)/unit.rc; } | tee $(BUILD)/unit.log
+	@{ $(BUILD)/asan/tests/unit --jobs $(TEST_JOBS) 2>&1; echo $$? > $(BUILD)/unit.rc; } | tee $(BUILD)/unit.log
 	@test "$$(cat $(BUILD)/unit.rc)" = 0
 	@if grep -q 'ERROR: LeakSanitizer' $(BUILD)/unit.log; then \
 	  echo "unit: LeakSanitizer found leaks (above; the whole output in $(BUILD)/unit.log)"; exit 1; fi
 
 # The integration tests start the sanitizer builds of the real programs;
 # the release gateway too, for what the sanitizers would distort (memory).
+# TEST_JOBS of them run at once (TEST_JOBS=1: one at a time), then the
+# tests of INTEG_ALONE one at a time, the machine theirs: one starves
+# every core for 30 s, the other keeps every core busy parsing and checks
+# that no heartbeat is missed meanwhile (Criterion patterns, | between).
+INTEG_ALONE = pause/starved_of_cpu|pause/busy_gateway_declares_nobody_dead
+INTEG_ENV   = SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin SLUICE_RELEASE_BIN_DIR=$(CURDIR)/$(BUILD)/bin \
+              SLUICE_LEGTEST_BIN_DIR=$(CURDIR)/$(dir $(LEGTEST_BIN))
+
 integration: $(BUILD)/asan/tests/integration $(ASAN_BINS) $(BUILD)/bin/sluice-gateway $(LEGTEST_BIN)
-	SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin SLUICE_RELEASE_BIN_DIR=$(CURDIR)/$(BUILD)/bin \
-	  SLUICE_LEGTEST_BIN_DIR=$(CURDIR)/$(dir $(LEGTEST_BIN)) \
-	  $(BUILD)/asan/tests/integration --jobs 1
+	@rc=0; \
+	$(INTEG_ENV) $(BUILD)/asan/tests/integration --jobs $(TEST_JOBS) --filter '!($(INTEG_ALONE))' || rc=1; \
+	$(INTEG_ENV) $(BUILD)/asan/tests/integration --jobs 1 --filter '@($(INTEG_ALONE))' || rc=1; \
+	exit $$rc
 
 # The kill-and-restart test, then the stop-and-resume rounds: every kind of
 # process stopped PAUSE_ROUNDS times (5, 1.5 and 0.3 s in turn, under load
