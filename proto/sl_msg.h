@@ -57,12 +57,18 @@ typedef enum {
 //  a dialect, its name included, is its module's (common/dialects/<name>/,
 //  registered in common/dialects/sl_dialect.c, which holds one module for
 //  every number here; sl_dialect_name and sl_dialect_parse are there).
+//  The numbers are explicit: a number once given is never given again.
 typedef enum {
     SL_DIALECT_NONE = 0,
-    SL_DIALECT_OPENAI,                  //  OpenAI Chat Completions
-    SL_DIALECT_ANTHROPIC,               //  Anthropic Messages
-    SL_DIALECT_RESPONSES,               //  OpenAI Responses
-    SL_DIALECT_GEMINI,                  //  Gemini generateContent
+    SL_DIALECT_OPENAI = 1,              //  OpenAI Chat Completions
+    SL_DIALECT_ANTHROPIC = 2,           //  Anthropic Messages
+    SL_DIALECT_RESPONSES = 3,           //  OpenAI Responses
+    SL_DIALECT_GEMINI = 4,              //  Gemini generateContent
+    SL_DIALECT_BEDROCK = 5,             //  Amazon Bedrock Converse (upstream only)
+    SL_DIALECT_BEDROCK_ANTHROPIC = 6,   //  Claude on Bedrock, InvokeModelWithResponseStream (upstream only)
+    SL_DIALECT_VERTEX = 7,              //  Gemini on Vertex AI (upstream only)
+    SL_DIALECT_VERTEX_ANTHROPIC = 8,    //  Claude on Vertex AI, streamRawPredict (upstream only)
+    SL_DIALECT_AZURE = 9,               //  Azure OpenAI Chat Completions (upstream only)
     SL_DIALECT_MAX
 } sl_dialect_id_t;
 

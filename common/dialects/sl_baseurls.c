@@ -47,7 +47,7 @@ s_help (s_option_t *o)
     size_t named = 0;
     for (size_t i = 0; i < sl_dialect_count (); i++) {
         const sl_dialect_t *d = sl_dialect_at (i);
-        if (strcmp (sl_dialect_vendor (d), o->vendor) != 0)
+        if (!sl_dialect_is_client (d) || strcmp (sl_dialect_vendor (d), o->vendor) != 0)
             continue;
         sl_buf_puts (&help, named++ ? " and " : "base URL of the built-in ");
         sl_buf_puts (&help, d->name);
@@ -65,7 +65,8 @@ sl_baseurls_new (void)
     sl_baseurls_t *self = sl_xcalloc (1, sizeof *self);
     for (size_t i = 0; i < sl_dialect_count (); i++) {
         const sl_dialect_t *d = sl_dialect_at (i);
-        if (!sl_dialect_vendor_first (d))
+        //  A cloud's dialect has no built-in provider, so no option.
+        if (!sl_dialect_is_client (d) || !sl_dialect_vendor_first (d))
             continue;
         s_option_t *o = &self->options [self->count++];
         o->vendor = sl_dialect_vendor (d);
@@ -109,7 +110,8 @@ sl_baseurls_table (sl_baseurls_t *self)
 {
     for (size_t i = 0; i < sl_dialect_count (); i++) {
         const sl_dialect_t *d = sl_dialect_at (i);
-        self->urls [d->id] = s_option_of (self, sl_dialect_vendor (d))->value;
+        if (sl_dialect_is_client (d))
+            self->urls [d->id] = s_option_of (self, sl_dialect_vendor (d))->value;
     }
     return self->urls;
 }

@@ -12,7 +12,9 @@ sl_clientkey_of (sl_header_fn *header, sl_header_fn *query, void *arg)
 {
     for (size_t i = 0; i < sl_dialect_count (); i++) {
         const sl_dialect_t *d = sl_dialect_at (i);
-        const char *v = header (arg, d->credential);
+        //  Only the credentials clients send sluice: not those sluice
+        //  sends a cloud (Azure's api-key).
+        const char *v = sl_dialect_is_client (d) ? header (arg, d->credential) : NULL;
         if (!v)
             continue;
         size_t n = strlen (d->scheme);

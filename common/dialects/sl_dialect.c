@@ -21,6 +21,7 @@
 
 #include "common/base/sl_json.h"
 #include "common/dialects/sl_decoder_impl.h"
+#include "common/http/sl_auth.h"
 #include "common/dialects/sl_render.h"
 #include "common/dialects/sl_validate_impl.h"
 
@@ -36,9 +37,20 @@ static const sl_dialect_t *const s_builtin [] = {
     &sl_responses_dialect,
     &sl_gemini_dialect,
 };
-//  One module for every wire id (proto/sl_msg.h), and no more.
-_Static_assert (sizeof s_builtin / sizeof s_builtin [0] == SL_DIALECT_MAX - 1,
-                "a dialect module for every wire dialect id");
+//  Wire ids given before their modules are written: nothing registers
+//  them, so a job naming one is refused as any unknown id is. A module
+//  written moves its id from here to s_builtin.
+static const int s_reserved [] = {
+    SL_DIALECT_BEDROCK,
+    SL_DIALECT_BEDROCK_ANTHROPIC,
+    SL_DIALECT_VERTEX,
+    SL_DIALECT_VERTEX_ANTHROPIC,
+    SL_DIALECT_AZURE,
+};
+//  One module or one reservation for every wire id (proto/sl_msg.h), and
+//  no more (s_init_once checks that they are not the same ids).
+_Static_assert (sizeof s_builtin / sizeof s_builtin [0] + sizeof s_reserved / sizeof s_reserved [0]
+                == SL_DIALECT_MAX - 1, "a dialect module for every wire dialect id");
 
 #define S_MAX SL_DIALECT_MAX            //  ids 1 .. SL_DIALECT_MAX - 1
 
@@ -73,16 +85,27 @@ sl_question_begin (const sl_question_t *q, sl_buf_t *out)
     do { if (!(cond)) { *why = what; return -1; } } while (0)
 
 //  A name that can stand in an option, a variable and a path:
-//  [a-z][a-z0-9]*, shorter than SL_DIALECT_NAME_MAX.
+//  [a-z][a-z0-9]*, shorter than SL_DIALECT_NAME_MAX; with dash, words of
+//  those joined by single dashes ("vertex-anthropic"): a dialect's name,
+//  which is never made into an option or a variable (its vendor's is).
 static bool
-s_plain_name (const char *name)
+s_name_ok (const char *name, bool dash)
 {
     if (!name || !islower ((unsigned char) *name) || strlen (name) >= SL_DIALECT_NAME_MAX)
         return false;
-    for (const char *p = name; *p; p++)
+    for (const char *p = name; *p; p++) {
+        if (dash && *p == '-' && p [1] && p [1] != '-')
+            continue;
         if (!islower ((unsigned char) *p) && !isdigit ((unsigned char) *p))
             return false;
+    }
     return true;
+}
+
+static bool
+s_plain_name (const char *name)
+{
+    return s_name_ok (name, false);
 }
 
 static bool
@@ -90,6 +113,21 @@ s_http_url (const char *url)
 {
     return url && ((strncmp (url, "http://", 7) == 0 && url [7]) || (strncmp (url, "https://", 8) == 0 && url [8]))
         && url [strlen (url) - 1] != '/';
+}
+
+//  An upstream-only dialect has no client side; the format its requests
+//  and streams are in is a client dialect's (format), or its own.
+static int
+s_upstream_only_ok (const sl_dialect_t *d, const char **why)
+{
+    S_REQUIRE (!d->paths && !d->family && !d->endpoint && !d->query_key,
+               "an upstream-only dialect has no client endpoint");
+    S_REQUIRE (!d->parse, "an upstream-only dialect parses no client request");
+    S_REQUIRE (!d->renderer && !d->validator, "an upstream-only dialect renders nothing for clients");
+    S_REQUIRE (!d->models_path && !d->models_header && !d->model_list && !d->model,
+               "an upstream-only dialect lists no models");
+    S_REQUIRE (d->format != d->id, "an upstream-only dialect's format is a client dialect's, or none");
+    return 0;
 }
 
 int
@@ -100,10 +138,17 @@ sl_dialect_check (const sl_dialect_t *d, const char **why)
         why = &ignored;
     S_REQUIRE (d, "no table");
     S_REQUIRE (d->id > SL_DIALECT_NONE && d->id < SL_DIALECT_MAX, "id out of range");
-    S_REQUIRE (s_plain_name (d->name), "name is not [a-z][a-z0-9]*");
-    S_REQUIRE (d->endpoint || d->paths, "endpoint missing");
-    S_REQUIRE (d->parse, "parse missing");
-    S_REQUIRE (d->forward, "forward missing");
+    S_REQUIRE (s_name_ok (d->name, true), "name is not [a-z][a-z0-9]* words joined by '-'");
+    if (d->upstream_only)
+        S_REQUIRE (s_upstream_only_ok (d, why) == 0, *why);
+    else {
+        S_REQUIRE (d->endpoint || d->paths, "endpoint missing");
+        S_REQUIRE (d->parse, "parse missing");
+        S_REQUIRE (!d->format || d->format == d->id, "a client dialect's format is its own");
+    }
+    //  forward serves the clients of its format: an upstream-only dialect
+    //  of a format of its own has none.
+    S_REQUIRE (d->forward || (d->upstream_only && !d->format), "forward missing");
     S_REQUIRE (d->render, "render missing");
     S_REQUIRE (d->url || d->url_path, "url missing");
     S_REQUIRE (d->credential && *d->credential, "credential header missing");
@@ -113,6 +158,17 @@ sl_dialect_check (const sl_dialect_t *d, const char **why)
     S_REQUIRE (d->decoder->event && ((!d->decoder->init && !d->decoder->clear) || d->decoder->state_size),
                "decoder operation missing");
     S_REQUIRE (d->finishes, "finish values missing");
+    S_REQUIRE (!(d->provider_fields & ~SL_PROVIDER_FIELD_ALL) && !(d->provider_needs & ~d->provider_fields),
+               "provider fields: one unknown, or needed but not read");
+    S_REQUIRE (d->auth >= SL_AUTH_KEY && d->auth < SL_AUTH_KIND_MAX, "unknown credential kind");
+    if (d->upstream_only) {
+        //  No client calls it: a built-in provider, its option and a
+        //  question are a client dialect's, and a cloud's base URL may be
+        //  made from the provider's fields (its url operation's).
+        S_REQUIRE (!d->base_url || s_http_url (d->base_url), "base URL not http:// or https:// (no trailing slash)");
+        S_REQUIRE (!d->question && !d->answer, "an upstream-only dialect asks no question");
+        return 0;
+    }
     S_REQUIRE (d->renderer, "renderer missing");
     S_REQUIRE (d->renderer->keepalive && d->renderer->keepalive [0], "renderer keep-alive missing");
     S_REQUIRE (d->renderer->block && d->renderer->error && d->renderer->end && d->renderer->error_body
@@ -140,7 +196,8 @@ sl_dialect_conflicts (const sl_dialect_t *d, const char **why)
         S_REQUIRE (strcmp (other->name, d->name) != 0, "name registered twice");
         //  One option sets a vendor's base URL: its dialects must agree
         //  on the default.
-        S_REQUIRE (strcmp (sl_dialect_vendor (other), sl_dialect_vendor (d)) != 0
+        S_REQUIRE (other->upstream_only || d->upstream_only
+                   || strcmp (sl_dialect_vendor (other), sl_dialect_vendor (d)) != 0
                    || strcmp (other->base_url, d->base_url) == 0,
                    "another dialect of its vendor has another base URL");
     }
@@ -152,6 +209,11 @@ s_register (const sl_dialect_t *d, const char **why)
 {
     if (sl_dialect_check (d, why))
         return -1;
+    if (d->format && (d->format <= SL_DIALECT_NONE || d->format >= S_MAX || !s_by_id [d->format]
+                      || s_by_id [d->format]->upstream_only)) {
+        *why = "its format is not a registered client dialect";
+        return -1;
+    }
     if (s_by_id [d->id]) {
         *why = "id registered twice";
         return -1;
@@ -166,6 +228,13 @@ s_register (const sl_dialect_t *d, const char **why)
 static void
 s_init_once (void)
 {
+    for (size_t i = 0; i < sizeof s_reserved / sizeof s_reserved [0]; i++)
+        for (size_t j = 0; j < sizeof s_builtin / sizeof s_builtin [0]; j++)
+            if (s_builtin [j]->id == s_reserved [i]) {
+                s_init_why = "a dialect's wire id is both reserved and registered";
+                s_init_rc = -1;
+                return;
+            }
     for (size_t i = 0; i < sizeof s_builtin / sizeof s_builtin [0]; i++) {
         const char *why = NULL;
         if (s_register (s_builtin [i], &why)) {
@@ -339,7 +408,7 @@ sl_dialect_endpoint (const char *path, sl_endpoint_t *out)
     int looks_like = 0;
     for (int id = 1; id < S_MAX; id++) {
         const sl_dialect_t *d = s_by_id [id];
-        if (!d)
+        if (!d || d->upstream_only)
             continue;
         sl_endpoint_t ep;
         memset (&ep, 0, sizeof ep);
@@ -403,12 +472,54 @@ sl_dialect_finish_of (const sl_dialect_t *dialect, sl_str_t raw)
 }
 
 int
-sl_dialect_url (const sl_dialect_t *dialect, const char *base_url, sl_str_t model, sl_buf_t *out)
+sl_dialect_url (const sl_dialect_t *dialect, const sl_provider_t *provider, sl_str_t model, sl_buf_t *out,
+                sl_buf_t *why)
 {
+    sl_buf_t ignored = { 0 };
+    int rc;
     if (dialect->url)
-        return dialect->url (base_url, model, out);
-    sl_buf_printf (out, "%s%s", base_url, dialect->url_path);
-    return 0;
+        rc = dialect->url (provider, model, out, why ? why : &ignored);
+    else {
+        const char *base = provider->base_url && *provider->base_url ? provider->base_url : dialect->base_url;
+        if (base) {
+            sl_buf_printf (out, "%s%s", base, dialect->url_path);
+            rc = 0;
+        }
+        else {
+            sl_buf_printf (why ? why : &ignored, "provider '%s' has no base_url", provider->name);
+            rc = -1;
+        }
+    }
+    sl_buf_free (&ignored);
+    return rc;
+}
+
+int
+sl_dialect_format (int id)
+{
+    const sl_dialect_t *d = sl_dialect_get (id);
+    return d && d->format ? d->format : id;
+}
+
+bool
+sl_dialect_same_format (int a, int b)
+{
+    return a == b || sl_dialect_format (a) == sl_dialect_format (b);
+}
+
+bool
+sl_dialect_is_client (const sl_dialect_t *dialect)
+{
+    return dialect && !dialect->upstream_only;
+}
+
+bool
+sl_dialect_reserved (int id)
+{
+    for (size_t i = 0; i < sizeof s_reserved / sizeof s_reserved [0]; i++)
+        if (s_reserved [i] == id)
+            return true;
+    return false;
 }
 
 int
@@ -426,6 +537,23 @@ sl_dialect_finish (int upstream, sl_str_t raw)
 
 //  --------------------------------------------------------------------------
 //  For the modules' tables
+
+void
+sl_dialect_put_segment (sl_str_t s, const char *keep, sl_buf_t *out)
+{
+    static const char hex [] = "0123456789ABCDEF";
+    for (size_t i = 0; i < s.len; i++) {
+        unsigned char c = (unsigned char) s.ptr [i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+        ||  c == '-' || c == '.' || c == '_' || c == '~' || (c && keep && strchr (keep, c)))
+            sl_buf_putc (out, (char) c);
+        else {
+            sl_buf_putc (out, '%');
+            sl_buf_putc (out, hex [c >> 4]);
+            sl_buf_putc (out, hex [c & 15]);
+        }
+    }
+}
 
 void
 sl_dialect_put_models (const sl_model_entry_t *models, size_t count,

@@ -27,6 +27,21 @@
                     of what the renderer wrote (sl_validate_impl.h);
       model lists   the path and the shape of GET /v1/models for its SDKs.
 
+    Upstream-only dialects: a provider's wire format that clients do not
+    call sluice in (a cloud's door to a vendor's model: Vertex AI's Gemini
+    is Gemini's body at another URL, Azure OpenAI's is OpenAI's) says so
+    (upstream_only) and leaves out the client side: paths, parse, renderer,
+    validator, model lists, question, built-in provider. Its format is a
+    client dialect's when its bodies are that dialect's (format): a client
+    of that dialect is then not translated, its body goes as its own with
+    this dialect's forward (which may patch it: Vertex's Claude takes no
+    model in the body); the module names the inner dialect's operations
+    rather than copying them. Its URL is made from the provider's fields
+    (region, project, deployments, ...: provider_fields says which it
+    reads, provider_needs which it cannot do without), and the provider's
+    credential may come from a source that is fetched (sl_auth.h): a
+    cloud's tokens or signatures (auth).
+
     The registry (sl_dialect.c) lists the modules, registers each at
     start and checks every required operation then: a module that lacks
     one does not register, and the process does not start. Core code asks
@@ -55,6 +70,7 @@
 
 #include "common/base/sl_buf.h"
 #include "proto/sl_msg.h"
+#include "common/dialects/sl_providers.h"
 #include "common/dialects/sl_req.h"
 
 typedef struct _sl_decoder_vt_t sl_decoder_vt_t;       //  sl_decoder_impl.h
@@ -117,9 +133,15 @@ typedef struct {
 typedef struct _sl_dialect_t sl_dialect_t;
 struct _sl_dialect_t {
     int id;                             //  sl_dialect_id_t, the wire value
-    const char *name;                   //  [a-z][a-z0-9]*: routes files, labels, logs
+    const char *name;                   //  [a-z][a-z0-9]* words joined by '-': routes files,
+                                        //  labels, logs
+    //  No client calls sluice in it (see above): no client side.
+    bool upstream_only;
+    //  The client dialect whose request bodies and streams it speaks (an
+    //  upstream-only dialect over a client dialect's format), or 0: its own.
+    int format;
 
-    //  Client side ----------------------------------------------------------
+    //  Client side (none when upstream_only) ---------------------------------
     //  The completion endpoint: the paths (no query) that name it, NULL-
     //  terminated, and the start of the dialect's other paths (a path that
     //  starts so is answered with a 404 in its shape; NULL: none).
@@ -146,12 +168,25 @@ struct _sl_dialect_t {
     //  The URL of a streaming call: a provider's base URL (no trailing
     //  slash) and this path ("/v1/messages"), whatever the model.
     const char *url_path;
-    //  Or, when the model is in the URL, instead of url_path: the URL for
-    //  model at base_url. 0 ok, -1 when the model cannot be named so.
-    //  (Core code asks sl_dialect_url.)
-    int (*url) (const char *base_url, sl_str_t model, sl_buf_t *out);
+    //  Or, when the model or the provider's fields are in the URL, instead
+    //  of url_path: the URL for model at provider (its base_url, "" for
+    //  the dialect's own, and its other fields). 0 ok; -1 when the model
+    //  cannot be named so, with the reason in why ("model 'x' has no
+    //  deployment at provider 'y'"). (Core code asks sl_dialect_url.)
+    int (*url) (const sl_provider_t *provider, sl_str_t model, sl_buf_t *out, sl_buf_t *why);
+    //  The provider fields it reads beyond base_url, and those it needs
+    //  (sl_provider_field_t bits; a client dialect's: base_url alone, and
+    //  it needs it). A provider given a field its dialect does not read,
+    //  or lacking one it needs, is refused where it is configured.
+    unsigned provider_fields;
+    unsigned provider_needs;
     const char *credential;             //  header carrying the key ("x-api-key")
     const char *scheme;                 //  text before the key in it ("Bearer "), or ""
+    //  Where the provider's credential comes from when it names neither a
+    //  key nor a token (sl_auth.h): SL_AUTH_KEY (the key, or the client's
+    //  own: the default), or a cloud's own (Google's tokens, AWS's
+    //  signature), which the ingest fetches and refreshes.
+    int auth;
     const char *query_key;              //  a query parameter clients may send the key in, or NULL
     const char *const *headers;         //  fixed request headers, NULL-terminated
     //  Optional: client headers an upstream of this dialect gets as the
@@ -176,6 +211,7 @@ struct _sl_dialect_t {
     const char *vendor;                 //  [a-z][a-z0-9]*, whose API it is; NULL: the name
     const char *base_url;               //  the vendor's endpoint, no trailing slash
     const char *genai_provider;         //  its gen_ai.provider.name (OpenTelemetry); NULL: the vendor
+                                        //  (a cloud's: aws.bedrock, gcp.vertex_ai, azure.ai.openai)
 
     //  A question (optional: both or neither) -------------------------------
     //  A question as this dialect's request body for a whole answer, sent
@@ -186,7 +222,7 @@ struct _sl_dialect_t {
     //  NULL when it holds none.
     const char *(*answer) (json_t *root);
 
-    //  Response side --------------------------------------------------------
+    //  Response side (none when upstream_only) ------------------------------
     const sl_renderer_t *renderer;
     const sl_validator_vt_t *validator;
 
@@ -263,10 +299,21 @@ const sl_dialect_t *sl_dialect_models (const char *path, sl_header_fn *header, v
 //  The normalized finish of one of a dialect's own raw finish values;
 //  SL_FIN_NONE when it is not one of them.
 int sl_dialect_finish_of (const sl_dialect_t *dialect, sl_str_t raw);
-//  The URL of a streaming call to a dialect's provider at base_url for
-//  model (its url, or base_url and its url_path). 0 ok, -1 when the
-//  model cannot be named so.
-int sl_dialect_url (const sl_dialect_t *dialect, const char *base_url, sl_str_t model, sl_buf_t *out);
+//  The URL of a streaming call to a provider of a dialect for model (its
+//  url, or the provider's base_url and its url_path). 0 ok, -1 when the
+//  model cannot be named so (why, when not NULL, says why).
+int sl_dialect_url (const sl_dialect_t *dialect, const sl_provider_t *provider, sl_str_t model, sl_buf_t *out,
+                    sl_buf_t *why);
+//  The dialect whose format a wire id's bodies and streams are in: its
+//  format, else itself.
+int sl_dialect_format (int id);
+//  Do two wire ids speak one format (a request goes from one to the other
+//  as its own body, not translated)?
+bool sl_dialect_same_format (int a, int b);
+//  Is it a dialect clients call sluice in (registered, not upstream-only)?
+bool sl_dialect_is_client (const sl_dialect_t *dialect);
+//  Is a wire id given before its module is written (sl_dialect.c)?
+bool sl_dialect_reserved (int id);
 //  The normalized finish of a raw value: the upstream dialect's own
 //  values first, then any dialect's (servers that pass on another
 //  provider's values); SL_FIN_NONE for an absent value, SL_FIN_STOP for
@@ -297,6 +344,12 @@ int sl_dialect_finish (int upstream, sl_str_t raw);
     .decoder = &sl_##name##_decoder, \
     .renderer = &sl_##name##_renderer, \
     .validator = &sl_##name##_validator
+
+//  A path segment (a model's name in a URL), percent-encoded as RFC 3986
+//  says (everything but unreserved characters and those of keep, which
+//  may be NULL: characters a segment may hold as they are, "@"),
+//  appended to out.
+void sl_dialect_put_segment (sl_str_t s, const char *keep, sl_buf_t *out);
 
 //  The entries of a model list, each in a module's shape (model),
 //  comma-joined.

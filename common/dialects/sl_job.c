@@ -177,6 +177,20 @@ sl_job_translate (sl_job_t *self, int upstream_dialect)
     const sl_dialect_t *to = sl_dialect_get (upstream_dialect);
     if (!to || !self->req)
         return s_refuse (self, 502, "api_error", "no upstream dialect %d", upstream_dialect);
+    if (sl_dialect_same_format (upstream_dialect, self->client_dialect)
+    &&  sl_dialect_same_format (self->upstream_dialect, self->client_dialect)) {
+        //  A cloud's door to the client's own format: the client's body,
+        //  as that door takes it (Vertex's Claude: no model in the body).
+        sl_buf_t body = { 0 };
+        if (to->forward (sl_buf_str (&self->upstream_body), self->req, &body)) {
+            sl_buf_free (&body);
+            return s_refuse (self, 400, "invalid_request_error", "the body must be a JSON object");
+        }
+        sl_buf_free (&self->upstream_body);
+        self->upstream_body = body;
+        self->upstream_dialect = upstream_dialect;
+        return 0;
+    }
     sl_xlate_t x = { .from = sl_dialect_name (self->client_dialect), .to = to->name };
     const sl_feature_t *needed = sl_req_mattering (self->req);
     int rc = needed ? sl_xlate_refuse (&x, needed->name, "the request needs it and only its own dialect has it")
@@ -232,7 +246,7 @@ sl_job_refresh (sl_job_t *self)
         return s_refuse (self, 502, "api_error", "no upstream dialect %d", self->upstream_dialect);
     sl_buf_t body = { 0 };
     int rc;
-    if (self->upstream_dialect == self->client_dialect && !req->edited_unsourced) {
+    if (sl_dialect_same_format (self->upstream_dialect, self->client_dialect) && !req->edited_unsourced) {
         //  The client's own body, with exactly the changed strings.
         char *text = json_dumps (req->root, SL_REQ_JSON_FLAGS);
         rc = text ? to->forward (sl_str (text), req, &body) : -1;

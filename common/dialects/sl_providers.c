@@ -28,17 +28,32 @@ sl_providers_new (void)
     return sl_xcalloc (1, sizeof (sl_providers_t));
 }
 
+static void
+s_provider_free (sl_provider_t *p)
+{
+    free ((char *) p->name);
+    free ((char *) p->base_url);
+    free ((char *) p->key_env);
+    free ((char *) p->region);
+    free ((char *) p->project);
+    free ((char *) p->credentials_file);
+    free ((char *) p->api_version);
+    free ((char *) p->token_env);
+    for (size_t i = 0; i < p->deployment_count; i++) {
+        free ((char *) p->deployments [i].model);
+        free ((char *) p->deployments [i].deployment);
+    }
+    free ((void *) p->deployments);
+}
+
 void
 sl_providers_destroy (sl_providers_t **self_p)
 {
     if (!self_p || !*self_p)
         return;
     sl_providers_t *self = *self_p;
-    for (size_t i = 0; i < self->provider_count; i++) {
-        free ((char *) self->providers [i].name);
-        free ((char *) self->providers [i].base_url);
-        free ((char *) self->providers [i].key_env);
-    }
+    for (size_t i = 0; i < self->provider_count; i++)
+        s_provider_free (&self->providers [i]);
     for (size_t i = 0; i < self->route_count; i++) {
         free ((char *) self->routes [i].model);
         free ((char *) self->routes [i].provider);
@@ -86,25 +101,150 @@ sl_providers_find (sl_providers_t *self, sl_str_t name)
     return NULL;
 }
 
+static bool
+s_given (const char *field)
+{
+    return field && *field;
+}
+
+static const struct {
+    unsigned field;
+    const char *name;
+} s_field_names [] = {
+    { SL_PROVIDER_FIELD_BASE_URL, "base_url" },
+    { SL_PROVIDER_FIELD_REGION, "region" },
+    { SL_PROVIDER_FIELD_PROJECT, "project" },
+    { SL_PROVIDER_FIELD_CREDENTIALS_FILE, "credentials_file" },
+    { SL_PROVIDER_FIELD_API_VERSION, "api_version" },
+    { SL_PROVIDER_FIELD_DEPLOYMENTS, "deployments" },
+    { SL_PROVIDER_FIELD_TOKEN_ENV, "token_env" },
+};
+
+const char *
+sl_provider_field_name (unsigned field)
+{
+    for (size_t i = 0; i < sizeof s_field_names / sizeof s_field_names [0]; i++)
+        if (s_field_names [i].field == field)
+            return s_field_names [i].name;
+    return "?";
+}
+
+unsigned
+sl_provider_fields (const sl_provider_t *p)
+{
+    return (s_given (p->base_url) ? SL_PROVIDER_FIELD_BASE_URL : 0)
+         | (s_given (p->region) ? SL_PROVIDER_FIELD_REGION : 0)
+         | (s_given (p->project) ? SL_PROVIDER_FIELD_PROJECT : 0)
+         | (s_given (p->credentials_file) ? SL_PROVIDER_FIELD_CREDENTIALS_FILE : 0)
+         | (s_given (p->api_version) ? SL_PROVIDER_FIELD_API_VERSION : 0)
+         | (p->deployment_count ? SL_PROVIDER_FIELD_DEPLOYMENTS : 0)
+         | (s_given (p->token_env) ? SL_PROVIDER_FIELD_TOKEN_ENV : 0);
+}
+
+int
+sl_providers_fields (const sl_provider_t *p, sl_buf_t *why)
+{
+    const sl_dialect_t *d = sl_dialect_get (p->dialect);
+    if (!d) {
+        sl_buf_puts (why, "unknown dialect");
+        return -1;
+    }
+    //  A client dialect reads base_url alone and needs it; a token from a
+    //  variable serves every dialect.
+    unsigned reads = SL_PROVIDER_FIELD_BASE_URL | SL_PROVIDER_FIELD_TOKEN_ENV | d->provider_fields;
+    unsigned needs = d->upstream_only ? d->provider_needs : SL_PROVIDER_FIELD_BASE_URL;
+    unsigned given = sl_provider_fields (p);
+    for (size_t i = 0; i < sizeof s_field_names / sizeof s_field_names [0]; i++) {
+        unsigned f = s_field_names [i].field;
+        if ((needs & f) && !(given & f)) {
+            sl_buf_printf (why, "dialect %s needs %s", d->name, s_field_names [i].name);
+            return -1;
+        }
+        if ((given & f) && !(reads & f)) {
+            sl_buf_printf (why, "dialect %s takes no %s", d->name, s_field_names [i].name);
+            return -1;
+        }
+    }
+    if (s_given (p->key_env) && s_given (p->token_env)) {
+        sl_buf_puts (why, "a provider takes key_env or token_env, not both");
+        return -1;
+    }
+    return 0;
+}
+
+const char *
+sl_provider_deployment (const sl_provider_t *p, sl_str_t model)
+{
+    for (size_t i = 0; i < p->deployment_count; i++)
+        if (sl_str_eq (model, p->deployments [i].model))
+            return p->deployments [i].deployment;
+    return NULL;
+}
+
+//  A cloud's region, project or API version goes into a host name or a
+//  path: letters, digits, '-', '_' and '.' only.
+static bool
+s_valid_word (const char *s)
+{
+    if (!s || !*s)
+        return true;
+    for (; *s; s++)
+        if (!isalnum ((unsigned char) *s) && *s != '-' && *s != '_' && *s != '.')
+            return false;
+    return true;
+}
+
+static char *
+s_dup (const char *s)
+{
+    return sl_xstrdup (s ? s : "");
+}
+
 int
 sl_providers_add_provider (sl_providers_t *self, const sl_provider_t *p)
 {
     const char *key_env = p->key_env ? p->key_env : "";
-    if (!sl_name_valid (p->name) || !sl_dialect_get (p->dialect)
-    ||  !sl_providers_url_valid (p->base_url) || !sl_providers_env_valid (key_env)
+    const char *base_url = p->base_url ? p->base_url : "";
+    const sl_dialect_t *d = sl_dialect_get (p->dialect);
+    sl_buf_t why = { 0 };
+    int fields = d ? sl_providers_fields (p, &why) : -1;
+    sl_buf_free (&why);
+    if (!sl_name_valid (p->name) || !d || fields
+    ||  (*base_url && !sl_providers_url_valid (base_url)) || !sl_providers_env_valid (key_env)
+    ||  !sl_providers_env_valid (p->token_env ? p->token_env : "")
+    ||  !s_valid_word (p->region) || !s_valid_word (p->project) || !s_valid_word (p->api_version)
     ||  sl_providers_find (self, sl_str (p->name)))
         return -1;
+    for (size_t i = 0; i < p->deployment_count; i++)
+        if (!s_given (p->deployments [i].model) || !s_given (p->deployments [i].deployment)
+        ||  !s_valid_word (p->deployments [i].deployment))
+            return -1;
     self->providers = sl_xrealloc (self->providers, (self->provider_count + 1) * sizeof (sl_provider_t));
     sl_provider_t *copy = &self->providers [self->provider_count++];
+    memset (copy, 0, sizeof *copy);
     copy->name = sl_xstrdup (p->name);
     copy->dialect = p->dialect;
-    char *url = sl_xstrdup (p->base_url);
+    char *url = sl_xstrdup (base_url);
     size_t n = strlen (url);
     while (n > 8 && url [n - 1] == '/')
         url [--n] = 0;                  //  paths are appended with their own slash
     copy->base_url = url;
     copy->key_env = sl_xstrdup (key_env);
     copy->forward_auth = p->forward_auth;
+    copy->region = s_dup (p->region);
+    copy->project = s_dup (p->project);
+    copy->credentials_file = s_dup (p->credentials_file);
+    copy->api_version = s_dup (p->api_version);
+    copy->token_env = s_dup (p->token_env);
+    if (p->deployment_count) {
+        sl_deployment_t *list = sl_xcalloc (p->deployment_count, sizeof *list);
+        for (size_t i = 0; i < p->deployment_count; i++) {
+            list [i].model = sl_xstrdup (p->deployments [i].model);
+            list [i].deployment = sl_xstrdup (p->deployments [i].deployment);
+        }
+        copy->deployments = list;
+        copy->deployment_count = p->deployment_count;
+    }
     return 0;
 }
 
@@ -128,17 +268,20 @@ sl_providers_new_default (const char *const *base_urls)
     //  Each vendor's dialects together, vendors in the order of their
     //  first dialect.
     for (size_t v = 0; v < count && self; v++) {
-        if (!sl_dialect_vendor_first (sl_dialect_at (v)))
+        //  A cloud's dialect has no built-in provider: its region, project
+        //  or resource are the routes file's to say.
+        if (!sl_dialect_is_client (sl_dialect_at (v)) || !sl_dialect_vendor_first (sl_dialect_at (v)))
             continue;
         const char *vendor = sl_dialect_vendor (sl_dialect_at (v));
         for (size_t i = v; i < count && self; i++) {
             const sl_dialect_t *d = sl_dialect_at (i);
-            if (strcmp (sl_dialect_vendor (d), vendor) != 0)
+            if (!sl_dialect_is_client (d) || strcmp (sl_dialect_vendor (d), vendor) != 0)
                 continue;
             char key_env [SL_DIALECT_OPTION_MAX];
             sl_dialect_option (d, SL_DIALECT_KEY_VARIABLE, key_env);
             const char *base_url = base_urls && base_urls [d->id] ? base_urls [d->id] : d->base_url;
-            const sl_provider_t p = { d->name, d->id, base_url, key_env, true };
+            const sl_provider_t p = { .name = d->name, .dialect = d->id, .base_url = base_url,
+                                      .key_env = key_env, .forward_auth = true };
             if (sl_providers_add_provider (self, &p))
                 sl_providers_destroy (&self);   //  a base URL that is not http(s)
         }
@@ -203,7 +346,7 @@ sl_providers_pick (sl_providers_t *self, sl_str_t model, int client_dialect)
             const sl_provider_t *p = sl_providers_find (self, sl_str (self->routes [i].provider));
             if (!p || fnmatch (self->routes [i].model, name, 0) != 0)
                 continue;
-            if (p->dialect == client_dialect)
+            if (sl_dialect_same_format (p->dialect, client_dialect))
                 return p;
             if (!first)
                 first = p;

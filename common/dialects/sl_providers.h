@@ -42,17 +42,59 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/base/sl_buf.h"
 #include "common/base/sl_str.h"
 
 typedef struct _sl_routes_t sl_providers_t;
 
+//  A model and the name it has at a provider that deploys models under
+//  names of its own (Azure OpenAI's deployments).
+typedef struct {
+    const char *model;
+    const char *deployment;
+} sl_deployment_t;
+
+//  The fields of a provider only some dialects read (a dialect's table
+//  says which it reads and which it needs: sl_dialect_t.provider_fields,
+//  provider_needs); sl_providers_fields checks a provider against them.
+typedef enum {
+    SL_PROVIDER_FIELD_BASE_URL = 1u << 0,       //  base_url (every dialect reads it)
+    SL_PROVIDER_FIELD_REGION = 1u << 1,         //  region: Bedrock, Vertex
+    SL_PROVIDER_FIELD_PROJECT = 1u << 2,        //  project: Vertex
+    SL_PROVIDER_FIELD_CREDENTIALS_FILE = 1u << 3,   //  credentials_file: Vertex
+    SL_PROVIDER_FIELD_API_VERSION = 1u << 4,    //  api_version: Azure
+    SL_PROVIDER_FIELD_DEPLOYMENTS = 1u << 5,    //  deployments: Azure
+    SL_PROVIDER_FIELD_TOKEN_ENV = 1u << 6,      //  token_env: a bearer token (Azure's Entra ID, Vertex)
+    SL_PROVIDER_FIELD_ALL = (1u << 7) - 1
+} sl_provider_field_t;
+
 typedef struct {
     const char *name;
     int dialect;                        //  its wire id (sl_dialect_id_t)
-    const char *base_url;               //  without a trailing slash
+    const char *base_url;               //  without a trailing slash; "" (or NULL): the
+                                        //  dialect's, made from the other fields (Vertex)
     const char *key_env;                //  variable holding the key, "" for none
     bool forward_auth;                  //  forward the client's credential when no key
+    //  The clouds' fields: "" (or NULL) when not given.
+    const char *region;                 //  a cloud region ("us-east5", "global")
+    const char *project;                //  a Google Cloud project id
+    const char *credentials_file;       //  a Google service-account key file
+    const char *api_version;            //  Azure's api-version; "" or "v1": the v1 API
+    const char *token_env;              //  variable holding a bearer token, "" for none
+    const sl_deployment_t *deployments; //  model -> deployment (Azure), deployment_count of them
+    size_t deployment_count;
 } sl_provider_t;
+
+//  The deployment of model at p, or NULL when p names none for it.
+const char *sl_provider_deployment (const sl_provider_t *p, sl_str_t model);
+//  The fields p was given (sl_provider_field_t bits).
+unsigned sl_provider_fields (const sl_provider_t *p);
+//  Does p have what its dialect needs, and nothing its dialect does not
+//  read? 0 yes; -1 no, with the reason written to why ("dialect vertex
+//  needs project").
+int sl_providers_fields (const sl_provider_t *p, sl_buf_t *why);
+//  The name of a field (one sl_provider_field_t bit) in the routes file.
+const char *sl_provider_field_name (unsigned field);
 
 typedef struct {
     const char *model;                  //  fnmatch glob

@@ -94,7 +94,7 @@ sl_render_put_id (const sl_render_stream_t *rs, const char *prefix, sl_buf_t *ou
 const char *
 sl_render_raw_finish (const sl_render_stream_t *rs, const sl_msg_t *msg, char *buf, size_t size)
 {
-    if (rs->upstream_dialect != rs->client_dialect || !msg->finish_raw.ptr
+    if (!sl_dialect_same_format (rs->upstream_dialect, rs->client_dialect) || !msg->finish_raw.ptr
     ||  msg->finish_raw.len == 0 || msg->finish_raw.len >= size)
         return NULL;
     memcpy (buf, msg->finish_raw.ptr, msg->finish_raw.len);
@@ -105,7 +105,7 @@ sl_render_raw_finish (const sl_render_stream_t *rs, const sl_msg_t *msg, char *b
 void
 sl_render_put_sig (const sl_render_stream_t *rs, sl_str_t sig, sl_buf_t *out)
 {
-    if (rs->client_dialect == rs->upstream_dialect || !sl_dialect_get (rs->upstream_dialect)) {
+    if (sl_dialect_same_format (rs->client_dialect, rs->upstream_dialect) || !sl_dialect_get (rs->upstream_dialect)) {
         sl_json_put_sl (out, sig);
         return;
     }

@@ -68,12 +68,12 @@ s_header (sl_upstream_t *self)
 }
 
 int
-sl_upstream_prepare (const sl_dialect_t *d, const char *base_url, sl_str_t model, const char *key,
+sl_upstream_prepare (const sl_dialect_t *d, const sl_provider_t *provider, sl_str_t model, const char *key,
                      bool forward, sl_str_t client, sl_str_t passthrough, sl_upstream_t *out)
 {
     memset (out, 0, sizeof *out);
     out->credential = "none";
-    if (sl_dialect_url (d, base_url, model, &out->url))
+    if (sl_dialect_url (d, provider, model, &out->url, &out->why))
         return -1;
     sl_buf_puts (s_header (out), "Content-Type: application/json");
     sl_buf_puts (s_header (out), "Accept: text/event-stream");
@@ -125,5 +125,6 @@ sl_upstream_clear (sl_upstream_t *self)
         sl_buf_free (&self->header [i]);
     }
     sl_buf_free (&self->url);
+    sl_buf_free (&self->why);
     self->header_count = 0;
 }

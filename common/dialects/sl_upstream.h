@@ -24,15 +24,20 @@ typedef struct {
     sl_buf_t header [SL_UPSTREAM_HEADERS_MAX];  //  "Name: value" lines (NUL-terminated)
     size_t header_count;
     const char *credential;             //  "key" (the provider's), "client" (forwarded), "none"
+    sl_buf_t why;                       //  why the URL could not be made
 } sl_upstream_t;
 
-//  Prepare a call to a provider of dialect d at base_url for model. key:
+//  Prepare a call to a provider of dialect d (its base URL and the fields
+//  its dialect's URL reads) for model. key:
 //  the provider's key ("" or NULL: none); client: the client's credential
 //  header line, forwarded when there is no key and forward is true;
 //  passthrough: the client's header lines that go as sent
 //  (sl_upstream_passthrough; only well-formed lines of names d lists are
-//  sent). 0 ok; -1 when the model cannot be named in the dialect's URL.
-int sl_upstream_prepare (const sl_dialect_t *d, const char *base_url, sl_str_t model, const char *key,
+//  sent). A provider whose credential comes from a source (sl_auth.h) is
+//  given no key and no forwarding: the source's lines are the ingest's to
+//  add at each attempt. 0 ok; -1 when the model cannot be named in the
+//  dialect's URL (out->why says why).
+int sl_upstream_prepare (const sl_dialect_t *d, const sl_provider_t *provider, sl_str_t model, const char *key,
                          bool forward, sl_str_t client, sl_str_t passthrough, sl_upstream_t *out);
 //  The client's headers of the names d's upstream gets as sent
 //  (sl_dialect_t.passthrough), each "Name: value" and a line end,

@@ -75,7 +75,8 @@ sl_llm_default_url (int dialect, const char *model)
         return NULL;
     sl_buf_t url = { 0 };
     char *copy = NULL;
-    if (sl_dialect_url (d, d->base_url, sl_str (model ? model : ""), &url) == 0)
+    const sl_provider_t provider = { .name = d->name, .dialect = d->id, .base_url = d->base_url };
+    if (sl_dialect_url (d, &provider, sl_str (model ? model : ""), &url, NULL) == 0)
         copy = sl_xstrdup (sl_buf_cstr (&url));
     sl_buf_free (&url);
     return copy;

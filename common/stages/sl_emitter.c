@@ -322,7 +322,7 @@ s_on_start (sl_emitter_t *self, const sl_msg_t *msg)
     sl_usage_tally_init (&s->usage, msg);
     s->renderer = s->rs.renderer;
     s->validate = sl_validate_new (msg->client_dialect);
-    if (msg->client_dialect != msg->upstream_dialect && msg->upstream_dialect)
+    if (!sl_dialect_same_format (msg->client_dialect, msg->upstream_dialect) && msg->upstream_dialect)
         self->stats.translated++;
     if (!(msg->flags & SL_F_STREAM)) {
         s->snap = sl_snapshot_new ();

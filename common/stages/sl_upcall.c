@@ -32,6 +32,7 @@
 
 typedef enum {
     PHASE_BACKOFF,                      //  waiting to start an attempt
+    PHASE_AUTHORIZING,                  //  waiting for the credential source
     PHASE_CONNECTING,                   //  transfer started, not connected yet
     PHASE_WAITING,                      //  request sent, no response byte yet
     PHASE_STREAMING,                    //  response arriving
@@ -88,10 +89,13 @@ struct _sl_upcall_call_t {
     uint32_t epoch;
     uint64_t seq;                       //  next message sequence (START is 0)
     const sl_provider_t *provider;
+    sl_auth_t *auth;                    //  the provider's credential source, or NULL (ops.auth)
     int dialect;
     sl_buf_t url;
     sl_buf_t headers;                   //  "Name: value" lines, each NUL-terminated
     size_t header_count;
+    sl_buf_t auth_lines;                //  the current attempt's credential lines, NUL-terminated
+    size_t auth_count;
     sl_buf_t body;                      //  the request body, kept for retries
     void *transfer;                     //  the current attempt's (ops.start), NULL between
     int attempt;                        //  0 for the first
@@ -322,6 +326,9 @@ s_call_free (sl_upcall_call_t *c)
     if (c->headers.data)
         memset (c->headers.data, 0, c->headers.cap);
     sl_buf_free (&c->headers);
+    if (c->auth_lines.data)
+        memset (c->auth_lines.data, 0, c->auth_lines.cap);
+    sl_buf_free (&c->auth_lines);
     sl_framing_destroy (&c->frames);
     sl_decoder_destroy (&c->decoder);
     sl_buf_free (&c->error_body);
@@ -453,10 +460,61 @@ s_retry (sl_upcall_call_t *c)
     return true;
 }
 
+static void s_launch (sl_upcall_call_t *c);
+
+//  Ask the provider's credential source for this attempt's lines: start
+//  the transfer when they are ready, wait in AUTHORIZING while they are
+//  fetched, end the call when they cannot be had.
+static void
+s_authorize (sl_upcall_call_t *c)
+{
+    sl_upcall_t *self = c->owner;
+    const char *lines [SL_UPSTREAM_HEADERS_MAX + SL_UPCALL_TRACE_HEADERS];
+    const char *line = c->headers.data;
+    for (size_t i = 0; i < c->header_count; i++) {
+        lines [i] = line;
+        line += strlen (line) + 1;
+    }
+    sl_auth_request_t req = {
+        .method = "POST",
+        .url = sl_buf_cstr (&c->url),
+        .headers = lines,
+        .header_count = c->header_count,
+        .body = sl_buf_str (&c->body),
+        .now_ms = s_now (self),
+        .wall_s = self->ops.wall (self->arg)
+    };
+    if (c->auth_lines.data)
+        memset (c->auth_lines.data, 0, c->auth_lines.cap);
+    sl_buf_reset (&c->auth_lines);
+    c->auth_count = 0;
+    sl_buf_t why = { 0 };
+    int state = sl_auth_authorize (c->auth, &req, &c->auth_lines, &c->auth_count, &why);
+    if (state == SL_AUTH_READY && c->auth_count <= SL_UPCALL_AUTH_LINES)
+        s_launch (c);
+    else
+    if (state == SL_AUTH_PENDING) {
+        if (c->phase != PHASE_AUTHORIZING) {
+            long limit = self->config.auth_timeout_ms ? self->config.auth_timeout_ms
+                                                      : self->config.connect_timeout_ms;
+            c->phase = PHASE_AUTHORIZING;
+            c->deadline = s_now (self) + limit;
+            sl_log_debug ("upstream_authorizing", "provider=%s", c->provider->name);
+        }
+    }
+    else {
+        char text [320];
+        snprintf (text, sizeof text, "no credentials for provider '%s': %s", c->provider->name,
+                  why.len ? sl_buf_cstr (&why) : "too many credential headers");
+        s_send_error (c, "upstream_credentials", text, 502, 0);
+        s_call_done (c);
+    }
+    sl_buf_free (&why);
+}
+
 static void
 s_start_attempt (sl_upcall_call_t *c)
 {
-    sl_upcall_t *self = c->owner;
     c->status = 0;
     c->retry_after_s = -1;
     c->failure = NULL;
@@ -469,12 +527,28 @@ s_start_attempt (sl_upcall_call_t *c)
         c->decoder = sl_decoder_new (c->dialect);
         c->unknown_seen = 0;
     }
+    if (c->auth)
+        s_authorize (c);
+    else
+        s_launch (c);
+}
+
+//  Start the attempt's transfer, its credential lines (if any) last.
+static void
+s_launch (sl_upcall_call_t *c)
+{
+    sl_upcall_t *self = c->owner;
     sl_upcall_attempt_t attempt = {
         .url = sl_buf_cstr (&c->url),
         .body = sl_buf_str (&c->body)
     };
     const char *line = c->headers.data;
     for (size_t i = 0; i < c->header_count; i++) {
+        attempt.header [attempt.header_count++] = line;
+        line += strlen (line) + 1;
+    }
+    line = c->auth_lines.data;
+    for (size_t i = 0; c->auth && i < c->auth_count; i++) {
         attempt.header [attempt.header_count++] = line;
         line += strlen (line) + 1;
     }
@@ -494,6 +568,15 @@ s_on_deadline (sl_upcall_call_t *c)
     sl_upcall_t *self = c->owner;
     if (c->phase == PHASE_BACKOFF) {
         s_start_attempt (c);
+        return;
+    }
+    if (c->phase == PHASE_AUTHORIZING) {
+        char text [256];
+        snprintf (text, sizeof text, "%s: no credentials within %ld ms (the credential source did not answer)",
+                  c->provider->name, self->config.auth_timeout_ms ? self->config.auth_timeout_ms
+                                                                  : self->config.connect_timeout_ms);
+        s_send_error (c, "upstream_credentials_timeout", text, 504, 0);
+        s_call_done (c);
         return;
     }
     s_drop_transfer (c);
@@ -639,12 +722,14 @@ s_trace_headers (sl_upcall_call_t *c, const sl_msg_t *req)
 //  URL and headers for the stream's dialect and provider (sl_upstream.h).
 //  False when the request cannot be made (reported to the caller).
 static bool
-s_prepare (sl_upcall_call_t *c, const sl_msg_t *req)
+s_prepare (sl_upcall_call_t *c, const sl_msg_t *req, sl_buf_t *why)
 {
     const sl_provider_t *p = c->provider;
-    const char *key = p->key_env [0] ? getenv (p->key_env) : NULL;
+    //  A provider with a credential source takes neither a key nor the
+    //  client's credential: the source's lines go at each attempt.
+    const char *key = !c->auth && p->key_env [0] ? getenv (p->key_env) : NULL;
     sl_upstream_t up;
-    int rc = sl_upstream_prepare (sl_dialect_get (c->dialect), p->base_url, req->model, key, p->forward_auth,
+    int rc = sl_upstream_prepare (sl_dialect_get (c->dialect), p, req->model, key, p->forward_auth && !c->auth,
                                   req->auth, req->passthrough, &up);
     if (rc == 0) {
         sl_buf_append_str (&c->url, sl_buf_str (&up.url));
@@ -655,6 +740,8 @@ s_prepare (sl_upcall_call_t *c, const sl_msg_t *req)
         c->header_count = up.header_count;
         s_trace_headers (c, req);
     }
+    else
+        sl_buf_append_str (why, up.why.len ? sl_buf_str (&up.why) : SL_STR_LIT ("the request names no usable model"));
     sl_upstream_clear (&up);
     return rc == 0;
 }
@@ -740,6 +827,7 @@ sl_upcall_request (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
             p = sl_providers_match (self->config.routes, req->model, c->dialect);
     }
     c->provider = p;
+    c->auth = p && !c->is_inline && self->ops.auth ? self->ops.auth (self->arg, p) : NULL;
 
     //  The stream's first message carries what later stages need to know.
     sl_msg_t start = *req;
@@ -798,8 +886,10 @@ sl_upcall_request (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
                                  self->config.max_event);
     sl_buf_append_str (&c->body, req->body);
     self->body_bytes += c->body.len;
-    if (!s_prepare (c, req)) {
-        s_send_error (c, "invalid_request_error", "the request names no usable model", 400, 0);
+    sl_buf_t why = { 0 };
+    if (!s_prepare (c, req, &why)) {
+        s_send_error (c, "invalid_request_error", sl_buf_cstr (&why), 400, 0);
+        sl_buf_free (&why);
         s_call_done (c);
         return;
     }
@@ -1101,6 +1191,20 @@ s_resume_call (sl_upcall_call_t *c, int64_t now)
         c->last_byte = now;
         c->owner->ops.later (c->owner->arg, c->sid);
     }
+}
+
+static void
+s_reauthorize (sl_upcall_call_t *c, int64_t now)
+{
+    (void) now;
+    if (c->phase == PHASE_AUTHORIZING)
+        s_authorize (c);
+}
+
+void
+sl_upcall_authorized (sl_upcall_t *self)
+{
+    s_each (self, s_reauthorize);
 }
 
 void

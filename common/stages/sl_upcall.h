@@ -12,9 +12,17 @@
 
     Each stream is a small state machine over its upstream call:
 
-        BACKOFF --start_attempt--> CONNECTING --connected--> WAITING
+        BACKOFF --start_attempt--> (AUTHORIZING) --> CONNECTING --connected--> WAITING
         WAITING --first_byte--> STREAMING --bytes--> STREAMING
         any --done / failure / timeout--> (retry: BACKOFF) or DONE
+
+    AUTHORIZING: a provider whose credential comes from a source
+    (sl_auth.h: a cloud's token being fetched, a signature's credentials)
+    has each attempt authorized before it starts; while the source is
+    fetching, the call waits here, in the reactor, until the service says
+    the source has news (sl_upcall_authorized) or auth_timeout_ms passes.
+    A source that cannot give credentials ends the call with an error
+    (upstream_credentials, 502; retryable: nothing was sent).
 
     DONE: the upstream part is over (or failed) and END went downstream;
     the stream stays until the gateway acknowledges the end of the
@@ -66,6 +74,7 @@
 #include "common/base/sl_metrics.h"
 #include "common/dialects/sl_upstream.h"
 #include "common/dialects/sl_providers.h"
+#include "common/http/sl_auth.h"
 #include "proto/sl_msg.h"
 
 #define SL_UPCALL_MAX_RESENDS 8         //  re-sends of one stream before it is lost
@@ -91,14 +100,17 @@ typedef struct {
     size_t log_max;                     //  bytes of one stream's delta log
     size_t log_total;                   //  bytes of all delta logs
     size_t max_streams;                 //  streams at once; more are refused (503); 0: no limit
+    long auth_timeout_ms;               //  the longest wait for a credential; 0: connect_timeout_ms
 } sl_upcall_config_t;
 
 #define SL_UPCALL_TRACE_HEADERS 2      //  traceparent and tracestate of a traced stream
+#define SL_UPCALL_AUTH_LINES 4          //  a credential source's lines (a signature's: four)
 
 //  What a transfer is to send: borrowed for the start call.
 typedef struct {
     const char *url;
-    const char *header [SL_UPSTREAM_HEADERS_MAX + SL_UPCALL_TRACE_HEADERS];   //  "Name: value" lines
+    //  "Name: value" lines
+    const char *header [SL_UPSTREAM_HEADERS_MAX + SL_UPCALL_TRACE_HEADERS + SL_UPCALL_AUTH_LINES];
     size_t header_count;
     sl_str_t body;                      //  valid until the transfer is stopped
 } sl_upcall_attempt_t;
@@ -140,6 +152,10 @@ typedef struct {
     int64_t (*clock) (void *arg);
     //  Calendar time, s (a Retry-After that is a date).
     time_t (*wall) (void *arg);
+    //  The credential source of a provider (sl_auth.h), or NULL: its key,
+    //  or the client's own, goes in its dialect's header (sl_upstream.h).
+    //  NULL op: no provider has a source.
+    sl_auth_t *(*auth) (void *arg, const sl_provider_t *provider);
     //  Call sl_upcall_inline (self, sid) soon, from the reactor: never
     //  from inside this call. NULL: inline answers are refused (an error
     //  ends such a stream; nothing is called).
@@ -186,6 +202,10 @@ void sl_upcall_done (sl_upcall_t *self, sl_upcall_call_t *call, const char *erro
 //  goes on at sl_upcall_resume), then end it as a transfer's done. Nothing
 //  when the stream is gone or its answer was read.
 void sl_upcall_inline (sl_upcall_t *self, const uint8_t *sid);
+
+//  A credential source has news (its notify hook): the calls waiting for
+//  credentials ask again, and start, fail, or wait on.
+void sl_upcall_authorized (sl_upcall_t *self);
 
 //  Time passed: fire the deadlines that are due (gateway gone, stalled
 //  acks, backoff over, connect, first byte, idle).

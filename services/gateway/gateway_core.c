@@ -647,7 +647,7 @@ typedef struct {
 static void
 s_count_drops (gateway_core_t *self, const sl_job_t *parsed)
 {
-    if (parsed->upstream_dialect == parsed->client_dialect)
+    if (sl_dialect_same_format (parsed->upstream_dialect, parsed->client_dialect))
         return;
     sl_counter_inc (self->translated);
     for (size_t i = 0; i < parsed->drop_count; i++) {
@@ -743,8 +743,8 @@ s_send_job (gateway_core_t *self, s_stream_t *s, const s_refusal_t *refusal, sl_
     //  The headers the client's dialect sends its own upstream as they are
     //  (the beta features an Anthropic body uses), when it goes to one.
     sl_buf_t passthrough = { 0 };
-    if (req && parsed->upstream_dialect == parsed->client_dialect)
-        sl_upstream_passthrough (sl_dialect_get (parsed->client_dialect), gateway_core_header, req, &passthrough);
+    if (req && sl_dialect_same_format (parsed->upstream_dialect, parsed->client_dialect))
+        sl_upstream_passthrough (sl_dialect_get (parsed->upstream_dialect), gateway_core_header, req, &passthrough);
     if (passthrough.len)
         job.passthrough = sl_buf_str (&passthrough);
     char key_id [SL_KEY_ID_SIZE];

@@ -163,7 +163,8 @@ gateway_dialects_new (gateway_core_t *core, const gateway_config_t *config)
     sl_service_t *service = gateway_core_service (core);
     self->metrics = sl_service_metrics (service);
     for (int d = SL_DIALECT_OPENAI; d < SL_DIALECT_MAX; d++)
-        s_request_counter (self, d, SL_TEAMLABEL_DEFAULT);
+        if (sl_dialect_is_client (sl_dialect_get (d)))     //  clients call only these
+            s_request_counter (self, d, SL_TEAMLABEL_DEFAULT);
     self->untranslated = sl_metrics_counter (self->metrics, "sluice_requests_untranslatable_total", NULL,
                                              "Requests refused because something they need cannot cross to the "
                                              "provider's dialect");

@@ -36,6 +36,7 @@
 #include "common/http/sl_curlm.h"
 #include "common/bus/sl_router.h"
 #include "common/service/sl_stage.h"
+#include "common/stages/sl_auths.h"
 
 #define INGEST_TICK_MS 25               //  deadline sweep period
 #define INGEST_RESUME_MS 1              //  look again for credit while reads are paused
@@ -49,6 +50,7 @@ struct _ingest_t {
     sl_router_t *router;
     sl_curlm_t *curlm;
     sl_upcall_t *upcall;
+    sl_auths_t *auths;                  //  the providers' credential sources
     int sweep;                          //  deadline timer, -1 while no streams
     int resume;                         //  resume timer, -1 unless a read is paused
     sl_buf_t inline_due;                //  stream ids whose inline answer is to be read, back to back
@@ -382,6 +384,29 @@ s_drain_idle (void *arg)
     return sl_upcall_count (((ingest_t *) arg)->upcall) == 0;
 }
 
+//  A provider's credential source.
+static sl_auth_t *
+s_auth (void *arg, const sl_provider_t *provider)
+{
+    return sl_auths_get (((ingest_t *) arg)->auths, provider);
+}
+
+//  A credential source has news: the calls waiting for it ask again.
+static void
+s_authorized (void *arg)
+{
+    ingest_t *self = arg;
+    if (self->upcall)
+        sl_upcall_authorized (self->upcall);
+}
+
+static const char *
+s_env (void *arg, const char *name)
+{
+    (void) arg;
+    return getenv (name);
+}
+
 ingest_t *
 ingest_new (sl_service_t *service, const ingest_config_t *config)
 {
@@ -410,8 +435,11 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
         .congested = s_congested,
         .clock = s_clock,
         .wall = s_wall,
+        .auth = s_auth,
         .later = s_later
     };
+    const sl_auths_config_t auths = { .env = s_env, .notify = s_authorized, .notify_arg = self };
+    self->auths = sl_auths_new (config->upcall.routes, &auths);
     self->upcall = sl_upcall_new (&config->upcall, &ops, self, m);
     sl_router_on_peer (self->router, s_on_aggregator_event, self);
     sl_router_on_message (self->router, s_on_downstream, self);
@@ -436,6 +464,7 @@ ingest_destroy (ingest_t **self_p)
         return;
     ingest_t *self = *self_p;
     sl_upcall_destroy (&self->upcall);
+    sl_auths_destroy (&self->auths);
     if (self->sweep >= 0)
         zloop_timer_end (sl_service_loop (self->service), self->sweep);
     if (self->resume >= 0)

@@ -16,6 +16,7 @@
 #include "common/dialects/sl_baseurls.h"
 #include "common/dialects/sl_dialect.h"
 #include "common/dialects/sl_providers.h"
+#include "common/stages/sl_auths.h"
 #include "services/ingest/ingest.h"
 #include "common/http/sl_sse.h"
 
@@ -133,9 +134,11 @@ main (int argc, char **argv)
     for (size_t i = 0; i < sl_providers_provider_count (up->routes); i++) {
         const sl_provider_t *p = sl_providers_provider (up->routes, i);
         const char *key = p->key_env [0] ? getenv (p->key_env) : NULL;
+        int kind = sl_auths_kind (p);
         sl_log_info ("provider", "name=%s dialect=%s base_url=%s key=%s", p->name,
-                     sl_dialect_name (p->dialect), p->base_url,
-                     key && *key ? "set" : p->forward_auth ? "client's" : "none");
+                     sl_dialect_name (p->dialect), *p->base_url ? p->base_url : "(the dialect's)",
+                     kind == SL_AUTH_BEARER ? "token" : kind == SL_AUTH_GOOGLE ? "google"
+                   : kind == SL_AUTH_AWS ? "aws" : key && *key ? "set" : p->forward_auth ? "client's" : "none");
     }
     if (sl_service_start_bus (svc, &bus, "ingest")) {
         sl_providers_destroy (&up->routes);

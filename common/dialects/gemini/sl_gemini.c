@@ -21,6 +21,7 @@
 #include "common/base/sl_json.h"
 
 #define S_MODEL_MAX 256                 //  longest model name put in an upstream URL
+#define S_BASE_URL "https://generativelanguage.googleapis.com/v1beta"
 
 static bool
 s_prefix (const char **path, const char *prefix)
@@ -53,33 +54,17 @@ s_endpoint (const char *path, sl_endpoint_t *out)
     return 1;
 }
 
-//  RFC 3986 percent-encoding: everything but unreserved characters.
-static void
-s_escape (sl_str_t s, sl_buf_t *out)
-{
-    static const char hex [] = "0123456789ABCDEF";
-    for (size_t i = 0; i < s.len; i++) {
-        unsigned char c = (unsigned char) s.ptr [i];
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-        ||  c == '-' || c == '.' || c == '_' || c == '~')
-            sl_buf_putc (out, (char) c);
-        else {
-            sl_buf_putc (out, '%');
-            sl_buf_putc (out, hex [c >> 4]);
-            sl_buf_putc (out, hex [c & 15]);
-        }
-    }
-}
-
 static int
-s_url (const char *base_url, sl_str_t model, sl_buf_t *out)
+s_url (const sl_provider_t *provider, sl_str_t model, sl_buf_t *out, sl_buf_t *why)
 {
     if (sl_str_starts (model, "models/"))
         model = sl_str_n (model.ptr + 7, model.len - 7);
-    if (!model.ptr || !model.len || model.len > S_MODEL_MAX)
+    if (!model.ptr || !model.len || model.len > S_MODEL_MAX) {
+        sl_buf_puts (why, "the request names no model a URL can hold");
         return -1;
-    sl_buf_printf (out, "%s/models/", base_url);
-    s_escape (model, out);
+    }
+    sl_buf_printf (out, "%s/models/", provider->base_url && *provider->base_url ? provider->base_url : S_BASE_URL);
+    sl_dialect_put_segment (model, NULL, out);
     sl_buf_puts (out, ":streamGenerateContent?alt=sse");
     return 0;
 }
@@ -127,7 +112,7 @@ const sl_dialect_t sl_gemini_dialect = {
     .query_key = "key",
     .headers = s_headers,
     .finishes = s_finishes,
-    .base_url = "https://generativelanguage.googleapis.com/v1beta",
+    .base_url = S_BASE_URL,
     .models_path = "/v1beta/models",
     .model_list = s_model_list,
     .model = s_model,

@@ -41,6 +41,7 @@
 
 #include "common/dialects/sl_baseurls.h"
 #include "common/dialects/sl_decoder_impl.h"
+#include "common/http/sl_auth.h"
 #include "common/dialects/sl_dialect.h"
 #include "common/dialects/sl_providers.h"
 #include "common/dialects/sl_render.h"
@@ -56,6 +57,9 @@
 #include "tests/unit/emit_driver.h"
 #include "tests/unit/script_sink.h"
 
+//  A provider at a base URL, with no other field.
+#define S_AT(url) (&(sl_provider_t) { .name = "p", .base_url = (url) })
+
 
 //  --------------------------------------------------------------------------
 //  The registry
@@ -64,7 +68,12 @@ Test (dialects, every_wire_dialect_has_a_complete_module)
 {
     const char *why = NULL;
     cr_assert_eq (sl_dialect_init (&why), 0, "%s", why ? why : "");
-    cr_expect_eq (sl_dialect_count (), SL_DIALECT_MAX - 1);
+    size_t modules = 0;
+    for (int id = SL_DIALECT_OPENAI; id < SL_DIALECT_MAX; id++) {
+        cr_expect (!sl_dialect_get (id) == sl_dialect_reserved (id), "id %d: a module or a reservation", id);
+        modules += !sl_dialect_reserved (id);
+    }
+    cr_expect_eq (sl_dialect_count (), modules);
     for (size_t i = 0; i < sl_dialect_count (); i++) {
         const sl_dialect_t *d = sl_dialect_at (i);
         cr_assert_not_null (d);
@@ -103,9 +112,18 @@ Test (dialects, an_incomplete_table_does_not_register)
     copy.renderer = &renderer;
     cr_expect_eq (sl_dialect_check (&copy, &why), -1);
     cr_expect_str_eq (why, "renderer keep-alive missing");
+    //  A name is words of [a-z0-9] joined by single dashes.
+    const char *bad_names [] = { "Open", "open_ai", "open--ai", "openai-", "-openai", "9ai", "" };
+    for (size_t i = 0; i < sizeof bad_names / sizeof bad_names [0]; i++) {
+        copy = *openai;
+        copy.name = bad_names [i];
+        cr_expect_eq (sl_dialect_check (&copy, &why), -1, "%s: a name that cannot stand in a path", bad_names [i]);
+    }
     copy = *openai;
-    copy.name = "open-ai";
-    cr_expect_eq (sl_dialect_check (&copy, &why), -1, "a name that cannot stand in an option, a variable or a path");
+    copy.name = "open-ai-2";
+    cr_expect_eq (sl_dialect_check (&copy, &why), 0, "%s", why);
+    copy.vendor = "open-ai";
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1, "a vendor names options and variables: no dash");
     copy = *openai;
     cr_expect_eq (sl_dialect_register (&copy, &why), -1, "a complete table, but its id is taken");
     cr_expect_str_eq (why, "id registered twice");
@@ -135,6 +153,92 @@ s_clear_nothing (void *state)
 
 //  What a module's table says as data, the registry reads for it; an
 //  operation in its place is for a dialect whose paths or URLs carry more.
+//  An upstream-only table over OpenAI's format: what a cloud's door to
+//  it is (Azure's), its client side left out.
+static sl_dialect_t
+s_upstream_only (const sl_dialect_t *openai)
+{
+    sl_dialect_t d = *openai;
+    d.id = SL_DIALECT_AZURE;
+    d.name = "cloud-openai";
+    d.upstream_only = true;
+    d.format = SL_DIALECT_OPENAI;
+    d.paths = NULL;
+    d.family = NULL;
+    d.endpoint = NULL;
+    d.parse = NULL;
+    d.query_key = NULL;
+    d.renderer = NULL;
+    d.validator = NULL;
+    d.models_path = NULL;
+    d.models_header = NULL;
+    d.model_list = NULL;
+    d.model = NULL;
+    d.question = NULL;
+    d.answer = NULL;
+    d.base_url = NULL;
+    return d;
+}
+
+Test (dialects, an_upstream_only_table_leaves_the_client_side_out)
+{
+    const sl_dialect_t *openai = sl_dialect_get (SL_DIALECT_OPENAI);
+    const char *why = NULL;
+    sl_dialect_t d = s_upstream_only (openai);
+    cr_expect_eq (sl_dialect_check (&d, &why), 0, "%s", why);
+    //  What a client would call or read is refused in it: clients would
+    //  reach a door meant only for sluice.
+    d.paths = openai->paths;
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+    cr_expect_str_eq (why, "an upstream-only dialect has no client endpoint");
+    d = s_upstream_only (openai);
+    d.parse = openai->parse;
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+    d = s_upstream_only (openai);
+    d.renderer = openai->renderer;
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+    d = s_upstream_only (openai);
+    d.models_path = "/v1/models";
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+    d = s_upstream_only (openai);
+    d.question = openai->question;
+    d.answer = openai->answer;
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+    //  Of a format: its forward serves that format's clients.
+    d = s_upstream_only (openai);
+    d.forward = NULL;
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+    cr_expect_str_eq (why, "forward missing");
+    d.format = 0;                       //  a format of its own: no client has it
+    cr_expect_eq (sl_dialect_check (&d, &why), 0, "%s", why);
+    //  The client side is required of a client dialect.
+    d = s_upstream_only (openai);
+    d.upstream_only = false;
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+    //  Provider fields: one it needs must be one it reads.
+    d = s_upstream_only (openai);
+    d.provider_needs = SL_PROVIDER_FIELD_REGION;
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+    d.provider_fields = SL_PROVIDER_FIELD_REGION;
+    cr_expect_eq (sl_dialect_check (&d, &why), 0, "%s", why);
+    d.auth = SL_AUTH_KIND_MAX;
+    cr_expect_eq (sl_dialect_check (&d, &why), -1);
+}
+
+Test (dialects, one_format_is_not_a_translation)
+{
+    cr_expect (sl_dialect_same_format (SL_DIALECT_OPENAI, SL_DIALECT_OPENAI));
+    cr_expect_not (sl_dialect_same_format (SL_DIALECT_OPENAI, SL_DIALECT_RESPONSES));
+    cr_expect_eq (sl_dialect_format (SL_DIALECT_GEMINI), SL_DIALECT_GEMINI);
+    for (size_t i = 0; i < sl_dialect_count (); i++) {
+        const sl_dialect_t *d = sl_dialect_at (i);
+        if (!d->upstream_only)
+            continue;
+        cr_expect (!d->format || sl_dialect_same_format (d->id, d->format), "%s", d->name);
+        cr_expect (!d->format || sl_dialect_is_client (sl_dialect_get (d->format)), "%s", d->name);
+    }
+}
+
 Test (dialects, a_table_states_its_paths_url_finishes_and_model_list_as_data)
 {
     const sl_dialect_t *openai = sl_dialect_get (SL_DIALECT_OPENAI);
@@ -176,10 +280,10 @@ Test (dialects, a_table_states_its_paths_url_finishes_and_model_list_as_data)
     cr_expect_eq (ep.dialect, 0);
     //  The URL: the base URL and the path, or the dialect's own operation.
     sl_buf_t url = { 0 };
-    cr_expect_eq (sl_dialect_url (openai, "http://h/v1", SL_STR_LIT ("m"), &url), 0);
+    cr_expect_eq (sl_dialect_url (openai, S_AT ("http://h/v1"), SL_STR_LIT ("m"), &url, NULL), 0);
     cr_expect_str_eq (sl_buf_cstr (&url), "http://h/v1/chat/completions");
     sl_buf_reset (&url);
-    cr_expect_eq (sl_dialect_url (sl_dialect_get (SL_DIALECT_GEMINI), "http://h", SL_STR_LIT ("a b"), &url), 0);
+    cr_expect_eq (sl_dialect_url (sl_dialect_get (SL_DIALECT_GEMINI), S_AT ("http://h"), SL_STR_LIT ("a b"), &url, NULL), 0);
     cr_expect_str_eq (sl_buf_cstr (&url), "http://h/models/a%20b:streamGenerateContent?alt=sse");
     sl_buf_free (&url);
     //  Finish values: a dialect's own, and any dialect's for an upstream.
@@ -498,7 +602,7 @@ Test (dialects, error_bodies_and_model_lists_are_json)
         d->model (&models [1], &out);
         cr_expect (sl_json_valid (sl_buf_str (&out)), "%s: %s", d->name, sl_buf_cstr (&out));
         sl_buf_reset (&out);
-        cr_expect_eq (sl_dialect_url (d, "http://h/base", SL_STR_LIT ("m-1"), &out), 0, "%s", d->name);
+        cr_expect_eq (sl_dialect_url (d, S_AT ("http://h/base"), SL_STR_LIT ("m-1"), &out, NULL), 0, "%s", d->name);
         cr_expect_eq (strncmp (sl_buf_cstr (&out), "http://h/base/", 14), 0, "%s: %s", d->name, sl_buf_cstr (&out));
         cr_expect_eq (sl_dialect_finish_of (d, SL_STR_LIT ("no-such-finish")), SL_FIN_NONE, "%s", d->name);
         sl_buf_free (&out);
@@ -767,7 +871,7 @@ Test (dialects, the_mock_plays_every_dialect)
         cr_expect_eq (sl_mock_provider_check_table (mock, &why), 0, "%s: %s", d->name, why ? why : "");
         //  It serves the path the dialect's upstream calls.
         sl_buf_t url = { 0 };
-        cr_assert_eq (sl_dialect_url (d, "http://mock/base", SL_STR_LIT ("mock-tools"), &url), 0, "%s", d->name);
+        cr_assert_eq (sl_dialect_url (d, S_AT ("http://mock/base"), SL_STR_LIT ("mock-tools"), &url, NULL), 0, "%s", d->name);
         char path [256], model [64] = "";
         snprintf (path, sizeof path, "%s", sl_buf_cstr (&url) + strlen ("http://mock"));
         char *query = strchr (path, '?');

@@ -121,10 +121,10 @@ Test (sl_providers, first_matching_route_of_the_dialect_wins)
 Test (sl_providers, model_names_that_cannot_match)
 {
     sl_providers_t *r = sl_providers_new ();
-    sl_provider_t p = { "a", SL_DIALECT_OPENAI, "http://h", "", true };
+    sl_provider_t p = { .name = "a", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h", .key_env = "", .forward_auth = true };
     cr_expect_eq (sl_providers_add_provider (r, &p), 0);
     cr_expect_eq (sl_providers_add_provider (r, &p), -1, "name taken");
-    sl_provider_t q = { "b", SL_DIALECT_OPENAI, "http://h2", "", true };
+    sl_provider_t q = { .name = "b", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h2", .key_env = "", .forward_auth = true };
     cr_expect_eq (sl_providers_add_provider (r, &q), 0);
     cr_expect_eq (sl_providers_add_route (r, "x*", "b"), 0);
     cr_expect_eq (sl_providers_add_route (r, "y*", "nobody"), -1);
@@ -135,11 +135,11 @@ Test (sl_providers, model_names_that_cannot_match)
     m = sl_providers_match (r, SL_STR_NULL, SL_DIALECT_OPENAI);
     cr_expect_str_eq (m->name, "a");
     sl_provider_t bad [] = {
-        { "c d", SL_DIALECT_OPENAI, "http://h", "", true },
-        { "c", 0, "http://h", "", true },
-        { "c", SL_DIALECT_OPENAI, "h", "", true },
-        { "c", SL_DIALECT_OPENAI, "http://", "", true },
-        { "c", SL_DIALECT_OPENAI, "http://h", "sk-secret-key", true },
+        { .name = "c d", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h", .key_env = "", .forward_auth = true },
+        { .name = "c", .dialect = 0, .base_url = "http://h", .key_env = "", .forward_auth = true },
+        { .name = "c", .dialect = SL_DIALECT_OPENAI, .base_url = "h", .key_env = "", .forward_auth = true },
+        { .name = "c", .dialect = SL_DIALECT_OPENAI, .base_url = "http://", .key_env = "", .forward_auth = true },
+        { .name = "c", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h", .key_env = "sk-secret-key", .forward_auth = true },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++)
         cr_expect_eq (sl_providers_add_provider (r, &bad [i]), -1, "bad provider %zu", i);
@@ -243,4 +243,49 @@ Test (sl_providers, what_a_url_and_a_key_variable_may_be)
     cr_expect_not (sl_providers_env_valid ("1KEY"));
     cr_expect_not (sl_providers_env_valid ("sk-secret"));
     cr_expect_not (sl_providers_env_valid (NULL));
+}
+
+Test (sl_providers, a_client_dialect_takes_base_url_and_a_token_and_no_cloud_field)
+{
+    sl_buf_t why = { 0 };
+    sl_provider_t p = { .name = "a", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h" };
+    cr_expect_eq (sl_providers_fields (&p, &why), 0, "%s", sl_buf_cstr (&why));
+    p.token_env = "TOKEN";
+    cr_expect_eq (sl_providers_fields (&p, &why), 0, "%s", sl_buf_cstr (&why));
+    p.key_env = "KEY";
+    cr_expect_eq (sl_providers_fields (&p, &why), -1, "a key or a token, not both");
+    p = (sl_provider_t) { .name = "a", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h", .region = "us-east5" };
+    sl_buf_reset (&why);
+    cr_expect_eq (sl_providers_fields (&p, &why), -1);
+    cr_expect_str_eq (sl_buf_cstr (&why), "dialect openai takes no region");
+    p = (sl_provider_t) { .name = "a", .dialect = SL_DIALECT_ANTHROPIC };
+    sl_buf_reset (&why);
+    cr_expect_eq (sl_providers_fields (&p, &why), -1);
+    cr_expect_str_eq (sl_buf_cstr (&why), "dialect anthropic needs base_url");
+    sl_providers_t *r = sl_providers_new ();
+    cr_expect_eq (sl_providers_add_provider (r, &p), -1, "refused when added too");
+    sl_providers_destroy (&r);
+    sl_buf_free (&why);
+}
+
+Test (sl_providers, a_provider_s_cloud_fields_are_copied_and_checked)
+{
+    const sl_deployment_t deployments [] = { { "gpt-4o", "prod-4o" }, { "gpt-4.1", "prod-41" } };
+    sl_provider_t p = { .name = "t", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h/", .token_env = "T" };
+    sl_providers_t *r = sl_providers_new ();
+    cr_assert_eq (sl_providers_add_provider (r, &p), 0);
+    const sl_provider_t *got = sl_providers_provider (r, 0);
+    cr_expect_str_eq (got->base_url, "http://h");
+    cr_expect_str_eq (got->token_env, "T");
+    cr_expect_str_eq (got->region, "", "a field not given is empty, never NULL");
+    cr_expect_eq (sl_provider_fields (got), SL_PROVIDER_FIELD_BASE_URL | SL_PROVIDER_FIELD_TOKEN_ENV);
+    //  A deployment map, as a cloud dialect reads it.
+    sl_provider_t d = { .name = "d", .deployments = deployments, .deployment_count = 2 };
+    cr_expect_str_eq (sl_provider_deployment (&d, SL_STR_LIT ("gpt-4.1")), "prod-41");
+    cr_expect_null (sl_provider_deployment (&d, SL_STR_LIT ("gpt-5")));
+    cr_expect_str_eq (sl_provider_field_name (SL_PROVIDER_FIELD_DEPLOYMENTS), "deployments");
+    //  A token variable's name is a variable's.
+    p = (sl_provider_t) { .name = "u", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h", .token_env = "eyJ.x" };
+    cr_expect_eq (sl_providers_add_provider (r, &p), -1);
+    sl_providers_destroy (&r);
 }

@@ -5,6 +5,9 @@
 
 #include "common/dialects/sl_upstream.h"
 
+//  A provider at a base URL, with no other field.
+#define S_AT(url) (&(sl_provider_t) { .name = "p", .base_url = (url) })
+
 static bool
 s_has (const sl_upstream_t *up, const char *line)
 {
@@ -37,7 +40,7 @@ Test (sl_upstream, each_dialect_its_url_headers_and_key)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
         sl_upstream_t up;
-        cr_assert_eq (sl_upstream_prepare (sl_dialect_get (cases [i].dialect), "http://u/v1", SL_STR_LIT ("m-1"),
+        cr_assert_eq (sl_upstream_prepare (sl_dialect_get (cases [i].dialect), S_AT ("http://u/v1"), SL_STR_LIT ("m-1"),
                                            "K", true, SL_STR_LIT ("Authorization: Bearer client"), SL_STR_NULL, &up), 0);
         cr_expect_str_eq (sl_buf_cstr (&up.url), cases [i].url, "case %zu", i);
         cr_expect (s_has (&up, "Content-Type: application/json"));
@@ -67,7 +70,7 @@ Test (sl_upstream, the_clients_credential_forwarded_the_upstreams_way)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
         sl_upstream_t up;
-        cr_assert_eq (sl_upstream_prepare (sl_dialect_get (cases [i].dialect), "http://u", SL_STR_LIT ("m"), "",
+        cr_assert_eq (sl_upstream_prepare (sl_dialect_get (cases [i].dialect), S_AT ("http://u"), SL_STR_LIT ("m"), "",
                                            cases [i].forward, sl_str (cases [i].client), SL_STR_NULL, &up), 0);
         cr_expect_str_eq (s_credential (&up), cases [i].line, "case %zu", i);
         cr_expect_str_eq (up.credential, cases [i].line [0] ? "client" : "none", "case %zu", i);
@@ -79,20 +82,20 @@ Test (sl_upstream, gemini_models_in_the_path)
 {
     const sl_dialect_t *g = sl_dialect_get (SL_DIALECT_GEMINI);
     sl_upstream_t up;
-    cr_assert_eq (sl_upstream_prepare (g, "http://u", SL_STR_LIT ("models/gemini-x"), NULL, false,
+    cr_assert_eq (sl_upstream_prepare (g, S_AT ("http://u"), SL_STR_LIT ("models/gemini-x"), NULL, false,
                                        SL_STR_NULL, SL_STR_NULL, &up), 0);
     cr_expect_str_eq (sl_buf_cstr (&up.url), "http://u/models/gemini-x:streamGenerateContent?alt=sse",
                       "a models/ prefix is the path's own");
     sl_upstream_clear (&up);
-    cr_assert_eq (sl_upstream_prepare (g, "http://u", SL_STR_LIT ("a/b c?"), NULL, false, SL_STR_NULL, SL_STR_NULL, &up), 0);
+    cr_assert_eq (sl_upstream_prepare (g, S_AT ("http://u"), SL_STR_LIT ("a/b c?"), NULL, false, SL_STR_NULL, SL_STR_NULL, &up), 0);
     cr_expect_str_eq (sl_buf_cstr (&up.url), "http://u/models/a%2Fb%20c%3F:streamGenerateContent?alt=sse",
                       "escaped");
     sl_upstream_clear (&up);
-    cr_expect_eq (sl_upstream_prepare (g, "http://u", SL_STR_LIT (""), NULL, false, SL_STR_NULL, SL_STR_NULL, &up), -1);
+    cr_expect_eq (sl_upstream_prepare (g, S_AT ("http://u"), SL_STR_LIT (""), NULL, false, SL_STR_NULL, SL_STR_NULL, &up), -1);
     sl_upstream_clear (&up);
     char big [300];
     memset (big, 'm', sizeof big);
-    cr_expect_eq (sl_upstream_prepare (g, "http://u", sl_str_n (big, sizeof big), NULL, false, SL_STR_NULL, SL_STR_NULL, &up), -1);
+    cr_expect_eq (sl_upstream_prepare (g, S_AT ("http://u"), sl_str_n (big, sizeof big), NULL, false, SL_STR_NULL, SL_STR_NULL, &up), -1);
     sl_upstream_clear (&up);
 }
 
@@ -139,7 +142,7 @@ Test (sl_upstream, the_clients_passthrough_headers_go_as_sent)
     //  The ingest sends the lines of names the dialect lists, well-formed.
     sl_buf_puts (&lines, "x-api-key: injected\nanthropic-beta\nAnthropic-Beta: second\n");
     sl_upstream_t up;
-    cr_assert_eq (sl_upstream_prepare (a, "http://u", SL_STR_LIT ("m"), "K", false, SL_STR_NULL, sl_buf_str (&lines),
+    cr_assert_eq (sl_upstream_prepare (a, S_AT ("http://u"), SL_STR_LIT ("m"), "K", false, SL_STR_NULL, sl_buf_str (&lines),
                                        &up), 0);
     cr_expect (s_has (&up, "anthropic-beta: context-management-2025-06-27,effort-2025-11-24"));
     cr_expect (s_has (&up, "Anthropic-Beta: second"));
@@ -150,7 +153,7 @@ Test (sl_upstream, the_clients_passthrough_headers_go_as_sent)
     cr_expect_eq (keys, 1, "one credential, the provider's");
     sl_upstream_clear (&up);
     //  Another dialect's upstream takes none of them.
-    cr_assert_eq (sl_upstream_prepare (sl_dialect_get (SL_DIALECT_OPENAI), "http://u", SL_STR_LIT ("m"), "K", false,
+    cr_assert_eq (sl_upstream_prepare (sl_dialect_get (SL_DIALECT_OPENAI), S_AT ("http://u"), SL_STR_LIT ("m"), "K", false,
                                        SL_STR_NULL, sl_buf_str (&lines), &up), 0);
     for (size_t i = 0; i < up.header_count; i++)
         cr_expect (strncasecmp (sl_buf_cstr (&up.header [i]), "anthropic-beta", 14) != 0);

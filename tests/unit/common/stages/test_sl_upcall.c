@@ -21,6 +21,8 @@ typedef struct {
     sl_upcall_call_t *call;
     char url [256];
     size_t header_count;
+    char last_header [128];             //  the attempt's last header line
+    int authorizations;                 //  lines of the fake credential source among them
     char body [256];
     long status;                        //  of the answer; 0 until "received"
     int64_t uploaded;                   //  body bytes "sent"
@@ -40,6 +42,7 @@ static struct {
     bool congested;
     int64_t now;                        //  ms, the monotonic clock
     time_t wall;                        //  s, the calendar
+    sl_auth_t *auth;                    //  every provider's credential source, or NULL
     int later;                          //  inline answers the service was asked to read
     uint8_t later_sid [SL_SID_SIZE];    //  the last one's stream
 } f;
@@ -73,6 +76,10 @@ s_start (void *arg, sl_upcall_call_t *call, const sl_upcall_attempt_t *attempt)
     t->call = call;
     snprintf (t->url, sizeof t->url, "%s", attempt->url);
     t->header_count = attempt->header_count;
+    for (size_t i = 0; i < attempt->header_count; i++)
+        t->authorizations += strncmp (attempt->header [i], "Authorization:", 14) == 0;
+    if (attempt->header_count)
+        snprintf (t->last_header, sizeof t->last_header, "%s", attempt->header [attempt->header_count - 1]);
     snprintf (t->body, sizeof t->body, "%.*s", (int) attempt->body.len, attempt->body.ptr);
     t->uploaded = (int64_t) attempt->body.len;
     return t;
@@ -137,6 +144,14 @@ s_later (void *arg, const uint8_t *sid)
     memcpy (f.later_sid, sid, SL_SID_SIZE);
 }
 
+static sl_auth_t *
+s_auth (void *arg, const sl_provider_t *provider)
+{
+    (void) arg;
+    (void) provider;
+    return f.auth;
+}
+
 static const sl_upcall_ops_t s_ops = {
     .send = s_send,
     .reply = s_reply,
@@ -148,6 +163,7 @@ static const sl_upcall_ops_t s_ops = {
     .congested = s_congested,
     .clock = s_clock,
     .wall = s_wall,
+    .auth = s_auth,
     .later = s_later
 };
 
@@ -976,5 +992,130 @@ Test (sl_upcall, a_refused_inline_job_names_its_own_provider_and_reads_nothing)
     cr_expect (sl_str_eq (s_last_error ()->code, "policy_violation"));
     cr_expect_eq (s_sent_of (SL_MSG_DELTA), 0);
     cr_expect_eq (s_sent_of (SL_MSG_END), 1);
+    s_close ();
+}
+
+//  --------------------------------------------------------------------------
+//  Credentials from a source (sl_auth.h)
+
+//  A credential source the test drives: each attempt asks it; it answers
+//  what state says, and counts the asking.
+typedef struct {
+    sl_auth_t base;
+    int state;                          //  sl_auth_state_t
+    int asked;
+} s_source_t;
+
+static int
+s_source_authorize (sl_auth_t *base, const sl_auth_request_t *req, sl_buf_t *lines, size_t *count, sl_buf_t *why)
+{
+    s_source_t *self = (s_source_t *) base;
+    self->asked++;
+    cr_expect_str_eq (req->method, "POST");
+    cr_expect_eq (req->body.len, strlen (BODY), "a signature sees the whole body");
+    if (self->state == SL_AUTH_READY) {
+        sl_buf_printf (lines, "Authorization: Bearer token-%d", self->asked);
+        sl_buf_putc (lines, 0);
+        (*count)++;
+    }
+    else
+    if (self->state == SL_AUTH_FAILED)
+        sl_buf_puts (why, "the token service said no");
+    return self->state;
+}
+
+static void
+s_source_destroy (sl_auth_t *base)
+{
+    (void) base;
+}
+
+static const sl_auth_vt_t s_source_vt = { s_source_authorize, s_source_destroy };
+
+//  A request from a client that sent a key of its own, which a provider
+//  with a credential source must never get.
+static void
+s_request_with_client_key (uint8_t stream)
+{
+    sl_msg_t req = s_job (stream);
+    req.auth = SL_STR_LIT ("Authorization: Bearer client-key");
+    sl_upcall_request (f.up, &req, SL_STR_LIT (PEER));
+}
+
+Test (sl_upcall, a_call_waits_for_credentials_being_fetched_and_starts_on_news)
+{
+    s_source_t source = { { &s_source_vt }, SL_AUTH_PENDING, 0 };
+    sl_upcall_config_t config = s_config ();
+    config.auth_timeout_ms = 2000;
+    s_open (config);
+    f.auth = &source.base;
+    s_request_with_client_key (1);
+    cr_expect_eq (f.transfer_count, 0, "nothing is sent without credentials");
+    cr_expect_eq (source.asked, 1);
+    s_tick_at (1500);                   //  within the wait: still waiting
+    cr_expect_eq (f.transfer_count, 0);
+    cr_expect_eq (s_sent_of (SL_MSG_ERROR), 0);
+    sl_upcall_authorized (f.up);        //  news, but still fetching
+    cr_expect_eq (f.transfer_count, 0);
+    source.state = SL_AUTH_READY;
+    sl_upcall_authorized (f.up);
+    cr_assert_eq (f.transfer_count, 1);
+    cr_expect_str_eq (s_transfer ()->last_header, "Authorization: Bearer token-3");
+    cr_expect_eq (s_transfer ()->authorizations, 1, "the source's credential alone, not the client's key");
+    //  Past the credential deadline, a call under way is not touched by it.
+    s_tick_at (2500);
+    cr_expect_eq (s_sent_of (SL_MSG_ERROR), 0);
+    s_close ();
+}
+
+Test (sl_upcall, a_credential_that_cannot_be_had_ends_the_call_cleanly)
+{
+    s_source_t source = { { &s_source_vt }, SL_AUTH_FAILED, 0 };
+    s_open (s_config ());
+    f.auth = &source.base;
+    s_request_with_client_key (1);
+    cr_expect_eq (f.transfer_count, 0, "never a request without its credentials");
+    const sl_msg_t *e = s_last_error ();
+    cr_expect (sl_str_eq (e->code, "upstream_credentials"));
+    cr_expect_eq (e->status, 502);
+    cr_expect (e->flags & SL_F_RETRYABLE, "nothing was sent: another provider may serve it");
+    char text [256];
+    snprintf (text, sizeof text, "%.*s", (int) e->message.len, e->message.ptr);
+    cr_expect_not_null (strstr (text, "the token service said no"), "%s", text);
+    cr_expect_eq (s_sent_of (SL_MSG_END), 1);
+    s_close ();
+}
+
+Test (sl_upcall, credentials_that_never_come_end_the_call_at_their_deadline)
+{
+    s_source_t source = { { &s_source_vt }, SL_AUTH_PENDING, 0 };
+    sl_upcall_config_t config = s_config ();
+    config.auth_timeout_ms = 2000;
+    s_open (config);
+    f.auth = &source.base;
+    s_request (1);
+    s_tick_at (1999);
+    cr_expect_eq (s_sent_of (SL_MSG_ERROR), 0);
+    s_tick_at (2000);
+    const sl_msg_t *e = s_last_error ();
+    cr_expect (sl_str_eq (e->code, "upstream_credentials_timeout"));
+    cr_expect_eq (e->status, 504);
+    cr_expect_eq (f.transfer_count, 0);
+    s_close ();
+}
+
+Test (sl_upcall, every_attempt_is_authorized_afresh)
+{
+    s_source_t source = { { &s_source_vt }, SL_AUTH_READY, 0 };
+    s_open (s_config ());
+    f.auth = &source.base;
+    s_request (1);
+    cr_assert_eq (f.transfer_count, 1);
+    s_answer (429);
+    sl_upcall_done (f.up, s_transfer ()->call, NULL, NULL);
+    s_tick_at (10000);                  //  the backoff is over: the second attempt
+    cr_assert_eq (f.transfer_count, 2);
+    cr_expect_eq (source.asked, 2, "a signature is made for each attempt");
+    cr_expect_str_eq (s_transfer ()->last_header, "Authorization: Bearer token-2");
     s_close ();
 }
