@@ -30,19 +30,21 @@ extern const sl_dialect_t sl_openai_dialect;
 extern const sl_dialect_t sl_anthropic_dialect;
 extern const sl_dialect_t sl_responses_dialect;
 extern const sl_dialect_t sl_gemini_dialect;
+extern const sl_dialect_t sl_bedrock_dialect;
+extern const sl_dialect_t sl_bedrock_anthropic_dialect;
 
 static const sl_dialect_t *const s_builtin [] = {
     &sl_openai_dialect,
     &sl_anthropic_dialect,
     &sl_responses_dialect,
     &sl_gemini_dialect,
+    &sl_bedrock_dialect,
+    &sl_bedrock_anthropic_dialect,
 };
 //  Wire ids given before their modules are written: nothing registers
 //  them, so a job naming one is refused as any unknown id is. A module
 //  written moves its id from here to s_builtin.
 static const int s_reserved [] = {
-    SL_DIALECT_BEDROCK,
-    SL_DIALECT_BEDROCK_ANTHROPIC,
     SL_DIALECT_VERTEX,
     SL_DIALECT_VERTEX_ANTHROPIC,
     SL_DIALECT_AZURE,

@@ -241,7 +241,7 @@ static int
 s_pair_turn (json_t *turn, const char **calls, size_t count, sl_xlate_t *x)
 {
     json_t *content = json_object_get (turn, "content");
-    json_t *results = json_array (), *others = json_array ();
+    json_t *results = json_object (), *others = json_array ();    //  results by id
     size_t i;
     json_t *block;
     int rc = 0;
