@@ -24,12 +24,16 @@ extern const sl_mock_provider_t sl_mock_openai;
 extern const sl_mock_provider_t sl_mock_anthropic;
 extern const sl_mock_provider_t sl_mock_responses;
 extern const sl_mock_provider_t sl_mock_gemini;
+extern const sl_mock_provider_t sl_mock_bedrock;
+extern const sl_mock_provider_t sl_mock_bedrock_anthropic;
 
 static const sl_mock_provider_t *const s_builtin [] = {
     &sl_mock_openai,
     &sl_mock_anthropic,
     &sl_mock_responses,
     &sl_mock_gemini,
+    &sl_mock_bedrock,
+    &sl_mock_bedrock_anthropic,
 };
 //  The mock plays a provider of every wire dialect, and no more: one for
 //  every id but those whose dialect module is still to come
@@ -132,6 +136,13 @@ s_ends_with (const char *s, const char *suffix)
 
 #define S_MODELS "/models/"             //  where a path names its model
 
+//  The value of a hex digit, -1 for another character.
+static int
+s_hex (char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
 const sl_mock_provider_t *
 sl_mock_provider_of_path (const char *path, char *model, size_t size)
 {
@@ -141,15 +152,25 @@ sl_mock_provider_of_path (const char *path, char *model, size_t size)
             continue;
         if (!p->model_in_path)
             return p;
-        const char *models = strstr (path, S_MODELS);
+        const char *prefix = p->model_prefix ? p->model_prefix : S_MODELS;
+        const char *models = strstr (path, prefix);
         if (!models)
             continue;
-        const char *name = models + strlen (S_MODELS);
+        const char *name = models + strlen (prefix);
         size_t n = strlen (name) - strlen (p->path);
         if (n == 0 || n >= size)
             return NULL;
-        memcpy (model, name, n);
-        model [n] = 0;
+        //  Percent-decoded (Bedrock's model ids have ':', ARNs '/').
+        size_t k = 0;
+        for (size_t j = 0; j < n; j++) {
+            if (name [j] == '%' && j + 2 < n && s_hex (name [j + 1]) >= 0 && s_hex (name [j + 2]) >= 0) {
+                model [k++] = (char) (s_hex (name [j + 1]) * 16 + s_hex (name [j + 2]));
+                j += 2;
+            }
+            else
+                model [k++] = name [j];
+        }
+        model [k] = 0;
         return p;
     }
     return NULL;
@@ -162,7 +183,9 @@ sl_mock_provider_paths (sl_buf_t *out)
     for (size_t i = 0; i < S_COUNT; i++) {
         if (i)
             sl_buf_puts (out, i + 1 < S_COUNT ? ", " : " and ");
-        sl_buf_puts (out, s_builtin [i]->model_in_path ? "..." S_MODELS "{model}" : "...");
+        sl_buf_puts (out, "...");
+        if (s_builtin [i]->model_in_path)
+            sl_buf_printf (out, "%s{model}", s_builtin [i]->model_prefix ? s_builtin [i]->model_prefix : S_MODELS);
         sl_buf_puts (out, s_builtin [i]->path);
     }
 }

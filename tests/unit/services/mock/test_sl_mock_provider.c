@@ -143,7 +143,9 @@ Test (sl_mock_provider, the_provider_of_a_path_and_the_paths_served)
     cr_expect_null (sl_mock_provider_of_path ("/v1beta/models/gemini-x:generateContent", model, sizeof model));
     sl_buf_t paths = { 0 };
     sl_mock_provider_paths (&paths);
-    cr_expect_str_eq (sl_buf_cstr (&paths), "POST .../chat/completions, .../messages, .../responses and "
-                                            ".../models/{model}:streamGenerateContent");
+    cr_expect_str_eq (sl_buf_cstr (&paths), "POST .../chat/completions, .../messages, .../responses, "
+                                            ".../models/{model}:streamGenerateContent, "
+                                            ".../model/{model}/converse-stream and "
+                                            ".../model/{model}/invoke-with-response-stream");
     sl_buf_free (&paths);
 }
