@@ -1,8 +1,11 @@
 /*  sl_msg.c - the one codec of the sluice wire protocol (see PROTOCOL.md).
 
-    Table driven: s_fields lists every body field once (wire key, type,
-    offset in sl_msg_t). Encoding writes only present fields; absent and
-    zero decode to the same value, so omitting them loses nothing.
+    Table driven: s_fields lists every field once (wire key, type, offset
+    in sl_msg_t), from SL_MSG_FIELDS; s_specs says which of them each type
+    carries, from SL_FIELDS_<TYPE> (both in sl_msg.h). Encoding writes only
+    present fields; absent and zero decode to the same value, so omitting
+    them loses nothing. Decoding refuses a message whose fields do not fit
+    its type, and encoding asserts that ours do.
 
     The codec reads and writes msgpack itself. It runs four times per
     chunk on the data path, and msgpack-c's unpacker both allocates an
@@ -14,15 +17,18 @@
 */
 #include "proto/sl_msg.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_hex.h"
+#include "common/base/sl_log.h"
 #include "common/base/sl_version.h"
 
 typedef enum {
@@ -40,84 +46,76 @@ typedef struct {
     s_presence_t presence;
 } s_field_t;
 
-#define FIELD(k, t, member) { k, sizeof (k) - 1, t, offsetof (sl_msg_t, member), P_NONZERO }
-#define FIELD_P(k, t, member, p) { k, sizeof (k) - 1, t, offsetof (sl_msg_t, member), p }
-
-//  The order is the order fields are written in; lookups use a sorted copy.
+//  Every field of the wire (SL_MSG_FIELDS), in the order they are written;
+//  s_fields [SL_FIELD_x] is field x. Lookups use a sorted copy.
 static const s_field_t s_fields [] = {
-    FIELD ("act",   F_U8,    action),
-    FIELD ("appr",  F_STR,   approver),
-    FIELD ("auth",  F_STR,   auth),
-    FIELD ("bk",    F_U8,    block),
-    FIELD ("body",  F_BIN,   body),
-    FIELD ("cd",    F_U8,    client_dialect),
-    FIELD ("chk",   F_U8,    check),
-    FIELD ("cid",   F_STR,   call_id),
-    FIELD ("code",  F_STR,   code),
-    FIELD ("cr",    F_U32,   credit),
-    FIELD ("dig",   F_STR,   digest),
-    FIELD ("ct",    F_STR,   content_type),
-    FIELD_P ("ep",  F_U32,   epoch, P_ALWAYS),
-    FIELD ("exp",   F_I64,   expires),
-    FIELD ("f",     F_U32,   flags),
-    FIELD ("fin",   F_U8,    finish),
-    FIELD ("finr",  F_STR,   finish_raw),
-    FIELD ("fwd",   F_STR,   passthrough),
-    FIELD ("hdrs",  F_BIN,   headers),
-    FIELD ("hist",  F_BIN,   history),
-    FIELD_P ("i",   F_I32,   index, P_NONNEG),
-    FIELD ("id",    F_STR,   id),
-    FIELD ("inc",   F_U64,   incarnation),
-    FIELD ("inl",   F_BIN,   inline_answer),
-    FIELD ("inst",  F_STR,   instance),
-    FIELD ("jm",    F_STR,   judge_model),
-    FIELD ("k",     F_U8,    kind),
-    FIELD ("kid",   F_STR,   key_id),
-    FIELD ("lat",   F_U32,   latency_us),
-    FIELD ("lu",    F_STR,   last_user),
-    FIELD ("mcp",   F_STR,   mcp),
-    FIELD ("model", F_STR,   model),
-    FIELD ("msg",   F_STR,   message),
-    FIELD ("n",     F_U64,   count),
-    FIELD ("name",  F_STR,   name),
-    FIELD ("p",     F_F64,   probability),
-    FIELD ("part",  F_STR,   part),
-    FIELD ("pn",    F_STR,   policy_name),
-    FIELD ("pol",   F_STR,   policy),
-    FIELD ("prov",  F_STR,   provider),
-    FIELD ("rt",    F_STR,   reply_to),
-    FIELD ("rule",  F_STR,   rule),
-    FIELD ("rqb",   F_U64,   request_bytes),
-    FIELD ("rqt",   F_I64,   received_us),
-    FIELD ("rv",    F_BIN,   req_verdicts),
-    FIELD_P ("seq", F_U64,   seq, P_ALWAYS),
-    FIELD ("sid",   F_SID,   sid),
-    FIELD ("sig",   F_STR,   sig),
-    FIELD ("ssid",  F_STR,   stream),
-    FIELD ("st",    F_I32,   status),
-    FIELD ("stops", F_STR,   stop_seq),
-    FIELD_P ("t",   F_U8,    type, P_ALWAYS),
-    FIELD ("tdig",  F_BIN,   tool_digests),
-    FIELD ("team",  F_STR,   team),
-    FIELD ("tc",    F_STR,   trace),
-    FIELD ("tcs",   F_STR,   trace_state),
-    FIELD ("text",  F_STR,   text),
-    FIELD ("tnt",   F_BIN,   taint),
-    FIELD ("tools", F_BIN,   tools),
-    FIELD ("ts",    F_I64,   ts),
-    FIELD ("u",     F_USAGE, usage),
-    FIELD ("ud",    F_U8,    upstream_dialect),
-    FIELD ("user",  F_STR,   user),
-    FIELD_P ("v",   F_U32,   version, P_ALWAYS),
-    FIELD ("why",   F_STR,   reason),
+#define S_FIELD(key, wire, member, when) \
+    { #key, sizeof #key - 1, F_##wire, offsetof (sl_msg_t, member), P_##when },
+    SL_MSG_FIELDS (S_FIELD)
+#undef S_FIELD
 };
 #define S_FIELD_COUNT (sizeof s_fields / sizeof s_fields [0])
+_Static_assert (S_FIELD_COUNT == SL_FIELD_COUNT, "one entry for every field");
 
 //  Usage sub-keys, in the order of sl_usage_t.
 static const char *s_usage_keys [] = { "in", "out", "tot", "cr", "cw", "rsn" };
 #define S_USAGE_COUNT 6
 _Static_assert (sizeof s_usage_keys / sizeof s_usage_keys [0] == S_USAGE_COUNT
                 && sizeof (sl_usage_t) == S_USAGE_COUNT * sizeof (int64_t), "a key for every usage figure");
+
+//  --------------------------------------------------------------------------
+//  Which fields each type carries (SL_FIELDS_<TYPE> in sl_msg.h), as bit
+//  sets over the field list, made at compile time.
+
+#define S_WORDS 2
+_Static_assert (SL_FIELD_COUNT <= 64 * S_WORDS, "a bit for every field: widen S_WORDS");
+
+typedef struct {
+    uint64_t may [S_WORDS];             //  every body field the type carries
+    uint64_t must [S_WORDS];            //  of those, the ones it always carries
+} s_spec_t;
+
+#define S_BIT(key, w) \
+    | ((int) SL_FIELD_##key / 64 == (w) ? UINT64_C (1) << ((int) SL_FIELD_##key % 64) : 0)
+#define S_W0(key) S_BIT (key, 0)
+#define S_W1(key) S_BIT (key, 1)
+#define S_NONE(key)
+#define S_SPEC(TYPE, name) [SL_MSG_##TYPE] = { \
+    .may =  { 0 SL_FIELDS_##TYPE (S_W0, S_W0),   0 SL_FIELDS_##TYPE (S_W1, S_W1) }, \
+    .must = { 0 SL_FIELDS_##TYPE (S_W0, S_NONE), 0 SL_FIELDS_##TYPE (S_W1, S_NONE) } },
+
+//  A type named twice is an error of the build (-Woverride-init); the
+//  count makes sure none is missing.
+static const s_spec_t s_specs [SL_MSG_TYPE_MAX] = {
+    SL_MSG_TYPES (S_SPEC)
+};
+#define S_ONE(TYPE, name) + 1
+_Static_assert (0 SL_MSG_TYPES (S_ONE) == SL_MSG_TYPE_MAX - 1, "a field table for every type");
+
+//  The envelope is every message's: no type lists it.
+#define S_ENVELOPE(W) (0 W (v) W (t) W (sid) W (ep) W (seq))
+static const uint64_t s_envelope [S_WORDS] = { S_ENVELOPE (S_W0), S_ENVELOPE (S_W1) };
+#define S_NO_ENVELOPE(TYPE, name) \
+    _Static_assert (((0 SL_FIELDS_##TYPE (S_W0, S_W0)) & S_ENVELOPE (S_W0)) == 0 \
+                 && ((0 SL_FIELDS_##TYPE (S_W1, S_W1)) & S_ENVELOPE (S_W1)) == 0, \
+                    "the envelope is no type's own: " #name);
+SL_MSG_TYPES (S_NO_ENVELOPE)
+
+bool
+sl_msg_carries (int type, sl_msg_field_t field)
+{
+    if (type <= 0 || type >= SL_MSG_TYPE_MAX || field < 0 || field >= SL_FIELD_COUNT)
+        return false;
+    return (s_specs [type].may [field / 64] >> (field % 64)) & 1;
+}
+
+bool
+sl_msg_requires (int type, sl_msg_field_t field)
+{
+    if (type <= 0 || type >= SL_MSG_TYPE_MAX || field < 0 || field >= SL_FIELD_COUNT)
+        return false;
+    return (s_specs [type].must [field / 64] >> (field % 64)) & 1;
+}
 
 //  A key packed into an integer (length in the top byte), for lookups
 //  without memcmp.
@@ -126,18 +124,19 @@ typedef struct {
     const s_field_t *field;
 } s_key_t;
 
+#define S_WHY_SIZE 96                   //  a reason naming a field and a type
+
 struct _sl_codec_t {
     s_key_t keys [S_FIELD_COUNT];       //  sorted by packed value
     const char *error;                  //  why the last decode failed
+    char why [S_WHY_SIZE];              //  its text, when it names a field
 };
 
 //  --------------------------------------------------------------------------
 //  Names
 
-static const char *s_type_names [] = {
-    "?", "hb", "req", "ack", "cancel", "start", "delta", "block", "verdict",
-    "frame", "error", "end", "lost", "policy", "rec", "rack", "gap", "approval", "ctl"
-};
+#define S_TYPE_NAME(TYPE, name) [SL_MSG_##TYPE] = #name,
+static const char *s_type_names [] = { "?", SL_MSG_TYPES (S_TYPE_NAME) };
 _Static_assert (sizeof s_type_names / sizeof s_type_names [0] == SL_MSG_TYPE_MAX, "a name for every type");
 static const char *s_delta_names [] = {
     "?", "message", "text", "thinking", "signature", "redacted", "refusal",
@@ -429,6 +428,42 @@ s_present (const sl_msg_t *m, const s_field_t *f)
     return false;
 }
 
+//  "an error", "a start": for the reasons below.
+static const char *
+s_article (int type)
+{
+    const char *name = sl_msg_type_name (type);
+    return name [0] && strchr ("aeiou", name [0]) ? "an" : "a";
+}
+
+//  The first field that makes a message misfit its type's table: one of
+//  has that the type does not carry (*stray true), or one the type must
+//  carry that m lacks (*stray false). NULL when the message fits. The
+//  type must be known.
+static const s_field_t *
+s_misfit (const sl_msg_t *m, const uint64_t has [S_WORDS], bool *stray)
+{
+    const s_spec_t *spec = &s_specs [m->type];
+    for (int w = 0; w < S_WORDS; w++) {
+        uint64_t extra = has [w] & ~spec->may [w] & ~s_envelope [w];
+        if (extra) {
+            *stray = true;
+            return &s_fields [64 * w + __builtin_ctzll (extra)];
+        }
+    }
+    //  A required field counts by its value, as the encoder writes it: a
+    //  zero on the wire is no field, and would not be sent on.
+    for (int w = 0; w < S_WORDS; w++)
+        for (uint64_t must = spec->must [w]; must; must &= must - 1) {
+            const s_field_t *f = &s_fields [64 * w + __builtin_ctzll (must)];
+            if (!s_present (m, f)) {
+                *stray = false;
+                return f;
+            }
+        }
+    return NULL;
+}
+
 static uint8_t *
 s_put_field (uint8_t *w, const sl_msg_t *m, const s_field_t *f)
 {
@@ -484,11 +519,23 @@ sl_msg_encode (const sl_msg_t *self, sl_buf_t *out)
     uint8_t *start = (uint8_t *) sl_buf_reserve (out, bound);
     uint8_t *w = start + 3;             //  map16 header, count patched below
     uint32_t count = 0;
+    uint64_t has [S_WORDS] = { 0 };
     for (size_t i = 0; i < S_FIELD_COUNT; i++)
         if (s_present (self, &s_fields [i])) {
             w = s_put_field (w, self, &s_fields [i]);
+            has [i / 64] |= UINT64_C (1) << (i % 64);
             count++;
         }
+    //  We never send what a receiver refuses: a message that does not fit
+    //  its type's table is a bug here, not input.
+    bool known = self->type > 0 && self->type < SL_MSG_TYPE_MAX;
+    assert (known && "a message of a type we have");
+    bool stray = false;
+    const s_field_t *misfit = known ? s_misfit (self, has, &stray) : NULL;
+    if (misfit)
+        sl_log_error ("message_misfit", stray ? "%s %s does not carry %s" : "%s %s must carry %s",
+                      s_article (self->type), sl_msg_type_name (self->type), misfit->key);
+    assert (!misfit && "a message its type's table refuses (SL_FIELDS_<TYPE>)");
     start [0] = 0xde;
     s_be16 (start + 1, count);
     out->len += (size_t) (w - start);
@@ -936,6 +983,7 @@ sl_codec_decode (sl_codec_t *self, const void *data, size_t size,
     sl_msg_init (msg, 0);
     msg->version = 0;
     bool seen_sid = false, seen_ep = false, seen_seq = false;
+    uint64_t seen [S_WORDS] = { 0 };    //  the fields on the wire
     for (size_t i = 0; i < count; i++) {
         const uint8_t *key;
         size_t klen;
@@ -953,6 +1001,8 @@ sl_codec_decode (sl_codec_t *self, const void *data, size_t size,
         if (!s_read_field (&r, msg, f))
             return s_fail (self, size, offset, r.p >= r.end ? "truncated or invalid msgpack"
                                                            : "wrong type for a field");
+        size_t id = (size_t) (f - s_fields);
+        seen [id / 64] |= UINT64_C (1) << (id % 64);
         if (f->type == F_SID)
             seen_sid = true;
         else
@@ -971,6 +1021,13 @@ sl_codec_decode (sl_codec_t *self, const void *data, size_t size,
         return s_fail (self, size, offset, "unknown message type");
     if (msg->type != SL_MSG_HB && !(seen_sid && seen_ep && seen_seq))
         return s_fail (self, size, offset, "envelope incomplete");
+    bool stray;
+    const s_field_t *misfit = s_misfit (msg, seen, &stray);
+    if (misfit) {
+        snprintf (self->why, sizeof self->why, stray ? "%s %s does not carry %s" : "%s %s must carry %s",
+                  s_article (msg->type), sl_msg_type_name (msg->type), misfit->key);
+        return s_fail (self, size, offset, self->why);
+    }
     if (msg->type == SL_MSG_DELTA && (msg->kind == 0 || msg->kind >= SL_D_MAX))
         return s_fail (self, size, offset, "unknown delta kind");
     if (msg->type == SL_MSG_BLOCK && (msg->kind == 0 || msg->kind >= SL_B_MAX))

@@ -11,7 +11,9 @@
 
     A flat struct rather than one struct per type: stages copy, forward and
     rewrite messages constantly, and a flat struct with "absent" sentinels
-    keeps that to one memcpy. PROTOCOL.md says which fields each type uses.
+    keeps that to one memcpy. Which fields each type may and must carry is
+    a table (SL_FIELDS_<TYPE>, after the struct) that the codec enforces
+    both ways, so a field is seen only where its type has it.
 */
 #ifndef SL_MSG_H
 #define SL_MSG_H
@@ -49,6 +51,7 @@ typedef enum {
                                         //  person, and what became of it
     SL_MSG_CTL,                         //  gateway, audit <-> judge: the approvals control link
                                         //  (a request and its reply)
+    SL_MSG_STEP,                        //  inside a REQ's "fo": one provider of its plan
     SL_MSG_TYPE_MAX
 } sl_msg_type_t;
 
@@ -207,6 +210,10 @@ typedef struct {
     int64_t reasoning;                  //  of output, spent thinking
 } sl_usage_t;
 
+//  A message: the envelope and every body field of every type, each absent
+//  (zero, NULL, -1 or NaN, as sl_msg_init leaves it) unless set. Which of
+//  the body fields a type carries is SL_FIELDS_<TYPE> below, enforced by
+//  the codec; the groups here are only for the reader.
 typedef struct {
     //  Envelope, on every message
     uint32_t version;                   //  "v"   protocol version
@@ -214,8 +221,9 @@ typedef struct {
     uint8_t sid [SL_SID_SIZE];          //  "sid" stream id (zero for HB)
     uint32_t epoch;                     //  "ep"  epoch of the stream (+1 at each re-send)
     uint64_t seq;                       //  "seq" position in the stream at this hop
-    //  Body: which fields a type uses is in PROTOCOL.md
-    uint8_t kind;                       //  "k"   delta kind / block event
+
+    //  What a response says: deltas, blocks, frames
+    uint8_t kind;                       //  "k"   delta kind / block event (REC: sub-record, RACK: ack kind)
     uint8_t block;                      //  "bk"  sl_block_kind_t
     int32_t index;                      //  "i"   block or provider index, -1 absent
     uint32_t flags;                     //  "f"   SL_F_*
@@ -236,6 +244,9 @@ typedef struct {
     sl_str_t code;                      //  "code" error type
     sl_str_t message;                   //  "msg" error message
     sl_str_t content_type;              //  "ct"  of the response (first frame)
+
+    //  The job: what a REQ says of its request, and its START carries on
+    //  to every stage (the judge drops rv, hist, tdig and tnt)
     uint8_t client_dialect;             //  "cd"
     uint8_t upstream_dialect;           //  "ud"
     sl_str_t provider;                  //  "prov" upstream provider name
@@ -243,8 +254,43 @@ typedef struct {
     sl_str_t tools;                     //  "tools" JSON array (sl_req_tools_json)
     sl_str_t headers;                   //  "hdrs" JSON object, policy headers
     sl_str_t last_user;                 //  "lu"  last user message text
-    sl_str_t auth;                      //  "auth" client credential (REQ only)
-    sl_str_t passthrough;               //  "fwd" client header lines the upstream gets as sent (REQ only)
+    sl_str_t key_id;                    //  "kid" the client key's id, never the key
+    sl_str_t team;                      //  "team" whose request it is
+    sl_str_t user;                      //  "user" its user within the team
+    sl_str_t policy;                    //  "pol" id of a policy: the version a request was judged
+                                        //  under, the judge's (from the judge on, and POLICY)
+    sl_str_t policy_name;               //  "pn"  the policy file a stream runs under (its team's or its
+                                        //  key's, as the keys file names it); absent: the default
+    uint64_t request_bytes;             //  "rqb" bytes of the request body the upstream got: a usage
+                                        //  estimate when the upstream reports none
+    sl_str_t req_verdicts;              //  "rv"  the request's verdicts, encoded VERDICT messages
+    sl_str_t history;                   //  "hist" earlier tool calls of the conversation, JSON
+    sl_str_t tool_digests;              //  "tdig" digests of the request's tool definitions as sent,
+                                        //  JSON object name -> digest
+    sl_str_t taint;                     //  "tnt" the untrusted tool results it holds, JSON
+    sl_str_t trace;                     //  "tc"  W3C traceparent the stream continues, normalized; parent
+                                        //  all zero: the gateway began the trace
+    sl_str_t trace_state;               //  "tcs" the client's W3C tracestate, as sent
+    int64_t received_us;                //  "rqt" when the gateway received the request, Unix µs
+    sl_str_t mcp;                       //  "mcp" the stream is an MCP request: its method and the name
+                                        //  it names, "tools/call <tool>"
+    sl_str_t attempts;                  //  "att" the providers tried before the one that served, and why
+                                        //  each was left, JSON
+
+    //  The request only: no type but REQ may carry these, and the ingest
+    //  stops them (credentials, the client's own headers, an answer it
+    //  decodes itself)
+    struct {
+        sl_str_t auth;                  //  "auth" client credential
+        sl_str_t passthrough;           //  "fwd" client header lines the upstream gets as sent
+        sl_str_t inline_answer;         //  "inl" the upstream's whole answer, SSE of dialect "ud": the
+                                        //  ingest decodes it in place of an upstream call
+        sl_str_t failover;              //  "fo"  the providers to try, in order: encoded STEP
+                                        //  messages
+    };
+
+    //  A judge's decision (VERDICT), and a call waiting for a person
+    //  (APPROVAL)
     uint8_t action;                     //  "act" sl_action_t
     uint8_t check;                      //  "chk" sl_check_t
     sl_str_t rule;                      //  "rule" rule id
@@ -252,41 +298,189 @@ typedef struct {
     sl_str_t judge_model;               //  "jm"  LLM judge model
     double probability;                 //  "p"   LLM judge probability, NaN absent
     uint32_t latency_us;                //  "lat" time to decide
-    uint32_t credit;                    //  "cr"  credit granted (HB)
-    sl_str_t instance;                  //  "inst" sender instance name (HB)
-    uint64_t incarnation;               //  "inc" sender incarnation (HB, REC, RACK)
-    sl_str_t key_id;                    //  "kid" the client key's id, never the key (REQ, START)
-    sl_str_t team;                      //  "team" whose request it is (REQ, START, VERDICT)
-    sl_str_t user;                      //  "user" its user within the team (REQ, START, VERDICT)
-    sl_str_t policy;                    //  "pol" id of a policy: the version a request was judged
-                                        //  under (REQ, START), the judge's (START, POLICY)
-    sl_str_t policy_name;               //  "pn"  the policy file a stream runs under (its team's or its
-                                        //  key's, as the keys file names it); absent: the default (REQ,
-                                        //  START, POLICY)
-    uint64_t request_bytes;             //  "rqb" bytes of the request body the upstream got (START): a
-                                        //  usage estimate when the upstream reports none
-    uint64_t count;                     //  "n"   a count: records lost (GAP), reload failures (POLICY)
     sl_str_t part;                      //  "part" the part of the request a verdict judged; absent:
                                         //  the verdict is about a tool call of the response
-    sl_str_t req_verdicts;              //  "rv"  the request's verdicts, encoded VERDICT messages (REQ, START)
-    sl_str_t history;                   //  "hist" earlier tool calls of the conversation, JSON (REQ, START)
-    sl_str_t tool_digests;              //  "tdig" digests of the request's tool definitions as sent,
-                                        //  JSON object name -> digest (REQ, START)
-    sl_str_t taint;                     //  "tnt" the untrusted tool results it holds, JSON (REQ, START)
-    sl_str_t approver;                  //  "appr" who decided an approval (APPROVAL, VERDICT, CTL)
+    sl_str_t approver;                  //  "appr" who decided an approval
     sl_str_t digest;                    //  "dig" what an approval is bound to: hex SHA-256 of the tool,
-                                        //  its canonical arguments and the policy version (APPROVAL)
-    int64_t expires;                    //  "exp" when an approval expires, Unix ms (APPROVAL)
-    sl_str_t stream;                    //  "ssid" the stream an approval holds, 32 hex digits (APPROVAL)
-    sl_str_t trace;                     //  "tc"  W3C traceparent the stream continues, normalized; parent
-                                        //  all zero: the gateway began the trace (REQ, START)
-    sl_str_t trace_state;               //  "tcs" the client's W3C tracestate, as sent (REQ, START)
-    int64_t received_us;                //  "rqt" when the gateway received the request, Unix µs (REQ, START)
-    sl_str_t inline_answer;             //  "inl" the upstream's whole answer, SSE of dialect "ud": the
-                                        //  ingest decodes it in place of an upstream call (REQ only)
-    sl_str_t mcp;                       //  "mcp" the stream is an MCP request: its method and the name
-                                        //  it names, "tools/call <tool>" (REQ, START)
+                                        //  its canonical arguments and the policy version
+    int64_t expires;                    //  "exp" when an approval expires, Unix ms
+    sl_str_t stream;                    //  "ssid" the stream an approval holds, 32 hex digits
+
+    //  Who sends (heartbeats, reports, records), credit, counts
+    uint32_t credit;                    //  "cr"  credit granted
+    sl_str_t instance;                  //  "inst" sender instance name
+    uint64_t incarnation;               //  "inc" sender incarnation
+    uint64_t count;                     //  "n"   a count: records lost, reload failures
 } sl_msg_t;
+
+//  --------------------------------------------------------------------------
+//  The fields of the wire, and which of them each type carries.
+//
+//  SL_MSG_FIELDS lists every field once: wire key (also its name in the
+//  tables below), wire type, member of sl_msg_t, and when the encoder
+//  writes it (ALWAYS: the envelope; NONZERO: when not zero, NULL or NaN;
+//  NONNEG: "i", when >= 0). Fields are written in this order.
+#define SL_MSG_FIELDS(X) \
+    X (act,   U8,    action,           NONZERO) \
+    X (appr,  STR,   approver,         NONZERO) \
+    X (att,   BIN,   attempts,         NONZERO) \
+    X (auth,  STR,   auth,             NONZERO) \
+    X (bk,    U8,    block,            NONZERO) \
+    X (body,  BIN,   body,             NONZERO) \
+    X (cd,    U8,    client_dialect,   NONZERO) \
+    X (chk,   U8,    check,            NONZERO) \
+    X (cid,   STR,   call_id,          NONZERO) \
+    X (code,  STR,   code,             NONZERO) \
+    X (cr,    U32,   credit,           NONZERO) \
+    X (dig,   STR,   digest,           NONZERO) \
+    X (ct,    STR,   content_type,     NONZERO) \
+    X (ep,    U32,   epoch,            ALWAYS)  \
+    X (exp,   I64,   expires,          NONZERO) \
+    X (f,     U32,   flags,            NONZERO) \
+    X (fin,   U8,    finish,           NONZERO) \
+    X (finr,  STR,   finish_raw,       NONZERO) \
+    X (fo,    BIN,   failover,         NONZERO) \
+    X (fwd,   STR,   passthrough,      NONZERO) \
+    X (hdrs,  BIN,   headers,          NONZERO) \
+    X (hist,  BIN,   history,          NONZERO) \
+    X (i,     I32,   index,            NONNEG)  \
+    X (id,    STR,   id,               NONZERO) \
+    X (inc,   U64,   incarnation,      NONZERO) \
+    X (inl,   BIN,   inline_answer,    NONZERO) \
+    X (inst,  STR,   instance,         NONZERO) \
+    X (jm,    STR,   judge_model,      NONZERO) \
+    X (k,     U8,    kind,             NONZERO) \
+    X (kid,   STR,   key_id,           NONZERO) \
+    X (lat,   U32,   latency_us,       NONZERO) \
+    X (lu,    STR,   last_user,        NONZERO) \
+    X (mcp,   STR,   mcp,              NONZERO) \
+    X (model, STR,   model,            NONZERO) \
+    X (msg,   STR,   message,          NONZERO) \
+    X (n,     U64,   count,            NONZERO) \
+    X (name,  STR,   name,             NONZERO) \
+    X (p,     F64,   probability,      NONZERO) \
+    X (part,  STR,   part,             NONZERO) \
+    X (pn,    STR,   policy_name,      NONZERO) \
+    X (pol,   STR,   policy,           NONZERO) \
+    X (prov,  STR,   provider,         NONZERO) \
+    X (rt,    STR,   reply_to,         NONZERO) \
+    X (rule,  STR,   rule,             NONZERO) \
+    X (rqb,   U64,   request_bytes,    NONZERO) \
+    X (rqt,   I64,   received_us,      NONZERO) \
+    X (rv,    BIN,   req_verdicts,     NONZERO) \
+    X (seq,   U64,   seq,              ALWAYS)  \
+    X (sid,   SID,   sid,              NONZERO) \
+    X (sig,   STR,   sig,              NONZERO) \
+    X (ssid,  STR,   stream,           NONZERO) \
+    X (st,    I32,   status,           NONZERO) \
+    X (stops, STR,   stop_seq,         NONZERO) \
+    X (t,     U8,    type,             ALWAYS)  \
+    X (tdig,  BIN,   tool_digests,     NONZERO) \
+    X (team,  STR,   team,             NONZERO) \
+    X (tc,    STR,   trace,            NONZERO) \
+    X (tcs,   STR,   trace_state,      NONZERO) \
+    X (text,  STR,   text,             NONZERO) \
+    X (tnt,   BIN,   taint,            NONZERO) \
+    X (tools, BIN,   tools,            NONZERO) \
+    X (ts,    I64,   ts,               NONZERO) \
+    X (u,     USAGE, usage,            NONZERO) \
+    X (ud,    U8,    upstream_dialect, NONZERO) \
+    X (user,  STR,   user,             NONZERO) \
+    X (v,     U32,   version,          ALWAYS)  \
+    X (why,   STR,   reason,           NONZERO)
+
+//  A field by its wire key: SL_FIELD_inst is "inst".
+typedef enum {
+#define SL_MSG_FIELD_ID(key, wire, member, when) SL_FIELD_##key,
+    SL_MSG_FIELDS (SL_MSG_FIELD_ID)
+#undef SL_MSG_FIELD_ID
+    SL_FIELD_COUNT
+} sl_msg_field_t;
+
+//  Every type, as sl_msg_type_t names it and as logs and tap topics do.
+//  Each has its SL_FIELDS_<TYPE> below; the codec does not build without
+//  one, nor with a field the list above does not hold.
+#define SL_MSG_TYPES(X) \
+    X (HB, hb)              X (REQ, req)            X (ACK, ack) \
+    X (CANCEL, cancel)      X (START, start)        X (DELTA, delta) \
+    X (BLOCK, block)        X (VERDICT, verdict)    X (FRAME, frame) \
+    X (ERROR, error)        X (END, end)            X (LOST, lost) \
+    X (POLICY, policy)      X (REC, rec)            X (RACK, rack) \
+    X (GAP, gap)            X (APPROVAL, approval)  X (CTL, ctl) \
+    X (STEP, step)
+
+//  The body fields each type carries (STYLE 20: a message states its
+//  fields): MUST, every message of the type has it; MAY, it may. The
+//  envelope (v, t, sid, ep, seq) is every type's and is not listed. A
+//  message with a field of the list above that its type does not carry,
+//  or without one it must, is malformed: sl_codec_decode refuses it, and
+//  sl_msg_encode asserts, since we never send what we refuse. Keys no
+//  type has are ignored (forward compatibility). PROTOCOL.md's tables
+//  say the same; tests/unit/proto/test_sl_msg_protocol.c holds them to it.
+#define SL_FIELDS_HB(MUST, MAY) \
+    MUST (inst) MUST (inc) \
+    MAY (cr) MAY (f)
+#define SL_FIELDS_REQ(MUST, MAY) \
+    MUST (cd) MUST (ud) MUST (model) MUST (rt) \
+    MAY (body) MAY (f) MAY (prov) MAY (tools) MAY (hdrs) MAY (lu) \
+    MAY (kid) MAY (team) MAY (user) MAY (pol) MAY (pn) \
+    MAY (rv) MAY (hist) MAY (tdig) MAY (tnt) \
+    MAY (tc) MAY (tcs) MAY (rqt) MAY (mcp) \
+    MAY (auth) MAY (fwd) MAY (inl) MAY (fo) \
+    MAY (code) MAY (st) MAY (msg)
+#define SL_FIELDS_ACK(MUST, MAY) \
+    MAY (ts) MAY (f)
+#define SL_FIELDS_CANCEL(MUST, MAY) \
+    MAY (code) MAY (msg)
+#define SL_FIELDS_START(MUST, MAY) \
+    MAY (cd) MAY (ud) MAY (model) MAY (rt) MAY (f) MAY (prov) \
+    MAY (tools) MAY (hdrs) MAY (lu) \
+    MAY (kid) MAY (team) MAY (user) MAY (pol) MAY (pn) MAY (rqb) \
+    MAY (rv) MAY (hist) MAY (tdig) MAY (tnt) \
+    MAY (tc) MAY (tcs) MAY (rqt) MAY (mcp) MAY (att)
+#define SL_FIELDS_DELTA(MUST, MAY) \
+    MUST (k) \
+    MAY (i) MAY (id) MAY (cid) MAY (name) MAY (text) MAY (sig) MAY (body) MAY (f) \
+    MAY (model) MAY (ts) MAY (finr) MAY (stops) MAY (u)
+#define SL_FIELDS_BLOCK(MUST, MAY) \
+    MUST (k) \
+    MAY (i) MAY (bk) MAY (id) MAY (cid) MAY (name) MAY (text) MAY (sig) MAY (body) \
+    MAY (f) MAY (code) MAY (model) MAY (ts) MAY (fin) MAY (finr) MAY (stops) MAY (u)
+#define SL_FIELDS_VERDICT(MUST, MAY) \
+    MUST (act) \
+    MAY (i) MAY (id) MAY (name) MAY (chk) MAY (rule) MAY (why) MAY (jm) MAY (p) \
+    MAY (lat) MAY (text) MAY (part) MAY (team) MAY (user) MAY (appr)
+#define SL_FIELDS_FRAME(MUST, MAY) \
+    MUST (body) \
+    MAY (f) MAY (st) MAY (ct) MAY (u)
+#define SL_FIELDS_ERROR(MUST, MAY) \
+    MUST (code) \
+    MAY (msg) MAY (st) MAY (f) MAY (u)
+#define SL_FIELDS_END(MUST, MAY)
+#define SL_FIELDS_LOST(MUST, MAY)
+#define SL_FIELDS_POLICY(MUST, MAY) \
+    MUST (inst) MUST (pol) \
+    MAY (inc) MAY (pn) MAY (name) MAY (text) MAY (ts) MAY (n) MAY (msg)
+#define SL_FIELDS_REC(MUST, MAY) \
+    MUST (inst) MUST (inc) MUST (body) \
+    MAY (ts) MAY (k)
+#define SL_FIELDS_RACK(MUST, MAY) \
+    MUST (k) \
+    MAY (inc)
+#define SL_FIELDS_GAP(MUST, MAY) \
+    MUST (n) \
+    MAY (ts) MAY (body)
+#define SL_FIELDS_APPROVAL(MUST, MAY) \
+    MUST (code) MUST (ssid) MUST (dig) \
+    MAY (i) MAY (name) MAY (text) MAY (rule) MAY (msg) MAY (pol) MAY (pn) \
+    MAY (kid) MAY (team) MAY (user) MAY (model) MAY (lu) MAY (ts) MAY (exp) \
+    MAY (appr) MAY (why) MAY (inst) MAY (inc) MAY (body)
+#define SL_FIELDS_CTL(MUST, MAY) \
+    MUST (code) \
+    MAY (id) MAY (body) MAY (st) MAY (msg) MAY (inst)
+#define SL_FIELDS_STEP(MUST, MAY) \
+    MUST (prov) MUST (ud) MUST (model) \
+    MAY (body)
 
 //  Where a stage library puts its output: called once per message produced.
 //  msg and its strings are borrowed for the duration of the call.
@@ -300,8 +494,14 @@ void sl_msg_set_stream (sl_msg_t *self, const sl_msg_t *from);
 //  messages (a keepalive block, a KEEPALIVE frame) carry the number of the
 //  message that will follow them.
 bool sl_msg_numbered (const sl_msg_t *self);
-//  Append the encoding of self to out.
+//  Append the encoding of self to out. self must be a message its type's
+//  table allows (SL_FIELDS_<TYPE>): anything else is a bug of ours, and
+//  asserts.
 void sl_msg_encode (const sl_msg_t *self, sl_buf_t *out);
+//  Whether a message of this type carries the field (MUST or MAY), and
+//  whether it must. False for an unknown type and for the envelope.
+bool sl_msg_carries (int type, sl_msg_field_t field);
+bool sl_msg_requires (int type, sl_msg_field_t field);
 //  A deep copy owning its strings (one allocation); free with free().
 sl_msg_t *sl_msg_dup (const sl_msg_t *self);
 
@@ -313,12 +513,13 @@ void sl_codec_destroy (sl_codec_t **self_p);
 //  Decode the message at data + *offset into msg and advance *offset.
 //  Returns 0 on success, -1 when *offset == size (nothing left), -2 when the
 //  message is malformed (truncated, wrong field type, unknown type or kind,
-//  unsupported version, oversized). After -2 the rest of the frame is not
-//  trusted: *offset is set to size. msg borrows from data and stays valid
-//  until data is released or the next call on this codec.
+//  unsupported version, oversized, a field its type does not carry, one it
+//  must carry missing). After -2 the rest of the frame is not trusted:
+//  *offset is set to size. msg borrows from data and stays valid until
+//  data is released or the next call on this codec.
 int sl_codec_decode (sl_codec_t *self, const void *data, size_t size,
                      size_t *offset, sl_msg_t *msg);
-//  Why the last decode failed (static string).
+//  Why the last decode failed; valid until the next decode on this codec.
 const char *sl_codec_error (sl_codec_t *self);
 
 //  Names, for logs, taps and JSON output. Unknown values give "?".

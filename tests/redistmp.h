@@ -15,12 +15,14 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define REDISTMP_TRIES 250              //  answers waited for at start, REDISTMP_PAUSE_US apart
 #define REDISTMP_PAUSE_US 20000
+#define REDISTMP_PORT_TRIES 5           //  free ports tried in turn, when one was taken meanwhile
 
 typedef struct {
     pid_t pid;
@@ -43,11 +45,26 @@ redistmp_free_port (void)
     return port;
 }
 
-//  Start the server on port (0: a free one); true when it answers.
+//  Whether the server answering on port is the process pid: tests run
+//  side by side, and a port free a moment ago may since be another
+//  test's server (then this one could not bind it and exits).
 static inline bool
-redistmp_start (redistmp_t *self, int port)
+redistmp_is (int port, pid_t pid)
 {
-    self->port = port > 0 ? port : redistmp_free_port ();
+    redisContext *c = redisConnect ("127.0.0.1", port);
+    redisReply *r = c && !c->err ? redisCommand (c, "INFO server") : NULL;
+    const char *at = r && r->type == REDIS_REPLY_STRING ? strstr (r->str, "process_id:") : NULL;
+    bool ours = at && atol (at + strlen ("process_id:")) == (long) pid;
+    freeReplyObject (r);
+    redisFree (c);
+    return ours;
+}
+
+//  Start the server on port; true when it answers, and it is this one.
+static inline bool
+redistmp_start_on (redistmp_t *self, int port)
+{
+    self->port = port;
     char text [16];
     snprintf (text, sizeof text, "%d", self->port);
     self->pid = fork ();
@@ -60,13 +77,30 @@ redistmp_start (redistmp_t *self, int port)
         _exit (127);
     }
     for (int i = 0; self->pid > 0 && i < REDISTMP_TRIES; i++) {
-        redisContext *c = redisConnect ("127.0.0.1", self->port);
-        bool up = c && !c->err;
-        redisFree (c);
-        if (up)
+        if (redistmp_is (self->port, self->pid))
             return true;
+        if (waitpid (self->pid, NULL, WNOHANG) == self->pid) {
+            self->pid = 0;              //  it could not start (the port taken): gone
+            return false;
+        }
         usleep (REDISTMP_PAUSE_US);
     }
+    if (self->pid > 0) {                //  never answered: not left behind
+        kill (self->pid, SIGKILL);
+        waitpid (self->pid, NULL, 0);
+        self->pid = 0;
+    }
+    return false;
+}
+
+//  Start the server on port (0: a free one, another when the one picked
+//  was taken meanwhile); true when it answers.
+static inline bool
+redistmp_start (redistmp_t *self, int port)
+{
+    for (int i = 0; i < (port > 0 ? 1 : REDISTMP_PORT_TRIES); i++)
+        if (redistmp_start_on (self, port > 0 ? port : redistmp_free_port ()))
+            return true;
     return false;
 }
 

@@ -146,6 +146,7 @@ struct _sl_router_t {
     sl_counter_t *deaths;               //  peers that stopped heartbeating
     sl_counter_t *discarded;            //  messages meant for a peer that died
     sl_counter_t *hellos;               //  windows asked for (hello answered)
+    sl_counter_t *malformed;            //  messages from the next stage refused by the codec
     bool hello_queued;                  //  a hello waits in a batch: flush soon
     char hop [32];                      //  the next stage, for health reports
     int64_t stall_limit;                //  ms of a stall that fails /healthz; 0: never
@@ -359,13 +360,21 @@ s_read_peer (sl_router_t *self, s_peer_t *peer, int max)
         any = true;
         size_t offset = 0;
         sl_msg_t msg;
-        while (sl_codec_decode (self->codec, zmq_msg_data (&frame), zmq_msg_size (&frame),
-                                &offset, &msg) == 0) {
+        int rc;
+        while ((rc = sl_codec_decode (self->codec, zmq_msg_data (&frame), zmq_msg_size (&frame),
+                                      &offset, &msg)) == 0) {
             if (msg.type == SL_MSG_HB)
                 s_on_hb (self, peer, &msg);
             else
             if (self->message_fn)
                 self->message_fn (self->message_arg, &msg);
+        }
+        //  A refused heartbeat is seen as no heartbeat: counted, so that a
+        //  peer dead for that reason shows why.
+        if (rc == -2) {
+            if (self->malformed)
+                sl_counter_inc (self->malformed);
+            sl_log_warn ("malformed_message", "from %s: %s", peer->endpoint, sl_codec_error (self->codec));
         }
         zmq_msg_close (&frame);
     }
@@ -743,6 +752,9 @@ sl_router_set_metrics (sl_router_t *self, sl_metrics_t *m, const char *hop)
     self->hellos = sl_metrics_counter (m, "sluice_credit_windows_total", labels,
                                        "Fresh credit windows from next-stage instances, each the answer to a hello "
                                        "(a new connection, an instance back from a false death, a restart)");
+    //  The process's one count of malformed messages, the stage's too.
+    self->malformed = sl_metrics_counter (m, "sluice_malformed_messages_total", NULL,
+                                          "Messages dropped as malformed (bad frames, codec errors)");
     snprintf (self->hop, sizeof self->hop, "%s", hop);
     sl_metrics_gauge_fn (m, "sluice_hop_stall_seconds", labels,
                          "How long work has waited for a live next-stage instance that takes none of it",

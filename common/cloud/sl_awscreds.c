@@ -12,6 +12,7 @@
 #include "common/base/sl_buf.h"
 #include "common/cloud/sl_awssts.h"
 #include "common/cloud/sl_credfetch.h"
+#include "common/cloud/sl_secret.h"
 
 #define TOKEN_FILE_MAX (16u << 10)      //  a projected service account token is ~1 KiB
 
@@ -23,39 +24,16 @@ struct _sl_awscreds_t {
     sl_awssts_creds_t current;          //  web identity's keys
 };
 
-static char *
-s_dup (const char *s)
-{
-    return s && *s ? sl_xstrdup (s) : NULL;
-}
-
-static void
-s_wipe_free (char **s)
-{
-    if (*s) {
-        sodium_memzero (*s, strlen (*s));
-        free (*s);
-        *s = NULL;
-    }
-}
-
-static const char *
-s_env (const char *name)
-{
-    const char *v = getenv (name);
-    return v && *v ? v : NULL;
-}
-
 int
 sl_awscreds_config_from_env (sl_awscreds_config_t *out, const char *region, char *why, size_t why_size)
 {
     memset (out, 0, sizeof *out);
-    const char *bearer = s_env ("AWS_BEARER_TOKEN_BEDROCK");
-    const char *key = s_env ("AWS_ACCESS_KEY_ID"), *secret = s_env ("AWS_SECRET_ACCESS_KEY");
-    const char *role = s_env ("AWS_ROLE_ARN"), *token_file = s_env ("AWS_WEB_IDENTITY_TOKEN_FILE");
+    const char *bearer = sl_secret_env ("AWS_BEARER_TOKEN_BEDROCK");
+    const char *key = sl_secret_env ("AWS_ACCESS_KEY_ID"), *secret = sl_secret_env ("AWS_SECRET_ACCESS_KEY");
+    const char *role = sl_secret_env ("AWS_ROLE_ARN"), *token_file = sl_secret_env ("AWS_WEB_IDENTITY_TOKEN_FILE");
     if (bearer) {
         out->kind = SL_AWSCREDS_BEARER;
-        out->bearer_token = s_dup (bearer);
+        out->bearer_token = sl_secret_dup (bearer);
         return 0;
     }
     if (key || secret) {
@@ -65,9 +43,9 @@ sl_awscreds_config_from_env (sl_awscreds_config_t *out, const char *region, char
             return -1;
         }
         out->kind = SL_AWSCREDS_STATIC;
-        out->access_key_id = s_dup (key);
-        out->secret_access_key = s_dup (secret);
-        out->session_token = s_dup (s_env ("AWS_SESSION_TOKEN"));
+        out->access_key_id = sl_secret_dup (key);
+        out->secret_access_key = sl_secret_dup (secret);
+        out->session_token = sl_secret_dup (sl_secret_env ("AWS_SESSION_TOKEN"));
         return 0;
     }
     if (role || token_file) {
@@ -77,10 +55,10 @@ sl_awscreds_config_from_env (sl_awscreds_config_t *out, const char *region, char
             return -1;
         }
         out->kind = SL_AWSCREDS_WEB_IDENTITY;
-        out->role_arn = s_dup (role);
-        out->token_file = s_dup (token_file);
-        out->session_name = s_dup (s_env ("AWS_ROLE_SESSION_NAME"));
-        const char *sts = s_env ("AWS_ENDPOINT_URL_STS");
+        out->role_arn = sl_secret_dup (role);
+        out->token_file = sl_secret_dup (token_file);
+        out->session_name = sl_secret_dup (sl_secret_env ("AWS_ROLE_SESSION_NAME"));
+        const char *sts = sl_secret_env ("AWS_ENDPOINT_URL_STS");
         out->sts_url = sts ? sl_xstrdup (sts)
                      : region && *region ? sl_xasprintf ("https://sts.%s.amazonaws.com", region)
                      : sl_xstrdup ("https://sts.amazonaws.com");
@@ -94,10 +72,10 @@ sl_awscreds_config_from_env (sl_awscreds_config_t *out, const char *region, char
 void
 sl_awscreds_config_clear (sl_awscreds_config_t *self)
 {
-    s_wipe_free (&self->bearer_token);
-    s_wipe_free (&self->access_key_id);
-    s_wipe_free (&self->secret_access_key);
-    s_wipe_free (&self->session_token);
+    sl_secret_free (&self->bearer_token);
+    sl_secret_free (&self->access_key_id);
+    sl_secret_free (&self->secret_access_key);
+    sl_secret_free (&self->session_token);
     free (self->role_arn);
     free (self->token_file);
     free (self->session_name);
@@ -188,14 +166,14 @@ sl_awscreds_new (zloop_t *loop, sl_curlm_t *curlm, const sl_awscreds_config_t *c
     const sl_awscreds_config_t *c = config;
     self->config = (sl_awscreds_config_t) {
         .kind = c->kind,
-        .bearer_token = s_dup (c->bearer_token),
-        .access_key_id = s_dup (c->access_key_id),
-        .secret_access_key = s_dup (c->secret_access_key),
-        .session_token = s_dup (c->session_token),
-        .role_arn = s_dup (c->role_arn),
-        .token_file = s_dup (c->token_file),
-        .session_name = s_dup (c->session_name),
-        .sts_url = s_dup (c->sts_url),
+        .bearer_token = sl_secret_dup (c->bearer_token),
+        .access_key_id = sl_secret_dup (c->access_key_id),
+        .secret_access_key = sl_secret_dup (c->secret_access_key),
+        .session_token = sl_secret_dup (c->session_token),
+        .role_arn = sl_secret_dup (c->role_arn),
+        .token_file = sl_secret_dup (c->token_file),
+        .session_name = sl_secret_dup (c->session_name),
+        .sts_url = sl_secret_dup (c->sts_url),
     };
     self->refresher = sl_refresher_new (loop, timing, s_fetch, self);
     if (c->kind == SL_AWSCREDS_WEB_IDENTITY)

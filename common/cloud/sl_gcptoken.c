@@ -12,6 +12,7 @@
 #include "common/base/sl_buf.h"
 #include "common/cloud/sl_credfetch.h"
 #include "common/cloud/sl_gcpkey.h"
+#include "common/cloud/sl_secret.h"
 
 #define TOKEN_MAX 8192                  //  an access token is ~200 bytes to 2 KiB
 
@@ -24,34 +25,11 @@ struct _sl_gcptoken_t {
     char *token;                        //  the current token
 };
 
-static char *
-s_dup (const char *s)
-{
-    return s && *s ? sl_xstrdup (s) : NULL;
-}
-
-static void
-s_wipe_free (char **s)
-{
-    if (*s) {
-        sodium_memzero (*s, strlen (*s));
-        free (*s);
-        *s = NULL;
-    }
-}
-
-static const char *
-s_env (const char *name)
-{
-    const char *v = getenv (name);
-    return v && *v ? v : NULL;
-}
-
 void
 sl_gcptoken_config_from_env (sl_gcptoken_config_t *out, const char *credentials_file)
 {
     memset (out, 0, sizeof *out);
-    const char *given = s_env (SL_GCPTOKEN_TOKEN_ENV), *adc = s_env ("GOOGLE_APPLICATION_CREDENTIALS");
+    const char *given = sl_secret_env (SL_GCPTOKEN_TOKEN_ENV), *adc = sl_secret_env ("GOOGLE_APPLICATION_CREDENTIALS");
     if (credentials_file && *credentials_file) {
         out->kind = SL_GCPTOKEN_KEY_FILE;
         out->key_file = sl_xstrdup (credentials_file);
@@ -68,7 +46,7 @@ sl_gcptoken_config_from_env (sl_gcptoken_config_t *out, const char *credentials_
     }
     else {
         out->kind = SL_GCPTOKEN_METADATA;
-        const char *host = s_env ("GCE_METADATA_HOST");
+        const char *host = sl_secret_env ("GCE_METADATA_HOST");
         out->metadata_host = sl_xstrdup (host ? host : SL_GCPTOKEN_METADATA_HOST);
     }
 }
@@ -77,7 +55,7 @@ void
 sl_gcptoken_config_clear (sl_gcptoken_config_t *self)
 {
     free (self->key_file);
-    s_wipe_free (&self->token);
+    sl_secret_free (&self->token);
     free (self->metadata_host);
     free (self->scope);
     memset (self, 0, sizeof *self);
@@ -139,7 +117,7 @@ s_on_answer (void *arg, int status, sl_str_t body, const char *error)
         sl_refresher_failed (self->refresher, why);
         return;
     }
-    s_wipe_free (&self->token);
+    sl_secret_free (&self->token);
     self->token = token;
     sl_refresher_fetched (self->refresher, zclock_time () + expires_in * 1000);
 }
@@ -199,10 +177,10 @@ sl_gcptoken_new (zloop_t *loop, sl_curlm_t *curlm, const sl_gcptoken_config_t *c
     self->curlm = curlm;
     self->config = (sl_gcptoken_config_t) {
         .kind = config->kind,
-        .key_file = s_dup (config->key_file),
-        .token = s_dup (config->token),
-        .metadata_host = s_dup (config->metadata_host),
-        .scope = s_dup (config->scope),
+        .key_file = sl_secret_dup (config->key_file),
+        .token = sl_secret_dup (config->token),
+        .metadata_host = sl_secret_dup (config->metadata_host),
+        .scope = sl_secret_dup (config->scope),
     };
     if (self->config.kind == SL_GCPTOKEN_KEY_FILE) {
         self->key = self->config.key_file ? sl_gcpkey_load (self->config.key_file, why, why_size) : NULL;
@@ -242,7 +220,7 @@ sl_gcptoken_destroy (sl_gcptoken_t **self_p)
     sl_credfetch_destroy (&self->fetch);
     sl_refresher_destroy (&self->refresher);
     sl_gcpkey_destroy (&self->key);
-    s_wipe_free (&self->token);
+    sl_secret_free (&self->token);
     sl_gcptoken_config_clear (&self->config);
     free (self);
     *self_p = NULL;

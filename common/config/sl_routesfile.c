@@ -99,12 +99,24 @@ s_number (s_ctx_t *ctx, yaml_node_t *v, const char *key, long min, long max, lon
 //  --------------------------------------------------------------------------
 //  Providers: a table of their fields
 
-//  Read one field's value (a scalar) into the provider.
-typedef int (s_field_fn) (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p);
+//  What a provider's fields are read into: the provider, and what it
+//  points to that the loader holds until it is added.
+typedef struct {
+    sl_provider_t p;
+    const char *key_envs [SL_PROVIDERS_KEYS_MAX];
+    bool has_key_env;
+    sl_deployment_t deployments [SL_ROUTESFILE_DEPLOYMENTS_MAX];
+} s_provider_spec_t;
+
+//  Read one field's value into the provider: value is the scalar's text,
+//  or NULL for a list or a mapping (fields of the table's S_SCALAR kind
+//  are only ever given scalars).
+typedef int (s_field_fn) (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec);
 
 static int
-s_provider_name (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p)
+s_provider_name (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
 {
+    sl_provider_t *p = &spec->p;
     if (!sl_name_valid (value))
         return s_error_at (ctx, v, "provider name '%s' must be letters, digits, '.', '_' or '-'", value);
     p->name = value;
@@ -112,8 +124,9 @@ s_provider_name (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t 
 }
 
 static int
-s_provider_dialect (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p)
+s_provider_dialect (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
 {
+    sl_provider_t *p = &spec->p;
     p->dialect = sl_dialect_parse (value);
     if (p->dialect)
         return 0;
@@ -125,8 +138,9 @@ s_provider_dialect (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider
 }
 
 static int
-s_provider_base_url (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p)
+s_provider_base_url (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
 {
+    sl_provider_t *p = &spec->p;
     if (!sl_providers_url_valid (value))
         return s_error_at (ctx, v, "base_url must be an http:// or https:// URL");
     p->base_url = value;
@@ -134,42 +148,165 @@ s_provider_base_url (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provide
 }
 
 static int
-s_provider_key_env (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p)
+s_provider_key_env (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
 {
+    sl_provider_t *p = &spec->p;
     if (!sl_providers_env_valid (value))
         return s_error_at (ctx, v, "key_env names an environment variable (the key itself "
                                    "never goes in this file)");
+    if (p->key_env_count)
+        return s_error_at (ctx, v, "key_env and key_envs: one or the other");
     p->key_env = value;
+    spec->has_key_env = true;
+    return 0;
+}
+
+//  key_envs: [K1, K2]: several keys, used in turn (the ingest's).
+static int
+s_provider_key_envs (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
+{
+    (void) value;
+    yaml_node_item_t *start = v->type == YAML_SEQUENCE_NODE ? v->data.sequence.items.start : NULL;
+    yaml_node_item_t *top = start ? v->data.sequence.items.top : NULL;
+    if (!start || start == top || top - start > SL_PROVIDERS_KEYS_MAX)
+        return s_error_at (ctx, v, "key_envs must be a list of 1 to %d environment variables' names",
+                           SL_PROVIDERS_KEYS_MAX);
+    if (spec->has_key_env)
+        return s_error_at (ctx, v, "key_env and key_envs: one or the other");
+    size_t n = 0;
+    for (yaml_node_item_t *i = start; i < top; i++) {
+        yaml_node_t *item = yaml_document_get_node (ctx->doc, *i);
+        const char *name = s_scalar (item);
+        if (!name || !*name || !sl_providers_env_valid (name))
+            return s_error_at (ctx, item, "key_envs names environment variables (the keys themselves "
+                                          "never go in this file)");
+        for (size_t k = 0; k < n; k++)
+            if (strcmp (spec->key_envs [k], name) == 0)
+                return s_error_at (ctx, item, "key_envs names '%s' twice", name);
+        spec->key_envs [n++] = name;
+    }
+    spec->p.key_envs = spec->key_envs;
+    spec->p.key_env_count = n;
     return 0;
 }
 
 static int
-s_provider_forward_auth (s_ctx_t *ctx, yaml_node_t *v, const char *value, sl_provider_t *p)
+s_provider_forward_auth (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
 {
+    sl_provider_t *p = &spec->p;
     (void) value;
     return s_bool (ctx, v, "forward_client_auth", &p->forward_auth);
 }
 
+//  A cloud's region, project, API version or credentials file: a word
+//  that goes into a host name or a path (the file: a path).
+static int
+s_provider_word (s_ctx_t *ctx, yaml_node_t *v, const char *key, const char *value, const char **out)
+{
+    if (!*value || strpbrk (value, " \t\r\n?#%"))
+        return s_error_at (ctx, v, "%s must be a plain word", key);
+    *out = value;
+    return 0;
+}
+
+static int
+s_provider_region (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
+{
+    return s_provider_word (ctx, v, "region", value, &spec->p.region);
+}
+
+static int
+s_provider_project (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
+{
+    return s_provider_word (ctx, v, "project", value, &spec->p.project);
+}
+
+static int
+s_provider_credentials_file (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
+{
+    return s_provider_word (ctx, v, "credentials_file", value, &spec->p.credentials_file);
+}
+
+static int
+s_provider_api_version (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
+{
+    return s_provider_word (ctx, v, "api_version", value, &spec->p.api_version);
+}
+
+static int
+s_provider_token_env (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
+{
+    if (!*value || !sl_providers_env_valid (value))
+        return s_error_at (ctx, v, "token_env names an environment variable (the token itself "
+                                   "never goes in this file)");
+    spec->p.token_env = value;
+    return 0;
+}
+
+//  deployments: {model: deployment, ...} (Azure's).
+static int
+s_provider_deployments (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
+{
+    (void) value;
+    if (v->type != YAML_MAPPING_NODE)
+        return s_error_at (ctx, v, "deployments must be a mapping of a model to its deployment");
+    size_t n = 0;
+    for (yaml_node_pair_t *pair = v->data.mapping.pairs.start; pair < v->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = yaml_document_get_node (ctx->doc, pair->key);
+        yaml_node_t *d = yaml_document_get_node (ctx->doc, pair->value);
+        const char *model = s_scalar (k), *deployment = s_scalar (d);
+        if (!model || !*model)
+            return s_error_at (ctx, k, "a deployment's model must be a name");
+        if (!deployment || !*deployment || strpbrk (deployment, "/?#% \t"))
+            return s_error_at (ctx, d, "the deployment of '%s' must be a deployment's name", model);
+        for (size_t i = 0; i < n; i++)
+            if (strcmp (spec->deployments [i].model, model) == 0)
+                return s_error_at (ctx, k, "model '%s' has two deployments", model);
+        if (n == SL_ROUTESFILE_DEPLOYMENTS_MAX)
+            return s_error_at (ctx, k, "more than %d deployments", SL_ROUTESFILE_DEPLOYMENTS_MAX);
+        spec->deployments [n++] = (sl_deployment_t) { model, deployment };
+    }
+    spec->p.deployments = spec->deployments;
+    spec->p.deployment_count = n;
+    return 0;
+}
+
+//  What a field's value may be.
+typedef enum {
+    S_SCALAR,                           //  a scalar only
+    S_ANY                               //  anything: the reader checks
+} s_field_kind_t;
+
 static const struct {
     const char *key;
     s_field_fn *read;
+    s_field_kind_t kind;
 } s_provider_fields [] = {
-    { "name", s_provider_name },
-    { "dialect", s_provider_dialect },
-    { "base_url", s_provider_base_url },
-    { "key_env", s_provider_key_env },
-    { "forward_client_auth", s_provider_forward_auth },
+    { "name", s_provider_name, S_SCALAR },
+    { "dialect", s_provider_dialect, S_SCALAR },
+    { "base_url", s_provider_base_url, S_SCALAR },
+    { "key_env", s_provider_key_env, S_SCALAR },
+    { "key_envs", s_provider_key_envs, S_ANY },
+    { "forward_client_auth", s_provider_forward_auth, S_SCALAR },
+    { "region", s_provider_region, S_SCALAR },
+    { "project", s_provider_project, S_SCALAR },
+    { "credentials_file", s_provider_credentials_file, S_SCALAR },
+    { "api_version", s_provider_api_version, S_SCALAR },
+    { "token_env", s_provider_token_env, S_SCALAR },
+    { "deployments", s_provider_deployments, S_ANY },
 };
 
 static int
 s_provider_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
 {
     const char *value = s_scalar (v);
-    if (!value)
-        return s_error_at (ctx, v, "%s must be a scalar", key);
-    for (size_t i = 0; i < sizeof s_provider_fields / sizeof s_provider_fields [0]; i++)
-        if (strcmp (key, s_provider_fields [i].key) == 0)
-            return s_provider_fields [i].read (ctx, v, value, arg);
+    for (size_t i = 0; i < sizeof s_provider_fields / sizeof s_provider_fields [0]; i++) {
+        if (strcmp (key, s_provider_fields [i].key) != 0)
+            continue;
+        if (!value && s_provider_fields [i].kind == S_SCALAR)
+            return s_error_at (ctx, v, "%s must be a scalar", key);
+        return s_provider_fields [i].read (ctx, v, value, arg);
+    }
     return s_error_at (ctx, knode, "unknown provider field '%s'", key);
 }
 
@@ -180,13 +317,22 @@ s_providers (s_ctx_t *ctx, yaml_node_t *list)
         return s_error_at (ctx, list, "providers must be a list");
     for (yaml_node_item_t *i = list->data.sequence.items.start; i < list->data.sequence.items.top; i++) {
         yaml_node_t *item = yaml_document_get_node (ctx->doc, *i);
-        sl_provider_t p = { .key_env = "", .forward_auth = true };
-        if (s_mapping (ctx, item, "a provider", s_provider_member, &p))
+        s_provider_spec_t spec = { .p = { .key_env = "", .forward_auth = true } };
+        if (s_mapping (ctx, item, "a provider", s_provider_member, &spec))
             return -1;
-        if (!p.name || !p.dialect || !p.base_url)
+        const sl_provider_t *p = &spec.p;
+        if (!p->name || !p->dialect || (!p->base_url && sl_dialect_is_client (sl_dialect_get (p->dialect))))
             return s_error_at (ctx, item, "a provider needs name, dialect and base_url");
-        if (sl_providers_add_provider (ctx->providers, &p))
-            return s_error_at (ctx, item, "provider '%s' is defined twice", p.name);
+        //  What its dialect needs and reads (a cloud's region, project,
+        //  deployments), said with the provider's place in the file.
+        sl_buf_t why = { 0 };
+        if (sl_providers_fields (p, &why)) {
+            s_error_at (ctx, item, "provider '%s': %s", p->name, sl_buf_cstr (&why));
+            sl_buf_free (&why);
+            return -1;
+        }
+        if (sl_providers_add_provider (ctx->providers, p))
+            return s_error_at (ctx, item, "provider '%s' is defined twice", p->name);
     }
     return 0;
 }
@@ -198,12 +344,17 @@ typedef struct {
     const char *model;
     const char *provider;
     yaml_node_t *provider_node;
+    yaml_node_t *providers;             //  the providers: list, or NULL
 } s_route_spec_t;
 
 static int
 s_route_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
 {
     s_route_spec_t *spec = arg;
+    if (strcmp (key, "providers") == 0) {
+        spec->providers = v;
+        return 0;
+    }
     const char *value = s_scalar (v);
     if (!value || !*value)
         return s_error_at (ctx, v, "%s must be a non-empty scalar", key);
@@ -215,7 +366,70 @@ s_route_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *
         spec->provider_node = v;
     }
     else
-        return s_error_at (ctx, knode, "unknown route field '%s'", key);
+        return s_error_at (ctx, knode, "unknown route field '%s' (model, provider, providers)", key);
+    return 0;
+}
+
+//  One entry of a route's providers list.
+typedef struct {
+    sl_route_target_t t;
+    yaml_node_t *provider_node;
+} s_target_spec_t;
+
+static int
+s_target_member (s_ctx_t *ctx, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
+{
+    s_target_spec_t *spec = arg;
+    const char *value = s_scalar (v);
+    if (!value || !*value)
+        return s_error_at (ctx, v, "%s must be a non-empty scalar", key);
+    if (strcmp (key, "provider") == 0) {
+        spec->t.provider = value;
+        spec->provider_node = v;
+    }
+    else
+    if (strcmp (key, "model") == 0)
+        spec->t.model = value;
+    else
+    if (strcmp (key, "weight") == 0)
+        return s_number (ctx, v, key, 0, SL_ROUTE_WEIGHT_MAX, &spec->t.weight);
+    else
+        return s_error_at (ctx, knode, "unknown field '%s' of a route's provider (provider, model, weight)", key);
+    return 0;
+}
+
+//  A route's providers: list, checked entry by entry so that each error
+//  names its place, then added.
+static int
+s_route_targets (s_ctx_t *ctx, const s_route_spec_t *spec, yaml_node_t *item)
+{
+    yaml_node_t *list = spec->providers;
+    if (spec->provider)
+        return s_error_at (ctx, spec->provider_node, "a route names provider or providers, not both");
+    yaml_node_item_t *start = list->type == YAML_SEQUENCE_NODE ? list->data.sequence.items.start : NULL;
+    yaml_node_item_t *top = start ? list->data.sequence.items.top : NULL;
+    if (!start || start == top || top - start > SL_ROUTE_TARGETS_MAX)
+        return s_error_at (ctx, list, "providers must be a list of 1 to %d providers", SL_ROUTE_TARGETS_MAX);
+    sl_route_target_t targets [SL_ROUTE_TARGETS_MAX];
+    size_t n = 0;
+    for (yaml_node_item_t *i = start; i < top; i++) {
+        yaml_node_t *entry = yaml_document_get_node (ctx->doc, *i);
+        s_target_spec_t t = { .t = { .weight = SL_ROUTE_NO_WEIGHT } };
+        if (s_mapping (ctx, entry, "a route's provider", s_target_member, &t))
+            return -1;
+        if (!t.t.provider)
+            return s_error_at (ctx, entry, "a route's provider needs provider");
+        if (!sl_providers_find (ctx->providers, sl_str (t.t.provider)))
+            return s_error_at (ctx, t.provider_node, "route names unknown provider '%s'", t.t.provider);
+        for (size_t k = 0; k < n; k++)
+            if (strcmp (targets [k].provider, t.t.provider) == 0)
+                return s_error_at (ctx, t.provider_node, "the route names provider '%s' twice", t.t.provider);
+        if (n && (t.t.weight == SL_ROUTE_NO_WEIGHT) != (targets [0].weight == SL_ROUTE_NO_WEIGHT))
+            return s_error_at (ctx, entry, "weight: every provider of the route has one, or none has");
+        targets [n++] = t.t;
+    }
+    if (sl_providers_add_route_targets (ctx->providers, spec->model, targets, n))
+        return s_error_at (ctx, item, "the route's providers are not valid");
     return 0;
 }
 
@@ -229,8 +443,13 @@ s_routes (s_ctx_t *ctx, yaml_node_t *list)
         s_route_spec_t spec = { 0 };
         if (s_mapping (ctx, item, "a route", s_route_member, &spec))
             return -1;
-        if (!spec.model || !spec.provider)
-            return s_error_at (ctx, item, "a route needs model and provider");
+        if (!spec.model || (!spec.provider && !spec.providers))
+            return s_error_at (ctx, item, "a route needs model and provider (or providers)");
+        if (spec.providers) {
+            if (s_route_targets (ctx, &spec, item))
+                return -1;
+        }
+        else
         if (sl_providers_add_route (ctx->providers, spec.model, spec.provider))
             return s_error_at (ctx, spec.provider_node, "route names unknown provider '%s'", spec.provider);
     }

@@ -14,10 +14,26 @@
             dialect: openai             # a dialect's name: openai | responses | anthropic | gemini
             base_url: http://127.0.0.1:8000/v1
             key_env: LOCAL_KEY          # optional: the variable holding the key
+            key_envs: [K1, K2]          # or several keys, used in turn (not both)
             forward_client_auth: true   # optional, default true
+          - name: vertex-claude         # a cloud's door (upstream-only dialects):
+            dialect: vertex-anthropic   #   vertex, vertex-anthropic, azure
+            region: us-east5            # Vertex: region and project needed,
+            project: my-project         #   base_url optional (the region's)
+            token_env: GCP_TOKEN        # optional: a variable holding a bearer token
+          - name: azure-east
+            dialect: azure
+            base_url: https://my-resource.openai.azure.com   # needed
+            api_version: "2024-10-21"   # optional; absent or v1: the v1 API
+            deployments: { gpt-4o: prod-gpt4o }   # with api_version: model -> deployment
+            key_env: AZURE_OPENAI_KEY   # the api-key header (or token_env: Entra ID)
         routes:
           - model: "llama-*"            # fnmatch glob
             provider: local
+          - model: "claude-*"           # or several providers, tried in order
+            providers:                  # (or drawn by weight: every entry has one, or none)
+              - { provider: east, model: "anthropic.claude-x", weight: 3 }
+              - { provider: local }     # model absent: the client's as is
         prices:                         # optional: what a model costs
           - model: "gpt-4o*"            # a model name or an fnmatch glob
             input: 2.50                 # USD per million input tokens
@@ -56,6 +72,7 @@
 #include "common/mcp/sl_mcp_servers.h"
 
 #define SL_ROUTESFILE_MAX (1u << 20)    //  a routes file larger than this is refused
+#define SL_ROUTESFILE_DEPLOYMENTS_MAX 256   //  deployments of one provider
 
 //  Parse a routes file's text (name: the file's name, for errors) into
 //  its tables, each made for the caller: *providers (its providers,

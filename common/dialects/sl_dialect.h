@@ -180,6 +180,9 @@ struct _sl_dialect_t {
     //  or lacking one it needs, is refused where it is configured.
     unsigned provider_fields;
     unsigned provider_needs;
+    //  Optional: what else a provider of the dialect must hold together
+    //  (Azure: deployments need an api_version). 0 ok, -1 with why.
+    int (*provider_check) (const sl_provider_t *provider, sl_buf_t *why);
     const char *credential;             //  header carrying the key ("x-api-key")
     const char *scheme;                 //  text before the key in it ("Bearer "), or ""
     //  Where the provider's credential comes from when it names neither a

@@ -33,7 +33,11 @@ s_provider_free (sl_provider_t *p)
 {
     free ((char *) p->name);
     free ((char *) p->base_url);
-    free ((char *) p->key_env);
+    for (size_t k = 0; k < p->key_env_count; k++)
+        free ((char *) p->key_envs [k]);
+    if (!p->key_env_count)
+        free ((char *) p->key_env);
+    free ((void *) p->key_envs);
     free ((char *) p->region);
     free ((char *) p->project);
     free ((char *) p->credentials_file);
@@ -55,8 +59,13 @@ sl_providers_destroy (sl_providers_t **self_p)
     for (size_t i = 0; i < self->provider_count; i++)
         s_provider_free (&self->providers [i]);
     for (size_t i = 0; i < self->route_count; i++) {
-        free ((char *) self->routes [i].model);
-        free ((char *) self->routes [i].provider);
+        sl_route_t *r = &self->routes [i];
+        free ((char *) r->model);
+        for (size_t t = 0; t < r->target_count; t++) {
+            free ((char *) r->targets [t].provider);
+            free ((char *) r->targets [t].model);
+        }
+        free ((void *) r->targets);
     }
     for (size_t i = 0; i < self->price_count; i++)
         free ((char *) self->prices [i].model);
@@ -165,11 +174,11 @@ sl_providers_fields (const sl_provider_t *p, sl_buf_t *why)
             return -1;
         }
     }
-    if (s_given (p->key_env) && s_given (p->token_env)) {
+    if ((s_given (p->key_env) || p->key_env_count) && s_given (p->token_env)) {
         sl_buf_puts (why, "a provider takes key_env or token_env, not both");
         return -1;
     }
-    return 0;
+    return d->provider_check ? d->provider_check (p, why) : 0;
 }
 
 const char *
@@ -213,8 +222,11 @@ sl_providers_add_provider (sl_providers_t *self, const sl_provider_t *p)
     ||  (*base_url && !sl_providers_url_valid (base_url)) || !sl_providers_env_valid (key_env)
     ||  !sl_providers_env_valid (p->token_env ? p->token_env : "")
     ||  !s_valid_word (p->region) || !s_valid_word (p->project) || !s_valid_word (p->api_version)
-    ||  sl_providers_find (self, sl_str (p->name)))
+    ||  sl_providers_find (self, sl_str (p->name)) || p->key_env_count > SL_PROVIDERS_KEYS_MAX)
         return -1;
+    for (size_t k = 0; k < p->key_env_count; k++)
+        if (!p->key_envs [k] || !*p->key_envs [k] || !sl_providers_env_valid (p->key_envs [k]))
+            return -1;
     for (size_t i = 0; i < p->deployment_count; i++)
         if (!s_given (p->deployments [i].model) || !s_given (p->deployments [i].deployment)
         ||  !s_valid_word (p->deployments [i].deployment))
@@ -229,7 +241,6 @@ sl_providers_add_provider (sl_providers_t *self, const sl_provider_t *p)
     while (n > 8 && url [n - 1] == '/')
         url [--n] = 0;                  //  paths are appended with their own slash
     copy->base_url = url;
-    copy->key_env = sl_xstrdup (key_env);
     copy->forward_auth = p->forward_auth;
     copy->region = s_dup (p->region);
     copy->project = s_dup (p->project);
@@ -245,19 +256,54 @@ sl_providers_add_provider (sl_providers_t *self, const sl_provider_t *p)
         copy->deployments = list;
         copy->deployment_count = p->deployment_count;
     }
+    //  The keys' variables, in order: key_env alone when no list is given.
+    size_t count = p->key_env_count ? p->key_env_count : *key_env ? 1 : 0;
+    const char **keys = count ? sl_xcalloc (count, sizeof *keys) : NULL;
+    for (size_t k = 0; k < count; k++)
+        keys [k] = sl_xstrdup (p->key_env_count ? p->key_envs [k] : key_env);
+    copy->key_envs = keys;
+    copy->key_env_count = count;
+    copy->key_env = count ? keys [0] : sl_xstrdup ("");
+    return 0;
+}
+
+int
+sl_providers_add_route_targets (sl_providers_t *self, const char *model, const sl_route_target_t *targets,
+                                size_t count)
+{
+    if (!model || !*model || count == 0 || count > SL_ROUTE_TARGETS_MAX)
+        return -1;
+    bool weighted = targets [0].weight != SL_ROUTE_NO_WEIGHT;
+    for (size_t i = 0; i < count; i++) {
+        const sl_route_target_t *t = &targets [i];
+        if (!t->provider || !sl_providers_find (self, sl_str (t->provider)) || (t->model && !*t->model)
+        ||  (t->weight != SL_ROUTE_NO_WEIGHT) != weighted
+        ||  (weighted && (t->weight < 0 || t->weight > SL_ROUTE_WEIGHT_MAX)))
+            return -1;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp (targets [j].provider, t->provider) == 0)
+                return -1;
+    }
+    self->routes = sl_xrealloc (self->routes, (self->route_count + 1) * sizeof (sl_route_t));
+    sl_route_t *r = &self->routes [self->route_count++];
+    sl_route_target_t *copy = sl_xcalloc (count, sizeof *copy);
+    for (size_t i = 0; i < count; i++) {
+        copy [i].provider = sl_xstrdup (targets [i].provider);
+        copy [i].model = targets [i].model ? sl_xstrdup (targets [i].model) : NULL;
+        copy [i].weight = targets [i].weight;
+    }
+    r->model = sl_xstrdup (model);
+    r->targets = copy;
+    r->target_count = count;
+    r->provider = copy [0].provider;
     return 0;
 }
 
 int
 sl_providers_add_route (sl_providers_t *self, const char *model, const char *provider)
 {
-    if (!model || !*model || !provider || !sl_providers_find (self, sl_str (provider)))
-        return -1;
-    self->routes = sl_xrealloc (self->routes, (self->route_count + 1) * sizeof (sl_route_t));
-    sl_route_t *r = &self->routes [self->route_count++];
-    r->model = sl_xstrdup (model);
-    r->provider = sl_xstrdup (provider);
-    return 0;
+    const sl_route_target_t target = { provider, NULL, SL_ROUTE_NO_WEIGHT };
+    return sl_providers_add_route_targets (self, model, &target, 1);
 }
 
 sl_providers_t *
@@ -334,11 +380,14 @@ sl_providers_match (sl_providers_t *self, sl_str_t model, int dialect)
     return NULL;
 }
 
-const sl_provider_t *
-sl_providers_pick (sl_providers_t *self, sl_str_t model, int client_dialect)
+//  The route a client of dialect is sent to for model: among the routes
+//  whose glob matches, the first whose (first) provider speaks the
+//  client's dialect, else the first; NULL when none matches.
+static const sl_route_t *
+s_route (sl_providers_t *self, sl_str_t model, int client_dialect)
 {
     char name [SL_PROVIDERS_MODEL_MAX];
-    const sl_provider_t *first = NULL;
+    const sl_route_t *first = NULL;
     if (model.ptr && model.len < sizeof name && !memchr (model.ptr, 0, model.len)) {
         memcpy (name, model.ptr, model.len);
         name [model.len] = 0;
@@ -347,15 +396,87 @@ sl_providers_pick (sl_providers_t *self, sl_str_t model, int client_dialect)
             if (!p || fnmatch (self->routes [i].model, name, 0) != 0)
                 continue;
             if (sl_dialect_same_format (p->dialect, client_dialect))
-                return p;
+                return &self->routes [i];
             if (!first)
-                first = p;
+                first = &self->routes [i];
         }
     }
-    if (first)
-        return first;
+    return first;
+}
+
+const sl_provider_t *
+sl_providers_pick (sl_providers_t *self, sl_str_t model, int client_dialect)
+{
+    const sl_route_t *route = s_route (self, model, client_dialect);
+    if (route)
+        return sl_providers_find (self, sl_str (route->provider));
     const sl_provider_t *own = sl_providers_match (self, SL_STR_NULL, client_dialect);
     return own ? own : sl_providers_provider (self, 0);
+}
+
+//  The next number of a small generator (splitmix32): the draws of one plan
+//  from the caller's one number.
+static uint32_t
+s_next_draw (uint32_t *state)
+{
+    uint32_t z = (*state += 0x9e3779b9u);
+    z = (z ^ (z >> 16)) * 0x85ebca6bu;
+    z = (z ^ (z >> 13)) * 0xc2b2ae35u;
+    return z ^ (z >> 16);
+}
+
+size_t
+sl_providers_plan (sl_providers_t *self, sl_str_t model, int client_dialect, uint32_t draw,
+                   sl_plan_entry_t *out, size_t room)
+{
+    if (room == 0)
+        return 0;
+    const sl_route_t *route = s_route (self, model, client_dialect);
+    if (!route) {
+        const sl_provider_t *p = sl_providers_pick (self, model, client_dialect);
+        if (!p)
+            return 0;
+        out [0] = (sl_plan_entry_t) { p, model };
+        return 1;
+    }
+    //  The targets in the order to try them: as written, or drawn by weight
+    //  (the standbys of weight 0 last, as written).
+    size_t order [SL_ROUTE_TARGETS_MAX];
+    size_t count = route->target_count;
+    for (size_t i = 0; i < count; i++)
+        order [i] = i;
+    if (route->targets [0].weight != SL_ROUTE_NO_WEIGHT) {
+        uint32_t state = draw;
+        for (size_t at = 0; at < count; at++) {
+            uint64_t total = 0;
+            for (size_t i = at; i < count; i++)
+                total += (uint64_t) route->targets [order [i]].weight;
+            if (total == 0)
+                break;                  //  only standbys left: as written
+            uint64_t pick = s_next_draw (&state) % total;
+            size_t chosen = at;
+            for (size_t i = at; i < count; i++) {
+                uint64_t w = (uint64_t) route->targets [order [i]].weight;
+                if (pick < w) {
+                    chosen = i;
+                    break;
+                }
+                pick -= w;
+            }
+            //  The chosen one moves up; the rest keep their written order.
+            size_t keep = order [chosen];
+            memmove (&order [at + 1], &order [at], (chosen - at) * sizeof order [0]);
+            order [at] = keep;
+        }
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < count && n < room; i++) {
+        const sl_route_target_t *t = &route->targets [order [i]];
+        const sl_provider_t *p = sl_providers_find (self, sl_str (t->provider));
+        if (p)
+            out [n++] = (sl_plan_entry_t) { p, t->model ? sl_str (t->model) : model };
+    }
+    return n;
 }
 
 int

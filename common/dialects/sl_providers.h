@@ -18,7 +18,24 @@
     else the first of them (the request is translated); when no route
     matches, the first provider of the client's dialect serves it (so a
     provider with no routes is the default for its dialect), else the
-    first provider.
+    first provider. A route that names several providers (its targets)
+    is matched by its first target.
+
+    The plan of a request (sl_providers_plan): the providers it may go to,
+    in the order to try them, each with the model's id there (the
+    client's model when the target names none). A route without weights
+    gives its targets in the order written. A route with weights (every
+    target has one, or none has) orders them by a weighted draw without
+    replacement: the first is drawn among the targets of weight above 0
+    with a chance of its weight over their sum, the second among the rest
+    likewise, and so on; targets of weight 0 are standbys, after every
+    weighted one, in the order written. The draw comes from the caller (a
+    number; the gateway takes it from the stream's random id), so a plan
+    is a pure function of its inputs.
+
+    A provider may have several keys (key_envs): the variables are kept
+    in order; key_env is the first ("" for none). Which is used when is
+    the ingest's (sl_failover.h).
 
     Built-in defaults (no file): one provider per registered dialect, from
     its module's defaults (sl_dialect.h): named after the dialect, at its
@@ -41,11 +58,17 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/base/sl_buf.h"
 #include "common/base/sl_str.h"
 
 typedef struct _sl_routes_t sl_providers_t;
+
+#define SL_PROVIDERS_KEYS_MAX 16        //  key variables of one provider
+#define SL_ROUTE_TARGETS_MAX 16         //  providers one route names
+#define SL_ROUTE_WEIGHT_MAX 1000000     //  the largest weight
+#define SL_ROUTE_NO_WEIGHT (-1)         //  a target without a weight
 
 //  A model and the name it has at a provider that deploys models under
 //  names of its own (Azure OpenAI's deployments).
@@ -75,6 +98,11 @@ typedef struct {
                                         //  dialect's, made from the other fields (Vertex)
     const char *key_env;                //  variable holding the key, "" for none
     bool forward_auth;                  //  forward the client's credential when no key
+    //  Several keys, used in turn: the variables' names. When adding, a
+    //  count of 0 takes key_env alone (if any); in the table, key_env is
+    //  always key_envs [0] (or "" with none).
+    const char *const *key_envs;
+    size_t key_env_count;
     //  The clouds' fields: "" (or NULL) when not given.
     const char *region;                 //  a cloud region ("us-east5", "global")
     const char *project;                //  a Google Cloud project id
@@ -84,6 +112,9 @@ typedef struct {
     const sl_deployment_t *deployments; //  model -> deployment (Azure), deployment_count of them
     size_t deployment_count;
 } sl_provider_t;
+
+//  One provider a route names.
+
 
 //  The deployment of model at p, or NULL when p names none for it.
 const char *sl_provider_deployment (const sl_provider_t *p, sl_str_t model);
@@ -97,9 +128,23 @@ int sl_providers_fields (const sl_provider_t *p, sl_buf_t *why);
 const char *sl_provider_field_name (unsigned field);
 
 typedef struct {
-    const char *model;                  //  fnmatch glob
     const char *provider;               //  a provider's name
+    const char *model;                  //  the model's id there; NULL: the client's as is
+    long weight;                        //  0 .. SL_ROUTE_WEIGHT_MAX, or SL_ROUTE_NO_WEIGHT
+} sl_route_target_t;
+
+typedef struct {
+    const char *model;                  //  fnmatch glob
+    const char *provider;               //  its first target's provider
+    const sl_route_target_t *targets;   //  the providers it names, in the order written
+    size_t target_count;
 } sl_route_t;
+
+//  One step of a plan: a provider and the model's id there.
+typedef struct {
+    const sl_provider_t *provider;
+    sl_str_t model;                     //  borrowed from the table or the caller's model
+} sl_plan_entry_t;
 
 typedef struct {
     const char *model;                  //  a model name or fnmatch glob
@@ -122,6 +167,12 @@ void sl_providers_destroy (sl_providers_t **self_p);
 int sl_providers_add_provider (sl_providers_t *self, const sl_provider_t *provider);
 //  Add a route at the end. 0 ok, -1 when the provider is unknown.
 int sl_providers_add_route (sl_providers_t *self, const char *model, const char *provider);
+//  Add a route naming several providers (copied). 0 ok; -1 when count is
+//  0 or over SL_ROUTE_TARGETS_MAX, a provider is unknown or named twice,
+//  a target's model is empty, a weight is out of range, or some targets
+//  have weights and others none.
+int sl_providers_add_route_targets (sl_providers_t *self, const char *model, const sl_route_target_t *targets,
+                                    size_t count);
 
 //  Is url an http:// or https:// URL with something after the scheme?
 bool sl_providers_url_valid (const char *url);
@@ -143,6 +194,14 @@ const sl_provider_t *sl_providers_match (sl_providers_t *self, sl_str_t model, i
 //  route matches, the first provider of the client's dialect, else the
 //  first provider. NULL only for a table without providers.
 const sl_provider_t *sl_providers_pick (sl_providers_t *self, sl_str_t model, int client_dialect);
+//  The plan for a client of dialect asking for model (see above): the
+//  route sl_providers_pick would take, its targets in the order to try
+//  them (draw: the caller's random number), into out (room entries); the
+//  count written. Without a matching route: the one provider
+//  sl_providers_pick gives, the model as is. 0 only for a table without
+//  providers.
+size_t sl_providers_plan (sl_providers_t *self, sl_str_t model, int client_dialect, uint32_t draw,
+                          sl_plan_entry_t *out, size_t room);
 
 //  Add a price at the end (copied). 0 ok, -1 when the model is empty or
 //  named twice, or a price is negative or not a number.

@@ -22,6 +22,7 @@
 #include "common/dialects/sl_decoder.h"
 #include "common/dialects/sl_dialect.h"
 #include "common/dialects/sl_framing.h"
+#include "common/dialects/sl_plan.h"
 #include "common/http/sl_retry.h"
 #include "common/otel/sl_trace.h"
 #include "common/stages/sl_ended.h"
@@ -81,7 +82,26 @@ struct _sl_upcall_t {
     sl_codec_t *codec;                  //  reads delta logs back
     size_t log_bytes;                   //  all streams' delta logs
     size_t body_bytes;                  //  request bodies held for a retry
+    sl_failover_t *failover;            //  the providers' health, shared by every stream
+    sl_counter_t *failovers;            //  attempts moved to another provider
+    sl_counter_t **ejections;           //  per provider of the routes, in their order
+    struct s_provider_gauge *gauges;    //  per provider: its ejected state, for the gauge
 };
+
+//  What one provider's gauge reads.
+struct s_provider_gauge {
+    sl_upcall_t *owner;
+    const char *name;
+};
+
+//  One provider a call may try: the job's, or a step of its "fo".
+typedef struct {
+    const sl_provider_t *provider;
+    int dialect;
+    sl_buf_t model;                     //  the model's id there
+    sl_buf_t body;                      //  its request body; empty: the call's
+    bool own_body;                      //  body holds one (else the call's)
+} s_cand_t;
 
 struct _sl_upcall_call_t {
     sl_upcall_t *owner;
@@ -89,16 +109,35 @@ struct _sl_upcall_call_t {
     uint32_t epoch;
     uint64_t seq;                       //  next message sequence (START is 0)
     const sl_provider_t *provider;
-    sl_auth_t *auth;                    //  the provider's credential source, or NULL (ops.auth)
+    sl_auth_t *auth;                    //  the attempt's provider's credential source, or NULL
     int dialect;
     sl_buf_t url;
     sl_buf_t headers;                   //  "Name: value" lines, each NUL-terminated
     size_t header_count;
-    sl_buf_t auth_lines;                //  the current attempt's credential lines, NUL-terminated
+    sl_buf_t auth_lines;                //  the attempt's credential lines, NUL-terminated
     size_t auth_count;
     sl_buf_t body;                      //  the request body, kept for retries
     void *transfer;                     //  the current attempt's (ops.start), NULL between
     int attempt;                        //  0 for the first
+    //  The providers to try (sl_failover.h)
+    s_cand_t *cands;
+    sl_failover_cand_t *fcands;         //  their names and keys, for the walk
+    size_t cand_count;
+    sl_failover_walk_t walk;
+    size_t key;                         //  the key of the current attempt
+    bool attempting;                    //  an attempt began, its outcome not yet told to the table
+    bool committed;                     //  the call went on with a provider: no more failover
+    uint8_t client_dialect;
+    sl_buf_t client_auth;               //  the client's credential line (wiped when freed)
+    sl_buf_t passthrough;               //  the client's headers that go as sent
+    sl_buf_t trace_headers;             //  traceparent and tracestate lines, each NUL-terminated
+    size_t trace_count;
+    sl_msg_t *start_msg;                //  the START, sent when the call commits (owned); NULL once sent
+    bool started;                       //  the START went downstream
+    sl_buf_t tried;                     //  the record: JSON objects, comma-separated
+    sl_buf_t tried_text;                //  the same for people: "a: HTTP 429; b: ..."
+    size_t tried_count;
+    bool bodies_released;               //  every request body let go (the response under way)
     s_phase_t phase;
     int64_t deadline;                   //  ms, of the current phase
     int64_t last_byte;                  //  ms, last byte from upstream
@@ -139,11 +178,16 @@ s_now (sl_upcall_t *self)
 //  --------------------------------------------------------------------------
 //  Emitting into the pipeline
 
-//  Send downstream without logging (a re-send sends from the log).
+static void s_send_start (sl_upcall_call_t *c);
+
+//  Send downstream without logging (a re-send sends from the log). The
+//  stream's first message takes its START ahead of it.
 static void
 s_send_unlogged (sl_upcall_call_t *c, sl_msg_t *msg)
 {
     sl_upcall_t *self = c->owner;
+    if (!c->started && msg->type != SL_MSG_START)
+        s_send_start (c);
     memcpy (msg->sid, c->sid, SL_SID_SIZE);
     msg->epoch = c->epoch;
     msg->seq = c->seq++;
@@ -192,6 +236,49 @@ s_send (sl_upcall_call_t *c, sl_msg_t *msg)
     s_log (c, msg);
 }
 
+//  The body the current attempt sends: its provider's own, or the job's.
+static sl_str_t
+s_attempt_body (sl_upcall_call_t *c)
+{
+    if (c->cand_count && c->cands [c->walk.at].own_body)
+        return sl_buf_str (&c->cands [c->walk.at].body);
+    return sl_buf_str (&c->body);
+}
+
+//  The START, now that the call is committed to a provider (or ends
+//  before any served): it names that provider, its dialect and the
+//  providers tried before it.
+static void
+s_send_start (sl_upcall_call_t *c)
+{
+    if (c->started || !c->start_msg)
+        return;
+    c->started = true;
+    sl_upcall_t *self = c->owner;
+    sl_msg_t start = *c->start_msg;
+    start.provider = c->provider ? sl_str (c->provider->name) : SL_STR_NULL;
+    start.upstream_dialect = (uint8_t) c->dialect;
+    if (c->cand_count && !c->is_inline)
+        start.request_bytes = s_attempt_body (c).len;
+    sl_buf_t attempts = { 0 };
+    if (c->tried_count > 1) {
+        sl_buf_putc (&attempts, '[');
+        sl_buf_append_str (&attempts, sl_buf_str (&c->tried));
+        sl_buf_putc (&attempts, ']');
+        start.attempts = sl_buf_str (&attempts);
+    }
+    s_send (c, &start);
+    size_t len = 0;
+    const uint8_t *encoded = self->ops.encoded ? self->ops.encoded (self->arg, &len) : NULL;
+    if (encoded)
+        sl_buf_append (&c->start, encoded, len);
+    else
+        sl_msg_encode (&start, &c->start);
+    sl_buf_free (&attempts);
+    free (c->start_msg);
+    c->start_msg = NULL;
+}
+
 //  True while nothing but the START went downstream: the client has seen
 //  nothing, so the call may be retried and the error is the gateway's to
 //  answer with a status.
@@ -209,13 +296,19 @@ s_untouched (sl_upcall_call_t *c)
 static void
 s_release_body (sl_upcall_call_t *c)
 {
-    if (!c->body.data || s_untouched (c))
+    if (c->bodies_released || s_untouched (c))
         return;
     sl_upcall_t *self = c->owner;
-    if (c->transfer && self->ops.uploaded (self->arg, c->transfer) != (int64_t) c->body.len)
+    if (c->transfer && self->ops.uploaded (self->arg, c->transfer) != (int64_t) s_attempt_body (c).len)
         return;
     self->body_bytes -= c->body.len;
     sl_buf_free (&c->body);
+    for (size_t i = 0; i < c->cand_count; i++) {
+        self->body_bytes -= c->cands [i].body.len;
+        sl_buf_free (&c->cands [i].body);
+        c->cands [i].own_body = false;
+    }
+    c->bodies_released = true;
 }
 
 static void
@@ -237,6 +330,9 @@ s_send_end (sl_upcall_call_t *c)
     c->ended = true;
 }
 
+static void s_outcome (sl_upcall_call_t *c, const char *result, bool counts);
+static void s_commit (sl_upcall_call_t *c);
+
 //  What the decoder made of the provider's events.
 static void
 s_emit_delta (void *arg, const sl_msg_t *msg)
@@ -245,6 +341,12 @@ s_emit_delta (void *arg, const sl_msg_t *msg)
     if (c->ended)
         return;
     sl_msg_t m = *msg;
+    //  The provider's answer decodes: the call is committed to it (an
+    //  error it sends first ends the stream, and counts against it).
+    if (m.type == SL_MSG_ERROR)
+        s_outcome (c, "error_event", true);
+    else
+        s_commit (c);
     if (m.type == SL_MSG_DELTA)
         sl_counter_inc (c->owner->deltas);
     else
@@ -279,6 +381,13 @@ s_send_error (sl_upcall_call_t *c, const char *code, const char *message, int st
     if (c->ended)
         return;
     sl_msg_t m;
+    //  A stream no provider served says which were tried and why each was
+    //  left, after the last one's own words.
+    sl_buf_t text = { 0 };
+    if (!c->started && c->cand_count > 1 && c->tried_text.len) {
+        sl_buf_printf (&text, "%s (providers tried: %.*s)", message, (int) c->tried_text.len, c->tried_text.data);
+        message = sl_buf_cstr (&text);
+    }
     s_error_init (&m, code, message, status);
     m.flags = flags | (s_untouched (c) ? SL_F_RETRYABLE : 0);
     sl_counter_inc (c->owner->upstream_errors);
@@ -286,6 +395,7 @@ s_send_error (sl_upcall_call_t *c, const char *code, const char *message, int st
                  code, status);
     s_send (c, &m);
     s_send_end (c);
+    sl_buf_free (&text);
 }
 
 //  An ERROR and the END that end the stream at every hop, unless it
@@ -313,10 +423,36 @@ s_drop_transfer (sl_upcall_call_t *c)
     }
 }
 
+//  Wipe a buffer that held a credential, and free it.
+static void
+s_wipe (sl_buf_t *buf)
+{
+    if (buf->data)
+        memset (buf->data, 0, buf->cap);
+    sl_buf_free (buf);
+}
+
 static void
 s_call_free (sl_upcall_call_t *c)
 {
     s_drop_transfer (c);
+    //  An attempt that never told how it went (the client left): a
+    //  probe's place is free again.
+    if (c->attempting && c->provider)
+        sl_failover_abandoned (c->owner->failover, c->provider->name);
+    for (size_t i = 0; i < c->cand_count; i++) {
+        c->owner->body_bytes -= c->cands [i].body.len;
+        sl_buf_free (&c->cands [i].body);
+        sl_buf_free (&c->cands [i].model);
+    }
+    free (c->cands);
+    free (c->fcands);
+    s_wipe (&c->client_auth);
+    sl_buf_free (&c->passthrough);
+    sl_buf_free (&c->trace_headers);
+    sl_buf_free (&c->tried);
+    sl_buf_free (&c->tried_text);
+    free (c->start_msg);
     c->owner->log_bytes -= c->log.len;
     c->owner->body_bytes -= c->body.len;
     sl_buf_free (&c->log);
@@ -430,41 +566,188 @@ s_status_error (sl_upcall_call_t *c)
     sl_buf_free (&text);
 }
 
-//  How long to wait before the next attempt (sl_retry.h); the spread comes
-//  from the stream id, so a re-sent stream waits the same.
-static long
-s_backoff_ms (sl_upcall_call_t *c)
+//  --------------------------------------------------------------------------
+//  Attempts and failover (sl_failover.h)
+
+//  One line of the stream's record: a provider tried (result: why it was
+//  left, or "ok"), or passed by ("held", "ejected": until_ms from now).
+static void
+s_record (sl_upcall_call_t *c, size_t index, const char *result, long status, long retry_after_s, int64_t until_ms)
 {
-    const sl_upcall_config_t *config = &c->owner->config;
-    return sl_retry_backoff_ms (config->retry_base_ms, config->retry_max_ms, c->attempt, c->retry_after_s,
-                                c->sid [c->attempt % SL_SID_SIZE]);
+    if (c->tried_count >= SL_UPCALL_TRIED_MAX)
+        return;
+    const s_cand_t *cand = &c->cands [index];
+    sl_buf_t *j = &c->tried;
+    if (c->tried_count++)
+        sl_buf_putc (j, ',');
+    sl_buf_puts (j, "{\"provider\":");
+    sl_json_put_str (j, cand->provider->name, strlen (cand->provider->name));
+    sl_buf_printf (j, ",\"dialect\":\"%s\",\"model\":", sl_dialect_name (cand->dialect));
+    sl_json_put_sl (j, sl_buf_str (&cand->model));
+    sl_buf_printf (j, ",\"result\":\"%s\"", result);
+    if (status)
+        sl_buf_printf (j, ",\"status\":%ld", status);
+    if (retry_after_s >= 0)
+        sl_buf_printf (j, ",\"retry_after_s\":%ld", retry_after_s);
+    if (until_ms >= 0)
+        sl_buf_printf (j, ",\"until_ms\":%lld", (long long) until_ms);
+    if (cand->provider->key_env_count > 1 && until_ms < 0)
+        sl_buf_printf (j, ",\"key\":%zu", c->key);
+    sl_buf_putc (j, '}');
+    if (strcmp (result, "ok") == 0)
+        return;
+    //  And for people: the error a stream no provider served ends with.
+    sl_buf_t *t = &c->tried_text;
+    if (t->len)
+        sl_buf_puts (t, "; ");
+    sl_buf_printf (t, "%s: ", cand->provider->name);
+    if (status)
+        sl_buf_printf (t, "HTTP %ld", status);
+    else
+        sl_buf_puts (t, result);
+    if (retry_after_s >= 0)
+        sl_buf_printf (t, " (retry after %ld s)", retry_after_s);
+    if (until_ms >= 0)
+        sl_buf_printf (t, " (for %lld ms more)", (long long) until_ms);
 }
 
-//  Schedule another attempt if this failure allows one; false otherwise.
+static void
+s_on_skip (void *arg, size_t index, sl_failover_why_t why, int64_t until)
+{
+    sl_upcall_call_t *c = arg;
+    s_record (c, index, sl_failover_why_name (why), 0, -1, until - s_now (c->owner));
+}
+
+//  The counter of ejections of a provider of the routes, or NULL.
+static sl_counter_t *
+s_ejections (sl_upcall_t *self, const char *name)
+{
+    size_t count = self->config.routes ? sl_providers_provider_count (self->config.routes) : 0;
+    for (size_t i = 0; i < count && self->ejections; i++)
+        if (strcmp (sl_providers_provider (self->config.routes, i)->name, name) == 0)
+            return self->ejections [i];
+    return NULL;
+}
+
+//  The current attempt failed (result says how): the record has it, the
+//  health table too (counts: the provider's fault; with its Retry-After).
+//  Once per attempt.
+static void
+s_outcome (sl_upcall_call_t *c, const char *result, bool counts)
+{
+    if (!c->attempting)
+        return;
+    c->attempting = false;
+    sl_upcall_t *self = c->owner;
+    const char *name = c->provider->name;
+    long hold = c->retry_after_s >= 0 ? c->retry_after_s * 1000 : -1;
+    long status = strcmp (result, "http_status") == 0 || strcmp (result, "key_refused") == 0 ? c->status : 0;
+    s_record (c, c->walk.at, result, status, c->retry_after_s, -1);
+    if (sl_failover_failed (self->failover, name, s_now (self), hold, counts)) {
+        sl_counter_t *ejections = s_ejections (self, name);
+        if (ejections)
+            sl_counter_inc (ejections);
+        sl_log_warn ("provider_ejected", "provider=%s failures=%d window_ms=%ld cooldown_ms=%ld last=%s",
+                     name, self->config.eject.failures, self->config.eject.window_ms,
+                     self->config.eject.cooldown_ms, result);
+    }
+}
+
+//  The provider's answer decodes: the call goes on with it, for good.
+static void
+s_commit (sl_upcall_call_t *c)
+{
+    if (!c->attempting)
+        return;
+    c->attempting = false;
+    c->committed = true;
+    sl_upcall_t *self = c->owner;
+    const char *name = c->provider->name;
+    int64_t now = s_now (self);
+    bool was_ejected = sl_failover_state (self->failover, name, now) != SL_FAILOVER_HEALTHY;
+    sl_failover_succeeded (self->failover, name, now);
+    if (was_ejected)
+        sl_log_info ("provider_readmitted", "provider=%s", name);
+    s_record (c, c->walk.at, "ok", 0, -1, -1);
+}
+
+static void s_start_attempt (sl_upcall_call_t *c);
+
+//  The current attempt failed before anything went downstream (result:
+//  how): another one, at once or after a wait, when the walk allows
+//  (true), else false and the caller ends the stream with the failure.
 static bool
-s_retry (sl_upcall_call_t *c)
+s_fail_over (sl_upcall_call_t *c, sl_failover_fault_t fault, const char *result)
 {
     sl_upcall_t *self = c->owner;
-    if (c->is_inline || !s_untouched (c) || c->attempt >= self->config.max_retries)
+    s_outcome (c, result, fault != SL_FAILOVER_AUTH);
+    if (c->is_inline || c->committed || !c->cand_count || !s_untouched (c))
         return false;
-    long wait = s_backoff_ms (c);
-    if (wait < 0)
+    const s_cand_t *before = &c->cands [c->walk.at];
+    sl_failover_step_t step;
+    if (sl_failover_next (self->failover, &c->walk, fault, s_now (self), s_on_skip, c, &step))
         return false;
-    sl_log_info ("upstream_retry", "provider=%s attempt=%d status=%ld wait_ms=%ld",
-                 c->provider->name, c->attempt + 1, c->status, wait);
+    const s_cand_t *next = &c->cands [step.index];
+    sl_log_info ("upstream_retry", "provider=%s attempt=%d status=%ld result=%s next=%s key=%zu wait_ms=%ld",
+                 before->provider->name, c->attempt + 1, c->status, result, next->provider->name, step.key,
+                 step.wait_ms);
     sl_counter_inc (self->retries);
+    if (next != before)
+        sl_counter_inc (self->failovers);
     s_drop_transfer (c);
     c->attempt++;
-    c->phase = PHASE_BACKOFF;
-    c->deadline = s_now (self) + wait;
+    c->key = step.key;
+    if (step.wait_ms > 0) {
+        c->phase = PHASE_BACKOFF;
+        c->deadline = s_now (self) + step.wait_ms;
+    }
+    else
+        s_start_attempt (c);
     return true;
+}
+
+//  URL and headers for the current attempt: its provider, dialect, model
+//  and key (sl_upstream.h). A provider with a credential source takes
+//  neither a key nor the client's credential: the source's lines go at
+//  each attempt. False when the request cannot be made (why says why).
+static bool
+s_prepare (sl_upcall_call_t *c, sl_buf_t *why)
+{
+    const s_cand_t *cand = &c->cands [c->walk.at];
+    const sl_provider_t *p = cand->provider;
+    const char *var = !c->auth && p->key_env_count ? p->key_envs [c->key % p->key_env_count] : NULL;
+    const char *key = var ? getenv (var) : NULL;
+    sl_buf_reset (&c->url);
+    if (c->headers.data)
+        memset (c->headers.data, 0, c->headers.cap);
+    sl_buf_reset (&c->headers);
+    c->header_count = 0;
+    //  The client's own headers go to a provider of its own dialect only.
+    sl_str_t passthrough = sl_dialect_same_format (cand->dialect, c->client_dialect) ? sl_buf_str (&c->passthrough)
+                                                                                  : SL_STR_NULL;
+    sl_upstream_t up;
+    int rc = sl_upstream_prepare (sl_dialect_get (cand->dialect), p, sl_buf_str (&cand->model), key,
+                                  p->forward_auth && !c->auth, sl_buf_str (&c->client_auth), passthrough, &up);
+    if (rc == 0) {
+        sl_buf_append_str (&c->url, sl_buf_str (&up.url));
+        for (size_t i = 0; i < up.header_count; i++) {
+            sl_buf_append_str (&c->headers, sl_buf_str (&up.header [i]));
+            sl_buf_putc (&c->headers, 0);
+        }
+        sl_buf_append_str (&c->headers, sl_buf_str (&c->trace_headers));
+        c->header_count = up.header_count + c->trace_count;
+    }
+    else
+        sl_buf_append_str (why, up.why.len ? sl_buf_str (&up.why) : SL_STR_LIT ("the request names no usable model"));
+    sl_upstream_clear (&up);
+    return rc == 0;
 }
 
 static void s_launch (sl_upcall_call_t *c);
 
-//  Ask the provider's credential source for this attempt's lines: start
-//  the transfer when they are ready, wait in AUTHORIZING while they are
-//  fetched, end the call when they cannot be had.
+//  Ask the attempt's credential source for its lines: start the transfer
+//  when they are ready, wait in AUTHORIZING while they are fetched, move
+//  to the next provider (or end the stream) when they cannot be had.
 static void
 s_authorize (sl_upcall_call_t *c)
 {
@@ -480,7 +763,7 @@ s_authorize (sl_upcall_call_t *c)
         .url = sl_buf_cstr (&c->url),
         .headers = lines,
         .header_count = c->header_count,
-        .body = sl_buf_str (&c->body),
+        .body = s_attempt_body (c),
         .now_ms = s_now (self),
         .wall_s = self->ops.wall (self->arg)
     };
@@ -506,8 +789,12 @@ s_authorize (sl_upcall_call_t *c)
         char text [320];
         snprintf (text, sizeof text, "no credentials for provider '%s': %s", c->provider->name,
                   why.len ? sl_buf_cstr (&why) : "too many credential headers");
+        sl_buf_free (&why);
+        if (s_fail_over (c, SL_FAILOVER_MOVE, "credentials"))
+            return;
         s_send_error (c, "upstream_credentials", text, 502, 0);
         s_call_done (c);
+        return;
     }
     sl_buf_free (&why);
 }
@@ -515,18 +802,39 @@ s_authorize (sl_upcall_call_t *c)
 static void
 s_start_attempt (sl_upcall_call_t *c)
 {
+    sl_upcall_t *self = c->owner;
+    const s_cand_t *cand = &c->cands [c->walk.at];
+    c->provider = cand->provider;
+    c->dialect = cand->dialect;
     c->status = 0;
     c->retry_after_s = -1;
     c->failure = NULL;
     c->failure_code = NULL;
     sl_buf_reset (&c->error_body);
-    sl_framing_reset (c->frames);
-    if (c->attempt) {
-        //  Nothing went downstream, so the decoder starts afresh too.
-        sl_decoder_destroy (&c->decoder);
-        c->decoder = sl_decoder_new (c->dialect);
-        c->unknown_seen = 0;
+    //  Nothing went downstream: the framing and the decoder (of this
+    //  provider's dialect: SSE, or AWS's event stream) start afresh.
+    int framing = sl_dialect_get (c->dialect) ? sl_dialect_get (c->dialect)->framing : SL_FRAMING_SSE;
+    if (c->frames && sl_framing_kind (c->frames) == framing)
+        sl_framing_reset (c->frames);
+    else {
+        sl_framing_destroy (&c->frames);
+        c->frames = sl_framing_new (framing, self->config.max_event);
     }
+    sl_decoder_destroy (&c->decoder);
+    c->decoder = sl_decoder_new (c->dialect);
+    c->unknown_seen = 0;
+    c->auth = self->ops.auth ? self->ops.auth (self->arg, c->provider) : NULL;
+    sl_buf_t why = { 0 };
+    if (!c->frames || !c->decoder || !s_prepare (c, &why)) {
+        s_send_error (c, "invalid_request_error", why.len ? sl_buf_cstr (&why) : "the request names no usable model",
+                      400, 0);
+        sl_buf_free (&why);
+        s_call_done (c);
+        return;
+    }
+    sl_buf_free (&why);
+    sl_failover_begin (self->failover, c->provider->name, s_now (self));
+    c->attempting = true;
     if (c->auth)
         s_authorize (c);
     else
@@ -540,7 +848,7 @@ s_launch (sl_upcall_call_t *c)
     sl_upcall_t *self = c->owner;
     sl_upcall_attempt_t attempt = {
         .url = sl_buf_cstr (&c->url),
-        .body = sl_buf_str (&c->body)
+        .body = s_attempt_body (c)
     };
     const char *line = c->headers.data;
     for (size_t i = 0; i < c->header_count; i++) {
@@ -552,10 +860,12 @@ s_launch (sl_upcall_call_t *c)
         attempt.header [attempt.header_count++] = line;
         line += strlen (line) + 1;
     }
+    sl_log_debug ("upstream_call", "provider=%s dialect=%s", c->provider->name, sl_dialect_name (c->dialect));
     c->phase = PHASE_CONNECTING;
     c->deadline = s_now (self) + self->config.connect_timeout_ms;
     c->transfer = self->ops.start (self->arg, c, &attempt);
     if (!c->transfer) {
+        s_outcome (c, "unreachable", false);
         s_send_error (c, "upstream_unreachable", "the upstream call could not be started", 502, 0);
         s_call_done (c);
     }
@@ -571,6 +881,8 @@ s_on_deadline (sl_upcall_call_t *c)
         return;
     }
     if (c->phase == PHASE_AUTHORIZING) {
+        if (s_fail_over (c, SL_FAILOVER_MOVE, "credentials_timeout"))
+            return;
         char text [256];
         snprintf (text, sizeof text, "%s: no credentials within %ld ms (the credential source did not answer)",
                   c->provider->name, self->config.auth_timeout_ms ? self->config.auth_timeout_ms
@@ -590,9 +902,15 @@ s_on_deadline (sl_upcall_call_t *c)
                : which == TIMEOUT_FIRST_BYTE ? self->config.first_byte_timeout_ms
                : self->config.idle_timeout_ms;
     sl_counter_inc (self->timeouts [which]);
-    //  A connect that never completed is a connection error: retry it.
-    if (which == TIMEOUT_CONNECT && s_retry (c))
+    //  A connect that never completed is a connection error: retried, or
+    //  the next provider. A first byte that did not come moves on to the
+    //  next provider, and is not waited for again.
+    if (which == TIMEOUT_CONNECT && s_fail_over (c, SL_FAILOVER_FAULT, "connect_timeout"))
         return;
+    if (which == TIMEOUT_FIRST_BYTE && s_fail_over (c, SL_FAILOVER_MOVE, "first_byte_timeout"))
+        return;
+    if (which == TIMEOUT_IDLE)
+        s_outcome (c, "idle_timeout", true);
     char code [64], text [256];
     snprintf (code, sizeof code, "upstream_%s_timeout", s_timeout_names [which]);
     snprintf (text, sizeof text,
@@ -708,42 +1026,15 @@ s_trace_headers (sl_upcall_call_t *c, const sl_msg_t *req)
         return;
     char child [SL_TRACEPARENT_SIZE];
     sl_trace_child (&ctx, c->sid, child);
-    sl_buf_printf (&c->headers, "traceparent: %s", child);
-    sl_buf_putc (&c->headers, 0);
-    c->header_count++;
+    sl_buf_printf (&c->trace_headers, "traceparent: %s", child);
+    sl_buf_putc (&c->trace_headers, 0);
+    c->trace_count++;
     if (req->trace_state.len && req->trace_state.len <= SL_TRACESTATE_MAX
     &&  sl_trace_state_valid (req->trace_state)) {
-        sl_buf_printf (&c->headers, "tracestate: %.*s", (int) req->trace_state.len, req->trace_state.ptr);
-        sl_buf_putc (&c->headers, 0);
-        c->header_count++;
+        sl_buf_printf (&c->trace_headers, "tracestate: %.*s", (int) req->trace_state.len, req->trace_state.ptr);
+        sl_buf_putc (&c->trace_headers, 0);
+        c->trace_count++;
     }
-}
-
-//  URL and headers for the stream's dialect and provider (sl_upstream.h).
-//  False when the request cannot be made (reported to the caller).
-static bool
-s_prepare (sl_upcall_call_t *c, const sl_msg_t *req, sl_buf_t *why)
-{
-    const sl_provider_t *p = c->provider;
-    //  A provider with a credential source takes neither a key nor the
-    //  client's credential: the source's lines go at each attempt.
-    const char *key = !c->auth && p->key_env [0] ? getenv (p->key_env) : NULL;
-    sl_upstream_t up;
-    int rc = sl_upstream_prepare (sl_dialect_get (c->dialect), p, req->model, key, p->forward_auth && !c->auth,
-                                  req->auth, req->passthrough, &up);
-    if (rc == 0) {
-        sl_buf_append_str (&c->url, sl_buf_str (&up.url));
-        for (size_t i = 0; i < up.header_count; i++) {
-            sl_buf_append_str (&c->headers, sl_buf_str (&up.header [i]));
-            sl_buf_putc (&c->headers, 0);
-        }
-        c->header_count = up.header_count;
-        s_trace_headers (c, req);
-    }
-    else
-        sl_buf_append_str (why, up.why.len ? sl_buf_str (&up.why) : SL_STR_LIT ("the request names no usable model"));
-    sl_upstream_clear (&up);
-    return rc == 0;
 }
 
 //  --------------------------------------------------------------------------
@@ -790,6 +1081,59 @@ s_inline_begin (sl_upcall_call_t *c, const sl_msg_t *req)
     self->ops.later (self->arg, c->sid);
 }
 
+//  Add one provider the call may try. False when it cannot be (unknown
+//  here, another dialect than the gateway rendered for, no decoder).
+static bool
+s_add_candidate (sl_upcall_call_t *c, const sl_provider_t *p, int dialect, sl_str_t model, sl_str_t body)
+{
+    if (!p || p->dialect != dialect || !sl_dialect_get (dialect) || !sl_dialect_get (dialect)->decoder)
+        return false;
+    for (size_t i = 0; i < c->cand_count; i++)
+        if (c->cands [i].provider == p)
+            return false;               //  once in a plan
+    s_cand_t *cand = &c->cands [c->cand_count];
+    *cand = (s_cand_t) { .provider = p, .dialect = dialect };
+    sl_buf_append_str (&cand->model, model);
+    if (body.ptr) {
+        sl_buf_append_str (&cand->body, body);
+        cand->own_body = true;
+        c->owner->body_bytes += cand->body.len;
+    }
+    c->fcands [c->cand_count] = (sl_failover_cand_t) { p->name, p->key_env_count };
+    c->cand_count++;
+    return true;
+}
+
+//  The providers the call may try: the job's "fo" (a route's providers,
+//  each with its model and body), else the job's provider alone (the
+//  gateway may have routed already; otherwise the model decides). The
+//  first, or NULL when none serves here.
+static const sl_provider_t *
+s_candidates (sl_upcall_call_t *c, const sl_msg_t *req)
+{
+    sl_providers_t *routes = c->owner->config.routes;
+    sl_plan_step_t steps [SL_ROUTE_TARGETS_MAX];
+    int n = req->failover.len ? sl_plan_read (req->failover, steps, SL_ROUTE_TARGETS_MAX) : 0;
+    if (n < 0) {
+        sl_log_warn ("bad_failover", "a job's providers list is malformed: its own provider alone");
+        n = 0;
+    }
+    c->cands = sl_xcalloc ((size_t) n + 1, sizeof *c->cands);
+    c->fcands = sl_xcalloc ((size_t) n + 1, sizeof *c->fcands);
+    for (int i = 0; i < n; i++)
+        if (!s_add_candidate (c, sl_providers_find (routes, steps [i].provider), steps [i].dialect,
+                              steps [i].model, steps [i].body))
+            sl_log_info ("failover_skipped", "provider=%.*s: not one of this ingest's of dialect %s",
+                         (int) steps [i].provider.len, steps [i].provider.ptr, sl_dialect_name (steps [i].dialect));
+    if (c->cand_count == 0) {
+        const sl_provider_t *p = req->provider.ptr ? sl_providers_find (routes, req->provider) : NULL;
+        if (!p || p->dialect != c->dialect)
+            p = sl_providers_match (routes, req->model, c->dialect);
+        s_add_candidate (c, p, c->dialect, req->model, SL_STR_NULL);
+    }
+    return c->cand_count ? c->cands [0].provider : NULL;
+}
+
 void
 sl_upcall_request (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
 {
@@ -813,43 +1157,35 @@ sl_upcall_request (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
     sl_buf_append_str (&c->gateway, peer);
     sl_sidmap_put (self->calls, c->sid, c);
     sl_counter_inc (self->started);
-    const sl_provider_t *p;
+    c->client_dialect = req->client_dialect;
+    const sl_provider_t *p = NULL;
     if (req->inline_answer.ptr) {
         //  The answer came with the job (refused or not): no provider, no
         //  route, no key.
         c->is_inline = true;
         p = s_inline_provider (c, req);
     }
-    else {
-        //  The gateway may have routed already; otherwise the model decides.
-        p = req->provider.ptr ? sl_providers_find (self->config.routes, req->provider) : NULL;
-        if (!p || p->dialect != c->dialect)
-            p = sl_providers_match (self->config.routes, req->model, c->dialect);
-    }
+    else
+        p = s_candidates (c, req);
     c->provider = p;
-    c->auth = p && !c->is_inline && self->ops.auth ? self->ops.auth (self->arg, p) : NULL;
 
-    //  The stream's first message carries what later stages need to know.
+    //  The stream's first message carries what later stages need to know;
+    //  it goes when the call is committed to a provider (s_send_start).
     sl_msg_t start = *req;
     start.type = SL_MSG_START;
     start.body = SL_STR_NULL;
     start.auth = SL_STR_NULL;           //  credentials stop here
     start.passthrough = SL_STR_NULL;    //  so do the client's headers
     start.inline_answer = SL_STR_NULL;  //  the answer goes on as deltas
-    start.provider = p ? sl_str (p->name) : SL_STR_NULL;
+    start.failover = SL_STR_NULL;       //  the providers to try: "att" says which were
+    start.provider = SL_STR_NULL;
     start.flags &= ~SL_F_DENIED;
     //  What the upstream is sent: the input side of a usage estimate when
     //  the upstream reports no usage (a refused request sends nothing).
     start.request_bytes = (req->flags & SL_F_DENIED) ? 0 : req->body.len;
     start.code = start.message = SL_STR_NULL;
     start.status = 0;
-    s_send (c, &start);
-    size_t len = 0;
-    const uint8_t *encoded = self->ops.encoded ? self->ops.encoded (self->arg, &len) : NULL;
-    if (encoded)
-        sl_buf_append (&c->start, encoded, len);
-    else
-        sl_msg_encode (&start, &c->start);
+    c->start_msg = sl_msg_dup (&start);
 
     if (req->flags & SL_F_DENIED) {
         //  The request policy refused it at the gateway: no upstream call.
@@ -867,18 +1203,16 @@ sl_upcall_request (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
         return;
     }
 
-    c->decoder = sl_decoder_new (c->dialect);
     if (c->is_inline) {
+        s_send_start (c);
+        c->decoder = sl_decoder_new (c->dialect);
         s_inline_begin (c, req);
         return;
     }
-    if (!c->decoder || !p) {
+    if (!p) {
         char text [160];
-        if (!c->decoder)
-            snprintf (text, sizeof text, "no decoder for upstream dialect %d", c->dialect);
-        else
-            snprintf (text, sizeof text, "no provider serves the %s dialect", sl_dialect_name (c->dialect));
-        s_send_error (c, !c->decoder ? "unsupported_dialect" : "no_provider", text, 400, 0);
+        snprintf (text, sizeof text, "no provider serves the %s dialect", sl_dialect_name (c->dialect));
+        s_send_error (c, "no_provider", text, 400, 0);
         s_call_done (c);
         return;
     }
@@ -886,15 +1220,33 @@ sl_upcall_request (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
                                  self->config.max_event);
     sl_buf_append_str (&c->body, req->body);
     self->body_bytes += c->body.len;
-    sl_buf_t why = { 0 };
-    if (!s_prepare (c, req, &why)) {
-        s_send_error (c, "invalid_request_error", sl_buf_cstr (&why), 400, 0);
-        sl_buf_free (&why);
+    sl_buf_append_str (&c->client_auth, req->auth);
+    if (req->passthrough.len)
+        sl_buf_append_str (&c->passthrough, req->passthrough);
+    s_trace_headers (c, req);
+    c->walk = (sl_failover_walk_t) {
+        .cands = c->fcands,
+        .count = c->cand_count,
+        .max_rounds = self->config.max_retries,
+        .base_ms = self->config.retry_base_ms,
+        .max_ms = self->config.retry_max_ms,
+        .spread = c->sid [0]
+    };
+    sl_failover_step_t step;
+    if (sl_failover_next (self->failover, &c->walk, SL_FAILOVER_START, s_now (self), s_on_skip, c, &step)) {
+        //  Every provider asked to be left alone for longer than we wait.
+        s_send_error (c, "upstream_unavailable", "every provider of the model asked to wait before it is "
+                      "called again", 503, 0);
         s_call_done (c);
         return;
     }
-    sl_log_debug ("upstream_call", "provider=%s dialect=%s", p->name, sl_dialect_name (c->dialect));
-    s_start_attempt (c);
+    c->key = step.key;
+    if (step.wait_ms > 0) {
+        c->phase = PHASE_BACKOFF;
+        c->deadline = s_now (self) + step.wait_ms;
+    }
+    else
+        s_start_attempt (c);
 }
 
 void
@@ -1073,13 +1425,17 @@ sl_upcall_done (sl_upcall_t *self, sl_upcall_call_t *c, const char *error, const
         //  The provider's end already went downstream.
     }
     else
-    if (c->failure)
+    if (c->failure) {
+        //  An answer that does not decode is not tried again: it counts
+        //  against its provider (which later streams then pass by).
+        s_outcome (c, "malformed", true);
         s_send_error (c, c->failure_code, c->failure, 502, 0);
+    }
     else
     if (error) {
-        if (s_retry (c))
-            return;
         bool connected = c->phase != PHASE_CONNECTING;
+        if (s_fail_over (c, SL_FAILOVER_FAULT, connected ? "connection_lost" : "unreachable"))
+            return;
         //  The transport's own detail names the host and port it tried
         //  ("Failed to connect to 10.0.0.5 port 9090"): that stays in the
         //  log. The client gets the provider's name and the generic reason.
@@ -1094,8 +1450,14 @@ sl_upcall_done (sl_upcall_t *self, sl_upcall_call_t *c, const char *error, const
     }
     else
     if (c->status < 200 || c->status >= 300) {
-        if ((c->status == 429 || c->status >= 500) && s_retry (c))
+        //  Overloaded, limited or broken: the next provider (or a retry).
+        //  A refused key: the provider's next key. Anything else is the
+        //  request's own fault, and the provider's answer to it.
+        if ((c->status == 429 || c->status >= 500) && s_fail_over (c, SL_FAILOVER_FAULT, "http_status"))
             return;
+        if ((c->status == 401 || c->status == 403) && s_fail_over (c, SL_FAILOVER_AUTH, "key_refused"))
+            return;
+        s_outcome (c, "http_status", false);
         s_status_error (c);
     }
     else {
@@ -1241,10 +1603,51 @@ s_active (void *arg)
     return (double) sl_sidmap_size (((sl_upcall_t *) arg)->calls);
 }
 
+static double
+s_ejected_count (void *arg)
+{
+    sl_upcall_t *self = arg;
+    return (double) sl_failover_ejected_count (self->failover, s_now (self));
+}
+
+static double
+s_provider_state (void *arg)
+{
+    struct s_provider_gauge *g = arg;
+    return (double) sl_failover_state (g->owner->failover, g->name, s_now (g->owner));
+}
+
+//  The providers' health, per provider of the routes.
+static void
+s_provider_metrics (sl_upcall_t *self, sl_metrics_t *m)
+{
+    size_t count = self->config.routes ? sl_providers_provider_count (self->config.routes) : 0;
+    self->ejections = sl_xcalloc (count + 1, sizeof *self->ejections);
+    self->gauges = sl_xcalloc (count + 1, sizeof *self->gauges);
+    for (size_t i = 0; i < count; i++) {
+        const char *name = sl_providers_provider (self->config.routes, i)->name;
+        char labels [160];
+        snprintf (labels, sizeof labels, "provider=\"%s\"", name);
+        self->ejections [i] = sl_metrics_counter (m, "sluice_provider_ejections_total", labels,
+                                                  "Providers ejected for failing repeatedly (--eject-failures "
+                                                  "within --eject-window-ms)");
+        self->gauges [i] = (struct s_provider_gauge) { self, name };
+        sl_metrics_gauge_fn (m, "sluice_provider_state", labels,
+                             "A provider's health at this ingest: 0 healthy, 1 ejected (cooling down), "
+                             "2 half-open (one probe may go)", s_provider_state, &self->gauges [i]);
+    }
+    sl_metrics_gauge_fn (m, "sluice_providers_ejected", NULL, "Providers ejected or half-open at this ingest",
+                         s_ejected_count, self);
+}
+
 sl_upcall_t *
 sl_upcall_new (const sl_upcall_config_t *config, const sl_upcall_ops_t *ops, void *arg, sl_metrics_t *m)
 {
+    sl_failover_t *failover = sl_failover_new (&config->eject);
+    if (!failover)
+        return NULL;
     sl_upcall_t *self = sl_xcalloc (1, sizeof *self);
+    self->failover = failover;
     self->config = *config;
     self->ops = *ops;
     self->arg = arg;
@@ -1267,7 +1670,12 @@ sl_upcall_new (const sl_upcall_config_t *config, const sl_upcall_ops_t *ops, voi
     self->unknown = sl_metrics_counter (m, "sluice_upstream_unknown_total", NULL,
                                         "Upstream event types and fields not known, skipped");
     self->retries = sl_metrics_counter (m, "sluice_upstream_retries_total", NULL,
-                                        "Upstream calls retried (connection error, 429, 5xx)");
+                                        "Upstream calls retried, on the same provider or another (connection "
+                                        "error, 429, 5xx, no first byte, a refused key)");
+    self->failovers = sl_metrics_counter (m, "sluice_upstream_failovers_total", NULL,
+                                          "Upstream calls moved to another provider of the route before the "
+                                          "first byte reached the client");
+    s_provider_metrics (self, m);
     for (int i = 0; i < TIMEOUT_COUNT; i++) {
         char labels [64];
         snprintf (labels, sizeof labels, "kind=\"%s\"", s_timeout_names [i]);
@@ -1314,8 +1722,17 @@ sl_upcall_destroy (sl_upcall_t **self_p)
     sl_ended_destroy (&self->ended);
     sl_codec_destroy (&self->codec);
     sl_buf_free (&self->repair);
+    sl_failover_destroy (&self->failover);
+    free (self->ejections);
+    free (self->gauges);
     free (self);
     *self_p = NULL;
+}
+
+sl_failover_t *
+sl_upcall_failover (sl_upcall_t *self)
+{
+    return self->failover;
 }
 
 size_t

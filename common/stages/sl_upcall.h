@@ -21,8 +21,10 @@
     has each attempt authorized before it starts; while the source is
     fetching, the call waits here, in the reactor, until the service says
     the source has news (sl_upcall_authorized) or auth_timeout_ms passes.
-    A source that cannot give credentials ends the call with an error
-    (upstream_credentials, 502; retryable: nothing was sent).
+    Credentials that cannot be had (or do not come in time) move the call
+    to its next provider, as a first byte that does not come does; with
+    none left, the stream ends with upstream_credentials (502) or
+    upstream_credentials_timeout (504), never a request sent without them.
 
     DONE: the upstream part is over (or failed) and END went downstream;
     the stream stays until the gateway acknowledges the end of the
@@ -59,6 +61,30 @@
     decoder, so the delta log, re-sends, credit, acks and ends are those
     of any stream. The provider named is the job's "prov".
 
+    Several providers (the job's "fo": a route's providers in the order
+    to try them, each with its model and body, common/dialects/sl_plan.h):
+    the call's attempts walk them (sl_failover.h). A connect error or
+    timeout, a 429, a 5xx (529 too), a connection that breaks and a first
+    byte that does not come, while nothing has gone
+    downstream, move the call to the next provider at once (its own
+    dialect's URL, credential, body and decoder); a Retry-After holds
+    that provider for every stream until its time, and it is passed by
+    rather than waited on; a 401 or 403 moves to the provider's next key
+    (key_envs), never to another provider. When none is left in order,
+    the list is tried again from the top after a backoff, up to
+    max_retries rounds (with one provider: the retries of a single
+    upstream). The ingest's health table (sl_failover_t) ejects a
+    provider that fails config.eject.failures times within the window for
+    the cool-down, then lets one probe through. An answer that began
+    (2xx) and does not decode is not failed over: it ends the stream
+    (upstream_malformed) and counts as the provider's failure.
+
+    The START goes downstream only when the call commits to a provider
+    (the first message the stream sends: what the decoder made of a 2xx
+    answer, or the error that ends it), so that it names the provider
+    that served, its dialect (what the later stages translate from) and,
+    in "att", every provider tried before and why it was left.
+
     Metric names and help, log event names and the texts of log lines and
     of the errors it sends are the ingest's (sluice_replays_total,
     stream_replay, "replay log" ...): interfaces that keep their words.
@@ -75,11 +101,13 @@
 #include "common/dialects/sl_upstream.h"
 #include "common/dialects/sl_providers.h"
 #include "common/http/sl_auth.h"
+#include "common/stages/sl_failover.h"
 #include "proto/sl_msg.h"
 
 #define SL_UPCALL_MAX_RESENDS 8         //  re-sends of one stream before it is lost
 #define SL_UPCALL_ERROR_BODY_MAX 65536  //  bytes of a non-2xx body kept
 #define SL_UPCALL_INLINE_PIECE 16384    //  an inline answer is decoded this much at a time
+#define SL_UPCALL_TRIED_MAX 64          //  attempts and skips a stream's record names, at most
 
 typedef struct _sl_upcall_t sl_upcall_t;
 //  One stream and its upstream call (owned by sl_upcall_t; valid while its
@@ -100,6 +128,7 @@ typedef struct {
     size_t log_max;                     //  bytes of one stream's delta log
     size_t log_total;                   //  bytes of all delta logs
     size_t max_streams;                 //  streams at once; more are refused (503); 0: no limit
+    sl_failover_config_t eject;         //  when a provider is ejected, and for how long
     long auth_timeout_ms;               //  the longest wait for a credential; 0: connect_timeout_ms
 } sl_upcall_config_t;
 
@@ -152,14 +181,14 @@ typedef struct {
     int64_t (*clock) (void *arg);
     //  Calendar time, s (a Retry-After that is a date).
     time_t (*wall) (void *arg);
-    //  The credential source of a provider (sl_auth.h), or NULL: its key,
-    //  or the client's own, goes in its dialect's header (sl_upstream.h).
-    //  NULL op: no provider has a source.
-    sl_auth_t *(*auth) (void *arg, const sl_provider_t *provider);
     //  Call sl_upcall_inline (self, sid) soon, from the reactor: never
     //  from inside this call. NULL: inline answers are refused (an error
     //  ends such a stream; nothing is called).
     void (*later) (void *arg, const uint8_t *sid);
+    //  The credential source of a provider (sl_auth.h), or NULL: its key,
+    //  or the client's own, goes in its dialect's header (sl_upstream.h).
+    //  NULL op: no provider has a source.
+    sl_auth_t *(*auth) (void *arg, const sl_provider_t *provider);
 } sl_upcall_ops_t;
 
 //  Registers the ingest's counters and gauges in metrics (which must
@@ -204,7 +233,7 @@ void sl_upcall_done (sl_upcall_t *self, sl_upcall_call_t *call, const char *erro
 void sl_upcall_inline (sl_upcall_t *self, const uint8_t *sid);
 
 //  A credential source has news (its notify hook): the calls waiting for
-//  credentials ask again, and start, fail, or wait on.
+//  credentials ask again, and start, move on, or wait on.
 void sl_upcall_authorized (sl_upcall_t *self);
 
 //  Time passed: fire the deadlines that are due (gateway gone, stalled
@@ -215,6 +244,8 @@ void sl_upcall_resume (sl_upcall_t *self);
 
 //  Streams held.
 size_t sl_upcall_count (sl_upcall_t *self);
+//  The providers' health (borrowed; for the console's and tests' eyes).
+sl_failover_t *sl_upcall_failover (sl_upcall_t *self);
 //  Bytes held in delta logs, and in request bodies kept for a retry.
 size_t sl_upcall_log_bytes (sl_upcall_t *self);
 size_t sl_upcall_body_bytes (sl_upcall_t *self);

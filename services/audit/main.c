@@ -19,8 +19,10 @@
     With the routes file (--routes, SLUICE_ROUTES: the gateway's) each
     stream's cost is recorded at its prices.
 
-    The logic is in the sl_*.c libraries beside this file (docs/audit.md);
-    audit.c wires them to sockets and timers.
+    Two parts over one store (audit.h): the recorder (recorder/) and the
+    console (console/), each its libraries (sl_*.c, docs/audit.md) and
+    what wires them to sockets and timers; the store and what both sides
+    agree on a record are in store/.
 */
 #include <ctype.h>
 #include <errno.h>
@@ -36,12 +38,12 @@
 #include "common/base/sl_opts.h"
 #include "common/service/sl_service.h"
 #include "services/audit/audit.h"
-#include "services/audit/sl_archive.h"
-#include "services/audit/sl_checkpoint.h"
-#include "services/audit/sl_inventory.h"
-#include "services/audit/sl_verify.h"
-#include "services/audit/sl_query.h"
-#include "services/audit/sl_store.h"
+#include "services/audit/recorder/sl_archive.h"
+#include "services/audit/recorder/sl_checkpoint.h"
+#include "services/audit/store/sl_inventory.h"
+#include "services/audit/recorder/sl_verify.h"
+#include "services/audit/store/sl_query.h"
+#include "services/audit/store/sl_store.h"
 #include "services/audit/sl_when.h"
 
 #define AUDIT_DB_FILE "audit.db"
@@ -397,31 +399,33 @@ main (int argc, char **argv)
     }
     const char *keys = getenv ("SLUICE_CONSOLE_KEYS");
     audit_config_t config = {
-        .emitters = emitters,
         .store = target,
+        .recorder = {
+            .emitters = emitters,
+            .max_text = (size_t) text,
+            .retain_ms = retain_ms,
+            .retain_bytes = bytes,
+            .prune_ms = prune,
+            .webhook_url = webhook,
+            .webhook_on = webhook_on,
+            .webhook_actions = webhook_actions,
+            .webhook_queue = (size_t) queue,
+            .webhook_attempts = (int) attempts,
+            .webhook_token = getenv ("SLUICE_AUDIT_WEBHOOK_TOKEN"),
+            .prices = prices,
+            .approvals_webhook_url = approvals_webhook,
+            .approvals_webhook_secret = getenv ("SLUICE_APPROVALS_WEBHOOK_SECRET"),
+            .signing_key = signing_key,
+            .checkpoint_records = cp_records,
+            .checkpoint_seconds = cp_seconds,
+            .checkpoint_file = checkpoint_file,
+            .verify_seconds = verify_every,
+            .tools_per_team = (int) tools_cap,
+        },
         .console_host = console_host,
         .console_port = (int) port,
         .console_keys = keys ? keys : "",
-        .max_text = (size_t) text,
-        .retain_ms = retain_ms,
-        .retain_bytes = bytes,
-        .prune_ms = prune,
-        .webhook_url = webhook,
-        .webhook_on = webhook_on,
-        .webhook_actions = webhook_actions,
-        .webhook_queue = (size_t) queue,
-        .webhook_attempts = (int) attempts,
-        .webhook_token = getenv ("SLUICE_AUDIT_WEBHOOK_TOKEN"),
-        .prices = prices,
         .judge_approvals = judge_approvals,
-        .approvals_webhook_url = approvals_webhook,
-        .approvals_webhook_secret = getenv ("SLUICE_APPROVALS_WEBHOOK_SECRET"),
-        .signing_key = signing_key,
-        .checkpoint_records = cp_records,
-        .checkpoint_seconds = cp_seconds,
-        .checkpoint_file = checkpoint_file,
-        .verify_seconds = verify_every,
-        .tools_per_team = (int) tools_cap,
     };
     audit_t *audit = audit_new (svc, &config);
     int rc = audit ? sl_service_run (svc) : 1;

@@ -30,6 +30,7 @@ struct _audit_link_t {
     uint8_t own_count;                  //  own events raised since it
     //  Copies of the spool's running totals
     sl_counter_t *spooled, *committed, *lost, *gaps, *resent;
+    sl_counter_t *malformed;            //  the process's count of refused messages
 };
 
 static int64_t
@@ -115,8 +116,10 @@ s_on_rack (zloop_t *loop, zsock_t *reader, void *arg)
         while ((rc = sl_codec_decode (self->codec, data.ptr, data.len, &offset, &msg)) == 0)
             if (msg.type == SL_MSG_RACK)
                 sl_spool_on_rack (self->spool, peer, &msg, s_mono ());
-        if (rc == -2)
+        if (rc == -2) {
+            sl_counter_inc (self->malformed);
             sl_log_warn ("malformed_message", "from an audit: %s", sl_codec_error (self->codec));
+        }
     }
     s_send (self);
     return 0;
@@ -176,6 +179,8 @@ audit_link_new (sl_service_t *svc, const char *endpoint, const char *spool_bytes
     self->gaps = sl_metrics_counter (m, "sluice_audit_gaps_total", NULL, "Gap records sent for lost records");
     self->resent = sl_metrics_counter (m, "sluice_audit_records_resent_total", NULL,
                                        "Records sent to the audit again (not acknowledged in time, a new audit)");
+    self->malformed = sl_metrics_counter (m, "sluice_malformed_messages_total", NULL,
+                                          "Messages dropped as malformed (bad frames, codec errors)");
     sl_metrics_gauge_fn (m, "sluice_audit_spool_records", NULL, "Records held for the audit, not yet committed",
                          s_records, self);
     sl_metrics_gauge_fn (m, "sluice_audit_spool_bytes", NULL, "Bytes held for the audit, not yet committed",

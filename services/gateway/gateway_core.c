@@ -25,6 +25,7 @@
 #include "common/bus/sl_router.h"
 #include "common/dialects/sl_clientkey.h"
 #include "common/dialects/sl_dialect.h"
+#include "common/dialects/sl_plan.h"
 #include "common/dialects/sl_render.h"
 #include "common/dialects/sl_upstream.h"
 #include "common/http/sl_loopback.h"
@@ -721,6 +722,17 @@ s_send_job (gateway_core_t *self, s_stream_t *s, const s_refusal_t *refusal, sl_
         sl_clientkey_line (sl_dialect_get (parsed->client_dialect), gateway_core_header, gateway_core_query, req,
                            &auth);
     s_count_drops (self, parsed);
+    //  A route of several providers: the job carries them in the order to
+    //  try (drawn by weight from the stream's random id), each with its
+    //  body (sl_plan.h). A refused request and a leg go nowhere.
+    sl_buf_t failover = { 0 };
+    size_t left_out = 0;
+    uint32_t draw;
+    memcpy (&draw, s->sid, sizeof draw);
+    if (!refusal && !s->sink && sl_plan_job (parsed, self->config.routes, draw, &failover, &left_out) == 0
+    &&  left_out)
+        sl_log_info ("plan_left_out", "model=%s providers=%zu: the request cannot be rendered for them",
+                     sl_buf_cstr (&parsed->model), left_out);
 
     sl_msg_t job;
     sl_msg_init (&job, SL_MSG_REQ);
@@ -731,6 +743,8 @@ s_send_job (gateway_core_t *self, s_stream_t *s, const s_refusal_t *refusal, sl_
     if (parsed->provider)
         job.provider = sl_str (parsed->provider);
     job.body = sl_buf_str (&parsed->upstream_body);
+    if (failover.len)
+        job.failover = sl_buf_str (&failover);
     //  The emitters deliver frames to the gateway of this name, among the
     //  gateways they connect to themselves: a name, never an address.
     job.reply_to = sl_str (sl_service_name (self->service));
@@ -743,8 +757,10 @@ s_send_job (gateway_core_t *self, s_stream_t *s, const s_refusal_t *refusal, sl_
     //  The headers the client's dialect sends its own upstream as they are
     //  (the beta features an Anthropic body uses), when it goes to one.
     sl_buf_t passthrough = { 0 };
-    if (req && sl_dialect_same_format (parsed->upstream_dialect, parsed->client_dialect))
-        sl_upstream_passthrough (sl_dialect_get (parsed->upstream_dialect), gateway_core_header, req, &passthrough);
+    //  With several providers, for those of the client's dialect only
+    //  (the ingest's to choose).
+    if (req && (sl_dialect_same_format (parsed->upstream_dialect, parsed->client_dialect) || failover.len))
+        sl_upstream_passthrough (sl_dialect_get (parsed->client_dialect), gateway_core_header, req, &passthrough);
     if (passthrough.len)
         job.passthrough = sl_buf_str (&passthrough);
     char key_id [SL_KEY_ID_SIZE];
@@ -782,6 +798,7 @@ s_send_job (gateway_core_t *self, s_stream_t *s, const s_refusal_t *refusal, sl_
     sl_router_flush (self->router);
     sl_buf_free (&auth);
     sl_buf_free (&passthrough);
+    sl_buf_free (&failover);
     //  The job (the request as it goes upstream) is kept apart until an
     //  ingest answers; the client's own body is not needed any more, and
     //  the response may stream for minutes.

@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "common/base/sl_alloc.h"
+#include "common/base/sl_log.h"
 #include "common/http/sl_curlm.h"
 #include "common/bus/sl_router.h"
 #include "common/service/sl_stage.h"
@@ -441,6 +442,11 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
     const sl_auths_config_t auths = { .env = s_env, .notify = s_authorized, .notify_arg = self };
     self->auths = sl_auths_new (config->upcall.routes, &auths);
     self->upcall = sl_upcall_new (&config->upcall, &ops, self, m);
+    if (!self->upcall) {
+        sl_log_error ("bad_option", "--eject-failures, --eject-window-ms or --eject-cooldown-ms is out of range");
+        ingest_destroy (&self);
+        return NULL;
+    }
     sl_router_on_peer (self->router, s_on_aggregator_event, self);
     sl_router_on_message (self->router, s_on_downstream, self);
     if (sl_router_set_bus (self->router, sl_service_bus (service), "aggregator")

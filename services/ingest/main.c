@@ -21,6 +21,8 @@
 #include "common/http/sl_sse.h"
 
 #define INGEST_MAX_STREAMS 4096         //  --max-streams 0: this many, if the open-files limit allows
+#define S_STR_(x) #x
+#define S_STR(x) S_STR_ (x)                 //  a number's text, for an option's default
 
 //  A positive integer option, or -1 (reported) when it is not one.
 static long
@@ -52,6 +54,9 @@ main (int argc, char **argv)
     const char *log_max = "4194304";
     const char *log_total = "268435456";
     const char *max_streams = "0";
+    const char *eject_failures = S_STR (SL_FAILOVER_FAILURES);
+    const char *eject_window = S_STR (SL_FAILOVER_WINDOW_MS);
+    const char *eject_cooldown = S_STR (SL_FAILOVER_COOLDOWN_MS);
     sl_bus_opts_t bus = SL_BUS_OPTS_INIT;
     sl_opt_t opts [] = {
         { "bind", NULL, &bind, "inbox endpoint (jobs from the gateways)" },
@@ -71,6 +76,11 @@ main (int argc, char **argv)
         { "replay-log-total", NULL, &log_total, "bytes kept for replays in all" },
         { "max-streams", NULL, &max_streams,
           "streams at once; more are refused with 503 (0: 4096, or what the open-files limit allows)" },
+        { "eject-failures", NULL, &eject_failures,
+          "eject a provider that fails this many times within --eject-window-ms (0: never)" },
+        { "eject-window-ms", NULL, &eject_window, "the window an ejection's failures are counted over" },
+        { "eject-cooldown-ms", NULL, &eject_cooldown,
+          "how long an ejected provider is passed by before one request probes it" },
         SL_BUS_OPT_KEYS (bus),
         SL_BUS_OPT_AUTH (bus),
         SL_OPT_END
@@ -107,9 +117,18 @@ main (int argc, char **argv)
     long event = s_positive ("max-event", max_event, false);
     up->max_event = (size_t) event;
     long streams = s_positive ("max-streams", max_streams, true);
+    long failures = s_positive ("eject-failures", eject_failures, true);
+    up->eject.window_ms = s_positive ("eject-window-ms", eject_window, false);
+    up->eject.cooldown_ms = s_positive ("eject-cooldown-ms", eject_cooldown, false);
+    if (failures > SL_FAILOVER_FAILURES_MAX) {
+        sl_log_error ("bad_option", "--eject-failures must be at most %d", SL_FAILOVER_FAILURES_MAX);
+        failures = -1;
+    }
+    up->eject.failures = (int) failures;
     if (up->connect_timeout_ms < 0 || up->first_byte_timeout_ms < 0 || up->idle_timeout_ms < 0
     ||  up->max_retries < 0 || up->retry_base_ms < 0 || up->retry_max_ms < 0 || event < 0
-    ||  up->stall_ms < 0 || up->gateway_dead_ms < 0 || log_max_v < 0 || log_total_v < 0 || streams < 0) {
+    ||  up->stall_ms < 0 || up->gateway_dead_ms < 0 || log_max_v < 0 || log_total_v < 0 || streams < 0
+    ||  failures < 0 || up->eject.window_ms < 0 || up->eject.cooldown_ms < 0) {
         sl_baseurls_destroy (&urls);
         sl_service_destroy (&svc);
         return 2;
@@ -133,12 +152,21 @@ main (int argc, char **argv)
     }
     for (size_t i = 0; i < sl_providers_provider_count (up->routes); i++) {
         const sl_provider_t *p = sl_providers_provider (up->routes, i);
-        const char *key = p->key_env [0] ? getenv (p->key_env) : NULL;
+        size_t set = 0;
+        for (size_t k = 0; k < p->key_env_count; k++) {
+            const char *key = getenv (p->key_envs [k]);
+            if (key && *key)
+                set++;
+            else
+            if (p->key_env_count > 1)
+                sl_log_warn ("provider_key_unset", "provider=%s key_env=%s: unset or empty", p->name,
+                             p->key_envs [k]);
+        }
         int kind = sl_auths_kind (p);
-        sl_log_info ("provider", "name=%s dialect=%s base_url=%s key=%s", p->name,
+        sl_log_info ("provider", "name=%s dialect=%s base_url=%s key=%s keys=%zu", p->name,
                      sl_dialect_name (p->dialect), *p->base_url ? p->base_url : "(the dialect's)",
                      kind == SL_AUTH_BEARER ? "token" : kind == SL_AUTH_GOOGLE ? "google"
-                   : kind == SL_AUTH_AWS ? "aws" : key && *key ? "set" : p->forward_auth ? "client's" : "none");
+                   : kind == SL_AUTH_AWS ? "aws" : set ? "set" : p->forward_auth ? "client's" : "none", set);
     }
     if (sl_service_start_bus (svc, &bus, "ingest")) {
         sl_providers_destroy (&up->routes);

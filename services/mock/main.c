@@ -343,6 +343,16 @@ s_on_request (void *arg, sl_http_req_t *req)
         sl_mock_script_clear (&script);
         return;
     }
+    const sl_mock_provider_t *provider = sl_mock_provider_get (call.dialect);
+    const char *bearer = sl_http_req_header (req, "Authorization");
+    if (provider && provider->bearer && (!bearer || strcmp (bearer, "Bearer " SL_MOCK_BEARER_TOKEN) != 0)) {
+        //  A cloud's token is checked as the cloud would: none, or another.
+        sl_mock_script_unauthorized (call.dialect, "Request had invalid authentication credentials. Expected OAuth 2 "
+                                                   "access token", &script);
+        s_respond_script_error (req, &script);
+        sl_mock_script_clear (&script);
+        return;
+    }
     if (strncmp (call.model, MOCK_RECORDING_PREFIX, strlen (MOCK_RECORDING_PREFIX)) == 0) {
         if (!s_play_recording (app, call.model + strlen (MOCK_RECORDING_PREFIX), &script)) {
             sl_mock_script_not_found (call.dialect, app->recordings ? "no such recording"

@@ -99,8 +99,8 @@ s_unknown_reference (json_t *root, json_t *result)
 }
 
 //  What the API refuses of a conversation (see above).
-static int
-s_check (json_t *root, sl_mock_why_t *why)
+int
+sl_mock_anthropic_check (json_t *root, sl_mock_why_t *why)
 {
     static const char *const known [] = {
         "text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking",
@@ -209,8 +209,8 @@ s_check (json_t *root, sl_mock_why_t *why)
 }
 
 //  The last turn's tool result, and the tool that gave it.
-static bool
-s_result (json_t *root, sl_mock_result_t *out)
+bool
+sl_mock_anthropic_result (json_t *root, sl_mock_result_t *out)
 {
     json_t *messages = json_object_get (root, "messages");
     //  The last turn: a system message may come after it.
@@ -239,8 +239,8 @@ s_result (json_t *root, sl_mock_result_t *out)
 }
 
 //  A user turn with a tool_result block.
-static bool
-s_carries_result (json_t *message)
+bool
+sl_mock_anthropic_carries_result (json_t *message)
 {
     size_t i;
     json_t *part;
@@ -351,8 +351,8 @@ s_error_body (int status, const char *type, const char *message, sl_buf_t *out)
     sl_buf_puts (out, "}}");
 }
 
-static void
-s_whole (const char *model, const char *text, sl_buf_t *out)
+void
+sl_mock_anthropic_whole (const char *model, const char *text, sl_buf_t *out)
 {
     sl_buf_puts (out, "{\"id\":\"msg_mockjudge\",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
     sl_json_put_str (out, model, strlen (model));
@@ -361,7 +361,7 @@ s_whole (const char *model, const char *text, sl_buf_t *out)
     sl_buf_puts (out, "}],\"stop_reason\":\"end_turn\",\"usage\":{\"input_tokens\":50,\"output_tokens\":20}}");
 }
 
-static const sl_mock_render_t s_render = {
+const sl_mock_render_t sl_mock_anthropic_render = {
     .begin = s_begin,
     .text = s_text,
     .tool_start = s_tool_start,
@@ -376,15 +376,15 @@ static const sl_mock_render_t s_render = {
     .bad_request = "invalid_request_error",
 };
 
-static const char *const s_max_tokens [] = { "max_tokens", "max_completion_tokens", NULL };
+const char *const sl_mock_anthropic_max_tokens [] = { "max_tokens", "max_completion_tokens", NULL };
 
 const sl_mock_provider_t sl_mock_anthropic = {
     .dialect = SL_DIALECT_ANTHROPIC,
     .path = "/messages",
-    .max_tokens = s_max_tokens,
-    .check = s_check,
-    .result = s_result,
-    .shape = { .schema = "input_schema", .turns = "messages", .carries_result = s_carries_result },
-    .render = &s_render,
-    .whole = s_whole,
+    .max_tokens = sl_mock_anthropic_max_tokens,
+    .check = sl_mock_anthropic_check,
+    .result = sl_mock_anthropic_result,
+    .shape = { .schema = "input_schema", .turns = "messages", .carries_result = sl_mock_anthropic_carries_result },
+    .render = &sl_mock_anthropic_render,
+    .whole = sl_mock_anthropic_whole,
 };

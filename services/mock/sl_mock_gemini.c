@@ -28,8 +28,8 @@
 //  Requests
 
 //  What the API refuses of a conversation (see above).
-static int
-s_check (json_t *root, sl_mock_why_t *why)
+int
+sl_mock_gemini_check (json_t *root, sl_mock_why_t *why)
 {
     static const char *const known [] = {
         "text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode",
@@ -103,8 +103,8 @@ s_check (json_t *root, sl_mock_why_t *why)
 }
 
 //  The last turn's tool result, and the tool that gave it.
-static bool
-s_result (json_t *root, sl_mock_result_t *out)
+bool
+sl_mock_gemini_result (json_t *root, sl_mock_result_t *out)
 {
     json_t *contents = json_object_get (root, "contents");
     json_t *last = json_array_get (contents, json_array_size (contents) - 1);
@@ -131,8 +131,8 @@ s_result (json_t *root, sl_mock_result_t *out)
 }
 
 //  A content with a functionResponse part.
-static bool
-s_carries_result (json_t *content)
+bool
+sl_mock_gemini_carries_result (json_t *content)
 {
     size_t i;
     json_t *part;
@@ -304,7 +304,7 @@ s_error_body (int status, const char *type, const char *message, sl_buf_t *out)
     sl_buf_printf (out, ",\"status\":\"%s\"}}", rpc);
 }
 
-static const sl_mock_render_t s_render = {
+const sl_mock_render_t sl_mock_gemini_render = {
     .begin = s_begin,
     .text = s_text,
     .tool_start = s_tool_start,
@@ -322,16 +322,16 @@ static const sl_mock_render_t s_render = {
     .bad_request = "INVALID_ARGUMENT",
 };
 
-static const char *const s_max_tokens [] = { "generationConfig.maxOutputTokens", NULL };
+const char *const sl_mock_gemini_max_tokens [] = { "generationConfig.maxOutputTokens", NULL };
 
 const sl_mock_provider_t sl_mock_gemini = {
     .dialect = SL_DIALECT_GEMINI,
     .path = ":streamGenerateContent",
     .model_in_path = true,
-    .max_tokens = s_max_tokens,
-    .check = s_check,
-    .result = s_result,
+    .max_tokens = sl_mock_gemini_max_tokens,
+    .check = sl_mock_gemini_check,
+    .result = sl_mock_gemini_result,
     .shape = { .schema = "parameters", .schema2 = "parametersJsonSchema", .declarations = "functionDeclarations",
-               .turns = "contents", .carries_result = s_carries_result },
-    .render = &s_render,
+               .turns = "contents", .carries_result = sl_mock_gemini_carries_result },
+    .render = &sl_mock_gemini_render,
 };

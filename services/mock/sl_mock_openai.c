@@ -25,8 +25,8 @@
 //  Requests
 
 //  What the API refuses of a conversation (see above).
-static int
-s_check (json_t *root, sl_mock_why_t *why)
+int
+sl_mock_openai_check (json_t *root, sl_mock_why_t *why)
 {
     json_t *messages = json_object_get (root, "messages");
     if (!json_is_array (messages))
@@ -94,8 +94,8 @@ s_call_name (json_t *messages, const char *id)
 }
 
 //  The last turn's tool result, and the tool that gave it.
-static bool
-s_result (json_t *root, sl_mock_result_t *out)
+bool
+sl_mock_openai_result (json_t *root, sl_mock_result_t *out)
 {
     json_t *messages = json_object_get (root, "messages");
     json_t *last = json_array_get (messages, json_array_size (messages) - 1);
@@ -110,8 +110,8 @@ s_result (json_t *root, sl_mock_result_t *out)
 }
 
 //  A tool message.
-static bool
-s_carries_result (json_t *message)
+bool
+sl_mock_openai_carries_result (json_t *message)
 {
     return sl_mock_is (json_object_get (message, "role"), "tool");
 }
@@ -202,8 +202,8 @@ sl_mock_openai_error_body (int status, const char *type, const char *message, sl
     sl_buf_printf (out, ",\"type\":\"%s\",\"param\":null,\"code\":null}}", type);
 }
 
-static void
-s_whole (const char *model, const char *text, sl_buf_t *out)
+void
+sl_mock_openai_whole (const char *model, const char *text, sl_buf_t *out)
 {
     sl_buf_printf (out, "{\"id\":\"chatcmpl-mockjudge\",\"object\":\"chat.completion\",\"created\":%d,"
                         "\"model\":", SL_MOCK_CREATED);
@@ -214,7 +214,7 @@ s_whole (const char *model, const char *text, sl_buf_t *out)
                       "\"total_tokens\":70}}");
 }
 
-static const sl_mock_render_t s_render = {
+const sl_mock_render_t sl_mock_openai_render = {
     .begin = s_begin,
     .text = s_text,
     .tool_start = s_tool_start,
@@ -229,15 +229,15 @@ static const sl_mock_render_t s_render = {
     .bad_request = "invalid_request_error",
 };
 
-static const char *const s_max_tokens [] = { "max_tokens", "max_completion_tokens", NULL };
+const char *const sl_mock_openai_max_tokens [] = { "max_tokens", "max_completion_tokens", NULL };
 
 const sl_mock_provider_t sl_mock_openai = {
     .dialect = SL_DIALECT_OPENAI,
     .path = "/chat/completions",
-    .max_tokens = s_max_tokens,
-    .check = s_check,
-    .result = s_result,
-    .shape = { .holder = "function", .schema = "parameters", .turns = "messages", .carries_result = s_carries_result },
-    .render = &s_render,
-    .whole = s_whole,
+    .max_tokens = sl_mock_openai_max_tokens,
+    .check = sl_mock_openai_check,
+    .result = sl_mock_openai_result,
+    .shape = { .holder = "function", .schema = "parameters", .turns = "messages", .carries_result = sl_mock_openai_carries_result },
+    .render = &sl_mock_openai_render,
+    .whole = sl_mock_openai_whole,
 };

@@ -26,6 +26,9 @@ extern const sl_mock_provider_t sl_mock_responses;
 extern const sl_mock_provider_t sl_mock_gemini;
 extern const sl_mock_provider_t sl_mock_bedrock;
 extern const sl_mock_provider_t sl_mock_bedrock_anthropic;
+extern const sl_mock_provider_t sl_mock_vertex;
+extern const sl_mock_provider_t sl_mock_vertex_anthropic;
+extern const sl_mock_provider_t sl_mock_azure;
 
 static const sl_mock_provider_t *const s_builtin [] = {
     &sl_mock_openai,
@@ -34,6 +37,9 @@ static const sl_mock_provider_t *const s_builtin [] = {
     &sl_mock_gemini,
     &sl_mock_bedrock,
     &sl_mock_bedrock_anthropic,
+    &sl_mock_vertex,
+    &sl_mock_vertex_anthropic,
+    &sl_mock_azure,
 };
 //  The mock plays a provider of every wire dialect, and no more: one for
 //  every id but those whose dialect module is still to come
@@ -146,8 +152,11 @@ s_hex (char c)
 const sl_mock_provider_t *
 sl_mock_provider_of_path (const char *path, char *model, size_t size)
 {
-    for (size_t i = 0; i < S_COUNT; i++) {
-        const sl_mock_provider_t *p = s_builtin [i];
+    //  Those with a marker first: a cloud's path ends as its vendor's does.
+    for (size_t k = 0; k < 2 * S_COUNT; k++) {
+        const sl_mock_provider_t *p = s_builtin [k % S_COUNT];
+        if ((k < S_COUNT) != (p->marker != NULL) || (p->marker && !strstr (path, p->marker)))
+            continue;
         if (!s_ends_with (path, p->path))
             continue;
         if (!p->model_in_path)
@@ -161,16 +170,16 @@ sl_mock_provider_of_path (const char *path, char *model, size_t size)
         if (n == 0 || n >= size)
             return NULL;
         //  Percent-decoded (Bedrock's model ids have ':', ARNs '/').
-        size_t k = 0;
+        size_t m = 0;
         for (size_t j = 0; j < n; j++) {
             if (name [j] == '%' && j + 2 < n && s_hex (name [j + 1]) >= 0 && s_hex (name [j + 2]) >= 0) {
-                model [k++] = (char) (s_hex (name [j + 1]) * 16 + s_hex (name [j + 2]));
+                model [m++] = (char) (s_hex (name [j + 1]) * 16 + s_hex (name [j + 2]));
                 j += 2;
             }
             else
-                model [k++] = name [j];
+                model [m++] = name [j];
         }
-        model [k] = 0;
+        model [m] = 0;
         return p;
     }
     return NULL;
@@ -183,10 +192,19 @@ sl_mock_provider_paths (sl_buf_t *out)
     for (size_t i = 0; i < S_COUNT; i++) {
         if (i)
             sl_buf_puts (out, i + 1 < S_COUNT ? ", " : " and ");
+        const sl_mock_provider_t *p = s_builtin [i];
+        const char *marker = p->marker ? p->marker : "";
+        size_t n = strlen (marker);
+        bool models_end = n >= strlen (S_MODELS) && strcmp (marker + n - strlen (S_MODELS), S_MODELS) == 0;
         sl_buf_puts (out, "...");
-        if (s_builtin [i]->model_in_path)
-            sl_buf_printf (out, "%s{model}", s_builtin [i]->model_prefix ? s_builtin [i]->model_prefix : S_MODELS);
-        sl_buf_puts (out, s_builtin [i]->path);
+        if (p->marker)
+            sl_buf_printf (out, "%.*s", (int) (models_end ? n - strlen (S_MODELS) : n), marker);
+        if (p->model_in_path)
+            sl_buf_printf (out, "%s{model}", p->model_prefix ? p->model_prefix : S_MODELS);
+        else
+        if (p->marker)
+            sl_buf_puts (out, "...");
+        sl_buf_puts (out, p->path);
     }
 }
 

@@ -137,6 +137,13 @@ struct _sl_mock_provider_t {
     //  The end of the API's path ("/chat/completions"); with model_in_path,
     //  the path is .../models/{model}<path> (any prefix either way).
     const char *path;
+    //  Optional: a part the path holds besides (a cloud's door to another
+    //  provider's API at its own path: "/openai/"); a provider with one is
+    //  tried before those without.
+    const char *marker;
+    //  Its requests carry Authorization: Bearer SL_MOCK_BEARER_TOKEN (a
+    //  cloud's token); one that does not is answered 401.
+    bool bearer;
     bool model_in_path;
     //  With model_in_path: what comes before the model in the path (NULL:
     //  "/models/"; Bedrock's "/model/"); the model is percent-decoded.
@@ -216,5 +223,30 @@ void sl_mock_put_model (sl_mock_out_t *out, sl_buf_t *event);
 //  OpenAI's error body, which both its APIs (Chat Completions, Responses)
 //  answer with.
 void sl_mock_openai_error_body (int status, const char *type, const char *message, sl_buf_t *out);
+//  The rest of OpenAI's Chat Completions, which the clouds' doors to it
+//  (Azure OpenAI) share: what it refuses, the result it reads, its shape,
+//  its stream and its whole answer.
+int sl_mock_openai_check (json_t *root, sl_mock_why_t *why);
+bool sl_mock_openai_result (json_t *root, sl_mock_result_t *out);
+bool sl_mock_openai_carries_result (json_t *message);
+void sl_mock_openai_whole (const char *model, const char *text, sl_buf_t *out);
+extern const sl_mock_render_t sl_mock_openai_render;
+extern const char *const sl_mock_openai_max_tokens [];
+//  And Gemini's and Anthropic's, which Vertex AI's doors to them share.
+int sl_mock_gemini_check (json_t *root, sl_mock_why_t *why);
+bool sl_mock_gemini_result (json_t *root, sl_mock_result_t *out);
+bool sl_mock_gemini_carries_result (json_t *content);
+extern const sl_mock_render_t sl_mock_gemini_render;
+extern const char *const sl_mock_gemini_max_tokens [];
+int sl_mock_anthropic_check (json_t *root, sl_mock_why_t *why);
+bool sl_mock_anthropic_result (json_t *root, sl_mock_result_t *out);
+bool sl_mock_anthropic_carries_result (json_t *message);
+void sl_mock_anthropic_whole (const char *model, const char *text, sl_buf_t *out);
+extern const sl_mock_render_t sl_mock_anthropic_render;
+extern const char *const sl_mock_anthropic_max_tokens [];
+
+//  The bearer token the mock's cloud providers (Vertex AI) take: a
+//  request without "Authorization: Bearer <it>" is answered 401.
+#define SL_MOCK_BEARER_TOKEN "mock-cloud-token"
 
 #endif

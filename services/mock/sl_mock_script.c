@@ -18,14 +18,16 @@
 #include "services/mock/sl_mock_provider.h"
 
 #define MOCK_DROP_EVENTS 2              //  events mock-drop sends whole
+#define MOCK_429_PREFIX "mock-429-"     //  mock-429-<s>: a 429 asking to wait s seconds
+#define MOCK_RETRY_AFTER_MAX 86400      //  the longest wait it asks for
 #define MOCK_STALL_EVENTS 3             //  events mock-stall sends
 #define MOCK_HUGE_PIECE 65536           //  bytes of padding per event of mock-danger-huge
 #define MOCK_HUGE_WORD "PADDING-"       //  what the padding is made of
 
 const char *sl_mock_scenarios [] = {
     "mock-text", "mock-tools", "mock-error", "mock-bench", "mock-burst", "mock-paced", "mock-stall", "mock-hang",
-    "mock-drop", "mock-garbage", "mock-429", "mock-500", "mock-flaky", "mock-danger-length",
-    "mock-danger-error", "mock-danger-eof", "mock-danger-huge", "mock-bad-utf8", NULL
+    "mock-drop", "mock-garbage", "mock-429", "mock-529", "mock-500", "mock-flaky", "mock-danger-length",
+    "mock-danger-error", "mock-danger-eof", "mock-danger-huge", "mock-bad-utf8", "mock-filtered", NULL
 };
 
 static const char *s_text_words [] = {
@@ -209,8 +211,9 @@ s_http_error (s_ctx_t *ctx, int status, const char *retry_after)
     if (status == 429)
         r->error_body (status, r->rate_limited, "The mock upstream is rate limiting this request.", &sc->error_body);
     else
-        r->error_body (status, status == 503 ? r->unavailable : r->failed,
-                       status == 503 ? "The mock upstream is briefly unavailable." : "The mock upstream failed.",
+        r->error_body (status, status == 503 || status == 529 ? r->unavailable : r->failed,
+                       status == 503 ? "The mock upstream is briefly unavailable."
+                     : status == 529 ? "The mock upstream is overloaded." : "The mock upstream failed.",
                        &sc->error_body);
 }
 
@@ -236,6 +239,16 @@ sl_mock_script_not_found (int dialect, const char *message, sl_mock_script_t *ou
     out->status = 404;
     if (p)
         p->render->error_body (404, p->render->not_found, message, &out->error_body);
+}
+
+void
+sl_mock_script_unauthorized (int dialect, const char *message, sl_mock_script_t *out)
+{
+    const sl_mock_provider_t *p = sl_mock_provider_get (dialect);
+    memset (out, 0, sizeof *out);
+    out->status = 401;
+    if (p)
+        p->render->error_body (401, "UNAUTHENTICATED", message, &out->error_body);
 }
 
 void
@@ -288,14 +301,36 @@ s_paced_ms (sl_str_t model)
     return ms >= 1 && ms <= SL_MOCK_PACED_MAX_MS ? ms : 0;
 }
 
+//  The digits of "mock-429-<s>"'s s (0 to MOCK_RETRY_AFTER_MAX) into out;
+//  false when they are not that.
+static bool
+s_seconds (sl_str_t digits, char *out, size_t size)
+{
+    long s = 0;
+    if (digits.len == 0 || digits.len >= size)
+        return false;
+    for (size_t i = 0; i < digits.len; i++) {
+        if (digits.ptr [i] < '0' || digits.ptr [i] > '9')
+            return false;
+        s = s * 10 + (digits.ptr [i] - '0');
+        if (s > MOCK_RETRY_AFTER_MAX)
+            return false;
+    }
+    snprintf (out, size, "%lu", (unsigned long) s);
+    return true;
+}
+
 int
 sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long chunks,
                       unsigned attempt, sl_mock_script_t *out)
 {
+    char retry_after [24];
     s_ctx_t ctx;
     if (!s_start (&ctx, dialect, model, request_body, out))
         return -1;
-    if (sl_str_eq (model, "mock-text"))
+    //  mock-filtered: text, which a provider with a content filter
+    //  (Azure's) ends as filtered.
+    if (sl_str_eq (model, "mock-text") || sl_str_eq (model, "mock-filtered"))
         s_scenario_text (&ctx);
     else
     if (sl_str_eq (model, "mock-tools")) {
@@ -380,6 +415,14 @@ sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long c
     else
     if (sl_str_eq (model, "mock-429"))
         s_http_error (&ctx, 429, "1");
+    else
+    if (model.len > sizeof MOCK_429_PREFIX - 1 && memcmp (model.ptr, MOCK_429_PREFIX, sizeof MOCK_429_PREFIX - 1) == 0
+    &&  s_seconds (sl_str_n (model.ptr + sizeof MOCK_429_PREFIX - 1, model.len - (sizeof MOCK_429_PREFIX - 1)),
+                   retry_after, sizeof retry_after))
+        s_http_error (&ctx, 429, retry_after);
+    else
+    if (sl_str_eq (model, "mock-529"))
+        s_http_error (&ctx, 529, NULL);
     else
     if (sl_str_eq (model, "mock-500"))
         s_http_error (&ctx, 500, NULL);

@@ -34,6 +34,8 @@
       mock-drop    two events and half of a third, then the connection closes
       mock-garbage one event, then an event whose data is not JSON
       mock-429     429 with Retry-After: 1 and the provider's error body
+      mock-429-<s> the same with Retry-After: <s> (0 to 86400)
+      mock-529     529 (the provider's overloaded error) without Retry-After
       mock-500     500 with the provider's error body
       mock-flaky   every other request with the same body answers 503
                    (Retry-After: 0); the others get mock-text
@@ -140,6 +142,8 @@ void sl_mock_script_not_found (int dialect, const char *message, sl_mock_script_
 //  A 400 in the dialect's error format, for requests its API would refuse
 //  (sl_mock_provider_check).
 void sl_mock_script_bad_request (int dialect, const char *message, sl_mock_script_t *out);
+//  A 401 in the provider's shape: a request without the credential it takes.
+void sl_mock_script_unauthorized (int dialect, const char *message, sl_mock_script_t *out);
 void sl_mock_script_clear (sl_mock_script_t *self);
 //  The scenario names, NULL-terminated.
 extern const char *sl_mock_scenarios [];

@@ -38,9 +38,9 @@
 #include <unistd.h>
 
 #include "common/identity/sl_signkey.h"
-#include "services/audit/sl_archive.h"
-#include "services/audit/sl_chain.h"
-#include "services/audit/sl_store.h"
+#include "services/audit/recorder/sl_archive.h"
+#include "services/audit/recorder/sl_chain.h"
+#include "services/audit/store/sl_store.h"
 #include "common/stages/sl_spool.h"
 #include "tests/pgtmp.h"
 

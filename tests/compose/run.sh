@@ -209,10 +209,10 @@ for spec in sluice:latest=deploy/Dockerfile sluice-postgres:15=deploy/postgres.D
     fi
 done
 ok "the four images build from this repository (no image from Docker Hub)"
-official=$(timeout 60 $DC -f docker-compose.yml -f docker-compose.official.yml config 2>/dev/null \
+official=$(timeout 60 $DC -f docker-compose.yml -f deploy/docker-compose.official.yml config 2>/dev/null \
            | grep -E '^ +image: (postgres|redis):' | sed 's/ *image: //' | sort | paste -sd' ' -)
-[ "$official" = "postgres:15 redis:7" ] && ok "docker-compose.official.yml puts Docker Hub's $official in place (not pulled here)" \
-    || bad "docker-compose.official.yml gives: $official"
+[ "$official" = "postgres:15 redis:7" ] && ok "deploy/docker-compose.official.yml puts Docker Hub's $official in place (not pulled here)" \
+    || bad "deploy/docker-compose.official.yml gives: $official"
 
 wait_stack() {                          # wait_stack PROJECT COMPOSE [scaled]: every container healthy
     local proj=$1 cmd=$2 scaled=${3:-} deadline=$(( $(date +%s) + HEALTHY_S )) s want have c state missing

@@ -7,10 +7,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "services/audit/sl_archive.h"
-#include "services/audit/sl_live.h"
-#include "services/audit/sl_receiver.h"
-#include "services/audit/sl_store.h"
+#include "services/audit/recorder/sl_archive.h"
+#include "services/audit/console/sl_live.h"
+#include "services/audit/recorder/sl_receiver.h"
+#include "services/audit/store/sl_store.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

@@ -31,6 +31,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     size_t count = sl_dialect_count ();
     const sl_dialect_t *client = sl_dialect_at (data [0] % count);
     const sl_dialect_t *upstream = sl_dialect_at (data [1] % count);
+    if (client->upstream_only)
+        return 0;                       //  no client speaks it: its requests are only rendered
     sl_str_t body = sl_str_n (data + 2, size - 2);
     sl_endpoint_t endpoint = { .dialect = client->id, .stream = true, .sse = true, .model = "m" };
     sl_job_t r;

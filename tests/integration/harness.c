@@ -420,7 +420,8 @@ harness_mock_urls (mock_urls_t *self, int mock_port, const char **args, size_t r
     size_t vendors = 0;
     for (size_t i = 0; i < sl_dialect_count (); i++) {
         const sl_dialect_t *d = sl_dialect_at (i);
-        if (!sl_dialect_vendor_first (d) || n + 2 >= room)
+        //  A cloud's door has no built-in provider, so no option.
+        if (!sl_dialect_is_client (d) || !sl_dialect_vendor_first (d) || n + 2 >= room)
             continue;
         const char *host = strstr (d->base_url, "://");
         const char *path = host ? strchr (host + 3, '/') : NULL;

@@ -201,14 +201,18 @@ s_hostile_batch (sl_buf_t *out, const uint8_t *sid, uint64_t round)
         m.body = SL_STR_LIT ("data: {\"choices\":[{\"delta\":{\"content\":\"" MARK "\"}}]}\n\n");
         sl_msg_encode (&m, out);
     }
+    //  Each with what its type carries (the codec sends nothing else).
     const uint8_t others [] = { SL_MSG_ACK, SL_MSG_CANCEL, SL_MSG_LOST, SL_MSG_ERROR, SL_MSG_END };
     for (size_t i = 0; i < sizeof others; i++) {
         sl_msg_init (&m, others [i]);
         memcpy (m.sid, sid, SL_SID_SIZE);
         m.seq = round + 1000;
-        m.flags = SL_F_LAST;
-        m.code = SL_STR_LIT ("client_gone");
-        m.message = SL_STR_LIT (MARK);
+        if (others [i] == SL_MSG_ACK || others [i] == SL_MSG_ERROR)
+            m.flags = SL_F_LAST;
+        if (others [i] == SL_MSG_CANCEL || others [i] == SL_MSG_ERROR) {
+            m.code = SL_STR_LIT ("client_gone");
+            m.message = SL_STR_LIT (MARK);
+        }
         sl_msg_encode (&m, out);
     }
 }

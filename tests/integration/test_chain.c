@@ -27,9 +27,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "services/audit/sl_archive.h"
-#include "services/audit/sl_checkpoint.h"
-#include "services/audit/sl_store.h"
+#include "services/audit/recorder/sl_archive.h"
+#include "services/audit/recorder/sl_checkpoint.h"
+#include "services/audit/store/sl_store.h"
 #include "tests/pgtmp.h"
 #include "tests/integration/audit_proc.h"
 #include "tests/integration/harness.h"

@@ -38,7 +38,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "services/audit/sl_store.h"
+#include "services/audit/store/sl_store.h"
 #include "tests/pgtmp.h"
 #include "tests/redistmp.h"
 #include "tests/integration/audit_proc.h"

@@ -37,6 +37,10 @@
 #define SHARED_REQUESTS 1000            //  asked for, spread over them
 #define SHARED_PARALLEL 16              //  in flight at once
 #define SHARED_RUN_S 40                 //  the longest a run may take; it starts in a minute with this left
+#define SHARED_OTHERS_SHOWN 5           //  answers neither admitted nor limited, printed
+#define SHARED_STORE_TIMEOUT_MS "2000"  //  Redis's answer waited for: the default 50 ms is passed on a
+                                        //  loaded machine, and a refusal for that is not what this counts
+                                        //  (redis_gone_follows_each_teams_limits_on_error tests the timeout)
 #define ROUNDS 3                        //  a minute may roll over between two requests: tries
 
 //  --------------------------------------------------------------------------
@@ -448,7 +452,8 @@ s_flood (const int *ports, int nports, const char *header, int count, int parall
             if (status == 429)
                 (*limited)++;
             else
-                (*other)++;
+            if ((*other)++ < SHARED_OTHERS_SHOWN)
+                fprintf (stderr, "identity: an answer neither 200 nor 429: %ld\n", status);
             curl_multi_remove_handle (multi, m->easy_handle);
             curl_easy_cleanup (m->easy_handle);
             running--;
@@ -476,7 +481,7 @@ Test (identity, three_gateways_hold_one_limit_through_redis, .timeout = 180)
     cr_assert_eq (harness_write (dir, "keys.yaml", keys), 0);
     snprintf (url, sizeof url, "redis://127.0.0.1:%d/0", redis.port);
     setenv ("SLUICE_REDIS_URL", url, 1);
-    const char *gateway_args [] = { "--keys-file", path, NULL };
+    const char *gateway_args [] = { "--keys-file", path, "--limits-timeout-ms", SHARED_STORE_TIMEOUT_MS, NULL };
     cluster_opts_t opts = { .count = { 1, 1, 1, 1 }, .slots = { 1, 1, 1, 1 }, .gateways = 3,
                             .gateway_args = gateway_args };
     cluster_t *c = cluster_start (&opts);

@@ -712,9 +712,11 @@ Test (pause, healthz_names_a_stalled_hop, .timeout = 120)
         sl_msg_init (&m, i == 0 ? SL_MSG_START : SL_MSG_DELTA);
         memset (m.sid, 0x77, SL_SID_SIZE);
         m.seq = (uint64_t) i;
-        m.kind = SL_D_TEXT;
-        m.index = -1;
-        m.text = SL_STR_LIT ("words ");
+        if (i > 0) {                    //  a start carries no content
+            m.kind = SL_D_TEXT;
+            m.index = -1;
+            m.text = SL_STR_LIT ("words ");
+        }
         if (i % 4 == 3)
             m.kind = SL_D_BLOCK_STOP;   //  one block each few deltas: block events flow on
         sl_msg_encode (&m, &batch);

@@ -5,6 +5,7 @@
 
 #include "common/bus/sl_router.h"
 #include "tests/unit/keydir.h"
+#include "tests/unit/misfit.h"
 
 typedef struct {
     zsock_t *sock;
@@ -16,6 +17,7 @@ typedef struct {
     uint32_t last_epoch;
     const char *name;                   //  the instance name it announces ("fake")
     bool draining;                      //  its heartbeats say SL_F_DRAINING
+    bool misfit;                        //  its heartbeats carry a field no hb carries
 } s_fake_t;
 
 static sl_codec_t *codec;
@@ -51,9 +53,13 @@ s_on_fake (zloop_t *loop, zsock_t *reader, void *arg)
         reply.incarnation = 42;
         reply.credit = f->credit;
         reply.flags = f->draining ? SL_F_DRAINING : 0;
-        f->credit = 0;                  //  the window is given once
         sl_buf_t buf = { 0 };
-        sl_msg_encode (&reply, &buf);
+        if (f->misfit)
+            misfit_encode (&reply, "auth", "x", &buf);
+        else {
+            sl_msg_encode (&reply, &buf);
+            f->credit = 0;              //  the window is given once
+        }
         zmsg_t *out = zmsg_new ();
         zmsg_append (out, &id);
         zmsg_addmem (out, buf.data, buf.len);
@@ -403,7 +409,8 @@ s_send_some (s_handshake_t *h, int n)
         sl_msg_t m;
         sl_msg_init (&m, h->sent == 0 ? SL_MSG_START : SL_MSG_DELTA);
         memset (m.sid, 7, SL_SID_SIZE);
-        m.kind = SL_D_TEXT;
+        if (m.type == SL_MSG_DELTA)
+            m.kind = SL_D_TEXT;
         m.seq = (uint64_t) h->sent++;
         cr_assert_eq (sl_router_send (h->router, &m), 0);
     }
@@ -535,6 +542,7 @@ s_frames (sl_router_t *r, const char *name, int n)
         sl_msg_t m;
         sl_msg_init (&m, SL_MSG_FRAME);
         m.seq = (uint64_t) i;
+        m.body = SL_STR_LIT ("");
         cr_assert_eq (sl_router_send_named (r, sl_str (name), &m), 0);
     }
     sl_router_flush (r);
@@ -628,4 +636,58 @@ Test (sl_router, no_instance_no_name_delivery_and_no_key_no_router)
     sl_bus_destroy (&bus);
     sl_metrics_destroy (&metrics);
     keydir_remove (dir);
+}
+
+//  --------------------------------------------------------------------------
+//  A heartbeat its type's table refuses (a field no hb carries) is no
+//  heartbeat: counted as malformed, and the peer is not alive for it.
+
+typedef struct {
+    sl_router_t *router;
+    s_fake_t *fake;
+    sl_counter_t *malformed;
+    int step;
+    uint64_t refused;                   //  malformed messages counted while misfit
+    size_t alive_misfit;                //  live peers then
+} s_misfit_t;
+
+static int
+s_on_misfit_step (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_misfit_t *t = arg;
+    t->step++;
+    if (t->step == 8) {                 //  SL_HB_DEAD_MS and more of refused heartbeats
+        t->refused = t->malformed->value;
+        t->alive_misfit = sl_router_alive_count (t->router);
+        t->fake->misfit = false;
+    }
+    return t->step >= 16 || (t->step > 8 && sl_router_alive_count (t->router) == 1) ? -1 : 0;
+}
+
+Test (sl_router, a_heartbeat_its_table_refuses_is_counted_and_no_heartbeat)
+{
+    codec = sl_codec_new ();
+    zloop_t *loop = zloop_new ();
+    sl_metrics_t *metrics = sl_metrics_new ();
+    s_fake_t f;
+    s_fake_init (&f, 100);
+    f.misfit = true;
+    zloop_reader (loop, f.sock, s_on_fake, &f);
+    sl_router_t *router = sl_router_new (loop, "test", 7);
+    sl_router_set_metrics (router, metrics, "judge");
+    cr_assert_eq (sl_router_connect (router, f.endpoint), 0);
+    s_misfit_t t = { .router = router, .fake = &f };
+    t.malformed = sl_metrics_counter (metrics, "sluice_malformed_messages_total", NULL, "");
+    zloop_timer (loop, 100, 0, s_on_misfit_step, &t);
+    zloop_start (loop);
+    cr_expect_gt (t.refused, 0, "the refused heartbeats are counted");
+    cr_expect_eq (t.alive_misfit, 0, "a peer whose heartbeats are all refused is not alive");
+    cr_expect_eq (sl_router_alive_count (router), 1, "its first heartbeat that fits makes it alive");
+    sl_router_destroy (&router);
+    zloop_destroy (&loop);
+    zsock_destroy (&f.sock);
+    sl_metrics_destroy (&metrics);
+    sl_codec_destroy (&codec);
 }

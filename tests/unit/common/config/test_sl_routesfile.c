@@ -132,6 +132,37 @@ Test (sl_routesfile, bad_prices_are_refused_with_their_line)
     s_expect_refused (cases, sizeof cases / sizeof cases [0]);
 }
 
+Test (sl_routesfile, providers_lists_and_key_envs_are_checked_with_their_place)
+{
+    s_case_t cases [] = {
+        { S_PROVIDER "    key_envs: []\n", "routes.yaml:5:15: key_envs must be a list of 1 to 16" },
+        { S_PROVIDER "    key_envs: [sk-1]\n", "routes.yaml:5:16: key_envs names environment variables" },
+        { S_PROVIDER "    key_envs: [K1, K1]\n", "routes.yaml:5:20: key_envs names 'K1' twice" },
+        { S_PROVIDER "    key_env: K\n    key_envs: [K1]\n", "routes.yaml:6:15: key_env and key_envs" },
+        { S_PROVIDER "    key_envs: [K1]\n    key_env: K\n", "routes.yaml:6:14: key_env and key_envs" },
+        { S_PROVIDER "    name: [a]\n", "routes.yaml:5:11: name must be a scalar" },
+        { S_PROVIDER "routes:\n  - model: x\n    providers: []\n",
+          "routes.yaml:7:16: providers must be a list of 1 to 16 providers" },
+        { S_PROVIDER "routes:\n  - model: x\n    provider: a\n    providers: [{ provider: a }]\n",
+          "routes.yaml:7:15: a route names provider or providers, not both" },
+        { S_PROVIDER "routes:\n  - model: x\n    providers: [{ provider: b }]\n",
+          "routes.yaml:7:29: route names unknown provider 'b'" },
+        { S_PROVIDER "routes:\n  - model: x\n    providers: [{ provider: a }, { provider: a }]\n",
+          "routes.yaml:7:46: the route names provider 'a' twice" },
+        { S_PROVIDER "routes:\n  - model: x\n    providers: [{ model: m }]\n",
+          "routes.yaml:7:17: a route's provider needs provider" },
+        { S_PROVIDER "routes:\n  - model: x\n    providers: [{ provider: a, weight: -1 }]\n",
+          "routes.yaml:7:40: weight must be a whole number from 0 to 1000000" },
+        { S_PROVIDER "routes:\n  - model: x\n    providers: [{ provider: a, colour: red }]\n",
+          "routes.yaml:7:32: unknown field 'colour' of a route's provider" },
+        { "providers:\n  - { name: a, dialect: openai, base_url: http://h }\n"
+          "  - { name: b, dialect: openai, base_url: http://h }\n"
+          "routes:\n  - model: x\n    providers: [{ provider: a, weight: 1 }, { provider: b }]\n",
+          "routes.yaml:6:45: weight: every provider of the route has one, or none has" },
+    };
+    s_expect_refused (cases, sizeof cases / sizeof cases [0]);
+}
+
 //  --------------------------------------------------------------------------
 //  The mcp: section
 
@@ -263,5 +294,65 @@ Test (sl_routesfile_mcp, checked_when_not_asked_for)
     r = s_parse (S_PROVIDER "mcp:\n  servers:\n    - name: a\n      url: http://x/mcp\n", &error);
     cr_assert_not_null (r, "%s", error);
     cr_expect_eq (sl_providers_provider_count (r), 1);
+    sl_providers_destroy (&r);
+}
+
+Test (sl_routesfile, a_cloud_provider_lacking_what_its_dialect_needs_is_refused_where_it_stands)
+{
+    s_case_t cases [] = {
+        { "providers:\n  - name: v\n    dialect: vertex\n    region: us-east5\n",
+          "routes.yaml:2:5: provider 'v': dialect vertex needs project" },
+        { "providers:\n  - name: v\n    dialect: vertex-anthropic\n    project: p\n",
+          "routes.yaml:2:5: provider 'v': dialect vertex-anthropic needs region" },
+        { "providers:\n  - name: az\n    dialect: azure\n    api_version: \"2024-10-21\"\n",
+          "routes.yaml:2:5: provider 'az': dialect azure needs base_url" },
+        { "providers:\n  - name: a\n    dialect: openai\n    base_url: http://h\n    region: us-east5\n",
+          "routes.yaml:2:5: provider 'a': dialect openai takes no region" },
+        { "providers:\n  - name: az\n    dialect: azure\n    base_url: https://r.openai.azure.com\n"
+          "    deployments: { gpt-4o: d1 }\n",
+          "routes.yaml:2:5: provider 'az': deployments need an api_version" },
+        { "providers:\n  - name: az\n    dialect: azure\n    base_url: https://r.openai.azure.com\n"
+          "    api_version: v2\n    deployments: [d1]\n",
+          "routes.yaml:6:18: deployments must be a mapping" },
+        { "providers:\n  - name: az\n    dialect: azure\n    base_url: https://r.openai.azure.com\n"
+          "    api_version: v2\n    deployments: { gpt-4o: \"a/b\" }\n",
+          "routes.yaml:6:28: the deployment of 'gpt-4o' must be a deployment's name" },
+        { "providers:\n  - name: v\n    dialect: vertex\n    region: us east\n    project: p\n",
+          "routes.yaml:4:13: region must be a plain word" },
+        { "providers:\n  - name: v\n    dialect: vertex\n    region: r\n    project: p\n    token_env: ya29.x\n",
+          "routes.yaml:6:16: token_env names an environment variable" },
+        { "providers:\n  - name: v\n    dialect: vertex\n    region: r\n    project: p\n    key_env: K\n"
+          "    token_env: T\n",
+          "routes.yaml:2:5: provider 'v': a provider takes key_env or token_env, not both" },
+    };
+    s_expect_refused (cases, sizeof cases / sizeof cases [0]);
+}
+
+Test (sl_routesfile, the_clouds_fields_are_read)
+{
+    const char *text =
+        "providers:\n"
+        "  - name: claude\n    dialect: vertex-anthropic\n    region: global\n    project: proj-1\n"
+        "    credentials_file: /etc/sluice/sa.json\n"
+        "  - name: az\n    dialect: azure\n    base_url: https://r.openai.azure.com/\n"
+        "    api_version: \"2024-10-21\"\n    deployments: { gpt-4o: prod-4o, gpt-4.1: prod-41 }\n"
+        "    token_env: ENTRA_TOKEN\n";
+    char *error = NULL;
+    sl_providers_t *r = s_parse (text, &error);
+    cr_assert_not_null (r, "%s", error ? error : "");
+    const sl_provider_t *v = sl_providers_find (r, SL_STR_LIT ("claude"));
+    cr_assert_not_null (v);
+    cr_expect_eq (v->dialect, SL_DIALECT_VERTEX_ANTHROPIC);
+    cr_expect_str_eq (v->region, "global");
+    cr_expect_str_eq (v->project, "proj-1");
+    cr_expect_str_eq (v->credentials_file, "/etc/sluice/sa.json");
+    cr_expect_str_eq (v->base_url, "", "the region's own endpoint");
+    const sl_provider_t *az = sl_providers_find (r, SL_STR_LIT ("az"));
+    cr_assert_not_null (az);
+    cr_expect_str_eq (az->base_url, "https://r.openai.azure.com");
+    cr_expect_str_eq (az->api_version, "2024-10-21");
+    cr_expect_str_eq (az->token_env, "ENTRA_TOKEN");
+    cr_expect_eq (az->deployment_count, 2);
+    cr_expect_str_eq (sl_provider_deployment (az, SL_STR_LIT ("gpt-4.1")), "prod-41");
     sl_providers_destroy (&r);
 }

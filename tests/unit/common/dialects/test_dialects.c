@@ -59,6 +59,9 @@
 
 //  A provider at a base URL, with no other field.
 #define S_AT(url) (&(sl_provider_t) { .name = "p", .base_url = (url) })
+//  ... with the fields a cloud's door needs too (Vertex: a region and a
+//  project; Azure without api_version: its v1 API).
+#define S_CLOUD_AT(url) (&(sl_provider_t) { .name = "p", .base_url = (url), .region = "us-east5", .project = "proj" })
 
 
 //  --------------------------------------------------------------------------
@@ -328,7 +331,11 @@ Test (dialects, names_are_listed_from_the_registry)
 {
     sl_buf_t out = { 0 };
     sl_dialect_names (", ", " or ", NULL, &out);
-    cr_expect_str_eq (sl_buf_cstr (&out), "openai, anthropic, responses, gemini, bedrock or bedrock-anthropic");
+    cr_expect_str_eq (sl_buf_cstr (&out), "openai, anthropic, responses, gemini, bedrock, bedrock-anthropic, vertex, "
+                                          "vertex-anthropic or azure");
+    sl_buf_reset (&out);
+    sl_dialect_names (", ", " or ", sl_dialect_is_client, &out);
+    cr_expect_str_eq (sl_buf_cstr (&out), "openai, anthropic, responses or gemini", "the dialects clients speak");
     sl_buf_reset (&out);
     sl_dialect_names (", ", " or ", sl_dialect_asks, &out);
     cr_expect_str_eq (sl_buf_cstr (&out), "openai or anthropic", "the dialects that can be asked");
@@ -415,6 +422,8 @@ Test (dialects, a_conversation_renders_parses_back_and_renders_the_same)
 {
     for (size_t i = 0; i < sl_dialect_count (); i++) {
         const sl_dialect_t *d = sl_dialect_at (i);
+        if (d->upstream_only)
+            continue;                   //  no client parses its bodies: its module's tests read them
         sl_req_t *req = s_conversation ();
         sl_xlate_t x = { .from = "test", .to = d->name };
         sl_buf_t first = { 0 }, second = { 0 };
@@ -563,8 +572,8 @@ Test (dialects, every_client_gets_legal_output_from_every_upstream)
     for (size_t c = 0; c < sl_dialect_count (); c++)
         for (size_t u = 0; u < sl_dialect_count (); u++) {
             const sl_dialect_t *client = sl_dialect_at (c), *up = sl_dialect_at (u);
-            if (!sl_dialect_is_client (client))
-                continue;                   //  no client calls sluice in it
+            if (client->upstream_only)
+                continue;
             for (int streaming = 0; streaming < 2; streaming++) {
                 driver_t dr;
                 s_start_crossed (&dr, client->id, up->id, (streaming ? SL_F_STREAM : 0) | SL_F_USAGE);
@@ -602,9 +611,16 @@ Test (dialects, error_bodies_and_model_lists_are_json)
     sl_model_entry_t models [] = { { "m-1", "p" }, { "m \"2\"", "q" } };
     for (size_t i = 0; i < sl_dialect_count (); i++) {
         const sl_dialect_t *d = sl_dialect_at (i);
-        if (!sl_dialect_is_client (d))
-            continue;                   //  it answers no client
         sl_buf_t out = { 0 };
+        cr_expect_eq (sl_dialect_url (d, S_CLOUD_AT ("http://h/base"), SL_STR_LIT ("m-1"), &out, NULL), 0, "%s",
+                      d->name);
+        cr_expect_eq (strncmp (sl_buf_cstr (&out), "http://h/base/", 14), 0, "%s: %s", d->name, sl_buf_cstr (&out));
+        cr_expect_eq (sl_dialect_finish_of (d, SL_STR_LIT ("no-such-finish")), SL_FIN_NONE, "%s", d->name);
+        sl_buf_reset (&out);
+        if (d->upstream_only) {
+            sl_buf_free (&out);
+            continue;                   //  no client reads its errors or lists
+        }
         d->renderer->error_body (429, SL_STR_LIT ("rate_limit_error"), SL_STR_LIT ("slow \"down\""), &out);
         cr_expect (sl_json_valid (sl_buf_str (&out)), "%s: %s", d->name, sl_buf_cstr (&out));
         sl_buf_reset (&out);
@@ -617,10 +633,6 @@ Test (dialects, error_bodies_and_model_lists_are_json)
         sl_buf_reset (&out);
         d->model (&models [1], &out);
         cr_expect (sl_json_valid (sl_buf_str (&out)), "%s: %s", d->name, sl_buf_cstr (&out));
-        sl_buf_reset (&out);
-        cr_expect_eq (sl_dialect_url (d, S_AT ("http://h/base"), SL_STR_LIT ("m-1"), &out, NULL), 0, "%s", d->name);
-        cr_expect_eq (strncmp (sl_buf_cstr (&out), "http://h/base/", 14), 0, "%s: %s", d->name, sl_buf_cstr (&out));
-        cr_expect_eq (sl_dialect_finish_of (d, SL_STR_LIT ("no-such-finish")), SL_FIN_NONE, "%s", d->name);
         sl_buf_free (&out);
     }
 }
@@ -644,8 +656,8 @@ Test (dialects, every_recording_decodes_and_renders_for_every_client, .timeout =
         cr_assert (rec_read (file->path, &capture), "%s", file->path);
         for (size_t c = 0; c < sl_dialect_count (); c++) {
             const sl_dialect_t *client = sl_dialect_at (c);
-            if (!sl_dialect_is_client (client))
-                continue;                   //  no client calls sluice in it
+            if (client->upstream_only)
+                continue;
             sl_buf_t out = { 0 };
             const char *why = NULL;
             sl_replay_opts_t opts = { .dialect = file->dialect, .render = client->id };
@@ -673,9 +685,7 @@ Test (dialects, signatures_cross_tagged_with_their_provider)
 {
     for (size_t c = 0; c < sl_dialect_count (); c++) {
         const sl_dialect_t *client = sl_dialect_at (c);
-        if (!sl_dialect_is_client (client))
-            continue;                   //  no client calls sluice in it
-        if (client->id == SL_DIALECT_OPENAI)
+        if (client->id == SL_DIALECT_OPENAI || client->upstream_only)
             continue;                   //  Chat Completions carries no signature
         for (size_t u = 0; u < sl_dialect_count (); u++) {
             const sl_dialect_t *up = sl_dialect_at (u);
@@ -685,9 +695,11 @@ Test (dialects, signatures_cross_tagged_with_their_provider)
             const char *bytes = driver_bytes (&dr);
             char tagged [64];
             snprintf (tagged, sizeof tagged, "sluice:%s:sig-abc", up->name);
+            //  One format (a cloud's door to the client's own provider):
+            //  the signature is the model's own, as it came.
             if (sl_dialect_same_format (client->id, up->id))
-                cr_expect (strstr (bytes, "sig-abc") && !strstr (bytes, "sluice:"), "%s: as it came: %s",
-                           client->name, bytes);
+                cr_expect (strstr (bytes, "sig-abc") && !strstr (bytes, "sluice:"), "%s from %s: as it came: %s",
+                           client->name, up->name, bytes);
             else
                 cr_expect_not_null (strstr (bytes, tagged), "%s from %s: %s", client->name, up->name, bytes);
             driver_stop (&dr);
@@ -700,10 +712,8 @@ Test (dialects, a_providers_own_tools_do_not_cross_and_are_counted)
     for (size_t c = 0; c < sl_dialect_count (); c++)
         for (size_t u = 0; u < sl_dialect_count (); u++) {
             const sl_dialect_t *client = sl_dialect_at (c), *up = sl_dialect_at (u);
-            if (!sl_dialect_is_client (client))
-                continue;                   //  no client calls sluice in it
-            if (sl_dialect_same_format (client->id, up->id))
-                continue;                   //  nothing crosses
+            if (client->upstream_only || sl_dialect_same_format (client->id, up->id))
+                continue;
             driver_t dr;
             s_start_crossed (&dr, client->id, up->id, SL_F_STREAM);
             driver_server_tools_response (&dr);
@@ -722,8 +732,8 @@ Test (dialects, a_call_goes_to_the_client_by_the_id_it_answers_with)
     //  another dialect answers with the call id.
     for (size_t c = 0; c < sl_dialect_count (); c++) {
         const sl_dialect_t *client = sl_dialect_at (c);
-        if (!sl_dialect_is_client (client))
-            continue;                   //  no client calls sluice in it
+        if (client->upstream_only)
+            continue;
         driver_t dr;
         s_start_crossed (&dr, client->id, SL_DIALECT_RESPONSES, SL_F_STREAM);
         sl_msg_t m = driver_block (SL_B_START, SL_BK_TOOL_CALL, 0);
@@ -761,14 +771,18 @@ Test (dialects, every_dialect_has_a_built_in_provider_and_its_options)
     size_t clients = 0;
     for (size_t i = 0; i < sl_dialect_count (); i++)
         clients += sl_dialect_is_client (sl_dialect_at (i));
-    cr_expect_eq (sl_providers_provider_count (defaults), clients, "a built-in provider for each client dialect");
+    //  A cloud's door has none: its region, project or resource are the
+    //  routes file's to say.
+    cr_expect_eq (sl_providers_provider_count (defaults), clients);
     sl_baseurls_t *urls = sl_baseurls_new ();
     cr_assert_not_null (urls);
     const sl_opt_t *opts = sl_baseurls_opts (urls, NULL);
     for (size_t i = 0; i < sl_dialect_count (); i++) {
         const sl_dialect_t *d = sl_dialect_at (i);
-        if (!sl_dialect_is_client (d))
-            continue;                   //  a cloud's: its providers name their region
+        if (d->upstream_only) {
+            cr_expect_null (sl_providers_find (defaults, sl_str (d->name)), "%s", d->name);
+            continue;
+        }
         cr_expect (strncmp (d->base_url, "https://", 8) == 0, "%s: %s", d->name, d->base_url);
         char option [SL_DIALECT_OPTION_MAX], variable [SL_DIALECT_OPTION_MAX], key [SL_DIALECT_OPTION_MAX];
         sl_dialect_option (d, SL_DIALECT_BASE_URL_OPTION, option);
@@ -900,7 +914,8 @@ Test (dialects, the_mock_plays_every_dialect)
         cr_expect_eq (sl_mock_provider_check_table (mock, &why), 0, "%s: %s", d->name, why ? why : "");
         //  It serves the path the dialect's upstream calls.
         sl_buf_t url = { 0 };
-        cr_assert_eq (sl_dialect_url (d, S_AT ("http://mock/base"), SL_STR_LIT ("mock-tools"), &url, NULL), 0, "%s", d->name);
+        cr_assert_eq (sl_dialect_url (d, S_CLOUD_AT ("http://mock/base"), SL_STR_LIT ("mock-tools"), &url, NULL), 0,
+                      "%s", d->name);
         char path [256], model [64] = "";
         snprintf (path, sizeof path, "%s", sl_buf_cstr (&url) + strlen ("http://mock"));
         char *query = strchr (path, '?');

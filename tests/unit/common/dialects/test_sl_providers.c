@@ -121,10 +121,12 @@ Test (sl_providers, first_matching_route_of_the_dialect_wins)
 Test (sl_providers, model_names_that_cannot_match)
 {
     sl_providers_t *r = sl_providers_new ();
-    sl_provider_t p = { .name = "a", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h", .key_env = "", .forward_auth = true };
+    sl_provider_t p = { .name = "a", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h", .key_env = "",
+                        .forward_auth = true };
     cr_expect_eq (sl_providers_add_provider (r, &p), 0);
     cr_expect_eq (sl_providers_add_provider (r, &p), -1, "name taken");
-    sl_provider_t q = { .name = "b", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h2", .key_env = "", .forward_auth = true };
+    sl_provider_t q = { .name = "b", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h2", .key_env = "",
+                        .forward_auth = true };
     cr_expect_eq (sl_providers_add_provider (r, &q), 0);
     cr_expect_eq (sl_providers_add_route (r, "x*", "b"), 0);
     cr_expect_eq (sl_providers_add_route (r, "y*", "nobody"), -1);
@@ -134,12 +136,16 @@ Test (sl_providers, model_names_that_cannot_match)
     cr_expect_str_eq (m->name, "a");
     m = sl_providers_match (r, SL_STR_NULL, SL_DIALECT_OPENAI);
     cr_expect_str_eq (m->name, "a");
+    const char *bad_keys [] = { "K1", "sk-secret-key" };
     sl_provider_t bad [] = {
+        { .name = "c", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h", .key_env = "",
+          .key_envs = bad_keys, .key_env_count = 2 },
         { .name = "c d", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h", .key_env = "", .forward_auth = true },
         { .name = "c", .dialect = 0, .base_url = "http://h", .key_env = "", .forward_auth = true },
         { .name = "c", .dialect = SL_DIALECT_OPENAI, .base_url = "h", .key_env = "", .forward_auth = true },
         { .name = "c", .dialect = SL_DIALECT_OPENAI, .base_url = "http://", .key_env = "", .forward_auth = true },
-        { .name = "c", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h", .key_env = "sk-secret-key", .forward_auth = true },
+        { .name = "c", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h", .key_env = "sk-secret-key",
+          .forward_auth = true },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++)
         cr_expect_eq (sl_providers_add_provider (r, &bad [i]), -1, "bad provider %zu", i);
@@ -287,5 +293,118 @@ Test (sl_providers, a_provider_s_cloud_fields_are_copied_and_checked)
     //  A token variable's name is a variable's.
     p = (sl_provider_t) { .name = "u", .dialect = SL_DIALECT_OPENAI, .base_url = "http://h", .token_env = "eyJ.x" };
     cr_expect_eq (sl_providers_add_provider (r, &p), -1);
+    sl_providers_destroy (&r);
+}
+
+//  --------------------------------------------------------------------------
+//  Several providers for a route: order, weights, models, keys
+
+#define S_PLAN_PROVIDERS \
+    "providers:\n" \
+    "  - { name: a, dialect: anthropic, base_url: http://a, key_envs: [KA1, KA2] }\n" \
+    "  - { name: b, dialect: openai, base_url: http://b/v1, key_env: KB }\n" \
+    "  - { name: c, dialect: openai, base_url: http://c/v1 }\n"
+
+//  The plan's providers, "a:model,b:model".
+static void
+s_plan (sl_providers_t *r, const char *model, int dialect, uint32_t draw, char *out, size_t size)
+{
+    sl_plan_entry_t plan [SL_ROUTE_TARGETS_MAX];
+    size_t n = sl_providers_plan (r, sl_str (model), dialect, draw, plan, SL_ROUTE_TARGETS_MAX);
+    out [0] = 0;
+    for (size_t i = 0; i < n; i++)
+        snprintf (out + strlen (out), size - strlen (out), "%s%s:%.*s", i ? "," : "", plan [i].provider->name,
+                  (int) plan [i].model.len, plan [i].model.ptr);
+}
+
+Test (sl_providers_plan, providers_in_order_with_their_models)
+{
+    char *error = NULL;
+    sl_providers_t *r = s_parse (S_PLAN_PROVIDERS
+                                 "routes:\n"
+                                 "  - model: claude-*\n"
+                                 "    providers:\n"
+                                 "      - { provider: a, model: \"anthropic.claude-x-v1:0\" }\n"
+                                 "      - { provider: b }\n"
+                                 "  - { model: gpt-*, provider: c }\n", &error);
+    cr_assert_not_null (r, "%s", error ? error : "");
+    char plan [256];
+    for (uint32_t draw = 0; draw < 8; draw++) {
+        s_plan (r, "claude-y", SL_DIALECT_OPENAI, draw * 7919u, plan, sizeof plan);
+        cr_expect_str_eq (plan, "a:anthropic.claude-x-v1:0,b:claude-y", "no weights: the order written");
+    }
+    //  The first target decides which route a client's dialect prefers.
+    cr_expect_str_eq (sl_providers_pick (r, sl_str ("claude-y"), SL_DIALECT_OPENAI)->name, "a");
+    s_plan (r, "gpt-4o", SL_DIALECT_OPENAI, 1, plan, sizeof plan);
+    cr_expect_str_eq (plan, "c:gpt-4o", "one provider: as before");
+    s_plan (r, "other", SL_DIALECT_ANTHROPIC, 1, plan, sizeof plan);
+    cr_expect_str_eq (plan, "a:other", "no route: the client's dialect's first provider");
+    //  Keys: a list, or key_env alone as a list of one.
+    const sl_provider_t *a = sl_providers_find (r, sl_str ("a"));
+    cr_assert_eq (a->key_env_count, 2);
+    cr_expect_str_eq (a->key_envs [0], "KA1");
+    cr_expect_str_eq (a->key_envs [1], "KA2");
+    cr_expect_str_eq (a->key_env, "KA1");
+    const sl_provider_t *b = sl_providers_find (r, sl_str ("b"));
+    cr_assert_eq (b->key_env_count, 1);
+    cr_expect_str_eq (b->key_envs [0], "KB");
+    const sl_provider_t *c = sl_providers_find (r, sl_str ("c"));
+    cr_expect_eq (c->key_env_count, 0);
+    cr_expect_str_eq (c->key_env, "");
+    sl_providers_destroy (&r);
+}
+
+Test (sl_providers_plan, weights_spread_the_first_choice_and_standbys_come_last)
+{
+    char *error = NULL;
+    sl_providers_t *r = s_parse (S_PLAN_PROVIDERS
+                                 "routes:\n"
+                                 "  - model: \"*\"\n"
+                                 "    providers:\n"
+                                 "      - { provider: a, weight: 3 }\n"
+                                 "      - { provider: b, weight: 1 }\n"
+                                 "      - { provider: c, weight: 0 }\n", &error);
+    cr_assert_not_null (r, "%s", error ? error : "");
+    size_t first_a = 0, first_b = 0;
+    const size_t draws = 4000;
+    for (uint32_t draw = 0; draw < draws; draw++) {
+        char plan [256];
+        s_plan (r, "m", SL_DIALECT_OPENAI, draw, plan, sizeof plan);
+        if (strcmp (plan, "a:m,b:m,c:m") == 0)
+            first_a++;
+        else
+        if (strcmp (plan, "b:m,a:m,c:m") == 0)
+            first_b++;
+        else
+            cr_assert_fail ("draw %u: %s: every weighted provider, then the standby", draw, plan);
+    }
+    //  3 to 1: a first about 3000 times of 4000 (a wide band: the draw is a
+    //  generator, not a coin, and the test must not flake).
+    cr_expect (first_a > 2700 && first_a < 3300, "a first %zu times of %zu", first_a, draws);
+    cr_expect_eq (first_a + first_b, draws);
+    //  The same draw, the same plan.
+    char one [256], two [256];
+    s_plan (r, "m", SL_DIALECT_OPENAI, 12345, one, sizeof one);
+    s_plan (r, "m", SL_DIALECT_OPENAI, 12345, two, sizeof two);
+    cr_expect_str_eq (one, two);
+    sl_providers_destroy (&r);
+}
+
+Test (sl_providers_plan, targets_are_checked_when_added)
+{
+    char *error = NULL;
+    sl_providers_t *r = s_parse (S_PLAN_PROVIDERS, &error);
+    cr_assert_not_null (r, "%s", error ? error : "");
+    sl_route_target_t ok [] = { { "a", NULL, 2 }, { "b", "x", 0 } };
+    cr_expect_eq (sl_providers_add_route_targets (r, "m", ok, 2), 0);
+    sl_route_target_t mixed [] = { { "a", NULL, 2 }, { "b", NULL, SL_ROUTE_NO_WEIGHT } };
+    cr_expect_eq (sl_providers_add_route_targets (r, "m", mixed, 2), -1, "weights on some only");
+    sl_route_target_t twice [] = { { "a", NULL, SL_ROUTE_NO_WEIGHT }, { "a", NULL, SL_ROUTE_NO_WEIGHT } };
+    cr_expect_eq (sl_providers_add_route_targets (r, "m", twice, 2), -1, "a provider twice");
+    sl_route_target_t unknown [] = { { "z", NULL, SL_ROUTE_NO_WEIGHT } };
+    cr_expect_eq (sl_providers_add_route_targets (r, "m", unknown, 1), -1);
+    sl_route_target_t heavy [] = { { "a", NULL, SL_ROUTE_WEIGHT_MAX + 1 } };
+    cr_expect_eq (sl_providers_add_route_targets (r, "m", heavy, 1), -1);
+    cr_expect_eq (sl_providers_add_route_targets (r, "m", ok, 0), -1);
     sl_providers_destroy (&r);
 }

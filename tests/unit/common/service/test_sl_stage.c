@@ -17,6 +17,7 @@
 #include "common/bus/sl_router.h"
 #include "common/service/sl_stage.h"
 #include "tests/unit/keydir.h"
+#include "tests/unit/misfit.h"
 
 #define STEP_MS 50                      //  the router's script ticks this often
 
@@ -34,6 +35,7 @@ typedef struct {
     atomic_long messages;               //  stream messages the stage was handed
     atomic_long starts, errors, ends;
     atomic_long refused, expired;       //  errors by code
+    sl_counter_t *malformed;            //  the stage's count, read on its thread (MALFORMED)
 } s_ctx_t;
 
 static void
@@ -58,13 +60,17 @@ s_on_msg (void *arg, const sl_msg_t *msg, sl_str_t peer)
         usleep ((useconds_t) slow);
 }
 
+//  $TERM stops the stage; MALFORMED asks for its count of malformed
+//  messages (read here, on the thread that counts).
 static int
 s_on_pipe (zloop_t *loop, zsock_t *pipe, void *arg)
 {
     (void) loop;
-    (void) arg;
+    s_ctx_t *ctx = arg;
     char *command = zstr_recv (pipe);
     bool term = !command || strcmp (command, "$TERM") == 0;
+    if (command && strcmp (command, "MALFORMED") == 0)
+        zstr_sendf (pipe, "%llu", (unsigned long long) ctx->malformed->value);
     zstr_free (&command);
     return term ? -1 : 0;
 }
@@ -109,7 +115,9 @@ s_stage_actor (zsock_t *pipe, void *arg)
     zsock_signal (pipe, stage ? 0 : 1);
     if (stage) {
         zloop_t *loop = sl_service_loop (svc);
-        zloop_reader (loop, pipe, s_on_pipe, NULL);
+        ctx->malformed = sl_metrics_counter (sl_service_metrics (svc), "sluice_malformed_messages_total",
+                                             NULL, "");
+        zloop_reader (loop, pipe, s_on_pipe, ctx);
         zloop_timer (loop, 10, 0, s_on_check_stop, ctx);
         zloop_start (loop);
     }
@@ -410,4 +418,64 @@ Test (sl_stage, streams_are_bounded_ordered_and_expired)
     cr_expect_eq (atomic_load (&ctx.errors), 3, "a refusal and two expiries");
     cr_expect_eq (atomic_load (&ctx.ends), 3);
     cr_expect_eq (atomic_load (&ctx.messages), 3 + 3 + 2 + 4, "nothing after the gap reached the stage");
+}
+
+//  --------------------------------------------------------------------------
+//  A message its type's table refuses (a start that carries auth) is
+//  malformed: counted, never handed to the stage, and the rest of its
+//  ZeroMQ message with it; the next ZeroMQ message is taken as ever.
+
+static void
+s_start_end (sl_buf_t *out, uint8_t n, bool misfit)
+{
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_START);
+    memset (m.sid, n, SL_SID_SIZE);
+    m.model = SL_STR_LIT ("m");
+    if (misfit)
+        misfit_encode (&m, "auth", "secret", out);
+    else
+        sl_msg_encode (&m, out);
+    sl_msg_init (&m, SL_MSG_END);
+    memset (m.sid, n, SL_SID_SIZE);
+    m.seq = 1;
+    sl_msg_encode (&m, out);
+}
+
+Test (sl_stage, a_message_its_table_refuses_is_counted_and_dropped)
+{
+    s_ctx_t ctx = { 0 };
+    keydir_make (ctx.keys, sizeof ctx.keys);
+    zactor_t *stage = zactor_new (s_stage_actor, &ctx);
+    cr_assert_not_null (stage, "the stage came up");
+    sl_metrics_t *metrics = sl_metrics_new ();
+    sl_bus_opts_t opts = { .keys = ctx.keys, .auth = "on" };
+    sl_bus_t *bus = sl_bus_new (NULL, metrics, &opts, "ingest");
+    cr_assert_not_null (bus, "the sender's keys");
+    zsock_t *sender = zsock_new (ZMQ_DEALER);
+    cr_assert_eq (sl_bus_client (bus, sender, "aggregator"), 0);
+    cr_assert_eq (zsock_connect (sender, "%s", ctx.endpoint), 0);
+    sl_buf_t bad = { 0 }, good = { 0 };
+    s_start_end (&bad, 1, true);
+    s_start_end (&good, 2, false);
+    cr_assert_eq (zsock_send (sender, "b", bad.data, bad.len), 0);
+    cr_assert_eq (zsock_send (sender, "b", good.data, good.len), 0);
+    //  In order on one connection: once the good stream's end is taken,
+    //  the bad one was read before it.
+    for (int i = 0; i < 200 && atomic_load (&ctx.ends) < 1; i++)
+        zclock_sleep (25);
+    cr_expect_eq (atomic_load (&ctx.ends), 1, "the next ZeroMQ message is taken");
+    cr_expect_eq (atomic_load (&ctx.starts), 1, "the start that carries auth is not");
+    cr_expect_eq (atomic_load (&ctx.messages), 2, "nor the end after it, in its ZeroMQ message");
+    zstr_send (stage, "MALFORMED");
+    char *count = zstr_recv (stage);
+    cr_expect_str_eq (count ? count : "", "1", "the refused message is counted");
+    zstr_free (&count);
+    sl_buf_free (&bad);
+    sl_buf_free (&good);
+    zsock_destroy (&sender);
+    zactor_destroy (&stage);
+    sl_bus_destroy (&bus);
+    sl_metrics_destroy (&metrics);
+    keydir_remove (ctx.keys);
 }

@@ -90,6 +90,8 @@ s_dispatch (const char *model)
     sl_msg_t job;
     sl_msg_init (&job, SL_MSG_REQ);
     memcpy (job.sid, sid, SL_SID_SIZE);
+    job.client_dialect = job.upstream_dialect = SL_DIALECT_OPENAI;
+    job.reply_to = sl_str ("gateway-1");
     job.model = sl_str (model);
     job.body = sl_str ("{\"messages\":[]}");
     sl_delivery_dispatch (d, &job);

@@ -15,6 +15,15 @@ s_msg (sl_msg_type_t type, uint8_t sid_byte, uint64_t seq)
     sl_msg_init (&m, type);
     memset (m.sid, sid_byte, SL_SID_SIZE);
     m.seq = seq;
+    //  What the type must carry (SL_FIELDS_<TYPE>), to be a message at all.
+    if (type == SL_MSG_VERDICT)
+        m.action = SL_ACT_ALLOW;
+    if (type == SL_MSG_ERROR)
+        m.code = SL_STR_LIT ("upstream_error");
+    if (type == SL_MSG_POLICY) {
+        m.instance = SL_STR_LIT ("judge-1");
+        m.policy = SL_STR_LIT ("allow-all");
+    }
     return m;
 }
 

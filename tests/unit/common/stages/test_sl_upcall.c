@@ -4,8 +4,10 @@
     go, back-pressure). Transfers, the next stage, gateways and both clocks
     are fakes driven by the test. */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/cloud/sl_evstream.h"
 #include "common/stages/sl_ended.h"
 #include "common/stages/sl_upcall.h"
 #include "tests/unit/recorder.h"
@@ -21,6 +23,7 @@ typedef struct {
     sl_upcall_call_t *call;
     char url [256];
     size_t header_count;
+    char headers [1024];                //  the header lines, each ending "\n"
     char last_header [128];             //  the attempt's last header line
     int authorizations;                 //  lines of the fake credential source among them
     char body [256];
@@ -76,8 +79,11 @@ s_start (void *arg, sl_upcall_call_t *call, const sl_upcall_attempt_t *attempt)
     t->call = call;
     snprintf (t->url, sizeof t->url, "%s", attempt->url);
     t->header_count = attempt->header_count;
-    for (size_t i = 0; i < attempt->header_count; i++)
+    for (size_t i = 0; i < attempt->header_count; i++) {
+        snprintf (t->headers + strlen (t->headers), sizeof t->headers - strlen (t->headers), "%s\n",
+                  attempt->header [i]);
         t->authorizations += strncmp (attempt->header [i], "Authorization:", 14) == 0;
+    }
     if (attempt->header_count)
         snprintf (t->last_header, sizeof t->last_header, "%s", attempt->header [attempt->header_count - 1]);
     snprintf (t->body, sizeof t->body, "%.*s", (int) attempt->body.len, attempt->body.ptr);
@@ -163,8 +169,8 @@ static const sl_upcall_ops_t s_ops = {
     .congested = s_congested,
     .clock = s_clock,
     .wall = s_wall,
-    .auth = s_auth,
-    .later = s_later
+    .later = s_later,
+    .auth = s_auth
 };
 
 //  --------------------------------------------------------------------------
@@ -325,12 +331,13 @@ Test (sl_upcall, the_connect_deadline_runs_on_the_injected_clock)
     cr_assert_eq (f.transfer_count, 1);
     cr_expect_str_eq (f.transfers [0].url, "http://openai.test/v1/chat/completions");
     cr_expect_gt (f.transfers [0].header_count, 0);
-    cr_assert_eq (f.sent.count, 1);
-    cr_expect_eq (f.sent.msgs [0]->type, SL_MSG_START);
+    cr_expect_eq (f.sent.count, 0, "the START waits for the call to commit");
     s_tick_at (999);
-    cr_expect_eq (f.sent.count, 1, "not yet");
+    cr_expect_eq (f.sent.count, 0, "not yet");
     s_tick_at (1000);
     cr_assert_eq (f.sent.count, 3, "START, ERROR, END");
+    cr_expect_eq (f.sent.msgs [0]->type, SL_MSG_START);
+    cr_expect (sl_str_eq (f.sent.msgs [0]->provider, "openai"));
     const sl_msg_t *e = s_last_error ();
     cr_expect (sl_str_eq (e->code, "upstream_connect_timeout"));
     cr_expect_eq (e->status, 504);
@@ -348,7 +355,7 @@ Test (sl_upcall, the_first_byte_deadline_runs_from_the_connection)
     f.now = 500;
     sl_upcall_connected (f.up, s_transfer ()->call);
     s_tick_at (5499);
-    cr_expect_eq (f.sent.count, 1, "the connect deadline no longer applies; the first byte's not yet");
+    cr_expect_eq (f.sent.count, 0, "the connect deadline no longer applies; the first byte's not yet");
     s_tick_at (5500);
     const sl_msg_t *e = s_last_error ();
     cr_expect (sl_str_eq (e->code, "upstream_first_byte_timeout"));
@@ -396,7 +403,7 @@ Test (sl_upcall, a_call_is_retried_only_while_nothing_but_the_start_went_downstr
     s_body ("{\"error\":{\"type\":\"server_error\",\"message\":\"busy\"}}");
     sl_upcall_done (f.up, s_transfer ()->call, NULL, NULL);
     cr_expect (f.transfers [0].stopped);
-    cr_expect_eq (f.sent.count, 1, "nothing but the START downstream");
+    cr_expect_eq (f.sent.count, 0, "nothing downstream");
     cr_expect_eq (s_counter ("sluice_upstream_retries_total", NULL), 1);
     s_tick_at (99);
     cr_expect_eq (f.transfer_count, 1, "not before the backoff");
@@ -425,7 +432,7 @@ Test (sl_upcall, a_connect_deadline_is_retried_until_the_retries_run_out)
     s_open (s_config ());
     s_request (0x11);
     s_tick_at (1000);
-    cr_expect_eq (f.sent.count, 1, "retried, not ended");
+    cr_expect_eq (f.sent.count, 0, "retried, not ended");
     s_tick_at (1000 + 125);
     cr_assert_eq (f.transfer_count, 2);
     s_tick_at (1125 + 1000);
@@ -663,7 +670,7 @@ Test (sl_upcall, a_start_alone_does_not_start_the_stall_clock)
     sl_upcall_connected (f.up, s_transfer ()->call);
     s_tick_at (5099);
     cr_expect_eq (s_counter ("sluice_replays_total", NULL), 0, "a model thinking is the upstream's silence");
-    cr_expect_eq (f.sent.count, 1, "the START, once");
+    cr_expect_eq (f.sent.count, 0, "not even the START before the call commits");
     s_close ();
 }
 
@@ -849,6 +856,8 @@ Test (sl_upcall, the_start_carries_the_request_bytes_for_a_usage_estimate)
 {
     s_open (s_config ());
     s_request (0x31);
+    s_answer (200);
+    s_body (CHUNK);
     cr_assert_gt (f.sent.count, 0);
     const sl_msg_t *start = f.sent.msgs [0];
     cr_assert_eq (start->type, SL_MSG_START);
@@ -992,6 +1001,357 @@ Test (sl_upcall, a_refused_inline_job_names_its_own_provider_and_reads_nothing)
     cr_expect (sl_str_eq (s_last_error ()->code, "policy_violation"));
     cr_expect_eq (s_sent_of (SL_MSG_DELTA), 0);
     cr_expect_eq (s_sent_of (SL_MSG_END), 1);
+    s_close ();
+}
+
+//  --------------------------------------------------------------------------
+//  Several providers: failover, holds, keys, ejection
+
+#define ABODY "{\"model\":\"claude-x\",\"max_tokens\":10,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]," \
+              "\"stream\":true}"
+#define OVERLOADED "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"busy\"}}"
+
+//  Providers a (Anthropic), b (OpenAI, two keys) and c (OpenAI).
+static void
+s_open_route (sl_upcall_config_t config)
+{
+    s_open (config);
+    sl_providers_destroy (&f.routes);
+    f.routes = sl_providers_new ();
+    const char *keys [] = { "SL_TEST_FO_K1", "SL_TEST_FO_K2" };
+    const sl_provider_t a = { .name = "a", .dialect = SL_DIALECT_ANTHROPIC, .base_url = "http://a.test",
+                              .key_env = "", .forward_auth = false };
+    const sl_provider_t b = { .name = "b", .dialect = SL_DIALECT_OPENAI, .base_url = "http://b.test/v1",
+                              .key_env = "", .forward_auth = false, .key_envs = keys, .key_env_count = 2 };
+    const sl_provider_t c = { .name = "c", .dialect = SL_DIALECT_OPENAI, .base_url = "http://c.test/v1",
+                              .key_env = "", .forward_auth = false };
+    cr_assert_eq (sl_providers_add_provider (f.routes, &a), 0);
+    cr_assert_eq (sl_providers_add_provider (f.routes, &b), 0);
+    cr_assert_eq (sl_providers_add_provider (f.routes, &c), 0);
+    setenv ("SL_TEST_FO_K1", "key-one", 1);
+    setenv ("SL_TEST_FO_K2", "key-two", 1);
+    sl_upcall_destroy (&f.up);
+    sl_metrics_destroy (&f.metrics);
+    f.metrics = sl_metrics_new ();
+    config.routes = f.routes;
+    f.up = sl_upcall_new (&config, &s_ops, NULL, f.metrics);
+    cr_assert_not_null (f.up);
+}
+
+//  A job for a's Anthropic body that may fail over to b (the OpenAI body)
+//  and, with three, to c.
+static void
+s_request_route (uint8_t stream, bool three)
+{
+    sl_buf_t fo = { 0 };
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_STEP);
+    m.provider = SL_STR_LIT ("a");
+    m.upstream_dialect = SL_DIALECT_ANTHROPIC;
+    m.model = SL_STR_LIT ("claude-x");
+    sl_msg_encode (&m, &fo);
+    sl_msg_init (&m, SL_MSG_STEP);
+    m.provider = SL_STR_LIT ("b");
+    m.upstream_dialect = SL_DIALECT_OPENAI;
+    m.model = SL_STR_LIT ("gpt-4o");
+    m.body = SL_STR_LIT (BODY);
+    sl_msg_encode (&m, &fo);
+    if (three) {
+        m.provider = SL_STR_LIT ("c");
+        sl_msg_encode (&m, &fo);
+    }
+    sl_msg_t req = s_job (stream);
+    req.upstream_dialect = SL_DIALECT_ANTHROPIC;
+    req.model = SL_STR_LIT ("claude-sonnet");
+    req.provider = SL_STR_LIT ("a");
+    req.body = SL_STR_LIT (ABODY);
+    req.failover = sl_buf_str (&fo);
+    sl_upcall_request (f.up, &req, SL_STR_LIT (PEER));
+    sl_buf_free (&fo);
+}
+
+static bool
+s_contains (sl_str_t s, const char *needle)
+{
+    return s.ptr && memmem (s.ptr, s.len, needle, strlen (needle)) != NULL;
+}
+
+static void
+s_done (void)
+{
+    sl_upcall_done (f.up, s_transfer ()->call, NULL, NULL);
+}
+
+static const sl_msg_t *
+s_first_sent (sl_msg_type_t type)
+{
+    for (size_t i = 0; i < f.sent.count; i++)
+        if (f.sent.msgs [i]->type == type)
+            return f.sent.msgs [i];
+    cr_assert_fail ("a %s went downstream", sl_msg_type_name (type));
+    return NULL;
+}
+
+Test (sl_upcall_failover, a_529_moves_to_the_next_provider_at_once_in_its_dialect)
+{
+    sl_upcall_config_t config = s_config ();
+    config.max_retries = 0;
+    s_open_route (config);
+    s_request_route (0x51, false);
+    cr_assert_eq (f.transfer_count, 1);
+    cr_expect_str_eq (f.transfers [0].url, "http://a.test/v1/messages");
+    cr_expect_str_eq (f.transfers [0].body, ABODY);
+    s_answer (529);
+    s_body (OVERLOADED);
+    s_done ();
+    cr_expect_eq (f.sent.count, 0, "nothing downstream: no START before the call commits");
+    cr_assert_eq (f.transfer_count, 2, "the next provider, at once, no backoff");
+    cr_expect_str_eq (f.transfers [1].url, "http://b.test/v1/chat/completions");
+    cr_expect_str_eq (f.transfers [1].body, BODY, "its own body, in its dialect");
+    cr_expect (strstr (f.transfers [1].headers, "Authorization: Bearer key-"), "%s", f.transfers [1].headers);
+    s_answer (200);
+    s_body (CHUNK);
+    const sl_msg_t *start = s_first_sent (SL_MSG_START);
+    cr_expect_eq (f.sent.msgs [0], start, "the START first");
+    cr_expect (sl_str_eq (start->provider, "b"), "the provider that served");
+    cr_expect_eq (start->upstream_dialect, SL_DIALECT_OPENAI, "its dialect, what the stages translate from");
+    cr_expect (sl_str_eq (start->model, "claude-sonnet"), "the client's model");
+    cr_expect_eq (start->request_bytes, strlen (BODY));
+    cr_expect_null (start->failover.ptr);
+    char att [512];
+    snprintf (att, sizeof att, "%.*s", (int) start->attempts.len, start->attempts.ptr);
+    cr_expect_str_eq (att, "[{\"provider\":\"a\",\"dialect\":\"anthropic\",\"model\":\"claude-x\","
+                           "\"result\":\"http_status\",\"status\":529},"
+                           "{\"provider\":\"b\",\"dialect\":\"openai\",\"model\":\"gpt-4o\",\"result\":\"ok\","
+                           "\"key\":0}]");
+    cr_expect_geq (s_sent_of (SL_MSG_DELTA), 1, "b's chunk, decoded as OpenAI's");
+    cr_expect_eq (s_counter ("sluice_upstream_failovers_total", NULL), 1);
+    s_close ();
+}
+
+Test (sl_upcall_failover, a_retry_after_holds_a_provider_for_every_stream)
+{
+    sl_upcall_config_t config = s_config ();
+    config.max_retries = 0;
+    s_open_route (config);
+    f.now = 1000;
+    s_request_route (0x52, false);
+    s_answer (429);
+    s_header ("Retry-After: 30\r\n");
+    s_done ();
+    cr_assert_eq (f.transfer_count, 2, "not waited on: b at once");
+    cr_expect_str_eq (f.transfers [1].url, "http://b.test/v1/chat/completions");
+    //  Another stream, 10 s later: a is passed by.
+    f.now = 11000;
+    s_request_route (0x53, false);
+    cr_assert_eq (f.transfer_count, 3);
+    cr_expect_str_eq (f.transfers [2].url, "http://b.test/v1/chat/completions", "a is held for 20 s more");
+    s_answer (200);
+    s_body (CHUNK);
+    const sl_msg_t *start = NULL;
+    for (size_t i = 0; i < f.sent.count; i++)
+        if (f.sent.msgs [i]->type == SL_MSG_START && f.sent.msgs [i]->sid [0] == 0x53)
+            start = f.sent.msgs [i];
+    cr_assert_not_null (start);
+    cr_expect (s_contains (start->attempts, "{\"provider\":\"a\",\"dialect\":\"anthropic\",\"model\":"
+                                                 "\"claude-x\",\"result\":\"held\",\"until_ms\":20000}"),
+               "%.*s", (int) start->attempts.len, start->attempts.ptr);
+    //  Its time passed: a is the first choice again.
+    f.now = 31000;
+    s_request_route (0x54, false);
+    cr_expect_str_eq (s_transfer ()->url, "http://a.test/v1/messages");
+    s_close ();
+}
+
+Test (sl_upcall_failover, every_provider_down_ends_with_the_last_cause_and_each_tried)
+{
+    sl_upcall_config_t config = s_config ();
+    config.max_retries = 0;
+    s_open_route (config);
+    s_request_route (0x55, false);
+    s_answer (429);
+    s_header ("Retry-After: 1\r\n");
+    s_done ();
+    s_answer (503);
+    s_body ("{\"error\":{\"type\":\"server_error\",\"message\":\"b is down\"}}");
+    s_done ();
+    cr_expect_eq (f.transfer_count, 2, "one attempt each, no round");
+    cr_assert_eq (f.sent.count, 3, "START, ERROR, END");
+    const sl_msg_t *e = s_last_error ();
+    cr_expect_eq (e->status, 503, "the last provider's status");
+    cr_expect (sl_str_eq (e->code, "server_error"));
+    cr_expect (sl_str_eq (e->message, "b is down (providers tried: a: HTTP 429 (retry after 1 s); b: HTTP 503)"),
+               "%.*s", (int) e->message.len, e->message.ptr);
+    cr_expect (e->flags & SL_F_RETRYABLE, "the client saw nothing: a status, not a broken stream");
+    s_close ();
+}
+
+Test (sl_upcall_failover, a_refused_key_moves_to_the_provider_s_next_key_only)
+{
+    sl_upcall_config_t config = s_config ();
+    config.max_retries = 0;
+    s_open_route (config);
+    s_request_route (0x56, false);
+    s_answer (500);
+    s_done ();
+    cr_assert_eq (f.transfer_count, 2);
+    bool first_one = strstr (f.transfers [1].headers, "Bearer key-one") != NULL;
+    s_answer (401);
+    s_done ();
+    cr_assert_eq (f.transfer_count, 3, "the other key, at once");
+    cr_expect_str_eq (f.transfers [2].url, "http://b.test/v1/chat/completions");
+    cr_expect (strstr (f.transfers [2].headers, first_one ? "Bearer key-two" : "Bearer key-one"), "%s",
+               f.transfers [2].headers);
+    s_answer (403);
+    s_body ("{\"error\":{\"type\":\"permission_error\",\"message\":\"no\"}}");
+    s_done ();
+    cr_expect_eq (f.transfer_count, 3, "every key refused: no other provider, no round");
+    cr_expect_eq (s_last_error ()->status, 403);
+    //  The next stream starts on the key after.
+    s_request_route (0x57, false);
+    s_answer (500);
+    s_done ();
+    cr_expect (strstr (s_transfer ()->headers, first_one ? "Bearer key-two" : "Bearer key-one"), "keys in turn");
+    s_close ();
+}
+
+Test (sl_upcall_failover, a_provider_failing_repeatedly_is_ejected_then_probed_and_readmitted)
+{
+    sl_upcall_config_t config = s_config ();
+    config.max_retries = 0;
+    config.eject = (sl_failover_config_t) { 2, 10000, 5000 };
+    s_open_route (config);
+    f.now = 100;
+    for (uint8_t i = 0; i < 2; i++) {
+        s_request_route (0x60 + i, false);
+        cr_expect_str_eq (s_transfer ()->url, "http://a.test/v1/messages");
+        sl_upcall_done (f.up, s_transfer ()->call, "Couldn't connect to server", NULL);
+        s_answer (200);
+        s_body (CHUNK);
+    }
+    cr_expect_eq (s_counter ("sluice_provider_ejections_total", "provider=\"a\""), 1);
+    cr_expect_eq (s_counter ("sluice_provider_ejections_total", "provider=\"b\""), 0);
+    cr_expect_eq (sl_failover_state (sl_upcall_failover (f.up), "a", f.now), SL_FAILOVER_COOLING);
+    int before = f.transfer_count;
+    s_request_route (0x62, false);
+    cr_expect_eq (f.transfer_count, before + 1, "one attempt");
+    cr_expect_str_eq (s_transfer ()->url, "http://b.test/v1/chat/completions", "a passed by");
+    //  After the cool-down: one probe goes to a, the next stream passes
+    //  it by while the probe is out; the probe is served: readmitted.
+    f.now = 5100;
+    s_request_route (0x63, false);
+    s_transfer_t *probe = s_transfer ();
+    cr_expect_str_eq (probe->url, "http://a.test/v1/messages");
+    s_request_route (0x64, false);
+    cr_expect_str_eq (s_transfer ()->url, "http://b.test/v1/chat/completions");
+    sl_upcall_connected (f.up, probe->call);
+    sl_upcall_header (f.up, probe->call, "HTTP/1.1 200\r\n", 14);
+    probe->status = 200;
+    const char *event = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m1\","
+                        "\"model\":\"claude-x\",\"usage\":{\"input_tokens\":1}}}\n\n";
+    sl_upcall_body (f.up, probe->call, event, strlen (event));
+    cr_expect_eq (sl_failover_state (sl_upcall_failover (f.up), "a", f.now), SL_FAILOVER_HEALTHY);
+    s_request_route (0x65, false);
+    cr_expect_str_eq (s_transfer ()->url, "http://a.test/v1/messages", "a serves again");
+    s_close ();
+}
+
+Test (sl_upcall_failover, an_answer_that_does_not_decode_is_not_retried_but_counts)
+{
+    sl_upcall_config_t config = s_config ();
+    config.eject = (sl_failover_config_t) { 1, 10000, 5000 };
+    s_open_route (config);
+    s_request_route (0x66, false);
+    s_answer (200);
+    s_body ("event: message_start\ndata: {not json at all\n\n");
+    s_done ();
+    cr_expect_eq (f.transfer_count, 1, "committed to a: not failed over, not retried");
+    cr_expect (sl_str_eq (s_last_error ()->code, "upstream_malformed"));
+    cr_expect_eq (s_counter ("sluice_provider_ejections_total", "provider=\"a\""), 1, "it counts: ejected");
+    s_close ();
+}
+
+//  Each attempt's body is cut by its own provider's framing: a call that
+//  fails over from an SSE provider to Bedrock reads AWS's event stream.
+Test (sl_upcall_failover, the_next_provider_s_stream_is_read_in_its_own_framing)
+{
+    sl_upcall_config_t config = s_config ();
+    config.max_retries = 0;
+    s_open_route (config);
+    const sl_provider_t d = { .name = "d", .dialect = SL_DIALECT_BEDROCK, .base_url = "http://d.test",
+                              .region = "us-east-1", .key_env = "", .forward_auth = false };
+    cr_assert_eq (sl_providers_add_provider (f.routes, &d), 0);
+    sl_buf_t fo = { 0 };
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_STEP);
+    m.provider = SL_STR_LIT ("a");
+    m.upstream_dialect = SL_DIALECT_ANTHROPIC;
+    m.model = SL_STR_LIT ("claude-x");
+    sl_msg_encode (&m, &fo);
+    m.provider = SL_STR_LIT ("d");
+    m.upstream_dialect = SL_DIALECT_BEDROCK;
+    m.model = SL_STR_LIT ("amazon.nova-x");
+    m.body = SL_STR_LIT ("{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]}]}");
+    sl_msg_encode (&m, &fo);
+    sl_msg_t req = s_job (0x67);
+    req.upstream_dialect = SL_DIALECT_ANTHROPIC;
+    req.model = SL_STR_LIT ("claude-sonnet");
+    req.provider = SL_STR_LIT ("a");
+    req.body = SL_STR_LIT (ABODY);
+    req.failover = sl_buf_str (&fo);
+    sl_upcall_request (f.up, &req, SL_STR_LIT (PEER));
+    sl_buf_free (&fo);
+    cr_assert_eq (f.transfer_count, 1);
+    s_answer (529);
+    s_body (OVERLOADED);
+    s_done ();
+    cr_assert_eq (f.transfer_count, 2, "failed over to d");
+    cr_expect (strstr (f.transfers [1].url, "/converse-stream"), "%s", f.transfers [1].url);
+    s_answer (200);
+    sl_buf_t events = { 0 };
+    cr_assert_eq (sl_evstream_encode_event (&events, "messageStart", SL_STR_LIT ("{\"role\":\"assistant\"}")), 0);
+    cr_assert_eq (sl_evstream_encode_event (&events, "contentBlockDelta",
+                                            SL_STR_LIT ("{\"contentBlockIndex\":0,\"delta\":{\"text\":\"Hi\"}}")), 0);
+    cr_assert_eq (sl_evstream_encode_event (&events, "contentBlockStop", SL_STR_LIT ("{\"contentBlockIndex\":0}")), 0);
+    cr_assert_eq (sl_evstream_encode_event (&events, "messageStop", SL_STR_LIT ("{\"stopReason\":\"end_turn\"}")), 0);
+    cr_expect_eq (sl_upcall_body (f.up, s_transfer ()->call, events.data, events.len), SL_UPCALL_TAKEN);
+    sl_buf_free (&events);
+    s_done ();
+    const sl_msg_t *start = s_first_sent (SL_MSG_START);
+    cr_expect (sl_str_eq (start->provider, "d"));
+    cr_expect_eq (start->upstream_dialect, SL_DIALECT_BEDROCK);
+    cr_expect_geq (s_sent_of (SL_MSG_DELTA), 1, "d's events, decoded as Converse's");
+    cr_expect_eq (s_sent_of (SL_MSG_ERROR), 0, "no framing error");
+    s_close ();
+}
+
+Test (sl_upcall_failover, a_missing_first_byte_moves_on_and_the_rounds_are_bounded)
+{
+    sl_upcall_config_t config = s_config ();    //  max_retries 2, first byte 5000
+    s_open_route (config);
+    s_request_route (0x67, true);
+    sl_upcall_connected (f.up, s_transfer ()->call);
+    s_tick_at (5000);
+    cr_assert_eq (f.transfer_count, 2, "no first byte from a: b");
+    cr_expect_str_eq (s_transfer ()->url, "http://b.test/v1/chat/completions");
+    //  Every provider fails every time: bounded by the rounds.
+    int64_t now = 5000;
+    int answered = 0;
+    for (int i = 0; i < 40 && !s_sent_of (SL_MSG_END); i++) {
+        if (f.transfer_count > answered) {
+            //  A new attempt: it fails too.
+            answered = f.transfer_count;
+            s_answer (503);
+            s_done ();
+        }
+        else
+            s_tick_at (now += 500);     //  a round's backoff
+    }
+    cr_expect_eq (s_sent_of (SL_MSG_END), 1, "the stream ended");
+    //  a (once: its missing first byte starts no round), then b and c in
+    //  each of the three rounds (a again in rounds 2 and 3).
+    cr_expect_leq (f.transfer_count, 1 + 3 * 3);
+    cr_expect (sl_str_eq (s_last_error ()->code, "upstream_http_error") || s_last_error ()->status == 503);
     s_close ();
 }
 

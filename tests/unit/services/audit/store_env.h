@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "services/audit/sl_store.h"
+#include "services/audit/store/sl_store.h"
 #include "tests/pgtmp.h"
 
 typedef struct {

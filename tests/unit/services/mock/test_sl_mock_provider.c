@@ -145,7 +145,26 @@ Test (sl_mock_provider, the_provider_of_a_path_and_the_paths_served)
     sl_mock_provider_paths (&paths);
     cr_expect_str_eq (sl_buf_cstr (&paths), "POST .../chat/completions, .../messages, .../responses, "
                                             ".../models/{model}:streamGenerateContent, "
-                                            ".../model/{model}/converse-stream and "
-                                            ".../model/{model}/invoke-with-response-stream");
+                                            ".../model/{model}/converse-stream, "
+                                            ".../model/{model}/invoke-with-response-stream, "
+                                            ".../publishers/google/models/{model}:streamGenerateContent, "
+                                            ".../publishers/anthropic/models/{model}:streamRawPredict and "
+                                            ".../openai/.../chat/completions");
+    //  A cloud's door at its own path, though its path ends as its
+    //  vendor's does.
+    cr_expect_eq (sl_mock_provider_of_path ("/v1/projects/p/locations/global/publishers/google/models/"
+                                            "gemini-x:streamGenerateContent", model, sizeof model)->dialect,
+                  SL_DIALECT_VERTEX);
+    cr_expect_str_eq (model, "gemini-x");
+    cr_expect_eq (sl_mock_provider_of_path ("/v1/projects/p/locations/us-east5/publishers/anthropic/models/"
+                                            "claude-x@20250929:streamRawPredict", model, sizeof model)->dialect,
+                  SL_DIALECT_VERTEX_ANTHROPIC);
+    cr_expect_str_eq (model, "claude-x@20250929");
+    cr_expect_eq (sl_mock_provider_of_path ("/openai/deployments/d/chat/completions", model, sizeof model)->dialect,
+                  SL_DIALECT_AZURE);
+    cr_expect_eq (sl_mock_provider_of_path ("/openai/v1/chat/completions", model, sizeof model)->dialect,
+                  SL_DIALECT_AZURE);
+    cr_expect_eq (sl_mock_provider_of_path ("/v1/chat/completions", model, sizeof model)->dialect,
+                  SL_DIALECT_OPENAI);
     sl_buf_free (&paths);
 }

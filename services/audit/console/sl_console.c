@@ -1,0 +1,480 @@
+/*  sl_console.c - routing and answers of the console; who may ask is sl_console_auth (see sl_console.h). */
+#include "services/audit/console/sl_console.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_json.h"
+#include "common/http/sl_loopback.h"
+#include "proto/sl_msg.h"
+#include "services/audit/store/sl_embedded.h"
+#include "services/audit/store/sl_inventory.h"
+#include "services/audit/store/sl_query.h"
+#include "services/audit/console/sl_tryit.h"
+
+#define S_DAY_MS (24 * 3600 * 1000LL)
+#define S_USAGE_DAYS 30                 //  /api/usage without from: this many days back
+
+struct _sl_console_t {
+    sl_store_t *store;
+    sl_console_auth_t *auth;            //  who may ask
+    sl_console_meta_fn *meta;
+    void *meta_arg;
+    sl_console_meta_fn *chain;
+    void *chain_arg;
+    int64_t (*clock) (void *arg);
+    void *clock_arg;
+};
+
+sl_console_t *
+sl_console_new (sl_store_t *store, const char *keys)
+{
+    sl_console_t *self = sl_xcalloc (1, sizeof *self);
+    self->store = store;
+    self->auth = sl_console_auth_new (keys);
+    return self;
+}
+
+void
+sl_console_destroy (sl_console_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    sl_console_t *self = *self_p;
+    sl_console_auth_destroy (&self->auth);
+    free (self);
+    *self_p = NULL;
+}
+
+bool sl_console_has_keys (sl_console_t *self) { return sl_console_auth_has_keys (self->auth); }
+
+void
+sl_console_on_chain (sl_console_t *self, sl_console_meta_fn *fn, void *arg)
+{
+    self->chain = fn;
+    self->chain_arg = arg;
+}
+
+void
+sl_console_on_meta (sl_console_t *self, sl_console_meta_fn *fn, void *arg)
+{
+    self->meta = fn;
+    self->meta_arg = arg;
+}
+
+void
+sl_console_set_clock (sl_console_t *self, int64_t (*clock) (void *arg), void *arg)
+{
+    self->clock = clock;
+    self->clock_arg = arg;
+}
+
+static int64_t
+s_now (sl_console_t *self)
+{
+    return self->clock ? self->clock (self->clock_arg) : 0;
+}
+
+//  A header of the request, or NULL.
+static const char *
+s_header (const sl_console_req_t *req, const char *name)
+{
+    return req->header ? req->header (req->arg, name) : NULL;
+}
+
+//  --------------------------------------------------------------------------
+//  Answers
+
+static void
+s_answer (sl_console_resp_t *resp, int status, const char *type)
+{
+    resp->kind = SL_CONSOLE_ANSWER;
+    resp->status = status;
+    resp->content_type = type;
+}
+
+static void
+s_json (sl_console_resp_t *resp, int status)
+{
+    s_answer (resp, status, "application/json");
+    resp->cache = "no-store";
+}
+
+static void
+s_error (sl_console_resp_t *resp, int status, const char *why)
+{
+    sl_buf_reset (&resp->body);
+    sl_buf_puts (&resp->body, "{\"error\":");
+    sl_json_put_str (&resp->body, why, strlen (why));
+    sl_buf_putc (&resp->body, '}');
+    s_json (resp, status);
+}
+
+static void
+s_store_error (sl_console_t *self, sl_console_resp_t *resp)
+{
+    char why [300];
+    snprintf (why, sizeof why, "the store failed: %s", sl_store_error (self->store));
+    s_error (resp, 503, why);
+}
+
+static const char *
+s_type_of (const char *name)
+{
+    const char *dot = strrchr (name, '.');
+    if (!dot)
+        return "application/octet-stream";
+    if (strcmp (dot, ".html") == 0)
+        return "text/html; charset=utf-8";
+    if (strcmp (dot, ".js") == 0)
+        return "text/javascript; charset=utf-8";
+    if (strcmp (dot, ".css") == 0)
+        return "text/css; charset=utf-8";
+    if (strcmp (dot, ".svg") == 0)
+        return "image/svg+xml";
+    return "application/octet-stream";
+}
+
+//  A file of the console (path "/" is its page).
+static bool
+s_static (const char *path, sl_console_resp_t *resp)
+{
+    char name [128];
+    if (strcmp (path, "/") == 0 || strcmp (path, "/index.html") == 0)
+        snprintf (name, sizeof name, "console/web/index.html");
+    else
+    if (strlen (path) < 64 && !strstr (path, "..") && !strchr (path + 1, '/'))
+        snprintf (name, sizeof name, "console/web%s", path);
+    else
+        return false;
+    const sl_embedded_t *file = sl_embedded_find (name);
+    if (!file)
+        return false;
+    sl_buf_append (&resp->body, file->data, file->size);
+    s_answer (resp, 200, s_type_of (name));
+    resp->cache = "no-cache";
+    return true;
+}
+
+static int64_t
+s_arg_i64 (const sl_console_req_t *req, const char *name, int64_t def)
+{
+    const char *v = req->query ? req->query (req->arg, name) : NULL;
+    if (!v || !*v)
+        return def;
+    char *end;
+    long long n = strtoll (v, &end, 10);
+    return *end ? def : (int64_t) n;
+}
+
+static const char *
+s_arg (const sl_console_req_t *req, const char *name)
+{
+    const char *v = req->query ? req->query (req->arg, name) : NULL;
+    return v && *v ? v : NULL;
+}
+
+static bool
+s_sid_valid (const char *sid)
+{
+    if (!sid || strlen (sid) != 2 * SL_SID_SIZE)
+        return false;
+    for (const char *p = sid; *p; p++)
+        if (!isxdigit ((unsigned char) *p) || isupper ((unsigned char) *p))
+            return false;
+    return true;
+}
+
+static bool
+s_is_json (const sl_console_req_t *req)
+{
+    const char *type = req->header ? req->header (req->arg, "Content-Type") : NULL;
+    return type && strncasecmp (type, "application/json", 16) == 0;
+}
+
+static void
+s_login (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
+{
+    if (!sl_console_auth_has_keys (self->auth)) {
+        s_error (resp, 400, "this console has no keys: it answers clients on its own machine only");
+        return;
+    }
+    json_error_t err;
+    json_t *root = json_loadb (req->body.ptr ? req->body.ptr : "", req->body.len, 0, &err);
+    json_t *key = json_object_get (root, "key");
+    bool ok = json_is_string (key)
+           && sl_console_auth_key (self->auth, json_string_value (key), json_string_length (key));
+    json_decref (root);
+    if (!ok) {
+        s_error (resp, 401, "not a console key");
+        return;
+    }
+    sl_console_auth_login (self->auth, s_now (self), resp->cookie);
+    sl_buf_puts (&resp->body, "{\"ok\":true}");
+    s_json (resp, 200);
+}
+
+static void
+s_streams (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
+{
+    sl_query_filter_t f = {
+        .from = s_arg_i64 (req, "from", 0),
+        .to = s_arg_i64 (req, "to", 0),
+        .before = s_arg_i64 (req, "before", 0),
+        .tool = s_arg (req, "tool"),
+        .rule = s_arg (req, "rule"),
+        .action = s_arg (req, "action"),
+        .check = s_arg (req, "check"),
+        .model = s_arg (req, "model"),
+        .provider = s_arg (req, "provider"),
+        .client_key = s_arg (req, "key"),
+        .team = s_arg (req, "team"),
+        .user = s_arg (req, "user"),
+        .text = s_arg (req, "q"),
+        .state = s_arg (req, "state"),
+        .limit = (int) s_arg_i64 (req, "limit", 0)
+    };
+    if (sl_query_streams (self->store, &f, &resp->body))
+        s_store_error (self, resp);
+    else
+        s_json (resp, 200);
+}
+
+static void
+s_stream (sl_console_t *self, const char *sid, sl_console_resp_t *resp)
+{
+    if (!s_sid_valid (sid)) {
+        s_error (resp, 400, "a stream id is 32 lowercase hex digits");
+        return;
+    }
+    int rc = sl_query_stream (self->store, sid, &resp->body);
+    if (rc < 0)
+        s_store_error (self, resp);
+    else
+    if (rc > 0)
+        s_error (resp, 404, "no such stream in the store");
+    else
+        s_json (resp, 200);
+}
+
+//  A decision from the console: checked here, sent to the judges by the
+//  service (SL_CONSOLE_DECIDE).
+static void
+s_decide (const sl_console_req_t *req, const char *id, sl_console_resp_t *resp)
+{
+    char why [SL_APPROVALS_WHY_MAX];
+    if (!s_is_json (req))
+        s_error (resp, 415, "send JSON");
+    else
+    if (sl_approvals_parse (req->body, &resp->decision, why))
+        s_error (resp, 400, why);
+    else
+    if (!*id) {
+        sl_approvals_parsed_clear (&resp->decision);
+        s_error (resp, 404, "no approval has this id (32 hex digits)");
+    }
+    else {
+        resp->kind = SL_CONSOLE_DECIDE;
+        snprintf (resp->approval, sizeof resp->approval, "%s", id);
+    }
+}
+
+static void
+s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
+{
+    const char *path = req->path;
+    bool get = strcmp (req->method, "GET") == 0, post = strcmp (req->method, "POST") == 0;
+    if (post && strcmp (path, "/api/login") == 0) {
+        if (!s_is_json (req))
+            s_error (resp, 415, "send JSON");
+        else
+            s_login (self, req, resp);
+        return;
+    }
+    if (!sl_console_auth_allows (self->auth, s_header (req, "Authorization"), s_header (req, "Cookie"),
+                                 req->loopback, s_now (self))) {
+        if (sl_console_auth_has_keys (self->auth))
+            s_error (resp, 401, "a console key is needed (log in, or Authorization: Bearer)");
+        else
+            s_error (resp, 403, "this console answers clients on its own machine only "
+                                "(set SLUICE_CONSOLE_KEYS to open it to others)");
+        return;
+    }
+    if (post && strcmp (path, "/api/logout") == 0) {
+        if (!s_is_json (req)) {
+            s_error (resp, 415, "send JSON");
+            return;
+        }
+        sl_console_auth_logout (self->auth, s_header (req, "Cookie"), resp->cookie);
+        sl_buf_puts (&resp->body, "{\"ok\":true}");
+        s_json (resp, 200);
+        return;
+    }
+    if (post && strcmp (path, "/api/try") == 0) {
+        if (!s_is_json (req)) {
+            s_error (resp, 415, "send JSON");
+            return;
+        }
+        int rc = sl_tryit_run (req->body, &resp->body);
+        s_json (resp, rc ? 400 : 200);
+        return;
+    }
+    char id [SL_APPROVALS_ID_HEX + 1];
+    sl_approvals_path_t approvals = sl_approvals_path (path, "/api/approvals", id);
+    if (post && approvals == SL_APPROVALS_PATH_ONE) {
+        s_decide (req, id, resp);
+        return;
+    }
+    if (!get) {
+        s_error (resp, 405, "method not allowed");
+        return;
+    }
+    if (approvals == SL_APPROVALS_PATH_LIST) {
+        int rc = sl_query_approvals (self->store, s_arg (req, "state"), (int) s_arg_i64 (req, "limit", 0),
+                                     &resp->body);
+        if (rc < 0)
+            s_store_error (self, resp);
+        else
+        if (rc > 0)
+            s_error (resp, 400, "state is pending or decided");
+        else
+            s_json (resp, 200);
+        return;
+    }
+    if (strcmp (path, "/api/live") == 0) {
+        resp->kind = SL_CONSOLE_LIVE;
+        resp->status = 200;
+        resp->content_type = "text/event-stream";
+        resp->cache = "no-store";
+        return;
+    }
+    if (strcmp (path, "/api/meta") == 0) {
+        sl_buf_printf (&resp->body, "{\"store\":\"%s\",\"schema\":%d,\"keys\":%s", sl_store_kind (self->store),
+                       sl_store_version (self->store), sl_console_auth_has_keys (self->auth) ? "true" : "false");
+        if (self->meta)
+            self->meta (self->meta_arg, &resp->body);
+        sl_buf_putc (&resp->body, '}');
+        s_json (resp, 200);
+        return;
+    }
+    if (strcmp (path, "/api/chain") == 0 && self->chain) {
+        self->chain (self->chain_arg, &resp->body);
+        resp->cache = "no-store";
+        s_json (resp, 200);
+        return;
+    }
+    if (strcmp (path, "/api/streams") == 0) {
+        s_streams (self, req, resp);
+        return;
+    }
+    if (strncmp (path, "/api/streams/", 13) == 0) {
+        s_stream (self, path + 13, resp);
+        return;
+    }
+    if (strcmp (path, "/api/stats") == 0) {
+        int64_t now = s_now (self);
+        int64_t to = s_arg_i64 (req, "to", now + 1);
+        int64_t from = s_arg_i64 (req, "from", to - S_DAY_MS);
+        if (sl_query_stats (self->store, from, to, s_arg_i64 (req, "bucket", 0), &resp->body))
+            s_store_error (self, resp);
+        else
+            s_json (resp, 200);
+        return;
+    }
+    if (strcmp (path, "/api/usage") == 0) {
+        //  Whole UTC days: from the start of from's day, the last 30 by default.
+        int64_t now = s_now (self);
+        int64_t to = s_arg_i64 (req, "to", now + 1);
+        int64_t from = s_arg_i64 (req, "from", to - S_USAGE_DAYS * S_DAY_MS);
+        if (from > 0)
+            from -= from % S_DAY_MS;
+        int rc = sl_query_usage (self->store, from, to, s_arg (req, "group"), &resp->body);
+        if (rc < 0)
+            s_store_error (self, resp);
+        else
+        if (rc > 0)
+            s_error (resp, 400, "group is team, user, model or all");
+        else
+            s_json (resp, 200);
+        return;
+    }
+    if (strcmp (path, "/api/policies") == 0) {
+        if (sl_query_policies (self->store, &resp->body))
+            s_store_error (self, resp);
+        else
+            s_json (resp, 200);
+        return;
+    }
+    if (strcmp (path, "/api/tools") == 0) {
+        const char *changed = s_arg (req, "changed");
+        sl_inventory_filter_t f = {
+            .team = s_arg (req, "team"), .name = s_arg (req, "name"), .server = s_arg (req, "server"),
+            .changed = changed && (strcmp (changed, "1") == 0 || strcmp (changed, "true") == 0),
+            .limit = (int) s_arg_i64 (req, "limit", 0)
+        };
+        if (sl_inventory_query (self->store, &f, &resp->body))
+            s_store_error (self, resp);
+        else
+            s_json (resp, 200);
+        return;
+    }
+    if (strcmp (path, "/api/gaps") == 0) {
+        if (sl_query_gaps (self->store, (int) s_arg_i64 (req, "limit", 50), &resp->body))
+            s_store_error (self, resp);
+        else
+            s_json (resp, 200);
+        return;
+    }
+    if (strncmp (path, "/api/capture/", 13) == 0) {
+        const char *sid = path + 13;
+        if (!s_sid_valid (sid)) {
+            s_error (resp, 400, "a stream id is 32 lowercase hex digits");
+            return;
+        }
+        int rc = sl_tryit_capture (self->store, sid, &resp->body);
+        if (rc < 0)
+            s_store_error (self, resp);
+        else
+        if (rc > 0)
+            s_error (resp, 404, "no such stream in the store");
+        else
+            s_json (resp, 200);
+        return;
+    }
+    s_error (resp, 404, "no such API");
+}
+
+void
+sl_console_handle (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
+{
+    resp->kind = SL_CONSOLE_ANSWER;
+    resp->cookie [0] = 0;
+    resp->cache = NULL;
+    //  Without keys the console trusts this machine, and a web page can
+    //  make this machine's browser ask (DNS rebinding): a request naming
+    //  another site in Host or Origin is refused (sl_loopback.h).
+    if (!sl_console_auth_has_keys (self->auth)) {
+        const char *why = sl_loopback_refusal (req->header ? req->header (req->arg, "Host") : NULL,
+                                               req->header ? req->header (req->arg, "Origin") : NULL);
+        if (why) {
+            s_error (resp, 403, why);
+            return;
+        }
+    }
+    if (strncmp (req->path, "/api/", 5) == 0) {
+        s_api (self, req, resp);
+        return;
+    }
+    if (strcmp (req->method, "GET") != 0 && strcmp (req->method, "HEAD") != 0) {
+        s_error (resp, 405, "method not allowed");
+        return;
+    }
+    if (!s_static (req->path, resp)) {
+        sl_buf_puts (&resp->body, "not found\n");
+        s_answer (resp, 404, "text/plain");
+    }
+}

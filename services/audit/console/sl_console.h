@@ -1,0 +1,102 @@
+/*  sl_console.h - the web console's requests and answers, without sockets.
+
+    sluice-audit serves its console (HTML, CSS and a little JavaScript
+    built into the program, sl_embedded.h) and the JSON the pages read:
+
+        GET  /                      the console (index.html), /app.js, /style.css
+        POST /api/login             {"key":...}: a session cookie for a console key
+        POST /api/logout            ends the cookie's session (server side)
+        GET  /api/meta              the store, the audit's emitters, the gaps' total
+        GET  /api/streams?...       search: from, to, tool, rule, action, check, model,
+                                    provider, key, team, user, q (text), state, before, limit
+        GET  /api/usage?from&to&group   tokens, estimated tokens, cost and requests per UTC
+                                    day and team, user (team+user), model or all (sl_query_usage)
+        GET  /api/streams/<sid>     one stream, whole
+        GET  /api/stats?from&to&bucket   the charts' numbers
+        GET  /api/policies          what each judge runs, and its reload failures
+        GET  /api/tools             the tool definitions seen, per team (sl_inventory.h):
+                                    team=, name=, server=, changed=1, limit=
+        GET  /api/gaps              records the emitters could not keep
+        GET  /api/chain             the hash chain: head, verified up to when, the last
+                                    checkpoint, where it is broken (the service fills it in)
+        GET  /api/live              server-sent events: the snapshot, then every record
+        GET  /api/capture/<sid>     a recorded stream as a capture, for "try it"
+        POST /api/try               a policy over a capture (sl_tryit.h)
+        GET  /api/approvals?state=pending|decided   approvals from the store (sl_query_approvals)
+        POST /api/approvals/<id>    a decision (sl_approvals_api.h), sent on to the judges by
+                                    the service as a console user (SL_CONSOLE_DECIDE)
+
+    Who may ask (sl_console_auth.h): with console keys (SLUICE_CONSOLE_KEYS,
+    comma-separated), a request needs a key, as "Authorization: Bearer
+    <key>" or as the session cookie a login gave (a logout ends its
+    session here: the cookie, however copied, opens nothing after).
+    Without keys, only clients on this machine (loopback) are answered,
+    and only when the request names this machine (its Host a loopback
+    name, its Origin, if any, a page of one: common/http/sl_loopback.h,
+    against DNS rebinding); others get 403, saying why. The pages
+    themselves hold no data and are served to anyone who may connect; the
+    API refuses them.
+
+    Requests that change something (login, logout, try, a decision) must be JSON
+    (Content-Type: application/json): a form on another site cannot send
+    that without the browser asking first.
+*/
+#ifndef SL_CONSOLE_H
+#define SL_CONSOLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/approval/sl_approvals_api.h"
+#include "common/base/sl_buf.h"
+#include "services/audit/console/sl_console_auth.h"
+#include "services/audit/store/sl_store.h"
+
+typedef struct _sl_console_t sl_console_t;
+
+//  A request, as the HTTP server hands it over (all borrowed).
+typedef struct {
+    const char *method;
+    const char *path;                   //  without the query
+    const char *(*query) (void *arg, const char *name);     //  a query argument, or NULL
+    const char *(*header) (void *arg, const char *name);    //  a header, or NULL
+    void *arg;
+    sl_str_t body;
+    bool loopback;                      //  the client is on this machine
+} sl_console_req_t;
+
+typedef enum {
+    SL_CONSOLE_ANSWER = 0,              //  respond with status, type, body
+    SL_CONSOLE_LIVE,                    //  authorized for /api/live: the caller streams it
+    SL_CONSOLE_DECIDE                   //  an authorized, well-formed decision: the caller sends it to
+                                        //  the judges (approval, decision) and answers later
+} sl_console_kind_t;
+
+typedef struct {
+    sl_console_kind_t kind;
+    int status;
+    const char *content_type;
+    sl_buf_t body;
+    char cookie [SL_CONSOLE_COOKIE_MAX];    //  a Set-Cookie value, or ""
+    const char *cache;                  //  a Cache-Control value, or NULL
+    char approval [SL_APPROVALS_ID_HEX + 1];    //  SL_CONSOLE_DECIDE: the approval's id
+    sl_approvals_parsed_t decision;     //  SL_CONSOLE_DECIDE: the decision (the caller clears it)
+} sl_console_resp_t;
+
+//  What /api/meta says beyond the store (the service fills it in).
+typedef void (sl_console_meta_fn) (void *arg, sl_buf_t *out);
+
+//  keys: comma-separated console keys, "" for none (loopback only).
+sl_console_t *sl_console_new (sl_store_t *store, const char *keys);
+void sl_console_destroy (sl_console_t **self_p);
+void sl_console_on_meta (sl_console_t *self, sl_console_meta_fn *fn, void *arg);
+//  What /api/chain answers (the whole JSON object; without it: 404).
+void sl_console_on_chain (sl_console_t *self, sl_console_meta_fn *fn, void *arg);
+//  The current time for sessions (ms); the service gives its clock.
+void sl_console_set_clock (sl_console_t *self, int64_t (*clock) (void *arg), void *arg);
+//  Answer a request into resp (its body is the caller's to free).
+void sl_console_handle (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp);
+//  Whether the console checks keys (else: loopback only).
+bool sl_console_has_keys (sl_console_t *self);
+
+#endif
