@@ -30,6 +30,8 @@ extern const sl_dialect_t sl_openai_dialect;
 extern const sl_dialect_t sl_anthropic_dialect;
 extern const sl_dialect_t sl_responses_dialect;
 extern const sl_dialect_t sl_gemini_dialect;
+extern const sl_dialect_t sl_bedrock_dialect;
+extern const sl_dialect_t sl_bedrock_anthropic_dialect;
 extern const sl_dialect_t sl_vertex_dialect;
 extern const sl_dialect_t sl_vertex_anthropic_dialect;
 extern const sl_dialect_t sl_azure_dialect;
@@ -39,20 +41,23 @@ static const sl_dialect_t *const s_builtin [] = {
     &sl_anthropic_dialect,
     &sl_responses_dialect,
     &sl_gemini_dialect,
+    &sl_bedrock_dialect,
+    &sl_bedrock_anthropic_dialect,
     &sl_vertex_dialect,
     &sl_vertex_anthropic_dialect,
     &sl_azure_dialect,
 };
 //  Wire ids given before their modules are written: nothing registers
 //  them, so a job naming one is refused as any unknown id is. A module
-//  written moves its id from here to s_builtin.
+//  written moves its id from here to s_builtin. Ended by SL_DIALECT_NONE,
+//  so that the list may be empty (every id given has its module).
 static const int s_reserved [] = {
-    SL_DIALECT_BEDROCK,
-    SL_DIALECT_BEDROCK_ANTHROPIC,
+    SL_DIALECT_NONE
 };
+#define S_RESERVED_COUNT (sizeof s_reserved / sizeof s_reserved [0] - 1)
 //  One module or one reservation for every wire id (proto/sl_msg.h), and
 //  no more (s_init_once checks that they are not the same ids).
-_Static_assert (sizeof s_builtin / sizeof s_builtin [0] + sizeof s_reserved / sizeof s_reserved [0]
+_Static_assert (sizeof s_builtin / sizeof s_builtin [0] + S_RESERVED_COUNT
                 == SL_DIALECT_MAX - 1, "a dialect module for every wire dialect id");
 
 #define S_MAX SL_DIALECT_MAX            //  ids 1 .. SL_DIALECT_MAX - 1
@@ -231,9 +236,9 @@ s_register (const sl_dialect_t *d, const char **why)
 static void
 s_init_once (void)
 {
-    for (size_t i = 0; i < sizeof s_reserved / sizeof s_reserved [0]; i++)
+    for (const int *r = s_reserved; *r; r++)
         for (size_t j = 0; j < sizeof s_builtin / sizeof s_builtin [0]; j++)
-            if (s_builtin [j]->id == s_reserved [i]) {
+            if (s_builtin [j]->id == *r) {
                 s_init_why = "a dialect's wire id is both reserved and registered";
                 s_init_rc = -1;
                 return;
@@ -519,8 +524,8 @@ sl_dialect_is_client (const sl_dialect_t *dialect)
 bool
 sl_dialect_reserved (int id)
 {
-    for (size_t i = 0; i < sizeof s_reserved / sizeof s_reserved [0]; i++)
-        if (s_reserved [i] == id)
+    for (const int *r = s_reserved; *r; r++)
+        if (*r == id)
             return true;
     return false;
 }

@@ -198,6 +198,9 @@ struct _sl_dialect_t {
     //  terminated, or NULL for none.
     const char *const *passthrough;
     const sl_decoder_vt_t *decoder;     //  the provider's stream
+    //  What cuts the stream's body into the decoder's events
+    //  (sl_framing_kind_t: 0, server-sent events; AWS's event stream).
+    int framing;
     //  This provider's raw finish values and what each means
     //  (sl_dialect_finish_of), ended by { NULL, 0 }.
     const sl_finish_name_t *finishes;

@@ -20,6 +20,8 @@
 #include "common/stages/sl_emitter.h"
 #include "common/tools/sl_tooldef.h"
 #include "common/dialects/sl_decoder.h"
+#include "common/dialects/sl_dialect.h"
+#include "common/dialects/sl_framing.h"
 #include "common/http/sl_sse.h"
 #include "common/stages/sl_judge.h"
 
@@ -37,7 +39,7 @@ struct _sl_replay_t {
     void *arg;
     uint8_t sid [SL_SID_SIZE];
     uint64_t seq;                       //  next delta sequence
-    sl_sse_t *sse;
+    sl_framing_t *frames;               //  the dialect's framing (SSE or AWS's event stream)
     sl_decoder_t *decoder;
     sl_agg_t *agg;
     sl_judge_t *judge;                  //  NULL without a policy
@@ -331,7 +333,7 @@ sl_replay_new (const sl_replay_opts_t *opts, sl_replay_write_fn *write, void *ar
     self->error = "";
     memset (self->sid, SL_REPLAY_SID_BYTE, SL_SID_SIZE);
     self->decoder = decoder;
-    self->sse = sl_sse_new (self->max_event);
+    self->frames = sl_framing_new (sl_dialect_get (opts->dialect)->framing, self->max_event);
     self->agg = sl_agg_new ();
     if (opts->policy) {
         self->judge = sl_judge_new (opts->policy);
@@ -383,7 +385,7 @@ sl_replay_destroy (sl_replay_t **self_p)
     if (!self_p || !*self_p)
         return;
     sl_replay_t *self = *self_p;
-    sl_sse_destroy (&self->sse);
+    sl_framing_destroy (&self->frames);
     sl_decoder_destroy (&self->decoder);
     sl_agg_destroy (&self->agg);
     sl_judge_destroy (&self->judge);
@@ -485,9 +487,9 @@ s_feed_jsonl (sl_replay_t *self, const char *data, size_t size)
 static int
 s_feed_sse (sl_replay_t *self, const char *data, size_t size)
 {
-    int rc = sl_sse_feed (self->sse, data, size, s_on_sse_event, self);
-    if (rc == -1)
-        return s_fail (self, sl_sse_error (self->sse));
+    int rc = sl_framing_feed (self->frames, data, size, s_on_sse_event, self);
+    if (rc == -1 && *sl_framing_error (self->frames))
+        return s_fail (self, sl_framing_error (self->frames));
     return rc ? -2 : 0;                 //  the decoder's failure is already written
 }
 
@@ -578,9 +580,9 @@ sl_replay_finish (sl_replay_t *self)
     int rc = 0;
     switch (self->input) {
         case SL_REPLAY_INPUT_SSE:
-            rc = sl_sse_finish (self->sse, s_on_sse_event, self);
-            if (rc == -1)
-                return s_fail (self, sl_sse_error (self->sse));
+            rc = sl_framing_finish (self->frames, s_on_sse_event, self);
+            if (rc == -1 && *sl_framing_error (self->frames))
+                return s_fail (self, sl_framing_error (self->frames));
             break;
         case SL_REPLAY_INPUT_JSONL:
             rc = s_jsonl_line (self, self->pending.data, self->pending.len);

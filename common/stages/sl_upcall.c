@@ -1,7 +1,8 @@
 /*  sl_upcall.c - the ingest's upstream calls, deadlines, retries and
     delta logs (see sl_upcall.h).
 
-    A call's bytes go: body bytes -> SSE framing (sl_sse) -> made
+    A call's bytes go: body bytes -> the dialect's framing (sl_framing:
+    SSE, or AWS's event stream) -> made
     well-formed UTF-8 -> the dialect's decoder (sl_decoder) -> DELTA and
     ERROR messages -> downstream (ops.send) and into the delta log. A
     non-2xx answer's body is kept instead, and read at the end as the
@@ -19,11 +20,12 @@
 #include "common/base/sl_sidmap.h"
 #include "common/base/sl_utf8.h"
 #include "common/dialects/sl_decoder.h"
+#include "common/dialects/sl_dialect.h"
+#include "common/dialects/sl_framing.h"
 #include "common/dialects/sl_plan.h"
 #include "common/http/sl_retry.h"
 #include "common/otel/sl_trace.h"
 #include "common/stages/sl_ended.h"
-#include "common/http/sl_sse.h"
 
 #define S_LOG_STEP 1024                 //  a delta log grows by a quarter, at least this (not by doubling)
 #define S_REFUSAL_LOG_MS 1000           //  at most one log line a second for refused streams
@@ -139,7 +141,7 @@ struct _sl_upcall_call_t {
     s_phase_t phase;
     int64_t deadline;                   //  ms, of the current phase
     int64_t last_byte;                  //  ms, last byte from upstream
-    sl_sse_t *sse;
+    sl_framing_t *frames;               //  the dialect's framing of the body
     sl_decoder_t *decoder;
     uint64_t unknown_seen;              //  decoder's unknown count already added
     long status;                        //  upstream HTTP status, 0 until known
@@ -463,7 +465,7 @@ s_call_free (sl_upcall_call_t *c)
     if (c->auth_lines.data)
         memset (c->auth_lines.data, 0, c->auth_lines.cap);
     sl_buf_free (&c->auth_lines);
-    sl_sse_destroy (&c->sse);
+    sl_framing_destroy (&c->frames);
     sl_decoder_destroy (&c->decoder);
     sl_buf_free (&c->error_body);
     sl_buf_free (&c->url);
@@ -809,15 +811,21 @@ s_start_attempt (sl_upcall_call_t *c)
     c->failure = NULL;
     c->failure_code = NULL;
     sl_buf_reset (&c->error_body);
-    sl_sse_reset (c->sse);
-    //  Nothing went downstream: the decoder (of this provider's dialect)
-    //  starts afresh.
+    //  Nothing went downstream: the framing and the decoder (of this
+    //  provider's dialect: SSE, or AWS's event stream) start afresh.
+    int framing = sl_dialect_get (c->dialect) ? sl_dialect_get (c->dialect)->framing : SL_FRAMING_SSE;
+    if (c->frames && sl_framing_kind (c->frames) == framing)
+        sl_framing_reset (c->frames);
+    else {
+        sl_framing_destroy (&c->frames);
+        c->frames = sl_framing_new (framing, self->config.max_event);
+    }
     sl_decoder_destroy (&c->decoder);
     c->decoder = sl_decoder_new (c->dialect);
     c->unknown_seen = 0;
     c->auth = self->ops.auth ? self->ops.auth (self->arg, c->provider) : NULL;
     sl_buf_t why = { 0 };
-    if (!c->decoder || !s_prepare (c, &why)) {
+    if (!c->frames || !c->decoder || !s_prepare (c, &why)) {
         s_send_error (c, "invalid_request_error", why.len ? sl_buf_cstr (&why) : "the request names no usable model",
                       400, 0);
         sl_buf_free (&why);
@@ -1063,7 +1071,8 @@ s_inline_begin (sl_upcall_call_t *c, const sl_msg_t *req)
         s_call_done (c);
         return;
     }
-    c->sse = sl_sse_new (self->config.max_event);
+    c->frames = sl_framing_new (sl_dialect_get (c->dialect) ? sl_dialect_get (c->dialect)->framing : 0,
+                                 self->config.max_event);
     sl_buf_append_str (&c->inline_answer, req->inline_answer);
     c->status = 200;                    //  what a network answer of this body would have said
     c->phase = PHASE_STREAMING;
@@ -1207,7 +1216,8 @@ sl_upcall_request (sl_upcall_t *self, const sl_msg_t *req, sl_str_t peer)
         s_call_done (c);
         return;
     }
-    c->sse = sl_sse_new (self->config.max_event);
+    c->frames = sl_framing_new (sl_dialect_get (c->dialect) ? sl_dialect_get (c->dialect)->framing : 0,
+                                 self->config.max_event);
     sl_buf_append_str (&c->body, req->body);
     self->body_bytes += c->body.len;
     sl_buf_append_str (&c->client_auth, req->auth);
@@ -1398,10 +1408,10 @@ sl_upcall_body (sl_upcall_t *self, sl_upcall_call_t *call, const char *data, siz
         sl_counter_inc (self->paused);
         return SL_UPCALL_PAUSE;
     }
-    int rc = sl_sse_feed (call->sse, data, len, s_on_event, call);
+    int rc = sl_framing_feed (call->frames, data, len, s_on_event, call);
     if (rc == -1 && !call->failure) {
-        call->failure = sl_sse_error (call->sse);
-        call->failure_code = "upstream_event_too_large";
+        call->failure = sl_framing_error (call->frames);
+        call->failure_code = sl_framing_code (call->frames);
     }
     return rc ? SL_UPCALL_STOP : SL_UPCALL_TAKEN;
 }
@@ -1451,12 +1461,12 @@ sl_upcall_done (sl_upcall_t *self, sl_upcall_call_t *c, const char *error, const
         s_status_error (c);
     }
     else {
-        int rc = sl_sse_finish (c->sse, s_on_event, c);
+        int rc = sl_framing_finish (c->frames, s_on_event, c);
         if (rc == 0)
             sl_decoder_finish (c->decoder, s_emit_delta, c);
         else
-            s_send_error (c, c->failure_code ? c->failure_code : "upstream_malformed",
-                          c->failure ? c->failure : sl_sse_error (c->sse), 502, 0);
+            s_send_error (c, c->failure_code ? c->failure_code : sl_framing_code (c->frames),
+                          c->failure ? c->failure : sl_framing_error (c->frames), 502, 0);
         s_count_unknown (c);
     }
     s_send_end (c);

@@ -94,7 +94,7 @@ s_pump (s_stream_t *s)
     if (!s->started) {
         s->started = true;
         s->due = zclock_usecs ();
-        sl_http_stream_start (s->req, 200, "text/event-stream");
+        sl_http_stream_start (s->req, 200, s->script.content_type ? s->script.content_type : "text/event-stream");
     }
     do {
         if (s->next == s->script.count) {

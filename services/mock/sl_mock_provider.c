@@ -24,6 +24,8 @@ extern const sl_mock_provider_t sl_mock_openai;
 extern const sl_mock_provider_t sl_mock_anthropic;
 extern const sl_mock_provider_t sl_mock_responses;
 extern const sl_mock_provider_t sl_mock_gemini;
+extern const sl_mock_provider_t sl_mock_bedrock;
+extern const sl_mock_provider_t sl_mock_bedrock_anthropic;
 extern const sl_mock_provider_t sl_mock_vertex;
 extern const sl_mock_provider_t sl_mock_vertex_anthropic;
 extern const sl_mock_provider_t sl_mock_azure;
@@ -33,6 +35,8 @@ static const sl_mock_provider_t *const s_builtin [] = {
     &sl_mock_anthropic,
     &sl_mock_responses,
     &sl_mock_gemini,
+    &sl_mock_bedrock,
+    &sl_mock_bedrock_anthropic,
     &sl_mock_vertex,
     &sl_mock_vertex_anthropic,
     &sl_mock_azure,
@@ -138,6 +142,13 @@ s_ends_with (const char *s, const char *suffix)
 
 #define S_MODELS "/models/"             //  where a path names its model
 
+//  The value of a hex digit, -1 for another character.
+static int
+s_hex (char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
 const sl_mock_provider_t *
 sl_mock_provider_of_path (const char *path, char *model, size_t size)
 {
@@ -150,15 +161,25 @@ sl_mock_provider_of_path (const char *path, char *model, size_t size)
             continue;
         if (!p->model_in_path)
             return p;
-        const char *models = strstr (path, S_MODELS);
+        const char *prefix = p->model_prefix ? p->model_prefix : S_MODELS;
+        const char *models = strstr (path, prefix);
         if (!models)
             continue;
-        const char *name = models + strlen (S_MODELS);
+        const char *name = models + strlen (prefix);
         size_t n = strlen (name) - strlen (p->path);
         if (n == 0 || n >= size)
             return NULL;
-        memcpy (model, name, n);
-        model [n] = 0;
+        //  Percent-decoded (Bedrock's model ids have ':', ARNs '/').
+        size_t m = 0;
+        for (size_t j = 0; j < n; j++) {
+            if (name [j] == '%' && j + 2 < n && s_hex (name [j + 1]) >= 0 && s_hex (name [j + 2]) >= 0) {
+                model [m++] = (char) (s_hex (name [j + 1]) * 16 + s_hex (name [j + 2]));
+                j += 2;
+            }
+            else
+                model [m++] = name [j];
+        }
+        model [m] = 0;
         return p;
     }
     return NULL;
@@ -179,7 +200,7 @@ sl_mock_provider_paths (sl_buf_t *out)
         if (p->marker)
             sl_buf_printf (out, "%.*s", (int) (models_end ? n - strlen (S_MODELS) : n), marker);
         if (p->model_in_path)
-            sl_buf_puts (out, S_MODELS "{model}");
+            sl_buf_printf (out, "%s{model}", p->model_prefix ? p->model_prefix : S_MODELS);
         else
         if (p->marker)
             sl_buf_puts (out, "...");

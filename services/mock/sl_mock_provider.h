@@ -145,6 +145,12 @@ struct _sl_mock_provider_t {
     //  cloud's token); one that does not is answered 401.
     bool bearer;
     bool model_in_path;
+    //  With model_in_path: what comes before the model in the path (NULL:
+    //  "/models/"; Bedrock's "/model/"); the model is percent-decoded.
+    const char *model_prefix;
+    //  The answer's content type (NULL: text/event-stream; AWS's event
+    //  stream: application/vnd.amazon.eventstream).
+    const char *content_type;
     //  Where its requests say their max tokens ("a.b": a member of a
     //  member), in the order read; NULL-terminated.
     const char *const *max_tokens;

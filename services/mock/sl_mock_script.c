@@ -69,6 +69,7 @@ s_start (s_ctx_t *ctx, int dialect, sl_str_t model, sl_str_t request_body, sl_mo
         .out = { .events = &out->events, .count = &out->count, .hash = s_fnv1a (request_body), .model = model }
     };
     out->status = 200;
+    out->content_type = provider->content_type;
     return provider->render;
 }
 

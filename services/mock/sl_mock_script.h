@@ -84,6 +84,7 @@ typedef struct {
     size_t count;
     sl_buf_t error_body;                //  JSON body when status is not 200
     sl_mock_end_t end;
+    const char *content_type;           //  of a 200 answer (static text): the provider's
     char retry_after [16];              //  Retry-After header value, "" for none
     long pace_ms;                       //  time between events, 0: the mock's delay
     bool burst;                         //  no delay at all, whatever the mock's

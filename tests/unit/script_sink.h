@@ -8,7 +8,8 @@
 
 #include "common/base/sl_buf.h"
 #include "common/dialects/sl_decoder.h"
-#include "common/http/sl_sse.h"
+#include "common/dialects/sl_dialect.h"
+#include "common/dialects/sl_framing.h"
 #include "services/mock/sl_mock_script.h"
 
 typedef struct {
@@ -63,12 +64,12 @@ static inline script_sink_t
 script_decode (int dialect, const sl_mock_script_t *sc)
 {
     script_sink_t sink = { .dec = sl_decoder_new (dialect) };
-    sl_sse_t *sse = sl_sse_new (0);
+    sl_framing_t *sse = sl_framing_new (sl_dialect_get (dialect)->framing, 0);
     for (size_t i = 0; i < sc->count; i++)
-        cr_assert_eq (sl_sse_feed (sse, sc->events [i].data, sc->events [i].len, script_sink_event, &sink), 0);
-    sl_sse_finish (sse, script_sink_event, &sink);
+        cr_assert_eq (sl_framing_feed (sse, sc->events [i].data, sc->events [i].len, script_sink_event, &sink), 0);
+    sl_framing_finish (sse, script_sink_event, &sink);
     sl_decoder_finish (sink.dec, script_sink_delta, &sink);
-    sl_sse_destroy (&sse);
+    sl_framing_destroy (&sse);
     return sink;
 }
 

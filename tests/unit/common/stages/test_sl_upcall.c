@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cloud/sl_evstream.h"
 #include "common/stages/sl_ended.h"
 #include "common/stages/sl_upcall.h"
 #include "tests/unit/recorder.h"
@@ -1267,6 +1268,60 @@ Test (sl_upcall_failover, an_answer_that_does_not_decode_is_not_retried_but_coun
     cr_expect_eq (f.transfer_count, 1, "committed to a: not failed over, not retried");
     cr_expect (sl_str_eq (s_last_error ()->code, "upstream_malformed"));
     cr_expect_eq (s_counter ("sluice_provider_ejections_total", "provider=\"a\""), 1, "it counts: ejected");
+    s_close ();
+}
+
+//  Each attempt's body is cut by its own provider's framing: a call that
+//  fails over from an SSE provider to Bedrock reads AWS's event stream.
+Test (sl_upcall_failover, the_next_provider_s_stream_is_read_in_its_own_framing)
+{
+    sl_upcall_config_t config = s_config ();
+    config.max_retries = 0;
+    s_open_route (config);
+    const sl_provider_t d = { .name = "d", .dialect = SL_DIALECT_BEDROCK, .base_url = "http://d.test",
+                              .region = "us-east-1", .key_env = "", .forward_auth = false };
+    cr_assert_eq (sl_providers_add_provider (f.routes, &d), 0);
+    sl_buf_t fo = { 0 };
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_STEP);
+    m.provider = SL_STR_LIT ("a");
+    m.upstream_dialect = SL_DIALECT_ANTHROPIC;
+    m.model = SL_STR_LIT ("claude-x");
+    sl_msg_encode (&m, &fo);
+    m.provider = SL_STR_LIT ("d");
+    m.upstream_dialect = SL_DIALECT_BEDROCK;
+    m.model = SL_STR_LIT ("amazon.nova-x");
+    m.body = SL_STR_LIT ("{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]}]}");
+    sl_msg_encode (&m, &fo);
+    sl_msg_t req = s_job (0x67);
+    req.upstream_dialect = SL_DIALECT_ANTHROPIC;
+    req.model = SL_STR_LIT ("claude-sonnet");
+    req.provider = SL_STR_LIT ("a");
+    req.body = SL_STR_LIT (ABODY);
+    req.failover = sl_buf_str (&fo);
+    sl_upcall_request (f.up, &req, SL_STR_LIT (PEER));
+    sl_buf_free (&fo);
+    cr_assert_eq (f.transfer_count, 1);
+    s_answer (529);
+    s_body (OVERLOADED);
+    s_done ();
+    cr_assert_eq (f.transfer_count, 2, "failed over to d");
+    cr_expect (strstr (f.transfers [1].url, "/converse-stream"), "%s", f.transfers [1].url);
+    s_answer (200);
+    sl_buf_t events = { 0 };
+    cr_assert_eq (sl_evstream_encode_event (&events, "messageStart", SL_STR_LIT ("{\"role\":\"assistant\"}")), 0);
+    cr_assert_eq (sl_evstream_encode_event (&events, "contentBlockDelta",
+                                            SL_STR_LIT ("{\"contentBlockIndex\":0,\"delta\":{\"text\":\"Hi\"}}")), 0);
+    cr_assert_eq (sl_evstream_encode_event (&events, "contentBlockStop", SL_STR_LIT ("{\"contentBlockIndex\":0}")), 0);
+    cr_assert_eq (sl_evstream_encode_event (&events, "messageStop", SL_STR_LIT ("{\"stopReason\":\"end_turn\"}")), 0);
+    cr_expect_eq (sl_upcall_body (f.up, s_transfer ()->call, events.data, events.len), SL_UPCALL_TAKEN);
+    sl_buf_free (&events);
+    s_done ();
+    const sl_msg_t *start = s_first_sent (SL_MSG_START);
+    cr_expect (sl_str_eq (start->provider, "d"));
+    cr_expect_eq (start->upstream_dialect, SL_DIALECT_BEDROCK);
+    cr_expect_geq (s_sent_of (SL_MSG_DELTA), 1, "d's events, decoded as Converse's");
+    cr_expect_eq (s_sent_of (SL_MSG_ERROR), 0, "no framing error");
     s_close ();
 }
 

@@ -145,6 +145,8 @@ Test (sl_mock_provider, the_provider_of_a_path_and_the_paths_served)
     sl_mock_provider_paths (&paths);
     cr_expect_str_eq (sl_buf_cstr (&paths), "POST .../chat/completions, .../messages, .../responses, "
                                             ".../models/{model}:streamGenerateContent, "
+                                            ".../model/{model}/converse-stream, "
+                                            ".../model/{model}/invoke-with-response-stream, "
                                             ".../publishers/google/models/{model}:streamGenerateContent, "
                                             ".../publishers/anthropic/models/{model}:streamRawPredict and "
                                             ".../openai/.../chat/completions");
