@@ -9,16 +9,18 @@
     it (sl_bedrock_anthropic_request.c), streamed as AWS's event stream of
     chunks of Anthropic's events (sl_bedrock_anthropic_decode.c). Its
     format is Anthropic's: an Anthropic client's body is forwarded, not
-    translated, and its beta headers go in the body.
+    translated (its beta headers are passed on as headers: not yet
+    copied into the body's anthropic_beta).
 
     Both are upstream-only. The base URL is the provider's base_url, else
     https://bedrock-runtime.{region}.amazonaws.com; region is needed (the
     URL's, and the signature's). The model id goes in the path encoded
     once (anthropic.claude-sonnet-4-5-20250929-v1:0 as ...v1%3A0, an ARN's
     '/' as %2F); SigV4 encodes the path again when it signs, as AWS wants.
-    The credential is AWS's (SL_AUTH_AWS: a Bedrock API key as a bearer
-    token, or a SigV4 signature; common/cloud/sl_awsauth.h), or a key_env
-    / token_env the provider names (a Bedrock API key, as Bearer).
+    The credential: a key_env / token_env the provider names (a Bedrock
+    API key, as Bearer). SigV4 signing (common/cloud/sl_sigv4,
+    sl_awscreds) is not yet a credential source of the ingest: a provider
+    without a key fails its calls saying so (docs/dialects/bedrock.md).
 
     Tests: tests/unit/common/dialects/test_dialects.c (the conformance
     suite), tests/unit/common/dialects/bedrock/.
@@ -85,8 +87,9 @@ static const sl_finish_name_t s_claude_finishes [] = {
 
 //  The stream is AWS's event stream whatever was asked.
 static const char *const s_headers [] = { "Accept: application/vnd.amazon.eventstream", NULL };
-//  The beta features a Claude body uses: in its body on Bedrock
-//  (anthropic_beta), put there by the ingest from this header.
+//  The beta features a Claude body uses, passed on as the client's header.
+//  Bedrock reads them from the body's "anthropic_beta" array instead;
+//  nothing copies the header there yet.
 static const char *const s_passthrough [] = { "anthropic-beta", NULL };
 
 const sl_dialect_t sl_bedrock_dialect = {

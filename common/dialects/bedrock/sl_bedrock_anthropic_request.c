@@ -6,8 +6,9 @@
     body has no "model"; streaming is the operation's, so it has no
     "stream" (Bedrock refuses both as extraneous keys); and it says
     "anthropic_version": "bedrock-2023-05-31". Beta features, which
-    Anthropic's API takes as the anthropic-beta header, go in the body's
-    "anthropic_beta" array (sl_bedrock_anthropic_betas).
+    Anthropic's API takes as the anthropic-beta header, belong in the
+    body's "anthropic_beta" array on Bedrock: a client's anthropic-beta
+    header is passed on as a header today, and not yet copied there.
 
     forward: an Anthropic client's own body so patched, byte for byte
     otherwise (thinking, tools with defer_loading, context_management,
