@@ -168,6 +168,7 @@ Test (failover, each_fault_of_the_first_provider_and_the_second_serves)
     s_expect_record (&a, "fo-hang", "serving", "openai", "hanging:first_byte_timeout,serving:ok");
     s_expect_record (&a, "fo-again", "serving", "openai", "limited:held,serving:ok");
     proc_stop (a.proc, 5000);
+    free (a.proc);
     cr_expect_eq (stack_stop (s), 0);
     close (holder);
 }
@@ -206,6 +207,7 @@ Test (failover, across_dialects_both_ways)
     s_expect_record (&a, "to-openai", "mock-openai", "openai", "mock-anthropic:http_status:529,mock-openai:ok");
     s_expect_record (&a, "to-anthropic", "mock-anthropic", "anthropic", "mock-openai:http_status:500,mock-anthropic:ok");
     proc_stop (a.proc, 5000);
+    free (a.proc);
     cr_expect_eq (stack_stop (s), 0);
 }
 
@@ -328,6 +330,8 @@ Test (failover, a_failing_provider_is_ejected_then_readmitted_after_its_cool_dow
                "passed by, ejected: %s", third ? third : "(none)");
     json_decref (list);
     proc_stop (mock, 5000);
+    free (mock);
     proc_stop (a.proc, 5000);
+    free (a.proc);
     cr_expect_eq (stack_stop (s), 0);
 }
