@@ -198,11 +198,17 @@ $(LEGTEST_BIN): $(call objs,asan,$(call svc_src,gateway) $(LEGTEST_SRC)) $(BUILD
 	$(CC) $(ASANFLAGS) -Wl,--wrap=gateway_new -o $@ $^ $(LDLIBS)
 
 # Test runners (Criterion), built with the sanitizers. Their own sources
-# (the tests, the harness, the leg driver) compile at -Og: instrumented
-# the same, with the same warnings, in about three quarters of the time
-# -O1 takes; the code they test stays at -O1.
-TEST_SRC = $(UNIT_SRC) $(INTEG_SRC) $(LEGTEST_SRC)
+# compile with less optimization than the code they test (which stays at
+# -O1), instrumented the same: the integration tests, their harness and
+# load driver and the leg driver at -Og (about three quarters of the
+# time -O1 takes; the load driver parses whole streams), the unit tests
+# at -O0 (about half of -Og's time: 1,100 tests of Criterion's macros,
+# whose own work is small beside that of the libraries they call; GCC's
+# flow warnings such as -Wmaybe-uninitialized, which need optimization,
+# are not given on the unit tests' own code).
+TEST_SRC = $(INTEG_SRC) $(LEGTEST_SRC)
 $(call objs,asan,$(TEST_SRC)): ASANFLAGS := -Og $(filter-out -O1,$(ASANFLAGS))
+$(call objs,asan,$(UNIT_SRC)): ASANFLAGS := -O0 $(filter-out -O1,$(ASANFLAGS))
 
 $(BUILD)/asan/tests/unit: $(call objs,asan,$(UNIT_SRC)) $(BUILD)/asan/lib/libsluice.a
 	@mkdir -p $(dir $@)
@@ -372,9 +378,12 @@ run: deps
 # ---------------------------------------------------------------------------
 # Tests
 
+# sdk-deps first (it installs npm where it is missing), then the other
+# npm folders beside the builds: their installs wait on the network.
 test: deps
-	@$(MAKE) --no-print-directory sdk-deps browser-deps otel-deps kube-deps mcp-deps cloud-deps
-	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(LEGTEST_BIN) $(FUZZ_BINS)
+	@$(MAKE) --no-print-directory sdk-deps
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) browser-deps otel-deps kube-deps mcp-deps cloud-deps \
+	  all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(LEGTEST_BIN) $(FUZZ_BINS)
 	@$(MAKE) --no-print-directory check-layers unit integration fuzz-smoke check-compose check-prometheus check-docs \
 	  check-kubernetes
 
@@ -388,21 +397,29 @@ unit: $(BUILD)/asan/tests/unit
 
 # The integration tests start the sanitizer builds of the real programs;
 # the release gateway too, for what the sanitizers would distort (memory).
-# TEST_JOBS of them run at once (TEST_JOBS=1: one at a time), then the
-# tests of INTEG_ALONE one at a time, the machine theirs: one starves
-# every core for 30 s, one keeps every core busy parsing and checks that
-# no heartbeat is missed meanwhile, and the slow reader's, whose client
-# must fall behind a stream the pipeline makes fast enough to fill the
-# kernel's buffers and the 64 KiB cap (beside another test the stream
-# can come too slowly to be cut: seen 2 times in 6 parallel runs)
-# (Criterion patterns, | between).
-INTEG_ALONE = pause/starved_of_cpu|pause/busy_gateway_declares_nobody_dead|gateway/a_slow_reader_is_cut_off_with_bounded_memory
-INTEG_ENV   = SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin SLUICE_RELEASE_BIN_DIR=$(CURDIR)/$(BUILD)/bin \
-              SLUICE_LEGTEST_BIN_DIR=$(CURDIR)/$(dir $(LEGTEST_BIN))
+# TEST_JOBS of them run at once (TEST_JOBS=1: one at a time); beside them,
+# one at a time, the tests of INTEG_BESIDE, which mostly wait (a call held
+# for a minute: 6 s of CPU in 67; processes stopped for seconds at a time:
+# 37 s of CPU in 107) and would otherwise hold one of the TEST_JOBS places
+# for minutes; then the tests of INTEG_ALONE one at a time, the machine
+# theirs: one starves every core for 30 s, one keeps every core busy
+# parsing and checks that no heartbeat is missed meanwhile, and the slow
+# reader's, whose client must fall behind a stream the pipeline makes fast
+# enough to fill the kernel's buffers and the 64 KiB cap (beside another
+# test the stream can come too slowly to be cut: seen 2 times in 6
+# parallel runs) (Criterion patterns, | between).
+INTEG_BESIDE = keepalive/a_call_held_a_minute_keeps_every_dialect_and_sdk_waiting|pause/every_kind_stopped
+INTEG_ALONE  = pause/starved_of_cpu|pause/busy_gateway_declares_nobody_dead|gateway/a_slow_reader_is_cut_off_with_bounded_memory
+INTEG_ENV    = SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin SLUICE_RELEASE_BIN_DIR=$(CURDIR)/$(BUILD)/bin \
+               SLUICE_LEGTEST_BIN_DIR=$(CURDIR)/$(dir $(LEGTEST_BIN))
 
 integration: $(BUILD)/asan/tests/integration $(ASAN_BINS) $(BUILD)/bin/sluice-gateway $(LEGTEST_BIN)
 	@rc=0; \
-	$(INTEG_ENV) $(BUILD)/asan/tests/integration --jobs $(TEST_JOBS) --filter '!($(INTEG_ALONE))' || rc=1; \
+	{ $(INTEG_ENV) $(BUILD)/asan/tests/integration --jobs 1 --filter '@($(INTEG_BESIDE))' \
+	    > $(BUILD)/integration-beside.log 2>&1; echo $$? > $(BUILD)/integration-beside.rc; } & \
+	$(INTEG_ENV) $(BUILD)/asan/tests/integration --jobs $(TEST_JOBS) --filter '!($(INTEG_ALONE)|$(INTEG_BESIDE))' || rc=1; \
+	wait; echo "== beside them, one at a time: $(INTEG_BESIDE)"; cat $(BUILD)/integration-beside.log; \
+	test "$$(cat $(BUILD)/integration-beside.rc)" = 0 || rc=1; \
 	$(INTEG_ENV) $(BUILD)/asan/tests/integration --jobs 1 --filter '@($(INTEG_ALONE))' || rc=1; \
 	exit $$rc
 
@@ -545,18 +562,12 @@ check-docs:
 	@python3 tests/docs/check-links.py --self-test
 	@python3 tests/docs/check-links.py
 
-# Each fuzz target keeps its growing corpus in build/fuzz/corpus-<name>,
-# seeded from tests/fuzz/seeds/<name>/ when that exists; what it finds
-# (crash-, leak-, timeout- files) goes to build/fuzz/artifacts/, never to
-# the working directory.
+# Each fuzz target runs through tests/fuzz/run-one.sh (its corpus, its
+# seeds, its findings in build/fuzz/artifacts/, one line each), TEST_JOBS
+# targets at once (each is one process on one core); any target's
+# failure fails the run.
 define run_fuzz
-	@for f in $(FUZZ_BINS); do \
-	  name=$$(basename $$f); dir=$(BUILD)/fuzz/corpus-$$name; mkdir -p $$dir; \
-	  seeds=tests/fuzz/seeds/$${name#fuzz_}; [ -d $$seeds ] || seeds=; \
-	  echo "fuzzing $$name for $(1) s"; mkdir -p $(BUILD)/fuzz/artifacts; \
-	  $$f -max_total_time=$(1) -print_final_stats=0 -artifact_prefix=$(BUILD)/fuzz/artifacts/$$name- \
-	    $$dir $$seeds 2>&1 | tail -1 || exit 1; \
-	done
+	@printf '%s\n' $(FUZZ_BINS) | xargs -P $(TEST_JOBS) -n 1 tests/fuzz/run-one.sh $(1) $(BUILD)/fuzz
 endef
 
 fuzz: $(FUZZ_BINS)
