@@ -38,6 +38,12 @@ typedef struct {
     int ordinal;
     char *model, *last_user, *tools, *history, *taint, *headers;
     char *key_id, *team, *user;
+    //  or a part of a request (request rules), instead of a call
+    bool is_part;
+    int part_kind;                      //  sl_rpart_kind_t
+    char *text;                         //  the part's text
+    char *result_tool;                  //  a tool result's tool, a definition's name
+    bool is_error;                      //  a tool result that is an error
     //  the fixtures
     s_answer_t llm;                     //  an LLM judge's answer
     int llm_check;                      //  RAN, TIMEOUT, ERROR
@@ -52,6 +58,7 @@ typedef struct {
     char *expect_action;                //  an action's name, or "ask"
     char *expect_rule;                  //  NULL: not checked; "" : the default
     char *expect_args;                  //  rewrite: the arguments (JSON), NULL: not checked
+    char *expect_text;                  //  redact: the part's text after it, NULL: not checked
     bool has_expect;
 } s_case_t;
 
@@ -334,16 +341,54 @@ s_call_member (sl_yaml_t *y, const char *key, yaml_node_t *knode, yaml_node_t *v
                           "ordinal, model, last_user, identity, history, tools, headers, taint)", key);
 }
 
+static const char *s_part_kinds [SL_RPART_MAX] = {
+    NULL, "system", "user", "assistant", "tool_result", "tool", "text"
+};
+
+static int
+s_part_member (sl_yaml_t *y, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
+{
+    s_case_t *c = arg;
+    if (!strcmp (key, "kind")) {
+        const char *s = sl_yaml_scalar (v);
+        for (int k = 1; s && k < SL_RPART_MAX; k++)
+            if (!strcmp (s, s_part_kinds [k]))
+                c->part_kind = k;
+        if (!c->part_kind)
+            return sl_yaml_error (y, v, "part kind: system, user, assistant, tool_result, tool or text");
+        return 0;
+    }
+    if (!strcmp (key, "text"))
+        return s_string (y, v, "part text", &c->text);
+    if (!strcmp (key, "tool"))
+        return s_string (y, v, "part tool", &c->result_tool);
+    if (!strcmp (key, "error"))
+        return sl_yaml_bool (y, v, "part error", &c->is_error);
+    if (!strcmp (key, "model"))
+        return s_string (y, v, "part model", &c->model);
+    if (!strcmp (key, "identity"))
+        return sl_yaml_mapping (y, v, "part identity", s_identity_member, c);
+    if (!strcmp (key, "headers")) {
+        if (v->type != YAML_MAPPING_NODE)
+            return sl_yaml_error (y, v, "part headers: a mapping of header names to values");
+        free (c->headers);
+        c->headers = s_json_text (y, v);
+        return c->headers ? 0 : -1;
+    }
+    return sl_yaml_error (y, knode, "part: unknown field '%s' (kind, text, tool, error, model, identity, "
+                          "headers)", key);
+}
+
 static int
 s_expect_member (sl_yaml_t *y, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
 {
     s_case_t *c = arg;
     if (!strcmp (key, "action")) {
         const char *s = sl_yaml_scalar (v);
-        bool known = s && (!strcmp (s, "ask") || (sl_action_parse (s) > SL_ACT_NONE
-                                                  && sl_action_parse (s) <= SL_ACT_TERMINATE));
+        bool known = s && (!strcmp (s, "ask") || sl_action_parse (s) > SL_ACT_NONE);
         if (!known)
-            return sl_yaml_error (y, v, "expect action: allow, block, drop, rewrite, terminate or ask");
+            return sl_yaml_error (y, v, "expect action: allow, block, drop, rewrite, terminate or ask (a "
+                                  "call); allow, redact, block_result, withhold or terminate (a part)");
         return s_string (y, v, "expect action", &c->expect_action);
     }
     if (!strcmp (key, "rule")) {
@@ -357,7 +402,9 @@ s_expect_member (sl_yaml_t *y, const char *key, yaml_node_t *knode, yaml_node_t 
     }
     if (!strcmp (key, "arguments"))
         return s_json_value (y, v, "expect arguments", &c->expect_args);
-    return sl_yaml_error (y, knode, "expect: unknown field '%s' (action, rule, arguments)", key);
+    if (!strcmp (key, "text"))
+        return s_string (y, v, "expect text", &c->expect_text);
+    return sl_yaml_error (y, knode, "expect: unknown field '%s' (action, rule, arguments, text)", key);
 }
 
 static int
@@ -414,8 +461,19 @@ s_case_member (sl_yaml_t *y, const char *key, yaml_node_t *knode, yaml_node_t *v
     s_case_t *c = arg;
     if (!strcmp (key, "name"))
         return s_string (y, v, "name", &c->name);
-    if (!strcmp (key, "call"))
+    if (!strcmp (key, "call")) {
+        if (c->is_part)
+            return sl_yaml_error (y, knode, "a case tests a call or a part, not both");
+        if (!c->tool)
+            c->tool = sl_xstrdup ("");  //  a call without its tool is reported below
         return sl_yaml_mapping (y, v, "call", s_call_member, c);
+    }
+    if (!strcmp (key, "part")) {
+        if (c->tool)
+            return sl_yaml_error (y, knode, "a case tests a call or a part, not both");
+        c->is_part = true;
+        return sl_yaml_mapping (y, v, "part", s_part_member, c);
+    }
     if (!strcmp (key, "expect")) {
         c->has_expect = true;
         return sl_yaml_mapping (y, v, "expect", s_expect_member, c);
@@ -446,7 +504,7 @@ s_case_member (sl_yaml_t *y, const char *key, yaml_node_t *knode, yaml_node_t *v
             return sl_yaml_error (y, v, "ask: approve, deny or timeout");
         return 0;
     }
-    return sl_yaml_error (y, knode, "case: unknown field '%s' (name, call, expect, llm, decide, ask)", key);
+    return sl_yaml_error (y, knode, "case: unknown field '%s' (name, call, part, expect, llm, decide, ask)", key);
 }
 
 static void
@@ -469,6 +527,9 @@ s_case_free (s_case_t *c)
     free (c->expect_action);
     free (c->expect_rule);
     free (c->expect_args);
+    free (c->expect_text);
+    free (c->text);
+    free (c->result_tool);
 }
 
 static int
@@ -488,12 +549,16 @@ s_case_item (sl_yaml_t *y, yaml_node_t *item, size_t index, void *arg)
         return -1;
     if (!c->name)
         return sl_yaml_error (y, item, "a case needs a name");
-    if (!c->tool)
-        return sl_yaml_error (y, item, "case '%s': needs call: {tool: ...}", c->name);
+    if (c->is_part && !c->part_kind)
+        return sl_yaml_error (y, item, "case '%s': needs part: {kind: ...}", c->name);
+    if (!c->is_part && (!c->tool || !*c->tool))
+        return sl_yaml_error (y, item, "case '%s': needs call: {tool: ...} (or part: {kind: ...})", c->name);
     if (!c->has_expect || !c->expect_action)
         return sl_yaml_error (y, item, "case '%s': needs expect: {action: ...}", c->name);
     if (c->expect_args && strcmp (c->expect_action, "rewrite"))
         return sl_yaml_error (y, item, "case '%s': expect arguments go with action rewrite", c->name);
+    if (c->expect_text && !c->is_part)
+        return sl_yaml_error (y, item, "case '%s': expect text goes with a part", c->name);
     if (!c->arguments)
         c->arguments = sl_xstrdup ("{}");
     return 0;
@@ -644,6 +709,71 @@ s_answer (const s_case_t *c, sl_policy_t *policy, int rule, sl_llm_result_t *res
     return true;
 }
 
+//  A part of a request, judged as the gateway judges it: the redactions
+//  of every matching redact rule, in order (each sees the text the one
+//  before left), and the first rule with another action decides.
+static void
+s_run_part (const s_case_t *c, sl_policy_t *policy, sl_policytest_result_t *out)
+{
+    sl_rpart_t part = {
+        .kind = c->part_kind,
+        .text = sl_str (c->text ? c->text : ""),
+        .tool = s_opt (c->result_tool),
+        .is_error = c->is_error,
+        .model = s_opt (c->model),
+        .headers = s_opt (c->headers),
+        .team = s_opt (c->team),
+    };
+    sl_rdecision_t d;
+    sl_policy_decide_part (policy, &part, &d);
+    sl_buf_t why = { 0 }, text = { 0 }, rules = { 0 };
+    const char *action = NULL;
+    if (d.decision.action == SL_ACT_NONE && d.decision.llm_rule >= 0) {
+        int rule = d.decision.llm_rule;
+        sl_llm_result_t result = { .probability = NAN };
+        if (s_answer (c, policy, rule, &result, &why))
+            sl_policy_conclude_part (policy, &part, &result, &d.decision);
+        else
+            action = "?";
+        sl_llm_result_clear (&result);
+    }
+    //  The text after the redactions, and the rules that made them.
+    sl_buf_append_str (&text, part.text);
+    for (size_t i = 0; i < d.redact_count; i++) {
+        sl_buf_t next = { 0 };
+        sl_buf_putc (&text, '\0');      //  the rules may read the NUL after the text
+        text.len--;
+        if (sl_policy_redact (policy, d.redacts [i], sl_buf_str (&text), &next)) {
+            sl_buf_reset (&text);
+            sl_buf_append (&text, next.data, next.len);
+        }
+        sl_buf_free (&next);
+        sl_buf_printf (&rules, "%s%s", i ? "," : "", sl_policy_rule_id (policy, d.redacts [i]));
+    }
+    bool redacted = d.redact_count > 0 && d.decision.action == SL_ACT_ALLOW;
+    if (!action)
+        action = redacted ? "redact" : sl_action_name (d.decision.action);
+    const char *rule = redacted ? sl_buf_cstr (&rules) : d.decision.rule ? d.decision.rule : "";
+    out->expected = s_describe (c->expect_action, c->expect_rule, c->expect_text);
+    out->got = s_describe (action, c->expect_rule ? rule : NULL, c->expect_text ? sl_buf_cstr (&text) : NULL);
+    if (!why.len) {
+        if (strcmp (action, c->expect_action))
+            sl_buf_printf (&why, "action %s, expected %s", action, c->expect_action);
+        else if (c->expect_rule && strcmp (rule, c->expect_rule))
+            sl_buf_printf (&why, "rule %s, expected %s", *rule ? rule : "(default)",
+                           *c->expect_rule ? c->expect_rule : "(default)");
+        else if (c->expect_text && strcmp (sl_buf_cstr (&text), c->expect_text))
+            sl_buf_printf (&why, "text '%s', expected '%s'", sl_buf_cstr (&text), c->expect_text);
+    }
+    if (why.len)
+        out->why = sl_xstrdup (sl_buf_cstr (&why));
+    out->pass = !out->why;
+    sl_buf_free (&why);
+    sl_buf_free (&text);
+    sl_buf_free (&rules);
+    sl_rdecision_clear (&d);
+}
+
 int
 sl_policytest_run (sl_policytest_t *self, size_t index, sl_policy_t *policy, sl_policytest_result_t *out)
 {
@@ -651,6 +781,10 @@ sl_policytest_run (sl_policytest_t *self, size_t index, sl_policy_t *policy, sl_
     if (index >= self->count)
         return -1;
     const s_case_t *c = &self->cases [index];
+    if (c->is_part) {
+        s_run_part (c, policy, out);
+        return 0;
+    }
     sl_call_t call = {
         .name = sl_str (c->tool),
         .arguments = sl_str (c->arguments),

@@ -12,6 +12,14 @@
             call: {tool: run_shell, arguments: {command: "rm -rf /"}}
             expect: {action: block, rule: no-rm-rf}
 
+    A case may test a part of a request instead (part: {kind, text,
+    tool, ...}: a system prompt, a message's text, a tool result, a tool
+    definition), against the request rules, as the gateway judges it:
+    the redactions of every matching redact rule (expect action redact,
+    rule the list of them, text the part after them), or the action of
+    the first other rule that matches (block_result, withhold,
+    terminate, an LLM judge's).
+
     Each case runs through the same policy library as the judge
     (sl_policy_decide, then sl_policy_conclude). What the judge would ask
     over the network is answered by the case's fixtures: llm: (an LLM
