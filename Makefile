@@ -12,6 +12,9 @@
 #                   includes another's folder, every unit test mirrors the
 #                   file it tests (tests/layers/check-layers.py); make test
 #                   runs it
+#   make check-policies  the shipped policies' tests: sluice-policy test on
+#                   every *.test.yaml of deploy/ and deploy/policies/; make
+#                   test runs it
 #   make check-docs every relative link, #anchor and quoted source path of
 #                   the Markdown files resolves (tests/docs/check-links.py);
 #                   make test runs it
@@ -137,14 +140,21 @@ objs = $(patsubst %.c,$(BUILD)/obj/$(1)/%.o,$(2))
 # Service-only sources (everything but the library) of one service: its
 # folder and its parts' folders (services/audit/recorder/), but for the
 # build tool in services/audit/embed/.
-svc_src = $(filter-out %/sl_%.c services/$(1)/embed/%,$(wildcard services/$(1)/*.c services/$(1)/*/*.c))
+# A part that is a program of its own (PROGRAM_PARTS) is left out too.
+svc_src = $(filter-out %/sl_%.c services/$(1)/embed/% $(addsuffix /%,$(PROGRAM_PARTS)),$(wildcard services/$(1)/*.c services/$(1)/*/*.c))
 
-RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
-ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
+# Programs that live in a part of another program's folder, because they
+# read what that program keeps: sluice-policy (test, lint, backtest) in
+# services/audit/policy/, whose backtest reads the audit's store.
+PROGRAM_PARTS = services/audit/policy
+PART_PROGRAMS = policy
+
+RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES) $(PART_PROGRAMS))
+ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES) $(PART_PROGRAMS))
 
 .PHONY: FORCE all deps sdk-deps browser-deps otel-deps kube-deps mcp-deps cloud-deps run test unit integration check-compose \
         compose-deps compose-test \
-        check-docs check-layers check-prometheus check-kubernetes memcheck \
+        check-docs check-layers check-policies check-prometheus check-kubernetes memcheck \
         fuzz fuzz-smoke bench chaos clean asan agents
 .DEFAULT_GOAL := all
 # Keep intermediate objects (fuzz and bench objects are built by pattern rules).
@@ -187,6 +197,15 @@ $(BUILD)/asan/bin/sluice-$(1): $(call objs,asan,$(call svc_src,$(1))) $(BUILD)/a
 	$(CC) $(ASANFLAGS) -o $$@ $$^ $(LDLIBS)
 endef
 $(foreach s,$(SERVICES),$(eval $(call service_rules,$(s))))
+
+POLICY_SRC = $(wildcard services/audit/policy/*.c)
+$(BUILD)/bin/sluice-policy: $(call objs,release,$(POLICY_SRC)) $(BUILD)/lib/libsluice.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/asan/bin/sluice-policy: $(call objs,asan,$(POLICY_SRC)) $(BUILD)/asan/lib/libsluice.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ASANFLAGS) -o $@ $^ $(LDLIBS)
 
 # A gateway for the integration tests only (tests/integration/test_inline.c):
 # the real one, every object and its main, with a driver that starts the
@@ -384,8 +403,8 @@ test: deps
 	@$(MAKE) --no-print-directory sdk-deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) browser-deps otel-deps kube-deps mcp-deps cloud-deps \
 	  all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(LEGTEST_BIN) $(FUZZ_BINS)
-	@$(MAKE) --no-print-directory check-layers unit integration fuzz-smoke check-compose check-prometheus check-docs \
-	  check-kubernetes
+	@$(MAKE) --no-print-directory check-layers check-policies unit integration fuzz-smoke check-compose check-prometheus \
+	  check-docs check-kubernetes
 
 # Criterion counts a test whose worker process LeakSanitizer reports at
 # exit as passed: the report in the output fails the run.
@@ -552,6 +571,15 @@ check-kubernetes:
 check-layers:
 	@python3 tests/layers/check-layers.py --self-test
 	@python3 tests/layers/check-layers.py
+
+# The shipped policies come with their tests (P.test.yaml beside P.yaml,
+# docs/policy.md "Testing a policy"): each runs through the policy library
+# the judge uses, and a case that no longer holds fails the build.
+POLICY_TESTS = $(sort $(wildcard deploy/*.test.yaml deploy/policies/*.test.yaml))
+
+check-policies: $(BUILD)/bin/sluice-policy
+	@out=$$($(BUILD)/bin/sluice-policy test $(POLICY_TESTS) 2>&1); rc=$$?; \
+	  printf '%s\n' "$$out" | grep -v ': PASS '; exit $$rc
 
 # The links of README.md, docs/, proto/PROTOCOL.md and every other
 # Markdown file: each names a file that exists and a heading it has (the
