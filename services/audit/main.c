@@ -13,7 +13,9 @@
     without them the console answers clients on this machine only. The
     webhook's bearer token, when it needs one, comes from
     SLUICE_AUDIT_WEBHOOK_TOKEN only, the approvals webhook's signing
-    secret from SLUICE_APPROVALS_WEBHOOK_SECRET only. None is ever logged
+    secret from SLUICE_APPROVALS_WEBHOOK_SECRET only, the token the
+    gateways fetch the keys the console issued with from SLUICE_KEYS_TOKEN
+    only. None is ever logged
     or stored. With --judge-approvals the console's Pending page decides
     approvals through the judges' control link.
     With the routes file (--routes, SLUICE_ROUTES: the gateway's) each
@@ -425,6 +427,7 @@ main (int argc, char **argv)
         .console_host = console_host,
         .console_port = (int) port,
         .console_keys = keys ? keys : "",
+        .keys_token = getenv ("SLUICE_KEYS_TOKEN"),
         .judge_approvals = judge_approvals,
     };
     audit_t *audit = audit_new (svc, &config);

@@ -203,6 +203,7 @@ audit_console_new (sl_service_t *svc, sl_store_t *store, const audit_console_con
     }
     self->console = sl_console_new (store, config->keys);
     sl_console_set_clock (self->console, s_clock, NULL);
+    sl_console_set_keys_token (self->console, config->keys_token);
     zloop_t *loop = sl_service_loop (svc);
     self->httpd = sl_httpd_new (loop, config->host, config->port, S_MAX_BODY, s_on_request, s_on_closed, self);
     if (!self->httpd) {

@@ -23,6 +23,7 @@
         GET  /api/capture/<sid>     a recorded stream as a capture, for "try it"
         POST /api/try               a policy over a capture (sl_tryit.h)
         GET  /api/approvals?state=pending|decided   approvals from the store (sl_query_approvals)
+        /api/keys...                the keys API (sl_console_keys.h)
         POST /api/approvals/<id>    a decision (sl_approvals_api.h), sent on to the judges by
                                     the service as a console user (SL_CONSOLE_DECIDE)
 
@@ -94,6 +95,8 @@ void sl_console_on_meta (sl_console_t *self, sl_console_meta_fn *fn, void *arg);
 void sl_console_on_chain (sl_console_t *self, sl_console_meta_fn *fn, void *arg);
 //  The current time for sessions (ms); the service gives its clock.
 void sl_console_set_clock (sl_console_t *self, int64_t (*clock) (void *arg), void *arg);
+//  The token the gateways fetch the keys in force with (sl_console_keys.h).
+void sl_console_set_keys_token (sl_console_t *self, const char *token);
 //  Answer a request into resp (its body is the caller's to free).
 void sl_console_handle (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp);
 //  Whether the console checks keys (else: loopback only).
