@@ -312,6 +312,7 @@ main (int argc, char **argv)
     const char *webhook_attempts = "8";
     const char *routes_path = "";
     const char *judge_approvals = "";
+    const char *keys_file = "";
     const char *approvals_webhook = "";
     const char *signing_key = "";
     const char *checkpoint_records = "1000";
@@ -341,6 +342,8 @@ main (int argc, char **argv)
         { "webhook-retries", NULL, &webhook_attempts, "attempts per event (backoff from 0.5 s to 30 s)" },
         { "routes", "SLUICE_ROUTES", &routes_path,
           "routes file (the gateway's): its prices: give each stream's cost (none: costs are not recorded)" },
+        { "keys-file", "SLUICE_KEYS_FILE", &keys_file,
+          "the gateways' keys file: its keys listed read-only beside those the console issued (GET /api/keys)" },
         { "judge-approvals", "SLUICE_JUDGE_APPROVALS", &judge_approvals,
           "the judges' approvals control endpoints (comma-separated, names re-resolved): the console's "
           "decisions go there (none: the console lists approvals but cannot decide)" },
@@ -428,6 +431,7 @@ main (int argc, char **argv)
         .console_port = (int) port,
         .console_keys = keys ? keys : "",
         .keys_token = getenv ("SLUICE_KEYS_TOKEN"),
+        .keys_file = keys_file,
         .judge_approvals = judge_approvals,
     };
     audit_t *audit = audit_new (svc, &config);

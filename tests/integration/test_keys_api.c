@@ -13,7 +13,9 @@
     - revoked: refused at both gateways from their next fetch (the time
       it took is printed, next to --watch-ms);
     - the audit gone: the last good set stays in force at both gateways
-      (a live key works, the revoked one stays refused).
+      (a live key works, the revoked one stays refused);
+    - sluice-keys create, list (the keys file's keys beside, read-only)
+      and revoke --console, and refused without a console key.
 
     Every wait is bounded. */
 #include <criterion/criterion.h>
@@ -27,6 +29,7 @@
 #include "tests/integration/audit_proc.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/harness.h"
+#include "tests/keyfile_fixture.h"
 #include "tests/pgtmp.h"
 
 #define CHAT "{\"model\":\"mock-text\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"
@@ -218,9 +221,15 @@ Test (keys_api, sluice_keys_creates_lists_and_revokes_through_the_console, .time
     char emitters [64];
     snprintf (emitters, sizeof emitters, "tcp://127.0.0.1:%d", harness_free_port ());
     const char *store [] = { "--data-dir", dir, NULL };
+    //  The gateways' keys file, whose keys the list shows read-only.
+    char file [4096] = "keys:\n", file_path [128];
+    keyfile_entry (file, sizeof file, "bob-laptop", "sk-test-file-key", "ops", "bob", NULL);
+    cr_assert_eq (harness_write (dir, "keys.yaml", file), 0);
+    snprintf (file_path, sizeof file_path, "%s/keys.yaml", dir);
+    const char *extra [] = { "--keys-file", file_path, NULL };
     setenv ("SLUICE_CONSOLE_KEYS", CONSOLE_KEY, 1);
     audit_proc_t a;
-    bool up = audit_start_at (dir, keys, emitters, "audit", store, NULL, &a);
+    bool up = audit_start_at (dir, keys, emitters, "audit", store, extra, &a);
     unsetenv ("SLUICE_CONSOLE_KEYS");
     cr_assert (up);
     char console [64], args [512];
@@ -245,6 +254,9 @@ Test (keys_api, sluice_keys_creates_lists_and_revokes_through_the_console, .time
     cr_expect_eq (json_integer_value (json_object_get (json_object_get (row, "limits"), "rpm")), 60);
     cr_expect_str_eq (json_string_value (json_array_get (json_object_get (row, "models"), 1)), "claude-*");
     cr_expect_null (strstr (sl_buf_cstr (&out), key), "the key is not listed");
+    json_t *filed = json_array_get (json_object_get (j, "file"), 0);
+    cr_expect_str_eq (json_string_value (json_object_get (filed, "id")), "bob-laptop");
+    cr_expect (json_is_true (json_object_get (filed, "read_only")));
     json_decref (j);
 
     //  Not a console key: refused, nothing changed.

@@ -35,6 +35,8 @@ typedef struct {
     const char *keys;                   //  comma-separated console keys, "" for none (loopback only)
     const char *judges;                 //  the judges' approvals endpoints, "": decisions are refused
     const char *keys_token;             //  the gateways' token for GET /api/keys/served, NULL: none
+    const char *keys_file;              //  the gateways' keys file, listed read-only ("" or NULL: none);
+                                        //  reloaded as the gateways reload it (sl_keywatch.h)
 } audit_console_config_t;
 
 typedef struct _audit_console_t audit_console_t;

@@ -30,6 +30,7 @@ struct _sl_console_t {
     int64_t (*clock) (void *arg);
     void *clock_arg;
     char *keys_token;                   //  the gateways' keys token, NULL: none
+    sl_keyring_t *file_keys;            //  the keys file's, listed read-only (a reference), NULL: none
 };
 
 sl_console_t *
@@ -49,6 +50,7 @@ sl_console_destroy (sl_console_t **self_p)
     sl_console_t *self = *self_p;
     sl_console_auth_destroy (&self->auth);
     free (self->keys_token);
+    sl_keyring_unref (&self->file_keys);
     free (self);
     *self_p = NULL;
 }
@@ -81,6 +83,13 @@ sl_console_set_keys_token (sl_console_t *self, const char *token)
 {
     free (self->keys_token);
     self->keys_token = token && *token ? sl_xstrdup (token) : NULL;
+}
+
+void
+sl_console_set_file_keys (sl_console_t *self, sl_keyring_t *keyring)
+{
+    sl_keyring_unref (&self->file_keys);
+    self->file_keys = sl_keyring_ref (keyring);
 }
 
 static int64_t
@@ -306,7 +315,7 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         return;
     }
     //  The keys API decides who may ask it (admins; the gateways' token).
-    sl_console_keys_ctx_t keys = { self->store, self->auth, self->keys_token, s_now (self) };
+    sl_console_keys_ctx_t keys = { self->store, self->auth, self->keys_token, s_now (self), self->file_keys };
     if (sl_console_keys_handle (&keys, req, resp))
         return;
     if (!sl_console_auth_allows (self->auth, s_header (req, "Authorization"), s_header (req, "Cookie"),

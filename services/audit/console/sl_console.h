@@ -49,6 +49,7 @@
 #include <stdint.h>
 
 #include "common/approval/sl_approvals_api.h"
+#include "common/identity/sl_keyring.h"
 #include "common/base/sl_buf.h"
 #include "services/audit/console/sl_console_auth.h"
 #include "services/audit/store/sl_store.h"
@@ -97,6 +98,9 @@ void sl_console_on_chain (sl_console_t *self, sl_console_meta_fn *fn, void *arg)
 void sl_console_set_clock (sl_console_t *self, int64_t (*clock) (void *arg), void *arg);
 //  The token the gateways fetch the keys in force with (sl_console_keys.h).
 void sl_console_set_keys_token (sl_console_t *self, const char *token);
+//  The keys file's keys, listed read-only by GET /api/keys (a reference is
+//  kept; NULL: none).
+void sl_console_set_file_keys (sl_console_t *self, sl_keyring_t *keyring);
 //  Answer a request into resp (its body is the caller's to free).
 void sl_console_handle (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp);
 //  Whether the console checks keys (else: loopback only).

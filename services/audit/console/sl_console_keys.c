@@ -174,6 +174,41 @@ s_revoke (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, const c
     }
 }
 
+//  The keys file's keys, as the list shows them: never a hash.
+static void
+s_file_keys (const sl_keyring_t *ring, sl_buf_t *out)
+{
+    sl_buf_putc (out, '[');
+    for (size_t i = 0; i < sl_keyring_count (ring); i++) {
+        const sl_keyentry_t *k = sl_keyring_at (ring, i);
+        sl_buf_puts (out, i ? ",{\"id\":" : "{\"id\":");
+        sl_json_put_str (out, k->id, strlen (k->id));
+        sl_buf_puts (out, ",\"team\":");
+        sl_json_put_str (out, k->team->name, strlen (k->team->name));
+        sl_buf_puts (out, ",\"user\":");
+        sl_json_put_str (out, k->user, strlen (k->user));
+        sl_buf_puts (out, ",\"models\":");
+        if (k->models) {
+            sl_buf_putc (out, '[');
+            for (size_t g = 0; k->models [g]; g++) {
+                if (g)
+                    sl_buf_putc (out, ',');
+                sl_json_put_str (out, k->models [g], strlen (k->models [g]));
+            }
+            sl_buf_putc (out, ']');
+        }
+        else
+            sl_buf_puts (out, "null");
+        const sl_limits_spec_t *l = &k->limits;
+        sl_buf_printf (out, ",\"limits\":{\"rpm\":%lld,\"concurrent\":%lld,\"tokens_per_day\":%lld,"
+                            "\"budget\":{\"tokens\":%lld,\"usd\":%.6g}}",
+                       (long long) l->rpm, (long long) l->concurrent, (long long) l->tokens_per_day,
+                       (long long) l->budget_tokens, l->budget_usd);
+        sl_buf_printf (out, ",\"approver\":%s,\"read_only\":true}", k->approver ? "true" : "false");
+    }
+    sl_buf_putc (out, ']');
+}
+
 //  The id in /api/keys/{id}[/rotate] into id; false when it is not one.
 static bool
 s_id (const char *rest, size_t n, char id [SL_KEYSTORE_ID_MAX])
@@ -228,6 +263,8 @@ sl_console_keys_handle (const sl_console_keys_ctx_t *ctx, const sl_console_req_t
                 s_store_error (ctx, resp);
                 return true;
             }
+            sl_buf_puts (&resp->body, ",\"file\":");
+            s_file_keys (ctx->file, &resp->body);
             sl_buf_putc (&resp->body, '}');
             s_json (resp, 200);
         }

@@ -4,8 +4,10 @@
 
         POST   /api/keys               {"team","user","models","limits","approver"}
                                        -> 201 {"id","key"} (the key shown this once)
-        GET    /api/keys               {"keys":[...]}: every key, revoked ones too,
-                                       without secrets or hashes
+        GET    /api/keys               {"keys":[...],"file":[...]}: every key issued
+                                       here, revoked ones too, without secrets or
+                                       hashes; and the keys file's (--keys-file),
+                                       read-only: they change in the file only
         GET    /api/keys/events        the newest key events (create, rotate, revoke)
         POST   /api/keys/{id}/rotate   {"grace_seconds":N} or nothing -> 200
                                        {"id","key","grace_until"}: the old key stays
@@ -28,6 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/identity/sl_keyring.h"
 #include "services/audit/console/sl_console.h"
 #include "services/audit/console/sl_console_auth.h"
 #include "services/audit/store/sl_store.h"
@@ -38,6 +41,7 @@ typedef struct {
     sl_console_auth_t *auth;
     const char *token;
     int64_t now;                        //  ms
+    const sl_keyring_t *file;           //  the keys file's keys, NULL: none
 } sl_console_keys_ctx_t;
 
 //  Whether req is for the keys API (/api/keys...); when it is, it is

@@ -25,7 +25,7 @@ function keysShown(out, title, answer) {
 async function viewKeys() {
   clear();
   $main.append(el('h1', { text: 'Keys' }),
-    el('p', { class: 'muted', text: 'Client keys issued by this console. The gateways fetch the keys in force every --watch-ms and merge them with their keys file, whose keys do not show here and cannot be changed here.' }));
+    el('p', { class: 'muted', text: 'Client keys issued by this console. The gateways fetch the keys in force every --watch-ms and merge them with their keys file, whose keys are listed below and change in the file only.' }));
   const shown = el('div', {});
   const team = el('input', { placeholder: 'team', required: true });
   const user = el('input', { placeholder: 'user', required: true });
@@ -48,9 +48,16 @@ async function viewKeys() {
   } }, el('div', { class: 'row' }, team, user, models, rpm, el('label', {}, approver, ' approver'),
         el('button', { type: 'submit', text: 'Create a key' })), why);
   const list = el('div', {});
+  const fileList = el('div', {});
   async function drawList() {
     let data;
     try { data = await api('/api/keys'); } catch (e) { list.replaceChildren(el('p', { class: 'error', text: e.message })); return; }
+    fileList.replaceChildren((data.file || []).length
+      ? el('table', {}, el('thead', {}, el('tr', {}, ['Id', 'Team / user', 'Models', 'Limits', 'Approver'].map((h) => el('th', { text: h })))),
+          el('tbody', {}, data.file.map((k) => el('tr', {}, el('td', { class: 'mono', text: k.id }), el('td', { text: who(k.team, k.user) }),
+            el('td', { text: k.models ? k.models.join(', ') : '(the team\'s)' }), el('td', { text: keysLimitsText(k.limits) }),
+            el('td', { text: k.approver ? 'yes' : '' })))))
+      : el('p', { class: 'muted', text: 'No keys file given to sluice-audit (--keys-file), or none in it.' }));
     if (!data.keys.length) { list.replaceChildren(el('p', { class: 'empty', text: 'No key was issued here yet.' })); return; }
     list.replaceChildren(el('table', {},
       el('thead', {}, el('tr', {}, ['Id', 'Team / user', 'Models', 'Limits', 'Approver', 'Created', 'State', ''].map((h) => el('th', { text: h })))),
@@ -73,6 +80,7 @@ async function viewKeys() {
             try { await api('/api/keys/' + encodeURIComponent(k.id), { method: 'DELETE' }); await drawList(); } catch (e) { why.textContent = e.message; }
           } })]))))));
   }
-  $main.append(form, shown, el('h2', { text: 'Issued here' }), list);
+  $main.append(form, shown, el('h2', { text: 'Issued here' }), list,
+    el('h2', { text: 'In the keys file (read-only: they change in the file)' }), fileList);
   await drawList();
 }

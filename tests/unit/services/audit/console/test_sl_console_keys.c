@@ -233,3 +233,35 @@ Test (sl_console_keys, the_keys_page_is_served, .init = s_setup, .fini = s_teard
     sl_buf_free (&resp.body);
     sl_console_destroy (&c);
 }
+
+//  The keys file's keys are listed beside, read-only, without their hash;
+//  the API cannot change them.
+Test (sl_console_keys, the_keys_files_keys_show_read_only, .init = s_setup, .fini = s_teardown)
+{
+    sl_console_t *c = s_console ();
+    char hex [SL_KEYRING_HEX_SIZE], text [512];
+    sl_keyring_key_hex ("sk-file", hex);
+    snprintf (text, sizeof text, "version: 1\nkeys:\n  - id: bob-laptop\n    sha256: %s\n    team: ops\n"
+                                 "    user: bob\n    models: [\"gpt-*\"]\n    limits: {rpm: 5}\n", hex);
+    char *error = NULL;
+    sl_keyring_t *ring = sl_keyring_parse (text, strlen (text), "/tmp/keys.yaml", &error);
+    cr_assert_not_null (ring, "%s", error ? error : "");
+    sl_console_set_file_keys (c, ring);
+    sl_keyring_unref (&ring);           //  the console keeps its own reference
+    json_t *j;
+    cr_assert_eq (s_ask (c, "GET", "/api/keys", &s_admin, NULL, &j), 200);
+    json_t *k = json_array_get (json_object_get (j, "file"), 0);
+    cr_assert_not_null (k);
+    cr_expect_str_eq (json_string_value (json_object_get (k, "id")), "bob-laptop");
+    cr_expect_str_eq (json_string_value (json_object_get (k, "team")), "ops");
+    cr_expect (json_is_true (json_object_get (k, "read_only")));
+    cr_expect_eq (json_integer_value (json_object_get (json_object_get (k, "limits"), "rpm")), 5);
+    cr_expect_str_eq (json_string_value (json_array_get (json_object_get (k, "models"), 0)), "gpt-*");
+    char *dump = json_dumps (j, 0);
+    cr_expect_null (strstr (dump, hex), "no hash listed");
+    free (dump);
+    json_decref (j);
+    cr_expect_eq (s_ask (c, "DELETE", "/api/keys/bob-laptop", &s_admin, NULL, NULL), 404, "not the API's to revoke");
+    cr_expect_eq (s_ask (c, "POST", "/api/keys/bob-laptop/rotate", &s_admin, NULL, NULL), 404);
+    sl_console_destroy (&c);
+}
