@@ -105,6 +105,15 @@ if [ -z "${SLUICE_ROUTES:-}" ]; then
     export SLUICE_ROUTES=$ROUTES
 fi
 
+# The keys the console issues (POST /api/keys) reach the gateway through
+# the audit's /api/keys/served, with a token made for this run (unless
+# SLUICE_KEYS_TOKEN is set). The gateway, on loopback, lets everyone in
+# until the first key is issued, then only keys (docs/identity.md).
+if [ -z "${SLUICE_KEYS_TOKEN:-}" ]; then
+    SLUICE_KEYS_TOKEN=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+fi
+export SLUICE_KEYS_TOKEN
+
 start "$BIN/sluice-emitter" --keys "$KEYS" --bind tcp://127.0.0.1:5554 --gateways tcp://127.0.0.1:5555 \
     --pub tcp://127.0.0.1:5556 --pub-meta tcp://127.0.0.1:5557 --audit tcp://127.0.0.1:5558 --metrics-port 9554
 start "$BIN/sluice-audit" --keys "$KEYS" --emitters tcp://127.0.0.1:5558 --data-dir "$AUDIT_DATA" \
@@ -117,7 +126,8 @@ start "$BIN/sluice-ingest" --keys "$KEYS" --bind tcp://127.0.0.1:5551 --next tcp
     --openai-base-url "$OPENAI_URL" --anthropic-base-url "$ANTHROPIC_URL" --gemini-base-url "$GEMINI_URL" \
     --metrics-port 9551
 start "$BIN/sluice-gateway" --keys "$KEYS" --http-host 127.0.0.1 --http-port "$HTTP_PORT" --bind tcp://127.0.0.1:5555 \
-    --next tcp://127.0.0.1:5551 --policy "$POLICY" --judge-approvals tcp://127.0.0.1:5563 --metrics-port 9555
+    --next tcp://127.0.0.1:5551 --policy "$POLICY" --judge-approvals tcp://127.0.0.1:5563 --metrics-port 9555 \
+    --keys-url "http://127.0.0.1:$CONSOLE_PORT/api/keys/served"
 
 # Ready when the gateway answers and the emitter has heard from it (frames
 # go only to a gateway that announced itself). Bounded: 10 s.

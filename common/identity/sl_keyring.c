@@ -12,6 +12,7 @@
 #include "common/identity/sl_keyid.h"
 
 #define S_LIST_KEYS_MAX 1024            //  keys one SLUICE_CLIENT_KEYS list may hold
+#define S_NEW_KEY_BYTES 32              //  random bytes of a new key
 
 sl_keyring_t *
 sl_keyring_new_empty (void)
@@ -87,10 +88,22 @@ sl_keyring_unref (sl_keyring_t **self_p)
     for (size_t i = 0; i < self->owned_count; i++)
         free (self->owned [i]);
     free (self->owned);
+    sl_keyring_unref (&self->base);
     free (self->keys);
     free (self->by_hash);
     free (self->teams);
     free (self);
+}
+
+void
+sl_keyring_new_key (char key [SL_KEYRING_KEY_MAX])
+{
+    unsigned char bytes [S_NEW_KEY_BYTES];
+    randombytes_buf (bytes, sizeof bytes);
+    strcpy (key, SL_KEYRING_KEY_PREFIX);
+    sodium_bin2base64 (key + strlen (SL_KEYRING_KEY_PREFIX), SL_KEYRING_KEY_MAX - strlen (SL_KEYRING_KEY_PREFIX),
+                       bytes, sizeof bytes, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+    sodium_memzero (bytes, sizeof bytes);
 }
 
 void

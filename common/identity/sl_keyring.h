@@ -53,6 +53,8 @@
 #define SL_KEYRING_SHA256 32
 #define SL_KEYRING_HEX_SIZE (2 * SL_KEYRING_SHA256 + 1)
 #define SL_KEYRING_DEFAULT_TEAM "default"
+#define SL_KEYRING_KEY_PREFIX "sk-sluice-"
+#define SL_KEYRING_KEY_MAX 64           //  bytes of a new key's text, with its NUL
 
 typedef struct _sl_keyring_t sl_keyring_t;
 
@@ -120,6 +122,14 @@ sl_keyring_t *sl_keyring_parse (const char *text, size_t size, const char *name,
 //  shown such a key: 12 hex digits of its SHA-1); NULL
 //  when the list names none.
 sl_keyring_t *sl_keyring_from_list (const char *list);
+//  base (the keys file's, or NULL) with the keys the console issued, as
+//  the audit serves them (json: {"keys":[{"id","sha256","team","user",
+//  "models","limits","approver"}]}, sl_keystore.h): a new keyring holding
+//  a reference to base. A served key of a team base lists takes that
+//  team's settings; a served hash that base has already is left out (the
+//  file's entry wins). NULL with *error (the caller frees) when json is
+//  not such a set: then nothing of it is taken.
+sl_keyring_t *sl_keyring_merge (sl_keyring_t *base, const char *json, size_t n, char **error);
 //  References: a keyring lives while anyone holds it.
 sl_keyring_t *sl_keyring_ref (sl_keyring_t *self);
 void sl_keyring_unref (sl_keyring_t **self_p);
@@ -140,6 +150,10 @@ size_t sl_keyring_policies (const sl_keyring_t *self, const char **out, size_t m
 //  Does model match one of globs (NULL: every model)?
 bool sl_keyring_model_allowed (const char *const *globs, const char *model);
 
+//  A fresh client key (the system's random source): SL_KEYRING_KEY_PREFIX
+//  and 43 base64url characters (32 random bytes), what sluice-keys new and
+//  the console's keys API hand out.
+void sl_keyring_new_key (char key [SL_KEYRING_KEY_MAX]);
 //  The SHA-256 of a key, and that hash as the keys file writes it (64 hex
 //  digits and a NUL).
 void sl_keyring_hash (const char *key, uint8_t out [SL_KEYRING_SHA256]);

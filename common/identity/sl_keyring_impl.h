@@ -18,6 +18,8 @@ struct _sl_keyring_t {
     bool has_jwt;
     char **owned;                       //  strings and arrays the keyring allocated
     size_t owned_count, owned_cap;
+    sl_keyring_t *base;                 //  a merged keyring: the one whose entries and teams it
+                                        //  shares (a reference), NULL: none
 };
 
 sl_keyring_t *sl_keyring_new_empty (void);

@@ -20,6 +20,19 @@
       logged "keys_invalid", then "keys_kept": the running keys stay;
     - the process hears of every reload through its callback.
 
+    With a keys URL (sl_keywatch_set_url: the audit's GET /api/keys/served,
+    its token as Bearer), the keys the console issued are fetched at once
+    and every watch_ms, and merged with the file's (sl_keyring_merge: the
+    file's entry wins a clash): a key created through the console works
+    from the next fetch, a revoked one is refused from the next fetch. An
+    answer that is not 200 with a set that loads (the audit down, a bad
+    token, a malformed set) keeps the last good set (logged
+    "keys_fetch_failed" when it starts failing, "keys_fetch_ok" when it
+    answers again; counted in sluice_keys_fetch_failures_total). Until the
+    first good answer only the file's keys are in force; with a URL and no
+    file, no key is: every request is refused, never let through (but for
+    open_until_issued, below).
+
     Without a file, SLUICE_CLIENT_KEYS (a comma-separated list) makes a
     keyring of those keys, all of team "default", which does not change;
     without either there is no keyring: every client is let through, as
@@ -34,6 +47,10 @@
 #include "common/identity/sl_jwt.h"
 #include "common/identity/sl_keyring.h"
 #include "common/service/sl_service.h"
+
+#define SL_KEYWATCH_FETCH_MIN_MS 100    //  the keys URL is asked at most this often
+#define SL_KEYWATCH_FETCH_TIMEOUT_MS 2000   //  the longest a fetch may take
+#define SL_KEYWATCH_FETCH_MAX (16u << 20)   //  the largest served set taken
 
 typedef struct _sl_keywatch_t sl_keywatch_t;
 
@@ -50,6 +67,14 @@ sl_keywatch_t *sl_keywatch_new (sl_service_t *service, const char *path, const c
 void sl_keywatch_destroy (sl_keywatch_t **self_p);
 void sl_keywatch_on_reload (sl_keywatch_t *self, sl_keywatch_fn *fn, void *arg);
 
+//  Fetch the keys the console issued from url (http or https), sending
+//  token ("" or NULL: none) as Bearer, now and every watch_ms (at least
+//  SL_KEYWATCH_FETCH_MIN_MS). open_until_issued: without a file or a
+//  list, no keys at all (every client let through) while the audit says
+//  its console has issued none, ever (the set's "issued" is 0): a stack
+//  on loopback (make run) stays open until its first key, then checks
+//  keys for good. 0 ok, -1 (logged) when the URL is not one.
+int sl_keywatch_set_url (sl_keywatch_t *self, const char *url, const char *token, bool open_until_issued);
 //  The running keyring (borrowed: sl_keyring_ref to keep it), or NULL when
 //  no file and no list was given.
 sl_keyring_t *sl_keywatch_keyring (sl_keywatch_t *self);

@@ -29,6 +29,8 @@ typedef struct {
     const char *console_host;
     int console_port;                   //  -1: no console
     const char *console_keys;           //  comma-separated, "" for none (loopback only)
+    const char *keys_token;             //  the gateways fetch the keys in force with it, NULL: none
+    const char *keys_file;              //  the gateways' keys file, listed read-only, "": none
     const char *judge_approvals;        //  the judges' approvals endpoints: the console's decisions, "" : none
 } audit_config_t;
 

@@ -13,7 +13,9 @@
     without them the console answers clients on this machine only. The
     webhook's bearer token, when it needs one, comes from
     SLUICE_AUDIT_WEBHOOK_TOKEN only, the approvals webhook's signing
-    secret from SLUICE_APPROVALS_WEBHOOK_SECRET only. None is ever logged
+    secret from SLUICE_APPROVALS_WEBHOOK_SECRET only, the token the
+    gateways fetch the keys the console issued with from SLUICE_KEYS_TOKEN
+    only. None is ever logged
     or stored. With --judge-approvals the console's Pending page decides
     approvals through the judges' control link.
     With the routes file (--routes, SLUICE_ROUTES: the gateway's) each
@@ -310,6 +312,7 @@ main (int argc, char **argv)
     const char *webhook_attempts = "8";
     const char *routes_path = "";
     const char *judge_approvals = "";
+    const char *keys_file = "";
     const char *approvals_webhook = "";
     const char *signing_key = "";
     const char *checkpoint_records = "1000";
@@ -339,6 +342,8 @@ main (int argc, char **argv)
         { "webhook-retries", NULL, &webhook_attempts, "attempts per event (backoff from 0.5 s to 30 s)" },
         { "routes", "SLUICE_ROUTES", &routes_path,
           "routes file (the gateway's): its prices: give each stream's cost (none: costs are not recorded)" },
+        { "keys-file", "SLUICE_KEYS_FILE", &keys_file,
+          "the gateways' keys file: its keys listed read-only beside those the console issued (GET /api/keys)" },
         { "judge-approvals", "SLUICE_JUDGE_APPROVALS", &judge_approvals,
           "the judges' approvals control endpoints (comma-separated, names re-resolved): the console's "
           "decisions go there (none: the console lists approvals but cannot decide)" },
@@ -425,6 +430,8 @@ main (int argc, char **argv)
         .console_host = console_host,
         .console_port = (int) port,
         .console_keys = keys ? keys : "",
+        .keys_token = getenv ("SLUICE_KEYS_TOKEN"),
+        .keys_file = keys_file,
         .judge_approvals = judge_approvals,
     };
     audit_t *audit = audit_new (svc, &config);

@@ -40,6 +40,8 @@ typedef struct {
     const char *client_keys;            //  SLUICE_CLIENT_KEYS: accepted keys, comma-separated, without a
                                         //  keys file ("" : no check)
     const char *keys_path;              //  --keys-file: keys, teams, limits ("" : none)
+    const char *keys_url;               //  --keys-url: the keys the console issued ("" : none)
+    const char *keys_token;             //  SLUICE_KEYS_TOKEN: sent to keys_url as Bearer (NULL: none)
     bool tracing;                       //  SLUICE_OTLP_ENDPOINT set: a client without a trace gets one
     const char *redis_url;              //  SLUICE_REDIS_URL: limits shared with other gateways ("" : here)
     int limits_timeout_ms;              //  the longest wait for Redis, then limits_on_error

@@ -1289,6 +1289,11 @@ gateway_core_new (sl_service_t *service, const gateway_config_t *config)
     sl_admission_config_t admission = {
         .keys_path = config->keys_path,
         .client_keys = config->client_keys,
+        .keys_url = config->keys_url,
+        .keys_token = config->keys_token,
+        //  As without keys, a loopback gateway is open while there are
+        //  none; elsewhere a keys URL is always checked.
+        .open_until_issued = sl_loopback_address (config->http_host),
         .watch_ms = config->watch_ms,
         .redis_url = config->redis_url,
         .limits_timeout_ms = config->limits_timeout_ms,

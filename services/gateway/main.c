@@ -38,6 +38,7 @@ main (int argc, char **argv)
     const char *watch = "1000";
     const char *expiry = SL_STAGE_EXPIRY_MS;
     const char *keys_path = "";
+    const char *keys_url = "";
     const char *limits_timeout = "50";
     const char *judge_approvals = "";
     const char *allow_anonymous = SL_OPT_OFF;
@@ -67,6 +68,9 @@ main (int argc, char **argv)
         { "keys-file", "SLUICE_KEYS_FILE", &keys_path,
           "keys file: client keys (by their SHA-256), teams, users, policies, models and limits; reloaded like "
           "the policy" },
+        { "keys-url", "SLUICE_KEYS_URL", &keys_url,
+          "the audit's served keys (http://HOST:8081/api/keys/served): the keys its console issued, merged with "
+          "the keys file and asked again every --watch-ms; its token from SLUICE_KEYS_TOKEN" },
         { "limits-timeout-ms", NULL, &limits_timeout,
           "the longest wait for Redis (SLUICE_REDIS_URL) on a request's limits, then the team's limits_on_error" },
         { "mcp-sessions-max", NULL, &mcp_sessions, "MCP client sessions kept in all (then 503)" },
@@ -99,6 +103,8 @@ main (int argc, char **argv)
         //  So does the Redis URL, which may hold a password.
         .client_keys = getenv ("SLUICE_CLIENT_KEYS"),
         .keys_path = keys_path,
+        .keys_url = keys_url,
+        .keys_token = getenv ("SLUICE_KEYS_TOKEN"),
         .redis_url = getenv ("SLUICE_REDIS_URL"),
         .tracing = getenv ("SLUICE_OTLP_ENDPOINT") && *getenv ("SLUICE_OTLP_ENDPOINT"),
         .limits_timeout_ms = (int) sl_opts_long (limits_timeout),

@@ -55,8 +55,12 @@ sl_admission_t *
 sl_admission_new (sl_service_t *service, const sl_admission_config_t *config)
 {
     sl_keywatch_t *keys = sl_keywatch_new (service, config->keys_path, config->client_keys, config->watch_ms);
-    if (!keys)
+    bool no_other_keys = !(config->keys_path && *config->keys_path) && !(config->client_keys && *config->client_keys);
+    if (!keys || sl_keywatch_set_url (keys, config->keys_url, config->keys_token,
+                                      no_other_keys && config->open_until_issued)) {
+        sl_keywatch_destroy (&keys);
         return NULL;
+    }
     sl_limits_store_t *store;
     bool remote = config->redis_url && *config->redis_url;
     if (remote) {

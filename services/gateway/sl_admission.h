@@ -49,6 +49,9 @@ typedef struct _sl_caller_t sl_caller_t;
 typedef struct {
     const char *keys_path;              //  --keys-file, "" or NULL: none
     const char *client_keys;            //  SLUICE_CLIENT_KEYS, without a keys file
+    const char *keys_url;               //  the keys the console issued ("" or NULL: none)
+    const char *keys_token;             //  its Bearer token (NULL: none)
+    bool open_until_issued;             //  on loopback: open while the console has issued no key
     int64_t watch_ms;                   //  how often the keys file is looked at
     const char *redis_url;              //  "" or NULL: limits in this process
     int limits_timeout_ms;              //  the longest wait for the store

@@ -1,25 +1,50 @@
 /*  sl_keyentry.c - a new client key and its entry (see sl_keyentry.h). */
 #include "services/keys/sl_keyentry.h"
 
-#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "common/base/sl_json.h"
 #include "common/base/sl_name.h"
 #include "common/identity/sl_keyring.h"
 
-#define S_RANDOM_BYTES 32
 #define S_ID_HEX 12                     //  hex digits of the key's hash in its id
+
+_Static_assert (SL_KEYENTRY_KEY_MAX == SL_KEYRING_KEY_MAX, "one size of key");
 
 void
 sl_keyentry_new_key (char key [SL_KEYENTRY_KEY_MAX])
 {
-    unsigned char bytes [S_RANDOM_BYTES];
-    randombytes_buf (bytes, sizeof bytes);
-    strcpy (key, SL_KEYENTRY_PREFIX);
-    sodium_bin2base64 (key + strlen (SL_KEYENTRY_PREFIX), SL_KEYENTRY_KEY_MAX - strlen (SL_KEYENTRY_PREFIX),
-                       bytes, sizeof bytes, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-    sodium_memzero (bytes, sizeof bytes);
+    sl_keyring_new_key (key);
+}
+
+int
+sl_keyentry_request (const sl_keyentry_spec_t *spec, const char *models, sl_buf_t *out)
+{
+    if (spec->policy || !spec->team || !spec->user)
+        return -1;
+    sl_buf_puts (out, "{\"team\":");
+    sl_json_put_str (out, spec->team, strlen (spec->team));
+    sl_buf_puts (out, ",\"user\":");
+    sl_json_put_str (out, spec->user, strlen (spec->user));
+    if (models && *models) {
+        sl_buf_puts (out, ",\"models\":[");
+        const char *p = models;
+        for (bool first = true; *p; first = false) {
+            size_t n = strcspn (p, ",");
+            if (!first)
+                sl_buf_putc (out, ',');
+            sl_json_put_str (out, p, n);
+            p += n + (p [n] == ',');
+        }
+        sl_buf_putc (out, ']');
+    }
+    if (spec->rpm || spec->concurrent || spec->tokens_per_day) {
+        sl_buf_printf (out, ",\"limits\":{\"rpm\":%lld,\"concurrent\":%lld,\"tokens_per_day\":%lld}",
+                       (long long) spec->rpm, (long long) spec->concurrent, (long long) spec->tokens_per_day);
+    }
+    sl_buf_printf (out, ",\"approver\":%s}", spec->approver ? "true" : "false");
+    return 0;
 }
 
 //  Text as a YAML double-quoted scalar.

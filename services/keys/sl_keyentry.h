@@ -26,6 +26,10 @@ typedef struct {
     bool approver;                      //  "approver: true": may decide approvals
 } sl_keyentry_spec_t;
 
+//  The body of the console's POST /api/keys for spec (its policy is not
+//  the API's: -1), models a comma-separated list of globs (NULL: the
+//  team's), appended to out. -1 when spec has what the API does not take.
+int sl_keyentry_request (const sl_keyentry_spec_t *spec, const char *models, sl_buf_t *out);
 //  A fresh key (from the system's random source).
 void sl_keyentry_new_key (char key [SL_KEYENTRY_KEY_MAX]);
 //  The entry of key as a YAML list item, appended to out. -1 when a name

@@ -7,6 +7,7 @@
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_log.h"
 #include "common/http/sl_httpd.h"
+#include "common/service/sl_keywatch.h"
 #include "services/audit/console/audit_decisions.h"
 #include "services/audit/console/sl_live.h"
 
@@ -15,6 +16,7 @@
 #define S_SSE_CAP (4u << 20)            //  bytes buffered for one slow page
 #define S_MAX_BODY (10u << 20)          //  a console request (a capture to try)
 #define S_LIVE_TICK_MS 60000            //  idle streams leave the live view this often
+#define S_KEYS_WATCH_MS 1000            //  the keys file is looked at this often (the gateways' default)
 
 struct _audit_console_t {
     sl_service_t *svc;
@@ -22,6 +24,7 @@ struct _audit_console_t {
     sl_live_t *live;                    //  streams in flight
     sl_httpd_t *httpd;
     audit_decisions_t *decisions;       //  decisions to the judges
+    sl_keywatch_t *file_keys;           //  the gateways' keys file, NULL: none
     sl_http_req_t *sse [S_MAX_SSE];     //  the pages watching live
     size_t sse_count;
     sl_buf_t events;                    //  scratch: the SSE text of a batch
@@ -164,6 +167,14 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
         }
 }
 
+static void
+s_on_file_keys (void *arg, sl_keyring_t *keyring, bool loaded)
+{
+    (void) loaded;
+    audit_console_t *self = arg;
+    sl_console_set_file_keys (self->console, keyring);
+}
+
 static int64_t
 s_clock (void *arg)
 {
@@ -203,6 +214,16 @@ audit_console_new (sl_service_t *svc, sl_store_t *store, const audit_console_con
     }
     self->console = sl_console_new (store, config->keys);
     sl_console_set_clock (self->console, s_clock, NULL);
+    sl_console_set_keys_token (self->console, config->keys_token);
+    if (config->keys_file && *config->keys_file) {
+        self->file_keys = sl_keywatch_new (svc, config->keys_file, NULL, S_KEYS_WATCH_MS);
+        if (!self->file_keys) {
+            audit_console_destroy (&self);
+            return NULL;
+        }
+        sl_console_set_file_keys (self->console, sl_keywatch_keyring (self->file_keys));
+        sl_keywatch_on_reload (self->file_keys, s_on_file_keys, self);
+    }
     zloop_t *loop = sl_service_loop (svc);
     self->httpd = sl_httpd_new (loop, config->host, config->port, S_MAX_BODY, s_on_request, s_on_closed, self);
     if (!self->httpd) {
@@ -245,6 +266,7 @@ audit_console_destroy (audit_console_t **self_p)
         sl_httpd_run (self->httpd);
     sl_httpd_destroy (&self->httpd);
     audit_decisions_destroy (&self->decisions);     //  after its requests were closed
+    sl_keywatch_destroy (&self->file_keys);
     sl_console_destroy (&self->console);
     sl_live_destroy (&self->live);
     sl_buf_free (&self->events);

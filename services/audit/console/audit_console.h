@@ -34,6 +34,9 @@ typedef struct {
     int port;                           //  0: any free port
     const char *keys;                   //  comma-separated console keys, "" for none (loopback only)
     const char *judges;                 //  the judges' approvals endpoints, "": decisions are refused
+    const char *keys_token;             //  the gateways' token for GET /api/keys/served, NULL: none
+    const char *keys_file;              //  the gateways' keys file, listed read-only ("" or NULL: none);
+                                        //  reloaded as the gateways reload it (sl_keywatch.h)
 } audit_console_config_t;
 
 typedef struct _audit_console_t audit_console_t;

@@ -14,6 +14,7 @@
 #include "services/audit/store/sl_embedded.h"
 #include "services/audit/store/sl_inventory.h"
 #include "services/audit/store/sl_query.h"
+#include "services/audit/console/sl_console_keys.h"
 #include "services/audit/console/sl_tryit.h"
 
 #define S_DAY_MS (24 * 3600 * 1000LL)
@@ -28,6 +29,8 @@ struct _sl_console_t {
     void *chain_arg;
     int64_t (*clock) (void *arg);
     void *clock_arg;
+    char *keys_token;                   //  the gateways' keys token, NULL: none
+    sl_keyring_t *file_keys;            //  the keys file's, listed read-only (a reference), NULL: none
 };
 
 sl_console_t *
@@ -46,6 +49,8 @@ sl_console_destroy (sl_console_t **self_p)
         return;
     sl_console_t *self = *self_p;
     sl_console_auth_destroy (&self->auth);
+    free (self->keys_token);
+    sl_keyring_unref (&self->file_keys);
     free (self);
     *self_p = NULL;
 }
@@ -71,6 +76,20 @@ sl_console_set_clock (sl_console_t *self, int64_t (*clock) (void *arg), void *ar
 {
     self->clock = clock;
     self->clock_arg = arg;
+}
+
+void
+sl_console_set_keys_token (sl_console_t *self, const char *token)
+{
+    free (self->keys_token);
+    self->keys_token = token && *token ? sl_xstrdup (token) : NULL;
+}
+
+void
+sl_console_set_file_keys (sl_console_t *self, sl_keyring_t *keyring)
+{
+    sl_keyring_unref (&self->file_keys);
+    self->file_keys = sl_keyring_ref (keyring);
 }
 
 static int64_t
@@ -295,6 +314,10 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
             s_login (self, req, resp);
         return;
     }
+    //  The keys API decides who may ask it (admins; the gateways' token).
+    sl_console_keys_ctx_t keys = { self->store, self->auth, self->keys_token, s_now (self), self->file_keys };
+    if (sl_console_keys_handle (&keys, req, resp))
+        return;
     if (!sl_console_auth_allows (self->auth, s_header (req, "Authorization"), s_header (req, "Cookie"),
                                  req->loopback, s_now (self))) {
         if (sl_console_auth_has_keys (self->auth))

@@ -23,6 +23,7 @@
         GET  /api/capture/<sid>     a recorded stream as a capture, for "try it"
         POST /api/try               a policy over a capture (sl_tryit.h)
         GET  /api/approvals?state=pending|decided   approvals from the store (sl_query_approvals)
+        /api/keys...                the keys API (sl_console_keys.h)
         POST /api/approvals/<id>    a decision (sl_approvals_api.h), sent on to the judges by
                                     the service as a console user (SL_CONSOLE_DECIDE)
 
@@ -48,6 +49,7 @@
 #include <stdint.h>
 
 #include "common/approval/sl_approvals_api.h"
+#include "common/identity/sl_keyring.h"
 #include "common/base/sl_buf.h"
 #include "services/audit/console/sl_console_auth.h"
 #include "services/audit/store/sl_store.h"
@@ -94,6 +96,11 @@ void sl_console_on_meta (sl_console_t *self, sl_console_meta_fn *fn, void *arg);
 void sl_console_on_chain (sl_console_t *self, sl_console_meta_fn *fn, void *arg);
 //  The current time for sessions (ms); the service gives its clock.
 void sl_console_set_clock (sl_console_t *self, int64_t (*clock) (void *arg), void *arg);
+//  The token the gateways fetch the keys in force with (sl_console_keys.h).
+void sl_console_set_keys_token (sl_console_t *self, const char *token);
+//  The keys file's keys, listed read-only by GET /api/keys (a reference is
+//  kept; NULL: none).
+void sl_console_set_file_keys (sl_console_t *self, sl_keyring_t *keyring);
 //  Answer a request into resp (its body is the caller's to free).
 void sl_console_handle (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp);
 //  Whether the console checks keys (else: loopback only).

@@ -1,5 +1,5 @@
 /*  The sluice audit console: a page per hash (#/live, #/pending, #/history,
-    #/stream/<sid>, #/charts, #/usage, #/policy, #/tools, #/try), drawn from sluice-audit's JSON API. Plain
+    #/stream/<sid>, #/charts, #/usage, #/policy, #/tools, #/try, #/keys in keys.js), drawn from sluice-audit's JSON API. Plain
     JavaScript shipped with the binary: no framework, no build step, nothing
     loaded from elsewhere. Text from the store is always set as text (never
     parsed as HTML). */
@@ -989,6 +989,7 @@ function route() {
   else if (view === 'try') viewTry(params);
   else if (view === 'pending') viewPending();
   else if (view === 'chain') viewChain();
+  else if (view === 'keys') viewKeys();
   else viewLive();
   refreshStatus();
 }

@@ -1,0 +1,303 @@
+/*  sl_console_keys.c - the console's keys API (see sl_console_keys.h). */
+#include "services/audit/console/sl_console_keys.h"
+
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/base/sl_json.h"
+#include "common/base/sl_name.h"
+#include "common/identity/sl_keyid.h"
+#include "services/audit/store/sl_keystore.h"
+
+#define S_PREFIX "/api/keys"
+#define S_BEARER "Bearer "
+#define S_ROTATE "/rotate"
+
+static const char *
+s_header (const sl_console_req_t *req, const char *name)
+{
+    return req->header ? req->header (req->arg, name) : NULL;
+}
+
+static void
+s_json (sl_console_resp_t *resp, int status)
+{
+    resp->kind = SL_CONSOLE_ANSWER;
+    resp->status = status;
+    resp->content_type = "application/json";
+    resp->cache = "no-store";
+}
+
+static void
+s_error (sl_console_resp_t *resp, int status, const char *why)
+{
+    sl_buf_reset (&resp->body);
+    sl_buf_puts (&resp->body, "{\"error\":");
+    sl_json_put_str (&resp->body, why, strlen (why));
+    sl_buf_putc (&resp->body, '}');
+    s_json (resp, status);
+}
+
+static void
+s_store_error (const sl_console_keys_ctx_t *ctx, sl_console_resp_t *resp)
+{
+    char why [300];
+    snprintf (why, sizeof why, "the store failed: %s", sl_store_error (ctx->store));
+    s_error (resp, 503, why);
+}
+
+//  The Bearer credential of the request, or NULL.
+static const char *
+s_bearer (const sl_console_req_t *req)
+{
+    const char *a = s_header (req, "Authorization");
+    return a && strncasecmp (a, S_BEARER, strlen (S_BEARER)) == 0 ? a + strlen (S_BEARER) : NULL;
+}
+
+//  Who may manage keys. For now whoever the console lets in (a console
+//  key, or its session; without keys, a caller on this machine); the
+//  console's roles, when it has them, say "admin" here.
+static bool
+s_caller_is_admin (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req)
+{
+    return sl_console_auth_allows (ctx->auth, s_header (req, "Authorization"), s_header (req, "Cookie"),
+                                   req->loopback, ctx->now);
+}
+
+//  Whether the request holds the gateways' keys token.
+static bool
+s_caller_is_gateway (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req)
+{
+    const char *given = s_bearer (req);
+    if (!given || !ctx->token || !*ctx->token)
+        return false;
+    //  Compared as hashes: equal length, constant time.
+    unsigned char a [crypto_hash_sha256_BYTES], b [crypto_hash_sha256_BYTES];
+    crypto_hash_sha256 (a, (const unsigned char *) given, strlen (given));
+    crypto_hash_sha256 (b, (const unsigned char *) ctx->token, strlen (ctx->token));
+    return sodium_memcmp (a, b, sizeof a) == 0;
+}
+
+//  Who asked, as the key events name them: a console key by its id.
+static void
+s_who (const sl_console_req_t *req, char *out, size_t size)
+{
+    const char *key = s_bearer (req);
+    if (key) {
+        char id [SL_KEY_ID_SIZE];
+        sl_key_id (key, strlen (key), id);
+        snprintf (out, size, "console-key:%s", id);
+    }
+    else
+        snprintf (out, size, "console");
+}
+
+static bool
+s_is_json (const sl_console_req_t *req)
+{
+    const char *type = s_header (req, "Content-Type");
+    return type && strncasecmp (type, "application/json", 16) == 0;
+}
+
+static void
+s_create (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, sl_console_resp_t *resp)
+{
+    char why [SL_KEYSTORE_WHY_MAX];
+    sl_keyspec_t spec;
+    if (sl_keyspec_parse (req->body, &spec, why)) {
+        s_error (resp, 400, why);
+        return;
+    }
+    char by [64];
+    s_who (req, by, sizeof by);
+    sl_keystore_issued_t issued;
+    if (sl_keystore_create (ctx->store, &spec, by, ctx->now, &issued))
+        s_store_error (ctx, resp);
+    else {
+        sl_buf_puts (&resp->body, "{\"id\":");
+        sl_json_put_str (&resp->body, issued.id, strlen (issued.id));
+        sl_buf_printf (&resp->body, ",\"key\":\"%s\"}", issued.key);
+        s_json (resp, 201);
+    }
+    sodium_memzero (issued.key, sizeof issued.key);
+    sl_keyspec_clear (&spec);
+}
+
+static void
+s_rotate (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, const char *id,
+          sl_console_resp_t *resp)
+{
+    char why [SL_KEYSTORE_WHY_MAX];
+    int64_t grace = 0;
+    if (sl_keystore_parse_rotate (req->body, &grace, why)) {
+        s_error (resp, 400, why);
+        return;
+    }
+    char by [64];
+    s_who (req, by, sizeof by);
+    sl_keystore_issued_t issued;
+    int rc = sl_keystore_rotate (ctx->store, id, grace, by, ctx->now, &issued);
+    if (rc < 0)
+        s_store_error (ctx, resp);
+    else
+    if (rc > 0)
+        s_error (resp, 404, "no key in force has this id");
+    else {
+        sl_buf_puts (&resp->body, "{\"id\":");
+        sl_json_put_str (&resp->body, issued.id, strlen (issued.id));
+        sl_buf_printf (&resp->body, ",\"key\":\"%s\",\"grace_until\":%lld}", issued.key,
+                       (long long) (ctx->now + grace));
+        s_json (resp, 200);
+    }
+    sodium_memzero (issued.key, sizeof issued.key);
+}
+
+static void
+s_revoke (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, const char *id,
+          sl_console_resp_t *resp)
+{
+    char by [64];
+    s_who (req, by, sizeof by);
+    int rc = sl_keystore_revoke (ctx->store, id, by, ctx->now);
+    if (rc < 0)
+        s_store_error (ctx, resp);
+    else
+    if (rc > 0)
+        s_error (resp, 404, "no key in force has this id");
+    else {
+        sl_buf_puts (&resp->body, "{\"id\":");
+        sl_json_put_str (&resp->body, id, strlen (id));
+        sl_buf_printf (&resp->body, ",\"revoked_at\":%lld}", (long long) ctx->now);
+        s_json (resp, 200);
+    }
+}
+
+//  The keys file's keys, as the list shows them: never a hash.
+static void
+s_file_keys (const sl_keyring_t *ring, sl_buf_t *out)
+{
+    sl_buf_putc (out, '[');
+    for (size_t i = 0; i < sl_keyring_count (ring); i++) {
+        const sl_keyentry_t *k = sl_keyring_at (ring, i);
+        sl_buf_puts (out, i ? ",{\"id\":" : "{\"id\":");
+        sl_json_put_str (out, k->id, strlen (k->id));
+        sl_buf_puts (out, ",\"team\":");
+        sl_json_put_str (out, k->team->name, strlen (k->team->name));
+        sl_buf_puts (out, ",\"user\":");
+        sl_json_put_str (out, k->user, strlen (k->user));
+        sl_buf_puts (out, ",\"models\":");
+        if (k->models) {
+            sl_buf_putc (out, '[');
+            for (size_t g = 0; k->models [g]; g++) {
+                if (g)
+                    sl_buf_putc (out, ',');
+                sl_json_put_str (out, k->models [g], strlen (k->models [g]));
+            }
+            sl_buf_putc (out, ']');
+        }
+        else
+            sl_buf_puts (out, "null");
+        const sl_limits_spec_t *l = &k->limits;
+        sl_buf_printf (out, ",\"limits\":{\"rpm\":%lld,\"concurrent\":%lld,\"tokens_per_day\":%lld,"
+                            "\"budget\":{\"tokens\":%lld,\"usd\":%.6g}}",
+                       (long long) l->rpm, (long long) l->concurrent, (long long) l->tokens_per_day,
+                       (long long) l->budget_tokens, l->budget_usd);
+        sl_buf_printf (out, ",\"approver\":%s,\"read_only\":true}", k->approver ? "true" : "false");
+    }
+    sl_buf_putc (out, ']');
+}
+
+//  The id in /api/keys/{id}[/rotate] into id; false when it is not one.
+static bool
+s_id (const char *rest, size_t n, char id [SL_KEYSTORE_ID_MAX])
+{
+    if (!n || n >= SL_KEYSTORE_ID_MAX)
+        return false;
+    memcpy (id, rest, n);
+    id [n] = 0;
+    return sl_name_valid (id);
+}
+
+bool
+sl_console_keys_handle (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, sl_console_resp_t *resp)
+{
+    const char *path = req->path;
+    size_t prefix = strlen (S_PREFIX);
+    if (strncmp (path, S_PREFIX, prefix) != 0 || (path [prefix] && path [prefix] != '/'))
+        return false;
+    const char *rest = path [prefix] ? path + prefix + 1 : "";
+    bool get = strcmp (req->method, "GET") == 0, post = strcmp (req->method, "POST") == 0;
+    bool del = strcmp (req->method, "DELETE") == 0;
+    if (get && strcmp (rest, "served") == 0) {
+        if (!s_caller_is_gateway (ctx, req) && !s_caller_is_admin (ctx, req))
+            s_error (resp, 401, "the keys token (SLUICE_KEYS_TOKEN) or an admin is needed");
+        else
+        if (sl_keystore_served (ctx->store, ctx->now, &resp->body))
+            s_store_error (ctx, resp);
+        else
+            s_json (resp, 200);
+        return true;
+    }
+    if (!s_caller_is_admin (ctx, req)) {
+        if (sl_console_auth_has_keys (ctx->auth))
+            s_error (resp, 401, "keys are managed by admins: a console key is needed");
+        else
+            s_error (resp, 403, "keys are managed by admins: this console answers its own machine only");
+        return true;
+    }
+    if (post && !s_is_json (req)) {
+        s_error (resp, 415, "send JSON");
+        return true;
+    }
+    char id [SL_KEYSTORE_ID_MAX];
+    size_t rotate = strlen (S_ROTATE), n = strlen (rest);
+    if (!*rest) {
+        if (post)
+            s_create (ctx, req, resp);
+        else
+        if (get) {
+            sl_buf_puts (&resp->body, "{\"keys\":");
+            if (sl_keystore_list (ctx->store, ctx->now, &resp->body)) {
+                s_store_error (ctx, resp);
+                return true;
+            }
+            sl_buf_puts (&resp->body, ",\"file\":");
+            s_file_keys (ctx->file, &resp->body);
+            sl_buf_putc (&resp->body, '}');
+            s_json (resp, 200);
+        }
+        else
+            s_error (resp, 405, "method not allowed");
+    }
+    else
+    if (get && strcmp (rest, "events") == 0) {
+        sl_buf_puts (&resp->body, "{\"events\":");
+        if (sl_keystore_events (ctx->store, 0, &resp->body)) {
+            s_store_error (ctx, resp);
+            return true;
+        }
+        sl_buf_putc (&resp->body, '}');
+        s_json (resp, 200);
+    }
+    else
+    if (n > rotate && strcmp (rest + n - rotate, S_ROTATE) == 0) {
+        if (!post)
+            s_error (resp, 405, "method not allowed");
+        else
+        if (!s_id (rest, n - rotate, id))
+            s_error (resp, 404, "no key in force has this id");
+        else
+            s_rotate (ctx, req, id, resp);
+    }
+    else
+    if (!del)
+        s_error (resp, strchr (rest, '/') ? 404 : 405, strchr (rest, '/') ? "no such API" : "method not allowed");
+    else
+    if (!s_id (rest, n, id))
+        s_error (resp, 404, "no key in force has this id");
+    else
+        s_revoke (ctx, req, id, resp);
+    return true;
+}

@@ -1,0 +1,52 @@
+/*  sl_console_keys.h - the console's keys API: client keys issued, listed,
+    rotated and revoked without editing a file (sl_keystore.h), and the
+    keys in force served to the gateways.
+
+        POST   /api/keys               {"team","user","models","limits","approver"}
+                                       -> 201 {"id","key"} (the key shown this once)
+        GET    /api/keys               {"keys":[...],"file":[...]}: every key issued
+                                       here, revoked ones too, without secrets or
+                                       hashes; and the keys file's (--keys-file),
+                                       read-only: they change in the file only
+        GET    /api/keys/events        the newest key events (create, rotate, revoke)
+        POST   /api/keys/{id}/rotate   {"grace_seconds":N} or nothing -> 200
+                                       {"id","key","grace_until"}: the old key stays
+                                       good until grace_until
+        DELETE /api/keys/{id}          -> 200 {"id","revoked_at"}: refused at every
+                                       gateway from its next look (--watch-ms)
+        GET    /api/keys/served        the keys in force, with their SHA-256 (the
+                                       gateways' fetch): for the keys token
+                                       (SLUICE_KEYS_TOKEN, as Bearer) or an admin
+
+    Admins only (s_caller_is_admin in sl_console_keys.c: whoever holds a
+    console key, or a loopback caller of a console without keys). A
+    change must be JSON (Content-Type: application/json); an unknown
+    member is refused (400), an unknown id is 404, a store that fails 503.
+    Every change is a key event in the store (who: the console key's id).
+*/
+#ifndef SL_CONSOLE_KEYS_H
+#define SL_CONSOLE_KEYS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/identity/sl_keyring.h"
+#include "services/audit/console/sl_console.h"
+#include "services/audit/console/sl_console_auth.h"
+#include "services/audit/store/sl_store.h"
+
+//  The keys token the gateways fetch with (NULL or "": only admins may).
+typedef struct {
+    sl_store_t *store;
+    sl_console_auth_t *auth;
+    const char *token;
+    int64_t now;                        //  ms
+    const sl_keyring_t *file;           //  the keys file's keys, NULL: none
+} sl_console_keys_ctx_t;
+
+//  Whether req is for the keys API (/api/keys...); when it is, it is
+//  answered into resp, who may ask decided here.
+bool sl_console_keys_handle (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req,
+                             sl_console_resp_t *resp);
+
+#endif

@@ -1,0 +1,478 @@
+/*  sl_keystore.c - client keys issued through the console (see sl_keystore.h). */
+#include "services/audit/store/sl_keystore.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/sl_alloc.h"
+#include "common/base/sl_json.h"
+#include "common/base/sl_name.h"
+#include "common/identity/sl_keyring.h"
+
+#define S_ID_HEX 12                     //  hex digits of the key's hash in its id (as sluice-keys new)
+#define S_GLOB_MAX 128                  //  bytes of one model glob
+
+_Static_assert (SL_KEYSTORE_KEY_MAX == SL_KEYRING_KEY_MAX, "a key's text is sluice-keys'");
+
+//  --------------------------------------------------------------------------
+//  Parsing
+
+static int
+s_refuse (char why [SL_KEYSTORE_WHY_MAX], const char *fmt, const char *what)
+{
+    snprintf (why, SL_KEYSTORE_WHY_MAX, fmt, what);
+    return -1;
+}
+
+//  Only the members names lists; the first other is refused.
+static int
+s_only (json_t *object, const char *const *names, const char *where, char why [SL_KEYSTORE_WHY_MAX])
+{
+    const char *key;
+    json_t *value;
+    json_object_foreach (object, key, value) {
+        bool known = false;
+        for (size_t i = 0; names [i] && !known; i++)
+            known = strcmp (key, names [i]) == 0;
+        if (!known) {
+            snprintf (why, SL_KEYSTORE_WHY_MAX, "unknown field '%.48s'%s", key, where);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+//  A count limit: a whole number >= 0, or absent.
+static int
+s_count (json_t *limits, const char *name, char why [SL_KEYSTORE_WHY_MAX])
+{
+    json_t *v = json_object_get (limits, name);
+    if (v && (!json_is_integer (v) || json_integer_value (v) < 0))
+        return s_refuse (why, "limits.%s must be a whole number, 0 or more", name);
+    return 0;
+}
+
+static int
+s_limits (json_t *limits, char why [SL_KEYSTORE_WHY_MAX])
+{
+    static const char *names [] = { "rpm", "concurrent", "tokens_per_day", "budget", NULL };
+    static const char *budget_names [] = { "tokens", "usd", NULL };
+    if (!json_is_object (limits))
+        return s_refuse (why, "%s must be an object", "limits");
+    if (s_only (limits, names, " in limits", why)
+    ||  s_count (limits, "rpm", why) || s_count (limits, "concurrent", why)
+    ||  s_count (limits, "tokens_per_day", why))
+        return -1;
+    json_t *budget = json_object_get (limits, "budget");
+    if (!budget)
+        return 0;
+    if (!json_is_object (budget))
+        return s_refuse (why, "%s must be an object", "limits.budget");
+    if (s_only (budget, budget_names, " in limits.budget", why) || s_count (budget, "tokens", why))
+        return -1;
+    json_t *usd = json_object_get (budget, "usd");
+    if (usd && (!json_is_number (usd) || !isfinite (json_number_value (usd)) || json_number_value (usd) < 0))
+        return s_refuse (why, "%s must be a number, 0 or more", "limits.budget.usd");
+    return 0;
+}
+
+static int
+s_models (json_t *models, char why [SL_KEYSTORE_WHY_MAX])
+{
+    if (!json_is_array (models) || json_array_size (models) == 0
+    ||  json_array_size (models) > SL_KEYSTORE_GLOBS_MAX)
+        return s_refuse (why, "models must be a list of 1 to %s model names or globs", "64");
+    size_t i;
+    json_t *glob;
+    json_array_foreach (models, i, glob) {
+        const char *g = json_string_value (glob);
+        if (!g || !*g || strlen (g) > S_GLOB_MAX || strpbrk (g, "\n\r"))
+            return s_refuse (why, "%s must hold model names or globs (text, one line)", "models");
+    }
+    return 0;
+}
+
+//  Text of one line, 1 to SL_KEYSTORE_TEXT_MAX bytes, no control character.
+static bool
+s_text_ok (const char *s)
+{
+    size_t n = s ? strlen (s) : 0;
+    if (!n || n > SL_KEYSTORE_TEXT_MAX)
+        return false;
+    for (; *s; s++)
+        if ((unsigned char) *s < 0x20 || *s == 0x7f)
+            return false;
+    return true;
+}
+
+static char *
+s_dump (json_t *v)
+{
+    return v ? json_dumps (v, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+}
+
+int
+sl_keyspec_parse (sl_str_t body, sl_keyspec_t *out, char why [SL_KEYSTORE_WHY_MAX])
+{
+    static const char *names [] = { "team", "user", "models", "limits", "approver", NULL };
+    memset (out, 0, sizeof *out);
+    why [0] = 0;
+    json_error_t err;
+    json_t *root = json_loadb (body.ptr ? body.ptr : "", body.len, JSON_REJECT_DUPLICATES, &err);
+    int rc = -1;
+    if (!json_is_object (root)) {
+        s_refuse (why, "the body must be a JSON object%s", "");
+        goto done;
+    }
+    if (s_only (root, names, "", why))
+        goto done;
+    const char *team = json_string_value (json_object_get (root, "team"));
+    const char *user = json_string_value (json_object_get (root, "user"));
+    json_t *models = json_object_get (root, "models");
+    json_t *limits = json_object_get (root, "limits");
+    json_t *approver = json_object_get (root, "approver");
+    if (!team || !sl_name_valid (team) || strlen (team) > SL_KEYSTORE_TEXT_MAX) {
+        s_refuse (why, "team is required: a name of [A-Za-z0-9._-], at most %s bytes", "128");
+        goto done;
+    }
+    if (!s_text_ok (user)) {
+        s_refuse (why, "user is required: text of one line, at most %s bytes", "128");
+        goto done;
+    }
+    if (models && !json_is_null (models) && s_models (models, why))
+        goto done;
+    if (limits && !json_is_null (limits) && s_limits (limits, why))
+        goto done;
+    if (approver && !json_is_boolean (approver)) {
+        s_refuse (why, "%s must be true or false", "approver");
+        goto done;
+    }
+    out->team = sl_xstrdup (team);
+    out->user = sl_xstrdup (user);
+    out->models = json_is_array (models) ? s_dump (models) : NULL;
+    out->limits = json_is_object (limits) && json_object_size (limits) ? s_dump (limits) : NULL;
+    out->approver = json_is_true (approver);
+    rc = 0;
+done:
+    json_decref (root);
+    return rc;
+}
+
+void
+sl_keyspec_clear (sl_keyspec_t *self)
+{
+    free (self->team);
+    free (self->user);
+    free (self->models);
+    free (self->limits);
+    memset (self, 0, sizeof *self);
+}
+
+int
+sl_keystore_parse_rotate (sl_str_t body, int64_t *grace_ms, char why [SL_KEYSTORE_WHY_MAX])
+{
+    static const char *names [] = { "grace_seconds", NULL };
+    *grace_ms = SL_KEYSTORE_GRACE_MS;
+    why [0] = 0;
+    sl_str_t text = sl_json_trim (body.ptr ? body : SL_STR_LIT (""));
+    if (!text.len)
+        return 0;
+    json_error_t err;
+    json_t *root = json_loadb (text.ptr, text.len, JSON_REJECT_DUPLICATES, &err);
+    int rc = -1;
+    if (!json_is_object (root))
+        s_refuse (why, "the body must be a JSON object%s", "");
+    else
+    if (s_only (root, names, "", why) == 0) {
+        json_t *g = json_object_get (root, "grace_seconds");
+        if (g && (!json_is_integer (g) || json_integer_value (g) < 0
+              ||  json_integer_value (g) > SL_KEYSTORE_GRACE_MAX_MS / 1000))
+            s_refuse (why, "grace_seconds must be a whole number from 0 to %s", "2592000");
+        else {
+            if (g)
+                *grace_ms = json_integer_value (g) * 1000;
+            rc = 0;
+        }
+    }
+    json_decref (root);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
+//  Changes
+
+//  One row of key_events, inside the change's transaction.
+static int
+s_event (sl_store_t *store, int64_t now, const char *id, const char *action, const char *by, const char *detail)
+{
+    int64_t pos = 0;
+    if (sl_store_query_int (store, "SELECT MAX(pos) FROM key_events", NULL, 0, 0, &pos))
+        return -1;
+    sl_val_t params [] = { sl_val_int (pos + 1), sl_val_int (now), sl_val_text (id), sl_val_text (action),
+                           by ? sl_val_text (by) : sl_val_null (), detail ? sl_val_text (detail) : sl_val_null () };
+    return sl_store_exec (store, "INSERT INTO key_events (pos, at, key_id, action, by_whom, detail) "
+                                 "VALUES ($1, $2, $3, $4, $5, $6)", params, 6, NULL);
+}
+
+//  A fresh key, its hash and its id for team.
+static void
+s_issue (const char *team, sl_keystore_issued_t *out, char hex [SL_KEYRING_HEX_SIZE])
+{
+    sl_keyring_new_key (out->key);
+    sl_keyring_key_hex (out->key, hex);
+    snprintf (out->id, sizeof out->id, "%s-%.*s", team, S_ID_HEX, hex);
+}
+
+int
+sl_keystore_create (sl_store_t *store, const sl_keyspec_t *spec, const char *by, int64_t now,
+                    sl_keystore_issued_t *out)
+{
+    char hex [SL_KEYRING_HEX_SIZE];
+    //  An id is 48 bits of a random key's hash: a clash is not expected,
+    //  and one that came would be refused by the key, never merged.
+    s_issue (spec->team, out, hex);
+    if (sl_store_begin (store))
+        return -1;
+    sl_val_t params [] = {
+        sl_val_text (out->id), sl_val_text (hex), sl_val_text (spec->team), sl_val_text (spec->user),
+        spec->models ? sl_val_text (spec->models) : sl_val_null (),
+        spec->limits ? sl_val_text (spec->limits) : sl_val_null (),
+        sl_val_int (spec->approver), sl_val_int (now), by ? sl_val_text (by) : sl_val_null ()
+    };
+    sl_buf_t detail = { 0 };
+    sl_buf_puts (&detail, "{\"team\":");
+    sl_json_put_str (&detail, spec->team, strlen (spec->team));
+    sl_buf_puts (&detail, ",\"user\":");
+    sl_json_put_str (&detail, spec->user, strlen (spec->user));
+    sl_buf_printf (&detail, ",\"models\":%s,\"limits\":%s,\"approver\":%s}", spec->models ? spec->models : "null",
+                   spec->limits ? spec->limits : "null", spec->approver ? "true" : "false");
+    int rc = sl_store_exec (store, "INSERT INTO api_keys (id, sha256, team, user_name, models, limits, approver, "
+                                   "created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                            params, 9, NULL)
+          || s_event (store, now, out->id, "create", by, sl_buf_cstr (&detail))
+          || sl_store_commit (store) ? -1 : 0;
+    sl_buf_free (&detail);
+    if (rc) {
+        sl_store_rollback (store);
+        sodium_memzero (out->key, sizeof out->key);
+    }
+    return rc;
+}
+
+int
+sl_keystore_rotate (sl_store_t *store, const char *id, int64_t grace_ms, const char *by, int64_t now,
+                    sl_keystore_issued_t *out)
+{
+    if (sl_store_begin (store))
+        return -1;
+    sl_val_t key [] = { sl_val_text (id) };
+    int64_t live = 0;
+    if (sl_store_query_int (store, "SELECT COUNT(*) FROM api_keys WHERE id = $1 AND revoked_at IS NULL",
+                            key, 1, 0, &live)) {
+        sl_store_rollback (store);
+        return -1;
+    }
+    if (!live) {
+        sl_store_rollback (store);
+        return 1;
+    }
+    char hex [SL_KEYRING_HEX_SIZE];
+    sl_keystore_issued_t fresh;
+    s_issue ("x", &fresh, hex);
+    snprintf (out->id, sizeof out->id, "%s", id);
+    memcpy (out->key, fresh.key, sizeof out->key);
+    sodium_memzero (fresh.key, sizeof fresh.key);
+    sl_val_t params [] = { sl_val_text (id), sl_val_text (hex), sl_val_int (now + grace_ms), sl_val_int (now) };
+    char detail [64];
+    snprintf (detail, sizeof detail, "{\"grace_ms\":%lld}", (long long) grace_ms);
+    int rc = sl_store_exec (store, "UPDATE api_keys SET prev_sha256 = sha256, prev_until = $3, sha256 = $2, "
+                                   "rotated_at = $4 WHERE id = $1", params, 4, NULL)
+          || s_event (store, now, id, "rotate", by, detail)
+          || sl_store_commit (store) ? -1 : 0;
+    if (rc) {
+        sl_store_rollback (store);
+        sodium_memzero (out->key, sizeof out->key);
+    }
+    return rc;
+}
+
+int
+sl_keystore_revoke (sl_store_t *store, const char *id, const char *by, int64_t now)
+{
+    if (sl_store_begin (store))
+        return -1;
+    sl_val_t params [] = { sl_val_text (id), sl_val_int (now) };
+    int64_t changed = 0;
+    if (sl_store_exec (store, "UPDATE api_keys SET revoked_at = $2, prev_sha256 = NULL, prev_until = NULL "
+                              "WHERE id = $1 AND revoked_at IS NULL", params, 2, &changed)) {
+        sl_store_rollback (store);
+        return -1;
+    }
+    if (!changed) {
+        sl_store_rollback (store);
+        return 1;
+    }
+    if (s_event (store, now, id, "revoke", by, NULL) || sl_store_commit (store)) {
+        sl_store_rollback (store);
+        return -1;
+    }
+    return 0;
+}
+
+//  --------------------------------------------------------------------------
+//  Reading
+
+typedef struct {
+    sl_buf_t *out;
+    int64_t now;
+    int count;
+} s_list_t;
+
+static void
+s_put_text (sl_buf_t *out, const char *name, sl_str_t v)
+{
+    sl_buf_printf (out, ",\"%s\":", name);
+    if (v.ptr)
+        sl_json_put_sl (out, v);
+    else
+        sl_buf_puts (out, "null");
+}
+
+static void
+s_put_json (sl_buf_t *out, const char *name, sl_str_t v)
+{
+    sl_buf_printf (out, ",\"%s\":", name);
+    if (v.ptr && sl_json_valid (v))
+        sl_json_put_raw (out, v);
+    else
+        sl_buf_puts (out, "null");
+}
+
+static void
+s_put_int (sl_buf_t *out, const char *name, const sl_row_t *row, int col)
+{
+    if (sl_row_null (row, col))
+        sl_buf_printf (out, ",\"%s\":null", name);
+    else
+        sl_buf_printf (out, ",\"%s\":%lld", name, (long long) sl_row_int (row, col));
+}
+
+#define S_LIST_COLUMNS "id, team, user_name, models, limits, approver, created_at, created_by, rotated_at, " \
+                       "prev_until, revoked_at"
+
+static int
+s_list_row (void *arg, const sl_row_t *row)
+{
+    s_list_t *l = arg;
+    sl_buf_t *out = l->out;
+    sl_buf_puts (out, l->count++ ? ",{\"id\":" : "{\"id\":");
+    sl_json_put_sl (out, sl_row_text (row, 0));
+    s_put_text (out, "team", sl_row_text (row, 1));
+    s_put_text (out, "user", sl_row_text (row, 2));
+    s_put_json (out, "models", sl_row_text (row, 3));
+    s_put_json (out, "limits", sl_row_text (row, 4));
+    sl_buf_printf (out, ",\"approver\":%s", sl_row_int (row, 5) ? "true" : "false");
+    s_put_int (out, "created_at", row, 6);
+    s_put_text (out, "created_by", sl_row_text (row, 7));
+    s_put_int (out, "rotated_at", row, 8);
+    //  A grace that ended is no grace.
+    if (!sl_row_null (row, 9) && sl_row_int (row, 9) > l->now)
+        s_put_int (out, "grace_until", row, 9);
+    else
+        sl_buf_puts (out, ",\"grace_until\":null");
+    s_put_int (out, "revoked_at", row, 10);
+    sl_buf_printf (out, ",\"state\":\"%s\"}", sl_row_null (row, 10) ? "active" : "revoked");
+    return 0;
+}
+
+int
+sl_keystore_list (sl_store_t *store, int64_t now, sl_buf_t *out)
+{
+    s_list_t l = { out, now, 0 };
+    size_t mark = out->len;
+    sl_buf_putc (out, '[');
+    if (sl_store_query (store, "SELECT " S_LIST_COLUMNS " FROM api_keys ORDER BY created_at DESC, id",
+                        NULL, 0, s_list_row, &l)) {
+        out->len = mark;
+        return -1;
+    }
+    sl_buf_putc (out, ']');
+    return 0;
+}
+
+static int
+s_served_row (void *arg, const sl_row_t *row)
+{
+    s_list_t *l = arg;
+    sl_buf_t *out = l->out;
+    //  The key's secret, and the one it replaced while in its grace.
+    for (int which = 0; which < 2; which++) {
+        int hash_col = which ? 7 : 1;
+        if (which && (sl_row_null (row, 7) || sl_row_int (row, 8) <= l->now))
+            break;
+        sl_buf_puts (out, l->count++ ? ",{\"id\":" : "{\"id\":");
+        sl_json_put_sl (out, sl_row_text (row, 0));
+        s_put_text (out, "sha256", sl_row_text (row, hash_col));
+        s_put_text (out, "team", sl_row_text (row, 2));
+        s_put_text (out, "user", sl_row_text (row, 3));
+        s_put_json (out, "models", sl_row_text (row, 4));
+        s_put_json (out, "limits", sl_row_text (row, 5));
+        sl_buf_printf (out, ",\"approver\":%s}", sl_row_int (row, 6) ? "true" : "false");
+    }
+    return 0;
+}
+
+int
+sl_keystore_served (sl_store_t *store, int64_t now, sl_buf_t *out)
+{
+    s_list_t l = { out, now, 0 };
+    size_t mark = out->len;
+    int64_t issued = 0;
+    if (sl_store_query_int (store, "SELECT COUNT(*) FROM api_keys", NULL, 0, 0, &issued))
+        return -1;
+    sl_buf_printf (out, "{\"issued\":%lld,\"keys\":[", (long long) issued);
+    if (sl_store_query (store, "SELECT id, sha256, team, user_name, models, limits, approver, prev_sha256, "
+                               "prev_until FROM api_keys WHERE revoked_at IS NULL ORDER BY id",
+                        NULL, 0, s_served_row, &l)) {
+        out->len = mark;
+        return -1;
+    }
+    sl_buf_puts (out, "]}");
+    return 0;
+}
+
+static int
+s_event_row (void *arg, const sl_row_t *row)
+{
+    s_list_t *l = arg;
+    sl_buf_t *out = l->out;
+    sl_buf_printf (out, "%s{\"at\":%lld", l->count++ ? "," : "", (long long) sl_row_int (row, 0));
+    s_put_text (out, "key_id", sl_row_text (row, 1));
+    s_put_text (out, "action", sl_row_text (row, 2));
+    s_put_text (out, "by", sl_row_text (row, 3));
+    s_put_json (out, "detail", sl_row_text (row, 4));
+    sl_buf_putc (out, '}');
+    return 0;
+}
+
+int
+sl_keystore_events (sl_store_t *store, int limit, sl_buf_t *out)
+{
+    if (limit <= 0 || limit > SL_KEYSTORE_EVENTS_MAX)
+        limit = SL_KEYSTORE_EVENTS_MAX;
+    s_list_t l = { out, 0, 0 };
+    size_t mark = out->len;
+    sl_val_t params [] = { sl_val_int (limit) };
+    sl_buf_putc (out, '[');
+    if (sl_store_query (store, "SELECT at, key_id, action, by_whom, detail FROM key_events "
+                               "ORDER BY pos DESC LIMIT $1", params, 1, s_event_row, &l)) {
+        out->len = mark;
+        return -1;
+    }
+    sl_buf_putc (out, ']');
+    return 0;
+}
