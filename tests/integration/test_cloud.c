@@ -11,7 +11,9 @@
       headers, Authorization among them, and sl_sigv4_verify takes the
       SDK's;
     - Google's grant: the assertion google-auth-library signs for a key
-      has the header and claims of sl_gcpkey's, both verify with the key;
+      has the header and claims of sl_gcpkey's, both verify with the key,
+      and the library's own verifier takes sluice's (and refuses one
+      signed with another key);
     - the requests: what sluice sends to Claude and Gemini on Vertex AI
       and to Azure OpenAI is what @anthropic-ai/vertex-sdk, @google/genai
       in Vertex mode and openai's AzureOpenAI send for the same call
@@ -383,6 +385,49 @@ Test (cloud, google_grant_as_google_auth_library_signs_it)
     sl_gcpkey_destroy (&gk);
     sl_buf_free (&out);
     jwt_fixture_free (&pair);
+}
+
+//  sluice's grant through google-auth-library's own verifier, and one
+//  signed with another key refused by it.
+Test (cloud, google_grant_ours_passes_google_auth_librarys_checks)
+{
+    s_skip_without_node ();
+    jwt_pair_t pair, other;
+    jwt_fixture_make (&pair, true);
+    jwt_fixture_make (&other, true);
+    char path [64], other_path [64];
+    const jwt_pair_t *pairs [2] = { &pair, &other };
+    char *paths [2] = { path, other_path };
+    for (int i = 0; i < 2; i++) {
+        json_t *key = json_pack ("{s:s, s:s, s:s, s:s}", "type", "service_account", "private_key",
+                                 pairs [i]->private_pem, "client_email", "sluice@project-1.iam.gserviceaccount.com",
+                                 "token_uri", "https://oauth2.googleapis.com/token");
+        s_tmpfile (paths [i], sizeof path, "key");
+        cr_assert_eq (json_dump_file (key, paths [i], 0), 0);
+        json_decref (key);
+    }
+    char why [200];
+    const char *expect [2] = { "verified\n", "refused: Invalid token signature\n" };
+    for (int i = 0; i < 2; i++) {
+        //  Signed with the second key, checked against the first.
+        sl_gcpkey_t *gk = sl_gcpkey_load (paths [i], why, sizeof why);
+        cr_assert_not_null (gk, "%s", why);
+        char *ours = sl_gcpkey_assertion (gk, "https://www.googleapis.com/auth/cloud-platform", time (NULL), why,
+                                          sizeof why);
+        cr_assert_not_null (ours, "%s", why);
+        char args [4096];
+        snprintf (args, sizeof args, "verify %s %s", path, ours);
+        sl_buf_t out = { 0 };
+        s_node ("grant.mjs", args, &out);
+        cr_expect_str_eq (sl_buf_cstr (&out), expect [i]);
+        sl_buf_free (&out);
+        free (ours);
+        sl_gcpkey_destroy (&gk);
+    }
+    unlink (path);
+    unlink (other_path);
+    jwt_fixture_free (&pair);
+    jwt_fixture_free (&other);
 }
 
 //  The requests
