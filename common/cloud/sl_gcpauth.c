@@ -9,7 +9,7 @@
 #include "common/base/sl_alloc.h"
 
 #define S_BEARER "Authorization: Bearer "
-#define S_WHY_MAX 300
+#define S_WHY_MAX 420
 
 typedef struct {
     sl_auth_t base;
@@ -30,8 +30,12 @@ s_ready (void *arg, const char *error)
     char why [S_WHY_MAX];
     if (error) {
         //  The waiting calls ask again inside notify and are refused with
-        //  the reason; later ones start a fetch afresh.
-        snprintf (why, sizeof why, "%s", error);
+        //  the reason; later ones start a fetch afresh. The metadata
+        //  server is the source of last resort: off Google Cloud, say
+        //  what else to set.
+        bool metadata = sl_gcptoken_kind (self->token) == SL_GCPTOKEN_METADATA;
+        snprintf (why, sizeof why, "%s%s", error, metadata ? " (no key file: set credentials_file, "
+                  "GOOGLE_APPLICATION_CREDENTIALS or token_env off Google Cloud)" : "");
         self->failing = why;
     }
     if (self->notify)

@@ -426,6 +426,17 @@ s_cloud (void *arg, const sl_provider_t *provider, int kind, sl_auth_notify_fn *
     char text [300];
     sl_auth_t *source = sl_gcpauth_new (sl_service_loop (self->service), self->curlm, &config, NULL, notify,
                                         notify_arg, text, sizeof text);
+    //  Where its tokens come from (a path or a host, never a token).
+    if (source && config.kind == SL_GCPTOKEN_KEY_FILE)
+        sl_log_info ("provider_credentials", "provider=%s source=key_file file=%s", provider->name, config.key_file);
+    else
+    if (source && config.kind == SL_GCPTOKEN_METADATA)
+        sl_log_info ("provider_credentials", "provider=%s source=metadata host=%s", provider->name,
+                     config.metadata_host);
+    else
+    if (source)
+        sl_log_info ("provider_credentials", "provider=%s source=given variable=%s", provider->name,
+                     SL_GCPTOKEN_TOKEN_ENV);
     sl_gcptoken_config_clear (&config);
     if (!source) {
         sl_log_error ("bad_credentials", "provider=%s: %s", provider->name, text);

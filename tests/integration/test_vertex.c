@@ -191,6 +191,10 @@ Test (vertex, the_metadata_servers_token)
     snprintf (host, sizeof host, "127.0.0.1:%d", port);
     setenv ("GCE_METADATA_HOST", host, 1);
     sluice_stack_t *s = s_stack (port, NULL, NULL, VERTEX_ROUTES ("", ""), record, sizeof record);
+    char source [64];
+    cr_expect (proc_wait_log (s->ingest, "provider_credentials", "provider=vx source=metadata host=", source,
+                              sizeof source, WAIT_MS), "the source logged");
+    cr_expect (strncmp (source, host, strlen (host)) == 0, "the host logged: %s", source);
     s_expect_served (s, "mock-text@vertex");
     s_expect_served (s, "mock-text@vertex-anthropic");
     cr_expect_eq (metric_value (s->mock_port, "mock_gcp_tokens_issued_total"), 2);

@@ -193,6 +193,19 @@ Test (sl_gcpauth, the_metadata_servers_token_and_a_bad_key_file)
     cr_expect_str_eq (f.server.metadata_flavor, "Google");
     cr_expect_str_eq (f.server.path, SL_GCPTOKEN_METADATA_PATH);
     sl_auth_destroy (&auth);
+    //  No metadata server there: the refusal says what else to set.
+    f.server.status = 404;
+    snprintf (f.server.answer, sizeof f.server.answer, "Not Found");
+    auth = sl_gcpauth_new (f.loop, f.curlm, &c, NULL, s_notified, &f.call, why, sizeof why);
+    cr_assert_not_null (auth);
+    f.call.auth = auth;
+    f.call.told = 0;
+    cr_expect_eq (s_ask (auth, &f.lines, &f.count, &f.why), SL_AUTH_PENDING);
+    token_server_run (f.loop, &f.call.told, 1, RUN_BOUND_MS);
+    cr_expect_eq (f.call.state, SL_AUTH_FAILED);
+    cr_expect_str_eq (f.call.why, "Google access token: the token endpoint answered HTTP 404 (no key file: set "
+                                  "credentials_file, GOOGLE_APPLICATION_CREDENTIALS or token_env off Google Cloud)");
+    sl_auth_destroy (&auth);
     //  A key file that is no key: refused when the source is made, named.
     FILE *file = fopen (f.path, "w");
     cr_assert_not_null (file);
