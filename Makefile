@@ -49,9 +49,11 @@
 #                   (npm, pinned in tests/otel/package-lock.json); make test
 #                   runs it
 #   make cloud-deps install the AWS SDK's event stream codec and SigV4
-#                   signer and google-auth-library, the references the
-#                   cloud libraries are checked against (npm, pinned in
-#                   tests/cloud/package-lock.json); make test runs it
+#                   signer, google-auth-library, and the Vertex AI and
+#                   Azure clients (@anthropic-ai/vertex-sdk, @google/genai,
+#                   openai), the references the cloud code is checked
+#                   against (npm, pinned in tests/cloud/package-lock.json);
+#                   make test runs it
 #   make mcp-deps   install the official MCP TypeScript SDK (client and
 #                   server, both revision families) the MCP tests drive
 #                   (npm, pinned in tests/mcp/package-lock.json); make test
@@ -379,7 +381,7 @@ mcp-deps:
 CLOUD_DIR = tests/cloud
 
 cloud-deps:
-	$(call npm_ci,$(CLOUD_DIR),the AWS and Google reference packages,the cloud reference tests)
+	$(call npm_ci,$(CLOUD_DIR),the cloud reference packages and clients,the cloud reference tests)
 
 # ---------------------------------------------------------------------------
 # Running

@@ -62,8 +62,22 @@ if ! "$BIN/sluice-keygen" --dir "$KEYS" --signing audit >/dev/null; then
     exit 1
 fi
 
-start "$BIN/sluice-mock" --host 127.0.0.1 --port "$MOCK_PORT"
 MOCK=http://127.0.0.1:$MOCK_PORT
+# Vertex AI on the mock with Google's own kind of credential: a service
+# account's key made here (an RSA key, once, kept with the bus keys; no
+# Google account), whose token_uri is the mock's token endpoint. The mock
+# takes its grants and the ingest fetches tokens with it.
+GCP_PEM=$KEYS/mock-gcp.pem
+GCP_KEY=$KEYS/mock-gcp-key.json
+if [ ! -s "$GCP_PEM" ] && ! (umask 077 && openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 \
+        -out "$GCP_PEM" 2>/dev/null); then
+    echo "cannot make the mock's Google key in $KEYS (openssl)" >&2
+    exit 1
+fi
+(umask 077 && printf '{"type":"service_account","project_id":"mock-project","private_key_id":"mock",'\
+'"private_key":"%s","client_email":"sluice@mock-project.iam.gserviceaccount.com",'\
+'"token_uri":"%s/token"}\n' "$(awk '{printf "%s\\n", $0}' "$GCP_PEM")" "$MOCK" > "$GCP_KEY")
+start "$BIN/sluice-mock" --host 127.0.0.1 --port "$MOCK_PORT" --gcp-key-file "$GCP_KEY"
 pick() {  # pick <explicit url> <key> <real url> <mock url>
     if [ -n "$1" ]; then echo "$1"; elif [ -n "$2" ]; then echo "$3"; else echo "$4"; fi
 }
@@ -89,6 +103,10 @@ if [ -z "${SLUICE_ROUTES:-}" ]; then
         echo "  - { name: mock-responses, dialect: responses, base_url: \"$MOCK/v1\" }"
         echo "  - { name: mock-anthropic, dialect: anthropic, base_url: \"$MOCK\" }"
         echo "  - { name: mock-gemini, dialect: gemini, base_url: \"$MOCK/v1beta\" }"
+        echo "  - { name: mock-vertex, dialect: vertex, base_url: \"$MOCK\", region: us-east5, project: mock-project,"
+        echo "      credentials_file: \"$GCP_KEY\" }"
+        echo "  - { name: mock-vertex-anthropic, dialect: vertex-anthropic, base_url: \"$MOCK\", region: us-east5,"
+        echo "      project: mock-project, credentials_file: \"$GCP_KEY\" }"
         echo "routes:"
         for model in mock-text mock-tools mock-error mock-bench mock-paced; do
             for provider in mock-openai mock-responses mock-anthropic mock-gemini; do
@@ -97,8 +115,9 @@ if [ -z "${SLUICE_ROUTES:-}" ]; then
         done
         # "<scenario>@<dialect>": the mock of that dialect, from a client
         # of any (curl the chat endpoint with mock-tools@anthropic to see
-        # a translation).
-        for dialect in openai responses anthropic gemini; do
+        # a translation, mock-tools@vertex-anthropic for Claude on Vertex
+        # AI with a token the ingest fetched).
+        for dialect in openai responses anthropic gemini vertex vertex-anthropic; do
             echo "  - { model: \"*@$dialect\", provider: mock-$dialect }"
         done
     } > "$ROUTES"

@@ -37,6 +37,7 @@
 #include "common/http/sl_curlm.h"
 #include "common/bus/sl_router.h"
 #include "common/service/sl_stage.h"
+#include "common/cloud/sl_gcpauth.h"
 #include "common/stages/sl_auths.h"
 
 #define INGEST_TICK_MS 25               //  deadline sweep period
@@ -408,6 +409,45 @@ s_env (void *arg, const char *name)
     return getenv (name);
 }
 
+//  The source of a cloud's own credential for a provider. Google's: a key
+//  file (the provider's credentials_file, else GOOGLE_APPLICATION_CREDENTIALS),
+//  a given token or the metadata server, fetched from the start. A key
+//  that cannot be used is logged now, and the provider's calls fail with
+//  why rather than go without credentials.
+static sl_auth_t *
+s_cloud (void *arg, const sl_provider_t *provider, int kind, sl_auth_notify_fn *notify, void *notify_arg,
+         const char **why)
+{
+    ingest_t *self = arg;
+    if (kind != SL_AUTH_GOOGLE)
+        return NULL;                    //  no other cloud's source here: sl_auths says what to set
+    sl_gcptoken_config_t config;
+    sl_gcptoken_config_from_env (&config, provider->credentials_file);
+    char text [300];
+    sl_auth_t *source = sl_gcpauth_new (sl_service_loop (self->service), self->curlm, &config, NULL, notify,
+                                        notify_arg, text, sizeof text);
+    //  Where its tokens come from (a path or a host, never a token).
+    if (source && config.kind == SL_GCPTOKEN_KEY_FILE)
+        sl_log_info ("provider_credentials", "provider=%s source=key_file file=%s", provider->name, config.key_file);
+    else
+    if (source && config.kind == SL_GCPTOKEN_METADATA)
+        sl_log_info ("provider_credentials", "provider=%s source=metadata host=%s", provider->name,
+                     config.metadata_host);
+    else
+    if (source)
+        sl_log_info ("provider_credentials", "provider=%s source=given variable=%s", provider->name,
+                     SL_GCPTOKEN_TOKEN_ENV);
+    sl_gcptoken_config_clear (&config);
+    if (!source) {
+        sl_log_error ("bad_credentials", "provider=%s: %s", provider->name, text);
+        char refused [400];
+        snprintf (refused, sizeof refused, "Google credentials: %s", text);
+        source = sl_auth_failing_new (refused);
+    }
+    *why = NULL;
+    return source;
+}
+
 ingest_t *
 ingest_new (sl_service_t *service, const ingest_config_t *config)
 {
@@ -439,7 +479,9 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
         .auth = s_auth,
         .later = s_later
     };
-    const sl_auths_config_t auths = { .env = s_env, .notify = s_authorized, .notify_arg = self };
+    const sl_auths_config_t auths = {
+        .env = s_env, .cloud = s_cloud, .arg = self, .notify = s_authorized, .notify_arg = self
+    };
     self->auths = sl_auths_new (config->upcall.routes, &auths);
     self->upcall = sl_upcall_new (&config->upcall, &ops, self, m);
     if (!self->upcall) {

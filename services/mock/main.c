@@ -17,8 +17,12 @@
     the streams its clients abandoned, which is how tests see a cancel
     reach upstream. Requests for judge-* models play an LLM judge
     (sl_mock_judge.h), POSTs under /v1/data/ a decision service in Open
-    Policy Agent's shape (sl_mock_decide.h).
+    Policy Agent's shape (sl_mock_decide.h). For Vertex AI it is Google's
+    token endpoint (POST /token, the grants of the --gcp-key-file key) and
+    metadata server, and takes only the tokens they issued
+    (sl_mock_gcp.h).
 */
+#include <sodium.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +34,7 @@
 #include "common/http/sl_httpd.h"
 #include "common/base/sl_log.h"
 #include "common/service/sl_service.h"
+#include "services/mock/sl_mock_gcp.h"
 #include "services/mock/sl_mock_judge.h"
 #include "services/mock/sl_mock_provider.h"
 #include "services/mock/sl_mock_request.h"
@@ -81,6 +86,8 @@ struct _s_app_t {
     sl_counter_t *dropped;
     sl_gauge_t *active;
     sl_mock_judge_t *judge;             //  LLM judge scenarios (judge-* models)
+    sl_mock_gcp_t *gcp;                 //  Google's token endpoint and metadata server
+    sl_counter_t *gcp_tokens;
     int ticker;                         //  paced streams' shared timer (every SL_MOCK_PACED_MS), -1 none
 };
 
@@ -267,6 +274,31 @@ s_serve_health (s_app_t *app, sl_http_req_t *req, const char *path)
     sl_buf_free (&out);
 }
 
+//  Google's token endpoint and metadata server; false for another path.
+static bool
+s_serve_gcp (s_app_t *app, sl_http_req_t *req, const char *method, const char *path, sl_str_t body)
+{
+    sl_buf_t answer = { 0 };
+    int status;
+    uint64_t before = sl_mock_gcp_issued (app->gcp);
+    if (strcmp (method, "POST") == 0 && strcmp (path, SL_MOCK_GCP_TOKEN_PATH) == 0)
+        status = sl_mock_gcp_grant (app->gcp, body, time (NULL), &answer);
+    else
+    if (strcmp (method, "GET") == 0 && strcmp (path, SL_MOCK_GCP_METADATA_PATH) == 0)
+        status = sl_mock_gcp_metadata (app->gcp, sl_http_req_header (req, "Metadata-Flavor"), time (NULL), &answer);
+    else
+        return false;
+    if (status != 200)
+        sl_log_info ("gcp_refused", "path=%s status=%d %.*s", path, status, (int) answer.len, answer.data);
+    app->gcp_tokens->value += sl_mock_gcp_issued (app->gcp) - before;
+    if (status == 200)
+        sl_http_add_header (req, "Metadata-Flavor", "Google");
+    sl_http_respond (req, status, status == 403 ? "text/html" : "application/json", answer.data, answer.len);
+    sodium_memzero (answer.data, answer.cap);
+    sl_buf_free (&answer);
+    return true;
+}
+
 //  Answer with the script: an HTTP error, nothing at all, or a stream.
 static void
 s_answer (s_app_t *app, sl_http_req_t *req, sl_mock_script_t *script)
@@ -322,6 +354,8 @@ s_on_request (void *arg, sl_http_req_t *req)
         return;
     sl_str_t body = sl_http_req_body (req);
     const char *method = sl_http_req_method (req);
+    if (s_serve_gcp (app, req, method, path, body))
+        return;
     if (app->record && strcmp (method, "POST") == 0 && sl_mock_request_dialect (path)) {
         //  What reached the upstream, for tests: the path, a tab, the body
         //  on one line (a JSON body's line ends are escapes already).
@@ -345,8 +379,9 @@ s_on_request (void *arg, sl_http_req_t *req)
     }
     const sl_mock_provider_t *provider = sl_mock_provider_get (call.dialect);
     const char *bearer = sl_http_req_header (req, "Authorization");
-    if (provider && provider->bearer && (!bearer || strcmp (bearer, "Bearer " SL_MOCK_BEARER_TOKEN) != 0)) {
-        //  A cloud's token is checked as the cloud would: none, or another.
+    if (provider && provider->bearer && !sl_mock_gcp_accepts (app->gcp, bearer, time (NULL))) {
+        //  A cloud's token is checked as the cloud would: none, another,
+        //  or one expired.
         sl_mock_script_unauthorized (call.dialect, "Request had invalid authentication credentials. Expected OAuth 2 "
                                                    "access token", &script);
         s_respond_script_error (req, &script);
@@ -409,6 +444,8 @@ main (int argc, char **argv)
     const char *recordings = "";
     const char *record = "";
     const char *record_header = "";
+    const char *gcp_key_file = "";
+    const char *gcp_ttl = "0";
     sl_opt_t opts [] = {
         { "host", "SLUICE_MOCK_HOST", &host, "address to listen on" },
         { "port", "SLUICE_MOCK_PORT", &port, "port to listen on" },
@@ -419,6 +456,10 @@ main (int argc, char **argv)
                                    "(path, a tab, the body; empty: off)" },
         { "record-header", NULL, &record_header, "with --record: after the body, a tab and this request header "
                                                  "(\"Name: value\") when the request has it" },
+        { "gcp-key-file", "SLUICE_MOCK_GCP_KEY_FILE", &gcp_key_file,
+          "a Google service account's key file: POST /token takes its JWT-bearer grants (empty: none taken)" },
+        { "gcp-token-ttl-s", "SLUICE_MOCK_GCP_TOKEN_TTL_S", &gcp_ttl,
+          "the life of the access tokens /token and the metadata server issue (0: 3599)" },
         SL_OPT_END
     };
     int code;
@@ -445,9 +486,21 @@ main (int argc, char **argv)
         return 2;
     }
     app->ticker = -1;
+    char why_gcp [300];
+    if (sl_opts_long (gcp_ttl) < 0
+    ||  !(app->gcp = sl_mock_gcp_new (gcp_key_file, sl_opts_long (gcp_ttl), why_gcp, sizeof why_gcp))) {
+        sl_log_error ("bad_option", "--gcp-key-file, --gcp-token-ttl-s: %s",
+                      sl_opts_long (gcp_ttl) < 0 ? "the life must be a non-negative integer" : why_gcp);
+        if (app->record)
+            fclose (app->record);
+        free (app);
+        sl_service_destroy (&svc);
+        return 2;
+    }
     long p = sl_opts_long (port);
     if (app->delay_ms < 0 || p < 0 || p > 65535) {
         sl_log_error ("bad_option", "--port and --delay-ms must be non-negative integers");
+        sl_mock_gcp_destroy (&app->gcp);
         free (app);
         sl_service_destroy (&svc);
         return 2;
@@ -459,6 +512,8 @@ main (int argc, char **argv)
     app->dropped = sl_metrics_counter (m, "mock_streams_dropped_total", NULL,
                                        "Streams the mock closed mid-event on purpose (mock-drop)");
     app->active = sl_metrics_gauge (m, "mock_streams_active", NULL, "Streams being sent");
+    app->gcp_tokens = sl_metrics_counter (m, "mock_gcp_tokens_issued_total", NULL,
+                                          "Google access tokens issued (token endpoint and metadata server)");
     app->judge = sl_mock_judge_new (sl_service_loop (svc));
     app->httpd = sl_httpd_new (sl_service_loop (svc), host, (int) p, MOCK_MAX_BODY,
                                s_on_request, s_on_closed, app);
@@ -481,6 +536,7 @@ main (int argc, char **argv)
     }
     sl_httpd_destroy (&app->httpd);
     sl_mock_judge_destroy (&app->judge);
+    sl_mock_gcp_destroy (&app->gcp);
     if (app->record)
         fclose (app->record);
     free (app);

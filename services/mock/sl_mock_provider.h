@@ -141,8 +141,9 @@ struct _sl_mock_provider_t {
     //  provider's API at its own path: "/openai/"); a provider with one is
     //  tried before those without.
     const char *marker;
-    //  Its requests carry Authorization: Bearer SL_MOCK_BEARER_TOKEN (a
-    //  cloud's token); one that does not is answered 401.
+    //  Its requests carry Authorization: Bearer and a cloud's token (one
+    //  the mock's Google token services issued, or SL_MOCK_BEARER_TOKEN:
+    //  sl_mock_gcp.h); one that does not is answered 401.
     bool bearer;
     bool model_in_path;
     //  With model_in_path: what comes before the model in the path (NULL:
@@ -245,8 +246,9 @@ void sl_mock_anthropic_whole (const char *model, const char *text, sl_buf_t *out
 extern const sl_mock_render_t sl_mock_anthropic_render;
 extern const char *const sl_mock_anthropic_max_tokens [];
 
-//  The bearer token the mock's cloud providers (Vertex AI) take: a
-//  request without "Authorization: Bearer <it>" is answered 401.
+//  A bearer token the mock's cloud providers (Vertex AI) take as given
+//  (a token variable's), besides those its token endpoint and metadata
+//  server issued (sl_mock_gcp.h); a request with neither is answered 401.
 #define SL_MOCK_BEARER_TOKEN "mock-cloud-token"
 
 #endif

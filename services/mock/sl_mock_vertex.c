@@ -3,8 +3,8 @@
 
     POST .../v1/projects/{p}/locations/{r}/publishers/google/models/{m}:
     streamGenerateContent?alt=sse with Authorization: Bearer (a Google
-    access token: the mock takes SL_MOCK_BEARER_TOKEN); the requests and
-    the stream are Gemini's, as Vertex AI serves them.
+    access token the mock issued, or SL_MOCK_BEARER_TOKEN: sl_mock_gcp.h);
+    the requests and the stream are Gemini's, as Vertex AI serves them.
 
     Tests: tests/unit/services/mock/test_sl_mock_provider.c and the
     conformance suite, tests/unit/common/dialects/test_dialects.c.

@@ -2,8 +2,8 @@
     sl_mock_provider.h).
 
     POST .../v1/projects/{p}/locations/{r}/publishers/anthropic/models/
-    {m}:streamRawPredict with Authorization: Bearer (the mock takes
-    SL_MOCK_BEARER_TOKEN). The body is Anthropic's Messages but for what
+    {m}:streamRawPredict with Authorization: Bearer (a Google access token
+    the mock issued, or SL_MOCK_BEARER_TOKEN: sl_mock_gcp.h). The body is Anthropic's Messages but for what
     Vertex AI says of it: anthropic_version "vertex-2023-10-16" in the body,
     and no model there (the path names it); the stream is Anthropic's.
 

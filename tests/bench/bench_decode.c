@@ -4,9 +4,11 @@
     events and two tool calls, the bytes the provider format really has),
     fed in reads of READ_SIZE bytes as libcurl hands them over; and, when
     ../shared/corpus exists, every recorded stream of the dialect. Output
-    per dialect: MB/s of input, SSE events/s and deltas/s (best of ROUNDS;
-    the deltas are only counted, so this is the ingest's decode cost
-    without encoding and sending). Optional arguments: the text events of
+    per dialect (Azure OpenAI among them: its filter annotations are a
+    decoder of their own; Vertex AI's streams are Gemini's and
+    Anthropic's, decoded by theirs): MB/s of input, SSE events/s and
+    deltas/s (best of ROUNDS; the deltas are only counted, so this is the
+    ingest's decode cost without encoding and sending). Optional arguments: the text events of
     the mock streams and the rounds (for profiling runs, e.g. 20000 1).
 */
 #include <dirent.h>
@@ -118,6 +120,7 @@ static const struct {
     { SL_DIALECT_ANTHROPIC, "anthropic" },
     { SL_DIALECT_RESPONSES, "openai-responses" },
     { SL_DIALECT_GEMINI, "gemini" },
+    { SL_DIALECT_AZURE, "azure" },      //  OpenAI's chunks with Azure's filter around them
 };
 
 //  The .sse recordings of a corpus directory (the framed formats are

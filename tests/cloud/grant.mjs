@@ -6,8 +6,36 @@
 //                                   POSTs to the token endpoint (its HTTP
 //                                   transport replaced: nothing leaves the
 //                                   process)
+//   node grant.mjs verify KEY.json JWT
+//                                   checks an assertion with the library's
+//                                   own verifier (OAuth2Client's
+//                                   verifySignedJwtWithCertsAsync: the
+//                                   signature with the key's public half,
+//                                   iat and exp, at most an hour ahead, the
+//                                   issuer the key's client_email, the
+//                                   audience its token_uri); prints
+//                                   "verified" or "refused: <why>"
+import { createPublicKey } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { JWT } from "google-auth-library";
+import { JWT, OAuth2Client } from "google-auth-library";
+
+if (process.argv[2] === "verify") {
+  const [file, jwt] = process.argv.slice(3);
+  const key = JSON.parse(readFileSync(file, "utf8"));
+  const pem = createPublicKey(key.private_key).export({ type: "spki", format: "pem" });
+  // The key under the name the JWT's header gives it (none: "undefined",
+  // as the library looks it up).
+  const header = JSON.parse(Buffer.from(jwt.split(".")[0], "base64url").toString("utf8"));
+  const certs = { [String(header.kid)]: pem };
+  const maxExpiry = 3600 + 60;           // Google's hour, and a minute of clock skew
+  try {
+    await new OAuth2Client().verifySignedJwtWithCertsAsync(jwt, certs, key.token_uri, [key.client_email], maxExpiry);
+    process.stdout.write("verified\n");
+  } catch (err) {
+    process.stdout.write(`refused: ${err.message.split(":")[0]}\n`);
+  }
+  process.exit(0);
+}
 
 const [file, scope] = process.argv.slice(2);
 const key = JSON.parse(readFileSync(file, "utf8"));

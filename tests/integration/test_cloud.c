@@ -11,7 +11,15 @@
       headers, Authorization among them, and sl_sigv4_verify takes the
       SDK's;
     - Google's grant: the assertion google-auth-library signs for a key
-      has the header and claims of sl_gcpkey's, both verify with the key.
+      has the header and claims of sl_gcpkey's, both verify with the key,
+      and the library's own verifier takes sluice's (and refuses one
+      signed with another key);
+    - the requests: what sluice sends to Claude and Gemini on Vertex AI
+      and to Azure OpenAI is what @anthropic-ai/vertex-sdk, @google/genai
+      in Vertex mode and openai's AzureOpenAI send for the same call
+      (method, path, query, headers, body), both captured by one local
+      server (requests.mjs), which is also the token endpoint of the key
+      file sluice's Vertex AI providers use.
 
     Skipped, saying why, when node or the packages are missing. */
 #include <criterion/criterion.h>
@@ -27,6 +35,7 @@
 #include "common/cloud/sl_evstream.h"
 #include "common/cloud/sl_gcpkey.h"
 #include "common/cloud/sl_sigv4.h"
+#include "tests/integration/harness.h"
 #include "tests/jwt_fixture.h"
 
 #define CLOUD_DIR "tests/cloud"
@@ -375,5 +384,118 @@ Test (cloud, google_grant_as_google_auth_library_signs_it)
     free (theirs);
     sl_gcpkey_destroy (&gk);
     sl_buf_free (&out);
+    jwt_fixture_free (&pair);
+}
+
+//  sluice's grant through google-auth-library's own verifier, and one
+//  signed with another key refused by it.
+Test (cloud, google_grant_ours_passes_google_auth_librarys_checks)
+{
+    s_skip_without_node ();
+    jwt_pair_t pair, other;
+    jwt_fixture_make (&pair, true);
+    jwt_fixture_make (&other, true);
+    char path [64], other_path [64];
+    const jwt_pair_t *pairs [2] = { &pair, &other };
+    char *paths [2] = { path, other_path };
+    for (int i = 0; i < 2; i++) {
+        json_t *key = json_pack ("{s:s, s:s, s:s, s:s}", "type", "service_account", "private_key",
+                                 pairs [i]->private_pem, "client_email", "sluice@project-1.iam.gserviceaccount.com",
+                                 "token_uri", "https://oauth2.googleapis.com/token");
+        s_tmpfile (paths [i], sizeof path, "key");
+        cr_assert_eq (json_dump_file (key, paths [i], 0), 0);
+        json_decref (key);
+    }
+    char why [200];
+    const char *expect [2] = { "verified\n", "refused: Invalid token signature\n" };
+    for (int i = 0; i < 2; i++) {
+        //  Signed with the second key, checked against the first.
+        sl_gcpkey_t *gk = sl_gcpkey_load (paths [i], why, sizeof why);
+        cr_assert_not_null (gk, "%s", why);
+        char *ours = sl_gcpkey_assertion (gk, "https://www.googleapis.com/auth/cloud-platform", time (NULL), why,
+                                          sizeof why);
+        cr_assert_not_null (ours, "%s", why);
+        char args [4096];
+        snprintf (args, sizeof args, "verify %s %s", path, ours);
+        sl_buf_t out = { 0 };
+        s_node ("grant.mjs", args, &out);
+        cr_expect_str_eq (sl_buf_cstr (&out), expect [i]);
+        sl_buf_free (&out);
+        free (ours);
+        sl_gcpkey_destroy (&gk);
+    }
+    unlink (path);
+    unlink (other_path);
+    jwt_fixture_free (&pair);
+    jwt_fixture_free (&other);
+}
+
+//  The requests
+
+Test (cloud, requests_as_the_clouds_sdks_send_them, .timeout = 180)
+{
+    s_skip_without_node ();
+    if (access (CLOUD_DIR "/node_modules/@anthropic-ai/vertex-sdk/package.json", R_OK) != 0
+    ||  access (CLOUD_DIR "/node_modules/@google/genai/package.json", R_OK) != 0
+    ||  access (CLOUD_DIR "/node_modules/openai/package.json", R_OK) != 0)
+        cr_skip_test ("the SDKs are not installed in " CLOUD_DIR "/node_modules (make cloud-deps)");
+    int port = harness_free_port ();
+    jwt_pair_t pair;
+    jwt_fixture_make (&pair, true);
+    char uri [64], key [64];
+    snprintf (uri, sizeof uri, "http://127.0.0.1:%d/token", port);
+    json_t *file = json_pack ("{s:s, s:s, s:s, s:s}", "type", "service_account", "private_key", pair.private_pem,
+                              "client_email", "sluice@p1.iam.gserviceaccount.com", "token_uri", uri);
+    s_tmpfile (key, sizeof key, "key");
+    cr_assert_eq (json_dump_file (file, key, 0), 0);
+    json_decref (file);
+    setenv ("SLUICE_TEST_AZURE_KEY", "azure-reference-key", 1);
+    unsetenv ("GOOGLE_APPLICATION_CREDENTIALS");
+    char routes [2048];
+    snprintf (routes, sizeof routes,
+              "providers:\n"
+              "  - { name: vxa, dialect: vertex-anthropic, base_url: \"http://127.0.0.1:%d\", region: us-east5,\n"
+              "      project: p1, credentials_file: \"%s\" }\n"
+              "  - { name: vx, dialect: vertex, base_url: \"http://127.0.0.1:%d\", region: us-east5, project: p1,\n"
+              "      credentials_file: \"%s\" }\n"
+              "  - { name: az, dialect: azure, base_url: \"http://127.0.0.1:%d\", api_version: \"2024-10-21\",\n"
+              "      deployments: { gpt-4o: prod-gpt4o }, key_env: SLUICE_TEST_AZURE_KEY }\n"
+              "routes:\n"
+              "  - { model: \"claude-*\", provider: vxa }\n"
+              "  - { model: \"gemini-*\", provider: vx }\n"
+              "  - { model: \"gpt-*\", provider: az }\n", port, key, port, key, port);
+    //  No retries: the server refuses each call once it has it.
+    const char *ingest_args [] = { "--max-retries", "0", NULL };
+    stack_opts_t opts = { .routes_text = routes, .ingest_args = ingest_args };
+    sluice_stack_t *s = stack_start (&opts);
+    cr_assert_not_null (s);
+    char args [128];
+    snprintf (args, sizeof args, "http://127.0.0.1:%d %d", s->http_port, port);
+    sl_buf_t out = { 0 };
+    s_node ("requests.mjs", args, &out);
+    json_t *pairs = json_loadb (out.data, out.len, 0, NULL);
+    cr_assert_not_null (pairs, "%s", sl_buf_cstr (&out));
+    //  What was compared, read here too: a request of each, with the
+    //  credential each API takes.
+    json_t *vxa = json_object_get (json_object_get (pairs, "vertex-anthropic"), "sluice");
+    cr_expect_str_eq (json_string_value (json_object_get (vxa, "path")),
+                      "/v1/projects/p1/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:"
+                      "streamRawPredict");
+    cr_expect_str_eq (json_string_value (json_object_get (json_object_get (vxa, "headers"), "authorization")),
+                      "Bearer ya29.reference-token");
+    cr_expect_null (json_object_get (json_object_get (vxa, "body"), "model"));
+    json_t *vx = json_object_get (json_object_get (pairs, "vertex"), "sluice");
+    cr_expect_str_eq (json_string_value (json_object_get (vx, "path")),
+                      "/v1/projects/p1/locations/us-east5/publishers/google/models/gemini-2.5-flash:"
+                      "streamGenerateContent");
+    json_t *az = json_object_get (json_object_get (pairs, "azure"), "sluice");
+    cr_expect_str_eq (json_string_value (json_object_get (az, "path")),
+                      "/openai/deployments/prod-gpt4o/chat/completions");
+    cr_expect_str_eq (json_string_value (json_object_get (json_object_get (az, "headers"), "api-key")),
+                      "azure-reference-key");
+    json_decref (pairs);
+    sl_buf_free (&out);
+    cr_expect_eq (stack_stop (s), 0);
+    unlink (key);
     jwt_fixture_free (&pair);
 }

@@ -11,7 +11,12 @@
        (../shared/corpus, or $SLUICE_CORPUS) are there, the mock replays
        them and SLUICE_SDK_CORPUS names them, so that the tests can compare
        what each SDK makes of a recording through sluice with what it
-       makes of the same recording straight from the provider.
+       makes of the same recording straight from the provider. The
+       clouds' upstreams are on the mock too (SLUICE_SDK_CLOUDS): Gemini
+       and Claude on Vertex AI, with tokens the ingest gets from the
+       mock's token endpoint for a key file made here, and Azure OpenAI;
+       every client's crossing tests run against each of them (a blocked
+       tool call among them), and the mock's record shows they got there.
     2. The emitter's renderings, every dialect: the emitter library renders
        a hand-made judged stream holding every block kind (and one that
        fails mid-stream) for each client dialect; the files in
@@ -22,6 +27,7 @@
     Skipped, with the reason, only when the packages are not installed
     (make sdk-deps installs them; it says why when it cannot). */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +37,7 @@
 #include "tests/unit/emit_driver.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/sdk_runner.h"
+#include "tests/jwt_fixture.h"
 #include "tests/keyfile_fixture.h"
 
 #define SDK_DIR SDK_RUNNER_DIR
@@ -59,8 +66,16 @@ s_run_node (const char *dir, const char *const *env, const char *log)
 //  A model "<scenario>@<dialect>" goes to the mock of that dialect, whatever
 //  the client's (the mock reads the scenario before the @): the tests of
 //  every client run every scenario against every upstream dialect.
+//  The clouds' upstreams are the mock too: Gemini and Claude on Vertex AI
+//  with a token of the mock's token endpoint (a key file made by the
+//  test, @KEY@), Azure OpenAI's v1 API.
 static const char s_routes [] =
     HARNESS_MOCK_PROVIDERS
+    "  - { name: mock-vertex, dialect: vertex, base_url: \"@MOCK@\", region: us-east5, project: p1,\n"
+    "      credentials_file: \"@KEY@\" }\n"
+    "  - { name: mock-vertex-anthropic, dialect: vertex-anthropic, base_url: \"@MOCK@\", region: us-east5,\n"
+    "      project: p1, credentials_file: \"@KEY@\" }\n"
+    "  - { name: mock-azure, dialect: azure, base_url: \"@MOCK@\" }\n"
     "routes:\n"
     "  - { model: mock-text, provider: mock-openai }\n"
     "  - { model: mock-tools, provider: mock-openai }\n"
@@ -70,7 +85,35 @@ static const char s_routes [] =
     "  - { model: mock-tools, provider: mock-anthropic }\n"
     "  - { model: mock-text, provider: mock-gemini }\n"
     "  - { model: mock-tools, provider: mock-gemini }\n"
-    HARNESS_MOCK_DIALECT_ROUTES;
+    HARNESS_MOCK_DIALECT_ROUTES
+    "  - { model: \"*@vertex\", provider: mock-vertex }\n"
+    "  - { model: \"*@vertex-anthropic\", provider: mock-vertex-anthropic }\n"
+    "  - { model: \"*@azure\", provider: mock-azure }\n";
+#define SDK_CLOUDS "SLUICE_SDK_CLOUDS=vertex,vertex-anthropic,azure"
+
+//  The routes with @KEY@ replaced by a service account's key file for
+//  pair, whose token_uri is the mock's /token on port; its path in path.
+static char *
+s_cloud_routes (const jwt_pair_t *pair, int port, char *path, size_t size)
+{
+    char uri [64];
+    snprintf (uri, sizeof uri, "http://127.0.0.1:%d/token", port);
+    json_t *key = json_pack ("{s:s, s:s, s:s, s:s}", "type", "service_account", "private_key", pair->private_pem,
+                             "client_email", "sdk@p1.iam.gserviceaccount.com", "token_uri", uri);
+    snprintf (path, size, "/tmp/sluice-sdk-gcp-XXXXXX");
+    int fd = mkstemp (path);
+    cr_assert_geq (fd, 0);
+    close (fd);
+    cr_assert_eq (json_dump_file (key, path, 0), 0);
+    json_decref (key);
+    static char routes [sizeof s_routes + 1024];
+    const char *at = s_routes;
+    size_t n = 0;
+    for (const char *k; (k = strstr (at, "@KEY@")); at = k + strlen ("@KEY@"))
+        n += (size_t) snprintf (routes + n, sizeof routes - n, "%.*s%s", (int) (k - at), at, path);
+    snprintf (routes + n, sizeof routes - n, "%s", at);
+    return routes;
+}
 
 //  The stack's policy: the default policy's rule for every agent's shell
 //  tool, a slow LLM judge and a terminate rule (tests/agents/policy.yaml).
@@ -94,13 +137,28 @@ Test (sdk, official_sdks_against_the_stack, .timeout = 240)
     char corpus [PATH_MAX] = "";
     if (realpath (dir && *dir ? dir : SDK_CORPUS_DEFAULT, corpus) == NULL)
         corpus [0] = 0;
-    const char *mock_args [] = { "--replay-dir", corpus, NULL };
+    jwt_pair_t pair;
+    jwt_fixture_make (&pair, true);
+    int port = harness_free_port ();
+    char port_text [16], key [64];
+    snprintf (port_text, sizeof port_text, "%d", port);
+    const char *routes = s_cloud_routes (&pair, port, key, sizeof key);
+    char record [64];
+    snprintf (record, sizeof record, "/tmp/sluice-sdk-record-XXXXXX");
+    int fd = mkstemp (record);
+    cr_assert_geq (fd, 0);
+    close (fd);
+    const char *mock_args [] = { "--port", port_text, "--gcp-key-file", key, "--record", record,
+                                 "--replay-dir", corpus, NULL };
+    if (!corpus [0])
+        mock_args [6] = NULL;
     //  Keep-alives every half second: a held call (4.5 s) sees several.
     const char *judge_args [] = { "--keepalive-ms", "500", NULL };
-    stack_opts_t opts = { .policy_text = s_read_policy (), .mock_delay_ms = 1, .routes_text = s_routes,
-                          .mock_args = corpus [0] ? mock_args : NULL, .judge_args = judge_args };
+    stack_opts_t opts = { .policy_text = s_read_policy (), .mock_delay_ms = 1, .routes_text = routes,
+                          .mock_args = mock_args, .judge_args = judge_args };
     sluice_stack_t *s = stack_start (&opts);
     cr_assert_not_null (s, "the stack came up");
+    cr_assert_eq (s->mock_port, port, "the mock on the port its key file names");
     char openai [128], anthropic [128], gemini [128], recorded [PATH_MAX + 32], log [512];
     snprintf (openai, sizeof openai, "SLUICE_OPENAI_BASE_URL=http://127.0.0.1:%d/v1", s->http_port);
     snprintf (anthropic, sizeof anthropic, "SLUICE_ANTHROPIC_BASE_URL=http://127.0.0.1:%d", s->http_port);
@@ -110,9 +168,23 @@ Test (sdk, official_sdks_against_the_stack, .timeout = 240)
     if (!corpus [0])
         fprintf (stderr, "sdk: no recorded streams (%s): the recorded-stream tests are skipped\n",
                  dir && *dir ? dir : SDK_CORPUS_DEFAULT);
-    const char *env [] = { openai, anthropic, gemini, recorded, NULL };
+    const char *env [] = { openai, anthropic, gemini, recorded, SDK_CLOUDS, NULL };
     cr_expect (s_run_node (SDK_DIR, env, log), "every SDK test passed");
+    //  The clouds' tests reached the clouds' paths, Vertex AI's with the
+    //  tokens of the mock's token endpoint (one per provider).
+    sl_buf_t seen = { 0 };
+    cr_assert (harness_read (record, &seen));
+    cr_expect (strstr (sl_buf_cstr (&seen), "/publishers/google/models/mock-tools@vertex:streamGenerateContent"),
+               "Gemini on Vertex AI reached");
+    cr_expect (strstr (sl_buf_cstr (&seen), "/publishers/anthropic/models/mock-tools@vertex-anthropic:streamRawPredict"),
+               "Claude on Vertex AI reached");
+    cr_expect (strstr (sl_buf_cstr (&seen), "/openai/v1/chat/completions\t"), "Azure OpenAI reached");
+    cr_expect_eq (metric_value (s->mock_port, "mock_gcp_tokens_issued_total"), 2);
+    sl_buf_free (&seen);
     cr_expect_eq (stack_stop (s), 0);
+    unlink (record);
+    unlink (key);
+    jwt_fixture_free (&pair);
 }
 
 //  Render a hand-made judged stream for a dialect into dir/<name>.

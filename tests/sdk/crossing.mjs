@@ -9,7 +9,10 @@
 // and answers by naming the tool and what it said, taken from the
 // translated history.
 
-export const UPSTREAMS = ['openai', 'responses', 'anthropic', 'gemini'];
+// The clouds' upstreams too (vertex, vertex-anthropic, azure) when the
+// stack routes them: SLUICE_SDK_CLOUDS names them, comma-separated.
+const CLOUDS = (process.env.SLUICE_SDK_CLOUDS || '').split(',').filter((c) => c);
+export const UPSTREAMS = ['openai', 'responses', 'anthropic', 'gemini', ...CLOUDS];
 export const at = (scenario, upstream) => `${scenario}@${upstream}`;
 
 export const TEXT = 'Let me check the weather and tidy up.';
