@@ -162,13 +162,17 @@ static const char *s_action_names [] = {
 };
 _Static_assert (sizeof s_action_names / sizeof s_action_names [0] == SL_ACT_MAX, "a name for every action");
 static const char *s_check_names [] = {
-    "ran", "timeout", "error", "default", "approved", "denied", "approved_earlier"
+    "ran", "timeout", "error", "default", "approved", "denied", "approved_earlier",
+    "would_ask"
 };
 _Static_assert (sizeof s_check_names / sizeof s_check_names [0] == SL_CHK_MAX, "a name for every check");
 static const char *s_cut_names [] = {
     "none", "length", "filter", "error", "eof", "size", "invalid"
 };
 _Static_assert (sizeof s_cut_names / sizeof s_cut_names [0] == SL_CUT_MAX, "a name for every cut");
+
+static const char *s_mode_names [] = { "enforce", "shadow" };
+_Static_assert (sizeof s_mode_names / sizeof s_mode_names [0] == SL_MODE_MAX, "a name for every mode");
 
 #define S_NAME(table, value) \
     ((value) >= 0 && (size_t) (value) < sizeof table / sizeof table [0] ? table [value] : "?")
@@ -181,6 +185,7 @@ const char *sl_finish_name (int v)      { return S_NAME (s_finish_names, v); }
 const char *sl_action_name (int v)      { return S_NAME (s_action_names, v); }
 const char *sl_check_name (int v)       { return S_NAME (s_check_names, v); }
 const char *sl_cut_name (int v)         { return S_NAME (s_cut_names, v); }
+const char *sl_mode_name (int v)        { return S_NAME (s_mode_names, v); }
 
 static int
 s_parse (const char **table, int count, const char *name)

@@ -156,8 +156,17 @@ typedef enum {
     SL_CHK_APPROVED,                    //  a person approved the call (ask)
     SL_CHK_DENIED,                      //  a person denied it (ask)
     SL_CHK_APPROVED_EARLIER,            //  an identical call was approved with a memory (ask)
+    SL_CHK_WOULD_ASK,                   //  a rule in shadow mode would have asked a person; nobody was
     SL_CHK_MAX
 } sl_check_t;
+
+//  Whether a verdict decided the call or only says what a rule in shadow
+//  mode would have decided (field "mode").
+typedef enum {
+    SL_MODE_ENFORCE = 0,                //  the verdict decided: the client got what it says
+    SL_MODE_SHADOW,                     //  a would-be verdict: recorded, nothing was done
+    SL_MODE_MAX
+} sl_mode_t;
 
 //  Why a block was cut off: the "code" of a block_end flagged INCOMPLETE
 //  (PROTOCOL.md, "block"). The judge adds INVALID for a tool call that
@@ -261,6 +270,8 @@ typedef struct {
                                         //  under, the judge's (from the judge on, and POLICY)
     sl_str_t policy_name;               //  "pn"  the policy file a stream runs under (its team's or its
                                         //  key's, as the keys file names it); absent: the default
+    sl_str_t shadow_policy_name;        //  "spn" the policy file judged wholly in shadow beside it (the
+                                        //  keys file's shadow_policy); absent: none
     uint64_t request_bytes;             //  "rqb" bytes of the request body the upstream got: a usage
                                         //  estimate when the upstream reports none
     sl_str_t req_verdicts;              //  "rv"  the request's verdicts, encoded VERDICT messages
@@ -301,6 +312,7 @@ typedef struct {
     sl_str_t part;                      //  "part" the part of the request a verdict judged; absent:
                                         //  the verdict is about a tool call of the response
     sl_str_t approver;                  //  "appr" who decided an approval
+    uint8_t mode;                       //  "mode" sl_mode_t: SHADOW for a would-be verdict
     sl_str_t digest;                    //  "dig" what an approval is bound to: hex SHA-256 of the tool,
                                         //  its canonical arguments and the policy version
     int64_t expires;                    //  "exp" when an approval expires, Unix ms
@@ -354,6 +366,7 @@ typedef struct {
     X (lat,   U32,   latency_us,       NONZERO) \
     X (lu,    STR,   last_user,        NONZERO) \
     X (mcp,   STR,   mcp,              NONZERO) \
+    X (mode,  U8,    mode,             NONZERO) \
     X (model, STR,   model,            NONZERO) \
     X (msg,   STR,   message,          NONZERO) \
     X (n,     U64,   count,            NONZERO) \
@@ -371,6 +384,7 @@ typedef struct {
     X (seq,   U64,   seq,              ALWAYS)  \
     X (sid,   SID,   sid,              NONZERO) \
     X (sig,   STR,   sig,              NONZERO) \
+    X (spn,   STR,   shadow_policy_name, NONZERO) \
     X (ssid,  STR,   stream,           NONZERO) \
     X (st,    I32,   status,           NONZERO) \
     X (stops, STR,   stop_seq,         NONZERO) \
@@ -423,7 +437,7 @@ typedef enum {
 #define SL_FIELDS_REQ(MUST, MAY) \
     MUST (cd) MUST (ud) MUST (model) MUST (rt) \
     MAY (body) MAY (f) MAY (prov) MAY (tools) MAY (hdrs) MAY (lu) \
-    MAY (kid) MAY (team) MAY (user) MAY (pol) MAY (pn) \
+    MAY (kid) MAY (team) MAY (user) MAY (pol) MAY (pn) MAY (spn) \
     MAY (rv) MAY (hist) MAY (tdig) MAY (tnt) \
     MAY (tc) MAY (tcs) MAY (rqt) MAY (mcp) \
     MAY (auth) MAY (fwd) MAY (inl) MAY (fo) \
@@ -435,7 +449,7 @@ typedef enum {
 #define SL_FIELDS_START(MUST, MAY) \
     MAY (cd) MAY (ud) MAY (model) MAY (rt) MAY (f) MAY (prov) \
     MAY (tools) MAY (hdrs) MAY (lu) \
-    MAY (kid) MAY (team) MAY (user) MAY (pol) MAY (pn) MAY (rqb) \
+    MAY (kid) MAY (team) MAY (user) MAY (pol) MAY (pn) MAY (spn) MAY (rqb) \
     MAY (rv) MAY (hist) MAY (tdig) MAY (tnt) \
     MAY (tc) MAY (tcs) MAY (rqt) MAY (mcp) MAY (att)
 #define SL_FIELDS_DELTA(MUST, MAY) \
@@ -449,7 +463,7 @@ typedef enum {
 #define SL_FIELDS_VERDICT(MUST, MAY) \
     MUST (act) \
     MAY (i) MAY (id) MAY (name) MAY (chk) MAY (rule) MAY (why) MAY (jm) MAY (p) \
-    MAY (lat) MAY (text) MAY (part) MAY (team) MAY (user) MAY (appr)
+    MAY (lat) MAY (text) MAY (part) MAY (team) MAY (user) MAY (appr) MAY (mode)
 #define SL_FIELDS_FRAME(MUST, MAY) \
     MUST (body) \
     MAY (f) MAY (st) MAY (ct) MAY (u)
@@ -531,6 +545,7 @@ const char *sl_finish_name (int finish);
 const char *sl_action_name (int action);
 const char *sl_check_name (int check);
 const char *sl_cut_name (int cut);
+const char *sl_mode_name (int mode);
 //  Reverse lookups; 0 when unknown.
 int sl_action_parse (const char *name);
 int sl_cut_parse (sl_str_t name);

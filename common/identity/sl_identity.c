@@ -40,6 +40,8 @@ s_team_settings (sl_identity_t *self, const sl_team_t *team)
         return;
     if (!self->policy)
         self->policy = team->policy;
+    if (!self->shadow_policy)
+        self->shadow_policy = team->shadow_policy;
     if (!self->models)
         self->models = team->models;
     self->on_error = team->limits_on_error;
@@ -87,6 +89,7 @@ sl_identity_resolve (const sl_keyring_t *ring, sl_jwtkeys_t *jwt, const char *cr
     s_copy (out->team, key->team ? key->team->name : SL_KEYRING_DEFAULT_TEAM);
     s_copy (out->user, key->user);
     out->policy = key->policy;
+    out->shadow_policy = key->shadow_policy;
     out->models = key->models;
     s_team_settings (out, key->team);
     s_subject (out, "key", key->id, NULL, &key->limits);

@@ -61,6 +61,7 @@ typedef struct {
     const sl_keyentry_t *key;           //  the key's entry, NULL for a token
     const sl_team_t *team_entry;        //  the team's settings, NULL when the file has none
     const char *policy;                 //  the policy file it runs under, NULL: the default
+    const char *shadow_policy;          //  the policy file judged in shadow beside it, NULL: none
     const char *const *models;          //  the models it may ask for (globs), NULL: every one
     int on_error;                       //  sl_on_error_t: when the limits store cannot answer
     sl_limits_subject_t subjects [2];   //  key or user, then team (only those with limits)

@@ -251,6 +251,10 @@ sl_keyring_policies (const sl_keyring_t *self, const char **out, size_t max)
         n = s_add_unique (out, n, max, self->teams [i]->policy);
     for (size_t i = 0; self && i < self->key_count; i++)
         n = s_add_unique (out, n, max, self->keys [i].policy);
+    for (size_t i = 0; self && i < self->team_count; i++)
+        n = s_add_unique (out, n, max, self->teams [i]->shadow_policy);
+    for (size_t i = 0; self && i < self->key_count; i++)
+        n = s_add_unique (out, n, max, self->keys [i].shadow_policy);
     return n;
 }
 

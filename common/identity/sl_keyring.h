@@ -80,6 +80,7 @@ typedef struct {
 typedef struct {
     const char *name;
     const char *policy;                 //  its policy file (a path), NULL: the default
+    const char *shadow_policy;          //  a policy file judged wholly in shadow beside it, NULL: none
     const char *const *models;          //  model globs, NULL-terminated; NULL: every model
     sl_limits_spec_t limits;
     int limits_on_error;                //  sl_on_error_t
@@ -94,6 +95,7 @@ typedef struct {
     const sl_label_t *labels;           //  label_count of them
     size_t label_count;
     const char *policy;                 //  its own policy file, NULL: the team's
+    const char *shadow_policy;          //  its own shadow policy file, NULL: the team's
     const char *const *models;          //  NULL: the team's
     sl_limits_spec_t limits;
     bool approver;                      //  may decide approvals whose rule names no approvers
@@ -145,7 +147,8 @@ size_t sl_keyring_count (const sl_keyring_t *self);
 const sl_keyentry_t *sl_keyring_at (const sl_keyring_t *self, size_t index);
 size_t sl_keyring_team_count (const sl_keyring_t *self);
 const sl_team_t *sl_keyring_team_at (const sl_keyring_t *self, size_t index);
-//  The policy files the keyring names (teams' and keys'), each once.
+//  The policy files the keyring names (teams' and keys', shadow_policy
+//  ones included), each once.
 size_t sl_keyring_policies (const sl_keyring_t *self, const char **out, size_t max);
 //  Does model match one of globs (NULL: every model)?
 bool sl_keyring_model_allowed (const char *const *globs, const char *model);

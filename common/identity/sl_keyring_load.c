@@ -161,13 +161,16 @@ s_team_member (sl_yaml_t *y, const char *key, yaml_node_t *knode, yaml_node_t *v
         return 0;                       //  read first
     if (strcmp (key, "policy") == 0)
         return (t->policy = s_file (a->ctx, y, v, "policy")) ? 0 : -1;
+    if (strcmp (key, "shadow_policy") == 0)
+        return (t->shadow_policy = s_file (a->ctx, y, v, "shadow_policy")) ? 0 : -1;
     if (strcmp (key, "models") == 0)
         return (t->models = s_models (a->ctx, y, v)) ? 0 : -1;
     if (strcmp (key, "limits") == 0)
         return s_limits (y, v, &t->limits);
     if (strcmp (key, "limits_on_error") == 0)
         return s_on_error (y, v, &t->limits_on_error);
-    return sl_yaml_error (y, knode, "unknown field '%s' of a team (name, policy, models, limits, limits_on_error)",
+    return sl_yaml_error (y, knode, "unknown field '%s' of a team (name, policy, shadow_policy, models, limits, "
+                          "limits_on_error)",
                           key);
 }
 
@@ -260,14 +263,16 @@ s_key_member (sl_yaml_t *y, const char *key, yaml_node_t *knode, yaml_node_t *v,
     }
     if (strcmp (key, "policy") == 0)
         return (e->policy = s_file (a->ctx, y, v, "policy")) ? 0 : -1;
+    if (strcmp (key, "shadow_policy") == 0)
+        return (e->shadow_policy = s_file (a->ctx, y, v, "shadow_policy")) ? 0 : -1;
     if (strcmp (key, "models") == 0)
         return (e->models = s_models (a->ctx, y, v)) ? 0 : -1;
     if (strcmp (key, "limits") == 0)
         return s_limits (y, v, &e->limits);
     if (strcmp (key, "approver") == 0)
         return sl_yaml_bool (y, v, "approver", &e->approver);
-    return sl_yaml_error (y, knode, "unknown field '%s' of a key (id, sha256, team, user, labels, policy, models, "
-                          "limits, approver)", key);
+    return sl_yaml_error (y, knode, "unknown field '%s' of a key (id, sha256, team, user, labels, policy, "
+                          "shadow_policy, models, limits, approver)", key);
 }
 
 static int

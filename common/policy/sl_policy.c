@@ -217,6 +217,8 @@ const char *sl_policy_name (sl_policy_t *self) { return self->name; }
 bool sl_policy_uses_schema (sl_policy_t *self) { return self->uses_schema; }
 int sl_policy_llm_count (sl_policy_t *self) { return self->llm_count; }
 int sl_policy_ask_count (sl_policy_t *self) { return self->ask_count; }
+int sl_policy_shadow_count (sl_policy_t *self) { return self->shadow_count; }
+bool sl_policy_is_shadow (sl_policy_t *self) { return self->shadow; }
 
 const sl_ask_spec_t *
 sl_policy_ask_spec (sl_policy_t *self, int rule)

@@ -78,6 +78,16 @@
     be read, and an error inside an included file are errors of the
     including file (file:line:col of the include).
 
+    Shadow mode. A rule, or a whole file, may say mode: shadow (default
+    enforce). sl_policy_decide skips shadow rules (a file in shadow
+    enforces neither its rules nor its default: its calls pass as without
+    a policy); sl_policy_decide_shadow judges the call as if they were
+    enforced, and gives the would-be decision when a shadow rule (or the
+    file in shadow) makes it. An ask is then concluded at once (check
+    WOULD_ASK: nobody is asked); an LLM judge or decide is pending as usual
+    and concluded with sl_policy_conclude, while the enforced decision goes
+    its own way. Only tool-call rules can be in shadow.
+
     Every policy has an id: 12 hex digits of the SHA-1 of its text (and,
     with includes, of theirs), so two processes that loaded the same file
     agree which version decided.
@@ -280,8 +290,22 @@ int sl_policy_decide_count (sl_policy_t *self);
 
 //  Decide for call. When the deciding rule asks an LLM judge, out->action
 //  is SL_ACT_NONE and out->llm_rule names it: ask (sl_policy_llm_spec,
-//  sl_policy_llm_prompt) and finish with sl_policy_conclude.
+//  sl_policy_llm_prompt) and finish with sl_policy_conclude. Rules in
+//  shadow mode are skipped.
 void sl_policy_decide (sl_policy_t *self, const sl_call_t *call, sl_decision_t *out);
+//  What the policy would decide for call with its rules in shadow mode
+//  enforced: true, with that decision in out, when a shadow rule or the
+//  file's shadow mode makes it, or always when whole (a policy run wholly
+//  in shadow: a keys file's shadow_policy); false otherwise (out empty:
+//  no would-be verdict to record). An ask rule's decision is final
+//  (check SL_CHK_WOULD_ASK, the action a denial takes); an LLM judge's or
+//  decide's is pending as with sl_policy_decide. out is cleared by the
+//  caller (sl_decision_clear) either way.
+bool sl_policy_decide_shadow (sl_policy_t *self, const sl_call_t *call, bool whole, sl_decision_t *out);
+//  Rules in shadow mode (its own and its includes'), and whether the file
+//  itself says mode: shadow.
+int sl_policy_shadow_count (sl_policy_t *self);
+bool sl_policy_is_shadow (sl_policy_t *self);
 //  The LLM judge of a rule (borrowed; NULL when the rule has none).
 const sl_llm_spec_t *sl_policy_llm_spec (sl_policy_t *self, int rule);
 //  Append the prompt for the rule's LLM judge about call.

@@ -351,11 +351,12 @@ s_note_cut (sl_buf_t *reason, const sl_call_t *call)
 }
 
 //  Does some rule concern the tool: name it, or name no tool at all?
+//  (Rules in shadow mode only when judging as if they were enforced.)
 static bool
-s_concerns (sl_policy_t *self, sl_str_t name)
+s_concerns (sl_policy_t *self, sl_str_t name, bool as_if)
 {
     for (int i = 0; i < self->rule_count; i++)
-        if (!self->rules [i].on_request && !self->rules [i].on_text
+        if (!self->rules [i].on_request && !self->rules [i].on_text && (as_if || !self->rules [i].shadow)
         &&  sl_policy_tools_match (self, &self->rules [i], name))
             return true;
     return false;
@@ -383,15 +384,22 @@ s_hold_oversize (sl_policy_t *self, const sl_call_t *call, sl_decision_t *d)
 }
 
 //  No rule matched: the default, or on_incomplete for a call that did not
-//  end cleanly when some rule concerns its tool.
+//  end cleanly when some rule concerns its tool. A file in shadow mode
+//  enforces neither: the call passes as it would without a policy.
 static void
-s_take_default (sl_policy_t *self, const sl_call_t *call, sl_decision_t *out)
+s_take_default (sl_policy_t *self, const sl_call_t *call, bool as_if, sl_decision_t *out)
 {
     sl_cut_t cut = s_cut (call);
-    bool incomplete = cut != SL_CUT_NONE && s_concerns (self, call->name);
+    bool incomplete = cut != SL_CUT_NONE && s_concerns (self, call->name, as_if);
     sl_buf_t reason = { 0 };
     out->check = SL_CHK_DEFAULT;
     const char *tmpl = NULL;
+    if (self->shadow && !as_if) {
+        out->action = SL_ACT_ALLOW;
+        sl_buf_puts (&reason, "no enforcing rule matched; the policy's default is in shadow mode");
+        s_note_cut (&reason, call);
+    }
+    else
     if (incomplete) {
         out->action = self->incomplete_action;
         out->rule = S_ON_INCOMPLETE;
@@ -413,14 +421,19 @@ s_take_default (sl_policy_t *self, const sl_call_t *call, sl_decision_t *out)
         out->message = s_render (tmpl, call, out->rule ? out->rule : "default", out->reason);
 }
 
-void
-sl_policy_decide (sl_policy_t *self, const sl_call_t *call, sl_decision_t *out)
+//  Judge the call; as_if: rules in shadow mode as if they were enforced
+//  (else they are skipped). Returns the index of the deciding rule, -1
+//  for the default.
+static int
+s_decide (sl_policy_t *self, const sl_call_t *call, bool as_if, sl_decision_t *out)
 {
     sl_decision_init (out);
     s_eval_t e = { .call = call, .policy = self };
     sl_buf_t detail = { 0 };
     for (int i = 0; i < self->rule_count; i++) {
         const sl_policy_rule_t *r = &self->rules [i];
+        if (r->shadow && !as_if)
+            continue;
         sl_buf_reset (&detail);         //  what made an earlier rule nearly match says nothing here
         if (!s_rule_matches (r, &e, &detail))
             continue;
@@ -442,12 +455,49 @@ sl_policy_decide (sl_policy_t *self, const sl_call_t *call, sl_decision_t *out)
         }
         sl_buf_free (&detail);
         s_eval_clear (&e);
-        return;
+        return i;
     }
     sl_buf_free (&detail);
     s_eval_clear (&e);
-    s_take_default (self, call, out);
+    s_take_default (self, call, as_if, out);
     s_hold_oversize (self, call, out);
+    return -1;
+}
+
+void
+sl_policy_decide (sl_policy_t *self, const sl_call_t *call, sl_decision_t *out)
+{
+    s_decide (self, call, false, out);
+}
+
+bool
+sl_policy_decide_shadow (sl_policy_t *self, const sl_call_t *call, bool whole, sl_decision_t *out)
+{
+    sl_decision_init (out);
+    if (!whole && !self->shadow && self->shadow_count == 0)
+        return false;
+    int rule = s_decide (self, call, true, out);
+    bool shadowed = whole || self->shadow || (rule >= 0 && self->rules [rule].shadow);
+    if (!shadowed) {
+        sl_decision_clear (out);
+        sl_decision_init (out);
+        return false;
+    }
+    if (rule >= 0 && self->rules [rule].ask) {
+        //  Nobody is asked in shadow: the verdict says a person would have
+        //  been, and what a denial does.
+        const sl_policy_rule_t *r = &self->rules [rule];
+        sl_buf_t reason = { 0 };
+        sl_buf_printf (&reason, "rule %s would ask a person (shadow mode: nobody was asked); a denial would %s",
+                       r->id, sl_action_name (r->action));
+        s_note_cut (&reason, call);
+        out->action = r->action;
+        out->check = SL_CHK_WOULD_ASK;
+        out->llm_rule = -1;
+        out->reason = sl_xstrdup (sl_buf_cstr (&reason));
+        sl_buf_free (&reason);
+    }
+    return true;
 }
 
 void

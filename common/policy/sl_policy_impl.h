@@ -114,6 +114,7 @@ typedef struct {
 
 typedef struct {
     char *id;
+    bool shadow;                        //  mode: shadow: judged as if enforced, decides nothing
     bool on_request;                    //  on: request (else a tool call of the response)
     bool on_text;                       //  on: text: a text block of the response (a flag)
     unsigned parts;                     //  request: bit (1 << sl_rpart_kind_t) per kind it judges
@@ -170,6 +171,9 @@ struct _sl_policy_t {
     int decide_count;                   //  rules with a decide section
     int request_count;                  //  rules on: request
     int text_count;                     //  rules on: text
+    int shadow_count;                   //  rules in mode shadow (the file's and its includes')
+    bool shadow;                        //  the file says mode: shadow: its own rules are, and its
+                                        //  default and on_incomplete decide nothing
     bool uses_history;                  //  some rule has a history condition
     bool uses_taint;                    //  some rule has a taint condition
     sl_policy_trust_t *trusts;          //  the trust sections: the file's, then its includes'

@@ -115,6 +115,23 @@ s_check_decide_rule (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_rule_t 
     return 0;
 }
 
+//  mode: enforce (the default) or shadow, of a rule or a whole file.
+static int
+s_parse_mode (sl_policy_yaml_t *ctx, yaml_node_t *node, bool *shadow)
+{
+    const char *v = sl_policy_yaml_scalar (node);
+    if (v && strcmp (v, "enforce") == 0)
+        *shadow = false;
+    else
+    if (v && strcmp (v, "shadow") == 0)
+        *shadow = true;
+    else {
+        sl_policy_yaml_error (ctx, node, "mode must be enforce or shadow, not '%s'", v ? v : "a collection");
+        return -1;
+    }
+    return 0;
+}
+
 static int
 s_parse_rule_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const char *key,
                     sl_policy_rule_t *r, bool *has_action)
@@ -125,6 +142,8 @@ s_parse_rule_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const
         return sl_policy_yaml_string (ctx, v, "message", &r->message);
     if (strcmp (key, "description") == 0)
         return sl_policy_yaml_scalar (v) ? 0 : (sl_policy_yaml_error (ctx, v, "description must be a string"), -1);
+    if (strcmp (key, "mode") == 0)
+        return s_parse_mode (ctx, v, &r->shadow);
     if (strcmp (key, "action") == 0) {
         *has_action = true;
         const char *name = sl_policy_yaml_scalar (v);
@@ -217,7 +236,7 @@ s_parse_rule_field (sl_policy_yaml_t *ctx, yaml_node_t *k, yaml_node_t *v, const
         sl_llm_spec_defaults (r->llm);
         return sl_policy_fields_llm (ctx, v, r->llm);
     }
-    sl_policy_yaml_error (ctx, k, "unknown rule field '%s' (expected id, description, on, tool, server, definition, model, headers, "
+    sl_policy_yaml_error (ctx, k, "unknown rule field '%s' (expected id, description, mode, on, tool, server, definition, model, headers, "
                           "args, args_invalid, args_repaired, schema_violation, incomplete, cut, max_calls, history, "
                           "tainted, tainted_by, part, text, size, is_error, llm_judge, decide, ask, action, message, set, delete, redact)",
                           key);
@@ -320,6 +339,11 @@ s_parse_rule (sl_policy_yaml_t *ctx, yaml_node_t *node, sl_policy_rule_t *r)
     }
     if (s_check_decide_rule (ctx, node, r, has_action))
         return -1;
+    if (r->shadow && (r->on_request || r->on_text)) {
+        sl_policy_yaml_error (ctx, node, "rule '%s': mode: shadow judges tool calls of the response; a rule "
+                              "on: %s is enforced", r->id, r->on_request ? "request" : "text");
+        return -1;
+    }
     if (r->on_request)
         return s_check_request_rule (ctx, node, r, has_action);
     if (r->on_text) {
@@ -551,6 +575,7 @@ s_merge (sl_policy_t *self, s_bases_t *bases)
         self->ask_count += r->ask != NULL;
         self->request_count += r->on_request;
         self->text_count += r->on_text;
+        self->shadow_count += r->shadow;
         //  (a decision service is told the conversation's earlier calls)
         self->uses_history |= r->history_count > 0 || (r->llm && r->llm->kind == SL_LLM_DECIDE);
         self->uses_taint |= r->tainted != SL_FLAG_ANY || r->tainted_by.count > 0;
@@ -625,6 +650,7 @@ s_parse_root (sl_policy_yaml_t *ctx, yaml_node_t *root, sl_policy_t *self, s_cha
         sl_policy_yaml_error (ctx, root, "the policy must be a mapping with default and rules");
         return -1;
     }
+    yaml_node_t *mode = NULL;           //  the file's mode:, for errors
     //  Includes first, wherever the key is: the file's rules are checked
     //  against theirs.
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
@@ -673,14 +699,31 @@ s_parse_root (sl_policy_yaml_t *ctx, yaml_node_t *root, sl_policy_t *self, s_cha
         else
         if (key && strcmp (key, "trust") == 0)
             rc = sl_policy_trust_parse (ctx, v, self);
+        else
+        if (key && strcmp (key, "mode") == 0) {
+            rc = s_parse_mode (ctx, v, &self->shadow);
+            mode = v;
+        }
         else {
-            sl_policy_yaml_error (ctx, k, "unknown top-level field '%s' (expected version, include, default, "
-                                  "message, on_incomplete, servers, pins, trust, rules)",
+            sl_policy_yaml_error (ctx, k, "unknown top-level field '%s' (expected version, include, mode, "
+                                  "default, message, on_incomplete, servers, pins, trust, rules)",
                                   key ? key : "?");
             rc = -1;
         }
         if (rc)
             return -1;
+    }
+    //  A file in shadow: every rule of its own is (those it includes keep
+    //  their own mode), and only tool-call rules can be.
+    for (int i = 0; self->shadow && i < self->rule_count; i++) {
+        sl_policy_rule_t *r = &self->rules [i];
+        if (r->on_request || r->on_text) {
+            sl_policy_yaml_error (ctx, mode, "mode: shadow judges tool calls of the response; rule '%s' is "
+                                  "on: %s, which is enforced (move it to a file in mode enforce)",
+                                  r->id, r->on_request ? "request" : "text");
+            return -1;
+        }
+        r->shadow = true;
     }
     return 0;
 }

@@ -278,8 +278,8 @@ sl_policy_blocks_tool (const sl_policy_t *policy, sl_str_t name, sl_str_t team)
         return false;
     for (int i = 0; i < policy->rule_count; i++) {
         const sl_policy_rule_t *r = &policy->rules [i];
-        if (r->on_request || r->on_text || !sl_policy_tools_match (policy, r, name))
-            continue;
+        if (r->on_request || r->on_text || r->shadow || !sl_policy_tools_match (policy, r, name))
+            continue;                   //  (a rule in shadow mode removes no tool)
         bool blocks = s_blocking (r->action) && !r->llm && !r->ask && !r->asks;
         if (!s_conditional (r))
             return blocks;

@@ -340,6 +340,8 @@ s_emit_verdict (sl_genai_t *self, s_stream_t *st, const sl_msg_t *msg, int64_t n
         sl_span_set_str (span, "gen_ai.security.target.id", judged);
     sl_span_set_str (span, "sluice.verdict.action", sl_str (sl_action_name (msg->action)));
     sl_span_set_str (span, "sluice.verdict.check", sl_str (sl_check_name (msg->check)));
+    if (msg->mode == SL_MODE_SHADOW)    //  a would-be verdict: the call went as another one says
+        sl_span_set_str (span, "sluice.verdict.mode", sl_str (sl_mode_name (msg->mode)));
     if (msg->part.len)
         sl_span_set_str (span, "sluice.request.part", msg->part);
     if (msg->judge_model.len)

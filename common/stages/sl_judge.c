@@ -51,6 +51,31 @@ typedef enum {
     MEMO_DECIDED                        //  the decision is final
 } s_memo_state_t;
 
+//  A would-be decision: what the rules in shadow mode (of the stream's
+//  policy, or its shadow policy as a whole) would have decided. It never
+//  holds the call: an LLM judge or decide in shadow is asked beside the
+//  enforcing decision, and its verdict goes out when it answers.
+typedef enum {
+    WOULD_NONE,                         //  nothing to record
+    WOULD_ASKING,                       //  its judge was asked; no answer yet
+    WOULD_DECIDED                       //  the would-be decision is final
+} s_would_state_t;
+
+typedef enum {
+    S_WOULD_POLICY,                     //  the stream's policy: its shadow rules
+    S_WOULD_SHADOW_POLICY,              //  its shadow policy (shadow_policy:), judged whole
+    S_WOULD_MAX
+} s_would_source_t;
+
+typedef struct {
+    s_would_state_t state;
+    uint64_t ticket;                    //  while asking
+    sl_decision_t decision;
+    bool owed;                          //  the call's verdict went out: this one goes when decided
+    bool sent;
+    int64_t decided_us;
+} s_would_t;
+
 //  A decision for the call at one block index; survives a new epoch.
 typedef struct {
     int32_t index;                      //  S_MEMO_RETIRED: matches no call any more
@@ -59,10 +84,14 @@ typedef struct {
     s_memo_state_t state;
     uint64_t ticket;                    //  while asking
     sl_msg_t *end;                      //  the call's block_end (owned): name, args
+    sl_msg_t *head;                     //  its block_start (owned): the id and name when the end
+                                        //  has none
     int ordinal;
     sl_decision_t decision;
     int64_t end_us;                     //  when the call was complete
     int64_t decided_us;                 //  when it was decided
+    s_would_t would [S_WOULD_MAX];      //  its would-be decisions, by source
+    int32_t out_index;                  //  the index its verdict went out with
 } s_memo_t;
 
 //  An entry of the output queue: a message waiting, or a tool call.
@@ -86,6 +115,7 @@ typedef struct {
     uint32_t epoch;
     uint64_t seq;                       //  next output sequence
     sl_policy_t *policy;                //  the policy the stream started with
+    sl_policy_t *shadow;                //  its shadow policy (judged whole, decides nothing), or NULL
     char *skew;                         //  the version its START named and this judge did not
                                         //  have (said in every verdict), or NULL
     bool unknown;                       //  its START named a policy file this judge does not
@@ -197,17 +227,36 @@ static void
 s_memo_clear (s_memo_t *m)
 {
     free (m->end);
+    free (m->head);
     sl_decision_clear (&m->decision);
+    for (int w = 0; w < S_WOULD_MAX; w++)
+        sl_decision_clear (&m->would [w].decision);
 }
 
-//  A memo's ask is over before its outcome came: its ticket leaves the
-//  table, and the ask is stopped when cancel is true and the service can.
+//  An ask is over before its outcome came: its ticket leaves the table,
+//  and the ask is stopped when cancel is true and the service can.
+static void
+s_forget_ticket (sl_judge_t *self, uint64_t ticket, bool cancel)
+{
+    if (sl_llm_tickets_take (self->tickets, ticket, NULL, NULL) && cancel && self->cancel)
+        self->cancel (self->llm_arg, ticket);
+}
+
 static void
 s_forget_ask (sl_judge_t *self, const s_memo_t *m, bool cancel)
 {
-    if (m->state == MEMO_ASKING && sl_llm_tickets_take (self->tickets, m->ticket, NULL, NULL)
-    &&  cancel && self->cancel)
-        self->cancel (self->llm_arg, m->ticket);
+    if (m->state == MEMO_ASKING)
+        s_forget_ticket (self, m->ticket, cancel);
+}
+
+static void
+s_forget_would (sl_judge_t *self, s_memo_t *m, bool cancel)
+{
+    for (int w = 0; w < S_WOULD_MAX; w++)
+        if (m->would [w].state == WOULD_ASKING) {
+            s_forget_ticket (self, m->would [w].ticket, cancel);
+            m->would [w].state = WOULD_NONE;
+        }
 }
 
 //  Free a stream. Its asks in flight are cancelled when cancel is true
@@ -218,6 +267,7 @@ s_stream_free (sl_judge_t *self, s_stream_t *s, bool cancel)
     for (size_t i = 0; i < s->memo_count; i++) {
         s_memo_t *m = &s->memo [i];
         s_forget_ask (self, m, cancel);
+        s_forget_would (self, m, cancel);
         s_memo_clear (m);
     }
     free (s->memo);
@@ -227,6 +277,7 @@ s_stream_free (sl_judge_t *self, s_stream_t *s, bool cancel)
     free (s->skew);
     sl_schema_destroy (&s->schema);
     sl_policy_unref (&s->policy);
+    sl_policy_unref (&s->shadow);
     free (s);
 }
 
@@ -354,6 +405,7 @@ s_note_text (s_stream_t *s, sl_str_t text)
 }
 
 static void s_emit (sl_judge_t *self, s_stream_t *s, sl_msg_t *msg);
+static void s_flush_would (sl_judge_t *self, s_stream_t *s);
 
 //  Text rules (on: text) over a text block that went out: a verdict that
 //  flags it (the text is never held, so nothing else can be done).
@@ -402,6 +454,8 @@ s_forward (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
         m.finish = SL_FIN_STOP;
         m.finish_raw = SL_STR_NULL;     //  the raw value no longer applies
     }
+    if (m.type == SL_MSG_END)
+        s_flush_would (self, s);        //  the record of the stream ends with its END
     s_emit (self, s, &m);
     if (m.type == SL_MSG_END)
         s->ended = true;
@@ -410,17 +464,19 @@ s_forward (sl_judge_t *self, s_stream_t *s, const sl_msg_t *msg)
         s_flag_text (self, s, &m);
 }
 
+//  A verdict of d about the call memo holds, going out with index; mode
+//  SHADOW for a would-be one.
 static void
-s_emit_verdict (sl_judge_t *self, s_stream_t *s, const s_item_t *call, const s_memo_t *memo)
+s_emit_decision (sl_judge_t *self, s_stream_t *s, const s_memo_t *memo, const sl_decision_t *d,
+                 int64_t decided_us, int mode)
 {
-    const sl_decision_t *d = &memo->decision;
-    const sl_msg_t *end = call->parts [call->part_count - 1];
-    const sl_msg_t *start = call->parts [0];
+    const sl_msg_t *end = memo->end;
     sl_msg_t v;
     sl_msg_init (&v, SL_MSG_VERDICT);
-    v.index = call->index - s->removed;
-    v.id = end->id.ptr ? end->id : start->id;
-    v.name = end->name.ptr ? end->name : start->name;
+    v.index = memo->out_index;
+    v.id = end->id.ptr ? end->id : memo->head->id;
+    v.name = end->name.ptr ? end->name : memo->head->name;
+    v.mode = (uint8_t) mode;
     v.action = (uint8_t) d->action;
     v.check = (uint8_t) d->check;
     v.rule = sl_str (d->rule);
@@ -438,10 +494,34 @@ s_emit_verdict (sl_judge_t *self, s_stream_t *s, const s_item_t *call, const s_m
     //  call's never reach the emitter otherwise. (The metadata feed strips
     //  them like every text.)
     v.text = memo->end->text;
-    int64_t latency = memo->decided_us - memo->end_us;
+    int64_t latency = decided_us - memo->end_us;
     v.latency_us = (uint32_t) (latency <= 0 ? 0 : latency > UINT32_MAX ? UINT32_MAX : latency);
     s_emit (self, s, &v);
     sl_buf_free (&reason);
+}
+
+static void
+s_emit_verdict (sl_judge_t *self, s_stream_t *s, const s_item_t *call, s_memo_t *memo)
+{
+    memo->out_index = call->index - s->removed;
+    s_emit_decision (self, s, memo, &memo->decision, memo->decided_us, SL_MODE_ENFORCE);
+}
+
+//  The would-be verdicts of a call whose own verdict went out: those
+//  decided now, the rest when they are.
+static void
+s_emit_would (sl_judge_t *self, s_stream_t *s, s_memo_t *memo)
+{
+    for (int w = 0; w < S_WOULD_MAX; w++) {
+        s_would_t *would = &memo->would [w];
+        if (would->state == WOULD_NONE || would->sent)
+            continue;
+        would->owed = true;
+        if (would->state != WOULD_DECIDED)
+            continue;
+        s_emit_decision (self, s, memo, &would->decision, would->decided_us, SL_MODE_SHADOW);
+        would->sent = true;
+    }
 }
 
 //  The request's own verdicts (START rv), right after the START: for the
@@ -524,6 +604,7 @@ s_cancel_asks (sl_judge_t *self, s_stream_t *s)
 static void
 terminate_stream (sl_judge_t *self, s_stream_t *s, const char *message)
 {
+    s_flush_would (self, s);
     sl_msg_t m;
     sl_msg_init (&m, SL_MSG_ERROR);
     m.code = SL_STR_LIT (S_TERMINATE_CODE);
@@ -547,10 +628,11 @@ terminate_stream (sl_judge_t *self, s_stream_t *s, const char *message)
 
 //  Release a decided call: its verdict, then what the decision says.
 static void
-release_call (sl_judge_t *self, s_stream_t *s, const s_item_t *call, const s_memo_t *memo)
+release_call (sl_judge_t *self, s_stream_t *s, const s_item_t *call, s_memo_t *memo)
 {
     const sl_decision_t *d = &memo->decision;
     s_emit_verdict (self, s, call, memo);
+    s_emit_would (self, s, memo);
     switch (d->action) {
         case SL_ACT_BLOCK:
             s->calls_replaced++;
@@ -758,6 +840,120 @@ s_decide_unknown (s_stream_t *s, s_memo_t *memo)
     memo->decided_us = memo->end_us;
 }
 
+//  The policy a would-be decision of source w is judged under.
+static sl_policy_t *
+s_would_policy (s_stream_t *s, int w)
+{
+    return w == S_WOULD_POLICY ? s->policy : s->shadow;
+}
+
+//  Conclude a would-be decision with its judge's outcome; its verdict goes
+//  out now when the call's own went out already.
+static void
+s_conclude_would (sl_judge_t *self, s_stream_t *s, s_memo_t *memo, int w, const sl_llm_result_t *result)
+{
+    s_would_t *would = &memo->would [w];
+    sl_call_t call = s_call_view (s, memo->end, memo->ordinal);
+    sl_policy_conclude (s_would_policy (s, w), &call, result, &would->decision);
+    would->state = WOULD_DECIDED;
+    would->decided_us = s_now (self);
+    if (would->owed && !would->sent && !s->ended && !s->terminated) {
+        s_emit_decision (self, s, memo, &would->decision, would->decided_us, SL_MODE_SHADOW);
+        would->sent = true;
+    }
+}
+
+//  Ask the LLM judge or decision service of a would-be decision, beside
+//  the call's own: nothing waits for it. (An ask in shadow asks nobody:
+//  the policy concluded it already.)
+static void
+s_ask_would (sl_judge_t *self, s_stream_t *s, s_memo_t *memo, int w)
+{
+    s_would_t *would = &memo->would [w];
+    sl_policy_t *policy = s_would_policy (s, w);
+    int rule = would->decision.llm_rule;
+    const sl_llm_spec_t *spec = sl_policy_llm_spec (policy, rule);
+    const char *why = "no LLM judge client in this process";
+    if (self->ask && spec) {
+        sl_call_t call = s_call_view (s, memo->end, memo->ordinal);
+        sl_buf_reset (&self->scratch);
+        if (spec->kind == SL_LLM_DECIDE)
+            sl_policy_decide_input (policy, rule, &call, &self->scratch);
+        else {
+            sl_buf_t prompt = { 0 };
+            sl_policy_llm_prompt (policy, rule, &call, &prompt);
+            sl_llm_request_body (spec, sl_buf_str (&prompt), &self->scratch);
+            sl_buf_free (&prompt);
+        }
+        sl_judge_ask_t ask = {
+            .ticket = sl_llm_tickets_next (self->tickets),
+            .kind = SL_JUDGE_ASK_LLM,
+            .rule = would->decision.rule,
+            .sid = s->sid,
+            .index = memo->index,
+            .spec = spec,
+            .body = sl_buf_str (&self->scratch),
+            .shadow = true
+        };
+        if (self->ask (self->llm_arg, &ask) == 0) {
+            would->state = WOULD_ASKING;
+            would->ticket = ask.ticket;
+            sl_llm_tickets_add (self->tickets, ask.ticket, s->sid, 0);
+            return;
+        }
+        why = "the request to the judge could not be started";
+    }
+    sl_llm_result_t failed = { 0 };
+    sl_llm_result_fail (&failed, SL_CHK_ERROR, why);
+    s_conclude_would (self, s, memo, w, &failed);
+    sl_llm_result_clear (&failed);
+}
+
+//  What the rules in shadow mode would decide for a call just judged: the
+//  stream's policy's shadow rules, and its shadow policy as a whole.
+static void
+s_judge_would (sl_judge_t *self, s_stream_t *s, s_memo_t *memo)
+{
+    for (int w = 0; w < S_WOULD_MAX; w++) {
+        sl_policy_t *policy = s_would_policy (s, w);
+        s_would_t *would = &memo->would [w];
+        if (!policy)
+            continue;
+        sl_call_t call = s_call_view (s, memo->end, memo->ordinal);
+        if (!sl_policy_decide_shadow (policy, &call, w == S_WOULD_SHADOW_POLICY, &would->decision)) {
+            sl_decision_clear (&would->decision);
+            continue;
+        }
+        if (would->decision.action != SL_ACT_NONE) {
+            would->state = WOULD_DECIDED;
+            would->decided_us = s_now (self);
+        }
+        else
+            s_ask_would (self, s, memo, w);
+    }
+}
+
+//  The response ends (its END, or a terminate): a would-be decision of a
+//  call whose verdict went out and whose judge has not answered yet is
+//  recorded as not answered (a shadow judge never holds a response), its
+//  ask stopped.
+static void
+s_flush_would (sl_judge_t *self, s_stream_t *s)
+{
+    for (size_t i = 0; i < s->memo_count; i++)
+        for (int w = 0; w < S_WOULD_MAX; w++) {
+            s_memo_t *m = &s->memo [i];
+            if (m->would [w].state != WOULD_ASKING || !m->would [w].owed)
+                continue;
+            s_forget_ticket (self, m->would [w].ticket, true);
+            sl_llm_result_t late = { 0 };
+            sl_llm_result_fail (&late, SL_CHK_TIMEOUT, "not answered before the response ended (a judge in "
+                                "shadow mode never holds a response)");
+            s_conclude_would (self, s, m, w, &late);
+            sl_llm_result_clear (&late);
+        }
+}
+
 //  A call is complete: decide it, or ask its judge, or find its decision
 //  from an earlier epoch (same index, same name and arguments).
 static void
@@ -772,11 +968,14 @@ judge_call (sl_judge_t *self, s_stream_t *s, s_item_t *item)
         if (m->hash == hash) {
             m->epoch = s->epoch;        //  a re-send: decided or asked already
             item->memo = i;
+            for (int w = 0; w < S_WOULD_MAX; w++)
+                m->would [w].owed = m->would [w].sent = false;     //  its verdicts go out again
             return;
         }
         //  The re-send has another call at this index (the upstream answered
         //  differently): the old decision does not apply to it.
         s_forget_ask (self, m, true);
+        s_forget_would (self, m, true);
         m->state = MEMO_DECIDED;
         m->index = S_MEMO_RETIRED;
     }
@@ -788,6 +987,7 @@ judge_call (sl_judge_t *self, s_stream_t *s, s_item_t *item)
     memo->hash = hash;
     memo->epoch = s->epoch;
     memo->end = sl_msg_dup (end);
+    memo->head = sl_msg_dup (item->parts [0]);
     memo->ordinal = item->ordinal;
     memo->end_us = s_now (self);
     if (s->unknown) {
@@ -802,6 +1002,7 @@ judge_call (sl_judge_t *self, s_stream_t *s, s_item_t *item)
     }
     else
         ask_llm_judge (self, s, memo);
+    s_judge_would (self, s, memo);
 }
 
 //  --------------------------------------------------------------------------
@@ -1019,6 +1220,8 @@ s_stream_resend (sl_judge_t *self, s_stream_t *old, const sl_msg_t *start)
     if (old) {
         s->policy = old->policy;
         old->policy = NULL;
+        s->shadow = old->shadow;
+        old->shadow = NULL;
         s->skew = old->skew;
         old->skew = NULL;
         s->unknown = old->unknown;
@@ -1052,6 +1255,13 @@ s_stream_resend (sl_judge_t *self, s_stream_t *old, const sl_msg_t *start)
                 self->skew++;
             }
         }
+        //  The file judged wholly in shadow beside it (a keys file's
+        //  shadow_policy): it decides nothing, so one this judge does not
+        //  have only leaves its would-be verdicts out.
+        sl_policy_t *shadow = start->shadow_policy_name.ptr && self->lookup
+                            ? self->lookup (self->lookup_arg, start->shadow_policy_name) : NULL;
+        if (shadow && !s->unknown)
+            s->shadow = sl_policy_ref (shadow);
     }
     return s;
 }
@@ -1086,13 +1296,14 @@ sl_judge_feed (sl_judge_t *self, const sl_msg_t *msg, sl_emit_fn *emit, void *ar
         sl_sidmap_put (self->streams, s->sid, s);
         //  Later stages and monitoring learn which policy the stream runs;
         //  what only the judge needs (the request's verdicts, its history,
-        //  its tools' digests) stops here.
+        //  its tools' digests, its shadow policy) stops here.
         sl_msg_t start = *msg;
         start.policy = sl_str (sl_policy_id (s->policy));
         start.req_verdicts = SL_STR_NULL;
         start.history = SL_STR_NULL;
         start.tool_digests = SL_STR_NULL;
         start.taint = SL_STR_NULL;
+        start.shadow_policy_name = SL_STR_NULL;
         s_forward (self, s, &start);
         s_emit_request_verdicts (self, s);
         return;
@@ -1130,9 +1341,17 @@ sl_judge_llm_done (sl_judge_t *self, uint64_t ticket, const sl_llm_result_t *res
         return;
     s_stream_t *s = sl_sidmap_get (self->streams, sid);
     s_memo_t *memo = NULL;
-    for (size_t i = 0; s && i < s->memo_count && !memo; i++)
-        if (s->memo [i].state == MEMO_ASKING && s->memo [i].ticket == ticket)
-            memo = &s->memo [i];
+    for (size_t i = 0; s && i < s->memo_count && !memo; i++) {
+        s_memo_t *m = &s->memo [i];
+        for (int w = 0; w < S_WOULD_MAX; w++)
+            if (m->would [w].state == WOULD_ASKING && m->would [w].ticket == ticket) {
+                s_conclude_would (self, s, m, w, result);
+                s_after (self, s);
+                return;
+            }
+        if (m->state == MEMO_ASKING && m->ticket == ticket)
+            memo = m;
+    }
     if (!memo)
         return;
     s_conclude (self, s, memo, result);

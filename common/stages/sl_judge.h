@@ -64,6 +64,18 @@
     calls (same index, name and arguments), including asks still in flight:
     an LLM judge is asked once per call, and a re-send cannot change a
     verdict the client may already have seen.
+
+    Shadow mode: rules in shadow mode of the stream's policy, and the
+    policy file its START names in spn (a keys file's shadow_policy,
+    judged whole, looked up like pn), decide nothing. Each call is judged
+    under them too (sl_policy_decide_shadow), and what they would have
+    decided goes out as a VERDICT with mode SHADOW, right after the call's
+    own verdict. Their LLM judges and decision services are asked beside
+    the call's own decision (ask.shadow): the call does not wait for them,
+    and their verdict goes out when they answer; one still unanswered when
+    the response ends goes out before the END as not answered (check
+    TIMEOUT), its ask cancelled. An ask in shadow asks nobody (check
+    WOULD_ASK). The client's messages are the same as without them.
 */
 #ifndef SL_JUDGE_H
 #define SL_JUDGE_H
@@ -99,6 +111,8 @@ typedef struct {
     sl_str_t body;                      //  LLM: HTTP request body, JSON
     const uint8_t *sid;                 //  the stream, SL_SID_SIZE bytes
     int32_t index;                      //  the call's block index
+    bool shadow;                        //  LLM: a rule in shadow mode asks; nothing waits for the
+                                        //  answer (an ask in shadow mode asks no person)
     //  PERSON: what to ask, about what, for whom
     const sl_ask_spec_t *person;        //  the rule's settings
     const char *digest;                 //  what a decision is bound to (sl_ask_digest)

@@ -121,6 +121,8 @@ s_write_verdict (sl_replay_t *self, const sl_msg_t *v)
     s_put_field (out, "rule", v->rule);
     s_put_field (out, "reason", v->reason);
     s_put_field (out, "judge_model", v->judge_model);
+    if (v->mode == SL_MODE_SHADOW)      //  a would-be verdict (a rule in shadow mode)
+        sl_buf_printf (out, ",\"mode\":\"%s\"", sl_mode_name (v->mode));
     sl_buf_puts (out, "}}");
     s_write_line (self);
 }

@@ -72,6 +72,7 @@ sl_meta_strip (const sl_msg_t *in, sl_msg_t *out, sl_buf_t *scratch)
             out->name = in->name;
             out->action = in->action;
             out->check = in->check;
+            out->mode = in->mode;
             out->rule = in->rule;
             out->judge_model = in->judge_model;
             out->probability = in->probability;

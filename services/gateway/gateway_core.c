@@ -680,6 +680,8 @@ s_job_identity (const s_stream_t *s, sl_msg_t *job, char *key_id)
         job->user = sl_str (who->user);
     if (who->policy)
         job->policy_name = sl_str (who->policy);
+    if (who->shadow_policy)
+        job->shadow_policy_name = sl_str (who->shadow_policy);
 }
 
 //  The trace the stream continues: the client's, or one begun here when

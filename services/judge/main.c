@@ -79,12 +79,25 @@ s_log_verdict (const sl_msg_t *v, const char *team)
     char user [SL_TEAMLABEL_TEXT];
     sl_label_safe (v->user.ptr, v->user.len, user, sizeof user);
     sl_log_info ("verdict", "sid=%.8s index=%d tool=%.*s action=%s check=%s rule=%.*s latency_us=%u"
-                 " judge=%.*s%s team=%s user=%s reason=%.*s", hex, v->index,
+                 " judge=%.*s%s team=%s user=%s mode=%s reason=%.*s", hex, v->index,
                  (int) v->name.len, v->name.ptr ? v->name.ptr : "",
                  sl_action_name (v->action), sl_check_name (v->check),
                  (int) v->rule.len, v->rule.ptr ? v->rule.ptr : "-", v->latency_us,
                  (int) v->judge_model.len, v->judge_model.ptr ? v->judge_model.ptr : "-", p, team,
-                 *user ? user : "-", (int) v->reason.len, v->reason.ptr ? v->reason.ptr : "");
+                 *user ? user : "-", sl_mode_name (v->mode), (int) v->reason.len,
+                 v->reason.ptr ? v->reason.ptr : "");
+}
+
+//  The series of a would-be verdict (a rule in shadow mode):
+//  sluice_verdicts_total with mode="shadow".
+static sl_counter_t *
+s_shadow_counter (s_app_t *app, int action, int check, const char *team)
+{
+    char labels [SL_TEAMLABEL_TEXT + 80];
+    snprintf (labels, sizeof labels, "action=\"%s\",check=\"%s\",mode=\"shadow\",team=\"%s\"",
+              sl_action_name (action), sl_check_name (check), team);
+    return sl_metrics_counter (sl_service_metrics (app->svc), "sluice_verdicts_total", labels,
+                               JUDGE_VERDICTS_HELP);
 }
 
 static void
@@ -95,10 +108,19 @@ s_emit (void *arg, const sl_msg_t *msg)
         //  (a request's verdicts were counted and logged by the gateway)
         char team [SL_TEAMLABEL_TEXT];
         sl_teamlabels_get (app->teams, msg->team.ptr, msg->team.len, team, sizeof team);
-        if (msg->action < SL_ACT_MAX && msg->check < SL_CHK_MAX)
-            sl_counter_inc (sl_service_verdict_counter (app->svc, "sluice_verdicts_total", JUDGE_VERDICTS_HELP,
-                                                        msg->action, msg->check, team));
-        sl_histo_observe (app->decision_latency, msg->latency_us / 1e6);
+        if (msg->mode == SL_MODE_SHADOW) {
+            //  A would-be verdict: its own series (mode="shadow"), so that
+            //  what was enforced is counted as before; its latency is not
+            //  the call's.
+            if (msg->action < SL_ACT_MAX && msg->check < SL_CHK_MAX)
+                sl_counter_inc (s_shadow_counter (app, msg->action, msg->check, team));
+        }
+        else {
+            if (msg->action < SL_ACT_MAX && msg->check < SL_CHK_MAX)
+                sl_counter_inc (sl_service_verdict_counter (app->svc, "sluice_verdicts_total",
+                                                            JUDGE_VERDICTS_HELP, msg->action, msg->check, team));
+            sl_histo_observe (app->decision_latency, msg->latency_us / 1e6);
+        }
         s_log_verdict (msg, team);
     }
     if (msg->type == SL_MSG_BLOCK && msg->kind == SL_B_KEEPALIVE)

@@ -234,6 +234,8 @@ s_print_json (s_app_t *app, const sl_msg_t *m, const char *hex)
         s_field_str (out, "judge_model", m->judge_model);
         s_field_str (out, "part", m->part);
         s_field_str (out, "approver", m->approver);
+        if (m->mode == SL_MODE_SHADOW)  //  a would-be verdict: nothing was done
+            sl_buf_printf (out, ",\"mode\":\"%s\"", sl_mode_name (m->mode));
     }
     if (m->type == SL_MSG_APPROVAL) {
         //  A call waiting for a person (its state in "code"), and its stream.
@@ -341,12 +343,12 @@ s_print_text (s_app_t *app, const sl_msg_t *m, const char *hex)
                                (int) m->name.len, m->name.ptr ? m->name.ptr : "", sl_action_name (m->action),
                                sl_check_name (m->check));
             else
-                sl_buf_printf (out, " #%d %.*s -> %s (%s", m->index, (int) m->name.len,
-                               m->name.ptr ? m->name.ptr : "", sl_action_name (m->action),
-                               sl_check_name (m->check));
+                sl_buf_printf (out, " #%d %.*s %s %s (%s", m->index, (int) m->name.len,
+                               m->name.ptr ? m->name.ptr : "", m->mode == SL_MODE_SHADOW ? "=> would" : "->",
+                               sl_action_name (m->action), sl_check_name (m->check));
             if (m->rule.ptr)
                 sl_buf_printf (out, ", rule %.*s", (int) m->rule.len, m->rule.ptr);
-            sl_buf_printf (out, ", %u us)", m->latency_us);
+            sl_buf_printf (out, ", %u us%s)", m->latency_us, m->mode == SL_MODE_SHADOW ? ", mode=shadow" : "");
             s_identity_text (out, m);
             if (m->reason.ptr && m->reason.len)
                 sl_buf_printf (out, " %.*s", (int) m->reason.len, m->reason.ptr);

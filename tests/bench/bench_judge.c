@@ -239,6 +239,28 @@ s_part1 (void)
         "     set: {/timeout: 60}}\n");
     s_bench_policy ("12 rules, schema check + rewrite", big);
     sl_policy_unref (&big);
+    //  The same twelve in shadow mode (the file's mode): nothing is
+    //  enforced, and every call is judged again under them, its would-be
+    //  verdict emitted: what a shadow rule adds to a call's release.
+    sl_policy_t *shadow = s_parse (
+        "mode: shadow\n"
+        "default: allow\n"
+        "rules:\n"
+        "  - {id: r1, tool: [deploy, 'k8s_*'], headers: [{name: x-team, equals: infra, not: true}], action: block}\n"
+        "  - {id: r2, model: 'claude-*', tool: computer, action: block}\n"
+        "  - {id: r3, tool: run_shell, args: [{pointer: /command, regex: 'rm[[:space:]]+-[a-z]*r'}], action: block}\n"
+        "  - {id: r4, tool: run_shell, args: [{pointer: /command, regex: '(curl|wget).*[|].*sh'}], action: block}\n"
+        "  - {id: r5, tool: write_file, args: [{pointer: /path, prefix: /etc/}], action: block}\n"
+        "  - {id: r6, tool: transfer, args: [{pointer: /amount, gt: 1000}], action: block}\n"
+        "  - {id: r7, args_invalid: true, action: block}\n"
+        "  - {id: r8, args_repaired: true, tool: run_shell, action: block}\n"
+        "  - {id: r9, max_calls: 16, action: drop}\n"
+        "  - {id: r10, schema_violation: true, action: block}\n"
+        "  - {id: r11, tool: telemetry, action: drop}\n"
+        "  - {id: r12, tool: run_shell, args: [{pointer: /timeout, exists: false}], action: rewrite,\n"
+        "     set: {/timeout: 60}}\n");
+    s_bench_policy ("the 12 rules in shadow mode", shadow);
+    sl_policy_unref (&shadow);
 }
 
 //  --------------------------------------------------------------------------

@@ -15,6 +15,7 @@
 #include "services/audit/store/sl_inventory.h"
 #include "services/audit/store/sl_query.h"
 #include "services/audit/console/sl_console_keys.h"
+#include "services/audit/sl_when.h"
 #include "services/audit/console/sl_tryit.h"
 
 #define S_DAY_MS (24 * 3600 * 1000LL)
@@ -403,6 +404,24 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         int64_t to = s_arg_i64 (req, "to", now + 1);
         int64_t from = s_arg_i64 (req, "from", to - S_DAY_MS);
         if (sl_query_stats (self->store, from, to, s_arg_i64 (req, "bucket", 0), &resp->body))
+            s_store_error (self, resp);
+        else
+            s_json (resp, 200);
+        return;
+    }
+    if (strcmp (path, "/api/shadow") == 0) {
+        //  since: a time as sluice-audit export takes it (7d, an ISO date,
+        //  Unix seconds), or Unix ms as from; the last day by default.
+        int64_t now = s_now (self);
+        int64_t to = s_arg_i64 (req, "to", now + 1);
+        int64_t from = s_arg_i64 (req, "from", to - S_DAY_MS);
+        const char *since = s_arg (req, "since");
+        if (since && sl_when_parse (since, now, &from)) {
+            s_error (resp, 400, "since is a time: 30m, 24h, 7d, an ISO 8601 UTC time or Unix seconds");
+            return;
+        }
+        if (sl_query_shadow (self->store, s_arg (req, "rule"), from, to, s_arg_i64 (req, "bucket", 0),
+                             (int) s_arg_i64 (req, "limit", 0), &resp->body))
             s_store_error (self, resp);
         else
             s_json (resp, 200);

@@ -13,6 +13,9 @@
                                     day and team, user (team+user), model or all (sl_query_usage)
         GET  /api/streams/<sid>     one stream, whole
         GET  /api/stats?from&to&bucket   the charts' numbers
+        GET  /api/shadow?rule&since&from&to&bucket&limit   what rules in shadow mode
+                                    would have done, per rule: counts, over time, the
+                                    calls, the streams (sl_query_shadow; since: sl_when.h)
         GET  /api/policies          what each judge runs, and its reload failures
         GET  /api/tools             the tool definitions seen, per team (sl_inventory.h):
                                     team=, name=, server=, changed=1, limit=

@@ -175,7 +175,7 @@ s_post_stream (audit_webhook_t *self, const sl_record_t *record)
     if (list && *list && strcmp (list, "all") != 0) {
         s_actions_t a = { self, false };
         sl_val_t p [] = { sl_val_text (hex) };
-        if (sl_store_query (self->store, "SELECT action FROM verdicts WHERE sid = $1", p, 1, s_action_row, &a) == 0
+        if (sl_store_query (self->store, "SELECT action FROM verdicts WHERE sid = $1 AND side <> 'shadow'", p, 1, s_action_row, &a) == 0
         &&  !a.wanted)
             return;
     }

@@ -16,6 +16,7 @@
 #include "services/audit/recorder/sl_chain.h"
 #include "services/audit/store/sl_inventory.h"
 
+#define S_SIDE_SHADOW "shadow"          //  the side of a would-be verdict (verdicts.side)
 #define S_ROW_OVERHEAD 96               //  bytes a row costs beyond its text, about
 #define S_TEXTS 12                      //  texts one statement may hold
 #define S_DATA_MAX 32                   //  values of one chain entry's data
@@ -363,8 +364,12 @@ s_on_verdict (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta, co
         s_opt_str (msg->judge_model), isnan (msg->probability) ? sl_val_null () : sl_val_real (msg->probability),
         sl_val_int (latency), sl_val_int (sl_record_latency_bucket (latency)),
         sl_val_str (args), sl_val_int ((int64_t) msg->text.len), sl_val_int (cut ? 1 : 0), sl_val_int (meta->at),
-        //  A verdict on the request names the part it judged (PROTOCOL.md, "verdict").
-        sl_val_text (msg->part.ptr ? "request" : "response"), s_opt_str (msg->part),
+        //  A verdict on the request names the part it judged (PROTOCOL.md,
+        //  "verdict"); a would-be verdict (a rule in shadow mode) is on a
+        //  side of its own, so that nothing that counts what was decided
+        //  counts it, and the chain covers it as any verdict.
+        sl_val_text (msg->mode == SL_MODE_SHADOW ? S_SIDE_SHADOW : msg->part.ptr ? "request" : "response"),
+        s_opt_str (msg->part),
         s_opt_str (s_text (self, 2, msg->team, NULL)), s_opt_str (s_text (self, 3, msg->user, NULL))
     };
     int64_t written = 0;
@@ -380,8 +385,8 @@ s_on_verdict (sl_archive_t *self, sl_val_t sid, const sl_record_meta_t *meta, co
                             p [11], p [12], p [13], p [14], p [15], p [16], p [18], p [19], p [20] };
         s_chain_row (self, SL_CHAIN_VERDICTS, row, 21);
     }
-    if (msg->part.ptr)
-        return 0;                       //  not a call: the stream's call counts stay
+    if (msg->part.ptr || msg->mode == SL_MODE_SHADOW)
+        return 0;                       //  not a call decided: the stream's call counts stay
     sl_val_t q [] = { sid, sl_val_int (msg->action != SL_ACT_ALLOW ? 1 : 0),
                       sl_val_int (S_ROW_OVERHEAD + (int64_t) (args.len + reason.len)) };
     return s_exec (self, "UPDATE streams SET calls = calls + 1, blocked = blocked + $2, bytes = bytes + $3 "

@@ -182,7 +182,7 @@ sl_query_streams (sl_store_t *store, const sl_query_filter_t *f, sl_buf_t *out)
             s_param (&st, sl_val_text (equal [i].value));
         }
     if (s_set (f->tool) || s_set (f->rule) || s_set (f->action) || s_set (f->check)) {
-        sl_buf_puts (&st.sql, " AND EXISTS (SELECT 1 FROM verdicts v WHERE v.sid = s.sid");
+        sl_buf_puts (&st.sql, " AND EXISTS (SELECT 1 FROM verdicts v WHERE v.sid = s.sid AND v.side <> 'shadow'");
         if (s_set (f->tool)) {
             sl_buf_puts (&st.sql, " AND v.tool = ");
             s_param (&st, sl_val_text (f->tool));
@@ -480,6 +480,96 @@ s_latency_row (void *arg, const sl_row_t *row)
     return 0;
 }
 
+//  --------------------------------------------------------------------------
+//  Shadow mode
+
+static const s_col_t s_shadow_total_cols [] = {
+    { "rule", C_TEXT }, { "would_block", C_INT }, { "would_allow", C_INT }, { "would_ask", C_INT },
+    { "total", C_INT }
+};
+
+static const s_col_t s_shadow_call_cols [] = {
+    { "sid", C_TEXT }, { "seq", C_INT }, { "index", C_INT }, { "call_id", C_TEXT }, { "tool", C_TEXT },
+    { "action", C_TEXT }, { "check", C_TEXT }, { "rule", C_TEXT }, { "reason", C_TEXT },
+    { "judge_model", C_TEXT }, { "probability", C_REAL }, { "at", C_INT }, { "team", C_TEXT }, { "user", C_TEXT }
+};
+
+static const s_col_t s_shadow_stream_cols [] = {
+    { "sid", C_TEXT }, { "calls", C_INT }, { "first_at", C_INT }
+};
+
+#define S_SHADOW_MAX_LIMIT 1000         //  calls and streams one answer lists at most
+#define S_SHADOW_DEFAULT_LIMIT 100
+
+int
+sl_query_shadow (sl_store_t *store, const char *rule, int64_t from, int64_t to, int64_t bucket_ms,
+                 int limit, sl_buf_t *out)
+{
+    if (to <= from)
+        to = from + 1;
+    if (bucket_ms <= 0)
+        bucket_ms = 60000;
+    while ((to - from) / bucket_ms > S_MAX_BUCKETS)
+        bucket_ms *= 2;
+    if (limit <= 0)
+        limit = S_SHADOW_DEFAULT_LIMIT;
+    if (limit > S_SHADOW_MAX_LIMIT)
+        limit = S_SHADOW_MAX_LIMIT;
+    bool one = rule && *rule;
+    //  $3: the rule, compared as the console names it ("(default)" for
+    //  none); $4 the bucket, in the one query that has buckets (every
+    //  parameter a statement is given, it uses: PostgreSQL types them).
+    sl_val_t p [] = { sl_val_int (from), sl_val_int (to), sl_val_text (one ? rule : ""), sl_val_int (bucket_ms) };
+    const char *where = one ? "side = 'shadow' AND at >= $1 AND at < $2 AND COALESCE(rule, '(default)') = $3"
+                            : "side = 'shadow' AND at >= $1 AND at < $2 AND $3 = ''";
+    size_t mark = out->len;
+    sl_buf_t sql = { 0 };
+    sl_buf_printf (out, "{\"from\":%lld,\"to\":%lld,\"bucket_ms\":%lld,\"rule\":", (long long) from,
+                   (long long) to, (long long) bucket_ms);
+    if (one)
+        sl_json_put_sl (out, sl_str (rule));
+    else
+        sl_buf_puts (out, "null");
+    sl_buf_puts (out, ",\"rules\":[");
+    sl_buf_printf (&sql, "SELECT COALESCE(rule, '(default)'), "
+                         "SUM(CASE WHEN action IN ('block', 'drop', 'terminate') THEN 1 ELSE 0 END), "
+                         "SUM(CASE WHEN action = 'allow' THEN 1 ELSE 0 END), "
+                         "SUM(CASE WHEN checked = 'would_ask' THEN 1 ELSE 0 END), COUNT(*) "
+                         "FROM verdicts WHERE %s GROUP BY 1 ORDER BY 2 DESC, 1", where);
+    s_list_t totals = { out, s_shadow_total_cols, 5, 0, 0, false };
+    if (sl_store_query (store, sl_buf_cstr (&sql), p, 3, s_list_row, &totals))
+        goto failed;
+    sl_buf_puts (out, "],\"over_time\":[");
+    sl_buf_reset (&sql);
+    sl_buf_printf (&sql, "SELECT (at / $4) * $4, COALESCE(rule, '(default)'), action, COUNT(*) FROM verdicts "
+                         "WHERE %s GROUP BY 1, 2, 3 ORDER BY 1, 2, 3", where);
+    s_tuples_t buckets = { out, 0, { 0, 1, 1, 0 }, 4 };
+    if (sl_store_query (store, sl_buf_cstr (&sql), p, 4, s_tuple_row, &buckets))
+        goto failed;
+    sl_buf_puts (out, "],\"calls\":[");
+    sl_buf_reset (&sql);
+    sl_buf_printf (&sql, "SELECT sid, seq, idx, call_id, tool, action, checked, rule, reason, judge_model, "
+                         "probability, at, team, user_name FROM verdicts WHERE %s ORDER BY at DESC, sid, seq "
+                         "LIMIT %d", where, limit + 1);
+    s_list_t calls = { out, s_shadow_call_cols, 14, 0, limit, false };
+    if (sl_store_query (store, sl_buf_cstr (&sql), p, 3, s_list_row, &calls))
+        goto failed;
+    sl_buf_printf (out, "],\"more\":%s,\"streams\":[", calls.more ? "true" : "false");
+    sl_buf_reset (&sql);
+    sl_buf_printf (&sql, "SELECT sid, COUNT(*), MIN(at) FROM verdicts WHERE %s GROUP BY sid ORDER BY 3 DESC, 1 "
+                         "LIMIT %d", where, limit);
+    s_list_t streams = { out, s_shadow_stream_cols, 3, 0, limit, false };
+    if (sl_store_query (store, sl_buf_cstr (&sql), p, 3, s_list_row, &streams))
+        goto failed;
+    sl_buf_puts (out, "]}");
+    sl_buf_free (&sql);
+    return 0;
+failed:
+    sl_buf_free (&sql);
+    out->len = mark;
+    return -1;
+}
+
 int
 sl_query_stats (sl_store_t *store, int64_t from, int64_t to, int64_t bucket_ms, sl_buf_t *out)
 {
@@ -495,7 +585,8 @@ sl_query_stats (sl_store_t *store, int64_t from, int64_t to, int64_t bucket_ms, 
                    (long long) to, (long long) bucket_ms);
     s_tuples_t verdicts = { out, 0, { 0, 1, 1, 0 }, 4 };
     if (sl_store_query (store, "SELECT (at / $3) * $3, COALESCE(rule, '(default)'), action, COUNT(*) "
-                               "FROM verdicts WHERE at >= $1 AND at < $2 GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+                               "FROM verdicts WHERE at >= $1 AND at < $2 AND side <> 'shadow' "
+                               "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
                         p, 3, s_tuple_row, &verdicts))
         goto failed;
     sl_buf_puts (out, "],\"streams\":[");
@@ -516,7 +607,7 @@ sl_query_stats (sl_store_t *store, int64_t from, int64_t to, int64_t bucket_ms, 
     s_latency_t *latency = sl_xcalloc (1, sizeof *latency);
     latency->out = out;
     int rc = sl_store_query (store, "SELECT (at / $3) * $3, latency_bucket, COUNT(*) FROM verdicts "
-                                    "WHERE at >= $1 AND at < $2 AND latency_bucket IS NOT NULL "
+                                    "WHERE at >= $1 AND at < $2 AND latency_bucket IS NOT NULL AND side <> 'shadow' "
                                     "GROUP BY 1, 2 ORDER BY 1, 2", p, 3, s_latency_row, latency);
     s_latency_close (latency);
     free (latency);

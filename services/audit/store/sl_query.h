@@ -62,6 +62,20 @@ int sl_query_stats (sl_store_t *store, int64_t from, int64_t to, int64_t bucket_
 //  then key; a stream without a team (no keys) has team "". 1 for an
 //  unknown group (out untouched).
 int sl_query_usage (sl_store_t *store, int64_t from, int64_t to, const char *group, sl_buf_t *out);
+//  What rules in shadow mode would have done (verdicts on side "shadow")
+//  over [from, to), for one rule (NULL or "": every rule; "(default)":
+//  a shadow policy's default), in buckets of bucket_ms:
+//  {"from","to","bucket_ms","rule",
+//   "rules":[{"rule","would_block","would_allow","would_ask","total"},...],
+//   "over_time":[[t,rule,action,n],...],
+//   "calls":[{sid,seq,index,call_id,tool,action,check,rule,reason,
+//             judge_model,probability,at,team,user},...] (newest first, at
+//             most limit, "more" when there were others),
+//   "streams":[{"sid","calls","first_at"},...] (at most limit)}.
+//  would_block counts what would have stopped the call: block, drop,
+//  terminate (a rewrite is counted in total only).
+int sl_query_shadow (sl_store_t *store, const char *rule, int64_t from, int64_t to, int64_t bucket_ms,
+                     int limit, sl_buf_t *out);
 //  {"policies":[{judge,policy,name,source,loaded_at,first_seen,last_seen,failures,last_error},...]}
 int sl_query_policies (sl_store_t *store, sl_buf_t *out);
 //  {"gaps":[...],"lost":total}, newest first (at most limit).

@@ -383,10 +383,12 @@ async function viewStream(sid) {
   const list = el('div', { class: 'timeline panel' });
   for (const it of items) {
     if (it.type === 'verdict') {
-      list.append(el('div', { class: 'item' }, el('div', { class: 'k', text: 'verdict #' + it.index }),
+      const shadow = it.side === 'shadow';
+      list.append(el('div', { class: 'item', 'data-side': it.side }, el('div', { class: 'k', text: (shadow ? 'would-be verdict #' : 'verdict #') + it.index }),
         el('div', { class: 'verdict ' + it.action, 'data-tool': it.tool || '', 'data-action': it.action },
           el('div', { class: 'row' }, el('strong', { class: 'mono', text: it.tool || '?' }), badge(it.action),
             el('span', { class: 'tag', text: it.rule ? 'rule ' + it.rule : 'no rule' }), el('span', { class: 'tag', text: 'check ' + it.check }),
+            shadow ? el('span', { class: 'tag', text: 'shadow mode: nothing was done' }) : null,
             el('span', { class: 'muted small', text: micros(it.latency_us) })),
           el('div', { class: 'reason', text: it.reason || '' }),
           it.judge_model ? el('div', { class: 'muted small', text: 'LLM judge ' + it.judge_model + (it.probability !== null ? ', p = ' + it.probability : '') }) : null,
@@ -539,6 +541,46 @@ async function viewCharts(params) {
   grid.append(latencyLines(st.latency, st.from, st.to));
   $main.append(grid);
   if (!st.verdicts.length && !st.streams.length) $main.append(el('p', { class: 'empty', text: 'Nothing recorded in this range yet.' }));
+}
+
+// --------------------------------------------------------------------------
+// Shadow: what rules in shadow mode would have done, per rule: would-be
+// verdicts over time, the calls and their streams (GET /api/shadow)
+
+async function viewShadow(params) {
+  clear();
+  const range = Number(params.get('range') || 24 * 3600e3);
+  const rule = params.get('rule') || '';
+  const go = (r, g) => { location.hash = '#/shadow?range=' + g + (r ? '&rule=' + encodeURIComponent(r) : ''); };
+  const select = el('select', { onchange: () => go(rule, select.value) },
+    [['Last hour', 3600e3], ['Last 24 hours', 24 * 3600e3], ['Last 7 days', 7 * 24 * 3600e3], ['Last 30 days', 30 * 24 * 3600e3]]
+      .map(([t, v]) => el('option', { value: v, text: t, selected: v === range })));
+  $main.append(el('div', { class: 'row' }, el('h1', { text: 'Shadow' }), select),
+    el('p', { class: 'muted', text: 'Rules in shadow mode (mode: shadow, or a keys file\'s shadow_policy) decide nothing: each call went as its own verdict says. Here is what they would have done.' }));
+  const to = Date.now(), from = to - range;
+  let data;
+  try { data = await api('/api/shadow?from=' + from + '&to=' + to + '&bucket=' + Math.round(range / 48) + (rule ? '&rule=' + encodeURIComponent(rule) : '')); } catch (e) { $main.append(el('p', { class: 'error', text: e.message })); return; }
+  if (!data.rules.length) { $main.append(el('p', { class: 'empty', text: 'No rule in shadow mode judged a call in this range.' })); return; }
+  $main.append(el('div', { class: 'panel' }, el('table', {},
+    el('thead', {}, el('tr', {}, ['Rule', 'Would have blocked', 'Would have allowed', 'Would have asked', 'All'].map((h) => el('th', { text: h })))),
+    el('tbody', {}, data.rules.map((r) => el('tr', { class: r.rule === rule ? 'picked' : '' },
+      el('td', {}, el('a', { href: '#/shadow?range=' + range + '&rule=' + encodeURIComponent(r.rule), class: 'mono', text: r.rule })),
+      el('td', { text: count(r.would_block) }), el('td', { text: count(r.would_allow) }), el('td', { text: count(r.would_ask) }),
+      el('td', { text: count(r.total) })))))),
+    rule ? el('p', {}, el('a', { href: '#/shadow?range=' + range, text: '← every rule' })) : null);
+  const keys = [...new Set(data.over_time.map((v) => v[1] + ' · ' + v[2]))];
+  const colorOf = (k) => { const i = keys.indexOf(k); return i < palette.length ? palette[i] : actionColor[k.split(' · ')[1]] || '#888'; };
+  $main.append(stackedBars(data.over_time.map((v) => ({ t: v[0], key: v[1] + ' · ' + v[2], n: v[3] })), data.from, data.to, data.bucket_ms, keys, colorOf,
+                           'Would-be verdicts per rule and action'));
+  $main.append(el('h2', { text: 'Calls' + (data.more ? ' (the newest ' + data.calls.length + ')' : '') }),
+    el('div', { class: 'panel' }, el('table', {},
+      el('thead', {}, el('tr', {}, ['When', 'Stream', 'Tool', 'Would have', 'Check', 'Rule', 'Who', 'Why'].map((h) => el('th', { text: h })))),
+      el('tbody', {}, data.calls.map((c) => el('tr', {}, el('td', { text: time(c.at, true) }),
+        el('td', {}, el('a', { href: '#/stream/' + c.sid, class: 'mono', text: shortSid(c.sid) })), el('td', { class: 'mono', text: c.tool || '' }),
+        el('td', {}, badge(c.action)), el('td', { text: c.check }), el('td', { class: 'mono', text: c.rule || '(default)' }),
+        el('td', { text: who(c.team, c.user) }), el('td', { class: 'small', text: c.reason || '' })))))));
+  $main.append(el('h2', { text: 'Streams' }),
+    el('p', {}, data.streams.map((s) => el('a', { href: '#/stream/' + s.sid, class: 'tag mono', text: shortSid(s.sid) + ' (' + s.calls + ')' }))));
 }
 
 // --------------------------------------------------------------------------
@@ -984,6 +1026,7 @@ function route() {
   else if (view === 'charts') viewCharts(params);
   else if (view === 'usage') viewUsage(params);
   else if (view === 'policy') viewPolicy(params);
+  else if (view === 'shadow') viewShadow(params);
   else if (view === 'tools') viewTools(params);
   else if (view === 'providers') viewProviders(params);
   else if (view === 'try') viewTry(params);

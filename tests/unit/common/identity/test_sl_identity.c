@@ -176,3 +176,45 @@ Test (sl_identity, without_keys_nobody_is_checked)
     cr_expect (sl_identity_allows_model (&who, "gpt-4o"));
     cr_expect_eq (who.subject_count, 0);
 }
+
+Test (sl_identity, a_shadow_policy_comes_from_the_key_or_its_team)
+{
+    s_file ("next.yaml", "mode: shadow\nrules: []\n");
+    s_file ("alice-next.yaml", "rules: []\n");
+    char text [1024];
+    snprintf (text, sizeof text,
+              "teams:\n"
+              "  - {name: payments, policy: payments.yaml, shadow_policy: next.yaml}\n"
+              "keys:\n"
+              "  - {id: alice, sha256: %s, team: payments, shadow_policy: alice-next.yaml}\n"
+              "  - {id: bob, sha256: %s, team: payments}\n"
+              "  - {id: carol, sha256: %s}\n", s_hex ("sk-alice"), s_hex ("sk-bob"), s_hex ("sk-carol"));
+    char name [128], *error = NULL;
+    snprintf (name, sizeof name, "%s/keys.yaml", s_dir);
+    sl_keyring_t *ring = sl_keyring_parse (text, strlen (text), name, &error);
+    cr_assert_not_null (ring, "%s", error);
+    sl_identity_t who;
+    cr_assert_eq (sl_identity_resolve (ring, NULL, "sk-alice", NOW, &who), SL_WHO_OK);
+    cr_expect (who.shadow_policy && strstr (who.shadow_policy, "/alice-next.yaml"), "the key's own");
+    cr_expect (strstr (who.policy, "/payments.yaml") != NULL, "its policy is its team's still");
+    cr_assert_eq (sl_identity_resolve (ring, NULL, "sk-bob", NOW, &who), SL_WHO_OK);
+    cr_expect (who.shadow_policy && strstr (who.shadow_policy, "/next.yaml"), "the team's");
+    cr_assert_eq (sl_identity_resolve (ring, NULL, "sk-carol", NOW, &who), SL_WHO_OK);
+    cr_expect_null (who.shadow_policy, "none");
+    //  Every file the processes must load, the shadow ones among them.
+    const char *files [8];
+    size_t n = sl_keyring_policies (ring, files, 8);
+    cr_expect_eq (n, 3);
+    int shadow = 0;
+    for (size_t i = 0; i < n; i++)
+        shadow += strstr (files [i], "next.yaml") != NULL;
+    cr_expect_eq (shadow, 2);
+    sl_keyring_unref (&ring);
+
+    //  A shadow_policy that does not exist is refused like a policy.
+    snprintf (text, sizeof text, "teams:\n  - {name: payments, shadow_policy: missing.yaml}\n");
+    ring = sl_keyring_parse (text, strlen (text), name, &error);
+    cr_expect_null (ring);
+    cr_expect (error && strstr (error, "missing.yaml"), "%s", error ? error : "(parsed)");
+    free (error);
+}

@@ -260,9 +260,60 @@ check_records_join_the_chain (s_env_t *env)
     sl_store_close (&store);
 }
 
+//  A would-be verdict (a rule in shadow mode): kept on side shadow, in the
+//  chain, counted in no stream's calls or blocks, answered per rule.
+static void
+check_shadow (s_env_t *env)
+{
+    sl_store_t *store = s_fresh (env);
+    sl_archive_t *archive = sl_archive_new (store, 0);
+    cr_assert_eq (sl_store_begin (store), 0);
+    cr_expect_eq (records_stream (archive, s_sid_a, 1000000, "mock-tools", "k1"), 9);
+    sl_record_meta_t meta = records_meta (1000006, 0);
+    sl_msg_t w = records_msg (SL_MSG_VERDICT, s_sid_a, 6);
+    w.index = 1;
+    w.id = SL_STR_LIT ("call_weather_1");
+    w.name = SL_STR_LIT ("get_weather");
+    w.action = SL_ACT_BLOCK;
+    w.check = SL_CHK_RAN;
+    w.rule = SL_STR_LIT ("no-weather");
+    w.reason = SL_STR_LIT ("rule no-weather matched");
+    w.mode = SL_MODE_SHADOW;
+    w.team = SL_STR_LIT ("payments");
+    w.text = SL_STR_LIT ("{\"city\":\"Paris\"}");
+    cr_expect_eq (sl_archive_apply (archive, &meta, &w), 1);
+    cr_assert_eq (sl_archive_commit (archive), 0, "%s", sl_store_error (store));
+    cr_expect_eq (records_count (store, "SELECT COUNT(*) FROM verdicts WHERE side = 'shadow' AND rule = 'no-weather' "
+                                        "AND action = 'block'"), 1);
+    cr_expect_eq (records_count (store, "SELECT calls FROM streams"), 2, "a would-be verdict is no call");
+    cr_expect_eq (records_count (store, "SELECT blocked FROM streams"), 1, "and blocks nothing");
+    cr_expect_eq (records_count (store, "SELECT COUNT(*) FROM chain"), 10, "in the chain");
+
+    sl_buf_t out = { 0 };
+    cr_assert_eq (sl_query_shadow (store, NULL, 0, 2000000, 0, 0, &out), 0, "%s", sl_store_error (store));
+    const char *json = sl_buf_cstr (&out);
+    records_expect_in (json, "\"rules\":[{\"rule\":\"no-weather\",\"would_block\":1,\"would_allow\":0,"
+                             "\"would_ask\":0,\"total\":1}]");
+    records_expect_in (json, "\"tool\":\"get_weather\"");
+    records_expect_in (json, "\"team\":\"payments\"");
+    records_expect_in (json, "\"streams\":[{\"sid\":\"a1");
+    records_expect_in (json, "\"over_time\":[[");
+    sl_buf_reset (&out);
+    cr_assert_eq (sl_query_shadow (store, "no-rm-rf", 0, 2000000, 0, 0, &out), 0);
+    records_expect_in (sl_buf_cstr (&out), "\"rules\":[],\"over_time\":[],\"calls\":[]");
+    sl_buf_reset (&out);
+    //  The charts count what was decided only.
+    cr_assert_eq (sl_query_stats (store, 0, 2000000, 0, &out), 0);
+    cr_expect_null (strstr (sl_buf_cstr (&out), "no-weather"), "%s", sl_buf_cstr (&out));
+    sl_buf_free (&out);
+    sl_archive_destroy (&archive);
+    sl_store_close (&store);
+}
+
 static void
 s_suite (s_env_t *env)
 {
+    check_shadow (env);
     check_written_once (env);
     check_text (env);
     check_cost_and_identity (env);
