@@ -573,7 +573,7 @@ bench: deps
 	@echo "== the audit's spool on the emitter: off, held, taken by sluice-audit"
 	@tests/bench/audit-stack.sh $(BUILD)/bin
 	@echo "== MCP tools/call: directly and through sluice's /mcp/<server> (tests/mcp, make mcp-deps)"
-	@tests/bench/mcp-stack.sh $(BUILD)/bin
+	@tests/bench/mcp-stack.sh $(BUILD)/bin --out $(BUILD)/bench.json
 
 memcheck: $(BUILD)/tests/unit-plain
 	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
