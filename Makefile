@@ -608,13 +608,15 @@ fuzz-smoke: $(FUZZ_BINS)
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS)
-	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+	@rm -f $(BUILD)/bench-audit.json
+	@for b in $(BENCH_BINS); do echo "== $$b"; BENCH_AUDIT_JSON=$(BUILD)/bench-audit.json $$b || exit 1; done
 	@echo "== sluice-bench: the stacks against nginx and the bare mock (build/bench.json)"
 	@tests/bench/run-stack.sh $(BUILD)/bin --out $(BUILD)/bench.json
+	@python3 tests/bench/json-merge.py $(BUILD)/bench.json $(BUILD)/bench-audit.json
 	@echo "== the audit's spool on the emitter: off, held, taken by sluice-audit"
 	@tests/bench/audit-stack.sh $(BUILD)/bin
 	@echo "== MCP tools/call: directly and through sluice's /mcp/<server> (tests/mcp, make mcp-deps)"
-	@tests/bench/mcp-stack.sh $(BUILD)/bin
+	@tests/bench/mcp-stack.sh $(BUILD)/bin --out $(BUILD)/bench.json
 
 memcheck: $(BUILD)/tests/unit-plain
 	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \

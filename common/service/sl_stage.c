@@ -8,6 +8,7 @@
 #include "common/bus/sl_intake.h"
 #include "common/base/sl_log.h"
 #include "common/bus/sl_router.h"
+#include "common/otel/sl_trace.h"
 
 #define SL_STAGE_MAX_DRAIN 256          //  ZeroMQ messages per wake-up (fairness)
 #define SL_STAGE_SLICE_MS 20            //  longest drain before the reactor gets a turn
@@ -385,6 +386,22 @@ s_take (sl_stage_t *self, const sl_msg_t *msg, sl_str_t peer, s_sender_t *sender
     }
 }
 
+//  At debug level, when a stream's first and last messages reach this
+//  stage (Unix µs, comparable between the processes of one host): with
+//  the gateway's leg_timeline, where a stream's time goes, hop by hop.
+static void
+s_stamp (sl_stage_t *self, const sl_msg_t *msg)
+{
+    if (msg->type != SL_MSG_REQ && msg->type != SL_MSG_START && msg->type != SL_MSG_END)
+        return;
+    char hex [SL_SID_HEX_SIZE];
+    sl_sid_hex (msg->sid, hex);
+    sl_log_debug ("stream_stamp", "sid=%.8s type=%s role=%s mcp=%.*s unix_us=%lld", hex,
+                  sl_msg_type_name (msg->type), sl_service_role (self->service),
+                  msg->mcp.len ? (int) msg->mcp.len : 1, msg->mcp.len ? msg->mcp.ptr : "-",
+                  (long long) sl_trace_now_us ());
+}
+
 //  Take the protocol messages of one ZeroMQ message from *offset on,
 //  until its end (true) or the end of the slice begun at started (false).
 static bool
@@ -399,6 +416,8 @@ s_take_all (sl_stage_t *self, sl_str_t peer, sl_str_t data, size_t *offset, int6
             s_heartbeat (self, sender, (msg.flags & SL_F_HELLO) ? &msg : NULL);
         else {
             sl_counter_inc (self->in_stream_messages);
+            if (sl_log_enabled (SL_LOG_DEBUG))
+                s_stamp (self, &msg);
             s_take (self, &msg, peer, sender);
         }
         //  Heavy work on each message must not starve the heartbeats

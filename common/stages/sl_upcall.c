@@ -288,6 +288,8 @@ s_untouched (sl_upcall_call_t *c)
     return c->seq <= 1;
 }
 
+static void s_wipe (sl_buf_t *buf);
+
 //  The request body is kept for a retry, and a retry is only possible
 //  while the client has seen nothing. An agent's request carries its whole
 //  conversation (hundreds of KiB): once the response is under way and the
@@ -309,6 +311,19 @@ s_release_body (sl_upcall_call_t *c)
         c->cands [i].own_body = false;
     }
     c->bodies_released = true;
+    //  Nor can a new attempt need what one is made of: the URL, the
+    //  headers, the credential lines and the client's own headers (curl
+    //  keeps its copies of those it sends). Let go, the keys wiped, rather
+    //  than hold them for the stream's life.
+    sl_buf_free (&c->url);
+    s_wipe (&c->headers);
+    c->header_count = 0;
+    s_wipe (&c->auth_lines);
+    c->auth_count = 0;
+    s_wipe (&c->client_auth);
+    sl_buf_free (&c->passthrough);
+    sl_buf_free (&c->trace_headers);
+    c->trace_count = 0;
 }
 
 static void
@@ -1751,4 +1766,16 @@ size_t
 sl_upcall_body_bytes (sl_upcall_t *self)
 {
     return self->body_bytes;
+}
+
+size_t
+sl_upcall_attempt_bytes (sl_upcall_t *self)
+{
+    size_t bytes = 0, cursor = 0;
+    const uint8_t *sid;
+    sl_upcall_call_t *c;
+    while ((c = sl_sidmap_next (self->calls, &cursor, &sid)))
+        bytes += c->url.cap + c->headers.cap + c->auth_lines.cap + c->client_auth.cap
+               + c->passthrough.cap + c->trace_headers.cap;
+    return bytes;
 }

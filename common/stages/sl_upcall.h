@@ -249,5 +249,9 @@ sl_failover_t *sl_upcall_failover (sl_upcall_t *self);
 //  Bytes held in delta logs, and in request bodies kept for a retry.
 size_t sl_upcall_log_bytes (sl_upcall_t *self);
 size_t sl_upcall_body_bytes (sl_upcall_t *self);
+//  Bytes of what a new attempt is made of (URLs, headers, credential
+//  lines, the clients' own headers), held while a retry may need them
+//  (for tests: walks every stream).
+size_t sl_upcall_attempt_bytes (sl_upcall_t *self);
 
 #endif

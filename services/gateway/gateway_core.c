@@ -986,6 +986,16 @@ gateway_core_stream_cancel (gateway_core_t *self, const uint8_t *sid, const char
     s_forget (self, s);
 }
 
+int
+gateway_core_stream_return_caller (gateway_core_t *self, const uint8_t *sid)
+{
+    s_stream_t *s = sl_sidmap_get (self->streams, sid);
+    if (!s || !s->borrowed || !sl_delivery_dispatched (s->delivery))
+        return -1;
+    s->caller = NULL;
+    return 0;
+}
+
 //  --------------------------------------------------------------------------
 //  Client requests: the route table
 

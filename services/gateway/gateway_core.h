@@ -169,5 +169,11 @@ void gateway_core_stream_end (gateway_core_t *self, const uint8_t *sid);
 //  Its requester is gone: its ingest is told (once its job left), then
 //  it ends as gateway_core_stream_end.
 void gateway_core_stream_cancel (gateway_core_t *self, const uint8_t *sid, const char *why);
+//  The stream's borrowed caller goes back to its owner, who may free it:
+//  once its job left, a stream with a borrowed caller needs it no more
+//  (the job, resends included, carries the identity). 0, or -1 (nothing
+//  changed) when there is no such stream, its caller is its own or its
+//  job has not left.
+int gateway_core_stream_return_caller (gateway_core_t *self, const uint8_t *sid);
 
 #endif

@@ -8,6 +8,10 @@
     would write to a client call the sink (frame, fail), which ends the
     stream (gateway_core_stream_end), and a stream that ends otherwise
     still ends its leg (ended): a leg never ends silently.
+
+    Each leg keeps its own timeline (started, judged, answered, first
+    frame back, ended), logged at debug level when it ends (leg_timeline):
+    where an MCP request's time goes, leg by leg.
 */
 #include "services/gateway/gateway_leg.h"
 
@@ -20,6 +24,7 @@
 #include "common/base/sl_log.h"
 #include "common/dialects/sl_render.h"
 #include "common/mcp/sl_mcp_leg.h"
+#include "common/otel/sl_trace.h"
 
 #define S_LEG_CHAT_PATH "/v1/chat/completions"
 
@@ -54,6 +59,13 @@ typedef struct {
     sl_buf_t answer;
     sl_buf_t judged;
     bool refused;
+    bool early;                         //  answer_when_judged
+    bool judged_due;                    //  judged: done on the reactor's next turn, once the job left
+    bool answered;                      //  done was called when judged; the stream goes on for its record
+    int judged_status;                  //  200, or the status of the request policy's refusal
+    //  Its timeline, monotonic µs (0: not reached)
+    int64_t started_us, judged_us, answered_us, first_frame_us;
+    int64_t started_unix_us;            //  its start, Unix µs (stream_stamp's clock)
     bool starting;                      //  inside gateway_legs_start: done must wait
     bool due;                           //  ended while starting: done on the reactor's next turn
     bool ended;                         //  done was called (or the leg was cancelled)
@@ -99,6 +111,12 @@ s_leg_free (s_leg_t **leg_p)
     *leg_p = NULL;
 }
 
+static const char *
+s_outcome (const s_leg_t *leg, int status)
+{
+    return leg->refused ? "refused" : status == 200 ? "ok" : "error";
+}
+
 //  Give the leg's end to its done, once.
 static void
 s_deliver (s_leg_t *leg)
@@ -113,8 +131,70 @@ s_deliver (s_leg_t *leg)
         .refused = leg->refused
     };
     memcpy (result.sid, leg->sid, SL_SID_SIZE);
-    s_count (leg->owner, leg->kind, leg->refused ? "refused" : result.status == 200 ? "ok" : "error");
+    s_count (leg->owner, leg->kind, s_outcome (leg, result.status));
     leg->done (leg->arg, &result);
+}
+
+//  A leg answered when judged: its done gets the judged request (or the
+//  refusal) now, and its stream goes on for its record with the caller
+//  returned. Its job must have left: else it waits for its end as any leg.
+static void
+s_answer_judged (s_leg_t *leg)
+{
+    if (leg->ended || gateway_core_stream_return_caller (leg->owner->core, leg->sid))
+        return;
+    leg->ended = true;
+    leg->answered = true;
+    leg->answered_us = zclock_usecs ();
+    gateway_leg_result_t result = {
+        .status = leg->judged_status,
+        .answer = SL_STR_NULL,
+        .judged = sl_buf_str (&leg->judged),
+        .refused = leg->refused
+    };
+    memcpy (result.sid, leg->sid, SL_SID_SIZE);
+    s_count (leg->owner, leg->kind, s_outcome (leg, result.status));
+    leg->done (leg->arg, &result);
+}
+
+static double
+s_ms_since (int64_t from, int64_t to)
+{
+    return to ? (double) (to - from) / 1000.0 : -1.0;
+}
+
+//  The leg's timeline, in ms from its start (-1: not reached).
+static void
+s_log_timeline (const s_leg_t *leg, int64_t ended_us)
+{
+    if (!sl_log_enabled (SL_LOG_DEBUG))
+        return;
+    char sid [SL_SID_HEX_SIZE];
+    sl_sid_hex (leg->sid, sid);
+    sl_log_debug ("leg_timeline", "sid=%.8s kind=%s start_unix_us=%lld judged_ms=%.3f answered_ms=%.3f"
+                  " first_frame_ms=%.3f ended_ms=%.3f status=%d", sid, s_kind_names [leg->kind],
+                  (long long) leg->started_unix_us,
+                  s_ms_since (leg->started_us, leg->judged_us), s_ms_since (leg->started_us, leg->answered_us),
+                  s_ms_since (leg->started_us, leg->first_frame_us), s_ms_since (leg->started_us, ended_us),
+                  leg->status);
+}
+
+static s_leg_t *
+s_find (gateway_legs_t *self, uint64_t id)
+{
+    for (s_leg_t *leg = zlistx_first (self->legs); leg; leg = zlistx_next (self->legs))
+        if (leg->id == id)
+            return leg;
+    return NULL;
+}
+
+static int s_on_due (zloop_t *loop, int timer_id, void *arg);
+
+static void
+s_schedule (gateway_legs_t *self)
+{
+    if (self->due_timer < 0)
+        self->due_timer = zloop_timer (self->loop, 0, 1, s_on_due, self);
 }
 
 static int
@@ -128,15 +208,18 @@ s_on_due (zloop_t *loop, int timer_id, void *arg)
     size_t count = 0;
     uint64_t *due = sl_xcalloc (zlistx_size (self->legs) + 1, sizeof *due);
     for (s_leg_t *leg = zlistx_first (self->legs); leg; leg = zlistx_next (self->legs))
-        if (leg->due)
+        if (leg->due || leg->judged_due)
             due [count++] = leg->id;
-    for (size_t i = 0; i < count; i++)
-        for (s_leg_t *leg = zlistx_first (self->legs); leg; leg = zlistx_next (self->legs))
-            if (leg->id == due [i]) {
-                if (leg->due)
-                    gateway_core_stream_end (self->core, leg->sid);     //  delivers its end
-                break;
-            }
+    for (size_t i = 0; i < count; i++) {
+        s_leg_t *leg = s_find (self, due [i]);
+        if (leg && leg->judged_due) {
+            leg->judged_due = false;
+            s_answer_judged (leg);
+            leg = s_find (self, due [i]);
+        }
+        if (leg && leg->due)
+            gateway_core_stream_end (self->core, leg->sid);     //  delivers its end
+    }
     free (due);
     gateway_core_flush (self->core);
     return 0;
@@ -162,6 +245,8 @@ static void
 s_frame (void *arg, const sl_delivery_write_t *w)
 {
     s_leg_t *leg = arg;
+    if (!leg->first_frame_us)
+        leg->first_frame_us = zclock_usecs ();
     if (w->open || w->whole)
         leg->status = w->status;
     sl_buf_append_str (&leg->answer, w->body);
@@ -193,12 +278,27 @@ s_job (void *arg, sl_msg_t *job, bool refused_by_policy)
         sl_buf_append_str (&leg->judged, job->body);
     }
     leg->refused = refused_by_policy;
+    leg->judged_status = (job->flags & SL_F_DENIED) && job->status ? job->status : 200;
+    leg->judged_us = zclock_usecs ();
+    //  The job leaves when this returns: done on the reactor's next turn.
+    if (leg->early && !leg->ended) {
+        leg->judged_due = true;
+        s_schedule (leg->owner);
+    }
 }
 
 static void
 s_ended (void *arg)
 {
     s_leg_t *leg = arg;
+    s_log_timeline (leg, zclock_usecs ());
+    if (leg->answered && (leg->status != 200 || !leg->answer.len)) {
+        char sid [SL_SID_HEX_SIZE];
+        sl_sid_hex (leg->sid, sid);
+        sl_log_warn ("leg_failed_after_answer", "sid=%.8s kind=%s status=%d: the leg was answered when judged;"
+                     " its stream ended without the pipeline's answer", sid, s_kind_names [leg->kind],
+                     leg->status);
+    }
     if (!leg->ended && !leg->starting) {
         if (!leg->status && !leg->answer.len) {
             //  Ended without an end of its own: never silently.
@@ -265,6 +365,9 @@ gateway_legs_start (gateway_legs_t *self, const gateway_leg_t *leg, gateway_leg_
     state->done = done;
     state->arg = arg;
     state->kind = s_kind_of (leg->mcp);
+    state->early = leg->answer_when_judged;
+    state->started_us = zclock_usecs ();
+    state->started_unix_us = sl_trace_now_us ();
     sl_buf_append_str (&state->inline_answer, leg->inline_answer);
     sl_buf_cstr (&state->inline_answer);        //  never NULL: present though empty
     sl_buf_puts (&state->mcp, leg->mcp ? leg->mcp : "");
@@ -287,8 +390,8 @@ gateway_legs_start (gateway_legs_t *self, const gateway_leg_t *leg, gateway_leg_
     };
     gateway_core_stream_start (self->core, &spec, &parsed, state->sid);
     state->starting = false;
-    if (state->due && self->due_timer < 0)
-        self->due_timer = zloop_timer (self->loop, 0, 1, s_on_due, self);
+    if (state->due)
+        s_schedule (self);
     gateway_core_flush (self->core);
     return 0;
 }
@@ -299,6 +402,8 @@ gateway_legs_cancel (gateway_legs_t *self, uint64_t id)
     for (s_leg_t *leg = zlistx_first (self->legs); leg; leg = zlistx_next (self->legs)) {
         if (leg->id != id)
             continue;
+        if (leg->answered)
+            return;                     //  answered: its stream goes on for its record
         leg->ended = true;              //  done is not called
         s_count (self, leg->kind, "cancelled");
         gateway_core_stream_cancel (self->core, leg->sid, "the MCP request is gone");

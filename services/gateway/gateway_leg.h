@@ -24,6 +24,17 @@
     refused (-1). A leg no ingest takes waits as a client's request does:
     until --stream-expiry-ms (then done, 504) or its cancel.
 
+    Answered when judged: a leg whose answer is what the gateway's own
+    request policy makes of it (a result leg, a list leg: the judged
+    request, or its refusal) need not wait for the pipeline's answer.
+    With answer_when_judged, done is called once its job has left (status
+    200, or the refusal's; an empty answer; judged and refused as they
+    will stay), and
+    the leg goes on through the pipeline by itself for its record (the
+    audit, the taps, the span), with the MCP request's caller returned to
+    it (gateway_core_stream_return_caller); its end is only counted. A
+    leg that fails before its job leaves ends as any other.
+
     done may start another leg (the result leg after the server's
     answer); it must not cancel a leg other than its own: the gateway may
     be ending several legs in one turn (an expiry sweep, a drain, an
@@ -54,6 +65,7 @@ typedef struct {
     sl_caller_t *caller;                //  whose request: identity and policy file (borrowed:
                                         //  the caller stays the MCP request's)
     const char *traceparent, *tracestate;   //  the MCP request's trace context, or NULL
+    bool answer_when_judged;            //  done once the request policy judged it (below)
 } gateway_leg_t;
 
 //  What came of a leg: status is the HTTP status the emitter's answer

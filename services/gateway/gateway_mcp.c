@@ -31,10 +31,12 @@
       result leg        the server's result judged by the request judge
                         (redact, block_result, LLM judge, taint); the
                         client gets the result as judged, or isError when
-                        it could not be judged
+                        it could not be judged; answered once judged here,
+                        the leg going on through the pipeline for its
+                        record (one pipeline crossing per call, not two)
 
     tools/list: the server's list, then the list leg (pins, definition
-    rules, the inventory); the client gets what is left, minus the tools
+    rules, the inventory), answered once judged as a result leg; the client gets what is left, minus the tools
     its team's call rules block by name alone (sl_policy_blocks_tool).
 
     A client that leaves mid-request cancels its leg and its server call.
@@ -135,6 +137,9 @@ typedef struct {
     gateway_mcp_call_t *call;
     //  For the log line
     char leg_sids [3][SL_SID_HEX_SIZE]; //  call, result, list
+    //  Its timeline (mcp_timeline, debug): monotonic µs, 0 not reached
+    int64_t leg_us [3][2];              //  each kind's last leg: started, answered
+    int64_t server_us [2];              //  the last call to the server: started, answered
     const char *outcome;
     const char *action;                 //  tools/call: allow, rewrite, block, error
 } s_req_t;
@@ -237,6 +242,35 @@ s_wants_sse (sl_http_req_t *req)
 
 static void s_req_free (s_req_t *r);
 
+//  A step of the timeline, "start..end" in ms from the request's start,
+//  or "-".
+static void
+s_span_text (const s_req_t *r, const int64_t *us, char *out, size_t size)
+{
+    if (!us [0])
+        snprintf (out, size, "-");
+    else
+        snprintf (out, size, "%.3f..%.3f", (double) (us [0] - r->started_us) / 1000.0,
+                  us [1] ? (double) (us [1] - r->started_us) / 1000.0 : -1.0);
+}
+
+//  Where the request's time went, step by step (debug): with the legs'
+//  own leg_timeline, what the pipeline crossings cost.
+static void
+s_log_timeline (const s_req_t *r)
+{
+    if (!sl_log_enabled (SL_LOG_DEBUG))
+        return;
+    char call [48], server [48], result [48], list [48];
+    s_span_text (r, r->leg_us [LEG_CALL], call, sizeof call);
+    s_span_text (r, r->server_us, server, sizeof server);
+    s_span_text (r, r->leg_us [LEG_RESULT], result, sizeof result);
+    s_span_text (r, r->leg_us [LEG_LIST], list, sizeof list);
+    sl_log_debug ("mcp_timeline", "method=%s call_leg_ms=%s server_ms=%s result_leg_ms=%s list_leg_ms=%s"
+                  " answered_ms=%.3f", r->rpc.method ? r->rpc.method : s_method_names [r->method], call, server,
+                  result, list, (double) (zclock_usecs () - r->started_us) / 1000.0);
+}
+
 //  The log line of an MCP request, then its metrics.
 static void
 s_log (s_req_t *r, int status)
@@ -253,6 +287,7 @@ s_log (s_req_t *r, int status)
                  r->leg_sids [LEG_RESULT][0] ? r->leg_sids [LEG_RESULT] : "-",
                  r->leg_sids [LEG_LIST][0] ? r->leg_sids [LEG_LIST] : "-",
                  (double) (zclock_usecs () - r->started_us) / 1000.0);
+    s_log_timeline (r);
     s_count_request (r->mcp, r->server, r->method, r->outcome ? r->outcome : "ok");
     if (r->action)
         s_count_call (r->mcp, r->server, r->action);
@@ -377,6 +412,8 @@ s_call_server (s_req_t *r, const char *method, const char *name, json_t *params,
         .timeout_ms = sl_mcp_servers_timeout_ms (r->mcp->table),
         .max_bytes = sl_mcp_servers_max_response (r->mcp->table),
     };
+    r->server_us [0] = zclock_usecs ();
+    r->server_us [1] = 0;
     r->call = gateway_mcp_client_call (r->mcp->client, &request, done, r);
     if (!r->call)
         s_finish_error (r, 200, SL_MCP_ERR_INTERNAL, "server_error", "the call to the MCP server could not start");
@@ -417,6 +454,7 @@ static json_t *
 s_server_result (s_req_t *r, const gateway_mcp_reply_t *reply)
 {
     r->call = NULL;
+    r->server_us [1] = zclock_usecs ();
     s_observe_server (r->mcp, r->server, reply->seconds);
     if (reply->reason) {
         s_server_failed (r, reply);
@@ -449,9 +487,17 @@ s_traceparent (s_req_t *r, const char **tracestate)
 }
 
 //  Start a leg of the request; -1 (nothing started) when it cannot.
+//  when_judged: the leg's answer is what the gateway's request policy
+//  makes of it (a result, a list), so done comes once it is judged and
+//  its job left, and the leg's record follows through the pipeline
+//  (gateway_leg.h); else done comes with the pipeline's answer (a call:
+//  the judge's verdict).
 static int
-s_start_leg (s_req_t *r, sl_buf_t *body, sl_buf_t *answer, const char *what, gateway_leg_done_fn *done)
+s_start_leg (s_req_t *r, int kind, sl_buf_t *body, sl_buf_t *answer, const char *what, bool when_judged,
+             gateway_leg_done_fn *done)
 {
+    r->leg_us [kind][0] = zclock_usecs ();
+    r->leg_us [kind][1] = 0;
     const char *tracestate;
     const char *traceparent = s_traceparent (r, &tracestate);
     gateway_leg_t leg = {
@@ -462,6 +508,7 @@ s_start_leg (s_req_t *r, sl_buf_t *body, sl_buf_t *answer, const char *what, gat
         .caller = r->caller,
         .traceparent = traceparent,
         .tracestate = tracestate,
+        .answer_when_judged = when_judged,
     };
     if (gateway_legs_start (r->mcp->legs, &leg, done, r, &r->leg))
         return -1;
@@ -473,6 +520,7 @@ static void
 s_note_leg (s_req_t *r, int kind, const gateway_leg_result_t *result)
 {
     r->leg_running = false;
+    r->leg_us [kind][1] = zclock_usecs ();
     sl_sid_hex (result->sid, r->leg_sids [kind]);
 }
 
@@ -554,7 +602,7 @@ s_on_list_server (void *arg, const gateway_mcp_reply_t *reply)
     sl_buf_t body = { 0 }, answer = { 0 };
     sl_mcp_leg_list_request (r->server->name, tools, &body);
     sl_mcp_leg_empty_answer (&answer);
-    if (s_start_leg (r, &body, &answer, "tools/list", s_on_list_leg))
+    if (s_start_leg (r, LEG_LIST, &body, &answer, "tools/list", true, s_on_list_leg))
         s_finish_error (r, 503, SL_MCP_ERR_INTERNAL, "list_unjudged",
                         "the tool list cannot be judged now (the gateway is draining or has no ingest)");
     sl_buf_free (&body);
@@ -697,7 +745,7 @@ s_on_server_call (void *arg, const gateway_mcp_reply_t *reply)
     r->server_result = json_incref (result);
     sl_mcp_leg_empty_answer (&answer);
     sl_buf_printf (&what, "tools/call %s result", r->tool);
-    if (s_start_leg (r, &body, &answer, sl_buf_cstr (&what), s_on_result_leg)) {
+    if (s_start_leg (r, LEG_RESULT, &body, &answer, sl_buf_cstr (&what), true, s_on_result_leg)) {
         s_count_error (r->mcp, "result_unjudged");
         r->outcome = "result_withheld";
         s_finish_tool_error (r, "sluice withheld the tool's result: it cannot be judged now");
@@ -800,7 +848,7 @@ s_call_judge (s_req_t *r)
                              r->session ? r->session->history : NULL, &body);
     sl_mcp_leg_call_answer (r->server->name, r->tool, sl_str (r->arguments), r->call_id, &answer);
     sl_buf_printf (&what, "tools/call %s", r->tool);
-    if (s_start_leg (r, &body, &answer, sl_buf_cstr (&what), s_on_call_leg)) {
+    if (s_start_leg (r, LEG_CALL, &body, &answer, sl_buf_cstr (&what), false, s_on_call_leg)) {
         r->action = "error";
         r->outcome = "unjudged";
         s_count_error (r->mcp, "call_unjudged");

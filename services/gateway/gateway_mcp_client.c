@@ -33,7 +33,7 @@
 #define MCP_CONTENT_TYPE_MAX 128        //  the longest Content-Type kept
 #define MCP_CLIENT_NAME "sluice"        //  clientInfo.name sluice gives a server
 #define MCP_HTTP_NOT_FOUND 404
-#define MCP_START_DELAY_MS 1           //  a call's first POST starts from the reactor, not the caller
+#define MCP_START_DELAY_MS 0           //  a call's first POST starts from the reactor's next turn, not the caller
 #define MCP_DELETE_TIMEOUT_MS 5000      //  an upstream session's DELETE, sent and forgotten
 
 struct _gateway_mcp_upstream_t {

@@ -229,3 +229,84 @@ Test (inline, legs_are_judged_by_the_pipeline_without_an_upstream_call, .timeout
     snprintf (cmd, sizeof cmd, "rm -rf '%s' '%s'", legs, store);
     cr_expect_eq (system (cmd), 0);
 }
+
+//  A leg answered when judged (a result leg, as the MCP front starts it):
+//  its done comes with what the request policy made of it, before the
+//  pipeline's answer (none is given: the answer is empty), with the
+//  caller given back (the driver lets it go in done); the leg's stream
+//  goes on through the pipeline, and its record reaches the audit after.
+Test (inline, a_leg_answered_when_judged_is_still_recorded, .timeout = 120)
+{
+    const char *bin = getenv ("SLUICE_LEGTEST_BIN_DIR");
+    char legs [] = "/tmp/sluice-legs-XXXXXX";
+    cr_assert_not_null (mkdtemp (legs));
+    setenv ("SLUICE_LEG_DIR", legs, 1);
+    stack_opts_t opts = { .policy_text = s_policy, .mock_delay_ms = 1, .audit_spool = "",
+                          .gateway_bin_dir = bin ? bin : "build/asan/legtest" };
+    sluice_stack_t *s = stack_start (&opts);
+    unsetenv ("SLUICE_LEG_DIR");
+    cr_assert_not_null (s, "the stack came up");
+    char store [] = "/tmp/sluice-legs-audit-XXXXXX";
+    cr_assert_not_null (mkdtemp (store));
+    const char *store_args [] = { "--data-dir", store, NULL };
+    audit_proc_t audit;
+    cr_assert (audit_start (s, "audit", store_args, NULL, &audit), "sluice-audit comes up");
+
+    //  1: a result the request policy redacts.
+    s_put (legs, 1, "early", "1");
+    s_leg (legs, 1, RESULT_BODY, RESULT_ANSWER, "tools/call create_issue result");
+    //  2: a result the request policy refuses.
+    char body [1024];
+    snprintf (body, sizeof body, CALL_BODY, "please upload the keys", "mcp__github__create_issue");
+    s_put (legs, 2, "early", "1");
+    s_leg (legs, 2, body, RESULT_ANSWER, "tools/call create_issue result");
+
+    s_result_t r = { 0 };
+    cr_assert (s_wait (legs, 1, &r), "leg 1 answered");
+    cr_expect_eq (r.status, 200);
+    cr_expect_not (r.refused);
+    cr_expect_eq (r.answer.len, 0, "answered when judged, not by the pipeline: %s", sl_buf_cstr (&r.answer));
+    const char *j = sl_buf_cstr (&r.judged);
+    cr_expect_not_null (strstr (j, PLACEHOLDER), "the result redacted: %s", j);
+    cr_expect_null (strstr (j, SECRET), "the secret is gone: %s", j);
+    s_result_free (&r);
+
+    cr_assert (s_wait (legs, 2, &r), "leg 2 answered");
+    cr_expect_eq (r.status, 403, "the refusal's status");
+    cr_expect (r.refused, "refused by the request policy");
+    cr_expect_eq (r.answer.len, 0, "answered when judged: %s", sl_buf_cstr (&r.answer));
+    cr_expect_eq (r.judged.len, 0, "nothing judged to read back");
+    s_result_free (&r);
+
+    int gm = atoi (s->metrics [5]), im = atoi (s->metrics [1]);
+    cr_expect_eq (metric_value (gm, "sluice_mcp_legs_total{kind=\"result\",outcome=\"ok\"}"), 1);
+    cr_expect_eq (metric_value (gm, "sluice_mcp_legs_total{kind=\"result\",outcome=\"refused\"}"), 1);
+    cr_expect_eq (metric_value (im, "sluice_streams_total"), 2, "both legs went on to the ingest");
+    cr_expect_eq (harness_wait_metric_down (im, "sluice_streams_active", 0, TIMEOUT_MS), 0,
+                  "and ended there");
+    //  Their records follow their answers.
+    cr_expect_geq (audit_wait_streams (&audit, "", 2, TIMEOUT_MS), 2);
+    json_t *list = audit_get (&audit, "/api/streams?limit=10");
+    cr_assert_not_null (list);
+    json_t *streams = json_object_get (list, "streams");
+    int recorded = 0;
+    for (size_t i = 0; i < json_array_size (streams); i++) {
+        char path [128];
+        snprintf (path, sizeof path, "/api/streams/%s",
+                  json_string_value (json_object_get (json_array_get (streams, i), "sid")));
+        json_t *stream = audit_get (&audit, path);
+        char *text = stream ? json_dumps (stream, JSON_COMPACT) : NULL;
+        if (text && strstr (text, "\"mcp\":\"tools/call create_issue result\"") && strstr (text, "mcp:github"))
+            recorded++;
+        free (text);
+        json_decref (stream);
+    }
+    json_decref (list);
+    cr_expect_eq (recorded, 2, "each leg's record reached the audit");
+    cr_expect_eq (proc_stop (audit.proc, 10000), 0, "sluice-audit stops cleanly");
+    free (audit.proc);
+    cr_expect_eq (stack_stop (s), 0, "every process exits cleanly");
+    char cmd [300];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s' '%s'", legs, store);
+    cr_expect_eq (system (cmd), 0);
+}

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "common/identity/sl_keyring.h"
+#include "tests/integration/audit_proc.h"
 #include "tests/integration/harness.h"
 #include "tests/integration/mcp_fake.h"
 
@@ -216,8 +217,10 @@ s_key (sl_buf_t *out, const char *id, const char *key, const char *team, const c
     sl_buf_printf (out, "  - {id: %s, sha256: %s, team: %s%s}\n", id, hex, team, more);
 }
 
+//  A stack in front of the fake server; with_audit: its emitter spools
+//  records for a sluice-audit.
 static void
-s_start (s_env_t *env, bool stateless)
+s_start (s_env_t *env, bool stateless, bool with_audit)
 {
     memset (env, 0, sizeof *env);
     env->stateless = stateless;
@@ -249,7 +252,8 @@ s_start (s_env_t *env, bool stateless)
     snprintf (keys_path, sizeof keys_path, "%s/keys.yaml", env->dir);
     const char *gateway_args [] = { "--keys-file", keys_path, NULL };
     setenv (TOKEN_ENV, TOKEN, 1);
-    stack_opts_t opts = { .policy_text = s_policy, .routes_text = routes, .gateway_args = gateway_args };
+    stack_opts_t opts = { .policy_text = s_policy, .routes_text = routes, .gateway_args = gateway_args,
+                          .audit_spool = with_audit ? "" : NULL };
     env->stack = stack_start (&opts);
     cr_assert (env->stack, "the stack starts");
     env->metrics_port = atoi (env->stack->metrics [5]);
@@ -407,7 +411,7 @@ s_refusals (s_env_t *env)
 Test (mcp, session_revision_list_call_block_redact_and_bad_input, .timeout = 240)
 {
     s_env_t env;
-    s_start (&env, false);
+    s_start (&env, false, false);
     s_answer_t a;
     s_mcp (&env, KEY_ENG, "/mcp/files", "initialize", NULL,
            "{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}",
@@ -496,7 +500,7 @@ Test (mcp, session_revision_list_call_block_redact_and_bad_input, .timeout = 240
 Test (mcp, stateless_revision_discover_call_block_redact_and_header_mismatch, .timeout = 240)
 {
     s_env_t env;
-    s_start (&env, true);
+    s_start (&env, true, false);
     s_answer_t a;
     s_mcp (&env, KEY_ENG, "/mcp/files", "server/discover", NULL, NULL, &a);
     cr_assert_eq (a.status, 200, "%s", sl_buf_cstr (&a.body));
@@ -548,4 +552,84 @@ Test (mcp, stateless_revision_discover_call_block_redact_and_header_mismatch, .t
 
     s_refusals (&env);
     s_stop (&env);
+}
+
+//  The first and last chain positions of the audit's record of the
+//  stream whose mcp is what (its sid into sid); false when there is none.
+static bool
+s_leg_places (const audit_proc_t *audit, const char *what, char *sid, size_t size, int64_t *first, int64_t *last)
+{
+    json_t *list = audit_get (audit, "/api/streams?limit=20");
+    json_t *streams = json_object_get (list, "streams");
+    bool found = false;
+    for (size_t i = 0; i < json_array_size (streams) && !found; i++) {
+        const char *id = json_string_value (json_object_get (json_array_get (streams, i), "sid"));
+        char path [128];
+        snprintf (path, sizeof path, "/api/streams/%s", id ? id : "");
+        json_t *stream = audit_get (audit, path);
+        const char *mcp = json_string_value (json_object_get (json_object_get (stream, "stream"), "mcp"));
+        json_t *chain = json_object_get (stream, "chain");
+        if (mcp && strcmp (mcp, what) == 0 && json_array_size (chain)) {
+            snprintf (sid, size, "%s", id);
+            *first = json_integer_value (json_object_get (json_array_get (chain, 0), "pos"));
+            *last = json_integer_value (json_object_get (json_array_get (chain, json_array_size (chain) - 1), "pos"));
+            found = true;
+        }
+        json_decref (stream);
+    }
+    json_decref (list);
+    return found;
+}
+
+//  The client has its result once the gateway judged it; the call's two
+//  legs still reach the audit, the call leg's records before the result
+//  leg's, under the MCP request's identity.
+Test (mcp, a_calls_legs_reach_the_audit_in_order, .timeout = 240)
+{
+    s_env_t env;
+    s_start (&env, true, true);
+    char store [] = "/tmp/sluice-mcp-audit-XXXXXX";
+    cr_assert_not_null (mkdtemp (store));
+    const char *store_args [] = { "--data-dir", store, NULL };
+    audit_proc_t audit;
+    cr_assert (audit_start (env.stack, "audit", store_args, NULL, &audit), "sluice-audit comes up");
+
+    s_answer_t a;
+    json_t *result = s_call (&env, "read_secret", "{}", &a);
+    cr_assert (strstr (s_text (result), "[REDACTED:aws-key]"), "judged before the client reads it: %s",
+               sl_buf_cstr (&a.body));
+    s_answer_free (&a);
+
+    cr_assert_geq (audit_wait_streams (&audit, "", 2, TIMEOUT_MS), 2, "the call's legs recorded");
+    char call_sid [64] = "", result_sid [64] = "";
+    int64_t call_first = 0, call_last = 0, result_first = 0, result_last = 0;
+    bool call = false, judged = false;
+    //  The result leg's record follows its answer: wait for it (bounded).
+    int64_t deadline = zclock_mono () + TIMEOUT_MS;
+    while (!(call && judged) && zclock_mono () < deadline) {
+        call = s_leg_places (&audit, "tools/call read_secret", call_sid, sizeof call_sid, &call_first, &call_last);
+        judged = s_leg_places (&audit, "tools/call read_secret result", result_sid, sizeof result_sid,
+                               &result_first, &result_last);
+        if (!(call && judged))
+            zclock_sleep (50);
+    }
+    cr_assert (call, "the call leg's record reached the audit");
+    cr_assert (judged, "the result leg's record reached the audit, after the client's answer");
+    cr_expect_lt (call_last, result_first, "the call leg's records (%lld..%lld) come before the result leg's"
+                  " (%lld..%lld)", (long long) call_first, (long long) call_last, (long long) result_first,
+                  (long long) result_last);
+    char path [128];
+    snprintf (path, sizeof path, "/api/streams/%s", result_sid);
+    json_t *stream = audit_get (&audit, path);
+    json_t *summary = json_object_get (stream, "stream");
+    cr_expect_str_eq (json_string_value (json_object_get (summary, "team")), "eng", "the caller's team");
+    cr_expect_str_eq (json_string_value (json_object_get (summary, "provider")), "mcp:files");
+    json_decref (stream);
+
+    cr_expect_eq (proc_stop (audit.proc, 10000), 0, "sluice-audit stops cleanly");
+    free (audit.proc);
+    s_stop (&env);
+    char cmd [160];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", store);
+    cr_expect_eq (system (cmd), 0);
 }

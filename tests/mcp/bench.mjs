@@ -3,8 +3,8 @@
 // sluice's /mcp/<server> in front of the same server, the same call
 // (echo) made N times each way, alternating so that both see the same
 // machine, each timed from the call to its result. Prints the median
-// (p50) and p90 of each way and the p50 difference: sluice's added
-// latency per call (the SDK's own cost is on both sides).
+// (p50), p90 and p99 of each way and the p50 and p99 differences:
+// sluice's added latency per call (the SDK's own cost is on both sides).
 //
 //   node bench.mjs --family v1|v2 --direct URL --through URL [--key KEY]
 //                  [--calls N] [--warmup N]
@@ -56,12 +56,17 @@ try {
   t.sort ((a, b) => a - b);
   const out = { family: opts.family, calls,
                 direct_p50_ms: quantile (d, 0.5), direct_p90_ms: quantile (d, 0.9),
-                sluice_p50_ms: quantile (t, 0.5), sluice_p90_ms: quantile (t, 0.9) };
+                direct_p99_ms: quantile (d, 0.99),
+                sluice_p50_ms: quantile (t, 0.5), sluice_p90_ms: quantile (t, 0.9),
+                sluice_p99_ms: quantile (t, 0.99) };
   out.added_p50_ms = out.sluice_p50_ms - out.direct_p50_ms;
+  out.added_p99_ms = out.sluice_p99_ms - out.direct_p99_ms;
   const ms = (v) => v.toFixed (2);
   console.log (`mcp ${opts.family}: tools/call p50 ${ms (out.direct_p50_ms)} ms directly, `
              + `${ms (out.sluice_p50_ms)} ms through sluice: +${ms (out.added_p50_ms)} ms per call `
-             + `(p90 ${ms (out.direct_p90_ms)} / ${ms (out.sluice_p90_ms)} ms; ${calls} calls each way)`);
+             + `(p90 ${ms (out.direct_p90_ms)} / ${ms (out.sluice_p90_ms)} ms, `
+             + `p99 ${ms (out.direct_p99_ms)} / ${ms (out.sluice_p99_ms)} ms: +${ms (out.added_p99_ms)}; `
+             + `${calls} calls each way)`);
   console.log (JSON.stringify (out));
   await direct.close ();
   await through.close ();

@@ -8,7 +8,8 @@
     started once N.ready appears there, from N.body (the OpenAI Chat
     request), N.answer (the inline answer) and N.mcp (the MCP request, one
     line); the server is LEG_SERVER and the caller the one no credential
-    makes (anonymous without keys). Its end is written to N.status
+    makes (anonymous without keys); with N.early there too, it is
+    answered when judged (answer_when_judged). Its end is written to N.status
     ("<status> <refused>"), N.answer.out and N.judged, then N.done. A leg
     that cannot start writes N.done alone with N.status "-1 0".
 */
@@ -83,7 +84,7 @@ s_done (void *arg, const gateway_leg_result_t *result)
 static void
 s_start (int n)
 {
-    sl_buf_t body = { 0 }, answer = { 0 }, mcp = { 0 };
+    sl_buf_t body = { 0 }, answer = { 0 }, mcp = { 0 }, early = { 0 };
     s_read (n, "body", &body);
     s_read (n, "answer", &answer);
     s_read (n, "mcp", &mcp);
@@ -98,7 +99,8 @@ s_start (int n)
         .inline_answer = answer.len ? sl_buf_str (&answer) : SL_STR_LIT (""),
         .mcp = sl_buf_cstr (&mcp),
         .server = LEG_SERVER,
-        .caller = leg->caller
+        .caller = leg->caller,
+        .answer_when_judged = s_read (n, "early", &early)
     };
     uint64_t id;
     if (!leg->caller || gateway_legs_start (gateway_legs (s_driver.gateway), &spec, s_done, leg, &id)) {
@@ -110,6 +112,7 @@ s_start (int n)
     sl_buf_free (&body);
     sl_buf_free (&answer);
     sl_buf_free (&mcp);
+    sl_buf_free (&early);
 }
 
 static int

@@ -709,6 +709,25 @@ Test (sl_upcall, the_body_is_let_go_once_the_response_is_under_way)
     s_close ();
 }
 
+//  What an attempt is made of (its URL, headers, the credential lines)
+//  goes with the body: no retry can need it once the client saw a byte.
+Test (sl_upcall, an_attempts_url_headers_and_keys_are_let_go_with_the_body)
+{
+    s_open (s_config ());
+    s_request (0x11);
+    size_t held = sl_upcall_attempt_bytes (f.up);
+    cr_expect_gt (held, 0);
+    s_answer (200);
+    s_transfer ()->uploaded = (int64_t) strlen (BODY) - 1;
+    s_body (CHUNK);
+    cr_expect_eq (sl_upcall_attempt_bytes (f.up), held, "held while the transfer still sends");
+    s_transfer ()->uploaded = (int64_t) strlen (BODY);
+    s_body (CHUNK);
+    cr_expect_eq (sl_upcall_attempt_bytes (f.up), 0, "let go with the body");
+    cr_expect_eq (sl_upcall_count (f.up), 1, "the stream goes on");
+    s_close ();
+}
+
 Test (sl_upcall, no_ack_for_the_gateway_deadline_cancels_the_call)
 {
     sl_upcall_config_t c = s_config ();
