@@ -83,6 +83,7 @@ audit_new (sl_service_t *svc, const audit_config_t *config)
             .host = config->console_host,
             .port = config->console_port,
             .keys = config->console_keys,
+            .oidc = config->console_oidc,
             .judges = config->judge_approvals,
         };
         self->console = audit_console_new (svc, store, &console);
