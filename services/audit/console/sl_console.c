@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <jansson.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #define S_DAY_MS (24 * 3600 * 1000LL)
 #define S_USAGE_DAYS 30                 //  /api/usage without from: this many days back
 #define S_PENDING_MAX 10000             //  pending approvals looked through for an approver
+#define S_SIGNIN_COOKIE "sluice_signin" //  a sign-in's state, in the browser that began it
 
 struct _sl_console_t {
     sl_store_t *store;
@@ -409,6 +411,25 @@ s_sign_in_failed (sl_console_resp_t *resp, const char *why)
     sl_buf_free (&to);
 }
 
+//  Whether the request's sign-in cookie holds state.
+static bool
+s_signin_cookie_is (const sl_console_req_t *req, const char *state)
+{
+    const char *cookies = s_header (req, "Cookie");
+    const char *name = S_SIGNIN_COOKIE "=";
+    for (const char *p = cookies; state && p && *p;) {
+        while (*p == ' ' || *p == ';')
+            p++;
+        if (strncmp (p, name, strlen (name)) == 0) {
+            p += strlen (name);
+            size_t n = strcspn (p, ";");
+            return n == strlen (state) && sodium_memcmp (p, state, n) == 0;
+        }
+        p = strchr (p, ';');
+    }
+    return false;
+}
+
 static void
 s_sign_in (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
 {
@@ -417,17 +438,28 @@ s_sign_in (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *r
         s_error (resp, 404, "sign-in with a provider is not configured (SLUICE_OIDC_ISSUER)");
         return;
     }
+    char state [SL_OIDC_STATE_MAX];
     if (strcmp (req->path, "/login") == 0) {
         sl_buf_t url = { 0 };
-        if (sl_oidc_begin (self->oidc, s_now (self), &url, why))
+        if (sl_oidc_begin (self->oidc, s_now (self), &url, state, why))
             s_sign_in_failed (resp, why);
-        else
+        else {
             s_redirect (resp, sl_buf_cstr (&url));
+            //  The state goes with this browser: a callback elsewhere (a
+            //  link someone sent, to sign the victim in as them) lacks it.
+            //  Lax: the provider's redirect back is a top-level GET from
+            //  another site.
+            snprintf (resp->cookie, sizeof resp->cookie, "%s=%s; Path=/login; HttpOnly; SameSite=Lax; Max-Age=%d",
+                      S_SIGNIN_COOKIE, state, SL_OIDC_LOGIN_MS / 1000);
+        }
         sl_buf_free (&url);
         return;
     }
     const char *error = s_arg (req, "error");
     sl_console_caller_t caller;
+    if (!s_signin_cookie_is (req, s_arg (req, "state")))
+        s_sign_in_failed (resp, "this sign-in did not begin in this browser (state): sign in again");
+    else
     if (error) {
         snprintf (why, sizeof why, "the provider said: %.100s", error);
         s_sign_in_failed (resp, why);

@@ -12,7 +12,7 @@
 #include "common/identity/sl_jwt.h"
 
 #define S_RANDOM_BYTES 32               //  of a state, a nonce, a PKCE verifier
-#define S_RANDOM_SIZE 48                //  their base64url text (43 characters), with the NUL
+#define S_RANDOM_SIZE SL_OIDC_STATE_MAX //  their base64url text (43 characters), with the NUL
 #define S_ANSWER_MAX (1u << 20)         //  bytes of a provider's answer
 #define S_DISCOVERY "/.well-known/openid-configuration"
 
@@ -183,11 +183,13 @@ s_fetch_keys (sl_oidc_t *self, char why [SL_OIDC_WHY_MAX])
     return 0;
 }
 
-//  The discovery document and the JWKS, when not had yet.
+//  The discovery document and the JWKS: when not had yet, or again
+//  (again: before a sign-in begins, so that a provider gone down is said
+//  here rather than by the browser, sent to an address that refuses it).
 static int
-s_discover (sl_oidc_t *self, char why [SL_OIDC_WHY_MAX])
+s_discover (sl_oidc_t *self, bool again, char why [SL_OIDC_WHY_MAX])
 {
-    if (self->discovered)
+    if (self->discovered && !again)
         return 0;
     sl_buf_t url = { 0 };
     sl_buf_puts (&url, self->issuer);
@@ -290,9 +292,10 @@ sl_oidc_pending (sl_oidc_t *self)
 //  The flow
 
 int
-sl_oidc_begin (sl_oidc_t *self, int64_t now, sl_buf_t *url, char why [SL_OIDC_WHY_MAX])
+sl_oidc_begin (sl_oidc_t *self, int64_t now, sl_buf_t *url, char state [SL_OIDC_STATE_MAX],
+               char why [SL_OIDC_WHY_MAX])
 {
-    if (s_discover (self, why))
+    if (s_discover (self, true, why))
         return -1;
     s_expire (self, now);
     if (self->login_count == SL_OIDC_MAX_LOGINS) {
@@ -304,6 +307,7 @@ sl_oidc_begin (sl_oidc_t *self, int64_t now, sl_buf_t *url, char why [SL_OIDC_WH
     s_random (login->nonce);
     s_random (login->verifier);
     login->expires = now + SL_OIDC_LOGIN_MS;
+    memcpy (state, login->state, SL_OIDC_STATE_MAX);
     uint8_t hash [crypto_hash_sha256_BYTES];
     crypto_hash_sha256 (hash, (const unsigned char *) login->verifier, strlen (login->verifier));
     char challenge [S_RANDOM_SIZE];
@@ -435,7 +439,7 @@ sl_oidc_finish (sl_oidc_t *self, const char *code, const char *state, int64_t no
         sodium_memzero (&login, sizeof login);
         return -1;
     }
-    if (s_discover (self, why)) {
+    if (s_discover (self, false, why)) {
         sodium_memzero (&login, sizeof login);
         return -1;
     }

@@ -4,10 +4,11 @@
     The provider is the one SLUICE_OIDC_ISSUER names; its discovery
     document (<issuer>/.well-known/openid-configuration) gives the
     authorization, token and JWKS endpoints (and end_session_endpoint,
-    when it has one). Discovery and the JWKS are fetched at the first
-    sign-in and again after a failure, so a provider that was down is
-    found when it is back; the JWKS again once when a token names a kid
-    it does not hold (the provider rotated its keys).
+    when it has one). Discovery and the JWKS are fetched as each sign-in
+    begins (sign-ins are rare): a provider that is down is said at once,
+    not left to the browser, and found again when it is back; the JWKS
+    again once when a token names a kid it does not hold (the provider
+    rotated its keys).
 
       begin    a new sign-in: a random state, nonce and PKCE verifier
                (S256), kept here for SL_OIDC_LOGIN_MS, at most
@@ -44,6 +45,7 @@
 #define SL_OIDC_TIMEOUT_MS 5000         //  a request to the provider
 #define SL_OIDC_WHY_MAX 256             //  bytes of a refusal's text
 #define SL_OIDC_URL_MAX 2048            //  bytes of an endpoint's URL
+#define SL_OIDC_STATE_MAX 48            //  bytes of a state (base64url of 32 random bytes), with its NUL
 
 typedef struct _sl_oidc_t sl_oidc_t;
 
@@ -68,9 +70,12 @@ sl_oidc_t *sl_oidc_new (const sl_oidc_config_t *config);
 void sl_oidc_destroy (sl_oidc_t **self_p);
 //  Fetch through fn (NULL: libcurl).
 void sl_oidc_set_fetch (sl_oidc_t *self, sl_oidc_fetch_fn *fn, void *arg);
-//  A new sign-in at now (ms): the authorization URL into url. 0, or -1
-//  with why (the provider cannot be reached, or its discovery is wrong).
-int sl_oidc_begin (sl_oidc_t *self, int64_t now, sl_buf_t *url, char why [SL_OIDC_WHY_MAX]);
+//  A new sign-in at now (ms): the authorization URL into url, its state
+//  into state (the console binds it to the browser with a cookie: a
+//  callback from another browser is refused). 0, or -1 with why (the
+//  provider cannot be reached, or its discovery is wrong).
+int sl_oidc_begin (sl_oidc_t *self, int64_t now, sl_buf_t *url, char state [SL_OIDC_STATE_MAX],
+                   char why [SL_OIDC_WHY_MAX]);
 //  The provider's redirect back, at now (ms): 0 with the caller in out,
 //  or -1 with why.
 int sl_oidc_finish (sl_oidc_t *self, const char *code, const char *state, int64_t now, sl_console_caller_t *out,

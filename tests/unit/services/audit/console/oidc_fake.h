@@ -31,6 +31,7 @@ typedef struct {
     const char *nonce;                  //  NULL: the one the sign-in sent
     const char *groups;                 //  JSON of the groups claim, NULL: none
     bool unsigned_token;                //  alg none
+    const jwt_pair_t *signer;           //  NULL: the JWKS's key; else another, same kid
     //  What the console sent.
     char nonce_sent [64], verifier [64], challenge [64], method [16];
     char user [128];
@@ -87,8 +88,9 @@ oidc_fake_id_token (oidc_fake_t *f)
         cr_assert_eq (jwt_new (&jwt), 0);
         cr_assert_eq (jwt_add_grants_json (jwt, payload), 0);
         jwt_add_header (jwt, "kid", "k1");
-        cr_assert_eq (jwt_set_alg (jwt, JWT_ALG_ES256, (const unsigned char *) f->key.private_pem,
-                                   (int) strlen (f->key.private_pem)), 0);
+        const jwt_pair_t *key = f->signer ? f->signer : &f->key;
+        cr_assert_eq (jwt_set_alg (jwt, JWT_ALG_ES256, (const unsigned char *) key->private_pem,
+                                   (int) strlen (key->private_pem)), 0);
         token = jwt_encode_str (jwt);
         jwt_free (jwt);
     }

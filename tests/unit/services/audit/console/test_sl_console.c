@@ -279,10 +279,11 @@ s_sign_in (sl_console_t *c, oidc_fake_t *op, const char *groups, char *cookie, s
     sl_console_resp_t resp = { 0 };
     s_args_t none = { 0 };
     cr_assert_eq (s_ask (c, "GET", "/login", &none, NULL, false, &resp), 302);
-    char state [64];
+    char state [64], signin [128];
     oidc_fake_authorized (op, sl_buf_cstr (&resp.location), state, sizeof state);
+    snprintf (signin, sizeof signin, "%.*s", (int) strcspn (resp.cookie, ";"), resp.cookie);
     op->groups = groups;
-    s_args_t back = { .query = { { "code", "good-code" }, { "state", state } } };
+    s_args_t back = { .query = { { "code", "good-code" }, { "state", state } }, .header = { { "Cookie", signin } } };
     cr_assert_eq (s_ask (c, "GET", "/login/callback", &back, NULL, false, &resp), 302);
     cookie [0] = 0;
     if (resp.cookie [0])
@@ -372,7 +373,6 @@ Test (sl_console, an_approver_decides_for_its_teams_only, .init = s_setup, .fini
     s_pending ();
     char cookie [256];
     s_sign_in (c, &op, "[\"sluice-approver:eng\"]", cookie, sizeof cookie);
-    s_args_t approver = { .header = { { "Cookie", cookie } } };
     sl_console_resp_t resp = { 0 };
     s_args_t pending = { .query = { { "state", "pending" } }, .header = { { "Cookie", cookie } } };
     cr_expect_eq (s_ask (c, "GET", "/api/approvals", &pending, NULL, false, &resp), 200);
@@ -403,7 +403,6 @@ Test (sl_console, an_approver_decides_for_its_teams_only, .init = s_setup, .fini
     if (resp.kind == SL_CONSOLE_DECIDE)
         sl_approvals_parsed_clear (&resp.decision);
     cr_expect_eq (s_ask (c, "GET", "/api/policies", &admin, NULL, false, &resp), 200);
-    (void) approver;
     sl_buf_free (&resp.body);
     sl_console_destroy (&c);
     sl_oidc_destroy (&oidc);
@@ -430,9 +429,17 @@ Test (sl_console, sign_in_refusals_are_said_and_a_logout_kills_the_cookie, .init
     op.down = false;
     //  A replayed state: refused, no cookie.
     cr_assert_eq (s_ask (c, "GET", "/login", &none, NULL, false, &resp), 302);
-    char state [64];
+    char state [64], signin [128];
     oidc_fake_authorized (&op, sl_buf_cstr (&resp.location), state, sizeof state);
-    s_args_t back = { .query = { { "code", "good-code" }, { "state", state } } };
+    snprintf (signin, sizeof signin, "%.*s", (int) strcspn (resp.cookie, ";"), resp.cookie);
+    records_expect_in (resp.cookie, "SameSite=Lax");
+    //  The redirect back in another browser (a link sent to sign the
+    //  victim in as someone else): refused, and the state still waits.
+    s_args_t elsewhere = { .query = { { "code", "good-code" }, { "state", state } } };
+    cr_expect_eq (s_ask (c, "GET", "/login/callback", &elsewhere, NULL, false, &resp), 302);
+    cr_expect_not (resp.cookie [0], "no session for another browser");
+    records_expect_in (sl_buf_cstr (&resp.location), "browser");
+    s_args_t back = { .query = { { "code", "good-code" }, { "state", state } }, .header = { { "Cookie", signin } } };
     cr_expect_eq (s_ask (c, "GET", "/login/callback", &back, NULL, false, &resp), 302);
     cr_expect (resp.cookie [0]);
     char cookie [256];
@@ -443,6 +450,7 @@ Test (sl_console, sign_in_refusals_are_said_and_a_logout_kills_the_cookie, .init
     //  Wrong aud: no cookie.
     cr_assert_eq (s_ask (c, "GET", "/login", &none, NULL, false, &resp), 302);
     oidc_fake_authorized (&op, sl_buf_cstr (&resp.location), state, sizeof state);
+    snprintf (signin, sizeof signin, "%.*s", (int) strcspn (resp.cookie, ";"), resp.cookie);
     op.aud = "someone-else";
     cr_expect_eq (s_ask (c, "GET", "/login/callback", &back, NULL, false, &resp), 302);
     cr_expect_not (resp.cookie [0]);

@@ -39,9 +39,10 @@ static void
 s_begin (sl_oidc_t *o, char *state, size_t size)
 {
     sl_buf_t url = { 0 };
-    char why [SL_OIDC_WHY_MAX] = "";
-    cr_assert_eq (sl_oidc_begin (o, T0, &url, why), 0, "%s", why);
+    char why [SL_OIDC_WHY_MAX] = "", given [SL_OIDC_STATE_MAX];
+    cr_assert_eq (sl_oidc_begin (o, T0, &url, given, why), 0, "%s", why);
     oidc_fake_authorized (&s_op, sl_buf_cstr (&url), state, size);
+    cr_expect_str_eq (given, state, "the state given is the URL's");
     sl_buf_free (&url);
 }
 
@@ -49,8 +50,8 @@ Test (sl_oidc, signs_in_with_pkce_and_takes_the_role_from_the_claim)
 {
     sl_oidc_t *o = s_new ();
     sl_buf_t url = { 0 };
-    char why [SL_OIDC_WHY_MAX] = "";
-    cr_assert_eq (sl_oidc_begin (o, T0, &url, why), 0, "%s", why);
+    char why [SL_OIDC_WHY_MAX] = "", st [SL_OIDC_STATE_MAX];
+    cr_assert_eq (sl_oidc_begin (o, T0, &url, st, why), 0, "%s", why);
     const char *u = sl_buf_cstr (&url);
     cr_expect_eq (strncmp (u, OIDC_FAKE_ISSUER "/auth?", strlen (OIDC_FAKE_ISSUER "/auth?")), 0, "%s", u);
     cr_expect_not_null (strstr (u, "response_type=code"));
@@ -137,11 +138,12 @@ Test (sl_oidc, an_id_token_is_refused_for_its_aud_exp_iss_nonce_or_no_signature)
     s_refused (o, "signed");
     s_op.unsigned_token = false;
     //  Another key than the JWKS's, with its kid.
-    jwt_pair_t own = s_op.key;
-    jwt_fixture_make (&s_op.key, false);
+    jwt_pair_t other;
+    jwt_fixture_make (&other, false);
+    s_op.signer = &other;
     s_refused (o, "signature");
-    jwt_fixture_free (&s_op.key);
-    s_op.key = own;
+    s_op.signer = NULL;
+    jwt_fixture_free (&other);
     //  And the token as it should be passes.
     char state [64], why [SL_OIDC_WHY_MAX] = "";
     sl_console_caller_t c;
@@ -156,12 +158,20 @@ Test (sl_oidc, a_provider_down_is_said_and_found_again_when_back)
     sl_oidc_t *o = s_new ();
     s_op.down = true;
     sl_buf_t url = { 0 };
-    char why [SL_OIDC_WHY_MAX] = "";
-    cr_expect_eq (sl_oidc_begin (o, T0, &url, why), -1);
+    char why [SL_OIDC_WHY_MAX] = "", st [SL_OIDC_STATE_MAX];
+    cr_expect_eq (sl_oidc_begin (o, T0, &url, st, why), -1);
     cr_expect_not_null (strstr (why, "cannot be reached"), "%s", why);
     cr_expect_null (sl_oidc_end_session (o));
     s_op.down = false;
-    cr_expect_eq (sl_oidc_begin (o, T0, &url, why), 0, "%s", why);
+    cr_expect_eq (sl_oidc_begin (o, T0, &url, st, why), 0, "%s", why);
+    //  Down again after it was found: the next sign-in says so rather
+    //  than send the browser to it.
+    s_op.down = true;
+    sl_buf_t again = { 0 };
+    cr_expect_eq (sl_oidc_begin (o, T0, &again, st, why), -1);
+    cr_expect_not_null (strstr (why, "cannot be reached"), "%s", why);
+    sl_buf_free (&again);
+    s_op.down = false;
     //  Down between the sign-in's two halves: the exchange fails, said.
     char state [64];
     oidc_fake_authorized (&s_op, sl_buf_cstr (&url), state, sizeof state);
