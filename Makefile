@@ -42,6 +42,9 @@
 #   make browser-deps  install playwright-core for the console's browser test
 #                   (npm, pinned in tests/browser/package-lock.json; it drives
 #                   Debian's chromium); make test runs it
+#   make oidc-deps  install the OpenID provider the console's sign-in test
+#                   signs in with (oidc-provider, npm, pinned in
+#                   tests/oidc/package-lock.json); make test runs it
 #   make otel-deps  install the OTLP receiver the exporter's tests send to
 #                   (npm, pinned in tests/otel/package-lock.json); make test
 #                   runs it
@@ -142,7 +145,7 @@ svc_src = $(filter-out %/sl_%.c services/$(1)/embed/%,$(wildcard services/$(1)/*
 RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES))
 
-.PHONY: FORCE all deps sdk-deps browser-deps otel-deps kube-deps mcp-deps cloud-deps run test unit integration check-compose \
+.PHONY: FORCE all deps sdk-deps browser-deps oidc-deps otel-deps kube-deps mcp-deps cloud-deps run test unit integration check-compose \
         compose-deps compose-test \
         check-docs check-layers check-prometheus check-kubernetes memcheck \
         fuzz fuzz-smoke bench chaos clean asan agents
@@ -318,6 +321,15 @@ endef
 browser-deps:
 	$(call npm_ci,$(BROWSER_DIR),playwright-core for the browser test,the browser test)
 
+# The OpenID provider of the console's sign-in test (tests/oidc:
+# oidc-provider, pinned in its package-lock.json), started by the test on
+# 127.0.0.1. Like browser-deps, it says why when it cannot, and the sign-in
+# test is then skipped with that reason.
+OIDC_DIR = tests/oidc
+
+oidc-deps:
+	$(call npm_ci,$(OIDC_DIR),the OpenID provider for the sign-in test,the browser's sign-in test)
+
 # The validator of the Kubernetes manifests (tests/kubernetes: the
 # Kubernetes schemas as kubernetes-models, pinned in its package-lock.json).
 # Like sdk-deps, it says why when it cannot, and the schema check is then
@@ -373,7 +385,7 @@ run: deps
 # Tests
 
 test: deps
-	@$(MAKE) --no-print-directory sdk-deps browser-deps otel-deps kube-deps mcp-deps cloud-deps
+	@$(MAKE) --no-print-directory sdk-deps browser-deps oidc-deps otel-deps kube-deps mcp-deps cloud-deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(LEGTEST_BIN) $(FUZZ_BINS)
 	@$(MAKE) --no-print-directory check-layers unit integration fuzz-smoke check-compose check-prometheus check-docs \
 	  check-kubernetes
