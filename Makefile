@@ -45,6 +45,9 @@
 #   make browser-deps  install playwright-core for the console's browser test
 #                   (npm, pinned in tests/browser/package-lock.json; it drives
 #                   Debian's chromium); make test runs it
+#   make oidc-deps  install the OpenID provider the console's sign-in test
+#                   signs in with (oidc-provider, npm, pinned in
+#                   tests/oidc/package-lock.json); make test runs it
 #   make otel-deps  install the OTLP receiver the exporter's tests send to
 #                   (npm, pinned in tests/otel/package-lock.json); make test
 #                   runs it
@@ -154,7 +157,7 @@ PART_PROGRAMS = policy
 RELEASE_BINS = $(addprefix $(BUILD)/bin/sluice-,$(SERVICES) $(PART_PROGRAMS))
 ASAN_BINS    = $(addprefix $(BUILD)/asan/bin/sluice-,$(SERVICES) $(PART_PROGRAMS))
 
-.PHONY: FORCE all deps sdk-deps browser-deps otel-deps kube-deps mcp-deps cloud-deps run test unit integration check-compose \
+.PHONY: FORCE all deps sdk-deps browser-deps oidc-deps otel-deps kube-deps mcp-deps cloud-deps run test unit integration check-compose \
         compose-deps compose-test \
         check-docs check-layers check-policies check-prometheus check-kubernetes memcheck \
         fuzz fuzz-smoke bench chaos clean asan agents
@@ -345,6 +348,15 @@ endef
 browser-deps:
 	$(call npm_ci,$(BROWSER_DIR),playwright-core for the browser test,the browser test)
 
+# The OpenID provider of the console's sign-in test (tests/oidc:
+# oidc-provider, pinned in its package-lock.json), started by the test on
+# 127.0.0.1. Like browser-deps, it says why when it cannot, and the sign-in
+# test is then skipped with that reason.
+OIDC_DIR = tests/oidc
+
+oidc-deps:
+	$(call npm_ci,$(OIDC_DIR),the OpenID provider for the sign-in test,the browser's sign-in test)
+
 # The validator of the Kubernetes manifests (tests/kubernetes: the
 # Kubernetes schemas as kubernetes-models, pinned in its package-lock.json).
 # Like sdk-deps, it says why when it cannot, and the schema check is then
@@ -403,7 +415,7 @@ run: deps
 # npm folders beside the builds: their installs wait on the network.
 test: deps
 	@$(MAKE) --no-print-directory sdk-deps
-	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) browser-deps otel-deps kube-deps mcp-deps cloud-deps \
+	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) browser-deps oidc-deps otel-deps kube-deps mcp-deps cloud-deps \
 	  all asan $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/integration $(LEGTEST_BIN) $(FUZZ_BINS)
 	@$(MAKE) --no-print-directory check-layers check-policies unit integration fuzz-smoke check-compose check-prometheus \
 	  check-docs check-kubernetes

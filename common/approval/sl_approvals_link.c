@@ -103,6 +103,8 @@ s_by_json (const sl_approvals_by_t *by)
     json_object_set_new (o, "approver", json_boolean (by->approver));
     json_object_set_new (o, "console", json_boolean (by->console));
     json_object_set_new (o, "loopback", json_boolean (by->loopback));
+    if (by->name && *by->name)
+        json_object_set_new (o, "name", json_string (by->name));
     return o;
 }
 

@@ -51,6 +51,7 @@ typedef struct {
     bool approver;                      //  its key is marked an approver in the keys file
     bool console;                       //  a console user (sluice-audit)
     bool loopback;                      //  a caller on this machine, no keys configured
+    const char *name;                   //  who, as the records name them (a console user's identity)
 } sl_approvals_by_t;
 
 //  A decision as the HTTP APIs take it (sl_approvals_api.h parses it).

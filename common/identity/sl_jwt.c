@@ -189,12 +189,11 @@ s_jwk_pem (json_t *jwk, int *type)
     return pem;
 }
 
+//  The keys of a JWKS (text, len bytes); path names it in errors.
 static int
-s_load_jwks (sl_jwtkeys_t *self, const char *path, char **error)
+s_load_jwks_text (sl_jwtkeys_t *self, const char *text, size_t len, const char *path, char **error)
 {
-    sl_buf_t text = { 0 };
-    json_t *root = s_read (path, &text) == 0 ? json_loadb (text.data ? text.data : "", text.len, 0, NULL) : NULL;
-    sl_buf_free (&text);
+    json_t *root = json_loadb (text ? text : "", len, 0, NULL);
     json_t *keys = json_object_get (root, "keys");
     if (!json_is_array (keys)) {
         json_decref (root);
@@ -218,6 +217,29 @@ s_load_jwks (sl_jwtkeys_t *self, const char *path, char **error)
         return -1;
     }
     return 0;
+}
+
+static int
+s_load_jwks (sl_jwtkeys_t *self, const char *path, char **error)
+{
+    sl_buf_t text = { 0 };
+    int rc = s_read (path, &text);
+    if (rc == 0)
+        rc = s_load_jwks_text (self, text.data, text.len, path, error);
+    else
+        *error = s_error (path, "not a JWKS file: a JSON object with a keys list");
+    sl_buf_free (&text);
+    return rc;
+}
+
+sl_jwtkeys_t *
+sl_jwtkeys_from_jwks (const char *text, size_t len, const char *source, char **error)
+{
+    *error = NULL;
+    sl_jwtkeys_t *self = sl_xcalloc (1, sizeof *self);
+    if (s_load_jwks_text (self, text, len, source, error))
+        sl_jwtkeys_destroy (&self);
+    return self;
 }
 
 sl_jwtkeys_t *

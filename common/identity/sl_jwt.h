@@ -57,6 +57,9 @@ typedef struct {
 //  Read the public keys a jwt section names. NULL with *error (the caller
 //  frees) when a file cannot be read or holds no key sluice can use.
 sl_jwtkeys_t *sl_jwtkeys_new (const sl_jwt_spec_t *spec, char **error);
+//  The keys of a JWKS document fetched from a provider (text, len bytes;
+//  source names it in an error), as sl_jwtkeys_new reads a JWKS file.
+sl_jwtkeys_t *sl_jwtkeys_from_jwks (const char *text, size_t len, const char *source, char **error);
 void sl_jwtkeys_destroy (sl_jwtkeys_t **self_p);
 size_t sl_jwtkeys_count (const sl_jwtkeys_t *self);
 

@@ -85,6 +85,7 @@ audit_new (sl_service_t *svc, const audit_config_t *config)
             .keys = config->console_keys,
             .keys_token = config->keys_token,
             .keys_file = config->keys_file,
+            .oidc = config->console_oidc,
             .judges = config->judge_approvals,
         };
         self->console = audit_console_new (svc, store, &console);

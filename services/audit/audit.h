@@ -21,6 +21,7 @@
 #define AUDIT_H
 
 #include "common/service/sl_service.h"
+#include "services/audit/console/sl_oidc.h"
 #include "services/audit/recorder/audit_recorder.h"
 
 typedef struct {
@@ -31,6 +32,7 @@ typedef struct {
     const char *console_keys;           //  comma-separated, "" for none (loopback only)
     const char *keys_token;             //  the gateways fetch the keys in force with it, NULL: none
     const char *keys_file;              //  the gateways' keys file, listed read-only, "": none
+    sl_oidc_config_t console_oidc;      //  sign-in with a provider; issuer NULL: none
     const char *judge_approvals;        //  the judges' approvals endpoints: the console's decisions, "" : none
 } audit_config_t;
 

@@ -9,13 +9,18 @@
     them to SQLite (--data-dir, the default) or PostgreSQL (--dsn or
     SLUICE_AUDIT_DSN), keeps the store to its retention, posts verdicts or
     streams to a webhook, and serves the web console on 127.0.0.1:8081.
-    Console keys come from SLUICE_CONSOLE_KEYS only (comma-separated):
-    without them the console answers clients on this machine only. The
+    Console keys come from SLUICE_CONSOLE_KEYS only (comma-separated,
+    each name:role:KEY or a bare KEY, an admin): without them the console
+    answers clients on this machine only. People sign in with an OpenID
+    provider when SLUICE_OIDC_ISSUER names one (with SLUICE_OIDC_CLIENT_ID,
+    SLUICE_OIDC_CLIENT_SECRET, and optionally SLUICE_OIDC_REDIRECT_URI and
+    SLUICE_OIDC_ROLE_CLAIM: docs/audit.md). The
     webhook's bearer token, when it needs one, comes from
     SLUICE_AUDIT_WEBHOOK_TOKEN only, the approvals webhook's signing
     secret from SLUICE_APPROVALS_WEBHOOK_SECRET only, the token the
     gateways fetch the keys the console issued with from SLUICE_KEYS_TOKEN
-    only. None is ever logged
+    only (and the client secret from SLUICE_OIDC_CLIENT_SECRET only). None
+    is ever logged
     or stored. With --judge-approvals the console's Pending page decides
     approvals through the judges' control link.
     With the routes file (--routes, SLUICE_ROUTES: the gateway's) each
@@ -432,6 +437,13 @@ main (int argc, char **argv)
         .console_keys = keys ? keys : "",
         .keys_token = getenv ("SLUICE_KEYS_TOKEN"),
         .keys_file = keys_file,
+        .console_oidc = {
+            .issuer = getenv ("SLUICE_OIDC_ISSUER"),
+            .client_id = getenv ("SLUICE_OIDC_CLIENT_ID"),
+            .client_secret = getenv ("SLUICE_OIDC_CLIENT_SECRET"),
+            .redirect_uri = getenv ("SLUICE_OIDC_REDIRECT_URI"),
+            .role_claim = getenv ("SLUICE_OIDC_ROLE_CLAIM"),
+        },
         .judge_approvals = judge_approvals,
     };
     audit_t *audit = audit_new (svc, &config);

@@ -1,6 +1,7 @@
 /*  audit_console.c - sluice-audit's console on its reactor (see audit_console.h). */
 #include "services/audit/console/audit_console.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,7 @@ struct _audit_console_t {
     sl_httpd_t *httpd;
     audit_decisions_t *decisions;       //  decisions to the judges
     sl_keywatch_t *file_keys;           //  the gateways' keys file, NULL: none
+    sl_oidc_t *oidc;                    //  sign-in with a provider, or NULL
     sl_http_req_t *sse [S_MAX_SSE];     //  the pages watching live
     size_t sse_count;
     sl_buf_t events;                    //  scratch: the SSE text of a batch
@@ -121,6 +123,8 @@ s_on_request (void *arg, sl_http_req_t *req)
     sl_console_handle (self->console, &creq, &resp);
     if (resp.cookie [0])
         sl_http_add_header (req, "Set-Cookie", resp.cookie);
+    if (resp.location.len)
+        sl_http_add_header (req, "Location", sl_buf_cstr (&resp.location));
     if (resp.cache)
         sl_http_add_header (req, "Cache-Control", resp.cache);
     sl_http_add_header (req, "X-Content-Type-Options", "nosniff");
@@ -128,7 +132,7 @@ s_on_request (void *arg, sl_http_req_t *req)
                         "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; "
                         "connect-src 'self'; frame-ancestors 'none'");
     if (resp.kind == SL_CONSOLE_DECIDE) {
-        audit_decisions_decide (self->decisions, req, resp.approval, &resp.decision.decision);
+        audit_decisions_decide (self->decisions, req, resp.approval, &resp.decision.decision, &resp.caller);
         sl_approvals_parsed_clear (&resp.decision);
     }
     else
@@ -151,6 +155,7 @@ s_on_request (void *arg, sl_http_req_t *req)
     else
         sl_http_respond (req, resp.status, resp.content_type, resp.body.data, resp.body.len);
     sl_buf_free (&resp.body);
+    sl_buf_free (&resp.location);
 }
 
 static void
@@ -231,6 +236,23 @@ audit_console_new (sl_service_t *svc, sl_store_t *store, const audit_console_con
         audit_console_destroy (&self);
         return NULL;
     }
+    if (config->oidc.issuer && *config->oidc.issuer) {
+        char redirect [512];
+        sl_oidc_config_t oidc = config->oidc;
+        if (!oidc.redirect_uri || !*oidc.redirect_uri) {
+            snprintf (redirect, sizeof redirect, "http://%s:%d/login/callback", config->host,
+                      sl_httpd_port (self->httpd));
+            oidc.redirect_uri = redirect;
+        }
+        self->oidc = sl_oidc_new (&oidc);
+        if (!self->oidc) {
+            sl_log_error ("bad_config", "SLUICE_OIDC_ISSUER needs SLUICE_OIDC_CLIENT_ID");
+            audit_console_destroy (&self);
+            return NULL;
+        }
+        sl_console_set_oidc (self->console, self->oidc);
+        sl_log_info ("console_sign_in", "issuer=%s redirect_uri=%s", oidc.issuer, oidc.redirect_uri);
+    }
     sl_httpd_set_stream_cap (self->httpd, S_SSE_CAP);
     audit_decisions_set_httpd (self->decisions, self->httpd);
     sl_httpd_set_counters (self->httpd, &(sl_httpd_counters_t) {
@@ -268,6 +290,7 @@ audit_console_destroy (audit_console_t **self_p)
     audit_decisions_destroy (&self->decisions);     //  after its requests were closed
     sl_keywatch_destroy (&self->file_keys);
     sl_console_destroy (&self->console);
+    sl_oidc_destroy (&self->oidc);
     sl_live_destroy (&self->live);
     sl_buf_free (&self->events);
     free (self);

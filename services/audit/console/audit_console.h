@@ -33,6 +33,8 @@ typedef struct {
     const char *host;                   //  address to listen on
     int port;                           //  0: any free port
     const char *keys;                   //  comma-separated console keys, "" for none (loopback only)
+    sl_oidc_config_t oidc;              //  sign-in with a provider (issuer NULL: none); redirect_uri
+                                        //  NULL: http://host:port/login/callback
     const char *judges;                 //  the judges' approvals endpoints, "": decisions are refused
     const char *keys_token;             //  the gateways' token for GET /api/keys/served, NULL: none
     const char *keys_file;              //  the gateways' keys file, listed read-only ("" or NULL: none);
@@ -41,8 +43,9 @@ typedef struct {
 
 typedef struct _audit_console_t audit_console_t;
 
-//  The store is borrowed. NULL (logged) when the port cannot be had or
-//  the judges' endpoints are malformed.
+//  The store is borrowed. NULL (logged) when the port cannot be had, the
+//  judges' endpoints are malformed, or sign-in is half configured (an
+//  issuer without a client id).
 audit_console_t *audit_console_new (sl_service_t *svc, sl_store_t *store, const audit_console_config_t *config);
 void audit_console_destroy (audit_console_t **self_p);
 //  What /api/meta says beyond the store, and /api/chain (sl_console.h).

@@ -55,7 +55,7 @@ s_decided (void *arg, const sl_approvals_outcome_t *outcome)
 
 void
 audit_decisions_decide (audit_decisions_t *self, sl_http_req_t *req, const char *id,
-                        const sl_approvals_decision_t *decision)
+                        const sl_approvals_decision_t *decision, const sl_console_caller_t *caller)
 {
     if (!self->link) {
         s_respond (self, req, 503, NULL, "approvals are not configured (--judge-approvals)");
@@ -65,7 +65,16 @@ audit_decisions_decide (audit_decisions_t *self, sl_http_req_t *req, const char 
     call->owner = self;
     call->req = req;
     zlistx_add_end (self->calls, call);
+    char name [3 * SL_CONSOLE_TEXT_MAX + 8];
+    sl_console_role_label (caller, name, sizeof name);
+    //  The person is the user (a rule may name them; no one approves
+    //  their own call), and the records name them whole. This machine
+    //  without keys is no one in particular: "console", as always.
     sl_approvals_by_t by = { .console = true };
+    if (*caller->sub) {
+        by.name = name;
+        by.user = *caller->email ? caller->email : caller->sub;
+    }
     self->in_call = true;
     uint64_t handle = sl_approvals_link_decide (self->link, id, &by, decision, s_decided, call);
     self->in_call = false;

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <jansson.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@
 
 #define S_DAY_MS (24 * 3600 * 1000LL)
 #define S_USAGE_DAYS 30                 //  /api/usage without from: this many days back
+#define S_PENDING_MAX 10000             //  pending approvals looked through for an approver
+#define S_SIGNIN_COOKIE "sluice_signin" //  a sign-in's state, in the browser that began it
 
 struct _sl_console_t {
     sl_store_t *store;
@@ -32,6 +35,7 @@ struct _sl_console_t {
     void *clock_arg;
     char *keys_token;                   //  the gateways' keys token, NULL: none
     sl_keyring_t *file_keys;            //  the keys file's, listed read-only (a reference), NULL: none
+    sl_oidc_t *oidc;                    //  sign-in with a provider, or NULL
 };
 
 sl_console_t *
@@ -57,6 +61,13 @@ sl_console_destroy (sl_console_t **self_p)
 }
 
 bool sl_console_has_keys (sl_console_t *self) { return sl_console_auth_has_keys (self->auth); }
+
+void
+sl_console_set_oidc (sl_console_t *self, sl_oidc_t *oidc)
+{
+    self->oidc = oidc;
+    sl_console_auth_set_sign_in (self->auth, oidc != NULL);
+}
 
 void
 sl_console_on_chain (sl_console_t *self, sl_console_meta_fn *fn, void *arg)
@@ -220,22 +231,266 @@ static void
 s_login (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
 {
     if (!sl_console_auth_has_keys (self->auth)) {
-        s_error (resp, 400, "this console has no keys: it answers clients on its own machine only");
+        s_error (resp, 400, "this console has no keys");
         return;
     }
     json_error_t err;
     json_t *root = json_loadb (req->body.ptr ? req->body.ptr : "", req->body.len, 0, &err);
     json_t *key = json_object_get (root, "key");
+    sl_console_caller_t caller;
     bool ok = json_is_string (key)
-           && sl_console_auth_key (self->auth, json_string_value (key), json_string_length (key));
+           && sl_console_auth_key (self->auth, json_string_value (key), json_string_length (key), &caller) == 0;
     json_decref (root);
     if (!ok) {
         s_error (resp, 401, "not a console key");
         return;
     }
-    sl_console_auth_login (self->auth, s_now (self), resp->cookie);
-    sl_buf_puts (&resp->body, "{\"ok\":true}");
+    sl_console_auth_login (self->auth, &caller, s_now (self), resp->cookie);
+    sl_buf_printf (&resp->body, "{\"ok\":true,\"role\":\"%s\"}", sl_console_role_name (caller.role));
     s_json (resp, 200);
+}
+
+//  --------------------------------------------------------------------------
+//  Roles
+
+sl_console_role_t
+sl_console_caller_role (sl_console_t *self, const sl_console_req_t *req, sl_console_caller_t *caller)
+{
+    return sl_console_auth_caller (self->auth, s_header (req, "Authorization"), s_header (req, "Cookie"),
+                                   req->loopback, s_now (self), caller);
+}
+
+//  Refused unless caller's role is at least role: 403, naming it.
+static bool
+s_needs (const sl_console_caller_t *caller, sl_console_role_t role, sl_console_resp_t *resp)
+{
+    if (caller->role >= role)
+        return true;
+    char why [160];
+    snprintf (why, sizeof why, "this needs the %s role (you are %s)", sl_console_role_name (role),
+              sl_console_role_name (caller->role));
+    s_error (resp, 403, why);
+    return false;
+}
+
+//  The fields that hold what people and models wrote (an approval's
+//  message too: a rule's ask message may quote the arguments).
+static const char *s_contents [] = { "content", "arguments", "last_user", "message", NULL };
+
+static void
+s_redact_json (json_t *v)
+{
+    if (json_is_array (v)) {
+        size_t i;
+        json_t *item;
+        json_array_foreach (v, i, item)
+            s_redact_json (item);
+    }
+    else
+    if (json_is_object (v)) {
+        const char *key;
+        json_t *item;
+        json_object_foreach (v, key, item) {
+            bool content = false;
+            for (int i = 0; s_contents [i]; i++)
+                content |= strcmp (key, s_contents [i]) == 0;
+            if (content)
+                json_object_set_new (v, key, json_null ());
+            else
+                s_redact_json (item);
+        }
+    }
+}
+
+//  A viewer's answer: the JSON in resp's body without contents. Fails
+//  closed: an answer that cannot be read is not sent.
+static void
+s_redact (sl_console_resp_t *resp)
+{
+    json_t *root = json_loadb (resp->body.data ? resp->body.data : "", resp->body.len, 0, NULL);
+    char *text = NULL;
+    if (json_is_object (root)) {
+        s_redact_json (root);
+        json_object_set_new (root, "redacted", json_true ());
+        text = json_dumps (root, JSON_COMPACT);
+    }
+    json_decref (root);
+    sl_buf_reset (&resp->body);
+    if (text)
+        sl_buf_puts (&resp->body, text);
+    else
+        s_error (resp, 500, "the answer could not be redacted");
+    free (text);
+}
+
+static const char *
+s_approval_team (json_t *approval)
+{
+    return json_string_value (json_object_get (json_object_get (approval, "identity"), "team"));
+}
+
+//  An approver's list: only its teams' approvals.
+static void
+s_approvals_of_teams (const sl_console_caller_t *caller, sl_console_resp_t *resp)
+{
+    json_t *root = json_loadb (resp->body.data ? resp->body.data : "", resp->body.len, 0, NULL);
+    json_t *list = json_object_get (root, "approvals");
+    json_t *kept = json_array ();
+    size_t i;
+    json_t *a;
+    json_array_foreach (list, i, a)
+        if (sl_console_role_decides_for (caller, s_approval_team (a)))
+            json_array_append (kept, a);
+    json_t *out = json_pack ("{s:o, s:[]}", "approvals", kept, "teams");
+    for (int t = 0; t < caller->team_count; t++)
+        json_array_append_new (json_object_get (out, "teams"), json_string (caller->teams [t]));
+    char *text = json_dumps (out, JSON_COMPACT);
+    json_decref (out);
+    json_decref (root);
+    sl_buf_reset (&resp->body);
+    sl_buf_puts (&resp->body, text ? text : "{\"approvals\":[]}");
+    free (text);
+}
+
+//  Whether caller may decide approval id: an admin any (the judges hold
+//  them); an approver one of its teams, pending in the store.
+static int
+s_may_decide (sl_console_t *self, const sl_console_caller_t *caller, const char *id, sl_console_resp_t *resp)
+{
+    if (caller->role == SL_CONSOLE_ADMIN)
+        return 0;
+    sl_buf_t pending = { 0 };
+    if (sl_query_approvals (self->store, "pending", S_PENDING_MAX, &pending) < 0) {
+        sl_buf_free (&pending);
+        s_store_error (self, resp);
+        return -1;
+    }
+    json_t *root = json_loadb (pending.data ? pending.data : "", pending.len, 0, NULL);
+    sl_buf_free (&pending);
+    const char *team = NULL;
+    bool found = false;
+    size_t i;
+    json_t *a;
+    json_array_foreach (json_object_get (root, "approvals"), i, a)
+        if (!found && json_is_string (json_object_get (a, "id"))
+        &&  strcmp (json_string_value (json_object_get (a, "id")), id) == 0) {
+            found = true;
+            team = s_approval_team (a);
+        }
+    bool ok = found && sl_console_role_decides_for (caller, team);
+    json_decref (root);
+    if (!found)
+        s_error (resp, 404, "no pending approval has this id");
+    else
+    if (!ok)
+        s_error (resp, 403, "this approval is of a team you do not approve for");
+    return ok ? 0 : -1;
+}
+
+static void
+s_me (const sl_console_caller_t *caller, sl_console_resp_t *resp)
+{
+    json_t *teams = json_array ();
+    for (int t = 0; t < caller->team_count; t++)
+        json_array_append_new (teams, json_string (caller->teams [t]));
+    json_t *me = json_pack ("{s:s, s:s, s:s, s:s, s:o}", "role", sl_console_role_name (caller->role), "sub",
+                            caller->sub, "email", caller->email, "name", caller->name, "teams", teams);
+    char *text = me ? json_dumps (me, JSON_COMPACT) : NULL;
+    json_decref (me);
+    sl_buf_puts (&resp->body, text ? text : "{}");
+    free (text);
+    s_json (resp, 200);
+}
+
+//  --------------------------------------------------------------------------
+//  Sign-in with a provider
+
+//  Send the browser to location.
+static void
+s_redirect (sl_console_resp_t *resp, const char *location)
+{
+    sl_buf_reset (&resp->location);
+    sl_buf_puts (&resp->location, location);
+    sl_buf_puts (&resp->body, "redirecting\n");
+    s_answer (resp, 302, "text/plain");
+    resp->cache = "no-store";
+}
+
+//  Back to the console's page, which shows why sign-in failed.
+static void
+s_sign_in_failed (sl_console_resp_t *resp, const char *why)
+{
+    sl_buf_t to = { 0 };
+    sl_buf_puts (&to, "/?signin_error=");
+    for (const unsigned char *p = (const unsigned char *) why; *p; p++)
+        if (isalnum (*p) || *p == '-' || *p == '.' || *p == '_')
+            sl_buf_putc (&to, (char) *p);
+        else
+            sl_buf_printf (&to, "%%%02X", *p);
+    s_redirect (resp, sl_buf_cstr (&to));
+    sl_buf_free (&to);
+}
+
+//  Whether the request's sign-in cookie holds state.
+static bool
+s_signin_cookie_is (const sl_console_req_t *req, const char *state)
+{
+    const char *cookies = s_header (req, "Cookie");
+    const char *name = S_SIGNIN_COOKIE "=";
+    for (const char *p = cookies; state && p && *p;) {
+        while (*p == ' ' || *p == ';')
+            p++;
+        if (strncmp (p, name, strlen (name)) == 0) {
+            p += strlen (name);
+            size_t n = strcspn (p, ";");
+            return n == strlen (state) && sodium_memcmp (p, state, n) == 0;
+        }
+        p = strchr (p, ';');
+    }
+    return false;
+}
+
+static void
+s_sign_in (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
+{
+    char why [SL_OIDC_WHY_MAX];
+    if (!self->oidc) {
+        s_error (resp, 404, "sign-in with a provider is not configured (SLUICE_OIDC_ISSUER)");
+        return;
+    }
+    char state [SL_OIDC_STATE_MAX];
+    if (strcmp (req->path, "/login") == 0) {
+        sl_buf_t url = { 0 };
+        if (sl_oidc_begin (self->oidc, s_now (self), &url, state, why))
+            s_sign_in_failed (resp, why);
+        else {
+            s_redirect (resp, sl_buf_cstr (&url));
+            //  The state goes with this browser: a callback elsewhere (a
+            //  link someone sent, to sign the victim in as them) lacks it.
+            //  Lax: the provider's redirect back is a top-level GET from
+            //  another site.
+            snprintf (resp->cookie, sizeof resp->cookie, "%s=%s; Path=/login; HttpOnly; SameSite=Lax; Max-Age=%d",
+                      S_SIGNIN_COOKIE, state, SL_OIDC_LOGIN_MS / 1000);
+        }
+        sl_buf_free (&url);
+        return;
+    }
+    const char *error = s_arg (req, "error");
+    sl_console_caller_t caller;
+    if (!s_signin_cookie_is (req, s_arg (req, "state")))
+        s_sign_in_failed (resp, "this sign-in did not begin in this browser (state): sign in again");
+    else
+    if (error) {
+        snprintf (why, sizeof why, "the provider said: %.100s", error);
+        s_sign_in_failed (resp, why);
+    }
+    else
+    if (sl_oidc_finish (self->oidc, s_arg (req, "code"), s_arg (req, "state"), s_now (self), &caller, why))
+        s_sign_in_failed (resp, why);
+    else {
+        sl_console_auth_login (self->auth, &caller, s_now (self), resp->cookie);
+        s_redirect (resp, "/");
+    }
 }
 
 static void
@@ -315,13 +570,22 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
             s_login (self, req, resp);
         return;
     }
-    //  The keys API decides who may ask it (admins; the gateways' token).
-    sl_console_keys_ctx_t keys = { self->store, self->auth, self->keys_token, s_now (self), self->file_keys };
+    sl_console_caller_t *caller = &resp->caller;
+    sl_console_role_t role = sl_console_caller_role (self, req, caller);
+    //  The keys API decides who may ask it (admins; the gateways' token,
+    //  which is no console caller).
+    sl_console_keys_ctx_t keys = { self->store, self->auth, self->keys_token, s_now (self), self->file_keys, caller };
     if (sl_console_keys_handle (&keys, req, resp))
         return;
-    if (!sl_console_auth_allows (self->auth, s_header (req, "Authorization"), s_header (req, "Cookie"),
-                                 req->loopback, s_now (self))) {
-        if (sl_console_auth_has_keys (self->auth))
+    if (role == SL_CONSOLE_NOBODY) {
+        if (sl_console_auth_guarded (self->auth) && self->oidc) {
+            s_error (resp, 401, "sign in (GET /login), or a console key (Authorization: Bearer)");
+            //  The page offers the provider's sign-in.
+            resp->body.len--;
+            sl_buf_puts (&resp->body, ",\"sign_in\":true}");
+        }
+        else
+        if (sl_console_auth_guarded (self->auth))
             s_error (resp, 401, "a console key is needed (log in, or Authorization: Bearer)");
         else
             s_error (resp, 403, "this console answers clients on its own machine only "
@@ -334,11 +598,20 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
             return;
         }
         sl_console_auth_logout (self->auth, s_header (req, "Cookie"), resp->cookie);
-        sl_buf_puts (&resp->body, "{\"ok\":true}");
+        const char *end = self->oidc && strncmp (caller->sub, "key:", 4) != 0 ? sl_oidc_end_session (self->oidc)
+                                                                                : NULL;
+        sl_buf_puts (&resp->body, "{\"ok\":true");
+        if (end) {
+            sl_buf_puts (&resp->body, ",\"end_session\":");
+            sl_json_put_str (&resp->body, end, strlen (end));
+        }
+        sl_buf_putc (&resp->body, '}');
         s_json (resp, 200);
         return;
     }
     if (post && strcmp (path, "/api/try") == 0) {
+        if (!s_needs (caller, SL_CONSOLE_AUDITOR, resp))
+            return;
         if (!s_is_json (req)) {
             s_error (resp, 415, "send JSON");
             return;
@@ -350,7 +623,8 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
     char id [SL_APPROVALS_ID_HEX + 1];
     sl_approvals_path_t approvals = sl_approvals_path (path, "/api/approvals", id);
     if (post && approvals == SL_APPROVALS_PATH_ONE) {
-        s_decide (req, id, resp);
+        if (s_needs (caller, SL_CONSOLE_APPROVER, resp) && (!*id || s_may_decide (self, caller, id, resp) == 0))
+            s_decide (req, id, resp);
         return;
     }
     if (!get) {
@@ -358,18 +632,31 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         return;
     }
     if (approvals == SL_APPROVALS_PATH_LIST) {
-        int rc = sl_query_approvals (self->store, s_arg (req, "state"), (int) s_arg_i64 (req, "limit", 0),
-                                     &resp->body);
+        //  An approver's teams are sifted from a longer list.
+        bool sifted = caller->role == SL_CONSOLE_APPROVER;
+        int limit = sifted ? S_PENDING_MAX : (int) s_arg_i64 (req, "limit", 0);
+        int rc = sl_query_approvals (self->store, s_arg (req, "state"), limit, &resp->body);
         if (rc < 0)
             s_store_error (self, resp);
         else
         if (rc > 0)
             s_error (resp, 400, "state is pending or decided");
-        else
+        else {
+            if (sifted)
+                s_approvals_of_teams (caller, resp);
+            if (caller->role == SL_CONSOLE_VIEWER)
+                s_redact (resp);
             s_json (resp, 200);
+        }
+        return;
+    }
+    if (strcmp (path, "/api/me") == 0) {
+        s_me (caller, resp);
         return;
     }
     if (strcmp (path, "/api/live") == 0) {
+        if (!s_needs (caller, SL_CONSOLE_AUDITOR, resp))
+            return;
         resp->kind = SL_CONSOLE_LIVE;
         resp->status = 200;
         resp->content_type = "text/event-stream";
@@ -377,8 +664,10 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         return;
     }
     if (strcmp (path, "/api/meta") == 0) {
-        sl_buf_printf (&resp->body, "{\"store\":\"%s\",\"schema\":%d,\"keys\":%s", sl_store_kind (self->store),
-                       sl_store_version (self->store), sl_console_auth_has_keys (self->auth) ? "true" : "false");
+        sl_buf_printf (&resp->body, "{\"store\":\"%s\",\"schema\":%d,\"keys\":%s,\"sign_in\":%s,\"role\":\"%s\"",
+                       sl_store_kind (self->store), sl_store_version (self->store),
+                       sl_console_auth_has_keys (self->auth) ? "true" : "false", self->oidc ? "true" : "false",
+                       sl_console_role_name (caller->role));
         if (self->meta)
             self->meta (self->meta_arg, &resp->body);
         sl_buf_putc (&resp->body, '}');
@@ -392,11 +681,18 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         return;
     }
     if (strcmp (path, "/api/streams") == 0) {
+        //  A text search would tell a viewer what the contents hold.
+        if (s_arg (req, "q") && !s_needs (caller, SL_CONSOLE_AUDITOR, resp))
+            return;
         s_streams (self, req, resp);
+        if (resp->status == 200 && caller->role == SL_CONSOLE_VIEWER)
+            s_redact (resp);
         return;
     }
     if (strncmp (path, "/api/streams/", 13) == 0) {
         s_stream (self, path + 13, resp);
+        if (resp->status == 200 && caller->role == SL_CONSOLE_VIEWER)
+            s_redact (resp);
         return;
     }
     if (strcmp (path, "/api/stats") == 0) {
@@ -445,6 +741,8 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         return;
     }
     if (strcmp (path, "/api/policies") == 0) {
+        if (!s_needs (caller, SL_CONSOLE_ADMIN, resp))
+            return;
         if (sl_query_policies (self->store, &resp->body))
             s_store_error (self, resp);
         else
@@ -472,6 +770,8 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         return;
     }
     if (strncmp (path, "/api/capture/", 13) == 0) {
+        if (!s_needs (caller, SL_CONSOLE_AUDITOR, resp))
+            return;
         const char *sid = path + 13;
         if (!s_sid_valid (sid)) {
             s_error (resp, 400, "a stream id is 32 lowercase hex digits");
@@ -496,10 +796,13 @@ sl_console_handle (sl_console_t *self, const sl_console_req_t *req, sl_console_r
     resp->kind = SL_CONSOLE_ANSWER;
     resp->cookie [0] = 0;
     resp->cache = NULL;
+    sl_buf_reset (&resp->location);
+    memset (&resp->caller, 0, sizeof resp->caller);
+    resp->caller.role = SL_CONSOLE_NOBODY;
     //  Without keys the console trusts this machine, and a web page can
     //  make this machine's browser ask (DNS rebinding): a request naming
     //  another site in Host or Origin is refused (sl_loopback.h).
-    if (!sl_console_auth_has_keys (self->auth)) {
+    if (!sl_console_auth_guarded (self->auth)) {
         const char *why = sl_loopback_refusal (req->header ? req->header (req->arg, "Host") : NULL,
                                                req->header ? req->header (req->arg, "Origin") : NULL);
         if (why) {
@@ -513,6 +816,10 @@ sl_console_handle (sl_console_t *self, const sl_console_req_t *req, sl_console_r
     }
     if (strcmp (req->method, "GET") != 0 && strcmp (req->method, "HEAD") != 0) {
         s_error (resp, 405, "method not allowed");
+        return;
+    }
+    if (strcmp (req->path, "/login") == 0 || strcmp (req->path, "/login/callback") == 0) {
+        s_sign_in (self, req, resp);
         return;
     }
     if (!s_static (req->path, resp)) {

@@ -4,8 +4,12 @@
     built into the program, sl_embedded.h) and the JSON the pages read:
 
         GET  /                      the console (index.html), /app.js, /style.css
+        GET  /login                 sign in with the provider (sl_oidc.h): a redirect to it
+        GET  /login/callback        the provider's redirect back: a session cookie, then /
         POST /api/login             {"key":...}: a session cookie for a console key
-        POST /api/logout            ends the cookie's session (server side)
+        POST /api/logout            ends the cookie's session (server side); with a
+                                    provider, its end_session_endpoint ("end_session")
+        GET  /api/me                who asks: role, sub, email, name, teams
         GET  /api/meta              the store, the audit's emitters, the gaps' total
         GET  /api/streams?...       search: from, to, tool, rule, action, check, model,
                                     provider, key, team, user, q (text), state, before, limit
@@ -41,6 +45,16 @@
     themselves hold no data and are served to anyone who may connect; the
     API refuses them.
 
+    What each role may ask (sl_console_role.h): a viewer everything above
+    but the live view, captures, "try it", a text search (q), decisions
+    and policies, and what it gets carries no argument or message
+    contents (content, arguments, last_user, message are null,
+    "redacted": true);
+    an auditor the contents, the live view, captures and "try it" too; an
+    approver decisions on its teams' approvals, and the Pending page
+    lists those only; an admin all, policies included. A refusal is 403,
+    naming the role needed.
+
     Requests that change something (login, logout, try, a decision) must be JSON
     (Content-Type: application/json): a form on another site cannot send
     that without the browser asking first.
@@ -55,6 +69,8 @@
 #include "common/identity/sl_keyring.h"
 #include "common/base/sl_buf.h"
 #include "services/audit/console/sl_console_auth.h"
+#include "services/audit/console/sl_console_role.h"
+#include "services/audit/console/sl_oidc.h"
 #include "services/audit/store/sl_store.h"
 
 typedef struct _sl_console_t sl_console_t;
@@ -83,6 +99,8 @@ typedef struct {
     const char *content_type;
     sl_buf_t body;
     char cookie [SL_CONSOLE_COOKIE_MAX];    //  a Set-Cookie value, or ""
+    sl_buf_t location;                  //  a redirect's Location, or empty (the caller frees it)
+    sl_console_caller_t caller;         //  who asked (SL_CONSOLE_DECIDE: who decides)
     const char *cache;                  //  a Cache-Control value, or NULL
     char approval [SL_APPROVALS_ID_HEX + 1];    //  SL_CONSOLE_DECIDE: the approval's id
     sl_approvals_parsed_t decision;     //  SL_CONSOLE_DECIDE: the decision (the caller clears it)
@@ -108,5 +126,14 @@ void sl_console_set_file_keys (sl_console_t *self, sl_keyring_t *keyring);
 void sl_console_handle (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp);
 //  Whether the console checks keys (else: loopback only).
 bool sl_console_has_keys (sl_console_t *self);
+//  People sign in with oidc (borrowed; NULL: not at all). This machine is
+//  then no longer let in without a key or a session.
+void sl_console_set_oidc (sl_console_t *self, sl_oidc_t *oidc);
+//  Who asks, and their role (viewer < auditor < approver < admin): the
+//  one call every API handler asks before answering. The caller's
+//  identity (sub, email, name) and an approver's teams into caller;
+//  SL_CONSOLE_NOBODY when the request is not let in at all.
+sl_console_role_t sl_console_caller_role (sl_console_t *self, const sl_console_req_t *req,
+                                          sl_console_caller_t *caller);
 
 #endif

@@ -56,14 +56,13 @@ s_bearer (const sl_console_req_t *req)
     return a && strncasecmp (a, S_BEARER, strlen (S_BEARER)) == 0 ? a + strlen (S_BEARER) : NULL;
 }
 
-//  Who may manage keys. For now whoever the console lets in (a console
-//  key, or its session; without keys, a caller on this machine); the
-//  console's roles, when it has them, say "admin" here.
+//  Who may manage keys: an admin (a person signed in with the role, an
+//  admin console key, or this machine on a console without keys or
+//  sign-in), as sl_console_caller_role decided for the request.
 static bool
-s_caller_is_admin (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req)
+s_caller_is_admin (const sl_console_keys_ctx_t *ctx)
 {
-    return sl_console_auth_allows (ctx->auth, s_header (req, "Authorization"), s_header (req, "Cookie"),
-                                   req->loopback, ctx->now);
+    return ctx->caller && ctx->caller->role == SL_CONSOLE_ADMIN;
 }
 
 //  Whether the request holds the gateways' keys token.
@@ -80,16 +79,14 @@ s_caller_is_gateway (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *r
     return sodium_memcmp (a, b, sizeof a) == 0;
 }
 
-//  Who asked, as the key events name them: a console key by its id.
+//  Who asked, as the key events name them: the person or console key the
+//  console took the caller for (name <email> (sub), <name> (key:<name>)),
+//  "console" for this machine on a console without keys or sign-in.
 static void
-s_who (const sl_console_req_t *req, char *out, size_t size)
+s_who (const sl_console_keys_ctx_t *ctx, char *out, size_t size)
 {
-    const char *key = s_bearer (req);
-    if (key) {
-        char id [SL_KEY_ID_SIZE];
-        sl_key_id (key, strlen (key), id);
-        snprintf (out, size, "console-key:%s", id);
-    }
+    if (ctx->caller && ctx->caller->sub [0])
+        sl_console_role_label (ctx->caller, out, size);
     else
         snprintf (out, size, "console");
 }
@@ -111,7 +108,7 @@ s_create (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, sl_cons
         return;
     }
     char by [64];
-    s_who (req, by, sizeof by);
+    s_who (ctx, by, sizeof by);
     sl_keystore_issued_t issued;
     if (sl_keystore_create (ctx->store, &spec, by, ctx->now, &issued))
         s_store_error (ctx, resp);
@@ -136,7 +133,7 @@ s_rotate (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, const c
         return;
     }
     char by [64];
-    s_who (req, by, sizeof by);
+    s_who (ctx, by, sizeof by);
     sl_keystore_issued_t issued;
     int rc = sl_keystore_rotate (ctx->store, id, grace, by, ctx->now, &issued);
     if (rc < 0)
@@ -159,7 +156,7 @@ s_revoke (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, const c
           sl_console_resp_t *resp)
 {
     char by [64];
-    s_who (req, by, sizeof by);
+    s_who (ctx, by, sizeof by);
     int rc = sl_keystore_revoke (ctx->store, id, by, ctx->now);
     if (rc < 0)
         s_store_error (ctx, resp);
@@ -231,7 +228,7 @@ sl_console_keys_handle (const sl_console_keys_ctx_t *ctx, const sl_console_req_t
     bool get = strcmp (req->method, "GET") == 0, post = strcmp (req->method, "POST") == 0;
     bool del = strcmp (req->method, "DELETE") == 0;
     if (get && strcmp (rest, "served") == 0) {
-        if (!s_caller_is_gateway (ctx, req) && !s_caller_is_admin (ctx, req))
+        if (!s_caller_is_gateway (ctx, req) && !s_caller_is_admin (ctx))
             s_error (resp, 401, "the keys token (SLUICE_KEYS_TOKEN) or an admin is needed");
         else
         if (sl_keystore_served (ctx->store, ctx->now, &resp->body))
@@ -240,9 +237,17 @@ sl_console_keys_handle (const sl_console_keys_ctx_t *ctx, const sl_console_req_t
             s_json (resp, 200);
         return true;
     }
-    if (!s_caller_is_admin (ctx, req)) {
-        if (sl_console_auth_has_keys (ctx->auth))
-            s_error (resp, 401, "keys are managed by admins: a console key is needed");
+    if (!s_caller_is_admin (ctx)) {
+        char why [160];
+        if (ctx->caller && ctx->caller->role != SL_CONSOLE_NOBODY) {
+            snprintf (why, sizeof why, "keys are managed by admins: this caller is a%s %s",
+                      ctx->caller->role == SL_CONSOLE_AUDITOR || ctx->caller->role == SL_CONSOLE_ADMIN ? "n" : "",
+                      sl_console_role_name (ctx->caller->role));
+            s_error (resp, 403, why);
+        }
+        else
+        if (sl_console_auth_guarded (ctx->auth))
+            s_error (resp, 401, "keys are managed by admins: sign in, or a console key is needed");
         else
             s_error (resp, 403, "keys are managed by admins: this console answers its own machine only");
         return true;

@@ -18,11 +18,12 @@
                                        gateways' fetch): for the keys token
                                        (SLUICE_KEYS_TOKEN, as Bearer) or an admin
 
-    Admins only (s_caller_is_admin in sl_console_keys.c: whoever holds a
-    console key, or a loopback caller of a console without keys). A
-    change must be JSON (Content-Type: application/json); an unknown
-    member is refused (400), an unknown id is 404, a store that fails 503.
-    Every change is a key event in the store (who: the console key's id).
+    Admins only (the caller's role, sl_console_caller_role: a person
+    signed in as admin, an admin console key, or this machine on a
+    console without keys or sign-in). A change must be JSON
+    (Content-Type: application/json); an unknown member is refused (400),
+    an unknown id is 404, a store that fails 503. Every change is a key
+    event in the store naming who made it (sl_console_role_label).
 */
 #ifndef SL_CONSOLE_KEYS_H
 #define SL_CONSOLE_KEYS_H
@@ -42,6 +43,7 @@ typedef struct {
     const char *token;
     int64_t now;                        //  ms
     const sl_keyring_t *file;           //  the keys file's keys, NULL: none
+    const sl_console_caller_t *caller;  //  who asks, as the console took them
 } sl_console_keys_ctx_t;
 
 //  Whether req is for the keys API (/api/keys...); when it is, it is

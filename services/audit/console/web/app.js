@@ -65,7 +65,11 @@ function clear() { $main.replaceChildren(); }
 
 async function api(path, options) {
   const res = await fetch(path, Object.assign({ credentials: 'same-origin' }, options || {}));
-  if (res.status === 401) { showLogin(); throw new Error('login needed'); }
+  if (res.status === 401) {
+    const why = await res.json().catch(() => ({}));
+    showLogin(undefined, why.sign_in);
+    throw new Error('login needed');
+  }
   const body = await res.json().catch(() => ({}));
   if (!res.ok) throw new Error(body.error || res.statusText);
   return body;
@@ -79,30 +83,44 @@ async function refreshStatus() {
     const m = await api('/api/meta');
     const parts = [m.store + (m.store_ok ? '' : ' (down)'), m.emitters_sending + '/' + m.emitters + ' emitters sending',
                    m.live_streams + ' in flight'];
+    const me = m.role ? await api('/api/me') : null;
+    const signedIn = m.keys || m.sign_in;
     $status.replaceChildren(el('span', { class: m.store_ok ? '' : 'bad', text: parts.join(' · ') }),
-                            m.keys ? ' ' : null, m.keys ? el('button', { text: 'Log out', onclick: logout }) : null);
+                            me ? el('span', { id: 'me', 'data-role': me.role,
+                                              text: ' · ' + (me.name || me.email || me.sub) + ' (' + me.role + ')' }) : null,
+                            signedIn ? ' ' : null, signedIn ? el('button', { text: 'Log out', onclick: logout }) : null);
   } catch (e) { /* shown by the page */ }
 }
 
 // The session ends on the server: its cookie opens nothing after.
+// Signed in with a provider, the provider's own session ends there too.
 async function logout() {
-  await fetch('/api/logout', { method: 'POST', credentials: 'same-origin',
-                               headers: { 'Content-Type': 'application/json' }, body: '{}' }).catch(() => {});
+  const res = await fetch('/api/logout', { method: 'POST', credentials: 'same-origin',
+                                           headers: { 'Content-Type': 'application/json' }, body: '{}' }).catch(() => null);
+  const body = res ? await res.json().catch(() => ({})) : {};
+  if (body.end_session && /^https?:\/\//.test(body.end_session)) { location.href = body.end_session; return; }
   showLogin('Logged out.');
 }
 
-function showLogin(message) {
+// Why a sign-in with the provider failed: the console sends the browser
+// back with it (signin_error), once.
+const signinError = new URLSearchParams(location.search).get('signin_error');
+if (signinError) history.replaceState(null, '', location.pathname + location.hash);
+
+function showLogin(message, signIn) {
   if (live) { live.close(); live = null; }
   clear();
   const input = el('input', { type: 'password', placeholder: 'console key', autocomplete: 'current-password' });
-  const note = el('p', { class: 'error', text: message || '' });
+  const note = el('p', { class: 'error', id: 'login-error', text: message || (signinError ? 'Sign-in failed: ' + signinError : '') });
   const form = el('form', { class: 'panel login', onsubmit: async (e) => {
       e.preventDefault();
       const res = await fetch('/api/login', { method: 'POST', headers: { 'Content-Type': 'application/json' },
                                               body: JSON.stringify({ key: input.value }) });
       if (res.ok) route(); else note.textContent = 'That is not a console key.';
     } },
-    el('h1', { text: 'sluice audit' }), el('p', { class: 'muted', text: 'This console needs a console key.' }),
+    el('h1', { text: 'sluice audit' }),
+    signIn ? el('p', {}, el('a', { class: 'button', id: 'sign-in', href: '/login', text: 'Sign in with your provider' })) : null,
+    el('p', { class: 'muted', text: signIn ? 'Or a console key:' : 'This console needs a console key.' }),
     input, ' ', el('button', { text: 'Log in' }), note);
   $main.append(form);
   input.focus();

@@ -304,6 +304,32 @@ Test (sl_approvals_link, a_decision_is_the_holders_answer_and_its_memory_goes_to
     s_fixture_end (&f);
 }
 
+//  A console user is named whole: the judge records the person, not
+//  "console".
+Test (sl_approvals_link, a_console_users_decision_names_the_person)
+{
+    s_fixture_t f;
+    s_fixture (&f, true);
+    f.a.decide_status = 200;
+    f.a.decide_body = S_DECIDED;
+    f.b.decide_status = 404;
+    s_outcome_t out = { 0 };
+    sl_approvals_decision_t d = { .approve = false };
+    sl_approvals_by_t ann = { .console = true, .user = "ann@example.com",
+                              .name = "Ann Example <ann@example.com> (u-ann)" };
+    sl_approvals_link_decide (f.link, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", &ann, &d, s_done, &out);
+    s_run (f.loop, s_answered, &out);
+    cr_expect_eq (out.status, 200, "%s", out.message);
+    json_t *req = json_loads (f.a.body, 0, NULL);
+    cr_assert_not_null (req);
+    json_t *by = json_object_get (req, "by");
+    cr_expect_str_eq (json_string_value (json_object_get (by, "name")), "Ann Example <ann@example.com> (u-ann)");
+    cr_expect_str_eq (json_string_value (json_object_get (by, "user")), "ann@example.com");
+    cr_expect (json_is_true (json_object_get (by, "console")));
+    json_decref (req);
+    s_fixture_end (&f);
+}
+
 Test (sl_approvals_link, a_refusal_of_the_holder_is_the_outcome_and_grants_nothing)
 {
     s_fixture_t f;

@@ -10,6 +10,7 @@
 
 #include "common/base/sl_json.h"
 #include "services/audit/console/sl_console.h"
+#include "tests/unit/services/audit/console/oidc_fake.h"
 #include "tests/unit/services/audit/records.h"
 
 static char s_dir [64];
@@ -240,4 +241,230 @@ Test (sl_console, answers_the_pages_questions, .init = s_setup, .fini = s_teardo
     cr_expect_eq (s_ask (c, "DELETE", "/api/streams", &none, NULL, true, &resp), 405);
     sl_buf_free (&resp.body);
     sl_console_destroy (&c);
+}
+
+//  --------------------------------------------------------------------------
+//  Sign-in and roles
+
+static int64_t
+s_clock (void *arg)
+{
+    (void) arg;
+    return (int64_t) time (NULL) * 1000;
+}
+
+//  Two pending approvals: team eng's and team ops's.
+static const uint8_t s_eng [SL_SID_SIZE] = { 0xe1 }, s_ops [SL_SID_SIZE] = { 0x0f };
+
+static void
+s_pending (void)
+{
+    sl_archive_t *archive = sl_archive_new (s_store, 0);
+    sl_record_meta_t meta = records_meta (1000000, 0);
+    cr_assert_eq (sl_store_begin (s_store), 0);
+    sl_msg_t eng = records_approval (s_eng, "pending", 1000000);
+    sl_msg_t ops = records_approval (s_ops, "pending", 1000100);
+    ops.team = SL_STR_LIT ("ops");
+    cr_assert_eq (sl_archive_apply (archive, &meta, &eng), 1);
+    cr_assert_eq (sl_archive_apply (archive, &meta, &ops), 1);
+    cr_assert_eq (sl_store_commit (s_store), 0);
+    sl_archive_destroy (&archive);
+}
+
+//  Sign in through /login and /login/callback with groups: the Cookie
+//  header the browser would send after, into cookie ("" when refused).
+static void
+s_sign_in (sl_console_t *c, oidc_fake_t *op, const char *groups, char *cookie, size_t size)
+{
+    sl_console_resp_t resp = { 0 };
+    s_args_t none = { 0 };
+    cr_assert_eq (s_ask (c, "GET", "/login", &none, NULL, false, &resp), 302);
+    char state [64], signin [128];
+    oidc_fake_authorized (op, sl_buf_cstr (&resp.location), state, sizeof state);
+    snprintf (signin, sizeof signin, "%.*s", (int) strcspn (resp.cookie, ";"), resp.cookie);
+    op->groups = groups;
+    s_args_t back = { .query = { { "code", "good-code" }, { "state", state } }, .header = { { "Cookie", signin } } };
+    cr_assert_eq (s_ask (c, "GET", "/login/callback", &back, NULL, false, &resp), 302);
+    cookie [0] = 0;
+    if (resp.cookie [0])
+        snprintf (cookie, size, "%.*s", (int) strcspn (resp.cookie, ";"), resp.cookie);
+    sl_buf_free (&resp.body);
+    sl_buf_free (&resp.location);
+}
+
+static sl_console_t *
+s_console_with_sign_in (oidc_fake_t *op, sl_oidc_t **oidc, const char *keys)
+{
+    oidc_fake_init (op);
+    sl_oidc_config_t config = { .issuer = OIDC_FAKE_ISSUER, .client_id = OIDC_FAKE_CLIENT, .client_secret = "s",
+                                .redirect_uri = "http://127.0.0.1:8081/login/callback" };
+    *oidc = sl_oidc_new (&config);
+    cr_assert_not_null (*oidc);
+    sl_oidc_set_fetch (*oidc, oidc_fake_fetch, op);
+    sl_console_t *c = sl_console_new (s_store, keys);
+    sl_console_set_clock (c, s_clock, NULL);
+    sl_console_set_oidc (c, *oidc);
+    return c;
+}
+
+Test (sl_console, a_viewer_sees_streams_without_their_contents, .init = s_setup, .fini = s_teardown)
+{
+    oidc_fake_t op;
+    sl_oidc_t *oidc;
+    sl_console_t *c = s_console_with_sign_in (&op, &oidc, "");
+    s_pending ();
+    char cookie [256];
+    s_sign_in (c, &op, NULL, cookie, sizeof cookie);
+    cr_assert (*cookie, "signed in");
+    s_args_t viewer = { .header = { { "Cookie", cookie } } };
+    sl_console_resp_t resp = { 0 };
+    cr_expect_eq (s_ask (c, "GET", "/api/me", &viewer, NULL, false, &resp), 200);
+    records_expect_in (sl_buf_cstr (&resp.body), "\"role\":\"viewer\"");
+    records_expect_in (sl_buf_cstr (&resp.body), "\"email\":\"ann@example.com\"");
+    char path [128];
+    snprintf (path, sizeof path, "/api/streams/%s", s_sid);
+    cr_expect_eq (s_ask (c, "GET", path, &viewer, NULL, false, &resp), 200);
+    const char *body = sl_buf_cstr (&resp.body);
+    records_expect_in (body, "\"verdicts\"");
+    records_expect_in (body, "run_shell");
+    records_expect_in (body, "\"redacted\":true");
+    cr_expect_null (strstr (body, "rm -rf"), "no argument: %s", body);
+    cr_expect_null (strstr (body, "Tidying up"), "no message text");
+    cr_expect_null (strstr (body, "tidy up"), "no user message");
+    cr_expect_eq (s_ask (c, "GET", "/api/streams", &viewer, NULL, false, &resp), 200);
+    cr_expect_null (strstr (sl_buf_cstr (&resp.body), "tidy up"));
+    records_expect_in (sl_buf_cstr (&resp.body), s_sid);
+    cr_expect_eq (s_ask (c, "GET", "/api/approvals", &viewer, NULL, false, &resp), 200);
+    records_expect_in (sl_buf_cstr (&resp.body), "shell");
+    cr_expect_null (strstr (sl_buf_cstr (&resp.body), "git push"), "no approval's arguments");
+    cr_expect_null (strstr (sl_buf_cstr (&resp.body), "force-push"), "no message quoting them");
+    //  Nor through another door.
+    s_args_t search = { .query = { { "q", "rm -rf" } }, .header = { { "Cookie", cookie } } };
+    cr_expect_eq (s_ask (c, "GET", "/api/streams", &search, NULL, false, &resp), 403);
+    records_expect_in (sl_buf_cstr (&resp.body), "auditor");
+    snprintf (path, sizeof path, "/api/capture/%s", s_sid);
+    cr_expect_eq (s_ask (c, "GET", path, &viewer, NULL, false, &resp), 403);
+    cr_expect_eq (s_ask (c, "GET", "/api/live", &viewer, NULL, false, &resp), 403);
+    cr_expect_eq (s_ask (c, "GET", "/api/policies", &viewer, NULL, false, &resp), 403);
+    s_args_t post = { .header = { { "Cookie", cookie }, { "Content-Type", "application/json" } } };
+    cr_expect_eq (s_ask (c, "POST", "/api/try", &post, "{}", false, &resp), 403);
+    char decide [128];
+    snprintf (decide, sizeof decide, "/api/approvals/e1%030d", 0);
+    cr_expect_eq (s_ask (c, "POST", decide, &post, "{\"decision\":\"approve\"}", false, &resp), 403);
+    cr_expect_neq (resp.kind, SL_CONSOLE_DECIDE);
+    //  An auditor sees the contents.
+    s_sign_in (c, &op, "[\"sluice-auditor\"]", cookie, sizeof cookie);
+    s_args_t auditor = { .header = { { "Cookie", cookie } } };
+    snprintf (path, sizeof path, "/api/streams/%s", s_sid);
+    cr_expect_eq (s_ask (c, "GET", path, &auditor, NULL, false, &resp), 200);
+    records_expect_in (sl_buf_cstr (&resp.body), "rm -rf");
+    cr_expect_eq (s_ask (c, "GET", "/api/policies", &auditor, NULL, false, &resp), 403, "admins only");
+    sl_buf_free (&resp.body);
+    sl_console_destroy (&c);
+    sl_oidc_destroy (&oidc);
+    jwt_fixture_free (&op.key);
+}
+
+Test (sl_console, an_approver_decides_for_its_teams_only, .init = s_setup, .fini = s_teardown)
+{
+    oidc_fake_t op;
+    sl_oidc_t *oidc;
+    sl_console_t *c = s_console_with_sign_in (&op, &oidc, "ci-bot:admin:K1");
+    s_pending ();
+    char cookie [256];
+    s_sign_in (c, &op, "[\"sluice-approver:eng\"]", cookie, sizeof cookie);
+    sl_console_resp_t resp = { 0 };
+    s_args_t pending = { .query = { { "state", "pending" } }, .header = { { "Cookie", cookie } } };
+    cr_expect_eq (s_ask (c, "GET", "/api/approvals", &pending, NULL, false, &resp), 200);
+    char eng [SL_SID_HEX_SIZE], ops [SL_SID_HEX_SIZE];
+    sl_sid_hex (s_eng, eng);
+    sl_sid_hex (s_ops, ops);
+    records_expect_in (sl_buf_cstr (&resp.body), eng);
+    records_expect_in (sl_buf_cstr (&resp.body), "git push");
+    cr_expect_null (strstr (sl_buf_cstr (&resp.body), ops), "team ops is not its: %s", sl_buf_cstr (&resp.body));
+    s_args_t post = { .header = { { "Cookie", cookie }, { "Content-Type", "application/json" } } };
+    char path [128];
+    snprintf (path, sizeof path, "/api/approvals/%s", eng);
+    s_ask (c, "POST", path, &post, "{\"decision\":\"approve\"}", false, &resp);
+    cr_expect_eq (resp.kind, SL_CONSOLE_DECIDE, "%s", sl_buf_cstr (&resp.body));
+    cr_expect_str_eq (resp.caller.email, "ann@example.com", "the decision names the person");
+    cr_expect_str_eq (resp.caller.sub, "u-ann");
+    if (resp.kind == SL_CONSOLE_DECIDE)
+        sl_approvals_parsed_clear (&resp.decision);
+    snprintf (path, sizeof path, "/api/approvals/%s", ops);
+    cr_expect_eq (s_ask (c, "POST", path, &post, "{\"decision\":\"approve\"}", false, &resp), 403);
+    cr_expect_neq (resp.kind, SL_CONSOLE_DECIDE);
+    records_expect_in (sl_buf_cstr (&resp.body), "team");
+    //  An admin key decides for any team, and is named as the key.
+    s_args_t admin = { .header = { { "Authorization", "Bearer K1" }, { "Content-Type", "application/json" } } };
+    s_ask (c, "POST", path, &admin, "{\"decision\":\"deny\"}", false, &resp);
+    cr_expect_eq (resp.kind, SL_CONSOLE_DECIDE);
+    cr_expect_str_eq (resp.caller.sub, "key:ci-bot");
+    if (resp.kind == SL_CONSOLE_DECIDE)
+        sl_approvals_parsed_clear (&resp.decision);
+    cr_expect_eq (s_ask (c, "GET", "/api/policies", &admin, NULL, false, &resp), 200);
+    sl_buf_free (&resp.body);
+    sl_console_destroy (&c);
+    sl_oidc_destroy (&oidc);
+    jwt_fixture_free (&op.key);
+}
+
+Test (sl_console, sign_in_refusals_are_said_and_a_logout_kills_the_cookie, .init = s_setup, .fini = s_teardown)
+{
+    oidc_fake_t op;
+    sl_oidc_t *oidc;
+    sl_console_t *c = s_console_with_sign_in (&op, &oidc, "dash:viewer:K2");
+    sl_console_resp_t resp = { 0 };
+    s_args_t none = { 0 };
+    cr_expect_eq (s_ask (c, "GET", "/api/streams", &none, NULL, true, &resp), 401,
+                  "with sign-in, this machine is let in no more");
+    //  The provider down: the page is told, and keys still work.
+    op.down = true;
+    cr_expect_eq (s_ask (c, "GET", "/login", &none, NULL, false, &resp), 302);
+    cr_expect_eq (strncmp (sl_buf_cstr (&resp.location), "/?signin_error=", 15), 0, "%s",
+                  sl_buf_cstr (&resp.location));
+    records_expect_in (sl_buf_cstr (&resp.location), "cannot%20be%20reached");
+    s_args_t key = { .header = { { "Authorization", "Bearer K2" } } };
+    cr_expect_eq (s_ask (c, "GET", "/api/streams", &key, NULL, false, &resp), 200);
+    op.down = false;
+    //  A replayed state: refused, no cookie.
+    cr_assert_eq (s_ask (c, "GET", "/login", &none, NULL, false, &resp), 302);
+    char state [64], signin [128];
+    oidc_fake_authorized (&op, sl_buf_cstr (&resp.location), state, sizeof state);
+    snprintf (signin, sizeof signin, "%.*s", (int) strcspn (resp.cookie, ";"), resp.cookie);
+    records_expect_in (resp.cookie, "SameSite=Lax");
+    //  The redirect back in another browser (a link sent to sign the
+    //  victim in as someone else): refused, and the state still waits.
+    s_args_t elsewhere = { .query = { { "code", "good-code" }, { "state", state } } };
+    cr_expect_eq (s_ask (c, "GET", "/login/callback", &elsewhere, NULL, false, &resp), 302);
+    cr_expect_not (resp.cookie [0], "no session for another browser");
+    records_expect_in (sl_buf_cstr (&resp.location), "browser");
+    s_args_t back = { .query = { { "code", "good-code" }, { "state", state } }, .header = { { "Cookie", signin } } };
+    cr_expect_eq (s_ask (c, "GET", "/login/callback", &back, NULL, false, &resp), 302);
+    cr_expect (resp.cookie [0]);
+    char cookie [256];
+    snprintf (cookie, sizeof cookie, "%.*s", (int) strcspn (resp.cookie, ";"), resp.cookie);
+    cr_expect_eq (s_ask (c, "GET", "/login/callback", &back, NULL, false, &resp), 302);
+    cr_expect_not (resp.cookie [0], "a replayed state opens nothing");
+    records_expect_in (sl_buf_cstr (&resp.location), "signin_error");
+    //  Wrong aud: no cookie.
+    cr_assert_eq (s_ask (c, "GET", "/login", &none, NULL, false, &resp), 302);
+    oidc_fake_authorized (&op, sl_buf_cstr (&resp.location), state, sizeof state);
+    snprintf (signin, sizeof signin, "%.*s", (int) strcspn (resp.cookie, ";"), resp.cookie);
+    op.aud = "someone-else";
+    cr_expect_eq (s_ask (c, "GET", "/login/callback", &back, NULL, false, &resp), 302);
+    cr_expect_not (resp.cookie [0]);
+    records_expect_in (sl_buf_cstr (&resp.location), "aud");
+    op.aud = NULL;
+    //  Logout: the session ends here, the provider's end_session is given.
+    s_args_t signed_in = { .header = { { "Cookie", cookie }, { "Content-Type", "application/json" } } };
+    cr_expect_eq (s_ask (c, "GET", "/api/meta", &signed_in, NULL, false, &resp), 200);
+    cr_expect_eq (s_ask (c, "POST", "/api/logout", &signed_in, "{}", false, &resp), 200);
+    records_expect_in (sl_buf_cstr (&resp.body), "\"end_session\":\"" OIDC_FAKE_ISSUER "/session/end\"");
+    cr_expect_eq (s_ask (c, "GET", "/api/meta", &signed_in, NULL, false, &resp), 401, "the old cookie is dead");
+    sl_buf_free (&resp.body);
+    sl_buf_free (&resp.location);
+    sl_console_destroy (&c);
+    sl_oidc_destroy (&oidc);
+    jwt_fixture_free (&op.key);
 }
