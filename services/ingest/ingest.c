@@ -34,6 +34,7 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_log.h"
+#include "common/cloud/sl_awsauth.h"
 #include "common/http/sl_curlm.h"
 #include "common/bus/sl_router.h"
 #include "common/service/sl_stage.h"
@@ -408,6 +409,30 @@ s_env (void *arg, const char *name)
     return getenv (name);
 }
 
+//  A cloud's credential source for a provider: AWS's from the
+//  environment (sl_awscreds), signing for the provider's region.
+static sl_auth_t *
+s_cloud (void *arg, const sl_provider_t *provider, int kind, sl_auth_notify_fn *notify, void *notify_arg,
+         const char **why)
+{
+    ingest_t *self = arg;
+    (void) why;                         //  every refusal is a failing source that says why
+    if (kind != SL_AUTH_AWS)
+        return NULL;
+    char text [320];
+    if (!provider->region || !*provider->region) {
+        snprintf (text, sizeof text, "provider '%s' has no region, which its SigV4 signature names", provider->name);
+        return sl_auth_failing_new (text);
+    }
+    sl_awscreds_config_t config;
+    if (sl_awscreds_config_from_env (&config, provider->region, text, sizeof text))
+        return sl_auth_failing_new (text);
+    sl_auth_t *source = sl_awsauth_new (sl_service_loop (self->service), self->curlm, &config, provider->region,
+                                        NULL, notify, notify_arg);
+    sl_awscreds_config_clear (&config);
+    return source;
+}
+
 ingest_t *
 ingest_new (sl_service_t *service, const ingest_config_t *config)
 {
@@ -439,7 +464,9 @@ ingest_new (sl_service_t *service, const ingest_config_t *config)
         .auth = s_auth,
         .later = s_later
     };
-    const sl_auths_config_t auths = { .env = s_env, .notify = s_authorized, .notify_arg = self };
+    const sl_auths_config_t auths = {
+        .env = s_env, .cloud = s_cloud, .arg = self, .notify = s_authorized, .notify_arg = self
+    };
     self->auths = sl_auths_new (config->upcall.routes, &auths);
     self->upcall = sl_upcall_new (&config->upcall, &ops, self, m);
     if (!self->upcall) {
