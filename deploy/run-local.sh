@@ -62,6 +62,13 @@ if ! "$BIN/sluice-keygen" --dir "$KEYS" --signing audit >/dev/null; then
     exit 1
 fi
 
+# Bedrock on the mock: with no AWS credentials here, the mock and the
+# ingest get the same made-up keys, and the mock checks the ingest's SigV4
+# signatures as AWS would (with real ones, the mock checks none).
+if [ -z "${AWS_ACCESS_KEY_ID:-}${AWS_BEARER_TOKEN_BEDROCK:-}${AWS_ROLE_ARN:-}" ]; then
+    export AWS_ACCESS_KEY_ID=AKIDMOCKNOTAREALKEY AWS_SECRET_ACCESS_KEY=mock-secret-not-a-real-key
+    export SLUICE_MOCK_AWS_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID SLUICE_MOCK_AWS_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY
+fi
 start "$BIN/sluice-mock" --host 127.0.0.1 --port "$MOCK_PORT"
 MOCK=http://127.0.0.1:$MOCK_PORT
 pick() {  # pick <explicit url> <key> <real url> <mock url>
@@ -89,6 +96,8 @@ if [ -z "${SLUICE_ROUTES:-}" ]; then
         echo "  - { name: mock-responses, dialect: responses, base_url: \"$MOCK/v1\" }"
         echo "  - { name: mock-anthropic, dialect: anthropic, base_url: \"$MOCK\" }"
         echo "  - { name: mock-gemini, dialect: gemini, base_url: \"$MOCK/v1beta\" }"
+        echo "  - { name: mock-bedrock, dialect: bedrock, region: us-east-1, base_url: \"$MOCK\" }"
+        echo "  - { name: mock-bedrock-anthropic, dialect: bedrock-anthropic, region: us-east-1, base_url: \"$MOCK\" }"
         echo "routes:"
         for model in mock-text mock-tools mock-error mock-bench mock-paced; do
             for provider in mock-openai mock-responses mock-anthropic mock-gemini; do
@@ -98,7 +107,7 @@ if [ -z "${SLUICE_ROUTES:-}" ]; then
         # "<scenario>@<dialect>": the mock of that dialect, from a client
         # of any (curl the chat endpoint with mock-tools@anthropic to see
         # a translation).
-        for dialect in openai responses anthropic gemini; do
+        for dialect in openai responses anthropic gemini bedrock bedrock-anthropic; do
             echo "  - { model: \"*@$dialect\", provider: mock-$dialect }"
         done
     } > "$ROUTES"
