@@ -7,7 +7,9 @@
 
     - static keys: the right secret is served whole; a wrong one is refused
       by the mock as AWS refuses it (403, InvalidSignatureException) and
-      the client gets an error, never a stream;
+      the client gets an error, never a stream; an exception frame before
+      the first byte (mock-fail-first) moves the request to the next
+      provider, which serves it whole;
     - web identity: the ingest trades a token file with an STS server the
       test runs on a loopback port (AWS_ENDPOINT_URL_STS) and signs with
       the keys STS gives; they live for a second past the ingest's grace,
@@ -50,7 +52,10 @@ static const char s_routes [] =
     "  - model: converse-text\n"
     "    providers: [{ provider: bedrock-mock, model: \"mock-text\" }]\n"
     "  - model: claude-text\n"
-    "    providers: [{ provider: claude-mock, model: \"mock-text\" }]\n";
+    "    providers: [{ provider: claude-mock, model: \"mock-text\" }]\n"
+    "  - model: exception-first\n"
+    "    providers: [{ provider: bedrock-mock, model: \"mock-fail-first\" },\n"
+    "                { provider: claude-mock, model: \"mock-text\" }]\n";
 
 static void
 s_clear_env (void)
@@ -115,6 +120,9 @@ Test (bedrock, static_keys_sign_and_a_wrong_secret_is_refused)
     cr_expect (proc_wait_log (s->mock, "aws_signatures=checked", NULL, NULL, 0, TIMEOUT_MS));
     s_expect_served (s, "converse-text");
     s_expect_served (s, "claude-text");
+    //  An exception frame before the first byte: the next provider serves.
+    s_expect_served (s, "exception-first");
+    cr_expect_eq (metric_value (atoi (s->metrics [1]), "sluice_upstream_failovers_total"), 1);
     cr_expect_eq (stack_stop (s), 0);
 
     setenv ("AWS_SECRET_ACCESS_KEY", "not-the-secret", 1);
