@@ -62,6 +62,13 @@ if ! "$BIN/sluice-keygen" --dir "$KEYS" --signing audit >/dev/null; then
     exit 1
 fi
 
+# Bedrock on the mock: with no AWS credentials here, the mock and the
+# ingest get the same made-up keys, and the mock checks the ingest's SigV4
+# signatures as AWS would (with real ones, the mock checks none).
+if [ -z "${AWS_ACCESS_KEY_ID:-}${AWS_BEARER_TOKEN_BEDROCK:-}${AWS_ROLE_ARN:-}" ]; then
+    export AWS_ACCESS_KEY_ID=AKIDMOCKNOTAREALKEY AWS_SECRET_ACCESS_KEY=mock-secret-not-a-real-key
+    export SLUICE_MOCK_AWS_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID SLUICE_MOCK_AWS_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY
+fi
 MOCK=http://127.0.0.1:$MOCK_PORT
 # Vertex AI on the mock with Google's own kind of credential: a service
 # account's key made here (an RSA key, once, kept with the bus keys; no
@@ -107,6 +114,8 @@ if [ -z "${SLUICE_ROUTES:-}" ]; then
         echo "      credentials_file: \"$GCP_KEY\" }"
         echo "  - { name: mock-vertex-anthropic, dialect: vertex-anthropic, base_url: \"$MOCK\", region: us-east5,"
         echo "      project: mock-project, credentials_file: \"$GCP_KEY\" }"
+        echo "  - { name: mock-bedrock, dialect: bedrock, region: us-east-1, base_url: \"$MOCK\" }"
+        echo "  - { name: mock-bedrock-anthropic, dialect: bedrock-anthropic, region: us-east-1, base_url: \"$MOCK\" }"
         echo "routes:"
         for model in mock-text mock-tools mock-error mock-bench mock-paced; do
             for provider in mock-openai mock-responses mock-anthropic mock-gemini; do
@@ -116,8 +125,9 @@ if [ -z "${SLUICE_ROUTES:-}" ]; then
         # "<scenario>@<dialect>": the mock of that dialect, from a client
         # of any (curl the chat endpoint with mock-tools@anthropic to see
         # a translation, mock-tools@vertex-anthropic for Claude on Vertex
-        # AI with a token the ingest fetched).
-        for dialect in openai responses anthropic gemini vertex vertex-anthropic; do
+        # AI with a token the ingest fetched, mock-tools@bedrock signed with
+        # SigV4).
+        for dialect in openai responses anthropic gemini vertex vertex-anthropic bedrock bedrock-anthropic; do
             echo "  - { model: \"*@$dialect\", provider: mock-$dialect }"
         done
     } > "$ROUTES"

@@ -197,6 +197,12 @@ struct _sl_dialect_t {
     //  beta features an Anthropic body uses: anthropic-beta); NULL-
     //  terminated, or NULL for none.
     const char *const *passthrough;
+    //  Optional: for an upstream that takes in its body what the client's
+    //  dialect sends as headers (Claude on Bedrock: anthropic-beta as the
+    //  body's "anthropic_beta"): body with the client's passthrough lines
+    //  (those of its own format, "Name: value\n" each) folded in, written
+    //  to out. 0 written; 1 nothing to change; -1 body is not an object.
+    int (*fold) (sl_str_t body, sl_str_t passthrough, sl_buf_t *out);
     const sl_decoder_vt_t *decoder;     //  the provider's stream
     //  What cuts the stream's body into the decoder's events
     //  (sl_framing_kind_t: 0, server-sent events; AWS's event stream).

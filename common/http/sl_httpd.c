@@ -103,6 +103,8 @@ struct _sl_http_req_t {
     struct MHD_Connection *conn;
     char *method;
     char *path;
+    char *raw_path;                     //  the path as sent, its escapes kept
+    bool fresh;                         //  only raw_path is set: the handler has not seen it
     sl_buf_t body;                      //  request body
     bool too_large;                     //  body over the limit
     const char *bad_framing;            //  why the framing was refused, or NULL
@@ -590,8 +592,10 @@ s_handler (void *cls, struct MHD_Connection *conn, const char *url,
     (void) version;
     sl_httpd_t *self = cls;
     sl_http_req_t *req = *con_cls;
-    if (!req) {
-        req = sl_xcalloc (1, sizeof *req);
+    if (!req || req->fresh) {
+        if (!req)
+            req = sl_xcalloc (1, sizeof *req);
+        req->fresh = false;
         req->httpd = self;
         req->conn = conn;
         req->method = sl_xstrdup (method);
@@ -685,6 +689,7 @@ s_free_req (sl_http_req_t *req)
     sl_buf_free (&req->out);
     free (req->method);
     free (req->path);
+    free (req->raw_path);
     sl_httpd_t *self = req->httpd;
     if (req->prev)
         req->prev->next = req->next;
@@ -694,6 +699,20 @@ s_free_req (sl_http_req_t *req)
         req->next->prev = req->prev;
     self->active--;
     free (req);
+}
+
+//  The request line's URI before libmicrohttpd decodes it: what a
+//  signature over the path (AWS SigV4) was made on. Its return is the
+//  request's first state, which the handler completes.
+static void *
+s_uri_seen (void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    (void) cls;
+    (void) conn;
+    sl_http_req_t *req = sl_xcalloc (1, sizeof *req);
+    req->fresh = true;
+    req->raw_path = sl_xstrndup (uri, strcspn (uri, "?#"));
+    return req;
 }
 
 static void
@@ -706,6 +725,11 @@ s_completed (void *cls, struct MHD_Connection *conn, void **con_cls,
     if (!req)
         return;
     *con_cls = NULL;
+    if (req->fresh) {                   //  ended before its head was whole
+        free (req->raw_path);
+        free (req);
+        return;
+    }
     s_unwatch (req);
     bool aborted = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK || req->aborted;
     req->aborted = true;                //  no more writes
@@ -846,6 +870,7 @@ sl_httpd_new_with (zloop_t *loop, const char *host, int port, size_t max_body,
         MHD_OPTION_EXTERNAL_LOGGER, s_mhd_log, NULL,   //  first, or MHD logs the options before it
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &addr,
         MHD_OPTION_NOTIFY_COMPLETED, s_completed, self,
+        MHD_OPTION_URI_LOG_CALLBACK, s_uri_seen, self,
         MHD_OPTION_NOTIFY_CONNECTION, s_notify, self,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) SL_HTTPD_IDLE_TIMEOUT_S,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int) 1024,
@@ -979,6 +1004,12 @@ const char *
 sl_http_req_path (sl_http_req_t *req)
 {
     return req->path;
+}
+
+const char *
+sl_http_req_raw_path (sl_http_req_t *req)
+{
+    return req->raw_path ? req->raw_path : req->path;
 }
 
 const char *

@@ -119,6 +119,9 @@ int sl_httpd_quiesce (sl_httpd_t *self);
 const char *sl_http_req_method (sl_http_req_t *req);
 //  The path, without the query string.
 const char *sl_http_req_path (sl_http_req_t *req);
+//  The same path as the request line sent it, its %XX escapes kept (what
+//  a signature over the path was made on).
+const char *sl_http_req_raw_path (sl_http_req_t *req);
 //  A request header (case-insensitive) or NULL.
 const char *sl_http_req_header (sl_http_req_t *req, const char *name);
 //  A query-string argument or NULL.

@@ -117,6 +117,8 @@ struct _sl_upcall_call_t {
     sl_buf_t auth_lines;                //  the attempt's credential lines, NUL-terminated
     size_t auth_count;
     sl_buf_t body;                      //  the request body, kept for retries
+    sl_buf_t folded;                    //  the attempt's body with the client's headers folded in
+    bool folded_set;                    //  ... which it sends (sl_dialect_t.fold)
     void *transfer;                     //  the current attempt's (ops.start), NULL between
     int attempt;                        //  0 for the first
     //  The providers to try (sl_failover.h)
@@ -149,6 +151,13 @@ struct _sl_upcall_call_t {
     sl_buf_t error_body;                //  body of a non-2xx answer
     const char *failure;                //  why we stopped reading, or NULL
     const char *failure_code;
+    //  An exception the provider's stream began with (AWS's event stream:
+    //  throttlingException, ...), held while another provider may serve:
+    //  its status (0: none), code and words.
+    int exception_status;
+    bool finishing;                     //  in the decoder's finish: nothing more is held
+    sl_buf_t exception_code;
+    sl_buf_t exception_message;
     bool ended;                         //  END sent downstream
     bool paused;                        //  transfer paused: downstream congested
     //  Re-sending
@@ -238,11 +247,19 @@ s_send (sl_upcall_call_t *c, sl_msg_t *msg)
 
 //  The body the current attempt sends: its provider's own, or the job's.
 static sl_str_t
-s_attempt_body (sl_upcall_call_t *c)
+s_base_body (sl_upcall_call_t *c)
 {
     if (c->cand_count && c->cands [c->walk.at].own_body)
         return sl_buf_str (&c->cands [c->walk.at].body);
     return sl_buf_str (&c->body);
+}
+
+//  The body the current attempt sends: its provider's, with what the
+//  dialect takes in the body of the client's headers folded in.
+static sl_str_t
+s_attempt_body (sl_upcall_call_t *c)
+{
+    return c->folded_set ? sl_buf_str (&c->folded) : s_base_body (c);
 }
 
 //  The START, now that the call is committed to a provider (or ends
@@ -310,6 +327,8 @@ s_release_body (sl_upcall_call_t *c)
         sl_buf_free (&c->cands [i].body);
         c->cands [i].own_body = false;
     }
+    sl_buf_free (&c->folded);
+    c->folded_set = false;
     c->bodies_released = true;
     //  Nor can a new attempt need what one is made of: the URL, the
     //  headers, the credential lines and the client's own headers (curl
@@ -356,6 +375,21 @@ s_emit_delta (void *arg, const sl_msg_t *msg)
     if (c->ended)
         return;
     sl_msg_t m = *msg;
+    //  An exception frame of AWS's event stream of a kind an HTTP answer
+    //  would have been retried for (429, 5xx: throttlingException,
+    //  serviceUnavailableException, ...: AWS sends either), before
+    //  anything went downstream: held, and reading stops here;
+    //  sl_upcall_done moves the call to the next provider as it does for
+    //  that HTTP status, or sends the error then. (An SSE provider's error
+    //  event is its answer, as before.)
+    if (m.type == SL_MSG_ERROR && !c->committed && !c->is_inline && c->cand_count && s_untouched (c)
+    &&  (m.status == 429 || m.status >= 500) && !c->exception_status && !c->finishing
+    &&  sl_framing_kind (c->frames) == SL_FRAMING_EVSTREAM) {
+        c->exception_status = m.status;
+        sl_buf_append_str (&c->exception_code, m.code);
+        sl_buf_append_str (&c->exception_message, m.message);
+        return;
+    }
     //  The provider's answer decodes: the call is committed to it (an
     //  error it sends first ends the stream, and counts against it).
     if (m.type == SL_MSG_ERROR)
@@ -483,8 +517,11 @@ s_call_free (sl_upcall_call_t *c)
     sl_framing_destroy (&c->frames);
     sl_decoder_destroy (&c->decoder);
     sl_buf_free (&c->error_body);
+    sl_buf_free (&c->exception_code);
+    sl_buf_free (&c->exception_message);
     sl_buf_free (&c->url);
     sl_buf_free (&c->body);
+    sl_buf_free (&c->folded);
     sl_buf_free (&c->inline_answer);
     sl_buf_free (&c->inline_name);
     free (c);
@@ -543,6 +580,8 @@ s_on_event (void *arg, sl_str_t type, sl_str_t data, sl_str_t id)
     data = s_well_formed (c->owner, data);
     int rc = sl_decoder_event (c->decoder, type, data, s_emit_delta, c);
     s_count_unknown (c);
+    if (c->exception_status)
+        return -1;                      //  held: nothing more is read of this answer
     if (rc == 0)
         return 0;
     c->failure = sl_decoder_error (c->decoder);
@@ -656,7 +695,8 @@ s_outcome (sl_upcall_call_t *c, const char *result, bool counts)
     sl_upcall_t *self = c->owner;
     const char *name = c->provider->name;
     long hold = c->retry_after_s >= 0 ? c->retry_after_s * 1000 : -1;
-    long status = strcmp (result, "http_status") == 0 || strcmp (result, "key_refused") == 0 ? c->status : 0;
+    long status = strcmp (result, "http_status") == 0 || strcmp (result, "key_refused") == 0
+               || strcmp (result, "exception") == 0 ? c->status : 0;
     s_record (c, c->walk.at, result, status, c->retry_after_s, -1);
     if (sl_failover_failed (self->failover, name, s_now (self), hold, counts)) {
         sl_counter_t *ejections = s_ejections (self, name);
@@ -743,6 +783,18 @@ s_prepare (sl_upcall_call_t *c, sl_buf_t *why)
     sl_upstream_t up;
     int rc = sl_upstream_prepare (sl_dialect_get (cand->dialect), p, sl_buf_str (&cand->model), key,
                                   p->forward_auth && !c->auth, sl_buf_str (&c->client_auth), passthrough, &up);
+    //  A dialect that takes client headers in its body: folded in.
+    sl_buf_reset (&c->folded);
+    c->folded_set = false;
+    const sl_dialect_t *d = sl_dialect_get (cand->dialect);
+    if (rc == 0 && d && d->fold && passthrough.len) {
+        int folded = d->fold (s_base_body (c), passthrough, &c->folded);
+        c->folded_set = folded == 0;
+        if (folded < 0) {
+            sl_buf_puts (why, "the request body is not a JSON object");
+            rc = -1;
+        }
+    }
     if (rc == 0) {
         sl_buf_append_str (&c->url, sl_buf_str (&up.url));
         for (size_t i = 0; i < up.header_count; i++) {
@@ -753,6 +805,7 @@ s_prepare (sl_upcall_call_t *c, sl_buf_t *why)
         c->header_count = up.header_count + c->trace_count;
     }
     else
+    if (!why->len)
         sl_buf_append_str (why, up.why.len ? sl_buf_str (&up.why) : SL_STR_LIT ("the request names no usable model"));
     sl_upstream_clear (&up);
     return rc == 0;
@@ -825,6 +878,10 @@ s_start_attempt (sl_upcall_call_t *c)
     c->retry_after_s = -1;
     c->failure = NULL;
     c->failure_code = NULL;
+    c->exception_status = 0;
+    c->finishing = false;
+    sl_buf_reset (&c->exception_code);
+    sl_buf_reset (&c->exception_message);
     sl_buf_reset (&c->error_body);
     //  Nothing went downstream: the framing and the decoder (of this
     //  provider's dialect: SSE, or AWS's event stream) start afresh.
@@ -1424,7 +1481,7 @@ sl_upcall_body (sl_upcall_t *self, sl_upcall_call_t *call, const char *data, siz
         return SL_UPCALL_PAUSE;
     }
     int rc = sl_framing_feed (call->frames, data, len, s_on_event, call);
-    if (rc == -1 && !call->failure) {
+    if (rc == -1 && !call->failure && !call->exception_status) {
         call->failure = sl_framing_error (call->frames);
         call->failure_code = sl_framing_code (call->frames);
     }
@@ -1438,6 +1495,16 @@ sl_upcall_done (sl_upcall_t *self, sl_upcall_call_t *c, const char *error, const
         c->status = self->ops.status (self->arg, c->transfer);
     if (c->ended) {
         //  The provider's end already went downstream.
+    }
+    else
+    if (c->exception_status) {
+        //  The stream began with an exception: the next provider, as for
+        //  its HTTP status; else the provider's own error.
+        c->status = c->exception_status;
+        if (s_fail_over (c, SL_FAILOVER_FAULT, "exception"))
+            return;
+        s_send_error (c, sl_buf_cstr (&c->exception_code), sl_buf_cstr (&c->exception_message),
+                      c->exception_status, SL_F_UPSTREAM);
     }
     else
     if (c->failure) {
@@ -1476,6 +1543,7 @@ sl_upcall_done (sl_upcall_t *self, sl_upcall_call_t *c, const char *error, const
         s_status_error (c);
     }
     else {
+        c->finishing = true;            //  what the end brings out is sent, never held
         int rc = sl_framing_finish (c->frames, s_on_event, c);
         if (rc == 0)
             sl_decoder_finish (c->decoder, s_emit_delta, c);

@@ -34,6 +34,7 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_log.h"
+#include "common/cloud/sl_awsauth.h"
 #include "common/http/sl_curlm.h"
 #include "common/bus/sl_router.h"
 #include "common/service/sl_stage.h"
@@ -409,18 +410,14 @@ s_env (void *arg, const char *name)
     return getenv (name);
 }
 
-//  The source of a cloud's own credential for a provider. Google's: a key
-//  file (the provider's credentials_file, else GOOGLE_APPLICATION_CREDENTIALS),
-//  a given token or the metadata server, fetched from the start. A key
-//  that cannot be used is logged now, and the provider's calls fail with
-//  why rather than go without credentials.
+//  Google's credential source for a provider: a key file (the provider's
+//  credentials_file, else GOOGLE_APPLICATION_CREDENTIALS), a given token
+//  or the metadata server, fetched from the start. A key that cannot be
+//  used is logged now, and the provider's calls fail with why rather than
+//  go without credentials.
 static sl_auth_t *
-s_cloud (void *arg, const sl_provider_t *provider, int kind, sl_auth_notify_fn *notify, void *notify_arg,
-         const char **why)
+s_cloud_google (ingest_t *self, const sl_provider_t *provider, sl_auth_notify_fn *notify, void *notify_arg)
 {
-    ingest_t *self = arg;
-    if (kind != SL_AUTH_GOOGLE)
-        return NULL;                    //  no other cloud's source here: sl_auths says what to set
     sl_gcptoken_config_t config;
     sl_gcptoken_config_from_env (&config, provider->credentials_file);
     char text [300];
@@ -444,8 +441,42 @@ s_cloud (void *arg, const sl_provider_t *provider, int kind, sl_auth_notify_fn *
         snprintf (refused, sizeof refused, "Google credentials: %s", text);
         source = sl_auth_failing_new (refused);
     }
-    *why = NULL;
     return source;
+}
+
+//  AWS's credential source for a provider: from the environment
+//  (sl_awscreds), signing each attempt for the provider's region.
+static sl_auth_t *
+s_cloud_aws (ingest_t *self, const sl_provider_t *provider, sl_auth_notify_fn *notify, void *notify_arg)
+{
+    char text [320];
+    if (!provider->region || !*provider->region) {
+        snprintf (text, sizeof text, "provider '%s' has no region, which its SigV4 signature names", provider->name);
+        return sl_auth_failing_new (text);
+    }
+    sl_awscreds_config_t config;
+    if (sl_awscreds_config_from_env (&config, provider->region, text, sizeof text))
+        return sl_auth_failing_new (text);
+    sl_auth_t *source = sl_awsauth_new (sl_service_loop (self->service), self->curlm, &config, provider->region,
+                                        NULL, notify, notify_arg);
+    sl_awscreds_config_clear (&config);
+    return source;
+}
+
+//  A cloud's own credential source for a provider; NULL for a kind no
+//  cloud here serves (sl_auths then says what to set). Every refusal is
+//  a failing source that says why.
+static sl_auth_t *
+s_cloud (void *arg, const sl_provider_t *provider, int kind, sl_auth_notify_fn *notify, void *notify_arg,
+         const char **why)
+{
+    ingest_t *self = arg;
+    *why = NULL;
+    if (kind == SL_AUTH_GOOGLE)
+        return s_cloud_google (self, provider, notify, notify_arg);
+    if (kind == SL_AUTH_AWS)
+        return s_cloud_aws (self, provider, notify, notify_arg);
+    return NULL;
 }
 
 ingest_t *

@@ -31,9 +31,11 @@
 #include "common/base/sl_name.h"
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_fdlimit.h"
+#include "common/cloud/sl_secret.h"
 #include "common/http/sl_httpd.h"
 #include "common/base/sl_log.h"
 #include "common/service/sl_service.h"
+#include "services/mock/sl_mock_aws.h"
 #include "services/mock/sl_mock_gcp.h"
 #include "services/mock/sl_mock_judge.h"
 #include "services/mock/sl_mock_provider.h"
@@ -89,7 +91,56 @@ struct _s_app_t {
     sl_mock_gcp_t *gcp;                 //  Google's token endpoint and metadata server
     sl_counter_t *gcp_tokens;
     int ticker;                         //  paced streams' shared timer (every SL_MOCK_PACED_MS), -1 none
+    //  The AWS keys Bedrock's requests must be signed with (from the
+    //  environment: sl_mock_aws.h); access_key_id NULL: not checked.
+    sl_sigv4_creds_t aws;
 };
+
+#define MOCK_SIGNED_HEADERS_MAX 64      //  headers a signed request may have
+
+//  A request's headers, for its signature's check.
+typedef struct {
+    sl_sigv4_header_t h [MOCK_SIGNED_HEADERS_MAX];
+    size_t count;
+    bool over;
+} s_headers_t;
+
+static void
+s_collect (void *arg, const char *name, const char *value)
+{
+    s_headers_t *hs = arg;
+    if (hs->count == MOCK_SIGNED_HEADERS_MAX) {
+        hs->over = true;
+        return;
+    }
+    hs->h [hs->count++] = (sl_sigv4_header_t) { name, value ? value : "" };
+}
+
+//  A Bedrock request signed with the mock's keys, as AWS checks it: true
+//  when it may go on; else it was answered 403.
+static bool
+s_signed (s_app_t *app, sl_http_req_t *req, int dialect)
+{
+    s_headers_t hs = { .count = 0 };
+    sl_http_req_headers (req, s_collect, &hs);
+    sl_sigv4_request_t signed_req = {
+        .method = sl_http_req_method (req), .path = sl_http_req_raw_path (req),
+        .headers = hs.h, .header_count = hs.count, .body = sl_http_req_body (req)
+    };
+    sl_mock_aws_refusal_t refusal;
+    if (!hs.over && sl_mock_aws_check (&app->aws, &signed_req, time (NULL), &refusal) == 0)
+        return true;
+    if (hs.over)
+        refusal = (sl_mock_aws_refusal_t) { .type = "InvalidSignatureException", .message = "Too many headers." };
+    sl_log_info ("bad_signature", "%s: %s", refusal.type, hs.over ? "too many headers" : refusal.why);
+    const sl_mock_provider_t *provider = sl_mock_provider_get (dialect);
+    sl_buf_t body = { 0 };
+    provider->render->error_body (SL_MOCK_AWS_STATUS, refusal.type, refusal.message, &body);
+    sl_http_add_header (req, "x-amzn-ErrorType", refusal.type);
+    sl_http_respond (req, SL_MOCK_AWS_STATUS, "application/json", body.data, body.len);
+    sl_buf_free (&body);
+    return false;
+}
 
 static void s_schedule (s_stream_t *s, long delay_ms);
 
@@ -388,6 +439,8 @@ s_on_request (void *arg, sl_http_req_t *req)
         sl_mock_script_clear (&script);
         return;
     }
+    if (provider && provider->sigv4 && app->aws.access_key_id && !s_signed (app, req, call.dialect))
+        return;                         //  refused as AWS refuses
     if (strncmp (call.model, MOCK_RECORDING_PREFIX, strlen (MOCK_RECORDING_PREFIX)) == 0) {
         if (!s_play_recording (app, call.model + strlen (MOCK_RECORDING_PREFIX), &script)) {
             sl_mock_script_not_found (call.dialect, app->recordings ? "no such recording"
@@ -497,6 +550,19 @@ main (int argc, char **argv)
         sl_service_destroy (&svc);
         return 2;
     }
+    app->aws = (sl_sigv4_creds_t) {
+        sl_secret_env ("SLUICE_MOCK_AWS_ACCESS_KEY_ID"), sl_secret_env ("SLUICE_MOCK_AWS_SECRET_ACCESS_KEY"),
+        sl_secret_env ("SLUICE_MOCK_AWS_SESSION_TOKEN")
+    };
+    if (!app->aws.access_key_id != !app->aws.secret_access_key) {
+        sl_log_error ("bad_option", "SLUICE_MOCK_AWS_ACCESS_KEY_ID and SLUICE_MOCK_AWS_SECRET_ACCESS_KEY go together");
+        sl_mock_gcp_destroy (&app->gcp);
+        if (app->record)
+            fclose (app->record);
+        free (app);
+        sl_service_destroy (&svc);
+        return 2;
+    }
     long p = sl_opts_long (port);
     if (app->delay_ms < 0 || p < 0 || p > 65535) {
         sl_log_error ("bad_option", "--port and --delay-ms must be non-negative integers");
@@ -521,8 +587,9 @@ main (int argc, char **argv)
     if (app->httpd) {
         sl_httpd_set_counters (app->httpd, &(sl_httpd_counters_t) {
             .bad_framing = sl_service_framing_counter (svc, "mock") });
-        sl_log_info ("listening", "http=%s:%d delay_ms=%ld replay_dir=%s", host,
-                     sl_httpd_port (app->httpd), app->delay_ms, app->recordings ? app->recordings : "off");
+        sl_log_info ("listening", "http=%s:%d delay_ms=%ld replay_dir=%s aws_signatures=%s", host,
+                     sl_httpd_port (app->httpd), app->delay_ms, app->recordings ? app->recordings : "off",
+                     app->aws.access_key_id ? "checked" : "off");
         rc = sl_service_run (svc);
         //  Let go of streams still open (stalled, hanging): the HTTP
         //  server cannot stop while it holds parked connections.

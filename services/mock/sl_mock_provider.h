@@ -145,6 +145,9 @@ struct _sl_mock_provider_t {
     //  the mock's Google token services issued, or SL_MOCK_BEARER_TOKEN:
     //  sl_mock_gcp.h); one that does not is answered 401.
     bool bearer;
+    //  Its requests are signed with AWS SigV4: checked when the mock has
+    //  AWS keys (sl_mock_aws.h).
+    bool sigv4;
     bool model_in_path;
     //  With model_in_path: what comes before the model in the path (NULL:
     //  "/models/"; Bedrock's "/model/"); the model is percent-decoded.

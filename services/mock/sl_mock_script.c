@@ -373,6 +373,9 @@ sl_mock_script_build (int dialect, sl_str_t model, sl_str_t request_body, long c
         s_fail (&ctx);
     }
     else
+    if (sl_str_eq (model, "mock-fail-first"))
+        s_fail (&ctx);                  //  before anything: Bedrock's exception frame, an SSE error event
+    else
     if (sl_str_eq (model, "mock-stall") || sl_str_eq (model, "mock-drop")) {
         s_scenario_text (&ctx);
         bool drop = sl_str_eq (model, "mock-drop");

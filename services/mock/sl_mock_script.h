@@ -37,6 +37,8 @@
       mock-429-<s> the same with Retry-After: <s> (0 to 86400)
       mock-529     529 (the provider's overloaded error) without Retry-After
       mock-500     500 with the provider's error body
+      mock-fail-first  the provider's mid-stream failure as its first event
+                   (Bedrock: a modelStreamErrorException frame)
       mock-flaky   every other request with the same body answers 503
                    (Retry-After: 0); the others get mock-text
       mock-bad-utf8 text and a tool call whose id, name, arguments and

@@ -1,15 +1,18 @@
-/*  Benchmark: SSE parsing + decoding rate per upstream dialect, one core.
+/*  Benchmark: framing + decoding rate per upstream dialect, one core.
 
     Input: the mock's mock-bench stream of each dialect (BENCH_CHUNKS text
-    events and two tool calls, the bytes the provider format really has),
-    fed in reads of READ_SIZE bytes as libcurl hands them over; and, when
-    ../shared/corpus exists, every recorded stream of the dialect. Output
-    per dialect (Azure OpenAI among them: its filter annotations are a
-    decoder of their own; Vertex AI's streams are Gemini's and
-    Anthropic's, decoded by theirs): MB/s of input, SSE events/s and
-    deltas/s (best of ROUNDS; the deltas are only counted, so this is the
-    ingest's decode cost without encoding and sending). Optional arguments: the text events of
-    the mock streams and the rounds (for profiling runs, e.g. 20000 1).
+    events and two tool calls, the bytes the provider format really has:
+    server-sent events, or AWS's binary event stream for Bedrock's Converse
+    and Claude on Bedrock), fed in reads of READ_SIZE bytes as libcurl
+    hands them over to the dialect's framing; and, when ../shared/corpus
+    exists, every recorded SSE stream of the dialect. Output per dialect
+    (Azure OpenAI among them: its filter annotations are a decoder of
+    their own; Vertex AI's streams are Gemini's and Anthropic's, decoded
+    by theirs): MB/s of input, events/s, deltas/s and the CPU time per
+    event (ns: a chunk of the provider's stream), best of ROUNDS; the
+    deltas are only counted, so this is the ingest's decode cost without
+    encoding and sending. Optional arguments: the text events of the mock
+    streams and the rounds (for profiling runs, e.g. 20000 1).
 */
 #include <dirent.h>
 #include <stdio.h>
@@ -20,7 +23,7 @@
 #include "common/base/sl_buf.h"
 #include "common/dialects/sl_decoder.h"
 #include "common/dialects/sl_dialect.h"
-#include "common/http/sl_sse.h"
+#include "common/dialects/sl_framing.h"
 #include "services/mock/sl_mock_script.h"
 
 #define BENCH_CHUNKS 200000            //  default text events per mock stream
@@ -66,24 +69,26 @@ static void
 s_decode (int dialect, const sl_buf_t *bytes, s_count_t *c)
 {
     c->dec = sl_decoder_new (dialect);
-    sl_sse_t *sse = sl_sse_new (0);
+    sl_framing_t *frames = sl_framing_new (sl_dialect_get (dialect)->framing, 0);
     for (size_t at = 0; at < bytes->len; at += READ_SIZE) {
         size_t n = bytes->len - at < READ_SIZE ? bytes->len - at : READ_SIZE;
-        sl_sse_feed (sse, bytes->data + at, n, s_event, c);
+        if (sl_framing_feed (frames, bytes->data + at, n, s_event, c))
+            c->failures++;
     }
-    sl_sse_finish (sse, s_event, c);
+    if (sl_framing_finish (frames, s_event, c))
+        c->failures++;
     sl_decoder_finish (c->dec, s_delta, c);
-    sl_sse_destroy (&sse);
+    sl_framing_destroy (&frames);
     sl_decoder_destroy (&c->dec);
 }
 
 static void
 s_report (const char *what, const char *dialect, size_t bytes, double secs, const s_count_t *c)
 {
-    printf ("%-7s %-10s %8.1f MB/s  %9.0f events/s  %9.0f deltas/s  (%zu bytes, %llu deltas%s)\n",
+    printf ("%-7s %-17s %8.1f MB/s  %9.0f events/s  %9.0f deltas/s  %6.0f ns/event  (%zu bytes, %llu deltas%s)\n",
             what, dialect, (double) bytes / secs / 1e6, (double) c->events / secs,
-            (double) c->deltas / secs, bytes, (unsigned long long) c->deltas,
-            c->failures ? ", DECODE FAILURES" : "");
+            (double) c->deltas / secs, c->events ? secs * 1e9 / (double) c->events : 0.0, bytes,
+            (unsigned long long) c->deltas, c->failures ? ", DECODE FAILURES" : "");
 }
 
 //  The best of ROUNDS over a set of streams, each decoded repeat times.
@@ -121,6 +126,8 @@ static const struct {
     { SL_DIALECT_RESPONSES, "openai-responses" },
     { SL_DIALECT_GEMINI, "gemini" },
     { SL_DIALECT_AZURE, "azure" },      //  OpenAI's chunks with Azure's filter around them
+    { SL_DIALECT_BEDROCK, NULL },       //  AWS's event stream; no SSE recordings
+    { SL_DIALECT_BEDROCK_ANTHROPIC, NULL },
 };
 
 //  The .sse recordings of a corpus directory (the framed formats are
@@ -128,6 +135,8 @@ static const struct {
 static size_t
 s_corpus (const char *dir, sl_buf_t *out, size_t max)
 {
+    if (!dir)
+        return 0;
     char path [1024];
     snprintf (path, sizeof path, "../shared/corpus/%s", dir);
     DIR *dp = opendir (path);
@@ -164,7 +173,8 @@ main (int argc, char **argv)
         s_rounds = atoi (argv [2]);
     if (chunks <= 0)
         chunks = BENCH_CHUNKS;
-    printf ("SSE parse + decode, one core, reads of %d bytes, best of %d rounds\n", READ_SIZE, s_rounds);
+    printf ("framing (SSE or AWS's event stream) + decode, one core, reads of %d bytes, best of %d rounds\n",
+            READ_SIZE, s_rounds);
     for (size_t d = 0; d < sizeof s_dialects / sizeof s_dialects [0]; d++) {
         sl_mock_script_t sc;
         sl_mock_script_build (s_dialects [d].dialect, sl_str ("mock-bench"), sl_str ("{}"),

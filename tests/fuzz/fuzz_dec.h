@@ -1,16 +1,19 @@
 /*  fuzz_dec.h - the body of every decoder fuzz target (fuzz_dec_<name>.c
     defines FUZZ_DIALECT and includes this).
 
-    The input is an SSE byte stream; every event goes to the decoder, then
-    the end of stream. Whatever the decoder emits must be a well-formed
-    message: it is encoded and decoded again with the protocol codec. */
+    The input is the dialect's byte stream, cut into events by its framing
+    (server-sent events, or AWS's event stream for Bedrock); every event
+    goes to the decoder, then the end of stream. Whatever the decoder
+    emits must be a well-formed message: it is encoded and decoded again
+    with the protocol codec. */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/base/sl_buf.h"
 #include "proto/sl_msg.h"
 #include "common/dialects/sl_decoder.h"
-#include "common/http/sl_sse.h"
+#include "common/dialects/sl_dialect.h"
+#include "common/dialects/sl_framing.h"
 
 typedef struct {
     sl_decoder_t *dec;
@@ -48,12 +51,14 @@ s_event (void *arg, sl_str_t type, sl_str_t data, sl_str_t id)
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
+    if (sl_dialect_init (NULL))
+        __builtin_trap ();
     s_fuzz_t f = { .dec = sl_decoder_new (FUZZ_DIALECT), .codec = sl_codec_new () };
-    sl_sse_t *sse = sl_sse_new (0);
-    if (sl_sse_feed (sse, (const char *) data, size, s_event, &f) == 0
-    &&  sl_sse_finish (sse, s_event, &f) == 0)
+    sl_framing_t *frames = sl_framing_new (sl_dialect_get (FUZZ_DIALECT)->framing, 0);
+    if (sl_framing_feed (frames, (const char *) data, size, s_event, &f) == 0
+    &&  sl_framing_finish (frames, s_event, &f) == 0)
         sl_decoder_finish (f.dec, s_check, &f);
-    sl_sse_destroy (&sse);
+    sl_framing_destroy (&frames);
     sl_decoder_destroy (&f.dec);
     sl_codec_destroy (&f.codec);
     sl_buf_free (&f.wire);

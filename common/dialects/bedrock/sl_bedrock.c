@@ -9,8 +9,8 @@
     it (sl_bedrock_anthropic_request.c), streamed as AWS's event stream of
     chunks of Anthropic's events (sl_bedrock_anthropic_decode.c). Its
     format is Anthropic's: an Anthropic client's body is forwarded, not
-    translated (its beta headers are passed on as headers: not yet
-    copied into the body's anthropic_beta).
+    translated; its anthropic-beta header goes in the body's
+    anthropic_beta (fold), not as a header.
 
     Both are upstream-only. The base URL is the provider's base_url, else
     https://bedrock-runtime.{region}.amazonaws.com; region is needed (the
@@ -18,9 +18,9 @@
     once (anthropic.claude-sonnet-4-5-20250929-v1:0 as ...v1%3A0, an ARN's
     '/' as %2F); SigV4 encodes the path again when it signs, as AWS wants.
     The credential: a key_env / token_env the provider names (a Bedrock
-    API key, as Bearer). SigV4 signing (common/cloud/sl_sigv4,
-    sl_awscreds) is not yet a credential source of the ingest: a provider
-    without a key fails its calls saying so (docs/dialects/bedrock.md).
+    API key, as Bearer), else AWS's from the ingest's environment (auth
+    SL_AUTH_AWS: common/cloud/sl_awsauth, each attempt signed with SigV4
+    for the provider's region; docs/dialects/bedrock.md).
 
     Tests: tests/unit/common/dialects/test_dialects.c (the conformance
     suite), tests/unit/common/dialects/bedrock/.
@@ -90,7 +90,6 @@ static const char *const s_headers [] = { "Accept: application/vnd.amazon.events
 //  The beta features a Claude body uses, passed on as the client's header.
 //  Bedrock reads them from the body's "anthropic_beta" array instead;
 //  nothing copies the header there yet.
-static const char *const s_passthrough [] = { "anthropic-beta", NULL };
 
 const sl_dialect_t sl_bedrock_dialect = {
     .id = SL_DIALECT_BEDROCK,
@@ -125,7 +124,8 @@ const sl_dialect_t sl_bedrock_anthropic_dialect = {
     .scheme = "Bearer ",
     .auth = SL_AUTH_AWS,
     .headers = s_headers,
-    .passthrough = s_passthrough,
+    .passthrough = NULL,                //  anthropic-beta goes in the body (fold), never as a header
+    .fold = sl_bedrock_anthropic_fold,
     .decoder = &sl_bedrock_anthropic_decoder,
     .framing = SL_FRAMING_EVSTREAM,
     .finishes = s_claude_finishes,

@@ -21,6 +21,9 @@ extern const sl_decoder_vt_t sl_bedrock_decoder;
 //  (sl_bedrock_anthropic_decode.c).
 int sl_bedrock_anthropic_forward (sl_str_t body, const sl_req_t *req, sl_buf_t *out);
 int sl_bedrock_anthropic_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_t *out);
+//  The client's anthropic-beta header (in its passthrough lines) as the
+//  body's "anthropic_beta" array (sl_dialect_t.fold).
+int sl_bedrock_anthropic_fold (sl_str_t body, sl_str_t passthrough, sl_buf_t *out);
 extern const sl_decoder_vt_t sl_bedrock_anthropic_decoder;
 
 //  A tool id as Converse takes it, written to out (at least

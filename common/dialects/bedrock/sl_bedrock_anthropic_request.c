@@ -8,7 +8,8 @@
     "anthropic_version": "bedrock-2023-05-31". Beta features, which
     Anthropic's API takes as the anthropic-beta header, belong in the
     body's "anthropic_beta" array on Bedrock: a client's anthropic-beta
-    header is passed on as a header today, and not yet copied there.
+    header (its comma-separated names) is folded into that array at each
+    attempt (fold), never sent as a header.
 
     forward: an Anthropic client's own body so patched, byte for byte
     otherwise (thinking, tools with defer_loading, context_management,
@@ -16,6 +17,7 @@
     request rendered by the Anthropic module, then patched the same way.
 */
 #include <string.h>
+#include <strings.h>
 
 #include "common/base/sl_json.h"
 #include "common/dialects/sl_job.h"
@@ -82,5 +84,89 @@ sl_bedrock_anthropic_render_request (const sl_req_t *req, sl_xlate_t *x, sl_buf_
     if (rc == 0)
         rc = s_patch (sl_buf_str (&messages), out);
     sl_buf_free (&messages);
+    return rc;
+}
+
+#define S_BETA_HEADER "anthropic-beta"
+#define S_BETA_MEMBER "anthropic_beta"
+
+//  Is name (n bytes) among the strings of the JSON array list?
+static bool
+s_listed (sl_str_t list, const char *name, size_t n)
+{
+    sl_json_iter_t it;
+    sl_str_t value;
+    if (!list.ptr || sl_json_array (&it, list))
+        return false;
+    bool found = false;
+    sl_buf_t text = { 0 };
+    while (!found && sl_json_next_elem (&it, &value) == 1) {
+        sl_buf_reset (&text);
+        found = sl_json_unescape (value, &text) == 0 && text.len == n && memcmp (text.data, name, n) == 0;
+    }
+    sl_buf_free (&text);
+    return found;
+}
+
+int
+sl_bedrock_anthropic_fold (sl_str_t body, sl_str_t passthrough, sl_buf_t *out)
+{
+    //  The body's own array, if any, then each name of every
+    //  anthropic-beta line not already in it.
+    sl_str_t own = SL_STR_NULL;
+    int found = sl_json_find (body, S_BETA_MEMBER, &own);
+    if (found < 0)
+        return -1;
+    if (found == 1 && (!own.len || own.ptr [0] != '['))
+        own = SL_STR_NULL;              //  not an array: replaced by the header's
+    sl_buf_t list = { 0 };
+    sl_buf_putc (&list, '[');
+    size_t added = 0;
+    sl_json_iter_t it;
+    sl_str_t value;
+    if (own.ptr && sl_json_array (&it, own) == 0)
+        while (sl_json_next_elem (&it, &value) == 1) {
+            if (list.len > 1)
+                sl_buf_putc (&list, ',');
+            sl_buf_append_str (&list, value);
+        }
+    const char *p = passthrough.ptr, *end = passthrough.ptr + passthrough.len;
+    while (p && p < end) {
+        const char *eol = memchr (p, '\n', (size_t) (end - p));
+        const char *line_end = eol ? eol : end;
+        size_t name_len = strlen (S_BETA_HEADER);
+        if ((size_t) (line_end - p) > name_len && strncasecmp (p, S_BETA_HEADER, name_len) == 0
+        &&  p [name_len] == ':') {
+            const char *v = p + name_len + 1;
+            while (v < line_end) {
+                const char *comma = memchr (v, ',', (size_t) (line_end - v));
+                const char *stop = comma ? comma : line_end;
+                const char *a = v, *b = stop;
+                while (a < b && (*a == ' ' || *a == '\t'))
+                    a++;
+                while (b > a && (b [-1] == ' ' || b [-1] == '\t' || b [-1] == '\r'))
+                    b--;
+                //  Among the names so far (the body's, and those added)?
+                sl_buf_putc (&list, ']');
+                bool seen = s_listed (sl_buf_str (&list), a, (size_t) (b - a));
+                list.len--;
+                if (b > a && !seen) {
+                    if (list.len > 1)
+                        sl_buf_putc (&list, ',');
+                    sl_json_put_str (&list, a, (size_t) (b - a));
+                    added++;
+                }
+                v = stop + 1;
+            }
+        }
+        p = eol ? eol + 1 : end;
+    }
+    sl_buf_putc (&list, ']');
+    int rc = 1;
+    if (added) {
+        sl_patch_t patch = { S_BETA_MEMBER, sl_buf_cstr (&list) };
+        rc = sl_job_patch (body, &patch, 1, out) ? -1 : 0;
+    }
+    sl_buf_free (&list);
     return rc;
 }

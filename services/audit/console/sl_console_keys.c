@@ -79,6 +79,8 @@ s_caller_is_gateway (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *r
     return sodium_memcmp (a, b, sizeof a) == 0;
 }
 
+#define S_WHO_MAX 256                   //  a person: name <email> (sub)
+
 //  Who asked, as the key events name them: the person or console key the
 //  console took the caller for (name <email> (sub), <name> (key:<name>)),
 //  "console" for this machine on a console without keys or sign-in.
@@ -107,7 +109,7 @@ s_create (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, sl_cons
         s_error (resp, 400, why);
         return;
     }
-    char by [64];
+    char by [S_WHO_MAX];
     s_who (ctx, by, sizeof by);
     sl_keystore_issued_t issued;
     if (sl_keystore_create (ctx->store, &spec, by, ctx->now, &issued))
@@ -132,7 +134,7 @@ s_rotate (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, const c
         s_error (resp, 400, why);
         return;
     }
-    char by [64];
+    char by [S_WHO_MAX];
     s_who (ctx, by, sizeof by);
     sl_keystore_issued_t issued;
     int rc = sl_keystore_rotate (ctx->store, id, grace, by, ctx->now, &issued);
@@ -152,10 +154,9 @@ s_rotate (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, const c
 }
 
 static void
-s_revoke (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, const char *id,
-          sl_console_resp_t *resp)
+s_revoke (const sl_console_keys_ctx_t *ctx, const char *id, sl_console_resp_t *resp)
 {
-    char by [64];
+    char by [S_WHO_MAX];
     s_who (ctx, by, sizeof by);
     int rc = sl_keystore_revoke (ctx->store, id, by, ctx->now);
     if (rc < 0)
@@ -303,6 +304,6 @@ sl_console_keys_handle (const sl_console_keys_ctx_t *ctx, const sl_console_req_t
     if (!s_id (rest, n, id))
         s_error (resp, 404, "no key in force has this id");
     else
-        s_revoke (ctx, req, id, resp);
+        s_revoke (ctx, id, resp);
     return true;
 }

@@ -54,6 +54,7 @@ s_client (void *arg)
 //  What the application saw of the request, and how it answers.
 typedef struct {
     char seen [512];
+    char raw [256];                     //  the path as sent
     bool stream;                        //  answer as a stream of chunks
     int requests;
 } s_app_t;
@@ -63,6 +64,7 @@ s_on_request (void *arg, sl_http_req_t *req)
 {
     s_app_t *app = arg;
     app->requests++;
+    snprintf (app->raw, sizeof app->raw, "%s", sl_http_req_raw_path (req));
     sl_str_t body = sl_http_req_body (req);
     snprintf (app->seen, sizeof app->seen, "%s %s h=%s q=%s body=%.*s loopback=%d", sl_http_req_method (req),
               sl_http_req_path (req), sl_http_req_header (req, "X-Test") ? sl_http_req_header (req, "x-test") : "-",
@@ -142,6 +144,17 @@ Test (sl_httpd, a_request_reaches_the_application_and_its_answer_the_client)
     cr_expect_eq (strncmp (client.response, "HTTP/1.1 201", 12), 0, "%s", client.response);
     cr_expect_not_null (strcasestr (client.response, "\r\nX-Answer: yes\r\n"), "%s", client.response);
     cr_expect_not_null (strstr (client.response, "\r\n\r\nmade"), "%s", client.response);
+}
+
+Test (sl_httpd, the_path_decoded_and_as_sent)
+{
+    s_app_t app = { 0 };
+    s_client_t client = { .request = "POST /model/arn%3Aaws%3Abedrock%3A%3Ap%2Fx/converse?k=%41 HTTP/1.1\r\n"
+                                     "Host: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n" };
+    s_serve (&app, &client);
+    cr_expect_eq (app.requests, 1);
+    cr_expect_str_eq (app.seen, "POST /model/arn:aws:bedrock::p/x/converse h=- q=A body= loopback=1");
+    cr_expect_str_eq (app.raw, "/model/arn%3Aaws%3Abedrock%3A%3Ap%2Fx/converse", "escapes kept, no query");
 }
 
 Test (sl_httpd, a_streamed_answer_arrives_in_chunks_and_ends)

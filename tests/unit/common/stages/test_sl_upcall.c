@@ -1344,6 +1344,177 @@ Test (sl_upcall_failover, the_next_provider_s_stream_is_read_in_its_own_framing)
     s_close ();
 }
 
+//  A route of d (Bedrock's Converse) first, then b (OpenAI): d's stream
+//  begins with an exception frame of type.
+static void
+s_bedrock_first (const char *type)
+{
+    const sl_provider_t d = { .name = "d", .dialect = SL_DIALECT_BEDROCK, .base_url = "http://d.test",
+                              .region = "us-east-1", .key_env = "", .forward_auth = false };
+    cr_assert_eq (sl_providers_add_provider (f.routes, &d), 0);
+    sl_buf_t fo = { 0 };
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_STEP);
+    m.provider = SL_STR_LIT ("d");
+    m.upstream_dialect = SL_DIALECT_BEDROCK;
+    m.model = SL_STR_LIT ("amazon.nova-x");
+    sl_msg_encode (&m, &fo);
+    sl_msg_init (&m, SL_MSG_STEP);
+    m.provider = SL_STR_LIT ("b");
+    m.upstream_dialect = SL_DIALECT_OPENAI;
+    m.model = SL_STR_LIT ("gpt-4o");
+    m.body = SL_STR_LIT (BODY);
+    sl_msg_encode (&m, &fo);
+    sl_msg_t req = s_job (0x68);
+    req.upstream_dialect = SL_DIALECT_BEDROCK;
+    req.model = SL_STR_LIT ("claude-sonnet");
+    req.provider = SL_STR_LIT ("d");
+    req.body = SL_STR_LIT ("{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"hi\"}]}]}");
+    req.failover = sl_buf_str (&fo);
+    sl_upcall_request (f.up, &req, SL_STR_LIT (PEER));
+    sl_buf_free (&fo);
+    cr_assert_eq (f.transfer_count, 1);
+    s_answer (200);
+    sl_buf_t frame = { 0 };
+    cr_assert_eq (sl_evstream_encode_exception (&frame, type, SL_STR_LIT ("{\"message\":\"Too many requests\"}")), 0);
+    cr_expect_eq (sl_upcall_body (f.up, s_transfer ()->call, frame.data, frame.len), SL_UPCALL_STOP,
+                  "nothing more is read of d's answer");
+    sl_buf_free (&frame);
+    //  The transfer ends as curl ends a write the callback refused.
+    sl_upcall_done (f.up, s_transfer ()->call, "Failure writing output to destination", NULL);
+}
+
+Test (sl_upcall_failover, an_exception_before_the_first_byte_moves_to_the_next_provider)
+{
+    const char *types [] = { "throttlingException", "serviceUnavailableException", "internalServerException",
+                             "modelStreamErrorException" };
+    const long status [] = { 429, 503, 500, 502 };
+    for (size_t i = 0; i < 4; i++) {
+        sl_upcall_config_t config = s_config ();
+        config.max_retries = 0;
+        s_open_route (config);
+        s_bedrock_first (types [i]);
+        cr_expect_eq (s_sent_of (SL_MSG_ERROR), 0, "%s: no error downstream", types [i]);
+        cr_assert_eq (f.transfer_count, 2, "%s: failed over to b", types [i]);
+        cr_expect_str_eq (f.transfers [1].url, "http://b.test/v1/chat/completions");
+        s_answer (200);
+        s_body (CHUNK);
+        const sl_msg_t *start = s_first_sent (SL_MSG_START);
+        cr_expect (sl_str_eq (start->provider, "b"), "%s", types [i]);
+        char att [512], want [256];
+        snprintf (att, sizeof att, "%.*s", (int) start->attempts.len, start->attempts.ptr);
+        snprintf (want, sizeof want, "[{\"provider\":\"d\",\"dialect\":\"bedrock\",\"model\":\"amazon.nova-x\","
+                                     "\"result\":\"exception\",\"status\":%ld},", status [i]);
+        cr_expect_eq (strncmp (att, want, strlen (want)), 0, "%s", att);
+        cr_expect_geq (s_sent_of (SL_MSG_DELTA), 1, "b's chunk");
+        cr_expect_eq (s_counter ("sluice_upstream_failovers_total", NULL), 1);
+        s_close ();
+    }
+}
+
+Test (sl_upcall_failover, an_exception_no_provider_serves_is_the_stream_s_error)
+{
+    sl_upcall_config_t config = s_config ();
+    config.max_retries = 0;
+    s_open_route (config);
+    s_bedrock_first ("throttlingException");
+    cr_assert_eq (f.transfer_count, 2);
+    s_answer (503);
+    s_body ("{\"error\":{\"message\":\"down\",\"type\":\"server_error\"}}");
+    s_done ();
+    const sl_msg_t *error = s_first_sent (SL_MSG_ERROR);
+    cr_expect_eq (error->status, 503, "the last provider's cause");
+    cr_expect (s_contains (error->message, "d: HTTP 429"), "every provider tried: %.*s", (int) error->message.len,
+               error->message.ptr);
+    s_close ();
+
+    //  One provider only, the exception is its answer: sent as its error.
+    config = s_config ();
+    config.max_retries = 0;
+    s_open_route (config);
+    const sl_provider_t d = { .name = "d", .dialect = SL_DIALECT_BEDROCK, .base_url = "http://d.test",
+                              .region = "us-east-1", .key_env = "", .forward_auth = false };
+    cr_assert_eq (sl_providers_add_provider (f.routes, &d), 0);
+    sl_buf_t fo = { 0 };
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_STEP);
+    m.provider = SL_STR_LIT ("d");
+    m.upstream_dialect = SL_DIALECT_BEDROCK;
+    m.model = SL_STR_LIT ("amazon.nova-x");
+    sl_msg_encode (&m, &fo);
+    sl_msg_t req = s_job (0x69);
+    req.upstream_dialect = SL_DIALECT_BEDROCK;
+    req.model = SL_STR_LIT ("nova");
+    req.provider = SL_STR_LIT ("d");
+    req.body = SL_STR_LIT ("{\"messages\":[]}");
+    req.failover = sl_buf_str (&fo);
+    sl_upcall_request (f.up, &req, SL_STR_LIT (PEER));
+    sl_buf_free (&fo);
+    cr_assert_eq (f.transfer_count, 1);
+    s_answer (200);
+    sl_buf_t frame = { 0 };
+    cr_assert_eq (sl_evstream_encode_exception (&frame, "throttlingException",
+                                                SL_STR_LIT ("{\"message\":\"Too many requests\"}")), 0);
+    sl_upcall_body (f.up, s_transfer ()->call, frame.data, frame.len);
+    sl_buf_free (&frame);
+    sl_upcall_done (f.up, s_transfer ()->call, "Failure writing output to destination", NULL);
+    cr_expect_eq (f.transfer_count, 1, "nowhere else to go");
+    error = s_first_sent (SL_MSG_ERROR);
+    cr_expect_eq (error->status, 429);
+    cr_expect (sl_str_eq (error->code, "throttlingException"), "%.*s", (int) error->code.len, error->code.ptr);
+    cr_expect (s_contains (error->message, "Too many requests"), "%.*s", (int) error->message.len,
+               error->message.ptr);
+    s_close ();
+}
+
+//  An Anthropic client's anthropic-beta header reaches Claude on Bedrock
+//  in the body's anthropic_beta, not as a header; the Anthropic provider
+//  after it gets the header as sent.
+Test (sl_upcall_failover, the_beta_header_goes_in_the_body_for_claude_on_bedrock)
+{
+    sl_upcall_config_t config = s_config ();
+    config.max_retries = 0;
+    s_open_route (config);
+    const sl_provider_t e = { .name = "e", .dialect = SL_DIALECT_BEDROCK_ANTHROPIC, .base_url = "http://e.test",
+                              .region = "us-east-1", .key_env = "", .forward_auth = false };
+    cr_assert_eq (sl_providers_add_provider (f.routes, &e), 0);
+    sl_buf_t fo = { 0 };
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_STEP);
+    m.provider = SL_STR_LIT ("e");
+    m.upstream_dialect = SL_DIALECT_BEDROCK_ANTHROPIC;
+    m.model = SL_STR_LIT ("anthropic.claude-x");
+    m.body = SL_STR_LIT ("{\"max_tokens\":5,\"messages\":[]}");
+    sl_msg_encode (&m, &fo);
+    sl_msg_init (&m, SL_MSG_STEP);
+    m.provider = SL_STR_LIT ("a");
+    m.upstream_dialect = SL_DIALECT_ANTHROPIC;
+    m.model = SL_STR_LIT ("claude-x");
+    sl_msg_encode (&m, &fo);
+    sl_msg_t req = s_job (0x6a);
+    req.client_dialect = SL_DIALECT_ANTHROPIC;
+    req.upstream_dialect = SL_DIALECT_BEDROCK_ANTHROPIC;
+    req.model = SL_STR_LIT ("claude-sonnet");
+    req.provider = SL_STR_LIT ("e");
+    req.body = SL_STR_LIT ("{\"max_tokens\":5,\"messages\":[]}");
+    req.passthrough = SL_STR_LIT ("anthropic-beta: context-1m-2025-08-07\n");
+    req.failover = sl_buf_str (&fo);
+    sl_upcall_request (f.up, &req, SL_STR_LIT (PEER));
+    sl_buf_free (&fo);
+    cr_assert_eq (f.transfer_count, 1);
+    cr_expect_str_eq (f.transfers [0].body, "{\"max_tokens\":5,\"messages\":[],"
+                                            "\"anthropic_beta\":[\"context-1m-2025-08-07\"]}");
+    cr_expect_null (strcasestr (f.transfers [0].headers, "anthropic-beta"), "%s", f.transfers [0].headers);
+    s_answer (529);
+    s_body (OVERLOADED);
+    s_done ();
+    cr_assert_eq (f.transfer_count, 2, "failed over to a");
+    cr_expect (strcasestr (f.transfers [1].headers, "anthropic-beta: context-1m-2025-08-07"), "%s",
+               f.transfers [1].headers);
+    cr_expect_null (strstr (f.transfers [1].body, "anthropic_beta"), "%s", f.transfers [1].body);
+    s_close ();
+}
+
 Test (sl_upcall_failover, a_missing_first_byte_moves_on_and_the_rounds_are_bounded)
 {
     sl_upcall_config_t config = s_config ();    //  max_retries 2, first byte 5000

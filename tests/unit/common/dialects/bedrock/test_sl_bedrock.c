@@ -8,6 +8,7 @@
 #include "common/base/sl_buf.h"
 #include "common/cloud/sl_evstream.h"
 #include "common/dialects/sl_decoder.h"
+#include "common/dialects/sl_dialect.h"
 #include "common/dialects/sl_framing.h"
 #include "common/dialects/sl_job.h"
 #include "common/dialects/bedrock/sl_bedrock.h"
@@ -373,4 +374,30 @@ Test (sl_bedrock, url_encodes_the_model_once)
                                           "inference-profile%2Fus.anthropic.x/invoke-with-response-stream");
     sl_buf_free (&url);
     sl_buf_free (&why);
+}
+
+//  A client's anthropic-beta header goes in the body's anthropic_beta
+//  array for Claude on Bedrock: each name once, the body's own kept, the
+//  rest of the body byte for byte; never as a header.
+Test (sl_bedrock_anthropic, the_beta_header_folded_into_the_body)
+{
+    const sl_dialect_t *d = sl_dialect_get (SL_DIALECT_BEDROCK_ANTHROPIC);
+    cr_assert_not_null (d->fold);
+    cr_expect_null (d->passthrough, "no header of the client's goes as sent");
+    sl_buf_t out = { 0 };
+    const char *body = "{\"max_tokens\":5,\"messages\":[]}";
+    cr_assert_eq (d->fold (sl_str (body), SL_STR_LIT ("anthropic-beta: context-1m-2025-08-07 , "
+                                                      "interleaved-thinking-2025-05-14\n"), &out), 0);
+    cr_expect_str_eq (sl_buf_cstr (&out), "{\"max_tokens\":5,\"messages\":[],\"anthropic_beta\":"
+                                          "[\"context-1m-2025-08-07\",\"interleaved-thinking-2025-05-14\"]}");
+    sl_buf_reset (&out);
+    body = "{\"anthropic_beta\":[\"a\"],\"max_tokens\":5}";
+    cr_assert_eq (d->fold (sl_str (body), SL_STR_LIT ("Anthropic-Beta: a,b\nanthropic-beta: b,c\n"), &out), 0);
+    cr_expect_str_eq (sl_buf_cstr (&out), "{\"anthropic_beta\":[\"a\",\"b\",\"c\"],\"max_tokens\":5}",
+                      "the body's own first, each name once");
+    sl_buf_reset (&out);
+    cr_expect_eq (d->fold (sl_str (body), SL_STR_LIT ("anthropic-beta: a\n"), &out), 1, "nothing new");
+    cr_expect_eq (d->fold (sl_str (body), SL_STR_LIT ("x-other: a\n"), &out), 1, "no beta header");
+    cr_expect_eq (d->fold (SL_STR_LIT ("[1]"), SL_STR_LIT ("anthropic-beta: a\n"), &out), -1);
+    sl_buf_free (&out);
 }
