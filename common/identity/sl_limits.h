@@ -23,6 +23,16 @@
     stream ends (sl_limits_usage), with the same counters' keys; a stream
     already under way is never cut by a limit it crossed.
 
+    Alerts: a subject's spec may name thresholds (percents, alert_at).
+    When usage added at a stream's end moves a day's tokens or a month's
+    budget from below a threshold to at or above it, the store reports the
+    crossing to its alert hook (sl_limits_store_alerts). Counters only rise
+    within their window and each addition is one step, so exactly one
+    addition sees a threshold crossed: once per window (day or month),
+    whatever the number of requests or gateways, and the next window's
+    counter starts again from zero (re-armed). One addition crossing
+    several thresholds reports each.
+
     Counter keys are "sluice:<limit>:<subject>:<window>" (the window: the
     minute, day or month number), so every gateway counts in the same
     places, and each expires after its window.
@@ -110,6 +120,21 @@ typedef struct {
 
 typedef void (sl_limits_done_fn) (void *arg, const sl_limits_answer_t *answer);
 
+//  A threshold crossed at a stream's end.
+typedef struct {
+    int counter;                        //  index in the plan's counters (its kind, key, subject)
+    int at;                             //  the threshold, in percent of the limit
+    int64_t used;                       //  the counter after the addition
+    int64_t limit;                      //  the counter's limit
+} sl_limits_alert_t;
+
+typedef void (sl_limits_alert_fn) (void *arg, const sl_limits_plan_t *plan, const sl_limits_alert_t *alert);
+
+//  The thresholds of spec that a counter of limit going from before to
+//  after crosses (reaches or passes for the first time), rising, into out
+//  (room for SL_LIMITS_ALERTS_MAX); their number.
+size_t sl_limits_crossed (const sl_limits_spec_t *spec, int64_t before, int64_t after, int64_t limit, int *out);
+
 //  A store of counters: in this process (sl_limits_memory_new) or in
 //  Redis (sl_limits_redis.h). Calls may answer at once or later (done is
 //  called exactly once, from the caller's reactor).
@@ -127,7 +152,13 @@ struct _sl_limits_store_t {
     //  counting). Nothing is answered.
     void (*renew) (sl_limits_store_t *self, const sl_limits_plan_t *plan, int64_t now);
     void (*destroy) (sl_limits_store_t **self_p);
+    sl_limits_alert_fn *alert;          //  the alert hook (sl_limits_store_alerts), NULL: none
+    void *alert_arg;
 };
+
+//  Report every threshold a finish crosses to fn (NULL: none), called
+//  from finish, in the caller's reactor.
+void sl_limits_store_alerts (sl_limits_store_t *self, sl_limits_alert_fn *fn, void *arg);
 
 //  Destroy any store (safe on NULL and twice).
 void sl_limits_store_destroy (sl_limits_store_t **self_p);

@@ -48,6 +48,26 @@ s_count (sl_admission_t *self, const char *name, const char *labels, const char 
     sl_counter_add (sl_metrics_counter (self->metrics, name, labels, help), n);
 }
 
+//  A threshold of a day's tokens or a month's budget was crossed (once per
+//  window in all the gateways: sl_limits.h): said and counted.
+static void
+s_on_alert (void *arg, const sl_limits_plan_t *plan, const sl_limits_alert_t *alert)
+{
+    sl_admission_t *self = arg;
+    const sl_limits_counter_t *c = &plan->counters [alert->counter];
+    sl_limits_windows_t w;
+    sl_limits_windows (plan->now, &w);
+    bool daily = c->kind == SL_LIMIT_TOKENS_PER_DAY;
+    sl_log_warn ("limits_alert", "%s reached %d%% of its %s: %lld of %lld (%s %lld)",
+                 plan->subjects [c->subject].name, alert->at, sl_limits_kind_name (c->kind),
+                 (long long) alert->used, (long long) alert->limit, daily ? "day" : "month",
+                 (long long) (daily ? w.day : w.month));
+    char labels [96];
+    snprintf (labels, sizeof labels, "limit=\"%s\",at=\"%d\"", sl_limits_kind_name (c->kind), alert->at);
+    s_count (self, "sluice_limits_alerts_total", labels,
+             "Alert thresholds of daily tokens and monthly budgets crossed, by limit and percent", 1);
+}
+
 //  --------------------------------------------------------------------------
 //  The object
 
@@ -84,6 +104,7 @@ sl_admission_new (sl_service_t *service, const sl_admission_config_t *config)
     self->remote = remote;
     self->routes = config->routes;
     self->teams = sl_teamlabels_new (SL_TEAMLABEL_MAX);
+    sl_limits_store_alerts (store, s_on_alert, self);
     return self;
 }
 
