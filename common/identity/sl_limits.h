@@ -87,6 +87,9 @@ typedef struct {
     size_t count;
     int64_t now;                        //  seconds since the epoch
     char stream [40];                   //  the stream's id (hex), a member of concurrency sets
+    //  Whom the plan counts for, as alerts name them: set by the caller
+    //  ("" unless it does; sl_limits_plan leaves them empty).
+    char team [SL_LIMITS_KEY_MAX / 2], key_id [SL_LIMITS_KEY_MAX / 2], user [SL_LIMITS_KEY_MAX / 2];
 } sl_limits_plan_t;
 
 //  The windows of a time (UTC): its minute, day (yyyymmdd) and month

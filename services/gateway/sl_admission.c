@@ -12,6 +12,7 @@
 #include "common/identity/sl_limits_redis.h"
 #include "common/identity/sl_teamlabel.h"
 #include "common/service/sl_keywatch.h"
+#include "services/gateway/sl_alerthook.h"
 
 #define S_LOG_EVERY_MS 1000             //  a store error is logged at most this often
 
@@ -37,6 +38,7 @@ struct _sl_admission_t {
     const sl_providers_t *routes;
     sl_teamlabels_t *teams;             //  team labels in use (bounded)
     int64_t store_error_logged;         //  ms
+    sl_alerthook_t *hook;               //  --alerts-webhook, NULL: none
 };
 
 //  --------------------------------------------------------------------------
@@ -66,6 +68,7 @@ s_on_alert (void *arg, const sl_limits_plan_t *plan, const sl_limits_alert_t *al
     snprintf (labels, sizeof labels, "limit=\"%s\",at=\"%d\"", sl_limits_kind_name (c->kind), alert->at);
     s_count (self, "sluice_limits_alerts_total", labels,
              "Alert thresholds of daily tokens and monthly budgets crossed, by limit and percent", 1);
+    sl_alerthook_post (self->hook, plan, alert);
 }
 
 //  --------------------------------------------------------------------------
@@ -81,6 +84,13 @@ sl_admission_new (sl_service_t *service, const sl_admission_config_t *config)
         sl_keywatch_destroy (&keys);
         return NULL;
     }
+    bool failed;
+    sl_alerthook_t *hook = sl_alerthook_new (service, &(sl_alerthook_config_t) { config->alerts_url,
+                                                                                  config->alerts_secret }, &failed);
+    if (failed) {
+        sl_keywatch_destroy (&keys);
+        return NULL;
+    }
     sl_limits_store_t *store;
     bool remote = config->redis_url && *config->redis_url;
     if (remote) {
@@ -89,6 +99,7 @@ sl_admission_new (sl_service_t *service, const sl_admission_config_t *config)
         store = sl_limits_redis_new (sl_service_loop (service), config->redis_url, timeout, &error);
         if (!store) {
             sl_log_error ("bad_redis_url", "SLUICE_REDIS_URL: %s", error ? error : "?");
+            sl_alerthook_destroy (&hook);
             sl_keywatch_destroy (&keys);
             return NULL;
         }
@@ -104,6 +115,7 @@ sl_admission_new (sl_service_t *service, const sl_admission_config_t *config)
     self->remote = remote;
     self->routes = config->routes;
     self->teams = sl_teamlabels_new (SL_TEAMLABEL_MAX);
+    self->hook = hook;
     sl_limits_store_alerts (store, s_on_alert, self);
     return self;
 }
@@ -115,6 +127,7 @@ sl_admission_destroy (sl_admission_t **self_p)
         return;
     sl_admission_t *self = *self_p;
     sl_limits_store_destroy (&self->store);
+    sl_alerthook_destroy (&self->hook);
     sl_keywatch_destroy (&self->keys);
     sl_teamlabels_destroy (&self->teams);
     free (self);
@@ -280,6 +293,9 @@ sl_admission_admit (sl_admission_t *self, sl_caller_t *caller, const char *model
     sl_sid_hex (sid, hex);
     caller->plan = sl_xcalloc (1, sizeof *caller->plan);
     sl_limits_plan (caller->plan, caller->who.subjects, caller->who.subject_count, (int64_t) time (NULL), hex);
+    snprintf (caller->plan->team, sizeof caller->plan->team, "%s", caller->who.team);
+    snprintf (caller->plan->key_id, sizeof caller->plan->key_id, "%s", caller->who.key_id);
+    snprintf (caller->plan->user, sizeof caller->plan->user, "%s", caller->who.user);
     caller->owner = self;
     caller->done = done;
     caller->done_arg = arg;
