@@ -246,11 +246,21 @@ sl_limits_store_alerts (sl_limits_store_t *self, sl_limits_alert_fn *fn, void *a
     self->alert_arg = arg;
 }
 
-//  Tell the store's hook about the thresholds counter i of plan crossed.
+void
+sl_limits_store_used (sl_limits_store_t *self, sl_limits_used_fn *fn, void *arg)
+{
+    self->used = fn;
+    self->used_arg = arg;
+}
+
+//  Tell the store's hooks what counter i of plan holds now, and the
+//  thresholds it crossed.
 static void
 s_alerts (sl_limits_store_t *store, const sl_limits_plan_t *plan, size_t i, int64_t before, int64_t after)
 {
     const sl_limits_counter_t *c = &plan->counters [i];
+    if (store->used)
+        store->used (store->used_arg, plan, (int) i, after);
     if (!store->alert || c->subject < 0 || (size_t) c->subject >= plan->subject_count)
         return;
     int at [SL_LIMITS_ALERTS_MAX];

@@ -132,6 +132,9 @@ typedef struct {
 } sl_limits_alert_t;
 
 typedef void (sl_limits_alert_fn) (void *arg, const sl_limits_plan_t *plan, const sl_limits_alert_t *alert);
+//  Usage a finish added to a counter of tokens or money: the counter's
+//  value after it (Redis's answer, or this process's).
+typedef void (sl_limits_used_fn) (void *arg, const sl_limits_plan_t *plan, int counter, int64_t used);
 
 //  The thresholds of spec that a counter of limit going from before to
 //  after crosses (reaches or passes for the first time), rising, into out
@@ -157,11 +160,16 @@ struct _sl_limits_store_t {
     void (*destroy) (sl_limits_store_t **self_p);
     sl_limits_alert_fn *alert;          //  the alert hook (sl_limits_store_alerts), NULL: none
     void *alert_arg;
+    sl_limits_used_fn *used;            //  the usage hook (sl_limits_store_used), NULL: none
+    void *used_arg;
 };
 
 //  Report every threshold a finish crosses to fn (NULL: none), called
 //  from finish, in the caller's reactor.
 void sl_limits_store_alerts (sl_limits_store_t *self, sl_limits_alert_fn *fn, void *arg);
+//  Tell fn (NULL: none) every counter of tokens or money a finish added
+//  to, with its value after (a budget's use, for a gauge).
+void sl_limits_store_used (sl_limits_store_t *self, sl_limits_used_fn *fn, void *arg);
 
 //  Destroy any store (safe on NULL and twice).
 void sl_limits_store_destroy (sl_limits_store_t **self_p);

@@ -425,6 +425,8 @@ s_on_usage (redisAsyncContext *ac, void *r, void *arg)
     (void) ac;
     s_usage_t *u = arg;
     redisReply *reply = r;
+    if (reply && reply->type == REDIS_REPLY_INTEGER && u->store->used)
+        u->store->used (u->store->used_arg, &u->plan, (int) u->counter, reply->integer);
     if (reply && reply->type == REDIS_REPLY_INTEGER && u->store->alert) {
         const sl_limits_counter_t *c = &u->plan.counters [u->counter];
         int at [SL_LIMITS_ALERTS_MAX];
@@ -437,16 +439,17 @@ s_on_usage (redisAsyncContext *ac, void *r, void *arg)
     free (u);
 }
 
-//  The copy to check counter i's thresholds with, NULL when there are none
-//  to check.
+//  The copy to tell the hooks about counter i with, NULL when no hook
+//  wants to hear.
 static s_usage_t *
 s_usage (sl_limits_store_t *store, const sl_limits_plan_t *plan, size_t i, int64_t add)
 {
     const sl_limits_counter_t *c = &plan->counters [i];
-    if (!store->alert || c->subject < 0 || (size_t) c->subject >= plan->subject_count)
+    if (c->subject < 0 || (size_t) c->subject >= plan->subject_count)
         return NULL;
     const sl_limits_spec_t *spec = plan->subjects [c->subject].spec;
-    if (!spec || spec->alert_count == 0)
+    bool alerts = store->alert && spec && spec->alert_count > 0;
+    if (!spec || (!alerts && !store->used))
         return NULL;
     s_usage_t *u = sl_xcalloc (1, sizeof *u);
     u->store = store;

@@ -39,6 +39,7 @@ struct _sl_admission_t {
     sl_teamlabels_t *teams;             //  team labels in use (bounded)
     int64_t store_error_logged;         //  ms
     sl_alerthook_t *hook;               //  --alerts-webhook, NULL: none
+    zhash_t *ratios;                    //  the budget gauges' values (double), by their labels
 };
 
 //  --------------------------------------------------------------------------
@@ -69,6 +70,41 @@ s_on_alert (void *arg, const sl_limits_plan_t *plan, const sl_limits_alert_t *al
     s_count (self, "sluice_limits_alerts_total", labels,
              "Alert thresholds of daily tokens and monthly budgets crossed, by limit and percent", 1);
     sl_alerthook_post (self->hook, plan, alert);
+}
+
+//  A team's use of a monthly budget, as a fraction: what its gauge reads.
+static double
+s_read_ratio (void *arg)
+{
+    return *(double *) arg;
+}
+
+//  Usage a stream added: a team's monthly budget's use, in its gauge (the
+//  counter Redis or this process holds after it, so every gateway shows
+//  the team's whole month as of its own last stream).
+static void
+s_on_used (void *arg, const sl_limits_plan_t *plan, int counter, int64_t used)
+{
+    sl_admission_t *self = arg;
+    const sl_limits_counter_t *c = &plan->counters [counter];
+    const char *name = plan->subjects [c->subject].name;
+    if ((c->kind != SL_LIMIT_BUDGET_TOKENS && c->kind != SL_LIMIT_BUDGET_USD) || c->limit <= 0
+    ||  strncmp (name, "team:", 5) != 0)
+        return;
+    char team [SL_TEAMLABEL_TEXT], labels [SL_TEAMLABEL_TEXT + 64];
+    sl_teamlabels_get (self->teams, name + 5, strlen (name + 5), team, sizeof team);
+    snprintf (labels, sizeof labels, "team=\"%s\",limit=\"%s\"", team,
+              c->kind == SL_LIMIT_BUDGET_USD ? "usd" : "tokens");
+    double *ratio = zhash_lookup (self->ratios, labels);
+    if (!ratio) {
+        ratio = sl_xcalloc (1, sizeof *ratio);
+        zhash_insert (self->ratios, labels, ratio);
+        zhash_freefn (self->ratios, labels, free);
+        sl_metrics_gauge_fn (self->metrics, "sluice_limits_budget_used_ratio", labels,
+                             "A team's use of its monthly budget (tokens or usd), a fraction: 1 is all of it",
+                             s_read_ratio, ratio);
+    }
+    *ratio = (double) used / (double) c->limit;
 }
 
 //  --------------------------------------------------------------------------
@@ -116,7 +152,9 @@ sl_admission_new (sl_service_t *service, const sl_admission_config_t *config)
     self->routes = config->routes;
     self->teams = sl_teamlabels_new (SL_TEAMLABEL_MAX);
     self->hook = hook;
+    self->ratios = zhash_new ();
     sl_limits_store_alerts (store, s_on_alert, self);
+    sl_limits_store_used (store, s_on_used, self);
     return self;
 }
 
@@ -128,6 +166,7 @@ sl_admission_destroy (sl_admission_t **self_p)
     sl_admission_t *self = *self_p;
     sl_limits_store_destroy (&self->store);
     sl_alerthook_destroy (&self->hook);
+    zhash_destroy (&self->ratios);
     sl_keywatch_destroy (&self->keys);
     sl_teamlabels_destroy (&self->teams);
     free (self);

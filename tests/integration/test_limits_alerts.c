@@ -1,7 +1,8 @@
 /*  Integration: limits alerts - a team's thresholds of its daily tokens
     crossed by real streams through the gateway, each posted once to a
     receiver the test runs, signed as docs/approvals.md tells a receiver
-    to check (the same scheme as the approvals webhook). */
+    to check (the same scheme as the approvals webhook); its monthly
+    budget's use in the gateway's gauge. */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <czmq.h>
@@ -186,7 +187,8 @@ Test (limits_alerts, each_threshold_of_a_day_is_posted_once_signed, .timeout = 1
     //  Ten streams of the mock's about 42 tokens a day; the thresholds at
     //  the first, about the fifth and the last.
     snprintf (keys, sizeof keys, "teams:\n  - name: eng\n"
-                                 "    limits: {tokens_per_day: 420, alerts: {at: [10, 50, 100]}}\nkeys:\n");
+                                 "    limits: {tokens_per_day: 420, budget: {tokens: 100000},\n"
+                                 "             alerts: {at: [10, 50, 100]}}\nkeys:\n");
     keyfile_entry (keys, sizeof keys, "alerts-key", KEY, "eng", "ana", NULL);
     cr_assert_eq (harness_write (dir, "keys.yaml", keys), 0);
     snprintf (path, sizeof path, "%s/keys.yaml", dir);
@@ -230,6 +232,9 @@ Test (limits_alerts, each_threshold_of_a_day_is_posted_once_signed, .timeout = 1
     pthread_mutex_unlock (&hook.lock);
     int gw = atoi (s->metrics [5]);
     cr_expect_eq (metric_value (gw, "sluice_limits_alerts_total{limit=\"tokens_per_day\",at=\"50\"}"), 1);
+    //  The month's budget: a few hundred of 100000 tokens used, in its gauge.
+    double ratio = metric_value (gw, "sluice_limits_budget_used_ratio{team=\"eng\",limit=\"tokens\"}");
+    cr_expect (ratio > 0 && ratio < 0.05, "the team's budget use: %f", ratio);
     cr_expect_eq (stack_stop (s), 0);
     s_hook_stop (&hook);
     char cmd [128];

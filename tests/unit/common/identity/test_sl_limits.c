@@ -284,3 +284,29 @@ Test (sl_limits, a_new_month_re_arms_the_budget_thresholds)
     cr_expect_str_eq (heard.key [1], "sluice:busd:key:alice:202801");
     sl_limits_store_destroy (&store);
 }
+
+static int64_t s_used [SL_LIMIT_KIND_MAX];
+
+static void
+s_on_used (void *arg, const sl_limits_plan_t *plan, int counter, int64_t used)
+{
+    (void) arg;
+    s_used [plan->counters [counter].kind] = used;
+}
+
+Test (sl_limits, the_store_tells_what_each_counter_of_usage_holds)
+{
+    sl_limits_store_t *store = sl_limits_memory_new ();
+    sl_limits_store_used (store, s_on_used, NULL);
+    memset (s_used, 0, sizeof s_used);
+    sl_limits_spec_t team = { .rpm = 10, .budget_tokens = 1000, .budget_usd = 1.0 };
+    sl_limits_subject_t s = { "team:payments", &team };
+    sl_limits_plan_t plan;
+    sl_limits_plan (&plan, &s, 1, T_FEB28, "a");
+    store->finish (store, &plan, 300, 250000);
+    store->finish (store, &plan, 100, 0);
+    cr_expect_eq (s_used [SL_LIMIT_BUDGET_TOKENS], 400, "the month's tokens after both");
+    cr_expect_eq (s_used [SL_LIMIT_BUDGET_USD], 250000, "nothing added, nothing told");
+    cr_expect_eq (s_used [SL_LIMIT_RPM], 0, "requests are not usage");
+    sl_limits_store_destroy (&store);
+}
