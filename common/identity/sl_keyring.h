@@ -58,6 +58,8 @@
 
 typedef struct _sl_keyring_t sl_keyring_t;
 
+#define SL_LIMITS_ALERTS_MAX 8         //  alert thresholds of one key or team
+
 //  What a key, a team or a token's user may spend (0: no limit).
 typedef struct {
     int64_t rpm;                        //  requests a minute
@@ -65,6 +67,11 @@ typedef struct {
     int64_t tokens_per_day;             //  input + output tokens a UTC day
     int64_t budget_tokens;              //  tokens a UTC month
     double budget_usd;                  //  money a UTC month (prices per model in the routes file)
+    //  Alert thresholds (limits: {alerts: {at: [50, 80, 100]}}): percents
+    //  of tokens_per_day, budget_tokens and budget_usd, each 1..100 and
+    //  rising; each crossing is reported once per day or month.
+    int alert_at [SL_LIMITS_ALERTS_MAX];
+    size_t alert_count;
 } sl_limits_spec_t;
 
 typedef enum {

@@ -112,6 +112,32 @@ s_budget_member (sl_yaml_t *y, const char *key, yaml_node_t *knode, yaml_node_t 
 }
 
 static int
+s_alert_at_item (sl_yaml_t *y, yaml_node_t *item, size_t index, void *arg)
+{
+    sl_limits_spec_t *l = arg;
+    if (index >= SL_LIMITS_ALERTS_MAX)
+        return sl_yaml_error (y, item, "alerts.at holds at most %d thresholds", SL_LIMITS_ALERTS_MAX);
+    int64_t at;
+    if (sl_yaml_int (y, item, "alerts.at", 1, 100, &at))
+        return -1;
+    //  Rising, so a crossing names each threshold once.
+    if (index > 0 && at <= l->alert_at [index - 1])
+        return sl_yaml_error (y, item, "alerts.at must rise (%lld after %d)", (long long) at,
+                              l->alert_at [index - 1]);
+    l->alert_at [index] = (int) at;
+    l->alert_count = index + 1;
+    return 0;
+}
+
+static int
+s_alerts_member (sl_yaml_t *y, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
+{
+    if (strcmp (key, "at") == 0)
+        return sl_yaml_sequence (y, v, "alerts.at", s_alert_at_item, arg);
+    return sl_yaml_error (y, knode, "unknown field '%s' of alerts (at)", key);
+}
+
+static int
 s_limits_member (sl_yaml_t *y, const char *key, yaml_node_t *knode, yaml_node_t *v, void *arg)
 {
     sl_limits_spec_t *l = arg;
@@ -123,7 +149,10 @@ s_limits_member (sl_yaml_t *y, const char *key, yaml_node_t *knode, yaml_node_t 
         return sl_yaml_int (y, v, "tokens_per_day", 0, INT64_MAX / 2, &l->tokens_per_day);
     if (strcmp (key, "budget") == 0)
         return sl_yaml_mapping (y, v, "budget", s_budget_member, l);
-    return sl_yaml_error (y, knode, "unknown field '%s' of limits (rpm, concurrent, tokens_per_day, budget)", key);
+    if (strcmp (key, "alerts") == 0)
+        return sl_yaml_mapping (y, v, "alerts", s_alerts_member, l);
+    return sl_yaml_error (y, knode, "unknown field '%s' of limits (rpm, concurrent, tokens_per_day, budget, alerts)",
+                          key);
 }
 
 static int

@@ -223,6 +223,54 @@ s_memory_admit (sl_limits_store_t *base, const sl_limits_plan_t *plan, sl_limits
     done (arg, &answer);
 }
 
+size_t
+sl_limits_crossed (const sl_limits_spec_t *spec, int64_t before, int64_t after, int64_t limit, int *out)
+{
+    size_t n = 0;
+    if (!spec || limit <= 0)
+        return 0;
+    for (size_t i = 0; i < spec->alert_count && i < SL_LIMITS_ALERTS_MAX; i++) {
+        int64_t at = spec->alert_at [i];
+        //  ceil (limit * at / 100) without overflow (limit up to INT64_MAX / 2).
+        int64_t mark = limit / 100 * at + (limit % 100 * at + 99) / 100;
+        if (before < mark && after >= mark)
+            out [n++] = (int) at;
+    }
+    return n;
+}
+
+void
+sl_limits_store_alerts (sl_limits_store_t *self, sl_limits_alert_fn *fn, void *arg)
+{
+    self->alert = fn;
+    self->alert_arg = arg;
+}
+
+void
+sl_limits_store_used (sl_limits_store_t *self, sl_limits_used_fn *fn, void *arg)
+{
+    self->used = fn;
+    self->used_arg = arg;
+}
+
+//  Tell the store's hooks what counter i of plan holds now, and the
+//  thresholds it crossed.
+static void
+s_alerts (sl_limits_store_t *store, const sl_limits_plan_t *plan, size_t i, int64_t before, int64_t after)
+{
+    const sl_limits_counter_t *c = &plan->counters [i];
+    if (store->used)
+        store->used (store->used_arg, plan, (int) i, after);
+    if (!store->alert || c->subject < 0 || (size_t) c->subject >= plan->subject_count)
+        return;
+    int at [SL_LIMITS_ALERTS_MAX];
+    size_t n = sl_limits_crossed (plan->subjects [c->subject].spec, before, after, c->limit, at);
+    for (size_t k = 0; k < n; k++) {
+        sl_limits_alert_t alert = { (int) i, at [k], after, c->limit };
+        store->alert (store->alert_arg, plan, &alert);
+    }
+}
+
 static void
 s_memory_finish (sl_limits_store_t *base, const sl_limits_plan_t *plan, int64_t tokens, int64_t usd_micro)
 {
@@ -239,8 +287,10 @@ s_memory_finish (sl_limits_store_t *base, const sl_limits_plan_t *plan, int64_t 
         else
         if (add > 0) {
             s_entry_t *e = s_entry (self, c->key, plan->now, true);
+            int64_t before = e->value;
             e->value += add;
             e->expire_at = c->expire_at;
+            s_alerts (base, plan, i, before, e->value);
         }
     }
 }

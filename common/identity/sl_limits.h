@@ -23,6 +23,16 @@
     stream ends (sl_limits_usage), with the same counters' keys; a stream
     already under way is never cut by a limit it crossed.
 
+    Alerts: a subject's spec may name thresholds (percents, alert_at).
+    When usage added at a stream's end moves a day's tokens or a month's
+    budget from below a threshold to at or above it, the store reports the
+    crossing to its alert hook (sl_limits_store_alerts). Counters only rise
+    within their window and each addition is one step, so exactly one
+    addition sees a threshold crossed: once per window (day or month),
+    whatever the number of requests or gateways, and the next window's
+    counter starts again from zero (re-armed). One addition crossing
+    several thresholds reports each.
+
     Counter keys are "sluice:<limit>:<subject>:<window>" (the window: the
     minute, day or month number), so every gateway counts in the same
     places, and each expires after its window.
@@ -77,6 +87,9 @@ typedef struct {
     size_t count;
     int64_t now;                        //  seconds since the epoch
     char stream [40];                   //  the stream's id (hex), a member of concurrency sets
+    //  Whom the plan counts for, as alerts name them: set by the caller
+    //  ("" unless it does; sl_limits_plan leaves them empty).
+    char team [SL_LIMITS_KEY_MAX / 2], key_id [SL_LIMITS_KEY_MAX / 2], user [SL_LIMITS_KEY_MAX / 2];
 } sl_limits_plan_t;
 
 //  The windows of a time (UTC): its minute, day (yyyymmdd) and month
@@ -110,6 +123,24 @@ typedef struct {
 
 typedef void (sl_limits_done_fn) (void *arg, const sl_limits_answer_t *answer);
 
+//  A threshold crossed at a stream's end.
+typedef struct {
+    int counter;                        //  index in the plan's counters (its kind, key, subject)
+    int at;                             //  the threshold, in percent of the limit
+    int64_t used;                       //  the counter after the addition
+    int64_t limit;                      //  the counter's limit
+} sl_limits_alert_t;
+
+typedef void (sl_limits_alert_fn) (void *arg, const sl_limits_plan_t *plan, const sl_limits_alert_t *alert);
+//  Usage a finish added to a counter of tokens or money: the counter's
+//  value after it (Redis's answer, or this process's).
+typedef void (sl_limits_used_fn) (void *arg, const sl_limits_plan_t *plan, int counter, int64_t used);
+
+//  The thresholds of spec that a counter of limit going from before to
+//  after crosses (reaches or passes for the first time), rising, into out
+//  (room for SL_LIMITS_ALERTS_MAX); their number.
+size_t sl_limits_crossed (const sl_limits_spec_t *spec, int64_t before, int64_t after, int64_t limit, int *out);
+
 //  A store of counters: in this process (sl_limits_memory_new) or in
 //  Redis (sl_limits_redis.h). Calls may answer at once or later (done is
 //  called exactly once, from the caller's reactor).
@@ -127,7 +158,18 @@ struct _sl_limits_store_t {
     //  counting). Nothing is answered.
     void (*renew) (sl_limits_store_t *self, const sl_limits_plan_t *plan, int64_t now);
     void (*destroy) (sl_limits_store_t **self_p);
+    sl_limits_alert_fn *alert;          //  the alert hook (sl_limits_store_alerts), NULL: none
+    void *alert_arg;
+    sl_limits_used_fn *used;            //  the usage hook (sl_limits_store_used), NULL: none
+    void *used_arg;
 };
+
+//  Report every threshold a finish crosses to fn (NULL: none), called
+//  from finish, in the caller's reactor.
+void sl_limits_store_alerts (sl_limits_store_t *self, sl_limits_alert_fn *fn, void *arg);
+//  Tell fn (NULL: none) every counter of tokens or money a finish added
+//  to, with its value after (a budget's use, for a gauge).
+void sl_limits_store_used (sl_limits_store_t *self, sl_limits_used_fn *fn, void *arg);
 
 //  Destroy any store (safe on NULL and twice).
 void sl_limits_store_destroy (sl_limits_store_t **self_p);

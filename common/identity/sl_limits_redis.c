@@ -404,6 +404,63 @@ s_redis_admit (sl_limits_store_t *base, const sl_limits_plan_t *plan, sl_limits_
     }
 }
 
+//  A usage addition whose thresholds are checked on Redis's answer: the
+//  plan is copied (the caller's goes when finish returns), with its
+//  subject's spec (a keys file reload may free the caller's).
+typedef struct {
+    sl_limits_store_t *store;
+    sl_limits_plan_t plan;
+    sl_limits_spec_t spec;
+    size_t counter;
+    int64_t add;
+} s_usage_t;
+
+//  INCRBY answers the counter after this addition, in one step on the
+//  server: value - add is what it held before, for this gateway's
+//  addition alone, so one addition in all the gateways sees a threshold
+//  crossed.
+static void
+s_on_usage (redisAsyncContext *ac, void *r, void *arg)
+{
+    (void) ac;
+    s_usage_t *u = arg;
+    redisReply *reply = r;
+    if (reply && reply->type == REDIS_REPLY_INTEGER && u->store->used)
+        u->store->used (u->store->used_arg, &u->plan, (int) u->counter, reply->integer);
+    if (reply && reply->type == REDIS_REPLY_INTEGER && u->store->alert) {
+        const sl_limits_counter_t *c = &u->plan.counters [u->counter];
+        int at [SL_LIMITS_ALERTS_MAX];
+        size_t n = sl_limits_crossed (&u->spec, reply->integer - u->add, reply->integer, c->limit, at);
+        for (size_t k = 0; k < n; k++) {
+            sl_limits_alert_t alert = { (int) u->counter, at [k], reply->integer, c->limit };
+            u->store->alert (u->store->alert_arg, &u->plan, &alert);
+        }
+    }
+    free (u);
+}
+
+//  The copy to tell the hooks about counter i with, NULL when no hook
+//  wants to hear.
+static s_usage_t *
+s_usage (sl_limits_store_t *store, const sl_limits_plan_t *plan, size_t i, int64_t add)
+{
+    const sl_limits_counter_t *c = &plan->counters [i];
+    if (c->subject < 0 || (size_t) c->subject >= plan->subject_count)
+        return NULL;
+    const sl_limits_spec_t *spec = plan->subjects [c->subject].spec;
+    bool alerts = store->alert && spec && spec->alert_count > 0;
+    if (!spec || (!alerts && !store->used))
+        return NULL;
+    s_usage_t *u = sl_xcalloc (1, sizeof *u);
+    u->store = store;
+    u->plan = *plan;
+    u->spec = *spec;
+    u->plan.subjects [c->subject].spec = &u->spec;
+    u->counter = i;
+    u->add = add;
+    return u;
+}
+
 static void
 s_redis_finish (sl_limits_store_t *base, const sl_limits_plan_t *plan, int64_t tokens, int64_t usd_micro)
 {
@@ -417,7 +474,10 @@ s_redis_finish (sl_limits_store_t *base, const sl_limits_plan_t *plan, int64_t t
             redisAsyncCommand (self->ac, NULL, NULL, "ZREM %s %s", c->key, plan->stream);
         else
         if (add > 0) {
-            redisAsyncCommand (self->ac, NULL, NULL, "INCRBY %s %lld", c->key, (long long) add);
+            s_usage_t *u = s_usage (base, plan, i, add);
+            if (redisAsyncCommand (self->ac, u ? s_on_usage : NULL, u, "INCRBY %s %lld", c->key, (long long) add)
+                != REDIS_OK)
+                free (u);
             redisAsyncCommand (self->ac, NULL, NULL, "EXPIREAT %s %lld", c->key, (long long) c->expire_at);
         }
     }

@@ -45,6 +45,8 @@ typedef struct {
     bool tracing;                       //  SLUICE_OTLP_ENDPOINT set: a client without a trace gets one
     const char *redis_url;              //  SLUICE_REDIS_URL: limits shared with other gateways ("" : here)
     int limits_timeout_ms;              //  the longest wait for Redis, then limits_on_error
+    const char *alerts_url;             //  --alerts-webhook ("": none)
+    const char *alerts_secret;          //  SLUICE_APPROVALS_WEBHOOK_SECRET: its posts' HMAC key
     sl_providers_t *routes;                //  what GET /v1/models lists; borrowed, outlives the gateway
     const sl_mcp_servers_t *mcp_servers;   //  the MCP servers it fronts; borrowed, outlives it (NULL: none)
     const char *policy_path;            //  the policy file (request rules, history), "" for none

@@ -1309,6 +1309,8 @@ gateway_core_new (sl_service_t *service, const gateway_config_t *config)
         .watch_ms = config->watch_ms,
         .redis_url = config->redis_url,
         .limits_timeout_ms = config->limits_timeout_ms,
+        .alerts_url = config->alerts_url,
+        .alerts_secret = config->alerts_secret,
         .routes = config->routes,
     };
     self->admission = sl_admission_new (service, &admission);

@@ -40,6 +40,7 @@ main (int argc, char **argv)
     const char *keys_path = "";
     const char *keys_url = "";
     const char *limits_timeout = "50";
+    const char *alerts_webhook = "";
     const char *judge_approvals = "";
     const char *allow_anonymous = SL_OPT_OFF;
     const char *mcp_sessions = S_TEXT (GATEWAY_MCP_SESSIONS_MAX);
@@ -73,6 +74,9 @@ main (int argc, char **argv)
           "the keys file and asked again every --watch-ms; its token from SLUICE_KEYS_TOKEN" },
         { "limits-timeout-ms", NULL, &limits_timeout,
           "the longest wait for Redis (SLUICE_REDIS_URL) on a request's limits, then the team's limits_on_error" },
+        { "alerts-webhook", "SLUICE_ALERTS_WEBHOOK", &alerts_webhook,
+          "post each alert threshold of the keys file's limits crossed here, signed with "
+          "SLUICE_APPROVALS_WEBHOOK_SECRET as the approvals webhook's posts" },
         { "mcp-sessions-max", NULL, &mcp_sessions, "MCP client sessions kept in all (then 503)" },
         { "mcp-sessions-per-key", NULL, &mcp_per_key,
           "MCP client sessions one key (or one user of signed tokens) may hold (then 429)" },
@@ -108,6 +112,8 @@ main (int argc, char **argv)
         .redis_url = getenv ("SLUICE_REDIS_URL"),
         .tracing = getenv ("SLUICE_OTLP_ENDPOINT") && *getenv ("SLUICE_OTLP_ENDPOINT"),
         .limits_timeout_ms = (int) sl_opts_long (limits_timeout),
+        .alerts_url = alerts_webhook,
+        .alerts_secret = getenv ("SLUICE_APPROVALS_WEBHOOK_SECRET"),
         .policy_path = policy_path,
         .watch_ms = sl_opts_long (watch),
         .judge_approvals = judge_approvals,

@@ -12,6 +12,7 @@
 #include "common/identity/sl_limits_redis.h"
 #include "common/identity/sl_teamlabel.h"
 #include "common/service/sl_keywatch.h"
+#include "services/gateway/sl_alerthook.h"
 
 #define S_LOG_EVERY_MS 1000             //  a store error is logged at most this often
 
@@ -37,6 +38,8 @@ struct _sl_admission_t {
     const sl_providers_t *routes;
     sl_teamlabels_t *teams;             //  team labels in use (bounded)
     int64_t store_error_logged;         //  ms
+    sl_alerthook_t *hook;               //  --alerts-webhook, NULL: none
+    zhash_t *ratios;                    //  the budget gauges' values (double), by their labels
 };
 
 //  --------------------------------------------------------------------------
@@ -46,6 +49,62 @@ static void
 s_count (sl_admission_t *self, const char *name, const char *labels, const char *help, uint64_t n)
 {
     sl_counter_add (sl_metrics_counter (self->metrics, name, labels, help), n);
+}
+
+//  A threshold of a day's tokens or a month's budget was crossed (once per
+//  window in all the gateways: sl_limits.h): said and counted.
+static void
+s_on_alert (void *arg, const sl_limits_plan_t *plan, const sl_limits_alert_t *alert)
+{
+    sl_admission_t *self = arg;
+    const sl_limits_counter_t *c = &plan->counters [alert->counter];
+    sl_limits_windows_t w;
+    sl_limits_windows (plan->now, &w);
+    bool daily = c->kind == SL_LIMIT_TOKENS_PER_DAY;
+    sl_log_warn ("limits_alert", "%s reached %d%% of its %s: %lld of %lld (%s %lld)",
+                 plan->subjects [c->subject].name, alert->at, sl_limits_kind_name (c->kind),
+                 (long long) alert->used, (long long) alert->limit, daily ? "day" : "month",
+                 (long long) (daily ? w.day : w.month));
+    char labels [96];
+    snprintf (labels, sizeof labels, "limit=\"%s\",at=\"%d\"", sl_limits_kind_name (c->kind), alert->at);
+    s_count (self, "sluice_limits_alerts_total", labels,
+             "Alert thresholds of daily tokens and monthly budgets crossed, by limit and percent", 1);
+    sl_alerthook_post (self->hook, plan, alert);
+}
+
+//  A team's use of a monthly budget, as a fraction: what its gauge reads.
+static double
+s_read_ratio (void *arg)
+{
+    return *(double *) arg;
+}
+
+//  Usage a stream added: a team's monthly budget's use, in its gauge (the
+//  counter Redis or this process holds after it, so every gateway shows
+//  the team's whole month as of its own last stream).
+static void
+s_on_used (void *arg, const sl_limits_plan_t *plan, int counter, int64_t used)
+{
+    sl_admission_t *self = arg;
+    const sl_limits_counter_t *c = &plan->counters [counter];
+    const char *name = plan->subjects [c->subject].name;
+    if ((c->kind != SL_LIMIT_BUDGET_TOKENS && c->kind != SL_LIMIT_BUDGET_USD) || c->limit <= 0
+    ||  strncmp (name, "team:", 5) != 0)
+        return;
+    char team [SL_TEAMLABEL_TEXT], labels [SL_TEAMLABEL_TEXT + 64];
+    sl_teamlabels_get (self->teams, name + 5, strlen (name + 5), team, sizeof team);
+    snprintf (labels, sizeof labels, "team=\"%s\",limit=\"%s\"", team,
+              c->kind == SL_LIMIT_BUDGET_USD ? "usd" : "tokens");
+    double *ratio = zhash_lookup (self->ratios, labels);
+    if (!ratio) {
+        ratio = sl_xcalloc (1, sizeof *ratio);
+        zhash_insert (self->ratios, labels, ratio);
+        zhash_freefn (self->ratios, labels, free);
+        sl_metrics_gauge_fn (self->metrics, "sluice_limits_budget_used_ratio", labels,
+                             "A team's use of its monthly budget (tokens or usd), a fraction: 1 is all of it",
+                             s_read_ratio, ratio);
+    }
+    *ratio = (double) used / (double) c->limit;
 }
 
 //  --------------------------------------------------------------------------
@@ -61,6 +120,13 @@ sl_admission_new (sl_service_t *service, const sl_admission_config_t *config)
         sl_keywatch_destroy (&keys);
         return NULL;
     }
+    bool failed;
+    sl_alerthook_t *hook = sl_alerthook_new (service, &(sl_alerthook_config_t) { config->alerts_url,
+                                                                                  config->alerts_secret }, &failed);
+    if (failed) {
+        sl_keywatch_destroy (&keys);
+        return NULL;
+    }
     sl_limits_store_t *store;
     bool remote = config->redis_url && *config->redis_url;
     if (remote) {
@@ -69,6 +135,7 @@ sl_admission_new (sl_service_t *service, const sl_admission_config_t *config)
         store = sl_limits_redis_new (sl_service_loop (service), config->redis_url, timeout, &error);
         if (!store) {
             sl_log_error ("bad_redis_url", "SLUICE_REDIS_URL: %s", error ? error : "?");
+            sl_alerthook_destroy (&hook);
             sl_keywatch_destroy (&keys);
             return NULL;
         }
@@ -84,6 +151,10 @@ sl_admission_new (sl_service_t *service, const sl_admission_config_t *config)
     self->remote = remote;
     self->routes = config->routes;
     self->teams = sl_teamlabels_new (SL_TEAMLABEL_MAX);
+    self->hook = hook;
+    self->ratios = zhash_new ();
+    sl_limits_store_alerts (store, s_on_alert, self);
+    sl_limits_store_used (store, s_on_used, self);
     return self;
 }
 
@@ -94,6 +165,8 @@ sl_admission_destroy (sl_admission_t **self_p)
         return;
     sl_admission_t *self = *self_p;
     sl_limits_store_destroy (&self->store);
+    sl_alerthook_destroy (&self->hook);
+    zhash_destroy (&self->ratios);
     sl_keywatch_destroy (&self->keys);
     sl_teamlabels_destroy (&self->teams);
     free (self);
@@ -259,6 +332,9 @@ sl_admission_admit (sl_admission_t *self, sl_caller_t *caller, const char *model
     sl_sid_hex (sid, hex);
     caller->plan = sl_xcalloc (1, sizeof *caller->plan);
     sl_limits_plan (caller->plan, caller->who.subjects, caller->who.subject_count, (int64_t) time (NULL), hex);
+    snprintf (caller->plan->team, sizeof caller->plan->team, "%s", caller->who.team);
+    snprintf (caller->plan->key_id, sizeof caller->plan->key_id, "%s", caller->who.key_id);
+    snprintf (caller->plan->user, sizeof caller->plan->user, "%s", caller->who.user);
     caller->owner = self;
     caller->done = done;
     caller->done_arg = arg;

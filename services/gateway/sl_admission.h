@@ -55,6 +55,8 @@ typedef struct {
     int64_t watch_ms;                   //  how often the keys file is looked at
     const char *redis_url;              //  "" or NULL: limits in this process
     int limits_timeout_ms;              //  the longest wait for the store
+    const char *alerts_url;             //  --alerts-webhook: limits alerts posted there ("" or NULL: none)
+    const char *alerts_secret;          //  its HMAC key (SLUICE_APPROVALS_WEBHOOK_SECRET)
     const sl_providers_t *routes;       //  prices (borrowed, outlives the admission)
 } sl_admission_config_t;
 

@@ -10,7 +10,7 @@
 #include "common/base/sl_log.h"
 #include "common/http/sl_curlm.h"
 #include "services/audit/store/sl_approval.h"
-#include "services/audit/recorder/sl_webhook.h"
+#include "common/http/sl_webhook.h"
 
 #define S_WEBHOOK_TICK_MS 200
 #define S_WEBHOOK_TIMEOUT_MS 10000
@@ -80,8 +80,8 @@ s_pump (audit_approvals_t *self)
     while ((event = sl_webhook_next (self->webhook, zclock_time ()))) {
         sl_str_t body = sl_webhook_body (event);
         int64_t now_s = zclock_time () / 1000;
-        char signature [SL_APPROVAL_SIGNATURE_HEX], line [128];
-        sl_approval_sign (self->secret, now_s, body, signature);
+        char signature [SL_WEBHOOK_SIGNATURE_HEX], line [128];
+        sl_webhook_sign (self->secret, now_s, body, signature);
         s_post_t *post = sl_xcalloc (1, sizeof *post);
         post->owner = self;
         post->event = event;

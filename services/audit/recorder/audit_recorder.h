@@ -30,7 +30,7 @@
 
 #include "common/base/sl_buf.h"
 #include "common/service/sl_service.h"
-#include "services/audit/recorder/sl_webhook.h"
+#include "common/http/sl_webhook.h"
 #include "services/audit/store/sl_record.h"
 #include "services/audit/store/sl_store.h"
 

@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "common/service/sl_service.h"
-#include "services/audit/recorder/sl_webhook.h"
+#include "common/http/sl_webhook.h"
 #include "services/audit/store/sl_record.h"
 #include "services/audit/store/sl_store.h"
 

@@ -3,7 +3,6 @@
 #include "services/audit/store/sl_approval.h"
 
 #include <jansson.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -112,18 +111,4 @@ sl_approval_json (const sl_approval_t *self, sl_buf_t *out)
     s_put (out, "approver", self->approver);
     s_put (out, "comment", self->comment);
     sl_buf_putc (out, '}');
-}
-
-void
-sl_approval_sign (const char *secret, int64_t timestamp, sl_str_t body, char out [SL_APPROVAL_SIGNATURE_HEX])
-{
-    crypto_auth_hmacsha256_state state;
-    unsigned char mac [crypto_auth_hmacsha256_BYTES];
-    char stamp [32];
-    int n = snprintf (stamp, sizeof stamp, "%lld.", (long long) timestamp);
-    crypto_auth_hmacsha256_init (&state, (const unsigned char *) secret, strlen (secret));
-    crypto_auth_hmacsha256_update (&state, (const unsigned char *) stamp, (unsigned long long) n);
-    crypto_auth_hmacsha256_update (&state, (const unsigned char *) body.ptr, body.len);
-    crypto_auth_hmacsha256_final (&state, mac);
-    sodium_bin2hex (out, SL_APPROVAL_SIGNATURE_HEX, mac, sizeof mac);
 }

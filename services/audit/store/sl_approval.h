@@ -29,8 +29,6 @@
 #include "common/base/sl_str.h"
 #include "proto/sl_msg.h"
 
-#define SL_APPROVAL_SIGNATURE_HEX 65    //  an HMAC-SHA256 in hex, with its NUL
-
 //  The fields of one approval (borrowed).
 typedef struct {
     char id [SL_SID_HEX_SIZE];
@@ -45,8 +43,5 @@ typedef struct {
 void sl_approval_from_msg (const sl_msg_t *msg, sl_approval_t *out);
 //  Append the approval's JSON to out.
 void sl_approval_json (const sl_approval_t *self, sl_buf_t *out);
-//  The webhook's signature of body at timestamp (Unix seconds), with
-//  secret: hex of HMAC-SHA256(secret, "<timestamp>.<body>").
-void sl_approval_sign (const char *secret, int64_t timestamp, sl_str_t body, char out [SL_APPROVAL_SIGNATURE_HEX]);
 
 #endif

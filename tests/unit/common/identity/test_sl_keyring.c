@@ -78,7 +78,7 @@ Test (sl_keyring, a_file_of_teams_keys_and_tokens)
               "  - name: payments\n"
               "    policy: team.yaml\n"
               "    models: ['gpt-*', 'claude-*']\n"
-              "    limits: {rpm: 600, budget: {tokens: 1000000, usd: 12.5}}\n"
+              "    limits: {rpm: 600, budget: {tokens: 1000000, usd: 12.5}, alerts: {at: [50, 80, 100]}}\n"
               "    limits_on_error: allow\n"
               "jwt:\n"
               "  keys: [team.yaml]\n"
@@ -108,6 +108,10 @@ Test (sl_keyring, a_file_of_teams_keys_and_tokens)
     cr_expect_eq (t->limits.rpm, 600);
     cr_expect_eq (t->limits.budget_tokens, 1000000);
     cr_expect_eq (t->limits.budget_usd, 12.5);
+    cr_assert_eq (t->limits.alert_count, 3);
+    cr_expect_eq (t->limits.alert_at [0], 50);
+    cr_expect_eq (t->limits.alert_at [2], 100);
+    cr_expect_eq (a->limits.alert_count, 0, "a key's own limits, without alerts");
     cr_expect_eq (t->limits_on_error, SL_ON_ERROR_ALLOW);
     const sl_keyentry_t *b = sl_keyring_find (ring, BOB);
     cr_assert_not_null (b);
@@ -147,6 +151,11 @@ Test (sl_keyring, a_bad_file_is_refused_with_its_place)
         { "keys:\n  - id: 'a b'\n    sha256: %s\n", "letters, digits", 2, 9 },
         { "keys:\n  - id: a\n    sha256: %s\n    limits: {rpm: -1}\n", "rpm must be a whole number", 4, 19 },
         { "keys:\n  - id: a\n    sha256: %s\n    limits: {rate: 1}\n", "unknown field 'rate' of limits", 4, 14 },
+        { "keys:\n  - id: a\n    sha256: %s\n    limits: {alerts: {at: [50, 0]}}\n", "alerts.at must be a whole number from 1 to 100", 4, 32 },
+        { "keys:\n  - id: a\n    sha256: %s\n    limits: {alerts: {at: [50, 120]}}\n", "from 1 to 100", 4, 32 },
+        { "keys:\n  - id: a\n    sha256: %s\n    limits: {alerts: {at: [80, 50]}}\n", "alerts.at must rise", 4, 32 },
+        { "keys:\n  - id: a\n    sha256: %s\n    limits: {alerts: {at: 80}}\n", "alerts.at must be a list", 4, 27 },
+        { "keys:\n  - id: a\n    sha256: %s\n    limits: {alerts: {every: [80]}}\n", "unknown field 'every' of alerts", 4, 23 },
         { "keys:\n  - id: a\n    sha256: %s\n    approver: maybe\n", "approver", 4, 15 },
         { "teams:\n  - name: t\n  - name: t\nkeys: []\n", "listed twice", 3, 11 },
         { "teams:\n  - name: t\n    limits_on_error: maybe\nkeys: []\n", "allow or deny", 3, 22 },

@@ -3,6 +3,7 @@
     a request's subjects make, and the store of one process admitting,
     refusing and counting usage. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/identity/sl_limits.h"
@@ -167,5 +168,145 @@ Test (sl_limits, tokens_a_day_and_budgets_a_month_stop_the_next_request)
     cr_expect_eq (plan.counters [a->refused].kind, SL_LIMIT_BUDGET_USD);
     cr_expect_eq (a->retry_after, 30 + 86400 - 50, "until March");
     cr_expect_eq (sl_limits_usd_micro (1000000, 0, 2.5, 10.0), 2500000);
+    sl_limits_store_destroy (&store);
+}
+
+//  Alerts: what the store's hook heard.
+typedef struct {
+    int kind [16], at [16];
+    int64_t used [16], limit [16];
+    char key [16][SL_LIMITS_KEY_MAX];
+    size_t count;
+} s_heard_t;
+
+static void
+s_heard (void *arg, const sl_limits_plan_t *plan, const sl_limits_alert_t *alert)
+{
+    s_heard_t *h = arg;
+    if (h->count >= 16)
+        return;
+    const sl_limits_counter_t *c = &plan->counters [alert->counter];
+    h->kind [h->count] = c->kind;
+    h->at [h->count] = alert->at;
+    h->used [h->count] = alert->used;
+    h->limit [h->count] = alert->limit;
+    snprintf (h->key [h->count], SL_LIMITS_KEY_MAX, "%s", c->key);
+    h->count++;
+}
+
+Test (sl_limits, a_threshold_is_crossed_once_when_usage_reaches_it)
+{
+    sl_limits_spec_t spec = { .alert_at = { 50, 80, 100 }, .alert_count = 3 };
+    int at [SL_LIMITS_ALERTS_MAX];
+    cr_expect_eq (sl_limits_crossed (&spec, 0, 499, 1000, at), 0, "below 50 %");
+    cr_assert_eq (sl_limits_crossed (&spec, 499, 500, 1000, at), 1, "reaching 50 % exactly crosses it");
+    cr_expect_eq (at [0], 50);
+    cr_expect_eq (sl_limits_crossed (&spec, 500, 790, 1000, at), 0, "50 % is behind, 80 % ahead");
+    cr_assert_eq (sl_limits_crossed (&spec, 10, 1200, 1000, at), 3, "one addition past all three");
+    cr_expect_eq (at [0], 50);
+    cr_expect_eq (at [1], 80);
+    cr_expect_eq (at [2], 100);
+    cr_expect_eq (sl_limits_crossed (&spec, 1200, 1500, 1000, at), 0, "past 100 %, nothing more");
+    //  A mark rounds up: 50 % of 3 tokens is reached at 2.
+    cr_expect_eq (sl_limits_crossed (&spec, 0, 1, 3, at), 0);
+    cr_expect_eq (sl_limits_crossed (&spec, 1, 2, 3, at), 1);
+    //  The largest limits do not overflow.
+    int64_t big = INT64_MAX / 2;
+    cr_assert_eq (sl_limits_crossed (&spec, big / 2 - 1, big / 2 + 1, big, at), 1);
+    cr_expect_eq (at [0], 50);
+    cr_expect_eq (sl_limits_crossed (&spec, 0, 1000, 0, at), 0, "no limit, no alert");
+    sl_limits_spec_t none = { .tokens_per_day = 10 };
+    cr_expect_eq (sl_limits_crossed (&none, 0, 10, 10, at), 0, "no thresholds, no alert");
+}
+
+Test (sl_limits, the_store_reports_each_crossing_once_per_day_and_month)
+{
+    sl_limits_store_t *store = sl_limits_memory_new ();
+    s_heard_t heard = { .count = 0 };
+    sl_limits_store_alerts (store, s_heard, &heard);
+    sl_limits_spec_t team = { .tokens_per_day = 100, .budget_tokens = 1000, .alert_at = { 50, 80, 100 },
+                              .alert_count = 3 };
+    sl_limits_subject_t s = { "team:payments", &team };
+    sl_limits_plan_t plan;
+    sl_limits_plan (&plan, &s, 1, T_FEB28 - 60, "a");
+    store->finish (store, &plan, 40, 0);
+    cr_expect_eq (heard.count, 0, "40 of 100 a day: below 50 %");
+    store->finish (store, &plan, 10, 0);
+    cr_assert_eq (heard.count, 1, "50 of 100 a day");
+    cr_expect_eq (heard.kind [0], SL_LIMIT_TOKENS_PER_DAY);
+    cr_expect_eq (heard.at [0], 50);
+    cr_expect_eq (heard.used [0], 50);
+    cr_expect_eq (heard.limit [0], 100);
+    cr_expect_str_eq (heard.key [0], "sluice:tpd:team:payments:20280228");
+    for (int i = 0; i < 5; i++)
+        store->finish (store, &plan, 5, 0);
+    cr_expect_eq (heard.count, 1, "more requests past 50 % and below 80 %: nothing more");
+    //  One stream past 80 % and 100 % of the day, and 50 % of the month (530 of 1000).
+    store->finish (store, &plan, 455, 0);
+    cr_assert_eq (heard.count, 4);
+    cr_expect_eq (heard.kind [1], SL_LIMIT_TOKENS_PER_DAY);
+    cr_expect_eq (heard.at [1], 80);
+    cr_expect_eq (heard.at [2], 100);
+    cr_expect_eq (heard.kind [3], SL_LIMIT_BUDGET_TOKENS);
+    cr_expect_eq (heard.at [3], 50);
+    cr_expect_eq (heard.used [3], 530);
+    store->finish (store, &plan, 10, 0);
+    cr_expect_eq (heard.count, 4, "every day threshold has fired this day");
+    //  The next day: the day's thresholds again (the month's counter goes on).
+    sl_limits_plan (&plan, &s, 1, T_FEB28 + 60, "b");
+    store->finish (store, &plan, 60, 0);
+    cr_assert_eq (heard.count, 5, "a new day re-arms the day's 50 %");
+    cr_expect_eq (heard.kind [4], SL_LIMIT_TOKENS_PER_DAY);
+    cr_expect_eq (heard.at [4], 50);
+    cr_expect_str_eq (heard.key [4], "sluice:tpd:team:payments:20280229");
+    cr_expect_eq (sl_limits_memory_value (store, plan.counters [1].key, plan.now), 600);
+    sl_limits_store_destroy (&store);
+}
+
+Test (sl_limits, a_new_month_re_arms_the_budget_thresholds)
+{
+    sl_limits_store_t *store = sl_limits_memory_new ();
+    s_heard_t heard = { .count = 0 };
+    sl_limits_store_alerts (store, s_heard, &heard);
+    sl_limits_spec_t key = { .budget_usd = 1.0, .alert_at = { 80 }, .alert_count = 1 };
+    sl_limits_subject_t s = { "key:alice", &key };
+    sl_limits_plan_t plan;
+    sl_limits_plan (&plan, &s, 1, T_NEWYEAR - 10, "a");
+    store->finish (store, &plan, 0, 900000);
+    store->finish (store, &plan, 0, 50000);
+    cr_assert_eq (heard.count, 1, "80 %% of a dollar, once in December");
+    cr_expect_eq (heard.kind [0], SL_LIMIT_BUDGET_USD);
+    cr_expect_eq (heard.used [0], 900000);
+    cr_expect_eq (heard.limit [0], 1000000);
+    sl_limits_plan (&plan, &s, 1, T_NEWYEAR + 1, "b");
+    store->finish (store, &plan, 0, 800000);
+    cr_assert_eq (heard.count, 2, "and once again in January");
+    cr_expect_str_eq (heard.key [1], "sluice:busd:key:alice:202801");
+    sl_limits_store_destroy (&store);
+}
+
+static int64_t s_used [SL_LIMIT_KIND_MAX];
+
+static void
+s_on_used (void *arg, const sl_limits_plan_t *plan, int counter, int64_t used)
+{
+    (void) arg;
+    s_used [plan->counters [counter].kind] = used;
+}
+
+Test (sl_limits, the_store_tells_what_each_counter_of_usage_holds)
+{
+    sl_limits_store_t *store = sl_limits_memory_new ();
+    sl_limits_store_used (store, s_on_used, NULL);
+    memset (s_used, 0, sizeof s_used);
+    sl_limits_spec_t team = { .rpm = 10, .budget_tokens = 1000, .budget_usd = 1.0 };
+    sl_limits_subject_t s = { "team:payments", &team };
+    sl_limits_plan_t plan;
+    sl_limits_plan (&plan, &s, 1, T_FEB28, "a");
+    store->finish (store, &plan, 300, 250000);
+    store->finish (store, &plan, 100, 0);
+    cr_expect_eq (s_used [SL_LIMIT_BUDGET_TOKENS], 400, "the month's tokens after both");
+    cr_expect_eq (s_used [SL_LIMIT_BUDGET_USD], 250000, "nothing added, nothing told");
+    cr_expect_eq (s_used [SL_LIMIT_RPM], 0, "requests are not usage");
     sl_limits_store_destroy (&store);
 }

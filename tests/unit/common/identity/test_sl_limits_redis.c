@@ -319,3 +319,66 @@ Test (sl_limits_redis, a_garbage_answer_is_unreachable)
     close (listener);
     pthread_join (thread, NULL);
 }
+
+//  Alerts: the thresholds the stores' hook heard.
+typedef struct {
+    int at [16];
+    int64_t used [16];
+    size_t count;
+} s_heard_t;
+
+static void
+s_heard (void *arg, const sl_limits_plan_t *plan, const sl_limits_alert_t *alert)
+{
+    (void) plan;
+    s_heard_t *h = arg;
+    if (h->count < 16) {
+        h->at [h->count] = alert->at;
+        h->used [h->count] = alert->used;
+        h->count++;
+    }
+}
+
+//  Two gateways add a team's usage to the same counter: each threshold
+//  is heard once in all, by the one whose addition crossed it, and a
+//  stream crossing two hears both.
+Test (sl_limits_redis, each_threshold_is_heard_once_across_gateways)
+{
+    cr_assert (redistmp_start (&s_redis, 0), "redis-server runs (make deps installs it)");
+    zloop_t *loop = zloop_new ();
+    char url [64];
+    snprintf (url, sizeof url, "redis://127.0.0.1:%d/0", s_redis.port);
+    const char *error = NULL;
+    sl_limits_store_t *a = sl_limits_redis_new (loop, url, 1000, &error);
+    sl_limits_store_t *b = sl_limits_redis_new (loop, url, 1000, &error);
+    cr_assert_not_null (a, "%s", error);
+    cr_assert_not_null (b, "%s", error);
+    s_heard_t heard_a = { .count = 0 }, heard_b = { .count = 0 };
+    sl_limits_store_alerts (a, s_heard, &heard_a);
+    sl_limits_store_alerts (b, s_heard, &heard_b);
+    sl_limits_spec_t team = { .budget_tokens = 1000, .alert_at = { 50, 80, 100 }, .alert_count = 3 };
+    sl_limits_subject_t s = { "team:t", &team };
+    sl_limits_plan_t plan;
+    sl_limits_plan (&plan, &s, 1, NOW, "s");
+    a->finish (a, &plan, 400, 0);
+    s_spin (loop, 50);
+    b->finish (b, &plan, 150, 0);           //  550: b crosses 50 %
+    s_spin (loop, 50);
+    a->finish (a, &plan, 100, 0);           //  650: nothing
+    s_spin (loop, 50);
+    a->finish (a, &plan, 400, 0);           //  1050: a crosses 80 % and 100 %
+    s_spin (loop, 50);
+    b->finish (b, &plan, 10, 0);            //  past every threshold
+    s_spin (loop, 50);
+    cr_expect_eq (redistmp_integer (&s_redis, "GET sluice:btok:team:t:202802"), 1060);
+    cr_assert_eq (heard_b.count, 1);
+    cr_expect_eq (heard_b.at [0], 50);
+    cr_expect_eq (heard_b.used [0], 550);
+    cr_assert_eq (heard_a.count, 2);
+    cr_expect_eq (heard_a.at [0], 80);
+    cr_expect_eq (heard_a.at [1], 100);
+    cr_expect_eq (heard_a.used [1], 1050);
+    sl_limits_store_destroy (&a);
+    sl_limits_store_destroy (&b);
+    zloop_destroy (&loop);
+}

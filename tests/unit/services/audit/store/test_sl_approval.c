@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/base/sl_json.h"
+#include "common/http/sl_webhook.h"
 #include "services/audit/store/sl_approval.h"
 #include "services/audit/console/sl_live.h"
 
@@ -107,7 +108,7 @@ Test (sl_approval, the_signature_is_what_a_receiver_checks)
     cr_assert_geq (sodium_init (), 0);
     //  RFC 4231 test case 2 (key "Jefe"): the HMAC the receiver computes
     //  is the standard one.
-    char sig [SL_APPROVAL_SIGNATURE_HEX];
+    char sig [SL_WEBHOOK_SIGNATURE_HEX];
     unsigned char mac [crypto_auth_hmacsha256_BYTES];
     crypto_auth_hmacsha256_state st;
     crypto_auth_hmacsha256_init (&st, (const unsigned char *) "Jefe", 4);
@@ -117,7 +118,7 @@ Test (sl_approval, the_signature_is_what_a_receiver_checks)
     cr_assert_str_eq (sig, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
                       "libsodium's HMAC-SHA256 is RFC 4231's");
     const char *body = "{\"type\":\"approval\",\"state\":\"pending\"}";
-    sl_approval_sign ("s3cret", 1700000000, sl_str (body), sig);
+    sl_webhook_sign ("s3cret", 1700000000, sl_str (body), sig);
     char header [80];
     snprintf (header, sizeof header, "sha256=%s", sig);
     cr_expect (s_receiver_accepts ("s3cret", "1700000000", body, header));

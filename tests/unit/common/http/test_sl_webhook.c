@@ -1,7 +1,7 @@
-/*  Unit tests: services/audit/recorder/sl_webhook (the queue, backoff, bound). */
+/*  Unit tests: common/http/sl_webhook (the queue, backoff, bound). */
 #include <criterion/criterion.h>
 
-#include "services/audit/recorder/sl_webhook.h"
+#include "common/http/sl_webhook.h"
 
 static sl_webhook_opts_t s_opts = { .max_queue = 3, .max_attempts = 3, .base_ms = 500, .max_ms = 4000,
                                     .concurrency = 2 };

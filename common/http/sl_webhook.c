@@ -1,6 +1,8 @@
 /*  sl_webhook.c - the webhook's queue and backoff (see sl_webhook.h). */
-#include "services/audit/recorder/sl_webhook.h"
+#include "common/http/sl_webhook.h"
 
+#include <sodium.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,3 +174,17 @@ sl_webhook_next_due (sl_webhook_t *self)
 
 size_t sl_webhook_queued (sl_webhook_t *self) { return self->count; }
 const sl_webhook_stats_t *sl_webhook_stats (sl_webhook_t *self) { return &self->stats; }
+
+void
+sl_webhook_sign (const char *secret, int64_t timestamp, sl_str_t body, char out [SL_WEBHOOK_SIGNATURE_HEX])
+{
+    crypto_auth_hmacsha256_state state;
+    unsigned char mac [crypto_auth_hmacsha256_BYTES];
+    char stamp [32];
+    int n = snprintf (stamp, sizeof stamp, "%lld.", (long long) timestamp);
+    crypto_auth_hmacsha256_init (&state, (const unsigned char *) secret, strlen (secret));
+    crypto_auth_hmacsha256_update (&state, (const unsigned char *) stamp, (unsigned long long) n);
+    crypto_auth_hmacsha256_update (&state, (const unsigned char *) body.ptr, body.len);
+    crypto_auth_hmacsha256_final (&state, mac);
+    sodium_bin2hex (out, SL_WEBHOOK_SIGNATURE_HEX, mac, sizeof mac);
+}

@@ -30,6 +30,14 @@
 
 #include "common/base/sl_str.h"
 
+#define SL_WEBHOOK_SIGNATURE_HEX 65     //  an HMAC-SHA256 in hex, with its NUL
+
+//  The signature of a webhook's post (the approvals' and the limits
+//  alerts'), body at timestamp (Unix seconds) with secret: hex of
+//  HMAC-SHA256(secret, "<timestamp>.<body>"), sent as
+//  X-Sluice-Signature: sha256=<hex> beside X-Sluice-Timestamp.
+void sl_webhook_sign (const char *secret, int64_t timestamp, sl_str_t body, char out [SL_WEBHOOK_SIGNATURE_HEX]);
+
 typedef struct _sl_webhook_t sl_webhook_t;
 
 typedef struct {
