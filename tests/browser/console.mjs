@@ -7,7 +7,9 @@
 //   2. the history page finds that stream by its rule;
 //   3. the stream's page shows the notice the client got and the reason;
 //   4. the charts, policy and try-it pages draw (try-it runs the running
-//      policy over the recorded stream and shows the block).
+//      policy over the recorded stream and shows the block);
+//   5. the backtest page, with a policy without the rule, counts that call
+//      newly allowed, and its example opens the stream's page.
 // Screenshots of each page go to SLUICE_SCREENSHOTS. Prints one JSON line
 // of measurements ("measured: {...}"); exits non-zero on the first failure.
 import { join } from 'node:path';
@@ -95,6 +97,23 @@ await withPage(async (page, errors) => {
   const client = await page.locator('#try-result pre.client').innerText();
   if (!client.includes('sluice blocked a call to run_shell')) fail('try-it shows what the client would receive');
   await page.screenshot({ path: join(shots, 'console-try.png'), fullPage: true });
+
+  // 5. Backtest: a policy without the rule over the last day allows the
+  // recorded block again; its example links to the stream's page.
+  await page.goto(consoleUrl + '#/backtest?since=1d');
+  await page.fill('textarea[name="policy"]', 'rules: []\n');
+  await page.click('#backtest-run');
+  await page.waitForSelector('#backtest-examples tr[data-kind="newly_allowed"]', { timeout: 10000 });
+  const allowed = await page.locator('#backtest-totals [data-kind="newly_allowed"]').innerText();
+  if (!/newly allowed [1-9]/.test(allowed)) fail('the backtest counts the block as newly allowed: ' + allowed);
+  if (!(await page.locator('table[data-table="By tool"] tr[data-key="run_shell"]').count()))
+    fail('the backtest\'s table by tool names run_shell');
+  await page.screenshot({ path: join(shots, 'console-backtest.png'), fullPage: true });
+  const example = page.locator('#backtest-examples tr[data-kind="newly_allowed"] a.sid[href="#/stream/' + sid + '"]');
+  if (!(await example.count())) fail('an example links to the blocked stream ' + sid);
+  await example.first().click();
+  await page.waitForSelector('.verdict.block[data-tool="run_shell"]', { timeout: 10000 });
+  if ((await page.locator('h1 .mono').innerText()).trim() !== sid) fail('the example opens its stream\'s page');
 
   if (errors.length) fail('the pages ran without script errors: ' + errors.join(' | '));
   console.log('measured: ' + JSON.stringify(measured));

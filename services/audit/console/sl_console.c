@@ -15,6 +15,7 @@
 #include "services/audit/store/sl_embedded.h"
 #include "services/audit/store/sl_inventory.h"
 #include "services/audit/store/sl_query.h"
+#include "services/audit/console/sl_console_backtest.h"
 #include "services/audit/console/sl_console_keys.h"
 #include "services/audit/sl_when.h"
 #include "services/audit/console/sl_tryit.h"
@@ -618,6 +619,21 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         }
         int rc = sl_tryit_run (req->body, &resp->body);
         s_json (resp, rc ? 400 : 200);
+        return;
+    }
+    if (post && strcmp (path, "/api/backtest") == 0) {
+        //  Auditors and above: the examples quote the calls' arguments.
+        if (!s_needs (caller, SL_CONSOLE_AUDITOR, resp))
+            return;
+        if (!s_is_json (req)) {
+            s_error (resp, 415, "send JSON");
+            return;
+        }
+        int rc = sl_console_backtest_run (self->store, req->body, s_now (self), &resp->body);
+        if (rc < 0)
+            s_store_error (self, resp);
+        else
+            s_json (resp, rc ? 400 : 200);
         return;
     }
     char id [SL_APPROVALS_ID_HEX + 1];

@@ -29,6 +29,8 @@
         GET  /api/live              server-sent events: the snapshot, then every record
         GET  /api/capture/<sid>     a recorded stream as a capture, for "try it"
         POST /api/try               a policy over a capture (sl_tryit.h)
+        POST /api/backtest          a policy over the recorded calls of a window, as
+                                    sluice-policy backtest --json (sl_console_backtest.h)
         GET  /api/approvals?state=pending|decided   approvals from the store (sl_query_approvals)
         /api/keys...                the keys API (sl_console_keys.h)
         POST /api/approvals/<id>    a decision (sl_approvals_api.h), sent on to the judges by
@@ -50,7 +52,8 @@
     and policies, and what it gets carries no argument or message
     contents (content, arguments, last_user, message are null,
     "redacted": true);
-    an auditor the contents, the live view, captures and "try it" too; an
+    an auditor the contents, the live view, captures, "try it" and
+    backtests too; an
     approver decisions on its teams' approvals, and the Pending page
     lists those only; an admin all, policies included. A refusal is 403,
     naming the role needed.

@@ -58,6 +58,7 @@ sl_calls_open (const char *target, char **error)
 typedef struct {
     sl_calls_fn *fn;
     void *arg;
+    int64_t limit;                      //  0: no bound
     int64_t rows;                       //  this page
     int64_t total;
     int stopped;
@@ -96,7 +97,7 @@ s_row (void *arg, const sl_row_t *r)
     size_t n = row.sid.len < sizeof rd->sid - 1 ? row.sid.len : sizeof rd->sid - 1;
     memcpy (rd->sid, row.sid.ptr ? row.sid.ptr : "", n);
     rd->sid [n] = '\0';
-    if (rd->fn (rd->arg, &row)) {
+    if (rd->fn (rd->arg, &row) || (rd->limit && rd->total >= rd->limit)) {
         rd->stopped = 1;
         return 1;
     }
@@ -106,7 +107,7 @@ s_row (void *arg, const sl_row_t *r)
 int64_t
 sl_calls_read (sl_store_t *store, const sl_calls_filter_t *filter, sl_calls_fn *fn, void *arg)
 {
-    s_read_t rd = { .fn = fn, .arg = arg, .at = filter->from - 1, .seq = -1 };
+    s_read_t rd = { .fn = fn, .arg = arg, .limit = filter->limit > 0 ? filter->limit : 0, .at = filter->from - 1, .seq = -1 };
     bool team = filter->team && *filter->team;
     do {
         rd.rows = 0;

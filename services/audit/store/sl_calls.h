@@ -43,10 +43,12 @@ typedef struct {
 //  Called for each call; non-zero stops the read.
 typedef int (sl_calls_fn) (void *arg, const sl_calls_row_t *row);
 
-//  A filter: [from, to) in Unix ms, and a team (NULL or "": every team).
+//  A filter: [from, to) in Unix ms, and a team (NULL or "": every team);
+//  limit: at most this many calls, the oldest (0: every one).
 typedef struct {
     int64_t from, to;
     const char *team;
+    int64_t limit;
 } sl_calls_filter_t;
 
 //  Open target read-only (above). NULL with *error (caller frees).

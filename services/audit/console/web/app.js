@@ -1,5 +1,5 @@
 /*  The sluice audit console: a page per hash (#/live, #/pending, #/history,
-    #/stream/<sid>, #/charts, #/usage, #/policy, #/tools, #/try, #/keys in keys.js), drawn from sluice-audit's JSON API. Plain
+    #/stream/<sid>, #/charts, #/usage, #/policy, #/tools, #/try, #/backtest, #/keys in keys.js), drawn from sluice-audit's JSON API. Plain
     JavaScript shipped with the binary: no framework, no build step, nothing
     loaded from elsewhere. Text from the store is always set as text (never
     parsed as HTML). */
@@ -896,6 +896,73 @@ function showTry(r, out) {
 }
 
 // --------------------------------------------------------------------------
+// Backtest: what a policy would have decided of the recorded calls
+
+const backtestKinds = ['newly_blocked', 'newly_allowed', 'rewritten', 'asked', 'needs_judge'];
+
+async function viewBacktest(params) {
+  clear();
+  const policy = el('textarea', { name: 'policy', rows: 16, placeholder: 'rules:\n  - id: no-rm-rf\n    tool: run_shell\n    ...' });
+  const pick = el('select', { name: 'pick' }, el('option', { value: '', text: 'paste one, or pick a policy the judges run' }));
+  const since = el('input', { name: 'since', value: params.get('since') || '7d', size: 24, placeholder: '30d, 24h, 2026-05-20T14:00:00Z' });
+  const until = el('input', { name: 'until', value: params.get('until') || '', size: 24, placeholder: 'now' });
+  const team = el('input', { name: 'team', value: params.get('team') || '', placeholder: 'every team' });
+  const out = el('div', { id: 'backtest-result' });
+  const run = el('button', { id: 'backtest-run', text: 'Backtest' });
+  const sources = [];
+  pick.addEventListener('change', () => { if (pick.value !== '') policy.value = sources [Number(pick.value)]; });
+  run.addEventListener('click', async () => {
+    run.disabled = true;
+    out.replaceChildren(el('p', { class: 'muted', text: 'Judging the recorded calls again…' }));
+    try {
+      const res = await fetch('/api/backtest', { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ policy: policy.value, since: since.value, until: until.value || undefined, team: team.value || undefined }) });
+      const r = await res.json().catch(() => ({ error: res.statusText }));
+      if (!res.ok) throw new Error(r.error || res.statusText);
+      showBacktest(r, out);
+    } catch (e) { out.replaceChildren(el('p', { class: 'error', text: e.message })); }
+    run.disabled = false;
+  });
+  $main.append(el('h1', { text: 'Backtest' }),
+    el('p', { class: 'muted', text: 'Every tool call recorded in the window, judged again under this policy with its stream\'s recorded context, against what was decided then (sluice-policy backtest). LLM judges and decision services are not asked: their recorded answers are reused where the input is the same, else the call needs the judge.' }),
+    el('div', { class: 'panel' }, el('div', { class: 'row' }, 'Policy (YAML)', pick), policy,
+      el('div', { class: 'row' }, 'Since', since, 'until', until, 'team', team, run)), out);
+  try {
+    const d = await api('/api/policies');
+    d.policies.forEach((p, i) => {
+      sources.push(p.source || '');
+      pick.append(el('option', { value: String(i), text: p.judge + ' · ' + p.policy + (p.name ? ' · ' + p.name : '') }));
+    });
+  } catch (e) { pick.hidden = true; /* admins only: paste one */ }
+}
+
+function showBacktest(r, out) {
+  const cell = (n) => el('td', { class: 'num', text: count(n || 0) });
+  const table = (title, rows) => {
+    const names = Object.keys(rows || {});
+    if (!names.length) return null;
+    return el('div', {}, el('h2', { text: title }), el('table', { class: 'backtest-table', 'data-table': title },
+      el('tr', {}, el('th', { text: '' }), backtestKinds.map((k) => el('th', { class: 'num', text: k.replace('_', ' ') }))),
+      names.map((n) => el('tr', { 'data-key': n }, el('td', { class: 'mono', text: n }), backtestKinds.map((k) => cell(rows [n][k]))))));
+  };
+  out.replaceChildren(el('div', {},
+    el('p', { id: 'backtest-totals' }, count(r.calls) + ' calls judged again: ',
+      backtestKinds.map((k) => el('span', { class: 'tag', 'data-kind': k, text: k.replace('_', ' ') + ' ' + count(k === 'needs_judge' ? r.needs_judge : r.changed [k]) })),
+      el('span', { class: 'tag', text: 'unchanged ' + count(r.unchanged) })),
+    r.limited ? el('p', { class: 'error', text: 'Only the oldest ' + count(r.calls) + ' calls of the window were judged (the console\'s bound): narrow the window, or run sluice-policy backtest.' }) : null,
+    r.calls ? null : el('p', { class: 'muted', text: 'No tool call recorded in the window.' }),
+    table('By rule', r.by_rule), table('By team', r.by_team), table('By tool', r.by_tool),
+    r.examples && r.examples.length ? el('div', {}, el('h2', { text: 'Examples' }), el('table', { id: 'backtest-examples' },
+      el('tr', {}, ['', 'when', 'stream', 'tool', 'team', 'recorded', 'now'].map((h) => el('th', { text: h }))),
+      r.examples.map((x) => el('tr', { 'data-kind': x.kind },
+        el('td', { text: x.kind.replace('_', ' ') }), el('td', { text: time(x.at, true) }),
+        el('td', {}, el('a', { href: '#/stream/' + x.sid, class: 'sid mono', text: shortSid(x.sid) })),
+        el('td', { class: 'mono', text: x.tool || '' }), el('td', { text: x.team || '' }),
+        el('td', {}, x.recorded ? badge(x.recorded.action) : null, x.recorded && x.recorded.rule ? ' ' + x.recorded.rule : ''),
+        el('td', {}, x.now ? badge(x.now.action) : null, x.now && x.now.rule ? ' ' + x.now.rule : ''))))) : null));
+}
+
+// --------------------------------------------------------------------------
 // Pending: calls waiting for a person
 
 function identityText(a) {
@@ -1048,6 +1115,7 @@ function route() {
   else if (view === 'tools') viewTools(params);
   else if (view === 'providers') viewProviders(params);
   else if (view === 'try') viewTry(params);
+  else if (view === 'backtest') viewBacktest(params);
   else if (view === 'pending') viewPending();
   else if (view === 'chain') viewChain();
   else if (view === 'keys') viewKeys();

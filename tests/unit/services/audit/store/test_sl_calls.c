@@ -99,6 +99,13 @@ s_suite (store_env_t *env)
     s_seen_t stopped = { .stop_after = 3 };
     cr_expect_eq (sl_calls_read (store, &all, s_on, &stopped), 3);
 
+    //  A bound on calls: the oldest, across pages, then the read stops.
+    s_seen_t bounded = { .in_order = true };
+    sl_calls_filter_t first = { .from = S_T0, .to = S_T0 + n, .limit = SL_CALLS_PAGE + 3 };
+    cr_expect_eq (sl_calls_read (store, &first, s_on, &bounded), SL_CALLS_PAGE + 3);
+    cr_expect_eq (bounded.count, SL_CALLS_PAGE + 3);
+    cr_expect_eq (bounded.last_at, S_T0 + SL_CALLS_PAGE + 2);
+
     s_seen_t none = { 0 };
     sl_calls_filter_t empty = { .from = 1, .to = 2 };
     cr_expect_eq (sl_calls_read (store, &empty, s_on, &none), 0);
