@@ -85,10 +85,14 @@ async function refreshStatus() {
                    m.live_streams + ' in flight'];
     const me = m.role ? await api('/api/me') : null;
     const signedIn = m.keys || m.sign_in;
-    $status.replaceChildren(el('span', { class: m.store_ok ? '' : 'bad', text: parts.join(' · ') }),
-                            me ? el('span', { id: 'me', 'data-role': me.role,
-                                              text: ' · ' + (me.name || me.email || me.sub) + ' (' + me.role + ')' }) : null,
-                            signedIn ? ' ' : null, signedIn ? el('button', { text: 'Log out', onclick: logout }) : null);
+    // replaceChildren writes a null as the text "null": only what is there.
+    const children = [el('span', { class: m.store_ok ? '' : 'bad', text: parts.join(' · ') })];
+    if (me)
+      children.push(el('span', { id: 'me', 'data-role': me.role,
+                                 text: ' · ' + (me.name || me.email || me.sub) + ' (' + me.role + ')' }));
+    if (signedIn)
+      children.push(' ', el('button', { text: 'Log out', onclick: logout }));
+    $status.replaceChildren(...children);
   } catch (e) { /* shown by the page */ }
 }
 
