@@ -51,8 +51,10 @@
 #   make otel-deps  install the OTLP receiver the exporter's tests send to
 #                   (npm, pinned in tests/otel/package-lock.json); make test
 #                   runs it
-#   make cloud-deps install the AWS SDK's event stream codec and SigV4
-#                   signer, google-auth-library, and the Vertex AI and
+#   make cloud-deps install the AWS SDK's event stream codec, SigV4
+#                   signer and Bedrock Runtime client
+#                   (@aws-sdk/client-bedrock-runtime), google-auth-library,
+#                   and the Vertex AI and
 #                   Azure clients (@anthropic-ai/vertex-sdk, @google/genai,
 #                   openai), the references the cloud code is checked
 #                   against (npm, pinned in tests/cloud/package-lock.json);

@@ -58,6 +58,8 @@ s_tool_name (const sl_mock_shape_t *shape, json_t *tool, json_t **schema)
     *schema = json_object_get (holder, shape->schema);
     if (!*schema && shape->schema2)
         *schema = json_object_get (holder, shape->schema2);
+    if (*schema && shape->schema_in)
+        *schema = json_object_get (*schema, shape->schema_in);
     return json_string_value (json_object_get (holder, "name"));
 }
 
@@ -147,7 +149,8 @@ s_first_tool (const sl_mock_shape_t *shape, json_t *body, bool (*wanted) (const 
 {
     size_t i, j;
     json_t *tool, *decl;
-    json_array_foreach (json_object_get (body, "tools"), i, tool) {
+    json_t *in = shape->tools_in ? json_object_get (body, shape->tools_in) : body;
+    json_array_foreach (json_object_get (in, "tools"), i, tool) {
         const char *name = NULL;
         if (shape->declarations)
             json_array_foreach (json_object_get (tool, shape->declarations), j, decl) {

@@ -322,7 +322,8 @@ const sl_mock_provider_t sl_mock_bedrock = {
     .max_tokens = s_converse_max_tokens,
     .check = s_converse_check,
     .result = s_converse_result,
-    .shape = { .holder = "toolSpec", .schema = "inputSchema", .turns = "messages",
+    .shape = { .holder = "toolSpec", .schema = "inputSchema", .schema_in = "json", .tools_in = "toolConfig",
+               .turns = "messages",
                .carries_result = s_converse_carries_result },
     .render = &s_converse_render,
 };

@@ -119,11 +119,16 @@ typedef struct {
 //  tool definition sits in ("function", or NULL: the tool itself), its
 //  schema's member (and a second one some clients use), the member of a
 //  tools entry listing declarations (Gemini; NULL: a tool is one), the
-//  member of the turns, and whether a turn carries a tool result.
+//  member of the turns, and whether a turn carries a tool result. The
+//  tools array is the body's "tools", or that of the member tools_in
+//  names (Converse's toolConfig); a schema may be wrapped in the member
+//  schema_in names (Converse's inputSchema.json).
 typedef struct {
     const char *holder;
     const char *schema;
     const char *schema2;
+    const char *schema_in;
+    const char *tools_in;
     const char *declarations;
     const char *turns;
     bool (*carries_result) (json_t *turn);

@@ -19,7 +19,13 @@
       in Vertex mode and openai's AzureOpenAI send for the same call
       (method, path, query, headers, body), both captured by one local
       server (requests.mjs), which is also the token endpoint of the key
-      file sluice's Vertex AI providers use.
+      file sluice's Vertex AI providers use;
+    - Bedrock (bedrock.mjs): @aws-sdk/client-bedrock-runtime reads the
+      mock's ConverseStream and InvokeModelWithResponseStream, signed and
+      checked, every event decoded; and sluice's requests to Converse and
+      Claude on Bedrock are the SDK's for the same conversation (method,
+      path, credential scope, body), the signed headers differing only as
+      bedrock.mjs names.
 
     Skipped, saying why, when node or the packages are missing. */
 #include <criterion/criterion.h>
@@ -498,4 +504,128 @@ Test (cloud, requests_as_the_clouds_sdks_send_them, .timeout = 180)
     cr_expect_eq (stack_stop (s), 0);
     unlink (key);
     jwt_fixture_free (&pair);
+}
+
+//  Amazon Bedrock's own client (bedrock.mjs)
+
+#define BEDROCK_KEY_ID "AKIDEXAMPLECLOUD"
+#define BEDROCK_SECRET "cloud-secret-access-key"
+#define BEDROCK_MODEL "anthropic.claude-sonnet-4-5-20250929-v1:0"
+#define MOCK_TEXT "Hello! This is the mock upstream of sluice. It streams a few sentences, one small piece at " \
+                  "a time, so you can watch the proxy work."
+
+static void
+s_skip_without_bedrock_sdk (void)
+{
+    s_skip_without_node ();
+    if (access (CLOUD_DIR "/node_modules/@aws-sdk/client-bedrock-runtime/package.json", R_OK) != 0
+    ||  access (CLOUD_DIR "/node_modules/@anthropic-ai/sdk/package.json", R_OK) != 0
+    ||  access (CLOUD_DIR "/node_modules/openai/package.json", R_OK) != 0)
+        cr_skip_test ("the SDKs are not installed in " CLOUD_DIR "/node_modules (make cloud-deps)");
+    const char *vars [] = { "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "AWS_ROLE_ARN", "AWS_PROFILE",
+                            "AWS_WEB_IDENTITY_TOKEN_FILE", "SLUICE_MOCK_AWS_SESSION_TOKEN", NULL };
+    for (const char **v = vars; *v; v++)
+        unsetenv (*v);
+    //  The SDK and the ingest sign with these, the mock checks with them.
+    setenv ("AWS_ACCESS_KEY_ID", BEDROCK_KEY_ID, 1);
+    setenv ("AWS_SECRET_ACCESS_KEY", BEDROCK_SECRET, 1);
+    setenv ("SLUICE_MOCK_AWS_ACCESS_KEY_ID", BEDROCK_KEY_ID, 1);
+    setenv ("SLUICE_MOCK_AWS_SECRET_ACCESS_KEY", BEDROCK_SECRET, 1);
+}
+
+//  One stream the SDK read: its text, its calls' names and inputs in
+//  order ("name input;"), its stop reason and its error's name.
+static void
+s_expect_read (json_t *all, const char *name, const char *text, const char *calls, const char *stop,
+               const char *error)
+{
+    json_t *r = json_object_get (all, name);
+    cr_assert_not_null (r, "%s read", name);
+    cr_expect_str_eq (json_string_value (json_object_get (r, "text")), text, "%s: the text", name);
+    char seen [512] = "";
+    size_t n = 0, i;
+    json_t *call;
+    json_array_foreach (json_object_get (r, "tools"), i, call)
+        n += (size_t) snprintf (seen + n, sizeof seen - n, "%s %s;",
+                                json_string_value (json_object_get (call, "name")),
+                                json_string_value (json_object_get (call, "input")));
+    cr_expect_str_eq (seen, calls, "%s: the calls", name);
+    json_t *j = json_object_get (r, "stopReason");
+    cr_expect_str_eq (json_is_string (j) ? json_string_value (j) : "", stop, "%s: the stop reason", name);
+    j = json_object_get (r, "error");
+    cr_expect_str_eq (json_is_string (j) ? json_string_value (j) : "", error, "%s: the error", name);
+    cr_expect_gt (json_array_size (json_object_get (r, "events")), 2, "%s: events decoded", name);
+}
+
+Test (cloud, bedrock_the_sdk_reads_the_mocks_event_streams, .timeout = 120)
+{
+    s_skip_without_bedrock_sdk ();
+    stack_opts_t opts = { .mock_delay_ms = 1 };
+    sluice_stack_t *s = stack_start (&opts);
+    cr_assert_not_null (s);
+    cr_expect (proc_wait_log (s->mock, "aws_signatures=checked", NULL, NULL, 0, 20000),
+               "the mock checks the SDK's signatures");
+    char args [64];
+    snprintf (args, sizeof args, "decode http://127.0.0.1:%d", s->mock_port);
+    sl_buf_t out = { 0 };
+    s_node ("bedrock.mjs", args, &out);
+    json_t *all = json_loadb (out.data, out.len, 0, NULL);
+    cr_assert_not_null (all, "%s", sl_buf_cstr (&out));
+    const char *tools = "get_weather {\"city\":\"Paris\"};run_shell {\"command\":\"rm -rf /\"};";
+    const char *text = "Let me check the weather and tidy up.";
+    s_expect_read (all, "converse/mock-text", MOCK_TEXT, "", "end_turn", "");
+    s_expect_read (all, "converse/mock-tools", text, tools, "tool_use", "");
+    s_expect_read (all, "converse/mock-error", "This answer will not", "", "", "ModelStreamErrorException");
+    s_expect_read (all, "claude/mock-text", MOCK_TEXT, "", "end_turn", "");
+    s_expect_read (all, "claude/mock-tools", text, tools, "tool_use", "");
+    s_expect_read (all, "claude/mock-error", "This answer will not", "", "", "ModelStreamErrorException");
+    //  Converse's usage, in its metadata event (the last).
+    json_t *conv = json_object_get (all, "converse/mock-text");
+    json_t *events = json_object_get (conv, "events");
+    cr_expect_str_eq (json_string_value (json_array_get (events, json_array_size (events) - 1)), "metadata");
+    cr_expect_eq (json_integer_value (json_object_get (json_object_get (conv, "usage"), "input")), 12);
+    cr_expect_eq (json_integer_value (json_object_get (json_object_get (conv, "usage"), "output")), 30);
+    json_decref (all);
+    sl_buf_free (&out);
+    cr_expect_eq (stack_stop (s), 0);
+}
+
+Test (cloud, bedrock_requests_as_the_aws_sdk_sends_them, .timeout = 180)
+{
+    s_skip_without_bedrock_sdk ();
+    int port = harness_free_port ();
+    char routes [1024];
+    snprintf (routes, sizeof routes,
+              "providers:\n"
+              "  - { name: br, dialect: bedrock, base_url: \"http://127.0.0.1:%d\", region: us-west-2 }\n"
+              "  - { name: bra, dialect: bedrock-anthropic, base_url: \"http://127.0.0.1:%d\", region: us-west-2 }\n"
+              "routes:\n"
+              "  - model: converse-claude\n"
+              "    providers: [{ provider: br, model: \"%s\" }]\n"
+              "  - model: claude-on-bedrock\n"
+              "    providers: [{ provider: bra, model: \"%s\" }]\n", port, port, BEDROCK_MODEL, BEDROCK_MODEL);
+    const char *ingest_args [] = { "--max-retries", "0", NULL };
+    stack_opts_t opts = { .routes_text = routes, .ingest_args = ingest_args };
+    sluice_stack_t *s = stack_start (&opts);
+    cr_assert_not_null (s);
+    char args [128];
+    snprintf (args, sizeof args, "requests http://127.0.0.1:%d %d", s->http_port, port);
+    sl_buf_t out = { 0 };
+    s_node ("bedrock.mjs", args, &out);
+    json_t *pairs = json_loadb (out.data, out.len, 0, NULL);
+    cr_assert_not_null (pairs, "%s", sl_buf_cstr (&out));
+    //  The model id's ':' encoded once in the path sent (AWS's SDK and
+    //  sluice alike; SigV4's canonical path encodes it again).
+    json_t *br = json_object_get (json_object_get (pairs, "bedrock"), "sluice");
+    cr_expect_str_eq (json_string_value (json_object_get (br, "path")),
+                      "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream");
+    cr_expect_str_eq (json_string_value (json_object_get (br, "scope")), "us-west-2/bedrock/aws4_request");
+    json_t *bra = json_object_get (json_object_get (pairs, "bedrock-anthropic"), "sluice");
+    cr_expect_str_eq (json_string_value (json_object_get (bra, "path")),
+                      "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/invoke-with-response-stream");
+    cr_expect_str_eq (json_string_value (json_object_get (json_object_get (bra, "body"), "anthropic_version")),
+                      "bedrock-2023-05-31");
+    json_decref (pairs);
+    sl_buf_free (&out);
+    cr_expect_eq (stack_stop (s), 0);
 }

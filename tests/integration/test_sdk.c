@@ -76,6 +76,8 @@ static const char s_routes [] =
     "  - { name: mock-vertex-anthropic, dialect: vertex-anthropic, base_url: \"@MOCK@\", region: us-east5,\n"
     "      project: p1, credentials_file: \"@KEY@\" }\n"
     "  - { name: mock-azure, dialect: azure, base_url: \"@MOCK@\" }\n"
+    "  - { name: mock-bedrock, dialect: bedrock, base_url: \"@MOCK@\", region: us-west-2 }\n"
+    "  - { name: mock-bedrock-anthropic, dialect: bedrock-anthropic, base_url: \"@MOCK@\", region: us-west-2 }\n"
     "routes:\n"
     "  - { model: mock-text, provider: mock-openai }\n"
     "  - { model: mock-tools, provider: mock-openai }\n"
@@ -88,8 +90,13 @@ static const char s_routes [] =
     HARNESS_MOCK_DIALECT_ROUTES
     "  - { model: \"*@vertex\", provider: mock-vertex }\n"
     "  - { model: \"*@vertex-anthropic\", provider: mock-vertex-anthropic }\n"
-    "  - { model: \"*@azure\", provider: mock-azure }\n";
-#define SDK_CLOUDS "SLUICE_SDK_CLOUDS=vertex,vertex-anthropic,azure"
+    "  - { model: \"*@azure\", provider: mock-azure }\n"
+    "  - { model: \"*@bedrock\", provider: mock-bedrock }\n"
+    "  - { model: \"*@bedrock-anthropic\", provider: mock-bedrock-anthropic }\n";
+#define SDK_CLOUDS "SLUICE_SDK_CLOUDS=vertex,vertex-anthropic,azure,bedrock,bedrock-anthropic"
+//  Bedrock's keys: the ingest signs with them, the mock checks with them.
+#define SDK_AWS_KEY_ID "AKIDEXAMPLESDK"
+#define SDK_AWS_SECRET "sdk-secret-access-key"
 
 //  The routes with @KEY@ replaced by a service account's key file for
 //  pair, whose token_uri is the mock's /token on port; its path in path.
@@ -143,6 +150,16 @@ Test (sdk, official_sdks_against_the_stack, .timeout = 240)
     char port_text [16], key [64];
     snprintf (port_text, sizeof port_text, "%d", port);
     const char *routes = s_cloud_routes (&pair, port, key, sizeof key);
+    //  Bedrock's requests are signed by the ingest and checked by the mock
+    //  (both read the environment the stack inherits).
+    unsetenv ("AWS_SESSION_TOKEN");
+    unsetenv ("AWS_BEARER_TOKEN_BEDROCK");
+    unsetenv ("AWS_ROLE_ARN");
+    unsetenv ("SLUICE_MOCK_AWS_SESSION_TOKEN");
+    setenv ("SLUICE_MOCK_AWS_ACCESS_KEY_ID", SDK_AWS_KEY_ID, 1);
+    setenv ("SLUICE_MOCK_AWS_SECRET_ACCESS_KEY", SDK_AWS_SECRET, 1);
+    setenv ("AWS_ACCESS_KEY_ID", SDK_AWS_KEY_ID, 1);
+    setenv ("AWS_SECRET_ACCESS_KEY", SDK_AWS_SECRET, 1);
     char record [64];
     snprintf (record, sizeof record, "/tmp/sluice-sdk-record-XXXXXX");
     int fd = mkstemp (record);
@@ -159,6 +176,8 @@ Test (sdk, official_sdks_against_the_stack, .timeout = 240)
     sluice_stack_t *s = stack_start (&opts);
     cr_assert_not_null (s, "the stack came up");
     cr_assert_eq (s->mock_port, port, "the mock on the port its key file names");
+    cr_expect (proc_wait_log (s->mock, "aws_signatures=checked", NULL, NULL, 0, 20000),
+               "the mock checks Bedrock's signatures");
     char openai [128], anthropic [128], gemini [128], recorded [PATH_MAX + 32], log [512];
     snprintf (openai, sizeof openai, "SLUICE_OPENAI_BASE_URL=http://127.0.0.1:%d/v1", s->http_port);
     snprintf (anthropic, sizeof anthropic, "SLUICE_ANTHROPIC_BASE_URL=http://127.0.0.1:%d", s->http_port);
@@ -179,6 +198,13 @@ Test (sdk, official_sdks_against_the_stack, .timeout = 240)
     cr_expect (strstr (sl_buf_cstr (&seen), "/publishers/anthropic/models/mock-tools@vertex-anthropic:streamRawPredict"),
                "Claude on Vertex AI reached");
     cr_expect (strstr (sl_buf_cstr (&seen), "/openai/v1/chat/completions\t"), "Azure OpenAI reached");
+    //  Bedrock's (the model id in the path, as the mock's server decodes
+    //  it), every request signed, or the mock would have refused it.
+    cr_expect (strstr (sl_buf_cstr (&seen), "/model/mock-tools@bedrock/converse-stream\t"),
+               "Converse on Bedrock reached");
+    cr_expect (strstr (sl_buf_cstr (&seen),
+                       "/model/mock-tools@bedrock-anthropic/invoke-with-response-stream\t"),
+               "Claude on Bedrock reached");
     cr_expect_eq (metric_value (s->mock_port, "mock_gcp_tokens_issued_total"), 2);
     sl_buf_free (&seen);
     cr_expect_eq (stack_stop (s), 0);

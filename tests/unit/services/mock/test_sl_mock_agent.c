@@ -39,6 +39,12 @@ static const struct {
       "{\"type\":\"function\",\"function\":{\"name\":\"bash\",\"parameters\":{\"type\":\"object\",\"properties\":"
       "{\"command\":{\"type\":\"string\"},\"workdir\":{\"type\":\"string\"}}}}}]}",
       "bash", "{\"command\":\"touch sluice-ok.marker\"}" },
+    { "an agent on Bedrock's Converse", SL_DIALECT_BEDROCK,
+      "{\"messages\":[{\"role\":\"user\",\"content\":[{\"text\":\"go\"}]}],\"toolConfig\":{\"tools\":["
+      "{\"toolSpec\":{\"name\":\"read_file\",\"inputSchema\":{\"json\":{\"type\":\"object\"}}}},"
+      "{\"toolSpec\":{\"name\":\"exec_command\",\"inputSchema\":{\"json\":{\"type\":\"object\",\"properties\":"
+      "{\"cmd\":{\"type\":\"string\"}}}}}}]}}",
+      "exec_command", "{\"cmd\":\"touch sluice-ok.marker\"}" },
 };
 
 static const char *
@@ -46,8 +52,11 @@ s_bytes (const sl_mock_script_t *sc, char *out, size_t size)
 {
     size_t n = 0;
     out [0] = 0;
-    for (size_t i = 0; i < sc->count && n < size - 1; i++)
-        n += (size_t) snprintf (out + n, size - n, "%.*s", (int) sc->events [i].len, sc->events [i].data);
+    //  Binary frames (Bedrock's event stream) too: a NUL read as a space.
+    for (size_t i = 0; i < sc->count; i++)
+        for (size_t j = 0; j < sc->events [i].len && n < size - 1; j++, n++)
+            out [n] = sc->events [i].data [j] ? sc->events [i].data [j] : ' ';
+    out [n] = 0;
     return out;
 }
 
