@@ -10,10 +10,10 @@
     Exception frames end the stream as in Converse
     (sl_bedrock_exception_status).
 */
-#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/sl_base64.h"
 #include "common/dialects/sl_decoder_impl.h"
 #include "common/dialects/anthropic/sl_anthropic.h"
 #include "common/dialects/bedrock/sl_bedrock.h"
@@ -42,20 +42,49 @@ s_clear (void *state)
     sl_buf_free (&st->event);
 }
 
+//  Base64 of in into the event buffer; 0, or -1 when in is not base64.
+static int
+s_base64 (s_state_t *st, sl_str_t in)
+{
+    sl_buf_reset (&st->event);
+    size_t len = 0;
+    uint8_t *into = (uint8_t *) sl_buf_reserve (&st->event, SL_BASE64_DECODED_MAX (in.len));
+    if (sl_base64_decode (in.ptr, in.len, into, &len))
+        return -1;
+    st->event.len = len;
+    return 0;
+}
+
+//  How Bedrock writes a chunk: the base64 first, then its padding.
+#define CHUNK_PREFIX "{\"bytes\":\""
+
+//  The chunk's base64 as Bedrock writes it, decoded in one pass: the
+//  string up to its closing quote is the value when it decodes (a
+//  backslash, the only way to hide a quote, is not base64). 0, or -1
+//  when the chunk is written some other way.
+static int
+s_chunk_as_written (s_state_t *st, sl_str_t data)
+{
+    size_t n = strlen (CHUNK_PREFIX);
+    if (data.len <= n || memcmp (data.ptr, CHUNK_PREFIX, n) != 0)
+        return -1;
+    const char *end = memchr (data.ptr + n, '"', data.len - n);
+    return end ? s_base64 (st, sl_str_n (data.ptr + n, (size_t) (end - data.ptr) - n)) : -1;
+}
+
 static int
 s_chunk (s_state_t *st, sl_decoder_t *dec, sl_str_t data)
 {
+    if (!st->inner)
+        return sl_decoder_fail (dec, "out of memory");
+    if (s_chunk_as_written (st, data) == 0)
+        return sl_anthropic_decoder.event (st->inner, dec, SL_STR_NULL, sl_buf_str (&st->event));
+    //  Any other JSON: the string's value (its escapes undone), decoded.
     sl_str_t value, bytes;
     if (sl_json_find (data, "bytes", &value) != 1 || sl_decoder_str (dec, value, &bytes) || !bytes.ptr)
         return sl_decoder_fail (dec, "chunk without its bytes");
-    sl_buf_reset (&st->event);
-    size_t max = bytes.len / 4 * 3 + 3, len = 0;
-    unsigned char *into = (unsigned char *) sl_buf_reserve (&st->event, max);
-    if (sodium_base642bin (into, max, bytes.ptr, bytes.len, NULL, &len, NULL, sodium_base64_VARIANT_ORIGINAL))
+    if (s_base64 (st, bytes))
         return sl_decoder_fail (dec, "chunk bytes are not base64");
-    st->event.len = len;
-    if (!st->inner)
-        return sl_decoder_fail (dec, "out of memory");
     return sl_anthropic_decoder.event (st->inner, dec, SL_STR_NULL, sl_buf_str (&st->event));
 }
 

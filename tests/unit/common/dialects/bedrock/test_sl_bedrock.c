@@ -345,6 +345,41 @@ Test (sl_bedrock_anthropic, chunk_that_is_not_base64_fails)
     sl_buf_free (&out);
 }
 
+Test (sl_bedrock_anthropic, chunk_bytes_with_json_escapes_decode_the_same)
+{
+    //  A JSON writer may escape "/" as "\/" and any character as \uXXXX:
+    //  the base64 is the string's value, not its bytes as sent.
+    const char *event = "{\"type\":\"content_block_delta\",\"index\":0,"
+                        "\"delta\":{\"type\":\"text_delta\",\"text\":\"Hey ? ? ? > > >\"}}";
+    char b64 [1024];
+    sodium_bin2base64 (b64, sizeof b64, (const unsigned char *) event, strlen (event), sodium_base64_VARIANT_ORIGINAL);
+    cr_assert (strchr (b64, '/') && strchr (b64, '+'), "the base64 has characters to escape: %s", b64);
+    sl_buf_t payload = { 0 }, body = { 0 }, out = { 0 };
+    sl_buf_puts (&payload, "{\"bytes\":\"");
+    for (const char *c = b64; *c; c++)
+        if (*c == '/')
+            sl_buf_puts (&payload, "\\/");
+        else
+        if (*c == '+')
+            sl_buf_puts (&payload, "\\u002B");
+        else
+            sl_buf_putc (&payload, *c);
+    sl_buf_puts (&payload, "\"}");
+    s_event (&body, "chunk", sl_buf_cstr (&payload));
+    //  The same chunk with its members spaced and in another order.
+    sl_buf_reset (&payload);
+    sl_buf_printf (&payload, "{ \"p\" : \"abc\", \"bytes\" : \"%s\" }", b64);
+    s_event (&body, "chunk", sl_buf_cstr (&payload));
+    s_event (&body, "chunk", "{\"bytes\":12}");
+    const char *why;
+    cr_expect_eq (s_decode (SL_DIALECT_BEDROCK_ANTHROPIC, sl_buf_str (&body), 100, &out, &why), -1);
+    cr_expect_str_eq (sl_buf_cstr (&out), "text:0:::Hey ? ? ? > > >\ntext:0:::Hey ? ? ? > > >\n");
+    cr_expect_str_eq (why, "chunk without its bytes", "a number is no base64 string");
+    sl_buf_free (&payload);
+    sl_buf_free (&body);
+    sl_buf_free (&out);
+}
+
 Test (sl_bedrock_anthropic, forward_drops_model_and_stream_and_says_the_version)
 {
     sl_buf_t out = { 0 };

@@ -1,0 +1,62 @@
+/*  Unit tests: base64 to bytes (sl_base64): RFC 4648's vectors, the same
+    bytes as libsodium's decoder at every length, and what strict padded
+    base64 refuses. */
+#include <criterion/criterion.h>
+#include <sodium.h>
+#include <string.h>
+
+#include "common/base/sl_base64.h"
+
+static int
+s_decode (const char *text, char *out, size_t *len)
+{
+    return sl_base64_decode (text, strlen (text), (uint8_t *) out, len);
+}
+
+Test (sl_base64, rfc_4648_vectors)
+{
+    static const char *cases [][2] = {
+        { "", "" }, { "Zg==", "f" }, { "Zm8=", "fo" }, { "Zm9v", "foo" },
+        { "Zm9vYg==", "foob" }, { "Zm9vYmE=", "fooba" }, { "Zm9vYmFy", "foobar" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        char out [16];
+        size_t len = 99;
+        cr_assert_eq (s_decode (cases [i][0], out, &len), 0, "%s", cases [i][0]);
+        cr_expect_eq (len, strlen (cases [i][1]), "%s", cases [i][0]);
+        cr_expect_eq (memcmp (out, cases [i][1], len), 0, "%s", cases [i][0]);
+    }
+}
+
+Test (sl_base64, the_same_bytes_as_libsodium_at_every_length)
+{
+    cr_assert_geq (sodium_init (), 0);
+    uint8_t bytes [200], back [200];
+    char text [300];
+    for (size_t i = 0; i < sizeof bytes; i++)
+        bytes [i] = (uint8_t) (i * 151 + 7);
+    for (size_t n = 0; n <= sizeof bytes; n++) {
+        sodium_bin2base64 (text, sizeof text, bytes, n, sodium_base64_VARIANT_ORIGINAL);
+        size_t len = 0;
+        cr_assert_eq (sl_base64_decode (text, strlen (text), back, &len), 0, "%zu bytes: %s", n, text);
+        cr_assert_eq (len, n);
+        cr_assert_eq (memcmp (back, bytes, n), 0, "%zu bytes", n);
+    }
+}
+
+Test (sl_base64, refuses_what_is_not_padded_base64)
+{
+    static const char *bad [] = {
+        "Zg", "Zm9", "Zm9vY", "Zg=", "Z===", "====", "Zg==Zg==", "Zm=v", "Zm9v Zm9v",
+        "Zm9v\nZm9v", "Zm9-", "Zm9_", "Zm\\/v", "Zh==", "Zm9=", "Zm9vYmF\"",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
+        char out [16];
+        size_t len;
+        cr_expect_eq (s_decode (bad [i], out, &len), -1, "%s", bad [i]);
+        unsigned char sodium_out [16];
+        cr_expect_neq (sodium_base642bin (sodium_out, sizeof sodium_out, bad [i], strlen (bad [i]), NULL,
+                                          &len, NULL, sodium_base64_VARIANT_ORIGINAL), 0,
+                       "libsodium refuses %s too", bad [i]);
+    }
+}
