@@ -166,6 +166,7 @@ Test (shadow, would_be_blocks_on_real_streams_change_no_byte, .timeout = 180)
 
     verdict_tap_close (tap);
     cr_expect_eq (proc_stop (a.proc, 10000), 0);
+    free (a.proc);
     cr_expect_eq (stack_stop (s), 0);
     for (size_t i = 0; i < S_CASES; i++) {
         sl_buf_free (&plain [i]);
