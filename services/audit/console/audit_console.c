@@ -7,6 +7,7 @@
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_log.h"
+#include "common/http/sl_curlm.h"
 #include "common/http/sl_httpd.h"
 #include "common/service/sl_keywatch.h"
 #include "services/audit/console/audit_decisions.h"
@@ -18,6 +19,26 @@
 #define S_MAX_BODY (10u << 20)          //  a console request (a capture to try)
 #define S_LIVE_TICK_MS 60000            //  idle streams leave the live view this often
 #define S_KEYS_WATCH_MS 1000            //  the keys file is looked at this often (the gateways' default)
+#define S_ANSWER_MAX (1u << 20)         //  bytes of a provider's answer
+
+//  A request to the OpenID provider under way.
+typedef struct _s_fetch_t {
+    struct _s_fetch_t *next;
+    audit_console_t *owner;
+    CURL *easy;
+    sl_buf_t body;
+    sl_oidc_answer_fn *answer;
+    void *ctx;
+} s_fetch_t;
+
+//  A browser waiting for its sign-in (/login, /login/callback).
+typedef struct _s_signin_t {
+    struct _s_signin_t *next;
+    audit_console_t *owner;
+    sl_http_req_t *req;
+    sl_console_wait_t *wait;
+    int timer;
+} s_signin_t;
 
 struct _audit_console_t {
     sl_service_t *svc;
@@ -27,6 +48,10 @@ struct _audit_console_t {
     audit_decisions_t *decisions;       //  decisions to the judges
     sl_keywatch_t *file_keys;           //  the gateways' keys file, NULL: none
     sl_oidc_t *oidc;                    //  sign-in with a provider, or NULL
+    sl_curlm_t *curlm;                  //  its requests to the provider, on the reactor
+    s_fetch_t *fetches;                 //  those under way
+    s_signin_t *signins;                //  browsers waiting for them
+    int signin_wait_ms;
     sl_http_req_t *sse [S_MAX_SSE];     //  the pages watching live
     size_t sse_count;
     sl_buf_t events;                    //  scratch: the SSE text of a batch
@@ -97,6 +122,173 @@ s_req_header (void *arg, const char *name)
     return sl_http_req_header (arg, name);
 }
 
+//  The headers of every console answer.
+static void
+s_add_headers (sl_http_req_t *req, sl_console_resp_t *resp)
+{
+    if (resp->cookie [0])
+        sl_http_add_header (req, "Set-Cookie", resp->cookie);
+    if (resp->location.len)
+        sl_http_add_header (req, "Location", sl_buf_cstr (&resp->location));
+    if (resp->cache)
+        sl_http_add_header (req, "Cache-Control", resp->cache);
+    sl_http_add_header (req, "X-Content-Type-Options", "nosniff");
+    sl_http_add_header (req, "Content-Security-Policy",
+                        "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; "
+                        "connect-src 'self'; frame-ancestors 'none'");
+}
+
+//  --------------------------------------------------------------------------
+//  Sign-ins: the provider asked on the reactor (sl_curlm), the browser
+//  answered when it has answered, or refused after signin_wait_ms
+
+static size_t
+s_fetch_write (char *data, size_t size, size_t nmemb, void *arg)
+{
+    sl_buf_t *out = arg;
+    if (out->len + size * nmemb > S_ANSWER_MAX)
+        return 0;                       //  too long: curl fails the transfer
+    sl_buf_append (out, data, size * nmemb);
+    return size * nmemb;
+}
+
+static void
+s_fetch_unlink (audit_console_t *self, s_fetch_t *f)
+{
+    for (s_fetch_t **p = &self->fetches; *p; p = &(*p)->next)
+        if (*p == f) {
+            *p = f->next;
+            break;
+        }
+}
+
+//  The request ended (err: how, when no answer came): its answer to sl_oidc.
+static void
+s_fetch_end (s_fetch_t *f, int rc, const char *err)
+{
+    audit_console_t *self = f->owner;
+    long code = 0;
+    if (f->easy)
+        curl_easy_getinfo (f->easy, CURLINFO_RESPONSE_CODE, &code);
+    s_fetch_unlink (self, f);
+    if (f->easy)
+        curl_easy_cleanup (f->easy);
+    f->answer (f->ctx, rc, (int) code, &f->body, err);
+    sl_buf_free (&f->body);
+    free (f);
+}
+
+static void
+s_fetch_done (void *arg, CURL *easy, CURLcode result)
+{
+    (void) easy;
+    s_fetch_t *f = arg;
+    audit_console_t *self = f->owner;
+    s_fetch_end (f, result == CURLE_OK ? 0 : -1, curl_easy_strerror (result));
+    sl_httpd_run (self->httpd);         //  the answers it gave
+}
+
+static void
+s_oidc_start (void *arg, const char *url, const char *form, const char *user, const char *password,
+              sl_oidc_answer_fn *answer, void *ctx)
+{
+    audit_console_t *self = arg;
+    s_fetch_t *f = sl_xcalloc (1, sizeof *f);
+    f->owner = self;
+    f->answer = answer;
+    f->ctx = ctx;
+    f->next = self->fetches;
+    self->fetches = f;
+    f->easy = curl_easy_init ();
+    if (!f->easy) {
+        s_fetch_end (f, -1, "cannot make an HTTP request");
+        return;
+    }
+    curl_easy_setopt (f->easy, CURLOPT_URL, url);
+    curl_easy_setopt (f->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt (f->easy, CURLOPT_TIMEOUT_MS, (long) SL_OIDC_TIMEOUT_MS);
+    curl_easy_setopt (f->easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt (f->easy, CURLOPT_WRITEFUNCTION, s_fetch_write);
+    curl_easy_setopt (f->easy, CURLOPT_WRITEDATA, &f->body);
+    if (form) {
+        curl_easy_setopt (f->easy, CURLOPT_COPYPOSTFIELDS, form);
+        if (user) {
+            curl_easy_setopt (f->easy, CURLOPT_HTTPAUTH, (long) CURLAUTH_BASIC);
+            curl_easy_setopt (f->easy, CURLOPT_USERNAME, user);
+            curl_easy_setopt (f->easy, CURLOPT_PASSWORD, password ? password : "");
+        }
+    }
+    if (sl_curlm_add (self->curlm, f->easy, s_fetch_done, f))
+        s_fetch_end (f, -1, "cannot start an HTTP request");
+}
+
+static void
+s_signin_free (s_signin_t *w)
+{
+    audit_console_t *self = w->owner;
+    for (s_signin_t **p = &self->signins; *p; p = &(*p)->next)
+        if (*p == w) {
+            *p = w->next;
+            break;
+        }
+    if (w->timer >= 0)
+        zloop_timer_end (sl_service_loop (self->svc), w->timer);
+    free (w);
+}
+
+static void
+s_signin_answered (void *arg, sl_console_resp_t *resp)
+{
+    s_signin_t *w = arg;
+    s_add_headers (w->req, resp);
+    sl_http_respond (w->req, resp->status, resp->content_type, resp->body.data, resp->body.len);
+    s_signin_free (w);
+}
+
+static int
+s_signin_timeout (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    s_signin_t *w = arg;
+    audit_console_t *self = w->owner;
+    w->timer = -1;                      //  a one-shot timer, ended by zloop
+    sl_console_wait_drop (w->wait);
+    sl_console_resp_t resp = { 0 };
+    sl_console_sign_in_failed (&resp, "the provider did not answer in time: try again later");
+    s_signin_answered (w, &resp);
+    sl_buf_free (&resp.body);
+    sl_buf_free (&resp.location);
+    sl_httpd_run (self->httpd);
+    return 0;
+}
+
+static void
+s_signin_wait (audit_console_t *self, sl_http_req_t *req, sl_console_wait_t *wait)
+{
+    s_signin_t *w = sl_xcalloc (1, sizeof *w);
+    w->owner = self;
+    w->req = req;
+    w->wait = wait;
+    w->next = self->signins;
+    self->signins = w;
+    w->timer = zloop_timer (sl_service_loop (self->svc), (size_t) self->signin_wait_ms, 1, s_signin_timeout, w);
+    sl_console_wait_on (wait, s_signin_answered, w);
+}
+
+//  req's client left: true when it was waiting for its sign-in.
+static bool
+s_signin_closed (audit_console_t *self, sl_http_req_t *req)
+{
+    for (s_signin_t *w = self->signins; w; w = w->next)
+        if (w->req == req) {
+            sl_console_wait_drop (w->wait);
+            s_signin_free (w);
+            return true;
+        }
+    return false;
+}
+
 static void
 s_on_request (void *arg, sl_http_req_t *req)
 {
@@ -121,22 +313,17 @@ s_on_request (void *arg, sl_http_req_t *req)
     if (strcmp (creq.method, "GET") == 0 && sl_service_answer_probe (self->svc, req, creq.path))
         return;
     sl_console_handle (self->console, &creq, &resp);
-    if (resp.cookie [0])
-        sl_http_add_header (req, "Set-Cookie", resp.cookie);
-    if (resp.location.len)
-        sl_http_add_header (req, "Location", sl_buf_cstr (&resp.location));
-    if (resp.cache)
-        sl_http_add_header (req, "Cache-Control", resp.cache);
-    sl_http_add_header (req, "X-Content-Type-Options", "nosniff");
-    sl_http_add_header (req, "Content-Security-Policy",
-                        "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; "
-                        "connect-src 'self'; frame-ancestors 'none'");
+    if (resp.kind == SL_CONSOLE_WAIT)
+        s_signin_wait (self, req, resp.wait);
+    else
     if (resp.kind == SL_CONSOLE_DECIDE) {
+        s_add_headers (req, &resp);
         audit_decisions_decide (self->decisions, req, resp.approval, &resp.decision.decision, &resp.caller);
         sl_approvals_parsed_clear (&resp.decision);
     }
     else
     if (resp.kind == SL_CONSOLE_LIVE) {
+        s_add_headers (req, &resp);
         if (self->sse_count == S_MAX_SSE) {
             sl_http_respond (req, 503, "text/plain", "too many live pages\n", 20);
         }
@@ -152,8 +339,10 @@ s_on_request (void *arg, sl_http_req_t *req)
             self->sse [self->sse_count++] = req;
         }
     }
-    else
+    else {
+        s_add_headers (req, &resp);
         sl_http_respond (req, resp.status, resp.content_type, resp.body.data, resp.body.len);
+    }
     sl_buf_free (&resp.body);
     sl_buf_free (&resp.location);
 }
@@ -163,7 +352,7 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
 {
     (void) aborted;
     audit_console_t *self = arg;
-    if (audit_decisions_closed (self->decisions, req))
+    if (audit_decisions_closed (self->decisions, req) || s_signin_closed (self, req))
         return;
     for (size_t i = 0; i < self->sse_count; i++)
         if (self->sse [i] == req) {
@@ -250,6 +439,9 @@ audit_console_new (sl_service_t *svc, sl_store_t *store, const audit_console_con
             audit_console_destroy (&self);
             return NULL;
         }
+        self->curlm = sl_curlm_new (loop);
+        sl_oidc_set_start (self->oidc, s_oidc_start, self);
+        self->signin_wait_ms = config->signin_wait_ms > 0 ? config->signin_wait_ms : SL_OIDC_WAIT_MS;
         sl_console_set_oidc (self->console, self->oidc);
         sl_log_info ("console_sign_in", "issuer=%s redirect_uri=%s", oidc.issuer, oidc.redirect_uri);
     }
@@ -280,6 +472,18 @@ audit_console_destroy (audit_console_t **self_p)
         zloop_timer_end (loop, self->keepalive_timer);
     if (self->tick_timer >= 0)
         zloop_timer_end (loop, self->tick_timer);
+    //  Requests to the provider still under way fail, so that the
+    //  sign-ins waiting for them are answered (and freed) while the
+    //  server is still there.
+    while (self->fetches) {
+        s_fetch_t *f = self->fetches;
+        sl_curlm_remove (self->curlm, f->easy);
+        s_fetch_end (f, -1, "the console is stopping");
+    }
+    while (self->signins) {
+        sl_console_wait_drop (self->signins->wait);
+        s_signin_free (self->signins);
+    }
     //  Live pages wait in suspended connections: end them first (MHD
     //  refuses to stop with a connection suspended).
     for (size_t i = 0; i < self->sse_count; i++)
@@ -291,6 +495,7 @@ audit_console_destroy (audit_console_t **self_p)
     sl_keywatch_destroy (&self->file_keys);
     sl_console_destroy (&self->console);
     sl_oidc_destroy (&self->oidc);
+    sl_curlm_destroy (&self->curlm);
     sl_live_destroy (&self->live);
     sl_buf_free (&self->events);
     free (self);

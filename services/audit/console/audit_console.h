@@ -11,7 +11,12 @@
         (sl_live.h), then every record the store commits, as server-sent
         events, with a keep-alive comment every 15 s; a page that cannot
         keep up is dropped (its browser reconnects and gets a snapshot);
-      - POST /api/approvals/<id>: the judges decide (audit_decisions.h).
+      - POST /api/approvals/<id>: the judges decide (audit_decisions.h);
+      - GET /login, /login/callback: the OpenID provider is asked through
+        libcurl multi on the reactor (sl_curlm.h, SL_OIDC_TIMEOUT_MS a
+        request), the browser waits, suspended, and is answered when the
+        provider has answered, or sent to the refusal page after
+        signin_wait_ms: a slow provider never holds up the recording.
 
     Records reach the live view from whoever commits them
     (audit_console_committed: the recorder, through the program's
@@ -39,6 +44,8 @@ typedef struct {
     const char *keys_token;             //  the gateways' token for GET /api/keys/served, NULL: none
     const char *keys_file;              //  the gateways' keys file, listed read-only ("" or NULL: none);
                                         //  reloaded as the gateways reload it (sl_keywatch.h)
+    int signin_wait_ms;                 //  a sign-in waits this long for the provider, then
+                                        //  is refused (0: SL_OIDC_WAIT_MS)
 } audit_console_config_t;
 
 typedef struct _audit_console_t audit_console_t;

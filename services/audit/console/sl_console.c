@@ -418,8 +418,8 @@ s_redirect (sl_console_resp_t *resp, const char *location)
 }
 
 //  Back to the console's page, which shows why sign-in failed.
-static void
-s_sign_in_failed (sl_console_resp_t *resp, const char *why)
+void
+sl_console_sign_in_failed (sl_console_resp_t *resp, const char *why)
 {
     sl_buf_t to = { 0 };
     sl_buf_puts (&to, "/?signin_error=");
@@ -451,6 +451,65 @@ s_signin_cookie_is (const sl_console_req_t *req, const char *state)
     return false;
 }
 
+//  A sign-in waiting for the provider: its answer, and who waits for it.
+struct _sl_console_wait_t {
+    sl_console_t *console;
+    sl_console_resp_t resp;             //  the answer, once had
+    bool asked;                         //  sl_oidc is still inside the call that began it
+    bool answered;
+    bool dropped;                       //  nobody waits any more: freed when answered
+    sl_console_answer_fn *fn;
+    void *arg;
+};
+
+//  The answer is had: to the request still being handled, or to whoever
+//  waits for it.
+static void
+s_wait_answered (sl_console_wait_t *wait)
+{
+    wait->answered = true;
+    if (wait->asked)
+        return;                         //  s_sign_in answers it
+    if (!wait->dropped && wait->fn)
+        wait->fn (wait->arg, &wait->resp);
+    sl_buf_free (&wait->resp.body);
+    sl_buf_free (&wait->resp.location);
+    free (wait);
+}
+
+static void
+s_on_begun (void *arg, int rc, const char *url, const char *state, const char *why)
+{
+    sl_console_wait_t *wait = arg;
+    sl_console_resp_t *resp = &wait->resp;
+    if (rc)
+        sl_console_sign_in_failed (resp, why);
+    else {
+        s_redirect (resp, url);
+        //  The state goes with this browser: a callback elsewhere (a
+        //  link someone sent, to sign the victim in as them) lacks it.
+        //  Lax: the provider's redirect back is a top-level GET from
+        //  another site.
+        snprintf (resp->cookie, sizeof resp->cookie, "%s=%s; Path=/login; HttpOnly; SameSite=Lax; Max-Age=%d",
+                  S_SIGNIN_COOKIE, state, SL_OIDC_LOGIN_MS / 1000);
+    }
+    s_wait_answered (wait);
+}
+
+static void
+s_on_finished (void *arg, int rc, const sl_console_caller_t *caller, const char *why)
+{
+    sl_console_wait_t *wait = arg;
+    sl_console_t *self = wait->console;
+    if (rc)
+        sl_console_sign_in_failed (&wait->resp, why);
+    else {
+        sl_console_auth_login (self->auth, caller, s_now (self), wait->resp.cookie);
+        s_redirect (&wait->resp, "/");
+    }
+    s_wait_answered (wait);
+}
+
 static void
 s_sign_in (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
 {
@@ -459,39 +518,56 @@ s_sign_in (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *r
         s_error (resp, 404, "sign-in with a provider is not configured (SLUICE_OIDC_ISSUER)");
         return;
     }
-    char state [SL_OIDC_STATE_MAX];
-    if (strcmp (req->path, "/login") == 0) {
-        sl_buf_t url = { 0 };
-        if (sl_oidc_begin (self->oidc, s_now (self), &url, state, why))
-            s_sign_in_failed (resp, why);
-        else {
-            s_redirect (resp, sl_buf_cstr (&url));
-            //  The state goes with this browser: a callback elsewhere (a
-            //  link someone sent, to sign the victim in as them) lacks it.
-            //  Lax: the provider's redirect back is a top-level GET from
-            //  another site.
-            snprintf (resp->cookie, sizeof resp->cookie, "%s=%s; Path=/login; HttpOnly; SameSite=Lax; Max-Age=%d",
-                      S_SIGNIN_COOKIE, state, SL_OIDC_LOGIN_MS / 1000);
-        }
-        sl_buf_free (&url);
+    bool begin = strcmp (req->path, "/login") == 0;
+    const char *error = s_arg (req, "error");
+    if (!begin && !s_signin_cookie_is (req, s_arg (req, "state"))) {
+        sl_console_sign_in_failed (resp, "this sign-in did not begin in this browser (state): sign in again");
         return;
     }
-    const char *error = s_arg (req, "error");
-    sl_console_caller_t caller;
-    if (!s_signin_cookie_is (req, s_arg (req, "state")))
-        s_sign_in_failed (resp, "this sign-in did not begin in this browser (state): sign in again");
-    else
-    if (error) {
+    if (!begin && error) {
         snprintf (why, sizeof why, "the provider said: %.100s", error);
-        s_sign_in_failed (resp, why);
+        sl_console_sign_in_failed (resp, why);
+        return;
     }
+    //  The provider is asked: the answer comes when it has answered,
+    //  now (a provider that cannot be asked) or later (SL_CONSOLE_WAIT).
+    sl_console_wait_t *wait = sl_xcalloc (1, sizeof *wait);
+    wait->console = self;
+    wait->asked = true;
+    if (begin)
+        sl_oidc_begin_async (self->oidc, s_now (self), s_on_begun, wait);
     else
-    if (sl_oidc_finish (self->oidc, s_arg (req, "code"), s_arg (req, "state"), s_now (self), &caller, why))
-        s_sign_in_failed (resp, why);
-    else {
-        sl_console_auth_login (self->auth, &caller, s_now (self), resp->cookie);
-        s_redirect (resp, "/");
+        sl_oidc_finish_async (self->oidc, s_arg (req, "code"), s_arg (req, "state"), s_now (self), s_on_finished,
+                              wait);
+    wait->asked = false;
+    if (wait->answered) {
+        sl_buf_free (&resp->location);
+        memcpy (resp->cookie, wait->resp.cookie, sizeof resp->cookie);
+        resp->location = wait->resp.location;
+        sl_buf_free (&wait->resp.body);
+        resp->kind = wait->resp.kind;
+        resp->status = wait->resp.status;
+        resp->content_type = wait->resp.content_type;
+        resp->cache = wait->resp.cache;
+        free (wait);
+        return;
     }
+    resp->kind = SL_CONSOLE_WAIT;
+    resp->wait = wait;
+}
+
+void
+sl_console_wait_on (sl_console_wait_t *wait, sl_console_answer_fn *fn, void *arg)
+{
+    wait->fn = fn;
+    wait->arg = arg;
+}
+
+void
+sl_console_wait_drop (sl_console_wait_t *wait)
+{
+    if (wait)
+        wait->dropped = true;
 }
 
 static void

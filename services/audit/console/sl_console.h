@@ -6,6 +6,7 @@
         GET  /                      the console (index.html), /app.js, /style.css
         GET  /login                 sign in with the provider (sl_oidc.h): a redirect to it
         GET  /login/callback        the provider's redirect back: a session cookie, then /
+                                    (both answered when the provider has: SL_CONSOLE_WAIT)
         POST /api/login             {"key":...}: a session cookie for a console key
         POST /api/logout            ends the cookie's session (server side); with a
                                     provider, its end_session_endpoint ("end_session")
@@ -77,6 +78,8 @@
 #include "services/audit/store/sl_store.h"
 
 typedef struct _sl_console_t sl_console_t;
+//  A sign-in waiting for the provider (SL_CONSOLE_WAIT).
+typedef struct _sl_console_wait_t sl_console_wait_t;
 
 //  A request, as the HTTP server hands it over (all borrowed).
 typedef struct {
@@ -92,8 +95,10 @@ typedef struct {
 typedef enum {
     SL_CONSOLE_ANSWER = 0,              //  respond with status, type, body
     SL_CONSOLE_LIVE,                    //  authorized for /api/live: the caller streams it
-    SL_CONSOLE_DECIDE                   //  an authorized, well-formed decision: the caller sends it to
+    SL_CONSOLE_DECIDE,                  //  an authorized, well-formed decision: the caller sends it to
                                         //  the judges (approval, decision) and answers later
+    SL_CONSOLE_WAIT                     //  a sign-in waiting for the provider: the caller
+                                        //  answers it when sl_console_wait_on says (wait)
 } sl_console_kind_t;
 
 typedef struct {
@@ -107,7 +112,21 @@ typedef struct {
     const char *cache;                  //  a Cache-Control value, or NULL
     char approval [SL_APPROVALS_ID_HEX + 1];    //  SL_CONSOLE_DECIDE: the approval's id
     sl_approvals_parsed_t decision;     //  SL_CONSOLE_DECIDE: the decision (the caller clears it)
+    sl_console_wait_t *wait;            //  SL_CONSOLE_WAIT: the sign-in waiting
 } sl_console_resp_t;
+
+//  A waiting sign-in's answer (status, location, cookie), once the
+//  provider has answered (or could not be reached); resp is freed after.
+typedef void (sl_console_answer_fn) (void *arg, sl_console_resp_t *resp);
+//  Answer the sign-in through fn when it is had (exactly once, unless
+//  dropped before).
+void sl_console_wait_on (sl_console_wait_t *wait, sl_console_answer_fn *fn, void *arg);
+//  Nobody waits for it any more (the browser left, or was answered that
+//  the provider is too slow): fn is not called; the sign-in is freed when
+//  the provider's answer, or its failure, comes.
+void sl_console_wait_drop (sl_console_wait_t *wait);
+//  The refusal page of a sign-in, saying why: a redirect to /?signin_error=.
+void sl_console_sign_in_failed (sl_console_resp_t *resp, const char *why);
 
 //  What /api/meta says beyond the store (the service fills it in).
 typedef void (sl_console_meta_fn) (void *arg, sl_buf_t *out);

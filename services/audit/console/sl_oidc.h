@@ -28,9 +28,12 @@
     ("the provider cannot be reached: ..."); no token, code or secret
     is logged or kept past the call.
 
-    HTTP goes through a fetch function: libcurl by default
-    (SL_OIDC_TIMEOUT_MS a request, blocking: sign-ins are rare and the
-    provider a neighbour), another for tests.
+    Requests to the provider are started through a start function (the
+    console's, on the audit's reactor: libcurl multi, SL_OIDC_TIMEOUT_MS
+    a request, audit_console.h), and the flow goes on when each answer
+    comes: a slow provider holds up its sign-ins, never the reactor. The
+    blocking forms (sl_oidc_begin, sl_oidc_finish, a fetch function) are
+    for tests.
 */
 #ifndef SL_OIDC_H
 #define SL_OIDC_H
@@ -43,6 +46,7 @@
 #define SL_OIDC_LOGIN_MS (10 * 60 * 1000)       //  a sign-in begun lives this long
 #define SL_OIDC_MAX_LOGINS 256          //  sign-ins begun at once; the oldest goes first
 #define SL_OIDC_TIMEOUT_MS 5000         //  a request to the provider
+#define SL_OIDC_WAIT_MS 10000           //  a browser waits this long for its sign-in (two requests)
 #define SL_OIDC_WHY_MAX 256             //  bytes of a refusal's text
 #define SL_OIDC_URL_MAX 2048            //  bytes of an endpoint's URL
 #define SL_OIDC_STATE_MAX 48            //  bytes of a state (base64url of 32 random bytes), with its NUL
@@ -64,13 +68,39 @@ typedef struct {
 typedef int (sl_oidc_fetch_fn) (void *arg, const char *url, const char *form, const char *user,
                                 const char *password, int *status, sl_buf_t *out, char why [SL_OIDC_WHY_MAX]);
 
+//  An answer to a request started by a start function: rc 0 with the
+//  status and body (borrowed for the call), or -1 with err (no answer).
+typedef void (sl_oidc_answer_fn) (void *ctx, int rc, int status, const sl_buf_t *body, const char *err);
+//  Start the same request as sl_oidc_fetch_fn; answer (ctx) is called
+//  exactly once, at once or later, and must be even when the request is
+//  given up (then rc -1).
+typedef void (sl_oidc_start_fn) (void *arg, const char *url, const char *form, const char *user,
+                                 const char *password, sl_oidc_answer_fn *answer, void *ctx);
+//  A sign-in begun: rc 0 with the authorization URL and the state, or -1
+//  with why (all borrowed for the call).
+typedef void (sl_oidc_begun_fn) (void *arg, int rc, const char *url, const char *state, const char *why);
+//  A redirect back checked: rc 0 with the caller, or -1 with why.
+typedef void (sl_oidc_finished_fn) (void *arg, int rc, const sl_console_caller_t *caller, const char *why);
+
 //  NULL when the configuration lacks the issuer or the client id. The
 //  strings are copied.
 sl_oidc_t *sl_oidc_new (const sl_oidc_config_t *config);
 void sl_oidc_destroy (sl_oidc_t **self_p);
-//  Fetch through fn (NULL: libcurl).
+//  Fetch through fn, blocking (tests).
 void sl_oidc_set_fetch (sl_oidc_t *self, sl_oidc_fetch_fn *fn, void *arg);
-//  A new sign-in at now (ms): the authorization URL into url, its state
+//  Start requests through fn: sign-ins answer later (the _async forms).
+//  Every request started must be answered before sl_oidc_destroy.
+void sl_oidc_set_start (sl_oidc_t *self, sl_oidc_start_fn *fn, void *arg);
+//  sl_oidc_begin and sl_oidc_finish, answered through fn when the
+//  provider has answered (at once when it cannot be asked, or with a
+//  blocking fetch).
+void sl_oidc_begin_async (sl_oidc_t *self, int64_t now, sl_oidc_begun_fn *fn, void *arg);
+void sl_oidc_finish_async (sl_oidc_t *self, const char *code, const char *state, int64_t now,
+                           sl_oidc_finished_fn *fn, void *arg);
+//  Sign-ins waiting for the provider.
+int sl_oidc_running (sl_oidc_t *self);
+//  With a blocking fetch (with a start function: -1):
+//  a new sign-in at now (ms): the authorization URL into url, its state
 //  into state (the console binds it to the browser with a cookie: a
 //  callback from another browser is refused). 0, or -1 with why (the
 //  provider cannot be reached, or its discovery is wrong).

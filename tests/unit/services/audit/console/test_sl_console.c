@@ -468,3 +468,128 @@ Test (sl_console, sign_in_refusals_are_said_and_a_logout_kills_the_cookie, .init
     sl_oidc_destroy (&oidc);
     jwt_fixture_free (&op.key);
 }
+
+//  A provider asked on a reactor: its requests held until the test answers
+//  them (with the fake provider's answers).
+typedef struct {
+    oidc_fake_t *op;
+    int count;
+    struct {
+        char url [256], form [1024];
+        sl_oidc_answer_fn *answer;
+        void *ctx;
+    } held [4];
+} s_held_t;
+
+static void
+s_held_start (void *arg, const char *url, const char *form, const char *user, const char *password,
+              sl_oidc_answer_fn *answer, void *ctx)
+{
+    (void) user;
+    (void) password;
+    s_held_t *h = arg;
+    cr_assert_lt (h->count, 4);
+    snprintf (h->held [h->count].url, sizeof h->held [0].url, "%s", url);
+    snprintf (h->held [h->count].form, sizeof h->held [0].form, "%s", form ? form : "");
+    h->held [h->count].answer = answer;
+    h->held [h->count].ctx = ctx;
+    h->count++;
+}
+
+//  Answer the oldest request held; its URL must hold want.
+static void
+s_held_answer (s_held_t *h, const char *want)
+{
+    cr_assert_gt (h->count, 0, "a request to the provider is held");
+    cr_expect_not_null (strstr (h->held [0].url, want), "%s", h->held [0].url);
+    sl_buf_t body = { 0 };
+    int status = 0;
+    char why [SL_OIDC_WHY_MAX] = "";
+    char url [256], form [1024];
+    snprintf (url, sizeof url, "%s", h->held [0].url);
+    snprintf (form, sizeof form, "%s", h->held [0].form);
+    sl_oidc_answer_fn *answer = h->held [0].answer;
+    void *ctx = h->held [0].ctx;
+    memmove (&h->held [0], &h->held [1], (size_t) (h->count - 1) * sizeof h->held [0]);
+    h->count--;
+    int rc = oidc_fake_fetch (h->op, url, *form ? form : NULL, "u", "p", &status, &body, why);
+    answer (ctx, rc, status, &body, why);
+    sl_buf_free (&body);
+}
+
+typedef struct {
+    int calls;
+    int status;
+    char location [1024];
+    char cookie [SL_CONSOLE_COOKIE_MAX];
+} s_answered_t;
+
+static void
+s_on_answered (void *arg, sl_console_resp_t *resp)
+{
+    s_answered_t *a = arg;
+    a->calls++;
+    a->status = resp->status;
+    snprintf (a->location, sizeof a->location, "%s", sl_buf_cstr (&resp->location));
+    snprintf (a->cookie, sizeof a->cookie, "%s", resp->cookie);
+}
+
+Test (sl_console, a_sign_in_waits_for_the_provider_and_is_answered_when_it_has, .init = s_setup,
+      .fini = s_teardown)
+{
+    oidc_fake_t op;
+    sl_oidc_t *oidc;
+    sl_console_t *c = s_console_with_sign_in (&op, &oidc, "");
+    s_held_t held = { .op = &op };
+    sl_oidc_set_start (oidc, s_held_start, &held);
+    sl_console_resp_t resp = { 0 };
+    s_args_t none = { 0 };
+    //  /login: nothing to answer until the provider has.
+    cr_expect_eq (s_ask (c, "GET", "/login", &none, NULL, false, &resp), 0);
+    cr_assert_eq (resp.kind, SL_CONSOLE_WAIT);
+    cr_assert_not_null (resp.wait);
+    s_answered_t got = { 0 };
+    sl_console_wait_on (resp.wait, s_on_answered, &got);
+    cr_expect_eq (sl_oidc_running (oidc), 1);
+    s_held_answer (&held, "/.well-known/openid-configuration");
+    cr_expect_eq (got.calls, 0, "the JWKS is still to come");
+    s_held_answer (&held, "/jwks");
+    cr_expect_eq (got.calls, 1);
+    cr_expect_eq (got.status, 302);
+    cr_expect_not_null (strstr (got.location, OIDC_FAKE_ISSUER "/auth?"), "%s", got.location);
+    cr_expect_not_null (strstr (got.cookie, "sluice_signin="), "%s", got.cookie);
+    cr_expect_eq (sl_oidc_running (oidc), 0);
+    //  The callback: the token exchange waits the same way.
+    char state [64], signin [128];
+    oidc_fake_authorized (&op, got.location, state, sizeof state);
+    snprintf (signin, sizeof signin, "%.*s", (int) strcspn (got.cookie, ";"), got.cookie);
+    s_args_t back = { .query = { { "code", "good-code" }, { "state", state } }, .header = { { "Cookie", signin } } };
+    memset (&resp, 0, sizeof resp);
+    cr_expect_eq (s_ask (c, "GET", "/login/callback", &back, NULL, false, &resp), 0);
+    cr_assert_eq (resp.kind, SL_CONSOLE_WAIT);
+    memset (&got, 0, sizeof got);
+    sl_console_wait_on (resp.wait, s_on_answered, &got);
+    s_held_answer (&held, "/token");
+    cr_expect_eq (got.calls, 1);
+    cr_expect_eq (got.status, 302);
+    cr_expect_str_eq (got.location, "/");
+    cr_expect_not_null (strstr (got.cookie, "HttpOnly"), "a session: %s", got.cookie);
+    //  A browser that left (or was refused for the wait) is not answered;
+    //  its sign-in goes when the provider's answer comes.
+    memset (&resp, 0, sizeof resp);
+    cr_expect_eq (s_ask (c, "GET", "/login", &none, NULL, false, &resp), 0);
+    cr_assert_eq (resp.kind, SL_CONSOLE_WAIT);
+    memset (&got, 0, sizeof got);
+    sl_console_wait_on (resp.wait, s_on_answered, &got);
+    sl_console_wait_drop (resp.wait);
+    op.down = true;
+    s_held_answer (&held, "/.well-known/openid-configuration");
+    cr_expect_eq (got.calls, 0);
+    cr_expect_eq (held.count, 0, "nothing more asked of a provider down");
+    cr_expect_eq (sl_oidc_running (oidc), 0);
+    sl_buf_free (&resp.body);
+    sl_buf_free (&resp.location);
+    sl_console_destroy (&c);
+    sl_oidc_destroy (&oidc);
+    jwt_fixture_free (&op.key);
+}
