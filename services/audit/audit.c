@@ -95,6 +95,7 @@ audit_new (sl_service_t *svc, const audit_config_t *config)
         }
         audit_console_on_meta (self->console, s_meta, self);
         audit_console_on_chain (self->console, s_chain, self);
+        audit_console_set_chain (self->console, audit_recorder_chain (self->recorder));
         audit_recorder_on_commit (self->recorder, s_committed, self);
     }
     sl_service_on_health (svc, s_health, self);

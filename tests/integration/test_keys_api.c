@@ -14,6 +14,9 @@
       it took is printed, next to --watch-ms);
     - the audit gone: the last good set stays in force at both gateways
       (a live key works, the revoked one stays refused);
+    - every change an entry of the hash chain: `sluice-audit verify`
+      finds the store intact, then names the key event a test edited
+      behind the audit's back;
     - sluice-keys create, list (the keys file's keys beside, read-only)
       and revoke --console, and refused without a console key.
 
@@ -26,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "services/audit/store/sl_store.h"
 #include "tests/integration/audit_proc.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/harness.h"
@@ -82,6 +86,67 @@ s_console (const audit_proc_t *a, const char *method, const char *path, const ch
     *out = json_loadb (got.data ? got.data : "", got.len, 0, NULL);
     sl_buf_free (&got);
     return status;
+}
+
+//  sluice-audit verify --json on the store: its exit status, the report.
+static int
+s_verify (const char *dir, const char *const *store, json_t **report)
+{
+    const char *args [] = { "verify", "--json", store [0], store [1], NULL };
+    proc_t *v = proc_start_as (dir, "audit", "verify", args);
+    cr_assert_not_null (v);
+    int status = proc_wait_exit (v, 30000);
+    *report = NULL;
+    FILE *f = fopen (v->log_path, "r");
+    char line [8192];
+    while (f && fgets (line, sizeof line, f))
+        if (strncmp (line, "{\"status\"", 9) == 0)
+            *report = json_loads (line, 0, NULL);
+    if (f)
+        fclose (f);
+    if (!*report)
+        proc_dump (v);
+    free (v);
+    return status;
+}
+
+static const char *
+s_problem (json_t *report, const char *key)
+{
+    json_t *v = json_object_get (json_object_get (report, "problem"), key);
+    return json_is_string (v) ? json_string_value (v) : "";
+}
+
+//  The key events in the chain, verified, then one edited behind the
+//  audit's back (the audit stopped): verify names it.
+static void
+s_key_events_chained (const char *dir, const char *const *store, const char *label)
+{
+    char target [512];
+    if (strcmp (store [0], "--data-dir") == 0)
+        snprintf (target, sizeof target, "%s/audit.db", store [1]);
+    else
+        snprintf (target, sizeof target, "%s", store [1]);
+    char *error = NULL;
+    sl_store_t *db = sl_store_open (target, &error);
+    cr_assert_not_null (db, "%s: %s", label, error ? error : "");
+    int64_t keys = -1;
+    cr_assert_eq (sl_store_query_int (db, "SELECT COUNT(*) FROM chain WHERE kind = 'key'", NULL, 0, -1, &keys), 0);
+    cr_expect_eq (keys, 4, "%s: create, rotate, create, revoke in the chain", label);
+
+    json_t *r;
+    cr_expect_eq (s_verify (dir, store, &r), 0, "%s: intact", label);
+    cr_expect_str_eq (json_string_value (json_object_get (r, "status")), "intact", "%s", label);
+    json_decref (r);
+
+    cr_assert_eq (sl_store_exec (db, "UPDATE key_events SET by_whom = 'someone else' WHERE pos = 1", NULL, 0, NULL),
+                  0, "%s", sl_store_error (db));
+    sl_store_close (&db);
+    cr_expect_eq (s_verify (dir, store, &r), 1, "%s: an edited key event: exit 1", label);
+    cr_expect_str_eq (s_problem (r, "kind"), "changed", "%s", label);
+    cr_expect_str_eq (s_problem (r, "table"), "key_events", "%s", label);
+    cr_expect_str_eq (s_problem (r, "key"), "pos=1", "%s", label);
+    json_decref (r);
 }
 
 static void
@@ -163,6 +228,7 @@ s_keys_across_gateways (const char *const *store, const char *label)
         cr_expect_eq (s_ask (c->http_port [g], other), 200, "%s: a live key works with the audit away", label);
         cr_expect_eq (s_ask (c->http_port [g], rotated), 401, "%s: a revoked key stays refused", label);
     }
+    s_key_events_chained (c->dir, store, label);
     unsetenv ("SLUICE_KEYS_TOKEN");
     unsetenv ("SLUICE_CONSOLE_KEYS");
     cr_expect_eq (cluster_stop (c), 0);

@@ -509,6 +509,12 @@ audit_console_on_meta (audit_console_t *self, sl_console_meta_fn *fn, void *arg)
 }
 
 void
+audit_console_set_chain (audit_console_t *self, sl_chain_t *chain)
+{
+    sl_console_set_chain (self->console, chain);
+}
+
+void
 audit_console_on_chain (audit_console_t *self, sl_console_meta_fn *fn, void *arg)
 {
     sl_console_on_chain (self->console, fn, arg);

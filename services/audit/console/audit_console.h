@@ -58,6 +58,8 @@ void audit_console_destroy (audit_console_t **self_p);
 //  What /api/meta says beyond the store, and /api/chain (sl_console.h).
 void audit_console_on_meta (audit_console_t *self, sl_console_meta_fn *fn, void *arg);
 void audit_console_on_chain (audit_console_t *self, sl_console_meta_fn *fn, void *arg);
+//  The recorder's hash chain, where a key's change is entered (borrowed).
+void audit_console_set_chain (audit_console_t *self, sl_chain_t *chain);
 //  Records the store has just committed, in order: the live view, and the
 //  pages watching it.
 void audit_console_committed (audit_console_t *self, const sl_record_t *records, size_t count);

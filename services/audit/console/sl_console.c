@@ -36,6 +36,7 @@ struct _sl_console_t {
     void *clock_arg;
     char *keys_token;                   //  the gateways' keys token, NULL: none
     sl_keyring_t *file_keys;            //  the keys file's, listed read-only (a reference), NULL: none
+    sl_chain_t *key_chain;              //  where key changes are entered (borrowed), NULL: none
     sl_oidc_t *oidc;                    //  sign-in with a provider, or NULL
 };
 
@@ -96,6 +97,12 @@ sl_console_set_keys_token (sl_console_t *self, const char *token)
 {
     free (self->keys_token);
     self->keys_token = token && *token ? sl_xstrdup (token) : NULL;
+}
+
+void
+sl_console_set_chain (sl_console_t *self, sl_chain_t *chain)
+{
+    self->key_chain = chain;
 }
 
 void
@@ -651,7 +658,8 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
     sl_console_role_t role = sl_console_caller_role (self, req, caller);
     //  The keys API decides who may ask it (admins; the gateways' token,
     //  which is no console caller).
-    sl_console_keys_ctx_t keys = { self->store, self->auth, self->keys_token, s_now (self), self->file_keys, caller };
+    sl_console_keys_ctx_t keys = { self->store, self->key_chain, self->auth, self->keys_token, s_now (self),
+                                   self->file_keys, caller };
     if (sl_console_keys_handle (&keys, req, resp))
         return;
     if (role == SL_CONSOLE_NOBODY) {

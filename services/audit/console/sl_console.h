@@ -77,6 +77,8 @@
 #include "services/audit/console/sl_oidc.h"
 #include "services/audit/store/sl_store.h"
 
+typedef struct _sl_chain_t sl_chain_t;  //  services/audit/recorder/sl_chain.h
+
 typedef struct _sl_console_t sl_console_t;
 //  A sign-in waiting for the provider (SL_CONSOLE_WAIT).
 typedef struct _sl_console_wait_t sl_console_wait_t;
@@ -144,6 +146,9 @@ void sl_console_set_keys_token (sl_console_t *self, const char *token);
 //  The keys file's keys, listed read-only by GET /api/keys (a reference is
 //  kept; NULL: none).
 void sl_console_set_file_keys (sl_console_t *self, sl_keyring_t *keyring);
+//  The hash chain a key's change is entered in (borrowed, outliving the
+//  console; sl_keystore.h). Without one the keys API refuses changes.
+void sl_console_set_chain (sl_console_t *self, sl_chain_t *chain);
 //  Answer a request into resp (its body is the caller's to free).
 void sl_console_handle (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp);
 //  Whether the console checks keys (else: loopback only).

@@ -100,11 +100,24 @@ s_is_json (const sl_console_req_t *req)
     return type && strncasecmp (type, "application/json", 16) == 0;
 }
 
+//  Whether a change can be entered in the chain: one that cannot is
+//  refused, never made unrecorded.
+static bool
+s_chained (const sl_console_keys_ctx_t *ctx, sl_console_resp_t *resp)
+{
+    if (ctx->chain)
+        return true;
+    s_error (resp, 503, "no hash chain to record a key's change in");
+    return false;
+}
+
 static void
 s_create (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, sl_console_resp_t *resp)
 {
     char why [SL_KEYSTORE_WHY_MAX];
     sl_keyspec_t spec;
+    if (!s_chained (ctx, resp))
+        return;
     if (sl_keyspec_parse (req->body, &spec, why)) {
         s_error (resp, 400, why);
         return;
@@ -112,7 +125,7 @@ s_create (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, sl_cons
     char by [S_WHO_MAX];
     s_who (ctx, by, sizeof by);
     sl_keystore_issued_t issued;
-    if (sl_keystore_create (ctx->store, &spec, by, ctx->now, &issued))
+    if (sl_keystore_create (ctx->store, ctx->chain, &spec, by, ctx->now, &issued))
         s_store_error (ctx, resp);
     else {
         sl_buf_puts (&resp->body, "{\"id\":");
@@ -130,6 +143,8 @@ s_rotate (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, const c
 {
     char why [SL_KEYSTORE_WHY_MAX];
     int64_t grace = 0;
+    if (!s_chained (ctx, resp))
+        return;
     if (sl_keystore_parse_rotate (req->body, &grace, why)) {
         s_error (resp, 400, why);
         return;
@@ -137,7 +152,7 @@ s_rotate (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, const c
     char by [S_WHO_MAX];
     s_who (ctx, by, sizeof by);
     sl_keystore_issued_t issued;
-    int rc = sl_keystore_rotate (ctx->store, id, grace, by, ctx->now, &issued);
+    int rc = sl_keystore_rotate (ctx->store, ctx->chain, id, grace, by, ctx->now, &issued);
     if (rc < 0)
         s_store_error (ctx, resp);
     else
@@ -156,9 +171,11 @@ s_rotate (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, const c
 static void
 s_revoke (const sl_console_keys_ctx_t *ctx, const char *id, sl_console_resp_t *resp)
 {
+    if (!s_chained (ctx, resp))
+        return;
     char by [S_WHO_MAX];
     s_who (ctx, by, sizeof by);
-    int rc = sl_keystore_revoke (ctx->store, id, by, ctx->now);
+    int rc = sl_keystore_revoke (ctx->store, ctx->chain, id, by, ctx->now);
     if (rc < 0)
         s_store_error (ctx, resp);
     else

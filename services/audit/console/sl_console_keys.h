@@ -23,7 +23,9 @@
     console without keys or sign-in). A change must be JSON
     (Content-Type: application/json); an unknown member is refused (400),
     an unknown id is 404, a store that fails 503. Every change is a key
-    event in the store naming who made it (sl_console_role_label).
+    event in the store naming who made it (sl_console_role_label), and an
+    entry of the audit's hash chain in the same transaction: without the
+    chain a change is refused (503), never made unrecorded.
 */
 #ifndef SL_CONSOLE_KEYS_H
 #define SL_CONSOLE_KEYS_H
@@ -34,11 +36,13 @@
 #include "common/identity/sl_keyring.h"
 #include "services/audit/console/sl_console.h"
 #include "services/audit/console/sl_console_auth.h"
+#include "services/audit/recorder/sl_chain.h"
 #include "services/audit/store/sl_store.h"
 
 //  The keys token the gateways fetch with (NULL or "": only admins may).
 typedef struct {
     sl_store_t *store;
+    sl_chain_t *chain;                  //  where every change is entered (sl_keystore.h), NULL: changes refused
     sl_console_auth_t *auth;
     const char *token;
     int64_t now;                        //  ms

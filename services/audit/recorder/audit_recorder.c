@@ -638,3 +638,9 @@ audit_recorder_destroy (audit_recorder_t **self_p)
     free (self);
     *self_p = NULL;
 }
+
+sl_chain_t *
+audit_recorder_chain (audit_recorder_t *self)
+{
+    return sl_archive_chain (self->archive);
+}

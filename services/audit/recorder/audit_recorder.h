@@ -31,6 +31,7 @@
 #include "common/base/sl_buf.h"
 #include "common/service/sl_service.h"
 #include "common/http/sl_webhook.h"
+#include "services/audit/recorder/sl_chain.h"
 #include "services/audit/store/sl_record.h"
 #include "services/audit/store/sl_store.h"
 
@@ -82,5 +83,8 @@ bool audit_recorder_store_ok (audit_recorder_t *self);
 bool audit_recorder_webhook (audit_recorder_t *self, size_t *queued, sl_webhook_stats_t *stats);
 //  The chain's state as JSON (GET /api/chain; audit_chain.h).
 void audit_recorder_chain_json (audit_recorder_t *self, sl_buf_t *out);
+//  The chain the recorder writes (borrowed): the console's key events
+//  are entries of it (sl_keystore.h).
+sl_chain_t *audit_recorder_chain (audit_recorder_t *self);
 
 #endif

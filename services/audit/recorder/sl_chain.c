@@ -24,17 +24,18 @@ static const int s_sizes [] = { 64, 16, 4, 1 };
 #define S_HASH_BYTES 32                 //  SHA-256
 #define S_HEAD 5                        //  a field's tag and length
 
-static const char *s_tables [SL_CHAIN_TABLES] = { "events", "blocks", "verdicts", "gaps" };
+static const char *s_tables [SL_CHAIN_TABLES] = { "events", "blocks", "verdicts", "gaps", "key_events" };
 static const char *s_columns [SL_CHAIN_TABLES] = {
     "sid, seq, sub, type, at",
     "sid, seq, idx, kind, id, call_id, name, content, content_bytes, truncated, replaced, incomplete, "
     "args_valid, at",
     "sid, seq, side, idx, call_id, tool, action, checked, rule, reason, judge_model, probability, latency_us, "
     "latency_bucket, arguments, arguments_bytes, truncated, at, part, team, user_name",
-    "emitter, incarnation, rseq, lost, since, at, streams"
+    "emitter, incarnation, rseq, lost, since, at, streams",
+    "pos, at, key_id, action, by_whom, detail"
 };
 static const char *s_types [SL_CHAIN_TABLES] = {
-    "TIITI", "TIITTTTTIIITII", "TITITTTTTTTRIITIIITTT", "TTIIIII"
+    "TIITI", "TIITTTTTIIITII", "TITITTTTTTTRIITIIITTT", "TTIIIII", "IITTTT"
 };
 
 //  An entry written at the next flush.

@@ -82,6 +82,7 @@ typedef enum {
     SL_CHAIN_BLOCKS,
     SL_CHAIN_VERDICTS,
     SL_CHAIN_GAPS,
+    SL_CHAIN_KEY_EVENTS,                //  a key issued, rotated or revoked (sl_keystore.h)
     SL_CHAIN_TABLES
 } sl_chain_table_t;
 

@@ -14,9 +14,10 @@
 
 #define S_PAGE 256                      //  entries read at once
 #define S_SQL 1024                      //  a query built from the column lists
+#define S_KEY_KIND "key"                //  a key event's entries (sl_keystore.h)
 #define S_CHAIN_VERSION 6               //  the migration that began the chain
 #define S_SID_PARTS 256                 //  the rows check's parts: stream ids by their first two hex digits,
-#define S_ROW_PARTS (S_SID_PARTS + 1)   //  then the gaps
+#define S_ROW_PARTS (S_SID_PARTS + 1)   //  then the gaps and key events
 
 typedef struct {
     int64_t pos, at, seq;
@@ -279,6 +280,13 @@ s_lookup (sl_verify_t *self, sl_chain_table_t table, const s_entry_t *e)
         p [0] = sl_val_text (e->ref);
         count = 1;
     }
+    else
+    if (table == SL_CHAIN_KEY_EVENTS) {
+        //  A key event's ref is its row's pos.
+        snprintf (sql, sizeof sql, "SELECT %s FROM key_events WHERE pos = $1", sl_chain_columns (table));
+        p [0] = sl_val_int (strtoll (e->ref, NULL, 10));
+        count = 1;
+    }
     else {
         snprintf (sql, sizeof sql, "SELECT %s FROM %s WHERE sid = $1 AND seq = $2%s", sl_chain_columns (table),
                   sl_chain_table_name (table), table == SL_CHAIN_EVENTS ? " AND sub = $3" : "");
@@ -298,6 +306,9 @@ s_lookup (sl_verify_t *self, sl_chain_table_t table, const s_entry_t *e)
 static int
 s_pruned (sl_verify_t *self, const s_entry_t *e)
 {
+    //  Retention keeps every key event.
+    if (strcmp (e->kind, S_KEY_KIND) == 0)
+        return 0;
     int64_t n = 0;
     char ref [SL_CHAIN_HEX + 512];
     snprintf (ref, sizeof ref, "gap %s", e->ref);
@@ -327,6 +338,10 @@ s_describe (const s_entry_t *e, sl_chain_table_t table, char *tbl, size_t tsize,
         snprintf (tbl, tsize, "gaps");
         snprintf (key, ksize, "%s", e->ref);
     }
+    else if (table == SL_CHAIN_KEY_EVENTS) {
+        snprintf (tbl, tsize, "key_events");
+        snprintf (key, ksize, "pos=%s", e->ref);
+    }
     else {
         snprintf (tbl, tsize, "chain");
         snprintf (key, ksize, "%s %s", e->kind, e->ref);
@@ -343,6 +358,8 @@ s_named_table (const s_entry_t *e)
         return SL_CHAIN_BLOCKS;
     if (strcmp (e->kind, "verdict") == 0)
         return SL_CHAIN_VERDICTS;
+    if (strcmp (e->kind, S_KEY_KIND) == 0)
+        return SL_CHAIN_KEY_EVENTS;
     return SL_CHAIN_GAPS;
 }
 
@@ -376,9 +393,9 @@ s_check (sl_verify_t *self, const s_entry_t *e)
             got = s_lookup (self, named, e);
         }
     }
-    else if (named == SL_CHAIN_GAPS) {
-        gone_table = SL_CHAIN_GAPS;
-        got = s_lookup (self, SL_CHAIN_GAPS, e);
+    else if (named == SL_CHAIN_GAPS || named == SL_CHAIN_KEY_EVENTS) {
+        gone_table = named;
+        got = s_lookup (self, named, e);
     }
     if (got < 0)
         return -1;
@@ -478,6 +495,19 @@ s_orphan_row (void *arg, const sl_row_t *row)
     return 1;
 }
 
+//  A key in force that its chained key events say was revoked.
+static int
+s_unrevoked_row (void *arg, const sl_row_t *row)
+{
+    sl_verify_t *self = arg;
+    sl_str_t key = sl_row_text (row, 0);
+    char k [256];
+    snprintf (k, sizeof k, "id=%.*s", (int) key.len, key.ptr ? key.ptr : "");
+    s_problem (self, SL_VERIFY_BROKEN, "changed", "api_keys", k, 0,
+               "changed: the api_keys row %s is in force, but its key events say it was revoked", k);
+    return 1;
+}
+
 //  Rows dated before since are older than the chain: older than the
 //  migration that began it, and older than the chain's first entry
 //  (whose time its hash covers: moving the migration's time on does not
@@ -546,19 +576,36 @@ s_rows_of_sids (sl_verify_t *self, int part)
     return 0;
 }
 
-//  The gaps no entry names, and those older than the chain.
+//  The gaps and key events no entry names, and those older than the chain.
 static int
 s_rows_of_gaps (sl_verify_t *self)
 {
     sl_val_t p [] = { sl_val_int (self->rows_since) };
-    int64_t before = 0;
+    int64_t before = 0, keys_before = 0;
     if (sl_store_query (self->store, "SELECT 'gaps', g.emitter || ':' || g.incarnation || ':' || g.rseq FROM gaps g "
                                      "WHERE g.at >= $1 AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'gap' "
                                      "AND c.ref = g.emitter || ':' || g.incarnation || ':' || g.rseq) LIMIT 1",
                         p, 1, s_orphan_row, self)
     ||  sl_store_query_int (self->store, "SELECT COUNT(*) FROM gaps WHERE at < $1", p, 1, 0, &before))
         return -1;
-    self->rows_before += before;
+    //  Key events are few: each looked for among the key entries.
+    if (sl_store_query (self->store, "SELECT 'key_events', 'pos=' || k.pos FROM key_events k WHERE k.at >= $1 "
+                                     "AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = '" S_KEY_KIND "' "
+                                     "AND c.ref = CAST(k.pos AS TEXT)) LIMIT 1", p, 1, s_orphan_row, self))
+        return -1;
+    if (sl_store_query_int (self->store, "SELECT COUNT(*) FROM key_events WHERE at < $1", p, 1, 0, &keys_before))
+        return -1;
+    //  The keys the gateways are served: each made by a create and, once
+    //  revoked by a key event, out of force (the events are checked
+    //  above, so a key written into the table directly is found here).
+    if (sl_store_query (self->store, "SELECT 'api_keys', 'id=' || a.id FROM api_keys a WHERE a.created_at >= $1 "
+                                     "AND NOT EXISTS (SELECT 1 FROM key_events k WHERE k.key_id = a.id "
+                                     "AND k.action = 'create') LIMIT 1", p, 1, s_orphan_row, self)
+    ||  sl_store_query (self->store, "SELECT a.id FROM api_keys a WHERE a.revoked_at IS NULL AND EXISTS "
+                                     "(SELECT 1 FROM key_events k WHERE k.key_id = a.id AND k.action = 'revoke') "
+                                     "LIMIT 1", NULL, 0, s_unrevoked_row, self))
+        return -1;
+    self->rows_before += before + keys_before;
     return 0;
 }
 

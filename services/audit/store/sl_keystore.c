@@ -12,8 +12,10 @@
 #include "common/base/sl_json.h"
 #include "common/base/sl_name.h"
 #include "common/identity/sl_keyring.h"
+#include "services/audit/recorder/sl_chain.h"
 
 #define S_ID_HEX 12                     //  hex digits of the key's hash in its id (as sluice-keys new)
+#define S_CHAIN_KIND "key"              //  a key event's chain entries (sl_verify.c knows it)
 #define S_GLOB_MAX 128                  //  bytes of one model glob
 
 _Static_assert (SL_KEYSTORE_KEY_MAX == SL_KEYRING_KEY_MAX, "a key's text is sluice-keys'");
@@ -205,17 +207,60 @@ sl_keystore_parse_rotate (sl_str_t body, int64_t *grace_ms, char why [SL_KEYSTOR
 //  --------------------------------------------------------------------------
 //  Changes
 
-//  One row of key_events, inside the change's transaction.
+//  One row of key_events, inside the change's transaction, and its entry
+//  in the hash chain (kind "key", ref the row's pos): the row's columns
+//  are hashed as written, so verify names a key event changed, removed or
+//  inserted (sl_verify.h). detail never holds the key or its hash.
 static int
-s_event (sl_store_t *store, int64_t now, const char *id, const char *action, const char *by, const char *detail)
+s_event (sl_store_t *store, sl_chain_t *chain, int64_t now, const char *id, const char *action, const char *by,
+         const char *detail)
 {
     int64_t pos = 0;
     if (sl_store_query_int (store, "SELECT MAX(pos) FROM key_events", NULL, 0, 0, &pos))
         return -1;
     sl_val_t params [] = { sl_val_int (pos + 1), sl_val_int (now), sl_val_text (id), sl_val_text (action),
                            by ? sl_val_text (by) : sl_val_null (), detail ? sl_val_text (detail) : sl_val_null () };
-    return sl_store_exec (store, "INSERT INTO key_events (pos, at, key_id, action, by_whom, detail) "
-                                 "VALUES ($1, $2, $3, $4, $5, $6)", params, 6, NULL);
+    if (sl_store_exec (store, "INSERT INTO key_events (pos, at, key_id, action, by_whom, detail) "
+                              "VALUES ($1, $2, $3, $4, $5, $6)", params, 6, NULL))
+        return -1;
+    if (!chain)
+        return 0;
+    char ref [32];
+    snprintf (ref, sizeof ref, "%lld", (long long) (pos + 1));
+    if (sl_chain_begin (chain, S_CHAIN_KIND, NULL, 0, 0, ref, now))
+        return -1;
+    sl_chain_row (chain, SL_CHAIN_KEY_EVENTS, params, 6);
+    sl_chain_end (chain);
+    return 0;
+}
+
+//  The change's transaction: begun, and ended with its chain entry
+//  written (sl_chain_flush) before the commit, or rolled back with it.
+static int
+s_begin (sl_store_t *store, sl_chain_t *chain)
+{
+    //  An entry another writer left pending would be committed with ours.
+    if (chain && sl_chain_pending (chain))
+        return -1;
+    return sl_store_begin (store);
+}
+
+static int
+s_commit (sl_store_t *store, sl_chain_t *chain)
+{
+    if ((chain && sl_chain_flush (chain)) || sl_store_commit (store))
+        return -1;
+    if (chain)
+        sl_chain_committed (chain);
+    return 0;
+}
+
+static void
+s_rollback (sl_store_t *store, sl_chain_t *chain)
+{
+    sl_store_rollback (store);
+    if (chain)
+        sl_chain_abort (chain);
 }
 
 //  A fresh key, its hash and its id for team.
@@ -228,14 +273,14 @@ s_issue (const char *team, sl_keystore_issued_t *out, char hex [SL_KEYRING_HEX_S
 }
 
 int
-sl_keystore_create (sl_store_t *store, const sl_keyspec_t *spec, const char *by, int64_t now,
-                    sl_keystore_issued_t *out)
+sl_keystore_create (sl_store_t *store, sl_chain_t *chain, const sl_keyspec_t *spec, const char *by,
+                    int64_t now, sl_keystore_issued_t *out)
 {
     char hex [SL_KEYRING_HEX_SIZE];
     //  An id is 48 bits of a random key's hash: a clash is not expected,
     //  and one that came would be refused by the key, never merged.
     s_issue (spec->team, out, hex);
-    if (sl_store_begin (store))
+    if (s_begin (store, chain))
         return -1;
     sl_val_t params [] = {
         sl_val_text (out->id), sl_val_text (hex), sl_val_text (spec->team), sl_val_text (spec->user),
@@ -253,31 +298,31 @@ sl_keystore_create (sl_store_t *store, const sl_keyspec_t *spec, const char *by,
     int rc = sl_store_exec (store, "INSERT INTO api_keys (id, sha256, team, user_name, models, limits, approver, "
                                    "created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                             params, 9, NULL)
-          || s_event (store, now, out->id, "create", by, sl_buf_cstr (&detail))
-          || sl_store_commit (store) ? -1 : 0;
+          || s_event (store, chain, now, out->id, "create", by, sl_buf_cstr (&detail))
+          || s_commit (store, chain) ? -1 : 0;
     sl_buf_free (&detail);
     if (rc) {
-        sl_store_rollback (store);
+        s_rollback (store, chain);
         sodium_memzero (out->key, sizeof out->key);
     }
     return rc;
 }
 
 int
-sl_keystore_rotate (sl_store_t *store, const char *id, int64_t grace_ms, const char *by, int64_t now,
-                    sl_keystore_issued_t *out)
+sl_keystore_rotate (sl_store_t *store, sl_chain_t *chain, const char *id, int64_t grace_ms, const char *by,
+                    int64_t now, sl_keystore_issued_t *out)
 {
-    if (sl_store_begin (store))
+    if (s_begin (store, chain))
         return -1;
     sl_val_t key [] = { sl_val_text (id) };
     int64_t live = 0;
     if (sl_store_query_int (store, "SELECT COUNT(*) FROM api_keys WHERE id = $1 AND revoked_at IS NULL",
                             key, 1, 0, &live)) {
-        sl_store_rollback (store);
+        s_rollback (store, chain);
         return -1;
     }
     if (!live) {
-        sl_store_rollback (store);
+        s_rollback (store, chain);
         return 1;
     }
     char hex [SL_KEYRING_HEX_SIZE];
@@ -291,33 +336,33 @@ sl_keystore_rotate (sl_store_t *store, const char *id, int64_t grace_ms, const c
     snprintf (detail, sizeof detail, "{\"grace_ms\":%lld}", (long long) grace_ms);
     int rc = sl_store_exec (store, "UPDATE api_keys SET prev_sha256 = sha256, prev_until = $3, sha256 = $2, "
                                    "rotated_at = $4 WHERE id = $1", params, 4, NULL)
-          || s_event (store, now, id, "rotate", by, detail)
-          || sl_store_commit (store) ? -1 : 0;
+          || s_event (store, chain, now, id, "rotate", by, detail)
+          || s_commit (store, chain) ? -1 : 0;
     if (rc) {
-        sl_store_rollback (store);
+        s_rollback (store, chain);
         sodium_memzero (out->key, sizeof out->key);
     }
     return rc;
 }
 
 int
-sl_keystore_revoke (sl_store_t *store, const char *id, const char *by, int64_t now)
+sl_keystore_revoke (sl_store_t *store, sl_chain_t *chain, const char *id, const char *by, int64_t now)
 {
-    if (sl_store_begin (store))
+    if (s_begin (store, chain))
         return -1;
     sl_val_t params [] = { sl_val_text (id), sl_val_int (now) };
     int64_t changed = 0;
     if (sl_store_exec (store, "UPDATE api_keys SET revoked_at = $2, prev_sha256 = NULL, prev_until = NULL "
                               "WHERE id = $1 AND revoked_at IS NULL", params, 2, &changed)) {
-        sl_store_rollback (store);
+        s_rollback (store, chain);
         return -1;
     }
     if (!changed) {
-        sl_store_rollback (store);
+        s_rollback (store, chain);
         return 1;
     }
-    if (s_event (store, now, id, "revoke", by, NULL) || sl_store_commit (store)) {
-        sl_store_rollback (store);
+    if (s_event (store, chain, now, id, "revoke", by, NULL) || s_commit (store, chain)) {
+        s_rollback (store, chain);
         return -1;
     }
     return 0;

@@ -31,7 +31,15 @@
     is served to no gateway after.
 
     Every change is a row of key_events (create, rotate, revoke: when,
-    which key, who asked, and what), in the same transaction as the change.
+    which key, who asked, and what: a create's team, user, models, limits
+    and approver flag; a rotation's grace; never the key or its hash), in
+    the same transaction as the change, and an entry of the audit's hash
+    chain (sl_chain.h: kind "key", its ref the row's pos, the row's
+    columns hashed), written before that transaction commits: verify
+    names a key event changed, removed or inserted like any other record
+    (sl_verify.h). The chain is the recorder's (borrowed; it must have no
+    entry pending, the change is refused otherwise); NULL writes no entry
+    (a store without a chain writer: tests of the keys alone).
 */
 #ifndef SL_KEYSTORE_H
 #define SL_KEYSTORE_H
@@ -42,6 +50,8 @@
 #include "common/base/sl_buf.h"
 #include "common/base/sl_str.h"
 #include "services/audit/store/sl_store.h"
+
+typedef struct _sl_chain_t sl_chain_t;  //  services/audit/recorder/sl_chain.h
 
 #define SL_KEYSTORE_WHY_MAX 160
 #define SL_KEYSTORE_TEXT_MAX 128        //  a team or user name, bytes
@@ -75,14 +85,14 @@ void sl_keyspec_clear (sl_keyspec_t *self);
 int sl_keystore_parse_rotate (sl_str_t body, int64_t *grace_ms, char why [SL_KEYSTORE_WHY_MAX]);
 
 //  Issue a key for spec at now (ms), asked by `by`. 0 ok, -1 store failed.
-int sl_keystore_create (sl_store_t *store, const sl_keyspec_t *spec, const char *by, int64_t now,
-                        sl_keystore_issued_t *out);
+int sl_keystore_create (sl_store_t *store, sl_chain_t *chain, const sl_keyspec_t *spec, const char *by,
+                        int64_t now, sl_keystore_issued_t *out);
 //  A new secret for key id, the old one good until now + grace_ms.
 //  0 ok, 1 no such key (or revoked), -1 store failed.
-int sl_keystore_rotate (sl_store_t *store, const char *id, int64_t grace_ms, const char *by, int64_t now,
-                        sl_keystore_issued_t *out);
+int sl_keystore_rotate (sl_store_t *store, sl_chain_t *chain, const char *id, int64_t grace_ms, const char *by,
+                        int64_t now, sl_keystore_issued_t *out);
 //  Revoke key id at now. 0 ok, 1 no such key (or revoked already), -1 store failed.
-int sl_keystore_revoke (sl_store_t *store, const char *id, const char *by, int64_t now);
+int sl_keystore_revoke (sl_store_t *store, sl_chain_t *chain, const char *id, const char *by, int64_t now);
 //  Every key, revoked ones too, newest first, without hashes:
 //  [{"id","team","user","models","limits","approver","created_at","created_by",
 //    "rotated_at","grace_until","revoked_at","state":"active|revoked"}]

@@ -1,7 +1,8 @@
 /*  Unit tests: services/audit/console/sl_console_keys, the keys API
     through the console's router (sl_console_handle): create, list,
     rotate, revoke and the gateways' served set; who may ask; bad input
-    (unknown fields, an unknown id, not JSON). Over a SQLite store in a
+    (unknown fields, an unknown id, not JSON); every change an entry of
+    the hash chain, none made without one. Over a SQLite store in a
     temporary directory (the store itself is tested on both databases in
     test_sl_keystore.c). */
 #include <criterion/criterion.h>
@@ -13,6 +14,8 @@
 
 #include "common/identity/sl_keyring.h"
 #include "services/audit/console/sl_console.h"
+#include "services/audit/recorder/sl_chain.h"
+#include "services/audit/recorder/sl_verify.h"
 #include "services/audit/store/sl_store.h"
 
 #define S_ADMIN "console-admin-key"
@@ -20,6 +23,7 @@
 
 static char s_dir [64];
 static sl_store_t *s_store;
+static sl_chain_t *s_chain;
 static int64_t s_now = 1700000000000LL;
 
 static int64_t
@@ -38,11 +42,14 @@ s_setup (void)
     snprintf (path, sizeof path, "%s/a.db", s_dir);
     s_store = sl_store_open (path, &error);
     cr_assert_not_null (s_store, "%s", error ? error : "");
+    s_chain = sl_chain_new (s_store);
+    cr_assert_eq (sl_chain_load (s_chain), 0);
 }
 
 static void
 s_teardown (void)
 {
+    sl_chain_destroy (&s_chain);
     sl_store_close (&s_store);
     char cmd [128];
     snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_dir);
@@ -98,6 +105,7 @@ s_console (void)
     sl_console_t *c = sl_console_new (s_store, S_ADMIN);
     sl_console_set_clock (c, s_clock, NULL);
     sl_console_set_keys_token (c, S_TOKEN);
+    sl_console_set_chain (c, s_chain);
     return c;
 }
 
@@ -160,6 +168,35 @@ Test (sl_console_keys, create_list_rotate_revoke, .init = s_setup, .fini = s_tea
     cr_expect_eq (json_array_size (json_object_get (j, "events")), 3);
     json_decref (j);
     sl_console_destroy (&c);
+
+    //  Each change an entry of the chain, which verify finds whole.
+    int64_t n = -1;
+    cr_assert_eq (sl_store_query_int (s_store, "SELECT COUNT(*) FROM chain WHERE kind = 'key'", NULL, 0, -1, &n), 0);
+    cr_expect_eq (n, 3);
+    sl_verify_opts_t whole = { 0 };
+    sl_verify_t *v = sl_verify_new (s_store, &whole);
+    for (int steps = 0; sl_verify_step (v, 100) == 1 && steps < 100; steps++)
+        ;
+    sl_verify_rows (v);
+    cr_expect_eq (sl_verify_report (v)->status, SL_VERIFY_INTACT, "%s", sl_verify_report (v)->detail);
+    cr_expect_eq (sl_verify_report (v)->entries, 3);
+    sl_verify_destroy (&v);
+}
+
+//  A console with no chain to enter a change in makes none.
+Test (sl_console_keys, no_change_without_the_chain, .init = s_setup, .fini = s_teardown)
+{
+    sl_console_t *c = sl_console_new (s_store, S_ADMIN);
+    json_t *j;
+    cr_expect_eq (s_ask (c, "POST", "/api/keys", &s_admin, "{\"team\":\"t\",\"user\":\"u\"}", &j), 503);
+    cr_expect_not_null (strstr (json_string_value (json_object_get (j, "error")), "chain"));
+    json_decref (j);
+    cr_expect_eq (s_ask (c, "DELETE", "/api/keys/t-000000000000", &s_admin, NULL, NULL), 503);
+    cr_expect_eq (s_ask (c, "POST", "/api/keys/t-000000000000/rotate", &s_admin, NULL, NULL), 503);
+    int64_t n = -1;
+    cr_assert_eq (sl_store_query_int (s_store, "SELECT COUNT(*) FROM api_keys", NULL, 0, -1, &n), 0);
+    cr_expect_eq (n, 0, "nothing was created");
+    sl_console_destroy (&c);
 }
 
 Test (sl_console_keys, only_admins_and_the_gateways_token, .init = s_setup, .fini = s_teardown)
@@ -184,6 +221,7 @@ Test (sl_console_keys, only_admins_and_the_gateways_token, .init = s_setup, .fin
 
     //  Without a token, the served set is for admins only.
     c = sl_console_new (s_store, S_ADMIN);
+    sl_console_set_chain (c, s_chain);
     cr_expect_eq (s_ask (c, "GET", "/api/keys/served", &s_gateway, NULL, NULL), 401);
     sl_console_destroy (&c);
 }

@@ -1,15 +1,18 @@
 /*  Unit tests: services/audit/store/sl_keystore, client keys issued
     through the console: created (the key shown once, only its hash
     stored), listed, rotated (the old secret served for its grace, then
-    not), revoked (served no more), each change a key event; and what a
-    create or rotate request may hold. On SQLite and PostgreSQL
-    (store_env.h). */
+    not), revoked (served no more), each change a key event and an entry
+    of the hash chain (verify names a key event edited, deleted or
+    inserted); and what a create or rotate request may hold. On SQLite and
+    PostgreSQL (store_env.h). */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/identity/sl_keyring.h"
+#include "services/audit/recorder/sl_chain.h"
+#include "services/audit/recorder/sl_verify.h"
 #include "services/audit/store/sl_keystore.h"
 #include "tests/unit/services/audit/store_env.h"
 
@@ -62,10 +65,10 @@ check_life (store_env_t *env)
                                             "\"limits\":{\"rpm\":60,\"budget\":{\"usd\":5.5}},\"approver\":true}"),
                                     &spec, why), 0, "%s", why);
     sl_keystore_issued_t a, b;
-    cr_assert_eq (sl_keystore_create (store, &spec, "console-key:abc", S_T0, &a), 0, "%s", sl_store_error (store));
+    cr_assert_eq (sl_keystore_create (store, NULL, &spec, "console-key:abc", S_T0, &a), 0, "%s", sl_store_error (store));
     cr_expect_eq (strncmp (a.key, "sk-sluice-", 10), 0);
     cr_expect_eq (strncmp (a.id, "payments-", 9), 0, "%s", a.id);
-    cr_assert_eq (sl_keystore_create (store, &spec, NULL, S_T0 + 1, &b), 0);
+    cr_assert_eq (sl_keystore_create (store, NULL, &spec, NULL, S_T0 + 1, &b), 0);
     cr_expect_str_neq (a.key, b.key);
     sl_keyspec_clear (&spec);
 
@@ -87,7 +90,7 @@ check_life (store_env_t *env)
 
     //  Rotate a: both secrets served within the grace, the new one only after.
     sl_keystore_issued_t a2;
-    cr_assert_eq (sl_keystore_rotate (store, a.id, 60000, "console", S_T0 + 10, &a2), 0, "%s",
+    cr_assert_eq (sl_keystore_rotate (store, NULL, a.id, 60000, "console", S_T0 + 10, &a2), 0, "%s",
                   sl_store_error (store));
     cr_expect_str_eq (a2.id, a.id, "the id stays");
     cr_expect_str_neq (a2.key, a.key);
@@ -108,15 +111,15 @@ check_life (store_env_t *env)
     json_decref (list);
 
     //  Revoke a: neither secret served, at once; a second revoke or a rotate is no key.
-    cr_assert_eq (sl_keystore_revoke (store, a.id, "console", S_T0 + 30), 0, "%s", sl_store_error (store));
+    cr_assert_eq (sl_keystore_revoke (store, NULL, a.id, "console", S_T0 + 30), 0, "%s", sl_store_error (store));
     served = s_served (store, S_T0 + 31);
     cr_expect_eq (s_serves (served, a.key), 0);
     cr_expect_eq (s_serves (served, a2.key), 0);
     cr_expect_eq (s_serves (served, b.key), 1, "the other key stays");
     json_decref (served);
-    cr_expect_eq (sl_keystore_revoke (store, a.id, "console", S_T0 + 32), 1);
-    cr_expect_eq (sl_keystore_rotate (store, a.id, 0, "console", S_T0 + 32, &a2), 1);
-    cr_expect_eq (sl_keystore_revoke (store, "payments-000000000000", "console", S_T0 + 32), 1, "unknown id");
+    cr_expect_eq (sl_keystore_revoke (store, NULL, a.id, "console", S_T0 + 32), 1);
+    cr_expect_eq (sl_keystore_rotate (store, NULL, a.id, 0, "console", S_T0 + 32, &a2), 1);
+    cr_expect_eq (sl_keystore_revoke (store, NULL, "payments-000000000000", "console", S_T0 + 32), 1, "unknown id");
     list = s_list (store, S_T0 + 40);
     row = json_array_get (list, 1);
     cr_expect_str_eq (json_string_value (json_object_get (row, "state")), "revoked");
@@ -138,10 +141,138 @@ check_life (store_env_t *env)
     sl_store_close (&store);
 }
 
+//  A store where a key was created, rotated and revoked through chain.
+static sl_store_t *
+s_keys_chained (store_env_t *env, char key [SL_KEYSTORE_KEY_MAX])
+{
+    sl_store_t *store = store_env_fresh (env, "keychain");
+    sl_chain_t *chain = sl_chain_new (store);
+    cr_assert_eq (sl_chain_load (chain), 0, "%s", sl_store_error (store));
+    char why [SL_KEYSTORE_WHY_MAX];
+    sl_keyspec_t spec;
+    cr_assert_eq (sl_keyspec_parse (sl_str ("{\"team\":\"payments\",\"user\":\"alice\",\"models\":[\"gpt-*\"],"
+                                            "\"limits\":{\"rpm\":60},\"approver\":true}"), &spec, why), 0, "%s", why);
+    sl_keystore_issued_t a, a2;
+    cr_assert_eq (sl_keystore_create (store, chain, &spec, "alice <a@x> (sub-1)", S_T0, &a), 0, "%s",
+                  sl_store_error (store));
+    sl_keyspec_clear (&spec);
+    cr_assert_eq (sl_keystore_rotate (store, chain, a.id, 1000, "ci-bot", S_T0 + 10, &a2), 0, "%s",
+                  sl_store_error (store));
+    cr_assert_eq (sl_keystore_revoke (store, chain, a.id, "ci-bot", S_T0 + 20), 0, "%s", sl_store_error (store));
+    //  Nothing is pending after a refused change (no such key).
+    cr_expect_eq (sl_keystore_revoke (store, chain, a.id, "ci-bot", S_T0 + 30), 1);
+    cr_expect_eq (sl_chain_pending (chain), 0);
+    cr_expect_eq (sl_chain_head_pos (chain), 3);
+    sl_chain_destroy (&chain);
+    snprintf (key, SL_KEYSTORE_KEY_MAX, "%s", a2.key);
+    return store;
+}
+
+static sl_verify_report_t
+s_verify (sl_store_t *store)
+{
+    sl_verify_opts_t whole = { 0 };
+    sl_verify_t *v = sl_verify_new (store, &whole);
+    for (int steps = 0; sl_verify_step (v, 100) == 1 && steps < 100; steps++)
+        ;
+    sl_verify_rows (v);
+    sl_verify_report_t r = *sl_verify_report (v);
+    sl_verify_destroy (&v);
+    return r;
+}
+
+static void
+s_exec (sl_store_t *store, const char *sql)
+{
+    cr_assert_eq (sl_store_exec (store, sql, NULL, 0, NULL), 0, "%s: %s", sql, sl_store_error (store));
+}
+
+//  Each change one entry (kind "key", ref the event's pos), in order; the
+//  chain holds neither the key nor its hash; verify finds it whole.
+static void
+check_chained (store_env_t *env)
+{
+    char key [SL_KEYSTORE_KEY_MAX], hex [SL_KEYRING_HEX_SIZE];
+    sl_store_t *store = s_keys_chained (env, key);
+    sl_keyring_key_hex (key, hex);
+    const char *want [] = { "1", "2", "3" };
+    for (int i = 0; i < 3; i++) {
+        sl_val_t p [] = { sl_val_int (i + 1), sl_val_text (want [i]) };
+        int64_t n = 0;
+        cr_assert_eq (sl_store_query_int (store, "SELECT COUNT(*) FROM chain WHERE pos = $1 AND kind = 'key' "
+                                                 "AND ref = $2 AND rows_named = 1 AND seal IS NULL", p, 2, 0, &n), 0);
+        cr_expect_eq (n, 1, "%s: entry %d", env->kind, i + 1);
+    }
+    sl_val_t h [] = { sl_val_text (hex) };
+    int64_t n = -1;
+    cr_assert_eq (sl_store_query_int (store, "SELECT COUNT(*) FROM key_events WHERE detail LIKE '%' || $1 || '%' "
+                                             "OR key_id = $1", h, 1, 0, &n), 0);
+    cr_expect_eq (n, 0, "no hash in the key events");
+    sl_verify_report_t r = s_verify (store);
+    cr_expect_eq (r.status, SL_VERIFY_INTACT, "%s: %s", env->kind, r.detail);
+    cr_expect_eq (r.entries, 3);
+    sl_store_close (&store);
+}
+
+//  A key event edited, deleted or inserted afterwards: verify names it.
+static void
+check_tampered (store_env_t *env)
+{
+    static const struct {
+        const char *sql;
+        const char *problem, *key;
+    } cases [] = {
+        { "UPDATE key_events SET by_whom = 'nobody' WHERE pos = 1", "changed", "pos=1" },
+        { "UPDATE key_events SET detail = '{\"team\":\"payments\",\"user\":\"bob\",\"models\":null,"
+          "\"limits\":null,\"approver\":true}' WHERE pos = 1", "changed", "pos=1" },
+        { "DELETE FROM key_events WHERE pos = 3", "removed", "pos=3" },
+        { "INSERT INTO key_events (pos, at, key_id, action, by_whom) "
+          "VALUES (4, 1700000000100, 'payments-0123456789ab', 'create', 'ci-bot')", "inserted", "pos=4" },
+    };
+    static const struct {
+        const char *sql;
+        const char *problem, *key;
+    } keys [] = {
+        //  A key written straight into the table, with no key event.
+        { "INSERT INTO api_keys (id, sha256, team, user_name, approver, created_at) VALUES ('ops-0123456789ab', "
+          "'0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef', 'ops', 'mallory', 1, 1700000000100)",
+          "inserted", "id=ops-0123456789ab" },
+        //  A revoked key put back in force.
+        { "UPDATE api_keys SET revoked_at = NULL", "changed", NULL },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        char key [SL_KEYSTORE_KEY_MAX];
+        sl_store_t *store = s_keys_chained (env, key);
+        s_exec (store, cases [i].sql);
+        sl_verify_report_t r = s_verify (store);
+        cr_expect_eq (r.status, SL_VERIFY_BROKEN, "%s case %zu: %s", env->kind, i, r.detail);
+        cr_expect_str_eq (r.problem, cases [i].problem, "%s case %zu: %s", env->kind, i, r.detail);
+        cr_expect_str_eq (r.table, "key_events", "%s case %zu: %s", env->kind, i, r.detail);
+        cr_expect_str_eq (r.key, cases [i].key, "%s case %zu: %s", env->kind, i, r.detail);
+        sl_store_close (&store);
+    }
+    for (size_t i = 0; i < sizeof keys / sizeof keys [0]; i++) {
+        char key [SL_KEYSTORE_KEY_MAX];
+        sl_store_t *store = s_keys_chained (env, key);
+        s_exec (store, keys [i].sql);
+        sl_verify_report_t r = s_verify (store);
+        cr_expect_eq (r.status, SL_VERIFY_BROKEN, "%s key case %zu: %s", env->kind, i, r.detail);
+        cr_expect_str_eq (r.problem, keys [i].problem, "%s key case %zu: %s", env->kind, i, r.detail);
+        cr_expect_str_eq (r.table, "api_keys", "%s key case %zu: %s", env->kind, i, r.detail);
+        if (keys [i].key)
+            cr_expect_str_eq (r.key, keys [i].key, "%s key case %zu: %s", env->kind, i, r.detail);
+        else
+            cr_expect_eq (strncmp (r.key, "id=payments-", 12), 0, "%s key case %zu: %s", env->kind, i, r.key);
+        sl_store_close (&store);
+    }
+}
+
 static void
 s_suite (store_env_t *env)
 {
     check_life (env);
+    check_chained (env);
+    check_tampered (env);
 }
 
 Test (sl_keystore, the_suite_on_sqlite)
