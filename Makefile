@@ -409,10 +409,11 @@ cloud-deps:
 BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 TEST_JOBS  ?= $(BUILD_JOBS)
 UNIT_JOBS  ?= $(shell echo $$(( $(TEST_JOBS) * 2 )))
-# The integration tests' parallel phase uses 41 % of two cores at two at
-# once (their processes wait on each other, on timers and on clients):
-# one more than the cores.
-INTEG_JOBS ?= $(shell echo $$(( $(TEST_JOBS) + 1 )))
+# The integration tests' parallel phase: as many as the cores. At one
+# more (three on two cores, 664 s for make test instead of 742 s) a drain
+# test failed in one of two runs: an emitter took a busy gateway for dead
+# and its streams never ended. INTEG_JOBS=3 stays possible by hand.
+INTEG_JOBS ?= $(TEST_JOBS)
 
 run: deps
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) all
