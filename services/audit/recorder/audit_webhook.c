@@ -1,16 +1,13 @@
 /*  audit_webhook.c - the recorder's posts to a SIEM (see audit_webhook.h). */
 #include "services/audit/recorder/audit_webhook.h"
 
-#include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_json.h"
 #include "common/base/sl_log.h"
-#include "common/base/sl_ratelimit.h"
-#include "common/http/sl_curlm.h"
+#include "common/http/sl_hookpost.h"
 #include "services/audit/store/sl_query.h"
 
 #define S_TICK_MS 200                   //  due retries are posted this often
@@ -18,30 +15,15 @@
 #define S_BASE_MS 500                   //  first wait after a failed post
 #define S_MAX_MS 30000                  //  longest wait
 #define S_CONCURRENCY 4                 //  posts in flight at once
-#define S_LOG_BURST 5
-#define S_LOG_WINDOW_MS 10000
-
-//  A post in flight.
-typedef struct {
-    audit_webhook_t *owner;
-    sl_webhook_event_t *event;
-    char retry_after [32];              //  the answer's Retry-After, if any
-} s_post_t;
 
 struct _audit_webhook_t {
     sl_service_t *svc;
     sl_store_t *store;
     audit_webhook_config_t config;
-    char *url;                          //  NULL: off
+    sl_hookpost_t *hook;                //  NULL: off
     char *actions;
     bool streams;                       //  one post per stream (else per verdict)
-    sl_webhook_t *queue;
-    sl_curlm_t *curlm;
-    struct curl_slist *headers;         //  the posts' headers (the token among them)
-    int timer;
-    sl_ratelimit_t error_log;
     sl_buf_t body;
-    sl_counter_t *sent, *failures, *dropped, *given_up;
 };
 
 //  --------------------------------------------------------------------------
@@ -146,8 +128,7 @@ s_post_verdict (audit_webhook_t *self, const sl_record_t *record)
         args.len = self->config.max_text;
     sl_json_put_sl (out, args);
     sl_buf_putc (out, '}');
-    if (sl_webhook_push (self->queue, sl_buf_str (out), zclock_time ()))
-        sl_log_warn ("webhook_full", "the webhook's queue is full: a verdict event is dropped");
+    sl_hookpost_push (self->hook, sl_buf_str (out));
 }
 
 typedef struct {
@@ -185,14 +166,13 @@ s_post_stream (audit_webhook_t *self, const sl_record_t *record)
     if (sl_query_stream (self->store, hex, out) != 0)
         return;
     sl_buf_putc (out, '}');
-    if (sl_webhook_push (self->queue, sl_buf_str (out), zclock_time ()))
-        sl_log_warn ("webhook_full", "the webhook's queue is full: a stream event is dropped");
+    sl_hookpost_push (self->hook, sl_buf_str (out));
 }
 
 void
 audit_webhook_committed (audit_webhook_t *self, const sl_record_t *record)
 {
-    if (!self->url)
+    if (!self->hook)
         return;
     if (!self->streams && record->msg->type == SL_MSG_VERDICT)
         s_post_verdict (self, record);
@@ -201,96 +181,11 @@ audit_webhook_committed (audit_webhook_t *self, const sl_record_t *record)
         s_post_stream (self, record);
 }
 
-//  --------------------------------------------------------------------------
-//  Posts
-
-static size_t
-s_post_header (char *data, size_t size, size_t count, void *arg)
-{
-    s_post_t *post = arg;
-    size_t n = size * count;
-    if (n > 12 && strncasecmp (data, "Retry-After:", 12) == 0) {
-        size_t len = n - 12 < sizeof post->retry_after - 1 ? n - 12 : sizeof post->retry_after - 1;
-        memcpy (post->retry_after, data + 12, len);
-        post->retry_after [len] = 0;
-    }
-    return n;
-}
-
-static size_t
-s_post_body (char *data, size_t size, size_t count, void *arg)
-{
-    (void) data;
-    (void) arg;
-    return size * count;                //  the answer's body is not needed
-}
-
-static void
-s_post_done (void *arg, CURL *easy, CURLcode result)
-{
-    s_post_t *post = arg;
-    audit_webhook_t *self = post->owner;
-    long status = 0;
-    curl_easy_getinfo (easy, CURLINFO_RESPONSE_CODE, &status);
-    bool ok = result == CURLE_OK && status >= 200 && status < 300;
-    int64_t retry_ms = atoi (post->retry_after) > 0 ? (int64_t) atoi (post->retry_after) * 1000 : 0;
-    if (!ok) {
-        uint32_t held;
-        if (sl_ratelimit_allow (&self->error_log, zclock_mono (), &held))
-            sl_log_warn ("webhook_failed", "attempt %d: %s (status %ld) (and %u more not logged)",
-                         sl_webhook_attempt (post->event), curl_easy_strerror (result), status, held);
-    }
-    bool again = sl_webhook_done (self->queue, post->event, ok, retry_ms, zclock_time ());
-    if (!ok && !again)
-        sl_log_error ("webhook_given_up", "an event is dropped after %d attempts", self->config.attempts);
-    curl_easy_cleanup (easy);
-    free (post);
-    audit_webhook_pump (self);
-}
-
 void
 audit_webhook_pump (audit_webhook_t *self)
 {
-    if (!self->url)
-        return;
-    sl_webhook_event_t *event;
-    while ((event = sl_webhook_next (self->queue, zclock_time ()))) {
-        CURL *easy = curl_easy_init ();
-        s_post_t *post = sl_xcalloc (1, sizeof *post);
-        post->owner = self;
-        post->event = event;
-        sl_str_t body = sl_webhook_body (event);
-        curl_easy_setopt (easy, CURLOPT_URL, self->url);
-        curl_easy_setopt (easy, CURLOPT_POST, 1L);
-        curl_easy_setopt (easy, CURLOPT_POSTFIELDS, body.ptr);
-        curl_easy_setopt (easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) body.len);
-        curl_easy_setopt (easy, CURLOPT_HTTPHEADER, self->headers);
-        curl_easy_setopt (easy, CURLOPT_TIMEOUT_MS, (long) S_TIMEOUT_MS);
-        curl_easy_setopt (easy, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt (easy, CURLOPT_HEADERFUNCTION, s_post_header);
-        curl_easy_setopt (easy, CURLOPT_HEADERDATA, post);
-        curl_easy_setopt (easy, CURLOPT_WRITEFUNCTION, s_post_body);
-        if (sl_curlm_add (self->curlm, easy, s_post_done, post)) {
-            sl_webhook_done (self->queue, event, false, 0, zclock_time ());
-            curl_easy_cleanup (easy);
-            free (post);
-            break;
-        }
-    }
-    const sl_webhook_stats_t *st = sl_webhook_stats (self->queue);
-    self->sent->value = st->sent;
-    self->failures->value = st->failures;
-    self->dropped->value = st->dropped;
-    self->given_up->value = st->given_up;
-}
-
-static int
-s_on_tick (zloop_t *loop, int timer_id, void *arg)
-{
-    (void) loop;
-    (void) timer_id;
-    audit_webhook_pump (arg);
-    return 0;
+    if (self->hook)
+        sl_hookpost_pump (self->hook);
 }
 
 static double
@@ -308,35 +203,29 @@ audit_webhook_new (sl_service_t *svc, sl_store_t *store, const audit_webhook_con
     self->svc = svc;
     self->store = store;
     self->config = *config;
-    self->timer = -1;
-    self->error_log = (sl_ratelimit_t) SL_RATELIMIT_INIT (S_LOG_BURST, S_LOG_WINDOW_MS);
-    sl_webhook_opts_t opts = { config->queue, config->attempts, S_BASE_MS, S_MAX_MS, S_CONCURRENCY };
-    self->queue = sl_webhook_new (&opts);
     sl_metrics_t *m = sl_service_metrics (svc);
-    self->sent = sl_metrics_counter (m, "sluice_audit_webhook_sent_total", NULL, "Events the webhook took");
-    self->failures = sl_metrics_counter (m, "sluice_audit_webhook_failures_total", NULL,
-                                         "Webhook attempts that failed (retried with backoff)");
-    self->dropped = sl_metrics_counter (m, "sluice_audit_webhook_dropped_total", NULL,
-                                        "Webhook events dropped: the queue was full");
-    self->given_up = sl_metrics_counter (m, "sluice_audit_webhook_given_up_total", NULL,
-                                         "Webhook events dropped after their last attempt");
+    sl_hookpost_counters_t counters = {
+        sl_metrics_counter (m, "sluice_audit_webhook_sent_total", NULL, "Events the webhook took"),
+        sl_metrics_counter (m, "sluice_audit_webhook_failures_total", NULL,
+                            "Webhook attempts that failed (retried with backoff)"),
+        sl_metrics_counter (m, "sluice_audit_webhook_dropped_total", NULL,
+                            "Webhook events dropped: the queue was full"),
+        sl_metrics_counter (m, "sluice_audit_webhook_given_up_total", NULL,
+                            "Webhook events dropped after their last attempt"),
+    };
     sl_metrics_gauge_fn (m, "sluice_audit_webhook_queue", NULL, "Webhook events waiting or in flight",
                          s_gauge_queue, self);
     if (!config->url || !*config->url)
         return self;
-    self->url = sl_xstrdup (config->url);
+    sl_hookpost_config_t c = {
+        .url = config->url, .token = config->token, .user_agent = "sluice-audit",
+        .log_name = "webhook", .what = "a webhook event",
+        .timeout_ms = S_TIMEOUT_MS, .tick_ms = S_TICK_MS,
+        .queue = { config->queue, config->attempts, S_BASE_MS, S_MAX_MS, S_CONCURRENCY },
+    };
+    self->hook = sl_hookpost_new (sl_service_loop (svc), &c, &counters);
     self->actions = sl_xstrdup (config->actions ? config->actions : "");
-    self->curlm = sl_curlm_new (sl_service_loop (svc));
-    self->headers = curl_slist_append (NULL, "Content-Type: application/json");
-    self->headers = curl_slist_append (self->headers, "User-Agent: sluice-audit");
-    if (config->token && *config->token) {
-        sl_buf_t line = { 0 };
-        sl_buf_printf (&line, "Authorization: Bearer %s", config->token);
-        self->headers = curl_slist_append (self->headers, sl_buf_cstr (&line));
-        sl_buf_free (&line);
-    }
     self->streams = config->on && strcmp (config->on, "stream") == 0;
-    self->timer = zloop_timer (sl_service_loop (svc), S_TICK_MS, 0, s_on_tick, self);
     sl_log_info ("webhook", "one post per %s, actions %s", self->streams ? "stream" : "verdict",
                  *self->actions ? self->actions : "all");
     return self;
@@ -348,21 +237,19 @@ audit_webhook_destroy (audit_webhook_t **self_p)
     if (!self_p || !*self_p)
         return;
     audit_webhook_t *self = *self_p;
-    if (self->url && sl_webhook_queued (self->queue))
-        sl_log_warn ("webhook_unsent", "%zu webhook events are lost with this process (the store has the records)",
-                     sl_webhook_queued (self->queue));
-    sl_curlm_destroy (&self->curlm);
-    if (self->timer >= 0)
-        zloop_timer_end (sl_service_loop (self->svc), self->timer);
-    curl_slist_free_all (self->headers);
-    sl_webhook_destroy (&self->queue);
-    free (self->url);
+    sl_hookpost_destroy (&self->hook);
     free (self->actions);
     sl_buf_free (&self->body);
     free (self);
     *self_p = NULL;
 }
 
-bool audit_webhook_on (audit_webhook_t *self) { return self->url != NULL; }
-size_t audit_webhook_queued (audit_webhook_t *self) { return sl_webhook_queued (self->queue); }
-const sl_webhook_stats_t *audit_webhook_stats (audit_webhook_t *self) { return sl_webhook_stats (self->queue); }
+static const sl_webhook_stats_t s_no_stats;
+
+bool audit_webhook_on (audit_webhook_t *self) { return self->hook != NULL; }
+size_t audit_webhook_queued (audit_webhook_t *self) { return self->hook ? sl_hookpost_queued (self->hook) : 0; }
+const sl_webhook_stats_t *
+audit_webhook_stats (audit_webhook_t *self)
+{
+    return self->hook ? sl_hookpost_stats (self->hook) : &s_no_stats;
+}
