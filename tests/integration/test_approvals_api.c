@@ -44,9 +44,6 @@
 #include "tests/keyfile_fixture.h"
 
 #define TIMEOUT_MS 15000
-#define PORT_GATEWAY_JUDGE 27301        //  the fake judge of the keys-file test
-#define PORT_LOOPBACK_JUDGE 27302       //  of the loopback test
-#define PORT_HOOK 27303                 //  the approvals webhook's receiver
 #define RUN_LIMIT_MS 30000
 #define HOOK_SECRET "hook-s3cret"
 #define HOOK_MAX 16                     //  posts the receiver keeps
@@ -94,12 +91,13 @@ Test (approvals_api, the_gateway_api_checks_who_asks_and_what)
     keyfile_entry (keys, sizeof keys, "bob-plain", PLAIN, "eng", "bob", NULL);
     cr_assert_eq (harness_write (dir, "keys.yaml", keys), 0);
     snprintf (path, sizeof path, "%s/keys.yaml", dir);
-    snprintf (judges, sizeof judges, "tcp://127.0.0.1:%d", PORT_GATEWAY_JUDGE);
+    int judge_port = harness_free_port ();
+    snprintf (judges, sizeof judges, "tcp://127.0.0.1:%d", judge_port);
     const char *gateway_args [] = { "--keys-file", path, "--judge-approvals", judges, NULL };
     sluice_stack_t *s = stack_start (&(stack_opts_t) { .gateway_args = gateway_args, .mock_delay_ms = 1000 });
     cr_assert_not_null (s);
     //  The judge comes up after the gateway: its link connects when it can.
-    fake_judge_t *judge = fake_judge_start (s->keys, PORT_GATEWAY_JUDGE);
+    fake_judge_t *judge = fake_judge_start (s->keys, judge_port);
     cr_assert_not_null (judge);
     sl_buf_t out = { 0 };
     const char *one = "/v1/approvals/" FAKE_JUDGE_ID;
@@ -164,11 +162,12 @@ Test (approvals_api, the_gateway_api_checks_who_asks_and_what)
 Test (approvals_api, without_keys_a_caller_on_this_machine_decides_as_loopback)
 {
     char judges [64];
-    snprintf (judges, sizeof judges, "tcp://127.0.0.1:%d", PORT_LOOPBACK_JUDGE);
+    int judge_port = harness_free_port ();
+    snprintf (judges, sizeof judges, "tcp://127.0.0.1:%d", judge_port);
     const char *gateway_args [] = { "--judge-approvals", judges, NULL };
     sluice_stack_t *s = stack_start (&(stack_opts_t) { .gateway_args = gateway_args });
     cr_assert_not_null (s);
-    fake_judge_t *judge = fake_judge_start (s->keys, PORT_LOOPBACK_JUDGE);
+    fake_judge_t *judge = fake_judge_start (s->keys, judge_port);
     cr_assert_not_null (judge);
     sl_buf_t out = { 0 };
     cr_expect_eq (s_call (s->http_port, "POST", "/v1/approvals/" FAKE_JUDGE_ID, "{\"decision\":\"deny\"}", NULL, &out),
@@ -201,6 +200,7 @@ static const char *s_ask_policy =
 //  receiver to, and answers 200.
 typedef struct {
     int fd;
+    int port;                           //  where it listens (picked by the kernel)
     pthread_t thread;
     pthread_mutex_t lock;
     volatile bool stop;
@@ -307,9 +307,12 @@ s_hook_start (s_hook_t *h)
     h->fd = socket (AF_INET, SOCK_STREAM, 0);
     int one = 1;
     setsockopt (h->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons (PORT_HOOK) };
+    struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = 0 };
     addr.sin_addr.s_addr = htonl (INADDR_LOOPBACK);
     cr_assert_eq (bind (h->fd, (struct sockaddr *) &addr, sizeof addr), 0, "the receiver's port");
+    socklen_t len = sizeof addr;
+    cr_assert_eq (getsockname (h->fd, (struct sockaddr *) &addr, &len), 0);
+    h->port = ntohs (addr.sin_port);
     cr_assert_eq (listen (h->fd, 16), 0);
     pthread_mutex_init (&h->lock, NULL);
     pthread_create (&h->thread, NULL, s_hook_run, h);
@@ -431,7 +434,7 @@ Test (approvals_api, ask_through_the_gateway_and_the_console_stored_and_posted_s
     cr_assert_not_null (s);
     char data [300], hook_url [64];
     snprintf (data, sizeof data, "%s/audit-data", s->dir);
-    snprintf (hook_url, sizeof hook_url, "http://127.0.0.1:%d/hook", PORT_HOOK);
+    snprintf (hook_url, sizeof hook_url, "http://127.0.0.1:%d/hook", hook.port);
     const char *store [] = { "--data-dir", data, NULL };
     const char *extra [] = { "--judge-approvals", s->approvals, "--approvals-webhook", hook_url, NULL };
     setenv ("SLUICE_APPROVALS_WEBHOOK_SECRET", HOOK_SECRET, 1);
