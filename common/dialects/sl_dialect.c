@@ -132,7 +132,7 @@ s_upstream_only_ok (const sl_dialect_t *d, const char **why)
                "an upstream-only dialect has no client endpoint");
     S_REQUIRE (!d->parse, "an upstream-only dialect parses no client request");
     S_REQUIRE (!d->renderer && !d->validator, "an upstream-only dialect renders nothing for clients");
-    S_REQUIRE (!d->models_path && !d->models_header && !d->model_list && !d->model,
+    S_REQUIRE (!d->models_path && !d->models_header && !d->model_list && !d->model && !d->models_path_also,
                "an upstream-only dialect lists no models");
     S_REQUIRE (d->format != d->id, "an upstream-only dialect's format is a client dialect's, or none");
     return 0;
@@ -185,6 +185,8 @@ sl_dialect_check (const sl_dialect_t *d, const char **why)
     S_REQUIRE (d->validator, "validator missing");
     S_REQUIRE (d->validator->event && d->validator->body, "validator operation missing");
     S_REQUIRE (!d->models_path || (d->model_list && d->model), "model list operation missing");
+    S_REQUIRE (!d->models_path_also == !d->models_header_also && (!d->models_path_also || d->models_path),
+               "a second model list path needs its header and a first path");
     S_REQUIRE (!d->vendor || s_plain_name (d->vendor), "vendor is not [a-z][a-z0-9]*");
     S_REQUIRE (s_http_url (d->base_url), "base URL missing (http:// or https://, no trailing slash)");
     S_REQUIRE (!d->question == !d->answer, "question without answer, or answer without question");
@@ -439,17 +441,27 @@ sl_dialect_endpoint (const char *path, sl_endpoint_t *out)
 //  send. *rest: "" for the list, the model id for one model (an id with
 //  ':' is a method, not a model).
 static int
+s_models_at (const char *models_path, const char *models_header, const char *path, sl_header_fn *header,
+             void *arg, const char **rest)
+{
+    size_t n = strlen (models_path);
+    if (strncmp (path, models_path, n) != 0 || (path [n] && path [n] != '/') || strchr (path, ':'))
+        return 0;
+    if (models_header && (!header || !header (arg, models_header)))
+        return 0;
+    *rest = path [n] ? path + n + 1 : "";
+    return models_header ? 2 : 1;
+}
+
+static int
 s_models (const sl_dialect_t *d, const char *path, sl_header_fn *header, void *arg, const char **rest)
 {
     if (!d || !d->models_path)
         return 0;
-    size_t n = strlen (d->models_path);
-    if (strncmp (path, d->models_path, n) != 0 || (path [n] && path [n] != '/') || strchr (path, ':'))
-        return 0;
-    if (d->models_header && (!header || !header (arg, d->models_header)))
-        return 0;
-    *rest = path [n] ? path + n + 1 : "";
-    return d->models_header ? 2 : 1;
+    int score = s_models_at (d->models_path, d->models_header, path, header, arg, rest);
+    if (!score && d->models_path_also)
+        score = s_models_at (d->models_path_also, d->models_header_also, path, header, arg, rest);
+    return score;
 }
 
 const sl_dialect_t *

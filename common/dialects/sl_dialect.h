@@ -242,6 +242,11 @@ struct _sl_dialect_t {
     //  dialect lists no models of its own (its clients read another's).
     const char *models_path;
     const char *models_header;
+    //  A second path its SDKs read the list at, theirs only with this
+    //  header (both or neither; NULL: none): Google's SDK moved from
+    //  /v1beta to /v1, where OpenAI's clients read theirs too.
+    const char *models_path_also;
+    const char *models_header_also;
     //  The list, and one model, in this dialect's shape (with models_path).
     void (*model_list) (const sl_model_entry_t *models, size_t count, sl_buf_t *out);
     void (*model) (const sl_model_entry_t *model, sl_buf_t *out);

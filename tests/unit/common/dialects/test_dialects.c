@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/dialects/sl_baseurls.h"
 #include "common/dialects/sl_decoder_impl.h"
@@ -54,6 +55,22 @@
 #include "services/mock/sl_mock_request.h"
 #include "services/mock/sl_mock_script.h"
 #include "tests/recordings.h"
+
+//  Header lookups for the model list: Google's SDK's key header, or none.
+static const char *
+s_goog_header (void *arg, const char *name)
+{
+    (void) arg;
+    return strcasecmp (name, "x-goog-api-key") == 0 ? "k" : NULL;
+}
+
+static const char *
+s_no_header (void *arg, const char *name)
+{
+    (void) arg;
+    (void) name;
+    return NULL;
+}
 #include "tests/unit/emit_driver.h"
 #include "tests/unit/script_sink.h"
 
@@ -302,12 +319,28 @@ Test (dialects, a_table_states_its_paths_url_finishes_and_model_list_as_data)
     cr_expect_null (sl_dialect_models ("/v1/models/gpt-x:generate", NULL, NULL, &rest), "a method, not a model");
     cr_expect_eq (sl_dialect_models ("/v1beta/models", NULL, NULL, &rest), sl_dialect_get (SL_DIALECT_GEMINI));
     cr_expect_str_eq (rest, "");
+    //  Google's SDK (3.x) reads /v1/models, with its key header: its list.
+    cr_expect_eq (sl_dialect_models ("/v1/models", s_goog_header, NULL, &rest), sl_dialect_get (SL_DIALECT_GEMINI));
+    cr_expect_eq (sl_dialect_models ("/v1/models/mock-text", s_goog_header, NULL, &rest),
+                  sl_dialect_get (SL_DIALECT_GEMINI));
+    cr_expect_str_eq (rest, "mock-text");
+    cr_expect_eq (sl_dialect_models ("/v1/models", s_no_header, NULL, &rest), openai, "without it, OpenAI's");
     sl_buf_t list = { 0 };
     sl_model_entry_t models [] = { { "a", "p" }, { "b", "q" } };
     sl_dialect_put_models (models, 2, openai->model, &list);
     cr_expect_str_eq (sl_buf_cstr (&list), "{\"id\":\"a\",\"object\":\"model\",\"created\":0,\"owned_by\":\"p\"},"
                                            "{\"id\":\"b\",\"object\":\"model\",\"created\":0,\"owned_by\":\"q\"}");
     sl_buf_free (&list);
+}
+
+Test (dialects, a_second_model_list_path_comes_with_its_header)
+{
+    sl_dialect_t copy = *sl_dialect_get (SL_DIALECT_GEMINI);
+    const char *why = NULL;
+    cr_expect_eq (sl_dialect_check (&copy, &why), 0, "%s", why ? why : "");
+    copy.models_header_also = NULL;
+    cr_expect_eq (sl_dialect_check (&copy, &why), -1);
+    cr_expect_str_eq (why, "a second model list path needs its header and a first path");
 }
 
 Test (dialects, a_name_or_a_vendors_base_url_taken_twice_does_not_register)
