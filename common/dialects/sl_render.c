@@ -62,6 +62,8 @@ sl_render_block (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out)
 {
     if (msg->kind == SL_B_MESSAGE)
         return;
+    if (!rs->started && msg->kind == SL_B_START)
+        rs->first_block = msg->block;
     sl_render_open (rs, out);
     const sl_renderer_t *r = rs->renderer;
     void (*step) (sl_render_stream_t *rs, const sl_msg_t *msg, sl_buf_t *out) = NULL;

@@ -53,6 +53,8 @@ typedef struct {
     bool start_has_usage;               //  usage reported at the response's start
     sl_usage_t start_usage;             //  (Anthropic: message_start's input and cache tokens)
     bool started;                       //  the first event is out
+    int first_block;                    //  sl_block_kind_t of the block that opened
+                                        //  the stream (0: none, or not a block start)
     bool failed;                        //  an error was rendered
     bool finished;                      //  the finish was rendered
     int tool_calls;                     //  tool calls started so far

@@ -91,11 +91,23 @@ s_chunk_close (sl_buf_t *out, const char *finish)
     sl_buf_puts (out, "}]}\n\n");
 }
 
+//  A message's content before its text: null when it opens with a call or
+//  a refusal, "" otherwise, as OpenAI's own streams have it (its SDK keeps
+//  a message's content null then; a reasoning provider such as DeepSeek
+//  sends "" once its reasoning ends, which the SDK keeps). The one body
+//  says the same, so a client reads one message either way.
+static bool
+s_content_null (int first_block)
+{
+    return first_block == SL_BK_TOOL_CALL || first_block == SL_BK_REFUSAL;
+}
+
 static void
 s_role_chunk (sl_render_stream_t *rs, sl_buf_t *out)
 {
     s_chunk_open (rs, out);
-    sl_buf_puts (out, "\"role\":\"assistant\",\"content\":\"\"");
+    sl_buf_puts (out, s_content_null (rs->first_block) ? "\"role\":\"assistant\",\"content\":null"
+                                                       : "\"role\":\"assistant\",\"content\":\"\"");
     s_chunk_close (out, NULL);
 }
 
@@ -280,10 +292,11 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
     sl_buf_puts (out, ",\"model\":");
     sl_json_put_sl (out, sl_buf_str (&rs->model));
     sl_buf_puts (out, ",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":");
+    sl_snapshot_block_t b;
     if (s_join (snap, SL_BK_TEXT, &text))
         sl_json_put_sl (out, sl_buf_str (&text));
     else
-        sl_buf_puts (out, "null");
+        sl_buf_puts (out, s_content_null (sl_snapshot_block (snap, 0, &b) ? b.kind : 0) ? "null" : "\"\"");
     sl_buf_reset (&text);
     sl_buf_puts (out, ",\"refusal\":");
     if (s_join (snap, SL_BK_REFUSAL, &text))
@@ -297,7 +310,6 @@ s_body (const sl_render_stream_t *rs, const sl_snapshot_t *snap, sl_buf_t *out)
     }
     //  Citations of the text blocks, and of citation blocks of their own.
     sl_buf_reset (&text);
-    sl_snapshot_block_t b;
     for (size_t i = 0; sl_snapshot_block (snap, i, &b); i++)
         if (b.kind == SL_BK_TEXT || b.kind == SL_BK_CITATION)
             sl_render_put_citations (&text, b.body);

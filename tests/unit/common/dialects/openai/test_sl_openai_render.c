@@ -92,3 +92,44 @@ Test (sl_openai_render, what_a_chat_chunk_cannot_carry_is_left_out)
     cr_expect_not_null (strstr (bytes, "data: [DONE]\n\n"));
     driver_stop (&d);
 }
+
+//  The first chunk's content, as OpenAI's own streams have it: "" when the
+//  message opens with text (or reasoning), null when it opens with a call
+//  (openai 7's SDK keeps a message's content null only then).
+static json_t *
+s_first_content (int first_kind, driver_t *d)
+{
+    driver_start (d, SL_DIALECT_OPENAI, SL_F_STREAM);
+    sl_msg_t m = driver_block (SL_B_START, first_kind, 0);
+    if (first_kind == SL_BK_TOOL_CALL) {
+        m.id = sl_str ("call_1");
+        m.name = sl_str ("get_weather");
+    }
+    driver_feed (d, m);
+    sse_event_t ev [4];
+    int n = driver_events (d, ev, 4);
+    cr_assert_geq (n, 1, "%s", driver_bytes (d));
+    json_t *delta = json_object_get (json_array_get (json_object_get (ev [0].data, "choices"), 0), "delta");
+    cr_expect_str_eq (json_string_value (json_object_get (delta, "role")), "assistant");
+    json_t *content = json_incref (json_object_get (delta, "content"));
+    driver_events_free (ev, n);
+    driver_stop (d);
+    return content;
+}
+
+Test (sl_openai_render, the_first_chunks_content_is_null_before_a_call_and_empty_before_text)
+{
+    driver_t d;
+    json_t *c = s_first_content (SL_BK_TOOL_CALL, &d);
+    cr_expect (c && json_is_null (c), "a call first: content null");
+    json_decref (c);
+    c = s_first_content (SL_BK_REFUSAL, &d);
+    cr_expect (c && json_is_null (c), "a refusal first: content null");
+    json_decref (c);
+    c = s_first_content (SL_BK_TEXT, &d);
+    cr_expect (json_is_string (c) && json_string_length (c) == 0, "text first: content \"\"");
+    json_decref (c);
+    c = s_first_content (SL_BK_THINKING, &d);
+    cr_expect (json_is_string (c) && json_string_length (c) == 0, "reasoning first: content \"\"");
+    json_decref (c);
+}
