@@ -13,11 +13,25 @@ export const HELD_TEXT_COMMAND = 'touch sluice-slow-text.marker';
 export const TERMINATED = 'sluice ended this response: the command asked for it (rule end-on-request).';
 export const UPSTREAM_FAILED = /mock upstream failed mid-stream|operation was cancelled/;
 
+//
+// The SDK's abort reaches the request only until its response arrives:
+// an SDK that stops reading at an error event (openai 7 aborts there)
+// must not cut the copy short, which keeps the events after it.
 export function capturing () {
   const seen = { bytes: '' };
   const base = globalThis.fetch;        // the global one may be replaced by this one
-  const fetch = async (url, init) => {
-    const res = await base(url, init);
+  const fetch = async (url, init = {}) => {
+    const own = new AbortController();
+    const forward = () => own.abort(init.signal.reason);
+    if (init.signal?.aborted)
+      forward();
+    init.signal?.addEventListener('abort', forward);
+    let res;
+    try {
+      res = await base(url, { ...init, signal: own.signal });
+    } finally {
+      init.signal?.removeEventListener('abort', forward);
+    }
     if (!res.body)
       return res;
     const [mine, theirs] = res.body.tee();
