@@ -16,6 +16,7 @@
 #include "services/audit/store/sl_inventory.h"
 #include "services/audit/store/sl_query.h"
 #include "services/audit/console/sl_console_backtest.h"
+#include "services/audit/console/sl_console_alerts.h"
 #include "services/audit/console/sl_console_keys.h"
 #include "services/audit/sl_when.h"
 #include "services/audit/console/sl_tryit.h"
@@ -661,6 +662,11 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
     sl_console_keys_ctx_t keys = { self->store, self->key_chain, self->auth, self->keys_token, s_now (self),
                                    self->file_keys, caller };
     if (sl_console_keys_handle (&keys, req, resp))
+        return;
+    //  Alerts: posted with the gateways' token, read by every role.
+    sl_console_alerts_ctx_t alerts = { self->store, self->key_chain, self->keys_token, s_now (self),
+                                       role >= SL_CONSOLE_VIEWER };
+    if (sl_console_alerts_handle (&alerts, req, resp))
         return;
     if (role == SL_CONSOLE_NOBODY) {
         if (sl_console_auth_guarded (self->auth) && self->oidc) {
