@@ -46,6 +46,32 @@ s_count (json_t *object, const char *name, int64_t *out)
     return true;
 }
 
+//  Alert thresholds ({"at": [50, 80, 100]}: percents 1 to 100, rising,
+//  as the keys file's); false when bad.
+static bool
+s_alerts (json_t *v, sl_limits_spec_t *out)
+{
+    if (!v || json_is_null (v))
+        return true;
+    if (!json_is_object (v) || json_object_size (v) != (json_object_get (v, "at") ? 1u : 0u))
+        return false;
+    json_t *at = json_object_get (v, "at");
+    if (!at)
+        return true;
+    if (!json_is_array (at) || json_array_size (at) > SL_LIMITS_ALERTS_MAX)
+        return false;
+    size_t i;
+    json_t *item;
+    json_array_foreach (at, i, item) {
+        json_int_t n = json_is_integer (item) ? json_integer_value (item) : 0;
+        if (n < 1 || n > 100 || (i > 0 && n <= out->alert_at [i - 1]))
+            return false;
+        out->alert_at [i] = (int) n;
+        out->alert_count = i + 1;
+    }
+    return true;
+}
+
 //  The limits of a served entry (the keys file's names); false when bad.
 static bool
 s_limits (json_t *v, sl_limits_spec_t *out)
@@ -59,10 +85,10 @@ s_limits (json_t *v, sl_limits_spec_t *out)
     json_t *member;
     json_object_foreach (v, key, member)
         if (strcmp (key, "rpm") && strcmp (key, "concurrent") && strcmp (key, "tokens_per_day")
-        &&  strcmp (key, "budget"))
+        &&  strcmp (key, "budget") && strcmp (key, "alerts"))
             return false;
     if (!s_count (v, "rpm", &out->rpm) || !s_count (v, "concurrent", &out->concurrent)
-    ||  !s_count (v, "tokens_per_day", &out->tokens_per_day))
+    ||  !s_count (v, "tokens_per_day", &out->tokens_per_day) || !s_alerts (json_object_get (v, "alerts"), out))
         return false;
     json_t *budget = json_object_get (v, "budget");
     if (!budget || json_is_null (budget))

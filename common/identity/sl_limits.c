@@ -4,10 +4,12 @@
 
 #include <czmq.h>
 #include <math.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/base/sl_alloc.h"
+#include "common/base/sl_hex.h"
 
 #define S_MINUTE 60
 #define S_DAY 86400
@@ -353,4 +355,23 @@ sl_limits_memory_value (sl_limits_store_t *base, const char *key, int64_t now)
     s_memory_t *self = (s_memory_t *) base;
     s_entry_t *e = s_entry (self, key, now, false);
     return e && e->members ? s_live (e, now) : e ? e->value : 0;
+}
+
+void
+sl_limits_alert_id (const char *subject, const char *limit, int threshold, const char *window,
+                    char out [SL_LIMITS_ALERT_ID_HEX + 1])
+{
+    crypto_hash_sha256_state st;
+    unsigned char digest [crypto_hash_sha256_BYTES];
+    char number [16];
+    snprintf (number, sizeof number, "%d", threshold);
+    const char *parts [] = { subject, limit, number, window };
+    crypto_hash_sha256_init (&st);
+    for (size_t i = 0; i < sizeof parts / sizeof parts [0]; i++) {
+        crypto_hash_sha256_update (&st, (const unsigned char *) parts [i], strlen (parts [i]));
+        crypto_hash_sha256_update (&st, (const unsigned char *) "\n", 1);
+    }
+    crypto_hash_sha256_final (&st, digest);
+    sl_hex_write (out, digest, SL_LIMITS_ALERT_ID_HEX / 2);
+    out [SL_LIMITS_ALERT_ID_HEX] = 0;
 }

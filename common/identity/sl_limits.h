@@ -141,6 +141,14 @@ typedef void (sl_limits_used_fn) (void *arg, const sl_limits_plan_t *plan, int c
 //  (room for SL_LIMITS_ALERTS_MAX); their number.
 size_t sl_limits_crossed (const sl_limits_spec_t *spec, int64_t before, int64_t after, int64_t limit, int *out);
 
+//  The id of a crossing (its alert's, sl_alerthook.h): 32 hex digits of
+//  the SHA-256 of its subject, limit, threshold and window, each ended by
+//  a newline, so every post of one crossing, from any gateway, names it
+//  alike and the audit records it once (sl_alertstore.h).
+#define SL_LIMITS_ALERT_ID_HEX 32
+void sl_limits_alert_id (const char *subject, const char *limit, int threshold, const char *window,
+                         char out [SL_LIMITS_ALERT_ID_HEX + 1]);
+
 //  A store of counters: in this process (sl_limits_memory_new) or in
 //  Redis (sl_limits_redis.h). Calls may answer at once or later (done is
 //  called exactly once, from the caller's reactor).

@@ -39,6 +39,7 @@ struct _sl_admission_t {
     sl_teamlabels_t *teams;             //  team labels in use (bounded)
     int64_t store_error_logged;         //  ms
     sl_alerthook_t *hook;               //  --alerts-webhook, NULL: none
+    sl_alerthook_t *audit;              //  the audit's /api/alerts (beside --keys-url), NULL: none
     zhash_t *ratios;                    //  the budget gauges' values (double), by their labels
 };
 
@@ -70,6 +71,7 @@ s_on_alert (void *arg, const sl_limits_plan_t *plan, const sl_limits_alert_t *al
     s_count (self, "sluice_limits_alerts_total", labels,
              "Alert thresholds of daily tokens and monthly budgets crossed, by limit and percent", 1);
     sl_alerthook_post (self->hook, plan, alert);
+    sl_alerthook_post (self->audit, plan, alert);
 }
 
 //  A team's use of a monthly budget, as a fraction: what its gauge reads.
@@ -121,9 +123,27 @@ sl_admission_new (sl_service_t *service, const sl_admission_config_t *config)
         return NULL;
     }
     bool failed;
-    sl_alerthook_t *hook = sl_alerthook_new (service, &(sl_alerthook_config_t) { config->alerts_url,
-                                                                                  config->alerts_secret }, &failed);
+    sl_alerthook_t *hook = sl_alerthook_new (service, &(sl_alerthook_config_t) { .url = config->alerts_url,
+                                                                                  .secret = config->alerts_secret }, &failed);
+    sl_alerthook_t *audit = NULL;
+    if (!failed && config->keys_url && *config->keys_url) {
+        char url [SL_ALERTHOOK_URL_MAX];
+        if (!config->keys_token || !*config->keys_token)
+            sl_log_warn ("alerts_audit", "limits alerts are not recorded in the audit: it takes them with the "
+                                         "keys token (SLUICE_KEYS_TOKEN), and none is set");
+        else
+        if (sl_alerthook_audit_url (config->keys_url, url)) {
+            sl_log_error ("bad_option", "--keys-url: no audit's alerts endpoint beside it (http(s)://host...)");
+            failed = true;
+        }
+        else
+            audit = sl_alerthook_new (service, &(sl_alerthook_config_t) {
+                                          .url = url, .bearer = config->keys_token, .name = "audit",
+                                          .attempts = SL_ALERTHOOK_AUDIT_ATTEMPTS, .conflict_is_done = true },
+                                      &failed);
+    }
     if (failed) {
+        sl_alerthook_destroy (&hook);
         sl_keywatch_destroy (&keys);
         return NULL;
     }
@@ -136,6 +156,7 @@ sl_admission_new (sl_service_t *service, const sl_admission_config_t *config)
         if (!store) {
             sl_log_error ("bad_redis_url", "SLUICE_REDIS_URL: %s", error ? error : "?");
             sl_alerthook_destroy (&hook);
+            sl_alerthook_destroy (&audit);
             sl_keywatch_destroy (&keys);
             return NULL;
         }
@@ -152,6 +173,7 @@ sl_admission_new (sl_service_t *service, const sl_admission_config_t *config)
     self->routes = config->routes;
     self->teams = sl_teamlabels_new (SL_TEAMLABEL_MAX);
     self->hook = hook;
+    self->audit = audit;
     self->ratios = zhash_new ();
     sl_limits_store_alerts (store, s_on_alert, self);
     sl_limits_store_used (store, s_on_used, self);
@@ -166,6 +188,7 @@ sl_admission_destroy (sl_admission_t **self_p)
     sl_admission_t *self = *self_p;
     sl_limits_store_destroy (&self->store);
     sl_alerthook_destroy (&self->hook);
+    sl_alerthook_destroy (&self->audit);
     zhash_destroy (&self->ratios);
     sl_keywatch_destroy (&self->keys);
     sl_teamlabels_destroy (&self->teams);

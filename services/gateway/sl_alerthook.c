@@ -2,6 +2,7 @@
 #include "services/gateway/sl_alerthook.h"
 
 #include <curl/curl.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #define S_BASE_MS 500                   //  first wait after a failed post
 #define S_MAX_MS 30000                  //  longest wait
 #define S_CONCURRENCY 4
+#define S_SERVED_PATH "/api/keys/served"  //  the audit's served keys (sl_console_keys.h)
 
 //  A post in flight.
 typedef struct {
@@ -28,7 +30,9 @@ typedef struct {
 
 struct _sl_alerthook_t {
     sl_service_t *svc;
-    char *url, *secret;
+    char *url, *secret, *bearer;
+    char name [16];                     //  "webhook" or "audit"
+    bool conflict_is_done;
     sl_webhook_t *webhook;
     sl_curlm_t *curlm;
     zlistx_t *posts;                    //  s_post_t in flight
@@ -58,7 +62,12 @@ sl_alerthook_body (const sl_limits_plan_t *plan, const sl_limits_alert_t *alert,
     bool daily = c->kind == SL_LIMIT_TOKENS_PER_DAY;
     bool usd = c->kind == SL_LIMIT_BUDGET_USD;
     char text [64];
+    char window [24], id [SL_LIMITS_ALERT_ID_HEX + 1];
+    snprintf (window, sizeof window, "%lld", (long long) (daily ? w.day : w.month));
+    sl_limits_alert_id (plan->subjects [c->subject].name, sl_limits_kind_name (c->kind), alert->at, window, id);
     sl_buf_puts (out, "{\"type\":\"limits_alert\"");
+    s_put_field (out, "id", id);
+    sl_buf_printf (out, ",\"at\":%lld", (long long) plan->now * 1000);
     s_put_field (out, "team", plan->team);
     s_put_field (out, "key", plan->key_id);
     s_put_field (out, "user", plan->user);
@@ -74,8 +83,7 @@ sl_alerthook_body (const sl_limits_plan_t *plan, const sl_limits_alert_t *alert,
                   (long long) alert->limit);
     sl_buf_puts (out, text);
     s_put_field (out, "period", daily ? "day" : "month");
-    snprintf (text, sizeof text, "%lld", (long long) (daily ? w.day : w.month));
-    s_put_field (out, "window", text);
+    s_put_field (out, "window", window);
     sl_buf_putc (out, '}');
 }
 
@@ -99,12 +107,18 @@ s_posted (void *arg, CURL *easy, CURLcode result)
     sl_alerthook_t *self = post->owner;
     long status = 0;
     curl_easy_getinfo (easy, CURLINFO_RESPONSE_CODE, &status);
-    bool ok = result == CURLE_OK && status >= 200 && status < 300;
-    if (!ok)
-        sl_log_warn ("alerts_webhook_failed", "attempt %d: %s (status %ld)", sl_webhook_attempt (post->event),
+    bool ok = result == CURLE_OK && ((status >= 200 && status < 300) || (self->conflict_is_done && status == 409));
+    char event [48];
+    if (!ok) {
+        snprintf (event, sizeof event, "alerts_%s_failed", self->name);
+        sl_log_warn (event, "attempt %d: %s (status %ld)", sl_webhook_attempt (post->event),
                      curl_easy_strerror (result), status);
-    if (!sl_webhook_done (self->webhook, post->event, ok, 0, zclock_time ()) && !ok)
-        sl_log_error ("alerts_webhook_given_up", "a limits alert is dropped after its last attempt");
+    }
+    if (!sl_webhook_done (self->webhook, post->event, ok, 0, zclock_time ()) && !ok) {
+        snprintf (event, sizeof event, "alerts_%s_given_up", self->name);
+        sl_log_error (event, "a limits alert is dropped after its last attempt: %.*s",
+                      (int) sl_webhook_body (post->event).len, sl_webhook_body (post->event).ptr);
+    }
     void *item = zlistx_find (self->posts, post);
     if (item)
         zlistx_delete (self->posts, item);
@@ -121,17 +135,24 @@ s_pump (sl_alerthook_t *self)
     while ((event = sl_webhook_next (self->webhook, zclock_time ()))) {
         sl_str_t body = sl_webhook_body (event);
         int64_t now_s = zclock_time () / 1000;
-        char signature [SL_WEBHOOK_SIGNATURE_HEX], line [128];
-        sl_webhook_sign (self->secret, now_s, body, signature);
+        char signature [SL_WEBHOOK_SIGNATURE_HEX], line [SL_ALERTHOOK_URL_MAX];
         s_post_t *post = sl_xcalloc (1, sizeof *post);
         post->owner = self;
         post->event = event;
         post->headers = curl_slist_append (NULL, "Content-Type: application/json");
         post->headers = curl_slist_append (post->headers, "User-Agent: sluice-gateway");
-        snprintf (line, sizeof line, "X-Sluice-Timestamp: %lld", (long long) now_s);
-        post->headers = curl_slist_append (post->headers, line);
-        snprintf (line, sizeof line, "X-Sluice-Signature: sha256=%s", signature);
-        post->headers = curl_slist_append (post->headers, line);
+        if (self->bearer) {
+            snprintf (line, sizeof line, "Authorization: Bearer %s", self->bearer);
+            post->headers = curl_slist_append (post->headers, line);
+            sodium_memzero (line, sizeof line);
+        }
+        else {
+            sl_webhook_sign (self->secret, now_s, body, signature);
+            snprintf (line, sizeof line, "X-Sluice-Timestamp: %lld", (long long) now_s);
+            post->headers = curl_slist_append (post->headers, line);
+            snprintf (line, sizeof line, "X-Sluice-Signature: sha256=%s", signature);
+            post->headers = curl_slist_append (post->headers, line);
+        }
         CURL *easy = curl_easy_init ();
         curl_easy_setopt (easy, CURLOPT_URL, self->url);
         curl_easy_setopt (easy, CURLOPT_POST, 1L);
@@ -174,8 +195,11 @@ sl_alerthook_post (sl_alerthook_t *self, const sl_limits_plan_t *plan, const sl_
         return;
     sl_buf_reset (&self->body);
     sl_alerthook_body (plan, alert, &self->body);
-    if (sl_webhook_push (self->webhook, sl_buf_str (&self->body), zclock_time ()))
-        sl_log_warn ("alerts_webhook_full", "a limits alert is dropped: the queue is full");
+    if (sl_webhook_push (self->webhook, sl_buf_str (&self->body), zclock_time ())) {
+        char event [48];
+        snprintf (event, sizeof event, "alerts_%s_full", self->name);
+        sl_log_error (event, "a limits alert is dropped: the queue is full: %s", sl_buf_cstr (&self->body));
+    }
     s_pump (self);
 }
 
@@ -187,7 +211,8 @@ sl_alerthook_new (sl_service_t *svc, const sl_alerthook_config_t *config, bool *
     *failed = false;
     if (!config->url || !*config->url)
         return NULL;
-    if (!config->secret || !*config->secret) {
+    bool bearer = config->bearer && *config->bearer;
+    if (!bearer && (!config->secret || !*config->secret)) {
         sl_log_error ("bad_option", "--alerts-webhook needs SLUICE_APPROVALS_WEBHOOK_SECRET: its posts are signed");
         *failed = true;
         return NULL;
@@ -196,20 +221,32 @@ sl_alerthook_new (sl_service_t *svc, const sl_alerthook_config_t *config, bool *
     self->svc = svc;
     self->posts = zlistx_new ();
     sl_metrics_t *m = sl_service_metrics (svc);
-    sl_webhook_opts_t opts = { SL_ALERTHOOK_QUEUE, SL_ALERTHOOK_ATTEMPTS, S_BASE_MS, S_MAX_MS, S_CONCURRENCY };
+    snprintf (self->name, sizeof self->name, "%s", config->name ? config->name : "webhook");
+    int attempts = config->attempts > 0 ? config->attempts : SL_ALERTHOOK_ATTEMPTS;
+    sl_webhook_opts_t opts = { SL_ALERTHOOK_QUEUE, attempts, S_BASE_MS, S_MAX_MS, S_CONCURRENCY };
     self->webhook = sl_webhook_new (&opts);
     self->curlm = sl_curlm_new (sl_service_loop (svc));
     self->url = sl_xstrdup (config->url);
-    self->secret = sl_xstrdup (config->secret);
+    self->secret = bearer ? NULL : sl_xstrdup (config->secret);
+    self->bearer = bearer ? sl_xstrdup (config->bearer) : NULL;
+    self->conflict_is_done = config->conflict_is_done;
     self->timer = zloop_timer (sl_service_loop (svc), S_TICK_MS, 0, s_on_tick, self);
-    self->sent = sl_metrics_counter (m, "sluice_alerts_webhook_sent_total", NULL, "Limits alerts the webhook took");
-    self->failures = sl_metrics_counter (m, "sluice_alerts_webhook_failures_total", NULL,
-                                         "Limits alerts webhook posts that failed (tried again)");
-    self->dropped = sl_metrics_counter (m, "sluice_alerts_webhook_dropped_total", NULL,
-                                        "Limits alerts dropped: the queue was full");
-    self->given_up = sl_metrics_counter (m, "sluice_alerts_webhook_given_up_total", NULL,
-                                         "Limits alerts dropped after their last attempt");
-    sl_log_info ("alerts_webhook", "signed posts (X-Sluice-Signature) for every limits alert");
+    char name [64], help [128];
+    snprintf (name, sizeof name, "sluice_alerts_%s_sent_total", self->name);
+    snprintf (help, sizeof help, "Limits alerts the %s took", self->name);
+    self->sent = sl_metrics_counter (m, name, NULL, help);
+    snprintf (name, sizeof name, "sluice_alerts_%s_failures_total", self->name);
+    snprintf (help, sizeof help, "Limits alerts posts to the %s that failed (tried again)", self->name);
+    self->failures = sl_metrics_counter (m, name, NULL, help);
+    snprintf (name, sizeof name, "sluice_alerts_%s_dropped_total", self->name);
+    snprintf (help, sizeof help, "Limits alerts for the %s dropped: the queue was full", self->name);
+    self->dropped = sl_metrics_counter (m, name, NULL, help);
+    snprintf (name, sizeof name, "sluice_alerts_%s_given_up_total", self->name);
+    snprintf (help, sizeof help, "Limits alerts for the %s dropped after their last attempt", self->name);
+    self->given_up = sl_metrics_counter (m, name, NULL, help);
+    snprintf (name, sizeof name, "alerts_%s", self->name);
+    sl_log_info (name, bearer ? "every limits alert posted to %s (Bearer), kept while it does not answer"
+                              : "signed posts (X-Sluice-Signature) for every limits alert to %s", self->url);
     return self;
 }
 
@@ -219,9 +256,11 @@ sl_alerthook_destroy (sl_alerthook_t **self_p)
     if (!self_p || !*self_p)
         return;
     sl_alerthook_t *self = *self_p;
-    if (sl_webhook_queued (self->webhook))
-        sl_log_warn ("alerts_webhook_unsent", "%zu limits alerts are lost with this process",
-                     sl_webhook_queued (self->webhook));
+    if (sl_webhook_queued (self->webhook)) {
+        char event [48];
+        snprintf (event, sizeof event, "alerts_%s_unsent", self->name);
+        sl_log_warn (event, "%zu limits alerts are lost with this process", sl_webhook_queued (self->webhook));
+    }
     //  The client lets go of the transfers in flight; their posts are ours.
     sl_curlm_destroy (&self->curlm);
     for (s_post_t *post = zlistx_first (self->posts); post; post = zlistx_next (self->posts)) {
@@ -235,7 +274,32 @@ sl_alerthook_destroy (sl_alerthook_t **self_p)
         zloop_timer_end (sl_service_loop (self->svc), self->timer);
     free (self->url);
     free (self->secret);
+    if (self->bearer)
+        sodium_memzero (self->bearer, strlen (self->bearer));
+    free (self->bearer);
     sl_buf_free (&self->body);
     free (self);
     *self_p = NULL;
+}
+
+int
+sl_alerthook_audit_url (const char *keys_url, char out [SL_ALERTHOOK_URL_MAX])
+{
+    out [0] = 0;
+    if (!keys_url)
+        return -1;
+    size_t scheme = strncmp (keys_url, "http://", 7) == 0 ? 7 : strncmp (keys_url, "https://", 8) == 0 ? 8 : 0;
+    if (!scheme)
+        return -1;
+    //  The origin: up to the path, the query or the fragment.
+    size_t origin = scheme + strcspn (keys_url + scheme, "/?#");
+    //  An audit behind a path (a proxy's /audit/api/keys/served) keeps it.
+    size_t n = strcspn (keys_url, "?#");
+    size_t served = strlen (S_SERVED_PATH);
+    if (n >= origin + served && strncmp (keys_url + n - served, S_SERVED_PATH, served) == 0)
+        origin = n - served;
+    if (origin == scheme || origin + sizeof "/api/alerts" > SL_ALERTHOOK_URL_MAX)
+        return -1;
+    snprintf (out, SL_ALERTHOOK_URL_MAX, "%.*s/api/alerts", (int) origin, keys_url);
+    return 0;
 }

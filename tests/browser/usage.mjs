@@ -4,7 +4,10 @@
 // search (user cy) each made one stream:
 //   1. the Usage page draws its chart (inline SVG, one bar per team) and its
 //      table (a row per team, the estimated tokens of search's stream, a
-//      cost), and switches to users;
+//      cost), and switches to users; below them this month projected per
+//      team and key (payments flagged past its budget of a micro-dollar,
+//      search without one), and the Alerts list (payments' 80% of its
+//      month's budget, posted by the test);
 //   2. History filters by team and groups the streams under their teams.
 // Screenshots go to SLUICE_SCREENSHOTS. Exits non-zero on the first failure.
 import { join } from 'node:path';
@@ -31,6 +34,19 @@ await withPage(async (page, errors) => {
   if (!cells[5].startsWith('$')) fail('a cost in dollars: ' + search);
   const payments = await page.locator('#usage-table tbody tr[data-key="payments"]').innerText();
   if (payments.split('\t')[4].trim() !== '0') fail('payments\' usage was reported, not estimated: ' + payments);
+  // This month, projected, and the alerts.
+  await page.waitForSelector('#projection-teams tbody tr[data-key="payments"]', { timeout: 10000 });
+  if (!await page.locator('#projection-teams tbody tr[data-key="payments"]').evaluate((r) => r.classList.contains('over')))
+    fail('payments is flagged past its budget');
+  const projected = (await page.locator('#projection-teams tbody tr[data-key="payments"]').innerText()).split('\t').map((c) => c.trim());
+  if (!projected[3].startsWith('$') || !projected[5].startsWith('$')) fail('the projection beside the budget, in dollars: ' + projected.join(' | '));
+  if (!projected[6].includes('over budget')) fail('said over budget: ' + projected.join(' | '));
+  const searchRow = await page.locator('#projection-teams tbody tr[data-key="search"]').innerText();
+  if (!searchRow.includes('none') || searchRow.includes('over budget')) fail('search has no budget: ' + searchRow);
+  if (await page.locator('#projection-keys tbody tr').count() !== 2) fail('a row per key');
+  const alertRows = await page.locator('#alerts-table tbody tr').allInnerTexts();
+  if (alertRows.length !== 1 || !alertRows[0].includes('team:payments') || !alertRows[0].includes('80%') || !alertRows[0].includes('budget_usd'))
+    fail('the alert is listed: ' + alertRows.join(' | '));
   await page.screenshot({ path: join(shots, 'console-usage.png'), fullPage: true });
   // Per user, and the cost as the chart's measure.
   await page.selectOption('select[name="group"]', 'user');

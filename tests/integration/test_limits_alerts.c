@@ -2,7 +2,10 @@
     crossed by real streams through the gateway, each posted once to a
     receiver the test runs, signed as docs/approvals.md tells a receiver
     to check (the same scheme as the approvals webhook); its monthly
-    budget's use in the gateway's gauge. */
+    budget's use in the gateway's gauge. A key the console issued, with
+    alerts: each crossing posted to the webhook and recorded once in the
+    audit's hash chain and its console (GET /api/alerts), one crossed
+    while the audit is down arriving once it is back. */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <czmq.h>
@@ -17,6 +20,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "services/audit/store/sl_store.h"
+#include "tests/integration/audit_proc.h"
 #include "tests/integration/harness.h"
 #include "tests/keyfile_fixture.h"
 
@@ -235,6 +240,180 @@ Test (limits_alerts, each_threshold_of_a_day_is_posted_once_signed, .timeout = 1
     //  The month's budget: a few hundred of 100000 tokens used, in its gauge.
     double ratio = metric_value (gw, "sluice_limits_budget_used_ratio{team=\"eng\",limit=\"tokens\"}");
     cr_expect (ratio > 0 && ratio < 0.05, "the team's budget use: %f", ratio);
+    cr_expect_eq (stack_stop (s), 0);
+    s_hook_stop (&hook);
+    char cmd [128];
+    snprintf (cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq (system (cmd), 0);
+}
+
+//  --------------------------------------------------------------------------
+//  A console key's alerts: the webhook, the audit's chain, the console
+
+#define CONSOLE_KEY "console-admin-key-for-alerts"
+#define KEYS_TOKEN "gateways-keys-token-for-alerts"
+#define AUDIT_WAIT_MS 60000             //  an alert held while the audit was down: its retries' backoff
+
+static int
+s_chat (int port, const char *key)
+{
+    char auth [160];
+    snprintf (auth, sizeof auth, "Authorization: Bearer %s", key);
+    const char *headers [] = { auth, "Content-Type: application/json", NULL };
+    sl_buf_t out = { 0 };
+    int status = http_request (port, "POST", "/v1/chat/completions", CHAT, headers, &out, TIMEOUT_MS);
+    sl_buf_free (&out);
+    return status;
+}
+
+//  The console's alerts (GET /api/alerts as the admin), NULL on failure.
+static json_t *
+s_alerts (const audit_proc_t *a)
+{
+    const char *headers [] = { "Authorization: Bearer " CONSOLE_KEY, NULL };
+    sl_buf_t got = { 0 };
+    int status = http_request (a->console_port, "GET", "/api/alerts", NULL, headers, &got, TIMEOUT_MS);
+    json_t *j = status == 200 ? json_loadb (got.data ? got.data : "", got.len, 0, NULL) : NULL;
+    sl_buf_free (&got);
+    return j;
+}
+
+//  Poll the console until it lists want alerts (bounded): how many it listed last.
+static size_t
+s_wait_alerts (const audit_proc_t *a, size_t want, int timeout_ms)
+{
+    int64_t until = zclock_mono () + timeout_ms;
+    size_t n = 0;
+    do {
+        json_t *j = s_alerts (a);
+        n = json_array_size (json_object_get (j, "alerts"));
+        json_decref (j);
+        if (n >= want)
+            break;
+        zclock_sleep (200);
+    } while (zclock_mono () < until);
+    return n;
+}
+
+//  The webhook's post of a threshold: its id ("" when none).
+static void
+s_hook_id (s_hook_t *h, int threshold, char *out, size_t size)
+{
+    out [0] = 0;
+    pthread_mutex_lock (&h->lock);
+    for (int i = 0; i < h->posts && i < HOOK_MAX; i++)
+        if (json_integer_value (json_object_get (h->bodies [i], "threshold")) == threshold)
+            snprintf (out, size, "%s", json_string_value (json_object_get (h->bodies [i], "id")) ?: "");
+    pthread_mutex_unlock (&h->lock);
+}
+
+Test (limits_alerts, a_console_keys_crossing_is_in_the_webhook_the_chain_and_the_console, .timeout = 240)
+{
+    cr_assert_geq (sodium_init (), 0);
+    s_hook_t hook;
+    s_hook_start (&hook);
+    char dir [64] = "/tmp/sluice-alerts-XXXXXX", hook_url [64], keys_url [96], port [16];
+    cr_assert_not_null (mkdtemp (dir));
+    snprintf (hook_url, sizeof hook_url, "http://127.0.0.1:%d/alerts", hook.port);
+    snprintf (port, sizeof port, "%d", harness_free_port ());
+    snprintf (keys_url, sizeof keys_url, "http://127.0.0.1:%s/api/keys/served", port);
+    const char *gateway_args [] = { "--keys-url", keys_url, "--watch-ms", "300", "--alerts-webhook", hook_url, NULL };
+    setenv ("SLUICE_APPROVALS_WEBHOOK_SECRET", HOOK_SECRET, 1);
+    setenv ("SLUICE_KEYS_TOKEN", KEYS_TOKEN, 1);
+    setenv ("SLUICE_CONSOLE_KEYS", CONSOLE_KEY, 1);
+    sluice_stack_t *s = stack_start (&(stack_opts_t) { .gateway_args = gateway_args });
+    cr_assert_not_null (s);
+    const char *store [] = { "--data-dir", dir, NULL };
+    const char *extra [] = { "--console-port", port, NULL };
+    audit_proc_t a;
+    cr_assert (audit_start (s, "audit", store, extra, &a), "the audit starts");
+
+    //  A key of the console's, alerted at 10%, 50% and 100% of 420 tokens
+    //  a day (the mock's streams are about 42 tokens each).
+    const char *headers [] = { "Authorization: Bearer " CONSOLE_KEY, "Content-Type: application/json", NULL };
+    sl_buf_t got = { 0 };
+    cr_assert_eq (http_request (a.console_port, "POST", "/api/keys", "{\"team\":\"payments\",\"user\":\"alice\","
+                                "\"limits\":{\"tokens_per_day\":420,\"alerts\":{\"at\":[10,50,100]}}}",
+                                headers, &got, TIMEOUT_MS), 201, "%s", sl_buf_cstr (&got));
+    json_t *j = json_loadb (got.data, got.len, 0, NULL);
+    sl_buf_free (&got);
+    char id [160], key [80], subject [200];
+    snprintf (id, sizeof id, "%s", json_string_value (json_object_get (j, "id")));
+    snprintf (key, sizeof key, "%s", json_string_value (json_object_get (j, "key")));
+    snprintf (subject, sizeof subject, "key:%s", id);
+    json_decref (j);
+
+    //  Its first stream (when the gateway has the key) crosses 10%.
+    int64_t until = zclock_mono () + 20000;
+    int status = 0;
+    while ((status = s_chat (s->http_port, key)) != 200 && zclock_mono () < until)
+        zclock_sleep (100);
+    cr_assert_eq (status, 200, "the console's key works at the gateway");
+    cr_assert_eq (s_wait_alerts (&a, 1, TIMEOUT_MS), 1, "the crossing shows in the console");
+    until = zclock_mono () + TIMEOUT_MS;
+    while (s_hook_posts (&hook) < 1 && zclock_mono () < until)
+        zclock_sleep (50);
+    cr_expect_eq (s_hook_count (&hook, 10), 1, "and is posted to the webhook");
+    char hook_id [64];
+    s_hook_id (&hook, 10, hook_id, sizeof hook_id);
+    j = s_alerts (&a);
+    json_t *first = json_array_get (json_object_get (j, "alerts"), 0);
+    cr_expect_str_eq (json_string_value (json_object_get (first, "subject")) ?: "", subject);
+    cr_expect_str_eq (json_string_value (json_object_get (first, "key")) ?: "", id);
+    cr_expect_str_eq (json_string_value (json_object_get (first, "team")) ?: "", "payments");
+    cr_expect_eq (json_integer_value (json_object_get (first, "threshold")), 10);
+    cr_expect_str_eq (json_string_value (json_object_get (first, "id")) ?: "", hook_id, "one crossing, one id");
+    json_decref (j);
+
+    //  The audit down while the key crosses 50%: the gateway keeps the alert.
+    cr_expect_eq (proc_stop (a.proc, 10000), 0);
+    free (a.proc);
+    for (int sent = 0; sent < REQUESTS_MAX && s_hook_count (&hook, 50) == 0; sent++) {
+        cr_assert_eq (s_chat (s->http_port, key), 200, "the key works with the audit away");
+        until = zclock_mono () + 2000;
+        while (s_hook_count (&hook, 50) == 0 && zclock_mono () < until && sent >= 3)
+            zclock_sleep (50);
+    }
+    cr_assert_eq (s_hook_count (&hook, 50), 1, "50%% crossed, posted to the webhook");
+    int gw = atoi (s->metrics [5]);
+    until = zclock_mono () + TIMEOUT_MS;
+    while (metric_value (gw, "sluice_alerts_audit_failures_total") < 1 && zclock_mono () < until)
+        zclock_sleep (100);
+    cr_expect_geq (metric_value (gw, "sluice_alerts_audit_failures_total"), 1, "the audit did not answer");
+
+    //  Back up (the same store and port): the alert arrives, once.
+    cr_assert (audit_start (s, "audit2", store, extra, &a), "the audit starts again");
+    cr_expect_eq (s_wait_alerts (&a, 2, AUDIT_WAIT_MS), 2, "the held alert arrives");
+    zclock_sleep (1000);
+    j = s_alerts (&a);
+    json_t *list = json_object_get (j, "alerts");
+    cr_expect_eq (json_array_size (list), 2, "each crossing once");
+    cr_expect_eq (json_integer_value (json_object_get (json_array_get (list, 0), "threshold")), 50);
+    cr_expect_eq (json_integer_value (json_object_get (json_array_get (list, 1), "threshold")), 10);
+    json_decref (j);
+    cr_expect_eq (metric_value (gw, "sluice_alerts_audit_sent_total"), 2);
+    cr_expect_eq (metric_value (gw, "sluice_alerts_audit_dropped_total"), 0);
+    cr_expect_eq (metric_value (gw, "sluice_alerts_audit_given_up_total"), 0);
+    cr_expect_eq (s_hook_posts (&hook), 2, "the webhook once each too");
+    cr_expect_eq (proc_stop (a.proc, 10000), 0);
+    free (a.proc);
+
+    //  In the hash chain: one entry each.
+    char target [128], *error = NULL;
+    snprintf (target, sizeof target, "%s/audit.db", dir);
+    sl_store_t *db = sl_store_open (target, &error);
+    cr_assert_not_null (db, "%s", error ? error : "");
+    int64_t n = -1;
+    cr_assert_eq (sl_store_query_int (db, "SELECT COUNT(*) FROM chain WHERE kind = 'alert'", NULL, 0, -1, &n), 0);
+    cr_expect_eq (n, 2, "two alerts in the chain");
+    cr_assert_eq (sl_store_query_int (db, "SELECT COUNT(*) FROM alerts a JOIN chain c ON c.kind = 'alert' "
+                                          "AND c.ref = CAST(a.pos AS TEXT)", NULL, 0, -1, &n), 0);
+    cr_expect_eq (n, 2, "each its own entry");
+    sl_store_close (&db);
+
+    unsetenv ("SLUICE_APPROVALS_WEBHOOK_SECRET");
+    unsetenv ("SLUICE_KEYS_TOKEN");
+    unsetenv ("SLUICE_CONSOLE_KEYS");
     cr_expect_eq (stack_stop (s), 0);
     s_hook_stop (&hook);
     char cmd [128];

@@ -7,8 +7,12 @@
     emitter estimates it. The gateway counts both teams' money; the audit
     records each stream's team, user, usage (estimated or not) and cost,
     answers usage per team, user and model, and filters streams by team
-    and user; the console's Usage page and its grouped History draw them
-    in a real browser (tests/browser/usage.mjs; skipped, with the reason,
+    and user, and projects this month per team and key beside the
+    budgets of its own keys file (payments': a micro-dollar, so its
+    projection passes it whatever the day); a budget alert posted with
+    the gateways' token is listed; the console's Usage page (with the
+    projection and the alerts) and its grouped History draw them in a
+    real browser (tests/browser/usage.mjs; skipped, with the reason,
     when node, Chromium or playwright-core is missing). */
 #include <criterion/criterion.h>
 #include <jansson.h>
@@ -16,12 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/identity/sl_limits.h"
 #include "tests/integration/audit_proc.h"
 #include "tests/integration/browser.h"
 #include "tests/integration/harness.h"
 
 #define S_WAIT_MS 15000
 #define S_NO_USAGE "nousage.sse"        //  a recorded OpenAI stream without a usage chunk
+#define S_KEYS_TOKEN "gateways-keys-token-for-usage"
 
 //  A fresh key of team/user from sluice-keys: the key into key, its
 //  entry appended to entries.
@@ -111,6 +117,13 @@ Test (usage, teams_usage_and_cost_reach_the_gateway_the_audit_and_the_console, .
     char keys_path [300];
     snprintf (keys_path, sizeof keys_path, "%s/keys.yaml", dir);
     s_write (keys_path, sl_buf_cstr (&keys));
+    //  The audit's copy names payments' monthly budget: a micro-dollar.
+    char audit_keys [300];
+    snprintf (audit_keys, sizeof audit_keys, "%s/audit-keys.yaml", dir);
+    sl_buf_t budgets = { 0 };
+    sl_buf_printf (&budgets, "teams:\n  - name: payments\n    limits: {budget: {usd: 0.000001}}\n%s", sl_buf_cstr (&keys));
+    s_write (audit_keys, sl_buf_cstr (&budgets));
+    sl_buf_free (&budgets);
     sl_buf_free (&keys);
 
     const char *gateway_args [] = { "--keys-file", keys_path, NULL };
@@ -123,9 +136,11 @@ Test (usage, teams_usage_and_cost_reach_the_gateway_the_audit_and_the_console, .
     sluice_stack_t *s = stack_start (&opts);
     cr_assert_not_null (s);
     const char *store [] = { "--data-dir", dir, NULL };
-    const char *extra [] = { "--routes", s->routes_path, NULL };
+    const char *extra [] = { "--routes", s->routes_path, "--keys-file", audit_keys, NULL };
     audit_proc_t a;
+    setenv ("SLUICE_KEYS_TOKEN", S_KEYS_TOKEN, 1);
     cr_assert (audit_start (s, "audit", store, extra, &a));
+    unsetenv ("SLUICE_KEYS_TOKEN");
 
     cr_expect_eq (s_chat (s, ada, "mock-text"), 200);
     cr_expect_eq (s_chat (s, cy, "mock-replay/" S_NO_USAGE), 200);
@@ -163,6 +178,48 @@ Test (usage, teams_usage_and_cost_reach_the_gateway_the_audit_and_the_console, .
     cr_expect_not_null (strstr (text, "\"team\":\"search\",\"user\":\"cy\",\"requests\":1"), "%s", text);
     free (text);
     json_decref (usage);
+
+    //  This month, projected: payments past its budget, search without one.
+    json_t *month = audit_get (&a, "/api/usage/month");
+    cr_assert_not_null (month);
+    size_t i;
+    json_t *row;
+    int teams = 0;
+    json_array_foreach (json_object_get (month, "teams"), i, row) {
+        const char *team = s_str (row, "team");
+        double spent = json_number_value (json_object_get (row, "spent_usd"));
+        cr_expect_gt (spent, 0, "%s spent", team);
+        cr_expect_geq (json_number_value (json_object_get (row, "projected_month_usd")), spent, "%s", team);
+        if (strcmp (team, "payments") == 0) {
+            teams++;
+            cr_expect_float_eq (json_number_value (json_object_get (row, "budget_usd")), 0.000001, 1e-9);
+            cr_expect (json_is_true (json_object_get (row, "over_budget")), "payments past its budget");
+        }
+        if (strcmp (team, "search") == 0) {
+            teams++;
+            cr_expect (json_is_null (json_object_get (row, "budget_usd")));
+            cr_expect (json_is_false (json_object_get (row, "over_budget")));
+        }
+    }
+    cr_expect_eq (teams, 2);
+    cr_expect_eq (json_array_size (json_object_get (month, "keys")), 2, "a row per key");
+    json_decref (month);
+    //  A budget alert, as a gateway posts it with the keys token.
+    char id [SL_LIMITS_ALERT_ID_HEX + 1], alert [768];
+    sl_limits_alert_id ("team:payments", "budget_usd", 80, "202612", id);
+    snprintf (alert, sizeof alert, "{\"type\":\"limits_alert\",\"id\":\"%s\",\"at\":1796083200000,"
+              "\"team\":\"payments\",\"key\":null,\"user\":\"ada\",\"subject\":\"team:payments\","
+              "\"limit\":\"budget_usd\",\"threshold\":80,\"used\":8,\"max\":10,\"period\":\"month\","
+              "\"window\":\"202612\"}", id);
+    const char *post [] = { "Authorization: Bearer " S_KEYS_TOKEN, "Content-Type: application/json", NULL };
+    sl_buf_t answer = { 0 };
+    cr_expect_eq (http_request (a.console_port, "POST", "/api/alerts", alert, post, &answer, S_WAIT_MS), 201,
+                  "%s", sl_buf_cstr (&answer));
+    sl_buf_free (&answer);
+    json_t *alerts = audit_get (&a, "/api/alerts");
+    cr_assert_not_null (alerts);
+    cr_expect_eq (json_array_size (json_object_get (alerts, "alerts")), 1);
+    json_decref (alerts);
 
     //  The console, in a browser.
     const char *missing = browser_missing ();

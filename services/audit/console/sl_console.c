@@ -16,6 +16,8 @@
 #include "services/audit/store/sl_inventory.h"
 #include "services/audit/store/sl_query.h"
 #include "services/audit/console/sl_console_backtest.h"
+#include "services/audit/console/sl_console_alerts.h"
+#include "services/audit/store/sl_monthuse.h"
 #include "services/audit/console/sl_console_keys.h"
 #include "services/audit/sl_when.h"
 #include "services/audit/console/sl_tryit.h"
@@ -577,6 +579,29 @@ sl_console_wait_drop (sl_console_wait_t *wait)
         wait->dropped = true;
 }
 
+//  A budget of the keys file's (sl_monthuse_budget_fn): a team's, or a key's by its id.
+static bool
+s_budget (void *arg, bool team, const char *name, double *usd, int64_t *tokens)
+{
+    const sl_keyring_t *ring = arg;
+    const sl_limits_spec_t *limits = NULL;
+    if (!ring)
+        return false;
+    if (team) {
+        const sl_team_t *t = sl_keyring_team (ring, name);
+        limits = t ? &t->limits : NULL;
+    }
+    else
+        for (size_t i = 0; i < sl_keyring_count (ring) && !limits; i++)
+            if (strcmp (sl_keyring_at (ring, i)->id, name) == 0)
+                limits = &sl_keyring_at (ring, i)->limits;
+    if (!limits)
+        return false;
+    *usd = limits->budget_usd;
+    *tokens = limits->budget_tokens;
+    return true;
+}
+
 static void
 s_streams (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
 {
@@ -661,6 +686,11 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
     sl_console_keys_ctx_t keys = { self->store, self->key_chain, self->auth, self->keys_token, s_now (self),
                                    self->file_keys, caller };
     if (sl_console_keys_handle (&keys, req, resp))
+        return;
+    //  Alerts: posted with the gateways' token, read by every role.
+    sl_console_alerts_ctx_t alerts = { self->store, self->key_chain, self->keys_token, s_now (self),
+                                       role >= SL_CONSOLE_VIEWER };
+    if (sl_console_alerts_handle (&alerts, req, resp))
         return;
     if (role == SL_CONSOLE_NOBODY) {
         if (sl_console_auth_guarded (self->auth) && self->oidc) {
@@ -818,6 +848,13 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         }
         if (sl_query_shadow (self->store, s_arg (req, "rule"), from, to, s_arg_i64 (req, "bucket", 0),
                              (int) s_arg_i64 (req, "limit", 0), &resp->body))
+            s_store_error (self, resp);
+        else
+            s_json (resp, 200);
+        return;
+    }
+    if (strcmp (path, "/api/usage/month") == 0) {
+        if (sl_monthuse_query (self->store, s_now (self), s_budget, self->file_keys, &resp->body))
             s_store_error (self, resp);
         else
             s_json (resp, 200);

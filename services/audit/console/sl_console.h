@@ -34,6 +34,10 @@
                                     sluice-policy backtest --json (sl_console_backtest.h)
         GET  /api/approvals?state=pending|decided   approvals from the store (sl_query_approvals)
         /api/keys...                the keys API (sl_console_keys.h)
+        /api/alerts                 budget alerts: posted by the gateways, listed for
+                                    every role (sl_console_alerts.h)
+        GET  /api/usage/month       this month's spend per team and key, projected to
+                                    its end beside the budgets (sl_monthuse.h)
         POST /api/approvals/<id>    a decision (sl_approvals_api.h), sent on to the judges by
                                     the service as a console user (SL_CONSOLE_DECIDE)
 

@@ -65,18 +65,24 @@ s_caller_is_admin (const sl_console_keys_ctx_t *ctx)
     return ctx->caller && ctx->caller->role == SL_CONSOLE_ADMIN;
 }
 
-//  Whether the request holds the gateways' keys token.
-static bool
-s_caller_is_gateway (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req)
+bool
+sl_console_keys_is_gateway (const char *token, const sl_console_req_t *req)
 {
     const char *given = s_bearer (req);
-    if (!given || !ctx->token || !*ctx->token)
+    if (!given || !token || !*token)
         return false;
     //  Compared as hashes: equal length, constant time.
     unsigned char a [crypto_hash_sha256_BYTES], b [crypto_hash_sha256_BYTES];
     crypto_hash_sha256 (a, (const unsigned char *) given, strlen (given));
-    crypto_hash_sha256 (b, (const unsigned char *) ctx->token, strlen (ctx->token));
+    crypto_hash_sha256 (b, (const unsigned char *) token, strlen (token));
     return sodium_memcmp (a, b, sizeof a) == 0;
+}
+
+//  Whether the request holds the gateways' keys token.
+static bool
+s_caller_is_gateway (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req)
+{
+    return sl_console_keys_is_gateway (ctx->token, req);
 }
 
 #define S_WHO_MAX 256                   //  a person: name <email> (sub)

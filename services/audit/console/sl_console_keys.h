@@ -55,4 +55,8 @@ typedef struct {
 bool sl_console_keys_handle (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req,
                              sl_console_resp_t *resp);
 
+//  Whether req holds the gateways' keys token (as Bearer; NULL or "": none
+//  does): what the gateways fetch keys and post alerts with.
+bool sl_console_keys_is_gateway (const char *token, const sl_console_req_t *req);
+
 #endif

@@ -24,7 +24,7 @@ static const int s_sizes [] = { 64, 16, 4, 1 };
 #define S_HASH_BYTES 32                 //  SHA-256
 #define S_HEAD 5                        //  a field's tag and length
 
-static const char *s_tables [SL_CHAIN_TABLES] = { "events", "blocks", "verdicts", "gaps", "key_events" };
+static const char *s_tables [SL_CHAIN_TABLES] = { "events", "blocks", "verdicts", "gaps", "key_events", "alerts" };
 static const char *s_columns [SL_CHAIN_TABLES] = {
     "sid, seq, sub, type, at",
     "sid, seq, idx, kind, id, call_id, name, content, content_bytes, truncated, replaced, incomplete, "
@@ -32,10 +32,12 @@ static const char *s_columns [SL_CHAIN_TABLES] = {
     "sid, seq, side, idx, call_id, tool, action, checked, rule, reason, judge_model, probability, latency_us, "
     "latency_bucket, arguments, arguments_bytes, truncated, at, part, team, user_name",
     "emitter, incarnation, rseq, lost, since, at, streams",
-    "pos, at, key_id, action, by_whom, detail"
+    "pos, at, key_id, action, by_whom, detail",
+    "pos, id, at, crossed_at, team, key_id, user_name, subject, limit_kind, threshold, used_value, max_value, "
+    "period, win"
 };
 static const char *s_types [SL_CHAIN_TABLES] = {
-    "TIITI", "TIITTTTTIIITII", "TITITTTTTTTRIITIIITTT", "TTIIIII", "IITTTT"
+    "TIITI", "TIITTTTTIIITII", "TITITTTTTTTRIITIIITTT", "TTIIIII", "IITTTT", "ITIITTTTTIRRTT"
 };
 
 //  An entry written at the next flush.

@@ -83,6 +83,7 @@ typedef enum {
     SL_CHAIN_VERDICTS,
     SL_CHAIN_GAPS,
     SL_CHAIN_KEY_EVENTS,                //  a key issued, rotated or revoked (sl_keystore.h)
+    SL_CHAIN_ALERTS,                    //  a budget alert a gateway posted (sl_alertstore.h)
     SL_CHAIN_TABLES
 } sl_chain_table_t;
 

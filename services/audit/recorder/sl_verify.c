@@ -15,9 +15,10 @@
 #define S_PAGE 256                      //  entries read at once
 #define S_SQL 1024                      //  a query built from the column lists
 #define S_KEY_KIND "key"                //  a key event's entries (sl_keystore.h)
+#define S_ALERT_KIND "alert"            //  a budget alert's entries (sl_alertstore.h)
 #define S_CHAIN_VERSION 6               //  the migration that began the chain
 #define S_SID_PARTS 256                 //  the rows check's parts: stream ids by their first two hex digits,
-#define S_ROW_PARTS (S_SID_PARTS + 1)   //  then the gaps and key events
+#define S_ROW_PARTS (S_SID_PARTS + 1)   //  then the gaps, key events and alerts
 
 typedef struct {
     int64_t pos, at, seq;
@@ -281,9 +282,10 @@ s_lookup (sl_verify_t *self, sl_chain_table_t table, const s_entry_t *e)
         count = 1;
     }
     else
-    if (table == SL_CHAIN_KEY_EVENTS) {
-        //  A key event's ref is its row's pos.
-        snprintf (sql, sizeof sql, "SELECT %s FROM key_events WHERE pos = $1", sl_chain_columns (table));
+    if (table == SL_CHAIN_KEY_EVENTS || table == SL_CHAIN_ALERTS) {
+        //  A key event's or an alert's ref is its row's pos.
+        snprintf (sql, sizeof sql, "SELECT %s FROM %s WHERE pos = $1", sl_chain_columns (table),
+                  sl_chain_table_name (table));
         p [0] = sl_val_int (strtoll (e->ref, NULL, 10));
         count = 1;
     }
@@ -306,8 +308,8 @@ s_lookup (sl_verify_t *self, sl_chain_table_t table, const s_entry_t *e)
 static int
 s_pruned (sl_verify_t *self, const s_entry_t *e)
 {
-    //  Retention keeps every key event.
-    if (strcmp (e->kind, S_KEY_KIND) == 0)
+    //  Retention keeps every key event and alert.
+    if (strcmp (e->kind, S_KEY_KIND) == 0 || strcmp (e->kind, S_ALERT_KIND) == 0)
         return 0;
     int64_t n = 0;
     char ref [SL_CHAIN_HEX + 512];
@@ -338,8 +340,8 @@ s_describe (const s_entry_t *e, sl_chain_table_t table, char *tbl, size_t tsize,
         snprintf (tbl, tsize, "gaps");
         snprintf (key, ksize, "%s", e->ref);
     }
-    else if (table == SL_CHAIN_KEY_EVENTS) {
-        snprintf (tbl, tsize, "key_events");
+    else if (table == SL_CHAIN_KEY_EVENTS || table == SL_CHAIN_ALERTS) {
+        snprintf (tbl, tsize, "%s", sl_chain_table_name (table));
         snprintf (key, ksize, "pos=%s", e->ref);
     }
     else {
@@ -360,6 +362,8 @@ s_named_table (const s_entry_t *e)
         return SL_CHAIN_VERDICTS;
     if (strcmp (e->kind, S_KEY_KIND) == 0)
         return SL_CHAIN_KEY_EVENTS;
+    if (strcmp (e->kind, S_ALERT_KIND) == 0)
+        return SL_CHAIN_ALERTS;
     return SL_CHAIN_GAPS;
 }
 
@@ -393,7 +397,7 @@ s_check (sl_verify_t *self, const s_entry_t *e)
             got = s_lookup (self, named, e);
         }
     }
-    else if (named == SL_CHAIN_GAPS || named == SL_CHAIN_KEY_EVENTS) {
+    else if (named == SL_CHAIN_GAPS || named == SL_CHAIN_KEY_EVENTS || named == SL_CHAIN_ALERTS) {
         gone_table = named;
         got = s_lookup (self, named, e);
     }
@@ -595,6 +599,14 @@ s_rows_of_gaps (sl_verify_t *self)
         return -1;
     if (sl_store_query_int (self->store, "SELECT COUNT(*) FROM key_events WHERE at < $1", p, 1, 0, &keys_before))
         return -1;
+    //  Alerts likewise: one written into the table directly is named.
+    int64_t alerts_before = 0;
+    if (sl_store_query (self->store, "SELECT 'alerts', 'pos=' || a.pos FROM alerts a WHERE a.at >= $1 "
+                                     "AND NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = '" S_ALERT_KIND "' "
+                                     "AND c.ref = CAST(a.pos AS TEXT)) LIMIT 1", p, 1, s_orphan_row, self)
+    ||  sl_store_query_int (self->store, "SELECT COUNT(*) FROM alerts WHERE at < $1", p, 1, 0, &alerts_before))
+        return -1;
+    keys_before += alerts_before;
     //  The keys the gateways are served: each made by a create and, once
     //  revoked by a key event, out of force (the events are checked
     //  above, so a key written into the table directly is found here).

@@ -19,6 +19,7 @@
 #define S_GLOB_MAX 128                  //  bytes of one model glob
 
 _Static_assert (SL_KEYSTORE_KEY_MAX == SL_KEYRING_KEY_MAX, "a key's text is sluice-keys'");
+_Static_assert (SL_LIMITS_ALERTS_MAX == 8, "limits.alerts.at says at most 8");
 
 //  --------------------------------------------------------------------------
 //  Parsing
@@ -58,16 +59,51 @@ s_count (json_t *limits, const char *name, char why [SL_KEYSTORE_WHY_MAX])
     return 0;
 }
 
+//  Alert thresholds, as the keys file's (sl_keyring.h): {"at": [50, 80,
+//  100]}, percents 1 to 100, rising, SL_LIMITS_ALERTS_MAX at most.
+static int
+s_alerts (json_t *alerts, char why [SL_KEYSTORE_WHY_MAX])
+{
+    static const char *names [] = { "at", NULL };
+    if (!json_is_object (alerts))
+        return s_refuse (why, "%s must be an object, {\"at\": [50, 80, 100]}", "limits.alerts");
+    if (s_only (alerts, names, " in limits.alerts", why))
+        return -1;
+    json_t *at = json_object_get (alerts, "at");
+    if (!at)
+        return 0;
+    if (!json_is_array (at) || json_array_size (at) > SL_LIMITS_ALERTS_MAX)
+        return s_refuse (why, "%s must be a list of at most 8 percents", "limits.alerts.at");
+    json_int_t last = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach (at, i, v) {
+        if (!json_is_integer (v) || json_integer_value (v) < 1 || json_integer_value (v) > 100)
+            return s_refuse (why, "%s must hold whole numbers from 1 to 100", "limits.alerts.at");
+        //  Rising, so a crossing names each threshold once.
+        if (json_integer_value (v) <= last) {
+            snprintf (why, SL_KEYSTORE_WHY_MAX, "limits.alerts.at must rise (%lld after %lld)",
+                      (long long) json_integer_value (v), (long long) last);
+            return -1;
+        }
+        last = json_integer_value (v);
+    }
+    return 0;
+}
+
 static int
 s_limits (json_t *limits, char why [SL_KEYSTORE_WHY_MAX])
 {
-    static const char *names [] = { "rpm", "concurrent", "tokens_per_day", "budget", NULL };
+    static const char *names [] = { "rpm", "concurrent", "tokens_per_day", "budget", "alerts", NULL };
     static const char *budget_names [] = { "tokens", "usd", NULL };
     if (!json_is_object (limits))
         return s_refuse (why, "%s must be an object", "limits");
     if (s_only (limits, names, " in limits", why)
     ||  s_count (limits, "rpm", why) || s_count (limits, "concurrent", why)
     ||  s_count (limits, "tokens_per_day", why))
+        return -1;
+    json_t *alerts = json_object_get (limits, "alerts");
+    if (alerts && s_alerts (alerts, why))
         return -1;
     json_t *budget = json_object_get (limits, "budget");
     if (!budget)

@@ -655,6 +655,37 @@ async function viewUsage(params) {
     el('tfoot', {}, el('tr', {}, el('th', { text: 'All' }), cells(sum))));
   $main.append(el('div', { class: 'grid2' }, chart, el('div', { class: 'panel' }, el('h2', { text: 'Totals' }), table)));
   if (!data.rows.length) $main.append(el('p', { class: 'empty', text: 'No stream recorded in this range yet.' }));
+  await usageMonth();
+}
+
+// This month's spend projected to its end beside the budgets, and the
+// budget alerts the gateways recorded (every role sees both: no contents).
+function usd(x) { return x === null || x === undefined ? '' : dollars(x * 1e6); }
+async function usageMonth() {
+  let month, alerts;
+  try { [month, alerts] = await Promise.all([api('/api/usage/month'), api('/api/alerts')]); } catch (e) { $main.append(el('p', { class: 'error', text: e.message })); return; }
+  const budget = (r) => [r.budget_usd !== null ? usd(r.budget_usd) : '', r.budget_tokens !== null ? count(r.budget_tokens) + ' tokens' : ''].filter(Boolean).join(', ') || 'none';
+  const row = (name, r) => el('tr', { 'data-key': name, class: r.over_budget ? 'over' : '' },
+    el('td', { class: 'mono', text: name }), el('td', { class: 'num', text: usd(r.spent_usd) }), el('td', { class: 'num', text: count(r.tokens) }),
+    el('td', { class: 'num', text: usd(r.projected_month_usd) }), el('td', { class: 'num', text: count(r.projected_month_tokens) }),
+    el('td', { text: budget(r) }), el('td', {}, r.over_budget ? el('span', { class: 'badge block', text: 'over budget' }) : ''));
+  const head = (first) => el('thead', {}, el('tr', {}, [first, 'Spent', 'Tokens', 'Projected', 'Projected tokens', 'Monthly budget', ''].map((h) => el('th', { text: h }))));
+  $main.append(el('div', { class: 'panel', id: 'projection' },
+    el('h2', { text: 'This month (' + month.month + '), projected to its end' }),
+    el('p', { class: 'muted', text: Math.round(month.elapsed * 1000) / 10 + '% of the month gone; projected = spent so far / that fraction. Flagged where it passes the monthly budget.' }),
+    el('table', { id: 'projection-teams' }, head('Team'), el('tbody', {}, month.teams.map((r) => row(r.team || '(no team)', r)))),
+    el('table', { id: 'projection-keys' }, head('Key'), el('tbody', {}, month.keys.map((r) => row(r.key || '(no key)', r))))));
+  const list = alerts.alerts;
+  const amount = (a, v) => a.limit === 'budget_usd' ? usd(v) : count(v) + ' tokens';
+  $main.append(el('div', { class: 'panel', id: 'alerts' }, el('h2', { text: 'Alerts' }),
+    el('p', { class: 'muted', text: 'Thresholds of a day\'s tokens or a month\'s budget crossed, as the gateways posted them (each once), recorded in the hash chain.' }),
+    list.length ? el('table', { id: 'alerts-table' },
+      el('thead', {}, el('tr', {}, ['When', 'Who', 'Limit', 'Threshold', 'Used', 'Period'].map((h) => el('th', { text: h })))),
+      el('tbody', {}, list.map((a) => el('tr', { 'data-id': a.id },
+        el('td', { text: time(a.crossed_at, true) }), el('td', { class: 'mono', text: a.subject }), el('td', { text: a.limit }),
+        el('td', { class: 'num', text: a.threshold + '%' }), el('td', { class: 'num', text: amount(a, a.used) + ' of ' + amount(a, a.max) }),
+        el('td', { text: a.period + ' ' + a.window })))))
+      : el('p', { class: 'empty', text: 'No alert in the last 30 days.' })));
 }
 
 // --------------------------------------------------------------------------

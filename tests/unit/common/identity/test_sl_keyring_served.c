@@ -49,7 +49,8 @@ Test (sl_keyring_served, served_keys_join_the_files)
     sl_keyring_t *file = s_file ();
     char a [512], b [512], c [512], entries [1600], set [1700];
     s_entry (a, sizeof a, "payments-aaa", S_SERVED_KEY, "payments",
-             ",\"models\":[\"gpt-4o*\"],\"limits\":{\"rpm\":60,\"budget\":{\"tokens\":5,\"usd\":1.5}},\"approver\":true");
+             ",\"models\":[\"gpt-4o*\"],\"limits\":{\"rpm\":60,\"budget\":{\"tokens\":5,\"usd\":1.5},"
+             "\"alerts\":{\"at\":[50,80,100]}},\"approver\":true");
     s_entry (b, sizeof b, "payments-aaa", S_GRACE_KEY, "payments", NULL);
     s_entry (c, sizeof c, "other-ccc", S_FILE_KEY, "other", NULL);    //  the file's key: the file wins
     snprintf (entries, sizeof entries, "%s,%s,%s", a, b, c);
@@ -68,6 +69,10 @@ Test (sl_keyring_served, served_keys_join_the_files)
     cr_expect_eq (k->limits.rpm, 60);
     cr_expect_eq (k->limits.budget_tokens, 5);
     cr_expect_eq (k->limits.budget_usd, 1.5);
+    //  A console key's alerts fire as the keys file's (sl_limits_crossed).
+    cr_expect_eq (k->limits.alert_count, 3);
+    cr_expect_eq (k->limits.alert_at [0], 50);
+    cr_expect_eq (k->limits.alert_at [2], 100);
     cr_expect (k->approver);
     cr_expect (sl_keyring_model_allowed (k->models, "gpt-4o-mini"));
     cr_expect (!sl_keyring_model_allowed (k->models, "gpt-3.5"));
@@ -122,6 +127,12 @@ Test (sl_keyring_served, a_bad_set_is_refused_whole)
         "\",\"team\":\"t\",\"policy\":\"/etc/passwd\"}]}",
         "{\"keys\":[{\"id\":\"x\",\"sha256\":\"" "0000000000000000000000000000000000000000000000000000000000000000"
         "\",\"team\":\"t\",\"limits\":{\"rpm\":-1}}]}",
+        "{\"keys\":[{\"id\":\"x\",\"sha256\":\"" "0000000000000000000000000000000000000000000000000000000000000000"
+        "\",\"team\":\"t\",\"limits\":{\"alerts\":{\"at\":[80,50]}}}]}",
+        "{\"keys\":[{\"id\":\"x\",\"sha256\":\"" "0000000000000000000000000000000000000000000000000000000000000000"
+        "\",\"team\":\"t\",\"limits\":{\"alerts\":{\"at\":[101]}}}]}",
+        "{\"keys\":[{\"id\":\"x\",\"sha256\":\"" "0000000000000000000000000000000000000000000000000000000000000000"
+        "\",\"team\":\"t\",\"limits\":{\"alerts\":{\"on\":[50]}}}]}",
         "{\"keys\":[{\"id\":\"x\",\"sha256\":\"" "0000000000000000000000000000000000000000000000000000000000000000"
         "\",\"team\":\"t\",\"models\":[\"\"]}]}",
     };

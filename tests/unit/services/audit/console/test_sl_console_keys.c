@@ -131,7 +131,8 @@ Test (sl_console_keys, create_list_rotate_revoke, .init = s_setup, .fini = s_tea
     sl_console_t *c = s_console ();
     json_t *j;
     cr_assert_eq (s_ask (c, "POST", "/api/keys", &s_admin, "{\"team\":\"payments\",\"user\":\"alice\","
-                         "\"models\":[\"gpt-*\"],\"limits\":{\"rpm\":60},\"approver\":false}", &j), 201);
+                         "\"models\":[\"gpt-*\"],\"limits\":{\"rpm\":60,\"alerts\":{\"at\":[50,80]}},"
+                         "\"approver\":false}", &j), 201);
     char id [160], key [64];
     snprintf (id, sizeof id, "%s", json_string_value (json_object_get (j, "id")));
     snprintf (key, sizeof key, "%s", json_string_value (json_object_get (j, "key")));
@@ -143,6 +144,10 @@ Test (sl_console_keys, create_list_rotate_revoke, .init = s_setup, .fini = s_tea
     json_t *row = json_array_get (json_object_get (j, "keys"), 0);
     cr_expect_str_eq (json_string_value (json_object_get (row, "id")), id);
     cr_expect_str_eq (json_string_value (json_object_get (row, "user")), "alice");
+    //  Its alerts kept, as the gateways are served them.
+    json_t *at = json_object_get (json_object_get (json_object_get (row, "limits"), "alerts"), "at");
+    cr_expect_eq (json_array_size (at), 2);
+    cr_expect_eq (json_integer_value (json_array_get (at, 1)), 80);
     char *text = json_dumps (j, 0);
     cr_expect_null (strstr (text, key), "the key is shown once");
     free (text);
@@ -236,6 +241,15 @@ Test (sl_console_keys, bad_input_is_refused, .init = s_setup, .fini = s_teardown
     json_decref (j);
     cr_expect_eq (s_ask (c, "POST", "/api/keys", &s_admin, "{\"team\":\"t\",\"user\":\"u\",\"limits\":{\"rpn\":1}}",
                          NULL), 400);
+    //  Alert thresholds as the keys file's: each bad one named.
+    cr_expect_eq (s_ask (c, "POST", "/api/keys", &s_admin,
+                         "{\"team\":\"t\",\"user\":\"u\",\"limits\":{\"alerts\":{\"at\":[80,50]}}}", &j), 400);
+    cr_expect_not_null (strstr (json_string_value (json_object_get (j, "error")), "limits.alerts.at must rise"));
+    json_decref (j);
+    cr_expect_eq (s_ask (c, "POST", "/api/keys", &s_admin,
+                         "{\"team\":\"t\",\"user\":\"u\",\"limits\":{\"alerts\":{\"at\":[150]}}}", &j), 400);
+    cr_expect_not_null (strstr (json_string_value (json_object_get (j, "error")), "from 1 to 100"));
+    json_decref (j);
     s_args_t form = { { { "Authorization", "Bearer " S_ADMIN }, { "Content-Type", "text/plain" } } };
     cr_expect_eq (s_ask (c, "POST", "/api/keys", &form, "{\"team\":\"t\",\"user\":\"u\"}", NULL), 415);
     cr_expect_eq (s_ask (c, "POST", "/api/keys/t-000000000000/rotate", &s_admin, NULL, NULL), 404);
