@@ -2,8 +2,10 @@
 #include "common/http/sl_hookpost.h"
 
 #include <curl/curl.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_buf.h"
@@ -27,6 +29,7 @@ typedef struct {
 struct _sl_hookpost_t {
     zloop_t *loop;
     char *url, *secret, *token, *user_agent, *log_name, *what;
+    bool conflict_is_done, log_body;
     int64_t timeout_ms;
     sl_webhook_t *queue;
     sl_curlm_t *curlm;
@@ -82,7 +85,7 @@ s_post_done (void *arg, CURL *easy, CURLcode result)
     sl_hookpost_t *self = post->owner;
     long status = 0;
     curl_easy_getinfo (easy, CURLINFO_RESPONSE_CODE, &status);
-    bool ok = result == CURLE_OK && status >= 200 && status < 300;
+    bool ok = result == CURLE_OK && ((status >= 200 && status < 300) || (self->conflict_is_done && status == 409));
     int after = atoi (post->retry_after);
     int64_t retry_ms = after > 0 ? (int64_t) after * 1000 : 0;
     if (!ok) {
@@ -93,11 +96,20 @@ s_post_done (void *arg, CURL *easy, CURLcode result)
             sl_log_warn (event, "attempt %d: %s (status %ld) (and %u more not logged)",
                          sl_webhook_attempt (post->event), curl_easy_strerror (result), status, held);
     }
+    //  The event is freed when it is given up: its body is copied first.
+    sl_buf_t body = { 0 };
+    if (!ok && self->log_body)
+        sl_buf_append_str (&body, sl_webhook_body (post->event));
     if (!sl_webhook_done (self->queue, post->event, ok, retry_ms, zclock_time ()) && !ok) {
         char event [64];
         snprintf (event, sizeof event, "%s_given_up", self->log_name);
-        sl_log_error (event, "%s is dropped after its last attempt", self->what);
+        if (self->log_body)
+            sl_log_error (event, "%s is dropped after its last attempt: %.*s", self->what, (int) body.len,
+                          body.data ? body.data : "");
+        else
+            sl_log_error (event, "%s is dropped after its last attempt", self->what);
     }
+    sl_buf_free (&body);
     void *item = zlistx_find (self->posts, post);
     if (item)
         zlistx_delete (self->posts, item);
@@ -117,6 +129,7 @@ s_headers (sl_hookpost_t *self, sl_str_t body)
         sl_buf_reset (&line);
         sl_buf_printf (&line, "Authorization: Bearer %s", self->token);
         h = curl_slist_append (h, sl_buf_cstr (&line));
+        sodium_memzero (line.data, line.len);
     }
     if (self->secret) {
         int64_t now_s = zclock_time () / 1000;
@@ -172,7 +185,10 @@ sl_hookpost_push (sl_hookpost_t *self, sl_str_t body)
     if (rc) {
         char event [64];
         snprintf (event, sizeof event, "%s_full", self->log_name);
-        sl_log_warn (event, "%s is dropped: the queue is full", self->what);
+        if (self->log_body)
+            sl_log_error (event, "%s is dropped: the queue is full: %.*s", self->what, (int) body.len, body.ptr);
+        else
+            sl_log_warn (event, "%s is dropped: the queue is full", self->what);
     }
     sl_hookpost_pump (self);
     return rc;
@@ -204,6 +220,8 @@ sl_hookpost_new (zloop_t *loop, const sl_hookpost_config_t *config, const sl_hoo
     self->user_agent = sl_xstrdup (config->user_agent ? config->user_agent : "sluice");
     self->log_name = sl_xstrdup (config->log_name ? config->log_name : "webhook");
     self->what = sl_xstrdup (config->what ? config->what : "an event");
+    self->conflict_is_done = config->conflict_is_done;
+    self->log_body = config->log_body;
     self->timeout_ms = config->timeout_ms;
     self->queue = sl_webhook_new (&config->queue);
     self->curlm = sl_curlm_new (loop);
@@ -236,6 +254,8 @@ sl_hookpost_destroy (sl_hookpost_t **self_p)
         zloop_timer_end (self->loop, self->timer);
     free (self->url);
     free (self->secret);
+    if (self->token)
+        sodium_memzero (self->token, strlen (self->token));
     free (self->token);
     free (self->user_agent);
     free (self->log_name);

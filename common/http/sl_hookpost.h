@@ -11,7 +11,7 @@
 
     A signed post is signed again at each attempt, with that attempt's
     time, so a receiver's replay window holds for retries too. The answer's
-    body is not read.
+    body is not read. A token is wiped from memory when the poster goes.
 */
 #ifndef SL_HOOKPOST_H
 #define SL_HOOKPOST_H
@@ -34,6 +34,8 @@ typedef struct {
     const char *user_agent;             //  e.g. "sluice-audit"
     const char *log_name;               //  logged as <log_name>_failed, _given_up
     const char *what;                   //  an event, as the logs name it: "a limits alert"
+    bool conflict_is_done;              //  a 409 answer means taken already (a duplicate)
+    bool log_body;                      //  a dropped event's body is logged (none is lost unseen)
     int64_t timeout_ms;                 //  one post at most
     int64_t tick_ms;                    //  due retries are posted this often
     sl_webhook_opts_t queue;

@@ -110,7 +110,7 @@ s_run (s_server_t *server, const char *secret, const char *token, int attempts, 
     snprintf (url, sizeof url, "http://127.0.0.1:%d/hook", sl_httpd_port (httpd));
     sl_hookpost_config_t config = {
         .url = url, .secret = secret, .token = token, .user_agent = "sluice-test", .log_name = "test_hook",
-        .what = "a test event", .timeout_ms = 5000, .tick_ms = 20,
+        .what = "a test event", .log_body = true, .timeout_ms = 5000, .tick_ms = 20,
         .queue = { max_queue, attempts, 10, 5000, 2 },
     };
     server->hook = sl_hookpost_new (loop, &config, counters);
