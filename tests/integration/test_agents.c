@@ -737,7 +737,6 @@ Test (agents, opencode, .timeout = 1800) { s_agent (3); }
 
 #define AG_AWS_KEY_ID "AKIDSLUICEAGENTS"
 #define AG_AWS_SECRET "sluice-agents-secret-access-key"
-#define AG_GCP_PORT_TRIES 3             //  mock ports tried (the key file names the port first)
 
 //  A cloud Claude Code's model is routed to: the only provider of the
 //  stack's routes file, its route the only one that takes the
@@ -823,7 +822,8 @@ s_cloud (const ag_cloud_t *cloud)
         snprintf (provider, sizeof provider, "%s", cloud->provider);
     snprintf (routes, sizeof routes, "providers:\n%sroutes:\n  - { model: \"mock-agent-*\", provider: claude-%s }\n",
               provider, cloud->name);
-    const char *mock_args [] = { "--port", port_text, "--gcp-key-file", key, "--record-header", "anthropic-beta", NULL };
+    const char *mock_args [] = { "--port", port_text, "--gcp-key-file", key, "--record-header", "anthropic-beta",
+                                 NULL };
     snprintf (label, sizeof label, "claude-%s", cloud->name);
     ag_stack_t st;
     s_stack_start_with (&st, label, routes, mock_args);
@@ -875,12 +875,13 @@ s_cloud (const ag_cloud_t *cloud)
         cr_expect_geq (metric_value (s->mock_port, "mock_gcp_tokens_issued_total"), 1,
                        "the ingest's token came from the mock's token endpoint");
     sl_buf_free (&seen);
-    if (!ok)
-        fprintf (stderr, "agents:   the mock's record: %s\n", st.record);
-    else if (!st.keep)
-        unlink (st.record);
-    if (!st.keep)
-        *st.record = 0;                 //  kept for a failed case
+    if (!st.keep) {                     //  else each case's requests are kept already
+        if (ok)
+            unlink (st.record);
+        else
+            fprintf (stderr, "agents:   the mock's record, kept: %s\n", st.record);
+        *st.record = 0;
+    }
     s_stack_stop (&st);
     unlink (key);
     jwt_fixture_free (&pair);
