@@ -585,3 +585,22 @@ sl_dialect_put_models (const sl_model_entry_t *models, size_t count,
         model (&models [i], out);
     }
 }
+
+bool
+sl_dialect_beta (const sl_dialect_t *dialect, const char *name, size_t n, const char **out, size_t *out_len)
+{
+    *out = name;
+    *out_len = n;
+    if (!dialect->betas)
+        return true;
+    for (size_t i = 0; dialect->beta_renames && dialect->beta_renames [i][0]; i++)
+        if (strlen (dialect->beta_renames [i][0]) == n && memcmp (dialect->beta_renames [i][0], name, n) == 0) {
+            *out = dialect->beta_renames [i][1];
+            *out_len = strlen (*out);
+            break;
+        }
+    for (const char *const *b = dialect->betas; *b; b++)
+        if (strlen (*b) == *out_len && memcmp (*b, *out, *out_len) == 0)
+            return true;
+    return false;
+}

@@ -203,6 +203,15 @@ struct _sl_dialect_t {
     //  (those of its own format, "Name: value\n" each) folded in, written
     //  to out. 0 written; 1 nothing to change; -1 body is not an object.
     int (*fold) (sl_str_t body, sl_str_t passthrough, sl_buf_t *out);
+    //  Optional: the beta features (anthropic-beta names) an upstream of
+    //  this dialect takes, NULL-terminated (Claude in a cloud refuses a
+    //  whole request for one name it does not take): a client's name not
+    //  listed is left out of what the upstream gets. NULL: every name.
+    const char *const *betas;
+    //  Optional, with betas: a name a client sends for a feature this
+    //  upstream takes under another name, pairs { client's, upstream's },
+    //  ended by { NULL, NULL }.
+    const char *const (*beta_renames) [2];
     const sl_decoder_vt_t *decoder;     //  the provider's stream
     //  What cuts the stream's body into the decoder's events
     //  (sl_framing_kind_t: 0, server-sent events; AWS's event stream).
@@ -324,6 +333,11 @@ int sl_dialect_format (int id);
 //  Do two wire ids speak one format (a request goes from one to the other
 //  as its own body, not translated)?
 bool sl_dialect_same_format (int a, int b);
+//  The name under which an upstream of dialect takes the beta feature
+//  name (n bytes) a client sent (betas, beta_renames): into *out and
+//  *out_len (borrowed: the table's or name itself); false when it takes
+//  none.
+bool sl_dialect_beta (const sl_dialect_t *dialect, const char *name, size_t n, const char **out, size_t *out_len);
 //  Is it a dialect clients call sluice in (registered, not upstream-only)?
 bool sl_dialect_is_client (const sl_dialect_t *dialect);
 //  Is a wire id given before its module is written (sl_dialect.c)?

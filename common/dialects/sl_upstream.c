@@ -61,6 +61,63 @@ sl_upstream_passthrough (const sl_dialect_t *d, sl_header_fn *header, void *arg,
     }
 }
 
+#define S_BETA_HEADER "anthropic-beta"
+
+//  Is name (n bytes) one of the comma-separated names of list (len bytes)?
+static bool
+s_among (const char *list, size_t len, const char *name, size_t n)
+{
+    for (const char *p = list, *end = list + len; p < end;) {
+        const char *comma = memchr (p, ',', (size_t) (end - p));
+        const char *stop = comma ? comma : end;
+        if ((size_t) (stop - p) == n && memcmp (p, name, n) == 0)
+            return true;
+        p = stop + 1;
+    }
+    return false;
+}
+
+//  A client's line of beta features (anthropic-beta) to a dialect that
+//  says which it takes (sl_dialect_beta): the names its upstream takes,
+//  under their names there, each once, into out ("" when none is left).
+static void
+s_betas (const sl_dialect_t *d, sl_str_t line, sl_buf_t *out)
+{
+    const char *v = (const char *) memchr (line.ptr, ':', line.len) + 1, *end = line.ptr + line.len;
+    sl_buf_t names = { 0 };
+    while (v < end) {
+        const char *comma = memchr (v, ',', (size_t) (end - v));
+        const char *stop = comma ? comma : end, *a = v, *b = stop;
+        while (a < b && (*a == ' ' || *a == '\t'))
+            a++;
+        while (b > a && (b [-1] == ' ' || b [-1] == '\t'))
+            b--;
+        const char *name;
+        size_t n;
+        if (b > a && sl_dialect_beta (d, a, (size_t) (b - a), &name, &n)
+        &&  !s_among (names.data ? names.data : "", names.len, name, n)) {
+            if (names.len)
+                sl_buf_putc (&names, ',');
+            sl_buf_append (&names, name, n);
+        }
+        v = stop + 1;
+    }
+    if (names.len) {
+        sl_buf_puts (out, S_BETA_HEADER ": ");
+        sl_buf_append (out, names.data, names.len);
+    }
+    sl_buf_free (&names);
+}
+
+//  Is line's header the client's beta features, of a dialect that says
+//  which it takes?
+static bool
+s_is_betas (const sl_dialect_t *d, sl_str_t line)
+{
+    size_t n = strlen (S_BETA_HEADER);
+    return d->betas && line.len > n && line.ptr [n] == ':' && strncasecmp (line.ptr, S_BETA_HEADER, n) == 0;
+}
+
 static sl_buf_t *
 s_header (sl_upstream_t *self)
 {
@@ -89,6 +146,15 @@ sl_upstream_prepare (const sl_dialect_t *d, const sl_provider_t *provider, sl_st
         const char *nl = memchr (p, '\n', (size_t) (end - p));
         sl_str_t line = sl_str_n (p, (size_t) ((nl ? nl : end) - p));
         p = nl ? nl + 1 : end;
+        if (s_valid_line (line) && s_passes (d, line) && s_is_betas (d, line)) {
+            sl_buf_t taken = { 0 };
+            s_betas (d, line, &taken);
+            sl_buf_t *b = taken.len ? s_header (out) : NULL;
+            if (b)
+                sl_buf_append (b, taken.data, taken.len);
+            sl_buf_free (&taken);
+        }
+        else
         if (s_valid_line (line) && s_passes (d, line)) {
             sl_buf_t *b = s_header (out);
             if (b)

@@ -421,7 +421,7 @@ s_on_request (void *arg, sl_http_req_t *req)
     }
     sl_mock_call_t call;
     sl_mock_script_t script;
-    if (sl_mock_request_read (method, path, body, &call, &script)) {
+    if (sl_mock_request_read (method, path, body, sl_http_req_header (req, "anthropic-beta"), &call, &script)) {
         if (script.status == 400)
             sl_log_info ("bad_request", "%.*s", (int) script.error_body.len, script.error_body.data);
         s_respond_script_error (req, &script);

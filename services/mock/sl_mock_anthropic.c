@@ -208,6 +208,53 @@ sl_mock_anthropic_check (json_t *root, sl_mock_why_t *why)
     return 0;
 }
 
+//  Claude in the clouds: the beta a body field needs.
+#define S_BETA_TOOL_SEARCH "tool-search-tool-2025-10-19"
+#define S_BETA_CONTEXT_MANAGEMENT "context-management-2025-06-27"
+#define S_BETAS_SHOWN_MAX 512           //  the refused names a Vertex AI error lists, bytes
+
+//  Is name among the strings of names?
+static bool
+s_named (json_t *names, const char *name)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach (names, i, v)
+        if (sl_mock_is (v, name))
+            return true;
+    return false;
+}
+
+int
+sl_mock_anthropic_check_betas (json_t *root, json_t *names, const char *const *taken, bool header,
+                               sl_mock_why_t *why)
+{
+    char refused [S_BETAS_SHOWN_MAX] = "";
+    size_t used = 0, i;
+    json_t *v;
+    json_array_foreach (names, i, v) {
+        bool known = false;
+        for (int k = 0; taken [k] && !known; k++)
+            known = sl_mock_is (v, taken [k]);
+        if (known)
+            continue;
+        if (!header)
+            return sl_mock_refuse (why, "invalid beta flag");
+        int n = snprintf (refused + used, sizeof refused - used, "%s`%s`", used ? ", " : "", sl_mock_text (v));
+        used = n > 0 && (size_t) n < sizeof refused - used ? used + (size_t) n : used;
+    }
+    if (used)
+        return sl_mock_refuse (why, "Unexpected value(s) %s for the `anthropic-beta` header. Please consult our "
+                                    "documentation at docs.anthropic.com or try again without the header.", refused);
+    json_t *tool;
+    json_array_foreach (json_object_get (root, "tools"), i, tool)
+        if (json_object_get (tool, "defer_loading") && !s_named (names, S_BETA_TOOL_SEARCH))
+            return sl_mock_refuse (why, "tools.%zu.custom.defer_loading: Extra inputs are not permitted", i);
+    if (json_object_get (root, "context_management") && !s_named (names, S_BETA_CONTEXT_MANAGEMENT))
+        return sl_mock_refuse (why, "context_management: Extra inputs are not permitted");
+    return 0;
+}
+
 //  The last turn's tool result, and the tool that gave it.
 bool
 sl_mock_anthropic_result (json_t *root, sl_mock_result_t *out)

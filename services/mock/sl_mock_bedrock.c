@@ -22,7 +22,11 @@
 
     Claude (.../invoke-with-response-stream): the Anthropic mock's checks,
     after refusing a body with model or stream, or without
-    anthropic_version bedrock-2023-05-31; its stream is the Anthropic
+    anthropic_version bedrock-2023-05-31; beta features are the body's
+    anthropic_beta array, and a name Bedrock does not take is refused
+    ("invalid beta flag", what Bedrock answers Claude Code's
+    Anthropic-only ones), as is a field whose beta is not named
+    (sl_mock_anthropic_check_betas); its stream is the Anthropic
     mock's events, each in a chunk frame ({"bytes": base64 of its JSON}).
 
     Tests: tests/unit/services/mock/test_sl_mock_provider.c and the
@@ -343,6 +347,32 @@ s_claude_check (json_t *root, sl_mock_why_t *why)
     return sl_mock_anthropic.check (root, why);
 }
 
+//  The beta features Claude on Bedrock takes in anthropic_beta: those
+//  AWS's Claude parameters page lists, and claude-code-20250219, which
+//  Bedrock takes of Claude Code (reports of Bedrock's refusals name
+//  which it does not: oauth-2025-04-20, prompt-caching-scope-2026-01-05,
+//  thinking-token-count-2026-05-13, advanced-tool-use-2025-11-20, ...).
+static const char *const s_claude_betas [] = {
+    "claude-code-20250219", "interleaved-thinking-2025-05-14", "context-management-2025-06-27",
+    "context-1m-2025-08-07", "effort-2025-11-24", "tool-search-tool-2025-10-19", "tool-examples-2025-10-29",
+    "token-efficient-tools-2025-02-19", "output-128k-2025-02-19", "computer-use-2025-01-24",
+    "computer-use-2025-11-24", "structured-outputs-2025-12-15", NULL
+};
+
+//  Bedrock reads beta features from the body only.
+static int
+s_claude_check_betas (json_t *root, const char *header, sl_mock_why_t *why)
+{
+    (void) header;
+    json_t *names = json_object_get (root, "anthropic_beta");
+    if (names && !json_is_array (names))
+        return sl_mock_refuse (why, "anthropic_beta: an array of strings is required");
+    json_t *none = json_array ();
+    int rc = sl_mock_anthropic_check_betas (root, names ? names : none, s_claude_betas, false, why);
+    json_decref (none);
+    return rc;
+}
+
 //  The SSE events the Anthropic steps added since first, each made a
 //  chunk frame: {"bytes": base64 of its data}.
 static void
@@ -422,6 +452,7 @@ const sl_mock_provider_t sl_mock_bedrock_anthropic = {
     .content_type = "application/vnd.amazon.eventstream",
     .max_tokens = s_claude_max_tokens,
     .check = s_claude_check,
+    .check_betas = s_claude_check_betas,
     .result = s_claude_result,
     .shape = { .schema = "input_schema", .turns = "messages", .carries_result = s_claude_carries_result },
     .render = &s_claude_render,

@@ -228,6 +228,23 @@ sl_mock_provider_check (int dialect, sl_str_t body, char *text, size_t size)
     return rc;
 }
 
+int
+sl_mock_provider_check_betas (int dialect, sl_str_t body, const char *betas, char *text, size_t size)
+{
+    sl_mock_why_t why = { text, size };
+    const sl_mock_provider_t *p = sl_mock_provider_get (dialect);
+    if (!p || !p->check_betas)
+        return 0;
+    json_t *root = json_loadb (body.ptr ? body.ptr : "", body.len, 0, NULL);
+    if (!json_is_object (root)) {
+        json_decref (root);
+        return sl_mock_refuse (&why, "the body is not a JSON object");
+    }
+    int rc = p->check_betas (root, betas, &why);
+    json_decref (root);
+    return rc;
+}
+
 bool
 sl_mock_provider_result (int dialect, sl_str_t body, sl_mock_result_t *out)
 {

@@ -166,6 +166,11 @@ struct _sl_mock_provider_t {
     //  0 when the request (a JSON object) holds together for the API; -1
     //  with why.
     int (*check) (json_t *root, sl_mock_why_t *why);
+    //  Optional: 0 when the cloud takes the beta features the request
+    //  names (Bedrock: the body's "anthropic_beta"; Vertex AI: the
+    //  anthropic-beta header, betas, NULL when absent) and the body's
+    //  fields that need one have it; -1 with why, in the cloud's words.
+    int (*check_betas) (json_t *root, const char *betas, sl_mock_why_t *why);
     //  The request's last tool result; false when its last turn has none.
     bool (*result) (json_t *root, sl_mock_result_t *out);
     sl_mock_shape_t shape;
@@ -201,6 +206,10 @@ void sl_mock_provider_paths (sl_buf_t *out);
 //  why (also for a dialect the mock does not play, or a body that is not
 //  a JSON object).
 int sl_mock_provider_check (int dialect, sl_str_t body, char *why, size_t size);
+//  0 when the dialect's cloud takes the beta features of a request (its
+//  body, its anthropic-beta header or NULL: check_betas); -1 with why.
+//  0 for a dialect without the check.
+int sl_mock_provider_check_betas (int dialect, sl_str_t body, const char *betas, char *why, size_t size);
 //  The last tool result of a request body of the dialect; false when the
 //  last turn carries none.
 bool sl_mock_provider_result (int dialect, sl_str_t body, sl_mock_result_t *out);
@@ -248,6 +257,15 @@ bool sl_mock_gemini_carries_result (json_t *content);
 extern const sl_mock_render_t sl_mock_gemini_render;
 extern const char *const sl_mock_gemini_max_tokens [];
 int sl_mock_anthropic_check (json_t *root, sl_mock_why_t *why);
+//  Claude in a cloud: names (an array of strings) are the request's beta
+//  features; the first not in taken (NULL-terminated) is refused, as
+//  Bedrock refuses it (header false: "invalid beta flag") or as Vertex AI
+//  does (header true: every one named, "for the anthropic-beta header");
+//  then a body field whose feature is not among them (a tool's
+//  defer_loading without tool search, context_management without its
+//  beta) is refused as an extra input. 0 when all pass.
+int sl_mock_anthropic_check_betas (json_t *root, json_t *names, const char *const *taken, bool header,
+                                   sl_mock_why_t *why);
 bool sl_mock_anthropic_result (json_t *root, sl_mock_result_t *out);
 bool sl_mock_anthropic_carries_result (json_t *message);
 void sl_mock_anthropic_whole (const char *model, const char *text, sl_buf_t *out);

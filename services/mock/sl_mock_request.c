@@ -46,8 +46,8 @@ sl_mock_request_dialect (const char *path)
 }
 
 int
-sl_mock_request_read (const char *method, const char *path, sl_str_t body, sl_mock_call_t *call,
-                      sl_mock_script_t *error)
+sl_mock_request_read (const char *method, const char *path, sl_str_t body, const char *betas,
+                      sl_mock_call_t *call, sl_mock_script_t *error)
 {
     memset (call, 0, sizeof *call);
     const sl_mock_provider_t *provider = sl_mock_provider_of_path (path, call->model, sizeof call->model);
@@ -82,7 +82,8 @@ sl_mock_request_read (const char *method, const char *path, sl_str_t body, sl_mo
     //  A request its provider would refuse (sl_mock_provider_check) is
     //  refused, streaming or not.
     char why [MOCK_WHY_MAX];
-    if (sl_mock_provider_check (provider->dialect, body, why, sizeof why)) {
+    if (sl_mock_provider_check (provider->dialect, body, why, sizeof why)
+    ||  sl_mock_provider_check_betas (provider->dialect, body, betas, why, sizeof why)) {
         sl_mock_script_bad_request (provider->dialect, why, error);
         return -1;
     }

@@ -32,9 +32,10 @@ int sl_mock_request_dialect (const char *path);
 //  answer with an error, which *error holds (404 for a path or model the
 //  mock does not serve, 400 for a request its API refuses, with why);
 //  the caller clears it with sl_mock_script_clear. *error is written
-//  whole, never read.
-int sl_mock_request_read (const char *method, const char *path, sl_str_t body, sl_mock_call_t *call,
-                          sl_mock_script_t *error);
+//  whole, never read. betas: the request's anthropic-beta header, or
+//  NULL (what a cloud's Claude refuses of it: sl_mock_provider_check_betas).
+int sl_mock_request_read (const char *method, const char *path, sl_str_t body, const char *betas,
+                          sl_mock_call_t *call, sl_mock_script_t *error);
 
 //  Build the answer to a call: a coding-agent scenario (sl_mock_agent.h)
 //  or a built-in one (sl_mock_script.h). attempt: how many requests with

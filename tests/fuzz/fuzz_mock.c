@@ -36,7 +36,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     sl_str_t body = sl_str_n (data + 2, size - 2);
     sl_mock_call_t call;
     sl_mock_script_t sc;
-    if (sl_mock_request_read (method, path, body, &call, &sc)) {
+    if (sl_mock_request_read (method, path, body, NULL, &call, &sc)) {
         s_check_error (&sc);
         sl_mock_script_clear (&sc);
         return 0;

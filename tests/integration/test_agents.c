@@ -48,6 +48,26 @@
                  a text), and the model's call to it blocked: it does not
                  run.
 
+    And Claude Code with its model routed to Claude in a cloud, the
+    routes file's only provider for the scenarios' models (so that no
+    other route could serve them), pointed at the gateway as in its own
+    case:
+
+      bedrock    Claude on Amazon Bedrock (bedrock-anthropic), every
+                 request signed with SigV4 by the ingest and checked by
+                 the mock (SLUICE_MOCK_AWS_* and AWS_* of the stack, the
+                 same made-up keys)
+      vertex     Claude on Vertex AI (vertex-anthropic), with a bearer
+                 token the ingest got from the mock's token endpoint for a
+                 service account's key file made here
+
+    each running shell (the allowed call runs) and danger (the recursive
+    delete is blocked, Claude Code carries on); the mock's record shows
+    every request took the cloud's path and the cloud refused none (the
+    mock refuses what the cloud refuses, the beta features Claude Code
+    sends among them: services/mock/sl_mock_bedrock.c,
+    sl_mock_vertex_anthropic.c).
+
     A case's home is removed when it passes, kept when it fails. Skipped unless
     SLUICE_AGENTS_BIN names the installed agents' bin directory (make
     agents sets it): the agents are large and not part of make test.
@@ -76,6 +96,7 @@
 #include "tests/integration/hops.h"
 #include "tests/integration/mcp_node.h"
 #include "tests/integration/verdict_tap.h"
+#include "tests/jwt_fixture.h"
 
 #define AG_RUN_MS 240000                //  one agent run, retries included
 #define AG_DRAIN_MS 15000               //  for every hop to let go of the streams
@@ -483,11 +504,16 @@ typedef struct {
     char record [600];                  //  what the mock records into, or ""
 } ag_stack_t;
 
+#define AG_MOCK_ARGS_MAX 12             //  the mock's flags a cloud's case adds, at most
+
 //  The stack of a test, under tests/agents/policy.yaml, its gateway
 //  deciding approvals through its judge; when requests are kept, the mock
-//  records them into <keep>/<label>.all-requests. Asserts it came up.
+//  records them into <keep>/<label>.all-requests. routes (or NULL): the
+//  stack's routes file; mock_args (or NULL): more flags of the mock; with
+//  either, the mock records the requests in any case (into a file of
+//  /tmp when none are kept). Asserts it came up.
 static void
-s_stack_start (ag_stack_t *st, const char *label)
+s_stack_start_with (ag_stack_t *st, const char *label, const char *routes, const char *const *mock_args)
 {
     memset (st, 0, sizeof *st);
     st->policy = s_read (AG_POLICY);
@@ -495,16 +521,33 @@ s_stack_start (ag_stack_t *st, const char *label)
     st->keep = getenv ("SLUICE_AGENTS_RECORD");
     if (st->keep && !*st->keep)
         st->keep = NULL;
-    const char *mock_args [] = { "--record", st->record, NULL };
+    const char *args [AG_MOCK_ARGS_MAX + 3] = { "--record", st->record, NULL };
+    for (int i = 0; mock_args && mock_args [i]; i++) {
+        cr_assert_lt (i, AG_MOCK_ARGS_MAX);
+        args [i + 2] = mock_args [i];
+    }
     if (st->keep) {
         mkdir (st->keep, 0755);
         snprintf (st->record, sizeof st->record, "%s/%s.all-requests", st->keep, label);
         unlink (st->record);
     }
-    stack_opts_t opts = { .policy_text = st->policy, .mock_delay_ms = 20, .mock_args = st->keep ? mock_args : NULL,
-                          .gateway_approvals = true };
+    else
+    if (routes || mock_args) {
+        snprintf (st->record, sizeof st->record, "/tmp/sluice-agents-%s-XXXXXX", label);
+        int fd = mkstemp (st->record);
+        cr_assert_geq (fd, 0, "%s", st->record);
+        close (fd);
+    }
+    stack_opts_t opts = { .policy_text = st->policy, .mock_delay_ms = 20, .mock_args = *st->record ? args : NULL,
+                          .routes_text = routes, .gateway_approvals = true };
     st->s = stack_start (&opts);
     cr_assert_not_null (st->s, "the stack came up");
+}
+
+static void
+s_stack_start (ag_stack_t *st, const char *label)
+{
+    s_stack_start_with (st, label, NULL, NULL);
 }
 
 static void
@@ -536,7 +579,7 @@ static void
 s_keep_requests (const ag_stack_t *st, const ag_mark_t *mark, const char *name, char *requests, size_t size)
 {
     *requests = 0;
-    if (*st->record) {
+    if (*st->record && st->keep) {
         snprintf (requests, size, "%s/%s.requests", st->keep, name);
         s_copy_tail (st->record, mark->recorded, requests);
     }
@@ -584,6 +627,67 @@ s_home (ag_env_t *e, const sluice_stack_t *s, const agent_t *agent, const char *
 //  --------------------------------------------------------------------------
 //  Every scenario, one agent after the other
 
+//  One scenario of agent on st's stack, in a home of its own
+//  (<agent>-<label>), its requests kept as <agent>-<label>.requests: its
+//  line on stderr, what the stack said when it failed. True when it passed.
+static bool
+s_scenario (ag_stack_t *st, const agent_t *agent, ag_env_t *e, const scenario_t *sc, const char *label)
+{
+    sluice_stack_t *s = st->s;
+    const char *argv [16], *env [16];
+    char scratch [4096];
+    s_home (e, s, agent, label);
+    if (sc->not_ran) {
+        char victim [512];
+        snprintf (victim, sizeof victim, "%s/sluice-victim", e->work);
+        mkdir (victim, 0755);       //  what the recursive delete would remove
+    }
+    agent->command (e, sc->model, argv, env, scratch);
+    char *output = NULL;
+    ag_mark_t mark = s_mark (st);
+    long started = zclock_mono ();
+    int status = s_run (e, argv, env, &output);
+    long took = zclock_mono () - started;
+    bool ok = true;
+    if (!strstr (output, sc->shown) || (sc->shown_too && !strstr (output, sc->shown_too)))
+        ok = false;
+    if (sc->ran && !s_exists (e, sc->ran))
+        ok = false;
+    if (sc->not_ran && s_exists (e, sc->not_ran))
+        ok = false;
+    if (sc->not_ran) {
+        char victim [512];
+        snprintf (victim, sizeof victim, "%s/sluice-victim", e->work);
+        if (access (victim, F_OK) != 0)
+            ok = false;
+    }
+    if (strcmp (sc->name, "error") == 0 && !s_upstream_error_shown (agent->name, output))
+        ok = false;
+    if (sc->fails != (status != 0))
+        ok = false;                 //  an error is an error: the agent says so by its exit status
+    if (status < 0)
+        ok = false;
+    const char *which_hop = "";
+    double held = 0;
+    bool freed = hops_all_free (s, AG_DRAIN_MS, &which_hop, &held);
+    fprintf (stderr, "agents: %-8s %-10s %s (exit %d, %.1f s)%s\n", agent->name, label,
+             ok && freed ? "ok" : "FAILED", status, took / 1000.0, freed ? "" : ", a stream left behind");
+    char requests [700], name [80];
+    snprintf (name, sizeof name, "%s-%s", agent->name, label);
+    s_keep_requests (st, &mark, name, requests, sizeof requests);
+    if (!ok || !freed) {
+        s_show_stack (st, &mark, requests);
+        fprintf (stderr, "agents:   its home and working directory, kept: %s\n", e->home);
+    }
+    else
+        s_remove_home (e);
+    cr_expect (ok, "%s, %s: exit %d, output:\n%s", agent->name, label, status, output);
+    cr_expect (freed, "%s, %s: the %s still holds %.0f stream(s)", agent->name, label, which_hop, held);
+    free (output);
+    return ok && freed;
+}
+
+
 static void
 s_agent (int which)
 {
@@ -618,57 +722,8 @@ s_agent (int which)
     free (version);
     s_remove_home (&e);
 
-    for (size_t k = 0; k < sizeof s_scenarios / sizeof s_scenarios [0]; k++) {
-        const scenario_t *sc = &s_scenarios [k];
-        s_home (&e, s, agent, sc->name);
-        if (sc->not_ran) {
-            char victim [512];
-            snprintf (victim, sizeof victim, "%s/sluice-victim", e.work);
-            mkdir (victim, 0755);       //  what the recursive delete would remove
-        }
-        agent->command (&e, sc->model, argv, env, scratch);
-        char *output = NULL;
-        ag_mark_t mark = s_mark (&st);
-        long started = zclock_mono ();
-        int status = s_run (&e, argv, env, &output);
-        long took = zclock_mono () - started;
-        bool ok = true;
-        if (!strstr (output, sc->shown) || (sc->shown_too && !strstr (output, sc->shown_too)))
-            ok = false;
-        if (sc->ran && !s_exists (&e, sc->ran))
-            ok = false;
-        if (sc->not_ran && s_exists (&e, sc->not_ran))
-            ok = false;
-        if (sc->not_ran) {
-            char victim [512];
-            snprintf (victim, sizeof victim, "%s/sluice-victim", e.work);
-            if (access (victim, F_OK) != 0)
-                ok = false;
-        }
-        if (strcmp (sc->name, "error") == 0 && !s_upstream_error_shown (agent->name, output))
-            ok = false;
-        if (sc->fails != (status != 0))
-            ok = false;                 //  an error is an error: the agent says so by its exit status
-        if (status < 0)
-            ok = false;
-        const char *which_hop = "";
-        double held = 0;
-        bool freed = hops_all_free (s, AG_DRAIN_MS, &which_hop, &held);
-        fprintf (stderr, "agents: %-8s %-10s %s (exit %d, %.1f s)%s\n", agent->name, sc->name,
-                 ok && freed ? "ok" : "FAILED", status, took / 1000.0, freed ? "" : ", a stream left behind");
-        char requests [700], name [80];
-        snprintf (name, sizeof name, "%s-%s", agent->name, sc->name);
-        s_keep_requests (&st, &mark, name, requests, sizeof requests);
-        if (!ok || !freed) {
-            s_show_stack (&st, &mark, requests);
-            fprintf (stderr, "agents:   its home and working directory, kept: %s\n", e.home);
-        }
-        else
-            s_remove_home (&e);
-        cr_expect (ok, "%s, %s: exit %d, output:\n%s", agent->name, sc->name, status, output);
-        cr_expect (freed, "%s, %s: the %s still holds %.0f stream(s)", agent->name, sc->name, which_hop, held);
-        free (output);
-    }
+    for (size_t k = 0; k < sizeof s_scenarios / sizeof s_scenarios [0]; k++)
+        s_scenario (&st, agent, &e, &s_scenarios [k], s_scenarios [k].name);
     s_stack_stop (&st);
 }
 
@@ -676,6 +731,164 @@ Test (agents, claude_code, .timeout = 1800) { s_agent (0); }
 Test (agents, codex_cli, .timeout = 1800) { s_agent (1); }
 Test (agents, gemini_cli, .timeout = 1800) { s_agent (2); }
 Test (agents, opencode, .timeout = 1800) { s_agent (3); }
+
+//  --------------------------------------------------------------------------
+//  Claude Code on Claude in the clouds: Amazon Bedrock and Google Vertex AI
+
+#define AG_AWS_KEY_ID "AKIDSLUICEAGENTS"
+#define AG_AWS_SECRET "sluice-agents-secret-access-key"
+
+//  A cloud Claude Code's model is routed to: the only provider of the
+//  stack's routes file, its route the only one that takes the
+//  scenarios' models, so that nothing but the cloud's path can serve them.
+typedef struct {
+    const char *name;                   //  the case's label
+    const char *provider;               //  the routes file's provider (@KEY@: a key file)
+    const char *path;                   //  what the mock's record shows of the cloud's path, after the model
+    const char *model_at;               //  and before it
+} ag_cloud_t;
+
+static const ag_cloud_t s_clouds [] = {
+    { "bedrock", "  - { name: claude-bedrock, dialect: bedrock-anthropic, region: us-east-1, base_url: \"@MOCK@\" }\n",
+      "/invoke-with-response-stream\t", "/model/" },
+    { "vertex", "  - { name: claude-vertex, dialect: vertex-anthropic, region: us-east5, project: sluice-agents,\n"
+                "      base_url: \"@MOCK@\", credentials_file: \"@KEY@\" }\n",
+      ":streamRawPredict\t", "/v1/projects/sluice-agents/locations/us-east5/publishers/anthropic/models/" },
+};
+
+static int s_count_log (const proc_t *p, const char *needle);
+
+//  A service account's key file for pair whose token_uri is the mock's
+//  /token on port, into path (made here, removed by the caller).
+static void
+s_gcp_key (const jwt_pair_t *pair, int port, char *path, size_t size)
+{
+    char uri [64];
+    snprintf (uri, sizeof uri, "http://127.0.0.1:%d/token", port);
+    json_t *key = json_pack ("{s:s, s:s, s:s, s:s, s:s}", "type", "service_account", "project_id", "sluice-agents",
+                             "private_key", pair->private_pem, "client_email",
+                             "agents@sluice-agents.iam.gserviceaccount.com", "token_uri", uri);
+    snprintf (path, size, "/tmp/sluice-agents-gcp-XXXXXX");
+    int fd = mkstemp (path);
+    cr_assert_geq (fd, 0);
+    close (fd);
+    cr_assert_eq (json_dump_file (key, path, 0), 0);
+    json_decref (key);
+}
+
+//  Claude Code, pointed at the gateway as in its own case, its model
+//  routed to Claude on the cloud: the mock serves the cloud's API, and
+//  checks what the cloud checks (Bedrock's SigV4 signature with the keys
+//  the ingest signs with; Vertex AI's bearer token, one its token
+//  endpoint issued for the key file's grant; the beta features each
+//  cloud takes), so that a request that would not pass the cloud does
+//  not pass here. The allowed shell call runs, the recursive delete is
+//  blocked and Claude Code carries on; every request reached the cloud's
+//  path, none Anthropic's, and the cloud refused none of them (Claude
+//  Code drops a beta feature the cloud names in a refusal and asks
+//  again: it would pass all the same, a round trip later, without it).
+static void
+s_cloud (const ag_cloud_t *cloud)
+{
+    const char *bin = s_agents_bin ();
+    const agent_t *agent = &s_agents [0];
+    char program [640];
+    snprintf (program, sizeof program, "%s/%s", bin, agent->name);
+    cr_assert_eq (access (program, X_OK), 0, "%s is installed", program);
+    //  Bedrock's keys: the ingest signs with them, the mock checks with
+    //  them (both read the environment the stack inherits).
+    unsetenv ("AWS_SESSION_TOKEN");
+    unsetenv ("AWS_BEARER_TOKEN_BEDROCK");
+    unsetenv ("AWS_ROLE_ARN");
+    unsetenv ("SLUICE_MOCK_AWS_SESSION_TOKEN");
+    setenv ("SLUICE_MOCK_AWS_ACCESS_KEY_ID", AG_AWS_KEY_ID, 1);
+    setenv ("SLUICE_MOCK_AWS_SECRET_ACCESS_KEY", AG_AWS_SECRET, 1);
+    setenv ("AWS_ACCESS_KEY_ID", AG_AWS_KEY_ID, 1);
+    setenv ("AWS_SECRET_ACCESS_KEY", AG_AWS_SECRET, 1);
+    //  Vertex AI's key file names the mock's token endpoint: the mock on
+    //  a port chosen first.
+    jwt_pair_t pair;
+    jwt_fixture_make (&pair, true);
+    int port = harness_free_port ();
+    char port_text [16], key [64], label [40];
+    snprintf (port_text, sizeof port_text, "%d", port);
+    s_gcp_key (&pair, port, key, sizeof key);
+    char routes [2048], provider [512];
+    const char *at = strstr (cloud->provider, "@KEY@");
+    if (at)
+        snprintf (provider, sizeof provider, "%.*s%s%s", (int) (at - cloud->provider), cloud->provider, key,
+                  at + strlen ("@KEY@"));
+    else
+        snprintf (provider, sizeof provider, "%s", cloud->provider);
+    snprintf (routes, sizeof routes, "providers:\n%sroutes:\n  - { model: \"mock-agent-*\", provider: claude-%s }\n",
+              provider, cloud->name);
+    const char *mock_args [] = { "--port", port_text, "--gcp-key-file", key, "--record-header", "anthropic-beta",
+                                 NULL };
+    snprintf (label, sizeof label, "claude-%s", cloud->name);
+    ag_stack_t st;
+    s_stack_start_with (&st, label, routes, mock_args);
+    sluice_stack_t *s = st.s;
+    cr_assert_eq (s->mock_port, port, "the mock on the port its key file names");
+    cr_expect (proc_wait_log (s->mock, "aws_signatures=checked", NULL, NULL, 0, 20000),
+               "the mock checks Bedrock's signatures");
+    ag_env_t e = { .port = s->http_port };
+    snprintf (e.bin, sizeof e.bin, "%s", bin);
+
+    //  The allowed call runs, the recursive delete is blocked.
+    bool ok = true;
+    const scenario_t *cases [] = { &s_scenarios [1], &s_scenarios [2] };
+    for (size_t k = 0; k < sizeof cases / sizeof cases [0]; k++) {
+        snprintf (label, sizeof label, "%s-%s", cases [k]->name, cloud->name);
+        ok &= s_scenario (&st, agent, &e, cases [k], label);
+    }
+
+    //  Every request the mock had took the cloud's path; the ones of the
+    //  allowed call's scenario and of the blocked one among them.
+    sl_buf_t seen = { 0 };
+    cr_assert (harness_read (st.record, &seen), "the mock's record %s", st.record);
+    int lines = 0, cloud_lines = 0;
+    for (const char *line = sl_buf_cstr (&seen); *line;) {
+        const char *next = strchr (line, '\n');
+        size_t n = next ? (size_t) (next - line) : strlen (line);
+        const char *tab = memchr (line, '\t', n);
+        lines++;
+        cloud_lines += tab && strncmp (line, cloud->model_at, strlen (cloud->model_at)) == 0
+                    && memmem (line, n, cloud->path, strlen (cloud->path)) != NULL;
+        line = next ? next + 1 : line + n;
+    }
+    char shell [300], danger [300];
+    snprintf (shell, sizeof shell, "%smock-agent-shell%s", cloud->model_at, cloud->path);
+    snprintf (danger, sizeof danger, "%smock-agent-danger%s", cloud->model_at, cloud->path);
+    int refused = s_count_log (s->mock, "\"bad_request\"");
+    bool reached = lines > 0 && cloud_lines == lines && refused == 0 && strstr (sl_buf_cstr (&seen), shell)
+                && strstr (sl_buf_cstr (&seen), danger);
+    ok &= reached;
+    fprintf (stderr, "agents: %-8s %-10s %s (%d of %d request(s) on the cloud's path, %d refused)\n", agent->name,
+             cloud->name, reached ? "ok" : "FAILED", cloud_lines, lines, refused);
+    cr_expect_eq (refused, 0, "the cloud refused no request (the mock's bad_request lines)");
+    cr_expect_gt (lines, 0, "requests reached the mock");
+    cr_expect_eq (cloud_lines, lines, "every request took %s...%s:\n%s", cloud->model_at, cloud->path,
+                  sl_buf_cstr (&seen));
+    cr_expect (strstr (sl_buf_cstr (&seen), shell), "the allowed call's scenario reached %s", shell);
+    cr_expect (strstr (sl_buf_cstr (&seen), danger), "the blocked call's scenario reached %s", danger);
+    if (strcmp (cloud->name, "vertex") == 0)
+        cr_expect_geq (metric_value (s->mock_port, "mock_gcp_tokens_issued_total"), 1,
+                       "the ingest's token came from the mock's token endpoint");
+    sl_buf_free (&seen);
+    if (!st.keep) {                     //  else each case's requests are kept already
+        if (ok)
+            unlink (st.record);
+        else
+            fprintf (stderr, "agents:   the mock's record, kept: %s\n", st.record);
+        *st.record = 0;
+    }
+    s_stack_stop (&st);
+    unlink (key);
+    jwt_fixture_free (&pair);
+}
+
+Test (agents, claude_code_on_bedrock, .timeout = 900) { s_cloud (&s_clouds [0]); }
+Test (agents, claude_code_on_vertex, .timeout = 900) { s_cloud (&s_clouds [1]); }
 
 //  --------------------------------------------------------------------------
 //  A call that waits for a person, every agent at once

@@ -87,9 +87,24 @@ static const sl_finish_name_t s_claude_finishes [] = {
 
 //  The stream is AWS's event stream whatever was asked.
 static const char *const s_headers [] = { "Accept: application/vnd.amazon.eventstream", NULL };
-//  The beta features a Claude body uses, passed on as the client's header.
-//  Bedrock reads them from the body's "anthropic_beta" array instead;
-//  nothing copies the header there yet.
+//  The beta features Claude on Bedrock takes (in the body's
+//  "anthropic_beta": fold): those AWS's Claude parameters page names, and
+//  claude-code-20250219, which it takes of Claude Code. It refuses a
+//  request with any other name ("invalid beta flag"), and Claude Code sends
+//  Anthropic-only ones (thinking-token-count-2026-05-13,
+//  prompt-caching-scope-2026-01-05, ...): those are left out. Tool search
+//  is tool-search-tool-2025-10-19 on the clouds, advanced-tool-use-2025-11-20
+//  at Anthropic (the same tools with defer_loading, which the clouds refuse
+//  without their name).
+static const char *const s_claude_betas [] = {
+    "claude-code-20250219", "interleaved-thinking-2025-05-14", "context-management-2025-06-27",
+    "context-1m-2025-08-07", "effort-2025-11-24", "tool-search-tool-2025-10-19", "tool-examples-2025-10-29",
+    "token-efficient-tools-2025-02-19", "output-128k-2025-02-19", "computer-use-2025-01-24",
+    "computer-use-2025-11-24", "structured-outputs-2025-12-15", NULL
+};
+static const char *const s_claude_beta_renames [][2] = {
+    { "advanced-tool-use-2025-11-20", "tool-search-tool-2025-10-19" }, { NULL, NULL }
+};
 
 const sl_dialect_t sl_bedrock_dialect = {
     .id = SL_DIALECT_BEDROCK,
@@ -126,6 +141,8 @@ const sl_dialect_t sl_bedrock_anthropic_dialect = {
     .headers = s_headers,
     .passthrough = NULL,                //  anthropic-beta goes in the body (fold), never as a header
     .fold = sl_bedrock_anthropic_fold,
+    .betas = s_claude_betas,
+    .beta_renames = s_claude_beta_renames,
     .decoder = &sl_bedrock_anthropic_decoder,
     .framing = SL_FRAMING_EVSTREAM,
     .finishes = s_claude_finishes,

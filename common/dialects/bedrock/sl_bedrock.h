@@ -24,6 +24,8 @@ int sl_bedrock_anthropic_render_request (const sl_req_t *req, sl_xlate_t *x, sl_
 //  The client's anthropic-beta header (in its passthrough lines) as the
 //  body's "anthropic_beta" array (sl_dialect_t.fold).
 int sl_bedrock_anthropic_fold (sl_str_t body, sl_str_t passthrough, sl_buf_t *out);
+//  Its table (sl_bedrock.c): the beta features Bedrock takes.
+extern const sl_dialect_t sl_bedrock_anthropic_dialect;
 extern const sl_decoder_vt_t sl_bedrock_anthropic_decoder;
 
 //  A tool id as Converse takes it, written to out (at least

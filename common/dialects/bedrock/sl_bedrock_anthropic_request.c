@@ -9,7 +9,9 @@
     Anthropic's API takes as the anthropic-beta header, belong in the
     body's "anthropic_beta" array on Bedrock: a client's anthropic-beta
     header (its comma-separated names) is folded into that array at each
-    attempt (fold), never sent as a header.
+    attempt (fold), never sent as a header; only the names Bedrock takes
+    (sl_bedrock_anthropic_dialect.betas, a client's name for one renamed
+    as Bedrock names it), since it refuses a request with any other.
 
     forward: an Anthropic client's own body so patched, byte for byte
     otherwise (thinking, tools with defer_loading, context_management,
@@ -146,14 +148,18 @@ sl_bedrock_anthropic_fold (sl_str_t body, sl_str_t passthrough, sl_buf_t *out)
                     a++;
                 while (b > a && (b [-1] == ' ' || b [-1] == '\t' || b [-1] == '\r'))
                     b--;
-                //  Among the names so far (the body's, and those added)?
+                //  Taken by Bedrock (under its name there), and not among
+                //  the names so far (the body's, and those added)?
+                const char *name;
+                size_t n;
+                bool taken = b > a && sl_dialect_beta (&sl_bedrock_anthropic_dialect, a, (size_t) (b - a), &name, &n);
                 sl_buf_putc (&list, ']');
-                bool seen = s_listed (sl_buf_str (&list), a, (size_t) (b - a));
+                bool seen = taken && s_listed (sl_buf_str (&list), name, n);
                 list.len--;
-                if (b > a && !seen) {
+                if (taken && !seen) {
                     if (list.len > 1)
                         sl_buf_putc (&list, ',');
-                    sl_json_put_str (&list, a, (size_t) (b - a));
+                    sl_json_put_str (&list, name, n);
                     added++;
                 }
                 v = stop + 1;

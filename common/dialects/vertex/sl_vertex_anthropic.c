@@ -7,7 +7,9 @@
     the body (the URL names it):
     {base}/v1/projects/{project}/locations/{region}/publishers/anthropic/
     models/{model}:streamRawPredict. anthropic-beta goes as the client
-    sent it. gen_ai.provider.name is gcp.vertex_ai.
+    sent it but for the names Vertex AI does not take (betas: it refuses
+    a request with one), tool search under its name there.
+    gen_ai.provider.name is gcp.vertex_ai.
 
     Tests: tests/unit/common/dialects/vertex/test_sl_vertex.c, and the
     conformance suite (tests/unit/common/dialects/test_dialects.c).
@@ -79,6 +81,21 @@ static const sl_finish_name_t s_finishes [] = {
 
 static const char *const s_headers [] = { NULL };
 static const char *const s_passthrough [] = { "anthropic-beta", NULL };
+//  The beta features Claude on Vertex AI takes: those its Claude pages
+//  name, and claude-code-20250219, which it takes of Claude Code. It
+//  refuses a request with any other ("Unexpected value(s) ... for the
+//  anthropic-beta header"), and Claude Code sends Anthropic-only ones
+//  (thinking-token-count-2026-05-13, prompt-caching-scope-2026-01-05,
+//  ...): those are left out. Tool search is tool-search-tool-2025-10-19
+//  on the clouds, advanced-tool-use-2025-11-20 at Anthropic.
+static const char *const s_betas [] = {
+    "claude-code-20250219", "interleaved-thinking-2025-05-14", "context-management-2025-06-27",
+    "context-1m-2025-08-07", "effort-2025-11-24", "tool-search-tool-2025-10-19", "token-efficient-tools-2025-02-19",
+    "output-128k-2025-02-19", "computer-use-2025-01-24", NULL
+};
+static const char *const s_beta_renames [][2] = {
+    { "advanced-tool-use-2025-11-20", "tool-search-tool-2025-10-19" }, { NULL, NULL }
+};
 
 const sl_dialect_t sl_vertex_anthropic_dialect = {
     .id = SL_DIALECT_VERTEX_ANTHROPIC,
@@ -97,6 +114,8 @@ const sl_dialect_t sl_vertex_anthropic_dialect = {
     .auth = SL_AUTH_GOOGLE,
     .headers = s_headers,
     .passthrough = s_passthrough,
+    .betas = s_betas,
+    .beta_renames = s_beta_renames,
     .finishes = s_finishes,
     .genai_provider = "gcp.vertex_ai",
 };

@@ -161,6 +161,33 @@ Test (sl_upstream, the_clients_passthrough_headers_go_as_sent)
     sl_buf_free (&lines);
 }
 
+//  Claude on Vertex AI refuses a request with a beta feature it does not
+//  take: the client's anthropic-beta goes with the names it takes only,
+//  tool search under Vertex AI's name for it, each once; with none left,
+//  no anthropic-beta at all. Anthropic's own API gets the line as sent.
+Test (sl_upstream, a_clouds_claude_gets_only_the_betas_it_takes)
+{
+    const char *lines = "anthropic-beta: claude-code-20250219, thinking-token-count-2026-05-13,"
+                        "advanced-tool-use-2025-11-20,tool-search-tool-2025-10-19 ,effort-2025-11-24\n";
+    sl_upstream_t up;
+    const sl_dialect_t *v = sl_dialect_get (SL_DIALECT_VERTEX_ANTHROPIC);
+    const sl_provider_t *at = &(sl_provider_t) { .name = "p", .base_url = "http://u", .region = "r", .project = "j" };
+    cr_assert_eq (sl_upstream_prepare (v, at, SL_STR_LIT ("m"), "K", false, SL_STR_NULL, sl_str (lines), &up), 0);
+    cr_expect (s_has (&up, "anthropic-beta: claude-code-20250219,tool-search-tool-2025-10-19,effort-2025-11-24"));
+    sl_upstream_clear (&up);
+    cr_assert_eq (sl_upstream_prepare (v, at, SL_STR_LIT ("m"), "K", false, SL_STR_NULL,
+                                       SL_STR_LIT ("anthropic-beta: prompt-caching-scope-2026-01-05\n"), &up), 0);
+    for (size_t i = 0; i < up.header_count; i++)
+        cr_expect (strncasecmp (sl_buf_cstr (&up.header [i]), "anthropic-beta", 14) != 0, "%s",
+                   sl_buf_cstr (&up.header [i]));
+    sl_upstream_clear (&up);
+    cr_assert_eq (sl_upstream_prepare (sl_dialect_get (SL_DIALECT_ANTHROPIC), S_AT ("http://u"), SL_STR_LIT ("m"), "K",
+                                       false, SL_STR_NULL, sl_str (lines), &up), 0);
+    cr_expect (s_has (&up, "anthropic-beta: claude-code-20250219, thinking-token-count-2026-05-13,"
+                           "advanced-tool-use-2025-11-20,tool-search-tool-2025-10-19 ,effort-2025-11-24"));
+    sl_upstream_clear (&up);
+}
+
 //  The upstream's trace context is the stream span's child, written by
 //  the ingest (sl_trace_child): no dialect may pass the client's own
 //  traceparent or tracestate on as sent.

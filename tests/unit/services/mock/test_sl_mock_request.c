@@ -10,7 +10,7 @@
 static int
 s_read (const char *method, const char *path, const char *body, sl_mock_call_t *call, sl_mock_script_t *error)
 {
-    return sl_mock_request_read (method, path, sl_str (body), call, error);
+    return sl_mock_request_read (method, path, sl_str (body), NULL, call, error);
 }
 
 Test (sl_mock_request, each_provider_api_by_its_path)
@@ -65,4 +65,67 @@ Test (sl_mock_request, what_is_not_served_is_its_providers_error)
                             "%s: %.*s", cases [i].body, (int) error.error_body.len, error.error_body.data);
         sl_mock_script_clear (&error);
     }
+}
+
+//  Claude in the clouds refuses the beta features it does not take, as
+//  each cloud does (Bedrock in the body, Vertex AI in the header), and a
+//  field whose beta is not named; what it takes is served.
+#define S_BEDROCK "/model/mock-text/invoke-with-response-stream"
+#define S_VERTEX "/v1/projects/p/locations/r/publishers/anthropic/models/mock-text:streamRawPredict"
+#define S_TURN "\"max_tokens\":8,\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]"
+#define S_ON_BEDROCK "{\"anthropic_version\":\"bedrock-2023-05-31\"," S_TURN
+#define S_ON_VERTEX "{\"anthropic_version\":\"vertex-2023-10-16\"," S_TURN
+#define S_DEFERRED ",\"tools\":[{\"name\":\"t\",\"input_schema\":{\"type\":\"object\"},\"defer_loading\":true}]"
+
+typedef struct {
+    const char *path, *body, *betas;
+    const char *says;                   //  NULL: served
+} s_beta_case_t;
+
+Test (sl_mock_request, a_clouds_claude_takes_only_its_betas)
+{
+    static const s_beta_case_t cases [] = {
+        { S_BEDROCK, S_ON_BEDROCK ",\"anthropic_beta\":[\"claude-code-20250219\",\"effort-2025-11-24\"]}", NULL, NULL },
+        { S_BEDROCK, S_ON_BEDROCK ",\"anthropic_beta\":[\"claude-code-20250219\",\"thinking-token-count-2026-05-13\"]}",
+          NULL, "invalid beta flag" },
+        { S_BEDROCK, S_ON_BEDROCK ",\"anthropic_beta\":\"effort-2025-11-24\"}", NULL, "an array of strings" },
+        { S_BEDROCK, S_ON_BEDROCK S_DEFERRED "}", NULL,
+          "tools.0.custom.defer_loading: Extra inputs are not permitted" },
+        { S_BEDROCK, S_ON_BEDROCK S_DEFERRED ",\"anthropic_beta\":[\"tool-search-tool-2025-10-19\"]}", NULL, NULL },
+        { S_BEDROCK, S_ON_BEDROCK ",\"context_management\":{\"edits\":[]}}", NULL,
+          "context_management: Extra inputs are not permitted" },
+        { S_VERTEX, S_ON_VERTEX "}", "claude-code-20250219, interleaved-thinking-2025-05-14", NULL },
+        { S_VERTEX, S_ON_VERTEX "}", "claude-code-20250219,advanced-tool-use-2025-11-20,prompt-caching-scope-2026-01-05",
+          "Unexpected value(s) `advanced-tool-use-2025-11-20`, `prompt-caching-scope-2026-01-05` for the "
+          "`anthropic-beta` header" },
+        { S_VERTEX, S_ON_VERTEX S_DEFERRED "}", "claude-code-20250219",
+          "tools.0.custom.defer_loading: Extra inputs are not permitted" },
+        { S_VERTEX, S_ON_VERTEX S_DEFERRED "}", "tool-search-tool-2025-10-19", NULL },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        sl_mock_call_t call;
+        sl_mock_script_t error;
+        int rc = sl_mock_request_read ("POST", cases [i].path, sl_str (cases [i].body), cases [i].betas, &call, &error);
+        if (!cases [i].says) {
+            cr_expect_eq (rc, 0, "%zu: served: %.*s", i, rc ? (int) error.error_body.len : 0,
+                          rc ? error.error_body.data : "");
+            if (rc)
+                sl_mock_script_clear (&error);
+            continue;
+        }
+        cr_assert_eq (rc, -1, "%zu: %s refused", i, cases [i].body);
+        cr_expect_eq (error.status, 400, "%zu", i);
+        cr_expect_not_null (memmem (error.error_body.data, error.error_body.len, cases [i].says, strlen (cases [i].says)),
+                            "%zu: %.*s", i, (int) error.error_body.len, error.error_body.data);
+        sl_mock_script_clear (&error);
+    }
+}
+
+//  The Anthropic API itself reads no beta feature the mock checks.
+Test (sl_mock_request, anthropics_own_api_takes_any_beta)
+{
+    sl_mock_call_t call;
+    sl_mock_script_t error;
+    cr_expect_eq (sl_mock_request_read ("POST", "/v1/messages", sl_str ("{\"model\":\"mock-text\"," S_TURN S_DEFERRED "}"),
+                                        "advanced-tool-use-2025-11-20", &call, &error), 0);
 }
