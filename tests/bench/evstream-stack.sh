@@ -73,7 +73,8 @@ start "$n-gateway" gateway --http-port 0 --bind "$gw" --next "$next" --metrics-p
     --stream-cap 67108864 --policy "$policy" --routes "$ROUTES" $bus
 g=$LAST
 http=$(value "$n-gateway" listening http=127.0.0.1:)
-up=$(value "$n-emitter" peer_up name=)    # the emitter heard from its gateway ($up)
+# the emitter heard from its gateway
+[ -n "$(value "$n-emitter" peer_up name=)" ] || { stop; exit 1; }
 SPEC="$n=http://127.0.0.1:$http/v1@gateway:$g,ingest:$i,aggregator:$a,judge:$j,emitter:$e"
 
 "$BIN/sluice-bench" --mock "$MOCK/v1" --mock-pid "$MOCKPID" --stack "$SPEC" \
