@@ -8,6 +8,11 @@
 
 #include "common/base/sl_alloc.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define CRC_CLMUL 1                     //  carry-less multiplication, when the CPU has it
+#endif
+
 #define CRC32_POLY 0xEDB88320u          //  gzip's CRC32, reflected
 #define NAME_MAX_LEN 255                //  a header name's length is one byte
 #define VALUE_MAX_LEN 65535             //  a bytes or string value's length is two
@@ -23,11 +28,14 @@ struct _sl_evstream_t {
 
 //  The CRC tables, made on first use (the process is single-threaded):
 //  slicing by eight, table k the CRC of a byte followed by k zero bytes,
-//  so eight bytes cost eight lookups and no loop-carried byte chain (the
-//  CRC over every message dominated the event stream's decode cost).
+//  so eight bytes cost eight lookups and no loop-carried byte chain. They
+//  serve a CPU without carry-less multiplication, and the few bytes left
+//  over where it has it.
 #define CRC_SLICES 8
+#define CRC_BLOCK 16                    //  bytes folded at a time by carry-less multiplication
 static uint32_t s_crc_table [CRC_SLICES][256];
 static bool s_crc_ready;
+static bool s_crc_clmul;                //  the CPU has PCLMULQDQ
 
 static void
 s_crc_init (void)
@@ -43,8 +51,52 @@ s_crc_init (void)
             uint32_t c = s_crc_table [k - 1][n];
             s_crc_table [k][n] = (c >> 8) ^ s_crc_table [0][c & 0xff];
         }
+#ifdef CRC_CLMUL
+    s_crc_clmul = __builtin_cpu_supports ("pclmul");
+#endif
     s_crc_ready = true;
 }
+
+#ifdef CRC_CLMUL
+//  The CRC over blocks of 16 bytes by carry-less multiplication (Intel's
+//  "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ", bit-
+//  reflected): each block folds into the next with x^160 and x^96 modulo
+//  the polynomial, the last 128 bits come down to 64 and then 32, and a
+//  Barrett reduction leaves the remainder. About a third of an instruction
+//  a byte where the table takes four (the CRC over every message was most
+//  of the event stream's decode cost). crc is the running register (not
+//  inverted).
+#define CLMUL_X160 0x1751997d0ull       //  x^(128+32) mod P, reflected, shifted left by one
+#define CLMUL_X96 0x0ccaa009eull        //  x^(128-32) mod P, the same
+#define CLMUL_X64 0x163cd6124ull        //  x^64 mod P, the same
+#define CLMUL_POLY 0x1db710641ull       //  P, reflected
+#define CLMUL_MU 0x1f7011641ull         //  x^64 / P, reflected: Barrett's constant
+
+__attribute__ ((target ("pclmul")))
+static uint32_t
+s_crc_fold (uint32_t crc, const uint8_t *p, size_t blocks)
+{
+    const __m128i fold = _mm_set_epi64x ((long long) CLMUL_X96, (long long) CLMUL_X160);
+    const __m128i low32 = _mm_set_epi32 (0, 0, 0, -1);
+    __m128i x = _mm_xor_si128 (_mm_loadu_si128 ((const __m128i *) p), _mm_cvtsi32_si128 ((int) crc));
+    for (size_t i = 1; i < blocks; i++) {
+        p += CRC_BLOCK;
+        __m128i low = _mm_clmulepi64_si128 (x, fold, 0x00);
+        __m128i high = _mm_clmulepi64_si128 (x, fold, 0x11);
+        x = _mm_xor_si128 (_mm_xor_si128 (low, high), _mm_loadu_si128 ((const __m128i *) p));
+    }
+    //  128 bits to 64, then to 64 with 32 zero bits appended.
+    x = _mm_xor_si128 (_mm_srli_si128 (x, 8), _mm_clmulepi64_si128 (x, fold, 0x10));
+    __m128i t = _mm_clmulepi64_si128 (_mm_and_si128 (x, low32), _mm_set_epi64x (0, (long long) CLMUL_X64), 0x00);
+    x = _mm_xor_si128 (_mm_srli_si128 (x, 4), t);
+    //  Barrett: the remainder of the 64 bits left.
+    const __m128i barrett = _mm_set_epi64x ((long long) CLMUL_MU, (long long) CLMUL_POLY);
+    t = _mm_clmulepi64_si128 (_mm_and_si128 (x, low32), barrett, 0x10);
+    t = _mm_clmulepi64_si128 (_mm_and_si128 (t, low32), barrett, 0x00);
+    x = _mm_xor_si128 (x, t);
+    return (uint32_t) _mm_cvtsi128_si32 (_mm_srli_si128 (x, 4));
+}
+#endif
 
 uint32_t
 sl_evstream_crc32 (uint32_t crc, const void *data, size_t size)
@@ -53,6 +105,14 @@ sl_evstream_crc32 (uint32_t crc, const void *data, size_t size)
         s_crc_init ();
     const uint8_t *p = data;
     crc = ~crc;
+#ifdef CRC_CLMUL
+    if (s_crc_clmul && size >= CRC_BLOCK) {
+        size_t blocks = size / CRC_BLOCK;
+        crc = s_crc_fold (crc, p, blocks);
+        p += blocks * CRC_BLOCK;
+        size -= blocks * CRC_BLOCK;
+    }
+#endif
     //  Bytes are read one by one: the same on either byte order.
     for (; size >= CRC_SLICES; size -= CRC_SLICES, p += CRC_SLICES) {
         crc ^= (uint32_t) p [0] | (uint32_t) p [1] << 8 | (uint32_t) p [2] << 16
@@ -251,7 +311,9 @@ s_name_it (sl_evstream_msg_t *msg, const sl_evstream_header_t *h)
 static int
 s_decode (sl_evstream_t *self, const uint8_t *p, uint32_t total, sl_evstream_msg_fn *fn, void *arg)
 {
-    if (sl_evstream_crc32 (0, p, total - 4) != s_get32 (p + total - 4)) {
+    //  The message's CRC covers the prelude too; the prelude's own CRC,
+    //  checked, is the CRC of its first eight bytes: go on from there.
+    if (sl_evstream_crc32 (s_get32 (p + 8), p + 8, total - SL_EVSTREAM_PRELUDE) != s_get32 (p + total - 4)) {
         self->error = "event stream: the message's CRC does not match";
         return -1;
     }

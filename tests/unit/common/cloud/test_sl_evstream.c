@@ -84,12 +84,13 @@ s_crc_bitwise (const uint8_t *p, size_t size)
 
 Test (sl_evstream, crc32_agrees_with_the_bitwise_crc_at_every_length)
 {
-    //  Every length and start offset around the eight-byte slices, and
-    //  any split of the input continues the same CRC.
-    uint8_t bytes [96];
+    //  Every length and start offset around the eight-byte slices and
+    //  the sixteen-byte folds (many blocks folded, and the bytes after
+    //  them), and any split of the input continues the same CRC.
+    uint8_t bytes [600];
     for (size_t i = 0; i < sizeof bytes; i++)
-        bytes [i] = (uint8_t) (i * 167 + 13);
-    for (size_t at = 0; at < 8; at++)
+        bytes [i] = (uint8_t) (i * 167 + 13 + (i >> 8));
+    for (size_t at = 0; at < 16; at++)
         for (size_t len = 0; at + len <= sizeof bytes; len++) {
             uint32_t want = s_crc_bitwise (bytes + at, len);
             cr_assert_eq (sl_evstream_crc32 (0, bytes + at, len), want, "at %zu, %zu bytes", at, len);
