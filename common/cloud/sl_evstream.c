@@ -276,35 +276,37 @@ s_read_value (sl_evstream_header_t *h, const uint8_t *p, size_t avail)
     }
 }
 
-//  The value of a string header that names what the message is; the
-//  lengths are compared first, as every name shares the leading ':'.
-#define KNOWN(name, field) { name, sizeof name - 1, offsetof (sl_evstream_msg_t, field) }
+//  Where a string header that names what the message is goes, by its
+//  name's length first (every name shares the leading ':'); NULL for any
+//  other header.
+static sl_str_t *
+s_slot (sl_evstream_msg_t *msg, const sl_str_t name)
+{
+#define IS(lit) (memcmp (name.ptr, lit, sizeof lit - 1) == 0)
+    switch (name.len) {
+        case sizeof ":event-type" - 1:          //  and ":error-code"
+            return IS (":event-type") ? &msg->event_type : IS (":error-code") ? &msg->error_code : NULL;
+        case sizeof ":message-type" - 1:        //  and ":content-type"
+            return IS (":message-type") ? &msg->message_type : IS (":content-type") ? &msg->content_type : NULL;
+        case sizeof ":error-message" - 1:
+            return IS (":error-message") ? &msg->error_message : NULL;
+        case sizeof ":exception-type" - 1:
+            return IS (":exception-type") ? &msg->exception_type : NULL;
+        default:
+            return NULL;
+    }
+#undef IS
+}
+
 static void
 s_name_it (sl_evstream_msg_t *msg, const sl_evstream_header_t *h)
 {
-    static const struct {
-        const char *name;
-        size_t len;
-        size_t offset;
-    } known [] = {
-        KNOWN (":message-type", message_type),
-        KNOWN (":event-type", event_type),
-        KNOWN (":exception-type", exception_type),
-        KNOWN (":content-type", content_type),
-        KNOWN (":error-code", error_code),
-        KNOWN (":error-message", error_message),
-    };
     if (h->type != SL_EVH_STRING)
         return;
-    for (size_t k = 0; k < sizeof known / sizeof known [0]; k++)
-        if (h->name.len == known [k].len && memcmp (h->name.ptr, known [k].name, known [k].len) == 0) {
-            sl_str_t *slot = (sl_str_t *) ((char *) msg + known [k].offset);
-            if (!sl_str_present (*slot))
-                *slot = h->bytes;       //  the first one counts
-            return;
-        }
+    sl_str_t *slot = s_slot (msg, h->name);
+    if (slot && !sl_str_present (*slot))
+        *slot = h->bytes;               //  the first one counts
 }
-#undef KNOWN
 
 //  Decode one whole message (total bytes at p, its prelude checked) and
 //  report it. 0, -1 (error set) or the callback's value.
@@ -340,7 +342,17 @@ s_decode (sl_evstream_t *self, const uint8_t *p, uint32_t total, sl_evstream_msg
             self->error = "event stream: a header of an unknown type";
             return -1;
         }
-        long used = s_read_value (header, h, (size_t) (end - h));
+        long used;
+        size_t avail = (size_t) (end - h);
+        if (header->type == SL_EVH_STRING && avail >= 2 && avail - 2 >= ((size_t) h [0] << 8 | h [1])) {
+            //  What Bedrock sends: every header a string.
+            size_t len = (size_t) h [0] << 8 | h [1];
+            header->i = 0;
+            header->bytes = sl_str_n (h + 2, len);
+            used = (long) (2 + len);
+        }
+        else
+            used = s_read_value (header, h, avail);
         if (used < 0) {
             self->error = "event stream: a header's value runs past the headers";
             return -1;

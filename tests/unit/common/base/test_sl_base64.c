@@ -3,6 +3,7 @@
     base64 refuses. */
 #include <criterion/criterion.h>
 #include <sodium.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "common/base/sl_base64.h"
@@ -59,4 +60,34 @@ Test (sl_base64, refuses_what_is_not_padded_base64)
                                           &len, NULL, sodium_base64_VARIANT_ORIGINAL), 0,
                        "libsodium refuses %s too", bad [i]);
     }
+}
+
+Test (sl_base64, every_byte_at_every_place_of_a_long_text)
+{
+    //  Long enough for the sixteen-character steps: any byte outside the
+    //  alphabet, anywhere but the last quad, refuses the whole; any byte
+    //  of it decodes as libsodium decodes it.
+    cr_assert_geq (sodium_init (), 0);
+    static const char alphabet [] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char text [73];
+    for (size_t i = 0; i < 72; i++)
+        text [i] = alphabet [(i * 37 + 5) % 64];
+    text [72] = 0;
+    for (size_t at = 0; at < 68; at++)
+        for (int b = 0; b < 256; b++) {
+            char t [73];
+            memcpy (t, text, sizeof t);
+            t [at] = (char) b;
+            uint8_t out [54], want [54];
+            size_t len = 0, want_len = 0;
+            bool valid = b && memchr (alphabet, b, 64) != NULL;
+            int rc = sl_base64_decode (t, 72, out, &len);
+            cr_assert_eq (rc, valid ? 0 : -1, "byte %d at %zu", b, at);
+            if (!valid)
+                continue;
+            cr_assert_eq (sodium_base642bin (want, sizeof want, t, 72, NULL, &want_len, NULL,
+                                             sodium_base64_VARIANT_ORIGINAL), 0);
+            cr_assert_eq (len, want_len);
+            cr_assert_eq (memcmp (out, want, len), 0, "byte %d at %zu", b, at);
+        }
 }
