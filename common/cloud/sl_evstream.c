@@ -17,6 +17,7 @@
 #define NAME_MAX_LEN 255                //  a header name's length is one byte
 #define VALUE_MAX_LEN 65535             //  a bytes or string value's length is two
 #define UUID_LEN 16
+#define HEADERS_CACHE 256               //  a headers block up to this size is remembered
 
 struct _sl_evstream_t {
     size_t max;                         //  the largest message accepted
@@ -24,6 +25,15 @@ struct _sl_evstream_t {
     sl_evstream_header_t *headers;      //  the headers of the message being reported
     size_t headers_cap;
     const char *error;                  //  why decoding stopped, "" while it goes on
+    //  The last headers block read, when small: a stream's messages mostly
+    //  carry the same headers, byte for byte (Bedrock's chunk events), and
+    //  the same bytes need no second reading. The header table and these
+    //  names point into the copy.
+    bool cached;
+    uint8_t cache [HEADERS_CACHE];
+    size_t cached_len;
+    sl_evstream_msg_t cached_msg;
+    size_t cached_count;
 };
 
 //  The CRC tables, made on first use (the process is single-threaded):
@@ -55,6 +65,18 @@ s_crc_init (void)
     s_crc_clmul = __builtin_cpu_supports ("pclmul");
 #endif
     s_crc_ready = true;
+}
+
+//  Eight bytes into the CRC register, by the tables. Bytes are read one
+//  by one: the same on either byte order.
+static inline uint32_t
+s_crc_slice (uint32_t crc, const uint8_t *p)
+{
+    crc ^= (uint32_t) p [0] | (uint32_t) p [1] << 8 | (uint32_t) p [2] << 16 | (uint32_t) p [3] << 24;
+    return s_crc_table [7][crc & 0xff] ^ s_crc_table [6][(crc >> 8) & 0xff]
+         ^ s_crc_table [5][(crc >> 16) & 0xff] ^ s_crc_table [4][crc >> 24]
+         ^ s_crc_table [3][p [4]] ^ s_crc_table [2][p [5]]
+         ^ s_crc_table [1][p [6]] ^ s_crc_table [0][p [7]];
 }
 
 #ifdef CRC_CLMUL
@@ -98,6 +120,21 @@ s_crc_fold (uint32_t crc, const uint8_t *p, size_t blocks)
 }
 #endif
 
+int
+sl_evstream_crc32_clmul (int on)
+{
+    if (!s_crc_ready)
+        s_crc_init ();
+    bool has = false;
+#ifdef CRC_CLMUL
+    has = __builtin_cpu_supports ("pclmul");
+#endif
+    if (on && !has)
+        return -1;
+    s_crc_clmul = on != 0;
+    return 0;
+}
+
 uint32_t
 sl_evstream_crc32 (uint32_t crc, const void *data, size_t size)
 {
@@ -113,15 +150,8 @@ sl_evstream_crc32 (uint32_t crc, const void *data, size_t size)
         size -= blocks * CRC_BLOCK;
     }
 #endif
-    //  Bytes are read one by one: the same on either byte order.
-    for (; size >= CRC_SLICES; size -= CRC_SLICES, p += CRC_SLICES) {
-        crc ^= (uint32_t) p [0] | (uint32_t) p [1] << 8 | (uint32_t) p [2] << 16
-             | (uint32_t) p [3] << 24;
-        crc = s_crc_table [7][crc & 0xff] ^ s_crc_table [6][(crc >> 8) & 0xff]
-            ^ s_crc_table [5][(crc >> 16) & 0xff] ^ s_crc_table [4][crc >> 24]
-            ^ s_crc_table [3][p [4]] ^ s_crc_table [2][p [5]]
-            ^ s_crc_table [1][p [6]] ^ s_crc_table [0][p [7]];
-    }
+    for (; size >= CRC_SLICES; size -= CRC_SLICES, p += CRC_SLICES)
+        crc = s_crc_slice (crc, p);
     for (; size > 0; size--, p++)
         crc = s_crc_table [0][(crc ^ *p) & 0xff] ^ (crc >> 8);
     return ~crc;
@@ -176,6 +206,7 @@ sl_evstream_reset (sl_evstream_t *self)
 {
     sl_buf_reset (&self->held);
     self->error = "";
+    self->cached = false;
 }
 
 const char *
@@ -197,7 +228,9 @@ s_check_prelude (sl_evstream_t *self, const uint8_t *p)
 {
     uint32_t total = s_get32 (p);
     uint32_t headers = s_get32 (p + 4);
-    if (sl_evstream_crc32 (0, p, 8) != s_get32 (p + 8))
+    if (!s_crc_ready)
+        s_crc_init ();
+    if (~s_crc_slice (~0u, p) != s_get32 (p + 8))     //  its first eight bytes: one step of the tables
         self->error = "event stream: the prelude's CRC does not match";
     else
     if (total < SL_EVSTREAM_MIN_MESSAGE)
@@ -308,6 +341,44 @@ s_name_it (sl_evstream_msg_t *msg, const sl_evstream_header_t *h)
         *slot = h->bytes;               //  the first one counts
 }
 
+//  Read the headers block of len bytes at h into the header table and
+//  the names msg has; their count at *count. 0, or -1 with the error set.
+static int
+s_read_headers (sl_evstream_t *self, const uint8_t *h, size_t len, sl_evstream_msg_t *msg, size_t *count)
+{
+    const uint8_t *end = h + len;
+    *count = 0;
+    while (h < end) {
+        size_t name_len = h [0];
+        if (name_len == 0) {
+            self->error = "event stream: a header with an empty name";
+            return -1;
+        }
+        //  The name and the type byte.
+        if ((size_t) (end - h) < 1 + name_len + 1) {
+            self->error = "event stream: a header runs past the headers";
+            return -1;
+        }
+        sl_evstream_header_t *header = s_next_header (self, *count);
+        header->name = sl_str_n (h + 1, name_len);
+        header->type = (sl_evh_type_t) h [1 + name_len];
+        h += 1 + name_len + 1;
+        if (header->type >= SL_EVH_TYPES) {
+            self->error = "event stream: a header of an unknown type";
+            return -1;
+        }
+        long used = s_read_value (header, h, (size_t) (end - h));
+        if (used < 0) {
+            self->error = "event stream: a header's value runs past the headers";
+            return -1;
+        }
+        h += used;
+        s_name_it (msg, header);
+        (*count)++;
+    }
+    return 0;
+}
+
 //  Decode one whole message (total bytes at p, its prelude checked) and
 //  report it. 0, -1 (error set) or the callback's value.
 static int
@@ -320,48 +391,31 @@ s_decode (sl_evstream_t *self, const uint8_t *p, uint32_t total, sl_evstream_msg
         return -1;
     }
     uint32_t headers_len = s_get32 (p + 4);
-    const uint8_t *h = p + SL_EVSTREAM_PRELUDE, *end = h + headers_len;
-    sl_evstream_msg_t msg = { 0 };
-    size_t count = 0;
-    while (h < end) {
-        size_t name_len = h [0];
-        if (name_len == 0) {
-            self->error = "event stream: a header with an empty name";
-            return -1;
-        }
-        //  The name and the type byte.
-        if ((size_t) (end - h) < 1 + name_len + 1) {
-            self->error = "event stream: a header runs past the headers";
-            return -1;
-        }
-        sl_evstream_header_t *header = s_next_header (self, count);
-        header->name = sl_str_n (h + 1, name_len);
-        header->type = (sl_evh_type_t) h [1 + name_len];
-        h += 1 + name_len + 1;
-        if (header->type >= SL_EVH_TYPES) {
-            self->error = "event stream: a header of an unknown type";
-            return -1;
-        }
-        long used;
-        size_t avail = (size_t) (end - h);
-        if (header->type == SL_EVH_STRING && avail >= 2 && avail - 2 >= ((size_t) h [0] << 8 | h [1])) {
-            //  What Bedrock sends: every header a string.
-            size_t len = (size_t) h [0] << 8 | h [1];
-            header->i = 0;
-            header->bytes = sl_str_n (h + 2, len);
-            used = (long) (2 + len);
-        }
-        else
-            used = s_read_value (header, h, avail);
-        if (used < 0) {
-            self->error = "event stream: a header's value runs past the headers";
-            return -1;
-        }
-        h += used;
-        s_name_it (&msg, header);
-        count++;
+    const uint8_t *h = p + SL_EVSTREAM_PRELUDE;
+    sl_evstream_msg_t msg;
+    size_t count;
+    if (self->cached && headers_len == self->cached_len && memcmp (h, self->cache, headers_len) == 0) {
+        //  The same bytes as the last block read: the same headers (read
+        //  from the copy, which stays as long as the table does).
+        msg = self->cached_msg;
+        count = self->cached_count;
     }
-    msg.payload = sl_str_n (end, total - SL_EVSTREAM_PRELUDE - headers_len - 4);
+    else {
+        self->cached = false;
+        const uint8_t *block = h;
+        if (headers_len <= sizeof self->cache)
+            block = memcpy (self->cache, h, headers_len);
+        memset (&msg, 0, sizeof msg);
+        if (s_read_headers (self, block, headers_len, &msg, &count))
+            return -1;
+        if (block == self->cache) {
+            self->cached = true;
+            self->cached_len = headers_len;
+            self->cached_msg = msg;
+            self->cached_count = count;
+        }
+    }
+    msg.payload = sl_str_n (h + headers_len, total - SL_EVSTREAM_PRELUDE - headers_len - 4);
     msg.headers = self->headers;
     msg.header_count = count;
     return fn (arg, &msg);

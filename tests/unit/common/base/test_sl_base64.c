@@ -1,6 +1,6 @@
 /*  Unit tests: base64 to bytes (sl_base64): RFC 4648's vectors, the same
     bytes as libsodium's decoder at every length, and what strict padded
-    base64 refuses. */
+    base64 refuses; each with every code the CPU has. */
 #include <criterion/criterion.h>
 #include <sodium.h>
 #include <stdbool.h>
@@ -14,7 +14,8 @@ s_decode (const char *text, char *out, size_t *len)
     return sl_base64_decode (text, strlen (text), (uint8_t *) out, len);
 }
 
-Test (sl_base64, rfc_4648_vectors)
+static void
+s_rfc_4648_vectors (void)
 {
     static const char *cases [][2] = {
         { "", "" }, { "Zg==", "f" }, { "Zm8=", "fo" }, { "Zm9v", "foo" },
@@ -29,7 +30,8 @@ Test (sl_base64, rfc_4648_vectors)
     }
 }
 
-Test (sl_base64, the_same_bytes_as_libsodium_at_every_length)
+static void
+s_the_same_bytes_as_libsodium_at_every_length (void)
 {
     cr_assert_geq (sodium_init (), 0);
     uint8_t bytes [200], back [200];
@@ -45,7 +47,8 @@ Test (sl_base64, the_same_bytes_as_libsodium_at_every_length)
     }
 }
 
-Test (sl_base64, refuses_what_is_not_padded_base64)
+static void
+s_refuses_what_is_not_padded_base64 (void)
 {
     static const char *bad [] = {
         "Zg", "Zm9", "Zm9vY", "Zg=", "Z===", "====", "Zg==Zg==", "Zm=v", "Zm9v Zm9v",
@@ -62,7 +65,8 @@ Test (sl_base64, refuses_what_is_not_padded_base64)
     }
 }
 
-Test (sl_base64, every_byte_at_every_place_of_a_long_text)
+static void
+s_every_byte_at_every_place_of_a_long_text (void)
 {
     //  Long enough for the sixteen-character steps: any byte outside the
     //  alphabet, anywhere but the last quad, refuses the whole; any byte
@@ -91,3 +95,20 @@ Test (sl_base64, every_byte_at_every_place_of_a_long_text)
             cr_assert_eq (memcmp (out, want, len), 0, "byte %d at %zu", b, at);
         }
 }
+
+//  Each test with every code the CPU has: the table's, SSSE3's, AVX2's.
+#define EVERY_CODE(name)                                                        \
+    Test (sl_base64, name)                                                      \
+    {                                                                           \
+        for (int code = SL_BASE64_SCALAR; code < SL_BASE64_BEST; code++)        \
+            if (sl_base64_use ((sl_base64_code_t) code) == 0) {                 \
+                s_##name ();                                                    \
+                cr_log_info ("%s: code %d", #name, code);                       \
+            }                                                                   \
+        sl_base64_use (SL_BASE64_BEST);                                         \
+    }
+
+EVERY_CODE (rfc_4648_vectors)
+EVERY_CODE (the_same_bytes_as_libsodium_at_every_length)
+EVERY_CODE (refuses_what_is_not_padded_base64)
+EVERY_CODE (every_byte_at_every_place_of_a_long_text)
