@@ -644,6 +644,10 @@ bench: deps
 	@tests/bench/audit-stack.sh $(BUILD)/bin
 	@echo "== MCP tools/call: directly and through sluice's /mcp/<server> (tests/mcp, make mcp-deps)"
 	@tests/bench/mcp-stack.sh $(BUILD)/bin --out $(BUILD)/bench.json
+	@echo "== AWS's event stream against SSE: the same stream, CPU per chunk (issue 40)"
+	@rm -f $(BUILD)/bench-evstream.json
+	@tests/bench/evstream-stack.sh $(BUILD)/bin --out $(BUILD)/bench-evstream.json
+	@python3 tests/bench/json-merge.py $(BUILD)/bench.json $(BUILD)/bench-evstream.json
 
 memcheck: $(BUILD)/tests/unit-plain
 	valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \

@@ -2,7 +2,9 @@
 
     A reader for bytes that arrive base64 in every message of a stream
     (Claude on Bedrock's chunk frames carry each event so), where the
-    decode cost counts: a table and four characters a step, strict as
+    decode cost counts: sixteen or thirty-two characters a step where the
+    CPU has the instructions, a table and four characters a step otherwise,
+    strict as
     libsodium's original variant is (the length a multiple of four, '='
     only as the last one or two characters, the unused bits zero).
 */
@@ -19,5 +21,16 @@
 //  SL_BASE64_DECODED_MAX (len) bytes); their count at *out_len. 0, or -1
 //  when in is not padded base64 (out is then partly written).
 int sl_base64_decode (const char *in, size_t len, uint8_t *out, size_t *out_len);
+
+//  The code that decodes: the widest the CPU has (the default), or a
+//  narrower one, so that tests check each against the others.
+typedef enum {
+    SL_BASE64_SCALAR = 0,               //  a table lookup per character
+    SL_BASE64_SSSE3 = 1,                //  sixteen characters a step
+    SL_BASE64_AVX2 = 2,                 //  thirty-two
+    SL_BASE64_BEST = 3                  //  the widest the CPU has
+} sl_base64_code_t;
+//  0, or -1 when the CPU (or the build's architecture) lacks it.
+int sl_base64_use (sl_base64_code_t code);
 
 #endif

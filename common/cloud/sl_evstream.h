@@ -105,6 +105,10 @@ void sl_evstream_reset (sl_evstream_t *self);
 
 //  The CRC32 of the frames (gzip's), continuing from crc (0 to start).
 uint32_t sl_evstream_crc32 (uint32_t crc, const void *data, size_t size);
+//  How the CRC is computed: by carry-less multiplication where the CPU
+//  has it (the default, on) or by the tables alone (off), so that tests
+//  check both. 0, or -1 when on is asked of a CPU without it.
+int sl_evstream_crc32_clmul (int on);
 
 //  Append one message with these headers and payload to out. 0 ok; -1
 //  when it cannot be framed (a name empty or over 255 bytes, a bytes or

@@ -33,6 +33,14 @@
     A stack named "plain" is the same stack on a plaintext bus (--bus-auth
     off): when there is one, the cost of CURVE is printed, the CPU per chunk
     of the first stack against plain's.
+
+    --evstream sse-model,evstream-model,converse-model measures instead the
+    cost of AWS's event stream (tests/bench/evstream-stack.sh): the first
+    stack routes the three models to the same mock-bench stream served as
+    Anthropic's SSE, as Claude on Bedrock (InvokeModelWithResponseStream)
+    and as Bedrock's Converse; EV_STREAMS fast streams of each, one after
+    the other, EV_RUNS times in turn; the CPU per chunk of the ingest and
+    of all processes, medians, beside the aim (within 10% of SSE).
 */
 #include <arpa/inet.h>
 #include <czmq.h>
@@ -83,6 +91,11 @@
 #define GOAL_PACED1_CPU_US 100.0
 #define GOAL_PACED1_ADDED_P50_MS 0.15
 #define GOAL_FAST1_X_FLOOR 0.8
+//  Issue 40: an event-stream upstream's CPU per chunk within 10% of SSE's.
+#define GOAL_EVSTREAM_CPU_RATIO 1.10
+#define EV_RUNS 3                       //  --evstream: runs of each upstream, the median counts
+#define EV_STREAMS 5                    //  --evstream: streams of a run, one after the other
+#define EV_KINDS 3                      //  --evstream: SSE, Claude on Bedrock, Converse
 
 typedef enum { W_TTFB, W_PACED1, W_PACED100, W_S1000, W_FAST1, W_TPUT100, W_AGENT200, W_SLOWLORIS, W_COUNT } s_work_id_t;
 
@@ -682,6 +695,100 @@ s_print_goals (const s_target_t *t, const s_target_t *direct, const s_target_t *
 }
 
 //  ---------------------------------------------------------------------------
+//  --evstream: an event-stream upstream against SSE, the same stream
+
+static double
+s_median3 (const double *v)
+{
+    double a = v [0], b = v [1], c = v [2];
+    return a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+}
+
+static double
+s_min3 (const double *v)
+{
+    return fmin (v [0], fmin (v [1], v [2]));
+}
+
+static double
+s_max3 (const double *v)
+{
+    return fmax (v [0], fmax (v [1], v [2]));
+}
+
+static void s_json_number (sl_buf_t *out, const char *key, double v, bool *first);
+
+//  The runs, each upstream in turn within a run (so the machine's drift
+//  falls on all three alike); the figures and keys into json. The number
+//  of failed streams.
+static int
+s_evstream (s_target_t *t, const char *models, sl_buf_t *json, bool *first)
+{
+    static const char *keys [EV_KINDS] = { "sse", "evstream", "converse" };
+    static const char *labels [EV_KINDS] = { "Anthropic's SSE", "Claude on Bedrock (event stream)",
+                                             "Bedrock's Converse (event stream)" };
+    char list [256], *save = NULL;
+    snprintf (list, sizeof list, "%s", models);
+    const char *model [EV_KINDS];
+    for (int k = 0; k < EV_KINDS; k++)
+        if (!(model [k] = strtok_r (k ? NULL : list, ",", &save))) {
+            fprintf (stderr, "sluice-bench: --evstream takes three models, comma-separated\n");
+            return -1;
+        }
+    int ingest = -1;
+    for (int i = 0; i < t->nprocs; i++)
+        if (strcmp (t->proc_names [i], "ingest") == 0)
+            ingest = i;
+    int chunks = s_quick ? 2000 : TPUT_CHUNKS, streams = s_quick ? 1 : EV_STREAMS;
+    double all [EV_KINDS][EV_RUNS], own [EV_KINDS][EV_RUNS];
+    for (int k = 0; k < EV_KINDS; k++)       //  a first stream each: connections, credentials
+        s_run (t, W_FAST1, model [k], chunks, 1, 1);
+    for (int r = 0; r < EV_RUNS; r++)
+        for (int k = 0; k < EV_KINDS; k++) {
+            s_run (t, W_FAST1, model [k], chunks, 1, streams);
+            all [k][r] = t->work [W_FAST1].cpu;
+            own [k][r] = ingest >= 0 ? t->work [W_FAST1].cpu_proc [ingest] : NAN;
+        }
+    printf ("\nthe same stream (mock-bench, %d text chunks and two tool calls) from three upstreams, "
+            "%d streams one after the other, an OpenAI chat client;\nCPU per chunk (us), median (range) "
+            "of %d runs:\n", chunks, streams, EV_RUNS);
+    printf ("  %-36s %-22s %-22s %s\n", "upstream", "ingest", "all processes", "against SSE (ingest, all)");
+    double med_all [EV_KINDS], med_own [EV_KINDS];
+    for (int k = 0; k < EV_KINDS; k++) {
+        med_all [k] = s_median3 (all [k]);
+        med_own [k] = s_median3 (own [k]);
+        char a [32], b [32];
+        snprintf (a, sizeof a, "%.3f (%.3f-%.3f)", med_own [k], s_min3 (own [k]), s_max3 (own [k]));
+        snprintf (b, sizeof b, "%.3f (%.3f-%.3f)", med_all [k], s_min3 (all [k]), s_max3 (all [k]));
+        printf ("  %-36s %-22s %-22s", labels [k], a, b);
+        if (k)
+            printf (" %.2fx, %.2fx", med_own [k] / med_own [0], med_all [k] / med_all [0]);
+        printf ("\n");
+    }
+    printf ("\naim (issue 40): an event-stream upstream's CPU per chunk within %.0f%% of SSE's, "
+            "all processes:\n", (GOAL_EVSTREAM_CPU_RATIO - 1) * 100);
+    for (int k = 1; k < EV_KINDS; k++) {
+        double ratio = med_all [k] / med_all [0];
+        printf ("  %-54s %12.3f  (limit %.3f)  %s\n", labels [k], ratio, GOAL_EVSTREAM_CPU_RATIO,
+                isnan (ratio) ? "not measured" : ratio <= GOAL_EVSTREAM_CPU_RATIO ? "met" : "NOT MET");
+    }
+    for (int k = 0; k < EV_KINDS; k++) {
+        char key [64];
+        snprintf (key, sizeof key, "%s_cpu_us_per_chunk", keys [k]);
+        s_json_number (json, key, med_all [k], first);
+        snprintf (key, sizeof key, "%s_ingest_cpu_us_per_chunk", keys [k]);
+        s_json_number (json, key, med_own [k], first);
+        if (k) {
+            snprintf (key, sizeof key, "%s_cpu_ratio", keys [k]);
+            s_json_number (json, key, med_all [k] / med_all [0], first);
+            snprintf (key, sizeof key, "%s_ingest_cpu_ratio", keys [k]);
+            s_json_number (json, key, med_own [k] / med_own [0], first);
+        }
+    }
+    return t->failures;
+}
+
+//  ---------------------------------------------------------------------------
 //  JSON
 
 static void
@@ -763,6 +870,7 @@ main (int argc, char **argv)
     const char *out_path = "build/bench.json";
     const char *quick = "no";
     const char *mock_pid = "0";
+    const char *evstream = "";
     sl_opt_t opts [] = {
         { "mock", "SLUICE_BENCH_MOCK", &mock, "base URL of the mock (the direct baseline)" },
         { "floor", "SLUICE_BENCH_FLOOR", &floor_spec,
@@ -779,6 +887,9 @@ main (int argc, char **argv)
         { "quick", "SLUICE_BENCH_QUICK", &quick, "yes: small counts (a smoke run)" },
         { "only", "SLUICE_BENCH_ONLY", &s_only,
           "run only these workloads (comma-separated: ttfb, paced1, paced100, s1000, fast1, tput100, agent200)" },
+        { "evstream", "SLUICE_BENCH_EVSTREAM", &evstream,
+          "sse-model,evstream-model,converse-model: measure only an event-stream upstream's CPU per chunk "
+          "against SSE's on the first stack (tests/bench/evstream-stack.sh)" },
         SL_OPT_END
     };
     int rc = sl_opts_parse ("bench", opts, argc, argv);
@@ -809,6 +920,24 @@ main (int argc, char **argv)
     if (nt == 0) {
         fprintf (stderr, "sluice-bench: give at least one --stack (see --help)\n");
         return 2;
+    }
+    if (*evstream) {
+        sl_buf_t json = { 0 };
+        bool first = true;
+        sl_buf_putc (&json, '{');
+        int failed = s_evstream (&targets [0], evstream, &json, &first);
+        sl_buf_puts (&json, "\n}\n");
+        FILE *f = failed ? NULL : fopen (out_path, "w");
+        if (!failed && (!f || fwrite (json.data, 1, json.len, f) != json.len)) {
+            fprintf (stderr, "sluice-bench: cannot write %s\n", out_path);
+            failed = -1;
+        }
+        if (f)
+            fclose (f);
+        sl_buf_free (&json);
+        if (failed > 0)
+            fprintf (stderr, "sluice-bench: %d streams failed; no figures written\n", failed);
+        return failed ? 1 : 0;
     }
     static s_target_t direct, floor_target;
     s_target_t *floor = NULL;

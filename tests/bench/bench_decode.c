@@ -12,7 +12,9 @@
     event (ns: a chunk of the provider's stream), best of ROUNDS; the
     deltas are only counted, so this is the ingest's decode cost without
     encoding and sending. Optional arguments: the text events of the mock
-    streams and the rounds (for profiling runs, e.g. 20000 1).
+    streams, the rounds and one dialect's name (for profiling runs, e.g.
+    `valgrind --tool=callgrind --toggle-collect=s_measure
+    build/bench/bench_decode 20000 1 bedrock-anthropic`).
 */
 #include <dirent.h>
 #include <stdio.h>
@@ -85,10 +87,11 @@ s_decode (int dialect, const sl_buf_t *bytes, s_count_t *c)
 static void
 s_report (const char *what, const char *dialect, size_t bytes, double secs, const s_count_t *c)
 {
-    printf ("%-7s %-17s %8.1f MB/s  %9.0f events/s  %9.0f deltas/s  %6.0f ns/event  (%zu bytes, %llu deltas%s)\n",
+    printf ("%-7s %-17s %8.1f MB/s  %9.0f events/s  %9.0f deltas/s  %6.0f ns/event  (%zu bytes, %llu events, "
+            "%llu deltas%s)\n",
             what, dialect, (double) bytes / secs / 1e6, (double) c->events / secs,
             (double) c->deltas / secs, c->events ? secs * 1e9 / (double) c->events : 0.0, bytes,
-            (unsigned long long) c->deltas, c->failures ? ", DECODE FAILURES" : "");
+            (unsigned long long) c->events, (unsigned long long) c->deltas, c->failures ? ", DECODE FAILURES" : "");
 }
 
 //  The best of ROUNDS over a set of streams, each decoded repeat times.
@@ -173,9 +176,12 @@ main (int argc, char **argv)
         s_rounds = atoi (argv [2]);
     if (chunks <= 0)
         chunks = BENCH_CHUNKS;
+    const char *only = argc > 3 ? argv [3] : NULL;
     printf ("framing (SSE or AWS's event stream) + decode, one core, reads of %d bytes, best of %d rounds\n",
             READ_SIZE, s_rounds);
     for (size_t d = 0; d < sizeof s_dialects / sizeof s_dialects [0]; d++) {
+        if (only && strcmp (only, sl_dialect_name (s_dialects [d].dialect)) != 0)
+            continue;
         sl_mock_script_t sc;
         sl_mock_script_build (s_dialects [d].dialect, sl_str ("mock-bench"), sl_str ("{}"),
                               chunks, 0, &sc);
@@ -187,6 +193,8 @@ main (int argc, char **argv)
         sl_buf_free (&stream);
     }
     for (size_t d = 0; d < sizeof s_dialects / sizeof s_dialects [0]; d++) {
+        if (only && strcmp (only, sl_dialect_name (s_dialects [d].dialect)) != 0)
+            continue;
         sl_buf_t files [64];
         size_t n = s_corpus (s_dialects [d].dir, files, 64);
         if (!n)

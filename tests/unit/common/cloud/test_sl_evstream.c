@@ -84,20 +84,31 @@ s_crc_bitwise (const uint8_t *p, size_t size)
 
 Test (sl_evstream, crc32_agrees_with_the_bitwise_crc_at_every_length)
 {
-    //  Every length and start offset around the eight-byte slices, and
-    //  any split of the input continues the same CRC.
-    uint8_t bytes [96];
+    //  Every length and start offset around the eight-byte slices and
+    //  the sixteen-byte folds (many blocks folded, and the bytes after
+    //  them), and any split of the input continues the same CRC.
+    //  By the tables alone, then by carry-less multiplication where the
+    //  CPU has it.
+    uint8_t bytes [600];
     for (size_t i = 0; i < sizeof bytes; i++)
-        bytes [i] = (uint8_t) (i * 167 + 13);
-    for (size_t at = 0; at < 8; at++)
-        for (size_t len = 0; at + len <= sizeof bytes; len++) {
-            uint32_t want = s_crc_bitwise (bytes + at, len);
-            cr_assert_eq (sl_evstream_crc32 (0, bytes + at, len), want, "at %zu, %zu bytes", at, len);
-            size_t half = len / 3;
-            uint32_t part = sl_evstream_crc32 (0, bytes + at, half);
-            cr_assert_eq (sl_evstream_crc32 (part, bytes + at + half, len - half), want,
-                          "at %zu, %zu bytes split at %zu", at, len, half);
+        bytes [i] = (uint8_t) (i * 167 + 13 + (i >> 8));
+    for (int clmul = 0; clmul <= 1; clmul++) {
+        if (sl_evstream_crc32_clmul (clmul)) {
+            cr_log_warn ("no carry-less multiplication on this CPU: the tables alone checked");
+            continue;
         }
+        for (size_t at = 0; at < 16; at++)
+            for (size_t len = 0; at + len <= sizeof bytes; len++) {
+                uint32_t want = s_crc_bitwise (bytes + at, len);
+                cr_assert_eq (sl_evstream_crc32 (0, bytes + at, len), want, "%d: at %zu, %zu bytes", clmul, at,
+                              len);
+                size_t half = len / 3;
+                uint32_t part = sl_evstream_crc32 (0, bytes + at, half);
+                cr_assert_eq (sl_evstream_crc32 (part, bytes + at + half, len - half), want,
+                              "%d: at %zu, %zu bytes split at %zu", clmul, at, len, half);
+            }
+    }
+    sl_evstream_crc32_clmul (1);
 }
 
 Test (sl_evstream, a_frame_laid_out_as_the_spec_says)
@@ -398,4 +409,66 @@ Test (sl_evstream, what_cannot_be_framed_is_refused)
     free (huge);
     cr_expect_eq (out.len, 0, "nothing written");
     sl_buf_free (&out);
+}
+
+//  Every header of a message, one line: what the table says.
+static int
+s_on_table (void *arg, const sl_evstream_msg_t *msg)
+{
+    s_seen_t *seen = arg;
+    s_on_msg (arg, msg);
+    for (size_t k = 0; k < msg->header_count; k++)
+        sl_buf_printf (&seen->log, "  %.*s:%d=%.*s\n", (int) msg->headers [k].name.len, msg->headers [k].name.ptr,
+                       (int) msg->headers [k].type, (int) msg->headers [k].bytes.len,
+                       msg->headers [k].bytes.ptr ? msg->headers [k].bytes.ptr : "");
+    return 0;
+}
+
+Test (sl_evstream, headers_like_the_last_read_as_they_are)
+{
+    //  Messages whose headers are the last one's bytes (a stream of
+    //  chunks) and others of the same size with other bytes: each reads
+    //  as its own, whatever came before, whole or split byte by byte.
+    sl_buf_t stream = { 0 };
+    cr_assert_eq (sl_evstream_encode_event (&stream, "chunk", SL_STR_LIT ("{\"bytes\":\"AA==\"}")), 0);
+    cr_assert_eq (sl_evstream_encode_event (&stream, "chunk", SL_STR_LIT ("{\"bytes\":\"QQ==\"}")), 0);
+    cr_assert_eq (sl_evstream_encode_event (&stream, "chunK", SL_STR_LIT ("x")), 0);
+    cr_assert_eq (sl_evstream_encode_event (&stream, "chunk", SL_STR_LIT ("y")), 0);
+    sl_evstream_header_t other [] = {
+        { .name = SL_STR_LIT (":event-type"), .type = SL_EVH_STRING, .bytes = SL_STR_LIT ("chunk") },
+        { .name = SL_STR_LIT (":content-type"), .type = SL_EVH_STRING, .bytes = SL_STR_LIT ("application/jsoN") },
+        { .name = SL_STR_LIT (":message-typf"), .type = SL_EVH_STRING, .bytes = SL_STR_LIT ("event") },
+    };
+    cr_assert_eq (sl_evstream_encode (&stream, other, 3, SL_STR_LIT ("z")), 0);
+    cr_assert_eq (sl_evstream_encode_exception (&stream, "chunkException", SL_STR_LIT ("{}")), 0);
+    cr_assert_eq (sl_evstream_encode_event (&stream, "chunk", SL_STR_LIT ("w")), 0);
+    const char *want =
+        "mt=event;et=chunk;ct=application/json;h=3;p={\"bytes\":\"AA==\"};\n"
+        "  :event-type:7=chunk\n  :content-type:7=application/json\n  :message-type:7=event\n"
+        "mt=event;et=chunk;ct=application/json;h=3;p={\"bytes\":\"QQ==\"};\n"
+        "  :event-type:7=chunk\n  :content-type:7=application/json\n  :message-type:7=event\n"
+        "mt=event;et=chunK;ct=application/json;h=3;p=x;\n"
+        "  :event-type:7=chunK\n  :content-type:7=application/json\n  :message-type:7=event\n"
+        "mt=event;et=chunk;ct=application/json;h=3;p=y;\n"
+        "  :event-type:7=chunk\n  :content-type:7=application/json\n  :message-type:7=event\n"
+        "et=chunk;ct=application/jsoN;h=3;p=z;\n"
+        "  :event-type:7=chunk\n  :content-type:7=application/jsoN\n  :message-typf:7=event\n"
+        "mt=exception;xt=chunkException;ct=application/json;h=3;p={};\n"
+        "  :exception-type:7=chunkException\n  :content-type:7=application/json\n  :message-type:7=exception\n"
+        "mt=event;et=chunk;ct=application/json;h=3;p=w;\n"
+        "  :event-type:7=chunk\n  :content-type:7=application/json\n  :message-type:7=event\n";
+    for (size_t step = 0; step <= 1; step++) {
+        sl_evstream_t *d = sl_evstream_new (0);
+        s_seen_t seen = { 0 };
+        if (step == 0)
+            cr_assert_eq (sl_evstream_feed (d, stream.data, stream.len, s_on_table, &seen), 0);
+        else
+            for (size_t at = 0; at < stream.len; at++)
+                cr_assert_eq (sl_evstream_feed (d, stream.data + at, 1, s_on_table, &seen), 0);
+        cr_assert_eq (sl_evstream_finish (d), 0);
+        cr_expect_str_eq (sl_buf_cstr (&seen.log), want, "step %zu", step);
+        sl_buf_free (&seen.log);
+        sl_evstream_destroy (&d);
+    }
+    sl_buf_free (&stream);
 }
