@@ -35,6 +35,7 @@
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_log.h"
 #include "common/cloud/sl_awsauth.h"
+#include "common/cloud/sl_azauth.h"
 #include "common/http/sl_curlm.h"
 #include "common/bus/sl_router.h"
 #include "common/service/sl_stage.h"
@@ -463,6 +464,38 @@ s_cloud_aws (ingest_t *self, const sl_provider_t *provider, sl_auth_notify_fn *n
     return source;
 }
 
+//  Entra ID's credential source for an Azure OpenAI provider: a client
+//  secret or workload identity from the environment, fetched from the
+//  start. Missing or partial variables fail the provider's calls naming
+//  what to set.
+static sl_auth_t *
+s_cloud_azure (ingest_t *self, const sl_provider_t *provider, sl_auth_notify_fn *notify, void *notify_arg)
+{
+    char text [360];
+    sl_aztoken_config_t config;
+    if (sl_aztoken_config_from_env (&config, text, sizeof text)) {
+        char refused [420];
+        snprintf (refused, sizeof refused, "Entra ID credentials: %s", text);
+        sl_log_error ("bad_credentials", "provider=%s: %s", provider->name, refused);
+        return sl_auth_failing_new (refused);
+    }
+    sl_auth_t *source = sl_azauth_new (sl_service_loop (self->service), self->curlm, &config, NULL, notify,
+                                       notify_arg, text, sizeof text);
+    //  Where its tokens come from (ids and a path, never a secret).
+    if (source)
+        sl_log_info ("provider_credentials", "provider=%s source=%s tenant=%s client_id=%s authority=%s",
+                     provider->name, config.kind == SL_AZTOKEN_SECRET ? "client_secret" : "workload_identity",
+                     config.tenant, config.client_id, config.authority);
+    sl_aztoken_config_clear (&config);
+    if (!source) {
+        char refused [420];
+        snprintf (refused, sizeof refused, "Entra ID credentials: %s", text);
+        sl_log_error ("bad_credentials", "provider=%s: %s", provider->name, refused);
+        source = sl_auth_failing_new (refused);
+    }
+    return source;
+}
+
 //  A cloud's own credential source for a provider; NULL for a kind no
 //  cloud here serves (sl_auths then says what to set). Every refusal is
 //  a failing source that says why.
@@ -476,6 +509,8 @@ s_cloud (void *arg, const sl_provider_t *provider, int kind, sl_auth_notify_fn *
         return s_cloud_google (self, provider, notify, notify_arg);
     if (kind == SL_AUTH_AWS)
         return s_cloud_aws (self, provider, notify, notify_arg);
+    if (kind == SL_AUTH_AZURE)
+        return s_cloud_azure (self, provider, notify, notify_arg);
     return NULL;
 }
 
