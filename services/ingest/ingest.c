@@ -445,8 +445,9 @@ s_cloud_google (ingest_t *self, const sl_provider_t *provider, sl_auth_notify_fn
     return source;
 }
 
-//  AWS's credential source for a provider: from the environment
-//  (sl_awscreds), signing each attempt for the provider's region.
+//  AWS's credential source for a provider: from the variables it names
+//  (its own account's keys), else from the environment (sl_awscreds),
+//  signing each attempt for the provider's region.
 static sl_auth_t *
 s_cloud_aws (ingest_t *self, const sl_provider_t *provider, sl_auth_notify_fn *notify, void *notify_arg)
 {
@@ -456,8 +457,19 @@ s_cloud_aws (ingest_t *self, const sl_provider_t *provider, sl_auth_notify_fn *n
         return sl_auth_failing_new (text);
     }
     sl_awscreds_config_t config;
-    if (sl_awscreds_config_from_env (&config, provider->region, text, sizeof text))
+    bool named = provider->aws_access_key_id_env && *provider->aws_access_key_id_env;
+    int rc = named ? sl_awscreds_config_from_vars (&config, provider->aws_access_key_id_env,
+                                                   provider->aws_secret_access_key_env,
+                                                   provider->aws_session_token_env, text, sizeof text)
+                   : sl_awscreds_config_from_env (&config, provider->region, text, sizeof text);
+    if (rc) {
+        sl_log_error ("bad_credentials", "provider=%s: %s", provider->name, text);
         return sl_auth_failing_new (text);
+    }
+    //  Where its keys come from (variables' names, never a key).
+    if (named)
+        sl_log_info ("provider_credentials", "provider=%s source=named_keys variable=%s", provider->name,
+                     provider->aws_access_key_id_env);
     sl_auth_t *source = sl_awsauth_new (sl_service_loop (self->service), self->curlm, &config, provider->region,
                                         NULL, notify, notify_arg);
     sl_awscreds_config_clear (&config);
