@@ -56,7 +56,7 @@
 #                   (@aws-sdk/client-bedrock-runtime), google-auth-library,
 #                   and the Vertex AI and
 #                   Azure clients (@anthropic-ai/vertex-sdk, @google/genai,
-#                   openai), the references the cloud code is checked
+#                   openai, @azure/identity), the references the cloud code is checked
 #                   against (npm, pinned in tests/cloud/package-lock.json);
 #                   make test runs it
 #   make mcp-deps   install the official MCP TypeScript SDK (client and

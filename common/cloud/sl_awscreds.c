@@ -69,6 +69,33 @@ sl_awscreds_config_from_env (sl_awscreds_config_t *out, const char *region, char
     return -1;
 }
 
+int
+sl_awscreds_config_from_vars (sl_awscreds_config_t *out, const char *key_var, const char *secret_var,
+                              const char *session_var, char *why, size_t why_size)
+{
+    memset (out, 0, sizeof *out);
+    const struct {
+        const char *var, *field;
+    } named [] = {
+        { key_var, "aws_access_key_id_env" }, { secret_var, "aws_secret_access_key_env" },
+        { session_var, "aws_session_token_env" }
+    };
+    for (size_t i = 0; i < sizeof named / sizeof named [0]; i++) {
+        bool needed = i < 2;
+        if ((needed || (named [i].var && *named [i].var))
+        &&  !(named [i].var && *named [i].var && sl_secret_env (named [i].var))) {
+            snprintf (why, why_size, "the variable %s (%s) is unset or empty",
+                      named [i].var && *named [i].var ? named [i].var : "(none)", named [i].field);
+            return -1;
+        }
+    }
+    out->kind = SL_AWSCREDS_STATIC;
+    out->access_key_id = sl_secret_dup (sl_secret_env (key_var));
+    out->secret_access_key = sl_secret_dup (sl_secret_env (secret_var));
+    out->session_token = session_var && *session_var ? sl_secret_dup (sl_secret_env (session_var)) : NULL;
+    return 0;
+}
+
 void
 sl_awscreds_config_clear (sl_awscreds_config_t *self)
 {

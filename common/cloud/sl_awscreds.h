@@ -56,6 +56,13 @@ typedef struct {
 //  STS endpoint), as above. 0 ok; -1 with why set when none is complete
 //  (a variable of a source set without its fellow is named).
 int sl_awscreds_config_from_env (sl_awscreds_config_t *out, const char *region, char *why, size_t why_size);
+//  Static keys from the variables a provider names (its
+//  aws_access_key_id_env, aws_secret_access_key_env and, or NULL,
+//  aws_session_token_env), so providers of one process may sign for
+//  different accounts. 0 ok; -1 with why naming the variable that is
+//  unset or empty (each named one must hold its value).
+int sl_awscreds_config_from_vars (sl_awscreds_config_t *out, const char *key_var, const char *secret_var,
+                                  const char *session_var, char *why, size_t why_size);
 void sl_awscreds_config_clear (sl_awscreds_config_t *self);
 
 typedef struct _sl_awscreds_t sl_awscreds_t;

@@ -243,6 +243,35 @@ s_provider_token_env (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provide
     return 0;
 }
 
+//  Bedrock's own AWS keys: the names of the variables holding them.
+static int
+s_provider_aws_env (s_ctx_t *ctx, yaml_node_t *v, const char *key, const char *value, const char **out)
+{
+    if (!*value || !sl_providers_env_valid (value))
+        return s_error_at (ctx, v, "%s names an environment variable (the key itself never goes in this file)",
+                           key);
+    *out = value;
+    return 0;
+}
+
+static int
+s_provider_aws_key_env (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
+{
+    return s_provider_aws_env (ctx, v, "aws_access_key_id_env", value, &spec->p.aws_access_key_id_env);
+}
+
+static int
+s_provider_aws_secret_env (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
+{
+    return s_provider_aws_env (ctx, v, "aws_secret_access_key_env", value, &spec->p.aws_secret_access_key_env);
+}
+
+static int
+s_provider_aws_session_env (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
+{
+    return s_provider_aws_env (ctx, v, "aws_session_token_env", value, &spec->p.aws_session_token_env);
+}
+
 //  deployments: {model: deployment, ...} (Azure's).
 static int
 s_provider_deployments (s_ctx_t *ctx, yaml_node_t *v, const char *value, s_provider_spec_t *spec)
@@ -294,6 +323,9 @@ static const struct {
     { "api_version", s_provider_api_version, S_SCALAR },
     { "token_env", s_provider_token_env, S_SCALAR },
     { "deployments", s_provider_deployments, S_ANY },
+    { "aws_access_key_id_env", s_provider_aws_key_env, S_SCALAR },
+    { "aws_secret_access_key_env", s_provider_aws_secret_env, S_SCALAR },
+    { "aws_session_token_env", s_provider_aws_session_env, S_SCALAR },
 };
 
 static int

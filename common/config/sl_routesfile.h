@@ -26,7 +26,14 @@
             base_url: https://my-resource.openai.azure.com   # needed
             api_version: "2024-10-21"   # optional; absent or v1: the v1 API
             deployments: { gpt-4o: prod-gpt4o }   # with api_version: model -> deployment
-            key_env: AZURE_OPENAI_KEY   # the api-key header (or token_env: Entra ID)
+            key_env: AZURE_OPENAI_KEY   # the api-key header (or token_env, or neither: Entra ID
+                                        #   from AZURE_TENANT_ID, AZURE_CLIENT_ID, ...)
+          - name: bedrock-b
+            dialect: bedrock            # or bedrock-anthropic: region needed
+            region: us-west-2
+            aws_access_key_id_env: B_KEY_ID         # optional, with the secret's: this
+            aws_secret_access_key_env: B_SECRET     #   provider's own AWS account
+            aws_session_token_env: B_SESSION        # optional: temporary keys
         routes:
           - model: "llama-*"            # fnmatch glob
             provider: local

@@ -43,6 +43,9 @@ s_provider_free (sl_provider_t *p)
     free ((char *) p->credentials_file);
     free ((char *) p->api_version);
     free ((char *) p->token_env);
+    free ((char *) p->aws_access_key_id_env);
+    free ((char *) p->aws_secret_access_key_env);
+    free ((char *) p->aws_session_token_env);
     for (size_t i = 0; i < p->deployment_count; i++) {
         free ((char *) p->deployments [i].model);
         free ((char *) p->deployments [i].deployment);
@@ -127,6 +130,9 @@ static const struct {
     { SL_PROVIDER_FIELD_API_VERSION, "api_version" },
     { SL_PROVIDER_FIELD_DEPLOYMENTS, "deployments" },
     { SL_PROVIDER_FIELD_TOKEN_ENV, "token_env" },
+    { SL_PROVIDER_FIELD_AWS_KEY_ENV, "aws_access_key_id_env" },
+    { SL_PROVIDER_FIELD_AWS_SECRET_ENV, "aws_secret_access_key_env" },
+    { SL_PROVIDER_FIELD_AWS_SESSION_ENV, "aws_session_token_env" },
 };
 
 const char *
@@ -147,7 +153,10 @@ sl_provider_fields (const sl_provider_t *p)
          | (s_given (p->credentials_file) ? SL_PROVIDER_FIELD_CREDENTIALS_FILE : 0)
          | (s_given (p->api_version) ? SL_PROVIDER_FIELD_API_VERSION : 0)
          | (p->deployment_count ? SL_PROVIDER_FIELD_DEPLOYMENTS : 0)
-         | (s_given (p->token_env) ? SL_PROVIDER_FIELD_TOKEN_ENV : 0);
+         | (s_given (p->token_env) ? SL_PROVIDER_FIELD_TOKEN_ENV : 0)
+         | (s_given (p->aws_access_key_id_env) ? SL_PROVIDER_FIELD_AWS_KEY_ENV : 0)
+         | (s_given (p->aws_secret_access_key_env) ? SL_PROVIDER_FIELD_AWS_SECRET_ENV : 0)
+         | (s_given (p->aws_session_token_env) ? SL_PROVIDER_FIELD_AWS_SESSION_ENV : 0);
 }
 
 int
@@ -176,6 +185,18 @@ sl_providers_fields (const sl_provider_t *p, sl_buf_t *why)
     }
     if ((s_given (p->key_env) || p->key_env_count) && s_given (p->token_env)) {
         sl_buf_puts (why, "a provider takes key_env or token_env, not both");
+        return -1;
+    }
+    //  A provider's own AWS keys: the pair, or nothing of them.
+    unsigned aws = given & (SL_PROVIDER_FIELD_AWS_KEY_ENV | SL_PROVIDER_FIELD_AWS_SECRET_ENV
+                            | SL_PROVIDER_FIELD_AWS_SESSION_ENV);
+    if (aws && !((aws & SL_PROVIDER_FIELD_AWS_KEY_ENV) && (aws & SL_PROVIDER_FIELD_AWS_SECRET_ENV))) {
+        sl_buf_puts (why, "aws_access_key_id_env and aws_secret_access_key_env go together "
+                          "(aws_session_token_env with them)");
+        return -1;
+    }
+    if (aws && (s_given (p->key_env) || p->key_env_count || s_given (p->token_env))) {
+        sl_buf_puts (why, "a provider takes its AWS keys' variables or key_env or token_env, not two of them");
         return -1;
     }
     return d->provider_check ? d->provider_check (p, why) : 0;
@@ -221,6 +242,9 @@ sl_providers_add_provider (sl_providers_t *self, const sl_provider_t *p)
     if (!sl_name_valid (p->name) || !d || fields
     ||  (*base_url && !sl_providers_url_valid (base_url)) || !sl_providers_env_valid (key_env)
     ||  !sl_providers_env_valid (p->token_env ? p->token_env : "")
+    ||  !sl_providers_env_valid (p->aws_access_key_id_env ? p->aws_access_key_id_env : "")
+    ||  !sl_providers_env_valid (p->aws_secret_access_key_env ? p->aws_secret_access_key_env : "")
+    ||  !sl_providers_env_valid (p->aws_session_token_env ? p->aws_session_token_env : "")
     ||  !s_valid_word (p->region) || !s_valid_word (p->project) || !s_valid_word (p->api_version)
     ||  sl_providers_find (self, sl_str (p->name)) || p->key_env_count > SL_PROVIDERS_KEYS_MAX)
         return -1;
@@ -247,6 +271,9 @@ sl_providers_add_provider (sl_providers_t *self, const sl_provider_t *p)
     copy->credentials_file = s_dup (p->credentials_file);
     copy->api_version = s_dup (p->api_version);
     copy->token_env = s_dup (p->token_env);
+    copy->aws_access_key_id_env = s_dup (p->aws_access_key_id_env);
+    copy->aws_secret_access_key_env = s_dup (p->aws_secret_access_key_env);
+    copy->aws_session_token_env = s_dup (p->aws_session_token_env);
     if (p->deployment_count) {
         sl_deployment_t *list = sl_xcalloc (p->deployment_count, sizeof *list);
         for (size_t i = 0; i < p->deployment_count; i++) {

@@ -88,7 +88,10 @@ typedef enum {
     SL_PROVIDER_FIELD_API_VERSION = 1u << 4,    //  api_version: Azure
     SL_PROVIDER_FIELD_DEPLOYMENTS = 1u << 5,    //  deployments: Azure
     SL_PROVIDER_FIELD_TOKEN_ENV = 1u << 6,      //  token_env: a bearer token (Azure's Entra ID, Vertex)
-    SL_PROVIDER_FIELD_ALL = (1u << 7) - 1
+    SL_PROVIDER_FIELD_AWS_KEY_ENV = 1u << 7,    //  aws_access_key_id_env: Bedrock
+    SL_PROVIDER_FIELD_AWS_SECRET_ENV = 1u << 8, //  aws_secret_access_key_env: Bedrock
+    SL_PROVIDER_FIELD_AWS_SESSION_ENV = 1u << 9,    //  aws_session_token_env: Bedrock
+    SL_PROVIDER_FIELD_ALL = (1u << 10) - 1
 } sl_provider_field_t;
 
 typedef struct {
@@ -111,6 +114,13 @@ typedef struct {
     const char *token_env;              //  variable holding a bearer token, "" for none
     const sl_deployment_t *deployments; //  model -> deployment (Azure), deployment_count of them
     size_t deployment_count;
+    //  Bedrock's own AWS keys: the variables holding them ("" or NULL:
+    //  the environment's usual ones), so two providers may sign for two
+    //  accounts. The key id and the secret go together; the session
+    //  token is for temporary keys.
+    const char *aws_access_key_id_env;
+    const char *aws_secret_access_key_env;
+    const char *aws_session_token_env;
 } sl_provider_t;
 
 //  One provider a route names.

@@ -9,8 +9,9 @@
                     source is involved (SL_AUTH_KEY);
       a token       a bearer token (Authorization: Bearer) from a source:
                     a variable (sl_auth_bearer_new), or a cloud's token
-                    service (Google's OAuth2 tokens), which may have to be
-                    fetched or refreshed first (SL_AUTH_GOOGLE);
+                    service (Google's OAuth2 tokens, Entra ID's), which may
+                    have to be fetched or refreshed first (SL_AUTH_GOOGLE,
+                    SL_AUTH_AZURE);
       a signature   over the whole request (AWS SigV4: its method, URL,
                     headers and body), made for each attempt from
                     credentials that may have to be fetched (SL_AUTH_AWS).
@@ -43,6 +44,7 @@ typedef enum {
     SL_AUTH_BEARER,                     //  a bearer token from a variable (token_env)
     SL_AUTH_GOOGLE,                     //  Google OAuth2 access tokens (Vertex AI)
     SL_AUTH_AWS,                        //  AWS SigV4 signatures (Bedrock)
+    SL_AUTH_AZURE,                      //  Entra ID access tokens (Azure OpenAI)
     SL_AUTH_KIND_MAX
 } sl_auth_kind_t;
 

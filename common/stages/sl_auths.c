@@ -27,7 +27,7 @@ sl_auths_kind (const sl_provider_t *p)
 static const char *
 s_cloud_name (int kind)
 {
-    return kind == SL_AUTH_GOOGLE ? "Google" : "AWS";
+    return kind == SL_AUTH_GOOGLE ? "Google" : kind == SL_AUTH_AZURE ? "Entra ID" : "AWS";
 }
 
 static sl_auth_t *

@@ -11,7 +11,8 @@
                     dialect's credential header (sl_upstream.h);
       a cloud's     a dialect whose credential is a cloud's own (its
                     table's auth: Google's tokens for Vertex, AWS's
-                    signatures for Bedrock), for a provider that names no
+                    signatures for Bedrock, Entra ID's tokens for Azure
+                    OpenAI), for a provider that names no
                     key and no token: the source the cloud maker given
                     here makes (the cloud credential libraries'); without
                     one, a source that fails every call with what to
@@ -35,7 +36,7 @@ typedef struct {
     //  A variable's value, or NULL.
     const char *(*env) (void *arg, const char *name);
     //  Optional: the source of a cloud's credential (kind: sl_auth_kind_t,
-    //  SL_AUTH_GOOGLE or SL_AUTH_AWS) for provider, which calls notify
+    //  SL_AUTH_GOOGLE, SL_AUTH_AWS or SL_AUTH_AZURE) for provider, which calls notify
     //  (notify_arg) when it has news; NULL when it cannot make one (then
     //  *why, static text, says why, or is left NULL).
     sl_auth_t *(*cloud) (void *arg, const sl_provider_t *provider, int kind, sl_auth_notify_fn *notify,

@@ -35,6 +35,7 @@
 #include "common/base/sl_alloc.h"
 #include "common/base/sl_log.h"
 #include "common/cloud/sl_awsauth.h"
+#include "common/cloud/sl_azauth.h"
 #include "common/http/sl_curlm.h"
 #include "common/bus/sl_router.h"
 #include "common/service/sl_stage.h"
@@ -444,8 +445,9 @@ s_cloud_google (ingest_t *self, const sl_provider_t *provider, sl_auth_notify_fn
     return source;
 }
 
-//  AWS's credential source for a provider: from the environment
-//  (sl_awscreds), signing each attempt for the provider's region.
+//  AWS's credential source for a provider: from the variables it names
+//  (its own account's keys), else from the environment (sl_awscreds),
+//  signing each attempt for the provider's region.
 static sl_auth_t *
 s_cloud_aws (ingest_t *self, const sl_provider_t *provider, sl_auth_notify_fn *notify, void *notify_arg)
 {
@@ -455,11 +457,54 @@ s_cloud_aws (ingest_t *self, const sl_provider_t *provider, sl_auth_notify_fn *n
         return sl_auth_failing_new (text);
     }
     sl_awscreds_config_t config;
-    if (sl_awscreds_config_from_env (&config, provider->region, text, sizeof text))
+    bool named = provider->aws_access_key_id_env && *provider->aws_access_key_id_env;
+    int rc = named ? sl_awscreds_config_from_vars (&config, provider->aws_access_key_id_env,
+                                                   provider->aws_secret_access_key_env,
+                                                   provider->aws_session_token_env, text, sizeof text)
+                   : sl_awscreds_config_from_env (&config, provider->region, text, sizeof text);
+    if (rc) {
+        sl_log_error ("bad_credentials", "provider=%s: %s", provider->name, text);
         return sl_auth_failing_new (text);
+    }
+    //  Where its keys come from (variables' names, never a key).
+    if (named)
+        sl_log_info ("provider_credentials", "provider=%s source=named_keys variable=%s", provider->name,
+                     provider->aws_access_key_id_env);
     sl_auth_t *source = sl_awsauth_new (sl_service_loop (self->service), self->curlm, &config, provider->region,
                                         NULL, notify, notify_arg);
     sl_awscreds_config_clear (&config);
+    return source;
+}
+
+//  Entra ID's credential source for an Azure OpenAI provider: a client
+//  secret or workload identity from the environment, fetched from the
+//  start. Missing or partial variables fail the provider's calls naming
+//  what to set.
+static sl_auth_t *
+s_cloud_azure (ingest_t *self, const sl_provider_t *provider, sl_auth_notify_fn *notify, void *notify_arg)
+{
+    char text [360];
+    sl_aztoken_config_t config;
+    if (sl_aztoken_config_from_env (&config, text, sizeof text)) {
+        char refused [420];
+        snprintf (refused, sizeof refused, "Entra ID credentials: %s", text);
+        sl_log_error ("bad_credentials", "provider=%s: %s", provider->name, refused);
+        return sl_auth_failing_new (refused);
+    }
+    sl_auth_t *source = sl_azauth_new (sl_service_loop (self->service), self->curlm, &config, NULL, notify,
+                                       notify_arg, text, sizeof text);
+    //  Where its tokens come from (ids and a path, never a secret).
+    if (source)
+        sl_log_info ("provider_credentials", "provider=%s source=%s tenant=%s client_id=%s authority=%s",
+                     provider->name, config.kind == SL_AZTOKEN_SECRET ? "client_secret" : "workload_identity",
+                     config.tenant, config.client_id, config.authority);
+    sl_aztoken_config_clear (&config);
+    if (!source) {
+        char refused [420];
+        snprintf (refused, sizeof refused, "Entra ID credentials: %s", text);
+        sl_log_error ("bad_credentials", "provider=%s: %s", provider->name, refused);
+        source = sl_auth_failing_new (refused);
+    }
     return source;
 }
 
@@ -476,6 +521,8 @@ s_cloud (void *arg, const sl_provider_t *provider, int kind, sl_auth_notify_fn *
         return s_cloud_google (self, provider, notify, notify_arg);
     if (kind == SL_AUTH_AWS)
         return s_cloud_aws (self, provider, notify, notify_arg);
+    if (kind == SL_AUTH_AZURE)
+        return s_cloud_azure (self, provider, notify, notify_arg);
     return NULL;
 }
 

@@ -166,7 +166,8 @@ main (int argc, char **argv)
         sl_log_info ("provider", "name=%s dialect=%s base_url=%s key=%s keys=%zu", p->name,
                      sl_dialect_name (p->dialect), *p->base_url ? p->base_url : "(the dialect's)",
                      kind == SL_AUTH_BEARER ? "token" : kind == SL_AUTH_GOOGLE ? "google"
-                   : kind == SL_AUTH_AWS ? "aws" : set ? "set" : p->forward_auth ? "client's" : "none", set);
+                   : kind == SL_AUTH_AWS ? "aws" : kind == SL_AUTH_AZURE ? "entra"
+                   : set ? "set" : p->forward_auth ? "client's" : "none", set);
     }
     if (sl_service_start_bus (svc, &bus, "ingest")) {
         sl_providers_destroy (&up->routes);

@@ -20,7 +20,9 @@
     Policy Agent's shape (sl_mock_decide.h). For Vertex AI it is Google's
     token endpoint (POST /token, the grants of the --gcp-key-file key) and
     metadata server, and takes only the tokens they issued
-    (sl_mock_gcp.h).
+    (sl_mock_gcp.h). Given an Entra ID app (--azure-client-id), it is
+    Entra ID's token endpoint (POST /{tenant}/oauth2/v2.0/token) and its
+    Azure OpenAI paths take only the tokens it issued (sl_mock_entra.h).
 */
 #include <sodium.h>
 #include <time.h>
@@ -36,6 +38,7 @@
 #include "common/base/sl_log.h"
 #include "common/service/sl_service.h"
 #include "services/mock/sl_mock_aws.h"
+#include "services/mock/sl_mock_entra.h"
 #include "services/mock/sl_mock_gcp.h"
 #include "services/mock/sl_mock_judge.h"
 #include "services/mock/sl_mock_provider.h"
@@ -90,6 +93,8 @@ struct _s_app_t {
     sl_mock_judge_t *judge;             //  LLM judge scenarios (judge-* models)
     sl_mock_gcp_t *gcp;                 //  Google's token endpoint and metadata server
     sl_counter_t *gcp_tokens;
+    sl_mock_entra_t *entra;             //  Entra ID's token endpoint (configured or not)
+    sl_counter_t *entra_tokens;
     int ticker;                         //  paced streams' shared timer (every SL_MOCK_PACED_MS), -1 none
     //  The AWS keys Bedrock's requests must be signed with (from the
     //  environment: sl_mock_aws.h); access_key_id NULL: not checked.
@@ -350,6 +355,26 @@ s_serve_gcp (s_app_t *app, sl_http_req_t *req, const char *method, const char *p
     return true;
 }
 
+//  Entra ID's token endpoint, when the mock plays an Entra ID app; false
+//  for another path.
+static bool
+s_serve_entra (s_app_t *app, sl_http_req_t *req, const char *method, const char *path, sl_str_t body)
+{
+    if (!sl_mock_entra_configured (app->entra) || strcmp (method, "POST") != 0
+    ||  !sl_mock_entra_is_token_path (path))
+        return false;
+    sl_buf_t answer = { 0 };
+    uint64_t before = sl_mock_entra_issued (app->entra);
+    int status = sl_mock_entra_grant (app->entra, path, body, time (NULL), &answer);
+    if (status != 200)
+        sl_log_info ("entra_refused", "path=%s status=%d %.*s", path, status, (int) answer.len, answer.data);
+    app->entra_tokens->value += sl_mock_entra_issued (app->entra) - before;
+    sl_http_respond (req, status, "application/json; charset=utf-8", answer.data, answer.len);
+    sodium_memzero (answer.data, answer.cap);
+    sl_buf_free (&answer);
+    return true;
+}
+
 //  Answer with the script: an HTTP error, nothing at all, or a stream.
 static void
 s_answer (s_app_t *app, sl_http_req_t *req, sl_mock_script_t *script)
@@ -407,6 +432,8 @@ s_on_request (void *arg, sl_http_req_t *req)
     const char *method = sl_http_req_method (req);
     if (s_serve_gcp (app, req, method, path, body))
         return;
+    if (s_serve_entra (app, req, method, path, body))
+        return;
     if (app->record && strcmp (method, "POST") == 0 && sl_mock_request_dialect (path)) {
         //  What reached the upstream, for tests: the path, a tab, the body
         //  on one line (a JSON body's line ends are escapes already).
@@ -435,6 +462,17 @@ s_on_request (void *arg, sl_http_req_t *req)
         //  or one expired.
         sl_mock_script_unauthorized (call.dialect, "Request had invalid authentication credentials. Expected OAuth 2 "
                                                    "access token", &script);
+        s_respond_script_error (req, &script);
+        sl_mock_script_clear (&script);
+        return;
+    }
+    if (call.dialect == SL_DIALECT_AZURE && sl_mock_entra_configured (app->entra)
+    &&  !sl_mock_entra_accepts (app->entra, bearer, time (NULL))) {
+        //  As Azure OpenAI answers a resource whose callers sign in with
+        //  Entra ID: its tokens only, unexpired.
+        sl_mock_script_unauthorized (call.dialect, "Unauthorized. Access token is missing, invalid, audience is "
+                                                   "incorrect (https://cognitiveservices.azure.com), or have expired.",
+                                     &script);
         s_respond_script_error (req, &script);
         sl_mock_script_clear (&script);
         return;
@@ -499,6 +537,9 @@ main (int argc, char **argv)
     const char *record_header = "";
     const char *gcp_key_file = "";
     const char *gcp_ttl = "0";
+    const char *azure_tenant = "";
+    const char *azure_client = "";
+    const char *azure_ttl = "0";
     sl_opt_t opts [] = {
         { "host", "SLUICE_MOCK_HOST", &host, "address to listen on" },
         { "port", "SLUICE_MOCK_PORT", &port, "port to listen on" },
@@ -513,6 +554,13 @@ main (int argc, char **argv)
           "a Google service account's key file: POST /token takes its JWT-bearer grants (empty: none taken)" },
         { "gcp-token-ttl-s", "SLUICE_MOCK_GCP_TOKEN_TTL_S", &gcp_ttl,
           "the life of the access tokens /token and the metadata server issue (0: 3599)" },
+        { "azure-tenant-id", "SLUICE_MOCK_AZURE_TENANT_ID", &azure_tenant,
+          "the Entra ID tenant whose token endpoint (POST /{tenant}/oauth2/v2.0/token) is served" },
+        { "azure-client-id", "SLUICE_MOCK_AZURE_CLIENT_ID", &azure_client,
+          "the Entra ID app whose grants are taken, its secret in SLUICE_MOCK_AZURE_CLIENT_SECRET or its federated "
+          "token in SLUICE_MOCK_AZURE_FEDERATED_TOKEN; Azure OpenAI then takes only the tokens issued (empty: off)" },
+        { "azure-token-ttl-s", "SLUICE_MOCK_AZURE_TOKEN_TTL_S", &azure_ttl,
+          "the life of the Entra ID tokens issued (0: 3599)" },
         SL_OPT_END
     };
     int code;
@@ -550,6 +598,21 @@ main (int argc, char **argv)
         sl_service_destroy (&svc);
         return 2;
     }
+    char why_entra [200];
+    const sl_mock_entra_config_t entra = {
+        azure_tenant, azure_client, sl_secret_env ("SLUICE_MOCK_AZURE_CLIENT_SECRET"),
+        sl_secret_env ("SLUICE_MOCK_AZURE_FEDERATED_TOKEN"), sl_opts_long (azure_ttl)
+    };
+    if (sl_opts_long (azure_ttl) < 0 || !(app->entra = sl_mock_entra_new (&entra, why_entra, sizeof why_entra))) {
+        sl_log_error ("bad_option", "--azure-tenant-id, --azure-client-id, --azure-token-ttl-s: %s",
+                      sl_opts_long (azure_ttl) < 0 ? "the life must be a non-negative integer" : why_entra);
+        sl_mock_gcp_destroy (&app->gcp);
+        if (app->record)
+            fclose (app->record);
+        free (app);
+        sl_service_destroy (&svc);
+        return 2;
+    }
     app->aws = (sl_sigv4_creds_t) {
         sl_secret_env ("SLUICE_MOCK_AWS_ACCESS_KEY_ID"), sl_secret_env ("SLUICE_MOCK_AWS_SECRET_ACCESS_KEY"),
         sl_secret_env ("SLUICE_MOCK_AWS_SESSION_TOKEN")
@@ -557,6 +620,7 @@ main (int argc, char **argv)
     if (!app->aws.access_key_id != !app->aws.secret_access_key) {
         sl_log_error ("bad_option", "SLUICE_MOCK_AWS_ACCESS_KEY_ID and SLUICE_MOCK_AWS_SECRET_ACCESS_KEY go together");
         sl_mock_gcp_destroy (&app->gcp);
+        sl_mock_entra_destroy (&app->entra);
         if (app->record)
             fclose (app->record);
         free (app);
@@ -567,6 +631,7 @@ main (int argc, char **argv)
     if (app->delay_ms < 0 || p < 0 || p > 65535) {
         sl_log_error ("bad_option", "--port and --delay-ms must be non-negative integers");
         sl_mock_gcp_destroy (&app->gcp);
+        sl_mock_entra_destroy (&app->entra);
         free (app);
         sl_service_destroy (&svc);
         return 2;
@@ -580,6 +645,8 @@ main (int argc, char **argv)
     app->active = sl_metrics_gauge (m, "mock_streams_active", NULL, "Streams being sent");
     app->gcp_tokens = sl_metrics_counter (m, "mock_gcp_tokens_issued_total", NULL,
                                           "Google access tokens issued (token endpoint and metadata server)");
+    app->entra_tokens = sl_metrics_counter (m, "mock_entra_tokens_issued_total", NULL,
+                                            "Entra ID access tokens issued (the Azure token endpoint)");
     app->judge = sl_mock_judge_new (sl_service_loop (svc));
     app->httpd = sl_httpd_new (sl_service_loop (svc), host, (int) p, MOCK_MAX_BODY,
                                s_on_request, s_on_closed, app);
@@ -587,9 +654,10 @@ main (int argc, char **argv)
     if (app->httpd) {
         sl_httpd_set_counters (app->httpd, &(sl_httpd_counters_t) {
             .bad_framing = sl_service_framing_counter (svc, "mock") });
-        sl_log_info ("listening", "http=%s:%d delay_ms=%ld replay_dir=%s aws_signatures=%s", host,
+        sl_log_info ("listening", "http=%s:%d delay_ms=%ld replay_dir=%s aws_signatures=%s entra_tokens=%s", host,
                      sl_httpd_port (app->httpd), app->delay_ms, app->recordings ? app->recordings : "off",
-                     app->aws.access_key_id ? "checked" : "off");
+                     app->aws.access_key_id ? "checked" : "off",
+                     sl_mock_entra_configured (app->entra) ? "checked" : "off");
         rc = sl_service_run (svc);
         //  Let go of streams still open (stalled, hanging): the HTTP
         //  server cannot stop while it holds parked connections.
@@ -604,6 +672,7 @@ main (int argc, char **argv)
     sl_httpd_destroy (&app->httpd);
     sl_mock_judge_destroy (&app->judge);
     sl_mock_gcp_destroy (&app->gcp);
+    sl_mock_entra_destroy (&app->entra);
     if (app->record)
         fclose (app->record);
     free (app);

@@ -133,10 +133,8 @@ s_hex (char c)
          : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-//  A form field's value, percent- and plus-decoded into out (size); false
-//  when absent, malformed or too long.
-static bool
-s_form_value (sl_str_t form, const char *name, char *out, size_t size)
+bool
+sl_mock_gcp_form_value (sl_str_t form, const char *name, char *out, size_t size)
 {
     size_t name_len = strlen (name);
     const char *p = form.ptr, *end = form.ptr + form.len;
@@ -169,11 +167,11 @@ int
 sl_mock_gcp_grant (sl_mock_gcp_t *self, sl_str_t form, time_t now, sl_buf_t *answer)
 {
     char grant_type [128], assertion [ASSERTION_MAX];
-    if (!s_form_value (form, "grant_type", grant_type, sizeof grant_type))
+    if (!sl_mock_gcp_form_value (form, "grant_type", grant_type, sizeof grant_type))
         return s_refuse (answer, "invalid_request", "Missing required parameter: grant_type");
     if (strcmp (grant_type, GRANT_TYPE) != 0)
         return s_refuse (answer, "unsupported_grant_type", "Invalid grant_type");
-    if (!s_form_value (form, "assertion", assertion, sizeof assertion))
+    if (!sl_mock_gcp_form_value (form, "assertion", assertion, sizeof assertion))
         return s_refuse (answer, "invalid_request", "Missing required parameter: assertion");
     if (!self->public_pem)
         return s_refuse (answer, "invalid_grant", "Invalid JWT Signature. (the mock was given no key file)");

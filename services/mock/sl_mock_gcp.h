@@ -54,5 +54,8 @@ int sl_mock_gcp_metadata (sl_mock_gcp_t *self, const char *flavor, time_t now, s
 bool sl_mock_gcp_accepts (sl_mock_gcp_t *self, const char *authorization, time_t now);
 //  Tokens issued so far.
 uint64_t sl_mock_gcp_issued (sl_mock_gcp_t *self);
+//  A form field's value, percent- and plus-decoded into out (size); false
+//  when absent, malformed or too long (the token endpoints' forms).
+bool sl_mock_gcp_form_value (sl_str_t form, const char *name, char *out, size_t size);
 
 #endif

@@ -14,7 +14,11 @@
       test runs on a loopback port (AWS_ENDPOINT_URL_STS) and signs with
       the keys STS gives; they live for a second past the ingest's grace,
       so the next request finds them stale and keys are fetched again,
-      with which it is served.
+      with which it is served;
+    - a provider's own keys (aws_access_key_id_env, ...): two providers of
+      one ingest sign with two accounts' keys, neither with the
+      environment's usual ones; a variable named but empty fails the
+      provider's calls naming it.
 */
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
@@ -133,6 +137,67 @@ Test (bedrock, static_keys_sign_and_a_wrong_secret_is_refused)
     cr_expect (proc_wait_log (s->mock, "bad_signature", "InvalidSignatureException", NULL, 0, TIMEOUT_MS),
                "the mock checked and refused the signature");
     cr_expect_eq (stack_stop (s), 0);
+}
+
+//  Two providers of one ingest, each with its own AWS account's keys in
+//  variables it names; the environment's usual keys are another's.
+static const char s_two_accounts [] =
+    "providers:\n"
+    "  - { name: account-a, dialect: bedrock, region: us-west-2, base_url: \"@MOCK@\",\n"
+    "      aws_access_key_id_env: ACCOUNT_A_KEY_ID, aws_secret_access_key_env: ACCOUNT_A_SECRET }\n"
+    "  - { name: account-b, dialect: bedrock-anthropic, region: us-west-2, base_url: \"@MOCK@\",\n"
+    "      aws_access_key_id_env: ACCOUNT_B_KEY_ID, aws_secret_access_key_env: ACCOUNT_B_SECRET,\n"
+    "      aws_session_token_env: ACCOUNT_B_SESSION }\n"
+    "routes:\n"
+    "  - model: account-a-text\n"
+    "    providers: [{ provider: account-a, model: \"mock-text\" }]\n"
+    "  - model: account-b-text\n"
+    "    providers: [{ provider: account-b, model: \"mock-text\" }]\n";
+
+Test (bedrock, each_provider_signs_with_the_keys_it_names)
+{
+    s_clear_env ();
+    //  The mock is account A's Bedrock; the environment's default keys
+    //  are a third account's, which neither provider uses.
+    setenv ("SLUICE_MOCK_AWS_ACCESS_KEY_ID", KEY_ID, 1);
+    setenv ("SLUICE_MOCK_AWS_SECRET_ACCESS_KEY", SECRET, 1);
+    setenv ("AWS_ACCESS_KEY_ID", "AKIDDEFAULTACCOUNT", 1);
+    setenv ("AWS_SECRET_ACCESS_KEY", "default-account-secret", 1);
+    setenv ("ACCOUNT_A_KEY_ID", KEY_ID, 1);
+    setenv ("ACCOUNT_A_SECRET", SECRET, 1);
+    setenv ("ACCOUNT_B_KEY_ID", "ASIAACCOUNTB", 1);
+    setenv ("ACCOUNT_B_SECRET", "account-b-secret", 1);
+    setenv ("ACCOUNT_B_SESSION", "account-b-session", 1);
+    stack_opts_t opts = { .mock_delay_ms = 1, .routes_text = s_two_accounts };
+    sluice_stack_t *s = stack_start (&opts);
+    cr_assert_not_null (s, "the stack came up");
+    cr_expect (proc_wait_log (s->mock, "aws_signatures=checked", NULL, NULL, 0, TIMEOUT_MS));
+    char variable [64];
+    cr_expect (proc_wait_log (s->ingest, "provider_credentials", "provider=account-a source=named_keys variable=",
+                              variable, sizeof variable, TIMEOUT_MS));
+    cr_expect_str_eq (variable, "ACCOUNT_A_KEY_ID");
+    s_expect_served (s, "account-a-text");
+    //  Account B's keys are not the mock's: AWS would not know them.
+    s_expect_refused (s, "account-b-text");
+    cr_expect (proc_wait_log (s->mock, "bad_signature", "UnrecognizedClientException", NULL, 0, TIMEOUT_MS),
+               "account B's own key id reached the mock: %s", s->mock->log_path);
+    cr_expect_eq (stack_stop (s), 0);
+    //  A variable a provider names that holds nothing: its calls fail
+    //  naming it, nothing sent.
+    unsetenv ("ACCOUNT_A_SECRET");
+    s = stack_start (&opts);
+    cr_assert_not_null (s, "the stack came up");
+    sl_buf_t body = { 0 };
+    int status = http_request (s->http_port, "POST", "/v1/chat/completions", s_chat ("account-a-text"), NULL, &body,
+                               TIMEOUT_MS);
+    cr_expect_eq (status, 502, "%s", sl_buf_cstr (&body));
+    cr_expect (strstr (sl_buf_cstr (&body), "the variable ACCOUNT_A_SECRET (aws_secret_access_key_env) is unset or "
+                                            "empty") != NULL, "%s", sl_buf_cstr (&body));
+    sl_buf_free (&body);
+    cr_expect_eq (stack_stop (s), 0);
+    const char *vars [] = { "ACCOUNT_A_KEY_ID", "ACCOUNT_B_KEY_ID", "ACCOUNT_B_SECRET", "ACCOUNT_B_SESSION", NULL };
+    for (const char **v = vars; *v; v++)
+        unsetenv (*v);
 }
 
 //  --------------------------------------------------------------------------

@@ -25,7 +25,13 @@
       checked, every event decoded; and sluice's requests to Converse and
       Claude on Bedrock are the SDK's for the same conversation (method,
       path, credential scope, body), the signed headers differing only as
-      bedrock.mjs names.
+      bedrock.mjs names;
+    - Entra ID (identity.mjs): the token requests sl_aztoken makes for a
+      client secret and for workload identity are @azure/identity's
+      ClientSecretCredential's and WorkloadIdentityCredential's (method,
+      path, content type, the form's OAuth fields), and @azure/identity
+      takes a token from the embedded mock's token endpoint, and reads
+      its refusal of a wrong secret.
 
     Skipped, saying why, when node or the packages are missing. */
 #include <criterion/criterion.h>
@@ -35,9 +41,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/base/sl_buf.h"
+#include "common/cloud/sl_aztoken.h"
 #include "common/cloud/sl_evstream.h"
 #include "common/cloud/sl_gcpkey.h"
 #include "common/cloud/sl_sigv4.h"
@@ -628,4 +636,241 @@ Test (cloud, bedrock_requests_as_the_aws_sdk_sends_them, .timeout = 180)
     json_decref (pairs);
     sl_buf_free (&out);
     cr_expect_eq (stack_stop (s), 0);
+}
+
+//  Entra ID: @azure/identity (identity.mjs)
+
+#define ENTRA_TENANT "72f988bf-86f1-41af-91ab-2d7cd011db47"
+#define ENTRA_CLIENT "0a1b2c3d-1111-2222-3333-0123456789ab"
+#define ENTRA_SECRET "reference~secret.value"
+#define ENTRA_POD_TOKEN "eyJhbGciOiJSUzI1NiJ9.pod-service-account.sig"
+#define ENTRA_WAIT_MS 30000
+
+static void
+s_skip_without_azure_identity (void)
+{
+    s_skip_without_node ();
+    if (access (CLOUD_DIR "/node_modules/@azure/identity/package.json", R_OK) != 0)
+        cr_skip_test ("@azure/identity is not installed in " CLOUD_DIR "/node_modules (make cloud-deps)");
+    if (system ("openssl version > /dev/null 2>&1") != 0)
+        cr_skip_test ("openssl is not installed: the HTTPS authority @azure/identity needs has no certificate");
+}
+
+//  A self-signed certificate for 127.0.0.1 (MSAL talks to an authority
+//  over HTTPS only) and its key, in dir.
+static void
+s_tls (const char *dir, char *cert, char *key, size_t size)
+{
+    snprintf (cert, size, "%s/cert.pem", dir);
+    snprintf (key, size, "%s/key.pem", dir);
+    char cmd [1024];
+    snprintf (cmd, sizeof cmd, "openssl req -x509 -newkey rsa:2048 -nodes -keyout %s -out %s -days 1 "
+              "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 > /dev/null 2>&1", key, cert);
+    cr_assert_eq (system (cmd), 0, "a certificate made");
+}
+
+//  identity.mjs in the background, trusting cert, its output into out.
+static pid_t
+s_identity_start (const char *args, const char *cert, const char *out)
+{
+    pid_t pid = fork ();
+    cr_assert_geq (pid, 0);
+    if (pid == 0) {
+        char cmd [2048], ca [600];
+        snprintf (ca, sizeof ca, "NODE_EXTRA_CA_CERTS=%s", cert);
+        putenv (ca);
+        snprintf (cmd, sizeof cmd, "exec timeout " NODE_TIMEOUT " node " CLOUD_DIR "/identity.mjs %s > %s 2>&1",
+                  args, out);
+        execl ("/bin/sh", "sh", "-c", cmd, (char *) NULL);
+        _exit (127);
+    }
+    return pid;
+}
+
+//  Its exit status (waited for at most ENTRA_WAIT_MS, killed past it).
+static int
+s_identity_wait (pid_t pid)
+{
+    int status = 0;
+    for (int64_t end = zclock_mono () + ENTRA_WAIT_MS; zclock_mono () < end; zclock_sleep (50))
+        if (waitpid (pid, &status, WNOHANG) == pid)
+            return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+    kill (pid, SIGKILL);
+    waitpid (pid, &status, 0);
+    return -1;
+}
+
+typedef struct {
+    int told;
+    char error [300];
+} s_told_t;
+
+static void
+s_on_told (void *arg, const char *error)
+{
+    s_told_t *t = arg;
+    t->told++;
+    snprintf (t->error, sizeof t->error, "%s", error ? error : "");
+}
+
+static int
+s_on_tick (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    return ((s_told_t *) arg)->told ? -1 : 0;
+}
+
+static int
+s_on_give_up (zloop_t *loop, int timer_id, void *arg)
+{
+    (void) loop;
+    (void) timer_id;
+    (void) arg;
+    return -1;
+}
+
+//  sl_aztoken's token for config, fetched as the ingest fetches it: its
+//  request is what the server on authority sees.
+static void
+s_aztoken_fetch (const sl_aztoken_config_t *config)
+{
+    zloop_t *loop = zloop_new ();
+    sl_curlm_t *curlm = sl_curlm_new (loop);
+    char why [300];
+    sl_aztoken_t *az = sl_aztoken_new (loop, curlm, config, NULL, why, sizeof why);
+    cr_assert_not_null (az, "%s", why);
+    const char *token = NULL;
+    s_told_t told = { 0 };
+    uint64_t id;
+    if (sl_aztoken_get (az, &token, s_on_told, &told, &id) == 1) {
+        int tick = zloop_timer (loop, 10, 0, s_on_tick, &told);
+        int bound = zloop_timer (loop, ENTRA_WAIT_MS, 1, s_on_give_up, NULL);
+        zloop_start (loop);
+        zloop_timer_end (loop, tick);
+        zloop_timer_end (loop, bound);
+        cr_assert_eq (told.told, 1, "the token endpoint answered");
+        cr_assert_str_eq (told.error, "");
+        cr_assert_eq (sl_aztoken_get (az, &token, s_on_told, &told, &id), 0);
+    }
+    cr_expect_str_eq (token, "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.reference-token");
+    sl_aztoken_destroy (&az);
+    sl_curlm_destroy (&curlm);
+    zloop_destroy (&loop);
+}
+
+Test (cloud, entra_token_requests_as_azure_identity_makes_them, .timeout = 120)
+{
+    s_skip_without_azure_identity ();
+    char dir [64] = "/tmp/sluice-cloud-entra-XXXXXX";
+    cr_assert_not_null (mkdtemp (dir));
+    char cert [128], key [128], file [128], out [128];
+    s_tls (dir, cert, key, sizeof cert);
+    snprintf (file, sizeof file, "%s/azure-identity-token", dir);
+    s_write (file, ENTRA_POD_TOKEN "\n", strlen (ENTRA_POD_TOKEN) + 1);
+    snprintf (out, sizeof out, "%s/out", dir);
+    int http_port = harness_free_port (), https_port = harness_free_port ();
+    char args [512];
+    snprintf (args, sizeof args, "capture %d %d %s %s %s", http_port, https_port, cert, key, file);
+    pid_t node = s_identity_start (args, cert, out);
+    sl_buf_t text = { 0 };
+    for (int64_t end = zclock_mono () + ENTRA_WAIT_MS; zclock_mono () < end; zclock_sleep (50)) {
+        sl_buf_reset (&text);
+        if (harness_read (out, &text) && strstr (sl_buf_cstr (&text), "listening\n"))
+            break;
+    }
+    cr_assert (strstr (sl_buf_cstr (&text), "listening\n") != NULL, "identity.mjs listens: %s", sl_buf_cstr (&text));
+    //  sluice's two requests, as the ingest makes them, the variables the
+    //  SDK reads read by sl_aztoken_config_from_env.
+    char authority [64];
+    snprintf (authority, sizeof authority, "http://127.0.0.1:%d/", http_port);
+    setenv ("AZURE_AUTHORITY_HOST", authority, 1);
+    setenv ("AZURE_TENANT_ID", ENTRA_TENANT, 1);
+    setenv ("AZURE_CLIENT_ID", ENTRA_CLIENT, 1);
+    setenv ("AZURE_CLIENT_SECRET", ENTRA_SECRET, 1);
+    setenv ("AZURE_FEDERATED_TOKEN_FILE", file, 1);
+    sl_aztoken_config_t config;
+    char why [300];
+    cr_assert_eq (sl_aztoken_config_from_env (&config, why, sizeof why), 0, "%s", why);
+    cr_assert_eq (config.kind, SL_AZTOKEN_SECRET);
+    s_aztoken_fetch (&config);
+    sl_aztoken_config_clear (&config);
+    unsetenv ("AZURE_CLIENT_SECRET");
+    cr_assert_eq (sl_aztoken_config_from_env (&config, why, sizeof why), 0, "%s", why);
+    cr_assert_eq (config.kind, SL_AZTOKEN_WORKLOAD);
+    s_aztoken_fetch (&config);
+    sl_aztoken_config_clear (&config);
+    int status = s_identity_wait (node);
+    sl_buf_reset (&text);
+    harness_read (out, &text);
+    cr_assert_eq (status, 0, "the requests match: %s", sl_buf_cstr (&text));
+    //  What was compared, read here too.
+    const char *at = strstr (sl_buf_cstr (&text), "listening\n");
+    json_t *pairs = at ? json_loads (at + strlen ("listening\n"), JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+    cr_assert_not_null (pairs, "%s", sl_buf_cstr (&text));
+    json_t *secret = json_object_get (json_object_get (json_object_get (pairs, "client_secret"), "reference"),
+                                      "fields");
+    cr_expect_str_eq (json_string_value (json_object_get (secret, "client_secret")), ENTRA_SECRET);
+    cr_expect_str_eq (json_string_value (json_object_get (secret, "grant_type")), "client_credentials");
+    cr_expect_str_eq (json_string_value (json_object_get (secret, "scope")), SL_AZTOKEN_SCOPE);
+    json_t *workload = json_object_get (json_object_get (json_object_get (pairs, "workload_identity"), "sluice"),
+                                        "fields");
+    cr_expect_str_eq (json_string_value (json_object_get (workload, "client_assertion")), ENTRA_POD_TOKEN);
+    cr_expect_str_eq (json_string_value (json_object_get (workload, "client_assertion_type")),
+                      SL_AZTOKEN_ASSERTION_TYPE);
+    cr_expect_str_eq (json_string_value (json_object_get (json_object_get (json_object_get (pairs,
+                      "workload_identity"), "sluice"), "path")), "/" ENTRA_TENANT "/oauth2/v2.0/token");
+    json_decref (pairs);
+    sl_buf_free (&text);
+    unlink (cert);
+    unlink (key);
+    unlink (file);
+    unlink (out);
+    rmdir (dir);
+}
+
+Test (cloud, entra_azure_identity_takes_the_mocks_token, .timeout = 120)
+{
+    s_skip_without_azure_identity ();
+    char dir [64] = "/tmp/sluice-cloud-entra-XXXXXX";
+    cr_assert_not_null (mkdtemp (dir));
+    char cert [128], key [128], out [128];
+    s_tls (dir, cert, key, sizeof cert);
+    snprintf (out, sizeof out, "%s/out", dir);
+    int port = harness_free_port (), https_port = harness_free_port ();
+    char port_text [16];
+    snprintf (port_text, sizeof port_text, "%d", port);
+    setenv ("SLUICE_MOCK_AZURE_CLIENT_SECRET", ENTRA_SECRET, 1);
+    const char *mock_args [] = { "--port", port_text, "--azure-tenant-id", ENTRA_TENANT, "--azure-client-id",
+                                 ENTRA_CLIENT, NULL };
+    proc_t *mock = proc_start (dir, "mock", mock_args);
+    cr_assert_not_null (mock);
+    cr_assert (proc_wait_log (mock, "entra_tokens=checked", NULL, NULL, 0, ENTRA_WAIT_MS), "the mock plays Entra ID");
+    //  The secret it was given: a token the mock issued.
+    char args [512];
+    snprintf (args, sizeof args, "mock %d %d %s %s %s", port, https_port, cert, key, ENTRA_SECRET);
+    cr_assert_eq (s_identity_wait (s_identity_start (args, cert, out)), 0);
+    sl_buf_t text = { 0 };
+    harness_read (out, &text);
+    cr_expect (strncmp (sl_buf_cstr (&text), "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.mock-entra-",
+                        strlen ("eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.mock-entra-")) == 0, "%s", sl_buf_cstr (&text));
+    cr_expect_eq (metric_value (port, "mock_entra_tokens_issued_total"), 1);
+    //  Another: the mock's refusal, as the library reads it.
+    snprintf (args, sizeof args, "mock %d %d %s %s %s", port, https_port, cert, key, "not-the-secret");
+    cr_assert_eq (s_identity_wait (s_identity_start (args, cert, out)), 0);
+    sl_buf_reset (&text);
+    harness_read (out, &text);
+    cr_expect (strncmp (sl_buf_cstr (&text), "refused: invalid_client:", strlen ("refused: invalid_client:")) == 0,
+               "%s", sl_buf_cstr (&text));
+    cr_expect (strstr (sl_buf_cstr (&text), "AADSTS7000215: Invalid client secret provided.") != NULL, "%s",
+               sl_buf_cstr (&text));
+    cr_expect_eq (metric_value (port, "mock_entra_tokens_issued_total"), 1);
+    sl_buf_free (&text);
+    cr_expect_eq (proc_stop (mock, 5000), 0);
+    unlink (mock->log_path);
+    free (mock);
+    unlink (cert);
+    unlink (key);
+    unlink (out);
+    rmdir (dir);
 }

@@ -68,7 +68,8 @@ s_run_node (const char *dir, const char *const *env, const char *log)
 //  every client run every scenario against every upstream dialect.
 //  The clouds' upstreams are the mock too: Gemini and Claude on Vertex AI
 //  with a token of the mock's token endpoint (a key file made by the
-//  test, @KEY@), Azure OpenAI's v1 API.
+//  test, @KEY@), Azure OpenAI's v1 API with Entra ID tokens of the
+//  mock's token endpoint (a client secret).
 static const char s_routes [] =
     HARNESS_MOCK_PROVIDERS
     "  - { name: mock-vertex, dialect: vertex, base_url: \"@MOCK@\", region: us-east5, project: p1,\n"
@@ -97,6 +98,10 @@ static const char s_routes [] =
 //  Bedrock's keys: the ingest signs with them, the mock checks with them.
 #define SDK_AWS_KEY_ID "AKIDEXAMPLESDK"
 #define SDK_AWS_SECRET "sdk-secret-access-key"
+//  Entra ID's app: the ingest trades its secret at the mock for tokens.
+#define SDK_AZURE_TENANT "sdk-tenant.onmicrosoft.com"
+#define SDK_AZURE_CLIENT "sdk-app"
+#define SDK_AZURE_SECRET "sdk-client-secret"
 
 //  The routes with @KEY@ replaced by a service account's key file for
 //  pair, whose token_uri is the mock's /token on port; its path in path.
@@ -160,15 +165,25 @@ Test (sdk, official_sdks_against_the_stack, .timeout = 240)
     setenv ("SLUICE_MOCK_AWS_SECRET_ACCESS_KEY", SDK_AWS_SECRET, 1);
     setenv ("AWS_ACCESS_KEY_ID", SDK_AWS_KEY_ID, 1);
     setenv ("AWS_SECRET_ACCESS_KEY", SDK_AWS_SECRET, 1);
+    //  Azure OpenAI's calls carry Entra ID tokens the mock issued.
+    char authority [64];
+    snprintf (authority, sizeof authority, "http://127.0.0.1:%d", port);
+    unsetenv ("AZURE_FEDERATED_TOKEN_FILE");
+    setenv ("AZURE_AUTHORITY_HOST", authority, 1);
+    setenv ("AZURE_TENANT_ID", SDK_AZURE_TENANT, 1);
+    setenv ("AZURE_CLIENT_ID", SDK_AZURE_CLIENT, 1);
+    setenv ("AZURE_CLIENT_SECRET", SDK_AZURE_SECRET, 1);
+    setenv ("SLUICE_MOCK_AZURE_CLIENT_SECRET", SDK_AZURE_SECRET, 1);
     char record [64];
     snprintf (record, sizeof record, "/tmp/sluice-sdk-record-XXXXXX");
     int fd = mkstemp (record);
     cr_assert_geq (fd, 0);
     close (fd);
     const char *mock_args [] = { "--port", port_text, "--gcp-key-file", key, "--record", record,
+                                 "--azure-tenant-id", SDK_AZURE_TENANT, "--azure-client-id", SDK_AZURE_CLIENT,
                                  "--replay-dir", corpus, NULL };
     if (!corpus [0])
-        mock_args [6] = NULL;
+        mock_args [10] = NULL;
     //  Keep-alives every half second: a held call (4.5 s) sees several.
     const char *judge_args [] = { "--keepalive-ms", "500", NULL };
     stack_opts_t opts = { .policy_text = s_read_policy (), .mock_delay_ms = 1, .routes_text = routes,
@@ -206,6 +221,8 @@ Test (sdk, official_sdks_against_the_stack, .timeout = 240)
                        "/model/mock-tools@bedrock-anthropic/invoke-with-response-stream\t"),
                "Claude on Bedrock reached");
     cr_expect_eq (metric_value (s->mock_port, "mock_gcp_tokens_issued_total"), 2);
+    cr_expect_eq (metric_value (s->mock_port, "mock_entra_tokens_issued_total"), 1,
+                  "Azure OpenAI's calls with Entra ID's token");
     sl_buf_free (&seen);
     cr_expect_eq (stack_stop (s), 0);
     unlink (record);

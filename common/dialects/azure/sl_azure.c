@@ -14,8 +14,10 @@
           {base}/openai/v1/chat/completions, the model (the deployment's
           name) in the body.
 
-    The credential is the api-key header (key_env, or a client's key
-    given its way), or an Entra ID bearer token (token_env: sl_auths).
+    The credential is the api-key header (key_env), an Entra ID bearer
+    token from a variable (token_env), or else Entra ID's tokens fetched
+    from the environment's client secret or workload identity
+    (SL_AUTH_AZURE: common/cloud/sl_azauth).
     Stream decoder: sl_azure_decode.c. gen_ai.provider.name is
     azure.ai.openai.
 
@@ -27,6 +29,7 @@
 #include <string.h>
 
 #include "common/dialects/openai/sl_openai.h"
+#include "common/http/sl_auth.h"
 
 #define S_MODEL_MAX 256                 //  longest model name put in an upstream URL
 
@@ -95,6 +98,7 @@ const sl_dialect_t sl_azure_dialect = {
     .provider_needs = SL_PROVIDER_FIELD_BASE_URL,
     .provider_check = s_provider_check,
     .credential = "api-key",
+    .auth = SL_AUTH_AZURE,
     .scheme = "",
     .headers = s_headers,
     .decoder = &sl_azure_decoder,

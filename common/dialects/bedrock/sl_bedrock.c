@@ -112,7 +112,9 @@ const sl_dialect_t sl_bedrock_dialect = {
     .upstream_only = true,
     .render = sl_bedrock_render_request,
     .url = s_converse_url,
-    .provider_fields = SL_PROVIDER_FIELD_BASE_URL | SL_PROVIDER_FIELD_REGION | SL_PROVIDER_FIELD_TOKEN_ENV,
+    .provider_fields = SL_PROVIDER_FIELD_BASE_URL | SL_PROVIDER_FIELD_REGION | SL_PROVIDER_FIELD_TOKEN_ENV
+                     | SL_PROVIDER_FIELD_AWS_KEY_ENV | SL_PROVIDER_FIELD_AWS_SECRET_ENV
+                     | SL_PROVIDER_FIELD_AWS_SESSION_ENV,
     .provider_needs = SL_PROVIDER_FIELD_REGION,
     .credential = "Authorization",
     .scheme = "Bearer ",
@@ -133,7 +135,9 @@ const sl_dialect_t sl_bedrock_anthropic_dialect = {
     .forward = sl_bedrock_anthropic_forward,
     .render = sl_bedrock_anthropic_render_request,
     .url = s_invoke_url,
-    .provider_fields = SL_PROVIDER_FIELD_BASE_URL | SL_PROVIDER_FIELD_REGION | SL_PROVIDER_FIELD_TOKEN_ENV,
+    .provider_fields = SL_PROVIDER_FIELD_BASE_URL | SL_PROVIDER_FIELD_REGION | SL_PROVIDER_FIELD_TOKEN_ENV
+                     | SL_PROVIDER_FIELD_AWS_KEY_ENV | SL_PROVIDER_FIELD_AWS_SECRET_ENV
+                     | SL_PROVIDER_FIELD_AWS_SESSION_ENV,
     .provider_needs = SL_PROVIDER_FIELD_REGION,
     .credential = "Authorization",
     .scheme = "Bearer ",

@@ -104,6 +104,44 @@ s_verify (struct curl_slist *lines, const sl_sigv4_creds_t *creds, char *why, si
     return sl_sigv4_verify (creds, "us-east-1", "bedrock", &req, time (NULL), 0, why, size);
 }
 
+Test (sl_awscreds, a_providers_own_variables_whatever_the_environment_holds)
+{
+    s_clear_env ();
+    setenv ("AWS_ACCESS_KEY_ID", "AKIADEFAULT", 1);
+    setenv ("AWS_SECRET_ACCESS_KEY", "default-secret", 1);
+    setenv ("AWS_SESSION_TOKEN", "default-session", 1);
+    setenv ("ACCOUNT_B_KEY_ID", "AKIAACCOUNTB", 1);
+    setenv ("ACCOUNT_B_SECRET", "account-b-secret", 1);
+    unsetenv ("ACCOUNT_B_SESSION");
+    sl_awscreds_config_t c;
+    char why [300];
+    cr_assert_eq (sl_awscreds_config_from_vars (&c, "ACCOUNT_B_KEY_ID", "ACCOUNT_B_SECRET", NULL, why, sizeof why), 0,
+                  "%s", why);
+    cr_expect_eq (c.kind, SL_AWSCREDS_STATIC);
+    cr_expect_str_eq (c.access_key_id, "AKIAACCOUNTB");
+    cr_expect_str_eq (c.secret_access_key, "account-b-secret");
+    cr_expect_null (c.session_token, "the environment's session token is not the provider's");
+    sl_awscreds_config_clear (&c);
+    //  A named variable that holds nothing is an error naming it.
+    cr_expect_eq (sl_awscreds_config_from_vars (&c, "ACCOUNT_B_KEY_ID", "ACCOUNT_B_SECRET", "ACCOUNT_B_SESSION", why,
+                                                sizeof why), -1);
+    cr_expect_str_eq (why, "the variable ACCOUNT_B_SESSION (aws_session_token_env) is unset or empty");
+    setenv ("ACCOUNT_B_SESSION", "account-b-session", 1);
+    cr_assert_eq (sl_awscreds_config_from_vars (&c, "ACCOUNT_B_KEY_ID", "ACCOUNT_B_SECRET", "ACCOUNT_B_SESSION", why,
+                                                sizeof why), 0, "%s", why);
+    cr_expect_str_eq (c.session_token, "account-b-session");
+    sl_awscreds_config_clear (&c);
+    unsetenv ("ACCOUNT_B_SECRET");
+    cr_expect_eq (sl_awscreds_config_from_vars (&c, "ACCOUNT_B_KEY_ID", "ACCOUNT_B_SECRET", NULL, why, sizeof why), -1);
+    cr_expect_str_eq (why, "the variable ACCOUNT_B_SECRET (aws_secret_access_key_env) is unset or empty");
+    cr_expect_null (c.access_key_id);
+    cr_expect_eq (sl_awscreds_config_from_vars (&c, NULL, "ACCOUNT_B_SECRET", NULL, why, sizeof why), -1);
+    cr_expect_str_eq (why, "the variable (none) (aws_access_key_id_env) is unset or empty");
+    unsetenv ("ACCOUNT_B_KEY_ID");
+    unsetenv ("ACCOUNT_B_SESSION");
+    s_clear_env ();
+}
+
 Test (sl_awscreds, static_keys_sign_and_a_bedrock_key_is_a_bearer)
 {
     zloop_t *loop = zloop_new ();

@@ -356,3 +356,43 @@ Test (sl_routesfile, the_clouds_fields_are_read)
     cr_expect_str_eq (sl_provider_deployment (az, SL_STR_LIT ("gpt-4.1")), "prod-41");
     sl_providers_destroy (&r);
 }
+
+Test (sl_routesfile, a_bedrock_provider_names_its_own_aws_variables)
+{
+    const char *text =
+        "providers:\n"
+        "  - name: bedrock-a\n    dialect: bedrock\n    region: us-east-1\n"
+        "    aws_access_key_id_env: ACCOUNT_A_KEY_ID\n    aws_secret_access_key_env: ACCOUNT_A_SECRET\n"
+        "  - name: bedrock-b\n    dialect: bedrock-anthropic\n    region: us-west-2\n"
+        "    aws_access_key_id_env: ACCOUNT_B_KEY_ID\n    aws_secret_access_key_env: ACCOUNT_B_SECRET\n"
+        "    aws_session_token_env: ACCOUNT_B_SESSION\n";
+    char *error = NULL;
+    sl_providers_t *r = s_parse (text, &error);
+    cr_assert_not_null (r, "%s", error ? error : "");
+    const sl_provider_t *a = sl_providers_find (r, SL_STR_LIT ("bedrock-a"));
+    cr_assert_not_null (a);
+    cr_expect_str_eq (a->aws_access_key_id_env, "ACCOUNT_A_KEY_ID");
+    cr_expect_str_eq (a->aws_secret_access_key_env, "ACCOUNT_A_SECRET");
+    cr_expect (!a->aws_session_token_env || !*a->aws_session_token_env);
+    const sl_provider_t *b = sl_providers_find (r, SL_STR_LIT ("bedrock-b"));
+    cr_assert_not_null (b);
+    cr_expect_str_eq (b->aws_access_key_id_env, "ACCOUNT_B_KEY_ID");
+    cr_expect_str_eq (b->aws_session_token_env, "ACCOUNT_B_SESSION");
+    sl_providers_destroy (&r);
+    s_case_t cases [] = {
+        { "providers:\n  - name: b\n    dialect: bedrock\n    region: r\n    aws_access_key_id_env: K\n",
+          "routes.yaml:2:5: provider 'b': aws_access_key_id_env and aws_secret_access_key_env go together" },
+        { "providers:\n  - name: b\n    dialect: bedrock\n    region: r\n    aws_secret_access_key_env: S\n"
+          "    aws_session_token_env: T\n",
+          "routes.yaml:2:5: provider 'b': aws_access_key_id_env and aws_secret_access_key_env go together" },
+        { "providers:\n  - name: b\n    dialect: bedrock\n    region: r\n    aws_access_key_id_env: K\n"
+          "    aws_secret_access_key_env: S\n    token_env: T\n",
+          "routes.yaml:2:5: provider 'b': a provider takes its AWS keys' variables or key_env or token_env" },
+        { "providers:\n  - name: b\n    dialect: bedrock\n    region: r\n    aws_access_key_id_env: AKIAEXAMPLE/x\n",
+          "routes.yaml:5:28: aws_access_key_id_env names an environment variable" },
+        { "providers:\n  - name: v\n    dialect: vertex\n    region: r\n    project: p\n"
+          "    aws_access_key_id_env: K\n    aws_secret_access_key_env: S\n",
+          "routes.yaml:2:5: provider 'v': dialect vertex takes no aws_access_key_id_env" },
+    };
+    s_expect_refused (cases, sizeof cases / sizeof cases [0]);
+}

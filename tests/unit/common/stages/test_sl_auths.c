@@ -65,3 +65,29 @@ Test (sl_auths, a_token_variable_makes_a_bearer_source_and_a_key_none)
     cr_expect_null (auths);
     sl_providers_destroy (&providers);
 }
+
+Test (sl_auths, an_azure_provider_without_key_or_token_takes_entra_ids_tokens)
+{
+    const sl_provider_t list [] = {
+        { .name = "az-key", .dialect = SL_DIALECT_AZURE, .base_url = "http://h", .key_env = "AZ_KEY" },
+        { .name = "az-token", .dialect = SL_DIALECT_AZURE, .base_url = "http://h", .token_env = "ENTRA_TOKEN" },
+        { .name = "az-entra", .dialect = SL_DIALECT_AZURE, .base_url = "http://h" },
+    };
+    sl_providers_t *providers = s_providers (list, 3);
+    cr_expect_eq (sl_auths_kind (sl_providers_provider (providers, 0)), SL_AUTH_KEY);
+    cr_expect_eq (sl_auths_kind (sl_providers_provider (providers, 1)), SL_AUTH_BEARER);
+    cr_expect_eq (sl_auths_kind (sl_providers_provider (providers, 2)), SL_AUTH_AZURE);
+    //  No cloud maker here: a source that fails every call saying why,
+    //  never a call without credentials (nor with the client's key).
+    const sl_auths_config_t config = { .env = s_env };
+    sl_auths_t *auths = sl_auths_new (providers, &config);
+    sl_auth_t *entra = sl_auths_get (auths, sl_providers_provider (providers, 2));
+    cr_assert_not_null (entra);
+    sl_buf_t lines = { 0 }, why = { 0 };
+    cr_expect_eq (s_authorize (entra, &lines, &why), SL_AUTH_FAILED);
+    cr_expect_not_null (strstr (sl_buf_cstr (&why), "Entra ID credentials"), "%s", sl_buf_cstr (&why));
+    sl_buf_free (&lines);
+    sl_buf_free (&why);
+    sl_auths_destroy (&auths);
+    sl_providers_destroy (&providers);
+}
