@@ -431,10 +431,14 @@ test: deps
 	@$(MAKE) --no-print-directory check-layers check-policies unit integration fuzz-smoke
 	@$(MAKE) --no-print-directory -j$(BUILD_JOBS) check-compose check-prometheus check-docs check-kubernetes
 
+# The PostgreSQL clusters of the tests start from copies of one made by
+# initdb once (tests/pgtmp.h): a copy takes 0.05 s of CPU, initdb 0.8 s.
+PG_TEMPLATE_ENV = SLUICE_PG_TEMPLATE=$(CURDIR)/$(BUILD)/pg-template
+
 # Criterion counts a test whose worker process LeakSanitizer reports at
 # exit as passed: the report in the output fails the run.
 unit: $(BUILD)/asan/tests/unit
-	@{ $(BUILD)/asan/tests/unit --jobs $(UNIT_JOBS) 2>&1; echo $$? > $(BUILD)/unit.rc; } | tee $(BUILD)/unit.log
+	@{ $(PG_TEMPLATE_ENV) $(BUILD)/asan/tests/unit --jobs $(UNIT_JOBS) 2>&1; echo $$? > $(BUILD)/unit.rc; } | tee $(BUILD)/unit.log
 	@test "$$(cat $(BUILD)/unit.rc)" = 0
 	@if grep -q 'ERROR: LeakSanitizer' $(BUILD)/unit.log; then \
 	  echo "unit: LeakSanitizer found leaks (above; the whole output in $(BUILD)/unit.log)"; exit 1; fi
@@ -458,7 +462,7 @@ INTEG_BESIDE = keepalive/a_call_held_a_minute_keeps_every_dialect_and_sdk_waitin
                drain/gateway_finishes_its_streams_then_exits|drain/gateway_ends_what_drain_ms_cuts_off_cleanly|$\
                drain/a_second_sigterm_ends_the_drain_at_once
 INTEG_ALONE  = pause/starved_of_cpu|pause/busy_gateway_declares_nobody_dead|gateway/a_slow_reader_is_cut_off_with_bounded_memory
-INTEG_ENV    = SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin SLUICE_RELEASE_BIN_DIR=$(CURDIR)/$(BUILD)/bin \
+INTEG_ENV    = $(PG_TEMPLATE_ENV) SLUICE_BIN_DIR=$(CURDIR)/$(BUILD)/asan/bin SLUICE_RELEASE_BIN_DIR=$(CURDIR)/$(BUILD)/bin \
                SLUICE_LEGTEST_BIN_DIR=$(CURDIR)/$(dir $(LEGTEST_BIN))
 
 integration: $(BUILD)/asan/tests/integration $(ASAN_BINS) $(BUILD)/bin/sluice-gateway $(LEGTEST_BIN)
