@@ -37,6 +37,7 @@ struct _sl_console_t {
     char *keys_token;                   //  the gateways' keys token, NULL: none
     sl_keyring_t *file_keys;            //  the keys file's, listed read-only (a reference), NULL: none
     sl_chain_t *key_chain;              //  where key changes are entered (borrowed), NULL: none
+    sl_console_served_t served;         //  the last key set served that matched the chain
     sl_oidc_t *oidc;                    //  sign-in with a provider, or NULL
 };
 
@@ -57,6 +58,7 @@ sl_console_destroy (sl_console_t **self_p)
     sl_console_t *self = *self_p;
     sl_console_auth_destroy (&self->auth);
     free (self->keys_token);
+    sl_buf_free (&self->served.good);
     sl_keyring_unref (&self->file_keys);
     free (self);
     *self_p = NULL;
@@ -659,7 +661,7 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
     //  The keys API decides who may ask it (admins; the gateways' token,
     //  which is no console caller).
     sl_console_keys_ctx_t keys = { self->store, self->key_chain, self->auth, self->keys_token, s_now (self),
-                                   self->file_keys, caller };
+                                   self->file_keys, caller, &self->served };
     if (sl_console_keys_handle (&keys, req, resp))
         return;
     if (role == SL_CONSOLE_NOBODY) {
