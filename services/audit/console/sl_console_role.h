@@ -66,4 +66,9 @@ bool sl_console_role_decides_for (const sl_console_caller_t *caller, const char 
 //  "name <email> (sub)", the parts it has.
 void sl_console_role_label (const sl_console_caller_t *caller, char *out, size_t size);
 
+//  What a viewer is shown of a JSON answer: every member that holds what
+//  people and models wrote (content, arguments, last_user, message,
+//  text), at any depth, set to null; the rest as it is.
+void sl_console_role_redact (json_t *v);
+
 #endif
