@@ -2,10 +2,11 @@
 
     Four roles, each allowed what the one before it is, and more:
 
-      viewer     streams, verdicts, usage, tools and the chain's state,
-                 without argument or message contents (pages and API);
-      auditor    contents too, the live view, captures and "try it",
-                 the Pending page in view;
+      viewer     streams, verdicts, usage, tools, the chain's state and
+                 the live view, without argument or message contents
+                 (pages, API and the live feed: sl_console_role_redact);
+      auditor    contents too, captures and "try it", the Pending page
+                 in view;
       approver   decides approvals of the teams it names (its teams);
       admin      every team's approvals, policies, keys and settings.
 
