@@ -233,6 +233,14 @@ s_served (const sl_console_keys_ctx_t *ctx, sl_console_resp_t *resp)
 {
     sl_keystore_problem_t problem;
     int rc = sl_keystore_served (ctx->store, ctx->now, &resp->body, &problem);
+    if (rc == 1 && problem.unsealed && ctx->chain) {
+        //  A key issued before grants were chained, not resealed at
+        //  start (the store was down then): resealed now, then read again.
+        int resealed = 0, refused = 0;
+        sl_keystore_problem_t why;
+        if (sl_keystore_reseal (ctx->store, ctx->chain, ctx->now, &resealed, &refused, &why) == 0 && resealed)
+            rc = sl_keystore_served (ctx->store, ctx->now, &resp->body, &problem);
+    }
     if (rc < 0) {
         s_store_error (ctx, resp);
         return;

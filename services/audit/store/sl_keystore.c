@@ -492,6 +492,7 @@ s_against_row (void *arg, const sl_row_t *row)
             return 0;
         }
         s_found (a->problem, "changed", id, "", pos, "waits for its reseal (migration 011)");
+        a->problem->unsealed = true;
         a->bad = true;
         return 1;
     }
@@ -592,13 +593,25 @@ s_id_row (void *arg, const sl_row_t *row)
     return 0;
 }
 
-//  One listed key: resealed (0), refused (1), or the store failed (-1).
+//  One listed key: resealed (0), refused (1), resealed already (2), or
+//  the store failed (-1).
 static int
 s_reseal_one (sl_store_t *store, sl_chain_t *chain, const char *id, int64_t now)
 {
     if (s_begin (store, chain))
         return -1;
     sl_val_t key [] = { sl_val_text (id) };
+    //  Another audit on the store (a rolling update) may have resealed
+    //  it since the list was read.
+    int64_t listed = 0;
+    if (sl_store_query_int (store, "SELECT COUNT(*) FROM key_reseal WHERE id = $1", key, 1, 0, &listed)) {
+        s_rollback (store, chain);
+        return -1;
+    }
+    if (!listed) {
+        s_rollback (store, chain);
+        return 2;
+    }
     s_create_t c = { false, false };
     if (sl_store_query (store, "SELECT a.team, a.user_name, a.models, a.limits, a.approver, a.revoked_at, k.detail, "
                                "(SELECT COUNT(*) FROM key_events r WHERE r.key_id = a.id AND r.action = 'revoke') "
@@ -639,7 +652,7 @@ sl_keystore_reseal (sl_store_t *store, sl_chain_t *chain, int64_t now, int *rese
         if (one == 0)
             (*resealed)++;
         else
-        if ((*refused)++ == 0)
+        if (one == 1 && (*refused)++ == 0)
             s_found (problem, "changed", sl_str (l.ids [i]), "", 0,
                      "no longer gives what its chained create and revoke say: not resealed");
     }

@@ -56,7 +56,8 @@
     key_reseal) are resealed once (sl_keystore_reseal): a key event
     "reseal" whose entry carries the row, when the row still gives what
     its chained create and revoke say; one that does not is left out,
-    and then served to no gateway.
+    and then served to no gateway. The audit reseals at its start, and
+    the console when a set waits for a reseal (its store down at start).
 */
 #ifndef SL_KEYSTORE_H
 #define SL_KEYSTORE_H
@@ -101,6 +102,7 @@ typedef struct {
     char column [16];                   //  the first column that differs from the chain, "" none
     int64_t pos;                        //  the chain entry compared with (0: none)
     char detail [320];                  //  one sentence
+    bool unsealed;                      //  the row waits for its reseal (sl_keystore_reseal), nothing more
 } sl_keystore_problem_t;
 
 //  Parse and check a create request's body. 0 ok; -1 with the reason.

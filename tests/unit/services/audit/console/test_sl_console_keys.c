@@ -16,6 +16,7 @@
 #include "services/audit/console/sl_console.h"
 #include "services/audit/recorder/sl_chain.h"
 #include "services/audit/recorder/sl_verify.h"
+#include "services/audit/store/sl_keystore.h"
 #include "services/audit/store/sl_store.h"
 
 #define S_ADMIN "console-admin-key"
@@ -216,6 +217,28 @@ Test (sl_console_keys, a_key_swapped_in_the_store_is_not_served, .init = s_setup
     //  A console with no good set yet serves none.
     c = s_console ();
     cr_expect_eq (s_ask (c, "GET", "/api/keys/served", &s_gateway, NULL, NULL), 503);
+    sl_console_destroy (&c);
+}
+
+//  A key issued before grants were chained, not resealed at the audit's
+//  start (its store was down then): resealed at the gateways' next
+//  fetch, then served.
+Test (sl_console_keys, a_key_left_unsealed_at_start_is_resealed_when_fetched, .init = s_setup, .fini = s_teardown)
+{
+    char why [SL_KEYSTORE_WHY_MAX];
+    sl_keyspec_t spec;
+    cr_assert_eq (sl_keyspec_parse (sl_str ("{\"team\":\"payments\",\"user\":\"alice\"}"), &spec, why), 0);
+    sl_keystore_issued_t k;
+    cr_assert_eq (sl_keystore_create (s_store, NULL, &spec, "ci-bot", s_now, &k), 0);
+    sl_keyspec_clear (&spec);
+    cr_assert_eq (sl_store_exec (s_store, "INSERT INTO key_reseal (id) SELECT id FROM api_keys", NULL, 0, NULL), 0);
+    sl_console_t *c = s_console ();
+    cr_expect (s_served (c, k.key));
+    int64_t n = 0;
+    cr_assert_eq (sl_store_query_int (s_store, "SELECT COUNT(*) FROM key_events WHERE action = 'reseal'", NULL, 0,
+                                      0, &n), 0);
+    cr_expect_eq (n, 1);
+    cr_expect (!sl_chain_problem (s_chain, NULL, NULL, NULL));
     sl_console_destroy (&c);
 }
 
