@@ -14,6 +14,10 @@
       it took is printed, next to --watch-ms);
     - the audit gone: the last good set stays in force at both gateways
       (a live key works, the revoked one stays refused);
+    - a key's hash swapped in the store for one of someone else's
+      behind the running audit's back: that key is let in at no gateway
+      (the last good set stays served), and verify names the api_keys
+      row and its column;
     - every change an entry of the hash chain: `sluice-audit verify`
       finds the store intact, then names the key event a test edited
       behind the audit's back;
@@ -29,6 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/identity/sl_keyring.h"
 #include "services/audit/store/sl_store.h"
 #include "tests/integration/audit_proc.h"
 #include "tests/integration/cluster.h"
@@ -117,10 +122,17 @@ s_problem (json_t *report, const char *key)
     return json_is_string (v) ? json_string_value (v) : "";
 }
 
-//  The key events in the chain, verified, then one edited behind the
-//  audit's back (the audit stopped): verify names it.
-static void
-s_key_events_chained (const char *dir, const char *const *store, const char *label)
+static int
+s_hash_row (void *arg, const sl_row_t *row)
+{
+    sl_str_t h = sl_row_text (row, 0);
+    snprintf (arg, SL_KEYRING_HEX_SIZE, "%.*s", (int) h.len, h.ptr ? h.ptr : "");
+    return 1;
+}
+
+//  The store the audit writes, opened beside it.
+static sl_store_t *
+s_open (const char *const *store, const char *label)
 {
     char target [512];
     if (strcmp (store [0], "--data-dir") == 0)
@@ -130,6 +142,53 @@ s_key_events_chained (const char *dir, const char *const *store, const char *lab
     char *error = NULL;
     sl_store_t *db = sl_store_open (target, &error);
     cr_assert_not_null (db, "%s: %s", label, error ? error : "");
+    free (error);
+    return db;
+}
+
+//  Key id's hash in the store swapped for the hash of a key of someone
+//  else's, behind the running audit's back: that key is let in at no
+//  gateway (the audit keeps serving the last good set, so id's own key
+//  still works), and verify names the row and the column. Then put back.
+static void
+s_key_swapped (cluster_t *c, const char *dir, const char *const *store, const char *id, const char *key,
+               const char *label)
+{
+    char mine [SL_KEYRING_KEY_MAX], hex [SL_KEYRING_HEX_SIZE], sql [512];
+    sl_keyring_new_key (mine);
+    sl_keyring_key_hex (mine, hex);
+    sl_store_t *db = s_open (store, label);
+    sl_val_t p [] = { sl_val_text (hex), sl_val_text (id) };
+    char was [SL_KEYRING_HEX_SIZE] = "";
+    sl_val_t q [] = { sl_val_text (id) };
+    cr_assert_eq (sl_store_query (db, "SELECT sha256 FROM api_keys WHERE id = $1", q, 1, s_hash_row, was), 0);
+    cr_assert_eq (sl_store_exec (db, "UPDATE api_keys SET sha256 = $1 WHERE id = $2", p, 2, NULL), 0, "%s",
+                  sl_store_error (db));
+    usleep (4 * atoi (WATCH_MS) * 1000);
+    for (int g = 0; g < GATEWAYS; g++) {
+        cr_expect_eq (s_ask (c->http_port [g], mine), 401, "%s: a hash swapped into the store lets nobody in", label);
+        cr_expect_eq (s_ask (c->http_port [g], key), 200, "%s: the last good set stays in force", label);
+    }
+    json_t *r;
+    char want [200];
+    snprintf (want, sizeof want, "id=%s", id);
+    cr_expect_eq (s_verify (dir, store, &r), 1, "%s: a swapped hash: exit 1", label);
+    cr_expect_str_eq (s_problem (r, "kind"), "changed", "%s", label);
+    cr_expect_str_eq (s_problem (r, "table"), "api_keys", "%s", label);
+    cr_expect_str_eq (s_problem (r, "key"), want, "%s", label);
+    cr_expect_not_null (strstr (s_problem (r, "detail"), "sha256"), "%s: %s", label, s_problem (r, "detail"));
+    json_decref (r);
+    snprintf (sql, sizeof sql, "UPDATE api_keys SET sha256 = '%s' WHERE id = '%s'", was, id);
+    cr_assert_eq (sl_store_exec (db, sql, NULL, 0, NULL), 0, "%s", sl_store_error (db));
+    sl_store_close (&db);
+}
+
+//  The key events in the chain, verified, then one edited behind the
+//  audit's back (the audit stopped): verify names it.
+static void
+s_key_events_chained (const char *dir, const char *const *store, const char *label)
+{
+    sl_store_t *db = s_open (store, label);
     int64_t keys = -1;
     cr_assert_eq (sl_store_query_int (db, "SELECT COUNT(*) FROM chain WHERE kind = 'key'", NULL, 0, -1, &keys), 0);
     cr_expect_eq (keys, 4, "%s: create, rotate, create, revoke in the chain", label);
@@ -199,8 +258,9 @@ s_keys_across_gateways (const char *const *store, const char *label)
 
     //  A second key, to outlive the audit.
     cr_assert_eq (s_console (&a, "POST", "/api/keys", "{\"team\":\"ops\",\"user\":\"bob\"}", &j), 201);
-    char other [80];
+    char other [80], other_id [160];
     snprintf (other, sizeof other, "%s", json_string_value (json_object_get (j, "key")));
+    snprintf (other_id, sizeof other_id, "%s", json_string_value (json_object_get (j, "id")));
     json_decref (j);
     cr_expect_geq (s_wait_all (c, other, 200), 0);
 
@@ -214,6 +274,10 @@ s_keys_across_gateways (const char *const *store, const char *label)
              label, GATEWAYS, took, WATCH_MS);
     for (int g = 0; g < GATEWAYS; g++)
         cr_expect_eq (s_ask (c->http_port [g], key), 401, "%s: the old secret went with it", label);
+
+    //  A key's hash swapped in the store: no one gets in with it.
+    snprintf (path, sizeof path, "%s", other_id);
+    s_key_swapped (c, c->dir, store, path, other, label);
 
     //  Every change is a key event.
     cr_assert_eq (s_console (&a, "GET", "/api/keys/events", NULL, &j), 200);

@@ -53,8 +53,10 @@ struct _audit_console_t {
     s_signin_t *signins;                //  browsers waiting for them
     int signin_wait_ms;
     sl_http_req_t *sse [S_MAX_SSE];     //  the pages watching live
+    bool sse_viewer [S_MAX_SSE];        //  ... each a viewer's (sent redacted) or not
     size_t sse_count;
     sl_buf_t events;                    //  scratch: the SSE text of a batch
+    sl_buf_t redacted;                  //  scratch: the same for the viewers
     int keepalive_timer, tick_timer;
 };
 
@@ -62,16 +64,36 @@ struct _audit_console_t {
 //  Live pages
 
 static void
+s_sse_remove (audit_console_t *self, size_t i)
+{
+    self->sse_count--;
+    self->sse [i] = self->sse [self->sse_count];
+    self->sse_viewer [i] = self->sse_viewer [self->sse_count];
+}
+
+//  text to every page watching; a viewer's redacted (sl_live_redact), the
+//  redaction made once, when a viewer watches.
+static void
 s_broadcast (audit_console_t *self, sl_str_t text)
 {
     if (!text.len)
         return;
+    bool redacted = false;
     for (size_t i = 0; i < self->sse_count;) {
-        if (sl_http_stream_write (self->sse [i], text.ptr, text.len)) {
+        sl_str_t send = text;
+        if (self->sse_viewer [i]) {
+            if (!redacted) {
+                sl_buf_reset (&self->redacted);
+                sl_live_redact (text, &self->redacted);
+                redacted = true;
+            }
+            send = sl_buf_str (&self->redacted);
+        }
+        if (send.len && sl_http_stream_write (self->sse [i], send.ptr, send.len)) {
             //  Gone, or too slow to keep up: it is closed, and
             //  on_closed takes it off the list.
             sl_http_stream_abort (self->sse [i]);
-            self->sse [i] = self->sse [--self->sse_count];
+            s_sse_remove (self, i);
             continue;
         }
         i++;
@@ -330,12 +352,20 @@ s_on_request (void *arg, sl_http_req_t *req)
         else
         if (sl_http_stream_start (req, 200, "text/event-stream") == 0) {
             //  The snapshot first, then whatever is committed from now on.
-            sl_buf_t first = { 0 };
+            sl_buf_t first = { 0 }, redacted = { 0 };
             sl_buf_puts (&first, "retry: 1000\n\nevent: snapshot\ndata: ");
             sl_live_snapshot (self->live, &first);
             sl_buf_puts (&first, "\n\n");
-            sl_http_stream_write (req, first.data, first.len);
+            //  A viewer's feed is redacted here, on the server: it never
+            //  carries contents for a page to hide.
+            bool viewer = resp.caller.role < SL_CONSOLE_AUDITOR;
+            if (viewer)
+                sl_live_redact (sl_buf_str (&first), &redacted);
+            sl_buf_t *send = viewer ? &redacted : &first;
+            sl_http_stream_write (req, send->data, send->len);
             sl_buf_free (&first);
+            sl_buf_free (&redacted);
+            self->sse_viewer [self->sse_count] = viewer;
             self->sse [self->sse_count++] = req;
         }
     }
@@ -356,7 +386,7 @@ s_on_closed (void *arg, sl_http_req_t *req, bool aborted)
         return;
     for (size_t i = 0; i < self->sse_count; i++)
         if (self->sse [i] == req) {
-            self->sse [i] = self->sse [--self->sse_count];
+            s_sse_remove (self, i);
             break;
         }
 }
@@ -498,6 +528,7 @@ audit_console_destroy (audit_console_t **self_p)
     sl_curlm_destroy (&self->curlm);
     sl_live_destroy (&self->live);
     sl_buf_free (&self->events);
+    sl_buf_free (&self->redacted);
     free (self);
     *self_p = NULL;
 }

@@ -39,6 +39,7 @@ struct _sl_console_t {
     char *keys_token;                   //  the gateways' keys token, NULL: none
     sl_keyring_t *file_keys;            //  the keys file's, listed read-only (a reference), NULL: none
     sl_chain_t *key_chain;              //  where key changes are entered (borrowed), NULL: none
+    sl_console_served_t served;         //  the last key set served that matched the chain
     sl_oidc_t *oidc;                    //  sign-in with a provider, or NULL
 };
 
@@ -59,6 +60,7 @@ sl_console_destroy (sl_console_t **self_p)
     sl_console_t *self = *self_p;
     sl_console_auth_destroy (&self->auth);
     free (self->keys_token);
+    sl_buf_free (&self->served.good);
     sl_keyring_unref (&self->file_keys);
     free (self);
     *self_p = NULL;
@@ -283,35 +285,6 @@ s_needs (const sl_console_caller_t *caller, sl_console_role_t role, sl_console_r
     return false;
 }
 
-//  The fields that hold what people and models wrote (an approval's
-//  message too: a rule's ask message may quote the arguments).
-static const char *s_contents [] = { "content", "arguments", "last_user", "message", NULL };
-
-static void
-s_redact_json (json_t *v)
-{
-    if (json_is_array (v)) {
-        size_t i;
-        json_t *item;
-        json_array_foreach (v, i, item)
-            s_redact_json (item);
-    }
-    else
-    if (json_is_object (v)) {
-        const char *key;
-        json_t *item;
-        json_object_foreach (v, key, item) {
-            bool content = false;
-            for (int i = 0; s_contents [i]; i++)
-                content |= strcmp (key, s_contents [i]) == 0;
-            if (content)
-                json_object_set_new (v, key, json_null ());
-            else
-                s_redact_json (item);
-        }
-    }
-}
-
 //  A viewer's answer: the JSON in resp's body without contents. Fails
 //  closed: an answer that cannot be read is not sent.
 static void
@@ -320,7 +293,7 @@ s_redact (sl_console_resp_t *resp)
     json_t *root = json_loadb (resp->body.data ? resp->body.data : "", resp->body.len, 0, NULL);
     char *text = NULL;
     if (json_is_object (root)) {
-        s_redact_json (root);
+        sl_console_role_redact (root);
         json_object_set_new (root, "redacted", json_true ());
         text = json_dumps (root, JSON_COMPACT);
     }
@@ -684,7 +657,7 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
     //  The keys API decides who may ask it (admins; the gateways' token,
     //  which is no console caller).
     sl_console_keys_ctx_t keys = { self->store, self->key_chain, self->auth, self->keys_token, s_now (self),
-                                   self->file_keys, caller };
+                                   self->file_keys, caller, &self->served };
     if (sl_console_keys_handle (&keys, req, resp))
         return;
     //  Alerts: posted with the gateways' token, read by every role.
@@ -785,7 +758,9 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         return;
     }
     if (strcmp (path, "/api/live") == 0) {
-        if (!s_needs (caller, SL_CONSOLE_AUDITOR, resp))
+        //  A viewer's feed is redacted as it is sent (sl_live_redact: who
+        //  asked is in resp->caller).
+        if (!s_needs (caller, SL_CONSOLE_VIEWER, resp))
             return;
         resp->kind = SL_CONSOLE_LIVE;
         resp->status = 200;

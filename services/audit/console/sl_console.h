@@ -53,12 +53,12 @@
     API refuses them.
 
     What each role may ask (sl_console_role.h): a viewer everything above
-    but the live view, captures, "try it", a text search (q), decisions
-    and policies, and what it gets carries no argument or message
-    contents (content, arguments, last_user, message are null,
-    "redacted": true);
-    an auditor the contents, the live view, captures, "try it" and
-    backtests too; an
+    but captures, "try it", a text search (q), decisions and policies,
+    and what it gets carries no argument or message contents (content,
+    arguments, last_user, message, a live block's text are null,
+    "redacted": true; the live feed is redacted as it is sent,
+    sl_live_redact: resp->caller says who asked);
+    an auditor the contents, captures, "try it" and backtests too; an
     approver decisions on its teams' approvals, and the Pending page
     lists those only; an admin all, policies included. A refusal is 403,
     naming the role needed.

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "common/base/sl_json.h"
+#include "common/base/sl_log.h"
 #include "common/base/sl_name.h"
 #include "common/identity/sl_keyid.h"
 #include "services/audit/store/sl_keystore.h"
@@ -230,6 +231,49 @@ s_file_keys (const sl_keyring_t *ring, sl_buf_t *out)
     sl_buf_putc (out, ']');
 }
 
+//  The keys in force, when every row gives its chain entry's grant; else
+//  the last set that did (fail closed: a key swapped into the store is
+//  served to no gateway), the chain broken and the key named in the log.
+static void
+s_served (const sl_console_keys_ctx_t *ctx, sl_console_resp_t *resp)
+{
+    sl_keystore_problem_t problem;
+    int rc = sl_keystore_served (ctx->store, ctx->now, &resp->body, &problem);
+    if (rc == 1 && problem.unsealed && ctx->chain) {
+        //  A key issued before grants were chained, not resealed at
+        //  start (the store was down then): resealed now, then read again.
+        int resealed = 0, refused = 0;
+        sl_keystore_problem_t why;
+        if (sl_keystore_reseal (ctx->store, ctx->chain, ctx->now, &resealed, &refused, &why) == 0 && resealed)
+            rc = sl_keystore_served (ctx->store, ctx->now, &resp->body, &problem);
+    }
+    if (rc < 0) {
+        s_store_error (ctx, resp);
+        return;
+    }
+    if (rc == 0) {
+        sl_buf_reset (&ctx->served->good);
+        sl_buf_append (&ctx->served->good, resp->body.data, resp->body.len);
+        ctx->served->logged [0] = 0;
+        s_json (resp, 200);
+        return;
+    }
+    //  Said once, not at every gateway's fetch.
+    if (strcmp (ctx->served->logged, problem.detail) != 0) {
+        sl_log_error ("chain_broken", "key set not served (the last good one is): %s", problem.detail);
+        snprintf (ctx->served->logged, sizeof ctx->served->logged, "%s", problem.detail);
+    }
+    if (ctx->chain)
+        sl_chain_break (ctx->chain, problem.kind, problem.pos, problem.detail);
+    sl_buf_reset (&resp->body);
+    if (ctx->served->good.len) {
+        sl_buf_append (&resp->body, ctx->served->good.data, ctx->served->good.len);
+        s_json (resp, 200);
+    }
+    else
+        s_error (resp, 503, "the keys in the store do not match the audit's chain");
+}
+
 //  The id in /api/keys/{id}[/rotate] into id; false when it is not one.
 static bool
 s_id (const char *rest, size_t n, char id [SL_KEYSTORE_ID_MAX])
@@ -255,10 +299,7 @@ sl_console_keys_handle (const sl_console_keys_ctx_t *ctx, const sl_console_req_t
         if (!s_caller_is_gateway (ctx, req) && !s_caller_is_admin (ctx))
             s_error (resp, 401, "the keys token (SLUICE_KEYS_TOKEN) or an admin is needed");
         else
-        if (sl_keystore_served (ctx->store, ctx->now, &resp->body))
-            s_store_error (ctx, resp);
-        else
-            s_json (resp, 200);
+            s_served (ctx, resp);
         return true;
     }
     if (!s_caller_is_admin (ctx)) {

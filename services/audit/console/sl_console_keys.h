@@ -16,7 +16,12 @@
                                        gateway from its next look (--watch-ms)
         GET    /api/keys/served        the keys in force, with their SHA-256 (the
                                        gateways' fetch): for the keys token
-                                       (SLUICE_KEYS_TOKEN, as Bearer) or an admin
+                                       (SLUICE_KEYS_TOKEN, as Bearer) or an admin.
+                                       A set whose rows do not give their chain
+                                       entries' grants (sl_keystore.h) is not
+                                       served: the last good one is, the chain is
+                                       broken (sl_chain_break) and the key logged
+                                       (chain_broken); none yet: 503
 
     Admins only (the caller's role, sl_console_caller_role: a person
     signed in as admin, an admin console key, or this machine on a
@@ -39,6 +44,13 @@
 #include "services/audit/recorder/sl_chain.h"
 #include "services/audit/store/sl_store.h"
 
+//  Between the gateways' fetches: the last key set served that matched
+//  the chain (empty: none), and the last problem logged (said once).
+typedef struct {
+    sl_buf_t good;
+    char logged [320];
+} sl_console_served_t;
+
 //  The keys token the gateways fetch with (NULL or "": only admins may).
 typedef struct {
     sl_store_t *store;
@@ -48,6 +60,7 @@ typedef struct {
     int64_t now;                        //  ms
     const sl_keyring_t *file;           //  the keys file's keys, NULL: none
     const sl_console_caller_t *caller;  //  who asks, as the console took them
+    sl_console_served_t *served;        //  what the served set keeps between fetches (the console's)
 } sl_console_keys_ctx_t;
 
 //  Whether req is for the keys API (/api/keys...); when it is, it is

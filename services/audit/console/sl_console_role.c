@@ -99,3 +99,33 @@ sl_console_role_label (const sl_console_caller_t *caller, char *out, size_t size
     if (*caller->sub && strlen (out) + 1 < size)
         strcat (out, ")");
 }
+
+//  The fields that hold what people and models wrote (an approval's
+//  message too: a rule's ask message may quote the arguments; a live
+//  block's text: a message, thinking or a tool's result).
+static const char *s_contents [] = { "content", "arguments", "last_user", "message", "text", NULL };
+
+void
+sl_console_role_redact (json_t *v)
+{
+    if (json_is_array (v)) {
+        size_t i;
+        json_t *item;
+        json_array_foreach (v, i, item)
+            sl_console_role_redact (item);
+    }
+    else
+    if (json_is_object (v)) {
+        const char *key;
+        json_t *item;
+        json_object_foreach (v, key, item) {
+            bool content = false;
+            for (int i = 0; s_contents [i]; i++)
+                content |= strcmp (key, s_contents [i]) == 0;
+            if (content)
+                json_object_set_new (v, key, json_null ());
+            else
+                sl_console_role_redact (item);
+        }
+    }
+}

@@ -2,10 +2,11 @@
 
     Four roles, each allowed what the one before it is, and more:
 
-      viewer     streams, verdicts, usage, tools and the chain's state,
-                 without argument or message contents (pages and API);
-      auditor    contents too, the live view, captures and "try it",
-                 the Pending page in view;
+      viewer     streams, verdicts, usage, tools, the chain's state and
+                 the live view, without argument or message contents
+                 (pages, API and the live feed: sl_console_role_redact);
+      auditor    contents too, captures and "try it", the Pending page
+                 in view;
       approver   decides approvals of the teams it names (its teams);
       admin      every team's approvals, policies, keys and settings.
 
@@ -65,5 +66,10 @@ bool sl_console_role_decides_for (const sl_console_caller_t *caller, const char 
 //  The caller as the audit records name who did something:
 //  "name <email> (sub)", the parts it has.
 void sl_console_role_label (const sl_console_caller_t *caller, char *out, size_t size);
+
+//  What a viewer is shown of a JSON answer: every member that holds what
+//  people and models wrote (content, arguments, last_user, message,
+//  text), at any depth, set to null; the rest as it is.
+void sl_console_role_redact (json_t *v);
 
 #endif

@@ -6,6 +6,7 @@
 */
 #include "services/audit/console/sl_live.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "common/base/sl_json.h"
 #include "common/base/sl_sidmap.h"
 #include "common/dialects/sl_dialect.h"
+#include "services/audit/console/sl_console_role.h"
 #include "services/audit/store/sl_approval.h"
 
 typedef struct {
@@ -409,4 +411,48 @@ sl_live_context (sl_live_t *self, const uint8_t *sid, sl_live_context_t *out)
     out->provider = s->provider;
     out->client_key = s->client_key;
     out->client = s->client;
+}
+
+//  One data line's JSON without contents, marked redacted: appended to
+//  out with its "data: " and newline. false (nothing appended) when it
+//  is no JSON object.
+static bool
+s_redact_data (sl_str_t json, sl_buf_t *out)
+{
+    json_t *root = json_loadb (json.ptr, json.len, 0, NULL);
+    char *text = NULL;
+    if (json_is_object (root)) {
+        sl_console_role_redact (root);
+        json_object_set_new (root, "redacted", json_true ());
+        text = json_dumps (root, JSON_COMPACT);
+    }
+    json_decref (root);
+    if (text) {
+        sl_buf_puts (out, "data: ");
+        sl_buf_puts (out, text);
+        sl_buf_putc (out, '\n');
+    }
+    free (text);
+    return text != NULL;
+}
+
+void
+sl_live_redact (sl_str_t sse, sl_buf_t *out)
+{
+    const sl_str_t data = SL_STR_LIT ("data: ");
+    const char *p = sse.ptr, *end = sse.ptr + sse.len;
+    while (p && p < end) {
+        const char *nl = memchr (p, '\n', (size_t) (end - p));
+        const char *stop = nl ? nl + 1 : end;
+        sl_str_t line = { p, (size_t) (stop - p) };
+        if (line.len >= data.len && memcmp (line.ptr, data.ptr, data.len) == 0) {
+            //  A data line that cannot be redacted is left out: the event
+            //  then carries no data, and a page does not dispatch it.
+            sl_str_t json = { line.ptr + data.len, (size_t) ((nl ? nl : end) - line.ptr) - data.len };
+            s_redact_data (json, out);
+        }
+        else
+            sl_buf_append (out, line.ptr, line.len);
+        p = stop;
+    }
 }

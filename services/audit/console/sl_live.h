@@ -20,7 +20,8 @@
 
     Texts in events are previews (SL_LIVE_PREVIEW bytes); the stream's
     page reads the store for the whole. A new page gets the snapshot
-    first (sl_live_snapshot), then the events.
+    first (sl_live_snapshot), then the events. A viewer's page gets both
+    through sl_live_redact: streams, tool names and verdicts, no contents.
 
     Bounded: at most SL_LIVE_MAX_STREAMS in flight (the oldest leave the
     view), SL_LIVE_MAX_CALLS calls each, SL_LIVE_RECENT finished ones; a
@@ -53,6 +54,13 @@ void sl_live_destroy (sl_live_t **self_p);
 void sl_live_feed (sl_live_t *self, const sl_record_meta_t *meta, const sl_msg_t *msg, sl_buf_t *out);
 //  {"streams":[...in flight, oldest first...],"recent":[...finished, newest first...]}
 void sl_live_snapshot (sl_live_t *self, sl_buf_t *out);
+//  The SSE text sse (events, the snapshot's too) as a viewer gets it,
+//  appended to out: every data line's JSON without what people and
+//  models wrote (sl_console_role_redact: last_user, arguments, a block's
+//  text, an error's or an approval's message) and with "redacted":true;
+//  the rest (comments, retry, event names) as it is. A data line that is
+//  no JSON object is left out (fail closed).
+void sl_live_redact (sl_str_t sse, sl_buf_t *out);
 //  Forget streams idle since before now_ms - SL_LIVE_IDLE_MS.
 void sl_live_tick (sl_live_t *self, int64_t now_ms);
 size_t sl_live_streams (sl_live_t *self);

@@ -15,6 +15,7 @@
 #include "services/audit/recorder/sl_archive.h"
 #include "services/audit/recorder/sl_receiver.h"
 #include "services/audit/recorder/sl_retention.h"
+#include "services/audit/store/sl_keystore.h"
 
 #define S_MAX_EMITTERS 256
 #define S_HB_MS 250                     //  a RACK to every emitter this often (heartbeat, hello)
@@ -550,6 +551,23 @@ s_metrics (audit_recorder_t *self, sl_metrics_t *m)
 //  --------------------------------------------------------------------------
 //  Life cycle
 
+//  The keys issued before their grants were chained, sealed once
+//  (sl_keystore_reseal): a row that no longer gives its chained create
+//  is left unsealed, and so served to no gateway.
+static void
+s_reseal_keys (audit_recorder_t *self)
+{
+    int resealed = 0, refused = 0;
+    sl_keystore_problem_t problem;
+    if (sl_keystore_reseal (self->store, sl_archive_chain (self->archive), zclock_time (), &resealed, &refused,
+                            &problem))
+        sl_log_error ("key_reseal_failed", "%s", sl_store_error (self->store));
+    if (resealed)
+        sl_log_info ("keys_resealed", "count=%d", resealed);
+    if (refused)
+        sl_log_error ("chain_broken", "keys not resealed: %d; the first: %s", refused, problem.detail);
+}
+
 audit_recorder_t *
 audit_recorder_new (sl_service_t *svc, sl_store_t *store, const audit_recorder_config_t *config)
 {
@@ -578,6 +596,7 @@ audit_recorder_new (sl_service_t *svc, sl_store_t *store, const audit_recorder_c
         audit_recorder_destroy (&self);
         return NULL;
     }
+    s_reseal_keys (self);
     audit_approvals_config_t approvals = {
         .webhook_url = config->approvals_webhook_url,
         .webhook_secret = config->approvals_webhook_secret,

@@ -365,6 +365,12 @@ s_break (sl_chain_t *self, const char *kind, int64_t pos, const char *format, ..
     va_end (args);
 }
 
+void
+sl_chain_break (sl_chain_t *self, const char *kind, int64_t pos, const char *detail)
+{
+    s_break (self, kind, pos, "%s", detail);
+}
+
 //  A text column into out (size bytes); one too long reads as "?".
 static void
 s_text_col (char *out, size_t size, const sl_row_t *row, int col)

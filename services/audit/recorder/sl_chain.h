@@ -152,6 +152,11 @@ int sl_chain_check (sl_chain_t *self, const sl_checkpoint_t *last);
 //  it holds. Any pointer may be NULL.
 bool sl_chain_problem (sl_chain_t *self, const char **kind, int64_t *pos, const char **detail);
 
+//  Break the chain from outside its own checks (sticky, as above): a
+//  record found not to match its entry elsewhere (a key's row served to
+//  the gateways, sl_keystore.h). detail is copied.
+void sl_chain_break (sl_chain_t *self, const char *kind, int64_t pos, const char *detail);
+
 //  The position the next entry will take (a stream record's events row
 //  names it: chain_pos); -1 when the head cannot be read.
 int64_t sl_chain_next_pos (sl_chain_t *self);

@@ -11,6 +11,7 @@
 #include "services/audit/recorder/sl_chain.h"
 #include "services/audit/recorder/sl_checkpoint.h"
 #include "services/audit/recorder/sl_summary.h"
+#include "services/audit/store/sl_keystore.h"
 
 #define S_PAGE 256                      //  entries read at once
 #define S_SQL 1024                      //  a query built from the column lists
@@ -607,9 +608,23 @@ s_rows_of_gaps (sl_verify_t *self)
     ||  sl_store_query_int (self->store, "SELECT COUNT(*) FROM alerts WHERE at < $1", p, 1, 0, &alerts_before))
         return -1;
     keys_before += alerts_before;
-    //  The keys the gateways are served: each made by a create and, once
-    //  revoked by a key event, out of force (the events are checked
-    //  above, so a key written into the table directly is found here).
+    //  The keys the gateways are served: each row must give the grant
+    //  its newest key event's entry carries (its hash, team, models...),
+    //  and each key with events must have its row (sl_keystore.h).
+    sl_keystore_problem_t kp;
+    int64_t pending = 0;
+    int bad = sl_keystore_check (self->store, &pending, &kp);
+    if (bad < 0)
+        return -1;
+    if (bad) {
+        char k [SL_KEYSTORE_ID_MAX + 8];
+        snprintf (k, sizeof k, "id=%s", kp.id);
+        s_problem (self, SL_VERIFY_BROKEN, kp.kind, "api_keys", k, kp.pos, "%s", kp.detail);
+    }
+    keys_before += pending;
+    //  Each made by a create and, once revoked by a key event, out of
+    //  force (the events are checked above, so a key written into the
+    //  table directly is found here).
     if (sl_store_query (self->store, "SELECT 'api_keys', 'id=' || a.id FROM api_keys a WHERE a.created_at >= $1 "
                                      "AND NOT EXISTS (SELECT 1 FROM key_events k WHERE k.key_id = a.id "
                                      "AND k.action = 'create') LIMIT 1", p, 1, s_orphan_row, self)

@@ -14,6 +14,11 @@
         names (sl_verify_rows), or an entry that does not follow the one
         before.
 
+    A key's row (api_keys) is compared with the grant its newest key
+    event's entry carries (sl_keystore_check): one edited is "changed"
+    (the first column that differs named), one no entry carries
+    "inserted", one whose events are chained but the row gone "removed".
+
     The walk starts at the latest retention cut (a checkpoint with cut 1:
     its head is the prev of the first entry kept) or at the genesis.
     sl_verify_checkpoints checks every checkpoint of the range: its head

@@ -17,6 +17,13 @@
 #define S_ID_HEX 12                     //  hex digits of the key's hash in its id (as sluice-keys new)
 #define S_CHAIN_KIND "key"              //  a key event's chain entries (sl_verify.c knows it)
 #define S_GLOB_MAX 128                  //  bytes of one model glob
+#define S_GRANT_COUNT 9                 //  columns of SL_KEYSTORE_GRANT_COLUMNS
+
+//  The grant's columns' names and types (I integer, T text), in order.
+static const char *s_grant_names [S_GRANT_COUNT] = {
+    "sha256", "team", "user_name", "models", "limits", "approver", "prev_sha256", "prev_until", "revoked_at"
+};
+static const char s_grant_types [S_GRANT_COUNT + 1] = "TTTTTITII";
 
 _Static_assert (SL_KEYSTORE_KEY_MAX == SL_KEYRING_KEY_MAX, "a key's text is sluice-keys'");
 _Static_assert (SL_LIMITS_ALERTS_MAX == 8, "limits.alerts.at says at most 8");
@@ -247,6 +254,39 @@ sl_keystore_parse_rotate (sl_str_t body, int64_t *grace_ms, char why [SL_KEYSTOR
 //  in the hash chain (kind "key", ref the row's pos): the row's columns
 //  are hashed as written, so verify names a key event changed, removed or
 //  inserted (sl_verify.h). detail never holds the key or its hash.
+//  The grant of a row whose SL_KEYSTORE_GRANT_COLUMNS start at first, as
+//  values (borrowed from the row).
+static void
+s_grant_vals (const sl_row_t *row, int first, sl_val_t vals [S_GRANT_COUNT])
+{
+    for (int i = 0; i < S_GRANT_COUNT; i++) {
+        int col = first + i;
+        if (sl_row_null (row, col))
+            vals [i] = sl_val_null ();
+        else
+        if (s_grant_types [i] == 'I')
+            vals [i] = sl_val_int (sl_row_int (row, col));
+        else
+            vals [i] = sl_val_str (sl_row_text (row, col));
+    }
+}
+
+typedef struct {
+    sl_chain_t *chain;
+    bool found;
+} s_seal_t;
+
+static int
+s_seal_row (void *arg, const sl_row_t *row)
+{
+    s_seal_t *seal = arg;
+    sl_val_t vals [S_GRANT_COUNT];
+    s_grant_vals (row, 0, vals);
+    sl_chain_data (seal->chain, vals, S_GRANT_COUNT);
+    seal->found = true;
+    return 1;
+}
+
 static int
 s_event (sl_store_t *store, sl_chain_t *chain, int64_t now, const char *id, const char *action, const char *by,
          const char *detail)
@@ -266,6 +306,13 @@ s_event (sl_store_t *store, sl_chain_t *chain, int64_t now, const char *id, cons
     if (sl_chain_begin (chain, S_CHAIN_KIND, NULL, 0, 0, ref, now))
         return -1;
     sl_chain_row (chain, SL_CHAIN_KEY_EVENTS, params, 6);
+    //  The key's row as the change left it, read back: what the entry
+    //  vouches for is what the gateways will be served.
+    s_seal_t seal = { chain, false };
+    sl_val_t key [] = { sl_val_text (id) };
+    if (sl_store_query (store, "SELECT " SL_KEYSTORE_GRANT_COLUMNS " FROM api_keys WHERE id = $1", key, 1,
+                        s_seal_row, &seal) || !seal.found)
+        return -1;
     sl_chain_end (chain);
     return 0;
 }
@@ -405,6 +452,253 @@ sl_keystore_revoke (sl_store_t *store, sl_chain_t *chain, const char *id, const 
 }
 
 //  --------------------------------------------------------------------------
+//  Grants against the chain
+
+#define S_GRANT_OF_A "a.sha256, a.team, a.user_name, a.models, a.limits, a.approver, a.prev_sha256, " \
+                     "a.prev_until, a.revoked_at"
+//  A key's row (id, its grant) with its newest key event's entry's data
+//  and position, and whether it waits for its reseal.
+#define S_AGAINST_CHAIN "SELECT a.id, " S_GRANT_OF_A ", c.data, c.pos, CASE WHEN EXISTS (SELECT 1 FROM " \
+                        "key_reseal r WHERE r.id = a.id) THEN 1 ELSE 0 END FROM api_keys a LEFT JOIN chain c " \
+                        "ON c.kind = '" S_CHAIN_KIND "' AND c.ref = CAST((SELECT MAX(k.pos) FROM key_events k " \
+                        "WHERE k.key_id = a.id) AS TEXT)"
+#define S_COL_DATA (1 + S_GRANT_COUNT)
+#define S_COL_POS (S_COL_DATA + 1)
+#define S_COL_PENDING (S_COL_POS + 1)
+
+//  The first of a row's grant columns (from first) that differs from the
+//  grant data carries: its index, S_GRANT_COUNT when data is no grant,
+//  -1 when all match.
+static int
+s_grant_differs (const sl_row_t *row, int first, sl_str_t data)
+{
+    if (!data.ptr)
+        return S_GRANT_COUNT;
+    json_t *grant = json_loadb (data.ptr, data.len, 0, NULL);
+    int differs = json_is_array (grant) && json_array_size (grant) == S_GRANT_COUNT ? -1 : S_GRANT_COUNT;
+    for (int i = 0; differs < 0 && i < S_GRANT_COUNT; i++) {
+        json_t *v = json_array_get (grant, i);
+        int col = first + i;
+        bool same;
+        if (sl_row_null (row, col))
+            same = json_is_null (v);
+        else
+        if (s_grant_types [i] == 'I')
+            same = json_is_integer (v) && json_integer_value (v) == sl_row_int (row, col);
+        else {
+            sl_str_t t = sl_row_text (row, col);
+            same = t.ptr && json_is_string (v) && json_string_length (v) == t.len
+                && memcmp (json_string_value (v), t.ptr, t.len) == 0;
+        }
+        if (!same)
+            differs = i;
+    }
+    json_decref (grant);
+    return differs;
+}
+
+static void
+s_found (sl_keystore_problem_t *p, const char *kind, sl_str_t id, const char *column, int64_t pos,
+         const char *sentence)
+{
+    p->kind = kind;
+    snprintf (p->id, sizeof p->id, "%.*s", (int) id.len, id.ptr ? id.ptr : "");
+    snprintf (p->column, sizeof p->column, "%s", column);
+    p->pos = pos;
+    snprintf (p->detail, sizeof p->detail, "%s: the api_keys row id=%s %s%s", kind, p->id, sentence, column);
+}
+
+typedef struct {
+    sl_keystore_problem_t *problem;
+    int64_t pending;
+    bool serving;                       //  a row waiting for its reseal is not served either
+    bool bad;
+} s_against_t;
+
+//  One key's row against its chain entry. 1 (stop) at the first problem.
+static int
+s_against_row (void *arg, const sl_row_t *row)
+{
+    s_against_t *a = arg;
+    sl_str_t id = sl_row_text (row, 0);
+    int64_t pos = sl_row_null (row, S_COL_POS) ? 0 : sl_row_int (row, S_COL_POS);
+    if (sl_row_null (row, S_COL_DATA) && sl_row_int (row, S_COL_PENDING)) {
+        if (!a->serving) {
+            a->pending++;
+            return 0;
+        }
+        s_found (a->problem, "changed", id, "", pos, "waits for its reseal (migration 012)");
+        a->problem->unsealed = true;
+        a->bad = true;
+        return 1;
+    }
+    int differs = s_grant_differs (row, 1, sl_row_text (row, S_COL_DATA));
+    if (differs < 0)
+        return 0;
+    if (differs == S_GRANT_COUNT)
+        s_found (a->problem, "inserted", id, "", pos, "is in no key event's chain entry");
+    else
+        s_found (a->problem, "changed", id, s_grant_names [differs], pos,
+                 "differs from its key event's chain entry in column ");
+    a->bad = true;
+    return 1;
+}
+
+static int
+s_removed_row (void *arg, const sl_row_t *row)
+{
+    s_against_t *a = arg;
+    s_found (a->problem, "removed", sl_row_text (row, 0), "", 0, "its chained key events made is gone");
+    a->bad = true;
+    return 1;
+}
+
+int
+sl_keystore_check (sl_store_t *store, int64_t *pending, sl_keystore_problem_t *problem)
+{
+    memset (problem, 0, sizeof *problem);
+    problem->kind = "";
+    s_against_t a = { problem, 0, false, false };
+    if (sl_store_query (store, S_AGAINST_CHAIN " ORDER BY a.id", NULL, 0, s_against_row, &a))
+        return -1;
+    if (!a.bad && sl_store_query (store, "SELECT k.key_id FROM key_events k WHERE NOT EXISTS (SELECT 1 FROM "
+                                         "api_keys a WHERE a.id = k.key_id) ORDER BY k.pos LIMIT 1",
+                                  NULL, 0, s_removed_row, &a))
+        return -1;
+    if (pending)
+        *pending = a.pending;
+    return a.bad ? 1 : 0;
+}
+
+//  A row issued before grants were chained, against its chained create
+//  and revoke (teams, user, models, limits, approver flag, revoked).
+typedef struct {
+    bool found, same;
+} s_create_t;
+
+static bool
+s_same_text (sl_str_t t, const char *v)
+{
+    return t.ptr && v && strlen (v) == t.len && memcmp (v, t.ptr, t.len) == 0;
+}
+
+static bool
+s_same_json (sl_str_t t, json_t *v)
+{
+    if (!v || json_is_null (v))
+        return !t.ptr;
+    char *canon = s_dump (v);
+    bool same = s_same_text (t, canon);
+    free (canon);
+    return same;
+}
+
+static int
+s_create_row (void *arg, const sl_row_t *row)
+{
+    s_create_t *c = arg;
+    sl_str_t detail = sl_row_text (row, 6);
+    json_t *d = detail.ptr ? json_loadb (detail.ptr, detail.len, 0, NULL) : NULL;
+    c->found = true;
+    c->same = json_is_object (d)
+           && s_same_text (sl_row_text (row, 0), json_string_value (json_object_get (d, "team")))
+           && s_same_text (sl_row_text (row, 1), json_string_value (json_object_get (d, "user")))
+           && s_same_json (sl_row_text (row, 2), json_object_get (d, "models"))
+           && s_same_json (sl_row_text (row, 3), json_object_get (d, "limits"))
+           && (sl_row_int (row, 4) != 0) == json_is_true (json_object_get (d, "approver"))
+           && sl_row_null (row, 5) == (sl_row_int (row, 7) == 0);
+    json_decref (d);
+    return 1;
+}
+
+typedef struct {
+    char **ids;
+    size_t count, size;
+} s_ids_t;
+
+static int
+s_id_row (void *arg, const sl_row_t *row)
+{
+    s_ids_t *l = arg;
+    if (l->count == l->size) {
+        l->size = l->size ? l->size * 2 : 16;
+        l->ids = sl_xrealloc (l->ids, l->size * sizeof *l->ids);
+    }
+    sl_str_t id = sl_row_text (row, 0);
+    l->ids [l->count++] = sl_xstrndup (id.ptr ? id.ptr : "", id.len);
+    return 0;
+}
+
+//  One listed key: resealed (0), refused (1), resealed already (2), or
+//  the store failed (-1).
+static int
+s_reseal_one (sl_store_t *store, sl_chain_t *chain, const char *id, int64_t now)
+{
+    if (s_begin (store, chain))
+        return -1;
+    sl_val_t key [] = { sl_val_text (id) };
+    //  Another audit on the store (a rolling update) may have resealed
+    //  it since the list was read.
+    int64_t listed = 0;
+    if (sl_store_query_int (store, "SELECT COUNT(*) FROM key_reseal WHERE id = $1", key, 1, 0, &listed)) {
+        s_rollback (store, chain);
+        return -1;
+    }
+    if (!listed) {
+        s_rollback (store, chain);
+        return 2;
+    }
+    s_create_t c = { false, false };
+    if (sl_store_query (store, "SELECT a.team, a.user_name, a.models, a.limits, a.approver, a.revoked_at, k.detail, "
+                               "(SELECT COUNT(*) FROM key_events r WHERE r.key_id = a.id AND r.action = 'revoke') "
+                               "FROM api_keys a JOIN key_events k ON k.key_id = a.id AND k.action = 'create' "
+                               "WHERE a.id = $1 ORDER BY k.pos LIMIT 1", key, 1, s_create_row, &c)) {
+        s_rollback (store, chain);
+        return -1;
+    }
+    if (!c.found || !c.same) {
+        s_rollback (store, chain);
+        return 1;
+    }
+    if (s_event (store, chain, now, id, "reseal", SL_KEYSTORE_RESEAL_BY, NULL)
+    ||  sl_store_exec (store, "DELETE FROM key_reseal WHERE id = $1", key, 1, NULL)
+    ||  s_commit (store, chain)) {
+        s_rollback (store, chain);
+        return -1;
+    }
+    return 0;
+}
+
+int
+sl_keystore_reseal (sl_store_t *store, sl_chain_t *chain, int64_t now, int *resealed, int *refused,
+                    sl_keystore_problem_t *problem)
+{
+    *resealed = *refused = 0;
+    memset (problem, 0, sizeof *problem);
+    problem->kind = "";
+    if (!chain)
+        return 0;
+    s_ids_t l = { 0 };
+    int rc = sl_store_query (store, "SELECT id FROM key_reseal ORDER BY id", NULL, 0, s_id_row, &l);
+    for (size_t i = 0; rc == 0 && i < l.count; i++) {
+        int one = s_reseal_one (store, chain, l.ids [i], now);
+        if (one < 0)
+            rc = -1;
+        else
+        if (one == 0)
+            (*resealed)++;
+        else
+        if (one == 1 && (*refused)++ == 0)
+            s_found (problem, "changed", sl_str (l.ids [i]), "", 0,
+                     "no longer gives what its chained create and revoke say: not resealed");
+    }
+    for (size_t i = 0; i < l.count; i++)
+        free (l.ids [i]);
+    free (l.ids);
+    return rc;
+}
+
+//  --------------------------------------------------------------------------
 //  Reading
 
 typedef struct {
@@ -485,12 +779,23 @@ sl_keystore_list (sl_store_t *store, int64_t now, sl_buf_t *out)
     return 0;
 }
 
+typedef struct {
+    s_list_t list;
+    s_against_t against;
+} s_served_t;
+
+//  A row of S_AGAINST_CHAIN in force: served when it gives its grant.
 static int
 s_served_row (void *arg, const sl_row_t *row)
 {
-    s_list_t *l = arg;
+    s_served_t *s = arg;
+    if (s_against_row (&s->against, row))
+        return 1;
+    s_list_t *l = &s->list;
     sl_buf_t *out = l->out;
-    //  The key's secret, and the one it replaced while in its grace.
+    //  The key's secret, and the one it replaced while in its grace
+    //  (columns: 0 id, then the grant's: 1 sha256, 2 team, 3 user_name,
+    //  4 models, 5 limits, 6 approver, 7 prev_sha256, 8 prev_until).
     for (int which = 0; which < 2; which++) {
         int hash_col = which ? 7 : 1;
         if (which && (sl_row_null (row, 7) || sl_row_int (row, 8) <= l->now))
@@ -508,19 +813,26 @@ s_served_row (void *arg, const sl_row_t *row)
 }
 
 int
-sl_keystore_served (sl_store_t *store, int64_t now, sl_buf_t *out)
+sl_keystore_served (sl_store_t *store, int64_t now, sl_buf_t *out, sl_keystore_problem_t *problem)
 {
-    s_list_t l = { out, now, 0 };
+    memset (problem, 0, sizeof *problem);
+    problem->kind = "";
+    s_served_t s = { { out, now, 0 }, { problem, 0, true, false } };
     size_t mark = out->len;
     int64_t issued = 0;
     if (sl_store_query_int (store, "SELECT COUNT(*) FROM api_keys", NULL, 0, 0, &issued))
         return -1;
     sl_buf_printf (out, "{\"issued\":%lld,\"keys\":[", (long long) issued);
-    if (sl_store_query (store, "SELECT id, sha256, team, user_name, models, limits, approver, prev_sha256, "
-                               "prev_until FROM api_keys WHERE revoked_at IS NULL ORDER BY id",
-                        NULL, 0, s_served_row, &l)) {
+    //  Each row in force compared with its chain entry as it is read: a
+    //  set is served whole or not at all.
+    if (sl_store_query (store, S_AGAINST_CHAIN " WHERE a.revoked_at IS NULL ORDER BY a.id", NULL, 0,
+                        s_served_row, &s)) {
         out->len = mark;
         return -1;
+    }
+    if (s.against.bad) {
+        out->len = mark;
+        return 1;
     }
     sl_buf_puts (out, "]}");
     return 0;

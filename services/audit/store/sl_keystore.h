@@ -37,9 +37,27 @@
     chain (sl_chain.h: kind "key", its ref the row's pos, the row's
     columns hashed), written before that transaction commits: verify
     names a key event changed, removed or inserted like any other record
-    (sl_verify.h). The chain is the recorder's (borrowed; it must have no
-    entry pending, the change is refused otherwise); NULL writes no entry
-    (a store without a chain writer: tests of the keys alone).
+    (sl_verify.h). The entry's data is the key's grant: its api_keys row
+    as the change left it (SL_KEYSTORE_GRANT_COLUMNS: its SHA-256, team,
+    user, models, limits, approver flag, the secret in its grace and
+    when that ends, its revocation). The chain is the recorder's
+    (borrowed; it must have no entry pending, the change is refused
+    otherwise); NULL writes no entry (a store without a chain writer:
+    tests of the keys alone; such keys are not served).
+
+    A key's row must give the grant its newest key event's entry carries
+    (sl_keystore_check): a row edited (its hash swapped for another, its
+    models, team...), one no entry carries (inserted), one whose events
+    are chained but the row is gone (deleted), each is named with the
+    first column that differs. verify reports it (sl_verify_rows), and
+    sl_keystore_served serves no set holding such a row.
+
+    Keys issued before grants were chained (migration 012, table
+    key_reseal) are resealed once (sl_keystore_reseal): a key event
+    "reseal" whose entry carries the row, when the row still gives what
+    its chained create and revoke say; one that does not is left out,
+    and then served to no gateway. The audit reseals at its start, and
+    the console when a set waits for a reseal (its store down at start).
 */
 #ifndef SL_KEYSTORE_H
 #define SL_KEYSTORE_H
@@ -77,6 +95,16 @@ typedef struct {
     char key [SL_KEYSTORE_KEY_MAX];
 } sl_keystore_issued_t;
 
+//  What sl_keystore_check found wrong with a key's row.
+typedef struct {
+    const char *kind;                   //  "changed", "inserted", "removed"
+    char id [SL_KEYSTORE_ID_MAX];       //  the key's id
+    char column [16];                   //  the first column that differs from the chain, "" none
+    int64_t pos;                        //  the chain entry compared with (0: none)
+    char detail [320];                  //  one sentence
+    bool unsealed;                      //  the row waits for its reseal (sl_keystore_reseal), nothing more
+} sl_keystore_problem_t;
+
 //  Parse and check a create request's body. 0 ok; -1 with the reason.
 int sl_keyspec_parse (sl_str_t body, sl_keyspec_t *out, char why [SL_KEYSTORE_WHY_MAX]);
 void sl_keyspec_clear (sl_keyspec_t *self);
@@ -101,8 +129,27 @@ int sl_keystore_list (sl_store_t *store, int64_t now, sl_buf_t *out);
 //  The keys in force at now, for the gateways:
 //  {"issued":N,"keys":[{"id","sha256","team","user","models","limits","approver"}]},
 //  a secret in its grace as one more entry of the same id; issued counts
-//  every key ever created here, revoked ones too. 0 ok, -1.
-int sl_keystore_served (sl_store_t *store, int64_t now, sl_buf_t *out);
+//  every key ever created here, revoked ones too. Each row served must
+//  give its chain entry's grant: 0 ok, 1 one does not (nothing appended,
+//  problem says which), -1 store failed.
+int sl_keystore_served (sl_store_t *store, int64_t now, sl_buf_t *out, sl_keystore_problem_t *problem);
+//  A key's row's columns its chain entries carry, in order.
+#define SL_KEYSTORE_GRANT_COLUMNS "sha256, team, user_name, models, limits, approver, prev_sha256, prev_until, " \
+                                  "revoked_at"
+
+//  Every key's row against its newest chain entry's grant, and every key
+//  with chained events against its row. 0 all match (pending: the rows
+//  still waiting for their reseal, not compared), 1 the first that does
+//  not (into problem), -1 store failed.
+int sl_keystore_check (sl_store_t *store, int64_t *pending, sl_keystore_problem_t *problem);
+//  Reseal the keys migration 012 listed (see above), each in its own
+//  transaction, asked by SL_KEYSTORE_RESEAL_BY. resealed counts those
+//  done; a row that does not give its chained create is left (counted in
+//  refused, the first named in problem). 0, -1 store failed.
+#define SL_KEYSTORE_RESEAL_BY "migration 012"
+int sl_keystore_reseal (sl_store_t *store, sl_chain_t *chain, int64_t now, int *resealed, int *refused,
+                        sl_keystore_problem_t *problem);
+
 //  The newest key events (at most limit, SL_KEYSTORE_EVENTS_MAX):
 //  [{"at","key_id","action","by","detail"}]. 0 ok, -1.
 int sl_keystore_events (sl_store_t *store, int limit, sl_buf_t *out);

@@ -199,6 +199,10 @@ function viewLive() {
   live = new EventSource('/api/live');
   live.addEventListener('snapshot', (e) => {
     const snap = JSON.parse(e.data);
+    // A viewer's feed comes without contents, redacted by the console.
+    if (snap.redacted && !document.getElementById('redacted-note'))
+      $main.querySelector('h1').after(el('p', { class: 'muted', id: 'redacted-note',
+        text: 'Your role sees streams, tool calls and verdicts; messages, thinking, arguments and results are hidden.' }));
     streams.clear();
     inflight.replaceChildren();
     finished.replaceChildren();

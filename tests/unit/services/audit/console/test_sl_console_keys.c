@@ -16,6 +16,7 @@
 #include "services/audit/console/sl_console.h"
 #include "services/audit/recorder/sl_chain.h"
 #include "services/audit/recorder/sl_verify.h"
+#include "services/audit/store/sl_keystore.h"
 #include "services/audit/store/sl_store.h"
 
 #define S_ADMIN "console-admin-key"
@@ -186,6 +187,64 @@ Test (sl_console_keys, create_list_rotate_revoke, .init = s_setup, .fini = s_tea
     cr_expect_eq (sl_verify_report (v)->status, SL_VERIFY_INTACT, "%s", sl_verify_report (v)->detail);
     cr_expect_eq (sl_verify_report (v)->entries, 3);
     sl_verify_destroy (&v);
+}
+
+//  A key's hash swapped in the store for one of someone else's: the set
+//  holding it is not served; the gateways get the last good set, the
+//  chain is broken, naming the key and the column.
+Test (sl_console_keys, a_key_swapped_in_the_store_is_not_served, .init = s_setup, .fini = s_teardown)
+{
+    sl_console_t *c = s_console ();
+    json_t *j;
+    cr_expect_eq (s_ask (c, "GET", "/api/keys/served", &s_gateway, NULL, NULL), 200, "an empty set is good");
+    cr_assert_eq (s_ask (c, "POST", "/api/keys", &s_admin, "{\"team\":\"payments\",\"user\":\"alice\"}", &j), 201);
+    char id [160], key [64];
+    snprintf (id, sizeof id, "%s", json_string_value (json_object_get (j, "id")));
+    snprintf (key, sizeof key, "%s", json_string_value (json_object_get (j, "key")));
+    json_decref (j);
+    cr_assert (s_served (c, key));
+    cr_expect (!sl_chain_problem (s_chain, NULL, NULL, NULL));
+
+    char mine [SL_KEYRING_KEY_MAX], hex [SL_KEYRING_HEX_SIZE], sql [512];
+    sl_keyring_new_key (mine);
+    sl_keyring_key_hex (mine, hex);
+    snprintf (sql, sizeof sql, "UPDATE api_keys SET sha256 = '%s' WHERE id = '%s'", hex, id);
+    cr_assert_eq (sl_store_exec (s_store, sql, NULL, 0, NULL), 0);
+    cr_expect (!s_served (c, mine), "the swapped hash is not served");
+    cr_expect (s_served (c, key), "the last good set is");
+    const char *kind, *detail;
+    cr_expect (sl_chain_problem (s_chain, &kind, NULL, &detail), "the chain is broken");
+    cr_expect_str_eq (kind, "changed");
+    cr_expect_not_null (strstr (detail, id), "%s", detail);
+    cr_expect_not_null (strstr (detail, "sha256"), "%s", detail);
+    sl_console_destroy (&c);
+
+    //  A console with no good set yet serves none.
+    c = s_console ();
+    cr_expect_eq (s_ask (c, "GET", "/api/keys/served", &s_gateway, NULL, NULL), 503);
+    sl_console_destroy (&c);
+}
+
+//  A key issued before grants were chained, not resealed at the audit's
+//  start (its store was down then): resealed at the gateways' next
+//  fetch, then served.
+Test (sl_console_keys, a_key_left_unsealed_at_start_is_resealed_when_fetched, .init = s_setup, .fini = s_teardown)
+{
+    char why [SL_KEYSTORE_WHY_MAX];
+    sl_keyspec_t spec;
+    cr_assert_eq (sl_keyspec_parse (sl_str ("{\"team\":\"payments\",\"user\":\"alice\"}"), &spec, why), 0);
+    sl_keystore_issued_t k;
+    cr_assert_eq (sl_keystore_create (s_store, NULL, &spec, "ci-bot", s_now, &k), 0);
+    sl_keyspec_clear (&spec);
+    cr_assert_eq (sl_store_exec (s_store, "INSERT INTO key_reseal (id) SELECT id FROM api_keys", NULL, 0, NULL), 0);
+    sl_console_t *c = s_console ();
+    cr_expect (s_served (c, k.key));
+    int64_t n = 0;
+    cr_assert_eq (sl_store_query_int (s_store, "SELECT COUNT(*) FROM key_events WHERE action = 'reseal'", NULL, 0,
+                                      0, &n), 0);
+    cr_expect_eq (n, 1);
+    cr_expect (!sl_chain_problem (s_chain, NULL, NULL, NULL));
+    sl_console_destroy (&c);
 }
 
 //  A console with no chain to enter a change in makes none.

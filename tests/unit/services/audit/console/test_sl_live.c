@@ -89,3 +89,75 @@ Test (sl_live, idle_streams_leave_the_view)
     sl_buf_free (&out);
     sl_live_destroy (&live);
 }
+
+//  A viewer's feed: streams, tool names and verdicts, and nothing people
+//  or models wrote (the user's message, a call's arguments, thinking, a
+//  tool's result, an error's message), in the events and the snapshot;
+//  a data line that is no JSON object is left out.
+Test (sl_live, a_viewers_feed_carries_no_contents)
+{
+    sl_live_t *live = sl_live_new ();
+    sl_buf_t out = { 0 };
+    sl_record_meta_t meta = { SL_STR_LIT ("e1"), 1, 1, 0, 5000 };
+    sl_msg_t m;
+    sl_msg_init (&m, SL_MSG_START);
+    memset (m.sid, 0x22, SL_SID_SIZE);
+    m.model = SL_STR_LIT ("mock-tools");
+    m.last_user = SL_STR_LIT ("please tidy up my disk");
+    sl_live_feed (live, &meta, &m, &out);
+    sl_msg_init (&m, SL_MSG_VERDICT);
+    memset (m.sid, 0x22, SL_SID_SIZE);
+    m.name = SL_STR_LIT ("run_shell");
+    m.action = SL_ACT_BLOCK;
+    m.rule = SL_STR_LIT ("no-rm-rf");
+    m.text = SL_STR_LIT ("{\"command\":\"rm -rf /\"}");
+    sl_live_feed (live, &meta, &m, &out);
+    sl_msg_init (&m, SL_MSG_BLOCK);
+    memset (m.sid, 0x22, SL_SID_SIZE);
+    m.kind = SL_B_END;
+    m.block = SL_BK_THINKING;
+    m.text = SL_STR_LIT ("the user wants their disk wiped");
+    sl_live_feed (live, &meta, &m, &out);
+    sl_msg_init (&m, SL_MSG_ERROR);
+    memset (m.sid, 0x22, SL_SID_SIZE);
+    m.code = SL_STR_LIT ("upstream");
+    m.message = SL_STR_LIT ("the provider said: rm -rf refused");
+    sl_live_feed (live, &meta, &m, &out);
+    const char *whole = sl_buf_cstr (&out);
+    cr_assert_not_null (strstr (whole, "rm -rf /"), "an auditor's feed is whole");
+    cr_assert_not_null (strstr (whole, "tidy up"));
+    cr_assert_not_null (strstr (whole, "disk wiped"));
+
+    sl_buf_t viewer = { 0 };
+    sl_buf_puts (&out, "retry: 1000\n\n: keep-alive\n\nevent: call\ndata: [\"rm -rf /\"]\n\n");
+    sl_buf_reset (&viewer);
+    sl_live_redact (sl_buf_str (&out), &viewer);
+    const char *v = sl_buf_cstr (&viewer);
+    cr_expect_null (strstr (v, "rm -rf"), "%s", v);
+    cr_expect_null (strstr (v, "tidy up"), "%s", v);
+    cr_expect_null (strstr (v, "disk wiped"), "%s", v);
+    cr_expect_not_null (strstr (v, "event: start\ndata: {"), "%s", v);
+    cr_expect_not_null (strstr (v, "\"tool\":\"run_shell\""), "%s", v);
+    cr_expect_not_null (strstr (v, "\"action\":\"block\""), "%s", v);
+    cr_expect_not_null (strstr (v, "\"rule\":\"no-rm-rf\""), "%s", v);
+    cr_expect_not_null (strstr (v, "\"arguments\":null"), "%s", v);
+    cr_expect_not_null (strstr (v, "\"code\":\"upstream\""), "%s", v);
+    cr_expect_not_null (strstr (v, "\"redacted\":true"), "%s", v);
+    cr_expect_not_null (strstr (v, "retry: 1000\n\n: keep-alive\n\n"), "%s", v);
+
+    sl_buf_reset (&out);
+    sl_buf_puts (&out, "event: snapshot\ndata: ");
+    sl_live_snapshot (live, &out);
+    sl_buf_puts (&out, "\n\n");
+    cr_assert_not_null (strstr (sl_buf_cstr (&out), "rm -rf /"));
+    sl_buf_reset (&viewer);
+    sl_live_redact (sl_buf_str (&out), &viewer);
+    v = sl_buf_cstr (&viewer);
+    cr_expect_null (strstr (v, "rm -rf"), "%s", v);
+    cr_expect_null (strstr (v, "tidy up"), "%s", v);
+    cr_expect_not_null (strstr (v, "\"tool\":\"run_shell\""), "%s", v);
+    cr_expect_not_null (strstr (v, "\"model\":\"mock-tools\""), "%s", v);
+    sl_buf_free (&viewer);
+    sl_buf_free (&out);
+    sl_live_destroy (&live);
+}

@@ -23,7 +23,9 @@ static json_t *
 s_served (sl_store_t *store, int64_t now)
 {
     sl_buf_t out = { 0 };
-    cr_assert_eq (sl_keystore_served (store, now, &out), 0, "%s", sl_store_error (store));
+    sl_keystore_problem_t problem;
+    cr_assert_eq (sl_keystore_served (store, now, &out, &problem), 0, "%s %s", sl_store_error (store),
+                  problem.detail);
     json_t *j = json_loads (sl_buf_cstr (&out), 0, NULL);
     cr_assert_not_null (j, "%s", sl_buf_cstr (&out));
     sl_buf_free (&out);
@@ -59,16 +61,18 @@ static void
 check_life (store_env_t *env)
 {
     sl_store_t *store = store_env_fresh (env, "keys");
+    sl_chain_t *chain = sl_chain_new (store);
+    cr_assert_eq (sl_chain_load (chain), 0, "%s", sl_store_error (store));
     char why [SL_KEYSTORE_WHY_MAX];
     sl_keyspec_t spec;
     cr_assert_eq (sl_keyspec_parse (sl_str ("{\"team\":\"payments\",\"user\":\"alice\",\"models\":[\"gpt-*\"],"
                                             "\"limits\":{\"rpm\":60,\"budget\":{\"usd\":5.5}},\"approver\":true}"),
                                     &spec, why), 0, "%s", why);
     sl_keystore_issued_t a, b;
-    cr_assert_eq (sl_keystore_create (store, NULL, &spec, "console-key:abc", S_T0, &a), 0, "%s", sl_store_error (store));
+    cr_assert_eq (sl_keystore_create (store, chain, &spec, "console-key:abc", S_T0, &a), 0, "%s", sl_store_error (store));
     cr_expect_eq (strncmp (a.key, "sk-sluice-", 10), 0);
     cr_expect_eq (strncmp (a.id, "payments-", 9), 0, "%s", a.id);
-    cr_assert_eq (sl_keystore_create (store, NULL, &spec, NULL, S_T0 + 1, &b), 0);
+    cr_assert_eq (sl_keystore_create (store, chain, &spec, NULL, S_T0 + 1, &b), 0);
     cr_expect_str_neq (a.key, b.key);
     sl_keyspec_clear (&spec);
 
@@ -90,7 +94,7 @@ check_life (store_env_t *env)
 
     //  Rotate a: both secrets served within the grace, the new one only after.
     sl_keystore_issued_t a2;
-    cr_assert_eq (sl_keystore_rotate (store, NULL, a.id, 60000, "console", S_T0 + 10, &a2), 0, "%s",
+    cr_assert_eq (sl_keystore_rotate (store, chain, a.id, 60000, "console", S_T0 + 10, &a2), 0, "%s",
                   sl_store_error (store));
     cr_expect_str_eq (a2.id, a.id, "the id stays");
     cr_expect_str_neq (a2.key, a.key);
@@ -111,15 +115,15 @@ check_life (store_env_t *env)
     json_decref (list);
 
     //  Revoke a: neither secret served, at once; a second revoke or a rotate is no key.
-    cr_assert_eq (sl_keystore_revoke (store, NULL, a.id, "console", S_T0 + 30), 0, "%s", sl_store_error (store));
+    cr_assert_eq (sl_keystore_revoke (store, chain, a.id, "console", S_T0 + 30), 0, "%s", sl_store_error (store));
     served = s_served (store, S_T0 + 31);
     cr_expect_eq (s_serves (served, a.key), 0);
     cr_expect_eq (s_serves (served, a2.key), 0);
     cr_expect_eq (s_serves (served, b.key), 1, "the other key stays");
     json_decref (served);
-    cr_expect_eq (sl_keystore_revoke (store, NULL, a.id, "console", S_T0 + 32), 1);
-    cr_expect_eq (sl_keystore_rotate (store, NULL, a.id, 0, "console", S_T0 + 32, &a2), 1);
-    cr_expect_eq (sl_keystore_revoke (store, NULL, "payments-000000000000", "console", S_T0 + 32), 1, "unknown id");
+    cr_expect_eq (sl_keystore_revoke (store, chain, a.id, "console", S_T0 + 32), 1);
+    cr_expect_eq (sl_keystore_rotate (store, chain, a.id, 0, "console", S_T0 + 32, &a2), 1);
+    cr_expect_eq (sl_keystore_revoke (store, chain, "payments-000000000000", "console", S_T0 + 32), 1, "unknown id");
     list = s_list (store, S_T0 + 40);
     row = json_array_get (list, 1);
     cr_expect_str_eq (json_string_value (json_object_get (row, "state")), "revoked");
@@ -138,6 +142,7 @@ check_life (store_env_t *env)
     cr_expect_null (strstr (sl_buf_cstr (&out), a.key), "no key in the events");
     json_decref (events);
     sl_buf_free (&out);
+    sl_chain_destroy (&chain);
     sl_store_close (&store);
 }
 
@@ -188,7 +193,8 @@ s_exec (sl_store_t *store, const char *sql)
 }
 
 //  Each change one entry (kind "key", ref the event's pos), in order; the
-//  chain holds neither the key nor its hash; verify finds it whole.
+//  key events hold neither the key nor its hash (the entries carry the
+//  hash: the grant); verify finds it whole.
 static void
 check_chained (store_env_t *env)
 {
@@ -267,12 +273,172 @@ check_tampered (store_env_t *env)
     }
 }
 
+//  Keys a (rotated, its old secret in its grace), b and c (revoked),
+//  each change through chain; their ids into ids.
+static sl_store_t *
+s_keys_granted (store_env_t *env, char ids [3][SL_KEYSTORE_ID_MAX])
+{
+    sl_store_t *store = store_env_fresh (env, "keygrants");
+    sl_chain_t *chain = sl_chain_new (store);
+    cr_assert_eq (sl_chain_load (chain), 0, "%s", sl_store_error (store));
+    static const char *specs [] = {
+        "{\"team\":\"payments\",\"user\":\"alice\",\"models\":[\"gpt-*\"],\"limits\":{\"rpm\":60},\"approver\":true}",
+        "{\"team\":\"search\",\"user\":\"bob\",\"models\":[\"claude-*\"]}",
+        "{\"team\":\"search\",\"user\":\"carol\"}",
+    };
+    for (int i = 0; i < 3; i++) {
+        char why [SL_KEYSTORE_WHY_MAX];
+        sl_keyspec_t spec;
+        cr_assert_eq (sl_keyspec_parse (sl_str (specs [i]), &spec, why), 0, "%s", why);
+        sl_keystore_issued_t k;
+        cr_assert_eq (sl_keystore_create (store, chain, &spec, "ci-bot", S_T0 + i, &k), 0, "%s",
+                      sl_store_error (store));
+        snprintf (ids [i], SL_KEYSTORE_ID_MAX, "%s", k.id);
+        sl_keyspec_clear (&spec);
+    }
+    sl_keystore_issued_t a2;
+    cr_assert_eq (sl_keystore_rotate (store, chain, ids [0], 3600000, "ci-bot", S_T0 + 10, &a2), 0);
+    cr_assert_eq (sl_keystore_revoke (store, chain, ids [2], "ci-bot", S_T0 + 20), 0);
+    sl_chain_destroy (&chain);
+    return store;
+}
+
+//  A key's row edited (its hash swapped for another, its models, its
+//  team, its approver flag, the secret in its grace), deleted or
+//  inserted: verify names the row and the first column that differs, and
+//  no key set holding such a row in force is served.
+static void
+check_grants (store_env_t *env)
+{
+    static const char *other = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    static const struct {
+        const char *sql;                //  %s: the key's id
+        int key;                        //  which key (ids), -1: the row inserted
+        const char *problem, *column;
+        bool served;                    //  the set is served all the same (the row is not in force)
+    } cases [] = {
+        { "UPDATE api_keys SET sha256 = '%s' WHERE id = '%s'", 0, "changed", "sha256", false },
+        { "UPDATE api_keys SET sha256 = '%s' WHERE id = '%s'", 1, "changed", "sha256", false },
+        { "UPDATE api_keys SET prev_sha256 = '%s' WHERE id = '%s'", 0, "changed", "prev_sha256", false },
+        { "UPDATE api_keys SET models = '[\"*\"]' WHERE id = '%2$s'", 1, "changed", "models", false },
+        { "UPDATE api_keys SET models = NULL WHERE id = '%2$s'", 1, "changed", "models", false },
+        { "UPDATE api_keys SET team = 'payments' WHERE id = '%2$s'", 1, "changed", "team", false },
+        { "UPDATE api_keys SET limits = NULL WHERE id = '%2$s'", 0, "changed", "limits", false },
+        { "UPDATE api_keys SET approver = 1 WHERE id = '%2$s'", 1, "changed", "approver", false },
+        { "UPDATE api_keys SET sha256 = '%s' WHERE id = '%s'", 2, "changed", "sha256", true },
+        { "DELETE FROM api_keys WHERE id = '%2$s'", 1, "removed", "", true },
+        { "INSERT INTO api_keys (id, sha256, team, user_name, approver, created_at) VALUES ('ops-0123456789ab', "
+          "'%s', 'ops', 'mallory', 1, 1700000000100)", -1, "inserted", "", false },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases [0]; i++) {
+        char ids [3][SL_KEYSTORE_ID_MAX];
+        sl_store_t *store = s_keys_granted (env, ids);
+        const char *id = cases [i].key < 0 ? "ops-0123456789ab" : ids [cases [i].key];
+        sl_keystore_problem_t p;
+        cr_assert_eq (sl_keystore_check (store, NULL, &p), 0, "%s case %zu before: %s", env->kind, i, p.detail);
+        json_decref (s_served (store, S_T0 + 30));
+        char sql [512], want [SL_KEYSTORE_ID_MAX + 8];
+        snprintf (sql, sizeof sql, cases [i].sql, other, id);
+        s_exec (store, sql);
+        snprintf (want, sizeof want, "id=%s", id);
+
+        cr_expect_eq (sl_keystore_check (store, NULL, &p), 1, "%s case %zu", env->kind, i);
+        cr_expect_str_eq (p.kind, cases [i].problem, "%s case %zu: %s", env->kind, i, p.detail);
+        cr_expect_str_eq (p.id, id, "%s case %zu: %s", env->kind, i, p.detail);
+        cr_expect_str_eq (p.column, cases [i].column, "%s case %zu: %s", env->kind, i, p.detail);
+
+        sl_verify_report_t r = s_verify (store);
+        cr_expect_eq (r.status, SL_VERIFY_BROKEN, "%s case %zu: %s", env->kind, i, r.detail);
+        cr_expect_str_eq (r.problem, cases [i].problem, "%s case %zu: %s", env->kind, i, r.detail);
+        cr_expect_str_eq (r.table, "api_keys", "%s case %zu: %s", env->kind, i, r.detail);
+        cr_expect_str_eq (r.key, want, "%s case %zu: %s", env->kind, i, r.detail);
+        if (*cases [i].column)
+            cr_expect_not_null (strstr (r.detail, cases [i].column), "%s case %zu: %s", env->kind, i, r.detail);
+
+        sl_buf_t out = { 0 };
+        int rc = sl_keystore_served (store, S_T0 + 30, &out, &p);
+        if (cases [i].served)
+            cr_expect_eq (rc, 0, "%s case %zu: %s", env->kind, i, p.detail);
+        else {
+            cr_expect_eq (rc, 1, "%s case %zu: served", env->kind, i);
+            cr_expect_eq (out.len, 0, "%s case %zu: nothing of the set", env->kind, i);
+            cr_expect_str_eq (p.id, id, "%s case %zu: %s", env->kind, i, p.detail);
+            cr_expect_str_eq (p.column, cases [i].column, "%s case %zu: %s", env->kind, i, p.detail);
+        }
+        sl_buf_free (&out);
+        sl_store_close (&store);
+    }
+}
+
+//  Keys issued before grants were chained (here: without a chain, listed
+//  for their reseal as migration 012 lists them): not served until
+//  resealed; resealed once each, a key event "reseal" by the migration;
+//  one edited since its create is not resealed, and the set not served.
+static void
+check_reseal (store_env_t *env)
+{
+    sl_store_t *store = store_env_fresh (env, "keyreseal");
+    char why [SL_KEYSTORE_WHY_MAX];
+    sl_keyspec_t spec;
+    cr_assert_eq (sl_keyspec_parse (sl_str ("{\"team\":\"payments\",\"user\":\"alice\",\"models\":[\"gpt-*\"],"
+                                            "\"limits\":{\"rpm\":60}}"), &spec, why), 0, "%s", why);
+    sl_keystore_issued_t a, b;
+    cr_assert_eq (sl_keystore_create (store, NULL, &spec, "ci-bot", S_T0, &a), 0);
+    cr_assert_eq (sl_keystore_create (store, NULL, &spec, "ci-bot", S_T0 + 1, &b), 0);
+    sl_keyspec_clear (&spec);
+    s_exec (store, "INSERT INTO key_reseal (id) SELECT id FROM api_keys");
+    sl_keystore_problem_t p;
+    int64_t pending = 0;
+    cr_expect_eq (sl_keystore_check (store, &pending, &p), 0, "%s: %s", env->kind, p.detail);
+    cr_expect_eq (pending, 2);
+    sl_buf_t out = { 0 };
+    cr_expect_eq (sl_keystore_served (store, S_T0 + 2, &out, &p), 1, "%s: served unsealed", env->kind);
+
+    sl_chain_t *chain = sl_chain_new (store);
+    cr_assert_eq (sl_chain_load (chain), 0);
+    int resealed = 0, refused = 0;
+    cr_assert_eq (sl_keystore_reseal (store, chain, S_T0 + 5, &resealed, &refused, &p), 0, "%s",
+                  sl_store_error (store));
+    cr_expect_eq (resealed, 2);
+    cr_expect_eq (refused, 0);
+    cr_expect_eq (sl_keystore_check (store, &pending, &p), 0, "%s: %s", env->kind, p.detail);
+    cr_expect_eq (pending, 0);
+    json_t *served = s_served (store, S_T0 + 6);
+    cr_expect_eq (s_serves (served, a.key), 1);
+    json_decref (served);
+    int64_t n = 0;
+    cr_assert_eq (sl_store_query_int (store, "SELECT COUNT(*) FROM key_events WHERE action = 'reseal' "
+                                             "AND by_whom = '" SL_KEYSTORE_RESEAL_BY "'", NULL, 0, 0, &n), 0);
+    cr_expect_eq (n, 2, "recorded as resealed by the migration");
+    cr_assert_eq (sl_keystore_reseal (store, chain, S_T0 + 7, &resealed, &refused, &p), 0);
+    cr_expect_eq (resealed, 0, "once");
+
+    //  One edited before its reseal: left out, the set refused.
+    char sql [256];
+    snprintf (sql, sizeof sql, "INSERT INTO key_reseal (id) VALUES ('%s')", b.id);
+    s_exec (store, sql);
+    snprintf (sql, sizeof sql, "UPDATE api_keys SET user_name = 'mallory' WHERE id = '%s'", b.id);
+    s_exec (store, sql);
+    cr_assert_eq (sl_keystore_reseal (store, chain, S_T0 + 8, &resealed, &refused, &p), 0);
+    cr_expect_eq (resealed, 0);
+    cr_expect_eq (refused, 1);
+    cr_expect_str_eq (p.id, b.id);
+    sl_buf_reset (&out);
+    cr_expect_eq (sl_keystore_served (store, S_T0 + 9, &out, &p), 1, "%s: the set served", env->kind);
+    cr_expect_str_eq (p.id, b.id);
+    sl_buf_free (&out);
+    sl_chain_destroy (&chain);
+    sl_store_close (&store);
+}
+
 static void
 s_suite (store_env_t *env)
 {
     check_life (env);
     check_chained (env);
     check_tampered (env);
+    check_grants (env);
+    check_reseal (env);
 }
 
 Test (sl_keystore, the_suite_on_sqlite)
