@@ -60,7 +60,6 @@ sl_console_destroy (sl_console_t **self_p)
     sl_console_t *self = *self_p;
     sl_console_auth_destroy (&self->auth);
     free (self->keys_token);
-    sl_buf_free (&self->served.good);
     sl_keyring_unref (&self->file_keys);
     free (self);
     *self_p = NULL;

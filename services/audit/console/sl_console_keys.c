@@ -231,9 +231,11 @@ s_file_keys (const sl_keyring_t *ring, sl_buf_t *out)
     sl_buf_putc (out, ']');
 }
 
-//  The keys in force, when every row gives its chain entry's grant; else
-//  the last set that did (fail closed: a key swapped into the store is
-//  served to no gateway), the chain broken and the key named in the log.
+//  The keys in force whose rows give their chain entries' grants: a row
+//  that does not is served to no gateway (fail closed: a key swapped into
+//  the store gets in nowhere, nor does the key it replaced), the chain
+//  broken and the key named in the log; the others are served, so a
+//  revocation still reaches every gateway.
 static void
 s_served (const sl_console_keys_ctx_t *ctx, sl_console_resp_t *resp)
 {
@@ -244,34 +246,28 @@ s_served (const sl_console_keys_ctx_t *ctx, sl_console_resp_t *resp)
         //  start (the store was down then): resealed now, then read again.
         int resealed = 0, refused = 0;
         sl_keystore_problem_t why;
-        if (sl_keystore_reseal (ctx->store, ctx->chain, ctx->now, &resealed, &refused, &why) == 0 && resealed)
+        if (sl_keystore_reseal (ctx->store, ctx->chain, ctx->now, &resealed, &refused, &why) == 0 && resealed) {
+            sl_buf_reset (&resp->body);
             rc = sl_keystore_served (ctx->store, ctx->now, &resp->body, &problem);
+        }
     }
     if (rc < 0) {
-        s_store_error (ctx, resp);
+        sl_buf_reset (&resp->body);
+        s_store_error (ctx, resp);      //  the gateways keep their last good set
         return;
     }
-    if (rc == 0) {
-        sl_buf_reset (&ctx->served->good);
-        sl_buf_append (&ctx->served->good, resp->body.data, resp->body.len);
-        ctx->served->logged [0] = 0;
-        s_json (resp, 200);
-        return;
-    }
-    //  Said once, not at every gateway's fetch.
-    if (strcmp (ctx->served->logged, problem.detail) != 0) {
-        sl_log_error ("chain_broken", "key set not served (the last good one is): %s", problem.detail);
-        snprintf (ctx->served->logged, sizeof ctx->served->logged, "%s", problem.detail);
-    }
-    if (ctx->chain)
-        sl_chain_break (ctx->chain, problem.kind, problem.pos, problem.detail);
-    sl_buf_reset (&resp->body);
-    if (ctx->served->good.len) {
-        sl_buf_append (&resp->body, ctx->served->good.data, ctx->served->good.len);
-        s_json (resp, 200);
+    if (rc == 1) {
+        //  Said once, not at every gateway's fetch.
+        if (strcmp (ctx->served->logged, problem.detail) != 0) {
+            sl_log_error ("chain_broken", "a key is served to no gateway: %s", problem.detail);
+            snprintf (ctx->served->logged, sizeof ctx->served->logged, "%s", problem.detail);
+        }
+        if (ctx->chain)
+            sl_chain_break (ctx->chain, problem.kind, problem.pos, problem.detail);
     }
     else
-        s_error (resp, 503, "the keys in the store do not match the audit's chain");
+        ctx->served->logged [0] = 0;
+    s_json (resp, 200);
 }
 
 //  The id in /api/keys/{id}[/rotate] into id; false when it is not one.

@@ -17,11 +17,11 @@
         GET    /api/keys/served        the keys in force, with their SHA-256 (the
                                        gateways' fetch): for the keys token
                                        (SLUICE_KEYS_TOKEN, as Bearer) or an admin.
-                                       A set whose rows do not give their chain
-                                       entries' grants (sl_keystore.h) is not
-                                       served: the last good one is, the chain is
-                                       broken (sl_chain_break) and the key logged
-                                       (chain_broken); none yet: 503
+                                       A row that does not give its chain
+                                       entry's grant (sl_keystore.h) is left
+                                       out, the others served; the chain is
+                                       broken (sl_chain_break) and the key
+                                       logged (chain_broken)
 
     Admins only (the caller's role, sl_console_caller_role: a person
     signed in as admin, an admin console key, or this machine on a
@@ -44,10 +44,8 @@
 #include "services/audit/recorder/sl_chain.h"
 #include "services/audit/store/sl_store.h"
 
-//  Between the gateways' fetches: the last key set served that matched
-//  the chain (empty: none), and the last problem logged (said once).
+//  Between the gateways' fetches: the last problem logged (said once).
 typedef struct {
-    sl_buf_t good;
     char logged [320];
 } sl_console_served_t;
 

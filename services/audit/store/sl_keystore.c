@@ -784,13 +784,22 @@ typedef struct {
     s_against_t against;
 } s_served_t;
 
-//  A row of S_AGAINST_CHAIN in force: served when it gives its grant.
+//  A row of S_AGAINST_CHAIN in force: served when it gives its grant,
+//  left out when it does not (the first such row named in the problem;
+//  a later one waiting for its reseal marks the problem so too).
 static int
 s_served_row (void *arg, const sl_row_t *row)
 {
     s_served_t *s = arg;
-    if (s_against_row (&s->against, row))
-        return 1;
+    sl_keystore_problem_t later;
+    memset (&later, 0, sizeof later);
+    s_against_t one = { s->against.bad ? &later : s->against.problem, 0, true, false };
+    if (s_against_row (&one, row)) {
+        if (s->against.bad && later.unsealed)
+            s->against.problem->unsealed = true;
+        s->against.bad = true;
+        return 0;
+    }
     s_list_t *l = &s->list;
     sl_buf_t *out = l->out;
     //  The key's secret, and the one it replaced while in its grace
@@ -823,19 +832,17 @@ sl_keystore_served (sl_store_t *store, int64_t now, sl_buf_t *out, sl_keystore_p
     if (sl_store_query_int (store, "SELECT COUNT(*) FROM api_keys", NULL, 0, 0, &issued))
         return -1;
     sl_buf_printf (out, "{\"issued\":%lld,\"keys\":[", (long long) issued);
-    //  Each row in force compared with its chain entry as it is read: a
-    //  set is served whole or not at all.
+    //  Each row in force compared with its chain entry as it is read: one
+    //  that differs is left out (its key, whoever holds it, gets in
+    //  nowhere), the others served, so revocations and new keys still
+    //  reach the gateways while the chain is broken.
     if (sl_store_query (store, S_AGAINST_CHAIN " WHERE a.revoked_at IS NULL ORDER BY a.id", NULL, 0,
                         s_served_row, &s)) {
         out->len = mark;
         return -1;
     }
-    if (s.against.bad) {
-        out->len = mark;
-        return 1;
-    }
     sl_buf_puts (out, "]}");
-    return 0;
+    return s.against.bad ? 1 : 0;
 }
 
 static int

@@ -50,7 +50,9 @@
     models, team...), one no entry carries (inserted), one whose events
     are chained but the row is gone (deleted), each is named with the
     first column that differs. verify reports it (sl_verify_rows), and
-    sl_keystore_served serves no set holding such a row.
+    sl_keystore_served leaves such a row out of the set it serves (its key
+    gets in nowhere, whoever holds it) and serves the others, so a
+    revocation still reaches the gateways while the chain is broken.
 
     Keys issued before grants were chained (migration 012, table
     key_reseal) are resealed once (sl_keystore_reseal): a key event
@@ -130,8 +132,8 @@ int sl_keystore_list (sl_store_t *store, int64_t now, sl_buf_t *out);
 //  {"issued":N,"keys":[{"id","sha256","team","user","models","limits","approver"}]},
 //  a secret in its grace as one more entry of the same id; issued counts
 //  every key ever created here, revoked ones too. Each row served must
-//  give its chain entry's grant: 0 ok, 1 one does not (nothing appended,
-//  problem says which), -1 store failed.
+//  give its chain entry's grant: 0 ok, 1 one does not (the set appended
+//  without it, problem names the first), -1 store failed.
 int sl_keystore_served (sl_store_t *store, int64_t now, sl_buf_t *out, sl_keystore_problem_t *problem);
 //  A key's row's columns its chain entries carry, in order.
 #define SL_KEYSTORE_GRANT_COLUMNS "sha256, team, user_name, models, limits, approver, prev_sha256, prev_until, " \
