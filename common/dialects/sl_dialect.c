@@ -604,3 +604,37 @@ sl_dialect_beta (const sl_dialect_t *dialect, const char *name, size_t n, const 
             return true;
     return false;
 }
+
+#define S_BETA_LINE "anthropic-beta:"
+
+int
+sl_dialect_betas_left_out (const sl_dialect_t *dialect, sl_str_t passthrough, sl_buf_t *out)
+{
+    if (!dialect || !dialect->betas || !passthrough.len)
+        return 0;
+    int count = 0;
+    size_t n = strlen (S_BETA_LINE);
+    for (const char *p = passthrough.ptr, *end = passthrough.ptr + passthrough.len; p < end;) {
+        const char *nl = memchr (p, '\n', (size_t) (end - p));
+        const char *stop = nl ? nl : end;
+        if ((size_t) (stop - p) > n && strncasecmp (p, S_BETA_LINE, n) == 0)
+            for (const char *v = p + n; v < stop;) {
+                const char *comma = memchr (v, ',', (size_t) (stop - v));
+                const char *a = v, *b = comma ? comma : stop;
+                while (a < b && (*a == ' ' || *a == '\t'))
+                    a++;
+                while (b > a && (b [-1] == ' ' || b [-1] == '\t' || b [-1] == '\r'))
+                    b--;
+                const char *name;
+                size_t len;
+                if (b > a && !sl_dialect_beta (dialect, a, (size_t) (b - a), &name, &len)) {
+                    if (count++)
+                        sl_buf_putc (out, ',');
+                    sl_buf_append (out, a, (size_t) (b - a));
+                }
+                v = comma ? comma + 1 : stop;
+            }
+        p = nl ? nl + 1 : end;
+    }
+    return count;
+}

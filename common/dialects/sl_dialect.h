@@ -338,6 +338,11 @@ bool sl_dialect_same_format (int a, int b);
 //  *out_len (borrowed: the table's or name itself); false when it takes
 //  none.
 bool sl_dialect_beta (const sl_dialect_t *dialect, const char *name, size_t n, const char **out, size_t *out_len);
+//  The beta feature names of a client's header lines (passthrough: its
+//  "anthropic-beta: a,b" line among them) that an upstream of dialect
+//  does not take, comma-joined into out (nothing when it takes them all,
+//  or lists none). Returns how many.
+int sl_dialect_betas_left_out (const sl_dialect_t *dialect, sl_str_t passthrough, sl_buf_t *out);
 //  Is it a dialect clients call sluice in (registered, not upstream-only)?
 bool sl_dialect_is_client (const sl_dialect_t *dialect);
 //  Is a wire id given before its module is written (sl_dialect.c)?

@@ -783,6 +783,16 @@ s_prepare (sl_upcall_call_t *c, sl_buf_t *why)
     sl_upstream_t up;
     int rc = sl_upstream_prepare (sl_dialect_get (cand->dialect), p, sl_buf_str (&cand->model), key,
                                   p->forward_auth && !c->auth, sl_buf_str (&c->client_auth), passthrough, &up);
+    //  Beta features the client asked for that this upstream does not
+    //  take are left out (it would refuse the request): said, not silent.
+    sl_buf_t left_out = { 0 };
+    if (rc == 0 && sl_dialect_betas_left_out (sl_dialect_get (cand->dialect), passthrough, &left_out)) {
+        char hex [SL_SID_HEX_SIZE];
+        sl_sid_hex (c->sid, hex);
+        sl_log_info ("upstream_betas_left_out", "sid=%s provider=%s betas=%.*s", hex, p->name,
+                     (int) left_out.len, left_out.data);
+    }
+    sl_buf_free (&left_out);
     //  A dialect that takes client headers in its body: folded in.
     sl_buf_reset (&c->folded);
     c->folded_set = false;

@@ -188,6 +188,26 @@ Test (sl_upstream, a_clouds_claude_gets_only_the_betas_it_takes)
     sl_upstream_clear (&up);
 }
 
+//  What a cloud's Claude does not take is named (the ingest logs it), in
+//  the client's words; a dialect that takes any beta leaves none out.
+Test (sl_upstream, the_betas_a_cloud_leaves_out_are_named)
+{
+    sl_str_t lines = SL_STR_LIT ("x-other: 1\nanthropic-beta: claude-code-20250219, thinking-token-count-2026-05-13,"
+                                 "advanced-tool-use-2025-11-20\r\n");
+    sl_buf_t out = { 0 };
+    cr_expect_eq (sl_dialect_betas_left_out (sl_dialect_get (SL_DIALECT_VERTEX_ANTHROPIC), lines, &out), 1);
+    cr_expect_str_eq (sl_buf_cstr (&out), "thinking-token-count-2026-05-13", "a renamed one is taken, not left out");
+    sl_buf_reset (&out);
+    cr_expect_eq (sl_dialect_betas_left_out (sl_dialect_get (SL_DIALECT_BEDROCK_ANTHROPIC), lines, &out), 1);
+    cr_expect_str_eq (sl_buf_cstr (&out), "thinking-token-count-2026-05-13");
+    sl_buf_reset (&out);
+    cr_expect_eq (sl_dialect_betas_left_out (sl_dialect_get (SL_DIALECT_ANTHROPIC), lines, &out), 0);
+    cr_expect_eq (out.len, 0);
+    cr_expect_eq (sl_dialect_betas_left_out (sl_dialect_get (SL_DIALECT_VERTEX_ANTHROPIC),
+                                             SL_STR_LIT ("x-other: anthropic-beta: x\n"), &out), 0, "not the line");
+    sl_buf_free (&out);
+}
+
 //  The upstream's trace context is the stream span's child, written by
 //  the ingest (sl_trace_child): no dialect may pass the client's own
 //  traceparent or tracestate on as sent.
