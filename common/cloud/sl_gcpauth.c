@@ -1,96 +1,48 @@
 /*  sl_gcpauth.c - Google's access tokens as a credential source (see
-    sl_gcpauth.h). */
+    sl_gcpauth.h): sl_gcptoken behind the bearer adapter (sl_bearerauth). */
 #include "common/cloud/sl_gcpauth.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "common/base/sl_alloc.h"
-
-#define S_BEARER "Authorization: Bearer "
-#define S_WHY_MAX 420
-
-typedef struct {
-    sl_auth_t base;
-    sl_gcptoken_t *token;
-    sl_auth_notify_fn *notify;
-    void *notify_arg;
-    bool waiting;                       //  a wait is registered with the token source
-    uint64_t wait_id;
-    const char *failing;                //  while notify runs after a failed fetch: why
-} s_gcpauth_t;
-
-//  The fetch a wait was for ended.
-static void
-s_ready (void *arg, const char *error)
-{
-    s_gcpauth_t *self = arg;
-    self->waiting = false;
-    char why [S_WHY_MAX];
-    if (error) {
-        //  The waiting calls ask again inside notify and are refused with
-        //  the reason; later ones start a fetch afresh. The metadata
-        //  server is the source of last resort: off Google Cloud, say
-        //  what else to set.
-        bool metadata = sl_gcptoken_kind (self->token) == SL_GCPTOKEN_METADATA;
-        snprintf (why, sizeof why, "%s%s", error, metadata ? " (no key file: set credentials_file, "
-                  "GOOGLE_APPLICATION_CREDENTIALS or token_env off Google Cloud)" : "");
-        self->failing = why;
-    }
-    if (self->notify)
-        self->notify (self->notify_arg);
-    self->failing = NULL;
-}
+#include "common/cloud/sl_bearerauth.h"
 
 static int
-s_authorize (sl_auth_t *base, const sl_auth_request_t *req, sl_buf_t *lines, size_t *count, sl_buf_t *why)
+s_get (void *source, const char **token, sl_refresher_ready_fn *ready, void *arg, uint64_t *wait_id)
 {
-    (void) req;
-    s_gcpauth_t *self = (s_gcpauth_t *) base;
-    if (self->failing) {
-        sl_buf_printf (why, "Google access token: %s", self->failing);
-        return SL_AUTH_FAILED;
-    }
-    const char *token = NULL;
-    if (self->waiting) {
-        //  One wait stands for every call waiting: no new one, but the
-        //  token may have come before the wait is told.
-        if (!sl_refresher_valid (sl_gcptoken_refresher (self->token)))
-            return SL_AUTH_PENDING;
-        sl_gcptoken_get (self->token, &token, s_ready, self, &self->wait_id);
-    }
-    else
-    if (sl_gcptoken_get (self->token, &token, s_ready, self, &self->wait_id) == 1) {
-        self->waiting = true;
-        return SL_AUTH_PENDING;
-    }
-    size_t mark = lines->len;
-    sl_buf_puts (lines, S_BEARER);
-    sl_buf_puts (lines, token ? token : "");
-    if (!token || !*token || !sl_auth_line_ok (sl_str_n (lines->data + mark, lines->len - mark))) {
-        //  A token with a line break would add headers of its own.
-        memset (lines->data + mark, 0, lines->len - mark);
-        lines->len = mark;
-        sl_buf_puts (why, "the Google access token is not fit for a header");
-        return SL_AUTH_FAILED;
-    }
-    sl_buf_putc (lines, 0);
-    (*count)++;
-    return SL_AUTH_READY;
+    return sl_gcptoken_get (source, token, ready, arg, wait_id);
 }
 
 static void
-s_destroy (sl_auth_t *base)
+s_cancel (void *source, uint64_t wait_id)
 {
-    s_gcpauth_t *self = (s_gcpauth_t *) base;
-    if (self->waiting)
-        sl_gcptoken_cancel (self->token, self->wait_id);
-    sl_gcptoken_destroy (&self->token);
-    free (self);
+    sl_gcptoken_cancel (source, wait_id);
 }
 
-static const sl_auth_vt_t s_vt = { s_authorize, s_destroy };
+static sl_refresher_t *
+s_refresher (void *source)
+{
+    return sl_gcptoken_refresher (source);
+}
+
+static void
+s_destroy (void *source)
+{
+    sl_gcptoken_t *token = source;
+    sl_gcptoken_destroy (&token);
+}
+
+//  The metadata server is the source of last resort: off Google Cloud,
+//  say what else to set.
+static void
+s_explain (void *source, const char *error, char *why, size_t size)
+{
+    bool metadata = sl_gcptoken_kind (source) == SL_GCPTOKEN_METADATA;
+    snprintf (why, size, "%s%s", error, metadata ? " (no key file: set credentials_file, "
+              "GOOGLE_APPLICATION_CREDENTIALS or token_env off Google Cloud)" : "");
+}
+
+static const sl_bearer_source_t s_ops = { "Google access token", s_get, s_cancel, s_refresher, s_destroy,
+                                          s_explain };
 
 sl_auth_t *
 sl_gcpauth_new (zloop_t *loop, sl_curlm_t *curlm, const sl_gcptoken_config_t *config,
@@ -98,18 +50,11 @@ sl_gcpauth_new (zloop_t *loop, sl_curlm_t *curlm, const sl_gcptoken_config_t *co
                 char *why, size_t why_size)
 {
     sl_gcptoken_t *token = sl_gcptoken_new (loop, curlm, config, timing, why, why_size);
-    if (!token)
-        return NULL;
-    s_gcpauth_t *self = sl_xcalloc (1, sizeof *self);
-    self->base.vt = &s_vt;
-    self->token = token;
-    self->notify = notify;
-    self->notify_arg = notify_arg;
-    return &self->base;
+    return token ? sl_bearerauth_new (token, &s_ops, notify, notify_arg) : NULL;
 }
 
 sl_gcptoken_t *
 sl_gcpauth_token (sl_auth_t *base)
 {
-    return base ? ((s_gcpauth_t *) base)->token : NULL;
+    return sl_bearerauth_source (base);
 }
