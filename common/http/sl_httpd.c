@@ -55,6 +55,12 @@
 #define SL_HTTPD_HEADROOM_SHARE 16      //  the total limit makes room from 1/16 below it
 #define SL_HTTPD_PEER_KEY 16            //  bytes of a client address key (an sl_sidmap key)
 #define SL_HTTPD_LOG_EVERY_MS 1000      //  at most one log line a second about refused clients
+//  What the kernel may hold for a client that does not read: set on each
+//  connection (the kernel doubles it), not left to grow to
+//  net.ipv4.tcp_wmem's maximum (4 MiB by default) per connection, so a
+//  slow reader's bytes are bounded in the kernel as in the stream's cap,
+//  and the cap, not the kernel, is what a reader that stalls meets.
+#define SL_HTTPD_SNDBUF (128 * 1024)
 
 typedef enum {
     CONN_READING,                       //  a request's head or body under way (or nothing yet on a new connection)
@@ -399,6 +405,10 @@ s_notify (void *cls, struct MHD_Connection *conn, void **socket_context,
         const union MHD_ConnectionInfo *ci = MHD_get_connection_info (conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         if (ci)
             c->fd = ci->connect_fd;
+        if (c->fd >= 0) {
+            int sndbuf = SL_HTTPD_SNDBUF;
+            setsockopt (c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+        }
         ci = MHD_get_connection_info (conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
         uint8_t key [SL_HTTPD_PEER_KEY];
         s_peer_key (ci ? ci->client_addr : NULL, key);
