@@ -223,9 +223,17 @@ s_file_keys (const sl_keyring_t *ring, sl_buf_t *out)
             sl_buf_puts (out, "null");
         const sl_limits_spec_t *l = &k->limits;
         sl_buf_printf (out, ",\"limits\":{\"rpm\":%lld,\"concurrent\":%lld,\"tokens_per_day\":%lld,"
-                            "\"budget\":{\"tokens\":%lld,\"usd\":%.6g}}",
+                            "\"budget\":{\"tokens\":%lld,\"usd\":%.6g}",
                        (long long) l->rpm, (long long) l->concurrent, (long long) l->tokens_per_day,
                        (long long) l->budget_tokens, l->budget_usd);
+        //  Its alert thresholds, as the keys file gives them.
+        if (l->alert_count) {
+            sl_buf_puts (out, ",\"alerts\":{\"at\":[");
+            for (size_t a = 0; a < l->alert_count; a++)
+                sl_buf_printf (out, a ? ",%d" : "%d", l->alert_at [a]);
+            sl_buf_puts (out, "]}");
+        }
+        sl_buf_putc (out, '}');
         sl_buf_printf (out, ",\"approver\":%s,\"read_only\":true}", k->approver ? "true" : "false");
     }
     sl_buf_putc (out, ']');

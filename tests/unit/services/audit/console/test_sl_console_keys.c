@@ -360,7 +360,8 @@ Test (sl_console_keys, the_keys_files_keys_show_read_only, .init = s_setup, .fin
     char hex [SL_KEYRING_HEX_SIZE], text [512];
     sl_keyring_key_hex ("sk-file", hex);
     snprintf (text, sizeof text, "version: 1\nkeys:\n  - id: bob-laptop\n    sha256: %s\n    team: ops\n"
-                                 "    user: bob\n    models: [\"gpt-*\"]\n    limits: {rpm: 5}\n", hex);
+                                 "    user: bob\n    models: [\"gpt-*\"]\n    limits: {rpm: 5, tokens_per_day: 1000, "
+                                 "alerts: {at: [50, 80, 100]}}\n", hex);
     char *error = NULL;
     sl_keyring_t *ring = sl_keyring_parse (text, strlen (text), "/tmp/keys.yaml", &error);
     cr_assert_not_null (ring, "%s", error ? error : "");
@@ -374,6 +375,9 @@ Test (sl_console_keys, the_keys_files_keys_show_read_only, .init = s_setup, .fin
     cr_expect_str_eq (json_string_value (json_object_get (k, "team")), "ops");
     cr_expect (json_is_true (json_object_get (k, "read_only")));
     cr_expect_eq (json_integer_value (json_object_get (json_object_get (k, "limits"), "rpm")), 5);
+    json_t *at = json_object_get (json_object_get (json_object_get (k, "limits"), "alerts"), "at");
+    cr_expect_eq (json_array_size (at), 3, "its alert thresholds listed");
+    cr_expect_eq (json_integer_value (json_array_get (at, 2)), 100);
     cr_expect_str_eq (json_string_value (json_array_get (json_object_get (k, "models"), 0)), "gpt-*");
     char *dump = json_dumps (j, 0);
     cr_expect_null (strstr (dump, hex), "no hash listed");
