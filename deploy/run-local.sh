@@ -158,13 +158,23 @@ start "$BIN/sluice-gateway" --keys "$KEYS" --http-host 127.0.0.1 --http-port "$H
     --next tcp://127.0.0.1:5551 --policy "$POLICY" --judge-approvals tcp://127.0.0.1:5563 --metrics-port 9555 \
     --keys-url "http://127.0.0.1:$CONSOLE_PORT/api/keys/served"
 
-# Ready when the gateway answers and the emitter has heard from it (frames
-# go only to a gateway that announced itself). Bounded: 10 s.
+# Ready when the gateway answers, the emitter has heard from it (frames
+# go only to a gateway that announced itself) and the gateway has had a
+# good answer from the audit about the keys it issued (before one, no key
+# is let in and a request gets 401: its fetches outnumber its failed
+# ones). Bounded: 20 s.
+keys_fetched () {
+    curl -sf http://127.0.0.1:9555/metrics 2>/dev/null | awk '
+        $1 == "sluice_keys_fetches_total" { f = $2 }
+        $1 == "sluice_keys_fetch_failures_total" { x = $2 }
+        END { exit !(f + 0 > x + 0) }'
+}
 i=0
 until curl -sf "http://127.0.0.1:$HTTP_PORT/healthz" >/dev/null 2>&1 \
-      && curl -sf http://127.0.0.1:9554/metrics 2>/dev/null | grep -q '^sluice_gateways_alive 1'; do
+      && curl -sf http://127.0.0.1:9554/metrics 2>/dev/null | grep -q '^sluice_gateways_alive 1' \
+      && keys_fetched; do
     i=$((i + 1))
-    if [ $i -gt 100 ]; then echo "sluice did not come up" >&2; stop; fi
+    if [ $i -gt 200 ]; then echo "sluice did not come up" >&2; stop; fi
     sleep 0.1
 done
 echo "audit console: http://127.0.0.1:$CONSOLE_PORT/  (store: ${SLUICE_AUDIT_DSN:+PostgreSQL}${SLUICE_AUDIT_DSN:-SQLite in $AUDIT_DATA})"
