@@ -122,8 +122,8 @@ s_now (sl_console_t *self)
 }
 
 //  A header of the request, or NULL.
-static const char *
-s_header (const sl_console_req_t *req, const char *name)
+const char *
+sl_console_header (const sl_console_req_t *req, const char *name)
 {
     return req->header ? req->header (req->arg, name) : NULL;
 }
@@ -139,29 +139,29 @@ s_answer (sl_console_resp_t *resp, int status, const char *type)
     resp->content_type = type;
 }
 
-static void
-s_json (sl_console_resp_t *resp, int status)
+void
+sl_console_json (sl_console_resp_t *resp, int status)
 {
     s_answer (resp, status, "application/json");
     resp->cache = "no-store";
 }
 
-static void
-s_error (sl_console_resp_t *resp, int status, const char *why)
+void
+sl_console_error (sl_console_resp_t *resp, int status, const char *why)
 {
     sl_buf_reset (&resp->body);
     sl_buf_puts (&resp->body, "{\"error\":");
     sl_json_put_str (&resp->body, why, strlen (why));
     sl_buf_putc (&resp->body, '}');
-    s_json (resp, status);
+    sl_console_json (resp, status);
 }
 
-static void
-s_store_error (sl_console_t *self, sl_console_resp_t *resp)
+void
+sl_console_store_error (sl_store_t *store, sl_console_resp_t *resp)
 {
     char why [300];
-    snprintf (why, sizeof why, "the store failed: %s", sl_store_error (self->store));
-    s_error (resp, 503, why);
+    snprintf (why, sizeof why, "the store failed: %s", sl_store_error (store));
+    sl_console_error (resp, 503, why);
 }
 
 static const char *
@@ -242,7 +242,7 @@ static void
 s_login (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
 {
     if (!sl_console_auth_has_keys (self->auth)) {
-        s_error (resp, 400, "this console has no keys");
+        sl_console_error (resp, 400, "this console has no keys");
         return;
     }
     json_error_t err;
@@ -253,12 +253,12 @@ s_login (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *res
            && sl_console_auth_key (self->auth, json_string_value (key), json_string_length (key), &caller) == 0;
     json_decref (root);
     if (!ok) {
-        s_error (resp, 401, "not a console key");
+        sl_console_error (resp, 401, "not a console key");
         return;
     }
     sl_console_auth_login (self->auth, &caller, s_now (self), resp->cookie);
     sl_buf_printf (&resp->body, "{\"ok\":true,\"role\":\"%s\"}", sl_console_role_name (caller.role));
-    s_json (resp, 200);
+    sl_console_json (resp, 200);
 }
 
 //  --------------------------------------------------------------------------
@@ -267,7 +267,7 @@ s_login (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *res
 sl_console_role_t
 sl_console_caller_role (sl_console_t *self, const sl_console_req_t *req, sl_console_caller_t *caller)
 {
-    return sl_console_auth_caller (self->auth, s_header (req, "Authorization"), s_header (req, "Cookie"),
+    return sl_console_auth_caller (self->auth, sl_console_header (req, "Authorization"), sl_console_header (req, "Cookie"),
                                    req->loopback, s_now (self), caller);
 }
 
@@ -280,7 +280,7 @@ s_needs (const sl_console_caller_t *caller, sl_console_role_t role, sl_console_r
     char why [160];
     snprintf (why, sizeof why, "this needs the %s role (you are %s)", sl_console_role_name (role),
               sl_console_role_name (caller->role));
-    s_error (resp, 403, why);
+    sl_console_error (resp, 403, why);
     return false;
 }
 
@@ -301,7 +301,7 @@ s_redact (sl_console_resp_t *resp)
     if (text)
         sl_buf_puts (&resp->body, text);
     else
-        s_error (resp, 500, "the answer could not be redacted");
+        sl_console_error (resp, 500, "the answer could not be redacted");
     free (text);
 }
 
@@ -344,7 +344,7 @@ s_may_decide (sl_console_t *self, const sl_console_caller_t *caller, const char 
     sl_buf_t pending = { 0 };
     if (sl_query_approvals (self->store, "pending", S_PENDING_MAX, &pending) < 0) {
         sl_buf_free (&pending);
-        s_store_error (self, resp);
+        sl_console_store_error (self->store, resp);
         return -1;
     }
     json_t *root = json_loadb (pending.data ? pending.data : "", pending.len, 0, NULL);
@@ -362,10 +362,10 @@ s_may_decide (sl_console_t *self, const sl_console_caller_t *caller, const char 
     bool ok = found && sl_console_role_decides_for (caller, team);
     json_decref (root);
     if (!found)
-        s_error (resp, 404, "no pending approval has this id");
+        sl_console_error (resp, 404, "no pending approval has this id");
     else
     if (!ok)
-        s_error (resp, 403, "this approval is of a team you do not approve for");
+        sl_console_error (resp, 403, "this approval is of a team you do not approve for");
     return ok ? 0 : -1;
 }
 
@@ -381,7 +381,7 @@ s_me (const sl_console_caller_t *caller, sl_console_resp_t *resp)
     json_decref (me);
     sl_buf_puts (&resp->body, text ? text : "{}");
     free (text);
-    s_json (resp, 200);
+    sl_console_json (resp, 200);
 }
 
 //  --------------------------------------------------------------------------
@@ -417,7 +417,7 @@ sl_console_sign_in_failed (sl_console_resp_t *resp, const char *why)
 static bool
 s_signin_cookie_is (const sl_console_req_t *req, const char *state)
 {
-    const char *cookies = s_header (req, "Cookie");
+    const char *cookies = sl_console_header (req, "Cookie");
     const char *name = S_SIGNIN_COOKIE "=";
     for (const char *p = cookies; state && p && *p;) {
         while (*p == ' ' || *p == ';')
@@ -496,7 +496,7 @@ s_sign_in (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *r
 {
     char why [SL_OIDC_WHY_MAX];
     if (!self->oidc) {
-        s_error (resp, 404, "sign-in with a provider is not configured (SLUICE_OIDC_ISSUER)");
+        sl_console_error (resp, 404, "sign-in with a provider is not configured (SLUICE_OIDC_ISSUER)");
         return;
     }
     bool begin = strcmp (req->path, "/login") == 0;
@@ -595,26 +595,26 @@ s_streams (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *r
         .limit = (int) s_arg_i64 (req, "limit", 0)
     };
     if (sl_query_streams (self->store, &f, &resp->body))
-        s_store_error (self, resp);
+        sl_console_store_error (self->store, resp);
     else
-        s_json (resp, 200);
+        sl_console_json (resp, 200);
 }
 
 static void
 s_stream (sl_console_t *self, const char *sid, sl_console_resp_t *resp)
 {
     if (!s_sid_valid (sid)) {
-        s_error (resp, 400, "a stream id is 32 lowercase hex digits");
+        sl_console_error (resp, 400, "a stream id is 32 lowercase hex digits");
         return;
     }
     int rc = sl_query_stream (self->store, sid, &resp->body);
     if (rc < 0)
-        s_store_error (self, resp);
+        sl_console_store_error (self->store, resp);
     else
     if (rc > 0)
-        s_error (resp, 404, "no such stream in the store");
+        sl_console_error (resp, 404, "no such stream in the store");
     else
-        s_json (resp, 200);
+        sl_console_json (resp, 200);
 }
 
 //  A decision from the console: checked here, sent to the judges by the
@@ -624,14 +624,14 @@ s_decide (const sl_console_req_t *req, const char *id, sl_console_resp_t *resp)
 {
     char why [SL_APPROVALS_WHY_MAX];
     if (!s_is_json (req))
-        s_error (resp, 415, "send JSON");
+        sl_console_error (resp, 415, "send JSON");
     else
     if (sl_approvals_parse (req->body, &resp->decision, why))
-        s_error (resp, 400, why);
+        sl_console_error (resp, 400, why);
     else
     if (!*id) {
         sl_approvals_parsed_clear (&resp->decision);
-        s_error (resp, 404, "no approval has this id (32 hex digits)");
+        sl_console_error (resp, 404, "no approval has this id (32 hex digits)");
     }
     else {
         resp->kind = SL_CONSOLE_DECIDE;
@@ -646,7 +646,7 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
     bool get = strcmp (req->method, "GET") == 0, post = strcmp (req->method, "POST") == 0;
     if (post && strcmp (path, "/api/login") == 0) {
         if (!s_is_json (req))
-            s_error (resp, 415, "send JSON");
+            sl_console_error (resp, 415, "send JSON");
         else
             s_login (self, req, resp);
         return;
@@ -666,25 +666,25 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         return;
     if (role == SL_CONSOLE_NOBODY) {
         if (sl_console_auth_guarded (self->auth) && self->oidc) {
-            s_error (resp, 401, "sign in (GET /login), or a console key (Authorization: Bearer)");
+            sl_console_error (resp, 401, "sign in (GET /login), or a console key (Authorization: Bearer)");
             //  The page offers the provider's sign-in.
             resp->body.len--;
             sl_buf_puts (&resp->body, ",\"sign_in\":true}");
         }
         else
         if (sl_console_auth_guarded (self->auth))
-            s_error (resp, 401, "a console key is needed (log in, or Authorization: Bearer)");
+            sl_console_error (resp, 401, "a console key is needed (log in, or Authorization: Bearer)");
         else
-            s_error (resp, 403, "this console answers clients on its own machine only "
+            sl_console_error (resp, 403, "this console answers clients on its own machine only "
                                 "(set SLUICE_CONSOLE_KEYS to open it to others)");
         return;
     }
     if (post && strcmp (path, "/api/logout") == 0) {
         if (!s_is_json (req)) {
-            s_error (resp, 415, "send JSON");
+            sl_console_error (resp, 415, "send JSON");
             return;
         }
-        sl_console_auth_logout (self->auth, s_header (req, "Cookie"), resp->cookie);
+        sl_console_auth_logout (self->auth, sl_console_header (req, "Cookie"), resp->cookie);
         const char *end = self->oidc && strncmp (caller->sub, "key:", 4) != 0 ? sl_oidc_end_session (self->oidc)
                                                                                 : NULL;
         sl_buf_puts (&resp->body, "{\"ok\":true");
@@ -693,18 +693,18 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
             sl_json_put_str (&resp->body, end, strlen (end));
         }
         sl_buf_putc (&resp->body, '}');
-        s_json (resp, 200);
+        sl_console_json (resp, 200);
         return;
     }
     if (post && strcmp (path, "/api/try") == 0) {
         if (!s_needs (caller, SL_CONSOLE_AUDITOR, resp))
             return;
         if (!s_is_json (req)) {
-            s_error (resp, 415, "send JSON");
+            sl_console_error (resp, 415, "send JSON");
             return;
         }
         int rc = sl_tryit_run (req->body, &resp->body);
-        s_json (resp, rc ? 400 : 200);
+        sl_console_json (resp, rc ? 400 : 200);
         return;
     }
     if (post && strcmp (path, "/api/backtest") == 0) {
@@ -712,14 +712,14 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         if (!s_needs (caller, SL_CONSOLE_AUDITOR, resp))
             return;
         if (!s_is_json (req)) {
-            s_error (resp, 415, "send JSON");
+            sl_console_error (resp, 415, "send JSON");
             return;
         }
         int rc = sl_console_backtest_run (self->store, req->body, s_now (self), &resp->body);
         if (rc < 0)
-            s_store_error (self, resp);
+            sl_console_store_error (self->store, resp);
         else
-            s_json (resp, rc ? 400 : 200);
+            sl_console_json (resp, rc ? 400 : 200);
         return;
     }
     char id [SL_APPROVALS_ID_HEX + 1];
@@ -730,7 +730,7 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         return;
     }
     if (!get) {
-        s_error (resp, 405, "method not allowed");
+        sl_console_error (resp, 405, "method not allowed");
         return;
     }
     if (approvals == SL_APPROVALS_PATH_LIST) {
@@ -739,16 +739,16 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         int limit = sifted ? S_PENDING_MAX : (int) s_arg_i64 (req, "limit", 0);
         int rc = sl_query_approvals (self->store, s_arg (req, "state"), limit, &resp->body);
         if (rc < 0)
-            s_store_error (self, resp);
+            sl_console_store_error (self->store, resp);
         else
         if (rc > 0)
-            s_error (resp, 400, "state is pending or decided");
+            sl_console_error (resp, 400, "state is pending or decided");
         else {
             if (sifted)
                 s_approvals_of_teams (caller, resp);
             if (caller->role == SL_CONSOLE_VIEWER)
                 s_redact (resp);
-            s_json (resp, 200);
+            sl_console_json (resp, 200);
         }
         return;
     }
@@ -775,13 +775,13 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         if (self->meta)
             self->meta (self->meta_arg, &resp->body);
         sl_buf_putc (&resp->body, '}');
-        s_json (resp, 200);
+        sl_console_json (resp, 200);
         return;
     }
     if (strcmp (path, "/api/chain") == 0 && self->chain) {
         self->chain (self->chain_arg, &resp->body);
         resp->cache = "no-store";
-        s_json (resp, 200);
+        sl_console_json (resp, 200);
         return;
     }
     if (strcmp (path, "/api/streams") == 0) {
@@ -804,9 +804,9 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         int64_t to = s_arg_i64 (req, "to", now + 1);
         int64_t from = s_arg_i64 (req, "from", to - S_DAY_MS);
         if (sl_query_stats (self->store, from, to, s_arg_i64 (req, "bucket", 0), &resp->body))
-            s_store_error (self, resp);
+            sl_console_store_error (self->store, resp);
         else
-            s_json (resp, 200);
+            sl_console_json (resp, 200);
         return;
     }
     if (strcmp (path, "/api/shadow") == 0) {
@@ -817,21 +817,21 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
         int64_t from = s_arg_i64 (req, "from", to - S_DAY_MS);
         const char *since = s_arg (req, "since");
         if (since && sl_when_parse (since, now, &from)) {
-            s_error (resp, 400, "since is a time: 30m, 24h, 7d, an ISO 8601 UTC time or Unix seconds");
+            sl_console_error (resp, 400, "since is a time: 30m, 24h, 7d, an ISO 8601 UTC time or Unix seconds");
             return;
         }
         if (sl_query_shadow (self->store, s_arg (req, "rule"), from, to, s_arg_i64 (req, "bucket", 0),
                              (int) s_arg_i64 (req, "limit", 0), &resp->body))
-            s_store_error (self, resp);
+            sl_console_store_error (self->store, resp);
         else
-            s_json (resp, 200);
+            sl_console_json (resp, 200);
         return;
     }
     if (strcmp (path, "/api/usage/month") == 0) {
         if (sl_monthuse_query (self->store, s_now (self), s_budget, self->file_keys, &resp->body))
-            s_store_error (self, resp);
+            sl_console_store_error (self->store, resp);
         else
-            s_json (resp, 200);
+            sl_console_json (resp, 200);
         return;
     }
     if (strcmp (path, "/api/usage") == 0) {
@@ -843,21 +843,21 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
             from -= from % S_DAY_MS;
         int rc = sl_query_usage (self->store, from, to, s_arg (req, "group"), &resp->body);
         if (rc < 0)
-            s_store_error (self, resp);
+            sl_console_store_error (self->store, resp);
         else
         if (rc > 0)
-            s_error (resp, 400, "group is team, user, model or all");
+            sl_console_error (resp, 400, "group is team, user, model or all");
         else
-            s_json (resp, 200);
+            sl_console_json (resp, 200);
         return;
     }
     if (strcmp (path, "/api/policies") == 0) {
         if (!s_needs (caller, SL_CONSOLE_ADMIN, resp))
             return;
         if (sl_query_policies (self->store, &resp->body))
-            s_store_error (self, resp);
+            sl_console_store_error (self->store, resp);
         else
-            s_json (resp, 200);
+            sl_console_json (resp, 200);
         return;
     }
     if (strcmp (path, "/api/tools") == 0) {
@@ -868,16 +868,16 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
             .limit = (int) s_arg_i64 (req, "limit", 0)
         };
         if (sl_inventory_query (self->store, &f, &resp->body))
-            s_store_error (self, resp);
+            sl_console_store_error (self->store, resp);
         else
-            s_json (resp, 200);
+            sl_console_json (resp, 200);
         return;
     }
     if (strcmp (path, "/api/gaps") == 0) {
         if (sl_query_gaps (self->store, (int) s_arg_i64 (req, "limit", 50), &resp->body))
-            s_store_error (self, resp);
+            sl_console_store_error (self->store, resp);
         else
-            s_json (resp, 200);
+            sl_console_json (resp, 200);
         return;
     }
     if (strncmp (path, "/api/capture/", 13) == 0) {
@@ -885,20 +885,20 @@ s_api (sl_console_t *self, const sl_console_req_t *req, sl_console_resp_t *resp)
             return;
         const char *sid = path + 13;
         if (!s_sid_valid (sid)) {
-            s_error (resp, 400, "a stream id is 32 lowercase hex digits");
+            sl_console_error (resp, 400, "a stream id is 32 lowercase hex digits");
             return;
         }
         int rc = sl_tryit_capture (self->store, sid, &resp->body);
         if (rc < 0)
-            s_store_error (self, resp);
+            sl_console_store_error (self->store, resp);
         else
         if (rc > 0)
-            s_error (resp, 404, "no such stream in the store");
+            sl_console_error (resp, 404, "no such stream in the store");
         else
-            s_json (resp, 200);
+            sl_console_json (resp, 200);
         return;
     }
-    s_error (resp, 404, "no such API");
+    sl_console_error (resp, 404, "no such API");
 }
 
 void
@@ -917,7 +917,7 @@ sl_console_handle (sl_console_t *self, const sl_console_req_t *req, sl_console_r
         const char *why = sl_loopback_refusal (req->header ? req->header (req->arg, "Host") : NULL,
                                                req->header ? req->header (req->arg, "Origin") : NULL);
         if (why) {
-            s_error (resp, 403, why);
+            sl_console_error (resp, 403, why);
             return;
         }
     }
@@ -926,7 +926,7 @@ sl_console_handle (sl_console_t *self, const sl_console_req_t *req, sl_console_r
         return;
     }
     if (strcmp (req->method, "GET") != 0 && strcmp (req->method, "HEAD") != 0) {
-        s_error (resp, 405, "method not allowed");
+        sl_console_error (resp, 405, "method not allowed");
         return;
     }
     if (strcmp (req->path, "/login") == 0 || strcmp (req->path, "/login/callback") == 0) {

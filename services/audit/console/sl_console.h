@@ -133,6 +133,14 @@ void sl_console_wait_on (sl_console_wait_t *wait, sl_console_answer_fn *fn, void
 void sl_console_wait_drop (sl_console_wait_t *wait);
 //  The refusal page of a sign-in, saying why: a redirect to /?signin_error=.
 void sl_console_sign_in_failed (sl_console_resp_t *resp, const char *why);
+//  The answers every API of the console gives, shared by its parts
+//  (sl_console_keys, sl_console_alerts): a request's header (NULL when
+//  absent); JSON of status not to be cached (the body is the caller's);
+//  {"error": why}; the store's failure as 503.
+const char *sl_console_header (const sl_console_req_t *req, const char *name);
+void sl_console_json (sl_console_resp_t *resp, int status);
+void sl_console_error (sl_console_resp_t *resp, int status, const char *why);
+void sl_console_store_error (sl_store_t *store, sl_console_resp_t *resp);
 
 //  What /api/meta says beyond the store (the service fills it in).
 typedef void (sl_console_meta_fn) (void *arg, sl_buf_t *out);

@@ -14,11 +14,6 @@
 #define S_PATH "/api/alerts"
 #define S_DAY_MS (24 * 3600 * 1000LL)
 
-static const char *
-s_header (const sl_console_req_t *req, const char *name)
-{
-    return req->header ? req->header (req->arg, name) : NULL;
-}
 
 static const char *
 s_arg (const sl_console_req_t *req, const char *name)
@@ -42,67 +37,41 @@ s_arg_i64 (const sl_console_req_t *req, const char *name, int64_t def, int64_t *
     return true;
 }
 
-static void
-s_json (sl_console_resp_t *resp, int status)
-{
-    resp->kind = SL_CONSOLE_ANSWER;
-    resp->status = status;
-    resp->content_type = "application/json";
-    resp->cache = "no-store";
-}
-
-static void
-s_error (sl_console_resp_t *resp, int status, const char *why)
-{
-    sl_buf_reset (&resp->body);
-    sl_buf_puts (&resp->body, "{\"error\":");
-    sl_json_put_str (&resp->body, why, strlen (why));
-    sl_buf_putc (&resp->body, '}');
-    s_json (resp, status);
-}
-
-static void
-s_store_error (const sl_console_alerts_ctx_t *ctx, sl_console_resp_t *resp)
-{
-    char why [300];
-    snprintf (why, sizeof why, "the store failed: %s", sl_store_error (ctx->store));
-    s_error (resp, 503, why);
-}
 
 static void
 s_post (const sl_console_alerts_ctx_t *ctx, const sl_console_req_t *req, sl_console_resp_t *resp)
 {
-    const char *type = s_header (req, "Content-Type");
+    const char *type = sl_console_header (req, "Content-Type");
     if (!sl_console_keys_is_gateway (ctx->token, req)) {
-        s_error (resp, 401, "alerts are posted by the gateways, with the keys token (SLUICE_KEYS_TOKEN)");
+        sl_console_error (resp, 401, "alerts are posted by the gateways, with the keys token (SLUICE_KEYS_TOKEN)");
         return;
     }
     if (!type || strncasecmp (type, "application/json", 16) != 0) {
-        s_error (resp, 415, "send JSON");
+        sl_console_error (resp, 415, "send JSON");
         return;
     }
     if (!ctx->chain) {
-        s_error (resp, 503, "no hash chain to record an alert in");
+        sl_console_error (resp, 503, "no hash chain to record an alert in");
         return;
     }
     char why [SL_ALERTSTORE_WHY_MAX];
     sl_alert_t alert;
     if (sl_alert_parse (req->body, &alert, why)) {
-        s_error (resp, 400, why);
+        sl_console_error (resp, 400, why);
         return;
     }
     int64_t pos = 0;
     int rc = sl_alertstore_record (ctx->store, ctx->chain, &alert, ctx->now, &pos);
     if (rc < 0)
-        s_store_error (ctx, resp);
+        sl_console_store_error (ctx->store, resp);
     else
     if (rc > 0)
-        s_error (resp, 409, "this alert is recorded already");
+        sl_console_error (resp, 409, "this alert is recorded already");
     else {
         sl_log_info ("limits_alert_recorded", "%s reached %d%% of its %s (%s %s), alert %s", alert.subject,
                      alert.threshold, alert.limit, alert.period, alert.window, alert.id);
         sl_buf_printf (&resp->body, "{\"id\":\"%s\",\"pos\":%lld}", alert.id, (long long) pos);
-        s_json (resp, 201);
+        sl_console_json (resp, 201);
     }
     sl_alert_clear (&alert);
 }
@@ -117,7 +86,7 @@ sl_console_alerts_handle (const sl_console_alerts_ctx_t *ctx, const sl_console_r
         return true;
     }
     if (strcmp (req->method, "GET") != 0) {
-        s_error (resp, 405, "method not allowed");
+        sl_console_error (resp, 405, "method not allowed");
         return true;
     }
     //  Who may read is the console's to refuse, as for any page.
@@ -126,16 +95,16 @@ sl_console_alerts_handle (const sl_console_alerts_ctx_t *ctx, const sl_console_r
     int64_t since, limit;
     if (!s_arg_i64 (req, "since", ctx->now - SL_CONSOLE_ALERTS_DAYS * S_DAY_MS, &since)
     ||  !s_arg_i64 (req, "limit", 0, &limit)) {
-        s_error (resp, 400, "since (Unix ms) and limit are whole numbers");
+        sl_console_error (resp, 400, "since (Unix ms) and limit are whole numbers");
         return true;
     }
     sl_buf_puts (&resp->body, "{\"alerts\":");
     if (sl_alertstore_list (ctx->store, since, (int) (limit > SL_ALERTSTORE_LIST_MAX ? SL_ALERTSTORE_LIST_MAX : limit),
                             &resp->body)) {
-        s_store_error (ctx, resp);
+        sl_console_store_error (ctx->store, resp);
         return true;
     }
     sl_buf_putc (&resp->body, '}');
-    s_json (resp, 200);
+    sl_console_json (resp, 200);
     return true;
 }

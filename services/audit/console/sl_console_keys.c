@@ -16,44 +16,13 @@
 #define S_BEARER "Bearer "
 #define S_ROTATE "/rotate"
 
-static const char *
-s_header (const sl_console_req_t *req, const char *name)
-{
-    return req->header ? req->header (req->arg, name) : NULL;
-}
 
-static void
-s_json (sl_console_resp_t *resp, int status)
-{
-    resp->kind = SL_CONSOLE_ANSWER;
-    resp->status = status;
-    resp->content_type = "application/json";
-    resp->cache = "no-store";
-}
-
-static void
-s_error (sl_console_resp_t *resp, int status, const char *why)
-{
-    sl_buf_reset (&resp->body);
-    sl_buf_puts (&resp->body, "{\"error\":");
-    sl_json_put_str (&resp->body, why, strlen (why));
-    sl_buf_putc (&resp->body, '}');
-    s_json (resp, status);
-}
-
-static void
-s_store_error (const sl_console_keys_ctx_t *ctx, sl_console_resp_t *resp)
-{
-    char why [300];
-    snprintf (why, sizeof why, "the store failed: %s", sl_store_error (ctx->store));
-    s_error (resp, 503, why);
-}
 
 //  The Bearer credential of the request, or NULL.
 static const char *
 s_bearer (const sl_console_req_t *req)
 {
-    const char *a = s_header (req, "Authorization");
+    const char *a = sl_console_header (req, "Authorization");
     return a && strncasecmp (a, S_BEARER, strlen (S_BEARER)) == 0 ? a + strlen (S_BEARER) : NULL;
 }
 
@@ -103,7 +72,7 @@ s_who (const sl_console_keys_ctx_t *ctx, char *out, size_t size)
 static bool
 s_is_json (const sl_console_req_t *req)
 {
-    const char *type = s_header (req, "Content-Type");
+    const char *type = sl_console_header (req, "Content-Type");
     return type && strncasecmp (type, "application/json", 16) == 0;
 }
 
@@ -114,7 +83,7 @@ s_chained (const sl_console_keys_ctx_t *ctx, sl_console_resp_t *resp)
 {
     if (ctx->chain)
         return true;
-    s_error (resp, 503, "no hash chain to record a key's change in");
+    sl_console_error (resp, 503, "no hash chain to record a key's change in");
     return false;
 }
 
@@ -126,19 +95,19 @@ s_create (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, sl_cons
     if (!s_chained (ctx, resp))
         return;
     if (sl_keyspec_parse (req->body, &spec, why)) {
-        s_error (resp, 400, why);
+        sl_console_error (resp, 400, why);
         return;
     }
     char by [S_WHO_MAX];
     s_who (ctx, by, sizeof by);
     sl_keystore_issued_t issued;
     if (sl_keystore_create (ctx->store, ctx->chain, &spec, by, ctx->now, &issued))
-        s_store_error (ctx, resp);
+        sl_console_store_error (ctx->store, resp);
     else {
         sl_buf_puts (&resp->body, "{\"id\":");
         sl_json_put_str (&resp->body, issued.id, strlen (issued.id));
         sl_buf_printf (&resp->body, ",\"key\":\"%s\"}", issued.key);
-        s_json (resp, 201);
+        sl_console_json (resp, 201);
     }
     sodium_memzero (issued.key, sizeof issued.key);
     sl_keyspec_clear (&spec);
@@ -153,7 +122,7 @@ s_rotate (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, const c
     if (!s_chained (ctx, resp))
         return;
     if (sl_keystore_parse_rotate (req->body, &grace, why)) {
-        s_error (resp, 400, why);
+        sl_console_error (resp, 400, why);
         return;
     }
     char by [S_WHO_MAX];
@@ -161,16 +130,16 @@ s_rotate (const sl_console_keys_ctx_t *ctx, const sl_console_req_t *req, const c
     sl_keystore_issued_t issued;
     int rc = sl_keystore_rotate (ctx->store, ctx->chain, id, grace, by, ctx->now, &issued);
     if (rc < 0)
-        s_store_error (ctx, resp);
+        sl_console_store_error (ctx->store, resp);
     else
     if (rc > 0)
-        s_error (resp, 404, "no key in force has this id");
+        sl_console_error (resp, 404, "no key in force has this id");
     else {
         sl_buf_puts (&resp->body, "{\"id\":");
         sl_json_put_str (&resp->body, issued.id, strlen (issued.id));
         sl_buf_printf (&resp->body, ",\"key\":\"%s\",\"grace_until\":%lld}", issued.key,
                        (long long) (ctx->now + grace));
-        s_json (resp, 200);
+        sl_console_json (resp, 200);
     }
     sodium_memzero (issued.key, sizeof issued.key);
 }
@@ -184,15 +153,15 @@ s_revoke (const sl_console_keys_ctx_t *ctx, const char *id, sl_console_resp_t *r
     s_who (ctx, by, sizeof by);
     int rc = sl_keystore_revoke (ctx->store, ctx->chain, id, by, ctx->now);
     if (rc < 0)
-        s_store_error (ctx, resp);
+        sl_console_store_error (ctx->store, resp);
     else
     if (rc > 0)
-        s_error (resp, 404, "no key in force has this id");
+        sl_console_error (resp, 404, "no key in force has this id");
     else {
         sl_buf_puts (&resp->body, "{\"id\":");
         sl_json_put_str (&resp->body, id, strlen (id));
         sl_buf_printf (&resp->body, ",\"revoked_at\":%lld}", (long long) ctx->now);
-        s_json (resp, 200);
+        sl_console_json (resp, 200);
     }
 }
 
@@ -261,7 +230,7 @@ s_served (const sl_console_keys_ctx_t *ctx, sl_console_resp_t *resp)
     }
     if (rc < 0) {
         sl_buf_reset (&resp->body);
-        s_store_error (ctx, resp);      //  the gateways keep their last good set
+        sl_console_store_error (ctx->store, resp);      //  the gateways keep their last good set
         return;
     }
     if (rc == 1) {
@@ -275,7 +244,7 @@ s_served (const sl_console_keys_ctx_t *ctx, sl_console_resp_t *resp)
     }
     else
         ctx->served->logged [0] = 0;
-    s_json (resp, 200);
+    sl_console_json (resp, 200);
 }
 
 //  The id in /api/keys/{id}[/rotate] into id; false when it is not one.
@@ -301,7 +270,7 @@ sl_console_keys_handle (const sl_console_keys_ctx_t *ctx, const sl_console_req_t
     bool del = strcmp (req->method, "DELETE") == 0;
     if (get && strcmp (rest, "served") == 0) {
         if (!s_caller_is_gateway (ctx, req) && !s_caller_is_admin (ctx))
-            s_error (resp, 401, "the keys token (SLUICE_KEYS_TOKEN) or an admin is needed");
+            sl_console_error (resp, 401, "the keys token (SLUICE_KEYS_TOKEN) or an admin is needed");
         else
             s_served (ctx, resp);
         return true;
@@ -312,17 +281,17 @@ sl_console_keys_handle (const sl_console_keys_ctx_t *ctx, const sl_console_req_t
             snprintf (why, sizeof why, "keys are managed by admins: this caller is a%s %s",
                       ctx->caller->role == SL_CONSOLE_AUDITOR || ctx->caller->role == SL_CONSOLE_ADMIN ? "n" : "",
                       sl_console_role_name (ctx->caller->role));
-            s_error (resp, 403, why);
+            sl_console_error (resp, 403, why);
         }
         else
         if (sl_console_auth_guarded (ctx->auth))
-            s_error (resp, 401, "keys are managed by admins: sign in, or a console key is needed");
+            sl_console_error (resp, 401, "keys are managed by admins: sign in, or a console key is needed");
         else
-            s_error (resp, 403, "keys are managed by admins: this console answers its own machine only");
+            sl_console_error (resp, 403, "keys are managed by admins: this console answers its own machine only");
         return true;
     }
     if (post && !s_is_json (req)) {
-        s_error (resp, 415, "send JSON");
+        sl_console_error (resp, 415, "send JSON");
         return true;
     }
     char id [SL_KEYSTORE_ID_MAX];
@@ -334,43 +303,43 @@ sl_console_keys_handle (const sl_console_keys_ctx_t *ctx, const sl_console_req_t
         if (get) {
             sl_buf_puts (&resp->body, "{\"keys\":");
             if (sl_keystore_list (ctx->store, ctx->now, &resp->body)) {
-                s_store_error (ctx, resp);
+                sl_console_store_error (ctx->store, resp);
                 return true;
             }
             sl_buf_puts (&resp->body, ",\"file\":");
             s_file_keys (ctx->file, &resp->body);
             sl_buf_putc (&resp->body, '}');
-            s_json (resp, 200);
+            sl_console_json (resp, 200);
         }
         else
-            s_error (resp, 405, "method not allowed");
+            sl_console_error (resp, 405, "method not allowed");
     }
     else
     if (get && strcmp (rest, "events") == 0) {
         sl_buf_puts (&resp->body, "{\"events\":");
         if (sl_keystore_events (ctx->store, 0, &resp->body)) {
-            s_store_error (ctx, resp);
+            sl_console_store_error (ctx->store, resp);
             return true;
         }
         sl_buf_putc (&resp->body, '}');
-        s_json (resp, 200);
+        sl_console_json (resp, 200);
     }
     else
     if (n > rotate && strcmp (rest + n - rotate, S_ROTATE) == 0) {
         if (!post)
-            s_error (resp, 405, "method not allowed");
+            sl_console_error (resp, 405, "method not allowed");
         else
         if (!s_id (rest, n - rotate, id))
-            s_error (resp, 404, "no key in force has this id");
+            sl_console_error (resp, 404, "no key in force has this id");
         else
             s_rotate (ctx, req, id, resp);
     }
     else
     if (!del)
-        s_error (resp, strchr (rest, '/') ? 404 : 405, strchr (rest, '/') ? "no such API" : "method not allowed");
+        sl_console_error (resp, strchr (rest, '/') ? 404 : 405, strchr (rest, '/') ? "no such API" : "method not allowed");
     else
     if (!s_id (rest, n, id))
-        s_error (resp, 404, "no key in force has this id");
+        sl_console_error (resp, 404, "no key in force has this id");
     else
         s_revoke (ctx, id, resp);
     return true;
